@@ -1,0 +1,1 @@
+//! The built-in model catalog (assets/models.toml).

@@ -1,0 +1,1 @@
+//! Loading and merging configuration sources.

@@ -1,0 +1,208 @@
+//! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
+
+pub mod catalog;
+pub mod load;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Openai,
+    Anthropic,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// openai kind: includes the version (`https://api.openai.com/v1`); anthropic kind:
+    /// `https://api.anthropic.com`.
+    pub base_url: String,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Retries for rate limits, 5xx and broken streams.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// Request timeout for the first byte, in seconds.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// Limits and prices of one model (`[models."provider/model"]` or the catalog).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Context window in tokens (0 = unknown: automatic compaction off).
+    #[serde(default)]
+    pub context: u64,
+    /// Maximum input tokens, where the provider limits it separately.
+    #[serde(default)]
+    pub input: Option<u64>,
+    /// Maximum output tokens.
+    #[serde(default)]
+    pub output: u64,
+    /// USD per million input tokens.
+    #[serde(default)]
+    pub cost_input: f64,
+    /// USD per million output tokens.
+    #[serde(default)]
+    pub cost_output: f64,
+    #[serde(default)]
+    pub cost_cache_read: Option<f64>,
+    #[serde(default)]
+    pub cost_cache_write: Option<f64>,
+    /// Anthropic extended thinking budget in tokens.
+    #[serde(default)]
+    pub thinking_budget: Option<u32>,
+    /// `max_tokens` to request (defaults to min(output, 32000)).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionConfig {
+    #[serde(default = "yes")]
+    pub auto: bool,
+    #[serde(default = "yes")]
+    pub prune: bool,
+    #[serde(default)]
+    pub reserved: Option<u64>,
+    /// Compact at this fraction of the window at the latest.
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    #[serde(default)]
+    pub preserve_recent_tokens: Option<u64>,
+    /// "provider/model" for the compaction agent; the session's model when unset.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default = "default_protected_tools")]
+    pub protected_tools: Vec<String>,
+    #[serde(default = "default_prune_protect")]
+    pub prune_protect: u64,
+    #[serde(default = "default_prune_minimum")]
+    pub prune_minimum: u64,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            auto: true,
+            prune: true,
+            reserved: None,
+            threshold: None,
+            preserve_recent_tokens: None,
+            model: None,
+            protected_tools: default_protected_tools(),
+            prune_protect: default_prune_protect(),
+            prune_minimum: default_prune_minimum(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOutputConfig {
+    #[serde(default = "default_max_lines")]
+    pub max_lines: usize,
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: usize,
+}
+
+impl Default for ToolOutputConfig {
+    fn default() -> Self {
+        ToolOutputConfig {
+            max_lines: default_max_lines(),
+            max_bytes: default_max_bytes(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A permission entry: one action for the whole tool, or patterns mapped to actions
+/// (`[permission.bash] "git status*" = "allow"`). The most specific (longest) matching pattern wins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PermissionSetting {
+    Action(Action),
+    Patterns(BTreeMap<String, Action>),
+}
+
+/// The whole configuration after merging every source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Default model, "provider/model".
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub provider: BTreeMap<String, ProviderConfig>,
+    /// Per-model limits and prices, keyed "provider/model"; overrides the catalog.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+    #[serde(default)]
+    pub compaction: CompactionConfig,
+    #[serde(default)]
+    pub tool_output: ToolOutputConfig,
+    /// Tool name (or `external_directory`) → setting.
+    #[serde(default)]
+    pub permission: BTreeMap<String, PermissionSetting>,
+    /// Extra instruction files added to the system prompt.
+    #[serde(default)]
+    pub instructions: Vec<PathBuf>,
+    /// Maximum agent steps per user turn.
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: None,
+            provider: BTreeMap::new(),
+            models: BTreeMap::new(),
+            compaction: CompactionConfig::default(),
+            tool_output: ToolOutputConfig::default(),
+            permission: BTreeMap::new(),
+            instructions: Vec::new(),
+            max_steps: default_max_steps(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_protected_tools() -> Vec<String> {
+    vec!["skill".to_string()]
+}
+fn default_prune_protect() -> u64 {
+    40_000
+}
+fn default_prune_minimum() -> u64 {
+    20_000
+}
+fn default_max_lines() -> usize {
+    2000
+}
+fn default_max_bytes() -> usize {
+    50 * 1024
+}
+fn default_max_steps() -> u32 {
+    100
+}

@@ -1,0 +1,1 @@
+//! Context management logic (DESIGN.md §3–4). Pure: no I/O, no async.

@@ -1,0 +1,1 @@
+//! The session loop: ops in, events out.

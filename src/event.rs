@@ -1,0 +1,134 @@
+//! What front ends send to the engine (`Op`) and what the engine reports back (`Event`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{Message, Part, Usage};
+
+/// Where the context stands: what the status bar shows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct ContextUsage {
+    /// Tokens the next request is expected to occupy.
+    pub used: u64,
+    /// Tokens usable before an automatic compaction fires.
+    pub usable: u64,
+    /// The model's context window.
+    pub window: u64,
+    /// `used / window` in percent.
+    pub percent: f64,
+    /// `used` is an estimate (no provider report since the last change).
+    pub estimated: bool,
+    /// Of `used`, tokens read from the provider's prompt cache at the last report.
+    #[serde(default)]
+    pub cached: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionReply {
+    Once,
+    Always,
+    Deny,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    pub id: String,
+    pub tool: String,
+    pub call_id: String,
+    /// Short human description: the command, the path, …
+    pub title: String,
+    /// The pattern an "always" reply would allow for the rest of the session.
+    pub patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// A user message. While a turn runs it is queued and delivered mid-turn (DESIGN.md §3.4).
+    UserTurn { text: String },
+    /// `/compact [focus]`.
+    Compact { focus: Option<String> },
+    /// Stop the running stream and tools; history stays valid.
+    Interrupt,
+    PermissionReply {
+        id: String,
+        reply: PermissionReply,
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Switch the session's model ("provider/model").
+    SetModel { model: String },
+    Shutdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineState {
+    Idle,
+    Thinking,
+    Running,
+    Compacting,
+    Retrying,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A message was created or its header (usage, finish, error) changed. `parts` may be empty.
+    Message { message: Message },
+    /// A part was created or changed (tool state transitions, text finalised).
+    PartUpdated { part: Part },
+    /// Streamed text appended to a text part.
+    TextDelta {
+        message_id: String,
+        part_id: String,
+        delta: String,
+    },
+    /// Streamed reasoning appended to a reasoning part.
+    ReasoningDelta {
+        message_id: String,
+        part_id: String,
+        delta: String,
+    },
+    ToolStarted {
+        call_id: String,
+        tool: String,
+        input: serde_json::Value,
+    },
+    ToolFinished {
+        call_id: String,
+        tool: String,
+        title: String,
+        error: Option<String>,
+        duration_ms: u64,
+    },
+    StepFinished {
+        usage: Usage,
+        finish: String,
+        cost: f64,
+    },
+    ContextUsage(ContextUsage),
+    CompactionStarted {
+        auto: bool,
+        overflow: bool,
+        focus: Option<String>,
+    },
+    CompactionFinished {
+        summary_message_id: String,
+        /// Context tokens before and after (after is an estimate until the next report).
+        before: u64,
+        after: u64,
+        model_calls: u32,
+    },
+    Pruned { parts: usize, tokens: u64 },
+    PermissionAsked(PermissionRequest),
+    Retrying {
+        attempt: u32,
+        max: u32,
+        delay_ms: u64,
+        message: String,
+    },
+    State { state: EngineState, detail: Option<String> },
+    Error { message: String },
+    TurnFinished { reason: String },
+}

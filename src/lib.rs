@@ -1,0 +1,11 @@
+//! pith: a terminal coding agent that manages its context window.
+
+pub mod config;
+pub mod context;
+pub mod engine;
+pub mod event;
+pub mod message;
+pub mod provider;
+pub mod store;
+pub mod tools;
+pub mod tui;

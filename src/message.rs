@@ -1,0 +1,264 @@
+//! The session data model (DESIGN.md §2): a session is a list of messages, a message a list of parts.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub type SessionId = String;
+pub type MessageId = String;
+pub type PartId = String;
+
+/// A new sortable id (ULID: time-ordered, lexicographically sortable).
+pub fn new_id() -> String {
+    ulid::Ulid::new().to_string()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Token usage as a provider reports it for one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub reasoning: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+}
+
+impl Usage {
+    /// The context a step occupied: `input + output + cache_read + cache_write` (DESIGN.md §4c).
+    pub fn context_tokens(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+    pub fn is_zero(&self) -> bool {
+        self.context_tokens() == 0 && self.reasoning == 0
+    }
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.reasoning += other.reasoning;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: SessionId,
+    pub title: String,
+    pub directory: String,
+    pub model: String,
+    pub time_created: i64,
+    pub time_updated: i64,
+    /// Id of the user message holding the latest *completed* compaction, if any (DESIGN.md §3.1).
+    #[serde(default)]
+    pub compaction_point: Option<MessageId>,
+    /// Cumulative cost in USD.
+    #[serde(default)]
+    pub cost: f64,
+    /// Context tokens of the last reported step (for listings).
+    #[serde(default)]
+    pub tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: MessageId,
+    pub session_id: SessionId,
+    pub role: Role,
+    pub time_created: i64,
+    #[serde(default)]
+    pub time_completed: Option<i64>,
+    /// Assistant only: the user message this answers.
+    #[serde(default)]
+    pub parent_id: Option<MessageId>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Assistant only: which agent produced it ("build", "compaction").
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// This assistant message is a compaction summary.
+    #[serde(default)]
+    pub summary: bool,
+    #[serde(default)]
+    pub finish: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub cost: f64,
+    #[serde(default)]
+    pub parts: Vec<Part>,
+}
+
+impl Message {
+    pub fn new(session_id: &str, role: Role) -> Self {
+        Message {
+            id: new_id(),
+            session_id: session_id.to_string(),
+            role,
+            time_created: now_ms(),
+            time_completed: None,
+            parent_id: None,
+            model: None,
+            agent: None,
+            summary: false,
+            finish: None,
+            error: None,
+            usage: Usage::default(),
+            cost: 0.0,
+            parts: Vec::new(),
+        }
+    }
+
+    /// Adds a part and returns a reference to it.
+    pub fn push(&mut self, kind: PartKind) -> &mut Part {
+        let part = Part {
+            id: new_id(),
+            message_id: self.id.clone(),
+            kind,
+        };
+        self.parts.push(part);
+        self.parts.last_mut().expect("just pushed")
+    }
+
+    /// The concatenated non-synthetic text of the message.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if let PartKind::Text { text, .. } = &p.kind {
+                if !out.is_empty() && !text.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The compaction part of a user message, if it holds one.
+    pub fn compaction(&self) -> Option<&CompactionPart> {
+        self.parts.iter().find_map(|p| match &p.kind {
+            PartKind::Compaction(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    pub fn part_mut(&mut self, id: &str) -> Option<&mut Part> {
+        self.parts.iter_mut().find(|p| p.id == id)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub id: PartId,
+    pub message_id: MessageId,
+    #[serde(flatten)]
+    pub kind: PartKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionPart {
+    pub auto: bool,
+    pub overflow: bool,
+    #[serde(default)]
+    pub focus: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PartKind {
+    Text {
+        text: String,
+        #[serde(default)]
+        synthetic: bool,
+    },
+    Reasoning {
+        text: String,
+        /// Anthropic thinking-block signature, sent back on later steps.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// Anthropic redacted thinking data.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<String>,
+    },
+    Tool {
+        call_id: String,
+        tool: String,
+        input: Value,
+        state: ToolState,
+    },
+    Compaction(CompactionPart),
+    StepStart,
+    StepFinish {
+        usage: Usage,
+        finish: String,
+        #[serde(default)]
+        cost: f64,
+    },
+    File {
+        path: String,
+        mime: String,
+    },
+    Patch {
+        files: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolTime {
+    pub start: i64,
+    pub end: i64,
+    /// Set when pruning cleared this output from the model's view (never deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ToolState {
+    Pending,
+    Running {
+        start: i64,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    Completed {
+        output: String,
+        title: String,
+        #[serde(default)]
+        metadata: Value,
+        time: ToolTime,
+    },
+    Error {
+        message: String,
+        #[serde(default)]
+        start: Option<i64>,
+        #[serde(default)]
+        end: Option<i64>,
+    },
+}
+
+impl ToolState {
+    pub fn is_done(&self) -> bool {
+        matches!(self, ToolState::Completed { .. } | ToolState::Error { .. })
+    }
+}

@@ -1,0 +1,1 @@
+//! OpenAI-compatible chat completions (streaming).

@@ -1,0 +1,1 @@
+//! Persistent storage: SQLite sessions, messages and parts.
