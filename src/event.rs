@@ -58,7 +58,32 @@ pub enum Op {
     },
     /// Switch the session's model ("provider/model").
     SetModel { model: String },
+    /// Start a fresh session in the same workspace (`/new`).
+    NewSession,
+    /// Switch to a stored session (`/sessions` picker); answered by `SessionLoaded`.
+    ResumeSession { id: String },
+    /// Ask for the stored sessions; answered by `Sessions`.
+    ListSessions,
+    /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
+    ContextBreakdown,
+    /// Write the whole session to a file (`/export [path]`); answered by `Info`.
+    Export { path: Option<String> },
     Shutdown,
+}
+
+/// What the context is made of (`/context`), in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Breakdown {
+    pub system: u64,
+    pub tools: u64,
+    pub summary: u64,
+    pub messages: u64,
+    pub tool_outputs: u64,
+    /// Tool outputs cleared by pruning (shown to the user, not sent to the model).
+    pub pruned: u64,
+    pub free: u64,
+    pub reserved: u64,
+    pub window: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,6 +154,15 @@ pub enum Event {
         message: String,
     },
     State { state: EngineState, detail: Option<String> },
+    /// The engine switched to (or started) a session; `messages` is the whole stored history.
+    SessionLoaded {
+        session: crate::message::Session,
+        messages: Vec<Message>,
+    },
+    Sessions { sessions: Vec<crate::message::Session> },
+    ContextBreakdown(Breakdown),
+    /// A one-line notice for the user (export written, model switched, …).
+    Info { message: String },
     Error { message: String },
     TurnFinished { reason: String },
 }
