@@ -9,3 +9,7 @@ pub mod provider;
 pub mod store;
 pub mod tools;
 pub mod tui;
+pub mod cli;
+pub mod headless;
+pub mod interactive;
+pub mod setup;

@@ -181,6 +181,10 @@ pub struct CompactionPart {
     pub overflow: bool,
     #[serde(default)]
     pub focus: Option<String>,
+    /// First message of the verbatim tail kept after the summary (it precedes this message in
+    /// storage order; the view puts it after the summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_start: Option<MessageId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod error;
+pub mod factory;
 pub mod openai;
 pub mod retry;
 
@@ -133,4 +134,9 @@ pub trait Provider: Send + Sync {
     /// Sends the request and returns the event stream. Errors before the first byte (HTTP status,
     /// connection) come back as `Err`; faults mid-stream as an `Err` item in the stream.
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+}
+
+/// Installs the TLS crypto provider (ring) once per process; safe to call repeatedly.
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
