@@ -1,6 +1,7 @@
 //! Model providers: a wire-neutral request, a stream of events, classified errors.
 
 pub mod anthropic;
+pub mod cost;
 pub mod error;
 pub mod openai;
 pub mod retry;
@@ -114,7 +115,10 @@ pub enum StreamEvent {
     /// Anthropic: a redacted thinking block (opaque data to send back).
     RedactedReasoning(String),
     /// A tool call began streaming (for showing it as pending).
-    ToolCallStart { id: String, name: String },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
     /// A tool call is complete. `arguments` is the raw JSON text the model produced.
     ToolCall {
         id: String,
