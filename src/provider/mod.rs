@@ -1,6 +1,7 @@
 //! Model providers: a wire-neutral request, a stream of events, classified errors.
 
 pub mod anthropic;
+pub mod cost;
 pub mod error;
 pub mod factory;
 pub mod openai;
