@@ -75,7 +75,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         SessionsCommand::Export { id, format } => {
-            let Some(session) = setup.store.get_session(&id)? else {
+            let Some(session) = setup.store.find_session(&id)? else {
                 anyhow::bail!("no session with id {id} (see `pith sessions list`)");
             };
             let messages = setup.store.load_all(&id)?;

@@ -88,7 +88,7 @@ impl Setup {
     ) -> anyhow::Result<Session> {
         let dir = self.workspace.to_string_lossy().to_string();
         let mut session = if let Some(id) = id {
-            match self.store.get_session(id)? {
+            match self.store.find_session(id)? {
                 Some(s) => s,
                 None => bail!("no session with id {id} (see `pith sessions list`)"),
             }

@@ -183,13 +183,8 @@ impl Runner {
 
     /// Persists a message header and every part.
     pub(super) fn save_message(&self, m: &Message) {
-        if let Err(e) = self.store.upsert_message(m) {
+        if let Err(e) = self.store.save_message(m) {
             tracing::error!("store: cannot save message {}: {e:#}", m.id);
-        }
-        for p in &m.parts {
-            if let Err(e) = self.store.upsert_part(&self.session.id, p) {
-                tracing::error!("store: cannot save part {}: {e:#}", p.id);
-            }
         }
     }
 
@@ -264,7 +259,7 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                match self.compact(false, false, focus, &cancel).await {
+                match self.compact(false, false, focus, false, &cancel).await {
                     Ok(_) => self.emit(Event::TurnFinished {
                         reason: "compacted".into(),
                     }),
@@ -307,7 +302,7 @@ impl Runner {
                     }),
                 }
             }
-            Op::ResumeSession { id } => match self.store.get_session(&id) {
+            Op::ResumeSession { id } => match self.store.find_session(&id) {
                 Ok(Some(s)) => self.switch_session(s),
                 Ok(None) => self.emit(Event::Error {
                     message: format!("no session {id}"),

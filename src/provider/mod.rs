@@ -140,7 +140,4 @@ pub trait Provider: Send + Sync {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
 }
 
-/// Installs the TLS crypto provider (ring) once per process; safe to call repeatedly.
-pub fn init_tls() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use openai::init_tls;

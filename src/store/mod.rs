@@ -339,6 +339,19 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes a message and its parts (a step that is retried, a compaction that failed).
+    pub fn delete_message(&self, message_id: &str) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "DELETE FROM parts WHERE session_id = (SELECT session_id FROM messages WHERE id = ?1) AND message_id = ?1",
+            [message_id],
+        )?;
+        tx.execute("DELETE FROM messages WHERE id = ?1", [message_id])?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The messages the model's view needs: those with id >= `from` (the session's
     /// `compaction_point`), each with its parts in order. `None` loads the whole session.
     pub fn load_view(&self, session_id: &str, from: Option<&str>) -> Result<Vec<Message>> {

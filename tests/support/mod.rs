@@ -4,5 +4,6 @@
 
 pub mod mock;
 pub mod openai;
+pub mod pith;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};
