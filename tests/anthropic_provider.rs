@@ -277,8 +277,8 @@ async fn every_frame_split_in_its_data_line_still_parses() {
     let mut chunks = Vec::new();
     for f in &frames {
         let at = f.find("data: ").unwrap() + 10;
-        chunks.push(f[..at].as_bytes().to_vec());
-        chunks.push(f[at..].as_bytes().to_vec());
+        chunks.push(f.as_bytes()[..at].to_vec());
+        chunks.push(f.as_bytes()[at..].to_vec());
     }
     let (items, _) = run(Reply::chunks(chunks).delay(Duration::from_millis(2))).await;
     let events: Vec<_> = items.into_iter().map(|i| i.unwrap()).collect();
@@ -1099,4 +1099,39 @@ fn request_body_merges_roles_and_drops_empty_content() {
     assert!(msgs[2]["content"][0].get("content").is_none());
     assert_eq!(msgs[2]["content"][1]["text"], json!("interjection"));
     assert_eq!(msgs[3]["content"][0]["text"], json!("Summary:"));
+}
+
+#[test]
+fn parser_dispatches_on_type_without_event_lines_and_takes_cumulative_usage() {
+    let mut p = EventParser::new();
+    let mut out = Vec::new();
+    for data in [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 10,
+            "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block":
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "Hi"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        // Later usage reports are cumulative and replace earlier figures.
+        json!({"type": "message_delta", "delta": {"stop_reason": "refusal"},
+               "usage": {"input_tokens": 12, "output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ] {
+        out.extend(p.handle("message", &data.to_string()).unwrap());
+    }
+    assert!(p.is_done());
+    assert_eq!(
+        out,
+        vec![
+            StreamEvent::TextDelta("Hi".into()),
+            usage(12, 30, 7, 5),
+            StreamEvent::Finish(FinishReason::ContentFilter),
+        ]
+    );
+    // Missing index on a block event is malformed, not a panic.
+    let err = EventParser::new()
+        .handle("content_block_stop", r#"{"type": "content_block_stop"}"#)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Malformed);
 }
