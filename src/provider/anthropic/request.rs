@@ -94,6 +94,8 @@ pub fn request_body(req: &ChatRequest) -> Value {
         }
         None => {
             if let Some(t) = req.temperature.filter(|t| t.is_finite()) {
+                // Via the shortest decimal form, so 0.2f32 goes out as 0.2, not 0.200000003.
+                let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
                 body.insert("temperature".into(), json!(t));
             }
         }

@@ -84,7 +84,7 @@ impl EventParser {
                 let index = index_of(v)?;
                 let block = v.get("content_block").unwrap_or(&Value::Null);
                 match str_at(block, "type") {
-                    "tool_use" | "server_tool_use" => {
+                    "tool_use" => {
                         let id = str_at(block, "id").to_string();
                         let name = str_at(block, "name").to_string();
                         out.push(StreamEvent::ToolCallStart {
