@@ -54,3 +54,79 @@ pub trait Tool: Send + Sync {
     /// Runs the call. An `Err` is a message the model sees as an error result.
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
 }
+
+pub mod bash;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod list;
+pub mod path;
+pub mod permission;
+pub mod read;
+pub mod registry;
+pub mod todo;
+pub mod truncate;
+pub mod write;
+
+// pub use permission::{Decision, DoomLoop, Permissions};
+pub use registry::Registry;
+
+/// Parses a tool's input object, turning serde's error into a one-line message for the model.
+pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    input: Value,
+) -> Result<T, String> {
+    let input = match input {
+        // Some models send no arguments at all for tools whose parameters are all optional.
+        Value::Null => Value::Object(Default::default()),
+        other => other,
+    };
+    serde_json::from_value(input).map_err(|e| format!("Invalid input for {tool}: {e}"))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// A temp workspace and data dir, and a context over them.
+    pub struct Ws {
+        pub dir: tempfile::TempDir,
+        pub ctx: ToolContext,
+    }
+
+    impl Ws {
+        pub fn new() -> Ws {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let workspace = root.join("ws");
+            let data_dir = root.join("data");
+            std::fs::create_dir_all(&workspace).unwrap();
+            std::fs::create_dir_all(&data_dir).unwrap();
+            let ctx = ToolContext {
+                workspace,
+                data_dir,
+                session_id: "ses_test".into(),
+                call_id: "call_test".into(),
+                cancel: CancellationToken::new(),
+                state: Arc::new(SessionToolState::default()),
+                output: ToolOutputConfig::default(),
+            };
+            Ws { dir, ctx }
+        }
+
+        pub fn root(&self) -> PathBuf {
+            self.ctx.workspace.parent().unwrap().to_path_buf()
+        }
+
+        pub fn path(&self, rel: &str) -> PathBuf {
+            self.ctx.workspace.join(rel)
+        }
+
+        pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+            let p = self.path(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, content).unwrap();
+            p
+        }
+    }
+}

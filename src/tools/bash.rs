@@ -1,0 +1,305 @@
+//! `bash`: runs a command through the user's shell in its own session/process group.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output kept in memory; anything beyond is counted and dropped.
+const MAX_CAPTURE: usize = 16 * 1024 * 1024;
+/// How long to keep reading after the shell exits while a background process holds the pipe.
+const DRAIN_IDLE: Duration = Duration::from_millis(200);
+const DRAIN_MAX: Duration = Duration::from_secs(2);
+/// Grace between SIGTERM and SIGKILL when stopping a command.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+
+pub struct Bash;
+
+#[derive(Deserialize)]
+struct Input {
+    command: String,
+    #[serde(default)]
+    timeout: Option<f64>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/bash.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to run"},
+                "timeout": {"type": "number", "description": "Timeout in milliseconds (default 120000, max 600000)"},
+                "description": {"type": "string", "description": "What the command does, in 5-10 words"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("bash", input)?;
+        if input.command.trim().is_empty() {
+            return Err("bash: `command` is empty".to_string());
+        }
+        let timeout_ms = match input.timeout {
+            None => DEFAULT_TIMEOUT_MS,
+            Some(t) if t.is_finite() && t >= 1.0 => (t as u64).min(MAX_TIMEOUT_MS),
+            Some(t) => {
+                return Err(format!(
+                    "bash: `timeout` must be a positive number of milliseconds, got {t}"
+                ));
+            }
+        };
+        let title = input
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| command_title(&input.command));
+        let run = run_command(&input.command, ctx, Duration::from_millis(timeout_ms)).await?;
+        let mut text = String::from_utf8_lossy(&run.output).into_owned();
+        if run.dropped > 0 {
+            text.push_str(&format!(
+                "\n[{} more bytes of output were discarded]",
+                run.dropped
+            ));
+        }
+        let exit_code = run.status.and_then(|s| s.code());
+        let signal = run
+            .status
+            .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
+        let metadata = json!({
+            "command": input.command,
+            "description": input.description,
+            "exit_code": exit_code,
+            "signal": signal,
+            "timed_out": run.end == End::TimedOut,
+            "interrupted": run.end == End::Cancelled,
+        });
+        if run.end == End::Cancelled {
+            let partial = if text.trim().is_empty() {
+                String::new()
+            } else {
+                format!(" Output so far:\n{text}")
+            };
+            return Err(format!(
+                "The command was interrupted by the user and killed.{partial}"
+            ));
+        }
+        let mut out = if text.trim().is_empty() {
+            "(no output)".to_string()
+        } else {
+            text
+        };
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        match run.end {
+            End::TimedOut => out.push_str(&format!(
+                "\nCommand timed out after {timeout_ms} ms; it and its child processes were killed."
+            )),
+            _ => match (exit_code, signal) {
+                (Some(code), _) => out.push_str(&format!("\nExit code: {code}")),
+                (None, Some(sig)) => out.push_str(&format!("\nKilled by signal {sig}")),
+                _ => out.push_str("\nExit status unknown"),
+            },
+        }
+        Ok(ToolOutput {
+            title,
+            output: out,
+            metadata,
+        })
+    }
+}
+
+fn command_title(command: &str) -> String {
+    let first = command.trim().lines().next().unwrap_or("");
+    let mut t: String = first.chars().take(80).collect();
+    if t.len() < first.len() || command.trim().lines().nth(1).is_some() {
+        t.push('…');
+    }
+    t
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exited,
+    TimedOut,
+    Cancelled,
+}
+
+struct RunResult {
+    output: Vec<u8>,
+    dropped: usize,
+    status: Option<ExitStatus>,
+    end: End,
+}
+
+/// The user's shell when it is a usable absolute path, else /bin/sh.
+fn shell() -> PathBuf {
+    if let Some(s) = std::env::var_os("SHELL") {
+        let p = PathBuf::from(s);
+        if p.is_absolute() && p.is_file() {
+            return p;
+        }
+    }
+    PathBuf::from("/bin/sh")
+}
+
+/// Kills a process group when dropped (a dropped tool future must not leave processes behind).
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn signal(&self, sig: i32) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: killpg has no memory-safety preconditions.
+            unsafe {
+                libc::killpg(pgid, sig);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
+}
+
+fn append(out: &mut Vec<u8>, dropped: &mut usize, chunk: &[u8]) {
+    let room = MAX_CAPTURE.saturating_sub(out.len());
+    let take = room.min(chunk.len());
+    out.extend_from_slice(&chunk[..take]);
+    *dropped += chunk.len() - take;
+}
+
+async fn run_command(
+    command: &str,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> Result<RunResult, String> {
+    let spawn_err = |e: io::Error| format!("bash: could not start the shell: {e}");
+    // One pipe for both stdout and stderr keeps their relative order.
+    let (reader, writer) = io::pipe().map_err(spawn_err)?;
+    let writer2 = writer.try_clone().map_err(spawn_err)?;
+    let mut cmd = tokio::process::Command::new(shell());
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .kill_on_drop(true);
+    // SAFETY: setsid is async-signal-safe. A new session puts the command and its children in
+    // their own process group (killed together) and detaches them from the controlling terminal
+    // so nothing can read the TUI's keyboard.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let spawned = cmd.spawn();
+    // The Command holds the parent's copies of the pipe's write end: drop them so the read side
+    // sees end-of-file when the command's processes exit.
+    drop(cmd);
+    let mut child = spawned.map_err(spawn_err)?;
+    let guard = GroupGuard(child.id().map(|p| p as i32));
+    tracing::debug!(pid = ?child.id(), command, "bash started");
+
+    let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(|e| format!("bash: could not read the command's output: {e}"))?;
+    let mut output = Vec::new();
+    let mut dropped = 0usize;
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut eof = false;
+    let mut status: Option<ExitStatus> = None;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+
+    let end = loop {
+        if status.is_some() {
+            break End::Exited;
+        }
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => break End::Cancelled,
+            _ = &mut deadline => break End::TimedOut,
+            n = rx.read(&mut buf), if !eof => match n {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => append(&mut output, &mut dropped, &buf[..n]),
+            },
+            st = child.wait() => match st {
+                Ok(st) => status = Some(st),
+                Err(e) => return Err(format!("bash: waiting for the command failed: {e}")),
+            },
+        }
+    };
+
+    let mut guard = guard;
+    match end {
+        End::Exited => {
+            // The command finished; background processes it started may live on.
+            guard.0 = None;
+        }
+        End::TimedOut | End::Cancelled => {
+            tracing::debug!(?end, "bash: stopping process group");
+            guard.signal(libc::SIGTERM);
+            status = tokio::time::timeout(KILL_GRACE, child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+            guard.signal(libc::SIGKILL);
+            guard.0 = None;
+            if status.is_none() {
+                status = child.wait().await.ok();
+            }
+        }
+    }
+    // Collect what is still in the pipe.
+    if !eof {
+        let started = tokio::time::Instant::now();
+        while started.elapsed() < DRAIN_MAX {
+            match tokio::time::timeout(DRAIN_IDLE, rx.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+                Ok(Ok(n)) => append(&mut output, &mut dropped, &buf[..n]),
+            }
+        }
+    }
+    Ok(RunResult {
+        output,
+        dropped,
+        status,
+        end,
+    })
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;

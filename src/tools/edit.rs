@@ -1,0 +1,309 @@
+//! `edit`: exact string replacement with a unified diff of the change.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::resolve;
+use super::write::{check_fresh, record_write};
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+pub struct Edit;
+
+#[derive(Deserialize)]
+struct Input {
+    #[serde(alias = "path", alias = "filePath")]
+    file_path: String,
+    #[serde(alias = "oldString")]
+    old_string: String,
+    #[serde(alias = "newString")]
+    new_string: String,
+    #[serde(default, alias = "replaceAll")]
+    replace_all: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Edit {
+    fn name(&self) -> &'static str {
+        "edit"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/edit.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file to edit (absolute or relative to the workspace)"},
+                "old_string": {"type": "string", "description": "The exact text to replace"},
+                "new_string": {"type": "string", "description": "The text to replace it with (must differ from old_string)"},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string (default false)"}
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("edit", input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || edit_sync(input, &ctx))
+            .await
+            .map_err(|e| format!("edit: internal error: {e}"))?
+    }
+}
+
+fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    if input.old_string == input.new_string {
+        return Err(
+            "old_string and new_string are identical: there is nothing to change.".to_string(),
+        );
+    }
+    if input.old_string.is_empty() {
+        return Err("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".to_string());
+    }
+    let resolved = resolve(&ctx.workspace, &input.file_path);
+    let path = &resolved.path;
+    let shown = resolved.display(&ctx.workspace);
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(format!("Cannot edit {shown}: it is a directory")),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "File not found: {shown}. To create a new file use write."
+            ));
+        }
+        Err(e) => return Err(format!("Cannot edit {shown}: {e}")),
+    }
+    check_fresh(ctx, path, &shown, "edit")?;
+    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let content = String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "Cannot edit {shown}: it is not valid UTF-8 text. Use write to replace it, or bash."
+        )
+    })?;
+
+    // A CRLF file edited with LF text: match and write in the file's own line endings.
+    let (old, new) = if content.contains("\r\n") && !input.old_string.contains('\r') {
+        (
+            input.old_string.replace('\n', "\r\n"),
+            input.new_string.replace('\n', "\r\n"),
+        )
+    } else {
+        (input.old_string.clone(), input.new_string.clone())
+    };
+    let count = content.matches(old.as_str()).count();
+    if count == 0 {
+        let trimmed = old.trim();
+        let hint = if !trimmed.is_empty() && trimmed != old && content.contains(trimmed) {
+            " It does match once leading/trailing whitespace is removed: copy the exact indentation from the file."
+        } else {
+            " It must match exactly, including whitespace and indentation, without read's line-number prefix; read the file again to copy the text."
+        };
+        return Err(format!("old_string was not found in {shown}.{hint}"));
+    }
+    if count > 1 && !input.replace_all {
+        return Err(format!(
+            "old_string appears {count} times in {shown}. Include more surrounding lines to make it unique, \
+             or set replace_all to true to replace every occurrence."
+        ));
+    }
+    let updated = if input.replace_all {
+        content.replace(old.as_str(), &new)
+    } else {
+        content.replacen(old.as_str(), &new, 1)
+    };
+    std::fs::write(path, &updated).map_err(|e| format!("Cannot write {shown}: {e}"))?;
+    record_write(ctx, path);
+    let diff = unified_diff(&content, &updated, &shown);
+    let replaced = if input.replace_all { count } else { 1 };
+    let plural = if replaced == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    tracing::debug!(path = %path.display(), replaced, "edit");
+    Ok(ToolOutput {
+        title: shown.clone(),
+        output: format!("Edited {shown}: replaced {replaced} {plural}.\n\n{diff}"),
+        metadata: json!({"path": path, "replacements": replaced, "diff": diff}),
+    })
+}
+
+/// A unified diff with three lines of context and `a/`, `b/` headers.
+pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::read::Read;
+    use crate::tools::testutil::Ws;
+
+    async fn edit(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
+        Edit.run(input, &ws.ctx).await
+    }
+
+    async fn read(ws: &Ws, rel: &str) {
+        Read.run(json!({"file_path": rel}), &ws.ctx).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn replaces_once_with_diff() {
+        let ws = Ws::new();
+        let p = ws.write("src/lib.rs", "fn a() {}\nfn b() {}\nfn c() {}\n");
+        read(&ws, "src/lib.rs").await;
+        let out = edit(&ws, json!({"file_path": "src/lib.rs", "old_string": "fn b() {}", "new_string": "fn b() { todo!() }"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "fn a() {}\nfn b() { todo!() }\nfn c() {}\n"
+        );
+        let expected_diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn a() {}\n-fn b() {}\n+fn b() { todo!() }\n fn c() {}\n";
+        assert_eq!(out.metadata["diff"], expected_diff);
+        assert_eq!(
+            out.output,
+            format!("Edited src/lib.rs: replaced 1 occurrence.\n\n{expected_diff}")
+        );
+        // A second edit works without another read: the session's own write is recorded.
+        edit(
+            &ws,
+            json!({"file_path": "src/lib.rs", "old_string": "fn c() {}", "new_string": ""}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "fn a() {}\nfn b() { todo!() }\n\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn not_unique_says_how_many_and_replace_all_works() {
+        let ws = Ws::new();
+        let p = ws.write("f.txt", "x = 1\nx = 1\nx = 1\n");
+        read(&ws, "f.txt").await;
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.txt", "old_string": "x = 1", "new_string": "x = 2"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains("appears 3 times") && err.contains("replace_all"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "x = 1\nx = 1\nx = 1\n"
+        );
+        let out = edit(&ws, json!({"file_path": "f.txt", "old_string": "x = 1", "new_string": "x = 2", "replace_all": true}))
+            .await
+            .unwrap();
+        assert!(
+            out.output
+                .starts_with("Edited f.txt: replaced 3 occurrences.")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "x = 2\nx = 2\nx = 2\n"
+        );
+        assert_eq!(out.metadata["replacements"], 3);
+    }
+
+    #[tokio::test]
+    async fn missing_identical_and_whitespace_errors() {
+        let ws = Ws::new();
+        ws.write("f.py", "def f():\n    return 1\n");
+        read(&ws, "f.py").await;
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.py", "old_string": "return 2", "new_string": "return 3"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.starts_with("old_string was not found in f.py"), "{err}");
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.py", "old_string": "return 1\n  ", "new_string": "x"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("leading/trailing whitespace"), "{err}");
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.py", "old_string": "a", "new_string": "a"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("identical"), "{err}");
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.py", "old_string": "", "new_string": "a"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("use write"), "{err}");
+        let err = edit(
+            &ws,
+            json!({"file_path": "nope.py", "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.starts_with("File not found: nope.py"), "{err}");
+        let err = edit(&ws, json!({"file_path": "f.py", "old_string": "a"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("missing field `new_string`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn requires_prior_read() {
+        let ws = Ws::new();
+        let p = ws.write("f.txt", "a\n");
+        let err = edit(
+            &ws,
+            json!({"file_path": "f.txt", "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("has not been read"), "{err}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\n");
+    }
+
+    #[tokio::test]
+    async fn not_utf8_refused() {
+        let ws = Ws::new();
+        let p = ws.write("l1.txt", b"caf\xe9\n");
+        read(&ws, "l1.txt").await;
+        let err = edit(
+            &ws,
+            json!({"file_path": "l1.txt", "old_string": "caf", "new_string": "tea"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("not valid UTF-8"), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"caf\xe9\n");
+    }
+
+    #[tokio::test]
+    async fn crlf_files_keep_their_line_endings() {
+        let ws = Ws::new();
+        let p = ws.write("w.txt", "one\r\ntwo\r\nthree\r\n");
+        read(&ws, "w.txt").await;
+        edit(
+            &ws,
+            json!({"file_path": "w.txt", "old_string": "one\ntwo", "new_string": "1\n2"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\r\n2\r\nthree\r\n");
+    }
+}

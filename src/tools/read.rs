@@ -1,0 +1,445 @@
+//! `read`: a file with line numbers, a directory's entries, or a clear refusal for binaries.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read as _};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::{display_path, mtime_ms, resolve};
+use super::truncate::human_bytes;
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+pub const DEFAULT_LIMIT: usize = 2000;
+pub const MAX_LINE_CHARS: usize = 2000;
+
+pub struct Read;
+
+#[derive(Deserialize)]
+struct Input {
+    #[serde(alias = "path", alias = "filePath")]
+    file_path: String,
+    #[serde(default)]
+    offset: Option<i64>,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Read {
+    fn name(&self) -> &'static str {
+        "read"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/read.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file or directory to read (absolute or relative to the workspace)"},
+                "offset": {"type": "integer", "description": "1-based line number to start reading at (default 1)"},
+                "limit": {"type": "integer", "description": "Number of lines to read (default 2000)"}
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("read", input)?;
+        let offset = match input.offset {
+            None => 1,
+            Some(o) if o >= 1 => o as usize,
+            // Treat 0 as "from the start": models often count from zero.
+            Some(0) => 1,
+            Some(o) => {
+                return Err(format!(
+                    "read: `offset` must be a line number of 1 or more, got {o}"
+                ));
+            }
+        };
+        let limit = match input.limit {
+            None => DEFAULT_LIMIT,
+            Some(l) if l >= 1 => l as usize,
+            Some(l) => return Err(format!("read: `limit` must be 1 or more, got {l}")),
+        };
+        let ctx2 = ctx.clone();
+        let raw = input.file_path;
+        tokio::task::spawn_blocking(move || read_sync(&raw, offset, limit, &ctx2))
+            .await
+            .map_err(|e| format!("read: internal error: {e}"))?
+    }
+}
+
+fn read_sync(
+    raw: &str,
+    offset: usize,
+    limit: usize,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, String> {
+    let ws = &ctx.workspace;
+    let resolved = resolve(ws, raw);
+    let path = &resolved.path;
+    let shown = resolved.display(ws);
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(not_found(path, &shown, ws));
+        }
+        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+    };
+    if meta.is_dir() {
+        return read_dir(path, &shown, offset, limit);
+    }
+    let size = meta.len();
+    if let Some(mime) = image_mime(path) {
+        return Ok(ToolOutput {
+            title: shown.clone(),
+            output: format!(
+                "{shown} is an image ({mime}, {}). Its pixels cannot be shown as text.",
+                human_bytes(size as usize)
+            ),
+            metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
+        });
+    }
+    let mut file = File::open(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let mut sample = vec![0u8; 8192];
+    let n = read_full(&mut file, &mut sample).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    sample.truncate(n);
+    if binary_extension(path) || looks_binary(&sample) {
+        return Err(format!(
+            "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
+             (for example `file`, `xxd {shown} | head`, `unzip -l`) to inspect it.",
+            human_bytes(size as usize)
+        ));
+    }
+    let reader = BufReader::new(std::io::Cursor::new(sample).chain(file));
+    let page = number_lines(reader, offset, limit, ctx.output.max_bytes)
+        .map_err(|e| format!("Cannot read {shown}: {e}"))?;
+
+    // Remember what the session has seen, for write/edit.
+    if let Ok(m) = std::fs::metadata(path) {
+        if let Ok(mut rf) = ctx.state.read_files.lock() {
+            rf.insert(path.clone(), mtime_ms(&m));
+        }
+    }
+
+    if page.total == 0 {
+        return Ok(ToolOutput {
+            title: shown.clone(),
+            output: format!("(File {shown} is empty.)"),
+            metadata: json!({"path": path, "total_lines": 0, "lines_shown": 0}),
+        });
+    }
+    if offset > page.total {
+        return Err(format!(
+            "read: offset {offset} is past the end of {shown}, which has {} lines",
+            page.total
+        ));
+    }
+    let mut out = String::new();
+    if page.invalid_utf8 {
+        out.push_str("[This file is not valid UTF-8; invalid bytes are shown as \u{FFFD}. edit cannot change it.]\n");
+    }
+    out.push_str(&page.text);
+    let last = offset + page.count - 1;
+    if last < page.total {
+        let why = if page.byte_capped {
+            " (output size limit reached)"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "\n(Showing lines {offset}-{last} of {}{why}. Use offset={} to read more.)",
+            page.total,
+            last + 1
+        ));
+    } else {
+        out.push_str(&format!("\n(End of file: {} lines)", page.total));
+    }
+    Ok(ToolOutput {
+        title: shown,
+        output: out,
+        metadata: json!({
+            "path": path,
+            "offset": offset,
+            "lines_shown": page.count,
+            "total_lines": page.total,
+            "truncated": last < page.total,
+            "invalid_utf8": page.invalid_utf8,
+        }),
+    })
+}
+
+struct Page {
+    text: String,
+    count: usize,
+    total: usize,
+    byte_capped: bool,
+    invalid_utf8: bool,
+}
+
+/// Numbers lines `offset..offset+limit` (1-based) `cat -n` style, stopping early when the text
+/// would pass `max_bytes`; counts every line of the input.
+fn number_lines(
+    mut reader: impl BufRead,
+    offset: usize,
+    limit: usize,
+    max_bytes: usize,
+) -> std::io::Result<Page> {
+    let budget = max_bytes.saturating_sub(512).max(1024);
+    let mut page = Page {
+        text: String::new(),
+        count: 0,
+        total: 0,
+        byte_capped: false,
+        invalid_utf8: false,
+    };
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        page.total += 1;
+        let lineno = page.total;
+        if lineno < offset || page.count >= limit || page.byte_capped {
+            continue;
+        }
+        let mut bytes = &buf[..];
+        if bytes.ends_with(b"\n") {
+            bytes = &bytes[..bytes.len() - 1];
+        }
+        if bytes.ends_with(b"\r") {
+            bytes = &bytes[..bytes.len() - 1];
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => {
+                page.invalid_utf8 = true;
+                String::from_utf8_lossy(bytes)
+            }
+        };
+        let line = cut_line(&text);
+        let entry = format!("{lineno:>6}\t{line}\n");
+        if page.count > 0 && page.text.len() + entry.len() > budget {
+            page.byte_capped = true;
+            continue;
+        }
+        page.text.push_str(&entry);
+        page.count += 1;
+    }
+    Ok(page)
+}
+
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => std::borrow::Cow::Borrowed(line),
+        Some((idx, _)) => {
+            let total = line.chars().count();
+            std::borrow::Cow::Owned(format!("{}… [line cut: {total} characters]", &line[..idx]))
+        }
+    }
+}
+
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn read_dir(path: &Path, shown: &str, offset: usize, limit: usize) -> Result<ToolOutput, String> {
+    let entries = std::fs::read_dir(path).map_err(|e| format!("Cannot list {shown}: {e}"))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| {
+            let mut name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) || e.path().is_dir() {
+                name.push('/');
+            }
+            name
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    let page: Vec<&String> = names.iter().skip(offset - 1).take(limit).collect();
+    let mut out = format!("{shown} is a directory with {total} entries:\n");
+    for n in &page {
+        out.push_str(n);
+        out.push('\n');
+    }
+    if offset - 1 + page.len() < total {
+        out.push_str(&format!(
+            "(Showing entries {offset}-{} of {total}. Use offset={} to see more.)\n",
+            offset - 1 + page.len(),
+            offset + page.len()
+        ));
+    }
+    Ok(ToolOutput {
+        title: shown.to_string(),
+        output: out,
+        metadata: json!({"path": path, "directory": true, "entries": total}),
+    })
+}
+
+/// "File not found", with similarly named files from the same directory.
+fn not_found(path: &Path, shown: &str, workspace: &Path) -> String {
+    let mut msg = format!("File not found: {shown}");
+    let Some(parent) = path.parent() else {
+        return msg;
+    };
+    let Some(wanted) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
+        return msg;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        msg.push_str(&format!(
+            " (the directory {} does not exist either)",
+            display_path(parent, workspace)
+        ));
+        return msg;
+    };
+    let wanted_stem = wanted.split('.').next().unwrap_or(&wanted).to_string();
+    let mut candidates: Vec<(usize, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let lower = name.to_lowercase();
+            let stem = lower.split('.').next().unwrap_or(&lower).to_string();
+            let dist = levenshtein(&lower, &wanted);
+            let similar = dist <= 2
+                || (!wanted_stem.is_empty() && stem == wanted_stem)
+                || (wanted.len() >= 3 && lower.contains(&wanted))
+                || (lower.len() >= 3 && wanted.contains(&lower));
+            similar.then(|| (dist, display_path(&e.path(), workspace)))
+        })
+        .collect();
+    candidates.sort();
+    if !candidates.is_empty() {
+        let list: Vec<String> = candidates.into_iter().take(5).map(|(_, p)| p).collect();
+        msg.push_str(&format!(". Did you mean: {}?", list.join(", ")));
+    }
+    msg
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}
+
+pub fn image_mime(path: &Path) -> Option<&'static str> {
+    Some(match extension(path).as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "bmp" => "image/bmp",
+        "ico" => "image/x-icon",
+        "tif" | "tiff" => "image/tiff",
+        "avif" => "image/avif",
+        "heic" => "image/heic",
+        _ => return None,
+    })
+}
+
+fn binary_extension(path: &Path) -> bool {
+    matches!(
+        extension(path).as_str(),
+        "zip"
+            | "gz"
+            | "tgz"
+            | "tar"
+            | "bz2"
+            | "xz"
+            | "zst"
+            | "7z"
+            | "rar"
+            | "exe"
+            | "dll"
+            | "so"
+            | "dylib"
+            | "o"
+            | "a"
+            | "lib"
+            | "class"
+            | "jar"
+            | "war"
+            | "wasm"
+            | "pyc"
+            | "pyo"
+            | "bin"
+            | "sqlite"
+            | "db"
+            | "woff"
+            | "woff2"
+            | "ttf"
+            | "otf"
+            | "eot"
+            | "mp3"
+            | "mp4"
+            | "mov"
+            | "avi"
+            | "mkv"
+            | "wav"
+            | "flac"
+            | "ogg"
+            | "pdf"
+            | "doc"
+            | "docx"
+            | "xls"
+            | "xlsx"
+            | "ppt"
+            | "pptx"
+            | "iso"
+            | "dmg"
+            | "deb"
+            | "rpm"
+            | "rlib"
+            | "pdb"
+    )
+}
+
+/// A NUL byte, or many control characters, in the first block means binary. Bytes ≥ 0x80 do
+/// not count: text in a legacy encoding is still text.
+pub fn looks_binary(sample: &[u8]) -> bool {
+    if sample.is_empty() {
+        return false;
+    }
+    if sample.contains(&0) {
+        return true;
+    }
+    let control = sample
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0c | 0x1b | 0x08))
+        .count();
+    control * 10 > sample.len()
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;

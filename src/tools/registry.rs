@@ -1,0 +1,120 @@
+//! The tool registry: what the model is offered and how a call is run.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::truncate::truncate;
+use super::{Tool, ToolContext, ToolOutput};
+use crate::provider::ToolSpec;
+
+/// The tools a session offers, in a stable order.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// bash, read, write, edit, glob, grep, list, todowrite.
+    pub fn builtin() -> Registry {
+        let tools: Vec<Arc<dyn Tool>> =
+            vec![Arc::new(super::bash::Bash), Arc::new(super::read::Read)];
+        Registry { tools }
+    }
+
+    /// A registry of exactly these tools (tests, restricted agents).
+    pub fn with_tools(tools: Vec<Arc<dyn Tool>>) -> Registry {
+        Registry { tools }
+    }
+
+    /// Adds a tool, replacing one of the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        match self.tools.iter().position(|t| t.name() == tool.name()) {
+            Some(i) => self.tools[i] = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    /// Name, description and input schema of every tool, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().trim().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// Runs one call. A successful output over the limits in `ctx.output` is cut to a preview and
+    /// saved in full under `<data_dir>/tool-output/` (DESIGN.md §4a); the metadata then holds
+    /// `truncated: true` and `output_path`. Permissions are not checked here (see `Permissions`).
+    pub async fn execute(
+        &self,
+        name: &str,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
+        let Some(tool) = self.get(name) else {
+            return Err(format!(
+                "Unknown tool `{name}`. Available tools: {}.",
+                self.names().join(", ")
+            ));
+        };
+        let span = tracing::debug_span!("tool", tool = name, call_id = %ctx.call_id);
+        let result = tracing::Instrument::instrument(tool.run(input, ctx), span).await;
+        match result {
+            Ok(mut out) => {
+                if super::truncate::needs_truncation(&out.output, &ctx.output) {
+                    let id = output_id(&ctx.call_id);
+                    out.output = truncate(&out.output, &ctx.output, &ctx.data_dir, &id);
+                    let path = super::truncate::output_dir(&ctx.data_dir).join(&id);
+                    tracing::debug!(tool = name, path = %path.display(), "tool output truncated");
+                    if let Value::Object(map) = &mut out.metadata {
+                        map.insert("truncated".into(), Value::Bool(true));
+                        map.insert(
+                            "output_path".into(),
+                            Value::String(path.to_string_lossy().into_owned()),
+                        );
+                    }
+                }
+                Ok(out)
+            }
+            Err(msg) => {
+                if super::truncate::needs_truncation(&msg, &ctx.output) {
+                    let id = output_id(&ctx.call_id);
+                    Err(truncate(&msg, &ctx.output, &ctx.data_dir, &id))
+                } else {
+                    Err(msg)
+                }
+            }
+        }
+    }
+}
+
+/// A unique, file-name-safe id for a saved output.
+fn output_id(call_id: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(64)
+        .collect();
+    if safe.is_empty() {
+        format!("tool_{}", ulid::Ulid::new())
+    } else {
+        format!("tool_{}_{safe}", ulid::Ulid::new())
+    }
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

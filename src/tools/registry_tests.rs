@@ -1,0 +1,108 @@
+use serde_json::json;
+
+use super::*;
+use crate::tools::testutil::Ws;
+
+#[test]
+fn specs_are_stable_and_complete() {
+    let reg = Registry::builtin();
+    let specs = reg.specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, Registry::builtin().names());
+    for s in &specs {
+        assert!(
+            s.description.len() > 50,
+            "{} has a thin description",
+            s.name
+        );
+        assert_eq!(s.parameters["type"], "object", "{}", s.name);
+        assert!(s.parameters["properties"].is_object(), "{}", s.name);
+        // Every required field is a declared property.
+        for r in s.parameters["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(
+                s.parameters["properties"]
+                    .get(r.as_str().unwrap())
+                    .is_some(),
+                "{}: {r}",
+                s.name
+            );
+        }
+    }
+    assert!(reg.get("bash").is_some());
+    assert!(reg.get("nope").is_none());
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_clear_error() {
+    let ws = Ws::new();
+    let err = Registry::builtin()
+        .execute("nope", json!({}), &ws.ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("Unknown tool `nope`. Available tools: bash, read"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn huge_output_is_truncated_and_saved() {
+    let ws = Ws::new();
+    let reg = Registry::builtin();
+    let out = reg
+        .execute("bash", json!({"command": "seq 1 100000"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(
+        out.output.len() <= ws.ctx.output.max_bytes + 1000,
+        "{}",
+        out.output.len()
+    );
+    assert_eq!(out.metadata["truncated"], true);
+    let path = out.metadata["output_path"].as_str().unwrap().to_string();
+    assert!(path.starts_with(&ws.ctx.data_dir.join("tool-output").display().to_string()));
+    assert!(
+        out.output.contains(&path)
+            && out.output.contains("grep")
+            && out.output.contains("offset/limit")
+    );
+    let full = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        full.starts_with("1\n2\n")
+            && full.contains("\n100000\n")
+            && full.trim_end().ends_with("Exit code: 0")
+    );
+    // The preview keeps the tail, so the exit code is still visible.
+    assert!(out.output.contains("Exit code: 0"));
+
+    // The saved file can be read back with offset/limit.
+    let page = reg
+        .execute(
+            "read",
+            json!({"file_path": path, "offset": 99999, "limit": 2}),
+            &ws.ctx,
+        )
+        .await
+        .unwrap();
+    assert!(
+        page.output.starts_with(" 99999\t99999\n100000\t100000\n"),
+        "{}",
+        page.output
+    );
+}
+
+#[tokio::test]
+async fn small_output_untouched() {
+    let ws = Ws::new();
+    let out = Registry::builtin()
+        .execute("bash", json!({"command": "echo hi"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.output, "hi\n\nExit code: 0");
+    assert!(out.metadata.get("truncated").is_none());
+    assert!(!ws.ctx.data_dir.join("tool-output").exists());
+}

@@ -1,0 +1,241 @@
+//! `write`: create or overwrite a file; overwriting needs a fresh read.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::edit::unified_diff;
+use super::path::{mtime_ms, resolve};
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+pub struct Write;
+
+#[derive(Deserialize)]
+struct Input {
+    #[serde(alias = "path", alias = "filePath")]
+    file_path: String,
+    content: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Write {
+    fn name(&self) -> &'static str {
+        "write"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/write.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file to write (absolute or relative to the workspace)"},
+                "content": {"type": "string", "description": "The complete new content of the file"}
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("write", input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || write_sync(&input.file_path, &input.content, &ctx))
+            .await
+            .map_err(|e| format!("write: internal error: {e}"))?
+    }
+}
+
+fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    let resolved = resolve(&ctx.workspace, raw);
+    let path = &resolved.path;
+    let shown = resolved.display(&ctx.workspace);
+    let old = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(format!("Cannot write {shown}: it is a directory")),
+        Ok(_) => {
+            check_fresh(ctx, path, &shown, "overwrite")?;
+            Some(std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?)
+        }
+        Err(_) => None,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("Cannot create the directory {}: {e}", parent.display()))?;
+    }
+    std::fs::write(path, content).map_err(|e| format!("Cannot write {shown}: {e}"))?;
+    record_write(ctx, path);
+    tracing::debug!(path = %path.display(), bytes = content.len(), "write");
+    let lines = content.lines().count();
+    let (output, diff) = match &old {
+        None => (
+            format!("Created {shown} ({lines} lines, {} bytes).", content.len()),
+            None,
+        ),
+        Some(old) => {
+            let diff = std::str::from_utf8(old)
+                .ok()
+                .map(|o| unified_diff(o, content, &shown));
+            (
+                format!(
+                    "Overwrote {shown} ({lines} lines, {} bytes).",
+                    content.len()
+                ),
+                diff,
+            )
+        }
+    };
+    Ok(ToolOutput {
+        title: shown,
+        output,
+        metadata: json!({
+            "path": path,
+            "created": old.is_none(),
+            "bytes": content.len(),
+            "diff": diff,
+        }),
+    })
+}
+
+/// Refuses to change an existing file the session has not read, or that changed on disk since.
+pub(crate) fn check_fresh(
+    ctx: &ToolContext,
+    path: &Path,
+    shown: &str,
+    verb: &str,
+) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let current = mtime_ms(&meta);
+    let recorded = ctx
+        .state
+        .read_files
+        .lock()
+        .ok()
+        .and_then(|rf| rf.get(path).copied());
+    match recorded {
+        None => Err(format!(
+            "{shown} already exists and has not been read in this session. Read it first, then {verb} it."
+        )),
+        Some(t) if t != current => Err(format!(
+            "{shown} has changed on disk since it was last read. Read it again before you {verb} it."
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Records the file's new modification time as seen by the session.
+pub(crate) fn record_write(ctx: &ToolContext, path: &Path) {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if let Ok(mut rf) = ctx.state.read_files.lock() {
+            rf.insert(path.to_path_buf(), mtime_ms(&meta));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::read::Read;
+    use crate::tools::testutil::Ws;
+
+    async fn write(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
+        Write.run(input, &ws.ctx).await
+    }
+
+    #[tokio::test]
+    async fn creates_file_and_parents() {
+        let ws = Ws::new();
+        let out = write(&ws, json!({"file_path": "a/b/c.txt", "content": "x\ny\n"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.path("a/b/c.txt")).unwrap(),
+            "x\ny\n"
+        );
+        assert_eq!(out.output, "Created a/b/c.txt (2 lines, 4 bytes).");
+        assert_eq!(out.metadata["created"], true);
+        // The session wrote it, so it may overwrite it again without a read.
+        write(&ws, json!({"file_path": "a/b/c.txt", "content": "z\n"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.path("a/b/c.txt")).unwrap(),
+            "z\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_overwrite_without_read() {
+        let ws = Ws::new();
+        ws.write("f.txt", "original\n");
+        let err = write(&ws, json!({"file_path": "f.txt", "content": "new"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("has not been read"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(ws.path("f.txt")).unwrap(),
+            "original\n"
+        );
+
+        Read.run(json!({"file_path": "f.txt"}), &ws.ctx)
+            .await
+            .unwrap();
+        let out = write(&ws, json!({"file_path": "f.txt", "content": "new\n"}))
+            .await
+            .unwrap();
+        assert!(out.output.starts_with("Overwrote f.txt"));
+        assert!(
+            out.metadata["diff"]
+                .as_str()
+                .unwrap()
+                .contains("-original\n+new\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_overwrite_after_external_change() {
+        let ws = Ws::new();
+        let p = ws.write("f.txt", "v1\n");
+        Read.run(json!({"file_path": "f.txt"}), &ws.ctx)
+            .await
+            .unwrap();
+        std::fs::write(&p, "v2 from someone else\n").unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let err = write(&ws, json!({"file_path": "f.txt", "content": "mine"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("changed on disk"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "v2 from someone else\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_input() {
+        let ws = Ws::new();
+        std::fs::create_dir_all(ws.path("dir")).unwrap();
+        let err = write(&ws, json!({"file_path": "dir", "content": ""}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("is a directory"), "{err}");
+        let err = write(&ws, json!({"file_path": "x"})).await.unwrap_err();
+        assert!(err.contains("missing field `content`"), "{err}");
+        // A parent that is a file.
+        ws.write("file", "");
+        let err = write(&ws, json!({"file_path": "file/child.txt", "content": ""}))
+            .await
+            .unwrap_err();
+        assert!(err.starts_with("Cannot create the directory"), "{err}");
+    }
+}
