@@ -3,6 +3,7 @@
 pub mod config;
 pub mod context;
 pub mod engine;
+pub mod first_run;
 pub mod event;
 pub mod message;
 pub mod provider;
