@@ -44,7 +44,7 @@ impl AnthropicProvider {
         headers: BTreeMap<String, String>,
         timeout: Option<Duration>,
     ) -> Result<Self, ProviderError> {
-        ensure_crypto_provider();
+        super::init_tls();
         let base = base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
         let url = format!("{base}/v1/messages");
@@ -145,15 +145,14 @@ impl Provider for AnthropicProvider {
             None => send.await,
         }
         .map_err(|e| {
-            self.scrub(ProviderError::new(
-                ErrorKind::Network,
-                one_line(&format!("anthropic: request failed: {}", e.without_url())),
-            ))
+            let mut err = super::error::from_reqwest(e);
+            err.message = one_line(&format!("anthropic: {}", err.message));
+            self.scrub(err)
         })?;
 
         let status = response.status();
         if !status.is_success() {
-            let retry_after = retry_after(response.headers());
+            let retry_after = super::error::retry_after(response.headers());
             let text = response.text().await.unwrap_or_default();
             let mut err = http_error(status.as_u16(), &text);
             err.retry_after = retry_after;
@@ -236,13 +235,6 @@ pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> ErrorKi
     }
 }
 
-/// `retry-after` in seconds (integer or decimal); HTTP dates are ignored.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
-}
-
 /// Collapses whitespace runs (newlines included) and caps the length.
 fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX_MESSAGE_CHARS + 1));
@@ -257,12 +249,4 @@ fn one_line(s: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// reqwest is built without a default rustls crypto provider; install ring's once.
-fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race to another installer is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }
