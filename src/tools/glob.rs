@@ -1,1 +1,262 @@
-//! stub
+//! `glob`: files by name pattern, gitignore-aware, newest first.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::{display_path, mtime_ms, resolve};
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+/// Results returned at most.
+pub const LIMIT: usize = 100;
+
+pub struct Glob;
+
+#[derive(Deserialize)]
+struct Input {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Glob {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/glob.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern, e.g. **/*.rs"},
+                "path": {"type": "string", "description": "Directory to search (default: the workspace root)"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("glob", input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || glob_sync(&input.pattern, input.path.as_deref(), &ctx))
+            .await
+            .map_err(|e| format!("glob: internal error: {e}"))?
+    }
+}
+
+/// A gitignore-aware walker over `root` that includes dotfiles but never enters `.git`.
+pub(crate) fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git");
+    b
+}
+
+/// Resolves the optional `path` parameter to an existing directory (or, with `allow_file`,
+/// file). Returns the path and how it is shown.
+pub(crate) fn search_root(
+    ctx: &ToolContext,
+    raw: Option<&str>,
+    allow_file: bool,
+) -> Result<(PathBuf, String), String> {
+    let raw = raw.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
+    let resolved = resolve(&ctx.workspace, raw);
+    let shown = resolved.display(&ctx.workspace);
+    match std::fs::metadata(&resolved.path) {
+        Ok(m) if m.is_dir() => Ok((resolved.path, shown)),
+        Ok(_) if allow_file => Ok((resolved.path, shown)),
+        Ok(_) => Err(format!("{shown} is a file, not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("Directory not found: {shown}"))
+        }
+        Err(e) => Err(format!("Cannot search {shown}: {e}")),
+    }
+}
+
+/// A file-name glob: patterns without `/` match the file name at any depth, others the path
+/// relative to the search root.
+pub(crate) struct NameGlob {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl NameGlob {
+    pub(crate) fn new(pattern: &str) -> Result<NameGlob, String> {
+        let pattern = pattern.trim();
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        if pattern.is_empty() {
+            return Err("the glob pattern is empty".to_string());
+        }
+        let matcher = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid glob pattern `{pattern}`: {e}"))?
+            .compile_matcher();
+        Ok(NameGlob {
+            matcher,
+            by_name: !pattern.contains('/'),
+        })
+    }
+
+    pub(crate) fn matches(&self, path: &Path, root: &Path) -> bool {
+        if self.by_name {
+            path.file_name().is_some_and(|n| self.matcher.is_match(n))
+        } else if self.matcher.glob().glob().starts_with('/') {
+            self.matcher.is_match(path)
+        } else {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| self.matcher.is_match(rel))
+        }
+    }
+}
+
+fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    let glob = NameGlob::new(pattern).map_err(|e| format!("glob: {e}"))?;
+    let (root, shown_root) = search_root(ctx, path, false)?;
+    let mut found: Vec<(i64, PathBuf)> = Vec::new();
+    for entry in walker(&root).build().flatten() {
+        if !entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink())
+        {
+            continue;
+        }
+        if glob.matches(entry.path(), &root) {
+            let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
+            found.push((mtime, entry.into_path()));
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    let title = format!("{pattern} in {shown_root}");
+    if total == 0 {
+        return Ok(ToolOutput {
+            title,
+            output: format!("No files found matching `{pattern}` in {shown_root}."),
+            metadata: json!({"count": 0, "truncated": false}),
+        });
+    }
+    let mut out: String = found
+        .iter()
+        .take(LIMIT)
+        .map(|(_, p)| display_path(p, &ctx.workspace) + "\n")
+        .collect();
+    if total > LIMIT {
+        out.push_str(&format!(
+            "\n({} more files matched and are not shown: {total} in total. Use a more specific pattern or path.)\n",
+            total - LIMIT
+        ));
+    }
+    Ok(ToolOutput {
+        title,
+        output: out,
+        metadata: json!({"count": total, "truncated": total > LIMIT}),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::tools::testutil::Ws;
+
+    fn touch(p: &Path, secs_ago: u64) {
+        let t = SystemTime::now() - Duration::from_secs(secs_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
+        Glob.run(input, &ws.ctx).await
+    }
+
+    #[tokio::test]
+    async fn newest_first_and_gitignore_aware() {
+        let ws = Ws::new();
+        touch(&ws.write("src/old.rs", ""), 300);
+        touch(&ws.write("src/deep/new.rs", ""), 10);
+        touch(&ws.write("mid.rs", ""), 100);
+        ws.write("target/debug/gen.rs", "");
+        ws.write("notes.txt", "");
+        ws.write(".gitignore", "target/\n");
+        ws.write(".git/hooks/x.rs", "");
+        let out = glob(&ws, json!({"pattern": "*.rs"})).await.unwrap();
+        assert_eq!(out.output, "src/deep/new.rs\nmid.rs\nsrc/old.rs\n");
+        let out = glob(&ws, json!({"pattern": "src/**/*.rs"})).await.unwrap();
+        assert_eq!(out.output, "src/deep/new.rs\nsrc/old.rs\n");
+        let out = glob(&ws, json!({"pattern": "*.rs", "path": "src/deep"}))
+            .await
+            .unwrap();
+        assert_eq!(out.output, "src/deep/new.rs\n");
+        let out = glob(&ws, json!({"pattern": "*.{txt,md}"})).await.unwrap();
+        assert_eq!(out.output, "notes.txt\n");
+        let out = glob(&ws, json!({"pattern": ".gitignore"})).await.unwrap();
+        assert_eq!(out.output, ".gitignore\n");
+    }
+
+    #[tokio::test]
+    async fn capped_with_a_note() {
+        let ws = Ws::new();
+        for i in 0..130 {
+            ws.write(&format!("f/{i}.txt"), "");
+        }
+        let out = glob(&ws, json!({"pattern": "*.txt"})).await.unwrap();
+        assert_eq!(
+            out.output.lines().filter(|l| l.starts_with("f/")).count(),
+            100
+        );
+        assert!(
+            out.output.contains("30 more files matched"),
+            "{}",
+            out.output
+        );
+        assert_eq!(out.metadata["count"], 130);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let ws = Ws::new();
+        let out = glob(&ws, json!({"pattern": "*.zig"})).await.unwrap();
+        assert!(out.output.starts_with("No files found"));
+        assert!(
+            glob(&ws, json!({"pattern": "a[b"}))
+                .await
+                .unwrap_err()
+                .contains("invalid glob")
+        );
+        assert!(
+            glob(&ws, json!({"pattern": "*", "path": "nope"}))
+                .await
+                .unwrap_err()
+                .contains("Directory not found")
+        );
+        ws.write("file", "");
+        assert!(
+            glob(&ws, json!({"pattern": "*", "path": "file"}))
+                .await
+                .unwrap_err()
+                .contains("not a directory")
+        );
+        assert!(
+            glob(&ws, json!({}))
+                .await
+                .unwrap_err()
+                .contains("missing field `pattern`")
+        );
+    }
+}

@@ -1,1 +1,297 @@
-//! stub
+//! `grep`: regex search over file contents, gitignore-aware, newest files first.
+
+use std::path::PathBuf;
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::glob::{NameGlob, search_root, walker};
+use super::path::{display_path, mtime_ms};
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+/// Matching lines returned at most.
+pub const LIMIT: usize = 100;
+/// Characters of a matching line shown.
+const MAX_LINE_CHARS: usize = 500;
+
+pub struct Grep;
+
+#[derive(Deserialize)]
+struct Input {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    include: Option<String>,
+    #[serde(default, alias = "-i")]
+    ignore_case: Option<bool>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Grep {
+    fn name(&self) -> &'static str {
+        "grep"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/grep.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Regular expression to search for"},
+                "path": {"type": "string", "description": "File or directory to search (default: the workspace root)"},
+                "include": {"type": "string", "description": "Only search files whose name matches this glob, e.g. *.rs"},
+                "ignore_case": {"type": "boolean", "description": "Case-insensitive search (default false)"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("grep", input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || grep_sync(input, &ctx))
+            .await
+            .map_err(|e| format!("grep: internal error: {e}"))?
+    }
+}
+
+fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    if input.pattern.is_empty() {
+        return Err("grep: `pattern` is empty".to_string());
+    }
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(input.ignore_case.unwrap_or(false))
+        .build(&input.pattern)
+        .map_err(|e| {
+            format!(
+                "grep: invalid regular expression `{}`: {}",
+                input.pattern,
+                one_line(&e.to_string())
+            )
+        })?;
+    let include = match input
+        .include
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(g) => Some(NameGlob::new(g).map_err(|e| format!("grep: `include`: {e}"))?),
+        None => None,
+    };
+    let (root, shown_root) = search_root(ctx, input.path.as_deref(), true)?;
+
+    // Files first, newest first, so the cap keeps the most recently touched code.
+    let mut files: Vec<(i64, PathBuf)> = Vec::new();
+    if root.is_file() {
+        let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
+        files.push((mtime, root.clone()));
+    } else {
+        for entry in walker(&root).build().flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if include
+                .as_ref()
+                .is_some_and(|g| !g.matches(entry.path(), &root))
+            {
+                continue;
+            }
+            let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
+            files.push((mtime, entry.into_path()));
+        }
+    }
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut out = String::new();
+    let mut shown = 0usize;
+    let mut total = 0usize;
+    let mut files_matched = 0usize;
+    for (_, path) in &files {
+        let display = display_path(path, &ctx.workspace);
+        let before = total;
+        let result = searcher.search_path(
+            &matcher,
+            path,
+            Lossy(|lnum, line| {
+                total += 1;
+                if shown < LIMIT {
+                    shown += 1;
+                    let text = line.trim_end_matches(['\n', '\r']);
+                    out.push_str(&format!("{display}:{lnum}: {}\n", cut(text)));
+                }
+                Ok(true)
+            }),
+        );
+        if let Err(e) = result {
+            tracing::debug!(path = %path.display(), error = %e, "grep: skipped a file");
+        }
+        if total > before {
+            files_matched += 1;
+        }
+    }
+    let title = format!("{} in {shown_root}", input.pattern);
+    if total == 0 {
+        return Ok(ToolOutput {
+            title,
+            output: format!("No matches for `{}` in {shown_root}.", input.pattern),
+            metadata: json!({"matches": 0, "files": 0, "truncated": false}),
+        });
+    }
+    if total > LIMIT {
+        out.push_str(&format!(
+            "\n({} more matching lines are not shown: {total} in {files_matched} files in total. \
+             Narrow the pattern, path or include to see them.)\n",
+            total - LIMIT
+        ));
+    }
+    Ok(ToolOutput {
+        title,
+        output: out,
+        metadata: json!({"matches": total, "files": files_matched, "truncated": total > LIMIT}),
+    })
+}
+
+fn cut(line: &str) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.to_string(),
+        Some((i, _)) => format!("{}… [line cut]", &line[..i]),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::tools::testutil::Ws;
+
+    fn touch(p: &Path, secs_ago: u64) {
+        let t = SystemTime::now() - Duration::from_secs(secs_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
+        Grep.run(input, &ws.ctx).await
+    }
+
+    #[tokio::test]
+    async fn matches_newest_file_first() {
+        let ws = Ws::new();
+        touch(
+            &ws.write("a.rs", "fn main() {}\nlet x = 1;\nfn helper() {}\n"),
+            200,
+        );
+        touch(&ws.write("src/b.rs", "// fn not at start\nfn b() {}\n"), 10);
+        ws.write("ignored/c.rs", "fn c() {}\n");
+        ws.write(".gitignore", "ignored/\n");
+        ws.write("bin.dat", b"fn x\0\x01\x02");
+        let out = grep(&ws, json!({"pattern": "^fn \\w+"})).await.unwrap();
+        assert_eq!(
+            out.output,
+            "src/b.rs:2: fn b() {}\na.rs:1: fn main() {}\na.rs:3: fn helper() {}\n"
+        );
+        assert_eq!(out.metadata["matches"], 3);
+        assert_eq!(out.metadata["files"], 2);
+    }
+
+    #[tokio::test]
+    async fn include_ignore_case_and_single_file() {
+        let ws = Ws::new();
+        ws.write("x.py", "TODO one\n");
+        ws.write("y.rs", "todo two\n");
+        let out = grep(&ws, json!({"pattern": "todo", "include": "*.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(out.output, "y.rs:1: todo two\n");
+        let out = grep(
+            &ws,
+            json!({"pattern": "todo", "ignore_case": true, "path": "x.py"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.output, "x.py:1: TODO one\n");
+        let out = grep(&ws, json!({"pattern": "nothing here"})).await.unwrap();
+        assert!(out.output.starts_with("No matches"));
+    }
+
+    #[tokio::test]
+    async fn not_utf8_lines_are_shown_lossily() {
+        let ws = Ws::new();
+        ws.write("l1.txt", b"caf\xe9 latte\n");
+        let out = grep(&ws, json!({"pattern": "latte"})).await.unwrap();
+        assert_eq!(out.output, "l1.txt:1: caf\u{FFFD} latte\n");
+    }
+
+    #[tokio::test]
+    async fn capped_with_a_note() {
+        let ws = Ws::new();
+        let text: String = (0..250).map(|i| format!("hit {i}\n")).collect();
+        ws.write("many.txt", &text);
+        let out = grep(&ws, json!({"pattern": "hit"})).await.unwrap();
+        assert_eq!(
+            out.output
+                .lines()
+                .filter(|l| l.starts_with("many.txt:"))
+                .count(),
+            100
+        );
+        assert!(
+            out.output.contains("150 more matching lines"),
+            "{}",
+            out.output
+        );
+        assert_eq!(out.metadata["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn long_lines_cut() {
+        let ws = Ws::new();
+        ws.write("min.js", format!("needle{}\n", "x".repeat(5000)));
+        let out = grep(&ws, json!({"pattern": "needle"})).await.unwrap();
+        assert!(out.output.len() < 700 && out.output.contains("[line cut]"));
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let ws = Ws::new();
+        let err = grep(&ws, json!({"pattern": "fn("})).await.unwrap_err();
+        assert!(
+            err.starts_with("grep: invalid regular expression") && !err.contains('\n'),
+            "{err}"
+        );
+        assert!(
+            grep(&ws, json!({"pattern": "x", "path": "nope"}))
+                .await
+                .unwrap_err()
+                .contains("not found")
+        );
+        assert!(
+            grep(&ws, json!({"pattern": ""}))
+                .await
+                .unwrap_err()
+                .contains("empty")
+        );
+    }
+}

@@ -90,7 +90,7 @@ pub(crate) mod testutil {
 
     /// A temp workspace and data dir, and a context over them.
     pub struct Ws {
-        pub dir: tempfile::TempDir,
+        pub _dir: tempfile::TempDir,
         pub ctx: ToolContext,
     }
 
@@ -111,7 +111,7 @@ pub(crate) mod testutil {
                 state: Arc::new(SessionToolState::default()),
                 output: ToolOutputConfig::default(),
             };
-            Ws { dir, ctx }
+            Ws { _dir: dir, ctx }
         }
 
         pub fn root(&self) -> PathBuf {

@@ -1,1 +1,200 @@
-//! stub
+//! `todowrite`: the agent's task list for the session.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolOutput, parse_input};
+
+pub struct TodoWrite;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    #[serde(alias = "in-progress", alias = "inprogress")]
+    InProgress,
+    #[serde(alias = "done")]
+    Completed,
+    #[serde(alias = "canceled")]
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    High,
+    Medium,
+    Low,
+}
+
+/// One item as stored in `SessionToolState::todos` (a JSON array of these).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Todo {
+    pub id: String,
+    pub content: String,
+    pub status: TodoStatus,
+    pub priority: Priority,
+}
+
+#[derive(Deserialize)]
+struct InputTodo {
+    #[serde(default)]
+    id: Option<Value>,
+    content: String,
+    status: TodoStatus,
+    #[serde(default)]
+    priority: Option<Priority>,
+}
+
+#[derive(Deserialize)]
+struct Input {
+    todos: Vec<InputTodo>,
+}
+
+#[async_trait::async_trait]
+impl Tool for TodoWrite {
+    fn name(&self) -> &'static str {
+        "todowrite"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../prompts/tools/todowrite.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "todos": {
+                    "type": "array",
+                    "description": "The complete, updated task list",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string", "description": "What to do"},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed", "cancelled"]},
+                            "priority": {"type": "string", "enum": ["high", "medium", "low"]},
+                            "id": {"type": "string", "description": "Stable identifier (optional)"}
+                        },
+                        "required": ["content", "status"]
+                    }
+                }
+            },
+            "required": ["todos"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input: Input = parse_input("todowrite", input)?;
+        let mut todos = Vec::with_capacity(input.todos.len());
+        for (i, t) in input.todos.into_iter().enumerate() {
+            let content = t.content.trim().to_string();
+            if content.is_empty() {
+                return Err(format!("todowrite: item {} has empty content", i + 1));
+            }
+            let id = match t.id {
+                Some(Value::String(s)) if !s.trim().is_empty() => s,
+                Some(Value::Number(n)) => n.to_string(),
+                _ => (i + 1).to_string(),
+            };
+            todos.push(Todo {
+                id,
+                content,
+                status: t.status,
+                priority: t.priority.unwrap_or(Priority::Medium),
+            });
+        }
+        let stored = serde_json::to_value(&todos).map_err(|e| format!("todowrite: {e}"))?;
+        if let Ok(mut slot) = ctx.state.todos.lock() {
+            *slot = stored.clone();
+        }
+        let open = todos
+            .iter()
+            .filter(|t| matches!(t.status, TodoStatus::Pending | TodoStatus::InProgress))
+            .count();
+        let mut out = String::new();
+        for t in &todos {
+            let mark = match t.status {
+                TodoStatus::Pending => "[ ]",
+                TodoStatus::InProgress => "[~]",
+                TodoStatus::Completed => "[x]",
+                TodoStatus::Cancelled => "[-]",
+            };
+            let prio = match t.priority {
+                Priority::High => " (high)",
+                Priority::Medium => "",
+                Priority::Low => " (low)",
+            };
+            out.push_str(&format!("{mark} {}{prio}\n", t.content));
+        }
+        if todos.is_empty() {
+            out.push_str("(the task list is empty)\n");
+        }
+        out.push_str(&format!("\n{open} open of {} tasks.", todos.len()));
+        Ok(ToolOutput {
+            title: format!("{open} open todos"),
+            output: out,
+            metadata: json!({"todos": stored}),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::testutil::Ws;
+
+    #[tokio::test]
+    async fn replaces_the_list() {
+        let ws = Ws::new();
+        let input = json!({"todos": [
+            {"content": "Write the parser", "status": "completed", "priority": "high"},
+            {"content": "Test it", "status": "in_progress"},
+            {"content": "Docs", "status": "pending", "priority": "low", "id": "d"},
+            {"content": "Old idea", "status": "cancelled"}
+        ]});
+        let out = TodoWrite.run(input, &ws.ctx).await.unwrap();
+        assert_eq!(
+            out.output,
+            "[x] Write the parser (high)\n[~] Test it\n[ ] Docs (low)\n[-] Old idea\n\n2 open of 4 tasks."
+        );
+        assert_eq!(out.title, "2 open todos");
+        let stored = ws.ctx.state.todos.lock().unwrap().clone();
+        assert_eq!(
+            stored[1],
+            json!({"id": "2", "content": "Test it", "status": "in_progress", "priority": "medium"})
+        );
+        assert_eq!(stored[2]["id"], "d");
+        assert_eq!(out.metadata["todos"], stored);
+
+        TodoWrite.run(json!({"todos": []}), &ws.ctx).await.unwrap();
+        assert_eq!(*ws.ctx.state.todos.lock().unwrap(), json!([]));
+    }
+
+    #[tokio::test]
+    async fn bad_input() {
+        let ws = Ws::new();
+        let err = TodoWrite
+            .run(
+                json!({"todos": [{"content": "x", "status": "doing"}]}),
+                &ws.ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.starts_with("Invalid input for todowrite") && err.contains("doing"),
+            "{err}"
+        );
+        let err = TodoWrite
+            .run(
+                json!({"todos": [{"content": " ", "status": "pending"}]}),
+                &ws.ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(err.contains("empty content"), "{err}");
+        // Nothing was stored by the failed calls.
+        assert_eq!(*ws.ctx.state.todos.lock().unwrap(), Value::Null);
+    }
+}
