@@ -114,7 +114,10 @@ pub enum StreamEvent {
     /// Anthropic: a redacted thinking block (opaque data to send back).
     RedactedReasoning(String),
     /// A tool call began streaming (for showing it as pending).
-    ToolCallStart { id: String, name: String },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
     /// A tool call is complete. `arguments` is the raw JSON text the model produced.
     ToolCall {
         id: String,
