@@ -15,6 +15,9 @@ pub mod tokens;
 pub mod tracker;
 pub mod view;
 
+#[cfg(test)]
+pub(crate) mod testutil;
+
 /// The user text a Compaction part is sent as; the summary answers it.
 pub const COMPACTION_QUESTION: &str = "What did we do so far?";
 
