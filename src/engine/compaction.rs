@@ -12,9 +12,6 @@ use crate::event::{EngineState, Event};
 use crate::message::{CompactionPart, Message, PartKind, Role, Usage, now_ms};
 use crate::provider::{AssistantContent, ChatMessage, ChatRequest, ErrorKind, UserContent};
 
-const COMPACTION_PROMPT: &str = include_str!("../../prompts/compaction.md");
-/// Room kept in each summary request for the running summary and the request text.
-const SUMMARY_ROOM: u64 = 8_000;
 /// Budget when the model's window is unknown.
 const UNKNOWN_WINDOW_BUDGET: u64 = 100_000;
 /// How often a chunk that still overflowed is split further.
@@ -46,26 +43,14 @@ impl Runner {
         self.state(EngineState::Compacting, None);
 
         // What is summarised: everything after the previous summary, before the verbatim tail.
-        let (previous, history_start) = match super::runner::latest_completed_compaction(&self.view)
-        {
-            Some(0) => (Some(self.view[1].text()), 2),
-            _ => (None, 0),
-        };
-        let history = &self.view[history_start..];
         let budget = plan::preserve_recent_tokens(self.usable(), &self.opts.config.compaction);
-        let mut tail = history_start + plan::split_tail(history, budget, &mut self.estimator);
-        if tail == history_start && previous.is_none() {
-            // Nothing older than the tail: summarise it all rather than not shrink.
-            tail = self.view.len();
-        }
-        if tail == history_start && previous.is_some() && tail < self.view.len() {
-            // Only the tail is new since the last summary: fold it in.
-            tail = self.view.len();
-        }
-        let chat = plan::prepare(flatten_tools(crate::context::view::to_chat(
-            &self.view[history_start..tail],
+        let cut = plan::cut(&self.view, budget, &mut self.estimator);
+        let previous = cut.previous_summary.clone();
+        let tail = cut.summarise.end;
+        let chat = plan::prepare(flatten_tools(super::runner::to_wire(
+            &self.view[cut.summarise.clone()],
         )));
-        let tail_start = self.view.get(tail).map(|m| m.id.clone());
+        let tail_start = cut.tail_start.clone();
 
         let mut c = Message::new(&self.session.id, Role::User);
         c.push(PartKind::Compaction(CompactionPart {
@@ -181,12 +166,8 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(String, Usage, u32), String> {
         let usable = overflow::usable(&setup.limits, &self.opts.config.compaction);
-        let fixed = self.estimator.text(COMPACTION_PROMPT) + SUMMARY_ROOM;
-        let mut budget = if usable == 0 {
-            UNKNOWN_WINDOW_BUDGET
-        } else {
-            usable.saturating_sub(fixed).max(1_000)
-        };
+        let usable = if usable == 0 { UNKNOWN_WINDOW_BUDGET } else { usable };
+        let mut budget = plan::chunk_budget(usable, previous, focus, &self.estimator);
         let mut running: Option<String> = previous.map(str::to_string);
         let mut usage = Usage::default();
         let mut calls = 0u32;
@@ -203,7 +184,7 @@ impl Runner {
                 plan::summary_request_messages(running.as_deref(), &rest[range.clone()], focus);
             let request = ChatRequest {
                 model: setup.model_id.clone(),
-                system: vec![COMPACTION_PROMPT.trim_end().to_string()],
+                system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
                 messages,
                 tools: Vec::new(),
                 max_tokens: Some(overflow::max_output(&setup.limits).clamp(1_024, 16_000) as u32),

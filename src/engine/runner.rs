@@ -148,7 +148,7 @@ impl Runner {
         let loaded = self
             .store
             .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
-        self.view = model_order(loaded);
+        self.view = crate::context::view::model_order(loaded);
         self.reset_estimate();
         Ok(())
     }
@@ -427,7 +427,7 @@ impl Runner {
 
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
-        let mut messages = crate::context::view::to_chat(&self.view);
+        let mut messages = to_wire(&self.view);
         if last_step {
             messages.push(crate::provider::ChatMessage::Assistant {
                 content: vec![crate::provider::AssistantContent::Text {
@@ -458,6 +458,12 @@ impl Runner {
     }
 }
 
+/// Converts messages already in model order to wire messages (DESIGN.md §3.2).
+pub(super) fn to_wire(messages: &[Message]) -> Vec<crate::provider::ChatMessage> {
+    let refs: Vec<&Message> = messages.iter().collect();
+    crate::context::view::convert(&refs, &mut |_, _| None)
+}
+
 /// A session title from the first user message.
 fn title_from(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
@@ -468,80 +474,9 @@ fn title_from(text: &str) -> String {
     title
 }
 
-/// Puts stored messages (id order) into model order: when the first messages are the verbatim
-/// tail of a compaction, they move after that compaction's message and summary.
-pub(crate) fn model_order(mut messages: Vec<Message>) -> Vec<Message> {
-    let Some(c) = latest_completed_compaction(&messages) else {
-        return messages;
-    };
-    if c == 0 {
-        return messages;
-    }
-    // messages[c] is the compaction message, messages[c + 1] its summary.
-    let tail: Vec<Message> = messages.drain(..c).collect();
-    let insert_at = 2.min(messages.len());
-    messages.splice(insert_at..insert_at, tail);
-    messages
-}
-
-/// Index of the user message holding the latest compaction that has a finished summary.
-pub(crate) fn latest_completed_compaction(messages: &[Message]) -> Option<usize> {
-    (0..messages.len()).rev().find(|&i| {
-        messages[i].compaction().is_some()
-            && messages
-                .get(i + 1)
-                .is_some_and(|s| s.summary && s.finish.is_some() && s.error.is_none())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::CompactionPart;
-
-    fn user(text: &str) -> Message {
-        let mut m = Message::new("s", Role::User);
-        m.push(PartKind::Text {
-            text: text.into(),
-            synthetic: false,
-        });
-        m
-    }
-
-    #[test]
-    fn tail_moves_after_the_summary() {
-        let t1 = user("tail one");
-        let t2 = user("tail two");
-        let mut c = Message::new("s", Role::User);
-        c.push(PartKind::Compaction(CompactionPart {
-            auto: true,
-            overflow: false,
-            focus: None,
-            tail_start: Some(t1.id.clone()),
-        }));
-        let mut s = Message::new("s", Role::Assistant);
-        s.summary = true;
-        s.finish = Some("stop".into());
-        let newer = user("newer");
-        let ids = |v: &[Message]| v.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
-        let stored = vec![t1.clone(), t2.clone(), c.clone(), s.clone(), newer.clone()];
-        let ordered = model_order(stored);
-        assert_eq!(ids(&ordered), ids(&[c, s, t1, t2, newer]));
-    }
-
-    #[test]
-    fn unfinished_compaction_does_not_reorder() {
-        let t1 = user("one");
-        let mut c = Message::new("s", Role::User);
-        c.push(PartKind::Compaction(CompactionPart {
-            auto: true,
-            overflow: false,
-            focus: None,
-            tail_start: None,
-        }));
-        let stored = vec![t1.clone(), c.clone()];
-        assert_eq!(model_order(stored.clone()), stored);
-    }
 
     #[test]
     fn titles_are_cut() {
