@@ -17,8 +17,16 @@ pub struct Registry {
 impl Registry {
     /// bash, read, write, edit, glob, grep, list, todowrite.
     pub fn builtin() -> Registry {
-        let tools: Vec<Arc<dyn Tool>> =
-            vec![Arc::new(super::bash::Bash), Arc::new(super::read::Read)];
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(super::bash::Bash),
+            Arc::new(super::read::Read),
+            Arc::new(super::write::Write),
+            Arc::new(super::edit::Edit),
+            Arc::new(super::glob::Glob),
+            Arc::new(super::grep::Grep),
+            Arc::new(super::list::List),
+            Arc::new(super::todo::TodoWrite),
+        ];
         Registry { tools }
     }
 
