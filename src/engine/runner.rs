@@ -30,11 +30,17 @@ pub(super) struct ModelSetup {
     pub model_id: String,
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
+    pub kind: crate::config::ProviderKind,
 }
 
 impl ModelSetup {
     pub fn build(config: &crate::config::Config, name: &str) -> anyhow::Result<(Self, Option<String>)> {
         let (provider, model_id) = provider::factory::build(config, name)?;
+        let kind = provider::factory::split_model(name)
+            .ok()
+            .and_then(|(p, _)| config.provider.get(p))
+            .map(|p| p.kind.clone())
+            .unwrap_or(crate::config::ProviderKind::Openai);
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
         let limits = Limits {
@@ -49,6 +55,7 @@ impl ModelSetup {
                 model_id,
                 info,
                 limits,
+                kind,
             },
             resolved.warning,
         ))
@@ -450,7 +457,13 @@ impl Runner {
         }
     }
 
+    /// `max_tokens` to request: the configured value; Anthropic requires one, so it also gets
+    /// the model's output limit (OpenAI's newer models reject `max_tokens`, so it is not sent
+    /// to OpenAI-compatible servers unless configured).
     pub(super) fn max_tokens(&self) -> Option<u32> {
+        if self.model.kind == crate::config::ProviderKind::Openai {
+            return self.model.info.max_tokens;
+        }
         self.model.info.max_tokens.or_else(|| {
             let out = overflow::max_output(&self.model.limits);
             (out > 0).then(|| out.min(u32::MAX as u64) as u32)

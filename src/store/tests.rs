@@ -68,6 +68,7 @@ fn every_part_kind() -> Vec<PartKind> {
             auto: true,
             overflow: true,
             focus: Some("the parser".into()),
+            tail_start: Some("01TAIL".into()),
         }),
         PartKind::StepStart,
         PartKind::StepFinish {

@@ -16,8 +16,8 @@ pub struct PithEnv {
 pub const MODEL: &str = "mock/test-model";
 
 impl PithEnv {
-    /// `base_url` is the mock's URL; `context` and `output` are the model's limits; `extra` is
-    /// appended to the config file.
+    /// `base_url` is the mock's URL; `context` and `output` are the model's limits; `extra` goes
+    /// right after the top-level `model` key (top-level keys first, then any tables).
     pub fn new(base_url: &str, context: u64, output: u64, extra: &str) -> PithEnv {
         let workspace = tempfile::tempdir().expect("workspace");
         let data = tempfile::tempdir().expect("data dir");
@@ -25,6 +25,8 @@ impl PithEnv {
         let config = home.path().join("pith-test.toml");
         let text = format!(
             r#"model = "{MODEL}"
+
+{extra}
 
 [provider.mock]
 kind = "openai"
@@ -36,8 +38,6 @@ context = {context}
 output = {output}
 cost_input = 1.0
 cost_output = 2.0
-
-{extra}
 "#
         );
         std::fs::write(&config, text).expect("write config");
@@ -85,7 +85,13 @@ cost_output = 2.0
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad json line {l}: {e}")))
-            .collect();
+            .collect::<Vec<Value>>();
+        if std::env::var_os("PITH_TEST_DUMP").is_some() {
+            for e in &events {
+                let line = e.to_string();
+                eprintln!("EVENT {}", line.chars().take(400).collect::<String>());
+            }
+        }
         (out, events)
     }
 
