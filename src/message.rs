@@ -181,8 +181,8 @@ pub struct CompactionPart {
     pub overflow: bool,
     #[serde(default)]
     pub focus: Option<String>,
-    /// First message of the verbatim tail kept word for word after the summary (set by the
-    /// compaction task once it has cut the tail; `None` = no tail). See `context::view`.
+    /// First message of the verbatim tail kept after the summary (it precedes this message in
+    /// storage order; the view puts it after the summary).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_start: Option<MessageId>,
 }
