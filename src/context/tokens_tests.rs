@@ -1,6 +1,5 @@
 use super::*;
 use crate::context::testutil::*;
-use crate::message::Role;
 
 #[test]
 fn encoding_by_model_family() {
@@ -227,5 +226,4 @@ fn request_overhead_is_cached_by_content() {
     assert_eq!(e.fixed.len(), 1);
     assert_eq!(e.request_overhead(&sys, &[]), a);
     assert_eq!(e.fixed.len(), 1);
-    let _ = Role::User;
 }

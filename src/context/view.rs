@@ -212,8 +212,10 @@ pub fn view(messages: &[Message]) -> Vec<&Message> {
     view_with(messages, compaction_point(messages))
 }
 
-/// Puts messages into model order (owned): the view of `messages`, or all of them in their
-/// order when there is no completed compaction. Messages outside the view are dropped.
+/// Puts messages into model order (owned): the compaction message and its summary, the verbatim
+/// tail, then every later message (including a compaction still being processed; [`to_chat`]
+/// leaves such messages out). Messages before the view are dropped. Without a completed
+/// compaction the messages are returned as they are.
 pub fn model_order(messages: Vec<Message>) -> Vec<Message> {
     let point = compaction_point(&messages);
     let (head, tail, rest) = view_ranges(messages.len(), point);
@@ -222,8 +224,13 @@ pub fn model_order(messages: Vec<Message>) -> Vec<Message> {
         order.push(c);
         order.push(s);
     }
-    for i in tail.chain(rest) {
+    for i in tail {
         if in_body(&messages[i], i, point) {
+            order.push(i);
+        }
+    }
+    for i in rest {
+        if point.is_none_or(|p| p.summary != i) {
             order.push(i);
         }
     }
