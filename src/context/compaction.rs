@@ -115,9 +115,10 @@ pub fn chunk_budget(
     focus: Option<&str>,
     est: &Estimator,
 ) -> u64 {
+    // Room for the summary the model writes: SUMMARY_RESERVE, or a quarter of a small window.
     let fixed = est.text(SYSTEM_PROMPT)
         + est.text(&request_text(previous_summary, focus))
-        + SUMMARY_RESERVE;
+        + SUMMARY_RESERVE.min(usable / 4);
     (usable - usable / 10)
         .saturating_sub(fixed)
         .max(MIN_CHUNK_BUDGET)

@@ -1,6 +1,8 @@
 //! The compaction task (DESIGN.md §4c): a Compaction part on a user message, processed by the
 //! hidden compaction agent, saved as a summary message; the view restarts from it.
 
+use std::collections::VecDeque;
+
 use tokio_util::sync::CancellationToken;
 
 use super::runner::{ModelSetup, Runner};
@@ -34,7 +36,13 @@ impl Runner {
             ));
         }
         self.compactions_this_turn += 1;
-        let before = self.tracker.used();
+        // After a provider overflow error the context is at least the usable window, whatever
+        // the estimate says.
+        let before = if overflow {
+            self.tracker.used().max(self.usable())
+        } else {
+            self.tracker.used()
+        };
         self.emit(Event::CompactionStarted {
             auto,
             overflow,
@@ -149,6 +157,14 @@ impl Runner {
         })
     }
 
+    /// `max_tokens` for a summary request: OpenAI-compatible servers get it only when configured.
+    fn summary_max_tokens(&self, setup: &ModelSetup) -> Option<u32> {
+        if setup.kind == crate::config::ProviderKind::Openai {
+            return setup.info.max_tokens;
+        }
+        Some(overflow::max_output(&setup.limits).clamp(1_024, 16_000) as u32)
+    }
+
     /// Removes a compaction message that did not complete.
     fn discard(&self, c: &Message) {
         if let Err(e) = self.store.delete_message(&c.id) {
@@ -172,22 +188,24 @@ impl Runner {
         let mut usage = Usage::default();
         let mut calls = 0u32;
         let mut splits = 0u32;
-        let mut done = 0usize;
-        if chat.is_empty() && running.is_some() {
-            return Err("nothing new to compact since the last summary".into());
+        if chat.is_empty() {
+            return Err(if running.is_some() {
+                "nothing new to compact since the last summary".into()
+            } else {
+                "nothing to compact yet".into()
+            });
         }
-        while done < chat.len() || (chat.is_empty() && calls == 0) {
-            let rest = &chat[done..];
-            let chunks = plan::plan_chunks(rest, budget, &self.estimator);
-            let range = chunks.first().cloned().unwrap_or(0..rest.len());
-            let messages =
-                plan::summary_request_messages(running.as_deref(), &rest[range.clone()], focus);
+        // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
+        let mut queue: VecDeque<Vec<ChatMessage>> =
+            plan::chunks(chat, budget, &self.estimator).into();
+        while let Some(chunk) = queue.pop_front() {
+            let messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
             let request = ChatRequest {
                 model: setup.model_id.clone(),
                 system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
                 messages,
                 tools: Vec::new(),
-                max_tokens: Some(overflow::max_output(&setup.limits).clamp(1_024, 16_000) as u32),
+                max_tokens: self.summary_max_tokens(setup),
                 temperature: None,
                 thinking_budget: None,
             };
@@ -201,21 +219,21 @@ impl Runner {
                         return Err("the compaction model returned an empty summary".into());
                     }
                     running = Some(text);
-                    done += range.len().max(1);
                 }
                 Err(e) if e.kind == ErrorKind::ContextOverflow && splits < MAX_SPLITS => {
+                    // The estimate was off for this model: split the chunk further.
                     calls += 1;
                     splits += 1;
                     budget = (budget / 2).max(500);
                     tracing::warn!("summary request overflowed; splitting to {budget} tokens");
+                    for piece in plan::chunks(chunk.clone(), budget, &self.estimator).into_iter().rev() {
+                        queue.push_front(piece);
+                    }
                 }
                 Err(e) if e.kind == ErrorKind::Cancelled => {
                     return Err("compaction interrupted".into());
                 }
                 Err(e) => return Err(format!("compaction failed: {}", e.message)),
-            }
-            if chat.is_empty() {
-                break;
             }
         }
         let summary = running.ok_or_else(|| "compaction produced no summary".to_string())?;
