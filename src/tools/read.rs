@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::{display_path, mtime_ms, resolve};
+use super::path::{display_path, resolve};
 use super::truncate::human_bytes;
 use super::{Tool, ToolContext, ToolOutput, parse_input};
 
@@ -122,11 +122,7 @@ fn read_sync(
         .map_err(|e| format!("Cannot read {shown}: {e}"))?;
 
     // Remember what the session has seen, for write/edit.
-    if let Ok(m) = std::fs::metadata(path) {
-        if let Ok(mut rf) = ctx.state.read_files.lock() {
-            rf.insert(path.clone(), mtime_ms(&m));
-        }
-    }
+    super::write::record_write(ctx, path);
 
     if page.total == 0 {
         return Ok(ToolOutput {
