@@ -3,6 +3,8 @@
 //! "always" grants, and the doom-loop check.
 //!
 //! Matching: within a tool's table the longest matching pattern wins (ties: the stricter action).
+//! Patterns are globs whose `*` also crosses `/` (`src/*` covers the whole `src` tree). A bash
+//! command line is split into its simple commands (see `bash_parse`); every one must pass.
 //! The user's rules are merged over the defaults pattern by pattern. A default that is more
 //! lenient than the user's `*` rule for the same tool is dropped (so `read = "deny"` denies
 //! `.env.example` too), while stricter defaults stay (so `edit = "allow"` still asks for `*.env`).
@@ -315,7 +317,7 @@ impl Permissions {
                 }
                 let mut subjects = Vec::new();
                 if !r.inside {
-                    subjects.push(external(&r, false));
+                    subjects.push(external(&r, r.path.is_dir()));
                 }
                 let shown = r.display(&ctx.workspace);
                 let abs = r.path.to_string_lossy().into_owned();
