@@ -1,1 +1,235 @@
-fn main(){}
+//! The per-step context work (view + estimate + overflow test + prune plan) on synthetic sessions
+//! of 100 to 100,000 stored parts, and the estimator's throughput on code-like text.
+//!
+//! A step is modelled as: append one step's parts (an assistant message with a text, a completed
+//! tool call and its step markers, fresh ids), then do the per-step work with the caches warmed by
+//! the steps before. Its cost must grow with what is new, not with the session's length: the view
+//! starts at a pointer, each part is counted once, and the prune walk stops at the first output
+//! it already pruned.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+
+use pith::config::CompactionConfig;
+use pith::context::overflow::{self, Limits};
+use pith::context::tokens::Estimator;
+use pith::context::tracker::ContextTracker;
+use pith::context::{prune, view};
+use pith::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
+
+const SESSION: &str = "bench";
+/// Turns kept after the latest compaction (the view), whatever the session length.
+const VIEW_TURNS: usize = 15;
+/// A compaction every this many turns.
+const COMPACT_EVERY: usize = 20;
+/// Turns whose tool outputs are still unpruned at the end.
+const UNPRUNED_TURNS: usize = 6;
+
+fn prose(n: usize, seed: usize) -> String {
+    const W: [&str; 16] = [
+        "the",
+        "parser",
+        "returns",
+        "an",
+        "error",
+        "when",
+        "src/lib.rs",
+        "config",
+        "value",
+        "is",
+        "missing",
+        "so",
+        "we",
+        "check",
+        "fn",
+        "Option<u64>",
+    ];
+    (0..n)
+        .map(|i| W[(i * 7 + seed) % W.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn code(lines: usize) -> String {
+    (0..lines)
+        .map(|i| {
+            format!(
+                "    let value_{i} = config.get(\"key_{i}\").and_then(|v| v.as_u64()).unwrap_or({i});\n"
+            )
+        })
+        .collect()
+}
+
+fn user_msg(text: String) -> Message {
+    let mut m = Message::new(SESSION, Role::User);
+    m.push(PartKind::Text {
+        text,
+        synthetic: false,
+    });
+    m
+}
+
+/// One step: StepStart, Text, Tool (completed), StepFinish — four parts.
+fn step_msg(parent: &str, seed: usize, compacted: bool) -> Message {
+    let mut m = Message::new(SESSION, Role::Assistant);
+    m.parent_id = Some(parent.to_string());
+    m.finish = Some("tool_calls".into());
+    m.push(PartKind::StepStart);
+    m.push(PartKind::Text {
+        text: prose(40, seed),
+        synthetic: false,
+    });
+    m.push(PartKind::Tool {
+        call_id: format!("call_{seed}"),
+        tool: "read".into(),
+        input: json!({"path": format!("src/module_{seed}.rs")}),
+        state: ToolState::Completed {
+            output: code(12),
+            title: "read".into(),
+            metadata: json!({}),
+            time: ToolTime {
+                start: 0,
+                end: 1,
+                compacted: compacted.then_some(1),
+            },
+        },
+    });
+    m.push(PartKind::StepFinish {
+        usage: Default::default(),
+        finish: "tool_calls".into(),
+        cost: 0.0,
+    });
+    m
+}
+
+/// A session of about `parts` stored parts: turns of one user message and three steps, a
+/// completed compaction every `COMPACT_EVERY` turns placed so that the last one is
+/// `VIEW_TURNS` turns before the end, old outputs already pruned.
+fn session(parts: usize) -> Vec<Message> {
+    let turns = (parts / 13).max(1);
+    let mut out = Vec::new();
+    for t in 0..turns {
+        let left = turns - t;
+        if t > 0 && left >= VIEW_TURNS && (left - VIEW_TURNS).is_multiple_of(COMPACT_EVERY) {
+            let mut c = Message::new(SESSION, Role::User);
+            c.push(PartKind::Compaction(CompactionPart {
+                auto: true,
+                overflow: false,
+                focus: None,
+                tail_start: None,
+            }));
+            let mut s = Message::new(SESSION, Role::Assistant);
+            s.parent_id = Some(c.id.clone());
+            s.summary = true;
+            s.finish = Some("stop".into());
+            s.push(PartKind::Text {
+                text: prose(400, t),
+                synthetic: false,
+            });
+            out.push(c);
+            out.push(s);
+        }
+        let u = user_msg(prose(30, t));
+        let uid = u.id.clone();
+        out.push(u);
+        for k in 0..3 {
+            out.push(step_msg(&uid, t * 3 + k, left > UNPRUNED_TURNS));
+        }
+    }
+    out
+}
+
+struct Engine {
+    messages: Vec<Message>,
+    pointer: view::ViewPointer,
+    est: Estimator,
+    tracker: ContextTracker,
+    limits: Limits,
+    cfg: CompactionConfig,
+    seed: usize,
+}
+
+impl Engine {
+    fn new(parts: usize) -> Self {
+        let mut e = Engine {
+            messages: session(parts),
+            pointer: view::ViewPointer::new(),
+            est: Estimator::for_model("anthropic/claude-sonnet-4-5"),
+            tracker: ContextTracker::new(),
+            limits: Limits {
+                context: 200_000,
+                input: None,
+                output: 64_000,
+            },
+            cfg: CompactionConfig::default(),
+            seed: 1_000_000,
+        };
+        // Warm: the pointer, the part cache and the running figure, as after earlier steps.
+        e.pointer.refresh(&e.messages);
+        let estimate = e.est.messages(e.pointer.view(&e.messages));
+        e.tracker.on_reset(estimate);
+        black_box(prune::plan(&e.messages, &mut e.est, &e.cfg));
+        e
+    }
+
+    /// Appends one step and does the per-step context work; then removes the step again so
+    /// every iteration sees the same session length.
+    fn step(&mut self) -> usize {
+        self.seed += 1;
+        let parent = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.id.clone())
+            .unwrap_or_default();
+        self.messages.push(step_msg(&parent, self.seed, false));
+        // 1. view from the pointer, converted to the request
+        self.pointer.refresh(&self.messages);
+        let chat = view::convert(&self.pointer.view(&self.messages), &mut |_, _| None);
+        // 2. estimate what is new
+        let last = self.messages.len() - 1;
+        let added = self.est.message(&self.messages[last]);
+        self.tracker.on_added(added);
+        // 3. overflow test
+        let over = overflow::is_overflow(self.tracker.used(), &self.limits, &self.cfg);
+        // 4. prune plan
+        let plan = prune::plan(&self.messages, &mut self.est, &self.cfg);
+        self.messages.pop();
+        chat.len() + usize::from(over) + plan.targets.len()
+    }
+}
+
+fn per_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_step");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for parts in [100usize, 1_000, 10_000, 100_000] {
+        let mut engine = Engine::new(parts);
+        group.bench_with_input(BenchmarkId::from_parameter(parts), &parts, |b, _| {
+            b.iter(|| black_box(engine.step()))
+        });
+    }
+    group.finish();
+}
+
+fn estimator_throughput(c: &mut Criterion) {
+    let text = code(800);
+    let est = Estimator::for_model("gpt-4o");
+    let mut group = c.benchmark_group("estimator");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("code_text", |b| b.iter(|| black_box(est.text(&text))));
+    group.finish();
+}
+
+criterion_group!(benches, per_step, estimator_throughput);
+criterion_main!(benches);

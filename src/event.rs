@@ -45,9 +45,13 @@ pub struct PermissionRequest {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// A user message. While a turn runs it is queued and delivered mid-turn (DESIGN.md §3.4).
-    UserTurn { text: String },
+    UserTurn {
+        text: String,
+    },
     /// `/compact [focus]`.
-    Compact { focus: Option<String> },
+    Compact {
+        focus: Option<String>,
+    },
     /// Stop the running stream and tools; history stays valid.
     Interrupt,
     PermissionReply {
@@ -57,17 +61,23 @@ pub enum Op {
         message: Option<String>,
     },
     /// Switch the session's model ("provider/model").
-    SetModel { model: String },
+    SetModel {
+        model: String,
+    },
     /// Start a fresh session in the same workspace (`/new`).
     NewSession,
     /// Switch to a stored session (`/sessions` picker); answered by `SessionLoaded`.
-    ResumeSession { id: String },
+    ResumeSession {
+        id: String,
+    },
     /// Ask for the stored sessions; answered by `Sessions`.
     ListSessions,
     /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
     ContextBreakdown,
     /// Write the whole session to a file (`/export [path]`); answered by `Info`.
-    Export { path: Option<String> },
+    Export {
+        path: Option<String>,
+    },
     Shutdown,
 }
 
@@ -100,9 +110,13 @@ pub enum EngineState {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A message was created or its header (usage, finish, error) changed. `parts` may be empty.
-    Message { message: Message },
+    Message {
+        message: Message,
+    },
     /// A part was created or changed (tool state transitions, text finalised).
-    PartUpdated { part: Part },
+    PartUpdated {
+        part: Part,
+    },
     /// Streamed text appended to a text part.
     TextDelta {
         message_id: String,
@@ -145,7 +159,10 @@ pub enum Event {
         after: u64,
         model_calls: u32,
     },
-    Pruned { parts: usize, tokens: u64 },
+    Pruned {
+        parts: usize,
+        tokens: u64,
+    },
     PermissionAsked(PermissionRequest),
     Retrying {
         attempt: u32,
@@ -153,16 +170,27 @@ pub enum Event {
         delay_ms: u64,
         message: String,
     },
-    State { state: EngineState, detail: Option<String> },
+    State {
+        state: EngineState,
+        detail: Option<String>,
+    },
     /// The engine switched to (or started) a session; `messages` is the whole stored history.
     SessionLoaded {
         session: crate::message::Session,
         messages: Vec<Message>,
     },
-    Sessions { sessions: Vec<crate::message::Session> },
+    Sessions {
+        sessions: Vec<crate::message::Session>,
+    },
     ContextBreakdown(Breakdown),
     /// A one-line notice for the user (export written, model switched, …).
-    Info { message: String },
-    Error { message: String },
-    TurnFinished { reason: String },
+    Info {
+        message: String,
+    },
+    Error {
+        message: String,
+    },
+    TurnFinished {
+        reason: String,
+    },
 }

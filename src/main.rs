@@ -1,3 +1,96 @@
+use clap::Parser;
+
+use pith::cli::{Cli, Command, ExportFormat, SessionsCommand};
+use pith::setup::{self, Setup};
+
 fn main() {
-    println!("pith: under construction");
+    let cli = Cli::parse();
+    let code = match real_main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pith: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Some(Command::Config) => {
+            let (_, loaded) = setup::load_config(cli.config)?;
+            print!("{}", pith::config::load::render_effective(&loaded));
+            Ok(0)
+        }
+        Some(Command::Sessions { command }) => {
+            let setup = Setup::new(cli.config)?;
+            sessions(&setup, command)
+        }
+        Some(Command::Run(args)) => {
+            let setup = Setup::new(cli.config)?;
+            runtime()?.block_on(pith::headless::run(setup, args))
+        }
+        None => {
+            let setup = Setup::new(cli.config)?;
+            runtime()?.block_on(pith::interactive::run(
+                setup,
+                cli.session,
+                cli.continue_last,
+                cli.model,
+            ))
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    pith::provider::init_tls();
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
+    match command {
+        SessionsCommand::List => {
+            let sessions = setup.store.list_sessions()?;
+            println!(
+                "{:<26}  {:<40}  {:<16}  {:>8}  DIRECTORY",
+                "ID", "TITLE", "UPDATED", "TOKENS"
+            );
+            for s in sessions {
+                let updated = chrono::DateTime::from_timestamp_millis(s.time_updated)
+                    .map(|t| {
+                        t.with_timezone(&chrono::Local)
+                            .format("%Y-%m-%d %H:%M")
+                            .to_string()
+                    })
+                    .unwrap_or_default();
+                let title: String = s.title.chars().take(40).collect();
+                println!(
+                    "{:<26}  {:<40}  {:<16}  {:>8}  {}",
+                    s.id, title, updated, s.tokens, s.directory
+                );
+            }
+            Ok(0)
+        }
+        SessionsCommand::Export { id, format } => {
+            let Some(session) = setup.store.find_session(&id)? else {
+                anyhow::bail!("no session with id {id} (see `pith sessions list`)");
+            };
+            let messages = setup.store.load_all(&id)?;
+            match format {
+                ExportFormat::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&pith::store::export::export_json(
+                        &session, &messages
+                    ))?
+                ),
+                ExportFormat::Md => {
+                    print!("{}", pith::store::export::export_markdown(&session, &messages))
+                }
+            }
+            Ok(0)
+        }
+    }
 }

@@ -7,9 +7,16 @@ pub type SessionId = String;
 pub type MessageId = String;
 pub type PartId = String;
 
-/// A new sortable id (ULID: time-ordered, lexicographically sortable).
+/// A new sortable id (ULID: time-ordered, lexicographically sortable). Monotonic within the
+/// process: ids made in the same millisecond still sort in creation order (the store relies on it).
 pub fn new_id() -> String {
-    ulid::Ulid::new().to_string()
+    static GENERATOR: std::sync::Mutex<ulid::Generator> =
+        std::sync::Mutex::new(ulid::Generator::new());
+    let mut generator = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    generator
+        .generate()
+        .unwrap_or_else(|_| ulid::Ulid::new())
+        .to_string()
 }
 
 /// Milliseconds since the Unix epoch.
@@ -181,6 +188,10 @@ pub struct CompactionPart {
     pub overflow: bool,
     #[serde(default)]
     pub focus: Option<String>,
+    /// First message of the verbatim tail kept after the summary (it precedes this message in
+    /// storage order; the view puts it after the summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_start: Option<MessageId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,1 +1,27 @@
 //! Context management logic (DESIGN.md §3–4). Pure: no I/O, no async.
+//!
+//! - [`tokens`]: the token estimator (tiktoken + learned correction ratio + per-part cache);
+//! - [`overflow`]: `usable` and the overflow test;
+//! - [`tracker`]: the running context figure between provider reports;
+//! - [`view`]: stored history → the model's view → wire messages;
+//! - [`prune`]: the plan for clearing old tool outputs;
+//! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
+
+pub mod chunks;
+pub mod compaction;
+pub mod overflow;
+pub mod prune;
+pub mod tokens;
+pub mod tracker;
+pub mod view;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+/// The user text a Compaction part is sent as; the summary answers it.
+pub const COMPACTION_QUESTION: &str = "What did we do so far?";
+
+pub use compaction::CONTINUE_MESSAGE;
+pub use overflow::{Limits, is_overflow, usable};
+pub use tokens::Estimator;
+pub use tracker::ContextTracker;

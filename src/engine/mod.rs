@@ -1,11 +1,63 @@
 //! The session loop: ops in, events out. Knows nothing of terminals.
+//!
+//! `spawn` starts two tasks: an op pump that handles what must be answered at once (interrupts,
+//! permission replies, messages typed mid-turn) and the runner that owns the session.
+
+mod compaction;
+pub mod prompt;
+mod runner;
+mod shared;
+mod step;
+mod turn;
+mod tool_exec;
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::config::Config;
 use crate::event::{Event, Op};
+use crate::message::Session;
+use crate::store::Store;
+
+pub use runner::Runner;
 
 /// A running engine as a front end sees it.
 pub struct EngineHandle {
     pub ops: mpsc::UnboundedSender<Op>,
     pub events: mpsc::UnboundedReceiver<Event>,
+    /// Resolves when the engine has shut down.
+    pub done: tokio::task::JoinHandle<()>,
+}
+
+/// How the engine is set up.
+#[derive(Clone)]
+pub struct EngineOptions {
+    pub config: Config,
+    /// Canonical workspace root.
+    pub workspace: PathBuf,
+    pub data_dir: PathBuf,
+    /// No one can answer permission questions: `ask` becomes deny unless `auto_yes`.
+    pub headless: bool,
+    /// `--yes`: every `ask` is allowed.
+    pub auto_yes: bool,
+}
+
+/// Starts an engine on `session` (already created or loaded from `store`).
+pub fn spawn(opts: EngineOptions, store: Arc<Store>, session: Session) -> anyhow::Result<EngineHandle> {
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(shared::Shared::default());
+    let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+    let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
+    tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx));
+    let done = tokio::spawn(async move {
+        runner.run(ctl_rx).await;
+    });
+    Ok(EngineHandle {
+        ops: op_tx,
+        events: ev_rx,
+        done,
+    })
 }

@@ -1,1 +1,252 @@
-//! Anthropic Messages API (streaming).
+//! Anthropic Messages API (streaming), with prompt caching and extended thinking.
+//!
+//! - [`request_body`]: `ChatRequest` → JSON body (pure; see `request.rs`).
+//! - [`EventParser`]: the SSE event stream → `StreamEvent`s (pure; see `stream.rs`).
+//! - [`AnthropicProvider`]: the HTTP transport and error classification.
+
+mod request;
+mod stream;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, request_body};
+pub use stream::{EventParser, events};
+
+use super::{ChatRequest, ErrorKind, EventStream, Provider, ProviderError};
+
+/// The API version this provider speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Longest error message kept from a response body.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// A provider for `kind = "anthropic"`: `POST {base_url}/v1/messages` with `stream: true`.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    /// Kept only to scrub it from error messages.
+    api_key: Option<String>,
+    timeout: Option<Duration>,
+}
+
+impl AnthropicProvider {
+    /// `base_url` is e.g. `https://api.anthropic.com` (a trailing `/` or `/v1` is tolerated).
+    /// `headers` are added to every request and override the defaults. `timeout` bounds the wait
+    /// for the response headers and any silence within the stream.
+    pub fn new(
+        base_url: &str,
+        api_key: Option<String>,
+        headers: BTreeMap<String, String>,
+        timeout: Option<Duration>,
+    ) -> Result<Self, ProviderError> {
+        super::init_tls();
+        let base = base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        let url = format!("{base}/v1/messages");
+
+        let mut map = HeaderMap::new();
+        map.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        map.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(key) = api_key.as_deref().filter(|k| !k.is_empty()) {
+            let mut value = HeaderValue::from_str(key).map_err(|_| {
+                ProviderError::new(
+                    ErrorKind::Auth,
+                    "anthropic: the API key contains characters not allowed in a header",
+                )
+            })?;
+            value.set_sensitive(true);
+            map.insert(HeaderName::from_static("x-api-key"), value);
+        }
+        for (name, value) in &headers {
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                ProviderError::new(
+                    ErrorKind::BadRequest,
+                    format!("anthropic: invalid header name `{}`", one_line(name)),
+                )
+            })?;
+            // The value may be a secret: never echo it.
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                ProviderError::new(
+                    ErrorKind::BadRequest,
+                    format!("anthropic: invalid value for header `{header}`"),
+                )
+            })?;
+            value.set_sensitive(true);
+            map.insert(header, value);
+        }
+
+        let mut builder = reqwest::Client::builder();
+        if let Some(t) = timeout {
+            builder = builder.connect_timeout(t).read_timeout(t);
+        }
+        let client = builder.build().map_err(|e| {
+            ProviderError::new(
+                ErrorKind::Network,
+                one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
+            )
+        })?;
+        Ok(AnthropicProvider {
+            client,
+            url,
+            headers: map,
+            api_key: api_key.filter(|k| !k.is_empty()),
+            timeout,
+        })
+    }
+
+    /// The endpoint requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn scrub(&self, mut err: ProviderError) -> ProviderError {
+        if let Some(key) = &self.api_key {
+            err.message = err.message.replace(key.as_str(), "[redacted]");
+        }
+        err
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for AnthropicProvider {
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let body = request_body(request);
+        tracing::debug!(
+            model = %request.model,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            "anthropic: POST {}",
+            self.url
+        );
+        let send = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .json(&body)
+            .send();
+        let response = match self.timeout {
+            Some(t) => tokio::time::timeout(t, send).await.map_err(|_| {
+                ProviderError::new(
+                    ErrorKind::Network,
+                    format!("anthropic: no response within {}s", t.as_secs_f32()),
+                )
+            })?,
+            None => send.await,
+        }
+        .map_err(|e| {
+            let mut err = super::error::from_reqwest(e);
+            err.message = one_line(&format!("anthropic: {}", err.message));
+            self.scrub(err)
+        })?;
+
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = super::error::retry_after(response.headers());
+            let text = response.text().await.unwrap_or_default();
+            let mut err = http_error(status.as_u16(), &text);
+            err.retry_after = retry_after;
+            let err = self.scrub(err);
+            tracing::debug!(status = status.as_u16(), kind = ?err.kind, "{}", err.message);
+            return Err(err);
+        }
+        let key = self.api_key.clone();
+        let stream = events(response.bytes_stream());
+        Ok(Box::pin(futures_util::StreamExt::map(
+            stream,
+            move |item| {
+                item.map_err(|mut e| {
+                    if let Some(key) = &key {
+                        e.message = e.message.replace(key.as_str(), "[redacted]");
+                    }
+                    e
+                })
+            },
+        )))
+    }
+}
+
+/// Classifies an HTTP error response (status and body) into a `ProviderError` with a one-line
+/// message. `retry_after` is left for the caller (it comes from the headers).
+pub fn http_error(status: u16, body: &str) -> ProviderError {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let etype = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/error/type"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/error/message"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| body.trim().to_string());
+    let kind = classify(Some(status), etype, &message);
+    let mut text = format!("anthropic: HTTP {status}");
+    if !etype.is_empty() {
+        text.push(' ');
+        text.push_str(etype);
+    }
+    if !message.is_empty() {
+        text.push_str(": ");
+        text.push_str(&message);
+    }
+    let mut err = ProviderError::new(kind, one_line(&text));
+    err.status = Some(status);
+    err
+}
+
+/// Maps an Anthropic error (HTTP status if any, `error.type`, `error.message`) to an error class.
+pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> ErrorKind {
+    let lower = message.to_ascii_lowercase();
+    let overflow = error_type == "request_too_large"
+        || lower.contains("prompt is too long")
+        || lower.contains("exceed context limit");
+    if status == Some(529) || error_type == "overloaded_error" {
+        return ErrorKind::Server;
+    }
+    if status == Some(413) || overflow {
+        return ErrorKind::ContextOverflow;
+    }
+    if status == Some(429) || error_type == "rate_limit_error" {
+        return ErrorKind::RateLimit;
+    }
+    match status {
+        Some(401 | 403) => return ErrorKind::Auth,
+        Some(s) if s >= 500 => return ErrorKind::Server,
+        Some(s) if s >= 400 => return ErrorKind::BadRequest,
+        _ => {}
+    }
+    match error_type {
+        "authentication_error" | "permission_error" => ErrorKind::Auth,
+        "invalid_request_error" | "not_found_error" => ErrorKind::BadRequest,
+        // api_error, timeout_error, and anything unknown mid-stream: the server's fault.
+        _ => ErrorKind::Server,
+    }
+}
+
+/// Collapses whitespace runs (newlines included) and caps the length.
+fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(MAX_MESSAGE_CHARS + 1));
+    for (i, word) in s.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.chars().count() > MAX_MESSAGE_CHARS {
+        out = out.chars().take(MAX_MESSAGE_CHARS).collect();
+        out.push('…');
+    }
+    out
+}

@@ -1,7 +1,9 @@
 //! Model providers: a wire-neutral request, a stream of events, classified errors.
 
 pub mod anthropic;
+pub mod cost;
 pub mod error;
+pub mod factory;
 pub mod openai;
 pub mod retry;
 
@@ -114,7 +116,10 @@ pub enum StreamEvent {
     /// Anthropic: a redacted thinking block (opaque data to send back).
     RedactedReasoning(String),
     /// A tool call began streaming (for showing it as pending).
-    ToolCallStart { id: String, name: String },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
     /// A tool call is complete. `arguments` is the raw JSON text the model produced.
     ToolCall {
         id: String,
@@ -134,3 +139,5 @@ pub trait Provider: Send + Sync {
     /// connection) come back as `Err`; faults mid-stream as an `Err` item in the stream.
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
 }
+
+pub use openai::init_tls;

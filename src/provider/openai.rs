@@ -1,1 +1,215 @@
 //! OpenAI-compatible chat completions (streaming).
+//!
+//! `POST {base_url}/chat/completions` with `stream: true`; the answer is parsed from SSE
+//! (`data: {chunk}` … `data: [DONE]`). Works with OpenAI, OpenRouter, vLLM, llama.cpp, Ollama,
+//! DeepSeek and other servers that speak this format.
+
+mod body;
+mod stream;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::{StreamExt, TryStreamExt};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+pub use body::request_body;
+pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, parse_usage};
+
+use super::error::{ErrorKind, ProviderError, from_http, from_reqwest};
+use super::{ChatRequest, EventStream, Provider};
+
+/// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
+/// Idempotent and never panics; call it before building any `reqwest::Client`.
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Connect timeout when none is configured.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A provider for the OpenAI chat-completions wire format.
+pub struct OpenAiProvider {
+    client: reqwest::Client,
+    url: String,
+    api_key: Option<String>,
+    headers: HeaderMap,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "REDACTED"))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl OpenAiProvider {
+    /// `base_url` includes the API version (`https://api.openai.com/v1`); a trailing slash is
+    /// ignored. `Authorization: Bearer KEY` is sent only when a key is given; `headers` are added
+    /// to every request. `timeout` bounds connecting and each wait for more bytes of the answer
+    /// (not the whole answer, which may stream for minutes); without it only connecting is
+    /// bounded (30 s).
+    pub fn new(
+        base_url: &str,
+        api_key: Option<String>,
+        headers: BTreeMap<String, String>,
+        timeout: Option<Duration>,
+    ) -> Result<Self, ProviderError> {
+        let config_error = |msg: String| ProviderError::new(ErrorKind::BadRequest, msg);
+        let base = base_url.trim().trim_end_matches('/');
+        let url = format!("{base}/chat/completions");
+        let parsed = reqwest::Url::parse(&url)
+            .map_err(|e| config_error(format!("invalid provider base_url: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(config_error(format!(
+                "invalid provider base_url: scheme {:?} is not http or https",
+                parsed.scheme()
+            )));
+        }
+
+        let mut header_map = HeaderMap::new();
+        for (name, value) in &headers {
+            let hn = HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| config_error(format!("invalid header name {name:?}")))?;
+            // The value may be a secret: never show it.
+            let hv = HeaderValue::from_str(value.trim())
+                .map_err(|_| config_error(format!("invalid value for header {name:?}")))?;
+            header_map.insert(hn, hv);
+        }
+        let api_key = api_key.filter(|k| !k.trim().is_empty());
+        if let Some(key) = &api_key
+            && HeaderValue::from_str(&format!("Bearer {}", key.trim())).is_err()
+        {
+            return Err(config_error(
+                "the API key contains characters not allowed in a header".into(),
+            ));
+        }
+
+        init_tls();
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(
+                timeout.map_or(DEFAULT_CONNECT_TIMEOUT, |t| t.min(DEFAULT_CONNECT_TIMEOUT)),
+            )
+            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")));
+        if let Some(t) = timeout {
+            builder = builder.read_timeout(t);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
+        Ok(OpenAiProvider {
+            client,
+            url,
+            api_key,
+            headers: header_map,
+        })
+    }
+
+    /// The endpoint requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Removes the API key from an error message, should a server echo it.
+    fn scrub(&self, mut err: ProviderError) -> ProviderError {
+        if let Some(key) = &self.api_key {
+            let key = key.trim();
+            if key.len() >= 4 && err.message.contains(key) {
+                err.message = err.message.replace(key, "[REDACTED]");
+            }
+        }
+        err
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for OpenAiProvider {
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let body = request_body(request);
+        tracing::debug!(
+            url = %self.url,
+            model = %request.model,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            "openai: chat completion request"
+        );
+        let mut rb = self
+            .client
+            .post(&self.url)
+            .header(ACCEPT, "text/event-stream")
+            .json(&body);
+        if let Some(key) = &self.api_key {
+            rb = rb.header(AUTHORIZATION, format!("Bearer {}", key.trim()));
+        }
+        for (name, value) in &self.headers {
+            rb = rb.header(name, value);
+        }
+        let resp = rb.send().await.map_err(|e| self.scrub(from_reqwest(e)))?;
+
+        let status = resp.status();
+        if !status.is_success() {
+            let headers = resp.headers().clone();
+            let text = resp.text().await.unwrap_or_default();
+            let err = self.scrub(from_http(status.as_u16(), &headers, &text));
+            tracing::warn!(status = status.as_u16(), kind = ?err.kind, "openai: {}", err.message);
+            return Err(err);
+        }
+
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/json") {
+            // The server ignored `stream: true`.
+            let text = resp.text().await.map_err(|e| self.scrub(from_reqwest(e)))?;
+            let items = completion_events(&text);
+            return Ok(Box::pin(futures_util::stream::iter(items)));
+        }
+
+        let key = self.api_key.clone();
+        let events = parse_sse(resp.bytes_stream().map_err(from_reqwest)).map(move |item| {
+            item.map_err(|mut e| {
+                if let Some(k) = key.as_deref().map(str::trim)
+                    && k.len() >= 4
+                {
+                    e.message = e.message.replace(k, "[REDACTED]");
+                }
+                e
+            })
+        });
+        Ok(Box::pin(events))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_url_and_rejects_bad_config() {
+        let p =
+            OpenAiProvider::new("http://localhost:8080/v1/", None, BTreeMap::new(), None).unwrap();
+        assert_eq!(p.url(), "http://localhost:8080/v1/chat/completions");
+        let p = OpenAiProvider::new(
+            "https://api.openai.com/v1",
+            Some("sk-secret".into()),
+            BTreeMap::new(),
+            Some(Duration::from_secs(5)),
+        )
+        .unwrap();
+        assert!(!format!("{p:?}").contains("sk-secret"));
+
+        assert!(OpenAiProvider::new("not a url", None, BTreeMap::new(), None).is_err());
+        assert!(OpenAiProvider::new("ftp://x/v1", None, BTreeMap::new(), None).is_err());
+        let bad = BTreeMap::from([("bad name".to_string(), "v".to_string())]);
+        assert!(OpenAiProvider::new("http://x/v1", None, bad, None).is_err());
+        let secret = BTreeMap::from([("x-key".to_string(), "line\nbreak-secret".to_string())]);
+        let err = OpenAiProvider::new("http://x/v1", None, secret, None).unwrap_err();
+        assert!(!err.message.contains("break-secret"), "{}", err.message);
+    }
+}

@@ -1,1 +1,190 @@
 //! Retry policy: exponential backoff with jitter, honouring `retry-after`.
+//!
+//! The engine runs the loop: on a retryable error it asks [`RetryPolicy::delay`] for the wait
+//! before attempt `n`, emits `Event::Retrying` and sleeps; `None` means give up.
+
+use std::time::Duration;
+
+use super::error::ProviderError;
+
+/// The longest server-requested wait that is honoured as-is.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 = never retry).
+    pub max_retries: u32,
+    /// Delay before the first retry (doubled for each further one).
+    pub base: Duration,
+    /// Upper bound of a computed delay.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 4,
+            base: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The default policy with `max_retries` from config if given, and the base delay from
+    /// `PITH_RETRY_BASE_MS` if set (tests use ~10 ms).
+    pub fn from_env(max_retries: Option<u32>) -> Self {
+        Self::from_values(
+            max_retries,
+            std::env::var("PITH_RETRY_BASE_MS").ok().as_deref(),
+        )
+    }
+
+    fn from_values(max_retries: Option<u32>, base_ms: Option<&str>) -> Self {
+        let mut p = RetryPolicy::default();
+        if let Some(n) = max_retries {
+            p.max_retries = n;
+        }
+        match base_ms.map(|s| s.trim().parse::<u64>()) {
+            Some(Ok(ms)) => {
+                p.base = Duration::from_millis(ms);
+                // Keep a small base small all the way up (tests must not wait a minute).
+                p.max_delay = p.max_delay.min(p.base.saturating_mul(64));
+            }
+            Some(Err(_)) => {
+                tracing::warn!("PITH_RETRY_BASE_MS is not a number of milliseconds; ignored")
+            }
+            None => {}
+        }
+        p
+    }
+
+    /// The wait before retry number `attempt` (1-based) after `err`, or `None` when the error is
+    /// not retryable or the retries are used up. A server's `retry_after` is used instead of the
+    /// computed backoff (capped at [`MAX_RETRY_AFTER`]); otherwise `base * 2^(attempt-1)` with
+    /// ±20% jitter, capped at `max_delay`.
+    pub fn delay(&self, attempt: u32, err: &ProviderError) -> Option<Duration> {
+        if !err.kind.is_retryable() || attempt == 0 || attempt > self.max_retries {
+            return None;
+        }
+        if let Some(after) = err.retry_after {
+            return Some(after.min(MAX_RETRY_AFTER));
+        }
+        let exp = self
+            .base
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(31)));
+        let jitter = 0.8 + fastrand::f64() * 0.4;
+        let jittered = Duration::try_from_secs_f64(exp.as_secs_f64() * jitter).unwrap_or(exp);
+        Some(jittered.min(self.max_delay))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::error::ErrorKind;
+
+    fn err(kind: ErrorKind) -> ProviderError {
+        ProviderError::new(kind, "x")
+    }
+
+    #[test]
+    fn defaults() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.max_retries, 4);
+        assert_eq!(p.base, Duration::from_secs(1));
+        assert_eq!(p.max_delay, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn exponential_with_jitter_and_cap() {
+        let p = RetryPolicy {
+            max_retries: 10,
+            base: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(60),
+        };
+        for _ in 0..200 {
+            for attempt in 1..=5u32 {
+                let d = p.delay(attempt, &err(ErrorKind::Server)).unwrap();
+                let nominal = 1000.0 * f64::from(1u32 << (attempt - 1));
+                let ms = d.as_secs_f64() * 1000.0;
+                assert!(
+                    ms >= nominal * 0.8 - 0.001 && ms <= nominal * 1.2 + 0.001,
+                    "attempt {attempt}: {ms}"
+                );
+            }
+            // 2^9 s is far over the cap.
+            assert_eq!(
+                p.delay(10, &err(ErrorKind::Network)),
+                Some(Duration::from_secs(60))
+            );
+        }
+        // The jitter actually varies.
+        let samples: std::collections::HashSet<_> = (0..50)
+            .map(|_| p.delay(1, &err(ErrorKind::Server)).unwrap())
+            .collect();
+        assert!(samples.len() > 1);
+    }
+
+    #[test]
+    fn gives_up_when_exhausted_or_not_retryable() {
+        let p = RetryPolicy::default();
+        assert!(p.delay(4, &err(ErrorKind::RateLimit)).is_some());
+        assert_eq!(p.delay(5, &err(ErrorKind::RateLimit)), None);
+        assert_eq!(p.delay(0, &err(ErrorKind::RateLimit)), None);
+        for kind in [
+            ErrorKind::ContextOverflow,
+            ErrorKind::Auth,
+            ErrorKind::BadRequest,
+            ErrorKind::Cancelled,
+        ] {
+            assert_eq!(p.delay(1, &err(kind)), None, "{kind:?}");
+        }
+        for kind in [
+            ErrorKind::RateLimit,
+            ErrorKind::Server,
+            ErrorKind::Network,
+            ErrorKind::Malformed,
+        ] {
+            assert!(p.delay(1, &err(kind)).is_some(), "{kind:?}");
+        }
+        let none = RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(none.delay(1, &err(ErrorKind::Server)), None);
+    }
+
+    #[test]
+    fn retry_after_is_honoured_and_capped() {
+        let p = RetryPolicy::default();
+        let mut e = err(ErrorKind::RateLimit);
+        e.retry_after = Some(Duration::from_secs(90));
+        // Longer than max_delay, still honoured.
+        assert_eq!(p.delay(1, &e), Some(Duration::from_secs(90)));
+        e.retry_after = Some(Duration::from_millis(5));
+        assert_eq!(p.delay(3, &e), Some(Duration::from_millis(5)));
+        e.retry_after = Some(Duration::from_secs(3600));
+        assert_eq!(p.delay(1, &e), Some(MAX_RETRY_AFTER));
+        // Not past the retry budget.
+        assert_eq!(p.delay(5, &e), None);
+    }
+
+    #[test]
+    fn env_values() {
+        let p = RetryPolicy::from_values(Some(2), Some("10"));
+        assert_eq!(p.max_retries, 2);
+        assert_eq!(p.base, Duration::from_millis(10));
+        assert_eq!(p.max_delay, Duration::from_millis(640));
+        let d = p.delay(2, &err(ErrorKind::Server)).unwrap();
+        assert!(
+            d >= Duration::from_millis(16) && d <= Duration::from_millis(24),
+            "{d:?}"
+        );
+
+        let p = RetryPolicy::from_values(None, Some("nope"));
+        assert_eq!(p, RetryPolicy::default());
+        let p = RetryPolicy::from_values(None, None);
+        assert_eq!(p, RetryPolicy::default());
+    }
+}

@@ -1,0 +1,493 @@
+use std::collections::HashMap;
+
+use super::render::render_with;
+use super::*;
+use crate::config::{Action, PermissionSetting};
+
+/// A temp workspace with optional global / workspace / explicit files.
+struct Fixture {
+    dir: tempfile::TempDir,
+    env: HashMap<String, String>,
+    explicit: Option<PathBuf>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        Fixture {
+            dir,
+            env: HashMap::new(),
+            explicit: None,
+        }
+    }
+    fn global_path(&self) -> PathBuf {
+        self.dir.path().join("global.toml")
+    }
+    fn workspace_path(&self) -> PathBuf {
+        self.dir.path().join("ws").join("pith.toml")
+    }
+    fn global(self, text: &str) -> Self {
+        std::fs::write(self.global_path(), text).unwrap();
+        self
+    }
+    fn workspace(self, text: &str) -> Self {
+        std::fs::write(self.workspace_path(), text).unwrap();
+        self
+    }
+    fn explicit(mut self, text: &str) -> Self {
+        let path = self.dir.path().join("explicit.toml");
+        std::fs::write(&path, text).unwrap();
+        self.explicit = Some(path);
+        self
+    }
+    fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.insert(k.into(), v.into());
+        self
+    }
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            workspace: self.dir.path().join("ws"),
+            config_file: self.explicit.clone(),
+            global_file: Some(self.global_path()),
+        }
+    }
+    fn load(&self) -> Result<Loaded, ConfigError> {
+        load_with_env(&self.options(), &|k| self.env.get(k).cloned())
+    }
+}
+
+fn err_of(f: &Fixture) -> String {
+    let e = f.load().expect_err("config should be rejected").to_string();
+    assert!(!e.contains('\n'), "error must be one line: {e}");
+    e
+}
+
+#[test]
+fn defaults_without_any_file() {
+    let f = Fixture::new();
+    let l = f.load().unwrap();
+    assert!(l.files.is_empty());
+    assert_eq!(l.config.model, None);
+    assert_eq!(
+        l.config.compaction,
+        crate::config::CompactionConfig::default()
+    );
+    assert_eq!(l.config.provider, builtin_providers());
+    assert_eq!(l.origin("compaction.auto"), "default");
+    assert_eq!(l.origin("provider.openai.base_url"), "default");
+    assert_eq!(l.origins["max_steps"], "default");
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+}
+
+#[test]
+fn later_sources_win_and_tables_merge_key_by_key() {
+    let f = Fixture::new()
+        .global("model = \"openai/gpt-4.1\"\nmax_steps = 5\n[compaction]\nreserved = 1000\nthreshold = 0.5\n")
+        .workspace("model = \"anthropic/claude-sonnet-4-5\"\n[compaction]\nauto = false\nthreshold = 0.7\n")
+        .explicit("model = \"ollama/qwen2.5-coder\"\n");
+    let l = f.load().unwrap();
+    let (g, w, x) = (
+        f.global_path().display().to_string(),
+        f.workspace_path().display().to_string(),
+        f.explicit.clone().unwrap().display().to_string(),
+    );
+    assert_eq!(l.files.len(), 3);
+    assert_eq!(l.config.model.as_deref(), Some("ollama/qwen2.5-coder"));
+    assert_eq!(l.origin("model"), x);
+    assert_eq!(l.config.max_steps, 5);
+    assert_eq!(l.origin("max_steps"), g);
+    assert_eq!(l.config.compaction.reserved, Some(1000));
+    assert_eq!(l.origin("compaction.reserved"), g);
+    assert_eq!(l.config.compaction.threshold, Some(0.7));
+    assert_eq!(l.origin("compaction.threshold"), w);
+    assert!(!l.config.compaction.auto);
+    assert_eq!(l.origin("compaction.auto"), w);
+    assert!(l.config.compaction.prune);
+    assert_eq!(l.origin("compaction.prune"), "default");
+}
+
+#[test]
+fn environment_overrides_files() {
+    let f = Fixture::new()
+        .workspace("model = \"openai/gpt-4.1\"\n[compaction]\nauto = true\nprune = true\n")
+        .env("PITH_MODEL", "anthropic/claude-haiku-4-5")
+        .env("PITH_DISABLE_AUTOCOMPACT", "1")
+        .env("PITH_DISABLE_PRUNE", "true");
+    let l = f.load().unwrap();
+    assert_eq!(
+        l.config.model.as_deref(),
+        Some("anthropic/claude-haiku-4-5")
+    );
+    assert_eq!(l.origin("model"), "env PITH_MODEL");
+    assert!(!l.config.compaction.auto);
+    assert_eq!(l.origin("compaction.auto"), "env PITH_DISABLE_AUTOCOMPACT");
+    assert!(!l.config.compaction.prune);
+    assert_eq!(l.origin("compaction.prune"), "env PITH_DISABLE_PRUNE");
+
+    // "0" leaves the file's value alone.
+    let f = Fixture::new()
+        .workspace("[compaction]\nauto = true\n")
+        .env("PITH_DISABLE_AUTOCOMPACT", "0");
+    assert!(f.load().unwrap().config.compaction.auto);
+
+    let f = Fixture::new().env("PITH_MODEL", "gpt-4");
+    assert_eq!(
+        err_of(&f),
+        "environment variable PITH_MODEL: model must be \"provider/model\", got \"gpt-4\""
+    );
+}
+
+#[test]
+fn pith_config_names_the_file_and_must_exist() {
+    let f = Fixture::new();
+    let path = f.dir.path().join("via-env.toml");
+    std::fs::write(&path, "max_steps = 7\n").unwrap();
+    let f = f.env("PITH_CONFIG", path.to_str().unwrap());
+    let l = f.load().unwrap();
+    assert_eq!(l.config.max_steps, 7);
+    assert_eq!(l.files, vec![path.clone()]);
+
+    let mut f = Fixture::new();
+    f.explicit = Some(f.dir.path().join("missing.toml"));
+    assert_eq!(
+        err_of(&f),
+        format!(
+            "{}: config file not found",
+            f.dir.path().join("missing.toml").display()
+        )
+    );
+}
+
+#[test]
+fn syntax_error_names_file_line_and_column() {
+    let f = Fixture::new().workspace("model = \"openai/gpt-4.1\"\n\n[compaction\nauto = true\n");
+    let e = err_of(&f);
+    let prefix = format!("{}:3:12: ", f.workspace_path().display());
+    assert!(e.starts_with(&prefix), "{e}");
+
+    let f = Fixture::new().workspace("max_steps = = 3\n");
+    let e = err_of(&f);
+    assert!(
+        e.starts_with(&format!("{}:1:", f.workspace_path().display())),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_key_names_file_line_and_column() {
+    let f =
+        Fixture::new().workspace("model = \"openai/gpt-4.1\"\n\n[compaction]\n  autoo = true\n");
+    let e = err_of(&f);
+    let prefix = format!(
+        "{}:4:3: unknown field `autoo`, expected one of",
+        f.workspace_path().display()
+    );
+    assert!(e.starts_with(&prefix), "{e}");
+
+    let f = Fixture::new().global("modle = \"openai/gpt-4.1\"\n");
+    let e = err_of(&f);
+    assert!(
+        e.starts_with(&format!(
+            "{}:1:1: unknown field `modle`",
+            f.global_path().display()
+        )),
+        "{e}"
+    );
+
+    let f = Fixture::new().workspace(
+        "[provider.box]\nkind = \"openai\"\nbase_url = \"http://x/v1\"\napi_key = \"k\"\n",
+    );
+    let e = err_of(&f);
+    assert!(
+        e.starts_with(&format!(
+            "{}:4:1: unknown field `api_key`",
+            f.workspace_path().display()
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn semantic_errors_are_located() {
+    let cases = [
+        (
+            "model = \"gpt-4\"\n",
+            "1:9: model must be \"provider/model\", got \"gpt-4\"",
+        ),
+        (
+            "[compaction]\nthreshold = 1.5\n",
+            "2:13: compaction.threshold must be in (0, 1], got 1.5",
+        ),
+        (
+            "[compaction]\nthreshold = 0.0\n",
+            "2:13: compaction.threshold must be in (0, 1], got 0",
+        ),
+        (
+            "[compaction]\nmodel = \"mini\"\n",
+            "2:9: compaction.model must be \"provider/model\", got \"mini\"",
+        ),
+        (
+            "[provider.box]\nkind = \"openai\"\nbase_url = \"ftp://box\"\n",
+            "3:12: provider.box.base_url must start with http:// or https://, got \"ftp://box\"",
+        ),
+        ("max_steps = 0\n", "1:13: max_steps must be at least 1"),
+    ];
+    for (text, want) in cases {
+        let f = Fixture::new().workspace(text);
+        assert_eq!(
+            err_of(&f),
+            format!("{}:{want}", f.workspace_path().display()),
+            "{text}"
+        );
+    }
+
+    let f = Fixture::new().workspace("[provider.box]\nkind = \"azure\"\nbase_url = \"http://x\"\n");
+    let e = err_of(&f);
+    assert!(
+        e.starts_with(&format!(
+            "{}:2:8: unknown variant `azure`",
+            f.workspace_path().display()
+        )),
+        "{e}"
+    );
+
+    let f = Fixture::new().workspace("[provider.openai]\napi_key_env = \"sk-proj-abc123\"\n");
+    let e = err_of(&f);
+    assert!(
+        e.contains(":2:15: provider.openai.api_key_env must name an environment variable"),
+        "{e}"
+    );
+    assert!(!e.contains("sk-proj"), "the key must not be echoed: {e}");
+}
+
+#[test]
+fn builtin_providers_are_present_and_can_be_partly_overridden() {
+    let f = Fixture::new().workspace(
+        "[provider.ollama]\nbase_url = \"http://gpu:11434/v1\"\n\n[provider.openai]\nheaders = { \"OpenAI-Organization\" = \"org\" }\n\n[provider.vllm]\nkind = \"openai\"\nbase_url = \"http://box:8000/v1\"\n",
+    );
+    let l = f.load().unwrap();
+    let p = &l.config.provider;
+    assert_eq!(p["ollama"].base_url, "http://gpu:11434/v1");
+    assert_eq!(p["ollama"].kind, ProviderKind::Openai);
+    assert_eq!(l.origin("provider.ollama.kind"), "default");
+    assert_eq!(
+        l.origin("provider.ollama.base_url"),
+        f.workspace_path().display().to_string()
+    );
+    assert_eq!(p["openai"].api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+    assert_eq!(p["openai"].headers["OpenAI-Organization"], "org");
+    assert_eq!(p["anthropic"].kind, ProviderKind::Anthropic);
+    assert_eq!(p["anthropic"].base_url, "https://api.anthropic.com");
+    assert_eq!(p["openrouter"].base_url, "https://openrouter.ai/api/v1");
+    assert_eq!(p["llamacpp"].base_url, "http://127.0.0.1:8080/v1");
+    assert_eq!(p["llamacpp"].api_key_env, None);
+    assert_eq!(p["vllm"].base_url, "http://box:8000/v1");
+
+    // A new provider still needs its kind.
+    let f = Fixture::new().workspace("[provider.box]\nbase_url = \"http://x\"\n");
+    assert!(err_of(&f).contains("missing field `kind`"));
+}
+
+#[test]
+fn model_table_is_an_alias_of_models() {
+    let f = Fixture::new()
+        .workspace("[model.\"ollama/qwen2.5-coder\"]\ncontext = 32768\noutput = 8192\n");
+    let l = f.load().unwrap();
+    let ws = f.workspace_path().display().to_string();
+    assert_eq!(l.config.models["ollama/qwen2.5-coder"].context, 32768);
+    assert_eq!(l.config.model.as_deref(), Some("ollama/qwen2.5-coder"));
+    assert_eq!(l.origin("model"), ws);
+    assert_eq!(l.origin("models.\"ollama/qwen2.5-coder\".context"), ws);
+
+    // A default set elsewhere wins over the implied one.
+    let f = Fixture::new()
+        .global("model = \"openai/gpt-4.1\"\n")
+        .workspace("[model.\"ollama/qwen2.5-coder\"]\ncontext = 32768\n");
+    assert_eq!(
+        f.load().unwrap().config.model.as_deref(),
+        Some("openai/gpt-4.1")
+    );
+
+    // Several entries: no implied default, a warning.
+    let f = Fixture::new()
+        .workspace("[model.\"ollama/a\"]\ncontext = 1\n[model.\"ollama/b\"]\ncontext = 2\n");
+    let l = f.load().unwrap();
+    assert_eq!(l.config.model, None);
+    assert_eq!(l.config.models.len(), 2);
+    assert!(
+        l.warnings.iter().any(|w| w.contains("lists 2 models")),
+        "{:?}",
+        l.warnings
+    );
+
+    // Typos inside the alias are still located.
+    let f = Fixture::new().workspace("[model.\"ollama/a\"]\ncontxt = 1\n");
+    assert!(err_of(&f).contains(":2:1: unknown field `contxt`"));
+
+    // Both spellings in one file merge; the same model in both is an error.
+    let f = Fixture::new()
+        .workspace("[model.\"ollama/a\"]\ncontext = 1\n[models.\"ollama/b\"]\ncontext = 2\n");
+    assert_eq!(f.load().unwrap().config.models.len(), 2);
+    let f = Fixture::new()
+        .workspace("[model.\"ollama/a\"]\ncontext = 1\n[models.\"ollama/a\"]\ncontext = 2\n");
+    assert!(err_of(&f).contains("is set in both [model] and [models]"));
+}
+
+#[test]
+fn permissions_and_nested_origins() {
+    let f = Fixture::new()
+        .global("[permission]\nbash = \"ask\"\nedit = \"deny\"\n")
+        .workspace("[permission.bash]\n\"git status*\" = \"allow\"\n");
+    let l = f.load().unwrap();
+    let ws = f.workspace_path().display().to_string();
+    assert_eq!(
+        l.config.permission["bash"],
+        PermissionSetting::Patterns(BTreeMap::from([("git status*".to_string(), Action::Allow)]))
+    );
+    assert_eq!(
+        l.config.permission["edit"],
+        PermissionSetting::Action(Action::Deny)
+    );
+    assert_eq!(l.origin("permission.bash.\"git status*\""), ws);
+    // The replaced scalar leaves no stale origin behind.
+    assert!(!l.origins.contains_key("permission.bash"));
+}
+
+#[test]
+fn render_shows_origins_and_redacts_secrets() {
+    let f = Fixture::new().workspace(
+        "model = \"box/m\"\n[provider.box]\nkind = \"openai\"\nbase_url = \"http://box/v1\"\napi_key_env = \"BOX_KEY\"\n\
+         [provider.box.headers]\nAuthorization = \"Bearer sk-very-secret\"\nX-Api-Key = \"abc-secret-1\"\nx-auth-token = \"tok-2\"\nX-Team = \"tools\"\n",
+    );
+    let l = f.load().unwrap();
+    let ws = f.workspace_path().display().to_string();
+    let out = render_with(&l, &|var| var == "BOX_KEY");
+    for secret in ["sk-very-secret", "abc-secret-1", "tok-2"] {
+        assert!(!out.contains(secret), "{secret} leaked:\n{out}");
+    }
+    assert_eq!(out.matches("\"<redacted>\"").count(), 3, "{out}");
+    assert!(
+        out.contains(&format!("X-Team = \"tools\"  # from {ws}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("model = \"box/m\"  # from {ws}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "api_key_env = \"BOX_KEY\"  # from {ws}; BOX_KEY is set"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("api_key_env = \"OPENAI_API_KEY\"  # from default; OPENAI_API_KEY is not set"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n[compaction]\nauto = true  # from default\n"),
+        "{out}"
+    );
+    assert!(out.contains("\n[provider.box.headers]\n"), "{out}");
+    assert!(out.contains("\n[permission]\n# (none set)\n"), "{out}");
+    assert!(out.contains(&format!("#   {ws}")), "{out}");
+
+    // What is rendered is valid TOML that loads back to the same config.
+    let path = f.dir.path().join("rendered.toml");
+    std::fs::write(&path, out.replace("\"<redacted>\"", "\"x\"")).unwrap();
+    let again = load_with_env(
+        &LoadOptions {
+            workspace: f.dir.path().join("nowhere"),
+            config_file: Some(path),
+            global_file: Some(f.dir.path().join("none.toml")),
+        },
+        &|_| None,
+    )
+    .unwrap();
+    assert_eq!(again.config.model, l.config.model);
+    assert_eq!(again.config.provider["box"].base_url, "http://box/v1");
+    assert_eq!(again.config.compaction, l.config.compaction);
+}
+
+#[test]
+fn example_config_parses_and_documents_every_key() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let f = Fixture::new();
+    let l = load_with_env(
+        &LoadOptions {
+            workspace: f.dir.path().join("ws"),
+            config_file: Some(path.clone()),
+            global_file: Some(f.global_path()),
+        },
+        &|_| None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert!(l.config.models.contains_key("ollama/qwen2.5-coder"));
+    assert!(l.config.permission.contains_key("external_directory"));
+    assert_eq!(
+        l.config.provider["llamacpp"].base_url,
+        "http://127.0.0.1:8080/v1"
+    );
+    // The example's values are the defaults (apart from the examples it gives).
+    assert_eq!(
+        l.config.compaction,
+        crate::config::CompactionConfig::default()
+    );
+    assert_eq!(
+        l.config.tool_output,
+        crate::config::ToolOutputConfig::default()
+    );
+    assert_eq!(l.config.max_steps, Config::default().max_steps);
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut keys = Vec::new();
+    if let Ok(toml::Value::Table(t)) = toml::Value::try_from(Config::default()) {
+        collect_leaves(&t, "", &mut keys);
+    }
+    assert!(keys.len() > 8);
+    keys.extend(
+        [
+            "model",
+            "reserved",
+            "threshold",
+            "preserve_recent_tokens",
+            "kind",
+            "base_url",
+            "api_key_env",
+            "headers",
+            "max_retries",
+            "timeout_secs",
+            "context",
+            "input",
+            "output",
+            "cost_input",
+            "cost_output",
+            "cost_cache_read",
+            "cost_cache_write",
+            "thinking_budget",
+            "max_tokens",
+            "instructions",
+            "external_directory",
+        ]
+        .map(String::from),
+    );
+    for key in keys {
+        let last = key.rsplit('.').next().unwrap();
+        assert!(
+            text.contains(&format!("{last} =")) || text.contains(&format!("{last}  ")),
+            "{key} undocumented"
+        );
+    }
+}
+
+#[test]
+fn line_col_counts_characters() {
+    assert_eq!(line_col("abc", 0), (1, 1));
+    assert_eq!(line_col("a\nbc", 3), (2, 2));
+    assert_eq!(line_col("é\nü=", 5), (2, 2));
+    assert_eq!(line_col("é\nü=", 4), (2, 1));
+    assert_eq!(line_col("ab", 99), (1, 3));
+    assert_eq!(line_col("é", 1), (1, 1));
+}

@@ -1,0 +1,348 @@
+//! The overflow test, exactly as DESIGN.md §4c.
+
+use crate::config::{CompactionConfig, ModelConfig};
+
+/// Hard cap on the output tokens reserved for a reply.
+pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
+/// Default of `compaction.reserved` (before the `max_output` cap).
+pub const RESERVED_DEFAULT: u64 = 20_000;
+
+/// The limits of a model that the overflow test needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Context window (0 = unknown: automatic compaction off).
+    pub context: u64,
+    /// Maximum input tokens, where the provider limits it separately.
+    pub input: Option<u64>,
+    /// Maximum output tokens (0 = unknown).
+    pub output: u64,
+}
+
+impl From<&ModelConfig> for Limits {
+    fn from(m: &ModelConfig) -> Self {
+        Limits {
+            context: m.context,
+            input: m.input,
+            output: m.output,
+        }
+    }
+}
+
+/// `min(limit.output, 32_000)`, or 32_000 when the output limit is unknown (0).
+pub fn max_output(limits: &Limits) -> u64 {
+    if limits.output == 0 {
+        OUTPUT_TOKEN_MAX
+    } else {
+        limits.output.min(OUTPUT_TOKEN_MAX)
+    }
+}
+
+/// Tokens kept free for the reply: `compaction.reserved ?? min(20_000, max_output)`.
+pub fn reserved(limits: &Limits, cfg: &CompactionConfig) -> u64 {
+    cfg.reserved
+        .unwrap_or_else(|| RESERVED_DEFAULT.min(max_output(limits)))
+}
+
+/// Tokens usable before an automatic compaction fires:
+/// `limit.input − reserved` when the input limit is known, else `limit.context − max_output`
+/// (both saturating), then `min(usable, threshold × context)` when a threshold is set.
+/// Computable whatever `auto` says (the status bar shows it).
+pub fn usable(limits: &Limits, cfg: &CompactionConfig) -> u64 {
+    let base = match limits.input {
+        Some(input) => input.saturating_sub(reserved(limits, cfg)),
+        None => limits.context.saturating_sub(max_output(limits)),
+    };
+    match cfg.threshold {
+        Some(t) if t.is_finite() && t > 0.0 => {
+            let cap = (t * limits.context as f64).floor();
+            let cap = if cap >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                cap as u64
+            };
+            base.min(cap)
+        }
+        _ => base,
+    }
+}
+
+/// Overflow when `count >= usable`; never when `compaction.auto` is off or the window is unknown.
+pub fn is_overflow(count: u64, limits: &Limits, cfg: &CompactionConfig) -> bool {
+    if !cfg.auto || limits.context == 0 {
+        return false;
+    }
+    count >= usable(limits, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lim(context: u64, input: Option<u64>, output: u64) -> Limits {
+        Limits {
+            context,
+            input,
+            output,
+        }
+    }
+
+    fn cfg(reserved: Option<u64>, threshold: Option<f64>, auto: bool) -> CompactionConfig {
+        CompactionConfig {
+            auto,
+            reserved,
+            threshold,
+            ..CompactionConfig::default()
+        }
+    }
+
+    #[test]
+    fn max_output_caps_and_defaults() {
+        assert_eq!(max_output(&lim(200_000, None, 64_000)), 32_000);
+        assert_eq!(max_output(&lim(200_000, None, 8_192)), 8_192);
+        assert_eq!(max_output(&lim(200_000, None, 0)), 32_000);
+    }
+
+    #[test]
+    fn reserved_default_and_override() {
+        assert_eq!(
+            reserved(&lim(200_000, None, 64_000), &cfg(None, None, true)),
+            20_000
+        );
+        assert_eq!(
+            reserved(&lim(200_000, None, 4_096), &cfg(None, None, true)),
+            4_096
+        );
+        assert_eq!(
+            reserved(&lim(200_000, None, 0), &cfg(None, None, true)),
+            20_000
+        );
+        assert_eq!(
+            reserved(&lim(200_000, None, 4_096), &cfg(Some(50_000), None, true)),
+            50_000
+        );
+        assert_eq!(
+            reserved(&lim(200_000, None, 4_096), &cfg(Some(0), None, true)),
+            0
+        );
+    }
+
+    #[test]
+    fn usable_from_context_ignores_reserved() {
+        // No input limit: context − max_output; `reserved` only applies to the input limit.
+        let l = lim(200_000, None, 64_000);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 168_000);
+        assert_eq!(usable(&l, &cfg(Some(1), None, true)), 168_000);
+        let l = lim(128_000, None, 16_384);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 111_616);
+        let l = lim(128_000, None, 0);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 96_000);
+    }
+
+    #[test]
+    fn usable_from_input_limit_minus_reserved() {
+        let l = lim(400_000, Some(272_000), 128_000);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 252_000);
+        assert_eq!(usable(&l, &cfg(Some(30_000), None, true)), 242_000);
+        let l = lim(400_000, Some(272_000), 8_000);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 264_000);
+    }
+
+    #[test]
+    fn threshold_lowers_but_never_raises() {
+        let l = lim(200_000, None, 64_000);
+        assert_eq!(usable(&l, &cfg(None, Some(0.5), true)), 100_000);
+        assert_eq!(usable(&l, &cfg(None, Some(0.95), true)), 168_000);
+        assert_eq!(usable(&l, &cfg(None, Some(2.0), true)), 168_000);
+        let l = lim(400_000, Some(272_000), 128_000);
+        assert_eq!(usable(&l, &cfg(None, Some(0.5), true)), 200_000);
+        // Nonsense thresholds are ignored rather than making every count an overflow.
+        assert_eq!(
+            usable(&lim(200_000, None, 64_000), &cfg(None, Some(0.0), true)),
+            168_000
+        );
+        assert_eq!(
+            usable(&lim(200_000, None, 64_000), &cfg(None, Some(-1.0), true)),
+            168_000
+        );
+        assert_eq!(
+            usable(
+                &lim(200_000, None, 64_000),
+                &cfg(None, Some(f64::NAN), true)
+            ),
+            168_000
+        );
+    }
+
+    #[test]
+    fn saturation_on_tiny_windows() {
+        assert_eq!(usable(&lim(8_000, None, 16_000), &cfg(None, None, true)), 0);
+        assert_eq!(
+            usable(&lim(8_000, Some(5_000), 4_000), &cfg(None, None, true)),
+            1_000
+        );
+        assert_eq!(
+            usable(
+                &lim(8_000, Some(5_000), 4_000),
+                &cfg(Some(9_000), None, true)
+            ),
+            0
+        );
+        assert_eq!(
+            usable(&lim(u64::MAX, None, 0), &cfg(None, Some(1.0), true)),
+            u64::MAX - 32_000
+        );
+        // Tiny window: usable 0 means every count overflows (compaction is the only way out).
+        assert!(is_overflow(
+            0,
+            &lim(8_000, None, 16_000),
+            &cfg(None, None, true)
+        ));
+    }
+
+    #[test]
+    fn overflow_boundary_is_inclusive() {
+        let l = lim(200_000, None, 64_000);
+        let c = cfg(None, None, true);
+        assert!(!is_overflow(167_999, &l, &c));
+        assert!(is_overflow(168_000, &l, &c));
+        assert!(is_overflow(500_000, &l, &c));
+    }
+
+    #[test]
+    fn auto_off_or_unknown_window_never_overflows_but_usable_is_shown() {
+        let l = lim(200_000, None, 64_000);
+        let off = cfg(None, None, false);
+        assert!(!is_overflow(10_000_000, &l, &off));
+        assert_eq!(usable(&l, &off), 168_000);
+        let unknown = lim(0, None, 64_000);
+        assert!(!is_overflow(10_000_000, &unknown, &cfg(None, None, true)));
+        // A zero window with an input limit is still "unknown window": off.
+        let unknown = lim(0, Some(100_000), 4_000);
+        assert!(!is_overflow(10_000_000, &unknown, &cfg(None, None, true)));
+        assert_eq!(usable(&unknown, &cfg(None, None, true)), 96_000);
+    }
+
+    #[test]
+    fn matrix() {
+        // (context, input, output, reserved, threshold, auto, count, expected)
+        type Row = (
+            u64,
+            Option<u64>,
+            u64,
+            Option<u64>,
+            Option<f64>,
+            bool,
+            u64,
+            bool,
+        );
+        let rows: &[Row] = &[
+            (200_000, None, 64_000, None, None, true, 168_000, true),
+            (200_000, None, 64_000, None, None, true, 167_999, false),
+            (
+                200_000,
+                None,
+                64_000,
+                Some(100_000),
+                None,
+                true,
+                167_999,
+                false,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                None,
+                None,
+                true,
+                160_000,
+                true,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                None,
+                None,
+                true,
+                159_999,
+                false,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                Some(10_000),
+                None,
+                true,
+                169_999,
+                false,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                Some(10_000),
+                None,
+                true,
+                170_000,
+                true,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                Some(10_000),
+                Some(0.8),
+                true,
+                160_000,
+                true,
+            ),
+            (
+                200_000,
+                Some(180_000),
+                64_000,
+                Some(10_000),
+                Some(0.8),
+                true,
+                159_999,
+                false,
+            ),
+            (
+                200_000,
+                None,
+                64_000,
+                None,
+                Some(0.8),
+                false,
+                190_000,
+                false,
+            ),
+            (0, None, 64_000, None, Some(0.8), true, 190_000, false),
+            (32_000, None, 0, None, None, true, 0, true),
+            (32_768, None, 4_096, None, None, true, 28_671, false),
+            (32_768, None, 4_096, None, None, true, 28_672, true),
+        ];
+        for (i, &(context, input, output, reserved, threshold, auto, count, want)) in
+            rows.iter().enumerate()
+        {
+            let got = is_overflow(
+                count,
+                &lim(context, input, output),
+                &cfg(reserved, threshold, auto),
+            );
+            assert_eq!(got, want, "row {i}");
+        }
+    }
+
+    #[test]
+    fn limits_from_model_config() {
+        let m = ModelConfig {
+            context: 128_000,
+            input: Some(100_000),
+            output: 4_096,
+            ..ModelConfig::default()
+        };
+        assert_eq!(Limits::from(&m), lim(128_000, Some(100_000), 4_096));
+    }
+}

@@ -1,0 +1,139 @@
+//! Builders for context tests: messages with fixed ids so snapshots are stable.
+
+use serde_json::json;
+
+use crate::message::{CompactionPart, Message, Part, PartKind, Role, ToolState, ToolTime, Usage};
+
+pub fn msg(id: &str, role: Role) -> Message {
+    Message {
+        id: id.to_string(),
+        session_id: "s".to_string(),
+        role,
+        time_created: 0,
+        time_completed: None,
+        parent_id: None,
+        model: None,
+        agent: None,
+        summary: false,
+        finish: None,
+        error: None,
+        usage: Usage::default(),
+        cost: 0.0,
+        parts: Vec::new(),
+    }
+}
+
+pub fn add(m: &mut Message, kind: PartKind) {
+    let id = format!("{}.{}", m.id, m.parts.len());
+    m.parts.push(Part {
+        id,
+        message_id: m.id.clone(),
+        kind,
+    });
+}
+
+pub fn text(t: &str) -> PartKind {
+    PartKind::Text {
+        text: t.to_string(),
+        synthetic: false,
+    }
+}
+
+pub fn user(id: &str, t: &str) -> Message {
+    let mut m = msg(id, Role::User);
+    add(&mut m, text(t));
+    m
+}
+
+pub fn synthetic_user(id: &str, t: &str) -> Message {
+    let mut m = msg(id, Role::User);
+    add(
+        &mut m,
+        PartKind::Text {
+            text: t.to_string(),
+            synthetic: true,
+        },
+    );
+    m
+}
+
+pub fn assistant(id: &str, parent: &str) -> Message {
+    let mut m = msg(id, Role::Assistant);
+    m.parent_id = Some(parent.to_string());
+    m.finish = Some("stop".to_string());
+    m
+}
+
+pub fn completed(output: &str) -> ToolState {
+    ToolState::Completed {
+        output: output.to_string(),
+        title: "t".to_string(),
+        metadata: json!({}),
+        time: ToolTime {
+            start: 1,
+            end: 2,
+            compacted: None,
+        },
+    }
+}
+
+pub fn pruned(output: &str) -> ToolState {
+    ToolState::Completed {
+        output: output.to_string(),
+        title: "t".to_string(),
+        metadata: json!({}),
+        time: ToolTime {
+            start: 1,
+            end: 2,
+            compacted: Some(5),
+        },
+    }
+}
+
+pub fn tool(name: &str, call: &str, state: ToolState) -> PartKind {
+    PartKind::Tool {
+        call_id: call.to_string(),
+        tool: name.to_string(),
+        input: json!({"path": format!("src/{call}.rs")}),
+        state,
+    }
+}
+
+/// An assistant message with one completed tool call.
+pub fn tool_msg(id: &str, parent: &str, name: &str, output: &str) -> Message {
+    let mut m = assistant(id, parent);
+    add(&mut m, PartKind::StepStart);
+    add(&mut m, tool(name, &format!("call_{id}"), completed(output)));
+    m
+}
+
+pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
+    let mut m = msg(id, Role::User);
+    add(
+        &mut m,
+        PartKind::Compaction(CompactionPart {
+            auto: true,
+            overflow: false,
+            focus: None,
+            tail_start: tail_start.map(str::to_string),
+        }),
+    );
+    m
+}
+
+pub fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
+    let mut m = assistant(id, parent);
+    m.summary = true;
+    m.agent = Some("compaction".to_string());
+    add(&mut m, text(t));
+    m
+}
+
+pub fn ids(v: &[&Message]) -> Vec<String> {
+    v.iter().map(|m| m.id.clone()).collect()
+}
+
+/// `n` words of distinct filler, about `n` tokens.
+pub fn words(n: usize) -> String {
+    (0..n).map(|i| format!("w{} ", i % 97)).collect()
+}

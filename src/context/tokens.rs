@@ -1,0 +1,498 @@
+//! Token estimates (DESIGN.md §4, "Token counting").
+//!
+//! Provider-reported usage is the count of record; this module estimates what lies between
+//! reports. It counts with the real BPE of the model family (tiktoken-rs: o200k_base for current
+//! OpenAI families, cl100k_base for older ones, o200k_base as the approximation for everything
+//! else), corrected by a per-session ratio learned from reported usage. Each part is counted once
+//! and cached by part id and a cheap fingerprint, so a step costs what is new, not the session.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tiktoken_rs::CoreBPE;
+
+use crate::message::{Message, Part, PartKind, ToolState};
+use crate::provider::{AssistantContent, ChatMessage, ToolSpec, UserContent};
+
+use super::COMPACTION_QUESTION;
+use super::view::{CLEARED_TOOL_RESULT, INTERRUPTED_TOOL_RESULT};
+
+/// Fixed framing cost of one part (content block, separators).
+pub const PART_OVERHEAD: u64 = 3;
+/// Extra framing of a tool call + its result (ids, names, result block).
+pub const TOOL_OVERHEAD: u64 = 12;
+/// Framing of one message (role, delimiters).
+pub const MESSAGE_OVERHEAD: u64 = 4;
+/// What an attached image is assumed to cost (providers bill images by size; this is a
+/// conservative middle for the common sizes).
+pub const IMAGE_TOKENS: u64 = 1_000;
+
+/// Text is counted in pieces of at most this many bytes: BPE merging is quadratic in the length of
+/// one pre-tokenised piece, and minified code or base64 can make a piece megabytes long.
+const SEGMENT_BYTES: usize = 2_048;
+
+/// Which BPE a model family uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    O200k,
+    Cl100k,
+}
+
+impl Encoding {
+    /// o200k for current OpenAI families, cl100k for gpt-4 / gpt-3.5, o200k for every other family
+    /// (the closest modern approximation we have for Claude, Gemini, Llama, Qwen, …).
+    pub fn for_model(model: &str) -> Encoding {
+        // "provider/model" → "model"; lower-case for matching.
+        let name = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        let current = [
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "chatgpt-4o",
+            "gpt-oss",
+        ];
+        if current.iter().any(|p| name.starts_with(p))
+            || ["o1", "o3", "o4"]
+                .iter()
+                .any(|p| name == *p || name.starts_with(&format!("{p}-")))
+        {
+            return Encoding::O200k;
+        }
+        if name.starts_with("gpt-4") || name.starts_with("gpt-3.5") || name.starts_with("gpt-35") {
+            return Encoding::Cl100k;
+        }
+        Encoding::O200k
+    }
+
+    fn bpe(self) -> Option<&'static CoreBPE> {
+        static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+        static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+        match self {
+            Encoding::O200k => O200K
+                .get_or_init(|| tiktoken_rs::o200k_base().ok())
+                .as_ref(),
+            Encoding::Cl100k => CL100K
+                .get_or_init(|| tiktoken_rs::cl100k_base().ok())
+                .as_ref(),
+        }
+    }
+}
+
+/// Raw BPE token count of `s` (no correction ratio). Falls back to a script-aware heuristic if the
+/// BPE could not be loaded (it is embedded, so this should never happen).
+pub fn raw_count(encoding: Encoding, s: &str) -> u64 {
+    if s.is_empty() {
+        return 0;
+    }
+    let Some(bpe) = encoding.bpe() else {
+        return heuristic_count(s);
+    };
+    let mut total = 0u64;
+    for seg in segments(s, SEGMENT_BYTES) {
+        total += bpe.encode_ordinary(seg).len() as u64;
+    }
+    total
+}
+
+/// A crude fallback: ~4 bytes per token for ASCII, ~1 token per non-ASCII character.
+fn heuristic_count(s: &str) -> u64 {
+    let mut ascii = 0u64;
+    let mut other = 0u64;
+    for c in s.chars() {
+        if c.is_ascii() {
+            ascii += 1;
+        } else {
+            other += 1;
+        }
+    }
+    ascii.div_ceil(4) + other
+}
+
+/// Splits `s` into pieces of at most about `max` bytes, on char boundaries, preferring to cut
+/// after a newline or a space so that words are rarely split.
+fn segments(s: &str, max: usize) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= max {
+            let all = rest;
+            rest = "";
+            return Some(all);
+        }
+        let mut cut = max;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let window = &rest[..cut];
+        let at = window
+            .rfind('\n')
+            .or_else(|| window.rfind(' '))
+            .map(|i| i + 1)
+            .filter(|&i| i > max / 2)
+            .unwrap_or(cut);
+        let (head, tail) = rest.split_at(at);
+        rest = tail;
+        Some(head)
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    fingerprint: u64,
+    /// Raw tokens of the part as sent.
+    total: u64,
+    /// Raw tokens of a completed, unpruned tool output (0 otherwise).
+    output: u64,
+}
+
+/// Per-session estimator: BPE + correction ratio + per-part cache.
+#[derive(Debug, Clone)]
+pub struct Estimator {
+    encoding: Encoding,
+    ratio: f64,
+    samples: u32,
+    cache: HashMap<String, Entry>,
+    /// Cache of long fixed texts (system prompt blocks, tool specs) by content hash.
+    fixed: HashMap<u64, u64>,
+    hits: u64,
+    misses: u64,
+}
+
+impl Estimator {
+    pub fn for_model(model: &str) -> Self {
+        Self::with_encoding(Encoding::for_model(model))
+    }
+
+    pub fn with_encoding(encoding: Encoding) -> Self {
+        Estimator {
+            encoding,
+            ratio: 1.0,
+            samples: 0,
+            cache: HashMap::new(),
+            fixed: HashMap::new(),
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The learned correction ratio (reported / estimated), 1.0 until the first report.
+    pub fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    fn scale(&self, raw: u64) -> u64 {
+        (raw as f64 * self.ratio).round() as u64
+    }
+
+    /// Tokens of a text: raw BPE count × the correction ratio.
+    pub fn text(&self, s: &str) -> u64 {
+        self.scale(raw_count(self.encoding, s))
+    }
+
+    /// What `part` costs as sent (see `view::to_chat`), cached by part id and fingerprint.
+    pub fn part(&mut self, part: &Part) -> u64 {
+        let e = self.entry(part);
+        self.scale(e.total)
+    }
+
+    /// Tokens of a completed tool's output as it would be sent unpruned (0 for anything else or an
+    /// already pruned output). Shares the part cache.
+    pub fn tool_output(&mut self, part: &Part) -> u64 {
+        let e = self.entry(part);
+        self.scale(e.output)
+    }
+
+    /// What a whole message costs as sent.
+    pub fn message(&mut self, m: &Message) -> u64 {
+        let mut raw = 0;
+        for p in &m.parts {
+            raw += self.entry(p).total;
+        }
+        if raw == 0 {
+            return 0;
+        }
+        self.scale(raw + MESSAGE_OVERHEAD)
+    }
+
+    /// Sum of `message` over a list (e.g. a view).
+    pub fn messages<'a>(&mut self, ms: impl IntoIterator<Item = &'a Message>) -> u64 {
+        let mut raw = 0;
+        for m in ms {
+            let mut r = 0;
+            for p in &m.parts {
+                r += self.entry(p).total;
+            }
+            if r > 0 {
+                raw += r + MESSAGE_OVERHEAD;
+            }
+        }
+        self.scale(raw)
+    }
+
+    /// Part-cache statistics: (hits, misses).
+    pub fn cache_stats(&self) -> (u64, u64) {
+        (self.hits, self.misses)
+    }
+
+    /// Forgets cached counts of parts that are no longer needed (e.g. before the view start).
+    pub fn forget<'a>(&mut self, parts: impl IntoIterator<Item = &'a Part>) {
+        for p in parts {
+            self.cache.remove(&p.id);
+        }
+    }
+
+    fn entry(&mut self, part: &Part) -> Entry {
+        let fp = fingerprint(&part.kind);
+        if let Some(e) = self.cache.get(&part.id)
+            && e.fingerprint == fp
+        {
+            self.hits += 1;
+            return *e;
+        }
+        self.misses += 1;
+        let (total, output) = self.count_part(&part.kind);
+        let e = Entry {
+            fingerprint: fp,
+            total,
+            output,
+        };
+        self.cache.insert(part.id.clone(), e);
+        e
+    }
+
+    fn count_part(&self, kind: &PartKind) -> (u64, u64) {
+        let enc = self.encoding;
+        match kind {
+            PartKind::Text { text, .. } => {
+                if text.is_empty() {
+                    (0, 0)
+                } else {
+                    (raw_count(enc, text) + PART_OVERHEAD, 0)
+                }
+            }
+            PartKind::Reasoning { text, redacted, .. } => {
+                let n =
+                    raw_count(enc, text) + redacted.as_deref().map_or(0, |r| r.len() as u64 / 4);
+                if n == 0 {
+                    (0, 0)
+                } else {
+                    (n + PART_OVERHEAD, 0)
+                }
+            }
+            PartKind::Tool {
+                tool, input, state, ..
+            } => {
+                let call = raw_count(enc, tool) + json_tokens(enc, input) + TOOL_OVERHEAD;
+                let (result, output) = match state {
+                    ToolState::Completed { output, time, .. } => {
+                        if time.compacted.is_some() {
+                            (raw_count(enc, CLEARED_TOOL_RESULT), 0)
+                        } else {
+                            let n = raw_count(enc, output);
+                            (n, n)
+                        }
+                    }
+                    ToolState::Error { message, .. } => (raw_count(enc, message), 0),
+                    ToolState::Pending | ToolState::Running { .. } => {
+                        (raw_count(enc, INTERRUPTED_TOOL_RESULT), 0)
+                    }
+                };
+                (call + result, output)
+            }
+            PartKind::Compaction(_) => (raw_count(enc, COMPACTION_QUESTION) + PART_OVERHEAD, 0),
+            PartKind::File { path, mime } => {
+                if mime.starts_with("image/") {
+                    (IMAGE_TOKENS, 0)
+                } else if mime.starts_with("text/") || mime == "application/x-directory" {
+                    // Sent as (synthetic) text parts beside it.
+                    (0, 0)
+                } else {
+                    (raw_count(enc, path) + PART_OVERHEAD, 0)
+                }
+            }
+            PartKind::StepStart | PartKind::StepFinish { .. } | PartKind::Patch { .. } => (0, 0),
+        }
+    }
+
+    /// Learns the correction ratio from a provider report: `estimated` is what this estimator
+    /// predicted for the request, `reported` the prompt tokens the provider billed for it.
+    /// Smoothed (exponential average) and clamped to 0.5..=2.0; zero figures are ignored.
+    pub fn learn(&mut self, estimated: u64, reported: u64) {
+        if estimated == 0 || reported == 0 {
+            return;
+        }
+        // `estimated` was produced with the current ratio: recover the raw-based ratio sample.
+        let sample = (reported as f64 / estimated as f64) * self.ratio;
+        if !sample.is_finite() {
+            return;
+        }
+        let sample = sample.clamp(0.5, 2.0);
+        self.ratio = if self.samples == 0 {
+            sample
+        } else {
+            0.6 * self.ratio + 0.4 * sample
+        }
+        .clamp(0.5, 2.0);
+        self.samples = self.samples.saturating_add(1);
+    }
+
+    /// Estimate of a list of wire messages (used to chunk the compaction request). Not cached.
+    pub fn chat_messages(&self, msgs: &[ChatMessage]) -> u64 {
+        msgs.iter().map(|m| self.chat_message(m)).sum()
+    }
+
+    /// Estimate of one wire message.
+    pub fn chat_message(&self, m: &ChatMessage) -> u64 {
+        let enc = self.encoding;
+        let raw = match m {
+            ChatMessage::User { content } => content
+                .iter()
+                .map(|c| match c {
+                    UserContent::Text { text } => raw_count(enc, text) + PART_OVERHEAD,
+                    UserContent::Image { .. } => IMAGE_TOKENS,
+                })
+                .sum::<u64>(),
+            ChatMessage::Assistant { content } => content
+                .iter()
+                .map(|c| match c {
+                    AssistantContent::Text { text } => raw_count(enc, text) + PART_OVERHEAD,
+                    AssistantContent::Reasoning { text, .. } => {
+                        raw_count(enc, text) + PART_OVERHEAD
+                    }
+                    AssistantContent::ToolCall { name, input, .. } => {
+                        raw_count(enc, name) + json_tokens(enc, input) + TOOL_OVERHEAD
+                    }
+                })
+                .sum::<u64>(),
+            ChatMessage::ToolResult { content, .. } => raw_count(enc, content) + PART_OVERHEAD,
+        };
+        self.scale(raw + MESSAGE_OVERHEAD)
+    }
+
+    /// Estimate of the fixed part of a request: system blocks and tool specs. Cached by content
+    /// hash, so a stable system prompt is counted once per session.
+    pub fn request_overhead(&mut self, system: &[String], tools: &[ToolSpec]) -> u64 {
+        let mut raw = 0;
+        for s in system {
+            raw += self.fixed_text(s) + PART_OVERHEAD;
+        }
+        for t in tools {
+            raw += self.fixed_text(&t.name) + self.fixed_text(&t.description);
+            let schema = t.parameters.to_string();
+            raw += self.fixed_text(&schema) + TOOL_OVERHEAD;
+        }
+        self.scale(raw)
+    }
+
+    fn fixed_text(&mut self, s: &str) -> u64 {
+        let h = fnv(s.as_bytes(), FNV_OFFSET) ^ s.len() as u64;
+        if let Some(n) = self.fixed.get(&h) {
+            return *n;
+        }
+        let n = raw_count(self.encoding, s);
+        self.fixed.insert(h, n);
+        n
+    }
+}
+
+/// Tokens of a JSON value as serialised on the wire.
+fn json_tokens(enc: Encoding, v: &Value) -> u64 {
+    match v {
+        Value::Null => 1,
+        Value::String(s) => raw_count(enc, s) + 2,
+        other => raw_count(enc, &other.to_string()),
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn mix(h: u64, v: u64) -> u64 {
+    fnv(&v.to_le_bytes(), h)
+}
+
+/// A cheap fingerprint of what a part sends: its kind, its state and the lengths of its texts.
+/// Streaming text only grows, and a tool changes state (pending → running → completed → pruned),
+/// so length + state catches every change that alters the count.
+fn fingerprint(kind: &PartKind) -> u64 {
+    let h = FNV_OFFSET;
+    match kind {
+        PartKind::Text { text, synthetic } => {
+            mix(mix(mix(h, 1), text.len() as u64), *synthetic as u64)
+        }
+        PartKind::Reasoning { text, redacted, .. } => mix(
+            mix(mix(h, 2), text.len() as u64),
+            redacted.as_ref().map_or(0, |r| r.len() as u64),
+        ),
+        PartKind::Tool {
+            tool, input, state, ..
+        } => {
+            let h = mix(mix(mix(h, 3), tool.len() as u64), json_shape(input));
+            match state {
+                ToolState::Pending => mix(h, 10),
+                ToolState::Running { .. } => mix(h, 11),
+                ToolState::Completed { output, time, .. } => mix(
+                    mix(mix(h, 12), output.len() as u64),
+                    time.compacted.is_some() as u64,
+                ),
+                ToolState::Error { message, .. } => mix(mix(h, 13), message.len() as u64),
+            }
+        }
+        PartKind::Compaction(_) => mix(h, 4),
+        PartKind::StepStart => mix(h, 5),
+        PartKind::StepFinish { .. } => mix(h, 6),
+        PartKind::File { path, mime } => mix(mix(mix(h, 7), path.len() as u64), mime.len() as u64),
+        PartKind::Patch { files } => mix(mix(h, 8), files.len() as u64),
+    }
+}
+
+/// A shallow shape of a JSON value: top-level keys and the lengths of their scalar values.
+fn json_shape(v: &Value) -> u64 {
+    let mut h = FNV_OFFSET;
+    match v {
+        Value::Object(map) => {
+            h = mix(h, map.len() as u64);
+            for (k, v) in map {
+                h = fnv(k.as_bytes(), h);
+                h = mix(
+                    h,
+                    match v {
+                        Value::String(s) => s.len() as u64,
+                        Value::Array(a) => a.len() as u64 + 1_000_000,
+                        Value::Object(o) => o.len() as u64 + 2_000_000,
+                        Value::Number(n) => n.as_f64().map_or(0, f64::to_bits),
+                        Value::Bool(b) => *b as u64 + 3_000_000,
+                        Value::Null => 4_000_000,
+                    },
+                );
+            }
+        }
+        Value::String(s) => h = mix(h, s.len() as u64),
+        Value::Array(a) => h = mix(h, a.len() as u64),
+        _ => h = mix(h, 99),
+    }
+    h
+}
+
+#[cfg(test)]
+#[path = "tokens_tests.rs"]
+mod tests;

@@ -1,0 +1,238 @@
+//! The running context figure between provider reports (DESIGN.md §4, "Token counting").
+//!
+//! The count of record is the provider's last report (`usage.context_tokens()`). Between reports
+//! the engine adds estimates of what it appended (a tool output, a user message); after a
+//! compaction or prune the figure is reset to an estimate of the new request. A provider that
+//! reports no usage simply never calls [`ContextTracker::on_report`]: the figure stays an
+//! estimate and the overflow test runs on it.
+
+use crate::config::CompactionConfig;
+use crate::event::ContextUsage;
+use crate::message::Usage;
+
+use super::overflow::{self, Limits};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ContextTracker {
+    /// The last reported count, or the estimate set by `on_reset`.
+    base: u64,
+    /// Estimated tokens added since `base` was set.
+    added: u64,
+    /// `base` came from an estimate rather than a report.
+    base_estimated: bool,
+    /// Whether anything was ever recorded (a fresh tracker shows 0 as an estimate).
+    known: bool,
+    /// Cache-read tokens of the last report.
+    cached: u64,
+    /// The request estimate that accompanied the last report (for diagnostics).
+    last_estimate: u64,
+}
+
+impl ContextTracker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A provider reported usage for the step just finished: it becomes the count of record
+    /// (`input + output + cache_read + cache_write`) and the running estimate restarts from it.
+    /// `estimated_request` is what the engine estimated for the request of that step (the engine
+    /// feeds `Estimator::learn` with it and the prompt-side figure). A report of all zeros (a
+    /// provider that reports nothing) is ignored.
+    pub fn on_report(&mut self, usage: &Usage, estimated_request: u64) {
+        let count = usage.context_tokens();
+        if count == 0 {
+            return;
+        }
+        self.base = count;
+        self.added = 0;
+        self.base_estimated = false;
+        self.known = true;
+        self.cached = usage.cache_read;
+        self.last_estimate = estimated_request;
+    }
+
+    /// A part was added or grew since the last report (estimated tokens of the difference).
+    pub fn on_added(&mut self, tokens: u64) {
+        self.added = self.added.saturating_add(tokens);
+        self.known = true;
+    }
+
+    /// After a compaction or prune (or on load): the figure is an estimate of the new request.
+    pub fn on_reset(&mut self, estimate: u64) {
+        self.base = estimate;
+        self.added = 0;
+        self.base_estimated = true;
+        self.known = true;
+        self.cached = 0;
+    }
+
+    /// Tokens the next request is expected to occupy.
+    pub fn used(&self) -> u64 {
+        self.base.saturating_add(self.added)
+    }
+
+    /// `used()` is (partly) an estimate: nothing reported since the last change.
+    pub fn is_estimate(&self) -> bool {
+        !self.known || self.base_estimated || self.added > 0
+    }
+
+    /// The last reported count, when the current figure is based on a report.
+    pub fn reported(&self) -> Option<u64> {
+        (self.known && !self.base_estimated).then_some(self.base)
+    }
+
+    /// The request estimate that accompanied the last report.
+    pub fn last_estimate(&self) -> u64 {
+        self.last_estimate
+    }
+
+    /// The overflow test on the running figure.
+    pub fn is_overflow(&self, limits: &Limits, cfg: &CompactionConfig) -> bool {
+        overflow::is_overflow(self.used(), limits, cfg)
+    }
+
+    /// The status-bar figure.
+    pub fn usage(&self, limits: &Limits, cfg: &CompactionConfig) -> ContextUsage {
+        let used = self.used();
+        let window = limits.context;
+        let percent = if window == 0 {
+            0.0
+        } else {
+            used as f64 * 100.0 / window as f64
+        };
+        ContextUsage {
+            used,
+            usable: overflow::usable(limits, cfg),
+            window,
+            percent,
+            estimated: self.is_estimate(),
+            cached: if self.base_estimated {
+                0
+            } else {
+                self.cached.min(used)
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            context: 100_000,
+            input: None,
+            output: 10_000,
+        }
+    }
+
+    #[test]
+    fn fresh_tracker_is_an_estimate_of_zero() {
+        let t = ContextTracker::new();
+        assert_eq!(t.used(), 0);
+        assert!(t.is_estimate());
+        assert_eq!(t.reported(), None);
+    }
+
+    #[test]
+    fn report_is_the_count_of_record() {
+        let mut t = ContextTracker::new();
+        t.on_added(500);
+        let u = Usage {
+            input: 1_000,
+            output: 200,
+            reasoning: 50,
+            cache_read: 3_000,
+            cache_write: 100,
+        };
+        t.on_report(&u, 4_000);
+        assert_eq!(t.used(), 4_300);
+        assert!(!t.is_estimate());
+        assert_eq!(t.reported(), Some(4_300));
+        let cu = t.usage(&limits(), &CompactionConfig::default());
+        assert_eq!(cu.cached, 3_000);
+        assert!(!cu.estimated);
+        assert_eq!(cu.window, 100_000);
+        assert_eq!(cu.usable, 90_000);
+        assert!((cu.percent - 4.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn additions_accumulate_until_the_next_report() {
+        let mut t = ContextTracker::new();
+        t.on_report(
+            &Usage {
+                input: 10_000,
+                ..Usage::default()
+            },
+            9_000,
+        );
+        t.on_added(2_000);
+        t.on_added(3_000);
+        assert_eq!(t.used(), 15_000);
+        assert!(t.is_estimate());
+        assert_eq!(t.reported(), Some(10_000));
+        t.on_report(
+            &Usage {
+                input: 14_000,
+                output: 100,
+                ..Usage::default()
+            },
+            15_000,
+        );
+        assert_eq!(t.used(), 14_100);
+        assert!(!t.is_estimate());
+    }
+
+    #[test]
+    fn reset_replaces_the_figure_with_an_estimate() {
+        let mut t = ContextTracker::new();
+        t.on_report(
+            &Usage {
+                input: 80_000,
+                cache_read: 5_000,
+                ..Usage::default()
+            },
+            80_000,
+        );
+        t.on_added(9_000);
+        t.on_reset(12_000);
+        assert_eq!(t.used(), 12_000);
+        assert!(t.is_estimate());
+        let cu = t.usage(&limits(), &CompactionConfig::default());
+        assert_eq!(cu.cached, 0);
+        assert!(cu.estimated);
+    }
+
+    #[test]
+    fn zero_report_is_ignored_and_estimates_still_overflow() {
+        // A provider without usage: only estimates, and the overflow test still fires.
+        let mut t = ContextTracker::new();
+        let cfg = CompactionConfig::default();
+        t.on_reset(50_000);
+        t.on_report(&Usage::default(), 50_000);
+        assert_eq!(t.used(), 50_000);
+        assert!(!t.is_overflow(&limits(), &cfg));
+        t.on_added(39_999);
+        assert!(!t.is_overflow(&limits(), &cfg));
+        t.on_added(1);
+        assert!(t.is_overflow(&limits(), &cfg));
+        assert!(t.is_estimate());
+    }
+
+    #[test]
+    fn unknown_window_shows_zero_percent() {
+        let mut t = ContextTracker::new();
+        t.on_added(1_000);
+        let l = Limits {
+            context: 0,
+            input: None,
+            output: 0,
+        };
+        let cu = t.usage(&l, &CompactionConfig::default());
+        assert_eq!(cu.percent, 0.0);
+        assert_eq!(cu.used, 1_000);
+        assert!(!t.is_overflow(&l, &CompactionConfig::default()));
+    }
+}

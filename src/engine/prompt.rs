@@ -1,0 +1,132 @@
+//! System prompt assembly (DESIGN.md §3.3): a stable header (the agent prompt) and the rest
+//! (environment and instruction files), kept apart so provider prompt caches hit.
+
+use std::path::{Path, PathBuf};
+
+pub const AGENT_PROMPT: &str = include_str!("../../prompts/system.md");
+pub const MAX_STEPS_PROMPT: &str = include_str!("../../prompts/max-steps.md");
+const MID_TURN_TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
+
+/// Instruction files looked for in the workspace and every directory above it.
+const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+/// An instruction file larger than this is cut (it would crowd out the conversation).
+const MAX_INSTRUCTION_BYTES: usize = 64 * 1024;
+
+/// Wraps a message the user typed while the agent was working (DESIGN.md §3.4).
+pub fn wrap_mid_turn(text: &str) -> String {
+    MID_TURN_TEMPLATE.trim_end().replace("{text}", text)
+}
+
+/// The nearest directory at or above `dir` that holds `.git`.
+pub fn git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// The `<env>` block.
+pub fn env_block(workspace: &Path, today: &str) -> String {
+    let root = git_root(workspace);
+    format!(
+        "<env>\nWorking directory: {}\nWorkspace root: {}\nIs directory a git repo: {}\nPlatform: {}\nToday's date: {}\n</env>",
+        workspace.display(),
+        root.as_deref().unwrap_or(workspace).display(),
+        if root.is_some() { "yes" } else { "no" },
+        std::env::consts::OS,
+        today,
+    )
+}
+
+/// Instruction files from the workspace up to the filesystem root (nearest last, so it has the
+/// final word), then the configured extra files. Missing files are skipped.
+pub fn instruction_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in workspace.ancestors() {
+        for name in INSTRUCTION_FILES {
+            let p = dir.join(name);
+            if p.is_file() {
+                found.push(p);
+            }
+        }
+    }
+    found.reverse();
+    for p in extra {
+        let p = if p.is_absolute() {
+            p.clone()
+        } else {
+            workspace.join(p)
+        };
+        if p.is_file() && !found.contains(&p) {
+            found.push(p);
+        }
+    }
+    found
+}
+
+/// The system prompt as blocks: `[agent prompt, env + instructions]`.
+pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str) -> Vec<String> {
+    let mut rest = env_block(workspace, today);
+    for path in instruction_files(workspace, extra) {
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                if text.len() > MAX_INSTRUCTION_BYTES {
+                    let mut cut = MAX_INSTRUCTION_BYTES;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    text.push_str("\n[… instructions truncated]");
+                }
+                rest.push_str(&format!(
+                    "\n\nInstructions from {}:\n{}",
+                    path.display(),
+                    text.trim_end()
+                ));
+            }
+            Err(e) => tracing::warn!("cannot read instruction file {}: {e}", path.display()),
+        }
+    }
+    vec![AGENT_PROMPT.trim_end().to_string(), rest]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mid_turn_wrapping_matches_the_design() {
+        assert_eq!(
+            wrap_mid_turn("also fix the tests"),
+            "<system-reminder>\nThe user sent the following message:\nalso fix the tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>"
+        );
+    }
+
+    #[test]
+    fn instructions_nearest_last_and_extra_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let ws = root.join("a/b");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(root.join("a/AGENTS.md"), "outer rule").unwrap();
+        std::fs::write(ws.join("CLAUDE.md"), "inner rule").unwrap();
+        std::fs::write(ws.join("extra.md"), "extra rule").unwrap();
+        let blocks = system_prompt(&ws, &[PathBuf::from("extra.md")], "2026-01-02");
+        assert_eq!(blocks.len(), 2);
+        assert!(blocks[0].starts_with("You are pith"));
+        let rest = &blocks[1];
+        assert!(rest.contains("Today's date: 2026-01-02"));
+        let outer = rest.find("outer rule").unwrap();
+        let inner = rest.find("inner rule").unwrap();
+        let extra = rest.find("extra rule").unwrap();
+        assert!(outer < inner && inner < extra, "{rest}");
+    }
+
+    #[test]
+    fn env_block_reports_git_repo() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(env_block(dir.path(), "d").contains("git repo: no"));
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert!(env_block(dir.path(), "d").contains("git repo: yes"));
+    }
+}

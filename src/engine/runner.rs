@@ -1,0 +1,499 @@
+//! The runner owns one session: its view, the model, the tools, the context figures.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::EngineOptions;
+use super::prompt;
+use super::shared::{Control, Shared};
+use crate::config::catalog;
+use crate::context::overflow::{self, Limits};
+use crate::context::tokens::Estimator;
+use crate::context::tracker::ContextTracker;
+use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op};
+use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{self, ChatRequest, Provider, ToolSpec};
+use crate::store::Store;
+use crate::tools::permission::{DoomLoop, Permissions};
+use crate::tools::registry::Registry;
+use crate::tools::SessionToolState;
+
+/// The model a session talks to.
+#[derive(Clone)]
+pub(super) struct ModelSetup {
+    /// "provider/model".
+    pub name: String,
+    pub provider: Arc<dyn Provider>,
+    /// The id the provider knows.
+    pub model_id: String,
+    pub info: crate::config::ModelConfig,
+    pub limits: Limits,
+    pub kind: crate::config::ProviderKind,
+}
+
+impl ModelSetup {
+    pub fn build(config: &crate::config::Config, name: &str) -> anyhow::Result<(Self, Option<String>)> {
+        let (provider, model_id) = provider::factory::build(config, name)?;
+        let kind = provider::factory::split_model(name)
+            .ok()
+            .and_then(|(p, _)| config.provider.get(p))
+            .map(|p| p.kind.clone())
+            .unwrap_or(crate::config::ProviderKind::Openai);
+        let resolved = catalog::resolve(config, name);
+        let info = resolved.info;
+        let limits = Limits {
+            context: info.context,
+            input: info.input,
+            output: info.output,
+        };
+        Ok((
+            ModelSetup {
+                name: name.to_string(),
+                provider,
+                model_id,
+                info,
+                limits,
+                kind,
+            },
+            resolved.warning,
+        ))
+    }
+}
+
+pub struct Runner {
+    pub(super) opts: EngineOptions,
+    pub(super) store: Arc<Store>,
+    pub(super) session: Session,
+    pub(super) events: mpsc::UnboundedSender<Event>,
+    pub(super) shared: Arc<Shared>,
+    /// The model's view of the history in model order: from the latest completed compaction
+    /// (its message, the summary, the verbatim tail) to the newest message (DESIGN.md §3.1).
+    pub(super) view: Vec<Message>,
+    pub(super) model: ModelSetup,
+    pub(super) estimator: Estimator,
+    pub(super) tracker: ContextTracker,
+    pub(super) registry: Registry,
+    pub(super) permissions: Permissions,
+    pub(super) doom: DoomLoop,
+    pub(super) tool_state: Arc<SessionToolState>,
+    pub(super) system: Vec<String>,
+    pub(super) tool_specs: Vec<ToolSpec>,
+    /// Estimated tokens of the system prompt and tool definitions.
+    pub(super) overhead: u64,
+    pub(super) retry: RetryPolicy,
+    /// Compactions in the current user turn (the breaker's count).
+    pub(super) compactions_this_turn: u32,
+}
+
+impl Runner {
+    pub fn new(
+        opts: EngineOptions,
+        store: Arc<Store>,
+        session: Session,
+        events: mpsc::UnboundedSender<Event>,
+        shared: Arc<Shared>,
+    ) -> anyhow::Result<Self> {
+        let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
+        if let Some(w) = warning {
+            let _ = events.send(Event::Info { message: w });
+        }
+        let registry = Registry::builtin();
+        let tool_specs = registry.specs();
+        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
+        let estimator = Estimator::for_model(&model.model_id);
+        let overhead = Self::estimate_overhead(&estimator, &system, &tool_specs);
+        let max_retries = opts
+            .config
+            .provider
+            .get(session.model.split('/').next().unwrap_or_default())
+            .and_then(|p| p.max_retries);
+        let permissions = Permissions::new(&opts.config.permission);
+        let mut runner = Runner {
+            retry: RetryPolicy::from_env(max_retries),
+            permissions,
+            doom: DoomLoop::default(),
+            tool_state: Arc::new(SessionToolState::default()),
+            registry,
+            tool_specs,
+            system,
+            overhead,
+            estimator,
+            tracker: ContextTracker::default(),
+            view: Vec::new(),
+            model,
+            opts,
+            store,
+            session,
+            events,
+            shared,
+            compactions_this_turn: 0,
+        };
+        runner.load_view()?;
+        Ok(runner)
+    }
+
+    fn estimate_overhead(est: &Estimator, system: &[String], tools: &[ToolSpec]) -> u64 {
+        let sys: u64 = system.iter().map(|s| est.text(s)).sum();
+        let tools = serde_json::to_string(tools).unwrap_or_default();
+        sys + est.text(&tools)
+    }
+
+    pub(super) fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
+        self.emit(Event::State { state, detail });
+    }
+
+    /// Loads the view from the store: only the messages from the session's compaction point on,
+    /// reordered so that the compaction message and its summary come before the verbatim tail.
+    pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
+        let loaded = self
+            .store
+            .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
+        self.view = crate::context::view::model_order(loaded);
+        self.reset_estimate();
+        Ok(())
+    }
+
+    /// Recomputes the context figure as an estimate of the next request.
+    pub(super) fn reset_estimate(&mut self) {
+        let estimate = self.estimate_request();
+        self.tracker.on_reset(estimate);
+    }
+
+    /// An estimate of what the next request would occupy.
+    pub(super) fn estimate_request(&mut self) -> u64 {
+        let mut total = self.overhead;
+        for m in &self.view {
+            total += self.estimator.message(m);
+        }
+        total
+    }
+
+    pub(super) fn usable(&self) -> u64 {
+        overflow::usable(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    pub(super) fn context_usage(&self) -> ContextUsage {
+        self.tracker
+            .usage(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    pub(super) fn emit_context(&self) {
+        self.emit(Event::ContextUsage(self.context_usage()));
+    }
+
+    /// Persists a message header and every part.
+    pub(super) fn save_message(&self, m: &Message) {
+        if let Err(e) = self.store.save_message(m) {
+            tracing::error!("store: cannot save message {}: {e:#}", m.id);
+        }
+    }
+
+    pub(super) fn save_part(&self, part: &crate::message::Part) {
+        if let Err(e) = self.store.upsert_part(&self.session.id, part) {
+            tracing::error!("store: cannot save part {}: {e:#}", part.id);
+        }
+    }
+
+    pub(super) fn touch_session(&mut self) {
+        self.session.time_updated = now_ms();
+        if let Err(e) = self.store.update_session(&self.session) {
+            tracing::error!("store: cannot update session: {e:#}");
+        }
+    }
+
+    /// Appends a message to the view, persists it and announces it.
+    pub(super) fn push_message(&mut self, m: Message) -> usize {
+        self.save_message(&m);
+        self.emit(Event::Message { message: m.clone() });
+        for p in &m.parts {
+            self.emit(Event::PartUpdated { part: p.clone() });
+        }
+        let tokens = self.estimator.message(&m);
+        self.tracker.on_added(tokens);
+        self.view.push(m);
+        self.view.len() - 1
+    }
+
+    /// Adds a user message with `text`; `synthetic` marks text pith wrote, not the user.
+    pub(super) fn push_user_text(&mut self, text: &str, synthetic: bool) -> usize {
+        let mut m = Message::new(&self.session.id, Role::User);
+        m.push(PartKind::Text {
+            text: text.to_string(),
+            synthetic,
+        });
+        if self.session.title.is_empty() && !synthetic {
+            self.session.title = title_from(text);
+        }
+        self.push_message(m)
+    }
+
+    /// The main loop: runs until shutdown.
+    pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
+        self.emit(Event::SessionLoaded {
+            session: self.session.clone(),
+            messages: self.store.load_all(&self.session.id).unwrap_or_default(),
+        });
+        self.emit_context();
+        self.state(EngineState::Idle, None);
+        loop {
+            // Queued user messages start a turn.
+            let queued = self.shared.take_queue();
+            if !queued.is_empty() {
+                self.user_turn(queued).await;
+                continue;
+            }
+            let Some(control) = ctl.recv().await else {
+                break;
+            };
+            match control {
+                Control::Wake => {}
+                Control::Op(Op::Shutdown) => break,
+                Control::Op(op) => self.handle_op(op).await,
+            }
+        }
+        self.touch_session();
+    }
+
+    async fn handle_op(&mut self, op: Op) {
+        match op {
+            Op::Compact { focus } => {
+                self.compactions_this_turn = 0;
+                let cancel = self.shared.fresh_cancel();
+                match self.compact(false, false, focus, false, &cancel).await {
+                    Ok(_) => self.emit(Event::TurnFinished {
+                        reason: "compacted".into(),
+                    }),
+                    Err(message) => {
+                        self.emit(Event::Error { message });
+                        self.emit(Event::TurnFinished {
+                            reason: "error".into(),
+                        });
+                    }
+                }
+                self.state(EngineState::Idle, None);
+            }
+            Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
+                Ok((setup, warning)) => {
+                    self.model = setup;
+                    self.estimator = Estimator::for_model(&self.model.model_id);
+                    self.session.model = model.clone();
+                    self.touch_session();
+                    self.reset_estimate();
+                    if let Some(w) = warning {
+                        self.emit(Event::Info { message: w });
+                    }
+                    self.emit(Event::Info {
+                        message: format!("model: {model}"),
+                    });
+                    self.emit_context();
+                }
+                Err(e) => self.emit(Event::Error {
+                    message: format!("cannot switch to {model}: {e:#}"),
+                }),
+            },
+            Op::NewSession => {
+                match self
+                    .store
+                    .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
+                {
+                    Ok(s) => self.switch_session(s),
+                    Err(e) => self.emit(Event::Error {
+                        message: format!("cannot create a session: {e:#}"),
+                    }),
+                }
+            }
+            Op::ResumeSession { id } => match self.store.find_session(&id) {
+                Ok(Some(s)) => self.switch_session(s),
+                Ok(None) => self.emit(Event::Error {
+                    message: format!("no session {id}"),
+                }),
+                Err(e) => self.emit(Event::Error {
+                    message: format!("cannot load session {id}: {e:#}"),
+                }),
+            },
+            Op::ListSessions => match self.store.list_sessions() {
+                Ok(sessions) => self.emit(Event::Sessions { sessions }),
+                Err(e) => self.emit(Event::Error {
+                    message: format!("cannot list sessions: {e:#}"),
+                }),
+            },
+            Op::ContextBreakdown => {
+                let b = self.breakdown();
+                self.emit(Event::ContextBreakdown(b));
+            }
+            Op::Export { path } => self.export(path),
+            Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
+        }
+    }
+
+    fn switch_session(&mut self, session: Session) {
+        self.touch_session();
+        self.session = session;
+        self.tool_state = Arc::new(SessionToolState::default());
+        self.permissions = Permissions::new(&self.opts.config.permission);
+        self.doom = DoomLoop::default();
+        if self.session.model != self.model.name {
+            match ModelSetup::build(&self.opts.config, &self.session.model) {
+                Ok((setup, _)) => {
+                    self.estimator = Estimator::for_model(&setup.model_id);
+                    self.model = setup;
+                }
+                Err(e) => {
+                    self.emit(Event::Info {
+                        message: format!(
+                            "model {} of that session is not available ({e:#}); using {}",
+                            self.session.model, self.model.name
+                        ),
+                    });
+                    self.session.model = self.model.name.clone();
+                }
+            }
+        }
+        self.tracker = ContextTracker::default();
+        if let Err(e) = self.load_view() {
+            self.emit(Event::Error {
+                message: format!("cannot load session: {e:#}"),
+            });
+        }
+        self.emit(Event::SessionLoaded {
+            session: self.session.clone(),
+            messages: self.store.load_all(&self.session.id).unwrap_or_default(),
+        });
+        self.emit_context();
+    }
+
+    fn export(&self, path: Option<String>) {
+        let messages = match self.store.load_all(&self.session.id) {
+            Ok(m) => m,
+            Err(e) => {
+                self.emit(Event::Error {
+                    message: format!("cannot export: {e:#}"),
+                });
+                return;
+            }
+        };
+        let path = path.unwrap_or_else(|| format!("pith-session-{}.md", self.session.id));
+        let path = self.opts.workspace.join(path);
+        let text = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::to_string_pretty(&crate::store::export::export_json(&self.session, &messages))
+                .unwrap_or_default()
+        } else {
+            crate::store::export::export_markdown(&self.session, &messages)
+        };
+        match std::fs::write(&path, text) {
+            Ok(()) => self.emit(Event::Info {
+                message: format!("exported to {}", path.display()),
+            }),
+            Err(e) => self.emit(Event::Error {
+                message: format!("cannot write {}: {e}", path.display()),
+            }),
+        }
+    }
+
+    /// What the context is made of, for `/context`.
+    pub(super) fn breakdown(&mut self) -> Breakdown {
+        let mut b = Breakdown {
+            window: self.model.limits.context,
+            ..Breakdown::default()
+        };
+        b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
+        b.tools = self.overhead.saturating_sub(b.system);
+        for m in &self.view {
+            for p in &m.parts {
+                let t = self.estimator.part(p);
+                match &p.kind {
+                    PartKind::Tool {
+                        state: ToolState::Completed { time, output, .. },
+                        ..
+                    } => {
+                        if time.compacted.is_some() {
+                            b.pruned += self.estimator.text(output);
+                            b.tool_outputs += t;
+                        } else {
+                            b.tool_outputs += t;
+                        }
+                    }
+                    _ if m.summary => b.summary += t,
+                    _ => b.messages += t,
+                }
+            }
+        }
+        let used = self.context_usage().used;
+        let usable = self.usable();
+        b.reserved = b.window.saturating_sub(usable);
+        b.free = usable.saturating_sub(used);
+        b
+    }
+
+    /// The request for the next step of the main agent.
+    pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
+        let mut messages = to_wire(&self.view);
+        if last_step {
+            messages.push(crate::provider::ChatMessage::Assistant {
+                content: vec![crate::provider::AssistantContent::Text {
+                    text: prompt::MAX_STEPS_PROMPT.trim_end().to_string(),
+                }],
+            });
+        }
+        ChatRequest {
+            model: self.model.model_id.clone(),
+            system: self.system.clone(),
+            messages,
+            tools: if last_step {
+                Vec::new()
+            } else {
+                self.tool_specs.clone()
+            },
+            max_tokens: self.max_tokens(),
+            temperature: None,
+            thinking_budget: self.model.info.thinking_budget,
+        }
+    }
+
+    /// `max_tokens` to request: the configured value; Anthropic requires one, so it also gets
+    /// the model's output limit (OpenAI's newer models reject `max_tokens`, so it is not sent
+    /// to OpenAI-compatible servers unless configured).
+    pub(super) fn max_tokens(&self) -> Option<u32> {
+        if self.model.kind == crate::config::ProviderKind::Openai {
+            return self.model.info.max_tokens;
+        }
+        self.model.info.max_tokens.or_else(|| {
+            let out = overflow::max_output(&self.model.limits);
+            (out > 0).then(|| out.min(u32::MAX as u64) as u32)
+        })
+    }
+}
+
+/// Converts messages already in model order to wire messages (DESIGN.md §3.2).
+pub(super) fn to_wire(messages: &[Message]) -> Vec<crate::provider::ChatMessage> {
+    let refs: Vec<&Message> = messages.iter().collect();
+    crate::context::view::convert(&refs, &mut |_, _| None)
+}
+
+/// A session title from the first user message.
+fn title_from(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_cut() {
+        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
+        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
+    }
+}

@@ -1,0 +1,102 @@
+//! State shared between the op pump and the runner.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Op, PermissionReply};
+
+/// What a permission waiter receives.
+pub type PermissionAnswer = (PermissionReply, Option<String>);
+
+#[derive(Default)]
+pub struct Shared {
+    /// User messages not yet taken by the runner (typed mid-turn, or waiting for the runner).
+    pub queue: Mutex<VecDeque<String>>,
+    /// Cancelled by `Op::Interrupt`; replaced by the runner at the start of each turn.
+    pub cancel: Mutex<CancellationToken>,
+    pub permissions: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
+    /// Wakes the runner when something was queued.
+    pub notify: Notify,
+}
+
+impl Shared {
+    pub fn take_queue(&self) -> Vec<String> {
+        self.queue
+            .lock()
+            .map(|mut q| q.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn fresh_cancel(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut c) = self.cancel.lock() {
+            *c = token.clone();
+        }
+        token
+    }
+
+    pub fn wait_permission(&self, id: &str) -> oneshot::Receiver<PermissionAnswer> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut map) = self.permissions.lock() {
+            map.insert(id.to_string(), tx);
+        }
+        rx
+    }
+}
+
+/// Control messages the pump forwards to the runner.
+#[derive(Debug)]
+pub enum Control {
+    /// Something was queued (a user message).
+    Wake,
+    Op(Op),
+}
+
+/// Reads ops and routes them: interrupts and permission replies act at once, user messages are
+/// queued, everything else goes to the runner in order.
+pub async fn pump(
+    mut ops: mpsc::UnboundedReceiver<Op>,
+    shared: std::sync::Arc<Shared>,
+    ctl: mpsc::UnboundedSender<Control>,
+) {
+    while let Some(op) = ops.recv().await {
+        match op {
+            Op::Interrupt => {
+                if let Ok(c) = shared.cancel.lock() {
+                    c.cancel();
+                }
+            }
+            Op::PermissionReply { id, reply, message } => {
+                let waiter = shared.permissions.lock().ok().and_then(|mut m| m.remove(&id));
+                if let Some(tx) = waiter {
+                    let _ = tx.send((reply, message));
+                }
+            }
+            Op::UserTurn { text } => {
+                if let Ok(mut q) = shared.queue.lock() {
+                    q.push_back(text);
+                }
+                shared.notify.notify_one();
+                let _ = ctl.send(Control::Wake);
+            }
+            Op::Shutdown => {
+                if let Ok(c) = shared.cancel.lock() {
+                    c.cancel();
+                }
+                let _ = ctl.send(Control::Op(Op::Shutdown));
+                break;
+            }
+            other => {
+                let _ = ctl.send(Control::Op(other));
+            }
+        }
+    }
+    // The front end went away: stop whatever runs and let the runner finish.
+    if let Ok(c) = shared.cancel.lock() {
+        c.cancel();
+    }
+    let _ = ctl.send(Control::Op(Op::Shutdown));
+}

@@ -1,0 +1,245 @@
+//! Running the tool calls of a step: permission, doom-loop check, execution, results.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::runner::Runner;
+use crate::event::{EngineState, Event, PermissionReply, PermissionRequest};
+use crate::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
+use crate::tools::ToolContext;
+use crate::tools::permission::Decision;
+
+/// How long a tool may take to stop after an interrupt before it is abandoned.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+pub(super) const INTERRUPTED: &str = "Tool execution was interrupted";
+
+impl Runner {
+    /// Runs every pending tool call of `self.view[idx]`, in order.
+    pub(super) async fn run_tools(&mut self, idx: usize, cancel: &CancellationToken) {
+        let calls: Vec<(usize, String, String, Value)> = self.view[idx]
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(pi, p)| match &p.kind {
+                PartKind::Tool {
+                    call_id,
+                    tool,
+                    input,
+                    state: ToolState::Pending,
+                } => Some((pi, call_id.clone(), tool.clone(), input.clone())),
+                _ => None,
+            })
+            .collect();
+        for (pi, call_id, tool, input) in calls {
+            let state = if cancel.is_cancelled() {
+                ToolState::Error {
+                    message: INTERRUPTED.into(),
+                    start: None,
+                    end: Some(now_ms()),
+                }
+            } else {
+                self.execute_call(idx, pi, &call_id, &tool, input, cancel)
+                    .await
+            };
+            let (title, error, duration_ms) = match &state {
+                ToolState::Completed { title, time, .. } => {
+                    (title.clone(), None, (time.end - time.start).max(0) as u64)
+                }
+                ToolState::Error {
+                    message,
+                    start,
+                    end,
+                } => (
+                    tool.clone(),
+                    Some(message.clone()),
+                    match (start, end) {
+                        (Some(s), Some(e)) => (e - s).max(0) as u64,
+                        _ => 0,
+                    },
+                ),
+                _ => (tool.clone(), None, 0),
+            };
+            self.set_tool_state(idx, pi, state);
+            self.emit(Event::ToolFinished {
+                call_id,
+                tool,
+                title,
+                error,
+                duration_ms,
+            });
+            let part = self.view[idx].parts[pi].clone();
+            let tokens = self.estimator.part(&part);
+            self.tracker.on_added(tokens);
+            self.emit_context();
+        }
+    }
+
+    fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
+        let part = &mut self.view[idx].parts[pi];
+        if let PartKind::Tool { state, .. } = &mut part.kind {
+            *state = new;
+        }
+        let part = part.clone();
+        self.save_part(&part);
+        self.emit(Event::PartUpdated { part });
+    }
+
+    async fn execute_call(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: &str,
+        tool: &str,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        let error = |message: String| ToolState::Error {
+            message,
+            start: None,
+            end: Some(now_ms()),
+        };
+        if let Value::String(raw) = &input {
+            let mut shown: String = raw.chars().take(200).collect();
+            if raw.chars().count() > 200 {
+                shown.push('…');
+            }
+            return error(format!(
+                "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
+            ));
+        }
+        if self.registry.get(tool).is_none() {
+            let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
+            return error(format!(
+                "Unknown tool `{tool}`. Available tools: {}.",
+                names.join(", ")
+            ));
+        }
+        let ctx = ToolContext {
+            workspace: self.opts.workspace.clone(),
+            data_dir: self.opts.data_dir.clone(),
+            session_id: self.session.id.clone(),
+            call_id: call_id.to_string(),
+            cancel: cancel.child_token(),
+            state: self.tool_state.clone(),
+            output: self.opts.config.tool_output.clone(),
+        };
+        let repeated = self.doom.record(tool, &input);
+        let mut decision = self.permissions.check(tool, &input, &ctx);
+        if repeated && !matches!(decision, Decision::Deny { .. }) {
+            decision = Decision::Ask(PermissionRequest {
+                id: new_id(),
+                tool: tool.to_string(),
+                call_id: call_id.to_string(),
+                title: format!("{tool} was called three times in a row with the same input"),
+                patterns: Vec::new(),
+            });
+        }
+        match decision {
+            Decision::Allow => {}
+            Decision::Deny { message } => return error(message),
+            Decision::Ask(mut request) => {
+                request.call_id = call_id.to_string();
+                if let Err(message) = self.ask(request, repeated, cancel).await {
+                    return error(message);
+                }
+            }
+        }
+        let start = now_ms();
+        self.set_tool_state(
+            idx,
+            pi,
+            ToolState::Running {
+                start,
+                title: None,
+            },
+        );
+        self.emit(Event::ToolStarted {
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            input: input.clone(),
+        });
+        self.state(EngineState::Running, Some(tool.to_string()));
+        let run = self.registry.execute(tool, input, &ctx);
+        tokio::pin!(run);
+        let result = tokio::select! {
+            r = &mut run => r,
+            _ = cancel.cancelled() => match tokio::time::timeout(STOP_GRACE, &mut run).await {
+                Ok(r) => r,
+                Err(_) => Err(INTERRUPTED.to_string()),
+            },
+        };
+        let end = now_ms();
+        if cancel.is_cancelled() {
+            return ToolState::Error {
+                message: INTERRUPTED.into(),
+                start: Some(start),
+                end: Some(end),
+            };
+        }
+        match result {
+            Ok(out) => ToolState::Completed {
+                output: out.output,
+                title: out.title,
+                metadata: out.metadata,
+                time: ToolTime {
+                    start,
+                    end,
+                    compacted: None,
+                },
+            },
+            Err(message) => ToolState::Error {
+                message,
+                start: Some(start),
+                end: Some(end),
+            },
+        }
+    }
+
+    /// Asks the user (or, headless, decides without one). `Err` carries what the model is told.
+    async fn ask(
+        &mut self,
+        request: PermissionRequest,
+        repeated: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        if self.opts.auto_yes {
+            return Ok(());
+        }
+        if self.opts.headless {
+            return Err(if repeated {
+                format!(
+                    "Not run: {}. Repeating the same call will not help; try a different approach.",
+                    request.title
+                )
+            } else {
+                format!(
+                    "Permission needed for `{}`, and this non-interactive run has no one to ask, so the call was not run. Continue without it, or tell the user to rerun with --yes or allow it in the [permission] config.",
+                    request.title
+                )
+            });
+        }
+        let rx = self.shared.wait_permission(&request.id);
+        self.emit(Event::PermissionAsked(request.clone()));
+        self.state(EngineState::Running, Some("waiting for permission".into()));
+        let answer = tokio::select! {
+            a = rx => a.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        match answer {
+            None => Err(INTERRUPTED.into()),
+            Some((PermissionReply::Deny, note)) => Err(match note {
+                Some(n) if !n.trim().is_empty() => {
+                    format!("The user denied this call: {}", n.trim())
+                }
+                _ => "The user denied this call.".into(),
+            }),
+            Some((reply, _)) => {
+                self.permissions.reply(&request, reply);
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! `pith run`: one user turn without a terminal UI.
+
+use std::io::Write;
+
+use crate::cli::{Format, RunArgs};
+use crate::engine::{self, EngineOptions};
+use crate::event::{Event, Op};
+use crate::setup::Setup;
+
+/// Runs the turn and returns the process exit code.
+pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
+    let session = setup.session(
+        args.session.as_deref(),
+        args.continue_last,
+        args.model.as_deref(),
+    )?;
+    let opts = EngineOptions {
+        config: setup.loaded.config.clone(),
+        workspace: setup.workspace.clone(),
+        data_dir: setup.data_dir.clone(),
+        headless: true,
+        auto_yes: args.yes,
+    };
+    for w in &setup.loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
+    let prompt = args.prompt.join(" ");
+    let op = match prompt.trim().strip_prefix("/compact") {
+        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => Op::Compact {
+            focus: Some(rest.trim().to_string()).filter(|f| !f.is_empty()),
+        },
+        _ => Op::UserTurn { text: prompt },
+    };
+    let _ = handle.ops.send(op);
+
+    let mut code = 0;
+    let mut interrupted = false;
+    let mut out = std::io::stdout().lock();
+    let mut at_line_start = true;
+    loop {
+        let event = tokio::select! {
+            e = handle.events.recv() => e,
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                let _ = handle.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if args.format == Format::Json {
+            print_json(&mut out, &event);
+        } else {
+            print_text(&mut out, &event, &mut at_line_start);
+        }
+        match &event {
+            Event::Error { .. } => code = 1,
+            Event::TurnFinished { reason } => {
+                code = match reason.as_str() {
+                    "error" => 1,
+                    "interrupted" => 130,
+                    _ => code,
+                };
+                break;
+            }
+            _ => {}
+        }
+    }
+    if args.format == Format::Text && !at_line_start {
+        let _ = writeln!(out);
+    }
+    let _ = out.flush();
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.done.await;
+    Ok(code)
+}
+
+fn print_json(out: &mut impl Write, event: &Event) {
+    // The whole history is not repeated on every run: the session header is enough.
+    let line = match event {
+        Event::SessionLoaded { session, messages } => serde_json::json!({
+            "type": "session_loaded",
+            "session": session,
+            "messages": messages.len(),
+        })
+        .to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    };
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
+    match event {
+        Event::TextDelta { delta, .. } => {
+            let _ = write!(out, "{delta}");
+            let _ = out.flush();
+            *at_line_start = delta.ends_with('\n');
+        }
+        Event::StepFinished { .. } if !*at_line_start => {
+            let _ = writeln!(out);
+            *at_line_start = true;
+        }
+        Event::ToolStarted { tool, input, .. } => {
+            eprintln!("· {tool} {}", short_input(input));
+        }
+        Event::ToolFinished {
+            tool,
+            error: Some(e),
+            ..
+        } => {
+            eprintln!("· {tool} failed: {}", e.lines().next().unwrap_or(""));
+        }
+        Event::Retrying {
+            attempt,
+            max,
+            delay_ms,
+            message,
+        } => eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}"),
+        Event::CompactionFinished { before, after, .. } => {
+            eprintln!("compacted the context: {before} → {after} tokens")
+        }
+        Event::Info { message } => eprintln!("{message}"),
+        Event::Error { message } => eprintln!("error: {message}"),
+        _ => {}
+    }
+}
+
+/// One line of a tool's input for the progress lines on stderr.
+fn short_input(input: &serde_json::Value) -> String {
+    let s = match input {
+        serde_json::Value::Object(map) => map
+            .get("command")
+            .or_else(|| map.get("file_path"))
+            .or_else(|| map.get("path"))
+            .or_else(|| map.get("pattern"))
+            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            .unwrap_or_else(|| input.to_string()),
+        other => other.to_string(),
+    };
+    let line = s.lines().next().unwrap_or("");
+    line.chars().take(100).collect()
+}

@@ -1,0 +1,352 @@
+//! The Messages API event stream → `StreamEvent`s.
+//!
+//! [`EventParser`] is a pure state machine fed one SSE event at a time; [`events`] drives it over
+//! an HTTP body.
+
+use std::collections::HashMap;
+
+use eventsource_stream::Eventsource;
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::classify;
+use crate::message::Usage;
+use crate::provider::{ErrorKind, EventStream, FinishReason, ProviderError, StreamEvent};
+
+/// A content block being streamed.
+#[derive(Debug)]
+enum Block {
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+        /// `input` of `content_block_start`, used when no delta arrives.
+        initial: Option<Value>,
+    },
+    Other,
+}
+
+/// Turns Messages API SSE events into `StreamEvent`s.
+#[derive(Debug, Default)]
+pub struct EventParser {
+    blocks: HashMap<u64, Block>,
+    usage: Usage,
+    finish: Option<FinishReason>,
+    done: bool,
+}
+
+impl EventParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `message_stop` was seen: the response is complete.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Handles one SSE event (`event:` name and `data:` text).
+    pub fn handle(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        if self.done {
+            return Ok(Vec::new());
+        }
+        let named = !event.is_empty() && event != "message";
+        if named && !is_known(event) {
+            tracing::debug!(event, "anthropic: ignoring unknown stream event");
+            return Ok(Vec::new());
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(ProviderError::new(
+                    ErrorKind::Malformed,
+                    format!("anthropic: invalid JSON in `{event}` event: {e}"),
+                ));
+            }
+        };
+        let kind = if named {
+            event.to_string()
+        } else {
+            str_at(&value, "type").to_string()
+        };
+        self.handle_value(&kind, &value)
+    }
+
+    fn handle_value(&mut self, kind: &str, v: &Value) -> Result<Vec<StreamEvent>, ProviderError> {
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.update_usage(u);
+                }
+            }
+            "content_block_start" => {
+                let index = index_of(v)?;
+                let block = v.get("content_block").unwrap_or(&Value::Null);
+                match str_at(block, "type") {
+                    "tool_use" => {
+                        let id = str_at(block, "id").to_string();
+                        let name = str_at(block, "name").to_string();
+                        out.push(StreamEvent::ToolCallStart {
+                            id: id.clone(),
+                            name: name.clone(),
+                        });
+                        let initial = block
+                            .get("input")
+                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                            .cloned();
+                        self.blocks.insert(
+                            index,
+                            Block::Tool {
+                                id,
+                                name,
+                                json: String::new(),
+                                initial,
+                            },
+                        );
+                    }
+                    "text" => {
+                        push_nonempty(&mut out, str_at(block, "text"), StreamEvent::TextDelta);
+                        self.blocks.insert(index, Block::Other);
+                    }
+                    "thinking" => {
+                        push_nonempty(
+                            &mut out,
+                            str_at(block, "thinking"),
+                            StreamEvent::ReasoningDelta,
+                        );
+                        push_nonempty(
+                            &mut out,
+                            str_at(block, "signature"),
+                            StreamEvent::ReasoningSignature,
+                        );
+                        self.blocks.insert(index, Block::Other);
+                    }
+                    "redacted_thinking" => {
+                        out.push(StreamEvent::RedactedReasoning(
+                            str_at(block, "data").to_string(),
+                        ));
+                        self.blocks.insert(index, Block::Other);
+                    }
+                    other => {
+                        tracing::debug!(block = other, "anthropic: ignoring content block");
+                        self.blocks.insert(index, Block::Other);
+                    }
+                }
+            }
+            "content_block_delta" => {
+                let index = index_of(v)?;
+                let delta = v.get("delta").unwrap_or(&Value::Null);
+                match str_at(delta, "type") {
+                    "text_delta" => {
+                        push_nonempty(&mut out, str_at(delta, "text"), StreamEvent::TextDelta)
+                    }
+                    "thinking_delta" => push_nonempty(
+                        &mut out,
+                        str_at(delta, "thinking"),
+                        StreamEvent::ReasoningDelta,
+                    ),
+                    "signature_delta" => push_nonempty(
+                        &mut out,
+                        str_at(delta, "signature"),
+                        StreamEvent::ReasoningSignature,
+                    ),
+                    "input_json_delta" => match self.blocks.get_mut(&index) {
+                        Some(Block::Tool { json, .. }) => {
+                            json.push_str(str_at(delta, "partial_json"))
+                        }
+                        _ => {
+                            return Err(ProviderError::new(
+                                ErrorKind::Malformed,
+                                format!(
+                                    "anthropic: input_json_delta for block {index}, which is not a tool_use"
+                                ),
+                            ));
+                        }
+                    },
+                    other => tracing::debug!(delta = other, "anthropic: ignoring delta"),
+                }
+            }
+            "content_block_stop" => {
+                let index = index_of(v)?;
+                if let Some(Block::Tool {
+                    id,
+                    name,
+                    json,
+                    initial,
+                }) = self.blocks.remove(&index)
+                {
+                    let arguments = if !json.trim().is_empty() {
+                        if let Err(e) = serde_json::from_str::<Value>(&json) {
+                            return Err(ProviderError::new(
+                                ErrorKind::Malformed,
+                                format!(
+                                    "anthropic: tool call `{name}` has invalid JSON input: {e}"
+                                ),
+                            ));
+                        }
+                        json
+                    } else if let Some(initial) = initial {
+                        initial.to_string()
+                    } else {
+                        "{}".to_string()
+                    };
+                    out.push(StreamEvent::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.finish = Some(finish_reason(reason));
+                }
+                if let Some(u) = v.get("usage") {
+                    self.update_usage(u);
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                out.push(StreamEvent::Usage(self.usage));
+                out.push(StreamEvent::Finish(
+                    self.finish.clone().unwrap_or(FinishReason::Stop),
+                ));
+            }
+            "error" => {
+                let etype = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error");
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                return Err(ProviderError::new(
+                    classify(None, etype, message),
+                    super::one_line(&format!("anthropic: {etype}: {message}")),
+                ));
+            }
+            // `ping`, and an unnamed event of an unknown type.
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    /// Takes every count present (later reports are cumulative and win).
+    fn update_usage(&mut self, u: &Value) {
+        let get = |k: &str| u.get(k).and_then(Value::as_u64);
+        if let Some(n) = get("input_tokens") {
+            self.usage.input = n;
+        }
+        if let Some(n) = get("output_tokens") {
+            self.usage.output = n;
+        }
+        if let Some(n) = get("cache_creation_input_tokens") {
+            self.usage.cache_write = n;
+        }
+        if let Some(n) = get("cache_read_input_tokens") {
+            self.usage.cache_read = n;
+        }
+    }
+}
+
+fn is_known(event: &str) -> bool {
+    matches!(
+        event,
+        "message_start"
+            | "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_delta"
+            | "message_stop"
+            | "ping"
+            | "error"
+    )
+}
+
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_use" => FinishReason::ToolCalls,
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+        "refusal" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn index_of(v: &Value) -> Result<u64, ProviderError> {
+    v.get("index").and_then(Value::as_u64).ok_or_else(|| {
+        ProviderError::new(
+            ErrorKind::Malformed,
+            "anthropic: content block event without an index",
+        )
+    })
+}
+
+fn push_nonempty(out: &mut Vec<StreamEvent>, s: &str, make: fn(String) -> StreamEvent) {
+    if !s.is_empty() {
+        out.push(make(s.to_string()));
+    }
+}
+
+/// Drives an [`EventParser`] over a byte stream. The stream ends after `message_stop`, or after
+/// the first error item; a body that ends before `message_stop` yields a `Network` error.
+pub fn events<S, B, E>(bytes: S) -> EventStream
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    struct State<T> {
+        sse: T,
+        parser: EventParser,
+        pending: std::collections::VecDeque<StreamEvent>,
+        finished: bool,
+    }
+    let state = State {
+        sse: Box::pin(bytes.eventsource()),
+        parser: EventParser::new(),
+        pending: Default::default(),
+        finished: false,
+    };
+    let stream = futures_util::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(ev) = st.pending.pop_front() {
+                return Some((Ok(ev), st));
+            }
+            if st.finished || st.parser.is_done() {
+                return None;
+            }
+            let err = match st.sse.next().await {
+                Some(Ok(ev)) => match st.parser.handle(&ev.event, &ev.data) {
+                    Ok(evs) => {
+                        st.pending.extend(evs);
+                        continue;
+                    }
+                    Err(e) => e,
+                },
+                Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
+                    let msg = super::one_line(&format!("anthropic: stream interrupted: {e}"));
+                    ProviderError::new(ErrorKind::Network, msg)
+                }
+                Some(Err(e)) => {
+                    let msg = super::one_line(&format!("anthropic: unreadable stream: {e}"));
+                    ProviderError::new(ErrorKind::Malformed, msg)
+                }
+                None => ProviderError::new(
+                    ErrorKind::Network,
+                    "anthropic: stream ended before message_stop",
+                ),
+            };
+            tracing::debug!(kind = ?err.kind, "{}", err.message);
+            st.finished = true;
+            return Some((Err(err), st));
+        }
+    });
+    Box::pin(stream)
+}

@@ -1,0 +1,458 @@
+use serde_json::json;
+
+use super::export::{export_json, export_markdown};
+use super::*;
+use crate::message::{CompactionPart, ToolState, ToolTime};
+
+fn every_part_kind() -> Vec<PartKind> {
+    vec![
+        PartKind::Text {
+            text: "hello «世界»\nline two".into(),
+            synthetic: false,
+        },
+        PartKind::Text {
+            text: "Continue if you have next steps".into(),
+            synthetic: true,
+        },
+        PartKind::Reasoning {
+            text: "thinking".into(),
+            signature: Some("sig".into()),
+            redacted: None,
+        },
+        PartKind::Reasoning {
+            text: String::new(),
+            signature: None,
+            redacted: Some("opaque".into()),
+        },
+        PartKind::Tool {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            input: json!({"command": "ls"}),
+            state: ToolState::Pending,
+        },
+        PartKind::Tool {
+            call_id: "c2".into(),
+            tool: "bash".into(),
+            input: json!({"command": "sleep 9"}),
+            state: ToolState::Running {
+                start: 5,
+                title: Some("sleep".into()),
+            },
+        },
+        PartKind::Tool {
+            call_id: "c3".into(),
+            tool: "read".into(),
+            input: json!({"path": "a.rs"}),
+            state: ToolState::Completed {
+                output: "fn main() {}".into(),
+                title: "a.rs".into(),
+                metadata: json!({"lines": 1}),
+                time: ToolTime {
+                    start: 1,
+                    end: 2,
+                    compacted: Some(3),
+                },
+            },
+        },
+        PartKind::Tool {
+            call_id: "c4".into(),
+            tool: "read".into(),
+            input: json!({}),
+            state: ToolState::Error {
+                message: "no such file".into(),
+                start: Some(1),
+                end: None,
+            },
+        },
+        PartKind::Compaction(CompactionPart {
+            auto: true,
+            overflow: true,
+            focus: Some("the parser".into()),
+            tail_start: Some("01TAIL".into()),
+        }),
+        PartKind::StepStart,
+        PartKind::StepFinish {
+            usage: Usage {
+                input: 10,
+                output: 20,
+                reasoning: 3,
+                cache_read: 4,
+                cache_write: 5,
+            },
+            finish: "tool_calls".into(),
+            cost: 0.25,
+        },
+        PartKind::File {
+            path: "img.png".into(),
+            mime: "image/png".into(),
+        },
+        PartKind::Patch {
+            files: vec!["src/a.rs".into(), "src/b.rs".into()],
+        },
+    ]
+}
+
+/// Stores a message with the given parts (header first, then each part) and returns it.
+fn add_message(store: &Store, session: &str, role: Role, kinds: Vec<PartKind>) -> Message {
+    let mut m = Message::new(session, role);
+    store.upsert_message(&m).unwrap();
+    for kind in kinds {
+        let part = m.push(kind).clone();
+        store.upsert_part(session, &part).unwrap();
+    }
+    m
+}
+
+fn text(s: &str) -> PartKind {
+    PartKind::Text {
+        text: s.into(),
+        synthetic: false,
+    }
+}
+
+#[test]
+fn round_trips_every_part_kind_and_header() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let user = add_message(&store, &s.id, Role::User, vec![text("hi")]);
+    let mut asst = Message::new(&s.id, Role::Assistant);
+    asst.parent_id = Some(user.id.clone());
+    asst.model = Some("openai/gpt-4.1".into());
+    asst.agent = Some("compaction".into());
+    asst.summary = true;
+    asst.finish = Some("stop".into());
+    asst.error = Some("boom".into());
+    asst.time_completed = Some(42);
+    asst.usage = Usage {
+        input: 1,
+        output: 2,
+        reasoning: 3,
+        cache_read: 4,
+        cache_write: 5,
+    };
+    asst.cost = 1.5;
+    for kind in every_part_kind() {
+        asst.push(kind);
+    }
+    store.save_message(&asst).unwrap();
+
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded, vec![user, asst]);
+}
+
+#[test]
+fn parts_update_in_place_and_keep_order() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "m/m").unwrap();
+    let mut m = Message::new(&s.id, Role::Assistant);
+    store.upsert_message(&m).unwrap();
+    let ids: Vec<String> = (0..50)
+        .map(|i| m.push(text(&format!("p{i}"))).id.clone())
+        .collect();
+    // Write them in reverse: order must come from the ids, not the write order.
+    for part in m.parts.iter().rev() {
+        store.upsert_part(&s.id, part).unwrap();
+    }
+    // Streaming: the first part grows in place.
+    m.parts[0].kind = text("p0 and more");
+    store.upsert_part(&s.id, &m.parts[0]).unwrap();
+
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded.len(), 1);
+    let got: Vec<&str> = loaded[0].parts.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(got, ids.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(loaded[0].parts[0].kind, text("p0 and more"));
+    assert_eq!(loaded[0], m);
+}
+
+#[test]
+fn messages_keep_creation_order_within_a_millisecond() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "m/m").unwrap();
+    let msgs: Vec<Message> = (0..200)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            add_message(&store, &s.id, role, vec![text(&i.to_string())])
+        })
+        .collect();
+    assert_eq!(store.load_all(&s.id).unwrap(), msgs);
+    assert_eq!(store.message_count(&s.id).unwrap(), 200);
+}
+
+#[test]
+fn load_view_starts_at_the_point_and_ignores_other_sessions() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_session("/w", "m/m").unwrap();
+    let b = store.create_session("/w", "m/m").unwrap();
+    let mut a_msgs = Vec::new();
+    for i in 0..10 {
+        a_msgs.push(add_message(
+            &store,
+            &a.id,
+            Role::User,
+            vec![text(&format!("a{i}"))],
+        ));
+        add_message(&store, &b.id, Role::User, vec![text(&format!("b{i}"))]);
+    }
+    let view = store.load_view(&a.id, Some(&a_msgs[6].id)).unwrap();
+    assert_eq!(view, a_msgs[6..].to_vec());
+    assert_eq!(store.load_view(&a.id, None).unwrap(), a_msgs);
+    assert!(store.load_view("nope", None).unwrap().is_empty());
+}
+
+#[test]
+fn load_view_of_a_long_session_reads_only_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let s = store.create_session("/w", "m/m").unwrap();
+    let mut point = None;
+    let mut tail = Vec::new();
+    for i in 0..1000 {
+        let mut m = Message::new(&s.id, Role::Assistant);
+        for j in 0..10 {
+            m.push(text(&format!("message {i} part {j}")));
+        }
+        store.save_message(&m).unwrap();
+        if i == 990 {
+            point = Some(m.id.clone());
+        }
+        if i >= 990 {
+            tail.push(m);
+        }
+    }
+    let view = store.load_view(&s.id, point.as_deref()).unwrap();
+    assert_eq!(view.len(), 10);
+    assert_eq!(view.iter().map(|m| m.parts.len()).sum::<usize>(), 100);
+    assert_eq!(view, tail);
+
+    // The range scan uses the (session_id, id) indexes rather than reading the table.
+    let conn = store.conn();
+    for sql in [
+        "SELECT id FROM messages WHERE session_id = ?1 AND id >= ?2 ORDER BY id",
+        "SELECT id FROM parts WHERE session_id = ?1 AND message_id >= ?2 ORDER BY message_id, id",
+    ] {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(params!["x", "y"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join(" | ");
+        assert!(
+            plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"),
+            "{plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+}
+
+#[test]
+fn sessions_latest_per_directory_list_update_delete() {
+    let store = Store::open_in_memory().unwrap();
+    let a1 = store.create_session("/a", "m/m").unwrap();
+    let b1 = store.create_session("/b", "m/m").unwrap();
+    let a2 = store.create_session("/a", "m/m").unwrap();
+    assert_eq!(store.latest_session("/c").unwrap(), None);
+
+    // Make the order explicit rather than relying on the clock.
+    for (s, t) in [(&a1, 100), (&b1, 200), (&a2, 50)] {
+        store
+            .conn()
+            .execute(
+                "UPDATE sessions SET time_updated = ?2 WHERE id = ?1",
+                params![s.id, t],
+            )
+            .unwrap();
+    }
+    assert_eq!(store.latest_session("/a").unwrap().unwrap().id, a1.id);
+    assert_eq!(store.latest_session("/b").unwrap().unwrap().id, b1.id);
+
+    // A new message in a2 makes it the latest in /a (the trigger advances time_updated).
+    add_message(&store, &a2.id, Role::User, vec![text("x")]);
+    assert_eq!(store.latest_session("/a").unwrap().unwrap().id, a2.id);
+    let ids: Vec<String> = store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, vec![a2.id.clone(), b1.id.clone(), a1.id.clone()]);
+
+    // update_session writes every field; an older time_updated does not move it back.
+    let mut s = store.get_session(&a2.id).unwrap();
+    let newest = s.time_updated;
+    s.title = "Fix the parser".into();
+    s.model = "anthropic/claude-sonnet-4-5".into();
+    s.compaction_point = Some("01ABC".into());
+    s.cost = 0.75;
+    s.tokens = 12_345;
+    s.time_updated = 1;
+    store.update_session(&s).unwrap();
+    let got = store.get_session(&a2.id).unwrap();
+    assert_eq!(
+        got,
+        Session {
+            time_updated: newest,
+            ..s.clone()
+        }
+    );
+
+    store.delete_session(&a2.id).unwrap();
+    assert!(store.find_session(&a2.id).unwrap().is_none());
+    assert!(store.load_all(&a2.id).unwrap().is_empty());
+    let n: i64 = store
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM parts WHERE session_id = ?1",
+            [&a2.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0);
+    assert!(
+        store
+            .get_session(&a2.id)
+            .unwrap_err()
+            .to_string()
+            .contains(&a2.id)
+    );
+    assert!(store.update_session(&s).is_err());
+    assert!(store.delete_session(&a2.id).is_err());
+}
+
+#[test]
+fn reopens_after_drop_without_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, msgs) = {
+        let store = Store::open(dir.path()).unwrap();
+        let s = store.create_session("/w", "m/m").unwrap();
+        let u = add_message(&store, &s.id, Role::User, vec![text("do it")]);
+        let mut a = add_message(&store, &s.id, Role::Assistant, every_part_kind());
+        // A streamed part written mid-stream, then the process "dies" (no explicit close).
+        let p = a.push(text("partial stream")).clone();
+        store.upsert_part(&s.id, &p).unwrap();
+        let journal: String = store
+            .conn()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(journal.to_lowercase(), "wal");
+        std::mem::forget(store); // like kill -9: no destructor, no checkpoint
+        (s, vec![u, a])
+    };
+    assert!(dir.path().join("pith.db-wal").exists());
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.get_session(&session.id).unwrap().id, session.id);
+    assert_eq!(store.load_all(&session.id).unwrap(), msgs);
+    assert_eq!(store.latest_session("/w").unwrap().unwrap().id, session.id);
+}
+
+#[test]
+fn rejects_a_database_from_a_newer_pith() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .conn()
+            .execute_batch("PRAGMA user_version = 99")
+            .unwrap();
+    }
+    let err = Store::open(dir.path()).err().unwrap();
+    assert!(format!("{err:#}").contains("newer pith"), "{err:#}");
+}
+
+#[test]
+fn unreadable_parts_are_skipped_not_fatal() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "m/m").unwrap();
+    let m = add_message(&store, &s.id, Role::User, vec![text("a"), text("b")]);
+    store
+        .conn()
+        .execute(
+            "UPDATE parts SET data = '{\"type\":\"bogus\"}' WHERE id = ?1",
+            [&m.parts[0].id],
+        )
+        .unwrap();
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded[0].parts, vec![m.parts[1].clone()]);
+    store.delete_part(&m.parts[1].id).unwrap();
+    assert!(store.load_all(&s.id).unwrap()[0].parts.is_empty());
+}
+
+#[test]
+fn store_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+}
+
+fn sample_history() -> (Session, Vec<Message>) {
+    let store = Store::open_in_memory().unwrap();
+    let mut s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    s.title = "Fix it".into();
+    let u = add_message(&store, &s.id, Role::User, vec![text("please fix")]);
+    let mut a = add_message(&store, &s.id, Role::Assistant, every_part_kind());
+    a.model = Some("openai/gpt-4.1".into());
+    let mut sum = add_message(&store, &s.id, Role::Assistant, vec![text("## Goal\nfix")]);
+    sum.summary = true;
+    (s, vec![u, a, sum])
+}
+
+#[test]
+fn json_export_holds_everything() {
+    let (s, msgs) = sample_history();
+    let v = export_json(&s, &msgs);
+    assert_eq!(v["format"], "pith-session");
+    assert_eq!(v["session"]["title"], "Fix it");
+    assert_eq!(v["messages"].as_array().unwrap().len(), 3);
+    let back: Vec<Message> = serde_json::from_value(v["messages"].clone()).unwrap();
+    assert_eq!(back, msgs);
+    // The pruned output is still there in full, marked as compacted.
+    let text = v.to_string();
+    assert!(text.contains("fn main() {}"));
+    assert!(text.contains("\"compacted\":3"));
+    assert_eq!(v["messages"][2]["summary"], true);
+}
+
+#[test]
+fn markdown_export_is_readable() {
+    let (s, mut msgs) = sample_history();
+    // An output that itself holds a fence must not break out of its block.
+    msgs[1].push(PartKind::Tool {
+        call_id: "c9".into(),
+        tool: "bash".into(),
+        input: json!({"command": "cat README.md"}),
+        state: ToolState::Completed {
+            output: "```rust\nfn x() {}\n```".into(),
+            title: "cat".into(),
+            metadata: json!(null),
+            time: ToolTime {
+                start: 1,
+                end: 2,
+                compacted: None,
+            },
+        },
+    });
+    let md = export_markdown(&s, &msgs);
+    assert!(md.starts_with("# Fix it\n"));
+    assert_eq!(md.matches("\n## User · ").count(), 1, "{md}");
+    assert_eq!(md.matches("\n## Assistant").count(), 2, "{md}");
+    assert!(md.contains("## User · "));
+    assert!(md.contains("## Assistant (openai/gpt-4.1) · "));
+    assert!(md.contains("### Tool `bash` — pending"));
+    assert!(md.contains("### Tool `read` — completed: a.rs"));
+    assert!(md.contains("```json\n{\n  \"command\": \"ls\"\n}\n```"));
+    assert!(md.contains(
+        "*(pruned from the model's context at 1970-01-01 00:00:00 UTC; kept here in full)*"
+    ));
+    assert!(md.contains("```\nfn main() {}\n```"));
+    assert!(md.contains("Error:\n\n```\nno such file\n```"));
+    assert!(
+        md.contains("**Compaction requested** (automatic, context overflow) — focus: the parser")
+    );
+    assert!(md.contains("**Compaction summary**"));
+    assert!(md.contains("````\n```rust\nfn x() {}\n```\n````"), "{md}");
+}

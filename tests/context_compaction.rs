@@ -1,0 +1,382 @@
+//! Context management through the real binary: when compaction fires, what each summary request
+//! holds, what the requests after it hold, pruning, overflow recovery, the breaker.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::openai;
+use support::pith::{PithEnv, normalized, of_type, stderr, stdout};
+use support::{MockResponse, MockServer};
+
+/// context 20,000, output 4,000 → reserved 4,000, usable 16,000, verbatim tail 4,000 tokens.
+async fn small_window(extra: &str) -> (MockServer, PithEnv) {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 20_000, 4_000, extra);
+    (server, env)
+}
+
+fn messages(body: &Value) -> Vec<Value> {
+    body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// Text of a chat message (string content or text parts).
+fn content(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn all_text(body: &Value) -> String {
+    messages(body).iter().map(content).collect::<Vec<_>>().join("\n")
+}
+
+/// A summary request has no tools and the compaction agent's system prompt.
+fn is_summary_request(body: &Value) -> bool {
+    body.get("tools").is_none() && all_text(body).contains("<previous-summary>")
+        || body.get("tools").is_none()
+            && content(&messages(body)[0]).to_lowercase().contains("summar")
+}
+
+const SUMMARY_1: &str = "## Goal\nHelp Zorblax port the billing service.\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411.";
+const SUMMARY_2: &str = "## Goal\nHelp Zorblax port the billing service.\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411; the flag is --dry-run-7.";
+
+#[tokio::test]
+async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_summary() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted, Zorblax.", Some((3_000, 50))));
+    let first = env
+        .run(&["run", "I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411."])
+        .await;
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+
+    // The second step reports 15,000 + 1,500 = 16,500 ≥ 16,000 usable: compaction fires.
+    server.push(openai::text("Here is the plan.", Some((15_000, 1_500))));
+    server.push(openai::text(SUMMARY_1, Some((9_000, 300))));
+    let (out, events) = env.run_json(&["--continue", "Make a plan."]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "turn 1, turn 2, one summary call");
+    let summary_req = &reqs[2].body;
+    assert!(is_summary_request(summary_req), "{summary_req}");
+    // The facts the user gave are in the summary request's input.
+    let input = all_text(summary_req);
+    for fact in ["Zorblax", "/srv/zorb-billing", "ZB-4411"] {
+        assert!(input.contains(fact), "{fact} missing from the summary request");
+    }
+    for section in ["Goal", "Constraints", "Progress", "Key Decisions", "Next Steps", "Critical Context", "Relevant Files"] {
+        assert!(input.contains(section), "template section {section} missing");
+    }
+    insta::assert_json_snapshot!("first_compaction_request", normalized(summary_req, env.path()));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["model_calls"], 1);
+    assert!(finished[0]["after"].as_u64().unwrap() < finished[0]["before"].as_u64().unwrap());
+    // The usage shown right after is an estimate of the compacted context.
+    let usage = of_type(&events, "context_usage");
+    let last = usage.last().unwrap();
+    assert_eq!(last["estimated"], true);
+    assert!(last["used"].as_u64().unwrap() < 16_000);
+    // The turn had finished: no synthetic continue message.
+    assert_eq!(events.last().unwrap()["reason"], "stop");
+
+    // The next request: summary in, older turns out.
+    server.push(openai::text("Continuing.", Some((2_500, 20))));
+    let third = env.run(&["run", "--continue", "Next?"]).await;
+    assert!(third.status.success(), "stderr: {}", stderr(&third));
+    let body = &server.requests()[3].body;
+    let msgs = messages(body);
+    assert_eq!(content(&msgs[1]), "What did we do so far?");
+    assert_eq!(content(&msgs[2]), SUMMARY_1);
+    assert!(!all_text(body).contains("Continue if you have next steps"));
+    assert_eq!(content(msgs.last().unwrap()), "Next?");
+    insta::assert_json_snapshot!("request_after_compaction", normalized(body, env.path()));
+}
+
+#[tokio::test]
+async fn second_compaction_merges_the_previous_summary() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted.", Some((3_000, 50))));
+    assert!(env.run(&["run", "I am Zorblax; repo /srv/zorb-billing; ticket ZB-4411."]).await.status.success());
+    server.push(openai::text("Plan ready.", Some((15_000, 1_500))));
+    server.push(openai::text(SUMMARY_1, Some((9_000, 300))));
+    assert!(env.run(&["run", "-c", "Plan it."]).await.status.success());
+    server.push(openai::text("Flag noted.", Some((15_500, 1_000))));
+    server.push(openai::text(SUMMARY_2, Some((6_000, 300))));
+    let out = env.run(&["run", "-c", "Always pass --dry-run-7 to the migrator."]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5);
+    let second = &reqs[4].body;
+    let text = all_text(second);
+    assert!(text.contains("<previous-summary>"), "{text}");
+    assert!(text.contains(SUMMARY_1), "previous summary not carried into the request");
+    assert!(text.contains("--dry-run-7"), "the new fact is in the request");
+    // Only the latest summary: the old one appears once, as <previous-summary>, not as a Q/A pair.
+    assert!(!text.contains("What did we do so far?"), "summaries stacked: {text}");
+    insta::assert_json_snapshot!("second_compaction_request", normalized(second, env.path()));
+
+    server.push(openai::text("ok", Some((2_000, 5))));
+    assert!(env.run(&["run", "-c", "status?"]).await.status.success());
+    let after = &server.requests()[5].body;
+    let t = all_text(after);
+    assert!(t.contains(SUMMARY_2));
+    assert!(!t.contains(SUMMARY_1.lines().last().unwrap()) || t.matches("ZB-4411").count() == 1);
+    assert_eq!(t.matches("What did we do so far?").count(), 1);
+}
+
+#[tokio::test]
+async fn provider_overflow_error_compacts_and_retries_the_step_without_rerunning_tools() {
+    let (server, env) = small_window("").await;
+    server.push(openai::tool_calls(
+        &[("call_count", "bash", r#"{"command":"echo ran >> count.txt && echo counted"}"#)],
+        Some((3_000, 40)),
+    ));
+    server.push(MockResponse::status(
+        400,
+        openai::error_body(
+            "context_length_exceeded",
+            "This model's maximum context length is 20000 tokens. However, your messages resulted in 21000 tokens.",
+        ),
+    ));
+    server.push(openai::text(SUMMARY_1, Some((4_000, 200))));
+    server.push(openai::text("All done.", Some((2_000, 10))));
+    let (out, events) = env.run_json(&["--yes", "count once"]).await;
+    assert!(out.status.success(), "exit {:?}, stderr: {}", out.status.code(), stderr(&out));
+    let count = std::fs::read_to_string(env.path().join("count.txt")).unwrap();
+    assert_eq!(count, "ran\n", "the tool ran more than once");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "step, overflowed step, summary, retried step");
+    assert!(is_summary_request(&reqs[2].body));
+    let started = of_type(&events, "compaction_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["overflow"], true);
+    assert!(of_type(&events, "error").is_empty(), "{events:?}");
+    assert_eq!(events.last().unwrap()["reason"], "stop");
+    // The retried step starts from the summary and carries on.
+    let retry = &reqs[3].body;
+    let msgs = messages(retry);
+    assert_eq!(content(&msgs[1]), "What did we do so far?");
+    insta::assert_json_snapshot!("overflow_retry_request", normalized(retry, env.path()));
+    insta::assert_json_snapshot!("overflow_summary_request", normalized(&reqs[2].body, env.path()));
+}
+
+#[tokio::test]
+async fn old_tool_outputs_are_pruned_at_step_boundaries() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        400_000,
+        16_000,
+        "[compaction]\nprune_protect = 6000\nprune_minimum = 1000\n",
+    );
+    // Five files of roughly 2,500 tokens each (as read shows them), read in one turn: the two
+    // newest fit in the 6,000-token protect window, the one crossing it and all older are pruned.
+    for i in 0..5 {
+        let body: String = (0..250).map(|n| format!("file{i} line {n} alpha beta\n")).collect();
+        std::fs::write(env.path().join(format!("f{i}.txt")), body).unwrap();
+    }
+    for i in 0..5 {
+        let args = format!(r#"{{"file_path":"f{i}.txt"}}"#);
+        let id = format!("read_{i}");
+        server.push(openai::tool_calls(&[(id.as_str(), "read", args.as_str())], Some((5_000, 20))));
+    }
+    server.push(openai::text("Read them all.", Some((11_000, 10))));
+    assert!(env.run(&["run", "read the files"]).await.status.success());
+    server.push(openai::text("Sure.", Some((11_500, 5))));
+    assert!(env.run(&["run", "-c", "thanks"]).await.status.success());
+    server.push(openai::text("Here.", Some((4_000, 5))));
+    let (out, events) = env.run_json(&["-c", "and now?"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let pruned = of_type(&events, "pruned");
+    assert_eq!(pruned.len(), 1, "{events:?}");
+    let body = server.requests().last().unwrap().body.clone();
+    let results: Vec<String> = messages(&body)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(content)
+        .collect();
+    assert_eq!(results.len(), 5);
+    let cleared = results
+        .iter()
+        .filter(|r| *r == "[Old tool result content cleared]")
+        .count();
+    assert_eq!(cleared, 3, "{results:?}");
+    // Oldest first: the newest outputs inside the protect window stay.
+    assert_eq!(results[2], "[Old tool result content cleared]");
+    assert!(results[3].contains("file3 line 0"));
+    assert!(results[4].contains("file4 line 0"));
+    insta::assert_json_snapshot!("request_after_pruning", normalized(&body, env.path()));
+    // Pruned outputs are marked, never deleted: the export still has them.
+    let export = env.export_latest().await.to_string();
+    assert!(export.contains("file0 line 0 alpha beta"));
+    assert!(export.contains("compacted"));
+}
+
+#[tokio::test]
+async fn prune_can_be_turned_off_by_environment() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        400_000,
+        16_000,
+        "[compaction]\nprune_protect = 10\nprune_minimum = 10\n",
+    );
+    std::fs::write(env.path().join("a.txt"), "x\n".repeat(500)).unwrap();
+    server.push(openai::tool_calls(&[("r", "read", r#"{"file_path":"a.txt"}"#)], Some((5_000, 20))));
+    server.push(openai::text("ok", Some((6_000, 5))));
+    assert!(env.run(&["run", "read"]).await.status.success());
+    server.push(openai::text("ok", Some((6_000, 5))));
+    assert!(env.run(&["run", "-c", "more"]).await.status.success());
+    server.push(openai::text("ok", Some((6_000, 5))));
+    let out = env
+        .command(&["run", "--format", "json", "-c", "again"])
+        .env("PITH_DISABLE_PRUNE", "1")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!stdout(&out).contains("\"type\":\"pruned\""));
+    assert!(!server.requests().last().unwrap().body.to_string().contains("[Old tool result content cleared]"));
+}
+
+#[tokio::test]
+async fn provider_without_usage_still_compacts_from_the_estimate() {
+    let (server, env) = small_window("").await;
+    // ~ 6,000 tokens of user text per turn, no usage reported ever.
+    let big = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet consectetur ".repeat(900));
+    server.push(openai::text("one", None));
+    assert!(env.run(&["run", &big("Zorblax-first")]).await.status.success());
+    server.push(openai::text("two", None));
+    assert!(env.run(&["run", "-c", &big("second")]).await.status.success());
+    server.push(openai::text(SUMMARY_1, None));
+    server.push(openai::text("three", None));
+    let (out, events) = env.run_json(&["-c", &big("third")]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(of_type(&events, "compaction_finished").len(), 1, "{events:?}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(is_summary_request(&reqs[2].body));
+    assert!(all_text(&reqs[2].body).contains("Zorblax-first"));
+    // The request that followed fits the window by the estimate.
+    let sent = reqs[3].body.to_string();
+    assert!(sent.contains(SUMMARY_1.lines().nth(1).unwrap()));
+    insta::assert_json_snapshot!("no_usage_summary_request", normalized(&reqs[2].body, env.path()));
+}
+
+#[tokio::test]
+async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
+    let server = MockServer::start().await;
+    // The session model has a large window; the compaction model a tiny one.
+    let extra = format!(
+        "[compaction]\nmodel = \"mock/small\"\n\n[models.\"mock/small\"]\ncontext = 6000\noutput = 1000\n"
+    );
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, &extra);
+    for i in 0..4 {
+        server.push(openai::text(&format!("answer {i}"), Some((3_000 * (i + 1), 10))));
+        let prompt = format!("fact-{i}: {}", "the quick brown fox jumps over the lazy dog ".repeat(300));
+        let args = if i == 0 { vec!["run", prompt.as_str()] } else { vec!["run", "-c", prompt.as_str()] };
+        assert!(env.run(&args).await.status.success());
+    }
+    for i in 0..10 {
+        server.push(openai::text(&format!("## Goal\nrunning summary {i} with fact-0"), Some((4_000, 100))));
+    }
+    let (out, events) = env.run_json(&["-c", "/compact"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    let calls = finished[0]["model_calls"].as_u64().unwrap();
+    assert!(calls >= 2, "expected chunked summarising, got {calls} call(s)");
+    let reqs = server.requests();
+    let summary_reqs: Vec<&Value> = reqs[4..].iter().map(|r| &r.body).collect();
+    assert_eq!(summary_reqs.len() as u64, calls);
+    // Oldest first; each later chunk carries the running summary forward.
+    assert!(all_text(summary_reqs[0]).contains("fact-0"));
+    for (i, body) in summary_reqs.iter().enumerate().skip(1) {
+        let text = all_text(body);
+        assert!(text.contains("<previous-summary>"), "chunk {i} lacks the running summary");
+        assert!(text.contains(&format!("running summary {}", i - 1)));
+        assert_eq!(body["model"], "small");
+    }
+    insta::assert_json_snapshot!("chunked_compaction_requests", summary_reqs.iter().map(|b| normalized(b, env.path())).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn manual_compact_with_focus_adds_the_focus_and_no_continue_message() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted.", Some((3_000, 50))));
+    assert!(env.run(&["run", "We are migrating the orders table."]).await.status.success());
+    server.push(openai::text(SUMMARY_1, Some((3_500, 200))));
+    let (out, events) = env.run_json(&["-c", "/compact keep the orders schema details"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let req = &server.requests()[1].body;
+    assert!(all_text(req).contains("keep the orders schema details"));
+    let started = of_type(&events, "compaction_started");
+    assert_eq!(started[0]["auto"], false);
+    assert_eq!(started[0]["focus"], "keep the orders schema details");
+    assert_eq!(server.requests().len(), 2, "a manual compaction makes one call and no step");
+    server.push(openai::text("ok", Some((1_500, 5))));
+    assert!(env.run(&["run", "-c", "go"]).await.status.success());
+    let next = all_text(&server.requests()[2].body);
+    assert!(!next.contains("Continue if you have next steps"));
+}
+
+#[tokio::test]
+async fn automatic_compaction_mid_turn_adds_the_continue_message() {
+    let (server, env) = small_window("").await;
+    server.push(openai::tool_calls(
+        &[("c1", "bash", r#"{"command":"echo step-one"}"#)],
+        Some((15_000, 1_200)),
+    ));
+    server.push(openai::text(SUMMARY_1, Some((8_000, 200))));
+    server.push(openai::text("Finished.", Some((3_000, 10))));
+    let out = env.run(&["run", "--yes", "do the long task"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let after = all_text(&reqs[2].body);
+    assert!(after.contains("Continue if you have next steps"), "{after}");
+}
+
+#[tokio::test]
+async fn breaker_stops_a_compaction_that_does_not_shrink() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted.", Some((15_000, 1_500))));
+    // A "summary" as large as the context it replaces.
+    let huge = "detail ".repeat(14_000);
+    server.push(openai::text(&huge, Some((9_000, 3_000))));
+    let (out, events) = env.run_json(&["hello"]).await;
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0]["message"].as_str().unwrap().contains("compact"), "{}", errors[0]);
+    assert_eq!(server.requests().len(), 2, "no further model calls after the breaker");
+    // The session stays usable: the next turn compacts the oversized context first.
+    server.push(openai::text(SUMMARY_1, Some((9_000, 200))));
+    server.push(openai::text("still here", Some((1_000, 3))));
+    let next = env.run(&["run", "-c", "ping"]).await;
+    assert!(next.status.success(), "stderr: {}", stderr(&next));
+    assert_eq!(stdout(&next), "still here\n");
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn autocompact_off_by_environment_never_compacts() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("big", Some((19_000, 500))));
+    let out = env
+        .command(&["run", "--format", "json", "hi"])
+        .env("PITH_DISABLE_AUTOCOMPACT", "1")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!stdout(&out).contains("compaction_started"));
+    assert_eq!(server.requests().len(), 1);
+    let _ = json!(null);
+}

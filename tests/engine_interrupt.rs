@@ -1,0 +1,134 @@
+//! Interrupts and kills: the history stays valid and the session still loads.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::openai;
+use support::pith::{PithEnv, stderr};
+use support::{MockResponse, MockServer};
+
+/// A text answer streamed slowly: `n` chunks, `ms` apart.
+fn slow_text(n: usize, ms: u64) -> MockResponse {
+    let mut frames: Vec<String> = (0..n)
+        .map(|i| openai::frame(&openai::delta_chunk(json!({"content": format!("word{i} ")}), None)))
+        .collect();
+    frames.push(openai::frame(&openai::delta_chunk(json!({}), Some("stop"))));
+    frames.push(openai::done());
+    MockResponse::sse(frames).delay_ms(ms)
+}
+
+async fn wait_for_requests(server: &MockServer, n: usize) {
+    for _ in 0..500 {
+        if server.requests().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the mock never received request {n}");
+}
+
+fn signal(child: &tokio::process::Child, sig: i32) {
+    let pid = child.id().expect("running") as i32;
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+fn assistant_texts(export: &Value) -> Vec<String> {
+    export["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .filter(|p| p["type"] == "text")
+        .map(|p| p["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn ctrl_c_mid_stream_keeps_the_partial_answer_and_exits_130() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(slow_text(100, 50));
+    let child = env.command(&["run", "tell me a story"]).spawn().unwrap();
+    wait_for_requests(&server, 1).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    signal(&child, libc::SIGINT);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pith exits after Ctrl-C")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "stderr: {}", stderr(&out));
+    let export = env.export_latest().await;
+    let texts = assistant_texts(&export);
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].starts_with("word0 "), "{texts:?}");
+    assert!(!texts[0].contains("word99"), "the stream was not stopped");
+}
+
+#[tokio::test]
+async fn ctrl_c_during_a_tool_kills_it_and_the_next_turn_sees_an_error_result() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(openai::tool_calls(
+        &[("call_sleep", "bash", r#"{"command":"sleep 20 && touch after-sleep"}"#)],
+        Some((1000, 10)),
+    ));
+    let child = env.command(&["run", "--yes", "wait a while"]).spawn().unwrap();
+    wait_for_requests(&server, 1).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    signal(&child, libc::SIGINT);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pith exits after Ctrl-C")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "stderr: {}", stderr(&out));
+
+    server.push(openai::text("ok, stopped", Some((1100, 3))));
+    let next = env.run(&["run", "--continue", "what happened?"]).await;
+    assert!(next.status.success(), "stderr: {}", stderr(&next));
+    let body = &server.requests()[1].body;
+    let results: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 1, "every tool call needs a result: {body}");
+    assert_eq!(results[0]["tool_call_id"], "call_sleep");
+    assert!(
+        results[0]["content"].as_str().unwrap().contains("interrupted"),
+        "{}",
+        results[0]
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!env.path().join("after-sleep").exists());
+}
+
+#[tokio::test]
+async fn kill_9_mid_stream_loses_at_most_the_last_fraction_of_a_second() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(slow_text(200, 20));
+    let child = env.command(&["run", "stream a lot"]).spawn().unwrap();
+    wait_for_requests(&server, 1).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait_with_output().await;
+    let export = env.export_latest().await;
+    let texts = assistant_texts(&export);
+    assert_eq!(texts.len(), 1, "{export}");
+    // About 1.5 s of 20 ms chunks streamed; with a flush every 250 ms most of it is stored.
+    let words = texts[0].split_whitespace().count();
+    assert!(words >= 20, "only {words} words were stored");
+    // The session still loads and continues.
+    server.push(openai::text("continuing", Some((1500, 2))));
+    let next = env.run(&["run", "--continue", "go on"]).await;
+    assert!(next.status.success(), "stderr: {}", stderr(&next));
+    let msgs = server.requests()[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(msgs.last().unwrap()["content"], "go on");
+}

@@ -1,0 +1,411 @@
+//! An in-process HTTP server that answers model requests from a script.
+//!
+//! ```ignore
+//! let server = MockServer::start().await;
+//! server.push(support::openai::text("hello", Some((10, 2))));
+//! // point the provider at format!("{}/v1", server.url())
+//! let reqs = server.requests();
+//! ```
+//!
+//! Each server binds its own port on 127.0.0.1, so any number can run in parallel. When the
+//! script is exhausted the server answers HTTP 500 `{"error":{"message":"mock script exhausted"}}`
+//! so a test that makes an unexpected request fails visibly.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use axum::routing::post;
+use futures_util::stream;
+use serde_json::{Value, json};
+
+/// Header names whose values are never recorded (only their presence).
+const SECRET_HEADERS: &[&str] = &["authorization", "x-api-key", "api-key"];
+
+/// A secret header value: kept for assertions, never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(REDACTED)")
+    }
+}
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Lower-case header names. `authorization`, `x-api-key` and `api-key` values are replaced
+    /// by "REDACTED" (present means the client sent one).
+    pub headers: BTreeMap<String, String>,
+    /// The body parsed as JSON (`Value::Null` if it was empty, a string if it was not JSON).
+    pub body: Value,
+    /// The real values of the redacted headers, for tests that check the exact credential.
+    pub secrets: BTreeMap<String, Secret>,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    /// The real value of a redacted header (`authorization`, `x-api-key`, `api-key`).
+    pub fn secret(&self, name: &str) -> Option<&str> {
+        self.secrets
+            .get(&name.to_ascii_lowercase())
+            .map(|s| s.0.as_str())
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Payload {
+    /// SSE frames, each written as-is.
+    Sse(Vec<String>),
+    /// A complete body.
+    Body { content_type: String, body: String },
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct MockResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    payload: Payload,
+    delay: Duration,
+    first_delay: Duration,
+    cut_after: Option<usize>,
+    hold_open: bool,
+}
+
+impl MockResponse {
+    /// A 200 `text/event-stream` response made of raw SSE frames, each a full
+    /// `data: …\n\n` or `event: x\ndata: …\n\n`.
+    pub fn sse(frames: Vec<String>) -> Self {
+        MockResponse {
+            status: 200,
+            headers: Vec::new(),
+            payload: Payload::Sse(frames),
+            delay: Duration::ZERO,
+            first_delay: Duration::ZERO,
+            cut_after: None,
+            hold_open: false,
+        }
+    }
+
+    /// A response with this status and JSON body (e.g. an error body).
+    pub fn status(code: u16, body_json: Value) -> Self {
+        MockResponse {
+            status: code,
+            headers: Vec::new(),
+            payload: Payload::Body {
+                content_type: "application/json".into(),
+                body: body_json.to_string(),
+            },
+            delay: Duration::ZERO,
+            first_delay: Duration::ZERO,
+            cut_after: None,
+            hold_open: false,
+        }
+    }
+
+    /// A response with this status, content type and raw body.
+    pub fn raw(code: u16, content_type: &str, body: impl Into<String>) -> Self {
+        MockResponse {
+            payload: Payload::Body {
+                content_type: content_type.into(),
+                body: body.into(),
+            },
+            ..MockResponse::status(code, Value::Null)
+        }
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Waits this long between SSE frames.
+    pub fn delay_ms(mut self, ms: u64) -> Self {
+        self.delay = Duration::from_millis(ms);
+        self
+    }
+
+    /// Waits this long before sending the response headers.
+    pub fn first_delay_ms(mut self, ms: u64) -> Self {
+        self.first_delay = Duration::from_millis(ms);
+        self
+    }
+
+    /// Sends only the first `k` frames, then aborts the connection without finishing the
+    /// chunked body (the client sees a broken stream).
+    pub fn cut_after(mut self, k: usize) -> Self {
+        self.cut_after = Some(k);
+        self
+    }
+
+    /// After the last frame, keeps the connection open without ending the body (for interrupt
+    /// and timeout tests).
+    pub fn hold_open(mut self) -> Self {
+        self.hold_open = true;
+        self
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<VecDeque<MockResponse>>,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// The mock server. Dropping it stops accepting connections.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Starts a server on 127.0.0.1 with an OS-assigned port. Needs a tokio runtime.
+    pub async fn start() -> MockServer {
+        let shared = Arc::new(Shared::default());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(handle))
+            .route("/v1/messages", post(handle))
+            .fallback(unknown_route)
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("mock server: bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("mock server: local addr");
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        MockServer { addr, shared, task }
+    }
+
+    /// `http://127.0.0.1:PORT` (an openai-kind base_url is `format!("{}/v1", url)`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The openai-kind base URL: `http://127.0.0.1:PORT/v1`.
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Queues the next answer.
+    pub fn push(&self, response: MockResponse) {
+        lock(&self.shared.queue).push_back(response);
+    }
+
+    /// Queues several answers in order.
+    pub fn push_all(&self, responses: impl IntoIterator<Item = MockResponse>) {
+        lock(&self.shared.queue).extend(responses);
+    }
+
+    /// How many scripted answers have not been used yet.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.queue).len()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// The body of the `i`-th request (panics with a clear message if there is none).
+    pub fn request_body(&self, i: usize) -> Value {
+        let reqs = self.requests();
+        match reqs.get(i) {
+            Some(r) => r.body.clone(),
+            None => panic!("mock server: no request #{i} (got {})", reqs.len()),
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panicking test thread must not poison the mock for the others.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) {
+    let mut recorded_headers = BTreeMap::new();
+    let mut secrets = BTreeMap::new();
+    for (name, value) in headers {
+        let name = name.as_str().to_ascii_lowercase();
+        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        if SECRET_HEADERS.contains(&name.as_str()) {
+            recorded_headers.insert(name.clone(), "REDACTED".to_string());
+            secrets.insert(name, Secret(value));
+        } else {
+            recorded_headers.insert(name, value);
+        }
+    }
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+    };
+    lock(&shared.requests).push(Recorded {
+        method: method.to_string(),
+        path: uri.path().to_string(),
+        headers: recorded_headers,
+        body,
+        secrets,
+    });
+}
+
+async fn unknown_route(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    record(&shared, &method, &uri, &headers, &body);
+    let msg = format!("mock server: no route for {method} {}", uri.path());
+    json_response(404, &json!({ "error": { "message": msg } }))
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    record(&shared, &method, &uri, &headers, &body);
+    let next = lock(&shared.queue).pop_front();
+    let Some(resp) = next else {
+        return json_response(
+            500,
+            &json!({ "error": { "message": "mock script exhausted", "type": "server_error" } }),
+        );
+    };
+    if !resp.first_delay.is_zero() {
+        tokio::time::sleep(resp.first_delay).await;
+    }
+    build(resp)
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn build(resp: MockResponse) -> Response {
+    let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut builder = Response::builder().status(status);
+    let body = match resp.payload {
+        Payload::Body { content_type, body } => {
+            builder = builder.header("content-type", content_type);
+            Body::from(body)
+        }
+        Payload::Sse(frames) => {
+            builder = builder
+                .header("content-type", "text/event-stream")
+                .header("cache-control", "no-cache");
+            sse_body(frames, resp.delay, resp.cut_after, resp.hold_open)
+        }
+    };
+    for (name, value) in &resp.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(body)
+        .unwrap_or_else(|e| json_response(500, &json!({ "error": { "message": e.to_string() } })))
+}
+
+enum Step {
+    Frame(usize),
+    Cut,
+    Hold,
+    End,
+}
+
+fn sse_body(
+    frames: Vec<String>,
+    delay: Duration,
+    cut_after: Option<usize>,
+    hold_open: bool,
+) -> Body {
+    let limit = cut_after.unwrap_or(frames.len()).min(frames.len());
+    let frames = Arc::new(frames);
+    let s = stream::unfold(0usize, move |i| {
+        let frames = frames.clone();
+        async move {
+            let step = if i < limit {
+                Step::Frame(i)
+            } else if cut_after.is_some() {
+                Step::Cut
+            } else if hold_open {
+                Step::Hold
+            } else {
+                Step::End
+            };
+            match step {
+                Step::Frame(i) => {
+                    if i > 0 && !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    Some((Ok(Bytes::from(frames[i].clone())), i + 1))
+                }
+                Step::Cut => {
+                    // Let the server flush what it has written, then fail the body: hyper
+                    // aborts the connection without the final chunk.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Some((
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionAborted,
+                            "mock: stream cut",
+                        )),
+                        usize::MAX,
+                    ))
+                }
+                Step::Hold => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+                Step::End => None,
+            }
+        }
+    });
+    // After a cut, end the stream (hyper stops polling after the error anyway).
+    let s = futures_util::StreamExt::take_while(s, {
+        let mut failed = false;
+        move |item: &Result<Bytes, std::io::Error>| {
+            let go = !failed;
+            failed |= item.is_err();
+            std::future::ready(go)
+        }
+    });
+    Body::from_stream(s)
+}
+
+/// A plain reqwest client for tests that talk to the mock directly (installs the TLS provider
+/// reqwest needs first).
+pub fn http_client() -> reqwest::Client {
+    pith::provider::openai::init_tls();
+    reqwest::Client::new()
+}

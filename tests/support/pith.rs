@@ -1,0 +1,149 @@
+//! Running the real `pith` binary against a mock provider, in a temp workspace and data dir.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+/// A workspace, a data dir and a config file naming the mock provider.
+pub struct PithEnv {
+    pub workspace: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub config: PathBuf,
+}
+
+pub const MODEL: &str = "mock/test-model";
+
+impl PithEnv {
+    /// `base_url` is the mock's URL; `context` and `output` are the model's limits; `extra` goes
+    /// right after the top-level `model` key (top-level keys first, then any tables).
+    pub fn new(base_url: &str, context: u64, output: u64, extra: &str) -> PithEnv {
+        let workspace = tempfile::tempdir().expect("workspace");
+        let data = tempfile::tempdir().expect("data dir");
+        let home = tempfile::tempdir().expect("home");
+        let config = home.path().join("pith-test.toml");
+        let text = format!(
+            r#"model = "{MODEL}"
+
+{extra}
+
+[provider.mock]
+kind = "openai"
+base_url = "{base_url}/v1"
+max_retries = 3
+
+[models."{MODEL}"]
+context = {context}
+output = {output}
+cost_input = 1.0
+cost_output = 2.0
+"#
+        );
+        std::fs::write(&config, text).expect("write config");
+        PithEnv {
+            workspace,
+            data,
+            home,
+            config,
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+        cmd.args(args)
+            .current_dir(self.workspace.path())
+            .env("PITH_DATA_DIR", self.data.path())
+            .env("PITH_CONFIG", &self.config)
+            .env("PITH_RETRY_BASE_MS", "5")
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("XDG_DATA_HOME", self.home.path().join(".local/share"))
+            .env_remove("PITH_MODEL")
+            .env_remove("PITH_DISABLE_AUTOCOMPACT")
+            .env_remove("PITH_DISABLE_PRUNE")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs pith to completion (with a generous limit so a hang fails the test).
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let fut = self.command(args).output();
+        tokio::time::timeout(std::time::Duration::from_secs(60), fut)
+            .await
+            .expect("pith did not finish within 60 s")
+            .expect("pith runs")
+    }
+
+    /// `pith run --format json ARGS…`: the events, one per line.
+    pub async fn run_json(&self, args: &[&str]) -> (Output, Vec<Value>) {
+        let mut full = vec!["run", "--format", "json"];
+        full.extend_from_slice(args);
+        let out = self.run(&full).await;
+        let events = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad json line {l}: {e}")))
+            .collect::<Vec<Value>>();
+        if std::env::var_os("PITH_TEST_DUMP").is_some() {
+            for e in &events {
+                let line = e.to_string();
+                eprintln!("EVENT {}", line.chars().take(400).collect::<String>());
+            }
+        }
+        (out, events)
+    }
+
+    /// The stored history of the only (or latest) session, via `pith sessions export`.
+    pub async fn export_latest(&self) -> Value {
+        let list = self.run(&["sessions", "list"]).await;
+        let text = String::from_utf8_lossy(&list.stdout).to_string();
+        let id = text
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no session listed: {text}"))
+            .to_string();
+        let out = self.run(&["sessions", "export", &id]).await;
+        assert!(out.status.success(), "export failed: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("export is JSON")
+    }
+
+    pub fn path(&self) -> &Path {
+        self.workspace.path()
+    }
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// The events of one type.
+pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == ty).collect()
+}
+
+/// A request body with the machine-specific parts of the system prompt replaced, for snapshots.
+pub fn normalized(body: &Value, workspace: &Path) -> Value {
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let mut text = body.to_string();
+    text = text.replace(&ws.display().to_string(), "[WORKSPACE]");
+    text = text.replace(&workspace.display().to_string(), "[WORKSPACE]");
+    let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+    text = text.replace(&today, "[DATE]");
+    let mut v: Value = serde_json::from_str(&text).expect("still JSON");
+    // The agent prompt is long and stable; snapshots keep its first line only.
+    if let Some(sys) = v["messages"][0]["content"].as_str() {
+        let first = sys.lines().next().unwrap_or("").to_string();
+        let rest = sys.find("<env>").map(|i| sys[i..].to_string()).unwrap_or_default();
+        v["messages"][0]["content"] = Value::String(format!("{first}\n[…agent prompt…]\n{rest}"));
+    }
+    v
+}
