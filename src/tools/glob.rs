@@ -143,7 +143,7 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
         return Ok(ToolOutput {
             title,
             output: format!("No files found matching `{pattern}` in {shown_root}."),
-            metadata: json!({"count": 0, "truncated": false}),
+            metadata: json!({"count": 0, "capped": false}),
         });
     }
     let mut out: String = found
@@ -160,7 +160,7 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: json!({"count": total, "truncated": total > LIMIT}),
+        metadata: json!({"count": total, "capped": total > LIMIT}),
     })
 }
 

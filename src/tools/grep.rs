@@ -146,7 +146,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         return Ok(ToolOutput {
             title,
             output: format!("No matches for `{}` in {shown_root}.", input.pattern),
-            metadata: json!({"matches": 0, "files": 0, "truncated": false}),
+            metadata: json!({"matches": 0, "files": 0, "capped": false}),
         });
     }
     if total > LIMIT {
@@ -159,7 +159,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: json!({"matches": total, "files": files_matched, "truncated": total > LIMIT}),
+        metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT}),
     })
 }
 
@@ -262,7 +262,7 @@ mod tests {
             "{}",
             out.output
         );
-        assert_eq!(out.metadata["truncated"], true);
+        assert_eq!(out.metadata["capped"], true);
     }
 
     #[tokio::test]

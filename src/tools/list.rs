@@ -145,7 +145,7 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     Ok(ToolOutput {
         title: shown_root,
         output: out,
-        metadata: json!({"count": total, "truncated": total > LIMIT}),
+        metadata: json!({"count": total, "capped": total > LIMIT}),
     })
 }
 

@@ -56,6 +56,7 @@ pub trait Tool: Send + Sync {
 }
 
 pub mod bash;
+pub mod bash_parse;
 pub mod edit;
 pub mod glob;
 pub mod grep;
@@ -68,7 +69,7 @@ pub mod todo;
 pub mod truncate;
 pub mod write;
 
-// pub use permission::{Decision, DoomLoop, Permissions};
+pub use permission::{Decision, DoomLoop, Permissions};
 pub use registry::Registry;
 
 /// Parses a tool's input object, turning serde's error into a one-line message for the model.

@@ -1,20 +1,489 @@
-//! TEMPORARY STUB (not committed)
-use std::collections::BTreeMap;
+//! Permission rules: per tool `allow | ask | deny`, with patterns (bash by command prefix,
+//! file tools by path glob), `external_directory` for paths outside the workspace, session-wide
+//! "always" grants, and the doom-loop check.
+//!
+//! Matching: within a tool's table the longest matching pattern wins (ties: the stricter action).
+//! Patterns are globs whose `*` also crosses `/` (`src/*` covers the whole `src` tree). A bash
+//! command line is split into its simple commands (see `bash_parse`); every one must pass.
+//! The user's rules are merged over the defaults pattern by pattern. A default that is more
+//! lenient than the user's `*` rule for the same tool is dropped (so `read = "deny"` denies
+//! `.env.example` too), while stricter defaults stay (so `edit = "allow"` still asks for `*.env`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
-use crate::config::PermissionSetting;
-use crate::event::{PermissionReply, PermissionRequest};
+
 use super::ToolContext;
-pub enum Decision { Allow, Deny { message: String }, Ask(PermissionRequest) }
-pub struct Permissions;
-impl Permissions {
-    pub fn new(_rules: &BTreeMap<String, PermissionSetting>) -> Self { Permissions }
-    pub fn check(&mut self, tool: &str, input: &Value, _ctx: &ToolContext) -> Decision {
-        if matches!(tool, "bash" | "write" | "edit") {
-            Decision::Ask(PermissionRequest { id: crate::message::new_id(), tool: tool.into(), call_id: String::new(), title: input.to_string(), patterns: vec![] })
-        } else { Decision::Allow }
-    }
-    pub fn reply(&mut self, _r: &PermissionRequest, _reply: PermissionReply) {}
+use super::bash_parse::{prefix_pattern, split_commands};
+use super::path::{Resolved, is_under, resolve};
+use crate::config::{Action, PermissionSetting};
+use crate::event::{PermissionReply, PermissionRequest};
+
+/// The table for paths outside the workspace.
+pub const EXTERNAL_DIRECTORY: &str = "external_directory";
+/// The table consulted when the doom-loop check fires (default ask).
+pub const DOOM_LOOP: &str = "doom_loop";
+/// Identical calls in a row that count as a doom loop.
+pub const DOOM_LOOP_THRESHOLD: usize = 3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Allow,
+    /// The rules deny the call; `message` is what the model sees.
+    Deny {
+        message: String,
+    },
+    /// The user must answer this request first.
+    Ask(PermissionRequest),
 }
-#[derive(Default)]
-pub struct DoomLoop { last: Vec<(String, Value)> }
-impl DoomLoop { pub fn record(&mut self, tool: &str, input: &Value) -> bool { self.last.push((tool.into(), input.clone())); false } }
+
+#[derive(Debug, Clone)]
+struct Rule {
+    pattern: String,
+    matcher: Option<GlobMatcher>,
+    action: Action,
+}
+
+impl Rule {
+    fn new(pattern: &str, action: Action) -> Rule {
+        let matcher = GlobBuilder::new(pattern)
+            .literal_separator(false)
+            .backslash_escape(true)
+            .build()
+            .map(|g| g.compile_matcher())
+            .map_err(|e| tracing::warn!(pattern, error = %e, "permission pattern is not a valid glob; matched literally"))
+            .ok();
+        Rule {
+            pattern: pattern.to_string(),
+            matcher,
+            action,
+        }
+    }
+
+    fn matches(&self, subject: &str) -> bool {
+        match &self.matcher {
+            Some(m) => m.is_match(subject),
+            None => self.pattern == subject,
+        }
+    }
+}
+
+fn severity(a: Action) -> u8 {
+    match a {
+        Action::Allow => 0,
+        Action::Ask => 1,
+        Action::Deny => 2,
+    }
+}
+
+/// The built-in rules, underneath the user's.
+fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
+    use Action::*;
+    let env = [("*.env", Ask), ("*.env.*", Ask)];
+    let mut d: BTreeMap<String, Vec<(&'static str, Action)>> = BTreeMap::new();
+    d.insert(
+        "read".into(),
+        vec![("*", Allow), env[0], env[1], ("*.env.example", Allow)],
+    );
+    d.insert("write".into(), vec![("*", Ask), env[0], env[1]]);
+    d.insert("edit".into(), vec![("*", Ask), env[0], env[1]]);
+    d.insert("bash".into(), vec![("*", Ask)]);
+    for t in ["glob", "grep", "list", "todowrite"] {
+        d.insert(t.into(), vec![("*", Allow)]);
+    }
+    d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
+    d.insert(DOOM_LOOP.into(), vec![("*", Ask)]);
+    d
+}
+
+/// The permission state of one session: the configured rules plus "always" grants.
+#[derive(Debug, Clone)]
+pub struct Permissions {
+    rules: BTreeMap<String, Vec<Rule>>,
+    granted: BTreeMap<String, Vec<Rule>>,
+    /// Request id → (table, pattern) pairs an "always" reply grants.
+    pending: HashMap<String, Vec<(String, String)>>,
+}
+
+/// One thing a call touches, checked against one table.
+struct Subject {
+    table: String,
+    /// Strings matched against the table's patterns (e.g. relative and absolute path).
+    forms: Vec<String>,
+    /// What an "always" reply allows from now on.
+    grant: String,
+}
+
+impl Permissions {
+    pub fn new(user: &BTreeMap<String, PermissionSetting>) -> Self {
+        let mut merged: BTreeMap<String, BTreeMap<String, (Action, bool)>> = BTreeMap::new();
+        for (tool, rules) in defaults() {
+            let t = merged.entry(tool).or_default();
+            for (p, a) in rules {
+                t.insert(p.to_string(), (a, true));
+            }
+        }
+        for (tool, setting) in user {
+            let t = merged.entry(tool.clone()).or_default();
+            let user_rules: Vec<(String, Action)> = match setting {
+                PermissionSetting::Action(a) => vec![("*".to_string(), *a)],
+                PermissionSetting::Patterns(map) => {
+                    map.iter().map(|(p, a)| (p.clone(), *a)).collect()
+                }
+            };
+            for (p, a) in &user_rules {
+                t.insert(p.clone(), (*a, false));
+            }
+            if let Some((_, star)) = user_rules.iter().find(|(p, _)| p == "*") {
+                t.retain(|p, (a, is_default)| {
+                    !(*is_default && p != "*" && severity(*a) < severity(*star))
+                });
+            }
+        }
+        let rules = merged
+            .into_iter()
+            .map(|(tool, t)| {
+                (
+                    tool,
+                    t.into_iter().map(|(p, (a, _))| Rule::new(&p, a)).collect(),
+                )
+            })
+            .collect();
+        Permissions {
+            rules,
+            granted: BTreeMap::new(),
+            pending: HashMap::new(),
+        }
+    }
+
+    /// What the rules say for this call. Paths are resolved against `ctx.workspace` (symlinks and
+    /// `..` included) before matching; a path outside the workspace is also checked against
+    /// `external_directory`; reads of `<data_dir>/tool-output/` are always allowed.
+    pub fn check(&mut self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
+        let subjects = match self.subjects(tool, input, ctx) {
+            Some(s) => s,
+            None => return Decision::Allow,
+        };
+        let mut asks: Vec<&Subject> = Vec::new();
+        for s in &subjects {
+            let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
+            let (action, pattern) = self.decide(&s.table, &forms);
+            match action {
+                Action::Deny => {
+                    let shown = s.forms.first().cloned().unwrap_or_default();
+                    let rule = pattern
+                        .map(|p| format!(" (rule `{p}`)"))
+                        .unwrap_or_default();
+                    return Decision::Deny {
+                        message: format!(
+                            "Permission denied: the user's rules deny {} for `{shown}`{rule}. \
+                             Do not retry this call; find another way or ask the user.",
+                            s.table
+                        ),
+                    };
+                }
+                Action::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
+                _ => {}
+            }
+        }
+        if asks.is_empty() {
+            return Decision::Allow;
+        }
+        let mut patterns: Vec<String> = Vec::new();
+        let mut grants: Vec<(String, String)> = Vec::new();
+        for s in &asks {
+            if !patterns.contains(&s.grant) {
+                patterns.push(s.grant.clone());
+            }
+            grants.push((s.table.clone(), s.grant.clone()));
+        }
+        let request = PermissionRequest {
+            id: format!("perm_{}", ulid::Ulid::new()),
+            tool: tool.to_string(),
+            call_id: ctx.call_id.clone(),
+            title: title(tool, input, &subjects, ctx),
+            patterns,
+        };
+        self.pending.insert(request.id.clone(), grants);
+        Decision::Ask(request)
+    }
+
+    /// `check`, then the doom-loop test: the third identical call in a row asks even if the rules
+    /// allow it (unless `doom_loop = "allow"`). Records the call in `doom`.
+    pub fn check_call(
+        &mut self,
+        doom: &mut DoomLoop,
+        tool: &str,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Decision {
+        let looping = doom.record(tool, input);
+        let decision = self.check(tool, input, ctx);
+        if !looping || !matches!(decision, Decision::Allow) {
+            return decision;
+        }
+        match self.decide(DOOM_LOOP, &[tool]).0 {
+            Action::Allow => Decision::Allow,
+            Action::Deny => Decision::Deny {
+                message: format!(
+                    "Permission denied: `{tool}` was called {} times in a row with the same input. \
+                     Stop repeating it; try something else or ask the user.",
+                    doom.count()
+                ),
+            },
+            Action::Ask => Decision::Ask(doom_loop_request(tool, input, doom.count(), ctx)),
+        }
+    }
+
+    /// Records the user's answer. `Always` allows the request's patterns for the rest of the
+    /// session; `Once` and `Deny` grant nothing.
+    pub fn reply(&mut self, request: &PermissionRequest, reply: PermissionReply) {
+        let grants = self.pending.remove(&request.id).unwrap_or_else(|| {
+            request
+                .patterns
+                .iter()
+                .map(|p| (request.tool.clone(), p.clone()))
+                .collect()
+        });
+        if reply == PermissionReply::Always {
+            for (table, pattern) in grants {
+                tracing::debug!(table, pattern, "permission granted for the session");
+                self.granted
+                    .entry(table)
+                    .or_default()
+                    .push(Rule::new(&pattern, Action::Allow));
+            }
+        }
+    }
+
+    /// The action for `forms` in `table` and the pattern that decided it.
+    fn decide(&self, table: &str, forms: &[&str]) -> (Action, Option<String>) {
+        let Some(rules) = self.rules.get(table) else {
+            // A tool nobody configured: ask.
+            return (Action::Ask, None);
+        };
+        let best = rules
+            .iter()
+            .filter(|r| forms.iter().any(|f| r.matches(f)))
+            .max_by(|a, b| {
+                a.pattern
+                    .chars()
+                    .count()
+                    .cmp(&b.pattern.chars().count())
+                    .then(severity(a.action).cmp(&severity(b.action)))
+            });
+        match best {
+            Some(r) => (r.action, Some(r.pattern.clone())),
+            None => (Action::Ask, None),
+        }
+    }
+
+    fn is_granted(&self, table: &str, forms: &[&str]) -> bool {
+        self.granted
+            .get(table)
+            .is_some_and(|rules| rules.iter().any(|r| forms.iter().any(|f| r.matches(f))))
+    }
+
+    /// What a call touches. `None` when the input cannot be understood: the tool rejects it.
+    fn subjects(&self, tool: &str, input: &Value, ctx: &ToolContext) -> Option<Vec<Subject>> {
+        let str_field = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|n| input.get(*n).and_then(Value::as_str))
+        };
+        match tool {
+            "bash" => {
+                let command = str_field(&["command"])?;
+                let mut subjects: Vec<Subject> = split_commands(command)
+                    .into_iter()
+                    .map(|seg| Subject {
+                        table: "bash".into(),
+                        grant: prefix_pattern(&seg),
+                        forms: vec![seg],
+                    })
+                    .collect();
+                if subjects.is_empty() {
+                    return None;
+                }
+                subjects.dedup_by(|a, b| a.forms == b.forms);
+                Some(subjects)
+            }
+            "read" | "write" | "edit" => {
+                let raw = str_field(&["file_path", "path", "filePath"])?;
+                let r = resolve(&ctx.workspace, raw);
+                if tool == "read" && in_tool_output(&r, ctx) {
+                    return Some(Vec::new());
+                }
+                let mut subjects = Vec::new();
+                if !r.inside {
+                    subjects.push(external(&r, r.path.is_dir()));
+                }
+                let shown = r.display(&ctx.workspace);
+                let abs = r.path.to_string_lossy().into_owned();
+                subjects.push(Subject {
+                    table: tool.into(),
+                    grant: shown.clone(),
+                    forms: vec![shown, abs],
+                });
+                Some(subjects)
+            }
+            "glob" | "grep" | "list" => {
+                let raw = str_field(&["path"])
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or(".");
+                let r = resolve(&ctx.workspace, raw);
+                if in_tool_output(&r, ctx) {
+                    return Some(Vec::new());
+                }
+                let mut subjects = Vec::new();
+                if !r.inside {
+                    subjects.push(external(&r, !r.path.is_file()));
+                }
+                let what = match tool {
+                    "list" => r.display(&ctx.workspace),
+                    _ => str_field(&["pattern"]).unwrap_or("*").to_string(),
+                };
+                subjects.push(Subject {
+                    table: tool.into(),
+                    grant: what.clone(),
+                    forms: vec![what],
+                });
+                Some(subjects)
+            }
+            _ => Some(vec![Subject {
+                table: tool.into(),
+                grant: "*".into(),
+                forms: vec!["*".into()],
+            }]),
+        }
+    }
+}
+
+fn in_tool_output(r: &Resolved, ctx: &ToolContext) -> bool {
+    is_under(&r.path, &super::truncate::output_dir(&ctx.data_dir))
+}
+
+/// The `external_directory` subject for a resolved path: granted by its directory.
+fn external(r: &Resolved, is_dir: bool) -> Subject {
+    let abs = r.path.to_string_lossy().into_owned();
+    let dir = if is_dir {
+        r.path.clone()
+    } else {
+        r.path
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| r.path.clone())
+    };
+    let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
+    let form = if is_dir { format!("{abs}/") } else { abs };
+    Subject {
+        table: EXTERNAL_DIRECTORY.into(),
+        grant: format!("{dir}/*"),
+        forms: vec![form],
+    }
+}
+
+fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
+    match tool {
+        "bash" => {
+            let cmd = input
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim();
+            cut(cmd, 300)
+        }
+        _ => {
+            let main = subjects.iter().rfind(|s| s.table == tool);
+            let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
+            let base = match main {
+                Some(s) if matches!(tool, "read" | "write" | "edit" | "list") => s.forms[0].clone(),
+                Some(s) if s.forms[0] != "*" => {
+                    let path = input
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .map(|p| resolve(&ctx.workspace, p).display(&ctx.workspace));
+                    match path {
+                        Some(p) => format!("{} in {p}", s.forms[0]),
+                        None => s.forms[0].clone(),
+                    }
+                }
+                _ => tool.to_string(),
+            };
+            if outside {
+                format!("{base} (outside the workspace)")
+            } else {
+                base
+            }
+        }
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…", &s[..i]),
+    }
+}
+
+/// The request the doom-loop check raises.
+pub fn doom_loop_request(
+    tool: &str,
+    input: &Value,
+    count: usize,
+    ctx: &ToolContext,
+) -> PermissionRequest {
+    let what = match input
+        .get("command")
+        .or_else(|| input.get("file_path"))
+        .and_then(Value::as_str)
+    {
+        Some(s) => format!(" `{}`", cut(s, 120)),
+        None => String::new(),
+    };
+    PermissionRequest {
+        id: format!("perm_{}", ulid::Ulid::new()),
+        tool: tool.to_string(),
+        call_id: ctx.call_id.clone(),
+        title: format!(
+            "{tool}{what} called {count} times in a row with the same input: run it again?"
+        ),
+        patterns: Vec::new(),
+    }
+}
+
+/// Detects the same tool called with the same input several times in a row.
+#[derive(Debug, Clone, Default)]
+pub struct DoomLoop {
+    last: Option<(String, Value)>,
+    count: usize,
+}
+
+impl DoomLoop {
+    /// Records a call; true when it is the third (or later) identical call in a row.
+    pub fn record(&mut self, tool: &str, input: &Value) -> bool {
+        match &self.last {
+            Some((t, i)) if t == tool && i == input => self.count += 1,
+            _ => {
+                self.last = Some((tool.to_string(), input.clone()));
+                self.count = 1;
+            }
+        }
+        self.count >= DOOM_LOOP_THRESHOLD
+    }
+
+    /// How many identical calls in a row were recorded last.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Forget the streak (a new user turn).
+    pub fn reset(&mut self) {
+        *self = DoomLoop::default();
+    }
+}
+
+#[cfg(test)]
+#[path = "permission_tests.rs"]
+mod tests;

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::{display_path, mtime_ms, resolve};
+use super::path::{display_path, resolve};
 use super::truncate::human_bytes;
 use super::{Tool, ToolContext, ToolOutput, parse_input};
 
@@ -93,7 +93,8 @@ fn read_sync(
         Err(e) => return Err(format!("Cannot read {shown}: {e}")),
     };
     if meta.is_dir() {
-        return read_dir(path, &shown, offset, limit);
+        let line_cap = ctx.output.max_lines.max(1);
+        return read_dir(path, &shown, offset, limit.min(line_cap));
     }
     let size = meta.len();
     if let Some(mime) = image_mime(path) {
@@ -118,15 +119,13 @@ fn read_sync(
         ));
     }
     let reader = BufReader::new(std::io::Cursor::new(sample).chain(file));
-    let page = number_lines(reader, offset, limit, ctx.output.max_bytes)
+    // Stay within the output limits so the registry never has to cut (and copy) a read.
+    let line_cap = ctx.output.max_lines.max(1);
+    let page = number_lines(reader, offset, limit.min(line_cap), ctx.output.max_bytes)
         .map_err(|e| format!("Cannot read {shown}: {e}"))?;
 
     // Remember what the session has seen, for write/edit.
-    if let Ok(m) = std::fs::metadata(path) {
-        if let Ok(mut rf) = ctx.state.read_files.lock() {
-            rf.insert(path.clone(), mtime_ms(&m));
-        }
-    }
+    super::write::record_write(ctx, path);
 
     if page.total == 0 {
         return Ok(ToolOutput {
@@ -148,7 +147,7 @@ fn read_sync(
     out.push_str(&page.text);
     let last = offset + page.count - 1;
     if last < page.total {
-        let why = if page.byte_capped {
+        let why = if page.byte_capped || (page.count == line_cap && limit > line_cap) {
             " (output size limit reached)"
         } else {
             ""
@@ -169,7 +168,8 @@ fn read_sync(
             "offset": offset,
             "lines_shown": page.count,
             "total_lines": page.total,
-            "truncated": last < page.total,
+            "partial": last < page.total,
+            "bounded": true,
             "invalid_utf8": page.invalid_utf8,
         }),
     })
@@ -288,7 +288,7 @@ fn read_dir(path: &Path, shown: &str, offset: usize, limit: usize) -> Result<Too
     Ok(ToolOutput {
         title: shown.to_string(),
         output: out,
-        metadata: json!({"path": path, "directory": true, "entries": total}),
+        metadata: json!({"path": path, "directory": true, "entries": total, "bounded": true}),
     })
 }
 

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::tools::path::mtime_ms;
 use crate::tools::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {

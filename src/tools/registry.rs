@@ -65,7 +65,8 @@ impl Registry {
 
     /// Runs one call. A successful output over the limits in `ctx.output` is cut to a preview and
     /// saved in full under `<data_dir>/tool-output/` (DESIGN.md §4a); the metadata then holds
-    /// `truncated: true` and `output_path`. Permissions are not checked here (see `Permissions`).
+    /// `truncated: true` and `output_path`, unless the tool marked its output `bounded: true`
+    /// (it paged it itself, like read). Permissions are not checked here (see `Permissions`).
     pub async fn execute(
         &self,
         name: &str,
@@ -82,7 +83,10 @@ impl Registry {
         let result = tracing::Instrument::instrument(tool.run(input, ctx), span).await;
         match result {
             Ok(mut out) => {
-                if super::truncate::needs_truncation(&out.output, &ctx.output) {
+                // A tool that pages its own output (read) sets `bounded`: its text is already
+                // within the limits apart from a footer, and the file is on disk anyway.
+                let bounded = out.metadata.get("bounded").and_then(Value::as_bool) == Some(true);
+                if !bounded && super::truncate::needs_truncation(&out.output, &ctx.output) {
                     let id = output_id(&ctx.call_id);
                     out.output = truncate(&out.output, &ctx.output, &ctx.data_dir, &id);
                     let path = super::truncate::output_dir(&ctx.data_dir).join(&id);

@@ -118,3 +118,34 @@ async fn small_output_untouched() {
     assert!(out.metadata.get("truncated").is_none());
     assert!(!ws.ctx.data_dir.join("tool-output").exists());
 }
+
+#[tokio::test]
+async fn reads_stay_within_the_limits() {
+    let mut ws = Ws::new();
+    ws.ctx.output.max_lines = 100;
+    let text: String = (1..=2500).map(|i| format!("{i}\n")).collect();
+    ws.write("long.txt", &text);
+    let out = Registry::builtin()
+        .execute("read", json!({"file_path": "long.txt"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(out.metadata.get("truncated").is_none(), "{}", out.output);
+    assert!(
+        out.output.contains("   100\t100\n") && !out.output.contains("   101\t101"),
+        "{}",
+        out.output
+    );
+    assert!(
+        out.output
+            .contains("Showing lines 1-100 of 2500 (output size limit reached). Use offset=101")
+    );
+    assert!(!ws.ctx.data_dir.join("tool-output").exists());
+    // Default limits: 2000 lines of a longer file are not cut by the registry either.
+    ws.ctx.output = Default::default();
+    let out = Registry::builtin()
+        .execute("read", json!({"file_path": "long.txt"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(out.metadata.get("truncated").is_none());
+    assert_eq!(out.metadata["partial"], true);
+}

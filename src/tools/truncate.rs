@@ -170,10 +170,8 @@ fn cleanup_older_than(data_dir: &Path, age: Duration) {
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|d| d > age);
-        if old {
-            if let Err(e) = std::fs::remove_file(entry.path()) {
-                tracing::debug!(path = %entry.path().display(), error = %e, "tool-output cleanup failed");
-            }
+        if old && let Err(e) = std::fs::remove_file(entry.path()) {
+            tracing::debug!(path = %entry.path().display(), error = %e, "tool-output cleanup failed");
         }
     }
 }

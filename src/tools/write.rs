@@ -129,10 +129,10 @@ pub(crate) fn check_fresh(
 
 /// Records the file's new modification time as seen by the session.
 pub(crate) fn record_write(ctx: &ToolContext, path: &Path) {
-    if let Ok(meta) = std::fs::metadata(path) {
-        if let Ok(mut rf) = ctx.state.read_files.lock() {
-            rf.insert(path.to_path_buf(), mtime_ms(&meta));
-        }
+    if let Ok(meta) = std::fs::metadata(path)
+        && let Ok(mut rf) = ctx.state.read_files.lock()
+    {
+        rf.insert(path.to_path_buf(), mtime_ms(&meta));
     }
 }
 
