@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "pith", version, about = "A terminal coding agent that never runs into the context window")]
+#[command(
+    name = "pith",
+    version,
+    about = "A terminal coding agent that never runs into the context window"
+)]
 pub struct Cli {
     /// Config file (also PITH_CONFIG); merged over the global and workspace files.
     #[arg(long, global = true, env = "PITH_CONFIG", value_name = "FILE")]

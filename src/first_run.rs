@@ -7,7 +7,10 @@ use std::time::Duration;
 const BY_KEY: &[(&str, &str)] = &[
     ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
     ("OPENAI_API_KEY", "openai/gpt-4.1"),
-    ("OPENROUTER_API_KEY", "openrouter/anthropic/claude-sonnet-4.5"),
+    (
+        "OPENROUTER_API_KEY",
+        "openrouter/anthropic/claude-sonnet-4.5",
+    ),
 ];
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
@@ -75,9 +78,8 @@ mod tests {
     fn keys_pick_a_model_in_order() {
         let env = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
         assert_eq!(model_from_keys(env).as_deref(), Some("openai/gpt-4.1"));
-        let both = |k: &str| {
-            matches!(k, "OPENAI_API_KEY" | "ANTHROPIC_API_KEY").then(|| "k".to_string())
-        };
+        let both =
+            |k: &str| matches!(k, "OPENAI_API_KEY" | "ANTHROPIC_API_KEY").then(|| "k".to_string());
         assert_eq!(
             model_from_keys(both).as_deref(),
             Some("anthropic/claude-sonnet-4-5")

@@ -134,7 +134,11 @@ fn short_input(input: &serde_json::Value) -> String {
             .or_else(|| map.get("file_path"))
             .or_else(|| map.get("path"))
             .or_else(|| map.get("pattern"))
-            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
             .unwrap_or_else(|| input.to_string()),
         other => other.to_string(),
     };

@@ -1,16 +1,16 @@
 //! pith: a terminal coding agent that manages its context window.
 
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod engine;
-pub mod first_run;
 pub mod event;
+pub mod first_run;
+pub mod headless;
+pub mod interactive;
 pub mod message;
 pub mod provider;
+pub mod setup;
 pub mod store;
 pub mod tools;
 pub mod tui;
-pub mod cli;
-pub mod headless;
-pub mod interactive;
-pub mod setup;

@@ -87,7 +87,10 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                     ))?
                 ),
                 ExportFormat::Md => {
-                    print!("{}", pith::store::export::export_markdown(&session, &messages))
+                    print!(
+                        "{}",
+                        pith::store::export::export_markdown(&session, &messages)
+                    )
                 }
             }
             Ok(0)

@@ -48,7 +48,9 @@ pub fn init_logging(data_dir: &Path) {
         .try_init();
 }
 
-pub fn load_config(config_file: Option<PathBuf>) -> anyhow::Result<(PathBuf, config::load::Loaded)> {
+pub fn load_config(
+    config_file: Option<PathBuf>,
+) -> anyhow::Result<(PathBuf, config::load::Loaded)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let workspace = cwd.canonicalize().unwrap_or(cwd);
     let loaded = config::load::load(&config::load::LoadOptions {

@@ -33,14 +33,20 @@ fn content(m: &Value) -> String {
 }
 
 fn all_text(body: &Value) -> String {
-    messages(body).iter().map(content).collect::<Vec<_>>().join("\n")
+    messages(body)
+        .iter()
+        .map(content)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A summary request has no tools and the compaction agent's system prompt.
 fn is_summary_request(body: &Value) -> bool {
     body.get("tools").is_none() && all_text(body).contains("<previous-summary>")
         || body.get("tools").is_none()
-            && content(&messages(body)[0]).to_lowercase().contains("summar")
+            && content(&messages(body)[0])
+                .to_lowercase()
+                .contains("summar")
 }
 
 const SUMMARY_1: &str = "## Goal\nHelp Zorblax port the billing service.\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411.";
@@ -51,7 +57,10 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
     let (server, env) = small_window("").await;
     server.push(openai::text("Noted, Zorblax.", Some((3_000, 50))));
     let first = env
-        .run(&["run", "I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411."])
+        .run(&[
+            "run",
+            "I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411.",
+        ])
         .await;
     assert!(first.status.success(), "stderr: {}", stderr(&first));
 
@@ -67,12 +76,29 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
     // The facts the user gave are in the summary request's input.
     let input = all_text(summary_req);
     for fact in ["Zorblax", "/srv/zorb-billing", "ZB-4411"] {
-        assert!(input.contains(fact), "{fact} missing from the summary request");
+        assert!(
+            input.contains(fact),
+            "{fact} missing from the summary request"
+        );
     }
-    for section in ["Goal", "Constraints", "Progress", "Key Decisions", "Next Steps", "Critical Context", "Relevant Files"] {
-        assert!(input.contains(section), "template section {section} missing");
+    for section in [
+        "Goal",
+        "Constraints",
+        "Progress",
+        "Key Decisions",
+        "Next Steps",
+        "Critical Context",
+        "Relevant Files",
+    ] {
+        assert!(
+            input.contains(section),
+            "template section {section} missing"
+        );
     }
-    insta::assert_json_snapshot!("first_compaction_request", normalized(summary_req, env.path()));
+    insta::assert_json_snapshot!(
+        "first_compaction_request",
+        normalized(summary_req, env.path())
+    );
     let finished = of_type(&events, "compaction_finished");
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["model_calls"], 1);
@@ -102,24 +128,40 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
 async fn second_compaction_merges_the_previous_summary() {
     let (server, env) = small_window("").await;
     server.push(openai::text("Noted.", Some((3_000, 50))));
-    assert!(env.run(&["run", "I am Zorblax; repo /srv/zorb-billing; ticket ZB-4411."]).await.status.success());
+    assert!(
+        env.run(&[
+            "run",
+            "I am Zorblax; repo /srv/zorb-billing; ticket ZB-4411."
+        ])
+        .await
+        .status
+        .success()
+    );
     server.push(openai::text("Plan ready.", Some((15_000, 1_500))));
     server.push(openai::text(SUMMARY_1, Some((9_000, 300))));
     assert!(env.run(&["run", "-c", "Plan it."]).await.status.success());
     server.push(openai::text("Flag noted.", Some((15_500, 1_000))));
     server.push(openai::text(SUMMARY_2, Some((6_000, 300))));
-    let out = env.run(&["run", "-c", "Always pass --dry-run-7 to the migrator."]).await;
+    let out = env
+        .run(&["run", "-c", "Always pass --dry-run-7 to the migrator."])
+        .await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5);
     let second = &reqs[4].body;
     let text = all_text(second);
     assert!(text.contains("<previous-summary>"), "{text}");
-    assert!(text.contains(SUMMARY_1), "previous summary not carried into the request");
+    assert!(
+        text.contains(SUMMARY_1),
+        "previous summary not carried into the request"
+    );
     // The newest turn (with the new fact) is the verbatim tail: not summarised, kept word for word.
     assert!(!text.contains("--dry-run-7"), "the tail was summarised");
     // Only the latest summary: the old one appears once, as <previous-summary>, not as a Q/A pair.
-    assert!(!text.contains("What did we do so far?"), "summaries stacked: {text}");
+    assert!(
+        !text.contains("What did we do so far?"),
+        "summaries stacked: {text}"
+    );
     insta::assert_json_snapshot!("second_compaction_request", normalized(second, env.path()));
 
     server.push(openai::text("ok", Some((2_000, 5))));
@@ -127,16 +169,26 @@ async fn second_compaction_merges_the_previous_summary() {
     let after = &server.requests()[5].body;
     let t = all_text(after);
     assert!(t.contains(SUMMARY_2));
-    assert!(!t.contains(SUMMARY_1.lines().last().unwrap()), "the old summary is still in context");
+    assert!(
+        !t.contains(SUMMARY_1.lines().last().unwrap()),
+        "the old summary is still in context"
+    );
     assert_eq!(t.matches("What did we do so far?").count(), 1);
-    assert!(t.contains("Always pass --dry-run-7 to the migrator."), "the tail was lost");
+    assert!(
+        t.contains("Always pass --dry-run-7 to the migrator."),
+        "the tail was lost"
+    );
 }
 
 #[tokio::test]
 async fn provider_overflow_error_compacts_and_retries_the_step_without_rerunning_tools() {
     let (server, env) = small_window("").await;
     server.push(openai::tool_calls(
-        &[("call_count", "bash", r#"{"command":"echo ran >> count.txt && echo counted"}"#)],
+        &[(
+            "call_count",
+            "bash",
+            r#"{"command":"echo ran >> count.txt && echo counted"}"#,
+        )],
         Some((3_000, 40)),
     ));
     server.push(MockResponse::status(
@@ -149,11 +201,20 @@ async fn provider_overflow_error_compacts_and_retries_the_step_without_rerunning
     server.push(openai::text(SUMMARY_1, Some((4_000, 200))));
     server.push(openai::text("All done.", Some((2_000, 10))));
     let (out, events) = env.run_json(&["--yes", "count once"]).await;
-    assert!(out.status.success(), "exit {:?}, stderr: {}", out.status.code(), stderr(&out));
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status.code(),
+        stderr(&out)
+    );
     let count = std::fs::read_to_string(env.path().join("count.txt")).unwrap();
     assert_eq!(count, "ran\n", "the tool ran more than once");
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 4, "step, overflowed step, summary, retried step");
+    assert_eq!(
+        reqs.len(),
+        4,
+        "step, overflowed step, summary, retried step"
+    );
     assert!(is_summary_request(&reqs[2].body));
     let started = of_type(&events, "compaction_started");
     assert_eq!(started.len(), 1);
@@ -165,7 +226,10 @@ async fn provider_overflow_error_compacts_and_retries_the_step_without_rerunning
     let msgs = messages(retry);
     assert_eq!(content(&msgs[1]), "What did we do so far?");
     insta::assert_json_snapshot!("overflow_retry_request", normalized(retry, env.path()));
-    insta::assert_json_snapshot!("overflow_summary_request", normalized(&reqs[2].body, env.path()));
+    insta::assert_json_snapshot!(
+        "overflow_summary_request",
+        normalized(&reqs[2].body, env.path())
+    );
 }
 
 #[tokio::test]
@@ -180,13 +244,18 @@ async fn old_tool_outputs_are_pruned_at_step_boundaries() {
     // Five files of roughly 2,500 tokens each (as read shows them), read in one turn: the two
     // newest fit in the 6,000-token protect window, the one crossing it and all older are pruned.
     for i in 0..5 {
-        let body: String = (0..250).map(|n| format!("file{i} line {n} alpha beta\n")).collect();
+        let body: String = (0..250)
+            .map(|n| format!("file{i} line {n} alpha beta\n"))
+            .collect();
         std::fs::write(env.path().join(format!("f{i}.txt")), body).unwrap();
     }
     for i in 0..5 {
         let args = format!(r#"{{"file_path":"f{i}.txt"}}"#);
         let id = format!("read_{i}");
-        server.push(openai::tool_calls(&[(id.as_str(), "read", args.as_str())], Some((5_000, 20))));
+        server.push(openai::tool_calls(
+            &[(id.as_str(), "read", args.as_str())],
+            Some((5_000, 20)),
+        ));
     }
     server.push(openai::text("Read them all.", Some((11_000, 10))));
     assert!(env.run(&["run", "read the files"]).await.status.success());
@@ -230,7 +299,10 @@ async fn prune_can_be_turned_off_by_environment() {
         "[compaction]\nprune_protect = 10\nprune_minimum = 10\n",
     );
     std::fs::write(env.path().join("a.txt"), "x\n".repeat(500)).unwrap();
-    server.push(openai::tool_calls(&[("r", "read", r#"{"file_path":"a.txt"}"#)], Some((5_000, 20))));
+    server.push(openai::tool_calls(
+        &[("r", "read", r#"{"file_path":"a.txt"}"#)],
+        Some((5_000, 20)),
+    ));
     server.push(openai::text("ok", Some((6_000, 5))));
     assert!(env.run(&["run", "read"]).await.status.success());
     server.push(openai::text("ok", Some((6_000, 5))));
@@ -251,22 +323,46 @@ async fn prune_can_be_turned_off_by_environment() {
         .map(content)
         .collect();
     assert_eq!(results.len(), 1);
-    assert!(results[0].contains("x"), "pruned although PITH_DISABLE_PRUNE=1: {results:?}");
+    assert!(
+        results[0].contains("x"),
+        "pruned although PITH_DISABLE_PRUNE=1: {results:?}"
+    );
 }
 
 #[tokio::test]
 async fn provider_without_usage_still_compacts_from_the_estimate() {
     let (server, env) = small_window("").await;
     // ~ 6,000 tokens of user text per turn, no usage reported ever.
-    let big = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet consectetur ".repeat(900));
+    let big = |tag: &str| {
+        format!(
+            "{tag} {}",
+            "lorem ipsum dolor sit amet consectetur ".repeat(900)
+        )
+    };
     server.push(openai::text("one", None));
-    assert!(env.run(&["run", &big("Zorblax-first")]).await.status.success());
+    assert!(
+        env.run(&["run", &big("Zorblax-first")])
+            .await
+            .status
+            .success()
+    );
     server.push(openai::text("two", None));
-    assert!(env.run(&["run", "-c", &big("second")]).await.status.success());
+    assert!(
+        env.run(&["run", "-c", &big("second")])
+            .await
+            .status
+            .success()
+    );
     // The third turn's message alone exceeds the verbatim-tail budget, so all ~18k tokens are
     // summarised: ~6k tokens per turn, about 9.6k per summary request → three requests.
-    server.push(openai::text("## Goal\npartial summary with Zorblax-first", None));
-    server.push(openai::text("## Goal\npartial summary two with Zorblax-first", None));
+    server.push(openai::text(
+        "## Goal\npartial summary with Zorblax-first",
+        None,
+    ));
+    server.push(openai::text(
+        "## Goal\npartial summary two with Zorblax-first",
+        None,
+    ));
     server.push(openai::text(SUMMARY_1, None));
     server.push(openai::text("three", None));
     let (out, events) = env.run_json(&["-c", &big("third")]).await;
@@ -284,32 +380,49 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
     // The request that followed starts from the final summary.
     let sent = reqs[5].body.to_string();
     assert!(sent.contains(SUMMARY_1.lines().nth(1).unwrap()));
-    insta::assert_json_snapshot!("no_usage_summary_request", normalized(&reqs[2].body, env.path()));
+    insta::assert_json_snapshot!(
+        "no_usage_summary_request",
+        normalized(&reqs[2].body, env.path())
+    );
 }
 
 #[tokio::test]
 async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
     let server = MockServer::start().await;
     // The session model has a large window; the compaction model a tiny one.
-    let extra = format!(
-        "[compaction]\nmodel = \"mock/small\"\n\n[models.\"mock/small\"]\ncontext = 6000\noutput = 1000\n"
-    );
-    let env = PithEnv::new(&server.url(), 200_000, 8_000, &extra);
+    let extra = "[compaction]\nmodel = \"mock/small\"\n\n[models.\"mock/small\"]\ncontext = 6000\noutput = 1000\n";
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, extra);
     for i in 0..4 {
-        server.push(openai::text(&format!("answer {i}"), Some((3_000 * (i + 1), 10))));
-        let prompt = format!("fact-{i}: {}", "the quick brown fox jumps over the lazy dog ".repeat(300));
-        let args = if i == 0 { vec!["run", prompt.as_str()] } else { vec!["run", "-c", prompt.as_str()] };
+        server.push(openai::text(
+            &format!("answer {i}"),
+            Some((3_000 * (i + 1), 10)),
+        ));
+        let prompt = format!(
+            "fact-{i}: {}",
+            "the quick brown fox jumps over the lazy dog ".repeat(300)
+        );
+        let args = if i == 0 {
+            vec!["run", prompt.as_str()]
+        } else {
+            vec!["run", "-c", prompt.as_str()]
+        };
         assert!(env.run(&args).await.status.success());
     }
     for i in 0..10 {
-        server.push(openai::text(&format!("## Goal\nrunning summary {i} with fact-0"), Some((4_000, 100))));
+        server.push(openai::text(
+            &format!("## Goal\nrunning summary {i} with fact-0"),
+            Some((4_000, 100)),
+        ));
     }
     let (out, events) = env.run_json(&["-c", "/compact"]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let finished = of_type(&events, "compaction_finished");
     assert_eq!(finished.len(), 1, "{events:?}");
     let calls = finished[0]["model_calls"].as_u64().unwrap();
-    assert!(calls >= 2, "expected chunked summarising, got {calls} call(s)");
+    assert!(
+        calls >= 2,
+        "expected chunked summarising, got {calls} call(s)"
+    );
     let reqs = server.requests();
     let summary_reqs: Vec<&Value> = reqs[4..].iter().map(|r| &r.body).collect();
     assert_eq!(summary_reqs.len() as u64, calls);
@@ -317,27 +430,47 @@ async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
     assert!(all_text(summary_reqs[0]).contains("fact-0"));
     for (i, body) in summary_reqs.iter().enumerate().skip(1) {
         let text = all_text(body);
-        assert!(text.contains("<previous-summary>"), "chunk {i} lacks the running summary");
+        assert!(
+            text.contains("<previous-summary>"),
+            "chunk {i} lacks the running summary"
+        );
         assert!(text.contains(&format!("running summary {}", i - 1)));
         assert_eq!(body["model"], "small");
     }
-    insta::assert_json_snapshot!("chunked_compaction_requests", summary_reqs.iter().map(|b| normalized(b, env.path())).collect::<Vec<_>>());
+    insta::assert_json_snapshot!(
+        "chunked_compaction_requests",
+        summary_reqs
+            .iter()
+            .map(|b| normalized(b, env.path()))
+            .collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test]
 async fn manual_compact_with_focus_adds_the_focus_and_no_continue_message() {
     let (server, env) = small_window("").await;
     server.push(openai::text("Noted.", Some((3_000, 50))));
-    assert!(env.run(&["run", "We are migrating the orders table."]).await.status.success());
+    assert!(
+        env.run(&["run", "We are migrating the orders table."])
+            .await
+            .status
+            .success()
+    );
     server.push(openai::text(SUMMARY_1, Some((3_500, 200))));
-    let (out, events) = env.run_json(&["-c", "/compact keep the orders schema details"]).await;
+    let (out, events) = env
+        .run_json(&["-c", "/compact keep the orders schema details"])
+        .await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let req = &server.requests()[1].body;
     assert!(all_text(req).contains("keep the orders schema details"));
     let started = of_type(&events, "compaction_started");
     assert_eq!(started[0]["auto"], false);
     assert_eq!(started[0]["focus"], "keep the orders schema details");
-    assert_eq!(server.requests().len(), 2, "a manual compaction makes one call and no step");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "a manual compaction makes one call and no step"
+    );
     server.push(openai::text("ok", Some((1_500, 5))));
     assert!(env.run(&["run", "-c", "go"]).await.status.success());
     let next = all_text(&server.requests()[2].body);
@@ -372,8 +505,16 @@ async fn breaker_stops_a_compaction_that_does_not_shrink() {
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     let errors = of_type(&events, "error");
     assert_eq!(errors.len(), 1);
-    assert!(errors[0]["message"].as_str().unwrap().contains("compact"), "{}", errors[0]);
-    assert_eq!(server.requests().len(), 2, "no further model calls after the breaker");
+    assert!(
+        errors[0]["message"].as_str().unwrap().contains("compact"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no further model calls after the breaker"
+    );
     // The session stays usable: the next turn compacts the oversized context first.
     server.push(openai::text(SUMMARY_1, Some((9_000, 200))));
     server.push(openai::text("still here", Some((1_000, 3))));

@@ -12,7 +12,12 @@ use support::{MockResponse, MockServer};
 /// A text answer streamed slowly: `n` chunks, `ms` apart.
 fn slow_text(n: usize, ms: u64) -> MockResponse {
     let mut frames: Vec<String> = (0..n)
-        .map(|i| openai::frame(&openai::delta_chunk(json!({"content": format!("word{i} ")}), None)))
+        .map(|i| {
+            openai::frame(&openai::delta_chunk(
+                json!({"content": format!("word{i} ")}),
+                None,
+            ))
+        })
         .collect();
     frames.push(openai::frame(&openai::delta_chunk(json!({}), Some("stop"))));
     frames.push(openai::done());
@@ -75,10 +80,17 @@ async fn ctrl_c_during_a_tool_kills_it_and_the_next_turn_sees_an_error_result() 
     let server = MockServer::start().await;
     let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
     server.push(openai::tool_calls(
-        &[("call_sleep", "bash", r#"{"command":"sleep 20 && touch after-sleep"}"#)],
+        &[(
+            "call_sleep",
+            "bash",
+            r#"{"command":"sleep 20 && touch after-sleep"}"#,
+        )],
         Some((1000, 10)),
     ));
-    let child = env.command(&["run", "--yes", "wait a while"]).spawn().unwrap();
+    let child = env
+        .command(&["run", "--yes", "wait a while"])
+        .spawn()
+        .unwrap();
     wait_for_requests(&server, 1).await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
     signal(&child, libc::SIGINT);
@@ -101,7 +113,10 @@ async fn ctrl_c_during_a_tool_kills_it_and_the_next_turn_sees_an_error_result() 
     assert_eq!(results.len(), 1, "every tool call needs a result: {body}");
     assert_eq!(results[0]["tool_call_id"], "call_sleep");
     assert!(
-        results[0]["content"].as_str().unwrap().contains("interrupted"),
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
         "{}",
         results[0]
     );
@@ -129,6 +144,9 @@ async fn kill_9_mid_stream_loses_at_most_the_last_fraction_of_a_second() {
     server.push(openai::text("continuing", Some((1500, 2))));
     let next = env.run(&["run", "--continue", "go on"]).await;
     assert!(next.status.success(), "stderr: {}", stderr(&next));
-    let msgs = server.requests()[1].body["messages"].as_array().unwrap().clone();
+    let msgs = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(msgs.last().unwrap()["content"], "go on");
 }

@@ -42,8 +42,20 @@ async fn text_turn_prints_the_answer_and_sends_the_expected_request() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
         .collect();
-    for tool in ["bash", "read", "write", "edit", "glob", "grep", "list", "todowrite"] {
-        assert!(names.iter().any(|n| n == tool), "missing tool {tool}: {names:?}");
+    for tool in [
+        "bash",
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "todowrite",
+    ] {
+        assert!(
+            names.iter().any(|n| n == tool),
+            "missing tool {tool}: {names:?}"
+        );
     }
     let mut body = body;
     body["tools"] = json!(names);
@@ -78,10 +90,17 @@ async fn json_format_prints_one_event_per_line() {
 async fn tool_turn_runs_bash_with_yes_and_sends_the_result() {
     let (server, env) = setup().await;
     server.push(openai::tool_calls(
-        &[("call_1", "bash", r#"{"command":"echo pith-was-here","description":"echo"}"#)],
+        &[(
+            "call_1",
+            "bash",
+            r#"{"command":"echo pith-was-here","description":"echo"}"#,
+        )],
         Some((1000, 20)),
     ));
-    server.push(openai::text("The command printed pith-was-here.", Some((1100, 10))));
+    server.push(openai::text(
+        "The command printed pith-was-here.",
+        Some((1100, 10)),
+    ));
     let out = env.run(&["run", "--yes", "run echo"]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(stdout(&out).contains("The command printed pith-was-here."));
@@ -91,7 +110,10 @@ async fn tool_turn_runs_bash_with_yes_and_sends_the_result() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["tool_call_id"], "call_1");
     assert!(
-        results[0]["content"].as_str().unwrap().contains("pith-was-here"),
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("pith-was-here"),
         "{}",
         results[0]
     );
@@ -113,7 +135,10 @@ async fn headless_ask_is_denied_with_a_note_to_the_model() {
     server.push(openai::text("I could not run it.", Some((1100, 10))));
     let out = env.run(&["run", "make a file"]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert!(!env.path().join("should-not-exist").exists(), "bash ran without permission");
+    assert!(
+        !env.path().join("should-not-exist").exists(),
+        "bash ran without permission"
+    );
     let results = tool_results(&server.requests()[1].body);
     let content = results[0]["content"].as_str().unwrap();
     assert!(content.contains("--yes"), "{content}");
@@ -138,7 +163,10 @@ async fn multi_step_turn_reads_then_answers() {
     assert_eq!(of_type(&events, "step_finished").len(), 3);
     let finished = of_type(&events, "tool_finished");
     assert_eq!(finished.len(), 2);
-    assert!(finished.iter().all(|e| e["error"].is_null()), "{finished:?}");
+    assert!(
+        finished.iter().all(|e| e["error"].is_null()),
+        "{finished:?}"
+    );
     let third = &server.requests()[2].body;
     let results = tool_results(third);
     assert!(results[0]["content"].as_str().unwrap().contains("alpha"));
@@ -281,7 +309,10 @@ async fn max_steps_withholds_tools_on_the_last_step() {
         &[("c1", "list", r#"{}"#)],
         Some((1000, 10)),
     ));
-    server.push(openai::text("Summary: I listed the files.", Some((1100, 10))));
+    server.push(openai::text(
+        "Summary: I listed the files.",
+        Some((1100, 10)),
+    ));
     let out = env.run(&["run", "explore"]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let last = &server.requests()[1].body;
@@ -289,5 +320,10 @@ async fn max_steps_withholds_tools_on_the_last_step() {
     let msgs = last["messages"].as_array().unwrap();
     let prefill = msgs.last().unwrap();
     assert_eq!(prefill["role"], "assistant");
-    assert!(prefill["content"].as_str().unwrap().contains("maximum number of steps"));
+    assert!(
+        prefill["content"]
+            .as_str()
+            .unwrap()
+            .contains("maximum number of steps")
+    );
 }

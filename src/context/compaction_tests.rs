@@ -198,7 +198,13 @@ fn chunk_budget_leaves_room_and_has_a_floor() {
     assert!(b < 168_000 * 9 / 10 - SUMMARY_RESERVE && b > 100_000, "{b}");
     let with_prev = chunk_budget(168_000, Some(&words(3_000)), Some("focus"), &e);
     assert!(with_prev + 2_500 < b);
-    assert_eq!(chunk_budget(5_000, None, None, &e), MIN_CHUNK_BUDGET);
+    // A small window keeps a quarter for the summary instead of the full reserve.
+    let small = chunk_budget(20_000, None, None, &e);
+    assert!(
+        small > 18_000 - SUMMARY_RESERVE && small < 18_000 - 5_000,
+        "{small}"
+    );
+    assert_eq!(chunk_budget(2_000, None, None, &e), MIN_CHUNK_BUDGET);
 }
 
 /// Issue 4 §9: across three successive compactions, every fact the user gave is either in the

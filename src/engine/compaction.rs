@@ -151,9 +151,15 @@ impl Runner {
         self.view.last().is_some_and(|m| {
             m.role == Role::User
                 && m.compaction().is_none()
-                && m.parts
-                    .iter()
-                    .any(|p| matches!(p.kind, PartKind::Text { synthetic: false, .. }))
+                && m.parts.iter().any(|p| {
+                    matches!(
+                        p.kind,
+                        PartKind::Text {
+                            synthetic: false,
+                            ..
+                        }
+                    )
+                })
         })
     }
 
@@ -182,7 +188,11 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(String, Usage, u32), String> {
         let usable = overflow::usable(&setup.limits, &self.opts.config.compaction);
-        let usable = if usable == 0 { UNKNOWN_WINDOW_BUDGET } else { usable };
+        let usable = if usable == 0 {
+            UNKNOWN_WINDOW_BUDGET
+        } else {
+            usable
+        };
         let mut budget = plan::chunk_budget(usable, previous, focus, &self.estimator);
         let mut running: Option<String> = previous.map(str::to_string);
         let mut usage = Usage::default();
@@ -226,7 +236,10 @@ impl Runner {
                     splits += 1;
                     budget = (budget / 2).max(500);
                     tracing::warn!("summary request overflowed; splitting to {budget} tokens");
-                    for piece in plan::chunks(chunk.clone(), budget, &self.estimator).into_iter().rev() {
+                    for piece in plan::chunks(chunk.clone(), budget, &self.estimator)
+                        .into_iter()
+                        .rev()
+                    {
                         queue.push_front(piece);
                     }
                 }

@@ -8,8 +8,8 @@ pub mod prompt;
 mod runner;
 mod shared;
 mod step;
-mod turn;
 mod tool_exec;
+mod turn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,7 +45,11 @@ pub struct EngineOptions {
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).
-pub fn spawn(opts: EngineOptions, store: Arc<Store>, session: Session) -> anyhow::Result<EngineHandle> {
+pub fn spawn(
+    opts: EngineOptions,
+    store: Arc<Store>,
+    session: Session,
+) -> anyhow::Result<EngineHandle> {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(shared::Shared::default());

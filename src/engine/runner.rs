@@ -16,9 +16,9 @@ use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, ChatRequest, Provider, ToolSpec};
 use crate::store::Store;
+use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
 use crate::tools::registry::Registry;
-use crate::tools::SessionToolState;
 
 /// The model a session talks to.
 #[derive(Clone)]
@@ -34,7 +34,10 @@ pub(super) struct ModelSetup {
 }
 
 impl ModelSetup {
-    pub fn build(config: &crate::config::Config, name: &str) -> anyhow::Result<(Self, Option<String>)> {
+    pub fn build(
+        config: &crate::config::Config,
+        name: &str,
+    ) -> anyhow::Result<(Self, Option<String>)> {
         let (provider, model_id) = provider::factory::build(config, name)?;
         let kind = provider::factory::split_model(name)
             .ok()
@@ -382,8 +385,11 @@ impl Runner {
         let path = path.unwrap_or_else(|| format!("pith-session-{}.md", self.session.id));
         let path = self.opts.workspace.join(path);
         let text = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::to_string_pretty(&crate::store::export::export_json(&self.session, &messages))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&crate::store::export::export_json(
+                &self.session,
+                &messages,
+            ))
+            .unwrap_or_default()
         } else {
             crate::store::export::export_markdown(&self.session, &messages)
         };
@@ -479,7 +485,11 @@ pub(super) fn to_wire(messages: &[Message]) -> Vec<crate::provider::ChatMessage>
 
 /// A session title from the first user message.
 fn title_from(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     let mut title: String = line.chars().take(60).collect();
     if line.chars().count() > 60 {
         title.push('…');

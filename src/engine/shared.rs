@@ -70,7 +70,11 @@ pub async fn pump(
                 }
             }
             Op::PermissionReply { id, reply, message } => {
-                let waiter = shared.permissions.lock().ok().and_then(|mut m| m.remove(&id));
+                let waiter = shared
+                    .permissions
+                    .lock()
+                    .ok()
+                    .and_then(|mut m| m.remove(&id));
                 if let Some(tx) = waiter {
                     let _ = tx.send((reply, message));
                 }

@@ -9,9 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::runner::Runner;
 use crate::event::{EngineState, Event};
 use crate::message::{Part, PartKind, ToolState, Usage};
-use crate::provider::{
-    ChatRequest, ErrorKind, FinishReason, Provider, ProviderError, StreamEvent,
-};
+use crate::provider::{ChatRequest, ErrorKind, FinishReason, Provider, ProviderError, StreamEvent};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);

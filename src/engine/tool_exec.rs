@@ -148,14 +148,7 @@ impl Runner {
             }
         }
         let start = now_ms();
-        self.set_tool_state(
-            idx,
-            pi,
-            ToolState::Running {
-                start,
-                title: None,
-            },
-        );
+        self.set_tool_state(idx, pi, ToolState::Running { start, title: None });
         self.emit(Event::ToolStarted {
             call_id: call_id.to_string(),
             tool: tool.to_string(),

@@ -80,7 +80,9 @@ impl Runner {
                         ));
                     }
                     overflow_retried = true;
-                    tracing::info!("provider reported a context overflow; compacting and retrying the step");
+                    tracing::info!(
+                        "provider reported a context overflow; compacting and retrying the step"
+                    );
                     if let Err(message) = self.compact(true, true, None, true, cancel).await {
                         return self.fail(message);
                     }
@@ -114,12 +116,17 @@ impl Runner {
                     return "interrupted".into();
                 }
             }
-            let queued = !self.shared.queue.lock().map(|q| q.is_empty()).unwrap_or(true);
+            let queued = !self
+                .shared
+                .queue
+                .lock()
+                .map(|q| q.is_empty())
+                .unwrap_or(true);
             let continuing = (has_calls && !last_step) || queued;
-            if self.overflowing() {
-                if let Err(message) = self.compact(true, false, None, continuing, cancel).await {
-                    return self.fail(message);
-                }
+            if self.overflowing()
+                && let Err(message) = self.compact(true, false, None, continuing, cancel).await
+            {
+                return self.fail(message);
             }
             if !continuing {
                 return if last_step && has_calls {
@@ -237,7 +244,11 @@ impl Runner {
         if !self.opts.config.compaction.prune {
             return;
         }
-        let plan = prune::plan(&self.view, &mut self.estimator, &self.opts.config.compaction);
+        let plan = prune::plan(
+            &self.view,
+            &mut self.estimator,
+            &self.opts.config.compaction,
+        );
         if plan.targets.is_empty() {
             return;
         }
@@ -257,7 +268,11 @@ impl Runner {
             self.save_part(p);
             self.emit(Event::PartUpdated { part: p.clone() });
         }
-        tracing::info!("pruned {} tool outputs ({} tokens)", changed.len(), plan.tokens);
+        tracing::info!(
+            "pruned {} tool outputs ({} tokens)",
+            changed.len(),
+            plan.tokens
+        );
         self.reset_estimate();
         self.emit(Event::Pruned {
             parts: changed.len(),

@@ -142,7 +142,10 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
     // The agent prompt is long and stable; snapshots keep its first line only.
     if let Some(sys) = v["messages"][0]["content"].as_str() {
         let first = sys.lines().next().unwrap_or("").to_string();
-        let rest = sys.find("<env>").map(|i| sys[i..].to_string()).unwrap_or_default();
+        let rest = sys
+            .find("<env>")
+            .map(|i| sys[i..].to_string())
+            .unwrap_or_default();
         v["messages"][0]["content"] = Value::String(format!("{first}\n[…agent prompt…]\n{rest}"));
     }
     v
