@@ -256,7 +256,7 @@ impl Runner {
 
 /// The compaction agent has no tools: tool calls and results become plain text, so every
 /// provider accepts the request (Anthropic rejects tool blocks without tool definitions).
-fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+pub(super) fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     messages
         .into_iter()
         .filter_map(|m| match m {

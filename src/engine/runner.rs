@@ -441,6 +441,10 @@ impl Runner {
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
         let mut messages = to_wire(&self.view);
+        if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
+            // Anthropic rejects tool blocks in a request that defines no tools.
+            messages = super::compaction::flatten_tools(messages);
+        }
         if last_step {
             messages.push(crate::provider::ChatMessage::Assistant {
                 content: vec![crate::provider::AssistantContent::Text {
