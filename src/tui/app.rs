@@ -197,8 +197,18 @@ impl App {
     pub fn update(&mut self, msg: Msg) {
         match msg {
             Msg::Term(ev) => {
-                self.dirty = true;
-                self.on_term(ev);
+                // pointer motion changes nothing on screen
+                let moved = matches!(
+                    ev,
+                    TermEvent::Mouse(MouseEvent {
+                        kind: MouseEventKind::Moved | MouseEventKind::Drag(_),
+                        ..
+                    })
+                );
+                if !moved {
+                    self.dirty = true;
+                    self.on_term(ev);
+                }
             }
             Msg::Engine(ev) => {
                 self.dirty = true;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Theme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{FontStyle, HighlightState, Theme, ThemeSet};
+use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
 
 /// Highlighted code: one vector of spans per source line.
 pub type Highlighted = Arc<Vec<Vec<Span<'static>>>>;
@@ -80,6 +80,77 @@ fn convert(style: syntect::highlighting::Style) -> Style {
     out
 }
 
+fn spans_of(hl: &mut HighlightLines<'_>, line: &str) -> Vec<Span<'static>> {
+    match hl.highlight_line(line, syntaxes()) {
+        Ok(regions) => regions
+            .into_iter()
+            .filter_map(|(st, text)| {
+                let text = text.trim_end_matches(['\n', '\r']);
+                (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(st)))
+            })
+            .collect(),
+        Err(_) => vec![Span::styled(
+            line.trim_end_matches(['\n', '\r']).to_string(),
+            plain_style(),
+        )],
+    }
+}
+
+/// The block being streamed: its complete lines and the parser state after them, so each frame
+/// highlights only the lines that arrived since the last one.
+struct Streaming {
+    lang: String,
+    done: String,
+    lines: Vec<Vec<Span<'static>>>,
+    highlight: HighlightState,
+    parse: ParseState,
+}
+
+fn streaming() -> &'static Mutex<Option<Streaming>> {
+    static S: OnceLock<Mutex<Option<Streaming>>> = OnceLock::new();
+    S.get_or_init(|| Mutex::new(None))
+}
+
+fn incremental(code: &str, lang: &str, syntax: &SyntaxReference) -> Vec<Vec<Span<'static>>> {
+    let mut guard = match streaming().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    let (mut lines, mut hl, mut done) = match guard.take() {
+        Some(s) if s.lang == lang && code.starts_with(&s.done) => (
+            s.lines,
+            HighlightLines::from_state(theme(), s.highlight, s.parse),
+            s.done,
+        ),
+        _ => (
+            Vec::new(),
+            HighlightLines::new(syntax, theme()),
+            String::new(),
+        ),
+    };
+    let rest = &code[done.len()..];
+    let complete = rest.rfind('\n').map_or(0, |i| i + 1);
+    for line in syntect::util::LinesWithEndings::from(&rest[..complete]) {
+        lines.push(spans_of(&mut hl, line));
+    }
+    done.push_str(&rest[..complete]);
+    let tail = &rest[complete..];
+    let (highlight, parse) = hl.state();
+    let mut out = lines.clone();
+    if !tail.is_empty() {
+        let mut t = HighlightLines::from_state(theme(), highlight.clone(), parse.clone());
+        out.push(spans_of(&mut t, tail));
+    }
+    *guard = Some(Streaming {
+        lang: lang.to_string(),
+        done,
+        lines,
+        highlight,
+        parse,
+    });
+    out
+}
+
 fn plain(code: &str) -> Vec<Vec<Span<'static>>> {
     code.lines()
         .map(|l| vec![Span::styled(l.to_string(), plain_style())])
@@ -96,29 +167,7 @@ pub fn highlight(code: &str, lang: &str) -> Highlighted {
         return hit;
     }
     let lines = match find_syntax(lang) {
-        Some(syntax) if code.len() <= MAX_HIGHLIGHT_BYTES => {
-            let mut hl = HighlightLines::new(syntax, theme());
-            let mut out = Vec::new();
-            for line in syntect::util::LinesWithEndings::from(code) {
-                match hl.highlight_line(line, syntaxes()) {
-                    Ok(regions) => out.push(
-                        regions
-                            .into_iter()
-                            .filter_map(|(st, text)| {
-                                let text = text.trim_end_matches(['\n', '\r']);
-                                (!text.is_empty())
-                                    .then(|| Span::styled(text.to_string(), convert(st)))
-                            })
-                            .collect(),
-                    ),
-                    Err(_) => out.push(vec![Span::styled(
-                        line.trim_end_matches(['\n', '\r']).to_string(),
-                        plain_style(),
-                    )]),
-                }
-            }
-            out
-        }
+        Some(syntax) if code.len() <= MAX_HIGHLIGHT_BYTES => incremental(code, lang, syntax),
         _ => plain(code),
     };
     let lines = Arc::new(lines);
@@ -145,6 +194,25 @@ mod tests {
         // more than one colour on the first line: `fn` differs from `main`
         let colours: std::collections::HashSet<_> = out[0].iter().map(|s| s.style.fg).collect();
         assert!(colours.len() > 1, "{:?}", out[0]);
+    }
+
+    #[test]
+    fn streaming_block_matches_one_shot() {
+        let full = "def f(x):\n    return x * 2\n\nprint(f(3))\n";
+        let mut last = None;
+        for end in 1..=full.len() {
+            if full.is_char_boundary(end) {
+                last = Some(highlight(&full[..end], "python"));
+            }
+        }
+        let streamed = last.unwrap();
+        // a fresh highlight of the same text, bypassing both caches
+        let syntax = find_syntax("python").unwrap();
+        let mut hl = HighlightLines::new(syntax, theme());
+        let fresh: Vec<Vec<Span<'static>>> = syntect::util::LinesWithEndings::from(full)
+            .map(|l| spans_of(&mut hl, l))
+            .collect();
+        assert_eq!(*streamed, fresh);
     }
 
     #[test]

@@ -971,3 +971,76 @@ fn first_run_detection() {
     let mut app = App::new(i, tx);
     assert!(render(&mut app, 80, 24).contains("No model is configured"));
 }
+
+#[test]
+fn click_folds_and_wheel_scrolls() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mouse = |kind, row| {
+        Msg::Term(TermEvent::Mouse(MouseEvent {
+            kind,
+            column: 5,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let (mut app, _rx) = app_with(conversation());
+    let screen = render(&mut app, 80, 24);
+    let row = screen
+        .lines()
+        .position(|l| l.contains("✓ bash cargo test"))
+        .unwrap() as u16;
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), row));
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("test result: FAILED"),
+        "click unfolds: {screen}"
+    );
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), row));
+    assert!(
+        !render(&mut app, 80, 24).contains("test result: FAILED"),
+        "click folds again"
+    );
+    // motion alone does not ask for a redraw
+    app.dirty = false;
+    app.update(mouse(MouseEventKind::Moved, 3));
+    assert!(!app.dirty);
+
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let long: String = (0..60).map(|i| format!("para {i}\n\n")).collect();
+    stream(&mut app, "M1", "M1-t", &[&long]);
+    render(&mut app, 80, 24);
+    app.update(mouse(MouseEventKind::ScrollUp, 3));
+    let top = app.scroll_top.expect("wheel scrolled up");
+    app.update(mouse(MouseEventKind::ScrollDown, 3));
+    assert_eq!(
+        app.scroll_top, None,
+        "back at the bottom: following again (from {top})"
+    );
+}
+
+#[test]
+fn ctrl_o_expands_everything() {
+    let (mut app, _rx) = app_with(compacted_history());
+    let before = render(&mut app, 80, 40);
+    assert!(!before.contains("Run the tests first."));
+    ctrl(&mut app, 'o');
+    let after = render(&mut app, 80, 40);
+    assert!(
+        after.contains("Run the tests first."),
+        "reasoning unfolded: {after}"
+    );
+    assert!(
+        after.contains("test result: FAILED"),
+        "tool output unfolded"
+    );
+    assert!(
+        after.contains("Fix the failing test b."),
+        "summary unfolded"
+    );
+}

@@ -169,12 +169,12 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     // (full model, gauge, cost, workspace: 0 none / 1 short / 2 full), richest first
     const LAYOUTS: [(bool, bool, bool, u8); 8] = [
         (true, true, true, 2),
-        (false, true, true, 2),
+        (true, true, true, 1),
         (false, true, true, 1),
+        (true, true, true, 0),
         (false, true, true, 0),
         (false, false, true, 1),
         (false, false, true, 0),
-        (false, false, false, 0),
         (false, false, false, 0),
     ];
     let mut best = Line::default();
