@@ -31,17 +31,16 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
     format!("data: {v}\n\n")
 }
 
-/// Answers every chat completion with a short streamed text and a usage chunk; a compaction
-/// request (it asks for a summary) gets a summary instead.
+/// Answers every chat completion with a short streamed text and a usage chunk; the compaction
+/// request (the compaction agent has no tools, DESIGN.md §4c) gets a summary instead.
 async fn completions(State(calls): State<Arc<AtomicUsize>>, body: Bytes) -> impl IntoResponse {
     calls.fetch_add(1, Ordering::SeqCst);
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let text = req.to_string().to_lowercase();
-    let reply = if text.contains("summary") || text.contains("summar") {
-        SUMMARY
-    } else {
-        ANSWER
-    };
+    let has_tools = req
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let reply = if has_tools { ANSWER } else { SUMMARY };
     let mut sse = chunk(json!({"role": "assistant", "content": ""}), None);
     for word in reply.split_inclusive(' ') {
         sse.push_str(&chunk(json!({"content": word}), None));

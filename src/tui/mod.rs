@@ -8,6 +8,7 @@ pub mod commands;
 pub mod composer;
 pub mod format;
 pub mod highlight;
+pub mod input;
 pub mod markdown;
 pub mod transcript;
 pub mod view;
@@ -15,6 +16,8 @@ pub mod wrap;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod update_tests;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
