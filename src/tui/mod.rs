@@ -1,1 +1,237 @@
-//! The ratatui front end.
+//! The ratatui front end (Elm style): `app` holds state and `update`, `view` draws it, and `run`
+//! drives both from terminal events, engine events and a tick. It talks to the engine only through
+//! `Op`s and `Event`s.
+
+pub mod app;
+pub mod cells;
+pub mod commands;
+pub mod composer;
+pub mod format;
+pub mod highlight;
+pub mod input;
+pub mod markdown;
+pub mod transcript;
+pub mod view;
+pub mod wrap;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod update_tests;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use futures_util::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::event::{ContextUsage, Event, Op};
+use crate::message::{Message, Session};
+
+pub use app::{App, Msg};
+
+/// What the TUI starts with.
+pub struct TuiInit {
+    pub session: Session,
+    /// The whole stored history for the transcript (resume).
+    pub messages: Vec<Message>,
+    /// "provider/model".
+    pub model: String,
+    /// For the /model picker.
+    pub models: Vec<String>,
+    pub workspace: PathBuf,
+    pub git_branch: Option<String>,
+    /// The initial context figure.
+    pub context: ContextUsage,
+    /// Set when no provider is configured: shown as the first transcript entry.
+    pub first_run_hint: Option<String>,
+}
+
+/// At most ~60 frames a second.
+const FRAME: Duration = Duration::from_millis(16);
+const TICK: Duration = Duration::from_millis(120);
+
+static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn setup_terminal() -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    crossterm::execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )?;
+    // Shift+Enter is only distinguishable with the kitty keyboard protocol.
+    if matches!(
+        crossterm::terminal::supports_keyboard_enhancement(),
+        Ok(true)
+    ) {
+        crossterm::execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// Puts the terminal back; safe to call more than once and from a panic hook.
+pub fn restore_terminal() {
+    let mut out = io::stdout();
+    if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = crossterm::execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Restores the terminal when dropped (error returns and unwinding).
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// Runs the TUI until the user quits. The terminal is restored on every exit path.
+pub async fn run(
+    init: TuiInit,
+    ops: UnboundedSender<Op>,
+    mut events: UnboundedReceiver<Event>,
+) -> anyhow::Result<()> {
+    install_panic_hook();
+    setup_terminal()?;
+    let _guard = TerminalGuard;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+
+    let mut app = App::new(init, ops);
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last_draw = Instant::now() - FRAME;
+    let mut engine_open = true;
+
+    loop {
+        if app.dirty && last_draw.elapsed() >= FRAME {
+            terminal.draw(|f| view::draw(f, &mut app))?;
+            app.dirty = false;
+            last_draw = Instant::now();
+        }
+        if app.should_quit {
+            break;
+        }
+        let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => app.update(Msg::Term(ev)),
+                Some(Err(e)) => {
+                    tracing::warn!("terminal input error: {e}");
+                }
+                None => break,
+            },
+            ev = events.recv(), if engine_open => match ev {
+                Some(ev) => {
+                    app.update(Msg::Engine(ev));
+                    // coalesce a burst (streamed deltas) into one frame
+                    let mut n = 0;
+                    while n < 1024 {
+                        match events.try_recv() {
+                            Ok(ev) => app.update(Msg::Engine(ev)),
+                            Err(_) => break,
+                        }
+                        n += 1;
+                    }
+                }
+                None => {
+                    engine_open = false;
+                    app.engine_gone = true;
+                    app.dirty = true;
+                    tracing::warn!("engine event channel closed");
+                }
+            },
+            _ = tick.tick() => app.update(Msg::Tick),
+            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+        }
+    }
+    drop(terminal);
+    Ok(())
+}
+
+/// What a user with no configured provider should do. Looks at `OPENAI_API_KEY`,
+/// `ANTHROPIC_API_KEY` and `OPENROUTER_API_KEY` (through `env`, so tests need no real
+/// environment); with a key present it names the config lines to use, otherwise it shows a
+/// local-server example. Always `Some` — `None` is reserved for "nothing to say".
+pub fn detect_first_run(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let has = |k: &str| env(k).is_some_and(|v| !v.trim().is_empty());
+    let config_path = "~/.config/pith/config.toml (or pith.toml in the workspace)";
+    if has("ANTHROPIC_API_KEY") {
+        return Some(format!(
+            "No model is configured. ANTHROPIC_API_KEY is set — add to {config_path}:\n\
+             model = \"anthropic/claude-sonnet-4-5\"\n\
+             [provider.anthropic]\n\
+             kind = \"anthropic\"\n\
+             base_url = \"https://api.anthropic.com\"\n\
+             api_key_env = \"ANTHROPIC_API_KEY\""
+        ));
+    }
+    if has("OPENAI_API_KEY") {
+        return Some(format!(
+            "No model is configured. OPENAI_API_KEY is set — add to {config_path}:\n\
+             model = \"openai/gpt-4.1\"\n\
+             [provider.openai]\n\
+             kind = \"openai\"\n\
+             base_url = \"https://api.openai.com/v1\"\n\
+             api_key_env = \"OPENAI_API_KEY\""
+        ));
+    }
+    if has("OPENROUTER_API_KEY") {
+        return Some(format!(
+            "No model is configured. OPENROUTER_API_KEY is set — add to {config_path}:\n\
+             model = \"openrouter/anthropic/claude-sonnet-4.5\"\n\
+             [provider.openrouter]\n\
+             kind = \"openai\"\n\
+             base_url = \"https://openrouter.ai/api/v1\"\n\
+             api_key_env = \"OPENROUTER_API_KEY\""
+        ));
+    }
+    Some(format!(
+        "No model is configured and no API key was found. Set OPENAI_API_KEY, ANTHROPIC_API_KEY or \
+         OPENROUTER_API_KEY, or point pith at a local server — add to {config_path}:\n\
+         model = \"ollama/qwen2.5-coder:14b\"\n\
+         [provider.ollama]\n\
+         kind = \"openai\"\n\
+         base_url = \"http://127.0.0.1:11434/v1\"   # llama.cpp: http://127.0.0.1:8080/v1\n\
+         [models.\"ollama/qwen2.5-coder:14b\"]\n\
+         context = 32768\n\
+         output = 8192"
+    ))
+}

@@ -1,0 +1,489 @@
+//! Application state and `update`: every terminal and engine event goes through here. Nothing in
+//! this file touches the terminal, so tests drive it directly.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest};
+use crate::message::{Message, PartKind, Role, Session};
+
+use super::TuiInit;
+use super::composer::Composer;
+use super::transcript::{CompactionStats, NoticeLevel, Transcript};
+
+/// How long a first Ctrl+C waits for the second.
+pub(super) const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+/// Everything `update` reacts to.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // one at a time, never stored
+pub enum Msg {
+    Term(TermEvent),
+    Engine(Event),
+    /// Periodic: animates the spinner and expires the quit prompt.
+    Tick,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickerKind {
+    Sessions,
+    Model,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickItem {
+    pub id: String,
+    pub label: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picker {
+    pub kind: PickerKind,
+    pub items: Vec<PickItem>,
+    pub filter: String,
+    pub selected: usize,
+    pub loading: bool,
+}
+
+impl Picker {
+    pub fn visible(&self) -> Vec<&PickItem> {
+        let f = self.filter.to_lowercase();
+        self.items
+            .iter()
+            .filter(|i| {
+                f.is_empty()
+                    || i.label.to_lowercase().contains(&f)
+                    || i.detail.to_lowercase().contains(&f)
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Popup {
+    Help { scroll: usize },
+    Context(Option<Breakdown>),
+    Picker(Picker),
+}
+
+/// Pending permission questions; the first is on screen.
+#[derive(Default)]
+pub struct Permissions {
+    pub queue: VecDeque<PermissionRequest>,
+    pub selected: usize,
+    /// Deny-with-note input, open after choosing "deny".
+    pub note: Option<TextArea<'static>>,
+}
+
+/// A prompt sent but not yet seen back from the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingPrompt {
+    pub text: String,
+    /// Sent while the agent was working: the engine delivers it mid-turn.
+    pub queued: bool,
+}
+
+pub struct App {
+    ops: UnboundedSender<Op>,
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub session: Session,
+    pub model: String,
+    pub models: Vec<String>,
+    pub workspace: PathBuf,
+    pub git_branch: Option<String>,
+    pub context: ContextUsage,
+    pub cost: f64,
+    pub state: EngineState,
+    pub state_detail: Option<String>,
+    pub state_since: Instant,
+    pub running_tool: Option<String>,
+    pub retry: Option<(u32, u32, String)>,
+    pub interrupting: bool,
+    pub popup: Option<Popup>,
+    pub permissions: Permissions,
+    pub pending: Vec<PendingPrompt>,
+    pub slash_selected: usize,
+    pub slash_dismissed: bool,
+    /// First transcript line on screen; `None` follows the bottom.
+    pub scroll_top: Option<usize>,
+    pub expand_all: bool,
+    pub quit_armed: Option<Instant>,
+    pub should_quit: bool,
+    pub engine_gone: bool,
+    pub now: Instant,
+    pub spinner: usize,
+    /// Set by the view at each draw.
+    pub transcript_area: Rect,
+    pub total_lines: usize,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+}
+
+fn busy_state(s: EngineState) -> bool {
+    s != EngineState::Idle
+}
+
+impl App {
+    pub fn new(init: TuiInit, ops: UnboundedSender<Op>) -> Self {
+        let mut transcript = Transcript::new(&init.messages);
+        if let Some(hint) = &init.first_run_hint {
+            transcript.notice(NoticeLevel::Warn, hint.clone());
+        }
+        let mut composer = Composer::default();
+        composer.set_history(user_prompts(&init.messages));
+        let now = Instant::now();
+        App {
+            ops,
+            transcript,
+            composer,
+            cost: init.messages.iter().map(|m| m.cost).sum(),
+            session: init.session,
+            model: init.model,
+            models: init.models,
+            workspace: init.workspace,
+            git_branch: init.git_branch,
+            context: init.context,
+            state: EngineState::Idle,
+            state_detail: None,
+            state_since: now,
+            running_tool: None,
+            retry: None,
+            interrupting: false,
+            popup: None,
+            permissions: Permissions::default(),
+            pending: Vec::new(),
+            slash_selected: 0,
+            slash_dismissed: false,
+            scroll_top: None,
+            expand_all: false,
+            quit_armed: None,
+            should_quit: false,
+            engine_gone: false,
+            now,
+            spinner: 0,
+            transcript_area: Rect::default(),
+            total_lines: 0,
+            dirty: true,
+        }
+    }
+
+    pub fn busy(&self) -> bool {
+        busy_state(self.state)
+    }
+
+    pub(super) fn send(&mut self, op: Op) {
+        if self.ops.send(op).is_err() && !self.engine_gone {
+            self.engine_gone = true;
+            self.transcript
+                .notice(NoticeLevel::Error, "the engine has stopped; restart pith");
+        }
+    }
+
+    pub fn update(&mut self, msg: Msg) {
+        match msg {
+            Msg::Term(ev) => {
+                // pointer motion changes nothing on screen
+                let moved = matches!(
+                    ev,
+                    TermEvent::Mouse(MouseEvent {
+                        kind: MouseEventKind::Moved | MouseEventKind::Drag(_),
+                        ..
+                    })
+                );
+                if !moved {
+                    self.dirty = true;
+                    self.on_term(ev);
+                }
+            }
+            Msg::Engine(ev) => {
+                self.dirty = true;
+                self.on_engine(ev);
+            }
+            Msg::Tick => {
+                self.now = Instant::now();
+                if self.busy() || self.transcript.running_tools() > 0 {
+                    self.spinner = self.spinner.wrapping_add(1);
+                    self.dirty = true;
+                }
+                if let Some(t) = self.quit_armed
+                    && self.now.duration_since(t) > QUIT_WINDOW
+                {
+                    self.quit_armed = None;
+                    self.dirty = true;
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- engine events
+
+    fn on_engine(&mut self, ev: Event) {
+        match ev {
+            Event::Message { message } => {
+                self.transcript.upsert_message(&message);
+                if message.role == Role::User {
+                    let text = message.text();
+                    if !text.is_empty() {
+                        self.ack_prompt(&text);
+                    }
+                }
+            }
+            Event::PartUpdated { part } => {
+                let user_text = match (&part.kind, self.transcript.meta.get(&part.message_id)) {
+                    (PartKind::Text { text, synthetic: false }, Some(m))
+                        if m.role == Some(Role::User) =>
+                    {
+                        Some(text.clone())
+                    }
+                    _ => None,
+                };
+                self.transcript.upsert_part(part);
+                if let Some(t) = user_text {
+                    self.ack_prompt(&t);
+                }
+            }
+            Event::TextDelta {
+                message_id,
+                part_id,
+                delta,
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, false),
+            Event::ReasoningDelta {
+                message_id,
+                part_id,
+                delta,
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, true),
+            Event::ToolStarted { call_id, tool, .. } => {
+                self.running_tool = Some(tool);
+                self.transcript.tool_started(&call_id);
+            }
+            Event::ToolFinished {
+                call_id,
+                duration_ms,
+                ..
+            } => {
+                self.running_tool = None;
+                self.transcript.tool_finished(&call_id, duration_ms);
+            }
+            Event::StepFinished { cost, .. } => {
+                if cost.is_finite() && cost > 0.0 {
+                    self.cost += cost;
+                }
+            }
+            Event::ContextUsage(u) => self.context = u,
+            Event::CompactionStarted { .. } => {
+                self.transcript.compaction_started();
+                self.set_state(EngineState::Compacting, None);
+            }
+            Event::CompactionFinished {
+                before,
+                after,
+                model_calls,
+                ..
+            } => {
+                let stats = CompactionStats {
+                    before,
+                    after,
+                    model_calls,
+                };
+                if !self.transcript.compaction_finished(stats) {
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "context compacted: {} → {}",
+                            super::format::tokens(before),
+                            super::format::tokens(after)
+                        ),
+                    );
+                }
+                if self.state == EngineState::Compacting {
+                    self.set_state(EngineState::Thinking, None);
+                }
+            }
+            Event::Pruned { parts, tokens } => self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
+                    if parts == 1 { "" } else { "s" },
+                    super::format::tokens(tokens)
+                ),
+            ),
+            Event::PermissionAsked(req) => {
+                if self.permissions.queue.is_empty() {
+                    self.permissions.selected = 0;
+                    self.permissions.note = None;
+                }
+                self.permissions.queue.push_back(req);
+            }
+            Event::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                message,
+            } => {
+                self.retry = Some((attempt, max, message));
+                self.set_state(
+                    EngineState::Retrying,
+                    Some(format!("in {}", super::format::duration_ms(delay_ms))),
+                );
+            }
+            Event::State { state, detail } => {
+                if state != EngineState::Retrying {
+                    self.retry = None;
+                }
+                if state == EngineState::Idle {
+                    self.interrupting = false;
+                    self.running_tool = None;
+                }
+                self.set_state(state, detail);
+            }
+            Event::SessionLoaded { session, messages } => self.load_session(session, messages),
+            Event::Sessions { sessions } => {
+                let items = sessions
+                    .iter()
+                    .map(|s| PickItem {
+                        id: s.id.clone(),
+                        label: if s.title.trim().is_empty() {
+                            "(untitled)".to_string()
+                        } else {
+                            s.title.clone()
+                        },
+                        detail: format!(
+                            "{} · {} tokens · {}",
+                            when(s.time_updated),
+                            super::format::tokens(s.tokens),
+                            s.model
+                        ),
+                    })
+                    .collect();
+                match &mut self.popup {
+                    Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
+                        p.items = items;
+                        p.loading = false;
+                        p.selected = 0;
+                    }
+                    _ => {
+                        self.popup = Some(Popup::Picker(Picker {
+                            kind: PickerKind::Sessions,
+                            items,
+                            filter: String::new(),
+                            selected: 0,
+                            loading: false,
+                        }))
+                    }
+                }
+            }
+            Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
+            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            Event::Error { message } => self.transcript.notice(NoticeLevel::Error, message),
+            Event::TurnFinished { reason } => {
+                let r = reason.to_ascii_lowercase();
+                if r.contains("interrupt") || r.contains("cancel") || r.contains("abort") {
+                    self.transcript.notice(NoticeLevel::Info, "interrupted");
+                }
+                self.transcript.settle();
+                self.interrupting = false;
+                self.running_tool = None;
+                self.retry = None;
+                // prompts still waiting become the next turn: they are no longer "queued"
+                for p in &mut self.pending {
+                    p.queued = false;
+                }
+                self.set_state(EngineState::Idle, None);
+            }
+        }
+    }
+
+    pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
+        if state != self.state {
+            self.state_since = Instant::now();
+        }
+        self.state = state;
+        self.state_detail = detail;
+    }
+
+    fn ack_prompt(&mut self, text: &str) {
+        let t = text.trim();
+        let pos = self
+            .pending
+            .iter()
+            .position(|p| p.text.trim() == t)
+            .or_else(|| {
+                self.pending
+                    .iter()
+                    .position(|p| t.contains(p.text.trim()) || p.text.trim().contains(t))
+            });
+        if let Some(i) = pos {
+            self.pending.remove(i);
+        }
+    }
+
+    fn load_session(&mut self, session: Session, messages: Vec<Message>) {
+        self.transcript = Transcript::new(&messages);
+        self.cost = messages.iter().map(|m| m.cost).sum();
+        self.composer.set_history(user_prompts(&messages));
+        self.pending.clear();
+        self.permissions = Permissions::default();
+        self.scroll_top = None;
+        self.context.used = session.tokens;
+        self.context.estimated = true;
+        self.context.percent = if self.context.window > 0 {
+            session.tokens as f64 * 100.0 / self.context.window as f64
+        } else {
+            0.0
+        };
+        if !session.model.is_empty() {
+            self.model = session.model.clone();
+        }
+        let title = if session.title.trim().is_empty() {
+            "new session".to_string()
+        } else {
+            format!("session: {}", session.title)
+        };
+        self.transcript.notice(NoticeLevel::Info, title);
+        self.session = session;
+        if matches!(self.popup, Some(Popup::Picker(_))) {
+            self.popup = None;
+        }
+    }
+}
+
+/// Non-synthetic user prompts of a history, oldest first.
+fn user_prompts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User && m.compaction().is_none())
+        .filter_map(|m| {
+            let t: Vec<&str> = m
+                .parts
+                .iter()
+                .filter_map(|p| match &p.kind {
+                    PartKind::Text {
+                        text,
+                        synthetic: false,
+                    } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!t.is_empty()).then(|| t.join("\n"))
+        })
+        .collect()
+}
+
+/// `2024-05-01 14:03` in local-agnostic UTC.
+fn when(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default()
+}

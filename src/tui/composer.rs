@@ -1,0 +1,218 @@
+//! The prompt composer: a multi-line textarea, pasted-text chips and prompt history.
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use super::format;
+
+/// Pastes with more lines (or characters) than this collapse into a chip.
+const CHIP_LINES: usize = 5;
+const CHIP_CHARS: usize = 1_000;
+const MAX_HISTORY: usize = 500;
+
+pub struct Composer {
+    pub textarea: TextArea<'static>,
+    /// Chip label → pasted text; expanded when the prompt is sent.
+    chips: Vec<(String, String)>,
+    history: Vec<String>,
+    /// Position while walking the history (`None`: editing the draft).
+    hist_pos: Option<usize>,
+    draft: String,
+}
+
+fn new_textarea(text: &str) -> TextArea<'static> {
+    let mut ta = TextArea::from(text.split('\n').map(str::to_string).collect::<Vec<_>>());
+    ta.set_cursor_line_style(Style::default());
+    ta.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
+    ta.set_placeholder_text("Ask pith anything · / for commands");
+    ta.set_placeholder_style(Style::default().fg(Color::DarkGray));
+    ta.set_wrap_mode(WrapMode::WordOrGlyph);
+    ta.move_cursor(CursorMove::Bottom);
+    ta.move_cursor(CursorMove::End);
+    ta
+}
+
+impl Default for Composer {
+    fn default() -> Self {
+        Composer {
+            textarea: new_textarea(""),
+            chips: Vec::new(),
+            history: Vec::new(),
+            hist_pos: None,
+            draft: String::new(),
+        }
+    }
+}
+
+impl Composer {
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.textarea.lines().iter().all(|l| l.is_empty())
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.textarea = new_textarea(text);
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.chips.clear();
+        self.hist_pos = None;
+    }
+
+    /// Seeds history (oldest first), e.g. from a resumed session.
+    pub fn set_history(&mut self, prompts: Vec<String>) {
+        self.history = prompts;
+        let n = self.history.len();
+        if n > MAX_HISTORY {
+            self.history.drain(..n - MAX_HISTORY);
+        }
+        self.hist_pos = None;
+    }
+
+    /// Inserts pasted text; a large paste becomes a `[pasted N lines]` chip.
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
+        if lines > CHIP_LINES || text.chars().count() > CHIP_CHARS {
+            let mut label = if lines > 1 {
+                format!("[pasted {lines} lines]")
+            } else {
+                format!("[pasted {} chars]", text.chars().count())
+            };
+            let mut n = 1;
+            while self.chips.iter().any(|(l, _)| *l == label) {
+                n += 1;
+                label = format!("[pasted {lines} lines #{n}]");
+            }
+            self.textarea.insert_str(&label);
+            self.chips.push((label, text));
+        } else {
+            self.textarea.insert_str(&text);
+        }
+        self.hist_pos = None;
+    }
+
+    /// The prompt to send (chips expanded), recorded in history; the composer is cleared.
+    pub fn take(&mut self) -> String {
+        let typed = self.text();
+        let mut text = typed.clone();
+        for (label, content) in &self.chips {
+            if let Some(i) = text.find(label.as_str()) {
+                text.replace_range(i..i + label.len(), content);
+            }
+        }
+        if !typed.trim().is_empty() && self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+            if self.history.len() > MAX_HISTORY {
+                self.history.remove(0);
+            }
+        }
+        self.clear();
+        text
+    }
+
+    pub fn cursor_on_first_line(&self) -> bool {
+        self.textarea.cursor().0 == 0
+    }
+
+    pub fn cursor_on_last_line(&self) -> bool {
+        self.textarea.cursor().0 + 1 >= self.textarea.lines().len()
+    }
+
+    /// Up: the previous prompt. Returns false when there is nothing older.
+    pub fn history_prev(&mut self) -> bool {
+        if self.history.is_empty() {
+            return false;
+        }
+        let pos = match self.hist_pos {
+            None => {
+                self.draft = self.text();
+                self.history.len() - 1
+            }
+            Some(0) => return false,
+            Some(p) => p - 1,
+        };
+        self.hist_pos = Some(pos);
+        let text = self.history[pos].clone();
+        self.textarea = new_textarea(&text);
+        true
+    }
+
+    /// Down: the next prompt, or back to the draft.
+    pub fn history_next(&mut self) -> bool {
+        let Some(p) = self.hist_pos else {
+            return false;
+        };
+        if p + 1 < self.history.len() {
+            self.hist_pos = Some(p + 1);
+            let text = self.history[p + 1].clone();
+            self.textarea = new_textarea(&text);
+        } else {
+            self.hist_pos = None;
+            let draft = std::mem::take(&mut self.draft);
+            self.textarea = new_textarea(&draft);
+        }
+        true
+    }
+
+    /// Rows the composer wants at `width` inner columns (wrapped), at least 1.
+    pub fn rows(&self, width: u16) -> u16 {
+        let w = (width as usize).max(1);
+        let rows: usize = self
+            .textarea
+            .lines()
+            .iter()
+            .map(|l| format::width(l).div_ceil(w).max(1))
+            .sum();
+        rows.clamp(1, u16::MAX as usize) as u16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_paste_becomes_chip_and_expands_on_send() {
+        let mut c = Composer::default();
+        c.textarea.insert_str("look at this: ");
+        let big: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        c.paste(&big);
+        assert_eq!(c.text(), "look at this: [pasted 40 lines]");
+        let sent = c.take();
+        assert!(sent.starts_with("look at this: line 1\nline 2\n"));
+        assert!(sent.contains("line 40"));
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn small_paste_is_inline() {
+        let mut c = Composer::default();
+        c.paste("a\r\nb");
+        assert_eq!(c.text(), "a\nb");
+    }
+
+    #[test]
+    fn history_walks_and_restores_draft() {
+        let mut c = Composer::default();
+        c.set_text("one");
+        c.take();
+        c.set_text("two");
+        c.take();
+        c.set_text("draft");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "two");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "one");
+        assert!(!c.history_prev());
+        assert!(c.history_next());
+        assert_eq!(c.text(), "two");
+        assert!(c.history_next());
+        assert_eq!(c.text(), "draft");
+        assert!(!c.history_next());
+    }
+}

@@ -1,0 +1,181 @@
+//! Small formatting helpers: token counts, money, durations, sanitising untrusted text.
+
+use std::borrow::Cow;
+
+/// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    fn short(v: f64, unit: &str) -> String {
+        let s = format!("{v:.1}");
+        let s = s.strip_suffix(".0").unwrap_or(&s);
+        format!("{s}{unit}")
+    }
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 999_950 {
+        short(n as f64 / 1_000.0, "k")
+    } else {
+        short(n as f64 / 1_000_000.0, "M")
+    }
+}
+
+/// `$0.00`, `<$0.01`, `$1.23`.
+pub fn cost(c: f64) -> String {
+    if !c.is_finite() || c <= 0.0 {
+        "$0.00".to_string()
+    } else if c < 0.01 {
+        "<$0.01".to_string()
+    } else {
+        format!("${c:.2}")
+    }
+}
+
+/// `850ms`, `1.2s`, `42s`, `3m05s`, `1h02m`.
+pub fn duration_ms(ms: u64) -> String {
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 10_000 {
+        format!("{:.1}s", ms as f64 / 1_000.0)
+    } else if ms < 60_000 {
+        format!("{}s", ms / 1_000)
+    } else if ms < 3_600_000 {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1_000) % 60)
+    } else {
+        format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60)
+    }
+}
+
+/// Removes what would corrupt the screen: ANSI escape sequences, carriage-return overwrites
+/// (keeps what a terminal would finally show) and other control characters. Tabs become spaces.
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    let clean = !s
+        .chars()
+        .any(|c| (c.is_control() && c != '\n') || c == '\u{7f}');
+    if clean {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    let mut line_start = 0usize;
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    // CSI: parameters and intermediates, then one final byte in @..~
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') | Some('P') | Some('_') | Some('^') => {
+                    chars.next();
+                    // OSC / DCS …: until BEL or ESC \
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' {
+                            if chars.peek() == Some(&'\\') {
+                                chars.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            '\n' => {
+                out.push('\n');
+                line_start = out.len();
+            }
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    continue;
+                }
+                // a bare CR rewinds the line: keep what follows
+                out.truncate(line_start);
+            }
+            '\t' => out.push_str("    "),
+            c if c.is_control() || c == '\u{7f}' => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Cuts `s` to at most `max` display columns, adding `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if unicode_width::UnicodeWidthStr::width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > max.saturating_sub(1) {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// Display width of a string.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_figures() {
+        assert_eq!(tokens(0), "0");
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(4_210), "4.2k");
+        assert_eq!(tokens(41_200), "41.2k");
+        assert_eq!(tokens(200_000), "200k");
+        assert_eq!(tokens(999_999), "1M");
+        assert_eq!(tokens(1_250_000), "1.2M");
+    }
+
+    #[test]
+    fn money_and_time() {
+        assert_eq!(cost(0.0), "$0.00");
+        assert_eq!(cost(0.004), "<$0.01");
+        assert_eq!(cost(1.234), "$1.23");
+        assert_eq!(cost(f64::NAN), "$0.00");
+        assert_eq!(duration_ms(850), "850ms");
+        assert_eq!(duration_ms(1_234), "1.2s");
+        assert_eq!(duration_ms(185_000), "3m05s");
+    }
+
+    #[test]
+    fn sanitize_strips_escapes_and_overwrites() {
+        assert_eq!(sanitize("plain\ntext"), "plain\ntext");
+        assert_eq!(sanitize("\u{1b}[31mred\u{1b}[0m ok"), "red ok");
+        assert_eq!(sanitize("10%\r50%\r100%\ndone"), "100%\ndone");
+        assert_eq!(sanitize("a\r\nb"), "a\nb");
+        assert_eq!(sanitize("\u{1b}]0;title\u{7}x\ty"), "x    y");
+        assert_eq!(sanitize("bell\u{7}"), "bell");
+    }
+
+    #[test]
+    fn truncate_by_columns() {
+        assert_eq!(truncate("hello", 10), "hello");
+        assert_eq!(truncate("hello world", 6), "hello…");
+        assert_eq!(truncate("日本語テキスト", 5), "日本…");
+        assert_eq!(truncate("abc", 0), "");
+    }
+}

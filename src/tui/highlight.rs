@@ -1,0 +1,224 @@
+//! Syntax highlighting of code blocks with syntect (pure-Rust regex engine). The syntax and theme
+//! sets load once, on first use; finished blocks are cached so a redraw never re-highlights them.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, HighlightState, Theme, ThemeSet};
+use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
+
+/// Highlighted code: one vector of spans per source line.
+pub type Highlighted = Arc<Vec<Vec<Span<'static>>>>;
+
+/// Blocks larger than this are shown plain: highlighting them would stall a frame.
+const MAX_HIGHLIGHT_BYTES: usize = 256 * 1024;
+const CACHE_ENTRIES: usize = 512;
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn theme() -> &'static Theme {
+    static THEME: OnceLock<Theme> = OnceLock::new();
+    THEME.get_or_init(|| {
+        let mut set = ThemeSet::load_defaults();
+        set.themes
+            .remove("base16-ocean.dark")
+            .or_else(|| set.themes.into_values().next())
+            .unwrap_or_default()
+    })
+}
+
+fn cache() -> &'static Mutex<HashMap<u64, Highlighted>> {
+    static CACHE: OnceLock<Mutex<HashMap<u64, Highlighted>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The style for code without a known language.
+pub fn plain_style() -> Style {
+    Style::default().fg(Color::Rgb(192, 197, 206))
+}
+
+fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
+    let lang = lang.trim().to_ascii_lowercase();
+    if lang.is_empty() {
+        return None;
+    }
+    let alias = match lang.as_str() {
+        "ts" | "typescript" | "tsx" | "jsx" | "javascript" | "mjs" | "cjs" => "js",
+        "sh" | "shell" | "zsh" | "console" | "shellsession" => "bash",
+        "py" | "python3" => "python",
+        "yml" => "yaml",
+        "c++" | "hpp" | "cc" => "cpp",
+        "rs" => "rust",
+        "golang" => "go",
+        "toml" | "ini" | "cfg" => "ini",
+        other => other,
+    };
+    let set = syntaxes();
+    set.find_syntax_by_token(alias)
+        .or_else(|| set.find_syntax_by_token(&lang))
+}
+
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let fg = style.foreground;
+    let mut out = Style::default().fg(Color::Rgb(fg.r, fg.g, fg.b));
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+fn spans_of(hl: &mut HighlightLines<'_>, line: &str) -> Vec<Span<'static>> {
+    match hl.highlight_line(line, syntaxes()) {
+        Ok(regions) => regions
+            .into_iter()
+            .filter_map(|(st, text)| {
+                let text = text.trim_end_matches(['\n', '\r']);
+                (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(st)))
+            })
+            .collect(),
+        Err(_) => vec![Span::styled(
+            line.trim_end_matches(['\n', '\r']).to_string(),
+            plain_style(),
+        )],
+    }
+}
+
+/// The block being streamed: its complete lines and the parser state after them, so each frame
+/// highlights only the lines that arrived since the last one.
+struct Streaming {
+    lang: String,
+    done: String,
+    lines: Vec<Vec<Span<'static>>>,
+    highlight: HighlightState,
+    parse: ParseState,
+}
+
+fn streaming() -> &'static Mutex<Option<Streaming>> {
+    static S: OnceLock<Mutex<Option<Streaming>>> = OnceLock::new();
+    S.get_or_init(|| Mutex::new(None))
+}
+
+fn incremental(code: &str, lang: &str, syntax: &SyntaxReference) -> Vec<Vec<Span<'static>>> {
+    let mut guard = match streaming().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    let (mut lines, mut hl, mut done) = match guard.take() {
+        Some(s) if s.lang == lang && code.starts_with(&s.done) => (
+            s.lines,
+            HighlightLines::from_state(theme(), s.highlight, s.parse),
+            s.done,
+        ),
+        _ => (
+            Vec::new(),
+            HighlightLines::new(syntax, theme()),
+            String::new(),
+        ),
+    };
+    let rest = &code[done.len()..];
+    let complete = rest.rfind('\n').map_or(0, |i| i + 1);
+    for line in syntect::util::LinesWithEndings::from(&rest[..complete]) {
+        lines.push(spans_of(&mut hl, line));
+    }
+    done.push_str(&rest[..complete]);
+    let tail = &rest[complete..];
+    let (highlight, parse) = hl.state();
+    let mut out = lines.clone();
+    if !tail.is_empty() {
+        let mut t = HighlightLines::from_state(theme(), highlight.clone(), parse.clone());
+        out.push(spans_of(&mut t, tail));
+    }
+    *guard = Some(Streaming {
+        lang: lang.to_string(),
+        done,
+        lines,
+        highlight,
+        parse,
+    });
+    out
+}
+
+fn plain(code: &str) -> Vec<Vec<Span<'static>>> {
+    code.lines()
+        .map(|l| vec![Span::styled(l.to_string(), plain_style())])
+        .collect()
+}
+
+/// Highlights `code` as `lang`; unknown languages come back in the plain code style.
+pub fn highlight(code: &str, lang: &str) -> Highlighted {
+    let mut h = DefaultHasher::new();
+    lang.hash(&mut h);
+    code.hash(&mut h);
+    let key = h.finish();
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let lines = match find_syntax(lang) {
+        Some(syntax) if code.len() <= MAX_HIGHLIGHT_BYTES => incremental(code, lang, syntax),
+        _ => plain(code),
+    };
+    let lines = Arc::new(lines);
+    if let Ok(mut c) = cache().lock() {
+        if c.len() >= CACHE_ENTRIES {
+            c.clear();
+        }
+        c.insert(key, lines.clone());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_is_coloured_and_text_is_kept() {
+        let code = "fn main() {\n    let x = 1;\n}\n";
+        let out = highlight(code, "rust");
+        assert_eq!(out.len(), 3);
+        let line0: String = out[0].iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(line0, "fn main() {");
+        // more than one colour on the first line: `fn` differs from `main`
+        let colours: std::collections::HashSet<_> = out[0].iter().map(|s| s.style.fg).collect();
+        assert!(colours.len() > 1, "{:?}", out[0]);
+    }
+
+    #[test]
+    fn streaming_block_matches_one_shot() {
+        let full = "def f(x):\n    return x * 2\n\nprint(f(3))\n";
+        let mut last = None;
+        for end in 1..=full.len() {
+            if full.is_char_boundary(end) {
+                last = Some(highlight(&full[..end], "python"));
+            }
+        }
+        let streamed = last.unwrap();
+        // a fresh highlight of the same text, bypassing both caches
+        let syntax = find_syntax("python").unwrap();
+        let mut hl = HighlightLines::new(syntax, theme());
+        let fresh: Vec<Vec<Span<'static>>> = syntect::util::LinesWithEndings::from(full)
+            .map(|l| spans_of(&mut hl, l))
+            .collect();
+        assert_eq!(*streamed, fresh);
+    }
+
+    #[test]
+    fn unknown_language_is_plain() {
+        let out = highlight("a\nb", "no-such-lang");
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0][0].style, plain_style());
+    }
+}

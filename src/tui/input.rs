@@ -1,0 +1,495 @@
+//! Keys, mouse and paste: what the user does, turned into state changes and `Op`s.
+
+use std::time::Instant;
+
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+
+use crate::event::{Op, PermissionReply};
+use crate::message::PartKind;
+
+use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
+use super::commands::{self, Command};
+use super::transcript::NoticeLevel;
+
+const WHEEL_LINES: usize = 3;
+
+impl App {
+    // ---------------------------------------------------------------- terminal events
+
+    pub(super) fn on_term(&mut self, ev: TermEvent) {
+        match ev {
+            TermEvent::Key(k) => {
+                if k.kind != KeyEventKind::Release {
+                    self.on_key(k);
+                }
+            }
+            TermEvent::Paste(text) => {
+                if let Some(note) = &mut self.permissions.note {
+                    note.insert_str(text.replace(['\r', '\n'], " "));
+                } else if self.popup.is_none() {
+                    self.composer.paste(&text);
+                    self.slash_dismissed = false;
+                }
+            }
+            TermEvent::Mouse(m) => self.on_mouse(m),
+            TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => {}
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
+            MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
+            MouseEventKind::Down(MouseButton::Left) => {
+                let a = self.transcript_area;
+                if self.popup.is_some() || self.permissions.queue.front().is_some() {
+                    return;
+                }
+                if m.row >= a.y
+                    && m.row < a.y + a.height
+                    && m.column >= a.x
+                    && m.column < a.x + a.width
+                {
+                    let line = self.top_line() + (m.row - a.y) as usize;
+                    if let Some(i) = self.transcript.cell_at(line) {
+                        self.toggle_cell(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Folds or unfolds a cell; a compaction divider unfolds the summary after it.
+    pub fn toggle_cell(&mut self, i: usize) {
+        let cells = &self.transcript.cells;
+        let Some(cell) = cells.get(i) else { return };
+        let is_divider = matches!(cell.part().map(|p| &p.kind), Some(PartKind::Compaction(_)));
+        if is_divider {
+            let target = (i + 1..cells.len()).find(|&j| {
+                cells[j]
+                    .message_id
+                    .as_ref()
+                    .and_then(|m| self.transcript.meta.get(m))
+                    .is_some_and(|m| m.summary)
+            });
+            if let Some(j) = target {
+                self.transcript.toggle(j);
+            }
+            return;
+        }
+        if cell.foldable(&self.transcript.meta_of(cell)) || is_long_user(cell) {
+            self.transcript.toggle(i);
+        }
+    }
+
+    fn slash_items(&self) -> Option<Vec<&'static commands::Spec>> {
+        if self.slash_dismissed || self.composer.textarea.lines().len() != 1 {
+            return None;
+        }
+        let text = self.composer.text();
+        let word = commands::typing_command(&text)?;
+        let items = commands::filter(word);
+        (!items.is_empty()).then_some(items)
+    }
+
+    /// The slash popup's entries when it is open.
+    pub fn slash_popup(&self) -> Option<Vec<&'static commands::Spec>> {
+        if self.popup.is_some() || !self.permissions.queue.is_empty() {
+            return None;
+        }
+        self.slash_items()
+    }
+
+    fn on_key(&mut self, k: KeyEvent) {
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = k.modifiers.contains(KeyModifiers::ALT);
+        let shift = k.modifiers.contains(KeyModifiers::SHIFT);
+
+        if ctrl && matches!(k.code, KeyCode::Char('c')) {
+            self.ctrl_c();
+            return;
+        }
+        if k.code != KeyCode::Char('c') || !ctrl {
+            // any other key disarms the quit prompt
+            self.quit_armed = None;
+        }
+        if !self.permissions.queue.is_empty() {
+            self.permission_key(k);
+            return;
+        }
+        if self.popup.is_some() {
+            self.popup_key(k);
+            return;
+        }
+        // transcript navigation
+        match k.code {
+            KeyCode::PageUp => return self.scroll_up(self.page()),
+            KeyCode::PageDown => return self.scroll_down(self.page()),
+            KeyCode::Home if ctrl || self.composer.is_empty() => {
+                self.scroll_top = Some(0);
+                return;
+            }
+            KeyCode::End if ctrl || self.composer.is_empty() => {
+                self.scroll_top = None;
+                return;
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.expand_all = !self.expand_all;
+                return;
+            }
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
+                self.quit();
+                return;
+            }
+            _ => {}
+        }
+        // slash popup
+        if let Some(items) = self.slash_items() {
+            let n = items.len();
+            self.slash_selected = self.slash_selected.min(n - 1);
+            match k.code {
+                KeyCode::Up => {
+                    self.slash_selected = (self.slash_selected + n - 1) % n;
+                    return;
+                }
+                KeyCode::Down => {
+                    self.slash_selected = (self.slash_selected + 1) % n;
+                    return;
+                }
+                KeyCode::Tab | KeyCode::BackTab => {
+                    let s = items[self.slash_selected];
+                    let text = if s.args.is_empty() {
+                        format!("/{}", s.name)
+                    } else {
+                        format!("/{} ", s.name)
+                    };
+                    self.composer.set_text(&text);
+                    self.slash_selected = 0;
+                    return;
+                }
+                KeyCode::Enter if !shift && !alt => {
+                    let s = items[self.slash_selected];
+                    self.composer.take();
+                    self.slash_selected = 0;
+                    self.run_command(s.command, None);
+                    return;
+                }
+                KeyCode::Esc => {
+                    self.slash_dismissed = true;
+                    return;
+                }
+                _ => {}
+            }
+        }
+        match k.code {
+            KeyCode::Enter if shift || alt => self.composer.textarea.insert_newline(),
+            KeyCode::Char('j') if ctrl => self.composer.textarea.insert_newline(),
+            KeyCode::Enter => self.submit(),
+            KeyCode::Esc => {
+                if self.busy() {
+                    self.interrupt();
+                }
+            }
+            KeyCode::Up if self.composer.cursor_on_first_line() && !ctrl => {
+                if !self.composer.history_prev() {
+                    self.composer.textarea.input(k);
+                }
+            }
+            KeyCode::Down if self.composer.cursor_on_last_line() && !ctrl => {
+                if !self.composer.history_next() {
+                    self.composer.textarea.input(k);
+                }
+            }
+            KeyCode::Tab => {
+                self.composer.textarea.insert_str("    ");
+            }
+            _ => {
+                self.composer.textarea.input(k);
+                self.slash_dismissed = false;
+                self.slash_selected = self
+                    .slash_selected
+                    .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));
+            }
+        }
+    }
+
+    fn ctrl_c(&mut self) {
+        if let Some(note) = self.permissions.note.take() {
+            drop(note);
+            return;
+        }
+        if self.popup.take().is_some() {
+            return;
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            self.quit_armed = None;
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .quit_armed
+            .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
+        {
+            self.quit();
+            return;
+        }
+        self.quit_armed = Some(now);
+        if self.busy() {
+            self.interrupt();
+        }
+    }
+
+    pub fn quit(&mut self) {
+        self.send(Op::Shutdown);
+        self.should_quit = true;
+    }
+
+    fn interrupt(&mut self) {
+        if !self.interrupting {
+            self.interrupting = true;
+            self.send(Op::Interrupt);
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        if let Some(parsed) = commands::parse(&text) {
+            self.composer.take();
+            match parsed {
+                Ok((cmd, arg)) => self.run_command(cmd, arg),
+                Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+            }
+            return;
+        }
+        let text = self.composer.take();
+        self.pending.push(PendingPrompt {
+            text: text.clone(),
+            queued: self.busy(),
+        });
+        self.send(Op::UserTurn { text });
+        self.scroll_top = None;
+    }
+
+    pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
+        match cmd {
+            Command::Compact => {
+                self.send(Op::Compact { focus: arg });
+                self.scroll_top = None;
+            }
+            Command::Context => {
+                self.popup = Some(Popup::Context(None));
+                self.send(Op::ContextBreakdown);
+            }
+            Command::Model => match arg {
+                Some(m) => self.set_model(m),
+                None => {
+                    let mut models = self.models.clone();
+                    if !models.contains(&self.model) && !self.model.is_empty() {
+                        models.insert(0, self.model.clone());
+                    }
+                    let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
+                    self.popup = Some(Popup::Picker(Picker {
+                        kind: PickerKind::Model,
+                        items: models
+                            .into_iter()
+                            .map(|m| PickItem {
+                                detail: if m == self.model {
+                                    "current".into()
+                                } else {
+                                    String::new()
+                                },
+                                label: m.clone(),
+                                id: m,
+                            })
+                            .collect(),
+                        filter: String::new(),
+                        selected,
+                        loading: false,
+                    }));
+                }
+            },
+            Command::Sessions => {
+                self.popup = Some(Popup::Picker(Picker {
+                    kind: PickerKind::Sessions,
+                    items: Vec::new(),
+                    filter: String::new(),
+                    selected: 0,
+                    loading: true,
+                }));
+                self.send(Op::ListSessions);
+            }
+            Command::New => self.send(Op::NewSession),
+            Command::Export => self.send(Op::Export { path: arg }),
+            Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
+            Command::Quit => self.quit(),
+        }
+    }
+
+    fn set_model(&mut self, model: String) {
+        self.send(Op::SetModel {
+            model: model.clone(),
+        });
+        self.model = model;
+    }
+
+    fn popup_key(&mut self, k: KeyEvent) {
+        let Some(popup) = &mut self.popup else { return };
+        match popup {
+            Popup::Help { scroll } => match k.code {
+                KeyCode::Up => *scroll = scroll.saturating_sub(1),
+                KeyCode::Down => *scroll += 1,
+                KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+                KeyCode::PageDown => *scroll += 10,
+                _ => self.popup = None,
+            },
+            Popup::Context(_) => self.popup = None,
+            Popup::Picker(p) => {
+                let n = p.visible().len();
+                match k.code {
+                    KeyCode::Esc => self.popup = None,
+                    KeyCode::Up => p.selected = p.selected.saturating_sub(1),
+                    KeyCode::Down => p.selected = (p.selected + 1).min(n.saturating_sub(1)),
+                    KeyCode::PageUp => p.selected = p.selected.saturating_sub(10),
+                    KeyCode::PageDown => p.selected = (p.selected + 10).min(n.saturating_sub(1)),
+                    KeyCode::Backspace => {
+                        p.filter.pop();
+                        p.selected = 0;
+                    }
+                    KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                        p.filter.push(c);
+                        p.selected = 0;
+                    }
+                    KeyCode::Enter => {
+                        let chosen = p.visible().get(p.selected).map(|i| i.id.clone());
+                        let kind = p.kind.clone();
+                        self.popup = None;
+                        if let Some(id) = chosen {
+                            match kind {
+                                PickerKind::Model => self.set_model(id),
+                                PickerKind::Sessions => self.send(Op::ResumeSession { id }),
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn permission_key(&mut self, k: KeyEvent) {
+        if let Some(note) = &mut self.permissions.note {
+            match k.code {
+                KeyCode::Enter => {
+                    let text = note.lines().join(" ").trim().to_string();
+                    self.answer_permission(
+                        PermissionReply::Deny,
+                        (!text.is_empty()).then_some(text),
+                    );
+                }
+                KeyCode::Esc => self.permissions.note = None,
+                _ => {
+                    note.input(k);
+                }
+            }
+            return;
+        }
+        match k.code {
+            KeyCode::Up | KeyCode::Left | KeyCode::BackTab => {
+                self.permissions.selected = (self.permissions.selected + 2) % 3
+            }
+            KeyCode::Down | KeyCode::Right | KeyCode::Tab => {
+                self.permissions.selected = (self.permissions.selected + 1) % 3
+            }
+            KeyCode::Char('1') | KeyCode::Char('y') => {
+                self.answer_permission(PermissionReply::Once, None)
+            }
+            KeyCode::Char('2') | KeyCode::Char('a') => {
+                self.answer_permission(PermissionReply::Always, None)
+            }
+            KeyCode::Char('3') | KeyCode::Char('n') | KeyCode::Char('d') => self.open_note(),
+            KeyCode::Esc => self.answer_permission(PermissionReply::Deny, None),
+            KeyCode::Enter => match self.permissions.selected {
+                0 => self.answer_permission(PermissionReply::Once, None),
+                1 => self.answer_permission(PermissionReply::Always, None),
+                _ => self.open_note(),
+            },
+            _ => {}
+        }
+    }
+
+    fn open_note(&mut self) {
+        let mut ta = TextArea::default();
+        ta.set_placeholder_text("why not? (optional, enter to send)");
+        ta.set_cursor_line_style(ratatui::style::Style::default());
+        self.permissions.selected = 2;
+        self.permissions.note = Some(ta);
+    }
+
+    fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
+        let Some(req) = self.permissions.queue.pop_front() else {
+            return;
+        };
+        self.send(Op::PermissionReply {
+            id: req.id.clone(),
+            reply,
+            message: note.clone(),
+        });
+        self.transcript.permission(req, reply, note);
+        self.permissions.selected = 0;
+        self.permissions.note = None;
+    }
+
+    // ---------------------------------------------------------------- scrolling
+
+    fn page(&self) -> usize {
+        (self.transcript_area.height as usize)
+            .saturating_sub(2)
+            .max(1)
+    }
+
+    fn max_top(&self) -> usize {
+        self.total_lines
+            .saturating_sub(self.transcript_area.height as usize)
+    }
+
+    /// The first line on screen.
+    pub fn top_line(&self) -> usize {
+        self.scroll_top.unwrap_or(usize::MAX).min(self.max_top())
+    }
+
+    pub fn scroll_up(&mut self, n: usize) {
+        self.scroll_top = Some(self.top_line().saturating_sub(n));
+    }
+
+    pub fn scroll_down(&mut self, n: usize) {
+        if let Some(t) = self.scroll_top {
+            let t = t.min(self.max_top()) + n;
+            self.scroll_top = if t >= self.max_top() { None } else { Some(t) };
+        }
+    }
+
+    /// Called by the view after layout: keep a scrolled position valid.
+    pub fn set_layout(&mut self, area: Rect, total: usize) {
+        self.transcript_area = area;
+        self.total_lines = total;
+        if let Some(t) = self.scroll_top
+            && t >= self.max_top()
+        {
+            self.scroll_top = None;
+        }
+    }
+}
+
+fn is_long_user(cell: &super::transcript::Cell) -> bool {
+    matches!(cell.part().map(|p| &p.kind), Some(PartKind::Text { text, synthetic: false }) if text.lines().count() > 8)
+}

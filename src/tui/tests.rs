@@ -1,0 +1,470 @@
+//! State snapshots through ratatui's TestBackend and update-function tests. States are built by
+//! feeding `Event`s and keys into `App::update`; no terminal is involved.
+
+use std::path::PathBuf;
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest};
+use crate::message::{CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime};
+
+use super::TuiInit;
+use super::app::{App, Msg};
+use super::view::{self, status};
+
+// ------------------------------------------------------------------ helpers
+
+pub(super) fn session() -> Session {
+    Session {
+        id: "S1".into(),
+        title: "demo".into(),
+        directory: "/srv/demo".into(),
+        model: "anthropic/claude-sonnet-4-5".into(),
+        time_created: 0,
+        time_updated: 0,
+        compaction_point: None,
+        cost: 0.0,
+        tokens: 0,
+    }
+}
+
+pub(super) fn usage(used: u64) -> ContextUsage {
+    ContextUsage {
+        used,
+        usable: 180_000,
+        window: 200_000,
+        percent: used as f64 * 100.0 / 200_000.0,
+        estimated: false,
+        cached: 0,
+    }
+}
+
+pub(super) fn init(messages: Vec<Message>) -> TuiInit {
+    TuiInit {
+        session: session(),
+        messages,
+        model: "anthropic/claude-sonnet-4-5".into(),
+        models: vec![
+            "anthropic/claude-sonnet-4-5".into(),
+            "openai/gpt-4.1".into(),
+            "openai/gpt-4.1-mini".into(),
+        ],
+        workspace: PathBuf::from("/srv/demo"),
+        git_branch: Some("main".into()),
+        context: usage(20_000),
+        first_run_hint: None,
+    }
+}
+
+pub(super) fn app_with(messages: Vec<Message>) -> (App, UnboundedReceiver<Op>) {
+    let (tx, rx) = unbounded_channel();
+    (App::new(init(messages), tx), rx)
+}
+
+pub(super) fn fresh() -> (App, UnboundedReceiver<Op>) {
+    app_with(Vec::new())
+}
+
+pub(super) fn render(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| view::draw(f, app)).unwrap();
+    if w == 0 {
+        return String::new(); // TestBackend cannot print a zero-width buffer
+    }
+    term.backend().to_string()
+}
+
+pub(super) fn ev(app: &mut App, e: Event) {
+    app.update(Msg::Engine(e));
+}
+
+pub(super) fn key(app: &mut App, code: KeyCode) {
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        code,
+        KeyModifiers::NONE,
+    ))));
+}
+
+pub(super) fn ctrl(app: &mut App, c: char) {
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    ))));
+}
+
+pub(super) fn type_str(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+pub(super) fn ops(rx: &mut UnboundedReceiver<Op>) -> Vec<Op> {
+    let mut out = Vec::new();
+    while let Ok(op) = rx.try_recv() {
+        out.push(op);
+    }
+    out
+}
+
+pub(super) fn msg(id: &str, role: Role) -> Message {
+    let mut m = Message::new("S1", role);
+    m.id = id.into();
+    m.time_created = 0;
+    m
+}
+
+pub(super) fn part(mid: &str, pid: &str, kind: PartKind) -> Part {
+    Part {
+        id: pid.into(),
+        message_id: mid.into(),
+        kind,
+    }
+}
+
+pub(super) fn text(mid: &str, pid: &str, t: &str) -> Part {
+    part(
+        mid,
+        pid,
+        PartKind::Text {
+            text: t.into(),
+            synthetic: false,
+        },
+    )
+}
+
+pub(super) fn user(id: &str, t: &str) -> Message {
+    let mut m = msg(id, Role::User);
+    m.parts.push(text(id, &format!("{id}-t"), t));
+    m
+}
+
+pub(super) fn completed_tool(
+    mid: &str,
+    pid: &str,
+    tool: &str,
+    input: serde_json::Value,
+    output: &str,
+    pruned: bool,
+) -> Part {
+    part(
+        mid,
+        pid,
+        PartKind::Tool {
+            call_id: format!("call-{pid}"),
+            tool: tool.into(),
+            input,
+            state: ToolState::Completed {
+                output: output.into(),
+                title: String::new(),
+                metadata: json!({}),
+                time: ToolTime {
+                    start: 1_000,
+                    end: 2_250,
+                    compacted: pruned.then_some(5_000),
+                },
+            },
+        },
+    )
+}
+
+pub(super) fn stream(app: &mut App, mid: &str, pid: &str, chunks: &[&str]) {
+    for c in chunks {
+        ev(
+            app,
+            Event::TextDelta {
+                message_id: mid.into(),
+                part_id: pid.into(),
+                delta: (*c).into(),
+            },
+        );
+    }
+}
+
+/// A short conversation with a tool call.
+pub(super) fn conversation() -> Vec<Message> {
+    let u = user("M1", "Why does `cargo test` fail?");
+    let mut a = msg("M2", Role::Assistant);
+    a.parts.push(part(
+        "M2",
+        "M2-r",
+        PartKind::Reasoning {
+            text: "The user wants the failing test.\nRun the tests first.".into(),
+            signature: None,
+            redacted: None,
+        },
+    ));
+    a.parts.push(completed_tool(
+        "M2",
+        "M2-tool",
+        "bash",
+        json!({"command": "cargo test --lib"}),
+        "running 12 tests\ntest a ... ok\ntest b ... FAILED\nfailures:\n  b: assertion failed\ntest result: FAILED. 11 passed; 1 failed",
+        false,
+    ));
+    a.parts.push(text(
+        "M2",
+        "M2-t",
+        "Test **b** fails: the assertion in `b` expects `2`.\n\n- fix the constant\n- rerun",
+    ));
+    a.cost = 0.25;
+    vec![u, a]
+}
+
+// ------------------------------------------------------------------ snapshots
+
+#[test]
+fn snapshot_empty() {
+    let (mut app, _rx) = fresh();
+    insta::assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn snapshot_streaming_markdown_with_code() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: user("M1", "Write hello world in Rust"),
+        },
+    );
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M2", Role::Assistant),
+        },
+    );
+    stream(
+        &mut app,
+        "M2",
+        "M2-t",
+        &[
+            "## Hello\n\nHere is the **program**",
+            " with `main`:\n\n```rust\nfn main() {\n",
+            "    println!(\"hello\");\n",
+        ],
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("▏     println!(\"hello\");"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn snapshot_tool_cell_folded_and_expanded() {
+    let (mut app, _rx) = app_with(conversation());
+    let folded = render(&mut app, 80, 24);
+    assert!(folded.contains("+4 lines"), "{folded}");
+    insta::assert_snapshot!("tool_folded", folded);
+    let i = app
+        .transcript
+        .cells
+        .iter()
+        .position(|c| c.key == "M2-tool")
+        .unwrap();
+    app.toggle_cell(i);
+    let expanded = render(&mut app, 80, 24);
+    assert!(expanded.contains("test result: FAILED"), "{expanded}");
+    insta::assert_snapshot!("tool_expanded", expanded);
+}
+
+#[test]
+fn snapshot_permission_modal() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::PermissionAsked(PermissionRequest {
+            id: "P1".into(),
+            tool: "bash".into(),
+            call_id: "c9".into(),
+            title: "rm -rf target/debug/incremental".into(),
+            patterns: vec!["rm *".into()],
+        }),
+    );
+    insta::assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn snapshot_slash_popup_filtered() {
+    let (mut app, _rx) = app_with(conversation());
+    type_str(&mut app, "/co");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("/compact [focus]") && screen.contains("/context"));
+    assert!(!screen.contains("/sessions"), "filtered out: {screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn snapshot_context_breakdown() {
+    let (mut app, mut rx) = app_with(conversation());
+    type_str(&mut app, "/context");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
+    ev(
+        &mut app,
+        Event::ContextBreakdown(Breakdown {
+            system: 3_100,
+            tools: 8_200,
+            summary: 2_000,
+            messages: 12_400,
+            tool_outputs: 16_300,
+            pruned: 41_000,
+            free: 138_000,
+            reserved: 20_000,
+            window: 200_000,
+        }),
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("tool outputs") && screen.contains("16.3k"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+pub(super) fn compacted_history() -> Vec<Message> {
+    let mut msgs = conversation();
+    let mut c = msg("M3", Role::User);
+    c.parts.push(part(
+        "M3",
+        "M3-c",
+        PartKind::Compaction(CompactionPart {
+            auto: false,
+            overflow: false,
+            focus: Some("the failing test".into()),
+        }),
+    ));
+    let mut s = msg("M4", Role::Assistant);
+    s.summary = true;
+    s.parts.push(text(
+        "M4",
+        "M4-t",
+        "## Goal\nFix the failing test `b`.\n\n## Progress\n- Done: ran `cargo test --lib`\n- Next: fix the constant in `src/b.rs`",
+    ));
+    msgs.push(c);
+    msgs.push(s);
+    msgs
+}
+
+#[test]
+fn snapshot_compaction_divider() {
+    let (mut app, _rx) = app_with(Vec::new());
+    for m in compacted_history() {
+        ev(&mut app, Event::Message { message: m });
+    }
+    ev(
+        &mut app,
+        Event::CompactionFinished {
+            summary_message_id: "M4".into(),
+            before: 142_000,
+            after: 12_300,
+            model_calls: 1,
+        },
+    );
+    let folded = render(&mut app, 80, 24);
+    assert!(
+        folded.contains("context compacted · 142k → 12.3k · /compact"),
+        "{folded}"
+    );
+    assert!(folded.contains("▸ summary · 6 lines"), "{folded}");
+    insta::assert_snapshot!("compaction_folded", folded);
+    let divider = app
+        .transcript
+        .cells
+        .iter()
+        .position(|c| c.key == "M3-c")
+        .unwrap();
+    app.toggle_cell(divider);
+    let expanded = render(&mut app, 80, 24);
+    assert!(expanded.contains("Fix the failing test b."), "{expanded}");
+    insta::assert_snapshot!("compaction_expanded", expanded);
+}
+
+fn status_of(app: &App, width: usize) -> (String, ratatui::style::Color) {
+    let line = status::status_line(app, width);
+    let fig = line
+        .spans
+        .iter()
+        .find(|s| s.content.contains(" / 200k"))
+        .expect("context figure");
+    (line.to_string(), fig.style.fg.unwrap())
+}
+
+#[test]
+fn snapshot_status_bar_levels() {
+    use super::cells::{ERR, OK, WARN};
+    let (mut app, _rx) = fresh();
+    let mut out = String::new();
+    for (used, colour) in [(20_000, OK), (170_000, WARN), (200_000, ERR)] {
+        ev(&mut app, Event::ContextUsage(usage(used)));
+        let (line, c) = status_of(&app, 100);
+        assert_eq!(c, colour, "{line}");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let mut est = usage(84_000);
+    est.estimated = true;
+    ev(&mut app, Event::ContextUsage(est));
+    out.push_str(&status_of(&app, 100).0);
+    out.push('\n');
+    assert!(out.contains("~84k / 200k (42%)"));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn snapshot_narrow_80x24_busy_conversation() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(&mut app, Event::ContextUsage(usage(170_000)));
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Running,
+            detail: Some("bash".into()),
+        },
+    );
+    let mut m = msg("M5", Role::Assistant);
+    m.parts.push(part(
+        "M5",
+        "M5-tool",
+        PartKind::Tool {
+            call_id: "c5".into(),
+            tool: "bash".into(),
+            input: json!({"command": "cargo test --lib -- b"}),
+            state: ToolState::Running {
+                start: 0,
+                title: None,
+            },
+        },
+    ));
+    ev(&mut app, Event::Message { message: m });
+    type_str(&mut app, "also check clippy");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("queued"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn snapshot_wide_200x30_pruned_tool() {
+    let mut msgs = conversation();
+    if let PartKind::Tool {
+        state: ToolState::Completed { time, .. },
+        ..
+    } = &mut msgs[1].parts[1].kind
+    {
+        time.compacted = Some(9);
+    }
+    let (mut app, _rx) = app_with(msgs);
+    let screen = render(&mut app, 200, 30);
+    assert!(screen.contains("· pruned"), "{screen}");
+    insta::assert_snapshot!(screen);
+}

@@ -1,0 +1,527 @@
+//! The transcript model: a flat list of cells (one per message part, plus notices), kept in
+//! message order, each with a cache of its wrapped lines so only changed cells re-layout.
+
+use std::collections::HashMap;
+
+use ratatui::text::Line;
+
+use crate::event::{PermissionReply, PermissionRequest};
+use crate::message::{Message, Part, PartKind, Role, ToolState};
+
+use super::cells;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellBody {
+    Part(Part),
+    /// The error an assistant message ended with.
+    MessageError(String),
+    Notice(NoticeLevel, String),
+    Permission {
+        req: PermissionRequest,
+        reply: PermissionReply,
+        note: Option<String>,
+    },
+}
+
+/// What a cell's rendering depends on besides its body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MsgMeta {
+    pub role: Option<Role>,
+    pub summary: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactionStats {
+    pub before: u64,
+    pub after: u64,
+    pub model_calls: u32,
+}
+
+/// Where a compaction divider stands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum CompactionState {
+    /// From stored history: done, figures unknown.
+    #[default]
+    Unknown,
+    Running,
+    Done(CompactionStats),
+}
+
+pub struct Cell {
+    pub key: String,
+    pub message_id: Option<String>,
+    pub body: CellBody,
+    pub expanded: bool,
+    /// Tool duration reported by `ToolFinished` (used when the part lacks times).
+    pub duration_ms: Option<u64>,
+    /// Compaction divider: running or done with figures.
+    pub compaction: CompactionState,
+    /// Created from a live event (not loaded history).
+    pub live: bool,
+    rev: u64,
+    cache: Option<Cached>,
+}
+
+struct Cached {
+    width: u16,
+    rev: u64,
+    expand_all: bool,
+    lines: Vec<Line<'static>>,
+}
+
+impl Cell {
+    fn new(key: String, message_id: Option<String>, body: CellBody) -> Self {
+        Cell {
+            key,
+            message_id,
+            body,
+            expanded: false,
+            duration_ms: None,
+            compaction: CompactionState::Unknown,
+            live: false,
+            rev: 0,
+            cache: None,
+        }
+    }
+
+    pub fn touch(&mut self) {
+        self.rev += 1;
+    }
+
+    pub fn part(&self) -> Option<&Part> {
+        match &self.body {
+            CellBody::Part(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Can the user fold/unfold this cell?
+    pub fn foldable(&self, meta: &MsgMeta) -> bool {
+        match &self.body {
+            CellBody::Part(p) => match &p.kind {
+                PartKind::Reasoning { .. } | PartKind::Tool { .. } | PartKind::Compaction(_) => {
+                    true
+                }
+                PartKind::Text { .. } => meta.summary,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Transcript {
+    pub cells: Vec<Cell>,
+    index: HashMap<String, usize>,
+    pub meta: HashMap<String, MsgMeta>,
+    notice_seq: u64,
+    /// How many cell renders layout has done (cache misses); for tests and tracing.
+    pub renders: u64,
+    /// Cells created from now on are live (set after loading history).
+    pub live: bool,
+    /// A compaction is running: a divider created now shows as running.
+    pub compacting: bool,
+    /// Total wrapped height at the last layout and the first line of each cell.
+    offsets: Vec<usize>,
+    total: usize,
+    laid_out_width: u16,
+}
+
+/// Lines between cells: none between consecutive tool cells, one otherwise.
+fn gap(prev: &Cell, next: &Cell) -> usize {
+    let is_tool = |c: &Cell| {
+        matches!(
+            c.part().map(|p| &p.kind),
+            Some(PartKind::Tool { .. } | PartKind::Reasoning { .. })
+        )
+    };
+    if is_tool(prev) && is_tool(next) { 0 } else { 1 }
+}
+
+impl Transcript {
+    pub fn new(messages: &[Message]) -> Self {
+        let mut t = Transcript::default();
+        for m in messages {
+            t.upsert_message(m);
+        }
+        t.live = true;
+        t
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, c) in self.cells.iter().enumerate() {
+            self.index.insert(c.key.clone(), i);
+        }
+    }
+
+    fn insert_at(&mut self, pos: usize, mut cell: Cell) -> usize {
+        cell.live = self.live;
+        if self.compacting
+            && self.live
+            && matches!(cell.part().map(|p| &p.kind), Some(PartKind::Compaction(_)))
+        {
+            cell.compaction = CompactionState::Running;
+        }
+        if pos >= self.cells.len() {
+            self.index.insert(cell.key.clone(), self.cells.len());
+            self.cells.push(cell);
+            self.cells.len() - 1
+        } else {
+            self.cells.insert(pos, cell);
+            self.reindex();
+            pos
+        }
+    }
+
+    /// Where a new part of `message_id` goes: after the message's last part (before its error).
+    fn part_position(&self, message_id: &str) -> usize {
+        if !self.meta.contains_key(message_id) {
+            return self.cells.len();
+        }
+        for (i, c) in self.cells.iter().enumerate().rev() {
+            if c.message_id.as_deref() == Some(message_id)
+                && !matches!(c.body, CellBody::MessageError(_))
+            {
+                return i + 1;
+            }
+        }
+        // the message has no parts yet: after its error cell if any, else at the end
+        self.cells
+            .iter()
+            .position(|c| c.message_id.as_deref() == Some(message_id))
+            .unwrap_or(self.cells.len())
+    }
+
+    pub fn meta_of(&self, cell: &Cell) -> MsgMeta {
+        cell.message_id
+            .as_ref()
+            .and_then(|m| self.meta.get(m))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A message was created or its header changed.
+    pub fn upsert_message(&mut self, m: &Message) {
+        let meta = MsgMeta {
+            role: Some(m.role),
+            summary: m.summary,
+        };
+        let changed = self.meta.get(&m.id) != Some(&meta);
+        self.meta.insert(m.id.clone(), meta);
+        if changed {
+            for c in self.cells.iter_mut() {
+                if c.message_id.as_deref() == Some(m.id.as_str()) {
+                    c.touch();
+                }
+            }
+        }
+        for p in &m.parts {
+            self.upsert_part(p.clone());
+        }
+        let err_key = format!("err:{}", m.id);
+        match (&m.error, self.index.get(&err_key).copied()) {
+            (Some(e), Some(i)) => {
+                if self.cells[i].body != CellBody::MessageError(e.clone()) {
+                    self.cells[i].body = CellBody::MessageError(e.clone());
+                    self.cells[i].touch();
+                }
+            }
+            (Some(e), None) => {
+                let pos = self.part_position(&m.id);
+                self.insert_at(
+                    pos,
+                    Cell::new(
+                        err_key,
+                        Some(m.id.clone()),
+                        CellBody::MessageError(e.clone()),
+                    ),
+                );
+            }
+            (None, Some(i)) => {
+                self.cells.remove(i);
+                self.reindex();
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// A part was created or replaced.
+    pub fn upsert_part(&mut self, part: Part) {
+        if let Some(&i) = self.index.get(&part.id) {
+            let cell = &mut self.cells[i];
+            if cell.part() != Some(&part) {
+                cell.body = CellBody::Part(part);
+                cell.touch();
+            }
+            return;
+        }
+        let mid = part.message_id.clone();
+        let pos = self.part_position(&mid);
+        self.meta.entry(mid.clone()).or_default();
+        self.insert_at(
+            pos,
+            Cell::new(part.id.clone(), Some(mid), CellBody::Part(part)),
+        );
+    }
+
+    /// Streamed text for a text or reasoning part; creates the part on first delta.
+    pub fn append_delta(&mut self, message_id: &str, part_id: &str, delta: &str, reasoning: bool) {
+        if let Some(&i) = self.index.get(part_id) {
+            let cell = &mut self.cells[i];
+            if let CellBody::Part(p) = &mut cell.body {
+                match &mut p.kind {
+                    PartKind::Text { text, .. } | PartKind::Reasoning { text, .. } => {
+                        text.push_str(delta)
+                    }
+                    _ => {}
+                }
+                cell.touch();
+            }
+            return;
+        }
+        let kind = if reasoning {
+            PartKind::Reasoning {
+                text: delta.to_string(),
+                signature: None,
+                redacted: None,
+            }
+        } else {
+            PartKind::Text {
+                text: delta.to_string(),
+                synthetic: false,
+            }
+        };
+        self.upsert_part(Part {
+            id: part_id.to_string(),
+            message_id: message_id.to_string(),
+            kind,
+        });
+    }
+
+    fn tool_cell_mut(&mut self, call_id: &str) -> Option<&mut Cell> {
+        self.cells.iter_mut().rev().find(|c| {
+            matches!(c.part().map(|p| &p.kind), Some(PartKind::Tool { call_id: id, .. }) if id == call_id)
+        })
+    }
+
+    pub fn tool_started(&mut self, call_id: &str) {
+        if let Some(c) = self.tool_cell_mut(call_id) {
+            c.touch();
+        }
+    }
+
+    pub fn tool_finished(&mut self, call_id: &str, duration_ms: u64) {
+        if let Some(c) = self.tool_cell_mut(call_id) {
+            c.duration_ms = Some(duration_ms);
+            c.touch();
+        }
+    }
+
+    fn is_compaction(c: &Cell) -> bool {
+        matches!(c.part().map(|p| &p.kind), Some(PartKind::Compaction(_)))
+    }
+
+    pub fn compaction_started(&mut self) {
+        self.compacting = true;
+        if let Some(c) =
+            self.cells.iter_mut().rev().find(|c| {
+                Self::is_compaction(c) && c.live && c.compaction == CompactionState::Unknown
+            })
+        {
+            c.compaction = CompactionState::Running;
+            c.touch();
+        }
+    }
+
+    /// Puts the figures on the running divider. Returns false when there is none to put them on.
+    pub fn compaction_finished(&mut self, stats: CompactionStats) -> bool {
+        self.compacting = false;
+        let target = self.cells.iter_mut().rev().find(|c| {
+            Self::is_compaction(c)
+                && (c.compaction == CompactionState::Running
+                    || (c.live && c.compaction == CompactionState::Unknown))
+        });
+        match target {
+            Some(c) => {
+                c.compaction = CompactionState::Done(stats);
+                c.touch();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A turn ended: nothing is running any more.
+    pub fn settle(&mut self) {
+        self.compacting = false;
+        for c in self.cells.iter_mut() {
+            if c.compaction == CompactionState::Running {
+                c.compaction = CompactionState::Unknown;
+                c.touch();
+            }
+        }
+    }
+
+    pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        self.notice_seq += 1;
+        let key = format!("notice:{}", self.notice_seq);
+        let pos = self.cells.len();
+        self.insert_at(
+            pos,
+            Cell::new(key, None, CellBody::Notice(level, text.into())),
+        );
+    }
+
+    pub fn permission(
+        &mut self,
+        req: PermissionRequest,
+        reply: PermissionReply,
+        note: Option<String>,
+    ) {
+        self.notice_seq += 1;
+        let key = format!("perm:{}", self.notice_seq);
+        let pos = self.cells.len();
+        self.insert_at(
+            pos,
+            Cell::new(key, None, CellBody::Permission { req, reply, note }),
+        );
+    }
+
+    pub fn toggle(&mut self, idx: usize) {
+        if let Some(c) = self.cells.get_mut(idx) {
+            c.expanded = !c.expanded;
+            c.touch();
+        }
+    }
+
+    /// Is any tool still running? (cells show a live state then)
+    pub fn running_tools(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.part().map(|p| &p.kind),
+                    Some(PartKind::Tool {
+                        state: ToolState::Running { .. } | ToolState::Pending,
+                        ..
+                    })
+                )
+            })
+            .count()
+    }
+
+    /// Re-wraps the cells that changed since the last layout and recomputes offsets.
+    /// Returns the total height in lines.
+    pub fn layout(&mut self, width: u16, expand_all: bool) -> usize {
+        let metas: Vec<MsgMeta> = self.cells.iter().map(|c| self.meta_of(c)).collect();
+        let mut total = 0;
+        self.offsets.clear();
+        let mut prev_visible: Option<usize> = None;
+        for (i, meta) in metas.iter().enumerate() {
+            let cell = &mut self.cells[i];
+            let fresh = cell.cache.as_ref().is_some_and(|c| {
+                c.width == width && c.rev == cell.rev && c.expand_all == expand_all
+            });
+            if !fresh {
+                self.renders += 1;
+                let lines = cells::render(cell, meta, width as usize, expand_all);
+                cell.cache = Some(Cached {
+                    width,
+                    rev: cell.rev,
+                    expand_all,
+                    lines,
+                });
+            }
+            let h = cell.cache.as_ref().map_or(0, |c| c.lines.len());
+            if h > 0 {
+                if let Some(p) = prev_visible {
+                    total += gap(&self.cells[p], &self.cells[i]);
+                }
+                prev_visible = Some(i);
+            }
+            self.offsets.push(total);
+            total += h;
+        }
+        self.total = total;
+        self.laid_out_width = width;
+        total
+    }
+
+    pub fn total_height(&self) -> usize {
+        self.total
+    }
+
+    /// The lines in `[top, top + height)` of the last layout.
+    pub fn visible(&self, top: usize, height: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(height);
+        let end = top + height;
+        // first cell whose block ends after `top`
+        let start = self
+            .offsets
+            .partition_point(|&o| o <= top)
+            .saturating_sub(1);
+        let mut line = self.offsets.get(start).copied().unwrap_or(0);
+        if line > top {
+            line = top;
+        }
+        for (i, cell) in self.cells.iter().enumerate().skip(start) {
+            let off = self.offsets[i];
+            if off >= end {
+                break;
+            }
+            // gap lines before this cell
+            while line < off && line < end {
+                if line >= top {
+                    out.push(Line::default());
+                }
+                line += 1;
+            }
+            if let Some(c) = &cell.cache {
+                for l in &c.lines {
+                    if line >= end {
+                        break;
+                    }
+                    if line >= top {
+                        out.push(l.clone());
+                    }
+                    line += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// The cell shown at absolute line `line` of the last layout.
+    pub fn cell_at(&self, line: usize) -> Option<usize> {
+        let i = self
+            .offsets
+            .partition_point(|&o| o <= line)
+            .checked_sub(1)?;
+        let h = self.cells[i].cache.as_ref().map_or(0, |c| c.lines.len());
+        (line < self.offsets[i] + h).then_some(i)
+    }
+
+    /// Index of the most recent foldable cell (what Ctrl+O style keys act on).
+    pub fn last_foldable(&self) -> Option<usize> {
+        (0..self.cells.len())
+            .rev()
+            .find(|&i| self.cells[i].foldable(&self.meta_of(&self.cells[i])))
+    }
+}

@@ -1,0 +1,583 @@
+//! Update-function tests: keys, mouse, paste and engine events change state and send `Op`s.
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::event::{ContextUsage, EngineState, Event, Op, PermissionReply, PermissionRequest};
+use crate::message::{CompactionPart, PartKind, Role, ToolState, Usage};
+
+use super::app::{App, Msg, Popup};
+use super::detect_first_run;
+use super::tests::*;
+use super::view::status;
+
+#[test]
+fn enter_sends_user_turn_and_shows_it_pending() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "hello there");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::UserTurn {
+            text: "hello there".into()
+        }]
+    );
+    assert!(app.composer.is_empty());
+    assert_eq!(app.pending.len(), 1);
+    assert!(!app.pending[0].queued);
+    // the engine echoes the message: the pending copy goes
+    ev(
+        &mut app,
+        Event::Message {
+            message: user("M1", "hello there"),
+        },
+    );
+    assert!(app.pending.is_empty());
+    // empty prompt: nothing sent
+    key(&mut app, KeyCode::Enter);
+    assert!(ops(&mut rx).is_empty());
+}
+
+#[test]
+fn typing_while_busy_queues() {
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    type_str(&mut app, "and tests too");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::UserTurn {
+            text: "and tests too".into()
+        }]
+    );
+    assert!(app.pending[0].queued);
+}
+
+#[test]
+fn newline_keys_do_not_send() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "a");
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::SHIFT,
+    ))));
+    type_str(&mut app, "b");
+    ctrl(&mut app, 'j');
+    type_str(&mut app, "c");
+    assert_eq!(app.composer.text(), "a\nb\nc");
+    assert!(ops(&mut rx).is_empty());
+}
+
+#[test]
+fn esc_interrupts_only_while_busy() {
+    let (mut app, mut rx) = fresh();
+    key(&mut app, KeyCode::Esc);
+    assert!(ops(&mut rx).is_empty());
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Running,
+            detail: Some("bash".into()),
+        },
+    );
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(ops(&mut rx), vec![Op::Interrupt]);
+}
+
+#[test]
+fn ctrl_c_clears_then_twice_quits() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "draft");
+    ctrl(&mut app, 'c');
+    assert!(app.composer.is_empty());
+    assert!(!app.should_quit);
+    ctrl(&mut app, 'c');
+    assert!(!app.should_quit, "one press on an empty prompt only arms");
+    assert!(render(&mut app, 80, 24).contains("press ctrl+c again to quit"));
+    ctrl(&mut app, 'c');
+    assert!(app.should_quit);
+    assert_eq!(ops(&mut rx), vec![Op::Shutdown]);
+}
+
+#[test]
+fn ctrl_c_arm_is_cancelled_by_other_keys() {
+    let (mut app, _rx) = fresh();
+    ctrl(&mut app, 'c');
+    type_str(&mut app, "x");
+    ctrl(&mut app, 'c'); // clears "x"
+    ctrl(&mut app, 'c'); // arms
+    assert!(!app.should_quit);
+}
+
+#[test]
+fn up_recalls_history() {
+    let (mut app, _rx) = app_with(conversation());
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.composer.text(), "Why does `cargo test` fail?");
+    type_str(&mut app, "");
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.composer.text(), "");
+}
+
+#[test]
+fn tab_completes_slash_command() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/comp");
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.composer.text(), "/compact ");
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/co");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.composer.text(), "/context");
+}
+
+#[test]
+fn compact_with_focus() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/compact keep the API decisions");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::Compact {
+            focus: Some("keep the API decisions".into())
+        }]
+    );
+    type_str(&mut app, "/compact");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::Compact { focus: None }]);
+}
+
+#[test]
+fn unknown_command_is_an_error_not_a_prompt() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/frobnicate now");
+    key(&mut app, KeyCode::Enter);
+    assert!(ops(&mut rx).is_empty());
+    assert!(render(&mut app, 80, 24).contains("unknown command /frobnicate"));
+    // a path is a prompt
+    type_str(&mut app, "/usr/bin/env is missing");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::UserTurn {
+            text: "/usr/bin/env is missing".into()
+        }]
+    );
+}
+
+#[test]
+fn permission_replies() {
+    let req = |id: &str| {
+        Event::PermissionAsked(PermissionRequest {
+            id: id.into(),
+            tool: "bash".into(),
+            call_id: "c".into(),
+            title: "make install".into(),
+            patterns: vec!["make *".into()],
+        })
+    };
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, req("P1"));
+    ev(&mut app, req("P2"));
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Always,
+            message: None
+        }]
+    );
+    key(&mut app, KeyCode::Char('n'));
+    type_str(&mut app, "use the Makefile target instead");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P2".into(),
+            reply: PermissionReply::Deny,
+            message: Some("use the Makefile target instead".into())
+        }]
+    );
+    assert!(app.permissions.queue.is_empty());
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("always allowed: bash · make install"),
+        "{screen}"
+    );
+    assert!(screen.contains("denied: bash · make install"), "{screen}");
+}
+
+#[test]
+fn model_picker_switches_model() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/model");
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(app.popup, Some(Popup::Picker(_))));
+    type_str(&mut app, "mini");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::SetModel {
+            model: "openai/gpt-4.1-mini".into()
+        }]
+    );
+    assert_eq!(app.model, "openai/gpt-4.1-mini");
+    assert!(
+        status::status_line(&app, 120)
+            .to_string()
+            .contains("openai/gpt-4.1-mini")
+    );
+}
+
+#[test]
+fn sessions_picker_resumes() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/sessions");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ListSessions]);
+    let mut other = session();
+    other.id = "S2".into();
+    other.title = "refactor the store".into();
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![session(), other.clone()],
+        },
+    );
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ResumeSession { id: "S2".into() }]);
+    ev(
+        &mut app,
+        Event::SessionLoaded {
+            session: other,
+            messages: conversation(),
+        },
+    );
+    assert_eq!(app.session.id, "S2");
+    assert!((app.cost - 0.25).abs() < 1e-9);
+    assert!(render(&mut app, 80, 24).contains("Test b fails"));
+}
+
+#[test]
+fn cost_and_context_update_at_once() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::StepFinished {
+            usage: Usage::default(),
+            finish: "stop".into(),
+            cost: 0.5,
+        },
+    );
+    assert!(status::status_line(&app, 120).to_string().contains("$0.75"));
+    ev(&mut app, Event::ContextUsage(usage(41_200)));
+    assert!(render(&mut app, 120, 30).contains("41.2k / 200k (21%)"));
+}
+
+#[test]
+fn paste_collapses_and_expands_on_send() {
+    let (mut app, mut rx) = fresh();
+    let big: String = (0..30).map(|i| format!("log line {i}\n")).collect();
+    app.update(Msg::Term(TermEvent::Paste(big.clone())));
+    assert!(render(&mut app, 80, 24).contains("[pasted 30 lines]"));
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::UserTurn { text: big }]);
+}
+
+#[test]
+fn scrolling_holds_position_while_output_streams() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let long: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
+    stream(&mut app, "M1", "M1-t", &[&long]);
+    render(&mut app, 80, 24);
+    assert_eq!(app.scroll_top, None);
+    key(&mut app, KeyCode::PageUp);
+    let top = app.scroll_top.expect("scrolled");
+    stream(&mut app, "M1", "M1-t", &["more\n\nand more"]);
+    let screen = render(&mut app, 80, 24);
+    assert_eq!(
+        app.scroll_top,
+        Some(top),
+        "position kept while new output arrives"
+    );
+    assert!(screen.contains("more lines · end to follow"), "{screen}");
+    key(&mut app, KeyCode::End);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("and more"), "{screen}");
+    key(&mut app, KeyCode::Home);
+    assert!(render(&mut app, 80, 24).contains("line 0"));
+}
+
+#[test]
+fn only_changed_cells_relayout() {
+    let mut msgs = Vec::new();
+    for i in 0..500 {
+        msgs.push(user(
+            &format!("U{i}"),
+            &format!("question {i} with `code` and words"),
+        ));
+        let mut a = msg(&format!("A{i}"), Role::Assistant);
+        a.parts.push(text(
+            &format!("A{i}"),
+            &format!("A{i}-t"),
+            "Answer with **bold** and a list:\n\n- one\n- two\n\n```rust\nfn x() {}\n```",
+        ));
+        msgs.push(a);
+    }
+    let (mut app, _rx) = app_with(msgs);
+    let start = std::time::Instant::now();
+    render(&mut app, 120, 40);
+    let first = app.transcript.renders;
+    assert_eq!(first, 1_000);
+    stream(&mut app, "A499", "A499-t", &[" more"]);
+    render(&mut app, 120, 40);
+    assert_eq!(
+        app.transcript.renders,
+        first + 1,
+        "only the streaming cell re-rendered"
+    );
+    render(&mut app, 100, 40);
+    assert_eq!(
+        app.transcript.renders,
+        first + 1 + 1_000,
+        "a resize reflows everything"
+    );
+    assert!(
+        start.elapsed().as_secs() < 20,
+        "1,000 cells lay out quickly"
+    );
+}
+
+#[test]
+fn odd_sizes_and_empty_state_do_not_panic() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(&mut app, Event::ContextUsage(ContextUsage::default()));
+    for (w, h) in [
+        (0, 0),
+        (1, 1),
+        (5, 3),
+        (12, 4),
+        (20, 6),
+        (80, 24),
+        (300, 80),
+    ] {
+        render(&mut app, w, h);
+    }
+    key(&mut app, KeyCode::PageUp);
+    key(&mut app, KeyCode::PageDown);
+    let (mut empty, _rx) = fresh();
+    render(&mut empty, 0, 0);
+    key(&mut empty, KeyCode::PageUp);
+    render(&mut empty, 80, 24);
+}
+
+#[test]
+fn compaction_running_then_done() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::CompactionStarted {
+            auto: true,
+            overflow: true,
+            focus: None,
+        },
+    );
+    let mut c = msg("M3", Role::User);
+    c.parts.push(part(
+        "M3",
+        "M3-c",
+        PartKind::Compaction(CompactionPart {
+            auto: true,
+            overflow: true,
+            focus: None,
+        }),
+    ));
+    ev(&mut app, Event::Message { message: c });
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("compacting context…"), "{screen}");
+    assert!(screen.contains("compacting"), "status shows it: {screen}");
+    ev(
+        &mut app,
+        Event::CompactionFinished {
+            summary_message_id: "M4".into(),
+            before: 190_000,
+            after: 21_000,
+            model_calls: 2,
+        },
+    );
+    ev(
+        &mut app,
+        Event::ContextUsage({
+            let mut u = usage(21_000);
+            u.estimated = true;
+            u
+        }),
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("context compacted · 190k → 21k · auto · overflow"),
+        "{screen}"
+    );
+    assert!(screen.contains("~21k / 200k (10%)"), "{screen}");
+}
+
+#[test]
+fn tool_events_and_errors_render() {
+    let (mut app, _rx) = fresh();
+    let mut a = msg("M1", Role::Assistant);
+    a.parts.push(part(
+        "M1",
+        "M1-tool",
+        PartKind::Tool {
+            call_id: "c1".into(),
+            tool: "read".into(),
+            input: json!({"file_path": "src/missing.rs"}),
+            state: ToolState::Error {
+                message: "no such file".into(),
+                start: None,
+                end: None,
+            },
+        },
+    ));
+    a.error = Some("provider returned 500".into());
+    ev(&mut app, Event::Message { message: a });
+    ev(
+        &mut app,
+        Event::ToolFinished {
+            call_id: "c1".into(),
+            tool: "read".into(),
+            title: String::new(),
+            error: Some("no such file".into()),
+            duration_ms: 40,
+        },
+    );
+    ev(
+        &mut app,
+        Event::Error {
+            message: "rate limited".into(),
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("✗ read src/missing.rs  40ms"), "{screen}");
+    assert!(screen.contains("no such file"));
+    assert!(screen.contains("error: provider returned 500"));
+    assert!(screen.contains("✗ rate limited"));
+}
+
+#[test]
+fn first_run_detection() {
+    let none = |_: &str| None;
+    let hint = detect_first_run(none).unwrap();
+    assert!(hint.contains("11434") && hint.contains("8080"), "{hint}");
+    let openai = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
+    assert!(
+        detect_first_run(openai)
+            .unwrap()
+            .contains("model = \"openai/")
+    );
+    let anthropic = |k: &str| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant".to_string());
+    assert!(
+        detect_first_run(anthropic)
+            .unwrap()
+            .contains("model = \"anthropic/")
+    );
+    let router = |k: &str| (k == "OPENROUTER_API_KEY").then(|| "or".to_string());
+    assert!(detect_first_run(router).unwrap().contains("openrouter.ai"));
+    let blank = |k: &str| (k == "OPENAI_API_KEY").then(String::new);
+    assert!(detect_first_run(blank).unwrap().contains("no API key"));
+
+    let (tx, _rx) = unbounded_channel();
+    let mut i = init(Vec::new());
+    i.first_run_hint = detect_first_run(none);
+    let mut app = App::new(i, tx);
+    assert!(render(&mut app, 80, 24).contains("No model is configured"));
+}
+
+#[test]
+fn click_folds_and_wheel_scrolls() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mouse = |kind, row| {
+        Msg::Term(TermEvent::Mouse(MouseEvent {
+            kind,
+            column: 5,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let (mut app, _rx) = app_with(conversation());
+    let screen = render(&mut app, 80, 24);
+    let row = screen
+        .lines()
+        .position(|l| l.contains("✓ bash cargo test"))
+        .unwrap() as u16;
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), row));
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("test result: FAILED"),
+        "click unfolds: {screen}"
+    );
+    app.update(mouse(MouseEventKind::Down(MouseButton::Left), row));
+    assert!(
+        !render(&mut app, 80, 24).contains("test result: FAILED"),
+        "click folds again"
+    );
+    // motion alone does not ask for a redraw
+    app.dirty = false;
+    app.update(mouse(MouseEventKind::Moved, 3));
+    assert!(!app.dirty);
+
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let long: String = (0..60).map(|i| format!("para {i}\n\n")).collect();
+    stream(&mut app, "M1", "M1-t", &[&long]);
+    render(&mut app, 80, 24);
+    app.update(mouse(MouseEventKind::ScrollUp, 3));
+    let top = app.scroll_top.expect("wheel scrolled up");
+    app.update(mouse(MouseEventKind::ScrollDown, 3));
+    assert_eq!(
+        app.scroll_top, None,
+        "back at the bottom: following again (from {top})"
+    );
+}
+
+#[test]
+fn ctrl_o_expands_everything() {
+    let (mut app, _rx) = app_with(compacted_history());
+    let before = render(&mut app, 80, 40);
+    assert!(!before.contains("Run the tests first."));
+    ctrl(&mut app, 'o');
+    let after = render(&mut app, 80, 40);
+    assert!(
+        after.contains("Run the tests first."),
+        "reasoning unfolded: {after}"
+    );
+    assert!(
+        after.contains("test result: FAILED"),
+        "tool output unfolded"
+    );
+    assert!(
+        after.contains("Fix the failing test b."),
+        "summary unfolded"
+    );
+}

@@ -1,0 +1,252 @@
+//! Drawing: transcript above, composer, status bar at the bottom; overlays on top.
+
+pub mod popups;
+pub mod status;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
+
+use super::app::{App, Popup};
+use super::cells::{ACCENT, DIM, USER, WARN};
+use super::format::truncate;
+use super::wrap::wrap;
+
+const MAX_COMPOSER_ROWS: u16 = 10;
+
+/// Draws the whole screen. Takes `&mut App` to refresh layout caches and scroll bounds.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let area = frame.area();
+    if area.width < 12 || area.height < 4 {
+        let msg = truncate("pith: window too small", area.width as usize);
+        frame.render_widget(Paragraph::new(msg), area);
+        return;
+    }
+    let inner_w = area.width.saturating_sub(3);
+    let max_rows = MAX_COMPOSER_ROWS
+        .min((area.height.saturating_sub(4)) / 2)
+        .max(1);
+    let composer_h = app.composer.rows(inner_w).min(max_rows) + 2;
+    let status_h = 1;
+    let transcript_h = area.height.saturating_sub(composer_h + status_h);
+    let transcript_area = Rect {
+        height: transcript_h,
+        ..area
+    };
+    let composer_area = Rect {
+        y: area.y + transcript_h,
+        height: composer_h,
+        ..area
+    };
+    let status_area = Rect {
+        y: area.y + transcript_h + composer_h,
+        height: status_h,
+        ..area
+    };
+
+    draw_transcript(frame, app, transcript_area);
+    draw_composer(frame, app, composer_area);
+    frame.render_widget(
+        Paragraph::new(status::status_line(app, area.width as usize)),
+        status_area,
+    );
+
+    if let Some(items) = app.slash_popup() {
+        let sel = app.slash_selected.min(items.len() - 1);
+        popups::slash(frame, &items, sel, composer_area, area.y);
+    }
+    match &app.popup {
+        Some(Popup::Help { scroll }) => popups::help(frame, transcript_area, *scroll),
+        Some(Popup::Context(b)) => popups::context(frame, area, b.as_ref(), &app.context),
+        Some(Popup::Picker(p)) => popups::picker(frame, area, p),
+        None => {}
+    }
+    if !app.permissions.queue.is_empty() {
+        popups::permission(frame, area, app);
+    }
+}
+
+/// Lines for prompts sent but not yet echoed by the engine.
+fn pending_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for p in &app.pending {
+        let (mark, style) = if p.queued {
+            ("◷ ", Style::default().fg(DIM))
+        } else {
+            ("› ", Style::default().fg(USER).add_modifier(Modifier::BOLD))
+        };
+        let first = [Span::styled(mark, style)];
+        let rest = [Span::raw("  ")];
+        let text_style = if p.queued {
+            Style::default().fg(DIM)
+        } else {
+            Style::default().add_modifier(Modifier::BOLD)
+        };
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        for (i, l) in p.text.split('\n').enumerate() {
+            let pre: &[Span<'static>] = if i == 0 { &first } else { &rest };
+            lines.extend(wrap(
+                &[Span::styled(l.to_string(), text_style)],
+                width,
+                pre,
+                &rest,
+            ));
+        }
+        if lines.len() > 6 {
+            let more = lines.len() - 5;
+            lines.truncate(5);
+            lines.push(Line::from(Span::styled(
+                format!("  … +{more} lines"),
+                Style::default().fg(DIM),
+            )));
+        }
+        if p.queued {
+            lines.push(Line::from(Span::styled(
+                "  queued · delivered to the agent at its next step",
+                Style::default().fg(DIM).add_modifier(Modifier::ITALIC),
+            )));
+        }
+        out.push(Line::default());
+        out.extend(lines);
+    }
+    out
+}
+
+fn welcome(app: &App, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(DIM);
+    let mut lines = vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                " ✻ pith",
+                Style::default().fg(ACCENT).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(format!(" {}", env!("CARGO_PKG_VERSION")), dim),
+        ]),
+        Line::from(Span::styled(
+            " a coding agent that never runs out of context",
+            dim,
+        )),
+        Line::default(),
+        Line::from(vec![
+            Span::styled(" model      ", dim),
+            Span::raw(app.model.clone()),
+        ]),
+        Line::from(vec![
+            Span::styled(" workspace  ", dim),
+            Span::raw(app.workspace.display().to_string()),
+        ]),
+        Line::default(),
+        Line::from(Span::styled(
+            " /help for commands and keys · ctrl+c twice to quit",
+            dim,
+        )),
+    ];
+    for l in &mut lines {
+        let s = l.to_string();
+        if super::format::width(&s) > width {
+            *l = Line::from(Span::styled(truncate(&s, width), dim));
+        }
+    }
+    lines
+}
+
+fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
+    if area.height == 0 {
+        app.set_layout(area, 0);
+        return;
+    }
+    let width = area.width as usize;
+    let t_total = app.transcript.layout(area.width, app.expand_all);
+    let pending = pending_lines(app, width);
+    let total = t_total + pending.len();
+    app.set_layout(area, total);
+    if total == 0 {
+        frame.render_widget(Paragraph::new(welcome(app, width)), area);
+        return;
+    }
+    let h = area.height as usize;
+    let top = app.top_line();
+    let mut lines = Vec::with_capacity(h);
+    if top < t_total {
+        lines = app.transcript.visible(top, h.min(t_total - top));
+    }
+    let mut line = top + lines.len();
+    while lines.len() < h && line < total {
+        if let Some(p) = line.checked_sub(t_total).and_then(|i| pending.get(i)) {
+            lines.push(p.clone());
+        }
+        line += 1;
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+
+    if app.scroll_top.is_some() {
+        let below = total.saturating_sub(top + h);
+        let label = format!(" ↓ {below} more lines · end to follow ");
+        let w = super::format::width(&label) as u16;
+        if w < area.width {
+            let r = Rect {
+                x: area.x + area.width - w,
+                y: area.y + area.height - 1,
+                width: w,
+                height: 1,
+            };
+            frame.render_widget(
+                Paragraph::new(Span::styled(
+                    label,
+                    Style::default().fg(Color::Black).bg(Color::Gray),
+                )),
+                r,
+            );
+        }
+    }
+}
+
+const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+
+fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
+    let busy = app.busy();
+    let border = if busy { WARN } else { DIM };
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(border))
+        .padding(Padding::left(1));
+    if busy {
+        let secs = app.now.saturating_duration_since(app.state_since).as_secs();
+        let spin = SPINNER[app.spinner % SPINNER.len()];
+        let what = if app.interrupting {
+            "interrupting".to_string()
+        } else {
+            format!("working {secs}s")
+        };
+        block = block.title(Span::styled(
+            format!(" {spin} {what} · esc to interrupt · enter queues "),
+            Style::default().fg(WARN),
+        ));
+    }
+    let hint = if app.quit_armed.is_some() {
+        Span::styled(
+            " press ctrl+c again to quit ",
+            Style::default().fg(WARN).add_modifier(Modifier::BOLD),
+        )
+    } else if app.area_is_narrow(area.width) {
+        Span::styled(" / commands · ctrl+o details ", Style::default().fg(DIM))
+    } else {
+        Span::styled(
+            " enter send · shift+enter newline · / commands · ctrl+o details ",
+            Style::default().fg(DIM),
+        )
+    };
+    block = block.title_bottom(Line::from(hint).right_aligned());
+    app.composer.textarea.set_block(block);
+    frame.render_widget(&app.composer.textarea, area);
+}
+
+impl App {
+    fn area_is_narrow(&self, width: u16) -> bool {
+        width < 72
+    }
+}

@@ -1,0 +1,410 @@
+//! Overlays: the slash-command popup, help, the /context breakdown, pickers, the permission modal.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Wrap};
+
+use crate::event::{Breakdown, ContextUsage};
+
+use super::super::app::{App, Picker, PickerKind};
+use super::super::cells::{ACCENT, DIM, WARN};
+use super::super::commands::{COMMANDS, Spec};
+use super::super::format::{self, truncate};
+
+fn block(title: &str) -> Block<'static> {
+    Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(ACCENT))
+        .title(Span::styled(
+            format!(" {title} "),
+            Style::default().add_modifier(Modifier::BOLD),
+        ))
+}
+
+/// A rectangle of at most `w`×`h` centred in `area`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn selected_style() -> Style {
+    Style::default()
+        .fg(Color::Black)
+        .bg(ACCENT)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// The slash-command list, drawn just above the composer (`anchor` is the composer's area).
+pub fn slash(frame: &mut Frame, items: &[&Spec], selected: usize, anchor: Rect, limit_top: u16) {
+    let rows = items.len().min(8) as u16;
+    let h = rows + 2;
+    if anchor.y < limit_top + h || anchor.width < 10 {
+        return;
+    }
+    let area = Rect {
+        x: anchor.x,
+        y: anchor.y - h,
+        width: anchor.width,
+        height: h,
+    };
+    let first = selected.saturating_sub(rows as usize - 1);
+    let name_w = items
+        .iter()
+        .map(|s| format::width(s.name) + format::width(s.args) + 2)
+        .max()
+        .unwrap_or(0);
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows as usize)
+        .map(|(i, s)| {
+            let head = if s.args.is_empty() {
+                format!("/{}", s.name)
+            } else {
+                format!("/{} {}", s.name, s.args)
+            };
+            let text = format!("{head:<name_w$}  {}", s.about);
+            let text = format!(" {}", truncate(&text, inner_w.saturating_sub(1)));
+            if i == selected {
+                Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
+            } else {
+                Line::from(Span::raw(text))
+            }
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(block("commands · tab completes · enter runs")),
+        area,
+    );
+}
+
+pub fn help(frame: &mut Frame, area: Rect, scroll: usize) {
+    let keys: &[(&str, &str)] = &[
+        ("enter", "send (queued while the agent works)"),
+        ("shift+enter · ctrl+j", "new line"),
+        ("esc", "interrupt the running turn"),
+        ("ctrl+c", "clear the prompt · twice to quit"),
+        ("up / down", "earlier prompts"),
+        ("tab", "complete a command"),
+        ("pgup / pgdn · wheel", "scroll the transcript"),
+        ("home / end", "top / bottom (empty prompt)"),
+        ("ctrl+o", "expand all tool output, thinking, summaries"),
+        ("click", "fold / unfold one cell"),
+        ("shift+drag", "select text with the mouse"),
+    ];
+    let mut lines = vec![Line::from(Span::styled(
+        "Commands",
+        Style::default().add_modifier(Modifier::BOLD),
+    ))];
+    for s in COMMANDS {
+        let head = format!("/{} {}", s.name, s.args);
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {head:<26}"), Style::default().fg(ACCENT)),
+            Span::raw(s.about),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "Keys",
+        Style::default().add_modifier(Modifier::BOLD),
+    )));
+    for (k, v) in keys {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {k:<26}"), Style::default().fg(ACCENT)),
+            Span::raw(*v),
+        ]));
+    }
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = centered(area, 84, h);
+    let max_scroll = (lines.len() + 2).saturating_sub(r.height as usize);
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .scroll((scroll.min(max_scroll) as u16, 0))
+            .block(block("help · any key closes")),
+        r,
+    );
+}
+
+const SEGMENTS: [(&str, Color); 5] = [
+    ("system prompt", Color::Rgb(120, 130, 220)),
+    ("tool definitions", Color::Rgb(90, 170, 200)),
+    ("summary", Color::Magenta),
+    ("messages", Color::Rgb(110, 190, 110)),
+    ("tool outputs", Color::Rgb(220, 170, 80)),
+];
+
+/// The stacked bar of a breakdown: one cell per `window / width` tokens.
+pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
+    if b.window == 0 || width == 0 {
+        return Vec::new();
+    }
+    let parts = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+    let mut spans = Vec::new();
+    let mut acc = 0u64;
+    let mut cells_done = 0usize;
+    let cells_for =
+        |tokens: u64| ((tokens as f64 / b.window as f64) * width as f64).round() as usize;
+    for (i, t) in parts.iter().enumerate() {
+        acc += t;
+        let upto = cells_for(acc).min(width);
+        if upto > cells_done {
+            spans.push(Span::styled(
+                "█".repeat(upto - cells_done),
+                Style::default().fg(SEGMENTS[i].1),
+            ));
+            cells_done = upto;
+        }
+    }
+    let reserved_cells = cells_for(b.reserved).min(width - cells_done);
+    let free_cells = width - cells_done - reserved_cells;
+    if free_cells > 0 {
+        spans.push(Span::styled(
+            "░".repeat(free_cells),
+            Style::default().fg(DIM),
+        ));
+    }
+    if reserved_cells > 0 {
+        spans.push(Span::styled(
+            "▒".repeat(reserved_cells),
+            Style::default().fg(WARN),
+        ));
+    }
+    spans
+}
+
+pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &ContextUsage) {
+    let r = centered(area, 64, 17);
+    frame.render_widget(Clear, r);
+    let Some(b) = b else {
+        frame.render_widget(
+            Paragraph::new("measuring the context…").block(block("context")),
+            r,
+        );
+        return;
+    };
+    let inner_w = r.width.saturating_sub(4) as usize;
+    let pct = |t: u64| {
+        if b.window > 0 {
+            format!("{:>5.1}%", t as f64 * 100.0 / b.window as f64)
+        } else {
+            String::new()
+        }
+    };
+    let used = b.system + b.summary + b.messages + b.tool_outputs + b.tools;
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    " {} / {} tokens in use",
+                    format::tokens(used),
+                    format::tokens(b.window)
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                if usage.usable > 0 {
+                    format!(" · auto-compacts at {}", format::tokens(usage.usable))
+                } else {
+                    String::new()
+                },
+                Style::default().fg(DIM),
+            ),
+        ]),
+        Line::from(
+            std::iter::once(Span::raw(" "))
+                .chain(breakdown_bar(b, inner_w))
+                .collect::<Vec<_>>(),
+        ),
+        Line::default(),
+    ];
+    let values = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+    let row = |sym: &str, color: Color, name: &str, v: u64, p: String| {
+        Line::from(vec![
+            Span::styled(format!(" {sym} "), Style::default().fg(color)),
+            Span::raw(format!("{name:<34}")),
+            Span::styled(
+                format!("{:>8}", format::tokens(v)),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(format!("  {p}"), Style::default().fg(DIM)),
+        ])
+    };
+    for (i, (name, color)) in SEGMENTS.iter().enumerate() {
+        lines.push(row("█", *color, name, values[i], pct(values[i])));
+    }
+    lines.push(row("░", DIM, "free", b.free, pct(b.free)));
+    lines.push(row(
+        "▒",
+        WARN,
+        "reserved (reply + auto-compact)",
+        b.reserved,
+        pct(b.reserved),
+    ));
+    lines.push(row(" ", DIM, "window", b.window, String::new()));
+    lines.push(row(
+        "·",
+        Color::Magenta,
+        "pruned (kept on screen, not sent)",
+        b.pruned,
+        String::new(),
+    ));
+    if usage.cached > 0 {
+        lines.push(row(
+            "·",
+            DIM,
+            "read from prompt cache",
+            usage.cached,
+            String::new(),
+        ));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        " /compact [focus] summarises now · any key closes",
+        Style::default().fg(DIM),
+    )));
+    frame.render_widget(Paragraph::new(lines).block(block("context")), r);
+}
+
+pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
+    let title = match p.kind {
+        PickerKind::Sessions => "resume a session",
+        PickerKind::Model => "switch model",
+    };
+    let items = p.visible();
+    let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
+    let h = (items.len().clamp(1, rows) + 4) as u16;
+    let r = centered(area, 76, h);
+    frame.render_widget(Clear, r);
+    let inner_w = r.width.saturating_sub(2) as usize;
+    let mut lines = vec![Line::from(vec![
+        Span::styled(" filter: ", Style::default().fg(DIM)),
+        Span::raw(p.filter.clone()),
+        Span::styled("▏", Style::default().fg(ACCENT)),
+    ])];
+    if p.loading {
+        lines.push(Line::from(Span::styled(
+            " loading…",
+            Style::default().fg(DIM),
+        )));
+    } else if items.is_empty() {
+        lines.push(Line::from(Span::styled(
+            " nothing matches",
+            Style::default().fg(DIM),
+        )));
+    }
+    let first = p.selected.saturating_sub(rows - 1);
+    for (i, it) in items.iter().enumerate().skip(first).take(rows) {
+        let label_w = inner_w.saturating_sub(2).min(40);
+        let text = format!(" {:<label_w$} {}", truncate(&it.label, label_w), it.detail);
+        let text = truncate(&text, inner_w);
+        lines.push(if i == p.selected {
+            Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
+        } else {
+            Line::from(Span::raw(text))
+        });
+    }
+    lines.push(Line::from(Span::styled(
+        " ↑↓ choose · enter select · esc cancel · type to filter",
+        Style::default().fg(DIM),
+    )));
+    frame.render_widget(Paragraph::new(lines).block(block(title)), r);
+}
+
+pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(req) = app.permissions.queue.front() else {
+        return;
+    };
+    let more = app.permissions.queue.len() - 1;
+    let w = area.width.saturating_sub(4).min(76);
+    let inner_w = w.saturating_sub(4) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    lines.push(Line::from(Span::styled(
+        format!("pith wants to run {}:", req.tool),
+        Style::default().add_modifier(Modifier::BOLD),
+    )));
+    let title = format::sanitize(&req.title).to_string();
+    for l in title.lines().take(4) {
+        lines.push(Line::from(Span::styled(
+            format!("  {}", truncate(l, inner_w.saturating_sub(2))),
+            Style::default().fg(Color::Gray),
+        )));
+    }
+    lines.push(Line::default());
+    let pattern = if req.patterns.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", req.patterns.join(", "))
+    };
+    let options = [
+        "1. Allow once".to_string(),
+        format!("2. Always allow this session{pattern}"),
+        "3. Deny, with a note for the agent".to_string(),
+    ];
+    for (i, o) in options.iter().enumerate() {
+        let text = truncate(o, inner_w.saturating_sub(2));
+        lines.push(if i == app.permissions.selected {
+            Line::from(Span::styled(
+                format!("› {text}"),
+                Style::default().fg(ACCENT).add_modifier(Modifier::BOLD),
+            ))
+        } else {
+            Line::from(Span::raw(format!("  {text}")))
+        });
+    }
+    let note_rows = if app.permissions.note.is_some() { 3 } else { 0 };
+    lines.push(Line::default());
+    let hint = if app.permissions.note.is_some() {
+        "enter send denial · esc back"
+    } else if more > 0 {
+        "y once · a always · n deny · ↑↓ enter · esc deny  (+ more waiting)"
+    } else {
+        "y once · a always · n deny · ↑↓ enter · esc deny"
+    };
+    lines.push(Line::from(Span::styled(
+        truncate(hint, inner_w),
+        Style::default().fg(DIM),
+    )));
+    let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
+    let r = centered(area, w, h);
+    frame.render_widget(Clear, r);
+    let b = block(&format!("permission · {}", req.tool)).border_style(Style::default().fg(WARN));
+    let inner = b.inner(r);
+    frame.render_widget(b, r);
+    let text_area = Rect {
+        x: inner.x + 1,
+        width: inner.width.saturating_sub(1),
+        height: inner.height.saturating_sub(note_rows),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
+    if let Some(note) = &app.permissions.note
+        && inner.height > note_rows
+    {
+        let nr = Rect {
+            x: inner.x + 1,
+            y: inner.y + inner.height - note_rows,
+            width: inner.width.saturating_sub(2),
+            height: note_rows,
+        };
+        let mut ta = note.clone();
+        ta.set_block(
+            Block::bordered()
+                .border_type(BorderType::Rounded)
+                .border_style(Style::default().fg(DIM))
+                .title(" note "),
+        );
+        frame.render_widget(&ta, nr);
+    }
+}

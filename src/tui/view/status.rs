@@ -1,0 +1,276 @@
+//! The status bar: model · context figure and gauge · cost · state · workspace.
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::event::{ContextUsage, EngineState};
+
+use super::super::app::App;
+use super::super::cells::{ERR, OK, WARN};
+use super::super::format;
+
+const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+const GAUGE_WIDTH: usize = 10;
+
+/// Green below 90% of the auto-compact point, amber within 10% of it, red at or past it.
+pub fn level_color(c: &ContextUsage) -> Color {
+    let limit = if c.usable > 0 { c.usable } else { c.window };
+    if limit == 0 {
+        return Color::Gray;
+    }
+    if c.used >= limit {
+        ERR
+    } else if c.used.saturating_mul(10) >= limit.saturating_mul(9) {
+        WARN
+    } else {
+        OK
+    }
+}
+
+/// `~41.2k / 200k (21%)`.
+pub fn context_figure(c: &ContextUsage) -> String {
+    let tilde = if c.estimated { "~" } else { "" };
+    if c.window == 0 {
+        return format!("{tilde}{} tokens", format::tokens(c.used));
+    }
+    let pct = if c.percent.is_finite() && c.percent > 0.0 {
+        c.percent
+    } else {
+        c.used as f64 * 100.0 / c.window as f64
+    };
+    format!(
+        "{tilde}{} / {} ({:.0}%)",
+        format::tokens(c.used),
+        format::tokens(c.window),
+        pct.clamp(0.0, 999.0)
+    )
+}
+
+/// A bar of `width` cells filled to `used / window`, with `┃` where auto-compaction fires.
+pub fn gauge(c: &ContextUsage, width: usize) -> Vec<Span<'static>> {
+    if c.window == 0 || width == 0 {
+        return Vec::new();
+    }
+    let color = level_color(c);
+    let frac = (c.used as f64 / c.window as f64).clamp(0.0, 1.0);
+    let filled = (frac * width as f64).round() as usize;
+    let marker = (c.usable > 0 && c.usable < c.window)
+        .then(|| ((c.usable as f64 / c.window as f64) * width as f64).floor() as usize)
+        .map(|m| m.min(width - 1));
+    let mut spans = Vec::new();
+    for i in 0..width {
+        let (sym, st) = if Some(i) == marker {
+            (
+                "┃",
+                Style::default()
+                    .fg(if i < filled { color } else { Color::Gray })
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else if i < filled {
+            ("█", Style::default().fg(color))
+        } else {
+            ("░", Style::default().fg(Color::DarkGray))
+        };
+        spans.push(Span::styled(sym, st));
+    }
+    spans
+}
+
+fn state_text(app: &App) -> (String, Style) {
+    let spin = SPINNER[app.spinner % SPINNER.len()];
+    let secs = app.now.saturating_duration_since(app.state_since).as_secs();
+    let elapsed = if secs >= 1 {
+        format!(" {}", format::duration_ms(secs * 1000))
+    } else {
+        String::new()
+    };
+    let busy = Style::default().fg(WARN);
+    if app.engine_gone {
+        return ("✗ engine stopped".into(), Style::default().fg(ERR));
+    }
+    if app.interrupting && app.busy() {
+        return (format!("{spin} interrupting…"), busy);
+    }
+    match app.state {
+        EngineState::Idle => ("● idle".into(), Style::default().fg(Color::DarkGray)),
+        EngineState::Thinking => (format!("{spin} thinking{elapsed}"), busy),
+        EngineState::Running => {
+            let tool = app
+                .state_detail
+                .clone()
+                .or_else(|| app.running_tool.clone())
+                .unwrap_or_else(|| "tool".into());
+            (format!("{spin} running {tool}{elapsed}"), busy)
+        }
+        EngineState::Compacting => (
+            format!("{spin} compacting{elapsed}"),
+            Style::default().fg(Color::Magenta),
+        ),
+        EngineState::Retrying => {
+            let mut s = match &app.retry {
+                Some((a, m, _)) => format!("{spin} retrying {a}/{m}"),
+                None => format!("{spin} retrying"),
+            };
+            if let Some(d) = &app.state_detail {
+                s.push(' ');
+                s.push_str(d);
+            }
+            (s, Style::default().fg(ERR))
+        }
+    }
+}
+
+fn workspace_text(app: &App) -> String {
+    let mut ws = app.workspace.display().to_string();
+    if let Ok(home) = std::env::var("HOME")
+        && !home.is_empty()
+        && let Some(rest) = ws.strip_prefix(&home)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        ws = format!("~{rest}");
+    }
+    match &app.git_branch {
+        Some(b) if !b.is_empty() => format!("{ws}  {b}"),
+        _ => ws,
+    }
+}
+
+/// The status line for `width` columns; drops the least important pieces when narrow.
+pub fn status_line(app: &App, width: usize) -> Line<'static> {
+    let sep = || Span::styled(" │ ", Style::default().fg(Color::DarkGray));
+    let c = &app.context;
+    let model_full = app.model.clone();
+    let model_short = app
+        .model
+        .split_once('/')
+        .map(|(_, m)| m.to_string())
+        .unwrap_or_else(|| app.model.clone());
+    let figure = Span::styled(
+        context_figure(c),
+        Style::default()
+            .fg(level_color(c))
+            .add_modifier(Modifier::BOLD),
+    );
+    let (state, state_style) = state_text(app);
+    let cost = format::cost(app.cost);
+    let ws = workspace_text(app);
+
+    let ws_short = {
+        let name = app
+            .workspace
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        match &app.git_branch {
+            Some(b) if !b.is_empty() => format!("{name}  {b}"),
+            _ => name,
+        }
+    };
+    // (full model, gauge, cost, workspace: 0 none / 1 short / 2 full), richest first
+    const LAYOUTS: [(bool, bool, bool, u8); 8] = [
+        (true, true, true, 2),
+        (true, true, true, 1),
+        (false, true, true, 1),
+        (true, true, true, 0),
+        (false, true, true, 0),
+        (false, false, true, 1),
+        (false, false, true, 0),
+        (false, false, false, 0),
+    ];
+    let mut best = Line::default();
+    for (full, with_gauge, with_cost, ws_kind) in LAYOUTS {
+        let model = if full { &model_full } else { &model_short };
+        let mut left: Vec<Span<'static>> = vec![Span::styled(
+            format!(" {model}"),
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        left.push(sep());
+        left.push(figure.clone());
+        if with_gauge && c.window > 0 {
+            left.push(Span::raw(" "));
+            left.extend(gauge(c, GAUGE_WIDTH));
+        }
+        if with_cost {
+            left.push(sep());
+            left.push(Span::styled(cost.clone(), Style::default().fg(Color::Gray)));
+        }
+        left.push(sep());
+        left.push(Span::styled(state.clone(), state_style));
+        let lw: usize = left.iter().map(|s| s.width()).sum();
+        let ws_text = match ws_kind {
+            2 => Some(&ws),
+            1 => Some(&ws_short),
+            _ => None,
+        };
+        best = Line::from(left.clone());
+        match ws_text {
+            Some(w) => {
+                let rw = format::width(w) + 1;
+                if lw + 2 + rw <= width {
+                    left.push(Span::raw(" ".repeat(width - lw - rw)));
+                    left.push(Span::styled(
+                        format!("{w} "),
+                        Style::default().fg(Color::DarkGray),
+                    ));
+                    return Line::from(left);
+                }
+            }
+            None if lw <= width => return Line::from(left),
+            None => {}
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(used: u64) -> ContextUsage {
+        ContextUsage {
+            used,
+            usable: 180_000,
+            window: 200_000,
+            percent: used as f64 / 2_000.0,
+            estimated: false,
+            cached: 0,
+        }
+    }
+
+    #[test]
+    fn levels() {
+        assert_eq!(level_color(&usage(20_000)), OK);
+        assert_eq!(level_color(&usage(161_999)), OK);
+        assert_eq!(level_color(&usage(162_000)), WARN);
+        assert_eq!(level_color(&usage(180_000)), ERR);
+        assert_eq!(level_color(&ContextUsage::default()), Color::Gray);
+    }
+
+    #[test]
+    fn figures() {
+        assert_eq!(context_figure(&usage(41_200)), "41.2k / 200k (21%)");
+        let mut u = usage(41_200);
+        u.estimated = true;
+        assert_eq!(context_figure(&u), "~41.2k / 200k (21%)");
+        let unknown = ContextUsage {
+            used: 1_500,
+            ..Default::default()
+        };
+        assert_eq!(context_figure(&unknown), "1.5k tokens");
+    }
+
+    #[test]
+    fn gauge_marks_the_compaction_point() {
+        let g: String = gauge(&usage(100_000), 10)
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(g, "█████░░░░┃");
+        let g: String = gauge(&usage(200_000), 10)
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(g, "█████████┃");
+        assert!(gauge(&ContextUsage::default(), 10).is_empty());
+    }
+}

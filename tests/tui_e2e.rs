@@ -1,0 +1,262 @@
+//! End to end: the real `pith` binary in tmux at 80×24 against an in-process OpenAI-compatible
+//! mock. Types a prompt, waits for the answer, runs `/compact`, and reads the status bar with
+//! `capture-pane`.
+//!
+//! Needs `tmux` (`.ci/run` installs it); without it the test prints why and passes as skipped.
+//! Ignored until `main.rs` opens the TUI with no subcommand: run it with
+//! `cargo test --test tui_e2e -- --ignored`.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+const ANSWER: &str = "Hello from the mock model";
+const SUMMARY: &str = "## Goal\nGreet the user.";
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    let v = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+    });
+    format!("data: {v}\n\n")
+}
+
+/// Answers every chat completion with a short streamed text and a usage chunk; the compaction
+/// request (the compaction agent has no tools, DESIGN.md §4c) gets a summary instead.
+async fn completions(State(calls): State<Arc<AtomicUsize>>, body: Bytes) -> impl IntoResponse {
+    calls.fetch_add(1, Ordering::SeqCst);
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let has_tools = req
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let reply = if has_tools { ANSWER } else { SUMMARY };
+    let mut sse = chunk(json!({"role": "assistant", "content": ""}), None);
+    for word in reply.split_inclusive(' ') {
+        sse.push_str(&chunk(json!({"content": word}), None));
+    }
+    sse.push_str(&chunk(json!({}), Some("stop")));
+    let usage = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+        "choices": [],
+        "usage": {"prompt_tokens": 9_000, "completion_tokens": 20, "total_tokens": 9_020}
+    });
+    sse.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    ([(header::CONTENT_TYPE, "text/event-stream")], sse)
+}
+
+/// Starts the mock on its own thread and runtime; returns its base URL.
+fn start_mock() -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let state = calls.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let app = Router::new()
+                .route("/v1/chat/completions", post(completions))
+                .with_state(state);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr"))
+                .expect("send addr");
+            let _ = axum::serve(listener, app).await;
+        });
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("mock started");
+    (format!("http://{addr}/v1"), calls)
+}
+
+fn tmux(args: &[&str]) -> std::process::Output {
+    Command::new("tmux").args(args).output().expect("run tmux")
+}
+
+/// Kills the tmux session however the test ends.
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+impl Session {
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &self.0]).stdout).to_string()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.0];
+        args.extend_from_slice(keys);
+        assert!(tmux(&args).status.success(), "send-keys {keys:?}");
+    }
+
+    fn type_text(&self, text: &str) {
+        self.keys(&["-l", text]);
+    }
+
+    /// Polls the screen until `pred` holds; panics with the last screen after `secs`.
+    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn alive(&self) -> bool {
+        tmux(&["has-session", "-t", &self.0]).status.success()
+    }
+}
+
+fn status_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn write_config(dir: &Path, base_url: &str) -> std::path::PathBuf {
+    let path = dir.join("pith.toml");
+    let toml = format!(
+        r#"model = "mock/mock-model"
+
+[provider.mock]
+kind = "openai"
+base_url = "{base_url}"
+
+[models."mock/mock-model"]
+context = 32000
+output = 4000
+"#
+    );
+    std::fs::write(&path, toml).expect("write config");
+    path
+}
+
+#[test]
+#[ignore = "needs main.rs to open the TUI without a subcommand (wired by the lead)"]
+fn prompt_answer_compact_and_status_bar_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let (base_url, calls) = start_mock();
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let config = write_config(work.path(), &base_url);
+    let bin = env!("CARGO_BIN_EXE_pith");
+    let name = format!("pith-e2e-{}", std::process::id());
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'",
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        bin
+    );
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-c",
+        &work.path().display().to_string(),
+        &cmd,
+    ]);
+    assert!(
+        out.status.success(),
+        "tmux new-session: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = Session(name);
+
+    // the TUI is up: the status bar shows the model and the context figure
+    let screen = session.wait_for("the status bar", 20, |s| {
+        status_line(s).contains("mock-model") && status_line(s).contains("idle")
+    });
+    assert!(
+        status_line(&screen).contains("32k"),
+        "window shown: {screen}"
+    );
+
+    // a prompt and its streamed answer
+    session.type_text("say hello");
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the answer", 30, |s| {
+        s.contains(ANSWER) && status_line(s).contains("idle")
+    });
+    assert!(
+        screen.contains("› say hello"),
+        "the prompt is in the transcript: {screen}"
+    );
+    let status = status_line(&screen);
+    assert!(
+        status.contains("/ 32k"),
+        "context figure after the reply: {status}"
+    );
+    assert!(
+        status.contains("(28%)") || status.contains("9k"),
+        "reported usage shown: {status}"
+    );
+
+    // /compact: a divider appears, the status bar refreshes at once
+    session.type_text("/compact keep the greeting");
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the compaction divider", 30, |s| {
+        s.contains("context compacted") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains("focus: keep the greeting"), "{screen}");
+    assert!(
+        calls.load(Ordering::SeqCst) >= 2,
+        "the compaction called the model"
+    );
+    let status = status_line(&screen);
+    assert!(
+        status.contains("/ 32k ("),
+        "status bar after /compact: {status}"
+    );
+
+    // Ctrl+C twice quits and the terminal is given back
+    session.keys(&["C-c"]);
+    session.wait_for("the quit prompt", 5, |s| s.contains("ctrl+c again to quit"));
+    session.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while session.alive() && Instant::now() < deadline {
+        let s = session.screen();
+        if !s.contains("mock-model") {
+            break; // back at the shell prompt (the pane closes with the program)
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !session.alive() || !session.screen().contains("│"),
+        "pith exited and left the alternate screen"
+    );
+}
