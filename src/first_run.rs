@@ -58,18 +58,6 @@ pub async fn probe_local() -> Option<String> {
     a.or(b)
 }
 
-/// What to tell a user who has no provider at all.
-pub fn hint(config_path: &str) -> String {
-    format!(
-        "No model is configured. Set an API key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY), \
-start a local server (Ollama on 127.0.0.1:11434, llama.cpp on 127.0.0.1:8080), or write {config_path}:\n\n\
-model = \"ollama/qwen2.5-coder:14b\"\n\n\
-[provider.ollama]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n\n\
-[models.\"ollama/qwen2.5-coder:14b\"]\ncontext = 32768\noutput = 8192\n\n\
-See config.example.toml for every key."
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,12 +74,5 @@ mod tests {
         );
         let empty = |k: &str| (k == "OPENAI_API_KEY").then(|| " ".to_string());
         assert_eq!(model_from_keys(empty), None);
-    }
-
-    #[test]
-    fn hint_names_the_config_file() {
-        let h = hint("/home/u/.config/pith/config.toml");
-        assert!(h.contains("/home/u/.config/pith/config.toml"));
-        assert!(h.contains("[provider.ollama]"));
     }
 }

@@ -1,13 +1,183 @@
 //! `pith` without a subcommand: the TUI over the engine.
 
+use std::path::Path;
+
+use tokio::sync::mpsc;
+
+use crate::config::catalog;
+use crate::engine::{self, EngineOptions};
+use crate::event::{ContextUsage, Event, Op};
+use crate::first_run;
+use crate::message::{Session, now_ms};
 use crate::setup::Setup;
+use crate::tui::{self, TuiInit};
 
 pub async fn run(
-    _setup: Setup,
-    _session: Option<String>,
-    _continue_last: bool,
-    _model: Option<String>,
+    setup: Setup,
+    session_id: Option<String>,
+    continue_last: bool,
+    model_flag: Option<String>,
 ) -> anyhow::Result<i32> {
-    eprintln!("pith: the terminal UI is not wired yet; use `pith run \"PROMPT\"`");
-    Ok(2)
+    let resuming = session_id.is_some() || continue_last;
+    let mut notice = None;
+    let mut model = model_flag;
+    if model.is_none() && setup.config().model.is_none() && !resuming {
+        let found = match first_run::model_from_keys(|k| std::env::var(k).ok()) {
+            Some(m) => Some((m, "its API key is set")),
+            None => first_run::probe_local()
+                .await
+                .map(|m| (m, "a local server answers")),
+        };
+        match found {
+            Some((m, why)) => {
+                notice = Some(format!(
+                    "No model is configured; using {m} because {why}. Set model = \"provider/model\" in the config to choose another."
+                ));
+                model = Some(m);
+            }
+            None => return no_model(&setup).await,
+        }
+    }
+    let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
+    let opts = EngineOptions {
+        config: setup.loaded.config.clone(),
+        workspace: setup.workspace.clone(),
+        data_dir: setup.data_dir.clone(),
+        headless: false,
+        auto_yes: false,
+    };
+    let messages = setup.store.load_all(&session.id)?;
+    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
+    let init = TuiInit {
+        model: session.model.clone(),
+        models: catalog::known_models(setup.config()),
+        workspace: setup.workspace.clone(),
+        git_branch: git_branch(&setup.workspace),
+        context: initial_context(&setup, &session),
+        first_run_hint: notice.or_else(|| {
+            (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
+        }),
+        session,
+        messages,
+    };
+    let ops = handle.ops.clone();
+    let result = tui::run(init, handle.ops, handle.events).await;
+    let _ = ops.send(Op::Shutdown);
+    let _ = handle.done.await;
+    remove_empty_sessions(&setup);
+    result.map(|()| 0)
+}
+
+/// The figure shown before the engine's first report: the window and the auto-compact point
+/// of the model, and the last reported size of a resumed session.
+fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
+    let info = catalog::resolve(setup.config(), &session.model).info;
+    let limits = crate::context::overflow::Limits::from(&info);
+    let usable = crate::context::overflow::usable(&limits, &setup.config().compaction);
+    let used = session.tokens;
+    ContextUsage {
+        used,
+        usable,
+        window: limits.context,
+        percent: if limits.context > 0 {
+            used as f64 * 100.0 / limits.context as f64
+        } else {
+            0.0
+        },
+        estimated: true,
+        cached: 0,
+    }
+}
+
+/// No provider anywhere: show what to put in the config file inside the TUI.
+async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
+    let hint = tui::detect_first_run(|k| std::env::var(k).ok());
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    // Answers whatever the user tries with the reason nothing can run.
+    tokio::spawn(async move {
+        while let Some(op) = ops_rx.recv().await {
+            if matches!(op, Op::Shutdown) {
+                break;
+            }
+            let _ = ev_tx.send(Event::Error {
+                message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),
+            });
+            let _ = ev_tx.send(Event::TurnFinished {
+                reason: "error".into(),
+            });
+        }
+    });
+    let session = Session {
+        id: String::new(),
+        title: String::new(),
+        directory: setup.workspace.to_string_lossy().to_string(),
+        model: "(none)".into(),
+        time_created: now_ms(),
+        time_updated: now_ms(),
+        compaction_point: None,
+        cost: 0.0,
+        tokens: 0,
+    };
+    let init = TuiInit {
+        session,
+        messages: Vec::new(),
+        model: "(no model)".into(),
+        models: catalog::known_models(setup.config()),
+        workspace: setup.workspace.clone(),
+        git_branch: git_branch(&setup.workspace),
+        context: ContextUsage::default(),
+        first_run_hint: hint,
+    };
+    tui::run(init, ops_tx, ev_rx).await?;
+    Ok(0)
+}
+
+/// Sessions opened and left without a single message are not kept.
+fn remove_empty_sessions(setup: &Setup) {
+    let dir = setup.workspace.to_string_lossy();
+    let Ok(sessions) = setup.store.list_sessions() else {
+        return;
+    };
+    for s in sessions.iter().filter(|s| s.directory == dir) {
+        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0) {
+            let _ = setup.store.delete_session(&s.id);
+        }
+    }
+}
+
+/// The current git branch (or short commit when detached), read from `.git/HEAD`.
+pub fn git_branch(workspace: &Path) -> Option<String> {
+    let root = crate::engine::prompt::git_root(workspace)?;
+    let git = root.join(".git");
+    // A worktree or submodule has a `.git` file pointing at the real git dir.
+    let git_dir = if git.is_file() {
+        let text = std::fs::read_to_string(&git).ok()?;
+        let path = text.strip_prefix("gitdir:")?.trim();
+        root.join(path)
+    } else {
+        git
+    };
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    match head.strip_prefix("ref: refs/heads/") {
+        Some(branch) => Some(branch.to_string()),
+        None => Some(head.chars().take(8).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_from_head() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(git_branch(dir.path()), None);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        assert_eq!(git_branch(dir.path()).as_deref(), Some("feature/x"));
+        std::fs::write(dir.path().join(".git/HEAD"), "0123456789abcdef\n").unwrap();
+        assert_eq!(git_branch(dir.path()).as_deref(), Some("01234567"));
+    }
 }

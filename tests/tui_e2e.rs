@@ -4,7 +4,7 @@
 //!
 //! Needs `tmux` (`.ci/run` installs it); without it the test prints why and passes as skipped.
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
-//! `cargo test --test tui_e2e -- --ignored`.
+//! `cargo test --test tui_e2e`.
 
 use std::path::Path;
 use std::process::Command;
@@ -158,7 +158,6 @@ output = 4000
 }
 
 #[test]
-#[ignore = "needs main.rs to open the TUI without a subcommand (wired by the lead)"]
 fn prompt_answer_compact_and_status_bar_in_tmux() {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");

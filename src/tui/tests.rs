@@ -338,6 +338,7 @@ pub(super) fn compacted_history() -> Vec<Message> {
         "M3",
         "M3-c",
         PartKind::Compaction(CompactionPart {
+            tail_start: None,
             auto: false,
             overflow: false,
             focus: Some("the failing test".into()),

@@ -403,6 +403,7 @@ fn compaction_running_then_done() {
         "M3",
         "M3-c",
         PartKind::Compaction(CompactionPart {
+            tail_start: None,
             auto: true,
             overflow: true,
             focus: None,
