@@ -231,7 +231,8 @@ fn per_step(c: &mut Criterion) {
 }
 
 fn cjk(chars: usize) -> String {
-    const T: &str = "上下文窗口管理是这个代理的核心功能，旧的工具输出会被清除，摘要会保留重要的事实。";
+    const T: &str =
+        "上下文窗口管理是这个代理的核心功能，旧的工具输出会被清除，摘要会保留重要的事实。";
     T.chars().cycle().take(chars).collect()
 }
 
