@@ -101,6 +101,7 @@ measure() {
 
 verdict() { awk -v v="$1" -v t="$2" 'BEGIN {print (v < t) ? "pass" : "MISS"}'; }
 
+load0=$(cut -d' ' -f1 /proc/loadavg)
 echo "timing ($RUNS runs each)…" >&2
 measure version "$tmp/short.toml" --version
 measure turn "$tmp/short.toml" run "Say hello."
@@ -110,13 +111,13 @@ RUNS=$saved
 
 share=$(awk -v c="$cpu_stream" -v w="$wall_stream" 'BEGIN {printf "%.1f", c*100/w}')
 table=$(cat <<MD
-| binary run (release) | wall, median | peak RSS, median | target | result |
-|---|---|---|---|---|
-| \`pith --version\` | ${wall_version} ms | ${rss_version} MiB | < 20 ms / 15 MiB | $(verdict "$wall_version" 20) / $(verdict "$rss_version" 15) |
-| \`pith run\`, one short turn (mock, 8 tokens) | ${wall_turn} ms | ${rss_turn} MiB | < 150 ms / 40 MiB | $(verdict "$wall_turn" 150) / $(verdict "$rss_turn" 40) |
-| \`pith run\`, 10,000 tokens streamed at 5,000 tokens/s | ${wall_stream} ms | ${rss_stream} MiB | — | CPU ${cpu_stream} ms = ${share}% of one core |
+| binary run (release) | wall, median | peak RSS, median | CPU (user+sys), median | target | result |
+|---|---|---|---|---|---|
+| \`pith --version\` | ${wall_version} ms | ${rss_version} MiB | ${cpu_version} ms | < 20 ms / 15 MiB | $(verdict "$wall_version" 20) / $(verdict "$rss_version" 15) |
+| \`pith run\`, one short turn (mock, 8 tokens) | ${wall_turn} ms | ${rss_turn} MiB | ${cpu_turn} ms | < 150 ms / 40 MiB | $(verdict "$wall_turn" 150) / $(verdict "$rss_turn" 40) |
+| \`pith run\`, 10,000 tokens streamed at 5,000 tokens/s | ${wall_stream} ms | ${rss_stream} MiB | ${cpu_stream} ms | — | ${share}% of one core |
 
-Medians of $RUNS runs (the stream: ${STREAM_RUNS:-3} runs); wall time from bash \`EPOCHREALTIME\` around the process, RSS and CPU from \`/usr/bin/time -v\`.
+Medians of $RUNS runs (the stream: ${STREAM_RUNS:-3} runs), $(date -u +%Y-%m-%d), load average before the runs: ${load0}; wall time from bash \`EPOCHREALTIME\` around the process, RSS and CPU from \`/usr/bin/time -v\`.
 MD
 )
 echo "$table"
