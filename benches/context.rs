@@ -271,7 +271,7 @@ fn cache_hit_rate(_c: &mut Criterion) {
     for t in 0..turns {
         if t > 0 && t % COMPACT_EVERY == 0 {
             // the compaction: the view becomes compaction message + summary
-            let gone: Vec<_> = view_msgs.drain(..).collect();
+            let gone = std::mem::take(&mut view_msgs);
             est.forget(gone.iter().flat_map(|m| m.parts.iter()));
             let mut cm = Message::new(SESSION, Role::User);
             cm.push(PartKind::Compaction(CompactionPart {
