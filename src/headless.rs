@@ -24,6 +24,13 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     for w in &setup.loaded.warnings {
         eprintln!("warning: {w}");
     }
+    if args.format == Format::Json {
+        let stored = setup.store.message_count(&session.id).unwrap_or(0);
+        println!(
+            "{}",
+            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored})
+        );
+    }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
     let op = match prompt.trim().strip_prefix("/compact") {

@@ -239,10 +239,8 @@ impl Runner {
 
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
-        self.emit(Event::SessionLoaded {
-            session: self.session.clone(),
-            messages: self.store.load_all(&self.session.id).unwrap_or_default(),
-        });
+        // Front ends start with the session they opened (the TUI has its transcript already):
+        // the history is sent again only when the session changes.
         self.emit_context();
         self.state(EngineState::Idle, None);
         loop {
