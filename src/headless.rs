@@ -48,7 +48,12 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            _ = tokio::signal::ctrl_c() => {
+                if interrupted {
+                    // A second Ctrl-C: stop waiting for a clean finish.
+                    eprintln!("interrupted");
+                    return Ok(130);
+                }
                 interrupted = true;
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;

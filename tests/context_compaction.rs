@@ -539,3 +539,69 @@ async fn autocompact_off_by_environment_never_compacts() {
     assert_eq!(server.requests().len(), 1);
     let _ = json!(null);
 }
+
+/// Issue 4 §9 through the binary: across three compactions, every fact the user gave is either in
+/// the input of each summary request (as history or in the previous summary) or in the verbatim
+/// tail that follows it; no summary request loses the previous summary.
+#[tokio::test]
+async fn facts_survive_three_compactions() {
+    let (server, env) = small_window("").await;
+    let facts: Vec<String> = (1..=7)
+        .map(|i| format!("FACT-{i}-codename-{}", i * 1111))
+        .collect();
+    let summary = |upto: usize| {
+        format!(
+            "## Goal\nTrack the codenames.\n## Critical Context\n{}",
+            facts[..upto].join("\n")
+        )
+    };
+    let mut summaries = Vec::new();
+    let mut compaction_reqs = Vec::new();
+    for turn in 1..=7usize {
+        // Every second turn ends near the window, which triggers a compaction at step finish.
+        let high = turn % 2 == 0 && turn < 7;
+        let usage = if high { (15_000, 1_500) } else { (3_000, 20) };
+        server.push(openai::text("Noted.", Some(usage)));
+        if high {
+            let s = summary(turn);
+            server.push(openai::text(&s, Some((6_000, 200))));
+            summaries.push(s);
+        }
+        let prompt = format!("Remember {}.", facts[turn - 1]);
+        let args: Vec<&str> = if turn == 1 {
+            vec!["run", &prompt]
+        } else {
+            vec!["run", "-c", &prompt]
+        };
+        let out = env.run(&args).await;
+        assert!(out.status.success(), "turn {turn}: {}", stderr(&out));
+        if high {
+            compaction_reqs.push(server.requests().len() - 1);
+        }
+    }
+    let reqs = server.requests();
+    assert_eq!(compaction_reqs.len(), 3);
+    for (k, &i) in compaction_reqs.iter().enumerate() {
+        let input = all_text(&reqs[i].body);
+        assert!(is_summary_request(&reqs[i].body));
+        if k > 0 {
+            assert!(
+                input.contains(&format!("<previous-summary>\n{}", summaries[k - 1])),
+                "summary request {k} lost the previous summary"
+            );
+        }
+        // The request after the compaction holds the verbatim tail.
+        let next = all_text(&reqs[i + 1].body);
+        let given = 2 * (k + 1);
+        for fact in &facts[..given] {
+            assert!(
+                input.contains(fact.as_str()) || next.contains(fact.as_str()),
+                "{fact} is neither in summary request {k} nor in the tail after it"
+            );
+        }
+    }
+    // Only the latest summary is in context at the end.
+    let last = all_text(&reqs.last().unwrap().body);
+    assert_eq!(last.matches("What did we do so far?").count(), 1);
+    assert!(last.contains(&summaries[2]));
+}
