@@ -539,3 +539,44 @@ async fn autocompact_off_by_environment_never_compacts() {
     assert_eq!(server.requests().len(), 1);
     let _ = json!(null);
 }
+
+#[tokio::test]
+async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    // A 30,000-character tool output: under the truncation limit, so stored whole.
+    server.push(openai::tool_calls(
+        &[(
+            "call_big",
+            "bash",
+            r#"{"command":"for i in $(seq 1 3000); do echo line-$i-xyzzy; done"}"#,
+        )],
+        Some((3_000, 40)),
+    ));
+    server.push(openai::text("Listed.", Some((12_000, 10))));
+    let out = env.run(&["run", "--yes", "list lines"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.push(openai::text(SUMMARY_1, Some((4_000, 100))));
+    let (out, events) = env.run_json(&["-c", "/compact"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["model_calls"], 1);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let summary = &reqs[2].body;
+    assert!(is_summary_request(summary), "{summary}");
+    let result = messages(summary)
+        .iter()
+        .map(content)
+        .find(|t| t.starts_with("[tool result]"))
+        .expect("the tool result is in the summary request");
+    assert!(result.contains("line-1-xyzzy"), "the head is kept");
+    assert!(result.contains("line-3000-xyzzy"), "the end is kept");
+    assert!(result.contains("characters cut for the summary"));
+    assert!(
+        result.chars().count() < 2_200,
+        "tool output not cut: {} chars",
+        result.chars().count()
+    );
+}
