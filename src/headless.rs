@@ -128,7 +128,19 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             max,
             delay_ms,
             message,
-        } => eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}"),
+        } => {
+            // Text already printed for the failed attempt is discarded: the retry starts the
+            // answer over, on a line of its own.
+            let discarded = if *at_line_start {
+                ""
+            } else {
+                let _ = writeln!(out);
+                let _ = out.flush();
+                *at_line_start = true;
+                " (the partial answer above is discarded)"
+            };
+            eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}{discarded}");
+        }
         Event::CompactionFinished { before, after, .. } => {
             eprintln!("compacted the context: {before} → {after} tokens")
         }

@@ -605,3 +605,81 @@ async fn facts_survive_three_compactions() {
     assert_eq!(last.matches("What did we do so far?").count(), 1);
     assert!(last.contains(&summaries[2]));
 }
+
+#[tokio::test]
+async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    // A 30,000-character tool output: under the truncation limit, so stored whole.
+    server.push(openai::tool_calls(
+        &[(
+            "call_big",
+            "bash",
+            r#"{"command":"for i in $(seq 1 3000); do echo line-$i-xyzzy; done"}"#,
+        )],
+        Some((3_000, 40)),
+    ));
+    server.push(openai::text("Listed.", Some((12_000, 10))));
+    let out = env.run(&["run", "--yes", "list lines"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.push(openai::text(SUMMARY_1, Some((4_000, 100))));
+    let (out, events) = env.run_json(&["-c", "/compact"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["model_calls"], 1);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let summary = &reqs[2].body;
+    assert!(is_summary_request(summary), "{summary}");
+    let result = messages(summary)
+        .iter()
+        .map(content)
+        .find(|t| t.starts_with("[tool result]"))
+        .expect("the tool result is in the summary request");
+    assert!(result.contains("line-1-xyzzy"), "the head is kept");
+    assert!(result.contains("line-3000-xyzzy"), "the end is kept");
+    assert!(result.contains("characters cut for the summary"));
+    assert!(
+        result.chars().count() < 2_200,
+        "tool output not cut: {} chars",
+        result.chars().count()
+    );
+}
+
+/// The learned correction ratio applies to the whole estimate, system prompt and tool
+/// definitions included: after a compaction the figure for a model that counts twice what the
+/// estimator does is about twice the estimate, not the bare estimate of the fixed part.
+#[tokio::test]
+async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
+    // The estimate of a fresh session's first request (system prompt, tools, the prompt).
+    let (server, env) = small_window("").await;
+    server.push(openai::text("ok", Some((1_000, 5))));
+    let (_, events) = env.run_json(&["hi"]).await;
+    let first = of_type(&events, "context_usage")
+        .into_iter()
+        .find(|u| u["used"].as_u64().unwrap() > 0)
+        .unwrap()["used"]
+        .as_u64()
+        .unwrap();
+
+    // The same first request in a new session; the provider counts twice as much.
+    let (server, env) = small_window("").await;
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", r#"{"command":"echo one"}"#)],
+        Some((2 * first, 10)),
+    ));
+    // The second step fills the window: compaction at step finish.
+    server.push(openai::text("done", Some((16_500, 10))));
+    server.push(openai::text(SUMMARY_1, Some((3_000, 50))));
+    let (out, events) = env.run_json(&["--yes", "hi"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    let after = finished[0]["after"].as_u64().unwrap();
+    assert!(
+        after * 10 >= first * 16,
+        "after compaction ~{after} tokens, but the fixed part alone is ~{} at the learned ratio",
+        2 * first
+    );
+}

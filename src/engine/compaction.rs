@@ -55,7 +55,9 @@ impl Runner {
         let cut = plan::cut(&self.view, budget, &mut self.estimator);
         let previous = cut.previous_summary.clone();
         let tail = cut.summarise.end;
-        let chat = plan::prepare(flatten_tools(super::runner::to_wire(
+        // Cut first (tool results and inputs to 2,000 chars, media stripped), then turn tool
+        // blocks into text: `prepare` recognises tool results only as tool blocks.
+        let chat = flatten_tools(plan::prepare(super::runner::to_wire(
             &self.view[cut.summarise.clone()],
         )));
         let tail_start = cut.tail_start.clone();

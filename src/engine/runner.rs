@@ -83,8 +83,6 @@ pub struct Runner {
     pub(super) tool_state: Arc<SessionToolState>,
     pub(super) system: Vec<String>,
     pub(super) tool_specs: Vec<ToolSpec>,
-    /// Estimated tokens of the system prompt and tool definitions.
-    pub(super) overhead: u64,
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
@@ -107,7 +105,6 @@ impl Runner {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::for_model(&model.model_id);
-        let overhead = Self::estimate_overhead(&estimator, &system, &tool_specs);
         let max_retries = opts
             .config
             .provider
@@ -122,7 +119,6 @@ impl Runner {
             registry,
             tool_specs,
             system,
-            overhead,
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -138,10 +134,12 @@ impl Runner {
         Ok(runner)
     }
 
-    fn estimate_overhead(est: &Estimator, system: &[String], tools: &[ToolSpec]) -> u64 {
-        let sys: u64 = system.iter().map(|s| est.text(s)).sum();
-        let tools = serde_json::to_string(tools).unwrap_or_default();
-        sys + est.text(&tools)
+    /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
+    /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
+    /// uncorrected after a compaction, a prune or a resume).
+    pub(super) fn overhead(&mut self) -> u64 {
+        self.estimator
+            .request_overhead(&self.system, &self.tool_specs)
     }
 
     pub(super) fn emit(&self, event: Event) {
@@ -171,7 +169,7 @@ impl Runner {
 
     /// An estimate of what the next request would occupy.
     pub(super) fn estimate_request(&mut self) -> u64 {
-        let mut total = self.overhead;
+        let mut total = self.overhead();
         for m in &self.view {
             total += self.estimator.message(m);
         }
@@ -340,6 +338,8 @@ impl Runner {
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
+        // The correction ratio is per session: the new one learns its own from its reports.
+        self.estimator = Estimator::for_model(&self.model.model_id);
         if self.session.model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.session.model) {
                 Ok((setup, _)) => {
@@ -408,7 +408,7 @@ impl Runner {
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
-        b.tools = self.overhead.saturating_sub(b.system);
+        b.tools = self.overhead().saturating_sub(b.system);
         for m in &self.view {
             for p in &m.parts {
                 let t = self.estimator.part(p);
