@@ -8,7 +8,7 @@ use crate::config::catalog;
 use crate::engine::{self, EngineOptions};
 use crate::event::{ContextUsage, Event, Op};
 use crate::first_run;
-use crate::message::{Session, now_ms};
+use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::setup::Setup;
 use crate::tui::{self, TuiInit};
 
@@ -97,8 +97,18 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
     // Answers whatever the user tries with the reason nothing can run.
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
-            if matches!(op, Op::Shutdown) {
-                break;
+            match op {
+                Op::Shutdown => break,
+                // the prompt stays in the transcript, followed by the reason it went nowhere
+                Op::UserTurn { text } => {
+                    let mut m = Message::new("", Role::User);
+                    m.push(PartKind::Text {
+                        text,
+                        synthetic: false,
+                    });
+                    let _ = ev_tx.send(Event::Message { message: m });
+                }
+                _ => {}
             }
             let _ = ev_tx.send(Event::Error {
                 message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),

@@ -196,12 +196,18 @@ impl App {
                     self.interrupt();
                 }
             }
-            KeyCode::Up if self.composer.cursor_on_first_line() && !ctrl => {
+            KeyCode::Up
+                if (self.composer.cursor_on_first_line() || self.composer.browsing_history())
+                    && !ctrl =>
+            {
                 if !self.composer.history_prev() {
                     self.composer.textarea.input(k);
                 }
             }
-            KeyCode::Down if self.composer.cursor_on_last_line() && !ctrl => {
+            KeyCode::Down
+                if (self.composer.cursor_on_last_line() || self.composer.browsing_history())
+                    && !ctrl =>
+            {
                 if !self.composer.history_next() {
                     self.composer.textarea.input(k);
                 }
@@ -335,11 +341,13 @@ impl App {
         }
     }
 
+    /// Asks the engine to switch; the status bar shows the new model once the engine confirms
+    /// it (a model without a key or provider is refused).
     fn set_model(&mut self, model: String) {
         self.send(Op::SetModel {
             model: model.clone(),
         });
-        self.model = model;
+        self.pending_model = Some(model);
     }
 
     fn popup_key(&mut self, k: KeyEvent) {

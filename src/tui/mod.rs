@@ -134,6 +134,7 @@ pub async fn run(
     terminal.clear()?;
 
     let mut app = App::new(init, ops);
+    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
