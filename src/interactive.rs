@@ -65,7 +65,12 @@ pub async fn run(
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
-    result.map(|()| 0)
+    let last = result?;
+    // the terminal is back: say how to come back to this conversation
+    if setup.store.message_count(&last).is_ok_and(|n| n > 0) {
+        println!("Resume this session: pith --session {last}");
+    }
+    Ok(0)
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point

@@ -222,15 +222,14 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     if busy {
         let secs = app.now.saturating_duration_since(app.state_since).as_secs();
         let spin = SPINNER[app.spinner % SPINNER.len()];
-        let what = if app.interrupting {
-            "interrupting".to_string()
+        let title = if app.interrupting {
+            format!(" {spin} interrupting ")
+        } else if !app.permissions.queue.is_empty() {
+            " ? the agent waits for your answer above ".to_string()
         } else {
-            format!("working {secs}s")
+            format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
         };
-        block = block.title(Span::styled(
-            format!(" {spin} {what} · esc to interrupt · enter queues "),
-            Style::default().fg(WARN),
-        ));
+        block = block.title(Span::styled(title, Style::default().fg(WARN)));
     }
     let hint = if app.quit_armed.is_some() {
         Span::styled(
