@@ -80,7 +80,13 @@ pub struct Permissions {
     pub selected: usize,
     /// Deny-with-note input, open after choosing "deny".
     pub note: Option<TextArea<'static>>,
+    /// When the question on screen appeared: keys typed just before it (the user was writing a
+    /// prompt) must not answer it.
+    pub shown_at: Option<Instant>,
 }
+
+/// How long a new permission question ignores answer keys.
+pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,6 +335,7 @@ impl App {
                 if self.permissions.queue.is_empty() {
                     self.permissions.selected = 0;
                     self.permissions.note = None;
+                    self.permissions.shown_at = Some(Instant::now());
                 }
                 self.permissions.queue.push_back(req);
             }

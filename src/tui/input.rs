@@ -12,7 +12,9 @@ use ratatui_textarea::TextArea;
 use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
-use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
+use super::app::{
+    App, PERMISSION_GUARD, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW,
+};
 use super::commands::{self, Command};
 use super::transcript::NoticeLevel;
 
@@ -395,6 +397,13 @@ impl App {
     }
 
     fn permission_key(&mut self, k: KeyEvent) {
+        if self
+            .permissions
+            .shown_at
+            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
+        {
+            return; // typed before the question could be read
+        }
         if let Some(note) = &mut self.permissions.note {
             match k.code {
                 KeyCode::Enter => {
@@ -455,6 +464,8 @@ impl App {
         self.transcript.permission(req, reply, note);
         self.permissions.selected = 0;
         self.permissions.note = None;
+        // the next question (if any) was already waiting: it appears now
+        self.permissions.shown_at = Some(Instant::now());
     }
 
     // ---------------------------------------------------------------- scrolling

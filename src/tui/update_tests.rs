@@ -187,6 +187,11 @@ fn permission_replies() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, req("P1"));
     ev(&mut app, req("P2"));
+    // a key typed as the question appears (the user was still writing) does not answer it
+    key(&mut app, KeyCode::Char('a'));
+    assert!(ops(&mut rx).is_empty());
+    assert_eq!(app.permissions.queue.len(), 2);
+    read_question(&mut app);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(
         ops(&mut rx),
@@ -196,6 +201,7 @@ fn permission_replies() {
             message: None
         }]
     );
+    read_question(&mut app);
     key(&mut app, KeyCode::Char('n'));
     type_str(&mut app, "use the Makefile target instead");
     key(&mut app, KeyCode::Enter);
@@ -242,6 +248,7 @@ fn permission_answer_is_marked_on_the_tool_cell() {
             patterns: vec!["ls *".into()],
         }),
     );
+    read_question(&mut app);
     key(&mut app, KeyCode::Char('y'));
     ev(
         &mut app,
