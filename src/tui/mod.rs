@@ -121,12 +121,13 @@ fn install_panic_hook() {
     }));
 }
 
-/// Runs the TUI until the user quits. The terminal is restored on every exit path.
+/// Runs the TUI until the user quits. The terminal is restored on every exit path. Returns the
+/// id of the session on screen at the end (it changes with /new and /sessions).
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     install_panic_hook();
     setup_terminal()?;
     let _guard = TerminalGuard;
@@ -134,6 +135,7 @@ pub async fn run(
     terminal.clear()?;
 
     let mut app = App::new(init, ops);
+    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -183,7 +185,7 @@ pub async fn run(
         }
     }
     drop(terminal);
-    Ok(())
+    Ok(app.session.id)
 }
 
 /// What a user with no configured provider should do. Looks at `OPENAI_API_KEY`,
