@@ -1,11 +1,17 @@
 //! The per-step context work (view + estimate + overflow test + prune plan) on synthetic sessions
-//! of 100 to 100,000 stored parts, and the estimator's throughput on code-like text.
+//! of 100 to 100,000 stored parts, the estimator's throughput, and its part-cache hit rate over
+//! a long session.
 //!
-//! A step is modelled as: append one step's parts (an assistant message with a text, a completed
-//! tool call and its step markers, fresh ids), then do the per-step work with the caches warmed by
-//! the steps before. Its cost must grow with what is new, not with the session's length: the view
-//! starts at a pointer, each part is counted once, and the prune walk stops at the first output
-//! it already pruned.
+//! A step is modelled as the engine does it (src/engine/turn.rs): append one step's parts (an
+//! assistant message with a text, a completed tool call and its step markers, fresh ids), then
+//! refresh the view pointer and convert the view to the request, estimate the request (every
+//! message of the view through the part cache, as `estimate_request` does, plus what is new),
+//! test for overflow and plan a prune — with the caches warmed by the steps before. The step is
+//! removed again afterwards (and its parts forgotten by the estimator) so every iteration sees the
+//! same session length. Its cost must grow with what is new, not with the session's length: the
+//! view starts at a pointer, each part is counted once, and the prune walk stops at the first
+//! output it already pruned. The whole session stays in memory (the engine keeps only the view),
+//! so any scan of the whole history would show.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -189,17 +195,23 @@ impl Engine {
         self.messages.push(step_msg(&parent, self.seed, false));
         // 1. view from the pointer, converted to the request
         self.pointer.refresh(&self.messages);
-        let chat = view::convert(&self.pointer.view(&self.messages), &mut |_, _| None);
-        // 2. estimate what is new
+        let view = self.pointer.view(&self.messages);
+        let chat = view::convert(&view, &mut |_, _| None);
+        // 2. estimate: what is new joins the running figure; the request estimate walks the
+        //    view through the part cache (the engine's `estimate_request`)
         let last = self.messages.len() - 1;
         let added = self.est.message(&self.messages[last]);
         self.tracker.on_added(added);
+        let request = self.est.messages(view.iter().copied());
         // 3. overflow test
         let over = overflow::is_overflow(self.tracker.used(), &self.limits, &self.cfg);
         // 4. prune plan
         let plan = prune::plan(&self.messages, &mut self.est, &self.cfg);
-        self.messages.pop();
-        chat.len() + usize::from(over) + plan.targets.len()
+        let out = chat.len() + usize::from(over) + plan.targets.len() + request as usize;
+        if let Some(m) = self.messages.pop() {
+            self.est.forget(&m.parts);
+        }
+        out
     }
 }
 
@@ -218,18 +230,91 @@ fn per_step(c: &mut Criterion) {
     group.finish();
 }
 
+fn cjk(chars: usize) -> String {
+    const T: &str = "上下文窗口管理是这个代理的核心功能，旧的工具输出会被清除，摘要会保留重要的事实。";
+    T.chars().cycle().take(chars).collect()
+}
+
+/// Raw BPE counting (no cache) on about 64 KiB of each kind of text.
 fn estimator_throughput(c: &mut Criterion) {
-    let text = code(800);
     let est = Estimator::for_model("gpt-4o");
+    let inputs = [
+        ("code", code(800)),
+        ("prose", prose(12_000, 3)),
+        ("cjk", cjk(22_000)),
+    ];
     let mut group = c.benchmark_group("estimator");
     group
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .throughput(Throughput::Bytes(text.len() as u64));
-    group.bench_function("code_text", |b| b.iter(|| black_box(est.text(&text))));
+        .measurement_time(Duration::from_secs(2));
+    for (name, text) in &inputs {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(*name, |b| b.iter(|| black_box(est.text(text))));
+    }
     group.finish();
 }
 
-criterion_group!(benches, per_step, estimator_throughput);
+/// The part cache over a long session, driven as the engine drives it: 2,000 turns of a user
+/// message and three steps; at every step the request estimate walks the view, the step's
+/// message is counted when it finishes, a prune plan runs (and is applied, which changes the
+/// pruned parts' fingerprints); every `COMPACT_EVERY` turns a compaction replaces the view and
+/// the estimator forgets what left it. Prints hits, misses and the hit rate (not a timing).
+fn cache_hit_rate(_c: &mut Criterion) {
+    let mut est = Estimator::for_model("anthropic/claude-sonnet-4-5");
+    let cfg = CompactionConfig::default();
+    let mut view_msgs: Vec<Message> = Vec::new();
+    let mut seed = 0usize;
+    let turns = 2_000;
+    let start = std::time::Instant::now();
+    for t in 0..turns {
+        if t > 0 && t % COMPACT_EVERY == 0 {
+            // the compaction: the view becomes compaction message + summary
+            let gone: Vec<_> = view_msgs.drain(..).collect();
+            est.forget(gone.iter().flat_map(|m| m.parts.iter()));
+            let mut cm = Message::new(SESSION, Role::User);
+            cm.push(PartKind::Compaction(CompactionPart {
+                auto: true,
+                overflow: false,
+                focus: None,
+                tail_start: None,
+            }));
+            let mut s = Message::new(SESSION, Role::Assistant);
+            s.parent_id = Some(cm.id.clone());
+            s.summary = true;
+            s.finish = Some("stop".into());
+            s.push(PartKind::Text {
+                text: prose(400, t),
+                synthetic: false,
+            });
+            view_msgs.push(cm);
+            view_msgs.push(s);
+            black_box(est.messages(&view_msgs));
+        }
+        let u = user_msg(prose(30, t));
+        let uid = u.id.clone();
+        view_msgs.push(u);
+        for _ in 0..3 {
+            seed += 1;
+            black_box(est.messages(&view_msgs)); // estimate_request before the step
+            let m = step_msg(&uid, seed, false);
+            black_box(est.message(&m)); // the step joins the running figure
+            view_msgs.push(m);
+            let plan = prune::plan(&view_msgs, &mut est, &cfg);
+            if !plan.is_empty() {
+                prune::apply(&mut view_msgs, &plan, 1);
+                black_box(est.messages(&view_msgs)); // reset_estimate after a prune
+            }
+        }
+    }
+    let (hits, misses) = est.cache_stats();
+    println!(
+        "estimator/cache_hit_rate: {turns} turns, {} steps: {hits} hits, {misses} misses, hit rate {:.2}% ({:.0} ms)",
+        turns * 3,
+        hits as f64 * 100.0 / (hits + misses) as f64,
+        start.elapsed().as_secs_f64() * 1000.0
+    );
+}
+
+criterion_group!(benches, per_step, estimator_throughput, cache_hit_rate);
 criterion_main!(benches);

@@ -1,0 +1,178 @@
+//! Resume: opening a stored session of 100,000 parts to its first frame — a real SQLite store
+//! in a temp dir, what `pith -c` does before the first draw (src/interactive.rs + the engine's
+//! start): open the store, read the session, `load_all` for the transcript, `load_view` from
+//! the compaction point for the engine, build the TUI `App` and draw the first frame into
+//! ratatui's `TestBackend` (120×40). Also each phase on its own.
+
+mod common;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc::unbounded_channel;
+
+use pith::context::view;
+use pith::event::ContextUsage;
+use pith::message::{Message, Session};
+use pith::store::Store;
+use pith::tui::{App, TuiInit, view as tui_view};
+
+const PARTS: usize = 100_000;
+const W: u16 = 120;
+const H: u16 = 40;
+
+/// Writes the session into a store under `dir`; returns its id.
+fn build_store(dir: &Path) -> String {
+    let store = Store::open(dir).expect("store");
+    let mut session = store
+        .create_session("/srv/demo", "anthropic/claude-sonnet-4-5")
+        .expect("session");
+    let messages: Vec<Message> = common::session("x", PARTS)
+        .into_iter()
+        .map(|mut m| {
+            m.session_id = session.id.clone();
+            m
+        })
+        .collect();
+    for m in &messages {
+        store.save_message(m).expect("save");
+    }
+    session.compaction_point = view::compaction_point(&messages).map(|p| messages[p.compaction].id.clone());
+    session.tokens = 60_000;
+    store.update_session(&session).expect("update");
+    session.id
+}
+
+fn init(session: Session, messages: Vec<Message>) -> TuiInit {
+    TuiInit {
+        model: session.model.clone(),
+        models: vec!["anthropic/claude-sonnet-4-5".into()],
+        workspace: PathBuf::from("/srv/demo"),
+        git_branch: Some("main".into()),
+        context: ContextUsage {
+            used: 60_000,
+            usable: 180_000,
+            window: 200_000,
+            percent: 30.0,
+            estimated: true,
+            cached: 0,
+        },
+        first_run_hint: None,
+        session,
+        messages,
+    }
+}
+
+fn draw(app: &mut App) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(W, H)).expect("terminal");
+    term.draw(|f| tui_view::draw(f, app)).expect("draw");
+    term
+}
+
+/// Everything from opening the store to the first frame.
+fn open_to_first_frame(dir: &Path, id: &str) -> (usize, Terminal<TestBackend>) {
+    let store = Store::open(dir).expect("store");
+    let session = store.get_session(id).expect("session");
+    let all = store.load_all(id).expect("load_all");
+    let view = store
+        .load_view(id, session.compaction_point.as_deref())
+        .expect("load_view");
+    let (tx, _rx) = unbounded_channel();
+    let mut app = App::new(init(session, all), tx);
+    let term = draw(&mut app);
+    (view.len(), term)
+}
+
+fn resume(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = Instant::now();
+    let id = build_store(tmp.path());
+    let store = Store::open(tmp.path()).expect("store");
+    let all = store.load_all(&id).expect("load_all");
+    let session = store.get_session(&id).expect("session");
+    println!(
+        "resume: store of {} messages / {} parts written in {:.1} s ({} MiB)",
+        all.len(),
+        common::part_count(&all),
+        t.elapsed().as_secs_f64(),
+        std::fs::metadata(tmp.path().join("pith.db")).map_or(0, |m| m.len() >> 20)
+    );
+
+    // One-shot breakdown of a cold resume (printed; criterion measures each below).
+    let t0 = Instant::now();
+    let s = Store::open(tmp.path()).expect("store");
+    let sess = s.get_session(&id).expect("session");
+    let t1 = Instant::now();
+    let loaded = s.load_all(&id).expect("load_all");
+    let t2 = Instant::now();
+    let v = s
+        .load_view(&id, sess.compaction_point.as_deref())
+        .expect("load_view");
+    let t3 = Instant::now();
+    let (tx, _rx) = unbounded_channel();
+    let mut app = App::new(init(sess, loaded), tx);
+    let t4 = Instant::now();
+    let term = draw(&mut app);
+    let t5 = Instant::now();
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    println!(
+        "resume one-shot: open {:.1} ms, load_all {:.1} ms, load_view ({} msgs) {:.1} ms, App::new ({} cells) {:.1} ms, first draw {:.1} ms, total {:.1} ms",
+        ms(t0, t1),
+        ms(t1, t2),
+        v.len(),
+        ms(t2, t3),
+        app.transcript.len(),
+        ms(t3, t4),
+        ms(t4, t5),
+        ms(t0, t5)
+    );
+    black_box(term);
+    drop(app);
+
+    let mut group = c.benchmark_group("resume_100k_parts");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("open_to_first_frame", |b| {
+        b.iter(|| black_box(open_to_first_frame(tmp.path(), &id)))
+    });
+    group.bench_function("load_all", |b| {
+        b.iter(|| black_box(store.load_all(&id).expect("load_all").len()))
+    });
+    group.bench_function("load_view", |b| {
+        b.iter(|| {
+            black_box(
+                store
+                    .load_view(&id, session.compaction_point.as_deref())
+                    .expect("load_view")
+                    .len(),
+            )
+        })
+    });
+    group.bench_function("app_new", |b| {
+        b.iter_batched(
+            || (all.clone(), unbounded_channel()),
+            |(msgs, (tx, _rx))| black_box(App::new(init(session.clone(), msgs), tx)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("first_draw", |b| {
+        b.iter_batched(
+            || {
+                let (tx, _rx) = unbounded_channel();
+                App::new(init(session.clone(), all.clone()), tx)
+            },
+            |mut app| black_box(draw(&mut app)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, resume);
+criterion_main!(benches);
