@@ -766,3 +766,16 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer.text(), "also mention cats");
 }
+
+#[test]
+fn an_enter_typed_ahead_of_raw_mode_sends() {
+    // before raw mode the terminal turns Enter into a line feed, read later as Ctrl+J
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "hi");
+    let lf = TermEvent::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
+    app.update(Msg::Term(super::typeahead_key(lf)));
+    assert_eq!(ops(&mut rx), vec![Op::UserTurn { text: "hi".into() }]);
+    // other keys pass through untouched
+    let a = TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    assert_eq!(super::typeahead_key(a.clone()), a);
+}
