@@ -231,7 +231,8 @@ fn per_step(c: &mut Criterion) {
 }
 
 fn cjk(chars: usize) -> String {
-    const T: &str = "上下文窗口管理是这个代理的核心功能，旧的工具输出会被清除，摘要会保留重要的事实。";
+    const T: &str =
+        "上下文窗口管理是这个代理的核心功能，旧的工具输出会被清除，摘要会保留重要的事实。";
     T.chars().cycle().take(chars).collect()
 }
 
@@ -270,7 +271,7 @@ fn cache_hit_rate(_c: &mut Criterion) {
     for t in 0..turns {
         if t > 0 && t % COMPACT_EVERY == 0 {
             // the compaction: the view becomes compaction message + summary
-            let gone: Vec<_> = view_msgs.drain(..).collect();
+            let gone: Vec<_> = std::mem::take(&mut view_msgs);
             est.forget(gone.iter().flat_map(|m| m.parts.iter()));
             let mut cm = Message::new(SESSION, Role::User);
             cm.push(PartKind::Compaction(CompactionPart {

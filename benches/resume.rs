@@ -41,7 +41,8 @@ fn build_store(dir: &Path) -> String {
     for m in &messages {
         store.save_message(m).expect("save");
     }
-    session.compaction_point = view::compaction_point(&messages).map(|p| messages[p.compaction].id.clone());
+    session.compaction_point =
+        view::compaction_point(&messages).map(|p| messages[p.compaction].id.clone());
     session.tokens = 60_000;
     store.update_session(&session).expect("update");
     session.id

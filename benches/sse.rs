@@ -19,8 +19,18 @@ use pith::provider::anthropic::{self, EventParser};
 use pith::provider::openai::{self, ChunkParser};
 
 const TOKENS: [&str; 12] = [
-    " the", " parser", " returns", " an", " error", " when", " `src/lib.rs`", " is", "\n\n",
-    " missing", " so", " we",
+    " the",
+    " parser",
+    " returns",
+    " an",
+    " error",
+    " when",
+    " `src/lib.rs`",
+    " is",
+    "\n\n",
+    " missing",
+    " so",
+    " we",
 ];
 const DELTAS: usize = 2_000;
 const ARG_PIECES: usize = 200;
@@ -69,19 +79,27 @@ fn openai_events() -> Vec<(String, String)> {
         .to_string(),
     );
     out.push("[DONE]".into());
-    out.into_iter().map(|d| ("message".to_string(), d)).collect()
+    out.into_iter()
+        .map(|d| ("message".to_string(), d))
+        .collect()
 }
 
 /// (event name, data) pairs of an Anthropic stream.
 fn anthropic_events() -> Vec<(String, String)> {
     let mut out = vec![
-        ("message_start".to_string(), json!({"type": "message_start", "message": {
+        (
+            "message_start".to_string(),
+            json!({"type": "message_start", "message": {
             "id": "msg_1", "type": "message", "role": "assistant", "content": [],
             "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null,
             "usage": {"input_tokens": 12000, "output_tokens": 1,
-                      "cache_read_input_tokens": 8000, "cache_creation_input_tokens": 0}}})),
-        ("content_block_start".to_string(), json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}})),
+                      "cache_read_input_tokens": 8000, "cache_creation_input_tokens": 0}}}),
+        ),
+        (
+            "content_block_start".to_string(),
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
     ];
     for i in 0..DELTAS {
         out.push((
@@ -188,7 +206,9 @@ fn sse(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(async {
                 let s = futures_util::stream::iter(oa_chunks.clone().into_iter().map(Ok));
-                openai::parse_sse(s).fold(0usize, |n, _| async move { n + 1 }).await
+                openai::parse_sse(s)
+                    .fold(0usize, |n, _| async move { n + 1 })
+                    .await
             })
         })
     });

@@ -107,7 +107,12 @@ fn render(c: &mut Criterion) {
     // Cold: every cell is wrapped and rendered (markdown, highlighting) for the first time.
     group.bench_function("first_draw", |b| {
         b.iter_batched(
-            || (app(msgs.clone()), Terminal::new(TestBackend::new(W, H)).unwrap()),
+            || {
+                (
+                    app(msgs.clone()),
+                    Terminal::new(TestBackend::new(W, H)).unwrap(),
+                )
+            },
             |(mut a, mut term)| {
                 term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
                 black_box(a.total_lines)
@@ -157,8 +162,20 @@ fn thread_cpu() -> Duration {
 }
 
 const STREAM_WORDS: [&str; 14] = [
-    " the", " parser", " returns", " an", " error", " when", " `src/lib.rs`", " is",
-    " missing", ",", " so", " **we**", " check", ".\n\n",
+    " the",
+    " parser",
+    " returns",
+    " an",
+    " error",
+    " when",
+    " `src/lib.rs`",
+    " is",
+    " missing",
+    ",",
+    " so",
+    " **we**",
+    " check",
+    ".\n\n",
 ];
 
 struct StreamReport {

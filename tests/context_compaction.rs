@@ -683,3 +683,37 @@ async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
         2 * first
     );
 }
+
+/// A resumed session starts from the provider's last report (the count of record), not from a
+/// fresh estimate: a report just under the limit plus a new message compacts before sending.
+#[tokio::test]
+async fn resumed_session_uses_the_last_reported_usage_before_sending() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted.", Some((15_000, 200))));
+    let first = env.run(&["run", "Keep the ledger in /srv/ledger."]).await;
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "15,200 < 16,000 usable: no compaction yet"
+    );
+    // ~1,000 new tokens on top of the reported 15,200 pass the 16,000 usable tokens.
+    let question = format!("Also: {}", "check every entry twice ".repeat(220));
+    server.push(openai::text(SUMMARY_1, Some((6_000, 200))));
+    server.push(openai::text("Done.", Some((3_000, 5))));
+    let (out, events) = env.run_json(&["-c", &question]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let first_usage = of_type(&events, "context_usage")[0].clone();
+    assert!(
+        first_usage["used"].as_u64().unwrap() >= 15_200,
+        "{first_usage}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(
+        is_summary_request(&reqs[1].body),
+        "compacted before sending"
+    );
+    // The new question is kept word for word after the summary.
+    assert!(all_text(&reqs[2].body).contains("check every entry twice"));
+}

@@ -14,8 +14,22 @@ pub const UNPRUNED_TURNS: usize = 6;
 
 pub fn prose(n: usize, seed: usize) -> String {
     const W: [&str; 16] = [
-        "the", "parser", "returns", "an", "error", "when", "`src/lib.rs`", "config", "value",
-        "is", "missing", "so", "we", "check", "**fn**", "Option<u64>",
+        "the",
+        "parser",
+        "returns",
+        "an",
+        "error",
+        "when",
+        "`src/lib.rs`",
+        "config",
+        "value",
+        "is",
+        "missing",
+        "so",
+        "we",
+        "check",
+        "**fn**",
+        "Option<u64>",
     ];
     (0..n)
         .map(|i| W[(i * 7 + seed) % W.len()])
@@ -72,7 +86,10 @@ pub fn step_msg(session: &str, parent: &str, seed: usize, compacted: bool) -> Me
         (
             "bash",
             json!({"command": "cargo test --quiet", "description": "run the tests"}),
-            format!("running 12 tests\n{}test result: ok. 12 passed\n", "test x ... ok\n".repeat(12)),
+            format!(
+                "running 12 tests\n{}test result: ok. 12 passed\n",
+                "test x ... ok\n".repeat(12)
+            ),
         )
     };
     m.push(PartKind::Tool {
@@ -117,7 +134,11 @@ pub fn session(session: &str, parts: usize) -> Vec<Message> {
             s.summary = true;
             s.finish = Some("stop".into());
             s.push(PartKind::Text {
-                text: format!("## Goal\n{}\n\n## Progress\n{}", prose(100, t), prose(300, t)),
+                text: format!(
+                    "## Goal\n{}\n\n## Progress\n{}",
+                    prose(100, t),
+                    prose(300, t)
+                ),
                 synthetic: false,
             });
             out.push(c);

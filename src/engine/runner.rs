@@ -98,7 +98,9 @@ impl Runner {
     ) -> anyhow::Result<Self> {
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         if let Some(w) = warning {
-            let _ = events.send(Event::Info { message: w });
+            let _ = events.send(Event::Info {
+                message: format!("warning: {w}"),
+            });
         }
         let registry = Registry::builtin();
         let tool_specs = registry.specs();
@@ -158,7 +160,35 @@ impl Runner {
             .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
         self.view = crate::context::view::model_order(loaded);
         self.reset_estimate();
+        self.resume_from_last_report();
         Ok(())
+    }
+
+    /// On a resumed session the provider's last report is still the count of record: the
+    /// figure is that report plus an estimate of what was added after it. A report from before
+    /// the latest compaction no longer describes the context, so it is not used.
+    fn resume_from_last_report(&mut self) {
+        let after = match crate::context::view::compaction_point(&self.view) {
+            Some(p) => self.view[p.summary].id.clone(),
+            None => String::new(),
+        };
+        let Some(i) = self.view.iter().rposition(|m| {
+            m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
+        }) else {
+            return;
+        };
+        let usage = self.view[i].usage;
+        let mut added = 0;
+        for m in &self.view[i + 1..] {
+            added += self.estimator.message(m);
+        }
+        // The estimate of the request that report answered (everything before the reply).
+        let mut estimated = self.overhead();
+        for m in &self.view[..i] {
+            estimated += self.estimator.message(m);
+        }
+        self.tracker.on_report(&usage, estimated);
+        self.tracker.on_added(added);
     }
 
     /// Recomputes the context figure as an estimate of the next request.
