@@ -258,7 +258,7 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut last_draw = Instant::now() - FRAME;
         let mut open = true;
-        let mut apply = |app: &mut App, ev: Event, applied: &mut usize| {
+        let apply = |app: &mut App, ev: Event, applied: &mut usize| {
             if matches!(ev, Event::TextDelta { .. }) {
                 *applied += 1;
             }
