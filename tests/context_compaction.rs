@@ -717,3 +717,28 @@ async fn resumed_session_uses_the_last_reported_usage_before_sending() {
     // The new question is kept word for word after the summary.
     assert!(all_text(&reqs[2].body).contains("check every entry twice"));
 }
+
+/// Counts start cheap (no BPE for a short session) and are exact tiktoken counts once the context
+/// is large: a big CJK message is counted by the BPE, not one token per character.
+#[tokio::test]
+async fn large_contexts_are_counted_with_the_real_tokenizer() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 400_000, 16_000, "");
+    let cjk = "上下文管理决定了代理能走多远。".repeat(2_000); // 30,000 characters
+    let exact = pith::context::tokens::Estimator::for_model("test-model").text(&cjk);
+    let chars = cjk.chars().count() as u64;
+    assert!(
+        exact < chars * 3 / 4,
+        "o200k counts this text well below one token per char"
+    );
+    server.push(openai::text("ok", None));
+    let (out, events) = env.run_json(&[&cjk]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let last = of_type(&events, "context_usage").last().unwrap().clone();
+    let used = last["used"].as_u64().unwrap();
+    // The figure is the exact count of the message plus system prompt and tools (a few thousand).
+    assert!(
+        used > exact && used < exact + 6_000,
+        "used {used}, message {exact}, chars {chars}"
+    );
+}

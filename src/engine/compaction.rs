@@ -36,6 +36,11 @@ impl Runner {
             ));
         }
         self.compactions_this_turn += 1;
+        // Tail, chunks and the breaker's figures are decided on exact counts.
+        if !self.estimator.is_exact() {
+            self.estimator.want_exact();
+            self.reset_estimate();
+        }
         // After a provider overflow error the context is at least the usable window, whatever
         // the estimate says.
         let before = if overflow {

@@ -65,6 +65,9 @@ impl ModelSetup {
     }
 }
 
+/// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
+const EXACT_FROM: u64 = 16_000;
+
 pub struct Runner {
     pub(super) opts: EngineOptions,
     pub(super) store: Arc<Store>,
@@ -106,7 +109,7 @@ impl Runner {
         let tool_specs = registry.specs();
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
-        let estimator = Estimator::for_model(&model.model_id);
+        let estimator = Estimator::lazy(&model.model_id);
         let max_retries = opts
             .config
             .provider
@@ -215,8 +218,39 @@ impl Runner {
             .usage(&self.model.limits, &self.opts.config.compaction)
     }
 
-    pub(super) fn emit_context(&self) {
+    pub(super) fn emit_context(&mut self) {
+        self.tune_estimator();
         self.emit(Event::ContextUsage(self.context_usage()));
+    }
+
+    /// The context size from which counts are exact: far below every threshold a decision
+    /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
+    fn exact_from(&self) -> u64 {
+        let mut from = EXACT_FROM.min(self.opts.config.compaction.prune_protect / 2);
+        let usable = self.usable();
+        if usable > 0 {
+            from = from.min(usable / 4);
+        }
+        from
+    }
+
+    /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
+    /// exactly from `exact_from` on (the estimate is then recounted).
+    fn tune_estimator(&mut self) {
+        if self.estimator.is_exact() {
+            return;
+        }
+        let used = self.tracker.used();
+        let from = self.exact_from();
+        if used >= from / 2 {
+            self.estimator.prefetch();
+        }
+        if used >= from {
+            self.estimator.want_exact();
+            if self.tracker.is_estimate() {
+                self.reset_estimate();
+            }
+        }
     }
 
     /// Persists a message header and every part.
@@ -311,7 +345,7 @@ impl Runner {
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
                 Ok((setup, warning)) => {
                     self.model = setup;
-                    self.estimator = Estimator::for_model(&self.model.model_id);
+                    self.estimator = Estimator::lazy(&self.model.model_id);
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
@@ -369,11 +403,11 @@ impl Runner {
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
         // The correction ratio is per session: the new one learns its own from its reports.
-        self.estimator = Estimator::for_model(&self.model.model_id);
+        self.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.session.model) {
                 Ok((setup, _)) => {
-                    self.estimator = Estimator::for_model(&setup.model_id);
+                    self.estimator = Estimator::lazy(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
