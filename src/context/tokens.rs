@@ -343,7 +343,7 @@ impl Estimator {
         let fp = fingerprint(&part.kind);
         if let Some(e) = self.cache.get(&part.id)
             && e.fingerprint == fp
-            && e.exact == !self.lazy
+            && e.exact != self.lazy
         {
             self.hits += 1;
             return *e;
