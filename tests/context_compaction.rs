@@ -734,7 +734,7 @@ async fn large_contexts_are_counted_with_the_real_tokenizer() {
     server.push(openai::text("ok", None));
     let (out, events) = env.run_json(&[&cjk]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let last = of_type(&events, "context_usage").last().unwrap().clone();
+    let last = (*of_type(&events, "context_usage").last().unwrap()).clone();
     let used = last["used"].as_u64().unwrap();
     // The figure is the exact count of the message plus system prompt and tools (a few thousand).
     assert!(
