@@ -49,10 +49,11 @@ pub fn code(lines: usize) -> String {
 
 fn markdown(seed: usize) -> String {
     format!(
-        "{}\n\n- {}\n- {}\n\n```rust\nfn f_{seed}() -> u64 {{\n    {seed}\n}}\n```",
+        "{}\n\n- {}\n- {}\n\n```rust\nfn f_{seed}() -> u64 {{\n    {seed}\n}}\n```\n\n{}",
         prose(30, seed),
         prose(8, seed + 1),
-        prose(8, seed + 2)
+        prose(8, seed + 2),
+        prose(12, seed + 3)
     )
 }
 

@@ -232,9 +232,12 @@ impl Transcript {
             role: Some(m.role),
             summary: m.summary,
         };
-        let changed = self.meta.get(&m.id) != Some(&meta);
-        self.meta.insert(m.id.clone(), meta);
-        if changed {
+        // A message not seen before has no cells yet (a part cell is only created after its
+        // message's meta entry): nothing to touch, and its parts go at the end. Skipping the
+        // scans keeps loading a long history linear (resume).
+        let previous = self.meta.insert(m.id.clone(), meta.clone());
+        let is_new = previous.is_none();
+        if !is_new && previous != Some(meta) {
             for c in self.cells.iter_mut() {
                 if c.message_id.as_deref() == Some(m.id.as_str()) {
                     c.touch();
@@ -242,7 +245,15 @@ impl Transcript {
             }
         }
         for p in &m.parts {
-            self.upsert_part(p.clone());
+            if is_new && !self.index.contains_key(&p.id) {
+                let pos = self.cells.len();
+                self.insert_at(
+                    pos,
+                    Cell::new(p.id.clone(), Some(m.id.clone()), CellBody::Part(p.clone())),
+                );
+            } else {
+                self.upsert_part(p.clone());
+            }
         }
         let err_key = format!("err:{}", m.id);
         match (&m.error, self.index.get(&err_key).copied()) {
@@ -563,5 +574,65 @@ impl Transcript {
         (0..self.cells.len())
             .rev()
             .find(|&i| self.cells[i].foldable(&self.meta_of(&self.cells[i])))
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+    use crate::message::Role;
+
+    fn msg(role: Role, texts: &[&str]) -> Message {
+        let mut m = Message::new("S", role);
+        for t in texts {
+            m.push(PartKind::Text {
+                text: (*t).to_string(),
+                synthetic: false,
+            });
+        }
+        m
+    }
+
+    /// Loading a history (the fast path for messages not seen before) builds the same cells in
+    /// the same order as feeding each part before its header, the path live events can take.
+    #[test]
+    fn loading_a_history_matches_part_by_part_upserts() {
+        let mut history = Vec::new();
+        for i in 0..50 {
+            history.push(msg(Role::User, &[&format!("q{i}")]));
+            let mut a = msg(Role::Assistant, &[&format!("a{i}"), &format!("b{i}")]);
+            if i % 7 == 0 {
+                a.error = Some("boom".into());
+            }
+            history.push(a);
+        }
+        let loaded = Transcript::new(&history);
+        let mut fed = Transcript::default();
+        for m in &history {
+            for p in &m.parts {
+                fed.upsert_part(p.clone());
+            }
+            fed.upsert_message(m);
+        }
+        let keys = |t: &Transcript| t.cells.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
+        assert_eq!(keys(&loaded), keys(&fed));
+        assert_eq!(loaded.cells.len(), 50 * 3 + 8);
+        // every cell is findable by key
+        for (i, c) in loaded.cells.iter().enumerate() {
+            assert_eq!(loaded.index.get(&c.key), Some(&i));
+        }
+    }
+
+    /// A header that changes (e.g. the summary flag) still re-renders the message's cells.
+    #[test]
+    fn a_changed_header_touches_its_cells() {
+        let mut m = msg(Role::Assistant, &["text"]);
+        let mut t = Transcript::new(std::slice::from_ref(&m));
+        let rev = t.cells[0].rev;
+        t.upsert_message(&m);
+        assert_eq!(t.cells[0].rev, rev, "an unchanged header touches nothing");
+        m.summary = true;
+        t.upsert_message(&m);
+        assert!(t.cells[0].rev > rev);
     }
 }
