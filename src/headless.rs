@@ -24,6 +24,13 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     for w in &setup.loaded.warnings {
         eprintln!("warning: {w}");
     }
+    if args.format == Format::Json {
+        let stored = setup.store.message_count(&session.id).unwrap_or(0);
+        println!(
+            "{}",
+            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored})
+        );
+    }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
     let op = match prompt.trim().strip_prefix("/compact") {
@@ -41,7 +48,12 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            _ = tokio::signal::ctrl_c() => {
+                if interrupted {
+                    // A second Ctrl-C: stop waiting for a clean finish.
+                    eprintln!("interrupted");
+                    return Ok(130);
+                }
                 interrupted = true;
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;
@@ -116,7 +128,19 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             max,
             delay_ms,
             message,
-        } => eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}"),
+        } => {
+            // Text already printed for the failed attempt is discarded: the retry starts the
+            // answer over, on a line of its own.
+            let discarded = if *at_line_start {
+                ""
+            } else {
+                let _ = writeln!(out);
+                let _ = out.flush();
+                *at_line_start = true;
+                " (the partial answer above is discarded)"
+            };
+            eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}{discarded}");
+        }
         Event::CompactionFinished { before, after, .. } => {
             eprintln!("compacted the context: {before} → {after} tokens")
         }

@@ -8,7 +8,7 @@ use crate::config::catalog;
 use crate::engine::{self, EngineOptions};
 use crate::event::{ContextUsage, Event, Op};
 use crate::first_run;
-use crate::message::{Session, now_ms};
+use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::setup::Setup;
 use crate::tui::{self, TuiInit};
 
@@ -65,7 +65,12 @@ pub async fn run(
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
-    result.map(|()| 0)
+    let last = result?;
+    // the terminal is back: say how to come back to this conversation
+    if setup.store.message_count(&last).is_ok_and(|n| n > 0) {
+        println!("Resume this session: pith --session {last}");
+    }
+    Ok(0)
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point
@@ -97,8 +102,18 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
     // Answers whatever the user tries with the reason nothing can run.
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
-            if matches!(op, Op::Shutdown) {
-                break;
+            match op {
+                Op::Shutdown => break,
+                // the prompt stays in the transcript, followed by the reason it went nowhere
+                Op::UserTurn { text } => {
+                    let mut m = Message::new("", Role::User);
+                    m.push(PartKind::Text {
+                        text,
+                        synthetic: false,
+                    });
+                    let _ = ev_tx.send(Event::Message { message: m });
+                }
+                _ => {}
             }
             let _ = ev_tx.send(Event::Error {
                 message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),

@@ -15,7 +15,24 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Printing commands (`config`, `sessions`) end quietly when their reader goes away
+/// (`pith sessions export ID | head`) instead of panicking on a broken pipe, as other command-line
+/// tools do. `pith run` keeps ignoring SIGPIPE: a closed stdout must not kill a running turn.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn real_main(cli: Cli) -> anyhow::Result<i32> {
+    if matches!(
+        cli.command,
+        Some(Command::Config | Command::Sessions { .. })
+    ) {
+        default_sigpipe();
+    }
     match cli.command {
         Some(Command::Config) => {
             let (_, loaded) = setup::load_config(cli.config)?;

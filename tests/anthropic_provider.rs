@@ -644,7 +644,7 @@ async fn http_error_messages_are_one_line_and_never_hold_the_key() {
     assert_eq!(err.kind, ErrorKind::Auth);
     assert!(!err.message.contains(KEY), "{}", err.message);
     assert!(!err.message.contains('\n'), "{}", err.message);
-    assert!(err.message.contains("[redacted]"), "{}", err.message);
+    assert!(err.message.contains("[REDACTED]"), "{}", err.message);
 }
 
 #[test]

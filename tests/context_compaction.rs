@@ -539,3 +539,206 @@ async fn autocompact_off_by_environment_never_compacts() {
     assert_eq!(server.requests().len(), 1);
     let _ = json!(null);
 }
+
+/// Issue 4 §9 through the binary: across three compactions, every fact the user gave is either in
+/// the input of each summary request (as history or in the previous summary) or in the verbatim
+/// tail that follows it; no summary request loses the previous summary.
+#[tokio::test]
+async fn facts_survive_three_compactions() {
+    let (server, env) = small_window("").await;
+    let facts: Vec<String> = (1..=7)
+        .map(|i| format!("FACT-{i}-codename-{}", i * 1111))
+        .collect();
+    let summary = |upto: usize| {
+        format!(
+            "## Goal\nTrack the codenames.\n## Critical Context\n{}",
+            facts[..upto].join("\n")
+        )
+    };
+    let mut summaries = Vec::new();
+    let mut compaction_reqs = Vec::new();
+    for turn in 1..=7usize {
+        // Every second turn ends near the window, which triggers a compaction at step finish.
+        let high = turn % 2 == 0 && turn < 7;
+        let usage = if high { (15_000, 1_500) } else { (3_000, 20) };
+        server.push(openai::text("Noted.", Some(usage)));
+        if high {
+            let s = summary(turn);
+            server.push(openai::text(&s, Some((6_000, 200))));
+            summaries.push(s);
+        }
+        let prompt = format!("Remember {}.", facts[turn - 1]);
+        let args: Vec<&str> = if turn == 1 {
+            vec!["run", &prompt]
+        } else {
+            vec!["run", "-c", &prompt]
+        };
+        let out = env.run(&args).await;
+        assert!(out.status.success(), "turn {turn}: {}", stderr(&out));
+        if high {
+            compaction_reqs.push(server.requests().len() - 1);
+        }
+    }
+    let reqs = server.requests();
+    assert_eq!(compaction_reqs.len(), 3);
+    for (k, &i) in compaction_reqs.iter().enumerate() {
+        let input = all_text(&reqs[i].body);
+        assert!(is_summary_request(&reqs[i].body));
+        if k > 0 {
+            assert!(
+                input.contains(&format!("<previous-summary>\n{}", summaries[k - 1])),
+                "summary request {k} lost the previous summary"
+            );
+        }
+        // The request after the compaction holds the verbatim tail.
+        let next = all_text(&reqs[i + 1].body);
+        let given = 2 * (k + 1);
+        for fact in &facts[..given] {
+            assert!(
+                input.contains(fact.as_str()) || next.contains(fact.as_str()),
+                "{fact} is neither in summary request {k} nor in the tail after it"
+            );
+        }
+    }
+    // Only the latest summary is in context at the end.
+    let last = all_text(&reqs.last().unwrap().body);
+    assert_eq!(last.matches("What did we do so far?").count(), 1);
+    assert!(last.contains(&summaries[2]));
+}
+
+#[tokio::test]
+async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    // A 30,000-character tool output: under the truncation limit, so stored whole.
+    server.push(openai::tool_calls(
+        &[(
+            "call_big",
+            "bash",
+            r#"{"command":"for i in $(seq 1 3000); do echo line-$i-xyzzy; done"}"#,
+        )],
+        Some((3_000, 40)),
+    ));
+    server.push(openai::text("Listed.", Some((12_000, 10))));
+    let out = env.run(&["run", "--yes", "list lines"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.push(openai::text(SUMMARY_1, Some((4_000, 100))));
+    let (out, events) = env.run_json(&["-c", "/compact"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["model_calls"], 1);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let summary = &reqs[2].body;
+    assert!(is_summary_request(summary), "{summary}");
+    let result = messages(summary)
+        .iter()
+        .map(content)
+        .find(|t| t.starts_with("[tool result]"))
+        .expect("the tool result is in the summary request");
+    assert!(result.contains("line-1-xyzzy"), "the head is kept");
+    assert!(result.contains("line-3000-xyzzy"), "the end is kept");
+    assert!(result.contains("characters cut for the summary"));
+    assert!(
+        result.chars().count() < 2_200,
+        "tool output not cut: {} chars",
+        result.chars().count()
+    );
+}
+
+/// The learned correction ratio applies to the whole estimate, system prompt and tool
+/// definitions included: after a compaction the figure for a model that counts twice what the
+/// estimator does is about twice the estimate, not the bare estimate of the fixed part.
+#[tokio::test]
+async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
+    // The estimate of a fresh session's first request (system prompt, tools, the prompt).
+    let (server, env) = small_window("").await;
+    server.push(openai::text("ok", Some((1_000, 5))));
+    let (_, events) = env.run_json(&["hi"]).await;
+    let first = of_type(&events, "context_usage")
+        .into_iter()
+        .find(|u| u["used"].as_u64().unwrap() > 0)
+        .unwrap()["used"]
+        .as_u64()
+        .unwrap();
+
+    // The same first request in a new session; the provider counts twice as much.
+    let (server, env) = small_window("").await;
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", r#"{"command":"echo one"}"#)],
+        Some((2 * first, 10)),
+    ));
+    // The second step fills the window: compaction at step finish.
+    server.push(openai::text("done", Some((16_500, 10))));
+    server.push(openai::text(SUMMARY_1, Some((3_000, 50))));
+    let (out, events) = env.run_json(&["--yes", "hi"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    let after = finished[0]["after"].as_u64().unwrap();
+    assert!(
+        after * 10 >= first * 16,
+        "after compaction ~{after} tokens, but the fixed part alone is ~{} at the learned ratio",
+        2 * first
+    );
+}
+
+/// A resumed session starts from the provider's last report (the count of record), not from a
+/// fresh estimate: a report just under the limit plus a new message compacts before sending.
+#[tokio::test]
+async fn resumed_session_uses_the_last_reported_usage_before_sending() {
+    let (server, env) = small_window("").await;
+    server.push(openai::text("Noted.", Some((15_000, 200))));
+    let first = env.run(&["run", "Keep the ledger in /srv/ledger."]).await;
+    assert!(first.status.success(), "stderr: {}", stderr(&first));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "15,200 < 16,000 usable: no compaction yet"
+    );
+    // ~1,000 new tokens on top of the reported 15,200 pass the 16,000 usable tokens.
+    let question = format!("Also: {}", "check every entry twice ".repeat(220));
+    server.push(openai::text(SUMMARY_1, Some((6_000, 200))));
+    server.push(openai::text("Done.", Some((3_000, 5))));
+    let (out, events) = env.run_json(&["-c", &question]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let first_usage = of_type(&events, "context_usage")[0].clone();
+    assert!(
+        first_usage["used"].as_u64().unwrap() >= 15_200,
+        "{first_usage}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(
+        is_summary_request(&reqs[1].body),
+        "compacted before sending"
+    );
+    // The new question is kept word for word after the summary.
+    assert!(all_text(&reqs[2].body).contains("check every entry twice"));
+}
+
+/// Counts start cheap (no BPE for a short session) and are exact tiktoken counts once the context
+/// is large: a big CJK message is counted by the BPE, not one token per character.
+#[tokio::test]
+async fn large_contexts_are_counted_with_the_real_tokenizer() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 400_000, 16_000, "");
+    let cjk = "上下文管理决定了代理能走多远。".repeat(2_000); // 30,000 characters
+    let exact = pith::context::tokens::Estimator::for_model("test-model").text(&cjk);
+    let chars = cjk.chars().count() as u64;
+    assert!(
+        exact < chars * 3 / 4,
+        "o200k counts this text well below one token per char"
+    );
+    server.push(openai::text("ok", None));
+    let (out, events) = env.run_json(&[&cjk]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let last = (*of_type(&events, "context_usage").last().unwrap()).clone();
+    let used = last["used"].as_u64().unwrap();
+    // The figure is the exact count of the message plus system prompt and tools (a few thousand).
+    assert!(
+        used > exact && used < exact + 6_000,
+        "used {used}, message {exact}, chars {chars}"
+    );
+}

@@ -150,3 +150,29 @@ async fn kill_9_mid_stream_loses_at_most_the_last_fraction_of_a_second() {
         .clone();
     assert_eq!(msgs.last().unwrap()["content"], "go on");
 }
+
+#[tokio::test]
+async fn text_streamed_before_a_stall_is_stored_without_waiting_for_the_next_chunk() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    // A burst of text, then the stream stalls (held open, no further chunk).
+    let frames = ["stalled ", "answer ", "here"]
+        .iter()
+        .map(|t| openai::frame(&openai::delta_chunk(json!({"content": t}), None)))
+        .collect();
+    server.push(MockResponse::sse(frames).hold_open());
+    let child = env.command(&["run", "think slowly"]).spawn().unwrap();
+    wait_for_requests(&server, 1).await;
+    // Poll the store while pith waits on the stalled stream: the burst must get there.
+    let mut stored = Vec::new();
+    for _ in 0..100 {
+        stored = assistant_texts(&env.export_latest().await);
+        if stored.first().is_some_and(|t| t == "stalled answer here") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait_with_output().await;
+    assert_eq!(stored, vec!["stalled answer here".to_string()]);
+}

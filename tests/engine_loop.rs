@@ -327,3 +327,33 @@ async fn max_steps_withholds_tools_on_the_last_step() {
             .contains("maximum number of steps")
     );
 }
+
+#[tokio::test]
+async fn yes_does_not_let_a_doom_loop_run_a_third_time() {
+    let (server, env) = setup().await;
+    for i in 0..3 {
+        let id = format!("c{i}");
+        server.push(openai::tool_calls(
+            &[(
+                id.as_str(),
+                "bash",
+                r#"{"command":"echo again >> loop.txt"}"#,
+            )],
+            Some((1000, 10)),
+        ));
+    }
+    server.push(openai::text("I will stop repeating.", Some((1100, 10))));
+    let out = env.run(&["run", "--yes", "loop"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let runs = std::fs::read_to_string(env.path().join("loop.txt")).unwrap();
+    assert_eq!(runs.lines().count(), 2, "the third identical call ran");
+    let results = tool_results(&server.requests()[3].body);
+    assert!(
+        results[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Repeating the same call"),
+        "{}",
+        results[2]
+    );
+}

@@ -1,6 +1,6 @@
 //! End to end: the real `pith` binary in tmux at 80×24 against an in-process OpenAI-compatible
 //! mock. Types a prompt, waits for the answer, runs `/compact`, and reads the status bar with
-//! `capture-pane`.
+//! `capture-pane`; quits, checks the terminal modes, and resumes with `pith -c`.
 //!
 //! Needs `tmux` (`.ci/run` installs it); without it the test prints why and passes as skipped.
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
@@ -125,10 +125,6 @@ impl Session {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-
-    fn alive(&self) -> bool {
-        tmux(&["has-session", "-t", &self.0]).status.success()
-    }
 }
 
 fn status_line(screen: &str) -> String {
@@ -168,33 +164,37 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     let work = tempfile::tempdir().expect("tempdir");
     let config = write_config(work.path(), &base_url);
     let bin = env!("CARGO_BIN_EXE_pith");
-    let name = format!("pith-e2e-{}", std::process::id());
-    let cmd = format!(
-        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'",
-        data.path().display(),
-        config.display(),
-        work.path().display(),
-        bin
-    );
-    let out = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "-c",
-        &work.path().display().to_string(),
-        &cmd,
-    ]);
-    assert!(
-        out.status.success(),
-        "tmux new-session: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let session = Session(name);
+    // after pith exits the pane stays open a while, so the test can read what it left behind
+    let start = |name: &str, args: &str| {
+        let cmd = format!(
+            "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}' {args}; \
+             echo \"EXIT=$?\"; stty -a; sleep 60",
+            data.path().display(),
+            config.display(),
+            work.path().display(),
+            bin
+        );
+        let out = tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            &work.path().display().to_string(),
+            &cmd,
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Session(name.to_string())
+    };
+    let session = start(&format!("pith-e2e-{}", std::process::id()), "");
 
     // the TUI is up: the status bar shows the model and the context figure
     let screen = session.wait_for("the status bar", 20, |s| {
@@ -242,20 +242,47 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         "status bar after /compact: {status}"
     );
 
-    // Ctrl+C twice quits and the terminal is given back
+    // Ctrl+C twice quits and the terminal is given back, with a word on how to resume
+    quit(&session);
+    let screen = session.wait_for("pith to exit", 10, |s| s.contains("EXIT="));
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(
+        screen.contains("Resume this session: pith --session "),
+        "{screen}"
+    );
+    assert!(!screen.contains("│"), "left the alternate screen: {screen}");
+    let stty: Vec<&str> = screen
+        .split("EXIT=0")
+        .nth(1)
+        .unwrap_or_default()
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .collect();
+    for mode in ["icanon", "echo", "isig", "opost"] {
+        assert!(
+            stty.contains(&mode),
+            "terminal mode {mode} restored: {screen}"
+        );
+    }
+
+    // `pith -c` opens the same conversation: the prompt, the answer, the divider (started
+    // before the first pane goes, so the tmux server never runs out of sessions mid-test)
+    let resumed = start(&format!("pith-e2e-c-{}", std::process::id()), "-c");
+    drop(session);
+    let screen = resumed.wait_for("the resumed transcript", 20, |s| {
+        s.contains("› say hello") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains(ANSWER), "{screen}");
+    assert!(screen.contains("context compacted"), "{screen}");
+    // Up recalls the last prompt of the resumed session
+    resumed.keys(&["Up"]);
+    resumed.wait_for("the recalled prompt", 5, |s| s.contains("│ say hello"));
+    resumed.keys(&["C-c"]);
+    quit(&resumed);
+    resumed.wait_for("pith to exit", 10, |s| s.contains("EXIT=0"));
+}
+
+fn quit(session: &Session) {
     session.keys(&["C-c"]);
     session.wait_for("the quit prompt", 5, |s| s.contains("ctrl+c again to quit"));
     session.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while session.alive() && Instant::now() < deadline {
-        let s = session.screen();
-        if !s.contains("mock-model") {
-            break; // back at the shell prompt (the pane closes with the program)
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(
-        !session.alive() || !session.screen().contains("│"),
-        "pith exited and left the alternate screen"
-    );
 }

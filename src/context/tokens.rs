@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
@@ -70,16 +71,57 @@ impl Encoding {
         Encoding::O200k
     }
 
-    fn bpe(self) -> Option<&'static CoreBPE> {
-        static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-        static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    fn cell(self) -> &'static OnceLock<Option<CoreBPE>> {
         match self {
-            Encoding::O200k => O200K
-                .get_or_init(|| tiktoken_rs::o200k_base().ok())
-                .as_ref(),
-            Encoding::Cl100k => CL100K
-                .get_or_init(|| tiktoken_rs::cl100k_base().ok())
-                .as_ref(),
+            Encoding::O200k => &O200K,
+            Encoding::Cl100k => &CL100K,
+        }
+    }
+
+    fn bpe(self) -> Option<&'static CoreBPE> {
+        self.cell()
+            .get_or_init(|| match self {
+                Encoding::O200k => tiktoken_rs::o200k_base().ok(),
+                Encoding::Cl100k => tiktoken_rs::cl100k_base().ok(),
+            })
+            .as_ref()
+    }
+
+    /// Loads the BPE on a background thread (once per process), so that switching an estimator
+    /// to exact counts later does not stall the session.
+    pub fn prefetch(self) {
+        static STARTED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+        let i = match self {
+            Encoding::O200k => 0,
+            Encoding::Cl100k => 1,
+        };
+        if !STARTED[i].swap(true, Ordering::SeqCst) && self.cell().get().is_none() {
+            std::thread::spawn(move || {
+                self.bpe();
+            });
+        }
+    }
+}
+
+static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+
+/// How text is counted: with the BPE (exact), or with the script-aware heuristic while an
+/// estimator is still lazy (see [`Estimator::lazy`]).
+#[derive(Debug, Clone, Copy)]
+struct Counter {
+    encoding: Encoding,
+    exact: bool,
+}
+
+impl Counter {
+    fn count(self, s: &str) -> u64 {
+        if s.is_empty() {
+            0
+        } else if self.exact {
+            raw_count(self.encoding, s)
+        } else {
+            heuristic_count(s)
         }
     }
 }
@@ -147,6 +189,8 @@ fn segments(s: &str, max: usize) -> impl Iterator<Item = &str> {
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     fingerprint: u64,
+    /// Counted with the BPE (not the heuristic of a lazy estimator).
+    exact: bool,
     /// Raw tokens of the part as sent.
     total: u64,
     /// Raw tokens of a completed, unpruned tool output (0 otherwise).
@@ -157,6 +201,8 @@ struct Entry {
 #[derive(Debug, Clone)]
 pub struct Estimator {
     encoding: Encoding,
+    /// Counting with the heuristic until [`Estimator::want_exact`] (see [`Estimator::lazy`]).
+    lazy: bool,
     ratio: f64,
     samples: u32,
     cache: HashMap<String, Entry>,
@@ -174,12 +220,52 @@ impl Estimator {
     pub fn with_encoding(encoding: Encoding) -> Self {
         Estimator {
             encoding,
+            lazy: false,
             ratio: 1.0,
             samples: 0,
             cache: HashMap::new(),
             fixed: HashMap::new(),
             hits: 0,
             misses: 0,
+        }
+    }
+
+    /// An estimator that counts with a script-aware heuristic until [`Estimator::want_exact`]
+    /// is called, so a short session never pays for loading the BPE (tens of MB, ~100 ms). The
+    /// engine switches it to exact counts well before any decision (overflow, prune, tail,
+    /// chunks) could depend on the difference.
+    pub fn lazy(model: &str) -> Self {
+        Estimator {
+            lazy: true,
+            ..Self::for_model(model)
+        }
+    }
+
+    /// Counts are exact BPE counts from now on. Cached heuristic counts are recounted on their
+    /// next use, and the correction ratio (learned against heuristic counts) starts over.
+    pub fn want_exact(&mut self) {
+        if self.lazy {
+            self.lazy = false;
+            self.ratio = 1.0;
+            self.samples = 0;
+            self.fixed.clear();
+        }
+    }
+
+    /// Whether counts are exact BPE counts.
+    pub fn is_exact(&self) -> bool {
+        !self.lazy
+    }
+
+    /// Starts loading the BPE in the background (see [`Encoding::prefetch`]).
+    pub fn prefetch(&self) {
+        self.encoding.prefetch();
+    }
+
+    fn counter(&self) -> Counter {
+        Counter {
+            encoding: self.encoding,
+            exact: !self.lazy,
         }
     }
 
@@ -198,7 +284,7 @@ impl Estimator {
 
     /// Tokens of a text: raw BPE count × the correction ratio.
     pub fn text(&self, s: &str) -> u64 {
-        self.scale(raw_count(self.encoding, s))
+        self.scale(self.counter().count(s))
     }
 
     /// What `part` costs as sent (see `view::to_chat`), cached by part id and fingerprint.
@@ -257,6 +343,7 @@ impl Estimator {
         let fp = fingerprint(&part.kind);
         if let Some(e) = self.cache.get(&part.id)
             && e.fingerprint == fp
+            && e.exact != self.lazy
         {
             self.hits += 1;
             return *e;
@@ -265,6 +352,7 @@ impl Estimator {
         let (total, output) = self.count_part(&part.kind);
         let e = Entry {
             fingerprint: fp,
+            exact: !self.lazy,
             total,
             output,
         };
@@ -273,18 +361,17 @@ impl Estimator {
     }
 
     fn count_part(&self, kind: &PartKind) -> (u64, u64) {
-        let enc = self.encoding;
+        let enc = self.counter();
         match kind {
             PartKind::Text { text, .. } => {
                 if text.is_empty() {
                     (0, 0)
                 } else {
-                    (raw_count(enc, text) + PART_OVERHEAD, 0)
+                    (enc.count(text) + PART_OVERHEAD, 0)
                 }
             }
             PartKind::Reasoning { text, redacted, .. } => {
-                let n =
-                    raw_count(enc, text) + redacted.as_deref().map_or(0, |r| r.len() as u64 / 4);
+                let n = enc.count(text) + redacted.as_deref().map_or(0, |r| r.len() as u64 / 4);
                 if n == 0 {
                     (0, 0)
                 } else {
@@ -294,24 +381,24 @@ impl Estimator {
             PartKind::Tool {
                 tool, input, state, ..
             } => {
-                let call = raw_count(enc, tool) + json_tokens(enc, input) + TOOL_OVERHEAD;
+                let call = enc.count(tool) + json_tokens(enc, input) + TOOL_OVERHEAD;
                 let (result, output) = match state {
                     ToolState::Completed { output, time, .. } => {
                         if time.compacted.is_some() {
-                            (raw_count(enc, CLEARED_TOOL_RESULT), 0)
+                            (enc.count(CLEARED_TOOL_RESULT), 0)
                         } else {
-                            let n = raw_count(enc, output);
+                            let n = enc.count(output);
                             (n, n)
                         }
                     }
-                    ToolState::Error { message, .. } => (raw_count(enc, message), 0),
+                    ToolState::Error { message, .. } => (enc.count(message), 0),
                     ToolState::Pending | ToolState::Running { .. } => {
-                        (raw_count(enc, INTERRUPTED_TOOL_RESULT), 0)
+                        (enc.count(INTERRUPTED_TOOL_RESULT), 0)
                     }
                 };
                 (call + result, output)
             }
-            PartKind::Compaction(_) => (raw_count(enc, COMPACTION_QUESTION) + PART_OVERHEAD, 0),
+            PartKind::Compaction(_) => (enc.count(COMPACTION_QUESTION) + PART_OVERHEAD, 0),
             PartKind::File { path, mime } => {
                 if mime.starts_with("image/") {
                     (IMAGE_TOKENS, 0)
@@ -319,7 +406,7 @@ impl Estimator {
                     // Sent as (synthetic) text parts beside it.
                     (0, 0)
                 } else {
-                    (raw_count(enc, path) + PART_OVERHEAD, 0)
+                    (enc.count(path) + PART_OVERHEAD, 0)
                 }
             }
             PartKind::StepStart | PartKind::StepFinish { .. } | PartKind::Patch { .. } => (0, 0),
@@ -355,28 +442,26 @@ impl Estimator {
 
     /// Estimate of one wire message.
     pub fn chat_message(&self, m: &ChatMessage) -> u64 {
-        let enc = self.encoding;
+        let enc = self.counter();
         let raw = match m {
             ChatMessage::User { content } => content
                 .iter()
                 .map(|c| match c {
-                    UserContent::Text { text } => raw_count(enc, text) + PART_OVERHEAD,
+                    UserContent::Text { text } => enc.count(text) + PART_OVERHEAD,
                     UserContent::Image { .. } => IMAGE_TOKENS,
                 })
                 .sum::<u64>(),
             ChatMessage::Assistant { content } => content
                 .iter()
                 .map(|c| match c {
-                    AssistantContent::Text { text } => raw_count(enc, text) + PART_OVERHEAD,
-                    AssistantContent::Reasoning { text, .. } => {
-                        raw_count(enc, text) + PART_OVERHEAD
-                    }
+                    AssistantContent::Text { text } => enc.count(text) + PART_OVERHEAD,
+                    AssistantContent::Reasoning { text, .. } => enc.count(text) + PART_OVERHEAD,
                     AssistantContent::ToolCall { name, input, .. } => {
-                        raw_count(enc, name) + json_tokens(enc, input) + TOOL_OVERHEAD
+                        enc.count(name) + json_tokens(enc, input) + TOOL_OVERHEAD
                     }
                 })
                 .sum::<u64>(),
-            ChatMessage::ToolResult { content, .. } => raw_count(enc, content) + PART_OVERHEAD,
+            ChatMessage::ToolResult { content, .. } => enc.count(content) + PART_OVERHEAD,
         };
         self.scale(raw + MESSAGE_OVERHEAD)
     }
@@ -401,18 +486,18 @@ impl Estimator {
         if let Some(n) = self.fixed.get(&h) {
             return *n;
         }
-        let n = raw_count(self.encoding, s);
+        let n = self.counter().count(s);
         self.fixed.insert(h, n);
         n
     }
 }
 
 /// Tokens of a JSON value as serialised on the wire.
-fn json_tokens(enc: Encoding, v: &Value) -> u64 {
+fn json_tokens(enc: Counter, v: &Value) -> u64 {
     match v {
         Value::Null => 1,
-        Value::String(s) => raw_count(enc, s) + 2,
-        other => raw_count(enc, &other.to_string()),
+        Value::String(s) => enc.count(s) + 2,
+        other => enc.count(&other.to_string()),
     }
 }
 

@@ -227,3 +227,40 @@ fn request_overhead_is_cached_by_content() {
     assert_eq!(e.request_overhead(&sys, &[]), a);
     assert_eq!(e.fixed.len(), 1);
 }
+
+#[test]
+fn lazy_estimator_uses_the_heuristic_until_exact_is_wanted() {
+    let cjk = "上下文管理决定了代理能走多远。".repeat(40);
+    let part = crate::context::testutil::user("m1", &cjk).parts[0].clone();
+    let mut exact = Estimator::for_model("gpt-4o");
+    let want = exact.part(&part);
+    let mut lazy = Estimator::lazy("gpt-4o");
+    assert!(!lazy.is_exact());
+    let heuristic = lazy.part(&part);
+    assert_eq!(heuristic, heuristic_count(&cjk) + PART_OVERHEAD);
+    assert_ne!(
+        heuristic, want,
+        "the heuristic must differ for this test to mean anything"
+    );
+    // A learned ratio belongs to the heuristic counts and is dropped on the switch.
+    lazy.learn(100, 150);
+    assert!(lazy.ratio() > 1.0);
+    lazy.want_exact();
+    assert!(lazy.is_exact());
+    assert_eq!(lazy.ratio(), 1.0);
+    // The cached heuristic count is recounted, not reused.
+    assert_eq!(lazy.part(&part), want);
+    assert_eq!(lazy.text(&cjk), exact.text(&cjk));
+}
+
+#[test]
+fn lazy_overhead_is_recounted_after_the_switch() {
+    let system = vec!["You are pith. ".repeat(200)];
+    let mut lazy = Estimator::lazy("gpt-4o");
+    let mut exact = Estimator::for_model("gpt-4o");
+    let before = lazy.request_overhead(&system, &[]);
+    lazy.want_exact();
+    let after = lazy.request_overhead(&system, &[]);
+    assert_eq!(after, exact.request_overhead(&system, &[]));
+    assert_ne!(before, after);
+}

@@ -36,6 +36,11 @@ impl Runner {
             ));
         }
         self.compactions_this_turn += 1;
+        // Tail, chunks and the breaker's figures are decided on exact counts.
+        if !self.estimator.is_exact() {
+            self.estimator.want_exact();
+            self.reset_estimate();
+        }
         // After a provider overflow error the context is at least the usable window, whatever
         // the estimate says.
         let before = if overflow {
@@ -55,7 +60,9 @@ impl Runner {
         let cut = plan::cut(&self.view, budget, &mut self.estimator);
         let previous = cut.previous_summary.clone();
         let tail = cut.summarise.end;
-        let chat = plan::prepare(flatten_tools(super::runner::to_wire(
+        // Cut first (tool results and inputs to 2,000 chars, media stripped), then turn tool
+        // blocks into text: `prepare` recognises tool results only as tool blocks.
+        let chat = flatten_tools(plan::prepare(super::runner::to_wire(
             &self.view[cut.summarise.clone()],
         )));
         let tail_start = cut.tail_start.clone();

@@ -50,6 +50,9 @@ pub fn spawn(
     store: Arc<Store>,
     session: Session,
 ) -> anyhow::Result<EngineHandle> {
+    // Saved full tool outputs older than a week are removed, off the start-up path.
+    let data_dir = opts.data_dir.clone();
+    tokio::task::spawn_blocking(move || crate::tools::truncate::cleanup(&data_dir));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(shared::Shared::default());

@@ -65,6 +65,9 @@ impl ModelSetup {
     }
 }
 
+/// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
+const EXACT_FROM: u64 = 16_000;
+
 pub struct Runner {
     pub(super) opts: EngineOptions,
     pub(super) store: Arc<Store>,
@@ -83,8 +86,6 @@ pub struct Runner {
     pub(super) tool_state: Arc<SessionToolState>,
     pub(super) system: Vec<String>,
     pub(super) tool_specs: Vec<ToolSpec>,
-    /// Estimated tokens of the system prompt and tool definitions.
-    pub(super) overhead: u64,
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
@@ -100,14 +101,15 @@ impl Runner {
     ) -> anyhow::Result<Self> {
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         if let Some(w) = warning {
-            let _ = events.send(Event::Info { message: w });
+            let _ = events.send(Event::Info {
+                message: format!("warning: {w}"),
+            });
         }
         let registry = Registry::builtin();
         let tool_specs = registry.specs();
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
-        let estimator = Estimator::for_model(&model.model_id);
-        let overhead = Self::estimate_overhead(&estimator, &system, &tool_specs);
+        let estimator = Estimator::lazy(&model.model_id);
         let max_retries = opts
             .config
             .provider
@@ -122,7 +124,6 @@ impl Runner {
             registry,
             tool_specs,
             system,
-            overhead,
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -138,10 +139,12 @@ impl Runner {
         Ok(runner)
     }
 
-    fn estimate_overhead(est: &Estimator, system: &[String], tools: &[ToolSpec]) -> u64 {
-        let sys: u64 = system.iter().map(|s| est.text(s)).sum();
-        let tools = serde_json::to_string(tools).unwrap_or_default();
-        sys + est.text(&tools)
+    /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
+    /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
+    /// uncorrected after a compaction, a prune or a resume).
+    pub(super) fn overhead(&mut self) -> u64 {
+        self.estimator
+            .request_overhead(&self.system, &self.tool_specs)
     }
 
     pub(super) fn emit(&self, event: Event) {
@@ -160,7 +163,35 @@ impl Runner {
             .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
         self.view = crate::context::view::model_order(loaded);
         self.reset_estimate();
+        self.resume_from_last_report();
         Ok(())
+    }
+
+    /// On a resumed session the provider's last report is still the count of record: the
+    /// figure is that report plus an estimate of what was added after it. A report from before
+    /// the latest compaction no longer describes the context, so it is not used.
+    fn resume_from_last_report(&mut self) {
+        let after = match crate::context::view::compaction_point(&self.view) {
+            Some(p) => self.view[p.summary].id.clone(),
+            None => String::new(),
+        };
+        let Some(i) = self.view.iter().rposition(|m| {
+            m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
+        }) else {
+            return;
+        };
+        let usage = self.view[i].usage;
+        let mut added = 0;
+        for m in &self.view[i + 1..] {
+            added += self.estimator.message(m);
+        }
+        // The estimate of the request that report answered (everything before the reply).
+        let mut estimated = self.overhead();
+        for m in &self.view[..i] {
+            estimated += self.estimator.message(m);
+        }
+        self.tracker.on_report(&usage, estimated);
+        self.tracker.on_added(added);
     }
 
     /// Recomputes the context figure as an estimate of the next request.
@@ -171,7 +202,7 @@ impl Runner {
 
     /// An estimate of what the next request would occupy.
     pub(super) fn estimate_request(&mut self) -> u64 {
-        let mut total = self.overhead;
+        let mut total = self.overhead();
         for m in &self.view {
             total += self.estimator.message(m);
         }
@@ -187,8 +218,39 @@ impl Runner {
             .usage(&self.model.limits, &self.opts.config.compaction)
     }
 
-    pub(super) fn emit_context(&self) {
+    pub(super) fn emit_context(&mut self) {
+        self.tune_estimator();
         self.emit(Event::ContextUsage(self.context_usage()));
+    }
+
+    /// The context size from which counts are exact: far below every threshold a decision
+    /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
+    fn exact_from(&self) -> u64 {
+        let mut from = EXACT_FROM.min(self.opts.config.compaction.prune_protect / 2);
+        let usable = self.usable();
+        if usable > 0 {
+            from = from.min(usable / 4);
+        }
+        from
+    }
+
+    /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
+    /// exactly from `exact_from` on (the estimate is then recounted).
+    fn tune_estimator(&mut self) {
+        if self.estimator.is_exact() {
+            return;
+        }
+        let used = self.tracker.used();
+        let from = self.exact_from();
+        if used >= from / 2 {
+            self.estimator.prefetch();
+        }
+        if used >= from {
+            self.estimator.want_exact();
+            if self.tracker.is_estimate() {
+                self.reset_estimate();
+            }
+        }
     }
 
     /// Persists a message header and every part.
@@ -239,10 +301,8 @@ impl Runner {
 
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
-        self.emit(Event::SessionLoaded {
-            session: self.session.clone(),
-            messages: self.store.load_all(&self.session.id).unwrap_or_default(),
-        });
+        // Front ends start with the session they opened (the TUI has its transcript already):
+        // the history is sent again only when the session changes.
         self.emit_context();
         self.state(EngineState::Idle, None);
         loop {
@@ -285,7 +345,7 @@ impl Runner {
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
                 Ok((setup, warning)) => {
                     self.model = setup;
-                    self.estimator = Estimator::for_model(&self.model.model_id);
+                    self.estimator = Estimator::lazy(&self.model.model_id);
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
@@ -342,10 +402,12 @@ impl Runner {
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
+        // The correction ratio is per session: the new one learns its own from its reports.
+        self.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.session.model) {
                 Ok((setup, _)) => {
-                    self.estimator = Estimator::for_model(&setup.model_id);
+                    self.estimator = Estimator::lazy(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
@@ -410,7 +472,7 @@ impl Runner {
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
-        b.tools = self.overhead.saturating_sub(b.system);
+        b.tools = self.overhead().saturating_sub(b.system);
         for m in &self.view {
             for p in &m.parts {
                 let t = self.estimator.part(p);

@@ -121,9 +121,20 @@ impl Runner {
         // Index (into parts) of the text / reasoning part being streamed.
         let mut text: Option<usize> = None;
         let mut reasoning: Option<usize> = None;
+        // Streamed parts changed since the last flush. A stream that stalls after a burst (the
+        // model thinking, a slow network) must not keep that burst out of the store: a timer
+        // flushes it, not only the next event.
+        let mut dirty = false;
         loop {
+            let flush_at = tokio::time::Instant::from_std(last_flush + FLUSH_EVERY);
             let item = tokio::select! {
                 i = stream.next() => i,
+                _ = tokio::time::sleep_until(flush_at), if dirty => {
+                    self.flush_parts(idx);
+                    last_flush = Instant::now();
+                    dirty = false;
+                    continue;
+                }
                 _ = cancel.cancelled() => {
                     self.flush_parts(idx);
                     return Ok(Outcome::Interrupted);
@@ -250,9 +261,11 @@ impl Runner {
                 StreamEvent::Usage(u) => usage = Some(u),
                 StreamEvent::Finish(f) => finish = Some(f),
             }
+            dirty = true;
             if last_flush.elapsed() >= FLUSH_EVERY {
                 self.flush_parts(idx);
                 last_flush = Instant::now();
+                dirty = false;
             }
         }
         self.flush_parts(idx);

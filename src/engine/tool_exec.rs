@@ -198,7 +198,9 @@ impl Runner {
         repeated: bool,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
-        if self.opts.auto_yes {
+        // `--yes` allows what the rules would ask about, not a loop: with no one watching, a
+        // repeated identical call is refused rather than run again and again.
+        if self.opts.auto_yes && !repeated {
             return Ok(());
         }
         if self.opts.headless {

@@ -39,9 +39,13 @@ impl Runner {
                 return "interrupted".into();
             }
             if step > 0 {
-                for text in self.shared.take_queue() {
-                    let i = self.push_user_text(&prompt::wrap_mid_turn(&text), false);
+                let queued = self.shared.take_queue();
+                for text in &queued {
+                    let i = self.push_user_text(&prompt::wrap_mid_turn(text), false);
                     parent = self.view[i].id.clone();
+                }
+                if !queued.is_empty() {
+                    self.emit_context();
                 }
             }
             step += 1;

@@ -110,11 +110,9 @@ impl AnthropicProvider {
         &self.url
     }
 
-    fn scrub(&self, mut err: ProviderError) -> ProviderError {
-        if let Some(key) = &self.api_key {
-            err.message = err.message.replace(key.as_str(), "[redacted]");
-        }
-        err
+    /// Removes the API key from an error message, should a server echo it.
+    fn scrub(&self, err: ProviderError) -> ProviderError {
+        err.scrubbed(self.api_key.as_deref())
     }
 }
 
@@ -164,14 +162,7 @@ impl Provider for AnthropicProvider {
         let stream = events(response.bytes_stream());
         Ok(Box::pin(futures_util::StreamExt::map(
             stream,
-            move |item| {
-                item.map_err(|mut e| {
-                    if let Some(key) = &key {
-                        e.message = e.message.replace(key.as_str(), "[redacted]");
-                    }
-                    e
-                })
-            },
+            move |item| item.map_err(|e| e.scrubbed(key.as_deref())),
         )))
     }
 }

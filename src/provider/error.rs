@@ -52,6 +52,16 @@ impl ProviderError {
             retry_after: None,
         }
     }
+
+    /// Removes `secret` (the API key) from the message, should a server echo it back.
+    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
+        if let Some(key) = secret.map(str::trim).filter(|k| k.len() >= 4)
+            && self.message.contains(key)
+        {
+            self.message = self.message.replace(key, "[REDACTED]");
+        }
+        self
+    }
 }
 
 /// Body fragments (lower case) that mean the prompt does not fit the context window.

@@ -114,14 +114,8 @@ impl OpenAiProvider {
     }
 
     /// Removes the API key from an error message, should a server echo it.
-    fn scrub(&self, mut err: ProviderError) -> ProviderError {
-        if let Some(key) = &self.api_key {
-            let key = key.trim();
-            if key.len() >= 4 && err.message.contains(key) {
-                err.message = err.message.replace(key, "[REDACTED]");
-            }
-        }
-        err
+    fn scrub(&self, err: ProviderError) -> ProviderError {
+        err.scrubbed(self.api_key.as_deref())
     }
 }
 

@@ -166,20 +166,9 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::tools::testutil::Ws;
-
-    fn touch(p: &Path, secs_ago: u64) {
-        let t = SystemTime::now() - Duration::from_secs(secs_ago);
-        std::fs::File::options()
-            .write(true)
-            .open(p)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
-    }
+    use crate::tools::testutil::{Ws, touch};
 
     async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Glob.run(input, &ws.ctx).await

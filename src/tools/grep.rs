@@ -176,21 +176,9 @@ fn one_line(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::tools::testutil::Ws;
-
-    fn touch(p: &Path, secs_ago: u64) {
-        let t = SystemTime::now() - Duration::from_secs(secs_ago);
-        std::fs::File::options()
-            .write(true)
-            .open(p)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
-    }
+    use crate::tools::testutil::{Ws, touch};
 
     async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Grep.run(input, &ws.ctx).await

@@ -89,6 +89,17 @@ pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(
 pub(crate) mod testutil {
     use super::*;
 
+    /// Sets a file's modification time `secs_ago` seconds into the past.
+    pub fn touch(p: &std::path::Path, secs_ago: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
     /// A temp workspace and data dir, and a context over them.
     pub struct Ws {
         pub _dir: tempfile::TempDir,

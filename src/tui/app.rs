@@ -80,7 +80,13 @@ pub struct Permissions {
     pub selected: usize,
     /// Deny-with-note input, open after choosing "deny".
     pub note: Option<TextArea<'static>>,
+    /// When the question on screen appeared: keys typed just before it (the user was writing a
+    /// prompt) must not answer it.
+    pub shown_at: Option<Instant>,
 }
+
+/// How long a new permission question ignores answer keys.
+pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +102,8 @@ pub struct App {
     pub composer: Composer,
     pub session: Session,
     pub model: String,
+    /// Asked for with /model, not yet confirmed by the engine.
+    pub pending_model: Option<String>,
     pub models: Vec<String>,
     pub workspace: PathBuf,
     pub git_branch: Option<String>,
@@ -120,6 +128,8 @@ pub struct App {
     pub engine_gone: bool,
     pub now: Instant,
     pub spinner: usize,
+    /// The terminal reports Shift+Enter (kitty keyboard protocol).
+    pub keyboard_enhanced: bool,
     /// Set by the view at each draw.
     pub transcript_area: Rect,
     pub total_lines: usize,
@@ -147,6 +157,7 @@ impl App {
             cost: init.messages.iter().map(|m| m.cost).sum(),
             session: init.session,
             model: init.model,
+            pending_model: None,
             models: init.models,
             workspace: init.workspace,
             git_branch: init.git_branch,
@@ -169,6 +180,7 @@ impl App {
             engine_gone: false,
             now,
             spinner: 0,
+            keyboard_enhanced: false,
             transcript_area: Rect::default(),
             total_lines: 0,
             dirty: true,
@@ -323,6 +335,7 @@ impl App {
                 if self.permissions.queue.is_empty() {
                     self.permissions.selected = 0;
                     self.permissions.note = None;
+                    self.permissions.shown_at = Some(Instant::now());
                 }
                 self.permissions.queue.push_back(req);
             }
@@ -360,7 +373,12 @@ impl App {
                             s.title.clone()
                         },
                         detail: format!(
-                            "{} · {} tokens · {}",
+                            "{}{} · {} tokens · {}",
+                            if s.id == self.session.id {
+                                "current · "
+                            } else {
+                                ""
+                            },
                             when(s.time_updated),
                             super::format::tokens(s.tokens),
                             s.model
@@ -385,11 +403,28 @@ impl App {
                 }
             }
             Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
-            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
-            Event::Error { message } => self.transcript.notice(NoticeLevel::Error, message),
+            Event::Info { message } => {
+                if let Some(m) = &self.pending_model
+                    && message == format!("model: {m}")
+                {
+                    self.model = m.clone();
+                    self.pending_model = None;
+                }
+                self.transcript.notice(NoticeLevel::Info, message)
+            }
+            Event::Error { message } => {
+                if let Some(m) = &self.pending_model
+                    && message.starts_with(&format!("cannot switch to {m}"))
+                {
+                    self.pending_model = None;
+                }
+                self.transcript.notice(NoticeLevel::Error, message)
+            }
             Event::TurnFinished { reason } => {
                 let r = reason.to_ascii_lowercase();
-                if r.contains("interrupt") || r.contains("cancel") || r.contains("abort") {
+                if (r.contains("interrupt") || r.contains("cancel") || r.contains("abort"))
+                    && !self.transcript.ends_interrupted()
+                {
                     self.transcript.notice(NoticeLevel::Info, "interrupted");
                 }
                 self.transcript.settle();
@@ -414,7 +449,7 @@ impl App {
     }
 
     fn ack_prompt(&mut self, text: &str) {
-        let t = text.trim();
+        let t = super::format::unwrap_mid_turn(text).unwrap_or(text).trim();
         let pos = self
             .pending
             .iter()
@@ -430,6 +465,18 @@ impl App {
     }
 
     fn load_session(&mut self, session: Session, messages: Vec<Message>) {
+        if session.id == self.session.id {
+            // The engine announces the session it started with (the one the TUI was built
+            // from): keep the transcript and its notices (the first-run hint), take the figures.
+            if !session.model.is_empty() {
+                self.model = session.model.clone();
+            }
+            self.session = session;
+            if matches!(self.popup, Some(Popup::Picker(_))) {
+                self.popup = None;
+            }
+            return;
+        }
         self.transcript = Transcript::new(&messages);
         self.cost = messages.iter().map(|m| m.cost).sum();
         self.composer.set_history(user_prompts(&messages));
@@ -446,12 +493,16 @@ impl App {
         if !session.model.is_empty() {
             self.model = session.model.clone();
         }
-        let title = if session.title.trim().is_empty() {
-            "new session".to_string()
-        } else {
-            format!("session: {}", session.title)
-        };
-        self.transcript.notice(NoticeLevel::Info, title);
+        // A fresh session shows the welcome screen; a resumed one says which it is.
+        if !messages.is_empty() {
+            let title = if session.title.trim().is_empty() {
+                "(untitled)"
+            } else {
+                session.title.trim()
+            };
+            self.transcript
+                .notice(NoticeLevel::Info, format!("resumed session: {title}"));
+        }
         self.session = session;
         if matches!(self.popup, Some(Popup::Picker(_))) {
             self.popup = None;
@@ -476,7 +527,12 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
                     _ => None,
                 })
                 .collect();
-            (!t.is_empty()).then(|| t.join("\n"))
+            (!t.is_empty()).then(|| {
+                let t = t.join("\n");
+                super::format::unwrap_mid_turn(&t)
+                    .map(str::to_string)
+                    .unwrap_or(t)
+            })
         })
         .collect()
 }

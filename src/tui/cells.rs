@@ -71,7 +71,14 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
             }
             PartKind::Tool {
                 tool, input, state, ..
-            } => tool_cell(tool, input, state, cell.duration_ms, width, expanded),
+            } => tool_cell(
+                tool,
+                input,
+                state,
+                (cell.duration_ms, cell.decision),
+                width,
+                expanded,
+            ),
             PartKind::Compaction(c) => {
                 let mut label = String::from("⟳ ");
                 match &cell.compaction {
@@ -142,6 +149,9 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                 )
             }
         },
+        CellBody::MessageError(e) if super::transcript::is_interrupted(e) => {
+            vec![Line::from(Span::styled("· interrupted", dim()))]
+        }
         CellBody::MessageError(e) => plain_lines(
             e,
             width,
@@ -206,8 +216,9 @@ fn user_text(text: &str, synthetic: bool, width: usize, expanded: bool) -> Vec<L
         "› ",
         Style::default().fg(USER).add_modifier(Modifier::BOLD),
     )];
+    let mid_turn = format::unwrap_mid_turn(text);
     let mut out = plain_lines(
-        text,
+        mid_turn.unwrap_or(text),
         width,
         Style::default().add_modifier(Modifier::BOLD),
         &marker,
@@ -219,6 +230,12 @@ fn user_text(text: &str, synthetic: bool, width: usize, expanded: bool) -> Vec<L
         out.push(Line::from(Span::styled(
             format!("  … +{more} lines (click or ctrl+o to expand)"),
             dim(),
+        )));
+    }
+    if mid_turn.is_some() {
+        out.push(Line::from(Span::styled(
+            "  sent while the agent worked",
+            dim().add_modifier(Modifier::ITALIC),
         )));
     }
     out
@@ -326,7 +343,7 @@ fn tool_cell(
     tool: &str,
     input: &Value,
     state: &ToolState,
-    reported_ms: Option<u64>,
+    (reported_ms, decision): (Option<u64>, Option<PermissionReply>),
     width: usize,
     expanded: bool,
 ) -> Vec<Line<'static>> {
@@ -363,8 +380,22 @@ fn tool_cell(
         }
         status.push_str(&format::duration_ms(d));
     }
+    let denied = matches!(decision, Some(PermissionReply::Deny));
+    // a denied call never ran: its duration means nothing
+    if denied && matches!(state, ToolState::Error { .. }) {
+        status.clear();
+    }
+    let verdict = match decision {
+        Some(PermissionReply::Once) => Some(("allowed once", OK)),
+        Some(PermissionReply::Always) => Some(("always allowed", OK)),
+        Some(PermissionReply::Deny) => Some(("denied", ERR)),
+        None => None,
+    };
     let gist = short_input(tool, input);
-    let tail_w = format::width(&status) + if pruned { 9 } else { 0 } + 2;
+    let tail_w = format::width(&status)
+        + if pruned { 9 } else { 0 }
+        + verdict.map_or(0, |(v, _)| format::width(v) + 3)
+        + 2;
     let head_w = 2 + format::width(tool) + 1;
     let room = width.saturating_sub(head_w + tail_w);
     let mut header = vec![
@@ -378,6 +409,11 @@ fn tool_cell(
     ];
     if !status.is_empty() {
         header.push(Span::styled(format!("  {status}"), dim()));
+    }
+    if let Some((v, color)) = verdict {
+        let sep = if status.is_empty() { "  " } else { " · " };
+        header.push(Span::styled(sep, dim()));
+        header.push(Span::styled(v, Style::default().fg(color)));
     }
     if pruned {
         header.push(Span::styled(

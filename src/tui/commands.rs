@@ -25,7 +25,7 @@ pub const COMMANDS: &[Spec] = &[
         command: Command::Compact,
         name: "compact",
         args: "[focus]",
-        about: "summarise the conversation to free context (optional focus)",
+        about: "summarise the conversation to free context",
         aliases: &[],
     },
     Spec {

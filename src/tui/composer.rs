@@ -10,14 +10,36 @@ const CHIP_LINES: usize = 5;
 const CHIP_CHARS: usize = 1_000;
 const MAX_HISTORY: usize = 500;
 
+/// Text as typed, with the pasted texts its chip labels stand for.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Entry {
+    text: String,
+    chips: Vec<(String, String)>,
+}
+
 pub struct Composer {
     pub textarea: TextArea<'static>,
     /// Chip label → pasted text; expanded when the prompt is sent.
     chips: Vec<(String, String)>,
-    history: Vec<String>,
+    /// Earlier prompts as they were typed (chips kept folded).
+    history: Vec<Entry>,
     /// Position while walking the history (`None`: editing the draft).
     hist_pos: Option<usize>,
-    draft: String,
+    draft: Entry,
+}
+
+/// Is `text` large enough to show as a chip?
+fn chip_sized(text: &str) -> bool {
+    text.lines().count() > CHIP_LINES || text.chars().count() > CHIP_CHARS
+}
+
+fn chip_label(text: &str) -> String {
+    let lines = text.lines().count();
+    if lines > 1 {
+        format!("[pasted {lines} lines]")
+    } else {
+        format!("[pasted {} chars]", text.chars().count())
+    }
 }
 
 fn new_textarea(text: &str) -> TextArea<'static> {
@@ -39,7 +61,7 @@ impl Default for Composer {
             chips: Vec::new(),
             history: Vec::new(),
             hist_pos: None,
-            draft: String::new(),
+            draft: Entry::default(),
         }
     }
 }
@@ -63,9 +85,26 @@ impl Composer {
         self.hist_pos = None;
     }
 
-    /// Seeds history (oldest first), e.g. from a resumed session.
+    /// Seeds history (oldest first), e.g. from a resumed session; a long prompt comes back as
+    /// one chip.
     pub fn set_history(&mut self, prompts: Vec<String>) {
-        self.history = prompts;
+        self.history = prompts
+            .into_iter()
+            .map(|p| {
+                if chip_sized(&p) {
+                    let label = chip_label(&p);
+                    Entry {
+                        text: label.clone(),
+                        chips: vec![(label, p)],
+                    }
+                } else {
+                    Entry {
+                        text: p,
+                        chips: Vec::new(),
+                    }
+                }
+            })
+            .collect();
         let n = self.history.len();
         if n > MAX_HISTORY {
             self.history.drain(..n - MAX_HISTORY);
@@ -76,17 +115,13 @@ impl Composer {
     /// Inserts pasted text; a large paste becomes a `[pasted N lines]` chip.
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        let lines = text.lines().count();
-        if lines > CHIP_LINES || text.chars().count() > CHIP_CHARS {
-            let mut label = if lines > 1 {
-                format!("[pasted {lines} lines]")
-            } else {
-                format!("[pasted {} chars]", text.chars().count())
-            };
+        if chip_sized(&text) {
+            let base = chip_label(&text);
+            let mut label = base.clone();
             let mut n = 1;
             while self.chips.iter().any(|(l, _)| *l == label) {
                 n += 1;
-                label = format!("[pasted {lines} lines #{n}]");
+                label = format!("{} #{n}]", base.trim_end_matches(']'));
             }
             self.textarea.insert_str(&label);
             self.chips.push((label, text));
@@ -105,8 +140,17 @@ impl Composer {
                 text.replace_range(i..i + label.len(), content);
             }
         }
-        if !typed.trim().is_empty() && self.history.last() != Some(&text) {
-            self.history.push(text.clone());
+        let entry = Entry {
+            text: typed.clone(),
+            chips: self
+                .chips
+                .iter()
+                .filter(|(l, _)| typed.contains(l.as_str()))
+                .cloned()
+                .collect(),
+        };
+        if !typed.trim().is_empty() && self.history.last() != Some(&entry) {
+            self.history.push(entry);
             if self.history.len() > MAX_HISTORY {
                 self.history.remove(0);
             }
@@ -123,6 +167,19 @@ impl Composer {
         self.textarea.cursor().0 + 1 >= self.textarea.lines().len()
     }
 
+    /// Showing a recalled prompt, not edited since: Up/Down keep walking the history wherever
+    /// the cursor is (a recalled multi-line prompt does not trap them).
+    pub fn browsing_history(&self) -> bool {
+        self.hist_pos
+            .and_then(|p| self.history.get(p))
+            .is_some_and(|e| e.text == self.text())
+    }
+
+    fn show(&mut self, entry: Entry) {
+        self.textarea = new_textarea(&entry.text);
+        self.chips = entry.chips;
+    }
+
     /// Up: the previous prompt. Returns false when there is nothing older.
     pub fn history_prev(&mut self) -> bool {
         if self.history.is_empty() {
@@ -130,15 +187,17 @@ impl Composer {
         }
         let pos = match self.hist_pos {
             None => {
-                self.draft = self.text();
+                self.draft = Entry {
+                    text: self.text(),
+                    chips: self.chips.clone(),
+                };
                 self.history.len() - 1
             }
             Some(0) => return false,
             Some(p) => p - 1,
         };
         self.hist_pos = Some(pos);
-        let text = self.history[pos].clone();
-        self.textarea = new_textarea(&text);
+        self.show(self.history[pos].clone());
         true
     }
 
@@ -149,12 +208,11 @@ impl Composer {
         };
         if p + 1 < self.history.len() {
             self.hist_pos = Some(p + 1);
-            let text = self.history[p + 1].clone();
-            self.textarea = new_textarea(&text);
+            self.show(self.history[p + 1].clone());
         } else {
             self.hist_pos = None;
             let draft = std::mem::take(&mut self.draft);
-            self.textarea = new_textarea(&draft);
+            self.show(draft);
         }
         true
     }
@@ -187,6 +245,35 @@ mod tests {
         assert!(sent.starts_with("look at this: line 1\nline 2\n"));
         assert!(sent.contains("line 40"));
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn recalled_paste_stays_a_chip() {
+        let mut c = Composer::default();
+        let big: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+        c.paste(&big);
+        c.textarea.insert_str("what is this?");
+        let sent = c.take();
+        c.set_text("one more");
+        c.take();
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "one more");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "[pasted 200 lines]what is this?");
+        assert_eq!(c.take(), sent, "the chip expands again when re-sent");
+    }
+
+    #[test]
+    fn long_stored_prompts_come_back_as_chips() {
+        let mut c = Composer::default();
+        let long: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+        c.set_history(vec![long.clone(), "short".into()]);
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "short");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "[pasted 30 lines]");
+        assert!(c.browsing_history());
+        assert_eq!(c.take(), long);
     }
 
     #[test]

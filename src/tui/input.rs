@@ -12,7 +12,9 @@ use ratatui_textarea::TextArea;
 use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
-use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
+use super::app::{
+    App, PERMISSION_GUARD, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW,
+};
 use super::commands::{self, Command};
 use super::transcript::NoticeLevel;
 
@@ -196,12 +198,18 @@ impl App {
                     self.interrupt();
                 }
             }
-            KeyCode::Up if self.composer.cursor_on_first_line() && !ctrl => {
+            KeyCode::Up
+                if (self.composer.cursor_on_first_line() || self.composer.browsing_history())
+                    && !ctrl =>
+            {
                 if !self.composer.history_prev() {
                     self.composer.textarea.input(k);
                 }
             }
-            KeyCode::Down if self.composer.cursor_on_last_line() && !ctrl => {
+            KeyCode::Down
+                if (self.composer.cursor_on_last_line() || self.composer.browsing_history())
+                    && !ctrl =>
+            {
                 if !self.composer.history_next() {
                     self.composer.textarea.input(k);
                 }
@@ -335,11 +343,13 @@ impl App {
         }
     }
 
+    /// Asks the engine to switch; the status bar shows the new model once the engine confirms
+    /// it (a model without a key or provider is refused).
     fn set_model(&mut self, model: String) {
         self.send(Op::SetModel {
             model: model.clone(),
         });
-        self.model = model;
+        self.pending_model = Some(model);
     }
 
     fn popup_key(&mut self, k: KeyEvent) {
@@ -387,6 +397,13 @@ impl App {
     }
 
     fn permission_key(&mut self, k: KeyEvent) {
+        if self
+            .permissions
+            .shown_at
+            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
+        {
+            return; // typed before the question could be read
+        }
         if let Some(note) = &mut self.permissions.note {
             match k.code {
                 KeyCode::Enter => {
@@ -447,6 +464,8 @@ impl App {
         self.transcript.permission(req, reply, note);
         self.permissions.selected = 0;
         self.permissions.note = None;
+        // the next question (if any) was already waiting: it appears now
+        self.permissions.shown_at = Some(Instant::now());
     }
 
     // ---------------------------------------------------------------- scrolling

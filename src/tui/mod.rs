@@ -121,19 +121,25 @@ fn install_panic_hook() {
     }));
 }
 
-/// Runs the TUI until the user quits. The terminal is restored on every exit path.
+/// Runs the TUI until the user quits. The terminal is restored on every exit path. Returns the
+/// id of the session on screen at the end (it changes with /new and /sessions).
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     install_panic_hook();
     setup_terminal()?;
     let _guard = TerminalGuard;
+    let typeahead = read_typeahead();
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
 
     let mut app = App::new(init, ops);
+    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
+    for ev in typeahead {
+        app.update(Msg::Term(ev));
+    }
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -187,7 +193,33 @@ pub async fn run(
         }
     }
     drop(terminal);
-    Ok(())
+    Ok(app.session.id)
+}
+
+/// Keys typed while pith was starting, before raw mode: the terminal turned their Enter into a
+/// line feed, which now reads as Ctrl+J (a new line). Typed ahead, it meant Enter.
+fn read_typeahead() -> Vec<crossterm::event::Event> {
+    let mut out = Vec::new();
+    while out.len() < 4096 && matches!(crossterm::event::poll(Duration::ZERO), Ok(true)) {
+        match crossterm::event::read() {
+            Ok(ev) => out.push(typeahead_key(ev)),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// Ctrl+J typed ahead is the Enter the terminal translated (ICRNL) before raw mode.
+pub fn typeahead_key(ev: crossterm::event::Event) -> crossterm::event::Event {
+    use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+    match ev {
+        TermEvent::Key(k)
+            if k.code == KeyCode::Char('j') && k.modifiers == KeyModifiers::CONTROL =>
+        {
+            TermEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        }
+        ev => ev,
+    }
 }
 
 /// What a user with no configured provider should do. Looks at `OPENAI_API_KEY`,

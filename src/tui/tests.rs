@@ -96,6 +96,11 @@ pub(super) fn ctrl(app: &mut App, c: char) {
     ))));
 }
 
+/// The user has had time to read the permission question on screen.
+pub(super) fn read_question(app: &mut App) {
+    app.permissions.shown_at = None;
+}
+
 pub(super) fn type_str(app: &mut App, s: &str) {
     for c in s.chars() {
         key(app, KeyCode::Char(c));
@@ -291,6 +296,48 @@ fn snapshot_permission_modal() {
         }),
     );
     insta::assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn snapshot_edit_permission_shows_the_change() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: part(
+                "M2",
+                "M2-edit",
+                PartKind::Tool {
+                    call_id: "c-edit".into(),
+                    tool: "edit".into(),
+                    input: json!({
+                        "file_path": "src/lib.rs",
+                        "old_string": "fn b() -> u32 {\n    1\n}",
+                        "new_string": "fn b() -> u32 {\n    2\n}",
+                    }),
+                    state: ToolState::Pending,
+                },
+            ),
+        },
+    );
+    ev(
+        &mut app,
+        Event::PermissionAsked(PermissionRequest {
+            id: "P2".into(),
+            tool: "edit".into(),
+            call_id: "c-edit".into(),
+            title: "src/lib.rs".into(),
+            patterns: vec!["src/lib.rs".into()],
+        }),
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("- fn b() -> u32 {"), "{screen}");
+    assert!(screen.contains("+     2"), "{screen}");
+    assert!(
+        screen.contains("? permission · edit"),
+        "the status bar says why the agent waits: {screen}"
+    );
+    insta::assert_snapshot!(screen);
 }
 
 #[test]

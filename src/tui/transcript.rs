@@ -65,6 +65,8 @@ pub struct Cell {
     pub compaction: CompactionState,
     /// Created from a live event (not loaded history).
     pub live: bool,
+    /// Tool cell: how the user answered its permission question.
+    pub decision: Option<PermissionReply>,
     rev: u64,
     cache: Option<Cached>,
 }
@@ -86,6 +88,7 @@ impl Cell {
             duration_ms: None,
             compaction: CompactionState::Unknown,
             live: false,
+            decision: None,
             rev: 0,
             cache: None,
         }
@@ -133,6 +136,12 @@ pub struct Transcript {
     offsets: Vec<usize>,
     total: usize,
     laid_out_width: u16,
+}
+
+/// An assistant message that ended because the user interrupted it (not a failure).
+pub fn is_interrupted(error: &str) -> bool {
+    let e = error.trim().to_ascii_lowercase();
+    e == "interrupted" || e == "aborted" || e == "cancelled"
 }
 
 /// Lines between cells: none between consecutive tool cells, one otherwise.
@@ -332,6 +341,22 @@ impl Transcript {
         })
     }
 
+    /// The tool name and input of the call `call_id` (for the permission modal).
+    pub fn tool_call(&self, call_id: &str) -> Option<(&str, &serde_json::Value)> {
+        self.cells
+            .iter()
+            .rev()
+            .find_map(|c| match c.part().map(|p| &p.kind) {
+                Some(PartKind::Tool {
+                    call_id: id,
+                    tool,
+                    input,
+                    ..
+                }) if id == call_id => Some((tool.as_str(), input)),
+                _ => None,
+            })
+    }
+
     pub fn tool_started(&mut self, call_id: &str) {
         if let Some(c) = self.tool_cell_mut(call_id) {
             c.touch();
@@ -390,6 +415,15 @@ impl Transcript {
         }
     }
 
+    /// Does the transcript already end with the "interrupted" mark of a message?
+    pub fn ends_interrupted(&self) -> bool {
+        self.cells
+            .iter()
+            .rev()
+            .find(|c| !matches!(c.body, CellBody::Notice(..)))
+            .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if is_interrupted(e)))
+    }
+
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
         self.notice_seq += 1;
         let key = format!("notice:{}", self.notice_seq);
@@ -406,6 +440,12 @@ impl Transcript {
         reply: PermissionReply,
         note: Option<String>,
     ) {
+        // shown on the tool's own cell when it is there (its output carries any note)
+        if let Some(c) = self.tool_cell_mut(&req.call_id) {
+            c.decision = Some(reply);
+            c.touch();
+            return;
+        }
         self.notice_seq += 1;
         let key = format!("perm:{}", self.notice_seq);
         let pos = self.cells.len();

@@ -187,6 +187,11 @@ fn permission_replies() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, req("P1"));
     ev(&mut app, req("P2"));
+    // a key typed as the question appears (the user was still writing) does not answer it
+    key(&mut app, KeyCode::Char('a'));
+    assert!(ops(&mut rx).is_empty());
+    assert_eq!(app.permissions.queue.len(), 2);
+    read_question(&mut app);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(
         ops(&mut rx),
@@ -196,6 +201,7 @@ fn permission_replies() {
             message: None
         }]
     );
+    read_question(&mut app);
     key(&mut app, KeyCode::Char('n'));
     type_str(&mut app, "use the Makefile target instead");
     key(&mut app, KeyCode::Enter);
@@ -217,6 +223,66 @@ fn permission_replies() {
 }
 
 #[test]
+fn permission_answer_is_marked_on_the_tool_cell() {
+    let (mut app, _rx) = fresh();
+    let tool = |state: ToolState| Event::PartUpdated {
+        part: super::tests::part(
+            "M2",
+            "M2-t",
+            PartKind::Tool {
+                call_id: "c1".into(),
+                tool: "bash".into(),
+                input: json!({"command": "ls -la"}),
+                state,
+            },
+        ),
+    };
+    ev(&mut app, tool(ToolState::Pending));
+    ev(
+        &mut app,
+        Event::PermissionAsked(PermissionRequest {
+            id: "P1".into(),
+            tool: "bash".into(),
+            call_id: "c1".into(),
+            title: "ls -la".into(),
+            patterns: vec!["ls *".into()],
+        }),
+    );
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('y'));
+    ev(
+        &mut app,
+        tool(ToolState::Completed {
+            output: "total 0".into(),
+            title: String::new(),
+            metadata: json!({}),
+            time: crate::message::ToolTime {
+                start: 1_000,
+                end: 1_009,
+                compacted: None,
+            },
+        }),
+    );
+    let screen = render(&mut app, 80, 24);
+    let header = screen
+        .lines()
+        .find(|l| l.contains("bash ls -la"))
+        .unwrap_or_default();
+    assert!(header.contains("9ms · allowed once"), "{screen}");
+    assert!(
+        !screen.contains("allowed once: bash"),
+        "no second line for the answer: {screen}"
+    );
+    // the output follows the header, not the answer
+    let lines: Vec<&str> = screen.lines().collect();
+    let h = lines
+        .iter()
+        .position(|l| l.contains("bash ls -la"))
+        .unwrap();
+    assert!(lines[h + 1].contains("⎿ total 0"), "{screen}");
+}
+
+#[test]
 fn model_picker_switches_model() {
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "/model");
@@ -230,11 +296,45 @@ fn model_picker_switches_model() {
             model: "openai/gpt-4.1-mini".into()
         }]
     );
+    // the status bar changes when the engine confirms, not before
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    ev(
+        &mut app,
+        Event::Info {
+            message: "model: openai/gpt-4.1-mini".into(),
+        },
+    );
     assert_eq!(app.model, "openai/gpt-4.1-mini");
     assert!(
         status::status_line(&app, 120)
             .to_string()
             .contains("openai/gpt-4.1-mini")
+    );
+}
+
+#[test]
+fn refused_model_switch_keeps_the_model() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/model openai/gpt-4.1");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::SetModel {
+            model: "openai/gpt-4.1".into()
+        }]
+    );
+    ev(
+        &mut app,
+        Event::Error {
+            message: "cannot switch to openai/gpt-4.1: provider \"openai\" needs an API key".into(),
+        },
+    );
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    assert!(app.pending_model.is_none());
+    assert!(
+        status::status_line(&app, 120)
+            .to_string()
+            .contains("anthropic/claude-sonnet-4-5")
     );
 }
 
@@ -581,4 +681,101 @@ fn ctrl_o_expands_everything() {
         after.contains("Fix the failing test b."),
         "summary unfolded"
     );
+}
+
+#[test]
+fn the_engine_announcing_the_start_session_keeps_the_screen() {
+    let mut i = super::tests::init(Vec::new());
+    i.first_run_hint = Some("No model is configured; using openai/gpt-4.1".into());
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(i, tx);
+    ev(
+        &mut app,
+        Event::SessionLoaded {
+            session: super::tests::session(),
+            messages: Vec::new(),
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("No model is configured"), "{screen}");
+    assert!(!screen.contains("new session"), "{screen}");
+
+    // a fresh app shows the welcome screen after the same announcement
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::SessionLoaded {
+            session: super::tests::session(),
+            messages: Vec::new(),
+        },
+    );
+    assert!(render(&mut app, 80, 24).contains("/help for commands"));
+}
+
+#[test]
+fn an_interrupted_answer_is_marked_once() {
+    let (mut app, _rx) = fresh();
+    let mut a = super::tests::msg("M2", Role::Assistant);
+    ev(&mut app, Event::Message { message: a.clone() });
+    stream(&mut app, "M2", "M2-t", &["Half an ans"]);
+    a.parts
+        .push(super::tests::text("M2", "M2-t", "Half an ans"));
+    a.error = Some("interrupted".into());
+    ev(&mut app, Event::Message { message: a });
+    ev(
+        &mut app,
+        Event::TurnFinished {
+            reason: "interrupted".into(),
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("Half an ans"),
+        "partial answer kept: {screen}"
+    );
+    assert_eq!(screen.matches("interrupted").count(), 1, "{screen}");
+    assert!(!screen.contains("error"), "{screen}");
+}
+
+#[test]
+fn a_mid_turn_message_shows_what_the_user_typed() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    type_str(&mut app, "also mention cats");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.pending[0].queued);
+    let wrapped = crate::engine::prompt::wrap_mid_turn("also mention cats");
+    ev(
+        &mut app,
+        Event::Message {
+            message: user("M3", &wrapped),
+        },
+    );
+    assert!(app.pending.is_empty(), "the queued copy is acknowledged");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("› also mention cats"), "{screen}");
+    assert!(!screen.contains("system-reminder"), "{screen}");
+    // and history recalls the text, not the wrapper
+    let (mut app, _rx) = app_with(vec![user("M3", &wrapped)]);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.composer.text(), "also mention cats");
+}
+
+#[test]
+fn an_enter_typed_ahead_of_raw_mode_sends() {
+    // before raw mode the terminal turns Enter into a line feed, read later as Ctrl+J
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "hi");
+    let lf = TermEvent::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
+    app.update(Msg::Term(super::typeahead_key(lf)));
+    assert_eq!(ops(&mut rx), vec![Op::UserTurn { text: "hi".into() }]);
+    // other keys pass through untouched
+    let a = TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    assert_eq!(super::typeahead_key(a.clone()), a);
 }

@@ -2,6 +2,7 @@
 //! formats. Every test file that needs it declares `mod support;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod anthropic;
 pub mod mock;
 pub mod openai;
 pub mod pith;

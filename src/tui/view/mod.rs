@@ -53,18 +53,23 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         status_area,
     );
 
+    // overlays never cover the status bar
+    let above_status = Rect {
+        height: area.height - status_h,
+        ..area
+    };
     if let Some(items) = app.slash_popup() {
         let sel = app.slash_selected.min(items.len() - 1);
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
-    match &app.popup {
-        Some(Popup::Help { scroll }) => popups::help(frame, transcript_area, *scroll),
-        Some(Popup::Context(b)) => popups::context(frame, area, b.as_ref(), &app.context),
-        Some(Popup::Picker(p)) => popups::picker(frame, area, p),
+    match &mut app.popup {
+        Some(Popup::Help { scroll }) => *scroll = popups::help(frame, transcript_area, *scroll),
+        Some(Popup::Context(b)) => popups::context(frame, above_status, b.as_ref(), &app.context),
+        Some(Popup::Picker(p)) => popups::picker(frame, above_status, p),
         None => {}
     }
     if !app.permissions.queue.is_empty() {
-        popups::permission(frame, area, app);
+        popups::permission(frame, above_status, app);
     }
 }
 
@@ -217,15 +222,14 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     if busy {
         let secs = app.now.saturating_duration_since(app.state_since).as_secs();
         let spin = SPINNER[app.spinner % SPINNER.len()];
-        let what = if app.interrupting {
-            "interrupting".to_string()
+        let title = if app.interrupting {
+            format!(" {spin} interrupting ")
+        } else if !app.permissions.queue.is_empty() {
+            " ? the agent waits for your answer above ".to_string()
         } else {
-            format!("working {secs}s")
+            format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
         };
-        block = block.title(Span::styled(
-            format!(" {spin} {what} · esc to interrupt · enter queues "),
-            Style::default().fg(WARN),
-        ));
+        block = block.title(Span::styled(title, Style::default().fg(WARN)));
     }
     let hint = if app.quit_armed.is_some() {
         Span::styled(
@@ -235,8 +239,14 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     } else if app.area_is_narrow(area.width) {
         Span::styled(" / commands · ctrl+o details ", Style::default().fg(DIM))
     } else {
+        // Shift+Enter only reaches us with the kitty keyboard protocol; Ctrl+J always does.
+        let newline = if app.keyboard_enhanced {
+            "shift+enter"
+        } else {
+            "ctrl+j"
+        };
         Span::styled(
-            " enter send · shift+enter newline · / commands · ctrl+o details ",
+            format!(" enter send · {newline} newline · / commands · ctrl+o details "),
             Style::default().fg(DIM),
         )
     };

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use crate::event::{Breakdown, ContextUsage};
 
@@ -89,7 +89,8 @@ pub fn slash(frame: &mut Frame, items: &[&Spec], selected: usize, anchor: Rect, 
     );
 }
 
-pub fn help(frame: &mut Frame, area: Rect, scroll: usize) {
+/// Draws the help; returns the scroll position actually used (clamped to the content).
+pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
     let keys: &[(&str, &str)] = &[
         ("enter", "send (queued while the agent works)"),
         ("shift+enter · ctrl+j", "new line"),
@@ -103,16 +104,24 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) {
         ("click", "fold / unfold one cell"),
         ("shift+drag", "select text with the mouse"),
     ];
+    let r = centered(area, 84, (COMMANDS.len() + keys.len() + 5) as u16);
+    let inner_w = r.width.saturating_sub(4) as usize;
+    let key_w = 24.min(inner_w / 2);
+    let row = |k: String, v: &str| {
+        Line::from(vec![
+            Span::styled(
+                format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
+                Style::default().fg(ACCENT),
+            ),
+            Span::raw(truncate(v, inner_w.saturating_sub(key_w + 2))),
+        ])
+    };
     let mut lines = vec![Line::from(Span::styled(
         "Commands",
         Style::default().add_modifier(Modifier::BOLD),
     ))];
     for s in COMMANDS {
-        let head = format!("/{} {}", s.name, s.args);
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {head:<26}"), Style::default().fg(ACCENT)),
-            Span::raw(s.about),
-        ]));
+        lines.push(row(format!("/{} {}", s.name, s.args), s.about));
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
@@ -120,21 +129,29 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) {
         Style::default().add_modifier(Modifier::BOLD),
     )));
     for (k, v) in keys {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {k:<26}"), Style::default().fg(ACCENT)),
-            Span::raw(*v),
-        ]));
+        lines.push(row(k.to_string(), v));
     }
-    let h = (lines.len() as u16 + 2).min(area.height);
-    let r = centered(area, 84, h);
-    let max_scroll = (lines.len() + 2).saturating_sub(r.height as usize);
+    let visible = r.height.saturating_sub(2) as usize;
+    let max_scroll = lines.len().saturating_sub(visible);
+    let scroll = scroll.min(max_scroll);
+    let title = if max_scroll > 0 {
+        "help · ↑↓ scroll · esc closes"
+    } else {
+        "help · any key closes"
+    };
+    let mut b = block(title).padding(Padding::horizontal(1));
+    if scroll < max_scroll {
+        b = b.title_bottom(
+            Line::from(Span::styled(
+                format!(" ↓ {} more ", max_scroll - scroll),
+                Style::default().fg(DIM),
+            ))
+            .right_aligned(),
+        );
+    }
     frame.render_widget(Clear, r);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .scroll((scroll.min(max_scroll) as u16, 0))
-            .block(block("help · any key closes")),
-        r,
-    );
+    frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(b), r);
+    scroll
 }
 
 const SEGMENTS: [(&str, Color); 5] = [
@@ -341,6 +358,13 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
             Style::default().fg(Color::Gray),
         )));
     }
+    // what the call will change, as far as the screen allows (the rest of the modal is ~12 rows)
+    let room = (area.height as usize)
+        .saturating_sub(lines.len() + 14)
+        .min(16);
+    if let Some((tool, input)) = app.transcript.tool_call(&req.call_id) {
+        lines.extend(call_preview(tool, input, inner_w.saturating_sub(2), room));
+    }
     lines.push(Line::default());
     let pattern = if req.patterns.is_empty() {
         String::new()
@@ -407,4 +431,65 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
         );
         frame.render_widget(&ta, nr);
     }
+}
+
+/// The change an `edit` or `write` call would make (`-`/`+` lines), or a multi-line command in
+/// full; at most `rows` lines of `width` columns.
+pub fn call_preview(
+    tool: &str,
+    input: &serde_json::Value,
+    width: usize,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
+    let del = Style::default().fg(Color::Rgb(230, 100, 100));
+    let add = Style::default().fg(Color::Rgb(110, 200, 110));
+    let mut diff: Vec<(&str, Style, String)> = Vec::new();
+    match tool {
+        "edit" => {
+            for l in s("old_string").unwrap_or("").lines() {
+                diff.push(("- ", del, l.to_string()));
+            }
+            for l in s("new_string").unwrap_or("").lines() {
+                diff.push(("+ ", add, l.to_string()));
+            }
+        }
+        "write" => {
+            for l in s("content").unwrap_or("").lines() {
+                diff.push(("+ ", add, l.to_string()));
+            }
+        }
+        "bash" => {
+            let cmd = s("command").unwrap_or("");
+            if cmd.lines().count() > 4 {
+                for l in cmd.lines().skip(4) {
+                    diff.push(("  ", Style::default().fg(Color::Gray), l.to_string()));
+                }
+            }
+        }
+        _ => {}
+    }
+    if diff.is_empty() || rows < 2 {
+        return Vec::new();
+    }
+    let mut out = vec![Line::default()];
+    let shown = if diff.len() > rows - 1 {
+        rows - 2
+    } else {
+        diff.len()
+    };
+    for (sign, style, text) in diff.iter().take(shown) {
+        let text = format::sanitize(text).replace('\t', "    ");
+        out.push(Line::from(vec![
+            Span::styled(format!("  {sign}"), *style),
+            Span::styled(truncate(&text, width.saturating_sub(4)), *style),
+        ]));
+    }
+    if diff.len() > shown {
+        out.push(Line::from(Span::styled(
+            format!("    … {} more lines", diff.len() - shown),
+            Style::default().fg(DIM),
+        )));
+    }
+    out
 }

@@ -91,6 +91,9 @@ fn state_text(app: &App) -> (String, Style) {
     if app.interrupting && app.busy() {
         return (format!("{spin} interrupting…"), busy);
     }
+    if let Some(req) = app.permissions.queue.front() {
+        return (format!("? permission · {}", req.tool), busy);
+    }
     match app.state {
         EngineState::Idle => ("● idle".into(), Style::default().fg(Color::DarkGray)),
         EngineState::Thinking => (format!("{spin} thinking{elapsed}"), busy),
