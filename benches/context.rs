@@ -26,6 +26,8 @@ use pith::context::tracker::ContextTracker;
 use pith::context::{prune, view};
 use pith::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
 
+mod common;
+
 const SESSION: &str = "bench";
 /// Turns kept after the latest compaction (the view), whatever the session length.
 const VIEW_TURNS: usize = 15;
@@ -59,25 +61,6 @@ fn prose(n: usize, seed: usize) -> String {
         .join(" ")
 }
 
-fn code(lines: usize) -> String {
-    (0..lines)
-        .map(|i| {
-            format!(
-                "    let value_{i} = config.get(\"key_{i}\").and_then(|v| v.as_u64()).unwrap_or({i});\n"
-            )
-        })
-        .collect()
-}
-
-fn user_msg(text: String) -> Message {
-    let mut m = Message::new(SESSION, Role::User);
-    m.push(PartKind::Text {
-        text,
-        synthetic: false,
-    });
-    m
-}
-
 /// One step: StepStart, Text, Tool (completed), StepFinish — four parts.
 fn step_msg(parent: &str, seed: usize, compacted: bool) -> Message {
     let mut m = Message::new(SESSION, Role::Assistant);
@@ -93,7 +76,7 @@ fn step_msg(parent: &str, seed: usize, compacted: bool) -> Message {
         tool: "read".into(),
         input: json!({"path": format!("src/module_{seed}.rs")}),
         state: ToolState::Completed {
-            output: code(12),
+            output: common::code(12),
             title: "read".into(),
             metadata: json!({}),
             time: ToolTime {
@@ -138,7 +121,7 @@ fn session(parts: usize) -> Vec<Message> {
             out.push(c);
             out.push(s);
         }
-        let u = user_msg(prose(30, t));
+        let u = common::user_msg(SESSION, prose(30, t));
         let uid = u.id.clone();
         out.push(u);
         for k in 0..3 {
@@ -240,7 +223,7 @@ fn cjk(chars: usize) -> String {
 fn estimator_throughput(c: &mut Criterion) {
     let est = Estimator::for_model("gpt-4o");
     let inputs = [
-        ("code", code(800)),
+        ("code", common::code(800)),
         ("prose", prose(12_000, 3)),
         ("cjk", cjk(22_000)),
     ];
@@ -292,7 +275,7 @@ fn cache_hit_rate(_c: &mut Criterion) {
             view_msgs.push(s);
             black_box(est.messages(&view_msgs));
         }
-        let u = user_msg(prose(30, t));
+        let u = common::user_msg(SESSION, prose(30, t));
         let uid = u.id.clone();
         view_msgs.push(u);
         for _ in 0..3 {
