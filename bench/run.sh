@@ -7,6 +7,9 @@
 # (a) `pith --version`                          target < 20 ms  / 15 MiB
 # (b) `pith run` one short turn against a mock  target < 150 ms / 40 MiB
 # (c) `pith run` consuming a 5,000 tokens/s stream of 10,000 tokens: CPU share of the stream
+# (d) `pith -c` on a stored session of 100,000 parts, in tmux (120×40): start to first frame,
+#     as the binary logs it ("first frame drawn ms_since_start=…"), and peak RSS
+#     target < 300 ms. The session is written by `cargo run --example bench_session`.
 #
 # The mock is bench/mock_server.py (python3, stdlib only) on a free port of 127.0.0.1. Every run
 # gets a temp HOME, PITH_DATA_DIR and PITH_CONFIG, so nothing of the user's setup is read.
@@ -19,13 +22,15 @@ WRITE=0
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-if [[ ! -x /usr/bin/time ]]; then
-    echo "installing GNU time (Debian package 'time')" >&2
-    if [[ $(id -u) -eq 0 ]]; then apt-get install -y time >/dev/null; else sudo apt-get install -y time >/dev/null; fi
-fi
+apt_install() { # PACKAGE
+    echo "installing $1 (Debian package)" >&2
+    if [[ $(id -u) -eq 0 ]]; then apt-get install -y "$1" >/dev/null; else sudo apt-get install -y "$1" >/dev/null; fi
+}
+[[ -x /usr/bin/time ]] || apt_install time
+command -v tmux >/dev/null || apt_install tmux
 
 echo "building release…" >&2
-cargo build --release --quiet
+cargo build --release --quiet --bin pith --example bench_session
 bin="$root/target/release/pith"
 
 tmp=$(mktemp -d)
@@ -109,6 +114,37 @@ saved=$RUNS; RUNS=${STREAM_RUNS:-3}
 measure stream "$tmp/stream.toml" run "Stream a long answer."
 RUNS=$saved
 
+# (d) resume: `pith -c` in a detached tmux pane on a session of 100,000 parts; each run waits
+# for the binary's "first frame drawn" log line, then quits it with two Ctrl+C.
+echo "writing a session of 100,000 parts…" >&2
+mkdir -p "$tmp/resume-ws" "$tmp/resume-data"
+resume_ws=$(cd "$tmp/resume-ws" && pwd -P)
+"$root/target/release/examples/bench_session" "$tmp/resume-data" "$resume_ws" 100000 >/dev/null
+resume_log="$tmp/resume-data/logs/pith.log"
+: >"$tmp/resume.ms"; : >"$tmp/resume.rss"
+for i in $(seq 0 "$RUNS"); do # run 0 warms the page cache and is not counted
+    seen=$(grep -c "first frame drawn" "$resume_log" 2>/dev/null || true)
+    tmux new-session -d -s pith-bench -x 120 -y 40 \
+        "cd '$resume_ws' && env -i PATH='$PATH' TERM=xterm-256color HOME='$tmp/home' \
+         XDG_CONFIG_HOME='$tmp/home/.config' PITH_DATA_DIR='$tmp/resume-data' \
+         ANTHROPIC_API_KEY=bench-unused PITH_CONFIG='$tmp/short.toml' /usr/bin/time -v -o '$tmp/resume.tv' '$bin' -c"
+    for _ in $(seq 400); do
+        [[ $(grep -c "first frame drawn" "$resume_log" 2>/dev/null || true) -gt ${seen:-0} ]] && break
+        sleep 0.025
+    done
+    tmux send-keys -t pith-bench C-c C-c 2>/dev/null || true
+    for _ in $(seq 200); do tmux has-session -t pith-bench 2>/dev/null || break; sleep 0.025; done
+    tmux kill-session -t pith-bench 2>/dev/null || true
+    line=$(grep "first frame drawn" "$resume_log" | tail -1 || true)
+    [[ $(grep -c "first frame drawn" "$resume_log") -gt ${seen:-0} ]] || { echo "pith -c drew no frame" >&2; tail -5 "$resume_log" >&2; exit 1; }
+    [[ $i -eq 0 ]] && continue
+    sed -E 's/.*ms_since_start=([0-9.]+).*/\1/' <<<"$line" >>"$tmp/resume.ms"
+    cells=$(sed -E 's/.*cells=([0-9]+).*/\1/' <<<"$line")
+    awk -F': ' '/Maximum resident set size/ {printf "%.1f\n", $2/1024}' "$tmp/resume.tv" >>"$tmp/resume.rss"
+done
+ms_resume=$(median <"$tmp/resume.ms" | awk '{printf "%.1f", $1}')
+rss_resume=$(median <"$tmp/resume.rss")
+
 share=$(awk -v c="$cpu_stream" -v w="$wall_stream" 'BEGIN {printf "%.1f", c*100/w}')
 table=$(cat <<MD
 | binary run (release) | wall, median | peak RSS, median | CPU (user+sys), median | target | result |
@@ -116,8 +152,9 @@ table=$(cat <<MD
 | \`pith --version\` | ${wall_version} ms | ${rss_version} MiB | ${cpu_version} ms | < 20 ms / 15 MiB | $(verdict "$wall_version" 20) / $(verdict "$rss_version" 15) |
 | \`pith run\`, one short turn (mock, 8 tokens) | ${wall_turn} ms | ${rss_turn} MiB | ${cpu_turn} ms | < 150 ms / 40 MiB | $(verdict "$wall_turn" 150) / $(verdict "$rss_turn" 40) |
 | \`pith run\`, 10,000 tokens streamed at 5,000 tokens/s | ${wall_stream} ms | ${rss_stream} MiB | ${cpu_stream} ms | — | ${share}% of one core |
+| \`pith -c\`, a session of 100,000 parts: start to first frame (${cells} cells drawn from the newest page) | ${ms_resume} ms | ${rss_resume} MiB | — | < 300 ms | $(verdict "$ms_resume" 300) |
 
-Medians of $RUNS runs (the stream: ${STREAM_RUNS:-3} runs), $(date -u +%Y-%m-%d), load average before the runs: ${load0}; wall time from bash \`EPOCHREALTIME\` around the process, RSS and CPU from \`/usr/bin/time -v\`.
+Medians of $RUNS runs (the stream: ${STREAM_RUNS:-3} runs), $(date -u +%Y-%m-%d), load average before the runs: ${load0}; wall time from bash \`EPOCHREALTIME\` around the process, RSS and CPU from \`/usr/bin/time -v\`; \`pith -c\`: the time from \`main\` to the end of the first \`terminal.draw\` that the binary logs, in a 120×40 tmux pane.
 MD
 )
 echo "$table"

@@ -1,8 +1,10 @@
 //! Resume: opening a stored session of 100,000 parts to its first frame — a real SQLite store
 //! in a temp dir, what `pith -c` does before the first draw (src/interactive.rs + the engine's
-//! start): open the store, read the session, `load_all` for the transcript, `load_view` from
-//! the compaction point for the engine, build the TUI `App` and draw the first frame into
-//! ratatui's `TestBackend` (120×40). Also each phase on its own.
+//! start): open the store, read the session, `load_page` (the newest page) for the transcript,
+//! `load_view` from the compaction point for the engine, build the TUI `App` and draw the first
+//! frame into ratatui's `TestBackend` (120×40). Also each phase on its own, the whole history
+//! (`load_all`, what the transcript read before paging) for comparison, and one scroll past the
+//! top: the older page read, put above the transcript and drawn.
 
 mod common;
 
@@ -15,40 +17,18 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::unbounded_channel;
 
-use pith::context::view;
 use pith::event::ContextUsage;
+use pith::event::{Event, Op};
 use pith::message::{Message, Session};
-use pith::store::Store;
+use pith::store::{PAGE_MESSAGES, Store};
+use pith::tui::app::Msg;
 use pith::tui::{App, TuiInit, view as tui_view};
 
 const PARTS: usize = 100_000;
 const W: u16 = 120;
 const H: u16 = 40;
 
-/// Writes the session into a store under `dir`; returns its id.
-fn build_store(dir: &Path) -> String {
-    let store = Store::open(dir).expect("store");
-    let mut session = store
-        .create_session("/srv/demo", "anthropic/claude-sonnet-4-5")
-        .expect("session");
-    let messages: Vec<Message> = common::session("x", PARTS)
-        .into_iter()
-        .map(|mut m| {
-            m.session_id = session.id.clone();
-            m
-        })
-        .collect();
-    for m in &messages {
-        store.save_message(m).expect("save");
-    }
-    session.compaction_point =
-        view::compaction_point(&messages).map(|p| messages[p.compaction].id.clone());
-    session.tokens = 60_000;
-    store.update_session(&session).expect("update");
-    session.id
-}
-
-fn init(session: Session, messages: Vec<Message>) -> TuiInit {
+fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit {
     TuiInit {
         model: session.model.clone(),
         models: vec!["anthropic/claude-sonnet-4-5".into()],
@@ -65,6 +45,7 @@ fn init(session: Session, messages: Vec<Message>) -> TuiInit {
         first_run_hint: None,
         session,
         messages,
+        more_history,
     }
 }
 
@@ -78,20 +59,52 @@ fn draw(app: &mut App) -> Terminal<TestBackend> {
 fn open_to_first_frame(dir: &Path, id: &str) -> (usize, Terminal<TestBackend>) {
     let store = Store::open(dir).expect("store");
     let session = store.get_session(id).expect("session");
-    let all = store.load_all(id).expect("load_all");
+    let page = store.load_page(id, None, PAGE_MESSAGES).expect("load_page");
     let view = store
         .load_view(id, session.compaction_point.as_deref())
         .expect("load_view");
     let (tx, _rx) = unbounded_channel();
-    let mut app = App::new(init(session, all), tx);
+    let mut app = App::new(init(session, page.messages, page.more), tx);
     let term = draw(&mut app);
     (view.len(), term)
+}
+
+/// A resumed app scrolled to the top of its first page, with the request for the page before.
+fn scrolled_to_top(store: &Store, session: &Session) -> (App, Op) {
+    let page = store
+        .load_page(&session.id, None, PAGE_MESSAGES)
+        .expect("load_page");
+    let (tx, mut rx) = unbounded_channel();
+    let mut app = App::new(init(session.clone(), page.messages, page.more), tx);
+    draw(&mut app);
+    app.scroll_top = Some(0);
+    draw(&mut app);
+    let op = rx.try_recv().expect("the page before is asked for");
+    (app, op)
+}
+
+/// What one scroll past the top costs: the store reads the page, the app puts it above the
+/// transcript, and the next frame is drawn.
+fn older_page(store: &Store, mut app: App, op: Op) -> App {
+    let Op::LoadHistory { session_id, before } = op else {
+        panic!("not a history request: {op:?}");
+    };
+    let page = store
+        .load_page(&session_id, Some(&before), PAGE_MESSAGES)
+        .expect("load_page");
+    app.update(Msg::Engine(Event::History {
+        session_id,
+        messages: page.messages,
+        more: page.more,
+    }));
+    draw(&mut app);
+    app
 }
 
 fn resume(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let t = Instant::now();
-    let id = build_store(tmp.path());
+    let id = common::build_store(tmp.path(), "/srv/demo", PARTS);
     let store = Store::open(tmp.path()).expect("store");
     let all = store.load_all(&id).expect("load_all");
     let session = store.get_session(&id).expect("session");
@@ -108,20 +121,20 @@ fn resume(c: &mut Criterion) {
     let s = Store::open(tmp.path()).expect("store");
     let sess = s.get_session(&id).expect("session");
     let t1 = Instant::now();
-    let loaded = s.load_all(&id).expect("load_all");
+    let loaded = s.load_page(&id, None, PAGE_MESSAGES).expect("load_page");
     let t2 = Instant::now();
     let v = s
         .load_view(&id, sess.compaction_point.as_deref())
         .expect("load_view");
     let t3 = Instant::now();
     let (tx, _rx) = unbounded_channel();
-    let mut app = App::new(init(sess, loaded), tx);
+    let mut app = App::new(init(sess, loaded.messages, loaded.more), tx);
     let t4 = Instant::now();
     let term = draw(&mut app);
     let t5 = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
     println!(
-        "resume one-shot: open {:.1} ms, load_all {:.1} ms, load_view ({} msgs) {:.1} ms, App::new ({} cells) {:.1} ms, first draw {:.1} ms, total {:.1} ms",
+        "resume one-shot: open {:.1} ms, load_page {:.1} ms, load_view ({} msgs) {:.1} ms, App::new ({} cells) {:.1} ms, first draw {:.1} ms, total {:.1} ms",
         ms(t0, t1),
         ms(t1, t2),
         v.len(),
@@ -142,6 +155,17 @@ fn resume(c: &mut Criterion) {
     group.bench_function("open_to_first_frame", |b| {
         b.iter(|| black_box(open_to_first_frame(tmp.path(), &id)))
     });
+    group.bench_function("load_page", |b| {
+        b.iter(|| {
+            black_box(
+                store
+                    .load_page(&id, None, PAGE_MESSAGES)
+                    .expect("load_page")
+                    .messages
+                    .len(),
+            )
+        })
+    });
     group.bench_function("load_all", |b| {
         b.iter(|| black_box(store.load_all(&id).expect("load_all").len()))
     });
@@ -155,10 +179,13 @@ fn resume(c: &mut Criterion) {
             )
         })
     });
+    let page = store
+        .load_page(&id, None, PAGE_MESSAGES)
+        .expect("load_page");
     group.bench_function("app_new", |b| {
         b.iter_batched(
-            || (all.clone(), unbounded_channel()),
-            |(msgs, (tx, _rx))| black_box(App::new(init(session.clone(), msgs), tx)),
+            || (page.messages.clone(), unbounded_channel()),
+            |(msgs, (tx, _rx))| black_box(App::new(init(session.clone(), msgs, true), tx)),
             BatchSize::LargeInput,
         )
     });
@@ -166,9 +193,16 @@ fn resume(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let (tx, _rx) = unbounded_channel();
-                App::new(init(session.clone(), all.clone()), tx)
+                App::new(init(session.clone(), page.messages.clone(), true), tx)
             },
             |mut app| black_box(draw(&mut app)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("scroll_past_the_top", |b| {
+        b.iter_batched(
+            || scrolled_to_top(&store, &session),
+            |(app, op)| black_box(older_page(&store, app, op)),
             BatchSize::LargeInput,
         )
     });

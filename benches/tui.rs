@@ -54,6 +54,7 @@ fn app(messages: Vec<Message>) -> App {
         TuiInit {
             session: session(),
             messages,
+            more_history: false,
             model: "anthropic/claude-sonnet-4-5".into(),
             models: vec!["anthropic/claude-sonnet-4-5".into()],
             workspace: PathBuf::from("/srv/demo"),

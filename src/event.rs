@@ -70,6 +70,12 @@ pub enum Op {
     ResumeSession {
         id: String,
     },
+    /// The page of `session_id`'s history before message `before` (the TUI scrolled up to the
+    /// oldest message it holds); answered by `History`.
+    LoadHistory {
+        session_id: String,
+        before: String,
+    },
     /// Ask for the stored sessions; answered by `Sessions`.
     ListSessions,
     /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
@@ -174,10 +180,20 @@ pub enum Event {
         state: EngineState,
         detail: Option<String>,
     },
-    /// The engine switched to (or started) a session; `messages` is the whole stored history.
+    /// The engine switched to a session; `messages` is the newest page of its stored history
+    /// (`more_history`: older messages remain, fetched with `Op::LoadHistory`).
     SessionLoaded {
         session: crate::message::Session,
         messages: Vec<Message>,
+        #[serde(default)]
+        more_history: bool,
+    },
+    /// An older page of a session's history, oldest message first (`Op::LoadHistory`).
+    History {
+        session_id: String,
+        messages: Vec<Message>,
+        /// Older messages remain before these.
+        more: bool,
     },
     Sessions {
         sessions: Vec<crate::message::Session>,

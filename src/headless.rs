@@ -90,7 +90,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
 fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough.
     let line = match event {
-        Event::SessionLoaded { session, messages } => serde_json::json!({
+        Event::SessionLoaded {
+            session, messages, ..
+        } => serde_json::json!({
             "type": "session_loaded",
             "session": session,
             "messages": messages.len(),

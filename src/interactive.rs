@@ -46,7 +46,10 @@ pub async fn run(
         headless: false,
         auto_yes: false,
     };
-    let messages = setup.store.load_all(&session.id)?;
+    // A long session opens on its newest page; older pages load as the user scrolls up.
+    let page = setup
+        .store
+        .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
     let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
     let init = TuiInit {
         model: session.model.clone(),
@@ -58,7 +61,8 @@ pub async fn run(
             (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
         }),
         session,
-        messages,
+        messages: page.messages,
+        more_history: page.more,
     };
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events).await;
@@ -137,6 +141,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
     let init = TuiInit {
         session,
         messages: Vec::new(),
+        more_history: false,
         model: "(no model)".into(),
         models: catalog::known_models(setup.config()),
         workspace: setup.workspace.clone(),

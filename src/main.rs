@@ -4,6 +4,7 @@ use pith::cli::{Cli, Command, ExportFormat, SessionsCommand};
 use pith::setup::{self, Setup};
 
 fn main() {
+    pith::setup::mark_start();
     let cli = Cli::parse();
     let code = match real_main(cli) {
         Ok(code) => code,

@@ -16,6 +16,18 @@ pub struct Setup {
     pub store: Arc<Store>,
 }
 
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Marks the process start (first thing in `main`), for start-up timings in the log.
+pub fn mark_start() {
+    STARTED.get_or_init(std::time::Instant::now);
+}
+
+/// Milliseconds since [`mark_start`] (`None` when it was not called: tests, benches).
+pub fn ms_since_start() -> Option<f64> {
+    STARTED.get().map(|t| t.elapsed().as_secs_f64() * 1000.0)
+}
+
 /// The data directory: `PITH_DATA_DIR`, else the platform data dir.
 pub fn data_dir() -> anyhow::Result<PathBuf> {
     if let Some(d) = std::env::var_os("PITH_DATA_DIR").filter(|d| !d.is_empty()) {

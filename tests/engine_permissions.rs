@@ -1,5 +1,6 @@
 //! Permission decisions through the engine: allow, deny by rule, ask answered once / always /
-//! deny with a note, and the doom-loop check. Drives the engine as the TUI does (ops in, events out).
+//! deny with a note, and the doom-loop check; and history pages answered while a question holds
+//! the turn. Drives the engine as the TUI does (ops in, events out).
 
 mod support;
 
@@ -9,6 +10,7 @@ use std::time::Duration;
 use pith::config::{Action, Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
 use pith::engine::{self, EngineHandle, EngineOptions};
 use pith::event::{Event, Op, PermissionReply};
+use pith::message::{Message, PartKind, Role};
 use pith::store::Store;
 use support::MockServer;
 use support::openai;
@@ -19,7 +21,8 @@ struct Harness {
     server: MockServer,
     handle: EngineHandle,
     workspace: tempfile::TempDir,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
+    session_id: String,
 }
 
 async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> Harness {
@@ -55,6 +58,7 @@ async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> 
     let store = Arc::new(Store::open(data.path()).unwrap());
     let ws = workspace.path().canonicalize().unwrap();
     let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
+    let session_id = session.id.clone();
     let handle = engine::spawn(
         EngineOptions {
             config,
@@ -71,7 +75,8 @@ async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> 
         server,
         handle,
         workspace,
-        _data: data,
+        data,
+        session_id,
     }
 }
 
@@ -163,6 +168,77 @@ async fn ask_answered_once_runs_the_call_and_asks_again_next_time() {
     assert_eq!(h.turn_finished().await, "stop");
     assert!(h.workspace.path().join("one.txt").exists());
     assert!(h.workspace.path().join("two.txt").exists());
+}
+
+/// The TUI asks for older history as the user scrolls up; the answer must not wait for the turn
+/// (here held by an open permission question) to end.
+#[tokio::test]
+async fn history_pages_are_answered_while_a_question_holds_the_turn() {
+    let mut h = harness(vec![], false).await;
+    // an earlier conversation of 450 messages, written by another connection (as a past run did)
+    let store = Store::open(h.data.path()).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..450 {
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        let mut m = Message::new(&h.session_id, role);
+        m.push(PartKind::Text {
+            text: format!("message {i}"),
+            synthetic: false,
+        });
+        store.save_message(&m).unwrap();
+        ids.push(m.id);
+    }
+    h.server.push(bash("c1", "echo held > held.txt"));
+    h.server.push(openai::text("done", Some((1200, 2))));
+    h.send(Op::UserTurn {
+        text: "write a file".into(),
+    });
+    let req = h.permission_asked().await;
+    h.send(Op::LoadHistory {
+        session_id: h.session_id.clone(),
+        before: ids[400].clone(),
+    });
+    let Event::History {
+        session_id,
+        messages,
+        more,
+    } = h
+        .until("history", |e| matches!(e, Event::History { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(session_id, h.session_id);
+    let got: Vec<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+    let want: Vec<&str> = ids[200..400].iter().map(String::as_str).collect();
+    assert_eq!(
+        got, want,
+        "the 200 messages before the one asked for, oldest first"
+    );
+    assert!(more);
+    assert_eq!(messages[0].parts.len(), 1);
+    // the first page has nothing before it
+    h.send(Op::LoadHistory {
+        session_id: h.session_id.clone(),
+        before: ids[200].clone(),
+    });
+    let Event::History { messages, more, .. } = h
+        .until("history", |e| matches!(e, Event::History { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!((messages.len(), more), (200, false));
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Once,
+        message: None,
+    });
+    assert_eq!(h.turn_finished().await, "stop");
 }
 
 #[tokio::test]

@@ -158,3 +158,29 @@ pub fn session(session: &str, parts: usize) -> Vec<Message> {
 pub fn part_count(messages: &[Message]) -> usize {
     messages.iter().map(|m| m.parts.len()).sum()
 }
+
+/// Writes a session of about `parts` parts (see [`session`]) into a store under `data_dir`, for
+/// the workspace `directory`, with its compaction point and a reported size set as the engine
+/// leaves them; returns its id.
+pub fn build_store(data_dir: &std::path::Path, directory: &str, parts: usize) -> String {
+    use pith::context::view;
+    let store = pith::store::Store::open(data_dir).expect("store");
+    let mut session = store
+        .create_session(directory, "anthropic/claude-sonnet-4-5")
+        .expect("session");
+    let messages: Vec<Message> = self::session("x", parts)
+        .into_iter()
+        .map(|mut m| {
+            m.session_id = session.id.clone();
+            m
+        })
+        .collect();
+    for m in &messages {
+        store.save_message(m).expect("save");
+    }
+    session.compaction_point =
+        view::compaction_point(&messages).map(|p| messages[p.compaction].id.clone());
+    session.tokens = 60_000;
+    store.update_session(&session).expect("update");
+    session.id
+}

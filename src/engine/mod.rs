@@ -57,8 +57,12 @@ pub fn spawn(
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(shared::Shared::default());
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+    let history = shared::HistorySource {
+        store: store.clone(),
+        events: ev_tx.clone(),
+    };
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
-    tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx));
+    tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx, history));
     let done = tokio::spawn(async move {
         runner.run(ctl_rx).await;
     });

@@ -15,7 +15,7 @@ use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, ChatRequest, Provider, ToolSpec};
-use crate::store::Store;
+use crate::store::{PAGE_MESSAGES, Store};
 use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
 use crate::tools::registry::Registry;
@@ -326,6 +326,12 @@ impl Runner {
 
     async fn handle_op(&mut self, op: Op) {
         match op {
+            // the pump answers these itself; one reaching the runner is answered the same way
+            Op::LoadHistory { session_id, before } => {
+                for event in super::shared::history_page(&self.store, &session_id, &before) {
+                    self.emit(event);
+                }
+            }
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
@@ -427,9 +433,14 @@ impl Runner {
                 message: format!("cannot load session: {e:#}"),
             });
         }
+        let page = self
+            .store
+            .load_page(&self.session.id, None, PAGE_MESSAGES)
+            .unwrap_or_default();
         self.emit(Event::SessionLoaded {
             session: self.session.clone(),
-            messages: self.store.load_all(&self.session.id).unwrap_or_default(),
+            messages: page.messages,
+            more_history: page.more,
         });
         self.emit_context();
     }

@@ -6,7 +6,8 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Op, PermissionReply};
+use crate::event::{Event, Op, PermissionReply};
+use crate::store::{PAGE_MESSAGES, Store};
 
 /// What a permission waiter receives.
 pub type PermissionAnswer = (PermissionReply, Option<String>);
@@ -55,12 +56,39 @@ pub enum Control {
     Op(Op),
 }
 
-/// Reads ops and routes them: interrupts and permission replies act at once, user messages are
-/// queued, everything else goes to the runner in order.
+/// The events that answer `Op::LoadHistory`: the page of history before `before`. A page that
+/// cannot be read is reported, and answered as empty with nothing more, so the front end stops
+/// asking.
+pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event> {
+    let (page, error) = match store.load_page(session_id, Some(before), PAGE_MESSAGES) {
+        Ok(page) => (page, None),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
+            let message = format!("cannot load older messages: {e:#}");
+            (Default::default(), Some(Event::Error { message }))
+        }
+    };
+    let history = Event::History {
+        session_id: session_id.to_string(),
+        messages: page.messages,
+        more: page.more,
+    };
+    error.into_iter().chain([history]).collect()
+}
+
+/// What the pump needs to answer history requests itself, even while a turn runs.
+pub struct HistorySource {
+    pub store: std::sync::Arc<Store>,
+    pub events: mpsc::UnboundedSender<Event>,
+}
+
+/// Reads ops and routes them: interrupts, permission replies and history pages are answered at
+/// once, user messages are queued, everything else goes to the runner in order.
 pub async fn pump(
     mut ops: mpsc::UnboundedReceiver<Op>,
     shared: std::sync::Arc<Shared>,
     ctl: mpsc::UnboundedSender<Control>,
+    history: HistorySource,
 ) {
     while let Some(op) = ops.recv().await {
         match op {
@@ -78,6 +106,16 @@ pub async fn pump(
                 if let Some(tx) = waiter {
                     let _ = tx.send((reply, message));
                 }
+            }
+            Op::LoadHistory { session_id, before } => {
+                let store = history.store.clone();
+                let events = history.events.clone();
+                // SQLite reads block: off the async workers.
+                tokio::task::spawn_blocking(move || {
+                    for event in history_page(&store, &session_id, &before) {
+                        let _ = events.send(event);
+                    }
+                });
             }
             Op::UserTurn { text } => {
                 if let Ok(mut q) = shared.queue.lock() {

@@ -111,6 +111,21 @@ struct Header {
     cost: f64,
 }
 
+/// How many messages a page of history holds: what a resumed session shows first, and what each
+/// scroll past the top fetches. A few screens' worth; about 600 cells in a typical session.
+pub const PAGE_MESSAGES: usize = 200;
+
+/// A page of a session's history, oldest message first (see [`Store::load_page`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryPage {
+    pub messages: Vec<Message>,
+    /// Older messages remain before the first one.
+    pub more: bool,
+}
+
+/// Sorts after every id (ids are ASCII; SQLite compares TEXT bytewise): "no upper bound".
+const END_OF_IDS: &str = "\u{10FFFF}";
+
 fn role_str(role: Role) -> &'static str {
     match role {
         Role::User => "user",
@@ -358,9 +373,41 @@ impl Store {
         self.load_from(session_id, from.unwrap_or(""))
     }
 
-    /// The whole session (exports, the TUI transcript).
+    /// The whole session (exports).
     pub fn load_all(&self, session_id: &str) -> Result<Vec<Message>> {
         self.load_from(session_id, "")
+    }
+
+    /// The newest `max_messages` messages older than `before` (the end of the session when
+    /// `None`), oldest first, and whether older ones remain: how the TUI shows a long session,
+    /// a page at a time from the end. Two index range scans; the cost grows with the page, not
+    /// with the session.
+    pub fn load_page(
+        &self,
+        session_id: &str,
+        before: Option<&str>,
+        max_messages: usize,
+    ) -> Result<HistoryPage> {
+        let end = before.unwrap_or(END_OF_IDS);
+        let ids: Vec<String> = {
+            let conn = self.conn();
+            let mut stmt = conn.prepare_cached(
+                "SELECT id FROM messages WHERE session_id = ?1 AND id < ?2
+                 ORDER BY id DESC LIMIT ?3",
+            )?;
+            let limit = i64::try_from(max_messages.max(1).saturating_add(1)).unwrap_or(i64::MAX);
+            stmt.query_map(params![session_id, end, limit], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let more = ids.len() > max_messages.max(1);
+        let Some(from) = ids.get(max_messages.max(1) - 1).or(ids.last()) else {
+            return Ok(HistoryPage {
+                messages: Vec::new(),
+                more: false,
+            });
+        };
+        let messages = self.load_range(session_id, from, end)?;
+        Ok(HistoryPage { messages, more })
     }
 
     /// How many messages a session holds.
@@ -373,14 +420,19 @@ impl Store {
     }
 
     fn load_from(&self, session_id: &str, from: &str) -> Result<Vec<Message>> {
+        self.load_range(session_id, from, END_OF_IDS)
+    }
+
+    /// Messages with `from <= id < end`, each with its parts in order.
+    fn load_range(&self, session_id: &str, from: &str, end: &str) -> Result<Vec<Message>> {
         let conn = self.conn();
         let mut messages: Vec<Message> = Vec::new();
         {
             let mut stmt = conn.prepare_cached(
                 "SELECT id, role, time_created, data FROM messages
-                 WHERE session_id = ?1 AND id >= ?2 ORDER BY id",
+                 WHERE session_id = ?1 AND id >= ?2 AND id < ?3 ORDER BY id",
             )?;
-            let mut rows = stmt.query(params![session_id, from])?;
+            let mut rows = stmt.query(params![session_id, from, end])?;
             while let Some(row) = rows.next()? {
                 let id: String = row.get(0)?;
                 let role: String = row.get(1)?;
@@ -413,9 +465,10 @@ impl Store {
         }
         let mut stmt = conn.prepare_cached(
             "SELECT id, message_id, data FROM parts
-             WHERE session_id = ?1 AND message_id >= ?2 ORDER BY message_id, id",
+             WHERE session_id = ?1 AND message_id >= ?2 AND message_id < ?3
+             ORDER BY message_id, id",
         )?;
-        let mut rows = stmt.query(params![session_id, from])?;
+        let mut rows = stmt.query(params![session_id, from, end])?;
         // Both lists are sorted by message id: merge them in one pass.
         let mut index = 0;
         while let Some(row) = rows.next()? {

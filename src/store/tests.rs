@@ -251,6 +251,86 @@ fn load_view_of_a_long_session_reads_only_the_tail() {
     }
 }
 
+/// Pages walk a session from its end to its start: no message twice, none missed, each page
+/// oldest first, `more` false only on the last; other sessions never leak in.
+#[test]
+fn pages_walk_a_session_backwards_from_its_end() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "m/m").unwrap();
+    let other = store.create_session("/w", "m/m").unwrap();
+    let mut all = Vec::new();
+    for i in 0..23 {
+        let kinds = (0..(i % 3 + 1))
+            .map(|j| text(&format!("m{i} p{j}")))
+            .collect();
+        all.push(add_message(&store, &s.id, Role::User, kinds));
+        add_message(&store, &other.id, Role::User, vec![text("elsewhere")]);
+    }
+    let mut before: Option<String> = None;
+    let mut seen: Vec<Message> = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = store.load_page(&s.id, before.as_deref(), 5).unwrap();
+        pages += 1;
+        assert!(page.messages.len() <= 5);
+        assert!(page.messages.windows(2).all(|w| w[0].id < w[1].id));
+        let mut next = page.messages.clone();
+        next.extend(seen);
+        seen = next;
+        if !page.more {
+            break;
+        }
+        assert_eq!(page.messages.len(), 5, "only the last page may be short");
+        before = Some(page.messages[0].id.clone());
+    }
+    assert_eq!(pages, 5);
+    assert_eq!(seen, all);
+    // a page larger than the session is the session, with nothing more
+    let whole = store.load_page(&s.id, None, 1000).unwrap();
+    assert_eq!((whole.messages, whole.more), (all.clone(), false));
+    // exactly one page's worth: nothing more either
+    let first = store.load_page(&s.id, Some(&all[5].id), 5).unwrap();
+    assert_eq!((first.messages, first.more), (all[..5].to_vec(), false));
+    // before the first message, or in an empty session: an empty page
+    let none = store.load_page(&s.id, Some(&all[0].id), 5).unwrap();
+    assert_eq!((none.messages.len(), none.more), (0, false));
+    let empty = store.create_session("/w", "m/m").unwrap();
+    assert_eq!(
+        store.load_page(&empty.id, None, 5).unwrap(),
+        HistoryPage::default()
+    );
+}
+
+/// Paging uses the indexes both ways: a bounded range scan, no sort.
+#[test]
+fn page_queries_use_the_indexes() {
+    let store = Store::open_in_memory().unwrap();
+    let conn = store.conn();
+    for sql in [
+        "SELECT id FROM messages WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT 5",
+        "SELECT id FROM messages WHERE session_id = ?1 AND id >= ?2 AND id < ?2 ORDER BY id",
+        "SELECT id FROM parts WHERE session_id = ?1 AND message_id >= ?2 AND message_id < ?2 ORDER BY message_id, id",
+    ] {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(params!["x", "y"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join(" | ");
+        assert!(
+            plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"),
+            "{plan}"
+        );
+        assert!(
+            plan.contains('<'),
+            "the upper bound is an index constraint: {plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+}
+
 #[test]
 fn sessions_latest_per_directory_list_update_delete() {
     let store = Store::open_in_memory().unwrap();

@@ -122,6 +122,8 @@ pub struct App {
     pub slash_dismissed: bool,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
+    /// The part of a long session's history not loaded yet.
+    pub history: HistoryPaging,
     pub expand_all: bool,
     pub quit_armed: Option<Instant>,
     pub should_quit: bool,
@@ -135,6 +137,34 @@ pub struct App {
     pub total_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
+}
+
+/// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
+/// loaded asks the engine for the page before it (`Op::LoadHistory`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryPaging {
+    /// Older messages remain in the store.
+    pub more: bool,
+    /// A page was asked for and has not arrived.
+    pub loading: bool,
+    /// The oldest message loaded: the next page ends before it.
+    pub oldest: Option<String>,
+}
+
+impl HistoryPaging {
+    fn new(messages: &[Message], more: bool) -> Self {
+        HistoryPaging {
+            more,
+            loading: false,
+            oldest: messages.first().map(|m| m.id.clone()),
+        }
+    }
+}
+
+/// What a session has cost: the stored total (pages of history hold only part of the messages).
+fn session_cost(session: &Session, messages: &[Message]) -> f64 {
+    let loaded: f64 = messages.iter().map(|m| m.cost).sum();
+    session.cost.max(loaded)
 }
 
 fn busy_state(s: EngineState) -> bool {
@@ -154,7 +184,8 @@ impl App {
             ops,
             transcript,
             composer,
-            cost: init.messages.iter().map(|m| m.cost).sum(),
+            cost: session_cost(&init.session, &init.messages),
+            history: HistoryPaging::new(&init.messages, init.more_history),
             session: init.session,
             model: init.model,
             pending_model: None,
@@ -361,7 +392,16 @@ impl App {
                 }
                 self.set_state(state, detail);
             }
-            Event::SessionLoaded { session, messages } => self.load_session(session, messages),
+            Event::SessionLoaded {
+                session,
+                messages,
+                more_history,
+            } => self.load_session(session, messages, more_history),
+            Event::History {
+                session_id,
+                messages,
+                more,
+            } => self.older_history(&session_id, &messages, more),
             Event::Sessions { sessions } => {
                 let items = sessions
                     .iter()
@@ -464,7 +504,33 @@ impl App {
         }
     }
 
-    fn load_session(&mut self, session: Session, messages: Vec<Message>) {
+    /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
+    /// showing the lines it showed.
+    fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
+        if session_id != self.session.id {
+            return; // asked for a session no longer shown
+        }
+        self.history.loading = false;
+        self.history.more = more;
+        if let Some(first) = messages.first() {
+            self.history.oldest = Some(first.id.clone());
+        }
+        let added = self.transcript.prepend(messages);
+        self.composer.prepend_history(user_prompts(messages));
+        if added > 0
+            && let Some(top) = self.scroll_top
+            && self.transcript_area.width > 0
+        {
+            let total = self
+                .transcript
+                .layout(self.transcript_area.width, self.expand_all);
+            let shift = self.transcript.offset(added).unwrap_or(total);
+            self.scroll_top = Some(top + shift);
+            self.total_lines += shift;
+        }
+    }
+
+    fn load_session(&mut self, session: Session, messages: Vec<Message>, more_history: bool) {
         if session.id == self.session.id {
             // The engine announces the session it started with (the one the TUI was built
             // from): keep the transcript and its notices (the first-run hint), take the figures.
@@ -478,7 +544,8 @@ impl App {
             return;
         }
         self.transcript = Transcript::new(&messages);
-        self.cost = messages.iter().map(|m| m.cost).sum();
+        self.cost = session_cost(&session, &messages);
+        self.history = HistoryPaging::new(&messages, more_history);
         self.composer.set_history(user_prompts(&messages));
         self.pending.clear();
         self.permissions = Permissions::default();

@@ -88,8 +88,20 @@ impl Composer {
     /// Seeds history (oldest first), e.g. from a resumed session; a long prompt comes back as
     /// one chip.
     pub fn set_history(&mut self, prompts: Vec<String>) {
-        self.history = prompts
+        self.history.clear();
+        self.hist_pos = None;
+        self.prepend_history(prompts);
+    }
+
+    /// Puts older prompts (oldest first) before the ones held, e.g. from a page of history the
+    /// transcript loaded; at most `MAX_HISTORY` are kept, the newest. A walk through the history
+    /// stays on the prompt it shows.
+    pub fn prepend_history(&mut self, prompts: Vec<String>) {
+        let room = MAX_HISTORY.saturating_sub(self.history.len());
+        let skip = prompts.len().saturating_sub(room);
+        let older: Vec<Entry> = prompts
             .into_iter()
+            .skip(skip)
             .map(|p| {
                 if chip_sized(&p) {
                     let label = chip_label(&p);
@@ -105,11 +117,11 @@ impl Composer {
                 }
             })
             .collect();
-        let n = self.history.len();
-        if n > MAX_HISTORY {
-            self.history.drain(..n - MAX_HISTORY);
+        let n = older.len();
+        self.history.splice(0..0, older);
+        if let Some(p) = &mut self.hist_pos {
+            *p += n;
         }
-        self.hist_pos = None;
     }
 
     /// Inserts pasted text; a large paste becomes a `[pasted N lines]` chip.
@@ -274,6 +286,34 @@ mod tests {
         assert_eq!(c.text(), "[pasted 30 lines]");
         assert!(c.browsing_history());
         assert_eq!(c.take(), long);
+    }
+
+    /// Older prompts go before the held ones; a walk in progress keeps showing its prompt and
+    /// goes on into the older ones; the cap keeps the newest.
+    #[test]
+    fn older_prompts_are_prepended_during_a_walk() {
+        let mut c = Composer::default();
+        c.set_history(vec!["c".into(), "d".into()]);
+        assert!(c.history_prev());
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "c");
+        c.prepend_history(vec!["a".into(), "b".into()]);
+        assert_eq!(c.text(), "c");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "b");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "a");
+        assert!(c.history_next());
+        assert_eq!(c.text(), "b");
+
+        let mut full = Composer::default();
+        full.set_history((0..MAX_HISTORY - 1).map(|i| format!("p{i}")).collect());
+        full.prepend_history(vec!["old1".into(), "old2".into(), "old3".into()]);
+        assert_eq!(full.history.len(), MAX_HISTORY);
+        assert_eq!(
+            full.history[0].text, "old3",
+            "the newest of the older ones fit"
+        );
     }
 
     #[test]

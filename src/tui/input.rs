@@ -497,7 +497,8 @@ impl App {
         }
     }
 
-    /// Called by the view after layout: keep a scrolled position valid.
+    /// Called by the view after layout: keep a scrolled position valid, and ask for older
+    /// history once the screen is within a screen's height of the oldest line loaded.
     pub fn set_layout(&mut self, area: Rect, total: usize) {
         self.transcript_area = area;
         self.total_lines = total;
@@ -505,6 +506,16 @@ impl App {
             && t >= self.max_top()
         {
             self.scroll_top = None;
+        }
+        if self.history.more
+            && !self.history.loading
+            && area.height > 0
+            && self.top_line() < area.height as usize
+            && let Some(before) = self.history.oldest.clone()
+        {
+            self.history.loading = true;
+            let session_id = self.session.id.clone();
+            self.send(Op::LoadHistory { session_id, before });
         }
     }
 }

@@ -15,6 +15,8 @@ pub mod view;
 pub mod wrap;
 
 #[cfg(test)]
+mod paging_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod update_tests;
@@ -44,8 +46,10 @@ pub use app::{App, Msg};
 /// What the TUI starts with.
 pub struct TuiInit {
     pub session: Session,
-    /// The whole stored history for the transcript (resume).
+    /// The newest page of the stored history for the transcript (resume).
     pub messages: Vec<Message>,
+    /// Older messages remain in the store (loaded as the user scrolls up).
+    pub more_history: bool,
     /// "provider/model".
     pub model: String,
     /// For the /model picker.
@@ -145,6 +149,7 @@ pub async fn run(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_draw = Instant::now() - FRAME;
     let mut engine_open = true;
+    let mut first_frame_logged = false;
 
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
@@ -154,6 +159,15 @@ pub async fn run(
             let started = Instant::now();
             terminal.draw(|f| view::draw(f, &mut app))?;
             app.dirty = false;
+            if !first_frame_logged {
+                first_frame_logged = true;
+                // bench/run.sh reads this line: start-up to the first frame, in the binary
+                tracing::info!(
+                    ms_since_start = crate::setup::ms_since_start().unwrap_or(-1.0),
+                    cells = app.transcript.len(),
+                    "first frame drawn"
+                );
+            }
             last_draw = started;
         }
         if app.should_quit {

@@ -47,6 +47,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
     TuiInit {
         session: session(),
         messages,
+        more_history: false,
         model: "anthropic/claude-sonnet-4-5".into(),
         models: vec![
             "anthropic/claude-sonnet-4-5".into(),

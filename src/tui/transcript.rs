@@ -226,6 +226,29 @@ impl Transcript {
             .unwrap_or_default()
     }
 
+    /// Older messages (a page of history) go before every cell; returns how many cells that
+    /// added. Messages already shown are skipped; cached layouts of the others are kept.
+    pub fn prepend(&mut self, messages: &[Message]) -> usize {
+        let fresh: Vec<Message> = messages
+            .iter()
+            .filter(|m| !self.meta.contains_key(&m.id))
+            .cloned()
+            .collect();
+        let older = Transcript::new(&fresh);
+        let added = older.cells.len();
+        self.meta.extend(older.meta);
+        let mut cells = older.cells;
+        cells.append(&mut self.cells);
+        self.cells = cells;
+        self.reindex();
+        added
+    }
+
+    /// The first line of cell `i` at the last layout.
+    pub fn offset(&self, i: usize) -> Option<usize> {
+        self.offsets.get(i).copied()
+    }
+
     /// A message was created or its header changed.
     pub fn upsert_message(&mut self, m: &Message) {
         let meta = MsgMeta {
@@ -481,18 +504,23 @@ impl Transcript {
     /// Re-wraps the cells that changed since the last layout and recomputes offsets.
     /// Returns the total height in lines.
     pub fn layout(&mut self, width: u16, expand_all: bool) -> usize {
-        let metas: Vec<MsgMeta> = self.cells.iter().map(|c| self.meta_of(c)).collect();
         let mut total = 0;
         self.offsets.clear();
         let mut prev_visible: Option<usize> = None;
-        for (i, meta) in metas.iter().enumerate() {
+        for i in 0..self.cells.len() {
             let cell = &mut self.cells[i];
             let fresh = cell.cache.as_ref().is_some_and(|c| {
                 c.width == width && c.rev == cell.rev && c.expand_all == expand_all
             });
             if !fresh {
                 self.renders += 1;
-                let lines = cells::render(cell, meta, width as usize, expand_all);
+                let meta = cell
+                    .message_id
+                    .as_ref()
+                    .and_then(|m| self.meta.get(m))
+                    .cloned()
+                    .unwrap_or_default();
+                let lines = cells::render(cell, &meta, width as usize, expand_all);
                 cell.cache = Some(Cached {
                     width,
                     rev: cell.rev,

@@ -361,6 +361,7 @@ fn sessions_picker_resumes() {
         Event::SessionLoaded {
             session: other,
             messages: conversation(),
+            more_history: false,
         },
     );
     assert_eq!(app.session.id, "S2");
@@ -694,6 +695,7 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
         Event::SessionLoaded {
             session: super::tests::session(),
             messages: Vec::new(),
+            more_history: false,
         },
     );
     let screen = render(&mut app, 80, 24);
@@ -707,6 +709,7 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
         Event::SessionLoaded {
             session: super::tests::session(),
             messages: Vec::new(),
+            more_history: false,
         },
     );
     assert!(render(&mut app, 80, 24).contains("/help for commands"));

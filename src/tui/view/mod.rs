@@ -190,22 +190,30 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
     if app.scroll_top.is_some() {
         let below = total.saturating_sub(top + h);
         let label = format!(" ↓ {below} more lines · end to follow ");
-        let w = super::format::width(&label) as u16;
-        if w < area.width {
-            let r = Rect {
-                x: area.x + area.width - w,
-                y: area.y + area.height - 1,
-                width: w,
-                height: 1,
-            };
-            frame.render_widget(
-                Paragraph::new(Span::styled(
-                    label,
-                    Style::default().fg(Color::Black).bg(Color::Gray),
-                )),
-                r,
-            );
-        }
+        corner_label(frame, area, &label, area.y + area.height - 1);
+    }
+    if app.history.loading && top == 0 {
+        corner_label(frame, area, " ↑ loading older messages… ", area.y);
+    }
+}
+
+/// A one-line label at the right end of row `y` of `area` (dropped when it does not fit).
+fn corner_label(frame: &mut Frame, area: Rect, label: &str, y: u16) {
+    let w = super::format::width(label) as u16;
+    if w < area.width {
+        let r = Rect {
+            x: area.x + area.width - w,
+            y,
+            width: w,
+            height: 1,
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                label.to_string(),
+                Style::default().fg(Color::Black).bg(Color::Gray),
+            )),
+            r,
+        );
     }
 }
 
