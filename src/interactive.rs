@@ -18,6 +18,7 @@ pub async fn run(
     continue_last: bool,
     model_flag: Option<String>,
 ) -> anyhow::Result<i32> {
+    crate::tui::highlight::warm_up();
     let resuming = session_id.is_some() || continue_last;
     let mut notice = None;
     let mut model = model_flag;

@@ -34,6 +34,17 @@ fn theme() -> &'static Theme {
     })
 }
 
+/// Loads the syntax and theme sets and compiles the Rust syntax (together some tens of
+/// milliseconds) on a background thread, so the first frame that shows code does not pay for
+/// them: started when the TUI starts, it overlaps opening the store and the engine.
+pub fn warm_up() {
+    let _ = std::thread::Builder::new()
+        .name("pith-highlight-warm".into())
+        .spawn(|| {
+            highlight("fn main() {}\n", "rust");
+        });
+}
+
 fn cache() -> &'static Mutex<HashMap<u64, Highlighted>> {
     static CACHE: OnceLock<Mutex<HashMap<u64, Highlighted>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
