@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use pith::event::ContextUsage;
 use pith::event::{Event, Op};
@@ -69,23 +69,26 @@ fn open_to_first_frame(dir: &Path, id: &str) -> (usize, Terminal<TestBackend>) {
     (view.len(), term)
 }
 
-/// A resumed app scrolled to the top of its first page, with the request for the page before.
-fn scrolled_to_top(store: &Store, session: &Session) -> (App, Op) {
+/// A resumed app scrolled to the top of its first page, with its op channel and the request
+/// for the page before.
+fn scrolled_to_top(store: &Store, session: &Session) -> Paged {
     let page = store
         .load_page(&session.id, None, PAGE_MESSAGES)
         .expect("load_page");
-    let (tx, mut rx) = unbounded_channel();
+    let (tx, mut ops) = unbounded_channel();
     let mut app = App::new(init(session.clone(), page.messages, page.more), tx);
     draw(&mut app);
     app.scroll_top = Some(0);
     draw(&mut app);
-    let op = rx.try_recv().expect("the page before is asked for");
-    (app, op)
+    let op = ops.try_recv().expect("the page before is asked for");
+    (app, ops, op)
 }
+
+type Paged = (App, UnboundedReceiver<Op>, Op);
 
 /// What one scroll past the top costs: the store reads the page, the app puts it above the
 /// transcript, and the next frame is drawn.
-fn older_page(store: &Store, mut app: App, op: Op) -> App {
+fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiver<Op>) {
     let Op::LoadHistory { session_id, before } = op else {
         panic!("not a history request: {op:?}");
     };
@@ -98,7 +101,7 @@ fn older_page(store: &Store, mut app: App, op: Op) -> App {
         more: page.more,
     }));
     draw(&mut app);
-    app
+    (app, ops)
 }
 
 fn resume(c: &mut Criterion) {
@@ -202,7 +205,26 @@ fn resume(c: &mut Criterion) {
     group.bench_function("scroll_past_the_top", |b| {
         b.iter_batched(
             || scrolled_to_top(&store, &session),
-            |(app, op)| black_box(older_page(&store, app, op)),
+            |paged| black_box(older_page(&store, paged)),
+            BatchSize::LargeInput,
+        )
+    });
+    // Deep in the history: 50 pages (10,000 messages, about a third of the session) already
+    // loaded above the first, the next one arrives.
+    group.bench_function("scroll_past_the_top_50_pages_deep", |b| {
+        b.iter_batched(
+            || {
+                let mut paged = scrolled_to_top(&store, &session);
+                for _ in 0..50 {
+                    let (mut app, mut ops) = older_page(&store, paged);
+                    app.scroll_top = Some(0);
+                    draw(&mut app);
+                    let op = ops.try_recv().expect("the next page is asked for");
+                    paged = (app, ops, op);
+                }
+                paged
+            },
+            |paged| black_box(older_page(&store, paged)),
             BatchSize::LargeInput,
         )
     });
