@@ -22,7 +22,7 @@ use pith::event::{Event, Op};
 use pith::message::{Message, Session};
 use pith::store::{PAGE_MESSAGES, Store};
 use pith::tui::app::Msg;
-use pith::tui::{App, TuiInit, view as tui_view};
+use pith::tui::{App, TuiInit, highlight, view as tui_view};
 
 const PARTS: usize = 100_000;
 const W: u16 = 120;
@@ -81,6 +81,8 @@ fn scrolled_to_top(store: &Store, session: &Session) -> Paged {
     app.scroll_top = Some(0);
     draw(&mut app);
     let op = ops.try_recv().expect("the page before is asked for");
+    // the page to come was never shown: its code blocks are highlighted from scratch
+    highlight::clear_cache();
     (app, ops, op)
 }
 
@@ -222,6 +224,7 @@ fn resume(c: &mut Criterion) {
                     let op = ops.try_recv().expect("the next page is asked for");
                     paged = (app, ops, op);
                 }
+                highlight::clear_cache();
                 paged
             },
             |paged| black_box(older_page(&store, paged)),

@@ -50,6 +50,14 @@ fn cache() -> &'static Mutex<HashMap<u64, Highlighted>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Forgets every highlighted block, so the next render highlights from scratch (what a page of
+/// history never shown before costs; the benchmarks use it).
+pub fn clear_cache() {
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
+}
+
 /// The style for code without a known language.
 pub fn plain_style() -> Style {
     Style::default().fg(Color::Rgb(192, 197, 206))

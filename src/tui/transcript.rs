@@ -1,7 +1,7 @@
 //! The transcript model: a flat list of cells (one per message part, plus notices), kept in
 //! message order, each with a cache of its wrapped lines so only changed cells re-layout.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use ratatui::text::Line;
 
@@ -122,8 +122,12 @@ impl Cell {
 
 #[derive(Default)]
 pub struct Transcript {
-    pub cells: Vec<Cell>,
-    index: HashMap<String, usize>,
+    /// A deque: older pages of history go in at the front without moving every cell.
+    pub cells: VecDeque<Cell>,
+    /// Cell key → sequence number; a cell's position is its number minus `base`, so a page
+    /// put in front numbers its own cells only.
+    index: HashMap<String, i64>,
+    base: i64,
     pub meta: HashMap<String, MsgMeta>,
     notice_seq: u64,
     /// How many cell renders layout has done (cache misses); for tests and tracing.
@@ -175,9 +179,15 @@ impl Transcript {
 
     fn reindex(&mut self) {
         self.index.clear();
+        self.base = 0;
         for (i, c) in self.cells.iter().enumerate() {
-            self.index.insert(c.key.clone(), i);
+            self.index.insert(c.key.clone(), i as i64);
         }
+    }
+
+    /// Where the cell with `key` is.
+    fn position(&self, key: &str) -> Option<usize> {
+        self.index.get(key).map(|&seq| (seq - self.base) as usize)
     }
 
     fn insert_at(&mut self, pos: usize, mut cell: Cell) -> usize {
@@ -189,8 +199,9 @@ impl Transcript {
             cell.compaction = CompactionState::Running;
         }
         if pos >= self.cells.len() {
-            self.index.insert(cell.key.clone(), self.cells.len());
-            self.cells.push(cell);
+            let seq = self.base + self.cells.len() as i64;
+            self.index.insert(cell.key.clone(), seq);
+            self.cells.push_back(cell);
             self.cells.len() - 1
         } else {
             self.cells.insert(pos, cell);
@@ -237,10 +248,11 @@ impl Transcript {
         let older = Transcript::new(&fresh);
         let added = older.cells.len();
         self.meta.extend(older.meta);
-        let mut cells = older.cells;
-        cells.append(&mut self.cells);
-        self.cells = cells;
-        self.reindex();
+        self.base -= added as i64;
+        for (i, cell) in older.cells.into_iter().enumerate().rev() {
+            self.index.insert(cell.key.clone(), self.base + i as i64);
+            self.cells.push_front(cell);
+        }
         added
     }
 
@@ -279,7 +291,7 @@ impl Transcript {
             }
         }
         let err_key = format!("err:{}", m.id);
-        match (&m.error, self.index.get(&err_key).copied()) {
+        match (&m.error, self.position(&err_key)) {
             (Some(e), Some(i)) => {
                 if self.cells[i].body != CellBody::MessageError(e.clone()) {
                     self.cells[i].body = CellBody::MessageError(e.clone());
@@ -307,7 +319,7 @@ impl Transcript {
 
     /// A part was created or replaced.
     pub fn upsert_part(&mut self, part: Part) {
-        if let Some(&i) = self.index.get(&part.id) {
+        if let Some(i) = self.position(&part.id) {
             let cell = &mut self.cells[i];
             if cell.part() != Some(&part) {
                 cell.body = CellBody::Part(part);
@@ -326,7 +338,7 @@ impl Transcript {
 
     /// Streamed text for a text or reasoning part; creates the part on first delta.
     pub fn append_delta(&mut self, message_id: &str, part_id: &str, delta: &str, reasoning: bool) {
-        if let Some(&i) = self.index.get(part_id) {
+        if let Some(i) = self.position(part_id) {
             let cell = &mut self.cells[i];
             if let CellBody::Part(p) = &mut cell.body {
                 match &mut p.kind {
@@ -647,8 +659,44 @@ mod load_tests {
         assert_eq!(loaded.cells.len(), 50 * 3 + 8);
         // every cell is findable by key
         for (i, c) in loaded.cells.iter().enumerate() {
-            assert_eq!(loaded.index.get(&c.key), Some(&i));
+            assert_eq!(loaded.position(&c.key), Some(i));
         }
+    }
+
+    /// Pages put in front keep every cell findable where it is: updates reach the right cell
+    /// after prepending, and after an insert in the middle renumbers everything.
+    #[test]
+    fn prepended_pages_keep_every_cell_findable() {
+        let history: Vec<Message> = (0..30)
+            .map(|i| msg(Role::Assistant, &[&format!("t{i}"), &format!("u{i}")]))
+            .collect();
+        let mut t = Transcript::new(&history[20..]);
+        t.prepend(&history[10..20]);
+        t.prepend(&history[..10]);
+        assert_eq!(t.len(), 60);
+        let check = |t: &Transcript| {
+            for (i, c) in t.cells.iter().enumerate() {
+                assert_eq!(t.position(&c.key), Some(i), "cell {}", c.key);
+            }
+        };
+        check(&t);
+        let text = |t: &Transcript, i: usize| match t.cells[i].part().map(|p| &p.kind) {
+            Some(PartKind::Text { text, .. }) => text.clone(),
+            other => panic!("not a text: {other:?}"),
+        };
+        assert_eq!(text(&t, 0), "t0");
+        assert_eq!(text(&t, 21), "u10");
+        // a delta for a part of the first page lands on that part
+        t.append_delta(&history[0].id, &history[0].parts[1].id, "!", false);
+        assert_eq!(text(&t, 1), "u0!");
+        // an error cell goes in the middle (renumbers), then a newer page part still resolves
+        let mut failed = history[5].clone();
+        failed.error = Some("boom".into());
+        t.upsert_message(&failed);
+        assert!(matches!(t.cells[12].body, CellBody::MessageError(_)));
+        check(&t);
+        t.append_delta(&history[29].id, &history[29].parts[0].id, "?", false);
+        assert_eq!(text(&t, 59), "t29?");
     }
 
     /// A header that changes (e.g. the summary flag) still re-renders the message's cells.
