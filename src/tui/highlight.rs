@@ -1,6 +1,11 @@
 //! Syntax highlighting of code blocks with syntect (pure-Rust regex engine). The syntax and theme
 //! sets load once, on first use; finished blocks are cached so a redraw never re-highlights them.
+//!
+//! Highlighting is most of what rendering a cell costs, so cells the view does not show yet are
+//! rendered under [`deferring`]: their blocks come out in the plain code style (the same text, so
+//! the same wrapped height) and are highlighted when the cell scrolls into view.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -176,6 +181,26 @@ fn plain(code: &str) -> Vec<Vec<Span<'static>>> {
         .collect()
 }
 
+thread_local! {
+    /// Inside [`deferring`]: blocks not highlighted before are left plain.
+    static DEFER: Cell<bool> = const { Cell::new(false) };
+    /// Some block was left plain inside the current [`deferring`].
+    static DEFERRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a render) with highlighting deferred: a block whose highlighting is not cached comes
+/// back in the plain code style instead of being highlighted now. Returns what `f` returned and
+/// whether any block was left plain, i.e. whether rendering again outside `deferring` would
+/// colour something. The text, and so the wrapped height, is the same either way.
+pub fn deferring<T>(f: impl FnOnce() -> T) -> (T, bool) {
+    let outer = DEFER.replace(true);
+    let outer_deferred = DEFERRED.replace(false);
+    let out = f();
+    DEFER.set(outer);
+    let deferred = DEFERRED.replace(outer_deferred);
+    (out, deferred)
+}
+
 /// Highlights `code` as `lang`; unknown languages come back in the plain code style.
 pub fn highlight(code: &str, lang: &str) -> Highlighted {
     let mut h = DefaultHasher::new();
@@ -184,6 +209,11 @@ pub fn highlight(code: &str, lang: &str) -> Highlighted {
     let key = h.finish();
     if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return hit;
+    }
+    if DEFER.get() && !lang.trim().is_empty() {
+        // (no syntax lookup: that would load the syntax set, which a deferred render avoids)
+        DEFERRED.set(true);
+        return Arc::new(plain(code));
     }
     let lines = match find_syntax(lang) {
         Some(syntax) if code.len() <= MAX_HIGHLIGHT_BYTES => incremental(code, lang, syntax),
@@ -232,6 +262,29 @@ mod tests {
             .map(|l| spans_of(&mut hl, l))
             .collect();
         assert_eq!(*streamed, fresh);
+    }
+
+    #[test]
+    fn deferred_blocks_are_plain_until_highlighted_once() {
+        let code = "fn deferred_probe() -> u8 {\n    7\n}\n";
+        let (plain_out, deferred) = deferring(|| highlight(code, "rust"));
+        assert!(deferred, "a block never highlighted is left plain");
+        assert_eq!(*plain_out, plain(code));
+        let coloured = highlight(code, "rust");
+        assert_ne!(*coloured, *plain_out, "outside deferring it is highlighted");
+        // same text line by line: the same wrapped height
+        let text = |l: &Vec<Vec<Span<'static>>>| -> Vec<String> {
+            l.iter()
+                .map(|s| s.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        assert_eq!(text(&coloured), text(&plain_out));
+        let (again, deferred) = deferring(|| highlight(code, "rust"));
+        assert!(!deferred, "a cached highlight is used even when deferring");
+        assert_eq!(*again, *coloured);
+        // a block without a language is final when plain
+        let (_, deferred) = deferring(|| highlight("just text\n", ""));
+        assert!(!deferred);
     }
 
     #[test]

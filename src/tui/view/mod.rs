@@ -164,15 +164,20 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
         return;
     }
     let width = area.width as usize;
-    let t_total = app.transcript.layout(area.width, app.expand_all);
+    let h = area.height as usize;
     let pending = pending_lines(app, width);
+    let mut t_total = app.transcript.layout(area.width, app.expand_all);
+    app.set_layout(area, t_total + pending.len());
+    // highlight the code on screen; the heights stay, so this is one pass
+    if app.transcript.reveal(app.top_line(), h) {
+        t_total = app.transcript.layout(area.width, app.expand_all);
+        app.set_layout(area, t_total + pending.len());
+    }
     let total = t_total + pending.len();
-    app.set_layout(area, total);
     if total == 0 {
         frame.render_widget(Paragraph::new(welcome(app, width)), area);
         return;
     }
-    let h = area.height as usize;
     let top = app.top_line();
     let mut lines = Vec::with_capacity(h);
     if top < t_total {

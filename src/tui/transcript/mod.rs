@@ -3,12 +3,12 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use ratatui::text::Line;
-
 use crate::event::{PermissionReply, PermissionRequest};
 use crate::message::{Message, Part, PartKind, Role, ToolState};
 
-use super::cells;
+mod layout;
+
+use layout::Cached;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeLevel {
@@ -71,13 +71,6 @@ pub struct Cell {
     cache: Option<Cached>,
 }
 
-struct Cached {
-    width: u16,
-    rev: u64,
-    expand_all: bool,
-    lines: Vec<Line<'static>>,
-}
-
 impl Cell {
     fn new(key: String, message_id: Option<String>, body: CellBody) -> Self {
         Cell {
@@ -132,6 +125,8 @@ pub struct Transcript {
     notice_seq: u64,
     /// How many cell renders layout has done (cache misses); for tests and tracing.
     pub renders: u64,
+    /// How many cells were rendered again to highlight their code as they came into view.
+    pub reveals: u64,
     /// Cells created from now on are live (set after loading history).
     pub live: bool,
     /// A compaction is running: a divider created now shows as running.
@@ -254,11 +249,6 @@ impl Transcript {
             self.cells.push_front(cell);
         }
         added
-    }
-
-    /// The first line of cell `i` at the last layout.
-    pub fn offset(&self, i: usize) -> Option<usize> {
-        self.offsets.get(i).copied()
     }
 
     /// A message was created or its header changed.
@@ -511,102 +501,6 @@ impl Transcript {
                 )
             })
             .count()
-    }
-
-    /// Re-wraps the cells that changed since the last layout and recomputes offsets.
-    /// Returns the total height in lines.
-    pub fn layout(&mut self, width: u16, expand_all: bool) -> usize {
-        let mut total = 0;
-        self.offsets.clear();
-        let mut prev_visible: Option<usize> = None;
-        for i in 0..self.cells.len() {
-            let cell = &mut self.cells[i];
-            let fresh = cell.cache.as_ref().is_some_and(|c| {
-                c.width == width && c.rev == cell.rev && c.expand_all == expand_all
-            });
-            if !fresh {
-                self.renders += 1;
-                let meta = cell
-                    .message_id
-                    .as_ref()
-                    .and_then(|m| self.meta.get(m))
-                    .cloned()
-                    .unwrap_or_default();
-                let lines = cells::render(cell, &meta, width as usize, expand_all);
-                cell.cache = Some(Cached {
-                    width,
-                    rev: cell.rev,
-                    expand_all,
-                    lines,
-                });
-            }
-            let h = cell.cache.as_ref().map_or(0, |c| c.lines.len());
-            if h > 0 {
-                if let Some(p) = prev_visible {
-                    total += gap(&self.cells[p], &self.cells[i]);
-                }
-                prev_visible = Some(i);
-            }
-            self.offsets.push(total);
-            total += h;
-        }
-        self.total = total;
-        self.laid_out_width = width;
-        total
-    }
-
-    pub fn total_height(&self) -> usize {
-        self.total
-    }
-
-    /// The lines in `[top, top + height)` of the last layout.
-    pub fn visible(&self, top: usize, height: usize) -> Vec<Line<'static>> {
-        let mut out = Vec::with_capacity(height);
-        let end = top + height;
-        // first cell whose block ends after `top`
-        let start = self
-            .offsets
-            .partition_point(|&o| o <= top)
-            .saturating_sub(1);
-        let mut line = self.offsets.get(start).copied().unwrap_or(0);
-        if line > top {
-            line = top;
-        }
-        for (i, cell) in self.cells.iter().enumerate().skip(start) {
-            let off = self.offsets[i];
-            if off >= end {
-                break;
-            }
-            // gap lines before this cell
-            while line < off && line < end {
-                if line >= top {
-                    out.push(Line::default());
-                }
-                line += 1;
-            }
-            if let Some(c) = &cell.cache {
-                for l in &c.lines {
-                    if line >= end {
-                        break;
-                    }
-                    if line >= top {
-                        out.push(l.clone());
-                    }
-                    line += 1;
-                }
-            }
-        }
-        out
-    }
-
-    /// The cell shown at absolute line `line` of the last layout.
-    pub fn cell_at(&self, line: usize) -> Option<usize> {
-        let i = self
-            .offsets
-            .partition_point(|&o| o <= line)
-            .checked_sub(1)?;
-        let h = self.cells[i].cache.as_ref().map_or(0, |c| c.lines.len());
-        (line < self.offsets[i] + h).then_some(i)
     }
 
     /// Index of the most recent foldable cell (what Ctrl+O style keys act on).

@@ -1,0 +1,246 @@
+//! Laying the transcript out: each cell's wrapped lines are cached (by width, revision and the
+//! expand-all switch), offsets give each cell's first line, and only the cells on screen are
+//! syntax-highlighted — the others are rendered with their code blocks plain (same height) and
+//! highlighted when they scroll into view ([`Transcript::reveal`]).
+
+use ratatui::text::Line;
+
+use super::super::{cells, highlight};
+use super::{Transcript, gap};
+
+pub(super) struct Cached {
+    width: u16,
+    rev: u64,
+    expand_all: bool,
+    /// Some code block is still plain: rendering again would highlight it.
+    deferred: bool,
+    lines: Vec<Line<'static>>,
+}
+
+impl Cached {
+    fn height(cache: &Option<Cached>) -> usize {
+        cache.as_ref().map_or(0, |c| c.lines.len())
+    }
+}
+
+impl Transcript {
+    /// The first line of cell `i` at the last layout.
+    pub fn offset(&self, i: usize) -> Option<usize> {
+        self.offsets.get(i).copied()
+    }
+
+    fn render_cell(&mut self, i: usize, width: u16, expand_all: bool, defer: bool) {
+        let meta = self.meta_of(&self.cells[i]);
+        let cell = &self.cells[i];
+        let render = || cells::render(cell, &meta, width as usize, expand_all);
+        let (lines, deferred) = if defer {
+            highlight::deferring(render)
+        } else {
+            (render(), false)
+        };
+        let cell = &mut self.cells[i];
+        cell.cache = Some(Cached {
+            width,
+            rev: cell.rev,
+            expand_all,
+            deferred,
+            lines,
+        });
+    }
+
+    /// Re-wraps the cells that changed since the last layout and recomputes offsets.
+    /// Returns the total height in lines.
+    ///
+    /// A cell whose text changed (a streaming answer, a finished tool) is rendered in full: it is
+    /// where the user is looking. A cell rendered for the first time or at a new width is rendered
+    /// with highlighting deferred — a page of history or a resize would otherwise highlight every
+    /// code block it holds — and [`Transcript::reveal`] highlights the ones on screen.
+    pub fn layout(&mut self, width: u16, expand_all: bool) -> usize {
+        let mut total = 0;
+        self.offsets.clear();
+        let mut prev_visible: Option<usize> = None;
+        for i in 0..self.cells.len() {
+            let cell = &self.cells[i];
+            let same_frame = cell
+                .cache
+                .as_ref()
+                .is_some_and(|c| c.width == width && c.expand_all == expand_all);
+            let fresh = same_frame && cell.cache.as_ref().is_some_and(|c| c.rev == cell.rev);
+            if !fresh {
+                self.renders += 1;
+                self.render_cell(i, width, expand_all, !same_frame);
+            }
+            let h = Cached::height(&self.cells[i].cache);
+            if h > 0 {
+                if let Some(p) = prev_visible {
+                    total += gap(&self.cells[p], &self.cells[i]);
+                }
+                prev_visible = Some(i);
+            }
+            self.offsets.push(total);
+            total += h;
+        }
+        self.total = total;
+        self.laid_out_width = width;
+        total
+    }
+
+    /// Highlights the code of the cells in lines `[top, top + height)` of the last layout that were
+    /// rendered with highlighting deferred. Returns whether a height changed (it should not: the
+    /// text is the same), in which case the caller lays out again.
+    pub fn reveal(&mut self, top: usize, height: usize) -> bool {
+        let end = top + height;
+        let start = self
+            .offsets
+            .partition_point(|&o| o <= top)
+            .saturating_sub(1);
+        let mut moved = false;
+        for i in start..self.cells.len() {
+            if self.offsets.get(i).is_none_or(|&o| o >= end) {
+                break;
+            }
+            let Some(c) = &self.cells[i].cache else {
+                continue;
+            };
+            if !c.deferred {
+                continue;
+            }
+            let (before, width, expand_all) = (c.lines.len(), c.width, c.expand_all);
+            self.reveals += 1;
+            self.render_cell(i, width, expand_all, false);
+            moved |= Cached::height(&self.cells[i].cache) != before;
+        }
+        moved
+    }
+
+    pub fn total_height(&self) -> usize {
+        self.total
+    }
+
+    /// The lines in `[top, top + height)` of the last layout.
+    pub fn visible(&self, top: usize, height: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(height);
+        let end = top + height;
+        // first cell whose block ends after `top`
+        let start = self
+            .offsets
+            .partition_point(|&o| o <= top)
+            .saturating_sub(1);
+        let mut line = self.offsets.get(start).copied().unwrap_or(0);
+        if line > top {
+            line = top;
+        }
+        for (i, cell) in self.cells.iter().enumerate().skip(start) {
+            let off = self.offsets[i];
+            if off >= end {
+                break;
+            }
+            // gap lines before this cell
+            while line < off && line < end {
+                if line >= top {
+                    out.push(Line::default());
+                }
+                line += 1;
+            }
+            if let Some(c) = &cell.cache {
+                for l in &c.lines {
+                    if line >= end {
+                        break;
+                    }
+                    if line >= top {
+                        out.push(l.clone());
+                    }
+                    line += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// The cell shown at absolute line `line` of the last layout.
+    pub fn cell_at(&self, line: usize) -> Option<usize> {
+        let i = self
+            .offsets
+            .partition_point(|&o| o <= line)
+            .checked_sub(1)?;
+        let h = Cached::height(&self.cells[i].cache);
+        (line < self.offsets[i] + h).then_some(i)
+    }
+}
+
+/// Is cell `c` waiting for its code to be highlighted? (tests)
+#[cfg(test)]
+pub(super) fn is_deferred(c: &super::Cell) -> bool {
+    c.cache.as_ref().is_some_and(|c| c.deferred)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Message, PartKind, Role};
+
+    fn answer(i: usize) -> Message {
+        let mut m = Message::new("S", Role::Assistant);
+        m.push(PartKind::Text {
+            text: format!(
+                "Step {i}:\n\n```rust\nfn layout_reveal_probe_{i}() -> usize {{\n    {i}\n}}\n```\n"
+            ),
+            synthetic: false,
+        });
+        m
+    }
+
+    fn text(lines: &[Line<'static>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    /// History is laid out with its code plain; what is on screen is highlighted before it is
+    /// drawn, at the same height; what is off screen waits.
+    #[test]
+    fn only_cells_on_screen_are_highlighted() {
+        let history: Vec<Message> = (0..40).map(answer).collect();
+        let mut t = Transcript::new(&history);
+        let total = t.layout(80, false);
+        assert!(t.cells.iter().all(is_deferred), "nothing highlighted yet");
+        let plain_lines = t.visible(0, total);
+
+        let first_shown = 30;
+        let top = t.offset(first_shown).expect("laid out");
+        let screen = total - top;
+        assert!(!t.reveal(top, screen), "heights do not move");
+        assert_eq!(t.reveals, 10);
+        assert_eq!(t.layout(80, false), total, "revealing changes no height");
+        for (i, c) in t.cells.iter().enumerate() {
+            assert_eq!(is_deferred(c), i < first_shown, "cell {i}");
+        }
+        // same text, now in colour: the code line of the last answer has several styles
+        let coloured = t.visible(0, total);
+        assert_eq!(text(&coloured), text(&plain_lines));
+        let code = coloured
+            .iter()
+            .rev()
+            .find(|l| l.to_string().contains("fn layout_reveal_probe_39"))
+            .expect("the last code block");
+        let styles: std::collections::HashSet<_> = code.spans.iter().map(|s| s.style).collect();
+        assert!(styles.len() > 2, "{code:?}");
+        // a second reveal of the same lines renders nothing
+        t.reveal(top, screen);
+        assert_eq!(t.reveals, 10);
+    }
+
+    /// A cell whose text changes (streaming) is highlighted as it is laid out: one render a frame.
+    #[test]
+    fn a_changing_cell_is_highlighted_at_once() {
+        let mut t = Transcript::new(&[answer(100)]);
+        t.layout(80, false);
+        let (mid, pid) = {
+            let p = t.cells[0].part().expect("a part");
+            (p.message_id.clone(), p.id.clone())
+        };
+        t.append_delta(&mid, &pid, "\n```rust\nlet streamed_probe = 1;\n", false);
+        let renders = t.renders;
+        t.layout(80, false);
+        assert_eq!(t.renders, renders + 1);
+        assert!(!is_deferred(&t.cells[0]));
+    }
+}
