@@ -3,8 +3,9 @@
 //! start): open the store, read the session, `load_page` (the newest page) for the transcript,
 //! `load_view` from the compaction point for the engine, build the TUI `App` and draw the first
 //! frame into ratatui's `TestBackend` (120×40). Also each phase on its own, the whole history
-//! (`load_all`, what the transcript read before paging) for comparison, and one scroll past the
-//! top: the older page read, put above the transcript and drawn.
+//! (`load_all`, what the transcript read before paging) for comparison, one scroll past the
+//! top (the older page read, put above the transcript and drawn), and the next screen up, into
+//! that page (its cells highlighted as they show).
 
 mod common;
 
@@ -208,6 +209,22 @@ fn resume(c: &mut Criterion) {
         b.iter_batched(
             || scrolled_to_top(&store, &session),
             |paged| black_box(older_page(&store, paged)),
+            BatchSize::LargeInput,
+        )
+    });
+    // After a page arrived the view has not moved; scrolling up into it shows cells never
+    // highlighted: one screen up, one frame.
+    group.bench_function("scroll_one_screen_into_the_page", |b| {
+        b.iter_batched(
+            || {
+                let (app, ops) = older_page(&store, scrolled_to_top(&store, &session));
+                highlight::clear_cache();
+                (app, ops)
+            },
+            |(mut app, ops)| {
+                app.scroll_up(H as usize);
+                black_box((draw(&mut app), ops, app))
+            },
             BatchSize::LargeInput,
         )
     });
