@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::unbounded_channel;
@@ -105,7 +106,8 @@ fn render(c: &mut Criterion) {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    // Cold: every cell is wrapped and rendered (markdown, highlighting) for the first time.
+    // Cold: every cell is wrapped and rendered (markdown; code is highlighted for the cells on
+    // screen) for the first time.
     group.bench_function("first_draw", |b| {
         b.iter_batched(
             || {
@@ -121,10 +123,15 @@ fn render(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
-    // Warm: the last assistant text changes (as when a delta arrives; its size stays the same
-    // from one iteration to the next), then a frame: the steady state while an answer streams
-    // at the end of a long transcript.
-    let mut a = app(msgs.clone());
+    streaming_frames(&mut group, &msgs);
+    group.finish();
+}
+
+/// Warm frames at the end of a long transcript: the last assistant text changes (as when a delta
+/// arrives; its size stays the same from one iteration to the next), then a frame — the steady
+/// state while an answer streams; and a frame with nothing changed but the spinner.
+fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) {
+    let mut a = app(msgs.to_vec());
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
     term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
     let last = msgs
@@ -168,6 +175,21 @@ fn render(c: &mut Criterion) {
             black_box(a.total_lines)
         })
     });
+}
+
+/// The same frames at the end of a transcript twenty times as long (about 37,000 cells, what a
+/// user who scrolled far back in a resumed session has loaded): layout starts at the first
+/// changed cell, so they should cost what they cost at 1,000.
+fn render_long(c: &mut Criterion) {
+    let msgs = history(20_000);
+    let probe = app(msgs.clone());
+    println!("tui: long transcript of {} cells", probe.transcript.len());
+    let mut group = c.benchmark_group("tui_transcript_20000_cells");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    streaming_frames(&mut group, &msgs);
     group.finish();
 }
 
@@ -389,5 +411,5 @@ fn stream_harness(_c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, render, stream_harness);
+criterion_group!(benches, render, render_long, stream_harness);
 criterion_main!(benches);

@@ -55,11 +55,31 @@ impl Transcript {
     /// where the user is looking. A cell rendered for the first time or at a new width is rendered
     /// with highlighting deferred — a page of history or a resize would otherwise highlight every
     /// code block it holds — and [`Transcript::reveal`] highlights the ones on screen.
+    ///
+    /// Cells before the first one that changed since the last layout keep their offsets: while an
+    /// answer streams at the end of a long transcript, a frame walks only the last cells.
     pub fn layout(&mut self, width: u16, expand_all: bool) -> usize {
-        let mut total = 0;
-        self.offsets.clear();
-        let mut prev_visible: Option<usize> = None;
-        for i in 0..self.cells.len() {
+        if width != self.laid_out_width || expand_all != self.laid_out_expand_all {
+            self.dirty_from = 0;
+        }
+        #[cfg(debug_assertions)]
+        self.assert_clean_before_dirty(width, expand_all);
+        let start = self
+            .dirty_from
+            .min(self.cells.len())
+            .min(self.offsets.len());
+        self.offsets.truncate(start);
+        // where the cell before `start` ended, and the last cell with lines (for the gap)
+        let (mut total, mut prev_visible) = match start.checked_sub(1) {
+            None => (0, None),
+            Some(last) => (
+                self.offsets[last] + Cached::height(&self.cells[last].cache),
+                (0..start)
+                    .rev()
+                    .find(|&j| Cached::height(&self.cells[j].cache) > 0),
+            ),
+        };
+        for i in start..self.cells.len() {
             let cell = &self.cells[i];
             let same_frame = cell
                 .cache
@@ -82,7 +102,26 @@ impl Transcript {
         }
         self.total = total;
         self.laid_out_width = width;
+        self.laid_out_expand_all = expand_all;
+        self.dirty_from = self.cells.len();
         total
+    }
+
+    /// Every cell before `dirty_from` is laid out as it is now: a change that did not mark its
+    /// cell would show stale lines (debug builds, so every test checks it).
+    #[cfg(debug_assertions)]
+    fn assert_clean_before_dirty(&self, width: u16, expand_all: bool) {
+        let clean = self
+            .dirty_from
+            .min(self.cells.len())
+            .min(self.offsets.len());
+        for (i, c) in self.cells.iter().take(clean).enumerate() {
+            let fresh = c
+                .cache
+                .as_ref()
+                .is_some_and(|k| k.width == width && k.expand_all == expand_all && k.rev == c.rev);
+            assert!(fresh, "cell {i} ({}) changed without marking it", c.key);
+        }
     }
 
     /// Highlights the code of the cells in lines `[top, top + height)` of the last layout that were
@@ -108,7 +147,10 @@ impl Transcript {
             let (before, width, expand_all) = (c.lines.len(), c.width, c.expand_all);
             self.reveals += 1;
             self.render_cell(i, width, expand_all, false);
-            moved |= Cached::height(&self.cells[i].cache) != before;
+            if Cached::height(&self.cells[i].cache) != before {
+                moved = true;
+                self.moved_from(i);
+            }
         }
         moved
     }
@@ -178,6 +220,7 @@ pub(super) fn is_deferred(c: &super::Cell) -> bool {
 mod tests {
     use super::*;
     use crate::message::{Message, PartKind, Role};
+    use crate::tui::transcript::NoticeLevel;
 
     fn answer(i: usize) -> Message {
         let mut m = Message::new("S", Role::Assistant);
@@ -226,6 +269,89 @@ mod tests {
         // a second reveal of the same lines renders nothing
         t.reveal(top, screen);
         assert_eq!(t.reveals, 10);
+    }
+
+    fn turn(i: usize) -> Vec<Message> {
+        let mut u = Message::new("S", Role::User);
+        u.push(PartKind::Text {
+            text: format!("question {i}"),
+            synthetic: false,
+        });
+        let mut a = Message::new("S", Role::Assistant);
+        a.push(PartKind::StepStart);
+        a.push(PartKind::Reasoning {
+            text: format!("thinking {i}"),
+            signature: None,
+            redacted: None,
+        });
+        for k in 0..2 {
+            a.push(PartKind::Tool {
+                call_id: format!("call-{i}-{k}"),
+                tool: "bash".into(),
+                input: serde_json::json!({ "command": format!("ls {k}") }),
+                state: crate::message::ToolState::Pending,
+            });
+        }
+        a.push(PartKind::Text {
+            text: format!("answer {i}\n\nwith a second paragraph"),
+            synthetic: false,
+        });
+        vec![u, a]
+    }
+
+    /// Offsets and total of a layout that starts from scratch.
+    fn full(t: &mut Transcript) -> (usize, Vec<usize>) {
+        t.dirty_from = 0;
+        let total = t.layout(60, false);
+        (total, t.offsets.clone())
+    }
+
+    /// A layout that starts at the first changed cell gives the offsets a full one gives, whatever
+    /// changed: the last text, an early cell's height, a cell put in or taken out in the middle,
+    /// a page in front, a notice at the end.
+    #[test]
+    fn incremental_layout_matches_a_full_one() {
+        let history: Vec<Message> = (0..6).flat_map(turn).collect();
+        let mut t = Transcript::new(&history);
+        t.layout(60, false);
+        let last = history.last().expect("a message");
+        let (mid, pid) = (last.id.clone(), last.parts[4].id.clone());
+        let early = history[1].clone();
+        let mut with_error = early.clone();
+        with_error.error = Some("boom".into());
+        let older: Vec<Message> = (100..103).flat_map(turn).collect();
+
+        type Change<'a> = Box<dyn Fn(&mut Transcript) + 'a>;
+        let changes: Vec<(&str, Change)> = vec![
+            (
+                "delta",
+                Box::new(|t| t.append_delta(&mid, &pid, " more\n\nand more", false)),
+            ),
+            (
+                "tool finished",
+                Box::new(|t| t.tool_finished("call-1-0", 1200)),
+            ),
+            ("toggle early", Box::new(|t| t.toggle(2))),
+            (
+                "error inserted",
+                Box::new(|t| t.upsert_message(&with_error)),
+            ),
+            ("error removed", Box::new(|t| t.upsert_message(&early))),
+            (
+                "page in front",
+                Box::new(|t| {
+                    t.prepend(&older);
+                }),
+            ),
+            ("notice", Box::new(|t| t.notice(NoticeLevel::Info, "hello"))),
+            ("nothing", Box::new(|_| {})),
+        ];
+        for (what, change) in changes {
+            change(&mut t);
+            let total = t.layout(60, false);
+            let offsets = t.offsets.clone();
+            assert_eq!((total, offsets), full(&mut t), "after: {what}");
+        }
     }
 
     /// A cell whose text changes (streaming) is highlighted as it is laid out: one render a frame.

@@ -87,10 +87,6 @@ impl Cell {
         }
     }
 
-    pub fn touch(&mut self) {
-        self.rev += 1;
-    }
-
     pub fn part(&self) -> Option<&Part> {
         match &self.body {
             CellBody::Part(p) => Some(p),
@@ -135,6 +131,10 @@ pub struct Transcript {
     offsets: Vec<usize>,
     total: usize,
     laid_out_width: u16,
+    laid_out_expand_all: bool,
+    /// Cells from this index on changed (or moved) since the last layout; the ones before it
+    /// keep their offsets, so a frame lays out only what changed.
+    dirty_from: usize,
 }
 
 /// An assistant message that ended because the user interrupted it (not a failure).
@@ -180,6 +180,17 @@ impl Transcript {
         }
     }
 
+    /// Cell `i` changed: its cached lines are stale, and the offsets from it on.
+    fn touch_at(&mut self, i: usize) {
+        self.cells[i].rev += 1;
+        self.moved_from(i);
+    }
+
+    /// Cells from `i` on may sit at other lines (one was inserted or removed there).
+    fn moved_from(&mut self, i: usize) {
+        self.dirty_from = self.dirty_from.min(i);
+    }
+
     /// Where the cell with `key` is.
     fn position(&self, key: &str) -> Option<usize> {
         self.index.get(key).map(|&seq| (seq - self.base) as usize)
@@ -197,10 +208,12 @@ impl Transcript {
             let seq = self.base + self.cells.len() as i64;
             self.index.insert(cell.key.clone(), seq);
             self.cells.push_back(cell);
+            self.moved_from(self.cells.len() - 1);
             self.cells.len() - 1
         } else {
             self.cells.insert(pos, cell);
             self.reindex();
+            self.moved_from(pos);
             pos
         }
     }
@@ -248,6 +261,9 @@ impl Transcript {
             self.index.insert(cell.key.clone(), self.base + i as i64);
             self.cells.push_front(cell);
         }
+        if added > 0 {
+            self.moved_from(0);
+        }
         added
     }
 
@@ -263,9 +279,9 @@ impl Transcript {
         let previous = self.meta.insert(m.id.clone(), meta.clone());
         let is_new = previous.is_none();
         if !is_new && previous != Some(meta) {
-            for c in self.cells.iter_mut() {
-                if c.message_id.as_deref() == Some(m.id.as_str()) {
-                    c.touch();
+            for i in 0..self.cells.len() {
+                if self.cells[i].message_id.as_deref() == Some(m.id.as_str()) {
+                    self.touch_at(i);
                 }
             }
         }
@@ -285,7 +301,7 @@ impl Transcript {
             (Some(e), Some(i)) => {
                 if self.cells[i].body != CellBody::MessageError(e.clone()) {
                     self.cells[i].body = CellBody::MessageError(e.clone());
-                    self.cells[i].touch();
+                    self.touch_at(i);
                 }
             }
             (Some(e), None) => {
@@ -302,6 +318,7 @@ impl Transcript {
             (None, Some(i)) => {
                 self.cells.remove(i);
                 self.reindex();
+                self.moved_from(i);
             }
             (None, None) => {}
         }
@@ -313,7 +330,7 @@ impl Transcript {
             let cell = &mut self.cells[i];
             if cell.part() != Some(&part) {
                 cell.body = CellBody::Part(part);
-                cell.touch();
+                self.touch_at(i);
             }
             return;
         }
@@ -329,15 +346,14 @@ impl Transcript {
     /// Streamed text for a text or reasoning part; creates the part on first delta.
     pub fn append_delta(&mut self, message_id: &str, part_id: &str, delta: &str, reasoning: bool) {
         if let Some(i) = self.position(part_id) {
-            let cell = &mut self.cells[i];
-            if let CellBody::Part(p) = &mut cell.body {
+            if let CellBody::Part(p) = &mut self.cells[i].body {
                 match &mut p.kind {
                     PartKind::Text { text, .. } | PartKind::Reasoning { text, .. } => {
                         text.push_str(delta)
                     }
                     _ => {}
                 }
-                cell.touch();
+                self.touch_at(i);
             }
             return;
         }
@@ -360,8 +376,13 @@ impl Transcript {
         });
     }
 
-    fn tool_cell_mut(&mut self, call_id: &str) -> Option<&mut Cell> {
-        self.cells.iter_mut().rev().find(|c| {
+    /// The newest cell satisfying `f`.
+    fn last_where(&self, f: impl Fn(&Cell) -> bool) -> Option<usize> {
+        (0..self.cells.len()).rev().find(|&i| f(&self.cells[i]))
+    }
+
+    fn tool_cell(&self, call_id: &str) -> Option<usize> {
+        self.last_where(|c| {
             matches!(c.part().map(|p| &p.kind), Some(PartKind::Tool { call_id: id, .. }) if id == call_id)
         })
     }
@@ -383,15 +404,15 @@ impl Transcript {
     }
 
     pub fn tool_started(&mut self, call_id: &str) {
-        if let Some(c) = self.tool_cell_mut(call_id) {
-            c.touch();
+        if let Some(i) = self.tool_cell(call_id) {
+            self.touch_at(i);
         }
     }
 
     pub fn tool_finished(&mut self, call_id: &str, duration_ms: u64) {
-        if let Some(c) = self.tool_cell_mut(call_id) {
-            c.duration_ms = Some(duration_ms);
-            c.touch();
+        if let Some(i) = self.tool_cell(call_id) {
+            self.cells[i].duration_ms = Some(duration_ms);
+            self.touch_at(i);
         }
     }
 
@@ -401,28 +422,26 @@ impl Transcript {
 
     pub fn compaction_started(&mut self) {
         self.compacting = true;
-        if let Some(c) =
-            self.cells.iter_mut().rev().find(|c| {
-                Self::is_compaction(c) && c.live && c.compaction == CompactionState::Unknown
-            })
-        {
-            c.compaction = CompactionState::Running;
-            c.touch();
+        if let Some(i) = self.last_where(|c| {
+            Self::is_compaction(c) && c.live && c.compaction == CompactionState::Unknown
+        }) {
+            self.cells[i].compaction = CompactionState::Running;
+            self.touch_at(i);
         }
     }
 
     /// Puts the figures on the running divider. Returns false when there is none to put them on.
     pub fn compaction_finished(&mut self, stats: CompactionStats) -> bool {
         self.compacting = false;
-        let target = self.cells.iter_mut().rev().find(|c| {
+        let target = self.last_where(|c| {
             Self::is_compaction(c)
                 && (c.compaction == CompactionState::Running
                     || (c.live && c.compaction == CompactionState::Unknown))
         });
         match target {
-            Some(c) => {
-                c.compaction = CompactionState::Done(stats);
-                c.touch();
+            Some(i) => {
+                self.cells[i].compaction = CompactionState::Done(stats);
+                self.touch_at(i);
                 true
             }
             None => false,
@@ -432,10 +451,10 @@ impl Transcript {
     /// A turn ended: nothing is running any more.
     pub fn settle(&mut self) {
         self.compacting = false;
-        for c in self.cells.iter_mut() {
-            if c.compaction == CompactionState::Running {
-                c.compaction = CompactionState::Unknown;
-                c.touch();
+        for i in 0..self.cells.len() {
+            if self.cells[i].compaction == CompactionState::Running {
+                self.cells[i].compaction = CompactionState::Unknown;
+                self.touch_at(i);
             }
         }
     }
@@ -466,9 +485,9 @@ impl Transcript {
         note: Option<String>,
     ) {
         // shown on the tool's own cell when it is there (its output carries any note)
-        if let Some(c) = self.tool_cell_mut(&req.call_id) {
-            c.decision = Some(reply);
-            c.touch();
+        if let Some(i) = self.tool_cell(&req.call_id) {
+            self.cells[i].decision = Some(reply);
+            self.touch_at(i);
             return;
         }
         self.notice_seq += 1;
@@ -483,7 +502,7 @@ impl Transcript {
     pub fn toggle(&mut self, idx: usize) {
         if let Some(c) = self.cells.get_mut(idx) {
             c.expanded = !c.expanded;
-            c.touch();
+            self.touch_at(idx);
         }
     }
 
