@@ -6,7 +6,7 @@
 use ratatui::text::Line;
 
 use super::super::{cells, highlight};
-use super::{Transcript, gap};
+use super::{Cell, Transcript, gap};
 
 pub(super) struct Cached {
     width: u16,
@@ -17,9 +17,23 @@ pub(super) struct Cached {
     lines: Vec<Line<'static>>,
 }
 
-impl Cached {
-    fn height(cache: &Option<Cached>) -> usize {
-        cache.as_ref().map_or(0, |c| c.lines.len())
+impl Cell {
+    /// Lines at the last render (0 for a cell that shows nothing, or was never rendered).
+    fn height(&self) -> usize {
+        self.cache.as_ref().map_or(0, |c| c.lines.len())
+    }
+
+    /// Rendered at this width and expand-all setting (perhaps of an older revision).
+    fn rendered_for(&self, width: u16, expand_all: bool) -> bool {
+        self.cache
+            .as_ref()
+            .is_some_and(|c| c.width == width && c.expand_all == expand_all)
+    }
+
+    /// Its cached lines are what a render now would give (highlighting aside).
+    fn fresh_for(&self, width: u16, expand_all: bool) -> bool {
+        self.rendered_for(width, expand_all)
+            && self.cache.as_ref().is_some_and(|c| c.rev == self.rev)
     }
 }
 
@@ -73,24 +87,18 @@ impl Transcript {
         let (mut total, mut prev_visible) = match start.checked_sub(1) {
             None => (0, None),
             Some(last) => (
-                self.offsets[last] + Cached::height(&self.cells[last].cache),
-                (0..start)
-                    .rev()
-                    .find(|&j| Cached::height(&self.cells[j].cache) > 0),
+                self.offsets[last] + self.cells[last].height(),
+                (0..start).rev().find(|&j| self.cells[j].height() > 0),
             ),
         };
         for i in start..self.cells.len() {
             let cell = &self.cells[i];
-            let same_frame = cell
-                .cache
-                .as_ref()
-                .is_some_and(|c| c.width == width && c.expand_all == expand_all);
-            let fresh = same_frame && cell.cache.as_ref().is_some_and(|c| c.rev == cell.rev);
-            if !fresh {
+            if !cell.fresh_for(width, expand_all) {
+                let defer = !cell.rendered_for(width, expand_all);
                 self.renders += 1;
-                self.render_cell(i, width, expand_all, !same_frame);
+                self.render_cell(i, width, expand_all, defer);
             }
-            let h = Cached::height(&self.cells[i].cache);
+            let h = self.cells[i].height();
             if h > 0 {
                 if let Some(p) = prev_visible {
                     total += gap(&self.cells[p], &self.cells[i]);
@@ -116,11 +124,11 @@ impl Transcript {
             .min(self.cells.len())
             .min(self.offsets.len());
         for (i, c) in self.cells.iter().take(clean).enumerate() {
-            let fresh = c
-                .cache
-                .as_ref()
-                .is_some_and(|k| k.width == width && k.expand_all == expand_all && k.rev == c.rev);
-            assert!(fresh, "cell {i} ({}) changed without marking it", c.key);
+            assert!(
+                c.fresh_for(width, expand_all),
+                "cell {i} ({}) changed without marking it",
+                c.key
+            );
         }
     }
 
@@ -129,10 +137,7 @@ impl Transcript {
     /// text is the same), in which case the caller lays out again.
     pub fn reveal(&mut self, top: usize, height: usize) -> bool {
         let end = top + height;
-        let start = self
-            .offsets
-            .partition_point(|&o| o <= top)
-            .saturating_sub(1);
+        let start = self.first_cell_from(top);
         let mut moved = false;
         for i in start..self.cells.len() {
             if self.offsets.get(i).is_none_or(|&o| o >= end) {
@@ -147,7 +152,7 @@ impl Transcript {
             let (before, width, expand_all) = (c.lines.len(), c.width, c.expand_all);
             self.reveals += 1;
             self.render_cell(i, width, expand_all, false);
-            if Cached::height(&self.cells[i].cache) != before {
+            if self.cells[i].height() != before {
                 moved = true;
                 self.moved_from(i);
             }
@@ -163,11 +168,7 @@ impl Transcript {
     pub fn visible(&self, top: usize, height: usize) -> Vec<Line<'static>> {
         let mut out = Vec::with_capacity(height);
         let end = top + height;
-        // first cell whose block ends after `top`
-        let start = self
-            .offsets
-            .partition_point(|&o| o <= top)
-            .saturating_sub(1);
+        let start = self.first_cell_from(top);
         let mut line = self.offsets.get(start).copied().unwrap_or(0);
         if line > top {
             line = top;
@@ -199,20 +200,26 @@ impl Transcript {
         out
     }
 
+    /// The last cell starting at or before `line` (0 if none): where showing from `line` begins.
+    fn first_cell_from(&self, line: usize) -> usize {
+        self.offsets
+            .partition_point(|&o| o <= line)
+            .saturating_sub(1)
+    }
+
     /// The cell shown at absolute line `line` of the last layout.
     pub fn cell_at(&self, line: usize) -> Option<usize> {
         let i = self
             .offsets
             .partition_point(|&o| o <= line)
             .checked_sub(1)?;
-        let h = Cached::height(&self.cells[i].cache);
-        (line < self.offsets[i] + h).then_some(i)
+        (line < self.offsets[i] + self.cells[i].height()).then_some(i)
     }
 }
 
 /// Is cell `c` waiting for its code to be highlighted? (tests)
 #[cfg(test)]
-pub(super) fn is_deferred(c: &super::Cell) -> bool {
+pub(super) fn is_deferred(c: &Cell) -> bool {
     c.cache.as_ref().is_some_and(|c| c.deferred)
 }
 

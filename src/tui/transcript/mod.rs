@@ -378,7 +378,7 @@ impl Transcript {
 
     /// The newest cell satisfying `f`.
     fn last_where(&self, f: impl Fn(&Cell) -> bool) -> Option<usize> {
-        (0..self.cells.len()).rev().find(|&i| f(&self.cells[i]))
+        self.cells.iter().rposition(f)
     }
 
     fn tool_cell(&self, call_id: &str) -> Option<usize> {
@@ -524,9 +524,7 @@ impl Transcript {
 
     /// Index of the most recent foldable cell (what Ctrl+O style keys act on).
     pub fn last_foldable(&self) -> Option<usize> {
-        (0..self.cells.len())
-            .rev()
-            .find(|&i| self.cells[i].foldable(&self.meta_of(&self.cells[i])))
+        self.last_where(|c| c.foldable(&self.meta_of(c)))
     }
 }
 
