@@ -8,6 +8,7 @@ pub mod event;
 pub mod first_run;
 pub mod headless;
 pub mod interactive;
+pub mod llm;
 pub mod message;
 pub mod provider;
 pub mod setup;

@@ -34,37 +34,7 @@ pub enum Role {
     Assistant,
 }
 
-/// Token usage as a provider reports it for one step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    #[serde(default)]
-    pub input: u64,
-    #[serde(default)]
-    pub output: u64,
-    #[serde(default)]
-    pub reasoning: u64,
-    #[serde(default)]
-    pub cache_read: u64,
-    #[serde(default)]
-    pub cache_write: u64,
-}
-
-impl Usage {
-    /// The context a step occupied: `input + output + cache_read + cache_write` (DESIGN.md §4c).
-    pub fn context_tokens(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
-    }
-    pub fn is_zero(&self) -> bool {
-        self.context_tokens() == 0 && self.reasoning == 0
-    }
-    pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.reasoning += other.reasoning;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-    }
-}
+pub use crate::llm::Usage;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {

@@ -16,8 +16,8 @@
 use std::ops::Range;
 
 use crate::config::CompactionConfig;
+use crate::llm::{ChatMessage, UserContent};
 use crate::message::{Message, MessageId};
-use crate::provider::{ChatMessage, UserContent};
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_completed_summary, is_turn_start};

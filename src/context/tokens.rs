@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
+use crate::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
 use crate::message::{Message, Part, PartKind, ToolState};
-use crate::provider::{AssistantContent, ChatMessage, ToolSpec, UserContent};
 
 use super::COMPACTION_QUESTION;
 use super::view::{CLEARED_TOOL_RESULT, INTERRUPTED_TOOL_RESULT};

@@ -10,8 +10,8 @@
 
 use std::ops::Range;
 
+use crate::llm::{AssistantContent, ChatMessage, UserContent};
 use crate::message::{Message, PartKind, Role, ToolState};
-use crate::provider::{AssistantContent, ChatMessage, UserContent};
 
 use super::COMPACTION_QUESTION;
 

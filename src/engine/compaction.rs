@@ -11,8 +11,9 @@ use super::turn::CONTINUE;
 use crate::context::compaction as plan;
 use crate::context::overflow;
 use crate::event::{EngineState, Event};
+use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
 use crate::message::{CompactionPart, Message, PartKind, Role, Usage, now_ms};
-use crate::provider::{AssistantContent, ChatMessage, ChatRequest, ErrorKind, UserContent};
+use crate::provider::ErrorKind;
 
 /// Budget when the model's window is unknown.
 const UNKNOWN_WINDOW_BUDGET: u64 = 100_000;

@@ -12,9 +12,10 @@ use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
 use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op};
+use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
-use crate::provider::{self, ChatRequest, Provider, ToolSpec};
+use crate::provider::{self, Provider};
 use crate::store::{PAGE_MESSAGES, Store};
 use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
@@ -519,8 +520,8 @@ impl Runner {
             messages = super::compaction::flatten_tools(messages);
         }
         if last_step {
-            messages.push(crate::provider::ChatMessage::Assistant {
-                content: vec![crate::provider::AssistantContent::Text {
+            messages.push(ChatMessage::Assistant {
+                content: vec![AssistantContent::Text {
                     text: prompt::MAX_STEPS_PROMPT.trim_end().to_string(),
                 }],
             });
@@ -555,7 +556,7 @@ impl Runner {
 }
 
 /// Converts messages already in model order to wire messages (DESIGN.md §3.2).
-pub(super) fn to_wire(messages: &[Message]) -> Vec<crate::provider::ChatMessage> {
+pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
     crate::context::view::convert(&refs, &mut |_, _| None)
 }

@@ -8,8 +8,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
 use crate::event::{EngineState, Event};
+use crate::llm::{ChatRequest, FinishReason, StreamEvent};
 use crate::message::{Part, PartKind, ToolState, Usage};
-use crate::provider::{ChatRequest, ErrorKind, FinishReason, Provider, ProviderError, StreamEvent};
+use crate::provider::{ErrorKind, Provider, ProviderError};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);

@@ -7,8 +7,8 @@ use super::runner::Runner;
 use super::step::Outcome;
 use crate::context::{compaction, overflow, prune};
 use crate::event::{EngineState, Event};
+use crate::llm::FinishReason;
 use crate::message::{Message, PartKind, Role, ToolState, now_ms};
-use crate::provider::FinishReason;
 
 impl Runner {
     /// Runs a turn for the user messages in `texts` (queued while idle).

@@ -1,4 +1,5 @@
-//! Model providers: a wire-neutral request, a stream of events, classified errors.
+//! Model providers: the `Provider` trait over the neutral types of [`crate::llm`], the wire
+//! formats (OpenAI-compatible, Anthropic), classified errors and retries.
 
 pub mod anthropic;
 pub mod cost;
@@ -10,126 +11,12 @@ pub mod retry;
 use std::pin::Pin;
 
 use futures_util::Stream;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use error::{ErrorKind, ProviderError};
 
-use crate::message::Usage;
-
-/// A chat request independent of the wire format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatRequest {
-    /// The model id as the provider knows it (without the "provider/" prefix).
-    pub model: String,
-    /// System prompt blocks, most stable first (the first is the cacheable header).
-    pub system: Vec<String>,
-    pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
-    pub max_tokens: Option<u32>,
-    pub temperature: Option<f32>,
-    /// Anthropic extended thinking budget.
-    pub thinking_budget: Option<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// JSON schema of the input object.
-    pub parameters: Value,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum ChatMessage {
-    User {
-        content: Vec<UserContent>,
-    },
-    Assistant {
-        content: Vec<AssistantContent>,
-    },
-    /// The result of one tool call. OpenAI sends it as a `tool` message; Anthropic as a
-    /// `tool_result` block in a user message (consecutive results are merged).
-    ToolResult {
-        call_id: String,
-        content: String,
-        is_error: bool,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum UserContent {
-    Text { text: String },
-    Image { mime: String, data_base64: String },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum AssistantContent {
-    Text {
-        text: String,
-    },
-    Reasoning {
-        text: String,
-        signature: Option<String>,
-        redacted: Option<String>,
-    },
-    ToolCall {
-        id: String,
-        name: String,
-        input: Value,
-    },
-}
-
-/// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishReason {
-    Stop,
-    ToolCalls,
-    Length,
-    ContentFilter,
-    Other(String),
-}
-
-impl FinishReason {
-    pub fn as_str(&self) -> &str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::ToolCalls => "tool_calls",
-            FinishReason::Length => "length",
-            FinishReason::ContentFilter => "content_filter",
-            FinishReason::Other(s) => s,
-        }
-    }
-}
-
-/// One event of a streamed response.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StreamEvent {
-    TextDelta(String),
-    ReasoningDelta(String),
-    /// Anthropic: the signature of the current thinking block.
-    ReasoningSignature(String),
-    /// Anthropic: a redacted thinking block (opaque data to send back).
-    RedactedReasoning(String),
-    /// A tool call began streaming (for showing it as pending).
-    ToolCallStart {
-        id: String,
-        name: String,
-    },
-    /// A tool call is complete. `arguments` is the raw JSON text the model produced.
-    ToolCall {
-        id: String,
-        name: String,
-        arguments: String,
-    },
-    /// Usage so far (providers may report it more than once; the last one wins).
-    Usage(Usage),
-    Finish(FinishReason),
-}
+pub use crate::llm::{
+    AssistantContent, ChatMessage, ChatRequest, FinishReason, StreamEvent, ToolSpec, UserContent,
+};
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::truncate::truncate;
 use super::{Tool, ToolContext, ToolOutput};
-use crate::provider::ToolSpec;
+use crate::llm::ToolSpec;
 
 /// The tools a session offers, in a stable order.
 #[derive(Clone, Default)]

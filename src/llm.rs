@@ -1,0 +1,152 @@
+//! The neutral model types: what a request to a model and its streamed answer are made of,
+//! independent of any wire format. A leaf module: it depends on nothing else in pith, so the
+//! context logic and the tools can use these types without importing the HTTP layer.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Token usage as a provider reports it for one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub reasoning: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+}
+
+impl Usage {
+    /// The context a step occupied: `input + output + cache_read + cache_write` (DESIGN.md §4c).
+    pub fn context_tokens(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+    pub fn is_zero(&self) -> bool {
+        self.context_tokens() == 0 && self.reasoning == 0
+    }
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.reasoning += other.reasoning;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+    }
+}
+
+/// A chat request independent of the wire format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The model id as the provider knows it (without the "provider/" prefix).
+    pub model: String,
+    /// System prompt blocks, most stable first (the first is the cacheable header).
+    pub system: Vec<String>,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// Anthropic extended thinking budget.
+    pub thinking_budget: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the input object.
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    User {
+        content: Vec<UserContent>,
+    },
+    Assistant {
+        content: Vec<AssistantContent>,
+    },
+    /// The result of one tool call. OpenAI sends it as a `tool` message; Anthropic as a
+    /// `tool_result` block in a user message (consecutive results are merged).
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserContent {
+    Text { text: String },
+    Image { mime: String, data_base64: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantContent {
+    Text {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+        signature: Option<String>,
+        redacted: Option<String>,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+    },
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    Other(String),
+}
+
+impl FinishReason {
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(s) => s,
+        }
+    }
+}
+
+/// One event of a streamed response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ReasoningDelta(String),
+    /// Anthropic: the signature of the current thinking block.
+    ReasoningSignature(String),
+    /// Anthropic: a redacted thinking block (opaque data to send back).
+    RedactedReasoning(String),
+    /// A tool call began streaming (for showing it as pending).
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
+    /// A tool call is complete. `arguments` is the raw JSON text the model produced.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    /// Usage so far (providers may report it more than once; the last one wins).
+    Usage(Usage),
+    Finish(FinishReason),
+}
