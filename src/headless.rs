@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::{Format, RunArgs};
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, Op};
+use crate::event::{EngineState, Event, Op};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
@@ -147,6 +147,11 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             eprintln!("compacted the context: {before} → {after} tokens")
         }
         Event::Info { message } => eprintln!("{message}"),
+        // A long wait for the provider: say what pith waits for.
+        Event::State {
+            state: EngineState::Thinking,
+            detail: Some(d),
+        } => eprintln!("{d}"),
         Event::Error { message } => eprintln!("error: {message}"),
         _ => {}
     }

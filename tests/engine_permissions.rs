@@ -41,7 +41,7 @@ async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> 
             api_key_env: None,
             headers: Default::default(),
             max_retries: Some(1),
-            timeout_secs: None,
+            ..Default::default()
         },
     );
     config.models.insert(

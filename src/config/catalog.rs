@@ -360,8 +360,7 @@ mod tests {
                 base_url: "https://api.openai.com/v1".into(),
                 api_key_env: None,
                 headers: BTreeMap::new(),
-                max_retries: None,
-                timeout_secs: None,
+                ..Default::default()
             },
         );
         let some = known_models(&only_openai);

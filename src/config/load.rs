@@ -89,8 +89,7 @@ pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
         base_url: base_url.to_string(),
         api_key_env: key.map(str::to_string),
         headers: BTreeMap::new(),
-        max_retries: None,
-        timeout_secs: None,
+        ..Default::default()
     };
     use ProviderKind::{Anthropic, Openai};
     BTreeMap::from([

@@ -27,12 +27,39 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Retries for rate limits, 5xx and broken streams.
+    /// Retries for rate limits, 5xx, timeouts and broken streams.
     #[serde(default)]
     pub max_retries: Option<u32>,
-    /// Request timeout for the first byte, in seconds.
+    /// Seconds to wait for a connection.
     #[serde(default)]
-    pub timeout_secs: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    /// Seconds to wait for the first byte of an answer after sending the request (a local server
+    /// reads the whole prompt first). `timeout_secs` is the older name.
+    #[serde(default, alias = "timeout_secs")]
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Seconds of silence tolerated in the middle of a streamed answer.
+    #[serde(default)]
+    pub idle_timeout_secs: Option<u64>,
+    /// The longest wait before a retry: a server asking for longer (`retry-after`) gets the error
+    /// reported instead.
+    #[serde(default)]
+    pub max_retry_wait_secs: Option<u64>,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: String::new(),
+            api_key_env: None,
+            headers: BTreeMap::new(),
+            max_retries: None,
+            connect_timeout_secs: None,
+            first_byte_timeout_secs: None,
+            idle_timeout_secs: None,
+            max_retry_wait_secs: None,
+        }
+    }
 }
 
 /// Limits and prices of one model (`[models."provider/model"]` or the catalog).

@@ -32,6 +32,10 @@ pub(super) struct ModelSetup {
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
     pub kind: crate::config::ProviderKind,
+    /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
+    pub retry: RetryPolicy,
+    /// Its provider's timeouts, for saying what pith waits for.
+    pub timeouts: provider::transport::Timeouts,
 }
 
 impl ModelSetup {
@@ -40,11 +44,16 @@ impl ModelSetup {
         name: &str,
     ) -> anyhow::Result<(Self, Option<String>)> {
         let (provider, model_id) = provider::factory::build(config, name)?;
-        let kind = provider::factory::split_model(name)
+        let pc = provider::factory::split_model(name)
             .ok()
-            .and_then(|(p, _)| config.provider.get(p))
+            .and_then(|(p, _)| config.provider.get(p));
+        let kind = pc
             .map(|p| p.kind.clone())
             .unwrap_or(crate::config::ProviderKind::Openai);
+        let retry = RetryPolicy::for_provider(pc);
+        let timeouts = pc
+            .map(provider::transport::Timeouts::from_config)
+            .unwrap_or_default();
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
         let limits = Limits {
@@ -60,6 +69,8 @@ impl ModelSetup {
                 info,
                 limits,
                 kind,
+                retry,
+                timeouts,
             },
             resolved.warning,
         ))
@@ -87,9 +98,10 @@ pub struct Runner {
     pub(super) tool_state: Arc<SessionToolState>,
     pub(super) system: Vec<String>,
     pub(super) tool_specs: Vec<ToolSpec>,
-    pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// The first store write that failed in this turn.
+    pub(super) store_failure: super::persist::StoreFailure,
 }
 
 impl Runner {
@@ -111,14 +123,8 @@ impl Runner {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::lazy(&model.model_id);
-        let max_retries = opts
-            .config
-            .provider
-            .get(session.model.split('/').next().unwrap_or_default())
-            .and_then(|p| p.max_retries);
         let permissions = Permissions::new(&opts.config.permission);
         let mut runner = Runner {
-            retry: RetryPolicy::from_env(max_retries),
             permissions,
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
@@ -135,6 +141,7 @@ impl Runner {
             events,
             shared,
             compactions_this_turn: 0,
+            store_failure: Default::default(),
         };
         runner.load_view()?;
         Ok(runner)
@@ -257,20 +264,20 @@ impl Runner {
     /// Persists a message header and every part.
     pub(super) fn save_message(&self, m: &Message) {
         if let Err(e) = self.store.save_message(m) {
-            tracing::error!("store: cannot save message {}: {e:#}", m.id);
+            self.store_failed(&format!("save message {}", m.id), &e);
         }
     }
 
     pub(super) fn save_part(&self, part: &crate::message::Part) {
         if let Err(e) = self.store.upsert_part(&self.session.id, part) {
-            tracing::error!("store: cannot save part {}: {e:#}", part.id);
+            self.store_failed(&format!("save part {}", part.id), &e);
         }
     }
 
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
         if let Err(e) = self.store.update_session(&self.session) {
-            tracing::error!("store: cannot update session: {e:#}");
+            self.store_failed("update the session", &e);
         }
     }
 
@@ -336,17 +343,19 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                match self.compact(false, false, focus, false, &cancel).await {
-                    Ok(_) => self.emit(Event::TurnFinished {
-                        reason: "compacted".into(),
-                    }),
-                    Err(message) => {
+                let result = self.compact(false, false, focus, false, &cancel).await;
+                let reason = match (result, self.take_store_failure()) {
+                    // Stopped by the user: not an error (exit 130 headless, as for a turn).
+                    (Err(_), None) if cancel.is_cancelled() => "interrupted",
+                    (Ok(_), None) => "compacted",
+                    (Err(message), _) | (Ok(_), Some(message)) => {
                         self.emit(Event::Error { message });
-                        self.emit(Event::TurnFinished {
-                            reason: "error".into(),
-                        });
+                        "error"
                     }
-                }
+                };
+                self.emit(Event::TurnFinished {
+                    reason: reason.into(),
+                });
                 self.state(EngineState::Idle, None);
             }
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {

@@ -22,9 +22,13 @@ impl Runner {
         }
         self.touch_session();
         self.emit_context();
-        let reason = self.turn_loop(parent, &cancel).await;
+        let mut reason = self.turn_loop(parent, &cancel).await;
         self.touch_session();
         self.emit_context();
+        if let Some(message) = self.take_store_failure() {
+            self.emit(Event::Error { message });
+            reason = "error".into();
+        }
         self.emit(Event::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }
@@ -105,6 +109,10 @@ impl Runner {
             };
             overflow_retried = false;
             self.finish_step(idx, usage, &finish, estimated);
+            if self.store_failing() {
+                // Running tools whose results cannot be kept would only lose more work.
+                return "error".into();
+            }
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
                     p.kind,
@@ -118,6 +126,9 @@ impl Runner {
                 self.run_tools(idx, cancel).await;
                 if cancel.is_cancelled() {
                     return "interrupted".into();
+                }
+                if self.store_failing() {
+                    return "error".into();
                 }
             }
             let queued = !self
@@ -160,7 +171,7 @@ impl Runner {
     pub(super) fn drop_message(&mut self, idx: usize) {
         let m = self.view.remove(idx);
         if let Err(e) = self.store.delete_message(&m.id) {
-            tracing::error!("store: cannot delete message {}: {e:#}", m.id);
+            self.store_failed(&format!("delete message {}", m.id), &e);
         }
         self.reset_estimate();
     }

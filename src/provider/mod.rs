@@ -7,6 +7,7 @@ pub mod error;
 pub mod factory;
 pub mod openai;
 pub mod retry;
+pub mod transport;
 
 use std::pin::Pin;
 

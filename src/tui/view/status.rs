@@ -96,7 +96,11 @@ fn state_text(app: &App) -> (String, Style) {
     }
     match app.state {
         EngineState::Idle => ("● idle".into(), Style::default().fg(Color::DarkGray)),
-        EngineState::Thinking => (format!("{spin} thinking{elapsed}"), busy),
+        EngineState::Thinking => match &app.state_detail {
+            // What the provider is being waited for, once the wait is long.
+            Some(d) => (format!("{spin} thinking{elapsed} · {d}"), busy),
+            None => (format!("{spin} thinking{elapsed}"), busy),
+        },
         EngineState::Running => {
             let tool = app
                 .state_detail
