@@ -45,13 +45,19 @@ struct Rule {
     action: Action,
 }
 
+/// A permission pattern as a glob whose `*` also crosses `/`. The config loader rejects a pattern
+/// this refuses, naming the file and line.
+pub fn compile_pattern(pattern: &str) -> Result<GlobMatcher, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+}
+
 impl Rule {
     fn new(pattern: &str, action: Action) -> Rule {
-        let matcher = GlobBuilder::new(pattern)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .map(|g| g.compile_matcher())
+        let matcher = compile_pattern(pattern)
             .map_err(|e| tracing::warn!(pattern, error = %e, "permission pattern is not a valid glob; matched literally"))
             .ok();
         Rule {
