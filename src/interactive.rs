@@ -47,11 +47,12 @@ pub async fn run(
         headless: false,
         auto_yes: false,
     };
-    // A long session opens on its newest page; older pages load as the user scrolls up.
+    // The engine takes the session's lock and repairs what a crash left before the transcript
+    // reads it. A long session opens on its newest page; older pages load as the user scrolls up.
+    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
     let page = setup
         .store
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
-    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
     let init = TuiInit {
         model: session.model.clone(),
         models: catalog::known_models(setup.config()),
@@ -161,7 +162,10 @@ fn remove_empty_sessions(setup: &Setup) {
         return;
     };
     for s in sessions.iter().filter(|s| s.directory == dir) {
-        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0) {
+        // Another pith may have just opened an empty session here: not ours to remove.
+        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0)
+            && !crate::store::lock::SessionLock::is_held(&setup.data_dir, &s.id)
+        {
             let _ = setup.store.delete_session(&s.id);
         }
     }

@@ -96,6 +96,15 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             let Some(session) = setup.store.find_session(&id)? else {
                 anyhow::bail!("no session with id {id} (see `pith sessions list`)");
             };
+            // When no pith is working on it, first repair what a crash left (tool calls still
+            // "running", a step cut short) so the export shows what really happened.
+            if let Ok(_lock) = pith::store::lock::SessionLock::acquire(&setup.data_dir, &id)
+                && let Err(e) = setup
+                    .store
+                    .open_view(&id, session.compaction_point.as_deref())
+            {
+                tracing::warn!("cannot repair session {id} before exporting it: {e:#}");
+            }
             let messages = setup.store.load_all(&id)?;
             match format {
                 ExportFormat::Json => println!(

@@ -16,6 +16,7 @@ use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, Provider};
+use crate::store::lock::SessionLock;
 use crate::store::{PAGE_MESSAGES, Store};
 use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
@@ -102,6 +103,8 @@ pub struct Runner {
     pub(super) compactions_this_turn: u32,
     /// The first store write that failed in this turn.
     pub(super) store_failure: super::persist::StoreFailure,
+    /// This engine is the session's only writer while it holds this.
+    pub(super) lock: SessionLock,
 }
 
 impl Runner {
@@ -112,6 +115,7 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
     ) -> anyhow::Result<Self> {
+        let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         if let Some(w) = warning {
             let _ = events.send(Event::Info {
@@ -142,6 +146,7 @@ impl Runner {
             shared,
             compactions_this_turn: 0,
             store_failure: Default::default(),
+            lock,
         };
         runner.load_view()?;
         Ok(runner)
@@ -165,10 +170,16 @@ impl Runner {
 
     /// Loads the view from the store: only the messages from the session's compaction point on,
     /// reordered so that the compaction message and its summary come before the verbatim tail.
+    /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
-        let loaded = self
+        let (loaded, repairs) = self
             .store
-            .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
+            .open_view(&self.session.id, self.session.compaction_point.as_deref())?;
+        if repairs.steps + repairs.tools > 0 {
+            self.emit(Event::Info {
+                message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
+            });
+        }
         self.view = crate::context::view::model_order(loaded);
         self.reset_estimate();
         self.resume_from_last_report();
@@ -413,7 +424,17 @@ impl Runner {
     }
 
     fn switch_session(&mut self, session: Session) {
+        let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
+            Ok(lock) => lock,
+            Err(e) => {
+                self.emit(Event::Error {
+                    message: e.to_string(),
+                });
+                return;
+            }
+        };
         self.touch_session();
+        self.lock = lock;
         self.session = session;
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
