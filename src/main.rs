@@ -46,11 +46,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Run(args)) => {
             let setup = Setup::new(cli.config)?;
-            runtime()?.block_on(pith::headless::run(setup, args))
+            block_on(pith::headless::run(setup, args))
         }
         None => {
             let setup = Setup::new(cli.config)?;
-            runtime()?.block_on(pith::interactive::run(
+            block_on(pith::interactive::run(
                 setup,
                 cli.session,
                 cli.continue_last,
@@ -60,12 +60,19 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// Runs a front end to completion. A tool still stuck in a blocking call (a read the time
+/// limit or Ctrl-C gave up on) is not waited for: pith exits anyway.
+fn block_on(
+    front_end: impl std::future::Future<Output = anyhow::Result<i32>>,
+) -> anyhow::Result<i32> {
     pith::provider::init_tls();
-    Ok(tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()?;
+    let result = runtime.block_on(front_end);
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {

@@ -43,6 +43,11 @@ impl Tool for Bash {
         include_str!("../../prompts/tools/bash.md")
     }
 
+    fn time_limit(&self) -> Option<Duration> {
+        // Its own `timeout` parameter bounds every call.
+        None
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

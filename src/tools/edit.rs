@@ -77,7 +77,7 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         Err(e) => return Err(format!("Cannot edit {shown}: {e}")),
     }
     check_fresh(ctx, path, &shown, "edit")?;
-    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let bytes = super::bounds::read_whole(path, &shown, "edit")?;
     let content = String::from_utf8(bytes).map_err(|_| {
         format!(
             "Cannot edit {shown}: it is not valid UTF-8 text. Use write to replace it, or bash."

@@ -53,10 +53,16 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> Value;
     /// Runs the call. An `Err` is a message the model sees as an error result.
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+    /// How long one call may run before it is stopped (its `ctx.cancel` fires); `None` for a
+    /// tool that bounds itself (bash has a per-call timeout).
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(bounds::TOOL_TIME_LIMIT)
+    }
 }
 
 pub mod bash;
 pub mod bash_parse;
+pub mod bounds;
 pub mod edit;
 pub mod glob;
 pub mod grep;

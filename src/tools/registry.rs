@@ -80,7 +80,28 @@ impl Registry {
             ));
         };
         let span = tracing::debug_span!("tool", tool = name, call_id = %ctx.call_id);
-        let result = tracing::Instrument::instrument(tool.run(input, ctx), span).await;
+        let result = match tool.time_limit() {
+            None => tracing::Instrument::instrument(tool.run(input, ctx), span).await,
+            Some(limit) => {
+                // The tool sees its own token: cancelled by an interrupt or by the time limit.
+                let bounded = ToolContext {
+                    cancel: ctx.cancel.child_token(),
+                    ..ctx.clone()
+                };
+                let run = tracing::Instrument::instrument(tool.run(input, &bounded), span);
+                match tokio::time::timeout(limit, run).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        bounded.cancel.cancel();
+                        tracing::warn!(tool = name, "tool call over its time limit");
+                        Err(format!(
+                            "{name} did not finish within {} s and was stopped. Narrow it down (a smaller path, a more specific pattern, offset/limit), or use bash with its own timeout.",
+                            limit.as_secs()
+                        ))
+                    }
+                }
+            }
+        };
         match result {
             Ok(mut out) => {
                 // A tool that pages its own output (read) sets `bounded`: its text is already

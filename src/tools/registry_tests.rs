@@ -149,3 +149,63 @@ async fn reads_stay_within_the_limits() {
     assert!(out.metadata.get("truncated").is_none());
     assert_eq!(out.metadata["partial"], true);
 }
+
+/// A tool that runs until its context is cancelled (a read of something that never ends).
+struct Endless(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait::async_trait]
+impl Tool for Endless {
+    fn name(&self) -> &'static str {
+        "endless"
+    }
+    fn description(&self) -> &'static str {
+        "never finishes on its own"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(50))
+    }
+    async fn run(&self, _input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let ctx = ctx.clone();
+        let stopped = self.0.clone();
+        tokio::task::spawn_blocking(move || {
+            while !ctx.cancel.is_cancelled() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .await
+        .ok();
+        Ok(ToolOutput {
+            title: String::new(),
+            output: "done".into(),
+            metadata: json!({}),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_file_tool_over_its_time_limit_is_stopped() {
+    let ws = Ws::new();
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reg = Registry::with_tools(vec![std::sync::Arc::new(Endless(stopped.clone()))]);
+    let err = reg
+        .execute("endless", json!({}), &ws.ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("endless did not finish within 0 s"),
+        "{err}"
+    );
+    // Its work was told to stop, not left running; the session's token is untouched.
+    for _ in 0..2000 {
+        if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(!ws.ctx.cancel.is_cancelled());
+}
