@@ -17,8 +17,14 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 pub(super) const INTERRUPTED: &str = "Tool execution was interrupted";
 
 impl Runner {
-    /// Runs every pending tool call of `self.view[idx]`, in order.
-    pub(super) async fn run_tools(&mut self, idx: usize, cancel: &CancellationToken) {
+    /// Runs every pending tool call of `self.view[idx]`, in order. `Err` when the turn must stop
+    /// (the model keeps sending calls that cannot run): every call still gets a result.
+    pub(super) async fn run_tools(
+        &mut self,
+        idx: usize,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut stop: Option<String> = None;
         let calls: Vec<(usize, String, String, Value)> = self.view[idx]
             .parts
             .iter()
@@ -40,9 +46,18 @@ impl Runner {
                     start: None,
                     end: Some(now_ms()),
                 }
+            } else if stop.is_some() {
+                ToolState::Error {
+                    message: "Not run: the turn was stopped because the model kept sending calls that cannot run.".into(),
+                    start: None,
+                    end: Some(now_ms()),
+                }
             } else {
-                self.execute_call(idx, pi, &call_id, &tool, input, cancel)
-                    .await
+                let (state, looping) = self
+                    .execute_call(idx, pi, &call_id, &tool, input, cancel)
+                    .await;
+                stop = looping;
+                state
             };
             let (title, error, duration_ms) = match &state {
                 ToolState::Completed { title, time, .. } => {
@@ -75,6 +90,7 @@ impl Runner {
             self.tracker.on_added(tokens);
             self.emit_context();
         }
+        stop.map_or(Ok(()), Err)
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
@@ -87,7 +103,65 @@ impl Runner {
         self.emit(Event::PartUpdated { part });
     }
 
+    /// Runs one call; the second value is set when the doom-loop check stops the turn.
     async fn execute_call(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: &str,
+        tool: &str,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> (ToolState, Option<String>) {
+        let error = |message: String| ToolState::Error {
+            message,
+            start: None,
+            end: Some(now_ms()),
+        };
+        // Calls that cannot run count for the doom loop too: a model repeating one would
+        // otherwise go on until max_steps.
+        if let Value::String(raw) = &input {
+            let mut shown: String = raw.chars().take(200).collect();
+            if raw.chars().count() > 200 {
+                shown.push('…');
+            }
+            let looping = self.doom.record_broken(tool, &input);
+            return (
+                error(format!(
+                    "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
+                )),
+                looping,
+            );
+        }
+        if self.registry.get(tool).is_none() {
+            let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
+            let looping = self.doom.record_broken(tool, &input);
+            return (
+                error(format!(
+                    "Unknown tool `{tool}`. Available tools: {}.",
+                    names.join(", ")
+                )),
+                looping,
+            );
+        }
+        let state = self
+            .execute_valid(idx, pi, call_id, tool, input, cancel)
+            .await;
+        // Headless, a repeated call is refused with no one to ask; a model that keeps at it
+        // would refuse itself to max_steps.
+        let looping = (self.opts.headless
+            && self.doom.count() >= crate::tools::permission::DOOM_LOOP_THRESHOLD + 2)
+            .then(|| {
+                format!(
+                    "stopped: the model called `{tool}` {} times in a row with the same input, and this run has no one to allow it",
+                    self.doom.count()
+                )
+            });
+        (state, looping)
+    }
+
+    /// Runs a call to a known tool with JSON arguments: permission, doom loop, execution.
+    async fn execute_valid(
         &mut self,
         idx: usize,
         pi: usize,
@@ -101,22 +175,6 @@ impl Runner {
             start: None,
             end: Some(now_ms()),
         };
-        if let Value::String(raw) = &input {
-            let mut shown: String = raw.chars().take(200).collect();
-            if raw.chars().count() > 200 {
-                shown.push('…');
-            }
-            return error(format!(
-                "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
-            ));
-        }
-        if self.registry.get(tool).is_none() {
-            let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
-            return error(format!(
-                "Unknown tool `{tool}`. Available tools: {}.",
-                names.join(", ")
-            ));
-        }
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),

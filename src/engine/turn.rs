@@ -123,7 +123,10 @@ impl Runner {
                 )
             });
             if has_calls {
-                self.run_tools(idx, cancel).await;
+                let stopped = self.run_tools(idx, cancel).await;
+                if let Err(message) = stopped {
+                    return self.fail(message);
+                }
                 if cancel.is_cancelled() {
                     return "interrupted".into();
                 }

@@ -219,17 +219,9 @@ async fn run_command(
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .kill_on_drop(true);
-    // SAFETY: setsid is async-signal-safe. A new session puts the command and its children in
-    // their own process group (killed together) and detaches them from the controlling terminal
-    // so nothing can read the TUI's keyboard.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // Its own session and process group (killed together, no terminal), watched so the group
+    // dies with pith.
+    super::process::isolate(&mut cmd);
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.

@@ -69,6 +69,7 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod permission;
+pub mod process;
 pub mod read;
 pub mod registry;
 pub mod todo;
