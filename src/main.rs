@@ -33,6 +33,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Config | Command::Sessions { .. })
     ) {
         default_sigpipe();
+        if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
+            anyhow::bail!(
+                "-c/--continue, --session and --model apply to the TUI and `pith run`, not to this command"
+            );
+        }
     }
     match cli.command {
         Some(Command::Config) => {
@@ -44,7 +49,17 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             let setup = Setup::new(cli.config)?;
             sessions(&setup, command)
         }
-        Some(Command::Run(args)) => {
+        Some(Command::Run(mut args)) => {
+            // Global flags, given before or after `run`.
+            args.continue_last = cli.continue_last;
+            args.session = cli.session;
+            args.model = cli.model;
+            {
+                use std::io::IsTerminal;
+                let stdin = std::io::stdin();
+                let terminal = stdin.is_terminal();
+                args.read_prompt_from(stdin.lock(), terminal)?;
+            }
             let setup = Setup::new(cli.config)?;
             block_on(pith::headless::run(setup, args))
         }

@@ -458,7 +458,10 @@ impl App {
                 {
                     self.pending_model = None;
                 }
-                self.transcript.notice(NoticeLevel::Error, message)
+                // A failed step already shows its error under the message: say it once.
+                if !self.transcript.ends_with_error(&message) {
+                    self.transcript.notice(NoticeLevel::Error, message)
+                }
             }
             Event::TurnFinished { reason } => {
                 let r = reason.to_ascii_lowercase();

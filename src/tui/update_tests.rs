@@ -541,6 +541,33 @@ fn compaction_running_then_done() {
     assert!(screen.contains("~21k / 200k (10%)"), "{screen}");
 }
 
+/// A failed step: its message carries the error, then the engine reports the same error. The
+/// screen says it once.
+#[test]
+fn a_provider_error_is_shown_once() {
+    let (mut app, _rx) = fresh();
+    let mut a = msg("M1", Role::Assistant);
+    a.error = Some("HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into());
+    ev(&mut app, Event::Message { message: a });
+    ev(
+        &mut app,
+        Event::Error {
+            message: "HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into(),
+        },
+    );
+    let screen = render(&mut app, 100, 24);
+    assert_eq!(screen.matches("HTTP 401 unauthorized").count(), 1, "{screen}");
+    // A different error still shows.
+    ev(
+        &mut app,
+        Event::Error {
+            message: "cannot save the session".into(),
+        },
+    );
+    let screen = render(&mut app, 100, 24);
+    assert!(screen.contains("cannot save the session"), "{screen}");
+}
+
 #[test]
 fn tool_events_and_errors_render() {
     let (mut app, _rx) = fresh();

@@ -468,6 +468,16 @@ impl Transcript {
             .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if is_interrupted(e)))
     }
 
+    /// Whether the latest message's error already says `text` (a failed step shows its error
+    /// under the message; the same error as a notice would say it twice).
+    pub fn ends_with_error(&self, text: &str) -> bool {
+        self.cells
+            .iter()
+            .rev()
+            .find(|c| !matches!(c.body, CellBody::Notice(..)))
+            .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if e == text))
+    }
+
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
         self.notice_seq += 1;
         let key = format!("notice:{}", self.notice_seq);
