@@ -75,7 +75,11 @@ pub const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
 
 impl RunArgs {
     /// Takes the prompt from stdin when it is `-`, or missing and stdin is not a terminal.
-    pub fn read_prompt_from(&mut self, mut stdin: impl std::io::Read, is_terminal: bool) -> anyhow::Result<()> {
+    pub fn read_prompt_from(
+        &mut self,
+        mut stdin: impl std::io::Read,
+        is_terminal: bool,
+    ) -> anyhow::Result<()> {
         let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
         if !self.prompt.is_empty() && !dash {
             return Ok(());
@@ -172,9 +176,7 @@ mod tests {
     }
 
     fn run_args(prompt: &[&str]) -> RunArgs {
-        let Some(Command::Run(run)) =
-            parse(&[&["run"][..], prompt].concat()).command
-        else {
+        let Some(Command::Run(run)) = parse(&[&["run"][..], prompt].concat()).command else {
             panic!()
         };
         run
@@ -196,10 +198,14 @@ mod tests {
         // A terminal with no prompt: say how to give one instead of waiting.
         let e = run_args(&[]).read_prompt_from(&b""[..], true).unwrap_err();
         assert!(e.to_string().starts_with("no prompt:"), "{e}");
-        let e = run_args(&["-"]).read_prompt_from(&b" \n"[..], false).unwrap_err();
+        let e = run_args(&["-"])
+            .read_prompt_from(&b" \n"[..], false)
+            .unwrap_err();
         assert!(e.to_string().contains("empty"), "{e}");
         let big = vec![b'x'; MAX_STDIN_PROMPT as usize + 1];
-        let e = run_args(&["-"]).read_prompt_from(&big[..], false).unwrap_err();
+        let e = run_args(&["-"])
+            .read_prompt_from(&big[..], false)
+            .unwrap_err();
         assert!(e.to_string().contains("longer than 16 MB"), "{e}");
     }
 }

@@ -71,12 +71,16 @@ pub async fn run(
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
-    let last = result?;
+    let exit = result?;
     // the terminal is back: say how to come back to this conversation
-    if setup.store.message_count(&last).is_ok_and(|n| n > 0) {
-        println!("Resume this session: pith --session {last}");
+    if setup
+        .store
+        .message_count(&exit.session)
+        .is_ok_and(|n| n > 0)
+    {
+        println!("Resume this session: pith --session {}", exit.session);
     }
-    Ok(0)
+    Ok(exit.code)
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point
@@ -151,8 +155,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         context: ContextUsage::default(),
         first_run_hint: hint,
     };
-    tui::run(init, ops_tx, ev_rx).await?;
-    Ok(0)
+    Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }
 
 /// Sessions opened and left without a single message are not kept.

@@ -127,6 +127,8 @@ pub struct App {
     pub expand_all: bool,
     pub quit_armed: Option<Instant>,
     pub should_quit: bool,
+    /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
+    pub exit_code: i32,
     pub engine_gone: bool,
     pub now: Instant,
     pub spinner: usize,
@@ -208,6 +210,7 @@ impl App {
             expand_all: false,
             quit_armed: None,
             should_quit: false,
+            exit_code: 0,
             engine_gone: false,
             now,
             spinner: 0,

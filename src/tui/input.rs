@@ -245,6 +245,7 @@ impl App {
             .quit_armed
             .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
         {
+            self.exit_code = 130;
             self.quit();
             return;
         }

@@ -125,13 +125,21 @@ fn install_panic_hook() {
     }));
 }
 
-/// Runs the TUI until the user quits. The terminal is restored on every exit path. Returns the
-/// id of the session on screen at the end (it changes with /new and /sessions).
+/// How the TUI ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TuiExit {
+    /// The session on screen at the end (it changes with /new and /sessions).
+    pub session: String,
+    /// 130 when the user left with Ctrl-C, else 0.
+    pub code: i32,
+}
+
+/// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<TuiExit> {
     install_panic_hook();
     setup_terminal()?;
     let _guard = TerminalGuard;
@@ -207,7 +215,10 @@ pub async fn run(
         }
     }
     drop(terminal);
-    Ok(app.session.id)
+    Ok(TuiExit {
+        session: app.session.id,
+        code: app.exit_code,
+    })
 }
 
 /// Keys typed while pith was starting, before raw mode: the terminal turned their Enter into a

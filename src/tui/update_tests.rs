@@ -101,8 +101,11 @@ fn ctrl_c_clears_then_twice_quits() {
     ctrl(&mut app, 'c');
     assert!(!app.should_quit, "one press on an empty prompt only arms");
     assert!(render(&mut app, 80, 24).contains("press ctrl+c again to quit"));
+    assert_eq!(app.exit_code, 0);
     ctrl(&mut app, 'c');
     assert!(app.should_quit);
+    // Left with Ctrl-C: the shell sees 130, as for `pith run`.
+    assert_eq!(app.exit_code, 130);
     assert_eq!(ops(&mut rx), vec![Op::Shutdown]);
 }
 
@@ -556,7 +559,11 @@ fn a_provider_error_is_shown_once() {
         },
     );
     let screen = render(&mut app, 100, 24);
-    assert_eq!(screen.matches("HTTP 401 unauthorized").count(), 1, "{screen}");
+    assert_eq!(
+        screen.matches("HTTP 401 unauthorized").count(),
+        1,
+        "{screen}"
+    );
     // A different error still shows.
     ev(
         &mut app,
