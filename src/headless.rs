@@ -42,19 +42,21 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     let _ = handle.ops.send(op);
 
     let mut code = 0;
-    let mut interrupted = false;
+    // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
+    let mut interrupted: Option<i32> = None;
+    let mut stop = crate::signals::StopSignals::new()?;
     let mut out = std::io::stdout().lock();
     let mut at_line_start = true;
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
-            _ = tokio::signal::ctrl_c() => {
-                if interrupted {
-                    // A second Ctrl-C: stop waiting for a clean finish.
+            signal_code = stop.recv() => {
+                if let Some(first) = interrupted {
+                    // A second signal: stop waiting for a clean finish.
                     eprintln!("interrupted");
-                    return Ok(130);
+                    return Ok(first);
                 }
-                interrupted = true;
+                interrupted = Some(signal_code);
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;
             }
@@ -70,7 +72,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             Event::TurnFinished { reason } => {
                 code = match reason.as_str() {
                     "error" => 1,
-                    "interrupted" => 130,
+                    "interrupted" => interrupted.unwrap_or(crate::signals::EXIT_INTERRUPTED),
                     _ => code,
                 };
                 break;

@@ -12,6 +12,7 @@ pub mod llm;
 pub mod message;
 pub mod provider;
 pub mod setup;
+pub mod signals;
 pub mod store;
 pub mod tools;
 pub mod tui;

@@ -5,6 +5,7 @@ use pith::setup::{self, Setup};
 
 fn main() {
     pith::setup::mark_start();
+    ignore_file_size_signal();
     let cli = Cli::parse();
     let code = match real_main(cli) {
         Ok(code) => code,
@@ -14,6 +15,16 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// A file-size limit (`ulimit -f`) makes a write that passes it fail instead of killing pith
+/// with SIGXFSZ: the store reports the failed write and the streamed answer is still shown.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// Printing commands (`config`, `sessions`) end quietly when their reader goes away

@@ -41,6 +41,8 @@ pub fn isolate(cmd: &mut tokio::process::Command) {
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
             }
+            // pith ignores SIGXFSZ for itself; commands get the usual behaviour back.
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
             if let Some(fd) = death_fd {
                 start_watchdog(fd, libc::getpid());
             }

@@ -158,6 +158,8 @@ pub async fn run(
     let mut last_draw = Instant::now() - FRAME;
     let mut engine_open = true;
     let mut first_frame_logged = false;
+    // SIGTERM / SIGHUP: leave like a quit (the turn stops and is saved, the terminal restored).
+    let mut stop = crate::signals::StopSignals::new()?;
 
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
@@ -210,6 +212,11 @@ pub async fn run(
                     tracing::warn!("engine event channel closed");
                 }
             },
+            code = stop.recv() => {
+                // In raw mode Ctrl-C is a key; a signal here came from outside.
+                app.exit_code = code;
+                app.quit();
+            }
             _ = tick.tick() => app.update(Msg::Tick),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
         }
