@@ -62,10 +62,23 @@ pub fn spawn(
         store: store.clone(),
         events: ev_tx.clone(),
     };
+    let on_panic = ev_tx.clone();
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
     tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx, history));
     let done = tokio::spawn(async move {
-        runner.run(ctl_rx).await;
+        let run = tokio::spawn(async move { runner.run(ctl_rx).await });
+        // A bug that panics the runner must not leave the front end waiting for the turn's end.
+        if let Err(e) = run.await
+            && e.is_panic()
+        {
+            tracing::error!("the engine panicked: {e}");
+            let _ = on_panic.send(Event::Error {
+                message: "internal error: the engine stopped (a bug; details in the log). What was saved before is kept; restart pith to continue the session".into(),
+            });
+            let _ = on_panic.send(Event::TurnFinished {
+                reason: "error".into(),
+            });
+        }
     });
     Ok(EngineHandle {
         ops: op_tx,

@@ -405,12 +405,17 @@ impl Waiting {
             + WAIT_NOTICE_EVERY
                 .min(self.limit() / 4)
                 .max(Duration::from_millis(50));
-        let silent = now.duration_since(self.since).as_secs();
+        let silent = now.duration_since(self.since);
+        let silent = if silent < Duration::from_secs(10) {
+            format!("{:.1} s", silent.as_secs_f64())
+        } else {
+            format!("{} s", silent.as_secs())
+        };
         let limit = self.limit().as_secs();
         if self.first {
-            format!("waiting for {model}: no answer yet after {silent} s (gives up at {limit} s)")
+            format!("waiting for {model}: no answer yet after {silent} (gives up at {limit} s)")
         } else {
-            format!("waiting for {model}: the answer paused {silent} s ago (gives up at {limit} s)")
+            format!("waiting for {model}: the answer paused {silent} ago (gives up at {limit} s)")
         }
     }
 }

@@ -147,57 +147,61 @@ where
         total: 0,
         done: false,
     };
-    Box::pin(futures_util::stream::unfold(state, move |mut st| {
-        let endpoint = endpoint.clone();
-        async move {
-            if st.done {
-                return None;
-            }
-            let next = tokio::time::timeout_at(st.deadline, st.body.next()).await;
-            let item = match next {
-                Err(_) => {
-                    st.done = true;
-                    let err = if st.seen_bytes {
-                        ProviderError::new(
-                            ErrorKind::Network,
-                            format!(
-                                "the answer from {endpoint} stalled: nothing for {} (idle_timeout_secs)",
-                                secs(timeouts.idle)
-                            ),
-                        )
-                    } else {
-                        no_answer(&endpoint, timeouts.first_byte)
-                    };
-                    Err(err)
+    // Fused: reading on after the end (an error body read after a peek) yields nothing more.
+    Box::pin(StreamExt::fuse(futures_util::stream::unfold(
+        state,
+        move |mut st| {
+            let endpoint = endpoint.clone();
+            async move {
+                if st.done {
+                    return None;
                 }
-                Ok(None) => return None,
-                Ok(Some(Err(e))) => {
-                    st.done = true;
-                    Err(e.into())
-                }
-                Ok(Some(Ok(chunk))) => {
-                    st.total += chunk.len() as u64;
-                    if st.total > max_bytes {
+                let next = tokio::time::timeout_at(st.deadline, st.body.next()).await;
+                let item = match next {
+                    Err(_) => {
                         st.done = true;
-                        Err(ProviderError::new(
-                            ErrorKind::BadRequest,
-                            format!(
-                                "the answer from {endpoint} passed {} MiB without ending; stopped reading it",
-                                max_bytes / (1024 * 1024)
-                            ),
-                        ))
-                    } else {
-                        if !chunk.is_empty() {
-                            st.seen_bytes = true;
-                            st.deadline = Instant::now() + timeouts.idle;
-                        }
-                        Ok(chunk)
+                        let err = if st.seen_bytes {
+                            ProviderError::new(
+                                ErrorKind::Network,
+                                format!(
+                                    "the answer from {endpoint} stalled: nothing for {} (idle_timeout_secs)",
+                                    secs(timeouts.idle)
+                                ),
+                            )
+                        } else {
+                            no_answer(&endpoint, timeouts.first_byte)
+                        };
+                        Err(err)
                     }
-                }
-            };
-            Some((item, st))
-        }
-    }))
+                    Ok(None) => return None,
+                    Ok(Some(Err(e))) => {
+                        st.done = true;
+                        Err(e.into())
+                    }
+                    Ok(Some(Ok(chunk))) => {
+                        st.total += chunk.len() as u64;
+                        if st.total > max_bytes {
+                            st.done = true;
+                            Err(ProviderError::new(
+                                ErrorKind::BadRequest,
+                                format!(
+                                    "the answer from {endpoint} passed {} MiB without ending; stopped reading it",
+                                    max_bytes / (1024 * 1024)
+                                ),
+                            ))
+                        } else {
+                            if !chunk.is_empty() {
+                                st.seen_bytes = true;
+                                st.deadline = Instant::now() + timeouts.idle;
+                            }
+                            Ok(chunk)
+                        }
+                    }
+                };
+                Some((item, st))
+            }
+        },
+    )))
 }
 
 /// The body of a successful response, bounded (see [`guarded`]).
@@ -337,7 +341,11 @@ pub fn prepend(peeked: Vec<u8>, rest: ByteStream) -> ByteStream {
     if peeked.is_empty() {
         return rest;
     }
-    Box::pin(futures_util::stream::once(async move { Ok(Bytes::from(peeked)) }).chain(rest))
+    Box::pin(
+        futures_util::stream::once(async move { Ok(Bytes::from(peeked)) })
+            .chain(rest)
+            .fuse(),
+    )
 }
 
 #[cfg(test)]
@@ -438,6 +446,20 @@ mod tests {
         let err = err.unwrap();
         assert!(!err.kind.is_retryable());
         assert!(err.message.contains("passed 1 MiB"), "{}", err.message);
+    }
+
+    #[tokio::test]
+    async fn reading_past_the_end_yields_nothing() {
+        let mut s = guarded(
+            chunks(vec![(0, "only")]),
+            Timeouts::default(),
+            Instant::now(),
+            "x".into(),
+            1000,
+        );
+        assert_eq!(peek(&mut s, 4096).await.unwrap(), b"only");
+        assert_eq!(read_text(&mut s, 100).await, "");
+        assert!(s.next().await.is_none());
     }
 
     #[test]

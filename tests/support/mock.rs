@@ -73,6 +73,8 @@ enum Payload {
     Sse(Vec<String>),
     /// A complete body.
     Body { content_type: String, body: String },
+    /// The same SSE frame again and again, never ending.
+    Endless(String),
 }
 
 /// One scripted answer.
@@ -99,6 +101,14 @@ impl MockResponse {
             first_delay: Duration::ZERO,
             cut_after: None,
             hold_open: false,
+        }
+    }
+
+    /// A 200 event stream that repeats `frame` forever (a server that never stops).
+    pub fn endless(frame: String) -> Self {
+        MockResponse {
+            payload: Payload::Endless(frame),
+            ..MockResponse::sse(Vec::new())
         }
     }
 
@@ -327,6 +337,13 @@ fn build(resp: MockResponse) -> Response {
                 .header("content-type", "text/event-stream")
                 .header("cache-control", "no-cache");
             sse_body(frames, resp.delay, resp.cut_after, resp.hold_open)
+        }
+        Payload::Endless(frame) => {
+            builder = builder.header("content-type", "text/event-stream");
+            let frame = Bytes::from(frame);
+            Body::from_stream(stream::repeat_with(move || {
+                Ok::<_, std::io::Error>(frame.clone())
+            }))
         }
     };
     for (name, value) in &resp.headers {

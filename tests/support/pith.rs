@@ -19,10 +19,27 @@ impl PithEnv {
     /// `base_url` is the mock's URL; `context` and `output` are the model's limits; `extra` goes
     /// right after the top-level `model` key (top-level keys first, then any tables).
     pub fn new(base_url: &str, context: u64, output: u64, extra: &str) -> PithEnv {
+        Self::with_provider(base_url, context, output, extra, "")
+    }
+
+    /// [`new`](Self::new) with `provider` lines added to `[provider.mock]` (timeouts, retries;
+    /// `max_retries = 3` unless they set it).
+    pub fn with_provider(
+        base_url: &str,
+        context: u64,
+        output: u64,
+        extra: &str,
+        provider: &str,
+    ) -> PithEnv {
         let workspace = tempfile::tempdir().expect("workspace");
         let data = tempfile::tempdir().expect("data dir");
         let home = tempfile::tempdir().expect("home");
         let config = home.path().join("pith-test.toml");
+        let retries = if provider.contains("max_retries") {
+            ""
+        } else {
+            "max_retries = 3\n"
+        };
         let text = format!(
             r#"model = "{MODEL}"
 
@@ -31,7 +48,7 @@ impl PithEnv {
 [provider.mock]
 kind = "openai"
 base_url = "{base_url}/v1"
-max_retries = 3
+{retries}{provider}
 
 [models."{MODEL}"]
 context = {context}
