@@ -127,6 +127,22 @@ cost_output = 2.0
         serde_json::from_slice(&out.stdout).expect("export is JSON")
     }
 
+    /// The export of the latest session as text, or "" when there is none yet (for polling
+    /// while pith runs).
+    pub async fn export_latest_raw(&self) -> String {
+        let list = self.run(&["sessions", "list"]).await;
+        let text = String::from_utf8_lossy(&list.stdout).to_string();
+        let Some(id) = text
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            return String::new();
+        };
+        let out = self.run(&["sessions", "export", id]).await;
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
     pub fn path(&self) -> &Path {
         self.workspace.path()
     }
