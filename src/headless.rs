@@ -151,7 +151,7 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
         Event::Info { message } => eprintln!("{message}"),
         // A long wait for the provider: say what pith waits for.
         Event::State {
-            state: EngineState::Thinking,
+            state: EngineState::Thinking | EngineState::Compacting,
             detail: Some(d),
         } => eprintln!("{d}"),
         Event::Error { message } => eprintln!("error: {message}"),

@@ -8,60 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::faults::{
+    big_answer, limit_file_size, running, signal, sleeper_pids, sleepers, survivors,
+    wait_for_requests,
+};
 use support::openai as oa;
 use support::pith::{PithEnv, stderr, stdout};
 use support::{MockResponse, MockServer};
-
-async fn wait_for_requests(server: &MockServer, n: usize) {
-    for _ in 0..2000 {
-        if server.requests().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the mock never received request {n}");
-}
-
-/// The file's text once it ends with an empty line.
-async fn wait_for_file(path: &Path) -> String {
-    for _ in 0..2000 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with("\n\n")
-        {
-            return text;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{} never appeared", path.display());
-}
-
-fn signal(child: &tokio::process::Child, sig: i32) {
-    let pid = child.id().expect("running") as i32;
-    // SAFETY: sending a signal to our own child process.
-    unsafe {
-        libc::kill(pid, sig);
-    }
-}
-
-/// Whether `pid` is a live process (a zombie waiting to be reaped counts as dead).
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-async fn wait_until_dead(pids: &[i32]) -> bool {
-    for _ in 0..500 {
-        if pids.iter().all(|&p| !running(p)) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
-}
 
 fn session_id(env: &PithEnv) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pith"))
@@ -97,18 +50,17 @@ async fn commands_die_with_pith_however_it_ends() {
         let server = MockServer::start().await;
         let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
         let pids = env.path().join("pids");
-        let command = format!(
-            "sleep 300 & echo $! >> {p}; (sleep 300; echo never) & echo $! >> {p}; echo $$ >> {p}; echo >> {p}; wait",
-            p = pids.display()
-        );
         server.push(oa::tool_calls(
-            &[("c1", "bash", &json!({ "command": command }).to_string())],
+            &[(
+                "c1",
+                "bash",
+                &json!({ "command": sleepers(&pids) }).to_string(),
+            )],
             None,
         ));
-        let child = env.command(&["run", "--yes", "start it"]).spawn().unwrap();
-        let text = wait_for_file(&pids).await;
-        let started: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-        assert_eq!(started.len(), 3, "{text}");
+        let child = env.spawn(&["run", "--yes", "start it"]);
+        let started = sleeper_pids(&pids).await;
+        assert_eq!(started.len(), 3, "{started:?}");
         assert!(started.iter().all(|&p| running(p)));
         signal(&child, sig);
         let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
@@ -116,8 +68,9 @@ async fn commands_die_with_pith_however_it_ends() {
             .expect("pith ends")
             .unwrap();
         assert_eq!(out.status.code(), code, "signal {sig}: {}", stderr(&out));
-        assert!(
-            wait_until_dead(&started).await,
+        assert_eq!(
+            survivors(&started).await,
+            Vec::<i32>::new(),
             "signal {sig}: the command's processes outlived pith"
         );
     }
@@ -135,10 +88,7 @@ async fn one_writer_per_session() {
 
     // The first holds the session while its answer is stuck.
     server.push(MockResponse::sse(Vec::new()).hold_open());
-    let first = env
-        .command(&["run", "--session", &id, "more"])
-        .spawn()
-        .unwrap();
+    let first = env.spawn(&["run", "--session", &id, "more"]);
     wait_for_requests(&server, 2).await;
     for args in [
         &["run", "--session", &id, "at the same time"][..],
@@ -191,7 +141,7 @@ async fn a_kill_mid_compaction_and_mid_tool_leaves_nothing_stray() {
         &[("c1", "bash", r#"{"command":"sleep 30"}"#)],
         Some((100, 5)),
     ));
-    let child = env.command(&["run", "--yes", "sleep"]).spawn().unwrap();
+    let child = env.spawn(&["run", "--yes", "sleep"]);
     wait_for_requests(&server, 1).await;
     // Until the tool runs (its part is stored as running).
     for _ in 0..500 {
@@ -221,7 +171,7 @@ async fn a_kill_mid_compaction_and_mid_tool_leaves_nothing_stray() {
 
     // Now a compaction whose summary never arrives: killed while waiting for it.
     server.push(MockResponse::sse(Vec::new()).hold_open());
-    let child = env.command(&["run", "-c", "/compact"]).spawn().unwrap();
+    let child = env.spawn(&["run", "-c", "/compact"]);
     wait_for_requests(&server, 2).await;
     signal(&child, libc::SIGKILL);
     let _ = child.wait_with_output().await;
@@ -250,7 +200,7 @@ async fn ctrl_c_during_compact_exits_130() {
     server.push(oa::text("an answer to summarise", Some((100, 5))));
     assert!(env.run(&["run", "hello"]).await.status.success());
     server.push(MockResponse::sse(Vec::new()).hold_open());
-    let child = env.command(&["run", "-c", "/compact"]).spawn().unwrap();
+    let child = env.spawn(&["run", "-c", "/compact"]);
     wait_for_requests(&server, 2).await;
     signal(&child, libc::SIGINT);
     let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
@@ -275,32 +225,9 @@ async fn a_store_write_that_fails_is_reported_and_the_next_start_recovers() {
         .len();
 
     // 24 chunks of 20 KB, 80 ms apart: the stored text part grows past the limit.
-    let frames: Vec<String> = (0..24)
-        .map(|i| {
-            oa::frame(&oa::delta_chunk(
-                json!({"content": format!("[{i:02}]{}", "y".repeat(20_000))}),
-                None,
-            ))
-        })
-        .chain([
-            oa::frame(&oa::delta_chunk(json!({}), Some("stop"))),
-            oa::done(),
-        ])
-        .collect();
-    server.push(MockResponse::sse(frames).delay_ms(80));
-    let limit = db_size + 128 * 1024;
+    server.push(big_answer(24, 20_000, 80));
     let mut cmd = env.command(&["run", "-c", "write a lot"]);
-    // SAFETY: setrlimit in the child before exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let rl = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &rl);
-            Ok(())
-        });
-    }
+    limit_file_size(&mut cmd, db_size + 128 * 1024);
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
         .expect("pith ends")

@@ -334,6 +334,12 @@ impl Runner {
         self.state(EngineState::Thinking, Some(detail));
     }
 
+    /// The same while a summary is written.
+    fn say_waiting_compacting(&self, wait: &mut Waiting) {
+        let detail = wait.notice("the summary");
+        self.state(EngineState::Compacting, Some(detail));
+    }
+
     /// Writes the streamed parts of `self.view[idx]` to the store.
     fn flush_parts(&self, idx: usize) {
         for p in &self.view[idx].parts {
@@ -455,7 +461,7 @@ pub(super) async fn complete_text(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let err = match collect_once(provider, request, cancel).await {
+        let err = match collect_once(runner, provider, request, cancel).await {
             Ok(done) => return Ok(done),
             Err(e) => e,
         };
@@ -474,28 +480,52 @@ pub(super) async fn complete_text(
 }
 
 async fn collect_once(
+    runner: &Runner,
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<(String, Option<Usage>), ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
-    let mut stream = tokio::select! {
-        r = provider.stream(request) => r?,
-        _ = cancel.cancelled() => return Err(cancelled()),
+    let mut wait = Waiting::new(&runner.model);
+    let connect = provider.stream(request);
+    tokio::pin!(connect);
+    let mut stream = loop {
+        tokio::select! {
+            r = &mut connect => break r?,
+            _ = tokio::time::sleep_until(wait.next) => runner.say_waiting_compacting(&mut wait),
+            _ = cancel.cancelled() => return Err(cancelled()),
+        }
     };
     let mut text = String::new();
     let mut usage = None;
     loop {
         let item = tokio::select! {
             i = stream.next() => i,
+            _ = tokio::time::sleep_until(wait.next) => {
+                runner.say_waiting_compacting(&mut wait);
+                continue;
+            }
             _ = cancel.cancelled() => return Err(cancelled()),
         };
+        if wait.heard() {
+            runner.state(EngineState::Compacting, None);
+        }
         match item {
             None => break,
             Some(Err(e)) => return Err(e),
             Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
             Some(Ok(_)) => {}
+        }
+        if text.len() as u64 > MIN_STEP_OUTPUT {
+            // A summary is a few thousand tokens; this one does not end.
+            return Err(ProviderError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "the summary passed {} MiB without ending; stopped reading it",
+                    MIN_STEP_OUTPUT / (1024 * 1024)
+                ),
+            ));
         }
     }
     Ok((text, usage))

@@ -16,6 +16,15 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 
 pub(super) const INTERRUPTED: &str = "Tool execution was interrupted";
 
+/// A call that ended in `message` without running.
+fn failed(message: String) -> ToolState {
+    ToolState::Error {
+        message,
+        start: None,
+        end: Some(now_ms()),
+    }
+}
+
 impl Runner {
     /// Runs every pending tool call of `self.view[idx]`, in order. `Err` when the turn must stop
     /// (the model keeps sending calls that cannot run): every call still gets a result.
@@ -41,17 +50,9 @@ impl Runner {
             .collect();
         for (pi, call_id, tool, input) in calls {
             let state = if cancel.is_cancelled() {
-                ToolState::Error {
-                    message: INTERRUPTED.into(),
-                    start: None,
-                    end: Some(now_ms()),
-                }
+                failed(INTERRUPTED.into())
             } else if stop.is_some() {
-                ToolState::Error {
-                    message: "Not run: the turn was stopped because the model kept sending calls that cannot run.".into(),
-                    start: None,
-                    end: Some(now_ms()),
-                }
+                failed("Not run: the turn was stopped because the model kept sending calls that cannot run.".into())
             } else {
                 let (state, looping) = self
                     .execute_call(idx, pi, &call_id, &tool, input, cancel)
@@ -113,11 +114,7 @@ impl Runner {
         input: Value,
         cancel: &CancellationToken,
     ) -> (ToolState, Option<String>) {
-        let error = |message: String| ToolState::Error {
-            message,
-            start: None,
-            end: Some(now_ms()),
-        };
+        let error = failed;
         // Calls that cannot run count for the doom loop too: a model repeating one would
         // otherwise go on until max_steps.
         if let Value::String(raw) = &input {
@@ -170,11 +167,7 @@ impl Runner {
         input: Value,
         cancel: &CancellationToken,
     ) -> ToolState {
-        let error = |message: String| ToolState::Error {
-            message,
-            start: None,
-            end: Some(now_ms()),
-        };
+        let error = failed;
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),

@@ -160,20 +160,9 @@ impl Provider for AnthropicProvider {
             tracing::debug!(status = status.as_u16(), kind = ?err.kind, "{}", err.message);
             return Err(err);
         }
-        if !content_type.starts_with("text/event-stream") {
-            // Not announced as events: make sure it is not a web page before parsing it as SSE.
-            let start = transport::peek(&mut body, 4096)
-                .await
-                .map_err(|e| self.scrub(e))?;
-            if content_type.starts_with("text/html") || transport::looks_like_html(&start) {
-                let mut text = String::from_utf8_lossy(&start).into_owned();
-                text.push_str(&transport::read_text(&mut body, transport::ERROR_BODY_LIMIT).await);
-                let err = transport::html_instead_of_stream(&self.endpoint, status.as_u16(), &text);
-                tracing::warn!(content_type, "anthropic: {}", err.message);
-                return Err(err);
-            }
-            body = transport::prepend(start, body);
-        }
+        let body = transport::event_body(body, &content_type, status.as_u16(), &self.endpoint)
+            .await
+            .map_err(|e| self.scrub(e))?;
         let key = self.api_key.clone();
         let stream = events(body);
         Ok(Box::pin(futures_util::StreamExt::map(

@@ -302,6 +302,29 @@ pub fn html_instead_of_stream(endpoint: &str, status: u16, body: &str) -> Provid
     e
 }
 
+/// The body of a successful response that is to be read as events: when the server did not
+/// announce `text/event-stream`, its start is checked first, and an HTML page is an error (see
+/// [`html_instead_of_stream`]) rather than a stream that "ended early".
+pub async fn event_body(
+    mut body: ByteStream,
+    content_type: &str,
+    status: u16,
+    endpoint: &str,
+) -> Result<ByteStream, ProviderError> {
+    if content_type.starts_with("text/event-stream") {
+        return Ok(body);
+    }
+    let start = peek(&mut body, 4096).await?;
+    if content_type.starts_with("text/html") || looks_like_html(&start) {
+        let mut text = String::from_utf8_lossy(&start).into_owned();
+        text.push_str(&read_text(&mut body, ERROR_BODY_LIMIT).await);
+        let err = html_instead_of_stream(endpoint, status, &text);
+        tracing::warn!(content_type, "{}", err.message);
+        return Err(err);
+    }
+    Ok(prepend(start, body))
+}
+
 /// Reads the start of a body (up to `limit` bytes, within the stream's own bounds), for
 /// recognising what it is; the stream goes on from where this stopped.
 pub async fn peek(stream: &mut ByteStream, limit: usize) -> Result<Vec<u8>, ProviderError> {

@@ -84,6 +84,15 @@ cost_output = 2.0
         cmd
     }
 
+    /// Starts pith with its output captured (for tests that signal or kill it).
+    pub fn spawn(&self, args: &[&str]) -> tokio::process::Child {
+        self.command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("pith starts")
+    }
+
     /// Runs pith to completion (with a generous limit so a hang fails the test).
     pub async fn run(&self, args: &[&str]) -> Output {
         let fut = self.command(args).output();

@@ -110,7 +110,10 @@ fn state_text(app: &App) -> (String, Style) {
             (format!("{spin} running {tool}{elapsed}"), busy)
         }
         EngineState::Compacting => (
-            format!("{spin} compacting{elapsed}"),
+            match &app.state_detail {
+                Some(d) => format!("{spin} compacting{elapsed} · {d}"),
+                None => format!("{spin} compacting{elapsed}"),
+            },
             Style::default().fg(Color::Magenta),
         ),
         EngineState::Retrying => {
