@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::faults::{
-    big_answer, limit_file_size, requests_reach, signal, signal_pid, sleeper_pids, sleepers,
-    slow_words, survivors,
+    big_answer, limit_file_size, requests_reach, run_sleepers, signal, signal_pid, slow_words,
+    survivors,
 };
 use support::openai as oa;
 use support::pith::{PithEnv, stderr, stdout};
@@ -29,6 +29,20 @@ struct Row {
     tries: usize,
     survived: usize,
     detail: String,
+}
+
+/// `FAULT_ONLY=word` runs only the faults whose name contains it.
+fn wanted(fault: &str) -> bool {
+    std::env::var("FAULT_ONLY").map_or(true, |w| fault.contains(&w))
+}
+
+fn skipped(fault: &'static str) -> Row {
+    Row {
+        fault,
+        tries: 0,
+        survived: 0,
+        detail: String::new(),
+    }
 }
 
 fn tries() -> usize {
@@ -75,6 +89,9 @@ async fn provider_fault(
     code: i32,
     message: &str,
 ) -> Row {
+    if !wanted(fault) {
+        return skipped(fault);
+    }
     let n = tries();
     let mut survived = 0;
     let mut slowest = Duration::ZERO;
@@ -107,6 +124,9 @@ async fn provider_fault(
 /// `kill -9` at a random moment of a streamed answer: what the user saw printed vs what the
 /// session holds; the session must resume.
 async fn kill_mid_stream() -> Row {
+    if !wanted("kill -9 mid-answer") {
+        return skipped("kill -9 mid-answer");
+    }
     let n = tries();
     let mut survived = 0;
     let mut lost = Vec::new();
@@ -142,23 +162,16 @@ async fn kill_mid_stream() -> Row {
 
 /// A tool's command (and what it left in the background) after pith ends by `sig`.
 async fn orphans(sig: i32, fault: &'static str) -> Row {
+    if !wanted(fault) {
+        return skipped(fault);
+    }
     let n = tries();
     let mut survived = 0;
     let mut orphaned = 0;
     for _ in 0..n {
         let server = MockServer::start().await;
         let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
-        let pids = env.path().join("pids");
-        server.push(oa::tool_calls(
-            &[(
-                "c1",
-                "bash",
-                &json!({ "command": sleepers(&pids) }).to_string(),
-            )],
-            None,
-        ));
-        let child = env.spawn(&["run", "--yes", "go"]);
-        let started = sleeper_pids(&pids).await;
+        let (child, started) = run_sleepers(&server, &env).await;
         signal(&child, sig);
         let _ = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await;
         let alive = survivors(&started).await;
@@ -184,6 +197,9 @@ async fn orphans(sig: i32, fault: &'static str) -> Row {
 
 /// `kill -9` while the summary of `/compact` streams; then the next request.
 async fn kill_mid_compaction() -> Row {
+    if !wanted("kill -9 mid-compaction") {
+        return skipped("kill -9 mid-compaction");
+    }
     let n = tries();
     let mut survived = 0;
     let mut stray = 0;
@@ -221,6 +237,9 @@ async fn kill_mid_compaction() -> Row {
 
 /// A file-size limit below what the answer needs (a full disk): reported, printed, recovered.
 async fn full_disk() -> Row {
+    if !wanted("disk full mid-answer (file-size limit)") {
+        return skipped("disk full mid-answer (file-size limit)");
+    }
     let n = tries();
     let mut survived = 0;
     let mut lost = Vec::new();
@@ -265,6 +284,9 @@ async fn full_disk() -> Row {
 
 /// `read` of special and huge files: it returns, and pith's peak memory stays small.
 async fn hostile_reads() -> Row {
+    if !wanted("read of a FIFO, /dev/stdin, /dev/zero, a 2 GB line") {
+        return skipped("read of a FIFO, /dev/stdin, /dev/zero, a 2 GB line");
+    }
     let n = tries();
     let mut survived = 0;
     let mut peak_kb = 0u64;
@@ -288,7 +310,7 @@ async fn hostile_reads() -> Row {
         ];
         server.push(oa::tool_calls(&calls, None));
         server.push(MockResponse::sse(Vec::new()).hold_open());
-        let child = env.spawn(&["run", "read them"]);
+        let child = env.spawn(&["run", "--yes", "read them"]);
         let pid = child.id().unwrap();
         let answered = requests_reach(&server, 2, 120).await;
         let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -324,6 +346,9 @@ async fn hostile_reads() -> Row {
 
 /// Two pith on one session: the second is refused, the turns never interleave.
 async fn two_writers() -> Row {
+    if !wanted("two pith on one session") {
+        return skipped("two pith on one session");
+    }
     let n = tries();
     let mut survived = 0;
     for _ in 0..n {
@@ -352,6 +377,9 @@ async fn two_writers() -> Row {
 
 /// The same broken call forever: the turn stops after three.
 async fn doom_loop() -> Row {
+    if !wanted("the same invalid-JSON call, 99 times") {
+        return skipped("the same invalid-JSON call, 99 times");
+    }
     let n = tries();
     let mut survived = 0;
     let mut steps = 0;
@@ -499,6 +527,7 @@ async fn fault_injection_run() {
     rows.push(doom_loop().await);
 
     println!("\n| fault | tries | survived | measured |\n|---|---|---|---|");
+    rows.retain(|r| r.tries > 0);
     for r in &rows {
         println!(
             "| {} | {} | {} | {} |",

@@ -7,10 +7,9 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::faults::{
-    big_answer, limit_file_size, running, signal, sleeper_pids, sleepers, survivors,
-    wait_for_requests,
+    big_answer, limit_file_size, run_sleepers, running, signal, survivors, wait_for_requests,
 };
 use support::openai as oa;
 use support::pith::{PithEnv, stderr, stdout};
@@ -49,17 +48,7 @@ async fn commands_die_with_pith_however_it_ends() {
     ] {
         let server = MockServer::start().await;
         let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
-        let pids = env.path().join("pids");
-        server.push(oa::tool_calls(
-            &[(
-                "c1",
-                "bash",
-                &json!({ "command": sleepers(&pids) }).to_string(),
-            )],
-            None,
-        ));
-        let child = env.spawn(&["run", "--yes", "start it"]);
-        let started = sleeper_pids(&pids).await;
+        let (child, started) = run_sleepers(&server, &env).await;
         assert_eq!(started.len(), 3, "{started:?}");
         assert!(started.iter().all(|&p| running(p)));
         signal(&child, sig);

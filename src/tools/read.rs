@@ -120,7 +120,7 @@ fn read_sync(
             human_bytes(size as usize)
         ));
     }
-    let reader = BufReader::new(std::io::Cursor::new(sample).chain(file));
+    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
     // Stay within the output limits so the registry never has to cut (and copy) a read.
     let line_cap = ctx.output.max_lines.max(1);
     let stop = || ctx.cancel.is_cancelled();
@@ -233,7 +233,11 @@ impl From<std::io::Error> for Stop {
 struct Line {
     head: Vec<u8>,
     chars: usize,
+    /// Bytes read of it.
+    bytes: u64,
     started: bool,
+    /// Reading stopped before its end (it passed the count limit).
+    open_ended: bool,
 }
 
 impl Line {
@@ -241,6 +245,7 @@ impl Line {
         self.started = true;
         let room = MAX_LINE_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        self.bytes += bytes.len() as u64;
         // UTF-8 continuation bytes do not start a character.
         self.chars += bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count();
     }
@@ -322,6 +327,14 @@ fn number_lines(
                     line.started = true;
                 }
                 reader.consume(len);
+                if wanted && line.bytes > count_limit {
+                    // One line of gigabytes: show its start, say it goes on, stop reading.
+                    page.total += 1;
+                    line.open_ended = true;
+                    show_line(&mut page, &line, budget);
+                    page.total_exact = false;
+                    break;
+                }
             }
         }
     }
@@ -351,8 +364,9 @@ fn show_line(page: &mut Page, line: &Line, budget: usize) {
     let shown = match text.char_indices().nth(MAX_LINE_CHARS) {
         None => text,
         Some((idx, _)) => std::borrow::Cow::Owned(format!(
-            "{}… [line cut: {} characters]",
+            "{}… [line cut: {}{} characters]",
             &text[..idx],
+            if line.open_ended { "more than " } else { "" },
             line.chars
         )),
     };

@@ -254,6 +254,18 @@ fn a_huge_line_is_cut_with_its_length() {
 }
 
 #[test]
+fn an_endless_line_is_cut_at_the_count_limit() {
+    let reader = std::io::BufReader::new(std::io::repeat(b'a'));
+    let page = number_lines(reader, 1, 10, 50_000, 1 << 20, &|| false).unwrap();
+    assert_eq!((page.count, page.total, page.total_exact), (1, 1, false));
+    assert!(
+        page.text.contains("[line cut: more than "),
+        "{}",
+        &page.text[2000..]
+    );
+}
+
+#[test]
 fn counting_past_the_page_is_bounded() {
     let reader = std::io::BufReader::new(std::io::repeat(b'\n'));
     let page = number_lines(reader, 1, 5, 50_000, 1 << 20, &|| false).unwrap();

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::mock::{MockResponse, MockServer};
 use super::openai as oa;
+use super::pith::PithEnv;
 
 /// Waits until the mock has received `n` requests; false after `secs` seconds.
 pub async fn requests_reach(server: &MockServer, n: usize, secs: u64) -> bool {
@@ -131,4 +132,15 @@ pub async fn survivors(pids: &[i32]) -> Vec<i32> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     alive
+}
+
+/// `pith run --yes` on a turn whose bash call starts [`sleepers`]; returns pith and the pids
+/// once they all run.
+pub async fn run_sleepers(server: &MockServer, env: &PithEnv) -> (tokio::process::Child, Vec<i32>) {
+    let pids = env.path().join("pids");
+    let call = json!({ "command": sleepers(&pids) }).to_string();
+    server.push(oa::tool_calls(&[("c1", "bash", &call)], None));
+    let child = env.spawn(&["run", "--yes", "start the sleepers"]);
+    let started = sleeper_pids(&pids).await;
+    (child, started)
 }
