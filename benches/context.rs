@@ -152,6 +152,7 @@ impl Engine {
                 context: 200_000,
                 input: None,
                 output: 64_000,
+                max_tokens: None,
             },
             cfg: CompactionConfig::default(),
             seed: 1_000_000,

@@ -673,7 +673,13 @@ async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
     server.push(openai::text("done", Some((16_500, 10))));
     server.push(openai::text(SUMMARY_1, Some((3_000, 50))));
     let (out, events) = env.run_json(&["--yes", "hi"]).await;
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{:?} stderr: {} log: {}",
+        out.status,
+        stderr(&out),
+        std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
+    );
     let finished = of_type(&events, "compaction_finished");
     assert_eq!(finished.len(), 1, "{events:?}");
     let after = finished[0]["after"].as_u64().unwrap();

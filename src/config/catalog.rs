@@ -362,6 +362,7 @@ mod tests {
                 headers: BTreeMap::new(),
                 max_retries: None,
                 timeout_secs: None,
+                output_cap: None,
             },
         );
         let some = known_models(&only_openai);

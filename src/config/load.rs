@@ -91,6 +91,7 @@ pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
         headers: BTreeMap::new(),
         max_retries: None,
         timeout_secs: None,
+        output_cap: None,
     };
     use ProviderKind::{Anthropic, Openai};
     BTreeMap::from([

@@ -33,6 +33,35 @@ pub struct ProviderConfig {
     /// Request timeout for the first byte, in seconds.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Which field carries the output cap (openai kind); unset: `max_completion_tokens` for
+    /// api.openai.com, `max_tokens` for every other server.
+    #[serde(default)]
+    pub output_cap: Option<OutputCap>,
+}
+
+/// The request field that carries the output cap on an OpenAI-compatible server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCap {
+    /// `max_tokens`: llama.cpp, Ollama, vLLM, OpenRouter and most other servers.
+    MaxTokens,
+    /// `max_completion_tokens`: OpenAI's own API (its newer models reject `max_tokens`).
+    MaxCompletionTokens,
+    /// Send no cap (a server that rejects both fields).
+    None,
+}
+
+impl OutputCap {
+    /// The field for a server at `base_url` when the config names none.
+    pub fn default_for(base_url: &str) -> OutputCap {
+        let host = reqwest::Url::parse(base_url.trim())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+        match host.as_deref() {
+            Some("api.openai.com") => OutputCap::MaxCompletionTokens,
+            _ => OutputCap::MaxTokens,
+        }
+    }
 }
 
 /// Limits and prices of one model (`[models."provider/model"]` or the catalog).

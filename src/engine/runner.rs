@@ -47,11 +47,7 @@ impl ModelSetup {
             .unwrap_or(crate::config::ProviderKind::Openai);
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
-        let limits = Limits {
-            context: info.context,
-            input: info.input,
-            output: info.output,
-        };
+        let limits = Limits::from(&info);
         Ok((
             ModelSetup {
                 name: name.to_string(),
@@ -203,7 +199,12 @@ impl Runner {
 
     /// An estimate of what the next request would occupy.
     pub(super) fn estimate_request(&mut self) -> u64 {
-        let mut total = self.overhead();
+        self.overhead() + self.estimate_content()
+    }
+
+    /// An estimate of the next request's messages (without system prompt and tools).
+    pub(super) fn estimate_content(&mut self) -> u64 {
+        let mut total = 0;
         for m in &self.view {
             total += self.estimator.message(m);
         }
@@ -541,17 +542,10 @@ impl Runner {
         }
     }
 
-    /// `max_tokens` to request: the configured value; Anthropic requires one, so it also gets
-    /// the model's output limit (OpenAI's newer models reject `max_tokens`, so it is not sent
-    /// to OpenAI-compatible servers unless configured).
+    /// The output cap of every request: the room the overflow test keeps for the reply, so the
+    /// reserve is real (the provider picks the field that carries it).
     pub(super) fn max_tokens(&self) -> Option<u32> {
-        if self.model.kind == crate::config::ProviderKind::Openai {
-            return self.model.info.max_tokens;
-        }
-        self.model.info.max_tokens.or_else(|| {
-            let out = overflow::max_output(&self.model.limits);
-            (out > 0).then(|| out.min(u32::MAX as u64) as u32)
-        })
+        Some(overflow::max_output(&self.model.limits).min(u64::from(u32::MAX)) as u32)
     }
 }
 

@@ -60,7 +60,11 @@ impl Runner {
             }
             let last_step = step >= max_steps;
             let request = self.build_request(last_step);
-            let estimated = self.estimate_request();
+            let content = self.estimate_content();
+            let estimated = Estimate {
+                request: self.overhead() + content,
+                content,
+            };
             let mut a = Message::new(&self.session.id, Role::Assistant);
             a.parent_id = Some(parent.clone());
             a.model = Some(self.model.name.clone());
@@ -171,7 +175,7 @@ impl Runner {
         idx: usize,
         usage: Option<crate::message::Usage>,
         finish: &FinishReason,
-        estimated: u64,
+        estimated: Estimate,
     ) {
         let cost = usage
             .as_ref()
@@ -199,8 +203,8 @@ impl Runner {
         match usage {
             Some(u) if u.context_tokens() > 0 => {
                 let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.estimator.learn(estimated, prompt_side);
-                self.tracker.on_report(&u, estimated);
+                self.estimator.learn(estimated.content, prompt_side);
+                self.tracker.on_report(&u, estimated.request);
                 self.session.tokens = u.context_tokens();
             }
             _ => {
@@ -284,6 +288,15 @@ impl Runner {
         });
         self.emit_context();
     }
+}
+
+/// What the engine estimated for a request before sending it.
+#[derive(Debug, Clone, Copy)]
+struct Estimate {
+    /// The whole request.
+    request: u64,
+    /// Its messages alone.
+    content: u64,
 }
 
 /// The continue message after an automatic compaction.

@@ -459,6 +459,7 @@ fn example_config_parses_and_documents_every_key() {
             "headers",
             "max_retries",
             "timeout_secs",
+            "output_cap",
             "context",
             "input",
             "output",
