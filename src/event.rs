@@ -169,6 +169,16 @@ pub enum Event {
         parts: usize,
         tokens: u64,
     },
+    /// The model's real context window differs from the one pith was using: a server error
+    /// stated it, or the local server was asked. Used (and remembered for the model) from now on.
+    ContextWindow {
+        model: String,
+        window: u64,
+        /// The window used before (0: unknown).
+        previous: u64,
+        /// Where the figure came from: "server error", "server", "estimate".
+        source: String,
+    },
     PermissionAsked(PermissionRequest),
     Retrying {
         attempt: u32,

@@ -21,7 +21,9 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 const ANSWER: &str = "Hello from the mock model";
-const SUMMARY: &str = "## Goal\nGreet the user.";
+const SUMMARY: &str = "## Goal\nGreet the user.\n## Constraints & Preferences\nNone\n## Progress\nGreeted.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\n- notes.txt";
+/// A file the model reads before it answers: enough history for `/compact` to be worth it.
+const NOTES: &str = "notes.txt";
 
 fn chunk(delta: Value, finish: Option<&str>) -> String {
     let v = json!({
@@ -31,8 +33,8 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
     format!("data: {v}\n\n")
 }
 
-/// Answers every chat completion with a short streamed text and a usage chunk; the compaction
-/// request (the compaction agent has no tools, DESIGN.md §4c) gets a summary instead.
+/// Answers a new prompt by reading notes.txt, then with a short streamed text, each with a
+/// usage chunk; the compaction request (the compaction agent has no tools) gets a summary.
 async fn completions(State(calls): State<Arc<AtomicUsize>>, body: Bytes) -> impl IntoResponse {
     calls.fetch_add(1, Ordering::SeqCst);
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -40,12 +42,23 @@ async fn completions(State(calls): State<Arc<AtomicUsize>>, body: Bytes) -> impl
         .get("tools")
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
-    let reply = if has_tools { ANSWER } else { SUMMARY };
+    let last_is_user = req["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["role"] == "user");
     let mut sse = chunk(json!({"role": "assistant", "content": ""}), None);
-    for word in reply.split_inclusive(' ') {
-        sse.push_str(&chunk(json!({"content": word}), None));
+    if has_tools && last_is_user {
+        let call = json!({"tool_calls": [{"index": 0, "id": "call_read", "type": "function",
+            "function": {"name": "read", "arguments": format!("{{\"file_path\":\"{NOTES}\"}}")}}]});
+        sse.push_str(&chunk(call, None));
+        sse.push_str(&chunk(json!({}), Some("tool_calls")));
+    } else {
+        let reply = if has_tools { ANSWER } else { SUMMARY };
+        for word in reply.split_inclusive(' ') {
+            sse.push_str(&chunk(json!({"content": word}), None));
+        }
+        sse.push_str(&chunk(json!({}), Some("stop")));
     }
-    sse.push_str(&chunk(json!({}), Some("stop")));
     let usage = json!({
         "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
         "choices": [],
@@ -162,6 +175,11 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     let (base_url, calls) = start_mock();
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
+    let notes = (0..150)
+        .map(|i| format!("note {i}: the greeting must stay friendly and short"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(work.path().join(NOTES), notes).expect("write notes");
     let config = write_config(work.path(), &base_url);
     let bin = env!("CARGO_BIN_EXE_pith");
     // after pith exits the pane stays open a while, so the test can read what it left behind
@@ -233,7 +251,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     });
     assert!(screen.contains("focus: keep the greeting"), "{screen}");
     assert!(
-        calls.load(Ordering::SeqCst) >= 2,
+        calls.load(Ordering::SeqCst) >= 3,
         "the compaction called the model"
     );
     let status = status_line(&screen);

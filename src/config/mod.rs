@@ -114,10 +114,14 @@ pub struct CompactionConfig {
     pub model: Option<String>,
     #[serde(default = "default_protected_tools")]
     pub protected_tools: Vec<String>,
-    #[serde(default = "default_prune_protect")]
-    pub prune_protect: u64,
-    #[serde(default = "default_prune_minimum")]
-    pub prune_minimum: u64,
+    /// Tokens of the newest tool outputs never pruned (unset: a fifth of the usable window, at
+    /// most 40,000).
+    #[serde(default)]
+    pub prune_protect: Option<u64>,
+    /// A prune clears more than this many tokens or nothing (unset: a tenth of the usable
+    /// window, at most 20,000).
+    #[serde(default)]
+    pub prune_minimum: Option<u64>,
 }
 
 impl Default for CompactionConfig {
@@ -130,8 +134,8 @@ impl Default for CompactionConfig {
             preserve_recent_tokens: None,
             model: None,
             protected_tools: default_protected_tools(),
-            prune_protect: default_prune_protect(),
-            prune_minimum: default_prune_minimum(),
+            prune_protect: None,
+            prune_minimum: None,
         }
     }
 }
@@ -218,12 +222,6 @@ fn yes() -> bool {
 }
 fn default_protected_tools() -> Vec<String> {
     vec!["skill".to_string()]
-}
-fn default_prune_protect() -> u64 {
-    40_000
-}
-fn default_prune_minimum() -> u64 {
-    20_000
 }
 fn default_max_lines() -> usize {
     2000

@@ -444,9 +444,9 @@ impl Estimator {
     ///   Growth under [`MIN_GROWTH`] raw tokens, or of opposite sign, says nothing and is skipped.
     ///   Smoothed (exponential average) and clamped to 0.5..=2.0.
     /// - The overhead is what the report leaves after the content: `reported − ratio × content`
-    ///   (never below zero), smoothed, taken from the first report and from every report that
-    ///   taught a ratio; [`Estimator::request_overhead`] answers with it from then on (scaled if
-    ///   the system prompt or tools change size).
+    ///   (kept within 0.1..=2 times its raw estimate), smoothed, taken from the first report and
+    ///   from every report that taught a ratio; [`Estimator::request_overhead`] answers with it
+    ///   from then on (scaled if the system prompt or tools change size).
     pub fn learn(&mut self, content: u64, reported: u64) {
         if reported == 0 {
             return;
@@ -474,7 +474,10 @@ impl Estimator {
         if !teaches_overhead {
             return;
         }
-        let overhead = (reported as f64 - content_raw * self.ratio).max(0.0);
+        // Within 0.1..=2 times the raw estimate, like the ratio: a report far off in either
+        // direction is more likely an odd server than a system prompt 20 times its size.
+        let raw = self.overhead_raw as f64;
+        let overhead = (reported as f64 - content_raw * self.ratio).clamp(0.1 * raw, 2.0 * raw);
         self.overhead_learned = Some(match self.overhead_learned {
             Some((raw, old)) if raw == self.overhead_raw => (raw, 0.5 * old + 0.5 * overhead),
             _ => (self.overhead_raw, overhead),

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::EngineOptions;
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Shared};
 use crate::config::catalog;
+use crate::context::budget::Budget;
 use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
@@ -32,6 +34,9 @@ pub(super) struct ModelSetup {
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
     pub kind: crate::config::ProviderKind,
+    /// The window is a guess (no config, not in the catalog): a local server is asked, and a
+    /// window learned from a server replaces it.
+    pub window_guessed: bool,
 }
 
 impl ModelSetup {
@@ -56,6 +61,7 @@ impl ModelSetup {
                 info,
                 limits,
                 kind,
+                window_guessed: resolved.window_guessed,
             },
             resolved.warning,
         ))
@@ -86,6 +92,8 @@ pub struct Runner {
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// A local server being asked for its window (see `window.rs`).
+    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
 
 impl Runner {
@@ -131,7 +139,9 @@ impl Runner {
             events,
             shared,
             compactions_this_turn: 0,
+            window_probe: None,
         };
+        runner.start_window();
         runner.load_view()?;
         Ok(runner)
     }
@@ -211,6 +221,11 @@ impl Runner {
         total
     }
 
+    /// The window-dependent figures of context management for the session's model.
+    pub(super) fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.opts.config.compaction)
+    }
+
     pub(super) fn usable(&self) -> u64 {
         overflow::usable(&self.model.limits, &self.opts.config.compaction)
     }
@@ -228,7 +243,7 @@ impl Runner {
     /// The context size from which counts are exact: far below every threshold a decision
     /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
     fn exact_from(&self) -> u64 {
-        let mut from = EXACT_FROM.min(self.opts.config.compaction.prune_protect / 2);
+        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
         let usable = self.usable();
         if usable > 0 {
             from = from.min(usable / 4);
@@ -337,17 +352,28 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                match self.compact(false, false, focus, false, &cancel).await {
-                    Ok(_) => self.emit(Event::TurnFinished {
-                        reason: "compacted".into(),
-                    }),
-                    Err(message) => {
-                        self.emit(Event::Error { message });
-                        self.emit(Event::TurnFinished {
-                            reason: "error".into(),
-                        });
+                self.settle_window().await;
+                let req = CompactRequest {
+                    trigger: Trigger::Manual { focus },
+                    then: Then::Stop,
+                };
+                let reason = match self.compact(req, &cancel).await {
+                    Ok(_) => "compacted",
+                    Err(CompactionError::NothingToCompact(message)) => {
+                        self.emit(Event::Info { message });
+                        "nothing_to_compact"
                     }
-                }
+                    Err(CompactionError::Interrupted) => "interrupted",
+                    Err(e) => {
+                        self.emit(Event::Error {
+                            message: e.to_string(),
+                        });
+                        "error"
+                    }
+                };
+                self.emit(Event::TurnFinished {
+                    reason: reason.into(),
+                });
                 self.state(EngineState::Idle, None);
             }
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {

@@ -2,6 +2,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::runner::Runner;
 use super::step::Outcome;
@@ -21,6 +22,7 @@ impl Runner {
             parent = self.view[i].id.clone();
         }
         self.touch_session();
+        self.settle_window().await;
         self.emit_context();
         let reason = self.turn_loop(parent, &cancel).await;
         self.touch_session();
@@ -51,8 +53,12 @@ impl Runner {
             step += 1;
             self.prune();
             if self.overflowing() {
-                if let Err(message) = self.compact(true, false, None, true, cancel).await {
-                    return self.fail(message);
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: Then::Continue,
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return self.fail_compaction(e);
                 }
                 if cancel.is_cancelled() {
                     return "interrupted".into();
@@ -81,7 +87,11 @@ impl Runner {
                 }
                 Outcome::Overflow(err) => {
                     self.drop_message(idx);
-                    if overflow_retried || !self.opts.config.compaction.auto {
+                    // The error may state the real window: from now on it is the one used.
+                    let window = self.model.limits.context;
+                    let said = self.learn_window(&err, Some(estimated.request));
+                    let learned = self.model.limits.context != window;
+                    if !self.opts.config.compaction.auto || (overflow_retried && !learned) {
                         return self.fail(format!(
                             "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
                             err.message
@@ -91,8 +101,14 @@ impl Runner {
                     tracing::info!(
                         "provider reported a context overflow; compacting and retrying the step"
                     );
-                    if let Err(message) = self.compact(true, true, None, true, cancel).await {
-                        return self.fail(message);
+                    let req = CompactRequest {
+                        trigger: Trigger::Overflow {
+                            prompt_tokens: said.prompt,
+                        },
+                        then: Then::Continue,
+                    };
+                    if let Err(e) = self.compact(req, cancel).await {
+                        return self.fail_compaction(e);
                     }
                     step -= 1;
                     continue;
@@ -109,6 +125,9 @@ impl Runner {
             };
             overflow_retried = false;
             self.finish_step(idx, usage, &finish, estimated);
+            if finish == FinishReason::Length {
+                self.cut_at_cap(idx);
+            }
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
                     p.kind,
@@ -131,10 +150,18 @@ impl Runner {
                 .map(|q| q.is_empty())
                 .unwrap_or(true);
             let continuing = (has_calls && !last_step) || queued;
-            if self.overflowing()
-                && let Err(message) = self.compact(true, false, None, continuing, cancel).await
-            {
-                return self.fail(message);
+            if self.overflowing() {
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: if continuing {
+                        Then::Continue
+                    } else {
+                        Then::Stop
+                    },
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return self.fail_compaction(e);
+                }
             }
             if !continuing {
                 return if last_step && has_calls {
@@ -158,6 +185,52 @@ impl Runner {
     fn fail(&mut self, message: String) -> String {
         self.emit(Event::Error { message });
         "error".into()
+    }
+
+    /// Ends the turn after a compaction that did not go through.
+    fn fail_compaction(&mut self, e: CompactionError) -> String {
+        match e {
+            CompactionError::Interrupted => "interrupted".into(),
+            e => self.fail(e.to_string()),
+        }
+    }
+
+    /// A step cut at the output cap: tool calls whose arguments were cut off fail with a note
+    /// the model can act on (the other calls run); a cut answer is said to be cut.
+    fn cut_at_cap(&mut self, idx: usize) {
+        let cap = overflow::max_output(&self.model.limits);
+        let note = format!(
+            "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
+        );
+        let mut changed = Vec::new();
+        for p in &mut self.view[idx].parts {
+            if let PartKind::Tool { input, state, .. } = &mut p.kind
+                && matches!(state, ToolState::Pending)
+                && !input.is_object()
+            {
+                *state = ToolState::Error {
+                    message: note.clone(),
+                    start: None,
+                    end: Some(now_ms()),
+                };
+                changed.push(p.clone());
+            }
+        }
+        for p in &changed {
+            self.save_part(p);
+            self.emit(Event::PartUpdated { part: p.clone() });
+        }
+        let has_calls = self.view[idx]
+            .parts
+            .iter()
+            .any(|p| matches!(p.kind, PartKind::Tool { .. }));
+        if !has_calls {
+            self.emit(Event::Info {
+                message: format!(
+                    "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
+                ),
+            });
+        }
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
@@ -252,11 +325,8 @@ impl Runner {
         if !self.opts.config.compaction.prune {
             return;
         }
-        let plan = prune::plan(
-            &self.view,
-            &mut self.estimator,
-            &self.opts.config.compaction,
-        );
+        let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
+        let plan = prune::plan(&self.view, &mut self.estimator, &rules);
         if plan.targets.is_empty() {
             return;
         }

@@ -5,6 +5,7 @@
 //! DeepSeek and other servers that speak this format.
 
 mod body;
+mod probe;
 mod stream;
 
 use std::collections::BTreeMap;
@@ -187,6 +188,10 @@ impl Provider for OpenAiProvider {
             })
         });
         Ok(Box::pin(events))
+    }
+
+    async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
+        probe::window(&self.client, &self.url, model).await
     }
 }
 
