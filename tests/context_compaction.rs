@@ -171,7 +171,11 @@ async fn second_compaction_merges_the_previous_summary() {
         "previous summary not carried into the request: {text}"
     );
     // The newest turn (with the new fact) is the verbatim tail: not summarised, kept word for word.
-    assert!(!text.contains("--dry-run-7"), "the tail was summarised");
+    assert!(
+        !text.contains("--dry-run-7"),
+        "the tail was summarised: {}",
+        std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
+    );
     // Only the latest summary: the old one appears once, as <previous-summary>, not as a Q/A pair.
     assert!(
         !text.contains("What did we do so far?"),
@@ -288,13 +292,17 @@ async fn old_tool_outputs_are_pruned_at_step_boundaries() {
         .map(content)
         .collect();
     assert_eq!(results.len(), 5);
+    // The placeholder names the call, so `recall` can bring the output back.
     let cleared = results
         .iter()
-        .filter(|r| *r == "[Old tool result content cleared]")
+        .filter(|r| r.starts_with("[Old tool result content cleared] (recall id \"read_"))
         .count();
     assert_eq!(cleared, 3, "{results:?}");
     // Oldest first: the newest outputs inside the protect window stay.
-    assert_eq!(results[2], "[Old tool result content cleared]");
+    assert_eq!(
+        results[2],
+        "[Old tool result content cleared] (recall id \"read_2\" brings it back)"
+    );
     assert!(results[3].contains("file3 line 0"));
     assert!(results[4].contains("file4 line 0"));
     insta::assert_json_snapshot!("request_after_pruning", normalized(&body, env.path()));
@@ -700,9 +708,9 @@ async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
     );
 }
 
-/// The learned correction ratio applies to the whole estimate, system prompt and tool
-/// definitions included: after a compaction the figure for a model that counts twice what the
-/// estimator does is about twice the estimate, not the bare estimate of the fixed part.
+/// What a report teaches about the fixed part (system prompt and tool definitions) applies after
+/// a compaction: for a server that counts 40% more for it than the estimator, the figure is about
+/// 1.4 times the estimate, not the bare estimate of the fixed part.
 #[tokio::test]
 async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
     // The estimate of a fresh session's first request (system prompt, tools, the prompt).
@@ -716,11 +724,11 @@ async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
         .as_u64()
         .unwrap();
 
-    // The same first request in a new session; the provider counts twice as much.
+    // The same first request in a new session; the provider counts 40% more.
     let (server, env) = small_window("").await;
     server.push(openai::tool_calls(
         &[("call_1", "bash", r#"{"command":"echo one"}"#)],
-        Some((2 * first, 10)),
+        Some((first * 14 / 10, 10)),
     ));
     // The second step fills the window: compaction at step finish.
     server.push(openai::text("done", Some((16_500, 10))));
@@ -737,9 +745,9 @@ async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
     assert_eq!(finished.len(), 1, "{events:?}");
     let after = finished[0]["after"].as_u64().unwrap();
     assert!(
-        after * 10 >= first * 16,
-        "after compaction ~{after} tokens, but the fixed part alone is ~{} at the learned ratio",
-        2 * first
+        after * 10 >= first * 13,
+        "after compaction ~{after} tokens, but the fixed part alone is ~{} as learned",
+        first * 14 / 10
     );
 }
 

@@ -29,6 +29,8 @@ pub const PRUNE_MINIMUM_MAX: u64 = 20_000;
 pub const TOOL_RESULT_CHARS_MAX: usize = 2_000;
 /// The smallest chunk of history a summary request is planned with.
 pub const MIN_CHUNK_FLOOR: u64 = 256;
+/// The least a tool output may bring, however small the window.
+pub const TOOL_OUTPUT_BYTES_MIN: usize = 2_048;
 /// Budget used where the window is unknown (0).
 pub const UNKNOWN_WINDOW_USABLE: u64 = 100_000;
 
@@ -61,6 +63,9 @@ pub struct Budget {
     pub tool_result_chars: usize,
     /// The smallest chunk of history a summary request is planned with.
     pub min_chunk: u64,
+    /// The most bytes one tool output may bring into the context: about a quarter of the usable
+    /// window (`tool_output.max_bytes` when that is less).
+    pub tool_output_bytes: usize,
 }
 
 impl Budget {
@@ -94,6 +99,10 @@ impl Budget {
                 .unwrap_or(usize::MAX)
                 .clamp(200, TOOL_RESULT_CHARS_MAX),
             min_chunk: (usable / 8).max(MIN_CHUNK_FLOOR),
+            // ~4 bytes a token: a quarter of the usable window is `usable` bytes.
+            tool_output_bytes: usize::try_from(usable)
+                .unwrap_or(usize::MAX)
+                .max(TOOL_OUTPUT_BYTES_MIN),
         }
     }
 
@@ -140,6 +149,7 @@ mod tests {
         assert_eq!(b.prune_protect, 614);
         assert_eq!(b.prune_minimum, 307);
         assert_eq!(b.tool_result_chars, 1_536);
+        assert_eq!(b.tool_output_bytes, 3_072);
         // With a 400-token system prompt and 300 tokens carried the tail has 324 tokens; with a
         // big system prompt none, and the current request travels with the carried messages.
         assert_eq!(b.tail_after(400, 300), 324);
@@ -165,6 +175,10 @@ mod tests {
         assert_eq!(b.prune_protect, 33_600);
         assert_eq!(b.prune_minimum, 16_800);
         assert_eq!(b.tool_result_chars, TOOL_RESULT_CHARS_MAX);
+        assert!(
+            b.tool_output_bytes > 51_200,
+            "the configured 50 KB default is what binds"
+        );
         let b = budget(2_000_000, 128_000);
         assert_eq!(b.prune_protect, PRUNE_PROTECT_MAX);
         assert_eq!(b.prune_minimum, PRUNE_MINIMUM_MAX);

@@ -24,8 +24,10 @@ use crate::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
 use crate::message::{Message, Part, PartKind, ToolState};
 
 use super::COMPACTION_QUESTION;
-use super::view::{CLEARED_TOOL_RESULT, INTERRUPTED_TOOL_RESULT};
+use super::view::{INTERRUPTED_TOOL_RESULT, cleared_tool_result};
 
+/// The learned overhead is at most this many times its raw estimate.
+pub const OVERHEAD_MAX: f64 = 1.5;
 /// Growth of the content estimate (raw tokens) between two reports below which no ratio is learned.
 pub const MIN_GROWTH: f64 = 64.0;
 /// Fixed framing cost of one part (content block, separators).
@@ -401,13 +403,16 @@ impl Estimator {
                 }
             }
             PartKind::Tool {
-                tool, input, state, ..
+                tool,
+                input,
+                state,
+                call_id,
             } => {
                 let call = enc.count(tool) + json_tokens(enc, input) + TOOL_OVERHEAD;
                 let (result, output) = match state {
                     ToolState::Completed { output, time, .. } => {
                         if time.compacted.is_some() {
-                            (enc.count(CLEARED_TOOL_RESULT), 0)
+                            (enc.count(&cleared_tool_result(call_id)), 0)
                         } else {
                             let n = enc.count(output);
                             (n, n)
@@ -444,9 +449,10 @@ impl Estimator {
     ///   Growth under [`MIN_GROWTH`] raw tokens, or of opposite sign, says nothing and is skipped.
     ///   Smoothed (exponential average) and clamped to 0.5..=2.0.
     /// - The overhead is what the report leaves after the content: `reported − ratio × content`
-    ///   (kept within 0.1..=2 times its raw estimate), smoothed, taken from the first report and
-    ///   from every report that taught a ratio; [`Estimator::request_overhead`] answers with it
-    ///   from then on (scaled if the system prompt or tools change size).
+    ///   (kept within 0.1..=1.5 times its raw estimate), smoothed, taken from a first report
+    ///   where it is most of the request and from every report that taught a ratio;
+    ///   [`Estimator::request_overhead`] answers with it from then on (scaled if the system
+    ///   prompt or tools change size).
     pub fn learn(&mut self, content: u64, reported: u64) {
         if reported == 0 {
             return;
@@ -454,7 +460,10 @@ impl Estimator {
         let content_raw = content as f64 / self.ratio;
         // The first report, and every report that taught a ratio, teach the overhead; a report
         // that jumped with no matching growth of the content says nothing reliable about it.
-        let mut teaches_overhead = self.overhead_learned.is_none();
+        // A first report teaches it only when the overhead is most of the request (a fresh
+        // session), where content estimate errors cannot swamp it.
+        let mut teaches_overhead =
+            self.overhead_learned.is_none() && content_raw <= self.overhead_raw as f64;
         if let Some((last_raw, last_reported)) = self.last_report {
             let grew = content_raw - last_raw;
             let reported_grew = reported as f64 - last_reported as f64;
@@ -474,10 +483,12 @@ impl Estimator {
         if !teaches_overhead {
             return;
         }
-        // Within 0.1..=2 times the raw estimate, like the ratio: a report far off in either
-        // direction is more likely an odd server than a system prompt 20 times its size.
+        // Within 0.1..=1.5 times the raw estimate: a server may leave out most of it (a chat
+        // template without tools), but a report far above it is more likely content the
+        // estimate missed than a system prompt twice its size.
         let raw = self.overhead_raw as f64;
-        let overhead = (reported as f64 - content_raw * self.ratio).clamp(0.1 * raw, 2.0 * raw);
+        let overhead =
+            (reported as f64 - content_raw * self.ratio).clamp(0.1 * raw, OVERHEAD_MAX * raw);
         self.overhead_learned = Some(match self.overhead_learned {
             Some((raw, old)) if raw == self.overhead_raw => (raw, 0.5 * old + 0.5 * overhead),
             _ => (self.overhead_raw, overhead),

@@ -350,6 +350,15 @@ impl Runner {
                 .map(|m| self.estimator.message(m))
                 .sum();
             let planned = overhead + budget.summary_cap + carried_tokens + tail_tokens;
+            tracing::debug!(
+                tail_budget,
+                overhead,
+                carried_tokens,
+                tail_tokens,
+                planned,
+                target = budget.target_after,
+                "compaction: planning the tail"
+            );
             if planned <= budget.target_after || cut.tail.is_empty() {
                 return (cut, carried);
             }

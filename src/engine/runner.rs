@@ -226,6 +226,14 @@ impl Runner {
         Budget::new(&self.model.limits, &self.opts.config.compaction)
     }
 
+    /// The limits of one tool output: as configured, and never more than about a quarter of
+    /// the usable window (a 50 KB output would fill a 4k window four times over).
+    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
+        let mut out = self.opts.config.tool_output.clone();
+        out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
+        out
+    }
+
     pub(super) fn usable(&self) -> u64 {
         overflow::usable(&self.model.limits, &self.opts.config.compaction)
     }

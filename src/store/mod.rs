@@ -9,6 +9,7 @@
 //! `(session_id, id)`.
 
 pub mod export;
+mod outputs;
 mod windows;
 
 pub use windows::LearnedWindow;

@@ -15,7 +15,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// bash, read, write, edit, glob, grep, list, todowrite.
+    /// bash, read, write, edit, glob, grep, list, todowrite, recall.
     pub fn builtin() -> Registry {
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(super::bash::Bash),
@@ -26,6 +26,7 @@ impl Registry {
             Arc::new(super::grep::Grep),
             Arc::new(super::list::List),
             Arc::new(super::todo::TodoWrite),
+            Arc::new(super::recall::Recall),
         ];
         Registry { tools }
     }
