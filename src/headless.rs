@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::{Format, RunArgs};
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, Op};
+use crate::event::{Event, Op, TurnEnd};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
@@ -37,7 +37,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => Op::Compact {
             focus: Some(rest.trim().to_string()).filter(|f| !f.is_empty()),
         },
-        _ => Op::UserTurn { text: prompt },
+        _ => Op::user_turn(prompt),
     };
     let _ = handle.ops.send(op);
 
@@ -68,9 +68,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         match &event {
             Event::Error { .. } => code = 1,
             Event::TurnFinished { reason } => {
-                code = match reason.as_str() {
-                    "error" => 1,
-                    "interrupted" => 130,
+                code = match reason {
+                    TurnEnd::Error => 1,
+                    TurnEnd::Interrupted => 130,
                     _ => code,
                 };
                 break;
@@ -147,7 +147,7 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             eprintln!("compacted the context: {before} → {after} tokens")
         }
         Event::Info { message } => eprintln!("{message}"),
-        Event::Error { message } => eprintln!("error: {message}"),
+        Event::Error { message, .. } => eprintln!("error: {message}"),
         _ => {}
     }
 }

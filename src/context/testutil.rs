@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
-use crate::message::{CompactionPart, Message, Part, PartKind, Role, ToolState, ToolTime, Usage};
+use crate::message::{
+    Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime, Usage,
+};
 
 pub fn msg(id: &str, role: Role) -> Message {
     Message {
@@ -20,6 +22,7 @@ pub fn msg(id: &str, role: Role) -> Message {
         usage: Usage::default(),
         cost: 0.0,
         parts: Vec::new(),
+        submission_id: None,
     }
 }
 
@@ -60,7 +63,7 @@ pub fn synthetic_user(id: &str, t: &str) -> Message {
 pub fn assistant(id: &str, parent: &str) -> Message {
     let mut m = msg(id, Role::Assistant);
     m.parent_id = Some(parent.to_string());
-    m.finish = Some("stop".to_string());
+    m.finish = Some(FinishReason::Stop);
     m
 }
 
@@ -124,7 +127,7 @@ pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
 pub fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
     let mut m = assistant(id, parent);
     m.summary = true;
-    m.agent = Some("compaction".to_string());
+    m.agent = Some(Agent::Compaction);
     add(&mut m, text(t));
     m
 }

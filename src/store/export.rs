@@ -65,7 +65,7 @@ fn write_message(out: &mut String, message: &Message) {
         );
     }
     if let Some(error) = &message.error {
-        let _ = writeln!(out, "> **Error:** {}\n", one_line(error));
+        let _ = writeln!(out, "> **Error:** {}\n", one_line(&error.to_string()));
     }
     for part in &message.parts {
         match &part.kind {

@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use crate::event::PermissionReply;
-use crate::message::{PartKind, Role, ToolState};
+use crate::message::{MessageError, PartKind, Role, ToolState};
 
 use super::format::{self, sanitize, truncate};
 use super::markdown;
@@ -149,10 +149,10 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                 )
             }
         },
-        CellBody::MessageError(e) if super::transcript::is_interrupted(e) => {
+        CellBody::MessageError(MessageError::Interrupted) => {
             vec![Line::from(Span::styled("· interrupted", dim()))]
         }
-        CellBody::MessageError(e) => plain_lines(
+        CellBody::MessageError(MessageError::Failed(e)) => plain_lines(
             e,
             width,
             Style::default().fg(ERR),

@@ -280,11 +280,13 @@ impl App {
             return;
         }
         let text = self.composer.take();
+        let id = crate::message::new_id();
         self.pending.push(PendingPrompt {
+            id: id.clone(),
             text: text.clone(),
             queued: self.busy(),
         });
-        self.send(Op::UserTurn { text });
+        self.send(Op::UserTurn { id, text });
         self.scroll_top = None;
     }
 

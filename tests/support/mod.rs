@@ -3,6 +3,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod anthropic;
+pub mod engine;
 pub mod mock;
 pub mod openai;
 pub mod pith;
