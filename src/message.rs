@@ -136,6 +136,10 @@ pub struct Message {
     /// what it sent with what the engine stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission_id: Option<String>,
+    /// User only: typed while the agent was working. What is stored is what the user typed; the
+    /// request wraps it in a reminder to the model (`context::view::wrap_mid_turn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mid_turn: bool,
 }
 
 impl Message {
@@ -156,6 +160,7 @@ impl Message {
             cost: 0.0,
             parts: Vec::new(),
             submission_id: None,
+            mid_turn: false,
         }
     }
 

@@ -70,7 +70,8 @@ async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
         message: None,
     });
     let m = echoed(&mut h, "P2").await;
-    assert!(m.text().contains("also say hello"), "{}", m.text());
+    assert_eq!(m.text(), "also say hello", "stored as typed");
+    assert!(m.mid_turn);
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let body = h.server.request_body(1);
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
@@ -79,7 +80,16 @@ async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
         last["content"]
             .to_string()
             .contains("The user sent the following message:\\nalso say hello"),
-        "{last}"
+        "sent inside the reminder: {last}"
+    );
+    let stored = stored(&h);
+    let late = stored
+        .iter()
+        .find(|m| m.submission_id.as_deref() == Some("P2"))
+        .unwrap();
+    assert_eq!(
+        (late.text().as_str(), late.mid_turn),
+        ("also say hello", true)
     );
 }
 

@@ -3,26 +3,14 @@
 use serde_json::json;
 
 use crate::message::{
-    Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime, Usage,
+    Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime,
 };
 
 pub fn msg(id: &str, role: Role) -> Message {
     Message {
         id: id.to_string(),
-        session_id: "s".to_string(),
-        role,
         time_created: 0,
-        time_completed: None,
-        parent_id: None,
-        model: None,
-        agent: None,
-        summary: false,
-        finish: None,
-        error: None,
-        usage: Usage::default(),
-        cost: 0.0,
-        parts: Vec::new(),
-        submission_id: None,
+        ..Message::new("s", role)
     }
 }
 

@@ -15,6 +15,15 @@ use crate::message::{Message, PartKind, Role, ToolState};
 
 use super::COMPACTION_QUESTION;
 
+/// How a message typed while the agent worked is sent (`{text}` is what the user typed).
+const MID_TURN_TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
+
+/// A message the user typed while the agent worked, as the model receives it: inside a reminder
+/// to address it and carry on. Applied when the request is built; the store keeps what was typed.
+pub fn wrap_mid_turn(text: &str) -> String {
+    MID_TURN_TEMPLATE.trim_end().replace("{text}", text)
+}
+
 /// What a pruned tool output is sent as.
 pub const CLEARED_TOOL_RESULT: &str = "[Old tool result content cleared]";
 /// What a tool that never finished (pending/running when the step ended) is sent as.
@@ -279,7 +288,12 @@ fn convert_user(
     for p in &m.parts {
         match &p.kind {
             PartKind::Text { text, .. } if !text.is_empty() => {
-                content.push(UserContent::Text { text: text.clone() })
+                let text = if m.mid_turn {
+                    wrap_mid_turn(text)
+                } else {
+                    text.clone()
+                };
+                content.push(UserContent::Text { text })
             }
             PartKind::Compaction(_) => content.push(UserContent::Text {
                 text: COMPACTION_QUESTION.to_string(),

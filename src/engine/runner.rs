@@ -304,13 +304,9 @@ impl Runner {
     pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(prompt.id.clone());
-        let text = if mid_turn {
-            prompt::wrap_mid_turn(&prompt.text)
-        } else {
-            prompt.text.clone()
-        };
+        m.mid_turn = mid_turn;
         m.push(PartKind::Text {
-            text,
+            text: prompt.text.clone(),
             synthetic: false,
         });
         if self.session.title.is_empty() {

@@ -67,6 +67,9 @@ fn write_message(out: &mut String, message: &Message) {
     if let Some(error) = &message.error {
         let _ = writeln!(out, "> **Error:** {}\n", one_line(&error.to_string()));
     }
+    if message.mid_turn {
+        let _ = writeln!(out, "*(sent while the agent worked)*\n");
+    }
     for part in &message.parts {
         match &part.kind {
             PartKind::Text { text, synthetic } => {

@@ -9,6 +9,7 @@
 //! `(session_id, id)`.
 
 pub mod export;
+mod legacy;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -92,6 +93,8 @@ struct HeaderRef<'a> {
     cost: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     submission_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    mid_turn: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -116,6 +119,8 @@ struct Header {
     cost: f64,
     #[serde(default)]
     submission_id: Option<String>,
+    #[serde(default)]
+    mid_turn: bool,
 }
 
 /// How many messages a page of history holds: what a resumed session shows first, and what each
@@ -468,6 +473,7 @@ impl Store {
                     cost: header.cost,
                     parts: Vec::new(),
                     submission_id: header.submission_id,
+                    mid_turn: header.mid_turn,
                 });
             }
         }
@@ -502,6 +508,7 @@ impl Store {
                 Err(e) => tracing::warn!(part = %id, error = %e, "skipping unreadable part"),
             }
         }
+        messages.iter_mut().for_each(legacy::upgrade);
         Ok(messages)
     }
 }
@@ -518,6 +525,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
         usage: &message.usage,
         cost: message.cost,
         submission_id: message.submission_id.as_deref(),
+        mid_turn: message.mid_turn,
     };
     let data = serde_json::to_string(&header)?;
     conn.prepare_cached(

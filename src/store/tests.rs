@@ -535,6 +535,10 @@ fn markdown_export_is_readable() {
     );
     assert!(md.contains("**Compaction summary**"));
     assert!(md.contains("````\n```rust\nfn x() {}\n```\n````"), "{md}");
+    assert!(!md.contains("sent while the agent worked"), "{md}");
+    msgs[0].mid_turn = true;
+    let md = export_markdown(&s, &msgs);
+    assert!(md.contains("*(sent while the agent worked)*"), "{md}");
 }
 
 /// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
@@ -628,4 +632,30 @@ fn stored_strings_of_earlier_builds_load_as_enums() {
         .query_row("SELECT data FROM parts WHERE id = '01AP'", [], |r| r.get(0))
         .unwrap();
     assert!(part.contains(r#""finish":"tool_calls""#), "{part}");
+}
+
+/// Earlier builds stored a message typed mid-turn wrapped in the reminder: it loads as what the
+/// user typed, flagged mid-turn, and is sent exactly as before.
+#[test]
+fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let wrapped = "<system-reminder>\nThe user sent the following message:\nalso fix\nthe tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>";
+    let old = add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
+    let plain = add_message(
+        &store,
+        &s.id,
+        Role::User,
+        vec![text("<system-reminder> typed")],
+    );
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded[0].text(), "also fix\nthe tests");
+    assert!(loaded[0].mid_turn);
+    assert_eq!(loaded[1], plain, "text that only looks alike is left alone");
+    let sent = crate::context::view::to_chat(&loaded[..1]);
+    let before = crate::context::view::to_chat(&[old]);
+    assert_eq!(sent, before, "the model sees the same bytes");
+    // saved again, it is stored in the current form
+    store.save_message(&loaded[0]).unwrap();
+    assert_eq!(store.load_all(&s.id).unwrap()[0], loaded[0]);
 }

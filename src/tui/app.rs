@@ -559,12 +559,7 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
                     _ => None,
                 })
                 .collect();
-            (!t.is_empty()).then(|| {
-                let t = t.join("\n");
-                super::format::unwrap_mid_turn(&t)
-                    .map(str::to_string)
-                    .unwrap_or(t)
-            })
+            (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
 }

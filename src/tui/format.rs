@@ -2,14 +2,6 @@
 
 use std::borrow::Cow;
 
-/// The engine wraps a message typed while the agent worked in a system reminder
-/// (prompts/mid-turn.md); the transcript and the prompt history show what the user typed.
-pub fn unwrap_mid_turn(text: &str) -> Option<&str> {
-    const TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
-    let (head, tail) = TEMPLATE.trim_end().split_once("{text}")?;
-    text.strip_prefix(head)?.strip_suffix(tail)
-}
-
 /// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
 pub fn tokens(n: u64) -> String {
     fn short(v: f64, unit: &str) -> String {
@@ -146,13 +138,6 @@ pub fn width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mid_turn_wrapper_is_taken_off() {
-        let wrapped = crate::engine::prompt::wrap_mid_turn("also fix\nthe tests");
-        assert_eq!(unwrap_mid_turn(&wrapped), Some("also fix\nthe tests"));
-        assert_eq!(unwrap_mid_turn("also fix the tests"), None);
-    }
 
     #[test]
     fn token_figures() {

@@ -771,16 +771,21 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     key(&mut app, KeyCode::Enter);
     assert!(app.pending[0].queued);
     let id = app.pending[0].id.clone();
-    let wrapped = crate::engine::prompt::wrap_mid_turn("also mention cats");
-    let mut echo = user("M3", &wrapped);
+    let mut echo = user("M3", "also mention cats");
     echo.submission_id = Some(id);
-    ev(&mut app, Event::Message { message: echo });
+    echo.mid_turn = true;
+    ev(
+        &mut app,
+        Event::Message {
+            message: echo.clone(),
+        },
+    );
     assert!(app.pending.is_empty(), "the queued copy is acknowledged");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("› also mention cats"), "{screen}");
-    assert!(!screen.contains("system-reminder"), "{screen}");
-    // and history recalls the text, not the wrapper
-    let (mut app, _rx) = app_with(vec![user("M3", &wrapped)]);
+    assert!(screen.contains("sent while the agent worked"), "{screen}");
+    // and history recalls the text
+    let (mut app, _rx) = app_with(vec![echo]);
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer.text(), "also mention cats");
 }

@@ -35,6 +35,8 @@ pub enum CellBody {
 pub struct MsgMeta {
     pub role: Option<Role>,
     pub summary: bool,
+    /// A user message typed while the agent worked.
+    pub mid_turn: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -266,6 +268,7 @@ impl Transcript {
         let meta = MsgMeta {
             role: Some(m.role),
             summary: m.summary,
+            mid_turn: m.mid_turn,
         };
         // A message not seen before has no cells yet (a part cell is only created after its
         // message's meta entry): nothing to touch, and its parts go at the end. Skipping the
