@@ -7,5 +7,6 @@ pub mod engine;
 pub mod mock;
 pub mod openai;
 pub mod pith;
+pub mod wire;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};
