@@ -101,7 +101,7 @@ fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
 
 /// No provider anywhere: show what to put in the config file inside the TUI.
 async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
-    let hint = tui::detect_first_run(|k| std::env::var(k).ok());
+    let hint = Some(first_run::hint(|k| std::env::var(k).ok()));
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     // Answers whatever the user tries with the reason nothing can run.

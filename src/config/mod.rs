@@ -1,6 +1,7 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
 
 pub mod catalog;
+pub mod known;
 pub mod load;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,16 @@ use serde::{Deserialize, Serialize};
 pub enum ProviderKind {
     Openai,
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The name written in a config file (`kind = "…"`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

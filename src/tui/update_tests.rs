@@ -10,7 +10,6 @@ use crate::event::{
 use crate::message::{CompactionPart, PartKind, Role, ToolState, Usage};
 
 use super::app::{App, Msg, Popup};
-use super::detect_first_run;
 use super::tests::*;
 use super::view::status;
 
@@ -601,29 +600,22 @@ fn tool_events_and_errors_render() {
 
 #[test]
 fn first_run_detection() {
+    use crate::first_run::hint as detect_first_run;
     let none = |_: &str| None;
-    let hint = detect_first_run(none).unwrap();
+    let hint = detect_first_run(none);
     assert!(hint.contains("11434") && hint.contains("8080"), "{hint}");
     let openai = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
-    assert!(
-        detect_first_run(openai)
-            .unwrap()
-            .contains("model = \"openai/")
-    );
+    assert!(detect_first_run(openai).contains("model = \"openai/"));
     let anthropic = |k: &str| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant".to_string());
-    assert!(
-        detect_first_run(anthropic)
-            .unwrap()
-            .contains("model = \"anthropic/")
-    );
+    assert!(detect_first_run(anthropic).contains("model = \"anthropic/"));
     let router = |k: &str| (k == "OPENROUTER_API_KEY").then(|| "or".to_string());
-    assert!(detect_first_run(router).unwrap().contains("openrouter.ai"));
+    assert!(detect_first_run(router).contains("openrouter.ai"));
     let blank = |k: &str| (k == "OPENAI_API_KEY").then(String::new);
-    assert!(detect_first_run(blank).unwrap().contains("no API key"));
+    assert!(detect_first_run(blank).contains("no API key"));
 
     let (tx, _rx) = unbounded_channel();
     let mut i = init(Vec::new());
-    i.first_run_hint = detect_first_run(none);
+    i.first_run_hint = Some(detect_first_run(none));
     let mut app = App::new(i, tx);
     assert!(render(&mut app, 80, 24).contains("No model is configured"));
 }
