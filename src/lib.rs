@@ -13,5 +13,6 @@ pub mod message;
 pub mod provider;
 pub mod setup;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod tui;
