@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::cli::{Format, RunArgs};
+use crate::commands::{self, Command};
 use crate::engine::{self, EngineOptions};
 use crate::event::{Event, Op, TurnEnd};
 use crate::setup::Setup;
@@ -33,10 +34,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
-    let op = match prompt.trim().strip_prefix("/compact") {
-        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => Op::Compact {
-            focus: Some(rest.trim().to_string()).filter(|f| !f.is_empty()),
-        },
+    // `/compact [focus]` is the one command a run understands; any other text is the prompt.
+    let op = match commands::parse(&prompt) {
+        Some(Ok((Command::Compact, focus))) => Op::Compact { focus },
         _ => Op::user_turn(prompt),
     };
     let _ = handle.ops.send(op);

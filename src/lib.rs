@@ -1,6 +1,7 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod engine;

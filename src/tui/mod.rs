@@ -4,7 +4,6 @@
 
 pub mod app;
 pub mod cells;
-pub mod commands;
 pub mod composer;
 pub mod format;
 pub mod highlight;
