@@ -109,25 +109,15 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
 
 /// Cuts `s` to at most `max` display columns, adding `…` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if unicode_width::UnicodeWidthStr::width(s) <= max {
+    use unicode_truncate::UnicodeTruncateStr;
+    if width(s) <= max {
         return s.to_string();
     }
     if max == 0 {
         return String::new();
     }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > max.saturating_sub(1) {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
+    let (head, _) = s.unicode_truncate(max - 1);
+    format!("{head}…")
 }
 
 /// Display width of a string.

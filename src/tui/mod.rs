@@ -29,12 +29,8 @@ use crossterm::event::{
     EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
     PushKeyboardEnhancementFlags,
 };
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
 use futures_util::StreamExt;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::event::{ContextUsage, Event, Op};
@@ -67,15 +63,13 @@ const TICK: Duration = Duration::from_millis(120);
 
 static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn setup_terminal() -> io::Result<()> {
-    enable_raw_mode()?;
+/// Raw mode and the alternate screen (ratatui's defaults, with a panic hook that undoes them),
+/// then bracketed paste, mouse capture and, where the terminal has it, the kitty keyboard
+/// protocol.
+fn setup_terminal() -> io::Result<DefaultTerminal> {
+    let terminal = ratatui::try_init()?;
     let mut out = io::stdout();
-    crossterm::execute!(
-        out,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableMouseCapture
-    )?;
+    crossterm::execute!(out, EnableBracketedPaste, EnableMouseCapture)?;
     // Shift+Enter is only distinguishable with the kitty keyboard protocol.
     if matches!(
         crossterm::terminal::supports_keyboard_enhancement(),
@@ -87,23 +81,19 @@ fn setup_terminal() -> io::Result<()> {
         )?;
         KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
     }
-    Ok(())
+    Ok(terminal)
 }
 
-/// Puts the terminal back; safe to call more than once and from a panic hook.
+/// Puts the terminal back; safe to call more than once and from a panic hook. What was added on
+/// the alternate screen is undone before leaving it (the keyboard flags are per screen).
 pub fn restore_terminal() {
     let mut out = io::stdout();
     if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = crossterm::execute!(
-        out,
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-    let _ = disable_raw_mode();
+    let _ = crossterm::execute!(out, DisableMouseCapture, DisableBracketedPaste);
+    ratatui::restore();
+    let _ = crossterm::execute!(out, crossterm::cursor::Show);
     let _ = out.flush();
 }
 
@@ -131,11 +121,12 @@ pub async fn run(
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
 ) -> anyhow::Result<String> {
-    install_panic_hook();
-    setup_terminal()?;
+    // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
+    let mut terminal = setup_terminal()?;
+    // after ratatui's hook is set, so this one runs first
+    install_panic_hook();
     let typeahead = read_typeahead();
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
 
     let mut app = App::new(init, ops);
