@@ -94,7 +94,8 @@ pub struct CompactionConfig {
     /// "provider/model" for the compaction agent; the session's model when unset.
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default = "default_protected_tools")]
+    /// Tools whose outputs are never pruned (none by default).
+    #[serde(default)]
     pub protected_tools: Vec<String>,
     #[serde(default = "default_prune_protect")]
     pub prune_protect: u64,
@@ -111,7 +112,7 @@ impl Default for CompactionConfig {
             threshold: None,
             preserve_recent_tokens: None,
             model: None,
-            protected_tools: default_protected_tools(),
+            protected_tools: Vec::new(),
             prune_protect: default_prune_protect(),
             prune_minimum: default_prune_minimum(),
         }
@@ -197,9 +198,6 @@ impl Default for Config {
 
 fn yes() -> bool {
     true
-}
-fn default_protected_tools() -> Vec<String> {
-    vec!["skill".to_string()]
 }
 fn default_prune_protect() -> u64 {
     40_000
