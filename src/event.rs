@@ -44,8 +44,9 @@ pub struct PermissionRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
-    /// A user message. While a turn runs it is queued and delivered mid-turn (DESIGN.md §3.4).
-    /// `id` is the front end's: the stored message carries it back as `submission_id`.
+    /// A user message. While a turn runs it is queued and delivered mid-turn
+    /// (ARCHITECTURE.md §4.4). `id` is the front end's: the stored message carries it back as
+    /// `submission_id`.
     UserTurn {
         id: String,
         text: String,

@@ -21,7 +21,8 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// The context a step occupied: `input + output + cache_read + cache_write` (DESIGN.md §4c).
+    /// The context a step occupied: `input + output + cache_read + cache_write`
+    /// (ARCHITECTURE.md §6.3).
     pub fn context_tokens(&self) -> u64 {
         self.input + self.output + self.cache_read + self.cache_write
     }

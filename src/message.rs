@@ -1,4 +1,5 @@
-//! The session data model (DESIGN.md §2): a session is a list of messages, a message a list of parts.
+//! The session data model (ARCHITECTURE.md §3): a session is a list of messages, a message a list
+//! of parts.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -92,7 +93,8 @@ pub struct Session {
     pub model: String,
     pub time_created: i64,
     pub time_updated: i64,
-    /// Id of the user message holding the latest *completed* compaction, if any (DESIGN.md §3.1).
+    /// Id of the user message holding the latest *completed* compaction, if any
+    /// (ARCHITECTURE.md §4.1).
     #[serde(default)]
     pub compaction_point: Option<MessageId>,
     /// Cumulative cost in USD.

@@ -1,4 +1,4 @@
-//! Token estimates (DESIGN.md §4, "Token counting").
+//! Token estimates (ARCHITECTURE.md §6.5).
 //!
 //! Provider-reported usage is the count of record; this module estimates what lies between
 //! reports. It counts with the real BPE of the model family (tiktoken-rs: o200k_base for current

@@ -1,4 +1,4 @@
-//! From stored history to a model request (DESIGN.md §3.1–3.2).
+//! From stored history to a model request (ARCHITECTURE.md §4.1–4.2).
 //!
 //! The model sees history from the latest *completed* compaction on: the user message holding the
 //! Compaction part (sent as "What did we do so far?"), its summary, the verbatim tail the
@@ -247,7 +247,7 @@ pub fn model_order(messages: Vec<Message>) -> Vec<Message> {
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
-/// History → wire messages: the view of `messages`, converted by the rules of DESIGN.md §3.2.
+/// History → wire messages: the view of `messages`, converted by the rules of ARCHITECTURE.md §4.2.
 /// File parts are left out (see [`to_chat_with`] to attach images).
 pub fn to_chat(messages: &[Message]) -> Vec<ChatMessage> {
     to_chat_with(messages, &mut |_, _| None)

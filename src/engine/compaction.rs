@@ -1,5 +1,5 @@
-//! The compaction task (DESIGN.md §4c): a Compaction part on a user message, processed by the
-//! hidden compaction agent, saved as a summary message; the view restarts from it.
+//! The compaction task (ARCHITECTURE.md §6.4): a Compaction part on a user message, processed by
+//! the hidden compaction agent, saved as a summary message; the view restarts from it.
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! System prompt assembly (DESIGN.md §3.3): a stable header (the agent prompt) and the rest
+//! System prompt assembly (ARCHITECTURE.md §4.3): a stable header (the agent prompt) and the rest
 //! (environment and instruction files), kept apart so provider prompt caches hit.
 
 use std::path::{Path, PathBuf};

@@ -76,7 +76,7 @@ pub struct Runner {
     pub(super) events: mpsc::UnboundedSender<Event>,
     pub(super) shared: Arc<Shared>,
     /// The model's view of the history in model order: from the latest completed compaction
-    /// (its message, the summary, the verbatim tail) to the newest message (DESIGN.md §3.1).
+    /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
     pub(super) estimator: Estimator,
@@ -574,7 +574,7 @@ impl Runner {
     }
 }
 
-/// Converts messages already in model order to wire messages (DESIGN.md §3.2).
+/// Converts messages already in model order to wire messages (ARCHITECTURE.md §4.2).
 pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
     crate::context::view::convert(&refs, &mut |_, _| None)

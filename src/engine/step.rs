@@ -1,5 +1,5 @@
-//! Streaming one step into an assistant message, with retries (DESIGN.md: provider faults are
-//! retried with backoff or reported plainly).
+//! Streaming one step into an assistant message, with retries (ARCHITECTURE.md §5: provider faults
+//! are retried with backoff or reported plainly).
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! One user turn: steps until the model stops calling tools (DESIGN.md §3, §4).
+//! One user turn: steps until the model stops calling tools (ARCHITECTURE.md §5).
 
 use tokio_util::sync::CancellationToken;
 
@@ -272,7 +272,7 @@ impl Runner {
         }
     }
 
-    /// Clears old tool outputs (DESIGN.md §4b) at a step boundary.
+    /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
     pub(super) fn prune(&mut self) {
         if !self.opts.config.compaction.prune {
             return;

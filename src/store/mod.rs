@@ -1,4 +1,4 @@
-//! Persistent storage: SQLite sessions, messages and parts (DESIGN.md §2).
+//! Persistent storage: SQLite sessions, messages and parts (ARCHITECTURE.md §3, §7).
 //!
 //! One database file, `<data_dir>/pith.db`, in WAL mode: every write is one small statement and is
 //! durable against a killed process as soon as it returns, so a `kill -9` mid-stream loses at most
