@@ -93,31 +93,27 @@ async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
     );
 }
 
+/// Asks for `model` and returns the engine's answer: the switch or the error.
+async fn switch(h: &mut Harness, model: &str) -> Event {
+    h.send(Op::SetModel {
+        model: model.into(),
+    });
+    h.until("the answer to the switch", |e| {
+        matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind() {
     let mut h = harness(vec![], false).await;
-    h.send(Op::SetModel {
-        model: "mock/other-model".into(),
-    });
-    let ev = h
-        .until("the switch", |e| {
-            matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
-        })
-        .await;
     assert_eq!(
-        ev,
+        switch(&mut h, "mock/other-model").await,
         Event::ModelChanged {
             model: "mock/other-model".into()
         }
     );
-    h.send(Op::SetModel {
-        model: "nowhere/model".into(),
-    });
-    let ev = h
-        .until("the refusal", |e| {
-            matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
-        })
-        .await;
+    let ev = switch(&mut h, "nowhere/model").await;
     assert!(
         matches!(&ev, Event::Error { kind: ErrorKind::Model, message } if message.contains("nowhere/model")),
         "{ev:?}"
