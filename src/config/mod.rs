@@ -1,6 +1,7 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
 
 pub mod catalog;
+pub mod known;
 pub mod load;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,16 @@ use serde::{Deserialize, Serialize};
 pub enum ProviderKind {
     Openai,
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The name written in a config file (`kind = "…"`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,7 +123,8 @@ pub struct CompactionConfig {
     /// "provider/model" for the compaction agent; the session's model when unset.
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default = "default_protected_tools")]
+    /// Tools whose outputs are never pruned (none by default).
+    #[serde(default)]
     pub protected_tools: Vec<String>,
     /// Tokens of the newest tool outputs never pruned (unset: a fifth of the usable window, at
     /// most 40,000).
@@ -133,7 +145,7 @@ impl Default for CompactionConfig {
             threshold: None,
             preserve_recent_tokens: None,
             model: None,
-            protected_tools: default_protected_tools(),
+            protected_tools: Vec::new(),
             prune_protect: None,
             prune_minimum: None,
         }
@@ -219,9 +231,6 @@ impl Default for Config {
 
 fn yes() -> bool {
     true
-}
-fn default_protected_tools() -> Vec<String> {
-    vec!["skill".to_string()]
 }
 fn default_max_lines() -> usize {
     2000

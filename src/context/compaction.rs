@@ -1,7 +1,7 @@
-//! The pure parts of the compaction task (DESIGN.md §4c): where the verbatim tail starts, the
-//! summary request, the chunking that makes any history fit (in [`super::chunks`], re-exported
-//! here), the check of a written summary and the breaker. Every figure comes from
-//! [`Budget`], which scales with the window.
+//! The pure parts of the compaction task (ARCHITECTURE.md §6.4): where the verbatim tail starts,
+//! the summary request, the chunking that makes any history fit (in [`super::chunks`], re-exported
+//! here), the check of a written summary and the breaker. Every figure comes from [`Budget`],
+//! which scales with the window.
 //!
 //! The engine's flow for one compaction (the view is the model's view, in model order):
 //! 1. `let cut = cut(&view, budget.tail_after(overhead), est)` — the tail shrinks until the
@@ -268,10 +268,10 @@ pub fn summary_request_messages(
     out
 }
 
-/// The breaker (DESIGN.md §4c): after a compaction, stop the turn with a clear message when the
-/// compacted context still does not fit `usable`, when it did not come under 0.9 of what it
-/// was, or when it was the third compaction of this user turn (`compactions_this_turn` counts
-/// the one just finished).
+/// The breaker (ARCHITECTURE.md §6.4): after a compaction, stop the turn with a clear message
+/// when the compacted context still does not fit `usable`, when it did not come under 0.9 of
+/// what it was, or when it was the third compaction of this user turn (`compactions_this_turn`
+/// counts the one just finished).
 pub fn breaker(before: u64, after: u64, usable: u64, compactions_this_turn: u32) -> Option<String> {
     if compactions_this_turn >= 3 {
         return Some(format!(

@@ -1,4 +1,4 @@
-//! The overflow test (DESIGN.md §4c) and the output cap every request carries.
+//! The overflow test (ARCHITECTURE.md §6.3) and the output cap every request carries.
 //!
 //! The reply's room is real: the figure `usable` reserves for the reply ([`max_output`]) is the
 //! very cap sent with every request, so a model cannot write past the room kept for it. On a small

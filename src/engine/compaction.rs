@@ -1,6 +1,6 @@
-//! The compaction task (DESIGN.md §4c): the hidden compaction agent writes a summary of the
-//! history before the verbatim tail; pith appends what it carries itself (the user's words, the
-//! todo list, the ledger); a user message with a Compaction part and the summary message are
+//! The compaction task (ARCHITECTURE.md §6.4): the hidden compaction agent writes a summary of
+//! the history before the verbatim tail; pith appends what it carries itself (the user's words,
+//! the todo list, the ledger); a user message with a Compaction part and the summary message are
 //! saved together, and the view restarts from them.
 //!
 //! Nothing is saved until the summary is accepted, so an interrupted, failed or killed
@@ -19,7 +19,7 @@ use crate::context::compaction as plan;
 use crate::context::view::is_turn_start;
 use crate::event::{EngineState, Event};
 use crate::llm::{AssistantContent, ChatMessage, ChatRequest, FinishReason, UserContent};
-use crate::message::{Carried, CompactionPart, Message, PartKind, Role, Usage, now_ms};
+use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, Usage, now_ms};
 use crate::provider::{ErrorKind, ProviderError};
 
 /// How often a chunk that still overflowed is split further.
@@ -261,11 +261,11 @@ impl Runner {
         let mut s = Message::new(&self.session.id, Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
-        s.agent = Some("compaction".into());
+        s.agent = Some(Agent::Compaction);
         s.model = Some(setup.name.clone());
         s.usage = written.usage;
         s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
-        s.finish = Some("stop".into());
+        s.finish = Some(FinishReason::Stop);
         s.time_completed = Some(now_ms());
         s.push(PartKind::Text {
             text: summary,
