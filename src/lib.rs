@@ -1,6 +1,7 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod engine;
@@ -14,5 +15,6 @@ pub mod provider;
 pub mod setup;
 pub mod signals;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod tui;

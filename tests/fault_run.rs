@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::faults::{
-    big_answer, limit_file_size, requests_reach, run_sleepers, signal, signal_pid, slow_words,
-    survivors,
+    big_answer, compactable_session, limit_file_size, requests_reach, run_sleepers, signal,
+    signal_pid, slow_words, survivors,
 };
 use support::openai as oa;
 use support::pith::{PithEnv, stderr, stdout};
@@ -205,12 +205,11 @@ async fn kill_mid_compaction() -> Row {
     let mut stray = 0;
     for _ in 0..n {
         let server = MockServer::start().await;
-        let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
-        server.push(oa::text("an answer", Some((100, 3))));
-        env.run(&["run", "hello"]).await;
+        let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+        compactable_session(&server, &env).await;
         server.push(slow_words(300, 10));
         let child = env.spawn(&["run", "-c", "/compact"]);
-        requests_reach(&server, 2, 120).await;
+        requests_reach(&server, 5, 120).await;
         tokio::time::sleep(Duration::from_millis(fastrand::u64(0..1500))).await;
         signal(&child, libc::SIGKILL);
         let _ = child.wait_with_output().await;

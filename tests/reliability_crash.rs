@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::faults::{
-    big_answer, limit_file_size, run_sleepers, running, signal, survivors, wait_for_requests,
+    big_answer, compactable_session, limit_file_size, run_sleepers, running, signal, survivors,
+    wait_for_requests,
 };
 use support::openai as oa;
 use support::pith::{PithEnv, stderr, stdout};
@@ -124,14 +125,15 @@ fn stored_messages(export: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn a_kill_mid_compaction_and_mid_tool_leaves_nothing_stray() {
     let server = MockServer::start().await;
-    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    compactable_session(&server, &env).await;
     // A turn whose tool is still running when pith is killed.
     server.push(oa::tool_calls(
         &[("c1", "bash", r#"{"command":"sleep 30"}"#)],
-        Some((100, 5)),
+        Some((13_000, 5)),
     ));
-    let child = env.spawn(&["run", "--yes", "sleep"]);
-    wait_for_requests(&server, 1).await;
+    let child = env.spawn(&["run", "-c", "--yes", "sleep"]);
+    wait_for_requests(&server, 5).await;
     // Until the tool runs (its part is stored as running).
     for _ in 0..500 {
         if env.export_latest_raw().await.contains("\"running\"") {
@@ -161,14 +163,14 @@ async fn a_kill_mid_compaction_and_mid_tool_leaves_nothing_stray() {
     // Now a compaction whose summary never arrives: killed while waiting for it.
     server.push(MockResponse::sse(Vec::new()).hold_open());
     let child = env.spawn(&["run", "-c", "/compact"]);
-    wait_for_requests(&server, 2).await;
+    wait_for_requests(&server, 6).await;
     signal(&child, libc::SIGKILL);
     let _ = child.wait_with_output().await;
 
     server.push(oa::text("carrying on", Some((100, 2))));
     let next = env.run(&["run", "-c", "go on"]).await;
     assert!(next.status.success(), "{}", stderr(&next));
-    let body = server.requests()[2].body.to_string();
+    let body = server.requests()[6].body.to_string();
     assert!(!body.contains("What did we do so far?"), "{body}");
     assert!(body.contains("go on"));
     let export = env.export_latest().await;
@@ -185,12 +187,11 @@ async fn a_kill_mid_compaction_and_mid_tool_leaves_nothing_stray() {
 #[tokio::test]
 async fn ctrl_c_during_compact_exits_130() {
     let server = MockServer::start().await;
-    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
-    server.push(oa::text("an answer to summarise", Some((100, 5))));
-    assert!(env.run(&["run", "hello"]).await.status.success());
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    compactable_session(&server, &env).await;
     server.push(MockResponse::sse(Vec::new()).hold_open());
     let child = env.spawn(&["run", "-c", "/compact"]);
-    wait_for_requests(&server, 2).await;
+    wait_for_requests(&server, 5).await;
     signal(&child, libc::SIGINT);
     let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
         .await

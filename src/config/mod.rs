@@ -1,6 +1,7 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
 
 pub mod catalog;
+pub mod known;
 pub mod load;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,16 @@ use serde::{Deserialize, Serialize};
 pub enum ProviderKind {
     Openai,
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The name written in a config file (`kind = "…"`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +55,10 @@ pub struct ProviderConfig {
     /// reported instead.
     #[serde(default)]
     pub max_retry_wait_secs: Option<u64>,
+    /// Which field carries the output cap (openai kind); unset: `max_completion_tokens` for
+    /// api.openai.com, `max_tokens` for every other server.
+    #[serde(default)]
+    pub output_cap: Option<OutputCap>,
 }
 
 impl Default for ProviderConfig {
@@ -58,6 +73,32 @@ impl Default for ProviderConfig {
             first_byte_timeout_secs: None,
             idle_timeout_secs: None,
             max_retry_wait_secs: None,
+            output_cap: None,
+        }
+    }
+}
+
+/// The request field that carries the output cap on an OpenAI-compatible server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCap {
+    /// `max_tokens`: llama.cpp, Ollama, vLLM, OpenRouter and most other servers.
+    MaxTokens,
+    /// `max_completion_tokens`: OpenAI's own API (its newer models reject `max_tokens`).
+    MaxCompletionTokens,
+    /// Send no cap (a server that rejects both fields).
+    None,
+}
+
+impl OutputCap {
+    /// The field for a server at `base_url` when the config names none.
+    pub fn default_for(base_url: &str) -> OutputCap {
+        let host = reqwest::Url::parse(base_url.trim())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+        match host.as_deref() {
+            Some("api.openai.com") => OutputCap::MaxCompletionTokens,
+            _ => OutputCap::MaxTokens,
         }
     }
 }
@@ -110,12 +151,17 @@ pub struct CompactionConfig {
     /// "provider/model" for the compaction agent; the session's model when unset.
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default = "default_protected_tools")]
+    /// Tools whose outputs are never pruned (none by default).
+    #[serde(default)]
     pub protected_tools: Vec<String>,
-    #[serde(default = "default_prune_protect")]
-    pub prune_protect: u64,
-    #[serde(default = "default_prune_minimum")]
-    pub prune_minimum: u64,
+    /// Tokens of the newest tool outputs never pruned (unset: a fifth of the usable window, at
+    /// most 40,000).
+    #[serde(default)]
+    pub prune_protect: Option<u64>,
+    /// A prune clears more than this many tokens or nothing (unset: a tenth of the usable
+    /// window, at most 20,000).
+    #[serde(default)]
+    pub prune_minimum: Option<u64>,
 }
 
 impl Default for CompactionConfig {
@@ -127,9 +173,9 @@ impl Default for CompactionConfig {
             threshold: None,
             preserve_recent_tokens: None,
             model: None,
-            protected_tools: default_protected_tools(),
-            prune_protect: default_prune_protect(),
-            prune_minimum: default_prune_minimum(),
+            protected_tools: Vec::new(),
+            prune_protect: None,
+            prune_minimum: None,
         }
     }
 }
@@ -273,15 +319,6 @@ impl Default for Config {
 
 fn yes() -> bool {
     true
-}
-fn default_protected_tools() -> Vec<String> {
-    vec!["skill".to_string()]
-}
-fn default_prune_protect() -> u64 {
-    40_000
-}
-fn default_prune_minimum() -> u64 {
-    20_000
 }
 fn default_max_lines() -> usize {
     2000

@@ -1,4 +1,4 @@
-//! The running context figure between provider reports (DESIGN.md §4, "Token counting").
+//! The running context figure between provider reports (ARCHITECTURE.md §6.3, §6.5).
 //!
 //! The count of record is the provider's last report (`usage.context_tokens()`). Between reports
 //! the engine adds estimates of what it appended (a tool output, a user message); after a
@@ -124,6 +124,7 @@ mod tests {
             context: 100_000,
             input: None,
             output: 10_000,
+            max_tokens: None,
         }
     }
 
@@ -229,6 +230,7 @@ mod tests {
             context: 0,
             input: None,
             output: 0,
+            max_tokens: None,
         };
         let cu = t.usage(&l, &CompactionConfig::default());
         assert_eq!(cu.percent, 0.0);

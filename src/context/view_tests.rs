@@ -107,20 +107,30 @@ fn tool_calls_are_followed_by_one_result_each_in_order() {
 
 #[test]
 fn tool_result_rules() {
-    assert_eq!(tool_result(&completed("out")), ("out".to_string(), false));
     assert_eq!(
-        tool_result(&pruned("out")),
-        (CLEARED_TOOL_RESULT.to_string(), false)
+        tool_result("c1", &completed("out")),
+        ("out".to_string(), false)
+    );
+    let (cleared, false) = tool_result("call_7", &pruned("out")) else {
+        panic!("a pruned output is not an error")
+    };
+    assert!(cleared.starts_with(CLEARED_TOOL_RESULT), "{cleared}");
+    assert!(
+        cleared.contains("recall id \"call_7\""),
+        "names the call: {cleared}"
     );
     assert_eq!(
-        tool_result(&ToolState::Pending),
+        tool_result("c1", &ToolState::Pending),
         (INTERRUPTED_TOOL_RESULT.to_string(), true)
     );
     assert_eq!(
-        tool_result(&ToolState::Running {
-            start: 0,
-            title: None
-        }),
+        tool_result(
+            "c1",
+            &ToolState::Running {
+                start: 0,
+                title: None
+            }
+        ),
         (INTERRUPTED_TOOL_RESULT.to_string(), true)
     );
     let err = ToolState::Error {
@@ -128,7 +138,7 @@ fn tool_result_rules() {
         start: None,
         end: None,
     };
-    assert_eq!(tool_result(&err), ("boom".to_string(), true));
+    assert_eq!(tool_result("c1", &err), ("boom".to_string(), true));
 }
 
 #[test]
@@ -287,4 +297,30 @@ fn turn_starts() {
     assert!(!is_turn_start(&synthetic_user("k", "continue")));
     assert!(!is_turn_start(&compaction_msg("c", None)));
     assert!(!is_turn_start(&assistant("a", "u")));
+}
+
+/// A message typed while the agent worked is stored as typed and sent inside the reminder.
+#[test]
+fn mid_turn_messages_are_wrapped_when_sent() {
+    let mut late = user("u2", "also fix the tests");
+    late.mid_turn = true;
+    let chat = to_chat(&[user("u1", "fix it"), late]);
+    let texts: Vec<&UserContent> = chat
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { content } => content.first(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            &UserContent::Text {
+                text: "fix it".into()
+            },
+            &UserContent::Text {
+                text: "<system-reminder>\nThe user sent the following message:\nalso fix the tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>".into()
+            },
+        ]
+    );
 }

@@ -11,6 +11,7 @@ mod shared;
 mod step;
 mod tool_exec;
 mod turn;
+mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,10 +74,11 @@ pub fn spawn(
         {
             tracing::error!("the engine panicked: {e}");
             let _ = on_panic.send(Event::Error {
+                kind: crate::event::ErrorKind::Internal,
                 message: "internal error: the engine stopped (a bug; details in the log). What was saved before is kept; restart pith to continue the session".into(),
             });
             let _ = on_panic.send(Event::TurnFinished {
-                reason: "error".into(),
+                reason: crate::event::TurnEnd::Error,
             });
         }
     });

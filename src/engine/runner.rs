@@ -5,13 +5,15 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::EngineOptions;
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
-use super::shared::{Control, Shared};
+use super::shared::{Control, Prompt, Shared};
 use crate::config::catalog;
+use crate::context::budget::Budget;
 use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op};
+use crate::event::{Breakdown, ContextUsage, EngineState, ErrorKind, Event, Op, TurnEnd};
 use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
@@ -37,6 +39,9 @@ pub(super) struct ModelSetup {
     pub retry: RetryPolicy,
     /// Its provider's timeouts, for saying what pith waits for.
     pub timeouts: provider::transport::Timeouts,
+    /// The window is a guess (no config, not in the catalog): a local server is asked, and a
+    /// window learned from a server replaces it.
+    pub window_guessed: bool,
 }
 
 impl ModelSetup {
@@ -57,11 +62,7 @@ impl ModelSetup {
             .unwrap_or_default();
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
-        let limits = Limits {
-            context: info.context,
-            input: info.input,
-            output: info.output,
-        };
+        let limits = Limits::from(&info);
         Ok((
             ModelSetup {
                 name: name.to_string(),
@@ -72,6 +73,7 @@ impl ModelSetup {
                 kind,
                 retry,
                 timeouts,
+                window_guessed: resolved.window_guessed,
             },
             resolved.warning,
         ))
@@ -88,7 +90,7 @@ pub struct Runner {
     pub(super) events: mpsc::UnboundedSender<Event>,
     pub(super) shared: Arc<Shared>,
     /// The model's view of the history in model order: from the latest completed compaction
-    /// (its message, the summary, the verbatim tail) to the newest message (DESIGN.md §3.1).
+    /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
     pub(super) estimator: Estimator,
@@ -105,6 +107,8 @@ pub struct Runner {
     pub(super) store_failure: super::persist::StoreFailure,
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
+    /// A local server being asked for its window (see `window.rs`).
+    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
 
 impl Runner {
@@ -147,7 +151,9 @@ impl Runner {
             compactions_this_turn: 0,
             store_failure: Default::default(),
             lock,
+            window_probe: None,
         };
+        runner.start_window();
         runner.load_view()?;
         Ok(runner)
     }
@@ -221,11 +227,29 @@ impl Runner {
 
     /// An estimate of what the next request would occupy.
     pub(super) fn estimate_request(&mut self) -> u64 {
-        let mut total = self.overhead();
+        self.overhead() + self.estimate_content()
+    }
+
+    /// An estimate of the next request's messages (without system prompt and tools).
+    pub(super) fn estimate_content(&mut self) -> u64 {
+        let mut total = 0;
         for m in &self.view {
             total += self.estimator.message(m);
         }
         total
+    }
+
+    /// The window-dependent figures of context management for the session's model.
+    pub(super) fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    /// The limits of one tool output: as configured, and never more than about a quarter of
+    /// the usable window (a 50 KB output would fill a 4k window four times over).
+    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
+        let mut out = self.opts.config.tool_output.clone();
+        out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
+        out
     }
 
     pub(super) fn usable(&self) -> u64 {
@@ -245,7 +269,7 @@ impl Runner {
     /// The context size from which counts are exact: far below every threshold a decision
     /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
     fn exact_from(&self) -> u64 {
-        let mut from = EXACT_FROM.min(self.opts.config.compaction.prune_protect / 2);
+        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
         let usable = self.usable();
         if usable > 0 {
             from = from.min(usable / 4);
@@ -318,6 +342,21 @@ impl Runner {
         self.push_message(m)
     }
 
+    /// Adds what the user typed; `mid_turn`: typed while the agent was working.
+    pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
+        let mut m = Message::new(&self.session.id, Role::User);
+        m.submission_id = Some(prompt.id.clone());
+        m.mid_turn = mid_turn;
+        m.push(PartKind::Text {
+            text: prompt.text.clone(),
+            synthetic: false,
+        });
+        if self.session.title.is_empty() {
+            self.session.title = title_from(&prompt.text);
+        }
+        self.push_message(m)
+    }
+
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
         // Front ends start with the session they opened (the TUI has its transcript already):
@@ -354,19 +393,40 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                let result = self.compact(false, false, focus, false, &cancel).await;
-                let reason = match (result, self.take_store_failure()) {
-                    // Stopped by the user: not an error (exit 130 headless, as for a turn).
-                    (Err(_), None) if cancel.is_cancelled() => "interrupted",
-                    (Ok(_), None) => "compacted",
-                    (Err(message), _) | (Ok(_), Some(message)) => {
-                        self.emit(Event::Error { message });
-                        "error"
+                self.settle_window().await;
+                let req = CompactRequest {
+                    trigger: Trigger::Manual { focus },
+                    then: Then::Stop,
+                };
+                let result = self.compact(req, &cancel).await;
+                let reason = match result {
+                    Ok(_) => TurnEnd::Compacted,
+                    Err(CompactionError::NothingToCompact(message)) => {
+                        self.emit(Event::Info { message });
+                        TurnEnd::NothingToCompact
+                    }
+                    Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
+                    Err(e) => {
+                        let kind = ErrorKind::Compaction;
+                        self.emit(Event::Error {
+                            kind,
+                            message: e.to_string(),
+                        });
+                        TurnEnd::Error
                     }
                 };
-                self.emit(Event::TurnFinished {
-                    reason: reason.into(),
-                });
+                // A write that failed meanwhile is the error to report.
+                let reason = match self.take_store_failure() {
+                    Some(message) => {
+                        self.emit(Event::Error {
+                            kind: ErrorKind::Store,
+                            message,
+                        });
+                        TurnEnd::Error
+                    }
+                    None => reason,
+                };
+                self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
             }
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
@@ -379,12 +439,11 @@ impl Runner {
                     if let Some(w) = warning {
                         self.emit(Event::Info { message: w });
                     }
-                    self.emit(Event::Info {
-                        message: format!("model: {model}"),
-                    });
+                    self.emit(Event::ModelChanged { model });
                     self.emit_context();
                 }
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Model,
                     message: format!("cannot switch to {model}: {e:#}"),
                 }),
             },
@@ -395,6 +454,7 @@ impl Runner {
                 {
                     Ok(s) => self.switch_session(s),
                     Err(e) => self.emit(Event::Error {
+                        kind: ErrorKind::Session,
                         message: format!("cannot create a session: {e:#}"),
                     }),
                 }
@@ -402,15 +462,18 @@ impl Runner {
             Op::ResumeSession { id } => match self.store.find_session(&id) {
                 Ok(Some(s)) => self.switch_session(s),
                 Ok(None) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("no session {id}"),
                 }),
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("cannot load session {id}: {e:#}"),
                 }),
             },
             Op::ListSessions => match self.store.list_sessions() {
                 Ok(sessions) => self.emit(Event::Sessions { sessions }),
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
@@ -428,6 +491,7 @@ impl Runner {
             Ok(lock) => lock,
             Err(e) => {
                 self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: e.to_string(),
                 });
                 return;
@@ -461,6 +525,7 @@ impl Runner {
         self.tracker = ContextTracker::default();
         if let Err(e) = self.load_view() {
             self.emit(Event::Error {
+                kind: ErrorKind::Session,
                 message: format!("cannot load session: {e:#}"),
             });
         }
@@ -481,6 +546,7 @@ impl Runner {
             Ok(m) => m,
             Err(e) => {
                 self.emit(Event::Error {
+                    kind: ErrorKind::Export,
                     message: format!("cannot export: {e:#}"),
                 });
                 return;
@@ -502,6 +568,7 @@ impl Runner {
                 message: format!("exported to {}", path.display()),
             }),
             Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Export,
                 message: format!("cannot write {}: {e}", path.display()),
             }),
         }
@@ -571,21 +638,14 @@ impl Runner {
         }
     }
 
-    /// `max_tokens` to request: the configured value; Anthropic requires one, so it also gets
-    /// the model's output limit (OpenAI's newer models reject `max_tokens`, so it is not sent
-    /// to OpenAI-compatible servers unless configured).
+    /// The output cap of every request: the room the overflow test keeps for the reply, so the
+    /// reserve is real (the provider picks the field that carries it).
     pub(super) fn max_tokens(&self) -> Option<u32> {
-        if self.model.kind == crate::config::ProviderKind::Openai {
-            return self.model.info.max_tokens;
-        }
-        self.model.info.max_tokens.or_else(|| {
-            let out = overflow::max_output(&self.model.limits);
-            (out > 0).then(|| out.min(u32::MAX as u64) as u32)
-        })
+        Some(overflow::max_output(&self.model.limits).min(u64::from(u32::MAX)) as u32)
     }
 }
 
-/// Converts messages already in model order to wire messages (DESIGN.md §3.2).
+/// Converts messages already in model order to wire messages (ARCHITECTURE.md §4.2).
 pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
     crate::context::view::convert(&refs, &mut |_, _| None)

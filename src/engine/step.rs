@@ -1,5 +1,5 @@
-//! Streaming one step into an assistant message, with retries (DESIGN.md: provider faults are
-//! retried with backoff or reported plainly).
+//! Streaming one step into an assistant message, with retries (ARCHITECTURE.md §5: provider faults
+//! are retried with backoff or reported plainly).
 
 use std::time::{Duration, Instant};
 
@@ -89,10 +89,10 @@ impl Runner {
             EngineState::Retrying,
             Some(format!("{attempt}/{}", self.model.retry.max_retries)),
         );
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => true,
-            _ = cancel.cancelled() => false,
-        }
+        cancel
+            .run_until_cancelled(tokio::time::sleep(delay))
+            .await
+            .is_some()
     }
 
     /// Drops every part after the StepStart (a failed attempt's partial output).
@@ -451,13 +451,16 @@ pub(super) fn parse_arguments(arguments: &str) -> serde_json::Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::Value::String(arguments.into()))
 }
 
+/// What a tool-less request streamed: its text, the usage reported and why it stopped.
+pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
+
 /// Streams a tool-less request to completion and returns its text (the compaction agent).
 pub(super) async fn complete_text(
     runner: &Runner,
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -484,7 +487,7 @@ async fn collect_once(
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
     let mut wait = Waiting::new(&runner.model);
     let connect = provider.stream(request);
@@ -498,6 +501,7 @@ async fn collect_once(
     };
     let mut text = String::new();
     let mut usage = None;
+    let mut finish = None;
     loop {
         let item = tokio::select! {
             i = stream.next() => i,
@@ -515,6 +519,7 @@ async fn collect_once(
             Some(Err(e)) => return Err(e),
             Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
             Some(Ok(_)) => {}
         }
         if text.len() as u64 > MIN_STEP_OUTPUT {
@@ -528,7 +533,7 @@ async fn collect_once(
             ));
         }
     }
-    Ok((text, usage))
+    Ok((text, usage, finish))
 }
 
 #[cfg(test)]

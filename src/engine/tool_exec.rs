@@ -175,7 +175,8 @@ impl Runner {
             call_id: call_id.to_string(),
             cancel: cancel.child_token(),
             state: self.tool_state.clone(),
-            output: self.opts.config.tool_output.clone(),
+            output: self.tool_output(),
+            outputs: Some(self.store.clone()),
         };
         let repeated = self.doom.record(tool, &input);
         let mut decision = self.permissions.check(tool, &input, &ctx);
@@ -270,10 +271,7 @@ impl Runner {
         let rx = self.shared.wait_permission(&request.id);
         self.emit(Event::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
-        let answer = tokio::select! {
-            a = rx => a.ok(),
-            _ = cancel.cancelled() => None,
-        };
+        let answer = cancel.run_until_cancelled(rx).await.and_then(Result::ok);
         match answer {
             None => Err(INTERRUPTED.into()),
             Some((PermissionReply::Deny, note)) => Err(match note {

@@ -1,117 +1,84 @@
-//! One user turn: steps until the model stops calling tools (DESIGN.md §3, §4).
+//! One user turn: steps until the model stops calling tools (ARCHITECTURE.md §5).
 
 use tokio_util::sync::CancellationToken;
 
-use super::prompt;
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::runner::Runner;
+use super::shared::Prompt;
 use super::step::Outcome;
 use crate::context::{compaction, overflow, prune};
-use crate::event::{EngineState, Event};
+use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
 use crate::llm::FinishReason;
-use crate::message::{Message, PartKind, Role, ToolState, now_ms};
+use crate::message::{Agent, Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
+
+/// A step the model answered.
+struct StepDone {
+    /// The assistant message in the view.
+    idx: usize,
+    usage: Option<Usage>,
+    finish: FinishReason,
+    /// The estimate of the request, to learn from the reported usage.
+    estimated: Estimate,
+}
+
+/// What the engine estimated for a request before sending it.
+#[derive(Debug, Clone, Copy)]
+struct Estimate {
+    /// The whole request.
+    request: u64,
+    /// Its messages alone.
+    content: u64,
+}
 
 impl Runner {
-    /// Runs a turn for the user messages in `texts` (queued while idle).
-    pub(super) async fn user_turn(&mut self, texts: Vec<String>) {
+    /// Runs a turn for the user messages in `prompts` (queued while idle).
+    pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
         let mut parent = String::new();
-        for text in &texts {
-            let i = self.push_user_text(text, false);
+        for p in &prompts {
+            let i = self.push_prompt(p, false);
             parent = self.view[i].id.clone();
         }
         self.touch_session();
+        self.settle_window().await;
         self.emit_context();
         let mut reason = self.turn_loop(parent, &cancel).await;
         self.touch_session();
         self.emit_context();
         if let Some(message) = self.take_store_failure() {
-            self.emit(Event::Error { message });
-            reason = "error".into();
+            self.emit(Event::Error {
+                kind: ErrorKind::Store,
+                message,
+            });
+            reason = TurnEnd::Error;
         }
         self.emit(Event::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }
 
-    /// Returns the reason the turn ended: "stop", "length", "max_steps", "interrupted", "error".
-    async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> String {
+    async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> TurnEnd {
         let max_steps = self.opts.config.max_steps.max(1);
         let mut step: u32 = 0;
-        let mut overflow_retried = false;
         loop {
-            if cancel.is_cancelled() {
-                return "interrupted".into();
-            }
-            if step > 0 {
-                let queued = self.shared.take_queue();
-                for text in &queued {
-                    let i = self.push_user_text(&prompt::wrap_mid_turn(text), false);
-                    parent = self.view[i].id.clone();
-                }
-                if !queued.is_empty() {
-                    self.emit_context();
-                }
-            }
             step += 1;
-            self.prune();
-            if self.overflowing() {
-                if let Err(message) = self.compact(true, false, None, true, cancel).await {
-                    return self.fail(message);
-                }
-                if cancel.is_cancelled() {
-                    return "interrupted".into();
-                }
-            }
             let last_step = step >= max_steps;
-            let request = self.build_request(last_step);
-            let estimated = self.estimate_request();
-            let mut a = Message::new(&self.session.id, Role::Assistant);
-            a.parent_id = Some(parent.clone());
-            a.model = Some(self.model.name.clone());
-            a.agent = Some("build".into());
-            a.push(PartKind::StepStart);
-            let idx = self.push_message(a);
-            self.state(EngineState::Thinking, None);
-            let outcome = self.stream_step(idx, &request, cancel).await;
-            let (usage, finish) = match outcome {
-                Outcome::Done { usage, finish } => (usage, finish),
-                Outcome::Interrupted => {
-                    self.finish_interrupted(idx);
-                    return "interrupted".into();
-                }
-                Outcome::Overflow(err) => {
-                    self.drop_message(idx);
-                    if overflow_retried || !self.opts.config.compaction.auto {
-                        return self.fail(format!(
-                            "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
-                            err.message
-                        ));
-                    }
-                    overflow_retried = true;
-                    tracing::info!(
-                        "provider reported a context overflow; compacting and retrying the step"
-                    );
-                    if let Err(message) = self.compact(true, true, None, true, cancel).await {
-                        return self.fail(message);
-                    }
-                    step -= 1;
-                    continue;
-                }
-                Outcome::Failed(err) => {
-                    let m = &mut self.view[idx];
-                    m.error = Some(err.message.clone());
-                    m.time_completed = Some(now_ms());
-                    let m = m.clone();
-                    self.save_message(&m);
-                    self.emit(Event::Message { message: m });
-                    return self.fail(err.message);
-                }
+            let StepDone {
+                idx,
+                usage,
+                finish,
+                estimated,
+            } = match self.run_step(&mut parent, last_step, cancel).await {
+                Ok(done) => done,
+                Err(end) => return end,
             };
-            overflow_retried = false;
             self.finish_step(idx, usage, &finish, estimated);
             if self.store_failing() {
                 // Running tools whose results cannot be kept would only lose more work.
-                return "error".into();
+                return TurnEnd::Error;
+            }
+            if finish == FinishReason::Length {
+                self.cut_at_cap(idx);
             }
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
@@ -125,33 +92,138 @@ impl Runner {
             if has_calls {
                 let stopped = self.run_tools(idx, cancel).await;
                 if let Err(message) = stopped {
-                    return self.fail(message);
+                    return self.fail(ErrorKind::Loop, message);
                 }
                 if cancel.is_cancelled() {
-                    return "interrupted".into();
+                    return TurnEnd::Interrupted;
                 }
                 if self.store_failing() {
-                    return "error".into();
+                    return TurnEnd::Error;
                 }
             }
-            let queued = !self
-                .shared
-                .queue
-                .lock()
-                .map(|q| q.is_empty())
-                .unwrap_or(true);
-            let continuing = (has_calls && !last_step) || queued;
-            if self.overflowing()
-                && let Err(message) = self.compact(true, false, None, continuing, cancel).await
-            {
-                return self.fail(message);
+            let continuing = (has_calls && !last_step) || self.shared.has_queued();
+            if self.overflowing() {
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: if continuing {
+                        Then::Continue
+                    } else {
+                        Then::Stop
+                    },
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return self.fail_compaction(e);
+                }
             }
             if !continuing {
                 return if last_step && has_calls {
-                    "max_steps".into()
+                    TurnEnd::MaxSteps
                 } else {
-                    finish.as_str().to_string()
+                    TurnEnd::from(finish)
                 };
+            }
+        }
+    }
+
+    /// One step: delivers what the user typed meanwhile, then streams the model's answer into a
+    /// new assistant message. When the provider reports that the request overflowed the context
+    /// window, the window the error states is learned, the context is compacted and the same
+    /// step is tried again — once, or once more when the error taught a smaller window. `Err`
+    /// ends the turn.
+    async fn run_step(
+        &mut self,
+        parent: &mut String,
+        last_step: bool,
+        cancel: &CancellationToken,
+    ) -> Result<StepDone, TurnEnd> {
+        let mut overflow_retried = false;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::Interrupted);
+            }
+            let queued = self.shared.take_queue();
+            for p in &queued {
+                let i = self.push_prompt(p, true);
+                *parent = self.view[i].id.clone();
+            }
+            if !queued.is_empty() {
+                self.emit_context();
+            }
+            self.prune();
+            if self.overflowing() {
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: Then::Continue,
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return Err(self.fail_compaction(e));
+                }
+                if cancel.is_cancelled() {
+                    return Err(TurnEnd::Interrupted);
+                }
+            }
+            let request = self.build_request(last_step);
+            let content = self.estimate_content();
+            let estimated = Estimate {
+                request: self.overhead() + content,
+                content,
+            };
+            let mut a = Message::new(&self.session.id, Role::Assistant);
+            a.parent_id = Some(parent.clone());
+            a.model = Some(self.model.name.clone());
+            a.agent = Some(Agent::Build);
+            a.push(PartKind::StepStart);
+            let idx = self.push_message(a);
+            self.state(EngineState::Thinking, None);
+            match self.stream_step(idx, &request, cancel).await {
+                Outcome::Done { usage, finish } => {
+                    return Ok(StepDone {
+                        idx,
+                        usage,
+                        finish,
+                        estimated,
+                    });
+                }
+                Outcome::Interrupted => {
+                    self.finish_interrupted(idx);
+                    return Err(TurnEnd::Interrupted);
+                }
+                Outcome::Overflow(err) => {
+                    self.drop_message(idx);
+                    // The error may state the real window: from now on it is the one used.
+                    let window = self.model.limits.context;
+                    let said = self.learn_window(&err, Some(estimated.request));
+                    let learned = self.model.limits.context != window;
+                    if (overflow_retried && !learned) || !self.opts.config.compaction.auto {
+                        return Err(self.fail(ErrorKind::ContextOverflow, format!(
+                            "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
+                            err.message
+                        )));
+                    }
+                    overflow_retried = true;
+                    tracing::info!(
+                        "provider reported a context overflow; compacting and retrying the step"
+                    );
+                    let req = CompactRequest {
+                        trigger: Trigger::Overflow {
+                            prompt_tokens: said.prompt,
+                        },
+                        then: Then::Continue,
+                    };
+                    if let Err(e) = self.compact(req, cancel).await {
+                        return Err(self.fail_compaction(e));
+                    }
+                    // the same step again, on the compacted context
+                }
+                Outcome::Failed(err) => {
+                    let m = &mut self.view[idx];
+                    m.error = Some(MessageError::Failed(err.message.clone()));
+                    m.time_completed = Some(now_ms());
+                    let m = m.clone();
+                    self.save_message(&m);
+                    self.emit(Event::Message { message: m });
+                    return Err(self.fail(ErrorKind::Provider, err.message));
+                }
             }
         }
     }
@@ -165,9 +237,56 @@ impl Runner {
         )
     }
 
-    fn fail(&mut self, message: String) -> String {
-        self.emit(Event::Error { message });
-        "error".into()
+    /// Reports what ended the turn.
+    fn fail(&mut self, kind: ErrorKind, message: String) -> TurnEnd {
+        self.emit(Event::Error { kind, message });
+        TurnEnd::Error
+    }
+
+    /// Ends the turn after a compaction that did not go through.
+    fn fail_compaction(&mut self, e: CompactionError) -> TurnEnd {
+        match e {
+            CompactionError::Interrupted => TurnEnd::Interrupted,
+            e => self.fail(ErrorKind::Compaction, e.to_string()),
+        }
+    }
+
+    /// A step cut at the output cap: tool calls whose arguments were cut off fail with a note
+    /// the model can act on (the other calls run); a cut answer is said to be cut.
+    fn cut_at_cap(&mut self, idx: usize) {
+        let cap = overflow::max_output(&self.model.limits);
+        let note = format!(
+            "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
+        );
+        let mut changed = Vec::new();
+        for p in &mut self.view[idx].parts {
+            if let PartKind::Tool { input, state, .. } = &mut p.kind
+                && matches!(state, ToolState::Pending)
+                && !input.is_object()
+            {
+                *state = ToolState::Error {
+                    message: note.clone(),
+                    start: None,
+                    end: Some(now_ms()),
+                };
+                changed.push(p.clone());
+            }
+        }
+        for p in &changed {
+            self.save_part(p);
+            self.emit(Event::PartUpdated { part: p.clone() });
+        }
+        let has_calls = self.view[idx]
+            .parts
+            .iter()
+            .any(|p| matches!(p.kind, PartKind::Tool { .. }));
+        if !has_calls {
+            self.emit(Event::Info {
+                message: format!(
+                    "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
+                ),
+            });
+        }
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
@@ -183,9 +302,9 @@ impl Runner {
     fn finish_step(
         &mut self,
         idx: usize,
-        usage: Option<crate::message::Usage>,
+        usage: Option<Usage>,
         finish: &FinishReason,
-        estimated: u64,
+        estimated: Estimate,
     ) {
         let cost = usage
             .as_ref()
@@ -195,11 +314,11 @@ impl Runner {
             let m = &mut self.view[idx];
             m.usage = usage.unwrap_or_default();
             m.cost = cost;
-            m.finish = Some(finish.as_str().to_string());
+            m.finish = Some(finish.clone());
             m.time_completed = Some(now_ms());
             m.push(PartKind::StepFinish {
                 usage: usage.unwrap_or_default(),
-                finish: finish.as_str().to_string(),
+                finish: finish.clone(),
                 cost,
             });
         }
@@ -213,8 +332,8 @@ impl Runner {
         match usage {
             Some(u) if u.context_tokens() > 0 => {
                 let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.estimator.learn(estimated, prompt_side);
-                self.tracker.on_report(&u, estimated);
+                self.estimator.learn(estimated.content, prompt_side);
+                self.tracker.on_report(&u, estimated.request);
                 self.session.tokens = u.context_tokens();
             }
             _ => {
@@ -225,7 +344,7 @@ impl Runner {
         }
         self.emit(Event::StepFinished {
             usage: usage.unwrap_or_default(),
-            finish: finish.as_str().to_string(),
+            finish: finish.clone(),
             cost,
         });
         self.touch_session();
@@ -240,14 +359,14 @@ impl Runner {
                 && !state.is_done()
             {
                 *state = ToolState::Error {
-                    message: "Tool execution was interrupted".into(),
+                    message: super::tool_exec::INTERRUPTED.into(),
                     start: None,
                     end: Some(now_ms()),
                 };
             }
         }
-        m.error = Some("interrupted".into());
-        m.finish = Some("interrupted".into());
+        m.error = Some(MessageError::Interrupted);
+        m.finish = Some(FinishReason::Interrupted);
         m.time_completed = Some(now_ms());
         let m = m.clone();
         self.save_message(&m);
@@ -257,16 +376,13 @@ impl Runner {
         }
     }
 
-    /// Clears old tool outputs (DESIGN.md §4b) at a step boundary.
+    /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
     pub(super) fn prune(&mut self) {
         if !self.opts.config.compaction.prune {
             return;
         }
-        let plan = prune::plan(
-            &self.view,
-            &mut self.estimator,
-            &self.opts.config.compaction,
-        );
+        let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
+        let plan = prune::plan(&self.view, &mut self.estimator, &rules);
         if plan.targets.is_empty() {
             return;
         }

@@ -44,6 +44,10 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
             let p = OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
                 .with_context(|| format!("provider \"{provider_name}\""))?;
             let url = p.url().to_string();
+            let p = match pc.output_cap {
+                Some(field) => p.with_output_cap(field),
+                None => p,
+            };
             (Arc::new(p), url)
         }
         ProviderKind::Anthropic => {
@@ -79,6 +83,10 @@ impl Provider for Described {
             .stream(request)
             .await
             .map_err(|e| describe(e, &self.endpoint, &self.provider, self.key_env.as_deref()))
+    }
+
+    async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
+        self.inner.probe_window(model).await
     }
 }
 

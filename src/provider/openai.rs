@@ -5,6 +5,7 @@
 //! DeepSeek and other servers that speak this format.
 
 mod body;
+mod probe;
 mod stream;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, p
 use super::error::{ErrorKind, ProviderError, from_http};
 use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
+use crate::config::OutputCap;
 
 /// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
 /// Idempotent and never panics; call it before building any `reqwest::Client`.
@@ -34,6 +36,8 @@ pub struct OpenAiProvider {
     timeouts: Timeouts,
     /// `url` as shown in messages.
     endpoint: String,
+    /// The field that carries the request's output cap.
+    output_cap: OutputCap,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -100,7 +104,14 @@ impl OpenAiProvider {
             api_key,
             headers: header_map,
             timeouts,
+            output_cap: OutputCap::default_for(base),
         })
+    }
+
+    /// Sends the output cap in `field` instead of the one chosen from the base URL.
+    pub fn with_output_cap(mut self, field: OutputCap) -> Self {
+        self.output_cap = field;
+        self
     }
 
     /// The endpoint requests go to.
@@ -117,7 +128,7 @@ impl OpenAiProvider {
 #[async_trait::async_trait]
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let body = request_body(request);
+        let body = request_body(request, self.output_cap);
         tracing::debug!(
             url = %self.url,
             model = %request.model,
@@ -171,6 +182,10 @@ impl Provider for OpenAiProvider {
         let events = parse_sse(body).map(move |item| item.map_err(|e| e.scrubbed(key.as_deref())));
         Ok(Box::pin(events))
     }
+
+    async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
+        probe::window(&self.client, &self.url, model).await
+    }
 }
 
 /// The whole body as text (within the stream's bounds).
@@ -204,6 +219,19 @@ mod tests {
         )
         .unwrap();
         assert!(!format!("{p:?}").contains("sk-secret"));
+        assert_eq!(p.output_cap, OutputCap::MaxCompletionTokens);
+        let p = OpenAiProvider::new(
+            "http://127.0.0.1:8080/v1",
+            None,
+            BTreeMap::new(),
+            Timeouts::default(),
+        )
+        .unwrap();
+        assert_eq!(p.output_cap, OutputCap::MaxTokens);
+        assert_eq!(
+            p.with_output_cap(OutputCap::None).output_cap,
+            OutputCap::None
+        );
 
         assert!(
             OpenAiProvider::new("not a url", None, BTreeMap::new(), Timeouts::default()).is_err()

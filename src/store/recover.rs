@@ -14,7 +14,8 @@ use anyhow::Result;
 
 use super::Store;
 use crate::context::view::{is_compaction_message, is_completed_summary};
-use crate::message::{Message, PartKind, Role, ToolState, now_ms};
+use crate::llm::FinishReason;
+use crate::message::{Message, MessageError, PartKind, Role, ToolState, now_ms};
 
 /// The error a tool call cut off by a crash is left with.
 pub const CRASH_INTERRUPTED_TOOL: &str =
@@ -92,8 +93,8 @@ impl Store {
                 && m.error.is_none()
                 && !m.summary;
             if unfinished {
-                m.error = Some(CRASH_INTERRUPTED_STEP.into());
-                m.finish = Some("interrupted".into());
+                m.error = Some(MessageError::Failed(CRASH_INTERRUPTED_STEP.into()));
+                m.finish = Some(FinishReason::Interrupted);
                 m.time_completed = Some(now);
                 repairs.steps += 1;
                 touched = true;
@@ -130,6 +131,7 @@ mod tests {
             overflow: false,
             focus: None,
             tail_start: None,
+            carried: Default::default(),
         }));
         m
     }
@@ -138,7 +140,7 @@ mod tests {
         let mut m = Message::new(session, Role::Assistant);
         m.summary = true;
         m.parent_id = Some(parent.into());
-        m.finish = Some("stop".into());
+        m.finish = Some(FinishReason::Stop);
         m.time_completed = Some(1);
         m.push(PartKind::Text {
             text: "summary".into(),
@@ -223,7 +225,10 @@ mod tests {
             ToolState::Error { message, .. } if message == CRASH_INTERRUPTED_TOOL
         )));
         let b = again.last().unwrap();
-        assert_eq!(b.error.as_deref(), Some(CRASH_INTERRUPTED_STEP));
+        assert_eq!(
+            b.error,
+            Some(MessageError::Failed(CRASH_INTERRUPTED_STEP.into()))
+        );
         // What streamed is kept.
         assert!(matches!(&b.parts[1].kind, PartKind::Text { text, .. } if text == "half an ans"));
     }

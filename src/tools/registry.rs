@@ -15,7 +15,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// bash, read, write, edit, glob, grep, list, todowrite.
+    /// bash, read, write, edit, glob, grep, list, todowrite, recall.
     pub fn builtin() -> Registry {
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(super::bash::Bash),
@@ -26,6 +26,7 @@ impl Registry {
             Arc::new(super::grep::Grep),
             Arc::new(super::list::List),
             Arc::new(super::todo::TodoWrite),
+            Arc::new(super::recall::Recall),
         ];
         Registry { tools }
     }
@@ -64,7 +65,8 @@ impl Registry {
     }
 
     /// Runs one call. A successful output over the limits in `ctx.output` is cut to a preview and
-    /// saved in full under `<data_dir>/tool-output/` (DESIGN.md §4a); the metadata then holds
+    /// saved in full under `<data_dir>/tool-output/` (ARCHITECTURE.md §6.1); the metadata then
+    /// holds
     /// `truncated: true` and `output_path`, unless the tool marked its output `bounded: true`
     /// (it paged it itself, like read). Permissions are not checked here (see `Permissions`).
     pub async fn execute(

@@ -144,3 +144,29 @@ pub async fn run_sleepers(server: &MockServer, env: &PithEnv) -> (tokio::process
     let started = sleeper_pids(&pids).await;
     (child, started)
 }
+
+/// Four turns with long answers, so that `/compact` has history worth summarising (the first
+/// starts the session; the rest continue it).
+pub async fn compactable_session(server: &MockServer, env: &PithEnv) {
+    for i in 0..4 {
+        server.push(oa::text(
+            &format!(
+                "answer {i}: {}",
+                "the quick brown fox jumps over the lazy dog ".repeat(300)
+            ),
+            Some((3_000 * (i + 1), 2_700)),
+        ));
+        let prompt = format!("fact-{i}: remember me");
+        let mut args = vec!["run"];
+        if i > 0 {
+            args.push("-c");
+        }
+        args.push(&prompt);
+        let out = env.run(&args).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

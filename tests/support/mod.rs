@@ -3,9 +3,11 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod anthropic;
+pub mod engine;
 pub mod faults;
 pub mod mock;
 pub mod openai;
 pub mod pith;
+pub mod wire;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};
