@@ -371,3 +371,166 @@ fn doom_loop_asks_even_when_allowed() {
     p.check_call(&mut d, "read", &input, &ws.ctx);
     deny(p.check_call(&mut d, "read", &input, &ws.ctx));
 }
+
+fn bash(p: &mut Permissions, command: &str, ctx: &ToolContext) -> Decision {
+    p.check("bash", &json!({ "command": command }), ctx)
+}
+
+#[test]
+fn opaque_lines_ask_even_when_every_command_is_allowed() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules("[permission]\nbash = \"allow\""));
+    assert!(is_allow(&bash(&mut p, "cargo test 2>&1 | tail -5", ctx)));
+    for line in [
+        "echo $(date)",
+        "git status ${x@P}",
+        "eval \"$cmd\"",
+        "bash -c 'ls'",
+        "x=ls; $x",
+        "python3 -c 'print(1)'",
+        "f() { ls; }; f",
+    ] {
+        let r = ask(bash(&mut p, line, ctx));
+        assert!(
+            r.title.contains("asks because it uses"),
+            "{line}: {}",
+            r.title
+        );
+        // No deny rule exists: --yes may approve it.
+        assert_eq!(p.yes_refusal(&r), None, "{line}");
+        assert!(p.headless_reason(&r).is_some(), "{line}");
+    }
+}
+
+#[test]
+fn yes_does_not_approve_what_a_deny_rule_could_match() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.bash]\n\"*\" = \"allow\"\n\"rm -rf*\" = \"deny\"\n",
+    ));
+    for line in [
+        "eval \"$cmd\"",
+        "x=rm; $x -rf victim",
+        "git status ${x@P}",
+        "rm $flags victim",
+        "git ls-files | xargs rm",
+        "python3 -c 'import shutil'",
+        "echo ${z[y]}",
+    ] {
+        let r = ask(bash(&mut p, line, ctx));
+        let refusal = p
+            .yes_refusal(&r)
+            .unwrap_or_else(|| panic!("{line}: --yes approved it"));
+        assert!(refusal.contains("rm -rf*"), "{refusal}");
+    }
+    // What the rules can read in full is approved by --yes as before.
+    let r = ask(bash(&mut p, "echo $(date)", ctx));
+    assert_eq!(p.yes_refusal(&r), None);
+}
+
+#[test]
+fn deny_rules_match_by_shape() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.bash]\n\"*\" = \"allow\"\n\"rm -rf*\" = \"deny\"\n\"git push --force*\" = \"deny\"\n",
+    ));
+    for line in [
+        "rm -rf x",
+        "rm -fr x",
+        "rm -r -f x",
+        "rm -Rf x",
+        "rm --recursive --force x",
+        "rm -v -rf x",
+        "/bin/rm -rf x",
+        "\\rm -rf x",
+        "'rm' -rf x",
+        "r\"m\" -rf x",
+        "$'\\x72m' -rf x",
+        "command rm -rf x",
+        "env -i FOO=1 rm -rf x",
+        "FOO=1 rm -rf x",
+        "sudo -u root rm -rf x",
+        "timeout 5 nice -n 3 rm -rf x",
+        "find . -exec rm -rf {} +",
+        "ls; rm -rf x",
+        "if true; then rm -rf x; fi",
+        "bash -c 'rm -rf x'",
+        "sh -lc \"cd /; rm -rf x\"",
+        "git push --force",
+        "git push -f origin main",
+        "git -C repo push --force",
+    ] {
+        let msg = deny(bash(&mut p, line, ctx));
+        assert!(msg.contains("Permission denied"), "{line}: {msg}");
+    }
+    for line in [
+        "rmdir x",
+        "echo rm -rf x",
+        "rm x",
+        "rm -r x",
+        "git push",
+        "grep -rf pats",
+    ] {
+        assert!(
+            !matches!(bash(&mut p, line, ctx), Decision::Deny { .. }),
+            "{line} was denied"
+        );
+    }
+}
+
+#[test]
+fn redirections_are_checked_like_write_and_read() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.bash]\n\"git status*\" = \"allow\"\n\"echo*\" = \"allow\"\n\"cat*\" = \"allow\"\n",
+    ));
+    assert!(is_allow(&bash(&mut p, "git status 2>&1 >/dev/null", ctx)));
+    let r = ask(bash(&mut p, "git status > f.txt", ctx));
+    assert_eq!(r.patterns, ["f.txt"]);
+    assert!(!ws.path("f.txt").exists());
+    ask(bash(&mut p, "cat < .env", ctx));
+    let outside = ws.root().join("outside.txt");
+    let r = ask(bash(
+        &mut p,
+        &format!("echo hi >> {}", outside.display()),
+        ctx,
+    ));
+    assert!(
+        r.patterns.iter().any(|g| g.ends_with("/*")),
+        "{:?}",
+        r.patterns
+    );
+
+    let mut p = Permissions::new(&rules(
+        "[permission]\nbash = \"allow\"\nwrite = \"allow\"\nexternal_directory = \"deny\"\n",
+    ));
+    assert!(is_allow(&bash(&mut p, "echo hi > notes.txt", ctx)));
+    ask(bash(&mut p, "echo KEY=1 > .env", ctx));
+    let msg = deny(bash(
+        &mut p,
+        &format!("echo hi > {}", outside.display()),
+        ctx,
+    ));
+    assert!(msg.contains(EXTERNAL_DIRECTORY), "{msg}");
+}
+
+#[test]
+fn running_outside_the_sandbox_asks_once_more() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules("[permission]\nbash = \"allow\""));
+    let input = json!({"command": "cargo fetch", "unsandboxed": true});
+    let r = ask(p.check("bash", &input, ctx));
+    assert!(r.title.contains("outside the sandbox"), "{}", r.title);
+    assert_eq!(r.patterns, ["cargo fetch*"]);
+    p.reply(&r, PermissionReply::Always);
+    assert!(is_allow(&p.check("bash", &input, ctx)));
+    let mut p = Permissions::new(&rules(
+        "[permission]\nbash = \"allow\"\nunsandboxed = \"allow\"",
+    ));
+    assert!(is_allow(&p.check("bash", &input, ctx)));
+}
