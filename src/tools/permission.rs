@@ -102,6 +102,15 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d
 }
 
+/// Whether `path` is named like the `.env` files the default `read` rules ask about (`*.env`,
+/// `*.env.*`, but not `*.env.example`): searches skip them.
+pub fn is_env_file(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    (name.ends_with(".env") || name.contains(".env.")) && !name.ends_with(".env.example")
+}
+
 /// The permission state of one session: the configured rules plus "always" grants.
 #[derive(Debug, Clone)]
 pub struct Permissions {
