@@ -148,5 +148,19 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
             .unwrap_or_default();
         v["messages"][0]["content"] = Value::String(format!("{first}\n[…agent prompt…]\n{rest}"));
     }
+    // What the bash tool says about the OS sandbox depends on the kernel the tests run on.
+    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in tools.iter_mut().filter(|t| t["function"]["name"] == "bash") {
+            let f = &mut tool["function"];
+            if let Some(d) = f["description"].as_str()
+                && let Some(i) = d.find("\n- Commands run in an OS sandbox")
+            {
+                f["description"] = Value::String(format!("{}\n[…sandbox…]", &d[..i]));
+            }
+            if let Some(props) = f["parameters"]["properties"].as_object_mut() {
+                props.remove("unsandboxed");
+            }
+        }
+    }
     v
 }
