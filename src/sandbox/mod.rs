@@ -150,10 +150,13 @@ impl CommandPolicy {
 
     /// A one-line warning when the configured sandbox cannot be applied here.
     pub fn unavailable_warning(&self) -> Option<String> {
+        self.warning_for(support())
+    }
+
+    fn warning_for(&self, s: &Support) -> Option<String> {
         if self.mode == SandboxMode::Off {
             return None;
         }
-        let s = support();
         let writes_missing = s.landlock.is_none();
         let network_missing = !self.network && !s.seccomp;
         if !writes_missing && !network_missing {

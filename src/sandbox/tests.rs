@@ -173,3 +173,50 @@ fn denial_detection_needs_a_sandbox_and_a_telling_message() {
     let note = applied.denial_note();
     assert!(note.contains("/w") && note.contains("no network") && note.contains("unsandboxed"));
 }
+
+#[test]
+fn a_kernel_without_support_is_named_in_one_warning() {
+    let policy = CommandPolicy::default();
+    let none = Support {
+        landlock: None,
+        seccomp: false,
+        missing: Some(
+            "the kernel has no Landlock support and seccomp filters are unavailable".into(),
+        ),
+    };
+    let w = policy.warning_for(&none).unwrap();
+    assert!(!w.contains('\n'));
+    assert!(
+        w.contains("without a sandbox") && w.contains("no Landlock"),
+        "{w}"
+    );
+    let writes_only = Support {
+        landlock: None,
+        seccomp: true,
+        missing: Some("the kernel has no Landlock support".into()),
+    };
+    assert!(
+        policy
+            .warning_for(&writes_only)
+            .unwrap()
+            .contains("writes are not confined")
+    );
+    let full = Support {
+        landlock: Some(5),
+        seccomp: true,
+        missing: None,
+    };
+    assert_eq!(policy.warning_for(&full), None);
+    let with_network = CommandPolicy {
+        network: true,
+        ..CommandPolicy::default()
+    };
+    assert_eq!(
+        with_network.warning_for(&Support {
+            landlock: Some(1),
+            seccomp: false,
+            missing: None
+        }),
+        None
+    );
+}
