@@ -206,15 +206,22 @@ struct RunResult {
     sandbox: Applied,
 }
 
-/// The user's shell when it is a usable absolute path, else /bin/sh.
+/// The user's shell when it is bash or a POSIX sh (the permission check reads commands with a
+/// bash grammar; zsh or fish would run some of them differently, e.g. zsh glob qualifiers run
+/// code), else bash, else /bin/sh.
 fn shell() -> PathBuf {
     if let Some(s) = std::env::var_os("SHELL") {
         let p = PathBuf::from(s);
-        if p.is_absolute() && p.is_file() {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_absolute() && p.is_file() && matches!(name, "bash" | "sh" | "dash") {
             return p;
         }
     }
-    PathBuf::from("/bin/sh")
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
 /// Kills a process group when dropped (a dropped tool future must not leave processes behind).

@@ -418,6 +418,7 @@ fn yes_does_not_approve_what_a_deny_rule_could_match() {
         "git ls-files | xargs rm",
         "python3 -c 'import shutil'",
         "echo ${z[y]}",
+        "rm${IFS}-rf${IFS}victim",
     ] {
         let r = ask(bash(&mut p, line, ctx));
         let refusal = p
@@ -454,6 +455,11 @@ fn deny_rules_match_by_shape() {
         "FOO=1 rm -rf x",
         "sudo -u root rm -rf x",
         "timeout 5 nice -n 3 rm -rf x",
+        "exec rm -rf x",
+        "nohup rm -rf x &",
+        "time rm -rf x",
+        "builtin command rm -rf x",
+        "git ls-files | xargs -I{} rm -rf {}",
         "find . -exec rm -rf {} +",
         "ls; rm -rf x",
         "if true; then rm -rf x; fi",
