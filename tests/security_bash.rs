@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::json;
 use support::MockServer;
 use support::openai;
-use support::pith::{PithEnv, stderr};
+use support::pith::{PithEnv, last_tool_result, stderr};
 
 /// The model calls `bash` with `command` once, then answers "done". Returns the environment (its
 /// workspace holds whatever the command made) and the tool's result text as the model saw it.
@@ -30,17 +30,7 @@ async fn run_bash(rules: &str, command: &str, extra_args: &[&str]) -> (PithEnv, 
         "pith panicked: {}",
         stderr(&out)
     );
-    let requests = server.requests();
-    let result = requests
-        .get(1)
-        .and_then(|r| {
-            r.body["messages"]
-                .as_array()?
-                .iter()
-                .find(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(str::to_string))
-        })
-        .unwrap_or_default();
+    let result = last_tool_result(&server);
     (env, result)
 }
 

@@ -6,7 +6,7 @@ mod support;
 use serde_json::json;
 use support::MockServer;
 use support::openai;
-use support::pith::{PithEnv, stderr};
+use support::pith::{PithEnv, last_tool_result, stderr};
 
 /// The model makes one tool call, then answers "done". Returns the tool result the model saw.
 async fn call(env: &PithEnv, server: &MockServer, tool: &str, args: serde_json::Value) -> String {
@@ -17,17 +17,7 @@ async fn call(env: &PithEnv, server: &MockServer, tool: &str, args: serde_json::
     server.push(openai::text("done", None));
     let out = env.run(&["run", "go"]).await;
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    let requests = server.requests();
-    requests
-        .last()
-        .and_then(|r| {
-            r.body["messages"]
-                .as_array()?
-                .iter()
-                .rfind(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(str::to_string))
-        })
-        .unwrap_or_default()
+    last_tool_result(server)
 }
 
 const RULES: &str =

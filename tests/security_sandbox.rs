@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use support::MockServer;
 use support::openai;
-use support::pith::{PithEnv, stderr};
+use support::pith::{PithEnv, last_tool_result, stderr};
 
 /// A directory outside everything the sandbox lets commands write to (the workspace, /tmp,
 /// $TMPDIR, the data dir), or `None` with the reason printed.
@@ -64,17 +64,7 @@ async fn bash(config: &str, input: serde_json::Value, args: &[&str]) -> (String,
     full.extend_from_slice(args);
     full.push("go");
     let out = env.run(&full).await;
-    let result = server
-        .requests()
-        .last()
-        .and_then(|r| {
-            r.body["messages"]
-                .as_array()?
-                .iter()
-                .rfind(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(str::to_string))
-        })
-        .unwrap_or_default();
+    let result = last_tool_result(&server);
     (result, stderr(&out))
 }
 

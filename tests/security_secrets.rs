@@ -5,7 +5,7 @@ mod support;
 
 use serde_json::json;
 use support::openai;
-use support::pith::{MODEL, PithEnv, stderr};
+use support::pith::{MODEL, PithEnv, last_tool_result, stderr};
 use support::{MockResponse, MockServer};
 
 const KEY_VAR: &str = "PITH_TEST_MOCK_API_KEY";
@@ -52,20 +52,6 @@ fn logs(env: &PithEnv) -> String {
     std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
 }
 
-fn tool_result(server: &MockServer) -> String {
-    server
-        .requests()
-        .last()
-        .and_then(|r| {
-            r.body["messages"]
-                .as_array()?
-                .iter()
-                .rfind(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(str::to_string))
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn commands_do_not_inherit_secret_variables() {
     let server = MockServer::start().await;
@@ -89,7 +75,7 @@ async fn commands_do_not_inherit_secret_variables() {
     )
     .await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let result = tool_result(&server);
+    let result = last_tool_result(&server);
     assert!(result.contains("plain-value-1"), "env ran: {result}");
     for leaked in [KEY, "tok-other-3b1e", "key-other-77aa", "sec-other-9d0c"] {
         assert!(
@@ -119,7 +105,7 @@ async fn a_secret_printed_by_a_tool_is_scrubbed_before_the_model_store_and_expor
     server.push(openai::text("done", None));
     let out = run(&env, &[], &["run", "go"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let result = tool_result(&server);
+    let result = last_tool_result(&server);
     assert!(
         !result.contains(KEY) && !result.contains(HEADER_SECRET),
         "{result}"

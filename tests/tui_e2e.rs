@@ -128,6 +128,29 @@ impl Session {
     }
 }
 
+/// Runs `cmd` in a new 80×24 tmux session in `dir`.
+fn open(name: &str, dir: &Path, cmd: &str) -> Session {
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-c",
+        &dir.display().to_string(),
+        cmd,
+    ]);
+    assert!(
+        out.status.success(),
+        "tmux new-session: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Session(name.to_string())
+}
+
 fn status_line(screen: &str) -> String {
     screen
         .lines()
@@ -175,25 +198,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
             work.path().display(),
             bin
         );
-        let out = tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            name,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-c",
-            &work.path().display().to_string(),
-            &cmd,
-        ]);
-        assert!(
-            out.status.success(),
-            "tmux new-session: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Session(name.to_string())
+        open(name, work.path(), &cmd)
     };
     let session = start(&format!("pith-e2e-{}", std::process::id()), "");
 
@@ -314,21 +319,7 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
             home.path().display(),
             bin
         );
-        let out = tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            name,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-c",
-            &work.path().display().to_string(),
-            &cmd,
-        ]);
-        assert!(out.status.success(), "tmux new-session");
-        Session(name.to_string())
+        open(name, work.path(), &cmd)
     };
     let session = start(&format!("pith-e2e-trust-{}", std::process::id()));
     let screen = session.wait_for("the trust question", 20, |s| {

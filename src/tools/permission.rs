@@ -185,41 +185,34 @@ impl Permissions {
             Some(s) => s,
             None => return Decision::Allow,
         };
-        let mut asks: Vec<&Subject> = Vec::new();
-        for s in &subjects {
+        let asks = match self.evaluate(&subjects) {
+            Ok(asks) => asks,
+            Err(deny) => return deny,
+        };
+        if asks.is_empty() {
+            return Decision::Allow;
+        }
+        let title = title(tool, input, &subjects, ctx);
+        Decision::Ask(self.request(tool, title, &asks, ctx))
+    }
+
+    /// Checks each subject: the first denied one decides (`Err`); otherwise the ones that must
+    /// be asked about (not granted for the session).
+    fn evaluate<'a>(&self, subjects: &'a [Subject]) -> Result<Vec<&'a Subject>, Decision> {
+        let mut asks = Vec::new();
+        for s in subjects {
             let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
             let (action, pattern) = self.decide(&s.table, &forms);
             match action {
                 Action::Deny => {
-                    let shown = s.forms.first().cloned().unwrap_or_default();
-                    let rule = pattern
-                        .map(|p| format!(" (rule `{p}`)"))
-                        .unwrap_or_default();
-                    return Decision::Deny {
-                        message: format!(
-                            "Permission denied: the user's rules deny {} for `{shown}`{rule}. \
-                             Do not retry this call; find another way or ask the user.",
-                            s.table
-                        ),
-                    };
+                    let shown = s.forms.first().map(String::as_str).unwrap_or_default();
+                    return Err(deny_message(&s.table, shown, pattern.as_deref()));
                 }
                 Action::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
                 _ => {}
             }
         }
-        if asks.is_empty() {
-            return Decision::Allow;
-        }
-        let mut patterns: Vec<String> = Vec::new();
-        let mut grants: Vec<(String, String)> = Vec::new();
-        for s in &asks {
-            if !patterns.contains(&s.grant) {
-                patterns.push(s.grant.clone());
-            }
-            grants.push((s.table.clone(), s.grant.clone()));
-        }
-        let title = title(tool, input, &subjects, ctx);
-        Decision::Ask(self.request(tool, title, patterns, grants, ctx))
+        Ok(asks)
     }
 
     /// A new question, remembered with what an "always" reply grants.
@@ -227,10 +220,17 @@ impl Permissions {
         &mut self,
         tool: &str,
         title: String,
-        patterns: Vec<String>,
-        grants: Vec<(String, String)>,
+        grantable: &[&Subject],
         ctx: &ToolContext,
     ) -> PermissionRequest {
+        let mut patterns: Vec<String> = Vec::new();
+        let mut grants: Vec<(String, String)> = Vec::new();
+        for s in grantable {
+            if !patterns.contains(&s.grant) {
+                patterns.push(s.grant.clone());
+            }
+            grants.push((s.table.clone(), s.grant.clone()));
+        }
         let request = PermissionRequest {
             id: format!("perm_{}", ulid::Ulid::new()),
             tool: tool.to_string(),
@@ -375,6 +375,19 @@ impl Permissions {
                 forms: vec!["*".into()],
             }]),
         }
+    }
+}
+
+/// The decision for a denied subject, with what the model is told.
+fn deny_message(table: &str, shown: &str, pattern: Option<&str>) -> Decision {
+    let rule = pattern
+        .map(|p| format!(" (rule `{p}`)"))
+        .unwrap_or_default();
+    Decision::Deny {
+        message: format!(
+            "Permission denied: the user's rules deny {table} for `{shown}`{rule}. \
+             Do not retry this call; find another way or ask the user."
+        ),
     }
 }
 

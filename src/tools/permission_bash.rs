@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
-use super::{Decision, Permissions, Subject, cut};
+use super::{Decision, Permissions, Subject, cut, deny_message};
 use crate::config::Action;
 use crate::tools::ToolContext;
 use crate::tools::bash_parse::{self, SimpleCommand, Word};
@@ -169,35 +169,18 @@ impl Permissions {
             subjects.extend(self.path_subjects(tool, &resolved, ctx));
         }
 
-        let mut asks: Vec<&Subject> = Vec::new();
-        for s in &subjects {
-            let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
-            let (action, pattern) = self.decide(&s.table, &forms);
-            match action {
-                Action::Deny => {
-                    let shown = s.forms.first().cloned().unwrap_or_default();
-                    return deny_message(&s.table, &shown, pattern.as_deref());
-                }
-                Action::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
-                _ => {}
-            }
-        }
+        let asks = match self.evaluate(&subjects) {
+            Ok(asks) => asks,
+            Err(deny) => return deny,
+        };
         if asks.is_empty() && note.opaque.is_empty() && !shape_asks {
             return Decision::Allow;
         }
-        let mut patterns: Vec<String> = Vec::new();
-        let mut grants: Vec<(String, String)> = Vec::new();
         let grantable: Vec<&Subject> = if asks.is_empty() {
             subjects.iter().filter(|s| s.table == "bash").collect()
         } else {
             asks
         };
-        for s in grantable {
-            if !patterns.contains(&s.grant) {
-                patterns.push(s.grant.clone());
-            }
-            grants.push((s.table.clone(), s.grant.clone()));
-        }
         let mut title = note.command.clone();
         if unsandboxed {
             title = format!("{title}\n(outside the sandbox)");
@@ -205,21 +188,9 @@ impl Permissions {
         if !note.opaque.is_empty() {
             title = format!("{title}\n(asks because it uses {})", note.opaque.join(", "));
         }
-        let request = self.request("bash", title, patterns, grants, ctx);
+        let request = self.request("bash", title, &grantable, ctx);
         self.notes.insert(request.id.clone(), note);
         Decision::Ask(request)
-    }
-}
-
-fn deny_message(table: &str, shown: &str, pattern: Option<&str>) -> Decision {
-    let rule = pattern
-        .map(|p| format!(" (rule `{p}`)"))
-        .unwrap_or_default();
-    Decision::Deny {
-        message: format!(
-            "Permission denied: the user's rules deny {table} for `{shown}`{rule}. \
-             Do not retry this call; find another way or ask the user."
-        ),
     }
 }
 

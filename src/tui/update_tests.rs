@@ -181,16 +181,7 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     // The user is typing a follow-up while the agent works…
     type_str(&mut app, "and the");
     // …when a question pops up under the cursor.
-    ev(
-        &mut app,
-        Event::PermissionAsked(PermissionRequest {
-            id: "P1".into(),
-            tool: "bash".into(),
-            call_id: "c".into(),
-            title: "rm -rf build".into(),
-            patterns: vec!["rm*".into()],
-        }),
-    );
+    ev(&mut app, asked("P1", "rm -rf build"));
     type_str(&mut app, "n then a");
     assert!(ops(&mut rx).is_empty(), "typing answered the question");
     assert_eq!(app.composer.text(), "and then then a");
@@ -219,17 +210,20 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     );
 }
 
+/// A bash permission question.
+fn asked(id: &str, title: &str) -> Event {
+    Event::PermissionAsked(PermissionRequest {
+        id: id.into(),
+        tool: "bash".into(),
+        call_id: "c".into(),
+        title: title.into(),
+        patterns: vec!["make *".into()],
+    })
+}
+
 #[test]
 fn permission_replies() {
-    let req = |id: &str| {
-        Event::PermissionAsked(PermissionRequest {
-            id: id.into(),
-            tool: "bash".into(),
-            call_id: "c".into(),
-            title: "make install".into(),
-            patterns: vec!["make *".into()],
-        })
-    };
+    let req = |id: &str| asked(id, "make install");
     let (mut app, mut rx) = fresh();
     ev(&mut app, req("P1"));
     ev(&mut app, req("P2"));

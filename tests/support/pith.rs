@@ -123,6 +123,22 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
+/// What the model was sent as the result of the last tool call, in the last request `server`
+/// received ("" when there was none).
+pub fn last_tool_result(server: &super::MockServer) -> String {
+    server
+        .requests()
+        .last()
+        .and_then(|r| {
+            r.body["messages"]
+                .as_array()?
+                .iter()
+                .rfind(|m| m["role"] == "tool")
+                .and_then(|m| m["content"].as_str().map(str::to_string))
+        })
+        .unwrap_or_default()
+}
+
 /// The events of one type.
 pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()

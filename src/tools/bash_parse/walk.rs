@@ -71,9 +71,8 @@ impl<'a> Walker<'a> {
             "test_command" => self.test(n),
             "function_definition" => {
                 self.out.mark("a function definition");
-                let mut cursor = n.walk();
-                for (i, c) in n.children(&mut cursor).enumerate() {
-                    match n.field_name_for_child(i as u32) {
+                for (field, c) in fields(n) {
+                    match field {
                         Some("body") => self.statements(c),
                         Some("redirect") => self.redirect(c, None),
                         _ => {}
@@ -81,9 +80,8 @@ impl<'a> Walker<'a> {
                 }
             }
             "for_statement" => {
-                let mut cursor = n.walk();
-                for (i, c) in n.children(&mut cursor).enumerate() {
-                    match n.field_name_for_child(i as u32) {
+                for (field, c) in fields(n) {
+                    match field {
                         Some("value") => {
                             self.word(c);
                         }
@@ -95,9 +93,8 @@ impl<'a> Walker<'a> {
                 }
             }
             "c_style_for_statement" => {
-                let mut cursor = n.walk();
-                for (i, c) in n.children(&mut cursor).enumerate() {
-                    match n.field_name_for_child(i as u32) {
+                for (field, c) in fields(n) {
+                    match field {
                         Some("body") => self.statements(c),
                         _ if c.is_named() && c.kind() != "comment" => self.arithmetic(c),
                         _ => {}
@@ -105,9 +102,8 @@ impl<'a> Walker<'a> {
                 }
             }
             "case_statement" => {
-                let mut cursor = n.walk();
-                for (i, c) in n.children(&mut cursor).enumerate() {
-                    match (n.field_name_for_child(i as u32), c.kind()) {
+                for (field, c) in fields(n) {
+                    match (field, c.kind()) {
                         (Some("value"), _) => {
                             self.word(c);
                         }
@@ -134,9 +130,8 @@ impl<'a> Walker<'a> {
     }
 
     fn case_item(&mut self, n: Node) {
-        let mut cursor = n.walk();
-        for (i, c) in n.children(&mut cursor).enumerate() {
-            match n.field_name_for_child(i as u32) {
+        for (field, c) in fields(n) {
+            match field {
                 Some("value") => {
                     self.word(c);
                 }
@@ -150,13 +145,7 @@ impl<'a> Walker<'a> {
     fn command(&mut self, n: Node) -> usize {
         let mut cmd = SimpleCommand::default();
         let mut extra: Vec<Word> = Vec::new();
-        let mut cursor = n.walk();
-        let children: Vec<(Option<&str>, Node)> = n
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, c)| (n.field_name_for_child(i as u32), c))
-            .collect();
-        for (field, c) in children {
+        for (field, c) in fields(n) {
             match (field, c.kind()) {
                 (Some("name"), _) => {
                     let mut inner = c.walk();
@@ -192,14 +181,8 @@ impl<'a> Walker<'a> {
     }
 
     fn redirected(&mut self, n: Node) {
-        let mut cursor = n.walk();
-        let children: Vec<(Option<&str>, Node)> = n
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, c)| (n.field_name_for_child(i as u32), c))
-            .collect();
         let mut target: Option<usize> = None;
-        for (field, c) in children {
+        for (field, c) in fields(n) {
             match field {
                 Some("body") => {
                     if c.kind() == "command" {
@@ -251,9 +234,8 @@ impl<'a> Walker<'a> {
     fn file_redirect(&mut self, n: Node) -> Vec<Word> {
         let mut operator = String::new();
         let mut destinations: Vec<Node> = Vec::new();
-        let mut cursor = n.walk();
-        for (i, c) in n.children(&mut cursor).enumerate() {
-            match n.field_name_for_child(i as u32) {
+        for (field, c) in fields(n) {
+            match field {
                 Some("destination") => destinations.push(c),
                 Some("descriptor") => {}
                 _ if !c.is_named() => operator.push_str(c.kind()),
@@ -289,13 +271,7 @@ impl<'a> Walker<'a> {
     fn heredoc(&mut self, n: Node) -> Vec<Word> {
         let mut quoted = false;
         let mut words = Vec::new();
-        let mut cursor = n.walk();
-        let children: Vec<(Option<&str>, Node)> = n
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, c)| (n.field_name_for_child(i as u32), c))
-            .collect();
-        for (field, c) in children {
+        for (field, c) in fields(n) {
             match (field, c.kind()) {
                 (_, "heredoc_start") => {
                     quoted = self.text(c).contains(['\'', '"', '\\']);
@@ -342,9 +318,8 @@ impl<'a> Walker<'a> {
         }
         let mut name = String::new();
         let mut value = String::new();
-        let mut cursor = n.walk();
-        for (i, c) in n.children(&mut cursor).enumerate() {
-            match n.field_name_for_child(i as u32) {
+        for (field, c) in fields(n) {
+            match field {
                 Some("name") => {
                     if c.kind() == "subscript" {
                         self.subscript(c);
@@ -366,9 +341,8 @@ impl<'a> Walker<'a> {
 
     /// `a[i]`: a subscript that is not a plain number is arithmetic on variables.
     fn subscript(&mut self, n: Node) {
-        let mut cursor = n.walk();
-        for (i, c) in n.children(&mut cursor).enumerate() {
-            if n.field_name_for_child(i as u32) == Some("index") {
+        for (field, c) in fields(n) {
+            if field == Some("index") {
                 let index = self.text(c).trim();
                 let plain = index == "@"
                     || index == "*"
@@ -599,13 +573,7 @@ impl<'a> Walker<'a> {
                     "command substitution `$(…)`"
                 };
                 self.out.mark(what);
-                let mut cursor = n.walk();
-                let children: Vec<(Option<&str>, Node)> = n
-                    .children(&mut cursor)
-                    .enumerate()
-                    .map(|(i, c)| (n.field_name_for_child(i as u32), c))
-                    .collect();
-                for (field, c) in children {
+                for (field, c) in fields(n) {
                     match (field, c.kind()) {
                         (Some("redirect"), _) | (_, "file_redirect") => self.redirect(c, None),
                         (_, "comment") => {}
@@ -653,6 +621,15 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// The children of `n` with their field names.
+fn fields(n: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+    let mut cursor = n.walk();
+    n.children(&mut cursor)
+        .enumerate()
+        .map(|(i, c)| (n.field_name_for_child(i as u32), c))
+        .collect()
 }
 
 fn is_harmless_target(path: &str) -> bool {
