@@ -46,6 +46,27 @@ pub fn probe() -> Support {
     let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0
         && TargetArch::try_from(std::env::consts::ARCH).is_ok();
     let mut missing = Vec::new();
+    // A kernel can offer a feature that a container's own filter then refuses: try each once.
+    let landlock_err = landlock_err.or_else(|| {
+        trial(&Applied {
+            confined_writes: true,
+            ..Applied::default()
+        })
+        .err()
+    });
+    let seccomp_err = if seccomp {
+        trial(&Applied {
+            blocked_network: true,
+            ..Applied::default()
+        })
+        .err()
+    } else {
+        None
+    };
+    if let Some(e) = &seccomp_err {
+        missing.push(format!("installing a seccomp filter failed ({e})"));
+    }
+    let seccomp = seccomp && seccomp_err.is_none();
     if let Some(e) = &landlock_err {
         let why = match e.raw_os_error() {
             Some(libc::ENOSYS) => "the kernel has no Landlock support".to_string(),
@@ -54,13 +75,34 @@ pub fn probe() -> Support {
         };
         missing.push(why);
     }
-    if !seccomp {
+    if !seccomp && seccomp_err.is_none() {
         missing.push("seccomp filters are unavailable".to_string());
     }
     Support {
-        landlock: (abi >= 1).then_some(abi as i32),
+        landlock: (abi >= 1 && landlock_err.is_none()).then_some(abi as i32),
         seccomp,
         missing: (!missing.is_empty()).then(|| missing.join(" and ")),
+    }
+}
+
+/// Starts `/bin/true` under `applied`: an error means the sandbox cannot be entered here. A
+/// system without `/bin/true` proves nothing either way.
+fn trial(applied: &Applied) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    if !Path::new("/bin/true").exists() {
+        return Ok(());
+    }
+    let prepared = Prepared::new(applied)?;
+    let mut cmd = std::process::Command::new("/bin/true");
+    // SAFETY: `enter` makes only async-signal-safe system calls (see `Prepared::enter`).
+    unsafe {
+        cmd.pre_exec(move || prepared.enter());
+    }
+    let status = cmd.status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!("a sandboxed test process failed: {status}")))
     }
 }
 
