@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Message, Part, Usage};
+use crate::message::{FinishReason, Message, Part, Usage};
 
 /// Where the context stands: what the status bar shows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -44,8 +44,11 @@ pub struct PermissionRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
-    /// A user message. While a turn runs it is queued and delivered mid-turn (DESIGN.md §3.4).
+    /// A user message. While a turn runs it is queued and delivered mid-turn
+    /// (ARCHITECTURE.md §4.4). `id` is the front end's: the stored message carries it back as
+    /// `submission_id`.
     UserTurn {
+        id: String,
         text: String,
     },
     /// `/compact [focus]`.
@@ -85,6 +88,73 @@ pub enum Op {
         path: Option<String>,
     },
     Shutdown,
+}
+
+impl Op {
+    /// A user message with a fresh id.
+    pub fn user_turn(text: impl Into<String>) -> Op {
+        Op::UserTurn {
+            id: crate::message::new_id(),
+            text: text.into(),
+        }
+    }
+}
+
+/// Why a turn (or a `/compact`) ended. Serialized as a snake_case string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model answered and stopped.
+    Stop,
+    /// The model's answer hit the output limit.
+    Length,
+    /// The provider withheld the answer.
+    ContentFilter,
+    /// The step limit was reached while the model still called tools.
+    MaxSteps,
+    /// The user interrupted the turn.
+    Interrupted,
+    /// The turn failed; an `Event::Error` said why.
+    Error,
+    /// A `/compact` finished.
+    Compacted,
+    /// The model stopped for a reason pith has no name for (as the provider reported it).
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl From<FinishReason> for TurnEnd {
+    /// The end of a turn whose last step finished this way.
+    fn from(finish: FinishReason) -> TurnEnd {
+        match finish {
+            FinishReason::Stop => TurnEnd::Stop,
+            FinishReason::Length => TurnEnd::Length,
+            FinishReason::ContentFilter => TurnEnd::ContentFilter,
+            FinishReason::Interrupted => TurnEnd::Interrupted,
+            FinishReason::ToolCalls => TurnEnd::MaxSteps,
+            FinishReason::Other(reason) => TurnEnd::Other(reason),
+        }
+    }
+}
+
+/// What an `Event::Error` is about, so a front end can react without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The model request failed (after the retries).
+    Provider,
+    /// The conversation does not fit the model's context window, even after compacting.
+    ContextOverflow,
+    /// A compaction failed or was stopped.
+    Compaction,
+    /// The model asked for (`Op::SetModel`) cannot be used; the previous one stays.
+    Model,
+    /// A session could not be created, found, listed or read.
+    Session,
+    /// `/export` could not write the session.
+    Export,
+    /// No model is configured.
+    NoModel,
 }
 
 /// What the context is made of (`/context`), in tokens.
@@ -149,7 +219,7 @@ pub enum Event {
     },
     StepFinished {
         usage: Usage,
-        finish: String,
+        finish: FinishReason,
         cost: f64,
     },
     ContextUsage(ContextUsage),
@@ -199,14 +269,66 @@ pub enum Event {
         sessions: Vec<crate::message::Session>,
     },
     ContextBreakdown(Breakdown),
-    /// A one-line notice for the user (export written, model switched, …).
+    /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
+    ModelChanged {
+        model: String,
+    },
+    /// A one-line notice for the user (export written, a warning, …).
     Info {
         message: String,
     },
     Error {
+        kind: ErrorKind,
         message: String,
     },
     TurnFinished {
-        reason: String,
+        reason: TurnEnd,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--format json` prints these: the reasons are the strings earlier builds printed.
+    #[test]
+    fn turn_ends_print_as_before() {
+        for (end, text) in [
+            (TurnEnd::Stop, "stop"),
+            (TurnEnd::Length, "length"),
+            (TurnEnd::ContentFilter, "content_filter"),
+            (TurnEnd::MaxSteps, "max_steps"),
+            (TurnEnd::Interrupted, "interrupted"),
+            (TurnEnd::Error, "error"),
+            (TurnEnd::Compacted, "compacted"),
+            (TurnEnd::Other("pause_turn".into()), "pause_turn"),
+        ] {
+            let event = Event::TurnFinished {
+                reason: end.clone(),
+            };
+            let json = serde_json::to_value(&event).unwrap();
+            assert_eq!(
+                json,
+                serde_json::json!({"type": "turn_finished", "reason": text})
+            );
+            assert_eq!(serde_json::from_value::<Event>(json).unwrap(), event);
+        }
+        assert_eq!(TurnEnd::from(FinishReason::Length), TurnEnd::Length);
+        assert_eq!(
+            TurnEnd::from(FinishReason::Other("x".into())),
+            TurnEnd::Other("x".into())
+        );
+    }
+
+    #[test]
+    fn errors_say_what_they_are_about() {
+        let event = Event::Error {
+            kind: ErrorKind::ContextOverflow,
+            message: "too big".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            serde_json::json!({"type": "error", "kind": "context_overflow", "message": "too big"})
+        );
+    }
 }

@@ -3,24 +3,57 @@
 
 use std::time::Duration;
 
-/// Models picked when only an API key is found.
-const BY_KEY: &[(&str, &str)] = &[
-    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
-    ("OPENAI_API_KEY", "openai/gpt-4.1"),
-    (
-        "OPENROUTER_API_KEY",
-        "openrouter/anthropic/claude-sonnet-4.5",
-    ),
-];
+use crate::config::known::{KNOWN_PROVIDERS, KnownProvider};
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
 
+/// The first known provider whose key is set (`env` looks a variable up), with its model.
+fn by_key(env: impl Fn(&str) -> Option<String>) -> Option<(&'static KnownProvider, &'static str)> {
+    KNOWN_PROVIDERS.iter().find_map(|p| {
+        let key = p.key_env?;
+        let model = p.first_run_model?;
+        env(key)
+            .is_some_and(|v| !v.trim().is_empty())
+            .then_some((p, model))
+    })
+}
+
 /// A model from the environment's API keys (`env` looks a variable up).
 pub fn model_from_keys(env: impl Fn(&str) -> Option<String>) -> Option<String> {
-    BY_KEY
-        .iter()
-        .find(|(var, _)| env(var).is_some_and(|v| !v.trim().is_empty()))
-        .map(|(_, model)| model.to_string())
+    by_key(env).map(|(_, model)| model.to_string())
+}
+
+/// What a user with no configured provider should do (shown in the TUI): with a known
+/// provider's key set, the config lines that use it; otherwise a local-server example.
+pub fn hint(env: impl Fn(&str) -> Option<String>) -> String {
+    let config_path = "~/.config/pith/config.toml (or pith.toml in the workspace)";
+    if let Some((p, model)) = by_key(env) {
+        let key = p.key_env.unwrap_or_default();
+        let kind = p.kind.as_str();
+        return format!(
+            "No model is configured. {key} is set — add to {config_path}:\n\
+             model = \"{model}\"\n\
+             [provider.{name}]\n\
+             kind = \"{kind}\"\n\
+             base_url = \"{base_url}\"\n\
+             api_key_env = \"{key}\"",
+            name = p.name,
+            base_url = p.base_url,
+        );
+    }
+    let keys: Vec<&str> = KNOWN_PROVIDERS.iter().filter_map(|p| p.key_env).collect();
+    format!(
+        "No model is configured and no API key was found. Set {}, or point pith at a local \
+         server — add to {config_path}:\n\
+         model = \"ollama/qwen2.5-coder:14b\"\n\
+         [provider.ollama]\n\
+         kind = \"openai\"\n\
+         base_url = \"http://127.0.0.1:11434/v1\"   # llama.cpp: http://127.0.0.1:8080/v1\n\
+         [models.\"ollama/qwen2.5-coder:14b\"]\n\
+         context = 32768\n\
+         output = 8192",
+        keys.join(", ")
+    )
 }
 
 /// Asks local servers which models they serve: Ollama (`/api/tags`), llama.cpp (`/v1/models`).

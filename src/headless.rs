@@ -3,8 +3,9 @@
 use std::io::Write;
 
 use crate::cli::{Format, RunArgs};
+use crate::commands::{self, Command};
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, Op};
+use crate::event::{Event, Op, TurnEnd};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
@@ -33,11 +34,10 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
-    let op = match prompt.trim().strip_prefix("/compact") {
-        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => Op::Compact {
-            focus: Some(rest.trim().to_string()).filter(|f| !f.is_empty()),
-        },
-        _ => Op::UserTurn { text: prompt },
+    // `/compact [focus]` is the one command a run understands; any other text is the prompt.
+    let op = match commands::parse(&prompt) {
+        Some(Ok((Command::Compact, focus))) => Op::Compact { focus },
+        _ => Op::user_turn(prompt),
     };
     let _ = handle.ops.send(op);
 
@@ -68,9 +68,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         match &event {
             Event::Error { .. } => code = 1,
             Event::TurnFinished { reason } => {
-                code = match reason.as_str() {
-                    "error" => 1,
-                    "interrupted" => 130,
+                code = match reason {
+                    TurnEnd::Error => 1,
+                    TurnEnd::Interrupted => 130,
                     _ => code,
                 };
                 break;
@@ -147,7 +147,7 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             eprintln!("compacted the context: {before} → {after} tokens")
         }
         Event::Info { message } => eprintln!("{message}"),
-        Event::Error { message } => eprintln!("error: {message}"),
+        Event::Error { message, .. } => eprintln!("error: {message}"),
         _ => {}
     }
 }

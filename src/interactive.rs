@@ -6,7 +6,7 @@ use tokio::sync::mpsc;
 
 use crate::config::catalog;
 use crate::engine::{self, EngineOptions};
-use crate::event::{ContextUsage, Event, Op};
+use crate::event::{ContextUsage, ErrorKind, Event, Op, TurnEnd};
 use crate::first_run;
 use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::setup::Setup;
@@ -109,7 +109,7 @@ fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
 
 /// No provider anywhere: show what to put in the config file inside the TUI.
 async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
-    let hint = tui::detect_first_run(|k| std::env::var(k).ok());
+    let hint = Some(first_run::hint(|k| std::env::var(k).ok()));
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     // Answers whatever the user tries with the reason nothing can run.
@@ -118,8 +118,9 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
             match op {
                 Op::Shutdown => break,
                 // the prompt stays in the transcript, followed by the reason it went nowhere
-                Op::UserTurn { text } => {
+                Op::UserTurn { id, text } => {
                     let mut m = Message::new("", Role::User);
+                    m.submission_id = Some(id);
                     m.push(PartKind::Text {
                         text,
                         synthetic: false,
@@ -129,10 +130,11 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
                 _ => {}
             }
             let _ = ev_tx.send(Event::Error {
+                kind: ErrorKind::NoModel,
                 message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),
             });
             let _ = ev_tx.send(Event::TurnFinished {
-                reason: "error".into(),
+                reason: TurnEnd::Error,
             });
         }
     });

@@ -1,6 +1,7 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod engine;
@@ -15,5 +16,6 @@ pub mod sandbox;
 pub mod secrets;
 pub mod setup;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -21,7 +21,8 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// The context a step occupied: `input + output + cache_read + cache_write` (DESIGN.md §4c).
+    /// The context a step occupied: `input + output + cache_read + cache_write`
+    /// (ARCHITECTURE.md §6.3).
     pub fn context_tokens(&self) -> u64 {
         self.input + self.output + self.cache_read + self.cache_write
     }
@@ -103,7 +104,9 @@ pub enum AssistantContent {
     },
 }
 
-/// Why the model stopped.
+/// Why a step's answer ended. Serialized as one snake_case string (`"stop"`, `"tool_calls"`, …):
+/// stored messages and `--format json` events carry it that way, and a reason pith does not know
+/// is kept as the provider wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
@@ -111,6 +114,10 @@ pub enum FinishReason {
     ToolCalls,
     Length,
     ContentFilter,
+    /// The user interrupted the stream (set by the engine, never by a provider).
+    Interrupted,
+    /// A reason pith has no name for, as the provider reported it.
+    #[serde(untagged)]
     Other(String),
 }
 
@@ -121,8 +128,31 @@ impl FinishReason {
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::Length => "length",
             FinishReason::ContentFilter => "content_filter",
+            FinishReason::Interrupted => "interrupted",
             FinishReason::Other(s) => s,
         }
+    }
+}
+
+impl From<&str> for FinishReason {
+    /// The reason named by its stored form (`"stop"`, …); an unknown name is kept as `Other`.
+    fn from(name: &str) -> Self {
+        from_name(name).unwrap_or_else(|| FinishReason::Other(name.to_string()))
+    }
+}
+
+/// A value of a snake_case string enum from its name, by its serde derive (the one definition of
+/// the names).
+pub fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
+    use serde::de::IntoDeserializer;
+    let de: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        name.into_deserializer();
+    T::deserialize(de).ok()
+}
+
+impl std::fmt::Display for FinishReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -149,4 +179,28 @@ pub enum StreamEvent {
     /// Usage so far (providers may report it more than once; the last one wins).
     Usage(Usage),
     Finish(FinishReason),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_reasons_are_plain_strings() {
+        for (reason, text) in [
+            (FinishReason::Stop, "stop"),
+            (FinishReason::ToolCalls, "tool_calls"),
+            (FinishReason::Length, "length"),
+            (FinishReason::ContentFilter, "content_filter"),
+            (FinishReason::Interrupted, "interrupted"),
+            (FinishReason::Other("pause_turn".into()), "pause_turn"),
+        ] {
+            let json = serde_json::to_value(&reason).unwrap();
+            assert_eq!(json, serde_json::json!(text));
+            assert_eq!(reason.as_str(), text);
+            let back: FinishReason = serde_json::from_value(json).unwrap();
+            assert_eq!(back, reason);
+            assert_eq!(FinishReason::from(text), reason);
+        }
+    }
 }

@@ -1,4 +1,5 @@
-//! The session data model (DESIGN.md §2): a session is a list of messages, a message a list of parts.
+//! The session data model (ARCHITECTURE.md §3): a session is a list of messages, a message a list
+//! of parts.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,7 +35,55 @@ pub enum Role {
     Assistant,
 }
 
-pub use crate::llm::Usage;
+pub use crate::llm::{FinishReason, Usage};
+
+/// Which agent wrote an assistant message. Stored as its snake_case name; a name this build does
+/// not know is kept as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    /// The main agent: the user's turns.
+    Build,
+    /// The hidden agent that writes compaction summaries.
+    Compaction,
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// Why an assistant message ended without finishing. Stored as one string, as it always was:
+/// `"interrupted"`, or the error's own words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageError {
+    /// The user interrupted the step: not a failure.
+    #[serde(alias = "aborted", alias = "cancelled")]
+    Interrupted,
+    /// The step failed; the provider's (or pith's) message.
+    #[serde(untagged)]
+    Failed(String),
+}
+
+impl From<&str> for Agent {
+    fn from(name: &str) -> Self {
+        crate::llm::from_name(name).unwrap_or_else(|| Agent::Other(name.to_string()))
+    }
+}
+
+impl From<&str> for MessageError {
+    /// The error as stored: `"interrupted"` (or an older synonym), else a failure's message.
+    fn from(stored: &str) -> Self {
+        crate::llm::from_name(stored).unwrap_or_else(|| MessageError::Failed(stored.to_string()))
+    }
+}
+
+impl std::fmt::Display for MessageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MessageError::Interrupted => f.write_str("interrupted"),
+            MessageError::Failed(message) => f.write_str(message),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
@@ -44,7 +93,8 @@ pub struct Session {
     pub model: String,
     pub time_created: i64,
     pub time_updated: i64,
-    /// Id of the user message holding the latest *completed* compaction, if any (DESIGN.md §3.1).
+    /// Id of the user message holding the latest *completed* compaction, if any
+    /// (ARCHITECTURE.md §4.1).
     #[serde(default)]
     pub compaction_point: Option<MessageId>,
     /// Cumulative cost in USD.
@@ -68,22 +118,30 @@ pub struct Message {
     pub parent_id: Option<MessageId>,
     #[serde(default)]
     pub model: Option<String>,
-    /// Assistant only: which agent produced it ("build", "compaction").
+    /// Assistant only: which agent produced it.
     #[serde(default)]
-    pub agent: Option<String>,
+    pub agent: Option<Agent>,
     /// This assistant message is a compaction summary.
     #[serde(default)]
     pub summary: bool,
     #[serde(default)]
-    pub finish: Option<String>,
+    pub finish: Option<FinishReason>,
     #[serde(default)]
-    pub error: Option<String>,
+    pub error: Option<MessageError>,
     #[serde(default)]
     pub usage: Usage,
     #[serde(default)]
     pub cost: f64,
     #[serde(default)]
     pub parts: Vec<Part>,
+    /// User only: the id the front end gave this prompt (`Op::UserTurn::id`), so it can pair
+    /// what it sent with what the engine stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission_id: Option<String>,
+    /// User only: typed while the agent was working. What is stored is what the user typed; the
+    /// request wraps it in a reminder to the model (`context::view::wrap_mid_turn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mid_turn: bool,
 }
 
 impl Message {
@@ -103,6 +161,8 @@ impl Message {
             usage: Usage::default(),
             cost: 0.0,
             parts: Vec::new(),
+            submission_id: None,
+            mid_turn: false,
         }
     }
 
@@ -191,7 +251,7 @@ pub enum PartKind {
     StepStart,
     StepFinish {
         usage: Usage,
-        finish: String,
+        finish: FinishReason,
         #[serde(default)]
         cost: f64,
     },

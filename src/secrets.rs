@@ -11,6 +11,7 @@ use std::sync::RwLock;
 use serde_json::Value;
 
 use crate::config::Config;
+pub use crate::config::is_secret_name;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -53,22 +54,6 @@ pub fn register_config(config: &Config, env: &dyn Fn(&str) -> Option<String>) {
             }
         }
     }
-}
-
-/// Whether a header or setting name looks like it holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "auth",
-        "key",
-        "token",
-        "secret",
-        "cookie",
-        "password",
-        "credential",
-    ]
-    .iter()
-    .any(|s| n.contains(s))
 }
 
 /// `text` with every known secret replaced by `[REDACTED]`.

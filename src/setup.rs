@@ -10,6 +10,7 @@ use crate::config::trusted::TrustStore;
 use crate::config::{self, Config};
 use crate::message::Session;
 use crate::store::Store;
+use crate::tui::trust::TrustQuestion;
 
 pub struct Setup {
     pub workspace: PathBuf,
@@ -107,15 +108,6 @@ fn load_in(
     Ok(loaded)
 }
 
-/// What the TUI asks before it starts, when the workspace's `pith.toml` holds settings that
-/// need trust and the user has never answered for this directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustQuestion {
-    pub workspace: PathBuf,
-    /// The settings that would be used once trusted.
-    pub ignored: Vec<String>,
-}
-
 impl Setup {
     pub fn new(config_file: Option<PathBuf>) -> anyhow::Result<Setup> {
         Setup::with_trust(config_file, false)
@@ -149,7 +141,8 @@ impl Setup {
         })
     }
 
-    /// The trust question to ask before starting, if any.
+    /// The question to ask before starting, when the workspace's `pith.toml` holds settings that
+    /// need trust and the user has never answered for this directory.
     pub fn trust_question(&self) -> Option<TrustQuestion> {
         let t = &self.loaded.workspace_trust;
         let pending: Vec<String> = t

@@ -1,11 +1,10 @@
 //! The Anthropic provider against an in-process mock speaking the Messages API event stream.
 
-mod anthropic_mock;
+mod support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anthropic_mock::{MockServer, Reply, frame};
 use futures_util::StreamExt;
 use pith::message::Usage;
 use pith::provider::anthropic::{AnthropicProvider, EventParser, http_error, request_body};
@@ -14,6 +13,8 @@ use pith::provider::{
     StreamEvent, ToolSpec, UserContent,
 };
 use serde_json::{Value, json};
+use support::anthropic::frame;
+use support::{MockResponse, MockServer};
 
 const KEY: &str = "sk-ant-test-SECRET-0123456789";
 
@@ -75,6 +76,16 @@ fn message_stop() -> String {
     frame("message_stop", &json!({"type": "message_stop"}))
 }
 
+/// A stream of these frames, each in its own TCP write 20 ms apart.
+fn sse(frames: impl IntoIterator<Item = String>) -> MockResponse {
+    MockResponse::sse(frames).delay_ms(20)
+}
+
+/// A stream written in exactly these chunks, 20 ms apart.
+fn chunks(chunks: Vec<Vec<u8>>) -> MockResponse {
+    MockResponse::chunks(chunks).delay_ms(20)
+}
+
 fn ping() -> String {
     frame("ping", &json!({"type": "ping"}))
 }
@@ -83,7 +94,7 @@ fn provider(server: &MockServer) -> AnthropicProvider {
     let mut headers = BTreeMap::new();
     headers.insert("anthropic-beta".to_string(), "test-beta-1".to_string());
     AnthropicProvider::new(
-        &server.url,
+        &server.url(),
         Some(KEY.to_string()),
         headers,
         Some(Duration::from_secs(10)),
@@ -112,8 +123,8 @@ fn user(text: &str) -> ChatMessage {
 type Item = Result<StreamEvent, ProviderError>;
 
 /// Runs one request against a mock serving `reply` and collects every stream item.
-async fn run(reply: Reply) -> (Vec<Item>, MockServer) {
-    let server = MockServer::start(vec![reply]).await;
+async fn run(reply: MockResponse) -> (Vec<Item>, MockServer) {
+    let server = MockServer::with(vec![reply]).await;
     let stream = provider(&server)
         .stream(&simple_request())
         .await
@@ -124,7 +135,7 @@ async fn run(reply: Reply) -> (Vec<Item>, MockServer) {
     (items, server)
 }
 
-async fn run_ok(reply: Reply) -> Vec<StreamEvent> {
+async fn run_ok(reply: MockResponse) -> Vec<StreamEvent> {
     let (items, _) = run(reply).await;
     items
         .into_iter()
@@ -133,7 +144,7 @@ async fn run_ok(reply: Reply) -> Vec<StreamEvent> {
 }
 
 /// Everything up to the error item, and the error; asserts the error is last.
-async fn run_err(reply: Reply) -> (Vec<StreamEvent>, ProviderError) {
+async fn run_err(reply: MockResponse) -> (Vec<StreamEvent>, ProviderError) {
     let (mut items, _) = run(reply).await;
     let err = items
         .pop()
@@ -146,8 +157,8 @@ async fn run_err(reply: Reply) -> (Vec<StreamEvent>, ProviderError) {
     (events, err)
 }
 
-async fn open_err(reply: Reply) -> ProviderError {
-    let server = MockServer::start(vec![reply]).await;
+async fn open_err(reply: MockResponse) -> ProviderError {
+    let server = MockServer::with(vec![reply]).await;
     match provider(&server).stream(&simple_request()).await {
         Ok(_) => panic!("expected an HTTP error"),
         Err(e) => e,
@@ -168,7 +179,7 @@ fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> StreamEv
 
 #[tokio::test]
 async fn text_stream_with_usage_and_cache_figures() {
-    let events = run_ok(Reply::sse([
+    let events = run_ok(sse([
         message_start(25, 1_200, 30_000),
         block_start(0, json!({"type": "text", "text": ""})),
         ping(),
@@ -229,7 +240,7 @@ async fn tool_use_json_split_at_awkward_boundaries_and_mid_line_chunk() {
         body[line_start..].starts_with(b"data: "),
         "split inside a data line"
     );
-    let reply = Reply::chunks(vec![body[..at].to_vec(), body[at..].to_vec()]);
+    let reply = chunks(vec![body[..at].to_vec(), body[at..].to_vec()]);
 
     let events = {
         let (items, _) = run(reply).await;
@@ -280,7 +291,7 @@ async fn every_frame_split_in_its_data_line_still_parses() {
         chunks.push(f.as_bytes()[..at].to_vec());
         chunks.push(f.as_bytes()[at..].to_vec());
     }
-    let (items, _) = run(Reply::chunks(chunks).delay(Duration::from_millis(2))).await;
+    let (items, _) = run(MockResponse::chunks(chunks).delay_ms(2)).await;
     let events: Vec<_> = items.into_iter().map(|i| i.unwrap()).collect();
     assert_eq!(
         events,
@@ -294,7 +305,7 @@ async fn every_frame_split_in_its_data_line_still_parses() {
 
 #[tokio::test]
 async fn thinking_with_signature_then_tool_use() {
-    let events = run_ok(Reply::sse([
+    let events = run_ok(sse([
         message_start(100, 0, 0),
         block_start(
             0,
@@ -346,7 +357,7 @@ async fn thinking_with_signature_then_tool_use() {
 
 #[tokio::test]
 async fn redacted_thinking_is_passed_on() {
-    let events = run_ok(Reply::sse([
+    let events = run_ok(sse([
         message_start(5, 0, 0),
         block_start(
             0,
@@ -373,7 +384,7 @@ async fn redacted_thinking_is_passed_on() {
 
 #[tokio::test]
 async fn unknown_events_and_blocks_are_ignored() {
-    let events = run_ok(Reply::sse([
+    let events = run_ok(sse([
         "event: future_event\ndata: not even json\n\n".to_string(),
         message_start(1, 0, 0),
         frame("future_event", &json!({"type": "future_event", "x": 1})),
@@ -403,7 +414,7 @@ async fn unknown_events_and_blocks_are_ignored() {
 
 #[tokio::test]
 async fn error_event_mid_stream_overloaded_is_a_server_error() {
-    let (events, err) = run_err(Reply::sse([
+    let (events, err) = run_err(sse([
         message_start(1, 0, 0),
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "partial"),
@@ -457,7 +468,7 @@ fn error_events_are_classified() {
 
 #[tokio::test]
 async fn stream_ending_before_message_stop_is_a_network_error() {
-    let (events, err) = run_err(Reply::sse([
+    let (events, err) = run_err(sse([
         message_start(1, 0, 0),
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "half"),
@@ -481,7 +492,7 @@ async fn connection_cut_mid_stream_is_a_network_error() {
         text_delta(0, " never"),
         message_stop(),
     ];
-    let (events, err) = run_err(Reply::sse(frames).cut_after(3)).await;
+    let (events, err) = run_err(sse(frames).cut_after(3)).await;
     assert_eq!(events, vec![StreamEvent::TextDelta("half".into())]);
     assert_eq!(err.kind, ErrorKind::Network);
     assert!(err.message.contains("interrupted"), "{}", err.message);
@@ -490,17 +501,17 @@ async fn connection_cut_mid_stream_is_a_network_error() {
 
 #[tokio::test]
 async fn stalled_stream_times_out_as_a_network_error() {
-    let server = MockServer::start(vec![
-        Reply::sse([
+    let server = MockServer::with(vec![
+        sse([
             message_start(1, 0, 0),
             block_start(0, json!({"type": "text", "text": ""})),
             message_stop(),
         ])
-        .delay(Duration::from_secs(5)),
+        .delay_ms(5_000),
     ])
     .await;
     let p = AnthropicProvider::new(
-        &server.url,
+        &server.url(),
         None,
         BTreeMap::new(),
         Some(Duration::from_millis(300)),
@@ -518,7 +529,7 @@ async fn stalled_stream_times_out_as_a_network_error() {
 
 #[tokio::test]
 async fn invalid_json_is_malformed() {
-    let (events, err) = run_err(Reply::sse([
+    let (events, err) = run_err(sse([
         message_start(1, 0, 0),
         "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0,\n\n"
             .to_string(),
@@ -531,7 +542,7 @@ async fn invalid_json_is_malformed() {
 
 #[tokio::test]
 async fn invalid_tool_input_json_is_malformed() {
-    let (events, err) = run_err(Reply::sse([
+    let (events, err) = run_err(sse([
         message_start(1, 0, 0),
         block_start(
             0,
@@ -560,9 +571,9 @@ fn error_body(etype: &str, message: &str) -> Value {
 
 #[tokio::test]
 async fn http_529_is_a_server_error() {
-    let err = open_err(Reply::status(
+    let err = open_err(MockResponse::status(
         529,
-        &error_body("overloaded_error", "Overloaded"),
+        error_body("overloaded_error", "Overloaded"),
     ))
     .await;
     assert_eq!(err.kind, ErrorKind::Server);
@@ -575,9 +586,9 @@ async fn http_529_is_a_server_error() {
 
 #[tokio::test]
 async fn http_529_then_success() {
-    let server = MockServer::start(vec![
-        Reply::status(529, &error_body("overloaded_error", "Overloaded")),
-        Reply::sse([
+    let server = MockServer::with(vec![
+        MockResponse::status(529, error_body("overloaded_error", "Overloaded")),
+        sse([
             message_start(2, 0, 0),
             block_start(0, json!({"type": "text", "text": ""})),
             text_delta(0, "ok"),
@@ -605,9 +616,9 @@ async fn http_529_then_success() {
 #[tokio::test]
 async fn http_429_honours_retry_after() {
     let err = open_err(
-        Reply::status(
+        MockResponse::status(
             429,
-            &error_body("rate_limit_error", "Number of requests exceeded"),
+            error_body("rate_limit_error", "Number of requests exceeded"),
         )
         .header("retry-after", "7"),
     )
@@ -618,9 +629,9 @@ async fn http_429_honours_retry_after() {
 
 #[tokio::test]
 async fn http_400_prompt_too_long_is_context_overflow() {
-    let err = open_err(Reply::status(
+    let err = open_err(MockResponse::status(
         400,
-        &error_body(
+        error_body(
             "invalid_request_error",
             "prompt is too long: 208310 tokens > 200000 maximum",
         ),
@@ -633,9 +644,9 @@ async fn http_400_prompt_too_long_is_context_overflow() {
 #[tokio::test]
 async fn http_error_messages_are_one_line_and_never_hold_the_key() {
     // A body that (absurdly) echoes the key and spans lines.
-    let err = open_err(Reply::status(
+    let err = open_err(MockResponse::status(
         401,
-        &error_body(
+        error_body(
             "authentication_error",
             &format!("invalid x-api-key\n{KEY}\n  try again"),
         ),
@@ -726,8 +737,8 @@ async fn connection_refused_is_a_network_error() {
 
 // ---------------------------------------------------------------- what is sent
 
-fn ok_reply() -> Reply {
-    Reply::sse([
+fn ok_reply() -> MockResponse {
+    sse([
         message_start(1, 0, 0),
         message_delta("end_turn", 1),
         message_stop(),
@@ -741,28 +752,24 @@ async fn headers_and_path() {
     assert_eq!(reqs.len(), 1);
     let r = &reqs[0];
     assert_eq!(r.path, "/v1/messages");
-    assert_eq!(r.headers.get("x-api-key").map(String::as_str), Some(KEY));
-    assert_eq!(
-        r.headers.get("anthropic-version").map(String::as_str),
-        Some("2023-06-01")
-    );
-    assert_eq!(
-        r.headers.get("content-type").map(String::as_str),
-        Some("application/json")
-    );
-    assert_eq!(
-        r.headers.get("anthropic-beta").map(String::as_str),
-        Some("test-beta-1")
-    );
+    assert_eq!(r.secret("x-api-key"), Some(KEY));
+    assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("anthropic-beta"), Some("test-beta-1"));
     assert_eq!(r.body["stream"], json!(true));
     assert_eq!(r.body["model"], json!("claude-test"));
 }
 
 #[tokio::test]
 async fn no_key_no_header_and_base_url_with_v1() {
-    let server = MockServer::start(vec![ok_reply()]).await;
-    let p = AnthropicProvider::new(&format!("{}/v1/", server.url), None, BTreeMap::new(), None)
-        .unwrap();
+    let server = MockServer::with(vec![ok_reply()]).await;
+    let p = AnthropicProvider::new(
+        &format!("{}/v1/", server.url()),
+        None,
+        BTreeMap::new(),
+        None,
+    )
+    .unwrap();
     let events: Vec<_> = p.stream(&simple_request()).await.unwrap().collect().await;
     assert!(events.iter().all(Result::is_ok));
     let r = &server.requests()[0];
@@ -863,7 +870,7 @@ async fn snapshot_request_with_cache_breakpoints() {
         temperature: Some(0.2),
         thinking_budget: None,
     };
-    let server = MockServer::start(vec![ok_reply()]).await;
+    let server = MockServer::with(vec![ok_reply()]).await;
     let _ = provider(&server)
         .stream(&req)
         .await
@@ -922,7 +929,7 @@ async fn snapshot_thinking_sent_back_with_signature() {
         temperature: Some(0.7),
         thinking_budget: Some(10_000),
     };
-    let server = MockServer::start(vec![ok_reply()]).await;
+    let server = MockServer::with(vec![ok_reply()]).await;
     let _ = provider(&server)
         .stream(&req)
         .await

@@ -159,7 +159,7 @@ async fn text_streamed_before_a_stall_is_stored_without_waiting_for_the_next_chu
     let frames = ["stalled ", "answer ", "here"]
         .iter()
         .map(|t| openai::frame(&openai::delta_chunk(json!({"content": t}), None)))
-        .collect();
+        .collect::<Vec<_>>();
     server.push(MockResponse::sse(frames).hold_open());
     let child = env.command(&["run", "think slowly"]).spawn().unwrap();
     wait_for_requests(&server, 1).await;

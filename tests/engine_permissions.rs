@@ -4,135 +4,12 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use pith::config::{Action, Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
-use pith::engine::{self, EngineHandle, EngineOptions};
-use pith::event::{Event, Op, PermissionReply};
+use pith::config::{Action, PermissionSetting};
+use pith::event::{Event, Op, PermissionReply, TurnEnd};
 use pith::message::{Message, PartKind, Role};
 use pith::store::Store;
-use support::MockServer;
+use support::engine::harness;
 use support::openai;
-
-const MODEL: &str = "mock/test-model";
-
-struct Harness {
-    server: MockServer,
-    handle: EngineHandle,
-    workspace: tempfile::TempDir,
-    data: tempfile::TempDir,
-    session_id: String,
-}
-
-async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> Harness {
-    let server = MockServer::start().await;
-    let workspace = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        model: Some(MODEL.into()),
-        ..Config::default()
-    };
-    config.provider.insert(
-        "mock".into(),
-        ProviderConfig {
-            kind: ProviderKind::Openai,
-            base_url: format!("{}/v1", server.url()),
-            api_key_env: None,
-            headers: Default::default(),
-            max_retries: Some(1),
-            timeout_secs: None,
-        },
-    );
-    config.models.insert(
-        MODEL.into(),
-        ModelConfig {
-            context: 128_000,
-            output: 8_000,
-            ..ModelConfig::default()
-        },
-    );
-    for (k, v) in permission {
-        config.permission.insert(k.into(), v);
-    }
-    let store = Arc::new(Store::open(data.path()).unwrap());
-    let ws = workspace.path().canonicalize().unwrap();
-    let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
-    let session_id = session.id.clone();
-    let handle = engine::spawn(
-        EngineOptions {
-            config,
-            workspace: ws,
-            data_dir: data.path().to_path_buf(),
-            headless,
-            auto_yes: false,
-        },
-        store,
-        session,
-    )
-    .unwrap();
-    Harness {
-        server,
-        handle,
-        workspace,
-        data,
-        session_id,
-    }
-}
-
-impl Harness {
-    /// Receives events until `pred` matches one (answering nothing), with a time limit.
-    async fn until(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let ev = tokio::time::timeout_at(deadline, self.handle.events.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-                .expect("engine alive");
-            if pred(&ev) {
-                return ev;
-            }
-        }
-    }
-
-    async fn turn_finished(&mut self) -> String {
-        match self
-            .until("turn_finished", |e| matches!(e, Event::TurnFinished { .. }))
-            .await
-        {
-            Event::TurnFinished { reason } => reason,
-            _ => unreachable!(),
-        }
-    }
-
-    async fn permission_asked(&mut self) -> pith::event::PermissionRequest {
-        match self
-            .until("permission_asked", |e| {
-                matches!(e, Event::PermissionAsked(_))
-            })
-            .await
-        {
-            Event::PermissionAsked(r) => r,
-            _ => unreachable!(),
-        }
-    }
-
-    fn send(&self, op: Op) {
-        self.handle.ops.send(op).unwrap();
-    }
-
-    /// The tool results the model received in request `i`.
-    fn tool_results(&self, i: usize) -> Vec<String> {
-        let body = self.server.request_body(i);
-        body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-            .collect()
-    }
-}
 
 fn bash(id: &str, command: &str) -> support::MockResponse {
     let args = serde_json::json!({ "command": command }).to_string();
@@ -145,9 +22,7 @@ async fn ask_answered_once_runs_the_call_and_asks_again_next_time() {
     h.server.push(bash("c1", "echo first > one.txt"));
     h.server.push(bash("c2", "echo second > two.txt"));
     h.server.push(openai::text("done", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "write files".into(),
-    });
+    h.send(Op::user_turn("write files"));
     let req = h.permission_asked().await;
     assert_eq!(req.tool, "bash");
     assert_eq!(req.call_id, "c1");
@@ -165,7 +40,7 @@ async fn ask_answered_once_runs_the_call_and_asks_again_next_time() {
         reply: PermissionReply::Once,
         message: None,
     });
-    assert_eq!(h.turn_finished().await, "stop");
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     assert!(h.workspace.path().join("one.txt").exists());
     assert!(h.workspace.path().join("two.txt").exists());
 }
@@ -194,9 +69,7 @@ async fn history_pages_are_answered_while_a_question_holds_the_turn() {
     }
     h.server.push(bash("c1", "echo held > held.txt"));
     h.server.push(openai::text("done", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "write a file".into(),
-    });
+    h.send(Op::user_turn("write a file"));
     let req = h.permission_asked().await;
     h.send(Op::LoadHistory {
         session_id: h.session_id.clone(),
@@ -238,7 +111,7 @@ async fn history_pages_are_answered_while_a_question_holds_the_turn() {
         reply: PermissionReply::Once,
         message: None,
     });
-    assert_eq!(h.turn_finished().await, "stop");
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
 }
 
 #[tokio::test]
@@ -247,9 +120,7 @@ async fn ask_answered_always_covers_the_same_command_for_the_session() {
     h.server.push(bash("c1", "touch a.txt"));
     h.server.push(bash("c2", "touch b.txt"));
     h.server.push(openai::text("done", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "touch".into(),
-    });
+    h.send(Op::user_turn("touch"));
     let req = h.permission_asked().await;
     assert!(!req.patterns.is_empty());
     h.send(Op::PermissionReply {
@@ -275,16 +146,14 @@ async fn ask_denied_with_a_note_tells_the_model() {
     let mut h = harness(vec![], false).await;
     h.server.push(bash("c1", "rm -rf build"));
     h.server.push(openai::text("ok, I won't", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "clean".into(),
-    });
+    h.send(Op::user_turn("clean"));
     let req = h.permission_asked().await;
     h.send(Op::PermissionReply {
         id: req.id,
         reply: PermissionReply::Deny,
         message: Some("use cargo clean instead".into()),
     });
-    assert_eq!(h.turn_finished().await, "stop");
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let results = h.tool_results(1);
     assert_eq!(results.len(), 1);
     assert!(results[0].contains("denied"), "{}", results[0]);
@@ -316,7 +185,7 @@ async fn deny_rule_never_asks_and_allow_rule_never_asks() {
     h.server.push(bash("c2", "git status"));
     h.server.push(openai::text("done", Some((1200, 2))));
     std::fs::write(h.workspace.path().join("notes.txt"), "keep me").unwrap();
-    h.send(Op::UserTurn { text: "go".into() });
+    h.send(Op::user_turn("go"));
     let ev = h
         .until("the turn's end or a question", |e| {
             matches!(e, Event::TurnFinished { .. } | Event::PermissionAsked(_))
@@ -346,9 +215,7 @@ async fn a_third_identical_call_in_a_row_asks_first() {
         h.server.push(bash(&format!("c{i}"), "echo same"));
     }
     h.server.push(openai::text("stopping", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "loop".into(),
-    });
+    h.send(Op::user_turn("loop"));
     let req = h.permission_asked().await;
     assert_eq!(req.call_id, "c2", "the third identical call asks");
     h.send(Op::PermissionReply {
@@ -356,7 +223,7 @@ async fn a_third_identical_call_in_a_row_asks_first() {
         reply: PermissionReply::Deny,
         message: None,
     });
-    assert_eq!(h.turn_finished().await, "stop");
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let results = h.tool_results(3);
     assert_eq!(results.len(), 3);
     assert!(results[0].contains("same") && results[1].contains("same"));
@@ -367,15 +234,13 @@ async fn a_third_identical_call_in_a_row_asks_first() {
 async fn interrupt_while_a_question_is_open_ends_the_turn_with_a_valid_history() {
     let mut h = harness(vec![], false).await;
     h.server.push(bash("c1", "echo never"));
-    h.send(Op::UserTurn { text: "go".into() });
+    h.send(Op::user_turn("go"));
     let _req = h.permission_asked().await;
     h.send(Op::Interrupt);
-    assert_eq!(h.turn_finished().await, "interrupted");
+    assert_eq!(h.turn_finished().await, TurnEnd::Interrupted);
     h.server.push(openai::text("ok", Some((1200, 2))));
-    h.send(Op::UserTurn {
-        text: "next".into(),
-    });
-    assert_eq!(h.turn_finished().await, "stop");
+    h.send(Op::user_turn("next"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let results = h.tool_results(1);
     assert_eq!(results.len(), 1);
     assert!(results[0].contains("interrupted"), "{}", results[0]);

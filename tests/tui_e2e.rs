@@ -7,81 +7,25 @@
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
 //! `cargo test --test tui_e2e`.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::post;
-use serde_json::{Value, json};
+use support::{MockServer, openai};
 
 const ANSWER: &str = "Hello from the mock model";
 const SUMMARY: &str = "## Goal\nGreet the user.";
 
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    let v = json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    });
-    format!("data: {v}\n\n")
-}
-
-/// Answers every chat completion with a short streamed text and a usage chunk; the compaction
-/// request (the compaction agent has no tools, DESIGN.md §4c) gets a summary instead.
-async fn completions(State(calls): State<Arc<AtomicUsize>>, body: Bytes) -> impl IntoResponse {
-    calls.fetch_add(1, Ordering::SeqCst);
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let has_tools = req
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
-    let reply = if has_tools { ANSWER } else { SUMMARY };
-    let mut sse = chunk(json!({"role": "assistant", "content": ""}), None);
-    for word in reply.split_inclusive(' ') {
-        sse.push_str(&chunk(json!({"content": word}), None));
-    }
-    sse.push_str(&chunk(json!({}), Some("stop")));
-    let usage = json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
-        "choices": [],
-        "usage": {"prompt_tokens": 9_000, "completion_tokens": 20, "total_tokens": 9_020}
-    });
-    sse.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
-    ([(header::CONTENT_TYPE, "text/event-stream")], sse)
-}
-
-/// Starts the mock on its own thread and runtime; returns its base URL.
-fn start_mock() -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let state = calls.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let app = Router::new()
-                .route("/v1/chat/completions", post(completions))
-                .with_state(state);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            tx.send(listener.local_addr().expect("addr"))
-                .expect("send addr");
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("mock started");
-    (format!("http://{addr}/v1"), calls)
+/// The mock on a runtime of its own (the test itself is synchronous): the prompt's answer, then
+/// the summary the compaction asks for.
+fn start_mock() -> (tokio::runtime::Runtime, MockServer) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    server.push(openai::text(ANSWER, Some((9_000, 20))));
+    server.push(openai::text(SUMMARY, Some((9_000, 20))));
+    (rt, server)
 }
 
 fn tmux(args: &[&str]) -> std::process::Output {
@@ -183,7 +127,8 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
         return;
     }
-    let (base_url, calls) = start_mock();
+    let (_rt, server) = start_mock();
+    let base_url = server.openai_base_url();
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
     let config = write_config(work.path(), &base_url);
@@ -238,9 +183,14 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         s.contains("context compacted") && status_line(s).contains("idle")
     });
     assert!(screen.contains("focus: keep the greeting"), "{screen}");
-    assert!(
-        calls.load(Ordering::SeqCst) >= 2,
+    assert_eq!(
+        server.requests().len(),
+        2,
         "the compaction called the model"
+    );
+    assert!(
+        server.request_body(1)["tools"].is_null(),
+        "the summary request has no tools"
     );
     let status = status_line(&screen);
     assert!(
@@ -250,7 +200,12 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
 
     // Ctrl+C twice quits and the terminal is given back, with a word on how to resume
     quit(&session);
-    let screen = session.wait_for("pith to exit", 10, |s| s.contains("EXIT="));
+    // `stty -a` prints its modes after the exit code: wait for them too (its last lines)
+    let screen = session.wait_for("pith to exit", 10, |s| {
+        s.split("EXIT=")
+            .nth(1)
+            .is_some_and(|t| t.contains("isig") && t.contains("opost"))
+    });
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(
         screen.contains("Resume this session: pith --session "),
@@ -295,8 +250,10 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
         eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
         return;
     }
-    let (base_url, calls) = start_mock();
-    let (attacker_url, attacker_calls) = start_mock();
+    let (_rt, server) = start_mock();
+    let (_rt2, attacker) = start_mock();
+    let base_url = server.openai_base_url();
+    let attacker_url = attacker.openai_base_url();
     let data = tempfile::tempdir().expect("tempdir");
     let home = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
@@ -337,12 +294,11 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
     session.wait_for("the answer", 30, |s| {
         s.contains(ANSWER) && status_line(s).contains("idle")
     });
-    assert_eq!(
-        attacker_calls.load(Ordering::SeqCst),
-        0,
+    assert!(
+        attacker.requests().is_empty(),
         "the untrusted base_url was used"
     );
-    assert!(calls.load(Ordering::SeqCst) >= 1);
+    assert!(!server.requests().is_empty());
     quit(&session);
     session.wait_for("pith to exit", 10, |s| s.contains("EXIT=0"));
 

@@ -113,45 +113,20 @@ pub enum ConfigError {
 /// The providers that exist without any configuration. A user `[provider.NAME]` of the same name
 /// is merged over its built-in (so `[provider.ollama] base_url = "…"` alone is enough).
 pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
-    let p = |kind, base_url: &str, key: Option<&str>| ProviderConfig {
-        kind,
-        base_url: base_url.to_string(),
-        api_key_env: key.map(str::to_string),
-        headers: BTreeMap::new(),
-        max_retries: None,
-        timeout_secs: None,
-    };
-    use ProviderKind::{Anthropic, Openai};
-    BTreeMap::from([
-        (
-            "openai".to_string(),
-            p(Openai, "https://api.openai.com/v1", Some("OPENAI_API_KEY")),
-        ),
-        (
-            "anthropic".to_string(),
-            p(
-                Anthropic,
-                "https://api.anthropic.com",
-                Some("ANTHROPIC_API_KEY"),
-            ),
-        ),
-        (
-            "openrouter".to_string(),
-            p(
-                Openai,
-                "https://openrouter.ai/api/v1",
-                Some("OPENROUTER_API_KEY"),
-            ),
-        ),
-        (
-            "ollama".to_string(),
-            p(Openai, "http://127.0.0.1:11434/v1", None),
-        ),
-        (
-            "llamacpp".to_string(),
-            p(Openai, "http://127.0.0.1:8080/v1", None),
-        ),
-    ])
+    super::known::KNOWN_PROVIDERS
+        .iter()
+        .map(|k| {
+            let config = ProviderConfig {
+                kind: k.kind.clone(),
+                base_url: k.base_url.to_string(),
+                api_key_env: k.key_env.map(str::to_string),
+                headers: BTreeMap::new(),
+                max_retries: None,
+                timeout_secs: None,
+            };
+            (k.name.to_string(), config)
+        })
+        .collect()
 }
 
 /// The default global config file: `<user config dir>/pith/config.toml`.

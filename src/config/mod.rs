@@ -1,6 +1,7 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
 
 pub mod catalog;
+pub mod known;
 pub mod load;
 pub mod trusted;
 
@@ -14,6 +15,16 @@ use serde::{Deserialize, Serialize};
 pub enum ProviderKind {
     Openai,
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The name written in a config file (`kind = "…"`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +95,8 @@ pub struct CompactionConfig {
     /// "provider/model" for the compaction agent; the session's model when unset.
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default = "default_protected_tools")]
+    /// Tools whose outputs are never pruned (none by default).
+    #[serde(default)]
     pub protected_tools: Vec<String>,
     #[serde(default = "default_prune_protect")]
     pub prune_protect: u64,
@@ -101,7 +113,7 @@ impl Default for CompactionConfig {
             threshold: None,
             preserve_recent_tokens: None,
             model: None,
-            protected_tools: default_protected_tools(),
+            protected_tools: Vec::new(),
             prune_protect: default_prune_protect(),
             prune_minimum: default_prune_minimum(),
         }
@@ -141,6 +153,23 @@ pub enum Action {
 pub enum PermissionSetting {
     Action(Action),
     Patterns(BTreeMap<String, Action>),
+}
+
+/// Whether a header or setting name looks like it holds a secret (its value is redacted by
+/// `pith config` and scrubbed from everything pith writes).
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "auth",
+        "key",
+        "token",
+        "secret",
+        "cookie",
+        "password",
+        "credential",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
 }
 
 /// The OS sandbox around the commands the `bash` tool runs.
@@ -240,9 +269,6 @@ impl Default for Config {
 
 fn yes() -> bool {
     true
-}
-fn default_protected_tools() -> Vec<String> {
-    vec!["skill".to_string()]
 }
 fn default_prune_protect() -> u64 {
     40_000

@@ -1,4 +1,4 @@
-//! Making the compaction request fit (DESIGN.md §4c): strip media, cut tool outputs to 2,000
+//! Making the compaction request fit (ARCHITECTURE.md §6.4): strip media, cut tool outputs to 2,000
 //! characters, then split the history into chunks that each fit, oldest first. "Too large to
 //! compact" is never an answer: a single message larger than a chunk is split (user text, so no
 //! instruction is lost) or cut down (assistant text, tool calls and results).

@@ -1,5 +1,5 @@
-//! The pure parts of the compaction task (DESIGN.md §4c): where the verbatim tail starts, the
-//! summary request, the chunking that makes any history fit (in [`super::chunks`], re-exported
+//! The pure parts of the compaction task (ARCHITECTURE.md §6.4): where the verbatim tail starts,
+//! the summary request, the chunking that makes any history fit (in [`super::chunks`], re-exported
 //! here) and the breaker.
 //!
 //! The engine's flow for one compaction (the new compaction message is the last of `view`):
@@ -178,8 +178,8 @@ pub fn summary_request_messages(
     out
 }
 
-/// The breaker (DESIGN.md §4c): after a compaction, stop the turn with a clear message when it
-/// did not bring the context under 0.9 of what it was, or when it was the third compaction of
+/// The breaker (ARCHITECTURE.md §6.4): after a compaction, stop the turn with a clear message when
+/// it did not bring the context under 0.9 of what it was, or when it was the third compaction of
 /// this user turn (`compactions_this_turn` counts the one just finished).
 pub fn breaker(before: u64, after: u64, compactions_this_turn: u32) -> Option<String> {
     if compactions_this_turn >= 3 {

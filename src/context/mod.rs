@@ -1,4 +1,4 @@
-//! Context management logic (DESIGN.md §3–4). Pure: no I/O, no async.
+//! Context management logic (ARCHITECTURE.md §4, §6). Pure: no I/O, no async.
 //!
 //! - [`tokens`]: the token estimator (tiktoken + learned correction ratio + per-part cache);
 //! - [`overflow`]: `usable` and the overflow test;

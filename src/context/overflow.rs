@@ -1,4 +1,4 @@
-//! The overflow test, exactly as DESIGN.md §4c.
+//! The overflow test, ARCHITECTURE.md §6.3.
 
 use crate::config::{CompactionConfig, ModelConfig};
 

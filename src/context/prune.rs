@@ -1,4 +1,4 @@
-//! Pruning old tool outputs (DESIGN.md §4b).
+//! Pruning old tool outputs (ARCHITECTURE.md §6.2).
 //!
 //! Walk tool parts newest → oldest over the model's view, skipping the last 2 user turns and
 //! stopping at the latest summary. Sum each completed output's tokens; once the sum passes

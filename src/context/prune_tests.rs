@@ -92,7 +92,10 @@ fn protected_tools_are_never_pruned_nor_counted() {
     let mut e = Estimator::for_model("gpt-4o");
     let mut s = session(&out);
     s[2] = tool_msg("a2", "u1", "skill", &out);
-    let p = plan(&s, &mut e, &cfg(x / 2, 0));
+    let mut config = cfg(x / 2, 0);
+    assert!(plan(&s, &mut e, &config).targets.contains(&target("a2")));
+    config.protected_tools = vec!["skill".into()];
+    let p = plan(&s, &mut e, &config);
     // a3 passes the protect window; a2 (skill) is skipped; a1 is a candidate.
     assert_eq!(p.targets, vec![target("a3"), target("a1")]);
 }

@@ -2,24 +2,15 @@
 
 use serde_json::json;
 
-use crate::message::{CompactionPart, Message, Part, PartKind, Role, ToolState, ToolTime, Usage};
+use crate::message::{
+    Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime,
+};
 
 pub fn msg(id: &str, role: Role) -> Message {
     Message {
         id: id.to_string(),
-        session_id: "s".to_string(),
-        role,
         time_created: 0,
-        time_completed: None,
-        parent_id: None,
-        model: None,
-        agent: None,
-        summary: false,
-        finish: None,
-        error: None,
-        usage: Usage::default(),
-        cost: 0.0,
-        parts: Vec::new(),
+        ..Message::new("s", role)
     }
 }
 
@@ -60,7 +51,7 @@ pub fn synthetic_user(id: &str, t: &str) -> Message {
 pub fn assistant(id: &str, parent: &str) -> Message {
     let mut m = msg(id, Role::Assistant);
     m.parent_id = Some(parent.to_string());
-    m.finish = Some("stop".to_string());
+    m.finish = Some(FinishReason::Stop);
     m
 }
 
@@ -124,7 +115,7 @@ pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
 pub fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
     let mut m = assistant(id, parent);
     m.summary = true;
-    m.agent = Some("compaction".to_string());
+    m.agent = Some(Agent::Compaction);
     add(&mut m, text(t));
     m
 }

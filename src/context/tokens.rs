@@ -1,4 +1,4 @@
-//! Token estimates (DESIGN.md §4, "Token counting").
+//! Token estimates (ARCHITECTURE.md §6.5).
 //!
 //! Provider-reported usage is the count of record; this module estimates what lies between
 //! reports. It counts with the real BPE of the model family (tiktoken-rs: o200k_base for current
@@ -302,6 +302,22 @@ impl Estimator {
 
     /// What a whole message costs as sent.
     pub fn message(&mut self, m: &Message) -> u64 {
+        let raw = self.message_raw(m);
+        self.scale(raw)
+    }
+
+    /// Sum of `message` over a list (e.g. a view).
+    pub fn messages<'a>(&mut self, ms: impl IntoIterator<Item = &'a Message>) -> u64 {
+        let mut raw = 0;
+        for m in ms {
+            raw += self.message_raw(m);
+        }
+        self.scale(raw)
+    }
+
+    /// A message's unscaled count: its parts, the reminder a mid-turn message is sent in, and the
+    /// per-message overhead (nothing for a message that sends nothing).
+    fn message_raw(&mut self, m: &Message) -> u64 {
         let mut raw = 0;
         for p in &m.parts {
             raw += self.entry(p).total;
@@ -309,22 +325,10 @@ impl Estimator {
         if raw == 0 {
             return 0;
         }
-        self.scale(raw + MESSAGE_OVERHEAD)
-    }
-
-    /// Sum of `message` over a list (e.g. a view).
-    pub fn messages<'a>(&mut self, ms: impl IntoIterator<Item = &'a Message>) -> u64 {
-        let mut raw = 0;
-        for m in ms {
-            let mut r = 0;
-            for p in &m.parts {
-                r += self.entry(p).total;
-            }
-            if r > 0 {
-                raw += r + MESSAGE_OVERHEAD;
-            }
+        if m.mid_turn {
+            raw += self.counter().count(&super::view::wrap_mid_turn(""));
         }
-        self.scale(raw)
+        raw + MESSAGE_OVERHEAD
     }
 
     /// Part-cache statistics: (hits, misses).

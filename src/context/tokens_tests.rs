@@ -264,3 +264,22 @@ fn lazy_overhead_is_recounted_after_the_switch() {
     assert_eq!(after, exact.request_overhead(&system, &[]));
     assert_ne!(before, after);
 }
+
+#[test]
+fn a_mid_turn_message_counts_the_reminder_it_is_sent_in() {
+    let mut e = Estimator::for_model("gpt-4o");
+    let plain = user("u1", "also fix the tests");
+    let mut late = plain.clone();
+    late.mid_turn = true;
+    let wrapped = crate::context::view::wrap_mid_turn("also fix the tests");
+    let extra = e.message(&late) - e.message(&plain);
+    let reminder = e.text(&wrapped) - e.text("also fix the tests");
+    assert!(
+        extra > 10 && extra.abs_diff(reminder) <= 2,
+        "{extra} tokens added for a reminder of {reminder}"
+    );
+    assert_eq!(
+        e.messages([&late, &plain]),
+        e.message(&late) + e.message(&plain)
+    );
+}

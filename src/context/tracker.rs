@@ -1,4 +1,4 @@
-//! The running context figure between provider reports (DESIGN.md §4, "Token counting").
+//! The running context figure between provider reports (ARCHITECTURE.md §6.3, §6.5).
 //!
 //! The count of record is the provider's last report (`usage.context_tokens()`). Between reports
 //! the engine adds estimates of what it appended (a tool output, a user message); after a

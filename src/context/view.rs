@@ -1,4 +1,4 @@
-//! From stored history to a model request (DESIGN.md §3.1–3.2).
+//! From stored history to a model request (ARCHITECTURE.md §4.1–4.2).
 //!
 //! The model sees history from the latest *completed* compaction on: the user message holding the
 //! Compaction part (sent as "What did we do so far?"), its summary, the verbatim tail the
@@ -14,6 +14,15 @@ use crate::llm::{AssistantContent, ChatMessage, UserContent};
 use crate::message::{Message, PartKind, Role, ToolState};
 
 use super::COMPACTION_QUESTION;
+
+/// How a message typed while the agent worked is sent (`{text}` is what the user typed).
+const MID_TURN_TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
+
+/// A message the user typed while the agent worked, as the model receives it: inside a reminder
+/// to address it and carry on. Applied when the request is built; the store keeps what was typed.
+pub fn wrap_mid_turn(text: &str) -> String {
+    MID_TURN_TEMPLATE.trim_end().replace("{text}", text)
+}
 
 /// What a pruned tool output is sent as.
 pub const CLEARED_TOOL_RESULT: &str = "[Old tool result content cleared]";
@@ -238,7 +247,7 @@ pub fn model_order(messages: Vec<Message>) -> Vec<Message> {
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
-/// History → wire messages: the view of `messages`, converted by the rules of DESIGN.md §3.2.
+/// History → wire messages: the view of `messages`, converted by the rules of ARCHITECTURE.md §4.2.
 /// File parts are left out (see [`to_chat_with`] to attach images).
 pub fn to_chat(messages: &[Message]) -> Vec<ChatMessage> {
     to_chat_with(messages, &mut |_, _| None)
@@ -279,7 +288,12 @@ fn convert_user(
     for p in &m.parts {
         match &p.kind {
             PartKind::Text { text, .. } if !text.is_empty() => {
-                content.push(UserContent::Text { text: text.clone() })
+                let text = if m.mid_turn {
+                    wrap_mid_turn(text)
+                } else {
+                    text.clone()
+                };
+                content.push(UserContent::Text { text })
             }
             PartKind::Compaction(_) => content.push(UserContent::Text {
                 text: COMPACTION_QUESTION.to_string(),

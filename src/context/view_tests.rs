@@ -288,3 +288,29 @@ fn turn_starts() {
     assert!(!is_turn_start(&compaction_msg("c", None)));
     assert!(!is_turn_start(&assistant("a", "u")));
 }
+
+/// A message typed while the agent worked is stored as typed and sent inside the reminder.
+#[test]
+fn mid_turn_messages_are_wrapped_when_sent() {
+    let mut late = user("u2", "also fix the tests");
+    late.mid_turn = true;
+    let chat = to_chat(&[user("u1", "fix it"), late]);
+    let texts: Vec<&UserContent> = chat
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { content } => content.first(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            &UserContent::Text {
+                text: "fix it".into()
+            },
+            &UserContent::Text {
+                text: "<system-reminder>\nThe user sent the following message:\nalso fix the tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>".into()
+            },
+        ]
+    );
+}

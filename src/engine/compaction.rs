@@ -1,5 +1,5 @@
-//! The compaction task (DESIGN.md §4c): a Compaction part on a user message, processed by the
-//! hidden compaction agent, saved as a summary message; the view restarts from it.
+//! The compaction task (ARCHITECTURE.md §6.4): a Compaction part on a user message, processed by
+//! the hidden compaction agent, saved as a summary message; the view restarts from it.
 
 use std::collections::VecDeque;
 
@@ -12,7 +12,7 @@ use crate::context::compaction as plan;
 use crate::context::overflow;
 use crate::event::{EngineState, Event};
 use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
-use crate::message::{CompactionPart, Message, PartKind, Role, Usage, now_ms};
+use crate::message::{Agent, CompactionPart, FinishReason, Message, PartKind, Role, Usage, now_ms};
 use crate::provider::ErrorKind;
 
 /// Budget when the model's window is unknown.
@@ -105,11 +105,11 @@ impl Runner {
         let mut s = Message::new(&self.session.id, Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
-        s.agent = Some("compaction".into());
+        s.agent = Some(Agent::Compaction);
         s.model = Some(setup.name.clone());
         s.usage = usage;
         s.cost = crate::provider::cost::cost(&usage, &setup.info);
-        s.finish = Some("stop".into());
+        s.finish = Some(FinishReason::Stop);
         s.time_completed = Some(now_ms());
         s.push(PartKind::Text {
             text: summary,

@@ -1,21 +1,15 @@
-//! System prompt assembly (DESIGN.md §3.3): a stable header (the agent prompt) and the rest
+//! System prompt assembly (ARCHITECTURE.md §4.3): a stable header (the agent prompt) and the rest
 //! (environment and instruction files), kept apart so provider prompt caches hit.
 
 use std::path::{Path, PathBuf};
 
 pub const AGENT_PROMPT: &str = include_str!("../../prompts/system.md");
 pub const MAX_STEPS_PROMPT: &str = include_str!("../../prompts/max-steps.md");
-const MID_TURN_TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
 
 /// Instruction files looked for in the workspace and every directory above it.
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// An instruction file larger than this is cut (it would crowd out the conversation).
 const MAX_INSTRUCTION_BYTES: usize = 64 * 1024;
-
-/// Wraps a message the user typed while the agent was working (DESIGN.md §3.4).
-pub fn wrap_mid_turn(text: &str) -> String {
-    MID_TURN_TEMPLATE.trim_end().replace("{text}", text)
-}
 
 /// The nearest directory at or above `dir` that holds `.git`.
 pub fn git_root(dir: &Path) -> Option<PathBuf> {
@@ -114,14 +108,6 @@ pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str) -> Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mid_turn_wrapping_matches_the_design() {
-        assert_eq!(
-            wrap_mid_turn("also fix the tests"),
-            "<system-reminder>\nThe user sent the following message:\nalso fix the tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>"
-        );
-    }
 
     #[test]
     fn instructions_nearest_last_and_extra_files() {

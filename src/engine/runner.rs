@@ -6,12 +6,12 @@ use tokio::sync::mpsc;
 
 use super::EngineOptions;
 use super::prompt;
-use super::shared::{Control, Shared};
+use super::shared::{Control, Prompt, Shared};
 use crate::config::catalog;
 use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op};
+use crate::event::{Breakdown, ContextUsage, EngineState, ErrorKind, Event, Op, TurnEnd};
 use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
@@ -76,7 +76,7 @@ pub struct Runner {
     pub(super) events: mpsc::UnboundedSender<Event>,
     pub(super) shared: Arc<Shared>,
     /// The model's view of the history in model order: from the latest completed compaction
-    /// (its message, the summary, the verbatim tail) to the newest message (DESIGN.md §3.1).
+    /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
     pub(super) estimator: Estimator,
@@ -300,6 +300,21 @@ impl Runner {
         self.push_message(m)
     }
 
+    /// Adds what the user typed; `mid_turn`: typed while the agent was working.
+    pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
+        let mut m = Message::new(&self.session.id, Role::User);
+        m.submission_id = Some(prompt.id.clone());
+        m.mid_turn = mid_turn;
+        m.push(PartKind::Text {
+            text: prompt.text.clone(),
+            synthetic: false,
+        });
+        if self.session.title.is_empty() {
+            self.session.title = title_from(&prompt.text);
+        }
+        self.push_message(m)
+    }
+
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
         // Front ends start with the session they opened (the TUI has its transcript already):
@@ -336,17 +351,15 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                match self.compact(false, false, focus, false, &cancel).await {
-                    Ok(_) => self.emit(Event::TurnFinished {
-                        reason: "compacted".into(),
-                    }),
+                let reason = match self.compact(false, false, focus, false, &cancel).await {
+                    Ok(_) => TurnEnd::Compacted,
                     Err(message) => {
-                        self.emit(Event::Error { message });
-                        self.emit(Event::TurnFinished {
-                            reason: "error".into(),
-                        });
+                        let kind = ErrorKind::Compaction;
+                        self.emit(Event::Error { kind, message });
+                        TurnEnd::Error
                     }
-                }
+                };
+                self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
             }
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
@@ -359,12 +372,11 @@ impl Runner {
                     if let Some(w) = warning {
                         self.emit(Event::Info { message: w });
                     }
-                    self.emit(Event::Info {
-                        message: format!("model: {model}"),
-                    });
+                    self.emit(Event::ModelChanged { model });
                     self.emit_context();
                 }
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Model,
                     message: format!("cannot switch to {model}: {e:#}"),
                 }),
             },
@@ -375,6 +387,7 @@ impl Runner {
                 {
                     Ok(s) => self.switch_session(s),
                     Err(e) => self.emit(Event::Error {
+                        kind: ErrorKind::Session,
                         message: format!("cannot create a session: {e:#}"),
                     }),
                 }
@@ -382,15 +395,18 @@ impl Runner {
             Op::ResumeSession { id } => match self.store.find_session(&id) {
                 Ok(Some(s)) => self.switch_session(s),
                 Ok(None) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("no session {id}"),
                 }),
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("cannot load session {id}: {e:#}"),
                 }),
             },
             Op::ListSessions => match self.store.list_sessions() {
                 Ok(sessions) => self.emit(Event::Sessions { sessions }),
                 Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
@@ -431,6 +447,7 @@ impl Runner {
         self.tracker = ContextTracker::default();
         if let Err(e) = self.load_view() {
             self.emit(Event::Error {
+                kind: ErrorKind::Session,
                 message: format!("cannot load session: {e:#}"),
             });
         }
@@ -451,6 +468,7 @@ impl Runner {
             Ok(m) => m,
             Err(e) => {
                 self.emit(Event::Error {
+                    kind: ErrorKind::Export,
                     message: format!("cannot export: {e:#}"),
                 });
                 return;
@@ -472,6 +490,7 @@ impl Runner {
                 message: format!("exported to {}", path.display()),
             }),
             Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Export,
                 message: format!("cannot write {}: {e}", path.display()),
             }),
         }
@@ -555,7 +574,7 @@ impl Runner {
     }
 }
 
-/// Converts messages already in model order to wire messages (DESIGN.md §3.2).
+/// Converts messages already in model order to wire messages (ARCHITECTURE.md §4.2).
 pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
     crate::context::view::convert(&refs, &mut |_, _| None)

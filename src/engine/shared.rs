@@ -6,8 +6,16 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Event, Op, PermissionReply};
+use crate::event::{ErrorKind, Event, Op, PermissionReply};
 use crate::store::{PAGE_MESSAGES, Store};
+
+/// A user message waiting for the runner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    /// The front end's id (`Op::UserTurn::id`), stored on the message as `submission_id`.
+    pub id: String,
+    pub text: String,
+}
 
 /// What a permission waiter receives.
 pub type PermissionAnswer = (PermissionReply, Option<String>);
@@ -15,7 +23,7 @@ pub type PermissionAnswer = (PermissionReply, Option<String>);
 #[derive(Default)]
 pub struct Shared {
     /// User messages not yet taken by the runner (typed mid-turn, or waiting for the runner).
-    pub queue: Mutex<VecDeque<String>>,
+    pub queue: Mutex<VecDeque<Prompt>>,
     /// Cancelled by `Op::Interrupt`; replaced by the runner at the start of each turn.
     pub cancel: Mutex<CancellationToken>,
     pub permissions: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
@@ -24,11 +32,16 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn take_queue(&self) -> Vec<String> {
+    pub fn take_queue(&self) -> Vec<Prompt> {
         self.queue
             .lock()
             .map(|mut q| q.drain(..).collect())
             .unwrap_or_default()
+    }
+
+    /// Something is waiting to be delivered.
+    pub fn has_queued(&self) -> bool {
+        self.queue.lock().is_ok_and(|q| !q.is_empty())
     }
 
     pub fn fresh_cancel(&self) -> CancellationToken {
@@ -65,7 +78,8 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
             let message = format!("cannot load older messages: {e:#}");
-            (Default::default(), Some(Event::Error { message }))
+            let kind = ErrorKind::Session;
+            (Default::default(), Some(Event::Error { kind, message }))
         }
     };
     let history = Event::History {
@@ -117,9 +131,9 @@ pub async fn pump(
                     }
                 });
             }
-            Op::UserTurn { text } => {
+            Op::UserTurn { id, text } => {
                 if let Ok(mut q) = shared.queue.lock() {
-                    q.push_back(text);
+                    q.push_back(Prompt { id, text });
                 }
                 shared.notify.notify_one();
                 let _ = ctl.send(Control::Wake);

@@ -1,5 +1,5 @@
-//! Streaming one step into an assistant message, with retries (DESIGN.md: provider faults are
-//! retried with backoff or reported plainly).
+//! Streaming one step into an assistant message, with retries (ARCHITECTURE.md §5: provider faults
+//! are retried with backoff or reported plainly).
 
 use std::time::{Duration, Instant};
 
@@ -80,10 +80,10 @@ impl Runner {
             EngineState::Retrying,
             Some(format!("{attempt}/{}", self.retry.max_retries)),
         );
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => true,
-            _ = cancel.cancelled() => false,
-        }
+        cancel
+            .run_until_cancelled(tokio::time::sleep(delay))
+            .await
+            .is_some()
     }
 
     /// Drops every part after the StepStart (a failed attempt's partial output).
@@ -112,10 +112,10 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
-        let mut stream = tokio::select! {
-            r = provider.stream(request) => r?,
-            _ = cancel.cancelled() => return Ok(Outcome::Interrupted),
+        let Some(opened) = cancel.run_until_cancelled(provider.stream(request)).await else {
+            return Ok(Outcome::Interrupted);
         };
+        let mut stream = opened?;
         let mut usage = None;
         let mut finish = None;
         let mut last_flush = Instant::now();
@@ -344,17 +344,17 @@ async fn collect_once(
     cancel: &CancellationToken,
 ) -> Result<(String, Option<Usage>), ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
-    let mut stream = tokio::select! {
-        r = provider.stream(request) => r?,
-        _ = cancel.cancelled() => return Err(cancelled()),
-    };
+    let mut stream = cancel
+        .run_until_cancelled(provider.stream(request))
+        .await
+        .ok_or_else(cancelled)??;
     let mut text = String::new();
     let mut usage = None;
     loop {
-        let item = tokio::select! {
-            i = stream.next() => i,
-            _ = cancel.cancelled() => return Err(cancelled()),
-        };
+        let item = cancel
+            .run_until_cancelled(stream.next())
+            .await
+            .ok_or_else(cancelled)?;
         match item {
             None => break,
             Some(Err(e)) => return Err(e),

@@ -225,10 +225,7 @@ impl Runner {
         let rx = self.shared.wait_permission(&request.id);
         self.emit(Event::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
-        let answer = tokio::select! {
-            a = rx => a.ok(),
-            _ = cancel.cancelled() => None,
-        };
+        let answer = cancel.run_until_cancelled(rx).await.and_then(Result::ok);
         if let Some((reply, _)) = &answer {
             self.permissions.reply(&request, *reply);
         }

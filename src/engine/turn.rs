@@ -1,23 +1,33 @@
-//! One user turn: steps until the model stops calling tools (DESIGN.md §3, §4).
+//! One user turn: steps until the model stops calling tools (ARCHITECTURE.md §5).
 
 use tokio_util::sync::CancellationToken;
 
-use super::prompt;
 use super::runner::Runner;
+use super::shared::Prompt;
 use super::step::Outcome;
 use crate::context::{compaction, overflow, prune};
-use crate::event::{EngineState, Event};
+use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
 use crate::llm::FinishReason;
-use crate::message::{Message, PartKind, Role, ToolState, now_ms};
+use crate::message::{Agent, Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
+
+/// A step the model answered.
+struct StepDone {
+    /// The assistant message in the view.
+    idx: usize,
+    usage: Option<Usage>,
+    finish: FinishReason,
+    /// The estimate of the request, to learn from the reported usage.
+    estimated: u64,
+}
 
 impl Runner {
-    /// Runs a turn for the user messages in `texts` (queued while idle).
-    pub(super) async fn user_turn(&mut self, texts: Vec<String>) {
+    /// Runs a turn for the user messages in `prompts` (queued while idle).
+    pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
         let mut parent = String::new();
-        for text in &texts {
-            let i = self.push_user_text(text, false);
+        for p in &prompts {
+            let i = self.push_prompt(p, false);
             parent = self.view[i].id.clone();
         }
         self.touch_session();
@@ -29,81 +39,21 @@ impl Runner {
         self.state(EngineState::Idle, None);
     }
 
-    /// Returns the reason the turn ended: "stop", "length", "max_steps", "interrupted", "error".
-    async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> String {
+    async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> TurnEnd {
         let max_steps = self.opts.config.max_steps.max(1);
         let mut step: u32 = 0;
-        let mut overflow_retried = false;
         loop {
-            if cancel.is_cancelled() {
-                return "interrupted".into();
-            }
-            if step > 0 {
-                let queued = self.shared.take_queue();
-                for text in &queued {
-                    let i = self.push_user_text(&prompt::wrap_mid_turn(text), false);
-                    parent = self.view[i].id.clone();
-                }
-                if !queued.is_empty() {
-                    self.emit_context();
-                }
-            }
             step += 1;
-            self.prune();
-            if self.overflowing() {
-                if let Err(message) = self.compact(true, false, None, true, cancel).await {
-                    return self.fail(message);
-                }
-                if cancel.is_cancelled() {
-                    return "interrupted".into();
-                }
-            }
             let last_step = step >= max_steps;
-            let request = self.build_request(last_step);
-            let estimated = self.estimate_request();
-            let mut a = Message::new(&self.session.id, Role::Assistant);
-            a.parent_id = Some(parent.clone());
-            a.model = Some(self.model.name.clone());
-            a.agent = Some("build".into());
-            a.push(PartKind::StepStart);
-            let idx = self.push_message(a);
-            self.state(EngineState::Thinking, None);
-            let outcome = self.stream_step(idx, &request, cancel).await;
-            let (usage, finish) = match outcome {
-                Outcome::Done { usage, finish } => (usage, finish),
-                Outcome::Interrupted => {
-                    self.finish_interrupted(idx);
-                    return "interrupted".into();
-                }
-                Outcome::Overflow(err) => {
-                    self.drop_message(idx);
-                    if overflow_retried || !self.opts.config.compaction.auto {
-                        return self.fail(format!(
-                            "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
-                            err.message
-                        ));
-                    }
-                    overflow_retried = true;
-                    tracing::info!(
-                        "provider reported a context overflow; compacting and retrying the step"
-                    );
-                    if let Err(message) = self.compact(true, true, None, true, cancel).await {
-                        return self.fail(message);
-                    }
-                    step -= 1;
-                    continue;
-                }
-                Outcome::Failed(err) => {
-                    let m = &mut self.view[idx];
-                    m.error = Some(err.message.clone());
-                    m.time_completed = Some(now_ms());
-                    let m = m.clone();
-                    self.save_message(&m);
-                    self.emit(Event::Message { message: m });
-                    return self.fail(err.message);
-                }
+            let StepDone {
+                idx,
+                usage,
+                finish,
+                estimated,
+            } = match self.run_step(&mut parent, last_step, cancel).await {
+                Ok(done) => done,
+                Err(end) => return end,
             };
-            overflow_retried = false;
             self.finish_step(idx, usage, &finish, estimated);
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
@@ -117,27 +67,105 @@ impl Runner {
             if has_calls {
                 self.run_tools(idx, cancel).await;
                 if cancel.is_cancelled() {
-                    return "interrupted".into();
+                    return TurnEnd::Interrupted;
                 }
             }
-            let queued = !self
-                .shared
-                .queue
-                .lock()
-                .map(|q| q.is_empty())
-                .unwrap_or(true);
-            let continuing = (has_calls && !last_step) || queued;
+            let continuing = (has_calls && !last_step) || self.shared.has_queued();
             if self.overflowing()
                 && let Err(message) = self.compact(true, false, None, continuing, cancel).await
             {
-                return self.fail(message);
+                return self.fail(ErrorKind::Compaction, message);
             }
             if !continuing {
                 return if last_step && has_calls {
-                    "max_steps".into()
+                    TurnEnd::MaxSteps
                 } else {
-                    finish.as_str().to_string()
+                    TurnEnd::from(finish)
                 };
+            }
+        }
+    }
+
+    /// One step: delivers what the user typed meanwhile, then streams the model's answer into a
+    /// new assistant message. When the provider reports that the request overflowed the context
+    /// window, the context is compacted and the same step is tried again, once. `Err` ends the
+    /// turn.
+    async fn run_step(
+        &mut self,
+        parent: &mut String,
+        last_step: bool,
+        cancel: &CancellationToken,
+    ) -> Result<StepDone, TurnEnd> {
+        let mut overflow_retried = false;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::Interrupted);
+            }
+            let queued = self.shared.take_queue();
+            for p in &queued {
+                let i = self.push_prompt(p, true);
+                *parent = self.view[i].id.clone();
+            }
+            if !queued.is_empty() {
+                self.emit_context();
+            }
+            self.prune();
+            if self.overflowing() {
+                if let Err(message) = self.compact(true, false, None, true, cancel).await {
+                    return Err(self.fail(ErrorKind::Compaction, message));
+                }
+                if cancel.is_cancelled() {
+                    return Err(TurnEnd::Interrupted);
+                }
+            }
+            let request = self.build_request(last_step);
+            let estimated = self.estimate_request();
+            let mut a = Message::new(&self.session.id, Role::Assistant);
+            a.parent_id = Some(parent.clone());
+            a.model = Some(self.model.name.clone());
+            a.agent = Some(Agent::Build);
+            a.push(PartKind::StepStart);
+            let idx = self.push_message(a);
+            self.state(EngineState::Thinking, None);
+            match self.stream_step(idx, &request, cancel).await {
+                Outcome::Done { usage, finish } => {
+                    return Ok(StepDone {
+                        idx,
+                        usage,
+                        finish,
+                        estimated,
+                    });
+                }
+                Outcome::Interrupted => {
+                    self.finish_interrupted(idx);
+                    return Err(TurnEnd::Interrupted);
+                }
+                Outcome::Overflow(err) => {
+                    self.drop_message(idx);
+                    if overflow_retried || !self.opts.config.compaction.auto {
+                        return Err(self.fail(ErrorKind::ContextOverflow, format!(
+                            "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
+                            err.message
+                        )));
+                    }
+                    overflow_retried = true;
+                    tracing::info!(
+                        "provider reported a context overflow; compacting and retrying the step"
+                    );
+                    if let Err(message) = self.compact(true, true, None, true, cancel).await {
+                        return Err(self.fail(ErrorKind::Compaction, message));
+                    }
+                    // the same step again, on the compacted context
+                }
+                Outcome::Failed(err) => {
+                    let m = &mut self.view[idx];
+                    m.error = Some(MessageError::Failed(err.message.clone()));
+                    m.time_completed = Some(now_ms());
+                    let m = m.clone();
+                    self.save_message(&m);
+                    self.emit(Event::Message { message: m });
+                    return Err(self.fail(ErrorKind::Provider, err.message));
+                }
             }
         }
     }
@@ -151,9 +179,10 @@ impl Runner {
         )
     }
 
-    fn fail(&mut self, message: String) -> String {
-        self.emit(Event::Error { message });
-        "error".into()
+    /// Reports what ended the turn.
+    fn fail(&mut self, kind: ErrorKind, message: String) -> TurnEnd {
+        self.emit(Event::Error { kind, message });
+        TurnEnd::Error
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
@@ -169,7 +198,7 @@ impl Runner {
     fn finish_step(
         &mut self,
         idx: usize,
-        usage: Option<crate::message::Usage>,
+        usage: Option<Usage>,
         finish: &FinishReason,
         estimated: u64,
     ) {
@@ -181,11 +210,11 @@ impl Runner {
             let m = &mut self.view[idx];
             m.usage = usage.unwrap_or_default();
             m.cost = cost;
-            m.finish = Some(finish.as_str().to_string());
+            m.finish = Some(finish.clone());
             m.time_completed = Some(now_ms());
             m.push(PartKind::StepFinish {
                 usage: usage.unwrap_or_default(),
-                finish: finish.as_str().to_string(),
+                finish: finish.clone(),
                 cost,
             });
         }
@@ -211,7 +240,7 @@ impl Runner {
         }
         self.emit(Event::StepFinished {
             usage: usage.unwrap_or_default(),
-            finish: finish.as_str().to_string(),
+            finish: finish.clone(),
             cost,
         });
         self.touch_session();
@@ -226,14 +255,14 @@ impl Runner {
                 && !state.is_done()
             {
                 *state = ToolState::Error {
-                    message: "Tool execution was interrupted".into(),
+                    message: super::tool_exec::INTERRUPTED.into(),
                     start: None,
                     end: Some(now_ms()),
                 };
             }
         }
-        m.error = Some("interrupted".into());
-        m.finish = Some("interrupted".into());
+        m.error = Some(MessageError::Interrupted);
+        m.finish = Some(FinishReason::Interrupted);
         m.time_completed = Some(now_ms());
         let m = m.clone();
         self.save_message(&m);
@@ -243,7 +272,7 @@ impl Runner {
         }
     }
 
-    /// Clears old tool outputs (DESIGN.md §4b) at a step boundary.
+    /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
     pub(super) fn prune(&mut self) {
         if !self.opts.config.compaction.prune {
             return;

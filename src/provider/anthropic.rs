@@ -226,18 +226,7 @@ pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> ErrorKi
     }
 }
 
-/// Collapses whitespace runs (newlines included) and caps the length.
+/// An error message on one line, capped.
 fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX_MESSAGE_CHARS + 1));
-    for (i, word) in s.split_whitespace().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    if out.chars().count() > MAX_MESSAGE_CHARS {
-        out = out.chars().take(MAX_MESSAGE_CHARS).collect();
-        out.push('…');
-    }
-    out
+    crate::text::one_line_max(s, MAX_MESSAGE_CHARS)
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::text::one_line_max;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -172,19 +174,7 @@ pub fn error_detail(body: &str) -> String {
                 .or_else(|| v.get("detail").and_then(|m| m.as_str()))
                 .map(str::to_string)
         });
-    one_line(from_json.as_deref().unwrap_or(trimmed), 300)
-}
-
-/// Collapses whitespace runs (newlines included) to single spaces and cuts to `max` chars.
-fn one_line(s: &str, max: usize) -> String {
-    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if joined.chars().count() <= max {
-        joined
-    } else {
-        let mut out: String = joined.chars().take(max).collect();
-        out.push('…');
-        out
-    }
+    one_line_max(from_json.as_deref().unwrap_or(trimmed), 300)
 }
 
 /// A numeric status hidden in an error body (`error.code: 502`, `error.status`, `status`).
@@ -294,7 +284,7 @@ pub fn from_reqwest(err: reqwest::Error) -> ProviderError {
     }
     ProviderError {
         kind: ErrorKind::Network,
-        message: one_line(&message, 400),
+        message: one_line_max(&message, 400),
         status,
         retry_after: None,
     }

@@ -102,7 +102,9 @@ fn trial(applied: &Applied) -> io::Result<()> {
     if status.success() {
         Ok(())
     } else {
-        Err(io::Error::other(format!("a sandboxed test process failed: {status}")))
+        Err(io::Error::other(format!(
+            "a sandboxed test process failed: {status}"
+        )))
     }
 }
 

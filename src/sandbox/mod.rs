@@ -99,8 +99,9 @@ impl CommandPolicy {
         self.confines_writes() || self.blocks_network()
     }
 
-    /// The directories commands may write to for this workspace (workspace-write mode).
-    pub fn writable_roots(&self, workspace: &Path, data_dir: &Path) -> Vec<PathBuf> {
+    /// The directories commands may write to for this workspace (workspace-write mode);
+    /// `outputs` is pith's saved tool-output folder.
+    pub fn writable_roots(&self, workspace: &Path, outputs: &Path) -> Vec<PathBuf> {
         if self.mode == SandboxMode::ReadOnly {
             return Vec::new();
         }
@@ -109,7 +110,7 @@ impl CommandPolicy {
         if !roots.contains(&tmp) {
             roots.push(tmp);
         }
-        roots.push(crate::tools::truncate::output_dir(data_dir));
+        roots.push(outputs.to_path_buf());
         roots.extend(self.writable.iter().cloned());
         roots
     }
@@ -250,12 +251,13 @@ impl Applied {
 }
 
 /// Prepares `cmd` to run under `policy`: removes withheld variables from its environment and,
-/// unless `unsandboxed`, installs the sandbox (applied in the child before exec).
+/// unless `unsandboxed`, installs the sandbox (applied in the child before exec). `outputs` is
+/// pith's saved tool-output folder, writable like the workspace.
 pub fn apply(
     cmd: &mut tokio::process::Command,
     policy: &CommandPolicy,
     workspace: &Path,
-    data_dir: &Path,
+    outputs: &Path,
     unsandboxed: bool,
 ) -> std::io::Result<Applied> {
     for name in policy.env.withheld(std::env::vars_os().map(|(k, _)| k)) {
@@ -268,7 +270,7 @@ pub fn apply(
         confined_writes: policy.confines_writes(),
         blocked_network: policy.blocks_network(),
         read_only: policy.mode == SandboxMode::ReadOnly,
-        writable: policy.writable_roots(workspace, data_dir),
+        writable: policy.writable_roots(workspace, outputs),
     };
     install(cmd, &applied)?;
     Ok(applied)

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::message::{Message, PartKind, Role, Session, ToolState};
+use crate::text::one_line;
 
 /// Format marker of the JSON export.
 pub const EXPORT_FORMAT: &str = "pith-session";
@@ -68,7 +69,10 @@ fn write_message(out: &mut String, message: &Message) {
         );
     }
     if let Some(error) = &message.error {
-        let _ = writeln!(out, "> **Error:** {}\n", one_line(error));
+        let _ = writeln!(out, "> **Error:** {}\n", one_line(&error.to_string()));
+    }
+    if message.mid_turn {
+        let _ = writeln!(out, "*(sent while the agent worked)*\n");
     }
     for part in &message.parts {
         match &part.kind {
@@ -187,10 +191,6 @@ fn fenced(out: &mut String, lang: &str, body: &str) {
         out.push('\n');
     }
     let _ = writeln!(out, "{fence}\n");
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn format_time(ms: i64) -> String {

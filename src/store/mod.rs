@@ -1,4 +1,4 @@
-//! Persistent storage: SQLite sessions, messages and parts (DESIGN.md §2).
+//! Persistent storage: SQLite sessions, messages and parts (ARCHITECTURE.md §3, §7).
 //!
 //! One database file, `<data_dir>/pith.db`, in WAL mode: every write is one small statement and is
 //! durable against a killed process as soon as it returns, so a `kill -9` mid-stream loses at most
@@ -9,6 +9,7 @@
 //! `(session_id, id)`.
 
 pub mod export;
+mod legacy;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -18,7 +19,10 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Message, Part, PartKind, Role, Session, Usage, new_id, now_ms};
+use crate::message::{
+    Agent, FinishReason, Message, MessageError, Part, PartKind, Role, Session, Usage, new_id,
+    now_ms,
+};
 
 /// The schema version this build writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = 1;
@@ -79,14 +83,18 @@ struct HeaderRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    agent: Option<&'a str>,
+    agent: Option<&'a Agent>,
     summary: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    finish: Option<&'a str>,
+    finish: Option<&'a FinishReason>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
+    error: Option<&'a MessageError>,
     usage: &'a Usage,
     cost: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    mid_turn: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -98,17 +106,21 @@ struct Header {
     #[serde(default)]
     model: Option<String>,
     #[serde(default)]
-    agent: Option<String>,
+    agent: Option<Agent>,
     #[serde(default)]
     summary: bool,
     #[serde(default)]
-    finish: Option<String>,
+    finish: Option<FinishReason>,
     #[serde(default)]
-    error: Option<String>,
+    error: Option<MessageError>,
     #[serde(default)]
     usage: Usage,
     #[serde(default)]
     cost: f64,
+    #[serde(default)]
+    submission_id: Option<String>,
+    #[serde(default)]
+    mid_turn: bool,
 }
 
 /// How many messages a page of history holds: what a resumed session shows first, and what each
@@ -460,6 +472,8 @@ impl Store {
                     usage: header.usage,
                     cost: header.cost,
                     parts: Vec::new(),
+                    submission_id: header.submission_id,
+                    mid_turn: header.mid_turn,
                 });
             }
         }
@@ -494,6 +508,7 @@ impl Store {
                 Err(e) => tracing::warn!(part = %id, error = %e, "skipping unreadable part"),
             }
         }
+        messages.iter_mut().for_each(legacy::upgrade);
         Ok(messages)
     }
 }
@@ -503,12 +518,14 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
         time_completed: message.time_completed,
         parent_id: message.parent_id.as_deref(),
         model: message.model.as_deref(),
-        agent: message.agent.as_deref(),
+        agent: message.agent.as_ref(),
         summary: message.summary,
-        finish: message.finish.as_deref(),
-        error: message.error.as_deref(),
+        finish: message.finish.as_ref(),
+        error: message.error.as_ref(),
         usage: &message.usage,
         cost: message.cost,
+        submission_id: message.submission_id.as_deref(),
+        mid_turn: message.mid_turn,
     };
     let data = crate::secrets::scrub(&serde_json::to_string(&header)?).into_owned();
     conn.prepare_cached(

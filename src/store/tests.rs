@@ -535,4 +535,127 @@ fn markdown_export_is_readable() {
     );
     assert!(md.contains("**Compaction summary**"));
     assert!(md.contains("````\n```rust\nfn x() {}\n```\n````"), "{md}");
+    assert!(!md.contains("sent while the agent worked"), "{md}");
+    msgs[0].mid_turn = true;
+    let md = export_markdown(&s, &msgs);
+    assert!(md.contains("*(sent while the agent worked)*"), "{md}");
+}
+
+/// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
+/// load as the typed values, and are written back byte for byte.
+#[test]
+fn stored_strings_of_earlier_builds_load_as_enums() {
+    use crate::message::{Agent, FinishReason, MessageError};
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let usage =
+        r#""usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"cost":0.5"#;
+    let rows = [
+        (
+            "01A",
+            format!(
+                r#"{{"time_completed":5,"model":"m","agent":"build","summary":false,"finish":"interrupted","error":"interrupted",{usage}}}"#
+            ),
+        ),
+        (
+            "01B",
+            format!(
+                r#"{{"agent":"compaction","summary":true,"finish":"stop","error":"provider returned 500",{usage}}}"#
+            ),
+        ),
+        (
+            "01C",
+            format!(r#"{{"agent":"plan","summary":false,"finish":"pause_turn",{usage}}}"#),
+        ),
+        (
+            "01D",
+            format!(r#"{{"summary":false,"error":"aborted",{usage}}}"#),
+        ),
+    ];
+    {
+        let conn = store.conn();
+        for (id, data) in &rows {
+            conn.execute(
+                "INSERT INTO messages (id, session_id, role, time_created, data) VALUES (?1, ?2, 'assistant', 1, ?3)",
+                params![id, s.id, data],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO parts (id, message_id, session_id, data) VALUES ('01AP', '01A', ?1, ?2)",
+            params![
+                s.id,
+                r#"{"type":"step_finish","usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"finish":"tool_calls","cost":0.0}"#
+            ],
+        )
+        .unwrap();
+    }
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded.len(), 4);
+    assert_eq!(loaded[0].agent, Some(Agent::Build));
+    assert_eq!(loaded[0].finish, Some(FinishReason::Interrupted));
+    assert_eq!(loaded[0].error, Some(MessageError::Interrupted));
+    assert!(matches!(
+        &loaded[0].parts[0].kind,
+        PartKind::StepFinish {
+            finish: FinishReason::ToolCalls,
+            ..
+        }
+    ));
+    assert_eq!(loaded[1].agent, Some(Agent::Compaction));
+    assert_eq!(loaded[1].finish, Some(FinishReason::Stop));
+    assert_eq!(
+        loaded[1].error,
+        Some(MessageError::Failed("provider returned 500".into()))
+    );
+    assert_eq!(loaded[2].agent, Some(Agent::Other("plan".into())));
+    assert_eq!(
+        loaded[2].finish,
+        Some(FinishReason::Other("pause_turn".into()))
+    );
+    assert_eq!(loaded[3].error, Some(MessageError::Interrupted));
+
+    // written back, the first three headers are what was stored (the synonym is normalised)
+    for m in &loaded {
+        store.save_message(m).unwrap();
+    }
+    let conn = store.conn();
+    for (id, data) in &rows[..3] {
+        let stored: String = conn
+            .query_row("SELECT data FROM messages WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(&stored, data);
+    }
+    let part: String = conn
+        .query_row("SELECT data FROM parts WHERE id = '01AP'", [], |r| r.get(0))
+        .unwrap();
+    assert!(part.contains(r#""finish":"tool_calls""#), "{part}");
+}
+
+/// Earlier builds stored a message typed mid-turn wrapped in the reminder: it loads as what the
+/// user typed, flagged mid-turn, and is sent exactly as before.
+#[test]
+fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let wrapped = "<system-reminder>\nThe user sent the following message:\nalso fix\nthe tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>";
+    let old = add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
+    let plain = add_message(
+        &store,
+        &s.id,
+        Role::User,
+        vec![text("<system-reminder> typed")],
+    );
+    let loaded = store.load_all(&s.id).unwrap();
+    assert_eq!(loaded[0].text(), "also fix\nthe tests");
+    assert!(loaded[0].mid_turn);
+    assert_eq!(loaded[1], plain, "text that only looks alike is left alone");
+    let sent = crate::context::view::to_chat(&loaded[..1]);
+    let before = crate::context::view::to_chat(&[old]);
+    assert_eq!(sent, before, "the model sees the same bytes");
+    // saved again, it is stored in the current form
+    store.save_message(&loaded[0]).unwrap();
+    assert_eq!(store.load_all(&s.id).unwrap()[0], loaded[0]);
 }

@@ -70,7 +70,8 @@ impl Registry {
     }
 
     /// Runs one call. A successful output over the limits in `ctx.output` is cut to a preview and
-    /// saved in full under `<data_dir>/tool-output/` (DESIGN.md §4a); the metadata then holds
+    /// saved in full under `<data_dir>/tool-output/` (ARCHITECTURE.md §6.1); the metadata then
+    /// holds
     /// `truncated: true` and `output_path`, unless the tool marked its output `bounded: true`
     /// (it paged it itself, like read). Known secrets are scrubbed from the result first.
     /// Permissions are not checked here (see `Permissions`).

@@ -1,5 +1,6 @@
-//! Output truncation at the source (DESIGN.md §4a): an output over `max_lines` or `max_bytes`
-//! becomes a preview (head and tail) and the full text is saved under `<data_dir>/tool-output/`.
+//! Output truncation at the source (ARCHITECTURE.md §6.1): an output over `max_lines` or
+//! `max_bytes` becomes a preview (head and tail) and the full text is saved under
+//! `<data_dir>/tool-output/`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

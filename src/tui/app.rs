@@ -10,7 +10,9 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest};
+use crate::event::{
+    Breakdown, ContextUsage, EngineState, ErrorKind, Event, Op, PermissionRequest, TurnEnd,
+};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
@@ -103,6 +105,8 @@ pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingPrompt {
+    /// The id sent with `Op::UserTurn`; the stored message carries it back.
+    pub id: String,
     pub text: String,
     /// Sent while the agent was working: the engine delivers it mid-turn.
     pub queued: bool,
@@ -284,27 +288,11 @@ impl App {
         match ev {
             Event::Message { message } => {
                 self.transcript.upsert_message(&message);
-                if message.role == Role::User {
-                    let text = message.text();
-                    if !text.is_empty() {
-                        self.ack_prompt(&text);
-                    }
+                if let Some(id) = &message.submission_id {
+                    self.pending.retain(|p| &p.id != id);
                 }
             }
-            Event::PartUpdated { part } => {
-                let user_text = match (&part.kind, self.transcript.meta.get(&part.message_id)) {
-                    (PartKind::Text { text, synthetic: false }, Some(m))
-                        if m.role == Some(Role::User) =>
-                    {
-                        Some(text.clone())
-                    }
-                    _ => None,
-                };
-                self.transcript.upsert_part(part);
-                if let Some(t) = user_text {
-                    self.ack_prompt(&t);
-                }
-            }
+            Event::PartUpdated { part } => self.transcript.upsert_part(part),
             Event::TextDelta {
                 message_id,
                 part_id,
@@ -455,28 +443,21 @@ impl App {
                 }
             }
             Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
-            Event::Info { message } => {
-                if let Some(m) = &self.pending_model
-                    && message == format!("model: {m}")
-                {
-                    self.model = m.clone();
-                    self.pending_model = None;
-                }
-                self.transcript.notice(NoticeLevel::Info, message)
+            Event::ModelChanged { model } => {
+                self.pending_model = None;
+                self.transcript
+                    .notice(NoticeLevel::Info, format!("model: {model}"));
+                self.model = model;
             }
-            Event::Error { message } => {
-                if let Some(m) = &self.pending_model
-                    && message.starts_with(&format!("cannot switch to {m}"))
-                {
+            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            Event::Error { kind, message } => {
+                if kind == ErrorKind::Model {
                     self.pending_model = None;
                 }
                 self.transcript.notice(NoticeLevel::Error, message)
             }
             Event::TurnFinished { reason } => {
-                let r = reason.to_ascii_lowercase();
-                if (r.contains("interrupt") || r.contains("cancel") || r.contains("abort"))
-                    && !self.transcript.ends_interrupted()
-                {
+                if reason == TurnEnd::Interrupted && !self.transcript.ends_interrupted() {
                     self.transcript.notice(NoticeLevel::Info, "interrupted");
                 }
                 self.transcript.settle();
@@ -498,22 +479,6 @@ impl App {
         }
         self.state = state;
         self.state_detail = detail;
-    }
-
-    fn ack_prompt(&mut self, text: &str) {
-        let t = super::format::unwrap_mid_turn(text).unwrap_or(text).trim();
-        let pos = self
-            .pending
-            .iter()
-            .position(|p| p.text.trim() == t)
-            .or_else(|| {
-                self.pending
-                    .iter()
-                    .position(|p| t.contains(p.text.trim()) || p.text.trim().contains(t))
-            });
-        if let Some(i) = pos {
-            self.pending.remove(i);
-        }
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -606,12 +571,7 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
                     _ => None,
                 })
                 .collect();
-            (!t.is_empty()).then(|| {
-                let t = t.join("\n");
-                super::format::unwrap_mid_turn(&t)
-                    .map(str::to_string)
-                    .unwrap_or(t)
-            })
+            (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
 }

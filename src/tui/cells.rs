@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use crate::event::PermissionReply;
-use crate::message::{PartKind, Role, ToolState};
+use crate::message::{MessageError, PartKind, Role, ToolState};
 
 use super::format::{self, sanitize, truncate};
 use super::markdown;
@@ -59,7 +59,7 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
         CellBody::Part(p) => match &p.kind {
             PartKind::Text { text, synthetic } => {
                 if meta.role == Some(Role::User) {
-                    user_text(text, *synthetic, width, expanded)
+                    user_text(text, *synthetic, meta.mid_turn, width, expanded)
                 } else if meta.summary {
                     summary_text(text, width, expanded)
                 } else {
@@ -149,10 +149,10 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                 )
             }
         },
-        CellBody::MessageError(e) if super::transcript::is_interrupted(e) => {
+        CellBody::MessageError(MessageError::Interrupted) => {
             vec![Line::from(Span::styled("· interrupted", dim()))]
         }
-        CellBody::MessageError(e) => plain_lines(
+        CellBody::MessageError(MessageError::Failed(e)) => plain_lines(
             e,
             width,
             Style::default().fg(ERR),
@@ -204,7 +204,13 @@ fn divider(label: &str, width: usize) -> Line<'static> {
     ])
 }
 
-fn user_text(text: &str, synthetic: bool, width: usize, expanded: bool) -> Vec<Line<'static>> {
+fn user_text(
+    text: &str,
+    synthetic: bool,
+    mid_turn: bool,
+    width: usize,
+    expanded: bool,
+) -> Vec<Line<'static>> {
     if synthetic {
         let first = text.lines().next().unwrap_or("");
         return vec![Line::from(Span::styled(
@@ -216,9 +222,8 @@ fn user_text(text: &str, synthetic: bool, width: usize, expanded: bool) -> Vec<L
         "› ",
         Style::default().fg(USER).add_modifier(Modifier::BOLD),
     )];
-    let mid_turn = format::unwrap_mid_turn(text);
     let mut out = plain_lines(
-        mid_turn.unwrap_or(text),
+        text,
         width,
         Style::default().add_modifier(Modifier::BOLD),
         &marker,
@@ -232,7 +237,7 @@ fn user_text(text: &str, synthetic: bool, width: usize, expanded: bool) -> Vec<L
             dim(),
         )));
     }
-    if mid_turn.is_some() {
+    if mid_turn {
         out.push(Line::from(Span::styled(
             "  sent while the agent worked",
             dim().add_modifier(Modifier::ITALIC),

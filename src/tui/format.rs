@@ -2,14 +2,6 @@
 
 use std::borrow::Cow;
 
-/// The engine wraps a message typed while the agent worked in a system reminder
-/// (prompts/mid-turn.md); the transcript and the prompt history show what the user typed.
-pub fn unwrap_mid_turn(text: &str) -> Option<&str> {
-    const TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
-    let (head, tail) = TEMPLATE.trim_end().split_once("{text}")?;
-    text.strip_prefix(head)?.strip_suffix(tail)
-}
-
 /// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
 pub fn tokens(n: u64) -> String {
     fn short(v: f64, unit: &str) -> String {
@@ -117,25 +109,15 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
 
 /// Cuts `s` to at most `max` display columns, adding `…` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if unicode_width::UnicodeWidthStr::width(s) <= max {
+    use unicode_truncate::UnicodeTruncateStr;
+    if width(s) <= max {
         return s.to_string();
     }
     if max == 0 {
         return String::new();
     }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > max.saturating_sub(1) {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
+    let (head, _) = s.unicode_truncate(max - 1);
+    format!("{head}…")
 }
 
 /// Display width of a string.
@@ -146,13 +128,6 @@ pub fn width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mid_turn_wrapper_is_taken_off() {
-        let wrapped = crate::engine::prompt::wrap_mid_turn("also fix\nthe tests");
-        assert_eq!(unwrap_mid_turn(&wrapped), Some("also fix\nthe tests"));
-        assert_eq!(unwrap_mid_turn("also fix the tests"), None);
-    }
 
     #[test]
     fn token_figures() {

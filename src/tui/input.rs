@@ -13,8 +13,8 @@ use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
-use super::commands::{self, Command};
 use super::transcript::NoticeLevel;
+use crate::commands::{self, Command};
 
 const WHEEL_LINES: usize = 3;
 
@@ -88,7 +88,7 @@ impl App {
         }
     }
 
-    fn slash_items(&self) -> Option<Vec<&'static commands::Spec>> {
+    fn slash_items(&self) -> Option<Vec<Command>> {
         if self.slash_dismissed || self.composer.textarea.lines().len() != 1 {
             return None;
         }
@@ -99,7 +99,7 @@ impl App {
     }
 
     /// The slash popup's entries when it is open.
-    pub fn slash_popup(&self) -> Option<Vec<&'static commands::Spec>> {
+    pub fn slash_popup(&self) -> Option<Vec<Command>> {
         if self.popup.is_some() || !self.permissions.queue.is_empty() {
             return None;
         }
@@ -166,21 +166,21 @@ impl App {
                     return;
                 }
                 KeyCode::Tab | KeyCode::BackTab => {
-                    let s = items[self.slash_selected];
-                    let text = if s.args.is_empty() {
-                        format!("/{}", s.name)
+                    let c = items[self.slash_selected];
+                    let text = if c.args().is_empty() {
+                        format!("/{}", c.name())
                     } else {
-                        format!("/{} ", s.name)
+                        format!("/{} ", c.name())
                     };
                     self.composer.set_text(&text);
                     self.slash_selected = 0;
                     return;
                 }
                 KeyCode::Enter if !shift && !alt => {
-                    let s = items[self.slash_selected];
+                    let c = items[self.slash_selected];
                     self.composer.take();
                     self.slash_selected = 0;
-                    self.run_command(s.command, None);
+                    self.run_command(c, None);
                     return;
                 }
                 KeyCode::Esc => {
@@ -281,11 +281,13 @@ impl App {
             return;
         }
         let text = self.composer.take();
+        let id = crate::message::new_id();
         self.pending.push(PendingPrompt {
+            id: id.clone(),
             text: text.clone(),
             queued: self.busy(),
         });
-        self.send(Op::UserTurn { text });
+        self.send(Op::UserTurn { id, text });
         self.scroll_top = None;
     }
 

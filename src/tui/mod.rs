@@ -4,7 +4,6 @@
 
 pub mod app;
 pub mod cells;
-pub mod commands;
 pub mod composer;
 pub mod format;
 pub mod highlight;
@@ -31,12 +30,8 @@ use crossterm::event::{
     EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
     PushKeyboardEnhancementFlags,
 };
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
 use futures_util::StreamExt;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::event::{ContextUsage, Event, Op};
@@ -69,15 +64,13 @@ const TICK: Duration = Duration::from_millis(120);
 
 static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn setup_terminal() -> io::Result<()> {
-    enable_raw_mode()?;
+/// Raw mode and the alternate screen (ratatui's defaults, with a panic hook that undoes them),
+/// then bracketed paste, mouse capture and, where the terminal has it, the kitty keyboard
+/// protocol.
+fn setup_terminal() -> io::Result<DefaultTerminal> {
+    let terminal = ratatui::try_init()?;
     let mut out = io::stdout();
-    crossterm::execute!(
-        out,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableMouseCapture
-    )?;
+    crossterm::execute!(out, EnableBracketedPaste, EnableMouseCapture)?;
     // Shift+Enter is only distinguishable with the kitty keyboard protocol.
     if matches!(
         crossterm::terminal::supports_keyboard_enhancement(),
@@ -89,23 +82,19 @@ fn setup_terminal() -> io::Result<()> {
         )?;
         KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
     }
-    Ok(())
+    Ok(terminal)
 }
 
-/// Puts the terminal back; safe to call more than once and from a panic hook.
+/// Puts the terminal back; safe to call more than once and from a panic hook. What was added on
+/// the alternate screen is undone before leaving it (the keyboard flags are per screen).
 pub fn restore_terminal() {
     let mut out = io::stdout();
     if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = crossterm::execute!(
-        out,
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-    let _ = disable_raw_mode();
+    let _ = crossterm::execute!(out, DisableMouseCapture, DisableBracketedPaste);
+    ratatui::restore();
+    let _ = crossterm::execute!(out, crossterm::cursor::Show);
     let _ = out.flush();
 }
 
@@ -133,11 +122,12 @@ pub async fn run(
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
 ) -> anyhow::Result<String> {
-    install_panic_hook();
-    setup_terminal()?;
+    // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
+    let mut terminal = setup_terminal()?;
+    // after ratatui's hook is set, so this one runs first
+    install_panic_hook();
     let typeahead = read_typeahead();
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
 
     let mut app = App::new(init, ops);
@@ -235,54 +225,4 @@ pub fn typeahead_key(ev: crossterm::event::Event) -> crossterm::event::Event {
         }
         ev => ev,
     }
-}
-
-/// What a user with no configured provider should do. Looks at `OPENAI_API_KEY`,
-/// `ANTHROPIC_API_KEY` and `OPENROUTER_API_KEY` (through `env`, so tests need no real
-/// environment); with a key present it names the config lines to use, otherwise it shows a
-/// local-server example. Always `Some` — `None` is reserved for "nothing to say".
-pub fn detect_first_run(env: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let has = |k: &str| env(k).is_some_and(|v| !v.trim().is_empty());
-    let config_path = "~/.config/pith/config.toml (or pith.toml in the workspace)";
-    if has("ANTHROPIC_API_KEY") {
-        return Some(format!(
-            "No model is configured. ANTHROPIC_API_KEY is set — add to {config_path}:\n\
-             model = \"anthropic/claude-sonnet-4-5\"\n\
-             [provider.anthropic]\n\
-             kind = \"anthropic\"\n\
-             base_url = \"https://api.anthropic.com\"\n\
-             api_key_env = \"ANTHROPIC_API_KEY\""
-        ));
-    }
-    if has("OPENAI_API_KEY") {
-        return Some(format!(
-            "No model is configured. OPENAI_API_KEY is set — add to {config_path}:\n\
-             model = \"openai/gpt-4.1\"\n\
-             [provider.openai]\n\
-             kind = \"openai\"\n\
-             base_url = \"https://api.openai.com/v1\"\n\
-             api_key_env = \"OPENAI_API_KEY\""
-        ));
-    }
-    if has("OPENROUTER_API_KEY") {
-        return Some(format!(
-            "No model is configured. OPENROUTER_API_KEY is set — add to {config_path}:\n\
-             model = \"openrouter/anthropic/claude-sonnet-4.5\"\n\
-             [provider.openrouter]\n\
-             kind = \"openai\"\n\
-             base_url = \"https://openrouter.ai/api/v1\"\n\
-             api_key_env = \"OPENROUTER_API_KEY\""
-        ));
-    }
-    Some(format!(
-        "No model is configured and no API key was found. Set OPENAI_API_KEY, ANTHROPIC_API_KEY or \
-         OPENROUTER_API_KEY, or point pith at a local server — add to {config_path}:\n\
-         model = \"ollama/qwen2.5-coder:14b\"\n\
-         [provider.ollama]\n\
-         kind = \"openai\"\n\
-         base_url = \"http://127.0.0.1:11434/v1\"   # llama.cpp: http://127.0.0.1:8080/v1\n\
-         [models.\"ollama/qwen2.5-coder:14b\"]\n\
-         context = 32768\n\
-         output = 8192"
-    ))
 }

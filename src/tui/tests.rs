@@ -117,6 +117,22 @@ pub(super) fn ops(rx: &mut UnboundedReceiver<Op>) -> Vec<Op> {
     out
 }
 
+/// The prompts sent (`Op::UserTurn`), as (id, text); panics on any other op.
+pub(super) fn prompts(rx: &mut UnboundedReceiver<Op>) -> Vec<(String, String)> {
+    ops(rx)
+        .into_iter()
+        .map(|op| match op {
+            Op::UserTurn { id, text } => (id, text),
+            other => panic!("expected a user turn, got {other:?}"),
+        })
+        .collect()
+}
+
+/// The texts of the prompts sent.
+pub(super) fn prompt_texts(rx: &mut UnboundedReceiver<Op>) -> Vec<String> {
+    prompts(rx).into_iter().map(|(_, text)| text).collect()
+}
+
 pub(super) fn msg(id: &str, role: Role) -> Message {
     let mut m = Message::new("S1", role);
     m.id = id.into();

@@ -15,7 +15,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::app::PERMISSION_GUARD;
-use crate::setup::TrustQuestion;
+
+/// What the question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustQuestion {
+    pub workspace: std::path::PathBuf,
+    /// The settings used only once the folder is trusted.
+    pub ignored: Vec<String>,
+}
 
 const OPTIONS: [&str; 2] = [
     "Trust this folder",

@@ -4,11 +4,12 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
-use crate::event::{ContextUsage, EngineState, Event, Op, PermissionReply, PermissionRequest};
+use crate::event::{
+    ContextUsage, EngineState, ErrorKind, Event, Op, PermissionReply, PermissionRequest, TurnEnd,
+};
 use crate::message::{CompactionPart, PartKind, Role, ToolState, Usage};
 
 use super::app::{App, Msg, Popup};
-use super::detect_first_run;
 use super::tests::*;
 use super::view::status;
 
@@ -17,22 +18,25 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "hello there");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(
-        ops(&mut rx),
-        vec![Op::UserTurn {
-            text: "hello there".into()
-        }]
-    );
+    let sent = prompts(&mut rx);
+    assert_eq!(sent.len(), 1);
+    let (id, text) = &sent[0];
+    assert_eq!(text, "hello there");
     assert!(app.composer.is_empty());
     assert_eq!(app.pending.len(), 1);
     assert!(!app.pending[0].queued);
-    // the engine echoes the message: the pending copy goes
+    // a message with the same text that is not the echo of this prompt leaves it pending
     ev(
         &mut app,
         Event::Message {
-            message: user("M1", "hello there"),
+            message: user("M0", "hello there"),
         },
     );
+    assert_eq!(app.pending.len(), 1, "paired by id, not by text");
+    // the engine echoes the message with the prompt's id: the pending copy goes
+    let mut echo = user("M1", "hello there");
+    echo.submission_id = Some(id.clone());
+    ev(&mut app, Event::Message { message: echo });
     assert!(app.pending.is_empty());
     // empty prompt: nothing sent
     key(&mut app, KeyCode::Enter);
@@ -51,12 +55,7 @@ fn typing_while_busy_queues() {
     );
     type_str(&mut app, "and tests too");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(
-        ops(&mut rx),
-        vec![Op::UserTurn {
-            text: "and tests too".into()
-        }]
-    );
+    assert_eq!(prompt_texts(&mut rx), vec!["and tests too"]);
     assert!(app.pending[0].queued);
 }
 
@@ -165,12 +164,7 @@ fn unknown_command_is_an_error_not_a_prompt() {
     // a path is a prompt
     type_str(&mut app, "/usr/bin/env is missing");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(
-        ops(&mut rx),
-        vec![Op::UserTurn {
-            text: "/usr/bin/env is missing".into()
-        }]
-    );
+    assert_eq!(prompt_texts(&mut rx), vec!["/usr/bin/env is missing"]);
 }
 
 #[test]
@@ -341,13 +335,22 @@ fn model_picker_switches_model() {
     );
     // the status bar changes when the engine confirms, not before
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    // a notice that merely reads like a switch is not one
     ev(
         &mut app,
         Event::Info {
             message: "model: openai/gpt-4.1-mini".into(),
         },
     );
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    ev(
+        &mut app,
+        Event::ModelChanged {
+            model: "openai/gpt-4.1-mini".into(),
+        },
+    );
     assert_eq!(app.model, "openai/gpt-4.1-mini");
+    assert!(app.pending_model.is_none());
     assert!(
         status::status_line(&app, 120)
             .to_string()
@@ -366,10 +369,20 @@ fn refused_model_switch_keeps_the_model() {
             model: "openai/gpt-4.1".into()
         }]
     );
+    // an error about something else leaves the switch pending
     ev(
         &mut app,
         Event::Error {
-            message: "cannot switch to openai/gpt-4.1: provider \"openai\" needs an API key".into(),
+            kind: ErrorKind::Export,
+            message: "cannot write x.md".into(),
+        },
+    );
+    assert_eq!(app.pending_model.as_deref(), Some("openai/gpt-4.1"));
+    ev(
+        &mut app,
+        Event::Error {
+            kind: ErrorKind::Model,
+            message: "the key is missing".into(),
         },
     );
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
@@ -435,7 +448,7 @@ fn paste_collapses_and_expands_on_send() {
     app.update(Msg::Term(TermEvent::Paste(big.clone())));
     assert!(render(&mut app, 80, 24).contains("[pasted 30 lines]"));
     key(&mut app, KeyCode::Enter);
-    assert_eq!(ops(&mut rx), vec![Op::UserTurn { text: big }]);
+    assert_eq!(prompt_texts(&mut rx), vec![big]);
 }
 
 #[test]
@@ -617,6 +630,7 @@ fn tool_events_and_errors_render() {
     ev(
         &mut app,
         Event::Error {
+            kind: ErrorKind::Provider,
             message: "rate limited".into(),
         },
     );
@@ -629,29 +643,22 @@ fn tool_events_and_errors_render() {
 
 #[test]
 fn first_run_detection() {
+    use crate::first_run::hint as detect_first_run;
     let none = |_: &str| None;
-    let hint = detect_first_run(none).unwrap();
+    let hint = detect_first_run(none);
     assert!(hint.contains("11434") && hint.contains("8080"), "{hint}");
     let openai = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
-    assert!(
-        detect_first_run(openai)
-            .unwrap()
-            .contains("model = \"openai/")
-    );
+    assert!(detect_first_run(openai).contains("model = \"openai/"));
     let anthropic = |k: &str| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant".to_string());
-    assert!(
-        detect_first_run(anthropic)
-            .unwrap()
-            .contains("model = \"anthropic/")
-    );
+    assert!(detect_first_run(anthropic).contains("model = \"anthropic/"));
     let router = |k: &str| (k == "OPENROUTER_API_KEY").then(|| "or".to_string());
-    assert!(detect_first_run(router).unwrap().contains("openrouter.ai"));
+    assert!(detect_first_run(router).contains("openrouter.ai"));
     let blank = |k: &str| (k == "OPENAI_API_KEY").then(String::new);
-    assert!(detect_first_run(blank).unwrap().contains("no API key"));
+    assert!(detect_first_run(blank).contains("no API key"));
 
     let (tx, _rx) = unbounded_channel();
     let mut i = init(Vec::new());
-    i.first_run_hint = detect_first_run(none);
+    i.first_run_hint = Some(detect_first_run(none));
     let mut app = App::new(i, tx);
     assert!(render(&mut app, 80, 24).contains("No model is configured"));
 }
@@ -773,7 +780,7 @@ fn an_interrupted_answer_is_marked_once() {
     ev(
         &mut app,
         Event::TurnFinished {
-            reason: "interrupted".into(),
+            reason: TurnEnd::Interrupted,
         },
     );
     let screen = render(&mut app, 80, 24);
@@ -798,19 +805,22 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     type_str(&mut app, "also mention cats");
     key(&mut app, KeyCode::Enter);
     assert!(app.pending[0].queued);
-    let wrapped = crate::engine::prompt::wrap_mid_turn("also mention cats");
+    let id = app.pending[0].id.clone();
+    let mut echo = user("M3", "also mention cats");
+    echo.submission_id = Some(id);
+    echo.mid_turn = true;
     ev(
         &mut app,
         Event::Message {
-            message: user("M3", &wrapped),
+            message: echo.clone(),
         },
     );
     assert!(app.pending.is_empty(), "the queued copy is acknowledged");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("› also mention cats"), "{screen}");
-    assert!(!screen.contains("system-reminder"), "{screen}");
-    // and history recalls the text, not the wrapper
-    let (mut app, _rx) = app_with(vec![user("M3", &wrapped)]);
+    assert!(screen.contains("sent while the agent worked"), "{screen}");
+    // and history recalls the text
+    let (mut app, _rx) = app_with(vec![echo]);
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer.text(), "also mention cats");
 }
@@ -822,7 +832,7 @@ fn an_enter_typed_ahead_of_raw_mode_sends() {
     type_str(&mut app, "hi");
     let lf = TermEvent::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
     app.update(Msg::Term(super::typeahead_key(lf)));
-    assert_eq!(ops(&mut rx), vec![Op::UserTurn { text: "hi".into() }]);
+    assert_eq!(prompt_texts(&mut rx), vec!["hi"]);
     // other keys pass through untouched
     let a = TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
     assert_eq!(super::typeahead_key(a.clone()), a);

@@ -10,6 +10,10 @@
 //! Each server binds its own port on 127.0.0.1, so any number can run in parallel. When the
 //! script is exhausted the server answers HTTP 500 `{"error":{"message":"mock script exhausted"}}`
 //! so a test that makes an unexpected request fails visibly.
+//!
+//! Every request body is checked against the rules the real APIs enforce (`super::wire`): a
+//! request that breaks one is answered HTTP 400 naming the rule, and the test fails when the
+//! server is dropped (unless it called [`MockServer::allow_invalid`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -69,8 +73,8 @@ impl Recorded {
 
 #[derive(Debug, Clone)]
 enum Payload {
-    /// SSE frames, each written as-is.
-    Sse(Vec<String>),
+    /// A `text/event-stream` body written in these chunks (one write each).
+    Sse(Vec<Bytes>),
     /// A complete body.
     Body { content_type: String, body: String },
 }
@@ -90,11 +94,17 @@ pub struct MockResponse {
 impl MockResponse {
     /// A 200 `text/event-stream` response made of raw SSE frames, each a full
     /// `data: …\n\n` or `event: x\ndata: …\n\n`.
-    pub fn sse(frames: Vec<String>) -> Self {
+    pub fn sse(frames: impl IntoIterator<Item = String>) -> Self {
+        Self::chunks(frames.into_iter().map(String::into_bytes).collect())
+    }
+
+    /// A 200 `text/event-stream` response whose body is written in exactly these chunks (to
+    /// split a frame at an awkward byte; give it a `delay_ms` so each arrives on its own).
+    pub fn chunks(chunks: Vec<Vec<u8>>) -> Self {
         MockResponse {
             status: 200,
             headers: Vec::new(),
-            payload: Payload::Sse(frames),
+            payload: Payload::Sse(chunks.into_iter().map(Bytes::from).collect()),
             delay: Duration::ZERO,
             first_delay: Duration::ZERO,
             cut_after: None,
@@ -166,6 +176,9 @@ impl MockResponse {
 struct Shared {
     queue: Mutex<VecDeque<MockResponse>>,
     requests: Mutex<Vec<Recorded>>,
+    /// Broken wire rules, one line per request that broke any.
+    violations: Mutex<Vec<String>>,
+    allow_invalid: std::sync::atomic::AtomicBool,
 }
 
 /// The mock server. Dropping it stops accepting connections.
@@ -192,6 +205,26 @@ impl MockServer {
             let _ = axum::serve(listener, app).await;
         });
         MockServer { addr, shared, task }
+    }
+
+    /// A server with these answers queued.
+    pub async fn with(responses: impl IntoIterator<Item = MockResponse>) -> MockServer {
+        let server = MockServer::start().await;
+        server.push_all(responses);
+        server
+    }
+
+    /// For tests that send a malformed request on purpose: broken wire rules are still answered
+    /// with 400, but do not fail the test.
+    pub fn allow_invalid(&self) {
+        self.shared
+            .allow_invalid
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The wire rules the requests so far broke.
+    pub fn violations(&self) -> Vec<String> {
+        lock(&self.shared.violations).clone()
     }
 
     /// `http://127.0.0.1:PORT` (an openai-kind base_url is `format!("{}/v1", url)`).
@@ -237,6 +270,17 @@ impl MockServer {
 impl Drop for MockServer {
     fn drop(&mut self) {
         self.task.abort();
+        let allowed = self
+            .shared
+            .allow_invalid
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let violations = self.violations();
+        if !violations.is_empty() && !allowed && !std::thread::panicking() {
+            panic!(
+                "mock server: requests broke the wire rules:\n{}",
+                violations.join("\n")
+            );
+        }
     }
 }
 
@@ -245,7 +289,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) {
+/// Records the request; returns its body as recorded.
+fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Value {
     let mut recorded_headers = BTreeMap::new();
     let mut secrets = BTreeMap::new();
     for (name, value) in headers {
@@ -268,9 +313,10 @@ fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body
         method: method.to_string(),
         path: uri.path().to_string(),
         headers: recorded_headers,
-        body,
+        body: body.clone(),
         secrets,
     });
+    body
 }
 
 async fn unknown_route(
@@ -292,7 +338,21 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    record(&shared, &method, &uri, &headers, &body);
+    let body = record(&shared, &method, &uri, &headers, &body);
+    let broken = super::wire::violations(uri.path(), &body);
+    if !broken.is_empty() {
+        let message = format!(
+            "mock server: request #{} to {} breaks the wire rules: {}",
+            lock(&shared.requests).len() - 1,
+            uri.path(),
+            broken.join("; ")
+        );
+        lock(&shared.violations).push(message.clone());
+        return json_response(
+            400,
+            &json!({ "error": { "message": message, "type": "invalid_request_error" } }),
+        );
+    }
     let next = lock(&shared.queue).pop_front();
     let Some(resp) = next else {
         return json_response(
@@ -345,7 +405,7 @@ enum Step {
 }
 
 fn sse_body(
-    frames: Vec<String>,
+    frames: Vec<Bytes>,
     delay: Duration,
     cut_after: Option<usize>,
     hold_open: bool,
@@ -369,7 +429,7 @@ fn sse_body(
                     if i > 0 && !delay.is_zero() {
                         tokio::time::sleep(delay).await;
                     }
-                    Some((Ok(Bytes::from(frames[i].clone())), i + 1))
+                    Some((Ok(frames[i].clone()), i + 1))
                 }
                 Step::Cut => {
                     // Let the server flush what it has written, then fail the body: hyper

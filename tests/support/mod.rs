@@ -3,8 +3,10 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod anthropic;
+pub mod engine;
 pub mod mock;
 pub mod openai;
 pub mod pith;
+pub mod wire;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};

@@ -55,7 +55,7 @@ fn emit(
         let value = &table[k.as_str()];
         let key = join_key(&prefix, k);
         let origin = loaded.origin(&key);
-        let shown = if in_headers && crate::secrets::is_secret_name(k) {
+        let shown = if in_headers && crate::config::is_secret_name(k) {
             "\"<redacted>\"".to_string()
         } else {
             value.to_string()

@@ -113,8 +113,8 @@ fn parse_mode(s: &str) -> Option<SandboxMode> {
     toml::Value::String(s.to_string()).try_into().ok()
 }
 
-/// Whether the instruction file `raw` (relative to the workspace, or absolute) stays inside it,
-/// symlinks followed.
+/// Whether the instruction file `raw` (relative to the workspace, or absolute) stays inside it:
+/// an existing file with its symlinks followed, a missing one (nothing to read) as written.
 fn inside(workspace: &Path, raw: &str) -> bool {
     let ws = workspace
         .canonicalize()
@@ -125,5 +125,13 @@ fn inside(workspace: &Path, raw: &str) -> bool {
     } else {
         ws.join(path)
     };
-    crate::tools::path::canonicalize_lenient(&joined).starts_with(&ws)
+    match joined.canonicalize() {
+        Ok(real) => real.starts_with(&ws),
+        Err(_) => {
+            joined.starts_with(&ws)
+                && !joined
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::event::{PermissionReply, PermissionRequest};
-use crate::message::{Message, Part, PartKind, Role, ToolState};
+use crate::message::{Message, MessageError, Part, PartKind, Role, ToolState};
 
 mod layout;
 
@@ -21,7 +21,7 @@ pub enum NoticeLevel {
 pub enum CellBody {
     Part(Part),
     /// The error an assistant message ended with.
-    MessageError(String),
+    MessageError(MessageError),
     Notice(NoticeLevel, String),
     Permission {
         req: PermissionRequest,
@@ -35,6 +35,8 @@ pub enum CellBody {
 pub struct MsgMeta {
     pub role: Option<Role>,
     pub summary: bool,
+    /// A user message typed while the agent worked.
+    pub mid_turn: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -135,12 +137,6 @@ pub struct Transcript {
     /// Cells from this index on changed (or moved) since the last layout; the ones before it
     /// keep their offsets, so a frame lays out only what changed.
     dirty_from: usize,
-}
-
-/// An assistant message that ended because the user interrupted it (not a failure).
-pub fn is_interrupted(error: &str) -> bool {
-    let e = error.trim().to_ascii_lowercase();
-    e == "interrupted" || e == "aborted" || e == "cancelled"
 }
 
 /// Lines between cells: none between consecutive tool cells, one otherwise.
@@ -272,6 +268,7 @@ impl Transcript {
         let meta = MsgMeta {
             role: Some(m.role),
             summary: m.summary,
+            mid_turn: m.mid_turn,
         };
         // A message not seen before has no cells yet (a part cell is only created after its
         // message's meta entry): nothing to touch, and its parts go at the end. Skipping the
@@ -465,7 +462,7 @@ impl Transcript {
             .iter()
             .rev()
             .find(|c| !matches!(c.body, CellBody::Notice(..)))
-            .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if is_interrupted(e)))
+            .is_some_and(|c| matches!(c.body, CellBody::MessageError(MessageError::Interrupted)))
     }
 
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {

@@ -4,7 +4,7 @@ pub mod popups;
 pub mod status;
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
@@ -30,21 +30,12 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         .max(1);
     let composer_h = app.composer.rows(inner_w).min(max_rows) + 2;
     let status_h = 1;
-    let transcript_h = area.height.saturating_sub(composer_h + status_h);
-    let transcript_area = Rect {
-        height: transcript_h,
-        ..area
-    };
-    let composer_area = Rect {
-        y: area.y + transcript_h,
-        height: composer_h,
-        ..area
-    };
-    let status_area = Rect {
-        y: area.y + transcript_h + composer_h,
-        height: status_h,
-        ..area
-    };
+    let [transcript_area, composer_area, status_area] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(composer_h),
+        Constraint::Length(status_h),
+    ])
+    .areas(area);
 
     draw_transcript(frame, app, transcript_area);
     draw_composer(frame, app, composer_area);
@@ -54,10 +45,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     );
 
     // overlays never cover the status bar
-    let above_status = Rect {
-        height: area.height - status_h,
-        ..area
-    };
+    let above_status = transcript_area.union(composer_area);
     if let Some(items) = app.slash_popup() {
         let sel = app.slash_selected.min(items.len() - 1);
         popups::slash(frame, &items, sel, composer_area, area.y);

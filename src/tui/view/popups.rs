@@ -10,8 +10,8 @@ use crate::event::{Breakdown, ContextUsage};
 
 use super::super::app::{App, Picker, PickerKind};
 use super::super::cells::{ACCENT, DIM, WARN};
-use super::super::commands::{COMMANDS, Spec};
 use super::super::format::{self, truncate};
+use crate::commands::Command;
 
 fn block(title: &str) -> Block<'static> {
     Block::bordered()
@@ -43,7 +43,7 @@ fn selected_style() -> Style {
 }
 
 /// The slash-command list, drawn just above the composer (`anchor` is the composer's area).
-pub fn slash(frame: &mut Frame, items: &[&Spec], selected: usize, anchor: Rect, limit_top: u16) {
+pub fn slash(frame: &mut Frame, items: &[Command], selected: usize, anchor: Rect, limit_top: u16) {
     let rows = items.len().min(8) as u16;
     let h = rows + 2;
     if anchor.y < limit_top + h || anchor.width < 10 {
@@ -58,7 +58,7 @@ pub fn slash(frame: &mut Frame, items: &[&Spec], selected: usize, anchor: Rect, 
     let first = selected.saturating_sub(rows as usize - 1);
     let name_w = items
         .iter()
-        .map(|s| format::width(s.name) + format::width(s.args) + 2)
+        .map(|c| format::width(c.name()) + format::width(c.args()) + 2)
         .max()
         .unwrap_or(0);
     let inner_w = area.width.saturating_sub(2) as usize;
@@ -67,13 +67,13 @@ pub fn slash(frame: &mut Frame, items: &[&Spec], selected: usize, anchor: Rect, 
         .enumerate()
         .skip(first)
         .take(rows as usize)
-        .map(|(i, s)| {
-            let head = if s.args.is_empty() {
-                format!("/{}", s.name)
+        .map(|(i, c)| {
+            let head = if c.args().is_empty() {
+                format!("/{}", c.name())
             } else {
-                format!("/{} {}", s.name, s.args)
+                format!("/{} {}", c.name(), c.args())
             };
-            let text = format!("{head:<name_w$}  {}", s.about);
+            let text = format!("{head:<name_w$}  {}", c.about());
             let text = format!(" {}", truncate(&text, inner_w.saturating_sub(1)));
             if i == selected {
                 Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
@@ -104,7 +104,7 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         ("click", "fold / unfold one cell"),
         ("shift+drag", "select text with the mouse"),
     ];
-    let r = centered(area, 84, (COMMANDS.len() + keys.len() + 5) as u16);
+    let r = centered(area, 84, (Command::all().count() + keys.len() + 5) as u16);
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
     let row = |k: String, v: &str| {
@@ -120,8 +120,8 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         "Commands",
         Style::default().add_modifier(Modifier::BOLD),
     ))];
-    for s in COMMANDS {
-        lines.push(row(format!("/{} {}", s.name, s.args), s.about));
+    for c in Command::all() {
+        lines.push(row(format!("/{} {}", c.name(), c.args()), c.about()));
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(

@@ -1,0 +1,188 @@
+//! Slash commands, shared by the front ends: the table (names, aliases, arguments, what each
+//! does), filtering for the TUI's popup, and parsing what the user typed.
+
+use std::str::FromStr;
+
+use strum::{EnumMessage, EnumProperty, IntoEnumIterator};
+
+/// A slash command. Its name is the lowercase variant (or `to_string`), its aliases the other
+/// `serialize` names; `message` says what it does, `args` what it takes.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::EnumMessage,
+    strum::EnumProperty,
+)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+pub enum Command {
+    #[strum(
+        message = "summarise the conversation to free context",
+        props(args = "[focus]")
+    )]
+    Compact,
+    #[strum(message = "what the context window is made of")]
+    Context,
+    #[strum(message = "switch the model", props(args = "[provider/model]"))]
+    Model,
+    #[strum(
+        to_string = "sessions",
+        serialize = "resume",
+        message = "resume a stored session"
+    )]
+    Sessions,
+    #[strum(
+        to_string = "new",
+        serialize = "clear",
+        message = "start a fresh session"
+    )]
+    New,
+    #[strum(message = "write the whole session to a file", props(args = "[path]"))]
+    Export,
+    #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
+    Help,
+    #[strum(
+        to_string = "quit",
+        serialize = "exit",
+        serialize = "q",
+        message = "exit pith"
+    )]
+    Quit,
+}
+
+impl Command {
+    /// Every command, in the order the popup and `/help` list them.
+    pub fn all() -> impl Iterator<Item = Command> {
+        Command::iter()
+    }
+
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// What it takes, e.g. `[focus]`; empty for none.
+    pub fn args(self) -> &'static str {
+        self.get_str("args").unwrap_or("")
+    }
+
+    /// What it does.
+    pub fn about(self) -> &'static str {
+        self.get_message().unwrap_or("")
+    }
+
+    /// Other names it answers to.
+    pub fn aliases(self) -> impl Iterator<Item = &'static str> {
+        let name = self.name();
+        self.get_serializations()
+            .iter()
+            .copied()
+            .filter(move |s| *s != name)
+    }
+}
+
+/// The word being typed when the composer holds `/wor` (no space yet), else `None`.
+pub fn typing_command(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('/')?;
+    if rest.contains(char::is_whitespace) || rest.contains('/') {
+        return None;
+    }
+    Some(rest)
+}
+
+/// Commands matching `prefix` for the popup: prefix matches (of the name or an alias) first,
+/// then substring matches of the name.
+pub fn filter(prefix: &str) -> Vec<Command> {
+    let p = prefix.to_ascii_lowercase();
+    let mut out: Vec<Command> = Command::all()
+        .filter(|c| c.name().starts_with(&p) || c.aliases().any(|a| a.starts_with(&p)))
+        .collect();
+    for c in Command::all() {
+        if !out.contains(&c) && c.name().contains(&p) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `/name args` → the command and its trimmed argument (empty → `None`). `None` when the text is
+/// not a command at all (e.g. a path such as `/usr/bin/env is missing`).
+pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), String>> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], rest[i..].trim()),
+        None => (rest, ""),
+    };
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    Some(match Command::from_str(name) {
+        Ok(c) => Ok((c, (!args.is_empty()).then(|| args.to_string()))),
+        Err(_) => Err(format!(
+            "unknown command /{name} — type / to see the commands"
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_commands() {
+        assert_eq!(
+            parse("/compact keep the API decisions"),
+            Some(Ok((
+                Command::Compact,
+                Some("keep the API decisions".into())
+            )))
+        );
+        assert_eq!(parse("/compact"), Some(Ok((Command::Compact, None))));
+        assert_eq!(
+            parse("  /Compact  x "),
+            Some(Ok((Command::Compact, Some("x".into()))))
+        );
+        assert_eq!(parse("/exit"), Some(Ok((Command::Quit, None))));
+        assert_eq!(parse("/q"), Some(Ok((Command::Quit, None))));
+        assert_eq!(parse("/RESUME"), Some(Ok((Command::Sessions, None))));
+        assert_eq!(parse("/?"), Some(Ok((Command::Help, None))));
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("/usr/bin/env is missing"), None);
+        assert!(matches!(parse("/nope"), Some(Err(_))));
+    }
+
+    #[test]
+    fn the_table() {
+        let names: Vec<&str> = Command::all().map(Command::name).collect();
+        assert_eq!(
+            names,
+            [
+                "compact", "context", "model", "sessions", "new", "export", "help", "quit"
+            ]
+        );
+        assert_eq!(Command::Compact.args(), "[focus]");
+        assert_eq!(Command::Context.args(), "");
+        assert_eq!(Command::New.about(), "start a fresh session");
+        assert_eq!(Command::Quit.aliases().collect::<Vec<_>>(), ["exit", "q"]);
+        assert_eq!(Command::Model.aliases().count(), 0);
+        assert!(Command::all().all(|c| !c.about().is_empty()));
+    }
+
+    #[test]
+    fn filtering() {
+        let names: Vec<_> = filter("co").iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["compact", "context"]);
+        assert_eq!(filter("").len(), Command::all().count());
+        let names: Vec<_> = filter("e").iter().map(|c| c.name()).collect();
+        assert_eq!(names[0], "export", "prefix before substring: {names:?}");
+        assert!(names.contains(&"sessions"));
+        assert_eq!(filter("res"), [Command::Sessions], "by alias");
+        assert_eq!(typing_command("/comp"), Some("comp"));
+        assert_eq!(typing_command("/compact now"), None);
+        assert_eq!(typing_command("plain"), None);
+    }
+}

@@ -1,0 +1,145 @@
+//! The typed engine contract: a prompt's id comes back on the stored message (also when it is
+//! typed mid-turn), a model switch is its own event, errors say what they are about, and turns
+//! end with a typed reason.
+
+mod support;
+
+use pith::event::{ErrorKind, Event, Op, PermissionReply, TurnEnd};
+use pith::message::{Message, Role};
+use pith::store::Store;
+use support::engine::{Harness, harness};
+use support::{MockResponse, openai};
+
+fn user_turn(id: &str, text: &str) -> Op {
+    Op::UserTurn {
+        id: id.into(),
+        text: text.into(),
+    }
+}
+
+/// Waits for the user message the engine stored for the prompt with this id.
+async fn echoed(h: &mut Harness, id: &str) -> Message {
+    let pred = |e: &Event| {
+        matches!(e, Event::Message { message }
+            if message.role == Role::User && message.submission_id.as_deref() == Some(id))
+    };
+    match h.until("the prompt's message", pred).await {
+        Event::Message { message } => message,
+        _ => unreachable!(),
+    }
+}
+
+fn stored(h: &Harness) -> Vec<Message> {
+    Store::open(h.data.path())
+        .unwrap()
+        .load_all(&h.session_id)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_prompt_comes_back_with_its_id() {
+    let mut h = harness(vec![], false).await;
+    h.server.push(openai::text("hello", Some((100, 2))));
+    h.send(user_turn("P1", "hi there"));
+    let m = echoed(&mut h, "P1").await;
+    assert_eq!(m.text(), "hi there");
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let users: Vec<Message> = stored(&h)
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .collect();
+    assert_eq!(users.len(), 1);
+    assert_eq!(users[0].submission_id.as_deref(), Some("P1"));
+}
+
+/// A permission question holds the first step; a prompt sent meanwhile reaches the model at the
+/// next step and is stored with its id.
+#[tokio::test]
+async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
+    let mut h = harness(vec![], false).await;
+    let args = serde_json::json!({ "command": "echo hi" }).to_string();
+    h.server
+        .push(openai::tool_calls(&[("c1", "bash", &args)], Some((100, 5))));
+    h.server.push(openai::text("noted", Some((150, 2))));
+    h.send(user_turn("P1", "run it"));
+    let req = h.permission_asked().await;
+    h.send(user_turn("P2", "also say hello"));
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Once,
+        message: None,
+    });
+    let m = echoed(&mut h, "P2").await;
+    assert_eq!(m.text(), "also say hello", "stored as typed");
+    assert!(m.mid_turn);
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let body = h.server.request_body(1);
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .to_string()
+            .contains("The user sent the following message:\\nalso say hello"),
+        "sent inside the reminder: {last}"
+    );
+    let stored = stored(&h);
+    let late = stored
+        .iter()
+        .find(|m| m.submission_id.as_deref() == Some("P2"))
+        .unwrap();
+    assert_eq!(
+        (late.text().as_str(), late.mid_turn),
+        ("also say hello", true)
+    );
+}
+
+/// Asks for `model` and returns the engine's answer: the switch or the error.
+async fn switch(h: &mut Harness, model: &str) -> Event {
+    h.send(Op::SetModel {
+        model: model.into(),
+    });
+    h.until("the answer to the switch", |e| {
+        matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind() {
+    let mut h = harness(vec![], false).await;
+    assert_eq!(
+        switch(&mut h, "mock/other-model").await,
+        Event::ModelChanged {
+            model: "mock/other-model".into()
+        }
+    );
+    let ev = switch(&mut h, "nowhere/model").await;
+    assert!(
+        matches!(&ev, Event::Error { kind: ErrorKind::Model, message } if message.contains("nowhere/model")),
+        "{ev:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_request_is_a_provider_error_and_ends_the_turn_with_error() {
+    let mut h = harness(vec![], false).await;
+    h.server.push(MockResponse::status(
+        401,
+        openai::error_body("invalid_api_key", "Incorrect API key provided"),
+    ));
+    h.send(user_turn("P1", "hi"));
+    let ev = h
+        .until("the error", |e| matches!(e, Event::Error { .. }))
+        .await;
+    assert!(
+        matches!(
+            &ev,
+            Event::Error {
+                kind: ErrorKind::Provider,
+                ..
+            }
+        ),
+        "{ev:?}"
+    );
+    assert_eq!(h.turn_finished().await, TurnEnd::Error);
+}
