@@ -540,3 +540,118 @@ fn running_outside_the_sandbox_asks_once_more() {
     ));
     assert!(is_allow(&p.check("bash", &input, ctx)));
 }
+
+#[test]
+fn no_spelling_of_a_denied_command_gets_through_even_with_yes() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.bash]\n\"git status*\" = \"allow\"\n\"rm -rf*\" = \"deny\"\n",
+    ));
+    let lines = [
+        "git status; rm -rf v",
+        "git status && rm -rf v",
+        "git status || rm -rf v",
+        "git status | rm -rf v",
+        "git status & rm -rf v",
+        "git status\nrm -rf v",
+        "git status # x\nrm -rf v",
+        "rm -rf v",
+        "rm -fr v",
+        "rm -r -f v",
+        "rm -R -f v",
+        "rm --force --recursive v",
+        "rm -rfv v",
+        "rm -vrf v",
+        "/bin/rm -rf v",
+        "/usr/bin/rm -rf v",
+        "./rm -rf v",
+        "\\rm -rf v",
+        "'rm' -rf v",
+        "\"rm\" -rf v",
+        "r''m -rf v",
+        "command rm -rf v",
+        "builtin rm -rf v",
+        "exec rm -rf v",
+        "env rm -rf v",
+        "env -i rm -rf v",
+        "/usr/bin/env rm -rf v",
+        "sudo rm -rf v",
+        "nice rm -rf v",
+        "nohup rm -rf v",
+        "timeout 1 rm -rf v",
+        "time rm -rf v",
+        "stdbuf -o0 rm -rf v",
+        "xargs rm -rf <<< v",
+        "echo v | xargs rm -rf",
+        "find . -exec rm -rf {} \\;",
+        "find . -execdir rm -rf {} +",
+        "x=rm; $x -rf v",
+        "${x:-rm} -rf v",
+        "$(echo rm) -rf v",
+        "`echo rm` -rf v",
+        "r${x}m -rf v",
+        "eval rm -rf v",
+        "eval 'rm -rf v'",
+        "bash -c 'rm -rf v'",
+        "sh -c \"rm -rf v\"",
+        "bash -lc 'rm -rf v'",
+        "echo 'rm -rf v' | bash",
+        "bash <<< 'rm -rf v'",
+        "bash <<EOF\nrm -rf v\nEOF",
+        "python3 -c 'import shutil'",
+        "perl -e 'system(\"rm -rf v\")'",
+        "awk 'BEGIN{system(\"rm -rf v\")}'",
+        "f(){ rm -rf v; }; f",
+        "alias x='rm -rf v'",
+        "trap 'rm -rf v' EXIT",
+        "source x.sh",
+        ". x.sh",
+        "watch rm -rf v",
+        "flock /tmp/l rm -rf v",
+        "flock /tmp/l -c 'rm -rf v'",
+        "busybox rm -rf v",
+        "git status ${x=\\$(rm -rf v)} ${x@P}",
+        "git status $(rm -rf v)",
+        "git status `rm -rf v`",
+        "git status <(rm -rf v)",
+        "git status > >(rm -rf v)",
+        "git status ${y:=a[\\$(rm -rf v)]} ${z[y]}",
+        "rm -rf ${HOME}",
+        "rm -r$x v",
+        "rm $(echo -rf) v",
+                "rm \\-rf v",
+        "rm $'-rf' v",
+        "command -p rm -rf v",
+        "sudo -u x -- rm -rf v",
+        "doas rm -rf v",
+        "env -S 'rm -rf v'",
+        "coproc rm -rf v",
+        "{ rm -rf v; }",
+        "(rm -rf v)",
+        "if rm -rf v; then :; fi",
+        "while rm -rf v; do :; done",
+        "case x in x) rm -rf v;; esac",
+        "for i in 1; do rm -rf v; done",
+        "! rm -rf v",
+        "rm -rf v 2>/dev/null",
+        "git status;rm -rf v",
+        "declare -x PATH=/tmp; git status",
+        "PATH=/tmp git status",
+        "IFS=/ git status",
+    ];
+    for line in lines {
+        let d = p.check("bash", &json!({"command": line}), ctx);
+        let stopped = match &d {
+            Decision::Deny { .. } => true,
+            Decision::Ask(r) => p.yes_refusal(r).is_some(),
+            Decision::Allow => false,
+        };
+        assert!(stopped, "{line:?} could run rm -rf under --yes: {d:?}");
+    }
+    // Other commands are the rules' business: they ask, and --yes may approve them.
+    for line in ["rm -- -rf v", "unlink v", "rmdir v", "git clean -fdx"] {
+        let r = ask(p.check("bash", &json!({"command": line}), ctx));
+        assert_eq!(p.yes_refusal(&r), None, "{line}");
+    }
+}
