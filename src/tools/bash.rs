@@ -1,4 +1,4 @@
-//! `bash`: runs a command through the user's shell in its own session/process group, in the
+//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session/process group, in the
 //! OS sandbox and without secret environment variables (see `crate::sandbox`).
 
 use std::io;

@@ -620,7 +620,7 @@ fn no_spelling_of_a_denied_command_gets_through_even_with_yes() {
         "rm -rf ${HOME}",
         "rm -r$x v",
         "rm $(echo -rf) v",
-                "rm \\-rf v",
+        "rm \\-rf v",
         "rm $'-rf' v",
         "command -p rm -rf v",
         "sudo -u x -- rm -rf v",
