@@ -1,5 +1,5 @@
-//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session/process group, in the
-//! OS sandbox and without secret environment variables (see `crate::sandbox`).
+//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session/process
+//! group, in the OS sandbox and without secret environment variables (see `crate::sandbox`).
 
 use std::io;
 use std::os::fd::OwnedFd;
