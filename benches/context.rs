@@ -20,7 +20,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use serde_json::json;
 
 use pith::config::CompactionConfig;
+use pith::context::budget::Budget;
 use pith::context::overflow::{self, Limits};
+use pith::context::prune::PruneRules;
 use pith::context::tokens::Estimator;
 use pith::context::tracker::ContextTracker;
 use pith::context::{prune, view};
@@ -109,6 +111,7 @@ fn session(parts: usize) -> Vec<Message> {
                 overflow: false,
                 focus: None,
                 tail_start: None,
+                ..Default::default()
             }));
             let mut s = Message::new(SESSION, Role::Assistant);
             s.parent_id = Some(c.id.clone());
@@ -131,6 +134,18 @@ fn session(parts: usize) -> Vec<Message> {
     out
 }
 
+/// The prune rules of a 200k-window model with the default config.
+fn rules() -> PruneRules {
+    let cfg = CompactionConfig::default();
+    let limits = Limits {
+        context: 200_000,
+        input: None,
+        output: 64_000,
+        max_tokens: None,
+    };
+    PruneRules::new(&Budget::new(&limits, &cfg), &cfg)
+}
+
 struct Engine {
     messages: Vec<Message>,
     pointer: view::ViewPointer,
@@ -138,6 +153,7 @@ struct Engine {
     tracker: ContextTracker,
     limits: Limits,
     cfg: CompactionConfig,
+    rules: PruneRules,
     seed: usize,
 }
 
@@ -152,15 +168,17 @@ impl Engine {
                 context: 200_000,
                 input: None,
                 output: 64_000,
+                max_tokens: None,
             },
             cfg: CompactionConfig::default(),
+            rules: rules(),
             seed: 1_000_000,
         };
         // Warm: the pointer, the part cache and the running figure, as after earlier steps.
         e.pointer.refresh(&e.messages);
         let estimate = e.est.messages(e.pointer.view(&e.messages));
         e.tracker.on_reset(estimate);
-        black_box(prune::plan(&e.messages, &mut e.est, &e.cfg));
+        black_box(prune::plan(&e.messages, &mut e.est, &e.rules));
         e
     }
 
@@ -189,7 +207,7 @@ impl Engine {
         // 3. overflow test
         let over = overflow::is_overflow(self.tracker.used(), &self.limits, &self.cfg);
         // 4. prune plan
-        let plan = prune::plan(&self.messages, &mut self.est, &self.cfg);
+        let plan = prune::plan(&self.messages, &mut self.est, &self.rules);
         let out = chat.len() + usize::from(over) + plan.targets.len() + request as usize;
         if let Some(m) = self.messages.pop() {
             self.est.forget(&m.parts);
@@ -246,7 +264,7 @@ fn estimator_throughput(c: &mut Criterion) {
 /// the estimator forgets what left it. Prints hits, misses and the hit rate (not a timing).
 fn cache_hit_rate(_c: &mut Criterion) {
     let mut est = Estimator::for_model("anthropic/claude-sonnet-4-5");
-    let cfg = CompactionConfig::default();
+    let rules = rules();
     let mut view_msgs: Vec<Message> = Vec::new();
     let mut seed = 0usize;
     let turns = 2_000;
@@ -262,6 +280,7 @@ fn cache_hit_rate(_c: &mut Criterion) {
                 overflow: false,
                 focus: None,
                 tail_start: None,
+                ..Default::default()
             }));
             let mut s = Message::new(SESSION, Role::Assistant);
             s.parent_id = Some(cm.id.clone());
@@ -284,7 +303,7 @@ fn cache_hit_rate(_c: &mut Criterion) {
             let m = step_msg(&uid, seed, false);
             black_box(est.message(&m)); // the step joins the running figure
             view_msgs.push(m);
-            let plan = prune::plan(&view_msgs, &mut est, &cfg);
+            let plan = prune::plan(&view_msgs, &mut est, &rules);
             if !plan.is_empty() {
                 prune::apply(&mut view_msgs, &plan, 1);
                 black_box(est.messages(&view_msgs)); // reset_estimate after a prune

@@ -118,6 +118,8 @@ pub enum TurnEnd {
     Error,
     /// A `/compact` finished.
     Compacted,
+    /// A `/compact` found nothing worth compacting and changed nothing (an `Event::Info` said why).
+    NothingToCompact,
     /// The model stopped for a reason pith has no name for (as the provider reported it).
     #[serde(untagged)]
     Other(String),
@@ -238,6 +240,16 @@ pub enum Event {
     Pruned {
         parts: usize,
         tokens: u64,
+    },
+    /// The model's real context window differs from the one pith was using: a server error
+    /// stated it, or the local server was asked. Used (and remembered for the model) from now on.
+    ContextWindow {
+        model: String,
+        window: u64,
+        /// The window used before (0: unknown).
+        previous: u64,
+        /// Where the figure came from: "server error", "server", "estimate".
+        source: String,
     },
     PermissionAsked(PermissionRequest),
     Retrying {

@@ -212,7 +212,7 @@ pub struct Part {
     pub kind: PartKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CompactionPart {
     pub auto: bool,
     pub overflow: bool,
@@ -222,6 +222,69 @@ pub struct CompactionPart {
     /// storage order; the view puts it after the summary).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_start: Option<MessageId>,
+    /// What pith carried across this compaction itself rather than leaving it to the
+    /// summariser: the user's own words, the todo list, the ledger of files and commands.
+    #[serde(default, skip_serializing_if = "Carried::is_empty")]
+    pub carried: Carried,
+}
+
+/// What pith carries across a compaction itself (appended to the summary it writes).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Carried {
+    /// The user's messages from the compacted history, verbatim, oldest first. The oldest may be
+    /// cut (with a marker) or left out to stay within the budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_messages: Vec<String>,
+    /// Older user messages left out for the budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_user_messages: usize,
+    /// The user's request being worked on when it did not stay in the verbatim tail: always
+    /// kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_request: Option<String>,
+    /// The todo list as `todowrite` last set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todos: Option<Value>,
+    #[serde(default, skip_serializing_if = "Ledger::is_empty")]
+    pub ledger: Ledger,
+}
+
+impl Carried {
+    pub fn is_empty(&self) -> bool {
+        self.user_messages.is_empty()
+            && self.current_request.is_none()
+            && self.todos.is_none()
+            && self.ledger.is_empty()
+    }
+}
+
+/// Names (never contents) of the files the agent touched and the commands it ran, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Ledger {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// Entries left out (oldest first) to stay within the budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: usize,
+}
+
+impl Ledger {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty()
+            && self.edited.is_empty()
+            && self.written.is_empty()
+            && self.commands.is_empty()
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -49,8 +49,16 @@ fn is_summary_request(body: &Value) -> bool {
                 .contains("summar")
 }
 
-const SUMMARY_1: &str = "## Goal\nHelp Zorblax port the billing service.\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411.";
-const SUMMARY_2: &str = "## Goal\nHelp Zorblax port the billing service.\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411; the flag is --dry-run-7.";
+/// A summary with every section of the template, `goal` under its Goal.
+fn full_summary(goal: &str) -> String {
+    format!(
+        "## Goal\n{goal}\n## Constraints & Preferences\nNone\n## Progress\nStarted.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone"
+    )
+}
+
+/// A summary with every section of the template (one without them is retried).
+const SUMMARY_1: &str = "## Goal\nHelp Zorblax port the billing service.\n## Constraints & Preferences\nNone\n## Progress\nStarted.\n## Key Decisions\nNone\n## Next Steps\nPlan.\n## Relevant Files\nNone\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411.";
+const SUMMARY_2: &str = "## Goal\nHelp Zorblax port the billing service.\n## Constraints & Preferences\nNone\n## Progress\nStarted.\n## Key Decisions\nNone\n## Next Steps\nPlan.\n## Relevant Files\nNone\n## Critical Context\nRepo at /srv/zorb-billing; ticket ZB-4411; the flag is --dry-run-7.";
 
 #[tokio::test]
 async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_summary() {
@@ -118,7 +126,14 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
     let body = &server.requests()[3].body;
     let msgs = messages(body);
     assert_eq!(content(&msgs[1]), "What did we do so far?");
-    assert_eq!(content(&msgs[2]), SUMMARY_1);
+    // The summary, then what pith carried itself: the user's words, verbatim.
+    let summary = content(&msgs[2]);
+    assert!(summary.starts_with(SUMMARY_1), "{summary}");
+    assert!(summary.contains("Recorded by pith itself"), "{summary}");
+    assert!(
+        summary.contains("I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411."),
+        "the user's words were not carried: {summary}"
+    );
     assert!(!all_text(body).contains("Continue if you have next steps"));
     assert_eq!(content(msgs.last().unwrap()), "Next?");
     insta::assert_json_snapshot!("request_after_compaction", normalized(body, env.path()));
@@ -153,10 +168,14 @@ async fn second_compaction_merges_the_previous_summary() {
     assert!(text.contains("<previous-summary>"), "{text}");
     assert!(
         text.contains(SUMMARY_1),
-        "previous summary not carried into the request"
+        "previous summary not carried into the request: {text}"
     );
     // The newest turn (with the new fact) is the verbatim tail: not summarised, kept word for word.
-    assert!(!text.contains("--dry-run-7"), "the tail was summarised");
+    assert!(
+        !text.contains("--dry-run-7"),
+        "the tail was summarised: {}",
+        std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
+    );
     // Only the latest summary: the old one appears once, as <previous-summary>, not as a Q/A pair.
     assert!(
         !text.contains("What did we do so far?"),
@@ -273,13 +292,17 @@ async fn old_tool_outputs_are_pruned_at_step_boundaries() {
         .map(content)
         .collect();
     assert_eq!(results.len(), 5);
+    // The placeholder names the call, so `recall` can bring the output back.
     let cleared = results
         .iter()
-        .filter(|r| *r == "[Old tool result content cleared]")
+        .filter(|r| r.starts_with("[Old tool result content cleared] (recall id \"read_"))
         .count();
     assert_eq!(cleared, 3, "{results:?}");
     // Oldest first: the newest outputs inside the protect window stay.
-    assert_eq!(results[2], "[Old tool result content cleared]");
+    assert_eq!(
+        results[2],
+        "[Old tool result content cleared] (recall id \"read_2\" brings it back)"
+    );
     assert!(results[3].contains("file3 line 0"));
     assert!(results[4].contains("file4 line 0"));
     insta::assert_json_snapshot!("request_after_pruning", normalized(&body, env.path()));
@@ -353,19 +376,18 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
             .status
             .success()
     );
-    // The third turn's message alone exceeds the verbatim-tail budget, so all ~18k tokens are
-    // summarised: ~6k tokens per turn, about 9.6k per summary request → three requests.
+    // The third turn's message alone exceeds the verbatim-tail budget: it travels whole after
+    // the summary (never summarised away); the summariser sees it only in short, for context.
+    // Two chunks; the last summary misses the template's sections: one retry, with a note.
+    server.push(openai::text("partial summary with Zorblax-first", None));
     server.push(openai::text(
-        "## Goal\npartial summary with Zorblax-first",
-        None,
-    ));
-    server.push(openai::text(
-        "## Goal\npartial summary two with Zorblax-first",
+        "## Goal\nfinal summary without sections",
         None,
     ));
     server.push(openai::text(SUMMARY_1, None));
     server.push(openai::text("three", None));
-    let (out, events) = env.run_json(&["-c", &big("third")]).await;
+    let third = big("third");
+    let (out, events) = env.run_json(&["-c", &third]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let finished = of_type(&events, "compaction_finished");
     assert_eq!(finished.len(), 1, "{events:?}");
@@ -373,13 +395,32 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 6);
     assert!(is_summary_request(&reqs[2].body));
-    assert!(all_text(&reqs[2].body).contains("Zorblax-first"));
-    assert!(all_text(&reqs[3].body).contains("partial summary with Zorblax-first"));
-    assert!(all_text(&reqs[4].body).contains("partial summary two with Zorblax-first"));
-    assert!(all_text(&reqs[4].body).contains("third lorem"));
-    // The request that followed starts from the final summary.
-    let sent = reqs[5].body.to_string();
+    let first = all_text(&reqs[2].body);
+    assert!(first.contains("Zorblax-first") && first.contains("second lorem"));
+    assert!(!first.contains("third lorem"));
+    let second = all_text(&reqs[3].body);
+    assert!(
+        second.contains("partial summary with Zorblax-first"),
+        "running summary lost"
+    );
+    assert!(second.contains("kept word for word after your summary, shortened here"));
+    assert!(
+        second.matches("lorem").count() < 900,
+        "the current request was summarised whole"
+    );
+    let retry = all_text(&reqs[4].body);
+    assert!(
+        retry.contains("missing these sections: Constraints, Progress"),
+        "{retry}"
+    );
+    // The request that followed starts from the accepted summary, then the third message whole.
+    let sent = all_text(&reqs[5].body);
     assert!(sent.contains(SUMMARY_1.lines().nth(1).unwrap()));
+    assert!(!sent.contains("partial summary") && !sent.contains("without sections"));
+    assert!(
+        sent.contains(third.trim()),
+        "the current request is not verbatim"
+    );
     insta::assert_json_snapshot!(
         "no_usage_summary_request",
         normalized(&reqs[2].body, env.path())
@@ -392,15 +433,17 @@ async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
     // The session model has a large window; the compaction model a tiny one.
     let extra = "[compaction]\nmodel = \"mock/small\"\n\n[models.\"mock/small\"]\ncontext = 6000\noutput = 1000\n";
     let env = PithEnv::new(&server.url(), 200_000, 8_000, extra);
+    // Long answers to short requests: the bulk is what a summary replaces (the user's own
+    // words travel verbatim after it).
     for i in 0..4 {
         server.push(openai::text(
-            &format!("answer {i}"),
-            Some((3_000 * (i + 1), 10)),
+            &format!(
+                "answer {i}: {}",
+                "the quick brown fox jumps over the lazy dog ".repeat(300)
+            ),
+            Some((3_000 * (i + 1), 2_700)),
         ));
-        let prompt = format!(
-            "fact-{i}: {}",
-            "the quick brown fox jumps over the lazy dog ".repeat(300)
-        );
+        let prompt = format!("fact-{i}: remember me");
         let args = if i == 0 {
             vec!["run", prompt.as_str()]
         } else {
@@ -410,7 +453,7 @@ async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
     }
     for i in 0..10 {
         server.push(openai::text(
-            &format!("## Goal\nrunning summary {i} with fact-0"),
+            &full_summary(&format!("running summary {i} with fact-0")),
             Some((4_000, 100)),
         ));
     }
@@ -449,7 +492,9 @@ async fn compaction_input_larger_than_the_window_is_summarised_in_chunks() {
 #[tokio::test]
 async fn manual_compact_with_focus_adds_the_focus_and_no_continue_message() {
     let (server, env) = small_window("").await;
-    server.push(openai::text("Noted.", Some((3_000, 50))));
+    // A long answer: worth compacting.
+    let plan = "Step: copy the orders rows in batches and verify the checksums. ".repeat(200);
+    server.push(openai::text(&plan, Some((5_000, 2_500))));
     assert!(
         env.run(&["run", "We are migrating the orders table."])
             .await
@@ -495,33 +540,49 @@ async fn automatic_compaction_mid_turn_adds_the_continue_message() {
 }
 
 #[tokio::test]
-async fn breaker_stops_a_compaction_that_does_not_shrink() {
+async fn a_summary_longer_than_what_it_replaces_is_cut() {
     let (server, env) = small_window("").await;
-    server.push(openai::text("Noted.", Some((15_000, 1_500))));
-    // A "summary" as large as the context it replaces.
-    let huge = "detail ".repeat(14_000);
+    let answer = "Working through the ledger entries one by one. ".repeat(250);
+    server.push(openai::text(&answer, Some((15_000, 1_500))));
+    // A server that ignores the summary's output cap: a "summary" far larger than the history.
+    let huge = format!("{}\n{}", SUMMARY_1, "detail ".repeat(14_000));
     server.push(openai::text(&huge, Some((9_000, 3_000))));
-    let (out, events) = env.run_json(&["hello"]).await;
+    let (out, events) = env.run_json(&["Reconcile the ledger."]).await;
+    assert!(out.status.success(), "stderr: {} {events:?}", stderr(&out));
+    let finished = of_type(&events, "compaction_finished");
+    assert_eq!(finished.len(), 1, "{events:?}");
+    let (before, after) = (
+        finished[0]["before"].as_u64().unwrap(),
+        finished[0]["after"].as_u64().unwrap(),
+    );
+    assert!(after < before * 9 / 10, "{before} -> {after}");
+    assert_eq!(server.requests().len(), 2, "no retry for a long summary");
+    // The stored summary was cut to what it replaces.
+    server.push(openai::text("ok", Some((3_000, 5))));
+    assert!(env.run(&["run", "-c", "status?"]).await.status.success());
+    let next = all_text(&server.requests()[2].body);
+    assert!(next.contains("characters cut for the summary"), "not cut");
+    assert!(
+        next.matches("detail").count() < 6_000,
+        "the summary was kept whole"
+    );
+}
+
+#[tokio::test]
+async fn a_request_larger_than_the_window_stops_with_a_clear_message() {
+    let (server, env) = small_window("").await;
+    // ~20,000 tokens in one message, 16,000 usable: it can be neither sent nor summarised away.
+    let paste = "lorem ipsum dolor sit amet consectetur ".repeat(3_000);
+    let (out, events) = env.run_json(&[&paste]).await;
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     let errors = of_type(&events, "error");
-    assert_eq!(errors.len(), 1);
+    assert_eq!(errors.len(), 1, "{events:?}");
+    let message = errors[0]["message"].as_str().unwrap();
     assert!(
-        errors[0]["message"].as_str().unwrap().contains("compact"),
-        "{}",
-        errors[0]
+        message.contains("does not fit") && message.contains("16000"),
+        "{message}"
     );
-    assert_eq!(
-        server.requests().len(),
-        2,
-        "no further model calls after the breaker"
-    );
-    // The session stays usable: the next turn compacts the oversized context first.
-    server.push(openai::text(SUMMARY_1, Some((9_000, 200))));
-    server.push(openai::text("still here", Some((1_000, 3))));
-    let next = env.run(&["run", "-c", "ping"]).await;
-    assert!(next.status.success(), "stderr: {}", stderr(&next));
-    assert_eq!(stdout(&next), "still here\n");
-    assert_eq!(server.requests().len(), 4);
+    assert!(server.requests().is_empty(), "no model call can help");
 }
 
 #[tokio::test]
@@ -550,10 +611,10 @@ async fn facts_survive_three_compactions() {
         .map(|i| format!("FACT-{i}-codename-{}", i * 1111))
         .collect();
     let summary = |upto: usize| {
-        format!(
-            "## Goal\nTrack the codenames.\n## Critical Context\n{}",
+        full_summary(&format!(
+            "Track the codenames.\n{}",
             facts[..upto].join("\n")
-        )
+        ))
     };
     let mut summaries = Vec::new();
     let mut compaction_reqs = Vec::new();
@@ -647,9 +708,9 @@ async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
     );
 }
 
-/// The learned correction ratio applies to the whole estimate, system prompt and tool
-/// definitions included: after a compaction the figure for a model that counts twice what the
-/// estimator does is about twice the estimate, not the bare estimate of the fixed part.
+/// What a report teaches about the fixed part (system prompt and tool definitions) applies after
+/// a compaction: for a server that counts 40% more for it than the estimator, the figure is about
+/// 1.4 times the estimate, not the bare estimate of the fixed part.
 #[tokio::test]
 async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
     // The estimate of a fresh session's first request (system prompt, tools, the prompt).
@@ -663,24 +724,30 @@ async fn the_estimate_after_a_compaction_is_corrected_by_the_learned_ratio() {
         .as_u64()
         .unwrap();
 
-    // The same first request in a new session; the provider counts twice as much.
+    // The same first request in a new session; the provider counts 40% more.
     let (server, env) = small_window("").await;
     server.push(openai::tool_calls(
         &[("call_1", "bash", r#"{"command":"echo one"}"#)],
-        Some((2 * first, 10)),
+        Some((first * 14 / 10, 10)),
     ));
     // The second step fills the window: compaction at step finish.
     server.push(openai::text("done", Some((16_500, 10))));
     server.push(openai::text(SUMMARY_1, Some((3_000, 50))));
     let (out, events) = env.run_json(&["--yes", "hi"]).await;
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{:?} stderr: {} log: {}",
+        out.status,
+        stderr(&out),
+        std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
+    );
     let finished = of_type(&events, "compaction_finished");
     assert_eq!(finished.len(), 1, "{events:?}");
     let after = finished[0]["after"].as_u64().unwrap();
     assert!(
-        after * 10 >= first * 16,
-        "after compaction ~{after} tokens, but the fixed part alone is ~{} at the learned ratio",
-        2 * first
+        after * 10 >= first * 13,
+        "after compaction ~{after} tokens, but the fixed part alone is ~{} as learned",
+        first * 14 / 10
     );
 }
 

@@ -195,7 +195,9 @@ async fn prompt_too_long_compacts_and_retries() {
         ),
     ));
     server.push(anthropic::message(
-        &[Block::Text("## Goal\nsummary")],
+        &[Block::Text(
+            "## Goal\nsummary\n## Constraints & Preferences\nNone\n## Progress\nNone\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone",
+        )],
         "end_turn",
         (5_000, 300, 0, 0),
     ));

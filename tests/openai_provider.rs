@@ -738,6 +738,9 @@ async fn request_body_snapshot() {
     let mut s = provider(&server).stream(&request).await.unwrap();
     while s.next().await.is_some() {}
     let body = server.request_body(0);
-    assert_eq!(body, pith::provider::openai::request_body(&request));
+    assert_eq!(
+        body,
+        pith::provider::openai::request_body(&request, pith::config::OutputCap::MaxTokens)
+    );
     insta::assert_json_snapshot!("openai_request_body", body);
 }

@@ -31,6 +31,7 @@ fn fixture() -> Fixture {
             max_lines: 50,
             max_bytes: 4096,
         },
+        outputs: None,
     };
     Fixture { _dir: dir, ctx }
 }

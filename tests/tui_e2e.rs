@@ -16,13 +16,20 @@ use std::time::{Duration, Instant};
 use support::{MockServer, openai};
 
 const ANSWER: &str = "Hello from the mock model";
-const SUMMARY: &str = "## Goal\nGreet the user.";
+const SUMMARY: &str = "## Goal\nGreet the user.\n## Constraints & Preferences\nNone\n## Progress\nGreeted.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\n- notes.txt";
+/// A file the model reads before it answers: enough history for `/compact` to be worth it.
+const NOTES: &str = "notes.txt";
 
-/// The mock on a runtime of its own (the test itself is synchronous): the prompt's answer, then
-/// the summary the compaction asks for.
+/// The mock on a runtime of its own (the test itself is synchronous): a read of notes.txt, the
+/// prompt's answer, then the summary the compaction asks for.
 fn start_mock() -> (tokio::runtime::Runtime, MockServer) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let server = rt.block_on(MockServer::start());
+    let args = format!("{{\"file_path\":\"{NOTES}\"}}");
+    server.push(openai::tool_calls(
+        &[("call_read", "read", args.as_str())],
+        Some((9_000, 20)),
+    ));
     server.push(openai::text(ANSWER, Some((9_000, 20))));
     server.push(openai::text(SUMMARY, Some((9_000, 20))));
     (rt, server)
@@ -131,6 +138,11 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     let base_url = server.openai_base_url();
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
+    let notes = (0..150)
+        .map(|i| format!("note {i}: the greeting must stay friendly and short"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(work.path().join(NOTES), notes).expect("write notes");
     let config = write_config(work.path(), &base_url);
     let bin = env!("CARGO_BIN_EXE_pith");
     // after pith exits the pane stays open a while, so the test can read what it left behind
@@ -185,11 +197,11 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     assert!(screen.contains("focus: keep the greeting"), "{screen}");
     assert_eq!(
         server.requests().len(),
-        2,
+        3,
         "the compaction called the model"
     );
     assert!(
-        server.request_body(1)["tools"].is_null(),
+        server.request_body(2)["tools"].is_null(),
         "the summary request has no tools"
     );
     let status = status_line(&screen);

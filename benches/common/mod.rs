@@ -129,6 +129,7 @@ pub fn session(session: &str, parts: usize) -> Vec<Message> {
                 overflow: false,
                 focus: None,
                 tail_start: None,
+                ..Default::default()
             }));
             let mut s = Message::new(session, Role::Assistant);
             s.parent_id = Some(c.id.clone());

@@ -34,6 +34,9 @@ fn parse_catalog() -> Result<Catalog, toml::de::Error> {
 pub struct Resolved {
     pub info: ModelConfig,
     pub warning: Option<String>,
+    /// The context window is not known from the config or the catalog (a default guess, or 0):
+    /// a local server may be asked for it, and a window learned from a server replaces it.
+    pub window_guessed: bool,
 }
 
 /// A catalog entry: its provider section, model id and figures.
@@ -111,12 +114,18 @@ pub fn resolve(config: &Config, model: &str) -> Resolved {
         if info.output == 0 {
             info.output = DEFAULT_OUTPUT;
         }
-        return Resolved { info, warning };
+        let window_guessed = info.context == 0;
+        return Resolved {
+            info,
+            warning,
+            window_guessed,
+        };
     }
     if let Some(entry) = lookup(model) {
         return Resolved {
             info: entry.info.clone(),
             warning: None,
+            window_guessed: false,
         };
     }
     Resolved {
@@ -128,6 +137,7 @@ pub fn resolve(config: &Config, model: &str) -> Resolved {
         warning: Some(format!(
             "unknown model \"{model}\": assuming a 32k context window; set [models.\"{model}\"] context/output in the config"
         )),
+        window_guessed: true,
     }
 }
 
@@ -362,6 +372,7 @@ mod tests {
                 headers: BTreeMap::new(),
                 max_retries: None,
                 timeout_secs: None,
+                output_cap: None,
             },
         );
         let some = known_models(&only_openai);

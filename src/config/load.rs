@@ -123,6 +123,7 @@ pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
                 headers: BTreeMap::new(),
                 max_retries: None,
                 timeout_secs: None,
+                output_cap: None,
             };
             (k.name.to_string(), config)
         })

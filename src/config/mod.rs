@@ -45,6 +45,35 @@ pub struct ProviderConfig {
     /// Request timeout for the first byte, in seconds.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Which field carries the output cap (openai kind); unset: `max_completion_tokens` for
+    /// api.openai.com, `max_tokens` for every other server.
+    #[serde(default)]
+    pub output_cap: Option<OutputCap>,
+}
+
+/// The request field that carries the output cap on an OpenAI-compatible server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCap {
+    /// `max_tokens`: llama.cpp, Ollama, vLLM, OpenRouter and most other servers.
+    MaxTokens,
+    /// `max_completion_tokens`: OpenAI's own API (its newer models reject `max_tokens`).
+    MaxCompletionTokens,
+    /// Send no cap (a server that rejects both fields).
+    None,
+}
+
+impl OutputCap {
+    /// The field for a server at `base_url` when the config names none.
+    pub fn default_for(base_url: &str) -> OutputCap {
+        let host = reqwest::Url::parse(base_url.trim())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+        match host.as_deref() {
+            Some("api.openai.com") => OutputCap::MaxCompletionTokens,
+            _ => OutputCap::MaxTokens,
+        }
+    }
 }
 
 /// Limits and prices of one model (`[models."provider/model"]` or the catalog).
@@ -98,10 +127,14 @@ pub struct CompactionConfig {
     /// Tools whose outputs are never pruned (none by default).
     #[serde(default)]
     pub protected_tools: Vec<String>,
-    #[serde(default = "default_prune_protect")]
-    pub prune_protect: u64,
-    #[serde(default = "default_prune_minimum")]
-    pub prune_minimum: u64,
+    /// Tokens of the newest tool outputs never pruned (unset: a fifth of the usable window, at
+    /// most 40,000).
+    #[serde(default)]
+    pub prune_protect: Option<u64>,
+    /// A prune clears more than this many tokens or nothing (unset: a tenth of the usable
+    /// window, at most 20,000).
+    #[serde(default)]
+    pub prune_minimum: Option<u64>,
 }
 
 impl Default for CompactionConfig {
@@ -114,8 +147,8 @@ impl Default for CompactionConfig {
             preserve_recent_tokens: None,
             model: None,
             protected_tools: Vec::new(),
-            prune_protect: default_prune_protect(),
-            prune_minimum: default_prune_minimum(),
+            prune_protect: None,
+            prune_minimum: None,
         }
     }
 }
@@ -269,12 +302,6 @@ impl Default for Config {
 
 fn yes() -> bool {
     true
-}
-fn default_prune_protect() -> u64 {
-    40_000
-}
-fn default_prune_minimum() -> u64 {
-    20_000
 }
 fn default_max_lines() -> usize {
     2000

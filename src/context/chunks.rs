@@ -1,7 +1,7 @@
-//! Making the compaction request fit (ARCHITECTURE.md §6.4): strip media, cut tool outputs to 2,000
-//! characters, then split the history into chunks that each fit, oldest first. "Too large to
-//! compact" is never an answer: a single message larger than a chunk is split (user text, so no
-//! instruction is lost) or cut down (assistant text, tool calls and results).
+//! Making the compaction request fit (ARCHITECTURE.md §6.4): strip media, cut tool outputs (to
+//! 2,000 characters on large windows), then split the history into chunks that each fit, oldest
+//! first. "Too large to compact" is never an answer: a single message larger than a chunk is split
+//! (user text, so no instruction is lost) or cut down (assistant text, tool calls and results).
 
 use std::ops::Range;
 
@@ -11,8 +11,6 @@ use crate::llm::{AssistantContent, ChatMessage, UserContent};
 
 use super::tokens::Estimator;
 
-/// Tool results in a summary request are cut to this many characters.
-pub const TOOL_RESULT_MAX_CHARS: usize = 2_000;
 /// What an image becomes in a summary request.
 pub const IMAGE_OMITTED: &str = "[image omitted]";
 
@@ -64,8 +62,8 @@ pub fn fit_text(s: &str, max_tokens: u64, est: &Estimator) -> String {
 
 /// Strips what a summary request does not need: images become `[image omitted]`, reasoning is
 /// dropped (private to the model that wrote it, and bulky), tool results and long string values
-/// of tool inputs are cut to [`TOOL_RESULT_MAX_CHARS`].
-pub fn prepare(msgs: Vec<ChatMessage>) -> Vec<ChatMessage> {
+/// of tool inputs are cut to `max_chars` (`Budget::tool_result_chars`: 2,000 on large windows).
+pub fn prepare(msgs: Vec<ChatMessage>, max_chars: usize) -> Vec<ChatMessage> {
     let mut out = Vec::with_capacity(msgs.len());
     for m in msgs {
         match m {
@@ -92,7 +90,7 @@ pub fn prepare(msgs: Vec<ChatMessage>) -> Vec<ChatMessage> {
                             Some(AssistantContent::ToolCall {
                                 id,
                                 name,
-                                input: cut_json(input, TOOL_RESULT_MAX_CHARS),
+                                input: cut_json(input, max_chars),
                             })
                         }
                         t => Some(t),
@@ -108,7 +106,7 @@ pub fn prepare(msgs: Vec<ChatMessage>) -> Vec<ChatMessage> {
                 is_error,
             } => out.push(ChatMessage::ToolResult {
                 call_id,
-                content: cut_text(&content, TOOL_RESULT_MAX_CHARS),
+                content: cut_text(&content, max_chars),
                 is_error,
             }),
         }

@@ -78,7 +78,7 @@ fn prepare_strips_media_reasoning_and_cuts_tool_output() {
             }],
         },
     ];
-    let out = prepare(msgs);
+    let out = prepare(msgs, 2_000);
     assert_eq!(out.len(), 3, "an assistant message left empty is dropped");
     let json = serde_json::to_string(&out).expect("json");
     assert!(json.contains(IMAGE_OMITTED));
@@ -87,7 +87,7 @@ fn prepare_strips_media_reasoning_and_cuts_tool_output() {
     let ChatMessage::ToolResult { content, .. } = &out[2] else {
         panic!("tool result");
     };
-    assert!(content.chars().count() < TOOL_RESULT_MAX_CHARS + 80);
+    assert!(content.chars().count() < 2_000 + 80);
     assert!(content.contains("characters cut"));
     let ChatMessage::Assistant { content } = &out[1] else {
         panic!("assistant");

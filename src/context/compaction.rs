@@ -1,29 +1,35 @@
 //! The pure parts of the compaction task (ARCHITECTURE.md §6.4): where the verbatim tail starts,
 //! the summary request, the chunking that makes any history fit (in [`super::chunks`], re-exported
-//! here) and the breaker.
+//! here), the check of a written summary and the breaker. Every figure comes from [`Budget`],
+//! which scales with the window.
 //!
-//! The engine's flow for one compaction (the new compaction message is the last of `view`):
-//! 1. `let cut = cut(&view, preserve_recent_tokens(usable, cfg), est)`;
-//! 2. `let msgs = prepare(view::convert(&refs(&view[cut.summarise.clone()]), ..))`;
-//! 3. `let budget = chunk_budget(usable, cut.previous_summary.as_deref(), focus, est)`;
-//! 4. for each chunk of `chunks(msgs, budget, est)`, oldest first: send
-//!    `summary_request_messages(running.as_deref(), &chunk, focus)` with [`SYSTEM_PROMPT`] and no
-//!    tools, and let `running` be the answer (it starts as `cut.previous_summary`);
-//! 5. save the summary (`summary = true`), set `CompactionPart::tail_start = cut.tail_start`;
+//! The engine's flow for one compaction (the view is the model's view, in model order):
+//! 1. `let cut = cut(&view, budget.tail_after(overhead), est)` — the tail shrinks until the
+//!    compacted context fits half the usable window, down to nothing (the current request then
+//!    travels verbatim with the carried messages);
+//! 2. `let msgs = prepare(convert(&view[cut.summarise]), budget.tool_result_chars)`; a previous
+//!    summary too large to travel in every request becomes the first chunk
+//!    ([`previous_summary_fits`]);
+//! 3. for each chunk of `chunks(msgs, chunk_budget(&budget, focus, est), est)`, oldest first:
+//!    send `summary_request_messages(running, &chunk, focus)` with [`SYSTEM_PROMPT`], no tools and
+//!    the output cap `budget.summary_cap`; `running` is the answer;
+//! 4. check it ([`missing_sections`]; one retry with [`retry_note`]), never accept one longer
+//!    than what it replaces;
+//! 5. append what pith carries itself ([`super::carry`]) and save the summary;
 //! 6. `breaker(before, after, compactions_this_turn)`; after an automatic compaction append
 //!    [`CONTINUE_MESSAGE`] as a synthetic user message.
 
 use std::ops::Range;
 
-use crate::config::CompactionConfig;
 use crate::llm::{ChatMessage, UserContent};
-use crate::message::{Message, MessageId};
+use crate::message::{Carried, Message, MessageId, PartKind};
 
+use super::budget::Budget;
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_completed_summary, is_turn_start};
 
 pub use super::COMPACTION_QUESTION;
-pub use super::chunks::{TOOL_RESULT_MAX_CHARS, chunks, cut_text, fit_text, plan_chunks, prepare};
+pub use super::chunks::{chunks, cut_text, fit_text, plan_chunks, prepare};
 
 /// The synthetic user message after an automatic compaction (never after a manual one).
 pub const CONTINUE_MESSAGE: &str = "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.";
@@ -34,27 +40,29 @@ pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/compaction.md");
 /// The final user message of a summary request (placeholders `{{previous_summary}}`, `{{focus}}`).
 pub const REQUEST_TEMPLATE: &str = include_str!("../../prompts/compaction-request.md");
 
-/// Bounds of the default verbatim tail.
-pub const PRESERVE_MIN: u64 = 2_000;
-pub const PRESERVE_MAX: u64 = 8_000;
+/// The note of the one retry when a summary misses sections or was cut at its cap
+/// (placeholders `{{problem}}`, `{{cap}}`).
+pub const RETRY_TEMPLATE: &str = include_str!("../../prompts/compaction-retry.md");
 
-/// Tokens kept for the running summary when planning chunks (it grows as chunks are folded in).
-pub const SUMMARY_RESERVE: u64 = 8_000;
-/// The smallest chunk budget ever planned, however small the window.
-pub const MIN_CHUNK_BUDGET: u64 = 1_000;
-
-/// Tokens of recent history kept word for word: `compaction.preserve_recent_tokens`, or
-/// clamp(25% of usable, 2,000, 8,000).
-pub fn preserve_recent_tokens(usable: u64, cfg: &CompactionConfig) -> u64 {
-    cfg.preserve_recent_tokens
-        .unwrap_or_else(|| (usable / 4).clamp(PRESERVE_MIN, PRESERVE_MAX))
-}
+/// The template's sections, as the words a heading must start with.
+pub const SECTIONS: [&str; 7] = [
+    "Goal",
+    "Constraints",
+    "Progress",
+    "Key Decisions",
+    "Next Steps",
+    "Critical Context",
+    "Relevant Files",
+];
 
 /// How a view splits for a compaction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cut {
-    /// The summary the view starts with (to merge, not stack), if any.
+    /// The summary the view starts with (to merge, not stack), if any: the summariser's text
+    /// only, without what pith appended to it.
     pub previous_summary: Option<String>,
+    /// What pith carried across the previous compaction (merged into the next one).
+    pub previous_carried: Carried,
     /// `view[summarise]` is the history to summarise (after the previous summary, before the tail).
     pub summarise: Range<usize>,
     /// `view[tail]` stays word for word after the new summary (may be empty).
@@ -74,11 +82,20 @@ pub fn cut(view: &[Message], budget: u64, est: &mut Estimator) -> Cut {
         end -= 1;
     }
     let previous_summary = head
-        .then(|| view[1].text())
+        .then(|| written_text(&view[1]))
         .filter(|s| !s.trim().is_empty());
+    let previous_carried = if head {
+        view[0]
+            .compaction()
+            .map(|c| c.carried.clone())
+            .unwrap_or_default()
+    } else {
+        Carried::default()
+    };
     let start = split_tail(&view[body_start..end], budget, est) + body_start;
     Cut {
         previous_summary,
+        previous_carried,
         summarise: body_start..start,
         tail: start..end,
         tail_start: (start < end).then(|| view[start].id.clone()),
@@ -106,22 +123,95 @@ pub fn split_tail(history: &[Message], budget: u64, est: &mut Estimator) -> usiz
     best
 }
 
-/// The token budget of one chunk of history in a summary request to a model with `usable`
-/// tokens: what is left after the system prompt, the request message (with the previous summary
-/// and the focus) and room for the running summary, with a 10% margin for estimate error.
-pub fn chunk_budget(
-    usable: u64,
-    previous_summary: Option<&str>,
-    focus: Option<&str>,
-    est: &Estimator,
-) -> u64 {
-    // Room for the summary the model writes: SUMMARY_RESERVE, or a quarter of a small window.
-    let fixed = est.text(SYSTEM_PROMPT)
-        + est.text(&request_text(previous_summary, focus))
-        + SUMMARY_RESERVE.min(usable / 4);
-    (usable - usable / 10)
+/// The text a model wrote in a message: its non-synthetic text parts (a summary without what
+/// pith appended to it).
+pub fn written_text(m: &Message) -> String {
+    m.parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::Text {
+                text,
+                synthetic: false,
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The token budget of one chunk of history in a summary request: what is left of the usable
+/// window (less 10% for estimate error) after the system prompt, the request message and room
+/// for the running summary (at most the summary cap), never below `budget.min_chunk`.
+pub fn chunk_budget(budget: &Budget, focus: Option<&str>, est: &Estimator) -> u64 {
+    let fixed = est.text(SYSTEM_PROMPT) + est.text(&request_text(None, focus)) + budget.summary_cap;
+    (budget.usable - budget.usable / 10)
         .saturating_sub(fixed)
-        .max(MIN_CHUNK_BUDGET)
+        .max(budget.min_chunk)
+}
+
+/// Whether a previous summary can travel inside every summary request as
+/// `<previous-summary>`: one written under the current cap can. A larger one (written for a
+/// bigger window, or before caps existed) is summarised as the first chunk instead, so the
+/// request always fits.
+pub fn previous_summary_fits(previous: &str, budget: &Budget, est: &Estimator) -> bool {
+    est.text(previous) <= budget.summary_cap + budget.summary_cap / 4
+}
+
+/// A previous summary that does not fit a request, as the first message of the history.
+pub fn previous_summary_as_history(previous: &str) -> ChatMessage {
+    ChatMessage::User {
+        content: vec![UserContent::Text {
+            text: format!(
+                "[Summary of the conversation before the messages below]\n{}",
+                previous.trim()
+            ),
+        }],
+    }
+}
+
+/// The template's sections missing from a summary: a line that starts (after `#`, `*`, spaces
+/// and numbering) with the section's words, in any case, counts as its heading.
+pub fn missing_sections(summary: &str) -> Vec<&'static str> {
+    let headings: Vec<String> = summary
+        .lines()
+        .map(|l| {
+            l.trim_start_matches(|c: char| {
+                c == '#'
+                    || c == '*'
+                    || c == '_'
+                    || c.is_whitespace()
+                    || c.is_ascii_digit()
+                    || c == '.'
+            })
+            .to_lowercase()
+        })
+        .collect();
+    SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| {
+            let want = s.to_lowercase();
+            !headings.iter().any(|h| h.starts_with(&want))
+        })
+        .collect()
+}
+
+/// The note appended to a summary request for its one retry.
+pub fn retry_note(missing: &[&str], cut_at_cap: bool, cap: u64) -> String {
+    let problem = match (missing.is_empty(), cut_at_cap) {
+        (_, true) => {
+            format!("Your summary was cut off at the {cap}-token limit before it was finished.")
+        }
+        (false, false) => format!(
+            "Your summary is missing these sections: {}.",
+            missing.join(", ")
+        ),
+        (true, false) => "Your summary did not follow the template.".to_string(),
+    };
+    RETRY_TEMPLATE
+        .trim_end()
+        .replace("{{problem}}", &problem)
+        .replace("{{cap}}", &cap.to_string())
 }
 
 /// The text of the final user message of a summary request.
@@ -178,10 +268,11 @@ pub fn summary_request_messages(
     out
 }
 
-/// The breaker (ARCHITECTURE.md §6.4): after a compaction, stop the turn with a clear message when
-/// it did not bring the context under 0.9 of what it was, or when it was the third compaction of
-/// this user turn (`compactions_this_turn` counts the one just finished).
-pub fn breaker(before: u64, after: u64, compactions_this_turn: u32) -> Option<String> {
+/// The breaker (ARCHITECTURE.md §6.4): after a compaction, stop the turn with a clear message
+/// when the compacted context still does not fit `usable`, when it did not come under 0.9 of
+/// what it was, or when it was the third compaction of this user turn (`compactions_this_turn`
+/// counts the one just finished).
+pub fn breaker(before: u64, after: u64, usable: u64, compactions_this_turn: u32) -> Option<String> {
     if compactions_this_turn >= 3 {
         return Some(format!(
             "Stopped: the context had to be compacted {compactions_this_turn} times in this turn \
@@ -189,10 +280,18 @@ pub fn breaker(before: u64, after: u64, compactions_this_turn: u32) -> Option<St
              continue with a smaller step or a model with a larger context window."
         ));
     }
+    if usable > 0 && after >= usable {
+        return Some(format!(
+            "Stopped: even compacted to the summary and the current request, the context \
+             (~{after} tokens) does not fit the {usable} tokens this model can use — shorten the \
+             request, remove instruction files, or use a model with a larger context window."
+        ));
+    }
     if before > 0 && u128::from(after) * 10 >= u128::from(before) * 9 {
         return Some(format!(
             "Stopped: compaction did not shrink the context ({before} → {after} tokens), so \
-             continuing would loop — start a new session or lower compaction.preserve_recent_tokens."
+             continuing would loop — start a new session or use a model with a larger context \
+             window."
         ));
     }
     None

@@ -7,23 +7,16 @@ fn est() -> Estimator {
     Estimator::for_model("gpt-4o")
 }
 
-fn cfg_preserve(v: Option<u64>) -> CompactionConfig {
-    CompactionConfig {
-        preserve_recent_tokens: v,
-        ..CompactionConfig::default()
-    }
-}
-
-#[test]
-fn preserve_recent_default_is_a_clamped_quarter() {
-    assert_eq!(preserve_recent_tokens(4_000, &cfg_preserve(None)), 2_000);
-    assert_eq!(preserve_recent_tokens(20_000, &cfg_preserve(None)), 5_000);
-    assert_eq!(preserve_recent_tokens(168_000, &cfg_preserve(None)), 8_000);
-    assert_eq!(
-        preserve_recent_tokens(168_000, &cfg_preserve(Some(123))),
-        123
-    );
-    assert_eq!(preserve_recent_tokens(0, &cfg_preserve(None)), 2_000);
+fn budget(context: u64, output: u64) -> Budget {
+    Budget::new(
+        &crate::context::overflow::Limits {
+            context,
+            input: None,
+            output,
+            max_tokens: None,
+        },
+        &crate::config::CompactionConfig::default(),
+    )
 }
 
 /// Turns of roughly `size` tokens each: user, assistant with a tool call and result.
@@ -181,30 +174,89 @@ fn chunk_not_starting_with_user_gets_a_lead_in() {
 
 #[test]
 fn breaker_rules() {
-    assert_eq!(breaker(100_000, 20_000, 1), None);
-    assert_eq!(breaker(100_000, 89_999, 2), None);
-    let m = breaker(100_000, 90_000, 1).expect("did not shrink");
+    assert_eq!(breaker(100_000, 20_000, 160_000, 1), None);
+    assert_eq!(breaker(100_000, 89_999, 160_000, 2), None);
+    let m = breaker(100_000, 90_000, 160_000, 1).expect("did not shrink");
     assert!(m.contains("100000 → 90000") && !m.contains('\n'));
-    let m = breaker(100_000, 10_000, 3).expect("third compaction");
+    let m = breaker(100_000, 10_000, 160_000, 3).expect("third compaction");
     assert!(m.contains("3 times") && !m.contains('\n'));
-    assert_eq!(breaker(0, 0, 1), None);
-    assert!(breaker(u64::MAX, u64::MAX, 1).is_some());
+    assert_eq!(breaker(0, 0, 160_000, 1), None);
+    assert!(breaker(u64::MAX, u64::MAX, 160_000, 1).is_some());
+    // Shrunk, but still over what the model can use: the request cannot be answered.
+    let m = breaker(8_000, 3_500, 3_072, 1).expect("does not fit");
+    assert!(m.contains("3072") && !m.contains('\n'), "{m}");
+    assert_eq!(breaker(8_000, 3_000, 3_072, 1), None);
 }
 
 #[test]
 fn chunk_budget_leaves_room_and_has_a_floor() {
     let e = est();
-    let b = chunk_budget(168_000, None, None, &e);
-    assert!(b < 168_000 * 9 / 10 - SUMMARY_RESERVE && b > 100_000, "{b}");
-    let with_prev = chunk_budget(168_000, Some(&words(3_000)), Some("focus"), &e);
-    assert!(with_prev + 2_500 < b);
-    // A small window keeps a quarter for the summary instead of the full reserve.
-    let small = chunk_budget(20_000, None, None, &e);
+    let big = budget(200_000, 64_000);
+    let b = chunk_budget(&big, None, &e);
+    assert!(b < 168_000 * 9 / 10 - big.summary_cap && b > 100_000, "{b}");
+    let with_focus = chunk_budget(&big, Some(&words(500)), &e);
+    assert!(with_focus + 400 < b);
+    // A 4k window: the summary cap (512) is kept free, the chunk gets the rest.
+    let small = budget(4_096, 4_096);
+    let c = chunk_budget(&small, None, &e);
+    assert!(c < 3_072 * 9 / 10 - 512 && c >= small.min_chunk, "{c}");
+    let tiny = budget(2_048, 0);
+    assert_eq!(chunk_budget(&tiny, Some(&words(2_000)), &e), tiny.min_chunk);
+}
+
+#[test]
+fn an_oversized_previous_summary_becomes_a_chunk() {
+    let e = est();
+    let b = budget(4_096, 512);
+    assert!(previous_summary_fits(&words(300), &b, &e));
+    assert!(!previous_summary_fits(&words(3_000), &b, &e));
+    let ChatMessage::User { content } = previous_summary_as_history("## Goal\nx") else {
+        panic!("a user message")
+    };
+    assert!(matches!(&content[0], UserContent::Text { text } if text.ends_with("## Goal\nx")));
+    // As a chunk it is split like any oversized user message: every piece fits.
+    let budget = chunk_budget(&b, None, &e);
+    let pieces = chunks(vec![previous_summary_as_history(&words(6_000))], budget, &e);
+    assert!(pieces.len() >= 3, "{}", pieces.len());
+    for p in &pieces {
+        assert!(e.chat_messages(p) <= budget);
+    }
+}
+
+#[test]
+fn summaries_are_checked_for_every_section() {
+    let full = "## Goal\nx\n## Constraints & Preferences\nNone\n## Progress\n### Done\n- a\n\
+                ## Key Decisions\nNone\n## Next Steps\n1. b\n## Critical Context\n`x`\n\
+                ## Relevant Files\n- f";
+    assert!(missing_sections(full).is_empty());
+    // Other heading styles count too.
+    let styled = "**Goal**: x\n# constraints and preferences\n1. Progress\nKey decisions:\n\
+                  ### NEXT STEPS\n__Critical Context__\nRelevant files";
     assert!(
-        small > 18_000 - SUMMARY_RESERVE && small < 18_000 - 5_000,
-        "{small}"
+        missing_sections(styled).is_empty(),
+        "{:?}",
+        missing_sections(styled)
     );
-    assert_eq!(chunk_budget(2_000, None, None, &e), MIN_CHUNK_BUDGET);
+    assert_eq!(
+        missing_sections("## Goal\nfix it\n## Progress\ndone"),
+        vec![
+            "Constraints",
+            "Key Decisions",
+            "Next Steps",
+            "Critical Context",
+            "Relevant Files"
+        ]
+    );
+    // A word in running text is not a heading.
+    assert_eq!(missing_sections("The goal is to fix it.").len(), 7);
+    let note = retry_note(&["Goal", "Next Steps"], false, 512);
+    assert!(
+        note.contains("missing these sections: Goal, Next Steps"),
+        "{note}"
+    );
+    assert!(note.contains("512") && !note.contains("{{"), "{note}");
+    let note = retry_note(&[], true, 512);
+    assert!(note.contains("cut off at the 512-token limit"), "{note}");
 }
 
 /// Issue 4 §9: across three successive compactions, every fact the user gave is either in the
@@ -229,6 +281,7 @@ fn retention_across_three_compactions() {
         stored.push(compaction_msg(&cid, None));
         let view = model_order(stored.clone());
         let c = cut(&view, 2_000, &mut e);
+        let b = budget(40_000, 4_000);
         if round > 0 {
             assert!(
                 c.previous_summary.is_some(),
@@ -236,8 +289,8 @@ fn retention_across_three_compactions() {
             );
         }
         let refs: Vec<&Message> = view[c.summarise.clone()].iter().collect();
-        let msgs = prepare(convert(&refs, &mut |_, _| None));
-        let budget = chunk_budget(12_000, c.previous_summary.as_deref(), None, &e);
+        let msgs = prepare(convert(&refs, &mut |_, _| None), b.tool_result_chars);
+        let budget = chunk_budget(&b, None, &e);
         let mut running = c.previous_summary.clone();
         let mut request_inputs = String::new();
         for chunk in chunks(msgs, budget, &e) {

@@ -1,12 +1,15 @@
 //! Context management logic (ARCHITECTURE.md §4, §6). Pure: no I/O, no async.
 //!
 //! - [`tokens`]: the token estimator (tiktoken + learned correction ratio + per-part cache);
-//! - [`overflow`]: `usable` and the overflow test;
+//! - [`overflow`]: `usable`, the output cap and the overflow test;
+//! - [`budget`]: every figure that scales with the window (tail, summary cap, prune thresholds);
 //! - [`tracker`]: the running context figure between provider reports;
 //! - [`view`]: stored history → the model's view → wire messages;
 //! - [`prune`]: the plan for clearing old tool outputs;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
 
+pub mod budget;
+pub mod carry;
 pub mod chunks;
 pub mod compaction;
 pub mod overflow;

@@ -1,4 +1,9 @@
-//! The overflow test, ARCHITECTURE.md §6.3.
+//! The overflow test (ARCHITECTURE.md §6.3) and the output cap every request carries.
+//!
+//! The reply's room is real: the figure `usable` reserves for the reply ([`max_output`]) is the
+//! very cap sent with every request, so a model cannot write past the room kept for it. On a small
+//! window the cap is at most a quarter of the window, so a 4,096-token model keeps 3,072 tokens
+//! for its input rather than none.
 
 use crate::config::{CompactionConfig, ModelConfig};
 
@@ -16,6 +21,8 @@ pub struct Limits {
     pub input: Option<u64>,
     /// Maximum output tokens (0 = unknown).
     pub output: u64,
+    /// The output cap the user configured (`[models."p/m"] max_tokens`), which wins.
+    pub max_tokens: Option<u64>,
 }
 
 impl From<&ModelConfig> for Limits {
@@ -24,16 +31,27 @@ impl From<&ModelConfig> for Limits {
             context: m.context,
             input: m.input,
             output: m.output,
+            max_tokens: m.max_tokens.map(u64::from),
         }
     }
 }
 
-/// `min(limit.output, 32_000)`, or 32_000 when the output limit is unknown (0).
+/// The output cap of every request, and the room the overflow test keeps for the reply: the
+/// configured `max_tokens` when set; else `min(limit.output, 32_000)` (32,000 when the output
+/// limit is unknown), at most a quarter of a known window.
 pub fn max_output(limits: &Limits) -> u64 {
-    if limits.output == 0 {
+    if let Some(n) = limits.max_tokens.filter(|&n| n > 0) {
+        return n;
+    }
+    let out = if limits.output == 0 {
         OUTPUT_TOKEN_MAX
     } else {
         limits.output.min(OUTPUT_TOKEN_MAX)
+    };
+    if limits.context > 0 {
+        out.min((limits.context / 4).max(1))
+    } else {
+        out
     }
 }
 
@@ -83,6 +101,7 @@ mod tests {
             context,
             input,
             output,
+            max_tokens: None,
         }
     }
 
@@ -100,6 +119,37 @@ mod tests {
         assert_eq!(max_output(&lim(200_000, None, 64_000)), 32_000);
         assert_eq!(max_output(&lim(200_000, None, 8_192)), 8_192);
         assert_eq!(max_output(&lim(200_000, None, 0)), 32_000);
+        // Unknown window: no window share to apply.
+        assert_eq!(max_output(&lim(0, None, 8_192)), 8_192);
+    }
+
+    #[test]
+    fn max_output_is_at_most_a_quarter_of_a_small_window() {
+        // A 4k local model whose output limit defaulted to 4,096 keeps 3,072 for input.
+        assert_eq!(max_output(&lim(4_096, None, 4_096)), 1_024);
+        assert_eq!(
+            usable(&lim(4_096, None, 4_096), &cfg(None, None, true)),
+            3_072
+        );
+        assert_eq!(max_output(&lim(4_096, None, 512)), 512);
+        assert_eq!(max_output(&lim(8_192, None, 0)), 2_048);
+        assert_eq!(max_output(&lim(2_048, None, 0)), 512);
+        assert_eq!(max_output(&lim(128_000, None, 16_384)), 16_384);
+    }
+
+    #[test]
+    fn configured_max_tokens_is_the_cap_and_the_reserve() {
+        let l = Limits {
+            max_tokens: Some(3_000),
+            ..lim(4_096, None, 4_096)
+        };
+        assert_eq!(max_output(&l), 3_000);
+        assert_eq!(usable(&l, &cfg(None, None, true)), 1_096);
+        let l = Limits {
+            max_tokens: Some(100_000),
+            ..lim(200_000, None, 64_000)
+        };
+        assert_eq!(max_output(&l), 100_000);
     }
 
     #[test]
@@ -175,10 +225,15 @@ mod tests {
 
     #[test]
     fn saturation_on_tiny_windows() {
-        assert_eq!(usable(&lim(8_000, None, 16_000), &cfg(None, None, true)), 0);
+        // An output limit above the window no longer leaves nothing: the cap is a quarter.
+        assert_eq!(
+            usable(&lim(8_000, None, 16_000), &cfg(None, None, true)),
+            6_000
+        );
+        // Reserved: min(20,000, max_output 2,000).
         assert_eq!(
             usable(&lim(8_000, Some(5_000), 4_000), &cfg(None, None, true)),
-            1_000
+            3_000
         );
         assert_eq!(
             usable(
@@ -191,11 +246,11 @@ mod tests {
             usable(&lim(u64::MAX, None, 0), &cfg(None, Some(1.0), true)),
             u64::MAX - 32_000
         );
-        // Tiny window: usable 0 means every count overflows (compaction is the only way out).
+        // Usable 0 means every count overflows (compaction is the only way out).
         assert!(is_overflow(
             0,
-            &lim(8_000, None, 16_000),
-            &cfg(None, None, true)
+            &lim(8_000, Some(5_000), 4_000),
+            &cfg(Some(9_000), None, true)
         ));
     }
 
@@ -319,7 +374,9 @@ mod tests {
                 false,
             ),
             (0, None, 64_000, None, Some(0.8), true, 190_000, false),
-            (32_000, None, 0, None, None, true, 0, true),
+            // Unknown output limit on a 32k window: the cap is a quarter, usable 24,000.
+            (32_000, None, 0, None, None, true, 23_999, false),
+            (32_000, None, 0, None, None, true, 24_000, true),
             (32_768, None, 4_096, None, None, true, 28_671, false),
             (32_768, None, 4_096, None, None, true, 28_672, true),
         ];
@@ -344,5 +401,10 @@ mod tests {
             ..ModelConfig::default()
         };
         assert_eq!(Limits::from(&m), lim(128_000, Some(100_000), 4_096));
+        let m = ModelConfig {
+            max_tokens: Some(2_000),
+            ..m
+        };
+        assert_eq!(Limits::from(&m).max_tokens, Some(2_000));
     }
 }

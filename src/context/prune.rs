@@ -4,7 +4,8 @@
 //! stopping at the latest summary. Sum each completed output's tokens; once the sum passes
 //! `prune_protect`, every older completed output is a candidate. Tools in `protected_tools` are
 //! never pruned. If the candidates total more than `prune_minimum`, mark them
-//! `compacted = now` (never delete). The walk also stops at the first output that is already
+//! `compacted = now` (never delete: the `recall` tool brings an output back). Both figures scale
+//! with the window unless configured (see [`Budget`]). The walk also stops at the first output that is already
 //! pruned: everything older was pruned before, so a step costs what is new since the last prune.
 
 use std::collections::{HashMap, HashSet};
@@ -12,11 +13,35 @@ use std::collections::{HashMap, HashSet};
 use crate::config::CompactionConfig;
 use crate::message::{Message, MessageId, PartId, PartKind, Role, ToolState};
 
+use super::budget::Budget;
 use super::tokens::Estimator;
 use super::view::{compaction_point, in_body, is_turn_start, view_ranges};
 
 /// User turns at the end of the history whose tool outputs are never pruned.
 pub const PROTECTED_TURNS: usize = 2;
+
+/// The figures a prune plan follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PruneRules {
+    /// Tokens of the newest outputs never pruned.
+    pub protect: u64,
+    /// A prune clears more than this many tokens or nothing.
+    pub minimum: u64,
+    /// Tools whose outputs are never pruned.
+    pub protected_tools: Vec<String>,
+}
+
+impl PruneRules {
+    /// The rules for a model: `prune_protect` / `prune_minimum` as configured, else scaled to
+    /// its window (see [`Budget`]).
+    pub fn new(budget: &Budget, cfg: &CompactionConfig) -> PruneRules {
+        PruneRules {
+            protect: budget.prune_protect,
+            minimum: budget.prune_minimum,
+            protected_tools: cfg.protected_tools.clone(),
+        }
+    }
+}
 
 /// What a prune would clear.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,7 +59,7 @@ impl PrunePlan {
 }
 
 /// Plans a prune of `messages` (the stored history or the view, in either order). Pure.
-pub fn plan(messages: &[Message], est: &mut Estimator, cfg: &CompactionConfig) -> PrunePlan {
+pub fn plan(messages: &[Message], est: &mut Estimator, rules: &PruneRules) -> PrunePlan {
     let point = compaction_point(messages);
     let (_, tail, rest) = view_ranges(messages.len(), point);
     let mut turns = 0usize;
@@ -64,7 +89,7 @@ pub fn plan(messages: &[Message], est: &mut Estimator, cfg: &CompactionConfig) -
             else {
                 continue;
             };
-            if cfg.protected_tools.iter().any(|t| t == tool) {
+            if rules.protected_tools.iter().any(|t| t == tool) {
                 continue;
             }
             if time.compacted.is_some() {
@@ -72,13 +97,13 @@ pub fn plan(messages: &[Message], est: &mut Estimator, cfg: &CompactionConfig) -
             }
             let tokens = est.tool_output(part);
             total += tokens;
-            if total > cfg.prune_protect {
+            if total > rules.protect {
                 pruned += tokens;
                 targets.push((m.id.clone(), part.id.clone()));
             }
         }
     }
-    if pruned > cfg.prune_minimum {
+    if pruned > rules.minimum {
         PrunePlan {
             targets,
             tokens: pruned,

@@ -1,11 +1,11 @@
 use super::*;
 use crate::context::testutil::*;
 
-fn cfg(protect: u64, minimum: u64) -> CompactionConfig {
-    CompactionConfig {
-        prune_protect: protect,
-        prune_minimum: minimum,
-        ..CompactionConfig::default()
+fn cfg(protect: u64, minimum: u64) -> PruneRules {
+    PruneRules {
+        protect,
+        minimum,
+        protected_tools: Vec::new(),
     }
 }
 
@@ -92,10 +92,10 @@ fn protected_tools_are_never_pruned_nor_counted() {
     let mut e = Estimator::for_model("gpt-4o");
     let mut s = session(&out);
     s[2] = tool_msg("a2", "u1", "skill", &out);
-    let mut config = cfg(x / 2, 0);
-    assert!(plan(&s, &mut e, &config).targets.contains(&target("a2")));
-    config.protected_tools = vec!["skill".into()];
-    let p = plan(&s, &mut e, &config);
+    let mut rules = cfg(x / 2, 0);
+    assert!(plan(&s, &mut e, &rules).targets.contains(&target("a2")));
+    rules.protected_tools = vec!["skill".into()];
+    let p = plan(&s, &mut e, &rules);
     // a3 passes the protect window; a2 (skill) is skipped; a1 is a candidate.
     assert_eq!(p.targets, vec![target("a3"), target("a1")]);
 }

@@ -107,6 +107,7 @@ pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
             overflow: false,
             focus: None,
             tail_start: tail_start.map(str::to_string),
+            ..Default::default()
         }),
     );
     m

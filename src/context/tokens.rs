@@ -3,8 +3,15 @@
 //! Provider-reported usage is the count of record; this module estimates what lies between
 //! reports. It counts with the real BPE of the model family (tiktoken-rs: o200k_base for current
 //! OpenAI families, cl100k_base for older ones, o200k_base as the approximation for everything
-//! else), corrected by a per-session ratio learned from reported usage. Each part is counted once
-//! and cached by part id and a cheap fingerprint, so a step costs what is new, not the session.
+//! else), corrected by what reported usage teaches. Each part is counted once and cached by part id
+//! and a cheap fingerprint, so a step costs what is new, not the session.
+//!
+//! Two things are learned, apart, because servers differ in two ways: a correction *ratio* for
+//! content (a different tokenizer), learned from how much the reported count grows between two
+//! reports against how much the estimate grew, and the real cost of the fixed *overhead* (system
+//! prompt and tool definitions), which a server may render very differently — a llama.cpp chat
+//! template that has no place for tools sends none of them, so 2,500 estimated tokens of
+//! definitions cost nothing. One ratio for both would be wrong for both.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -17,8 +24,12 @@ use crate::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
 use crate::message::{Message, Part, PartKind, ToolState};
 
 use super::COMPACTION_QUESTION;
-use super::view::{CLEARED_TOOL_RESULT, INTERRUPTED_TOOL_RESULT};
+use super::view::{INTERRUPTED_TOOL_RESULT, cleared_tool_result};
 
+/// The learned overhead is at most this many times its raw estimate.
+pub const OVERHEAD_MAX: f64 = 1.5;
+/// Growth of the content estimate (raw tokens) between two reports below which no ratio is learned.
+pub const MIN_GROWTH: f64 = 64.0;
 /// Fixed framing cost of one part (content block, separators).
 pub const PART_OVERHEAD: u64 = 3;
 /// Extra framing of a tool call + its result (ids, names, result block).
@@ -205,6 +216,12 @@ pub struct Estimator {
     lazy: bool,
     ratio: f64,
     samples: u32,
+    /// Content estimate (raw, before the ratio) and reported count of the last report.
+    last_report: Option<(f64, u64)>,
+    /// The raw overhead estimate last computed by [`Estimator::request_overhead`].
+    overhead_raw: u64,
+    /// What the overhead really cost: (raw estimate it was learned against, real tokens).
+    overhead_learned: Option<(u64, f64)>,
     cache: HashMap<String, Entry>,
     /// Cache of long fixed texts (system prompt blocks, tool specs) by content hash.
     fixed: HashMap<u64, u64>,
@@ -223,6 +240,9 @@ impl Estimator {
             lazy: false,
             ratio: 1.0,
             samples: 0,
+            last_report: None,
+            overhead_raw: 0,
+            overhead_learned: None,
             cache: HashMap::new(),
             fixed: HashMap::new(),
             hits: 0,
@@ -242,12 +262,16 @@ impl Estimator {
     }
 
     /// Counts are exact BPE counts from now on. Cached heuristic counts are recounted on their
-    /// next use, and the correction ratio (learned against heuristic counts) starts over.
+    /// next use, and the correction ratio (learned against heuristic counts) starts over; the
+    /// overhead learned in real tokens is kept.
     pub fn want_exact(&mut self) {
         if self.lazy {
             self.lazy = false;
             self.ratio = 1.0;
             self.samples = 0;
+            // Growth is measured in one kind of count; the learned overhead is in real tokens
+            // and stays (scaled to the exact raw figure on its next use).
+            self.last_report = None;
             self.fixed.clear();
         }
     }
@@ -383,13 +407,16 @@ impl Estimator {
                 }
             }
             PartKind::Tool {
-                tool, input, state, ..
+                tool,
+                input,
+                state,
+                call_id,
             } => {
                 let call = enc.count(tool) + json_tokens(enc, input) + TOOL_OVERHEAD;
                 let (result, output) = match state {
                     ToolState::Completed { output, time, .. } => {
                         if time.compacted.is_some() {
-                            (enc.count(CLEARED_TOOL_RESULT), 0)
+                            (enc.count(&cleared_tool_result(call_id)), 0)
                         } else {
                             let n = enc.count(output);
                             (n, n)
@@ -417,26 +444,59 @@ impl Estimator {
         }
     }
 
-    /// Learns the correction ratio from a provider report: `estimated` is what this estimator
-    /// predicted for the request, `reported` the prompt tokens the provider billed for it.
-    /// Smoothed (exponential average) and clamped to 0.5..=2.0; zero figures are ignored.
-    pub fn learn(&mut self, estimated: u64, reported: u64) {
-        if estimated == 0 || reported == 0 {
+    /// Learns from a provider report. `content` is what this estimator predicted for the
+    /// request's messages (without the system prompt and tools), `reported` the prompt tokens the
+    /// provider counted for the whole request.
+    ///
+    /// - The ratio comes from *growth*: between two reports the overhead is the same, so
+    ///   `(reported − last reported) / (content − last content)` is the content ratio alone.
+    ///   Growth under [`MIN_GROWTH`] raw tokens, or of opposite sign, says nothing and is skipped.
+    ///   Smoothed (exponential average) and clamped to 0.5..=2.0.
+    /// - The overhead is what the report leaves after the content: `reported − ratio × content`
+    ///   (kept within 0.1..=1.5 times its raw estimate), smoothed, taken from a first report
+    ///   where it is most of the request and from every report that taught a ratio;
+    ///   [`Estimator::request_overhead`] answers with it from then on (scaled if the system
+    ///   prompt or tools change size).
+    pub fn learn(&mut self, content: u64, reported: u64) {
+        if reported == 0 {
             return;
         }
-        // `estimated` was produced with the current ratio: recover the raw-based ratio sample.
-        let sample = (reported as f64 / estimated as f64) * self.ratio;
-        if !sample.is_finite() {
+        let content_raw = content as f64 / self.ratio;
+        // The first report, and every report that taught a ratio, teach the overhead; a report
+        // that jumped with no matching growth of the content says nothing reliable about it.
+        // A first report teaches it only when the overhead is most of the request (a fresh
+        // session), where content estimate errors cannot swamp it.
+        let mut teaches_overhead =
+            self.overhead_learned.is_none() && content_raw <= self.overhead_raw as f64;
+        if let Some((last_raw, last_reported)) = self.last_report {
+            let grew = content_raw - last_raw;
+            let reported_grew = reported as f64 - last_reported as f64;
+            if grew.abs() >= MIN_GROWTH && grew.signum() == reported_grew.signum() {
+                teaches_overhead = true;
+                let sample = (reported_grew / grew).clamp(0.5, 2.0);
+                self.ratio = if self.samples == 0 {
+                    sample
+                } else {
+                    0.6 * self.ratio + 0.4 * sample
+                }
+                .clamp(0.5, 2.0);
+                self.samples = self.samples.saturating_add(1);
+            }
+        }
+        self.last_report = Some((content_raw, reported));
+        if !teaches_overhead {
             return;
         }
-        let sample = sample.clamp(0.5, 2.0);
-        self.ratio = if self.samples == 0 {
-            sample
-        } else {
-            0.6 * self.ratio + 0.4 * sample
-        }
-        .clamp(0.5, 2.0);
-        self.samples = self.samples.saturating_add(1);
+        // Within 0.1..=1.5 times the raw estimate: a server may leave out most of it (a chat
+        // template without tools), but a report far above it is more likely content the
+        // estimate missed than a system prompt twice its size.
+        let raw = self.overhead_raw as f64;
+        let overhead =
+            (reported as f64 - content_raw * self.ratio).clamp(0.1 * raw, OVERHEAD_MAX * raw);
+        self.overhead_learned = Some(match self.overhead_learned {
+            Some((raw, old)) if raw == self.overhead_raw => (raw, 0.5 * old + 0.5 * overhead),
+            _ => (self.overhead_raw, overhead),
+        });
     }
 
     /// Estimate of a list of wire messages (used to chunk the compaction request). Not cached.
@@ -472,6 +532,8 @@ impl Estimator {
 
     /// Estimate of the fixed part of a request: system blocks and tool specs. Cached by content
     /// hash, so a stable system prompt is counted once per session.
+    /// Once a report has taught what the overhead really costs, that figure is used (scaled by
+    /// how much the raw estimate changed since, e.g. when tools are added).
     pub fn request_overhead(&mut self, system: &[String], tools: &[ToolSpec]) -> u64 {
         let mut raw = 0;
         for s in system {
@@ -482,7 +544,12 @@ impl Estimator {
             let schema = t.parameters.to_string();
             raw += self.fixed_text(&schema) + TOOL_OVERHEAD;
         }
-        self.scale(raw)
+        self.overhead_raw = raw;
+        match self.overhead_learned {
+            Some((at, real)) if at > 0 => (real * raw as f64 / at as f64).round() as u64,
+            Some((_, real)) => real.round() as u64,
+            None => self.scale(raw),
+        }
     }
 
     fn fixed_text(&mut self, s: &str) -> u64 {

@@ -124,6 +124,7 @@ mod tests {
             context: 100_000,
             input: None,
             output: 10_000,
+            max_tokens: None,
         }
     }
 
@@ -229,6 +230,7 @@ mod tests {
             context: 0,
             input: None,
             output: 0,
+            max_tokens: None,
         };
         let cu = t.usage(&l, &CompactionConfig::default());
         assert_eq!(cu.percent, 0.0);

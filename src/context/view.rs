@@ -24,8 +24,14 @@ pub fn wrap_mid_turn(text: &str) -> String {
     MID_TURN_TEMPLATE.trim_end().replace("{text}", text)
 }
 
-/// What a pruned tool output is sent as.
+/// What a pruned tool output is sent as: the start of [`cleared_tool_result`].
 pub const CLEARED_TOOL_RESULT: &str = "[Old tool result content cleared]";
+
+/// What a pruned tool output is sent as: a placeholder naming the call, so the model can bring
+/// the output back with the `recall` tool (pruning never deletes it).
+pub fn cleared_tool_result(call_id: &str) -> String {
+    format!("{CLEARED_TOOL_RESULT} (recall id \"{call_id}\" brings it back)")
+}
 /// What a tool that never finished (pending/running when the step ended) is sent as.
 pub const INTERRUPTED_TOOL_RESULT: &str = "[Tool execution was interrupted]";
 
@@ -353,7 +359,7 @@ fn convert_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
                     name: tool.clone(),
                     input: input.clone(),
                 });
-                let (text, is_error) = tool_result(state);
+                let (text, is_error) = tool_result(call_id, state);
                 results.push(ChatMessage::ToolResult {
                     call_id: call_id.clone(),
                     content: text,
@@ -367,13 +373,13 @@ fn convert_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
     flush(&mut content, &mut results, out);
 }
 
-/// The result a tool part sends: its output, the pruned placeholder, its error, or the
-/// interrupted placeholder (providers require a result for every call).
-pub fn tool_result(state: &ToolState) -> (String, bool) {
+/// The result a tool part sends: its output, the pruned placeholder (naming `call_id`), its
+/// error, or the interrupted placeholder (providers require a result for every call).
+pub fn tool_result(call_id: &str, state: &ToolState) -> (String, bool) {
     match state {
         ToolState::Completed { output, time, .. } => {
             if time.compacted.is_some() {
-                (CLEARED_TOOL_RESULT.to_string(), false)
+                (cleared_tool_result(call_id), false)
             } else {
                 (output.clone(), false)
             }

@@ -107,20 +107,30 @@ fn tool_calls_are_followed_by_one_result_each_in_order() {
 
 #[test]
 fn tool_result_rules() {
-    assert_eq!(tool_result(&completed("out")), ("out".to_string(), false));
     assert_eq!(
-        tool_result(&pruned("out")),
-        (CLEARED_TOOL_RESULT.to_string(), false)
+        tool_result("c1", &completed("out")),
+        ("out".to_string(), false)
+    );
+    let (cleared, false) = tool_result("call_7", &pruned("out")) else {
+        panic!("a pruned output is not an error")
+    };
+    assert!(cleared.starts_with(CLEARED_TOOL_RESULT), "{cleared}");
+    assert!(
+        cleared.contains("recall id \"call_7\""),
+        "names the call: {cleared}"
     );
     assert_eq!(
-        tool_result(&ToolState::Pending),
+        tool_result("c1", &ToolState::Pending),
         (INTERRUPTED_TOOL_RESULT.to_string(), true)
     );
     assert_eq!(
-        tool_result(&ToolState::Running {
-            start: 0,
-            title: None
-        }),
+        tool_result(
+            "c1",
+            &ToolState::Running {
+                start: 0,
+                title: None
+            }
+        ),
         (INTERRUPTED_TOOL_RESULT.to_string(), true)
     );
     let err = ToolState::Error {
@@ -128,7 +138,7 @@ fn tool_result_rules() {
         start: None,
         end: None,
     };
-    assert_eq!(tool_result(&err), ("boom".to_string(), true));
+    assert_eq!(tool_result("c1", &err), ("boom".to_string(), true));
 }
 
 #[test]

@@ -1,5 +1,10 @@
-//! The compaction task (ARCHITECTURE.md §6.4): a Compaction part on a user message, processed by
-//! the hidden compaction agent, saved as a summary message; the view restarts from it.
+//! The compaction task (ARCHITECTURE.md §6.4): the hidden compaction agent writes a summary of
+//! the history before the verbatim tail; pith appends what it carries itself (the user's words,
+//! the todo list, the ledger); a user message with a Compaction part and the summary message are
+//! saved together, and the view restarts from them.
+//!
+//! Nothing is saved until the summary is accepted, so an interrupted, failed or killed
+//! compaction leaves the session as it was.
 
 use std::collections::VecDeque;
 
@@ -8,150 +13,421 @@ use tokio_util::sync::CancellationToken;
 use super::runner::{ModelSetup, Runner};
 use super::step::complete_text;
 use super::turn::CONTINUE;
+use crate::context::budget::Budget;
+use crate::context::carry;
 use crate::context::compaction as plan;
-use crate::context::overflow;
+use crate::context::view::is_turn_start;
 use crate::event::{EngineState, Event};
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
-use crate::message::{Agent, CompactionPart, FinishReason, Message, PartKind, Role, Usage, now_ms};
-use crate::provider::ErrorKind;
+use crate::llm::{AssistantContent, ChatMessage, ChatRequest, FinishReason, UserContent};
+use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, Usage, now_ms};
+use crate::provider::{ErrorKind, ProviderError};
 
-/// Budget when the model's window is unknown.
-const UNKNOWN_WINDOW_BUDGET: u64 = 100_000;
 /// How often a chunk that still overflowed is split further.
 const MAX_SPLITS: u32 = 4;
 
+/// What started a compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Trigger {
+    /// `/compact [focus]`.
+    Manual { focus: Option<String> },
+    /// The context reached the usable window (at a step's end or before a request).
+    Auto,
+    /// The provider rejected a request as too long; `prompt_tokens` is what it counted, when
+    /// its error said.
+    Overflow { prompt_tokens: Option<u64> },
+}
+
+impl Trigger {
+    fn is_auto(&self) -> bool {
+        !matches!(self, Trigger::Manual { .. })
+    }
+
+    fn focus(&self) -> Option<&str> {
+        match self {
+            Trigger::Manual { focus } => focus.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// What the turn does once the context is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Then {
+    /// The turn goes on: an automatic compaction adds the continue message.
+    Continue,
+    /// The turn is over (or this was `/compact`).
+    Stop,
+}
+
+/// A request to compact the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CompactRequest {
+    pub trigger: Trigger,
+    pub then: Then,
+}
+
+/// Why a compaction did not happen or stopped the turn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum CompactionError {
+    /// Nothing worth compacting (manual only): said to the user; nothing changed.
+    #[error("{0}")]
+    NothingToCompact(String),
+    /// The breaker: compacting cannot make the conversation fit, or would loop.
+    #[error("{0}")]
+    Breaker(String),
+    #[error("compaction interrupted")]
+    Interrupted,
+    #[error("compaction model {model}: {reason}")]
+    Model { model: String, reason: String },
+    #[error("compaction failed: {}", .0.message)]
+    Provider(ProviderError),
+    #[error("the compaction model returned an empty summary")]
+    EmptySummary,
+}
+
+/// A summary the compaction agent wrote.
+struct Written {
+    text: String,
+    usage: Usage,
+    calls: u32,
+}
+
 impl Runner {
-    /// Compacts the session. `continue_after`: the turn goes on, so an automatic compaction adds
-    /// the synthetic continue message when the view does not already end with the user's request.
+    /// Compacts the session (see the module documentation).
     pub(super) async fn compact(
         &mut self,
-        auto: bool,
-        overflow: bool,
-        focus: Option<String>,
-        continue_after: bool,
+        req: CompactRequest,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<(), CompactionError> {
+        let auto = req.trigger.is_auto();
         if auto && self.compactions_this_turn >= 2 {
-            return Err(plan::breaker(u64::MAX, 0, self.compactions_this_turn + 1).unwrap_or_else(
-                || "stopped: a third compaction in one turn would be needed; the conversation does not fit even after compacting twice".into(),
+            return Err(CompactionError::Breaker(
+                plan::breaker(u64::MAX, 0, 0, self.compactions_this_turn + 1).unwrap_or_default(),
             ));
         }
-        self.compactions_this_turn += 1;
         // Tail, chunks and the breaker's figures are decided on exact counts.
         if !self.estimator.is_exact() {
             self.estimator.want_exact();
             self.reset_estimate();
         }
-        // After a provider overflow error the context is at least the usable window, whatever
-        // the estimate says.
-        let before = if overflow {
-            self.tracker.used().max(self.usable())
-        } else {
-            self.tracker.used()
+        let budget = self.budget();
+        let overhead = self.overhead();
+        let before = match req.trigger {
+            // What the provider counted is the real figure; without it, at least the window.
+            Trigger::Overflow { prompt_tokens } => {
+                prompt_tokens.unwrap_or_else(|| self.tracker.used().max(budget.usable))
+            }
+            _ => self.tracker.used(),
         };
+
+        // What is summarised: everything after the previous summary, before the verbatim tail,
+        // which shrinks (to nothing) until the compacted context fits half the usable window.
+        let (cut, carried) = self.plan_cut(&budget, overhead, auto);
+        let range = cut.summarise.clone();
+        let new_tokens: u64 = self.view[range.clone()]
+            .iter()
+            .map(|m| self.estimator.message(m))
+            .sum();
+        if range.is_empty() {
+            return Err(if auto {
+                CompactionError::Breaker(format!(
+                    "Stopped: nothing is left to compact — the summary and the current request \
+                     (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
+                     the request or use a model with a larger context window.",
+                    budget.usable
+                ))
+            } else if cut.previous_summary.is_some() {
+                CompactionError::NothingToCompact(
+                    "nothing to compact: nothing new since the last summary except the recent turns kept word for word".into(),
+                )
+            } else {
+                CompactionError::NothingToCompact(
+                    "nothing to compact yet: the conversation is only the recent turns kept word for word".into(),
+                )
+            });
+        }
+        if !auto && new_tokens < budget.summary_cap / 4 {
+            return Err(CompactionError::NothingToCompact(format!(
+                "nothing worth compacting: the {new_tokens} tokens of history before the recent \
+                 turns would hardly shrink in a summary; the context stays as it is"
+            )));
+        }
+        // The request being worked on travels whole: when it alone cannot fit, no summary helps.
+        if let Some(r) = &carried.current_request {
+            let need = overhead + self.estimator.text(r);
+            if need >= budget.usable {
+                return Err(CompactionError::Breaker(format!(
+                    "Stopped: the current request with the system prompt (~{need} tokens) does \
+                     not fit the {} tokens this model can use, and it is never summarised away — \
+                     shorten it, or use a model with a larger context window.",
+                    budget.usable
+                )));
+            }
+        }
+
+        self.compactions_this_turn += 1;
+        let focus = req.trigger.focus().map(str::to_string);
         self.emit(Event::CompactionStarted {
             auto,
-            overflow,
+            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
             focus: focus.clone(),
         });
         self.state(EngineState::Compacting, None);
 
-        // What is summarised: everything after the previous summary, before the verbatim tail.
-        let budget = plan::preserve_recent_tokens(self.usable(), &self.opts.config.compaction);
-        let cut = plan::cut(&self.view, budget, &mut self.estimator);
-        let previous = cut.previous_summary.clone();
-        let tail = cut.summarise.end;
-        // Cut first (tool results and inputs to 2,000 chars, media stripped), then turn tool
-        // blocks into text: `prepare` recognises tool results only as tool blocks.
-        let chat = flatten_tools(plan::prepare(super::runner::to_wire(
-            &self.view[cut.summarise.clone()],
-        )));
-        let tail_start = cut.tail_start.clone();
-
-        let mut c = Message::new(&self.session.id, Role::User);
-        c.push(PartKind::Compaction(CompactionPart {
-            auto,
-            overflow,
-            focus: focus.clone(),
-            tail_start: tail_start.clone(),
-        }));
-        self.save_message(&c);
-        self.emit(Event::Message { message: c.clone() });
+        // Cut first (tool results and inputs, media), then turn tool blocks into text:
+        // `prepare` recognises tool results only as tool blocks. A request that travels whole
+        // after the summary is shown to the summariser only in short, for context.
+        let current = carried
+            .current_request
+            .as_ref()
+            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
+        let to_summarise: Vec<Message> = range
+            .map(|i| {
+                let m = self.view[i].clone();
+                if Some(i) == current {
+                    self.shortened_request(m, budget.summary_cap)
+                } else {
+                    m
+                }
+            })
+            .collect();
+        let mut chat = flatten_tools(plan::prepare(
+            super::runner::to_wire(&to_summarise),
+            budget.tool_result_chars,
+        ));
+        let mut previous = cut.previous_summary.clone();
+        // What the summary replaces: by estimate, the history and the previous summary; by the
+        // count of record, whatever of the context is neither overhead nor the kept tail.
+        let kept_tokens: u64 = self.view[cut.tail.clone()]
+            .iter()
+            .map(|m| self.estimator.message(m))
+            .sum();
+        let replaced = (new_tokens + previous.as_deref().map_or(0, |p| self.estimator.text(p)))
+            .max(before.saturating_sub(overhead + kept_tokens));
+        if let Some(p) =
+            previous.take_if(|p| !plan::previous_summary_fits(p, &budget, &self.estimator))
+        {
+            chat.insert(0, plan::previous_summary_as_history(&p));
+        }
 
         let setup = match &self.opts.config.compaction.model {
             Some(name) if name != &self.model.name => {
                 match ModelSetup::build(&self.opts.config, name) {
                     Ok((s, _)) => s,
                     Err(e) => {
-                        self.discard(&c);
-                        return Err(format!("compaction model {name}: {e:#}"));
+                        return Err(CompactionError::Model {
+                            model: name.clone(),
+                            reason: format!("{e:#}"),
+                        });
                     }
                 }
             }
             _ => self.model.clone(),
         };
-        let summarised = self
-            .summarise(&setup, previous.as_deref(), chat, focus.as_deref(), cancel)
+        let written = self
+            .summarise(
+                &setup,
+                previous.as_deref(),
+                chat,
+                focus.as_deref(),
+                &budget,
+                cancel,
+            )
             .await;
-        let (summary, usage, calls) = match summarised {
-            Ok(r) => r,
-            Err(message) => {
-                self.discard(&c);
+        let written = match written {
+            Ok(w) => w,
+            Err(e) => {
                 self.state(EngineState::Thinking, None);
-                return Err(message);
+                return Err(e);
             }
         };
+        // A summary longer than its cap (a server that ignores the cap) or than what it
+        // replaces is never taken as it is.
+        let mut summary = written.text;
+        let most = replaced.min(budget.summary_cap);
+        if self.estimator.text(&summary) > most {
+            tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
+            summary = plan::fit_text(&summary, most, &self.estimator);
+        }
 
+        let mut c = Message::new(&self.session.id, Role::User);
+        c.push(PartKind::Compaction(CompactionPart {
+            auto,
+            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
+            focus: focus.clone(),
+            tail_start: cut.tail_start.clone(),
+            carried: carried.clone(),
+        }));
         let mut s = Message::new(&self.session.id, Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
         s.model = Some(setup.name.clone());
-        s.usage = usage;
-        s.cost = crate::provider::cost::cost(&usage, &setup.info);
+        s.usage = written.usage;
+        s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
         s.finish = Some(FinishReason::Stop);
         s.time_completed = Some(now_ms());
         s.push(PartKind::Text {
             text: summary,
             synthetic: false,
         });
+        let appendix = carry::render(&carried);
+        if !appendix.is_empty() {
+            s.push(PartKind::Text {
+                text: appendix,
+                synthetic: true,
+            });
+        }
+
+        // A manual compaction that would not shrink the context changes nothing.
+        let after =
+            overhead + self.estimator.message(&c) + self.estimator.message(&s) + kept_tokens;
+        if !auto && after >= before {
+            self.state(EngineState::Idle, None);
+            return Err(CompactionError::NothingToCompact(format!(
+                "compaction would not shrink the context ({before} → ~{after} tokens); it stays as it is"
+            )));
+        }
+
+        self.save_message(&c);
         self.save_message(&s);
+        self.emit(Event::Message { message: c.clone() });
         self.emit(Event::Message { message: s.clone() });
         for p in &s.parts {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
         self.session.cost += s.cost;
-
-        let kept: Vec<Message> = self.view.drain(tail..).collect();
+        let tail = cut.tail.clone();
+        let kept: Vec<Message> = self.view.drain(tail).collect();
         self.view = vec![c, s.clone()];
         self.view.extend(kept);
-        self.session.compaction_point = Some(tail_start.unwrap_or_else(|| self.view[0].id.clone()));
+        self.session.compaction_point = Some(
+            cut.tail_start
+                .clone()
+                .unwrap_or_else(|| self.view[0].id.clone()),
+        );
         self.touch_session();
         self.reset_estimate();
         let after = self.tracker.used();
-        tracing::info!("compacted: {before} -> {after} tokens in {calls} model calls");
+        tracing::info!(
+            "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
+            written.calls,
+            self.estimator.text(&s.text()),
+            self.view.len() - 2
+        );
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
             after,
-            model_calls: calls,
+            model_calls: written.calls,
         });
         self.emit_context();
-        if continue_after && auto && !self.ends_with_user_request() {
+        if req.then == Then::Continue && auto && !self.ends_with_user_request() {
             self.push_user_text(CONTINUE, true);
             self.emit_context();
         }
-        if auto && let Some(message) = plan::breaker(before, after, self.compactions_this_turn) {
-            return Err(message);
-        }
-        if !auto && after as f64 >= 0.9 * before as f64 && before > 0 {
-            self.emit(Event::Info {
-                message: format!(
-                    "compaction freed little room ({before} → {after} tokens): the recent turns kept verbatim are most of the context"
-                ),
-            });
+        if auto
+            && let Some(message) =
+                plan::breaker(before, after, budget.usable, self.compactions_this_turn)
+        {
+            return Err(CompactionError::Breaker(message));
         }
         Ok(())
+    }
+
+    /// Where the verbatim tail starts, and what pith carries: the largest tail (whole turns, at
+    /// most `tail_max`) with which the compacted context — overhead, a summary at its cap, the
+    /// carried record, the tail — fits half the usable window. Fewer turns in the tail means
+    /// more user messages to carry, so the two are planned together.
+    fn plan_cut(&mut self, budget: &Budget, overhead: u64, auto: bool) -> (plan::Cut, Carried) {
+        let mut tail_budget = budget.tail_after(overhead, 0);
+        for _ in 0..16 {
+            let cut = plan::cut(&self.view, tail_budget, &mut self.estimator);
+            let carried = self.carried(&cut, budget, auto);
+            let carried_tokens = self.estimator.text(&carry::render(&carried));
+            let tail_tokens: u64 = self.view[cut.tail.clone()]
+                .iter()
+                .map(|m| self.estimator.message(m))
+                .sum();
+            let planned = overhead + budget.summary_cap + carried_tokens + tail_tokens;
+            tracing::debug!(
+                tail_budget,
+                overhead,
+                carried_tokens,
+                tail_tokens,
+                planned,
+                target = budget.target_after,
+                "compaction: planning the tail"
+            );
+            if planned <= budget.target_after || cut.tail.is_empty() {
+                return (cut, carried);
+            }
+            tail_budget = tail_tokens.saturating_sub(planned - budget.target_after + 1);
+        }
+        let cut = plan::cut(&self.view, 0, &mut self.estimator);
+        let carried = self.carried(&cut, budget, auto);
+        (cut, carried)
+    }
+
+    /// The request being worked on as the summariser sees it when it travels whole after the
+    /// summary: cut to at most `max_tokens`, and marked as kept.
+    fn shortened_request(&self, mut m: Message, max_tokens: u64) -> Message {
+        for p in &mut m.parts {
+            if let PartKind::Text {
+                text,
+                synthetic: false,
+            } = &mut p.kind
+            {
+                *text = format!(
+                    "{KEPT_REQUEST}\n{}",
+                    plan::fit_text(text, max_tokens, &self.estimator)
+                );
+            }
+        }
+        m
+    }
+
+    /// What pith carries across this compaction itself: the previous compaction's record merged
+    /// with the user's messages, the todo list and the ledger of the history being summarised.
+    fn carried(&mut self, cut: &plan::Cut, budget: &Budget, auto: bool) -> Carried {
+        let summarised = &self.view[cut.summarise.clone()];
+        let prev = &cut.previous_carried;
+        let (mut texts, current) = carry::user_messages(summarised);
+        // With no verbatim tail, the request being worked on is among the summarised messages:
+        // during a turn it travels whole, outside the budget.
+        let current_request = match current {
+            Some(i) if auto && cut.tail.is_empty() => Some(texts.remove(i)),
+            _ => None,
+        };
+        let mut previous: Vec<String> = prev.user_messages.clone();
+        previous.extend(prev.current_request.clone());
+        let (user_messages, dropped_user_messages) = carry::carry_user_messages(
+            &previous,
+            prev.dropped_user_messages,
+            &texts,
+            budget.carry_user,
+            &self.estimator,
+        );
+        let ledger = carry::bound_ledger(
+            carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
+            budget.ledger,
+            &self.estimator,
+        );
+        let todos = self
+            .tool_state
+            .todos
+            .lock()
+            .ok()
+            .map(|t| t.clone())
+            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            .or_else(|| prev.todos.clone());
+        Carried {
+            user_messages,
+            dropped_user_messages,
+            current_request,
+            todos,
+            ledger,
+        }
     }
 
     /// True when the view ends with a message the user typed (so the model will answer it).
@@ -171,70 +447,82 @@ impl Runner {
         })
     }
 
-    /// `max_tokens` for a summary request: OpenAI-compatible servers get it only when configured.
-    fn summary_max_tokens(&self, setup: &ModelSetup) -> Option<u32> {
-        if setup.kind == crate::config::ProviderKind::Openai {
-            return setup.info.max_tokens;
-        }
-        Some(overflow::max_output(&setup.limits).clamp(1_024, 16_000) as u32)
-    }
-
-    /// Removes a compaction message that did not complete.
-    fn discard(&self, c: &Message) {
-        if let Err(e) = self.store.delete_message(&c.id) {
-            tracing::error!("store: cannot delete message {}: {e:#}", c.id);
-        }
-    }
-
-    /// Runs the summary requests: one per chunk, oldest first, each folding the running summary.
+    /// Runs the summary requests: one per chunk, oldest first, each folding the running summary,
+    /// each capped at the summary cap. The last one is checked: a summary missing sections of
+    /// the template, or cut at its cap, gets one retry with a note; then it is kept as it is
+    /// (pith's own record follows it anyway).
     async fn summarise(
         &mut self,
         setup: &ModelSetup,
         previous: Option<&str>,
         chat: Vec<ChatMessage>,
         focus: Option<&str>,
+        main: &Budget,
         cancel: &CancellationToken,
-    ) -> Result<(String, Usage, u32), String> {
-        let usable = overflow::usable(&setup.limits, &self.opts.config.compaction);
-        let usable = if usable == 0 {
-            UNKNOWN_WINDOW_BUDGET
-        } else {
-            usable
+    ) -> Result<Written, CompactionError> {
+        // Chunks follow the compaction model's window; the summary must fit the session's.
+        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
+        let cap = main.summary_cap.min(own.max_output);
+        let budget = Budget {
+            summary_cap: cap,
+            ..own
         };
-        let mut budget = plan::chunk_budget(usable, previous, focus, &self.estimator);
+        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator);
         let mut running: Option<String> = previous.map(str::to_string);
+        if chat.is_empty() {
+            // Only the request that travels whole was left to summarise: nothing to write.
+            return Ok(Written {
+                text: running.unwrap_or_else(|| NOTHING_BEFORE.to_string()),
+                usage: Usage::default(),
+                calls: 0,
+            });
+        }
         let mut usage = Usage::default();
         let mut calls = 0u32;
         let mut splits = 0u32;
-        if chat.is_empty() {
-            return Err(if running.is_some() {
-                "nothing new to compact since the last summary".into()
-            } else {
-                "nothing to compact yet".into()
-            });
-        }
+        let mut retried = false;
         // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
         let mut queue: VecDeque<Vec<ChatMessage>> =
-            plan::chunks(chat, budget, &self.estimator).into();
+            plan::chunks(chat, chunk_budget, &self.estimator).into();
+        let mut note: Option<String> = None;
         while let Some(chunk) = queue.pop_front() {
-            let messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
+            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
+            if let (Some(n), Some(ChatMessage::User { content })) = (&note, messages.last_mut()) {
+                content.push(UserContent::Text { text: n.clone() });
+            }
             let request = ChatRequest {
                 model: setup.model_id.clone(),
                 system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
                 messages,
                 tools: Vec::new(),
-                max_tokens: self.summary_max_tokens(setup),
+                max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
                 temperature: None,
                 thinking_budget: None,
             };
             match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
-                Ok((text, u)) => {
+                Ok((text, u, finish)) => {
                     calls += 1;
                     if let Some(u) = u {
-                        usage = u;
+                        usage.add(&u);
                     }
                     if text.trim().is_empty() {
-                        return Err("the compaction model returned an empty summary".into());
+                        return Err(CompactionError::EmptySummary);
+                    }
+                    let cut_at_cap = finish == Some(FinishReason::Length);
+                    let missing = plan::missing_sections(&text);
+                    if queue.is_empty() && !retried && (cut_at_cap || !missing.is_empty()) {
+                        tracing::warn!(
+                            "summary {}; retrying once",
+                            if cut_at_cap {
+                                "cut at its cap".to_string()
+                            } else {
+                                format!("missing {missing:?}")
+                            }
+                        );
+                        retried = true;
+                        note = Some(plan::retry_note(&missing, cut_at_cap, cap));
+                        queue.push_front(chunk);
+                        continue;
                     }
                     running = Some(text);
                 }
@@ -242,9 +530,12 @@ impl Runner {
                     // The estimate was off for this model: split the chunk further.
                     calls += 1;
                     splits += 1;
-                    budget = (budget / 2).max(500);
-                    tracing::warn!("summary request overflowed; splitting to {budget} tokens");
-                    for piece in plan::chunks(chunk.clone(), budget, &self.estimator)
+                    self.learn_window(&e, None);
+                    chunk_budget = (chunk_budget / 2).max(MIN_SPLIT);
+                    tracing::warn!(
+                        "summary request overflowed; splitting to {chunk_budget} tokens"
+                    );
+                    for piece in plan::chunks(chunk.clone(), chunk_budget, &self.estimator)
                         .into_iter()
                         .rev()
                     {
@@ -252,15 +543,25 @@ impl Runner {
                     }
                 }
                 Err(e) if e.kind == ErrorKind::Cancelled => {
-                    return Err("compaction interrupted".into());
+                    return Err(CompactionError::Interrupted);
                 }
-                Err(e) => return Err(format!("compaction failed: {}", e.message)),
+                Err(e) => return Err(CompactionError::Provider(e)),
             }
         }
-        let summary = running.ok_or_else(|| "compaction produced no summary".to_string())?;
-        Ok((summary, usage, calls))
+        let text = running.ok_or(CompactionError::EmptySummary)?;
+        Ok(Written { text, usage, calls })
     }
 }
+
+/// How the summariser is told that the request it sees is kept word for word anyway.
+const KEPT_REQUEST: &str =
+    "[The user's current request; it is kept word for word after your summary, shortened here:]";
+
+/// The summary when nothing came before the request being worked on.
+const NOTHING_BEFORE: &str = "Nothing happened before the request below.";
+
+/// The smallest chunk a split goes down to.
+const MIN_SPLIT: u64 = 200;
 
 /// The compaction agent has no tools: tool calls and results become plain text, so every
 /// provider accepts the request (Anthropic rejects tool blocks without tool definitions).

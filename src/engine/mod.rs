@@ -10,6 +10,7 @@ mod shared;
 mod step;
 mod tool_exec;
 mod turn;
+mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::EngineOptions;
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
 use crate::config::catalog;
+use crate::context::budget::Budget;
 use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
@@ -32,6 +34,9 @@ pub(super) struct ModelSetup {
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
     pub kind: crate::config::ProviderKind,
+    /// The window is a guess (no config, not in the catalog): a local server is asked, and a
+    /// window learned from a server replaces it.
+    pub window_guessed: bool,
 }
 
 impl ModelSetup {
@@ -47,11 +52,7 @@ impl ModelSetup {
             .unwrap_or(crate::config::ProviderKind::Openai);
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
-        let limits = Limits {
-            context: info.context,
-            input: info.input,
-            output: info.output,
-        };
+        let limits = Limits::from(&info);
         Ok((
             ModelSetup {
                 name: name.to_string(),
@@ -60,6 +61,7 @@ impl ModelSetup {
                 info,
                 limits,
                 kind,
+                window_guessed: resolved.window_guessed,
             },
             resolved.warning,
         ))
@@ -90,6 +92,8 @@ pub struct Runner {
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// A local server being asked for its window (see `window.rs`).
+    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
 
 impl Runner {
@@ -135,7 +139,9 @@ impl Runner {
             events,
             shared,
             compactions_this_turn: 0,
+            window_probe: None,
         };
+        runner.start_window();
         runner.load_view()?;
         Ok(runner)
     }
@@ -203,11 +209,29 @@ impl Runner {
 
     /// An estimate of what the next request would occupy.
     pub(super) fn estimate_request(&mut self) -> u64 {
-        let mut total = self.overhead();
+        self.overhead() + self.estimate_content()
+    }
+
+    /// An estimate of the next request's messages (without system prompt and tools).
+    pub(super) fn estimate_content(&mut self) -> u64 {
+        let mut total = 0;
         for m in &self.view {
             total += self.estimator.message(m);
         }
         total
+    }
+
+    /// The window-dependent figures of context management for the session's model.
+    pub(super) fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    /// The limits of one tool output: as configured, and never more than about a quarter of
+    /// the usable window (a 50 KB output would fill a 4k window four times over).
+    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
+        let mut out = self.opts.config.tool_output.clone();
+        out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
+        out
     }
 
     pub(super) fn usable(&self) -> u64 {
@@ -227,7 +251,7 @@ impl Runner {
     /// The context size from which counts are exact: far below every threshold a decision
     /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
     fn exact_from(&self) -> u64 {
-        let mut from = EXACT_FROM.min(self.opts.config.compaction.prune_protect / 2);
+        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
         let usable = self.usable();
         if usable > 0 {
             from = from.min(usable / 4);
@@ -351,11 +375,24 @@ impl Runner {
             Op::Compact { focus } => {
                 self.compactions_this_turn = 0;
                 let cancel = self.shared.fresh_cancel();
-                let reason = match self.compact(false, false, focus, false, &cancel).await {
+                self.settle_window().await;
+                let req = CompactRequest {
+                    trigger: Trigger::Manual { focus },
+                    then: Then::Stop,
+                };
+                let reason = match self.compact(req, &cancel).await {
                     Ok(_) => TurnEnd::Compacted,
-                    Err(message) => {
+                    Err(CompactionError::NothingToCompact(message)) => {
+                        self.emit(Event::Info { message });
+                        TurnEnd::NothingToCompact
+                    }
+                    Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
+                    Err(e) => {
                         let kind = ErrorKind::Compaction;
-                        self.emit(Event::Error { kind, message });
+                        self.emit(Event::Error {
+                            kind,
+                            message: e.to_string(),
+                        });
                         TurnEnd::Error
                     }
                 };
@@ -560,17 +597,10 @@ impl Runner {
         }
     }
 
-    /// `max_tokens` to request: the configured value; Anthropic requires one, so it also gets
-    /// the model's output limit (OpenAI's newer models reject `max_tokens`, so it is not sent
-    /// to OpenAI-compatible servers unless configured).
+    /// The output cap of every request: the room the overflow test keeps for the reply, so the
+    /// reserve is real (the provider picks the field that carries it).
     pub(super) fn max_tokens(&self) -> Option<u32> {
-        if self.model.kind == crate::config::ProviderKind::Openai {
-            return self.model.info.max_tokens;
-        }
-        self.model.info.max_tokens.or_else(|| {
-            let out = overflow::max_output(&self.model.limits);
-            (out > 0).then(|| out.min(u32::MAX as u64) as u32)
-        })
+        Some(overflow::max_output(&self.model.limits).min(u64::from(u32::MAX)) as u32)
     }
 }
 

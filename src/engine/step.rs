@@ -311,13 +311,16 @@ pub(super) fn parse_arguments(arguments: &str) -> serde_json::Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::Value::String(arguments.into()))
 }
 
+/// What a tool-less request streamed: its text, the usage reported and why it stopped.
+pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
+
 /// Streams a tool-less request to completion and returns its text (the compaction agent).
 pub(super) async fn complete_text(
     runner: &Runner,
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -342,7 +345,7 @@ async fn collect_once(
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
     let mut stream = cancel
         .run_until_cancelled(provider.stream(request))
@@ -350,6 +353,7 @@ async fn collect_once(
         .ok_or_else(cancelled)??;
     let mut text = String::new();
     let mut usage = None;
+    let mut finish = None;
     loop {
         let item = cancel
             .run_until_cancelled(stream.next())
@@ -360,10 +364,11 @@ async fn collect_once(
             Some(Err(e)) => return Err(e),
             Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
             Some(Ok(_)) => {}
         }
     }
-    Ok((text, usage))
+    Ok((text, usage, finish))
 }
 
 #[cfg(test)]

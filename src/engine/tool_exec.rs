@@ -124,7 +124,8 @@ impl Runner {
             call_id: call_id.to_string(),
             cancel: cancel.child_token(),
             state: self.tool_state.clone(),
-            output: self.opts.config.tool_output.clone(),
+            output: self.tool_output(),
+            outputs: Some(self.store.clone()),
         };
         let repeated = self.doom.record(tool, &input);
         let mut decision = self.permissions.check(tool, &input, &ctx);

@@ -2,6 +2,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
@@ -17,7 +18,16 @@ struct StepDone {
     usage: Option<Usage>,
     finish: FinishReason,
     /// The estimate of the request, to learn from the reported usage.
-    estimated: u64,
+    estimated: Estimate,
+}
+
+/// What the engine estimated for a request before sending it.
+#[derive(Debug, Clone, Copy)]
+struct Estimate {
+    /// The whole request.
+    request: u64,
+    /// Its messages alone.
+    content: u64,
 }
 
 impl Runner {
@@ -31,6 +41,7 @@ impl Runner {
             parent = self.view[i].id.clone();
         }
         self.touch_session();
+        self.settle_window().await;
         self.emit_context();
         let reason = self.turn_loop(parent, &cancel).await;
         self.touch_session();
@@ -55,6 +66,9 @@ impl Runner {
                 Err(end) => return end,
             };
             self.finish_step(idx, usage, &finish, estimated);
+            if finish == FinishReason::Length {
+                self.cut_at_cap(idx);
+            }
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
                     p.kind,
@@ -71,10 +85,18 @@ impl Runner {
                 }
             }
             let continuing = (has_calls && !last_step) || self.shared.has_queued();
-            if self.overflowing()
-                && let Err(message) = self.compact(true, false, None, continuing, cancel).await
-            {
-                return self.fail(ErrorKind::Compaction, message);
+            if self.overflowing() {
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: if continuing {
+                        Then::Continue
+                    } else {
+                        Then::Stop
+                    },
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return self.fail_compaction(e);
+                }
             }
             if !continuing {
                 return if last_step && has_calls {
@@ -88,8 +110,9 @@ impl Runner {
 
     /// One step: delivers what the user typed meanwhile, then streams the model's answer into a
     /// new assistant message. When the provider reports that the request overflowed the context
-    /// window, the context is compacted and the same step is tried again, once. `Err` ends the
-    /// turn.
+    /// window, the window the error states is learned, the context is compacted and the same
+    /// step is tried again — once, or once more when the error taught a smaller window. `Err`
+    /// ends the turn.
     async fn run_step(
         &mut self,
         parent: &mut String,
@@ -111,15 +134,23 @@ impl Runner {
             }
             self.prune();
             if self.overflowing() {
-                if let Err(message) = self.compact(true, false, None, true, cancel).await {
-                    return Err(self.fail(ErrorKind::Compaction, message));
+                let req = CompactRequest {
+                    trigger: Trigger::Auto,
+                    then: Then::Continue,
+                };
+                if let Err(e) = self.compact(req, cancel).await {
+                    return Err(self.fail_compaction(e));
                 }
                 if cancel.is_cancelled() {
                     return Err(TurnEnd::Interrupted);
                 }
             }
             let request = self.build_request(last_step);
-            let estimated = self.estimate_request();
+            let content = self.estimate_content();
+            let estimated = Estimate {
+                request: self.overhead() + content,
+                content,
+            };
             let mut a = Message::new(&self.session.id, Role::Assistant);
             a.parent_id = Some(parent.clone());
             a.model = Some(self.model.name.clone());
@@ -142,7 +173,11 @@ impl Runner {
                 }
                 Outcome::Overflow(err) => {
                     self.drop_message(idx);
-                    if overflow_retried || !self.opts.config.compaction.auto {
+                    // The error may state the real window: from now on it is the one used.
+                    let window = self.model.limits.context;
+                    let said = self.learn_window(&err, Some(estimated.request));
+                    let learned = self.model.limits.context != window;
+                    if (overflow_retried && !learned) || !self.opts.config.compaction.auto {
                         return Err(self.fail(ErrorKind::ContextOverflow, format!(
                             "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
                             err.message
@@ -152,8 +187,14 @@ impl Runner {
                     tracing::info!(
                         "provider reported a context overflow; compacting and retrying the step"
                     );
-                    if let Err(message) = self.compact(true, true, None, true, cancel).await {
-                        return Err(self.fail(ErrorKind::Compaction, message));
+                    let req = CompactRequest {
+                        trigger: Trigger::Overflow {
+                            prompt_tokens: said.prompt,
+                        },
+                        then: Then::Continue,
+                    };
+                    if let Err(e) = self.compact(req, cancel).await {
+                        return Err(self.fail_compaction(e));
                     }
                     // the same step again, on the compacted context
                 }
@@ -185,6 +226,52 @@ impl Runner {
         TurnEnd::Error
     }
 
+    /// Ends the turn after a compaction that did not go through.
+    fn fail_compaction(&mut self, e: CompactionError) -> TurnEnd {
+        match e {
+            CompactionError::Interrupted => TurnEnd::Interrupted,
+            e => self.fail(ErrorKind::Compaction, e.to_string()),
+        }
+    }
+
+    /// A step cut at the output cap: tool calls whose arguments were cut off fail with a note
+    /// the model can act on (the other calls run); a cut answer is said to be cut.
+    fn cut_at_cap(&mut self, idx: usize) {
+        let cap = overflow::max_output(&self.model.limits);
+        let note = format!(
+            "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
+        );
+        let mut changed = Vec::new();
+        for p in &mut self.view[idx].parts {
+            if let PartKind::Tool { input, state, .. } = &mut p.kind
+                && matches!(state, ToolState::Pending)
+                && !input.is_object()
+            {
+                *state = ToolState::Error {
+                    message: note.clone(),
+                    start: None,
+                    end: Some(now_ms()),
+                };
+                changed.push(p.clone());
+            }
+        }
+        for p in &changed {
+            self.save_part(p);
+            self.emit(Event::PartUpdated { part: p.clone() });
+        }
+        let has_calls = self.view[idx]
+            .parts
+            .iter()
+            .any(|p| matches!(p.kind, PartKind::Tool { .. }));
+        if !has_calls {
+            self.emit(Event::Info {
+                message: format!(
+                    "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
+                ),
+            });
+        }
+    }
+
     /// Removes a message from the view and the store (a step that will be retried).
     pub(super) fn drop_message(&mut self, idx: usize) {
         let m = self.view.remove(idx);
@@ -200,7 +287,7 @@ impl Runner {
         idx: usize,
         usage: Option<Usage>,
         finish: &FinishReason,
-        estimated: u64,
+        estimated: Estimate,
     ) {
         let cost = usage
             .as_ref()
@@ -228,8 +315,8 @@ impl Runner {
         match usage {
             Some(u) if u.context_tokens() > 0 => {
                 let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.estimator.learn(estimated, prompt_side);
-                self.tracker.on_report(&u, estimated);
+                self.estimator.learn(estimated.content, prompt_side);
+                self.tracker.on_report(&u, estimated.request);
                 self.session.tokens = u.context_tokens();
             }
             _ => {
@@ -277,11 +364,8 @@ impl Runner {
         if !self.opts.config.compaction.prune {
             return;
         }
-        let plan = prune::plan(
-            &self.view,
-            &mut self.estimator,
-            &self.opts.config.compaction,
-        );
+        let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
+        let plan = prune::plan(&self.view, &mut self.estimator, &rules);
         if plan.targets.is_empty() {
             return;
         }

@@ -47,10 +47,14 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
     }
     let timeout = pc.timeout_secs.map(Duration::from_secs);
     let provider: Arc<dyn Provider> = match pc.kind {
-        ProviderKind::Openai => Arc::new(
-            OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeout)
-                .with_context(|| format!("provider \"{provider_name}\""))?,
-        ),
+        ProviderKind::Openai => {
+            let p = OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeout)
+                .with_context(|| format!("provider \"{provider_name}\""))?;
+            Arc::new(match pc.output_cap {
+                Some(field) => p.with_output_cap(field),
+                None => p,
+            })
+        }
         ProviderKind::Anthropic => Arc::new(
             AnthropicProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeout)
                 .with_context(|| format!("provider \"{provider_name}\""))?,
@@ -85,6 +89,7 @@ mod tests {
                 headers: Default::default(),
                 max_retries: None,
                 timeout_secs: None,
+                output_cap: None,
             },
         );
         let err = build(&config, "p/m").err().unwrap().to_string();

@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod cost;
 pub mod error;
 pub mod factory;
+pub mod limits;
 pub mod openai;
 pub mod retry;
 
@@ -25,6 +26,12 @@ pub trait Provider: Send + Sync {
     /// Sends the request and returns the event stream. Errors before the first byte (HTTP status,
     /// connection) come back as `Err`; faults mid-stream as an `Err` item in the stream.
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+
+    /// The context window a local server reports for `model` (llama.cpp `/props`, Ollama
+    /// `/api/ps` and `/api/show`), and where it was read; `None` when the server cannot say.
+    async fn probe_window(&self, _model: &str) -> Option<(u64, String)> {
+        None
+    }
 }
 
 pub use openai::init_tls;

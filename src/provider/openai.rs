@@ -5,6 +5,7 @@
 //! DeepSeek and other servers that speak this format.
 
 mod body;
+mod probe;
 mod stream;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, p
 
 use super::error::{ErrorKind, ProviderError, from_http, from_reqwest};
 use super::{ChatRequest, EventStream, Provider};
+use crate::config::OutputCap;
 
 /// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
 /// Idempotent and never panics; call it before building any `reqwest::Client`.
@@ -34,6 +36,8 @@ pub struct OpenAiProvider {
     url: String,
     api_key: Option<String>,
     headers: HeaderMap,
+    /// The field that carries the request's output cap.
+    output_cap: OutputCap,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -105,7 +109,14 @@ impl OpenAiProvider {
             url,
             api_key,
             headers: header_map,
+            output_cap: OutputCap::default_for(base),
         })
+    }
+
+    /// Sends the output cap in `field` instead of the one chosen from the base URL.
+    pub fn with_output_cap(mut self, field: OutputCap) -> Self {
+        self.output_cap = field;
+        self
     }
 
     /// The endpoint requests go to.
@@ -122,7 +133,7 @@ impl OpenAiProvider {
 #[async_trait::async_trait]
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let body = request_body(request);
+        let body = request_body(request, self.output_cap);
         tracing::debug!(
             url = %self.url,
             model = %request.model,
@@ -178,6 +189,10 @@ impl Provider for OpenAiProvider {
         });
         Ok(Box::pin(events))
     }
+
+    async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
+        probe::window(&self.client, &self.url, model).await
+    }
 }
 
 #[cfg(test)]
@@ -197,6 +212,14 @@ mod tests {
         )
         .unwrap();
         assert!(!format!("{p:?}").contains("sk-secret"));
+        assert_eq!(p.output_cap, OutputCap::MaxCompletionTokens);
+        let p =
+            OpenAiProvider::new("http://127.0.0.1:8080/v1", None, BTreeMap::new(), None).unwrap();
+        assert_eq!(p.output_cap, OutputCap::MaxTokens);
+        assert_eq!(
+            p.with_output_cap(OutputCap::None).output_cap,
+            OutputCap::None
+        );
 
         assert!(OpenAiProvider::new("not a url", None, BTreeMap::new(), None).is_err());
         assert!(OpenAiProvider::new("ftp://x/v1", None, BTreeMap::new(), None).is_err());

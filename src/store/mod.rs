@@ -10,6 +10,10 @@
 
 pub mod export;
 mod legacy;
+mod outputs;
+mod windows;
+
+pub use windows::LearnedWindow;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -25,7 +29,7 @@ use crate::message::{
 };
 
 /// The schema version this build writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -65,6 +69,16 @@ CREATE TRIGGER IF NOT EXISTS messages_touch_session AFTER INSERT ON messages BEG
     UPDATE sessions SET time_updated = MAX(time_updated, NEW.time_created)
     WHERE id = NEW.session_id;
 END;
+";
+
+/// Version 2: the context windows learned from servers (see [`Store::learned_window`]).
+const SCHEMA_V2: &str = "
+CREATE TABLE IF NOT EXISTS model_windows (
+    model  TEXT PRIMARY KEY NOT NULL,
+    window INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    time   INTEGER NOT NULL
+);
 ";
 
 /// The SQLite store. `Send + Sync`: the connection sits behind a mutex; every call is short.
@@ -214,7 +228,7 @@ impl Store {
         })
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave the connection itself broken.
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -563,9 +577,14 @@ fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 1 {
         conn.execute_batch(&format!(
-            "BEGIN; {SCHEMA_V1} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
         tracing::info!("store schema created (version {SCHEMA_VERSION})");
+    } else if version < 2 {
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA_V2} PRAGMA user_version = 2; COMMIT;"
+        ))?;
+        tracing::info!("store schema upgraded to version 2");
     }
     Ok(())
 }

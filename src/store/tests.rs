@@ -69,6 +69,7 @@ fn every_part_kind() -> Vec<PartKind> {
             overflow: true,
             focus: Some("the parser".into()),
             tail_start: Some("01TAIL".into()),
+            ..Default::default()
         }),
         PartKind::StepStart,
         PartKind::StepFinish {

@@ -18,6 +18,13 @@ pub struct SessionToolState {
     pub todos: std::sync::Mutex<Value>,
 }
 
+/// The session's stored tool outputs, for `recall`: pruning and compaction take outputs out of
+/// the model's view, never out of the store.
+pub trait OutputLookup: Send + Sync {
+    /// The tool name and output (or error message) of call `call_id` in `session_id`.
+    fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)>;
+}
+
 /// Everything a tool needs to run one call.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -31,6 +38,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub state: Arc<SessionToolState>,
     pub output: ToolOutputConfig,
+    /// Where `recall` finds earlier outputs (`None`: nothing to recall from).
+    pub outputs: Option<Arc<dyn OutputLookup>>,
 }
 
 /// A successful tool result.
@@ -69,6 +78,7 @@ pub mod list;
 pub mod path;
 pub mod permission;
 pub mod read;
+pub mod recall;
 pub mod registry;
 pub mod todo;
 pub mod truncate;
@@ -127,6 +137,7 @@ pub(crate) mod testutil {
                 cancel: CancellationToken::new(),
                 state: Arc::new(SessionToolState::default()),
                 output: ToolOutputConfig::default(),
+                outputs: None,
             };
             Ws { _dir: dir, ctx }
         }

@@ -93,7 +93,7 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d.insert("write".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("edit".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("bash".into(), vec![("*", Ask)]);
-    for t in ["glob", "grep", "list", "todowrite"] {
+    for t in ["glob", "grep", "list", "todowrite", "recall"] {
         d.insert(t.into(), vec![("*", Allow)]);
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);

@@ -15,7 +15,8 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// bash, read, write, edit, glob, grep, list, todowrite, with the default command policy.
+    /// bash, read, write, edit, glob, grep, list, todowrite, recall, with the default command
+    /// policy.
     pub fn builtin() -> Registry {
         Registry::configured(&crate::config::Config::default())
     }
@@ -32,6 +33,7 @@ impl Registry {
             Arc::new(super::grep::Grep),
             Arc::new(super::list::List),
             Arc::new(super::todo::TodoWrite),
+            Arc::new(super::recall::Recall),
         ];
         Registry { tools }
     }

@@ -18,7 +18,8 @@ fn specs_are_stable_and_complete() {
             "glob",
             "grep",
             "list",
-            "todowrite"
+            "todowrite",
+            "recall"
         ]
     );
     for s in &specs {
@@ -56,7 +57,7 @@ async fn unknown_tool_is_a_clear_error() {
         .await
         .unwrap_err();
     assert!(
-        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite."),
+        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall."),
         "{err}"
     );
 }

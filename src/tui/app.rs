@@ -354,6 +354,8 @@ impl App {
                     self.set_state(EngineState::Thinking, None);
                 }
             }
+            // The engine says it in an Info line; the status bar follows ContextUsage.
+            Event::ContextWindow { .. } => {}
             Event::Pruned { parts, tokens } => self.transcript.notice(
                 NoticeLevel::Info,
                 format!(

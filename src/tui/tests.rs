@@ -407,6 +407,7 @@ pub(super) fn compacted_history() -> Vec<Message> {
             auto: false,
             overflow: false,
             focus: Some("the failing test".into()),
+            ..Default::default()
         }),
     ));
     let mut s = msg("M4", Role::Assistant);

@@ -566,6 +566,7 @@ fn compaction_running_then_done() {
             auto: true,
             overflow: true,
             focus: None,
+            ..Default::default()
         }),
     ));
     ev(&mut app, Event::Message { message: c });

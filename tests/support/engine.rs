@@ -40,6 +40,7 @@ pub async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool)
             headers: Default::default(),
             max_retries: Some(1),
             timeout_secs: None,
+            output_cap: None,
         },
     );
     config.models.insert(

@@ -2,15 +2,17 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::provider::{AssistantContent, ChatMessage, ChatRequest, UserContent};
+use crate::config::OutputCap;
+use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
 
 /// The JSON body of a streaming `POST {base_url}/chat/completions` for `req`.
 ///
 /// One `system` message (the blocks joined by a blank line) comes first; user text is sent as a
 /// string, user content with images as parts with `image_url` data URLs; assistant messages carry
 /// `content` (string or null) and `tool_calls`; reasoning is not sent back; tool results are
-/// `tool` messages. `tools` is omitted when empty, `max_tokens` / `temperature` when unset.
-pub fn request_body(req: &ChatRequest) -> Value {
+/// `tool` messages. `tools` is omitted when empty, `temperature` when unset. The output cap
+/// (`req.max_tokens`) goes in the field `cap` names, or nowhere for [`OutputCap::None`].
+pub fn request_body(req: &ChatRequest, cap: OutputCap) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     let system: Vec<&str> = req
         .system
@@ -62,7 +64,15 @@ pub fn request_body(req: &ChatRequest) -> Value {
     body.insert("stream".into(), Value::Bool(true));
     body.insert("stream_options".into(), json!({ "include_usage": true }));
     if let Some(max) = req.max_tokens {
-        body.insert("max_tokens".into(), json!(max));
+        match cap {
+            OutputCap::MaxTokens => {
+                body.insert("max_tokens".into(), json!(max));
+            }
+            OutputCap::MaxCompletionTokens => {
+                body.insert("max_completion_tokens".into(), json!(max));
+            }
+            OutputCap::None => {}
+        }
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), temperature(t));
@@ -168,6 +178,10 @@ mod tests {
         }
     }
 
+    fn request_body_of(r: &ChatRequest) -> Value {
+        request_body(r, OutputCap::MaxTokens)
+    }
+
     fn user(text: &str) -> ChatMessage {
         ChatMessage::User {
             content: vec![UserContent::Text { text: text.into() }],
@@ -176,7 +190,7 @@ mod tests {
 
     #[test]
     fn minimal_body_omits_optional_keys() {
-        let body = request_body(&req(vec![user("hi")]));
+        let body = request_body_of(&req(vec![user("hi")]));
         assert_eq!(
             body,
             json!({
@@ -199,12 +213,13 @@ mod tests {
             description: "Read a file".into(),
             parameters: json!({"type": "object"}),
         }];
-        let body = request_body(&r);
+        let body = request_body(&r, OutputCap::MaxTokens);
         assert_eq!(
             body["messages"][0],
             json!({ "role": "system", "content": "header\n\nrest" })
         );
         assert_eq!(body["max_tokens"], json!(1000));
+        assert_eq!(body.get("max_completion_tokens"), None);
         assert_eq!(body["temperature"], json!(0.2));
         assert_eq!(
             body["tools"],
@@ -215,8 +230,36 @@ mod tests {
     }
 
     #[test]
+    fn the_cap_goes_in_the_field_the_server_takes() {
+        let mut r = req(vec![user("hi")]);
+        r.max_tokens = Some(512);
+        let b = request_body(&r, OutputCap::MaxCompletionTokens);
+        assert_eq!(b["max_completion_tokens"], json!(512));
+        assert_eq!(b.get("max_tokens"), None);
+        let b = request_body(&r, OutputCap::None);
+        assert_eq!(b.get("max_tokens"), None);
+        assert_eq!(b.get("max_completion_tokens"), None);
+        assert_eq!(
+            OutputCap::default_for("https://api.openai.com/v1"),
+            OutputCap::MaxCompletionTokens
+        );
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "https://openrouter.ai/api/v1",
+            "not a url",
+        ] {
+            assert_eq!(
+                OutputCap::default_for(local),
+                OutputCap::MaxTokens,
+                "{local}"
+            );
+        }
+    }
+
+    #[test]
     fn images_become_data_url_parts() {
-        let body = request_body(&req(vec![ChatMessage::User {
+        let body = request_body_of(&req(vec![ChatMessage::User {
             content: vec![
                 UserContent::Text {
                     text: "what is this".into(),
@@ -238,7 +281,7 @@ mod tests {
 
     #[test]
     fn assistant_tool_calls_results_and_no_reasoning() {
-        let body = request_body(&req(vec![
+        let body = request_body_of(&req(vec![
             user("go"),
             ChatMessage::Assistant {
                 content: vec![

@@ -1,0 +1,266 @@
+//! What pith carries across a compaction itself, so that even a useless summary leaves the next
+//! agent knowing where it was: the user's own messages word for word, the todo list, and a ledger
+//! of the files read, edited and written and the commands run (names, never contents).
+//!
+//! The summariser may paraphrase or drop anything; none of this goes through it. The
+//! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
+//! rather than on a summary of it) and rendered by [`render`] after the summary text.
+
+use serde_json::Value;
+
+use crate::message::{Carried, Ledger, Message, PartKind, Role};
+
+use super::chunks::fit_text;
+use super::tokens::Estimator;
+use super::view::{is_compaction_message, is_turn_start};
+
+/// A command longer than this is cut in the ledger (it records what ran, not the script).
+pub const COMMAND_MAX_CHARS: usize = 120;
+/// The first line of what pith appends to a summary.
+pub const HEADER: &str = "---\nRecorded by pith itself, not by the summariser:";
+
+/// The text the user typed in a message: its non-synthetic text parts (compaction requests and
+/// pith's own messages have none).
+pub fn user_text(m: &Message) -> Option<String> {
+    if m.role != Role::User || is_compaction_message(m) {
+        return None;
+    }
+    let texts: Vec<&str> = m
+        .parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::Text {
+                text,
+                synthetic: false,
+            } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The ledger of `messages` (oldest first): for each tool call, the file it read, edited or
+/// wrote, or the command it ran. A name seen again moves to the end (most recent last).
+pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger {
+    let mut l = Ledger::default();
+    for m in messages {
+        for p in &m.parts {
+            let PartKind::Tool { tool, input, .. } = &p.kind else {
+                continue;
+            };
+            let path = || {
+                ["file_path", "path", "filePath"]
+                    .iter()
+                    .find_map(|k| input.get(k).and_then(Value::as_str))
+                    .map(str::to_string)
+            };
+            match tool.as_str() {
+                "read" => push_recent(&mut l.read, path()),
+                "edit" => push_recent(&mut l.edited, path()),
+                "write" => push_recent(&mut l.written, path()),
+                "bash" => push_recent(
+                    &mut l.commands,
+                    input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(one_command),
+                ),
+                _ => {}
+            }
+        }
+    }
+    l
+}
+
+/// A command as the ledger records it: its first line, cut to [`COMMAND_MAX_CHARS`].
+fn one_command(c: &str) -> String {
+    let first = c.trim().lines().next().unwrap_or("").trim();
+    let more = c.trim().lines().count() > 1;
+    let mut out: String = first.chars().take(COMMAND_MAX_CHARS).collect();
+    if more || first.chars().count() > COMMAND_MAX_CHARS {
+        out.push_str(" …");
+    }
+    out
+}
+
+fn push_recent(list: &mut Vec<String>, item: Option<String>) {
+    let Some(item) = item.filter(|s| !s.trim().is_empty()) else {
+        return;
+    };
+    list.retain(|x| x != &item);
+    list.push(item);
+}
+
+/// `older` followed by `newer`, a name in both kept at its newer place.
+pub fn merge_ledgers(older: &Ledger, newer: &Ledger) -> Ledger {
+    let join = |a: &[String], b: &[String]| {
+        let mut out = a.to_vec();
+        for x in b {
+            push_recent(&mut out, Some(x.clone()));
+        }
+        out
+    };
+    Ledger {
+        read: join(&older.read, &newer.read),
+        edited: join(&older.edited, &newer.edited),
+        written: join(&older.written, &newer.written),
+        commands: join(&older.commands, &newer.commands),
+        dropped: older.dropped + newer.dropped,
+    }
+}
+
+/// Drops the oldest entries (spread over the lists, oldest list items first) until the rendered
+/// ledger fits `budget` tokens; counts what was dropped.
+pub fn bound_ledger(mut l: Ledger, budget: u64, est: &Estimator) -> Ledger {
+    while !l.is_empty() && est.text(&render_ledger(&l)) > budget {
+        // Drop from the longest list: it holds the most that is old.
+        let lists = [&mut l.read, &mut l.edited, &mut l.written, &mut l.commands];
+        if let Some(longest) = lists.into_iter().max_by_key(|v| v.len()) {
+            longest.remove(0);
+            l.dropped += 1;
+        }
+    }
+    l
+}
+
+/// Chooses the user messages to carry: `previous` (carried before, oldest first) then `new`
+/// (from the history being compacted, oldest first), filled newest first within `budget`
+/// tokens. The newest message that does not fit whole is cut to what is left (with a marker);
+/// older ones are left out and counted.
+pub fn carry_user_messages(
+    previous: &[String],
+    previous_dropped: usize,
+    new: &[String],
+    budget: u64,
+    est: &Estimator,
+) -> (Vec<String>, usize) {
+    let all: Vec<&String> = previous.iter().chain(new).collect();
+    let mut kept: Vec<String> = Vec::new();
+    let mut left = budget;
+    let mut dropped = previous_dropped;
+    for (i, m) in all.iter().enumerate().rev() {
+        let t = est.text(m) + 8;
+        if t <= left {
+            kept.push((*m).clone());
+            left -= t;
+            continue;
+        }
+        if left > 40 {
+            kept.push(fit_text(m, left - 20, est));
+        } else {
+            dropped += 1;
+        }
+        dropped += i;
+        break;
+    }
+    kept.reverse();
+    (kept, dropped)
+}
+
+/// The todo list as a checklist (`todowrite`'s JSON array of `{content, status}`).
+pub fn render_todos(todos: &Value) -> Option<String> {
+    let items = todos.as_array()?;
+    let lines: Vec<String> = items
+        .iter()
+        .filter_map(|t| {
+            let content = t.get("content")?.as_str()?;
+            let status = t.get("status").and_then(Value::as_str).unwrap_or("pending");
+            let mark = match status {
+                "completed" => "[x]",
+                "in_progress" => "[~]",
+                "cancelled" => "[-]",
+                _ => "[ ]",
+            };
+            Some(format!("- {mark} {content} ({status})"))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+fn render_ledger(l: &Ledger) -> String {
+    let mut out = Vec::new();
+    let list = |v: &[String], code: bool| {
+        v.iter()
+            .map(|x| if code { format!("`{x}`") } else { x.clone() })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !l.read.is_empty() {
+        out.push(format!("- Read: {}", list(&l.read, false)));
+    }
+    if !l.edited.is_empty() {
+        out.push(format!("- Edited: {}", list(&l.edited, false)));
+    }
+    if !l.written.is_empty() {
+        out.push(format!("- Written: {}", list(&l.written, false)));
+    }
+    if !l.commands.is_empty() {
+        out.push(format!("- Commands run: {}", list(&l.commands, true)));
+    }
+    if l.dropped > 0 {
+        out.push(format!("- ({} older entries not listed)", l.dropped));
+    }
+    out.join("\n")
+}
+
+/// The text pith appends to a summary: empty when nothing was carried.
+pub fn render(c: &Carried) -> String {
+    if c.is_empty() {
+        return String::new();
+    }
+    let mut out = vec![HEADER.to_string()];
+    if !c.user_messages.is_empty() || c.current_request.is_some() {
+        let mut s = String::from("\n## The user's messages, word for word (oldest first)");
+        if c.dropped_user_messages > 0 {
+            s.push_str(&format!(
+                "\n[{} older message(s) not kept here; the summary covers them]",
+                c.dropped_user_messages
+            ));
+        }
+        for m in &c.user_messages {
+            s.push_str(&format!(
+                "\n<user_message>\n{}\n</user_message>",
+                m.trim_end()
+            ));
+        }
+        if let Some(r) = &c.current_request {
+            s.push_str(&format!(
+                "\n<user_message current=\"true\">\n{}\n</user_message>\nThe last message is the request being worked on.",
+                r.trim_end()
+            ));
+        }
+        out.push(s);
+    }
+    if let Some(t) = c.todos.as_ref().and_then(render_todos) {
+        out.push(format!(
+            "\n## Todo list (as last written with todowrite)\n{t}"
+        ));
+    }
+    if !c.ledger.is_empty() {
+        out.push(format!(
+            "\n## Files and commands so far (names only)\n{}",
+            render_ledger(&c.ledger)
+        ));
+    }
+    out.join("\n")
+}
+
+/// The user's messages in `messages` (oldest first) and the index of the last one that starts a
+/// turn (the request being worked on, when it is among them).
+pub fn user_messages(messages: &[Message]) -> (Vec<String>, Option<usize>) {
+    let mut out = Vec::new();
+    let mut current = None;
+    for m in messages {
+        if let Some(t) = user_text(m) {
+            if is_turn_start(m) {
+                current = Some(out.len());
+            }
+            out.push(t);
+        }
+    }
+    (out, current)
+}
+
+#[cfg(test)]
+#[path = "carry_tests.rs"]
+mod tests;

@@ -1,0 +1,189 @@
+use serde_json::json;
+
+use super::*;
+use crate::context::testutil::*;
+use crate::message::ToolState;
+
+fn call(m: &mut Message, tool_name: &str, input: Value) {
+    add(
+        m,
+        PartKind::Tool {
+            call_id: format!("c{}", m.parts.len()),
+            tool: tool_name.into(),
+            input,
+            state: completed("ok"),
+        },
+    );
+}
+
+#[test]
+fn the_ledger_names_files_and_commands_most_recent_last() {
+    let mut a = assistant("a1", "u1");
+    call(&mut a, "read", json!({"file_path": "src/a.rs"}));
+    call(&mut a, "read", json!({"path": "src/b.rs"}));
+    call(
+        &mut a,
+        "edit",
+        json!({"file_path": "src/a.rs", "old_string": "x"}),
+    );
+    call(
+        &mut a,
+        "write",
+        json!({"filePath": "NOTES.md", "content": "secret"}),
+    );
+    call(&mut a, "bash", json!({"command": "cargo test\n# and more"}));
+    call(&mut a, "grep", json!({"pattern": "fn"}));
+    call(&mut a, "read", json!({"file_path": "src/a.rs"}));
+    let l = ledger_of([&a]);
+    assert_eq!(l.read, vec!["src/b.rs", "src/a.rs"]);
+    assert_eq!(l.edited, vec!["src/a.rs"]);
+    assert_eq!(l.written, vec!["NOTES.md"]);
+    assert_eq!(l.commands, vec!["cargo test …"]);
+    // Names only: no file content reaches the ledger.
+    assert!(!render_ledger(&l).contains("secret"));
+    let long = "x".repeat(500);
+    assert_eq!(
+        one_command(&long).chars().count(),
+        COMMAND_MAX_CHARS + 2,
+        "cut, with a marker"
+    );
+}
+
+#[test]
+fn ledgers_merge_and_shrink_to_their_budget() {
+    let older = Ledger {
+        read: vec!["a".into(), "b".into()],
+        commands: vec!["ls".into()],
+        ..Ledger::default()
+    };
+    let newer = Ledger {
+        read: vec!["a".into(), "c".into()],
+        dropped: 2,
+        ..Ledger::default()
+    };
+    let m = merge_ledgers(&older, &newer);
+    assert_eq!(m.read, vec!["b", "a", "c"]);
+    assert_eq!(m.commands, vec!["ls"]);
+    assert_eq!(m.dropped, 2);
+
+    let est = Estimator::for_model("gpt-4o");
+    let big = Ledger {
+        read: (0..300)
+            .map(|i| format!("src/module_{i}/file_{i}.rs"))
+            .collect(),
+        commands: (0..50).map(|i| format!("cargo test case_{i}")).collect(),
+        ..Ledger::default()
+    };
+    let b = bound_ledger(big, 200, &est);
+    assert!(est.text(&render_ledger(&b)) <= 200);
+    assert!(b.dropped > 250, "{}", b.dropped);
+    // The newest entries are the ones kept.
+    assert_eq!(
+        b.read.last().map(String::as_str),
+        Some("src/module_299/file_299.rs")
+    );
+    assert!(render_ledger(&b).contains("older entries not listed"));
+}
+
+#[test]
+fn user_messages_are_carried_newest_first_within_the_budget() {
+    let est = Estimator::for_model("gpt-4o");
+    let old: Vec<String> = (0..5)
+        .map(|i| format!("old message {i}: {}", words(100)))
+        .collect();
+    let new = vec!["use tabs, never spaces".to_string(), words(40)];
+    let (kept, dropped) = carry_user_messages(&old, 1, &new, 10_000, &est);
+    assert_eq!(kept.len(), 7, "everything fits");
+    assert_eq!(dropped, 1, "earlier drops are still counted");
+    assert_eq!(kept[5], "use tabs, never spaces");
+
+    // A budget for the two new ones and a part of the newest old one.
+    let room = est.text(&new[0]) + est.text(&new[1]) + 16 + 60;
+    let (kept, dropped) = carry_user_messages(&old, 0, &new, room, &est);
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert_eq!(kept[1], new[0], "verbatim");
+    assert!(
+        kept[0].starts_with("old message 4"),
+        "the newest old one, cut"
+    );
+    assert!(kept[0].contains("characters cut"));
+    assert_eq!(dropped, 4);
+    let total: u64 = kept.iter().map(|k| est.text(k) + 8).sum();
+    assert!(total <= room, "{total} > {room}");
+
+    let (kept, dropped) = carry_user_messages(&old, 0, &[], 0, &est);
+    assert!(kept.is_empty());
+    assert_eq!(dropped, 5);
+}
+
+#[test]
+fn only_what_the_user_typed_is_carried() {
+    let mut ms = vec![
+        user("u1", "first request"),
+        tool_msg("a1", "u1", "read", "file"),
+        synthetic_user("s1", "Continue if you have next steps"),
+        compaction_msg("c1", None),
+        user("u2", "second request"),
+        tool_msg("a2", "u2", "read", "file"),
+    ];
+    let synthetic = ms[2].parts[0].clone();
+    ms[0].parts.push(synthetic);
+    let (texts, current) = user_messages(&ms);
+    assert_eq!(texts, vec!["first request", "second request"]);
+    assert_eq!(current, Some(1));
+    assert_eq!(user_messages(&ms[2..4]), (vec![], None));
+}
+
+#[test]
+fn render_shows_each_section_and_nothing_when_empty() {
+    assert_eq!(render(&Carried::default()), "");
+    let c = Carried {
+        user_messages: vec!["keep the API stable".into()],
+        dropped_user_messages: 2,
+        current_request: Some("now fix the parser".into()),
+        todos: Some(json!([
+            {"id": "1", "content": "write tests", "status": "completed", "priority": "high"},
+            {"id": "2", "content": "fix parser", "status": "in_progress", "priority": "high"}
+        ])),
+        ledger: Ledger {
+            edited: vec!["src/parse.rs".into()],
+            commands: vec!["cargo test".into()],
+            ..Ledger::default()
+        },
+    };
+    let r = render(&c);
+    assert!(r.starts_with(HEADER), "{r}");
+    for want in [
+        "2 older message(s) not kept",
+        "<user_message>\nkeep the API stable\n</user_message>",
+        "<user_message current=\"true\">\nnow fix the parser\n</user_message>",
+        "- [x] write tests (completed)",
+        "- [~] fix parser (in_progress)",
+        "- Edited: src/parse.rs",
+        "- Commands run: `cargo test`",
+    ] {
+        assert!(r.contains(want), "{want} missing from\n{r}");
+    }
+    assert!(!r.contains("Read:"));
+    assert_eq!(render_todos(&json!("not a list")), None);
+}
+
+#[test]
+fn errored_tool_calls_are_in_the_ledger_too() {
+    // A failed command still ran; a failed edit still names the file the agent worked on.
+    let mut a = assistant("a1", "u1");
+    add(
+        &mut a,
+        PartKind::Tool {
+            call_id: "c".into(),
+            tool: "bash".into(),
+            input: json!({"command": "make"}),
+            state: ToolState::Error {
+                message: "exit 2".into(),
+                start: None,
+                end: None,
+            },
+        },
+    );
+    assert_eq!(ledger_of([&a]).commands, vec!["make"]);
+}

@@ -1,0 +1,122 @@
+//! The model's real context window. A configured or catalogued window may be wrong for the
+//! server at hand (a llama.cpp started with `-c 6000` behind a 32k entry); pith learns the real
+//! one from the first overflow error that states it, asks a local server at start when nothing
+//! is configured, remembers what it learned per model, and says so once.
+
+use super::runner::Runner;
+use crate::event::Event;
+use crate::provider::ProviderError;
+use crate::provider::limits::{self, OverflowLimits};
+
+/// Windows below this are taken as misreads.
+const MIN_WINDOW: u64 = 512;
+
+impl Runner {
+    /// At start: a window learned earlier for this model replaces a guessed or larger one; with
+    /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
+    pub(super) fn start_window(&mut self) {
+        let learned = self.store.learned_window(&self.model.name).ok().flatten();
+        if let Some(l) = learned {
+            let current = self.model.limits.context;
+            if self.model.window_guessed || current == 0 || l.window < current {
+                tracing::info!(
+                    "{}: using the {}-token window learned from {}",
+                    self.model.name,
+                    l.window,
+                    l.source
+                );
+                self.set_window(l.window);
+                self.model.window_guessed = false;
+            }
+            return;
+        }
+        if self.model.window_guessed {
+            let provider = self.model.provider.clone();
+            let model = self.model.model_id.clone();
+            self.window_probe = Some(tokio::spawn(
+                async move { provider.probe_window(&model).await },
+            ));
+        }
+    }
+
+    /// Before the first request: takes the answer of a local server asked at start.
+    pub(super) async fn settle_window(&mut self) {
+        let Some(probe) = self.window_probe.take() else {
+            return;
+        };
+        if let Ok(Some((window, source))) = probe.await {
+            let previous = self.model.limits.context;
+            if window >= MIN_WINDOW && window != previous {
+                self.model.window_guessed = false;
+                self.announce_window(window, previous, &source);
+            }
+        }
+    }
+
+    /// Reads what an overflow error says about the limit. A stated window smaller than the one
+    /// in use replaces it; without one, the rejected request's size (what the server counted,
+    /// else pith's estimate of it, `estimated`) is an upper bound of the real window and is used
+    /// when it is below the usable window. Returns what the error said.
+    pub(super) fn learn_window(
+        &mut self,
+        err: &ProviderError,
+        estimated: Option<u64>,
+    ) -> OverflowLimits {
+        let said = limits::parse(&err.message);
+        let previous = self.model.limits.context;
+        let (window, source) = match (said.window, said.prompt.or(estimated)) {
+            (Some(w), _) => (w, "server error"),
+            (None, Some(p)) if p < self.usable() => (p, "rejected request"),
+            _ => return said,
+        };
+        if window >= MIN_WINDOW && (previous == 0 || window < previous) {
+            self.announce_window(window, previous, source);
+        }
+        said
+    }
+
+    /// Uses `window` from now on, remembers it for the model, and tells the user.
+    fn announce_window(&mut self, window: u64, previous: u64, source: &str) {
+        self.set_window(window);
+        if let Err(e) = self
+            .store
+            .set_learned_window(&self.model.name, window, source)
+        {
+            tracing::error!(
+                "store: cannot remember the window of {}: {e:#}",
+                self.model.name
+            );
+        }
+        tracing::info!(
+            "{}: context window {previous} -> {window} ({source})",
+            self.model.name
+        );
+        self.emit(Event::ContextWindow {
+            model: self.model.name.clone(),
+            window,
+            previous,
+            source: source.to_string(),
+        });
+        let was = if previous == 0 {
+            "none was known".to_string()
+        } else {
+            format!("not {previous}")
+        };
+        self.emit(Event::Info {
+            message: format!(
+                "{}: the context window is {window} tokens ({was}; from {source}); using {window} from now on",
+                self.model.name
+            ),
+        });
+        self.emit_context();
+    }
+
+    /// Sets the window of the session's model (an input limit cannot exceed it).
+    fn set_window(&mut self, window: u64) {
+        let l = &mut self.model.limits;
+        l.context = window;
+        if l.input.is_some_and(|i| i >= window) {
+            l.input = None;
+        }
+    }
+}
