@@ -12,7 +12,9 @@
 
 mod commands;
 mod walk;
+mod word_walk;
 mod words;
+mod wrappers;
 
 use tree_sitter::Parser;
 

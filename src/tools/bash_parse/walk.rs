@@ -5,17 +5,14 @@
 
 use tree_sitter::Node;
 
-use super::words::{
-    decode_ansi_c, expands_unquoted, unescape_double_quoted, unescape_unquoted, unsafe_expansion,
-};
 use super::{Analysis, Redirect, SimpleCommand, Word};
 
 /// Files that a redirection may write without it being a write to a file.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
 pub struct Walker<'a> {
-    src: &'a str,
-    out: &'a mut Analysis,
+    pub(super) src: &'a str,
+    pub(super) out: &'a mut Analysis,
 }
 
 impl<'a> Walker<'a> {
@@ -23,11 +20,11 @@ impl<'a> Walker<'a> {
         Walker { src, out }
     }
 
-    fn text(&self, n: Node) -> &'a str {
+    pub(super) fn text(&self, n: Node) -> &'a str {
         self.src.get(n.byte_range()).unwrap_or("")
     }
 
-    fn unknown(&mut self, n: Node) {
+    pub(super) fn unknown(&mut self, n: Node) {
         let what = if n.is_error() || n.is_missing() {
             "shell syntax that could not be parsed".to_string()
         } else {
@@ -119,7 +116,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn named_children(&mut self, n: Node, mut f: impl FnMut(&mut Self, Node)) {
+    pub(super) fn named_children(&mut self, n: Node, mut f: impl FnMut(&mut Self, Node)) {
         let mut cursor = n.walk();
         let children: Vec<Node> = n.named_children(&mut cursor).collect();
         for c in children {
@@ -198,7 +195,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A redirection; words that belong to the command (`echo > f hi`) go to `target`.
-    fn redirect(&mut self, n: Node, target: Option<usize>) {
+    pub(super) fn redirect(&mut self, n: Node, target: Option<usize>) {
         let words = self.redirect_words(n);
         if words.is_empty() {
             return;
@@ -340,7 +337,7 @@ impl<'a> Walker<'a> {
     }
 
     /// `a[i]`: a subscript that is not a plain number is arithmetic on variables.
-    fn subscript(&mut self, n: Node) {
+    pub(super) fn subscript(&mut self, n: Node) {
         for (field, c) in fields(n) {
             if field == Some("index") {
                 let index = self.text(c).trim();
@@ -437,7 +434,7 @@ impl<'a> Walker<'a> {
 
     /// `$(( … ))`, `(( … ))`, `for (( … ))`, `$[ … ]`: only constants are safe; a variable's
     /// value is evaluated recursively and can run commands through array subscripts.
-    fn arithmetic(&mut self, n: Node) {
+    pub(super) fn arithmetic(&mut self, n: Node) {
         if !self.constant_arithmetic(n) {
             self.out.mark_hidden(
                 "arithmetic on variables, which can run commands through array subscripts",
@@ -467,164 +464,10 @@ impl<'a> Walker<'a> {
         }
         constant
     }
-
-    /// The value of a word node, recording what its expansions run.
-    pub fn word(&mut self, n: Node) -> Word {
-        let raw = self.text(n);
-        let dynamic = |text: &str| Word {
-            text: text.to_string(),
-            literal: false,
-        };
-        if raw.contains("$[") {
-            self.out.mark_hidden("arithmetic `$[…]`");
-        }
-        match n.kind() {
-            "word" => {
-                if expands_unquoted(raw) {
-                    dynamic(raw)
-                } else {
-                    Word::literal(unescape_unquoted(raw))
-                }
-            }
-            "number" => {
-                if n.named_child_count() == 0 {
-                    Word::literal(raw)
-                } else {
-                    self.named_children(n, |w, c| {
-                        w.word(c);
-                    });
-                    dynamic(raw)
-                }
-            }
-            "raw_string" => Word::literal(
-                raw.strip_prefix('\'')
-                    .and_then(|r| r.strip_suffix('\''))
-                    .unwrap_or(raw),
-            ),
-            "ansi_c_string" => match decode_ansi_c(raw) {
-                Some(v) => Word::literal(v),
-                None => dynamic(raw),
-            },
-            "string" | "translated_string" => {
-                let mut literal = true;
-                let mut cursor = n.walk();
-                let children: Vec<Node> = n.named_children(&mut cursor).collect();
-                for c in children {
-                    match c.kind() {
-                        "string_content" => {}
-                        "string" if n.kind() == "translated_string" => {
-                            literal &= self.word(c).literal;
-                        }
-                        _ => {
-                            self.word(c);
-                            literal = false;
-                        }
-                    }
-                }
-                if !literal {
-                    return dynamic(raw);
-                }
-                let inner = raw.strip_prefix('$').unwrap_or(raw);
-                let inner = inner
-                    .strip_prefix('"')
-                    .and_then(|r| r.strip_suffix('"'))
-                    .unwrap_or(inner);
-                Word::literal(unescape_double_quoted(inner))
-            }
-            "concatenation" => {
-                let mut literal = true;
-                let mut value = String::new();
-                let mut cursor = n.walk();
-                let children: Vec<Node> = n.children(&mut cursor).collect();
-                let mut has_word = false;
-                for c in children {
-                    if c.is_named() {
-                        has_word |= c.kind() == "word";
-                        let w = self.word(c);
-                        literal &= w.literal;
-                        value.push_str(&w.text);
-                    } else {
-                        value.push_str(self.text(c));
-                    }
-                }
-                if has_word && expands_unquoted(raw) {
-                    literal = false;
-                }
-                if literal {
-                    Word::literal(value)
-                } else {
-                    dynamic(raw)
-                }
-            }
-            "simple_expansion" => dynamic(raw),
-            "expansion" => {
-                if let Some(why) = unsafe_expansion(raw) {
-                    self.out.mark_hidden(format!("{why} (`{raw}`)"));
-                }
-                self.expansion_parts(n);
-                dynamic(raw)
-            }
-            "command_substitution" => {
-                let what = if raw.starts_with('`') {
-                    "backticks"
-                } else if raw.starts_with("$(<") {
-                    "a `$(<file)` substitution"
-                } else {
-                    "command substitution `$(…)`"
-                };
-                self.out.mark(what);
-                for (field, c) in fields(n) {
-                    match (field, c.kind()) {
-                        (Some("redirect"), _) | (_, "file_redirect") => self.redirect(c, None),
-                        (_, "comment") => {}
-                        _ if c.is_named() => self.statements(c),
-                        _ => {}
-                    }
-                }
-                dynamic(raw)
-            }
-            "process_substitution" => {
-                self.out.mark("process substitution `<(…)`");
-                self.named_children(n, |w, c| w.statements(c));
-                dynamic(raw)
-            }
-            "arithmetic_expansion" => {
-                self.arithmetic(n);
-                dynamic(raw)
-            }
-            "brace_expression" | "extglob_pattern" | "special_variable_name" => dynamic(raw),
-            "array" => {
-                self.named_children(n, |w, c| {
-                    w.word(c);
-                });
-                dynamic(raw)
-            }
-            "variable_name" | "regex" | "test_operator" => Word::literal(raw),
-            _ => {
-                self.unknown(n);
-                dynamic(raw)
-            }
-        }
-    }
-
-    /// The operands of `${…}`: substitutions inside run too.
-    fn expansion_parts(&mut self, n: Node) {
-        let mut cursor = n.walk();
-        let children: Vec<Node> = n.named_children(&mut cursor).collect();
-        for c in children {
-            match c.kind() {
-                "variable_name" | "special_variable_name" | "regex" => {}
-                "subscript" => self.subscript(c),
-                _ => {
-                    self.word(c);
-                }
-            }
-        }
-    }
 }
 
 /// The children of `n` with their field names.
-fn fields(n: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+pub(super) fn fields(n: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
     let mut cursor = n.walk();
     n.children(&mut cursor)
         .enumerate()
