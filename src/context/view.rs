@@ -55,12 +55,12 @@ impl CompactionPoint {
 
 /// A summary that counts: finished, not errored.
 pub fn is_completed_summary(m: &Message) -> bool {
-    m.role == Role::Assistant && m.summary && m.finish.is_some() && m.error.is_none()
+    m.is_completed_summary()
 }
 
 /// A user message that exists only to hold a Compaction part.
 pub fn is_compaction_message(m: &Message) -> bool {
-    m.role == Role::User && m.compaction().is_some()
+    m.is_compaction_message()
 }
 
 /// A user message that starts a turn: typed by the user (not synthetic, not a compaction

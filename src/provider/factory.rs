@@ -38,6 +38,14 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
         },
         None => None,
     };
+    if let Some(key) = &api_key {
+        crate::secrets::register(key);
+    }
+    for (header, value) in &pc.headers {
+        if crate::secrets::is_secret_name(header) {
+            crate::secrets::register(value);
+        }
+    }
     let timeouts = Timeouts::from_config(pc);
     let (inner, url): (Arc<dyn Provider>, String) = match pc.kind {
         ProviderKind::Openai => {

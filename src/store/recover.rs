@@ -13,7 +13,6 @@
 use anyhow::Result;
 
 use super::Store;
-use crate::context::view::{is_compaction_message, is_completed_summary};
 use crate::llm::FinishReason;
 use crate::message::{Message, MessageError, PartKind, Role, ToolState, now_ms};
 
@@ -40,16 +39,26 @@ impl Repairs {
     }
 }
 
+/// Whether a completed compaction (a compaction message and a summary answering it) is among
+/// `messages`.
+pub fn has_completed_compaction(messages: &[Message]) -> bool {
+    let compactions = messages
+        .iter()
+        .filter(|m| m.is_compaction_message())
+        .count();
+    compactions > stray_compactions(messages).len()
+}
+
 /// Indices of compaction messages that no completed summary answers.
 pub fn stray_compactions(messages: &[Message]) -> Vec<usize> {
     let mut stray = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        if !is_compaction_message(m) {
+        if !m.is_compaction_message() {
             continue;
         }
         let answered = messages[i + 1..]
             .iter()
-            .any(|s| is_completed_summary(s) && s.parent_id.as_deref().is_none_or(|p| p == m.id));
+            .any(|s| s.is_completed_summary() && s.parent_id.as_deref().is_none_or(|p| p == m.id));
         if !answered {
             stray.push(i);
         }
