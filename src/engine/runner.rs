@@ -111,9 +111,6 @@ impl Runner {
             });
         }
         let registry = Registry::builtin();
-        let tool_specs = registry.specs();
-        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::lazy(&model.model_id);
         let max_retries = opts
             .config
@@ -127,8 +124,8 @@ impl Runner {
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
             registry,
-            tool_specs,
-            system,
+            tool_specs: Vec::new(),
+            system: Vec::new(),
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -142,6 +139,7 @@ impl Runner {
             window_probe: None,
         };
         runner.start_window();
+        runner.fit_prompt();
         runner.load_view()?;
         Ok(runner)
     }
@@ -403,6 +401,7 @@ impl Runner {
                 Ok((setup, warning)) => {
                     self.model = setup;
                     self.estimator = Estimator::lazy(&self.model.model_id);
+                    self.fit_prompt();
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
