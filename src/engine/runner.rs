@@ -572,7 +572,7 @@ impl Runner {
         let mut messages = to_wire(&self.view);
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::compaction::flatten_tools(messages);
+            messages = super::summarise::flatten_tools(messages);
         }
         if last_step {
             messages.push(ChatMessage::Assistant {
