@@ -35,8 +35,16 @@ fn text_of(body: &Value) -> String {
         .join("\n")
 }
 
+/// A summary request: the cache-friendly one (the instruction appended to the session's
+/// request) or the compaction agent's dedicated one (no tools).
 fn is_summary_request(body: &Value) -> bool {
-    body.get("tools").is_none() && text_of(body).contains("## Critical Context")
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| text_of(&json!({ "messages": [m] })))
+        .unwrap_or_default();
+    last.starts_with("[pith: context compaction]")
+        || body.get("tools").is_none() && text_of(body).contains("## Critical Context")
 }
 
 #[tokio::test]
@@ -315,7 +323,7 @@ async fn a_4k_window_runs_a_long_session() {
     server.respond_with(|body| {
         let prompt = (body.to_string().len() / 4) as u64;
         let text = text_of(body);
-        if body.get("tools").is_none() {
+        if is_summary_request(body) {
             // A faithful summariser: keeps every fact it is shown.
             let facts: Vec<&str> = text
                 .split(|c: char| c.is_whitespace() || c == '.' || c == '"')

@@ -9,13 +9,11 @@
 use tokio_util::sync::CancellationToken;
 
 use super::runner::{ModelSetup, Runner};
-use super::summarise::flatten_tools;
 use super::turn::CONTINUE;
 use crate::context::budget::Budget;
 use crate::context::carry;
 use crate::context::compaction as plan;
-use crate::context::view::is_turn_start;
-use crate::event::{EngineState, Event};
+use crate::event::{CompactionCost, EngineState, Event};
 use crate::llm::FinishReason;
 use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
 use crate::provider::ProviderError;
@@ -79,7 +77,6 @@ pub(super) enum CompactionError {
     #[error("the compaction model returned an empty summary")]
     EmptySummary,
 }
-
 
 impl Runner {
     /// Compacts the session (see the module documentation).
@@ -163,28 +160,7 @@ impl Runner {
         });
         self.state(EngineState::Compacting, None);
 
-        // Cut first (tool results and inputs, media), then turn tool blocks into text:
-        // `prepare` recognises tool results only as tool blocks. A request that travels whole
-        // after the summary is shown to the summariser only in short, for context.
-        let current = carried
-            .current_request
-            .as_ref()
-            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
-        let to_summarise: Vec<Message> = range
-            .map(|i| {
-                let m = self.view[i].clone();
-                if Some(i) == current {
-                    self.shortened_request(m, budget.summary_cap)
-                } else {
-                    m
-                }
-            })
-            .collect();
-        let mut chat = flatten_tools(plan::prepare(
-            super::runner::to_wire(&to_summarise),
-            budget.tool_result_chars,
-        ));
-        let mut previous = cut.previous_summary.clone();
+        let previous = cut.previous_summary.clone();
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
         let kept_tokens: u64 = self.view[cut.tail.clone()]
@@ -193,16 +169,11 @@ impl Runner {
             .sum();
         let replaced = (new_tokens + previous.as_deref().map_or(0, |p| self.estimator.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
-        if let Some(p) =
-            previous.take_if(|p| !plan::previous_summary_fits(p, &budget, &self.estimator))
-        {
-            chat.insert(0, plan::previous_summary_as_history(&p));
-        }
 
         let setup = match &self.opts.config.compaction.model {
             Some(name) if name != &self.model.name => {
                 match ModelSetup::build(&self.opts.config, name) {
-                    Ok((s, _)) => s,
+                    Ok((s, _)) => Some(s),
                     Err(e) => {
                         return Err(CompactionError::Model {
                             model: name.clone(),
@@ -211,13 +182,15 @@ impl Runner {
                     }
                 }
             }
-            _ => self.model.clone(),
+            _ => None,
         };
+        let overflowed = matches!(req.trigger, Trigger::Overflow { .. });
         let written = self
-            .summarise(
-                &setup,
-                previous.as_deref(),
-                chat,
+            .write_summary(
+                &cut,
+                &carried,
+                setup.as_ref(),
+                overflowed,
                 focus.as_deref(),
                 &budget,
                 cancel,
@@ -251,6 +224,7 @@ impl Runner {
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
+        let setup = setup.as_ref().unwrap_or(&self.model);
         s.model = Some(setup.name.clone());
         s.usage = written.usage;
         s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
@@ -304,11 +278,19 @@ impl Runner {
             self.estimator.text(&s.text()),
             self.view.len() - 2
         );
+        let cost = CompactionCost {
+            input: written.usage.input + written.usage.cache_read + written.usage.cache_write,
+            cache_read: written.usage.cache_read,
+            cost: s.cost,
+            cache_friendly: written.inline,
+        };
+        self.last_compaction = Some(cost);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
             after,
             model_calls: written.calls,
+            cost,
         });
         self.emit_context();
         if req.then == Then::Continue && auto && !self.ends_with_user_request() {
@@ -356,24 +338,6 @@ impl Runner {
         let cut = plan::cut(&self.view, 0, &mut self.estimator);
         let carried = self.carried(&cut, budget, auto);
         (cut, carried)
-    }
-
-    /// The request being worked on as the summariser sees it when it travels whole after the
-    /// summary: cut to at most `max_tokens`, and marked as kept.
-    fn shortened_request(&self, mut m: Message, max_tokens: u64) -> Message {
-        for p in &mut m.parts {
-            if let PartKind::Text {
-                text,
-                synthetic: false,
-            } = &mut p.kind
-            {
-                *text = format!(
-                    "{KEPT_REQUEST}\n{}",
-                    plan::fit_text(text, max_tokens, &self.estimator)
-                );
-            }
-        }
-        m
     }
 
     /// What pith carries across this compaction itself: the previous compaction's record merged
@@ -435,9 +399,4 @@ impl Runner {
                 })
         })
     }
-
 }
-
-/// How the summariser is told that the request it sees is kept word for word anyway.
-const KEPT_REQUEST: &str =
-    "[The user's current request; it is kept word for word after your summary, shortened here:]";

@@ -92,6 +92,8 @@ pub struct Runner {
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// What the last compaction cost (`/context`).
+    pub(super) last_compaction: Option<crate::event::CompactionCost>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
@@ -137,6 +139,7 @@ impl Runner {
             shared,
             compactions_this_turn: 0,
             window_probe: None,
+            last_compaction: None,
         };
         runner.start_window();
         runner.fit_prompt();
@@ -536,6 +539,7 @@ impl Runner {
     pub(super) fn breakdown(&mut self) -> Breakdown {
         let mut b = Breakdown {
             window: self.model.limits.context,
+            last_compaction: self.last_compaction,
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
