@@ -112,7 +112,7 @@ impl Runner {
                 message: format!("warning: {w}"),
             });
         }
-        let registry = Registry::builtin();
+        let registry = Registry::configured(&opts.config);
         let estimator = Estimator::lazy(&model.model_id);
         let max_retries = opts
             .config

@@ -10,6 +10,7 @@ pub mod highlight;
 pub mod input;
 pub mod markdown;
 pub mod transcript;
+pub mod trust;
 pub mod view;
 pub mod wrap;
 
