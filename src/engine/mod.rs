@@ -9,6 +9,7 @@ pub mod prompt;
 mod runner;
 mod shared;
 mod step;
+mod summarise;
 mod tool_exec;
 mod turn;
 mod window;

@@ -107,6 +107,8 @@ pub struct Runner {
     pub(super) store_failure: super::persist::StoreFailure,
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
+    /// What the last compaction cost (`/context`).
+    pub(super) last_compaction: Option<crate::event::CompactionCost>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
@@ -127,9 +129,6 @@ impl Runner {
             });
         }
         let registry = Registry::configured(&opts.config);
-        let tool_specs = registry.specs();
-        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::lazy(&model.model_id);
         let permissions = Permissions::new(&opts.config.permission);
         let mut runner = Runner {
@@ -137,8 +136,8 @@ impl Runner {
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
             registry,
-            tool_specs,
-            system,
+            tool_specs: Vec::new(),
+            system: Vec::new(),
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -152,8 +151,10 @@ impl Runner {
             store_failure: Default::default(),
             lock,
             window_probe: None,
+            last_compaction: None,
         };
         runner.start_window();
+        runner.fit_prompt();
         runner.load_view()?;
         Ok(runner)
     }
@@ -433,6 +434,7 @@ impl Runner {
                 Ok((setup, warning)) => {
                     self.model = setup;
                     self.estimator = Estimator::lazy(&self.model.model_id);
+                    self.fit_prompt();
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
@@ -578,6 +580,7 @@ impl Runner {
     pub(super) fn breakdown(&mut self) -> Breakdown {
         let mut b = Breakdown {
             window: self.model.limits.context,
+            last_compaction: self.last_compaction,
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
@@ -614,7 +617,7 @@ impl Runner {
         let mut messages = to_wire(&self.view);
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::compaction::flatten_tools(messages);
+            messages = super::summarise::flatten_tools(messages);
         }
         if last_step {
             messages.push(ChatMessage::Assistant {
