@@ -511,8 +511,21 @@ impl Runner {
                 return;
             }
         };
-        let path = path.unwrap_or_else(|| format!("pith-session-{}.md", self.session.id));
-        let path = self.opts.workspace.join(path);
+        let path = export_path(
+            path.as_deref(),
+            &self.opts.workspace,
+            &self.opts.data_dir,
+            &self.session.id,
+        );
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            self.emit(Event::Error {
+                kind: ErrorKind::Export,
+                message: format!("cannot create {}: {e}", dir.display()),
+            });
+            return;
+        }
         let text = if path.extension().is_some_and(|e| e == "json") {
             serde_json::to_string_pretty(&crate::store::export::export_json(
                 &self.session,
@@ -610,6 +623,23 @@ pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     crate::context::view::convert(&refs, &mut |_, _| None)
 }
 
+/// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
+/// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
+/// repository unasked).
+pub(super) fn export_path(
+    path: Option<&str>,
+    workspace: &std::path::Path,
+    data_dir: &std::path::Path,
+    session_id: &str,
+) -> std::path::PathBuf {
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => crate::tools::path::resolve(workspace, p).path,
+        None => data_dir
+            .join("exports")
+            .join(format!("pith-session-{session_id}.md")),
+    }
+}
+
 /// A session title from the first user message.
 fn title_from(text: &str) -> String {
     let line = text
@@ -627,6 +657,26 @@ fn title_from(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_paths() {
+        let ws = std::path::Path::new("/nonexistent-ws");
+        let data = std::path::Path::new("/nonexistent-data");
+        assert_eq!(
+            export_path(None, ws, data, "S1"),
+            data.join("exports/pith-session-S1.md")
+        );
+        assert_eq!(export_path(Some("out/x.md"), ws, data, "S1"), ws.join("out/x.md"));
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let home = std::path::PathBuf::from(home);
+            let got = export_path(Some("~/x.md"), ws, data, "S1");
+            assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
+            assert!(
+                got.starts_with(home.canonicalize().unwrap_or(home.clone())) || got.starts_with(&home),
+                "{got:?}"
+            );
+        }
+    }
 
     #[test]
     fn titles_are_cut() {

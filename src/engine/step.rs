@@ -53,6 +53,8 @@ impl Runner {
             if !self.wait_retry(attempt, delay, &err, cancel).await {
                 return Outcome::Interrupted;
             }
+            // the retry is under way: the status bar stops saying "retrying"
+            self.state(EngineState::Thinking, None);
         }
     }
 
@@ -76,10 +78,7 @@ impl Runner {
             delay_ms: delay.as_millis() as u64,
             message: err.message.clone(),
         });
-        self.state(
-            EngineState::Retrying,
-            Some(format!("{attempt}/{}", self.retry.max_retries)),
-        );
+        self.state(EngineState::Retrying, None);
         cancel
             .run_until_cancelled(tokio::time::sleep(delay))
             .await
@@ -96,12 +95,18 @@ impl Runner {
             .map(|p| p.id.clone())
             .collect();
         m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
-        for id in dropped {
-            if let Err(e) = self.store.delete_part(&id) {
+        for id in &dropped {
+            if let Err(e) = self.store.delete_part(id) {
                 tracing::error!("store: cannot delete part {id}: {e:#}");
             }
         }
         let m = m.clone();
+        if !dropped.is_empty() {
+            self.emit(Event::PartsRemoved {
+                message_id: m.id.clone(),
+                part_ids: dropped,
+            });
+        }
         self.emit(Event::Message { message: m });
     }
 

@@ -278,6 +278,7 @@ impl Runner {
         if let Err(e) = self.store.delete_message(&m.id) {
             tracing::error!("store: cannot delete message {}: {e:#}", m.id);
         }
+        self.emit(Event::MessageRemoved { message_id: m.id });
         self.reset_estimate();
     }
 
