@@ -7,9 +7,11 @@ mod compaction;
 pub mod prompt;
 mod runner;
 mod shared;
+mod shell;
 mod step;
 mod tool_exec;
 mod turn;
+mod undo;
 mod window;
 
 use std::path::PathBuf;

@@ -452,6 +452,10 @@ impl Runner {
                 self.emit(Event::ContextBreakdown(b));
             }
             Op::Export { path } => self.export(path),
+            Op::Shell { id, command } => self.shell(id, command).await,
+            Op::Undo => self.undo().await,
+            Op::Redo => self.redo().await,
+            Op::Rewind { message_id } => self.rewind(&message_id).await,
             Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
         }
     }
@@ -666,13 +670,17 @@ mod tests {
             export_path(None, ws, data, "S1"),
             data.join("exports/pith-session-S1.md")
         );
-        assert_eq!(export_path(Some("out/x.md"), ws, data, "S1"), ws.join("out/x.md"));
+        assert_eq!(
+            export_path(Some("out/x.md"), ws, data, "S1"),
+            ws.join("out/x.md")
+        );
         if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
             let home = std::path::PathBuf::from(home);
             let got = export_path(Some("~/x.md"), ws, data, "S1");
             assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
             assert!(
-                got.starts_with(home.canonicalize().unwrap_or(home.clone())) || got.starts_with(&home),
+                got.starts_with(home.canonicalize().unwrap_or(home.clone()))
+                    || got.starts_with(&home),
                 "{got:?}"
             );
         }

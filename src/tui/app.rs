@@ -90,6 +90,17 @@ pub struct Permissions {
 /// How long a new permission question ignores answer keys.
 pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
+/// A retry the engine announced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    pub attempt: u32,
+    pub max: u32,
+    /// Why: the provider's error.
+    pub reason: String,
+    /// When the retry starts.
+    pub at: Instant,
+}
+
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingPrompt {
@@ -117,7 +128,14 @@ pub struct App {
     pub state_detail: Option<String>,
     pub state_since: Instant,
     pub running_tool: Option<String>,
-    pub retry: Option<(u32, u32, String)>,
+    /// A provider fault being retried: shown in the status bar until the retry starts.
+    pub retry: Option<Retry>,
+    /// The model's answer is streaming (the status says "responding", not "thinking").
+    pub responding: bool,
+    /// When the running turn started (one timer, in the composer's title).
+    pub turn_started: Option<Instant>,
+    /// Turns `/redo` can put back.
+    pub redo_available: usize,
     pub interrupting: bool,
     pub popup: Option<Popup>,
     pub permissions: Permissions,
@@ -139,6 +157,8 @@ pub struct App {
     /// Set by the view at each draw.
     pub transcript_area: Rect,
     pub total_lines: usize,
+    /// Lines of the banner above the transcript at the last draw.
+    pub banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
 }
@@ -202,6 +222,9 @@ impl App {
             state_since: now,
             running_tool: None,
             retry: None,
+            responding: false,
+            turn_started: None,
+            redo_available: 0,
             interrupting: false,
             popup: None,
             permissions: Permissions::default(),
@@ -218,6 +241,7 @@ impl App {
             keyboard_enhanced: false,
             transcript_area: Rect::default(),
             total_lines: 0,
+            banner_lines: 0,
             dirty: true,
         }
     }
@@ -258,6 +282,7 @@ impl App {
                 self.now = Instant::now();
                 if self.busy() || self.transcript.running_tools() > 0 {
                     self.spinner = self.spinner.wrapping_add(1);
+                    self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }
                 if let Some(t) = self.quit_armed
@@ -281,20 +306,52 @@ impl App {
                 }
             }
             Event::PartUpdated { part } => self.transcript.upsert_part(part),
+            Event::MessageRemoved { message_id } => self.transcript.remove_message(&message_id),
+            Event::PartsRemoved { part_ids, .. } => self.transcript.remove_parts(&part_ids),
             Event::TextDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
-                .transcript
-                .append_delta(&message_id, &part_id, &delta, false),
+            } => {
+                self.streaming(true);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, false)
+            }
             Event::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
-                .transcript
-                .append_delta(&message_id, &part_id, &delta, true),
+            } => {
+                self.streaming(false);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, true)
+            }
+            Event::ToolOutput { call_id, output } => {
+                self.transcript.tool_output(&call_id, &output)
+            }
+            Event::Undone {
+                message_id,
+                prompt,
+                files,
+                redo,
+            } => self.undone(&message_id, prompt, &files, redo),
+            Event::Redone {
+                messages,
+                files,
+                redo,
+            } => {
+                for m in &messages {
+                    self.transcript.upsert_message(m);
+                }
+                self.redo_available = redo;
+                let what = match files.len() {
+                    0 => "no files changed".to_string(),
+                    n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
+                };
+                self.transcript
+                    .notice(NoticeLevel::Info, format!("redone · {what}"));
+                self.scroll_top = None;
+            }
             Event::ToolStarted { call_id, tool, .. } => {
                 self.running_tool = Some(tool);
                 self.transcript.tool_started(&call_id);
@@ -366,11 +423,13 @@ impl App {
                 delay_ms,
                 message,
             } => {
-                self.retry = Some((attempt, max, message));
-                self.set_state(
-                    EngineState::Retrying,
-                    Some(format!("in {}", super::format::duration_ms(delay_ms))),
-                );
+                self.retry = Some(Retry {
+                    attempt,
+                    max,
+                    reason: message,
+                    at: Instant::now() + Duration::from_millis(delay_ms),
+                });
+                self.set_state(EngineState::Retrying, None);
             }
             Event::State { state, detail } => {
                 if state != EngineState::Retrying {
@@ -467,8 +526,44 @@ impl App {
         if state != self.state {
             self.state_since = Instant::now();
         }
+        if state != EngineState::Retrying {
+            self.retry = None;
+        }
+        self.responding = false;
+        if state == EngineState::Idle {
+            self.turn_started = None;
+        } else if self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+        }
         self.state = state;
         self.state_detail = detail;
+    }
+
+    /// Streamed output arrived: whatever was being retried has recovered.
+    fn streaming(&mut self, text: bool) {
+        if matches!(self.state, EngineState::Retrying) {
+            self.set_state(EngineState::Thinking, None);
+        }
+        self.responding = text;
+    }
+
+    /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
+    /// comes back to an empty composer to be edited and sent again.
+    fn undone(&mut self, message_id: &str, prompt: String, files: &[String], redo: usize) {
+        self.transcript.truncate_from(message_id);
+        self.redo_available = redo;
+        if self.composer.is_empty() && !prompt.trim().is_empty() {
+            self.composer.set_text(&prompt);
+        }
+        let what = match files.len() {
+            0 => "no files to restore".to_string(),
+            n => format!("{n} file{} restored: {}", plural(n), files.join(", ")),
+        };
+        self.transcript.notice(
+            NoticeLevel::Info,
+            format!("undone · {what} · /redo puts it back"),
+        );
+        self.scroll_top = None;
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -478,6 +573,12 @@ impl App {
             return; // asked for a session no longer shown
         }
         self.history.loading = false;
+        // the start of the session is loaded now: the banner goes above it
+        let banner = if self.history.more && !more {
+            super::view::BANNER_LINES
+        } else {
+            0
+        };
         self.history.more = more;
         if let Some(first) = messages.first() {
             self.history.oldest = Some(first.id.clone());
@@ -491,7 +592,7 @@ impl App {
             let total = self
                 .transcript
                 .layout(self.transcript_area.width, self.expand_all);
-            let shift = self.transcript.offset(added).unwrap_or(total);
+            let shift = self.transcript.offset(added).unwrap_or(total) + banner;
             self.scroll_top = Some(top + shift);
             self.total_lines += shift;
         }
@@ -564,6 +665,10 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
             (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
+}
+
+pub(super) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// `2024-05-01 14:03` in local-agnostic UTC.

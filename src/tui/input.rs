@@ -58,7 +58,10 @@ impl App {
                     && m.column < a.x + a.width
                 {
                     let line = self.top_line() + (m.row - a.y) as usize;
-                    if let Some(i) = self.transcript.cell_at(line) {
+                    if let Some(i) = line
+                        .checked_sub(self.banner_lines)
+                        .and_then(|l| self.transcript.cell_at(l))
+                    {
                         self.toggle_cell(i);
                     }
                 }

@@ -543,9 +543,17 @@ mod tests {
         let out = plain("> quoted words that wrap around", 16);
         assert_eq!(out, ["│ quoted words", "│ that wrap", "│ around"]);
         let out = plain("before\n\n> quoted\n\nafter", 40);
-        assert_eq!(out, ["before", "", "│ quoted", "", "after"], "no bar on the blank line");
+        assert_eq!(
+            out,
+            ["before", "", "│ quoted", "", "after"],
+            "no bar on the blank line"
+        );
         let out = plain("> outer\n>\n> > inner", 40);
-        assert_eq!(out, ["│ outer", "│", "│ │ inner"], "a nested quote keeps the outer bar");
+        assert_eq!(
+            out,
+            ["│ outer", "│", "│ │ inner"],
+            "a nested quote keeps the outer bar"
+        );
         let out = plain("see [docs](https://x.y)", 80);
         assert_eq!(out, ["see docs (https://x.y)"]);
         let out = plain("| a | bb |\n|---|---|\n| 1 | 2 |", 40);

@@ -9,6 +9,8 @@ pub mod format;
 pub mod highlight;
 pub mod input;
 pub mod markdown;
+pub mod theme;
+pub mod tool_cell;
 pub mod transcript;
 pub mod view;
 pub mod wrap;

@@ -1,6 +1,7 @@
 //! State snapshots through ratatui's TestBackend and update-function tests. States are built by
 //! feeding `Event`s and keys into `App::update`; no terminal is involved.
 
+use crate::tui::theme::theme;
 use std::path::PathBuf;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
@@ -285,7 +286,7 @@ fn snapshot_streaming_markdown_with_code() {
 fn snapshot_tool_cell_folded_and_expanded() {
     let (mut app, _rx) = app_with(conversation());
     let folded = render(&mut app, 80, 24);
-    assert!(folded.contains("+4 lines"), "{folded}");
+    assert!(folded.contains("+3 lines (ctrl+o)"), "{folded}");
     insta::assert_snapshot!("tool_folded", folded);
     let i = app
         .transcript
@@ -467,10 +468,13 @@ fn status_of(app: &App, width: usize) -> (String, ratatui::style::Color) {
 
 #[test]
 fn snapshot_status_bar_levels() {
-    use super::cells::{ERR, OK, WARN};
     let (mut app, _rx) = fresh();
     let mut out = String::new();
-    for (used, colour) in [(20_000, OK), (170_000, WARN), (200_000, ERR)] {
+    for (used, colour) in [
+        (20_000, theme().ok),
+        (170_000, theme().warn),
+        (200_000, theme().err),
+    ] {
         ev(&mut app, Event::ContextUsage(usage(used)));
         let (line, c) = status_of(&app, 100);
         assert_eq!(c, colour, "{line}");

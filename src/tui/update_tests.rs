@@ -430,7 +430,12 @@ fn scrolling_holds_position_while_output_streams() {
         Some(top),
         "position kept while new output arrives"
     );
-    assert!(screen.contains("more lines · end to follow"), "{screen}");
+    // the hint is on the composer's border, not over the transcript's last line
+    let hint_row = screen
+        .lines()
+        .position(|l| l.contains("more lines · end follows"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(screen.lines().nth(hint_row).unwrap().contains('╭'), "{screen}");
     key(&mut app, KeyCode::End);
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("and more"), "{screen}");

@@ -1,5 +1,6 @@
 //! Overlays: the slash-command popup, help, the /context breakdown, pickers, the permission modal.
 
+use crate::tui::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -9,14 +10,13 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 use crate::event::{Breakdown, ContextUsage};
 
 use super::super::app::{App, Picker, PickerKind};
-use super::super::cells::{ACCENT, DIM, WARN};
 use super::super::format::{self, truncate};
 use crate::commands::Command;
 
 fn block(title: &str) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(ACCENT))
+        .border_style(Style::default().fg(theme().accent))
         .title(Span::styled(
             format!(" {title} "),
             Style::default().add_modifier(Modifier::BOLD),
@@ -37,8 +37,8 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 fn selected_style() -> Style {
     Style::default()
-        .fg(Color::Black)
-        .bg(ACCENT)
+        .fg(theme().on_accent)
+        .bg(theme().accent)
         .add_modifier(Modifier::BOLD)
 }
 
@@ -111,7 +111,7 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         Line::from(vec![
             Span::styled(
                 format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
-                Style::default().fg(ACCENT),
+                Style::default().fg(theme().accent),
             ),
             Span::raw(truncate(v, inner_w.saturating_sub(key_w + 2))),
         ])
@@ -144,7 +144,7 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         b = b.title_bottom(
             Line::from(Span::styled(
                 format!(" ↓ {} more ", max_scroll - scroll),
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             ))
             .right_aligned(),
         );
@@ -189,13 +189,13 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     if free_cells > 0 {
         spans.push(Span::styled(
             "░".repeat(free_cells),
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         ));
     }
     if reserved_cells > 0 {
         spans.push(Span::styled(
             "▒".repeat(reserved_cells),
-            Style::default().fg(WARN),
+            Style::default().fg(theme().warn),
         ));
     }
     spans
@@ -236,7 +236,7 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
                 } else {
                     String::new()
                 },
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             ),
         ]),
         Line::from(
@@ -255,24 +255,24 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
                 format!("{:>8}", format::tokens(v)),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
-            Span::styled(format!("  {p}"), Style::default().fg(DIM)),
+            Span::styled(format!("  {p}"), Style::default().fg(theme().dim)),
         ])
     };
     for (i, (name, color)) in SEGMENTS.iter().enumerate() {
         lines.push(row("█", *color, name, values[i], pct(values[i])));
     }
-    lines.push(row("░", DIM, "free", b.free, pct(b.free)));
+    lines.push(row("░", theme().dim, "free", b.free, pct(b.free)));
     lines.push(row(
         "▒",
-        WARN,
+        theme().warn,
         "reserved (reply + auto-compact)",
         b.reserved,
         pct(b.reserved),
     ));
-    lines.push(row(" ", DIM, "window", b.window, String::new()));
+    lines.push(row(" ", theme().dim, "window", b.window, String::new()));
     lines.push(row(
         "·",
-        Color::Magenta,
+        theme().summary,
         "pruned (kept on screen, not sent)",
         b.pruned,
         String::new(),
@@ -280,7 +280,7 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
     if usage.cached > 0 {
         lines.push(row(
             "·",
-            DIM,
+            theme().dim,
             "read from prompt cache",
             usage.cached,
             String::new(),
@@ -289,7 +289,7 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
         " /compact [focus] summarises now · any key closes",
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     frame.render_widget(Paragraph::new(lines).block(block("context")), r);
 }
@@ -306,19 +306,19 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     frame.render_widget(Clear, r);
     let inner_w = r.width.saturating_sub(2) as usize;
     let mut lines = vec![Line::from(vec![
-        Span::styled(" filter: ", Style::default().fg(DIM)),
+        Span::styled(" filter: ", Style::default().fg(theme().dim)),
         Span::raw(p.filter.clone()),
-        Span::styled("▏", Style::default().fg(ACCENT)),
+        Span::styled("▏", Style::default().fg(theme().accent)),
     ])];
     if p.loading {
         lines.push(Line::from(Span::styled(
             " loading…",
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     } else if items.is_empty() {
         lines.push(Line::from(Span::styled(
             " nothing matches",
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     }
     let first = p.selected.saturating_sub(rows - 1);
@@ -334,7 +334,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     }
     lines.push(Line::from(Span::styled(
         " ↑↓ choose · enter select · esc cancel · type to filter",
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     frame.render_widget(Paragraph::new(lines).block(block(title)), r);
 }
@@ -355,7 +355,7 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     for l in title.lines().take(4) {
         lines.push(Line::from(Span::styled(
             format!("  {}", truncate(l, inner_w.saturating_sub(2))),
-            Style::default().fg(Color::Gray),
+            Style::default().fg(theme().muted),
         )));
     }
     // what the call will change, as far as the screen allows (the rest of the modal is ~12 rows)
@@ -381,7 +381,9 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
         lines.push(if i == app.permissions.selected {
             Line::from(Span::styled(
                 format!("› {text}"),
-                Style::default().fg(ACCENT).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme().accent)
+                    .add_modifier(Modifier::BOLD),
             ))
         } else {
             Line::from(Span::raw(format!("  {text}")))
@@ -398,12 +400,13 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     };
     lines.push(Line::from(Span::styled(
         truncate(hint, inner_w),
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
     frame.render_widget(Clear, r);
-    let b = block(&format!("permission · {}", req.tool)).border_style(Style::default().fg(WARN));
+    let b = block(&format!("permission · {}", req.tool))
+        .border_style(Style::default().fg(theme().warn));
     let inner = b.inner(r);
     frame.render_widget(b, r);
     let text_area = Rect {
@@ -426,7 +429,7 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
         ta.set_block(
             Block::bordered()
                 .border_type(BorderType::Rounded)
-                .border_style(Style::default().fg(DIM))
+                .border_style(Style::default().fg(theme().dim))
                 .title(" note "),
         );
         frame.render_widget(&ta, nr);
@@ -442,8 +445,8 @@ pub fn call_preview(
     rows: usize,
 ) -> Vec<Line<'static>> {
     let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
-    let del = Style::default().fg(Color::Rgb(230, 100, 100));
-    let add = Style::default().fg(Color::Rgb(110, 200, 110));
+    let del = Style::default().fg(theme().removed);
+    let add = Style::default().fg(theme().added);
     let mut diff: Vec<(&str, Style, String)> = Vec::new();
     match tool {
         "edit" => {
@@ -463,7 +466,7 @@ pub fn call_preview(
             let cmd = s("command").unwrap_or("");
             if cmd.lines().count() > 4 {
                 for l in cmd.lines().skip(4) {
-                    diff.push(("  ", Style::default().fg(Color::Gray), l.to_string()));
+                    diff.push(("  ", Style::default().fg(theme().muted), l.to_string()));
                 }
             }
         }
@@ -488,7 +491,7 @@ pub fn call_preview(
     if diff.len() > shown {
         out.push(Line::from(Span::styled(
             format!("    … {} more lines", diff.len() - shown),
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     }
     out
