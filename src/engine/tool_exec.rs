@@ -127,6 +127,12 @@ impl Runner {
             output: self.tool_output(),
             outputs: Some(self.store.clone()),
         };
+        // a call that would fail whatever the user answers is not put to the user
+        if let Some(t) = self.registry.get(tool)
+            && let Err(message) = t.precheck(&input, &ctx)
+        {
+            return error(message);
+        }
         let repeated = self.doom.record(tool, &input);
         let mut decision = self.permissions.check(tool, &input, &ctx);
         if repeated && !matches!(decision, Decision::Deny { .. }) {

@@ -62,6 +62,12 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> Value;
     /// Runs the call. An `Err` is a message the model sees as an error result.
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+    /// What would make the call fail whatever the user answers, checked before the user is
+    /// asked for permission (an edit of a file the session has not read): the user is never
+    /// asked to approve a call that cannot succeed. Quick checks only.
+    fn precheck(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 pub mod bash;
