@@ -75,6 +75,14 @@ impl Command {
         self.get_message().unwrap_or("")
     }
 
+    /// Changes the session, so it runs only between turns (the engine queues it).
+    pub fn waits_for_turn(self) -> bool {
+        !matches!(
+            self,
+            Command::Help | Command::Context | Command::Quit | Command::Sessions
+        )
+    }
+
     /// Other names it answers to.
     pub fn aliases(self) -> impl Iterator<Item = &'static str> {
         let name = self.name();

@@ -246,6 +246,19 @@ impl Runner {
     pub(super) fn emit_context(&mut self) {
         self.tune_estimator();
         self.emit(Event::ContextUsage(self.context_usage()));
+        // a `/context` asked for during the turn is answered here, between steps and tools
+        self.answer_breakdown();
+    }
+
+    fn answer_breakdown(&mut self) {
+        if self
+            .shared
+            .breakdown_wanted
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let b = self.breakdown();
+            self.emit(Event::ContextBreakdown(b));
+        }
     }
 
     /// The context size from which counts are exact: far below every threshold a decision
@@ -447,10 +460,8 @@ impl Runner {
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
-            Op::ContextBreakdown => {
-                let b = self.breakdown();
-                self.emit(Event::ContextBreakdown(b));
-            }
+            // answered here unless a step boundary of the turn already did
+            Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
             Op::Shell { id, command } => self.shell(id, command).await,
             Op::Undo => self.undo().await,
@@ -463,6 +474,7 @@ impl Runner {
     fn switch_session(&mut self, session: Session) {
         self.touch_session();
         self.session = session;
+        self.enter_session_directory();
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
@@ -502,6 +514,37 @@ impl Runner {
             more_history: page.more,
         });
         self.emit_context();
+    }
+
+    /// A session resumed from another directory runs there: its tools, its instructions. A
+    /// directory that is gone leaves the session here, and says so.
+    fn enter_session_directory(&mut self) {
+        let dir = std::path::PathBuf::from(&self.session.directory);
+        let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
+        match canonical {
+            Some(d) if d == self.opts.workspace => {}
+            Some(d) => {
+                tracing::info!(dir = %d.display(), "resumed session: working in its directory");
+                self.opts.workspace = d;
+                let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+                self.system = prompt::system_prompt(
+                    &self.opts.workspace,
+                    &self.opts.config.instructions,
+                    &today,
+                );
+            }
+            None if self.session.directory.is_empty() => {}
+            None => {
+                self.emit(Event::Info {
+                    message: format!(
+                        "the session's directory {} is gone; it continues in {}",
+                        self.session.directory,
+                        self.opts.workspace.display()
+                    ),
+                });
+                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
+            }
+        }
     }
 
     fn export(&self, path: Option<String>) {

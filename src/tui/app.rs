@@ -452,28 +452,7 @@ impl App {
                 more,
             } => self.older_history(&session_id, &messages, more),
             Event::Sessions { sessions } => {
-                let items = sessions
-                    .iter()
-                    .map(|s| PickItem {
-                        id: s.id.clone(),
-                        label: if s.title.trim().is_empty() {
-                            "(untitled)".to_string()
-                        } else {
-                            s.title.clone()
-                        },
-                        detail: format!(
-                            "{}{} · {} tokens · {}",
-                            if s.id == self.session.id {
-                                "current · "
-                            } else {
-                                ""
-                            },
-                            when(s.time_updated),
-                            super::format::tokens(s.tokens),
-                            s.model
-                        ),
-                    })
-                    .collect();
+                let items = self.session_items(&sessions);
                 match &mut self.popup {
                     Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
                         p.items = items;
@@ -491,7 +470,12 @@ impl App {
                     }
                 }
             }
-            Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
+            // a breakdown answered late (asked during a turn) fills the popup if it is still open
+            Event::ContextBreakdown(b) => {
+                if matches!(self.popup, Some(Popup::Context(_))) {
+                    self.popup = Some(Popup::Context(Some(b)));
+                }
+            }
             Event::ModelChanged { model } => {
                 self.pending_model = None;
                 self.transcript
@@ -598,6 +582,42 @@ impl App {
         }
     }
 
+    /// The sessions picker: this directory's sessions first (newest first), then the others,
+    /// each saying where it belongs.
+    fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
+        let here = self.workspace.to_string_lossy();
+        let (mut mine, others): (Vec<&Session>, Vec<&Session>) =
+            sessions.iter().partition(|s| s.directory == here);
+        mine.extend(others);
+        mine.into_iter()
+            .map(|s| {
+                let elsewhere = s.directory != here;
+                let mut detail = format!(
+                    "{}{} · {}",
+                    if s.id == self.session.id {
+                        "current · "
+                    } else {
+                        ""
+                    },
+                    when(s.time_updated),
+                    super::format::tokens(s.tokens),
+                );
+                if elsewhere {
+                    detail.push_str(&format!(" · in {}", home_short(&s.directory)));
+                }
+                PickItem {
+                    id: s.id.clone(),
+                    label: if s.title.trim().is_empty() {
+                        "(untitled)".to_string()
+                    } else {
+                        s.title.clone()
+                    },
+                    detail,
+                }
+            })
+            .collect()
+    }
+
     fn load_session(&mut self, session: Session, messages: Vec<Message>, more_history: bool) {
         if session.id == self.session.id {
             // The engine announces the session it started with (the one the TUI was built
@@ -627,6 +647,19 @@ impl App {
         };
         if !session.model.is_empty() {
             self.model = session.model.clone();
+        }
+        // a session from another directory runs there (the engine moved to it)
+        let dir = std::path::PathBuf::from(&session.directory);
+        if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
+            self.git_branch = crate::interactive::git_branch(&dir);
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "working in {} (the session's directory)",
+                    home_short(&session.directory)
+                ),
+            );
+            self.workspace = dir;
         }
         // A fresh session shows the welcome screen; a resumed one says which it is.
         if !messages.is_empty() {
@@ -665,6 +698,18 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
             (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
+}
+
+/// `~/x` for a path under the home directory.
+pub fn home_short(path: &str) -> String {
+    if let Ok(home) = std::env::var("HOME")
+        && !home.is_empty()
+        && let Some(rest) = path.strip_prefix(&home)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("~{rest}");
+    }
+    path.to_string()
 }
 
 pub(super) fn plural(n: usize) -> &'static str {

@@ -294,6 +294,17 @@ impl App {
     }
 
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
+        // Commands that change the session wait for the turn: say so rather than act later
+        // without a word. The read-only ones run at once.
+        if self.busy() && cmd.waits_for_turn() {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "/{} runs when the agent finishes this turn (esc interrupts it)",
+                    cmd.name()
+                ),
+            );
+        }
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
@@ -391,7 +402,15 @@ impl App {
                         if let Some(id) = chosen {
                             match kind {
                                 PickerKind::Model => self.set_model(id),
-                                PickerKind::Sessions => self.send(Op::ResumeSession { id }),
+                                PickerKind::Sessions => {
+                                    if self.busy() {
+                                        self.transcript.notice(
+                                            NoticeLevel::Info,
+                                            "the session opens when the agent finishes this turn (esc interrupts it)",
+                                        );
+                                    }
+                                    self.send(Op::ResumeSession { id })
+                                }
                             }
                         }
                     }

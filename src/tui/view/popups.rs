@@ -302,7 +302,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
     let h = (items.len().clamp(1, rows) + 4) as u16;
-    let r = centered(area, 76, h);
+    let r = centered(area, 110, h);
     frame.render_widget(Clear, r);
     let inner_w = r.width.saturating_sub(2) as usize;
     let mut lines = vec![Line::from(vec![
@@ -323,8 +323,12 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     }
     let first = p.selected.saturating_sub(rows - 1);
     for (i, it) in items.iter().enumerate().skip(first).take(rows) {
-        let label_w = inner_w.saturating_sub(2).min(40);
-        let text = format!(" {:<label_w$} {}", truncate(&it.label, label_w), it.detail);
+        // the detail (when, where) keeps its room; the title takes what is left
+        let detail = truncate(&it.detail, inner_w.saturating_sub(18));
+        let label_w = inner_w.saturating_sub(format::width(&detail) + 3).max(1);
+        let label = truncate(&it.label, label_w);
+        let pad = label_w.saturating_sub(format::width(&label));
+        let text = format!(" {label}{} {detail}", " ".repeat(pad));
         let text = truncate(&text, inner_w);
         lines.push(if i == p.selected {
             Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))

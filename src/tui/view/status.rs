@@ -121,14 +121,7 @@ fn state_text(app: &App) -> (String, Style) {
 }
 
 fn workspace_text(app: &App) -> String {
-    let mut ws = app.workspace.display().to_string();
-    if let Ok(home) = std::env::var("HOME")
-        && !home.is_empty()
-        && let Some(rest) = ws.strip_prefix(&home)
-        && (rest.is_empty() || rest.starts_with('/'))
-    {
-        ws = format!("~{rest}");
-    }
+    let ws = super::super::app::home_short(&app.workspace.display().to_string());
     match &app.git_branch {
         Some(b) if !b.is_empty() => format!("{ws}  {b}"),
         _ => ws,
