@@ -40,7 +40,13 @@ pub struct ToolContext {
     pub output: ToolOutputConfig,
     /// Where `recall` finds earlier outputs (`None`: nothing to recall from).
     pub outputs: Option<Arc<dyn OutputLookup>>,
+    /// Told the output produced so far, piece by piece, by tools that stream it (bash), so a
+    /// front end can show a running command's output. `None`: nobody is watching.
+    pub progress: Option<Progress>,
 }
+
+/// Receives a running tool's output as it arrives (valid UTF-8, in order).
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A successful tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +145,7 @@ pub(crate) mod testutil {
                 state: Arc::new(SessionToolState::default()),
                 output: ToolOutputConfig::default(),
                 outputs: None,
+                progress: None,
             };
             Ws { _dir: dir, ctx }
         }

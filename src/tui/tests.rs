@@ -538,3 +538,65 @@ fn snapshot_wide_200x30_pruned_tool() {
     assert!(screen.contains("· pruned"), "{screen}");
     insta::assert_snapshot!(screen);
 }
+
+/// A running command: its latest output lines under the header, which counts the seconds.
+#[test]
+fn snapshot_running_command_streams_its_output() {
+    let (mut app, _rx) = app_with(vec![user("U1", "build it")]);
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let start = crate::message::now_ms() - 42_000;
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: part(
+                "M1",
+                "M1-tool",
+                PartKind::Tool {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    input: json!({"command": "cargo build --release"}),
+                    state: ToolState::Running { start, title: None },
+                },
+            ),
+        },
+    );
+    for i in 1..=8 {
+        ev(
+            &mut app,
+            Event::ToolOutput {
+                call_id: "c1".into(),
+                output: format!("   Compiling crate{i} v0.1.{i}\n"),
+            },
+        );
+    }
+    app.update(Msg::Tick);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("running · 42s"), "{screen}");
+    assert!(screen.contains("Compiling crate8"), "{screen}");
+    assert!(!screen.contains("Compiling crate3 "), "{screen}");
+    insta::assert_snapshot!(screen);
+    // finished: the stored output replaces the live one
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: completed_tool(
+                "M1",
+                "M1-tool",
+                "bash",
+                json!({"command": "cargo build --release"}),
+                "Finished\n\nExit code: 0",
+                false,
+            ),
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("⎿ Finished") && !screen.contains("Compiling"),
+        "{screen}"
+    );
+}
