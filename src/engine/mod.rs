@@ -4,6 +4,7 @@
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
 mod compaction;
+mod mentions;
 pub mod prompt;
 mod runner;
 mod shared;

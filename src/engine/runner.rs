@@ -337,8 +337,9 @@ impl Runner {
         self.push_message(m)
     }
 
-    /// Adds what the user typed; `mid_turn`: typed while the agent was working.
-    pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
+    /// Adds what the user typed, with the files it mentions; `mid_turn`: typed while the agent
+    /// was working.
+    pub(super) async fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(prompt.id.clone());
         m.mid_turn = mid_turn;
@@ -346,6 +347,7 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
         }
@@ -630,7 +632,11 @@ impl Runner {
 
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
-        let mut messages = to_wire(&self.view);
+        let images = self.takes_images();
+        let refs: Vec<&Message> = self.view.iter().collect();
+        let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
+            super::mentions::image_content(path, mime, images)
+        });
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
             messages = super::compaction::flatten_tools(messages);

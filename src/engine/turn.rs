@@ -37,7 +37,7 @@ impl Runner {
         self.compactions_this_turn = 0;
         let mut parent = String::new();
         for p in &prompts {
-            let i = self.push_prompt(p, false);
+            let i = self.push_prompt(p, false).await;
             parent = self.view[i].id.clone();
         }
         self.touch_session();
@@ -126,7 +126,7 @@ impl Runner {
             }
             let queued = self.shared.take_queue();
             for p in &queued {
-                let i = self.push_prompt(p, true);
+                let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
             }
             if !queued.is_empty() {

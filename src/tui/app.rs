@@ -142,6 +142,10 @@ pub struct App {
     pub pending: Vec<PendingPrompt>,
     pub slash_selected: usize,
     pub slash_dismissed: bool,
+    /// The workspace's files for the `@` picker (read when it first opens).
+    pub files: Option<super::mentions::FileIndex>,
+    pub mention_selected: usize,
+    pub mention_dismissed: bool,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
     /// The part of a long session's history not loaded yet.
@@ -231,6 +235,9 @@ impl App {
             pending: Vec::new(),
             slash_selected: 0,
             slash_dismissed: false,
+            files: None,
+            mention_selected: 0,
+            mention_dismissed: false,
             scroll_top: None,
             expand_all: false,
             quit_armed: None,

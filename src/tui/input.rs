@@ -34,7 +34,11 @@ impl App {
                 if let Some(note) = &mut self.permissions.note {
                     note.insert_str(text.replace(['\r', '\n'], " "));
                 } else if self.popup.is_none() {
-                    self.composer.paste(&text);
+                    // a dropped image file arrives as its path: attach it
+                    match super::mentions::pasted_image(&text, &self.workspace) {
+                        Some(path) => self.composer.paste(&format!("@{path} ")),
+                        None => self.composer.paste(&text),
+                    }
                     self.slash_dismissed = false;
                 }
             }
@@ -103,6 +107,35 @@ impl App {
         (!items.is_empty()).then_some(items)
     }
 
+    /// The `@` picker's entries when it is open: the files matching the `@word` at the cursor.
+    pub fn mention_popup(&mut self) -> Option<(String, Vec<String>)> {
+        if self.mention_dismissed || self.popup.is_some() || !self.permissions.queue.is_empty() {
+            return None;
+        }
+        let (line, col) = self.composer.cursor_line();
+        let (_, query) = super::mentions::token_at(&line, col)?;
+        let files = self
+            .files
+            .get_or_insert_with(|| super::mentions::FileIndex::scan(&self.workspace));
+        let items = files.matches(&query);
+        (!items.is_empty()).then_some((query, items))
+    }
+
+    /// Writes the chosen path in place of the `@word` at the cursor (a directory stays open
+    /// for its entries).
+    fn accept_mention(&mut self, path: &str) {
+        let (line, col) = self.composer.cursor_line();
+        if let Some((start, _)) = super::mentions::token_at(&line, col) {
+            let text = if path.ends_with('/') {
+                format!("@{path}")
+            } else {
+                format!("@{path} ")
+            };
+            self.composer.replace_before_cursor(start, &text);
+        }
+        self.mention_selected = 0;
+    }
+
     /// The slash popup's entries when it is open.
     pub fn slash_popup(&self) -> Option<Vec<Command>> {
         if self.popup.is_some() || !self.permissions.queue.is_empty() {
@@ -153,6 +186,31 @@ impl App {
                 return;
             }
             _ => {}
+        }
+        // @ file picker
+        if let Some((_, items)) = self.mention_popup() {
+            let n = items.len().min(super::mentions::SHOWN * 8);
+            self.mention_selected = self.mention_selected.min(n - 1);
+            match k.code {
+                KeyCode::Up => {
+                    self.mention_selected = (self.mention_selected + n - 1) % n;
+                    return;
+                }
+                KeyCode::Down => {
+                    self.mention_selected = (self.mention_selected + 1) % n;
+                    return;
+                }
+                KeyCode::Tab | KeyCode::Enter if !shift && !alt => {
+                    let chosen = items[self.mention_selected].clone();
+                    self.accept_mention(&chosen);
+                    return;
+                }
+                KeyCode::Esc => {
+                    self.mention_dismissed = true;
+                    return;
+                }
+                _ => {}
+            }
         }
         // slash popup
         if let Some(items) = self.slash_items() {
@@ -223,6 +281,8 @@ impl App {
             _ => {
                 self.composer.textarea.input(k);
                 self.slash_dismissed = false;
+                self.mention_dismissed = false;
+                self.mention_selected = 0;
                 self.slash_selected = self
                     .slash_selected
                     .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));

@@ -160,6 +160,18 @@ fn gap(prev: &Cell, next: &Cell) -> usize {
 }
 
 impl Transcript {
+    /// Lines between two cells: [`gap`], and none between a user's prompt and what it attached
+    /// (or ran), which belong to it.
+    fn gap_between(&self, prev: &Cell, next: &Cell) -> usize {
+        let users_own = next.message_id.is_some()
+            && prev.message_id == next.message_id
+            && matches!(next.part().map(|p| &p.kind), Some(PartKind::Tool { .. }))
+            && self.meta_of(next).role == Some(Role::User);
+        if users_own { 0 } else { gap(prev, next) }
+    }
+}
+
+impl Transcript {
     pub fn new(messages: &[Message]) -> Self {
         let mut t = Transcript::default();
         for m in messages {

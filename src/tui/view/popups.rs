@@ -89,6 +89,57 @@ pub fn slash(frame: &mut Frame, items: &[Command], selected: usize, anchor: Rect
     );
 }
 
+/// The `@` file picker, just above the composer.
+pub fn files(
+    frame: &mut Frame,
+    query: &str,
+    items: &[String],
+    selected: usize,
+    anchor: Rect,
+    limit_top: u16,
+) {
+    let rows = items.len().min(super::super::mentions::SHOWN) as u16;
+    let h = rows + 2;
+    if anchor.y < limit_top + h || anchor.width < 10 {
+        return;
+    }
+    let area = Rect {
+        x: anchor.x,
+        y: anchor.y - h,
+        width: anchor.width,
+        height: h,
+    };
+    let first = selected.saturating_sub(rows as usize - 1);
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows as usize)
+        .map(|(i, p)| {
+            let text = format!(" {}", truncate(p, inner_w.saturating_sub(1)));
+            if i == selected {
+                Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
+            } else if p.ends_with('/') {
+                Line::from(Span::styled(text, Style::default().fg(theme().user)))
+            } else {
+                Line::from(Span::raw(text))
+            }
+        })
+        .collect();
+    let title = if query.is_empty() {
+        "attach a file · tab/enter picks · esc".to_string()
+    } else {
+        format!(
+            "@{query} · {} match{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "es" }
+        )
+    };
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block(&title)), area);
+}
+
 /// Draws the help; returns the scroll position actually used (clamped to the content).
 pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
     let keys: &[(&str, &str)] = &[
