@@ -44,6 +44,12 @@ pub enum Command {
     New,
     #[strum(message = "write the whole session to a file", props(args = "[path]"))]
     Export,
+    #[strum(message = "take back the last turn: its file changes and its messages")]
+    Undo,
+    #[strum(message = "put back the turn /undo took back")]
+    Redo,
+    #[strum(message = "go back to an earlier prompt (files and conversation)")]
+    Rewind,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
     #[strum(
@@ -169,7 +175,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "sessions", "new", "export", "help", "quit"
+                "compact", "context", "model", "sessions", "new", "export", "undo", "redo",
+                "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

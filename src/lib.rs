@@ -13,6 +13,7 @@ pub mod llm;
 pub mod message;
 pub mod provider;
 pub mod setup;
+pub mod snapshot;
 pub mod store;
 pub mod text;
 pub mod tools;

@@ -694,7 +694,7 @@ pub(super) fn export_path(
 }
 
 /// A session title from the first user message.
-fn title_from(text: &str) -> String {
+pub(super) fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())

@@ -35,15 +35,21 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        let before = self.snapshot_before_turn().await;
         let mut parent = String::new();
+        let mut first = None;
         for p in &prompts {
             let i = self.push_prompt(p, false).await;
             parent = self.view[i].id.clone();
+            first.get_or_insert_with(|| parent.clone());
         }
         self.touch_session();
         self.settle_window().await;
         self.emit_context();
         let reason = self.turn_loop(parent, &cancel).await;
+        if let Some(first) = first {
+            self.record_turn(&first, before).await;
+        }
         self.touch_session();
         self.emit_context();
         self.emit(Event::TurnFinished { reason });

@@ -36,6 +36,8 @@ pub enum Msg {
 pub enum PickerKind {
     Sessions,
     Model,
+    /// An earlier prompt to go back to (`/rewind`).
+    Rewind,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -349,7 +349,14 @@ impl App {
             text: text.clone(),
             queued: self.busy(),
         });
-        self.send(Op::UserTurn { id, text });
+        // `!command` runs in the shell; its output joins the conversation
+        match text.strip_prefix('!').map(str::trim) {
+            Some(command) if !command.is_empty() => self.send(Op::Shell {
+                id,
+                command: command.to_string(),
+            }),
+            _ => self.send(Op::UserTurn { id, text }),
+        }
         self.scroll_top = None;
     }
 
@@ -414,9 +421,55 @@ impl App {
             }
             Command::New => self.send(Op::NewSession),
             Command::Export => self.send(Op::Export { path: arg }),
+            Command::Undo => self.send(Op::Undo),
+            Command::Redo => self.send(Op::Redo),
+            Command::Rewind => self.rewind_picker(),
             Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
             Command::Quit => self.quit(),
         }
+    }
+
+    /// `/rewind`: the prompts on screen, newest first, to go back to.
+    fn rewind_picker(&mut self) {
+        let mut items = Vec::new();
+        for c in self.transcript.cells.iter().rev() {
+            let Some(mid) = &c.message_id else { continue };
+            let meta = self.transcript.meta_of(c);
+            if meta.role != Some(crate::message::Role::User) || meta.mid_turn {
+                continue;
+            }
+            let label = match c.part().map(|p| &p.kind) {
+                Some(PartKind::Text {
+                    text,
+                    synthetic: false,
+                }) => text.lines().next().unwrap_or("").to_string(),
+                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => format!(
+                    "!{}",
+                    input.get("command").and_then(|v| v.as_str()).unwrap_or("")
+                ),
+                _ => continue,
+            };
+            if items.iter().any(|i: &PickItem| &i.id == mid) {
+                continue;
+            }
+            items.push(PickItem {
+                id: mid.clone(),
+                label,
+                detail: String::new(),
+            });
+        }
+        if items.is_empty() {
+            self.transcript
+                .notice(NoticeLevel::Info, "no earlier prompt to go back to");
+            return;
+        }
+        self.popup = Some(Popup::Picker(Picker {
+            kind: PickerKind::Rewind,
+            items,
+            filter: String::new(),
+            selected: 0,
+            loading: false,
+        }));
     }
 
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms
@@ -462,6 +515,7 @@ impl App {
                         if let Some(id) = chosen {
                             match kind {
                                 PickerKind::Model => self.set_model(id),
+                                PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
                                 PickerKind::Sessions => {
                                     if self.busy() {
                                         self.transcript.notice(

@@ -235,7 +235,14 @@ const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 
 fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let busy = app.busy();
-    let border = if busy { theme().warn } else { theme().dim };
+    let shell = app.composer.text().starts_with('!');
+    let border = if busy {
+        theme().warn
+    } else if shell {
+        theme().user
+    } else {
+        theme().dim
+    };
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -254,6 +261,12 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
             format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
         };
         block = block.title(Span::styled(title, Style::default().fg(theme().warn)));
+    }
+    if shell && !busy {
+        block = block.title(Span::styled(
+            " ! shell · enter runs the command, its output joins the conversation ",
+            Style::default().fg(theme().user),
+        ));
     }
     let hint = if app.quit_armed.is_some() {
         Span::styled(

@@ -349,6 +349,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     let title = match p.kind {
         PickerKind::Sessions => "resume a session",
         PickerKind::Model => "switch model",
+        PickerKind::Rewind => "go back to before this prompt (files and conversation)",
     };
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
