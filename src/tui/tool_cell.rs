@@ -88,7 +88,7 @@ fn duration(call: &Call) -> Option<u64> {
     .or(call.reported_ms)
 }
 
-fn metadata<'a>(state: &'a ToolState) -> Option<&'a Value> {
+fn metadata(state: &ToolState) -> Option<&Value> {
     match state {
         ToolState::Completed { metadata, .. } => Some(metadata),
         _ => None,

@@ -482,7 +482,7 @@ impl Transcript {
 
     /// Removes the cells of these parts.
     pub fn remove_parts(&mut self, part_ids: &[String]) {
-        self.remove_where(|c| part_ids.iter().any(|id| *id == c.key));
+        self.remove_where(|c| part_ids.contains(&c.key));
     }
 
     /// Removes every cell from the first one of message `message_id` (or of a newer message) on,
