@@ -12,6 +12,8 @@ pub mod interactive;
 pub mod llm;
 pub mod message;
 pub mod provider;
+pub mod sandbox;
+pub mod secrets;
 pub mod setup;
 pub mod snapshot;
 pub mod store;

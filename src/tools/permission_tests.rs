@@ -371,3 +371,6 @@ fn doom_loop_asks_even_when_allowed() {
     p.check_call(&mut d, "read", &input, &ws.ctx);
     deny(p.check_call(&mut d, "read", &input, &ws.ctx));
 }
+
+#[path = "permission_bash_tests.rs"]
+mod bash_lines;

@@ -13,6 +13,7 @@ pub mod mentions;
 pub mod theme;
 pub mod tool_cell;
 pub mod transcript;
+pub mod trust;
 pub mod view;
 pub mod wrap;
 
