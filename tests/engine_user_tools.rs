@@ -137,8 +137,12 @@ async fn a_shell_command_the_rules_deny_does_not_run() {
 /// /redo puts both back.
 #[tokio::test]
 async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
+    // redirections are checked as writes
     let mut h = harness(
-        vec![("bash", PermissionSetting::Action(Action::Allow))],
+        vec![
+            ("bash", PermissionSetting::Action(Action::Allow)),
+            ("write", PermissionSetting::Action(Action::Allow)),
+        ],
         false,
     )
     .await;
