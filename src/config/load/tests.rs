@@ -505,6 +505,7 @@ fn example_config_parses_and_documents_every_key() {
             "cost_cache_write",
             "thinking_budget",
             "max_tokens",
+            "images",
             "instructions",
             "external_directory",
             "unsandboxed",
