@@ -181,6 +181,20 @@ pub enum ErrorKind {
     Shell,
 }
 
+/// What a compaction's summary requests cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CompactionCost {
+    /// Input tokens of the summary requests (cache reads and writes included).
+    pub input: u64,
+    /// Of `input`, tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// USD.
+    pub cost: f64,
+    /// The session's own request with the instruction appended (its cached prefix reused),
+    /// rather than the compaction agent's dedicated one.
+    pub cache_friendly: bool,
+}
+
 /// What the context is made of (`/context`), in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Breakdown {
@@ -194,6 +208,9 @@ pub struct Breakdown {
     pub free: u64,
     pub reserved: u64,
     pub window: u64,
+    /// The last compaction of this session's run, if any.
+    #[serde(default)]
+    pub last_compaction: Option<CompactionCost>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,6 +290,9 @@ pub enum Event {
         before: u64,
         after: u64,
         model_calls: u32,
+        /// What the summary requests cost.
+        #[serde(default)]
+        cost: CompactionCost,
     },
     Pruned {
         parts: usize,

@@ -200,9 +200,14 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         3,
         "the compaction called the model"
     );
+    let last_user = server.request_body(2)["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
     assert!(
-        server.request_body(2)["tools"].is_null(),
-        "the summary request has no tools"
+        last_user.contains("[pith: context compaction]"),
+        "the summary request is the session's own with the instruction appended: {last_user}"
     );
     let status = status_line(&screen);
     assert!(

@@ -10,6 +10,7 @@ mod runner;
 mod shared;
 mod shell;
 mod step;
+mod summarise;
 mod tool_exec;
 mod turn;
 mod undo;

@@ -92,6 +92,8 @@ pub struct Runner {
     pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// What the last compaction cost (`/context`).
+    pub(super) last_compaction: Option<crate::event::CompactionCost>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
 }
@@ -111,9 +113,6 @@ impl Runner {
             });
         }
         let registry = Registry::configured(&opts.config);
-        let tool_specs = registry.specs();
-        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::lazy(&model.model_id);
         let max_retries = opts
             .config
@@ -127,8 +126,8 @@ impl Runner {
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
             registry,
-            tool_specs,
-            system,
+            tool_specs: Vec::new(),
+            system: Vec::new(),
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -140,8 +139,10 @@ impl Runner {
             shared,
             compactions_this_turn: 0,
             window_probe: None,
+            last_compaction: None,
         };
         runner.start_window();
+        runner.fit_prompt();
         runner.load_view()?;
         Ok(runner)
     }
@@ -418,6 +419,7 @@ impl Runner {
                 Ok((setup, warning)) => {
                     self.model = setup;
                     self.estimator = Estimator::lazy(&self.model.model_id);
+                    self.fit_prompt();
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
@@ -528,12 +530,7 @@ impl Runner {
             Some(d) => {
                 tracing::info!(dir = %d.display(), "resumed session: working in its directory");
                 self.opts.workspace = d;
-                let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-                self.system = prompt::system_prompt(
-                    &self.opts.workspace,
-                    &self.opts.config.instructions,
-                    &today,
-                );
+                self.fit_prompt();
             }
             None if self.session.directory.is_empty() => {}
             None => {
@@ -599,6 +596,7 @@ impl Runner {
     pub(super) fn breakdown(&mut self) -> Breakdown {
         let mut b = Breakdown {
             window: self.model.limits.context,
+            last_compaction: self.last_compaction,
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
@@ -639,7 +637,7 @@ impl Runner {
         });
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::compaction::flatten_tools(messages);
+            messages = super::summarise::flatten_tools(messages);
         }
         if last_step {
             messages.push(ChatMessage::Assistant {

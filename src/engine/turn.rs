@@ -72,9 +72,8 @@ impl Runner {
                 Err(end) => return end,
             };
             self.finish_step(idx, usage, &finish, estimated);
-            if finish == FinishReason::Length {
-                self.cut_at_cap(idx);
-            }
+            // Calls cut off at the output cap failed with a note: the model answers them.
+            let cut = finish == FinishReason::Length && self.cut_at_cap(idx);
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
                     p.kind,
@@ -90,7 +89,7 @@ impl Runner {
                     return TurnEnd::Interrupted;
                 }
             }
-            let continuing = (has_calls && !last_step) || self.shared.has_queued();
+            let continuing = ((has_calls || cut) && !last_step) || self.shared.has_queued();
             if self.overflowing() {
                 let req = CompactRequest {
                     trigger: Trigger::Auto,
@@ -241,8 +240,9 @@ impl Runner {
     }
 
     /// A step cut at the output cap: tool calls whose arguments were cut off fail with a note
-    /// the model can act on (the other calls run); a cut answer is said to be cut.
-    fn cut_at_cap(&mut self, idx: usize) {
+    /// the model can act on (the other calls run); a cut answer is said to be cut. True when a
+    /// call was cut.
+    fn cut_at_cap(&mut self, idx: usize) -> bool {
         let cap = overflow::max_output(&self.model.limits);
         let note = format!(
             "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
@@ -276,6 +276,7 @@ impl Runner {
                 ),
             });
         }
+        !changed.is_empty()
     }
 
     /// Removes a message from the view and the store (a step that will be retried).

@@ -63,6 +63,20 @@ impl Registry {
             .collect()
     }
 
+    /// The specs in short, for small windows: each description's first paragraph, and the
+    /// schemas without their property descriptions (names, types and what is required stay).
+    pub fn compact_specs(&self) -> Vec<ToolSpec> {
+        self.specs()
+            .into_iter()
+            .map(|mut s| {
+                let first = s.description.split("\n\n").next().unwrap_or_default();
+                s.description = first.trim().to_string();
+                strip_descriptions(&mut s.parameters);
+                s
+            })
+            .collect()
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
@@ -130,6 +144,30 @@ impl Registry {
                 }
             }
         }
+    }
+}
+
+/// Removes the `description` of every property of a JSON schema, at any depth.
+fn strip_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for p in props.values_mut() {
+                    if let Value::Object(p) = p {
+                        p.remove("description");
+                    }
+                    strip_descriptions(p);
+                }
+            }
+            if let Some(items) = map.get_mut("items") {
+                if let Value::Object(i) = items {
+                    i.remove("description");
+                }
+                strip_descriptions(items);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_descriptions),
+        _ => {}
     }
 }
 

@@ -150,3 +150,43 @@ async fn reads_stay_within_the_limits() {
     assert!(out.metadata.get("truncated").is_none());
     assert_eq!(out.metadata["partial"], true);
 }
+
+#[test]
+fn compact_specs_keep_names_types_and_required_fields_in_a_third_of_the_text() {
+    let reg = Registry::builtin();
+    let full = reg.specs();
+    let short = reg.compact_specs();
+    assert_eq!(full.len(), short.len());
+    let size = |v: &[ToolSpec]| -> usize {
+        v.iter()
+            .map(|s| s.description.len() + s.parameters.to_string().len())
+            .sum()
+    };
+    assert!(
+        size(&short) * 3 < size(&full),
+        "{} vs {}",
+        size(&short),
+        size(&full)
+    );
+    for (f, s) in full.iter().zip(&short) {
+        assert_eq!(f.name, s.name);
+        assert!(f.description.starts_with(&s.description), "{}", s.name);
+        assert!(!s.description.is_empty() && !s.description.contains("\n\n"));
+        assert_eq!(
+            f.parameters["required"], s.parameters["required"],
+            "{}",
+            s.name
+        );
+        let keys = |v: &Value| -> Vec<String> {
+            v["properties"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(keys(&f.parameters), keys(&s.parameters), "{}", s.name);
+        // Property descriptions go; a property *named* description (bash has one) stays.
+        for (name, p) in s.parameters["properties"].as_object().into_iter().flatten() {
+            assert!(p.get("description").is_none(), "{}.{name}", s.name);
+        }
+    }
+}

@@ -399,12 +399,14 @@ impl App {
                 before,
                 after,
                 model_calls,
+                cost,
                 ..
             } => {
                 let stats = CompactionStats {
                     before,
                     after,
                     model_calls,
+                    cost,
                 };
                 if !self.transcript.compaction_finished(stats) {
                     self.transcript.notice(

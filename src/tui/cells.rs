@@ -91,6 +91,16 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                                 format::tokens(s.after)
                             ));
                         }
+                        if s.cost.input > 0 {
+                            label.push_str(&format!(
+                                " · {} in, {}% cached · {}",
+                                format::tokens(s.cost.input),
+                                (s.cost.cache_read * 100)
+                                    .checked_div(s.cost.input)
+                                    .unwrap_or(0),
+                                format::cost(s.cost.cost)
+                            ));
+                        }
                     }
                 }
                 label.push_str(if c.auto { " · auto" } else { " · /compact" });

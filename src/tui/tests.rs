@@ -387,6 +387,7 @@ fn snapshot_context_breakdown() {
             free: 138_000,
             reserved: 20_000,
             window: 200_000,
+            last_compaction: Some(pith_compaction_cost()),
         }),
     );
     let screen = render(&mut app, 80, 24);
@@ -436,6 +437,7 @@ fn snapshot_compaction_divider() {
             before: 142_000,
             after: 12_300,
             model_calls: 1,
+            cost: Default::default(),
         },
     );
     let folded = render(&mut app, 80, 24);
@@ -600,4 +602,14 @@ fn snapshot_running_command_streams_its_output() {
         screen.contains("⎿ Finished") && !screen.contains("Compiling"),
         "{screen}"
     );
+}
+
+/// A cache-friendly compaction that read 90% of its input from the cache.
+fn pith_compaction_cost() -> crate::event::CompactionCost {
+    crate::event::CompactionCost {
+        input: 40_000,
+        cache_read: 36_000,
+        cost: 0.021,
+        cache_friendly: true,
+    }
 }

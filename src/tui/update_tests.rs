@@ -588,6 +588,7 @@ fn compaction_running_then_done() {
             before: 190_000,
             after: 21_000,
             model_calls: 2,
+            cost: Default::default(),
         },
     );
     ev(

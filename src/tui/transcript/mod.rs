@@ -44,6 +44,8 @@ pub struct CompactionStats {
     pub before: u64,
     pub after: u64,
     pub model_calls: u32,
+    /// What the summary requests cost.
+    pub cost: crate::event::CompactionCost,
 }
 
 /// Where a compaction divider stands.

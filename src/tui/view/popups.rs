@@ -253,7 +253,15 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
 }
 
 pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &ContextUsage) {
-    let r = centered(area, 64, 17);
+    let r = centered(
+        area,
+        64,
+        if b.is_some_and(|b| b.last_compaction.is_some()) {
+            18
+        } else {
+            17
+        },
+    );
     frame.render_widget(Clear, r);
     let Some(b) = b else {
         frame.render_widget(
@@ -336,6 +344,22 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
             usage.cached,
             String::new(),
         ));
+    }
+    if let Some(c) = &b.last_compaction {
+        let share = (c.cache_read * 100).checked_div(c.input).unwrap_or(0);
+        lines.push(Line::from(Span::styled(
+            format!(
+                " last compaction: {} in, {share}% from cache, {}{}",
+                format::tokens(c.input),
+                format::cost(c.cost),
+                if c.cache_friendly {
+                    ""
+                } else {
+                    " (dedicated request)"
+                }
+            ),
+            Style::default().fg(theme().dim),
+        )));
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
