@@ -44,6 +44,12 @@ pub enum Command {
     New,
     #[strum(message = "write the whole session to a file", props(args = "[path]"))]
     Export,
+    #[strum(message = "take back the last turn: its file changes and its messages")]
+    Undo,
+    #[strum(message = "put back the turn /undo took back")]
+    Redo,
+    #[strum(message = "go back to an earlier prompt (files and conversation)")]
+    Rewind,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
     #[strum(
@@ -73,6 +79,14 @@ impl Command {
     /// What it does.
     pub fn about(self) -> &'static str {
         self.get_message().unwrap_or("")
+    }
+
+    /// Changes the session, so it runs only between turns (the engine queues it).
+    pub fn waits_for_turn(self) -> bool {
+        !matches!(
+            self,
+            Command::Help | Command::Context | Command::Quit | Command::Sessions
+        )
     }
 
     /// Other names it answers to.
@@ -161,7 +175,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "sessions", "new", "export", "help", "quit"
+                "compact", "context", "model", "sessions", "new", "export", "undo", "redo",
+                "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

@@ -87,6 +87,23 @@ pub enum Op {
     Export {
         path: Option<String>,
     },
+    /// A command the user runs in the shell (`!cmd`), through the bash tool's rules; its
+    /// output joins the context as the user's own. `id` is stored as the message's
+    /// `submission_id`. Answered by the message, then `TurnFinished`.
+    Shell {
+        id: String,
+        command: String,
+    },
+    /// Take back the last turn: its file changes and its messages (`/undo`). Answered by
+    /// `Undone` (or an error of kind `undo`).
+    Undo,
+    /// Put back the turn the last `Undo` took back (`/redo`). Answered by `Redone`.
+    Redo,
+    /// Go back to just before the user message `message_id` (`/rewind`): every turn from it on
+    /// is undone. Answered by `Undone`.
+    Rewind {
+        message_id: String,
+    },
     Shutdown,
 }
 
@@ -164,6 +181,11 @@ pub enum ErrorKind {
     Loop,
     /// A bug stopped the engine.
     Internal,
+    /// `/undo`, `/redo` or `/rewind` could not be done (nothing to undo, a compaction in the
+    /// way, a file that cannot be restored).
+    Undo,
+    /// A `!` command could not be run (denied by the rules, or it failed to start).
+    Shell,
 }
 
 /// What a compaction's summary requests cost.
@@ -219,6 +241,15 @@ pub enum Event {
     PartUpdated {
         part: Part,
     },
+    /// A message was removed (a step that is tried again, a turn taken back).
+    MessageRemoved {
+        message_id: String,
+    },
+    /// Parts of a message were removed (a failed attempt's partial output before a retry).
+    PartsRemoved {
+        message_id: String,
+        part_ids: Vec<String>,
+    },
     /// Streamed text appended to a text part.
     TextDelta {
         message_id: String,
@@ -235,6 +266,12 @@ pub enum Event {
         call_id: String,
         tool: String,
         input: serde_json::Value,
+    },
+    /// Output a running tool has produced so far arrived (bash streams its output): `output`
+    /// is appended to what came before.
+    ToolOutput {
+        call_id: String,
+        output: String,
     },
     ToolFinished {
         call_id: String,
@@ -311,6 +348,23 @@ pub enum Event {
     /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
     ModelChanged {
         model: String,
+    },
+    /// Messages from `message_id` on were taken back (`Op::Undo`, `Op::Rewind`): removed from
+    /// the session and the context, kept for `Op::Redo`. `prompt` is the text of the first
+    /// (the user message that started it), `files` the files put back as they were.
+    Undone {
+        message_id: String,
+        prompt: String,
+        files: Vec<String>,
+        /// Turns `Op::Redo` can now put back.
+        redo: usize,
+    },
+    /// A turn taken back is back (`Op::Redo`): its messages, oldest first, and the files put back
+    /// as the turn left them.
+    Redone {
+        messages: Vec<Message>,
+        files: Vec<String>,
+        redo: usize,
     },
     /// A one-line notice for the user (export written, a warning, …).
     Info {

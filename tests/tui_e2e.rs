@@ -336,3 +336,97 @@ fn quit(session: &Session) {
     session.wait_for("the quit prompt", 5, |s| s.contains("ctrl+c again to quit"));
     session.keys(&["C-c"]);
 }
+
+/// The everyday workflows in the real binary: `@` picks a file and attaches it, the agent
+/// changes it, `!` runs a command whose output shows, and `/undo` (twice: the command's turn,
+/// then the agent's) puts the file back.
+#[test]
+fn mention_shell_command_and_undo_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    let change = r#"{"command":"echo changed by the agent > notes.txt"}"#;
+    server.push(openai::tool_calls(
+        &[("call_sh", "bash", change)],
+        Some((2_000, 20)),
+    ));
+    server.push(openai::text("Done editing", Some((2_100, 5))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::write(work.path().join(NOTES), "the original notes\n").expect("write notes");
+    let config = data.path().join("pith-test.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"mock/mock-model\"\n\n[provider.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"mock/mock-model\"]\ncontext = 32000\noutput = 4000\n\n[permission]\nbash = \"allow\"\nwrite = \"allow\"\n",
+            server.openai_base_url()
+        ),
+    )
+    .expect("write config");
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-flow-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+
+    // @ opens the picker; typing narrows it; enter writes the path
+    session.type_text("summarise @nots");
+    session.wait_for("the file picker", 10, |s| {
+        s.contains("@nots · 1 match") && s.contains("notes.txt")
+    });
+    session.keys(&["Enter"]);
+    session.wait_for("the path in the prompt", 10, |s| {
+        s.contains("summarise @notes.txt")
+    });
+    session.type_text("and change it");
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the answer", 30, |s| {
+        s.contains("Done editing") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains("◇ notes.txt"), "the chip: {screen}");
+    let first = server.request_body(0).to_string();
+    assert!(
+        first.contains("[The user attached notes.txt") && first.contains("the original notes"),
+        "the file went with the prompt: {first}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        "changed by the agent\n"
+    );
+
+    // ! runs a command; its output shows
+    session.type_text("!echo shell-said-$((20+22))");
+    session.wait_for("shell mode", 10, |s| s.contains("! shell"));
+    session.keys(&["Enter"]);
+    session.wait_for("the command's output", 20, |s| {
+        s.contains("shell-said-42") && status_line(s).contains("idle")
+    });
+    assert_eq!(server.requests().len(), 2, "no model request for a command");
+
+    // /undo twice: the command's turn, then the agent's, which puts the file back
+    session.type_text("/undo");
+    session.keys(&["Enter"]);
+    session.wait_for("the first undo", 10, |s| s.contains("undone · no files"));
+    session.keys(&["C-c"]); // the undone prompt came back to the composer: clear it
+    session.type_text("/undo");
+    session.keys(&["Enter"]);
+    session.wait_for("the second undo", 10, |s| {
+        s.contains("undone · 1 file restored: notes.txt")
+    });
+    assert_eq!(
+        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        "the original notes\n"
+    );
+    drop(rt);
+}

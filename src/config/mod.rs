@@ -133,6 +133,9 @@ pub struct ModelConfig {
     /// `max_tokens` to request (defaults to min(output, 32000)).
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// The model takes images (attached with `@shot.png`); unset: pith's guess from the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,14 +4,17 @@
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
 mod compaction;
+mod mentions;
 mod persist;
 pub mod prompt;
 mod runner;
 mod shared;
+mod shell;
 mod step;
 mod summarise;
 mod tool_exec;
 mod turn;
+mod undo;
 mod window;
 
 use std::path::PathBuf;

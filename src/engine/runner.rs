@@ -265,6 +265,19 @@ impl Runner {
     pub(super) fn emit_context(&mut self) {
         self.tune_estimator();
         self.emit(Event::ContextUsage(self.context_usage()));
+        // a `/context` asked for during the turn is answered here, between steps and tools
+        self.answer_breakdown();
+    }
+
+    fn answer_breakdown(&mut self) {
+        if self
+            .shared
+            .breakdown_wanted
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let b = self.breakdown();
+            self.emit(Event::ContextBreakdown(b));
+        }
     }
 
     /// The context size from which counts are exact: far below every threshold a decision
@@ -343,8 +356,9 @@ impl Runner {
         self.push_message(m)
     }
 
-    /// Adds what the user typed; `mid_turn`: typed while the agent was working.
-    pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
+    /// Adds what the user typed, with the files it mentions; `mid_turn`: typed while the agent
+    /// was working.
+    pub(super) async fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(prompt.id.clone());
         m.mid_turn = mid_turn;
@@ -352,6 +366,7 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
         }
@@ -479,11 +494,13 @@ impl Runner {
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
-            Op::ContextBreakdown => {
-                let b = self.breakdown();
-                self.emit(Event::ContextBreakdown(b));
-            }
+            // answered here unless a step boundary of the turn already did
+            Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
+            Op::Shell { id, command } => self.shell(id, command).await,
+            Op::Undo => self.undo().await,
+            Op::Redo => self.redo().await,
+            Op::Rewind { message_id } => self.rewind(&message_id).await,
             Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
         }
     }
@@ -502,6 +519,7 @@ impl Runner {
         self.touch_session();
         self.lock = lock;
         self.session = session;
+        self.enter_session_directory();
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
@@ -543,6 +561,32 @@ impl Runner {
         self.emit_context();
     }
 
+    /// A session resumed from another directory runs there: its tools, its instructions. A
+    /// directory that is gone leaves the session here, and says so.
+    fn enter_session_directory(&mut self) {
+        let dir = std::path::PathBuf::from(&self.session.directory);
+        let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
+        match canonical {
+            Some(d) if d == self.opts.workspace => {}
+            Some(d) => {
+                tracing::info!(dir = %d.display(), "resumed session: working in its directory");
+                self.opts.workspace = d;
+                self.fit_prompt();
+            }
+            None if self.session.directory.is_empty() => {}
+            None => {
+                self.emit(Event::Info {
+                    message: format!(
+                        "the session's directory {} is gone; it continues in {}",
+                        self.session.directory,
+                        self.opts.workspace.display()
+                    ),
+                });
+                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
+            }
+        }
+    }
+
     fn export(&self, path: Option<String>) {
         let messages = match self.store.load_all(&self.session.id) {
             Ok(m) => m,
@@ -554,8 +598,21 @@ impl Runner {
                 return;
             }
         };
-        let path = path.unwrap_or_else(|| format!("pith-session-{}.md", self.session.id));
-        let path = self.opts.workspace.join(path);
+        let path = export_path(
+            path.as_deref(),
+            &self.opts.workspace,
+            &self.opts.data_dir,
+            &self.session.id,
+        );
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            self.emit(Event::Error {
+                kind: ErrorKind::Export,
+                message: format!("cannot create {}: {e}", dir.display()),
+            });
+            return;
+        }
         let text = if path.extension().is_some_and(|e| e == "json") {
             serde_json::to_string_pretty(&crate::store::export::export_json(
                 &self.session,
@@ -614,7 +671,11 @@ impl Runner {
 
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
-        let mut messages = to_wire(&self.view);
+        let images = self.takes_images();
+        let refs: Vec<&Message> = self.view.iter().collect();
+        let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
+            super::mentions::image_content(path, mime, images)
+        });
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
             messages = super::summarise::flatten_tools(messages);
@@ -654,8 +715,25 @@ pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     crate::context::view::convert(&refs, &mut |_, _| None)
 }
 
+/// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
+/// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
+/// repository unasked).
+pub(super) fn export_path(
+    path: Option<&str>,
+    workspace: &std::path::Path,
+    data_dir: &std::path::Path,
+    session_id: &str,
+) -> std::path::PathBuf {
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => crate::tools::path::resolve(workspace, p).path,
+        None => data_dir
+            .join("exports")
+            .join(format!("pith-session-{session_id}.md")),
+    }
+}
+
 /// A session title from the first user message.
-fn title_from(text: &str) -> String {
+pub(super) fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -671,6 +749,30 @@ fn title_from(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_paths() {
+        let ws = std::path::Path::new("/nonexistent-ws");
+        let data = std::path::Path::new("/nonexistent-data");
+        assert_eq!(
+            export_path(None, ws, data, "S1"),
+            data.join("exports/pith-session-S1.md")
+        );
+        assert_eq!(
+            export_path(Some("out/x.md"), ws, data, "S1"),
+            ws.join("out/x.md")
+        );
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let home = std::path::PathBuf::from(home);
+            let got = export_path(Some("~/x.md"), ws, data, "S1");
+            assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
+            assert!(
+                got.starts_with(home.canonicalize().unwrap_or(home.clone()))
+                    || got.starts_with(&home),
+                "{got:?}"
+            );
+        }
+    }
 
     #[test]
     fn titles_are_cut() {

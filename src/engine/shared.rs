@@ -29,6 +29,8 @@ pub struct Shared {
     pub permissions: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
     /// Wakes the runner when something was queued.
     pub notify: Notify,
+    /// `/context` was asked for while a turn runs: answered at the next step or tool boundary.
+    pub breakdown_wanted: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -130,6 +132,26 @@ pub async fn pump(
                         let _ = events.send(event);
                     }
                 });
+            }
+            // the store answers this; no need to wait for a running turn
+            Op::ListSessions => {
+                let store = history.store.clone();
+                let events = history.events.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = events.send(match store.list_sessions() {
+                        Ok(sessions) => Event::Sessions { sessions },
+                        Err(e) => Event::Error {
+                            kind: ErrorKind::Session,
+                            message: format!("cannot list sessions: {e:#}"),
+                        },
+                    });
+                });
+            }
+            Op::ContextBreakdown => {
+                shared
+                    .breakdown_wanted
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = ctl.send(Control::Op(Op::ContextBreakdown));
             }
             Op::UserTurn { id, text } => {
                 if let Ok(mut q) = shared.queue.lock() {

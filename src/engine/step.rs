@@ -62,6 +62,8 @@ impl Runner {
             if !self.wait_retry(attempt, delay, &err, cancel).await {
                 return Outcome::Interrupted;
             }
+            // the retry is under way: the status bar stops saying "retrying"
+            self.state(EngineState::Thinking, None);
         }
     }
 
@@ -85,10 +87,7 @@ impl Runner {
             delay_ms: delay.as_millis() as u64,
             message: err.message.clone(),
         });
-        self.state(
-            EngineState::Retrying,
-            Some(format!("{attempt}/{}", self.model.retry.max_retries)),
-        );
+        self.state(EngineState::Retrying, None);
         cancel
             .run_until_cancelled(tokio::time::sleep(delay))
             .await
@@ -106,10 +105,16 @@ impl Runner {
             .collect();
         m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
         let m = m.clone();
-        for id in dropped {
-            if let Err(e) = self.store.delete_part(&id) {
+        for id in &dropped {
+            if let Err(e) = self.store.delete_part(id) {
                 self.store_failed(&format!("delete part {id}"), &e);
             }
+        }
+        if !dropped.is_empty() {
+            self.emit(Event::PartsRemoved {
+                message_id: m.id.clone(),
+                part_ids: dropped,
+            });
         }
         self.emit(Event::Message { message: m });
     }

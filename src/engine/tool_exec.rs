@@ -177,7 +177,14 @@ impl Runner {
             state: self.tool_state.clone(),
             output: self.tool_output(),
             outputs: Some(self.store.clone()),
+            progress: Some(self.progress_for(call_id)),
         };
+        // a call that would fail whatever the user answers is not put to the user
+        if let Some(t) = self.registry.get(tool)
+            && let Err(message) = t.precheck(&input, &ctx)
+        {
+            return error(message);
+        }
         let repeated = self.doom.record(tool, &input);
         let mut decision = self.permissions.check(tool, &input, &ctx);
         if repeated && !matches!(decision, Decision::Deny { .. }) {
@@ -241,6 +248,18 @@ impl Runner {
                 end: Some(end),
             },
         }
+    }
+
+    /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
+    pub(super) fn progress_for(&self, call_id: &str) -> crate::tools::Progress {
+        let events = self.events.clone();
+        let call_id = call_id.to_string();
+        std::sync::Arc::new(move |output: &str| {
+            let _ = events.send(Event::ToolOutput {
+                call_id: call_id.clone(),
+                output: output.to_string(),
+            });
+        })
     }
 
     /// Asks the user (or, headless, decides without one). `Err` carries what the model is told.

@@ -35,15 +35,21 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        let before = self.snapshot_before_turn().await;
         let mut parent = String::new();
+        let mut first = None;
         for p in &prompts {
-            let i = self.push_prompt(p, false);
+            let i = self.push_prompt(p, false).await;
             parent = self.view[i].id.clone();
+            first.get_or_insert_with(|| parent.clone());
         }
         self.touch_session();
         self.settle_window().await;
         self.emit_context();
         let mut reason = self.turn_loop(parent, &cancel).await;
+        if let Some(first) = first {
+            self.record_turn(&first, before).await;
+        }
         self.touch_session();
         self.emit_context();
         if let Some(message) = self.take_store_failure() {
@@ -142,7 +148,7 @@ impl Runner {
             }
             let queued = self.shared.take_queue();
             for p in &queued {
-                let i = self.push_prompt(p, true);
+                let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
             }
             if !queued.is_empty() {
@@ -296,6 +302,7 @@ impl Runner {
         if let Err(e) = self.store.delete_message(&m.id) {
             self.store_failed(&format!("delete message {}", m.id), &e);
         }
+        self.emit(Event::MessageRemoved { message_id: m.id });
         self.reset_estimate();
     }
 

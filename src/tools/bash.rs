@@ -249,6 +249,37 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Passes output on to `ctx.progress` as it arrives, whole characters only (a character split
+/// between two reads waits for its other half).
+struct Live {
+    sink: Option<super::Progress>,
+    partial: Vec<u8>,
+}
+
+impl Live {
+    fn new(sink: Option<super::Progress>) -> Live {
+        Live {
+            sink,
+            partial: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        let Some(sink) = &self.sink else { return };
+        self.partial.extend_from_slice(chunk);
+        let valid = match std::str::from_utf8(&self.partial) {
+            Ok(_) => self.partial.len(),
+            // an incomplete character at the end waits; invalid bytes go through as U+FFFD
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.partial.len(),
+        };
+        if valid > 0 {
+            sink(&String::from_utf8_lossy(&self.partial[..valid]));
+            self.partial.drain(..valid);
+        }
+    }
+}
+
 fn append(out: &mut Vec<u8>, dropped: &mut usize, chunk: &[u8]) {
     let room = MAX_CAPTURE.saturating_sub(out.len());
     let take = room.min(chunk.len());
@@ -300,6 +331,7 @@ async fn run_command(
     let mut status: Option<ExitStatus> = None;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    let mut live = Live::new(ctx.progress.clone());
 
     let end = loop {
         if status.is_some() {
@@ -311,7 +343,10 @@ async fn run_command(
             _ = &mut deadline => break End::TimedOut,
             n = rx.read(&mut buf), if !eof => match n {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => append(&mut output, &mut dropped, &buf[..n]),
+                Ok(n) => {
+                    live.push(&buf[..n]);
+                    append(&mut output, &mut dropped, &buf[..n]);
+                }
             },
             st = child.wait() => match st {
                 Ok(st) => status = Some(st),
@@ -346,7 +381,10 @@ async fn run_command(
         while started.elapsed() < DRAIN_MAX {
             match tokio::time::timeout(DRAIN_IDLE, rx.read(&mut buf)).await {
                 Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
-                Ok(Ok(n)) => append(&mut output, &mut dropped, &buf[..n]),
+                Ok(Ok(n)) => {
+                    live.push(&buf[..n]);
+                    append(&mut output, &mut dropped, &buf[..n]);
+                }
             }
         }
     }

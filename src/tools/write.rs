@@ -40,6 +40,16 @@ impl Tool for Write {
         })
     }
 
+    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+        let input: Input = parse_input("write", input.clone())?;
+        let resolved = resolve(&ctx.workspace, &input.file_path);
+        let shown = resolved.display(&ctx.workspace);
+        if resolved.path.is_dir() {
+            return Err(format!("Cannot write {shown}: it is a directory"));
+        }
+        check_fresh(ctx, &resolved.path, &shown, "write")
+    }
+
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let input: Input = parse_input("write", input)?;
         let ctx = ctx.clone();

@@ -9,6 +9,9 @@ pub mod format;
 pub mod highlight;
 pub mod input;
 pub mod markdown;
+pub mod mentions;
+pub mod theme;
+pub mod tool_cell;
 pub mod transcript;
 pub mod trust;
 pub mod view;
@@ -20,6 +23,8 @@ mod paging_tests;
 mod tests;
 #[cfg(test)]
 mod update_tests;
+#[cfg(test)]
+mod workflow_tests;
 
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -476,7 +476,15 @@ fn scrolling_holds_position_while_output_streams() {
         Some(top),
         "position kept while new output arrives"
     );
-    assert!(screen.contains("more lines · end to follow"), "{screen}");
+    // the hint is on the composer's border, not over the transcript's last line
+    let hint_row = screen
+        .lines()
+        .position(|l| l.contains("more lines · end follows"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        screen.lines().nth(hint_row).unwrap().contains('╭'),
+        "{screen}"
+    );
     key(&mut app, KeyCode::End);
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("and more"), "{screen}");
@@ -874,4 +882,171 @@ fn an_enter_typed_ahead_of_raw_mode_sends() {
     // other keys pass through untouched
     let a = TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
     assert_eq!(super::typeahead_key(a.clone()), a);
+}
+
+/// This directory's sessions come first; one from elsewhere says where it belongs, and the
+/// picker leaves room for it (a snapshot of the picker).
+#[test]
+fn sessions_of_this_directory_first_and_others_say_where() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/sessions");
+    key(&mut app, KeyCode::Enter);
+    let mut elsewhere = session();
+    elsewhere.id = "S0".into();
+    elsewhere.title = "a session from another project".into();
+    elsewhere.directory = "/srv/other-project/with/a/long/path".into();
+    elsewhere.time_updated = 2_000_000_000_000;
+    let mut here = session();
+    here.id = "S2".into();
+    here.title = "refactor the store".into();
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![elsewhere, session(), here],
+        },
+    );
+    let Some(Popup::Picker(p)) = &app.popup else {
+        panic!("no picker")
+    };
+    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["S1", "S2", "S0"], "this directory first");
+    assert!(
+        p.items[2]
+            .detail
+            .ends_with("in /srv/other-project/with/a/long/path")
+    );
+    let screen = render(&mut app, 120, 24);
+    assert!(
+        screen.contains("in /srv/other-project/with/a/long/path"),
+        "the directory is not cut off: {screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+/// A command that changes the session, typed while the agent works, says it will wait; a
+/// read-only one runs at once.
+#[test]
+fn commands_during_a_turn_say_when_they_run() {
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    type_str(&mut app, "/new");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::NewSession]);
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("/new runs when the agent finishes this turn"),
+        "{screen}"
+    );
+    type_str(&mut app, "/context");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
+    assert!(!render(&mut app, 80, 24).contains("/context runs when"));
+    assert!(matches!(app.popup, Some(Popup::Context(None))));
+    // closed before the answer: a late answer does not open it again
+    key(&mut app, KeyCode::Esc);
+    ev(&mut app, Event::ContextBreakdown(Default::default()));
+    assert!(app.popup.is_none());
+}
+
+/// The retry status: attempt, when, why — once, and gone as soon as the answer streams.
+#[test]
+fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    ev(
+        &mut app,
+        Event::Retrying {
+            attempt: 1,
+            max: 4,
+            delay_ms: 8_000,
+            message: "overloaded_error: Overloaded".into(),
+        },
+    );
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Retrying,
+            detail: None,
+        },
+    );
+    let line = status::status_line(&app, 160).to_string();
+    assert!(line.contains("retry 1/4 in "), "{line}");
+    assert!(line.contains("overloaded_error: Overloaded"), "{line}");
+    assert_eq!(line.matches("1/4").count(), 1, "{line}");
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    stream(&mut app, "M1", "M1-t", &["Here"]);
+    let line = status::status_line(&app, 160).to_string();
+    assert!(!line.contains("retry"), "{line}");
+    assert!(line.contains("responding"), "{line}");
+}
+
+/// An interrupted /compact leaves no "context compacted" behind.
+#[test]
+fn an_interrupted_compaction_is_not_shown_as_done() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::CompactionStarted {
+            auto: false,
+            overflow: false,
+            focus: None,
+        },
+    );
+    ev(
+        &mut app,
+        Event::TurnFinished {
+            reason: TurnEnd::Interrupted,
+        },
+    );
+    let screen = render(&mut app, 80, 30);
+    assert!(!screen.contains("context compacted"), "{screen}");
+    assert!(screen.contains("interrupted"), "{screen}");
+}
+
+/// A retried step's partial output and a dropped message leave the screen.
+#[test]
+fn removed_parts_and_messages_leave_the_screen() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    stream(&mut app, "M1", "M1-t", &["a partial answer that broke off"]);
+    assert!(render(&mut app, 80, 24).contains("partial answer"));
+    ev(
+        &mut app,
+        Event::PartsRemoved {
+            message_id: "M1".into(),
+            part_ids: vec!["M1-t".into()],
+        },
+    );
+    assert!(!render(&mut app, 80, 24).contains("partial answer"));
+    stream(&mut app, "M1", "M1-u", &["the retried answer"]);
+    assert!(render(&mut app, 80, 24).contains("the retried answer"));
+    ev(
+        &mut app,
+        Event::MessageRemoved {
+            message_id: "M1".into(),
+        },
+    );
+    assert!(!render(&mut app, 80, 24).contains("retried answer"));
 }

@@ -522,6 +522,34 @@ fn example_config_parses_and_documents_every_key() {
         crate::config::ToolOutputConfig::default()
     );
     assert_eq!(l.config.max_steps, Config::default().max_steps);
+    // Its permission block is the built-in default: every call is decided the same way.
+    let ws = crate::tools::testutil::Ws::new();
+    let mut example = crate::tools::Permissions::new(&l.config.permission);
+    let mut builtin = crate::tools::Permissions::new(&Default::default());
+    let verdict = |d: crate::tools::Decision| match d {
+        crate::tools::Decision::Allow => "allow",
+        crate::tools::Decision::Ask(_) => "ask",
+        crate::tools::Decision::Deny { .. } => "deny",
+    };
+    for (tool, input) in [
+        ("read", serde_json::json!({"file_path": "src/a.rs"})),
+        ("read", serde_json::json!({"file_path": ".env"})),
+        ("read", serde_json::json!({"file_path": ".env.example"})),
+        ("read", serde_json::json!({"file_path": "/etc/hosts"})),
+        ("edit", serde_json::json!({"file_path": "a.rs"})),
+        ("write", serde_json::json!({"file_path": "x/.env.local"})),
+        ("bash", serde_json::json!({"command": "git status"})),
+        ("bash", serde_json::json!({"command": "ls -la"})),
+        ("bash", serde_json::json!({"command": "rm -rf build"})),
+        ("grep", serde_json::json!({"pattern": "x"})),
+        ("todowrite", serde_json::json!({"todos": []})),
+    ] {
+        assert_eq!(
+            verdict(example.check(tool, &input, &ws.ctx)),
+            verdict(builtin.check(tool, &input, &ws.ctx)),
+            "{tool} {input}: the example's permission block differs from the default"
+        );
+    }
 
     let text = std::fs::read_to_string(&path).unwrap();
     let mut keys = Vec::new();
@@ -556,6 +584,7 @@ fn example_config_parses_and_documents_every_key() {
             "cost_cache_write",
             "thinking_budget",
             "max_tokens",
+            "images",
             "instructions",
             "external_directory",
             "unsandboxed",
