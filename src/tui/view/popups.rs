@@ -352,7 +352,9 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
                 " last compaction: {} in, {share}% from cache, {}{}",
                 format::tokens(c.input),
                 format::cost(c.cost),
-                if c.cache_friendly {
+                if c.background {
+                    " (written in the background)"
+                } else if c.cache_friendly {
                     ""
                 } else {
                     " (dedicated request)"
