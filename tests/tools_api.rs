@@ -57,7 +57,10 @@ async fn call(
             }
         }
     }
-    reg.execute(tool, input, ctx).await.map(|o| o.output)
+    reg.execute(tool, input, ctx)
+        .await
+        .map(|o| o.output)
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test]

@@ -355,7 +355,7 @@ fn doom_loop_counts_broken_calls() {
     let raw = json!("{\"command\": ");
     assert_eq!(d.record_broken("bash", &raw), None);
     assert_eq!(d.record_broken("bash", &raw), None);
-    let why = d.record_broken("bash", &raw).unwrap();
+    let why = d.record_broken("bash", &raw).unwrap().to_string();
     assert!(
         why.contains("same call to `bash` 3 times") && why.contains("not valid JSON"),
         "{why}"
@@ -369,7 +369,10 @@ fn doom_loop_counts_broken_calls() {
     for i in 0..BROKEN_CALLS_LIMIT - 1 {
         assert_eq!(d.record_broken("nope", &json!({"i": i})), None);
     }
-    let why = d.record_broken("nope", &json!({"i": 99})).unwrap();
+    let why = d
+        .record_broken("nope", &json!({"i": 99}))
+        .unwrap()
+        .to_string();
     assert!(
         why.contains("5 tool calls in a row") && why.contains("no tool has that name"),
         "{why}"
