@@ -1,5 +1,7 @@
 //! The Anthropic provider against an in-process mock speaking the Messages API event stream.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use std::collections::BTreeMap;

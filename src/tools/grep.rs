@@ -95,7 +95,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut protected = 0usize;
     if root.is_file() {
         let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
-        files.push((mtime, root.clone()));
+        files.push((mtime, root));
     } else {
         for entry in walker(&root).build().flatten() {
             if ctx.cancel.is_cancelled() {

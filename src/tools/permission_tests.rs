@@ -195,10 +195,7 @@ fn external_directory() {
 
     // Edit outside: one request covering both the directory and the file.
     let r = ask(p.check("edit", &json!({"file_path": abs}), ctx));
-    assert_eq!(
-        r.patterns,
-        [format!("{}/*", outside.display()), abs.clone()]
-    );
+    assert_eq!(r.patterns, [format!("{}/*", outside.display()), abs]);
 
     // Configured: allow one directory, deny elsewhere.
     let cfg = format!(

@@ -38,7 +38,8 @@ impl Registry {
         Registry { tools }
     }
 
-    /// A registry of exactly these tools (tests, restricted agents).
+    /// A registry of exactly these tools.
+    #[cfg(test)]
     pub fn with_tools(tools: Vec<Arc<dyn Tool>>) -> Registry {
         Registry { tools }
     }
