@@ -94,6 +94,8 @@ pub struct Runner {
     pub(super) compactions_this_turn: u32,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    /// The MCP servers' tools, status and attachments (see `mcp.rs`).
+    pub(super) mcp: super::mcp::McpSession,
 }
 
 impl Runner {
@@ -140,6 +142,7 @@ impl Runner {
             shared,
             compactions_this_turn: 0,
             window_probe: None,
+            mcp: Default::default(),
         };
         runner.start_window();
         runner.load_view()?;
@@ -333,6 +336,9 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        for part in self.attachment_parts() {
+            m.push(part);
+        }
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
         }
@@ -357,11 +363,18 @@ impl Runner {
             };
             match control {
                 Control::Wake => {}
+                Control::McpChanged => {
+                    self.refresh_tools();
+                    self.emit_context();
+                }
                 Control::Op(Op::Shutdown) => break,
                 Control::Op(op) => self.handle_op(op).await,
             }
         }
         self.touch_session();
+        if let Some(m) = &self.mcp.manager {
+            m.shutdown().await;
+        }
     }
 
     async fn handle_op(&mut self, op: Op) {
@@ -406,6 +419,7 @@ impl Runner {
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
+                    self.refresh_tools();
                     if let Some(w) = warning {
                         self.emit(Event::Info { message: w });
                     }
@@ -452,7 +466,25 @@ impl Runner {
                 self.emit(Event::ContextBreakdown(b));
             }
             Op::Export { path } => self.export(path),
-            Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
+            Op::McpPrompt {
+                id,
+                server,
+                prompt,
+                args,
+            } => match self.mcp_prompt_text(&server, &prompt, &args).await {
+                Ok(text) => self.user_turn(vec![Prompt { id, text }]).await,
+                Err(message) => self.emit(Event::Error {
+                    kind: ErrorKind::Mcp,
+                    message,
+                }),
+            },
+            Op::UserTurn { .. }
+            | Op::Interrupt
+            | Op::PermissionReply { .. }
+            | Op::Shutdown
+            | Op::ListMcpResources
+            | Op::AttachMcpResource { .. }
+            | Op::RestartMcpServer { .. } => {}
         }
     }
 
@@ -482,6 +514,7 @@ impl Runner {
             }
         }
         self.tracker = ContextTracker::default();
+        self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.emit(Event::Error {
                 kind: ErrorKind::Session,
@@ -535,6 +568,7 @@ impl Runner {
 
     /// What the context is made of, for `/context`.
     pub(super) fn breakdown(&mut self) -> Breakdown {
+        self.refresh_tools();
         let mut b = Breakdown {
             window: self.model.limits.context,
             ..Breakdown::default()

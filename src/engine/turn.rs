@@ -35,6 +35,8 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        self.settle_mcp(&cancel).await;
+        self.collect_attachments().await;
         let mut parent = String::new();
         for p in &prompts {
             let i = self.push_prompt(p, false);
@@ -125,6 +127,9 @@ impl Runner {
                 return Err(TurnEnd::Interrupted);
             }
             let queued = self.shared.take_queue();
+            if !queued.is_empty() {
+                self.collect_attachments().await;
+            }
             for p in &queued {
                 let i = self.push_prompt(p, true);
                 *parent = self.view[i].id.clone();
@@ -132,6 +137,7 @@ impl Runner {
             if !queued.is_empty() {
                 self.emit_context();
             }
+            self.refresh_tools();
             self.prune();
             if self.overflowing() {
                 let req = CompactRequest {

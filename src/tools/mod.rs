@@ -55,9 +55,9 @@ pub struct ToolOutput {
 
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// A description the model can act on.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON schema of the input object.
     fn parameters(&self) -> Value;
     /// Runs the call. An `Err` is a message the model sees as an error result.

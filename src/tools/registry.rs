@@ -56,7 +56,12 @@ impl Registry {
             .collect()
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    /// Keeps only the tools for which `keep` is true.
+    pub fn retain(&mut self, keep: impl Fn(&dyn Tool) -> bool) {
+        self.tools.retain(|t| keep(t.as_ref()));
+    }
+
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
 

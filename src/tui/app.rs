@@ -141,6 +141,8 @@ pub struct App {
     pub total_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// The MCP servers as the engine last reported them.
+    pub mcp: Vec<crate::event::McpServerStatus>,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -219,6 +221,7 @@ impl App {
             transcript_area: Rect::default(),
             total_lines: 0,
             dirty: true,
+            mcp: Vec::new(),
         }
     }
 
@@ -433,6 +436,8 @@ impl App {
                 }
             }
             Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
+            Event::McpStatus { servers } => self.mcp_status(servers),
+            Event::McpResources { resources } => self.mcp_resources(resources),
             Event::ModelChanged { model } => {
                 self.pending_model = None;
                 self.transcript
