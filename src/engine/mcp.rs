@@ -166,8 +166,8 @@ impl Runner {
         }
     }
 
-    /// Before a turn: waits for servers still starting (each within its startup timeout), so the
-    /// first request already has their tools.
+    /// Before a step: waits for servers still starting (each within its startup timeout) and
+    /// for lists a server said changed, so the request has their tools.
     pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
         let Some(manager) = self.mcp.manager.clone() else {
             return;
@@ -178,6 +178,8 @@ impl Runner {
                 EngineState::Running,
                 Some(format!("starting MCP servers: {}", starting.join(", "))),
             );
+        }
+        if !starting.is_empty() || manager.refreshing() {
             manager.settle(cancel).await;
         }
         self.refresh_tools();

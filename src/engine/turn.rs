@@ -137,7 +137,7 @@ impl Runner {
             if !queued.is_empty() {
                 self.emit_context();
             }
-            self.refresh_tools();
+            self.settle_mcp(cancel).await;
             self.prune();
             if self.overflowing() {
                 let req = CompactRequest {

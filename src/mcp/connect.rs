@@ -126,7 +126,8 @@ pub struct Connection {
     pub instructions: Option<String>,
     /// `server_info.name version`, for the log.
     pub server_info: String,
-    /// Cancel to close the connection (the child is then stopped).
+    /// Cancel to close the connection (the child is then stopped). The SDK gets a child token
+    /// (it cancels its own when the connection ends), so this one says whether pith stopped it.
     pub stop: CancellationToken,
     /// Resolves with why the connection ended (the child's exit status and last stderr lines).
     pub ended: tokio::sync::oneshot::Receiver<String>,
@@ -174,7 +175,7 @@ pub async fn connect(
     let started = match &config.url {
         Some(url) => {
             let transport = http_transport(url, config, env)?;
-            let serving = handler.serve_with_ct(transport, stop.clone());
+            let serving = handler.serve_with_ct(transport, stop.child_token());
             match tokio::time::timeout(timeout, serving).await {
                 Ok(Ok(running)) => Ok((running, None)),
                 Ok(Err(e)) => Err(format!("cannot connect to {url}: {}", init_error(&e))),
@@ -186,7 +187,7 @@ pub async fn connect(
         }
         None => {
             let (child, stdout, stdin, tail) = spawn_child(name, config, workspace, env)?;
-            let serving = handler.serve_with_ct((stdout, stdin), stop.clone());
+            let serving = handler.serve_with_ct((stdout, stdin), stop.child_token());
             let result = tokio::time::timeout(timeout, serving).await;
             match result {
                 Ok(Ok(running)) => Ok((running, Some((child, tail)))),

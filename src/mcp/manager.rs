@@ -100,6 +100,8 @@ pub struct McpManager {
     generation: watch::Sender<u64>,
     on_change: OnChange,
     env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    /// Lists being fetched again after a server said they changed.
+    refreshing: std::sync::atomic::AtomicUsize,
 }
 
 impl McpManager {
@@ -151,6 +153,7 @@ impl McpManager {
             generation: watch::Sender::new(0),
             on_change,
             env,
+            refreshing: Default::default(),
         })
     }
 
@@ -198,11 +201,17 @@ impl McpManager {
             .collect()
     }
 
-    /// Waits until no server is starting (each is bounded by its startup timeout), or `cancel`.
+    /// Some server said its tools changed and they are being listed again.
+    pub fn refreshing(&self) -> bool {
+        self.refreshing.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    /// Waits until no server is starting or being listed again (each bounded by its startup
+    /// timeout), or `cancel`.
     pub async fn settle(&self, cancel: &CancellationToken) {
         let mut rx = self.generation.subscribe();
         loop {
-            if self.starting().is_empty() {
+            if self.starting().is_empty() && !self.refreshing() {
                 return;
             }
             tokio::select! {
@@ -252,7 +261,16 @@ impl McpManager {
             workspace: self.workspace.to_string_lossy().into_owned(),
             on_change: Arc::new(move |what| {
                 if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
-                    tokio::spawn(async move { me.refresh(&server, what).await });
+                    // Counted before the result of the call that caused it is returned, so the
+                    // next step waits for the new list.
+                    me.refreshing
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        me.clone().refresh(&server, what).await;
+                        me.refreshing
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        me.changed();
+                    });
                 }
             }),
         };

@@ -28,7 +28,7 @@ fn text_images_links_and_resources_become_text_the_model_can_use() {
     );
     assert!(
         out.output
-            .contains("[resource link: a.txt <file:///a.txt> (text/plain, 2.0 KiB) — the file]"),
+            .contains("[resource link: a.txt <file:///a.txt> (text/plain, 2.0 KB) — the file]"),
         "{}",
         out.output
     );

@@ -10,11 +10,18 @@ use pith::config::McpServerConfig;
 /// The Python that can import `mcp` (`PITH_TEST_PYTHON`, else `python3`), or `None` with the
 /// reason printed.
 pub fn python() -> Option<String> {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let python = std::env::var("PITH_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    // Found without importing it (the SDK takes seconds to import).
+    let ok = *FOUND.get_or_init(|| {
+        std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.util as u, sys; sys.exit(0 if u.find_spec('mcp') and u.find_spec('mcp_types') else 1)",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     if ok {
         return Some(python);
     }
