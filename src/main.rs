@@ -1,6 +1,6 @@
 use clap::Parser;
 
-use pith::cli::{Cli, Command, ExportFormat, SessionsCommand};
+use pith::cli::{Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
 
 fn main() {
@@ -30,7 +30,7 @@ fn default_sigpipe() {
 fn real_main(cli: Cli) -> anyhow::Result<i32> {
     if matches!(
         cli.command,
-        Some(Command::Config | Command::Sessions { .. })
+        Some(Command::Config | Command::Sessions { .. } | Command::Mcp { .. })
     ) {
         default_sigpipe();
     }
@@ -38,6 +38,20 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Config) => {
             let (_, loaded) = setup::load_config(cli.config)?;
             print!("{}", pith::config::load::render_effective(&loaded));
+            Ok(0)
+        }
+        Some(Command::Mcp {
+            command: McpCommand::List { tools },
+        }) => {
+            let setup = Setup::new(cli.config)?;
+            let model = cli.model.or(setup.loaded.config.model.clone());
+            let report = runtime()?.block_on(pith::mcp::report::list(
+                &setup.loaded.config,
+                &setup.workspace,
+                model.as_deref(),
+                tools,
+            ));
+            print!("{report}");
             Ok(0)
         }
         Some(Command::Sessions { command }) => {

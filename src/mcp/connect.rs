@@ -131,6 +131,8 @@ pub struct Connection {
     pub stop: CancellationToken,
     /// Resolves with why the connection ended (the child's exit status and last stderr lines).
     pub ended: tokio::sync::oneshot::Receiver<String>,
+    /// The task that closes the connection and stops the child: done when both are gone.
+    pub watcher: tokio::task::JoinHandle<()>,
 }
 
 /// The last lines a child wrote to stderr.
@@ -218,13 +220,14 @@ pub async fn connect(
         .map(|s| format!("{} {}", s.name, s.version))
         .unwrap_or_default();
     let (tx, ended) = tokio::sync::oneshot::channel();
-    tokio::spawn(watch(running, child, stop.clone(), tx));
+    let watcher = tokio::spawn(watch(running, child, stop.clone(), tx));
     Ok(Connection {
         peer,
         instructions,
         server_info,
         stop,
         ended,
+        watcher,
     })
 }
 

@@ -44,6 +44,8 @@ struct Live {
     state: McpState,
     peer: Option<Peer<RoleClient>>,
     stop: Option<CancellationToken>,
+    /// The tasks that stop each connection's process (awaited on shutdown).
+    watchers: Vec<tokio::task::JoinHandle<()>>,
     /// Bumped on every connection, so the end of an old one changes nothing.
     epoch: u64,
     /// What it offered when last listed (kept after it exits: a call restarts it).
@@ -91,6 +93,8 @@ impl Server {
 
 /// Everything the manager reports to its owner.
 pub type OnChange = Arc<dyn Fn() + Send + Sync>;
+/// How the environment is read (the process's, or a test's).
+pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The servers of one engine.
 pub struct McpManager {
@@ -99,7 +103,7 @@ pub struct McpManager {
     /// Bumped on every change of a server's state or offer.
     generation: watch::Sender<u64>,
     on_change: OnChange,
-    env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    env: Env,
     /// Lists being fetched again after a server said they changed.
     refreshing: std::sync::atomic::AtomicUsize,
 }
@@ -121,7 +125,7 @@ impl McpManager {
         config: &Config,
         workspace: &Path,
         on_change: OnChange,
-        env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+        env: Env,
     ) -> Arc<McpManager> {
         let servers = config
             .mcp
@@ -138,6 +142,7 @@ impl McpManager {
                         },
                         peer: None,
                         stop: None,
+                        watchers: Vec::new(),
                         epoch: 0,
                         tools: Vec::new(),
                         prompts: Vec::new(),
@@ -289,6 +294,7 @@ impl McpManager {
             server_info,
             stop,
             ended,
+            watcher,
         } = conn;
         let timeout = server.config.startup_timeout();
         let listed = tokio::time::timeout(timeout, list_offer(&peer)).await;
@@ -318,6 +324,8 @@ impl McpManager {
             live.state = McpState::Ready;
             live.peer = Some(peer.clone());
             live.stop = Some(stop);
+            live.watchers.retain(|w| !w.is_finished());
+            live.watchers.push(watcher);
             live.tools = tools;
             live.prompts = prompts;
             live.resources = resources;
@@ -539,8 +547,9 @@ impl McpManager {
         .map_err(|e| format!("{server}: {}", service_error(&e)))
     }
 
-    /// Stops every server and waits (briefly) for them to go.
+    /// Stops every server and waits (a few seconds at most) for their processes to go.
     pub async fn shutdown(&self) {
+        let mut watchers = Vec::new();
         for s in &self.servers {
             let mut live = s.lock();
             live.epoch += 1;
@@ -548,7 +557,10 @@ impl McpManager {
             if let Some(stop) = live.stop.take() {
                 stop.cancel();
             }
+            watchers.append(&mut live.watchers);
         }
+        let all = futures_util::future::join_all(watchers);
+        let _ = tokio::time::timeout(Duration::from_secs(5), all).await;
     }
 }
 

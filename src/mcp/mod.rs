@@ -12,6 +12,7 @@ pub mod connect;
 pub mod manager;
 pub mod names;
 pub mod prompt;
+pub mod report;
 pub mod search;
 pub mod tool;
 

@@ -36,6 +36,8 @@ pub enum Msg {
 pub enum PickerKind {
     Sessions,
     Model,
+    /// MCP resources (`/resource`); the id is `server:uri`.
+    Resource,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,9 +72,13 @@ impl Picker {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     Context(Option<Breakdown>),
     Picker(Picker),
+    /// `/mcp`: the servers, their state, tools and cost.
+    Mcp,
 }
 
 /// Pending permission questions; the first is on screen.

@@ -15,6 +15,7 @@ use crate::message::PartKind;
 use super::app::{
     App, PERMISSION_GUARD, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW,
 };
+use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
 use crate::commands::{self, Command};
 
@@ -90,18 +91,22 @@ impl App {
         }
     }
 
-    fn slash_items(&self) -> Option<Vec<Command>> {
+    fn slash_items(&self) -> Option<Vec<SlashItem>> {
         if self.slash_dismissed || self.composer.textarea.lines().len() != 1 {
             return None;
         }
         let text = self.composer.text();
         let word = commands::typing_command(&text)?;
-        let items = commands::filter(word);
+        let mut items: Vec<SlashItem> = commands::filter(word)
+            .into_iter()
+            .map(SlashItem::Command)
+            .collect();
+        items.extend(self.mcp_prompt_items(word));
         (!items.is_empty()).then_some(items)
     }
 
     /// The slash popup's entries when it is open.
-    pub fn slash_popup(&self) -> Option<Vec<Command>> {
+    pub fn slash_popup(&self) -> Option<Vec<SlashItem>> {
         if self.popup.is_some() || !self.permissions.queue.is_empty() {
             return None;
         }
@@ -165,7 +170,7 @@ impl App {
                     return;
                 }
                 KeyCode::Tab | KeyCode::BackTab => {
-                    let c = items[self.slash_selected];
+                    let c = &items[self.slash_selected];
                     let text = if c.args().is_empty() {
                         format!("/{}", c.name())
                     } else {
@@ -176,10 +181,22 @@ impl App {
                     return;
                 }
                 KeyCode::Enter if !shift && !alt => {
-                    let c = items[self.slash_selected];
-                    self.composer.take();
+                    let c = items[self.slash_selected].clone();
                     self.slash_selected = 0;
-                    self.run_command(c, None);
+                    match c {
+                        SlashItem::Command(c) => {
+                            self.composer.take();
+                            self.run_command(c, None);
+                        }
+                        // A prompt that needs arguments is completed, not run.
+                        SlashItem::Prompt { required: true, .. } => {
+                            self.composer.set_text(&format!("/{} ", c.name()));
+                        }
+                        SlashItem::Prompt { server, prompt, .. } => {
+                            self.composer.take();
+                            self.run_mcp_prompt(server, prompt, String::new());
+                        }
+                    }
                     return;
                 }
                 KeyCode::Esc => {
@@ -271,6 +288,14 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
+        if let Some(parsed) = self.mcp_prompt_command(&text) {
+            self.composer.take();
+            match parsed {
+                Ok((server, prompt, args)) => self.run_mcp_prompt(server, prompt, args),
+                Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+            }
+            return;
+        }
         if let Some(parsed) = commands::parse(&text) {
             self.composer.take();
             match parsed {
@@ -340,6 +365,8 @@ impl App {
             }
             Command::New => self.send(Op::NewSession),
             Command::Export => self.send(Op::Export { path: arg }),
+            Command::Mcp => self.mcp_command(arg),
+            Command::Resource => self.resource_command(arg),
             Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
             Command::Quit => self.quit(),
         }
@@ -364,7 +391,7 @@ impl App {
                 KeyCode::PageDown => *scroll += 10,
                 _ => self.popup = None,
             },
-            Popup::Context(_) => self.popup = None,
+            Popup::Context(_) | Popup::Mcp => self.popup = None,
             Popup::Picker(p) => {
                 let n = p.visible().len();
                 match k.code {
@@ -389,6 +416,7 @@ impl App {
                             match kind {
                                 PickerKind::Model => self.set_model(id),
                                 PickerKind::Sessions => self.send(Op::ResumeSession { id }),
+                                PickerKind::Resource => self.attach_resource(&id),
                             }
                         }
                     }
