@@ -23,6 +23,10 @@ pub struct Cli {
     /// Model to use, as provider/model.
     #[arg(long, short = 'm', value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
+    /// Trust this directory from now on: its pith.toml may then set providers, permissions and
+    /// the sandbox (otherwise only harmless settings of it are used).
+    #[arg(long, global = true)]
+    pub trust: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -69,7 +73,8 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Allow every tool call that would ask for permission.
+    /// Allow every tool call that would ask for permission, except a command pith cannot fully
+    /// read when a deny rule could match what it runs.
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// The prompt (`/compact [focus]` compacts the session instead).

@@ -13,11 +13,19 @@ use crate::setup::Setup;
 use crate::tui::{self, TuiInit};
 
 pub async fn run(
-    setup: Setup,
+    mut setup: Setup,
     session_id: Option<String>,
     continue_last: bool,
     model_flag: Option<String>,
 ) -> anyhow::Result<i32> {
+    // Before anything uses the configuration: may this directory's pith.toml set what it sets?
+    if let Some(question) = setup.trust_question() {
+        match tui::trust::ask(question).await? {
+            tui::trust::Answer::Trust => setup.decide_trust(true)?,
+            tui::trust::Answer::DontTrust => setup.decide_trust(false)?,
+            tui::trust::Answer::Quit => return Ok(0),
+        }
+    }
     crate::tui::highlight::warm_up();
     let resuming = session_id.is_some() || continue_last;
     let mut notice = None;

@@ -13,6 +13,8 @@ pub mod llm;
 pub mod mcp;
 pub mod message;
 pub mod provider;
+pub mod sandbox;
+pub mod secrets;
 pub mod setup;
 pub mod store;
 pub mod text;

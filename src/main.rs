@@ -36,7 +36,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
     }
     match cli.command {
         Some(Command::Config) => {
-            let (_, loaded) = setup::load_config(cli.config)?;
+            let loaded = if cli.trust {
+                Setup::with_trust(cli.config, true)?.loaded
+            } else {
+                setup::load_config(cli.config)?.1
+            };
             print!("{}", pith::config::load::render_effective(&loaded));
             Ok(0)
         }
@@ -55,15 +59,15 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Sessions { command }) => {
-            let setup = Setup::new(cli.config)?;
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
             sessions(&setup, command)
         }
         Some(Command::Run(args)) => {
-            let setup = Setup::new(cli.config)?;
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
             runtime()?.block_on(pith::headless::run(setup, args))
         }
         None => {
-            let setup = Setup::new(cli.config)?;
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
             runtime()?.block_on(pith::interactive::run(
                 setup,
                 cli.session,

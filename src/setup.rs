@@ -5,15 +5,21 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
+use crate::config::load::Trust;
+use crate::config::trusted::TrustStore;
 use crate::config::{self, Config};
 use crate::message::Session;
 use crate::store::Store;
+use crate::tui::trust::TrustQuestion;
 
 pub struct Setup {
     pub workspace: PathBuf,
     pub data_dir: PathBuf,
     pub loaded: config::load::Loaded,
     pub store: Arc<Store>,
+    config_file: Option<PathBuf>,
+    /// The user's recorded decision about trusting the workspace.
+    trust: Trust,
 }
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -55,30 +61,74 @@ pub fn init_logging(data_dir: &Path) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::sync::Mutex::new(file))
+        // Nothing pith knows to be a secret reaches the log.
+        .with_writer(std::sync::Mutex::new(crate::secrets::ScrubbingWriter(file)))
         .with_ansi(false)
         .try_init();
 }
 
+/// The workspace (the current directory) and its configuration, trusted as recorded in the data
+/// directory.
 pub fn load_config(
     config_file: Option<PathBuf>,
 ) -> anyhow::Result<(PathBuf, config::load::Loaded)> {
+    let workspace = current_workspace()?;
+    let trust = data_dir()
+        .map(|d| TrustStore::new(&d).get(&workspace))
+        .unwrap_or_default();
+    let loaded = load_in(&workspace, config_file, trust)?;
+    Ok((workspace, loaded))
+}
+
+fn current_workspace() -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let workspace = cwd.canonicalize().unwrap_or(cwd);
-    let loaded = config::load::load(&config::load::LoadOptions {
-        workspace: workspace.clone(),
+    Ok(cwd.canonicalize().unwrap_or(cwd))
+}
+
+/// Loads the configuration, registers the secrets it names (for scrubbing) and warns when the
+/// configured sandbox is not available here.
+fn load_in(
+    workspace: &Path,
+    config_file: Option<PathBuf>,
+    trust: Trust,
+) -> anyhow::Result<config::load::Loaded> {
+    let mut loaded = config::load::load(&config::load::LoadOptions {
+        workspace: workspace.to_path_buf(),
         config_file,
         global_file: None,
+        trust,
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((workspace, loaded))
+    crate::secrets::register_config(&loaded.config, &|name| std::env::var(name).ok());
+    if let Some(w) =
+        crate::sandbox::CommandPolicy::from_config(&loaded.config).unavailable_warning()
+    {
+        loaded.warnings.push(w);
+    }
+    Ok(loaded)
 }
 
 impl Setup {
     pub fn new(config_file: Option<PathBuf>) -> anyhow::Result<Setup> {
-        let (workspace, loaded) = load_config(config_file)?;
+        Setup::with_trust(config_file, false)
+    }
+
+    /// `trust`: the user passed `--trust`, which trusts the workspace from now on.
+    pub fn with_trust(config_file: Option<PathBuf>, trust: bool) -> anyhow::Result<Setup> {
+        let workspace = current_workspace()?;
         let data_dir = data_dir()?;
+        let trust_store = TrustStore::new(&data_dir);
+        if trust {
+            trust_store
+                .set(&workspace, true)
+                .with_context(|| format!("cannot record trust in {}", data_dir.display()))?;
+        }
+        let decision = trust_store.get(&workspace);
+        let loaded = load_in(&workspace, config_file.clone(), decision)?;
         init_logging(&data_dir);
+        for w in &loaded.warnings {
+            tracing::warn!("{w}");
+        }
         let store = Store::open(&data_dir)
             .with_context(|| format!("cannot open the session store in {}", data_dir.display()))?;
         Ok(Setup {
@@ -86,7 +136,41 @@ impl Setup {
             data_dir,
             loaded,
             store: Arc::new(store),
+            config_file,
+            trust: decision,
         })
+    }
+
+    /// The question to ask before starting, when the workspace's `pith.toml` holds settings that
+    /// need trust and the user has never answered for this directory.
+    pub fn trust_question(&self) -> Option<TrustQuestion> {
+        let t = &self.loaded.workspace_trust;
+        let pending: Vec<String> = t
+            .ignored
+            .iter()
+            .filter(|k| k.as_str() != "trusted_directories")
+            .cloned()
+            .collect();
+        (self.trust == Trust::Unknown && !t.trusted && !pending.is_empty()).then(|| TrustQuestion {
+            workspace: self.workspace.clone(),
+            ignored: pending,
+        })
+    }
+
+    /// Records the user's answer; when trusted, the configuration is loaded again in full.
+    pub fn decide_trust(&mut self, trusted: bool) -> anyhow::Result<()> {
+        TrustStore::new(&self.data_dir)
+            .set(&self.workspace, trusted)
+            .with_context(|| format!("cannot record trust in {}", self.data_dir.display()))?;
+        self.trust = if trusted {
+            Trust::Trusted
+        } else {
+            Trust::Untrusted
+        };
+        if trusted {
+            self.loaded = load_in(&self.workspace, self.config_file.clone(), self.trust)?;
+        }
+        Ok(())
     }
 
     pub fn config(&self) -> &Config {

@@ -5,6 +5,10 @@
 //! then the environment (`PITH_MODEL`, `PITH_DISABLE_AUTOCOMPACT`, `PITH_DISABLE_PRUNE`).
 //!
 //! Each file is parsed and checked on its own first, so an error names the file, line and column.
+//!
+//! The workspace file comes from the repository pith runs in: until the directory is trusted
+//! (`LoadOptions::trust`, or listed in the global `trusted_directories`) only harmless keys of it
+//! are used (see `trust.rs`).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -18,6 +22,7 @@ use toml::de::{DeTable, DeValue};
 use super::{Config, ProviderConfig, ProviderKind};
 
 mod render;
+mod trust;
 pub use render::render_effective;
 
 /// Names the config file (same as `--config`).
@@ -38,6 +43,29 @@ pub struct LoadOptions {
     pub config_file: Option<PathBuf>,
     /// Overrides the global file (default: `directories` config dir `/config.toml`).
     pub global_file: Option<PathBuf>,
+    /// What the user decided about trusting the workspace.
+    pub trust: Trust,
+}
+
+/// The user's decision about a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trust {
+    /// Never asked: untrusted until the user says otherwise.
+    #[default]
+    Unknown,
+    Trusted,
+    Untrusted,
+}
+
+/// How the workspace's own `pith.toml` was used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceTrust {
+    /// Its settings were used in full (decided, or listed in `trusted_directories`).
+    pub trusted: bool,
+    /// The decision came from `trusted_directories` rather than the user's answer.
+    pub listed: bool,
+    /// Settings left out because the directory is not trusted (dotted keys).
+    pub ignored: Vec<String>,
 }
 
 /// The merged configuration and where each value came from.
@@ -50,6 +78,7 @@ pub struct Loaded {
     pub warnings: Vec<String>,
     /// The files that were read, in merge order.
     pub files: Vec<PathBuf>,
+    pub workspace_trust: WorkspaceTrust,
 }
 
 impl Loaded {
@@ -121,11 +150,20 @@ pub fn load_with_env(
             .filter(|v| !v.trim().is_empty())
             .map(PathBuf::from)
     });
+    let workspace_file = opts.workspace.join("pith.toml");
+    // Named with --config / PITH_CONFIG, the workspace file is the user's choice: trusted.
+    let named = explicit
+        .as_ref()
+        .is_some_and(|e| same_file(e, &workspace_file));
     let sources = [
         (opts.global_file.clone().or_else(default_global_file), false),
-        (Some(opts.workspace.join("pith.toml")), false),
+        (Some(workspace_file.clone()), false),
         (explicit, true),
     ];
+    let mut workspace_trust = WorkspaceTrust {
+        trusted: named,
+        ..WorkspaceTrust::default()
+    };
 
     let mut merged = toml::Table::new();
     let builtins =
@@ -161,8 +199,14 @@ pub fn load_with_env(
         if !seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
             continue;
         }
-        let layer = parse_file(&path, &text, &mut warnings)?;
+        let mut layer = parse_file(&path, &text, &mut warnings)?;
         let origin = path.display().to_string();
+        if path == workspace_file && !named {
+            workspace_trust = restrict_workspace(opts, &mut layer.table, &merged);
+            if let Some(w) = untrusted_warning(&path, &workspace_trust) {
+                warnings.push(w);
+            }
+        }
         record_origins(&layer.table, "", &origin, &mut origins);
         deep_merge(&mut merged, layer.table);
         match layer.alias_models.as_slice() {
@@ -259,7 +303,73 @@ pub fn load_with_env(
         origins,
         warnings,
         files,
+        workspace_trust,
     })
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Applies the trust rules to the workspace file's layer.
+fn restrict_workspace(
+    opts: &LoadOptions,
+    layer: &mut toml::Table,
+    trusted: &toml::Table,
+) -> WorkspaceTrust {
+    let mut ignored = Vec::new();
+    // Only the user's own files say which directories are trusted.
+    if layer.remove("trusted_directories").is_some() {
+        ignored.push("trusted_directories".to_string());
+    }
+    let listed = is_listed(&opts.workspace, trusted);
+    let decided = opts.trust == Trust::Trusted;
+    if !(decided || listed) {
+        ignored.extend(trust::restrict(layer, trusted, &opts.workspace));
+    }
+    WorkspaceTrust {
+        trusted: decided || listed,
+        listed,
+        ignored,
+    }
+}
+
+/// Whether `workspace` lies in one of the `trusted_directories` of the user's own files.
+fn is_listed(workspace: &Path, trusted: &toml::Table) -> bool {
+    let Some(toml::Value::Array(dirs)) = trusted.get("trusted_directories") else {
+        return false;
+    };
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    dirs.iter().filter_map(toml::Value::as_str).any(|d| {
+        let dir = match (d.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(d),
+        };
+        dir.is_absolute() && ws.starts_with(dir.canonicalize().unwrap_or(dir))
+    })
+}
+
+/// The one-line warning naming what an untrusted workspace file could not set.
+fn untrusted_warning(path: &Path, t: &WorkspaceTrust) -> Option<String> {
+    if t.ignored.is_empty() {
+        return None;
+    }
+    let hint = if t.trusted {
+        "they are read from the global config only"
+    } else {
+        "this directory is not trusted; run `pith --trust` here to use them"
+    };
+    Some(format!(
+        "{}: ignored {} ({hint})",
+        path.display(),
+        t.ignored.join(", ")
+    ))
 }
 
 /// One file, checked and turned into plain TOML for merging.

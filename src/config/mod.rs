@@ -6,6 +6,7 @@ pub mod load;
 pub mod mcp;
 
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
+pub mod trusted;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -190,6 +191,55 @@ pub enum PermissionSetting {
     Patterns(BTreeMap<String, Action>),
 }
 
+/// Whether a header or setting name looks like it holds a secret (its value is redacted by
+/// `pith config` and scrubbed from everything pith writes).
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "auth",
+        "key",
+        "token",
+        "secret",
+        "cookie",
+        "password",
+        "credential",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
+}
+
+/// The OS sandbox around the commands the `bash` tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only in the workspace, the temp dir and pith's tool-output folder.
+    #[default]
+    WorkspaceWrite,
+    /// No writes anywhere.
+    ReadOnly,
+    /// No sandbox: only the permission rules stand.
+    Off,
+}
+
+impl SandboxMode {
+    /// How much it confines: off < workspace-write < read-only.
+    pub fn strictness(self) -> u8 {
+        match self {
+            SandboxMode::Off => 0,
+            SandboxMode::WorkspaceWrite => 1,
+            SandboxMode::ReadOnly => 2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
 /// The whole configuration after merging every source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -221,6 +271,22 @@ pub struct Config {
     /// When MCP tool definitions are deferred behind `tool_search`.
     #[serde(default)]
     pub tool_search: ToolSearchConfig,
+    /// The OS sandbox around commands.
+    #[serde(default)]
+    pub sandbox: SandboxMode,
+    /// Commands may reach the network inside the sandbox.
+    #[serde(default)]
+    pub sandbox_network: bool,
+    /// More directories commands may write to inside the sandbox.
+    #[serde(default)]
+    pub sandbox_writable: Vec<PathBuf>,
+    /// Environment variables passed to commands although their name looks secret.
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+    /// Directories (and everything below them) whose `pith.toml` is trusted. Read from the
+    /// global config only.
+    #[serde(default)]
+    pub trusted_directories: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -236,6 +302,11 @@ impl Default for Config {
             max_steps: default_max_steps(),
             mcp: BTreeMap::new(),
             tool_search: ToolSearchConfig::default(),
+            sandbox: SandboxMode::default(),
+            sandbox_network: false,
+            sandbox_writable: Vec::new(),
+            env_allow: Vec::new(),
+            trusted_directories: Vec::new(),
         }
     }
 }

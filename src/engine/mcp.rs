@@ -13,6 +13,7 @@ use crate::llm::ToolSpec;
 use crate::mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use crate::mcp::{McpManager, McpTool};
 use crate::message::PartKind;
+use crate::tools::registry::spec;
 use crate::tools::{Registry, Tool};
 
 /// A resource read for the next user message.
@@ -38,14 +39,6 @@ pub(super) struct McpSession {
     status: Vec<McpServerStatus>,
     /// Resources read for the next user message.
     pub attachments: Vec<Attachment>,
-}
-
-fn spec_of(tool: &dyn Tool) -> ToolSpec {
-    ToolSpec {
-        name: tool.name().to_string(),
-        description: tool.description().trim().to_string(),
-        parameters: tool.parameters(),
-    }
 }
 
 impl Runner {
@@ -82,7 +75,7 @@ impl Runner {
             self.mcp.generation = Some(generation);
             self.rebuild_mcp_tools(&manager, builtin_registry);
         }
-        let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec_of(t.as_ref())).collect();
+        let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec(t.as_ref())).collect();
         let total = self.estimator.tool_definitions(&mcp_specs);
         let deferred = search::should_defer(
             &self.opts.config.tool_search,
@@ -94,7 +87,7 @@ impl Runner {
             let names: Vec<&str> = self.mcp.tools.iter().map(|t| t.name()).collect();
             let loaded = search::loaded(&self.view, &|n| names.contains(&n));
             let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
-            specs.push(spec_of(&loader));
+            specs.push(spec(&loader));
             self.registry.register(Arc::new(loader));
             specs.extend(mcp_specs.into_iter().filter(|s| loaded.contains(&s.name)));
         } else {
@@ -147,7 +140,7 @@ impl Runner {
                 .tools
                 .iter()
                 .filter(|t| t.server() == server.name)
-                .map(|t| spec_of(t.as_ref()))
+                .map(|t| spec(t.as_ref()))
                 .collect();
             status.push(McpServerStatus {
                 name: server.name.clone(),

@@ -32,14 +32,35 @@ pub fn env_block(workspace: &Path, today: &str) -> String {
 }
 
 /// Instruction files from the workspace up to the filesystem root (nearest last, so it has the
-/// final word), then the configured extra files. Missing files are skipped.
+/// final word), then the configured extra files. Missing files are skipped, and so is a found
+/// file that is a symlink leading out of its repository (or, above it, out of its directory): a
+/// hostile repository could otherwise send any file the user can read to the provider.
 pub fn instruction_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
+    let boundary = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     for dir in workspace.ancestors() {
+        let fence = if dir.starts_with(&boundary) {
+            &boundary
+        } else {
+            dir
+        };
         for name in INSTRUCTION_FILES {
             let p = dir.join(name);
-            if p.is_file() {
+            if !p.is_file() {
+                continue;
+            }
+            let stays = match (p.canonicalize(), fence.canonicalize()) {
+                (Ok(real), Ok(fence)) => real.starts_with(fence),
+                _ => false,
+            };
+            if stays {
                 found.push(p);
+            } else {
+                tracing::warn!(
+                    "skipped instruction file {}: it links outside {}",
+                    p.display(),
+                    fence.display()
+                );
             }
         }
     }
@@ -106,6 +127,23 @@ mod tests {
         let inner = rest.find("inner rule").unwrap();
         let extra = rest.find("extra rule").unwrap();
         assert!(outer < inner && inner < extra, "{rest}");
+    }
+
+    #[test]
+    fn instruction_files_linking_out_of_the_repository_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("repo");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(root.join("credentials"), "aws_secret=xyz").unwrap();
+        std::os::unix::fs::symlink(root.join("credentials"), ws.join("AGENTS.md")).unwrap();
+        std::fs::create_dir_all(ws.join("docs")).unwrap();
+        std::fs::write(ws.join("docs/rules.md"), "inside rule").unwrap();
+        std::os::unix::fs::symlink(ws.join("docs/rules.md"), ws.join("CLAUDE.md")).unwrap();
+        let files = instruction_files(&ws, &[]);
+        assert_eq!(files, [ws.join("CLAUDE.md")]);
+        let blocks = system_prompt(&ws, &[], "d");
+        assert!(!blocks[1].contains("aws_secret") && blocks[1].contains("inside rule"));
     }
 
     #[test]

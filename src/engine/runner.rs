@@ -112,7 +112,7 @@ impl Runner {
                 message: format!("warning: {w}"),
             });
         }
-        let registry = Registry::builtin();
+        let registry = Registry::configured(&opts.config);
         let tool_specs = registry.specs();
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);

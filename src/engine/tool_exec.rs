@@ -201,8 +201,12 @@ impl Runner {
     ) -> Result<(), String> {
         // `--yes` allows what the rules would ask about, not a loop: with no one watching, a
         // repeated identical call is refused rather than run again and again.
+        // Nor a command pith cannot fully read when a deny rule could match what it runs.
         if self.opts.auto_yes && !repeated {
-            return Ok(());
+            return match self.permissions.yes_refusal(&request) {
+                None => Ok(()),
+                Some(refusal) => Err(refusal),
+            };
         }
         if self.opts.headless {
             return Err(if repeated {
@@ -210,6 +214,8 @@ impl Runner {
                     "Not run: {}. Repeating the same call will not help; try a different approach.",
                     request.title
                 )
+            } else if let Some(reason) = self.permissions.headless_reason(&request) {
+                reason
             } else {
                 format!(
                     "Permission needed for `{}`, and this non-interactive run has no one to ask, so the call was not run. Continue without it, or tell the user to rerun with --yes or allow it in the [permission] config.",
@@ -221,6 +227,9 @@ impl Runner {
         self.emit(Event::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
         let answer = cancel.run_until_cancelled(rx).await.and_then(Result::ok);
+        if let Some((reply, _)) = &answer {
+            self.permissions.reply(&request, *reply);
+        }
         match answer {
             None => Err(INTERRUPTED.into()),
             Some((PermissionReply::Deny, note)) => Err(match note {
@@ -229,10 +238,7 @@ impl Runner {
                 }
                 _ => "The user denied this call.".into(),
             }),
-            Some((reply, _)) => {
-                self.permissions.reply(&request, reply);
-                Ok(())
-            }
+            Some(_) => Ok(()),
         }
     }
 }

@@ -12,7 +12,7 @@ use super::{McpManager, McpTool};
 use crate::config::Config;
 use crate::event::McpState;
 use crate::llm::ToolSpec;
-use crate::tools::Tool;
+use crate::tools::registry::spec;
 
 /// The report, as printed.
 pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools: bool) -> String {
@@ -35,12 +35,7 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
             .tools()
             .iter()
             .map(|t| {
-                let tool = McpTool::new(manager.clone(), server.clone(), t);
-                let spec = ToolSpec {
-                    name: tool.name().to_string(),
-                    description: tool.description().trim().to_string(),
-                    parameters: tool.parameters(),
-                };
+                let spec = spec(&McpTool::new(manager.clone(), server.clone(), t));
                 let tokens = estimator.tool_definitions(std::slice::from_ref(&spec));
                 (spec, tokens)
             })

@@ -55,12 +55,16 @@ impl ProviderError {
         }
     }
 
-    /// Removes `secret` (the API key) from the message, should a server echo it back.
+    /// Removes `secret` (the API key) and every other secret pith knows (secret header values)
+    /// from the message, should a server echo them back.
     pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
         if let Some(key) = secret.map(str::trim).filter(|k| k.len() >= 4)
             && self.message.contains(key)
         {
             self.message = self.message.replace(key, "[REDACTED]");
+        }
+        if let std::borrow::Cow::Owned(clean) = crate::secrets::scrub(&self.message) {
+            self.message = clean;
         }
         self
     }

@@ -37,6 +37,14 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
         },
         None => None,
     };
+    if let Some(key) = &api_key {
+        crate::secrets::register(key);
+    }
+    for (header, value) in &pc.headers {
+        if crate::secrets::is_secret_name(header) {
+            crate::secrets::register(value);
+        }
+    }
     let timeout = pc.timeout_secs.map(Duration::from_secs);
     let provider: Arc<dyn Provider> = match pc.kind {
         ProviderKind::Openai => {

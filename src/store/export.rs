@@ -1,7 +1,8 @@
 //! Session exports: JSON (the whole stored history) and readable Markdown.
 //!
 //! Exports hold the stored session only: pruned tool outputs and compaction summaries included,
-//! the configuration (and so any API key or header) never.
+//! the configuration (and so any API key or header) never; any secret pith knows that reached
+//! the history anyway (a session stored by an older version) is scrubbed.
 
 use std::fmt::Write as _;
 
@@ -17,12 +18,14 @@ pub const EXPORT_VERSION: u32 = 1;
 
 /// The whole history as JSON: `{format, version, session, messages: [{…header, parts: […]}]}`.
 pub fn export_json(session: &Session, messages: &[Message]) -> Value {
-    json!({
+    let mut value = json!({
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "session": session,
         "messages": messages,
-    })
+    });
+    crate::secrets::scrub_json(&mut value);
+    value
 }
 
 /// A readable Markdown transcript: a heading per message, tool calls with input and output in
@@ -47,7 +50,7 @@ pub fn export_markdown(session: &Session, messages: &[Message]) -> String {
         out.push('\n');
         write_message(&mut out, message);
     }
-    out
+    crate::secrets::scrub(&out).into_owned()
 }
 
 fn write_message(out: &mut String, message: &Message) {

@@ -541,7 +541,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
         submission_id: message.submission_id.as_deref(),
         mid_turn: message.mid_turn,
     };
-    let data = serde_json::to_string(&header)?;
+    let data = crate::secrets::scrub(&serde_json::to_string(&header)?).into_owned();
     conn.prepare_cached(
         "INSERT INTO messages (id, session_id, role, time_created, data)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -559,7 +559,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
 }
 
 fn upsert_part_on(conn: &Connection, session_id: &str, part: &Part) -> Result<()> {
-    let data = serde_json::to_string(&part.kind)?;
+    let data = crate::secrets::scrub(&serde_json::to_string(&part.kind)?).into_owned();
     conn.prepare_cached(
         "INSERT INTO parts (id, message_id, session_id, data) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data",

@@ -1,9 +1,11 @@
-//! `bash`: runs a command through the user's shell in its own session/process group.
+//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session/process
+//! group, in the OS sandbox and without secret environment variables (see `crate::sandbox`).
 
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -11,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::{Tool, ToolContext, ToolOutput, parse_input};
+use crate::sandbox::{Applied, CommandPolicy};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -22,7 +25,19 @@ const DRAIN_MAX: Duration = Duration::from_secs(2);
 /// Grace between SIGTERM and SIGKILL when stopping a command.
 const KILL_GRACE: Duration = Duration::from_millis(500);
 
-pub struct Bash;
+/// The bash tool; `policy` says how commands run (sandbox, environment).
+#[derive(Default)]
+pub struct Bash {
+    policy: Arc<CommandPolicy>,
+}
+
+impl Bash {
+    pub fn new(policy: CommandPolicy) -> Bash {
+        Bash {
+            policy: Arc::new(policy),
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct Input {
@@ -31,6 +46,9 @@ struct Input {
     timeout: Option<f64>,
     #[serde(default)]
     description: Option<String>,
+    /// Run outside the sandbox (the permission check asks the user first).
+    #[serde(default)]
+    unsandboxed: Option<bool>,
 }
 
 #[async_trait::async_trait]
@@ -43,8 +61,18 @@ impl Tool for Bash {
         include_str!("../../prompts/tools/bash.md")
     }
 
+    fn describe(&self) -> String {
+        let sandbox = self.policy.describe();
+        let base = self.description().trim();
+        if sandbox.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}\n{sandbox}")
+        }
+    }
+
     fn parameters(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run"},
@@ -53,7 +81,14 @@ impl Tool for Bash {
             },
             "required": ["command"],
             "additionalProperties": false
-        })
+        });
+        if self.policy.active() {
+            schema["properties"]["unsandboxed"] = json!({
+                "type": "boolean",
+                "description": "Run outside the sandbox, after the sandbox stopped this command; the user must approve"
+            });
+        }
+        schema
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
@@ -77,7 +112,14 @@ impl Tool for Bash {
             .filter(|d| !d.is_empty())
             .map(str::to_string)
             .unwrap_or_else(|| command_title(&input.command));
-        let run = run_command(&input.command, ctx, Duration::from_millis(timeout_ms)).await?;
+        let unsandboxed = input.unsandboxed == Some(true);
+        let run = run_command(
+            &input.command,
+            ctx,
+            Duration::from_millis(timeout_ms),
+            (&self.policy, unsandboxed),
+        )
+        .await?;
         let mut text = String::from_utf8_lossy(&run.output).into_owned();
         if run.dropped > 0 {
             text.push_str(&format!(
@@ -89,13 +131,14 @@ impl Tool for Bash {
         let signal = run
             .status
             .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
-        let metadata = json!({
+        let mut metadata = json!({
             "command": input.command,
             "description": input.description,
             "exit_code": exit_code,
             "signal": signal,
             "timed_out": run.end == End::TimedOut,
             "interrupted": run.end == End::Cancelled,
+            "sandboxed": run.sandbox.sandboxed(),
         });
         if run.end == End::Cancelled {
             let partial = if text.trim().is_empty() {
@@ -124,6 +167,11 @@ impl Tool for Bash {
                 (None, Some(sig)) => out.push_str(&format!("\nKilled by signal {sig}")),
                 _ => out.push_str("\nExit status unknown"),
             },
+        }
+        if exit_code != Some(0) && run.sandbox.likely_denied(&out) {
+            out.push_str("\n\n");
+            out.push_str(&run.sandbox.denial_note());
+            metadata["sandbox_denied"] = Value::Bool(true);
         }
         Ok(ToolOutput {
             title,
@@ -154,17 +202,26 @@ struct RunResult {
     dropped: usize,
     status: Option<ExitStatus>,
     end: End,
+    /// How the sandbox confined the command.
+    sandbox: Applied,
 }
 
-/// The user's shell when it is a usable absolute path, else /bin/sh.
+/// The user's shell when it is bash or a POSIX sh (the permission check reads commands with a
+/// bash grammar; zsh or fish would run some of them differently, e.g. zsh glob qualifiers run
+/// code), else bash, else /bin/sh.
 fn shell() -> PathBuf {
     if let Some(s) = std::env::var_os("SHELL") {
         let p = PathBuf::from(s);
-        if p.is_absolute() && p.is_file() {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_absolute() && p.is_file() && matches!(name, "bash" | "sh" | "dash") {
             return p;
         }
     }
-    PathBuf::from("/bin/sh")
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
 /// Kills a process group when dropped (a dropped tool future must not leave processes behind).
@@ -198,6 +255,7 @@ async fn run_command(
     command: &str,
     ctx: &ToolContext,
     timeout: Duration,
+    (policy, unsandboxed): (&CommandPolicy, bool),
 ) -> Result<RunResult, String> {
     let spawn_err = |e: io::Error| format!("bash: could not start the shell: {e}");
     // One pipe for both stdout and stderr keeps their relative order.
@@ -214,6 +272,9 @@ async fn run_command(
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .kill_on_drop(true);
+    let sandbox =
+        crate::sandbox::apply(&mut cmd, policy, &ctx.workspace, &ctx.data_dir, unsandboxed)
+            .map_err(|e| format!("bash: could not set up the sandbox: {e}"))?;
     // SAFETY: setsid is async-signal-safe. A new session puts the command and its children in
     // their own process group (killed together) and detaches them from the controlling terminal
     // so nothing can read the TUI's keyboard.
@@ -297,6 +358,7 @@ async fn run_command(
         dropped,
         status,
         end,
+        sandbox,
     })
 }
 

@@ -6,7 +6,7 @@ use super::*;
 use crate::tools::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-    Bash.run(input, &ws.ctx).await
+    Bash::default().run(input, &ws.ctx).await
 }
 
 /// Whether a pid is gone (or a zombie nobody reaped: it no longer runs).

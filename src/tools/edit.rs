@@ -114,7 +114,8 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     } else {
         content.replacen(old.as_str(), &new, 1)
     };
-    std::fs::write(path, &updated).map_err(|e| format!("Cannot write {shown}: {e}"))?;
+    super::path::write_no_follow(path, updated.as_bytes())
+        .map_err(|e| format!("Cannot write {shown}: {e}"))?;
     record_write(ctx, path);
     let diff = unified_diff(&content, &updated, &shown);
     let replaced = if input.replace_all { count } else { 1 };

@@ -90,12 +90,18 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
 
     // Files first, newest first, so the cap keeps the most recently touched code.
     let mut files: Vec<(i64, PathBuf)> = Vec::new();
+    // `.env`-style files are read with `read`, which asks first; a search does not print them.
+    let mut protected = 0usize;
     if root.is_file() {
         let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
         files.push((mtime, root.clone()));
     } else {
         for entry in walker(&root).build().flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if super::permission::is_env_file(entry.path()) {
+                protected += 1;
                 continue;
             }
             if include
@@ -142,13 +148,24 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         }
     }
     let title = format!("{} in {shown_root}", input.pattern);
+    let skipped = match protected {
+        0 => String::new(),
+        n => format!(
+            "\n({n} .env file{} not searched: they may hold secrets. Use the read tool, which asks the user, if one matters.)\n",
+            if n == 1 { " was" } else { "s were" }
+        ),
+    };
     if total == 0 {
         return Ok(ToolOutput {
             title,
-            output: format!("No matches for `{}` in {shown_root}.", input.pattern),
-            metadata: json!({"matches": 0, "files": 0, "capped": false}),
+            output: format!(
+                "No matches for `{}` in {shown_root}.{skipped}",
+                input.pattern
+            ),
+            metadata: json!({"matches": 0, "files": 0, "capped": false, "protected": protected}),
         });
     }
+    out.push_str(&skipped);
     if total > LIMIT {
         out.push_str(&format!(
             "\n({} more matching lines are not shown: {total} in {files_matched} files in total. \
@@ -159,7 +176,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT}),
+        metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT, "protected": protected}),
     })
 }
 
@@ -182,6 +199,25 @@ mod tests {
 
     async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Grep.run(input, &ws.ctx).await
+    }
+
+    #[tokio::test]
+    async fn env_files_are_not_searched() {
+        let ws = Ws::new();
+        ws.write(".env", "TOKEN=secret-a\n");
+        ws.write("deploy/prod.env", "TOKEN=secret-b\n");
+        ws.write(".env.local", "TOKEN=secret-c\n");
+        ws.write(".env.example", "TOKEN=placeholder\n");
+        ws.write("app.rs", "// TOKEN comes from the environment\n");
+        let out = grep(&ws, json!({"pattern": "TOKEN"})).await.unwrap();
+        assert!(!out.output.contains("secret-"), "{}", out.output);
+        assert!(out.output.contains("placeholder"), "{}", out.output);
+        assert!(out.output.contains("app.rs"), "{}", out.output);
+        assert!(
+            out.output.contains("3 .env files were not searched"),
+            "{}",
+            out.output
+        );
     }
 
     #[tokio::test]

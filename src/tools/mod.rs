@@ -58,6 +58,11 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     /// A description the model can act on.
     fn description(&self) -> &str;
+    /// The description as offered to the model; a tool whose text depends on settings (the
+    /// bash sandbox) adds to it.
+    fn describe(&self) -> String {
+        self.description().trim().to_string()
+    }
     /// JSON schema of the input object.
     fn parameters(&self) -> Value;
     /// Runs the call. An `Err` is a message the model sees as an error result.

@@ -66,33 +66,69 @@ fn canonical_or_self(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normalize(p))
 }
 
-/// Canonicalises the longest existing ancestor of `path` and appends the rest, normalised
-/// lexically (the rest does not exist, so it holds no symlinks).
+/// Symlinks followed while resolving one path before giving up (the kernel's limit is 40).
+const MAX_LINKS: usize = 40;
+
+/// Resolves `path` as the kernel would when creating it: every symlink on the way is followed,
+/// a dangling one included (writing through it would create its target), and `..` applies to
+/// the resolved parent. The part that does not exist is appended as written.
 pub fn canonicalize_lenient(path: &Path) -> PathBuf {
-    let normalized = lexical_normalize(path);
+    let mut links = 0;
+    resolve_links(path, &mut links)
+}
+
+fn resolve_links(path: &Path, links: &mut usize) -> PathBuf {
     if let Ok(c) = std::fs::canonicalize(path) {
         return c;
     }
-    // Walk up the *unnormalised* path so that `link/..` is resolved through the link first.
-    let comps: Vec<Component> = path.components().collect();
-    for split in (1..comps.len()).rev() {
-        let head: PathBuf = comps[..split].iter().collect();
-        if let Ok(base) = std::fs::canonicalize(&head) {
-            let mut out = base;
-            for c in &comps[split..] {
-                match c {
-                    Component::ParentDir => {
-                        out.pop();
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            // `out` holds no symlinks, so its parent is the real parent.
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                match std::fs::read_link(&next) {
+                    Ok(target) if is_link && *links < MAX_LINKS => {
+                        *links += 1;
+                        let target = if target.is_absolute() {
+                            target
+                        } else {
+                            out.join(target)
+                        };
+                        out = resolve_links(&target, links);
                     }
-                    Component::CurDir => {}
-                    Component::Normal(n) => out.push(n),
-                    Component::RootDir | Component::Prefix(_) => {}
+                    _ => out = next,
                 }
             }
-            return out;
         }
     }
-    normalized
+    if out.as_os_str().is_empty() {
+        lexical_normalize(path)
+    } else {
+        out
+    }
+}
+
+/// Writes `content` to `path`, which the caller resolved (no symlink in it): the last component
+/// is opened without following a symlink, so one swapped in after the permission check makes
+/// the write fail instead of landing elsewhere.
+pub fn write_no_follow(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(content)
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
@@ -162,5 +198,43 @@ mod tests {
         let r = resolve(&ws, "link/new/file.txt");
         assert_eq!(r.path, secret.join("new/file.txt"));
         assert!(!r.inside);
+    }
+
+    #[test]
+    fn dangling_and_chained_links_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let target = root.join("outside/planted.txt");
+        std::os::unix::fs::symlink(&target, ws.join("notes.txt")).unwrap();
+        let r = resolve(&ws, "notes.txt");
+        assert_eq!(r.path, target);
+        assert!(!r.inside);
+        // Relative, chained, and with `..` after the link.
+        std::os::unix::fs::symlink("../outside/x", ws.join("rel")).unwrap();
+        std::os::unix::fs::symlink("rel", ws.join("chain")).unwrap();
+        assert_eq!(resolve(&ws, "chain").path, root.join("outside/x"));
+        assert_eq!(resolve(&ws, "chain/../y").path, root.join("outside/y"));
+        // A loop ends without hanging.
+        std::os::unix::fs::symlink("loop2", ws.join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", ws.join("loop2")).unwrap();
+        let _ = resolve(&ws, "loop1/x");
+        // Inside stays inside.
+        std::os::unix::fs::symlink("sub", ws.join("alias")).unwrap();
+        let r = resolve(&ws, "alias/new.txt");
+        assert_eq!(r.path, ws.join("sub/new.txt"));
+        assert!(r.inside);
+    }
+
+    #[test]
+    fn writes_do_not_follow_a_swapped_in_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join("f")).unwrap();
+        assert!(write_no_follow(&root.join("f"), b"x").is_err());
+        assert!(!root.join("elsewhere").exists());
+        write_no_follow(&root.join("g"), b"ok").unwrap();
+        assert_eq!(std::fs::read(root.join("g")).unwrap(), b"ok");
     }
 }

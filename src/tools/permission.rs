@@ -4,7 +4,8 @@
 //!
 //! Matching: within a tool's table the longest matching pattern wins (ties: the stricter action).
 //! Patterns are globs whose `*` also crosses `/` (`src/*` covers the whole `src` tree). A bash
-//! command line is split into its simple commands (see `bash_parse`); every one must pass.
+//! command line is read with a shell grammar and every command it runs must pass (see
+//! `permission_bash`). `grep`, `glob` and `list` on a file are checked like `read` of it.
 //! The user's rules are merged over the defaults pattern by pattern. A default that is more
 //! lenient than the user's `*` rule for the same tool is dropped (so `read = "deny"` denies
 //! `.env.example` too), while stricter defaults stay (so `edit = "allow"` still asks for `*.env`).
@@ -15,7 +16,6 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
 use super::ToolContext;
-use super::bash_parse::{prefix_pattern, split_commands};
 use super::path::{Resolved, is_under, resolve};
 use crate::config::{Action, PermissionSetting};
 use crate::event::{PermissionReply, PermissionRequest};
@@ -26,6 +26,10 @@ pub const EXTERNAL_DIRECTORY: &str = "external_directory";
 pub const DOOM_LOOP: &str = "doom_loop";
 /// Identical calls in a row that count as a doom loop.
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
+
+#[path = "permission_bash.rs"]
+mod bash;
+pub use bash::{Note, UNSANDBOXED};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -93,8 +97,18 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
         d.insert(t.into(), vec![("*", Allow)]);
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
+    d.insert(UNSANDBOXED.into(), vec![("*", Ask)]);
     d.insert(DOOM_LOOP.into(), vec![("*", Ask)]);
     d
+}
+
+/// Whether `path` is named like the `.env` files the default `read` rules ask about (`*.env`,
+/// `*.env.*`, but not `*.env.example`): searches skip them.
+pub fn is_env_file(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    (name.ends_with(".env") || name.contains(".env.")) && !name.ends_with(".env.example")
 }
 
 /// The permission state of one session: the configured rules plus "always" grants.
@@ -107,6 +121,8 @@ pub struct Permissions {
     /// MCP tools: the name the model calls → (server, the server's name for the tool). Their
     /// rules are the server's table (`[permission.SERVER]`), matched against the tool's name.
     mcp: HashMap<String, (String, String)>,
+    /// Request id → why a bash request asks and whether `--yes` may approve it.
+    notes: HashMap<String, Note>,
 }
 
 /// One thing a call touches, checked against one table.
@@ -158,6 +174,7 @@ impl Permissions {
             granted: BTreeMap::new(),
             pending: HashMap::new(),
             mcp: HashMap::new(),
+            notes: HashMap::new(),
         }
     }
 
@@ -170,38 +187,54 @@ impl Permissions {
     /// `..` included) before matching; a path outside the workspace is also checked against
     /// `external_directory`; reads of `<data_dir>/tool-output/` are always allowed.
     pub fn check(&mut self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
+        if tool == "bash" {
+            return self.check_bash(input, ctx);
+        }
         let subjects = match self.subjects(tool, input, ctx) {
             Some(s) => s,
             None => return Decision::Allow,
         };
-        let mut asks: Vec<&Subject> = Vec::new();
-        for s in &subjects {
+        let asks = match self.evaluate(&subjects) {
+            Ok(asks) => asks,
+            Err(deny) => return deny,
+        };
+        if asks.is_empty() {
+            return Decision::Allow;
+        }
+        let title = title(tool, input, &subjects, ctx);
+        Decision::Ask(self.request(tool, title, &asks, ctx))
+    }
+
+    /// Checks each subject: the first denied one decides (`Err`); otherwise the ones that must
+    /// be asked about (not granted for the session).
+    fn evaluate<'a>(&self, subjects: &'a [Subject]) -> Result<Vec<&'a Subject>, Decision> {
+        let mut asks = Vec::new();
+        for s in subjects {
             let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
             let (action, pattern) = self.decide(&s.table, &forms);
             match action {
                 Action::Deny => {
-                    let shown = s.forms.first().cloned().unwrap_or_default();
-                    let rule = pattern
-                        .map(|p| format!(" (rule `{p}`)"))
-                        .unwrap_or_default();
-                    return Decision::Deny {
-                        message: format!(
-                            "Permission denied: the user's rules deny {} for `{shown}`{rule}. \
-                             Do not retry this call; find another way or ask the user.",
-                            s.table
-                        ),
-                    };
+                    let shown = s.forms.first().map(String::as_str).unwrap_or_default();
+                    return Err(deny_message(&s.table, shown, pattern.as_deref()));
                 }
                 Action::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
                 _ => {}
             }
         }
-        if asks.is_empty() {
-            return Decision::Allow;
-        }
+        Ok(asks)
+    }
+
+    /// A new question, remembered with what an "always" reply grants.
+    fn request(
+        &mut self,
+        tool: &str,
+        title: String,
+        grantable: &[&Subject],
+        ctx: &ToolContext,
+    ) -> PermissionRequest {
         let mut patterns: Vec<String> = Vec::new();
         let mut grants: Vec<(String, String)> = Vec::new();
-        for s in &asks {
+        for s in grantable {
             if !patterns.contains(&s.grant) {
                 patterns.push(s.grant.clone());
             }
@@ -211,11 +244,22 @@ impl Permissions {
             id: format!("perm_{}", ulid::Ulid::new()),
             tool: tool.to_string(),
             call_id: ctx.call_id.clone(),
-            title: title(tool, input, &subjects, ctx),
+            title,
             patterns,
         };
         self.pending.insert(request.id.clone(), grants);
-        Decision::Ask(request)
+        request
+    }
+
+    /// Why headless `--yes` must not approve this request (a deny rule could match a command
+    /// pith cannot fully read), or `None` when it may.
+    pub fn yes_refusal(&self, request: &PermissionRequest) -> Option<String> {
+        self.notes.get(&request.id)?.yes_refusal()
+    }
+
+    /// Why this request asks although no rule says ask, for a run with no one to answer.
+    pub fn headless_reason(&self, request: &PermissionRequest) -> Option<String> {
+        self.notes.get(&request.id)?.headless_reason()
     }
 
     /// `check`, then the doom-loop test: the third identical call in a row asks even if the rules
@@ -248,6 +292,7 @@ impl Permissions {
     /// Records the user's answer. `Always` allows the request's patterns for the rest of the
     /// session; `Once` and `Deny` grant nothing.
     pub fn reply(&mut self, request: &PermissionRequest, reply: PermissionReply) {
+        self.notes.remove(&request.id);
         let grants = self.pending.remove(&request.id).unwrap_or_else(|| {
             request
                 .patterns
@@ -302,40 +347,10 @@ impl Permissions {
                 .find_map(|n| input.get(*n).and_then(Value::as_str))
         };
         match tool {
-            "bash" => {
-                let command = str_field(&["command"])?;
-                let mut subjects: Vec<Subject> = split_commands(command)
-                    .into_iter()
-                    .map(|seg| Subject {
-                        table: "bash".into(),
-                        grant: prefix_pattern(&seg),
-                        forms: vec![seg],
-                    })
-                    .collect();
-                if subjects.is_empty() {
-                    return None;
-                }
-                subjects.dedup_by(|a, b| a.forms == b.forms);
-                Some(subjects)
-            }
             "read" | "write" | "edit" => {
                 let raw = str_field(&["file_path", "path", "filePath"])?;
                 let r = resolve(&ctx.workspace, raw);
-                if tool == "read" && in_tool_output(&r, ctx) {
-                    return Some(Vec::new());
-                }
-                let mut subjects = Vec::new();
-                if !r.inside {
-                    subjects.push(external(&r, r.path.is_dir()));
-                }
-                let shown = r.display(&ctx.workspace);
-                let abs = r.path.to_string_lossy().into_owned();
-                subjects.push(Subject {
-                    table: tool.into(),
-                    grant: shown.clone(),
-                    forms: vec![shown, abs],
-                });
-                Some(subjects)
+                Some(self.path_subjects(tool, &r, ctx))
             }
             "glob" | "grep" | "list" => {
                 let raw = str_field(&["path"])
@@ -346,8 +361,11 @@ impl Permissions {
                     return Some(Vec::new());
                 }
                 let mut subjects = Vec::new();
-                if !r.inside {
-                    subjects.push(external(&r, !r.path.is_file()));
+                if r.path.is_file() {
+                    // Searching a file reads it: the read rules apply (`.env` asks).
+                    subjects = self.path_subjects("read", &r, ctx);
+                } else if !r.inside {
+                    subjects.push(external(&r, true));
                 }
                 let what = match tool {
                     "list" => r.display(&ctx.workspace),
@@ -376,6 +394,42 @@ impl Permissions {
     }
 }
 
+/// The decision for a denied subject, with what the model is told.
+fn deny_message(table: &str, shown: &str, pattern: Option<&str>) -> Decision {
+    let rule = pattern
+        .map(|p| format!(" (rule `{p}`)"))
+        .unwrap_or_default();
+    Decision::Deny {
+        message: format!(
+            "Permission denied: the user's rules deny {table} for `{shown}`{rule}. \
+             Do not retry this call; find another way or ask the user."
+        ),
+    }
+}
+
+impl Permissions {
+    /// The subjects of reading or writing a resolved path with `tool`'s table: the path itself,
+    /// and `external_directory` when it lies outside the workspace. Reads of the tool-output
+    /// folder are free.
+    fn path_subjects(&self, tool: &str, r: &Resolved, ctx: &ToolContext) -> Vec<Subject> {
+        if tool == "read" && in_tool_output(r, ctx) {
+            return Vec::new();
+        }
+        let mut subjects = Vec::new();
+        if !r.inside {
+            subjects.push(external(r, r.path.is_dir()));
+        }
+        let shown = r.display(&ctx.workspace);
+        let abs = r.path.to_string_lossy().into_owned();
+        subjects.push(Subject {
+            table: tool.into(),
+            grant: shown.clone(),
+            forms: vec![shown, abs],
+        });
+        subjects
+    }
+}
+
 fn in_tool_output(r: &Resolved, ctx: &ToolContext) -> bool {
     is_under(&r.path, &super::truncate::output_dir(&ctx.data_dir))
 }
@@ -401,42 +455,30 @@ fn external(r: &Resolved, is_dir: bool) -> Subject {
 }
 
 fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
-    match tool {
-        "bash" => {
-            let cmd = input
-                .get("command")
+    let main = subjects.iter().rfind(|s| s.table == tool);
+    let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
+    let base = match main {
+        Some(s) if matches!(tool, "read" | "write" | "edit" | "list") => s.forms[0].clone(),
+        Some(s) if s.forms[0] != "*" => {
+            let path = input
+                .get("path")
                 .and_then(Value::as_str)
-                .unwrap_or("")
-                .trim();
-            cut(cmd, 300)
-        }
-        _ => {
-            let main = subjects.iter().rfind(|s| s.table == tool);
-            let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
-            let base = match main {
-                Some(s) if matches!(tool, "read" | "write" | "edit" | "list") => s.forms[0].clone(),
-                Some(s) if s.forms[0] != "*" => {
-                    let path = input
-                        .get("path")
-                        .and_then(Value::as_str)
-                        .map(|p| resolve(&ctx.workspace, p).display(&ctx.workspace));
-                    match path {
-                        Some(p) => format!("{} in {p}", s.forms[0]),
-                        None => s.forms[0].clone(),
-                    }
-                }
-                _ => tool.to_string(),
-            };
-            if outside {
-                format!("{base} (outside the workspace)")
-            } else {
-                base
+                .map(|p| resolve(&ctx.workspace, p).display(&ctx.workspace));
+            match path {
+                Some(p) => format!("{} in {p}", s.forms[0]),
+                None => s.forms[0].clone(),
             }
         }
+        _ => tool.to_string(),
+    };
+    if outside {
+        format!("{base} (outside the workspace)")
+    } else {
+        base
     }
 }
 
-fn cut(s: &str, max: usize) -> String {
+pub(super) fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         None => s.to_string(),
         Some((i, _)) => format!("{}…", &s[..i]),

@@ -416,3 +416,5 @@ fn mcp_tools_ask_by_default_and_follow_their_servers_rules() {
     // A tool no server owns is its own table, as before.
     ask(p.check("unknown_tool", &json!({}), ctx));
 }
+#[path = "permission_bash_tests.rs"]
+mod bash_lines;

@@ -15,10 +15,17 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// bash, read, write, edit, glob, grep, list, todowrite, recall.
+    /// bash, read, write, edit, glob, grep, list, todowrite, recall, with the default command
+    /// policy.
     pub fn builtin() -> Registry {
+        Registry::configured(&crate::config::Config::default())
+    }
+
+    /// The built-in tools, `bash` running commands as `config` says (sandbox, environment).
+    pub fn configured(config: &crate::config::Config) -> Registry {
+        let policy = crate::sandbox::CommandPolicy::from_config(config);
         let tools: Vec<Arc<dyn Tool>> = vec![
-            Arc::new(super::bash::Bash),
+            Arc::new(super::bash::Bash::new(policy)),
             Arc::new(super::read::Read),
             Arc::new(super::write::Write),
             Arc::new(super::edit::Edit),
@@ -46,14 +53,7 @@ impl Registry {
 
     /// Name, description and input schema of every tool, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().trim().to_string(),
-                parameters: t.parameters(),
-            })
-            .collect()
+        self.tools.iter().map(|t| spec(t.as_ref())).collect()
     }
 
     /// Keeps only the tools for which `keep` is true.
@@ -73,7 +73,8 @@ impl Registry {
     /// saved in full under `<data_dir>/tool-output/` (ARCHITECTURE.md §6.1); the metadata then
     /// holds
     /// `truncated: true` and `output_path`, unless the tool marked its output `bounded: true`
-    /// (it paged it itself, like read). Permissions are not checked here (see `Permissions`).
+    /// (it paged it itself, like read). Known secrets are scrubbed from the result first.
+    /// Permissions are not checked here (see `Permissions`).
     pub async fn execute(
         &self,
         name: &str,
@@ -88,6 +89,16 @@ impl Registry {
         };
         let span = tracing::debug_span!("tool", tool = name, call_id = %ctx.call_id);
         let result = tracing::Instrument::instrument(tool.run(input, ctx), span).await;
+        // A secret pith knows that a tool printed goes no further: not to the model, the store,
+        // the screen or a saved full output.
+        let result = result
+            .map(|mut out| {
+                out.output = crate::secrets::scrub(&out.output).into_owned();
+                out.title = crate::secrets::scrub(&out.title).into_owned();
+                crate::secrets::scrub_json(&mut out.metadata);
+                out
+            })
+            .map_err(|msg| crate::secrets::scrub(&msg).into_owned());
         match result {
             Ok(mut out) => {
                 // A tool that pages its own output (read) sets `bounded`: its text is already
@@ -117,6 +128,15 @@ impl Registry {
                 }
             }
         }
+    }
+}
+
+/// What the model is offered of one tool: its name, description and input schema.
+pub fn spec(tool: &dyn Tool) -> ToolSpec {
+    ToolSpec {
+        name: tool.name().to_string(),
+        description: tool.describe(),
+        parameters: tool.parameters(),
     }
 }
 

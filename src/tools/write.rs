@@ -65,7 +65,8 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("Cannot create the directory {}: {e}", parent.display()))?;
     }
-    std::fs::write(path, content).map_err(|e| format!("Cannot write {shown}: {e}"))?;
+    super::path::write_no_follow(path, content.as_bytes())
+        .map_err(|e| format!("Cannot write {shown}: {e}"))?;
     record_write(ctx, path);
     tracing::debug!(path = %path.display(), bytes = content.len(), "write");
     let lines = content.lines().count();

@@ -88,12 +88,24 @@ pub struct Permissions {
     pub selected: usize,
     /// Deny-with-note input, open after choosing "deny".
     pub note: Option<TextArea<'static>>,
-    /// When the question on screen appeared: keys typed just before it (the user was writing a
-    /// prompt) must not answer it.
+    /// When the question on screen appeared (`None`: long enough ago).
     pub shown_at: Option<Instant>,
+    /// When the last key went to the composer rather than to a question.
+    pub typed_at: Option<Instant>,
 }
 
-/// How long a new permission question ignores answer keys.
+impl Permissions {
+    /// Whether keys may answer the question on screen: it has been up for a moment and the
+    /// user has paused typing since. Until then keys go to the composer, so a prompt being
+    /// typed as the question pops up (its `a`, `y`, `n`, Enter) answers nothing.
+    pub fn armed(&self, now: Instant) -> bool {
+        let quiet =
+            |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= PERMISSION_GUARD);
+        quiet(self.shown_at) && quiet(self.typed_at)
+    }
+}
+
+/// How long a new permission question, or one the user was typing over, ignores answer keys.
 pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
 /// A prompt sent but not yet seen back from the engine.

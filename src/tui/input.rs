@@ -12,9 +12,7 @@ use ratatui_textarea::TextArea;
 use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
-use super::app::{
-    App, PERMISSION_GUARD, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW,
-};
+use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
 use crate::commands::{self, Command};
@@ -126,10 +124,13 @@ impl App {
             // any other key disarms the quit prompt
             self.quit_armed = None;
         }
-        if !self.permissions.queue.is_empty() {
+        let now = Instant::now();
+        if !self.permissions.queue.is_empty() && self.permissions.armed(now) {
             self.permission_key(k);
             return;
         }
+        // Anything else is typing: a question that appears now waits for a pause.
+        self.permissions.typed_at = Some(now);
         if self.popup.is_some() {
             self.popup_key(k);
             return;
@@ -427,13 +428,6 @@ impl App {
     }
 
     fn permission_key(&mut self, k: KeyEvent) {
-        if self
-            .permissions
-            .shown_at
-            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
-        {
-            return; // typed before the question could be read
-        }
         if let Some(note) = &mut self.permissions.note {
             match k.code {
                 KeyCode::Enter => {

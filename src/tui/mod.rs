@@ -11,6 +11,7 @@ pub mod input;
 pub mod markdown;
 mod mcp;
 pub mod transcript;
+pub mod trust;
 pub mod view;
 pub mod wrap;
 

@@ -100,6 +100,7 @@ pub(super) fn ctrl(app: &mut App, c: char) {
 /// The user has had time to read the permission question on screen.
 pub(super) fn read_question(app: &mut App) {
     app.permissions.shown_at = None;
+    app.permissions.typed_at = None;
 }
 
 pub(super) fn type_str(app: &mut App, s: &str) {

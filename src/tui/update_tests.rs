@@ -168,23 +168,66 @@ fn unknown_command_is_an_error_not_a_prompt() {
 }
 
 #[test]
+fn keys_typed_over_a_new_question_go_to_the_composer() {
+    use std::time::{Duration, Instant};
+    let (mut app, mut rx) = fresh();
+    let long_ago = Instant::now() - Duration::from_secs(5);
+    // The user is typing a follow-up while the agent works…
+    type_str(&mut app, "and the");
+    // …when a question pops up under the cursor.
+    ev(&mut app, asked("P1", "rm -rf build"));
+    type_str(&mut app, "n then a");
+    assert!(ops(&mut rx).is_empty(), "typing answered the question");
+    assert_eq!(app.composer.text(), "and then then a");
+    assert_eq!(app.permissions.queue.len(), 1);
+    // The question has been up a while, but the user kept typing: still the composer's.
+    app.permissions.shown_at = Some(long_ago);
+    key(&mut app, KeyCode::Char('y'));
+    assert!(ops(&mut rx).is_empty());
+    assert!(app.composer.text().ends_with('y'));
+    // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
+    app.permissions.typed_at = Some(long_ago);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Always,
+            message: None
+        }]
+    );
+    assert_eq!(
+        app.composer.text(),
+        "and then then ay",
+        "the prompt is kept"
+    );
+}
+
+/// A bash permission question.
+fn asked(id: &str, title: &str) -> Event {
+    Event::PermissionAsked(PermissionRequest {
+        id: id.into(),
+        tool: "bash".into(),
+        call_id: "c".into(),
+        title: title.into(),
+        patterns: vec!["make *".into()],
+    })
+}
+
+#[test]
 fn permission_replies() {
-    let req = |id: &str| {
-        Event::PermissionAsked(PermissionRequest {
-            id: id.into(),
-            tool: "bash".into(),
-            call_id: "c".into(),
-            title: "make install".into(),
-            patterns: vec!["make *".into()],
-        })
-    };
+    let req = |id: &str| asked(id, "make install");
     let (mut app, mut rx) = fresh();
     ev(&mut app, req("P1"));
     ev(&mut app, req("P2"));
-    // a key typed as the question appears (the user was still writing) does not answer it
+    // a key typed as the question appears (the user was still writing) does not answer it: it
+    // goes to the composer
     key(&mut app, KeyCode::Char('a'));
     assert!(ops(&mut rx).is_empty());
     assert_eq!(app.permissions.queue.len(), 2);
+    assert_eq!(app.composer.text(), "a");
+    app.composer.clear();
     read_question(&mut app);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(

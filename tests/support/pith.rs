@@ -123,6 +123,22 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
+/// What the model was sent as the result of the last tool call, in the last request `server`
+/// received ("" when there was none).
+pub fn last_tool_result(server: &super::MockServer) -> String {
+    server
+        .requests()
+        .last()
+        .and_then(|r| {
+            r.body["messages"]
+                .as_array()?
+                .iter()
+                .rfind(|m| m["role"] == "tool")
+                .and_then(|m| m["content"].as_str().map(str::to_string))
+        })
+        .unwrap_or_default()
+}
+
 /// The events of one type.
 pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()
@@ -147,6 +163,20 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
             .map(|i| sys[i..].to_string())
             .unwrap_or_default();
         v["messages"][0]["content"] = Value::String(format!("{first}\n[…agent prompt…]\n{rest}"));
+    }
+    // What the bash tool says about the OS sandbox depends on the kernel the tests run on.
+    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in tools.iter_mut().filter(|t| t["function"]["name"] == "bash") {
+            let f = &mut tool["function"];
+            if let Some(d) = f["description"].as_str()
+                && let Some(i) = d.find("\n- Commands run in an OS sandbox")
+            {
+                f["description"] = Value::String(format!("{}\n[…sandbox…]", &d[..i]));
+            }
+            if let Some(props) = f["parameters"]["properties"].as_object_mut() {
+                props.remove("unsandboxed");
+            }
+        }
     }
     v
 }

@@ -57,7 +57,7 @@ fn emit(
         let value = &table[k.as_str()];
         let key = join_key(&prefix, k);
         let origin = loaded.origin(&key);
-        let shown = if in_headers && is_secret_name(k) {
+        let shown = if in_headers && crate::config::is_secret_name(k) {
             "\"<redacted>\"".to_string()
         } else {
             value.to_string()
@@ -98,20 +98,4 @@ fn emit(
         }
         emit(out, sub, &sub_path, loaded, is_set);
     }
-}
-
-/// Header names whose values are treated as secrets.
-fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "auth",
-        "key",
-        "token",
-        "secret",
-        "cookie",
-        "password",
-        "credential",
-    ]
-    .iter()
-    .any(|s| n.contains(s))
 }

@@ -1,0 +1,233 @@
+//! Secrets pith knows: the API keys and secret header values of the configured providers.
+//!
+//! They are registered once read and scrubbed from everything pith writes or shows: provider
+//! errors, the log file, the session store, exports and tool results (a command that prints one
+//! does not put it in the model's context). The environment variables that hold them, and any
+//! variable named like a secret, are kept from the commands pith runs (see [`EnvPolicy`]).
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+use serde_json::Value;
+
+use crate::config::Config;
+pub use crate::config::is_secret_name;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+/// Shorter values are not treated as secrets: replacing them would mangle ordinary text.
+const MIN_LEN: usize = 8;
+
+static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Remembers `value` as a secret (and the credential after a `Bearer ` / `Basic ` prefix).
+pub fn register(value: &str) {
+    let value = value.trim();
+    let mut new = vec![value.to_string()];
+    for prefix in ["Bearer ", "Basic ", "bearer ", "Token ", "token "] {
+        if let Some(rest) = value.strip_prefix(prefix) {
+            new.push(rest.trim().to_string());
+        }
+    }
+    let Ok(mut known) = KNOWN.write() else {
+        return;
+    };
+    for v in new {
+        if v.chars().count() >= MIN_LEN && !known.contains(&v) {
+            known.push(v);
+        }
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    known.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// Registers the key of every provider whose key variable is set, and every header value whose
+/// name looks secret.
+pub fn register_config(config: &Config, env: &dyn Fn(&str) -> Option<String>) {
+    for provider in config.provider.values() {
+        if let Some(value) = provider.api_key_env.as_deref().and_then(env) {
+            register(&value);
+        }
+        for (name, value) in &provider.headers {
+            if is_secret_name(name) {
+                register(value);
+            }
+        }
+    }
+}
+
+/// `text` with every known secret replaced by `[REDACTED]`.
+pub fn scrub(text: &str) -> Cow<'_, str> {
+    let Ok(known) = KNOWN.read() else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = Cow::Borrowed(text);
+    for secret in known.iter() {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        }
+        // As it appears inside a JSON string.
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        if escaped != secret && out.contains(escaped) {
+            out = Cow::Owned(out.replace(escaped, REDACTED));
+        }
+    }
+    out
+}
+
+/// Scrubs every string inside `value`.
+pub fn scrub_json(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(clean) = scrub(s) {
+                *s = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub_json),
+        Value::Object(map) => map.values_mut().for_each(scrub_json),
+        _ => {}
+    }
+}
+
+/// A writer that scrubs secrets from what passes through it (the log file).
+pub struct ScrubbingWriter<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for ScrubbingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) => {
+                self.0.write_all(scrub(text).as_bytes())?;
+                Ok(buf.len())
+            }
+            Err(_) => self.0.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Which environment variables the commands pith runs do not get.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvPolicy {
+    /// Variables pith reads a secret from (the providers' `api_key_env`).
+    pub secret_vars: Vec<String>,
+    /// Variables passed although their name looks secret (config `env_allow`).
+    pub allow: Vec<String>,
+}
+
+impl EnvPolicy {
+    pub fn from_config(config: &Config) -> EnvPolicy {
+        let mut secret_vars: Vec<String> = config
+            .provider
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .filter(|v| !v.is_empty())
+            .collect();
+        secret_vars.sort();
+        secret_vars.dedup();
+        EnvPolicy {
+            secret_vars,
+            allow: config.env_allow.clone(),
+        }
+    }
+
+    /// Whether the variable `name` is kept from commands.
+    pub fn withholds(&self, name: &str) -> bool {
+        if self.allow.iter().any(|a| a == name) {
+            return false;
+        }
+        self.secret_vars.iter().any(|v| v == name) || looks_secret_var(name)
+    }
+
+    /// The variables of `vars` (the process environment) that commands do not get.
+    pub fn withheld<I: IntoIterator<Item = std::ffi::OsString>>(&self, vars: I) -> Vec<String> {
+        let mut out: Vec<String> = vars
+            .into_iter()
+            .filter_map(|v| v.into_string().ok())
+            .filter(|v| self.withholds(v))
+            .collect();
+        // Key variables are removed even when unset here, in case a parent sets them later.
+        for v in &self.secret_vars {
+            if !out.contains(v) && self.withholds(v) {
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+}
+
+/// `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD` and the like.
+pub fn looks_secret_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    const SUFFIXES: &[&str] = &[
+        "_API_KEY",
+        "_APIKEY",
+        "_TOKEN",
+        "_SECRET",
+        "_SECRET_KEY",
+        "_ACCESS_KEY",
+        "_PRIVATE_KEY",
+        "_PASSWORD",
+        "_PASSWD",
+        "_CREDENTIALS",
+        "_AUTH",
+    ];
+    SUFFIXES.iter().any(|s| n.ends_with(s))
+        || n.contains("SECRET")
+        || matches!(n.as_str(), "API_KEY" | "TOKEN" | "PASSWORD")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_secrets_are_scrubbed() {
+        register("Bearer unit-test-bearer-1234");
+        register("short");
+        assert_eq!(
+            scrub("auth: Bearer unit-test-bearer-1234 and unit-test-bearer-1234").as_ref(),
+            "auth: [REDACTED] and [REDACTED]"
+        );
+        assert_eq!(scrub("short stays"), "short stays");
+        let mut v = serde_json::json!({"a": ["x unit-test-bearer-1234"], "b": 1});
+        scrub_json(&mut v);
+        assert_eq!(v["a"][0], "x [REDACTED]");
+        let mut w = ScrubbingWriter(Vec::new());
+        std::io::Write::write_all(&mut w, b"log unit-test-bearer-1234\n").unwrap();
+        assert_eq!(w.0, b"log [REDACTED]\n");
+    }
+
+    #[test]
+    fn secret_looking_variables_are_withheld_unless_allowed() {
+        let policy = EnvPolicy {
+            secret_vars: vec!["MY_PROVIDER_CRED".into()],
+            allow: vec!["GH_TOKEN".into()],
+        };
+        for v in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "MY_PROVIDER_CRED",
+            "client_secret",
+        ] {
+            assert!(policy.withholds(v), "{v}");
+        }
+        for v in [
+            "PATH",
+            "HOME",
+            "GH_TOKEN",
+            "TOKENIZERS_PARALLELISM",
+            "KEYMAP",
+        ] {
+            assert!(!policy.withholds(v), "{v}");
+        }
+        let withheld = policy.withheld(["PATH".into(), "NPM_TOKEN".into()]);
+        assert_eq!(withheld, ["NPM_TOKEN", "MY_PROVIDER_CRED"]);
+    }
+}

@@ -1,0 +1,327 @@
+//! The permission check of a `bash` call.
+//!
+//! The command line is analysed with a real shell grammar (`bash_parse`). Every simple command it
+//! runs is matched against the `bash` rules on its own; every file a redirection writes or reads
+//! is checked like the `write` / `read` tools (workspace, `external_directory`, `*.env`).
+//!
+//! Deny and ask rules are also matched by shape, so spelling a command differently does not get
+//! it past them: the command name without its directory, quotes or backslash (`/bin/rm`, `\rm`,
+//! `'rm'`), wrappers looked through (`command rm`, `env rm`, `sudo rm`, `xargs rm`,
+//! `find -exec rm`), flags in any order or grouping (`-rf`, `-fr`, `-r -f`, `--recursive
+//! --force`) and the rule's other words anywhere after the name (`git -C dir push`).
+//!
+//! A line the analysis cannot fully judge (opaque: `$(…)`, `${x@P}`, `eval`, `bash -c`,
+//! a command name that is an expansion …) is never allowed by the rules alone: it asks, and
+//! headless `--yes` does not approve it when a deny rule could match what it runs.
+
+use std::collections::BTreeSet;
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde_json::Value;
+
+use super::{Decision, Permissions, Subject, cut, deny_message};
+use crate::config::Action;
+use crate::tools::ToolContext;
+use crate::tools::bash_parse::{self, SimpleCommand, Word};
+use crate::tools::path::resolve;
+
+/// The table consulted before a command runs outside the sandbox (default ask).
+pub const UNSANDBOXED: &str = "unsandboxed";
+
+/// How a rule's shape fits a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fit {
+    No,
+    /// Only if words the shell computes at run time turn out a certain way.
+    Could,
+    Yes,
+}
+
+/// What a bash request carries besides the question: why it asks although the rules might allow
+/// it, and why `--yes` must not approve it.
+#[derive(Debug, Clone, Default)]
+pub struct Note {
+    /// The command line, as the model wrote it (cut).
+    pub command: String,
+    /// The line is opaque: these are the reasons.
+    pub opaque: Vec<String>,
+    /// A deny rule could match what the line runs: `(rule, command)`.
+    pub could_deny: Option<(String, String)>,
+}
+
+impl Note {
+    /// Why headless `--yes` does not approve the request, if it must not.
+    pub fn yes_refusal(&self) -> Option<String> {
+        let command = &self.command;
+        let (rule, cmd) = self.could_deny.as_ref()?;
+        let why = if self.opaque.is_empty() {
+            format!("words computed at run time could make `{cmd}` match")
+        } else {
+            format!(
+                "it uses {}, so pith cannot tell whether it matches",
+                self.opaque.join(", ")
+            )
+        };
+        Some(format!(
+            "Not run: `{command}` was not approved by --yes because the deny rule `{rule}` could apply: {why}. \
+             Write the command as plain words (no substitutions, eval or code strings) so the rules can check it, or ask the user to run it."
+        ))
+    }
+
+    /// What the model is told when no one can answer the question (headless without `--yes`).
+    pub fn headless_reason(&self) -> Option<String> {
+        if self.opaque.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "Not run: `{}` uses {}, which pith cannot check against the permission rules, so it always needs the user's approval, and this non-interactive run has no one to ask. Rewrite it as plain commands the rules can check, or continue without it.",
+            self.command,
+            self.opaque.join(", ")
+        ))
+    }
+}
+
+impl Permissions {
+    /// The decision for a `bash` call.
+    pub(super) fn check_bash(&mut self, input: &Value, ctx: &ToolContext) -> Decision {
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return Decision::Allow; // the tool rejects it
+        };
+        if command.trim().is_empty() {
+            return Decision::Allow;
+        }
+        let unsandboxed = input.get(UNSANDBOXED).and_then(Value::as_bool) == Some(true);
+        let analysis = bash_parse::analyse(command);
+        let mut note = Note {
+            command: cut(command.trim(), 300),
+            opaque: analysis.opaque.clone(),
+            could_deny: None,
+        };
+        if analysis.hidden
+            && let Some(rule) = self
+                .rules
+                .get("bash")
+                .into_iter()
+                .flatten()
+                .find(|r| r.action == Action::Deny)
+        {
+            note.could_deny = Some((rule.pattern.clone(), note.command.clone()));
+        }
+        let mut shape_asks = false;
+        let mut subjects: Vec<Subject> = Vec::new();
+        for cmd in &analysis.commands {
+            if cmd.words.is_empty() && cmd.assignments.is_empty() {
+                continue;
+            }
+            let form = cmd.form();
+            let (action, pattern) = self.decide("bash", &[form.as_str()]);
+            if action == Action::Deny {
+                return deny_message("bash", &form, pattern.as_deref());
+            }
+            let decided_len = match action {
+                Action::Allow => pattern.as_ref().map_or(0, |p| p.chars().count()),
+                _ => 0,
+            };
+            for rule in self.rules.get("bash").into_iter().flatten() {
+                if rule.action == Action::Allow {
+                    continue;
+                }
+                match fit(&rule.pattern, cmd) {
+                    Fit::Yes if rule.pattern.chars().count() >= decided_len => {
+                        if rule.action == Action::Deny {
+                            return deny_message("bash", &form, Some(&rule.pattern));
+                        }
+                        shape_asks = true;
+                    }
+                    // A longer allow rule decides, as it would for the pattern itself.
+                    Fit::Yes | Fit::No => {}
+                    Fit::Could => {
+                        shape_asks = true;
+                        if rule.action == Action::Deny && note.could_deny.is_none() {
+                            note.could_deny = Some((rule.pattern.clone(), form.clone()));
+                        }
+                    }
+                }
+            }
+            if cmd.wrapper {
+                continue; // the command it runs is judged instead
+            }
+            let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
+            subjects.push(Subject {
+                table: "bash".into(),
+                forms: vec![form.clone()],
+                grant: grant.clone(),
+            });
+            if unsandboxed {
+                subjects.push(Subject {
+                    table: UNSANDBOXED.into(),
+                    forms: vec![form],
+                    grant,
+                });
+            }
+        }
+        for r in &analysis.redirects {
+            if !r.target.literal {
+                continue; // opaque already
+            }
+            let tool = if r.write { "write" } else { "read" };
+            let resolved = resolve(&ctx.workspace, &r.target.text);
+            subjects.extend(self.path_subjects(tool, &resolved, ctx));
+        }
+
+        let asks = match self.evaluate(&subjects) {
+            Ok(asks) => asks,
+            Err(deny) => return deny,
+        };
+        if asks.is_empty() && note.opaque.is_empty() && !shape_asks {
+            return Decision::Allow;
+        }
+        let grantable: Vec<&Subject> = if asks.is_empty() {
+            subjects.iter().filter(|s| s.table == "bash").collect()
+        } else {
+            asks
+        };
+        let mut title = note.command.clone();
+        if unsandboxed {
+            title = format!("{title}\n(outside the sandbox)");
+        }
+        if !note.opaque.is_empty() {
+            title = format!("{title}\n(asks because it uses {})", note.opaque.join(", "));
+        }
+        let request = self.request("bash", title, &grantable, ctx);
+        self.notes.insert(request.id.clone(), note);
+        Decision::Ask(request)
+    }
+}
+
+/// `s` as a glob matching only itself.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rule pattern read as a command: name, flags, other words.
+struct Shape {
+    name: String,
+    flags: BTreeSet<String>,
+    words: Vec<GlobMatcher>,
+}
+
+fn shape(pattern: &str) -> Option<Shape> {
+    let p = pattern.trim();
+    let p = p.strip_suffix('*').unwrap_or(p).trim_end();
+    let mut parts = p.split_whitespace();
+    let first = parts.next()?;
+    let first = first.trim_start_matches('\\');
+    let name = first.rsplit('/').next().unwrap_or(first).to_string();
+    if name.is_empty() || name.contains(['*', '?', '[', '{', '=', '$']) {
+        return None;
+    }
+    let mut flags = BTreeSet::new();
+    let mut words = Vec::new();
+    for part in parts {
+        if part.starts_with('-') && part.len() > 1 {
+            add_flags(&name, part, &mut flags);
+        } else {
+            let m = GlobBuilder::new(part)
+                .literal_separator(false)
+                .backslash_escape(true)
+                .build()
+                .ok()?
+                .compile_matcher();
+            words.push(m);
+        }
+    }
+    Some(Shape { name, flags, words })
+}
+
+/// The flags of one word: `-rf` is `r` and `f`, `--force=x` is `--force`; long spellings of a
+/// few destructive commands' flags map to their short form.
+fn add_flags(cmd: &str, word: &str, out: &mut BTreeSet<String>) {
+    if let Some(long) = word.strip_prefix("--") {
+        let long = long.split('=').next().unwrap_or(long);
+        let canonical = match (cmd, long) {
+            ("rm" | "cp", "recursive") => "r",
+            ("rm" | "cp" | "mv" | "ln", "force") => "f",
+            ("rm", "dir") => "d",
+            ("chmod" | "chown" | "chgrp", "recursive") => "R",
+            ("git", "force") => "f",
+            _ => "",
+        };
+        out.insert(if canonical.is_empty() {
+            format!("--{long}")
+        } else {
+            canonical.to_string()
+        });
+        return;
+    }
+    for c in word.trim_start_matches('-').chars() {
+        let c = match (cmd, c) {
+            ("rm" | "cp", 'R') => 'r',
+            _ => c,
+        };
+        out.insert(c.to_string());
+    }
+}
+
+/// How the rule `pattern` fits `cmd` by shape.
+pub(super) fn fit(pattern: &str, cmd: &SimpleCommand) -> Fit {
+    if cmd.words.is_empty() {
+        return Fit::No;
+    }
+    if cmd.hidden_code {
+        return Fit::Could;
+    }
+    let Some(shape) = shape(pattern) else {
+        return Fit::No;
+    };
+    let Some(name) = cmd.name() else {
+        return Fit::Could;
+    };
+    let name = name.trim_start_matches('\\');
+    if name != shape.name {
+        return Fit::No;
+    }
+    let mut flags = BTreeSet::new();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut dynamic = cmd.open_args;
+    let mut options_done = false;
+    for w in &cmd.words[1..] {
+        if !w.literal {
+            dynamic = true;
+            continue;
+        }
+        if !options_done && w.text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && w.text.starts_with('-') && w.text.len() > 1 {
+            add_flags(&shape.name, &w.text, &mut flags);
+        } else {
+            operands.push(w);
+        }
+    }
+    let flags_fit = shape.flags.is_subset(&flags);
+    let mut next = 0;
+    let mut words_fit = true;
+    for m in &shape.words {
+        match operands[next..].iter().position(|w| m.is_match(&w.text)) {
+            Some(k) => next += k + 1,
+            None => {
+                words_fit = false;
+                break;
+            }
+        }
+    }
+    match (flags_fit && words_fit, dynamic) {
+        (true, _) => Fit::Yes,
+        (false, true) => Fit::Could,
+        (false, false) => Fit::No,
+    }
+}

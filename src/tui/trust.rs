@@ -1,0 +1,241 @@
+//! The question asked before the TUI starts in a directory whose `pith.toml` holds settings only
+//! a trusted directory may use (asked once per directory; the answer is remembered).
+
+use std::io;
+use std::time::Instant;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use ratatui::Frame;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::app::PERMISSION_GUARD;
+
+/// What the question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustQuestion {
+    pub workspace: std::path::PathBuf,
+    /// The settings used only once the folder is trusted.
+    pub ignored: Vec<String>,
+}
+
+const OPTIONS: [&str; 2] = [
+    "Trust this folder",
+    "Don't trust it: use only its harmless settings",
+];
+
+/// What the user chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Trust,
+    DontTrust,
+    Quit,
+}
+
+/// The state of the question on screen.
+pub struct TrustScreen {
+    pub question: TrustQuestion,
+    /// 0: trust, 1: don't (the default).
+    pub selected: usize,
+    shown_at: Option<Instant>,
+}
+
+impl TrustScreen {
+    pub fn new(question: TrustQuestion) -> TrustScreen {
+        TrustScreen {
+            question,
+            selected: 1,
+            shown_at: Some(Instant::now()),
+        }
+    }
+
+    /// As if the question had been on screen for a while (tests).
+    pub fn settled(mut self) -> TrustScreen {
+        self.shown_at = None;
+        self
+    }
+
+    /// Handles a key; `Some` once the user has answered. Keys in the first moment after the
+    /// question appeared were typed before it could be read: they answer nothing.
+    pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Answer> {
+        if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
+            return Some(Answer::Quit);
+        }
+        if self
+            .shown_at
+            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
+        {
+            return None;
+        }
+        match code {
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::BackTab => {
+                self.selected = 1 - self.selected;
+                None
+            }
+            KeyCode::Char('1' | 'y') => Some(Answer::Trust),
+            KeyCode::Char('2' | 'n') | KeyCode::Esc => Some(Answer::DontTrust),
+            KeyCode::Enter => Some(if self.selected == 0 {
+                Answer::Trust
+            } else {
+                Answer::DontTrust
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn draw(&self, frame: &mut Frame) {
+        let area = frame.area();
+        let w = area.width.saturating_sub(4).min(80);
+        let inner = w.saturating_sub(4) as usize;
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let gray = Style::default().fg(Color::Gray);
+        let mut lines = vec![
+            Line::from(Span::styled("Do you trust this folder?", bold)),
+            Line::default(),
+            Line::from(Span::styled(
+                super::format::truncate(&self.question.workspace.display().to_string(), inner),
+                Style::default().fg(Color::Cyan),
+            )),
+            Line::default(),
+            Line::from("Its pith.toml sets what only a trusted folder may set:"),
+        ];
+        let keys = &self.question.ignored;
+        for k in keys.iter().take(6) {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", super::format::truncate(k, inner.saturating_sub(2))),
+                gray,
+            )));
+        }
+        if keys.len() > 6 {
+            lines.push(Line::from(Span::styled(
+                format!("  … and {} more", keys.len() - 6),
+                gray,
+            )));
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(
+            "A hostile repository can use such settings to send your API key to another server or to run commands without asking. Trust it only if you trust its authors.",
+        ));
+        lines.push(Line::default());
+        for (i, o) in OPTIONS.iter().enumerate() {
+            let text = format!("{}. {o}", i + 1);
+            lines.push(if i == self.selected {
+                Line::from(Span::styled(
+                    format!("› {text}"),
+                    Style::default()
+                        .fg(super::cells::ACCENT)
+                        .add_modifier(Modifier::BOLD),
+                ))
+            } else {
+                Line::from(format!("  {text}"))
+            });
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "↑↓ select · enter confirm · y trust · n don't · ctrl-c quit",
+            gray,
+        )));
+        let rows: usize = lines
+            .iter()
+            .map(|l| l.width().max(1).div_ceil(inner.max(1)))
+            .sum();
+        let height = (rows as u16 + 2).min(area.height);
+        let rect = Rect {
+            x: area.x + (area.width.saturating_sub(w)) / 2,
+            y: area.y + (area.height.saturating_sub(height)) / 2,
+            width: w,
+            height,
+        };
+        frame.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .padding(ratatui::widgets::Padding::horizontal(1))
+            .title(" pith ")
+            .border_style(Style::default().fg(super::cells::ACCENT));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false }),
+            rect,
+        );
+    }
+}
+
+/// Shows the question full screen until the user answers.
+pub async fn ask(question: TrustQuestion) -> anyhow::Result<Answer> {
+    super::install_panic_hook();
+    super::setup_terminal()?;
+    let _guard = super::TerminalGuard;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    let mut screen = TrustScreen::new(question);
+    let mut input = EventStream::new();
+    loop {
+        terminal.draw(|f| screen.draw(f))?;
+        match input.next().await {
+            Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
+                if let Some(answer) = screen.key(k.code, k.modifiers) {
+                    return Ok(answer);
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e.into()),
+            None => return Ok(Answer::Quit),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question() -> TrustQuestion {
+        TrustQuestion {
+            workspace: "/home/u/src/repo".into(),
+            ignored: vec!["provider.openai.base_url".into(), "permission.bash".into()],
+        }
+    }
+
+    #[test]
+    fn keys_answer_only_after_the_first_moment() {
+        let mut fresh = TrustScreen::new(question());
+        assert_eq!(fresh.key(KeyCode::Char('y'), KeyModifiers::NONE), None);
+        assert_eq!(fresh.key(KeyCode::Enter, KeyModifiers::NONE), None);
+        assert_eq!(
+            fresh.key(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            Some(Answer::Quit)
+        );
+        let mut s = TrustScreen::new(question()).settled();
+        assert_eq!(
+            s.key(KeyCode::Enter, KeyModifiers::NONE),
+            Some(Answer::DontTrust)
+        );
+        s.key(KeyCode::Up, KeyModifiers::NONE);
+        assert_eq!(
+            s.key(KeyCode::Enter, KeyModifiers::NONE),
+            Some(Answer::Trust)
+        );
+        assert_eq!(
+            s.key(KeyCode::Char('n'), KeyModifiers::NONE),
+            Some(Answer::DontTrust)
+        );
+        assert_eq!(
+            s.key(KeyCode::Char('y'), KeyModifiers::NONE),
+            Some(Answer::Trust)
+        );
+    }
+
+    #[test]
+    fn snapshot_trust_question() {
+        let backend = ratatui::backend::TestBackend::new(84, 26);
+        let mut terminal = Terminal::new(backend).unwrap();
+        let screen = TrustScreen::new(question()).settled();
+        terminal.draw(|f| screen.draw(f)).unwrap();
+        insta::assert_snapshot!(terminal.backend());
+    }
+}

@@ -1,0 +1,125 @@
+//! File tools against a hostile workspace, run headless through the real binary: symlinks that
+//! lead out of the workspace (dangling or not) and `.env` files reached through `grep`.
+
+mod support;
+
+use serde_json::json;
+use support::MockServer;
+use support::openai;
+use support::pith::{PithEnv, last_tool_result, stderr};
+
+/// The model makes one tool call, then answers "done". Returns the tool result the model saw.
+async fn call(env: &PithEnv, server: &MockServer, tool: &str, args: serde_json::Value) -> String {
+    server.push(openai::tool_calls(
+        &[("call_1", tool, &args.to_string())],
+        None,
+    ));
+    server.push(openai::text("done", None));
+    let out = env.run(&["run", "go"]).await;
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    last_tool_result(server)
+}
+
+const RULES: &str =
+    "[permission]\nwrite = \"allow\"\nedit = \"allow\"\nexternal_directory = \"deny\"\n";
+
+#[tokio::test]
+async fn write_through_a_dangling_symlink_does_not_leave_the_workspace() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, RULES);
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("planted.txt");
+    std::os::unix::fs::symlink(&target, env.path().join("notes.txt")).unwrap();
+    let result = call(
+        &env,
+        &server,
+        "write",
+        json!({"file_path": "notes.txt", "content": "owned"}),
+    )
+    .await;
+    assert!(
+        !target.exists(),
+        "write followed a dangling symlink out of the workspace: {result}"
+    );
+    assert!(result.contains("denied"), "{result}");
+}
+
+#[tokio::test]
+async fn write_through_a_symlinked_directory_does_not_leave_the_workspace() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, RULES);
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.path().join("out")).unwrap();
+    // A chain: link → dangling link → outside.
+    std::os::unix::fs::symlink(outside.path().join("deep.txt"), env.path().join("hop")).unwrap();
+    std::os::unix::fs::symlink(env.path().join("hop"), env.path().join("chain.txt")).unwrap();
+    for path in ["out/new/file.txt", "chain.txt"] {
+        let result = call(
+            &env,
+            &server,
+            "write",
+            json!({"file_path": path, "content": "owned"}),
+        )
+        .await;
+        assert!(
+            !outside.path().join("new/file.txt").exists()
+                && !outside.path().join("deep.txt").exists(),
+            "{path}: wrote outside the workspace: {result}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn grep_does_not_print_env_files_that_read_protects() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    std::fs::write(env.path().join(".env"), "API_TOKEN=sk-live-grep-secret\n").unwrap();
+    std::fs::create_dir_all(env.path().join("config")).unwrap();
+    std::fs::write(
+        env.path().join("config/prod.env"),
+        "DB_PASSWORD=grep-secret-two\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.path().join("app.txt"),
+        "API_TOKEN is read from the env\n",
+    )
+    .unwrap();
+    for args in [
+        json!({"pattern": "API_TOKEN|DB_PASSWORD"}),
+        json!({"pattern": "secret", "path": ".env"}),
+        json!({"pattern": "secret", "include": "*.env"}),
+    ] {
+        let result = call(&env, &server, "grep", args.clone()).await;
+        assert!(
+            !result.contains("grep-secret"),
+            "grep {args} printed a protected .env file: {result}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn glob_and_list_do_not_follow_a_symlink_out_of_the_workspace() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "[permission]\nexternal_directory = \"deny\"\n",
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("private-name.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.path().join("link")).unwrap();
+    for (tool, args) in [
+        ("list", json!({"path": "link"})),
+        ("glob", json!({"pattern": "**/*.txt", "path": "link"})),
+        ("grep", json!({"pattern": "x", "path": "link"})),
+        ("glob", json!({"pattern": "link/*"})),
+    ] {
+        let result = call(&env, &server, tool, args.clone()).await;
+        assert!(
+            !result.contains("private-name"),
+            "{tool} {args} listed a file outside the workspace: {result}"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! The OS sandbox around commands, through the real binary: under `workspace-write` a command
+//! can neither write outside the workspace nor open a network connection; with `sandbox = "off"`
+//! both work; a sandboxed failure is reported as such and a rerun outside the sandbox needs the
+//! user's approval.
+//!
+//! Where the kernel lacks Landlock or seccomp the tests print why and check only that pith says
+//! so; on a kernel with both (CI's) they really run.
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use support::MockServer;
+use support::openai;
+use support::pith::{PithEnv, last_tool_result, stderr};
+
+/// A directory outside everything the sandbox lets commands write to (the workspace, /tmp,
+/// $TMPDIR, the data dir), or `None` with the reason printed.
+fn outside_dir() -> Option<tempfile::TempDir> {
+    let tmp = std::env::temp_dir();
+    let writable = |p: &Path| p.starts_with("/tmp") || p.starts_with(&tmp);
+    for base in [
+        PathBuf::from("/var/tmp"),
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+    ] {
+        if let Ok(dir) = tempfile::tempdir_in(&base) {
+            let real = dir
+                .path()
+                .canonicalize()
+                .unwrap_or(dir.path().to_path_buf());
+            if !writable(&real) {
+                return Some(dir);
+            }
+        }
+    }
+    println!("SKIPPED: no directory outside /tmp and $TMPDIR to test writes against");
+    None
+}
+
+fn sandbox_supported() -> bool {
+    let s = pith::sandbox::support();
+    if s.landlock.is_none() || !s.seccomp {
+        println!(
+            "SKIPPED: {} (the sandbox tests need Landlock and seccomp)",
+            s.missing.as_deref().unwrap_or("no sandbox support")
+        );
+        return false;
+    }
+    true
+}
+
+/// Runs one bash call headless; returns the tool result the model saw and pith's stderr.
+async fn bash(config: &str, input: serde_json::Value, args: &[&str]) -> (String, String) {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, config);
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", &input.to_string())],
+        None,
+    ));
+    server.push(openai::text("done", None));
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.push("go");
+    let out = env.run(&full).await;
+    let result = last_tool_result(&server);
+    (result, stderr(&out))
+}
+
+const WORKSPACE_WRITE: &str = "sandbox = \"workspace-write\"\n[permission]\nbash = \"allow\"\n";
+const OFF: &str = "sandbox = \"off\"\n[permission]\nbash = \"allow\"\n";
+
+/// `bash -c` is never auto-allowed, so the network checks run with `--yes` (no deny rules).
+fn connect(port: u16) -> serde_json::Value {
+    json!({"command": format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected'")})
+}
+
+fn accepted(listener: &TcpListener) -> bool {
+    listener.set_nonblocking(true).unwrap();
+    listener.accept().is_ok()
+}
+
+#[tokio::test]
+async fn workspace_write_stops_writes_outside_and_the_network() {
+    if !sandbox_supported() {
+        return;
+    }
+    let Some(outside) = outside_dir() else { return };
+    let target = outside.path().join("escaped.txt");
+    let (result, _) = bash(
+        WORKSPACE_WRITE,
+        json!({"command": format!("touch {}", target.display())}),
+        &[],
+    )
+    .await;
+    assert!(!target.exists(), "the sandbox let a write out: {result}");
+    assert!(
+        result.contains("[sandbox]") && result.contains("\"unsandboxed\": true"),
+        "the failure is reported as the sandbox's: {result}"
+    );
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (result, _) = bash(WORKSPACE_WRITE, connect(port), &["--yes"]).await;
+    assert!(
+        !result.contains("\nconnected"),
+        "connected through the sandbox: {result}"
+    );
+    assert!(!accepted(&listener), "the listener saw a connection");
+    assert!(result.contains("[sandbox]"), "{result}");
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_both_work() {
+    let Some(outside) = outside_dir() else { return };
+    let target = outside.path().join("written.txt");
+    let (result, _) = bash(
+        OFF,
+        json!({"command": format!("touch {}", target.display())}),
+        &[],
+    )
+    .await;
+    assert!(
+        target.exists(),
+        "sandbox = \"off\" still blocked a write: {result}"
+    );
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (result, _) = bash(OFF, connect(port), &["--yes"]).await;
+    assert!(result.contains("connected"), "{result}");
+    assert!(accepted(&listener));
+}
+
+#[tokio::test]
+async fn network_can_be_allowed_inside_the_sandbox() {
+    if !sandbox_supported() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = format!("sandbox_network = true\n{WORKSPACE_WRITE}");
+    let (result, _) = bash(&config, connect(port), &["--yes"]).await;
+    assert!(result.contains("connected"), "{result}");
+}
+
+#[tokio::test]
+async fn a_rerun_outside_the_sandbox_needs_approval() {
+    if !sandbox_supported() {
+        return;
+    }
+    let Some(outside) = outside_dir() else { return };
+    let target = outside.path().join("approved.txt");
+    let input = json!({"command": format!("touch {}", target.display()), "unsandboxed": true});
+    // Headless with no one to approve it: not run, even though bash is allowed.
+    let (result, _) = bash(WORKSPACE_WRITE, input.clone(), &[]).await;
+    assert!(
+        !target.exists(),
+        "ran outside the sandbox unapproved: {result}"
+    );
+    assert!(result.contains("outside the sandbox"), "{result}");
+    // Approved (`--yes`), it runs outside.
+    let (result, _) = bash(WORKSPACE_WRITE, input, &["--yes"]).await;
+    assert!(target.exists(), "{result}");
+}
+
+#[tokio::test]
+async fn an_untrusted_workspace_cannot_turn_the_sandbox_off() {
+    if !sandbox_supported() {
+        return;
+    }
+    let Some(outside) = outside_dir() else { return };
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, WORKSPACE_WRITE);
+    std::fs::write(
+        env.path().join("pith.toml"),
+        "sandbox = \"off\"\nsandbox_writable = [\"/\"]\n",
+    )
+    .unwrap();
+    let target = outside.path().join("from-repo-config.txt");
+    let input = json!({"command": format!("touch {}", target.display())});
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", &input.to_string())],
+        None,
+    ));
+    server.push(openai::text("done", None));
+    let out = env.run(&["run", "go"]).await;
+    assert!(
+        !target.exists(),
+        "a repository's pith.toml turned the sandbox off"
+    );
+    assert!(stderr(&out).contains("sandbox"), "{}", stderr(&out));
+}

@@ -1,0 +1,160 @@
+//! Secrets stay out of tools, errors, logs, the store and exports: run headless through the real
+//! binary against the mock provider.
+
+mod support;
+
+use serde_json::json;
+use support::openai;
+use support::pith::{MODEL, PithEnv, last_tool_result, stderr};
+use support::{MockResponse, MockServer};
+
+const KEY_VAR: &str = "PITH_TEST_MOCK_API_KEY";
+const KEY: &str = "sk-test-leak-5f2c9a71d3";
+const HEADER_SECRET: &str = "hdr-secret-8e41b0c7aa";
+
+/// A config whose mock provider reads its key from `KEY_VAR` and sends a secret header.
+fn env_with_secrets(server: &MockServer, extra: &str) -> PithEnv {
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let text = format!(
+        r#"model = "{MODEL}"
+{extra}
+
+[provider.mock]
+kind = "openai"
+base_url = "{}/v1"
+api_key_env = "{KEY_VAR}"
+max_retries = 0
+headers = {{ "X-Api-Token" = "{HEADER_SECRET}", "X-Client" = "pith-tests" }}
+
+[models."{MODEL}"]
+context = 128000
+output = 16000
+"#,
+        server.url()
+    );
+    std::fs::write(&env.config, text).unwrap();
+    env
+}
+
+async fn run(env: &PithEnv, extra_env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut cmd = env.command(args);
+    cmd.env(KEY_VAR, KEY).env("PITH_LOG", "debug");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pith finished")
+        .expect("pith ran")
+}
+
+fn logs(env: &PithEnv) -> String {
+    std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn commands_do_not_inherit_secret_variables() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(
+        &server,
+        "env_allow = [\"PITH_TEST_ALLOWED_TOKEN\"]\n[permission]\nbash = \"allow\"",
+    );
+    let args = json!({"command": "env | sort"}).to_string();
+    server.push(openai::tool_calls(&[("call_1", "bash", &args)], None));
+    server.push(openai::text("done", None));
+    let out = run(
+        &env,
+        &[
+            ("OTHER_SERVICE_TOKEN", "tok-other-3b1e"),
+            ("SOME_API_KEY", "key-other-77aa"),
+            ("DEPLOY_SECRET", "sec-other-9d0c"),
+            ("PITH_TEST_ALLOWED_TOKEN", "allowed-by-name-42"),
+            ("PITH_TEST_PLAIN", "plain-value-1"),
+        ],
+        &["run", "go"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = last_tool_result(&server);
+    assert!(result.contains("plain-value-1"), "env ran: {result}");
+    for leaked in [KEY, "tok-other-3b1e", "key-other-77aa", "sec-other-9d0c"] {
+        assert!(
+            !result.contains(leaked),
+            "the command saw a secret variable ({leaked}): {result}"
+        );
+    }
+    assert!(
+        result.contains("allowed-by-name-42"),
+        "a variable allowed by name in env_allow is passed: {result}"
+    );
+    let export = env.export_latest().await.to_string();
+    assert!(!export.contains(KEY), "the key reached the store");
+}
+
+#[tokio::test]
+async fn a_secret_printed_by_a_tool_is_scrubbed_before_the_model_store_and_export() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(&server, "[permission]\nbash = \"allow\"");
+    // The command prints the key and the header value without naming them.
+    let command = format!(
+        "printf '%s-%s %s\\n' sk-test leak-5f2c9a71d3 hdr-secret-8e41b0c7aa; cat /nonexistent/{}",
+        "x"
+    );
+    let args = json!({ "command": command }).to_string();
+    server.push(openai::tool_calls(&[("call_1", "bash", &args)], None));
+    server.push(openai::text("done", None));
+    let out = run(&env, &[], &["run", "go"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = last_tool_result(&server);
+    assert!(
+        !result.contains(KEY) && !result.contains(HEADER_SECRET),
+        "{result}"
+    );
+    assert!(result.contains("[REDACTED]"), "{result}");
+    for format in ["json", "md"] {
+        let export = env.export_latest().await;
+        let id = export["session"]["id"].as_str().unwrap().to_string();
+        let out = env
+            .run(&["sessions", "export", &id, "--format", format])
+            .await;
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains(KEY) && !text.contains(HEADER_SECRET),
+            "{format} export holds a secret"
+        );
+    }
+    let log = logs(&env);
+    assert!(!log.contains(KEY) && !log.contains(HEADER_SECRET), "{log}");
+}
+
+#[tokio::test]
+async fn secret_header_values_are_scrubbed_from_errors_logs_store_and_exports() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(&server, "");
+    // A server that echoes the credentials it was sent.
+    server.push(MockResponse::status(
+        401,
+        json!({"error": {"message": format!("bad token {HEADER_SECRET} for key {KEY}"), "type": "invalid_request_error"}}),
+    ));
+    let out = run(&env, &[], &["run", "hello"]).await;
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("bad token"), "the error is reported: {err}");
+    assert!(
+        !err.contains(HEADER_SECRET) && !err.contains(KEY),
+        "the error message holds a secret: {err}"
+    );
+    let log = logs(&env);
+    assert!(
+        !log.contains(HEADER_SECRET) && !log.contains(KEY),
+        "the log holds a secret"
+    );
+    let export = env.export_latest().await.to_string();
+    assert!(
+        !export.contains(HEADER_SECRET) && !export.contains(KEY),
+        "the store holds a secret: {export}"
+    );
+    // The header itself was sent.
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("x-api-token"), Some(HEADER_SECRET));
+}
