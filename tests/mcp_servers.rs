@@ -364,8 +364,10 @@ async fn mcp_tools_ask_by_default() {
 async fn definitions_are_deferred_behind_tool_search_on_a_small_window() {
     let Some(py) = mcp::python() else { return };
     let mut h = with_server(&py, |c| {
-        c.models.get_mut(support::engine::MODEL).unwrap().context = 4_000;
+        // The test server's definitions take ~500 tokens: more than 4% of this window.
+        c.models.get_mut(support::engine::MODEL).unwrap().context = 10_000;
         c.models.get_mut(support::engine::MODEL).unwrap().output = 1_000;
+        c.tool_search.threshold = 0.04;
     })
     .await;
     let status = settled(&mut h, "t").await;
