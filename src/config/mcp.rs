@@ -152,8 +152,9 @@ fn yes() -> bool {
 }
 
 /// Names a server may not have: the permission tables of the built-in tools (a server's rules
-/// live in `[permission.NAME]`).
+/// live in `[permission.NAME]`), and `tool` (its tool `search` would be `tool_search`).
 const RESERVED: &[&str] = &[
+    "tool",
     "bash",
     "read",
     "write",
@@ -280,7 +281,7 @@ mod tests {
     fn names_and_transports_are_checked() {
         assert!(check_server("github", &stdio()).is_ok());
         assert!(check_server("chrome-devtools", &stdio()).is_ok());
-        for bad in ["", "my_server", "a b", "read", "Bash", &"x".repeat(33)] {
+        for bad in ["", "my_server", "a b", "read", "Bash", "tool", &"x".repeat(33)] {
             assert!(check_server(bad, &stdio()).is_err(), "{bad:?}");
         }
         let none = McpServerConfig::default();

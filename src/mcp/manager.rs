@@ -61,6 +61,8 @@ pub struct Server {
     live: Mutex<Live>,
     /// One (re)connection at a time.
     connecting: tokio::sync::Mutex<()>,
+    /// A re-listing is queued (a burst of `list_changed` makes one, not one each).
+    relist_queued: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
@@ -149,6 +151,7 @@ impl McpManager {
                         resources: false,
                     }),
                     connecting: tokio::sync::Mutex::new(()),
+                    relist_queued: Default::default(),
                 })
             })
             .collect();
@@ -266,10 +269,13 @@ impl McpManager {
             workspace: self.workspace.to_string_lossy().into_owned(),
             on_change: Arc::new(move |what| {
                 if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
+                        return; // the queued re-listing will see this change too
+                    }
                     // Counted before the result of the call that caused it is returned, so the
                     // next step waits for the new list.
-                    me.refreshing
-                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    me.refreshing.fetch_add(1, SeqCst);
                     tokio::spawn(async move {
                         me.clone().refresh(&server, what).await;
                         me.refreshing
@@ -374,6 +380,12 @@ impl McpManager {
 
     /// A server said its tools (or prompts, or resources) changed: list them again.
     async fn refresh(self: Arc<Self>, server: &Arc<Server>, what: Changed) {
+        if what == Changed::Tools {
+            // A change announced from now on needs a listing after this one.
+            server
+                .relist_queued
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
         let Some(peer) = server.lock().peer.clone() else {
             return;
         };

@@ -20,6 +20,9 @@ pub const TOOL_SEARCH: &str = "tool_search";
 const INDEX_DESCRIPTION: usize = 90;
 /// A keyword search loads at most this many tools.
 const SEARCH_RESULTS: usize = 5;
+/// The index lists at most this many characters of tools; the rest are counted and found by
+/// keyword (a server with thousands of tools must not turn the index into the problem).
+const INDEX_MAX_CHARS: usize = 12_000;
 
 /// Whether MCP definitions of `tokens` are deferred on a window of `window` tokens.
 pub fn should_defer(cfg: &ToolSearchConfig, tokens: u64, window: u64) -> bool {
@@ -105,12 +108,23 @@ impl ToolSearch {
             "Load the definitions of MCP tools so you can call them. The tools below are available but their parameters are not shown until you load them: call tool_search with their exact names (or with keywords when you are unsure), then call them.\n\nNot loaded yet:",
         );
         let mut any = false;
+        let mut left_out = 0;
         for spec in catalog.iter().filter(|s| !loaded.contains(&s.name)) {
             any = true;
-            description.push_str(&format!(
+            let line = format!(
                 "\n- {}: {}",
                 spec.name,
                 summary(&spec.description, INDEX_DESCRIPTION)
+            );
+            if description.len() + line.len() > INDEX_MAX_CHARS {
+                left_out += 1;
+            } else {
+                description.push_str(&line);
+            }
+        }
+        if left_out > 0 {
+            description.push_str(&format!(
+                "\n… and {left_out} more: find them with `query`."
             ));
         }
         if !any {
