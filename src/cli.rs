@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use std::io::Read as _;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -14,14 +16,19 @@ pub struct Cli {
     /// Config file (also PITH_CONFIG); merged over the global and workspace files.
     #[arg(long, global = true, env = "PITH_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Resume the last session in this directory.
-    #[arg(short = 'c', long = "continue")]
+    /// Resume the last session in this directory (before or after `run`).
+    #[arg(short = 'c', long = "continue", global = true)]
     pub continue_last: bool,
-    /// Resume the session with this id.
-    #[arg(long, value_name = "ID", conflicts_with = "continue_last")]
+    /// Resume the session with this id (before or after `run`).
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "continue_last",
+        global = true
+    )]
     pub session: Option<String>,
-    /// Model to use, as provider/model.
-    #[arg(long, short = 'm', value_name = "PROVIDER/MODEL")]
+    /// Model to use, as provider/model (before or after `run`).
+    #[arg(long, short = 'm', value_name = "PROVIDER/MODEL", global = true)]
     pub model: Option<String>,
     /// Trust this directory from now on: its pith.toml may then set providers, permissions and
     /// the sandbox (otherwise only harmless settings of it are used).
@@ -61,14 +68,14 @@ pub enum McpCommand {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Continue the last session in this directory.
-    #[arg(short = 'c', long = "continue")]
+    /// `-c` / `--continue` (a global flag, given before or after `run`).
+    #[arg(skip)]
     pub continue_last: bool,
-    /// Continue the session with this id.
-    #[arg(long, value_name = "ID", conflicts_with = "continue_last")]
+    /// `--session ID` (global).
+    #[arg(skip)]
     pub session: Option<String>,
-    /// Model to use, as provider/model.
-    #[arg(long, short = 'm', value_name = "PROVIDER/MODEL")]
+    /// `--model` (global).
+    #[arg(skip)]
     pub model: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -77,9 +84,53 @@ pub struct RunArgs {
     /// read when a deny rule could match what it runs.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// The prompt (`/compact [focus]` compacts the session instead).
-    #[arg(required = true, trailing_var_arg = true, value_name = "PROMPT")]
+    /// The prompt (`/compact [focus]` compacts the session instead). `-`, or none with a
+    /// piped stdin, reads it from stdin.
+    #[arg(trailing_var_arg = true, value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+/// The longest prompt read from stdin.
+pub const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
+
+impl RunArgs {
+    /// Takes the prompt from stdin when it is `-`, or missing and stdin is not a terminal.
+    pub fn read_prompt_from(
+        &mut self,
+        mut stdin: impl std::io::Read,
+        is_terminal: bool,
+    ) -> anyhow::Result<()> {
+        let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
+        if !self.prompt.is_empty() && !dash {
+            return Ok(());
+        }
+        if !dash && is_terminal {
+            anyhow::bail!(
+                "no prompt: give it as arguments (pith run \"fix the failing test\"), pipe it in, or pass - to type it (end with Ctrl-D)"
+            );
+        }
+        if is_terminal {
+            eprintln!("reading the prompt from stdin; end it with Ctrl-D");
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::by_ref(&mut stdin)
+            .take(MAX_STDIN_PROMPT + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| anyhow::anyhow!("cannot read the prompt from stdin: {e}"))?;
+        if bytes.len() as u64 > MAX_STDIN_PROMPT {
+            anyhow::bail!(
+                "the prompt on stdin is longer than {} MB; put the material in a file and refer to it in the prompt",
+                MAX_STDIN_PROMPT / (1024 * 1024)
+            );
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8 text"))?;
+        if text.trim().is_empty() {
+            anyhow::bail!("the prompt read from stdin is empty");
+        }
+        self.prompt = vec![text.trim_end_matches(['\n', '\r']).to_string()];
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -104,4 +155,77 @@ pub enum SessionsCommand {
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
         format: ExportFormat,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("pith").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn global_flags_work_before_or_after_run() {
+        for args in [
+            &["-c", "-m", "a/b", "run", "fix", "it"][..],
+            &["run", "-c", "-m", "a/b", "fix", "it"][..],
+            &["-c", "run", "--model", "a/b", "fix", "it"][..],
+        ] {
+            let cli = parse(args);
+            assert!(cli.continue_last, "{args:?}");
+            assert_eq!(cli.model.as_deref(), Some("a/b"), "{args:?}");
+            let Some(Command::Run(run)) = cli.command else {
+                panic!("run expected")
+            };
+            assert_eq!(run.prompt, ["fix", "it"]);
+        }
+        let cli = parse(&["--session", "NOPE", "run", "x"]);
+        assert_eq!(cli.session.as_deref(), Some("NOPE"));
+        let cli = parse(&["run", "--session", "S", "x"]);
+        assert_eq!(cli.session.as_deref(), Some("S"));
+        // Flags after the first word of the prompt belong to the prompt.
+        let Some(Command::Run(run)) = parse(&["run", "use", "-c", "here"]).command else {
+            panic!()
+        };
+        assert_eq!(run.prompt, ["use", "-c", "here"]);
+        assert!(
+            Cli::try_parse_from(["pith", "-c", "--session", "x", "run", "y"]).is_err(),
+            "-c and --session conflict"
+        );
+    }
+
+    fn run_args(prompt: &[&str]) -> RunArgs {
+        let Some(Command::Run(run)) = parse(&[&["run"][..], prompt].concat()).command else {
+            panic!()
+        };
+        run
+    }
+
+    #[test]
+    fn the_prompt_comes_from_stdin_with_dash_or_a_pipe() {
+        let mut a = run_args(&["-"]);
+        a.read_prompt_from(&b"a long prompt\nover lines\n"[..], false)
+            .unwrap();
+        assert_eq!(a.prompt, ["a long prompt\nover lines"]);
+        let mut a = run_args(&[]);
+        a.read_prompt_from(&b"piped"[..], false).unwrap();
+        assert_eq!(a.prompt, ["piped"]);
+        // Arguments win; stdin is not read.
+        let mut a = run_args(&["hello"]);
+        a.read_prompt_from(&b"ignored"[..], false).unwrap();
+        assert_eq!(a.prompt, ["hello"]);
+        // A terminal with no prompt: say how to give one instead of waiting.
+        let e = run_args(&[]).read_prompt_from(&b""[..], true).unwrap_err();
+        assert!(e.to_string().starts_with("no prompt:"), "{e}");
+        let e = run_args(&["-"])
+            .read_prompt_from(&b" \n"[..], false)
+            .unwrap_err();
+        assert!(e.to_string().contains("empty"), "{e}");
+        let big = vec![b'x'; MAX_STDIN_PROMPT as usize + 1];
+        let e = run_args(&["-"])
+            .read_prompt_from(&big[..], false)
+            .unwrap_err();
+        assert!(e.to_string().contains("longer than 16 MB"), "{e}");
+    }
 }

@@ -54,6 +54,12 @@ pub enum Command {
         props(args = "[server:uri]")
     )]
     Resource,
+    #[strum(message = "take back the last turn: its file changes and its messages")]
+    Undo,
+    #[strum(message = "put back the turn /undo took back")]
+    Redo,
+    #[strum(message = "go back to an earlier prompt (files and conversation)")]
+    Rewind,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
     #[strum(
@@ -83,6 +89,14 @@ impl Command {
     /// What it does.
     pub fn about(self) -> &'static str {
         self.get_message().unwrap_or("")
+    }
+
+    /// Changes the session, so it runs only between turns (the engine queues it).
+    pub fn waits_for_turn(self) -> bool {
+        !matches!(
+            self,
+            Command::Help | Command::Context | Command::Quit | Command::Sessions
+        )
     }
 
     /// Other names it answers to.
@@ -172,7 +186,7 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "new", "export", "mcp", "resource",
-                "help", "quit"
+                "undo", "redo", "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

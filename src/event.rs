@@ -109,6 +109,23 @@ pub enum Op {
     RestartMcpServer {
         name: String,
     },
+    /// A command the user runs in the shell (`!cmd`), through the bash tool's rules; its
+    /// output joins the context as the user's own. `id` is stored as the message's
+    /// `submission_id`. Answered by the message, then `TurnFinished`.
+    Shell {
+        id: String,
+        command: String,
+    },
+    /// Take back the last turn: its file changes and its messages (`/undo`). Answered by
+    /// `Undone` (or an error of kind `undo`).
+    Undo,
+    /// Put back the turn the last `Undo` took back (`/redo`). Answered by `Redone`.
+    Redo,
+    /// Go back to just before the user message `message_id` (`/rewind`): every turn from it on
+    /// is undone. Answered by `Undone`.
+    Rewind {
+        message_id: String,
+    },
     Shutdown,
 }
 
@@ -179,6 +196,18 @@ pub enum ErrorKind {
     Export,
     /// No model is configured.
     NoModel,
+    /// The session store could not be written (a full disk, a read-only data directory): what
+    /// streamed was shown but is not all saved.
+    Store,
+    /// The model kept making calls that cannot run (or are refused): the turn was stopped.
+    Loop,
+    /// A bug stopped the engine.
+    Internal,
+    /// `/undo`, `/redo` or `/rewind` could not be done (nothing to undo, a compaction in the
+    /// way, a file that cannot be restored).
+    Undo,
+    /// A `!` command could not be run (denied by the rules, or it failed to start).
+    Shell,
     /// An MCP prompt or resource could not be fetched.
     Mcp,
 }
@@ -256,6 +285,20 @@ pub struct McpResource {
     pub mime: Option<String>,
 }
 
+/// What a compaction's summary requests cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CompactionCost {
+    /// Input tokens of the summary requests (cache reads and writes included).
+    pub input: u64,
+    /// Of `input`, tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// USD.
+    pub cost: f64,
+    /// The session's own request with the instruction appended (its cached prefix reused),
+    /// rather than the compaction agent's dedicated one.
+    pub cache_friendly: bool,
+}
+
 /// What the context is made of (`/context`), in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Breakdown {
@@ -269,6 +312,9 @@ pub struct Breakdown {
     pub free: u64,
     pub reserved: u64,
     pub window: u64,
+    /// The last compaction of this session's run, if any.
+    #[serde(default)]
+    pub last_compaction: Option<CompactionCost>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -292,6 +338,15 @@ pub enum Event {
     PartUpdated {
         part: Part,
     },
+    /// A message was removed (a step that is tried again, a turn taken back).
+    MessageRemoved {
+        message_id: String,
+    },
+    /// Parts of a message were removed (a failed attempt's partial output before a retry).
+    PartsRemoved {
+        message_id: String,
+        part_ids: Vec<String>,
+    },
     /// Streamed text appended to a text part.
     TextDelta {
         message_id: String,
@@ -308,6 +363,12 @@ pub enum Event {
         call_id: String,
         tool: String,
         input: serde_json::Value,
+    },
+    /// Output a running tool has produced so far arrived (bash streams its output): `output`
+    /// is appended to what came before.
+    ToolOutput {
+        call_id: String,
+        output: String,
     },
     ToolFinished {
         call_id: String,
@@ -333,6 +394,9 @@ pub enum Event {
         before: u64,
         after: u64,
         model_calls: u32,
+        /// What the summary requests cost.
+        #[serde(default)]
+        cost: CompactionCost,
     },
     Pruned {
         parts: usize,
@@ -389,6 +453,23 @@ pub enum Event {
     /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
     ModelChanged {
         model: String,
+    },
+    /// Messages from `message_id` on were taken back (`Op::Undo`, `Op::Rewind`): removed from
+    /// the session and the context, kept for `Op::Redo`. `prompt` is the text of the first
+    /// (the user message that started it), `files` the files put back as they were.
+    Undone {
+        message_id: String,
+        prompt: String,
+        files: Vec<String>,
+        /// Turns `Op::Redo` can now put back.
+        redo: usize,
+    },
+    /// A turn taken back is back (`Op::Redo`): its messages, oldest first, and the files put back
+    /// as the turn left them.
+    Redone {
+        messages: Vec<Message>,
+        files: Vec<String>,
+        redo: usize,
     },
     /// A one-line notice for the user (export written, a warning, …).
     Info {

@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::{Format, RunArgs};
 use crate::commands::{self, Command};
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, McpState, Op, TurnEnd};
+use crate::event::{EngineState, Event, McpState, Op, TurnEnd};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
@@ -51,20 +51,22 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     let _ = handle.ops.send(op);
 
     let mut code = 0;
-    let mut interrupted = false;
+    // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
+    let mut interrupted: Option<i32> = None;
+    let mut stop = crate::signals::StopSignals::new()?;
     let mut out = std::io::stdout().lock();
     let mut at_line_start = true;
     let mut mcp_seen: std::collections::HashMap<String, McpState> = Default::default();
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
-            _ = tokio::signal::ctrl_c() => {
-                if interrupted {
-                    // A second Ctrl-C: stop waiting for a clean finish.
+            signal_code = stop.recv() => {
+                if let Some(first) = interrupted {
+                    // A second signal: stop waiting for a clean finish.
                     eprintln!("interrupted");
-                    return Ok(130);
+                    return Ok(first);
                 }
-                interrupted = true;
+                interrupted = Some(signal_code);
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;
             }
@@ -83,7 +85,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             Event::TurnFinished { reason } => {
                 code = match reason {
                     TurnEnd::Error => 1,
-                    TurnEnd::Interrupted => 130,
+                    TurnEnd::Interrupted => interrupted.unwrap_or(crate::signals::EXIT_INTERRUPTED),
                     _ => code,
                 };
                 break;
@@ -160,6 +162,11 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             eprintln!("compacted the context: {before} → {after} tokens")
         }
         Event::Info { message } => eprintln!("{message}"),
+        // A long wait for the provider: say what pith waits for.
+        Event::State {
+            state: EngineState::Thinking | EngineState::Compacting,
+            detail: Some(d),
+        } => eprintln!("{d}"),
         Event::Error { message, .. } => eprintln!("error: {message}"),
         _ => {}
     }

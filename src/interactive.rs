@@ -55,11 +55,12 @@ pub async fn run(
         headless: false,
         auto_yes: false,
     };
-    // A long session opens on its newest page; older pages load as the user scrolls up.
+    // The engine takes the session's lock and repairs what a crash left before the transcript
+    // reads it. A long session opens on its newest page; older pages load as the user scrolls up.
+    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
     let page = setup
         .store
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
-    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
     let init = TuiInit {
         model: session.model.clone(),
         models: catalog::known_models(setup.config()),
@@ -78,12 +79,16 @@ pub async fn run(
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
-    let last = result?;
+    let exit = result?;
     // the terminal is back: say how to come back to this conversation
-    if setup.store.message_count(&last).is_ok_and(|n| n > 0) {
-        println!("Resume this session: pith --session {last}");
+    if setup
+        .store
+        .message_count(&exit.session)
+        .is_ok_and(|n| n > 0)
+    {
+        println!("Resume this session: pith --session {}", exit.session);
     }
-    Ok(0)
+    Ok(exit.code)
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point
@@ -160,8 +165,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         context: ContextUsage::default(),
         first_run_hint: hint,
     };
-    tui::run(init, ops_tx, ev_rx).await?;
-    Ok(0)
+    Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }
 
 /// Sessions opened and left without a single message are not kept.
@@ -171,7 +175,10 @@ fn remove_empty_sessions(setup: &Setup) {
         return;
     };
     for s in sessions.iter().filter(|s| s.directory == dir) {
-        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0) {
+        // Another pith may have just opened an empty session here: not ours to remove.
+        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0)
+            && !crate::store::lock::SessionLock::is_held(&setup.data_dir, &s.id)
+        {
             let _ = setup.store.delete_session(&s.id);
         }
     }

@@ -16,6 +16,8 @@ pub mod provider;
 pub mod sandbox;
 pub mod secrets;
 pub mod setup;
+pub mod signals;
+pub mod snapshot;
 pub mod store;
 pub mod text;
 pub mod tools;

@@ -5,6 +5,7 @@ use pith::setup::{self, Setup};
 
 fn main() {
     pith::setup::mark_start();
+    ignore_file_size_signal();
     let cli = Cli::parse();
     let code = match real_main(cli) {
         Ok(code) => code,
@@ -14,6 +15,16 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// A file-size limit (`ulimit -f`) makes a write that passes it fail instead of killing pith
+/// with SIGXFSZ: the store reports the failed write and the streamed answer is still shown.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// Printing commands (`config`, `sessions`) end quietly when their reader goes away
@@ -33,6 +44,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Config | Command::Sessions { .. } | Command::Mcp { .. })
     ) {
         default_sigpipe();
+        if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
+            anyhow::bail!(
+                "-c/--continue, --session and --model apply to the TUI and `pith run`, not to this command"
+            );
+        }
     }
     match cli.command {
         Some(Command::Config) => {
@@ -47,28 +63,41 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Mcp {
             command: McpCommand::List { tools },
         }) => {
-            let setup = Setup::new(cli.config)?;
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
             let model = cli.model.or(setup.loaded.config.model.clone());
-            let report = runtime()?.block_on(pith::mcp::report::list(
-                &setup.loaded.config,
-                &setup.workspace,
-                model.as_deref(),
-                tools,
-            ));
-            print!("{report}");
-            Ok(0)
+            block_on(async move {
+                let report = pith::mcp::report::list(
+                    &setup.loaded.config,
+                    &setup.workspace,
+                    model.as_deref(),
+                    tools,
+                )
+                .await;
+                print!("{report}");
+                Ok(0)
+            })
         }
         Some(Command::Sessions { command }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
             sessions(&setup, command)
         }
-        Some(Command::Run(args)) => {
+        Some(Command::Run(mut args)) => {
+            // Global flags, given before or after `run`.
+            args.continue_last = cli.continue_last;
+            args.session = cli.session;
+            args.model = cli.model;
+            {
+                use std::io::IsTerminal;
+                let stdin = std::io::stdin();
+                let terminal = stdin.is_terminal();
+                args.read_prompt_from(stdin.lock(), terminal)?;
+            }
             let setup = Setup::with_trust(cli.config, cli.trust)?;
-            runtime()?.block_on(pith::headless::run(setup, args))
+            block_on(pith::headless::run(setup, args))
         }
         None => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
-            runtime()?.block_on(pith::interactive::run(
+            block_on(pith::interactive::run(
                 setup,
                 cli.session,
                 cli.continue_last,
@@ -78,12 +107,19 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// Runs a front end to completion. A tool still stuck in a blocking call (a read the time
+/// limit or Ctrl-C gave up on) is not waited for: pith exits anyway.
+fn block_on(
+    front_end: impl std::future::Future<Output = anyhow::Result<i32>>,
+) -> anyhow::Result<i32> {
     pith::provider::init_tls();
-    Ok(tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()?;
+    let result = runtime.block_on(front_end);
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
@@ -114,6 +150,15 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             let Some(session) = setup.store.find_session(&id)? else {
                 anyhow::bail!("no session with id {id} (see `pith sessions list`)");
             };
+            // When no pith is working on it, first repair what a crash left (tool calls still
+            // "running", a step cut short) so the export shows what really happened.
+            if let Ok(_lock) = pith::store::lock::SessionLock::acquire(&setup.data_dir, &id)
+                && let Err(e) = setup
+                    .store
+                    .open_view(&id, session.compaction_point.as_deref())
+            {
+                tracing::warn!("cannot repair session {id} before exporting it: {e:#}");
+            }
             let messages = setup.store.load_all(&id)?;
             match format {
                 ExportFormat::Json => println!(

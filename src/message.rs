@@ -199,6 +199,19 @@ impl Message {
         })
     }
 
+    /// A user message that exists only to hold a Compaction part.
+    pub fn is_compaction_message(&self) -> bool {
+        self.role == Role::User && self.compaction().is_some()
+    }
+
+    /// A summary that counts: finished, not errored.
+    pub fn is_completed_summary(&self) -> bool {
+        self.role == Role::Assistant
+            && self.summary
+            && self.finish.is_some()
+            && self.error.is_none()
+    }
+
     pub fn part_mut(&mut self, id: &str) -> Option<&mut Part> {
         self.parts.iter_mut().find(|p| p.id == id)
     }

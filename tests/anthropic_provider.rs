@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use pith::message::Usage;
 use pith::provider::anthropic::{AnthropicProvider, EventParser, http_error, request_body};
+use pith::provider::transport::Timeouts;
 use pith::provider::{
     AssistantContent, ChatMessage, ChatRequest, ErrorKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
@@ -97,7 +98,7 @@ fn provider(server: &MockServer) -> AnthropicProvider {
         &server.url(),
         Some(KEY.to_string()),
         headers,
-        Some(Duration::from_secs(10)),
+        Timeouts::all(Duration::from_secs(10)),
     )
     .expect("provider")
 }
@@ -514,7 +515,7 @@ async fn stalled_stream_times_out_as_a_network_error() {
         &server.url(),
         None,
         BTreeMap::new(),
-        Some(Duration::from_millis(300)),
+        Timeouts::all(Duration::from_millis(300)),
     )
     .unwrap();
     let items: Vec<_> = tokio::time::timeout(
@@ -726,7 +727,8 @@ async fn connection_refused_is_a_network_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let p = AnthropicProvider::new(&url, Some(KEY.into()), BTreeMap::new(), None).unwrap();
+    let p = AnthropicProvider::new(&url, Some(KEY.into()), BTreeMap::new(), Timeouts::default())
+        .unwrap();
     let err = match p.stream(&simple_request()).await {
         Ok(_) => panic!("nothing listens there"),
         Err(e) => e,
@@ -767,7 +769,7 @@ async fn no_key_no_header_and_base_url_with_v1() {
         &format!("{}/v1/", server.url()),
         None,
         BTreeMap::new(),
-        None,
+        Timeouts::default(),
     )
     .unwrap();
     let events: Vec<_> = p.stream(&simple_request()).await.unwrap().collect().await;
@@ -781,7 +783,8 @@ async fn no_key_no_header_and_base_url_with_v1() {
 fn bad_configured_header_is_rejected_without_echoing_its_value() {
     let mut headers = BTreeMap::new();
     headers.insert("x-secret".to_string(), "line1\nhunter2".to_string());
-    let err = AnthropicProvider::new("http://127.0.0.1:1", None, headers, None).unwrap_err();
+    let err = AnthropicProvider::new("http://127.0.0.1:1", None, headers, Timeouts::default())
+        .unwrap_err();
     assert!(!err.message.contains("hunter2"), "{}", err.message);
 }
 

@@ -41,13 +41,24 @@ fn all_text(body: &Value) -> String {
 }
 
 /// A summary request has no tools and the compaction agent's system prompt.
+/// A summary request: the cache-friendly one (the session's request with the instruction
+/// appended) or the compaction agent's dedicated one (its own system prompt, no tools).
 fn is_summary_request(body: &Value) -> bool {
-    body.get("tools").is_none() && all_text(body).contains("<previous-summary>")
-        || body.get("tools").is_none()
-            && content(&messages(body)[0])
-                .to_lowercase()
-                .contains("summar")
+    is_inline_summary_request(body) || is_dedicated_summary_request(body)
 }
+
+fn is_inline_summary_request(body: &Value) -> bool {
+    messages(body)
+        .last()
+        .is_some_and(|m| content(m).starts_with("[pith: context compaction]"))
+}
+
+fn is_dedicated_summary_request(body: &Value) -> bool {
+    body.get("tools").is_none() && content(&messages(body)[0]).contains("compaction agent")
+}
+
+/// Config that has summaries written by a separate model: the dedicated summary request.
+const DEDICATED: &str = "[compaction]\nmodel = \"mock/summariser\"\n\n[models.\"mock/summariser\"]\ncontext = 20000\noutput = 4000\n";
 
 /// A summary with every section of the template, `goal` under its Goal.
 fn full_summary(goal: &str) -> String {
@@ -80,7 +91,18 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3, "turn 1, turn 2, one summary call");
     let summary_req = &reqs[2].body;
-    assert!(is_summary_request(summary_req), "{summary_req}");
+    assert!(is_inline_summary_request(summary_req), "{summary_req}");
+    // Cache-friendly: the summary request is the last step's request byte for byte (system
+    // prompt, tools, every message), then the step's answer, then the instruction — so the
+    // provider's prompt cache written by the last step is read, not paid again.
+    let step = &reqs[1].body;
+    assert_eq!(summary_req["tools"], step["tools"]);
+    assert_eq!(summary_req["model"], step["model"]);
+    let (sent, summary_msgs) = (messages(step), messages(summary_req));
+    assert_eq!(summary_msgs[..sent.len()], sent[..], "the prefix differs");
+    assert_eq!(content(&summary_msgs[sent.len()]), "Here is the plan.");
+    assert_eq!(summary_msgs.len(), sent.len() + 2);
+    assert_eq!(summary_req["max_tokens"], 2_666, "the summary's own cap");
     // The facts the user gave are in the summary request's input.
     let input = all_text(summary_req);
     for fact in ["Zorblax", "/srv/zorb-billing", "ZB-4411"] {
@@ -141,7 +163,8 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
 
 #[tokio::test]
 async fn second_compaction_merges_the_previous_summary() {
-    let (server, env) = small_window("").await;
+    // The dedicated request, where the previous summary travels as <previous-summary>.
+    let (server, env) = small_window(DEDICATED).await;
     server.push(openai::text("Noted.", Some((3_000, 50))));
     assert!(
         env.run(&[
@@ -646,8 +669,10 @@ async fn facts_survive_three_compactions() {
         let input = all_text(&reqs[i].body);
         assert!(is_summary_request(&reqs[i].body));
         if k > 0 {
+            // The cache-friendly request holds the conversation as the model sees it: the
+            // previous summary answers "What did we do so far?".
             assert!(
-                input.contains(&format!("<previous-summary>\n{}", summaries[k - 1])),
+                input.contains(&summaries[k - 1]),
                 "summary request {k} lost the previous summary"
             );
         }
@@ -670,7 +695,8 @@ async fn facts_survive_three_compactions() {
 #[tokio::test]
 async fn tool_outputs_in_the_summary_request_are_cut_to_2000_chars() {
     let server = MockServer::start().await;
-    let env = PithEnv::new(&server.url(), 200_000, 8_000, "");
+    // Outputs are cut in the dedicated request (the cache-friendly one is the session's own).
+    let env = PithEnv::new(&server.url(), 200_000, 8_000, DEDICATED);
     // A 30,000-character tool output: under the truncation limit, so stored whole.
     server.push(openai::tool_calls(
         &[(

@@ -5,6 +5,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::faults::{signal, wait_for_requests};
 use support::openai;
 use support::pith::{PithEnv, stderr};
 use support::{MockResponse, MockServer};
@@ -22,24 +23,6 @@ fn slow_text(n: usize, ms: u64) -> MockResponse {
     frames.push(openai::frame(&openai::delta_chunk(json!({}), Some("stop"))));
     frames.push(openai::done());
     MockResponse::sse(frames).delay_ms(ms)
-}
-
-async fn wait_for_requests(server: &MockServer, n: usize) {
-    for _ in 0..500 {
-        if server.requests().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the mock never received request {n}");
-}
-
-fn signal(child: &tokio::process::Child, sig: i32) {
-    let pid = child.id().expect("running") as i32;
-    // SAFETY: sending a signal to our own child process.
-    unsafe {
-        libc::kill(pid, sig);
-    }
 }
 
 fn assistant_texts(export: &Value) -> Vec<String> {

@@ -245,3 +245,34 @@ async fn interrupt_while_a_question_is_open_ends_the_turn_with_a_valid_history()
     assert_eq!(results.len(), 1);
     assert!(results[0].contains("interrupted"), "{}", results[0]);
 }
+
+/// An edit of a file the session has not read fails whatever the user answers: the user is not
+/// asked, and the model is told to read it first.
+#[tokio::test]
+async fn an_edit_that_cannot_succeed_is_not_put_to_the_user() {
+    let mut h = harness(vec![], false).await;
+    std::fs::write(h.workspace.path().join("a.txt"), "one\n").unwrap();
+    let args = serde_json::json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"})
+        .to_string();
+    h.server.push(openai::tool_calls(
+        &[("c1", "edit", args.as_str())],
+        Some((1000, 10)),
+    ));
+    h.server.push(openai::text("ok", Some((1200, 2))));
+    h.send(Op::user_turn("edit it"));
+    let ev = h
+        .until("the question or the end", |e| {
+            matches!(e, Event::PermissionAsked(_) | Event::TurnFinished { .. })
+        })
+        .await;
+    assert!(
+        matches!(ev, Event::TurnFinished { .. }),
+        "asked to approve an edit that cannot succeed: {ev:?}"
+    );
+    let results = h.tool_results(1);
+    assert!(results[0].contains("has not been read"), "{results:?}");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("a.txt")).unwrap(),
+        "one\n"
+    );
+}

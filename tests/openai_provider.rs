@@ -127,6 +127,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use pith::message::Usage;
 use pith::provider::openai::OpenAiProvider;
+use pith::provider::transport::Timeouts;
 use pith::provider::{
     AssistantContent, ChatMessage, ChatRequest, ErrorKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
@@ -139,7 +140,7 @@ fn provider(server: &MockServer) -> OpenAiProvider {
         &server.openai_base_url(),
         Some(KEY.to_string()),
         BTreeMap::from([("x-title".to_string(), "pith-tests".to_string())]),
-        Some(Duration::from_secs(10)),
+        Timeouts::all(Duration::from_secs(10)),
     )
     .unwrap()
 }
@@ -253,7 +254,7 @@ async fn no_key_means_no_authorization_header() {
         &format!("{}/", server.openai_base_url()),
         None,
         BTreeMap::new(),
-        None,
+        Timeouts::default(),
     )
     .unwrap();
     let mut s = p.stream(&simple_request()).await.unwrap();
@@ -623,7 +624,13 @@ async fn connection_refused_is_network() {
     let base = server.openai_base_url();
     drop(server);
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let p = OpenAiProvider::new(&base, Some(KEY.into()), BTreeMap::new(), None).unwrap();
+    let p = OpenAiProvider::new(
+        &base,
+        Some(KEY.into()),
+        BTreeMap::new(),
+        Timeouts::default(),
+    )
+    .unwrap();
     let e = match p.stream(&simple_request()).await {
         Err(e) => e,
         Ok(_) => panic!("expected a connection error"),

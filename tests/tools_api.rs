@@ -32,6 +32,7 @@ fn fixture() -> Fixture {
             max_bytes: 4096,
         },
         outputs: None,
+        progress: None,
     };
     Fixture { _dir: dir, ctx }
 }

@@ -200,9 +200,14 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         3,
         "the compaction called the model"
     );
+    let last_user = server.request_body(2)["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
     assert!(
-        server.request_body(2)["tools"].is_null(),
-        "the summary request has no tools"
+        last_user.contains("[pith: context compaction]"),
+        "the summary request is the session's own with the instruction appended: {last_user}"
     );
     let status = status_line(&screen);
     assert!(
@@ -210,7 +215,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         "status bar after /compact: {status}"
     );
 
-    // Ctrl+C twice quits and the terminal is given back, with a word on how to resume
+    // Ctrl+C twice quits (exit 130) and the terminal is given back, with a word on how to resume
     quit(&session);
     // `stty -a` prints its modes after the exit code: wait for them too (its last lines)
     let screen = session.wait_for("pith to exit", 10, |s| {
@@ -218,14 +223,15 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
             .nth(1)
             .is_some_and(|t| t.contains("isig") && t.contains("opost"))
     });
-    assert!(screen.contains("EXIT=0"), "{screen}");
+    // Left with Ctrl-C: 130, as a shell expects after Ctrl-C.
+    assert!(screen.contains("EXIT=130"), "{screen}");
     assert!(
         screen.contains("Resume this session: pith --session "),
         "{screen}"
     );
     assert!(!screen.contains("│"), "left the alternate screen: {screen}");
     let stty: Vec<&str> = screen
-        .split("EXIT=0")
+        .split("EXIT=130")
         .nth(1)
         .unwrap_or_default()
         .split(|c: char| c.is_whitespace() || c == ';')
@@ -251,7 +257,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     resumed.wait_for("the recalled prompt", 5, |s| s.contains("│ say hello"));
     resumed.keys(&["C-c"]);
     quit(&resumed);
-    resumed.wait_for("pith to exit", 10, |s| s.contains("EXIT=0"));
+    resumed.wait_for("pith to exit", 10, |s| s.contains("EXIT=130"));
 }
 
 /// A repository whose pith.toml points the user's provider at another server: the TUI asks
@@ -312,7 +318,7 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
     );
     assert!(!server.requests().is_empty());
     quit(&session);
-    session.wait_for("pith to exit", 10, |s| s.contains("EXIT=0"));
+    session.wait_for("pith to exit", 10, |s| s.contains("EXIT=130"));
 
     // Asked once: the next start goes straight to the TUI.
     let again = start(&format!("pith-e2e-trust2-{}", std::process::id()));
@@ -322,11 +328,105 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
     });
     assert!(!screen.contains("Do you trust"), "asked twice: {screen}");
     quit(&again);
-    again.wait_for("pith to exit", 10, |s| s.contains("EXIT=0"));
+    again.wait_for("pith to exit", 10, |s| s.contains("EXIT=130"));
 }
 
 fn quit(session: &Session) {
     session.keys(&["C-c"]);
     session.wait_for("the quit prompt", 5, |s| s.contains("ctrl+c again to quit"));
     session.keys(&["C-c"]);
+}
+
+/// The everyday workflows in the real binary: `@` picks a file and attaches it, the agent
+/// changes it, `!` runs a command whose output shows, and `/undo` (twice: the command's turn,
+/// then the agent's) puts the file back.
+#[test]
+fn mention_shell_command_and_undo_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    let change = r#"{"command":"echo changed by the agent > notes.txt"}"#;
+    server.push(openai::tool_calls(
+        &[("call_sh", "bash", change)],
+        Some((2_000, 20)),
+    ));
+    server.push(openai::text("Done editing", Some((2_100, 5))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::write(work.path().join(NOTES), "the original notes\n").expect("write notes");
+    let config = data.path().join("pith-test.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"mock/mock-model\"\n\n[provider.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"mock/mock-model\"]\ncontext = 32000\noutput = 4000\n\n[permission]\nbash = \"allow\"\nwrite = \"allow\"\n",
+            server.openai_base_url()
+        ),
+    )
+    .expect("write config");
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-flow-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+
+    // @ opens the picker; typing narrows it; enter writes the path
+    session.type_text("summarise @nots");
+    session.wait_for("the file picker", 10, |s| {
+        s.contains("@nots · 1 match") && s.contains("notes.txt")
+    });
+    session.keys(&["Enter"]);
+    session.wait_for("the path in the prompt", 10, |s| {
+        s.contains("summarise @notes.txt")
+    });
+    session.type_text("and change it");
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the answer", 30, |s| {
+        s.contains("Done editing") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains("◇ notes.txt"), "the chip: {screen}");
+    let first = server.request_body(0).to_string();
+    assert!(
+        first.contains("[The user attached notes.txt") && first.contains("the original notes"),
+        "the file went with the prompt: {first}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        "changed by the agent\n"
+    );
+
+    // ! runs a command; its output shows
+    session.type_text("!echo shell-said-$((20+22))");
+    session.wait_for("shell mode", 10, |s| s.contains("! shell"));
+    session.keys(&["Enter"]);
+    session.wait_for("the command's output", 20, |s| {
+        s.contains("shell-said-42") && status_line(s).contains("idle")
+    });
+    assert_eq!(server.requests().len(), 2, "no model request for a command");
+
+    // /undo twice: the command's turn, then the agent's, which puts the file back
+    session.type_text("/undo");
+    session.keys(&["Enter"]);
+    session.wait_for("the first undo", 10, |s| s.contains("undone · no files"));
+    session.keys(&["C-c"]); // the undone prompt came back to the composer: clear it
+    session.type_text("/undo");
+    session.keys(&["Enter"]);
+    session.wait_for("the second undo", 10, |s| {
+        s.contains("undone · 1 file restored: notes.txt")
+    });
+    assert_eq!(
+        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        "the original notes\n"
+    );
+    drop(rt);
 }

@@ -370,9 +370,7 @@ mod tests {
                 base_url: "https://api.openai.com/v1".into(),
                 api_key_env: None,
                 headers: BTreeMap::new(),
-                max_retries: None,
-                timeout_secs: None,
-                output_cap: None,
+                ..Default::default()
             },
         );
         let some = known_models(&only_openai);

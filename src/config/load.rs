@@ -121,9 +121,7 @@ pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
                 base_url: k.base_url.to_string(),
                 api_key_env: k.key_env.map(str::to_string),
                 headers: BTreeMap::new(),
-                max_retries: None,
-                timeout_secs: None,
-                output_cap: None,
+                ..Default::default()
             };
             (k.name.to_string(), config)
         })
@@ -265,6 +263,27 @@ pub fn load_with_env(
         .map_err(|e: toml::de::Error| ConfigError::Invalid {
             message: one_line(e.message()),
         })?;
+    // Each file was checked on its own; limits set in different files meet only here.
+    for (name, model) in &config.models {
+        if model.context > 0 && model.output >= model.context {
+            let key = |k: &str| format!("models.{}.{k}", key_str(name));
+            let from = |k: &str| {
+                origins
+                    .get(&key(k))
+                    .map_or("default", String::as_str)
+                    .to_string()
+            };
+            return Err(ConfigError::Invalid {
+                message: format!(
+                    "models.\"{name}\".output ({}, from {}) must be less than its context ({}, from {}): the output limit is reserved out of the window",
+                    model.output,
+                    from("output"),
+                    model.context,
+                    from("context")
+                ),
+            });
+        }
+    }
     if let Some(model) = &config.model
         && let Some((provider, _)) = model.split_once('/')
         && !config.provider.contains_key(provider)
@@ -487,6 +506,44 @@ fn parse_file(
             ));
         }
     }
+    for (name, model) in &config.models {
+        if model.context > 0 && model.output >= model.context {
+            return Err(at(
+                span_of(&["models", name, "output"]),
+                format!(
+                    "models.\"{name}\".output ({}) must be less than its context ({}): the output limit is reserved out of the window, so nothing would be left for the conversation",
+                    model.output, model.context
+                ),
+            ));
+        }
+        if let Some(input) = model.input
+            && model.context > 0
+            && input > model.context
+        {
+            return Err(at(
+                span_of(&["models", name, "input"]),
+                format!(
+                    "models.\"{name}\".input ({input}) must not be more than its context ({})",
+                    model.context
+                ),
+            ));
+        }
+    }
+    for (tool, setting) in &config.permission {
+        if let super::PermissionSetting::Patterns(patterns) = setting {
+            for pattern in patterns.keys() {
+                if let Err(e) = super::permission_glob(pattern) {
+                    return Err(at(
+                        span_of(&["permission", tool, pattern]),
+                        format!(
+                            "permission.{tool}: \"{pattern}\" is not a valid pattern: {}",
+                            glob_error(&e)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     if config.max_steps == 0 {
         return Err(at(
             span_of(&["max_steps"]),
@@ -503,6 +560,51 @@ fn parse_file(
                     provider.base_url
                 ),
             ));
+        }
+        for (key, value, max) in [
+            (
+                "connect_timeout_secs",
+                provider.connect_timeout_secs,
+                MAX_TIMEOUT_SECS,
+            ),
+            (
+                "first_byte_timeout_secs",
+                provider.first_byte_timeout_secs,
+                MAX_TIMEOUT_SECS,
+            ),
+            (
+                "idle_timeout_secs",
+                provider.idle_timeout_secs,
+                MAX_TIMEOUT_SECS,
+            ),
+            (
+                "max_retry_wait_secs",
+                provider.max_retry_wait_secs,
+                MAX_TIMEOUT_SECS,
+            ),
+            (
+                "max_retries",
+                provider.max_retries.map(u64::from),
+                MAX_RETRIES,
+            ),
+        ] {
+            let Some(v) = value else { continue };
+            let min = u64::from(key != "max_retries");
+            if v < min || v > max {
+                // `timeout_secs` is the older name of `first_byte_timeout_secs`.
+                let mut span = span_of(&["provider", name, key]);
+                let mut shown = key;
+                if key == "first_byte_timeout_secs"
+                    && span_of(&["provider", name, "timeout_secs"]) != span_of(&["provider", name])
+                {
+                    span = span_of(&["provider", name, "timeout_secs"]);
+                    shown = "timeout_secs";
+                }
+                return Err(at(
+                    span,
+                    format!("provider.{name}.{shown} must be between {min} and {max}, got {v}"),
+                ));
+            }
         }
         if let Some(var) = &provider.api_key_env
             && !var.is_empty()
@@ -544,6 +646,23 @@ fn parse_file(
         table: plain,
         alias_models,
     })
+}
+
+/// The most a provider timeout or retry wait may be set to, in seconds.
+const MAX_TIMEOUT_SECS: u64 = super::MAX_TIMEOUT_SECS;
+/// The most retries a provider may be set to.
+const MAX_RETRIES: u64 = 20;
+
+/// A glob error without globset's quoting of the whole pattern.
+fn glob_error(e: &globset::Error) -> String {
+    match e.kind() {
+        globset::ErrorKind::UnclosedClass => "a `[` is never closed".into(),
+        globset::ErrorKind::UnopenedAlternates => "a `}` has no `{`".into(),
+        globset::ErrorKind::UnclosedAlternates => "a `{` is never closed".into(),
+        globset::ErrorKind::NestedAlternates => "`{…}` cannot be nested".into(),
+        globset::ErrorKind::DanglingEscape => "it ends with a lone `\\`".into(),
+        other => one_line(&other.to_string()),
+    }
 }
 
 /// `model` values must be `provider/model`.

@@ -281,7 +281,15 @@ mod tests {
     fn names_and_transports_are_checked() {
         assert!(check_server("github", &stdio()).is_ok());
         assert!(check_server("chrome-devtools", &stdio()).is_ok());
-        for bad in ["", "my_server", "a b", "read", "Bash", "tool", &"x".repeat(33)] {
+        for bad in [
+            "",
+            "my_server",
+            "a b",
+            "read",
+            "Bash",
+            "tool",
+            &"x".repeat(33),
+        ] {
             assert!(check_server(bad, &stdio()).is_err(), "{bad:?}");
         }
         let none = McpServerConfig::default();

@@ -42,16 +42,44 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Retries for rate limits, 5xx and broken streams.
+    /// Retries for rate limits, 5xx, timeouts and broken streams.
     #[serde(default)]
     pub max_retries: Option<u32>,
-    /// Request timeout for the first byte, in seconds.
+    /// Seconds to wait for a connection.
     #[serde(default)]
-    pub timeout_secs: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    /// Seconds to wait for the first byte of an answer after sending the request (a local server
+    /// reads the whole prompt first). `timeout_secs` is the older name.
+    #[serde(default, alias = "timeout_secs")]
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Seconds of silence tolerated in the middle of a streamed answer.
+    #[serde(default)]
+    pub idle_timeout_secs: Option<u64>,
+    /// The longest wait before a retry: a server asking for longer (`retry-after`) gets the error
+    /// reported instead.
+    #[serde(default)]
+    pub max_retry_wait_secs: Option<u64>,
     /// Which field carries the output cap (openai kind); unset: `max_completion_tokens` for
     /// api.openai.com, `max_tokens` for every other server.
     #[serde(default)]
     pub output_cap: Option<OutputCap>,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: String::new(),
+            api_key_env: None,
+            headers: BTreeMap::new(),
+            max_retries: None,
+            connect_timeout_secs: None,
+            first_byte_timeout_secs: None,
+            idle_timeout_secs: None,
+            max_retry_wait_secs: None,
+            output_cap: None,
+        }
+    }
 }
 
 /// The request field that carries the output cap on an OpenAI-compatible server.
@@ -108,6 +136,9 @@ pub struct ModelConfig {
     /// `max_tokens` to request (defaults to min(output, 32000)).
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// The model takes images (attached with `@shot.png`); unset: pith's guess from the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,12 +215,85 @@ pub enum Action {
 
 /// A permission entry: one action for the whole tool, or patterns mapped to actions
 /// (`[permission.bash] "git status*" = "allow"`). The most specific (longest) matching pattern wins.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum PermissionSetting {
     Action(Action),
     Patterns(BTreeMap<String, Action>),
 }
+
+impl<'de> Deserialize<'de> for PermissionSetting {
+    /// By hand, so a wrong value says what is expected (an untagged enum can only say that
+    /// nothing matched).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PermissionSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "\"allow\", \"ask\" or \"deny\", or a table of \"pattern\" = \"allow\" | \"ask\" | \"deny\"",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                parse_action(v).map(PermissionSetting::Action)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((pattern, action)) = map.next_entry::<String, ActionField>()? {
+                    out.insert(pattern, action.0);
+                }
+                Ok(PermissionSetting::Patterns(out))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// An action inside a pattern table, read on its own so an error points at its value.
+struct ActionField(Action);
+
+impl<'de> Deserialize<'de> for ActionField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ActionField;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"allow\", \"ask\" or \"deny\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                parse_action(v).map(ActionField)
+            }
+        }
+        d.deserialize_str(Visitor)
+    }
+}
+
+fn parse_action<E: serde::de::Error>(v: &str) -> Result<Action, E> {
+    match v {
+        "allow" => Ok(Action::Allow),
+        "ask" => Ok(Action::Ask),
+        "deny" => Ok(Action::Deny),
+        other => Err(E::custom(format!(
+            "permission action must be \"allow\", \"ask\" or \"deny\", got \"{other}\""
+        ))),
+    }
+}
+
+/// A permission pattern as a glob whose `*` also crosses `/` (what the permission rules match
+/// with); loading rejects a pattern this refuses, naming the file and line.
+pub fn permission_glob(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+}
+
+/// The most a provider timeout or retry wait may be set to, in seconds.
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// Whether a header or setting name looks like it holds a secret (its value is redacted by
 /// `pith config` and scrubbed from everything pith writes).

@@ -12,6 +12,7 @@ use std::ops::Range;
 
 use crate::llm::{AssistantContent, ChatMessage, UserContent};
 use crate::message::{Message, PartKind, Role, ToolState};
+use serde_json::Value;
 
 use super::COMPACTION_QUESTION;
 
@@ -55,12 +56,12 @@ impl CompactionPoint {
 
 /// A summary that counts: finished, not errored.
 pub fn is_completed_summary(m: &Message) -> bool {
-    m.role == Role::Assistant && m.summary && m.finish.is_some() && m.error.is_none()
+    m.is_completed_summary()
 }
 
 /// A user message that exists only to hold a Compaction part.
 pub fn is_compaction_message(m: &Message) -> bool {
-    m.role == Role::User && m.compaction().is_some()
+    m.is_compaction_message()
 }
 
 /// A user message that starts a turn: typed by the user (not synthetic, not a compaction
@@ -309,11 +310,38 @@ fn convert_user(
                     content.push(c);
                 }
             }
+            PartKind::Tool {
+                call_id,
+                tool,
+                input,
+                state,
+            } => content.push(UserContent::Text {
+                text: user_tool_text(call_id, tool, input, state),
+            }),
             _ => {}
         }
     }
     if !content.is_empty() {
         out.push(ChatMessage::User { content });
+    }
+}
+
+/// A tool the user ran themselves (a file attached with `@`, a command run with `!`), as the
+/// text the model reads in the user's message.
+fn user_tool_text(call_id: &str, tool: &str, input: &Value, state: &ToolState) -> String {
+    let arg = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
+    let (result, is_error) = tool_result(call_id, state);
+    match (tool, is_error) {
+        ("read", false) => format!(
+            "[The user attached {} (read with the read tool)]\n{result}",
+            arg("file_path")
+        ),
+        ("read", true) => format!("[The user tried to attach {}: {result}]", arg("file_path")),
+        ("bash", _) => format!(
+            "[The user ran this command in the shell themselves]\n$ {}\n{result}",
+            arg("command")
+        ),
+        _ => format!("[The user ran the {tool} tool: {input}]\n{result}"),
     }
 }
 

@@ -324,3 +324,40 @@ fn mid_turn_messages_are_wrapped_when_sent() {
         ]
     );
 }
+
+/// Files the user attached and commands the user ran are tool parts of the user's message: the
+/// model reads them as the user's words, and a pruned one as the usual placeholder.
+#[test]
+fn tools_in_a_user_message_are_the_users_text() {
+    let mut u = user("u1", "explain @src/a.rs");
+    let mut attached = tool("read", "m1", completed("1\tfn a() {}"));
+    if let PartKind::Tool { input, .. } = &mut attached {
+        *input = serde_json::json!({"file_path": "src/a.rs"});
+    }
+    add(&mut u, attached);
+    let mut ran = tool("bash", "s1", pruned("long output"));
+    if let PartKind::Tool { input, .. } = &mut ran {
+        *input = serde_json::json!({"command": "ls"});
+    }
+    add(&mut u, ran);
+    let refs = vec![&u];
+    let wire = convert(&refs, &mut |_, _| None);
+    let ChatMessage::User { content } = &wire[0] else {
+        panic!("{wire:?}")
+    };
+    let texts: Vec<&str> = content
+        .iter()
+        .map(|c| match c {
+            UserContent::Text { text } => text.as_str(),
+            _ => "",
+        })
+        .collect();
+    assert_eq!(texts[0], "explain @src/a.rs");
+    assert_eq!(
+        texts[1],
+        "[The user attached src/a.rs (read with the read tool)]\n1\tfn a() {}"
+    );
+    assert!(texts[2].starts_with("[The user ran this command in the shell themselves]\n$ ls\n"));
+    assert!(!texts[2].contains("long output"), "pruned: {}", texts[2]);
+    assert_eq!(wire.len(), 1, "one user message, no tool result of its own");
+}

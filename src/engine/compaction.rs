@@ -6,24 +6,17 @@
 //! Nothing is saved until the summary is accepted, so an interrupted, failed or killed
 //! compaction leaves the session as it was.
 
-use std::collections::VecDeque;
-
 use tokio_util::sync::CancellationToken;
 
 use super::runner::{ModelSetup, Runner};
-use super::step::complete_text;
 use super::turn::CONTINUE;
 use crate::context::budget::Budget;
 use crate::context::carry;
 use crate::context::compaction as plan;
-use crate::context::view::is_turn_start;
-use crate::event::{EngineState, Event};
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, FinishReason, UserContent};
-use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, Usage, now_ms};
-use crate::provider::{ErrorKind, ProviderError};
-
-/// How often a chunk that still overflowed is split further.
-const MAX_SPLITS: u32 = 4;
+use crate::event::{CompactionCost, EngineState, Event};
+use crate::llm::FinishReason;
+use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
+use crate::provider::ProviderError;
 
 /// What started a compaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,13 +76,6 @@ pub(super) enum CompactionError {
     Provider(ProviderError),
     #[error("the compaction model returned an empty summary")]
     EmptySummary,
-}
-
-/// A summary the compaction agent wrote.
-struct Written {
-    text: String,
-    usage: Usage,
-    calls: u32,
 }
 
 impl Runner {
@@ -174,28 +160,7 @@ impl Runner {
         });
         self.state(EngineState::Compacting, None);
 
-        // Cut first (tool results and inputs, media), then turn tool blocks into text:
-        // `prepare` recognises tool results only as tool blocks. A request that travels whole
-        // after the summary is shown to the summariser only in short, for context.
-        let current = carried
-            .current_request
-            .as_ref()
-            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
-        let to_summarise: Vec<Message> = range
-            .map(|i| {
-                let m = self.view[i].clone();
-                if Some(i) == current {
-                    self.shortened_request(m, budget.summary_cap)
-                } else {
-                    m
-                }
-            })
-            .collect();
-        let mut chat = flatten_tools(plan::prepare(
-            super::runner::to_wire(&to_summarise),
-            budget.tool_result_chars,
-        ));
-        let mut previous = cut.previous_summary.clone();
+        let previous = cut.previous_summary.clone();
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
         let kept_tokens: u64 = self.view[cut.tail.clone()]
@@ -204,16 +169,11 @@ impl Runner {
             .sum();
         let replaced = (new_tokens + previous.as_deref().map_or(0, |p| self.estimator.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
-        if let Some(p) =
-            previous.take_if(|p| !plan::previous_summary_fits(p, &budget, &self.estimator))
-        {
-            chat.insert(0, plan::previous_summary_as_history(&p));
-        }
 
         let setup = match &self.opts.config.compaction.model {
             Some(name) if name != &self.model.name => {
                 match ModelSetup::build(&self.opts.config, name) {
-                    Ok((s, _)) => s,
+                    Ok((s, _)) => Some(s),
                     Err(e) => {
                         return Err(CompactionError::Model {
                             model: name.clone(),
@@ -222,13 +182,15 @@ impl Runner {
                     }
                 }
             }
-            _ => self.model.clone(),
+            _ => None,
         };
+        let overflowed = matches!(req.trigger, Trigger::Overflow { .. });
         let written = self
-            .summarise(
-                &setup,
-                previous.as_deref(),
-                chat,
+            .write_summary(
+                &cut,
+                &carried,
+                setup.as_ref(),
+                overflowed,
                 focus.as_deref(),
                 &budget,
                 cancel,
@@ -262,6 +224,7 @@ impl Runner {
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
+        let setup = setup.as_ref().unwrap_or(&self.model);
         s.model = Some(setup.name.clone());
         s.usage = written.usage;
         s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
@@ -315,11 +278,19 @@ impl Runner {
             self.estimator.text(&s.text()),
             self.view.len() - 2
         );
+        let cost = CompactionCost {
+            input: written.usage.input + written.usage.cache_read + written.usage.cache_write,
+            cache_read: written.usage.cache_read,
+            cost: s.cost,
+            cache_friendly: written.inline,
+        };
+        self.last_compaction = Some(cost);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
             after,
             model_calls: written.calls,
+            cost,
         });
         self.emit_context();
         if req.then == Then::Continue && auto && !self.ends_with_user_request() {
@@ -367,24 +338,6 @@ impl Runner {
         let cut = plan::cut(&self.view, 0, &mut self.estimator);
         let carried = self.carried(&cut, budget, auto);
         (cut, carried)
-    }
-
-    /// The request being worked on as the summariser sees it when it travels whole after the
-    /// summary: cut to at most `max_tokens`, and marked as kept.
-    fn shortened_request(&self, mut m: Message, max_tokens: u64) -> Message {
-        for p in &mut m.parts {
-            if let PartKind::Text {
-                text,
-                synthetic: false,
-            } = &mut p.kind
-            {
-                *text = format!(
-                    "{KEPT_REQUEST}\n{}",
-                    plan::fit_text(text, max_tokens, &self.estimator)
-                );
-            }
-        }
-        m
     }
 
     /// What pith carries across this compaction itself: the previous compaction's record merged
@@ -445,206 +398,5 @@ impl Runner {
                     )
                 })
         })
-    }
-
-    /// Runs the summary requests: one per chunk, oldest first, each folding the running summary,
-    /// each capped at the summary cap. The last one is checked: a summary missing sections of
-    /// the template, or cut at its cap, gets one retry with a note; then it is kept as it is
-    /// (pith's own record follows it anyway).
-    async fn summarise(
-        &mut self,
-        setup: &ModelSetup,
-        previous: Option<&str>,
-        chat: Vec<ChatMessage>,
-        focus: Option<&str>,
-        main: &Budget,
-        cancel: &CancellationToken,
-    ) -> Result<Written, CompactionError> {
-        // Chunks follow the compaction model's window; the summary must fit the session's.
-        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
-        let cap = main.summary_cap.min(own.max_output);
-        let budget = Budget {
-            summary_cap: cap,
-            ..own
-        };
-        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator);
-        let mut running: Option<String> = previous.map(str::to_string);
-        if chat.is_empty() {
-            // Only the request that travels whole was left to summarise: nothing to write.
-            return Ok(Written {
-                text: running.unwrap_or_else(|| NOTHING_BEFORE.to_string()),
-                usage: Usage::default(),
-                calls: 0,
-            });
-        }
-        let mut usage = Usage::default();
-        let mut calls = 0u32;
-        let mut splits = 0u32;
-        let mut retried = false;
-        // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
-        let mut queue: VecDeque<Vec<ChatMessage>> =
-            plan::chunks(chat, chunk_budget, &self.estimator).into();
-        let mut note: Option<String> = None;
-        while let Some(chunk) = queue.pop_front() {
-            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
-            if let (Some(n), Some(ChatMessage::User { content })) = (&note, messages.last_mut()) {
-                content.push(UserContent::Text { text: n.clone() });
-            }
-            let request = ChatRequest {
-                model: setup.model_id.clone(),
-                system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
-                messages,
-                tools: Vec::new(),
-                max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
-                temperature: None,
-                thinking_budget: None,
-            };
-            match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
-                Ok((text, u, finish)) => {
-                    calls += 1;
-                    if let Some(u) = u {
-                        usage.add(&u);
-                    }
-                    if text.trim().is_empty() {
-                        return Err(CompactionError::EmptySummary);
-                    }
-                    let cut_at_cap = finish == Some(FinishReason::Length);
-                    let missing = plan::missing_sections(&text);
-                    if queue.is_empty() && !retried && (cut_at_cap || !missing.is_empty()) {
-                        tracing::warn!(
-                            "summary {}; retrying once",
-                            if cut_at_cap {
-                                "cut at its cap".to_string()
-                            } else {
-                                format!("missing {missing:?}")
-                            }
-                        );
-                        retried = true;
-                        note = Some(plan::retry_note(&missing, cut_at_cap, cap));
-                        queue.push_front(chunk);
-                        continue;
-                    }
-                    running = Some(text);
-                }
-                Err(e) if e.kind == ErrorKind::ContextOverflow && splits < MAX_SPLITS => {
-                    // The estimate was off for this model: split the chunk further.
-                    calls += 1;
-                    splits += 1;
-                    self.learn_window(&e, None);
-                    chunk_budget = (chunk_budget / 2).max(MIN_SPLIT);
-                    tracing::warn!(
-                        "summary request overflowed; splitting to {chunk_budget} tokens"
-                    );
-                    for piece in plan::chunks(chunk.clone(), chunk_budget, &self.estimator)
-                        .into_iter()
-                        .rev()
-                    {
-                        queue.push_front(piece);
-                    }
-                }
-                Err(e) if e.kind == ErrorKind::Cancelled => {
-                    return Err(CompactionError::Interrupted);
-                }
-                Err(e) => return Err(CompactionError::Provider(e)),
-            }
-        }
-        let text = running.ok_or(CompactionError::EmptySummary)?;
-        Ok(Written { text, usage, calls })
-    }
-}
-
-/// How the summariser is told that the request it sees is kept word for word anyway.
-const KEPT_REQUEST: &str =
-    "[The user's current request; it is kept word for word after your summary, shortened here:]";
-
-/// The summary when nothing came before the request being worked on.
-const NOTHING_BEFORE: &str = "Nothing happened before the request below.";
-
-/// The smallest chunk a split goes down to.
-const MIN_SPLIT: u64 = 200;
-
-/// The compaction agent has no tools: tool calls and results become plain text, so every
-/// provider accepts the request (Anthropic rejects tool blocks without tool definitions).
-pub(super) fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
-    messages
-        .into_iter()
-        .filter_map(|m| match m {
-            ChatMessage::Assistant { content } => {
-                let content: Vec<AssistantContent> = content
-                    .into_iter()
-                    .filter_map(|c| match c {
-                        AssistantContent::ToolCall { name, input, .. } => {
-                            Some(AssistantContent::Text {
-                                text: format!("[called tool {name} with {input}]"),
-                            })
-                        }
-                        AssistantContent::Reasoning { .. } => None,
-                        other => Some(other),
-                    })
-                    .collect();
-                (!content.is_empty()).then_some(ChatMessage::Assistant { content })
-            }
-            ChatMessage::ToolResult {
-                content, is_error, ..
-            } => Some(ChatMessage::User {
-                content: vec![UserContent::Text {
-                    text: format!(
-                        "[tool {}]\n{content}",
-                        if is_error { "error" } else { "result" }
-                    ),
-                }],
-            }),
-            user => Some(user),
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_blocks_become_text() {
-        let msgs = vec![
-            ChatMessage::Assistant {
-                content: vec![
-                    AssistantContent::Reasoning {
-                        text: "hmm".into(),
-                        signature: None,
-                        redacted: None,
-                    },
-                    AssistantContent::ToolCall {
-                        id: "c1".into(),
-                        name: "bash".into(),
-                        input: serde_json::json!({"command": "ls"}),
-                    },
-                ],
-            },
-            ChatMessage::ToolResult {
-                call_id: "c1".into(),
-                content: "a.txt".into(),
-                is_error: false,
-            },
-        ];
-        let out = flatten_tools(msgs);
-        assert_eq!(out.len(), 2);
-        let ChatMessage::Assistant { content } = &out[0] else {
-            panic!("assistant expected")
-        };
-        assert_eq!(
-            content,
-            &vec![AssistantContent::Text {
-                text: r#"[called tool bash with {"command":"ls"}]"#.into()
-            }]
-        );
-        let ChatMessage::User { content } = &out[1] else {
-            panic!("user expected")
-        };
-        assert_eq!(
-            content,
-            &vec![UserContent::Text {
-                text: "[tool result]\na.txt".into()
-            }]
-        );
     }
 }

@@ -5,12 +5,17 @@
 
 mod compaction;
 mod mcp;
+mod mentions;
+mod persist;
 pub mod prompt;
 mod runner;
 mod shared;
+mod shell;
 mod step;
+mod summarise;
 mod tool_exec;
 mod turn;
+mod undo;
 mod window;
 
 use std::path::PathBuf;
@@ -74,11 +79,25 @@ pub fn spawn(
         events: ev_tx.clone(),
         mcp: (!mcp.is_empty()).then(|| mcp.clone()),
     };
+    let on_panic = ev_tx.clone();
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
     runner.attach_mcp(mcp);
     tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx, history));
     let done = tokio::spawn(async move {
-        runner.run(ctl_rx).await;
+        let run = tokio::spawn(async move { runner.run(ctl_rx).await });
+        // A bug that panics the runner must not leave the front end waiting for the turn's end.
+        if let Err(e) = run.await
+            && e.is_panic()
+        {
+            tracing::error!("the engine panicked: {e}");
+            let _ = on_panic.send(Event::Error {
+                kind: crate::event::ErrorKind::Internal,
+                message: "internal error: the engine stopped (a bug; details in the log). What was saved before is kept; restart pith to continue the session".into(),
+            });
+            let _ = on_panic.send(Event::TurnFinished {
+                reason: crate::event::TurnEnd::Error,
+            });
+        }
     });
     Ok(EngineHandle {
         ops: op_tx,

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 
 pub const AGENT_PROMPT: &str = include_str!("../../prompts/system.md");
+/// The agent prompt for small windows, where the full one would take a large share.
+pub const COMPACT_AGENT_PROMPT: &str = include_str!("../../prompts/system-compact.md");
 pub const MAX_STEPS_PROMPT: &str = include_str!("../../prompts/max-steps.md");
 
 /// Instruction files looked for in the workspace and every directory above it.
@@ -78,21 +80,40 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
+/// How much room the system prompt may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    /// Use the short agent prompt (a small window).
+    pub compact: bool,
+    /// Instruction files are cut to this many bytes in all.
+    pub instruction_bytes: usize,
+}
+
+impl Fit {
+    /// The full prompt, for a window large enough for it.
+    pub const FULL: Fit = Fit {
+        compact: false,
+        instruction_bytes: MAX_INSTRUCTION_BYTES,
+    };
+}
+
 /// The system prompt as blocks: `[agent prompt, env + instructions]`.
-pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str) -> Vec<String> {
+pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str, fit: Fit) -> Vec<String> {
     let mut rest = env_block(workspace, today);
+    let mut left = fit.instruction_bytes.min(MAX_INSTRUCTION_BYTES);
     for path in instruction_files(workspace, extra) {
         match std::fs::read(&path) {
             Ok(bytes) => {
                 let mut text = String::from_utf8_lossy(&bytes).into_owned();
-                if text.len() > MAX_INSTRUCTION_BYTES {
-                    let mut cut = MAX_INSTRUCTION_BYTES;
+                if text.len() > left {
+                    let mut cut = left;
                     while !text.is_char_boundary(cut) {
                         cut -= 1;
                     }
                     text.truncate(cut);
                     text.push_str("\n[… instructions truncated]");
                 }
+                left = left.saturating_sub(text.len());
                 rest.push_str(&format!(
                     "\n\nInstructions from {}:\n{}",
                     path.display(),
@@ -102,7 +123,12 @@ pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str) -> Vec<St
             Err(e) => tracing::warn!("cannot read instruction file {}: {e}", path.display()),
         }
     }
-    vec![AGENT_PROMPT.trim_end().to_string(), rest]
+    let agent = if fit.compact {
+        COMPACT_AGENT_PROMPT
+    } else {
+        AGENT_PROMPT
+    };
+    vec![agent.trim_end().to_string(), rest]
 }
 
 #[cfg(test)]
@@ -118,7 +144,7 @@ mod tests {
         std::fs::write(root.join("a/AGENTS.md"), "outer rule").unwrap();
         std::fs::write(ws.join("CLAUDE.md"), "inner rule").unwrap();
         std::fs::write(ws.join("extra.md"), "extra rule").unwrap();
-        let blocks = system_prompt(&ws, &[PathBuf::from("extra.md")], "2026-01-02");
+        let blocks = system_prompt(&ws, &[PathBuf::from("extra.md")], "2026-01-02", Fit::FULL);
         assert_eq!(blocks.len(), 2);
         assert!(blocks[0].starts_with("You are pith"));
         let rest = &blocks[1];
@@ -142,7 +168,7 @@ mod tests {
         std::os::unix::fs::symlink(ws.join("docs/rules.md"), ws.join("CLAUDE.md")).unwrap();
         let files = instruction_files(&ws, &[]);
         assert_eq!(files, [ws.join("CLAUDE.md")]);
-        let blocks = system_prompt(&ws, &[], "d");
+        let blocks = system_prompt(&ws, &[], "d", Fit::FULL);
         assert!(!blocks[1].contains("aws_secret") && blocks[1].contains("inside rule"));
     }
 
@@ -152,5 +178,28 @@ mod tests {
         assert!(env_block(dir.path(), "d").contains("git repo: no"));
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         assert!(env_block(dir.path(), "d").contains("git repo: yes"));
+    }
+
+    #[test]
+    fn a_small_window_gets_the_short_prompt_and_cut_instructions() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("w");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "rule ".repeat(2_000)).unwrap();
+        let full = system_prompt(&ws, &[], "2026-01-02", Fit::FULL);
+        let small = system_prompt(
+            &ws,
+            &[],
+            "2026-01-02",
+            Fit {
+                compact: true,
+                instruction_bytes: 1_000,
+            },
+        );
+        assert!(small[0].len() * 3 < full[0].len(), "{}", small[0]);
+        assert!(small[0].starts_with("You are pith"));
+        assert!(small[1].contains("[… instructions truncated]"));
+        assert!(small[1].len() < 1_400, "{}", small[1].len());
+        assert!(!full[1].contains("truncated"));
     }
 }

@@ -18,6 +18,7 @@ use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, Provider};
+use crate::store::lock::SessionLock;
 use crate::store::{PAGE_MESSAGES, Store};
 use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
@@ -34,6 +35,10 @@ pub(super) struct ModelSetup {
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
     pub kind: crate::config::ProviderKind,
+    /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
+    pub retry: RetryPolicy,
+    /// Its provider's timeouts, for saying what pith waits for.
+    pub timeouts: provider::transport::Timeouts,
     /// The window is a guess (no config, not in the catalog): a local server is asked, and a
     /// window learned from a server replaces it.
     pub window_guessed: bool,
@@ -45,11 +50,16 @@ impl ModelSetup {
         name: &str,
     ) -> anyhow::Result<(Self, Option<String>)> {
         let (provider, model_id) = provider::factory::build(config, name)?;
-        let kind = provider::factory::split_model(name)
+        let pc = provider::factory::split_model(name)
             .ok()
-            .and_then(|(p, _)| config.provider.get(p))
+            .and_then(|(p, _)| config.provider.get(p));
+        let kind = pc
             .map(|p| p.kind.clone())
             .unwrap_or(crate::config::ProviderKind::Openai);
+        let retry = RetryPolicy::for_provider(pc);
+        let timeouts = pc
+            .map(provider::transport::Timeouts::from_config)
+            .unwrap_or_default();
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
         let limits = Limits::from(&info);
@@ -61,6 +71,8 @@ impl ModelSetup {
                 info,
                 limits,
                 kind,
+                retry,
+                timeouts,
                 window_guessed: resolved.window_guessed,
             },
             resolved.warning,
@@ -89,9 +101,14 @@ pub struct Runner {
     pub(super) tool_state: Arc<SessionToolState>,
     pub(super) system: Vec<String>,
     pub(super) tool_specs: Vec<ToolSpec>,
-    pub(super) retry: RetryPolicy,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
+    /// The first store write that failed in this turn.
+    pub(super) store_failure: super::persist::StoreFailure,
+    /// This engine is the session's only writer while it holds this.
+    pub(super) lock: SessionLock,
+    /// What the last compaction cost (`/context`).
+    pub(super) last_compaction: Option<crate::event::CompactionCost>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
@@ -106,6 +123,7 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
     ) -> anyhow::Result<Self> {
+        let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         if let Some(w) = warning {
             let _ = events.send(Event::Info {
@@ -113,24 +131,15 @@ impl Runner {
             });
         }
         let registry = Registry::configured(&opts.config);
-        let tool_specs = registry.specs();
-        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system = prompt::system_prompt(&opts.workspace, &opts.config.instructions, &today);
         let estimator = Estimator::lazy(&model.model_id);
-        let max_retries = opts
-            .config
-            .provider
-            .get(session.model.split('/').next().unwrap_or_default())
-            .and_then(|p| p.max_retries);
         let permissions = Permissions::new(&opts.config.permission);
         let mut runner = Runner {
-            retry: RetryPolicy::from_env(max_retries),
             permissions,
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
             registry,
-            tool_specs,
-            system,
+            tool_specs: Vec::new(),
+            system: Vec::new(),
             estimator,
             tracker: ContextTracker::default(),
             view: Vec::new(),
@@ -141,10 +150,14 @@ impl Runner {
             events,
             shared,
             compactions_this_turn: 0,
+            store_failure: Default::default(),
+            lock,
             window_probe: None,
             mcp: Default::default(),
+            last_compaction: None,
         };
         runner.start_window();
+        runner.fit_prompt();
         runner.load_view()?;
         Ok(runner)
     }
@@ -167,10 +180,16 @@ impl Runner {
 
     /// Loads the view from the store: only the messages from the session's compaction point on,
     /// reordered so that the compaction message and its summary come before the verbatim tail.
+    /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
-        let loaded = self
+        let (loaded, repairs) = self
             .store
-            .load_view(&self.session.id, self.session.compaction_point.as_deref())?;
+            .open_view(&self.session.id, self.session.compaction_point.as_deref())?;
+        if repairs.steps + repairs.tools > 0 {
+            self.emit(Event::Info {
+                message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
+            });
+        }
         self.view = crate::context::view::model_order(loaded);
         self.reset_estimate();
         self.resume_from_last_report();
@@ -249,6 +268,19 @@ impl Runner {
     pub(super) fn emit_context(&mut self) {
         self.tune_estimator();
         self.emit(Event::ContextUsage(self.context_usage()));
+        // a `/context` asked for during the turn is answered here, between steps and tools
+        self.answer_breakdown();
+    }
+
+    fn answer_breakdown(&mut self) {
+        if self
+            .shared
+            .breakdown_wanted
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let b = self.breakdown();
+            self.emit(Event::ContextBreakdown(b));
+        }
     }
 
     /// The context size from which counts are exact: far below every threshold a decision
@@ -284,20 +316,20 @@ impl Runner {
     /// Persists a message header and every part.
     pub(super) fn save_message(&self, m: &Message) {
         if let Err(e) = self.store.save_message(m) {
-            tracing::error!("store: cannot save message {}: {e:#}", m.id);
+            self.store_failed(&format!("save message {}", m.id), &e);
         }
     }
 
     pub(super) fn save_part(&self, part: &crate::message::Part) {
         if let Err(e) = self.store.upsert_part(&self.session.id, part) {
-            tracing::error!("store: cannot save part {}: {e:#}", part.id);
+            self.store_failed(&format!("save part {}", part.id), &e);
         }
     }
 
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
         if let Err(e) = self.store.update_session(&self.session) {
-            tracing::error!("store: cannot update session: {e:#}");
+            self.store_failed("update the session", &e);
         }
     }
 
@@ -327,8 +359,9 @@ impl Runner {
         self.push_message(m)
     }
 
-    /// Adds what the user typed; `mid_turn`: typed while the agent was working.
-    pub(super) fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
+    /// Adds what the user typed, with the files it mentions; `mid_turn`: typed while the agent
+    /// was working.
+    pub(super) async fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(prompt.id.clone());
         m.mid_turn = mid_turn;
@@ -339,6 +372,7 @@ impl Runner {
         for part in self.attachment_parts() {
             m.push(part);
         }
+        self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
         }
@@ -393,7 +427,8 @@ impl Runner {
                     trigger: Trigger::Manual { focus },
                     then: Then::Stop,
                 };
-                let reason = match self.compact(req, &cancel).await {
+                let result = self.compact(req, &cancel).await;
+                let reason = match result {
                     Ok(_) => TurnEnd::Compacted,
                     Err(CompactionError::NothingToCompact(message)) => {
                         self.emit(Event::Info { message });
@@ -409,6 +444,17 @@ impl Runner {
                         TurnEnd::Error
                     }
                 };
+                // A write that failed meanwhile is the error to report.
+                let reason = match self.take_store_failure() {
+                    Some(message) => {
+                        self.emit(Event::Error {
+                            kind: ErrorKind::Store,
+                            message,
+                        });
+                        TurnEnd::Error
+                    }
+                    None => reason,
+                };
                 self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
             }
@@ -416,6 +462,7 @@ impl Runner {
                 Ok((setup, warning)) => {
                     self.model = setup;
                     self.estimator = Estimator::lazy(&self.model.model_id);
+                    self.fit_prompt();
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
@@ -461,10 +508,8 @@ impl Runner {
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
-            Op::ContextBreakdown => {
-                let b = self.breakdown();
-                self.emit(Event::ContextBreakdown(b));
-            }
+            // answered here unless a step boundary of the turn already did
+            Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
             Op::McpPrompt {
                 id,
@@ -478,6 +523,10 @@ impl Runner {
                     message,
                 }),
             },
+            Op::Shell { id, command } => self.shell(id, command).await,
+            Op::Undo => self.undo().await,
+            Op::Redo => self.redo().await,
+            Op::Rewind { message_id } => self.rewind(&message_id).await,
             Op::UserTurn { .. }
             | Op::Interrupt
             | Op::PermissionReply { .. }
@@ -489,8 +538,20 @@ impl Runner {
     }
 
     fn switch_session(&mut self, session: Session) {
+        let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
+            Ok(lock) => lock,
+            Err(e) => {
+                self.emit(Event::Error {
+                    kind: ErrorKind::Session,
+                    message: e.to_string(),
+                });
+                return;
+            }
+        };
         self.touch_session();
+        self.lock = lock;
         self.session = session;
+        self.enter_session_directory();
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
@@ -533,6 +594,32 @@ impl Runner {
         self.emit_context();
     }
 
+    /// A session resumed from another directory runs there: its tools, its instructions. A
+    /// directory that is gone leaves the session here, and says so.
+    fn enter_session_directory(&mut self) {
+        let dir = std::path::PathBuf::from(&self.session.directory);
+        let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
+        match canonical {
+            Some(d) if d == self.opts.workspace => {}
+            Some(d) => {
+                tracing::info!(dir = %d.display(), "resumed session: working in its directory");
+                self.opts.workspace = d;
+                self.fit_prompt();
+            }
+            None if self.session.directory.is_empty() => {}
+            None => {
+                self.emit(Event::Info {
+                    message: format!(
+                        "the session's directory {} is gone; it continues in {}",
+                        self.session.directory,
+                        self.opts.workspace.display()
+                    ),
+                });
+                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
+            }
+        }
+    }
+
     fn export(&self, path: Option<String>) {
         let messages = match self.store.load_all(&self.session.id) {
             Ok(m) => m,
@@ -544,8 +631,21 @@ impl Runner {
                 return;
             }
         };
-        let path = path.unwrap_or_else(|| format!("pith-session-{}.md", self.session.id));
-        let path = self.opts.workspace.join(path);
+        let path = export_path(
+            path.as_deref(),
+            &self.opts.workspace,
+            &self.opts.data_dir,
+            &self.session.id,
+        );
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            self.emit(Event::Error {
+                kind: ErrorKind::Export,
+                message: format!("cannot create {}: {e}", dir.display()),
+            });
+            return;
+        }
         let text = if path.extension().is_some_and(|e| e == "json") {
             serde_json::to_string_pretty(&crate::store::export::export_json(
                 &self.session,
@@ -571,6 +671,7 @@ impl Runner {
         self.refresh_tools();
         let mut b = Breakdown {
             window: self.model.limits.context,
+            last_compaction: self.last_compaction,
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
@@ -604,10 +705,14 @@ impl Runner {
 
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
-        let mut messages = to_wire(&self.view);
+        let images = self.takes_images();
+        let refs: Vec<&Message> = self.view.iter().collect();
+        let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
+            super::mentions::image_content(path, mime, images)
+        });
         if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
             // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::compaction::flatten_tools(messages);
+            messages = super::summarise::flatten_tools(messages);
         }
         if last_step {
             messages.push(ChatMessage::Assistant {
@@ -644,8 +749,25 @@ pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     crate::context::view::convert(&refs, &mut |_, _| None)
 }
 
+/// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
+/// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
+/// repository unasked).
+pub(super) fn export_path(
+    path: Option<&str>,
+    workspace: &std::path::Path,
+    data_dir: &std::path::Path,
+    session_id: &str,
+) -> std::path::PathBuf {
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => crate::tools::path::resolve(workspace, p).path,
+        None => data_dir
+            .join("exports")
+            .join(format!("pith-session-{session_id}.md")),
+    }
+}
+
 /// A session title from the first user message.
-fn title_from(text: &str) -> String {
+pub(super) fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -661,6 +783,30 @@ fn title_from(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_paths() {
+        let ws = std::path::Path::new("/nonexistent-ws");
+        let data = std::path::Path::new("/nonexistent-data");
+        assert_eq!(
+            export_path(None, ws, data, "S1"),
+            data.join("exports/pith-session-S1.md")
+        );
+        assert_eq!(
+            export_path(Some("out/x.md"), ws, data, "S1"),
+            ws.join("out/x.md")
+        );
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let home = std::path::PathBuf::from(home);
+            let got = export_path(Some("~/x.md"), ws, data, "S1");
+            assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
+            assert!(
+                got.starts_with(home.canonicalize().unwrap_or(home.clone()))
+                    || got.starts_with(&home),
+                "{got:?}"
+            );
+        }
+    }
 
     #[test]
     fn titles_are_cut() {

@@ -31,6 +31,8 @@ pub struct Shared {
     pub notify: Notify,
     /// MCP resources being read for the next user message, in the order they were asked for.
     pub attachments: Mutex<Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>>>,
+    /// `/context` was asked for while a turn runs: answered at the next step or tool boundary.
+    pub breakdown_wanted: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -146,6 +148,26 @@ pub async fn pump(
             }
             Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
                 super::mcp::answer_op(op, &shared, &history);
+            }
+            // the store answers this; no need to wait for a running turn
+            Op::ListSessions => {
+                let store = history.store.clone();
+                let events = history.events.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = events.send(match store.list_sessions() {
+                        Ok(sessions) => Event::Sessions { sessions },
+                        Err(e) => Event::Error {
+                            kind: ErrorKind::Session,
+                            message: format!("cannot list sessions: {e:#}"),
+                        },
+                    });
+                });
+            }
+            Op::ContextBreakdown => {
+                shared
+                    .breakdown_wanted
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = ctl.send(Control::Op(Op::ContextBreakdown));
             }
             Op::UserTurn { id, text } => {
                 if let Ok(mut q) = shared.queue.lock() {

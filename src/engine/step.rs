@@ -14,6 +14,14 @@ use crate::provider::{ErrorKind, Provider, ProviderError};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
+/// Silence from the provider after which pith says what it is waiting for (at most; a short
+/// configured timeout brings it forward), and how often it says it again.
+const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(10);
+const WAIT_NOTICE_EVERY: Duration = Duration::from_secs(30);
+/// One step's output (text, reasoning and tool arguments) is bounded by the model's output limit
+/// at this many bytes per token (a token is about four), and by [`MIN_STEP_OUTPUT`] at least.
+const STEP_BYTES_PER_TOKEN: u64 = 16;
+const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
 
 pub(super) enum Outcome {
     Done {
@@ -46,13 +54,16 @@ impl Runner {
                 ErrorKind::ContextOverflow => return Outcome::Overflow(err),
                 _ => {}
             }
-            let Some(delay) = self.retry.delay(attempt, &err) else {
-                return Outcome::Failed(err);
+            let Some(delay) = self.model.retry.delay(attempt, &err) else {
+                let message = self.model.retry.final_message(attempt, &err);
+                return Outcome::Failed(ProviderError { message, ..err });
             };
             self.reset_step(idx);
             if !self.wait_retry(attempt, delay, &err, cancel).await {
                 return Outcome::Interrupted;
             }
+            // the retry is under way: the status bar stops saying "retrying"
+            self.state(EngineState::Thinking, None);
         }
     }
 
@@ -67,19 +78,16 @@ impl Runner {
         tracing::warn!(
             "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
             err.kind,
-            self.retry.max_retries,
+            self.model.retry.max_retries,
             err.message
         );
         self.emit(Event::Retrying {
             attempt,
-            max: self.retry.max_retries,
+            max: self.model.retry.max_retries,
             delay_ms: delay.as_millis() as u64,
             message: err.message.clone(),
         });
-        self.state(
-            EngineState::Retrying,
-            Some(format!("{attempt}/{}", self.retry.max_retries)),
-        );
+        self.state(EngineState::Retrying, None);
         cancel
             .run_until_cancelled(tokio::time::sleep(delay))
             .await
@@ -96,12 +104,18 @@ impl Runner {
             .map(|p| p.id.clone())
             .collect();
         m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
-        for id in dropped {
-            if let Err(e) = self.store.delete_part(&id) {
-                tracing::error!("store: cannot delete part {id}: {e:#}");
+        let m = m.clone();
+        for id in &dropped {
+            if let Err(e) = self.store.delete_part(id) {
+                self.store_failed(&format!("delete part {id}"), &e);
             }
         }
-        let m = m.clone();
+        if !dropped.is_empty() {
+            self.emit(Event::PartsRemoved {
+                message_id: m.id.clone(),
+                part_ids: dropped,
+            });
+        }
         self.emit(Event::Message { message: m });
     }
 
@@ -112,10 +126,23 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
-        let Some(opened) = cancel.run_until_cancelled(provider.stream(request)).await else {
-            return Ok(Outcome::Interrupted);
+        let mut wait = Waiting::new(&self.model);
+        let connect = provider.stream(request);
+        tokio::pin!(connect);
+        let mut stream = loop {
+            tokio::select! {
+                r = &mut connect => break r?,
+                _ = tokio::time::sleep_until(wait.next) => self.say_waiting(&mut wait),
+                _ = cancel.cancelled() => return Ok(Outcome::Interrupted),
+            }
         };
-        let mut stream = opened?;
+        let max_output = self
+            .model
+            .limits
+            .output
+            .saturating_mul(STEP_BYTES_PER_TOKEN)
+            .max(MIN_STEP_OUTPUT);
+        let mut output_bytes: u64 = 0;
         let mut usage = None;
         let mut finish = None;
         let mut last_flush = Instant::now();
@@ -136,6 +163,10 @@ impl Runner {
                     dirty = false;
                     continue;
                 }
+                _ = tokio::time::sleep_until(wait.next) => {
+                    self.say_waiting(&mut wait);
+                    continue;
+                }
                 _ = cancel.cancelled() => {
                     self.flush_parts(idx);
                     return Ok(Outcome::Interrupted);
@@ -144,8 +175,27 @@ impl Runner {
             let event = match item {
                 None => break,
                 Some(Ok(ev)) => ev,
-                Some(Err(e)) => return Err(e),
+                Some(Err(e)) => {
+                    // What streamed before the fault is kept until the retry starts over.
+                    self.flush_parts(idx);
+                    return Err(e);
+                }
             };
+            if wait.heard() {
+                self.state(EngineState::Thinking, None);
+            }
+            output_bytes += event_bytes(&event);
+            if output_bytes > max_output {
+                self.flush_parts(idx);
+                return Ok(Outcome::Failed(ProviderError::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "the answer passed {} MiB in one step, more than the model's output limit allows ({} tokens); stopped reading it. What arrived is kept; the model may be repeating itself",
+                        max_output / (1024 * 1024),
+                        self.model.limits.output
+                    ),
+                )));
+            }
             let m = &mut self.view[idx];
             match event {
                 StreamEvent::TextDelta(delta) => {
@@ -283,6 +333,18 @@ impl Runner {
         Ok(Outcome::Done { usage, finish })
     }
 
+    /// Says what pith is waiting for (the status line, stderr headless).
+    fn say_waiting(&self, wait: &mut Waiting) {
+        let detail = wait.notice(&self.model.name);
+        self.state(EngineState::Thinking, Some(detail));
+    }
+
+    /// The same while a summary is written.
+    fn say_waiting_compacting(&self, wait: &mut Waiting) {
+        let detail = wait.notice("the summary");
+        self.state(EngineState::Compacting, Some(detail));
+    }
+
     /// Writes the streamed parts of `self.view[idx]` to the store.
     fn flush_parts(&self, idx: usize) {
         for p in &self.view[idx].parts {
@@ -293,6 +355,89 @@ impl Runner {
                 self.save_part(p);
             }
         }
+    }
+}
+
+/// How long the provider has been silent, and when to say so.
+struct Waiting {
+    since: tokio::time::Instant,
+    /// When the next notice is due.
+    next: tokio::time::Instant,
+    /// Nothing has arrived yet (the first-byte timeout applies, else the idle one).
+    first: bool,
+    /// A notice is showing (the next event clears it).
+    shown: bool,
+    first_byte: Duration,
+    idle: Duration,
+}
+
+impl Waiting {
+    fn new(model: &super::runner::ModelSetup) -> Waiting {
+        let now = tokio::time::Instant::now();
+        let mut w = Waiting {
+            since: now,
+            next: now,
+            first: true,
+            shown: false,
+            first_byte: model.timeouts.first_byte,
+            idle: model.timeouts.idle,
+        };
+        w.next = now + w.after();
+        w
+    }
+
+    /// The bound that applies now.
+    fn limit(&self) -> Duration {
+        if self.first {
+            self.first_byte
+        } else {
+            self.idle
+        }
+    }
+
+    /// Silence before the first notice: 10 s, or a quarter of a shorter timeout.
+    fn after(&self) -> Duration {
+        WAIT_NOTICE_AFTER.min(self.limit() / 4)
+    }
+
+    /// Something arrived: the silence starts over. True when a notice was showing.
+    fn heard(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        self.first = false;
+        self.since = now;
+        self.next = now + self.after();
+        std::mem::take(&mut self.shown)
+    }
+
+    fn notice(&mut self, model: &str) -> String {
+        let now = tokio::time::Instant::now();
+        self.shown = true;
+        self.next = now
+            + WAIT_NOTICE_EVERY
+                .min(self.limit() / 4)
+                .max(Duration::from_millis(50));
+        let silent = now.duration_since(self.since);
+        let silent = if silent < Duration::from_secs(10) {
+            format!("{:.1} s", silent.as_secs_f64())
+        } else {
+            format!("{} s", silent.as_secs())
+        };
+        let limit = self.limit().as_secs();
+        if self.first {
+            format!("waiting for {model}: no answer yet after {silent} (gives up at {limit} s)")
+        } else {
+            format!("waiting for {model}: the answer paused {silent} ago (gives up at {limit} s)")
+        }
+    }
+}
+
+/// Bytes of output an event carries, for the bound on one step.
+fn event_bytes(event: &StreamEvent) -> u64 {
+    match event {
+        StreamEvent::TextDelta(t) | StreamEvent::ReasoningDelta(t) => t.len() as u64,
+        StreamEvent::ToolCall { arguments, .. } => arguments.len() as u64,
+        StreamEvent::RedactedReasoning(d) => d.len() as u64,
+        _ => 0,
     }
 }
 
@@ -324,15 +469,16 @@ pub(super) async fn complete_text(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let err = match collect_once(provider, request, cancel).await {
+        let err = match collect_once(runner, provider, request, cancel).await {
             Ok(done) => return Ok(done),
             Err(e) => e,
         };
         if matches!(err.kind, ErrorKind::Cancelled | ErrorKind::ContextOverflow) {
             return Err(err);
         }
-        let Some(delay) = runner.retry.delay(attempt, &err) else {
-            return Err(err);
+        let Some(delay) = runner.model.retry.delay(attempt, &err) else {
+            let message = runner.model.retry.final_message(attempt, &err);
+            return Err(ProviderError { message, ..err });
         };
         if !runner.wait_retry(attempt, delay, &err, cancel).await {
             return Err(ProviderError::new(ErrorKind::Cancelled, "interrupted"));
@@ -342,23 +488,37 @@ pub(super) async fn complete_text(
 }
 
 async fn collect_once(
+    runner: &Runner,
     provider: &dyn Provider,
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<Completion, ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
-    let mut stream = cancel
-        .run_until_cancelled(provider.stream(request))
-        .await
-        .ok_or_else(cancelled)??;
+    let mut wait = Waiting::new(&runner.model);
+    let connect = provider.stream(request);
+    tokio::pin!(connect);
+    let mut stream = loop {
+        tokio::select! {
+            r = &mut connect => break r?,
+            _ = tokio::time::sleep_until(wait.next) => runner.say_waiting_compacting(&mut wait),
+            _ = cancel.cancelled() => return Err(cancelled()),
+        }
+    };
     let mut text = String::new();
     let mut usage = None;
     let mut finish = None;
     loop {
-        let item = cancel
-            .run_until_cancelled(stream.next())
-            .await
-            .ok_or_else(cancelled)?;
+        let item = tokio::select! {
+            i = stream.next() => i,
+            _ = tokio::time::sleep_until(wait.next) => {
+                runner.say_waiting_compacting(&mut wait);
+                continue;
+            }
+            _ = cancel.cancelled() => return Err(cancelled()),
+        };
+        if wait.heard() {
+            runner.state(EngineState::Compacting, None);
+        }
         match item {
             None => break,
             Some(Err(e)) => return Err(e),
@@ -366,6 +526,16 @@ async fn collect_once(
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
             Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
             Some(Ok(_)) => {}
+        }
+        if text.len() as u64 > MIN_STEP_OUTPUT {
+            // A summary is a few thousand tokens; this one does not end.
+            return Err(ProviderError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "the summary passed {} MiB without ending; stopped reading it",
+                    MIN_STEP_OUTPUT / (1024 * 1024)
+                ),
+            ));
         }
     }
     Ok((text, usage, finish))

@@ -16,9 +16,24 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 
 pub(super) const INTERRUPTED: &str = "Tool execution was interrupted";
 
+/// A call that ended in `message` without running.
+fn failed(message: String) -> ToolState {
+    ToolState::Error {
+        message,
+        start: None,
+        end: Some(now_ms()),
+    }
+}
+
 impl Runner {
-    /// Runs every pending tool call of `self.view[idx]`, in order.
-    pub(super) async fn run_tools(&mut self, idx: usize, cancel: &CancellationToken) {
+    /// Runs every pending tool call of `self.view[idx]`, in order. `Err` when the turn must stop
+    /// (the model keeps sending calls that cannot run): every call still gets a result.
+    pub(super) async fn run_tools(
+        &mut self,
+        idx: usize,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut stop: Option<String> = None;
         let calls: Vec<(usize, String, String, Value)> = self.view[idx]
             .parts
             .iter()
@@ -35,14 +50,15 @@ impl Runner {
             .collect();
         for (pi, call_id, tool, input) in calls {
             let state = if cancel.is_cancelled() {
-                ToolState::Error {
-                    message: INTERRUPTED.into(),
-                    start: None,
-                    end: Some(now_ms()),
-                }
+                failed(INTERRUPTED.into())
+            } else if stop.is_some() {
+                failed("Not run: the turn was stopped because the model kept sending calls that cannot run.".into())
             } else {
-                self.execute_call(idx, pi, &call_id, &tool, input, cancel)
-                    .await
+                let (state, looping) = self
+                    .execute_call(idx, pi, &call_id, &tool, input, cancel)
+                    .await;
+                stop = looping;
+                state
             };
             let (title, error, duration_ms) = match &state {
                 ToolState::Completed { title, time, .. } => {
@@ -75,6 +91,7 @@ impl Runner {
             self.tracker.on_added(tokens);
             self.emit_context();
         }
+        stop.map_or(Ok(()), Err)
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
@@ -87,6 +104,7 @@ impl Runner {
         self.emit(Event::PartUpdated { part });
     }
 
+    /// Runs one call; the second value is set when the doom-loop check stops the turn.
     async fn execute_call(
         &mut self,
         idx: usize,
@@ -95,28 +113,61 @@ impl Runner {
         tool: &str,
         input: Value,
         cancel: &CancellationToken,
-    ) -> ToolState {
-        let error = |message: String| ToolState::Error {
-            message,
-            start: None,
-            end: Some(now_ms()),
-        };
+    ) -> (ToolState, Option<String>) {
+        let error = failed;
+        // Calls that cannot run count for the doom loop too: a model repeating one would
+        // otherwise go on until max_steps.
         if let Value::String(raw) = &input {
             let mut shown: String = raw.chars().take(200).collect();
             if raw.chars().count() > 200 {
                 shown.push('…');
             }
-            return error(format!(
-                "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
-            ));
+            let looping = self.doom.record_broken(tool, &input);
+            return (
+                error(format!(
+                    "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
+                )),
+                looping,
+            );
         }
         if self.registry.get(tool).is_none() {
             let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
-            return error(format!(
-                "Unknown tool `{tool}`. Available tools: {}.",
-                names.join(", ")
-            ));
+            let looping = self.doom.record_broken(tool, &input);
+            return (
+                error(format!(
+                    "Unknown tool `{tool}`. Available tools: {}.",
+                    names.join(", ")
+                )),
+                looping,
+            );
         }
+        let state = self
+            .execute_valid(idx, pi, call_id, tool, input, cancel)
+            .await;
+        // Headless, a repeated call is refused with no one to ask; a model that keeps at it
+        // would refuse itself to max_steps.
+        let looping = (self.opts.headless
+            && self.doom.count() >= crate::tools::permission::DOOM_LOOP_THRESHOLD + 2)
+            .then(|| {
+                format!(
+                    "stopped: the model called `{tool}` {} times in a row with the same input, and this run has no one to allow it",
+                    self.doom.count()
+                )
+            });
+        (state, looping)
+    }
+
+    /// Runs a call to a known tool with JSON arguments: permission, doom loop, execution.
+    async fn execute_valid(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: &str,
+        tool: &str,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        let error = failed;
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
@@ -126,7 +177,14 @@ impl Runner {
             state: self.tool_state.clone(),
             output: self.tool_output(),
             outputs: Some(self.store.clone()),
+            progress: Some(self.progress_for(call_id)),
         };
+        // a call that would fail whatever the user answers is not put to the user
+        if let Some(t) = self.registry.get(tool)
+            && let Err(message) = t.precheck(&input, &ctx)
+        {
+            return error(message);
+        }
         let repeated = self.doom.record(tool, &input);
         let mut decision = self.permissions.check(tool, &input, &ctx);
         if repeated && !matches!(decision, Decision::Deny { .. }) {
@@ -190,6 +248,18 @@ impl Runner {
                 end: Some(end),
             },
         }
+    }
+
+    /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
+    pub(super) fn progress_for(&self, call_id: &str) -> crate::tools::Progress {
+        let events = self.events.clone();
+        let call_id = call_id.to_string();
+        std::sync::Arc::new(move |output: &str| {
+            let _ = events.send(Event::ToolOutput {
+                call_id: call_id.clone(),
+                output: output.to_string(),
+            });
+        })
     }
 
     /// Asks the user (or, headless, decides without one). `Err` carries what the model is told.

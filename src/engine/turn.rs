@@ -37,17 +37,30 @@ impl Runner {
         self.compactions_this_turn = 0;
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
+        let before = self.snapshot_before_turn().await;
         let mut parent = String::new();
+        let mut first = None;
         for p in &prompts {
-            let i = self.push_prompt(p, false);
+            let i = self.push_prompt(p, false).await;
             parent = self.view[i].id.clone();
+            first.get_or_insert_with(|| parent.clone());
         }
         self.touch_session();
         self.settle_window().await;
         self.emit_context();
-        let reason = self.turn_loop(parent, &cancel).await;
+        let mut reason = self.turn_loop(parent, &cancel).await;
+        if let Some(first) = first {
+            self.record_turn(&first, before).await;
+        }
         self.touch_session();
         self.emit_context();
+        if let Some(message) = self.take_store_failure() {
+            self.emit(Event::Error {
+                kind: ErrorKind::Store,
+                message,
+            });
+            reason = TurnEnd::Error;
+        }
         self.emit(Event::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }
@@ -68,9 +81,12 @@ impl Runner {
                 Err(end) => return end,
             };
             self.finish_step(idx, usage, &finish, estimated);
-            if finish == FinishReason::Length {
-                self.cut_at_cap(idx);
+            if self.store_failing() {
+                // Running tools whose results cannot be kept would only lose more work.
+                return TurnEnd::Error;
             }
+            // Calls cut off at the output cap failed with a note: the model answers them.
+            let cut = finish == FinishReason::Length && self.cut_at_cap(idx);
             let has_calls = self.view[idx].parts.iter().any(|p| {
                 matches!(
                     p.kind,
@@ -81,12 +97,18 @@ impl Runner {
                 )
             });
             if has_calls {
-                self.run_tools(idx, cancel).await;
+                let stopped = self.run_tools(idx, cancel).await;
+                if let Err(message) = stopped {
+                    return self.fail(ErrorKind::Loop, message);
+                }
                 if cancel.is_cancelled() {
                     return TurnEnd::Interrupted;
                 }
+                if self.store_failing() {
+                    return TurnEnd::Error;
+                }
             }
-            let continuing = (has_calls && !last_step) || self.shared.has_queued();
+            let continuing = ((has_calls || cut) && !last_step) || self.shared.has_queued();
             if self.overflowing() {
                 let req = CompactRequest {
                     trigger: Trigger::Auto,
@@ -131,7 +153,7 @@ impl Runner {
                 self.collect_attachments().await;
             }
             for p in &queued {
-                let i = self.push_prompt(p, true);
+                let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
             }
             if !queued.is_empty() {
@@ -241,8 +263,9 @@ impl Runner {
     }
 
     /// A step cut at the output cap: tool calls whose arguments were cut off fail with a note
-    /// the model can act on (the other calls run); a cut answer is said to be cut.
-    fn cut_at_cap(&mut self, idx: usize) {
+    /// the model can act on (the other calls run); a cut answer is said to be cut. True when a
+    /// call was cut.
+    fn cut_at_cap(&mut self, idx: usize) -> bool {
         let cap = overflow::max_output(&self.model.limits);
         let note = format!(
             "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
@@ -276,14 +299,16 @@ impl Runner {
                 ),
             });
         }
+        !changed.is_empty()
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
     pub(super) fn drop_message(&mut self, idx: usize) {
         let m = self.view.remove(idx);
         if let Err(e) = self.store.delete_message(&m.id) {
-            tracing::error!("store: cannot delete message {}: {e:#}", m.id);
+            self.store_failed(&format!("delete message {}", m.id), &e);
         }
+        self.emit(Event::MessageRemoved { message_id: m.id });
         self.reset_estimate();
     }
 

@@ -1,8 +1,10 @@
 //! The model's real context window. A configured or catalogued window may be wrong for the
 //! server at hand (a llama.cpp started with `-c 6000` behind a 32k entry); pith learns the real
 //! one from the first overflow error that states it, asks a local server at start when nothing
-//! is configured, remembers what it learned per model, and says so once.
+//! is configured, remembers what it learned per model, and says so once. The system prompt and
+//! tool definitions are sized to the window ([`Runner::fit_prompt`]).
 
+use super::prompt::{self, Fit};
 use super::runner::Runner;
 use crate::event::Event;
 use crate::provider::ProviderError;
@@ -10,6 +12,9 @@ use crate::provider::limits::{self, OverflowLimits};
 
 /// Windows below this are taken as misreads.
 const MIN_WINDOW: u64 = 512;
+/// The full system prompt and tool definitions may take at most this share of the usable window;
+/// above it they are sent in short.
+const PROMPT_SHARE: u64 = 4;
 
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
@@ -75,9 +80,47 @@ impl Runner {
         said
     }
 
+    /// Sizes the system prompt and the tool definitions to the window: the full ones, or — when
+    /// they would take more than a quarter of the usable window (a 4k local model: the full
+    /// ones are ~2,500 tokens) — the short agent prompt, each tool's first paragraph with a bare
+    /// schema, and instruction files cut to an eighth of the usable window.
+    pub(super) fn fit_prompt(&mut self) {
+        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
+        let system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
+        let tools = self.registry.specs();
+        let usable = self.budget().usable;
+        let full: u64 = system.iter().map(|s| self.estimator.text(s)).sum::<u64>()
+            + tools
+                .iter()
+                .map(|t| {
+                    self.estimator.text(&t.description)
+                        + self.estimator.text(&t.parameters.to_string())
+                })
+                .sum::<u64>();
+        if full * PROMPT_SHARE <= usable {
+            self.system = system;
+            self.tool_specs = tools;
+            return;
+        }
+        let fit = Fit {
+            compact: true,
+            // ~4 bytes a token: an eighth of the usable window.
+            instruction_bytes: usize::try_from(usable / 2).unwrap_or(usize::MAX),
+        };
+        self.system = prompt::system_prompt(ws, extra, &today, fit);
+        self.tool_specs = self.registry.compact_specs();
+        tracing::info!(
+            "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \
+             {usable} usable tokens; sending them in short",
+            self.model.name
+        );
+    }
+
     /// Uses `window` from now on, remembers it for the model, and tells the user.
     fn announce_window(&mut self, window: u64, previous: u64, source: &str) {
         self.set_window(window);
+        self.fit_prompt();
         if let Err(e) = self
             .store
             .set_learned_window(&self.model.name, window, source)

@@ -123,9 +123,7 @@ impl ToolSearch {
             }
         }
         if left_out > 0 {
-            description.push_str(&format!(
-                "\n… and {left_out} more: find them with `query`."
-            ));
+            description.push_str(&format!("\n… and {left_out} more: find them with `query`."));
         }
         if !any {
             description.push_str(" (none: every MCP tool is loaded)");

@@ -127,10 +127,19 @@ fn what_is_loaded_is_read_from_the_history() {
 #[test]
 fn a_huge_catalog_keeps_the_index_bounded() {
     let catalog: Vec<ToolSpec> = (0..5_000)
-        .map(|i| spec(&format!("big_tool_{i}"), "Does one of five thousand things."))
+        .map(|i| {
+            spec(
+                &format!("big_tool_{i}"),
+                "Does one of five thousand things.",
+            )
+        })
         .collect();
     let t = ToolSearch::new(catalog, &BTreeSet::new());
     let d = t.description();
     assert!(d.len() <= INDEX_MAX_CHARS + 100, "{}", d.len());
-    assert!(d.contains("more: find them with `query`"), "{}", &d[d.len() - 200..]);
+    assert!(
+        d.contains("more: find them with `query`"),
+        "{}",
+        &d[d.len() - 200..]
+    );
 }

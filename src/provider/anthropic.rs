@@ -8,7 +8,6 @@ mod request;
 mod stream;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -16,6 +15,7 @@ use serde_json::Value;
 pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, request_body};
 pub use stream::{EventParser, events};
 
+use super::transport::{self, Timeouts};
 use super::{ChatRequest, ErrorKind, EventStream, Provider, ProviderError};
 
 /// The API version this provider speaks.
@@ -31,18 +31,20 @@ pub struct AnthropicProvider {
     headers: HeaderMap,
     /// Kept only to scrub it from error messages.
     api_key: Option<String>,
-    timeout: Option<Duration>,
+    timeouts: Timeouts,
+    /// `url` as shown in messages.
+    endpoint: String,
 }
 
 impl AnthropicProvider {
     /// `base_url` is e.g. `https://api.anthropic.com` (a trailing `/` or `/v1` is tolerated).
-    /// `headers` are added to every request and override the defaults. `timeout` bounds the wait
-    /// for the response headers and any silence within the stream.
+    /// `headers` are added to every request and override the defaults. `timeouts` bound
+    /// connecting, the wait for the first byte of the answer and any silence within it.
     pub fn new(
         base_url: &str,
         api_key: Option<String>,
         headers: BTreeMap<String, String>,
-        timeout: Option<Duration>,
+        timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
         super::init_tls();
         let base = base_url.trim_end_matches('/');
@@ -86,22 +88,23 @@ impl AnthropicProvider {
             map.insert(header, value);
         }
 
-        let mut builder = reqwest::Client::builder();
-        if let Some(t) = timeout {
-            builder = builder.connect_timeout(t).read_timeout(t);
-        }
-        let client = builder.build().map_err(|e| {
-            ProviderError::new(
-                ErrorKind::Network,
-                one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
-            )
-        })?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| {
+                ProviderError::new(
+                    ErrorKind::Network,
+                    one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
+                )
+            })?;
         Ok(AnthropicProvider {
             client,
+            endpoint: transport::endpoint(&url),
             url,
             headers: map,
             api_key: api_key.filter(|k| !k.is_empty()),
-            timeout,
+            timeouts,
         })
     }
 
@@ -127,39 +130,41 @@ impl Provider for AnthropicProvider {
             "anthropic: POST {}",
             self.url
         );
-        let send = self
+        let request = self
             .client
             .post(&self.url)
             .headers(self.headers.clone())
-            .json(&body)
-            .send();
-        let response = match self.timeout {
-            Some(t) => tokio::time::timeout(t, send).await.map_err(|_| {
-                ProviderError::new(
-                    ErrorKind::Network,
-                    format!("anthropic: no response within {}s", t.as_secs_f32()),
-                )
-            })?,
-            None => send.await,
-        }
-        .map_err(|e| {
-            let mut err = super::error::from_reqwest(e);
-            err.message = one_line(&format!("anthropic: {}", err.message));
-            self.scrub(err)
-        })?;
+            .json(&body);
+        let started = tokio::time::Instant::now();
+        let response = transport::send(request, &self.timeouts, &self.endpoint)
+            .await
+            .map_err(|mut err| {
+                err.message = one_line(&format!("anthropic: {}", err.message));
+                self.scrub(err)
+            })?;
 
         let status = response.status();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let retry_after = super::error::retry_after(response.headers());
+        let mut body = transport::body(response, self.timeouts, started, self.endpoint.clone());
         if !status.is_success() {
-            let retry_after = super::error::retry_after(response.headers());
-            let text = response.text().await.unwrap_or_default();
+            let text = transport::read_text(&mut body, transport::ERROR_BODY_LIMIT).await;
             let mut err = http_error(status.as_u16(), &text);
             err.retry_after = retry_after;
             let err = self.scrub(err);
             tracing::debug!(status = status.as_u16(), kind = ?err.kind, "{}", err.message);
             return Err(err);
         }
+        let body = transport::event_body(body, &content_type, status.as_u16(), &self.endpoint)
+            .await
+            .map_err(|e| self.scrub(e))?;
         let key = self.api_key.clone();
-        let stream = events(response.bytes_stream());
+        let stream = events(body);
         Ok(Box::pin(futures_util::StreamExt::map(
             stream,
             move |item| item.map_err(|e| e.scrubbed(key.as_deref())),

@@ -225,11 +225,20 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// never anything from the request.
 pub fn from_http(status: u16, headers: &reqwest::header::HeaderMap, body: &str) -> ProviderError {
     let kind = classify(Some(status), body);
-    let detail = error_detail(body);
-    let message = if detail.is_empty() {
-        format!("HTTP {status} {}", label(kind))
+    let detail = if super::transport::looks_like_html(body.as_bytes()) {
+        // A proxy's or a web server's error page: its title says enough.
+        format!("an HTML page ({})", super::transport::html_summary(body))
     } else {
-        format!("HTTP {status} {}: {detail}", label(kind))
+        error_detail(body)
+    };
+    let what = match status {
+        404 => "not found",
+        _ => label(kind),
+    };
+    let message = if detail.is_empty() {
+        format!("HTTP {status} {what}")
+    } else {
+        format!("HTTP {status} {what}: {detail}")
     };
     ProviderError {
         kind,
@@ -437,6 +446,23 @@ mod tests {
         assert_eq!(e.message, "HTTP 503 server error");
         let e = from_http(400, &HeaderMap::new(), r#"{"error":"plain string"}"#);
         assert_eq!(e.message, "HTTP 400 bad request: plain string");
+        let e = from_http(
+            404,
+            &HeaderMap::new(),
+            r#"{"error":{"message":"no such model"}}"#,
+        );
+        assert_eq!(e.kind, ErrorKind::BadRequest);
+        assert_eq!(e.message, "HTTP 404 not found: no such model");
+        let e = from_http(
+            502,
+            &HeaderMap::new(),
+            "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+        );
+        assert_eq!(e.kind, ErrorKind::Server);
+        assert_eq!(
+            e.message,
+            "HTTP 502 server error: an HTML page (502 Bad Gateway)"
+        );
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! Building a provider for "provider/model" from the config.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::Provider;
 use super::anthropic::AnthropicProvider;
+use super::error::ErrorKind;
 use super::openai::OpenAiProvider;
+use super::transport::{self, Timeouts};
+use super::{ChatRequest, EventStream, Provider, ProviderError};
 use crate::config::{Config, ProviderKind};
 
 /// Splits "provider/model" (the model id may itself contain slashes: "openrouter/anthropic/x").
@@ -45,22 +46,91 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
             crate::secrets::register(value);
         }
     }
-    let timeout = pc.timeout_secs.map(Duration::from_secs);
-    let provider: Arc<dyn Provider> = match pc.kind {
+    let timeouts = Timeouts::from_config(pc);
+    let (inner, url): (Arc<dyn Provider>, String) = match pc.kind {
         ProviderKind::Openai => {
-            let p = OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeout)
+            let p = OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
                 .with_context(|| format!("provider \"{provider_name}\""))?;
-            Arc::new(match pc.output_cap {
+            let url = p.url().to_string();
+            let p = match pc.output_cap {
                 Some(field) => p.with_output_cap(field),
                 None => p,
-            })
+            };
+            (Arc::new(p), url)
         }
-        ProviderKind::Anthropic => Arc::new(
-            AnthropicProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeout)
-                .with_context(|| format!("provider \"{provider_name}\""))?,
-        ),
+        ProviderKind::Anthropic => {
+            let p = AnthropicProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
+                .with_context(|| format!("provider \"{provider_name}\""))?;
+            let url = p.url().to_string();
+            (Arc::new(p), url)
+        }
     };
-    Ok((provider, model_id.to_string()))
+    let provider = Described {
+        inner,
+        endpoint: transport::endpoint(&url),
+        provider: provider_name.to_string(),
+        key_env: pc.api_key_env.clone().filter(|v| !v.is_empty()),
+    };
+    Ok((Arc::new(provider), model_id.to_string()))
+}
+
+/// A provider whose errors say where the request went and what to check: the endpoint for a
+/// 404 or a connection that failed, the key's variable for a refused key.
+struct Described {
+    inner: Arc<dyn Provider>,
+    endpoint: String,
+    /// The `[provider.NAME]` it was built from.
+    provider: String,
+    key_env: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Provider for Described {
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.inner
+            .stream(request)
+            .await
+            .map_err(|e| describe(e, &self.endpoint, &self.provider, self.key_env.as_deref()))
+    }
+
+    async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
+        self.inner.probe_window(model).await
+    }
+}
+
+/// Adds what to check to an error that happened before the answer started.
+pub fn describe(
+    mut err: ProviderError,
+    endpoint: &str,
+    provider: &str,
+    key_env: Option<&str>,
+) -> ProviderError {
+    match (err.kind, err.status) {
+        (ErrorKind::Auth, _) => {
+            let hint = match key_env {
+                Some(var) => format!(
+                    "; check the API key in the environment variable {var} (provider \"{provider}\")"
+                ),
+                None => format!(
+                    "; provider \"{provider}\" sends no API key: set api_key_env in [provider.{provider}] to the variable that holds one"
+                ),
+            };
+            err.message.push_str(&hint);
+        }
+        (_, Some(404)) => {
+            err.message.push_str(&format!(
+                " (POST {endpoint}); check base_url in [provider.{provider}] and the model name"
+            ));
+        }
+        (ErrorKind::Network, None) if err.message.starts_with("connection failed") => {
+            err.message = format!(
+                "cannot reach {endpoint}: {}; is the server running, and is base_url in [provider.{provider}] right?",
+                err.message
+            );
+        }
+        _ => {}
+    }
+    err
 }
 
 #[cfg(test)]
@@ -78,6 +148,47 @@ mod tests {
     }
 
     #[test]
+    fn errors_say_what_to_check() {
+        let mut e = ProviderError::new(ErrorKind::Auth, "HTTP 401 unauthorized: Incorrect API key");
+        e.status = Some(401);
+        let m = describe(
+            e.clone(),
+            "http://h/v1/chat/completions",
+            "openai",
+            Some("OPENAI_API_KEY"),
+        )
+        .message;
+        assert_eq!(
+            m,
+            "HTTP 401 unauthorized: Incorrect API key; check the API key in the environment variable OPENAI_API_KEY (provider \"openai\")"
+        );
+        let m = describe(e, "http://h/v1/chat/completions", "local", None).message;
+        assert!(m.contains("set api_key_env in [provider.local]"), "{m}");
+
+        let mut e = ProviderError::new(ErrorKind::BadRequest, "HTTP 404 not found: no such model");
+        e.status = Some(404);
+        let m = describe(e, "http://h/v1/chat/completions", "p", None).message;
+        assert_eq!(
+            m,
+            "HTTP 404 not found: no such model (POST http://h/v1/chat/completions); check base_url in [provider.p] and the model name"
+        );
+
+        let e = ProviderError::new(
+            ErrorKind::Network,
+            "connection failed: tcp connect error: Connection refused",
+        );
+        let m = describe(e, "http://127.0.0.1:1/v1/chat/completions", "p", None).message;
+        assert!(
+            m.starts_with("cannot reach http://127.0.0.1:1/v1/chat/completions: connection failed"),
+            "{m}"
+        );
+
+        // Others are left as they are.
+        let e = ProviderError::new(ErrorKind::Server, "HTTP 500 server error");
+        assert_eq!(describe(e.clone(), "x", "p", Some("K")), e);
+    }
+
+    #[test]
     fn missing_key_names_the_variable_not_a_value() {
         let mut config = Config::default();
         config.provider.insert(
@@ -87,9 +198,7 @@ mod tests {
                 base_url: "http://127.0.0.1:1/v1".into(),
                 api_key_env: Some("PITH_TEST_SURELY_UNSET_KEY".into()),
                 headers: Default::default(),
-                max_retries: None,
-                timeout_secs: None,
-                output_cap: None,
+                ..Default::default()
             },
         );
         let err = build(&config, "p/m").err().unwrap().to_string();

@@ -8,6 +8,7 @@ pub mod factory;
 pub mod limits;
 pub mod openai;
 pub mod retry;
+pub mod transport;
 
 use std::pin::Pin;
 

@@ -9,15 +9,15 @@ mod probe;
 mod stream;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 pub use body::request_body;
 pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, parse_usage};
 
-use super::error::{ErrorKind, ProviderError, from_http, from_reqwest};
+use super::error::{ErrorKind, ProviderError, from_http};
+use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
 use crate::config::OutputCap;
 
@@ -27,15 +27,15 @@ pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// Connect timeout when none is configured.
-const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// A provider for the OpenAI chat-completions wire format.
 pub struct OpenAiProvider {
     client: reqwest::Client,
     url: String,
     api_key: Option<String>,
     headers: HeaderMap,
+    timeouts: Timeouts,
+    /// `url` as shown in messages.
+    endpoint: String,
     /// The field that carries the request's output cap.
     output_cap: OutputCap,
 }
@@ -53,14 +53,13 @@ impl std::fmt::Debug for OpenAiProvider {
 impl OpenAiProvider {
     /// `base_url` includes the API version (`https://api.openai.com/v1`); a trailing slash is
     /// ignored. `Authorization: Bearer KEY` is sent only when a key is given; `headers` are added
-    /// to every request. `timeout` bounds connecting and each wait for more bytes of the answer
-    /// (not the whole answer, which may stream for minutes); without it only connecting is
-    /// bounded (30 s).
+    /// to every request. `timeouts` bound connecting, the wait for the first byte of the answer
+    /// and any silence within it (not the whole answer, which may stream for minutes).
     pub fn new(
         base_url: &str,
         api_key: Option<String>,
         headers: BTreeMap<String, String>,
-        timeout: Option<Duration>,
+        timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
         let config_error = |msg: String| ProviderError::new(ErrorKind::BadRequest, msg);
         let base = base_url.trim().trim_end_matches('/');
@@ -93,22 +92,18 @@ impl OpenAiProvider {
         }
 
         init_tls();
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(
-                timeout.map_or(DEFAULT_CONNECT_TIMEOUT, |t| t.min(DEFAULT_CONNECT_TIMEOUT)),
-            )
-            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")));
-        if let Some(t) = timeout {
-            builder = builder.read_timeout(t);
-        }
-        let client = builder
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
         Ok(OpenAiProvider {
             client,
+            endpoint: transport::endpoint(&url),
             url,
             api_key,
             headers: header_map,
+            timeouts,
             output_cap: OutputCap::default_for(base),
         })
     }
@@ -152,41 +147,39 @@ impl Provider for OpenAiProvider {
         for (name, value) in &self.headers {
             rb = rb.header(name, value);
         }
-        let resp = rb.send().await.map_err(|e| self.scrub(from_reqwest(e)))?;
+        let started = tokio::time::Instant::now();
+        let resp = transport::send(rb, &self.timeouts, &self.endpoint)
+            .await
+            .map_err(|e| self.scrub(e))?;
 
         let status = resp.status();
-        if !status.is_success() {
-            let headers = resp.headers().clone();
-            let text = resp.text().await.unwrap_or_default();
-            let err = self.scrub(from_http(status.as_u16(), &headers, &text));
-            tracing::warn!(status = status.as_u16(), kind = ?err.kind, "openai: {}", err.message);
-            return Err(err);
-        }
-
         let content_type = resp
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
+        let headers = resp.headers().clone();
+        let mut body = transport::body(resp, self.timeouts, started, self.endpoint.clone());
+        if !status.is_success() {
+            let text = transport::read_text(&mut body, transport::ERROR_BODY_LIMIT).await;
+            let err = self.scrub(from_http(status.as_u16(), &headers, &text));
+            tracing::warn!(status = status.as_u16(), kind = ?err.kind, "openai: {}", err.message);
+            return Err(err);
+        }
+
         if content_type.starts_with("application/json") {
             // The server ignored `stream: true`.
-            let text = resp.text().await.map_err(|e| self.scrub(from_reqwest(e)))?;
+            let text = read_all(&mut body).await.map_err(|e| self.scrub(e))?;
             let items = completion_events(&text);
             return Ok(Box::pin(futures_util::stream::iter(items)));
         }
+        let body = transport::event_body(body, &content_type, status.as_u16(), &self.endpoint)
+            .await
+            .map_err(|e| self.scrub(e))?;
 
         let key = self.api_key.clone();
-        let events = parse_sse(resp.bytes_stream().map_err(from_reqwest)).map(move |item| {
-            item.map_err(|mut e| {
-                if let Some(k) = key.as_deref().map(str::trim)
-                    && k.len() >= 4
-                {
-                    e.message = e.message.replace(k, "[REDACTED]");
-                }
-                e
-            })
-        });
+        let events = parse_sse(body).map(move |item| item.map_err(|e| e.scrubbed(key.as_deref())));
         Ok(Box::pin(events))
     }
 
@@ -195,38 +188,62 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// The whole body as text (within the stream's bounds).
+async fn read_all(body: &mut transport::ByteStream) -> Result<String, ProviderError> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = body.next().await {
+        buf.extend_from_slice(&chunk?);
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn builds_url_and_rejects_bad_config() {
-        let p =
-            OpenAiProvider::new("http://localhost:8080/v1/", None, BTreeMap::new(), None).unwrap();
+        let p = OpenAiProvider::new(
+            "http://localhost:8080/v1/",
+            None,
+            BTreeMap::new(),
+            Timeouts::default(),
+        )
+        .unwrap();
         assert_eq!(p.url(), "http://localhost:8080/v1/chat/completions");
         let p = OpenAiProvider::new(
             "https://api.openai.com/v1",
             Some("sk-secret".into()),
             BTreeMap::new(),
-            Some(Duration::from_secs(5)),
+            Timeouts::default(),
         )
         .unwrap();
         assert!(!format!("{p:?}").contains("sk-secret"));
         assert_eq!(p.output_cap, OutputCap::MaxCompletionTokens);
-        let p =
-            OpenAiProvider::new("http://127.0.0.1:8080/v1", None, BTreeMap::new(), None).unwrap();
+        let p = OpenAiProvider::new(
+            "http://127.0.0.1:8080/v1",
+            None,
+            BTreeMap::new(),
+            Timeouts::default(),
+        )
+        .unwrap();
         assert_eq!(p.output_cap, OutputCap::MaxTokens);
         assert_eq!(
             p.with_output_cap(OutputCap::None).output_cap,
             OutputCap::None
         );
 
-        assert!(OpenAiProvider::new("not a url", None, BTreeMap::new(), None).is_err());
-        assert!(OpenAiProvider::new("ftp://x/v1", None, BTreeMap::new(), None).is_err());
+        assert!(
+            OpenAiProvider::new("not a url", None, BTreeMap::new(), Timeouts::default()).is_err()
+        );
+        assert!(
+            OpenAiProvider::new("ftp://x/v1", None, BTreeMap::new(), Timeouts::default()).is_err()
+        );
         let bad = BTreeMap::from([("bad name".to_string(), "v".to_string())]);
-        assert!(OpenAiProvider::new("http://x/v1", None, bad, None).is_err());
+        assert!(OpenAiProvider::new("http://x/v1", None, bad, Timeouts::default()).is_err());
         let secret = BTreeMap::from([("x-key".to_string(), "line\nbreak-secret".to_string())]);
-        let err = OpenAiProvider::new("http://x/v1", None, secret, None).unwrap_err();
+        let err =
+            OpenAiProvider::new("http://x/v1", None, secret, Timeouts::default()).unwrap_err();
         assert!(!err.message.contains("break-secret"), "{}", err.message);
     }
 }

@@ -1,14 +1,17 @@
-//! Retry policy: exponential backoff with jitter, honouring `retry-after`.
+//! Retry policy: exponential backoff with jitter, honouring `retry-after` up to a bound.
 //!
 //! The engine runs the loop: on a retryable error it asks [`RetryPolicy::delay`] for the wait
-//! before attempt `n`, emits `Event::Retrying` and sleeps; `None` means give up.
+//! before attempt `n`, emits `Event::Retrying` and sleeps; `None` means give up, and
+//! [`RetryPolicy::final_message`] says why.
 
 use std::time::Duration;
 
 use super::error::ProviderError;
+use crate::config::ProviderConfig;
 
-/// The longest server-requested wait that is honoured as-is.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+/// The longest wait before one retry, unless configured (`max_retry_wait_secs`): a server asking
+/// for longer (`retry-after`) gets its error reported at once rather than a silent wait.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -18,6 +21,8 @@ pub struct RetryPolicy {
     pub base: Duration,
     /// Upper bound of a computed delay.
     pub max_delay: Duration,
+    /// The longest wait before one retry: a `retry-after` beyond it is not waited for.
+    pub max_wait: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -26,11 +31,22 @@ impl Default for RetryPolicy {
             max_retries: 4,
             base: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
+            max_wait: DEFAULT_MAX_WAIT,
         }
     }
 }
 
 impl RetryPolicy {
+    /// The policy for a provider: its `max_retries` and `max_retry_wait_secs`, the base delay
+    /// from `PITH_RETRY_BASE_MS` if set.
+    pub fn for_provider(pc: Option<&ProviderConfig>) -> Self {
+        let mut p = Self::from_env(pc.and_then(|p| p.max_retries));
+        if let Some(secs) = pc.and_then(|p| p.max_retry_wait_secs).filter(|s| *s > 0) {
+            p.max_wait = Duration::from_secs(secs);
+        }
+        p
+    }
+
     /// The default policy with `max_retries` from config if given, and the base delay from
     /// `PITH_RETRY_BASE_MS` if set (tests use ~10 ms).
     pub fn from_env(max_retries: Option<u32>) -> Self {
@@ -60,22 +76,43 @@ impl RetryPolicy {
     }
 
     /// The wait before retry number `attempt` (1-based) after `err`, or `None` when the error is
-    /// not retryable or the retries are used up. A server's `retry_after` is used instead of the
-    /// computed backoff (capped at [`MAX_RETRY_AFTER`]); otherwise `base * 2^(attempt-1)` with
-    /// ±20% jitter, capped at `max_delay`.
+    /// not retryable, the retries are used up, or the server asks for a longer wait than
+    /// `max_wait`. A server's `retry_after` is used instead of the computed backoff; otherwise
+    /// `base * 2^(attempt-1)` with ±20% jitter, capped at `max_delay` and `max_wait`.
     pub fn delay(&self, attempt: u32, err: &ProviderError) -> Option<Duration> {
         if !err.kind.is_retryable() || attempt == 0 || attempt > self.max_retries {
             return None;
         }
         if let Some(after) = err.retry_after {
-            return Some(after.min(MAX_RETRY_AFTER));
+            return (after <= self.max_wait).then_some(after);
         }
         let exp = self
             .base
             .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(31)));
         let jitter = 0.8 + fastrand::f64() * 0.4;
         let jittered = Duration::try_from_secs_f64(exp.as_secs_f64() * jitter).unwrap_or(exp);
-        Some(jittered.min(self.max_delay))
+        Some(jittered.min(self.max_delay).min(self.max_wait))
+    }
+
+    /// The message to report when [`delay`](Self::delay) gave up on `err` at `attempt`: the
+    /// error's own, plus why it was not retried further when that is not obvious.
+    pub fn final_message(&self, attempt: u32, err: &ProviderError) -> String {
+        if !err.kind.is_retryable() {
+            return err.message.clone();
+        }
+        match err.retry_after {
+            Some(after) if after > self.max_wait && attempt <= self.max_retries => format!(
+                "{}; the server asks to wait {} s before trying again, longer than pith waits ({} s, max_retry_wait_secs): try again later",
+                err.message,
+                after.as_secs_f64().ceil() as u64,
+                self.max_wait.as_secs()
+            ),
+            _ if self.max_retries > 0 && attempt > self.max_retries => format!(
+                "{} (still failing after {} retries)",
+                err.message, self.max_retries
+            ),
+            _ => err.message.clone(),
+        }
     }
 }
 
@@ -102,6 +139,7 @@ mod tests {
             max_retries: 10,
             base: Duration::from_millis(1000),
             max_delay: Duration::from_secs(60),
+            ..RetryPolicy::default()
         };
         for _ in 0..200 {
             for attempt in 1..=5u32 {
@@ -156,18 +194,54 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_is_honoured_and_capped() {
-        let p = RetryPolicy::default();
+    fn retry_after_is_honoured_up_to_the_bound_then_reported() {
+        let p = RetryPolicy {
+            max_wait: Duration::from_secs(120),
+            ..RetryPolicy::default()
+        };
         let mut e = err(ErrorKind::RateLimit);
         e.retry_after = Some(Duration::from_secs(90));
-        // Longer than max_delay, still honoured.
+        // Longer than max_delay, within max_wait: honoured.
         assert_eq!(p.delay(1, &e), Some(Duration::from_secs(90)));
         e.retry_after = Some(Duration::from_millis(5));
         assert_eq!(p.delay(3, &e), Some(Duration::from_millis(5)));
-        e.retry_after = Some(Duration::from_secs(3600));
-        assert_eq!(p.delay(1, &e), Some(MAX_RETRY_AFTER));
         // Not past the retry budget.
         assert_eq!(p.delay(5, &e), None);
+        assert_eq!(p.final_message(5, &e), "x (still failing after 4 retries)");
+        // A wait past the bound is not waited for; the message says why and what to do.
+        e.retry_after = Some(Duration::from_secs(999_999));
+        assert_eq!(p.delay(1, &e), None);
+        let m = p.final_message(1, &e);
+        assert!(
+            m.starts_with("x; the server asks to wait 999999 s")
+                && m.contains("120 s, max_retry_wait_secs"),
+            "{m}"
+        );
+        // The computed backoff never passes the bound either.
+        let short = RetryPolicy {
+            max_wait: Duration::from_secs(2),
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            short.delay(4, &err(ErrorKind::Server)),
+            Some(Duration::from_secs(2))
+        );
+        // Errors that are not retried keep their message.
+        assert_eq!(p.final_message(1, &err(ErrorKind::Auth)), "x");
+    }
+
+    #[test]
+    fn provider_settings() {
+        let pc = ProviderConfig {
+            max_retries: Some(1),
+            max_retry_wait_secs: Some(7),
+            ..ProviderConfig::default()
+        };
+        let p = RetryPolicy::for_provider(Some(&pc));
+        assert_eq!(p.max_retries, 1);
+        assert_eq!(p.max_wait, Duration::from_secs(7));
+        let d = RetryPolicy::for_provider(None);
+        assert_eq!(d.max_wait, DEFAULT_MAX_WAIT);
     }
 
     #[test]

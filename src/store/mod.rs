@@ -10,7 +10,9 @@
 
 pub mod export;
 mod legacy;
+pub mod lock;
 mod outputs;
+pub mod recover;
 mod windows;
 
 pub use windows::LearnedWindow;
@@ -394,9 +396,45 @@ impl Store {
     }
 
     /// The messages the model's view needs: those with id >= `from` (the session's
-    /// `compaction_point`), each with its parts in order. `None` loads the whole session.
+    /// `compaction_point`), each with its parts in order. `None` loads the whole session; so does
+    /// a point that names no message or leaves no completed compaction in view (never an empty or
+    /// headless history). Compaction messages a crash left without their summary are left out.
     pub fn load_view(&self, session_id: &str, from: Option<&str>) -> Result<Vec<Message>> {
-        self.load_from(session_id, from.unwrap_or(""))
+        let mut messages = self.load_view_as_stored(session_id, from)?;
+        for i in recover::stray_compactions(&messages).into_iter().rev() {
+            messages.remove(i);
+        }
+        Ok(messages)
+    }
+
+    /// [`load_view`](Self::load_view) for the session's writer (holding its lock): what a crash
+    /// left is repaired in the store too (see [`recover`]).
+    pub fn open_view(
+        &self,
+        session_id: &str,
+        from: Option<&str>,
+    ) -> Result<(Vec<Message>, recover::Repairs)> {
+        let mut messages = self.load_view_as_stored(session_id, from)?;
+        let repairs = self.repair(&mut messages)?;
+        Ok((messages, repairs))
+    }
+
+    fn load_view_as_stored(&self, session_id: &str, from: Option<&str>) -> Result<Vec<Message>> {
+        let Some(from) = from.filter(|f| !f.is_empty()) else {
+            return self.load_from(session_id, "");
+        };
+        let loaded = self.load_from(session_id, from)?;
+        let sound = loaded.first().is_some_and(|m| m.id == from)
+            && recover::has_completed_compaction(&loaded);
+        if sound {
+            return Ok(loaded);
+        }
+        tracing::warn!(
+            session = session_id,
+            point = from,
+            "the session's compaction point names no completed compaction; loading the whole session"
+        );
+        self.load_from(session_id, "")
     }
 
     /// The whole session (exports).

@@ -104,6 +104,30 @@ fn add_message(store: &Store, session: &str, role: Role, kinds: Vec<PartKind>) -
     m
 }
 
+/// A completed compaction: its message (keeping the tail from `tail_start`) and its summary.
+fn add_compaction(store: &Store, session: &str, tail_start: Option<&str>) -> (Message, Message) {
+    let c = add_message(
+        store,
+        session,
+        Role::User,
+        vec![PartKind::Compaction(CompactionPart {
+            auto: true,
+            overflow: false,
+            focus: None,
+            tail_start: tail_start.map(str::to_string),
+            carried: Default::default(),
+        })],
+    );
+    let mut s = Message::new(session, Role::Assistant);
+    s.summary = true;
+    s.parent_id = Some(c.id.clone());
+    s.finish = Some("stop".into());
+    s.time_completed = Some(1);
+    s.push(text("the summary"));
+    store.save_message(&s).unwrap();
+    (c, s)
+}
+
 fn text(s: &str) -> PartKind {
     PartKind::Text {
         text: s.into(),
@@ -199,10 +223,65 @@ fn load_view_starts_at_the_point_and_ignores_other_sessions() {
         ));
         add_message(&store, &b.id, Role::User, vec![text(&format!("b{i}"))]);
     }
+    let (c, summary) = add_compaction(&store, &a.id, Some(&a_msgs[6].id));
+    a_msgs.push(c);
+    a_msgs.push(summary);
     let view = store.load_view(&a.id, Some(&a_msgs[6].id)).unwrap();
     assert_eq!(view, a_msgs[6..].to_vec());
     assert_eq!(store.load_view(&a.id, None).unwrap(), a_msgs);
     assert!(store.load_view("nope", None).unwrap().is_empty());
+}
+
+/// A compaction point that names no message, or one with no completed compaction after it
+/// (a damaged or hand-edited database), never yields an empty or cut history: the whole session
+/// is loaded.
+#[test]
+fn a_bogus_compaction_point_loads_the_whole_session() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_session("/w", "m/m").unwrap();
+    let msgs: Vec<Message> = (0..5)
+        .map(|i| add_message(&store, &a.id, Role::User, vec![text(&format!("m{i}"))]))
+        .collect();
+    for point in ["ZZZZZZZZZZ", "", "0", msgs[3].id.as_str()] {
+        assert_eq!(
+            store.load_view(&a.id, Some(point)).unwrap(),
+            msgs,
+            "{point}"
+        );
+    }
+}
+
+/// A compaction whose summary was never written (pith killed mid-compaction) is not part of
+/// the view a reader loads; the writer deletes it.
+#[test]
+fn a_compaction_without_its_summary_is_left_out_then_removed() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_session("/w", "m/m").unwrap();
+    let first = add_message(&store, &a.id, Role::User, vec![text("hi")]);
+    let stray = add_message(
+        &store,
+        &a.id,
+        Role::User,
+        vec![PartKind::Compaction(CompactionPart {
+            auto: false,
+            overflow: false,
+            focus: None,
+            tail_start: None,
+            carried: Default::default(),
+        })],
+    );
+    assert_eq!(store.load_view(&a.id, None).unwrap(), vec![first.clone()]);
+    assert_eq!(store.load_all(&a.id).unwrap().len(), 2);
+    let (view, repairs) = store.open_view(&a.id, None).unwrap();
+    assert_eq!(view, vec![first]);
+    assert_eq!(repairs.stray_compactions, 1);
+    assert!(
+        !store
+            .load_all(&a.id)
+            .unwrap()
+            .iter()
+            .any(|m| m.id == stray.id)
+    );
 }
 
 #[test]
@@ -225,9 +304,12 @@ fn load_view_of_a_long_session_reads_only_the_tail() {
             tail.push(m);
         }
     }
+    let (c, summary) = add_compaction(&store, &s.id, point.as_deref());
+    tail.push(c);
+    tail.push(summary);
     let view = store.load_view(&s.id, point.as_deref()).unwrap();
-    assert_eq!(view.len(), 10);
-    assert_eq!(view.iter().map(|m| m.parts.len()).sum::<usize>(), 100);
+    assert_eq!(view.len(), 12);
+    assert_eq!(view.iter().map(|m| m.parts.len()).sum::<usize>(), 102);
     assert_eq!(view, tail);
 
     // The range scan uses the (session_id, id) indexes rather than reading the table.

@@ -61,6 +61,11 @@ impl Tool for Bash {
         include_str!("../../prompts/tools/bash.md")
     }
 
+    fn time_limit(&self) -> Option<Duration> {
+        // Its own `timeout` parameter bounds every call.
+        None
+    }
+
     fn describe(&self) -> String {
         let sandbox = self.policy.describe();
         let base = self.description().trim();
@@ -244,6 +249,37 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Passes output on to `ctx.progress` as it arrives, whole characters only (a character split
+/// between two reads waits for its other half).
+struct Live {
+    sink: Option<super::Progress>,
+    partial: Vec<u8>,
+}
+
+impl Live {
+    fn new(sink: Option<super::Progress>) -> Live {
+        Live {
+            sink,
+            partial: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        let Some(sink) = &self.sink else { return };
+        self.partial.extend_from_slice(chunk);
+        let valid = match std::str::from_utf8(&self.partial) {
+            Ok(_) => self.partial.len(),
+            // an incomplete character at the end waits; invalid bytes go through as U+FFFD
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.partial.len(),
+        };
+        if valid > 0 {
+            sink(&String::from_utf8_lossy(&self.partial[..valid]));
+            self.partial.drain(..valid);
+        }
+    }
+}
+
 fn append(out: &mut Vec<u8>, dropped: &mut usize, chunk: &[u8]) {
     let room = MAX_CAPTURE.saturating_sub(out.len());
     let take = room.min(chunk.len());
@@ -272,20 +308,12 @@ async fn run_command(
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .kill_on_drop(true);
+    // Its own session and process group (killed together, no terminal), watched so the group
+    // dies with pith. First, so that the watchdog is forked outside the sandbox.
+    super::process::isolate(&mut cmd);
     let sandbox =
         crate::sandbox::apply(&mut cmd, policy, &ctx.workspace, &ctx.data_dir, unsandboxed)
             .map_err(|e| format!("bash: could not set up the sandbox: {e}"))?;
-    // SAFETY: setsid is async-signal-safe. A new session puts the command and its children in
-    // their own process group (killed together) and detaches them from the controlling terminal
-    // so nothing can read the TUI's keyboard.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.
@@ -303,6 +331,7 @@ async fn run_command(
     let mut status: Option<ExitStatus> = None;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    let mut live = Live::new(ctx.progress.clone());
 
     let end = loop {
         if status.is_some() {
@@ -314,7 +343,10 @@ async fn run_command(
             _ = &mut deadline => break End::TimedOut,
             n = rx.read(&mut buf), if !eof => match n {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => append(&mut output, &mut dropped, &buf[..n]),
+                Ok(n) => {
+                    live.push(&buf[..n]);
+                    append(&mut output, &mut dropped, &buf[..n]);
+                }
             },
             st = child.wait() => match st {
                 Ok(st) => status = Some(st),
@@ -349,7 +381,10 @@ async fn run_command(
         while started.elapsed() < DRAIN_MAX {
             match tokio::time::timeout(DRAIN_IDLE, rx.read(&mut buf)).await {
                 Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
-                Ok(Ok(n)) => append(&mut output, &mut dropped, &buf[..n]),
+                Ok(Ok(n)) => {
+                    live.push(&buf[..n]);
+                    append(&mut output, &mut dropped, &buf[..n]);
+                }
             }
         }
     }

@@ -230,3 +230,38 @@ fn long_command_title_is_cut() {
     let t = command_title(&format!("echo {}\nsecond", "x".repeat(200)));
     assert!(t.chars().count() == 81 && t.ends_with('…'), "{t}");
 }
+
+/// A running command's output reaches `ctx.progress` as it arrives: all of it, in order, in
+/// whole characters.
+#[tokio::test]
+async fn output_streams_to_the_progress_sink() {
+    let mut ws = Ws::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    ws.ctx.progress = Some(std::sync::Arc::new(move |s: &str| {
+        sink.lock().unwrap().push(s.to_string())
+    }));
+    let out = run(
+        &ws,
+        json!({"command": "printf 'one\\n'; sleep 0.2; printf 'twö\\n' >&2"}),
+    )
+    .await
+    .unwrap();
+    let pieces = seen.lock().unwrap().clone();
+    assert_eq!(pieces.concat(), "one\ntwö\n", "{pieces:?}");
+    assert!(out.output.starts_with("one\ntwö\n"), "{}", out.output);
+}
+
+#[test]
+fn a_character_split_between_reads_waits_for_its_other_half() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let mut live = Live::new(Some(std::sync::Arc::new(move |s: &str| {
+        sink.lock().unwrap().push(s.to_string())
+    })));
+    let bytes = "aé".as_bytes();
+    live.push(&bytes[..2]);
+    live.push(&bytes[2..]);
+    live.push(b"\xffz");
+    assert_eq!(*seen.lock().unwrap(), ["a", "é", "\u{fffd}z"]);
+}

@@ -45,6 +45,11 @@ impl Tool for Edit {
         })
     }
 
+    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+        let input: Input = parse_input("edit", input.clone())?;
+        check(&input, ctx).map(|_| ())
+    }
+
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let input: Input = parse_input("edit", input)?;
         let ctx = ctx.clone();
@@ -54,7 +59,9 @@ impl Tool for Edit {
     }
 }
 
-fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+/// Everything that makes an edit fail before it writes: the file's content when it would go
+/// through, as (content, old, new, count) with old/new in the file's line endings.
+fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, String> {
     if input.old_string == input.new_string {
         return Err(
             "old_string and new_string are identical: there is nothing to change.".to_string(),
@@ -77,7 +84,7 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         Err(e) => return Err(format!("Cannot edit {shown}: {e}")),
     }
     check_fresh(ctx, path, &shown, "edit")?;
-    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let bytes = super::bounds::read_whole(path, &shown, "edit")?;
     let content = String::from_utf8(bytes).map_err(|_| {
         format!(
             "Cannot edit {shown}: it is not valid UTF-8 text. Use write to replace it, or bash."
@@ -109,6 +116,35 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
              or set replace_all to true to replace every occurrence."
         ));
     }
+    Ok(Checked {
+        path: path.clone(),
+        shown,
+        content,
+        old,
+        new,
+        count,
+    })
+}
+
+struct Checked {
+    path: std::path::PathBuf,
+    shown: String,
+    content: String,
+    old: String,
+    new: String,
+    count: usize,
+}
+
+fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    let Checked {
+        path,
+        shown,
+        content,
+        old,
+        new,
+        count,
+    } = check(&input, ctx)?;
+    let path = &path;
     let updated = if input.replace_all {
         content.replace(old.as_str(), &new)
     } else {

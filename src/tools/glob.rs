@@ -125,6 +125,9 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
     let (root, shown_root) = search_root(ctx, path, false)?;
     let mut found: Vec<(i64, PathBuf)> = Vec::new();
     for entry in walker(&root).build().flatten() {
+        if ctx.cancel.is_cancelled() {
+            return Err(super::bounds::stopped("glob"));
+        }
         if !entry
             .file_type()
             .is_some_and(|t| t.is_file() || t.is_symlink())

@@ -97,6 +97,9 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         files.push((mtime, root.clone()));
     } else {
         for entry in walker(&root).build().flatten() {
+            if ctx.cancel.is_cancelled() {
+                return Err(super::bounds::stopped("grep"));
+            }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
@@ -125,6 +128,9 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     let mut total = 0usize;
     let mut files_matched = 0usize;
     for (_, path) in &files {
+        if ctx.cancel.is_cancelled() {
+            return Err(super::bounds::stopped("grep"));
+        }
         let display = display_path(path, &ctx.workspace);
         let before = total;
         let result = searcher.search_path(

@@ -105,6 +105,9 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         !(ignore.is_match(e.file_name()) || ignore.is_match(rel))
     });
     for entry in wb.build().flatten() {
+        if ctx.cancel.is_cancelled() {
+            return Err(super::bounds::stopped("list"));
+        }
         if entry.depth() == 0 {
             continue;
         }

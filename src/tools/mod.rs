@@ -40,7 +40,13 @@ pub struct ToolContext {
     pub output: ToolOutputConfig,
     /// Where `recall` finds earlier outputs (`None`: nothing to recall from).
     pub outputs: Option<Arc<dyn OutputLookup>>,
+    /// Told the output produced so far, piece by piece, by tools that stream it (bash), so a
+    /// front end can show a running command's output. `None`: nobody is watching.
+    pub progress: Option<Progress>,
 }
+
+/// Receives a running tool's output as it arrives (valid UTF-8, in order).
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A successful tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,16 +73,29 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> Value;
     /// Runs the call. An `Err` is a message the model sees as an error result.
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+    /// How long one call may run before it is stopped (its `ctx.cancel` fires); `None` for a
+    /// tool that bounds itself (bash has a per-call timeout).
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(bounds::TOOL_TIME_LIMIT)
+    }
+    /// What would make the call fail whatever the user answers, checked before the user is
+    /// asked for permission (an edit of a file the session has not read): the user is never
+    /// asked to approve a call that cannot succeed. Quick checks only.
+    fn precheck(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 pub mod bash;
 pub mod bash_parse;
+pub mod bounds;
 pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod list;
 pub mod path;
 pub mod permission;
+pub mod process;
 pub mod read;
 pub mod recall;
 pub mod registry;
@@ -138,6 +157,7 @@ pub(crate) mod testutil {
                 state: Arc::new(SessionToolState::default()),
                 output: ToolOutputConfig::default(),
                 outputs: None,
+                progress: None,
             };
             Ws { _dir: dir, ctx }
         }

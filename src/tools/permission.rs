@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobMatcher;
 use serde_json::Value;
 
 use super::ToolContext;
@@ -51,11 +51,7 @@ struct Rule {
 
 impl Rule {
     fn new(pattern: &str, action: Action) -> Rule {
-        let matcher = GlobBuilder::new(pattern)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .map(|g| g.compile_matcher())
+        let matcher = crate::config::permission_glob(pattern)
             .map_err(|e| tracing::warn!(pattern, error = %e, "permission pattern is not a valid glob; matched literally"))
             .ok();
         Rule {
@@ -511,16 +507,36 @@ pub fn doom_loop_request(
     }
 }
 
-/// Detects the same tool called with the same input several times in a row.
+/// Broken calls in a row (arguments that are not JSON, a tool that does not exist), whatever
+/// their arguments, that stop a turn.
+pub const BROKEN_CALLS_LIMIT: usize = 5;
+
+fn broken_why(input: &Value) -> &'static str {
+    if input.is_string() {
+        "its arguments are not valid JSON"
+    } else {
+        "no tool has that name"
+    }
+}
+
+/// Detects the same tool called with the same input several times in a row, and a model that
+/// keeps sending calls that cannot run.
 #[derive(Debug, Clone, Default)]
 pub struct DoomLoop {
     last: Option<(String, Value)>,
     count: usize,
+    /// Broken calls in a row.
+    broken: usize,
 }
 
 impl DoomLoop {
     /// Records a call; true when it is the third (or later) identical call in a row.
     pub fn record(&mut self, tool: &str, input: &Value) -> bool {
+        self.broken = 0;
+        self.count_identical(tool, input)
+    }
+
+    fn count_identical(&mut self, tool: &str, input: &Value) -> bool {
         match &self.last {
             Some((t, i)) if t == tool && i == input => self.count += 1,
             _ => {
@@ -531,12 +547,35 @@ impl DoomLoop {
         self.count >= DOOM_LOOP_THRESHOLD
     }
 
+    /// Records a call that cannot run (`input` is the raw text of arguments that are not JSON,
+    /// or the tool does not exist). Returns why the turn must stop when this is a loop: the
+    /// third identical broken call, or the [`BROKEN_CALLS_LIMIT`]th broken call in a row.
+    pub fn record_broken(&mut self, tool: &str, input: &Value) -> Option<String> {
+        let identical = self.count_identical(tool, input);
+        self.broken += 1;
+        if identical {
+            Some(format!(
+                "stopped: the model sent the same call to `{tool}` {} times in a row, and it cannot run ({}). Ask again in other words, or try another model",
+                self.count,
+                broken_why(input)
+            ))
+        } else if self.broken >= BROKEN_CALLS_LIMIT {
+            Some(format!(
+                "stopped: the model sent {} tool calls in a row that cannot run (the last to `{tool}`: {}). Ask again in other words, or try another model",
+                self.broken,
+                broken_why(input)
+            ))
+        } else {
+            None
+        }
+    }
+
     /// How many identical calls in a row were recorded last.
     pub fn count(&self) -> usize {
         self.count
     }
 
-    /// Forget the streak (a new user turn).
+    /// Forget the streaks (a new user turn).
     pub fn reset(&mut self) {
         *self = DoomLoop::default();
     }

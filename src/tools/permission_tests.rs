@@ -349,6 +349,34 @@ fn doom_loop_record() {
 }
 
 #[test]
+fn doom_loop_counts_broken_calls() {
+    // The same unparsable arguments three times: stop.
+    let mut d = DoomLoop::default();
+    let raw = json!("{\"command\": ");
+    assert_eq!(d.record_broken("bash", &raw), None);
+    assert_eq!(d.record_broken("bash", &raw), None);
+    let why = d.record_broken("bash", &raw).unwrap();
+    assert!(
+        why.contains("same call to `bash` 3 times") && why.contains("not valid JSON"),
+        "{why}"
+    );
+    // Different broken calls: stop at the limit; a call that runs breaks the streak.
+    let mut d = DoomLoop::default();
+    for i in 0..BROKEN_CALLS_LIMIT - 1 {
+        assert_eq!(d.record_broken("nope", &json!({"i": i})), None);
+    }
+    assert!(!d.record("bash", &json!({"command": "ls"})));
+    for i in 0..BROKEN_CALLS_LIMIT - 1 {
+        assert_eq!(d.record_broken("nope", &json!({"i": i})), None);
+    }
+    let why = d.record_broken("nope", &json!({"i": 99})).unwrap();
+    assert!(
+        why.contains("5 tool calls in a row") && why.contains("no tool has that name"),
+        "{why}"
+    );
+}
+
+#[test]
 fn doom_loop_asks_even_when_allowed() {
     let ws = Ws::new();
     let mut p = defaults_only();

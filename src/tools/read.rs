@@ -96,6 +96,8 @@ fn read_sync(
         let line_cap = ctx.output.max_lines.max(1);
         return read_dir(path, &shown, offset, limit.min(line_cap));
     }
+    // A FIFO, a terminal or a socket would make the read wait forever: refused before opening.
+    super::bounds::refuse_special(&meta, &shown, "read")?;
     let size = meta.len();
     if let Some(mime) = image_mime(path) {
         return Ok(ToolOutput {
@@ -107,7 +109,7 @@ fn read_sync(
             metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
         });
     }
-    let mut file = File::open(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let (mut file, _) = super::bounds::open_regular(path, &shown, "read")?;
     let mut sample = vec![0u8; 8192];
     let n = read_full(&mut file, &mut sample).map_err(|e| format!("Cannot read {shown}: {e}"))?;
     sample.truncate(n);
@@ -118,11 +120,27 @@ fn read_sync(
             human_bytes(size as usize)
         ));
     }
-    let reader = BufReader::new(std::io::Cursor::new(sample).chain(file));
+    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
     // Stay within the output limits so the registry never has to cut (and copy) a read.
     let line_cap = ctx.output.max_lines.max(1);
-    let page = number_lines(reader, offset, limit.min(line_cap), ctx.output.max_bytes)
-        .map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let stop = || ctx.cancel.is_cancelled();
+    let page = match number_lines(
+        reader,
+        offset,
+        limit.min(line_cap),
+        ctx.output.max_bytes,
+        COUNT_LIMIT,
+        &stop,
+    ) {
+        Ok(page) => page,
+        Err(Stop::Io(e)) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(Stop::Cancelled) => {
+            return Err(format!(
+                "read: stopped before the end of {shown} ({}): interrupted or over the time limit. Read a smaller part with offset and limit, or use bash (for example `sed -n '{offset},+{limit}p'`).",
+                human_bytes(size as usize)
+            ));
+        }
+    };
 
     // Remember what the session has seen, for write/edit.
     super::write::record_write(ctx, path);
@@ -152,9 +170,13 @@ fn read_sync(
         } else {
             ""
         };
+        let of = if page.total_exact {
+            page.total.to_string()
+        } else {
+            format!("more than {} ({})", page.total, human_bytes(size as usize))
+        };
         out.push_str(&format!(
-            "\n(Showing lines {offset}-{last} of {}{why}. Use offset={} to read more.)",
-            page.total,
+            "\n(Showing lines {offset}-{last} of {of}{why}. Use offset={} to read more.)",
             last + 1
         ));
     } else {
@@ -168,6 +190,7 @@ fn read_sync(
             "offset": offset,
             "lines_shown": page.count,
             "total_lines": page.total,
+            "total_exact": page.total_exact,
             "partial": last < page.total,
             "bounded": true,
             "invalid_utf8": page.invalid_utf8,
@@ -179,72 +202,181 @@ struct Page {
     text: String,
     count: usize,
     total: usize,
+    /// `total` counts every line (false when counting stopped at [`COUNT_LIMIT`]).
+    total_exact: bool,
     byte_capped: bool,
     invalid_utf8: bool,
 }
 
+/// Bytes of one line kept to show it: [`MAX_LINE_CHARS`] characters of up to four bytes each.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
+/// Once the page is full, the rest of the file is read only to count its lines, and only this
+/// far: the total of a larger file is given as "more than".
+const COUNT_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// Why reading stopped before the end.
+#[derive(Debug)]
+enum Stop {
+    Io(std::io::Error),
+    /// Interrupted, or over the tool's time limit.
+    Cancelled,
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Self {
+        Stop::Io(e)
+    }
+}
+
+/// One line being read: its first [`MAX_LINE_BYTES`] bytes, and its full size in characters.
+#[derive(Default)]
+struct Line {
+    head: Vec<u8>,
+    chars: usize,
+    /// Bytes read of it.
+    bytes: u64,
+    started: bool,
+    /// Reading stopped before its end (it passed the count limit).
+    open_ended: bool,
+}
+
+impl Line {
+    fn push(&mut self, bytes: &[u8]) {
+        self.started = true;
+        let room = MAX_LINE_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        self.bytes += bytes.len() as u64;
+        // UTF-8 continuation bytes do not start a character.
+        self.chars += bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+    }
+}
+
 /// Numbers lines `offset..offset+limit` (1-based) `cat -n` style, stopping early when the text
-/// would pass `max_bytes`; counts every line of the input.
+/// would pass `max_bytes`; counts the lines of the input (up to [`COUNT_LIMIT`] past the page).
+/// Memory stays bounded whatever the input: a line is kept only to its first
+/// [`MAX_LINE_BYTES`]. `stop` is asked between reads (Ctrl-C, the time limit).
 fn number_lines(
     mut reader: impl BufRead,
     offset: usize,
     limit: usize,
     max_bytes: usize,
-) -> std::io::Result<Page> {
+    count_limit: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Page, Stop> {
     let budget = max_bytes.saturating_sub(512).max(1024);
     let mut page = Page {
         text: String::new(),
         count: 0,
         total: 0,
+        total_exact: true,
         byte_capped: false,
         invalid_utf8: false,
     };
-    let mut buf = Vec::new();
+    let mut line = Line::default();
+    let mut counted_past_page: u64 = 0;
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 {
+        if stop() {
+            return Err(Stop::Cancelled);
+        }
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if buf.is_empty() {
+            // A last line without a newline.
+            if line.started {
+                page.total += 1;
+                if page.total >= offset && page.count < limit && !page.byte_capped {
+                    show_line(&mut page, &line, budget);
+                }
+            }
             break;
         }
-        page.total += 1;
-        let lineno = page.total;
-        if lineno < offset || page.count >= limit || page.byte_capped {
-            continue;
-        }
-        let mut bytes = &buf[..];
-        if bytes.ends_with(b"\n") {
-            bytes = &bytes[..bytes.len() - 1];
-        }
-        if bytes.ends_with(b"\r") {
-            bytes = &bytes[..bytes.len() - 1];
-        }
-        let text = match std::str::from_utf8(bytes) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => {
-                page.invalid_utf8 = true;
-                String::from_utf8_lossy(bytes)
+        let len = buf.len();
+        let page_done = page.count >= limit || page.byte_capped;
+        if page_done {
+            // Only counting now.
+            page.total += buf.iter().filter(|&&b| b == b'\n').count();
+            line.started = buf[len - 1] != b'\n';
+            reader.consume(len);
+            counted_past_page += len as u64;
+            if counted_past_page > count_limit {
+                page.total_exact = false;
+                break;
             }
-        };
-        let line = cut_line(&text);
-        let entry = format!("{lineno:>6}\t{line}\n");
-        if page.count > 0 && page.text.len() + entry.len() > budget {
-            page.byte_capped = true;
             continue;
         }
-        page.text.push_str(&entry);
-        page.count += 1;
+        let wanted = page.total + 1 >= offset;
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(nl) => {
+                if wanted {
+                    line.push(&buf[..nl]);
+                }
+                reader.consume(nl + 1);
+                page.total += 1;
+                let done = std::mem::take(&mut line);
+                if wanted {
+                    show_line(&mut page, &done, budget);
+                }
+            }
+            None => {
+                if wanted {
+                    line.push(buf);
+                } else {
+                    line.started = true;
+                }
+                reader.consume(len);
+                if wanted && line.bytes > count_limit {
+                    // One line of gigabytes: show its start, say it goes on, stop reading.
+                    page.total += 1;
+                    line.open_ended = true;
+                    show_line(&mut page, &line, budget);
+                    page.total_exact = false;
+                    break;
+                }
+            }
+        }
     }
     Ok(page)
 }
 
-fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => std::borrow::Cow::Borrowed(line),
-        Some((idx, _)) => {
-            let total = line.chars().count();
-            std::borrow::Cow::Owned(format!("{}… [line cut: {total} characters]", &line[..idx]))
-        }
+/// Adds a finished line (number `page.total`) to the page, cut to [`MAX_LINE_CHARS`].
+fn show_line(page: &mut Page, line: &Line, budget: usize) {
+    let lineno = page.total;
+    let mut bytes = &line.head[..];
+    if bytes.ends_with(b"\r") {
+        bytes = &bytes[..bytes.len() - 1];
     }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        // A head cut inside a character is not invalid UTF-8: only count real damage.
+        Err(e) if e.error_len().is_none() && line.head.len() >= MAX_LINE_BYTES => {
+            std::borrow::Cow::Borrowed(std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""))
+        }
+        Err(_) => {
+            page.invalid_utf8 = true;
+            String::from_utf8_lossy(bytes)
+        }
+    };
+    // A head of MAX_LINE_BYTES holds more than MAX_LINE_CHARS characters, so a line that was
+    // cut in reading is cut here too.
+    let shown = match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => text,
+        Some((idx, _)) => std::borrow::Cow::Owned(format!(
+            "{}… [line cut: {}{} characters]",
+            &text[..idx],
+            if line.open_ended { "more than " } else { "" },
+            line.chars
+        )),
+    };
+    let entry = format!("{lineno:>6}\t{shown}\n");
+    if page.count > 0 && page.text.len() + entry.len() > budget {
+        page.byte_capped = true;
+        return;
+    }
+    page.text.push_str(&entry);
+    page.count += 1;
 }
 
 fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {

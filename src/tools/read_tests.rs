@@ -198,3 +198,84 @@ async fn bad_input() {
             .contains("offset")
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn special_files_are_refused_at_once() {
+    let ws = Ws::new();
+    let fifo = ws.path("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Nothing ever writes to it: a read that opened it would hang here.
+    let err = run(&ws, json!({"file_path": "pipe"})).await.unwrap_err();
+    assert!(err.contains("named pipe (FIFO)"), "{err}");
+    assert!(err.contains("timeout"), "{err}");
+    for dev in ["/dev/zero", "/dev/null", "/dev/stdin"] {
+        if std::fs::metadata(dev).is_ok() {
+            let err = run(&ws, json!({"file_path": dev})).await.unwrap_err();
+            assert!(
+                err.contains("character device")
+                    || err.contains("named pipe")
+                    || err.contains("socket"),
+                "{dev}: {err}"
+            );
+        }
+    }
+}
+
+/// An endless line is read in bounded memory, and reading stops when asked.
+#[test]
+fn an_endless_line_is_bounded_and_stoppable() {
+    let calls = std::cell::Cell::new(0u32);
+    let stop = || {
+        calls.set(calls.get() + 1);
+        calls.get() > 2000
+    };
+    let reader = std::io::BufReader::new(std::io::repeat(b'a'));
+    let r = number_lines(reader, 1, 10, 50_000, COUNT_LIMIT, &stop);
+    assert!(matches!(r, Err(Stop::Cancelled)));
+}
+
+#[test]
+fn a_huge_line_is_cut_with_its_length() {
+    let line = "é".repeat(30_000);
+    let text = format!("{line}\nnext\n");
+    let page = number_lines(text.as_bytes(), 1, 10, 1 << 20, COUNT_LIMIT, &|| false).unwrap();
+    assert_eq!(page.total, 2);
+    assert!(
+        page.text.contains("… [line cut: 30000 characters]"),
+        "{}",
+        &page.text[..100]
+    );
+    assert!(!page.invalid_utf8);
+    assert!(page.text.contains("     2\tnext"));
+    assert!(page.text.len() < 10_000);
+}
+
+#[test]
+fn an_endless_line_is_cut_at_the_count_limit() {
+    let reader = std::io::BufReader::new(std::io::repeat(b'a'));
+    let page = number_lines(reader, 1, 10, 50_000, 1 << 20, &|| false).unwrap();
+    assert_eq!((page.count, page.total, page.total_exact), (1, 1, false));
+    assert!(
+        page.text.contains("[line cut: more than "),
+        "{}",
+        &page.text[2000..]
+    );
+}
+
+#[test]
+fn counting_past_the_page_is_bounded() {
+    let reader = std::io::BufReader::new(std::io::repeat(b'\n'));
+    let page = number_lines(reader, 1, 5, 50_000, 1 << 20, &|| false).unwrap();
+    assert_eq!(page.count, 5);
+    assert!(!page.total_exact);
+    assert!(page.total > 1 << 20);
+    // A last line without a newline counts, and is not shown past the page.
+    let page = number_lines(&b"a\nb\nc"[..], 1, 2, 50_000, COUNT_LIMIT, &|| false).unwrap();
+    assert_eq!((page.count, page.total), (2, 3));
+    assert!(!page.text.contains("c"));
+    let page = number_lines(&b"a\nb\nc"[..], 3, 2, 50_000, COUNT_LIMIT, &|| false).unwrap();
+    assert_eq!(page.text, "     3\tc\n");
+}

@@ -61,6 +61,20 @@ impl Registry {
         self.tools.retain(|t| keep(t.as_ref()));
     }
 
+    /// The specs in short, for small windows: each description's first paragraph, and the
+    /// schemas without their property descriptions (names, types and what is required stay).
+    pub fn compact_specs(&self) -> Vec<ToolSpec> {
+        self.specs()
+            .into_iter()
+            .map(|mut s| {
+                let first = s.description.split("\n\n").next().unwrap_or_default();
+                s.description = first.trim().to_string();
+                strip_descriptions(&mut s.parameters);
+                s
+            })
+            .collect()
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
@@ -88,7 +102,28 @@ impl Registry {
             ));
         };
         let span = tracing::debug_span!("tool", tool = name, call_id = %ctx.call_id);
-        let result = tracing::Instrument::instrument(tool.run(input, ctx), span).await;
+        let result = match tool.time_limit() {
+            None => tracing::Instrument::instrument(tool.run(input, ctx), span).await,
+            Some(limit) => {
+                // The tool sees its own token: cancelled by an interrupt or by the time limit.
+                let bounded = ToolContext {
+                    cancel: ctx.cancel.child_token(),
+                    ..ctx.clone()
+                };
+                let run = tracing::Instrument::instrument(tool.run(input, &bounded), span);
+                match tokio::time::timeout(limit, run).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        bounded.cancel.cancel();
+                        tracing::warn!(tool = name, "tool call over its time limit");
+                        Err(format!(
+                            "{name} did not finish within {} s and was stopped. Narrow it down (a smaller path, a more specific pattern, offset/limit), or use bash with its own timeout.",
+                            limit.as_secs()
+                        ))
+                    }
+                }
+            }
+        };
         // A secret pith knows that a tool printed goes no further: not to the model, the store,
         // the screen or a saved full output.
         let result = result
@@ -137,6 +172,30 @@ pub fn spec(tool: &dyn Tool) -> ToolSpec {
         name: tool.name().to_string(),
         description: tool.describe(),
         parameters: tool.parameters(),
+    }
+}
+
+/// Removes the `description` of every property of a JSON schema, at any depth.
+fn strip_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for p in props.values_mut() {
+                    if let Value::Object(p) = p {
+                        p.remove("description");
+                    }
+                    strip_descriptions(p);
+                }
+            }
+            if let Some(items) = map.get_mut("items") {
+                if let Value::Object(i) = items {
+                    i.remove("description");
+                }
+                strip_descriptions(items);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_descriptions),
+        _ => {}
     }
 }
 

@@ -150,3 +150,103 @@ async fn reads_stay_within_the_limits() {
     assert!(out.metadata.get("truncated").is_none());
     assert_eq!(out.metadata["partial"], true);
 }
+
+/// A tool that runs until its context is cancelled (a read of something that never ends).
+struct Endless(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait::async_trait]
+impl Tool for Endless {
+    fn name(&self) -> &'static str {
+        "endless"
+    }
+    fn description(&self) -> &'static str {
+        "never finishes on its own"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(50))
+    }
+    async fn run(&self, _input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let ctx = ctx.clone();
+        let stopped = self.0.clone();
+        tokio::task::spawn_blocking(move || {
+            while !ctx.cancel.is_cancelled() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .await
+        .ok();
+        Ok(ToolOutput {
+            title: String::new(),
+            output: "done".into(),
+            metadata: json!({}),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_file_tool_over_its_time_limit_is_stopped() {
+    let ws = Ws::new();
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reg = Registry::with_tools(vec![std::sync::Arc::new(Endless(stopped.clone()))]);
+    let err = reg
+        .execute("endless", json!({}), &ws.ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("endless did not finish within 0 s"),
+        "{err}"
+    );
+    // Its work was told to stop, not left running; the session's token is untouched.
+    for _ in 0..2000 {
+        if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(!ws.ctx.cancel.is_cancelled());
+}
+
+#[test]
+fn compact_specs_keep_names_types_and_required_fields_in_a_third_of_the_text() {
+    let reg = Registry::builtin();
+    let full = reg.specs();
+    let short = reg.compact_specs();
+    assert_eq!(full.len(), short.len());
+    let size = |v: &[ToolSpec]| -> usize {
+        v.iter()
+            .map(|s| s.description.len() + s.parameters.to_string().len())
+            .sum()
+    };
+    assert!(
+        size(&short) * 3 < size(&full),
+        "{} vs {}",
+        size(&short),
+        size(&full)
+    );
+    for (f, s) in full.iter().zip(&short) {
+        assert_eq!(f.name, s.name);
+        assert!(f.description.starts_with(&s.description), "{}", s.name);
+        assert!(!s.description.is_empty() && !s.description.contains("\n\n"));
+        assert_eq!(
+            f.parameters["required"], s.parameters["required"],
+            "{}",
+            s.name
+        );
+        let keys = |v: &Value| -> Vec<String> {
+            v["properties"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(keys(&f.parameters), keys(&s.parameters), "{}", s.name);
+        // Property descriptions go; a property *named* description (bash has one) stays.
+        for (name, p) in s.parameters["properties"].as_object().into_iter().flatten() {
+            assert!(p.get("description").is_none(), "{}.{name}", s.name);
+        }
+    }
+}

@@ -40,6 +40,16 @@ impl Tool for Write {
         })
     }
 
+    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+        let input: Input = parse_input("write", input.clone())?;
+        let resolved = resolve(&ctx.workspace, &input.file_path);
+        let shown = resolved.display(&ctx.workspace);
+        if resolved.path.is_dir() {
+            return Err(format!("Cannot write {shown}: it is a directory"));
+        }
+        check_fresh(ctx, &resolved.path, &shown, "write")
+    }
+
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let input: Input = parse_input("write", input)?;
         let ctx = ctx.clone();
@@ -53,13 +63,18 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
     let resolved = resolve(&ctx.workspace, raw);
     let path = &resolved.path;
     let shown = resolved.display(&ctx.workspace);
-    let old = match std::fs::metadata(path) {
+    // `existed`, and the old content when it is small enough to show what changed.
+    let (existed, old) = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(format!("Cannot write {shown}: it is a directory")),
-        Ok(_) => {
+        Ok(m) => {
+            super::bounds::refuse_special(&m, &shown, "write")?;
             check_fresh(ctx, path, &shown, "overwrite")?;
-            Some(std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?)
+            let old = (m.len() <= super::bounds::MAX_WHOLE_FILE)
+                .then(|| super::bounds::read_whole(path, &shown, "write"))
+                .transpose()?;
+            (true, old)
         }
-        Err(_) => None,
+        Err(_) => (false, None),
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
@@ -70,14 +85,15 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
     record_write(ctx, path);
     tracing::debug!(path = %path.display(), bytes = content.len(), "write");
     let lines = content.lines().count();
-    let (output, diff) = match &old {
-        None => (
+    let (output, diff) = match (existed, &old) {
+        (false, _) => (
             format!("Created {shown} ({lines} lines, {} bytes).", content.len()),
             None,
         ),
-        Some(old) => {
-            let diff = std::str::from_utf8(old)
-                .ok()
+        (true, old) => {
+            let diff = old
+                .as_deref()
+                .and_then(|o| std::str::from_utf8(o).ok())
                 .map(|o| unified_diff(o, content, &shown));
             (
                 format!(
@@ -93,7 +109,7 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
         output,
         metadata: json!({
             "path": path,
-            "created": old.is_none(),
+            "created": !existed,
             "bytes": content.len(),
             "diff": diff,
         }),

@@ -38,6 +38,8 @@ pub enum PickerKind {
     Model,
     /// MCP resources (`/resource`); the id is `server:uri`.
     Resource,
+    /// An earlier prompt to go back to (`/rewind`).
+    Rewind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +110,17 @@ impl Permissions {
 /// How long a new permission question, or one the user was typing over, ignores answer keys.
 pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
+/// A retry the engine announced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    pub attempt: u32,
+    pub max: u32,
+    /// Why: the provider's error.
+    pub reason: String,
+    /// When the retry starts.
+    pub at: Instant,
+}
+
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingPrompt {
@@ -135,13 +148,24 @@ pub struct App {
     pub state_detail: Option<String>,
     pub state_since: Instant,
     pub running_tool: Option<String>,
-    pub retry: Option<(u32, u32, String)>,
+    /// A provider fault being retried: shown in the status bar until the retry starts.
+    pub retry: Option<Retry>,
+    /// The model's answer is streaming (the status says "responding", not "thinking").
+    pub responding: bool,
+    /// When the running turn started (one timer, in the composer's title).
+    pub turn_started: Option<Instant>,
+    /// Turns `/redo` can put back.
+    pub redo_available: usize,
     pub interrupting: bool,
     pub popup: Option<Popup>,
     pub permissions: Permissions,
     pub pending: Vec<PendingPrompt>,
     pub slash_selected: usize,
     pub slash_dismissed: bool,
+    /// The workspace's files for the `@` picker (read when it first opens).
+    pub files: Option<super::mentions::FileIndex>,
+    pub mention_selected: usize,
+    pub mention_dismissed: bool,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
     /// The part of a long session's history not loaded yet.
@@ -149,6 +173,8 @@ pub struct App {
     pub expand_all: bool,
     pub quit_armed: Option<Instant>,
     pub should_quit: bool,
+    /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
+    pub exit_code: i32,
     pub engine_gone: bool,
     pub now: Instant,
     pub spinner: usize,
@@ -157,6 +183,8 @@ pub struct App {
     /// Set by the view at each draw.
     pub transcript_area: Rect,
     pub total_lines: usize,
+    /// Lines of the banner above the transcript at the last draw.
+    pub banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -222,22 +250,30 @@ impl App {
             state_since: now,
             running_tool: None,
             retry: None,
+            responding: false,
+            turn_started: None,
+            redo_available: 0,
             interrupting: false,
             popup: None,
             permissions: Permissions::default(),
             pending: Vec::new(),
             slash_selected: 0,
             slash_dismissed: false,
+            files: None,
+            mention_selected: 0,
+            mention_dismissed: false,
             scroll_top: None,
             expand_all: false,
             quit_armed: None,
             should_quit: false,
+            exit_code: 0,
             engine_gone: false,
             now,
             spinner: 0,
             keyboard_enhanced: false,
             transcript_area: Rect::default(),
             total_lines: 0,
+            banner_lines: 0,
             dirty: true,
             mcp: Vec::new(),
         }
@@ -279,6 +315,7 @@ impl App {
                 self.now = Instant::now();
                 if self.busy() || self.transcript.running_tools() > 0 {
                     self.spinner = self.spinner.wrapping_add(1);
+                    self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }
                 if let Some(t) = self.quit_armed
@@ -302,20 +339,52 @@ impl App {
                 }
             }
             Event::PartUpdated { part } => self.transcript.upsert_part(part),
+            Event::MessageRemoved { message_id } => self.transcript.remove_message(&message_id),
+            Event::PartsRemoved { part_ids, .. } => self.transcript.remove_parts(&part_ids),
             Event::TextDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
-                .transcript
-                .append_delta(&message_id, &part_id, &delta, false),
+            } => {
+                self.streaming(true);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, false)
+            }
             Event::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
-                .transcript
-                .append_delta(&message_id, &part_id, &delta, true),
+            } => {
+                self.streaming(false);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, true)
+            }
+            Event::ToolOutput { call_id, output } => {
+                self.transcript.tool_output(&call_id, &output)
+            }
+            Event::Undone {
+                message_id,
+                prompt,
+                files,
+                redo,
+            } => self.undone(&message_id, prompt, &files, redo),
+            Event::Redone {
+                messages,
+                files,
+                redo,
+            } => {
+                for m in &messages {
+                    self.transcript.upsert_message(m);
+                }
+                self.redo_available = redo;
+                let what = match files.len() {
+                    0 => "no files changed".to_string(),
+                    n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
+                };
+                self.transcript
+                    .notice(NoticeLevel::Info, format!("redone · {what}"));
+                self.scroll_top = None;
+            }
             Event::ToolStarted { call_id, tool, .. } => {
                 self.running_tool = Some(tool);
                 self.transcript.tool_started(&call_id);
@@ -342,12 +411,14 @@ impl App {
                 before,
                 after,
                 model_calls,
+                cost,
                 ..
             } => {
                 let stats = CompactionStats {
                     before,
                     after,
                     model_calls,
+                    cost,
                 };
                 if !self.transcript.compaction_finished(stats) {
                     self.transcript.notice(
@@ -387,11 +458,13 @@ impl App {
                 delay_ms,
                 message,
             } => {
-                self.retry = Some((attempt, max, message));
-                self.set_state(
-                    EngineState::Retrying,
-                    Some(format!("in {}", super::format::duration_ms(delay_ms))),
-                );
+                self.retry = Some(Retry {
+                    attempt,
+                    max,
+                    reason: message,
+                    at: Instant::now() + Duration::from_millis(delay_ms),
+                });
+                self.set_state(EngineState::Retrying, None);
             }
             Event::State { state, detail } => {
                 if state != EngineState::Retrying {
@@ -414,28 +487,7 @@ impl App {
                 more,
             } => self.older_history(&session_id, &messages, more),
             Event::Sessions { sessions } => {
-                let items = sessions
-                    .iter()
-                    .map(|s| PickItem {
-                        id: s.id.clone(),
-                        label: if s.title.trim().is_empty() {
-                            "(untitled)".to_string()
-                        } else {
-                            s.title.clone()
-                        },
-                        detail: format!(
-                            "{}{} · {} tokens · {}",
-                            if s.id == self.session.id {
-                                "current · "
-                            } else {
-                                ""
-                            },
-                            when(s.time_updated),
-                            super::format::tokens(s.tokens),
-                            s.model
-                        ),
-                    })
-                    .collect();
+                let items = self.session_items(&sessions);
                 match &mut self.popup {
                     Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
                         p.items = items;
@@ -453,7 +505,12 @@ impl App {
                     }
                 }
             }
-            Event::ContextBreakdown(b) => self.popup = Some(Popup::Context(Some(b))),
+            // a breakdown answered late (asked during a turn) fills the popup if it is still open
+            Event::ContextBreakdown(b) => {
+                if matches!(self.popup, Some(Popup::Context(_))) {
+                    self.popup = Some(Popup::Context(Some(b)));
+                }
+            }
             Event::McpStatus { servers } => self.mcp_status(servers),
             Event::McpResources { resources } => self.mcp_resources(resources),
             Event::ModelChanged { model } => {
@@ -467,7 +524,10 @@ impl App {
                 if kind == ErrorKind::Model {
                     self.pending_model = None;
                 }
-                self.transcript.notice(NoticeLevel::Error, message)
+                // A failed step already shows its error under the message: say it once.
+                if !self.transcript.ends_with_error(&message) {
+                    self.transcript.notice(NoticeLevel::Error, message)
+                }
             }
             Event::TurnFinished { reason } => {
                 if reason == TurnEnd::Interrupted && !self.transcript.ends_interrupted() {
@@ -490,8 +550,44 @@ impl App {
         if state != self.state {
             self.state_since = Instant::now();
         }
+        if state != EngineState::Retrying {
+            self.retry = None;
+        }
+        self.responding = false;
+        if state == EngineState::Idle {
+            self.turn_started = None;
+        } else if self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+        }
         self.state = state;
         self.state_detail = detail;
+    }
+
+    /// Streamed output arrived: whatever was being retried has recovered.
+    fn streaming(&mut self, text: bool) {
+        if matches!(self.state, EngineState::Retrying) {
+            self.set_state(EngineState::Thinking, None);
+        }
+        self.responding = text;
+    }
+
+    /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
+    /// comes back to an empty composer to be edited and sent again.
+    fn undone(&mut self, message_id: &str, prompt: String, files: &[String], redo: usize) {
+        self.transcript.truncate_from(message_id);
+        self.redo_available = redo;
+        if self.composer.is_empty() && !prompt.trim().is_empty() {
+            self.composer.set_text(&prompt);
+        }
+        let what = match files.len() {
+            0 => "no files to restore".to_string(),
+            n => format!("{n} file{} restored: {}", plural(n), files.join(", ")),
+        };
+        self.transcript.notice(
+            NoticeLevel::Info,
+            format!("undone · {what} · /redo puts it back"),
+        );
+        self.scroll_top = None;
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -501,6 +597,12 @@ impl App {
             return; // asked for a session no longer shown
         }
         self.history.loading = false;
+        // the start of the session is loaded now: the banner goes above it
+        let banner = if self.history.more && !more {
+            super::view::BANNER_LINES
+        } else {
+            0
+        };
         self.history.more = more;
         if let Some(first) = messages.first() {
             self.history.oldest = Some(first.id.clone());
@@ -514,10 +616,46 @@ impl App {
             let total = self
                 .transcript
                 .layout(self.transcript_area.width, self.expand_all);
-            let shift = self.transcript.offset(added).unwrap_or(total);
+            let shift = self.transcript.offset(added).unwrap_or(total) + banner;
             self.scroll_top = Some(top + shift);
             self.total_lines += shift;
         }
+    }
+
+    /// The sessions picker: this directory's sessions first (newest first), then the others,
+    /// each saying where it belongs.
+    fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
+        let here = self.workspace.to_string_lossy();
+        let (mut mine, others): (Vec<&Session>, Vec<&Session>) =
+            sessions.iter().partition(|s| s.directory == here);
+        mine.extend(others);
+        mine.into_iter()
+            .map(|s| {
+                let elsewhere = s.directory != here;
+                let mut detail = format!(
+                    "{}{} · {}",
+                    if s.id == self.session.id {
+                        "current · "
+                    } else {
+                        ""
+                    },
+                    when(s.time_updated),
+                    super::format::tokens(s.tokens),
+                );
+                if elsewhere {
+                    detail.push_str(&format!(" · in {}", home_short(&s.directory)));
+                }
+                PickItem {
+                    id: s.id.clone(),
+                    label: if s.title.trim().is_empty() {
+                        "(untitled)".to_string()
+                    } else {
+                        s.title.clone()
+                    },
+                    detail,
+                }
+            })
+            .collect()
     }
 
     fn load_session(&mut self, session: Session, messages: Vec<Message>, more_history: bool) {
@@ -549,6 +687,19 @@ impl App {
         };
         if !session.model.is_empty() {
             self.model = session.model.clone();
+        }
+        // a session from another directory runs there (the engine moved to it)
+        let dir = std::path::PathBuf::from(&session.directory);
+        if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
+            self.git_branch = crate::interactive::git_branch(&dir);
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "working in {} (the session's directory)",
+                    home_short(&session.directory)
+                ),
+            );
+            self.workspace = dir;
         }
         // A fresh session shows the welcome screen; a resumed one says which it is.
         if !messages.is_empty() {
@@ -587,6 +738,22 @@ fn user_prompts(messages: &[Message]) -> Vec<String> {
             (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
+}
+
+/// `~/x` for a path under the home directory.
+pub fn home_short(path: &str) -> String {
+    if let Ok(home) = std::env::var("HOME")
+        && !home.is_empty()
+        && let Some(rest) = path.strip_prefix(&home)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("~{rest}");
+    }
+    path.to_string()
+}
+
+pub(super) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// `2024-05-01 14:03` in local-agnostic UTC.

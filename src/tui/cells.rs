@@ -1,41 +1,31 @@
 //! Rendering one transcript cell into wrapped lines.
 
-use ratatui::style::{Color, Modifier, Style};
+use crate::tui::theme::theme;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use crate::event::PermissionReply;
-use crate::message::{MessageError, PartKind, Role, ToolState};
+use crate::message::{MessageError, PartKind, Role};
 
 use super::format::{self, sanitize, truncate};
 use super::markdown;
+use super::tool_cell;
 use super::transcript::{Cell, CellBody, CompactionState, MsgMeta, NoticeLevel};
-use super::wrap::{wrap, wrap_chars};
+use super::wrap::wrap;
 
-pub const DIM: Color = Color::DarkGray;
-pub const USER: Color = Color::Cyan;
-pub const ACCENT: Color = Color::Rgb(215, 119, 87);
-pub const OK: Color = Color::Green;
-pub const ERR: Color = Color::Red;
-pub const WARN: Color = Color::Rgb(255, 176, 0);
-
-/// Tool output lines shown while a cell is folded.
-const PREVIEW_LINES: usize = 2;
 /// User messages longer than this are folded.
 const USER_FOLD_LINES: usize = 12;
-/// Never render more than this many lines of one tool output.
-const MAX_EXPANDED_LINES: usize = 5_000;
 
-fn dim() -> Style {
-    Style::default().fg(DIM)
+pub(super) fn dim() -> Style {
+    Style::default().fg(theme().dim)
 }
 
-fn indent(n: usize) -> Vec<Span<'static>> {
+pub(super) fn indent(n: usize) -> Vec<Span<'static>> {
     vec![Span::raw(" ".repeat(n))]
 }
 
 /// Plain (non-markdown) text wrapped line by line, keeping the author's line breaks.
-fn plain_lines(
+pub(super) fn plain_lines(
     text: &str,
     width: usize,
     style: Style,
@@ -71,14 +61,22 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
             }
             PartKind::Tool {
                 tool, input, state, ..
-            } => tool_cell(
-                tool,
-                input,
-                state,
-                (cell.duration_ms, cell.decision),
-                width,
-                expanded,
-            ),
+            } => {
+                let call = tool_cell::Call {
+                    tool,
+                    input,
+                    state,
+                    reported_ms: cell.duration_ms,
+                    decision: cell.decision,
+                    live: cell.live_output.as_deref(),
+                    elapsed_secs: cell.elapsed_secs,
+                };
+                if meta.role == Some(Role::User) {
+                    tool_cell::by_user(&call, width, expanded)
+                } else {
+                    tool_cell::render(&call, width, expanded)
+                }
+            }
             PartKind::Compaction(c) => {
                 let mut label = String::from("⟳ ");
                 match &cell.compaction {
@@ -91,6 +89,16 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                                 " · {} → {}",
                                 format::tokens(s.before),
                                 format::tokens(s.after)
+                            ));
+                        }
+                        if s.cost.input > 0 {
+                            label.push_str(&format!(
+                                " · {} in, {}% cached · {}",
+                                format::tokens(s.cost.input),
+                                (s.cost.cache_read * 100)
+                                    .checked_div(s.cost.input)
+                                    .unwrap_or(0),
+                                format::cost(s.cost.cost)
                             ));
                         }
                     }
@@ -155,26 +163,28 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
         CellBody::MessageError(MessageError::Failed(e)) => plain_lines(
             e,
             width,
-            Style::default().fg(ERR),
+            Style::default().fg(theme().err),
             &[Span::styled(
                 "✗ error: ",
-                Style::default().fg(ERR).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme().err)
+                    .add_modifier(Modifier::BOLD),
             )],
             &indent(2),
         ),
         CellBody::Notice(level, text) => {
             let (mark, style) = match level {
                 NoticeLevel::Info => ("· ", dim()),
-                NoticeLevel::Warn => ("! ", Style::default().fg(WARN)),
-                NoticeLevel::Error => ("✗ ", Style::default().fg(ERR)),
+                NoticeLevel::Warn => ("! ", Style::default().fg(theme().warn)),
+                NoticeLevel::Error => ("✗ ", Style::default().fg(theme().err)),
             };
             plain_lines(text, width, style, &[Span::styled(mark, style)], &indent(2))
         }
         CellBody::Permission { req, reply, note } => {
             let (mark, what, color) = match reply {
-                PermissionReply::Once => ("✓ ", "allowed once", OK),
-                PermissionReply::Always => ("✓ ", "always allowed", OK),
-                PermissionReply::Deny => ("✗ ", "denied", ERR),
+                PermissionReply::Once => ("✓ ", "allowed once", theme().ok),
+                PermissionReply::Always => ("✓ ", "always allowed", theme().ok),
+                PermissionReply::Deny => ("✗ ", "denied", theme().err),
             };
             let mut text = format!("{what}: {} · {}", req.tool, req.title);
             if let Some(n) = note.as_deref().filter(|n| !n.is_empty()) {
@@ -196,7 +206,7 @@ fn divider(label: &str, width: usize) -> Line<'static> {
     let lw = format::width(&label) + 2;
     let left = (width.saturating_sub(lw)) / 2;
     let right = width.saturating_sub(lw + left);
-    let st = Style::default().fg(Color::Magenta);
+    let st = Style::default().fg(theme().summary);
     Line::from(vec![
         Span::styled("─".repeat(left), st),
         Span::styled(format!(" {label} "), st.add_modifier(Modifier::BOLD)),
@@ -220,7 +230,9 @@ fn user_text(
     }
     let marker = [Span::styled(
         "› ",
-        Style::default().fg(USER).add_modifier(Modifier::BOLD),
+        Style::default()
+            .fg(theme().user)
+            .add_modifier(Modifier::BOLD),
     )];
     let mut out = plain_lines(
         text,
@@ -257,7 +269,7 @@ fn assistant_text(text: &str, width: usize) -> Vec<Line<'static>> {
     );
     for (i, l) in lines.iter_mut().enumerate() {
         let p = if i == 0 {
-            Span::styled("● ", Style::default().fg(ACCENT))
+            Span::styled("● ", Style::default().fg(theme().accent))
         } else {
             Span::raw("  ")
         };
@@ -275,7 +287,7 @@ fn summary_text(text: &str, width: usize, expanded: bool) -> Vec<Line<'static>> 
         ))];
     }
     let mut out = vec![Line::from(Span::styled("  ▾ summary", dim()))];
-    let bar = Span::styled("  │ ", Style::default().fg(Color::Magenta));
+    let bar = Span::styled("  │ ", Style::default().fg(theme().summary));
     for mut l in markdown::render(text, width.saturating_sub(4), Style::default()) {
         l.spans.insert(0, bar.clone());
         out.push(l);
@@ -312,223 +324,9 @@ fn reasoning(text: &str, redacted: bool, width: usize, expanded: bool) -> Vec<Li
     out
 }
 
-/// The one-line gist of a tool call's input.
-pub fn short_input(tool: &str, input: &Value) -> String {
-    let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
-    let out = match tool {
-        "bash" | "shell" => first_of(&["command", "cmd"]),
-        "read" | "write" | "edit" | "multiedit" | "patch" | "ls" | "list" => {
-            first_of(&["path", "file_path", "filePath", "file"])
-        }
-        "grep" | "glob" | "search" => {
-            first_of(&["pattern", "query"]).map(|p| match first_of(&["path", "include", "glob"]) {
-                Some(path) => format!("{p}  in {path}"),
-                None => p,
-            })
-        }
-        "webfetch" | "fetch" => first_of(&["url"]),
-        _ => None,
-    };
-    let out = out.or_else(|| {
-        // the first string field, else compact JSON
-        input
-            .as_object()
-            .and_then(|o| o.values().find_map(|v| v.as_str().map(str::to_string)))
-    });
-    let out = out.unwrap_or_else(|| match input {
-        Value::Null => String::new(),
-        Value::Object(o) if o.is_empty() => String::new(),
-        v => v.to_string(),
-    });
-    sanitize(&out).replace('\n', " ⏎ ")
-}
-
-fn tool_cell(
-    tool: &str,
-    input: &Value,
-    state: &ToolState,
-    (reported_ms, decision): (Option<u64>, Option<PermissionReply>),
-    width: usize,
-    expanded: bool,
-) -> Vec<Line<'static>> {
-    let (icon, icon_style) = match state {
-        ToolState::Pending => ("○", dim()),
-        ToolState::Running { .. } => ("◐", Style::default().fg(WARN)),
-        ToolState::Completed { .. } => ("✓", Style::default().fg(OK)),
-        ToolState::Error { .. } => ("✗", Style::default().fg(ERR)),
-    };
-    let duration = match state {
-        ToolState::Completed { time, .. } if time.end > time.start => {
-            Some((time.end - time.start) as u64)
-        }
-        ToolState::Error {
-            start: Some(s),
-            end: Some(e),
-            ..
-        } if e > s => Some((e - s) as u64),
-        _ => None,
-    }
-    .or(reported_ms);
-    let pruned = matches!(state, ToolState::Completed { time, .. } if time.compacted.is_some());
-    let mut status = match state {
-        ToolState::Pending => "pending".to_string(),
-        ToolState::Running { title, .. } => match title {
-            Some(t) if !t.is_empty() => format!("running · {t}"),
-            _ => "running…".to_string(),
-        },
-        ToolState::Completed { .. } | ToolState::Error { .. } => String::new(),
-    };
-    if let Some(d) = duration {
-        if !status.is_empty() {
-            status.push_str(" · ");
-        }
-        status.push_str(&format::duration_ms(d));
-    }
-    let denied = matches!(decision, Some(PermissionReply::Deny));
-    // a denied call never ran: its duration means nothing
-    if denied && matches!(state, ToolState::Error { .. }) {
-        status.clear();
-    }
-    let verdict = match decision {
-        Some(PermissionReply::Once) => Some(("allowed once", OK)),
-        Some(PermissionReply::Always) => Some(("always allowed", OK)),
-        Some(PermissionReply::Deny) => Some(("denied", ERR)),
-        None => None,
-    };
-    let gist = short_input(tool, input);
-    let tail_w = format::width(&status)
-        + if pruned { 9 } else { 0 }
-        + verdict.map_or(0, |(v, _)| format::width(v) + 3)
-        + 2;
-    let head_w = 2 + format::width(tool) + 1;
-    let room = width.saturating_sub(head_w + tail_w);
-    let mut header = vec![
-        Span::styled(format!("{icon} "), icon_style),
-        Span::styled(
-            tool.to_string(),
-            Style::default().add_modifier(Modifier::BOLD),
-        ),
-        Span::raw(" "),
-        Span::styled(truncate(&gist, room), Style::default().fg(Color::Gray)),
-    ];
-    if !status.is_empty() {
-        header.push(Span::styled(format!("  {status}"), dim()));
-    }
-    if let Some((v, color)) = verdict {
-        let sep = if status.is_empty() { "  " } else { " · " };
-        header.push(Span::styled(sep, dim()));
-        header.push(Span::styled(v, Style::default().fg(color)));
-    }
-    if pruned {
-        header.push(Span::styled(
-            " · pruned",
-            Style::default().fg(Color::Magenta),
-        ));
-    }
-    let mut out = vec![Line::from(header)];
-
-    let gutter_first = [Span::styled("  ⎿ ", dim())];
-    let gutter = [Span::styled("    ", dim())];
-    let (body, body_style) = match state {
-        ToolState::Completed { output, title, .. } => {
-            let mut text = String::new();
-            if expanded && !title.is_empty() && title != &gist {
-                text.push_str(title);
-                text.push('\n');
-            }
-            text.push_str(output.trim_end());
-            let st = if pruned {
-                dim()
-            } else {
-                Style::default().fg(Color::Gray)
-            };
-            (text, st)
-        }
-        ToolState::Error { message, .. } => {
-            (message.trim_end().to_string(), Style::default().fg(ERR))
-        }
-        _ => (String::new(), dim()),
-    };
-    if expanded {
-        let input_text = match input {
-            Value::Object(o) if !o.is_empty() => {
-                serde_json::to_string_pretty(input).unwrap_or_default()
-            }
-            _ => String::new(),
-        };
-        let cut = format::width(&gist) > room;
-        let several = input.as_object().is_some_and(|o| o.len() > 1);
-        if !input_text.is_empty() && (cut || several) {
-            for (i, l) in sanitize(&input_text).lines().enumerate() {
-                let p: &[Span<'static>] = if i == 0 { &gutter_first } else { &gutter };
-                out.extend(wrap_chars(
-                    &[Span::styled(l.to_string(), dim())],
-                    width,
-                    p,
-                    &gutter,
-                ));
-            }
-        }
-    }
-    let body = sanitize(&body);
-    if body.trim().is_empty() {
-        if matches!(state, ToolState::Completed { .. }) && expanded {
-            out.push(Line::from(Span::styled("  ⎿ (no output)", dim())));
-        }
-        return out;
-    }
-    let lines: Vec<&str> = body.lines().collect();
-    let shown = if expanded {
-        lines.len().min(MAX_EXPANDED_LINES)
-    } else {
-        lines.len().min(PREVIEW_LINES)
-    };
-    let first_gutter = if expanded && out.len() > 1 {
-        &gutter[..]
-    } else {
-        &gutter_first[..]
-    };
-    for (i, l) in lines.iter().take(shown).enumerate() {
-        let p: &[Span<'static>] = if i == 0 { first_gutter } else { &gutter };
-        if expanded {
-            out.extend(wrap_chars(
-                &[Span::styled(l.to_string(), body_style)],
-                width,
-                p,
-                &gutter,
-            ));
-        } else {
-            let room = width.saturating_sub(4);
-            out.push(Line::from(vec![
-                p[0].clone(),
-                Span::styled(truncate(l, room), body_style),
-            ]));
-        }
-    }
-    if lines.len() > shown {
-        let hint = if expanded {
-            format!("    … {} more lines not shown", lines.len() - shown)
-        } else {
-            format!(
-                "    … +{} lines (click or ctrl+o to expand)",
-                lines.len() - shown
-            )
-        };
-        out.push(Line::from(Span::styled(truncate(&hint, width), dim())));
-    }
-    if pruned && expanded {
-        out.push(Line::from(Span::styled(
-            "    (pruned: cleared from the model's context, kept here)",
-            dim(),
-        )));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::tool_cell::short_input;
     use serde_json::json;
 
     #[test]

@@ -171,6 +171,27 @@ impl Composer {
         text
     }
 
+    /// Replaces the text from char column `from` of the cursor's line up to the cursor.
+    pub fn replace_before_cursor(&mut self, from: usize, text: &str) {
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let from = from.min(col);
+        self.textarea
+            .move_cursor(ratatui_textarea::CursorMove::Jump(
+                row.min(u16::MAX as usize) as u16,
+                from.min(u16::MAX as usize) as u16,
+            ));
+        self.textarea.delete_str(col - from);
+        self.textarea.insert_str(text);
+        self.hist_pos = None;
+    }
+
+    /// The cursor's line and char column.
+    pub fn cursor_line(&self) -> (String, usize) {
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let line = self.textarea.lines().get(row).cloned().unwrap_or_default();
+        (line, col)
+    }
+
     pub fn cursor_on_first_line(&self) -> bool {
         self.textarea.cursor().0 == 0
     }

@@ -33,7 +33,11 @@ impl App {
                 if let Some(note) = &mut self.permissions.note {
                     note.insert_str(text.replace(['\r', '\n'], " "));
                 } else if self.popup.is_none() {
-                    self.composer.paste(&text);
+                    // a dropped image file arrives as its path: attach it
+                    match super::mentions::pasted_image(&text, &self.workspace) {
+                        Some(path) => self.composer.paste(&format!("@{path} ")),
+                        None => self.composer.paste(&text),
+                    }
                     self.slash_dismissed = false;
                 }
             }
@@ -57,7 +61,10 @@ impl App {
                     && m.column < a.x + a.width
                 {
                     let line = self.top_line() + (m.row - a.y) as usize;
-                    if let Some(i) = self.transcript.cell_at(line) {
+                    if let Some(i) = line
+                        .checked_sub(self.banner_lines)
+                        .and_then(|l| self.transcript.cell_at(l))
+                    {
                         self.toggle_cell(i);
                     }
                 }
@@ -101,6 +108,35 @@ impl App {
             .collect();
         items.extend(self.mcp_prompt_items(word));
         (!items.is_empty()).then_some(items)
+    }
+
+    /// The `@` picker's entries when it is open: the files matching the `@word` at the cursor.
+    pub fn mention_popup(&mut self) -> Option<(String, Vec<String>)> {
+        if self.mention_dismissed || self.popup.is_some() || !self.permissions.queue.is_empty() {
+            return None;
+        }
+        let (line, col) = self.composer.cursor_line();
+        let (_, query) = super::mentions::token_at(&line, col)?;
+        let files = self
+            .files
+            .get_or_insert_with(|| super::mentions::FileIndex::scan(&self.workspace));
+        let items = files.matches(&query);
+        (!items.is_empty()).then_some((query, items))
+    }
+
+    /// Writes the chosen path in place of the `@word` at the cursor (a directory stays open
+    /// for its entries).
+    fn accept_mention(&mut self, path: &str) {
+        let (line, col) = self.composer.cursor_line();
+        if let Some((start, _)) = super::mentions::token_at(&line, col) {
+            let text = if path.ends_with('/') {
+                format!("@{path}")
+            } else {
+                format!("@{path} ")
+            };
+            self.composer.replace_before_cursor(start, &text);
+        }
+        self.mention_selected = 0;
     }
 
     /// The slash popup's entries when it is open.
@@ -156,6 +192,31 @@ impl App {
                 return;
             }
             _ => {}
+        }
+        // @ file picker
+        if let Some((_, items)) = self.mention_popup() {
+            let n = items.len().min(super::mentions::SHOWN * 8);
+            self.mention_selected = self.mention_selected.min(n - 1);
+            match k.code {
+                KeyCode::Up => {
+                    self.mention_selected = (self.mention_selected + n - 1) % n;
+                    return;
+                }
+                KeyCode::Down => {
+                    self.mention_selected = (self.mention_selected + 1) % n;
+                    return;
+                }
+                KeyCode::Tab | KeyCode::Enter if !shift && !alt => {
+                    let chosen = items[self.mention_selected].clone();
+                    self.accept_mention(&chosen);
+                    return;
+                }
+                KeyCode::Esc => {
+                    self.mention_dismissed = true;
+                    return;
+                }
+                _ => {}
+            }
         }
         // slash popup
         if let Some(items) = self.slash_items() {
@@ -238,6 +299,8 @@ impl App {
             _ => {
                 self.composer.textarea.input(k);
                 self.slash_dismissed = false;
+                self.mention_dismissed = false;
+                self.mention_selected = 0;
                 self.slash_selected = self
                     .slash_selected
                     .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));
@@ -263,6 +326,7 @@ impl App {
             .quit_armed
             .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
         {
+            self.exit_code = 130;
             self.quit();
             return;
         }
@@ -312,11 +376,29 @@ impl App {
             text: text.clone(),
             queued: self.busy(),
         });
-        self.send(Op::UserTurn { id, text });
+        // `!command` runs in the shell; its output joins the conversation
+        match text.strip_prefix('!').map(str::trim) {
+            Some(command) if !command.is_empty() => self.send(Op::Shell {
+                id,
+                command: command.to_string(),
+            }),
+            _ => self.send(Op::UserTurn { id, text }),
+        }
         self.scroll_top = None;
     }
 
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
+        // Commands that change the session wait for the turn: say so rather than act later
+        // without a word. The read-only ones run at once.
+        if self.busy() && cmd.waits_for_turn() {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "/{} runs when the agent finishes this turn (esc interrupts it)",
+                    cmd.name()
+                ),
+            );
+        }
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
@@ -368,9 +450,55 @@ impl App {
             Command::Export => self.send(Op::Export { path: arg }),
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
+            Command::Undo => self.send(Op::Undo),
+            Command::Redo => self.send(Op::Redo),
+            Command::Rewind => self.rewind_picker(),
             Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
             Command::Quit => self.quit(),
         }
+    }
+
+    /// `/rewind`: the prompts on screen, newest first, to go back to.
+    fn rewind_picker(&mut self) {
+        let mut items = Vec::new();
+        for c in self.transcript.cells.iter().rev() {
+            let Some(mid) = &c.message_id else { continue };
+            let meta = self.transcript.meta_of(c);
+            if meta.role != Some(crate::message::Role::User) || meta.mid_turn {
+                continue;
+            }
+            let label = match c.part().map(|p| &p.kind) {
+                Some(PartKind::Text {
+                    text,
+                    synthetic: false,
+                }) => text.lines().next().unwrap_or("").to_string(),
+                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => format!(
+                    "!{}",
+                    input.get("command").and_then(|v| v.as_str()).unwrap_or("")
+                ),
+                _ => continue,
+            };
+            if items.iter().any(|i: &PickItem| &i.id == mid) {
+                continue;
+            }
+            items.push(PickItem {
+                id: mid.clone(),
+                label,
+                detail: String::new(),
+            });
+        }
+        if items.is_empty() {
+            self.transcript
+                .notice(NoticeLevel::Info, "no earlier prompt to go back to");
+            return;
+        }
+        self.popup = Some(Popup::Picker(Picker {
+            kind: PickerKind::Rewind,
+            items,
+            filter: String::new(),
+            selected: 0,
+            loading: false,
+        }));
     }
 
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms
@@ -416,8 +544,17 @@ impl App {
                         if let Some(id) = chosen {
                             match kind {
                                 PickerKind::Model => self.set_model(id),
-                                PickerKind::Sessions => self.send(Op::ResumeSession { id }),
                                 PickerKind::Resource => self.attach_resource(&id),
+                                PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
+                                PickerKind::Sessions => {
+                                    if self.busy() {
+                                        self.transcript.notice(
+                                            NoticeLevel::Info,
+                                            "the session opens when the agent finishes this turn (esc interrupts it)",
+                                        );
+                                    }
+                                    self.send(Op::ResumeSession { id })
+                                }
                             }
                         }
                     }

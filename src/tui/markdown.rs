@@ -318,6 +318,8 @@ impl Renderer {
             }
             Tag::BlockQuote(_) => {
                 self.flush();
+                // the blank line before a quote belongs outside it (no bar of its own)
+                self.blank_if_needed();
                 self.ctx.push(Ctx::Quote);
                 self.push_style(|s| s.add_modifier(Modifier::ITALIC));
             }
@@ -540,6 +542,18 @@ mod tests {
     fn quote_link_table_and_wrapping() {
         let out = plain("> quoted words that wrap around", 16);
         assert_eq!(out, ["│ quoted words", "│ that wrap", "│ around"]);
+        let out = plain("before\n\n> quoted\n\nafter", 40);
+        assert_eq!(
+            out,
+            ["before", "", "│ quoted", "", "after"],
+            "no bar on the blank line"
+        );
+        let out = plain("> outer\n>\n> > inner", 40);
+        assert_eq!(
+            out,
+            ["│ outer", "│", "│ │ inner"],
+            "a nested quote keeps the outer bar"
+        );
         let out = plain("see [docs](https://x.y)", 80);
         assert_eq!(out, ["see docs (https://x.y)"]);
         let out = plain("| a | bb |\n|---|---|\n| 1 | 2 |", 40);

@@ -10,6 +10,9 @@ pub mod highlight;
 pub mod input;
 pub mod markdown;
 mod mcp;
+pub mod mentions;
+pub mod theme;
+pub mod tool_cell;
 pub mod transcript;
 pub mod trust;
 pub mod view;
@@ -21,6 +24,8 @@ mod paging_tests;
 mod tests;
 #[cfg(test)]
 mod update_tests;
+#[cfg(test)]
+mod workflow_tests;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -116,13 +121,21 @@ fn install_panic_hook() {
     }));
 }
 
-/// Runs the TUI until the user quits. The terminal is restored on every exit path. Returns the
-/// id of the session on screen at the end (it changes with /new and /sessions).
+/// How the TUI ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TuiExit {
+    /// The session on screen at the end (it changes with /new and /sessions).
+    pub session: String,
+    /// 130 when the user left with Ctrl-C, else 0.
+    pub code: i32,
+}
+
+/// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
     let mut terminal = setup_terminal()?;
@@ -142,6 +155,8 @@ pub async fn run(
     let mut last_draw = Instant::now() - FRAME;
     let mut engine_open = true;
     let mut first_frame_logged = false;
+    // SIGTERM / SIGHUP: leave like a quit (the turn stops and is saved, the terminal restored).
+    let mut stop = crate::signals::StopSignals::new()?;
 
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
@@ -194,12 +209,20 @@ pub async fn run(
                     tracing::warn!("engine event channel closed");
                 }
             },
+            code = stop.recv() => {
+                // In raw mode Ctrl-C is a key; a signal here came from outside.
+                app.exit_code = code;
+                app.quit();
+            }
             _ = tick.tick() => app.update(Msg::Tick),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
         }
     }
     drop(terminal);
-    Ok(app.session.id)
+    Ok(TuiExit {
+        session: app.session.id,
+        code: app.exit_code,
+    })
 }
 
 /// Keys typed while pith was starting, before raw mode: the terminal turned their Enter into a

@@ -1,6 +1,7 @@
 //! State snapshots through ratatui's TestBackend and update-function tests. States are built by
 //! feeding `Event`s and keys into `App::update`; no terminal is involved.
 
+use crate::tui::theme::theme;
 use std::path::PathBuf;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
@@ -286,7 +287,7 @@ fn snapshot_streaming_markdown_with_code() {
 fn snapshot_tool_cell_folded_and_expanded() {
     let (mut app, _rx) = app_with(conversation());
     let folded = render(&mut app, 80, 24);
-    assert!(folded.contains("+4 lines"), "{folded}");
+    assert!(folded.contains("+3 lines (ctrl+o)"), "{folded}");
     insta::assert_snapshot!("tool_folded", folded);
     let i = app
         .transcript
@@ -386,6 +387,7 @@ fn snapshot_context_breakdown() {
             free: 138_000,
             reserved: 20_000,
             window: 200_000,
+            last_compaction: Some(pith_compaction_cost()),
         }),
     );
     let screen = render(&mut app, 80, 24);
@@ -435,6 +437,7 @@ fn snapshot_compaction_divider() {
             before: 142_000,
             after: 12_300,
             model_calls: 1,
+            cost: Default::default(),
         },
     );
     let folded = render(&mut app, 80, 24);
@@ -468,10 +471,13 @@ fn status_of(app: &App, width: usize) -> (String, ratatui::style::Color) {
 
 #[test]
 fn snapshot_status_bar_levels() {
-    use super::cells::{ERR, OK, WARN};
     let (mut app, _rx) = fresh();
     let mut out = String::new();
-    for (used, colour) in [(20_000, OK), (170_000, WARN), (200_000, ERR)] {
+    for (used, colour) in [
+        (20_000, theme().ok),
+        (170_000, theme().warn),
+        (200_000, theme().err),
+    ] {
         ev(&mut app, Event::ContextUsage(usage(used)));
         let (line, c) = status_of(&app, 100);
         assert_eq!(c, colour, "{line}");
@@ -534,4 +540,76 @@ fn snapshot_wide_200x30_pruned_tool() {
     let screen = render(&mut app, 200, 30);
     assert!(screen.contains("· pruned"), "{screen}");
     insta::assert_snapshot!(screen);
+}
+
+/// A running command: its latest output lines under the header, which counts the seconds.
+#[test]
+fn snapshot_running_command_streams_its_output() {
+    let (mut app, _rx) = app_with(vec![user("U1", "build it")]);
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let start = crate::message::now_ms() - 42_000;
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: part(
+                "M1",
+                "M1-tool",
+                PartKind::Tool {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    input: json!({"command": "cargo build --release"}),
+                    state: ToolState::Running { start, title: None },
+                },
+            ),
+        },
+    );
+    for i in 1..=8 {
+        ev(
+            &mut app,
+            Event::ToolOutput {
+                call_id: "c1".into(),
+                output: format!("   Compiling crate{i} v0.1.{i}\n"),
+            },
+        );
+    }
+    app.update(Msg::Tick);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("running · 42s"), "{screen}");
+    assert!(screen.contains("Compiling crate8"), "{screen}");
+    assert!(!screen.contains("Compiling crate3 "), "{screen}");
+    insta::assert_snapshot!(screen);
+    // finished: the stored output replaces the live one
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: completed_tool(
+                "M1",
+                "M1-tool",
+                "bash",
+                json!({"command": "cargo build --release"}),
+                "Finished\n\nExit code: 0",
+                false,
+            ),
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("⎿ Finished") && !screen.contains("Compiling"),
+        "{screen}"
+    );
+}
+
+/// A cache-friendly compaction that read 90% of its input from the cache.
+fn pith_compaction_cost() -> crate::event::CompactionCost {
+    crate::event::CompactionCost {
+        input: 40_000,
+        cache_read: 36_000,
+        cost: 0.021,
+        cache_friendly: true,
+    }
 }

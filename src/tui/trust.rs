@@ -128,7 +128,7 @@ impl TrustScreen {
                 Line::from(Span::styled(
                     format!("› {text}"),
                     Style::default()
-                        .fg(super::cells::ACCENT)
+                        .fg(super::theme::theme().accent)
                         .add_modifier(Modifier::BOLD),
                 ))
             } else {
@@ -156,7 +156,7 @@ impl TrustScreen {
             .borders(Borders::ALL)
             .padding(ratatui::widgets::Padding::horizontal(1))
             .title(" pith ")
-            .border_style(Style::default().fg(super::cells::ACCENT));
+            .border_style(Style::default().fg(super::theme::theme().accent));
         frame.render_widget(
             Paragraph::new(lines)
                 .block(block)

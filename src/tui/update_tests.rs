@@ -100,8 +100,11 @@ fn ctrl_c_clears_then_twice_quits() {
     ctrl(&mut app, 'c');
     assert!(!app.should_quit, "one press on an empty prompt only arms");
     assert!(render(&mut app, 80, 24).contains("press ctrl+c again to quit"));
+    assert_eq!(app.exit_code, 0);
     ctrl(&mut app, 'c');
     assert!(app.should_quit);
+    // Left with Ctrl-C: the shell sees 130, as for `pith run`.
+    assert_eq!(app.exit_code, 130);
     assert_eq!(ops(&mut rx), vec![Op::Shutdown]);
 }
 
@@ -473,7 +476,15 @@ fn scrolling_holds_position_while_output_streams() {
         Some(top),
         "position kept while new output arrives"
     );
-    assert!(screen.contains("more lines · end to follow"), "{screen}");
+    // the hint is on the composer's border, not over the transcript's last line
+    let hint_row = screen
+        .lines()
+        .position(|l| l.contains("more lines · end follows"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        screen.lines().nth(hint_row).unwrap().contains('╭'),
+        "{screen}"
+    );
     key(&mut app, KeyCode::End);
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("and more"), "{screen}");
@@ -580,6 +591,7 @@ fn compaction_running_then_done() {
             before: 190_000,
             after: 21_000,
             model_calls: 2,
+            cost: Default::default(),
         },
     );
     ev(
@@ -596,6 +608,39 @@ fn compaction_running_then_done() {
         "{screen}"
     );
     assert!(screen.contains("~21k / 200k (10%)"), "{screen}");
+}
+
+/// A failed step: its message carries the error, then the engine reports the same error. The
+/// screen says it once.
+#[test]
+fn a_provider_error_is_shown_once() {
+    let (mut app, _rx) = fresh();
+    let mut a = msg("M1", Role::Assistant);
+    a.error = Some("HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into());
+    ev(&mut app, Event::Message { message: a });
+    ev(
+        &mut app,
+        Event::Error {
+            kind: crate::event::ErrorKind::Provider,
+            message: "HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into(),
+        },
+    );
+    let screen = render(&mut app, 100, 24);
+    assert_eq!(
+        screen.matches("HTTP 401 unauthorized").count(),
+        1,
+        "{screen}"
+    );
+    // A different error still shows.
+    ev(
+        &mut app,
+        Event::Error {
+            kind: crate::event::ErrorKind::Store,
+            message: "cannot save the session".into(),
+        },
+    );
+    let screen = render(&mut app, 100, 24);
+    assert!(screen.contains("cannot save the session"), "{screen}");
 }
 
 #[test]
@@ -837,4 +882,171 @@ fn an_enter_typed_ahead_of_raw_mode_sends() {
     // other keys pass through untouched
     let a = TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
     assert_eq!(super::typeahead_key(a.clone()), a);
+}
+
+/// This directory's sessions come first; one from elsewhere says where it belongs, and the
+/// picker leaves room for it (a snapshot of the picker).
+#[test]
+fn sessions_of_this_directory_first_and_others_say_where() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/sessions");
+    key(&mut app, KeyCode::Enter);
+    let mut elsewhere = session();
+    elsewhere.id = "S0".into();
+    elsewhere.title = "a session from another project".into();
+    elsewhere.directory = "/srv/other-project/with/a/long/path".into();
+    elsewhere.time_updated = 2_000_000_000_000;
+    let mut here = session();
+    here.id = "S2".into();
+    here.title = "refactor the store".into();
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![elsewhere, session(), here],
+        },
+    );
+    let Some(Popup::Picker(p)) = &app.popup else {
+        panic!("no picker")
+    };
+    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["S1", "S2", "S0"], "this directory first");
+    assert!(
+        p.items[2]
+            .detail
+            .ends_with("in /srv/other-project/with/a/long/path")
+    );
+    let screen = render(&mut app, 120, 24);
+    assert!(
+        screen.contains("in /srv/other-project/with/a/long/path"),
+        "the directory is not cut off: {screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+/// A command that changes the session, typed while the agent works, says it will wait; a
+/// read-only one runs at once.
+#[test]
+fn commands_during_a_turn_say_when_they_run() {
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    type_str(&mut app, "/new");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::NewSession]);
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("/new runs when the agent finishes this turn"),
+        "{screen}"
+    );
+    type_str(&mut app, "/context");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
+    assert!(!render(&mut app, 80, 24).contains("/context runs when"));
+    assert!(matches!(app.popup, Some(Popup::Context(None))));
+    // closed before the answer: a late answer does not open it again
+    key(&mut app, KeyCode::Esc);
+    ev(&mut app, Event::ContextBreakdown(Default::default()));
+    assert!(app.popup.is_none());
+}
+
+/// The retry status: attempt, when, why — once, and gone as soon as the answer streams.
+#[test]
+fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Thinking,
+            detail: None,
+        },
+    );
+    ev(
+        &mut app,
+        Event::Retrying {
+            attempt: 1,
+            max: 4,
+            delay_ms: 8_000,
+            message: "overloaded_error: Overloaded".into(),
+        },
+    );
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Retrying,
+            detail: None,
+        },
+    );
+    let line = status::status_line(&app, 160).to_string();
+    assert!(line.contains("retry 1/4 in "), "{line}");
+    assert!(line.contains("overloaded_error: Overloaded"), "{line}");
+    assert_eq!(line.matches("1/4").count(), 1, "{line}");
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    stream(&mut app, "M1", "M1-t", &["Here"]);
+    let line = status::status_line(&app, 160).to_string();
+    assert!(!line.contains("retry"), "{line}");
+    assert!(line.contains("responding"), "{line}");
+}
+
+/// An interrupted /compact leaves no "context compacted" behind.
+#[test]
+fn an_interrupted_compaction_is_not_shown_as_done() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::CompactionStarted {
+            auto: false,
+            overflow: false,
+            focus: None,
+        },
+    );
+    ev(
+        &mut app,
+        Event::TurnFinished {
+            reason: TurnEnd::Interrupted,
+        },
+    );
+    let screen = render(&mut app, 80, 30);
+    assert!(!screen.contains("context compacted"), "{screen}");
+    assert!(screen.contains("interrupted"), "{screen}");
+}
+
+/// A retried step's partial output and a dropped message leave the screen.
+#[test]
+fn removed_parts_and_messages_leave_the_screen() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    stream(&mut app, "M1", "M1-t", &["a partial answer that broke off"]);
+    assert!(render(&mut app, 80, 24).contains("partial answer"));
+    ev(
+        &mut app,
+        Event::PartsRemoved {
+            message_id: "M1".into(),
+            part_ids: vec!["M1-t".into()],
+        },
+    );
+    assert!(!render(&mut app, 80, 24).contains("partial answer"));
+    stream(&mut app, "M1", "M1-u", &["the retried answer"]);
+    assert!(render(&mut app, 80, 24).contains("the retried answer"));
+    ev(
+        &mut app,
+        Event::MessageRemoved {
+            message_id: "M1".into(),
+        },
+    );
+    assert!(!render(&mut app, 80, 24).contains("retried answer"));
 }

@@ -48,8 +48,7 @@ pub async fn harness_with(
             api_key_env: None,
             headers: Default::default(),
             max_retries: Some(1),
-            timeout_secs: None,
-            output_cap: None,
+            ..Default::default()
         },
     );
     config.models.insert(

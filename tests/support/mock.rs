@@ -77,6 +77,8 @@ enum Payload {
     Sse(Vec<Bytes>),
     /// A complete body.
     Body { content_type: String, body: String },
+    /// The same SSE frame again and again, never ending.
+    Endless(String),
 }
 
 /// One scripted answer.
@@ -109,6 +111,14 @@ impl MockResponse {
             first_delay: Duration::ZERO,
             cut_after: None,
             hold_open: false,
+        }
+    }
+
+    /// A 200 event stream that repeats `frame` forever (a server that never stops).
+    pub fn endless(frame: String) -> Self {
+        MockResponse {
+            payload: Payload::Endless(frame),
+            ..MockResponse::sse(Vec::new())
         }
     }
 
@@ -172,9 +182,16 @@ impl MockResponse {
     }
 }
 
+/// Answers a request from its body when no scripted answer is queued.
+pub type Responder = Box<dyn Fn(&Value) -> MockResponse + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     queue: Mutex<VecDeque<MockResponse>>,
+    /// Answers requests once the queue is empty (see [`MockServer::respond_with`]).
+    responder: Mutex<Option<Arc<Responder>>>,
+    /// What `GET /props` answers, like a llama.cpp server (`None`: 404).
+    props: Mutex<Option<Value>>,
     requests: Mutex<Vec<Recorded>>,
     /// Broken wire rules, one line per request that broke any.
     violations: Mutex<Vec<String>>,
@@ -195,6 +212,7 @@ impl MockServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
+            .route("/props", axum::routing::get(props))
             .fallback(unknown_route)
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -245,6 +263,16 @@ impl MockServer {
     /// Queues several answers in order.
     pub fn push_all(&self, responses: impl IntoIterator<Item = MockResponse>) {
         lock(&self.shared.queue).extend(responses);
+    }
+
+    /// Answers every request with `f(body)` once the scripted queue is empty.
+    pub fn respond_with(&self, f: impl Fn(&Value) -> MockResponse + Send + Sync + 'static) {
+        *lock(&self.shared.responder) = Some(Arc::new(Box::new(f)));
+    }
+
+    /// Makes `GET /props` answer `props` (as a llama.cpp server does).
+    pub fn set_props(&self, props: Value) {
+        *lock(&self.shared.props) = Some(props);
     }
 
     /// How many scripted answers have not been used yet.
@@ -319,6 +347,20 @@ fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body
     body
 }
 
+async fn props(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    record(&shared, &method, &uri, &headers, &body);
+    match lock(&shared.props).clone() {
+        Some(p) => json_response(200, &p),
+        None => json_response(404, &json!({ "error": { "message": "no /props here" } })),
+    }
+}
+
 async fn unknown_route(
     State(shared): State<Arc<Shared>>,
     method: Method,
@@ -354,6 +396,8 @@ async fn handle(
         );
     }
     let next = lock(&shared.queue).pop_front();
+    let responder = lock(&shared.responder).clone();
+    let next = next.or_else(|| responder.map(|f| f(&body)));
     let Some(resp) = next else {
         return json_response(
             500,
@@ -387,6 +431,13 @@ fn build(resp: MockResponse) -> Response {
                 .header("content-type", "text/event-stream")
                 .header("cache-control", "no-cache");
             sse_body(frames, resp.delay, resp.cut_after, resp.hold_open)
+        }
+        Payload::Endless(frame) => {
+            builder = builder.header("content-type", "text/event-stream");
+            let frame = Bytes::from(frame);
+            Body::from_stream(stream::repeat_with(move || {
+                Ok::<_, std::io::Error>(frame.clone())
+            }))
         }
     };
     for (name, value) in &resp.headers {

@@ -19,10 +19,27 @@ impl PithEnv {
     /// `base_url` is the mock's URL; `context` and `output` are the model's limits; `extra` goes
     /// right after the top-level `model` key (top-level keys first, then any tables).
     pub fn new(base_url: &str, context: u64, output: u64, extra: &str) -> PithEnv {
+        Self::with_provider(base_url, context, output, extra, "")
+    }
+
+    /// [`new`](Self::new) with `provider` lines added to `[provider.mock]` (timeouts, retries;
+    /// `max_retries = 3` unless they set it).
+    pub fn with_provider(
+        base_url: &str,
+        context: u64,
+        output: u64,
+        extra: &str,
+        provider: &str,
+    ) -> PithEnv {
         let workspace = tempfile::tempdir().expect("workspace");
         let data = tempfile::tempdir().expect("data dir");
         let home = tempfile::tempdir().expect("home");
         let config = home.path().join("pith-test.toml");
+        let retries = if provider.contains("max_retries") {
+            ""
+        } else {
+            "max_retries = 3\n"
+        };
         let text = format!(
             r#"model = "{MODEL}"
 
@@ -31,7 +48,7 @@ impl PithEnv {
 [provider.mock]
 kind = "openai"
 base_url = "{base_url}/v1"
-max_retries = 3
+{retries}{provider}
 
 [models."{MODEL}"]
 context = {context}
@@ -65,6 +82,15 @@ cost_output = 2.0
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
         cmd
+    }
+
+    /// Starts pith with its output captured (for tests that signal or kill it).
+    pub fn spawn(&self, args: &[&str]) -> tokio::process::Child {
+        self.command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("pith starts")
     }
 
     /// Runs pith to completion (with a generous limit so a hang fails the test).
@@ -108,6 +134,22 @@ cost_output = 2.0
         let out = self.run(&["sessions", "export", &id]).await;
         assert!(out.status.success(), "export failed: {}", stderr(&out));
         serde_json::from_slice(&out.stdout).expect("export is JSON")
+    }
+
+    /// The export of the latest session as text, or "" when there is none yet (for polling
+    /// while pith runs).
+    pub async fn export_latest_raw(&self) -> String {
+        let list = self.run(&["sessions", "list"]).await;
+        let text = String::from_utf8_lossy(&list.stdout).to_string();
+        let Some(id) = text
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            return String::new();
+        };
+        let out = self.run(&["sessions", "export", id]).await;
+        String::from_utf8_lossy(&out.stdout).to_string()
     }
 
     pub fn path(&self) -> &Path {

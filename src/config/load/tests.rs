@@ -213,6 +213,82 @@ fn unknown_key_names_file_line_and_column() {
 }
 
 #[test]
+fn limits_timeouts_and_permissions_are_checked_with_their_place() {
+    let cases = [
+        (
+            "[models.\"p/m\"]\ncontext = 8000\noutput = 8000\n",
+            "3:10: models.\"p/m\".output (8000) must be less than its context (8000)",
+        ),
+        (
+            "[models.\"p/m\"]\ncontext = 8000\ninput = 9000\n",
+            "3:9: models.\"p/m\".input (9000) must not be more than its context (8000)",
+        ),
+        (
+            "[provider.openai]\ntimeout_secs = 0\n",
+            "2:16: provider.openai.timeout_secs must be between 1 and 3600, got 0",
+        ),
+        (
+            "[provider.openai]\nfirst_byte_timeout_secs = 0\n",
+            "2:27: provider.openai.first_byte_timeout_secs must be between 1 and 3600, got 0",
+        ),
+        (
+            "[provider.openai]\nidle_timeout_secs = 99999\n",
+            "2:21: provider.openai.idle_timeout_secs must be between 1 and 3600, got 99999",
+        ),
+        (
+            "[provider.openai]\nconnect_timeout_secs = 0\n",
+            "2:24: provider.openai.connect_timeout_secs must be between 1 and 3600, got 0",
+        ),
+        (
+            "[provider.openai]\nmax_retry_wait_secs = 0\n",
+            "2:23: provider.openai.max_retry_wait_secs must be between 1 and 3600, got 0",
+        ),
+        (
+            "[provider.openai]\nmax_retries = 500\n",
+            "2:15: provider.openai.max_retries must be between 0 and 20, got 500",
+        ),
+        (
+            "[permission]\nbash = \"yes\"\n",
+            "2:8: permission action must be \"allow\", \"ask\" or \"deny\", got \"yes\"",
+        ),
+        (
+            "[permission.bash]\n\"git *\" = \"alow\"\n",
+            "2:11: permission action must be \"allow\", \"ask\" or \"deny\", got \"alow\"",
+        ),
+        (
+            "[permission.read]\n\"src/[abc\" = \"deny\"\n",
+            "2:14: permission.read: \"src/[abc\" is not a valid pattern: a `[` is never closed",
+        ),
+    ];
+    for (text, want) in cases {
+        let f = Fixture::new().workspace(text);
+        let e = err_of(&f);
+        let want = format!("{}:{want}", f.workspace_path().display());
+        assert!(e.starts_with(&want), "{text}\n got: {e}\nwant: {want}");
+    }
+    // Zero retries is a valid choice; `timeout_secs` still sets the first-byte timeout.
+    let f = Fixture::new().workspace("[provider.openai]\nmax_retries = 0\ntimeout_secs = 60\n");
+    let l = f.load().unwrap();
+    assert_eq!(l.config.provider["openai"].max_retries, Some(0));
+    assert_eq!(
+        l.config.provider["openai"].first_byte_timeout_secs,
+        Some(60)
+    );
+
+    // Limits from two files meet after merging: still an error, naming both files.
+    let f = Fixture::new()
+        .global("[models.\"p/m\"]\ncontext = 8000\n")
+        .workspace("[models.\"p/m\"]\noutput = 9000\n");
+    let e = err_of(&f);
+    assert!(
+        e.contains("models.\"p/m\".output (9000, from ")
+            && e.contains(&f.workspace_path().display().to_string())
+            && e.contains(&f.global_path().display().to_string()),
+        "{e}"
+    );
+}
+
+#[test]
 fn semantic_errors_are_located() {
     let cases = [
         (
@@ -446,6 +522,34 @@ fn example_config_parses_and_documents_every_key() {
         crate::config::ToolOutputConfig::default()
     );
     assert_eq!(l.config.max_steps, Config::default().max_steps);
+    // Its permission block is the built-in default: every call is decided the same way.
+    let ws = crate::tools::testutil::Ws::new();
+    let mut example = crate::tools::Permissions::new(&l.config.permission);
+    let mut builtin = crate::tools::Permissions::new(&Default::default());
+    let verdict = |d: crate::tools::Decision| match d {
+        crate::tools::Decision::Allow => "allow",
+        crate::tools::Decision::Ask(_) => "ask",
+        crate::tools::Decision::Deny { .. } => "deny",
+    };
+    for (tool, input) in [
+        ("read", serde_json::json!({"file_path": "src/a.rs"})),
+        ("read", serde_json::json!({"file_path": ".env"})),
+        ("read", serde_json::json!({"file_path": ".env.example"})),
+        ("read", serde_json::json!({"file_path": "/etc/hosts"})),
+        ("edit", serde_json::json!({"file_path": "a.rs"})),
+        ("write", serde_json::json!({"file_path": "x/.env.local"})),
+        ("bash", serde_json::json!({"command": "git status"})),
+        ("bash", serde_json::json!({"command": "ls -la"})),
+        ("bash", serde_json::json!({"command": "rm -rf build"})),
+        ("grep", serde_json::json!({"pattern": "x"})),
+        ("todowrite", serde_json::json!({"todos": []})),
+    ] {
+        assert_eq!(
+            verdict(example.check(tool, &input, &ws.ctx)),
+            verdict(builtin.check(tool, &input, &ws.ctx)),
+            "{tool} {input}: the example's permission block differs from the default"
+        );
+    }
 
     let text = std::fs::read_to_string(&path).unwrap();
     let mut keys = Vec::new();
@@ -466,7 +570,10 @@ fn example_config_parses_and_documents_every_key() {
             "api_key_env",
             "headers",
             "max_retries",
-            "timeout_secs",
+            "connect_timeout_secs",
+            "first_byte_timeout_secs",
+            "idle_timeout_secs",
+            "max_retry_wait_secs",
             "output_cap",
             "context",
             "input",
@@ -477,6 +584,7 @@ fn example_config_parses_and_documents_every_key() {
             "cost_cache_write",
             "thinking_budget",
             "max_tokens",
+            "images",
             "instructions",
             "external_directory",
             "unsandboxed",

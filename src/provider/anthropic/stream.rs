@@ -300,7 +300,7 @@ pub fn events<S, B, E>(bytes: S) -> EventStream
 where
     S: Stream<Item = Result<B, E>> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
-    E: std::fmt::Display + Send + 'static,
+    E: Into<ProviderError> + std::fmt::Display + Send + 'static,
 {
     struct State<T> {
         sse: T,
@@ -331,8 +331,15 @@ where
                     Err(e) => e,
                 },
                 Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
-                    let msg = super::one_line(&format!("anthropic: stream interrupted: {e}"));
-                    ProviderError::new(ErrorKind::Network, msg)
+                    // A timeout or a cut connection (retried), or an answer too large (not).
+                    let mut err: ProviderError = e.into();
+                    let what = if err.kind == ErrorKind::Network {
+                        "stream interrupted: "
+                    } else {
+                        ""
+                    };
+                    err.message = super::one_line(&format!("anthropic: {what}{}", err.message));
+                    err
                 }
                 Some(Err(e)) => {
                     let msg = super::one_line(&format!("anthropic: unreadable stream: {e}"));

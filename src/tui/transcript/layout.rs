@@ -6,7 +6,7 @@
 use ratatui::text::Line;
 
 use super::super::{cells, highlight};
-use super::{Cell, Transcript, gap};
+use super::{Cell, Transcript};
 
 pub(super) struct Cached {
     width: u16,
@@ -101,7 +101,7 @@ impl Transcript {
             let h = self.cells[i].height();
             if h > 0 {
                 if let Some(p) = prev_visible {
-                    total += gap(&self.cells[p], &self.cells[i]);
+                    total += self.gap_between(&self.cells[p], &self.cells[i]);
                 }
                 prev_visible = Some(i);
             }

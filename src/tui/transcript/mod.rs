@@ -44,6 +44,8 @@ pub struct CompactionStats {
     pub before: u64,
     pub after: u64,
     pub model_calls: u32,
+    /// What the summary requests cost.
+    pub cost: crate::event::CompactionCost,
 }
 
 /// Where a compaction divider stands.
@@ -69,6 +71,10 @@ pub struct Cell {
     pub live: bool,
     /// Tool cell: how the user answered its permission question.
     pub decision: Option<PermissionReply>,
+    /// Tool cell: the output streamed so far while it runs (the tail, bounded).
+    pub live_output: Option<String>,
+    /// Tool cell: seconds it has been running, as last drawn (the header shows them).
+    pub elapsed_secs: u64,
     rev: u64,
     cache: Option<Cached>,
 }
@@ -84,6 +90,8 @@ impl Cell {
             compaction: CompactionState::Unknown,
             live: false,
             decision: None,
+            live_output: None,
+            elapsed_secs: 0,
             rev: 0,
             cache: None,
         }
@@ -139,6 +147,9 @@ pub struct Transcript {
     dirty_from: usize,
 }
 
+/// Live output kept per running tool cell (its tail).
+const LIVE_OUTPUT_BYTES: usize = 64 * 1024;
+
 /// Lines between cells: none between consecutive tool cells, one otherwise.
 fn gap(prev: &Cell, next: &Cell) -> usize {
     let is_tool = |c: &Cell| {
@@ -148,6 +159,18 @@ fn gap(prev: &Cell, next: &Cell) -> usize {
         )
     };
     if is_tool(prev) && is_tool(next) { 0 } else { 1 }
+}
+
+impl Transcript {
+    /// Lines between two cells: [`gap`], and none between a user's prompt and what it attached
+    /// (or ran), which belong to it.
+    fn gap_between(&self, prev: &Cell, next: &Cell) -> usize {
+        let users_own = next.message_id.is_some()
+            && prev.message_id == next.message_id
+            && matches!(next.part().map(|p| &p.kind), Some(PartKind::Tool { .. }))
+            && self.meta_of(next).role == Some(Role::User);
+        if users_own { 0 } else { gap(prev, next) }
+    }
 }
 
 impl Transcript {
@@ -409,8 +432,92 @@ impl Transcript {
     pub fn tool_finished(&mut self, call_id: &str, duration_ms: u64) {
         if let Some(i) = self.tool_cell(call_id) {
             self.cells[i].duration_ms = Some(duration_ms);
+            self.cells[i].live_output = None;
             self.touch_at(i);
         }
+    }
+
+    /// Output a running tool produced: appended to its cell, of which only the tail is kept.
+    pub fn tool_output(&mut self, call_id: &str, chunk: &str) {
+        let Some(i) = self.tool_cell(call_id) else {
+            return;
+        };
+        let out = self.cells[i].live_output.get_or_insert_with(String::new);
+        out.push_str(chunk);
+        if out.len() > LIVE_OUTPUT_BYTES {
+            let mut cut = out.len() - LIVE_OUTPUT_BYTES / 2;
+            while !out.is_char_boundary(cut) {
+                cut += 1;
+            }
+            // start at a line so the first line shown is whole
+            if let Some(nl) = out[cut..].find('\n') {
+                cut += nl + 1;
+            }
+            out.replace_range(..cut, "");
+        }
+        self.touch_at(i);
+    }
+
+    /// Running tools show how long they have run: re-render those whose second changed.
+    pub fn tick_running(&mut self, now_ms: i64) {
+        for i in 0..self.cells.len() {
+            let start = match self.cells[i].part().map(|p| &p.kind) {
+                Some(PartKind::Tool {
+                    state: ToolState::Running { start, .. },
+                    ..
+                }) => *start,
+                _ => continue,
+            };
+            let secs = (now_ms - start).max(0) as u64 / 1000;
+            if secs != self.cells[i].elapsed_secs {
+                self.cells[i].elapsed_secs = secs;
+                self.touch_at(i);
+            }
+        }
+    }
+
+    /// Removes every cell of a message (a step tried again, a turn taken back).
+    pub fn remove_message(&mut self, message_id: &str) {
+        self.remove_where(|c| c.message_id.as_deref() == Some(message_id));
+        self.meta.remove(message_id);
+    }
+
+    /// Removes the cells of these parts.
+    pub fn remove_parts(&mut self, part_ids: &[String]) {
+        self.remove_where(|c| part_ids.contains(&c.key));
+    }
+
+    /// Removes every cell from the first one of message `message_id` (or of a newer message) on,
+    /// with the notices among them: what `/undo` took back. Ids sort in creation order.
+    pub fn truncate_from(&mut self, message_id: &str) {
+        let Some(first) = self.cells.iter().position(|c| {
+            c.message_id
+                .as_deref()
+                .is_some_and(|m| m >= message_id && self.meta.contains_key(m))
+        }) else {
+            return;
+        };
+        let gone: Vec<String> = self
+            .cells
+            .iter()
+            .skip(first)
+            .filter_map(|c| c.message_id.clone())
+            .collect();
+        self.cells.truncate(first);
+        for m in gone {
+            self.meta.remove(&m);
+        }
+        self.reindex();
+        self.moved_from(first);
+    }
+
+    fn remove_where(&mut self, f: impl Fn(&Cell) -> bool) {
+        let Some(first) = self.cells.iter().position(&f) else {
+            return;
+        };
+        self.cells.retain(|c| !f(c));
+        self.reindex();
+        self.moved_from(first);
     }
 
     fn is_compaction(c: &Cell) -> bool {
@@ -463,6 +570,16 @@ impl Transcript {
             .rev()
             .find(|c| !matches!(c.body, CellBody::Notice(..)))
             .is_some_and(|c| matches!(c.body, CellBody::MessageError(MessageError::Interrupted)))
+    }
+
+    /// Whether the latest message's error already says `text` (a failed step shows its error
+    /// under the message; the same error as a notice would say it twice).
+    pub fn ends_with_error(&self, text: &str) -> bool {
+        self.cells
+            .iter()
+            .rev()
+            .find(|c| !matches!(c.body, CellBody::Notice(..)))
+            .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if e.to_string() == text))
     }
 
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {

@@ -3,14 +3,14 @@
 pub mod popups;
 pub mod status;
 
+use crate::tui::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
 
 use super::app::{App, Popup};
-use super::cells::{ACCENT, DIM, USER, WARN};
 use super::format::truncate;
 use super::wrap::wrap;
 
@@ -46,7 +46,10 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
-    if let Some(items) = app.slash_popup() {
+    if let Some((query, items)) = app.mention_popup() {
+        let sel = app.mention_selected.min(items.len() - 1);
+        popups::files(frame, &query, &items, sel, composer_area, area.y);
+    } else if let Some(items) = app.slash_popup() {
         let sel = app.slash_selected.min(items.len() - 1);
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
@@ -69,14 +72,19 @@ fn pending_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for p in &app.pending {
         let (mark, style) = if p.queued {
-            ("◷ ", Style::default().fg(DIM))
+            ("◷ ", Style::default().fg(theme().dim))
         } else {
-            ("› ", Style::default().fg(USER).add_modifier(Modifier::BOLD))
+            (
+                "› ",
+                Style::default()
+                    .fg(theme().user)
+                    .add_modifier(Modifier::BOLD),
+            )
         };
         let first = [Span::styled(mark, style)];
         let rest = [Span::raw("  ")];
         let text_style = if p.queued {
-            Style::default().fg(DIM)
+            Style::default().fg(theme().dim)
         } else {
             Style::default().add_modifier(Modifier::BOLD)
         };
@@ -95,13 +103,15 @@ fn pending_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             lines.truncate(5);
             lines.push(Line::from(Span::styled(
                 format!("  … +{more} lines"),
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             )));
         }
         if p.queued {
             lines.push(Line::from(Span::styled(
                 "  queued · delivered to the agent at its next step",
-                Style::default().fg(DIM).add_modifier(Modifier::ITALIC),
+                Style::default()
+                    .fg(theme().dim)
+                    .add_modifier(Modifier::ITALIC),
             )));
         }
         out.push(Line::default());
@@ -110,14 +120,19 @@ fn pending_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// The banner's height: it heads a session's transcript once its start is loaded.
+pub const BANNER_LINES: usize = 9;
+
 fn welcome(app: &App, width: usize) -> Vec<Line<'static>> {
-    let dim = Style::default().fg(DIM);
+    let dim = Style::default().fg(theme().dim);
     let mut lines = vec![
         Line::default(),
         Line::from(vec![
             Span::styled(
                 " ✻ pith",
-                Style::default().fg(ACCENT).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme().accent)
+                    .add_modifier(Modifier::BOLD),
             ),
             Span::styled(format!(" {}", env!("CARGO_PKG_VERSION")), dim),
         ]),
@@ -136,10 +151,13 @@ fn welcome(app: &App, width: usize) -> Vec<Line<'static>> {
         ]),
         Line::default(),
         Line::from(Span::styled(
-            " /help for commands and keys · ctrl+c twice to quit",
+            " /help for commands and keys · @ attaches a file · ! runs a command",
             dim,
         )),
     ];
+    // a blank line between the banner and the conversation under it
+    lines.push(Line::default());
+    debug_assert_eq!(lines.len(), BANNER_LINES);
     for l in &mut lines {
         let s = l.to_string();
         if super::format::width(&s) > width {
@@ -157,37 +175,40 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
     let width = area.width as usize;
     let h = area.height as usize;
     let pending = pending_lines(app, width);
+    // The banner heads the conversation: it scrolls away with it, it does not vanish.
+    let banner = if app.history.more {
+        Vec::new()
+    } else {
+        welcome(app, width)
+    };
+    let b = banner.len();
+    app.banner_lines = b;
     let mut t_total = app.transcript.layout(area.width, app.expand_all);
-    app.set_layout(area, t_total + pending.len());
+    app.set_layout(area, b + t_total + pending.len());
     // highlight the code on screen; the heights stay, so this is one pass
-    if app.transcript.reveal(app.top_line(), h) {
+    if app.transcript.reveal(app.top_line().saturating_sub(b), h) {
         t_total = app.transcript.layout(area.width, app.expand_all);
-        app.set_layout(area, t_total + pending.len());
+        app.set_layout(area, b + t_total + pending.len());
     }
-    let total = t_total + pending.len();
-    if total == 0 {
-        frame.render_widget(Paragraph::new(welcome(app, width)), area);
-        return;
-    }
+    let total = b + t_total + pending.len();
     let top = app.top_line();
-    let mut lines = Vec::with_capacity(h);
-    if top < t_total {
-        lines = app.transcript.visible(top, h.min(t_total - top));
+    let mut lines: Vec<Line<'static>> = banner.into_iter().skip(top).take(h).collect();
+    let t_top = top.saturating_sub(b);
+    if lines.len() < h && t_top < t_total {
+        lines.extend(
+            app.transcript
+                .visible(t_top, (h - lines.len()).min(t_total - t_top)),
+        );
     }
     let mut line = top + lines.len();
     while lines.len() < h && line < total {
-        if let Some(p) = line.checked_sub(t_total).and_then(|i| pending.get(i)) {
+        if let Some(p) = line.checked_sub(b + t_total).and_then(|i| pending.get(i)) {
             lines.push(p.clone());
         }
         line += 1;
     }
     frame.render_widget(Paragraph::new(lines), area);
 
-    if app.scroll_top.is_some() {
-        let below = total.saturating_sub(top + h);
-        let label = format!(" ↓ {below} more lines · end to follow ");
-        corner_label(frame, area, &label, area.y + area.height - 1);
-    }
     if app.history.loading && top == 0 {
         corner_label(frame, area, " ↑ loading older messages… ", area.y);
     }
@@ -206,7 +227,7 @@ fn corner_label(frame: &mut Frame, area: Rect, label: &str, y: u16) {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 label.to_string(),
-                Style::default().fg(Color::Black).bg(Color::Gray),
+                Style::default().fg(theme().on_accent).bg(theme().muted),
             )),
             r,
         );
@@ -217,14 +238,23 @@ const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 
 fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let busy = app.busy();
-    let border = if busy { WARN } else { DIM };
+    let shell = app.composer.text().starts_with('!');
+    let border = if busy {
+        theme().warn
+    } else if shell {
+        theme().user
+    } else {
+        theme().dim
+    };
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(border))
         .padding(Padding::left(1));
     if busy {
-        let secs = app.now.saturating_duration_since(app.state_since).as_secs();
+        let secs = app
+            .turn_started
+            .map_or(0, |t| app.now.saturating_duration_since(t).as_secs());
         let spin = SPINNER[app.spinner % SPINNER.len()];
         let title = if app.interrupting {
             format!(" {spin} interrupting ")
@@ -233,15 +263,26 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
         } else {
             format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
         };
-        block = block.title(Span::styled(title, Style::default().fg(WARN)));
+        block = block.title(Span::styled(title, Style::default().fg(theme().warn)));
+    }
+    if shell && !busy {
+        block = block.title(Span::styled(
+            " ! shell · enter runs the command, its output joins the conversation ",
+            Style::default().fg(theme().user),
+        ));
     }
     let hint = if app.quit_armed.is_some() {
         Span::styled(
             " press ctrl+c again to quit ",
-            Style::default().fg(WARN).add_modifier(Modifier::BOLD),
+            Style::default()
+                .fg(theme().warn)
+                .add_modifier(Modifier::BOLD),
         )
     } else if app.area_is_narrow(area.width) {
-        Span::styled(" / commands · ctrl+o details ", Style::default().fg(DIM))
+        Span::styled(
+            " / commands · ctrl+o details ",
+            Style::default().fg(theme().dim),
+        )
     } else {
         // Shift+Enter only reaches us with the kitty keyboard protocol; Ctrl+J always does.
         let newline = if app.keyboard_enhanced {
@@ -251,10 +292,23 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
         };
         Span::styled(
             format!(" enter send · {newline} newline · / commands · ctrl+o details "),
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )
     };
     block = block.title_bottom(Line::from(hint).right_aligned());
+    // scrolled up: how much is below, on the border (never over the transcript's last line)
+    if app.scroll_top.is_some() {
+        let below = app
+            .total_lines
+            .saturating_sub(app.top_line() + app.transcript_area.height as usize);
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" ↓ {below} more lines · end follows "),
+                Style::default().fg(theme().on_accent).bg(theme().muted),
+            ))
+            .right_aligned(),
+        );
+    }
     app.composer.textarea.set_block(block);
     frame.render_widget(&app.composer.textarea, area);
 }

@@ -1,5 +1,6 @@
 //! Overlays: the slash-command popup, help, the /context breakdown, pickers, the permission modal.
 
+use crate::tui::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -9,7 +10,6 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 use crate::event::{Breakdown, ContextUsage, McpServerStatus, McpState};
 
 use super::super::app::{App, Picker, PickerKind};
-use super::super::cells::{ACCENT, DIM, ERR, OK, WARN};
 use super::super::format::{self, truncate};
 use super::super::mcp::SlashItem;
 use crate::commands::Command;
@@ -17,7 +17,7 @@ use crate::commands::Command;
 fn block(title: &str) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(ACCENT))
+        .border_style(Style::default().fg(theme().accent))
         .title(Span::styled(
             format!(" {title} "),
             Style::default().add_modifier(Modifier::BOLD),
@@ -38,8 +38,8 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 fn selected_style() -> Style {
     Style::default()
-        .fg(Color::Black)
-        .bg(ACCENT)
+        .fg(theme().on_accent)
+        .bg(theme().accent)
         .add_modifier(Modifier::BOLD)
 }
 
@@ -102,7 +102,7 @@ pub fn mcp(frame: &mut Frame, area: Rect, servers: &[McpServerStatus]) {
     if servers.is_empty() {
         lines.push(Line::from(Span::styled(
             " No MCP servers. Add one as [mcp.NAME] in the config (see config.example.toml).",
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     }
     let name_w = servers
@@ -113,10 +113,10 @@ pub fn mcp(frame: &mut Frame, area: Rect, servers: &[McpServerStatus]) {
     let inner_w = area.width.saturating_sub(6).min(94) as usize;
     for s in servers {
         let (mark, color) = match &s.state {
-            McpState::Ready => ("●", OK),
-            McpState::Starting => ("◌", WARN),
-            McpState::Disabled => ("○", DIM),
-            McpState::Failed { .. } | McpState::Exited { .. } => ("✗", ERR),
+            McpState::Ready => ("●", theme().ok),
+            McpState::Starting => ("◌", theme().warn),
+            McpState::Disabled => ("○", theme().dim),
+            McpState::Failed { .. } | McpState::Exited { .. } => ("✗", theme().err),
         };
         let head = format!(" {:<name_w$}  {:<5}  ", s.name, s.transport);
         let rest = truncate(
@@ -137,25 +137,76 @@ pub fn mcp(frame: &mut Frame, area: Rect, servers: &[McpServerStatus]) {
             let text = format!("     prompts: {}", prompts.join(" "));
             lines.push(Line::from(Span::styled(
                 truncate(&text, inner_w),
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             )));
         }
         if s.resources && s.state == McpState::Ready {
             lines.push(Line::from(Span::styled(
                 "     resources: /resource to attach one",
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             )));
         }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
         " /mcp restart NAME restarts a server · its log is in pith's log file · any key closes",
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = centered(area, (inner_w as u16 + 4).max(40), h);
     frame.render_widget(Clear, r);
     frame.render_widget(Paragraph::new(lines).block(block("mcp servers")), r);
+}
+
+/// The `@` file picker, just above the composer.
+pub fn files(
+    frame: &mut Frame,
+    query: &str,
+    items: &[String],
+    selected: usize,
+    anchor: Rect,
+    limit_top: u16,
+) {
+    let rows = items.len().min(super::super::mentions::SHOWN) as u16;
+    let h = rows + 2;
+    if anchor.y < limit_top + h || anchor.width < 10 {
+        return;
+    }
+    let area = Rect {
+        x: anchor.x,
+        y: anchor.y - h,
+        width: anchor.width,
+        height: h,
+    };
+    let first = selected.saturating_sub(rows as usize - 1);
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows as usize)
+        .map(|(i, p)| {
+            let text = format!(" {}", truncate(p, inner_w.saturating_sub(1)));
+            if i == selected {
+                Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
+            } else if p.ends_with('/') {
+                Line::from(Span::styled(text, Style::default().fg(theme().user)))
+            } else {
+                Line::from(Span::raw(text))
+            }
+        })
+        .collect();
+    let title = if query.is_empty() {
+        "attach a file · tab/enter picks · esc".to_string()
+    } else {
+        format!(
+            "@{query} · {} match{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "es" }
+        )
+    };
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block(&title)), area);
 }
 
 /// Draws the help; returns the scroll position actually used (clamped to the content).
@@ -180,7 +231,7 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         Line::from(vec![
             Span::styled(
                 format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
-                Style::default().fg(ACCENT),
+                Style::default().fg(theme().accent),
             ),
             Span::raw(truncate(v, inner_w.saturating_sub(key_w + 2))),
         ])
@@ -213,7 +264,7 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         b = b.title_bottom(
             Line::from(Span::styled(
                 format!(" ↓ {} more ", max_scroll - scroll),
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             ))
             .right_aligned(),
         );
@@ -258,13 +309,13 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     if free_cells > 0 {
         spans.push(Span::styled(
             "░".repeat(free_cells),
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         ));
     }
     if reserved_cells > 0 {
         spans.push(Span::styled(
             "▒".repeat(reserved_cells),
-            Style::default().fg(WARN),
+            Style::default().fg(theme().warn),
         ));
     }
     spans
@@ -278,7 +329,12 @@ pub fn context(
     mcp: &[McpServerStatus],
 ) {
     let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
-    let r = centered(area, 64, 17 + mcp.len() as u16);
+    let base = if b.is_some_and(|b| b.last_compaction.is_some()) {
+        18
+    } else {
+        17
+    };
+    let r = centered(area, 64, base + mcp.len() as u16);
     frame.render_widget(Clear, r);
     let Some(b) = b else {
         frame.render_widget(
@@ -312,7 +368,7 @@ pub fn context(
                 } else {
                     String::new()
                 },
-                Style::default().fg(DIM),
+                Style::default().fg(theme().dim),
             ),
         ]),
         Line::from(
@@ -331,7 +387,7 @@ pub fn context(
                 format!("{:>8}", format::tokens(v)),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
-            Span::styled(format!("  {p}"), Style::default().fg(DIM)),
+            Span::styled(format!("  {p}"), Style::default().fg(theme().dim)),
         ])
     };
     for (i, (name, color)) in SEGMENTS.iter().enumerate() {
@@ -345,22 +401,22 @@ pub fn context(
                     s.name,
                     if s.deferred { " (deferred)" } else { "" }
                 );
-                lines.push(row(" ", DIM, &name, s.tokens, String::new()));
+                lines.push(row(" ", theme().dim, &name, s.tokens, String::new()));
             }
         }
     }
-    lines.push(row("░", DIM, "free", b.free, pct(b.free)));
+    lines.push(row("░", theme().dim, "free", b.free, pct(b.free)));
     lines.push(row(
         "▒",
-        WARN,
+        theme().warn,
         "reserved (reply + auto-compact)",
         b.reserved,
         pct(b.reserved),
     ));
-    lines.push(row(" ", DIM, "window", b.window, String::new()));
+    lines.push(row(" ", theme().dim, "window", b.window, String::new()));
     lines.push(row(
         "·",
-        Color::Magenta,
+        theme().summary,
         "pruned (kept on screen, not sent)",
         b.pruned,
         String::new(),
@@ -368,16 +424,32 @@ pub fn context(
     if usage.cached > 0 {
         lines.push(row(
             "·",
-            DIM,
+            theme().dim,
             "read from prompt cache",
             usage.cached,
             String::new(),
         ));
     }
+    if let Some(c) = &b.last_compaction {
+        let share = (c.cache_read * 100).checked_div(c.input).unwrap_or(0);
+        lines.push(Line::from(Span::styled(
+            format!(
+                " last compaction: {} in, {share}% from cache, {}{}",
+                format::tokens(c.input),
+                format::cost(c.cost),
+                if c.cache_friendly {
+                    ""
+                } else {
+                    " (dedicated request)"
+                }
+            ),
+            Style::default().fg(theme().dim),
+        )));
+    }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
         " /compact [focus] summarises now · any key closes",
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     frame.render_widget(Paragraph::new(lines).block(block("context")), r);
 }
@@ -387,33 +459,38 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         PickerKind::Sessions => "resume a session",
         PickerKind::Model => "switch model",
         PickerKind::Resource => "attach an MCP resource to your next message",
+        PickerKind::Rewind => "go back to before this prompt (files and conversation)",
     };
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
     let h = (items.len().clamp(1, rows) + 4) as u16;
-    let r = centered(area, 76, h);
+    let r = centered(area, 110, h);
     frame.render_widget(Clear, r);
     let inner_w = r.width.saturating_sub(2) as usize;
     let mut lines = vec![Line::from(vec![
-        Span::styled(" filter: ", Style::default().fg(DIM)),
+        Span::styled(" filter: ", Style::default().fg(theme().dim)),
         Span::raw(p.filter.clone()),
-        Span::styled("▏", Style::default().fg(ACCENT)),
+        Span::styled("▏", Style::default().fg(theme().accent)),
     ])];
     if p.loading {
         lines.push(Line::from(Span::styled(
             " loading…",
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     } else if items.is_empty() {
         lines.push(Line::from(Span::styled(
             " nothing matches",
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     }
     let first = p.selected.saturating_sub(rows - 1);
     for (i, it) in items.iter().enumerate().skip(first).take(rows) {
-        let label_w = inner_w.saturating_sub(2).min(40);
-        let text = format!(" {:<label_w$} {}", truncate(&it.label, label_w), it.detail);
+        // the detail (when, where) keeps its room; the title takes what is left
+        let detail = truncate(&it.detail, inner_w.saturating_sub(18));
+        let label_w = inner_w.saturating_sub(format::width(&detail) + 3).max(1);
+        let label = truncate(&it.label, label_w);
+        let pad = label_w.saturating_sub(format::width(&label));
+        let text = format!(" {label}{} {detail}", " ".repeat(pad));
         let text = truncate(&text, inner_w);
         lines.push(if i == p.selected {
             Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
@@ -423,7 +500,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     }
     lines.push(Line::from(Span::styled(
         " ↑↓ choose · enter select · esc cancel · type to filter",
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     frame.render_widget(Paragraph::new(lines).block(block(title)), r);
 }
@@ -444,7 +521,7 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     for l in title.lines().take(4) {
         lines.push(Line::from(Span::styled(
             format!("  {}", truncate(l, inner_w.saturating_sub(2))),
-            Style::default().fg(Color::Gray),
+            Style::default().fg(theme().muted),
         )));
     }
     // what the call will change, as far as the screen allows (the rest of the modal is ~12 rows)
@@ -470,7 +547,9 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
         lines.push(if i == app.permissions.selected {
             Line::from(Span::styled(
                 format!("› {text}"),
-                Style::default().fg(ACCENT).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme().accent)
+                    .add_modifier(Modifier::BOLD),
             ))
         } else {
             Line::from(Span::raw(format!("  {text}")))
@@ -487,12 +566,13 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     };
     lines.push(Line::from(Span::styled(
         truncate(hint, inner_w),
-        Style::default().fg(DIM),
+        Style::default().fg(theme().dim),
     )));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
     frame.render_widget(Clear, r);
-    let b = block(&format!("permission · {}", req.tool)).border_style(Style::default().fg(WARN));
+    let b = block(&format!("permission · {}", req.tool))
+        .border_style(Style::default().fg(theme().warn));
     let inner = b.inner(r);
     frame.render_widget(b, r);
     let text_area = Rect {
@@ -515,7 +595,7 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
         ta.set_block(
             Block::bordered()
                 .border_type(BorderType::Rounded)
-                .border_style(Style::default().fg(DIM))
+                .border_style(Style::default().fg(theme().dim))
                 .title(" note "),
         );
         frame.render_widget(&ta, nr);
@@ -531,8 +611,8 @@ pub fn call_preview(
     rows: usize,
 ) -> Vec<Line<'static>> {
     let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
-    let del = Style::default().fg(Color::Rgb(230, 100, 100));
-    let add = Style::default().fg(Color::Rgb(110, 200, 110));
+    let del = Style::default().fg(theme().removed);
+    let add = Style::default().fg(theme().added);
     let mut diff: Vec<(&str, Style, String)> = Vec::new();
     match tool {
         "edit" => {
@@ -552,7 +632,7 @@ pub fn call_preview(
             let cmd = s("command").unwrap_or("");
             if cmd.lines().count() > 4 {
                 for l in cmd.lines().skip(4) {
-                    diff.push(("  ", Style::default().fg(Color::Gray), l.to_string()));
+                    diff.push(("  ", Style::default().fg(theme().muted), l.to_string()));
                 }
             }
         }
@@ -577,7 +657,7 @@ pub fn call_preview(
     if diff.len() > shown {
         out.push(Line::from(Span::styled(
             format!("    … {} more lines", diff.len() - shown),
-            Style::default().fg(DIM),
+            Style::default().fg(theme().dim),
         )));
     }
     out

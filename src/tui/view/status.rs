@@ -1,12 +1,12 @@
 //! The status bar: model · context figure and gauge · cost · state · workspace.
 
+use crate::tui::theme::theme;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::event::{ContextUsage, EngineState};
 
 use super::super::app::App;
-use super::super::cells::{ERR, OK, WARN};
 use super::super::format;
 
 const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
@@ -16,14 +16,14 @@ const GAUGE_WIDTH: usize = 10;
 pub fn level_color(c: &ContextUsage) -> Color {
     let limit = if c.usable > 0 { c.usable } else { c.window };
     if limit == 0 {
-        return Color::Gray;
+        return theme().muted;
     }
     if c.used >= limit {
-        ERR
+        theme().err
     } else if c.used.saturating_mul(10) >= limit.saturating_mul(9) {
-        WARN
+        theme().warn
     } else {
-        OK
+        theme().ok
     }
 }
 
@@ -63,30 +63,25 @@ pub fn gauge(c: &ContextUsage, width: usize) -> Vec<Span<'static>> {
             (
                 "┃",
                 Style::default()
-                    .fg(if i < filled { color } else { Color::Gray })
+                    .fg(if i < filled { color } else { theme().muted })
                     .add_modifier(Modifier::BOLD),
             )
         } else if i < filled {
             ("█", Style::default().fg(color))
         } else {
-            ("░", Style::default().fg(Color::DarkGray))
+            ("░", Style::default().fg(theme().dim))
         };
         spans.push(Span::styled(sym, st));
     }
     spans
 }
 
+/// What the engine is doing. No timer here: the composer's title times the turn.
 fn state_text(app: &App) -> (String, Style) {
     let spin = SPINNER[app.spinner % SPINNER.len()];
-    let secs = app.now.saturating_duration_since(app.state_since).as_secs();
-    let elapsed = if secs >= 1 {
-        format!(" {}", format::duration_ms(secs * 1000))
-    } else {
-        String::new()
-    };
-    let busy = Style::default().fg(WARN);
+    let busy = Style::default().fg(theme().warn);
     if app.engine_gone {
-        return ("✗ engine stopped".into(), Style::default().fg(ERR));
+        return ("✗ engine stopped".into(), Style::default().fg(theme().err));
     }
     if app.interrupting && app.busy() {
         return (format!("{spin} interrupting…"), busy);
@@ -95,30 +90,39 @@ fn state_text(app: &App) -> (String, Style) {
         return (format!("? permission · {}", req.tool), busy);
     }
     match app.state {
-        EngineState::Idle => ("● idle".into(), Style::default().fg(Color::DarkGray)),
-        EngineState::Thinking => (format!("{spin} thinking{elapsed}"), busy),
+        EngineState::Idle => ("● idle".into(), Style::default().fg(theme().dim)),
+        EngineState::Thinking if app.responding => (format!("{spin} responding"), busy),
+        EngineState::Thinking => match &app.state_detail {
+            // What the provider is being waited for, once the wait is long.
+            Some(d) => (format!("{spin} thinking · {d}"), busy),
+            None => (format!("{spin} thinking"), busy),
+        },
         EngineState::Running => {
             let tool = app
                 .state_detail
                 .clone()
                 .or_else(|| app.running_tool.clone())
                 .unwrap_or_else(|| "tool".into());
-            (format!("{spin} running {tool}{elapsed}"), busy)
+            (format!("{spin} running {tool}"), busy)
         }
         EngineState::Compacting => (
-            format!("{spin} compacting{elapsed}"),
-            Style::default().fg(Color::Magenta),
+            match &app.state_detail {
+                Some(d) => format!("{spin} compacting · {d}"),
+                None => format!("{spin} compacting"),
+            },
+            Style::default().fg(theme().summary),
         ),
         EngineState::Retrying => {
-            let mut s = match &app.retry {
-                Some((a, m, _)) => format!("{spin} retrying {a}/{m}"),
+            let s = match &app.retry {
+                Some(r) => {
+                    let wait = r.at.saturating_duration_since(app.now).as_secs();
+                    let reason = crate::text::one_line(&r.reason);
+                    let reason = format::truncate(&reason, 48);
+                    format!("↻ retry {}/{} in {wait}s · {reason}", r.attempt, r.max)
+                }
                 None => format!("{spin} retrying"),
             };
-            if let Some(d) = &app.state_detail {
-                s.push(' ');
-                s.push_str(d);
-            }
-            (s, Style::default().fg(ERR))
+            (s, Style::default().fg(theme().err))
         }
     }
 }
@@ -142,11 +146,11 @@ fn mcp_span(app: &App) -> Option<Span<'static>> {
         .iter()
         .any(|s| matches!(s.state, McpState::Failed { .. } | McpState::Exited { .. }))
     {
-        ERR
+        theme().err
     } else if ready < enabled.len() {
-        WARN
+        theme().warn
     } else {
-        Color::Gray
+        theme().muted
     };
     Some(Span::styled(
         format!("mcp {ready}/{}", enabled.len()),
@@ -155,14 +159,7 @@ fn mcp_span(app: &App) -> Option<Span<'static>> {
 }
 
 fn workspace_text(app: &App) -> String {
-    let mut ws = app.workspace.display().to_string();
-    if let Ok(home) = std::env::var("HOME")
-        && !home.is_empty()
-        && let Some(rest) = ws.strip_prefix(&home)
-        && (rest.is_empty() || rest.starts_with('/'))
-    {
-        ws = format!("~{rest}");
-    }
+    let ws = super::super::app::home_short(&app.workspace.display().to_string());
     match &app.git_branch {
         Some(b) if !b.is_empty() => format!("{ws}  {b}"),
         _ => ws,
@@ -171,7 +168,7 @@ fn workspace_text(app: &App) -> String {
 
 /// The status line for `width` columns; drops the least important pieces when narrow.
 pub fn status_line(app: &App, width: usize) -> Line<'static> {
-    let sep = || Span::styled(" │ ", Style::default().fg(Color::DarkGray));
+    let sep = || Span::styled(" │ ", Style::default().fg(theme().dim));
     let c = &app.context;
     let model_full = app.model.clone();
     let model_short = app
@@ -226,7 +223,10 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
         }
         if with_cost {
             left.push(sep());
-            left.push(Span::styled(cost.clone(), Style::default().fg(Color::Gray)));
+            left.push(Span::styled(
+                cost.clone(),
+                Style::default().fg(theme().muted),
+            ));
             if let Some(m) = mcp_span(app) {
                 left.push(sep());
                 left.push(m);
@@ -248,7 +248,7 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
                     left.push(Span::raw(" ".repeat(width - lw - rw)));
                     left.push(Span::styled(
                         format!("{w} "),
-                        Style::default().fg(Color::DarkGray),
+                        Style::default().fg(theme().dim),
                     ));
                     return Line::from(left);
                 }
@@ -277,11 +277,11 @@ mod tests {
 
     #[test]
     fn levels() {
-        assert_eq!(level_color(&usage(20_000)), OK);
-        assert_eq!(level_color(&usage(161_999)), OK);
-        assert_eq!(level_color(&usage(162_000)), WARN);
-        assert_eq!(level_color(&usage(180_000)), ERR);
-        assert_eq!(level_color(&ContextUsage::default()), Color::Gray);
+        assert_eq!(level_color(&usage(20_000)), theme().ok);
+        assert_eq!(level_color(&usage(161_999)), theme().ok);
+        assert_eq!(level_color(&usage(162_000)), theme().warn);
+        assert_eq!(level_color(&usage(180_000)), theme().err);
+        assert_eq!(level_color(&ContextUsage::default()), theme().muted);
     }
 
     #[test]

@@ -1,0 +1,111 @@
+//! `!command`: a command the user runs in the shell. It goes through the bash tool — its
+//! permission rules (a deny holds; typing the command is the user's consent to what would be
+//! asked), its sandbox and its truncation — streams its output like the agent's commands, and
+//! joins the context as a tool part of a user message, read by the model as the user's own.
+
+use serde_json::json;
+
+use super::runner::Runner;
+use crate::event::{EngineState, Event, TurnEnd};
+use crate::message::{Message, PartKind, Role, ToolState, ToolTime, new_id, now_ms};
+use crate::tools::ToolContext;
+use crate::tools::permission::Decision;
+
+impl Runner {
+    pub(super) async fn shell(&mut self, id: String, command: String) {
+        let cancel = self.shared.fresh_cancel();
+        let before = self.snapshot_before_turn().await;
+        let call_id = format!("shell_{}", new_id());
+        let input = json!({ "command": command });
+        let mut m = Message::new(&self.session.id, Role::User);
+        m.submission_id = Some(id);
+        let start = now_ms();
+        m.push(PartKind::Tool {
+            call_id: call_id.clone(),
+            tool: "bash".into(),
+            input: input.clone(),
+            state: ToolState::Running { start, title: None },
+        });
+        if self.session.title.is_empty() {
+            self.session.title = super::runner::title_from(&format!("!{command}"));
+        }
+        let idx = self.push_message(m);
+        let message_id = self.view[idx].id.clone();
+        self.emit(Event::ToolStarted {
+            call_id: call_id.clone(),
+            tool: "bash".into(),
+            input: input.clone(),
+        });
+        self.state(EngineState::Running, Some("bash".into()));
+        let ctx = ToolContext {
+            workspace: self.opts.workspace.clone(),
+            data_dir: self.opts.data_dir.clone(),
+            session_id: self.session.id.clone(),
+            call_id: call_id.clone(),
+            cancel: cancel.child_token(),
+            state: self.tool_state.clone(),
+            output: self.tool_output(),
+            outputs: None,
+            progress: Some(self.progress_for(&call_id)),
+        };
+        let state = match self.permissions.check("bash", &input, &ctx) {
+            Decision::Deny { message } => ToolState::Error {
+                message,
+                start: Some(start),
+                end: Some(now_ms()),
+            },
+            Decision::Allow | Decision::Ask(_) => {
+                match self.registry.execute("bash", input, &ctx).await {
+                    Ok(out) => ToolState::Completed {
+                        output: out.output,
+                        title: out.title,
+                        metadata: out.metadata,
+                        time: ToolTime {
+                            start,
+                            end: now_ms(),
+                            compacted: None,
+                        },
+                    },
+                    Err(message) => ToolState::Error {
+                        message,
+                        start: Some(start),
+                        end: Some(now_ms()),
+                    },
+                }
+            }
+        };
+        let (error, duration_ms) = match &state {
+            ToolState::Error { message, .. } => (Some(message.clone()), (now_ms() - start) as u64),
+            _ => (None, (now_ms() - start).max(0) as u64),
+        };
+        let part = {
+            let m = &mut self.view[idx];
+            let p = &mut m.parts[0];
+            if let PartKind::Tool { state: s, .. } = &mut p.kind {
+                *s = state;
+            }
+            p.clone()
+        };
+        self.save_part(&part);
+        self.emit(Event::PartUpdated { part: part.clone() });
+        self.emit(Event::ToolFinished {
+            call_id,
+            tool: "bash".into(),
+            title: String::new(),
+            error,
+            duration_ms,
+        });
+        let tokens = self.estimator.part(&part);
+        self.tracker.on_added(tokens);
+        self.touch_session();
+        self.record_turn(&message_id, before).await;
+        self.emit_context();
+        let reason = if cancel.is_cancelled() {
+            TurnEnd::Interrupted
+        } else {
+            TurnEnd::Stop
+        };
+        self.emit(Event::TurnFinished { reason });
+        self.state(EngineState::Idle, None);
+    }
+}

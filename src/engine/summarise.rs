@@ -1,0 +1,444 @@
+//! The summary requests of a compaction, in one of two ways:
+//!
+//! - **cache-friendly** ([`Runner::summarise_inline`]): when the session's own model writes the
+//!   summary and the conversation still fits, the request is the session's next request byte for
+//!   byte — same system prompt, same tools, same messages — with the summary instruction appended
+//!   as the last user message, so the prompt cache the last step wrote is read, not paid again;
+//! - **dedicated** ([`Runner::summarise`]): the compaction agent's own system prompt, no tools,
+//!   the history in chunks that each fit (a separate `compaction.model`, or a conversation that
+//!   no longer fits the window).
+//!
+//! Either way a summary missing sections of the template, or cut at its cap, is asked for once
+//! more with a note.
+
+use std::collections::VecDeque;
+
+use tokio_util::sync::CancellationToken;
+
+use super::compaction::CompactionError;
+use super::runner::{ModelSetup, Runner};
+use super::step::complete_text;
+use crate::context::budget::Budget;
+use crate::context::carry;
+use crate::context::compaction as plan;
+use crate::context::compaction::Cut;
+use crate::context::view::is_turn_start;
+use crate::llm::{AssistantContent, ChatMessage, ChatRequest, FinishReason, UserContent};
+use crate::message::Usage;
+use crate::message::{Carried, Message, PartKind};
+use crate::provider::ErrorKind;
+
+/// How often a chunk that still overflowed is split further.
+const MAX_SPLITS: u32 = 4;
+
+/// A summary the compaction agent wrote.
+pub(super) struct Written {
+    pub text: String,
+    pub usage: Usage,
+    pub calls: u32,
+    /// Written by the cache-friendly request.
+    pub inline: bool,
+}
+
+/// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).
+const INLINE_TEMPLATE: &str = include_str!("../../prompts/compaction-inline.md");
+
+impl Runner {
+    /// Writes the summary of the history before `cut`'s tail: with the cache-friendly request
+    /// when the session's model writes it and the conversation still fits its window (not after
+    /// the provider said it does not), else, or when that request brings no text, with the
+    /// dedicated one. `setup` is a separate compaction model, if configured.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn write_summary(
+        &mut self,
+        cut: &Cut,
+        carried: &Carried,
+        setup: Option<&ModelSetup>,
+        overflowed: bool,
+        focus: Option<&str>,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<Written, CompactionError> {
+        if setup.is_none() && !overflowed {
+            let instruction = self.inline_instruction(cut, focus);
+            let need =
+                self.estimate_request() + self.estimator.text(&instruction) + budget.summary_cap;
+            // 10% of margin for estimate error: at the compaction point the prefix is close to
+            // the window by definition.
+            if need + need / 10 <= budget.usable + budget.max_output {
+                match self.summarise_inline(&instruction, budget, cancel).await {
+                    Ok(Some(w)) => return Ok(w),
+                    Ok(None) => tracing::warn!(
+                        "the cache-friendly summary request brought no text; using the compaction agent"
+                    ),
+                    Err(CompactionError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
+                        self.learn_window(&e, None);
+                        tracing::warn!(
+                            "the cache-friendly summary request overflowed; using the compaction agent"
+                        );
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let (chat, previous) = self.dedicated_input(cut, carried, budget);
+        let setup = setup.cloned().unwrap_or_else(|| self.model.clone());
+        self.summarise(&setup, previous.as_deref(), chat, focus, budget, cancel)
+            .await
+    }
+
+    /// The instruction appended to the session's request for a cache-friendly summary.
+    fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
+        let tail = match self
+            .view
+            .get(cut.tail.start)
+            .filter(|_| !cut.tail.is_empty())
+        {
+            Some(first) => {
+                let words: String = carry::user_text(first)
+                    .unwrap_or_default()
+                    .chars()
+                    .take(80)
+                    .collect();
+                format!(
+                    "The messages from the user's message that begins \"{}\" on stay word for word after your summary: summarise everything before them in full, and them in a line or two.",
+                    words.trim()
+                )
+            }
+            None => "Only your summary and the user's latest request will remain.".to_string(),
+        };
+        INLINE_TEMPLATE
+            .trim_end()
+            .replace("{{tail}}", &tail)
+            .replace("{{request}}", &plan::request_text(None, focus))
+    }
+
+    /// The cache-friendly summary request (see the module documentation); any tool call the
+    /// model makes is ignored. `None` when it brought no text at all.
+    pub(super) async fn summarise_inline(
+        &mut self,
+        instruction: &str,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Written>, CompactionError> {
+        let mut usage = Usage::default();
+        let mut calls = 0;
+        let mut note: Option<String> = None;
+        loop {
+            let mut request = self.build_request(false);
+            let mut content = vec![UserContent::Text {
+                text: instruction.to_string(),
+            }];
+            if let Some(n) = &note {
+                content.push(UserContent::Text { text: n.clone() });
+            }
+            request.messages.push(ChatMessage::User { content });
+            request.max_tokens = Some(budget.summary_cap.min(u64::from(u32::MAX)) as u32);
+            let provider = self.model.provider.clone();
+            let (text, u, finish) =
+                match complete_text(self, provider.as_ref(), &request, cancel).await {
+                    Ok(done) => done,
+                    Err(e) if e.kind == ErrorKind::Cancelled => {
+                        return Err(CompactionError::Interrupted);
+                    }
+                    Err(e) => return Err(CompactionError::Provider(e)),
+                };
+            calls += 1;
+            if let Some(u) = u {
+                usage.add(&u);
+            }
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            match (
+                note.is_some(),
+                summary_problem(&text, finish.as_ref(), budget.summary_cap),
+            ) {
+                (false, Some(n)) => note = Some(n),
+                _ => {
+                    return Ok(Some(Written {
+                        text,
+                        usage,
+                        calls,
+                        inline: true,
+                    }));
+                }
+            }
+        }
+    }
+
+    /// The history a dedicated summary request is given: the summarised messages prepared (tool
+    /// results cut, media dropped, tool blocks as text), the request being worked on in short
+    /// when it travels whole anyway, and the previous summary — passed alongside, or as the
+    /// first chunk when it is too large to travel in every request.
+    fn dedicated_input(
+        &self,
+        cut: &Cut,
+        carried: &Carried,
+        budget: &Budget,
+    ) -> (Vec<ChatMessage>, Option<String>) {
+        let range = cut.summarise.clone();
+        let current = carried
+            .current_request
+            .as_ref()
+            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
+        let to_summarise: Vec<Message> = range
+            .map(|i| {
+                let m = self.view[i].clone();
+                if Some(i) == current {
+                    self.shortened_request(m, budget.summary_cap)
+                } else {
+                    m
+                }
+            })
+            .collect();
+        let mut chat = flatten_tools(plan::prepare(
+            super::runner::to_wire(&to_summarise),
+            budget.tool_result_chars,
+        ));
+        let mut previous = cut.previous_summary.clone();
+        if let Some(p) =
+            previous.take_if(|p| !plan::previous_summary_fits(p, budget, &self.estimator))
+        {
+            chat.insert(0, plan::previous_summary_as_history(&p));
+        }
+        (chat, previous)
+    }
+
+    /// The request being worked on as the summariser sees it when it travels whole after the
+    /// summary: cut to at most `max_tokens`, and marked as kept.
+    fn shortened_request(&self, mut m: Message, max_tokens: u64) -> Message {
+        for p in &mut m.parts {
+            if let PartKind::Text {
+                text,
+                synthetic: false,
+            } = &mut p.kind
+            {
+                *text = format!(
+                    "{KEPT_REQUEST}\n{}",
+                    plan::fit_text(text, max_tokens, &self.estimator)
+                );
+            }
+        }
+        m
+    }
+
+    /// Runs the summary requests: one per chunk, oldest first, each folding the running summary,
+    /// each capped at the summary cap. The last one is checked: a summary missing sections of
+    /// the template, or cut at its cap, gets one retry with a note; then it is kept as it is
+    /// (pith's own record follows it anyway).
+    pub(super) async fn summarise(
+        &mut self,
+        setup: &ModelSetup,
+        previous: Option<&str>,
+        chat: Vec<ChatMessage>,
+        focus: Option<&str>,
+        main: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<Written, CompactionError> {
+        // Chunks follow the compaction model's window; the summary must fit the session's.
+        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
+        let cap = main.summary_cap.min(own.max_output);
+        let budget = Budget {
+            summary_cap: cap,
+            ..own
+        };
+        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator);
+        let mut running: Option<String> = previous.map(str::to_string);
+        if chat.is_empty() {
+            // Only the request that travels whole was left to summarise: nothing to write.
+            return Ok(Written {
+                text: running.unwrap_or_else(|| NOTHING_BEFORE.to_string()),
+                usage: Usage::default(),
+                calls: 0,
+                inline: false,
+            });
+        }
+        let mut usage = Usage::default();
+        let mut calls = 0u32;
+        let mut splits = 0u32;
+        let mut retried = false;
+        // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
+        let mut queue: VecDeque<Vec<ChatMessage>> =
+            plan::chunks(chat, chunk_budget, &self.estimator).into();
+        let mut note: Option<String> = None;
+        while let Some(chunk) = queue.pop_front() {
+            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
+            if let (Some(n), Some(ChatMessage::User { content })) = (&note, messages.last_mut()) {
+                content.push(UserContent::Text { text: n.clone() });
+            }
+            let request = ChatRequest {
+                model: setup.model_id.clone(),
+                system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
+                messages,
+                tools: Vec::new(),
+                max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
+                temperature: None,
+                thinking_budget: None,
+            };
+            match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
+                Ok((text, u, finish)) => {
+                    calls += 1;
+                    if let Some(u) = u {
+                        usage.add(&u);
+                    }
+                    if text.trim().is_empty() {
+                        return Err(CompactionError::EmptySummary);
+                    }
+                    if queue.is_empty()
+                        && !retried
+                        && let Some(n) = summary_problem(&text, finish.as_ref(), cap)
+                    {
+                        retried = true;
+                        note = Some(n);
+                        queue.push_front(chunk);
+                        continue;
+                    }
+                    running = Some(text);
+                }
+                Err(e) if e.kind == ErrorKind::ContextOverflow && splits < MAX_SPLITS => {
+                    // The estimate was off for this model: split the chunk further.
+                    calls += 1;
+                    splits += 1;
+                    self.learn_window(&e, None);
+                    chunk_budget = (chunk_budget / 2).max(MIN_SPLIT);
+                    tracing::warn!(
+                        "summary request overflowed; splitting to {chunk_budget} tokens"
+                    );
+                    for piece in plan::chunks(chunk.clone(), chunk_budget, &self.estimator)
+                        .into_iter()
+                        .rev()
+                    {
+                        queue.push_front(piece);
+                    }
+                }
+                Err(e) if e.kind == ErrorKind::Cancelled => {
+                    return Err(CompactionError::Interrupted);
+                }
+                Err(e) => return Err(CompactionError::Provider(e)),
+            }
+        }
+        let text = running.ok_or(CompactionError::EmptySummary)?;
+        Ok(Written {
+            text,
+            usage,
+            calls,
+            inline: false,
+        })
+    }
+}
+
+/// How the summariser is told that the request it sees is kept word for word anyway.
+const KEPT_REQUEST: &str =
+    "[The user's current request; it is kept word for word after your summary, shortened here:]";
+
+/// What is wrong with a written summary, as the note of its one retry: cut at its cap, or
+/// missing sections of the template. `None` when it is fine.
+fn summary_problem(text: &str, finish: Option<&FinishReason>, cap: u64) -> Option<String> {
+    let cut_at_cap = finish == Some(&FinishReason::Length);
+    let missing = plan::missing_sections(text);
+    if !cut_at_cap && missing.is_empty() {
+        return None;
+    }
+    tracing::warn!(
+        "summary {}; retrying once",
+        if cut_at_cap {
+            "cut at its cap".to_string()
+        } else {
+            format!("missing {missing:?}")
+        }
+    );
+    Some(plan::retry_note(&missing, cut_at_cap, cap))
+}
+
+/// The summary when nothing came before the request being worked on.
+const NOTHING_BEFORE: &str = "Nothing happened before the request below.";
+
+/// The smallest chunk a split goes down to.
+const MIN_SPLIT: u64 = 200;
+
+/// The compaction agent has no tools: tool calls and results become plain text, so every
+/// provider accepts the request (Anthropic rejects tool blocks without tool definitions).
+pub(super) fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    messages
+        .into_iter()
+        .filter_map(|m| match m {
+            ChatMessage::Assistant { content } => {
+                let content: Vec<AssistantContent> = content
+                    .into_iter()
+                    .filter_map(|c| match c {
+                        AssistantContent::ToolCall { name, input, .. } => {
+                            Some(AssistantContent::Text {
+                                text: format!("[called tool {name} with {input}]"),
+                            })
+                        }
+                        AssistantContent::Reasoning { .. } => None,
+                        other => Some(other),
+                    })
+                    .collect();
+                (!content.is_empty()).then_some(ChatMessage::Assistant { content })
+            }
+            ChatMessage::ToolResult {
+                content, is_error, ..
+            } => Some(ChatMessage::User {
+                content: vec![UserContent::Text {
+                    text: format!(
+                        "[tool {}]\n{content}",
+                        if is_error { "error" } else { "result" }
+                    ),
+                }],
+            }),
+            user => Some(user),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_blocks_become_text() {
+        let msgs = vec![
+            ChatMessage::Assistant {
+                content: vec![
+                    AssistantContent::Reasoning {
+                        text: "hmm".into(),
+                        signature: None,
+                        redacted: None,
+                    },
+                    AssistantContent::ToolCall {
+                        id: "c1".into(),
+                        name: "bash".into(),
+                        input: serde_json::json!({"command": "ls"}),
+                    },
+                ],
+            },
+            ChatMessage::ToolResult {
+                call_id: "c1".into(),
+                content: "a.txt".into(),
+                is_error: false,
+            },
+        ];
+        let out = flatten_tools(msgs);
+        assert_eq!(out.len(), 2);
+        let ChatMessage::Assistant { content } = &out[0] else {
+            panic!("assistant expected")
+        };
+        assert_eq!(
+            content,
+            &vec![AssistantContent::Text {
+                text: r#"[called tool bash with {"command":"ls"}]"#.into()
+            }]
+        );
+        let ChatMessage::User { content } = &out[1] else {
+            panic!("user expected")
+        };
+        assert_eq!(
+            content,
+            &vec![UserContent::Text {
+                text: "[tool result]\na.txt".into()
+            }]
+        );
+    }
+}

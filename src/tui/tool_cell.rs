@@ -1,0 +1,671 @@
+//! Rendering a tool call's cell: a header line (state, tool, the gist of its input, how long it
+//! took, the user's permission answer), then what it produced — a running command's latest
+//! output, an edit's diff, a todo list as a checklist, the first lines of anything else — folded
+//! to a few lines until the user unfolds it.
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::event::PermissionReply;
+use crate::message::ToolState;
+
+use super::cells::{dim, indent};
+use super::format::{self, sanitize, truncate};
+use super::theme::theme;
+use super::wrap::wrap_chars;
+
+/// Output lines shown while a cell is folded.
+const PREVIEW_LINES: usize = 3;
+/// Diff lines shown while an edit's cell is folded.
+const DIFF_LINES: usize = 8;
+/// Lines of a running command's output shown while it runs.
+const LIVE_LINES: usize = 5;
+/// Never render more than this many lines of one tool output.
+const MAX_EXPANDED_LINES: usize = 5_000;
+
+/// What a tool cell shows.
+pub struct Call<'a> {
+    pub tool: &'a str,
+    pub input: &'a Value,
+    pub state: &'a ToolState,
+    /// Duration reported by `ToolFinished` (used when the part lacks times).
+    pub reported_ms: Option<u64>,
+    pub decision: Option<PermissionReply>,
+    /// Output streamed while it runs.
+    pub live: Option<&'a str>,
+    pub elapsed_secs: u64,
+}
+
+/// The one-line gist of a tool call's input.
+pub fn short_input(tool: &str, input: &Value) -> String {
+    let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
+    let out = match tool {
+        "bash" | "shell" => first_of(&["command", "cmd"]),
+        "read" | "write" | "edit" | "multiedit" | "patch" | "ls" | "list" => {
+            first_of(&["path", "file_path", "filePath", "file"])
+        }
+        "grep" | "glob" | "search" => {
+            first_of(&["pattern", "query"]).map(|p| match first_of(&["path", "include", "glob"]) {
+                Some(path) => format!("{p}  in {path}"),
+                None => p,
+            })
+        }
+        "webfetch" | "fetch" => first_of(&["url"]),
+        "todowrite" => input
+            .get("todos")
+            .and_then(Value::as_array)
+            .map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" })),
+        _ => None,
+    };
+    let out = out.or_else(|| {
+        // the first string field, else compact JSON
+        input
+            .as_object()
+            .and_then(|o| o.values().find_map(|v| v.as_str().map(str::to_string)))
+    });
+    let out = out.unwrap_or_else(|| match input {
+        Value::Null => String::new(),
+        Value::Object(o) if o.is_empty() => String::new(),
+        v => v.to_string(),
+    });
+    sanitize(&out).replace('\n', " ⏎ ")
+}
+
+fn duration(call: &Call) -> Option<u64> {
+    match call.state {
+        ToolState::Completed { time, .. } if time.end > time.start => {
+            Some((time.end - time.start) as u64)
+        }
+        ToolState::Error {
+            start: Some(s),
+            end: Some(e),
+            ..
+        } if e > s => Some((e - s) as u64),
+        _ => None,
+    }
+    .or(call.reported_ms)
+}
+
+fn metadata(state: &ToolState) -> Option<&Value> {
+    match state {
+        ToolState::Completed { metadata, .. } => Some(metadata),
+        _ => None,
+    }
+}
+
+/// The header: `✓ tool gist  1.2s · allowed once · pruned`, cut to `width`. `label` replaces
+/// the tool's name (a shell command the user ran shows `$`).
+fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
+    let t = theme();
+    let (icon, icon_style) = match call.state {
+        ToolState::Pending => ("○", dim()),
+        ToolState::Running { .. } => ("◐", Style::default().fg(t.warn)),
+        ToolState::Completed { .. } => ("✓", Style::default().fg(t.ok)),
+        ToolState::Error { .. } => ("✗", Style::default().fg(t.err)),
+    };
+    let pruned =
+        matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
+    let mut status = match call.state {
+        ToolState::Pending => "pending".to_string(),
+        ToolState::Running { title, .. } => {
+            let mut s = match title {
+                Some(t) if !t.is_empty() => format!("running · {t}"),
+                _ => "running".to_string(),
+            };
+            if call.elapsed_secs > 0 {
+                s.push_str(&format!(
+                    " · {}",
+                    format::duration_ms(call.elapsed_secs * 1000)
+                ));
+            }
+            s
+        }
+        ToolState::Completed { .. } | ToolState::Error { .. } => String::new(),
+    };
+    if let Some(d) = duration(call) {
+        if !status.is_empty() {
+            status.push_str(" · ");
+        }
+        status.push_str(&format::duration_ms(d));
+    }
+    let denied = matches!(call.decision, Some(PermissionReply::Deny));
+    // a denied call never ran: its duration means nothing
+    if denied && matches!(call.state, ToolState::Error { .. }) {
+        status.clear();
+    }
+    // a command that failed says so in its header
+    let exit = metadata(call.state)
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+        .filter(|c| *c != 0)
+        .map(|c| format!("exit {c}"));
+    let verdict = match call.decision {
+        Some(PermissionReply::Once) => Some(("allowed once", t.ok)),
+        Some(PermissionReply::Always) => Some(("always allowed", t.ok)),
+        Some(PermissionReply::Deny) => Some(("denied", t.err)),
+        None => None,
+    };
+    let tail_w = format::width(&status)
+        + exit.as_ref().map_or(0, |e| format::width(e) + 3)
+        + if pruned { 9 } else { 0 }
+        + verdict.map_or(0, |(v, _)| format::width(v) + 3)
+        + 2;
+    let head_w = 2 + format::width(label) + 1;
+    let room = width.saturating_sub(head_w + tail_w);
+    let mut spans = vec![
+        Span::styled(format!("{icon} "), icon_style),
+        Span::styled(
+            label.to_string(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" "),
+        Span::styled(truncate(gist, room), Style::default().fg(t.muted)),
+    ];
+    if !status.is_empty() {
+        spans.push(Span::styled(format!("  {status}"), dim()));
+    }
+    if let Some(e) = exit {
+        let sep = if status.is_empty() { "  " } else { " · " };
+        spans.push(Span::styled(sep, dim()));
+        spans.push(Span::styled(e, Style::default().fg(t.err)));
+    }
+    if let Some((v, color)) = verdict {
+        let sep = if status.is_empty() { "  " } else { " · " };
+        spans.push(Span::styled(sep, dim()));
+        spans.push(Span::styled(v, Style::default().fg(color)));
+    }
+    if pruned {
+        spans.push(Span::styled(" · pruned", Style::default().fg(t.summary)));
+    }
+    Line::from(spans)
+}
+
+/// A tool call the model made.
+pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let gist = short_input(call.tool, call.input);
+    let mut out = vec![header(call, call.tool, &gist, width)];
+    if expanded {
+        let head_room = width.saturating_sub(4 + format::width(call.tool));
+        out.extend(input_lines(
+            call.input,
+            format::width(&gist) > head_room,
+            width,
+        ));
+    }
+    out.extend(body(call, &gist, width, expanded));
+    out
+}
+
+/// A tool part in a user message: a file the user attached with `@`, or a command the user ran
+/// with `!`.
+pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    match call.tool {
+        "read" => {
+            let path = short_input("read", call.input);
+            let what = match (call.state, metadata(call.state)) {
+                (ToolState::Error { .. }, _) => "not attached".to_string(),
+                (_, Some(m)) if m.get("directory").and_then(Value::as_bool) == Some(true) => {
+                    let n = m.get("entries").and_then(Value::as_u64).unwrap_or(0);
+                    format!("{n} entries")
+                }
+                (_, Some(m)) if m.get("image").and_then(Value::as_bool) == Some(true) => {
+                    "image".to_string()
+                }
+                (_, Some(m)) => {
+                    let n = m.get("lines_shown").and_then(Value::as_u64).unwrap_or(0);
+                    let total = m.get("total_lines").and_then(Value::as_u64).unwrap_or(n);
+                    if n < total {
+                        format!("lines 1-{n} of {total}")
+                    } else {
+                        format!("{total} line{}", if total == 1 { "" } else { "s" })
+                    }
+                }
+                _ => String::new(),
+            };
+            let t = theme();
+            let (mark, style) = match call.state {
+                ToolState::Error { .. } => ("  ✗ ", Style::default().fg(t.err)),
+                _ => ("  ◇ ", Style::default().fg(t.user)),
+            };
+            let room = width.saturating_sub(6 + format::width(&what));
+            let mut out = vec![Line::from(vec![
+                Span::styled(mark, style),
+                Span::styled(truncate(&path, room), style.add_modifier(Modifier::BOLD)),
+                Span::styled(format!("  {what}"), dim()),
+            ])];
+            if let ToolState::Error { message, .. } = call.state {
+                out.extend(output_lines(
+                    message,
+                    width,
+                    expanded,
+                    Style::default().fg(t.err),
+                ));
+            } else if expanded {
+                out.extend(body(call, &path, width, true));
+            }
+            out
+        }
+        "bash" => {
+            let command = short_input("bash", call.input);
+            let mut out = vec![header(call, "$", &command, width)];
+            out.extend(body(call, &command, width, expanded));
+            out
+        }
+        _ => render(call, width, expanded),
+    }
+}
+
+/// The input as JSON, when the header could not show it all.
+fn input_lines(input: &Value, cut: bool, width: usize) -> Vec<Line<'static>> {
+    let several = input.as_object().is_some_and(|o| o.len() > 1);
+    let text = match input {
+        Value::Object(o) if !o.is_empty() && (cut || several) => {
+            serde_json::to_string_pretty(input).unwrap_or_default()
+        }
+        _ => return Vec::new(),
+    };
+    let first = [Span::styled("  ⎿ ", dim())];
+    let rest = [Span::styled("    ", dim())];
+    let mut out = Vec::new();
+    for (i, l) in sanitize(&text).lines().enumerate() {
+        let p: &[Span<'static>] = if i == 0 { &first } else { &rest };
+        out.extend(wrap_chars(
+            &[Span::styled(l.to_string(), dim())],
+            width,
+            p,
+            &rest,
+        ));
+    }
+    out
+}
+
+/// What the call produced.
+fn body(call: &Call, gist: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let t = theme();
+    match call.state {
+        ToolState::Running { .. } | ToolState::Pending => match call.live {
+            Some(live) if !live.trim().is_empty() => live_lines(live, width, expanded),
+            _ => Vec::new(),
+        },
+        ToolState::Error { message, .. } => {
+            output_lines(message, width, expanded, Style::default().fg(t.err))
+        }
+        ToolState::Completed {
+            output,
+            title,
+            metadata,
+            time,
+        } => {
+            let pruned = time.compacted.is_some();
+            if !pruned {
+                if let Some(diff) = metadata.get("diff").and_then(Value::as_str)
+                    && !diff.trim().is_empty()
+                {
+                    return diff_lines(diff, width, expanded);
+                }
+                if call.tool == "todowrite"
+                    && let Some(todos) = metadata
+                        .get("todos")
+                        .or_else(|| call.input.get("todos"))
+                        .and_then(Value::as_array)
+                {
+                    return checklist(todos, width);
+                }
+            }
+            let mut text = String::new();
+            if expanded && !title.is_empty() && title != gist {
+                text.push_str(title);
+                text.push('\n');
+            }
+            let shown = if call.tool == "bash" && !expanded {
+                // the exit trailer is in the header when it matters
+                strip_exit_trailer(output)
+            } else {
+                output.trim_end()
+            };
+            text.push_str(shown);
+            if call.tool == "read" && !expanded && !pruned {
+                return read_summary(metadata, width);
+            }
+            let style = if pruned {
+                dim()
+            } else {
+                Style::default().fg(t.muted)
+            };
+            let mut out = output_lines(&text, width, expanded, style);
+            if out.is_empty() && expanded {
+                out.push(Line::from(Span::styled("  ⎿ (no output)", dim())));
+            }
+            if pruned && expanded {
+                out.push(Line::from(Span::styled(
+                    "    (pruned: cleared from the model's context, kept here)",
+                    dim(),
+                )));
+            }
+            out
+        }
+    }
+}
+
+/// `Exit code: 0` and the blank line before it, which bash appends to every output.
+fn strip_exit_trailer(output: &str) -> &str {
+    let t = output.trim_end();
+    match t.rfind('\n') {
+        Some(i) if t[i + 1..].starts_with("Exit code: ") => t[..i].trim_end(),
+        None if t.starts_with("Exit code: ") => "",
+        _ => t,
+    }
+}
+
+/// A folded read says how much it read rather than showing the file's first lines.
+fn read_summary(metadata: &Value, width: usize) -> Vec<Line<'static>> {
+    let n = |k: &str| metadata.get(k).and_then(Value::as_u64);
+    let text = if metadata.get("directory").and_then(Value::as_bool) == Some(true) {
+        format!("{} entries", n("entries").unwrap_or(0))
+    } else if metadata.get("image").and_then(Value::as_bool) == Some(true) {
+        "an image".to_string()
+    } else {
+        match (n("lines_shown"), n("total_lines")) {
+            (Some(s), Some(t)) if s < t => {
+                let from = n("offset").unwrap_or(1);
+                format!("lines {from}-{} of {t}", from + s.saturating_sub(1))
+            }
+            (_, Some(t)) => format!("{t} line{}", if t == 1 { "" } else { "s" }),
+            _ => return Vec::new(),
+        }
+    };
+    vec![Line::from(Span::styled(
+        truncate(&format!("  ⎿ {text}"), width),
+        dim(),
+    ))]
+}
+
+/// Lines of text under a gutter; folded: the first few, and a count of the rest (a single hidden
+/// line is shown rather than counted).
+fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<Line<'static>> {
+    let text = sanitize(text);
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.iter().all(|l| l.trim().is_empty()) {
+        return Vec::new();
+    }
+    let limit = if expanded {
+        MAX_EXPANDED_LINES
+    } else {
+        PREVIEW_LINES
+    };
+    let shown = if lines.len() <= limit + 1 {
+        lines.len()
+    } else {
+        limit
+    };
+    let first = [Span::styled("  ⎿ ", dim())];
+    let rest = [Span::styled("    ", dim())];
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().take(shown).enumerate() {
+        let p: &[Span<'static>] = if i == 0 { &first } else { &rest };
+        if expanded {
+            out.extend(wrap_chars(
+                &[Span::styled(l.to_string(), style)],
+                width,
+                p,
+                &rest,
+            ));
+        } else {
+            out.push(Line::from(vec![
+                p[0].clone(),
+                Span::styled(truncate(l, width.saturating_sub(4)), style),
+            ]));
+        }
+    }
+    if lines.len() > shown {
+        let hint = if expanded {
+            format!("    … {} more lines not shown", lines.len() - shown)
+        } else {
+            format!("    … +{} lines (ctrl+o)", lines.len() - shown)
+        };
+        out.push(Line::from(Span::styled(truncate(&hint, width), dim())));
+    }
+    out
+}
+
+/// The latest lines of a running command's output.
+fn live_lines(live: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let text = sanitize(live);
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let keep = if expanded {
+        MAX_EXPANDED_LINES
+    } else {
+        LIVE_LINES
+    };
+    let skip = lines.len().saturating_sub(keep);
+    let mut out = Vec::new();
+    if skip > 0 {
+        out.push(Line::from(Span::styled(
+            format!("  ⎿ … {skip} earlier lines"),
+            dim(),
+        )));
+    }
+    let style = Style::default().fg(theme().muted);
+    for (i, l) in lines.iter().skip(skip).enumerate() {
+        let gutter = if i == 0 && skip == 0 {
+            "  ⎿ "
+        } else {
+            "    "
+        };
+        out.push(Line::from(vec![
+            Span::styled(gutter, dim()),
+            Span::styled(truncate(l, width.saturating_sub(4)), style),
+        ]));
+    }
+    out
+}
+
+/// A unified diff, coloured; folded to its first lines (the `---`/`+++` header is left out).
+fn diff_lines(diff: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let t = theme();
+    let diff = sanitize(diff);
+    let lines: Vec<&str> = diff
+        .lines()
+        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
+        .collect();
+    let limit = if expanded {
+        MAX_EXPANDED_LINES
+    } else {
+        DIFF_LINES
+    };
+    let shown = if lines.len() <= limit + 1 {
+        lines.len()
+    } else {
+        limit
+    };
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().take(shown).enumerate() {
+        let style = match l.chars().next() {
+            Some('+') => Style::default().fg(t.added),
+            Some('-') => Style::default().fg(t.removed),
+            Some('@') => dim(),
+            _ => Style::default().fg(t.muted),
+        };
+        let gutter = if i == 0 { "  ⎿ " } else { "    " };
+        out.extend(wrap_chars(
+            &[Span::styled(l.to_string(), style)],
+            width,
+            &[Span::styled(gutter, dim())],
+            &indent(4),
+        ));
+    }
+    if lines.len() > shown {
+        out.push(Line::from(Span::styled(
+            format!("    … +{} lines (ctrl+o)", lines.len() - shown),
+            dim(),
+        )));
+    }
+    out
+}
+
+/// A todo list as a checklist.
+fn checklist(todos: &[Value], width: usize) -> Vec<Line<'static>> {
+    let t = theme();
+    let mut out = Vec::new();
+    for (i, todo) in todos.iter().enumerate() {
+        let content = todo.get("content").and_then(Value::as_str).unwrap_or("");
+        let status = todo.get("status").and_then(Value::as_str).unwrap_or("");
+        let (mark, style) = match status {
+            "completed" => (
+                "☑ ",
+                Style::default()
+                    .fg(t.dim)
+                    .add_modifier(Modifier::CROSSED_OUT),
+            ),
+            "in_progress" => (
+                "◐ ",
+                Style::default().fg(t.warn).add_modifier(Modifier::BOLD),
+            ),
+            "cancelled" => ("☒ ", dim().add_modifier(Modifier::CROSSED_OUT)),
+            _ => ("☐ ", Style::default()),
+        };
+        let gutter = if i == 0 { "  ⎿ " } else { "    " };
+        out.push(Line::from(vec![
+            Span::styled(gutter, dim()),
+            Span::styled(mark, style),
+            Span::styled(truncate(&sanitize(content), width.saturating_sub(6)), style),
+        ]));
+    }
+    if out.is_empty() {
+        out.push(Line::from(Span::styled("  ⎿ (empty list)", dim())));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolTime;
+    use serde_json::json;
+
+    fn done(output: &str, metadata: Value) -> ToolState {
+        ToolState::Completed {
+            output: output.into(),
+            title: String::new(),
+            metadata,
+            time: ToolTime {
+                start: 0,
+                end: 1200,
+                compacted: None,
+            },
+        }
+    }
+
+    fn text(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.to_string().trim_end().to_string())
+            .collect()
+    }
+
+    fn call<'a>(tool: &'a str, input: &'a Value, state: &'a ToolState) -> Call<'a> {
+        Call {
+            tool,
+            input,
+            state,
+            reported_ms: None,
+            decision: None,
+            live: None,
+            elapsed_secs: 0,
+        }
+    }
+
+    /// A folded output shows its first lines and counts the rest; one hidden line is shown, not
+    /// counted (a "+1 lines" hint would take the line it hides).
+    #[test]
+    fn folding_never_hides_a_single_line() {
+        let input = json!({"command": "seq 4"});
+        let four = done("1\n2\n3\n4\n\nExit code: 0", json!({"exit_code": 0}));
+        let out = text(&render(&call("bash", &input, &four), 60, false));
+        assert_eq!(out[1..], ["  ⎿ 1", "    2", "    3", "    4"], "{out:?}");
+        let five = done("1\n2\n3\n4\n5\n\nExit code: 0", json!({"exit_code": 0}));
+        let out = text(&render(&call("bash", &input, &five), 60, false));
+        assert_eq!(
+            out[1..],
+            ["  ⎿ 1", "    2", "    3", "    … +2 lines (ctrl+o)"]
+        );
+        let failed = done("boom\n\nExit code: 2", json!({"exit_code": 2}));
+        let out = text(&render(&call("bash", &input, &failed), 60, false));
+        assert!(out[0].ends_with("1.2s · exit 2"), "{out:?}");
+    }
+
+    #[test]
+    fn todos_are_a_checklist() {
+        let input = json!({"todos": [
+            {"content": "read the code", "status": "completed"},
+            {"content": "fix the bug", "status": "in_progress"},
+            {"content": "test it", "status": "pending"}
+        ]});
+        let state = done("3 todos", json!({"todos": input["todos"]}));
+        let out = text(&render(&call("todowrite", &input, &state), 60, false));
+        assert!(out[0].contains("todowrite 3 items"), "{out:?}");
+        assert_eq!(
+            out[1..],
+            ["  ⎿ ☑ read the code", "    ◐ fix the bug", "    ☐ test it"]
+        );
+    }
+
+    #[test]
+    fn an_edit_shows_its_diff_folded_after_a_few_lines() {
+        let diff: String = "--- a/f\n+++ b/f\n@@ -1,12 +1,12 @@\n".to_string()
+            + &(0..12)
+                .map(|i| format!("-old {i}\n+new {i}\n"))
+                .collect::<String>();
+        let input = json!({"file_path": "f"});
+        let state = done("Edited f", json!({"diff": diff}));
+        let folded = text(&render(&call("edit", &input, &state), 60, false));
+        assert_eq!(folded[1], "  ⎿ @@ -1,12 +1,12 @@");
+        assert_eq!(folded[2], "    -old 0");
+        assert_eq!(folded[3], "    +new 0");
+        assert_eq!(folded.len(), 1 + DIFF_LINES + 1);
+        assert_eq!(folded.last().unwrap(), "    … +17 lines (ctrl+o)");
+        let open = text(&render(&call("edit", &input, &state), 60, true));
+        assert!(open.iter().any(|l| l.ends_with("+new 11")), "{open:?}");
+    }
+
+    #[test]
+    fn a_running_command_shows_its_latest_output_and_time() {
+        let input = json!({"command": "cargo build"});
+        let state = ToolState::Running {
+            start: 0,
+            title: None,
+        };
+        let live: String = (1..=9).map(|i| format!("line {i}\n")).collect();
+        let mut c = call("bash", &input, &state);
+        c.live = Some(&live);
+        c.elapsed_secs = 12;
+        let out = text(&render(&c, 60, false));
+        assert!(out[0].ends_with("running · 12s"), "{out:?}");
+        assert_eq!(
+            out[1..],
+            [
+                "  ⎿ … 4 earlier lines",
+                "    line 5",
+                "    line 6",
+                "    line 7",
+                "    line 8",
+                "    line 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folded_read_says_how_much_it_read() {
+        let input = json!({"file_path": "src/main.rs"});
+        let state = done(
+            "1\tfn main() {}\n(End of file: 1 lines)",
+            json!({"total_lines": 120, "lines_shown": 120, "offset": 1}),
+        );
+        let out = text(&render(&call("read", &input, &state), 60, false));
+        assert_eq!(out[1], "  ⎿ 120 lines");
+        let attached = text(&by_user(&call("read", &input, &state), 60, false));
+        assert_eq!(attached, ["  ◇ src/main.rs  120 lines"]);
+    }
+}

@@ -1,0 +1,214 @@
+//! What the user runs themselves through the engine: files attached with `@` (through the read
+//! tool's rules) and commands run with `!`.
+
+mod support;
+
+use pith::config::{Action, PermissionSetting};
+use pith::event::{Event, Op};
+use support::engine::harness;
+use support::openai;
+
+/// The text of the user messages of request `i`.
+fn user_texts(h: &support::engine::Harness, i: usize) -> Vec<String> {
+    let body = h.server.request_body(i);
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n---\n"),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_mentioned_file_is_attached_through_the_read_tool() {
+    let mut h = harness(vec![], false).await;
+    std::fs::write(h.workspace.path().join("notes.txt"), "the secret is 42\n").unwrap();
+    std::fs::create_dir(h.workspace.path().join("docs")).unwrap();
+    std::fs::write(h.workspace.path().join("docs/a.md"), "a").unwrap();
+    h.server.push(openai::text("It says 42.", Some((1000, 5))));
+    h.send(Op::user_turn(
+        "what does @notes.txt say? see @docs, not @nowhere.",
+    ));
+    h.turn_finished().await;
+    let texts = user_texts(&h, 0);
+    let all = texts.join("\n");
+    assert!(all.starts_with("what does @notes.txt say?"), "{all}");
+    assert!(
+        all.contains(
+            "[The user attached notes.txt (read with the read tool)]\n     1\tthe secret is 42"
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains("[The user attached docs"),
+        "a directory lists: {all}"
+    );
+    assert!(all.contains("a.md"), "{all}");
+    assert!(!all.contains("attached nowhere"), "{all}");
+}
+
+/// A deny rule holds for a mention as for the model's own reads.
+#[tokio::test]
+async fn a_mention_the_rules_deny_is_not_attached() {
+    let mut h = harness(
+        vec![(
+            "read",
+            PermissionSetting::Patterns([("*.secret".to_string(), Action::Deny)].into()),
+        )],
+        false,
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("k.secret"), "hunter2\n").unwrap();
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn("use @k.secret"));
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    assert!(!all.contains("hunter2"), "{all}");
+    assert!(
+        all.contains("[The user tried to attach k.secret: Permission denied"),
+        "{all}"
+    );
+    let _ = Event::Info {
+        message: String::new(),
+    };
+}
+
+/// `!command` runs without a model request; its output is in the next request as the user's.
+#[tokio::test]
+async fn a_shell_command_joins_the_context_as_the_users() {
+    let mut h = harness(vec![], false).await;
+    h.send(Op::Shell {
+        id: "sub1".into(),
+        command: "echo made > out.txt; echo hello from the shell".into(),
+    });
+    let msg = h
+        .until("the shell message", |e| {
+            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("sub1"))
+        })
+        .await;
+    assert!(matches!(msg, Event::Message { .. }));
+    h.until("its output", |e| matches!(e, Event::ToolOutput { output, .. } if output.contains("hello from the shell")))
+        .await;
+    h.turn_finished().await;
+    assert!(h.workspace.path().join("out.txt").exists());
+    assert!(
+        h.server.requests().is_empty(),
+        "no model request for a command"
+    );
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn("what did it print?"));
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    assert!(
+        all.contains("[The user ran this command in the shell themselves]\n$ echo made > out.txt; echo hello from the shell\nhello from the shell"),
+        "{all}"
+    );
+}
+
+/// A deny rule holds for the user's own command.
+#[tokio::test]
+async fn a_shell_command_the_rules_deny_does_not_run() {
+    let mut h = harness(
+        vec![(
+            "bash",
+            PermissionSetting::Patterns([("touch*".to_string(), Action::Deny)].into()),
+        )],
+        false,
+    )
+    .await;
+    h.send(Op::Shell {
+        id: "s".into(),
+        command: "touch nope.txt".into(),
+    });
+    h.turn_finished().await;
+    assert!(!h.workspace.path().join("nope.txt").exists());
+}
+
+/// /undo puts back the files the last turn changed and takes the turn out of the context;
+/// /redo puts both back.
+#[tokio::test]
+async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
+    // redirections are checked as writes
+    let mut h = harness(
+        vec![
+            ("bash", PermissionSetting::Action(Action::Allow)),
+            ("write", PermissionSetting::Action(Action::Allow)),
+        ],
+        false,
+    )
+    .await;
+    let a = h.workspace.path().join("a.txt");
+    let b = h.workspace.path().join("b.txt");
+    std::fs::write(&a, "v1\n").unwrap();
+    h.server.push(openai::text("first answer", Some((1000, 5))));
+    h.send(Op::user_turn("first question"));
+    h.turn_finished().await;
+    let args = serde_json::json!({"command": "echo v2 > a.txt; echo new > b.txt"}).to_string();
+    h.server.push(openai::tool_calls(
+        &[("c1", "bash", args.as_str())],
+        Some((1100, 5)),
+    ));
+    h.server.push(openai::text("changed them", Some((1200, 5))));
+    h.send(Op::user_turn("change the files"));
+    h.turn_finished().await;
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");
+
+    h.send(Op::Undo);
+    let Event::Undone {
+        files,
+        prompt,
+        redo,
+        ..
+    } = h
+        .until("undone", |e| {
+            matches!(e, Event::Undone { .. } | Event::Error { .. })
+        })
+        .await
+    else {
+        panic!("undo failed")
+    };
+    assert_eq!(files, ["a.txt", "b.txt"]);
+    assert_eq!(prompt, "change the files");
+    assert_eq!(redo, 1);
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1\n");
+    assert!(!b.exists());
+
+    h.server.push(openai::text("third answer", Some((1000, 5))));
+    h.send(Op::user_turn("third question"));
+    h.turn_finished().await;
+    let all = user_texts(&h, 3).join("\n");
+    assert!(
+        all.contains("first question") && !all.contains("change the files"),
+        "{all}"
+    );
+
+    // a new turn ended what redo could put back
+    h.send(Op::Redo);
+    h.until(
+        "nothing to redo",
+        |e| matches!(e, Event::Error { message, .. } if message.contains("nothing to redo")),
+    )
+    .await;
+    h.send(Op::Undo);
+    h.until("undone", |e| matches!(e, Event::Undone { .. }))
+        .await;
+    h.send(Op::Redo);
+    let Event::Redone { messages, .. } = h
+        .until("redone", |e| {
+            matches!(e, Event::Redone { .. } | Event::Error { .. })
+        })
+        .await
+    else {
+        panic!("redo failed")
+    };
+    assert!(messages.iter().any(|m| m.text().contains("third question")));
+}

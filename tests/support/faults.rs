@@ -1,0 +1,172 @@
+//! Helpers for fault-injection tests: waiting for the mock, signalling pith, watching processes,
+//! a file-size limit standing in for a full disk.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::mock::{MockResponse, MockServer};
+use super::openai as oa;
+use super::pith::PithEnv;
+
+/// Waits until the mock has received `n` requests; false after `secs` seconds.
+pub async fn requests_reach(server: &MockServer, n: usize, secs: u64) -> bool {
+    for _ in 0..secs * 100 {
+        if server.requests().len() >= n {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+/// Waits until the mock has received `n` requests (panics after 20 s).
+pub async fn wait_for_requests(server: &MockServer, n: usize) {
+    assert!(
+        requests_reach(server, n, 20).await,
+        "the mock never received request {n}"
+    );
+}
+
+/// Sends `sig` to a process (pith, or one a command left behind).
+pub fn signal_pid(pid: i32, sig: i32) {
+    // SAFETY: sending a signal to a process this test started.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Sends `sig` to a running child.
+pub fn signal(child: &tokio::process::Child, sig: i32) {
+    signal_pid(child.id().expect("running") as i32, sig);
+}
+
+/// Whether `pid` is a live process (a zombie waiting to be reaped counts as dead).
+pub fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Makes every file the command writes stop growing at `bytes` (a full disk, for the writes
+/// that pass it).
+pub fn limit_file_size(cmd: &mut tokio::process::Command, bytes: u64) {
+    // SAFETY: setrlimit in the child before exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rl = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &rl);
+            Ok(())
+        });
+    }
+}
+
+/// A big answer: `chunks` chunks `[NN]yyyy…` of `size` 'y's each, `ms` apart.
+pub fn big_answer(chunks: usize, size: usize, ms: u64) -> MockResponse {
+    let frames: Vec<String> = (0..chunks)
+        .map(|i| {
+            oa::frame(&oa::delta_chunk(
+                json!({"content": format!("[{i:02}]{}", "y".repeat(size))}),
+                None,
+            ))
+        })
+        .chain([
+            oa::frame(&oa::delta_chunk(json!({}), Some("stop"))),
+            oa::done(),
+        ])
+        .collect();
+    MockResponse::sse(frames).delay_ms(ms)
+}
+
+/// A text answer of `n` words `wordN `, `ms` apart.
+pub fn slow_words(n: usize, ms: u64) -> MockResponse {
+    let mut frames: Vec<String> = (0..n)
+        .map(|i| {
+            oa::frame(&oa::delta_chunk(
+                json!({"content": format!("word{i} ")}),
+                None,
+            ))
+        })
+        .collect();
+    frames.push(oa::frame(&oa::delta_chunk(json!({}), Some("stop"))));
+    frames.push(oa::done());
+    MockResponse::sse(frames).delay_ms(ms)
+}
+
+/// A bash command that starts two background sleeps and waits, writing their pids and the
+/// shell's to `pids` (then an empty line).
+pub fn sleepers(pids: &std::path::Path) -> String {
+    format!(
+        "sleep 300 & echo $! >> {p}; (sleep 300; echo never) & echo $! >> {p}; echo $$ >> {p}; echo >> {p}; wait",
+        p = pids.display()
+    )
+}
+
+/// The pids `sleepers` wrote, once it has written them all (panics after 20 s).
+pub async fn sleeper_pids(pids: &std::path::Path) -> Vec<i32> {
+    for _ in 0..2000 {
+        if let Ok(text) = std::fs::read_to_string(pids)
+            && text.ends_with("\n\n")
+        {
+            return text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{} never appeared", pids.display());
+}
+
+/// Waits until none of `pids` runs (false after 5 s); returns those still running.
+pub async fn survivors(pids: &[i32]) -> Vec<i32> {
+    let mut alive = pids.to_vec();
+    for _ in 0..500 {
+        alive.retain(|&p| running(p));
+        if alive.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    alive
+}
+
+/// `pith run --yes` on a turn whose bash call starts [`sleepers`]; returns pith and the pids
+/// once they all run.
+pub async fn run_sleepers(server: &MockServer, env: &PithEnv) -> (tokio::process::Child, Vec<i32>) {
+    let pids = env.path().join("pids");
+    let call = json!({ "command": sleepers(&pids) }).to_string();
+    server.push(oa::tool_calls(&[("c1", "bash", &call)], None));
+    let child = env.spawn(&["run", "--yes", "start the sleepers"]);
+    let started = sleeper_pids(&pids).await;
+    (child, started)
+}
+
+/// Four turns with long answers, so that `/compact` has history worth summarising (the first
+/// starts the session; the rest continue it).
+pub async fn compactable_session(server: &MockServer, env: &PithEnv) {
+    for i in 0..4 {
+        server.push(oa::text(
+            &format!(
+                "answer {i}: {}",
+                "the quick brown fox jumps over the lazy dog ".repeat(300)
+            ),
+            Some((3_000 * (i + 1), 2_700)),
+        ));
+        let prompt = format!("fact-{i}: remember me");
+        let mut args = vec!["run"];
+        if i > 0 {
+            args.push("-c");
+        }
+        args.push(&prompt);
+        let out = env.run(&args).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
