@@ -35,6 +35,8 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        self.settle_mcp(&cancel).await;
+        self.collect_attachments().await;
         let before = self.snapshot_before_turn().await;
         let mut parent = String::new();
         let mut first = None;
@@ -147,6 +149,9 @@ impl Runner {
                 return Err(TurnEnd::Interrupted);
             }
             let queued = self.shared.take_queue();
+            if !queued.is_empty() {
+                self.collect_attachments().await;
+            }
             for p in &queued {
                 let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
@@ -154,6 +159,7 @@ impl Runner {
             if !queued.is_empty() {
                 self.emit_context();
             }
+            self.settle_mcp(cancel).await;
             self.prune();
             if self.overflowing() {
                 let req = CompactRequest {
