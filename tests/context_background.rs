@@ -4,6 +4,8 @@
 //! used; none is written when automatic compaction is off or the background is; an interrupt
 //! stops it.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use std::sync::Arc;

@@ -20,6 +20,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{Config, ProviderConfig, ProviderKind};
+use crate::text::one_line;
 
 mod render;
 mod trust;
@@ -627,6 +628,20 @@ fn parse_file(
             ));
         }
     }
+    for (name, server) in &config.mcp {
+        super::mcp::check_server(name, server).map_err(|(keys, message)| {
+            let mut path = vec!["mcp", name.as_str()];
+            path.extend(keys);
+            at(span_of(&path), message)
+        })?;
+    }
+    let t = config.tool_search.threshold;
+    if !(t > 0.0 && t <= 1.0) {
+        return Err(at(
+            span_of(&["tool_search", "threshold"]),
+            format!("tool_search.threshold must be in (0, 1], got {t}"),
+        ));
+    }
     for name in config.models.keys() {
         if !name.contains('/') {
             let (line, column) = line_col(text, span_of(&["models", name]).start);
@@ -669,7 +684,7 @@ pub fn check_model_name(model: &str) -> Result<(), String> {
     }
 }
 
-fn is_env_name(s: &str) -> bool {
+pub(crate) fn is_env_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
@@ -710,16 +725,6 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, column)
-}
-
-/// Collapses a possibly multi-line message to one line.
-fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// A TOML key, quoted when it is not bare.

@@ -277,7 +277,7 @@ impl Runner {
         c.push(PartKind::Compaction(CompactionPart {
             auto,
             overflow,
-            focus: focus.clone(),
+            focus,
             tail_start: tail_start.clone(),
             carried: carried.clone(),
         }));

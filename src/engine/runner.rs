@@ -34,7 +34,6 @@ pub(super) struct ModelSetup {
     pub model_id: String,
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
-    pub kind: crate::config::ProviderKind,
     /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
     pub retry: RetryPolicy,
     /// Its provider's timeouts, for saying what pith waits for.
@@ -55,9 +54,6 @@ impl ModelSetup {
         let pc = provider::factory::split_model(name)
             .ok()
             .and_then(|(p, _)| config.provider.get(p));
-        let kind = pc
-            .map(|p| p.kind.clone())
-            .unwrap_or(crate::config::ProviderKind::Openai);
         let retry = RetryPolicy::for_provider(pc);
         let timeouts = pc
             .map(provider::transport::Timeouts::from_config)
@@ -73,7 +69,6 @@ impl ModelSetup {
                 model_id,
                 info,
                 limits,
-                kind,
                 retry,
                 timeouts,
                 window_guessed: resolved.window_guessed,
@@ -117,6 +112,8 @@ pub struct Runner {
     pub(super) background: Option<super::background::Background>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    /// The MCP servers' tools, status and attachments (see `mcp.rs`).
+    pub(super) mcp: super::mcp::McpSession,
 }
 
 impl Runner {
@@ -157,6 +154,7 @@ impl Runner {
             store_failure: Default::default(),
             lock,
             window_probe: None,
+            mcp: Default::default(),
             last_compaction: None,
             background: None,
         };
@@ -374,6 +372,9 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        for part in self.attachment_parts() {
+            m.push(part);
+        }
         self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
@@ -399,11 +400,18 @@ impl Runner {
             };
             match control {
                 Control::Wake => {}
+                Control::McpChanged => {
+                    self.refresh_tools();
+                    self.emit_context();
+                }
                 Control::Op(Op::Shutdown) => break,
                 Control::Op(op) => self.handle_op(op).await,
             }
         }
         self.touch_session();
+        if let Some(m) = &self.mcp.manager {
+            m.shutdown().await;
+        }
     }
 
     async fn handle_op(&mut self, op: Op) {
@@ -461,6 +469,7 @@ impl Runner {
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
+                    self.refresh_tools();
                     if let Some(w) = warning {
                         self.emit(Event::Info { message: w });
                     }
@@ -505,11 +514,29 @@ impl Runner {
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
+            Op::McpPrompt {
+                id,
+                server,
+                prompt,
+                args,
+            } => match self.mcp_prompt_text(&server, &prompt, &args).await {
+                Ok(text) => self.user_turn(vec![Prompt { id, text }]).await,
+                Err(message) => self.emit(Event::Error {
+                    kind: ErrorKind::Mcp,
+                    message,
+                }),
+            },
             Op::Shell { id, command } => self.shell(id, command).await,
             Op::Undo => self.undo().await,
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,
-            Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
+            Op::UserTurn { .. }
+            | Op::Interrupt
+            | Op::PermissionReply { .. }
+            | Op::Shutdown
+            | Op::ListMcpResources
+            | Op::AttachMcpResource { .. }
+            | Op::RestartMcpServer { .. } => {}
         }
     }
 
@@ -551,6 +578,7 @@ impl Runner {
             }
         }
         self.tracker = ContextTracker::default();
+        self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.emit(Event::Error {
                 kind: ErrorKind::Session,
@@ -643,6 +671,7 @@ impl Runner {
 
     /// What the context is made of, for `/context`.
     pub(super) fn breakdown(&mut self) -> Breakdown {
+        self.refresh_tools();
         let mut b = Breakdown {
             window: self.model.limits.context,
             last_compaction: self.last_compaction,
@@ -684,10 +713,6 @@ impl Runner {
         let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
             super::mentions::image_content(path, mime, images)
         });
-        if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
-            // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::summarise::flatten_tools(messages);
-        }
         if last_step {
             messages.push(ChatMessage::Assistant {
                 content: vec![AssistantContent::Text {

@@ -35,6 +35,8 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        self.settle_mcp(&cancel).await;
+        self.collect_attachments().await;
         let before = self.snapshot_before_turn().await;
         let mut parent = String::new();
         let mut first = None;
@@ -100,8 +102,8 @@ impl Runner {
             });
             if has_calls {
                 let stopped = self.run_tools(idx, cancel).await;
-                if let Err(message) = stopped {
-                    return self.fail(ErrorKind::Loop, message);
+                if let Err(stop) = stopped {
+                    return self.fail(ErrorKind::Loop, stop.to_string());
                 }
                 if cancel.is_cancelled() {
                     return TurnEnd::Interrupted;
@@ -153,6 +155,9 @@ impl Runner {
                 return Err(TurnEnd::Interrupted);
             }
             let queued = self.shared.take_queue();
+            if !queued.is_empty() {
+                self.collect_attachments().await;
+            }
             for p in &queued {
                 let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
@@ -160,6 +165,7 @@ impl Runner {
             if !queued.is_empty() {
                 self.emit_context();
             }
+            self.settle_mcp(cancel).await;
             self.prune();
             if self.overflowing() {
                 let req = CompactRequest {
@@ -373,7 +379,7 @@ impl Runner {
                 && !state.is_done()
             {
                 *state = ToolState::Error {
-                    message: super::tool_exec::INTERRUPTED.into(),
+                    message: crate::tools::ToolError::Interrupted.to_string(),
                     start: None,
                     end: Some(now_ms()),
                 };

@@ -89,7 +89,7 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d.insert("write".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("edit".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("bash".into(), vec![("*", Ask)]);
-    for t in ["glob", "grep", "list", "todowrite", "recall"] {
+    for t in ["glob", "grep", "list", "todowrite", "recall", "tool_search"] {
         d.insert(t.into(), vec![("*", Allow)]);
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
@@ -114,6 +114,9 @@ pub struct Permissions {
     granted: BTreeMap<String, Vec<Rule>>,
     /// Request id → (table, pattern) pairs an "always" reply grants.
     pending: HashMap<String, Vec<(String, String)>>,
+    /// MCP tools: the name the model calls → (server, the server's name for the tool). Their
+    /// rules are the server's table (`[permission.SERVER]`), matched against the tool's name.
+    mcp: HashMap<String, (String, String)>,
     /// Request id → why a bash request asks and whether `--yes` may approve it.
     notes: HashMap<String, Note>,
 }
@@ -166,8 +169,14 @@ impl Permissions {
             rules,
             granted: BTreeMap::new(),
             pending: HashMap::new(),
+            mcp: HashMap::new(),
             notes: HashMap::new(),
         }
+    }
+
+    /// The MCP tools of the session: the name the model calls → (server, the server's name).
+    pub fn set_mcp_tools(&mut self, tools: HashMap<String, (String, String)>) {
+        self.mcp = tools;
     }
 
     /// What the rules say for this call. Paths are resolved against `ctx.workspace` (symlinks and
@@ -365,10 +374,17 @@ impl Permissions {
                 });
                 Some(subjects)
             }
-            _ => Some(vec![Subject {
-                table: tool.into(),
-                grant: "*".into(),
-                forms: vec!["*".into()],
+            _ => Some(vec![match self.mcp.get(tool) {
+                Some((server, name)) => Subject {
+                    table: server.clone(),
+                    grant: name.clone(),
+                    forms: vec![name.clone()],
+                },
+                None => Subject {
+                    table: tool.into(),
+                    grant: "*".into(),
+                    forms: vec!["*".into()],
+                },
             }]),
         }
     }
@@ -503,6 +519,34 @@ fn broken_why(input: &Value) -> &'static str {
     }
 }
 
+/// Why a turn stops because the model is looping; the text is what the user is shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoopStop {
+    /// The same call that cannot run, [`DOOM_LOOP_THRESHOLD`] times in a row.
+    #[error(
+        "stopped: the model sent the same call to `{tool}` {count} times in a row, and it cannot run ({why}). Ask again in other words, or try another model"
+    )]
+    SameBrokenCall {
+        tool: String,
+        count: usize,
+        why: &'static str,
+    },
+    /// [`BROKEN_CALLS_LIMIT`] calls in a row that cannot run.
+    #[error(
+        "stopped: the model sent {count} tool calls in a row that cannot run (the last to `{tool}`: {why}). Ask again in other words, or try another model"
+    )]
+    BrokenCalls {
+        tool: String,
+        count: usize,
+        why: &'static str,
+    },
+    /// A repeated call with no one to allow it (headless).
+    #[error(
+        "stopped: the model called `{tool}` {count} times in a row with the same input, and this run has no one to allow it"
+    )]
+    Unattended { tool: String, count: usize },
+}
+
 /// Detects the same tool called with the same input several times in a row, and a model that
 /// keeps sending calls that cannot run.
 #[derive(Debug, Clone, Default)]
@@ -534,21 +578,21 @@ impl DoomLoop {
     /// Records a call that cannot run (`input` is the raw text of arguments that are not JSON,
     /// or the tool does not exist). Returns why the turn must stop when this is a loop: the
     /// third identical broken call, or the [`BROKEN_CALLS_LIMIT`]th broken call in a row.
-    pub fn record_broken(&mut self, tool: &str, input: &Value) -> Option<String> {
+    pub fn record_broken(&mut self, tool: &str, input: &Value) -> Option<LoopStop> {
         let identical = self.count_identical(tool, input);
         self.broken += 1;
         if identical {
-            Some(format!(
-                "stopped: the model sent the same call to `{tool}` {} times in a row, and it cannot run ({}). Ask again in other words, or try another model",
-                self.count,
-                broken_why(input)
-            ))
+            Some(LoopStop::SameBrokenCall {
+                tool: tool.to_string(),
+                count: self.count,
+                why: broken_why(input),
+            })
         } else if self.broken >= BROKEN_CALLS_LIMIT {
-            Some(format!(
-                "stopped: the model sent {} tool calls in a row that cannot run (the last to `{tool}`: {}). Ask again in other words, or try another model",
-                self.broken,
-                broken_why(input)
-            ))
+            Some(LoopStop::BrokenCalls {
+                tool: tool.to_string(),
+                count: self.broken,
+                why: broken_why(input),
+            })
         } else {
             None
         }

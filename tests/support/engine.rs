@@ -27,11 +27,11 @@ pub async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool)
     harness_with(permission, headless, |_| {}).await
 }
 
-/// [`harness`] with the config changed by `change` (after the defaults are set).
+/// [`harness`] with the configuration changed by `edit` before the engine starts.
 pub async fn harness_with(
     permission: Vec<(&str, PermissionSetting)>,
     headless: bool,
-    change: impl FnOnce(&mut Config),
+    edit: impl FnOnce(&mut Config),
 ) -> Harness {
     let server = MockServer::start().await;
     let workspace = tempfile::tempdir().unwrap();
@@ -62,7 +62,7 @@ pub async fn harness_with(
     for (k, v) in permission {
         config.permission.insert(k.into(), v);
     }
-    change(&mut config);
+    edit(&mut config);
     let store = Arc::new(Store::open(data.path()).unwrap());
     let ws = workspace.path().canonicalize().unwrap();
     let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
