@@ -4,6 +4,7 @@
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
 mod compaction;
+mod emitter;
 mod mentions;
 mod persist;
 pub mod prompt;
@@ -11,6 +12,7 @@ mod runner;
 mod shared;
 mod shell;
 mod step;
+mod subagent;
 mod summarise;
 mod tool_exec;
 mod turn;

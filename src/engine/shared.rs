@@ -26,7 +26,12 @@ pub struct Shared {
     pub queue: Mutex<VecDeque<Prompt>>,
     /// Cancelled by `Op::Interrupt`; replaced by the runner at the start of each turn.
     pub cancel: Mutex<CancellationToken>,
-    pub permissions: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
+    /// Questions waiting for the user's reply, by request id: shared with the sub-agents, whose
+    /// questions the same user answers through this engine's pump.
+    pub permissions: std::sync::Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>,
+    /// A sub-agent's turns are cancelled with its parent's (interrupting the parent interrupts
+    /// the children).
+    pub parent_cancel: Option<CancellationToken>,
     /// Wakes the runner when something was queued.
     pub notify: Notify,
     /// `/context` was asked for while a turn runs: answered at the next step or tool boundary.
@@ -47,7 +52,10 @@ impl Shared {
     }
 
     pub fn fresh_cancel(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+        let token = match &self.parent_cancel {
+            Some(parent) => parent.child_token(),
+            None => CancellationToken::new(),
+        };
         if let Ok(mut c) = self.cancel.lock() {
             *c = token.clone();
         }

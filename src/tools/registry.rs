@@ -51,6 +51,11 @@ impl Registry {
         }
     }
 
+    /// Keeps only the tools `keep` accepts (a sub-agent's tools).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(|t| keep(t.name()));
+    }
+
     /// Name, description and input schema of every tool, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools
@@ -126,6 +131,18 @@ impl Registry {
                 }
             }
         };
+        self.finish(name, result, ctx)
+    }
+
+    /// A tool's result as the model gets it: known secrets scrubbed, an output over the limits
+    /// cut to a preview and saved in full (see [`Registry::execute`]). The engine passes the
+    /// results of tools it runs itself (`task`) through this too.
+    pub fn finish(
+        &self,
+        name: &str,
+        result: Result<ToolOutput, String>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
         // A secret pith knows that a tool printed goes no further: not to the model, the store,
         // the screen or a saved full output.
         let result = result

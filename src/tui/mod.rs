@@ -10,6 +10,7 @@ pub mod highlight;
 pub mod input;
 pub mod markdown;
 pub mod mentions;
+pub mod subagents;
 pub mod theme;
 pub mod tool_cell;
 pub mod transcript;

@@ -256,11 +256,8 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
     let r = centered(
         area,
         64,
-        if b.is_some_and(|b| b.last_compaction.is_some()) {
-            18
-        } else {
-            17
-        },
+        17 + u16::from(b.is_some_and(|b| b.last_compaction.is_some()))
+            + u16::from(b.is_some_and(|b| b.subagents.runs > 0)),
     );
     frame.render_widget(Clear, r);
     let Some(b) = b else {
@@ -345,6 +342,18 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
             String::new(),
         ));
     }
+    if b.subagents.runs > 0 {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " sub-agents: {} run{}, {} tokens, {} (in their own contexts)",
+                b.subagents.runs,
+                if b.subagents.runs == 1 { "" } else { "s" },
+                format::tokens(b.subagents.tokens),
+                format::cost(b.subagents.cost),
+            ),
+            Style::default().fg(theme().dim),
+        )));
+    }
     if let Some(c) = &b.last_compaction {
         let share = (c.cache_read * 100).checked_div(c.input).unwrap_or(0);
         lines.push(Line::from(Span::styled(
@@ -428,7 +437,14 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     let inner_w = w.saturating_sub(4) as usize;
     let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::from(Span::styled(
-        format!("pith wants to run {}:", req.tool),
+        match &req.agent {
+            Some(agent) => format!(
+                "sub-agent {} wants to run {}:",
+                format::sanitize(agent),
+                req.tool
+            ),
+            None => format!("pith wants to run {}:", req.tool),
+        },
         Style::default().add_modifier(Modifier::BOLD),
     )));
     let title = format::sanitize(&req.title).to_string();
