@@ -84,6 +84,10 @@ pub enum Op {
     },
     /// Ask for the stored sessions; answered by `Sessions`.
     ListSessions,
+    /// Ask for the sub-agent sessions `session_id` started (`/agents`); answered by `Sessions`.
+    ListSubagents {
+        session_id: String,
+    },
     /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
     ContextBreakdown,
     /// Write the whole session to a file (`/export [path]`); answered by `Info`.

@@ -653,3 +653,62 @@ async fn a_child_that_overflows_compacts_its_own_context() {
         h.server.violations()
     );
 }
+
+#[tokio::test]
+async fn pith_run_json_tags_child_events_with_the_child_session() {
+    let server = support::MockServer::start().await;
+    let env = support::pith::PithEnv::new(&server.url(), 128_000, 16_000, "");
+    std::fs::write(env.path().join("notes.txt"), "hello").unwrap();
+    server.respond_with(|body| {
+        if is_child(body) {
+            if results(body) == 0 {
+                openai::tool_calls(
+                    &[("c1", "read", r#"{"file_path":"notes.txt"}"#)],
+                    Some((700, 10)),
+                )
+            } else {
+                openai::text("child says hello", Some((800, 5)))
+            }
+        } else if results(body) == 0 {
+            calls(&[task_call("t1", "explore", "read notes")])
+        } else {
+            openai::text("parent done", Some((600, 5)))
+        }
+    });
+    let (out, events) = env.run_json(&["go"]).await;
+    assert!(out.status.success(), "{}", support::pith::stderr(&out));
+    let session = support::pith::of_type(&events, "session_loaded")[0]["session"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tagged = support::pith::of_type(&events, "subagent");
+    assert!(!tagged.is_empty());
+    let child = tagged[0]["session_id"].as_str().unwrap().to_string();
+    assert_ne!(child, session);
+    for e in &tagged {
+        assert_eq!(e["session_id"], child.as_str());
+        assert_eq!(e["parent_session_id"], session.as_str());
+        assert_eq!(e["agent"], "explore");
+    }
+    let inner: Vec<&str> = tagged
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    for t in [
+        "tool_started",
+        "tool_finished",
+        "step_finished",
+        "turn_finished",
+    ] {
+        assert!(inner.contains(&t), "{t} missing: {inner:?}");
+    }
+    // the run's own end is the parent's, once
+    assert_eq!(support::pith::of_type(&events, "turn_finished").len(), 1);
+    // text mode shows the child's tools under the task line
+    let out = env.run(&["run", "go again"]).await;
+    let err = support::pith::stderr(&out);
+    assert!(
+        err.contains("· task ") && err.contains("  · explore: read notes.txt"),
+        "{err}"
+    );
+}

@@ -529,6 +529,13 @@ impl Runner {
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
+            Op::ListSubagents { session_id } => match self.store.children(&session_id) {
+                Ok(sessions) => self.emit(Event::Sessions { sessions }),
+                Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
+                    message: format!("cannot list sub-agent sessions: {e:#}"),
+                }),
+            },
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),

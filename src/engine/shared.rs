@@ -155,6 +155,19 @@ pub async fn pump(
                     });
                 });
             }
+            Op::ListSubagents { session_id } => {
+                let store = history.store.clone();
+                let events = history.events.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = events.send(match store.children(&session_id) {
+                        Ok(sessions) => Event::Sessions { sessions },
+                        Err(e) => Event::Error {
+                            kind: ErrorKind::Session,
+                            message: format!("cannot list sub-agent sessions: {e:#}"),
+                        },
+                    });
+                });
+            }
             Op::ContextBreakdown => {
                 shared
                     .breakdown_wanted

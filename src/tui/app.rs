@@ -646,6 +646,9 @@ impl App {
                 if elsewhere {
                     detail.push_str(&format!(" · in {}", home_short(&s.directory)));
                 }
+                if let Some(agent) = &s.agent {
+                    detail = format!("{} · {detail}", super::format::sanitize(agent));
+                }
                 PickItem {
                     id: s.id.clone(),
                     label: if s.title.trim().is_empty() {

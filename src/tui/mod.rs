@@ -21,6 +21,8 @@ pub mod wrap;
 #[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
+mod subagent_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod update_tests;
