@@ -49,6 +49,21 @@ pub enum Command {
     },
     /// Print the effective configuration and where each value came from.
     Config,
+    /// MCP servers: start them and show their state, tools and what their definitions cost.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each configured server: transport, state, tools, tokens of their definitions, prompts.
+    List {
+        /// Also list every tool with its tokens.
+        #[arg(long)]
+        tools: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -46,6 +46,16 @@ pub enum Command {
     New,
     #[strum(message = "write the whole session to a file", props(args = "[path]"))]
     Export,
+    #[strum(
+        message = "MCP servers: state, tools and their cost",
+        props(args = "[restart NAME]")
+    )]
+    Mcp,
+    #[strum(
+        message = "attach an MCP resource to your next message",
+        props(args = "[server:uri]")
+    )]
+    Resource,
     #[strum(message = "take back the last turn: its file changes and its messages")]
     Undo,
     #[strum(message = "put back the turn /undo took back")]
@@ -177,8 +187,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "sessions", "agents", "new", "export", "undo",
-                "redo", "rewind", "help", "quit"
+                "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
+                "resource", "undo", "redo", "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");
@@ -197,7 +207,11 @@ mod tests {
         let names: Vec<_> = filter("e").iter().map(|c| c.name()).collect();
         assert_eq!(names[0], "export", "prefix before substring: {names:?}");
         assert!(names.contains(&"sessions"));
-        assert_eq!(filter("res"), [Command::Sessions], "by alias");
+        assert_eq!(
+            filter("res"),
+            [Command::Sessions, Command::Resource],
+            "by alias and by name"
+        );
         assert_eq!(typing_command("/comp"), Some("comp"));
         assert_eq!(typing_command("/compact now"), None);
         assert_eq!(typing_command("plain"), None);

@@ -94,6 +94,28 @@ pub enum Op {
     Export {
         path: Option<String>,
     },
+    /// Run the MCP prompt `/SERVER:NAME args`: its text becomes a user message (paired by `id`
+    /// like `UserTurn`).
+    McpPrompt {
+        id: String,
+        server: String,
+        prompt: String,
+        /// The text after the command; split over the prompt's arguments.
+        #[serde(default)]
+        args: String,
+    },
+    /// Ask for the resources of every ready MCP server; answered by `McpResources`.
+    ListMcpResources,
+    /// Read an MCP resource now and attach it to the next user message; answered by `Info` (or
+    /// an `Error` of kind `mcp`).
+    AttachMcpResource {
+        server: String,
+        uri: String,
+    },
+    /// Start an MCP server again (after it failed or exited, or to pick up its new tools).
+    RestartMcpServer {
+        name: String,
+    },
     /// A command the user runs in the shell (`!cmd`), through the bash tool's rules; its
     /// output joins the context as the user's own. `id` is stored as the message's
     /// `submission_id`. Answered by the message, then `TurnFinished`.
@@ -193,6 +215,81 @@ pub enum ErrorKind {
     Undo,
     /// A `!` command could not be run (denied by the rules, or it failed to start).
     Shell,
+    /// An MCP prompt or resource could not be fetched.
+    Mcp,
+}
+
+/// Where an MCP server stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpState {
+    /// `enabled = false` in the config.
+    Disabled,
+    /// Starting (or restarting) and listing its tools.
+    Starting,
+    Ready,
+    /// It could not be started; restarted on the next call of one of its tools.
+    Failed {
+        reason: String,
+    },
+    /// It stopped after starting; restarted on the next call of one of its tools.
+    Exited {
+        reason: String,
+    },
+}
+
+/// One argument of an MCP prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPromptArg {
+    pub name: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An MCP prompt: offered as the slash command `/SERVER:NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPrompt {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<McpPromptArg>,
+}
+
+/// One MCP server as front ends show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    #[serde(flatten)]
+    pub state: McpState,
+    /// Tools offered to the model (after `enabled_tools` / `disabled_tools`).
+    pub tools: usize,
+    /// Estimated tokens of their definitions, as sent when not deferred.
+    pub tokens: u64,
+    /// Its definitions are behind `tool_search` (only loaded ones are sent).
+    #[serde(default)]
+    pub deferred: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<McpPrompt>,
+    /// It offers resources (`/resource`).
+    #[serde(default)]
+    pub resources: bool,
+}
+
+/// A resource an MCP server offers (`/resource`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpResource {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
 }
 
 /// What a compaction's summary requests cost.
@@ -366,6 +463,14 @@ pub enum Event {
         sessions: Vec<crate::message::Session>,
     },
     ContextBreakdown(Breakdown),
+    /// The MCP servers changed state or tools (every server, each time).
+    McpStatus {
+        servers: Vec<McpServerStatus>,
+    },
+    /// The resources of the ready MCP servers (`Op::ListMcpResources`).
+    McpResources {
+        resources: Vec<McpResource>,
+    },
     /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
     ModelChanged {
         model: String,
@@ -399,7 +504,7 @@ pub enum Event {
         reason: TurnEnd,
     },
     /// An event of a sub-agent's session, started by the `task` call `call_id` of session
-    /// `parent_session_id` (ARCHITECTURE.md §12). Its permission questions come as plain
+    /// `parent_session_id` (ARCHITECTURE.md §13). Its permission questions come as plain
     /// `PermissionAsked` events naming the agent.
     Subagent {
         session_id: String,

@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::{Format, RunArgs};
 use crate::commands::{self, Command};
 use crate::engine::{self, EngineOptions};
-use crate::event::{EngineState, Event, Op, TurnEnd};
+use crate::event::{EngineState, Event, McpState, Op, TurnEnd};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
@@ -34,9 +34,18 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
-    // `/compact [focus]` is the one command a run understands; any other text is the prompt.
-    let op = match commands::parse(&prompt) {
-        Some(Ok((Command::Compact, focus))) => Op::Compact { focus },
+    // `/compact [focus]` and `/SERVER:PROMPT args` (an MCP prompt of a configured server) are
+    // the commands a run understands; any other text is the prompt.
+    let mcp_prompt = crate::mcp::prompt::parse_command(&prompt)
+        .filter(|(server, ..)| setup.loaded.config.mcp.contains_key(server));
+    let op = match (mcp_prompt, commands::parse(&prompt)) {
+        (Some((server, prompt, args)), _) => Op::McpPrompt {
+            id: crate::message::new_id(),
+            server,
+            prompt,
+            args,
+        },
+        (None, Some(Ok((Command::Compact, focus)))) => Op::Compact { focus },
         _ => Op::user_turn(prompt),
     };
     let _ = handle.ops.send(op);
@@ -47,6 +56,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     let mut stop = crate::signals::StopSignals::new()?;
     let mut out = std::io::stdout().lock();
     let mut at_line_start = true;
+    let mut mcp_seen: std::collections::HashMap<String, McpState> = Default::default();
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
@@ -65,6 +75,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         if args.format == Format::Json {
             print_json(&mut out, &event);
         } else {
+            if let Event::McpStatus { servers } = &event {
+                report_mcp(servers, &mut mcp_seen);
+            }
             print_text(&mut out, &event, &mut at_line_start);
         }
         match &event {
@@ -162,6 +175,25 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
         } => eprintln!("{d}"),
         Event::Error { message, .. } => eprintln!("error: {message}"),
         _ => {}
+    }
+}
+
+/// MCP servers that failed or exited, once each time it happens (on stderr: the answer stays
+/// clean on stdout).
+fn report_mcp(
+    servers: &[crate::event::McpServerStatus],
+    seen: &mut std::collections::HashMap<String, McpState>,
+) {
+    for s in servers {
+        if seen.get(&s.name) == Some(&s.state) {
+            continue;
+        }
+        seen.insert(s.name.clone(), s.state.clone());
+        match &s.state {
+            McpState::Failed { reason } => eprintln!("mcp {}: failed to start: {reason}", s.name),
+            McpState::Exited { reason } => eprintln!("mcp {}: exited: {reason}", s.name),
+            _ => {}
+        }
     }
 }
 

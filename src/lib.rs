@@ -10,6 +10,7 @@ pub mod first_run;
 pub mod headless;
 pub mod interactive;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod provider;
 pub mod sandbox;

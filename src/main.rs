@@ -1,6 +1,6 @@
 use clap::Parser;
 
-use pith::cli::{Cli, Command, ExportFormat, SessionsCommand};
+use pith::cli::{Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
 
 fn main() {
@@ -41,7 +41,7 @@ fn default_sigpipe() {
 fn real_main(cli: Cli) -> anyhow::Result<i32> {
     if matches!(
         cli.command,
-        Some(Command::Config | Command::Sessions { .. })
+        Some(Command::Config | Command::Sessions { .. } | Command::Mcp { .. })
     ) {
         default_sigpipe();
         if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
@@ -59,6 +59,23 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             };
             print!("{}", pith::config::load::render_effective(&loaded));
             Ok(0)
+        }
+        Some(Command::Mcp {
+            command: McpCommand::List { tools },
+        }) => {
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
+            let model = cli.model.or(setup.loaded.config.model.clone());
+            block_on(async move {
+                let report = pith::mcp::report::list(
+                    &setup.loaded.config,
+                    &setup.workspace,
+                    model.as_deref(),
+                    tools,
+                )
+                .await;
+                print!("{report}");
+                Ok(0)
+            })
         }
         Some(Command::Sessions { command }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;

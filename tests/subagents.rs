@@ -10,9 +10,14 @@ use pith::event::{Event, Op, PermissionReply, TurnEnd};
 use pith::message::{MessageError, PartKind, Role, ToolState};
 use pith::store::Store;
 use serde_json::{Value, json};
-use support::engine::{Harness, harness_with};
+use support::engine::Harness;
 use support::openai;
 use support::pith::normalized;
+
+/// An engine whose config `configure` changes; `headless`: no one answers questions.
+async fn harness(configure: impl FnOnce(&mut pith::config::Config), headless: bool) -> Harness {
+    support::engine::harness_with(Vec::new(), headless, configure).await
+}
 
 const CHILD_MARK: &str = "You are a sub-agent";
 
@@ -91,7 +96,7 @@ async fn turn(h: &mut Harness, text: &str) -> TurnEnd {
 
 #[tokio::test]
 async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
-    let mut h = harness_with(|_| {}, true).await;
+    let mut h = harness(|_| {}, true).await;
     std::fs::write(
         h.workspace.path().join("notes.txt"),
         "CHILD-ONLY-CONTENT: the flag is --zebra\n",
@@ -239,7 +244,7 @@ fn child_order(h: &Harness) -> Vec<String> {
 }
 
 async fn two_children(max_parallel: usize) -> Harness {
-    let mut h = harness_with(|c| c.task.max_parallel = max_parallel, true).await;
+    let mut h = harness(|c| c.task.max_parallel = max_parallel, true).await;
     std::fs::write(h.workspace.path().join("a.txt"), "alpha").unwrap();
     h.server.respond_with(|body| {
         if is_child(body) {
@@ -293,7 +298,7 @@ async fn the_bound_on_parallel_children_holds() {
 #[tokio::test]
 async fn a_child_asks_the_same_user_and_never_has_more_rights() {
     // the parent may not write; a general child (all tools) may not either
-    let mut h = harness_with(
+    let mut h = harness(
         |c| {
             c.permission
                 .insert("write".into(), PermissionSetting::Action(Action::Ask));
@@ -337,7 +342,7 @@ async fn a_child_asks_the_same_user_and_never_has_more_rights() {
 
 #[tokio::test]
 async fn headless_rules_hold_for_children() {
-    let mut h = harness_with(
+    let mut h = harness(
         |c| {
             c.permission
                 .insert("write".into(), PermissionSetting::Action(Action::Ask));
@@ -375,7 +380,7 @@ async fn headless_rules_hold_for_children() {
 
 #[tokio::test]
 async fn interrupting_the_parent_interrupts_the_children() {
-    let mut h = harness_with(|_| {}, false).await;
+    let mut h = harness(|_| {}, false).await;
     h.server.respond_with(|body| {
         if is_child(body) {
             // the child's answer never ends
@@ -414,7 +419,7 @@ async fn interrupting_the_parent_interrupts_the_children() {
 
 #[tokio::test]
 async fn children_cannot_nest_beyond_the_depth_limit() {
-    let mut h = harness_with(|c| c.task.max_depth = 2, true).await;
+    let mut h = harness(|c| c.task.max_depth = 2, true).await;
     h.server.respond_with(|body| {
         let first = first_user(body);
         let level = if first.contains("LEVEL2") {
@@ -459,7 +464,7 @@ async fn children_cannot_nest_beyond_the_depth_limit() {
 
 #[tokio::test]
 async fn a_failed_child_is_an_error_result_not_a_failed_turn() {
-    let mut h = harness_with(|_| {}, true).await;
+    let mut h = harness(|_| {}, true).await;
     h.server.respond_with(|body| {
         if is_child(body) {
             support::MockResponse::status(
@@ -483,7 +488,7 @@ async fn a_failed_child_is_an_error_result_not_a_failed_turn() {
 
 #[tokio::test]
 async fn a_task_id_continues_the_same_child() {
-    let mut h = harness_with(|_| {}, true).await;
+    let mut h = harness(|_| {}, true).await;
     let ids: Arc<std::sync::Mutex<Vec<String>>> = Default::default();
     let seen = ids.clone();
     h.server.respond_with(move |body| {
@@ -530,7 +535,7 @@ async fn a_task_id_continues_the_same_child() {
 
 #[tokio::test]
 async fn a_foreign_task_id_is_refused() {
-    let mut h = harness_with(|_| {}, true).await;
+    let mut h = harness(|_| {}, true).await;
     let other = store(&h)
         .create_session("/elsewhere", "mock/test-model")
         .unwrap();
@@ -551,7 +556,7 @@ async fn a_foreign_task_id_is_refused() {
 
 #[tokio::test]
 async fn user_agents_from_config_get_their_prompt_model_and_tools() {
-    let mut h = harness_with(
+    let mut h = harness(
         |c| {
             c.agent.insert(
                 "scout".into(),
@@ -594,7 +599,7 @@ async fn user_agents_from_config_get_their_prompt_model_and_tools() {
 
 #[tokio::test]
 async fn a_child_that_overflows_compacts_its_own_context() {
-    let mut h = harness_with(
+    let mut h = harness(
         |c| {
             c.agent.insert(
                 "explore".into(),

@@ -658,6 +658,20 @@ fn parse_file(
             ));
         }
     }
+    for (name, server) in &config.mcp {
+        super::mcp::check_server(name, server).map_err(|(keys, message)| {
+            let mut path = vec!["mcp", name.as_str()];
+            path.extend(keys);
+            at(span_of(&path), message)
+        })?;
+    }
+    let t = config.tool_search.threshold;
+    if !(t > 0.0 && t <= 1.0) {
+        return Err(at(
+            span_of(&["tool_search", "threshold"]),
+            format!("tool_search.threshold must be in (0, 1], got {t}"),
+        ));
+    }
     for name in config.models.keys() {
         if !name.contains('/') {
             let (line, column) = line_col(text, span_of(&["models", name]).start);
@@ -700,7 +714,7 @@ pub fn check_model_name(model: &str) -> Result<(), String> {
     }
 }
 
-fn is_env_name(s: &str) -> bool {
+pub(crate) fn is_env_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()

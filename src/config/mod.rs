@@ -4,6 +4,9 @@ pub mod agents;
 pub mod catalog;
 pub mod known;
 pub mod load;
+pub mod mcp;
+
+pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
 pub mod trusted;
 
 use std::collections::BTreeMap;
@@ -367,6 +370,12 @@ pub struct Config {
     /// Maximum agent steps per user turn.
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
+    /// MCP servers by name (`[mcp.NAME]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp: BTreeMap<String, McpServerConfig>,
+    /// When MCP tool definitions are deferred behind `tool_search`.
+    #[serde(default)]
+    pub tool_search: ToolSearchConfig,
     /// The OS sandbox around commands.
     #[serde(default)]
     pub sandbox: SandboxMode,
@@ -453,6 +462,8 @@ impl Default for Config {
             permission: BTreeMap::new(),
             instructions: Vec::new(),
             max_steps: default_max_steps(),
+            mcp: BTreeMap::new(),
+            tool_search: ToolSearchConfig::default(),
             sandbox: SandboxMode::default(),
             sandbox_network: false,
             sandbox_writable: Vec::new(),

@@ -540,9 +540,7 @@ impl Estimator {
             raw += self.fixed_text(s) + PART_OVERHEAD;
         }
         for t in tools {
-            raw += self.fixed_text(&t.name) + self.fixed_text(&t.description);
-            let schema = t.parameters.to_string();
-            raw += self.fixed_text(&schema) + TOOL_OVERHEAD;
+            raw += self.tool_raw(t);
         }
         self.overhead_raw = raw;
         match self.overhead_learned {
@@ -550,6 +548,21 @@ impl Estimator {
             Some((_, real)) => real.round() as u64,
             None => self.scale(raw),
         }
+    }
+
+    /// Estimate of tool definitions alone, counted as [`Estimator::request_overhead`] counts
+    /// them (learning nothing): what these tools add to every request.
+    pub fn tool_definitions(&mut self, tools: &[ToolSpec]) -> u64 {
+        let raw: u64 = tools.iter().map(|t| self.tool_raw(t)).sum();
+        self.scale(raw)
+    }
+
+    fn tool_raw(&mut self, t: &ToolSpec) -> u64 {
+        let schema = t.parameters.to_string();
+        self.fixed_text(&t.name)
+            + self.fixed_text(&t.description)
+            + self.fixed_text(&schema)
+            + TOOL_OVERHEAD
     }
 
     fn fixed_text(&mut self, s: &str) -> u64 {

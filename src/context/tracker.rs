@@ -57,6 +57,24 @@ impl ContextTracker {
         self.known = true;
     }
 
+    /// The fixed part of the request (tool definitions) changed from `before` to `after`
+    /// estimated tokens: the figure follows, so the overflow test counts the definitions the
+    /// next request really carries.
+    pub fn on_overhead_change(&mut self, before: u64, after: u64) {
+        if after >= before {
+            self.on_added(after - before);
+            return;
+        }
+        let less = before - after;
+        let from_added = less.min(self.added);
+        self.added -= from_added;
+        self.base = self.base.saturating_sub(less - from_added);
+        if less > from_added {
+            self.base_estimated = true;
+        }
+        self.known = true;
+    }
+
     /// After a compaction or prune (or on load): the figure is an estimate of the new request.
     pub fn on_reset(&mut self, estimate: u64) {
         self.base = estimate;
@@ -126,6 +144,26 @@ mod tests {
             output: 10_000,
             max_tokens: None,
         }
+    }
+
+    #[test]
+    fn tool_definitions_that_come_and_go_move_the_figure() {
+        let mut t = ContextTracker::new();
+        t.on_report(
+            &Usage {
+                input: 10_000,
+                ..Usage::default()
+            },
+            9_000,
+        );
+        t.on_overhead_change(2_000, 5_000);
+        assert_eq!(t.used(), 13_000);
+        t.on_added(100);
+        t.on_overhead_change(5_000, 1_000);
+        assert_eq!(t.used(), 9_100);
+        assert!(t.is_estimate());
+        t.on_overhead_change(1_000, 1_000);
+        assert_eq!(t.used(), 9_100);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Where a runner's events go: straight to the front end, or, for a sub-agent, wrapped in
-//! `Event::Subagent` with its session id (ARCHITECTURE.md §12).
+//! `Event::Subagent` with its session id (ARCHITECTURE.md §13).
 
 use std::sync::Arc;
 

@@ -5,6 +5,7 @@
 
 mod compaction;
 mod emitter;
+mod mcp;
 mod mentions;
 mod persist;
 pub mod prompt;
@@ -29,6 +30,7 @@ use crate::event::{Event, Op};
 use crate::message::Session;
 use crate::store::Store;
 
+pub use mcp::Attachment;
 pub use runner::Runner;
 
 /// A running engine as a front end sees it.
@@ -65,12 +67,23 @@ pub fn spawn(
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(shared::Shared::default());
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+    let notify = ctl_tx.clone();
+    let mcp = crate::mcp::McpManager::new(
+        &opts.config,
+        &opts.workspace,
+        Arc::new(move || {
+            let _ = notify.send(shared::Control::McpChanged);
+        }),
+    );
+    mcp.start_all();
     let history = shared::HistorySource {
         store: store.clone(),
         events: ev_tx.clone(),
+        mcp: (!mcp.is_empty()).then(|| mcp.clone()),
     };
     let on_panic = ev_tx.clone();
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
+    runner.attach_mcp(mcp);
     tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx, history));
     let done = tokio::spawn(async move {
         let run = tokio::spawn(async move { runner.run(ctl_rx).await });

@@ -89,7 +89,7 @@ pub struct Runner {
     pub(super) session: Session,
     pub(super) events: super::emitter::Emitter,
     pub(super) shared: Arc<Shared>,
-    /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §12).
+    /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
     pub(super) role: super::subagent::AgentRole,
     /// What this session's sub-agents used (`/context`, the status bar).
     pub(super) subagents: crate::event::SubagentTotals,
@@ -122,6 +122,8 @@ pub struct Runner {
     pub(super) last_compaction: Option<crate::event::CompactionCost>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    /// The MCP servers' tools, status and attachments (see `mcp.rs`).
+    pub(super) mcp: super::mcp::McpSession,
 }
 
 impl Runner {
@@ -181,6 +183,7 @@ impl Runner {
             store_failure: Default::default(),
             lock,
             window_probe: None,
+            mcp: Default::default(),
             last_compaction: None,
         };
         runner.start_window();
@@ -401,6 +404,9 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        for part in self.attachment_parts() {
+            m.push(part);
+        }
         self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
             self.session.title = title_from(&prompt.text);
@@ -426,11 +432,18 @@ impl Runner {
             };
             match control {
                 Control::Wake => {}
+                Control::McpChanged => {
+                    self.refresh_tools();
+                    self.emit_context();
+                }
                 Control::Op(Op::Shutdown) => break,
                 Control::Op(op) => self.handle_op(op).await,
             }
         }
         self.touch_session();
+        if let Some(m) = &self.mcp.manager {
+            m.shutdown().await;
+        }
     }
 
     async fn handle_op(&mut self, op: Op) {
@@ -488,6 +501,7 @@ impl Runner {
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
+                    self.refresh_tools();
                     if let Some(w) = warning {
                         self.emit(Event::Info { message: w });
                     }
@@ -539,11 +553,31 @@ impl Runner {
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
+            Op::McpPrompt {
+                id,
+                server,
+                prompt,
+                args,
+            } => match self.mcp_prompt_text(&server, &prompt, &args).await {
+                Ok(text) => {
+                    self.user_turn(vec![Prompt { id, text }]).await;
+                }
+                Err(message) => self.emit(Event::Error {
+                    kind: ErrorKind::Mcp,
+                    message,
+                }),
+            },
             Op::Shell { id, command } => self.shell(id, command).await,
             Op::Undo => self.undo().await,
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,
-            Op::UserTurn { .. } | Op::Interrupt | Op::PermissionReply { .. } | Op::Shutdown => {}
+            Op::UserTurn { .. }
+            | Op::Interrupt
+            | Op::PermissionReply { .. }
+            | Op::Shutdown
+            | Op::ListMcpResources
+            | Op::AttachMcpResource { .. }
+            | Op::RestartMcpServer { .. } => {}
         }
     }
 
@@ -585,6 +619,7 @@ impl Runner {
             }
         }
         self.tracker = ContextTracker::default();
+        self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.emit(Event::Error {
                 kind: ErrorKind::Session,
@@ -677,6 +712,7 @@ impl Runner {
 
     /// What the context is made of, for `/context`.
     pub(super) fn breakdown(&mut self) -> Breakdown {
+        self.refresh_tools();
         let mut b = Breakdown {
             window: self.model.limits.context,
             last_compaction: self.last_compaction,

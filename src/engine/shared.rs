@@ -34,6 +34,8 @@ pub struct Shared {
     pub parent_cancel: Option<CancellationToken>,
     /// Wakes the runner when something was queued.
     pub notify: Notify,
+    /// MCP resources being read for the next user message, in the order they were asked for.
+    pub attachments: Mutex<Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>>>,
     /// `/context` was asked for while a turn runs: answered at the next step or tool boundary.
     pub breakdown_wanted: std::sync::atomic::AtomicBool,
 }
@@ -49,6 +51,13 @@ impl Shared {
     /// Something is waiting to be delivered.
     pub fn has_queued(&self) -> bool {
         self.queue.lock().is_ok_and(|q| !q.is_empty())
+    }
+
+    pub fn take_attachments(&self) -> Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>> {
+        self.attachments
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
     }
 
     pub fn fresh_cancel(&self) -> CancellationToken {
@@ -76,6 +85,8 @@ impl Shared {
 pub enum Control {
     /// Something was queued (a user message).
     Wake,
+    /// An MCP server changed state or what it offers.
+    McpChanged,
     Op(Op),
 }
 
@@ -100,10 +111,12 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
     error.into_iter().chain([history]).collect()
 }
 
-/// What the pump needs to answer history requests itself, even while a turn runs.
+/// What the pump needs to answer requests itself (history pages, MCP resources), even while a
+/// turn runs.
 pub struct HistorySource {
     pub store: std::sync::Arc<Store>,
     pub events: mpsc::UnboundedSender<Event>,
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 }
 
 /// Reads ops and routes them: interrupts, permission replies and history pages are answered at
@@ -140,6 +153,9 @@ pub async fn pump(
                         let _ = events.send(event);
                     }
                 });
+            }
+            Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
+                super::mcp::answer_op(op, &shared, &history);
             }
             // the store answers this; no need to wait for a running turn
             Op::ListSessions => {

@@ -1,4 +1,4 @@
-//! Sub-agents (ARCHITECTURE.md §12): a `task` call runs a child session — a second `Runner`
+//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second `Runner`
 //! driven in process, with its own system prompt, history, compaction and pruning — and the
 //! parent gets only the child's final answer.
 
@@ -91,7 +91,8 @@ pub(super) fn tools_for(
     let Some(child) = child else {
         return (registry, Permissions::new(&config.permission));
     };
-    registry.retain(|name| {
+    registry.retain(|tool| {
+        let name = tool.name();
         child.parent_tools.iter().any(|t| t == name)
             && child
                 .tools
@@ -234,7 +235,7 @@ impl Runner {
             ..Shared::default()
         });
         let id = session.id.clone();
-        let child = Runner::build(
+        let mut child = Runner::build(
             self.opts.clone(),
             self.store.clone(),
             session,
@@ -244,6 +245,13 @@ impl Runner {
             Some(setup),
         )
         .map_err(|e| format!("cannot start task {id}: {e:#}"))?;
+        // An agent with every tool has the MCP servers' too (the same running servers); one
+        // with a list of tools has those only.
+        if agent.tools.is_none()
+            && let Some(manager) = &self.mcp.manager
+        {
+            child.attach_mcp(manager.clone());
+        }
         Ok((child, input.prompt))
     }
 

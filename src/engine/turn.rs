@@ -35,6 +35,8 @@ impl Runner {
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
+        self.settle_mcp(&cancel).await;
+        self.collect_attachments().await;
         // A sub-agent's changes are undone with its parent's turn, which snapshots around it.
         let before = if self.role.depth == 0 {
             self.snapshot_before_turn().await
@@ -157,6 +159,9 @@ impl Runner {
                 return Err(TurnEnd::Interrupted);
             }
             let queued = self.shared.take_queue();
+            if !queued.is_empty() {
+                self.collect_attachments().await;
+            }
             for p in &queued {
                 let i = self.push_prompt(p, true).await;
                 *parent = self.view[i].id.clone();
@@ -164,6 +169,7 @@ impl Runner {
             if !queued.is_empty() {
                 self.emit_context();
             }
+            self.settle_mcp(cancel).await;
             self.prune();
             if self.overflowing() {
                 let req = CompactRequest {

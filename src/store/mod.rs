@@ -250,7 +250,7 @@ impl Store {
         self.insert_session(directory, model, None, None)
     }
 
-    /// A sub-agent's session, started by `parent_id` for `agent` (ARCHITECTURE.md §12).
+    /// A sub-agent's session, started by `parent_id` for `agent` (ARCHITECTURE.md §13).
     pub fn create_child_session(
         &self,
         directory: &str,

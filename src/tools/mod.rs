@@ -61,9 +61,9 @@ pub struct ToolOutput {
 
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// A description the model can act on.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The description as offered to the model; a tool whose text depends on settings (the
     /// bash sandbox) adds to it.
     fn describe(&self) -> String {

@@ -90,7 +90,15 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d.insert("edit".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("bash".into(), vec![("*", Ask)]);
     // a sub-agent's own calls are checked like any other; starting one is not a risk by itself
-    for t in ["glob", "grep", "list", "todowrite", "recall", "task"] {
+    for t in [
+        "glob",
+        "grep",
+        "list",
+        "todowrite",
+        "recall",
+        "tool_search",
+        "task",
+    ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
@@ -115,6 +123,9 @@ pub struct Permissions {
     granted: BTreeMap<String, Vec<Rule>>,
     /// Request id → (table, pattern) pairs an "always" reply grants.
     pending: HashMap<String, Vec<(String, String)>>,
+    /// MCP tools: the name the model calls → (server, the server's name for the tool). Their
+    /// rules are the server's table (`[permission.SERVER]`), matched against the tool's name.
+    mcp: HashMap<String, (String, String)>,
     /// Request id → why a bash request asks and whether `--yes` may approve it.
     notes: HashMap<String, Note>,
 }
@@ -167,8 +178,14 @@ impl Permissions {
             rules,
             granted: BTreeMap::new(),
             pending: HashMap::new(),
+            mcp: HashMap::new(),
             notes: HashMap::new(),
         }
+    }
+
+    /// The MCP tools of the session: the name the model calls → (server, the server's name).
+    pub fn set_mcp_tools(&mut self, tools: HashMap<String, (String, String)>) {
+        self.mcp = tools;
     }
 
     /// What the rules say for this call. Paths are resolved against `ctx.workspace` (symlinks and
@@ -378,10 +395,17 @@ impl Permissions {
                     forms: vec![agent],
                 }])
             }
-            _ => Some(vec![Subject {
-                table: tool.into(),
-                grant: "*".into(),
-                forms: vec!["*".into()],
+            _ => Some(vec![match self.mcp.get(tool) {
+                Some((server, name)) => Subject {
+                    table: server.clone(),
+                    grant: name.clone(),
+                    forms: vec![name.clone()],
+                },
+                None => Subject {
+                    table: tool.into(),
+                    grant: "*".into(),
+                    forms: vec!["*".into()],
+                },
             }]),
         }
     }

@@ -51,21 +51,14 @@ impl Registry {
         }
     }
 
-    /// Keeps only the tools `keep` accepts (a sub-agent's tools).
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.tools.retain(|t| keep(t.name()));
-    }
-
     /// Name, description and input schema of every tool, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.describe(),
-                parameters: t.parameters(),
-            })
-            .collect()
+        self.tools.iter().map(|t| spec(t.as_ref())).collect()
+    }
+
+    /// Keeps only the tools for which `keep` is true.
+    pub fn retain(&mut self, keep: impl Fn(&dyn Tool) -> bool) {
+        self.tools.retain(|t| keep(t.as_ref()));
     }
 
     /// The specs in short, for small windows: each description's first paragraph, and the
@@ -82,7 +75,7 @@ impl Registry {
             .collect()
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
 
@@ -182,6 +175,15 @@ impl Registry {
                 }
             }
         }
+    }
+}
+
+/// What the model is offered of one tool: its name, description and input schema.
+pub fn spec(tool: &dyn Tool) -> ToolSpec {
+    ToolSpec {
+        name: tool.name().to_string(),
+        description: tool.describe(),
+        parameters: tool.parameters(),
     }
 }
 

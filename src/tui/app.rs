@@ -36,6 +36,8 @@ pub enum Msg {
 pub enum PickerKind {
     Sessions,
     Model,
+    /// MCP resources (`/resource`); the id is `server:uri`.
+    Resource,
     /// An earlier prompt to go back to (`/rewind`).
     Rewind,
 }
@@ -72,9 +74,13 @@ impl Picker {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     Context(Option<Breakdown>),
     Picker(Picker),
+    /// `/mcp`: the servers, their state, tools and cost.
+    Mcp,
 }
 
 /// Pending permission questions; the first is on screen.
@@ -183,6 +189,8 @@ pub struct App {
     pub banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// The MCP servers as the engine last reported them.
+    pub mcp: Vec<crate::event::McpServerStatus>,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -270,6 +278,7 @@ impl App {
             total_lines: 0,
             banner_lines: 0,
             dirty: true,
+            mcp: Vec::new(),
         }
     }
 
@@ -509,6 +518,8 @@ impl App {
                     self.popup = Some(Popup::Context(Some(b)));
                 }
             }
+            Event::McpStatus { servers } => self.mcp_status(servers),
+            Event::McpResources { resources } => self.mcp_resources(resources),
             Event::ModelChanged { model } => {
                 self.pending_model = None;
                 self.transcript

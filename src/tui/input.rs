@@ -13,6 +13,7 @@ use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
+use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
 use crate::commands::{self, Command};
 
@@ -95,13 +96,17 @@ impl App {
         }
     }
 
-    fn slash_items(&self) -> Option<Vec<Command>> {
+    fn slash_items(&self) -> Option<Vec<SlashItem>> {
         if self.slash_dismissed || self.composer.textarea.lines().len() != 1 {
             return None;
         }
         let text = self.composer.text();
         let word = commands::typing_command(&text)?;
-        let items = commands::filter(word);
+        let mut items: Vec<SlashItem> = commands::filter(word)
+            .into_iter()
+            .map(SlashItem::Command)
+            .collect();
+        items.extend(self.mcp_prompt_items(word));
         (!items.is_empty()).then_some(items)
     }
 
@@ -135,7 +140,7 @@ impl App {
     }
 
     /// The slash popup's entries when it is open.
-    pub fn slash_popup(&self) -> Option<Vec<Command>> {
+    pub fn slash_popup(&self) -> Option<Vec<SlashItem>> {
         if self.popup.is_some() || !self.permissions.queue.is_empty() {
             return None;
         }
@@ -227,7 +232,7 @@ impl App {
                     return;
                 }
                 KeyCode::Tab | KeyCode::BackTab => {
-                    let c = items[self.slash_selected];
+                    let c = &items[self.slash_selected];
                     let text = if c.args().is_empty() {
                         format!("/{}", c.name())
                     } else {
@@ -238,10 +243,22 @@ impl App {
                     return;
                 }
                 KeyCode::Enter if !shift && !alt => {
-                    let c = items[self.slash_selected];
-                    self.composer.take();
+                    let c = items[self.slash_selected].clone();
                     self.slash_selected = 0;
-                    self.run_command(c, None);
+                    match c {
+                        SlashItem::Command(c) => {
+                            self.composer.take();
+                            self.run_command(c, None);
+                        }
+                        // A prompt that needs arguments is completed, not run.
+                        SlashItem::Prompt { required: true, .. } => {
+                            self.composer.set_text(&format!("/{} ", c.name()));
+                        }
+                        SlashItem::Prompt { server, prompt, .. } => {
+                            self.composer.take();
+                            self.run_mcp_prompt(server, prompt, String::new());
+                        }
+                    }
                     return;
                 }
                 KeyCode::Esc => {
@@ -334,6 +351,14 @@ impl App {
     fn submit(&mut self) {
         let text = self.composer.text();
         if text.trim().is_empty() {
+            return;
+        }
+        if let Some(parsed) = self.mcp_prompt_command(&text) {
+            self.composer.take();
+            match parsed {
+                Ok((server, prompt, args)) => self.run_mcp_prompt(server, prompt, args),
+                Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+            }
             return;
         }
         if let Some(parsed) = commands::parse(&text) {
@@ -435,6 +460,8 @@ impl App {
             }
             Command::New => self.send(Op::NewSession),
             Command::Export => self.send(Op::Export { path: arg }),
+            Command::Mcp => self.mcp_command(arg),
+            Command::Resource => self.resource_command(arg),
             Command::Undo => self.send(Op::Undo),
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),
@@ -505,7 +532,7 @@ impl App {
                 KeyCode::PageDown => *scroll += 10,
                 _ => self.popup = None,
             },
-            Popup::Context(_) => self.popup = None,
+            Popup::Context(_) | Popup::Mcp => self.popup = None,
             Popup::Picker(p) => {
                 let n = p.visible().len();
                 match k.code {
@@ -529,6 +556,7 @@ impl App {
                         if let Some(id) = chosen {
                             match kind {
                                 PickerKind::Model => self.set_model(id),
+                                PickerKind::Resource => self.attach_resource(&id),
                                 PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
                                 PickerKind::Sessions => {
                                     if self.busy() {

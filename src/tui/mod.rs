@@ -9,6 +9,7 @@ pub mod format;
 pub mod highlight;
 pub mod input;
 pub mod markdown;
+mod mcp;
 pub mod mentions;
 pub mod subagents;
 pub mod theme;

@@ -24,19 +24,15 @@ pub struct Harness {
 /// An engine on a fresh session with these permission rules; `headless`: no one answers
 /// questions.
 pub async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> Harness {
-    harness_with(
-        move |config| {
-            for (k, v) in permission {
-                config.permission.insert(k.into(), v);
-            }
-        },
-        headless,
-    )
-    .await
+    harness_with(permission, headless, |_| {}).await
 }
 
-/// An engine on a fresh session with the test config changed by `configure`.
-pub async fn harness_with(configure: impl FnOnce(&mut Config), headless: bool) -> Harness {
+/// [`harness`] with the configuration changed by `edit` before the engine starts.
+pub async fn harness_with(
+    permission: Vec<(&str, PermissionSetting)>,
+    headless: bool,
+    edit: impl FnOnce(&mut Config),
+) -> Harness {
     let server = MockServer::start().await;
     let workspace = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
@@ -63,7 +59,10 @@ pub async fn harness_with(configure: impl FnOnce(&mut Config), headless: bool) -
             ..ModelConfig::default()
         },
     );
-    configure(&mut config);
+    for (k, v) in permission {
+        config.permission.insert(k.into(), v);
+    }
+    edit(&mut config);
     let store = Arc::new(Store::open(data.path()).unwrap());
     let ws = workspace.path().canonicalize().unwrap();
     let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();

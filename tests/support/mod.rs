@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod engine;
 pub mod faults;
+pub mod mcp;
 pub mod mock;
 pub mod openai;
 pub mod pith;

@@ -48,7 +48,9 @@ fn emit(
     is_set: &dyn Fn(&str) -> bool,
 ) {
     let prefix = path.iter().fold(String::new(), |acc, k| join_key(&acc, k));
-    let in_headers = path.len() == 3 && path[0] == "provider" && path[2] == "headers";
+    let in_headers = path.len() == 3
+        && ((path[0] == "provider" && path[2] == "headers")
+            || (path[0] == "mcp" && matches!(path[2], "headers" | "env")));
     let mut keys: Vec<&String> = table.keys().collect();
     keys.sort();
     for k in keys.iter().filter(|k| !table[k.as_str()].is_table()) {

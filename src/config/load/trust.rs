@@ -3,7 +3,8 @@
 //! A repository can carry a `pith.toml`; until the user trusts the directory it is used only for
 //! harmless keys: the model, model limits, compaction, tool output, step limit, instruction
 //! files inside the workspace, rules that deny, and a sandbox at least as strict as the one in
-//! force. Everything else (providers, so `base_url`, headers and key variables; looser rules; a
+//! force, and when MCP definitions are deferred. Everything else (MCP servers, which run programs;
+//! providers, so `base_url`, headers and key variables; looser rules; a
 //! weaker sandbox or network; extra writable directories; `env_allow`; `trusted_directories`)
 //! is dropped and named in one warning.
 
@@ -13,7 +14,14 @@ use super::{collect_leaves, join_key};
 use crate::config::SandboxMode;
 
 /// Keys an untrusted file may set freely.
-const HARMLESS: &[&str] = &["model", "models", "compaction", "tool_output", "max_steps"];
+const HARMLESS: &[&str] = &[
+    "model",
+    "models",
+    "compaction",
+    "tool_output",
+    "max_steps",
+    "tool_search",
+];
 
 /// Removes from `layer` (an untrusted workspace file) what it may not set, given `trusted` (the
 /// configuration merged so far). Returns the dotted names of what was removed.

@@ -55,7 +55,10 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     match &mut app.popup {
         Some(Popup::Help { scroll }) => *scroll = popups::help(frame, transcript_area, *scroll),
-        Some(Popup::Context(b)) => popups::context(frame, above_status, b.as_ref(), &app.context),
+        Some(Popup::Context(b)) => {
+            popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)
+        }
+        Some(Popup::Mcp) => popups::mcp(frame, above_status, &app.mcp),
         Some(Popup::Picker(p)) => popups::picker(frame, above_status, p),
         None => {}
     }

@@ -7,10 +7,11 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
-use crate::event::{Breakdown, ContextUsage};
+use crate::event::{Breakdown, ContextUsage, McpServerStatus, McpState};
 
 use super::super::app::{App, Picker, PickerKind};
 use super::super::format::{self, truncate};
+use super::super::mcp::SlashItem;
 use crate::commands::Command;
 
 fn block(title: &str) -> Block<'static> {
@@ -43,7 +44,13 @@ fn selected_style() -> Style {
 }
 
 /// The slash-command list, drawn just above the composer (`anchor` is the composer's area).
-pub fn slash(frame: &mut Frame, items: &[Command], selected: usize, anchor: Rect, limit_top: u16) {
+pub fn slash(
+    frame: &mut Frame,
+    items: &[SlashItem],
+    selected: usize,
+    anchor: Rect,
+    limit_top: u16,
+) {
     let rows = items.len().min(8) as u16;
     let h = rows + 2;
     if anchor.y < limit_top + h || anchor.width < 10 {
@@ -58,7 +65,7 @@ pub fn slash(frame: &mut Frame, items: &[Command], selected: usize, anchor: Rect
     let first = selected.saturating_sub(rows as usize - 1);
     let name_w = items
         .iter()
-        .map(|c| format::width(c.name()) + format::width(c.args()) + 2)
+        .map(|c| format::width(&c.name()) + format::width(&c.args()) + 2)
         .max()
         .unwrap_or(0);
     let inner_w = area.width.saturating_sub(2) as usize;
@@ -87,6 +94,68 @@ pub fn slash(frame: &mut Frame, items: &[Command], selected: usize, anchor: Rect
         Paragraph::new(lines).block(block("commands · tab completes · enter runs")),
         area,
     );
+}
+
+/// `/mcp`: every server, its state, tools, cost and prompts.
+pub fn mcp(frame: &mut Frame, area: Rect, servers: &[McpServerStatus]) {
+    let mut lines: Vec<Line> = Vec::new();
+    if servers.is_empty() {
+        lines.push(Line::from(Span::styled(
+            " No MCP servers. Add one as [mcp.NAME] in the config (see config.example.toml).",
+            Style::default().fg(theme().dim),
+        )));
+    }
+    let name_w = servers
+        .iter()
+        .map(|s| format::width(&s.name))
+        .max()
+        .unwrap_or(0);
+    let inner_w = area.width.saturating_sub(6).min(94) as usize;
+    for s in servers {
+        let (mark, color) = match &s.state {
+            McpState::Ready => ("●", theme().ok),
+            McpState::Starting => ("◌", theme().warn),
+            McpState::Disabled => ("○", theme().dim),
+            McpState::Failed { .. } | McpState::Exited { .. } => ("✗", theme().err),
+        };
+        let head = format!(" {:<name_w$}  {:<5}  ", s.name, s.transport);
+        let rest = truncate(
+            &super::super::mcp::describe(s),
+            inner_w.saturating_sub(format::width(&head) + 3),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {mark}"), Style::default().fg(color)),
+            Span::styled(head, Style::default().add_modifier(Modifier::BOLD)),
+            Span::raw(rest),
+        ]));
+        if !s.prompts.is_empty() {
+            let prompts: Vec<String> = s
+                .prompts
+                .iter()
+                .map(|p| format!("/{}:{}", s.name, p.name))
+                .collect();
+            let text = format!("     prompts: {}", prompts.join(" "));
+            lines.push(Line::from(Span::styled(
+                truncate(&text, inner_w),
+                Style::default().fg(theme().dim),
+            )));
+        }
+        if s.resources && s.state == McpState::Ready {
+            lines.push(Line::from(Span::styled(
+                "     resources: /resource to attach one",
+                Style::default().fg(theme().dim),
+            )));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        " /mcp restart NAME restarts a server · its log is in pith's log file · any key closes",
+        Style::default().fg(theme().dim),
+    )));
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = centered(area, (inner_w as u16 + 4).max(40), h);
+    frame.render_widget(Clear, r);
+    frame.render_widget(Paragraph::new(lines).block(block("mcp servers")), r);
 }
 
 /// The `@` file picker, just above the composer.
@@ -252,13 +321,18 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     spans
 }
 
-pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &ContextUsage) {
-    let r = centered(
-        area,
-        64,
-        17 + u16::from(b.is_some_and(|b| b.last_compaction.is_some()))
-            + u16::from(b.is_some_and(|b| b.subagents.runs > 0)),
-    );
+pub fn context(
+    frame: &mut Frame,
+    area: Rect,
+    b: Option<&Breakdown>,
+    usage: &ContextUsage,
+    mcp: &[McpServerStatus],
+) {
+    let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
+    let base = 17
+        + u16::from(b.is_some_and(|b| b.last_compaction.is_some()))
+        + u16::from(b.is_some_and(|b| b.subagents.runs > 0));
+    let r = centered(area, 64, base + mcp.len() as u16);
     frame.render_widget(Clear, r);
     let Some(b) = b else {
         frame.render_widget(
@@ -316,6 +390,18 @@ pub fn context(frame: &mut Frame, area: Rect, b: Option<&Breakdown>, usage: &Con
     };
     for (i, (name, color)) in SEGMENTS.iter().enumerate() {
         lines.push(row("█", *color, name, values[i], pct(values[i])));
+        if i == 1 {
+            // The tools' share of each MCP server (as sent whole; deferred ones cost their
+            // index line until loaded).
+            for s in &mcp {
+                let name = format!(
+                    "  mcp {}{}",
+                    s.name,
+                    if s.deferred { " (deferred)" } else { "" }
+                );
+                lines.push(row(" ", theme().dim, &name, s.tokens, String::new()));
+            }
+        }
     }
     lines.push(row("░", theme().dim, "free", b.free, pct(b.free)));
     lines.push(row(
@@ -382,6 +468,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     let title = match p.kind {
         PickerKind::Sessions => "resume a session",
         PickerKind::Model => "switch model",
+        PickerKind::Resource => "attach an MCP resource to your next message",
         PickerKind::Rewind => "go back to before this prompt (files and conversation)",
     };
     let items = p.visible();

@@ -127,6 +127,37 @@ fn state_text(app: &App) -> (String, Style) {
     }
 }
 
+/// `mcp 2/3`: servers ready of those enabled; amber while one starts, red when one failed.
+fn mcp_span(app: &App) -> Option<Span<'static>> {
+    use crate::event::McpState;
+    let enabled: Vec<_> = app
+        .mcp
+        .iter()
+        .filter(|s| s.state != McpState::Disabled)
+        .collect();
+    if enabled.is_empty() {
+        return None;
+    }
+    let ready = enabled
+        .iter()
+        .filter(|s| s.state == McpState::Ready)
+        .count();
+    let color = if enabled
+        .iter()
+        .any(|s| matches!(s.state, McpState::Failed { .. } | McpState::Exited { .. }))
+    {
+        theme().err
+    } else if ready < enabled.len() {
+        theme().warn
+    } else {
+        theme().muted
+    };
+    Some(Span::styled(
+        format!("mcp {ready}/{}", enabled.len()),
+        Style::default().fg(color),
+    ))
+}
+
 fn workspace_text(app: &App) -> String {
     let ws = super::super::app::home_short(&app.workspace.display().to_string());
     match &app.git_branch {
@@ -204,6 +235,10 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
                 cost.clone(),
                 Style::default().fg(theme().muted),
             ));
+            if let Some(m) = mcp_span(app) {
+                left.push(sep());
+                left.push(m);
+            }
         }
         left.push(sep());
         left.push(Span::styled(state.clone(), state_style));

@@ -1,0 +1,315 @@
+//! The runner's side of MCP: the servers' tools in the registry and in the request (whole, or
+//! deferred behind `tool_search`), the context figure kept exact as definitions come and go,
+//! the servers' status for the front ends, prompts as user messages, resources as attachments.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::runner::Runner;
+use crate::event::{EngineState, Event, McpServerStatus, McpState};
+use crate::llm::ToolSpec;
+use crate::mcp::search::{self, TOOL_SEARCH, ToolSearch};
+use crate::mcp::{McpManager, McpTool};
+use crate::message::PartKind;
+use crate::tools::registry::spec;
+use crate::tools::{Registry, Tool};
+
+/// A resource read for the next user message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    /// `server:uri`.
+    pub label: String,
+    pub mime: String,
+    pub text: String,
+}
+
+/// What the runner keeps about MCP.
+#[derive(Default)]
+pub(super) struct McpSession {
+    pub manager: Option<Arc<McpManager>>,
+    /// The manager's generation the tools were built from.
+    generation: Option<u64>,
+    /// Every MCP tool, offered or deferred.
+    tools: Vec<Arc<McpTool>>,
+    /// The built-in registry and specs, before any MCP tool.
+    builtin: Option<(Registry, Vec<ToolSpec>)>,
+    /// Last status sent to the front ends.
+    status: Vec<McpServerStatus>,
+    /// Resources read for the next user message.
+    pub attachments: Vec<Attachment>,
+}
+
+impl Runner {
+    /// Starts using `manager`'s servers (already starting in the background).
+    pub fn attach_mcp(&mut self, manager: Arc<McpManager>) {
+        if manager.is_empty() {
+            return;
+        }
+        self.mcp.builtin = Some((self.registry.clone(), self.tool_specs.clone()));
+        self.mcp.manager = Some(manager);
+        self.refresh_tools();
+    }
+
+    /// Forgets what the tools were built from (a new session has new permissions and history).
+    pub(super) fn reset_mcp(&mut self) {
+        self.mcp.generation = None;
+        self.refresh_tools();
+    }
+
+    /// Brings the registry and the request's tools up to date with the servers and the history:
+    /// every MCP tool is in the registry; the request carries all their definitions, or — when
+    /// they would take more than `tool_search.threshold` of the window — `tool_search` with an
+    /// index and the definitions the history loaded. The context figure follows the change of
+    /// definitions; the front ends get the servers' status when it changed.
+    pub(super) fn refresh_tools(&mut self) {
+        let Some(manager) = self.mcp.manager.clone() else {
+            return;
+        };
+        let Some((builtin_registry, builtin_specs)) = self.mcp.builtin.clone() else {
+            return;
+        };
+        let generation = manager.generation();
+        if self.mcp.generation != Some(generation) {
+            self.mcp.generation = Some(generation);
+            self.rebuild_mcp_tools(&manager, builtin_registry);
+        }
+        let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec(t.as_ref())).collect();
+        let total = self.estimator.tool_definitions(&mcp_specs);
+        let deferred = search::should_defer(
+            &self.opts.config.tool_search,
+            total,
+            self.model.limits.context,
+        );
+        let mut specs = builtin_specs;
+        if deferred {
+            let names: Vec<&str> = self.mcp.tools.iter().map(|t| t.name()).collect();
+            let loaded = search::loaded(&self.view, &|n| names.contains(&n));
+            let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
+            specs.push(spec(&loader));
+            self.registry.register(Arc::new(loader));
+            specs.extend(mcp_specs.into_iter().filter(|s| loaded.contains(&s.name)));
+        } else {
+            self.registry.retain(|t| t.name() != TOOL_SEARCH);
+            specs.extend(mcp_specs);
+        }
+        if specs != self.tool_specs {
+            let before = self.overhead();
+            self.tool_specs = specs;
+            let after = self.overhead();
+            self.tracker.on_overhead_change(before, after);
+        }
+        self.emit_mcp_status(&manager, deferred);
+    }
+
+    fn rebuild_mcp_tools(&mut self, manager: &Arc<McpManager>, mut registry: Registry) {
+        let mut tools: Vec<Arc<McpTool>> = Vec::new();
+        let mut owners = HashMap::new();
+        for server in manager.servers() {
+            if !matches!(server.state(), McpState::Ready | McpState::Exited { .. }) {
+                continue;
+            }
+            for t in server.tools() {
+                let tool = Arc::new(McpTool::new(manager.clone(), server.clone(), &t));
+                if registry.get(tool.name()).is_some() {
+                    tracing::warn!(
+                        tool = tool.name(),
+                        "two MCP tools share a name; the second is left out"
+                    );
+                    continue;
+                }
+                owners.insert(
+                    tool.name().to_string(),
+                    (tool.server().to_string(), tool.remote().to_string()),
+                );
+                registry.register(tool.clone());
+                tools.push(tool);
+            }
+        }
+        self.permissions.set_mcp_tools(owners);
+        self.registry = registry;
+        self.mcp.tools = tools;
+    }
+
+    fn emit_mcp_status(&mut self, manager: &Arc<McpManager>, deferred: bool) {
+        let mut status = Vec::new();
+        for server in manager.servers() {
+            let specs: Vec<ToolSpec> = self
+                .mcp
+                .tools
+                .iter()
+                .filter(|t| t.server() == server.name)
+                .map(|t| spec(t.as_ref()))
+                .collect();
+            status.push(McpServerStatus {
+                name: server.name.clone(),
+                transport: server.config.transport().to_string(),
+                state: server.state(),
+                tools: specs.len(),
+                tokens: self.estimator.tool_definitions(&specs),
+                deferred: deferred && !specs.is_empty(),
+                prompts: server.prompts(),
+                resources: server.has_resources(),
+            });
+        }
+        if status != self.mcp.status {
+            self.mcp.status = status.clone();
+            self.emit(Event::McpStatus { servers: status });
+        }
+    }
+
+    /// Before a step: waits for servers still starting (each within its startup timeout) and
+    /// for lists a server said changed, so the request has their tools.
+    pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
+        let Some(manager) = self.mcp.manager.clone() else {
+            return;
+        };
+        let starting = manager.starting();
+        if !starting.is_empty() {
+            self.state(
+                EngineState::Running,
+                Some(format!("starting MCP servers: {}", starting.join(", "))),
+            );
+        }
+        if !starting.is_empty() || manager.refreshing() {
+            manager.settle(cancel).await;
+        }
+        self.refresh_tools();
+    }
+
+    /// The user message an MCP prompt command becomes.
+    pub(super) async fn mcp_prompt_text(
+        &mut self,
+        server: &str,
+        prompt: &str,
+        args: &str,
+    ) -> Result<String, String> {
+        let manager = self
+            .mcp
+            .manager
+            .clone()
+            .ok_or_else(|| "no MCP servers are configured".to_string())?;
+        let spec = manager
+            .server(server)
+            .ok_or_else(|| format!("no MCP server named {server}"))?
+            .prompts()
+            .into_iter()
+            .find(|p| p.name == prompt)
+            .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
+        let arguments = crate::mcp::prompt::arguments(&spec.arguments, args)
+            .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
+        let result = manager.get_prompt(server, prompt, arguments).await?;
+        let text = crate::mcp::prompt::prompt_text(&result);
+        if text.trim().is_empty() {
+            return Err(format!("/{server}:{prompt} returned no text"));
+        }
+        Ok(text)
+    }
+
+    /// Attachments read for the next message (waiting for reads still running).
+    pub(super) async fn collect_attachments(&mut self) {
+        let pending = self.shared.take_attachments();
+        for read in pending {
+            if let Ok(Some(a)) = read.await {
+                self.mcp.attachments.push(a);
+            }
+        }
+    }
+
+    /// The parts the pending attachments add to a user message: a File part naming each and a
+    /// synthetic text part holding its contents (cut like a tool output).
+    pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
+        let limits = self.tool_output();
+        let mut parts = Vec::new();
+        for a in std::mem::take(&mut self.mcp.attachments) {
+            let mut text = a.text;
+            if crate::tools::truncate::needs_truncation(&text, &limits) {
+                let id = format!("resource_{}", ulid::Ulid::new());
+                text = crate::tools::truncate::truncate(&text, &limits, &self.opts.data_dir, &id);
+            }
+            parts.push(PartKind::File {
+                path: a.label.clone(),
+                mime: a.mime.clone(),
+            });
+            parts.push(PartKind::Text {
+                text: format!("Attached MCP resource {}:\n{text}", a.label),
+                synthetic: true,
+            });
+        }
+        parts
+    }
+}
+
+/// The MCP ops the pump answers at once, even while a turn runs: listing resources, reading one
+/// for the next message (the runner waits for the read before it stores that message), and
+/// restarting a server.
+pub(super) fn answer_op(
+    op: crate::event::Op,
+    shared: &super::shared::Shared,
+    src: &super::shared::HistorySource,
+) {
+    use crate::event::{ErrorKind, Op};
+    let events = src.events.clone();
+    let Some(manager) = src.mcp.clone() else {
+        let _ = match op {
+            Op::ListMcpResources => events.send(Event::McpResources {
+                resources: Vec::new(),
+            }),
+            _ => events.send(Event::Error {
+                kind: ErrorKind::Mcp,
+                message: "no MCP servers are configured ([mcp.NAME] in the config)".into(),
+            }),
+        };
+        return;
+    };
+    match op {
+        Op::ListMcpResources => {
+            tokio::spawn(async move {
+                let resources = manager.list_resources().await;
+                let _ = events.send(Event::McpResources { resources });
+            });
+        }
+        Op::AttachMcpResource { server, uri } => {
+            let read = tokio::spawn(async move {
+                let label = format!("{server}:{uri}");
+                match manager.read_resource(&server, &uri).await {
+                    Ok(r) => {
+                        let (text, mime) = crate::mcp::prompt::resource_text(&uri, &r);
+                        let _ = events.send(Event::Info {
+                            message: format!(
+                                "attached {label} ({}) to your next message",
+                                crate::tools::truncate::human_bytes(text.len())
+                            ),
+                        });
+                        Some(Attachment { label, mime, text })
+                    }
+                    Err(e) => {
+                        let _ = events.send(Event::Error {
+                            kind: ErrorKind::Mcp,
+                            message: format!("cannot read {label}: {e}"),
+                        });
+                        None
+                    }
+                }
+            });
+            if let Ok(mut a) = shared.attachments.lock() {
+                a.push(read);
+            }
+        }
+        Op::RestartMcpServer { name } => {
+            tokio::spawn(async move {
+                if manager.server(&name).is_none() {
+                    let _ = events.send(Event::Error {
+                        kind: ErrorKind::Mcp,
+                        message: format!("no MCP server named {name}"),
+                    });
+                    return;
+                }
+                // A failure shows as the server's state.
+                let _ = manager.restart(&name).await;
+            });
+        }
+        _ => {}
+    }
+}

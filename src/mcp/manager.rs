@@ -1,0 +1,643 @@
+//! The MCP servers of an engine: started in the background, restarted on the next use after they
+//! fail or exit, their tools, prompts and resources kept up to date (`list_changed`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, JsonObject,
+    ReadResourceRequestParams, ReadResourceResult,
+};
+use rmcp::service::RoleClient;
+use rmcp::{Peer, ServiceError};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{self, Changed, Connection, Handler};
+use crate::config::{Config, McpServerConfig};
+use crate::event::{McpPrompt, McpPromptArg, McpResource, McpState};
+
+/// The most resources one server lists for `/resource`.
+const RESOURCES_MAX: usize = 500;
+
+/// Why a call did not return a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// The user interrupted.
+    Cancelled,
+    /// Anything else, as one line for the model and the user.
+    Failed(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Cancelled => f.write_str("interrupted"),
+            CallError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// One server's live state.
+struct Live {
+    state: McpState,
+    peer: Option<Peer<RoleClient>>,
+    stop: Option<CancellationToken>,
+    /// The tasks that stop each connection's process (awaited on shutdown).
+    watchers: Vec<tokio::task::JoinHandle<()>>,
+    /// Bumped on every connection, so the end of an old one changes nothing.
+    epoch: u64,
+    /// What it offered when last listed (kept after it exits: a call restarts it).
+    tools: Vec<rmcp::model::Tool>,
+    prompts: Vec<McpPrompt>,
+    resources: bool,
+}
+
+/// One configured server.
+pub struct Server {
+    pub name: String,
+    pub config: McpServerConfig,
+    live: Mutex<Live>,
+    /// One (re)connection at a time.
+    connecting: tokio::sync::Mutex<()>,
+    /// A re-listing is queued (a burst of `list_changed` makes one, not one each).
+    relist_queued: std::sync::atomic::AtomicBool,
+}
+
+impl Server {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn state(&self) -> McpState {
+        self.lock().state.clone()
+    }
+
+    /// Its tools that the config lets through.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.lock()
+            .tools
+            .iter()
+            .filter(|t| self.config.offers(&t.name))
+            .cloned()
+            .collect()
+    }
+
+    pub fn prompts(&self) -> Vec<McpPrompt> {
+        self.lock().prompts.clone()
+    }
+
+    pub fn has_resources(&self) -> bool {
+        self.lock().resources
+    }
+}
+
+/// Everything the manager reports to its owner.
+pub type OnChange = Arc<dyn Fn() + Send + Sync>;
+/// How the environment is read (the process's, or a test's).
+pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The servers of one engine.
+pub struct McpManager {
+    servers: Vec<Arc<Server>>,
+    workspace: PathBuf,
+    /// Bumped on every change of a server's state or offer.
+    generation: watch::Sender<u64>,
+    on_change: OnChange,
+    env: Env,
+    /// Lists being fetched again after a server said they changed.
+    refreshing: std::sync::atomic::AtomicUsize,
+}
+
+impl McpManager {
+    /// The configured servers, none started yet. `on_change` is called (from any task) whenever
+    /// a server changes state or what it offers.
+    pub fn new(config: &Config, workspace: &Path, on_change: OnChange) -> Arc<McpManager> {
+        Self::with_env(
+            config,
+            workspace,
+            on_change,
+            Arc::new(|v| std::env::var(v).ok()),
+        )
+    }
+
+    /// [`McpManager::new`] with the environment as a lookup (tests).
+    pub fn with_env(
+        config: &Config,
+        workspace: &Path,
+        on_change: OnChange,
+        env: Env,
+    ) -> Arc<McpManager> {
+        let servers = config
+            .mcp
+            .iter()
+            .map(|(name, c)| {
+                Arc::new(Server {
+                    name: name.clone(),
+                    config: c.clone(),
+                    live: Mutex::new(Live {
+                        state: if c.enabled {
+                            McpState::Starting
+                        } else {
+                            McpState::Disabled
+                        },
+                        peer: None,
+                        stop: None,
+                        watchers: Vec::new(),
+                        epoch: 0,
+                        tools: Vec::new(),
+                        prompts: Vec::new(),
+                        resources: false,
+                    }),
+                    connecting: tokio::sync::Mutex::new(()),
+                    relist_queued: Default::default(),
+                })
+            })
+            .collect();
+        Arc::new(McpManager {
+            servers,
+            workspace: workspace.to_path_buf(),
+            generation: watch::Sender::new(0),
+            on_change,
+            env,
+            refreshing: Default::default(),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    pub fn servers(&self) -> &[Arc<Server>] {
+        &self.servers
+    }
+
+    pub fn server(&self, name: &str) -> Option<&Arc<Server>> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Changes with every change of state or offer.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    fn changed(&self) {
+        self.generation.send_modify(|g| *g += 1);
+        (self.on_change)();
+    }
+
+    /// Starts every enabled server in the background.
+    pub fn start_all(self: &Arc<Self>) {
+        for server in &self.servers {
+            if server.config.enabled {
+                let me = self.clone();
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let _ = me.ensure(&server).await;
+                });
+            }
+        }
+    }
+
+    /// Whether some server is still starting.
+    pub fn starting(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|s| s.state() == McpState::Starting)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// Some server said its tools changed and they are being listed again.
+    pub fn refreshing(&self) -> bool {
+        self.refreshing.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    /// Waits until no server is starting or being listed again (each bounded by its startup
+    /// timeout), or `cancel`.
+    pub async fn settle(&self, cancel: &CancellationToken) {
+        let mut rx = self.generation.subscribe();
+        loop {
+            if self.starting().is_empty() && !self.refreshing() {
+                return;
+            }
+            tokio::select! {
+                r = rx.changed() => if r.is_err() { return },
+                _ = cancel.cancelled() => return,
+            }
+        }
+    }
+
+    /// The server's connection, starting it first when it is not running (at start-up, after it
+    /// failed or exited, or after a restart was asked for).
+    async fn ensure(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, String> {
+        let _one = server.connecting.lock().await;
+        {
+            let live = server.lock();
+            if let (McpState::Ready, Some(peer)) = (&live.state, &live.peer)
+                && !peer.is_transport_closed()
+            {
+                return Ok(peer.clone());
+            }
+        }
+        if !server.config.enabled {
+            return Err(format!("the MCP server {} is disabled", server.name));
+        }
+        self.set_state(server, McpState::Starting);
+        tracing::info!(server = %server.name, "starting MCP server");
+        match self.connect(server).await {
+            Ok(peer) => Ok(peer),
+            Err(reason) => {
+                tracing::warn!(server = %server.name, "MCP server failed to start: {reason}");
+                self.set_state(
+                    server,
+                    McpState::Failed {
+                        reason: reason.clone(),
+                    },
+                );
+                Err(reason)
+            }
+        }
+    }
+
+    async fn connect(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, String> {
+        let weak: Weak<McpManager> = Arc::downgrade(self);
+        let server_weak = Arc::downgrade(server);
+        let handler = Handler {
+            server: server.name.clone(),
+            workspace: self.workspace.to_string_lossy().into_owned(),
+            on_change: Arc::new(move |what| {
+                if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
+                        return; // the queued re-listing will see this change too
+                    }
+                    // Counted before the result of the call that caused it is returned, so the
+                    // next step waits for the new list.
+                    me.refreshing.fetch_add(1, SeqCst);
+                    tokio::spawn(async move {
+                        me.clone().refresh(&server, what).await;
+                        me.refreshing
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        me.changed();
+                    });
+                }
+            }),
+        };
+        let env = self.env.clone();
+        let conn = connect::connect(
+            &server.name,
+            &server.config,
+            &self.workspace,
+            handler,
+            &|v| env(v),
+        )
+        .await?;
+        let Connection {
+            peer,
+            instructions: _,
+            server_info,
+            stop,
+            ended,
+            watcher,
+        } = conn;
+        let timeout = server.config.startup_timeout();
+        let listed = tokio::time::timeout(timeout, list_offer(&peer)).await;
+        let (tools, prompts, resources) = match listed {
+            Ok(Ok(offer)) => offer,
+            Ok(Err(e)) => {
+                stop.cancel();
+                return Err(format!("tools/list failed: {}", service_error(&e)));
+            }
+            Err(_) => {
+                stop.cancel();
+                return Err(format!(
+                    "no answer to tools/list within {} s",
+                    timeout.as_secs()
+                ));
+            }
+        };
+        tracing::info!(
+            server = %server.name,
+            info = %server_info,
+            tools = tools.len(),
+            "MCP server ready"
+        );
+        let epoch = {
+            let mut live = server.lock();
+            live.epoch += 1;
+            live.state = McpState::Ready;
+            live.peer = Some(peer.clone());
+            live.stop = Some(stop);
+            live.watchers.retain(|w| !w.is_finished());
+            live.watchers.push(watcher);
+            live.tools = tools;
+            live.prompts = prompts;
+            live.resources = resources;
+            live.epoch
+        };
+        self.changed();
+        // When the connection ends, say so (unless a newer one replaced it).
+        let me = Arc::downgrade(self);
+        let srv = server.clone();
+        tokio::spawn(async move {
+            let why = ended
+                .await
+                .unwrap_or_else(|_| "the connection ended".into());
+            let Some(me) = me.upgrade() else { return };
+            let current = {
+                let mut live = srv.lock();
+                let current = live.epoch == epoch && live.state == McpState::Ready;
+                if current {
+                    live.peer = None;
+                    live.stop = None;
+                    live.state = McpState::Exited {
+                        reason: why.clone(),
+                    };
+                }
+                current
+            };
+            if current {
+                tracing::warn!(server = %srv.name, "MCP server exited: {why}");
+                me.changed();
+            }
+        });
+        Ok(peer)
+    }
+
+    fn set_state(&self, server: &Server, state: McpState) {
+        let changed = {
+            let mut live = server.lock();
+            let changed = live.state != state;
+            live.state = state;
+            changed
+        };
+        if changed {
+            self.changed();
+        }
+    }
+
+    /// A server said its tools (or prompts, or resources) changed: list them again.
+    async fn refresh(self: Arc<Self>, server: &Arc<Server>, what: Changed) {
+        if what == Changed::Tools {
+            // A change announced from now on needs a listing after this one.
+            server
+                .relist_queued
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        let Some(peer) = server.lock().peer.clone() else {
+            return;
+        };
+        let timeout = server.config.startup_timeout();
+        match what {
+            Changed::Tools => match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+                Ok(Ok(tools)) => {
+                    tracing::info!(server = %server.name, tools = tools.len(), "MCP tools changed");
+                    server.lock().tools = tools;
+                    self.changed();
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(server = %server.name, "tools/list failed: {}", service_error(&e))
+                }
+                Err(_) => tracing::warn!(server = %server.name, "tools/list timed out"),
+            },
+            Changed::Prompts => {
+                if let Ok(Ok(prompts)) =
+                    tokio::time::timeout(timeout, peer.list_all_prompts()).await
+                {
+                    server.lock().prompts = prompts.into_iter().map(prompt_info).collect();
+                    self.changed();
+                }
+            }
+            Changed::Resources => {}
+        }
+    }
+
+    /// Stops a server (if it runs) and starts it again.
+    pub async fn restart(self: &Arc<Self>, name: &str) -> Result<(), String> {
+        let server = self
+            .server(name)
+            .cloned()
+            .ok_or_else(|| format!("no MCP server named {name}"))?;
+        {
+            let mut live = server.lock();
+            if let Some(stop) = live.stop.take() {
+                stop.cancel();
+            }
+            live.peer = None;
+            live.epoch += 1;
+        }
+        self.ensure(&server).await.map(|_| ())
+    }
+
+    /// Calls a tool, starting the server first when it is not running. Bounded by the server's
+    /// tool timeout; `cancel` stops waiting (the server is told the call was cancelled).
+    pub async fn call(
+        self: &Arc<Self>,
+        server: &Arc<Server>,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let peer = tokio::select! {
+            p = self.ensure(server) => p.map_err(|reason| CallError::Failed(format!(
+                "The MCP server {} is not running and could not be started: {reason}",
+                server.name
+            )))?,
+            _ = cancel.cancelled() => return Err(CallError::Cancelled),
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(a) = arguments {
+            params = params.with_arguments(a);
+        }
+        let timeout = server.config.tool_timeout();
+        let call = tokio::time::timeout(timeout, peer.call_tool(params));
+        let result = tokio::select! {
+            r = call => r,
+            _ = cancel.cancelled() => return Err(CallError::Cancelled),
+        };
+        match result {
+            Ok(Ok(r)) => Ok(r),
+            Err(_) => Err(CallError::Failed(format!(
+                "The MCP server {} did not answer {tool} within {} s; the call was cancelled. The server may be stuck: try again, or work without it.",
+                server.name,
+                timeout.as_secs()
+            ))),
+            Ok(Err(e)) if is_gone(&e, &peer) => {
+                // Let the connection's watcher record why it ended.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let why = match server.state() {
+                    McpState::Exited { reason } => format!(" ({reason})"),
+                    _ => String::new(),
+                };
+                Err(CallError::Failed(format!(
+                    "The MCP server {} stopped during the call{why}. It is restarted on the next call of one of its tools.",
+                    server.name
+                )))
+            }
+            Ok(Err(e)) => Err(CallError::Failed(format!(
+                "The MCP server {} rejected the call: {}",
+                server.name,
+                service_error(&e)
+            ))),
+        }
+    }
+
+    /// Runs an MCP prompt with its arguments.
+    pub async fn get_prompt(
+        self: &Arc<Self>,
+        server: &str,
+        prompt: &str,
+        arguments: JsonObject,
+    ) -> Result<GetPromptResult, String> {
+        let s = self
+            .server(server)
+            .cloned()
+            .ok_or_else(|| format!("no MCP server named {server}"))?;
+        let peer = self.ensure(&s).await?;
+        let mut params = GetPromptRequestParams::new(prompt);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        tokio::time::timeout(s.config.tool_timeout(), peer.get_prompt(params))
+            .await
+            .map_err(|_| format!("{server} did not answer prompts/get in time"))?
+            .map_err(|e| format!("{server}: {}", service_error(&e)))
+    }
+
+    /// The resources of every ready server that offers them.
+    pub async fn list_resources(&self) -> Vec<McpResource> {
+        let mut out = Vec::new();
+        for s in &self.servers {
+            let peer = {
+                let live = s.lock();
+                if !live.resources || live.state != McpState::Ready {
+                    continue;
+                }
+                live.peer.clone()
+            };
+            let Some(peer) = peer else { continue };
+            let listed =
+                tokio::time::timeout(s.config.startup_timeout(), peer.list_all_resources()).await;
+            match listed {
+                Ok(Ok(resources)) => out.extend(resources.into_iter().take(RESOURCES_MAX).map(
+                    |r| McpResource {
+                        server: s.name.clone(),
+                        uri: r.uri.clone(),
+                        name: r.title.clone().unwrap_or_else(|| r.name.clone()),
+                        description: r.description.clone(),
+                        mime: r.mime_type.clone(),
+                    },
+                )),
+                Ok(Err(e)) => {
+                    tracing::warn!(server = %s.name, "resources/list failed: {}", service_error(&e))
+                }
+                Err(_) => tracing::warn!(server = %s.name, "resources/list timed out"),
+            }
+        }
+        out
+    }
+
+    /// Reads one resource.
+    pub async fn read_resource(
+        self: &Arc<Self>,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, String> {
+        let s = self
+            .server(server)
+            .cloned()
+            .ok_or_else(|| format!("no MCP server named {server}"))?;
+        let peer = self.ensure(&s).await?;
+        tokio::time::timeout(
+            s.config.tool_timeout(),
+            peer.read_resource(ReadResourceRequestParams::new(uri)),
+        )
+        .await
+        .map_err(|_| format!("{server} did not answer resources/read in time"))?
+        .map_err(|e| format!("{server}: {}", service_error(&e)))
+    }
+
+    /// Stops every server and waits (a few seconds at most) for their processes to go.
+    pub async fn shutdown(&self) {
+        let mut watchers = Vec::new();
+        for s in &self.servers {
+            let mut live = s.lock();
+            live.epoch += 1;
+            live.peer = None;
+            if let Some(stop) = live.stop.take() {
+                stop.cancel();
+            }
+            watchers.append(&mut live.watchers);
+        }
+        let all = futures_util::future::join_all(watchers);
+        let _ = tokio::time::timeout(Duration::from_secs(5), all).await;
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        for s in &self.servers {
+            if let Some(stop) = s.lock().stop.take() {
+                stop.cancel();
+            }
+        }
+    }
+}
+
+/// Tools, prompts and whether resources are offered, as the server lists them.
+async fn list_offer(
+    peer: &Peer<RoleClient>,
+) -> Result<(Vec<rmcp::model::Tool>, Vec<McpPrompt>, bool), ServiceError> {
+    let caps = peer.peer_info().map(|i| i.capabilities.clone());
+    let has = |f: fn(&rmcp::model::ServerCapabilities) -> bool| caps.as_ref().is_some_and(f);
+    let tools = if has(|c| c.tools.is_some()) {
+        peer.list_all_tools().await?
+    } else {
+        Vec::new()
+    };
+    let prompts = if has(|c| c.prompts.is_some()) {
+        // A server whose prompts cannot be listed still serves its tools.
+        peer.list_all_prompts()
+            .await
+            .map(|p| p.into_iter().map(prompt_info).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Ok((tools, prompts, has(|c| c.resources.is_some())))
+}
+
+fn prompt_info(p: rmcp::model::Prompt) -> McpPrompt {
+    McpPrompt {
+        name: p.name,
+        description: p.description.or(p.title),
+        arguments: p
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| McpPromptArg {
+                name: a.name,
+                required: a.required.unwrap_or(false),
+                description: a.description,
+            })
+            .collect(),
+    }
+}
+
+/// The connection is gone (the server exited or the transport broke).
+fn is_gone(e: &ServiceError, peer: &Peer<RoleClient>) -> bool {
+    matches!(
+        e,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+    ) || peer.is_transport_closed()
+}
+
+/// A service error as one line.
+fn service_error(e: &ServiceError) -> String {
+    match e {
+        ServiceError::McpError(data) => crate::text::one_line(&data.message),
+        other => crate::text::one_line(&other.to_string()),
+    }
+}

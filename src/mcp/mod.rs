@@ -1,0 +1,20 @@
+//! MCP client: tools, prompts and resources from any Model Context Protocol server, through the
+//! official SDK (`rmcp`).
+//!
+//! - `connect`: one connection (stdio child in its own process group, or streamable HTTP).
+//! - `manager`: every configured server — started in the background, restarted on the next use
+//!   after it fails or exits, its offer kept current (`list_changed`).
+//! - `tool`: an MCP tool as a pith `Tool`, and its result as text.
+//! - `search`: deferred definitions behind `tool_search` when they would crowd the window.
+//! - `prompt`: prompts as slash commands, resources as attachments.
+
+pub mod connect;
+pub mod manager;
+pub mod names;
+pub mod prompt;
+pub mod report;
+pub mod search;
+pub mod tool;
+
+pub use manager::{CallError, McpManager, Server};
+pub use tool::McpTool;

@@ -1,0 +1,226 @@
+use crossterm::event::KeyCode;
+
+use crate::event::{
+    Breakdown, Event, McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, Op,
+};
+
+use super::super::app::Popup;
+use super::super::tests::{ev, fresh, key, ops, render, type_str};
+
+fn server(name: &str, state: McpState) -> McpServerStatus {
+    McpServerStatus {
+        name: name.into(),
+        transport: "stdio".into(),
+        state,
+        tools: 3,
+        tokens: 1_234,
+        deferred: false,
+        prompts: vec![McpPrompt {
+            name: "review".into(),
+            description: Some("Review a pull request".into()),
+            arguments: vec![
+                McpPromptArg {
+                    name: "pr".into(),
+                    required: true,
+                    description: None,
+                },
+                McpPromptArg {
+                    name: "focus".into(),
+                    required: false,
+                    description: None,
+                },
+            ],
+        }],
+        resources: true,
+    }
+}
+
+fn status(servers: Vec<McpServerStatus>) -> Event {
+    Event::McpStatus { servers }
+}
+
+#[test]
+fn state_changes_are_noticed_and_the_status_bar_counts_ready_servers() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        status(vec![
+            server("gh", McpState::Starting),
+            server("db", McpState::Starting),
+        ]),
+    );
+    let screen = render(&mut app, 120, 20);
+    assert!(
+        !screen.contains("mcp gh:"),
+        "starting is not a notice: {screen}"
+    );
+    assert!(screen.contains("mcp 0/2"), "{screen}");
+    ev(
+        &mut app,
+        status(vec![
+            server("gh", McpState::Ready),
+            server(
+                "db",
+                McpState::Failed {
+                    reason: "cannot start `dbx`: No such file".into(),
+                },
+            ),
+        ]),
+    );
+    let screen = render(&mut app, 120, 20);
+    assert!(
+        screen.contains("mcp gh: ready · 3 tools · 1.2k tokens"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("mcp db: failed: cannot start `dbx`: No such file"),
+        "{screen}"
+    );
+    assert!(screen.contains("mcp 1/2"), "{screen}");
+    // The same status again adds nothing.
+    let before = app.transcript.len();
+    ev(
+        &mut app,
+        status(vec![
+            server("gh", McpState::Ready),
+            server(
+                "db",
+                McpState::Failed {
+                    reason: "cannot start `dbx`: No such file".into(),
+                },
+            ),
+        ]),
+    );
+    assert_eq!(app.transcript.len(), before);
+}
+
+#[test]
+fn prompts_are_slash_commands() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, status(vec![server("gh", McpState::Ready)]));
+    type_str(&mut app, "/gh");
+    let screen = render(&mut app, 100, 20);
+    assert!(
+        screen.contains("/gh:review <pr> [focus]") && screen.contains("Review a pull request"),
+        "{screen}"
+    );
+    // Enter on a prompt with a required argument completes it.
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.composer.text(), "/gh:review ");
+    assert!(ops(&mut rx).is_empty());
+    type_str(&mut app, "12 tests");
+    key(&mut app, KeyCode::Enter);
+    let sent = ops(&mut rx);
+    assert!(
+        matches!(&sent[..], [Op::McpPrompt { server, prompt, args, .. }]
+            if server == "gh" && prompt == "review" && args == "12 tests"),
+        "{sent:?}"
+    );
+    type_str(&mut app, "/gh:nope");
+    key(&mut app, KeyCode::Enter);
+    assert!(ops(&mut rx).is_empty());
+    assert!(render(&mut app, 100, 20).contains("gh has no prompt named nope"));
+}
+
+#[test]
+fn the_mcp_popup_shows_every_server() {
+    let (mut app, mut rx) = fresh();
+    let mut deferred = server("gh", McpState::Ready);
+    deferred.deferred = true;
+    ev(
+        &mut app,
+        status(vec![
+            deferred,
+            server(
+                "db",
+                McpState::Exited {
+                    reason: "the connection closed (exit status 1)".into(),
+                },
+            ),
+        ]),
+    );
+    type_str(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.popup, Some(Popup::Mcp));
+    let screen = render(&mut app, 110, 24);
+    assert!(
+        screen.contains("gh  stdio  ready · 3 tools · 1.2k tokens (deferred"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("exited: the connection closed (exit status 1)"),
+        "{screen}"
+    );
+    assert!(screen.contains("prompts: /gh:review"), "{screen}");
+    insta::assert_snapshot!(screen);
+    key(&mut app, KeyCode::Char('x'));
+    assert_eq!(app.popup, None);
+    type_str(&mut app, "/mcp restart db");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::RestartMcpServer { name: "db".into() }]
+    );
+}
+
+#[test]
+fn resources_are_chosen_and_attached() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, status(vec![server("gh", McpState::Ready)]));
+    type_str(&mut app, "/resource");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ListMcpResources]);
+    ev(
+        &mut app,
+        Event::McpResources {
+            resources: vec![McpResource {
+                server: "gh".into(),
+                uri: "repo://pith/README.md".into(),
+                name: "README".into(),
+                description: None,
+                mime: Some("text/markdown".into()),
+            }],
+        },
+    );
+    let screen = render(&mut app, 100, 20);
+    assert!(
+        screen.contains("README") && screen.contains("gh · repo://pith"),
+        "{screen}"
+    );
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::AttachMcpResource {
+            server: "gh".into(),
+            uri: "repo://pith/README.md".into()
+        }]
+    );
+    type_str(&mut app, "/resource gh:mem://notes");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::AttachMcpResource {
+            server: "gh".into(),
+            uri: "mem://notes".into()
+        }]
+    );
+}
+
+#[test]
+fn the_context_popup_shows_each_servers_definitions() {
+    let (mut app, _rx) = fresh();
+    ev(&mut app, status(vec![server("gh", McpState::Ready)]));
+    ev(
+        &mut app,
+        Event::ContextBreakdown(Breakdown {
+            system: 3_000,
+            tools: 6_000,
+            window: 100_000,
+            free: 80_000,
+            ..Breakdown::default()
+        }),
+    );
+    let screen = render(&mut app, 100, 30);
+    assert!(screen.contains("mcp gh"), "{screen}");
+    assert!(screen.contains("1.2k"), "{screen}");
+}
