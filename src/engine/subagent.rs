@@ -368,3 +368,74 @@ fn task_title(input: &Value) -> String {
         .unwrap_or("task");
     crate::text::one_line(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(r: &Registry) -> Vec<String> {
+        r.names().iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_child_never_has_a_tool_its_parent_lacks() {
+        let mut config = Config::default();
+        config.task.max_depth = 2;
+        let main = AgentRole::main();
+        let (parent, _) = tools_for(&config, &main, None);
+        assert!(names(&parent).iter().any(|n| n == "task"));
+        let child_role = AgentRole {
+            name: "scout".into(),
+            depth: 1,
+            prompt: None,
+        };
+        // the agent asks for bash and a tool that does not exist; its parent has no bash
+        let setup = ChildSetup {
+            tools: Some(vec![
+                "read".into(),
+                "bash".into(),
+                "nuke".into(),
+                "task".into(),
+            ]),
+            parent_tools: vec!["read".into(), "grep".into(), "task".into()],
+            permissions: Permissions::new(&config.permission),
+        };
+        let (child, _) = tools_for(&config, &child_role, Some(setup));
+        assert_eq!(names(&child), ["read", "task"]);
+        // at the depth limit the task tool is not offered, whatever the agent asks for
+        let deep = AgentRole {
+            depth: 2,
+            ..child_role
+        };
+        let setup = ChildSetup {
+            tools: None,
+            parent_tools: vec!["read".into(), "task".into()],
+            permissions: Permissions::new(&config.permission),
+        };
+        let (grandchild, _) = tools_for(&config, &deep, Some(setup));
+        assert_eq!(names(&grandchild), ["read"]);
+        // max_depth 0: no task tool at all
+        config.task.max_depth = 0;
+        let (none, _) = tools_for(&config, &main, None);
+        assert!(!names(&none).iter().any(|n| n == "task"));
+    }
+
+    #[test]
+    fn a_sub_agent_prompt_replaces_pith_s_and_says_it_reports_back() {
+        let mut system = vec!["pith prompt".to_string(), "<env>".to_string()];
+        AgentRole::main().shape_system(&mut system);
+        assert_eq!(system[0], "pith prompt");
+        let role = AgentRole {
+            name: "review".into(),
+            depth: 1,
+            prompt: Some("You review.".into()),
+        };
+        role.shape_system(&mut system);
+        assert!(
+            system[0].starts_with("You review.\n\nYou are a sub-agent"),
+            "{}",
+            system[0]
+        );
+        assert_eq!(system[1], "<env>");
+    }
+}
