@@ -13,6 +13,8 @@
 //! output it already pruned. The whole session stays in memory (the engine keeps only the view),
 //! so any scan of the whole history would show.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -7,6 +7,8 @@
 //! top (the older page read, put above the transcript and drawn), and the next screen up, into
 //! that page (its cells highlighted as they show).
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod common;
 
 use std::hint::black_box;

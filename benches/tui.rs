@@ -10,6 +10,8 @@
 //! that waited more than one frame interval (16 ms, plus 2 ms of timer slack) counts as late.
 //! At the end the streamed part must hold exactly the concatenated deltas (none lost).
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod common;
 
 use std::hint::black_box;
@@ -265,7 +267,7 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
     tx.send(Event::Message { message: answer }).unwrap();
     let producer = {
         let sent = Arc::clone(&sent);
-        let (mid, pid) = (mid.clone(), pid.clone());
+        let (mid, pid) = (mid, pid.clone());
         std::thread::spawn(move || {
             let start = Instant::now();
             let interval = Duration::from_secs_f64(1.0 / rate);

@@ -1,24 +1,24 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod cli;
-pub mod commands;
+pub(crate) mod commands;
 pub mod config;
 pub mod context;
 pub mod engine;
 pub mod event;
-pub mod first_run;
+pub(crate) mod first_run;
 pub mod headless;
 pub mod interactive;
-pub mod llm;
+pub(crate) mod llm;
 pub mod mcp;
 pub mod message;
 pub mod provider;
 pub mod sandbox;
-pub mod secrets;
+pub(crate) mod secrets;
 pub mod setup;
-pub mod signals;
-pub mod snapshot;
+pub(crate) mod signals;
+pub(crate) mod snapshot;
 pub mod store;
-pub mod text;
+pub(crate) mod text;
 pub mod tools;
 pub mod tui;

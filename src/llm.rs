@@ -181,6 +181,53 @@ pub enum StreamEvent {
     Finish(FinishReason),
 }
 
+/// Whether any message holds a tool call or a tool result.
+pub fn has_tool_blocks(messages: &[ChatMessage]) -> bool {
+    messages.iter().any(|m| match m {
+        ChatMessage::ToolResult { .. } => true,
+        ChatMessage::Assistant { content } => content
+            .iter()
+            .any(|c| matches!(c, AssistantContent::ToolCall { .. })),
+        _ => false,
+    })
+}
+
+/// Tool calls and results as plain text, reasoning left out: for a request that defines no
+/// tools (the compaction agent's; a provider that rejects tool blocks without tool definitions).
+pub fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    messages
+        .into_iter()
+        .filter_map(|m| match m {
+            ChatMessage::Assistant { content } => {
+                let content: Vec<AssistantContent> = content
+                    .into_iter()
+                    .filter_map(|c| match c {
+                        AssistantContent::ToolCall { name, input, .. } => {
+                            Some(AssistantContent::Text {
+                                text: format!("[called tool {name} with {input}]"),
+                            })
+                        }
+                        AssistantContent::Reasoning { .. } => None,
+                        other => Some(other),
+                    })
+                    .collect();
+                (!content.is_empty()).then_some(ChatMessage::Assistant { content })
+            }
+            ChatMessage::ToolResult {
+                content, is_error, ..
+            } => Some(ChatMessage::User {
+                content: vec![UserContent::Text {
+                    text: format!(
+                        "[tool {}]\n{content}",
+                        if is_error { "error" } else { "result" }
+                    ),
+                }],
+            }),
+            user => Some(user),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,7 @@
 //! The Anthropic provider against an in-process mock speaking the Messages API event stream.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use std::collections::BTreeMap;
@@ -1090,6 +1092,7 @@ fn request_body_merges_roles_and_drops_empty_content() {
                 }],
             },
         ],
+        tools: tools(),
         ..simple_request()
     };
     let body = request_body(&req);
@@ -1109,6 +1112,50 @@ fn request_body_merges_roles_and_drops_empty_content() {
     assert!(msgs[2]["content"][0].get("content").is_none());
     assert_eq!(msgs[2]["content"][1]["text"], json!("interjection"));
     assert_eq!(msgs[3]["content"][0]["text"], json!("Summary:"));
+}
+
+/// The API rejects tool blocks in a request that defines no tools (the last step, a summary):
+/// there the provider sends calls and results as text.
+#[test]
+fn tool_blocks_go_as_text_in_a_request_without_tools() {
+    let history = vec![
+        user("list"),
+        ChatMessage::Assistant {
+            content: vec![AssistantContent::ToolCall {
+                id: "t1".into(),
+                name: "bash".into(),
+                input: json!({"command": "ls"}),
+            }],
+        },
+        ChatMessage::ToolResult {
+            call_id: "t1".into(),
+            content: "a.txt".into(),
+            is_error: false,
+        },
+    ];
+    let with_tools = request_body(&ChatRequest {
+        messages: history.clone(),
+        tools: tools(),
+        ..simple_request()
+    });
+    assert_eq!(with_tools["messages"][1]["content"][0]["type"], "tool_use");
+    let without = request_body(&ChatRequest {
+        messages: history,
+        ..simple_request()
+    });
+    let text = without.to_string();
+    assert!(
+        !text.contains("tool_use") && !text.contains("tool_result"),
+        "{text}"
+    );
+    assert_eq!(
+        without["messages"][1]["content"][0]["text"],
+        "[called tool bash with {\"command\":\"ls\"}]"
+    );
+    assert_eq!(
+        without["messages"][2]["content"][0]["text"],
+        "[tool result]\na.txt"
+    );
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The agent loop driven through the real binary (`pith run`) against the mock provider.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use serde_json::{Value, json};

@@ -2,6 +2,8 @@
 //! typed mid-turn), a model switch is its own event, errors say what they are about, and turns
 //! end with a typed reason.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use pith::event::{ErrorKind, Event, Op, PermissionReply, TurnEnd};

@@ -8,6 +8,8 @@
 //! FAULT_TRIES=10 cargo test --release --test fault_run -- --ignored --nocapture
 //! ```
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use std::path::Path;

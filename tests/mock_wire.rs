@@ -2,6 +2,8 @@
 //! body that breaks it, the bodies pith sends pass, and a broken request fails the test that
 //! sent it.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use serde_json::{Value, json};
@@ -26,12 +28,12 @@ fn openai_rules() {
     let r2 = json!({"role": "tool", "tool_call_id": "c2", "content": "ok"});
     let answer = json!({"role": "assistant", "content": "done"});
     let good = oa_body(vec![
-        system.clone(),
+        system,
         user.clone(),
         asks.clone(),
         r1.clone(),
         r2.clone(),
-        answer.clone(),
+        answer,
     ]);
     assert_eq!(openai(&good), Vec::<String>::new());
 
@@ -53,17 +55,11 @@ fn openai_rules() {
         ),
         (
             "a result twice",
-            vec![
-                user.clone(),
-                asks.clone(),
-                r1.clone(),
-                r2.clone(),
-                r2.clone(),
-            ],
+            vec![user.clone(), asks, r1, r2.clone(), r2],
         ),
         (
             "an empty assistant message",
-            vec![user.clone(), json!({"role": "assistant", "content": ""})],
+            vec![user, json!({"role": "assistant", "content": ""})],
         ),
     ];
     for (what, messages) in cases {

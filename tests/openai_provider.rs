@@ -1,5 +1,7 @@
 //! The OpenAI-compatible provider against the in-process mock server.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use serde_json::{Value, json};

@@ -1,5 +1,7 @@
 //! The tools' public API as the engine uses it: Registry + Permissions + DoomLoop, no engine.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -57,7 +59,10 @@ async fn call(
             }
         }
     }
-    reg.execute(tool, input, ctx).await.map(|o| o.output)
+    reg.execute(tool, input, ctx)
+        .await
+        .map(|o| o.output)
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
 //! `cargo test --test tui_e2e`.
 
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
 mod support;
 
 use std::path::Path;

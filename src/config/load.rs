@@ -20,6 +20,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{Config, ProviderConfig, ProviderKind};
+use crate::text::one_line;
 
 mod render;
 mod trust;
@@ -755,16 +756,6 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, column)
-}
-
-/// Collapses a possibly multi-line message to one line.
-fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// A TOML key, quoted when it is not bare.

@@ -65,7 +65,7 @@ fn prepare_strips_media_reasoning_and_cuts_tool_output() {
                 AssistantContent::ToolCall {
                     id: "c".into(),
                     name: "write".into(),
-                    input: json!({"path": "a.rs", "content": long.clone()}),
+                    input: json!({"path": "a.rs", "content": long}),
                 },
             ],
         },

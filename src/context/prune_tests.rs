@@ -112,7 +112,7 @@ fn only_completed_outputs_are_candidates() {
             "bash",
             "c",
             ToolState::Error {
-                message: out.clone(),
+                message: out,
                 start: None,
                 end: None,
             },

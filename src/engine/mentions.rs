@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::runner::Runner;
 use crate::llm::UserContent;
-use crate::message::{Message, PartKind, ToolState, ToolTime, new_id, now_ms};
+use crate::message::{Message, PartKind, ToolState, new_id, now_ms};
 use crate::tools::ToolContext;
 use crate::tools::permission::Decision;
 
@@ -70,35 +70,18 @@ impl Runner {
                     end: Some(now_ms()),
                 },
                 Decision::Allow | Decision::Ask(_) => {
-                    match self.registry.execute("read", input.clone(), &ctx).await {
-                        Ok(out) => {
-                            if out.metadata.get("image").and_then(|v| v.as_bool()) == Some(true)
-                                && let Some(mime) =
-                                    out.metadata.get("mime").and_then(|v| v.as_str())
-                            {
-                                let abs = crate::tools::path::resolve(&ws, &path).path;
-                                m.push(PartKind::File {
-                                    path: abs.to_string_lossy().into_owned(),
-                                    mime: mime.to_string(),
-                                });
-                            }
-                            ToolState::Completed {
-                                output: out.output,
-                                title: out.title,
-                                metadata: out.metadata,
-                                time: ToolTime {
-                                    start,
-                                    end: now_ms(),
-                                    compacted: None,
-                                },
-                            }
-                        }
-                        Err(message) => ToolState::Error {
-                            message,
-                            start: Some(start),
-                            end: Some(now_ms()),
-                        },
+                    let result = self.registry.execute("read", input.clone(), &ctx).await;
+                    if let Ok(out) = &result
+                        && out.metadata.get("image").and_then(|v| v.as_bool()) == Some(true)
+                        && let Some(mime) = out.metadata.get("mime").and_then(|v| v.as_str())
+                    {
+                        let abs = crate::tools::path::resolve(&ws, &path).path;
+                        m.push(PartKind::File {
+                            path: abs.to_string_lossy().into_owned(),
+                            mime: mime.to_string(),
+                        });
                     }
+                    super::tool_exec::finished(result, start, now_ms())
                 }
             };
             m.push(PartKind::Tool {
@@ -115,7 +98,7 @@ impl Runner {
     pub(super) fn takes_images(&self) -> bool {
         self.model.info.images.unwrap_or_else(|| {
             let id = self.model.model_id.to_ascii_lowercase();
-            self.model.kind == crate::config::ProviderKind::Anthropic
+            self.model.provider.images_by_default()
                 || [
                     "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "claude", "gemini",
                 ]

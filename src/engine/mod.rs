@@ -84,7 +84,7 @@ pub fn spawn(
     let on_panic = ev_tx.clone();
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
     runner.attach_mcp(mcp);
-    tokio::spawn(shared::pump(op_rx, shared.clone(), ctl_tx, history));
+    tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
     let done = tokio::spawn(async move {
         let run = tokio::spawn(async move { runner.run(ctl_rx).await });
         // A bug that panics the runner must not leave the front end waiting for the turn's end.

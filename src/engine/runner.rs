@@ -34,7 +34,6 @@ pub(super) struct ModelSetup {
     pub model_id: String,
     pub info: crate::config::ModelConfig,
     pub limits: Limits,
-    pub kind: crate::config::ProviderKind,
     /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
     pub retry: RetryPolicy,
     /// Its provider's timeouts, for saying what pith waits for.
@@ -53,9 +52,6 @@ impl ModelSetup {
         let pc = provider::factory::split_model(name)
             .ok()
             .and_then(|(p, _)| config.provider.get(p));
-        let kind = pc
-            .map(|p| p.kind.clone())
-            .unwrap_or(crate::config::ProviderKind::Openai);
         let retry = RetryPolicy::for_provider(pc);
         let timeouts = pc
             .map(provider::transport::Timeouts::from_config)
@@ -70,7 +66,6 @@ impl ModelSetup {
                 model_id,
                 info,
                 limits,
-                kind,
                 retry,
                 timeouts,
                 window_guessed: resolved.window_guessed,
@@ -755,10 +750,6 @@ impl Runner {
         let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
             super::mentions::image_content(path, mime, images)
         });
-        if last_step && self.model.kind == crate::config::ProviderKind::Anthropic {
-            // Anthropic rejects tool blocks in a request that defines no tools.
-            messages = super::summarise::flatten_tools(messages);
-        }
         if last_step {
             messages.push(ChatMessage::Assistant {
                 content: vec![AssistantContent::Text {

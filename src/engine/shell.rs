@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::runner::Runner;
 use crate::event::{EngineState, Event, TurnEnd};
-use crate::message::{Message, PartKind, Role, ToolState, ToolTime, new_id, now_ms};
+use crate::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
 use crate::tools::ToolContext;
 use crate::tools::permission::Decision;
 
@@ -55,23 +55,8 @@ impl Runner {
                 end: Some(now_ms()),
             },
             Decision::Allow | Decision::Ask(_) => {
-                match self.registry.execute("bash", input, &ctx).await {
-                    Ok(out) => ToolState::Completed {
-                        output: out.output,
-                        title: out.title,
-                        metadata: out.metadata,
-                        time: ToolTime {
-                            start,
-                            end: now_ms(),
-                            compacted: None,
-                        },
-                    },
-                    Err(message) => ToolState::Error {
-                        message,
-                        start: Some(start),
-                        end: Some(now_ms()),
-                    },
-                }
+                let result = self.registry.execute("bash", input, &ctx).await;
+                super::tool_exec::finished(result, start, now_ms())
             }
         };
         let (error, duration_ms) = match &state {

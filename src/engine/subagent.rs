@@ -13,7 +13,7 @@ use super::runner::Runner;
 use super::shared::{Prompt, Shared};
 use crate::config::Config;
 use crate::event::{SubagentTotals, TurnEnd};
-use crate::message::{Agent, PartKind, ToolState, ToolTime, new_id, now_ms};
+use crate::message::{Agent, PartKind, ToolState, new_id, now_ms};
 use crate::tools::permission::Permissions;
 use crate::tools::registry::Registry;
 use crate::tools::task::{self, AgentDef};
@@ -172,7 +172,7 @@ impl Runner {
         call: &TaskCall,
         cancel: &CancellationToken,
     ) -> Result<(Runner, String), String> {
-        let input = task::parse(call.input.clone())?;
+        let input = task::parse(call.input.clone()).map_err(|e| e.to_string())?;
         let agents = task::agents(&self.opts.config.agent);
         let find = |name: &str| agents.iter().find(|a| a.name == name).cloned();
         let (session, agent) = match input.task_id.as_deref().map(str::trim) {
@@ -302,14 +302,14 @@ impl Runner {
             end: Some(end),
         };
         if cancel.is_cancelled() || run.end == TurnEnd::Interrupted {
-            return failed(super::tool_exec::INTERRUPTED.into());
+            return failed(crate::tools::ToolError::Interrupted.to_string());
         }
         let result = match &run.end {
-            TurnEnd::Error => Err(format!(
+            TurnEnd::Error => Err(crate::tools::ToolError::Failed(format!(
                 "The {} agent failed: {}\n{id_line}",
                 run.agent,
                 run.error.as_deref().unwrap_or("it stopped with an error")
-            )),
+            ))),
             end => {
                 let mut answer = run.answer.clone();
                 if answer.is_empty() {
@@ -327,22 +327,12 @@ impl Runner {
                         "tokens": run.totals.tokens,
                         "cost": run.totals.cost,
                     }),
+                    meta: Default::default(),
                 })
             }
         };
-        match self.registry.finish(task::NAME, result, &call.ctx) {
-            Ok(out) => ToolState::Completed {
-                output: out.output,
-                title: out.title,
-                metadata: out.metadata,
-                time: ToolTime {
-                    start: call.start,
-                    end,
-                    compacted: None,
-                },
-            },
-            Err(message) => failed(message),
-        }
+        let result = self.registry.finish(task::NAME, result, &call.ctx);
+        super::tool_exec::finished(result, call.start, end)
     }
 }
 

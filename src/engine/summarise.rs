@@ -23,7 +23,7 @@ use crate::context::carry;
 use crate::context::compaction as plan;
 use crate::context::compaction::Cut;
 use crate::context::view::is_turn_start;
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, FinishReason, UserContent};
+use crate::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
 use crate::message::Usage;
 use crate::message::{Carried, Message, PartKind};
 use crate::provider::ErrorKind;
@@ -357,45 +357,10 @@ const NOTHING_BEFORE: &str = "Nothing happened before the request below.";
 /// The smallest chunk a split goes down to.
 const MIN_SPLIT: u64 = 200;
 
-/// The compaction agent has no tools: tool calls and results become plain text, so every
-/// provider accepts the request (Anthropic rejects tool blocks without tool definitions).
-pub(super) fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
-    messages
-        .into_iter()
-        .filter_map(|m| match m {
-            ChatMessage::Assistant { content } => {
-                let content: Vec<AssistantContent> = content
-                    .into_iter()
-                    .filter_map(|c| match c {
-                        AssistantContent::ToolCall { name, input, .. } => {
-                            Some(AssistantContent::Text {
-                                text: format!("[called tool {name} with {input}]"),
-                            })
-                        }
-                        AssistantContent::Reasoning { .. } => None,
-                        other => Some(other),
-                    })
-                    .collect();
-                (!content.is_empty()).then_some(ChatMessage::Assistant { content })
-            }
-            ChatMessage::ToolResult {
-                content, is_error, ..
-            } => Some(ChatMessage::User {
-                content: vec![UserContent::Text {
-                    text: format!(
-                        "[tool {}]\n{content}",
-                        if is_error { "error" } else { "result" }
-                    ),
-                }],
-            }),
-            user => Some(user),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::AssistantContent;
 
     #[test]
     fn tool_blocks_become_text() {

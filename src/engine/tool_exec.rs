@@ -8,20 +8,39 @@ use tokio_util::sync::CancellationToken;
 use super::runner::Runner;
 use crate::event::{EngineState, Event, PermissionReply, PermissionRequest};
 use crate::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
-use crate::tools::ToolContext;
-use crate::tools::permission::Decision;
+use crate::tools::permission::{Decision, LoopStop};
+use crate::tools::{ToolContext, ToolError, ToolOutput};
 
 /// How long a tool may take to stop after an interrupt before it is abandoned.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
-pub(super) const INTERRUPTED: &str = "Tool execution was interrupted";
-
-/// A call that ended in `message` without running.
-fn failed(message: String) -> ToolState {
+/// A call that ended in `error` without running.
+fn failed(error: ToolError) -> ToolState {
     ToolState::Error {
-        message,
+        message: error.to_string(),
         start: None,
         end: Some(now_ms()),
+    }
+}
+
+/// The stored state of a call that ran from `start` to `end`.
+pub(super) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i64) -> ToolState {
+    match result {
+        Ok(out) => ToolState::Completed {
+            metadata: out.stored_metadata(),
+            output: out.output,
+            title: out.title,
+            time: ToolTime {
+                start,
+                end,
+                compacted: None,
+            },
+        },
+        Err(e) => ToolState::Error {
+            message: e.to_string(),
+            start: Some(start),
+            end: Some(end),
+        },
     }
 }
 
@@ -32,8 +51,8 @@ impl Runner {
         &mut self,
         idx: usize,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
-        let mut stop: Option<String> = None;
+    ) -> Result<(), LoopStop> {
+        let mut stop: Option<LoopStop> = None;
         let calls: Vec<(usize, String, String, Value)> = self.view[idx]
             .parts
             .iter()
@@ -71,9 +90,9 @@ impl Runner {
             let (pi, call_id, tool, input) = calls[i].clone();
             i += 1;
             let state = if cancel.is_cancelled() {
-                failed(INTERRUPTED.into())
+                failed(ToolError::Interrupted)
             } else if stop.is_some() {
-                failed("Not run: the turn was stopped because the model kept sending calls that cannot run.".into())
+                failed(ToolError::Refused("Not run: the turn was stopped because the model kept sending calls that cannot run.".into()))
             } else {
                 let (state, looping) = self
                     .execute_call(idx, pi, &call_id, &tool, input, cancel)
@@ -139,7 +158,7 @@ impl Runner {
         let mut ready = Vec::new();
         for (pi, call_id, tool, input) in group {
             if cancel.is_cancelled() {
-                states.push((*pi, failed(INTERRUPTED.into())));
+                states.push((*pi, failed(ToolError::Interrupted)));
                 continue;
             }
             match self.authorize(call_id, tool, &input.clone(), cancel).await {
@@ -180,7 +199,7 @@ impl Runner {
         tool: &str,
         input: Value,
         cancel: &CancellationToken,
-    ) -> (ToolState, Option<String>) {
+    ) -> (ToolState, Option<LoopStop>) {
         let error = failed;
         // Calls that cannot run count for the doom loop too: a model repeating one would
         // otherwise go on until max_steps.
@@ -191,9 +210,9 @@ impl Runner {
             }
             let looping = self.doom.record_broken(tool, &input);
             return (
-                error(format!(
+                error(ToolError::Failed(format!(
                     "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
-                )),
+                ))),
                 looping,
             );
         }
@@ -201,10 +220,10 @@ impl Runner {
             let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
             let looping = self.doom.record_broken(tool, &input);
             return (
-                error(format!(
-                    "Unknown tool `{tool}`. Available tools: {}.",
-                    names.join(", ")
-                )),
+                error(ToolError::UnknownTool {
+                    name: tool.to_string(),
+                    available: names,
+                }),
                 looping,
             );
         }
@@ -215,11 +234,9 @@ impl Runner {
         // would refuse itself to max_steps.
         let looping = (self.opts.headless
             && self.doom.count() >= crate::tools::permission::DOOM_LOOP_THRESHOLD + 2)
-            .then(|| {
-                format!(
-                    "stopped: the model called `{tool}` {} times in a row with the same input, and this run has no one to allow it",
-                    self.doom.count()
-                )
+            .then(|| LoopStop::Unattended {
+                tool: tool.to_string(),
+                count: self.doom.count(),
             });
         (state, looping)
     }
@@ -246,9 +263,9 @@ impl Runner {
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.registry.get(tool)
-            && let Err(message) = t.precheck(input, &ctx)
+            && let Err(e) = t.precheck(input, &ctx)
         {
-            return Err(failed(message));
+            return Err(failed(e));
         }
         let repeated = self.doom.record(tool, input);
         let mut decision = self.permissions.check(tool, input, &ctx);
@@ -264,11 +281,11 @@ impl Runner {
         }
         match decision {
             Decision::Allow => {}
-            Decision::Deny { message } => return Err(failed(message)),
+            Decision::Deny { message } => return Err(failed(ToolError::Refused(message))),
             Decision::Ask(mut request) => {
                 request.call_id = call_id.to_string();
-                if let Err(message) = self.ask(request, repeated, cancel).await {
-                    return Err(failed(message));
+                if let Err(e) = self.ask(request, repeated, cancel).await {
+                    return Err(failed(e));
                 }
             }
         }
@@ -316,34 +333,13 @@ impl Runner {
             r = &mut run => r,
             _ = cancel.cancelled() => match tokio::time::timeout(STOP_GRACE, &mut run).await {
                 Ok(r) => r,
-                Err(_) => Err(INTERRUPTED.to_string()),
+                Err(_) => Err(ToolError::Interrupted),
             },
         };
-        let end = now_ms();
         if cancel.is_cancelled() {
-            return ToolState::Error {
-                message: INTERRUPTED.into(),
-                start: Some(start),
-                end: Some(end),
-            };
+            return finished(Err(ToolError::Interrupted), start, now_ms());
         }
-        match result {
-            Ok(out) => ToolState::Completed {
-                output: out.output,
-                title: out.title,
-                metadata: out.metadata,
-                time: ToolTime {
-                    start,
-                    end,
-                    compacted: None,
-                },
-            },
-            Err(message) => ToolState::Error {
-                message,
-                start: Some(start),
-                end: Some(end),
-            },
-        }
+        finished(result, start, now_ms())
     }
 
     /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
@@ -364,18 +360,18 @@ impl Runner {
         request: PermissionRequest,
         repeated: bool,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<(), ToolError> {
         // `--yes` allows what the rules would ask about, not a loop: with no one watching, a
         // repeated identical call is refused rather than run again and again.
         // Nor a command pith cannot fully read when a deny rule could match what it runs.
         if self.opts.auto_yes && !repeated {
             return match self.permissions.yes_refusal(&request) {
                 None => Ok(()),
-                Some(refusal) => Err(refusal),
+                Some(refusal) => Err(ToolError::Refused(refusal)),
             };
         }
         if self.opts.headless {
-            return Err(if repeated {
+            return Err(ToolError::Refused(if repeated {
                 format!(
                     "Not run: {}. Repeating the same call will not help; try a different approach.",
                     request.title
@@ -387,7 +383,7 @@ impl Runner {
                     "Permission needed for `{}`, and this non-interactive run has no one to ask, so the call was not run. Continue without it, or tell the user to rerun with --yes or allow it in the [permission] config.",
                     request.title
                 )
-            });
+            }));
         }
         let rx = self.shared.wait_permission(&request.id);
         self.emit(Event::PermissionAsked(request.clone()));
@@ -397,13 +393,13 @@ impl Runner {
             self.permissions.reply(&request, *reply);
         }
         match answer {
-            None => Err(INTERRUPTED.into()),
-            Some((PermissionReply::Deny, note)) => Err(match note {
+            None => Err(ToolError::Interrupted),
+            Some((PermissionReply::Deny, note)) => Err(ToolError::Refused(match note {
                 Some(n) if !n.trim().is_empty() => {
                     format!("The user denied this call: {}", n.trim())
                 }
                 _ => "The user denied this call.".into(),
-            }),
+            })),
             Some(_) => Ok(()),
         }
     }

@@ -108,8 +108,8 @@ impl Runner {
             });
             if has_calls {
                 let stopped = self.run_tools(idx, cancel).await;
-                if let Err(message) = stopped {
-                    return self.fail(ErrorKind::Loop, message);
+                if let Err(stop) = stopped {
+                    return self.fail(ErrorKind::Loop, stop.to_string());
                 }
                 if cancel.is_cancelled() {
                     return TurnEnd::Interrupted;
@@ -385,7 +385,7 @@ impl Runner {
                 && !state.is_done()
             {
                 *state = ToolState::Error {
-                    message: super::tool_exec::INTERRUPTED.into(),
+                    message: crate::tools::ToolError::Interrupted.to_string(),
                     start: None,
                     end: Some(now_ms()),
                 };

@@ -527,7 +527,7 @@ impl McpManager {
                         uri: r.uri.clone(),
                         name: r.title.clone().unwrap_or_else(|| r.name.clone()),
                         description: r.description.clone(),
-                        mime: r.mime_type.clone(),
+                        mime: r.mime_type,
                     },
                 )),
                 Ok(Err(e)) => {

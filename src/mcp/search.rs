@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::llm::ToolSpec;
 use crate::message::{Message, PartKind, ToolState};
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// The loader tool's name.
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -208,7 +208,7 @@ impl Tool for ToolSearch {
         })
     }
 
-    async fn run(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = crate::tools::parse_input(TOOL_SEARCH, input)?;
         let mut found: Vec<&ToolSpec> = Vec::new();
         let mut unknown = Vec::new();
@@ -231,7 +231,7 @@ impl Tool for ToolSearch {
                 msg.push_str(&format!(" (unknown: {})", unknown.join(", ")));
             }
             msg.push_str(". Use the exact names listed in the tool_search description.");
-            return Err(msg);
+            return Err(ToolError::Failed(msg));
         }
         let mut out = format!(
             "Loaded {} tool{}; call {} now:",
@@ -255,6 +255,7 @@ impl Tool for ToolSearch {
             title: names.join(", "),
             output: out,
             metadata: json!({ "loaded": names }),
+            meta: ToolMeta::default(),
         })
     }
 }

@@ -35,7 +35,7 @@ fn deferral_follows_the_mode_and_the_share_of_the_window() {
     assert!(!should_defer(&auto, 0, 1_000));
     let always = ToolSearchConfig {
         mode: ToolSearchMode::Always,
-        ..auto.clone()
+        ..auto
     };
     assert!(should_defer(&always, 1, 1_000_000));
     let never = ToolSearchConfig {
@@ -82,7 +82,11 @@ async fn loading_by_name_and_by_keywords() {
     assert_eq!(out.metadata["loaded"], json!(["docs_search"]));
     let out = t.run(json!({"query": "github"}), &ws.ctx).await.unwrap();
     assert_eq!(out.metadata["loaded"].as_array().unwrap().len(), 2);
-    let err = t.run(json!({"names": ["x"]}), &ws.ctx).await.unwrap_err();
+    let err = t
+        .run(json!({"names": ["x"]}), &ws.ctx)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown: x"), "{err}");
 }
 

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 use super::manager::{CallError, McpManager, Server};
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// A description longer than this is cut (some servers ship manuals in them).
 pub const DESCRIPTION_MAX: usize = 4_000;
@@ -97,15 +97,15 @@ impl Tool for McpTool {
         self.schema.clone()
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let arguments = match input {
             Value::Object(map) => Some(map),
             Value::Null => None,
             other => {
-                return Err(format!(
+                return Err(ToolError::Failed(format!(
                     "The arguments for {} must be a JSON object, got {other}",
                     self.name
-                ));
+                )));
             }
         };
         let result = self
@@ -114,8 +114,8 @@ impl Tool for McpTool {
             .await;
         match result {
             Ok(r) => render(&r, &self.server.name, &self.remote, &ctx.data_dir),
-            Err(CallError::Cancelled) => Err("Tool execution was interrupted".into()),
-            Err(CallError::Failed(m)) => Err(m),
+            Err(CallError::Cancelled) => Err(ToolError::Interrupted),
+            Err(CallError::Failed(m)) => Err(ToolError::Failed(m)),
         }
     }
 }
@@ -128,7 +128,7 @@ pub fn render(
     server: &str,
     tool: &str,
     data_dir: &Path,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolError> {
     let mut pieces: Vec<String> = Vec::new();
     let mut files: Vec<Value> = Vec::new();
     for block in &result.content {
@@ -195,11 +195,11 @@ pub fn render(
     }
     let text = pieces.join("\n\n");
     if result.is_error == Some(true) {
-        return Err(if text.trim().is_empty() {
+        return Err(ToolError::Failed(if text.trim().is_empty() {
             format!("{server}_{tool} failed (the server gave no message)")
         } else {
             text
-        });
+        }));
     }
     let mut metadata = json!({ "mcp_server": server, "mcp_tool": tool });
     if !files.is_empty() {
@@ -213,6 +213,7 @@ pub fn render(
             text
         },
         metadata,
+        meta: ToolMeta::default(),
     })
 }
 

@@ -52,14 +52,14 @@ fn error_results_are_tool_errors_and_structured_content_is_shown_when_alone() {
         dir.path(),
     )
     .unwrap_err();
-    assert_eq!(err, "no such repo");
+    assert_eq!(err, ToolError::Failed("no such repo".into()));
     let silent = render(
         &result(json!({"content": [], "isError": true})),
         "gh",
         "x",
         dir.path(),
     );
-    assert!(silent.unwrap_err().contains("gh_x failed"));
+    assert!(silent.unwrap_err().to_string().contains("gh_x failed"));
     let structured = render(
         &result(json!({"content": [], "structuredContent": {"temp": 21}})),
         "w",

@@ -121,6 +121,10 @@ impl AnthropicProvider {
 
 #[async_trait::async_trait]
 impl Provider for AnthropicProvider {
+    fn images_by_default(&self) -> bool {
+        true
+    }
+
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
         let body = request_body(request);
         tracing::debug!(

@@ -96,6 +96,10 @@ impl Provider for Described {
     async fn probe_window(&self, model: &str) -> Option<(u64, String)> {
         self.inner.probe_window(model).await
     }
+
+    fn images_by_default(&self) -> bool {
+        self.inner.images_by_default()
+    }
 }
 
 /// Adds what to check to an error that happened before the answer started.

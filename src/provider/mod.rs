@@ -33,6 +33,12 @@ pub trait Provider: Send + Sync {
     async fn probe_window(&self, _model: &str) -> Option<(u64, String)> {
         None
     }
+
+    /// Whether the provider's models take images when neither the config nor the model's name
+    /// says.
+    fn images_by_default(&self) -> bool {
+        false
+    }
 }
 
 pub use openai::init_tls;

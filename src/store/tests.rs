@@ -444,7 +444,7 @@ fn sessions_latest_per_directory_list_update_delete() {
         .into_iter()
         .map(|s| s.id)
         .collect();
-    assert_eq!(ids, vec![a2.id.clone(), b1.id.clone(), a1.id.clone()]);
+    assert_eq!(ids, vec![a2.id.clone(), b1.id, a1.id]);
 
     // update_session writes every field; an older time_updated does not move it back.
     let mut s = store.get_session(&a2.id).unwrap();

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use crate::sandbox::{Applied, CommandPolicy};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -96,16 +96,16 @@ impl Tool for Bash {
         schema
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("bash", input)?;
         if input.command.trim().is_empty() {
-            return Err("bash: `command` is empty".to_string());
+            return Err(ToolError::Failed("bash: `command` is empty".into()));
         }
         let timeout_ms = match input.timeout {
             None => DEFAULT_TIMEOUT_MS,
             Some(t) if t.is_finite() && t >= 1.0 => (t as u64).min(MAX_TIMEOUT_MS),
             Some(t) => {
-                return Err(format!(
+                return Err(tool_err!(
                     "bash: `timeout` must be a positive number of milliseconds, got {t}"
                 ));
             }
@@ -151,7 +151,7 @@ impl Tool for Bash {
             } else {
                 format!(" Output so far:\n{text}")
             };
-            return Err(format!(
+            return Err(tool_err!(
                 "The command was interrupted by the user and killed.{partial}"
             ));
         }
@@ -182,6 +182,7 @@ impl Tool for Bash {
             title,
             output: out,
             metadata,
+            meta: ToolMeta::default(),
         })
     }
 }
@@ -292,7 +293,7 @@ async fn run_command(
     ctx: &ToolContext,
     timeout: Duration,
     (policy, unsandboxed): (&CommandPolicy, bool),
-) -> Result<RunResult, String> {
+) -> Result<RunResult, ToolError> {
     let spawn_err = |e: io::Error| format!("bash: could not start the shell: {e}");
     // One pipe for both stdout and stderr keeps their relative order.
     let (reader, writer) = io::pipe().map_err(spawn_err)?;
@@ -313,7 +314,7 @@ async fn run_command(
     super::process::isolate(&mut cmd);
     let sandbox =
         crate::sandbox::apply(&mut cmd, policy, &ctx.workspace, &ctx.data_dir, unsandboxed)
-            .map_err(|e| format!("bash: could not set up the sandbox: {e}"))?;
+            .map_err(|e| tool_err!("bash: could not set up the sandbox: {e}"))?;
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.
@@ -323,7 +324,7 @@ async fn run_command(
     tracing::debug!(pid = ?child.id(), command, "bash started");
 
     let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(|e| format!("bash: could not read the command's output: {e}"))?;
+        .map_err(|e| tool_err!("bash: could not read the command's output: {e}"))?;
     let mut output = Vec::new();
     let mut dropped = 0usize;
     let mut buf = vec![0u8; 16 * 1024];
@@ -350,7 +351,7 @@ async fn run_command(
             },
             st = child.wait() => match st {
                 Ok(st) => status = Some(st),
-                Err(e) => return Err(format!("bash: waiting for the command failed: {e}")),
+                Err(e) => return Err(tool_err!("bash: waiting for the command failed: {e}")),
             },
         }
     };

@@ -6,7 +6,10 @@ use super::*;
 use crate::tools::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-    Bash::default().run(input, &ws.ctx).await
+    Bash::default()
+        .run(input, &ws.ctx)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Whether a pid is gone (or a zombie nobody reaped: it no longer runs).

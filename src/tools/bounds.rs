@@ -6,18 +6,12 @@ use std::fs::{File, FileType, Metadata};
 use std::path::Path;
 use std::time::Duration;
 
+use super::ToolError;
+
 /// How long a file tool (everything but bash, which has its own timeout) may run.
 pub const TOOL_TIME_LIMIT: Duration = Duration::from_secs(60);
 /// The largest file `edit` reads whole (and `write` reads to show what it replaced).
 pub const MAX_WHOLE_FILE: u64 = 8 * 1024 * 1024;
-
-/// The error of a walk or search cut short by an interrupt or the time limit.
-pub fn stopped(tool: &str) -> String {
-    format!(
-        "{tool}: stopped before it finished (interrupted, or over the {} s limit). Search a smaller directory or a narrower pattern.",
-        TOOL_TIME_LIMIT.as_secs()
-    )
-}
 
 /// What kind of special file this is, or `None` for a regular file, a directory or a symlink.
 pub fn special_kind(ft: &FileType) -> Option<&'static str> {
@@ -49,9 +43,9 @@ pub fn special_file_error(shown: &str, kind: &str, verb: &str) -> String {
 }
 
 /// Refuses a special file before anything opens it.
-pub fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), String> {
+pub fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), ToolError> {
     match special_kind(&meta.file_type()) {
-        Some(kind) => Err(special_file_error(shown, kind, verb)),
+        Some(kind) => Err(special_file_error(shown, kind, verb).into()),
         None => Ok(()),
     }
 }
@@ -59,7 +53,7 @@ pub fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), St
 /// Opens a regular file for reading without ever blocking on it: the open does not wait for a
 /// FIFO's writer, and what was opened is checked again (the path may have changed since it was
 /// looked at). Returns the file and its metadata.
-pub fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metadata), String> {
+pub fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metadata), ToolError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -69,28 +63,28 @@ pub fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metad
     }
     let file = options
         .open(path)
-        .map_err(|e| format!("Cannot {verb} {shown}: {e}"))?;
+        .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
     let meta = file
         .metadata()
-        .map_err(|e| format!("Cannot {verb} {shown}: {e}"))?;
+        .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
     refuse_special(&meta, shown, verb)?;
     Ok((file, meta))
 }
 
 /// Reads a whole regular file of at most [`MAX_WHOLE_FILE`] bytes.
-pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, String> {
+pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolError> {
     use std::io::Read;
     let (file, meta) = open_regular(path, shown, verb)?;
     if meta.len() > MAX_WHOLE_FILE {
-        return Err(too_large(shown, meta.len(), verb));
+        return Err(too_large(shown, meta.len(), verb).into());
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // `take` also bounds a file that grows while it is read.
     file.take(MAX_WHOLE_FILE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("Cannot {verb} {shown}: {e}"))?;
+        .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
     if bytes.len() as u64 > MAX_WHOLE_FILE {
-        return Err(too_large(shown, bytes.len() as u64, verb));
+        return Err(too_large(shown, bytes.len() as u64, verb).into());
     }
     Ok(bytes)
 }
@@ -116,13 +110,15 @@ mod tests {
         // SAFETY: mkfifo with a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // No writer: a blocking open would hang this test.
-        let err = open_regular(&fifo, "pipe", "read").unwrap_err();
+        let err = open_regular(&fifo, "pipe", "read").unwrap_err().to_string();
         assert!(err.contains("it is a named pipe (FIFO)"), "{err}");
-        let err = read_whole(Path::new("/dev/null"), "/dev/null", "edit").unwrap_err();
+        let err = read_whole(Path::new("/dev/null"), "/dev/null", "edit")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("a character device"), "{err}");
         let sock = dir.path().join("s");
         let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        let err = open_regular(&sock, "s", "read").unwrap_err();
+        let err = open_regular(&sock, "s", "read").unwrap_err().to_string();
         assert!(
             err.contains("socket") || err.contains("No such device"),
             "{err}"
@@ -135,7 +131,7 @@ mod tests {
         let big = dir.path().join("big");
         let f = File::create(&big).unwrap();
         f.set_len(MAX_WHOLE_FILE + 1).unwrap();
-        let err = read_whole(&big, "big", "edit").unwrap_err();
+        let err = read_whole(&big, "big", "edit").unwrap_err().to_string();
         assert!(err.contains("Use bash"), "{err}");
         let small = dir.path().join("small");
         std::fs::write(&small, "hello").unwrap();

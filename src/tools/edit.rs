@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::path::resolve;
 use super::write::{check_fresh, record_write};
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 pub struct Edit;
 
@@ -45,43 +45,45 @@ impl Tool for Edit {
         })
     }
 
-    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
         let input: Input = parse_input("edit", input.clone())?;
         check(&input, ctx).map(|_| ())
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("edit", input)?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || edit_sync(input, &ctx))
             .await
-            .map_err(|e| format!("edit: internal error: {e}"))?
+            .map_err(|e| tool_err!("edit: internal error: {e}"))?
     }
 }
 
 /// Everything that makes an edit fail before it writes: the file's content when it would go
 /// through, as (content, old, new, count) with old/new in the file's line endings.
-fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, String> {
+fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, ToolError> {
     if input.old_string == input.new_string {
         return Err(
-            "old_string and new_string are identical: there is nothing to change.".to_string(),
+            "old_string and new_string are identical: there is nothing to change."
+                .to_string()
+                .into(),
         );
     }
     if input.old_string.is_empty() {
-        return Err("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".to_string());
+        return Err(ToolError::Failed("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".into()));
     }
     let resolved = resolve(&ctx.workspace, &input.file_path);
     let path = &resolved.path;
     let shown = resolved.display(&ctx.workspace);
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(format!("Cannot edit {shown}: it is a directory")),
+        Ok(m) if m.is_dir() => return Err(tool_err!("Cannot edit {shown}: it is a directory")),
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
+            return Err(tool_err!(
                 "File not found: {shown}. To create a new file use write."
             ));
         }
-        Err(e) => return Err(format!("Cannot edit {shown}: {e}")),
+        Err(e) => return Err(tool_err!("Cannot edit {shown}: {e}")),
     }
     check_fresh(ctx, path, &shown, "edit")?;
     let bytes = super::bounds::read_whole(path, &shown, "edit")?;
@@ -108,10 +110,10 @@ fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, String> {
         } else {
             " It must match exactly, including whitespace and indentation, without read's line-number prefix; read the file again to copy the text."
         };
-        return Err(format!("old_string was not found in {shown}.{hint}"));
+        return Err(tool_err!("old_string was not found in {shown}.{hint}"));
     }
     if count > 1 && !input.replace_all {
-        return Err(format!(
+        return Err(tool_err!(
             "old_string appears {count} times in {shown}. Include more surrounding lines to make it unique, \
              or set replace_all to true to replace every occurrence."
         ));
@@ -135,7 +137,7 @@ struct Checked {
     count: usize,
 }
 
-fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let Checked {
         path,
         shown,
@@ -151,7 +153,7 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         content.replacen(old.as_str(), &new, 1)
     };
     super::path::write_no_follow(path, updated.as_bytes())
-        .map_err(|e| format!("Cannot write {shown}: {e}"))?;
+        .map_err(|e| tool_err!("Cannot write {shown}: {e}"))?;
     record_write(ctx, path);
     let diff = unified_diff(&content, &updated, &shown);
     let replaced = if input.replace_all { count } else { 1 };
@@ -165,6 +167,7 @@ fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         title: shown.clone(),
         output: format!("Edited {shown}: replaced {replaced} {plural}.\n\n{diff}"),
         metadata: json!({"path": path, "replacements": replaced, "diff": diff}),
+        meta: ToolMeta::default(),
     })
 }
 
@@ -184,7 +187,7 @@ mod tests {
     use crate::tools::testutil::Ws;
 
     async fn edit(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Edit.run(input, &ws.ctx).await
+        Edit.run(input, &ws.ctx).await.map_err(|e| e.to_string())
     }
 
     async fn read(ws: &Ws, rel: &str) {

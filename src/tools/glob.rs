@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::path::{display_path, mtime_ms, resolve};
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 /// Results returned at most.
 pub const LIMIT: usize = 100;
@@ -43,12 +43,12 @@ impl Tool for Glob {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("glob", input)?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || glob_sync(&input.pattern, input.path.as_deref(), &ctx))
             .await
-            .map_err(|e| format!("glob: internal error: {e}"))?
+            .map_err(|e| tool_err!("glob: internal error: {e}"))?
     }
 }
 
@@ -68,18 +68,18 @@ pub(crate) fn search_root(
     ctx: &ToolContext,
     raw: Option<&str>,
     allow_file: bool,
-) -> Result<(PathBuf, String), String> {
+) -> Result<(PathBuf, String), ToolError> {
     let raw = raw.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
     let resolved = resolve(&ctx.workspace, raw);
     let shown = resolved.display(&ctx.workspace);
     match std::fs::metadata(&resolved.path) {
         Ok(m) if m.is_dir() => Ok((resolved.path, shown)),
         Ok(_) if allow_file => Ok((resolved.path, shown)),
-        Ok(_) => Err(format!("{shown} is a file, not a directory")),
+        Ok(_) => Err(tool_err!("{shown} is a file, not a directory")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("Directory not found: {shown}"))
+            Err(tool_err!("Directory not found: {shown}"))
         }
-        Err(e) => Err(format!("Cannot search {shown}: {e}")),
+        Err(e) => Err(tool_err!("Cannot search {shown}: {e}")),
     }
 }
 
@@ -120,13 +120,19 @@ impl NameGlob {
     }
 }
 
-fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<ToolOutput, String> {
-    let glob = NameGlob::new(pattern).map_err(|e| format!("glob: {e}"))?;
+fn glob_sync(
+    pattern: &str,
+    path: Option<&str>,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let glob = NameGlob::new(pattern).map_err(|e| tool_err!("glob: {e}"))?;
     let (root, shown_root) = search_root(ctx, path, false)?;
     let mut found: Vec<(i64, PathBuf)> = Vec::new();
     for entry in walker(&root).build().flatten() {
         if ctx.cancel.is_cancelled() {
-            return Err(super::bounds::stopped("glob"));
+            return Err(ToolError::Stopped {
+                tool: "glob".into(),
+            });
         }
         if !entry
             .file_type()
@@ -147,6 +153,7 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
             title,
             output: format!("No files found matching `{pattern}` in {shown_root}."),
             metadata: json!({"count": 0, "capped": false}),
+            meta: ToolMeta::default(),
         });
     }
     let mut out: String = found
@@ -164,6 +171,7 @@ fn glob_sync(pattern: &str, path: Option<&str>, ctx: &ToolContext) -> Result<Too
         title,
         output: out,
         metadata: json!({"count": total, "capped": total > LIMIT}),
+        meta: ToolMeta::default(),
     })
 }
 
@@ -174,7 +182,7 @@ mod tests {
     use crate::tools::testutil::{Ws, touch};
 
     async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Glob.run(input, &ws.ctx).await
+        Glob.run(input, &ws.ctx).await.map_err(|e| e.to_string())
     }
 
     #[tokio::test]

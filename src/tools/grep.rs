@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::glob::{NameGlob, search_root, walker};
 use super::path::{display_path, mtime_ms};
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use crate::text::one_line;
 
 /// Matching lines returned at most.
 pub const LIMIT: usize = 100;
@@ -54,18 +55,18 @@ impl Tool for Grep {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("grep", input)?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || grep_sync(input, &ctx))
             .await
-            .map_err(|e| format!("grep: internal error: {e}"))?
+            .map_err(|e| tool_err!("grep: internal error: {e}"))?
     }
 }
 
-fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if input.pattern.is_empty() {
-        return Err("grep: `pattern` is empty".to_string());
+        return Err(ToolError::Failed("grep: `pattern` is empty".into()));
     }
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(input.ignore_case.unwrap_or(false))
@@ -83,7 +84,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
-        Some(g) => Some(NameGlob::new(g).map_err(|e| format!("grep: `include`: {e}"))?),
+        Some(g) => Some(NameGlob::new(g).map_err(|e| tool_err!("grep: `include`: {e}"))?),
         None => None,
     };
     let (root, shown_root) = search_root(ctx, input.path.as_deref(), true)?;
@@ -94,11 +95,13 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     let mut protected = 0usize;
     if root.is_file() {
         let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
-        files.push((mtime, root.clone()));
+        files.push((mtime, root));
     } else {
         for entry in walker(&root).build().flatten() {
             if ctx.cancel.is_cancelled() {
-                return Err(super::bounds::stopped("grep"));
+                return Err(ToolError::Stopped {
+                    tool: "grep".into(),
+                });
             }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
@@ -129,7 +132,9 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     let mut files_matched = 0usize;
     for (_, path) in &files {
         if ctx.cancel.is_cancelled() {
-            return Err(super::bounds::stopped("grep"));
+            return Err(ToolError::Stopped {
+                tool: "grep".into(),
+            });
         }
         let display = display_path(path, &ctx.workspace);
         let before = total;
@@ -169,6 +174,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
                 input.pattern
             ),
             metadata: json!({"matches": 0, "files": 0, "capped": false, "protected": protected}),
+            meta: ToolMeta::default(),
         });
     }
     out.push_str(&skipped);
@@ -183,6 +189,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         title,
         output: out,
         metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT, "protected": protected}),
+        meta: ToolMeta::default(),
     })
 }
 
@@ -193,10 +200,6 @@ fn cut(line: &str) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
 
@@ -204,7 +207,7 @@ mod tests {
     use crate::tools::testutil::{Ws, touch};
 
     async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Grep.run(input, &ws.ctx).await
+        Grep.run(input, &ws.ctx).await.map_err(|e| e.to_string())
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::glob::{search_root, walker};
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 /// Entries shown at most.
 pub const LIMIT: usize = 200;
@@ -62,12 +62,12 @@ impl Tool for List {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("list", input)?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || list_sync(input, &ctx))
             .await
-            .map_err(|e| format!("list: internal error: {e}"))?
+            .map_err(|e| tool_err!("list: internal error: {e}"))?
     }
 }
 
@@ -77,7 +77,7 @@ struct Node {
     files: Vec<String>,
 }
 
-fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
+fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let (root, shown_root) = search_root(ctx, input.path.as_deref(), false)?;
     let mut b = GlobSetBuilder::new();
     for pat in &input.ignore {
@@ -85,11 +85,11 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         if pat.is_empty() {
             continue;
         }
-        b.add(Glob::new(pat).map_err(|e| format!("list: invalid ignore pattern `{pat}`: {e}"))?);
+        b.add(Glob::new(pat).map_err(|e| tool_err!("list: invalid ignore pattern `{pat}`: {e}"))?);
     }
     let ignore: GlobSet = b
         .build()
-        .map_err(|e| format!("list: invalid ignore patterns: {e}"))?;
+        .map_err(|e| tool_err!("list: invalid ignore patterns: {e}"))?;
 
     // (depth, relative path components, is_dir)
     let mut entries: Vec<(usize, Vec<String>, bool)> = Vec::new();
@@ -106,7 +106,9 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
     });
     for entry in wb.build().flatten() {
         if ctx.cancel.is_cancelled() {
-            return Err(super::bounds::stopped("list"));
+            return Err(ToolError::Stopped {
+                tool: "list".into(),
+            });
         }
         if entry.depth() == 0 {
             continue;
@@ -149,6 +151,7 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, String> {
         title: shown_root,
         output: out,
         metadata: json!({"count": total, "capped": total > LIMIT}),
+        meta: ToolMeta::default(),
     })
 }
 
@@ -193,7 +196,7 @@ mod tests {
     use crate::tools::testutil::Ws;
 
     async fn list(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        List.run(input, &ws.ctx).await
+        List.run(input, &ws.ctx).await.map_err(|e| e.to_string())
     }
 
     #[tokio::test]

@@ -57,6 +57,94 @@ pub struct ToolOutput {
     pub output: String,
     /// Extra structured data for the UI (diff, exit code, …).
     pub metadata: Value,
+    /// What the registry needs to know about the output, and what it did to it.
+    pub meta: ToolMeta,
+}
+
+/// How an output is bounded: typed, beside the free-form `metadata` the UI reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolMeta {
+    /// The tool paged its output itself (read): apart from a footer it is within the limits,
+    /// and the file is on disk anyway, so the registry does not cut it again.
+    pub bounded: bool,
+    /// Where the registry saved the full output when it cut it to a preview.
+    pub full_output: Option<PathBuf>,
+}
+
+impl ToolMeta {
+    /// The meta of an output the tool paged itself.
+    pub fn paged() -> ToolMeta {
+        ToolMeta {
+            bounded: true,
+            full_output: None,
+        }
+    }
+}
+
+impl ToolOutput {
+    /// The metadata stored with the call: the tool's, and where the full output was saved
+    /// (`truncated`, `output_path`) when the registry cut it.
+    pub fn stored_metadata(&self) -> Value {
+        let mut metadata = self.metadata.clone();
+        if let Some(path) = &self.meta.full_output
+            && let Value::Object(map) = &mut metadata
+        {
+            map.insert("truncated".into(), Value::Bool(true));
+            map.insert(
+                "output_path".into(),
+                Value::String(path.to_string_lossy().into_owned()),
+            );
+        }
+        metadata
+    }
+}
+
+/// Why a tool call produced no output. The `Display` text is exactly what the model is told, so
+/// every variant's message is written for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not match the tool's input schema.
+    #[error("Invalid input for {tool}: {detail}")]
+    InvalidInput { tool: String, detail: String },
+    /// No tool of that name is offered.
+    #[error("Unknown tool `{name}`. Available tools: {}.", available.join(", "))]
+    UnknownTool {
+        name: String,
+        available: Vec<String>,
+    },
+    /// The call ran past its time limit and was stopped.
+    #[error(
+        "{tool} did not finish within {secs} s and was stopped. Narrow it down (a smaller path, a more specific pattern, offset/limit), or use bash with its own timeout."
+    )]
+    TimedOut { tool: String, secs: u64 },
+    /// A walk or search cut short by an interrupt or the time limit.
+    #[error(
+        "{tool}: stopped before it finished (interrupted, or over the {} s limit). Search a smaller directory or a narrower pattern.",
+        bounds::TOOL_TIME_LIMIT.as_secs()
+    )]
+    Stopped { tool: String },
+    /// The user interrupted the turn while the call was pending or running.
+    #[error("Tool execution was interrupted")]
+    Interrupted,
+    /// The call was not run: a permission rule, the user or the doom-loop check refused it.
+    #[error("{0}")]
+    Refused(String),
+    /// The call ran (or was checked) and failed; the message says why and what to do instead.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> ToolError {
+        ToolError::Failed(message)
+    }
+}
+
+/// `ToolError::Failed` with a `format!` message (in scope in the tool modules declared below).
+macro_rules! tool_err {
+    ($($arg:tt)*) => {
+        $crate::tools::ToolError::Failed(format!($($arg)*))
+    };
 }
 
 #[async_trait::async_trait]
@@ -71,8 +159,8 @@ pub trait Tool: Send + Sync {
     }
     /// JSON schema of the input object.
     fn parameters(&self) -> Value;
-    /// Runs the call. An `Err` is a message the model sees as an error result.
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+    /// Runs the call. An `Err` is what the model sees as an error result (its `Display`).
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
     /// How long one call may run before it is stopped (its `ctx.cancel` fires); `None` for a
     /// tool that bounds itself (bash has a per-call timeout).
     fn time_limit(&self) -> Option<std::time::Duration> {
@@ -81,7 +169,7 @@ pub trait Tool: Send + Sync {
     /// What would make the call fail whatever the user answers, checked before the user is
     /// asked for permission (an edit of a file the session has not read): the user is never
     /// asked to approve a call that cannot succeed. Quick checks only.
-    fn precheck(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+    fn precheck(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         Ok(())
     }
 }
@@ -111,13 +199,16 @@ pub use registry::Registry;
 pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(
     tool: &str,
     input: Value,
-) -> Result<T, String> {
+) -> Result<T, ToolError> {
     let input = match input {
         // Some models send no arguments at all for tools whose parameters are all optional.
         Value::Null => Value::Object(Default::default()),
         other => other,
     };
-    serde_json::from_value(input).map_err(|e| format!("Invalid input for {tool}: {e}"))
+    serde_json::from_value(input).map_err(|e| ToolError::InvalidInput {
+        tool: tool.to_string(),
+        detail: e.to_string(),
+    })
 }
 
 #[cfg(test)]

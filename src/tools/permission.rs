@@ -541,6 +541,34 @@ fn broken_why(input: &Value) -> &'static str {
     }
 }
 
+/// Why a turn stops because the model is looping; the text is what the user is shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoopStop {
+    /// The same call that cannot run, [`DOOM_LOOP_THRESHOLD`] times in a row.
+    #[error(
+        "stopped: the model sent the same call to `{tool}` {count} times in a row, and it cannot run ({why}). Ask again in other words, or try another model"
+    )]
+    SameBrokenCall {
+        tool: String,
+        count: usize,
+        why: &'static str,
+    },
+    /// [`BROKEN_CALLS_LIMIT`] calls in a row that cannot run.
+    #[error(
+        "stopped: the model sent {count} tool calls in a row that cannot run (the last to `{tool}`: {why}). Ask again in other words, or try another model"
+    )]
+    BrokenCalls {
+        tool: String,
+        count: usize,
+        why: &'static str,
+    },
+    /// A repeated call with no one to allow it (headless).
+    #[error(
+        "stopped: the model called `{tool}` {count} times in a row with the same input, and this run has no one to allow it"
+    )]
+    Unattended { tool: String, count: usize },
+}
+
 /// Detects the same tool called with the same input several times in a row, and a model that
 /// keeps sending calls that cannot run.
 #[derive(Debug, Clone, Default)]
@@ -572,21 +600,21 @@ impl DoomLoop {
     /// Records a call that cannot run (`input` is the raw text of arguments that are not JSON,
     /// or the tool does not exist). Returns why the turn must stop when this is a loop: the
     /// third identical broken call, or the [`BROKEN_CALLS_LIMIT`]th broken call in a row.
-    pub fn record_broken(&mut self, tool: &str, input: &Value) -> Option<String> {
+    pub fn record_broken(&mut self, tool: &str, input: &Value) -> Option<LoopStop> {
         let identical = self.count_identical(tool, input);
         self.broken += 1;
         if identical {
-            Some(format!(
-                "stopped: the model sent the same call to `{tool}` {} times in a row, and it cannot run ({}). Ask again in other words, or try another model",
-                self.count,
-                broken_why(input)
-            ))
+            Some(LoopStop::SameBrokenCall {
+                tool: tool.to_string(),
+                count: self.count,
+                why: broken_why(input),
+            })
         } else if self.broken >= BROKEN_CALLS_LIMIT {
-            Some(format!(
-                "stopped: the model sent {} tool calls in a row that cannot run (the last to `{tool}`: {}). Ask again in other words, or try another model",
-                self.broken,
-                broken_why(input)
-            ))
+            Some(LoopStop::BrokenCalls {
+                tool: tool.to_string(),
+                count: self.broken,
+                why: broken_why(input),
+            })
         } else {
             None
         }

@@ -195,10 +195,7 @@ fn external_directory() {
 
     // Edit outside: one request covering both the directory and the file.
     let r = ask(p.check("edit", &json!({"file_path": abs}), ctx));
-    assert_eq!(
-        r.patterns,
-        [format!("{}/*", outside.display()), abs.clone()]
-    );
+    assert_eq!(r.patterns, [format!("{}/*", outside.display()), abs]);
 
     // Configured: allow one directory, deny elsewhere.
     let cfg = format!(
@@ -356,7 +353,7 @@ fn doom_loop_counts_broken_calls() {
     let raw = json!("{\"command\": ");
     assert_eq!(d.record_broken("bash", &raw), None);
     assert_eq!(d.record_broken("bash", &raw), None);
-    let why = d.record_broken("bash", &raw).unwrap();
+    let why = d.record_broken("bash", &raw).unwrap().to_string();
     assert!(
         why.contains("same call to `bash` 3 times") && why.contains("not valid JSON"),
         "{why}"
@@ -370,7 +367,10 @@ fn doom_loop_counts_broken_calls() {
     for i in 0..BROKEN_CALLS_LIMIT - 1 {
         assert_eq!(d.record_broken("nope", &json!({"i": i})), None);
     }
-    let why = d.record_broken("nope", &json!({"i": 99})).unwrap();
+    let why = d
+        .record_broken("nope", &json!({"i": 99}))
+        .unwrap()
+        .to_string();
     assert!(
         why.contains("5 tool calls in a row") && why.contains("no tool has that name"),
         "{why}"

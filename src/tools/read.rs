@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::path::{display_path, resolve};
 use super::truncate::human_bytes;
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 pub const DEFAULT_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -49,7 +49,7 @@ impl Tool for Read {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("read", input)?;
         let offset = match input.offset {
             None => 1,
@@ -57,7 +57,7 @@ impl Tool for Read {
             // Treat 0 as "from the start": models often count from zero.
             Some(0) => 1,
             Some(o) => {
-                return Err(format!(
+                return Err(tool_err!(
                     "read: `offset` must be a line number of 1 or more, got {o}"
                 ));
             }
@@ -65,13 +65,13 @@ impl Tool for Read {
         let limit = match input.limit {
             None => DEFAULT_LIMIT,
             Some(l) if l >= 1 => l as usize,
-            Some(l) => return Err(format!("read: `limit` must be 1 or more, got {l}")),
+            Some(l) => return Err(tool_err!("read: `limit` must be 1 or more, got {l}")),
         };
         let ctx2 = ctx.clone();
         let raw = input.file_path;
         tokio::task::spawn_blocking(move || read_sync(&raw, offset, limit, &ctx2))
             .await
-            .map_err(|e| format!("read: internal error: {e}"))?
+            .map_err(|e| tool_err!("read: internal error: {e}"))?
     }
 }
 
@@ -80,7 +80,7 @@ fn read_sync(
     offset: usize,
     limit: usize,
     ctx: &ToolContext,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolError> {
     let ws = &ctx.workspace;
     let resolved = resolve(ws, raw);
     let path = &resolved.path;
@@ -88,9 +88,9 @@ fn read_sync(
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_found(path, &shown, ws));
+            return Err(not_found(path, &shown, ws).into());
         }
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Err(tool_err!("Cannot read {shown}: {e}")),
     };
     if meta.is_dir() {
         let line_cap = ctx.output.max_lines.max(1);
@@ -107,14 +107,15 @@ fn read_sync(
                 human_bytes(size as usize)
             ),
             metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
+            meta: ToolMeta::default(),
         });
     }
     let (mut file, _) = super::bounds::open_regular(path, &shown, "read")?;
     let mut sample = vec![0u8; 8192];
-    let n = read_full(&mut file, &mut sample).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    let n = read_full(&mut file, &mut sample).map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
     sample.truncate(n);
     if binary_extension(path) || looks_binary(&sample) {
-        return Err(format!(
+        return Err(tool_err!(
             "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
              (for example `file`, `xxd {shown} | head`, `unzip -l`) to inspect it.",
             human_bytes(size as usize)
@@ -133,9 +134,9 @@ fn read_sync(
         &stop,
     ) {
         Ok(page) => page,
-        Err(Stop::Io(e)) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(Stop::Io(e)) => return Err(tool_err!("Cannot read {shown}: {e}")),
         Err(Stop::Cancelled) => {
-            return Err(format!(
+            return Err(tool_err!(
                 "read: stopped before the end of {shown} ({}): interrupted or over the time limit. Read a smaller part with offset and limit, or use bash (for example `sed -n '{offset},+{limit}p'`).",
                 human_bytes(size as usize)
             ));
@@ -150,10 +151,11 @@ fn read_sync(
             title: shown.clone(),
             output: format!("(File {shown} is empty.)"),
             metadata: json!({"path": path, "total_lines": 0, "lines_shown": 0}),
+            meta: ToolMeta::default(),
         });
     }
     if offset > page.total {
-        return Err(format!(
+        return Err(tool_err!(
             "read: offset {offset} is past the end of {shown}, which has {} lines",
             page.total
         ));
@@ -192,9 +194,9 @@ fn read_sync(
             "total_lines": page.total,
             "total_exact": page.total_exact,
             "partial": last < page.total,
-            "bounded": true,
             "invalid_utf8": page.invalid_utf8,
         }),
+        meta: ToolMeta::paged(),
     })
 }
 
@@ -390,8 +392,13 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-fn read_dir(path: &Path, shown: &str, offset: usize, limit: usize) -> Result<ToolOutput, String> {
-    let entries = std::fs::read_dir(path).map_err(|e| format!("Cannot list {shown}: {e}"))?;
+fn read_dir(
+    path: &Path,
+    shown: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<ToolOutput, ToolError> {
+    let entries = std::fs::read_dir(path).map_err(|e| tool_err!("Cannot list {shown}: {e}"))?;
     let mut names: Vec<String> = entries
         .flatten()
         .map(|e| {
@@ -420,7 +427,8 @@ fn read_dir(path: &Path, shown: &str, offset: usize, limit: usize) -> Result<Too
     Ok(ToolOutput {
         title: shown.to_string(),
         output: out,
-        metadata: json!({"path": path, "directory": true, "entries": total, "bounded": true}),
+        metadata: json!({"path": path, "directory": true, "entries": total}),
+        meta: ToolMeta::paged(),
     })
 }
 

@@ -5,7 +5,7 @@ use crate::tools::path::mtime_ms;
 use crate::tools::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-    Read.run(input, &ws.ctx).await
+    Read.run(input, &ws.ctx).await.map_err(|e| e.to_string())
 }
 
 #[tokio::test]

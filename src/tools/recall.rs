@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 pub struct Recall;
 
@@ -34,7 +34,7 @@ impl Tool for Recall {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("recall", input)?;
         let id = input.id.trim().trim_matches('"');
         let found = ctx
@@ -42,7 +42,7 @@ impl Tool for Recall {
             .as_ref()
             .and_then(|o| o.tool_output(&ctx.session_id, id));
         let Some((tool, output)) = found else {
-            return Err(format!(
+            return Err(tool_err!(
                 "No earlier tool output with id \"{id}\" in this session. Use the id exactly as the placeholder names it."
             ));
         };
@@ -50,6 +50,7 @@ impl Tool for Recall {
             title: format!("{tool} output {id}"),
             output,
             metadata: json!({ "recalled": id, "tool": tool }),
+            meta: ToolMeta::default(),
         })
     }
 }
@@ -91,7 +92,8 @@ mod tests {
         let err = Recall
             .run(json!({"id": "call_1"}), &ws.ctx)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("No earlier tool output with id \"call_1\""),
             "{err}"

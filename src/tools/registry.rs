@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::truncate::truncate;
-use super::{Tool, ToolContext, ToolOutput};
+use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::llm::ToolSpec;
 
 /// The tools a session offers, in a stable order.
@@ -38,7 +38,8 @@ impl Registry {
         Registry { tools }
     }
 
-    /// A registry of exactly these tools (tests, restricted agents).
+    /// A registry of exactly these tools.
+    #[cfg(test)]
     pub fn with_tools(tools: Vec<Arc<dyn Tool>>) -> Registry {
         Registry { tools }
     }
@@ -84,22 +85,21 @@ impl Registry {
     }
 
     /// Runs one call. A successful output over the limits in `ctx.output` is cut to a preview and
-    /// saved in full under `<data_dir>/tool-output/` (ARCHITECTURE.md §6.1); the metadata then
-    /// holds
-    /// `truncated: true` and `output_path`, unless the tool marked its output `bounded: true`
-    /// (it paged it itself, like read). Known secrets are scrubbed from the result first.
+    /// saved in full under `<data_dir>/tool-output/` (ARCHITECTURE.md §6.1), recorded in
+    /// `meta.full_output`, unless the tool marked its output `meta.bounded` (it paged it itself,
+    /// like read). Known secrets are scrubbed from the result first.
     /// Permissions are not checked here (see `Permissions`).
     pub async fn execute(
         &self,
         name: &str,
         input: Value,
         ctx: &ToolContext,
-    ) -> Result<ToolOutput, String> {
+    ) -> Result<ToolOutput, ToolError> {
         let Some(tool) = self.get(name) else {
-            return Err(format!(
-                "Unknown tool `{name}`. Available tools: {}.",
-                self.names().join(", ")
-            ));
+            return Err(ToolError::UnknownTool {
+                name: name.to_string(),
+                available: self.names().into_iter().map(String::from).collect(),
+            });
         };
         let span = tracing::debug_span!("tool", tool = name, call_id = %ctx.call_id);
         let result = match tool.time_limit() {
@@ -116,10 +116,10 @@ impl Registry {
                     Err(_) => {
                         bounded.cancel.cancel();
                         tracing::warn!(tool = name, "tool call over its time limit");
-                        Err(format!(
-                            "{name} did not finish within {} s and was stopped. Narrow it down (a smaller path, a more specific pattern, offset/limit), or use bash with its own timeout.",
-                            limit.as_secs()
-                        ))
+                        Err(ToolError::TimedOut {
+                            tool: name.to_string(),
+                            secs: limit.as_secs(),
+                        })
                     }
                 }
             }
@@ -133,46 +133,43 @@ impl Registry {
     pub fn finish(
         &self,
         name: &str,
-        result: Result<ToolOutput, String>,
+        result: Result<ToolOutput, ToolError>,
         ctx: &ToolContext,
-    ) -> Result<ToolOutput, String> {
+    ) -> Result<ToolOutput, ToolError> {
         // A secret pith knows that a tool printed goes no further: not to the model, the store,
         // the screen or a saved full output.
-        let result = result
-            .map(|mut out| {
-                out.output = crate::secrets::scrub(&out.output).into_owned();
-                out.title = crate::secrets::scrub(&out.title).into_owned();
-                crate::secrets::scrub_json(&mut out.metadata);
-                out
-            })
-            .map_err(|msg| crate::secrets::scrub(&msg).into_owned());
+        let result = result.map(|mut out| {
+            out.output = crate::secrets::scrub(&out.output).into_owned();
+            out.title = crate::secrets::scrub(&out.title).into_owned();
+            crate::secrets::scrub_json(&mut out.metadata);
+            out
+        });
         match result {
             Ok(mut out) => {
-                // A tool that pages its own output (read) sets `bounded`: its text is already
-                // within the limits apart from a footer, and the file is on disk anyway.
-                let bounded = out.metadata.get("bounded").and_then(Value::as_bool) == Some(true);
-                if !bounded && super::truncate::needs_truncation(&out.output, &ctx.output) {
+                if !out.meta.bounded && super::truncate::needs_truncation(&out.output, &ctx.output)
+                {
                     let id = output_id(&ctx.call_id);
                     out.output = truncate(&out.output, &ctx.output, &ctx.data_dir, &id);
                     let path = super::truncate::output_dir(&ctx.data_dir).join(&id);
                     tracing::debug!(tool = name, path = %path.display(), "tool output truncated");
-                    if let Value::Object(map) = &mut out.metadata {
-                        map.insert("truncated".into(), Value::Bool(true));
-                        map.insert(
-                            "output_path".into(),
-                            Value::String(path.to_string_lossy().into_owned()),
-                        );
-                    }
+                    out.meta.full_output = Some(path);
                 }
                 Ok(out)
             }
-            Err(msg) => {
-                if super::truncate::needs_truncation(&msg, &ctx.output) {
+            Err(e) => {
+                // The message is scrubbed and bounded like an output; an error it changes is
+                // passed on as the text the model is to see.
+                let msg = e.to_string();
+                let mut shown = crate::secrets::scrub(&msg).into_owned();
+                if super::truncate::needs_truncation(&shown, &ctx.output) {
                     let id = output_id(&ctx.call_id);
-                    Err(truncate(&msg, &ctx.output, &ctx.data_dir, &id))
-                } else {
-                    Err(msg)
+                    shown = truncate(&shown, &ctx.output, &ctx.data_dir, &id);
                 }
+                Err(if shown == msg {
+                    e
+                } else {
+                    ToolError::Failed(shown)
+                })
             }
         }
     }

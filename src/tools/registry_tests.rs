@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::tools::ToolMeta;
 use crate::tools::testutil::Ws;
 
 #[test]
@@ -57,6 +58,11 @@ async fn unknown_tool_is_a_clear_error() {
         .await
         .unwrap_err();
     assert!(
+        matches!(&err, ToolError::UnknownTool { name, .. } if name == "nope"),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(
         err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall."),
         "{err}"
     );
@@ -75,8 +81,11 @@ async fn huge_output_is_truncated_and_saved() {
         "{}",
         out.output.len()
     );
-    assert_eq!(out.metadata["truncated"], true);
-    let path = out.metadata["output_path"].as_str().unwrap().to_string();
+    let path = out.meta.full_output.clone().unwrap();
+    let stored = out.stored_metadata();
+    assert_eq!(stored["truncated"], true);
+    assert_eq!(stored["output_path"], path.to_string_lossy().as_ref());
+    let path = path.to_string_lossy().into_owned();
     assert!(path.starts_with(&ws.ctx.data_dir.join("tool-output").display().to_string()));
     assert!(
         out.output.contains(&path)
@@ -116,7 +125,7 @@ async fn small_output_untouched() {
         .await
         .unwrap();
     assert_eq!(out.output, "hi\n\nExit code: 0");
-    assert!(out.metadata.get("truncated").is_none());
+    assert!(out.meta.full_output.is_none());
     assert!(!ws.ctx.data_dir.join("tool-output").exists());
 }
 
@@ -130,7 +139,7 @@ async fn reads_stay_within_the_limits() {
         .execute("read", json!({"file_path": "long.txt"}), &ws.ctx)
         .await
         .unwrap();
-    assert!(out.metadata.get("truncated").is_none(), "{}", out.output);
+    assert!(out.meta.full_output.is_none(), "{}", out.output);
     assert!(
         out.output.contains("   100\t100\n") && !out.output.contains("   101\t101"),
         "{}",
@@ -147,7 +156,7 @@ async fn reads_stay_within_the_limits() {
         .execute("read", json!({"file_path": "long.txt"}), &ws.ctx)
         .await
         .unwrap();
-    assert!(out.metadata.get("truncated").is_none());
+    assert!(out.meta.full_output.is_none());
     assert_eq!(out.metadata["partial"], true);
 }
 
@@ -168,7 +177,7 @@ impl Tool for Endless {
     fn time_limit(&self) -> Option<std::time::Duration> {
         Some(std::time::Duration::from_millis(50))
     }
-    async fn run(&self, _input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, _input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
         let stopped = self.0.clone();
         tokio::task::spawn_blocking(move || {
@@ -183,6 +192,7 @@ impl Tool for Endless {
             title: String::new(),
             output: "done".into(),
             metadata: json!({}),
+            meta: ToolMeta::default(),
         })
     }
 }
@@ -196,6 +206,8 @@ async fn a_file_tool_over_its_time_limit_is_stopped() {
         .execute("endless", json!({}), &ws.ctx)
         .await
         .unwrap_err();
+    assert!(matches!(&err, ToolError::TimedOut { tool, .. } if tool == "endless"));
+    let err = err.to_string();
     assert!(
         err.starts_with("endless did not finish within 0 s"),
         "{err}"

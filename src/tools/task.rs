@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolOutput};
+use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::config::AgentConfig;
 
 pub const NAME: &str = "task";
@@ -99,10 +99,13 @@ pub struct TaskInput {
 }
 
 /// Parses a `task` call's input.
-pub fn parse(input: Value) -> Result<TaskInput, String> {
+pub fn parse(input: Value) -> Result<TaskInput, ToolError> {
     let input: TaskInput = super::parse_input(NAME, input)?;
     if input.prompt.trim().is_empty() {
-        return Err("Invalid input for task: `prompt` is empty; say what the agent should do and what to report.".into());
+        return Err(ToolError::InvalidInput {
+            tool: NAME.into(),
+            detail: "`prompt` is empty; say what the agent should do and what to report".into(),
+        });
     }
     Ok(input)
 }
@@ -155,21 +158,21 @@ impl Tool for Task {
         None
     }
 
-    fn precheck(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+    fn precheck(&self, input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let input = parse(input.clone())?;
         if self.agents.iter().all(|a| a.name != input.agent) {
             let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
-            return Err(format!(
+            return Err(ToolError::Refused(format!(
                 "Unknown agent `{}`. Available agents: {}.",
                 input.agent,
                 names.join(", ")
-            ));
+            )));
         }
         Ok(())
     }
 
-    async fn run(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, String> {
-        Err("the task tool runs in the engine".into())
+    async fn run(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("the task tool runs in the engine".into()))
     }
 }
 
@@ -231,7 +234,8 @@ mod tests {
                 &json!({"description": "d", "prompt": "p", "agent": "nope"}),
                 &ws.ctx,
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("Unknown agent `nope`") && e.contains("explore, general"),
             "{e}"
@@ -241,7 +245,8 @@ mod tests {
                 &json!({"description": "d", "prompt": " ", "agent": "explore"}),
                 &ws.ctx,
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("empty"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 pub struct TodoWrite;
 
@@ -85,13 +85,13 @@ impl Tool for TodoWrite {
         })
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("todowrite", input)?;
         let mut todos = Vec::with_capacity(input.todos.len());
         for (i, t) in input.todos.into_iter().enumerate() {
             let content = t.content.trim().to_string();
             if content.is_empty() {
-                return Err(format!("todowrite: item {} has empty content", i + 1));
+                return Err(tool_err!("todowrite: item {} has empty content", i + 1));
             }
             let id = match t.id {
                 Some(Value::String(s)) if !s.trim().is_empty() => s,
@@ -105,7 +105,7 @@ impl Tool for TodoWrite {
                 priority: t.priority.unwrap_or(Priority::Medium),
             });
         }
-        let stored = serde_json::to_value(&todos).map_err(|e| format!("todowrite: {e}"))?;
+        let stored = serde_json::to_value(&todos).map_err(|e| tool_err!("todowrite: {e}"))?;
         if let Ok(mut slot) = ctx.state.todos.lock() {
             *slot = stored.clone();
         }
@@ -136,6 +136,7 @@ impl Tool for TodoWrite {
             title: format!("{open} open todos"),
             output: out,
             metadata: json!({"todos": stored}),
+            meta: ToolMeta::default(),
         })
     }
 }
@@ -182,6 +183,8 @@ mod tests {
             )
             .await
             .unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidInput { tool, .. } if tool == "todowrite"));
+        let err = err.to_string();
         assert!(
             err.starts_with("Invalid input for todowrite") && err.contains("doing"),
             "{err}"
@@ -192,7 +195,8 @@ mod tests {
                 &ws.ctx,
             )
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("empty content"), "{err}");
         // Nothing was stored by the failed calls.
         assert_eq!(*ws.ctx.state.todos.lock().unwrap(), Value::Null);

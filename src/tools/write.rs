@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::edit::unified_diff;
 use super::path::{mtime_ms, resolve};
-use super::{Tool, ToolContext, ToolOutput, parse_input};
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 
 pub struct Write;
 
@@ -40,32 +40,32 @@ impl Tool for Write {
         })
     }
 
-    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+    fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
         let input: Input = parse_input("write", input.clone())?;
         let resolved = resolve(&ctx.workspace, &input.file_path);
         let shown = resolved.display(&ctx.workspace);
         if resolved.path.is_dir() {
-            return Err(format!("Cannot write {shown}: it is a directory"));
+            return Err(tool_err!("Cannot write {shown}: it is a directory"));
         }
         check_fresh(ctx, &resolved.path, &shown, "write")
     }
 
-    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("write", input)?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || write_sync(&input.file_path, &input.content, &ctx))
             .await
-            .map_err(|e| format!("write: internal error: {e}"))?
+            .map_err(|e| tool_err!("write: internal error: {e}"))?
     }
 }
 
-fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput, String> {
+fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let resolved = resolve(&ctx.workspace, raw);
     let path = &resolved.path;
     let shown = resolved.display(&ctx.workspace);
     // `existed`, and the old content when it is small enough to show what changed.
     let (existed, old) = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(format!("Cannot write {shown}: it is a directory")),
+        Ok(m) if m.is_dir() => return Err(tool_err!("Cannot write {shown}: it is a directory")),
         Ok(m) => {
             super::bounds::refuse_special(&m, &shown, "write")?;
             check_fresh(ctx, path, &shown, "overwrite")?;
@@ -78,10 +78,10 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| format!("Cannot create the directory {}: {e}", parent.display()))?;
+            .map_err(|e| tool_err!("Cannot create the directory {}: {e}", parent.display()))?;
     }
     super::path::write_no_follow(path, content.as_bytes())
-        .map_err(|e| format!("Cannot write {shown}: {e}"))?;
+        .map_err(|e| tool_err!("Cannot write {shown}: {e}"))?;
     record_write(ctx, path);
     tracing::debug!(path = %path.display(), bytes = content.len(), "write");
     let lines = content.lines().count();
@@ -113,6 +113,7 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
             "bytes": content.len(),
             "diff": diff,
         }),
+        meta: ToolMeta::default(),
     })
 }
 
@@ -122,7 +123,7 @@ pub(crate) fn check_fresh(
     path: &Path,
     shown: &str,
     verb: &str,
-) -> Result<(), String> {
+) -> Result<(), ToolError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
@@ -134,10 +135,10 @@ pub(crate) fn check_fresh(
         .ok()
         .and_then(|rf| rf.get(path).copied());
     match recorded {
-        None => Err(format!(
+        None => Err(tool_err!(
             "{shown} already exists and has not been read in this session. Read it first, then {verb} it."
         )),
-        Some(t) if t != current => Err(format!(
+        Some(t) if t != current => Err(tool_err!(
             "{shown} has changed on disk since it was last read. Read it again before you {verb} it."
         )),
         Some(_) => Ok(()),
@@ -160,7 +161,7 @@ mod tests {
     use crate::tools::testutil::Ws;
 
     async fn write(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Write.run(input, &ws.ctx).await
+        Write.run(input, &ws.ctx).await.map_err(|e| e.to_string())
     }
 
     #[tokio::test]

@@ -175,10 +175,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("shot.png"), "png").unwrap();
         let abs = dir.path().join("shot.png").display().to_string();
-        assert_eq!(
-            pasted_image(&format!("'{abs}'"), dir.path()),
-            Some(abs.clone())
-        );
+        assert_eq!(pasted_image(&format!("'{abs}'"), dir.path()), Some(abs));
         assert_eq!(
             pasted_image("shot.png\n", dir.path()),
             Some("shot.png".into())

@@ -94,7 +94,7 @@ fn later_sources_win_and_tables_merge_key_by_key() {
     let (g, w, x) = (
         f.global_path().display().to_string(),
         f.workspace_path().display().to_string(),
-        f.explicit.clone().unwrap().display().to_string(),
+        f.explicit.unwrap().display().to_string(),
     );
     assert_eq!(l.files.len(), 3);
     assert_eq!(l.config.model.as_deref(), Some("ollama/qwen2.5-coder"));
@@ -150,7 +150,7 @@ fn pith_config_names_the_file_and_must_exist() {
     let f = f.env("PITH_CONFIG", path.to_str().unwrap());
     let l = f.load().unwrap();
     assert_eq!(l.config.max_steps, 7);
-    assert_eq!(l.files, vec![path.clone()]);
+    assert_eq!(l.files, vec![path]);
 
     let mut f = Fixture::new();
     f.explicit = Some(f.dir.path().join("missing.toml"));

@@ -55,7 +55,13 @@ pub fn request_body(req: &ChatRequest) -> Value {
         body.insert("system".into(), Value::Array(system));
     }
 
-    let mut messages = convert_messages(&req.messages);
+    // The API rejects tool blocks in a request that defines no tools (the last step, a summary):
+    // there, calls and results go as text.
+    let mut messages = if req.tools.is_empty() && crate::llm::has_tool_blocks(&req.messages) {
+        convert_messages(&crate::llm::flatten_tools(req.messages.clone()))
+    } else {
+        convert_messages(&req.messages)
+    };
     // The last two messages: the newest one and the one before it, so the next step (which adds
     // one or two messages) still finds the previous breakpoint in the cache.
     let mut message_breakpoints = 0usize;
