@@ -304,6 +304,9 @@ pub struct CompactionCost {
     /// The session's own request with the instruction appended (its cached prefix reused),
     /// rather than the compaction agent's dedicated one.
     pub cache_friendly: bool,
+    /// Written in the background before the threshold was reached, and swapped in there.
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// What the context is made of (`/context`), in tokens.

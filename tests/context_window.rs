@@ -24,15 +24,7 @@ fn text_of(body: &Value) -> String {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        })
+        .map(support::message_text)
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -373,7 +365,10 @@ async fn a_4k_window_runs_a_long_session() {
         let size = (r.body.to_string().len() / 4) as u64;
         assert!(
             size < 4_096,
-            "a request of ~{size} tokens was sent to a 4k window"
+            "a request of ~{size} tokens was sent to a 4k window (summary request: {}, max_tokens {}, tools {})",
+            is_summary_request(&r.body),
+            r.body["max_tokens"],
+            r.body.get("tools").is_some()
         );
     }
     let last = reqs

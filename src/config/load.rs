@@ -535,6 +535,14 @@ fn parse_file(
             format!("compaction.threshold must be in (0, 1], got {t}"),
         ));
     }
+    if let Some(b) = config.compaction.background
+        && !(0.0..1.0).contains(&b)
+    {
+        return Err(at(
+            span_of(&["compaction", "background"]),
+            format!("compaction.background must be in [0, 1) (0: never), got {b}"),
+        ));
+    }
     for (key, value) in [
         ("max_lines", config.tool_output.max_lines),
         ("max_bytes", config.tool_output.max_bytes),

@@ -159,6 +159,10 @@ pub struct CompactionConfig {
     /// "provider/model" for the compaction agent; the session's model when unset.
     #[serde(default)]
     pub model: Option<String>,
+    /// Start writing the summary in the background at this share of the usable window (0:
+    /// never). Unset: 0.65, or never for a server on this machine or network.
+    #[serde(default)]
+    pub background: Option<f64>,
     /// Tools whose outputs are never pruned (none by default).
     #[serde(default)]
     pub protected_tools: Vec<String>,
@@ -181,6 +185,7 @@ impl Default for CompactionConfig {
             threshold: None,
             preserve_recent_tokens: None,
             model: None,
+            background: None,
             protected_tools: Vec::new(),
             prune_protect: None,
             prune_minimum: None,

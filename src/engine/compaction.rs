@@ -52,6 +52,25 @@ pub(super) enum Then {
     Stop,
 }
 
+/// A written summary to install, and what it covers.
+pub(super) struct Installed<'a> {
+    pub written: super::summarise::Written,
+    /// A separate compaction model that wrote it.
+    pub setup: Option<&'a ModelSetup>,
+    pub auto: bool,
+    pub overflow: bool,
+    pub focus: Option<String>,
+    /// The verbatim tail: the view's messages from here on stay.
+    pub tail: std::ops::Range<usize>,
+    pub carried: Carried,
+    /// Context tokens before, and of them what the summary replaces.
+    pub before: u64,
+    pub replaced: u64,
+    pub then: Then,
+    /// Written in the background, ahead of the threshold.
+    pub background: bool,
+}
+
 /// A request to compact the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CompactRequest {
@@ -90,6 +109,10 @@ impl Runner {
             return Err(CompactionError::Breaker(
                 plan::breaker(u64::MAX, 0, 0, self.compactions_this_turn + 1).unwrap_or_default(),
             ));
+        }
+        // A summary written in the background, when there is one, is swapped in at once.
+        if req.trigger == Trigger::Auto && self.swap_in_background(req.then, cancel).await? {
+            return Ok(());
         }
         // Tail, chunks and the breaker's figures are decided on exact counts.
         if !self.estimator.is_exact() {
@@ -203,6 +226,44 @@ impl Runner {
                 return Err(e);
             }
         };
+        self.install(Installed {
+            written,
+            setup: setup.as_ref(),
+            auto,
+            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
+            focus,
+            tail: cut.tail.clone(),
+            carried,
+            before,
+            replaced,
+            then: req.then,
+            background: false,
+        })
+    }
+
+    /// Saves a written summary: the compaction and summary messages replace everything before
+    /// `tail` in the view (nothing was saved before this point).
+    pub(super) fn install(&mut self, i: Installed<'_>) -> Result<(), CompactionError> {
+        let budget = self.budget();
+        let overhead = self.overhead();
+        let Installed {
+            written,
+            setup,
+            auto,
+            overflow,
+            focus,
+            tail,
+            carried,
+            before,
+            replaced,
+            then,
+            background,
+        } = i;
+        let kept_tokens: u64 = self.view[tail.clone()]
+            .iter()
+            .map(|m| self.estimator.message(m))
+            .sum();
+        let tail_start = self.view.get(tail.start).map(|m| m.id.clone());
         // A summary longer than its cap (a server that ignores the cap) or than what it
         // replaces is never taken as it is.
         let mut summary = written.text;
@@ -215,16 +276,16 @@ impl Runner {
         let mut c = Message::new(&self.session.id, Role::User);
         c.push(PartKind::Compaction(CompactionPart {
             auto,
-            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
-            focus: focus.clone(),
-            tail_start: cut.tail_start.clone(),
+            overflow,
+            focus,
+            tail_start: tail_start.clone(),
             carried: carried.clone(),
         }));
         let mut s = Message::new(&self.session.id, Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
-        let setup = setup.as_ref().unwrap_or(&self.model);
+        let setup = setup.unwrap_or(&self.model);
         s.model = Some(setup.name.clone());
         s.usage = written.usage;
         s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
@@ -260,15 +321,10 @@ impl Runner {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
         self.session.cost += s.cost;
-        let tail = cut.tail.clone();
         let kept: Vec<Message> = self.view.drain(tail).collect();
         self.view = vec![c, s.clone()];
         self.view.extend(kept);
-        self.session.compaction_point = Some(
-            cut.tail_start
-                .clone()
-                .unwrap_or_else(|| self.view[0].id.clone()),
-        );
+        self.session.compaction_point = Some(tail_start.unwrap_or_else(|| self.view[0].id.clone()));
         self.touch_session();
         self.reset_estimate();
         let after = self.tracker.used();
@@ -283,6 +339,7 @@ impl Runner {
             cache_read: written.usage.cache_read,
             cost: s.cost,
             cache_friendly: written.inline,
+            background,
         };
         self.last_compaction = Some(cost);
         self.emit(Event::CompactionFinished {
@@ -293,7 +350,7 @@ impl Runner {
             cost,
         });
         self.emit_context();
-        if req.then == Then::Continue && auto && !self.ends_with_user_request() {
+        if then == Then::Continue && auto && !self.ends_with_user_request() {
             self.push_user_text(CONTINUE, true);
             self.emit_context();
         }
@@ -311,6 +368,17 @@ impl Runner {
     /// carried record, the tail — fits half the usable window. Fewer turns in the tail means
     /// more user messages to carry, so the two are planned together.
     fn plan_cut(&mut self, budget: &Budget, overhead: u64, auto: bool) -> (plan::Cut, Carried) {
+        self.plan_cut_to(budget, overhead, auto, budget.target_after)
+    }
+
+    /// [`Runner::plan_cut`] for a compacted context of at most `target` tokens.
+    pub(super) fn plan_cut_to(
+        &mut self,
+        budget: &Budget,
+        overhead: u64,
+        auto: bool,
+        target: u64,
+    ) -> (plan::Cut, Carried) {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
             let cut = plan::cut(&self.view, tail_budget, &mut self.estimator);
@@ -327,13 +395,13 @@ impl Runner {
                 carried_tokens,
                 tail_tokens,
                 planned,
-                target = budget.target_after,
+                target,
                 "compaction: planning the tail"
             );
-            if planned <= budget.target_after || cut.tail.is_empty() {
+            if planned <= target || cut.tail.is_empty() {
                 return (cut, carried);
             }
-            tail_budget = tail_tokens.saturating_sub(planned - budget.target_after + 1);
+            tail_budget = tail_tokens.saturating_sub(planned - target + 1);
         }
         let cut = plan::cut(&self.view, 0, &mut self.estimator);
         let carried = self.carried(&cut, budget, auto);

@@ -3,6 +3,7 @@
 //! `spawn` starts two tasks: an op pump that handles what must be answered at once (interrupts,
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
+mod background;
 mod compaction;
 mod emitter;
 mod mcp;

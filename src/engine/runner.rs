@@ -41,6 +41,8 @@ pub(super) struct ModelSetup {
     /// The window is a guess (no config, not in the catalog): a local server is asked, and a
     /// window learned from a server replaces it.
     pub window_guessed: bool,
+    /// Its server is on this machine or the local network.
+    pub local: bool,
 }
 
 impl ModelSetup {
@@ -56,6 +58,7 @@ impl ModelSetup {
         let timeouts = pc
             .map(provider::transport::Timeouts::from_config)
             .unwrap_or_default();
+        let local = pc.is_some_and(|p| provider::openai::is_local(&p.base_url));
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
         let limits = Limits::from(&info);
@@ -69,6 +72,7 @@ impl ModelSetup {
                 retry,
                 timeouts,
                 window_guessed: resolved.window_guessed,
+                local,
             },
             resolved.warning,
         ))
@@ -115,6 +119,8 @@ pub struct Runner {
     pub(super) lock: SessionLock,
     /// What the last compaction cost (`/context`).
     pub(super) last_compaction: Option<crate::event::CompactionCost>,
+    /// A summary being written ahead of the threshold.
+    pub(super) background: Option<super::background::Background>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
@@ -180,6 +186,7 @@ impl Runner {
             window_probe: None,
             mcp: Default::default(),
             last_compaction: None,
+            background: None,
         };
         runner.start_window();
         runner.fit_prompt();
@@ -212,6 +219,7 @@ impl Runner {
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
+        self.background = None;
         let (loaded, repairs) = self
             .store
             .open_view(&self.session.id, self.session.compaction_point.as_deref())?;

@@ -21,7 +21,7 @@ const WAIT_NOTICE_EVERY: Duration = Duration::from_secs(30);
 /// One step's output (text, reasoning and tool arguments) is bounded by the model's output limit
 /// at this many bytes per token (a token is about four), and by [`MIN_STEP_OUTPUT`] at least.
 const STEP_BYTES_PER_TOKEN: u64 = 16;
-const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
+pub(super) const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
 
 pub(super) enum Outcome {
     Done {

@@ -61,12 +61,8 @@ impl Runner {
     ) -> Result<Written, CompactionError> {
         if setup.is_none() && !overflowed {
             let instruction = self.inline_instruction(cut, focus);
-            let need =
-                self.estimate_request() + self.estimator.text(&instruction) + budget.summary_cap;
-            // 10% of margin for estimate error: at the compaction point the prefix is close to
-            // the window by definition.
-            if need + need / 10 <= budget.usable + budget.max_output {
-                match self.summarise_inline(&instruction, budget, cancel).await {
+            if let Some(inline) = self.inline_budget(budget, &instruction) {
+                match self.summarise_inline(&instruction, &inline, cancel).await {
                     Ok(Some(w)) => return Ok(w),
                     Ok(None) => tracing::warn!(
                         "the cache-friendly summary request brought no text; using the compaction agent"
@@ -87,8 +83,16 @@ impl Runner {
             .await
     }
 
+    /// The budget of a cache-friendly summary request with this instruction (see
+    /// [`inline_budget`]).
+    pub(super) fn inline_budget(&mut self, budget: &Budget, instruction: &str) -> Option<Budget> {
+        let estimated = self.estimate_request();
+        let instruction = self.estimator.text(instruction);
+        inline_budget(budget, estimated, self.tracker.used(), instruction)
+    }
+
     /// The instruction appended to the session's request for a cache-friendly summary.
-    fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
+    pub(super) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
         let tail = match self
             .view
             .get(cut.tail.start)
@@ -328,13 +332,44 @@ impl Runner {
     }
 }
 
+/// The budget of a cache-friendly summary request: the summary gets what the window leaves
+/// after the prefix (the session's request and the instruction), at most its cap. The prefix is
+/// the provider's count of the last request plus the estimate of what came since, or the
+/// estimate of the whole when that says more; the margin is 10% of what is estimated and 2% of
+/// what was counted. `None` when what is left is less than half the cap: at the threshold the
+/// prefix fills the usable window by definition, and a window whose output reserve is the
+/// summary cap leaves no room for it.
+pub(super) fn inline_budget(
+    budget: &Budget,
+    estimated: u64,
+    counted: u64,
+    instruction: u64,
+) -> Option<Budget> {
+    let (prefix, margin) = if counted >= estimated {
+        (counted + instruction, counted / 50 + instruction / 10)
+    } else {
+        let p = estimated + instruction;
+        (p, p / 10)
+    };
+    let room = (budget.usable + budget.max_output).saturating_sub(prefix + margin);
+    let cap = budget.summary_cap.min(room);
+    (cap > 0 && cap >= budget.summary_cap / 2).then_some(Budget {
+        summary_cap: cap,
+        ..*budget
+    })
+}
+
 /// How the summariser is told that the request it sees is kept word for word anyway.
 const KEPT_REQUEST: &str =
     "[The user's current request; it is kept word for word after your summary, shortened here:]";
 
 /// What is wrong with a written summary, as the note of its one retry: cut at its cap, or
 /// missing sections of the template. `None` when it is fine.
-fn summary_problem(text: &str, finish: Option<&FinishReason>, cap: u64) -> Option<String> {
+pub(super) fn summary_problem(
+    text: &str,
+    finish: Option<&FinishReason>,
+    cap: u64,
+) -> Option<String> {
     let cut_at_cap = finish == Some(&FinishReason::Length);
     let missing = plan::missing_sections(text);
     if !cut_at_cap && missing.is_empty() {
@@ -361,6 +396,34 @@ const MIN_SPLIT: u64 = 200;
 mod tests {
     use super::*;
     use crate::llm::AssistantContent;
+
+    fn budget(context: u64, output: u64) -> Budget {
+        let limits = crate::context::overflow::Limits {
+            context,
+            input: None,
+            output,
+            max_tokens: None,
+        };
+        Budget::new(&limits, &crate::config::CompactionConfig::default())
+    }
+
+    #[test]
+    fn a_cache_friendly_summary_gets_the_room_the_prefix_leaves() {
+        // 200k window, 32k reserve: at the threshold (168k counted) the whole cap fits.
+        let b = budget(200_000, 64_000);
+        let full = inline_budget(&b, 150_000, 168_000, 500).unwrap();
+        assert_eq!(full.summary_cap, b.summary_cap);
+        // 20k window, 4k reserve: a counted prefix at the threshold leaves part of the cap.
+        let b = budget(20_000, 4_000);
+        let part = inline_budget(&b, 10_000, 17_000, 300).unwrap();
+        assert!(part.summary_cap < b.summary_cap && part.summary_cap >= b.summary_cap / 2);
+        // An estimate gets a wider margin than a count of the same size.
+        assert!(inline_budget(&b, 17_000, 0, 300).is_none());
+        // 4k window whose reserve is the summary cap: past the threshold, no room.
+        let b = budget(4_096, 512);
+        assert!(inline_budget(&b, 2_000, 3_700, 150).is_none());
+        assert!(inline_budget(&b, 1_800, 2_000, 150).is_some());
+    }
 
     #[test]
     fn tool_blocks_become_text() {

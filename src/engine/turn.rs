@@ -54,6 +54,10 @@ impl Runner {
         self.settle_window().await;
         self.emit_context();
         let mut reason = self.turn_loop(parent, &cancel).await;
+        if reason == TurnEnd::Interrupted {
+            // Interrupting stops everything under way, the background summary too.
+            self.background = None;
+        }
         if let Some(first) = first
             && self.role.depth == 0
         {
@@ -131,6 +135,8 @@ impl Runner {
                 if let Err(e) = self.compact(req, cancel).await {
                     return self.fail_compaction(e);
                 }
+            } else {
+                self.maybe_start_background();
             }
             if !continuing {
                 return if last_step && has_calls {

@@ -21,6 +21,11 @@ use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
 use crate::config::OutputCap;
 
+/// Whether a provider at `base_url` is on this machine or the local network.
+pub fn is_local(base_url: &str) -> bool {
+    probe::server_root(base_url).is_some()
+}
+
 /// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
 /// Idempotent and never panics; call it before building any `reqwest::Client`.
 pub fn init_tls() {

@@ -101,6 +101,9 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                                 format::cost(s.cost.cost)
                             ));
                         }
+                        if s.cost.background {
+                            label.push_str(" · written in the background");
+                        }
                     }
                 }
                 label.push_str(if c.auto { " · auto" } else { " · /compact" });

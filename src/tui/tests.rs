@@ -616,5 +616,6 @@ fn pith_compaction_cost() -> crate::event::CompactionCost {
         cache_read: 36_000,
         cost: 0.021,
         cache_friendly: true,
+        background: false,
     }
 }

@@ -12,3 +12,17 @@ pub mod pith;
 pub mod wire;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};
+
+/// Text of a chat message in a request body (string content, or its text parts joined).
+pub fn message_text(m: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}

@@ -562,6 +562,7 @@ fn example_config_parses_and_documents_every_key() {
             "model",
             "reserved",
             "threshold",
+            "background",
             "preserve_recent_tokens",
             "prune_protect",
             "prune_minimum",

@@ -447,7 +447,9 @@ pub fn context(
                 " last compaction: {} in, {share}% from cache, {}{}",
                 format::tokens(c.input),
                 format::cost(c.cost),
-                if c.cache_friendly {
+                if c.background {
+                    " (written in the background)"
+                } else if c.cache_friendly {
                     ""
                 } else {
                     " (dedicated request)"

@@ -1,0 +1,334 @@
+//! Background compaction (ARCHITECTURE.md §6.6): from an earlier point of the usable window
+//! (`compaction.background`), the summary of everything before the verbatim tail is written
+//! while the session goes on. The request is the session's own next request with the summary
+//! instruction appended (the cache-friendly form), sent from a task of its own. When the
+//! threshold is reached the finished summary is swapped in at once — the messages it covers
+//! have not changed — and what came since stays word for word. A summary that is not ready is
+//! waited for (it is already under way); one that is stale (the covered messages changed: an
+//! undo, a manual compaction, another session or model), failed, or leaves too much is
+//! discarded and the compaction happens in the foreground as before. One at a time; never when
+//! `auto` is off.
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::compaction::{CompactionError, Installed, Then};
+use super::runner::Runner;
+use super::summarise::{Written, summary_problem};
+use crate::context::carry;
+use crate::context::view::is_turn_start;
+use crate::event::EngineState;
+use crate::llm::{ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent};
+use crate::message::{Carried, Usage};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{ErrorKind, Provider, ProviderError};
+
+/// The default start, as a share of the usable window, for providers elsewhere. A server on
+/// this machine or network gets none unless configured: a second request at once would slow
+/// the session's own (one slot, or the machine's cores, are shared).
+pub const DEFAULT_START: f64 = 0.65;
+
+/// A swapped-in summary may leave at most this share of the usable window; more means the
+/// stretch since the summary started is too long, and a foreground compaction plans afresh.
+const MOST_AFTER_SWAP: f64 = 0.75;
+
+/// A summary being written in the background, and what it covers.
+pub(super) struct Background {
+    /// Ids of the view's messages the summary covers, oldest first (the view's first
+    /// `covered.len()` messages when it was started).
+    covered: Vec<String>,
+    /// What pith carries across, planned with it.
+    carried: Carried,
+    /// The model and window it was planned for.
+    model: String,
+    window: u64,
+    cancel: CancellationToken,
+    task: JoinHandle<Result<Written, ProviderError>>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl Runner {
+    /// Where background compaction starts, as a share of the usable window; `None`: never.
+    fn background_start(&self) -> Option<f64> {
+        let c = &self.opts.config.compaction;
+        if !c.auto || self.model.limits.context == 0 {
+            return None;
+        }
+        // A separate compaction model writes with the dedicated request, in the foreground.
+        if c.model.as_ref().is_some_and(|m| m != &self.model.name) {
+            return None;
+        }
+        let start = match c.background {
+            Some(s) => s,
+            None if self.model.local => return None,
+            None => DEFAULT_START,
+        };
+        (start > 0.0 && start < 1.0).then_some(start)
+    }
+
+    /// At a step's end: starts the background summary when the context has passed the start
+    /// and none is under way (a stale one is dropped first).
+    pub(super) fn maybe_start_background(&mut self) {
+        let Some(start) = self.background_start() else {
+            self.background = None;
+            return;
+        };
+        if self.background.as_ref().is_some_and(|b| !self.covers(b)) {
+            tracing::info!("background summary is stale; dropped");
+            self.background = None;
+        }
+        let budget = self.budget();
+        let used = self.tracker.used();
+        if self.background.is_some() || (used as f64) < start * budget.usable as f64 {
+            return;
+        }
+        if self.overflowing() {
+            return;
+        }
+        // The summary will be swapped in when the threshold is reached: the tail planned now
+        // leaves room for everything that comes until then.
+        let overhead = self.overhead();
+        let room = budget.usable.saturating_sub(used);
+        let target = budget
+            .target_after
+            .saturating_sub(room)
+            .max(overhead + budget.summary_cap);
+        let (cut, carried) = self.plan_cut_to(&budget, overhead, true, target);
+        if cut.summarise.is_empty() {
+            return;
+        }
+        let instruction = self.inline_instruction(&cut, None);
+        let Some(inline) = self.inline_budget(&budget, &instruction) else {
+            return;
+        };
+        let mut request = self.build_request(false);
+        request.messages.push(ChatMessage::User {
+            content: vec![UserContent::Text { text: instruction }],
+        });
+        request.max_tokens = Some(inline.summary_cap.min(u64::from(u32::MAX)) as u32);
+        let covered: Vec<String> = self.view[..cut.tail.start]
+            .iter()
+            .map(|m| m.id.clone())
+            .collect();
+        // Its own token: it outlives the turn, and an interrupt drops it (`user_turn`).
+        let token = CancellationToken::new();
+        let task = tokio::spawn(write(
+            self.model.provider.clone(),
+            request,
+            self.model.retry,
+            inline.summary_cap,
+            token.clone(),
+        ));
+        tracing::info!(
+            used,
+            covered = covered.len(),
+            "background summary started at {:.0}% of the usable window",
+            100.0 * used as f64 / budget.usable.max(1) as f64
+        );
+        self.background = Some(Background {
+            covered,
+            carried,
+            model: self.model.name.clone(),
+            window: self.model.limits.context,
+            cancel: token,
+            task,
+        });
+    }
+
+    /// Whether the view still starts with the messages `b` covers, for the same model.
+    fn covers(&self, b: &Background) -> bool {
+        b.model == self.model.name
+            && b.window == self.model.limits.context
+            && self.view.len() > b.covered.len()
+            && self.view.iter().zip(&b.covered).all(|(m, id)| &m.id == id)
+    }
+
+    /// At the threshold: swaps in the background summary when there is one that still covers
+    /// the start of the view (waiting for it if it is still being written). `Ok(true)`: the
+    /// context is compacted; `Ok(false)`: compact in the foreground.
+    pub(super) async fn swap_in_background(
+        &mut self,
+        then: Then,
+        cancel: &CancellationToken,
+    ) -> Result<bool, CompactionError> {
+        let Some(mut b) = self.background.take() else {
+            return Ok(false);
+        };
+        if !self.covers(&b) {
+            tracing::info!("background summary is stale; compacting in the foreground");
+            return Ok(false);
+        }
+        if !b.task.is_finished() {
+            self.state(EngineState::Compacting, None);
+            tracing::info!("waiting for the background summary");
+        }
+        let written = tokio::select! {
+            r = &mut b.task => r,
+            _ = cancel.cancelled() => return Err(CompactionError::Interrupted),
+        };
+        let written = match written {
+            Ok(Ok(w)) => w,
+            Ok(Err(e)) => {
+                tracing::warn!("background summary failed: {}", e.message);
+                return Ok(false);
+            }
+            Err(e) => {
+                tracing::warn!("background summary task: {e}");
+                return Ok(false);
+            }
+        };
+        let n = b.covered.len();
+        let budget = self.budget();
+        let overhead = self.overhead();
+        let mut carried = std::mem::take(&mut b.carried);
+        // A request carried whole that is no longer the current one joins the user's messages.
+        if self.view[n..].iter().any(is_turn_start)
+            && let Some(r) = carried.current_request.take()
+        {
+            carried.user_messages.insert(0, r);
+        }
+        if let Ok(t) = self.tool_state.todos.lock()
+            && t.as_array().is_some_and(|a| !a.is_empty())
+        {
+            carried.todos = Some(t.clone());
+        }
+        let kept: u64 = self.view[n..]
+            .iter()
+            .map(|m| self.estimator.message(m))
+            .sum();
+        let summary = self.estimator.text(&written.text).min(budget.summary_cap);
+        let after = overhead + summary + self.estimator.text(&carry::render(&carried)) + kept;
+        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
+            tracing::info!(
+                after,
+                "background summary leaves too much; compacting in the foreground"
+            );
+            self.session.cost += crate::provider::cost::cost(&written.usage, &self.model.info);
+            return Ok(false);
+        }
+        let before = self.tracker.used();
+        let replaced: u64 = self.view[..n]
+            .iter()
+            .map(|m| self.estimator.message(m))
+            .sum();
+        self.compactions_this_turn += 1;
+        self.emit(crate::event::Event::CompactionStarted {
+            auto: true,
+            overflow: false,
+            focus: None,
+        });
+        let tail = n..self.view.len();
+        self.install(Installed {
+            written,
+            setup: None,
+            auto: true,
+            overflow: false,
+            focus: None,
+            tail,
+            carried,
+            before,
+            replaced,
+            then,
+            background: true,
+        })?;
+        Ok(true)
+    }
+}
+
+/// Writes the summary: the request as planned, retried on the provider's transient faults,
+/// and asked once more with a note when it misses sections or was cut at its cap.
+async fn write(
+    provider: std::sync::Arc<dyn Provider>,
+    mut request: ChatRequest,
+    retry: RetryPolicy,
+    cap: u64,
+    cancel: CancellationToken,
+) -> Result<Written, ProviderError> {
+    let mut usage = Usage::default();
+    let mut calls = 0;
+    let mut noted = false;
+    loop {
+        let (text, u, finish) = complete(provider.as_ref(), &request, &retry, &cancel).await?;
+        calls += 1;
+        if let Some(u) = u {
+            usage.add(&u);
+        }
+        if text.trim().is_empty() {
+            return Err(ProviderError::new(
+                ErrorKind::BadRequest,
+                "the background summary request brought no text",
+            ));
+        }
+        match summary_problem(&text, finish.as_ref(), cap) {
+            Some(note) if !noted => {
+                noted = true;
+                if let Some(ChatMessage::User { content }) = request.messages.last_mut() {
+                    content.push(UserContent::Text { text: note });
+                }
+            }
+            _ => {
+                return Ok(Written {
+                    text,
+                    usage,
+                    calls,
+                    inline: true,
+                });
+            }
+        }
+    }
+}
+
+/// One summary request, retried as the provider's policy says (quietly: the session goes on).
+async fn complete(
+    provider: &dyn Provider,
+    request: &ChatRequest,
+    retry: &RetryPolicy,
+    cancel: &CancellationToken,
+) -> Result<(String, Option<Usage>, Option<FinishReason>), ProviderError> {
+    let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let once = async {
+            use futures_util::StreamExt;
+            let mut stream = provider.stream(request).await?;
+            let mut text = String::new();
+            let (mut usage, mut finish) = (None, None);
+            while let Some(item) = stream.next().await {
+                match item? {
+                    StreamEvent::TextDelta(d) => text.push_str(&d),
+                    StreamEvent::Usage(u) => usage = Some(u),
+                    StreamEvent::Finish(f) => finish = Some(f),
+                    _ => {}
+                }
+                if text.len() as u64 > super::step::MIN_STEP_OUTPUT {
+                    return Err(ProviderError::new(
+                        ErrorKind::BadRequest,
+                        "the background summary did not end",
+                    ));
+                }
+            }
+            Ok((text, usage, finish))
+        };
+        let err = match cancel.run_until_cancelled(once).await {
+            None => return Err(cancelled()),
+            Some(Ok(done)) => return Ok(done),
+            Some(Err(e)) => e,
+        };
+        let Some(delay) = retry.delay(attempt, &err) else {
+            return Err(err);
+        };
+        if cancel
+            .run_until_cancelled(tokio::time::sleep(delay))
+            .await
+            .is_none()
+        {
+            return Err(cancelled());
+        }
+    }
+}
