@@ -161,6 +161,26 @@ async fn a_local_server_is_asked_for_its_window() {
         chat.body["max_tokens"], 2_048,
         "the cap follows the asked window"
     );
+    // The server told: no warning that compaction is off, now or on the next run (the window
+    // is remembered).
+    let warned = |events: &[Value]| {
+        of_type(events, "info")
+            .iter()
+            .any(|e| e["message"].as_str().unwrap().contains("no context size"))
+    };
+    assert!(!warned(&events), "{events:?}");
+    server.push(openai::text("again", Some((520, 3))));
+    let (out, events) = env.run_json(&["-c", "more"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!warned(&events), "{events:?}");
+
+    // A server that cannot tell: the warning stands.
+    let silent = MockServer::start().await;
+    let env = PithEnv::new(&silent.url(), 0, 0, "");
+    silent.push(openai::text("hello", Some((500, 3))));
+    let (out, events) = env.run_json(&["hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(warned(&events), "{events:?}");
 }
 
 #[tokio::test]

@@ -119,6 +119,8 @@ pub struct Runner {
     pub(super) lock: SessionLock,
     /// What the last compaction cost (`/context`).
     pub(super) last_compaction: Option<crate::event::CompactionCost>,
+    /// Said when the local server asked for the window cannot tell it either.
+    pub(super) window_warning: Option<String>,
     /// A summary being written ahead of the threshold.
     pub(super) background: Option<super::background::Background>,
     /// A local server being asked for its window (see `window.rs`).
@@ -152,11 +154,6 @@ impl Runner {
     ) -> anyhow::Result<Self> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
-        if let Some(w) = warning {
-            let _ = events.send(Event::Info {
-                message: format!("warning: {w}"),
-            });
-        }
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
         let estimator = Estimator::lazy(&model.model_id);
         let mut runner = Runner {
@@ -187,8 +184,9 @@ impl Runner {
             mcp: Default::default(),
             last_compaction: None,
             background: None,
+            window_warning: None,
         };
-        runner.start_window();
+        runner.start_window(warning);
         runner.fit_prompt();
         runner.load_view()?;
         Ok(runner)
@@ -500,14 +498,12 @@ impl Runner {
                 Ok((setup, warning)) => {
                     self.model = setup;
                     self.estimator = Estimator::lazy(&self.model.model_id);
+                    self.start_window(warning);
                     self.fit_prompt();
                     self.session.model = model.clone();
                     self.touch_session();
                     self.reset_estimate();
                     self.refresh_tools();
-                    if let Some(w) = warning {
-                        self.emit(Event::Info { message: w });
-                    }
                     self.emit(Event::ModelChanged { model });
                     self.emit_context();
                 }

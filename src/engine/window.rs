@@ -19,7 +19,8 @@ const PROMPT_SHARE: u64 = 4;
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
-    pub(super) fn start_window(&mut self) {
+    pub(super) fn start_window(&mut self, warning: Option<String>) {
+        self.window_warning = None;
         let learned = self.store.learned_window(&self.model.name).ok().flatten();
         if let Some(l) = learned {
             let current = self.model.limits.context;
@@ -41,6 +42,12 @@ impl Runner {
             self.window_probe = Some(tokio::spawn(
                 async move { provider.probe_window(&model).await },
             ));
+            // Said only if the server cannot tell either.
+            self.window_warning = warning;
+        } else if let Some(w) = warning {
+            self.emit(Event::Info {
+                message: format!("warning: {w}"),
+            });
         }
     }
 
@@ -55,6 +62,13 @@ impl Runner {
                 self.model.window_guessed = false;
                 self.announce_window(window, previous, &source);
             }
+        }
+        if let Some(w) = self.window_warning.take()
+            && self.model.window_guessed
+        {
+            self.emit(Event::Info {
+                message: format!("warning: {w}"),
+            });
         }
     }
 
