@@ -47,6 +47,8 @@ fn session() -> Session {
         compaction_point: None,
         cost: 0.0,
         tokens: 0,
+        parent_id: None,
+        agent: None,
     }
 }
 

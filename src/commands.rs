@@ -36,6 +36,8 @@ pub enum Command {
         message = "resume a stored session"
     )]
     Sessions,
+    #[strum(message = "open the transcript of a sub-agent this session started")]
+    Agents,
     #[strum(
         to_string = "new",
         serialize = "clear",
@@ -95,7 +97,7 @@ impl Command {
     pub fn waits_for_turn(self) -> bool {
         !matches!(
             self,
-            Command::Help | Command::Context | Command::Quit | Command::Sessions
+            Command::Help | Command::Context | Command::Quit | Command::Sessions | Command::Agents
         )
     }
 
@@ -185,8 +187,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "sessions", "new", "export", "mcp", "resource",
-                "undo", "redo", "rewind", "help", "quit"
+                "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
+                "resource", "undo", "redo", "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

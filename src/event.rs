@@ -39,6 +39,9 @@ pub struct PermissionRequest {
     pub title: String,
     /// The pattern an "always" reply would allow for the rest of the session.
     pub patterns: Vec<String>,
+    /// The sub-agent that asks (`None`: the main agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +84,10 @@ pub enum Op {
     },
     /// Ask for the stored sessions; answered by `Sessions`.
     ListSessions,
+    /// Ask for the sub-agent sessions `session_id` started (`/agents`); answered by `Sessions`.
+    ListSubagents {
+        session_id: String,
+    },
     /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
     ContextBreakdown,
     /// Write the whole session to a file (`/export [path]`); answered by `Info`.
@@ -318,6 +325,20 @@ pub struct Breakdown {
     /// The last compaction of this session's run, if any.
     #[serde(default)]
     pub last_compaction: Option<CompactionCost>,
+    /// What this session's sub-agents used, apart from the context above.
+    #[serde(default)]
+    pub subagents: SubagentTotals,
+}
+
+/// Tokens and cost of the sub-agents a session started (their own contexts, never the
+/// parent's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubagentTotals {
+    /// Sub-agent runs.
+    pub runs: u32,
+    /// Input and output tokens of all their requests.
+    pub tokens: u64,
+    pub cost: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -484,6 +505,16 @@ pub enum Event {
     },
     TurnFinished {
         reason: TurnEnd,
+    },
+    /// An event of a sub-agent's session, started by the `task` call `call_id` of session
+    /// `parent_session_id` (ARCHITECTURE.md §13). Its permission questions come as plain
+    /// `PermissionAsked` events naming the agent.
+    Subagent {
+        session_id: String,
+        parent_session_id: String,
+        agent: String,
+        call_id: String,
+        event: Box<Event>,
     },
 }
 

@@ -133,6 +133,12 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
         Event::ToolStarted { tool, input, .. } => {
             eprintln!("· {tool} {}", short_input(input));
         }
+        // a sub-agent's progress, indented under its `task` line
+        Event::Subagent { agent, event, .. } => {
+            if let Event::ToolStarted { tool, input, .. } = &**event {
+                eprintln!("  · {agent}: {tool} {}", short_input(input));
+            }
+        }
         Event::ToolFinished {
             tool,
             error: Some(e),

@@ -153,6 +153,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         compaction_point: None,
         cost: 0.0,
         tokens: 0,
+        parent_id: None,
+        agent: None,
     };
     let init = TuiInit {
         session,

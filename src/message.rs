@@ -103,6 +103,12 @@ pub struct Session {
     /// Context tokens of the last reported step (for listings).
     #[serde(default)]
     pub tokens: u64,
+    /// The session whose `task` call started this one (a sub-agent's session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<SessionId>,
+    /// The sub-agent this session runs (`explore`, `general`, a user's agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -259,11 +259,12 @@ pub fn load_with_env(
         }
     }
 
-    let config: Config = toml::Value::Table(merged)
-        .try_into()
-        .map_err(|e: toml::de::Error| ConfigError::Invalid {
-            message: one_line(e.message()),
-        })?;
+    let mut config: Config =
+        toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                message: one_line(e.message()),
+            })?;
     // Each file was checked on its own; limits set in different files meet only here.
     for (name, model) in &config.models {
         if model.context > 0 && model.output >= model.context {
@@ -285,6 +286,7 @@ pub fn load_with_env(
             });
         }
     }
+    agents_from_files(opts, &mut config, &workspace_trust, &mut warnings)?;
     if let Some(model) = &config.model
         && let Some((provider, _)) = model.split_once('/')
         && !config.provider.contains_key(provider)
@@ -325,6 +327,43 @@ pub fn load_with_env(
         files,
         workspace_trust,
     })
+}
+
+/// Adds the sub-agents of Markdown files (`agents/*.md` beside the global config, and
+/// `.pith/agents/*.md` in a trusted workspace) and checks every agent's name.
+fn agents_from_files(
+    opts: &LoadOptions,
+    config: &mut Config,
+    workspace_trust: &WorkspaceTrust,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    let global_dir = opts
+        .global_file
+        .clone()
+        .or_else(default_global_file)
+        .and_then(|f| f.parent().map(Path::to_path_buf));
+    let mut listed = toml::Table::new();
+    if let Ok(dirs) = toml::Value::try_from(&config.trusted_directories) {
+        listed.insert("trusted_directories".into(), dirs);
+    }
+    let trusted = workspace_trust.trusted
+        || opts.trust == Trust::Trusted
+        || is_listed(&opts.workspace, &listed);
+    super::agents::merge_markdown(
+        &mut config.agent,
+        global_dir.as_deref(),
+        &opts.workspace,
+        trusted,
+        warnings,
+    )?;
+    if let Some(name) = config.agent.keys().find(|n| !super::agents::valid_name(n)) {
+        return Err(ConfigError::Invalid {
+            message: format!(
+                "agent.\"{name}\": an agent's name must be letters, digits, '-' or '_'"
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

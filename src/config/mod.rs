@@ -1,5 +1,6 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
 
+pub mod agents;
 pub mod catalog;
 pub mod known;
 pub mod load;
@@ -396,6 +397,63 @@ pub struct Config {
     /// global config only.
     #[serde(default)]
     pub trusted_directories: Vec<PathBuf>,
+    /// `[agent.NAME]`: sub-agents the `task` tool can start, besides the built-in ones (and
+    /// those defined in Markdown files, merged in by `load`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent: BTreeMap<String, AgentConfig>,
+    /// How sub-agents run.
+    #[serde(default)]
+    pub task: TaskConfig,
+}
+
+/// A sub-agent (`[agent.NAME]`, or a Markdown file in `.pith/agents/`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// When to use it: the model reads this in the `task` tool's description.
+    #[serde(default)]
+    pub description: String,
+    /// "provider/model"; unset: the model of the session that starts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The tools it may use (never more than its parent has); unset: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Its system prompt; unset: pith's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Hides an agent (a built-in one too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable: bool,
+}
+
+/// `[task]`: how sub-agents run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskConfig {
+    /// How deep sub-agents may nest: 1 lets the main agent start sub-agents that cannot start
+    /// their own; 0 turns the `task` tool off.
+    #[serde(default = "default_max_depth")]
+    pub max_depth: u32,
+    /// Sub-agents of one step that run at the same time; more wait for a free slot.
+    #[serde(default = "default_max_parallel")]
+    pub max_parallel: usize,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        TaskConfig {
+            max_depth: default_max_depth(),
+            max_parallel: default_max_parallel(),
+        }
+    }
+}
+
+fn default_max_depth() -> u32 {
+    1
+}
+fn default_max_parallel() -> usize {
+    4
 }
 
 impl Default for Config {
@@ -416,6 +474,8 @@ impl Default for Config {
             sandbox_writable: Vec::new(),
             env_allow: Vec::new(),
             trusted_directories: Vec::new(),
+            agent: BTreeMap::new(),
+            task: TaskConfig::default(),
         }
     }
 }

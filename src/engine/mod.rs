@@ -5,6 +5,7 @@
 
 mod background;
 mod compaction;
+mod emitter;
 mod mcp;
 mod mentions;
 mod persist;
@@ -13,6 +14,7 @@ mod runner;
 mod shared;
 mod shell;
 mod step;
+mod subagent;
 mod summarise;
 mod tool_exec;
 mod turn;

@@ -86,8 +86,19 @@ pub struct Runner {
     pub(super) opts: EngineOptions,
     pub(super) store: Arc<Store>,
     pub(super) session: Session,
-    pub(super) events: mpsc::UnboundedSender<Event>,
+    pub(super) events: super::emitter::Emitter,
     pub(super) shared: Arc<Shared>,
+    /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
+    pub(super) role: super::subagent::AgentRole,
+    /// What this session's sub-agents used (`/context`, the status bar).
+    pub(super) subagents: crate::event::SubagentTotals,
+    /// Input and output tokens of every request this runner made (a sub-agent's report).
+    pub(super) spent_tokens: u64,
+    /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
+    /// the view after it).
+    pub(super) last_answer: String,
+    /// The last error reported to the front end (a failed sub-agent's result says it).
+    pub(super) last_error: std::sync::Mutex<Option<String>>,
     /// The model's view of the history in model order: from the latest completed compaction
     /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
@@ -126,12 +137,31 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
     ) -> anyhow::Result<Self> {
+        let events = super::emitter::Emitter::direct(events);
+        let role = super::subagent::AgentRole::main();
+        Self::build(opts, store, session, events, shared, role, None)
+    }
+
+    /// A runner for the main agent (`child: None`) or a sub-agent.
+    pub(super) fn build(
+        opts: EngineOptions,
+        store: Arc<Store>,
+        session: Session,
+        events: super::emitter::Emitter,
+        shared: Arc<Shared>,
+        role: super::subagent::AgentRole,
+        child: Option<super::subagent::ChildSetup>,
+    ) -> anyhow::Result<Self> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
-        let registry = Registry::configured(&opts.config);
+        let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
         let estimator = Estimator::lazy(&model.model_id);
-        let permissions = Permissions::new(&opts.config.permission);
         let mut runner = Runner {
+            role,
+            subagents: Default::default(),
+            spent_tokens: 0,
+            last_answer: String::new(),
+            last_error: Default::default(),
             permissions,
             doom: DoomLoop::default(),
             tool_state: Arc::new(SessionToolState::default()),
@@ -171,6 +201,11 @@ impl Runner {
     }
 
     pub(super) fn emit(&self, event: Event) {
+        if let Event::Error { message, .. } = &event
+            && let Ok(mut last) = self.last_error.lock()
+        {
+            *last = Some(message.clone());
+        }
         let _ = self.events.send(event);
     }
 
@@ -507,6 +542,13 @@ impl Runner {
                     message: format!("cannot list sessions: {e:#}"),
                 }),
             },
+            Op::ListSubagents { session_id } => match self.store.children(&session_id) {
+                Ok(sessions) => self.emit(Event::Sessions { sessions }),
+                Err(e) => self.emit(Event::Error {
+                    kind: ErrorKind::Session,
+                    message: format!("cannot list sub-agent sessions: {e:#}"),
+                }),
+            },
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
@@ -516,7 +558,9 @@ impl Runner {
                 prompt,
                 args,
             } => match self.mcp_prompt_text(&server, &prompt, &args).await {
-                Ok(text) => self.user_turn(vec![Prompt { id, text }]).await,
+                Ok(text) => {
+                    self.user_turn(vec![Prompt { id, text }]).await;
+                }
                 Err(message) => self.emit(Event::Error {
                     kind: ErrorKind::Mcp,
                     message,
@@ -671,6 +715,7 @@ impl Runner {
         let mut b = Breakdown {
             window: self.model.limits.context,
             last_compaction: self.last_compaction,
+            subagents: self.subagents,
             ..Breakdown::default()
         };
         b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();

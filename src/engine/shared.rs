@@ -26,7 +26,12 @@ pub struct Shared {
     pub queue: Mutex<VecDeque<Prompt>>,
     /// Cancelled by `Op::Interrupt`; replaced by the runner at the start of each turn.
     pub cancel: Mutex<CancellationToken>,
-    pub permissions: Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>,
+    /// Questions waiting for the user's reply, by request id: shared with the sub-agents, whose
+    /// questions the same user answers through this engine's pump.
+    pub permissions: std::sync::Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>,
+    /// A sub-agent's turns are cancelled with its parent's (interrupting the parent interrupts
+    /// the children).
+    pub parent_cancel: Option<CancellationToken>,
     /// Wakes the runner when something was queued.
     pub notify: Notify,
     /// MCP resources being read for the next user message, in the order they were asked for.
@@ -56,7 +61,10 @@ impl Shared {
     }
 
     pub fn fresh_cancel(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+        let token = match &self.parent_cancel {
+            Some(parent) => parent.child_token(),
+            None => CancellationToken::new(),
+        };
         if let Ok(mut c) = self.cancel.lock() {
             *c = token.clone();
         }
@@ -159,6 +167,19 @@ pub async fn pump(
                         Err(e) => Event::Error {
                             kind: ErrorKind::Session,
                             message: format!("cannot list sessions: {e:#}"),
+                        },
+                    });
+                });
+            }
+            Op::ListSubagents { session_id } => {
+                let store = history.store.clone();
+                let events = history.events.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = events.send(match store.children(&session_id) {
+                        Ok(sessions) => Event::Sessions { sessions },
+                        Err(e) => Event::Error {
+                            kind: ErrorKind::Session,
+                            message: format!("cannot list sub-agent sessions: {e:#}"),
                         },
                     });
                 });

@@ -67,7 +67,28 @@ impl Runner {
                 _ => None,
             })
             .collect();
-        for (pi, call_id, tool, input) in calls {
+        let mut i = 0;
+        while i < calls.len() {
+            // consecutive `task` calls run together
+            let batch = calls[i..]
+                .iter()
+                .take_while(|(_, _, tool, input)| {
+                    tool == crate::tools::task::NAME
+                        && input.is_object()
+                        && self.registry.get(tool).is_some()
+                })
+                .count();
+            if batch > 0 && stop.is_none() && !cancel.is_cancelled() {
+                let group = calls[i..i + batch].to_vec();
+                i += batch;
+                let states = self.run_task_calls(idx, &group, cancel).await;
+                for ((pi, call_id, tool, _), (_, state)) in group.into_iter().zip(states) {
+                    self.record_result(idx, pi, call_id, tool, state);
+                }
+                continue;
+            }
+            let (pi, call_id, tool, input) = calls[i].clone();
+            i += 1;
             let state = if cancel.is_cancelled() {
                 failed(ToolError::Interrupted)
             } else if stop.is_some() {
@@ -79,38 +100,84 @@ impl Runner {
                 stop = looping;
                 state
             };
-            let (title, error, duration_ms) = match &state {
-                ToolState::Completed { title, time, .. } => {
-                    (title.clone(), None, (time.end - time.start).max(0) as u64)
-                }
-                ToolState::Error {
-                    message,
-                    start,
-                    end,
-                } => (
-                    tool.clone(),
-                    Some(message.clone()),
-                    match (start, end) {
-                        (Some(s), Some(e)) => (e - s).max(0) as u64,
-                        _ => 0,
-                    },
-                ),
-                _ => (tool.clone(), None, 0),
-            };
-            self.set_tool_state(idx, pi, state);
-            self.emit(Event::ToolFinished {
-                call_id,
-                tool,
-                title,
-                error,
-                duration_ms,
-            });
-            let part = self.view[idx].parts[pi].clone();
-            let tokens = self.estimator.part(&part);
-            self.tracker.on_added(tokens);
-            self.emit_context();
+            self.record_result(idx, pi, call_id, tool, state);
         }
         stop.map_or(Ok(()), Err)
+    }
+
+    /// Stores a call's final state, tells the front end, and counts it in the context figure.
+    fn record_result(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: String,
+        tool: String,
+        state: ToolState,
+    ) {
+        let (title, error, duration_ms) = match &state {
+            ToolState::Completed { title, time, .. } => {
+                (title.clone(), None, (time.end - time.start).max(0) as u64)
+            }
+            ToolState::Error {
+                message,
+                start,
+                end,
+            } => (
+                tool.clone(),
+                Some(message.clone()),
+                match (start, end) {
+                    (Some(s), Some(e)) => (e - s).max(0) as u64,
+                    _ => 0,
+                },
+            ),
+            _ => (tool.clone(), None, 0),
+        };
+        self.set_tool_state(idx, pi, state);
+        self.emit(Event::ToolFinished {
+            call_id,
+            tool,
+            title,
+            error,
+            duration_ms,
+        });
+        let part = self.view[idx].parts[pi].clone();
+        let tokens = self.estimator.part(&part);
+        self.tracker.on_added(tokens);
+        self.emit_context();
+    }
+
+    /// Runs `task` calls: each is checked and put to the user in turn, then the authorised ones
+    /// run at the same time (`engine/subagent.rs`). One state per call, in order.
+    async fn run_task_calls(
+        &mut self,
+        idx: usize,
+        group: &[(usize, String, String, Value)],
+        cancel: &CancellationToken,
+    ) -> Vec<(usize, ToolState)> {
+        let mut states = Vec::new();
+        let mut ready = Vec::new();
+        for (pi, call_id, tool, input) in group {
+            if cancel.is_cancelled() {
+                states.push((*pi, failed(ToolError::Interrupted)));
+                continue;
+            }
+            match self.authorize(call_id, tool, &input.clone(), cancel).await {
+                Err(state) => states.push((*pi, state)),
+                Ok(ctx) => {
+                    let start = self.mark_running(idx, *pi, call_id, tool, input);
+                    ready.push(super::subagent::TaskCall {
+                        pi: *pi,
+                        call_id: call_id.clone(),
+                        input: input.clone(),
+                        ctx,
+                        start,
+                    });
+                }
+            }
+        }
+        states.extend(self.run_tasks(ready, cancel).await);
+        states.sort_by_key(|(pi, _)| *pi);
+        states
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
@@ -174,17 +241,15 @@ impl Runner {
         (state, looping)
     }
 
-    /// Runs a call to a known tool with JSON arguments: permission, doom loop, execution.
-    async fn execute_valid(
+    /// The checks before a call runs: the tool's precheck, the doom loop, the permission rules
+    /// and the user's answer. `Ok`: the context to run it in; `Err`: the state it ends in.
+    async fn authorize(
         &mut self,
-        idx: usize,
-        pi: usize,
         call_id: &str,
         tool: &str,
-        input: Value,
+        input: &Value,
         cancel: &CancellationToken,
-    ) -> ToolState {
-        let error = failed;
+    ) -> Result<ToolContext, ToolState> {
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
@@ -198,12 +263,12 @@ impl Runner {
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.registry.get(tool)
-            && let Err(e) = t.precheck(&input, &ctx)
+            && let Err(e) = t.precheck(input, &ctx)
         {
-            return error(e);
+            return Err(failed(e));
         }
-        let repeated = self.doom.record(tool, &input);
-        let mut decision = self.permissions.check(tool, &input, &ctx);
+        let repeated = self.doom.record(tool, input);
+        let mut decision = self.permissions.check(tool, input, &ctx);
         if repeated && !matches!(decision, Decision::Deny { .. }) {
             decision = Decision::Ask(PermissionRequest {
                 id: new_id(),
@@ -211,18 +276,31 @@ impl Runner {
                 call_id: call_id.to_string(),
                 title: format!("{tool} was called three times in a row with the same input"),
                 patterns: Vec::new(),
+                agent: None,
             });
         }
         match decision {
             Decision::Allow => {}
-            Decision::Deny { message } => return error(ToolError::Refused(message)),
+            Decision::Deny { message } => return Err(failed(ToolError::Refused(message))),
             Decision::Ask(mut request) => {
                 request.call_id = call_id.to_string();
                 if let Err(e) = self.ask(request, repeated, cancel).await {
-                    return error(e);
+                    return Err(failed(e));
                 }
             }
         }
+        Ok(ctx)
+    }
+
+    /// Marks a call as running; returns when it started.
+    fn mark_running(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+    ) -> i64 {
         let start = now_ms();
         self.set_tool_state(idx, pi, ToolState::Running { start, title: None });
         self.emit(Event::ToolStarted {
@@ -231,6 +309,24 @@ impl Runner {
             input: input.clone(),
         });
         self.state(EngineState::Running, Some(tool.to_string()));
+        start
+    }
+
+    /// Runs a call to a known tool with JSON arguments: permission, doom loop, execution.
+    async fn execute_valid(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        call_id: &str,
+        tool: &str,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        let ctx = match self.authorize(call_id, tool, &input, cancel).await {
+            Ok(ctx) => ctx,
+            Err(state) => return state,
+        };
+        let start = self.mark_running(idx, pi, call_id, tool, &input);
         let run = self.registry.execute(tool, input, &ctx);
         tokio::pin!(run);
         let result = tokio::select! {

@@ -9,7 +9,7 @@ use super::step::Outcome;
 use crate::context::{compaction, overflow, prune};
 use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
 use crate::llm::FinishReason;
-use crate::message::{Agent, Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
+use crate::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
 
 /// A step the model answered.
 struct StepDone {
@@ -32,12 +32,17 @@ struct Estimate {
 
 impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
-    pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) {
+    pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
         self.compactions_this_turn = 0;
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
-        let before = self.snapshot_before_turn().await;
+        // A sub-agent's changes are undone with its parent's turn, which snapshots around it.
+        let before = if self.role.depth == 0 {
+            self.snapshot_before_turn().await
+        } else {
+            None
+        };
         let mut parent = String::new();
         let mut first = None;
         for p in &prompts {
@@ -53,7 +58,9 @@ impl Runner {
             // Interrupting stops everything under way, the background summary too.
             self.background = None;
         }
-        if let Some(first) = first {
+        if let Some(first) = first
+            && self.role.depth == 0
+        {
             self.record_turn(&first, before).await;
         }
         self.touch_session();
@@ -65,8 +72,11 @@ impl Runner {
             });
             reason = TurnEnd::Error;
         }
-        self.emit(Event::TurnFinished { reason });
+        self.emit(Event::TurnFinished {
+            reason: reason.clone(),
+        });
         self.state(EngineState::Idle, None);
+        reason
     }
 
     async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> TurnEnd {
@@ -188,7 +198,7 @@ impl Runner {
             let mut a = Message::new(&self.session.id, Role::Assistant);
             a.parent_id = Some(parent.clone());
             a.model = Some(self.model.name.clone());
-            a.agent = Some(Agent::Build);
+            a.agent = Some(self.role.agent());
             a.push(PartKind::StepStart);
             let idx = self.push_message(a);
             self.state(EngineState::Thinking, None);
@@ -343,6 +353,7 @@ impl Runner {
             });
         }
         let m = self.view[idx].clone();
+        self.last_answer = super::subagent::reply_text(&m);
         self.save_message(&m);
         self.emit(Event::Message { message: m.clone() });
         if let Some(p) = m.parts.last() {
@@ -351,6 +362,7 @@ impl Runner {
         self.session.cost += cost;
         match usage {
             Some(u) if u.context_tokens() > 0 => {
+                self.spent_tokens += u.context_tokens();
                 let prompt_side = u.input + u.cache_read + u.cache_write;
                 self.estimator.learn(estimated.content, prompt_side);
                 self.tracker.on_report(&u, estimated.request);

@@ -101,7 +101,8 @@ impl Runner {
     pub(super) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
-        let system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
+        let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
+        self.role.shape_system(&mut system);
         let tools = self.registry.specs();
         let usable = self.budget().usable;
         let full: u64 = system.iter().map(|s| self.estimator.text(s)).sum::<u64>()
@@ -123,6 +124,7 @@ impl Runner {
             instruction_bytes: usize::try_from(usable / 2).unwrap_or(usize::MAX),
         };
         self.system = prompt::system_prompt(ws, extra, &today, fit);
+        self.role.shape_system(&mut self.system);
         self.tool_specs = self.registry.compact_specs();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \

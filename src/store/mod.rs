@@ -31,7 +31,7 @@ use crate::message::{
 };
 
 /// The schema version this build writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -81,6 +81,13 @@ CREATE TABLE IF NOT EXISTS model_windows (
     source TEXT NOT NULL,
     time   INTEGER NOT NULL
 );
+";
+
+/// Version 3: sub-agent sessions name the session that started them and their agent.
+const SCHEMA_V3: &str = "
+ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+ALTER TABLE sessions ADD COLUMN agent TEXT;
+CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_id);
 ";
 
 /// The SQLite store. `Send + Sync`: the connection sits behind a mutex; every call is short.
@@ -169,8 +176,8 @@ fn parse_role(s: &str) -> Option<Role> {
     }
 }
 
-const SESSION_COLUMNS: &str =
-    "id, title, directory, model, time_created, time_updated, compaction_point, cost, tokens";
+const SESSION_COLUMNS: &str = "id, title, directory, model, time_created, time_updated, \
+     compaction_point, cost, tokens, parent_id, agent";
 
 fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
@@ -183,6 +190,8 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
         compaction_point: row.get(6)?,
         cost: row.get(7)?,
         tokens: row.get::<_, i64>(8)?.max(0) as u64,
+        parent_id: row.get(9)?,
+        agent: row.get(10)?,
     })
 }
 
@@ -238,6 +247,27 @@ impl Store {
     // ---- sessions ------------------------------------------------------------------------------
 
     pub fn create_session(&self, directory: &str, model: &str) -> Result<Session> {
+        self.insert_session(directory, model, None, None)
+    }
+
+    /// A sub-agent's session, started by `parent_id` for `agent` (ARCHITECTURE.md §13).
+    pub fn create_child_session(
+        &self,
+        directory: &str,
+        model: &str,
+        parent_id: &str,
+        agent: &str,
+    ) -> Result<Session> {
+        self.insert_session(directory, model, Some(parent_id), Some(agent))
+    }
+
+    fn insert_session(
+        &self,
+        directory: &str,
+        model: &str,
+        parent_id: Option<&str>,
+        agent: Option<&str>,
+    ) -> Result<Session> {
         let now = now_ms();
         let session = Session {
             id: new_id(),
@@ -249,12 +279,14 @@ impl Store {
             compaction_point: None,
             cost: 0.0,
             tokens: 0,
+            parent_id: parent_id.map(str::to_string),
+            agent: agent.map(str::to_string),
         };
         self.conn()
             .prepare_cached(
                 "INSERT INTO sessions (id, title, directory, model, time_created, time_updated,
-                                       compaction_point, cost, tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                       compaction_point, cost, tokens, parent_id, agent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
             .execute(params![
                 session.id,
@@ -266,6 +298,8 @@ impl Store {
                 session.compaction_point,
                 session.cost,
                 to_i64(session.tokens),
+                session.parent_id,
+                session.agent,
             ])?;
         Ok(session)
     }
@@ -287,23 +321,36 @@ impl Store {
         Ok(stmt.query_row([id], session_from_row).optional()?)
     }
 
-    /// The most recently updated session in `directory` (for `pith -c`).
+    /// The most recently updated session in `directory` (for `pith -c`); sub-agents' sessions
+    /// are not the user's conversations and are left out.
     pub fn latest_session(&self, directory: &str) -> Result<Option<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE directory = ?1
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE directory = ?1 AND parent_id IS NULL
              ORDER BY time_updated DESC, id DESC LIMIT 1"
         ))?;
         Ok(stmt.query_row([directory], session_from_row).optional()?)
     }
 
-    /// Every session, most recently updated first.
+    /// Every session the user started, most recently updated first (sub-agents' sessions are
+    /// listed by [`Store::children`]).
     pub fn list_sessions(&self) -> Result<Vec<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY time_updated DESC, id DESC"
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL
+             ORDER BY time_updated DESC, id DESC"
         ))?;
         let rows = stmt.query_map([], session_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The sub-agent sessions `parent_id` started, oldest first.
+    pub fn children(&self, parent_id: &str) -> Result<Vec<Session>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([parent_id], session_from_row)?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
@@ -335,8 +382,11 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes a session with all its messages and parts.
+    /// Deletes a session with all its messages and parts, and its sub-agents' sessions.
     pub fn delete_session(&self, id: &str) -> Result<()> {
+        for child in self.children(id)? {
+            self.delete_session(&child.id)?;
+        }
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM parts WHERE session_id = ?1", [id])?;
@@ -615,14 +665,22 @@ fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 1 {
         conn.execute_batch(&format!(
-            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
         tracing::info!("store schema created (version {SCHEMA_VERSION})");
-    } else if version < 2 {
+        return Ok(());
+    }
+    if version < 2 {
         conn.execute_batch(&format!(
             "BEGIN; {SCHEMA_V2} PRAGMA user_version = 2; COMMIT;"
         ))?;
         tracing::info!("store schema upgraded to version 2");
+    }
+    if version < 3 {
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA_V3} PRAGMA user_version = 3; COMMIT;"
+        ))?;
+        tracing::info!("store schema upgraded to version 3");
     }
     Ok(())
 }

@@ -742,3 +742,44 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     store.save_message(&loaded[0]).unwrap();
     assert_eq!(store.load_all(&s.id).unwrap()[0], loaded[0]);
 }
+
+#[test]
+fn a_version_2_database_gains_sub_agent_links() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        // What a build before sub-agents wrote: schema 2, no parent column.
+        let conn = Connection::open(dir.path().join("pith.db")).unwrap();
+        conn.execute_batch(&format!(
+            "{SCHEMA_V1} {SCHEMA_V2} PRAGMA user_version = 2;
+             INSERT INTO sessions (id, title, directory, model, time_created, time_updated)
+             VALUES ('old', 't', '/w', 'm/m', 1, 1);"
+        ))
+        .unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let version: i64 = store
+        .conn()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let old = store.get_session("old").unwrap();
+    assert_eq!((old.parent_id, old.agent), (None, None));
+    let child = store
+        .create_child_session("/w", "m/m", "old", "explore")
+        .unwrap();
+    let got = store.get_session(&child.id).unwrap();
+    assert_eq!(got.parent_id.as_deref(), Some("old"));
+    assert_eq!(got.agent.as_deref(), Some("explore"));
+    // children are the parent's, not the user's list or `pith -c`
+    let listed: Vec<String> = store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(listed, vec!["old".to_string()]);
+    assert_eq!(store.latest_session("/w").unwrap().unwrap().id, "old");
+    assert_eq!(store.children("old").unwrap(), vec![got]);
+    store.delete_session("old").unwrap();
+    assert!(store.find_session(&child.id).unwrap().is_none());
+}

@@ -187,6 +187,7 @@ pub mod process;
 pub mod read;
 pub mod recall;
 pub mod registry;
+pub mod task;
 pub mod todo;
 pub mod truncate;
 pub mod write;

@@ -89,7 +89,16 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d.insert("write".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("edit".into(), vec![("*", Ask), env[0], env[1]]);
     d.insert("bash".into(), vec![("*", Ask)]);
-    for t in ["glob", "grep", "list", "todowrite", "recall", "tool_search"] {
+    // a sub-agent's own calls are checked like any other; starting one is not a risk by itself
+    for t in [
+        "glob",
+        "grep",
+        "list",
+        "todowrite",
+        "recall",
+        "tool_search",
+        "task",
+    ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
@@ -203,6 +212,8 @@ impl Permissions {
 
     /// Checks each subject: the first denied one decides (`Err`); otherwise the ones that must
     /// be asked about (not granted for the session).
+    // the denial is returned as it is handed on; boxing it would only move the allocation
+    #[allow(clippy::result_large_err)]
     fn evaluate<'a>(&self, subjects: &'a [Subject]) -> Result<Vec<&'a Subject>, Decision> {
         let mut asks = Vec::new();
         for s in subjects {
@@ -242,6 +253,7 @@ impl Permissions {
             call_id: ctx.call_id.clone(),
             title,
             patterns,
+            agent: None,
         };
         self.pending.insert(request.id.clone(), grants);
         request
@@ -374,6 +386,15 @@ impl Permissions {
                 });
                 Some(subjects)
             }
+            // `[permission.task]` patterns match the agent's name
+            "task" => {
+                let agent = str_field(&["agent"]).unwrap_or_default().to_string();
+                Some(vec![Subject {
+                    table: tool.into(),
+                    grant: agent.clone(),
+                    forms: vec![agent],
+                }])
+            }
             _ => Some(vec![match self.mcp.get(tool) {
                 Some((server, name)) => Subject {
                     table: server.clone(),
@@ -504,6 +525,7 @@ pub fn doom_loop_request(
             "{tool}{what} called {count} times in a row with the same input: run it again?"
         ),
         patterns: Vec::new(),
+        agent: None,
     }
 }
 

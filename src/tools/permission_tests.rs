@@ -307,6 +307,7 @@ fn grants_never_override_deny() {
         call_id: "c".into(),
         title: "rm".into(),
         patterns: vec!["rm*".into()],
+        agent: None,
     };
     p.reply(&req, PermissionReply::Always);
     deny(p.check("bash", &json!({"command": "rm x"}), &ws.ctx));

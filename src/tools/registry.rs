@@ -124,6 +124,18 @@ impl Registry {
                 }
             }
         };
+        self.finish(name, result, ctx)
+    }
+
+    /// A tool's result as the model gets it: known secrets scrubbed, an output over the limits
+    /// cut to a preview and saved in full (see [`Registry::execute`]). The engine passes the
+    /// results of tools it runs itself (`task`) through this too.
+    pub fn finish(
+        &self,
+        name: &str,
+        result: Result<ToolOutput, ToolError>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         // A secret pith knows that a tool printed goes no further: not to the model, the store,
         // the screen or a saved full output.
         let result = result.map(|mut out| {

@@ -148,6 +148,8 @@ pub struct App {
     pub state_detail: Option<String>,
     pub state_since: Instant,
     pub running_tool: Option<String>,
+    /// Sub-agents: their live cells, their tokens and cost apart from the main context.
+    pub subagents: super::subagents::Subagents,
     /// A provider fault being retried: shown in the status bar until the retry starts.
     pub retry: Option<Retry>,
     /// The model's answer is streaming (the status says "responding", not "thinking").
@@ -249,6 +251,7 @@ impl App {
             state_detail: None,
             state_since: now,
             running_tool: None,
+            subagents: Default::default(),
             retry: None,
             responding: false,
             turn_started: None,
@@ -395,6 +398,7 @@ impl App {
                 ..
             } => {
                 self.running_tool = None;
+                self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
             Event::StepFinished { cost, .. } => {
@@ -480,7 +484,10 @@ impl App {
                 session,
                 messages,
                 more_history,
-            } => self.load_session(session, messages, more_history),
+            } => {
+                self.subagents.clear();
+                self.load_session(session, messages, more_history)
+            }
             Event::History {
                 session_id,
                 messages,
@@ -527,6 +534,11 @@ impl App {
                 // A failed step already shows its error under the message: say it once.
                 if !self.transcript.ends_with_error(&message) {
                     self.transcript.notice(NoticeLevel::Error, message)
+                }
+            }
+            ev @ Event::Subagent { .. } => {
+                if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
+                    self.transcript.tool_live(&call_id, text);
                 }
             }
             Event::TurnFinished { reason } => {
@@ -644,6 +656,9 @@ impl App {
                 );
                 if elsewhere {
                     detail.push_str(&format!(" · in {}", home_short(&s.directory)));
+                }
+                if let Some(agent) = &s.agent {
+                    detail = format!("{} · {detail}", super::format::sanitize(agent));
                 }
                 PickItem {
                     id: s.id.clone(),

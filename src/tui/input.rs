@@ -446,6 +446,18 @@ impl App {
                 }));
                 self.send(Op::ListSessions);
             }
+            Command::Agents => {
+                self.popup = Some(Popup::Picker(Picker {
+                    kind: PickerKind::Sessions,
+                    items: Vec::new(),
+                    filter: String::new(),
+                    selected: 0,
+                    loading: true,
+                }));
+                self.send(Op::ListSubagents {
+                    session_id: self.session.id.clone(),
+                });
+            }
             Command::New => self.send(Op::NewSession),
             Command::Export => self.send(Op::Export { path: arg }),
             Command::Mcp => self.mcp_command(arg),

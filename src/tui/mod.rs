@@ -11,6 +11,7 @@ pub mod input;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
+pub mod subagents;
 pub mod theme;
 pub mod tool_cell;
 pub mod transcript;
@@ -20,6 +21,8 @@ pub mod wrap;
 
 #[cfg(test)]
 mod paging_tests;
+#[cfg(test)]
+mod subagent_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -30,6 +30,8 @@ pub(super) fn session() -> Session {
         compaction_point: None,
         cost: 0.0,
         tokens: 0,
+        parent_id: None,
+        agent: None,
     }
 }
 
@@ -312,6 +314,7 @@ fn snapshot_permission_modal() {
             call_id: "c9".into(),
             title: "rm -rf target/debug/incremental".into(),
             patterns: vec!["rm *".into()],
+            agent: None,
         }),
     );
     insta::assert_snapshot!(render(&mut app, 80, 24));
@@ -347,6 +350,7 @@ fn snapshot_edit_permission_shows_the_change() {
             call_id: "c-edit".into(),
             title: "src/lib.rs".into(),
             patterns: vec!["src/lib.rs".into()],
+            agent: None,
         }),
     );
     let screen = render(&mut app, 80, 24);
@@ -388,6 +392,7 @@ fn snapshot_context_breakdown() {
             reserved: 20_000,
             window: 200_000,
             last_compaction: Some(pith_compaction_cost()),
+            subagents: Default::default(),
         }),
     );
     let screen = render(&mut app, 80, 24);

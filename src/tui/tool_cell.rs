@@ -53,6 +53,10 @@ pub fn short_input(tool: &str, input: &Value) -> String {
             })
         }
         "webfetch" | "fetch" => first_of(&["url"]),
+        "task" => s("description").map(|d| match s("agent") {
+            Some(agent) => format!("{agent}: {d}"),
+            None => d,
+        }),
         "todowrite" => input
             .get("todos")
             .and_then(Value::as_array)

@@ -215,6 +215,7 @@ fn asked(id: &str, title: &str) -> Event {
         call_id: "c".into(),
         title: title.into(),
         patterns: vec!["make *".into()],
+        agent: None,
     })
 }
 
@@ -286,6 +287,7 @@ fn permission_answer_is_marked_on_the_tool_cell() {
             call_id: "c1".into(),
             title: "ls -la".into(),
             patterns: vec!["ls *".into()],
+            agent: None,
         }),
     );
     read_question(&mut app);

@@ -437,6 +437,14 @@ impl Transcript {
         }
     }
 
+    /// What a running tool shows now, replacing what it showed (a sub-agent's progress).
+    pub fn tool_live(&mut self, call_id: &str, text: String) {
+        if let Some(i) = self.tool_cell(call_id) {
+            self.cells[i].live_output = Some(text);
+            self.touch_at(i);
+        }
+    }
+
     /// Output a running tool produced: appended to its cell, of which only the tail is kept.
     pub fn tool_output(&mut self, call_id: &str, chunk: &str) {
         let Some(i) = self.tool_cell(call_id) else {

@@ -329,11 +329,9 @@ pub fn context(
     mcp: &[McpServerStatus],
 ) {
     let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
-    let base = if b.is_some_and(|b| b.last_compaction.is_some()) {
-        18
-    } else {
-        17
-    };
+    let base = 17
+        + u16::from(b.is_some_and(|b| b.last_compaction.is_some()))
+        + u16::from(b.is_some_and(|b| b.subagents.runs > 0));
     let r = centered(area, 64, base + mcp.len() as u16);
     frame.render_widget(Clear, r);
     let Some(b) = b else {
@@ -430,6 +428,18 @@ pub fn context(
             String::new(),
         ));
     }
+    if b.subagents.runs > 0 {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " sub-agents: {} run{}, {} tokens, {} (in their own contexts)",
+                b.subagents.runs,
+                if b.subagents.runs == 1 { "" } else { "s" },
+                format::tokens(b.subagents.tokens),
+                format::cost(b.subagents.cost),
+            ),
+            Style::default().fg(theme().dim),
+        )));
+    }
     if let Some(c) = &b.last_compaction {
         let share = (c.cache_read * 100).checked_div(c.input).unwrap_or(0);
         lines.push(Line::from(Span::styled(
@@ -516,7 +526,14 @@ pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
     let inner_w = w.saturating_sub(4) as usize;
     let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::from(Span::styled(
-        format!("pith wants to run {}:", req.tool),
+        match &req.agent {
+            Some(agent) => format!(
+                "sub-agent {} wants to run {}:",
+                format::sanitize(agent),
+                req.tool
+            ),
+            None => format!("pith wants to run {}:", req.tool),
+        },
         Style::default().add_modifier(Modifier::BOLD),
     )));
     let title = format::sanitize(&req.title).to_string();

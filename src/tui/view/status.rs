@@ -183,7 +183,15 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             .add_modifier(Modifier::BOLD),
     );
     let (state, state_style) = state_text(app);
-    let cost = format::cost(app.cost);
+    let mut cost = format::cost(app.cost);
+    if app.subagents.tokens > 0 {
+        // sub-agents' work, apart from the main context figure
+        cost.push_str(&format!(
+            " · agents {} {}",
+            format::tokens(app.subagents.tokens),
+            format::cost(app.subagents.cost)
+        ));
+    }
     let ws = workspace_text(app);
 
     let ws_short = {

@@ -1,0 +1,61 @@
+//! Where a runner's events go: straight to the front end, or, for a sub-agent, wrapped in
+//! `Event::Subagent` with its session id (ARCHITECTURE.md §13).
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::event::Event;
+
+/// Who a sub-agent's events come from.
+#[derive(Debug)]
+pub(super) struct Tag {
+    pub session_id: String,
+    pub parent_session_id: String,
+    pub agent: String,
+    /// The parent's `task` call.
+    pub call_id: String,
+}
+
+#[derive(Clone)]
+pub(super) struct Emitter {
+    tx: mpsc::UnboundedSender<Event>,
+    tag: Option<Arc<Tag>>,
+}
+
+impl Emitter {
+    pub fn direct(tx: mpsc::UnboundedSender<Event>) -> Emitter {
+        Emitter { tx, tag: None }
+    }
+
+    /// Events of a sub-agent, to the same front end as this emitter's (flat: a grandchild's
+    /// events are tagged with its own session, not wrapped twice).
+    pub fn child(&self, tag: Tag) -> Emitter {
+        Emitter {
+            tx: self.tx.clone(),
+            tag: Some(Arc::new(tag)),
+        }
+    }
+
+    /// Sends an event; false when the front end is gone.
+    pub fn send(&self, event: Event) -> bool {
+        let Some(tag) = &self.tag else {
+            return self.tx.send(event).is_ok();
+        };
+        let event = match event {
+            // the same user answers, through the same pump: a plain question naming the agent
+            Event::PermissionAsked(mut request) => {
+                request.agent = Some(tag.agent.clone());
+                Event::PermissionAsked(request)
+            }
+            event => Event::Subagent {
+                session_id: tag.session_id.clone(),
+                parent_session_id: tag.parent_session_id.clone(),
+                agent: tag.agent.clone(),
+                call_id: tag.call_id.clone(),
+                event: Box::new(event),
+            },
+        };
+        self.tx.send(event).is_ok()
+    }
+}

@@ -1,0 +1,431 @@
+//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second `Runner`
+//! driven in process, with its own system prompt, history, compaction and pruning — and the
+//! parent gets only the child's final answer.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::emitter::Tag;
+use super::runner::Runner;
+use super::shared::{Prompt, Shared};
+use crate::config::Config;
+use crate::event::{SubagentTotals, TurnEnd};
+use crate::message::{Agent, PartKind, ToolState, new_id, now_ms};
+use crate::tools::permission::Permissions;
+use crate::tools::registry::Registry;
+use crate::tools::task::{self, AgentDef};
+use crate::tools::{ToolContext, ToolOutput};
+
+const SUBAGENT_PROMPT: &str = include_str!("../../prompts/subagent.md");
+
+/// Which agent a runner runs.
+#[derive(Debug, Clone)]
+pub(super) struct AgentRole {
+    /// `build` for the main agent.
+    pub name: String,
+    /// 0 for the main agent, 1 for its sub-agents, …
+    pub depth: u32,
+    /// The agent's own system prompt, instead of pith's.
+    pub prompt: Option<String>,
+}
+
+impl AgentRole {
+    pub fn main() -> AgentRole {
+        AgentRole {
+            name: "build".into(),
+            depth: 0,
+            prompt: None,
+        }
+    }
+
+    /// What the messages of this agent record as their agent.
+    pub fn agent(&self) -> Agent {
+        if self.depth == 0 {
+            Agent::Build
+        } else {
+            Agent::Other(self.name.clone())
+        }
+    }
+
+    /// The agent prompt block of a sub-agent: its own prompt or pith's, then what a sub-agent
+    /// must do (work alone, end with a report).
+    pub fn shape_system(&self, system: &mut [String]) {
+        let Some(first) = system.first_mut() else {
+            return;
+        };
+        if let Some(p) = &self.prompt {
+            *first = p.trim_end().to_string();
+        }
+        if self.depth > 0 {
+            first.push_str("\n\n");
+            first.push_str(SUBAGENT_PROMPT.trim_end());
+        }
+    }
+}
+
+/// What a sub-agent inherits from the runner that starts it.
+pub(super) struct ChildSetup {
+    /// The agent's tools (`None`: all).
+    pub tools: Option<Vec<String>>,
+    /// The parent's tools: a child never has one its parent lacks.
+    pub parent_tools: Vec<String>,
+    /// The parent's rules and the grants the user gave it.
+    pub permissions: Permissions,
+}
+
+/// The tools and permission state of a runner: the configured tools plus `task` while the depth
+/// allows, narrowed for a sub-agent to its agent's tools and its parent's.
+pub(super) fn tools_for(
+    config: &Config,
+    role: &AgentRole,
+    child: Option<ChildSetup>,
+) -> (Registry, Permissions) {
+    let mut registry = Registry::configured(config);
+    let agents = task::agents(&config.agent);
+    if role.depth < config.task.max_depth && !agents.is_empty() {
+        registry.register(Arc::new(task::Task::new(agents)));
+    }
+    let Some(child) = child else {
+        return (registry, Permissions::new(&config.permission));
+    };
+    registry.retain(|tool| {
+        let name = tool.name();
+        child.parent_tools.iter().any(|t| t == name)
+            && child
+                .tools
+                .as_ref()
+                .is_none_or(|allowed| allowed.iter().any(|t| t == name))
+    });
+    (registry, child.permissions)
+}
+
+/// One `task` call, authorised, ready to run.
+pub(super) struct TaskCall {
+    pub pi: usize,
+    pub call_id: String,
+    pub input: Value,
+    pub ctx: ToolContext,
+    pub start: i64,
+}
+
+/// How a child's run ended.
+struct ChildRun {
+    end: TurnEnd,
+    session_id: String,
+    agent: String,
+    answer: String,
+    error: Option<String>,
+    totals: SubagentTotals,
+}
+
+impl Runner {
+    /// Runs the `task` calls of one step at the same time (at most `task.max_parallel` at
+    /// once); each gets its result state, in the order given.
+    pub(super) async fn run_tasks(
+        &mut self,
+        calls: Vec<TaskCall>,
+        cancel: &CancellationToken,
+    ) -> Vec<(usize, ToolState)> {
+        let mut out = Vec::new();
+        let mut runs = Vec::new();
+        for call in calls {
+            match self.prepare_child(&call, cancel) {
+                Ok((child, prompt)) => runs.push((call, child, prompt)),
+                Err(message) => out.push((
+                    call.pi,
+                    ToolState::Error {
+                        message,
+                        start: Some(call.start),
+                        end: Some(now_ms()),
+                    },
+                )),
+            }
+        }
+        let parallel = self.opts.config.task.max_parallel.max(1);
+        let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(runs.into_iter().map(
+            |(call, mut child, prompt)| async move {
+                let run = child.run_task(prompt).await;
+                (call, run)
+            },
+        ))
+        .buffered(parallel)
+        .collect()
+        .await;
+        for (call, run) in done {
+            self.subagents.runs += 1 + run.totals.runs;
+            self.subagents.tokens += run.totals.tokens;
+            self.subagents.cost += run.totals.cost;
+            let state = self.task_result(&call, run, cancel).await;
+            out.push((call.pi, state));
+        }
+        out.sort_by_key(|(pi, _)| *pi);
+        out
+    }
+
+    /// The child runner for a call: a new session, or the one `task_id` names (a sub-agent of
+    /// this session), on the agent's model or this one's.
+    fn prepare_child(
+        &self,
+        call: &TaskCall,
+        cancel: &CancellationToken,
+    ) -> Result<(Runner, String), String> {
+        let input = task::parse(call.input.clone()).map_err(|e| e.to_string())?;
+        let agents = task::agents(&self.opts.config.agent);
+        let find = |name: &str| agents.iter().find(|a| a.name == name).cloned();
+        let (session, agent) = match input.task_id.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => {
+                let session = self
+                    .store
+                    .find_session(id)
+                    .map_err(|e| format!("cannot read task {id}: {e:#}"))?
+                    .filter(|s| s.parent_id.as_deref() == Some(self.session.id.as_str()))
+                    .ok_or_else(|| {
+                        format!("No task `{id}` was started in this session; omit task_id to start a new one.")
+                    })?;
+                let name = session.agent.clone().unwrap_or_default();
+                let agent = find(&name).ok_or_else(|| {
+                    format!("Task `{id}` ran agent `{name}`, which is no longer configured.")
+                })?;
+                (session, agent)
+            }
+            _ => {
+                let agent: AgentDef = find(&input.agent)
+                    .ok_or_else(|| format!("Unknown agent `{}`.", input.agent))?;
+                let model = agent.model.clone().unwrap_or(self.model.name.clone());
+                let mut session = self
+                    .store
+                    .create_child_session(
+                        &self.opts.workspace.to_string_lossy(),
+                        &model,
+                        &self.session.id,
+                        &agent.name,
+                    )
+                    .map_err(|e| format!("cannot store the task's session: {e:#}"))?;
+                session.title = crate::text::one_line(&input.description);
+                (session, agent)
+            }
+        };
+        let role = AgentRole {
+            name: agent.name.clone(),
+            depth: self.role.depth + 1,
+            prompt: agent.prompt.clone(),
+        };
+        let setup = ChildSetup {
+            tools: agent.tools.clone(),
+            parent_tools: self
+                .registry
+                .names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            permissions: self.permissions.clone(),
+        };
+        let events = self.events.child(Tag {
+            session_id: session.id.clone(),
+            parent_session_id: self.session.id.clone(),
+            agent: agent.name.clone(),
+            call_id: call.call_id.clone(),
+        });
+        let shared = Arc::new(Shared {
+            permissions: self.shared.permissions.clone(),
+            parent_cancel: Some(cancel.clone()),
+            ..Shared::default()
+        });
+        let id = session.id.clone();
+        let mut child = Runner::build(
+            self.opts.clone(),
+            self.store.clone(),
+            session,
+            events,
+            shared,
+            role,
+            Some(setup),
+        )
+        .map_err(|e| format!("cannot start task {id}: {e:#}"))?;
+        // An agent with every tool has the MCP servers' too (the same running servers); one
+        // with a list of tools has those only.
+        if agent.tools.is_none()
+            && let Some(manager) = &self.mcp.manager
+        {
+            child.attach_mcp(manager.clone());
+        }
+        Ok((child, input.prompt))
+    }
+
+    /// One turn of a child with `prompt`; its final answer is the text of its last reply.
+    async fn run_task(&mut self, prompt: String) -> ChildRun {
+        let cost_before = self.session.cost;
+        let tokens_before = self.spent_tokens;
+        let before = self.subagents;
+        self.emit_context();
+        let end = self
+            .user_turn(vec![Prompt {
+                id: new_id(),
+                text: prompt,
+            }])
+            .await;
+        let answer = std::mem::take(&mut self.last_answer);
+        let error = self.last_error.lock().ok().and_then(|mut e| e.take());
+        ChildRun {
+            end,
+            session_id: self.session.id.clone(),
+            agent: self.role.name.clone(),
+            answer: answer.trim().to_string(),
+            error,
+            totals: SubagentTotals {
+                runs: self.subagents.runs - before.runs,
+                tokens: self.spent_tokens - tokens_before + self.subagents.tokens - before.tokens,
+                cost: self.session.cost - cost_before + self.subagents.cost - before.cost,
+            },
+        }
+    }
+
+    /// The tool result of a finished child: its answer (cut like any tool output) after the
+    /// task id, or an error the model can act on.
+    async fn task_result(
+        &self,
+        call: &TaskCall,
+        run: ChildRun,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        let end = now_ms();
+        let id_line = format!(
+            "task_id: {} (pass it as task_id to continue this agent)",
+            run.session_id
+        );
+        let failed = |message: String| ToolState::Error {
+            message,
+            start: Some(call.start),
+            end: Some(end),
+        };
+        if cancel.is_cancelled() || run.end == TurnEnd::Interrupted {
+            return failed(crate::tools::ToolError::Interrupted.to_string());
+        }
+        let result = match &run.end {
+            TurnEnd::Error => Err(crate::tools::ToolError::Failed(format!(
+                "The {} agent failed: {}\n{id_line}",
+                run.agent,
+                run.error.as_deref().unwrap_or("it stopped with an error")
+            ))),
+            end => {
+                let mut answer = run.answer.clone();
+                if answer.is_empty() {
+                    answer = "(the agent ended without a report)".into();
+                }
+                if *end == TurnEnd::MaxSteps {
+                    answer.push_str("\n\n(the agent used all its steps; it may not be done)");
+                }
+                Ok(ToolOutput {
+                    title: format!("{}: {}", run.agent, task_title(&call.input)),
+                    output: format!("{id_line}\n\n{answer}"),
+                    metadata: json!({
+                        "session_id": run.session_id,
+                        "agent": run.agent,
+                        "tokens": run.totals.tokens,
+                        "cost": run.totals.cost,
+                    }),
+                    meta: Default::default(),
+                })
+            }
+        };
+        let result = self.registry.finish(task::NAME, result, &call.ctx);
+        super::tool_exec::finished(result, call.start, end)
+    }
+}
+
+/// What a reply said: its text parts (not pith's synthetic ones).
+pub(super) fn reply_text(m: &crate::message::Message) -> String {
+    m.parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::Text {
+                text,
+                synthetic: false,
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn task_title(input: &Value) -> String {
+    let d = input
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("task");
+    crate::text::one_line(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(r: &Registry) -> Vec<String> {
+        r.names().iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_child_never_has_a_tool_its_parent_lacks() {
+        let mut config = Config::default();
+        config.task.max_depth = 2;
+        let main = AgentRole::main();
+        let (parent, _) = tools_for(&config, &main, None);
+        assert!(names(&parent).iter().any(|n| n == "task"));
+        let child_role = AgentRole {
+            name: "scout".into(),
+            depth: 1,
+            prompt: None,
+        };
+        // the agent asks for bash and a tool that does not exist; its parent has no bash
+        let setup = ChildSetup {
+            tools: Some(vec![
+                "read".into(),
+                "bash".into(),
+                "nuke".into(),
+                "task".into(),
+            ]),
+            parent_tools: vec!["read".into(), "grep".into(), "task".into()],
+            permissions: Permissions::new(&config.permission),
+        };
+        let (child, _) = tools_for(&config, &child_role, Some(setup));
+        assert_eq!(names(&child), ["read", "task"]);
+        // at the depth limit the task tool is not offered, whatever the agent asks for
+        let deep = AgentRole {
+            depth: 2,
+            ..child_role
+        };
+        let setup = ChildSetup {
+            tools: None,
+            parent_tools: vec!["read".into(), "task".into()],
+            permissions: Permissions::new(&config.permission),
+        };
+        let (grandchild, _) = tools_for(&config, &deep, Some(setup));
+        assert_eq!(names(&grandchild), ["read"]);
+        // max_depth 0: no task tool at all
+        config.task.max_depth = 0;
+        let (none, _) = tools_for(&config, &main, None);
+        assert!(!names(&none).iter().any(|n| n == "task"));
+    }
+
+    #[test]
+    fn a_sub_agent_prompt_replaces_pith_s_and_says_it_reports_back() {
+        let mut system = vec!["pith prompt".to_string(), "<env>".to_string()];
+        AgentRole::main().shape_system(&mut system);
+        assert_eq!(system[0], "pith prompt");
+        let role = AgentRole {
+            name: "review".into(),
+            depth: 1,
+            prompt: Some("You review.".into()),
+        };
+        role.shape_system(&mut system);
+        assert!(
+            system[0].starts_with("You review.\n\nYou are a sub-agent"),
+            "{}",
+            system[0]
+        );
+        assert_eq!(system[1], "<env>");
+    }
+}

@@ -1,0 +1,182 @@
+//! Sub-agents on screen: a live cell per running `task` call, their questions naming the agent,
+//! their tokens and cost apart from the main context.
+
+use serde_json::json;
+
+use crate::event::{Event, PermissionRequest};
+use crate::llm::FinishReason;
+use crate::message::{PartKind, Role, ToolState, Usage};
+
+use super::app::Msg;
+use super::tests::*;
+
+fn sub(call_id: &str, event: Event) -> Event {
+    Event::Subagent {
+        session_id: format!("CHILD-{call_id}"),
+        parent_session_id: "S1".into(),
+        agent: "explore".into(),
+        call_id: call_id.into(),
+        event: Box::new(event),
+    }
+}
+
+#[test]
+fn snapshot_a_running_sub_agent_cell() {
+    let (mut app, _rx) = app_with(vec![user("U1", "where is the flag parsed?")]);
+    ev(
+        &mut app,
+        Event::Message {
+            message: msg("M1", Role::Assistant),
+        },
+    );
+    let start = crate::message::now_ms() - 7_000;
+    ev(
+        &mut app,
+        Event::PartUpdated {
+            part: part(
+                "M1",
+                "M1-task",
+                PartKind::Tool {
+                    call_id: "t1".into(),
+                    tool: "task".into(),
+                    input: json!({"description": "find flag parsing", "prompt": "…", "agent": "explore"}),
+                    state: ToolState::Running { start, title: None },
+                },
+            ),
+        },
+    );
+    for (i, (tool, input)) in [
+        ("glob", json!({"pattern": "src/**/*.rs"})),
+        ("grep", json!({"pattern": "--zebra"})),
+        ("read", json!({"file_path": "src/cli.rs"})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let call_id = format!("c{i}");
+        ev(
+            &mut app,
+            sub(
+                "t1",
+                Event::ToolStarted {
+                    call_id: call_id.clone(),
+                    tool: tool.into(),
+                    input,
+                },
+            ),
+        );
+        ev(
+            &mut app,
+            sub(
+                "t1",
+                Event::StepFinished {
+                    usage: Usage {
+                        input: 4_000,
+                        output: 100,
+                        ..Usage::default()
+                    },
+                    finish: FinishReason::ToolCalls,
+                    cost: 0.01,
+                },
+            ),
+        );
+        if tool != "read" {
+            ev(
+                &mut app,
+                sub(
+                    "t1",
+                    Event::ToolFinished {
+                        call_id,
+                        tool: tool.into(),
+                        title: format!("{tool} done"),
+                        error: None,
+                        duration_ms: 5,
+                    },
+                ),
+            );
+        }
+    }
+    // a sub-agent's own events never move the main context figure or the main cost
+    assert_eq!(app.context, usage(20_000));
+    assert_eq!(app.cost, 0.0);
+    app.update(Msg::Tick);
+    let screen = render(&mut app, 100, 20);
+    assert!(
+        screen.contains("task explore: find flag parsing"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("explore · running read · 12.3k tokens"),
+        "{screen}"
+    );
+    assert!(screen.contains("✓ grep grep done"), "{screen}");
+    assert!(screen.contains("agents 12.3k $0.03"), "{screen}");
+    insta::assert_snapshot!(screen);
+    // finished: the live view goes, the totals stay
+    ev(
+        &mut app,
+        Event::ToolFinished {
+            call_id: "t1".into(),
+            tool: "task".into(),
+            title: "explore: find flag parsing".into(),
+            error: None,
+            duration_ms: 9_000,
+        },
+    );
+    assert!(app.subagents.live.is_empty());
+    assert_eq!(app.subagents.tokens, 12_300);
+}
+
+#[test]
+fn a_sub_agents_question_names_the_agent() {
+    let (mut app, _rx) = fresh();
+    ev(
+        &mut app,
+        Event::PermissionAsked(PermissionRequest {
+            id: "p1".into(),
+            tool: "bash".into(),
+            call_id: "c9".into(),
+            title: "cargo test".into(),
+            patterns: vec!["cargo test *".into()],
+            agent: Some("general".into()),
+        }),
+    );
+    read_question(&mut app);
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("sub-agent general wants to run bash:"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn agents_lists_this_sessions_sub_agents_and_opens_one() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/agents");
+    key(&mut app, crossterm::event::KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![crate::event::Op::ListSubagents {
+            session_id: "S1".into()
+        }]
+    );
+    let mut child = session();
+    child.id = "C1".into();
+    child.title = "find flag parsing".into();
+    child.parent_id = Some("S1".into());
+    child.agent = Some("explore".into());
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![child],
+        },
+    );
+    let screen = render(&mut app, 100, 30);
+    assert!(screen.contains("find flag parsing"), "{screen}");
+    assert!(screen.contains("explore · "), "{screen}");
+    key(&mut app, crossterm::event::KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![crate::event::Op::ResumeSession { id: "C1".into() }]
+    );
+}
