@@ -13,7 +13,7 @@ use super::runner::Runner;
 use super::shared::{Prompt, Shared};
 use crate::config::Config;
 use crate::event::{SubagentTotals, TurnEnd};
-use crate::message::{Agent, PartKind, ToolState, new_id, now_ms};
+use crate::message::{Agent, ToolState, new_id, now_ms};
 use crate::tools::permission::Permissions;
 use crate::tools::registry::Registry;
 use crate::tools::task::{self, AgentDef};
@@ -334,21 +334,6 @@ impl Runner {
         let result = self.registry.finish(task::NAME, result, &call.ctx);
         super::tool_exec::finished(result, call.start, end)
     }
-}
-
-/// What a reply said: its text parts (not pith's synthetic ones).
-pub(super) fn reply_text(m: &crate::message::Message) -> String {
-    m.parts
-        .iter()
-        .filter_map(|p| match &p.kind {
-            PartKind::Text {
-                text,
-                synthetic: false,
-            } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn task_title(input: &Value) -> String {

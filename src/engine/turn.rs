@@ -353,7 +353,7 @@ impl Runner {
             });
         }
         let m = self.view[idx].clone();
-        self.last_answer = super::subagent::reply_text(&m);
+        self.last_answer = crate::context::compaction::written_text(&m);
         self.save_message(&m);
         self.emit(Event::Message { message: m.clone() });
         if let Some(p) = m.parts.last() {

@@ -52,15 +52,8 @@ pub fn slash(
     limit_top: u16,
 ) {
     let rows = items.len().min(8) as u16;
-    let h = rows + 2;
-    if anchor.y < limit_top + h || anchor.width < 10 {
+    let Some(area) = above(anchor, limit_top, rows) else {
         return;
-    }
-    let area = Rect {
-        x: anchor.x,
-        y: anchor.y - h,
-        width: anchor.width,
-        height: h,
     };
     let first = selected.saturating_sub(rows as usize - 1);
     let name_w = items
@@ -168,15 +161,8 @@ pub fn files(
     limit_top: u16,
 ) {
     let rows = items.len().min(super::super::mentions::SHOWN) as u16;
-    let h = rows + 2;
-    if anchor.y < limit_top + h || anchor.width < 10 {
+    let Some(area) = above(anchor, limit_top, rows) else {
         return;
-    }
-    let area = Rect {
-        x: anchor.x,
-        y: anchor.y - h,
-        width: anchor.width,
-        height: h,
     };
     let first = selected.saturating_sub(rows as usize - 1);
     let inner_w = area.width.saturating_sub(2) as usize;
@@ -680,4 +666,19 @@ pub fn call_preview(
         )));
     }
     out
+}
+
+/// The area of a popup of `rows` lines just above the composer (`anchor`), or `None` when it
+/// does not fit below `limit_top` or the composer is too narrow.
+fn above(anchor: Rect, limit_top: u16, rows: u16) -> Option<Rect> {
+    let h = rows + 2;
+    if anchor.y < limit_top + h || anchor.width < 10 {
+        return None;
+    }
+    Some(Rect {
+        x: anchor.x,
+        y: anchor.y - h,
+        width: anchor.width,
+        height: h,
+    })
 }
