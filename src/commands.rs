@@ -64,6 +64,13 @@ pub enum Command {
     Rewind,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
+    #[strum(message = "the key bindings in effect ([keys] in the config changes them)")]
+    Keys,
+    #[strum(
+        message = "pick the colour theme (previews as you move)",
+        props(args = "[name]")
+    )]
+    Theme,
     #[strum(
         to_string = "quit",
         serialize = "exit",
@@ -97,7 +104,13 @@ impl Command {
     pub fn waits_for_turn(self) -> bool {
         !matches!(
             self,
-            Command::Help | Command::Context | Command::Quit | Command::Sessions | Command::Agents
+            Command::Help
+                | Command::Keys
+                | Command::Theme
+                | Command::Context
+                | Command::Quit
+                | Command::Sessions
+                | Command::Agents
         )
     }
 
@@ -188,7 +201,7 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "undo", "redo", "rewind", "help", "quit"
+                "resource", "undo", "redo", "rewind", "help", "keys", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

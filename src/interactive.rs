@@ -70,6 +70,8 @@ pub async fn run(
         first_run_hint: notice.or_else(|| {
             (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
         }),
+        keymap: keymap(&setup),
+        appearance: appearance(&setup),
         session,
         messages: page.messages,
         more_history: page.more,
@@ -166,8 +168,27 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         git_branch: git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
+        keymap: keymap(&setup),
+        appearance: appearance(&setup),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
+}
+
+/// The default keys with the config's `[keys]` over them (checked when the config loaded).
+fn keymap(setup: &Setup) -> tui::keymap::Keymap {
+    tui::keymap::Keymap::from_config(&setup.config().keys).unwrap_or_default()
+}
+
+/// The theme to start with, applied; user themes live in `themes/` beside the global config.
+fn appearance(setup: &Setup) -> tui::appearance::Appearance {
+    let configured = setup
+        .config()
+        .theme
+        .clone()
+        .map(|t| (t, setup.loaded.origin("theme").to_string()));
+    let dir = crate::config::load::default_global_file()
+        .and_then(|f| f.parent().map(tui::theme::user_dir));
+    tui::appearance::Appearance::start(configured, dir, &setup.data_dir)
 }
 
 /// Sessions opened and left without a single message are not kept.

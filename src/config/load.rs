@@ -286,6 +286,10 @@ pub fn load_with_env(
             });
         }
     }
+    // keys set in different files meet only here
+    crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| ConfigError::Invalid {
+        message: e.to_string(),
+    })?;
     agents_from_files(opts, &mut config, &workspace_trust, &mut warnings)?;
     if let Some(model) = &config.model
         && let Some((provider, _)) = model.split_once('/')
@@ -674,6 +678,7 @@ fn parse_file(
             at(span_of(&path), message)
         })?;
     }
+    check_ui(&config, root.get_ref()).map_err(|(span, message)| at(span, message))?;
     let t = config.tool_search.threshold;
     if !(t > 0.0 && t <= 1.0) {
         return Err(at(
@@ -694,6 +699,41 @@ fn parse_file(
         table: plain,
         alias_models,
     })
+}
+
+/// `theme` and `[keys]` of one file: the error's span and message.
+fn check_ui(config: &Config, root: &DeTable<'_>) -> Result<(), (Range<usize>, String)> {
+    use crate::tui::keymap::{Keymap, KeymapError};
+    if let Some(theme) = &config.theme
+        && !crate::tui::theme::valid_name(theme)
+    {
+        return Err((
+            span_at(root, &["theme"]),
+            format!(
+                "theme must be \"dark\", \"light\" or the name of a file in themes/ (letters, digits, '-', '_'), got \"{theme}\""
+            ),
+        ));
+    }
+    let Err(e) = Keymap::from_config(&config.keys) else {
+        return Ok(());
+    };
+    let keys = root.get("keys").and_then(|k| k.get_ref().as_table());
+    let span = match &e {
+        KeymapError::UnknownAction { name } => keys
+            .and_then(|t| t.get_key_value(name.as_str()))
+            .map(|(k, _)| k.span()),
+        KeymapError::BadKey { action, index, .. } | KeymapError::Conflict { action, index, .. } => {
+            keys.and_then(|t| t.get(action.as_str()))
+                .map(|v| match v.get_ref() {
+                    DeValue::Array(items) => items.get(*index).map_or(v.span(), |i| i.span()),
+                    _ => v.span(),
+                })
+        }
+    };
+    Err((
+        span.unwrap_or_else(|| span_at(root, &["keys"])),
+        e.to_string(),
+    ))
 }
 
 /// The most a provider timeout or retry wait may be set to, in seconds.
@@ -755,7 +795,7 @@ fn located(path: &Path, text: &str, offset: usize, message: &str) -> ConfigError
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;

@@ -8,6 +8,7 @@ pub mod mcp;
 
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
 pub mod trusted;
+pub mod ui;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -404,6 +405,13 @@ pub struct Config {
     /// How sub-agents run.
     #[serde(default)]
     pub task: TaskConfig,
+    /// The TUI's colours: `dark`, `light`, or a theme file `themes/NAME.toml` beside the global
+    /// config; unset: the one last picked with `/theme`, else dark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// `[keys]`: action name → key(s), replacing the action's default keys.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, ui::KeyList>,
 }
 
 /// A sub-agent (`[agent.NAME]`, or a Markdown file in `.pith/agents/`).
@@ -476,6 +484,8 @@ impl Default for Config {
             trusted_directories: Vec::new(),
             agent: BTreeMap::new(),
             task: TaskConfig::default(),
+            theme: None,
+            keys: BTreeMap::new(),
         }
     }
 }

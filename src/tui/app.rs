@@ -40,6 +40,8 @@ pub enum PickerKind {
     Resource,
     /// An earlier prompt to go back to (`/rewind`).
     Rewind,
+    /// The colour theme (`/theme`): moving the selection previews it.
+    Theme,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +193,10 @@ pub struct App {
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
     pub mcp: Vec<crate::event::McpServerStatus>,
+    /// What each key does.
+    pub keymap: super::keymap::Keymap,
+    /// The colour theme and `/theme`'s state.
+    pub appearance: super::appearance::Appearance,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -230,6 +236,9 @@ impl App {
         let mut transcript = Transcript::new(&init.messages);
         if let Some(hint) = &init.first_run_hint {
             transcript.notice(NoticeLevel::Warn, hint.clone());
+        }
+        if let Some(e) = &init.appearance.error {
+            transcript.notice(NoticeLevel::Error, e.clone());
         }
         let mut composer = Composer::default();
         composer.set_history(user_prompts(&init.messages));
@@ -279,6 +288,8 @@ impl App {
             banner_lines: 0,
             dirty: true,
             mcp: Vec::new(),
+            keymap: init.keymap,
+            appearance: init.appearance,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The prompt composer: a multi-line textarea, pasted-text chips and prompt history.
 
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::format;
@@ -47,7 +47,7 @@ fn new_textarea(text: &str) -> TextArea<'static> {
     ta.set_cursor_line_style(Style::default());
     ta.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
     ta.set_placeholder_text("Ask pith anything · / for commands");
-    ta.set_placeholder_style(Style::default().fg(Color::DarkGray));
+    ta.set_placeholder_style(Style::default().fg(super::theme::theme().dim));
     ta.set_wrap_mode(WrapMode::WordOrGlyph);
     ta.move_cursor(CursorMove::Bottom);
     ta.move_cursor(CursorMove::End);

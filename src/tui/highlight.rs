@@ -28,15 +28,19 @@ fn syntaxes() -> &'static SyntaxSet {
     SET.get_or_init(SyntaxSet::load_defaults_newlines)
 }
 
+fn theme_set() -> &'static ThemeSet {
+    static SET: OnceLock<ThemeSet> = OnceLock::new();
+    SET.get_or_init(ThemeSet::load_defaults)
+}
+
+/// The syntect theme of the colour theme in use.
 fn theme() -> &'static Theme {
-    static THEME: OnceLock<Theme> = OnceLock::new();
-    THEME.get_or_init(|| {
-        let mut set = ThemeSet::load_defaults();
-        set.themes
-            .remove("base16-ocean.dark")
-            .or_else(|| set.themes.into_values().next())
-            .unwrap_or_default()
-    })
+    static FALLBACK: OnceLock<Theme> = OnceLock::new();
+    let set = theme_set();
+    set.themes
+        .get(super::theme::theme().syntax)
+        .or_else(|| set.themes.get("base16-ocean.dark"))
+        .unwrap_or_else(|| FALLBACK.get_or_init(Theme::default))
 }
 
 /// Loads the syntax and theme sets and compiles the Rust syntax (together some tens of
@@ -65,7 +69,11 @@ pub fn clear_cache() {
 
 /// The style for code without a known language.
 pub fn plain_style() -> Style {
-    Style::default().fg(Color::Rgb(192, 197, 206))
+    Style::default().fg(super::theme::theme().code_block)
+}
+
+fn syntax_theme() -> &'static str {
+    super::theme::theme().syntax
 }
 
 fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
@@ -124,6 +132,8 @@ fn spans_of(hl: &mut HighlightLines<'_>, line: &str) -> Vec<Span<'static>> {
 /// highlights only the lines that arrived since the last one.
 struct Streaming {
     lang: String,
+    /// The syntect theme it was highlighted with.
+    syntax: &'static str,
     done: String,
     lines: Vec<Vec<Span<'static>>>,
     highlight: HighlightState,
@@ -141,7 +151,7 @@ fn incremental(code: &str, lang: &str, syntax: &SyntaxReference) -> Vec<Vec<Span
         Err(p) => p.into_inner(),
     };
     let (mut lines, mut hl, mut done) = match guard.take() {
-        Some(s) if s.lang == lang && code.starts_with(&s.done) => (
+        Some(s) if s.lang == lang && s.syntax == syntax_theme() && code.starts_with(&s.done) => (
             s.lines,
             HighlightLines::from_state(theme(), s.highlight, s.parse),
             s.done,
@@ -167,6 +177,7 @@ fn incremental(code: &str, lang: &str, syntax: &SyntaxReference) -> Vec<Vec<Span
     }
     *guard = Some(Streaming {
         lang: lang.to_string(),
+        syntax: syntax_theme(),
         done,
         lines,
         highlight,
@@ -204,6 +215,8 @@ pub fn deferring<T>(f: impl FnOnce() -> T) -> (T, bool) {
 /// Highlights `code` as `lang`; unknown languages come back in the plain code style.
 pub fn highlight(code: &str, lang: &str) -> Highlighted {
     let mut h = DefaultHasher::new();
+    syntax_theme().hash(&mut h);
+    super::theme::theme().code_block.hash(&mut h);
     lang.hash(&mut h);
     code.hash(&mut h);
     let key = h.finish();

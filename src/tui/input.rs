@@ -7,12 +7,13 @@ use crossterm::event::{
     MouseEventKind,
 };
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
+use ratatui_textarea::{CursorMove, TextArea};
 
 use crate::event::{Op, PermissionReply};
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, PickItem, Picker, PickerKind, Popup, QUIT_WINDOW};
+use super::keymap::{Action, Context};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
 use crate::commands::{self, Command};
@@ -148,18 +149,13 @@ impl App {
     }
 
     fn on_key(&mut self, k: KeyEvent) {
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = k.modifiers.contains(KeyModifiers::ALT);
-        let shift = k.modifiers.contains(KeyModifiers::SHIFT);
-
-        if ctrl && matches!(k.code, KeyCode::Char('c')) {
+        let global = self.keymap.action(Context::Global, &k);
+        if global == Some(Action::Cancel) {
             self.ctrl_c();
             return;
         }
-        if k.code != KeyCode::Char('c') || !ctrl {
-            // any other key disarms the quit prompt
-            self.quit_armed = None;
-        }
+        // any other key disarms the quit prompt
+        self.quit_armed = None;
         let now = Instant::now();
         if !self.permissions.queue.is_empty() && self.permissions.armed(now) {
             self.permission_key(k);
@@ -171,47 +167,51 @@ impl App {
             self.popup_key(k);
             return;
         }
+        let chat = self.keymap.action(Context::Chat, &k);
         // transcript navigation
-        match k.code {
-            KeyCode::PageUp => return self.scroll_up(self.page()),
-            KeyCode::PageDown => return self.scroll_down(self.page()),
-            KeyCode::Home if ctrl || self.composer.is_empty() => {
+        let plain = k.modifiers.is_empty();
+        match chat {
+            Some(Action::PageUp) => return self.scroll_up(self.page()),
+            Some(Action::PageDown) => return self.scroll_down(self.page()),
+            // a plain Home/End moves the cursor in a prompt being written
+            Some(Action::ScrollTop) if !plain || self.composer.is_empty() => {
                 self.scroll_top = Some(0);
                 return;
             }
-            KeyCode::End if ctrl || self.composer.is_empty() => {
+            Some(Action::ScrollBottom) if !plain || self.composer.is_empty() => {
                 self.scroll_top = None;
                 return;
             }
-            KeyCode::Char('o') if ctrl => {
+            Some(Action::ExpandAll) => {
                 self.expand_all = !self.expand_all;
                 return;
             }
-            KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
+            Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
                 return;
             }
             _ => {}
         }
+        let list = self.keymap.action(Context::List, &k);
         // @ file picker
         if let Some((_, items)) = self.mention_popup() {
             let n = items.len().min(super::mentions::SHOWN * 8);
             self.mention_selected = self.mention_selected.min(n - 1);
-            match k.code {
-                KeyCode::Up => {
+            match list {
+                Some(Action::ListUp) => {
                     self.mention_selected = (self.mention_selected + n - 1) % n;
                     return;
                 }
-                KeyCode::Down => {
+                Some(Action::ListDown) => {
                     self.mention_selected = (self.mention_selected + 1) % n;
                     return;
                 }
-                KeyCode::Tab | KeyCode::Enter if !shift && !alt => {
+                Some(Action::ListComplete | Action::ListAccept) => {
                     let chosen = items[self.mention_selected].clone();
                     self.accept_mention(&chosen);
                     return;
                 }
-                KeyCode::Esc => {
+                Some(Action::ListClose) => {
                     self.mention_dismissed = true;
                     return;
                 }
@@ -222,16 +222,16 @@ impl App {
         if let Some(items) = self.slash_items() {
             let n = items.len();
             self.slash_selected = self.slash_selected.min(n - 1);
-            match k.code {
-                KeyCode::Up => {
+            match list {
+                Some(Action::ListUp) => {
                     self.slash_selected = (self.slash_selected + n - 1) % n;
                     return;
                 }
-                KeyCode::Down => {
+                Some(Action::ListDown) => {
                     self.slash_selected = (self.slash_selected + 1) % n;
                     return;
                 }
-                KeyCode::Tab | KeyCode::BackTab => {
+                Some(Action::ListComplete) => {
                     let c = &items[self.slash_selected];
                     let text = if c.args().is_empty() {
                         format!("/{}", c.name())
@@ -242,7 +242,7 @@ impl App {
                     self.slash_selected = 0;
                     return;
                 }
-                KeyCode::Enter if !shift && !alt => {
+                Some(Action::ListAccept) => {
                     let c = items[self.slash_selected].clone();
                     self.slash_selected = 0;
                     match c {
@@ -261,51 +261,61 @@ impl App {
                     }
                     return;
                 }
-                KeyCode::Esc => {
+                Some(Action::ListClose) => {
                     self.slash_dismissed = true;
                     return;
                 }
                 _ => {}
             }
         }
-        match k.code {
-            KeyCode::Enter if shift || alt => self.composer.textarea.insert_newline(),
-            KeyCode::Char('j') if ctrl => self.composer.textarea.insert_newline(),
-            KeyCode::Enter => self.submit(),
-            KeyCode::Esc => {
+        match chat {
+            Some(Action::Newline) => self.composer.textarea.insert_newline(),
+            Some(Action::Submit) => self.submit(),
+            Some(Action::Interrupt) => {
                 if self.busy() {
                     self.interrupt();
                 }
             }
-            KeyCode::Up
-                if (self.composer.cursor_on_first_line() || self.composer.browsing_history())
-                    && !ctrl =>
+            Some(Action::HistoryPrev)
+                if self.composer.cursor_on_first_line() || self.composer.browsing_history() =>
             {
                 if !self.composer.history_prev() {
-                    self.composer.textarea.input(k);
+                    self.composer.textarea.move_cursor(CursorMove::Up);
                 }
             }
-            KeyCode::Down
-                if (self.composer.cursor_on_last_line() || self.composer.browsing_history())
-                    && !ctrl =>
+            Some(Action::HistoryNext)
+                if self.composer.cursor_on_last_line() || self.composer.browsing_history() =>
             {
                 if !self.composer.history_next() {
-                    self.composer.textarea.input(k);
+                    self.composer.textarea.move_cursor(CursorMove::Down);
                 }
             }
-            KeyCode::Tab => {
+            Some(Action::HistoryPrev) => self.composer.textarea.move_cursor(CursorMove::Up),
+            Some(Action::HistoryNext) => self.composer.textarea.move_cursor(CursorMove::Down),
+            Some(Action::Indent) => {
                 self.composer.textarea.insert_str("    ");
             }
+            Some(a) if a.is_edit() => {
+                super::keymap::edit(&mut self.composer.textarea, a);
+                self.typed();
+            }
             _ => {
-                self.composer.textarea.input(k);
-                self.slash_dismissed = false;
-                self.mention_dismissed = false;
-                self.mention_selected = 0;
-                self.slash_selected = self
-                    .slash_selected
-                    .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));
+                if super::keymap::to_textarea(&k) {
+                    self.composer.textarea.input(k);
+                }
+                self.typed();
             }
         }
+    }
+
+    /// The prompt was edited: the popups follow what it now says.
+    fn typed(&mut self) {
+        self.slash_dismissed = false;
+        self.mention_dismissed = false;
+        self.mention_selected = 0;
+        self.slash_selected = self
+            .slash_selected
+            .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));
     }
 
     fn ctrl_c(&mut self) {
@@ -314,6 +324,7 @@ impl App {
             return;
         }
         if self.popup.take().is_some() {
+            self.picker_closed();
             return;
         }
         if !self.composer.is_empty() {
@@ -466,6 +477,12 @@ impl App {
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),
             Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
+            Command::Keys => {
+                // the help, from its list of keys
+                let scroll = Command::all().count() + 2;
+                self.popup = Some(Popup::Help { scroll });
+            }
+            Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
         }
     }
@@ -523,92 +540,112 @@ impl App {
     }
 
     fn popup_key(&mut self, k: KeyEvent) {
+        let list = self.keymap.action(Context::List, &k);
         let Some(popup) = &mut self.popup else { return };
         match popup {
-            Popup::Help { scroll } => match k.code {
-                KeyCode::Up => *scroll = scroll.saturating_sub(1),
-                KeyCode::Down => *scroll += 1,
-                KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
-                KeyCode::PageDown => *scroll += 10,
+            Popup::Help { scroll } => match list {
+                Some(Action::ListUp) => *scroll = scroll.saturating_sub(1),
+                Some(Action::ListDown) => *scroll += 1,
+                Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(10),
+                Some(Action::ListPageDown) => *scroll += 10,
                 _ => self.popup = None,
             },
             Popup::Context(_) | Popup::Mcp => self.popup = None,
             Popup::Picker(p) => {
                 let n = p.visible().len();
-                match k.code {
-                    KeyCode::Esc => self.popup = None,
-                    KeyCode::Up => p.selected = p.selected.saturating_sub(1),
-                    KeyCode::Down => p.selected = (p.selected + 1).min(n.saturating_sub(1)),
-                    KeyCode::PageUp => p.selected = p.selected.saturating_sub(10),
-                    KeyCode::PageDown => p.selected = (p.selected + 10).min(n.saturating_sub(1)),
-                    KeyCode::Backspace => {
-                        p.filter.pop();
-                        p.selected = 0;
+                match (list, k.code) {
+                    (Some(Action::ListClose), _) => {
+                        self.popup = None;
+                        self.picker_closed();
                     }
-                    KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                        p.filter.push(c);
-                        p.selected = 0;
+                    (Some(Action::ListUp), _) => p.selected = p.selected.saturating_sub(1),
+                    (Some(Action::ListDown), _) => {
+                        p.selected = (p.selected + 1).min(n.saturating_sub(1))
                     }
-                    KeyCode::Enter => {
+                    (Some(Action::ListPageUp), _) => p.selected = p.selected.saturating_sub(10),
+                    (Some(Action::ListPageDown), _) => {
+                        p.selected = (p.selected + 10).min(n.saturating_sub(1))
+                    }
+                    (Some(Action::ListAccept), _) => {
                         let chosen = p.visible().get(p.selected).map(|i| i.id.clone());
                         let kind = p.kind.clone();
                         self.popup = None;
                         if let Some(id) = chosen {
-                            match kind {
-                                PickerKind::Model => self.set_model(id),
-                                PickerKind::Resource => self.attach_resource(&id),
-                                PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
-                                PickerKind::Sessions => {
-                                    if self.busy() {
-                                        self.transcript.notice(
-                                            NoticeLevel::Info,
-                                            "the session opens when the agent finishes this turn (esc interrupts it)",
-                                        );
-                                    }
-                                    self.send(Op::ResumeSession { id })
-                                }
-                            }
+                            self.picked(kind, id);
+                        } else {
+                            self.picker_closed();
                         }
+                        return;
+                    }
+                    (_, KeyCode::Backspace) => {
+                        p.filter.pop();
+                        p.selected = 0;
+                    }
+                    (_, KeyCode::Char(c)) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                        p.filter.push(c);
+                        p.selected = 0;
                     }
                     _ => {}
                 }
+                self.picker_moved();
+            }
+        }
+    }
+
+    /// The entry `id` of a `kind` picker was chosen.
+    fn picked(&mut self, kind: PickerKind, id: String) {
+        match kind {
+            PickerKind::Model => self.set_model(id),
+            PickerKind::Resource => self.attach_resource(&id),
+            PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
+            PickerKind::Theme => self.choose_theme(&id),
+            PickerKind::Sessions => {
+                if self.busy() {
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        "the session opens when the agent finishes this turn (esc interrupts it)",
+                    );
+                }
+                self.send(Op::ResumeSession { id })
             }
         }
     }
 
     fn permission_key(&mut self, k: KeyEvent) {
+        let action = self.keymap.action(Context::Permission, &k);
         if let Some(note) = &mut self.permissions.note {
-            match k.code {
-                KeyCode::Enter => {
+            match action {
+                Some(Action::OptionChoose) => {
                     let text = note.lines().join(" ").trim().to_string();
                     self.answer_permission(
                         PermissionReply::Deny,
                         (!text.is_empty()).then_some(text),
                     );
                 }
-                KeyCode::Esc => self.permissions.note = None,
-                _ => {
-                    note.input(k);
-                }
+                Some(Action::Deny) => self.permissions.note = None,
+                _ => match self.keymap.action(Context::Chat, &k) {
+                    Some(a) if a.is_edit() => super::keymap::edit(note, a),
+                    _ => {
+                        if super::keymap::to_textarea(&k) {
+                            note.input(k);
+                        }
+                    }
+                },
             }
             return;
         }
-        match k.code {
-            KeyCode::Up | KeyCode::Left | KeyCode::BackTab => {
+        match action {
+            Some(Action::OptionPrev) => {
                 self.permissions.selected = (self.permissions.selected + 2) % 3
             }
-            KeyCode::Down | KeyCode::Right | KeyCode::Tab => {
+            Some(Action::OptionNext) => {
                 self.permissions.selected = (self.permissions.selected + 1) % 3
             }
-            KeyCode::Char('1') | KeyCode::Char('y') => {
-                self.answer_permission(PermissionReply::Once, None)
-            }
-            KeyCode::Char('2') | KeyCode::Char('a') => {
-                self.answer_permission(PermissionReply::Always, None)
-            }
-            KeyCode::Char('3') | KeyCode::Char('n') | KeyCode::Char('d') => self.open_note(),
-            KeyCode::Esc => self.answer_permission(PermissionReply::Deny, None),
-            KeyCode::Enter => match self.permissions.selected {
+            Some(Action::AllowOnce) => self.answer_permission(PermissionReply::Once, None),
+            Some(Action::AllowAlways) => self.answer_permission(PermissionReply::Always, None),
+            Some(Action::DenyWithNote) => self.open_note(),
+            Some(Action::Deny) => self.answer_permission(PermissionReply::Deny, None),
+            Some(Action::OptionChoose) => match self.permissions.selected {
                 0 => self.answer_permission(PermissionReply::Once, None),
                 1 => self.answer_permission(PermissionReply::Always, None),
                 _ => self.open_note(),

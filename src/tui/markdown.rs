@@ -2,16 +2,13 @@
 //! an unclosed fence is a code block to the end, unclosed emphasis shows literally.
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::format::sanitize;
 use super::highlight;
+use super::theme::theme;
 use super::wrap::{wrap, wrap_chars};
-
-pub const CODE_INLINE: Color = Color::Rgb(230, 180, 120);
-const QUOTE: Color = Color::Rgb(120, 160, 120);
-const LINK: Color = Color::Rgb(110, 160, 230);
 
 enum Ctx {
     Quote,
@@ -85,12 +82,12 @@ impl Renderer {
     fn prefixes(&self) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
         let mut first = Vec::new();
         let mut rest = Vec::new();
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme().dim);
         for c in &self.ctx {
             match c {
                 Ctx::Quote => {
-                    first.push(Span::styled("│ ", Style::default().fg(QUOTE)));
-                    rest.push(Span::styled("│ ", Style::default().fg(QUOTE)));
+                    first.push(Span::styled("│ ", Style::default().fg(theme().quote)));
+                    rest.push(Span::styled("│ ", Style::default().fg(theme().quote)));
                 }
                 Ctx::List { .. } => {}
                 Ctx::Item { marker, used } => {
@@ -162,7 +159,7 @@ impl Renderer {
         self.flush();
         self.blank_if_needed();
         let (first, rest) = self.prefixes();
-        let gutter = Span::styled("▏ ", Style::default().fg(Color::DarkGray));
+        let gutter = Span::styled("▏ ", Style::default().fg(theme().dim));
         let mut p_first = first;
         p_first.push(gutter.clone());
         let mut p_rest = rest;
@@ -201,7 +198,7 @@ impl Renderer {
             .collect();
         let prefix_w: usize = rest.iter().map(|s| s.width()).sum();
         let total: usize = widths.iter().sum::<usize>() + 3 * (ncols - 1) + prefix_w;
-        let sep = Style::default().fg(Color::DarkGray);
+        let sep = Style::default().fg(theme().dim);
         for (ri, row) in table.rows.iter().enumerate() {
             let mut spans: Vec<Span<'static>> = Vec::new();
             for (ci, cell) in row.iter().enumerate() {
@@ -251,7 +248,7 @@ impl Renderer {
             Event::End(tag) => self.end(tag),
             Event::Text(t) => self.text(&t),
             Event::Code(c) => {
-                let st = self.style().fg(CODE_INLINE);
+                let st = self.style().fg(theme().code);
                 if let Some(table) = &mut self.table {
                     if let Some(cell) = table.rows.last_mut().and_then(|r| r.last_mut()) {
                         cell.push(Span::styled(c.to_string(), st));
@@ -283,16 +280,16 @@ impl Renderer {
                 let mut line = first;
                 line.push(Span::styled(
                     "─".repeat(self.width.saturating_sub(pw).min(80)),
-                    Style::default().fg(Color::DarkGray),
+                    Style::default().fg(theme().dim),
                 ));
                 self.out.push(Line::from(line));
                 self.need_blank = true;
             }
             Event::TaskListMarker(done) => {
                 let st = if done {
-                    Style::default().fg(Color::Green)
+                    Style::default().fg(theme().ok)
                 } else {
-                    Style::default().fg(Color::DarkGray)
+                    Style::default().fg(theme().dim)
                 };
                 self.cur
                     .push(Span::styled(if done { "[x] " } else { "[ ] " }, st));
@@ -307,9 +304,9 @@ impl Renderer {
                 self.flush();
                 self.need_blank = !self.out.is_empty();
                 let color = match level {
-                    HeadingLevel::H1 => Color::Magenta,
-                    HeadingLevel::H2 => Color::Cyan,
-                    _ => Color::Blue,
+                    HeadingLevel::H1 => theme().heading1,
+                    HeadingLevel::H2 => theme().heading2,
+                    _ => theme().heading3,
                 };
                 self.push_style(|s| s.fg(color).add_modifier(Modifier::BOLD));
                 if level == HeadingLevel::H1 {
@@ -400,7 +397,7 @@ impl Renderer {
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
                 self.link = Some(dest_url.to_string());
                 self.link_text.clear();
-                self.push_style(|s| s.fg(LINK).add_modifier(Modifier::UNDERLINED));
+                self.push_style(|s| s.fg(theme().link).add_modifier(Modifier::UNDERLINED));
             }
             Tag::MetadataBlock(_) => {}
         }
@@ -477,7 +474,7 @@ impl Renderer {
                     && url != self.link_text
                     && !url.starts_with('#')
                 {
-                    let st = Style::default().fg(Color::DarkGray);
+                    let st = Style::default().fg(theme().dim);
                     self.cur.push(Span::styled(format!(" ({url})"), st));
                 }
             }

@@ -3,11 +3,13 @@
 //! `Op`s and `Event`s.
 
 pub mod app;
+pub mod appearance;
 pub mod cells;
 pub mod composer;
 pub mod format;
 pub mod highlight;
 pub mod input;
+pub mod keymap;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
@@ -19,6 +21,8 @@ pub mod trust;
 pub mod view;
 pub mod wrap;
 
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
@@ -65,6 +69,10 @@ pub struct TuiInit {
     pub context: ContextUsage,
     /// Set when no provider is configured: shown as the first transcript entry.
     pub first_run_hint: Option<String>,
+    /// Key bindings (defaults with the config's `[keys]` over them).
+    pub keymap: keymap::Keymap,
+    /// The theme in use (already applied).
+    pub appearance: appearance::Appearance,
 }
 
 /// At most ~60 frames a second.

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
@@ -93,13 +93,13 @@ impl TrustScreen {
         let w = area.width.saturating_sub(4).min(80);
         let inner = w.saturating_sub(4) as usize;
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let gray = Style::default().fg(Color::Gray);
+        let gray = Style::default().fg(super::theme::theme().muted);
         let mut lines = vec![
             Line::from(Span::styled("Do you trust this folder?", bold)),
             Line::default(),
             Line::from(Span::styled(
                 super::format::truncate(&self.question.workspace.display().to_string(), inner),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(super::theme::theme().user),
             )),
             Line::default(),
             Line::from("Its pith.toml sets what only a trusted folder may set:"),

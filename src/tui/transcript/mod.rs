@@ -205,6 +205,14 @@ impl Transcript {
         self.moved_from(i);
     }
 
+    /// Every cell renders again (the colours changed).
+    pub fn restyle(&mut self) {
+        for c in &mut self.cells {
+            c.rev += 1;
+        }
+        self.moved_from(0);
+    }
+
     /// Cells from `i` on may sit at other lines (one was inserted or removed there).
     fn moved_from(&mut self, i: usize) {
         self.dirty_from = self.dirty_from.min(i);

@@ -1,5 +1,6 @@
 //! Overlays: the slash-command popup, help, the /context breakdown, pickers, the permission modal.
 
+use crate::tui::keymap::{Action, Keymap};
 use crate::tui::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -196,21 +197,17 @@ pub fn files(
 }
 
 /// Draws the help; returns the scroll position actually used (clamped to the content).
-pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
-    let keys: &[(&str, &str)] = &[
-        ("enter", "send (queued while the agent works)"),
-        ("shift+enter · ctrl+j", "new line"),
-        ("esc", "interrupt the running turn"),
-        ("ctrl+c", "clear the prompt · twice to quit"),
-        ("up / down", "earlier prompts"),
-        ("tab", "complete a command"),
-        ("pgup / pgdn · wheel", "scroll the transcript"),
-        ("home / end", "top / bottom (empty prompt)"),
-        ("ctrl+o", "expand all tool output, thinking, summaries"),
+pub fn help(frame: &mut Frame, area: Rect, scroll: usize, keymap: &Keymap) -> usize {
+    let mouse: &[(&str, &str)] = &[
+        ("wheel", "scroll the transcript"),
         ("click", "fold / unfold one cell"),
         ("shift+drag", "select text with the mouse"),
     ];
-    let r = centered(area, 84, (Command::all().count() + keys.len() + 5) as u16);
+    let r = centered(
+        area,
+        84,
+        (Command::all().count() + Action::all().count() + mouse.len() + 13) as u16,
+    );
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
     let row = |k: String, v: &str| {
@@ -231,11 +228,31 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
-        "Keys",
+        "Keys  ([keys] in the config rebinds them: action = \"key\")",
         Style::default().add_modifier(Modifier::BOLD),
     )));
-    for (k, v) in keys {
+    let mut context = None;
+    for a in Action::all() {
+        if context != Some(a.context()) {
+            context = Some(a.context());
+            lines.push(Line::from(Span::styled(
+                a.context().title(),
+                Style::default().fg(theme().dim),
+            )));
+        }
+        lines.push(row(
+            keymap.describe(a),
+            &format!("{} · {}", a.about(), a.name()),
+        ));
+    }
+    for (k, v) in mouse {
         lines.push(row(k.to_string(), v));
+    }
+    for w in keymap.warnings() {
+        lines.push(Line::from(Span::styled(
+            w,
+            Style::default().fg(theme().warn),
+        )));
     }
     let visible = r.height.saturating_sub(2) as usize;
     let max_scroll = lines.len().saturating_sub(visible);
@@ -260,13 +277,17 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
     scroll
 }
 
-const SEGMENTS: [(&str, Color); 5] = [
-    ("system prompt", Color::Rgb(120, 130, 220)),
-    ("tool definitions", Color::Rgb(90, 170, 200)),
-    ("summary", Color::Magenta),
-    ("messages", Color::Rgb(110, 190, 110)),
-    ("tool outputs", Color::Rgb(220, 170, 80)),
-];
+/// The breakdown's segments and their colours in the theme.
+fn segments() -> [(&'static str, Color); 5] {
+    let t = theme();
+    [
+        ("system prompt", t.ctx_system),
+        ("tool definitions", t.ctx_tools),
+        ("summary", t.ctx_summary),
+        ("messages", t.ctx_messages),
+        ("tool outputs", t.ctx_outputs),
+    ]
+}
 
 /// The stacked bar of a breakdown: one cell per `window / width` tokens.
 pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
@@ -285,7 +306,7 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
         if upto > cells_done {
             spans.push(Span::styled(
                 "█".repeat(upto - cells_done),
-                Style::default().fg(SEGMENTS[i].1),
+                Style::default().fg(segments()[i].1),
             ));
             cells_done = upto;
         }
@@ -374,7 +395,7 @@ pub fn context(
             Span::styled(format!("  {p}"), Style::default().fg(theme().dim)),
         ])
     };
-    for (i, (name, color)) in SEGMENTS.iter().enumerate() {
+    for (i, (name, color)) in segments().iter().enumerate() {
         lines.push(row("█", *color, name, values[i], pct(values[i])));
         if i == 1 {
             // The tools' share of each MCP server (as sent whole; deferred ones cost their
@@ -458,6 +479,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         PickerKind::Model => "switch model",
         PickerKind::Resource => "attach an MCP resource to your next message",
         PickerKind::Rewind => "go back to before this prompt (files and conversation)",
+        PickerKind::Theme => "colour theme · moving previews · enter keeps · esc puts back",
     };
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
