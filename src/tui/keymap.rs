@@ -553,6 +553,22 @@ impl Keymap {
         self.keys.get(&action).map_or(&[], Vec::as_slice)
     }
 
+    /// The key to show in a hint for `action`: the first of `prefer` it has, else its first
+    /// (without the kitty keyboard protocol `shift+enter` never arrives, so it is shown only when
+    /// preferred); `None` when unbound.
+    pub fn hint(&self, action: Action, prefer: &[&str]) -> Option<String> {
+        let keys = self.keys(action);
+        prefer
+            .iter()
+            .filter_map(|p| Key::parse(p).ok())
+            .find(|k| keys.contains(k))
+            .or_else(|| {
+                let shift_enter = Key::new(KeyCode::Enter, KeyModifiers::SHIFT);
+                keys.iter().copied().find(|k| *k != shift_enter)
+            })
+            .map(|k| k.to_string())
+    }
+
     /// `ctrl+w · alt+backspace`, or `(unbound)`.
     pub fn describe(&self, action: Action) -> String {
         let keys = self.keys(action);

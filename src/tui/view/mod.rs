@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
 
 use super::app::{App, Popup};
 use super::format::truncate;
+use super::keymap::Action;
 use super::wrap::wrap;
 
 const MAX_COMPOSER_ROWS: u16 = 10;
@@ -273,27 +274,44 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
             Style::default().fg(theme().user),
         ));
     }
+    let km = &app.keymap;
+    let key_of = |a: Action, prefer: &[&str]| km.hint(a, prefer);
     let hint = if app.quit_armed.is_some() {
         Span::styled(
-            " press ctrl+c again to quit ",
+            format!(
+                " press {} again to quit ",
+                key_of(Action::Cancel, &[]).unwrap_or_else(|| "ctrl+c".into())
+            ),
             Style::default()
                 .fg(theme().warn)
                 .add_modifier(Modifier::BOLD),
         )
     } else if app.area_is_narrow(area.width) {
+        let details = key_of(Action::ExpandAll, &["ctrl+o"])
+            .map(|k| format!("· {k} details "))
+            .unwrap_or_default();
         Span::styled(
-            " / commands · ctrl+o details ",
+            format!(" / commands {details}"),
             Style::default().fg(theme().dim),
         )
     } else {
         // Shift+Enter only reaches us with the kitty keyboard protocol; Ctrl+J always does.
-        let newline = if app.keyboard_enhanced {
-            "shift+enter"
+        let newline: &[&str] = if app.keyboard_enhanced {
+            &["shift+enter", "ctrl+j"]
         } else {
-            "ctrl+j"
+            &["ctrl+j", "alt+enter"]
         };
+        let parts = [
+            key_of(Action::Submit, &["enter"]).map(|k| format!("{k} send")),
+            key_of(Action::Newline, newline).map(|k| format!("{k} newline")),
+            Some("/ commands".to_string()),
+            key_of(Action::ExpandAll, &["ctrl+o"]).map(|k| format!("{k} details")),
+        ];
         Span::styled(
-            format!(" enter send · {newline} newline · / commands · ctrl+o details "),
+            format!(
+                " {} ",
+                parts.into_iter().flatten().collect::<Vec<_>>().join(" · ")
+            ),
             Style::default().fg(theme().dim),
         )
     };
