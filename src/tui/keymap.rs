@@ -333,6 +333,9 @@ impl Key {
                 None => ("", spec),
             },
         };
+        if key.is_empty() {
+            return Err(format!("\"{spec}\" names no key after its modifiers"));
+        }
         let mut mods = KeyModifiers::NONE;
         for m in mods_part.split('+').filter(|m| !m.is_empty()) {
             mods |= match m.to_ascii_lowercase().as_str() {

@@ -799,3 +799,72 @@ fn an_untrusted_workspace_cannot_add_mcp_servers() {
     let l = f.load().unwrap();
     assert_eq!(l.config.mcp["evil"].command.as_deref(), Some("sh"));
 }
+
+#[test]
+fn keys_and_theme_are_checked_with_their_place() {
+    let cases = [
+        (
+            "[keys]\nundo = \"ctrl+hyper\"\n",
+            "2:8: keys.undo: unknown key \"hyper\" in \"ctrl+hyper\"",
+        ),
+        (
+            "[keys]\nnewline = [\"enter\", \"ctrl+\", \"f2\"]\n",
+            "2:21: keys.newline: \"ctrl+\" names no key after its modifiers",
+        ),
+        (
+            "[keys]\nsubmit = \"enter\"\nteleport = \"f9\"\n",
+            "3:1: keys.teleport: no such action (see /keys for the list)",
+        ),
+        (
+            "[keys]\nundo = \"f5\"\nredo = [\"f6\", \"f5\"]\n",
+            "3:15: keys: \"f5\" is bound to both undo and redo (prompt and transcript); unbind one (e.g. redo = [])",
+        ),
+        (
+            "[keys]\nundo = 5\n",
+            "2:8: invalid type: integer `5`, expected a key such as \"ctrl+u\", or a list of keys",
+        ),
+        (
+            "theme = \"../../etc/x\"\n",
+            "1:9: theme must be \"dark\", \"light\" or the name of a file in themes/",
+        ),
+    ];
+    for (text, want) in cases {
+        let f = Fixture::new().workspace(text);
+        let e = err_of(&f);
+        assert!(
+            e.starts_with(&format!("{}:{want}", f.workspace_path().display())),
+            "{text}: {e}"
+        );
+    }
+    // keys from two files meet after merging
+    let f = Fixture::new()
+        .global("[keys]\nundo = \"f5\"\n")
+        .workspace("[keys]\nredo = \"f5\"\n");
+    assert_eq!(
+        err_of(&f),
+        "config: keys: \"f5\" is bound to both undo and redo (prompt and transcript); unbind one (e.g. redo = [])"
+    );
+    let f = Fixture::new().global(
+        "theme = \"light\"\n[keys]\nundo = \"ctrl+z\"\nexpand_all = [\"ctrl+o\", \"f2\"]\n",
+    );
+    let l = f.load().unwrap();
+    assert_eq!(l.config.theme.as_deref(), Some("light"));
+    assert_eq!(l.config.keys["expand_all"].0, ["ctrl+o", "f2"]);
+    assert_eq!(l.origin("theme"), f.global_path().display().to_string());
+}
+
+/// A repository's pith.toml must not rebind keys before it is trusted: it could make the key
+/// that denies a command allow it.
+#[test]
+fn an_untrusted_workspace_cannot_rebind_keys() {
+    let mut f = Fixture::new().workspace("theme = \"light\"\n[keys]\nallow_always = \"n\"\n");
+    f.trust = Trust::Unknown;
+    let l = f.load().unwrap();
+    assert!(l.config.keys.is_empty(), "{:?}", l.config.keys);
+    assert_eq!(l.config.theme, None);
+    assert!(
+        l.warnings.iter().any(|w| w.contains("keys")),
+        "{:?}",
+        l.warnings
+    );
+}
