@@ -589,6 +589,7 @@ fn example_config_parses_and_documents_every_key() {
             "instructions",
             "external_directory",
             "unsandboxed",
+            "theme",
         ]
         .map(String::from),
     );
