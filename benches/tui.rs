@@ -73,6 +73,8 @@ fn app(messages: Vec<Message>) -> App {
                 cached: 0,
             },
             first_run_hint: None,
+            keymap: Default::default(),
+            appearance: Default::default(),
         },
         tx,
     )

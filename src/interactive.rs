@@ -168,8 +168,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         git_branch: git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
-        keymap: keymap(&setup),
-        appearance: appearance(&setup),
+        keymap: keymap(setup),
+        appearance: appearance(setup),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

@@ -718,22 +718,26 @@ fn check_ui(config: &Config, root: &DeTable<'_>) -> Result<(), (Range<usize>, St
         return Ok(());
     };
     let keys = root.get("keys").and_then(|k| k.get_ref().as_table());
+    let entry_span = |name: &str, index: usize| key_entry_span(keys, name, index);
     let span = match &e {
         KeymapError::UnknownAction { name } => keys
             .and_then(|t| t.get_key_value(name.as_str()))
             .map(|(k, _)| k.span()),
-        KeymapError::BadKey { action, index, .. } | KeymapError::Conflict { action, index, .. } => {
-            keys.and_then(|t| t.get(action.as_str()))
-                .map(|v| match v.get_ref() {
-                    DeValue::Array(items) => items.get(*index).map_or(v.span(), |i| i.span()),
-                    _ => v.span(),
-                })
-        }
+        KeymapError::BadKey { action, index, .. } => entry_span(action, *index),
+        KeymapError::Conflict { second, index, .. } => entry_span(second.name(), *index),
     };
     Err((
         span.unwrap_or_else(|| span_at(root, &["keys"])),
         e.to_string(),
     ))
+}
+
+/// The span of the `index`th key of `keys.NAME` (of the whole value when it is one string).
+fn key_entry_span(keys: Option<&DeTable<'_>>, name: &str, index: usize) -> Option<Range<usize>> {
+    keys.and_then(|t| t.get(name)).map(|v| match v.get_ref() {
+        DeValue::Array(items) => items.get(index).map_or(v.span(), |i| i.span()),
+        _ => v.span(),
+    })
 }
 
 /// The most a provider timeout or retry wait may be set to, in seconds.

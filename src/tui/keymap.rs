@@ -429,15 +429,17 @@ pub enum KeymapError {
         message: String,
     },
     #[error(
-        "keys: \"{key}\" is bound to both {first} and {second} ({context}); unbind one (e.g. {second} = [])"
+        "keys: \"{key}\" is bound to both {} and {} ({}); unbind one (e.g. {} = [])",
+        first.name(),
+        second.name(),
+        second.context().title().to_ascii_lowercase(),
+        second.name()
     )]
     Conflict {
         key: String,
-        first: String,
-        second: String,
-        context: String,
+        first: Action,
         /// The entry to point at, and the spec's position in it.
-        action: String,
+        second: Action,
         index: usize,
     },
 }
@@ -500,10 +502,8 @@ impl Keymap {
                 {
                     return Err(KeymapError::Conflict {
                         key: key.to_string(),
-                        first: other.name().to_string(),
-                        second: action.name().to_string(),
-                        context: action.context().title().to_ascii_lowercase(),
-                        action: action.name().to_string(),
+                        first: *other,
+                        second: *action,
                         index,
                     });
                 }
