@@ -176,7 +176,9 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
 
 /// The default keys with the config's `[keys]` over them (checked when the config loaded).
 fn keymap(setup: &Setup) -> tui::keymap::Keymap {
-    tui::keymap::Keymap::from_config(&setup.config().keys).unwrap_or_default()
+    let map = tui::keymap::Keymap::from_config(&setup.config().keys).unwrap_or_default();
+    tui::keymap::publish(&map);
+    map
 }
 
 /// The theme to start with, applied; user themes live in `themes/` beside the global config.

@@ -248,7 +248,7 @@ fn user_text(
         let more = out.len() - (USER_FOLD_LINES - 2);
         out.truncate(USER_FOLD_LINES - 2);
         out.push(Line::from(Span::styled(
-            format!("  … +{more} lines (click or ctrl+o to expand)"),
+            format!("  … +{more} lines ({})", super::keymap::expand_hint()),
             dim(),
         )));
     }
@@ -285,7 +285,7 @@ fn summary_text(text: &str, width: usize, expanded: bool) -> Vec<Line<'static>> 
     let n = text.lines().count();
     if !expanded {
         return vec![Line::from(Span::styled(
-            format!("  ▸ summary · {n} lines (click or ctrl+o to expand)"),
+            format!("  ▸ summary · {n} lines ({})", super::keymap::expand_hint()),
             dim(),
         ))];
     }

@@ -63,7 +63,7 @@ pub enum Action {
     Cancel,
     #[strum(
         message = "send (queued while the agent works)",
-        props(context = "chat", keys = "enter")
+        props(context = "chat", keys = "enter ctrl+enter")
     )]
     Submit,
     #[strum(
@@ -230,6 +230,34 @@ impl Action {
     }
 }
 
+/// The key of `expand_all` as fold hints show it: cells render without the app at hand, so the
+/// keymap in use publishes it at start (`None`: the default, `Some("")`: unbound).
+static EXPAND_KEY: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
+
+/// Makes the fold hints name `map`'s keys (called once at start).
+pub fn publish(map: &Keymap) {
+    if let Ok(mut k) = EXPAND_KEY.write() {
+        *k = Some(map.hint(Action::ExpandAll, &["ctrl+o"]).unwrap_or_default());
+    }
+}
+
+/// `ctrl+o`, or `click` when `expand_all` has no key.
+pub fn expand_key() -> String {
+    match EXPAND_KEY.read().ok().and_then(|k| k.clone()) {
+        None => "ctrl+o".into(),
+        Some(k) if k.is_empty() => "click".into(),
+        Some(k) => k,
+    }
+}
+
+/// `click or ctrl+o to expand`.
+pub fn expand_hint() -> String {
+    match expand_key().as_str() {
+        "click" => "click to expand".into(),
+        k => format!("click or {k} to expand"),
+    }
+}
+
 /// Applies an editing action to a text field (the prompt, a permission note).
 pub fn edit(ta: &mut ratatui_textarea::TextArea<'_>, action: Action) {
     match action {
@@ -299,7 +327,13 @@ impl Key {
                 KeyCode::BackTab
             }
             KeyCode::Char(c) => {
-                if mods.contains(KeyModifiers::SHIFT) && c.is_alphabetic() {
+                if c.is_alphabetic() && mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
+                    // `ctrl+shift+a` arrives as `A` or as `a` with shift: one key either way
+                    if c.is_uppercase() {
+                        mods.insert(KeyModifiers::SHIFT);
+                    }
+                    KeyCode::Char(c.to_lowercase().next().unwrap_or(c))
+                } else if mods.contains(KeyModifiers::SHIFT) && c.is_alphabetic() {
                     mods.remove(KeyModifiers::SHIFT);
                     KeyCode::Char(c.to_uppercase().next().unwrap_or(c))
                 } else if !c.is_alphabetic() && c != ' ' {
@@ -537,12 +571,31 @@ impl Keymap {
     }
 
     /// What `ev` does in `context` (a global action first).
+    /// A control or alt letter with shift that has no binding of its own does what it does
+    /// without shift (so ctrl+shift+c still cancels).
     pub fn action(&self, context: Context, ev: &KeyEvent) -> Option<Action> {
         let key = Key::of(ev);
-        self.lookup
-            .get(&(Context::Global, key))
-            .or_else(|| self.lookup.get(&(context, key)))
-            .copied()
+        let find = |key: Key| {
+            self.lookup
+                .get(&(Context::Global, key))
+                .or_else(|| self.lookup.get(&(context, key)))
+                .copied()
+        };
+        find(key).or_else(|| {
+            let chord = key
+                .mods
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            (chord
+                && key.mods.contains(KeyModifiers::SHIFT)
+                && matches!(key.code, KeyCode::Char(_)))
+            .then(|| {
+                find(Key {
+                    mods: key.mods - KeyModifiers::SHIFT,
+                    ..key
+                })
+            })
+            .flatten()
+        })
     }
 
     /// Is `ev` bound to `action`?
@@ -653,6 +706,19 @@ mod tests {
             Key::of(&ev(KeyCode::Char('+'), KeyModifiers::CONTROL))
         );
         assert_ne!(k("ctrl+u"), k("u"));
+        // ctrl/alt with a shifted letter, however the terminal reports it
+        assert_eq!(
+            k("ctrl+shift+a"),
+            Key::of(&ev(KeyCode::Char('A'), KeyModifiers::CONTROL))
+        );
+        assert_eq!(
+            k("alt+A"),
+            Key::of(&ev(
+                KeyCode::Char('a'),
+                KeyModifiers::ALT | KeyModifiers::SHIFT
+            ))
+        );
+        assert_ne!(k("ctrl+shift+a"), k("ctrl+a"));
         assert_ne!(k("enter"), k("shift+enter"));
         for bad in [
             "",
@@ -703,6 +769,19 @@ mod tests {
         for c in [Context::Chat, Context::List, Context::Permission] {
             assert_eq!(map.action(c, &ctrl_c), Some(Action::Cancel));
         }
+        let ctrl_shift_c = ev(
+            KeyCode::Char('C'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        );
+        assert_eq!(
+            map.action(Context::Chat, &ctrl_shift_c),
+            Some(Action::Cancel)
+        );
+        let shift_enter = ev(KeyCode::Enter, KeyModifiers::SHIFT);
+        assert_eq!(
+            map.action(Context::Chat, &shift_enter),
+            Some(Action::Newline)
+        );
         let up = ev(KeyCode::Up, KeyModifiers::NONE);
         assert_eq!(map.action(Context::List, &up), Some(Action::ListUp));
         assert_eq!(map.action(Context::Chat, &up), Some(Action::HistoryPrev));

@@ -427,7 +427,11 @@ fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<L
         let hint = if expanded {
             format!("    … {} more lines not shown", lines.len() - shown)
         } else {
-            format!("    … +{} lines (ctrl+o)", lines.len() - shown)
+            format!(
+                "    … +{} lines ({})",
+                lines.len() - shown,
+                super::keymap::expand_key()
+            )
         };
         out.push(Line::from(Span::styled(truncate(&hint, width), dim())));
     }
@@ -502,7 +506,11 @@ fn diff_lines(diff: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
     }
     if lines.len() > shown {
         out.push(Line::from(Span::styled(
-            format!("    … +{} lines (ctrl+o)", lines.len() - shown),
+            format!(
+                "    … +{} lines ({})",
+                lines.len() - shown,
+                super::keymap::expand_key()
+            ),
             dim(),
         )));
     }
