@@ -1,7 +1,7 @@
 //! End to end: the real `pith` binary in tmux at 80×24 against an in-process OpenAI-compatible
 //! mock. Types a prompt, waits for the answer, runs `/compact`, and reads the status bar with
 //! `capture-pane`; quits, checks the terminal modes, and resumes with `pith -c`. And the trust
-//! question a hostile repository's pith.toml raises.
+//! question a hostile repository's pith.toml raises, and `[keys]` and `/theme` at work.
 //!
 //! Needs `tmux` (`.ci/run` installs it); without it the test prints why and passes as skipped.
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
@@ -430,5 +430,86 @@ fn mention_shell_command_and_undo_in_tmux() {
         std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
         "the original notes\n"
     );
+    drop(rt);
+}
+
+/// Keys and colours in the real binary: a `[keys]` rebinding (Enter breaks the line, Ctrl+S
+/// sends), Ctrl+U deleting the line, and `/theme` listing a user theme and saving the choice.
+#[test]
+fn rebound_keys_and_the_theme_picker_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    server.push(openai::text("Two lines read", Some((1_000, 5))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let themes = data.path().join("xdg").join("pith").join("themes");
+    std::fs::create_dir_all(&themes).expect("themes dir");
+    std::fs::write(
+        themes.join("sepia.toml"),
+        "base = \"light\"\naccent = \"#704214\"\n",
+    )
+    .expect("write theme");
+    let config = data.path().join("pith-test.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"mock/mock-model\"\n\n[provider.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"mock/mock-model\"]\ncontext = 32000\noutput = 4000\n\n[keys]\nsubmit = \"ctrl+s\"\nnewline = \"enter\"\n",
+            server.openai_base_url()
+        ),
+    )
+    .expect("write config");
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' XDG_CONFIG_HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        data.path().join("xdg").display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-keys-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.wait_for("the rebound hint", 5, |s| s.contains("ctrl+s send"));
+
+    // ctrl+u deletes what is typed (not ratatui-textarea's undo)
+    session.type_text("scratch that");
+    session.wait_for("the typed text", 10, |s| s.contains("scratch that"));
+    session.keys(&["C-u"]);
+    session.wait_for("the deleted line", 10, |s| !s.contains("scratch that"));
+
+    // enter breaks the line; ctrl+s sends both lines
+    session.type_text("first line");
+    session.keys(&["Enter"]);
+    session.type_text("second line");
+    session.wait_for("two lines in the prompt", 10, |s| {
+        s.contains("first line") && s.contains("second line")
+    });
+    assert!(server.requests().is_empty(), "enter must not send");
+    session.keys(&["C-s"]);
+    session.wait_for("the answer", 30, |s| {
+        s.contains("Two lines read") && status_line(s).contains("idle")
+    });
+    let body = server.request_body(0).to_string();
+    assert!(body.contains("first line\\nsecond line"), "{body}");
+
+    // /theme lists the user theme; enter keeps the selection and saves it
+    session.type_text("/theme");
+    session.keys(&["Enter"]);
+    session.wait_for("the theme picker", 10, |s| {
+        s.contains("colour theme") && s.contains("themes/sepia.toml")
+    });
+    session.keys(&["Down", "Down"]);
+    session.keys(&["C-s"]); // not the picker's key: nothing happens
+    session.keys(&["Enter"]);
+    session.wait_for("the theme notice", 10, |s| s.contains("theme sepia"));
+    let saved = std::fs::read_to_string(data.path().join("tui.json")).unwrap();
+    assert_eq!(saved, r#"{"theme":"sepia"}"#);
     drop(rt);
 }
