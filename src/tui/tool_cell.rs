@@ -17,6 +17,8 @@ use super::wrap::wrap_chars;
 
 /// Output lines shown while a cell is folded.
 const PREVIEW_LINES: usize = 3;
+/// A command the user ran with `!` is theirs to read: more of it shows before it folds.
+const USER_PREVIEW_LINES: usize = 12;
 /// Diff lines shown while an edit's cell is folded.
 const DIFF_LINES: usize = 8;
 /// Lines of a running command's output shown while it runs.
@@ -198,7 +200,7 @@ pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
             width,
         ));
     }
-    out.extend(body(call, &gist, width, expanded));
+    out.extend(body(call, &gist, width, expanded, PREVIEW_LINES));
     out
 }
 
@@ -244,17 +246,18 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
                     message,
                     width,
                     expanded,
+                    PREVIEW_LINES,
                     Style::default().fg(t.err),
                 ));
             } else if expanded {
-                out.extend(body(call, &path, width, true));
+                out.extend(body(call, &path, width, true, PREVIEW_LINES));
             }
             out
         }
         "bash" => {
             let command = short_input("bash", call.input);
             let mut out = vec![header(call, "$", &command, width)];
-            out.extend(body(call, &command, width, expanded));
+            out.extend(body(call, &command, width, expanded, USER_PREVIEW_LINES));
             out
         }
         _ => render(call, width, expanded),
@@ -286,16 +289,27 @@ fn input_lines(input: &Value, cut: bool, width: usize) -> Vec<Line<'static>> {
 }
 
 /// What the call produced.
-fn body(call: &Call, gist: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+/// `preview`: how many output lines show while the cell is folded.
+fn body(
+    call: &Call,
+    gist: &str,
+    width: usize,
+    expanded: bool,
+    preview: usize,
+) -> Vec<Line<'static>> {
     let t = theme();
     match call.state {
         ToolState::Running { .. } | ToolState::Pending => match call.live {
             Some(live) if !live.trim().is_empty() => live_lines(live, width, expanded),
             _ => Vec::new(),
         },
-        ToolState::Error { message, .. } => {
-            output_lines(message, width, expanded, Style::default().fg(t.err))
-        }
+        ToolState::Error { message, .. } => output_lines(
+            message,
+            width,
+            expanded,
+            preview,
+            Style::default().fg(t.err),
+        ),
         ToolState::Completed {
             output,
             title,
@@ -338,7 +352,7 @@ fn body(call: &Call, gist: &str, width: usize, expanded: bool) -> Vec<Line<'stat
             } else {
                 Style::default().fg(t.muted)
             };
-            let mut out = output_lines(&text, width, expanded, style);
+            let mut out = output_lines(&text, width, expanded, preview, style);
             if out.is_empty() && expanded {
                 out.push(Line::from(Span::styled("  ⎿ (no output)", dim())));
             }
@@ -388,7 +402,13 @@ fn read_summary(metadata: &Value, width: usize) -> Vec<Line<'static>> {
 
 /// Lines of text under a gutter; folded: the first few, and a count of the rest (a single hidden
 /// line is shown rather than counted).
-fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<Line<'static>> {
+fn output_lines(
+    text: &str,
+    width: usize,
+    expanded: bool,
+    preview: usize,
+    style: Style,
+) -> Vec<Line<'static>> {
     let text = sanitize(text);
     let lines: Vec<&str> = text.trim_end().lines().collect();
     if lines.iter().all(|l| l.trim().is_empty()) {
@@ -397,7 +417,7 @@ fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<L
     let limit = if expanded {
         MAX_EXPANDED_LINES
     } else {
-        PREVIEW_LINES
+        preview
     };
     let shown = if lines.len() <= limit + 1 {
         lines.len()
@@ -671,5 +691,24 @@ mod tests {
         assert_eq!(out[1], "  ⎿ 120 lines");
         let attached = text(&by_user(&call("read", &input, &state), 60, false));
         assert_eq!(attached, ["  ◇ src/main.rs  120 lines"]);
+    }
+
+    /// A command the user ran with `!` shows more of its output before it folds than the
+    /// agent's commands do.
+    #[test]
+    fn the_users_own_command_shows_more_before_it_folds() {
+        let input = json!({"command": "ls"});
+        let listing: String = (1..=10).map(|i| format!("file{i}\n")).collect();
+        let state = done(&format!("{listing}\nExit code: 0"), json!({"exit_code": 0}));
+        let mine = text(&by_user(&call("bash", &input, &state), 60, false));
+        assert_eq!(mine.len(), 11, "{mine:?}");
+        assert_eq!(mine[10], "    file10");
+        let agents = text(&render(&call("bash", &input, &state), 60, false));
+        assert_eq!(agents.last().unwrap(), "    … +7 lines (ctrl+o)");
+        let long: String = (1..=30).map(|i| format!("line{i}\n")).collect();
+        let state = done(&long, json!({"exit_code": 0}));
+        let mine = text(&by_user(&call("bash", &input, &state), 60, false));
+        assert_eq!(mine.len(), 1 + USER_PREVIEW_LINES + 1);
+        assert_eq!(mine.last().unwrap(), "    … +18 lines (ctrl+o)");
     }
 }
