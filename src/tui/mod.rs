@@ -9,6 +9,7 @@ pub mod composer;
 pub mod format;
 pub mod highlight;
 pub mod input;
+pub mod key;
 pub mod keymap;
 pub mod markdown;
 mod mcp;
