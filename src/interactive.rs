@@ -70,6 +70,11 @@ pub async fn run(
         first_run_hint: notice.or_else(|| {
             (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
         }),
+        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+            setup.store.clone(),
+            setup.workspace.to_string_lossy().into_owned(),
+        )),
+        notify: setup.config().notify.clone(),
         session,
         messages: page.messages,
         more_history: page.more,
@@ -166,6 +171,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         git_branch: git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
+        prompt_log: None,
+        notify: setup.config().notify.clone(),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

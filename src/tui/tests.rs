@@ -61,6 +61,8 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         git_branch: Some("main".into()),
         context: usage(20_000),
         first_run_hint: None,
+        prompt_log: None,
+        notify: Default::default(),
     }
 }
 
