@@ -202,7 +202,11 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         ("shift+enter · ctrl+j", "new line"),
         ("esc", "interrupt the running turn"),
         ("ctrl+c", "clear the prompt · twice to quit"),
-        ("up / down", "earlier prompts"),
+        (
+            "up / down",
+            "earlier prompts (this project's, across sessions)",
+        ),
+        ("ctrl+g", "edit the prompt in $VISUAL / $EDITOR"),
         ("tab", "complete a command"),
         ("pgup / pgdn · wheel", "scroll the transcript"),
         ("home / end", "top / bottom (empty prompt)"),
