@@ -46,6 +46,8 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
             cached: 0,
         },
         first_run_hint: None,
+        prompt_log: None,
+        notify: Default::default(),
         session,
         messages,
         more_history,

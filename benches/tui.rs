@@ -73,6 +73,8 @@ fn app(messages: Vec<Message>) -> App {
                 cached: 0,
             },
             first_run_hint: None,
+            prompt_log: None,
+            notify: Default::default(),
         },
         tx,
     )
