@@ -27,7 +27,13 @@ pub mod wrap;
 #[cfg(test)]
 mod convenience_tests;
 #[cfg(test)]
+mod engine_event_tests;
+#[cfg(test)]
 mod paging_tests;
+#[cfg(test)]
+mod permission_tests;
+#[cfg(test)]
+mod picker_tests;
 #[cfg(test)]
 mod subagent_tests;
 #[cfg(test)]
