@@ -475,7 +475,9 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
     );
     let name = format!("pith-e2e-conv-{}", std::process::id());
     let session = open(&name, work.path(), &cmd);
-    // OSC 52 from the application sets tmux's buffer
+    // OSC 52 from the application sets tmux's buffer (the server's setting is put back after)
+    let clipboard = tmux(&["show-options", "-s", "-v", "set-clipboard"]).stdout;
+    let clipboard = String::from_utf8_lossy(&clipboard).trim().to_string();
     let _ = tmux(&["set-option", "-s", "set-clipboard", "on"]);
     session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
 
@@ -512,6 +514,9 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
         }
         assert!(Instant::now() < deadline, "tmux buffer: {buffer:?}");
         std::thread::sleep(Duration::from_millis(100));
+    }
+    if !clipboard.is_empty() {
+        let _ = tmux(&["set-option", "-s", "set-clipboard", &clipboard]);
     }
     quit(&session);
     drop(session);
