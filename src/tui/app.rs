@@ -700,6 +700,9 @@ impl App {
         self.transcript = Transcript::new(&messages);
         self.cost = session_cost(&session, &messages);
         self.history = HistoryPaging::new(&messages, more_history);
+        if std::path::Path::new(&session.directory).is_dir() {
+            self.composer.set_project(&session.directory);
+        }
         self.composer.set_history(user_prompts(&messages));
         self.pending.clear();
         self.permissions = Permissions::default();

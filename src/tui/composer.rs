@@ -98,6 +98,17 @@ impl Composer {
         self.log = Some(log);
     }
 
+    /// The session now on screen belongs to `directory`: its project's history comes before
+    /// the session's own, and new prompts are kept there.
+    pub fn set_project(&mut self, directory: &str) {
+        if let Some(log) = &self.log
+            && log.directory() != directory
+        {
+            let log = log.for_directory(directory);
+            self.set_log(log);
+        }
+    }
+
     /// Seeds history (oldest first), e.g. from a resumed session, after the project's earlier
     /// prompts; a long prompt comes back as one chip.
     pub fn set_history(&mut self, prompts: Vec<String>) {

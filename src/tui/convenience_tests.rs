@@ -227,3 +227,37 @@ fn a_question_waiting_unfocused_rings() {
     ask(&mut app, "p2");
     assert_eq!(app.effects, [Effect::Write(b"\x07".to_vec())]);
 }
+
+/// A session resumed from another directory walks that project's history and adds to it.
+#[test]
+fn a_session_from_another_directory_brings_its_projects_history() {
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let other = tempfile::tempdir().unwrap();
+    let other_dir = other.path().to_string_lossy().into_owned();
+    store
+        .record_prompt(&other_dir, "from the other project")
+        .unwrap();
+    let mut app = app_logged(&PromptLog::new(store.clone(), "/srv/demo".into()));
+    let mut session = session();
+    session.id = "S2".into();
+    session.directory = other_dir.clone();
+    ev(
+        &mut app,
+        Event::SessionLoaded {
+            session,
+            messages: vec![user("U9", "resumed prompt")],
+            more_history: false,
+        },
+    );
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.composer.text(), "resumed prompt");
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.composer.text(), "from the other project");
+    app.composer.clear();
+    send(&mut app, "new one there");
+    assert_eq!(
+        store.project_prompts(&other_dir).unwrap(),
+        ["from the other project", "new one there"]
+    );
+    assert!(store.project_prompts("/srv/demo").unwrap().is_empty());
+}

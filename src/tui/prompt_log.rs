@@ -40,6 +40,15 @@ impl PromptLog {
         PromptLog { store, directory }
     }
 
+    /// The same store's history for another project.
+    pub fn for_directory(&self, directory: &str) -> PromptLog {
+        PromptLog::new(self.store.clone(), directory.to_string())
+    }
+
+    pub fn directory(&self) -> &str {
+        &self.directory
+    }
+
     /// The project's prompts, oldest first (empty if the store cannot be read).
     pub fn load(&self) -> Vec<String> {
         self.store
