@@ -62,6 +62,13 @@ pub enum Command {
     Redo,
     #[strum(message = "go back to an earlier prompt (files and conversation)")]
     Rewind,
+    #[strum(
+        message = "copy the last answer (or its Nth code block) to the clipboard",
+        props(args = "[N]")
+    )]
+    Copy,
+    #[strum(message = "write the prompt in $VISUAL / $EDITOR (also Ctrl+G)")]
+    Editor,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
     #[strum(message = "the key bindings in effect ([keys] in the config changes them)")]
@@ -111,6 +118,8 @@ impl Command {
                 | Command::Quit
                 | Command::Sessions
                 | Command::Agents
+                | Command::Copy
+                | Command::Editor
         )
     }
 
@@ -201,7 +210,8 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "undo", "redo", "rewind", "help", "keys", "theme", "quit"
+                "resource", "undo", "redo", "rewind", "copy", "editor", "help", "keys", "theme",
+                "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");
@@ -215,7 +225,7 @@ mod tests {
     #[test]
     fn filtering() {
         let names: Vec<_> = filter("co").iter().map(|c| c.name()).collect();
-        assert_eq!(names, ["compact", "context"]);
+        assert_eq!(names, ["compact", "context", "copy"]);
         assert_eq!(filter("").len(), Command::all().count());
         let names: Vec<_> = filter("e").iter().map(|c| c.name()).collect();
         assert_eq!(names[0], "export", "prefix before substring: {names:?}");

@@ -72,6 +72,11 @@ pub async fn run(
         }),
         keymap: keymap(&setup),
         appearance: appearance(&setup),
+        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+            setup.store.clone(),
+            setup.workspace.to_string_lossy().into_owned(),
+        )),
+        notify: setup.config().notify.clone(),
         session,
         messages: page.messages,
         more_history: page.more,
@@ -170,6 +175,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         first_run_hint: hint,
         keymap: keymap(setup),
         appearance: appearance(setup),
+        prompt_log: None,
+        notify: setup.config().notify.clone(),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

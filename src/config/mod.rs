@@ -412,6 +412,42 @@ pub struct Config {
     /// `[keys]`: action name → key(s), replacing the action's default keys.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub keys: BTreeMap<String, ui::KeyList>,
+    /// The bell / desktop notification when a long turn ends or a question waits.
+    #[serde(default)]
+    pub notify: NotifyConfig,
+}
+
+/// `[notify]`: telling the user the agent is done or waiting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// Ring the terminal bell.
+    #[serde(default = "default_true")]
+    pub bell: bool,
+    /// A desktop notification through the terminal (OSC 9, or OSC 777 in foot and urxvt).
+    #[serde(default)]
+    pub desktop: bool,
+    /// A turn that ran at least this long notifies when it ends.
+    #[serde(default = "default_notify_after")]
+    pub after_secs: u64,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            bell: true,
+            desktop: false,
+            after_secs: default_notify_after(),
+        }
+    }
+}
+
+fn default_notify_after() -> u64 {
+    10
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A sub-agent (`[agent.NAME]`, or a Markdown file in `.pith/agents/`).
@@ -486,6 +522,7 @@ impl Default for Config {
             task: TaskConfig::default(),
             theme: None,
             keys: BTreeMap::new(),
+            notify: NotifyConfig::default(),
         }
     }
 }

@@ -81,10 +81,18 @@ pub enum Action {
         props(context = "chat", keys = "ctrl+d")
     )]
     Quit,
-    #[strum(message = "earlier prompt", props(context = "chat", keys = "up"))]
+    #[strum(
+        message = "earlier prompt (this project's, across sessions)",
+        props(context = "chat", keys = "up")
+    )]
     HistoryPrev,
     #[strum(message = "later prompt", props(context = "chat", keys = "down"))]
     HistoryNext,
+    #[strum(
+        message = "edit the prompt in $VISUAL / $EDITOR",
+        props(context = "chat", keys = "ctrl+g")
+    )]
+    OpenEditor,
     #[strum(message = "indent (4 spaces)", props(context = "chat", keys = "tab"))]
     Indent,
     #[strum(

@@ -63,6 +63,8 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         first_run_hint: None,
         keymap: Default::default(),
         appearance: Default::default(),
+        prompt_log: None,
+        notify: Default::default(),
     }
 }
 
