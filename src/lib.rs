@@ -4,6 +4,7 @@ pub mod cli;
 pub(crate) mod commands;
 pub mod config;
 pub mod context;
+pub mod custom_commands;
 pub mod engine;
 pub mod event;
 pub(crate) mod first_run;
