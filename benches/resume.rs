@@ -46,6 +46,7 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
             cached: 0,
         },
         first_run_hint: None,
+        custom_commands: Default::default(),
         session,
         messages,
         more_history,

@@ -73,6 +73,7 @@ fn app(messages: Vec<Message>) -> App {
                 cached: 0,
             },
             first_run_hint: None,
+            custom_commands: Default::default(),
         },
         tx,
     )

@@ -56,6 +56,11 @@ pub enum Command {
         props(args = "[server:uri]")
     )]
     Resource,
+    #[strum(
+        message = "write or update AGENTS.md from what the agent finds in the project",
+        props(args = "[what to focus on]")
+    )]
+    Init,
     #[strum(message = "take back the last turn: its file changes and its messages")]
     Undo,
     #[strum(message = "put back the turn /undo took back")]
@@ -188,7 +193,7 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "undo", "redo", "rewind", "help", "quit"
+                "resource", "init", "undo", "redo", "rewind", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

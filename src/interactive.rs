@@ -73,6 +73,7 @@ pub async fn run(
         session,
         messages: page.messages,
         more_history: page.more,
+        custom_commands: setup.custom_commands(),
     };
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events).await;
@@ -166,6 +167,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         git_branch: git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
+        custom_commands: Default::default(),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

@@ -105,6 +105,35 @@ impl CustomCommand {
     }
 }
 
+const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
+
+/// `/init [focus]`: the built-in prompt asking the agent to write `AGENTS.md`, or to improve the
+/// one `workspace` has.
+pub fn init(workspace: &Path, args: &str) -> Expanded {
+    let mut text = INIT_PROMPT.trim_end().to_string();
+    if workspace.join("AGENTS.md").is_file() {
+        text.push_str(
+            "\n\nAGENTS.md already exists: read it first and improve it — keep what is still true, \
+             correct what is wrong or stale, add what is missing. Do not overwrite it blindly.",
+        );
+    }
+    let args = args.trim();
+    if !args.is_empty() {
+        text.push_str("\n\nThe user adds: ");
+        text.push_str(args);
+    }
+    Expanded {
+        label: if args.is_empty() {
+            "/init".into()
+        } else {
+            format!("/init {args}")
+        },
+        text,
+        model: None,
+        agent: None,
+    }
+}
+
 /// The custom commands, found once per start (and after trust changes).
 #[derive(Debug, Clone, Default)]
 pub struct Commands {

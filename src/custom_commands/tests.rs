@@ -229,3 +229,17 @@ fn a_fifo_is_not_waited_on() {
     assert!(c.list.is_empty());
     assert!(c.warnings[0].contains("not a regular file"), "{:?}", c.warnings);
 }
+
+#[test]
+fn init_improves_an_existing_agents_md() {
+    let ws = tempfile::tempdir().unwrap();
+    let fresh = init(ws.path(), "");
+    assert_eq!(fresh.label, "/init");
+    assert!(fresh.text.contains("write an `AGENTS.md`"), "{}", fresh.text);
+    assert!(!fresh.text.contains("already exists"));
+    std::fs::write(ws.path().join("AGENTS.md"), "# old").unwrap();
+    let again = init(ws.path(), "the test commands");
+    assert!(again.text.contains("already exists: read it first and improve it"));
+    assert!(again.text.ends_with("The user adds: the test commands"));
+    assert_eq!(again.label, "/init the test commands");
+}

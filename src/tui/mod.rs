@@ -5,6 +5,7 @@
 pub mod app;
 pub mod cells;
 pub mod composer;
+mod custom;
 pub mod format;
 pub mod highlight;
 pub mod input;
@@ -65,6 +66,8 @@ pub struct TuiInit {
     pub context: ContextUsage,
     /// Set when no provider is configured: shown as the first transcript entry.
     pub first_run_hint: Option<String>,
+    /// The custom slash commands (`.pith/commands`, the config dir's `commands/`).
+    pub custom_commands: crate::custom_commands::Commands,
 }
 
 /// At most ~60 frames a second.

@@ -61,6 +61,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         git_branch: Some("main".into()),
         context: usage(20_000),
         first_run_hint: None,
+        custom_commands: Default::default(),
     }
 }
 

@@ -54,7 +54,9 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
     match &mut app.popup {
-        Some(Popup::Help { scroll }) => *scroll = popups::help(frame, transcript_area, *scroll),
+        Some(Popup::Help { scroll }) => {
+            *scroll = popups::help(frame, transcript_area, *scroll, &app.custom_commands)
+        }
         Some(Popup::Context(b)) => {
             popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)
         }

@@ -196,7 +196,12 @@ pub fn files(
 }
 
 /// Draws the help; returns the scroll position actually used (clamped to the content).
-pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
+pub fn help(
+    frame: &mut Frame,
+    area: Rect,
+    scroll: usize,
+    custom: &crate::custom_commands::Commands,
+) -> usize {
     let keys: &[(&str, &str)] = &[
         ("enter", "send (queued while the agent works)"),
         ("shift+enter · ctrl+j", "new line"),
@@ -210,7 +215,16 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
         ("click", "fold / unfold one cell"),
         ("shift+drag", "select text with the mouse"),
     ];
-    let r = centered(area, 84, (Command::all().count() + keys.len() + 5) as u16);
+    let custom_rows = if custom.list.is_empty() {
+        0
+    } else {
+        custom.list.len() + 2
+    };
+    let r = centered(
+        area,
+        84,
+        (Command::all().count() + custom_rows + keys.len() + 5) as u16,
+    );
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
     let row = |k: String, v: &str| {
@@ -228,6 +242,19 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize) -> usize {
     ))];
     for c in Command::all() {
         lines.push(row(format!("/{} {}", c.name(), c.args()), c.about()));
+    }
+    if !custom.list.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "Custom commands",
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        for c in &custom.list {
+            lines.push(row(
+                format!("/{} {}", c.name, c.argument_hint),
+                &c.about(),
+            ));
+        }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
