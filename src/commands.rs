@@ -58,7 +58,7 @@ pub enum Command {
     Resource,
     #[strum(
         message = "write or update AGENTS.md from what the agent finds in the project",
-        props(args = "[what to focus on]")
+        props(args = "[focus]")
     )]
     Init,
     #[strum(message = "take back the last turn: its file changes and its messages")]

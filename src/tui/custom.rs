@@ -59,3 +59,7 @@ impl App {
         self.scroll_top = None;
     }
 }
+
+#[cfg(test)]
+#[path = "custom_tests.rs"]
+mod tests;
