@@ -228,6 +228,8 @@ fn short_input(input: &serde_json::Value) -> String {
             .unwrap_or_else(|| input.to_string()),
         other => other.to_string(),
     };
+    // a key the model wrote into a call is not echoed to the terminal (or a CI log)
+    let s = crate::secrets::scrub(&s);
     let line = s.lines().next().unwrap_or("");
     line.chars().take(100).collect()
 }

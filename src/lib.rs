@@ -1,5 +1,6 @@
 //! pith: a terminal coding agent that manages its context window.
 
+pub mod auth;
 pub mod cli;
 pub(crate) mod commands;
 pub mod config;

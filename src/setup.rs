@@ -124,7 +124,10 @@ impl Setup {
                 .with_context(|| format!("cannot record trust in {}", data_dir.display()))?;
         }
         let decision = trust_store.get(&workspace);
-        let loaded = load_in(&workspace, config_file.clone(), decision)?;
+        let mut loaded = load_in(&workspace, config_file.clone(), decision)?;
+        if let Some(w) = crate::auth::install_from(&data_dir) {
+            loaded.warnings.push(w);
+        }
         init_logging(&data_dir);
         for w in &loaded.warnings {
             tracing::warn!("{w}");
