@@ -49,6 +49,29 @@ pub async fn run(
         }
     }
     let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
+    if let Some(need) = missing_key(&setup, &session.model) {
+        let provider = need.provider.clone();
+        let store = |key: &str| {
+            crate::auth::cli::store_key(
+                &setup.loaded,
+                &setup.workspace,
+                &setup.data_dir,
+                &provider,
+                key,
+            )
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
+        };
+        match tui::key_prompt::ask(need, store).await? {
+            tui::key_prompt::KeyAnswer::Submit(_) => {
+                if let Some(e) = crate::auth::install_from(&setup.data_dir) {
+                    notice = Some(e);
+                }
+            }
+            tui::key_prompt::KeyAnswer::Skip => {}
+            tui::key_prompt::KeyAnswer::Quit => return Ok(0),
+        }
+    }
     let opts = EngineOptions {
         config: setup.loaded.config.clone(),
         workspace: setup.workspace.clone(),
@@ -91,6 +114,26 @@ pub async fn run(
         println!("Resume this session: pith --session {}", exit.session);
     }
     Ok(exit.code)
+}
+
+/// The provider of `model` when it takes a key from a variable that is not set and none is
+/// stored for it: the user is asked for one.
+fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
+    let (provider, _) = crate::provider::factory::split_model(model).ok()?;
+    let pc = setup.config().provider.get(provider)?;
+    let var = pc.api_key_env.clone()?;
+    if std::env::var(&var).is_ok_and(|v| !v.trim().is_empty()) {
+        return None;
+    }
+    // a key stored for another address is explained by the provider's error, not asked again
+    if crate::auth::stored_key(provider, &pc.base_url) != Ok(None) {
+        return None;
+    }
+    Some(tui::key_prompt::KeyNeed {
+        provider: provider.to_string(),
+        var,
+        base_url: pc.base_url.clone(),
+    })
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point

@@ -9,6 +9,7 @@ mod custom;
 pub mod format;
 pub mod highlight;
 pub mod input;
+pub mod key_prompt;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
