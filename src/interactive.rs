@@ -31,7 +31,11 @@ pub async fn run(
     let mut notice = None;
     let mut model = model_flag;
     if model.is_none() && setup.config().model.is_none() && !resuming {
-        let key = |k: &str| std::env::var(k).ok().or_else(|| crate::auth::stored_for_env(k));
+        let key = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .or_else(|| crate::auth::stored_for_env(k))
+        };
         let found = match first_run::model_from_keys(key) {
             Some(m) => Some((m, "its API key is set")),
             None => first_run::probe_local()

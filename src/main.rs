@@ -42,10 +42,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
     if matches!(
         cli.command,
         Some(
-            Command::Config
-                | Command::Sessions { .. }
-                | Command::Mcp { .. }
-                | Command::Auth { .. }
+            Command::Config | Command::Sessions { .. } | Command::Mcp { .. } | Command::Auth { .. }
         )
     ) {
         default_sigpipe();
@@ -141,7 +138,13 @@ fn auth(setup: &Setup, command: AuthCommand) -> anyhow::Result<i32> {
             };
             if !setup.loaded.config.provider.contains_key(&provider) {
                 // say so before asking for the key
-                cli::store_key(&setup.loaded, &setup.workspace, &setup.data_dir, &provider, "")?;
+                cli::store_key(
+                    &setup.loaded,
+                    &setup.workspace,
+                    &setup.data_dir,
+                    &provider,
+                    "",
+                )?;
             }
             let key = cli::read_secret(&format!("API key for {provider} (not shown): "))?;
             cli::store_key(

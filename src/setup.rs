@@ -179,7 +179,8 @@ impl Setup {
     /// The custom slash commands: the user's, and the project's when the workspace is trusted.
     /// Files skipped are named in the log.
     pub fn custom_commands(&self) -> crate::custom_commands::Commands {
-        let global = config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
+        let global =
+            config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
         let commands = crate::custom_commands::Commands::load(
             global.as_deref(),
             &self.workspace,

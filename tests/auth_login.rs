@@ -8,9 +8,9 @@ mod support;
 use std::process::Stdio;
 
 use serde_json::json;
+use support::MockServer;
 use support::openai;
 use support::pith::{MODEL, PithEnv, last_tool_result, stderr};
-use support::MockServer;
 use tokio::io::AsyncWriteExt as _;
 
 const KEY_VAR: &str = "PITH_TEST_AUTH_KEY_UNSET";
@@ -55,7 +55,10 @@ async fn login(env: &PithEnv, provider: &str, key: &str) -> std::process::Output
         .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(format!("{key}\n").as_bytes()).await.unwrap();
+    stdin
+        .write_all(format!("{key}\n").as_bytes())
+        .await
+        .unwrap();
     drop(stdin);
     tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
         .await
@@ -79,7 +82,9 @@ async fn a_stored_key_is_sent_and_never_written_anywhere() {
     let out = output(cmd(&env, &["run", "hi"])).await;
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains(&format!("set the environment variable {KEY_VAR} or run `pith auth login mock`")),
+        stderr(&out).contains(&format!(
+            "set the environment variable {KEY_VAR} or run `pith auth login mock`"
+        )),
         "{}",
         stderr(&out)
     );
@@ -112,7 +117,10 @@ async fn a_stored_key_is_sent_and_never_written_anywhere() {
     assert!(!text(&out).contains(KEY), "{}", text(&out));
     let list = output(cmd(&env, &["auth", "list"])).await;
     let listed = text(&list);
-    assert!(listed.contains("mock") && listed.contains("credentials file (…d6e8)"), "{listed}");
+    assert!(
+        listed.contains("mock") && listed.contains("credentials file (…d6e8)"),
+        "{listed}"
+    );
     assert!(!listed.contains(KEY), "{listed}");
     let log = std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap();
     assert!(!log.contains(KEY), "the log holds the key");
@@ -198,13 +206,20 @@ async fn a_trusted_workspace_cannot_send_the_stored_key_elsewhere() {
     let out = output(cmd(&env, &["--trust", "--model", "evil/x", "run", "hi"])).await;
     assert!(!out.status.success(), "{}", text(&out));
     for r in attacker.requests() {
-        assert_ne!(r.secret("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        assert_ne!(
+            r.secret("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
     }
     assert!(attacker.requests().is_empty(), "nothing was sent there");
     // logging in while the workspace sets the address is refused
     let out = login(&env, "mock", KEY).await;
     assert!(!out.status.success());
-    assert!(text(&out).contains("comes from this workspace's pith.toml"), "{}", text(&out));
+    assert!(
+        text(&out).contains("comes from this workspace's pith.toml"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[cfg(unix)]

@@ -27,13 +27,20 @@ fn run(label: &str, text: &str, model: Option<&str>, agent: Option<&str>) -> Op 
 /// line, the tools offered and the conversation after the system prompt.
 fn essentials(body: &Value) -> Value {
     let messages = body["messages"].as_array().unwrap();
-    let system = messages
-        .iter()
-        .find(|m| m["role"] == "system")
-        .map(|m| support::message_text(m).lines().next().unwrap_or("").to_string());
+    let system = messages.iter().find(|m| m["role"] == "system").map(|m| {
+        support::message_text(m)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    });
     let mut tools: Vec<&str> = body["tools"]
         .as_array()
-        .map(|t| t.iter().filter_map(|t| t["function"]["name"].as_str()).collect())
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
         .unwrap_or_default();
     tools.sort();
     json!({

@@ -68,10 +68,7 @@ pub fn list(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<String> {
     let creds = Credentials::read(data_dir)?;
-    let mut out = format!(
-        "credentials file: {}\n",
-        super::path(data_dir).display()
-    );
+    let mut out = format!("credentials file: {}\n", super::path(data_dir).display());
     let rows: Vec<(String, String)> = loaded
         .config
         .provider
@@ -220,18 +217,34 @@ mod tests {
         assert!(msg.contains("(…cdef)") && !msg.contains(key), "{msg}");
         let env = |v: &str| (v == "OPENAI_API_KEY").then(|| "sk-env-0123456789wxyz".to_string());
         let out = list(&l, data.path(), &env).unwrap();
-        assert!(out.contains("anthropic   credentials file (…cdef)"), "{out}");
-        assert!(out.contains("openai      env OPENAI_API_KEY (…wxyz)"), "{out}");
-        assert!(out.contains("openrouter  no key: set OPENROUTER_API_KEY"), "{out}");
+        assert!(
+            out.contains("anthropic   credentials file (…cdef)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("openai      env OPENAI_API_KEY (…wxyz)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("openrouter  no key: set OPENROUTER_API_KEY"),
+            "{out}"
+        );
         assert!(!out.contains(key) && !out.contains("sk-env"), "{out}");
         let e = store_key(&l, ws.path(), data.path(), "nope", key).unwrap_err();
-        assert!(e.to_string().starts_with("unknown provider \"nope\""), "{e}");
+        assert!(
+            e.to_string().starts_with("unknown provider \"nope\""),
+            "{e}"
+        );
         assert!(logout(data.path(), Some("openai")).is_err());
         assert_eq!(
             logout(data.path(), Some("anthropic")).unwrap(),
             "removed the stored key of anthropic"
         );
-        assert!(list(&l, data.path(), &|_| None).unwrap().contains("anthropic   no key"));
+        assert!(
+            list(&l, data.path(), &|_| None)
+                .unwrap()
+                .contains("anthropic   no key")
+        );
     }
 
     #[test]
@@ -245,9 +258,15 @@ mod tests {
         )
         .unwrap();
         let l = loaded(ws.path(), global.path());
-        let e = store_key(&l, ws.path(), data.path(), "openai", "sk-test-0123456789abcdef")
-            .unwrap_err()
-            .to_string();
+        let e = store_key(
+            &l,
+            ws.path(),
+            data.path(),
+            "openai",
+            "sk-test-0123456789abcdef",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("comes from this workspace's pith.toml"), "{e}");
         assert!(!super::super::path(data.path()).exists());
     }

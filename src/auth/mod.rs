@@ -64,8 +64,9 @@ impl Credentials {
                 );
             }
         }
-        let bytes = std::fs::read(&file)
-            .map_err(|e| anyhow::anyhow!("{}: cannot read the credentials file: {e}", file.display()))?;
+        let bytes = std::fs::read(&file).map_err(|e| {
+            anyhow::anyhow!("{}: cannot read the credentials file: {e}", file.display())
+        })?;
         serde_json::from_slice(&bytes).map_err(|e| {
             anyhow::anyhow!(
                 "{}:{}:{}: the credentials file is not valid ({:?} error); fix or remove it",
@@ -80,8 +81,9 @@ impl Credentials {
     /// Writes the file: the directory made 0700, a temp file made 0600 renamed into place.
     pub fn write(&self, data_dir: &Path) -> anyhow::Result<()> {
         let file = path(data_dir);
-        std::fs::create_dir_all(data_dir)
-            .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            anyhow::anyhow!("{}: cannot create the directory: {e}", data_dir.display())
+        })?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -172,10 +174,10 @@ impl Credentials {
 
 /// Whether a key is stored for `provider` (at any URL).
 pub fn has_stored(provider: &str) -> bool {
-    INSTALLED
-        .read()
-        .ok()
-        .is_some_and(|s| s.as_ref().is_some_and(|c| c.providers.contains_key(provider)))
+    INSTALLED.read().ok().is_some_and(|s| {
+        s.as_ref()
+            .is_some_and(|c| c.providers.contains_key(provider))
+    })
 }
 
 /// The stored key of the known provider whose key variable is `var` (the first-run model

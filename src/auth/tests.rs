@@ -18,8 +18,10 @@ fn written_private_and_read_back() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let mut c = Credentials::default();
-    c.providers
-        .insert("openai".into(), cred("sk-test-0123456789abcdef", "https://api.openai.com/v1"));
+    c.providers.insert(
+        "openai".into(),
+        cred("sk-test-0123456789abcdef", "https://api.openai.com/v1"),
+    );
     c.write(&data).unwrap();
     #[cfg(unix)]
     {
@@ -48,7 +50,9 @@ fn a_file_others_can_read_is_refused() {
     std::fs::set_permissions(path(data.path()), std::fs::Permissions::from_mode(0o644)).unwrap();
     let e = Credentials::read(data.path()).unwrap_err().to_string();
     assert!(
-        e.contains("credentials.json: the credentials file can be read by other users; run `chmod 600"),
+        e.contains(
+            "credentials.json: the credentials file can be read by other users; run `chmod 600"
+        ),
         "{e}"
     );
     assert!(!e.contains('\n'));
@@ -66,7 +70,11 @@ fn a_file_others_can_read_is_refused() {
 fn bad_json_names_file_and_line_without_the_content() {
     use std::os::unix::fs::PermissionsExt;
     let data = tempfile::tempdir().unwrap();
-    std::fs::write(path(data.path()), "{\n \"providers\": sk-secret-value-123456\n}").unwrap();
+    std::fs::write(
+        path(data.path()),
+        "{\n \"providers\": sk-secret-value-123456\n}",
+    )
+    .unwrap();
     std::fs::set_permissions(path(data.path()), std::fs::Permissions::from_mode(0o600)).unwrap();
     let e = Credentials::read(data.path()).unwrap_err().to_string();
     assert!(e.contains("credentials.json:2:"), "{e}");
@@ -76,8 +84,10 @@ fn bad_json_names_file_and_line_without_the_content() {
 #[test]
 fn a_key_goes_only_to_the_provider_and_address_it_was_stored_for() {
     let mut c = Credentials::default();
-    c.providers
-        .insert("openai".into(), cred("sk-test-0123456789abcdef", "https://api.openai.com/v1"));
+    c.providers.insert(
+        "openai".into(),
+        cred("sk-test-0123456789abcdef", "https://api.openai.com/v1"),
+    );
     assert_eq!(
         c.key_for("openai", "https://api.openai.com/v1/").unwrap(),
         Some("sk-test-0123456789abcdef".into())

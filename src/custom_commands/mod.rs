@@ -97,7 +97,10 @@ impl CustomCommand {
     /// What the popup and `/help` say about it: its description and where it comes from.
     pub fn about(&self) -> String {
         let d = if self.description.is_empty() {
-            self.body.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+            self.body
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
         } else {
             &self.description
         };

@@ -40,7 +40,10 @@ fn placeholders_expand() {
         expand("Fix issue $1 in $2. All: $ARGUMENTS", "42 \"src/a b.rs\""),
         "Fix issue 42 in src/a b.rs. All: 42 \"src/a b.rs\""
     );
-    assert_eq!(expand("Missing $3 stays empty", "a b"), "Missing  stays empty");
+    assert_eq!(
+        expand("Missing $3 stays empty", "a b"),
+        "Missing  stays empty"
+    );
     assert_eq!(expand("costs $5 or $x", ""), "costs  or $x");
     assert_eq!(expand("Review.", "the parser"), "Review.\n\nthe parser");
     assert_eq!(expand("Review.", ""), "Review.");
@@ -78,7 +81,10 @@ fn malformed_files_name_file_and_line() {
         "/w/x.md:1: the front matter is not closed with a `---` line"
     );
     let e = parse(p, "---\ndescription: d\ncolour: red\n---\nbody").unwrap_err();
-    assert!(e.starts_with("/w/x.md:3: unknown front matter key `colour`"), "{e}");
+    assert!(
+        e.starts_with("/w/x.md:3: unknown front matter key `colour`"),
+        "{e}"
+    );
     let e = parse(p, "---\nno colon here\n---\nbody").unwrap_err();
     assert!(e.starts_with("/w/x.md:2: expected `key: value`"), "{e}");
     let e = parse(p, "---\nmodel: gpt4\n---\nbody").unwrap_err();
@@ -105,7 +111,10 @@ fn malformed_files_name_file_and_line() {
 #[test]
 fn subfolders_namespace_and_the_project_wins() {
     let d = Dirs::new();
-    d.project("frontend/review.md", "---\ndescription: FE review\n---\nProject FE.");
+    d.project(
+        "frontend/review.md",
+        "---\ndescription: FE review\n---\nProject FE.",
+    );
     d.project("deploy.md", "Project deploy.");
     d.user("deploy.md", "---\ndescription: mine\n---\nUser deploy.");
     d.user("notes.md", "User notes.");
@@ -116,7 +125,10 @@ fn subfolders_namespace_and_the_project_wins() {
     assert_eq!(deploy.source, Source::Project);
     assert_eq!(deploy.body, "Project deploy.");
     assert_eq!(c.get("notes").unwrap().source, Source::User);
-    assert_eq!(c.get("frontend:review").unwrap().about(), "FE review (project)");
+    assert_eq!(
+        c.get("frontend:review").unwrap().about(),
+        "FE review (project)"
+    );
     assert_eq!(c.get("notes").unwrap().about(), "User notes. (user)");
     let (cmd, args) = c.parse("/Frontend:Review  the header ").unwrap();
     assert_eq!(cmd.name, "frontend:review");
@@ -141,7 +153,9 @@ fn a_custom_command_never_shadows_a_built_in() {
     assert_eq!(names(&c), ["mine"]);
     assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     assert!(
-        c.warnings.iter().any(|w| w.contains("/compact is a built-in")),
+        c.warnings
+            .iter()
+            .any(|w| w.contains("/compact is a built-in")),
         "{:?}",
         c.warnings
     );
@@ -180,7 +194,9 @@ fn symlinks_out_of_the_workspace_are_not_followed() {
         c.list
     );
     assert!(
-        c.warnings.iter().any(|w| w.contains("leak.md") && w.contains("symlink")),
+        c.warnings
+            .iter()
+            .any(|w| w.contains("leak.md") && w.contains("symlink")),
         "{:?}",
         c.warnings
     );
@@ -208,7 +224,9 @@ fn big_files_and_odd_names_are_skipped() {
     let c = d.load(true);
     assert_eq!(names(&c), ["ok"]);
     assert!(
-        c.warnings.iter().any(|w| w.contains("big.md") && w.contains("bytes")),
+        c.warnings
+            .iter()
+            .any(|w| w.contains("big.md") && w.contains("bytes")),
         "{:?}",
         c.warnings
     );
@@ -227,7 +245,11 @@ fn a_fifo_is_not_waited_on() {
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     let c = d.load(true);
     assert!(c.list.is_empty());
-    assert!(c.warnings[0].contains("not a regular file"), "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].contains("not a regular file"),
+        "{:?}",
+        c.warnings
+    );
 }
 
 #[test]
@@ -235,11 +257,19 @@ fn init_improves_an_existing_agents_md() {
     let ws = tempfile::tempdir().unwrap();
     let fresh = init(ws.path(), "");
     assert_eq!(fresh.label, "/init");
-    assert!(fresh.text.contains("write an `AGENTS.md`"), "{}", fresh.text);
+    assert!(
+        fresh.text.contains("write an `AGENTS.md`"),
+        "{}",
+        fresh.text
+    );
     assert!(!fresh.text.contains("already exists"));
     std::fs::write(ws.path().join("AGENTS.md"), "# old").unwrap();
     let again = init(ws.path(), "the test commands");
-    assert!(again.text.contains("already exists: read it first and improve it"));
+    assert!(
+        again
+            .text
+            .contains("already exists: read it first and improve it")
+    );
     assert!(again.text.ends_with("The user adds: the test commands"));
     assert_eq!(again.label, "/init the test commands");
 }

@@ -57,7 +57,8 @@ impl Runner {
             self.role.name = name;
             self.role.prompt = a.prompt.clone();
             if let Some(tools) = &a.tools {
-                self.registry.retain(|t| tools.iter().any(|n| n == t.name()));
+                self.registry
+                    .retain(|t| tools.iter().any(|n| n == t.name()));
             }
             saved
         });

@@ -277,7 +277,10 @@ fn command_text(label: &str, text: &str, width: usize, expanded: bool) -> Vec<Li
                 .fg(theme().user)
                 .add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!(" {} ", truncate(label, width.saturating_sub(4))), chip),
+        Span::styled(
+            format!(" {} ", truncate(label, width.saturating_sub(4))),
+            chip,
+        ),
     ])];
     if expanded {
         out.extend(plain_lines(text, width, dim(), &indent(2), &indent(2)));

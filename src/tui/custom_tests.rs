@@ -40,7 +40,13 @@ fn with_commands() -> (super::App, tokio::sync::mpsc::UnboundedReceiver<Op>) {
                 Source::Project,
             ),
             review,
-            command("standup", "", "", "Summarise what I did today.", Source::User),
+            command(
+                "standup",
+                "",
+                "",
+                "Summarise what I did today.",
+                Source::User,
+            ),
         ],
         warnings: Vec::new(),
     };

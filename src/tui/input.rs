@@ -476,7 +476,8 @@ impl App {
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
             Command::Init => {
-                let init = crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
+                let init =
+                    crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
                 self.run_expanded(init);
             }
             Command::Undo => self.send(Op::Undo),

@@ -49,8 +49,7 @@ impl KeyScreen {
     }
 
     pub fn paste(&mut self, text: &str) {
-        self.input
-            .extend(text.chars().filter(|c| !c.is_control()));
+        self.input.extend(text.chars().filter(|c| !c.is_control()));
     }
 
     pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<KeyAnswer> {
@@ -204,13 +203,19 @@ mod tests {
         let mut terminal = Terminal::new(backend).unwrap();
         terminal.draw(|f| s.draw(f)).unwrap();
         let screen = terminal.backend().to_string();
-        assert!(!screen.contains("secret") && screen.contains("(19 characters)"), "{screen}");
+        assert!(
+            !screen.contains("secret") && screen.contains("(19 characters)"),
+            "{screen}"
+        );
         insta::assert_snapshot!(screen);
         assert_eq!(
             s.key(KeyCode::Enter, KeyModifiers::NONE),
             Some(KeyAnswer::Submit("sk-ant-secret-01239".into()))
         );
-        assert_eq!(s.key(KeyCode::Esc, KeyModifiers::NONE), Some(KeyAnswer::Skip));
+        assert_eq!(
+            s.key(KeyCode::Esc, KeyModifiers::NONE),
+            Some(KeyAnswer::Skip)
+        );
         assert_eq!(
             s.key(KeyCode::Char('c'), KeyModifiers::CONTROL),
             Some(KeyAnswer::Quit)

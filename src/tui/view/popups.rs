@@ -250,10 +250,7 @@ pub fn help(
             Style::default().add_modifier(Modifier::BOLD),
         )));
         for c in &custom.list {
-            lines.push(row(
-                format!("/{} {}", c.name, c.argument_hint),
-                &c.about(),
-            ));
+            lines.push(row(format!("/{} {}", c.name, c.argument_hint), &c.about()));
         }
     }
     lines.push(Line::default());
