@@ -39,6 +39,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     let mcp_prompt = crate::mcp::prompt::parse_command(&prompt)
         .filter(|(server, ..)| setup.loaded.config.mcp.contains_key(server));
     let custom = setup.custom_commands();
+    for w in &custom.warnings {
+        eprintln!("warning: {w}");
+    }
     let expanded = match commands::parse(&prompt) {
         Some(Ok((Command::Init, args))) => Some(crate::custom_commands::init(
             &setup.workspace,

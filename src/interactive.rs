@@ -89,19 +89,31 @@ pub async fn run(
     let page = setup
         .store
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
+    let custom_commands = setup.custom_commands();
+    let warnings: Vec<&String> = setup
+        .loaded
+        .warnings
+        .iter()
+        .chain(&custom_commands.warnings)
+        .collect();
+    let warnings = (!warnings.is_empty()).then(|| {
+        warnings
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
     let init = TuiInit {
         model: session.model.clone(),
         models: catalog::known_models(setup.config()),
         workspace: setup.workspace.clone(),
         git_branch: git_branch(&setup.workspace),
         context: initial_context(&setup, &session),
-        first_run_hint: notice.or_else(|| {
-            (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
-        }),
+        first_run_hint: notice.or(warnings),
         session,
         messages: page.messages,
         more_history: page.more,
-        custom_commands: setup.custom_commands(),
+        custom_commands,
     };
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events).await;

@@ -143,3 +143,56 @@ async fn an_unknown_agent_or_model_sends_nothing_and_says_why() {
     assert_eq!(finish(&mut h).await, TurnEnd::Error);
     assert!(h.server.requests().is_empty());
 }
+
+mod headless {
+    use super::support::pith::{PithEnv, stderr};
+    use super::support::{MockServer, openai};
+
+    fn env_with_command(server: &MockServer) -> PithEnv {
+        let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+        let dir = env.workspace.path().join(".pith/commands/git");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("review.md"),
+            "---\ndescription: Review a file\n---\nReview $1 carefully; then $ARGUMENTS.\n",
+        )
+        .unwrap();
+        env
+    }
+
+    fn last_user_text(server: &MockServer) -> String {
+        let body = server.request_body(server.requests().len() - 1);
+        let messages = body["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        super::support::message_text(user)
+    }
+
+    #[tokio::test]
+    async fn pith_run_expands_a_project_command_in_a_trusted_workspace() {
+        let server = MockServer::start().await;
+        let env = env_with_command(&server);
+        server.push(openai::text("ok", None));
+        let out = env.run(&["--trust", "run", "/git:review src/a.rs"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            last_user_text(&server),
+            "Review src/a.rs carefully; then src/a.rs."
+        );
+    }
+
+    #[tokio::test]
+    async fn an_untrusted_workspace_command_is_not_expanded() {
+        let server = MockServer::start().await;
+        let env = env_with_command(&server);
+        server.push(openai::text("ok", None));
+        let out = env.run(&["run", "/git:review src/a.rs"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("project commands not used: this directory is not trusted"),
+            "{}",
+            stderr(&out)
+        );
+        let sent = last_user_text(&server);
+        assert!(!sent.contains("carefully"), "{sent}");
+    }
+}
