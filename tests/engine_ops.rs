@@ -145,3 +145,29 @@ async fn a_failed_request_is_a_provider_error_and_ends_the_turn_with_error() {
     );
     assert_eq!(h.turn_finished().await, TurnEnd::Error);
 }
+
+/// `/context` while an answer streams (here: a stream that stalls and never ends) is answered
+/// at once, not when the step is over.
+#[tokio::test]
+async fn context_breakdown_is_answered_while_an_answer_streams() {
+    let mut h = harness(vec![], false).await;
+    let frames = vec![openai::frame(&openai::delta_chunk(
+        serde_json::json!({"content": "a long answer that has only begun"}),
+        None,
+    ))];
+    h.server.push(MockResponse::sse(frames).hold_open());
+    h.send(user_turn("P1", "explain everything"));
+    h.until("the first words", |e| matches!(e, Event::TextDelta { .. }))
+        .await;
+    h.send(Op::ContextBreakdown);
+    let ev = h
+        .until("the breakdown, or the turn's end", |e| {
+            matches!(e, Event::ContextBreakdown(_) | Event::TurnFinished { .. })
+        })
+        .await;
+    let Event::ContextBreakdown(b) = ev else {
+        panic!("the turn ended before the breakdown: {ev:?}");
+    };
+    assert!(b.messages > 0, "the prompt is counted: {b:?}");
+    h.send(Op::Interrupt);
+}

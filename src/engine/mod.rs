@@ -3,6 +3,7 @@
 //! `spawn` starts two tasks: an op pump that handles what must be answered at once (interrupts,
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
+mod accounting;
 mod background;
 mod command_turn;
 mod compaction;
@@ -12,6 +13,7 @@ mod mentions;
 mod persist;
 pub mod prompt;
 mod runner;
+mod session_ops;
 mod shared;
 mod shell;
 mod step;

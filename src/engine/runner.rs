@@ -9,17 +9,16 @@ use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
 use crate::config::catalog;
-use crate::context::budget::Budget;
 use crate::context::overflow::{self, Limits};
 use crate::context::tokens::Estimator;
 use crate::context::tracker::ContextTracker;
-use crate::event::{Breakdown, ContextUsage, EngineState, ErrorKind, Event, Op, TurnEnd};
+use crate::event::{EngineState, ErrorKind, Event, Op, TurnEnd};
 use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
-use crate::message::{Message, PartKind, Role, Session, ToolState, now_ms};
+use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{self, Provider};
+use crate::store::Store;
 use crate::store::lock::SessionLock;
-use crate::store::{PAGE_MESSAGES, Store};
 use crate::tools::SessionToolState;
 use crate::tools::permission::{DoomLoop, Permissions};
 use crate::tools::registry::Registry;
@@ -78,9 +77,6 @@ impl ModelSetup {
         ))
     }
 }
-
-/// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
-const EXACT_FROM: u64 = 16_000;
 
 pub struct Runner {
     pub(super) opts: EngineOptions,
@@ -192,14 +188,6 @@ impl Runner {
         Ok(runner)
     }
 
-    /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
-    /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
-    /// uncorrected after a compaction, a prune or a resume).
-    pub(super) fn overhead(&mut self) -> u64 {
-        self.estimator
-            .request_overhead(&self.system, &self.tool_specs)
-    }
-
     pub(super) fn emit(&self, event: Event) {
         if let Event::Error { message, .. } = &event
             && let Ok(mut last) = self.last_error.lock()
@@ -211,142 +199,6 @@ impl Runner {
 
     pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
         self.emit(Event::State { state, detail });
-    }
-
-    /// Loads the view from the store: only the messages from the session's compaction point on,
-    /// reordered so that the compaction message and its summary come before the verbatim tail.
-    /// What a crash left in them is repaired first (this engine holds the session's lock).
-    pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
-        self.background = None;
-        let (loaded, repairs) = self
-            .store
-            .open_view(&self.session.id, self.session.compaction_point.as_deref())?;
-        if repairs.steps + repairs.tools > 0 {
-            self.emit(Event::Info {
-                message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
-            });
-        }
-        self.view = crate::context::view::model_order(loaded);
-        self.reset_estimate();
-        self.resume_from_last_report();
-        Ok(())
-    }
-
-    /// On a resumed session the provider's last report is still the count of record: the
-    /// figure is that report plus an estimate of what was added after it. A report from before
-    /// the latest compaction no longer describes the context, so it is not used.
-    fn resume_from_last_report(&mut self) {
-        let after = match crate::context::view::compaction_point(&self.view) {
-            Some(p) => self.view[p.summary].id.clone(),
-            None => String::new(),
-        };
-        let Some(i) = self.view.iter().rposition(|m| {
-            m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
-        }) else {
-            return;
-        };
-        let usage = self.view[i].usage;
-        let mut added = 0;
-        for m in &self.view[i + 1..] {
-            added += self.estimator.message(m);
-        }
-        // The estimate of the request that report answered (everything before the reply).
-        let mut estimated = self.overhead();
-        for m in &self.view[..i] {
-            estimated += self.estimator.message(m);
-        }
-        self.tracker.on_report(&usage, estimated);
-        self.tracker.on_added(added);
-    }
-
-    /// Recomputes the context figure as an estimate of the next request.
-    pub(super) fn reset_estimate(&mut self) {
-        let estimate = self.estimate_request();
-        self.tracker.on_reset(estimate);
-    }
-
-    /// An estimate of what the next request would occupy.
-    pub(super) fn estimate_request(&mut self) -> u64 {
-        self.overhead() + self.estimate_content()
-    }
-
-    /// An estimate of the next request's messages (without system prompt and tools).
-    pub(super) fn estimate_content(&mut self) -> u64 {
-        let mut total = 0;
-        for m in &self.view {
-            total += self.estimator.message(m);
-        }
-        total
-    }
-
-    /// The window-dependent figures of context management for the session's model.
-    pub(super) fn budget(&self) -> Budget {
-        Budget::new(&self.model.limits, &self.opts.config.compaction)
-    }
-
-    /// The limits of one tool output: as configured, and never more than about a quarter of
-    /// the usable window (a 50 KB output would fill a 4k window four times over).
-    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
-        let mut out = self.opts.config.tool_output.clone();
-        out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
-        out
-    }
-
-    pub(super) fn usable(&self) -> u64 {
-        overflow::usable(&self.model.limits, &self.opts.config.compaction)
-    }
-
-    pub(super) fn context_usage(&self) -> ContextUsage {
-        self.tracker
-            .usage(&self.model.limits, &self.opts.config.compaction)
-    }
-
-    pub(super) fn emit_context(&mut self) {
-        self.tune_estimator();
-        self.emit(Event::ContextUsage(self.context_usage()));
-        // a `/context` asked for during the turn is answered here, between steps and tools
-        self.answer_breakdown();
-    }
-
-    fn answer_breakdown(&mut self) {
-        if self
-            .shared
-            .breakdown_wanted
-            .swap(false, std::sync::atomic::Ordering::SeqCst)
-        {
-            let b = self.breakdown();
-            self.emit(Event::ContextBreakdown(b));
-        }
-    }
-
-    /// The context size from which counts are exact: far below every threshold a decision
-    /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
-    fn exact_from(&self) -> u64 {
-        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
-        let usable = self.usable();
-        if usable > 0 {
-            from = from.min(usable / 4);
-        }
-        from
-    }
-
-    /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
-    /// exactly from `exact_from` on (the estimate is then recounted).
-    fn tune_estimator(&mut self) {
-        if self.estimator.is_exact() {
-            return;
-        }
-        let used = self.tracker.used();
-        let from = self.exact_from();
-        if used >= from / 2 {
-            self.estimator.prefetch();
-        }
-        if used >= from {
-            self.estimator.want_exact();
-            if self.tracker.is_estimate() {
-                self.reset_estimate();
-            }
-        }
     }
 
     /// Persists a message header and every part.
@@ -390,7 +242,7 @@ impl Runner {
             synthetic,
         });
         if self.session.title.is_empty() && !synthetic {
-            self.session.title = title_from(text);
+            self.session.title = super::session_ops::title_from(text);
         }
         self.push_message(m)
     }
@@ -411,7 +263,7 @@ impl Runner {
         }
         self.attach_mentions(&mut m, &prompt.text).await;
         if self.session.title.is_empty() {
-            self.session.title = title_from(&prompt.text);
+            self.session.title = super::session_ops::title_from(&prompt.text);
         }
         self.push_message(m)
     }
@@ -600,173 +452,6 @@ impl Runner {
         }
     }
 
-    fn switch_session(&mut self, session: Session) {
-        let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
-            Ok(lock) => lock,
-            Err(e) => {
-                self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: e.to_string(),
-                });
-                return;
-            }
-        };
-        self.touch_session();
-        self.lock = lock;
-        self.session = session;
-        self.enter_session_directory();
-        self.tool_state = Arc::new(SessionToolState::default());
-        self.permissions = Permissions::new(&self.opts.config.permission);
-        self.doom = DoomLoop::default();
-        // The correction ratio is per session: the new one learns its own from its reports.
-        self.estimator = Estimator::lazy(&self.model.model_id);
-        if self.session.model != self.model.name {
-            match ModelSetup::build(&self.opts.config, &self.session.model) {
-                Ok((setup, _)) => {
-                    self.estimator = Estimator::lazy(&setup.model_id);
-                    self.model = setup;
-                }
-                Err(e) => {
-                    self.emit(Event::Info {
-                        message: format!(
-                            "model {} of that session is not available ({e:#}); using {}",
-                            self.session.model, self.model.name
-                        ),
-                    });
-                    self.session.model = self.model.name.clone();
-                }
-            }
-        }
-        self.tracker = ContextTracker::default();
-        self.reset_mcp();
-        if let Err(e) = self.load_view() {
-            self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot load session: {e:#}"),
-            });
-        }
-        let page = self
-            .store
-            .load_page(&self.session.id, None, PAGE_MESSAGES)
-            .unwrap_or_default();
-        self.emit(Event::SessionLoaded {
-            session: self.session.clone(),
-            messages: page.messages,
-            more_history: page.more,
-        });
-        self.emit_context();
-    }
-
-    /// A session resumed from another directory runs there: its tools, its instructions. A
-    /// directory that is gone leaves the session here, and says so.
-    fn enter_session_directory(&mut self) {
-        let dir = std::path::PathBuf::from(&self.session.directory);
-        let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
-        match canonical {
-            Some(d) if d == self.opts.workspace => {}
-            Some(d) => {
-                tracing::info!(dir = %d.display(), "resumed session: working in its directory");
-                self.opts.workspace = d;
-                self.fit_prompt();
-            }
-            None if self.session.directory.is_empty() => {}
-            None => {
-                self.emit(Event::Info {
-                    message: format!(
-                        "the session's directory {} is gone; it continues in {}",
-                        self.session.directory,
-                        self.opts.workspace.display()
-                    ),
-                });
-                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
-            }
-        }
-    }
-
-    fn export(&self, path: Option<String>) {
-        let messages = match self.store.load_all(&self.session.id) {
-            Ok(m) => m,
-            Err(e) => {
-                self.emit(Event::Error {
-                    kind: ErrorKind::Export,
-                    message: format!("cannot export: {e:#}"),
-                });
-                return;
-            }
-        };
-        let path = export_path(
-            path.as_deref(),
-            &self.opts.workspace,
-            &self.opts.data_dir,
-            &self.session.id,
-        );
-        if let Some(dir) = path.parent()
-            && let Err(e) = std::fs::create_dir_all(dir)
-        {
-            self.emit(Event::Error {
-                kind: ErrorKind::Export,
-                message: format!("cannot create {}: {e}", dir.display()),
-            });
-            return;
-        }
-        let text = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::to_string_pretty(&crate::store::export::export_json(
-                &self.session,
-                &messages,
-            ))
-            .unwrap_or_default()
-        } else {
-            crate::store::export::export_markdown(&self.session, &messages)
-        };
-        match std::fs::write(&path, text) {
-            Ok(()) => self.emit(Event::Info {
-                message: format!("exported to {}", path.display()),
-            }),
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Export,
-                message: format!("cannot write {}: {e}", path.display()),
-            }),
-        }
-    }
-
-    /// What the context is made of, for `/context`.
-    pub(super) fn breakdown(&mut self) -> Breakdown {
-        self.refresh_tools();
-        let mut b = Breakdown {
-            window: self.model.limits.context,
-            last_compaction: self.last_compaction,
-            subagents: self.subagents,
-            ..Breakdown::default()
-        };
-        b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
-        b.tools = self.overhead().saturating_sub(b.system);
-        for m in &self.view {
-            for p in &m.parts {
-                let t = self.estimator.part(p);
-                match &p.kind {
-                    PartKind::Tool {
-                        state: ToolState::Completed { time, output, .. },
-                        ..
-                    } => {
-                        if time.compacted.is_some() {
-                            b.pruned += self.estimator.text(output);
-                            b.tool_outputs += t;
-                        } else {
-                            b.tool_outputs += t;
-                        }
-                    }
-                    _ if m.summary => b.summary += t,
-                    _ => b.messages += t,
-                }
-            }
-        }
-        let used = self.context_usage().used;
-        let usable = self.usable();
-        b.reserved = b.window.saturating_sub(usable);
-        b.free = usable.saturating_sub(used);
-        b
-    }
-
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
         let images = self.takes_images();
@@ -807,70 +492,4 @@ impl Runner {
 pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
     crate::context::view::convert(&refs, &mut |_, _| None)
-}
-
-/// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
-/// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
-/// repository unasked).
-pub(super) fn export_path(
-    path: Option<&str>,
-    workspace: &std::path::Path,
-    data_dir: &std::path::Path,
-    session_id: &str,
-) -> std::path::PathBuf {
-    match path.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(p) => crate::tools::path::resolve(workspace, p).path,
-        None => data_dir
-            .join("exports")
-            .join(format!("pith-session-{session_id}.md")),
-    }
-}
-
-/// A session title from the first user message.
-pub(super) fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title.push('…');
-    }
-    title
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn export_paths() {
-        let ws = std::path::Path::new("/nonexistent-ws");
-        let data = std::path::Path::new("/nonexistent-data");
-        assert_eq!(
-            export_path(None, ws, data, "S1"),
-            data.join("exports/pith-session-S1.md")
-        );
-        assert_eq!(
-            export_path(Some("out/x.md"), ws, data, "S1"),
-            ws.join("out/x.md")
-        );
-        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            let home = std::path::PathBuf::from(home);
-            let got = export_path(Some("~/x.md"), ws, data, "S1");
-            assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
-            assert!(
-                got.starts_with(home.canonicalize().unwrap_or(home.clone()))
-                    || got.starts_with(&home),
-                "{got:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn titles_are_cut() {
-        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
-        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
-    }
 }

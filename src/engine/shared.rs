@@ -38,8 +38,10 @@ pub struct Shared {
     pub notify: Notify,
     /// MCP resources being read for the next user message, in the order they were asked for.
     pub attachments: Mutex<Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>>>,
-    /// `/context` was asked for while a turn runs: answered at the next step or tool boundary.
+    /// `/context` was asked for while a turn runs: answered at the next step or tool boundary,
+    /// or at once while an answer streams (`breakdown_asked` wakes the stream loop).
     pub breakdown_wanted: std::sync::atomic::AtomicBool,
+    pub breakdown_asked: Notify,
 }
 
 impl Shared {
@@ -190,6 +192,7 @@ pub async fn pump(
                 shared
                     .breakdown_wanted
                     .store(true, std::sync::atomic::Ordering::SeqCst);
+                shared.breakdown_asked.notify_one();
                 let _ = ctl.send(Control::Op(Op::ContextBreakdown));
             }
             Op::UserTurn { id, text } => {

@@ -27,7 +27,7 @@ impl Runner {
             state: ToolState::Running { start, title: None },
         });
         if self.session.title.is_empty() {
-            self.session.title = super::runner::title_from(&format!("!{command}"));
+            self.session.title = super::session_ops::title_from(&format!("!{command}"));
         }
         let idx = self.push_message(m);
         let message_id = self.view[idx].id.clone();

@@ -126,6 +126,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
+        let shared = self.shared.clone();
         let mut wait = Waiting::new(&self.model);
         let connect = provider.stream(request);
         tokio::pin!(connect);
@@ -133,6 +134,7 @@ impl Runner {
             tokio::select! {
                 r = &mut connect => break r?,
                 _ = tokio::time::sleep_until(wait.next) => self.say_waiting(&mut wait),
+                _ = shared.breakdown_asked.notified() => self.answer_breakdown(),
                 _ = cancel.cancelled() => return Ok(Outcome::Interrupted),
             }
         };
@@ -165,6 +167,11 @@ impl Runner {
                 }
                 _ = tokio::time::sleep_until(wait.next) => {
                     self.say_waiting(&mut wait);
+                    continue;
+                }
+                // `/context` while the answer streams is answered now, not after the step
+                _ = shared.breakdown_asked.notified() => {
+                    self.answer_breakdown();
                     continue;
                 }
                 _ = cancel.cancelled() => {

@@ -22,7 +22,13 @@ pub mod view;
 pub mod wrap;
 
 #[cfg(test)]
+mod engine_event_tests;
+#[cfg(test)]
 mod paging_tests;
+#[cfg(test)]
+mod permission_tests;
+#[cfg(test)]
+mod picker_tests;
 #[cfg(test)]
 mod subagent_tests;
 #[cfg(test)]

@@ -17,6 +17,8 @@ use super::wrap::wrap_chars;
 
 /// Output lines shown while a cell is folded.
 const PREVIEW_LINES: usize = 3;
+/// A command the user ran with `!` is theirs to read: more of it shows before it folds.
+const USER_PREVIEW_LINES: usize = 12;
 /// Diff lines shown while an edit's cell is folded.
 const DIFF_LINES: usize = 8;
 /// Lines of a running command's output shown while it runs.
@@ -198,7 +200,7 @@ pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
             width,
         ));
     }
-    out.extend(body(call, &gist, width, expanded));
+    out.extend(body(call, &gist, width, expanded, PREVIEW_LINES));
     out
 }
 
@@ -244,17 +246,18 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
                     message,
                     width,
                     expanded,
+                    PREVIEW_LINES,
                     Style::default().fg(t.err),
                 ));
             } else if expanded {
-                out.extend(body(call, &path, width, true));
+                out.extend(body(call, &path, width, true, PREVIEW_LINES));
             }
             out
         }
         "bash" => {
             let command = short_input("bash", call.input);
             let mut out = vec![header(call, "$", &command, width)];
-            out.extend(body(call, &command, width, expanded));
+            out.extend(body(call, &command, width, expanded, USER_PREVIEW_LINES));
             out
         }
         _ => render(call, width, expanded),
@@ -286,16 +289,27 @@ fn input_lines(input: &Value, cut: bool, width: usize) -> Vec<Line<'static>> {
 }
 
 /// What the call produced.
-fn body(call: &Call, gist: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+/// `preview`: how many output lines show while the cell is folded.
+fn body(
+    call: &Call,
+    gist: &str,
+    width: usize,
+    expanded: bool,
+    preview: usize,
+) -> Vec<Line<'static>> {
     let t = theme();
     match call.state {
         ToolState::Running { .. } | ToolState::Pending => match call.live {
             Some(live) if !live.trim().is_empty() => live_lines(live, width, expanded),
             _ => Vec::new(),
         },
-        ToolState::Error { message, .. } => {
-            output_lines(message, width, expanded, Style::default().fg(t.err))
-        }
+        ToolState::Error { message, .. } => output_lines(
+            message,
+            width,
+            expanded,
+            preview,
+            Style::default().fg(t.err),
+        ),
         ToolState::Completed {
             output,
             title,
@@ -338,7 +352,7 @@ fn body(call: &Call, gist: &str, width: usize, expanded: bool) -> Vec<Line<'stat
             } else {
                 Style::default().fg(t.muted)
             };
-            let mut out = output_lines(&text, width, expanded, style);
+            let mut out = output_lines(&text, width, expanded, preview, style);
             if out.is_empty() && expanded {
                 out.push(Line::from(Span::styled("  ⎿ (no output)", dim())));
             }
@@ -388,7 +402,13 @@ fn read_summary(metadata: &Value, width: usize) -> Vec<Line<'static>> {
 
 /// Lines of text under a gutter; folded: the first few, and a count of the rest (a single hidden
 /// line is shown rather than counted).
-fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<Line<'static>> {
+fn output_lines(
+    text: &str,
+    width: usize,
+    expanded: bool,
+    preview: usize,
+    style: Style,
+) -> Vec<Line<'static>> {
     let text = sanitize(text);
     let lines: Vec<&str> = text.trim_end().lines().collect();
     if lines.iter().all(|l| l.trim().is_empty()) {
@@ -397,7 +417,7 @@ fn output_lines(text: &str, width: usize, expanded: bool, style: Style) -> Vec<L
     let limit = if expanded {
         MAX_EXPANDED_LINES
     } else {
-        PREVIEW_LINES
+        preview
     };
     let shown = if lines.len() <= limit + 1 {
         lines.len()
@@ -544,132 +564,5 @@ fn checklist(todos: &[Value], width: usize) -> Vec<Line<'static>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::message::ToolTime;
-    use serde_json::json;
-
-    fn done(output: &str, metadata: Value) -> ToolState {
-        ToolState::Completed {
-            output: output.into(),
-            title: String::new(),
-            metadata,
-            time: ToolTime {
-                start: 0,
-                end: 1200,
-                compacted: None,
-            },
-        }
-    }
-
-    fn text(lines: &[Line]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.to_string().trim_end().to_string())
-            .collect()
-    }
-
-    fn call<'a>(tool: &'a str, input: &'a Value, state: &'a ToolState) -> Call<'a> {
-        Call {
-            tool,
-            input,
-            state,
-            reported_ms: None,
-            decision: None,
-            live: None,
-            elapsed_secs: 0,
-        }
-    }
-
-    /// A folded output shows its first lines and counts the rest; one hidden line is shown, not
-    /// counted (a "+1 lines" hint would take the line it hides).
-    #[test]
-    fn folding_never_hides_a_single_line() {
-        let input = json!({"command": "seq 4"});
-        let four = done("1\n2\n3\n4\n\nExit code: 0", json!({"exit_code": 0}));
-        let out = text(&render(&call("bash", &input, &four), 60, false));
-        assert_eq!(out[1..], ["  ⎿ 1", "    2", "    3", "    4"], "{out:?}");
-        let five = done("1\n2\n3\n4\n5\n\nExit code: 0", json!({"exit_code": 0}));
-        let out = text(&render(&call("bash", &input, &five), 60, false));
-        assert_eq!(
-            out[1..],
-            ["  ⎿ 1", "    2", "    3", "    … +2 lines (ctrl+o)"]
-        );
-        let failed = done("boom\n\nExit code: 2", json!({"exit_code": 2}));
-        let out = text(&render(&call("bash", &input, &failed), 60, false));
-        assert!(out[0].ends_with("1.2s · exit 2"), "{out:?}");
-    }
-
-    #[test]
-    fn todos_are_a_checklist() {
-        let input = json!({"todos": [
-            {"content": "read the code", "status": "completed"},
-            {"content": "fix the bug", "status": "in_progress"},
-            {"content": "test it", "status": "pending"}
-        ]});
-        let state = done("3 todos", json!({"todos": input["todos"]}));
-        let out = text(&render(&call("todowrite", &input, &state), 60, false));
-        assert!(out[0].contains("todowrite 3 items"), "{out:?}");
-        assert_eq!(
-            out[1..],
-            ["  ⎿ ☑ read the code", "    ◐ fix the bug", "    ☐ test it"]
-        );
-    }
-
-    #[test]
-    fn an_edit_shows_its_diff_folded_after_a_few_lines() {
-        let diff: String = "--- a/f\n+++ b/f\n@@ -1,12 +1,12 @@\n".to_string()
-            + &(0..12)
-                .map(|i| format!("-old {i}\n+new {i}\n"))
-                .collect::<String>();
-        let input = json!({"file_path": "f"});
-        let state = done("Edited f", json!({"diff": diff}));
-        let folded = text(&render(&call("edit", &input, &state), 60, false));
-        assert_eq!(folded[1], "  ⎿ @@ -1,12 +1,12 @@");
-        assert_eq!(folded[2], "    -old 0");
-        assert_eq!(folded[3], "    +new 0");
-        assert_eq!(folded.len(), 1 + DIFF_LINES + 1);
-        assert_eq!(folded.last().unwrap(), "    … +17 lines (ctrl+o)");
-        let open = text(&render(&call("edit", &input, &state), 60, true));
-        assert!(open.iter().any(|l| l.ends_with("+new 11")), "{open:?}");
-    }
-
-    #[test]
-    fn a_running_command_shows_its_latest_output_and_time() {
-        let input = json!({"command": "cargo build"});
-        let state = ToolState::Running {
-            start: 0,
-            title: None,
-        };
-        let live: String = (1..=9).map(|i| format!("line {i}\n")).collect();
-        let mut c = call("bash", &input, &state);
-        c.live = Some(&live);
-        c.elapsed_secs = 12;
-        let out = text(&render(&c, 60, false));
-        assert!(out[0].ends_with("running · 12s"), "{out:?}");
-        assert_eq!(
-            out[1..],
-            [
-                "  ⎿ … 4 earlier lines",
-                "    line 5",
-                "    line 6",
-                "    line 7",
-                "    line 8",
-                "    line 9"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_folded_read_says_how_much_it_read() {
-        let input = json!({"file_path": "src/main.rs"});
-        let state = done(
-            "1\tfn main() {}\n(End of file: 1 lines)",
-            json!({"total_lines": 120, "lines_shown": 120, "offset": 1}),
-        );
-        let out = text(&render(&call("read", &input, &state), 60, false));
-        assert_eq!(out[1], "  ⎿ 120 lines");
-        let attached = text(&by_user(&call("read", &input, &state), 60, false));
-        assert_eq!(attached, ["  ◇ src/main.rs  120 lines"]);
-    }
-}
+#[path = "tool_cell_tests.rs"]
+mod tests;

@@ -1,0 +1,176 @@
+//! The runner's context figures: the estimate of the next request, the tracker that corrects it
+//! with the provider's reports, the window-dependent budget, and the `/context` breakdown.
+
+use super::runner::Runner;
+use crate::context::budget::Budget;
+use crate::context::overflow;
+use crate::event::{Breakdown, ContextUsage, Event};
+use crate::message::{PartKind, Role, ToolState};
+
+/// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
+const EXACT_FROM: u64 = 16_000;
+
+impl Runner {
+    /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
+    /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
+    /// uncorrected after a compaction, a prune or a resume).
+    pub(super) fn overhead(&mut self) -> u64 {
+        self.estimator
+            .request_overhead(&self.system, &self.tool_specs)
+    }
+
+    /// On a resumed session the provider's last report is still the count of record: the
+    /// figure is that report plus an estimate of what was added after it. A report from before
+    /// the latest compaction no longer describes the context, so it is not used.
+    pub(super) fn resume_from_last_report(&mut self) {
+        let after = match crate::context::view::compaction_point(&self.view) {
+            Some(p) => self.view[p.summary].id.clone(),
+            None => String::new(),
+        };
+        let Some(i) = self.view.iter().rposition(|m| {
+            m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
+        }) else {
+            return;
+        };
+        let usage = self.view[i].usage;
+        let mut added = 0;
+        for m in &self.view[i + 1..] {
+            added += self.estimator.message(m);
+        }
+        // The estimate of the request that report answered (everything before the reply).
+        let mut estimated = self.overhead();
+        for m in &self.view[..i] {
+            estimated += self.estimator.message(m);
+        }
+        self.tracker.on_report(&usage, estimated);
+        self.tracker.on_added(added);
+    }
+
+    /// Recomputes the context figure as an estimate of the next request.
+    pub(super) fn reset_estimate(&mut self) {
+        let estimate = self.estimate_request();
+        self.tracker.on_reset(estimate);
+    }
+
+    /// An estimate of what the next request would occupy.
+    pub(super) fn estimate_request(&mut self) -> u64 {
+        self.overhead() + self.estimate_content()
+    }
+
+    /// An estimate of the next request's messages (without system prompt and tools).
+    pub(super) fn estimate_content(&mut self) -> u64 {
+        let mut total = 0;
+        for m in &self.view {
+            total += self.estimator.message(m);
+        }
+        total
+    }
+
+    /// The window-dependent figures of context management for the session's model.
+    pub(super) fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    /// The limits of one tool output: as configured, and never more than about a quarter of
+    /// the usable window (a 50 KB output would fill a 4k window four times over).
+    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
+        let mut out = self.opts.config.tool_output.clone();
+        out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
+        out
+    }
+
+    pub(super) fn usable(&self) -> u64 {
+        overflow::usable(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    pub(super) fn context_usage(&self) -> ContextUsage {
+        self.tracker
+            .usage(&self.model.limits, &self.opts.config.compaction)
+    }
+
+    pub(super) fn emit_context(&mut self) {
+        self.tune_estimator();
+        self.emit(Event::ContextUsage(self.context_usage()));
+        // a `/context` asked for during the turn is answered here, between steps and tools
+        self.answer_breakdown();
+    }
+
+    pub(super) fn answer_breakdown(&mut self) {
+        if self
+            .shared
+            .breakdown_wanted
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let b = self.breakdown();
+            self.emit(Event::ContextBreakdown(b));
+        }
+    }
+
+    /// The context size from which counts are exact: far below every threshold a decision
+    /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
+    fn exact_from(&self) -> u64 {
+        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
+        let usable = self.usable();
+        if usable > 0 {
+            from = from.min(usable / 4);
+        }
+        from
+    }
+
+    /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
+    /// exactly from `exact_from` on (the estimate is then recounted).
+    fn tune_estimator(&mut self) {
+        if self.estimator.is_exact() {
+            return;
+        }
+        let used = self.tracker.used();
+        let from = self.exact_from();
+        if used >= from / 2 {
+            self.estimator.prefetch();
+        }
+        if used >= from {
+            self.estimator.want_exact();
+            if self.tracker.is_estimate() {
+                self.reset_estimate();
+            }
+        }
+    }
+
+    /// What the context is made of, for `/context`.
+    pub(super) fn breakdown(&mut self) -> Breakdown {
+        self.refresh_tools();
+        let mut b = Breakdown {
+            window: self.model.limits.context,
+            last_compaction: self.last_compaction,
+            subagents: self.subagents,
+            ..Breakdown::default()
+        };
+        b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
+        b.tools = self.overhead().saturating_sub(b.system);
+        for m in &self.view {
+            for p in &m.parts {
+                let t = self.estimator.part(p);
+                match &p.kind {
+                    PartKind::Tool {
+                        state: ToolState::Completed { time, output, .. },
+                        ..
+                    } => {
+                        if time.compacted.is_some() {
+                            b.pruned += self.estimator.text(output);
+                            b.tool_outputs += t;
+                        } else {
+                            b.tool_outputs += t;
+                        }
+                    }
+                    _ if m.summary => b.summary += t,
+                    _ => b.messages += t,
+                }
+            }
+        }
+        let used = self.context_usage().used;
+        let usable = self.usable();
+        b.reserved = b.window.saturating_sub(usable);
+        b.free = usable.saturating_sub(used);
+        b
+    }
+}

@@ -1,0 +1,230 @@
+//! The runner's session operations: switching to another stored session (in its directory),
+//! and `/export`.
+
+use std::sync::Arc;
+
+use super::runner::{ModelSetup, Runner};
+use crate::context::tokens::Estimator;
+use crate::context::tracker::ContextTracker;
+use crate::event::{ErrorKind, Event};
+use crate::message::Session;
+use crate::store::PAGE_MESSAGES;
+use crate::store::lock::SessionLock;
+use crate::tools::SessionToolState;
+use crate::tools::permission::{DoomLoop, Permissions};
+
+impl Runner {
+    /// Loads the view from the store: only the messages from the session's compaction point on,
+    /// reordered so that the compaction message and its summary come before the verbatim tail.
+    /// What a crash left in them is repaired first (this engine holds the session's lock).
+    pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
+        self.background = None;
+        let (loaded, repairs) = self
+            .store
+            .open_view(&self.session.id, self.session.compaction_point.as_deref())?;
+        if repairs.steps + repairs.tools > 0 {
+            self.emit(Event::Info {
+                message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
+            });
+        }
+        self.view = crate::context::view::model_order(loaded);
+        self.reset_estimate();
+        self.resume_from_last_report();
+        Ok(())
+    }
+
+    pub(super) fn switch_session(&mut self, session: Session) {
+        let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
+            Ok(lock) => lock,
+            Err(e) => {
+                self.emit(Event::Error {
+                    kind: ErrorKind::Session,
+                    message: e.to_string(),
+                });
+                return;
+            }
+        };
+        self.touch_session();
+        self.lock = lock;
+        self.session = session;
+        self.enter_session_directory();
+        self.tool_state = Arc::new(SessionToolState::default());
+        self.permissions = Permissions::new(&self.opts.config.permission);
+        self.doom = DoomLoop::default();
+        // The correction ratio is per session: the new one learns its own from its reports.
+        self.estimator = Estimator::lazy(&self.model.model_id);
+        if self.session.model != self.model.name {
+            match ModelSetup::build(&self.opts.config, &self.session.model) {
+                Ok((setup, _)) => {
+                    self.estimator = Estimator::lazy(&setup.model_id);
+                    self.model = setup;
+                }
+                Err(e) => {
+                    self.emit(Event::Info {
+                        message: format!(
+                            "model {} of that session is not available ({e:#}); using {}",
+                            self.session.model, self.model.name
+                        ),
+                    });
+                    self.session.model = self.model.name.clone();
+                }
+            }
+        }
+        self.tracker = ContextTracker::default();
+        self.reset_mcp();
+        if let Err(e) = self.load_view() {
+            self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("cannot load session: {e:#}"),
+            });
+        }
+        let page = self
+            .store
+            .load_page(&self.session.id, None, PAGE_MESSAGES)
+            .unwrap_or_default();
+        self.emit(Event::SessionLoaded {
+            session: self.session.clone(),
+            messages: page.messages,
+            more_history: page.more,
+        });
+        self.emit_context();
+    }
+
+    /// A session resumed from another directory runs there: its tools, its instructions. A
+    /// directory that is gone leaves the session here, and says so.
+    fn enter_session_directory(&mut self) {
+        let dir = std::path::PathBuf::from(&self.session.directory);
+        let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
+        match canonical {
+            Some(d) if d == self.opts.workspace => {}
+            Some(d) => {
+                tracing::info!(dir = %d.display(), "resumed session: working in its directory");
+                self.opts.workspace = d;
+                self.fit_prompt();
+            }
+            None if self.session.directory.is_empty() => {}
+            None => {
+                self.emit(Event::Info {
+                    message: format!(
+                        "the session's directory {} is gone; it continues in {}",
+                        self.session.directory,
+                        self.opts.workspace.display()
+                    ),
+                });
+                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
+            }
+        }
+    }
+
+    pub(super) fn export(&self, path: Option<String>) {
+        let messages = match self.store.load_all(&self.session.id) {
+            Ok(m) => m,
+            Err(e) => {
+                self.emit(Event::Error {
+                    kind: ErrorKind::Export,
+                    message: format!("cannot export: {e:#}"),
+                });
+                return;
+            }
+        };
+        let path = export_path(
+            path.as_deref(),
+            &self.opts.workspace,
+            &self.opts.data_dir,
+            &self.session.id,
+        );
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            self.emit(Event::Error {
+                kind: ErrorKind::Export,
+                message: format!("cannot create {}: {e}", dir.display()),
+            });
+            return;
+        }
+        let text = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::to_string_pretty(&crate::store::export::export_json(
+                &self.session,
+                &messages,
+            ))
+            .unwrap_or_default()
+        } else {
+            crate::store::export::export_markdown(&self.session, &messages)
+        };
+        match std::fs::write(&path, text) {
+            Ok(()) => self.emit(Event::Info {
+                message: format!("exported to {}", path.display()),
+            }),
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Export,
+                message: format!("cannot write {}: {e}", path.display()),
+            }),
+        }
+    }
+}
+
+/// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
+/// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
+/// repository unasked).
+pub(super) fn export_path(
+    path: Option<&str>,
+    workspace: &std::path::Path,
+    data_dir: &std::path::Path,
+    session_id: &str,
+) -> std::path::PathBuf {
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => crate::tools::path::resolve(workspace, p).path,
+        None => data_dir
+            .join("exports")
+            .join(format!("pith-session-{session_id}.md")),
+    }
+}
+
+/// A session title from the first user message.
+pub(super) fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_paths() {
+        let ws = std::path::Path::new("/nonexistent-ws");
+        let data = std::path::Path::new("/nonexistent-data");
+        assert_eq!(
+            export_path(None, ws, data, "S1"),
+            data.join("exports/pith-session-S1.md")
+        );
+        assert_eq!(
+            export_path(Some("out/x.md"), ws, data, "S1"),
+            ws.join("out/x.md")
+        );
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let home = std::path::PathBuf::from(home);
+            let got = export_path(Some("~/x.md"), ws, data, "S1");
+            assert!(got.ends_with("x.md") && !got.starts_with(ws), "{got:?}");
+            assert!(
+                got.starts_with(home.canonicalize().unwrap_or(home.clone()))
+                    || got.starts_with(&home),
+                "{got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn titles_are_cut() {
+        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
+        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
+    }
+}

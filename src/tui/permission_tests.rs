@@ -1,0 +1,163 @@
+//! Update-function tests: permission questions, their keys and their marks on tool cells.
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+use crate::event::{Event, Op, PermissionReply, PermissionRequest};
+use crate::message::{PartKind, ToolState};
+
+use super::tests::*;
+
+#[test]
+fn keys_typed_over_a_new_question_go_to_the_composer() {
+    use std::time::{Duration, Instant};
+    let (mut app, mut rx) = fresh();
+    let long_ago = Instant::now() - Duration::from_secs(5);
+    // The user is typing a follow-up while the agent works…
+    type_str(&mut app, "and the");
+    // …when a question pops up under the cursor.
+    ev(&mut app, asked("P1", "rm -rf build"));
+    type_str(&mut app, "n then a");
+    assert!(ops(&mut rx).is_empty(), "typing answered the question");
+    assert_eq!(app.composer.text(), "and then then a");
+    assert_eq!(app.permissions.queue.len(), 1);
+    // The question has been up a while, but the user kept typing: still the composer's.
+    app.permissions.shown_at = Some(long_ago);
+    key(&mut app, KeyCode::Char('y'));
+    assert!(ops(&mut rx).is_empty());
+    assert!(app.composer.text().ends_with('y'));
+    // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
+    app.permissions.typed_at = Some(long_ago);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Always,
+            message: None
+        }]
+    );
+    assert_eq!(
+        app.composer.text(),
+        "and then then ay",
+        "the prompt is kept"
+    );
+}
+
+/// A bash permission question.
+fn asked(id: &str, title: &str) -> Event {
+    Event::PermissionAsked(PermissionRequest {
+        id: id.into(),
+        tool: "bash".into(),
+        call_id: "c".into(),
+        title: title.into(),
+        patterns: vec!["make *".into()],
+        agent: None,
+    })
+}
+
+#[test]
+fn permission_replies() {
+    let req = |id: &str| asked(id, "make install");
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, req("P1"));
+    ev(&mut app, req("P2"));
+    // a key typed as the question appears (the user was still writing) does not answer it: it
+    // goes to the composer
+    key(&mut app, KeyCode::Char('a'));
+    assert!(ops(&mut rx).is_empty());
+    assert_eq!(app.permissions.queue.len(), 2);
+    assert_eq!(app.composer.text(), "a");
+    app.composer.clear();
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Always,
+            message: None
+        }]
+    );
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('n'));
+    type_str(&mut app, "use the Makefile target instead");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P2".into(),
+            reply: PermissionReply::Deny,
+            message: Some("use the Makefile target instead".into())
+        }]
+    );
+    assert!(app.permissions.queue.is_empty());
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("always allowed: bash · make install"),
+        "{screen}"
+    );
+    assert!(screen.contains("denied: bash · make install"), "{screen}");
+}
+
+#[test]
+fn permission_answer_is_marked_on_the_tool_cell() {
+    let (mut app, _rx) = fresh();
+    let tool = |state: ToolState| Event::PartUpdated {
+        part: super::tests::part(
+            "M2",
+            "M2-t",
+            PartKind::Tool {
+                call_id: "c1".into(),
+                tool: "bash".into(),
+                input: json!({"command": "ls -la"}),
+                state,
+            },
+        ),
+    };
+    ev(&mut app, tool(ToolState::Pending));
+    ev(
+        &mut app,
+        Event::PermissionAsked(PermissionRequest {
+            id: "P1".into(),
+            tool: "bash".into(),
+            call_id: "c1".into(),
+            title: "ls -la".into(),
+            patterns: vec!["ls *".into()],
+            agent: None,
+        }),
+    );
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('y'));
+    ev(
+        &mut app,
+        tool(ToolState::Completed {
+            output: "total 0".into(),
+            title: String::new(),
+            metadata: json!({}),
+            time: crate::message::ToolTime {
+                start: 1_000,
+                end: 1_009,
+                compacted: None,
+            },
+        }),
+    );
+    let screen = render(&mut app, 80, 24);
+    let header = screen
+        .lines()
+        .find(|l| l.contains("bash ls -la"))
+        .unwrap_or_default();
+    assert!(header.contains("9ms · allowed once"), "{screen}");
+    assert!(
+        !screen.contains("allowed once: bash"),
+        "no second line for the answer: {screen}"
+    );
+    // the output follows the header, not the answer
+    let lines: Vec<&str> = screen.lines().collect();
+    let h = lines
+        .iter()
+        .position(|l| l.contains("bash ls -la"))
+        .unwrap();
+    assert!(lines[h + 1].contains("⎿ total 0"), "{screen}");
+}

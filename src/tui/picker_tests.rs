@@ -1,0 +1,154 @@
+//! Update-function tests: the /model and /sessions pickers.
+
+use crossterm::event::KeyCode;
+
+use crate::event::{ErrorKind, Event, Op};
+
+use super::app::Popup;
+use super::tests::*;
+use super::view::status;
+
+#[test]
+fn model_picker_switches_model() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/model");
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(app.popup, Some(Popup::Picker(_))));
+    type_str(&mut app, "mini");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::SetModel {
+            model: "openai/gpt-4.1-mini".into()
+        }]
+    );
+    // the status bar changes when the engine confirms, not before
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    // a notice that merely reads like a switch is not one
+    ev(
+        &mut app,
+        Event::Info {
+            message: "model: openai/gpt-4.1-mini".into(),
+        },
+    );
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    ev(
+        &mut app,
+        Event::ModelChanged {
+            model: "openai/gpt-4.1-mini".into(),
+        },
+    );
+    assert_eq!(app.model, "openai/gpt-4.1-mini");
+    assert!(app.pending_model.is_none());
+    assert!(
+        status::status_line(&app, 120)
+            .to_string()
+            .contains("openai/gpt-4.1-mini")
+    );
+}
+
+#[test]
+fn refused_model_switch_keeps_the_model() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/model openai/gpt-4.1");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::SetModel {
+            model: "openai/gpt-4.1".into()
+        }]
+    );
+    // an error about something else leaves the switch pending
+    ev(
+        &mut app,
+        Event::Error {
+            kind: ErrorKind::Export,
+            message: "cannot write x.md".into(),
+        },
+    );
+    assert_eq!(app.pending_model.as_deref(), Some("openai/gpt-4.1"));
+    ev(
+        &mut app,
+        Event::Error {
+            kind: ErrorKind::Model,
+            message: "the key is missing".into(),
+        },
+    );
+    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    assert!(app.pending_model.is_none());
+    assert!(
+        status::status_line(&app, 120)
+            .to_string()
+            .contains("anthropic/claude-sonnet-4-5")
+    );
+}
+
+#[test]
+fn sessions_picker_resumes() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/sessions");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ListSessions]);
+    let mut other = session();
+    other.id = "S2".into();
+    other.title = "refactor the store".into();
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![session(), other.clone()],
+        },
+    );
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::ResumeSession { id: "S2".into() }]);
+    ev(
+        &mut app,
+        Event::SessionLoaded {
+            session: other,
+            messages: conversation(),
+            more_history: false,
+        },
+    );
+    assert_eq!(app.session.id, "S2");
+    assert!((app.cost - 0.25).abs() < 1e-9);
+    assert!(render(&mut app, 80, 24).contains("Test b fails"));
+}
+
+/// This directory's sessions come first; one from elsewhere says where it belongs, and the
+/// picker leaves room for it (a snapshot of the picker).
+#[test]
+fn sessions_of_this_directory_first_and_others_say_where() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/sessions");
+    key(&mut app, KeyCode::Enter);
+    let mut elsewhere = session();
+    elsewhere.id = "S0".into();
+    elsewhere.title = "a session from another project".into();
+    elsewhere.directory = "/srv/other-project/with/a/long/path".into();
+    elsewhere.time_updated = 2_000_000_000_000;
+    let mut here = session();
+    here.id = "S2".into();
+    here.title = "refactor the store".into();
+    ev(
+        &mut app,
+        Event::Sessions {
+            sessions: vec![elsewhere, session(), here],
+        },
+    );
+    let Some(Popup::Picker(p)) = &app.popup else {
+        panic!("no picker")
+    };
+    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["S1", "S2", "S0"], "this directory first");
+    assert!(
+        p.items[2]
+            .detail
+            .ends_with("in /srv/other-project/with/a/long/path")
+    );
+    let screen = render(&mut app, 120, 24);
+    assert!(
+        screen.contains("in /srv/other-project/with/a/long/path"),
+        "the directory is not cut off: {screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
