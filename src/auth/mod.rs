@@ -172,13 +172,6 @@ impl Credentials {
     }
 }
 
-/// Whether a key is stored for `provider` (at any URL).
-pub fn has_stored(provider: &str) -> bool {
-    INSTALLED.read().ok().is_some_and(|s| {
-        s.as_ref()
-            .is_some_and(|c| c.providers.contains_key(provider))
-    })
-}
 
 /// The stored key of the known provider whose key variable is `var` (the first-run model
 /// choice treats it as if the variable were set; the provider checks its address when built).
