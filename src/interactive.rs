@@ -49,24 +49,41 @@ pub async fn run(
                 ));
                 model = Some(m);
             }
-            None => return no_model(&setup).await,
+            None => {
+                // a new user: paste a key for one of the hosted providers and go on
+                let hosted = hosted_providers(&setup);
+                if hosted.is_empty() {
+                    return no_model(&setup).await;
+                }
+                let store = |provider: &str, key: &str| store_key(&setup, provider, key);
+                match tui::key_prompt::ask(hosted, store).await? {
+                    tui::key_prompt::KeyAnswer::Submit(provider) => {
+                        crate::auth::install_from(&setup.data_dir);
+                        let m = crate::config::known::KNOWN_PROVIDERS
+                            .iter()
+                            .find(|p| p.name == provider)
+                            .and_then(|p| p.first_run_model);
+                        match m {
+                            Some(m) => {
+                                notice = Some(format!(
+                                    "Stored your {provider} key; using {m}. Set model = \"provider/model\" in the config to choose another."
+                                ));
+                                model = Some(m.to_string());
+                            }
+                            None => return no_model(&setup).await,
+                        }
+                    }
+                    tui::key_prompt::KeyAnswer::Skip => return no_model(&setup).await,
+                    tui::key_prompt::KeyAnswer::Quit => return Ok(0),
+                }
+            }
         }
     }
     let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
     if let Some(need) = missing_key(&setup, &session.model) {
         let provider = need.provider.clone();
-        let store = |key: &str| {
-            crate::auth::cli::store_key(
-                &setup.loaded,
-                &setup.workspace,
-                &setup.data_dir,
-                &provider,
-                key,
-            )
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
-        };
-        match tui::key_prompt::ask(need, store).await? {
+        let store = |_: &str, key: &str| store_key(&setup, &provider, key);
+        match tui::key_prompt::ask(vec![need], store).await? {
             tui::key_prompt::KeyAnswer::Submit(_) => {
                 if let Some(e) = crate::auth::install_from(&setup.data_dir) {
                     notice = Some(e);
@@ -130,6 +147,34 @@ pub async fn run(
         println!("Resume this session: pith --session {}", exit.session);
     }
     Ok(exit.code)
+}
+
+fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
+    crate::auth::cli::store_key(
+        &setup.loaded,
+        &setup.workspace,
+        &setup.data_dir,
+        provider,
+        key,
+    )
+    .map(|_| ())
+    .map_err(|e| format!("{e:#}"))
+}
+
+/// The built-in hosted providers a first run can use with just a key, in order of preference.
+fn hosted_providers(setup: &Setup) -> Vec<tui::key_prompt::KeyNeed> {
+    crate::config::known::KNOWN_PROVIDERS
+        .iter()
+        .filter(|k| k.first_run_model.is_some())
+        .filter_map(|k| {
+            let pc = setup.config().provider.get(k.name)?;
+            Some(tui::key_prompt::KeyNeed {
+                provider: k.name.to_string(),
+                var: pc.api_key_env.clone()?,
+                base_url: pc.base_url.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The provider of `model` when it takes a key from a variable that is not set and none is

@@ -477,7 +477,10 @@ fn a_custom_command_runs_from_the_slash_popup_in_tmux() {
     let screen = session.wait_for("the answer", 30, |s| {
         s.contains("Standup written") && status_line(s).contains("idle")
     });
-    assert!(screen.contains("/standup") && screen.contains("sent as 1 line"), "{screen}");
+    assert!(
+        screen.contains("/standup") && screen.contains("sent as 1 line"),
+        "{screen}"
+    );
     let first = server.request_body(0).to_string();
     assert!(
         first.contains("Summarise what changed today in three bullets."),

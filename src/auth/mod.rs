@@ -172,7 +172,6 @@ impl Credentials {
     }
 }
 
-
 /// The stored key of the known provider whose key variable is `var` (the first-run model
 /// choice treats it as if the variable were set; the provider checks its address when built).
 pub fn stored_for_env(var: &str) -> Option<String> {

@@ -25,7 +25,7 @@ pub struct KeyNeed {
 /// What the user did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyAnswer {
-    /// A key to store.
+    /// A key to store (from [`KeyScreen::key`]); from [`ask`], the provider it was stored for.
     Submit(String),
     /// Go on without one (the first request will say what is missing).
     Skip,
@@ -33,19 +33,27 @@ pub enum KeyAnswer {
 }
 
 pub struct KeyScreen {
-    pub need: KeyNeed,
+    /// The providers to choose from (tab switches); the first is the default.
+    pub choices: Vec<KeyNeed>,
+    pub selected: usize,
     input: String,
     /// Why the last key was not stored.
     pub error: Option<String>,
 }
 
 impl KeyScreen {
-    pub fn new(need: KeyNeed) -> KeyScreen {
+    pub fn new(choices: Vec<KeyNeed>) -> KeyScreen {
         KeyScreen {
-            need,
+            choices,
+            selected: 0,
             input: String::new(),
             error: None,
         }
+    }
+
+    /// The provider the key is for.
+    pub fn need(&self) -> Option<&KeyNeed> {
+        self.choices.get(self.selected)
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -61,6 +69,17 @@ impl KeyScreen {
                 None
             }
             KeyCode::Esc => Some(KeyAnswer::Skip),
+            KeyCode::Tab | KeyCode::Down if self.choices.len() > 1 => {
+                self.selected = (self.selected + 1) % self.choices.len();
+                self.error = None;
+                None
+            }
+            KeyCode::BackTab | KeyCode::Up if self.choices.len() > 1 => {
+                let n = self.choices.len();
+                self.selected = (self.selected + n - 1) % n;
+                self.error = None;
+                None
+            }
             KeyCode::Enter if !self.input.trim().is_empty() => {
                 Some(KeyAnswer::Submit(self.input.trim().to_string()))
             }
@@ -77,6 +96,7 @@ impl KeyScreen {
     }
 
     pub fn draw(&self, frame: &mut Frame) {
+        let Some(need) = self.need() else { return };
         let area = frame.area();
         let w = area.width.saturating_sub(4).min(80);
         let inner = w.saturating_sub(4) as usize;
@@ -90,19 +110,43 @@ impl KeyScreen {
         } else {
             Span::raw(format!("{dots}  ({n} characters)"))
         };
-        let mut lines = vec![
-            Line::from(Span::styled(
-                format!("{} needs an API key", self.need.provider),
-                bold,
-            )),
-            Line::default(),
+        let mut lines = if self.choices.len() > 1 {
+            let mut names = vec![Span::raw("Provider: ")];
+            for (i, c) in self.choices.iter().enumerate() {
+                let style = if i == self.selected {
+                    Style::default().fg(accent).add_modifier(Modifier::BOLD)
+                } else {
+                    gray
+                };
+                let mark = if i == self.selected { "●" } else { "○" };
+                names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
+            }
+            vec![
+                Line::from(Span::styled(
+                    "No model is configured: paste an API key",
+                    bold,
+                )),
+                Line::default(),
+                Line::from(names),
+                Line::default(),
+            ]
+        } else {
+            vec![
+                Line::from(Span::styled(
+                    format!("{} needs an API key", need.provider),
+                    bold,
+                )),
+                Line::default(),
+            ]
+        };
+        lines.extend([
             Line::from(format!(
                 "{} is not set. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
-                self.need.var, self.need.base_url
+                need.var, need.base_url
             )),
             Line::default(),
             Line::from(vec![Span::styled("› ", Style::default().fg(accent)), field]),
-        ];
+        ]);
         if let Some(e) = &self.error {
             lines.push(Line::default());
             lines.push(Line::from(Span::styled(
@@ -111,10 +155,12 @@ impl KeyScreen {
             )));
         }
         lines.push(Line::default());
-        lines.push(Line::from(Span::styled(
-            "enter store · esc go on without one · ctrl-u clear · ctrl-c quit",
-            gray,
-        )));
+        let keys = if self.choices.len() > 1 {
+            "tab provider · enter store · esc go on without one · ctrl-c quit"
+        } else {
+            "enter store · esc go on without one · ctrl-u clear · ctrl-c quit"
+        };
+        lines.push(Line::from(Span::styled(keys, gray)));
         let rows: usize = lines
             .iter()
             .map(|l| l.width().max(1).div_ceil(inner.max(1)))
@@ -141,17 +187,18 @@ impl KeyScreen {
     }
 }
 
-/// Shows the screen until a key is stored (`store` says why one was not), skipped or quit.
+/// Shows the screen until a key is stored (`store(provider, key)` says why one was not),
+/// skipped or quit.
 pub async fn ask(
-    need: KeyNeed,
-    store: impl Fn(&str) -> Result<(), String>,
+    choices: Vec<KeyNeed>,
+    store: impl Fn(&str, &str) -> Result<(), String>,
 ) -> anyhow::Result<KeyAnswer> {
     super::install_panic_hook();
     super::setup_terminal()?;
     let _guard = super::TerminalGuard;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    let mut screen = KeyScreen::new(need);
+    let mut screen = KeyScreen::new(choices);
     let mut input = EventStream::new();
     loop {
         terminal.draw(|f| screen.draw(f))?;
@@ -168,13 +215,19 @@ pub async fn ask(
             None => Some(KeyAnswer::Quit),
         };
         match answer {
-            Some(KeyAnswer::Submit(key)) => match store(&key) {
-                Ok(()) => return Ok(KeyAnswer::Submit(String::new())),
-                Err(e) => {
-                    screen.error = Some(e);
-                    screen.input.clear();
+            Some(KeyAnswer::Submit(key)) => {
+                let provider = screen
+                    .need()
+                    .map(|n| n.provider.clone())
+                    .unwrap_or_default();
+                match store(&provider, &key) {
+                    Ok(()) => return Ok(KeyAnswer::Submit(provider)),
+                    Err(e) => {
+                        screen.error = Some(e);
+                        screen.input.clear();
+                    }
                 }
-            },
+            }
             Some(other) => return Ok(other),
             None => {}
         }
@@ -195,7 +248,7 @@ mod tests {
 
     #[test]
     fn typed_or_pasted_keys_are_submitted_never_shown() {
-        let mut s = KeyScreen::new(need());
+        let mut s = KeyScreen::new(vec![need()]);
         assert_eq!(s.key(KeyCode::Enter, KeyModifiers::NONE), None, "empty");
         s.paste("sk-ant-secret-0123\n");
         s.key(KeyCode::Char('9'), KeyModifiers::NONE);
@@ -223,8 +276,32 @@ mod tests {
     }
 
     #[test]
+    fn with_no_model_the_provider_is_chosen_with_tab() {
+        let openai = KeyNeed {
+            provider: "openai".into(),
+            var: "OPENAI_API_KEY".into(),
+            base_url: "https://api.openai.com/v1".into(),
+        };
+        let mut s = KeyScreen::new(vec![need(), openai]);
+        s.key(KeyCode::Tab, KeyModifiers::NONE);
+        assert_eq!(s.need().unwrap().provider, "openai");
+        let backend = ratatui::backend::TestBackend::new(84, 16);
+        let mut terminal = Terminal::new(backend).unwrap();
+        terminal.draw(|f| s.draw(f)).unwrap();
+        let screen = terminal.backend().to_string();
+        assert!(
+            screen.contains("● openai") && screen.contains("○ anthropic"),
+            "{screen}"
+        );
+        assert!(screen.contains("OPENAI_API_KEY is not set"), "{screen}");
+        insta::assert_snapshot!(screen);
+        s.key(KeyCode::Up, KeyModifiers::NONE);
+        assert_eq!(s.need().unwrap().provider, "anthropic");
+    }
+
+    #[test]
     fn snapshot_empty_with_an_error() {
-        let mut s = KeyScreen::new(need());
+        let mut s = KeyScreen::new(vec![need()]);
         s.error = Some("the key holds spaces or control characters; paste just the key".into());
         let backend = ratatui::backend::TestBackend::new(84, 18);
         let mut terminal = Terminal::new(backend).unwrap();
