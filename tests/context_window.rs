@@ -152,6 +152,13 @@ async fn a_local_server_is_asked_for_its_window() {
         learned[0]["source"].as_str().unwrap().contains("/props"),
         "{learned:?}"
     );
+    // The server answers before the first figure goes out: no figure says "no window".
+    let usage = of_type(&events, "context_usage");
+    assert!(!usage.is_empty(), "{events:?}");
+    assert!(
+        usage.iter().all(|u| u["window"] == 8_192),
+        "every context figure has the window: {usage:?}"
+    );
     let chat = server
         .requests()
         .into_iter()

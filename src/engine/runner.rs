@@ -271,7 +271,9 @@ impl Runner {
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
         // Front ends start with the session they opened (the TUI has its transcript already):
-        // the history is sent again only when the session changes.
+        // the history is sent again only when the session changes. A local server asked for
+        // its window answers first (within the probe's 2 s): the first figure has the window.
+        self.settle_window().await;
         self.emit_context();
         self.state(EngineState::Idle, None);
         loop {
