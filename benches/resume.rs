@@ -47,6 +47,8 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
         },
         first_run_hint: None,
         custom_commands: Default::default(),
+        prompt_log: None,
+        notify: Default::default(),
         session,
         messages,
         more_history,

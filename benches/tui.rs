@@ -74,6 +74,8 @@ fn app(messages: Vec<Message>) -> App {
             },
             first_run_hint: None,
             custom_commands: Default::default(),
+            prompt_log: None,
+            notify: Default::default(),
         },
         tx,
     )

@@ -67,6 +67,13 @@ pub enum Command {
     Redo,
     #[strum(message = "go back to an earlier prompt (files and conversation)")]
     Rewind,
+    #[strum(
+        message = "copy the last answer (or its Nth code block) to the clipboard",
+        props(args = "[N]")
+    )]
+    Copy,
+    #[strum(message = "write the prompt in $VISUAL / $EDITOR (also Ctrl+G)")]
+    Editor,
     #[strum(to_string = "help", serialize = "?", message = "commands and keys")]
     Help,
     #[strum(
@@ -102,7 +109,13 @@ impl Command {
     pub fn waits_for_turn(self) -> bool {
         !matches!(
             self,
-            Command::Help | Command::Context | Command::Quit | Command::Sessions | Command::Agents
+            Command::Help
+                | Command::Context
+                | Command::Quit
+                | Command::Sessions
+                | Command::Agents
+                | Command::Copy
+                | Command::Editor
         )
     }
 
@@ -193,7 +206,7 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "init", "undo", "redo", "rewind", "help", "quit"
+                "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");
@@ -207,7 +220,7 @@ mod tests {
     #[test]
     fn filtering() {
         let names: Vec<_> = filter("co").iter().map(|c| c.name()).collect();
-        assert_eq!(names, ["compact", "context"]);
+        assert_eq!(names, ["compact", "context", "copy"]);
         assert_eq!(filter("").len(), Command::all().count());
         let names: Vec<_> = filter("e").iter().map(|c| c.name()).collect();
         assert_eq!(names[0], "export", "prefix before substring: {names:?}");

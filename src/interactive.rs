@@ -127,6 +127,11 @@ pub async fn run(
         git_branch: git_branch(&setup.workspace),
         context: initial_context(&setup, &session),
         first_run_hint: notice.or(warnings),
+        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+            setup.store.clone(),
+            setup.workspace.to_string_lossy().into_owned(),
+        )),
+        notify: setup.config().notify.clone(),
         session,
         messages: page.messages,
         more_history: page.more,
@@ -273,6 +278,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         context: ContextUsage::default(),
         first_run_hint: hint,
         custom_commands: Default::default(),
+        prompt_log: None,
+        notify: setup.config().notify.clone(),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

@@ -433,6 +433,106 @@ fn mention_shell_command_and_undo_in_tmux() {
     drop(rt);
 }
 
+/// Persistence and convenience in the real binary: Ctrl+G hands the prompt to `$EDITOR` (a
+/// script that appends a line) and takes it back with the screen restored; `/copy 1` puts a
+/// code block on the clipboard (tmux's buffer, with `set-clipboard on`); a new pith in the same
+/// directory walks up through the prompts of the first.
+#[test]
+fn editor_copy_and_history_across_restarts_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    server.push(openai::text(
+        "Run this:\n\n```sh\ncargo test --locked\n```\n",
+        Some((2_000, 20)),
+    ));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let editor = data.path().join("fake-editor");
+    std::fs::write(&editor, "#!/bin/sh\necho 'added by the editor' >> \"$1\"\n").unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let config = data.path().join("pith-test.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"mock/mock-model\"\n\n[provider.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"mock/mock-model\"]\ncontext = 32000\noutput = 4000\n\n[permission]\nbash = \"allow\"\n",
+            server.openai_base_url()
+        ),
+    )
+    .expect("write config");
+    let cmd = format!(
+        "env -u VISUAL EDITOR='{}' PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        editor.display(),
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let name = format!("pith-e2e-conv-{}", std::process::id());
+    let session = open(&name, work.path(), &cmd);
+    // OSC 52 from the application sets tmux's buffer (the server's setting is put back after)
+    let clipboard = tmux(&["show-options", "-s", "-v", "set-clipboard"]).stdout;
+    let clipboard = String::from_utf8_lossy(&clipboard).trim().to_string();
+    let _ = tmux(&["set-option", "-s", "set-clipboard", "on"]);
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+
+    // Ctrl+G: the editor appends a line; the TUI comes back with it in the composer
+    session.type_text("draft prompt");
+    session.keys(&["C-g"]);
+    let screen = session.wait_for("the edited prompt", 10, |s| {
+        s.contains("added by the editor") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains("draft prompt"), "{screen}");
+    session.keys(&["C-c"]);
+
+    // a ! command and a prompt; /copy 1 copies the answer's code block
+    session.type_text("!echo hist-one");
+    session.keys(&["Enter"]);
+    session.wait_for("the command's output", 20, |s| {
+        s.contains("hist-one") && status_line(s).contains("idle")
+    });
+    session.type_text("how do I test?");
+    session.keys(&["Enter"]);
+    session.wait_for("the answer", 30, |s| {
+        s.contains("cargo test --locked") && status_line(s).contains("idle")
+    });
+    session.type_text("/copy 1");
+    session.keys(&["Enter"]);
+    session.wait_for("the copy notice", 10, |s| {
+        s.contains("copied code block 1 (20 chars)")
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let buffer = String::from_utf8_lossy(&tmux(&["show-buffer"]).stdout).to_string();
+        if buffer == "cargo test --locked\n" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "tmux buffer: {buffer:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !clipboard.is_empty() {
+        let _ = tmux(&["set-option", "-s", "set-clipboard", &clipboard]);
+    }
+    quit(&session);
+    drop(session);
+
+    // a new pith here: Up walks back through the first one's prompts
+    let again = open(&format!("{name}-2"), work.path(), &cmd);
+    again.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    again.keys(&["Up"]);
+    again.wait_for("the newest prompt", 10, |s| s.contains("│ /copy 1"));
+    again.keys(&["Up"]);
+    again.wait_for("the prompt before", 10, |s| s.contains("│ how do I test?"));
+    again.keys(&["Up"]);
+    again.wait_for("the command", 10, |s| s.contains("│ !echo hist-one"));
+    drop(rt);
+}
+
 /// A custom command in the real binary: a user command from the config directory is listed in
 /// the slash popup, runs from it, shows as a label and sends its text.
 #[test]

@@ -404,6 +404,42 @@ pub struct Config {
     /// How sub-agents run.
     #[serde(default)]
     pub task: TaskConfig,
+    /// The bell / desktop notification when a long turn ends or a question waits.
+    #[serde(default)]
+    pub notify: NotifyConfig,
+}
+
+/// `[notify]`: telling the user the agent is done or waiting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// Ring the terminal bell.
+    #[serde(default = "default_true")]
+    pub bell: bool,
+    /// A desktop notification through the terminal (OSC 9, or OSC 777 in foot and urxvt).
+    #[serde(default)]
+    pub desktop: bool,
+    /// A turn that ran at least this long notifies when it ends.
+    #[serde(default = "default_notify_after")]
+    pub after_secs: u64,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            bell: true,
+            desktop: false,
+            after_secs: default_notify_after(),
+        }
+    }
+}
+
+fn default_notify_after() -> u64 {
+    10
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A sub-agent (`[agent.NAME]`, or a Markdown file in `.pith/agents/`).
@@ -476,6 +512,7 @@ impl Default for Config {
             trusted_directories: Vec::new(),
             agent: BTreeMap::new(),
             task: TaskConfig::default(),
+            notify: NotifyConfig::default(),
         }
     }
 }

@@ -76,6 +76,11 @@ impl Runner {
                         && let Some(mime) = out.metadata.get("mime").and_then(|v| v.as_str())
                     {
                         let abs = crate::tools::path::resolve(&ws, &path).path;
+                        if let Some(why) = self.image_refused(&abs) {
+                            self.emit(crate::event::Event::Info {
+                                message: format!("{path} is not sent as an image: {why}"),
+                            });
+                        }
                         m.push(PartKind::File {
                             path: abs.to_string_lossy().into_owned(),
                             mime: mime.to_string(),
@@ -90,6 +95,21 @@ impl Runner {
                 input,
                 state,
             });
+        }
+    }
+
+    /// Why an attached image will not reach the model, said to the user at once (the model
+    /// gets a note in its place).
+    fn image_refused(&self, path: &std::path::Path) -> Option<String> {
+        if !self.takes_images() {
+            return Some(format!(
+                "{} does not take images (set images = true under [models.\"{}\"] if it does)",
+                self.model.model_id, self.session.model
+            ));
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() > MAX_IMAGE_BYTES => Some("larger than 5 MB".into()),
+            _ => None,
         }
     }
 

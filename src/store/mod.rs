@@ -12,6 +12,7 @@ pub mod export;
 mod legacy;
 pub mod lock;
 mod outputs;
+mod prompts;
 pub mod recover;
 mod windows;
 
@@ -31,7 +32,7 @@ use crate::message::{
 };
 
 /// The schema version this build writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -88,6 +89,17 @@ const SCHEMA_V3: &str = "
 ALTER TABLE sessions ADD COLUMN parent_id TEXT;
 ALTER TABLE sessions ADD COLUMN agent TEXT;
 CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_id);
+";
+
+/// Version 4: the prompts typed in each project, for the composer's history across sessions.
+const SCHEMA_V4: &str = "
+CREATE TABLE IF NOT EXISTS prompt_history (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    directory TEXT NOT NULL,
+    text      TEXT NOT NULL,
+    time      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS prompt_history_directory ON prompt_history (directory, id);
 ";
 
 /// The SQLite store. `Send + Sync`: the connection sits behind a mutex; every call is short.
@@ -671,7 +683,7 @@ fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 1 {
         conn.execute_batch(&format!(
-            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
         tracing::info!("store schema created (version {SCHEMA_VERSION})");
         return Ok(());
@@ -687,6 +699,12 @@ fn migrate(conn: &Connection) -> Result<()> {
             "BEGIN; {SCHEMA_V3} PRAGMA user_version = 3; COMMIT;"
         ))?;
         tracing::info!("store schema upgraded to version 3");
+    }
+    if version < 4 {
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA_V4} PRAGMA user_version = 4; COMMIT;"
+        ))?;
+        tracing::info!("store schema upgraded to version 4");
     }
     Ok(())
 }

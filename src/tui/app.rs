@@ -193,6 +193,10 @@ pub struct App {
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
     pub mcp: Vec<crate::event::McpServerStatus>,
+    /// Terminal work for the run loop between frames (clipboard, bell, editor).
+    pub effects: Vec<super::effects::Effect>,
+    /// `[notify]` and whether the terminal has focus.
+    pub notifier: super::notify::Notifier,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -234,6 +238,9 @@ impl App {
             transcript.notice(NoticeLevel::Warn, hint.clone());
         }
         let mut composer = Composer::default();
+        if let Some(log) = init.prompt_log {
+            composer.set_log(log);
+        }
         composer.set_history(user_prompts(&init.messages));
         let now = Instant::now();
         App {
@@ -282,6 +289,8 @@ impl App {
             banner_lines: 0,
             dirty: true,
             mcp: Vec::new(),
+            effects: Vec::new(),
+            notifier: super::notify::Notifier::new(init.notify),
         }
     }
 
@@ -457,6 +466,7 @@ impl App {
                     self.permissions.note = None;
                     self.permissions.shown_at = Some(Instant::now());
                 }
+                self.notify_waiting(&req.tool);
                 self.permissions.queue.push_back(req);
             }
             Event::Retrying {
@@ -561,6 +571,7 @@ impl App {
                 for p in &mut self.pending {
                     p.queued = false;
                 }
+                self.notify_turn_end(Instant::now());
                 self.set_state(EngineState::Idle, None);
             }
         }
@@ -697,6 +708,9 @@ impl App {
         self.transcript = Transcript::new(&messages);
         self.cost = session_cost(&session, &messages);
         self.history = HistoryPaging::new(&messages, more_history);
+        if std::path::Path::new(&session.directory).is_dir() {
+            self.composer.set_project(&session.directory);
+        }
         self.composer.set_history(user_prompts(&messages));
         self.pending.clear();
         self.permissions = Permissions::default();

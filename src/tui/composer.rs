@@ -8,7 +8,7 @@ use super::format;
 /// Pastes with more lines (or characters) than this collapse into a chip.
 const CHIP_LINES: usize = 5;
 const CHIP_CHARS: usize = 1_000;
-const MAX_HISTORY: usize = 500;
+const MAX_HISTORY: usize = 1_000;
 
 /// Text as typed, with the pasted texts its chip labels stand for.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +26,10 @@ pub struct Composer {
     /// Position while walking the history (`None`: editing the draft).
     hist_pos: Option<usize>,
     draft: Entry,
+    /// The project's prompt history on disk (`None`: not kept, e.g. in tests).
+    log: Option<super::prompt_log::PromptLog>,
+    /// The project's earlier prompts (oldest first), put before a session's own.
+    project: Vec<String>,
 }
 
 /// Is `text` large enough to show as a chip?
@@ -62,6 +66,8 @@ impl Default for Composer {
             history: Vec::new(),
             hist_pos: None,
             draft: Entry::default(),
+            log: None,
+            project: Vec::new(),
         }
     }
 }
@@ -85,12 +91,31 @@ impl Composer {
         self.hist_pos = None;
     }
 
-    /// Seeds history (oldest first), e.g. from a resumed session; a long prompt comes back as
-    /// one chip.
+    /// Keeps the prompts sent from now on in the project's history on disk, and puts the
+    /// project's earlier prompts before every session's own.
+    pub fn set_log(&mut self, log: super::prompt_log::PromptLog) {
+        self.project = log.load();
+        self.log = Some(log);
+    }
+
+    /// The session now on screen belongs to `directory`: its project's history comes before
+    /// the session's own, and new prompts are kept there.
+    pub fn set_project(&mut self, directory: &str) {
+        if let Some(log) = &self.log
+            && log.directory() != directory
+        {
+            let log = log.for_directory(directory);
+            self.set_log(log);
+        }
+    }
+
+    /// Seeds history (oldest first), e.g. from a resumed session, after the project's earlier
+    /// prompts; a long prompt comes back as one chip.
     pub fn set_history(&mut self, prompts: Vec<String>) {
         self.history.clear();
         self.hist_pos = None;
-        self.prepend_history(prompts);
+        let all = super::prompt_log::merge(self.project.clone(), prompts);
+        self.prepend_history(all);
     }
 
     /// Puts older prompts (oldest first) before the ones held, e.g. from a page of history the
@@ -143,15 +168,21 @@ impl Composer {
         self.hist_pos = None;
     }
 
-    /// The prompt to send (chips expanded), recorded in history; the composer is cleared.
-    pub fn take(&mut self) -> String {
-        let typed = self.text();
-        let mut text = typed.clone();
+    /// The text with its chips expanded.
+    pub fn expanded(&self) -> String {
+        let mut text = self.text();
         for (label, content) in &self.chips {
             if let Some(i) = text.find(label.as_str()) {
                 text.replace_range(i..i + label.len(), content);
             }
         }
+        text
+    }
+
+    /// The prompt to send (chips expanded), recorded in history; the composer is cleared.
+    pub fn take(&mut self) -> String {
+        let typed = self.text();
+        let text = self.expanded();
         let entry = Entry {
             text: typed.clone(),
             chips: self
@@ -161,10 +192,18 @@ impl Composer {
                 .cloned()
                 .collect(),
         };
-        if !typed.trim().is_empty() && self.history.last() != Some(&entry) {
-            self.history.push(entry);
-            if self.history.len() > MAX_HISTORY {
-                self.history.remove(0);
+        if !typed.trim().is_empty() {
+            if self.history.last() != Some(&entry) {
+                self.history.push(entry);
+                if self.history.len() > MAX_HISTORY {
+                    self.history.remove(0);
+                }
+            }
+            if let Some(log) = &self.log {
+                let kept = super::prompt_log::entry(&typed, &text);
+                log.record(&kept);
+                self.project.retain(|p| *p != kept);
+                self.project.push(kept);
             }
         }
         self.clear();

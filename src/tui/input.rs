@@ -42,7 +42,9 @@ impl App {
                 }
             }
             TermEvent::Mouse(m) => self.on_mouse(m),
-            TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => {}
+            TermEvent::FocusGained => self.notifier.focused = Some(true),
+            TermEvent::FocusLost => self.notifier.focused = Some(false),
+            TermEvent::Resize(..) => {}
         }
     }
 
@@ -98,7 +100,10 @@ impl App {
     }
 
     fn slash_items(&self) -> Option<Vec<SlashItem>> {
-        if self.slash_dismissed || self.composer.textarea.lines().len() != 1 {
+        if self.slash_dismissed
+            || self.composer.browsing_history()
+            || self.composer.textarea.lines().len() != 1
+        {
             return None;
         }
         let text = self.composer.text();
@@ -187,6 +192,10 @@ impl App {
             }
             KeyCode::Char('o') if ctrl => {
                 self.expand_all = !self.expand_all;
+                return;
+            }
+            KeyCode::Char('g') if ctrl => {
+                self.effects.push(super::effects::Effect::Editor);
                 return;
             }
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
@@ -483,6 +492,8 @@ impl App {
             Command::Undo => self.send(Op::Undo),
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),
+            Command::Copy => self.copy_command(arg.as_deref()),
+            Command::Editor => self.effects.push(super::effects::Effect::Editor),
             Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
             Command::Quit => self.quit(),
         }

@@ -4,8 +4,11 @@
 
 pub mod app;
 pub mod cells;
+pub mod clipboard;
 pub mod composer;
 mod custom;
+pub mod editor;
+pub mod effects;
 pub mod format;
 pub mod highlight;
 pub mod input;
@@ -13,6 +16,8 @@ pub mod key_prompt;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
+pub mod notify;
+pub mod prompt_log;
 pub mod subagents;
 pub mod theme;
 pub mod tool_cell;
@@ -21,6 +26,8 @@ pub mod trust;
 pub mod view;
 pub mod wrap;
 
+#[cfg(test)]
+mod convenience_tests;
 #[cfg(test)]
 mod engine_event_tests;
 #[cfg(test)]
@@ -43,9 +50,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, EventStream, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
@@ -75,6 +82,10 @@ pub struct TuiInit {
     pub first_run_hint: Option<String>,
     /// The custom slash commands (`.pith/commands`, the config dir's `commands/`).
     pub custom_commands: crate::custom_commands::Commands,
+    /// The project's prompt history on disk (`None`: not kept).
+    pub prompt_log: Option<prompt_log::PromptLog>,
+    /// `[notify]`.
+    pub notify: crate::config::NotifyConfig,
 }
 
 /// At most ~60 frames a second.
@@ -88,8 +99,26 @@ static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// protocol.
 fn setup_terminal() -> io::Result<DefaultTerminal> {
     let terminal = ratatui::try_init()?;
+    enter_modes()?;
+    Ok(terminal)
+}
+
+/// Takes the terminal back after the external editor had it (see [`restore_terminal`]).
+pub fn resume_terminal() -> io::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(io::stdout(), crossterm::terminal::EnterAlternateScreen)?;
+    enter_modes()
+}
+
+/// Bracketed paste, mouse capture, focus reports and the keyboard protocol.
+fn enter_modes() -> io::Result<()> {
     let mut out = io::stdout();
-    crossterm::execute!(out, EnableBracketedPaste, EnableMouseCapture)?;
+    crossterm::execute!(
+        out,
+        EnableBracketedPaste,
+        EnableMouseCapture,
+        EnableFocusChange
+    )?;
     // Shift+Enter is only distinguishable with the kitty keyboard protocol.
     if matches!(
         crossterm::terminal::supports_keyboard_enhancement(),
@@ -101,7 +130,7 @@ fn setup_terminal() -> io::Result<DefaultTerminal> {
         )?;
         KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
     }
-    Ok(terminal)
+    Ok(())
 }
 
 /// Puts the terminal back; safe to call more than once and from a panic hook. What was added on
@@ -111,7 +140,12 @@ pub fn restore_terminal() {
     if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
         let _ = crossterm::execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = crossterm::execute!(out, DisableMouseCapture, DisableBracketedPaste);
+    let _ = crossterm::execute!(
+        out,
+        DisableFocusChange,
+        DisableMouseCapture,
+        DisableBracketedPaste
+    );
     ratatui::restore();
     let _ = crossterm::execute!(out, crossterm::cursor::Show);
     let _ = out.flush();
@@ -189,6 +223,9 @@ pub async fn run(
                 );
             }
             last_draw = started;
+        }
+        if !app.effects.is_empty() {
+            effects::apply(&mut terminal, &mut app, &mut input)?;
         }
         if app.should_quit {
             break;

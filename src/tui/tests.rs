@@ -62,6 +62,8 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         context: usage(20_000),
         first_run_hint: None,
         custom_commands: Default::default(),
+        prompt_log: None,
+        notify: Default::default(),
     }
 }
 

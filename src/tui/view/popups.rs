@@ -207,7 +207,11 @@ pub fn help(
         ("shift+enter · ctrl+j", "new line"),
         ("esc", "interrupt the running turn"),
         ("ctrl+c", "clear the prompt · twice to quit"),
-        ("up / down", "earlier prompts"),
+        (
+            "up / down",
+            "earlier prompts (this project's, across sessions)",
+        ),
+        ("ctrl+g", "edit the prompt in $VISUAL / $EDITOR"),
         ("tab", "complete a command"),
         ("pgup / pgdn · wheel", "scroll the transcript"),
         ("home / end", "top / bottom (empty prompt)"),

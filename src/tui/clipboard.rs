@@ -1,0 +1,150 @@
+//! `/copy`: the last answer, or one of its code blocks, to the system clipboard through the
+//! terminal (OSC 52), which works over SSH. Inside tmux the sequence is sent both plainly (taken
+//! by tmux with `set-clipboard on`) and wrapped for passthrough (`allow-passthrough on`).
+
+use base64::Engine as _;
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+use crate::message::{PartKind, Role};
+
+use super::transcript::{CellBody, NoticeLevel, Transcript};
+
+/// Terminals drop larger OSC 52 payloads (xterm's default limit is about this much).
+pub const MAX_COPY_BYTES: usize = 100_000;
+
+/// The OSC 52 sequence that puts `text` on the clipboard; `tmux`: also wrapped for passthrough.
+pub fn osc52(text: &str, tmux: bool) -> Vec<u8> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let plain = format!("\x1b]52;c;{b64}\x07");
+    if tmux {
+        format!("{plain}{}", tmux_passthrough(&plain)).into_bytes()
+    } else {
+        plain.into_bytes()
+    }
+}
+
+/// `seq` wrapped so tmux hands it to the outer terminal: a DCS with every ESC doubled.
+pub fn tmux_passthrough(seq: &str) -> String {
+    format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
+}
+
+/// Running inside tmux?
+pub fn in_tmux() -> bool {
+    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
+}
+
+/// The text of the newest assistant message that has any (its text parts joined).
+pub fn last_answer(transcript: &Transcript) -> Option<String> {
+    let mut message: Option<&str> = None;
+    let mut parts: Vec<&str> = Vec::new();
+    for cell in transcript.cells.iter().rev() {
+        let CellBody::Part(part) = &cell.body else {
+            continue;
+        };
+        let PartKind::Text { text, .. } = &part.kind else {
+            continue;
+        };
+        let meta = transcript.meta_of(cell);
+        if meta.role != Some(Role::Assistant) || meta.summary || text.trim().is_empty() {
+            continue;
+        }
+        match message {
+            None => message = Some(&part.message_id),
+            Some(m) if m != part.message_id => break,
+            Some(_) => {}
+        }
+        parts.push(text);
+    }
+    parts.reverse();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The fenced and indented code blocks of a Markdown text, in order.
+pub fn code_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for ev in Parser::new(md) {
+        match ev {
+            Event::Start(Tag::CodeBlock(_)) => current = Some(String::new()),
+            Event::End(TagEnd::CodeBlock) => out.extend(current.take()),
+            Event::Text(t) => {
+                if let Some(c) = &mut current {
+                    c.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// What `/copy [N]` copies, or why nothing: the last answer, or its Nth code block (from 1).
+pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String, String> {
+    let answer = last_answer(transcript).ok_or("no answer to copy yet")?;
+    let Some(arg) = arg.map(str::trim).filter(|a| !a.is_empty()) else {
+        return Ok(answer);
+    };
+    let blocks = code_blocks(&answer);
+    let n: usize = arg
+        .parse()
+        .map_err(|_| format!("/copy takes a code block number, not {arg:?}"))?;
+    match blocks.len() {
+        0 => Err("the last answer has no code blocks".into()),
+        len if n == 0 || n > len => Err(format!(
+            "the last answer has {len} code block{}: /copy 1…{len}",
+            super::app::plural(len)
+        )),
+        _ => Ok(blocks[n - 1].clone()),
+    }
+}
+
+impl super::app::App {
+    /// `/copy [N]`: queues the OSC 52 sequence and says what was copied.
+    pub(super) fn copy_command(&mut self, arg: Option<&str>) {
+        let text = match copy_target(&self.transcript, arg) {
+            Ok(t) => t,
+            Err(e) => return self.transcript.notice(NoticeLevel::Error, e),
+        };
+        if text.len() > MAX_COPY_BYTES {
+            return self.transcript.notice(
+                NoticeLevel::Error,
+                format!(
+                    "too long to copy through the terminal ({} KB; at most {} KB)",
+                    text.len() / 1000,
+                    MAX_COPY_BYTES / 1000
+                ),
+            );
+        }
+        let what = match arg.map(str::trim).filter(|a| !a.is_empty()) {
+            Some(n) => format!("code block {n}"),
+            None => "the last answer".to_string(),
+        };
+        let chars = text.chars().count();
+        self.effects
+            .push(super::effects::Effect::Write(osc52(&text, in_tmux())));
+        self.transcript.notice(
+            NoticeLevel::Info,
+            format!("copied {what} ({chars} chars) to the clipboard"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn osc52_bytes() {
+        assert_eq!(osc52("hi", false), b"\x1b]52;c;aGk=\x07");
+        assert_eq!(
+            osc52("hi", true),
+            b"\x1b]52;c;aGk=\x07\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+        );
+    }
+
+    #[test]
+    fn code_blocks_in_order() {
+        let md = "Intro\n\n```rust\nfn a() {}\n```\n\ntext\n\n    indented\n\n```\nb\nc\n```\n";
+        assert_eq!(code_blocks(md), ["fn a() {}\n", "indented\n", "b\nc\n"]);
+    }
+}

@@ -1,0 +1,133 @@
+//! The composer in an external editor (Ctrl+G or `/editor`): `$VISUAL`, then `$EDITOR`, else
+//! `vi`, run on a temporary file holding the composer's text (pasted chips expanded). The TUI
+//! leaves the terminal to it while it runs; what it saved comes back into the composer.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::app::App;
+use super::transcript::NoticeLevel;
+
+/// The editor's command line: `$VISUAL`, then `$EDITOR`, else `vi`, split as a shell would
+/// (`code -w`, `"/opt/my editor/bin/ed" --wait`).
+pub fn editor_command(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
+    let (name, line) = ["VISUAL", "EDITOR"]
+        .into_iter()
+        .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (v, s)))
+        .unwrap_or(("default", "vi".to_string()));
+    match shlex::split(&line) {
+        Some(words) if !words.is_empty() => Ok(words),
+        _ => Err(format!(
+            "${name} is not a command line pith can split: {line:?}"
+        )),
+    }
+}
+
+/// A temporary file of its own for the text, readable by the user only.
+fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
+    let path = dir.join(format!("pith-prompt-{}.md", crate::message::new_id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(&path)?.write_all(text.as_bytes())?;
+    Ok(path)
+}
+
+/// Runs `command` on a temporary file (in `dir`) holding `text` and returns what the editor
+/// left in it (one trailing newline, which editors add, taken off). The file is removed.
+pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, String> {
+    let (program, args) = command.split_first().ok_or("no editor command")?;
+    let path = temp_file(dir, text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
+    let status = Command::new(program).args(args).arg(&path).status();
+    let result = match status {
+        Err(e) => Err(format!("cannot run the editor {program:?}: {e}")),
+        Ok(s) if !s.success() => Err(format!(
+            "the editor {program:?} exited with {s}; the composer is unchanged"
+        )),
+        Ok(_) => std::fs::read_to_string(&path)
+            .map(|t| t.strip_suffix('\n').unwrap_or(&t).to_string())
+            .map_err(|e| format!("cannot read back the edited text: {e}")),
+    };
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+impl App {
+    /// The composer's text with pasted chips expanded, for the editor.
+    pub(super) fn editor_text(&self) -> String {
+        self.composer.expanded()
+    }
+
+    /// What the editor gave back: the new composer text, or why there is none.
+    pub(super) fn editor_done(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(text) => {
+                self.composer.clear();
+                self.composer.set_text(&text);
+            }
+            Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+        }
+        self.dirty = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn editor_command_prefers_visual_and_splits_arguments() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            editor_command(env(&[("VISUAL", "code -w"), ("EDITOR", "nano")])).unwrap(),
+            ["code", "-w"]
+        );
+        assert_eq!(
+            editor_command(env(&[
+                ("VISUAL", " "),
+                ("EDITOR", "'/opt/my ed/ed' --wait")
+            ]))
+            .unwrap(),
+            ["/opt/my ed/ed", "--wait"]
+        );
+        assert_eq!(editor_command(env(&[])).unwrap(), ["vi"]);
+        let err = editor_command(env(&[("EDITOR", "vim 'unclosed")])).unwrap_err();
+        assert!(err.contains("$EDITOR"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fake_editor_edits_the_text() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("fake-editor");
+        // appends a line after its first argument's text; the file comes last
+        std::fs::write(&script, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> \"$2\"\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cmd = vec![script.display().to_string(), "added by editor".to_string()];
+        let out = edit_in(dir.path(), &cmd, "first line\n").unwrap();
+        assert_eq!(out, "first line\nadded by editor");
+        // the temporary file is gone
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("pith-prompt-"))
+            .collect();
+        assert!(left.is_empty());
+        // a failing editor leaves the text alone
+        let fail = vec!["false".to_string()];
+        assert!(
+            edit_in(dir.path(), &fail, "x")
+                .unwrap_err()
+                .contains("unchanged")
+        );
+    }
+}
