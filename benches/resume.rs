@@ -48,6 +48,7 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
         first_run_hint: None,
         keymap: Default::default(),
         appearance: Default::default(),
+        custom_commands: Default::default(),
         prompt_log: None,
         notify: Default::default(),
         session,

@@ -75,6 +75,7 @@ fn app(messages: Vec<Message>) -> App {
             first_run_hint: None,
             keymap: Default::default(),
             appearance: Default::default(),
+            custom_commands: Default::default(),
             prompt_log: None,
             notify: Default::default(),
         },

@@ -54,6 +54,25 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// API keys stored by pith (environment variables still win).
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Store a provider's API key (typed without echo, or piped on stdin) in pith's private
+    /// credentials file.
+    Login {
+        /// The provider, as in [provider.NAME] (asked for when missing).
+        provider: Option<String>,
+    },
+    /// Each provider that takes a key and where its key comes from (never the key).
+    List,
+    /// Remove a provider's stored key (every stored key when none is named).
+    Logout { provider: Option<String> },
 }
 
 #[derive(Debug, Subcommand)]

@@ -56,6 +56,11 @@ pub enum Command {
         props(args = "[server:uri]")
     )]
     Resource,
+    #[strum(
+        message = "write or update AGENTS.md from what the agent finds in the project",
+        props(args = "[focus]")
+    )]
+    Init,
     #[strum(message = "take back the last turn: its file changes and its messages")]
     Undo,
     #[strum(message = "put back the turn /undo took back")]
@@ -210,8 +215,8 @@ mod tests {
             names,
             [
                 "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "undo", "redo", "rewind", "copy", "editor", "help", "keys", "theme",
-                "quit"
+                "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help", "keys",
+                "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

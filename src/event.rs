@@ -133,6 +133,18 @@ pub enum Op {
     Rewind {
         message_id: String,
     },
+    /// A custom slash command the front end expanded: `text` becomes the user's message
+    /// (labelled `label`, e.g. `/review src/a.rs`), run with `model` and as `agent` when set —
+    /// for this turn only. Paired by `id` like `UserTurn`.
+    RunCommand {
+        id: String,
+        label: String,
+        text: String,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        agent: Option<String>,
+    },
     Shutdown,
 }
 
@@ -217,6 +229,8 @@ pub enum ErrorKind {
     Shell,
     /// An MCP prompt or resource could not be fetched.
     Mcp,
+    /// A custom command names a model or agent that cannot be used; nothing was sent.
+    Command,
 }
 
 /// Where an MCP server stands.

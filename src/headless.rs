@@ -34,16 +34,34 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
-    // `/compact [focus]` and `/SERVER:PROMPT args` (an MCP prompt of a configured server) are
-    // the commands a run understands; any other text is the prompt.
+    // `/compact [focus]`, `/init`, a custom command and `/SERVER:PROMPT args` (an MCP prompt of
+    // a configured server) are the commands a run understands; any other text is the prompt.
     let mcp_prompt = crate::mcp::prompt::parse_command(&prompt)
         .filter(|(server, ..)| setup.loaded.config.mcp.contains_key(server));
+    let custom = setup.custom_commands();
+    for w in &custom.warnings {
+        eprintln!("warning: {w}");
+    }
+    let expanded = match commands::parse(&prompt) {
+        Some(Ok((Command::Init, args))) => Some(crate::custom_commands::init(
+            &setup.workspace,
+            args.as_deref().unwrap_or(""),
+        )),
+        _ => custom.parse(&prompt).map(|(c, args)| c.expand(args)),
+    };
     let op = match (mcp_prompt, commands::parse(&prompt)) {
         (Some((server, prompt, args)), _) => Op::McpPrompt {
             id: crate::message::new_id(),
             server,
             prompt,
             args,
+        },
+        _ if let Some(e) = expanded => Op::RunCommand {
+            id: crate::message::new_id(),
+            label: e.label,
+            text: e.text,
+            model: e.model,
+            agent: e.agent,
         },
         (None, Some(Ok((Command::Compact, focus)))) => Op::Compact { focus },
         _ => Op::user_turn(prompt),
@@ -213,6 +231,8 @@ fn short_input(input: &serde_json::Value) -> String {
             .unwrap_or_else(|| input.to_string()),
         other => other.to_string(),
     };
+    // a key the model wrote into a call is not echoed to the terminal (or a CI log)
+    let s = crate::secrets::scrub(&s);
     let line = s.lines().next().unwrap_or("");
     line.chars().take(100).collect()
 }

@@ -31,7 +31,12 @@ pub async fn run(
     let mut notice = None;
     let mut model = model_flag;
     if model.is_none() && setup.config().model.is_none() && !resuming {
-        let found = match first_run::model_from_keys(|k| std::env::var(k).ok()) {
+        let key = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .or_else(|| crate::auth::stored_for_env(k))
+        };
+        let found = match first_run::model_from_keys(key) {
             Some(m) => Some((m, "its API key is set")),
             None => first_run::probe_local()
                 .await
@@ -44,10 +49,50 @@ pub async fn run(
                 ));
                 model = Some(m);
             }
-            None => return no_model(&setup).await,
+            None => {
+                // a new user: paste a key for one of the hosted providers and go on
+                let hosted = hosted_providers(&setup);
+                if hosted.is_empty() {
+                    return no_model(&setup).await;
+                }
+                let store = |provider: &str, key: &str| store_key(&setup, provider, key);
+                match tui::key_prompt::ask(hosted, store).await? {
+                    tui::key_prompt::KeyAnswer::Submit(provider) => {
+                        crate::auth::install_from(&setup.data_dir);
+                        let m = crate::config::known::KNOWN_PROVIDERS
+                            .iter()
+                            .find(|p| p.name == provider)
+                            .and_then(|p| p.first_run_model);
+                        match m {
+                            Some(m) => {
+                                notice = Some(format!(
+                                    "Stored your {provider} key; using {m}. Set model = \"provider/model\" in the config to choose another."
+                                ));
+                                model = Some(m.to_string());
+                            }
+                            None => return no_model(&setup).await,
+                        }
+                    }
+                    tui::key_prompt::KeyAnswer::Skip => return no_model(&setup).await,
+                    tui::key_prompt::KeyAnswer::Quit => return Ok(0),
+                }
+            }
         }
     }
     let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
+    if let Some(need) = missing_key(&setup, &session.model) {
+        let provider = need.provider.clone();
+        let store = |_: &str, key: &str| store_key(&setup, &provider, key);
+        match tui::key_prompt::ask(vec![need], store).await? {
+            tui::key_prompt::KeyAnswer::Submit(_) => {
+                if let Some(e) = crate::auth::install_from(&setup.data_dir) {
+                    notice = Some(e);
+                }
+            }
+            tui::key_prompt::KeyAnswer::Skip => {}
+            tui::key_prompt::KeyAnswer::Quit => return Ok(0),
+        }
+    }
     let opts = EngineOptions {
         config: setup.loaded.config.clone(),
         workspace: setup.workspace.clone(),
@@ -61,15 +106,27 @@ pub async fn run(
     let page = setup
         .store
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
+    let custom_commands = setup.custom_commands();
+    let warnings: Vec<&String> = setup
+        .loaded
+        .warnings
+        .iter()
+        .chain(&custom_commands.warnings)
+        .collect();
+    let warnings = (!warnings.is_empty()).then(|| {
+        warnings
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
     let init = TuiInit {
         model: session.model.clone(),
         models: catalog::known_models(setup.config()),
         workspace: setup.workspace.clone(),
         git_branch: git_branch(&setup.workspace),
         context: initial_context(&setup, &session),
-        first_run_hint: notice.or_else(|| {
-            (!setup.loaded.warnings.is_empty()).then(|| setup.loaded.warnings.join("\n"))
-        }),
+        first_run_hint: notice.or(warnings),
         keymap: keymap(&setup),
         appearance: appearance(&setup),
         prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
@@ -80,6 +137,7 @@ pub async fn run(
         session,
         messages: page.messages,
         more_history: page.more,
+        custom_commands,
     };
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events).await;
@@ -96,6 +154,54 @@ pub async fn run(
         println!("Resume this session: pith --session {}", exit.session);
     }
     Ok(exit.code)
+}
+
+fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
+    crate::auth::cli::store_key(
+        &setup.loaded,
+        &setup.workspace,
+        &setup.data_dir,
+        provider,
+        key,
+    )
+    .map(|_| ())
+    .map_err(|e| format!("{e:#}"))
+}
+
+/// The built-in hosted providers a first run can use with just a key, in order of preference.
+fn hosted_providers(setup: &Setup) -> Vec<tui::key_prompt::KeyNeed> {
+    crate::config::known::KNOWN_PROVIDERS
+        .iter()
+        .filter(|k| k.first_run_model.is_some())
+        .filter_map(|k| {
+            let pc = setup.config().provider.get(k.name)?;
+            Some(tui::key_prompt::KeyNeed {
+                provider: k.name.to_string(),
+                var: pc.api_key_env.clone()?,
+                base_url: pc.base_url.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The provider of `model` when it takes a key from a variable that is not set and none is
+/// stored for it: the user is asked for one.
+fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
+    let (provider, _) = crate::provider::factory::split_model(model).ok()?;
+    let pc = setup.config().provider.get(provider)?;
+    let var = pc.api_key_env.clone()?;
+    if std::env::var(&var).is_ok_and(|v| !v.trim().is_empty()) {
+        return None;
+    }
+    // a key stored for another address is explained by the provider's error, not asked again
+    if crate::auth::stored_key(provider, &pc.base_url) != Ok(None) {
+        return None;
+    }
+    Some(tui::key_prompt::KeyNeed {
+        provider: provider.to_string(),
+        var,
+        base_url: pc.base_url.clone(),
+    })
 }
 
 /// The figure shown before the engine's first report: the window and the auto-compact point
@@ -175,6 +281,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         first_run_hint: hint,
         keymap: keymap(setup),
         appearance: appearance(setup),
+        custom_commands: Default::default(),
         prompt_log: None,
         notify: setup.config().notify.clone(),
     };

@@ -1,9 +1,11 @@
 //! pith: a terminal coding agent that manages its context window.
 
+pub mod auth;
 pub mod cli;
 pub(crate) mod commands;
 pub mod config;
 pub mod context;
+pub mod custom_commands;
 pub mod engine;
 pub mod event;
 pub(crate) mod first_run;

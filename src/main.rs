@@ -1,6 +1,6 @@
 use clap::Parser;
 
-use pith::cli::{Cli, Command, ExportFormat, McpCommand, SessionsCommand};
+use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
 
 fn main() {
@@ -41,7 +41,9 @@ fn default_sigpipe() {
 fn real_main(cli: Cli) -> anyhow::Result<i32> {
     if matches!(
         cli.command,
-        Some(Command::Config | Command::Sessions { .. } | Command::Mcp { .. })
+        Some(
+            Command::Config | Command::Sessions { .. } | Command::Mcp { .. } | Command::Auth { .. }
+        )
     ) {
         default_sigpipe();
         if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
@@ -76,6 +78,10 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 print!("{report}");
                 Ok(0)
             })
+        }
+        Some(Command::Auth { command }) => {
+            let setup = Setup::with_trust(cli.config, cli.trust)?;
+            auth(&setup, command)
         }
         Some(Command::Sessions { command }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
@@ -120,6 +126,40 @@ fn block_on(
     let result = runtime.block_on(front_end);
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     result
+}
+
+fn auth(setup: &Setup, command: AuthCommand) -> anyhow::Result<i32> {
+    use pith::auth::cli;
+    let out = match command {
+        AuthCommand::Login { provider } => {
+            let provider = match provider {
+                Some(p) => p,
+                None => cli::ask_provider(&setup.loaded)?,
+            };
+            if !setup.loaded.config.provider.contains_key(&provider) {
+                // say so before asking for the key
+                cli::store_key(
+                    &setup.loaded,
+                    &setup.workspace,
+                    &setup.data_dir,
+                    &provider,
+                    "",
+                )?;
+            }
+            let key = cli::read_secret(&format!("API key for {provider} (not shown): "))?;
+            cli::store_key(
+                &setup.loaded,
+                &setup.workspace,
+                &setup.data_dir,
+                &provider,
+                &key,
+            )?
+        }
+        AuthCommand::List => cli::list(&setup.loaded, &setup.data_dir, &|v| std::env::var(v).ok())?,
+        AuthCommand::Logout { provider } => cli::logout(&setup.data_dir, provider.as_deref())?,
+    };
+    println!("{}", out.trim_end());
+    Ok(0)
 }
 
 fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {

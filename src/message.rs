@@ -148,6 +148,9 @@ pub struct Message {
     /// request wraps it in a reminder to the model (`context::view::wrap_mid_turn`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mid_turn: bool,
+    /// User only: the custom command (`/name args`) whose expansion is this message's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl Message {
@@ -169,6 +172,7 @@ impl Message {
             parts: Vec::new(),
             submission_id: None,
             mid_turn: false,
+            command: None,
         }
     }
 

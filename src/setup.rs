@@ -124,7 +124,10 @@ impl Setup {
                 .with_context(|| format!("cannot record trust in {}", data_dir.display()))?;
         }
         let decision = trust_store.get(&workspace);
-        let loaded = load_in(&workspace, config_file.clone(), decision)?;
+        let mut loaded = load_in(&workspace, config_file.clone(), decision)?;
+        if let Some(w) = crate::auth::install_from(&data_dir) {
+            loaded.warnings.push(w);
+        }
         init_logging(&data_dir);
         for w in &loaded.warnings {
             tracing::warn!("{w}");
@@ -171,6 +174,22 @@ impl Setup {
             self.loaded = load_in(&self.workspace, self.config_file.clone(), self.trust)?;
         }
         Ok(())
+    }
+
+    /// The custom slash commands: the user's, and the project's when the workspace is trusted.
+    /// Files skipped are named in the log.
+    pub fn custom_commands(&self) -> crate::custom_commands::Commands {
+        let global =
+            config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
+        let commands = crate::custom_commands::Commands::load(
+            global.as_deref(),
+            &self.workspace,
+            self.loaded.workspace_files_trusted,
+        );
+        for w in &commands.warnings {
+            tracing::warn!("{w}");
+        }
+        commands
     }
 
     pub fn config(&self) -> &Config {

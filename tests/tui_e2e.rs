@@ -613,3 +613,60 @@ fn rebound_keys_and_the_theme_picker_in_tmux() {
     assert_eq!(saved, r#"{"theme":"sepia"}"#);
     drop(rt);
 }
+
+/// A custom command in the real binary: a user command from the config directory is listed in
+/// the slash popup, runs from it, shows as a label and sends its text.
+#[test]
+fn a_custom_command_runs_from_the_slash_popup_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    server.push(openai::text("Standup written", Some((2_000, 5))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let commands = home.path().join(".config/pith/commands");
+    std::fs::create_dir_all(&commands).expect("commands dir");
+    std::fs::write(
+        commands.join("standup.md"),
+        "---\ndescription: Write my standup notes\n---\nSummarise what changed today in three bullets.\n",
+    )
+    .expect("write command");
+    let config = write_config(data.path(), &server.openai_base_url());
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' XDG_CONFIG_HOME='{}/.config' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        home.path().display(),
+        home.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-custom-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.type_text("/stand");
+    session.wait_for("the command in the popup", 10, |s| {
+        s.contains("/standup") && s.contains("Write my standup notes (user)")
+    });
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the answer", 30, |s| {
+        s.contains("Standup written") && status_line(s).contains("idle")
+    });
+    assert!(
+        screen.contains("/standup") && screen.contains("sent as 1 line"),
+        "{screen}"
+    );
+    let first = server.request_body(0).to_string();
+    assert!(
+        first.contains("Summarise what changed today in three bullets."),
+        "{first}"
+    );
+    quit(&session);
+    drop(rt);
+}

@@ -80,6 +80,9 @@ pub struct Loaded {
     /// The files that were read, in merge order.
     pub files: Vec<PathBuf>,
     pub workspace_trust: WorkspaceTrust,
+    /// The workspace's own files beside its `pith.toml` (`.pith/agents`, `.pith/commands`) may
+    /// be used: the user trusted it, or it lies in `trusted_directories`.
+    pub workspace_files_trusted: bool,
 }
 
 impl Loaded {
@@ -290,7 +293,8 @@ pub fn load_with_env(
     crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| ConfigError::Invalid {
         message: e.to_string(),
     })?;
-    agents_from_files(opts, &mut config, &workspace_trust, &mut warnings)?;
+    let workspace_files_trusted =
+        agents_from_files(opts, &mut config, &workspace_trust, &mut warnings)?;
     if let Some(model) = &config.model
         && let Some((provider, _)) = model.split_once('/')
         && !config.provider.contains_key(provider)
@@ -330,17 +334,19 @@ pub fn load_with_env(
         warnings,
         files,
         workspace_trust,
+        workspace_files_trusted,
     })
 }
 
 /// Adds the sub-agents of Markdown files (`agents/*.md` beside the global config, and
-/// `.pith/agents/*.md` in a trusted workspace) and checks every agent's name.
+/// `.pith/agents/*.md` in a trusted workspace) and checks every agent's name. Returns whether
+/// the workspace's files are trusted.
 fn agents_from_files(
     opts: &LoadOptions,
     config: &mut Config,
     workspace_trust: &WorkspaceTrust,
     warnings: &mut Vec<String>,
-) -> Result<(), ConfigError> {
+) -> Result<bool, ConfigError> {
     let global_dir = opts
         .global_file
         .clone()
@@ -367,7 +373,7 @@ fn agents_from_files(
             ),
         });
     }
-    Ok(())
+    Ok(trusted)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

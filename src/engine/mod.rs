@@ -5,6 +5,7 @@
 
 mod accounting;
 mod background;
+mod command_turn;
 mod compaction;
 mod emitter;
 mod mcp;

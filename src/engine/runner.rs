@@ -253,6 +253,7 @@ impl Runner {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(prompt.id.clone());
         m.mid_turn = mid_turn;
+        m.command = prompt.label.clone();
         m.push(PartKind::Text {
             text: prompt.text.clone(),
             synthetic: false,
@@ -413,7 +414,12 @@ impl Runner {
                 args,
             } => match self.mcp_prompt_text(&server, &prompt, &args).await {
                 Ok(text) => {
-                    self.user_turn(vec![Prompt { id, text }]).await;
+                    self.user_turn(vec![Prompt {
+                        id,
+                        text,
+                        label: None,
+                    }])
+                    .await;
                 }
                 Err(message) => self.emit(Event::Error {
                     kind: ErrorKind::Mcp,
@@ -421,6 +427,20 @@ impl Runner {
                 }),
             },
             Op::Shell { id, command } => self.shell(id, command).await,
+            Op::RunCommand {
+                id,
+                label,
+                text,
+                model,
+                agent,
+            } => {
+                let prompt = Prompt {
+                    id,
+                    text,
+                    label: Some(label),
+                };
+                self.command_turn(prompt, model, agent).await
+            }
             Op::Undo => self.undo().await,
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,

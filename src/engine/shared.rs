@@ -15,6 +15,8 @@ pub struct Prompt {
     /// The front end's id (`Op::UserTurn::id`), stored on the message as `submission_id`.
     pub id: String,
     pub text: String,
+    /// The custom command it was expanded from (`/name args`), stored on the message.
+    pub label: Option<String>,
 }
 
 /// What a permission waiter receives.
@@ -195,7 +197,11 @@ pub async fn pump(
             }
             Op::UserTurn { id, text } => {
                 if let Ok(mut q) = shared.queue.lock() {
-                    q.push_back(Prompt { id, text });
+                    q.push_back(Prompt {
+                        id,
+                        text,
+                        label: None,
+                    });
                 }
                 shared.notify.notify_one();
                 let _ = ctl.send(Control::Wake);

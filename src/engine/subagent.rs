@@ -265,6 +265,7 @@ impl Runner {
             .user_turn(vec![Prompt {
                 id: new_id(),
                 text: prompt,
+                label: None,
             }])
             .await;
         let answer = std::mem::take(&mut self.last_answer);

@@ -29,15 +29,7 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
             known.join(", ")
         );
     };
-    let api_key = match &pc.api_key_env {
-        Some(var) => match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Some(v),
-            _ => bail!(
-                "provider \"{provider_name}\" needs an API key: set the environment variable {var}"
-            ),
-        },
-        None => None,
-    };
+    let api_key = api_key(provider_name, pc)?;
     if let Some(key) = &api_key {
         crate::secrets::register(key);
     }
@@ -72,6 +64,31 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
         key_env: pc.api_key_env.clone().filter(|v| !v.is_empty()),
     };
     Ok((Arc::new(provider), model_id.to_string()))
+}
+
+/// The key to send: the `api_key_env` variable, else the key `pith auth login` stored for this
+/// provider at this `base_url`.
+fn api_key(name: &str, pc: &crate::config::ProviderConfig) -> anyhow::Result<Option<String>> {
+    if let Some(var) = &pc.api_key_env
+        && let Ok(v) = std::env::var(var)
+        && !v.trim().is_empty()
+    {
+        return Ok(Some(v));
+    }
+    match crate::auth::stored_key(name, &pc.base_url) {
+        Ok(Some(key)) => return Ok(Some(key)),
+        Ok(None) => {}
+        Err(crate::auth::Refused::OtherUrl { stored }) => bail!(
+            "provider \"{name}\": its stored key was saved for {stored}, but base_url is now {}; it is not sent elsewhere — run `pith auth login {name}` to use it there",
+            pc.base_url
+        ),
+    }
+    match &pc.api_key_env {
+        Some(var) => bail!(
+            "provider \"{name}\" needs an API key: set the environment variable {var} or run `pith auth login {name}`"
+        ),
+        None => Ok(None),
+    }
 }
 
 /// A provider whose errors say where the request went and what to check: the endpoint for a

@@ -130,6 +130,8 @@ struct HeaderRef<'a> {
     submission_id: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     mid_turn: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<&'a str>,
 }
 
 #[derive(Deserialize, Default)]
@@ -156,6 +158,8 @@ struct Header {
     submission_id: Option<String>,
     #[serde(default)]
     mid_turn: bool,
+    #[serde(default)]
+    command: Option<String>,
 }
 
 /// How many messages a page of history holds: what a resumed session shows first, and what each
@@ -588,6 +592,7 @@ impl Store {
                     parts: Vec::new(),
                     submission_id: header.submission_id,
                     mid_turn: header.mid_turn,
+                    command: header.command,
                 });
             }
         }
@@ -640,6 +645,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
         cost: message.cost,
         submission_id: message.submission_id.as_deref(),
         mid_turn: message.mid_turn,
+        command: message.command.as_deref(),
     };
     let data = crate::secrets::scrub(&serde_json::to_string(&header)?).into_owned();
     conn.prepare_cached(

@@ -164,6 +164,8 @@ pub struct App {
     pub popup: Option<Popup>,
     pub permissions: Permissions,
     pub pending: Vec<PendingPrompt>,
+    /// The custom slash commands.
+    pub custom_commands: crate::custom_commands::Commands,
     pub slash_selected: usize,
     pub slash_dismissed: bool,
     /// The workspace's files for the `@` picker (read when it first opens).
@@ -260,6 +262,7 @@ impl App {
             model: init.model,
             pending_model: None,
             models: init.models,
+            custom_commands: init.custom_commands,
             workspace: init.workspace,
             git_branch: init.git_branch,
             context: init.context,
@@ -551,6 +554,11 @@ impl App {
             Event::Error { kind, message } => {
                 if kind == ErrorKind::Model {
                     self.pending_model = None;
+                }
+                if kind == ErrorKind::Command {
+                    // the command was not sent: its label (the error's start) goes
+                    self.pending
+                        .retain(|p| !message.starts_with(&format!("{}:", p.text)));
                 }
                 // A failed step already shows its error under the message: say it once.
                 if !self.transcript.ends_with_error(&message) {

@@ -49,7 +49,10 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
         CellBody::Part(p) => match &p.kind {
             PartKind::Text { text, synthetic } => {
                 if meta.role == Some(Role::User) {
-                    user_text(text, *synthetic, meta.mid_turn, width, expanded)
+                    match &meta.command {
+                        Some(label) if !*synthetic => command_text(label, text, width, expanded),
+                        _ => user_text(text, *synthetic, meta.mid_turn, width, expanded),
+                    }
                 } else if meta.summary {
                     summary_text(text, width, expanded)
                 } else {
@@ -256,6 +259,39 @@ fn user_text(
         out.push(Line::from(Span::styled(
             "  sent while the agent worked",
             dim().add_modifier(Modifier::ITALIC),
+        )));
+    }
+    out
+}
+
+/// A custom command's message: its `/name args` as a chip; what it expanded to, folded.
+fn command_text(label: &str, text: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let chip = Style::default()
+        .fg(theme().on_accent)
+        .bg(theme().accent)
+        .add_modifier(Modifier::BOLD);
+    let mut out = vec![Line::from(vec![
+        Span::styled(
+            "› ",
+            Style::default()
+                .fg(theme().user)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(" {} ", truncate(label, width.saturating_sub(4))),
+            chip,
+        ),
+    ])];
+    if expanded {
+        out.extend(plain_lines(text, width, dim(), &indent(2), &indent(2)));
+    } else {
+        let n = text.lines().count();
+        out.push(Line::from(Span::styled(
+            format!(
+                "  ▸ sent as {n} line{} (click or ctrl+o to show)",
+                if n == 1 { "" } else { "s" }
+            ),
+            dim(),
         )));
     }
     out

@@ -94,7 +94,8 @@ impl App {
             }
             return;
         }
-        if cell.foldable(&self.transcript.meta_of(cell)) || is_long_user(cell) {
+        let meta = self.transcript.meta_of(cell);
+        if cell.foldable(&meta) || is_long_user(cell) || meta.command.is_some() {
             self.transcript.toggle(i);
         }
     }
@@ -112,6 +113,7 @@ impl App {
             .into_iter()
             .map(SlashItem::Command)
             .collect();
+        items.extend(self.custom_items(word));
         items.extend(self.mcp_prompt_items(word));
         (!items.is_empty()).then_some(items)
     }
@@ -267,6 +269,13 @@ impl App {
                             self.composer.take();
                             self.run_mcp_prompt(server, prompt, String::new());
                         }
+                        SlashItem::Custom {
+                            wants_args: true, ..
+                        } => self.composer.set_text(&format!("/{} ", c.name())),
+                        SlashItem::Custom { name, .. } => {
+                            self.composer.take();
+                            self.run_custom_named(&name, "");
+                        }
                     }
                     return;
                 }
@@ -381,6 +390,10 @@ impl App {
             }
             return;
         }
+        if self.run_custom_text(&text) {
+            self.composer.take();
+            return;
+        }
         if let Some(parsed) = commands::parse(&text) {
             self.composer.take();
             match parsed {
@@ -482,6 +495,11 @@ impl App {
             Command::Export => self.send(Op::Export { path: arg }),
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
+            Command::Init => {
+                let init =
+                    crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
+                self.run_expanded(init);
+            }
             Command::Undo => self.send(Op::Undo),
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),

@@ -21,6 +21,15 @@ pub enum SlashItem {
         /// It has a required argument (Enter completes it instead of running it).
         required: bool,
     },
+    /// A custom command (a Markdown file).
+    Custom {
+        name: String,
+        hint: String,
+        /// Its description and source.
+        about: String,
+        /// It takes arguments: Enter completes it instead of running it.
+        wants_args: bool,
+    },
 }
 
 impl SlashItem {
@@ -28,6 +37,7 @@ impl SlashItem {
         match self {
             SlashItem::Command(c) => c.name().to_string(),
             SlashItem::Prompt { server, prompt, .. } => format!("{server}:{prompt}"),
+            SlashItem::Custom { name, .. } => name.clone(),
         }
     }
 
@@ -35,13 +45,14 @@ impl SlashItem {
         match self {
             SlashItem::Command(c) => c.args().to_string(),
             SlashItem::Prompt { usage, .. } => usage.clone(),
+            SlashItem::Custom { hint, .. } => hint.clone(),
         }
     }
 
     pub fn about(&self) -> String {
         match self {
             SlashItem::Command(c) => c.about().to_string(),
-            SlashItem::Prompt { about, .. } => about.clone(),
+            SlashItem::Prompt { about, .. } | SlashItem::Custom { about, .. } => about.clone(),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod appearance;
 pub mod cells;
 pub mod clipboard;
 pub mod composer;
+mod custom;
 pub mod editor;
 pub mod effects;
 pub mod format;
@@ -14,6 +15,7 @@ pub mod highlight;
 pub mod input;
 pub mod key;
 pub mod keymap;
+pub mod key_prompt;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
@@ -87,6 +89,8 @@ pub struct TuiInit {
     pub keymap: keymap::Keymap,
     /// The theme in use (already applied).
     pub appearance: appearance::Appearance,
+    /// The custom slash commands (`.pith/commands`, the config dir's `commands/`).
+    pub custom_commands: crate::custom_commands::Commands,
     /// The project's prompt history on disk (`None`: not kept).
     pub prompt_log: Option<prompt_log::PromptLog>,
     /// `[notify]`.

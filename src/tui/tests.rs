@@ -63,6 +63,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         first_run_hint: None,
         keymap: Default::default(),
         appearance: Default::default(),
+        custom_commands: Default::default(),
         prompt_log: None,
         notify: Default::default(),
     }

@@ -37,6 +37,8 @@ pub struct MsgMeta {
     pub summary: bool,
     /// A user message typed while the agent worked.
     pub mid_turn: bool,
+    /// The custom command (`/name args`) the message was expanded from.
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -300,6 +302,7 @@ impl Transcript {
             role: Some(m.role),
             summary: m.summary,
             mid_turn: m.mid_turn,
+            command: m.command.clone(),
         };
         // A message not seen before has no cells yet (a part cell is only created after its
         // message's meta entry): nothing to touch, and its parts go at the end. Skipping the

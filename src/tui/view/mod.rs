@@ -56,7 +56,13 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     match &mut app.popup {
         Some(Popup::Help { scroll }) => {
-            *scroll = popups::help(frame, transcript_area, *scroll, &app.keymap)
+            *scroll = popups::help(
+                frame,
+                transcript_area,
+                *scroll,
+                &app.keymap,
+                &app.custom_commands,
+            )
         }
         Some(Popup::Context(b)) => {
             popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)

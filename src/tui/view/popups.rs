@@ -197,16 +197,27 @@ pub fn files(
 }
 
 /// Draws the help; returns the scroll position actually used (clamped to the content).
-pub fn help(frame: &mut Frame, area: Rect, scroll: usize, keymap: &Keymap) -> usize {
+pub fn help(
+    frame: &mut Frame,
+    area: Rect,
+    scroll: usize,
+    keymap: &Keymap,
+    custom: &crate::custom_commands::Commands,
+) -> usize {
     let mouse: &[(&str, &str)] = &[
         ("wheel", "scroll the transcript"),
         ("click", "fold / unfold one cell"),
         ("shift+drag", "select text with the mouse"),
     ];
+    let custom_rows = if custom.list.is_empty() {
+        0
+    } else {
+        custom.list.len() + 2
+    };
     let r = centered(
         area,
         84,
-        (Command::all().count() + Action::all().count() + mouse.len() + 13) as u16,
+        (Command::all().count() + custom_rows + Action::all().count() + mouse.len() + 13) as u16,
     );
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
@@ -225,6 +236,16 @@ pub fn help(frame: &mut Frame, area: Rect, scroll: usize, keymap: &Keymap) -> us
     ))];
     for c in Command::all() {
         lines.push(row(format!("/{} {}", c.name(), c.args()), c.about()));
+    }
+    if !custom.list.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "Custom commands",
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        for c in &custom.list {
+            lines.push(row(format!("/{} {}", c.name, c.argument_hint), &c.about()));
+        }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(

@@ -1,0 +1,95 @@
+//! A custom slash command's turn: its expanded text is the user's message, run with the model
+//! and as the agent its front matter names — for this turn only, then back.
+
+use super::runner::{ModelSetup, Runner};
+use super::shared::Prompt;
+use crate::context::tokens::Estimator;
+use crate::event::{ErrorKind, Event, TurnEnd};
+
+impl Runner {
+    pub(super) async fn command_turn(
+        &mut self,
+        prompt: Prompt,
+        model: Option<String>,
+        agent: Option<String>,
+    ) {
+        let label = prompt.label.clone().unwrap_or_default();
+        let agent = match agent {
+            Some(name) => match self.opts.config.agent.get(&name) {
+                Some(a) if !a.disable => Some((name, a.clone())),
+                _ => {
+                    let known: Vec<&str> = self
+                        .opts
+                        .config
+                        .agent
+                        .iter()
+                        .filter(|(_, a)| !a.disable)
+                        .map(|(n, _)| n.as_str())
+                        .collect();
+                    let known = if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    };
+                    self.refuse(format!("{label}: no agent named {name} (known: {known})"));
+                    return;
+                }
+            },
+            None => None,
+        };
+        let model = model.or_else(|| agent.as_ref().and_then(|(_, a)| a.model.clone()));
+        let saved_model = match model.filter(|m| *m != self.model.name) {
+            Some(m) => match ModelSetup::build(&self.opts.config, &m) {
+                Ok((setup, _)) => {
+                    let estimator = Estimator::lazy(&setup.model_id);
+                    let model = std::mem::replace(&mut self.model, setup);
+                    Some((model, std::mem::replace(&mut self.estimator, estimator)))
+                }
+                Err(e) => {
+                    self.refuse(format!("{label}: cannot use model {m}: {e:#}"));
+                    return;
+                }
+            },
+            None => None,
+        };
+        let saved_role = agent.map(|(name, a)| {
+            let saved = (self.role.clone(), self.registry.clone());
+            self.role.name = name;
+            self.role.prompt = a.prompt.clone();
+            if let Some(tools) = &a.tools {
+                self.registry
+                    .retain(|t| tools.iter().any(|n| n == t.name()));
+            }
+            saved
+        });
+        let changed = saved_model.is_some() || saved_role.is_some();
+        if changed {
+            self.fit_prompt();
+        }
+        self.user_turn(vec![prompt]).await;
+        if let Some((model, estimator)) = saved_model {
+            self.model = model;
+            self.estimator = estimator;
+        }
+        if let Some((role, registry)) = saved_role {
+            self.role = role;
+            self.registry = registry;
+        }
+        if changed {
+            self.fit_prompt();
+            self.reset_estimate();
+            self.emit_context();
+        }
+    }
+
+    /// The command cannot run as written: say why, and end the "turn" that never started.
+    fn refuse(&mut self, message: String) {
+        self.emit(Event::Error {
+            kind: ErrorKind::Command,
+            message,
+        });
+        self.emit(Event::TurnFinished {
+            reason: TurnEnd::Error,
+        });
+    }
+}

@@ -1,0 +1,65 @@
+//! Custom slash commands in the TUI: their entries in the slash popup, and running one (its
+//! expansion is sent as the user's message, labelled with the command).
+
+use crate::custom_commands::Expanded;
+use crate::event::Op;
+
+use super::app::{App, PendingPrompt};
+use super::mcp::SlashItem;
+
+impl App {
+    /// The custom commands matching what is typed after `/`.
+    pub(super) fn custom_items(&self, typed: &str) -> Vec<SlashItem> {
+        self.custom_commands
+            .filter(typed)
+            .into_iter()
+            .map(|c| SlashItem::Custom {
+                name: c.name.clone(),
+                hint: c.argument_hint.clone(),
+                about: c.about(),
+                wants_args: !c.argument_hint.is_empty()
+                    || c.body.contains("$ARGUMENTS")
+                    || (1..=9).any(|n| c.body.contains(&format!("${n}"))),
+            })
+            .collect()
+    }
+
+    /// Runs `text` when it is `/name args` for a custom command; false when it names none.
+    pub(super) fn run_custom_text(&mut self, text: &str) -> bool {
+        let Some((cmd, args)) = self.custom_commands.parse(text) else {
+            return false;
+        };
+        let expanded = cmd.expand(args);
+        self.run_expanded(expanded);
+        true
+    }
+
+    pub(super) fn run_custom_named(&mut self, name: &str, args: &str) {
+        if let Some(cmd) = self.custom_commands.get(name) {
+            let expanded = cmd.expand(args);
+            self.run_expanded(expanded);
+        }
+    }
+
+    /// Sends an expanded command; the transcript shows its label until the engine stores it.
+    pub(super) fn run_expanded(&mut self, e: Expanded) {
+        let id = crate::message::new_id();
+        self.pending.push(PendingPrompt {
+            id: id.clone(),
+            text: e.label.clone(),
+            queued: self.busy(),
+        });
+        self.send(Op::RunCommand {
+            id,
+            label: e.label,
+            text: e.text,
+            model: e.model,
+            agent: e.agent,
+        });
+        self.scroll_top = None;
+    }
+}
+
+#[cfg(test)]
+#[path = "custom_tests.rs"]
+mod tests;

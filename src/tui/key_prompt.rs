@@ -1,0 +1,311 @@
+//! The screen shown before the TUI starts when the chosen provider needs an API key and has
+//! none: paste it (masked), it is stored as `pith auth login` stores it, and pith goes on.
+
+use std::io;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use ratatui::Frame;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+/// The provider whose key is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyNeed {
+    pub provider: String,
+    /// Its `api_key_env`.
+    pub var: String,
+    pub base_url: String,
+}
+
+/// What the user did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyAnswer {
+    /// A key to store (from [`KeyScreen::key`]); from [`ask`], the provider it was stored for.
+    Submit(String),
+    /// Go on without one (the first request will say what is missing).
+    Skip,
+    Quit,
+}
+
+pub struct KeyScreen {
+    /// The providers to choose from (tab switches); the first is the default.
+    pub choices: Vec<KeyNeed>,
+    pub selected: usize,
+    input: String,
+    /// Why the last key was not stored.
+    pub error: Option<String>,
+}
+
+impl KeyScreen {
+    pub fn new(choices: Vec<KeyNeed>) -> KeyScreen {
+        KeyScreen {
+            choices,
+            selected: 0,
+            input: String::new(),
+            error: None,
+        }
+    }
+
+    /// The provider the key is for.
+    pub fn need(&self) -> Option<&KeyNeed> {
+        self.choices.get(self.selected)
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        self.input.extend(text.chars().filter(|c| !c.is_control()));
+    }
+
+    pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<KeyAnswer> {
+        let ctrl = modifiers.contains(KeyModifiers::CONTROL);
+        match code {
+            KeyCode::Char('c' | 'd') if ctrl => Some(KeyAnswer::Quit),
+            KeyCode::Char('u') if ctrl => {
+                self.input.clear();
+                None
+            }
+            KeyCode::Esc => Some(KeyAnswer::Skip),
+            KeyCode::Tab | KeyCode::Down if self.choices.len() > 1 => {
+                self.selected = (self.selected + 1) % self.choices.len();
+                self.error = None;
+                None
+            }
+            KeyCode::BackTab | KeyCode::Up if self.choices.len() > 1 => {
+                let n = self.choices.len();
+                self.selected = (self.selected + n - 1) % n;
+                self.error = None;
+                None
+            }
+            KeyCode::Enter if !self.input.trim().is_empty() => {
+                Some(KeyAnswer::Submit(self.input.trim().to_string()))
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+                None
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.input.push(c);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    pub fn draw(&self, frame: &mut Frame) {
+        let Some(need) = self.need() else { return };
+        let area = frame.area();
+        let w = area.width.saturating_sub(4).min(80);
+        let inner = w.saturating_sub(4) as usize;
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let gray = Style::default().fg(Color::Gray);
+        let accent = super::theme::theme().accent;
+        let n = self.input.chars().count();
+        let dots = "•".repeat(n.min(inner.saturating_sub(16)));
+        let field = if n == 0 {
+            Span::styled("paste the key here", gray)
+        } else {
+            Span::raw(format!("{dots}  ({n} characters)"))
+        };
+        let mut lines = if self.choices.len() > 1 {
+            let mut names = vec![Span::raw("Provider: ")];
+            for (i, c) in self.choices.iter().enumerate() {
+                let style = if i == self.selected {
+                    Style::default().fg(accent).add_modifier(Modifier::BOLD)
+                } else {
+                    gray
+                };
+                let mark = if i == self.selected { "●" } else { "○" };
+                names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
+            }
+            vec![
+                Line::from(Span::styled(
+                    "No model is configured: paste an API key",
+                    bold,
+                )),
+                Line::default(),
+                Line::from(names),
+                Line::default(),
+            ]
+        } else {
+            vec![
+                Line::from(Span::styled(
+                    format!("{} needs an API key", need.provider),
+                    bold,
+                )),
+                Line::default(),
+            ]
+        };
+        lines.extend([
+            Line::from(format!(
+                "{} is not set. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
+                need.var, need.base_url
+            )),
+            Line::default(),
+            Line::from(vec![Span::styled("› ", Style::default().fg(accent)), field]),
+        ]);
+        if let Some(e) = &self.error {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                e.clone(),
+                Style::default().fg(Color::Red),
+            )));
+        }
+        lines.push(Line::default());
+        let keys = if self.choices.len() > 1 {
+            "tab provider · enter store · esc go on without one · ctrl-c quit"
+        } else {
+            "enter store · esc go on without one · ctrl-u clear · ctrl-c quit"
+        };
+        lines.push(Line::from(Span::styled(keys, gray)));
+        let rows: usize = lines
+            .iter()
+            .map(|l| l.width().max(1).div_ceil(inner.max(1)))
+            .sum();
+        let height = (rows as u16 + 2).min(area.height);
+        let rect = Rect {
+            x: area.x + (area.width.saturating_sub(w)) / 2,
+            y: area.y + (area.height.saturating_sub(height)) / 2,
+            width: w,
+            height,
+        };
+        frame.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .padding(ratatui::widgets::Padding::horizontal(1))
+            .title(" pith ")
+            .border_style(Style::default().fg(accent));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false }),
+            rect,
+        );
+    }
+}
+
+/// Shows the screen until a key is stored (`store(provider, key)` says why one was not),
+/// skipped or quit.
+pub async fn ask(
+    choices: Vec<KeyNeed>,
+    store: impl Fn(&str, &str) -> Result<(), String>,
+) -> anyhow::Result<KeyAnswer> {
+    super::install_panic_hook();
+    super::setup_terminal()?;
+    let _guard = super::TerminalGuard;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    let mut screen = KeyScreen::new(choices);
+    let mut input = EventStream::new();
+    loop {
+        terminal.draw(|f| screen.draw(f))?;
+        let answer = match input.next().await {
+            Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
+                screen.key(k.code, k.modifiers)
+            }
+            Some(Ok(TermEvent::Paste(text))) => {
+                screen.paste(&text);
+                None
+            }
+            Some(Ok(_)) => None,
+            Some(Err(e)) => return Err(e.into()),
+            None => Some(KeyAnswer::Quit),
+        };
+        match answer {
+            Some(KeyAnswer::Submit(key)) => {
+                let provider = screen
+                    .need()
+                    .map(|n| n.provider.clone())
+                    .unwrap_or_default();
+                match store(&provider, &key) {
+                    Ok(()) => return Ok(KeyAnswer::Submit(provider)),
+                    Err(e) => {
+                        screen.error = Some(e);
+                        screen.input.clear();
+                    }
+                }
+            }
+            Some(other) => return Ok(other),
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need() -> KeyNeed {
+        KeyNeed {
+            provider: "anthropic".into(),
+            var: "ANTHROPIC_API_KEY".into(),
+            base_url: "https://api.anthropic.com".into(),
+        }
+    }
+
+    #[test]
+    fn typed_or_pasted_keys_are_submitted_never_shown() {
+        let mut s = KeyScreen::new(vec![need()]);
+        assert_eq!(s.key(KeyCode::Enter, KeyModifiers::NONE), None, "empty");
+        s.paste("sk-ant-secret-0123\n");
+        s.key(KeyCode::Char('9'), KeyModifiers::NONE);
+        let backend = ratatui::backend::TestBackend::new(84, 16);
+        let mut terminal = Terminal::new(backend).unwrap();
+        terminal.draw(|f| s.draw(f)).unwrap();
+        let screen = terminal.backend().to_string();
+        assert!(
+            !screen.contains("secret") && screen.contains("(19 characters)"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(screen);
+        assert_eq!(
+            s.key(KeyCode::Enter, KeyModifiers::NONE),
+            Some(KeyAnswer::Submit("sk-ant-secret-01239".into()))
+        );
+        assert_eq!(
+            s.key(KeyCode::Esc, KeyModifiers::NONE),
+            Some(KeyAnswer::Skip)
+        );
+        assert_eq!(
+            s.key(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            Some(KeyAnswer::Quit)
+        );
+    }
+
+    #[test]
+    fn with_no_model_the_provider_is_chosen_with_tab() {
+        let openai = KeyNeed {
+            provider: "openai".into(),
+            var: "OPENAI_API_KEY".into(),
+            base_url: "https://api.openai.com/v1".into(),
+        };
+        let mut s = KeyScreen::new(vec![need(), openai]);
+        s.key(KeyCode::Tab, KeyModifiers::NONE);
+        assert_eq!(s.need().unwrap().provider, "openai");
+        let backend = ratatui::backend::TestBackend::new(84, 16);
+        let mut terminal = Terminal::new(backend).unwrap();
+        terminal.draw(|f| s.draw(f)).unwrap();
+        let screen = terminal.backend().to_string();
+        assert!(
+            screen.contains("● openai") && screen.contains("○ anthropic"),
+            "{screen}"
+        );
+        assert!(screen.contains("OPENAI_API_KEY is not set"), "{screen}");
+        insta::assert_snapshot!(screen);
+        s.key(KeyCode::Up, KeyModifiers::NONE);
+        assert_eq!(s.need().unwrap().provider, "anthropic");
+    }
+
+    #[test]
+    fn snapshot_empty_with_an_error() {
+        let mut s = KeyScreen::new(vec![need()]);
+        s.error = Some("the key holds spaces or control characters; paste just the key".into());
+        let backend = ratatui::backend::TestBackend::new(84, 18);
+        let mut terminal = Terminal::new(backend).unwrap();
+        terminal.draw(|f| s.draw(f)).unwrap();
+        insta::assert_snapshot!(terminal.backend());
+    }
+}
