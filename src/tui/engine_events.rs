@@ -1,0 +1,436 @@
+//! Engine events turned into TUI state: the transcript, the status, pickers fed by the engine,
+//! a session loaded or undone.
+
+use std::time::{Duration, Instant};
+
+use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
+use crate::message::{Message, Session};
+
+use super::transcript::{CompactionStats, NoticeLevel, Transcript};
+
+use super::app::{
+    App, HistoryPaging, Permissions, PickItem, Picker, PickerKind, Popup, Retry, home_short,
+    plural, session_cost, user_prompts, when,
+};
+
+impl App {
+    pub(super) fn on_engine(&mut self, ev: Event) {
+        match ev {
+            Event::Message { message } => {
+                self.transcript.upsert_message(&message);
+                if let Some(id) = &message.submission_id {
+                    self.pending.retain(|p| &p.id != id);
+                }
+            }
+            Event::PartUpdated { part } => self.transcript.upsert_part(part),
+            Event::MessageRemoved { message_id } => self.transcript.remove_message(&message_id),
+            Event::PartsRemoved { part_ids, .. } => self.transcript.remove_parts(&part_ids),
+            Event::TextDelta {
+                message_id,
+                part_id,
+                delta,
+            } => {
+                self.streaming(true);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, false)
+            }
+            Event::ReasoningDelta {
+                message_id,
+                part_id,
+                delta,
+            } => {
+                self.streaming(false);
+                self.transcript
+                    .append_delta(&message_id, &part_id, &delta, true)
+            }
+            Event::ToolOutput { call_id, output } => {
+                self.transcript.tool_output(&call_id, &output)
+            }
+            Event::Undone {
+                message_id,
+                prompt,
+                files,
+                redo,
+            } => self.undone(&message_id, prompt, &files, redo),
+            Event::Redone {
+                messages,
+                files,
+                redo,
+            } => {
+                for m in &messages {
+                    self.transcript.upsert_message(m);
+                }
+                self.redo_available = redo;
+                let what = match files.len() {
+                    0 => "no files changed".to_string(),
+                    n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
+                };
+                self.transcript
+                    .notice(NoticeLevel::Info, format!("redone · {what}"));
+                self.scroll_top = None;
+            }
+            Event::ToolStarted { call_id, tool, .. } => {
+                self.running_tool = Some(tool);
+                self.transcript.tool_started(&call_id);
+            }
+            Event::ToolFinished {
+                call_id,
+                duration_ms,
+                ..
+            } => {
+                self.running_tool = None;
+                self.subagents.finished(&call_id);
+                self.transcript.tool_finished(&call_id, duration_ms);
+            }
+            Event::StepFinished { cost, .. } => {
+                if cost.is_finite() && cost > 0.0 {
+                    self.cost += cost;
+                }
+            }
+            Event::ContextUsage(u) => self.context = u,
+            Event::CompactionStarted { .. } => {
+                self.transcript.compaction_started();
+                self.set_state(EngineState::Compacting, None);
+            }
+            Event::CompactionFinished {
+                before,
+                after,
+                model_calls,
+                cost,
+                ..
+            } => {
+                let stats = CompactionStats {
+                    before,
+                    after,
+                    model_calls,
+                    cost,
+                };
+                if !self.transcript.compaction_finished(stats) {
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "context compacted: {} → {}",
+                            super::format::tokens(before),
+                            super::format::tokens(after)
+                        ),
+                    );
+                }
+                if self.state == EngineState::Compacting {
+                    self.set_state(EngineState::Thinking, None);
+                }
+            }
+            // The engine says it in an Info line; the status bar follows ContextUsage.
+            Event::ContextWindow { .. } => {}
+            Event::Pruned { parts, tokens } => self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
+                    if parts == 1 { "" } else { "s" },
+                    super::format::tokens(tokens)
+                ),
+            ),
+            Event::PermissionAsked(req) => {
+                if self.permissions.queue.is_empty() {
+                    self.permissions.selected = 0;
+                    self.permissions.note = None;
+                    self.permissions.shown_at = Some(Instant::now());
+                }
+                self.notify_waiting(&req.tool);
+                self.permissions.queue.push_back(req);
+            }
+            Event::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                message,
+            } => {
+                self.retry = Some(Retry {
+                    attempt,
+                    max,
+                    reason: message,
+                    at: Instant::now() + Duration::from_millis(delay_ms),
+                });
+                self.set_state(EngineState::Retrying, None);
+            }
+            Event::State { state, detail } => {
+                if state != EngineState::Retrying {
+                    self.retry = None;
+                }
+                if state == EngineState::Idle {
+                    self.interrupting = false;
+                    self.running_tool = None;
+                }
+                self.set_state(state, detail);
+            }
+            Event::SessionLoaded {
+                session,
+                messages,
+                more_history,
+            } => {
+                self.subagents.clear();
+                self.load_session(session, messages, more_history)
+            }
+            Event::History {
+                session_id,
+                messages,
+                more,
+            } => self.older_history(&session_id, &messages, more),
+            Event::Sessions { sessions } => {
+                let items = self.session_items(&sessions);
+                match &mut self.popup {
+                    Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
+                        p.items = items;
+                        p.loading = false;
+                        p.selected = 0;
+                    }
+                    _ => {
+                        self.popup = Some(Popup::Picker(Picker {
+                            kind: PickerKind::Sessions,
+                            items,
+                            filter: String::new(),
+                            selected: 0,
+                            loading: false,
+                        }))
+                    }
+                }
+            }
+            // a breakdown answered late (asked during a turn) fills the popup if it is still open
+            Event::ContextBreakdown(b) => {
+                if matches!(self.popup, Some(Popup::Context(_))) {
+                    self.popup = Some(Popup::Context(Some(b)));
+                }
+            }
+            Event::McpStatus { servers } => self.mcp_status(servers),
+            Event::McpResources { resources } => self.mcp_resources(resources),
+            Event::ModelChanged { model } => {
+                self.pending_model = None;
+                self.transcript
+                    .notice(NoticeLevel::Info, format!("model: {model}"));
+                self.model = model;
+            }
+            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            Event::Error { kind, message } => {
+                if kind == ErrorKind::Model {
+                    self.pending_model = None;
+                }
+                if kind == ErrorKind::Command {
+                    // the command was not sent: its label (the error's start) goes
+                    self.pending
+                        .retain(|p| !message.starts_with(&format!("{}:", p.text)));
+                }
+                // A failed step already shows its error under the message: say it once.
+                if !self.transcript.ends_with_error(&message) {
+                    self.transcript.notice(NoticeLevel::Error, message)
+                }
+            }
+            ev @ Event::Subagent { .. } => {
+                if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
+                    self.transcript.tool_live(&call_id, text);
+                }
+            }
+            Event::TurnFinished { reason } => {
+                if reason == TurnEnd::Interrupted && !self.transcript.ends_interrupted() {
+                    self.transcript.notice(NoticeLevel::Info, "interrupted");
+                }
+                self.transcript.settle();
+                self.interrupting = false;
+                self.running_tool = None;
+                self.retry = None;
+                // prompts still waiting become the next turn: they are no longer "queued"
+                for p in &mut self.pending {
+                    p.queued = false;
+                }
+                self.notify_turn_end(Instant::now());
+                self.set_state(EngineState::Idle, None);
+            }
+        }
+    }
+
+    pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
+        if state != self.state {
+            self.state_since = Instant::now();
+        }
+        if state != EngineState::Retrying {
+            self.retry = None;
+        }
+        self.responding = false;
+        if state == EngineState::Idle {
+            self.turn_started = None;
+        } else if self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+        }
+        self.state = state;
+        self.state_detail = detail;
+    }
+
+    /// Streamed output arrived: whatever was being retried has recovered.
+    pub(super) fn streaming(&mut self, text: bool) {
+        if matches!(self.state, EngineState::Retrying) {
+            self.set_state(EngineState::Thinking, None);
+        }
+        self.responding = text;
+    }
+
+    /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
+    /// comes back to an empty composer to be edited and sent again.
+    pub(super) fn undone(
+        &mut self,
+        message_id: &str,
+        prompt: String,
+        files: &[String],
+        redo: usize,
+    ) {
+        self.transcript.truncate_from(message_id);
+        self.redo_available = redo;
+        if self.composer.is_empty() && !prompt.trim().is_empty() {
+            self.composer.set_text(&prompt);
+        }
+        let what = match files.len() {
+            0 => "no files to restore".to_string(),
+            n => format!("{n} file{} restored: {}", plural(n), files.join(", ")),
+        };
+        self.transcript.notice(
+            NoticeLevel::Info,
+            format!("undone · {what} · /redo puts it back"),
+        );
+        self.scroll_top = None;
+    }
+
+    /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
+    /// showing the lines it showed.
+    pub(super) fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
+        if session_id != self.session.id {
+            return; // asked for a session no longer shown
+        }
+        self.history.loading = false;
+        // the start of the session is loaded now: the banner goes above it
+        let banner = if self.history.more && !more {
+            super::view::BANNER_LINES
+        } else {
+            0
+        };
+        self.history.more = more;
+        if let Some(first) = messages.first() {
+            self.history.oldest = Some(first.id.clone());
+        }
+        let added = self.transcript.prepend(messages);
+        self.composer.prepend_history(user_prompts(messages));
+        if added > 0
+            && let Some(top) = self.scroll_top
+            && self.transcript_area.width > 0
+        {
+            let total = self
+                .transcript
+                .layout(self.transcript_area.width, self.expand_all);
+            let shift = self.transcript.offset(added).unwrap_or(total) + banner;
+            self.scroll_top = Some(top + shift);
+            self.total_lines += shift;
+        }
+    }
+
+    /// The sessions picker: this directory's sessions first (newest first), then the others,
+    /// each saying where it belongs.
+    pub(super) fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
+        let here = self.workspace.to_string_lossy();
+        let (mut mine, others): (Vec<&Session>, Vec<&Session>) =
+            sessions.iter().partition(|s| s.directory == here);
+        mine.extend(others);
+        mine.into_iter()
+            .map(|s| {
+                let elsewhere = s.directory != here;
+                let mut detail = format!(
+                    "{}{} · {}",
+                    if s.id == self.session.id {
+                        "current · "
+                    } else {
+                        ""
+                    },
+                    when(s.time_updated),
+                    super::format::tokens(s.tokens),
+                );
+                if elsewhere {
+                    detail.push_str(&format!(" · in {}", home_short(&s.directory)));
+                }
+                if let Some(agent) = &s.agent {
+                    detail = format!("{} · {detail}", super::format::sanitize(agent));
+                }
+                PickItem {
+                    id: s.id.clone(),
+                    label: if s.title.trim().is_empty() {
+                        "(untitled)".to_string()
+                    } else {
+                        s.title.clone()
+                    },
+                    detail,
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn load_session(
+        &mut self,
+        session: Session,
+        messages: Vec<Message>,
+        more_history: bool,
+    ) {
+        if session.id == self.session.id {
+            // The engine announces the session it started with (the one the TUI was built
+            // from): keep the transcript and its notices (the first-run hint), take the figures.
+            if !session.model.is_empty() {
+                self.model = session.model.clone();
+            }
+            self.session = session;
+            if matches!(self.popup, Some(Popup::Picker(_))) {
+                self.popup = None;
+            }
+            return;
+        }
+        self.transcript = Transcript::new(&messages);
+        self.cost = session_cost(&session, &messages);
+        self.history = HistoryPaging::new(&messages, more_history);
+        if std::path::Path::new(&session.directory).is_dir() {
+            self.composer.set_project(&session.directory);
+        }
+        self.composer.set_history(user_prompts(&messages));
+        self.pending.clear();
+        self.permissions = Permissions::default();
+        self.scroll_top = None;
+        self.context.used = session.tokens;
+        self.context.estimated = true;
+        self.context.percent = if self.context.window > 0 {
+            session.tokens as f64 * 100.0 / self.context.window as f64
+        } else {
+            0.0
+        };
+        if !session.model.is_empty() {
+            self.model = session.model.clone();
+        }
+        // a session from another directory runs there (the engine moved to it)
+        let dir = std::path::PathBuf::from(&session.directory);
+        if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
+            self.git_branch = crate::interactive::git_branch(&dir);
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "working in {} (the session's directory)",
+                    home_short(&session.directory)
+                ),
+            );
+            self.workspace = dir;
+        }
+        // A fresh session shows the welcome screen; a resumed one says which it is.
+        if !messages.is_empty() {
+            let title = if session.title.trim().is_empty() {
+                "(untitled)"
+            } else {
+                session.title.trim()
+            };
+            self.transcript
+                .notice(NoticeLevel::Info, format!("resumed session: {title}"));
+        }
+        self.session = session;
+        if matches!(self.popup, Some(Popup::Picker(_))) {
+            self.popup = None;
+        }
+    }
+}

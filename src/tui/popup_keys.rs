@@ -1,0 +1,153 @@
+//! Keys in a popup: pickers (model, sessions, rewind, themes…) and the permission question.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+use crate::event::{Op, PermissionReply};
+
+use super::app::{App, PickerKind, Popup};
+use super::keymap::{Action, Context};
+use super::transcript::NoticeLevel;
+
+impl App {
+    pub(super) fn popup_key(&mut self, k: KeyEvent) {
+        let list = self.keymap.action(Context::List, &k);
+        let Some(popup) = &mut self.popup else { return };
+        match popup {
+            Popup::Help { scroll } => match list {
+                Some(Action::ListUp) => *scroll = scroll.saturating_sub(1),
+                Some(Action::ListDown) => *scroll += 1,
+                Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(10),
+                Some(Action::ListPageDown) => *scroll += 10,
+                _ => self.popup = None,
+            },
+            Popup::Context(_) | Popup::Mcp => self.popup = None,
+            Popup::Picker(p) => {
+                let n = p.visible().len();
+                match (list, k.code) {
+                    (Some(Action::ListClose), _) => {
+                        self.popup = None;
+                        self.picker_closed();
+                    }
+                    (Some(Action::ListUp), _) => p.selected = p.selected.saturating_sub(1),
+                    (Some(Action::ListDown), _) => {
+                        p.selected = (p.selected + 1).min(n.saturating_sub(1))
+                    }
+                    (Some(Action::ListPageUp), _) => p.selected = p.selected.saturating_sub(10),
+                    (Some(Action::ListPageDown), _) => {
+                        p.selected = (p.selected + 10).min(n.saturating_sub(1))
+                    }
+                    (Some(Action::ListAccept), _) => {
+                        let chosen = p.visible().get(p.selected).map(|i| i.id.clone());
+                        let kind = p.kind.clone();
+                        self.popup = None;
+                        if let Some(id) = chosen {
+                            self.picked(kind, id);
+                        } else {
+                            self.picker_closed();
+                        }
+                        return;
+                    }
+                    (_, KeyCode::Backspace) => {
+                        p.filter.pop();
+                        p.selected = 0;
+                    }
+                    (_, KeyCode::Char(c)) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                        p.filter.push(c);
+                        p.selected = 0;
+                    }
+                    _ => {}
+                }
+                self.picker_moved();
+            }
+        }
+    }
+
+    /// The entry `id` of a `kind` picker was chosen.
+    pub(super) fn picked(&mut self, kind: PickerKind, id: String) {
+        match kind {
+            PickerKind::Model => self.set_model(id),
+            PickerKind::Resource => self.attach_resource(&id),
+            PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
+            PickerKind::Theme => self.choose_theme(&id),
+            PickerKind::Sessions => {
+                if self.busy() {
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        "the session opens when the agent finishes this turn (esc interrupts it)",
+                    );
+                }
+                self.send(Op::ResumeSession { id })
+            }
+        }
+    }
+
+    pub(super) fn permission_key(&mut self, k: KeyEvent) {
+        let action = self.keymap.action(Context::Permission, &k);
+        if let Some(note) = &mut self.permissions.note {
+            match action {
+                Some(Action::OptionChoose) => {
+                    let text = note.lines().join(" ").trim().to_string();
+                    self.answer_permission(
+                        PermissionReply::Deny,
+                        (!text.is_empty()).then_some(text),
+                    );
+                }
+                Some(Action::Deny) => self.permissions.note = None,
+                _ => match self.keymap.action(Context::Chat, &k) {
+                    Some(a) if a.is_edit() => super::keymap::edit(note, a),
+                    _ => {
+                        if super::keymap::to_textarea(&k) {
+                            note.input(k);
+                        }
+                    }
+                },
+            }
+            return;
+        }
+        match action {
+            Some(Action::OptionPrev) => {
+                self.permissions.selected = (self.permissions.selected + 2) % 3
+            }
+            Some(Action::OptionNext) => {
+                self.permissions.selected = (self.permissions.selected + 1) % 3
+            }
+            Some(Action::AllowOnce) => self.answer_permission(PermissionReply::Once, None),
+            Some(Action::AllowAlways) => self.answer_permission(PermissionReply::Always, None),
+            Some(Action::DenyWithNote) => self.open_note(),
+            Some(Action::Deny) => self.answer_permission(PermissionReply::Deny, None),
+            Some(Action::OptionChoose) => match self.permissions.selected {
+                0 => self.answer_permission(PermissionReply::Once, None),
+                1 => self.answer_permission(PermissionReply::Always, None),
+                _ => self.open_note(),
+            },
+            _ => {}
+        }
+    }
+
+    pub(super) fn open_note(&mut self) {
+        let mut ta = TextArea::default();
+        ta.set_placeholder_text("why not? (optional, enter to send)");
+        ta.set_cursor_line_style(ratatui::style::Style::default());
+        self.permissions.selected = 2;
+        self.permissions.note = Some(ta);
+    }
+
+    pub(super) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
+        let Some(req) = self.permissions.queue.pop_front() else {
+            return;
+        };
+        self.send(Op::PermissionReply {
+            id: req.id.clone(),
+            reply,
+            message: note.clone(),
+        });
+        self.transcript.permission(req, reply, note);
+        self.permissions.selected = 0;
+        self.permissions.note = None;
+        // the next question (if any) was already waiting: it appears now
+        self.permissions.shown_at = Some(Instant::now());
+    }
+}

@@ -1,0 +1,159 @@
+//! Slash commands run from the composer: what each built-in does, the /rewind picker, a model
+//! switch.
+
+use crate::event::Op;
+use crate::message::PartKind;
+
+use super::app::{App, PickItem, Picker, PickerKind, Popup};
+use super::transcript::NoticeLevel;
+use crate::commands::Command;
+
+impl App {
+    pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
+        // Commands that change the session wait for the turn: say so rather than act later
+        // without a word. The read-only ones run at once.
+        if self.busy() && cmd.waits_for_turn() {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "/{} runs when the agent finishes this turn (esc interrupts it)",
+                    cmd.name()
+                ),
+            );
+        }
+        match cmd {
+            Command::Compact => {
+                self.send(Op::Compact { focus: arg });
+                self.scroll_top = None;
+            }
+            Command::Context => {
+                self.popup = Some(Popup::Context(None));
+                self.send(Op::ContextBreakdown);
+            }
+            Command::Model => match arg {
+                Some(m) => self.set_model(m),
+                None => {
+                    let mut models = self.models.clone();
+                    if !models.contains(&self.model) && !self.model.is_empty() {
+                        models.insert(0, self.model.clone());
+                    }
+                    let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
+                    self.popup = Some(Popup::Picker(Picker {
+                        kind: PickerKind::Model,
+                        items: models
+                            .into_iter()
+                            .map(|m| PickItem {
+                                detail: if m == self.model {
+                                    "current".into()
+                                } else {
+                                    String::new()
+                                },
+                                label: m.clone(),
+                                id: m,
+                            })
+                            .collect(),
+                        filter: String::new(),
+                        selected,
+                        loading: false,
+                    }));
+                }
+            },
+            Command::Sessions => {
+                self.popup = Some(Popup::Picker(Picker {
+                    kind: PickerKind::Sessions,
+                    items: Vec::new(),
+                    filter: String::new(),
+                    selected: 0,
+                    loading: true,
+                }));
+                self.send(Op::ListSessions);
+            }
+            Command::Agents => {
+                self.popup = Some(Popup::Picker(Picker {
+                    kind: PickerKind::Sessions,
+                    items: Vec::new(),
+                    filter: String::new(),
+                    selected: 0,
+                    loading: true,
+                }));
+                self.send(Op::ListSubagents {
+                    session_id: self.session.id.clone(),
+                });
+            }
+            Command::New => self.send(Op::NewSession),
+            Command::Export => self.send(Op::Export { path: arg }),
+            Command::Mcp => self.mcp_command(arg),
+            Command::Resource => self.resource_command(arg),
+            Command::Init => {
+                let init =
+                    crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
+                self.run_expanded(init);
+            }
+            Command::Undo => self.send(Op::Undo),
+            Command::Redo => self.send(Op::Redo),
+            Command::Rewind => self.rewind_picker(),
+            Command::Copy => self.copy_command(arg.as_deref()),
+            Command::Editor => self.effects.push(super::effects::Effect::Editor),
+            Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
+            Command::Keys => {
+                // the help, from its list of keys
+                let scroll = Command::all().count() + 2;
+                self.popup = Some(Popup::Help { scroll });
+            }
+            Command::Theme => self.theme_command(arg),
+            Command::Quit => self.quit(),
+        }
+    }
+
+    /// `/rewind`: the prompts on screen, newest first, to go back to.
+    pub(super) fn rewind_picker(&mut self) {
+        let mut items = Vec::new();
+        for c in self.transcript.cells.iter().rev() {
+            let Some(mid) = &c.message_id else { continue };
+            let meta = self.transcript.meta_of(c);
+            if meta.role != Some(crate::message::Role::User) || meta.mid_turn {
+                continue;
+            }
+            let label = match c.part().map(|p| &p.kind) {
+                Some(PartKind::Text {
+                    text,
+                    synthetic: false,
+                }) => text.lines().next().unwrap_or("").to_string(),
+                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => format!(
+                    "!{}",
+                    input.get("command").and_then(|v| v.as_str()).unwrap_or("")
+                ),
+                _ => continue,
+            };
+            if items.iter().any(|i: &PickItem| &i.id == mid) {
+                continue;
+            }
+            items.push(PickItem {
+                id: mid.clone(),
+                label,
+                detail: String::new(),
+            });
+        }
+        if items.is_empty() {
+            self.transcript
+                .notice(NoticeLevel::Info, "no earlier prompt to go back to");
+            return;
+        }
+        self.popup = Some(Popup::Picker(Picker {
+            kind: PickerKind::Rewind,
+            items,
+            filter: String::new(),
+            selected: 0,
+            loading: false,
+        }));
+    }
+
+    /// Asks the engine to switch; the status bar shows the new model once the engine confirms
+    /// it (a model without a key or provider is refused).
+    pub(super) fn set_model(&mut self, model: String) {
+        self.send(Op::SetModel {
+            model: model.clone(),
+        });
+        self.pending_model = Some(model);
+    }
+}
