@@ -214,9 +214,17 @@ pub fn help(
     } else {
         custom.list.len() + 2
     };
+    // As wide as the longest description needs (a wide terminal shows them whole), 84 at least.
+    let longest = Command::all()
+        .map(|c| format::width(c.about()))
+        .chain(custom.list.iter().map(|c| format::width(&c.about())))
+        .chain(Action::all().map(|a| format::width(a.about()) + 3 + a.name().len()))
+        .max()
+        .unwrap_or(0);
+    let width = (longest + 30).clamp(84, 140) as u16;
     let r = centered(
         area,
-        84,
+        width,
         (Command::all().count() + custom_rows + Action::all().count() + mouse.len() + 13) as u16,
     );
     let inner_w = r.width.saturating_sub(4) as usize;
