@@ -194,3 +194,217 @@ async fn an_untrusted_workspace_cannot_turn_the_sandbox_off() {
     );
     assert!(stderr(&out).contains("sandbox"), "{}", stderr(&out));
 }
+
+/// Runs one bash call headless in `env`; returns the tool result the model saw.
+async fn bash_in(env: &PithEnv, server: &MockServer, command: &str, args: &[&str]) -> String {
+    let input = json!({ "command": command });
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", &input.to_string())],
+        None,
+    ));
+    server.push(openai::text("done", None));
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.push("go");
+    env.run(&full).await;
+    last_tool_result(server)
+}
+
+fn namespaces_supported() -> bool {
+    let s = pith::sandbox::support();
+    if !s.has_namespaces() {
+        println!(
+            "SKIPPED: user namespaces are unavailable here ({})",
+            s.namespaces.as_deref().unwrap_or("?")
+        );
+        return false;
+    }
+    sandbox_supported()
+}
+
+/// A command the user allowed (`make test*`) runs the repository's Makefile, which tries to
+/// mark the repository trusted in pith's trust store; its `pith.toml` would then turn the
+/// sandbox off on the next start.
+#[tokio::test]
+async fn an_allowed_command_cannot_write_the_trust_store() {
+    if !sandbox_supported() {
+        return;
+    }
+    let Some(outside) = outside_dir() else { return };
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "sandbox = \"workspace-write\"\n[permission.bash]\n\"make test*\" = \"allow\"\n",
+    );
+    let ws = env.path().canonicalize().unwrap();
+    let store = env.data.path().join("trusted-directories.json");
+    std::fs::write(
+        ws.join("Makefile"),
+        format!(
+            "test:\n\techo '{{\"{ws}\":\"trusted\"}}' > {store}; cat {creds}; echo made\n",
+            ws = ws.display(),
+            store = store.display(),
+            creds = env.data.path().join("credentials.json").display(),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        env.data.path().join("credentials.json"),
+        "{\"k\":\"sk-STORED-KEY\"}",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("pith.toml"),
+        "sandbox = \"off\"\n[permission]\nbash = \"allow\"\n",
+    )
+    .unwrap();
+    let result = bash_in(&env, &server, "make test", &[]).await;
+    assert!(result.contains("made"), "the command ran: {result}");
+    assert!(
+        !result.contains("sk-STORED-KEY"),
+        "credentials read: {result}"
+    );
+    let trusted = std::fs::read_to_string(&store).unwrap_or_default();
+    assert!(
+        !trusted.contains("\"trusted\""),
+        "the trust store was written: {trusted}"
+    );
+    // The next start still does not trust the repository: its `sandbox = "off"` is ignored.
+    let target = outside.path().join("escaped.txt");
+    let result = bash_in(
+        &env,
+        &server,
+        &format!("touch {}", target.display()),
+        &["--yes"],
+    )
+    .await;
+    assert!(
+        !target.exists(),
+        "the repository's config took effect: {result}"
+    );
+}
+
+/// What a command plants in `.git` would run later, outside pith, with no sandbox.
+#[tokio::test]
+async fn a_command_cannot_plant_git_hooks_or_config() {
+    if !namespaces_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, WORKSPACE_WRITE);
+    let ws = env.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !git(&["init", "-q"]) {
+        println!("SKIPPED: git is not installed");
+        return;
+    }
+    let config_before = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    let result = bash_in(
+        &env,
+        &server,
+        "echo 'touch PWNED' > .git/hooks/post-commit; chmod +x .git/hooks/post-commit; \
+         git config core.fsmonitor 'touch PWNED'; echo 'gitdir: /tmp/evil' > .git/commondir; \
+         echo code > lib.rs; echo end",
+        &["--yes"],
+    )
+    .await;
+    assert!(result.contains("end"), "{result}");
+    assert!(!ws.join(".git/hooks/post-commit").exists(), "{result}");
+    assert!(!ws.join(".git/commondir").exists(), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(
+        ws.join("lib.rs").exists(),
+        "ordinary files are still writable"
+    );
+}
+
+/// In a folder that is not a repository, a command cannot create the `.git` git would read.
+#[tokio::test]
+async fn a_command_cannot_create_a_git_folder() {
+    if !namespaces_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, WORKSPACE_WRITE);
+    let result = bash_in(
+        &env,
+        &server,
+        "mkdir -p .git/hooks && echo 'touch PWNED' > .git/hooks/post-checkout && echo planted",
+        &["--yes"],
+    )
+    .await;
+    assert!(result.contains("planted"), "{result}");
+    assert!(!env.path().join(".git").exists(), "{result}");
+    assert!(
+        result.contains("[sandbox]") && result.contains(".git.pith-quarantined-"),
+        "{result}"
+    );
+}
+
+/// A process that leaves the command's session (`setsid`) does not outlive the call, nor pith.
+#[tokio::test]
+async fn no_process_survives_the_call() {
+    if !sandbox_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, WORKSPACE_WRITE);
+    let marker = format!("pith-survivor-{}", std::process::id());
+    let result = bash_in(
+        &env,
+        &server,
+        &format!("setsid bash -c 'exec -a {marker} sleep 120' & echo started"),
+        &[],
+    )
+    .await;
+    assert!(result.contains("started"), "{result}");
+    let alive = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.starts_with(marker.as_bytes()))
+        })
+    };
+    let start = std::time::Instant::now();
+    while alive() && start.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!alive(), "the setsid process outlived pith");
+}
+
+/// A command cannot read pith's environment (where the key came from) through /proc.
+#[tokio::test]
+async fn a_command_cannot_read_pith_through_proc() {
+    if !namespaces_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, WORKSPACE_WRITE);
+    let key = "sk-proc-test-0123456789abcdef";
+    let input = json!({ "command": "tr '\\0' '\\n' < /proc/$PPID/environ; \
+                        for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ 2>/dev/null; done; echo end" });
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", &input.to_string())],
+        None,
+    ));
+    server.push(openai::text("done", None));
+    let out = env
+        .command(&["run", "go"])
+        .env("PITH_TEST_PROC_SECRET", key)
+        .output()
+        .await
+        .unwrap();
+    let result = last_tool_result(&server);
+    assert!(result.contains("end"), "{result} {}", stderr(&out));
+    assert!(!result.contains(key), "{result}");
+}

@@ -391,6 +391,10 @@ pub struct Config {
     /// More directories commands may write to inside the sandbox.
     #[serde(default)]
     pub sandbox_writable: Vec<PathBuf>,
+    /// More paths commands may not read inside the sandbox (beyond pith's own state and the
+    /// usual secrets under the home directory).
+    #[serde(default)]
+    pub sandbox_deny_read: Vec<PathBuf>,
     /// Environment variables passed to commands although their name looks secret.
     #[serde(default)]
     pub env_allow: Vec<String>,
@@ -516,6 +520,7 @@ impl Default for Config {
             sandbox: SandboxMode::default(),
             sandbox_network: false,
             sandbox_writable: Vec::new(),
+            sandbox_deny_read: Vec::new(),
             env_allow: Vec::new(),
             trusted_directories: Vec::new(),
             agent: BTreeMap::new(),

@@ -1,23 +1,34 @@
-//! The OS sandbox around the commands the `bash` tool runs, and the environment they get.
+//! The OS sandbox around the commands the `bash` tool runs, and the environment they get
+//! (ARCHITECTURE.md §11).
 //!
 //! On Linux, `workspace-write` confines writes to the workspace, the temp dir, pith's
 //! tool-output folder and any `sandbox_writable` directories (Landlock); `read-only` allows no
-//! writes at all; and unless `sandbox_network = true`, a seccomp filter stops the command from
-//! creating network sockets (only Unix sockets are allowed). Both are applied in the child
-//! between fork and exec and are inherited by everything it starts. Where the kernel lacks
-//! support, pith says so once and runs commands under the permission rules alone.
+//! writes at all. pith's own state (data dir, config dir) and the user's secrets (`~/.ssh`, …,
+//! `sandbox_deny_read`) are hidden; the files git and pith take commands from (`.git`,
+//! `pith.toml`, `.pith/`, the instruction files) are read-only; the command runs in user, mount
+//! and PID namespaces of its own where the kernel allows them (`paths.rs`, `linux/`). Unless
+//! `sandbox_network = true`, a seccomp filter stops the command from creating sockets (Unix
+//! ones included) and it gets a network namespace of its own. Every process the command
+//! starts ends with the call (`reaper.rs`). Where the kernel lacks support, pith says so once
+//! and runs commands under what remains.
 //!
 //! Commands never get the variables pith reads secrets from, nor ones named like secrets (see
 //! [`crate::secrets::EnvPolicy`]).
 
+mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod paths;
+mod reaper;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::config::{Config, SandboxMode};
 use crate::secrets::EnvPolicy;
+pub use guard::Guard;
+pub use paths::{Hidden, StatePaths};
+pub use reaper::STOP_SIGNAL;
 
 const SANDBOX_PROMPT: &str = include_str!("../../prompts/tools/bash-sandbox.md");
 
@@ -29,16 +40,34 @@ pub struct CommandPolicy {
     /// Extra writable directories (`sandbox_writable`), absolute.
     pub writable: Vec<PathBuf>,
     pub env: EnvPolicy,
+    /// The home and config dirs and `sandbox_deny_read`: what is hidden from commands.
+    pub state: StatePaths,
 }
 
 /// What the kernel offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Support {
     /// The Landlock ABI version, when Landlock is enabled.
     pub landlock: Option<i32>,
     pub seccomp: bool,
+    /// Why user namespaces cannot be used here (`None`: they can).
+    pub namespaces: Option<String>,
+    /// A fresh `/proc` can be mounted in a command's PID namespace.
+    pub proc: bool,
     /// Why part of the sandbox is missing, in words for the user.
     pub missing: Option<String>,
+}
+
+impl Support {
+    /// Commands run in user, mount and PID namespaces of their own.
+    pub fn has_namespaces(&self) -> bool {
+        self.namespaces.is_none()
+    }
+
+    /// Landlock can stop signals and abstract Unix sockets that leave the sandbox (ABI 6).
+    pub fn scoped(&self) -> bool {
+        self.landlock.is_some_and(|abi| abi >= 6)
+    }
 }
 
 /// What the kernel offers, probed once.
@@ -55,32 +84,37 @@ fn probe() -> Support {
 #[cfg(not(target_os = "linux"))]
 fn probe() -> Support {
     Support {
-        landlock: None,
-        seccomp: false,
+        namespaces: Some("they are a Linux feature".into()),
         missing: Some(format!(
             "the command sandbox is only implemented on Linux, not on {}",
             std::env::consts::OS
         )),
+        ..Support::default()
     }
+}
+
+/// `~/rest` with the home folder filled in; absolute paths only.
+fn expand_home(paths: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .map(|p| match (p.strip_prefix("~"), home) {
+            (Ok(rest), Some(h)) => h.join(rest),
+            _ => p.clone(),
+        })
+        .filter(|p| p.is_absolute())
+        .collect()
 }
 
 impl CommandPolicy {
     pub fn from_config(config: &Config) -> CommandPolicy {
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let writable = config
-            .sandbox_writable
-            .iter()
-            .map(|p| match (p.strip_prefix("~"), &home) {
-                (Ok(rest), Some(h)) => h.join(rest),
-                _ => p.clone(),
-            })
-            .filter(|p| p.is_absolute())
-            .collect();
+        let extra = expand_home(&config.sandbox_deny_read, home.as_deref());
         CommandPolicy {
             mode: config.sandbox,
             network: config.sandbox_network,
-            writable,
+            writable: expand_home(&config.sandbox_writable, home.as_deref()),
             env: EnvPolicy::from_config(config),
+            state: StatePaths::from_env(extra),
         }
     }
 
@@ -136,7 +170,7 @@ impl CommandPolicy {
         };
         let (network, errors) = if self.blocks_network() {
             (
-                "They cannot reach the network: creating an internet socket fails, so downloads, package installs and DNS lookups fail.",
+                "They cannot reach the network or Unix sockets: downloads, package installs and DNS lookups fail.",
                 ", or a host that cannot be resolved",
             )
         } else {
@@ -149,7 +183,8 @@ impl CommandPolicy {
             .replace("{network_errors}", errors)
     }
 
-    /// A one-line warning when the configured sandbox cannot be applied here.
+    /// A one-line warning when the configured sandbox cannot be applied here, or only in
+    /// part (naming what is then missing).
     pub fn unavailable_warning(&self) -> Option<String> {
         self.warning_for(support())
     }
@@ -161,7 +196,12 @@ impl CommandPolicy {
         let writes_missing = s.landlock.is_none();
         let network_missing = !self.network && !s.seccomp;
         if !writes_missing && !network_missing {
-            return None;
+            return self.weaker(s).map(|w| {
+                format!(
+                    "sandbox = \"{}\" is in force, but not all of it: {w}",
+                    self.mode.as_str()
+                )
+            });
         }
         let what = match (writes_missing, network_missing) {
             (true, true) => "commands run without a sandbox",
@@ -174,6 +214,63 @@ impl CommandPolicy {
             s.missing.as_deref().unwrap_or("this system lacks support")
         ))
     }
+
+    /// The protections missing on this kernel although Landlock and seccomp work.
+    fn weaker(&self, s: &Support) -> Option<String> {
+        let mut lost = Vec::new();
+        if let Some(why) = &s.namespaces {
+            lost.push(format!(
+                "user namespaces are unavailable ({why}), so .git, pith.toml, .pith and the instruction files are checked and repaired after each command instead of being read-only, secrets are hidden by Landlock alone (listing the home folder fails), and a command's leftover processes are ended by a reaper instead of a PID namespace"
+            ));
+            if !s.scoped() {
+                lost.push(format!(
+                    "the kernel's Landlock (ABI {}) cannot stop commands from signalling processes outside the sandbox",
+                    s.landlock.unwrap_or(0)
+                ));
+            }
+        } else if !s.proc {
+            lost.push(
+                "a fresh /proc cannot be mounted for commands, so they see pith's other processes in /proc"
+                    .to_string(),
+            );
+        }
+        if self.network && !s.scoped() && s.namespaces.is_some() {
+            lost.push("with sandbox_network on, commands can reach abstract Unix sockets".into());
+        }
+        (!lost.is_empty()).then(|| lost.join("; "))
+    }
+
+    /// The sandbox for one command in `workspace` (`data_dir` is pith's, `outputs` its
+    /// tool-output folder inside it), as this kernel allows it.
+    pub fn plan(&self, workspace: &Path, data_dir: &Path, outputs: &Path) -> Applied {
+        let s = support();
+        let confined_writes = self.confines_writes();
+        let blocked_network = self.blocks_network();
+        let namespaces = (confined_writes || blocked_network) && s.has_namespaces();
+        let mut notes = Vec::new();
+        let protected = if namespaces {
+            paths::read_only(workspace, &mut notes)
+        } else {
+            Vec::new()
+        };
+        let hidden = if namespaces || confined_writes {
+            paths::hidden(&self.state, data_dir, outputs, workspace)
+        } else {
+            Vec::new()
+        };
+        Applied {
+            confined_writes,
+            blocked_network,
+            read_only: self.mode == SandboxMode::ReadOnly,
+            writable: self.writable_roots(workspace, outputs),
+            hidden,
+            protected,
+            namespaces,
+            proc: namespaces && s.proc,
+            scoped: s.scoped(),
+            notes,
+        }
+    }
 }
 
 /// How one command was started.
@@ -183,6 +280,18 @@ pub struct Applied {
     pub blocked_network: bool,
     pub read_only: bool,
     pub writable: Vec<PathBuf>,
+    /// Paths the command cannot see (pith's state, the user's secrets).
+    pub hidden: Vec<Hidden>,
+    /// Paths mounted read-only (`.git`, `pith.toml`, …).
+    pub protected: Vec<PathBuf>,
+    /// In user, mount and PID namespaces of its own.
+    pub namespaces: bool,
+    /// With a fresh `/proc` (only its own processes in it).
+    pub proc: bool,
+    /// Landlock scopes signals and abstract Unix sockets to the sandbox.
+    pub scoped: bool,
+    /// What could not be protected as planned, for the model and the log.
+    pub notes: Vec<String>,
 }
 
 impl Applied {
@@ -196,13 +305,15 @@ impl Applied {
             return false;
         }
         let lower = output.to_lowercase();
-        let write = self.confined_writes
+        let write = (self.confined_writes || !self.protected.is_empty())
             && [
                 "permission denied",
                 "operation not permitted",
                 "read-only file system",
+                "device or resource busy",
                 "eacces",
                 "eperm",
+                "erofs",
             ]
             .iter()
             .any(|m| lower.contains(m));
@@ -221,7 +332,12 @@ impl Applied {
             ]
             .iter()
             .any(|m| lower.contains(m));
-        write || network
+        // A hidden file reads as empty and a hidden folder as empty: name them when mentioned.
+        let hidden = self
+            .hidden
+            .iter()
+            .any(|h| h.path.to_str().is_some_and(|p| output.contains(p)));
+        write || network || hidden
     }
 
     /// What the model is told after a failure that looks like the sandbox's doing.
@@ -239,8 +355,25 @@ impl Applied {
                 limits.push(format!("writes only in {}", places.join(", ")));
             }
         }
+        if !self.protected.is_empty() {
+            limits.push(
+                ".git, pith.toml, .pith and the instruction files read-only (change those with the write or edit tool)"
+                    .to_string(),
+            );
+        }
         if self.blocked_network {
-            limits.push("no network".to_string());
+            limits.push("no network, no Unix sockets".to_string());
+        }
+        if !self.hidden.is_empty() {
+            let hidden: Vec<String> = self
+                .hidden
+                .iter()
+                .map(|h| h.path.display().to_string())
+                .collect();
+            limits.push(format!(
+                "pith's state and secrets hidden (they read as empty): {}",
+                hidden.join(", ")
+            ));
         }
         format!(
             "[sandbox] This command ran in pith's sandbox ({}), and the failure above looks like the sandbox stopped it. \
@@ -250,46 +383,64 @@ impl Applied {
     }
 }
 
-/// Prepares `cmd` to run under `policy`: removes withheld variables from its environment and,
-/// unless `unsandboxed`, installs the sandbox (applied in the child before exec). `outputs` is
-/// pith's saved tool-output folder, writable like the workspace.
+/// The sandbox of one command, prepared in the parent (see `linux/`).
+#[cfg(target_os = "linux")]
+pub use linux::Prepared;
+
+/// No sandbox to enter on this system.
+#[cfg(not(target_os = "linux"))]
+pub struct Prepared;
+
+#[cfg(not(target_os = "linux"))]
+impl Prepared {
+    pub fn pid_namespace(&self) -> bool {
+        false
+    }
+    pub fn enter_outer(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    pub fn enter_inner(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Prepares `cmd` to run under `policy`: removes withheld variables from its environment,
+/// starts it in a session of its own under a reaper that ends its whole process tree with it
+/// (and with pith), and, unless `unsandboxed`, inside the sandbox. `data_dir` is pith's data
+/// dir, `outputs` its tool-output folder (writable like the workspace).
 pub fn apply(
     cmd: &mut tokio::process::Command,
     policy: &CommandPolicy,
     workspace: &Path,
-    outputs: &Path,
+    (data_dir, outputs): (&Path, &Path),
     unsandboxed: bool,
 ) -> std::io::Result<Applied> {
     for name in policy.env.withheld(std::env::vars_os().map(|(k, _)| k)) {
         cmd.env_remove(name);
     }
-    if unsandboxed || !policy.active() {
-        return Ok(Applied::default());
-    }
-    let applied = Applied {
-        confined_writes: policy.confines_writes(),
-        blocked_network: policy.blocks_network(),
-        read_only: policy.mode == SandboxMode::ReadOnly,
-        writable: policy.writable_roots(workspace, outputs),
+    let (applied, prepared) = if unsandboxed || !policy.active() {
+        (Applied::default(), None)
+    } else {
+        let applied = policy.plan(workspace, data_dir, outputs);
+        let prepared = prepare(&applied)?;
+        (applied, prepared)
     };
-    install(cmd, &applied)?;
+    // SAFETY: the setup makes only async-signal-safe system calls on data prepared here
+    // (see `reaper`).
+    unsafe {
+        cmd.pre_exec(reaper::child_setup(prepared));
+    }
     Ok(applied)
 }
 
 #[cfg(target_os = "linux")]
-fn install(cmd: &mut tokio::process::Command, applied: &Applied) -> std::io::Result<()> {
-    let prepared = linux::Prepared::new(applied)?;
-    // SAFETY: `Prepared::enter` makes only async-signal-safe system calls (prctl,
-    // landlock_restrict_self, seccomp) on data built before the fork.
-    unsafe {
-        cmd.pre_exec(move || prepared.enter());
-    }
-    Ok(())
+fn prepare(applied: &Applied) -> std::io::Result<Option<Prepared>> {
+    Prepared::new(applied).map(Some)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn install(_cmd: &mut tokio::process::Command, _applied: &Applied) -> std::io::Result<()> {
-    Ok(())
+fn prepare(_applied: &Applied) -> std::io::Result<Option<Prepared>> {
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session/process
-//! group, in the OS sandbox and without secret environment variables (see `crate::sandbox`).
+//! `bash`: runs a command through bash (or the user's POSIX sh) in its own session, under a
+//! reaper that ends every process it starts with the call, in the OS sandbox and without
+//! secret environment variables (see `crate::sandbox`).
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
-use crate::sandbox::{Applied, CommandPolicy};
+use crate::sandbox::{Applied, CommandPolicy, Guard};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -22,8 +23,10 @@ const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 /// How long to keep reading after the shell exits while a background process holds the pipe.
 const DRAIN_IDLE: Duration = Duration::from_millis(200);
 const DRAIN_MAX: Duration = Duration::from_secs(2);
-/// Grace between SIGTERM and SIGKILL when stopping a command.
+/// Grace between SIGTERM and the end of the whole tree when stopping a command.
 const KILL_GRACE: Duration = Duration::from_millis(500);
+/// How long the reaper gets to end the tree before it is killed itself.
+const REAPER_GRACE: Duration = Duration::from_secs(5);
 
 /// The bash tool; `policy` says how commands run (sandbox, environment).
 #[derive(Default)]
@@ -178,6 +181,10 @@ impl Tool for Bash {
             out.push_str(&run.sandbox.denial_note());
             metadata["sandbox_denied"] = Value::Bool(true);
         }
+        for note in &run.notes {
+            out.push_str("\n\n[sandbox] ");
+            out.push_str(note);
+        }
         Ok(ToolOutput {
             title,
             output: out,
@@ -210,6 +217,8 @@ struct RunResult {
     end: End,
     /// How the sandbox confined the command.
     sandbox: Applied,
+    /// What the sandbox could not protect as planned, and what its guard put right.
+    notes: Vec<String>,
 }
 
 /// The user's shell when it is bash or a POSIX sh (the permission check reads commands with a
@@ -230,11 +239,14 @@ fn shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-/// Kills a process group when dropped (a dropped tool future must not leave processes behind).
+/// The command's reaper and its session's process group (the same number): tells the reaper
+/// to end the whole tree when dropped (a dropped tool future must not leave processes behind).
 struct GroupGuard(Option<i32>);
 
 impl GroupGuard {
-    fn signal(&self, sig: i32) {
+    /// Signals every process of the group (the reaper ignores SIGTERM; the command's
+    /// processes get it).
+    fn signal_group(&self, sig: i32) {
         if let Some(pgid) = self.0 {
             // SAFETY: killpg has no memory-safety preconditions.
             unsafe {
@@ -242,11 +254,21 @@ impl GroupGuard {
             }
         }
     }
+
+    /// Tells the reaper to kill the whole tree (PID namespace or orphans included) and exit.
+    fn stop_tree(&self) {
+        if let Some(pid) = self.0 {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, crate::sandbox::STOP_SIGNAL);
+            }
+        }
+    }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
+        self.stop_tree();
     }
 }
 
@@ -307,14 +329,21 @@ async fn run_command(
         .stderr(Stdio::from(writer2))
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
-        .env("PAGER", "cat")
-        .kill_on_drop(true);
-    // Its own session and process group (killed together, no terminal), watched so the group
-    // dies with pith. First, so that the watchdog is forked outside the sandbox.
-    super::process::isolate(&mut cmd);
-    let sandbox =
-        crate::sandbox::apply(&mut cmd, policy, &ctx.workspace, &ctx.data_dir, unsandboxed)
-            .map_err(|e| tool_err!("bash: could not set up the sandbox: {e}"))?;
+        .env("PAGER", "cat");
+    // Its own session (no terminal) under a reaper that ends the whole tree with the call and
+    // with pith; in the sandbox unless `unsandboxed`.
+    let outputs = super::truncate::output_dir(&ctx.data_dir);
+    let sandbox = crate::sandbox::apply(
+        &mut cmd,
+        policy,
+        &ctx.workspace,
+        (&ctx.data_dir, &outputs),
+        unsandboxed,
+    )
+    .map_err(|e| tool_err!("bash: could not set up the sandbox: {e}"))?;
+    let guard_files = sandbox
+        .sandboxed()
+        .then(|| Guard::before(&ctx.workspace, !sandbox.namespaces));
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.
@@ -359,21 +388,29 @@ async fn run_command(
     let mut guard = guard;
     match end {
         End::Exited => {
-            // The command finished; background processes it started may live on.
+            // The reaper exited after the command: nothing of the tree is left.
             guard.0 = None;
         }
         End::TimedOut | End::Cancelled => {
-            tracing::debug!(?end, "bash: stopping process group");
-            guard.signal(libc::SIGTERM);
+            tracing::debug!(?end, "bash: stopping the command's processes");
+            guard.signal_group(libc::SIGTERM);
             status = tokio::time::timeout(KILL_GRACE, child.wait())
                 .await
                 .ok()
                 .and_then(Result::ok);
-            guard.signal(libc::SIGKILL);
-            guard.0 = None;
             if status.is_none() {
+                guard.stop_tree();
+                status = tokio::time::timeout(REAPER_GRACE, child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+            }
+            if status.is_none() {
+                tracing::warn!("bash: the reaper did not exit; killing its group");
+                guard.signal_group(libc::SIGKILL);
                 status = child.wait().await.ok();
             }
+            guard.0 = None;
         }
     }
     // Collect what is still in the pipe.
@@ -389,12 +426,17 @@ async fn run_command(
             }
         }
     }
+    let mut notes = sandbox.notes.clone();
+    if let Some(g) = guard_files {
+        notes.extend(g.after());
+    }
     Ok(RunResult {
         output,
         dropped,
         status,
         end,
         sandbox,
+        notes,
     })
 }
 

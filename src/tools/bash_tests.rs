@@ -3,6 +3,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
+use crate::config::SandboxMode;
 use crate::tools::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
@@ -12,26 +13,51 @@ async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Whether a pid is gone (or a zombie nobody reaped: it no longer runs).
-fn dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
+/// A name for the processes one test starts: `exec -a` makes it their argv[0], so they can be
+/// found from outside whatever PID namespace they run in.
+fn marker() -> String {
+    format!("pith-test-{}", crate::message::new_id())
 }
 
-async fn wait_dead(pid: i32) -> bool {
+/// A shell word that starts a long sleep named `marker`.
+fn sleeper(marker: &str) -> String {
+    format!("bash -c 'exec -a {marker} sleep 1000'")
+}
+
+/// The live (not zombie) processes named `marker`.
+fn running(marker: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            cmd.starts_with(marker.as_bytes()) && !zombie
+        })
+        .collect()
+}
+
+async fn wait_for(what: impl Fn() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(10) {
-        if dead(pid) {
+        if what() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
+}
+
+async fn all_gone(marker: &str) -> bool {
+    wait_for(|| running(marker).is_empty()).await
 }
 
 #[tokio::test]
@@ -99,11 +125,8 @@ async fn no_output() {
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
     let ws = Ws::new();
-    let pidfile = ws.path("child.pid");
-    let cmd = format!(
-        "echo started; sleep 1000 & echo $! > {}; sleep 1000",
-        pidfile.display()
-    );
+    let m = marker();
+    let cmd = format!("echo started; {} & sleep 1000", sleeper(&m));
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         run(&ws, json!({"command": cmd, "timeout": 300})),
@@ -118,36 +141,21 @@ async fn timeout_kills_the_whole_group() {
         out.output
     );
     assert_eq!(out.metadata["timed_out"], true);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        wait_dead(pid).await,
-        "background child {pid} survived the timeout"
+        all_gone(&m).await,
+        "a background child survived the timeout"
     );
 }
 
 #[tokio::test]
 async fn cancel_kills_the_group() {
     let ws = Ws::new();
-    let pidfile = ws.path("child.pid");
-    let cmd = format!(
-        "sleep 1000 & echo $! > {}; echo ready; wait",
-        pidfile.display()
-    );
+    let m = marker();
+    let cmd = format!("{} & echo ready; wait", sleeper(&m));
     let cancel = ws.ctx.cancel.clone();
-    let pf = pidfile.clone();
+    let m2 = m.clone();
     tokio::spawn(async move {
-        while !pf.exists()
-            || std::fs::read_to_string(&pf)
-                .unwrap_or_default()
-                .trim()
-                .is_empty()
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(|| !running(&m2).is_empty()).await;
         cancel.cancel();
     });
     let err = tokio::time::timeout(Duration::from_secs(60), run(&ws, json!({"command": cmd})))
@@ -155,38 +163,39 @@ async fn cancel_kills_the_group() {
         .expect("cancel must stop the command")
         .unwrap_err();
     assert!(err.contains("interrupted"), "{err}");
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(
-        wait_dead(pid).await,
-        "background child {pid} survived the cancel"
-    );
+    assert!(all_gone(&m).await, "a background child survived the cancel");
 }
 
 #[tokio::test]
 async fn dropped_future_kills_the_group() {
     let ws = Ws::new();
-    let pidfile = ws.path("child.pid");
-    let cmd = format!("sleep 1000 & echo $! > {}; wait", pidfile.display());
+    let m = marker();
+    let cmd = format!("{} & wait", sleeper(&m));
     let fut = run(&ws, json!({"command": cmd}));
     let _ = tokio::time::timeout(Duration::from_millis(500), fut).await;
     // The future was dropped by the timeout above.
-    let start = Instant::now();
-    while !pidfile.exists() && start.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(all_gone(&m).await, "a background child survived the drop");
+}
+
+/// Processes that leave the command's group (`setsid`) or its tree (a double fork) end with
+/// the call too, in the sandbox (a PID namespace) and outside it (the reaper's sweep).
+#[tokio::test]
+async fn nothing_a_command_starts_outlives_it() {
+    for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Off] {
+        let ws = Ws::new();
+        let m = marker();
+        let cmd = format!(
+            "setsid {s} & (setsid {s} &) ; nohup {s} >/dev/null 2>&1 & sleep 0.3; echo started",
+            s = sleeper(&m)
+        );
+        let bash = Bash::new(CommandPolicy {
+            mode,
+            ..CommandPolicy::default()
+        });
+        let out = bash.run(json!({"command": cmd}), &ws.ctx).await.unwrap();
+        assert!(out.output.starts_with("started"), "{}", out.output);
+        assert!(all_gone(&m).await, "{mode:?}: {:?} survived", running(&m));
     }
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(
-        wait_dead(pid).await,
-        "background child {pid} survived the drop"
-    );
 }
 
 #[tokio::test]

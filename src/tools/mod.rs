@@ -183,7 +183,7 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod permission;
-pub mod process;
+
 pub mod read;
 pub mod recall;
 pub mod registry;

@@ -99,22 +99,48 @@ pub fn slow_words(n: usize, ms: u64) -> MockResponse {
     MockResponse::sse(frames).delay_ms(ms)
 }
 
-/// A bash command that starts two background sleeps and waits, writing their pids and the
-/// shell's to `pids` (then an empty line).
+/// The name [`sleepers`] gives its sleeps (their argv[0]); also in its shell's command line.
+/// Commands may run in a PID namespace of their own, so their pids are found from outside by
+/// this name, not by what `$!` says inside.
+pub fn sleeper_marker(pids: &std::path::Path) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&pids, &mut h);
+    format!("pith-sleeper-{:x}", std::hash::Hasher::finish(&h))
+}
+
+/// A bash command that starts two background sleeps and waits; it writes an empty line to
+/// `pids` once they started.
 pub fn sleepers(pids: &std::path::Path) -> String {
+    let sleep = format!("bash -c 'exec -a {} sleep 300'", sleeper_marker(pids));
     format!(
-        "sleep 300 & echo $! >> {p}; (sleep 300; echo never) & echo $! >> {p}; echo $$ >> {p}; echo >> {p}; wait",
+        "{sleep} & {sleep} & echo >> {p}; echo >> {p}; wait",
         p = pids.display()
     )
 }
 
-/// The pids `sleepers` wrote, once it has written them all (panics after 20 s).
+/// The processes whose command line holds `marker`.
+fn marked(marker: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmd.windows(marker.len()).any(|w| w == marker.as_bytes()) && running(*pid)
+        })
+        .collect()
+}
+
+/// The pids of [`sleepers`]' shell and its two sleeps, once all three run (panics after 20 s).
 pub async fn sleeper_pids(pids: &std::path::Path) -> Vec<i32> {
+    let marker = sleeper_marker(pids);
     for _ in 0..2000 {
-        if let Ok(text) = std::fs::read_to_string(pids)
-            && text.ends_with("\n\n")
-        {
-            return text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if std::fs::read_to_string(pids).is_ok_and(|t| t.ends_with("\n\n")) {
+            let found = marked(&marker);
+            if found.len() >= 3 {
+                return found;
+            }
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

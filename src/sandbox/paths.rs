@@ -1,0 +1,289 @@
+//! Which paths the sandbox hides from commands and which it keeps read-only.
+//!
+//! Hidden (neither readable nor writable): pith's own state (the data dir — trust store,
+//! credentials, database, logs — and the config dir), the user's other secrets (`~/.ssh`,
+//! `~/.aws`, …) and `sandbox_deny_read`. Only the tool-output folder inside the data dir stays
+//! visible and writable.
+//!
+//! Read-only (ARCHITECTURE.md §11): the files git or pith take commands from, inside the
+//! workspace — `.git` (and the gitdir a `.git` file points to, and its common dir),
+//! `pith.toml`, `.pith/` and the instruction files. Changing those goes through the `write` and
+//! `edit` tools and their questions, never through a command.
+
+use std::path::{Path, PathBuf};
+
+/// Secrets under the home directory that commands never need to read.
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".password-store",
+    ".local/share/keyrings",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+];
+
+/// Names in the workspace root that git or pith take commands or instructions from.
+pub const PROTECTED_NAMES: &[&str] = &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+
+/// A path commands may not see, with the paths below it that stay visible (and writable).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden {
+    pub path: PathBuf,
+    pub dir: bool,
+    pub reveal: Vec<PathBuf>,
+}
+
+/// Where the user's home and pith's config live, and what the user adds to the deny-read list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatePaths {
+    pub home: Option<PathBuf>,
+    pub config_dir: Option<PathBuf>,
+    /// `sandbox_deny_read` from the config (absolute, `~` expanded).
+    pub extra: Vec<PathBuf>,
+}
+
+impl StatePaths {
+    /// The paths of this machine: `$HOME`, the platform config dir (or `PITH_CONFIG`'s folder).
+    pub fn from_env(extra: Vec<PathBuf>) -> StatePaths {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let config_dir =
+            directories::ProjectDirs::from("", "", "pith").map(|d| d.config_dir().to_path_buf());
+        StatePaths {
+            home,
+            config_dir,
+            extra,
+        }
+    }
+}
+
+/// The paths to hide for a command in `workspace`, given pith's data dir and tool-output
+/// folder. Paths that do not exist are left out (there is nothing to read), as is any path
+/// that holds the workspace (a command must see its own workspace; the caller says so).
+pub fn hidden(
+    state: &StatePaths,
+    data_dir: &Path,
+    outputs: &Path,
+    workspace: &Path,
+) -> Vec<Hidden> {
+    let mut wanted: Vec<PathBuf> = vec![data_dir.to_path_buf()];
+    wanted.extend(state.config_dir.iter().cloned());
+    if let Some(home) = &state.home {
+        wanted.extend(HOME_SECRETS.iter().map(|s| home.join(s)));
+    }
+    wanted.extend(state.extra.iter().cloned());
+    let mut out: Vec<Hidden> = Vec::new();
+    for path in wanted {
+        let path = real(&path);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if workspace.starts_with(&path) {
+            continue;
+        }
+        // A path inside one already hidden needs nothing of its own.
+        if out.iter().any(|h| path.starts_with(&h.path)) {
+            continue;
+        }
+        out.retain(|h| !h.path.starts_with(&path));
+        let outputs = real(outputs);
+        let reveal = if meta.is_dir() && outputs.starts_with(&path) && outputs.is_dir() {
+            vec![outputs]
+        } else {
+            Vec::new()
+        };
+        out.push(Hidden {
+            path,
+            dir: meta.is_dir(),
+            reveal,
+        });
+    }
+    out
+}
+
+/// The read-only paths for `workspace`: each protected name that exists, and for a `.git` file
+/// (a linked worktree or a submodule) the gitdir it names and that gitdir's common dir.
+/// `notes` gets a line for a layout that cannot be protected fully.
+pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for name in PROTECTED_NAMES {
+        let path = workspace.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            // A link is protected at its target (the link itself cannot be replaced: the
+            // workspace root is not read-only, but a rename over it is noticed by the guard).
+            match std::fs::canonicalize(&path) {
+                Ok(target) => out.push(target),
+                Err(_) => continue,
+            }
+            continue;
+        }
+        out.push(path.clone());
+        if *name == ".git" && meta.is_file() {
+            match gitfile_targets(&path) {
+                Ok(targets) => out.extend(targets),
+                Err(why) => notes.push(format!(
+                    "{}: {why}; only the file itself is read-only",
+                    path.display()
+                )),
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The gitdir a `.git` file names (`gitdir: PATH`, relative to the file's folder) and the
+/// common dir that gitdir names in its `commondir` file, when there is one.
+pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, String> {
+    let text = read_small(gitfile)?;
+    let line = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("gitdir:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .ok_or("not a `gitdir:` file")?;
+    let base = gitfile.parent().unwrap_or(Path::new("/"));
+    let gitdir = real(&base.join(line));
+    if !gitdir.is_dir() {
+        return Err(format!(
+            "its gitdir {} is not a directory",
+            gitdir.display()
+        ));
+    }
+    let mut out = vec![gitdir.clone()];
+    if let Ok(common) = read_small(&gitdir.join("commondir")) {
+        let common = real(&gitdir.join(common.trim()));
+        if common.is_dir() {
+            out.push(common);
+        }
+    }
+    Ok(out)
+}
+
+fn read_small(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(4096)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// `path` with links resolved when it exists; as given otherwise.
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(home: &Path, config: &Path) -> StatePaths {
+        StatePaths {
+            home: Some(home.to_path_buf()),
+            config_dir: Some(config.to_path_buf()),
+            extra: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn secrets_and_state_are_hidden_but_tool_output_stays() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let data = home.join(".local/share/pith");
+        let outputs = data.join("tool-output");
+        let config = home.join(".config/pith");
+        for d in [&outputs, &config, &home.join(".ssh"), &home.join("ws")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(home.join(".netrc"), "machine x password y").unwrap();
+        let hidden = hidden(&state(&home, &config), &data, &outputs, &home.join("ws"));
+        let paths: Vec<&Path> = hidden.iter().map(|h| h.path.as_path()).collect();
+        assert!(paths.contains(&data.as_path()), "{paths:?}");
+        assert!(paths.contains(&config.as_path()), "{paths:?}");
+        assert!(paths.contains(&home.join(".ssh").as_path()), "{paths:?}");
+        let netrc = hidden.iter().find(|h| h.path.ends_with(".netrc")).unwrap();
+        assert!(!netrc.dir);
+        // Missing secrets are not listed.
+        assert!(!paths.contains(&home.join(".aws").as_path()), "{paths:?}");
+        let d = hidden.iter().find(|h| h.path == data).unwrap();
+        assert_eq!(d.reveal, vec![outputs]);
+    }
+
+    #[test]
+    fn a_path_holding_the_workspace_is_not_hidden_and_nested_ones_merge() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let data = root.join("data");
+        let ws = data.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(root.join("secrets/inner")).unwrap();
+        let st = StatePaths {
+            extra: vec![root.join("secrets/inner"), root.join("secrets")],
+            ..StatePaths::default()
+        };
+        let hidden = hidden(&st, &data, &data.join("tool-output"), &ws);
+        let paths: Vec<&Path> = hidden.iter().map(|h| h.path.as_path()).collect();
+        assert_eq!(paths, vec![root.join("secrets").as_path()]);
+    }
+
+    #[test]
+    fn protected_names_and_a_gitfile_target_are_read_only() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let ws = root.join("wt");
+        let main_git = root.join("main/.git");
+        let gitdir = main_git.join("worktrees/wt");
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::create_dir_all(ws.join(".pith")).unwrap();
+        std::fs::write(ws.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "be nice").unwrap();
+        let mut notes = Vec::new();
+        let ro = read_only(&ws, &mut notes);
+        assert!(notes.is_empty(), "{notes:?}");
+        for p in [
+            ws.join(".git"),
+            gitdir,
+            main_git,
+            ws.join(".pith"),
+            ws.join("AGENTS.md"),
+        ] {
+            assert!(ro.contains(&p), "{p:?} not in {ro:?}");
+        }
+        assert!(!ro.contains(&ws.join("pith.toml")));
+    }
+
+    #[test]
+    fn an_odd_gitfile_degrades_with_a_note() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().canonicalize().unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: /nowhere/at/all\n").unwrap();
+        let mut notes = Vec::new();
+        let ro = read_only(&ws, &mut notes);
+        assert_eq!(ro, vec![ws.join(".git")]);
+        assert!(notes[0].contains("not a directory"), "{notes:?}");
+    }
+}
