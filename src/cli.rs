@@ -103,6 +103,10 @@ pub struct RunArgs {
     /// read when a deny rule could match what it runs.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// With --yes: also approve a command the model asks to run outside the sandbox. Without
+    /// it such a request is refused, whatever --yes says.
+    #[arg(long, requires = "yes")]
+    pub allow_unsandboxed: bool,
     /// The prompt (`/compact [focus]` compacts the session instead). `-`, or none with a
     /// piped stdin, reads it from stdin.
     #[arg(trailing_var_arg = true, value_name = "PROMPT")]

@@ -21,6 +21,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         data_dir: setup.data_dir.clone(),
         headless: true,
         auto_yes: args.yes,
+        allow_unsandboxed: args.allow_unsandboxed,
     };
     for w in &setup.loaded.warnings {
         eprintln!("warning: {w}");

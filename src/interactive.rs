@@ -99,6 +99,7 @@ pub async fn run(
         data_dir: setup.data_dir.clone(),
         headless: false,
         auto_yes: false,
+        allow_unsandboxed: false,
     };
     // The engine takes the session's lock and repairs what a crash left before the transcript
     // reads it. A long session opens on its newest page; older pages load as the user scrolls up.

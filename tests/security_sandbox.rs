@@ -162,8 +162,18 @@ async fn a_rerun_outside_the_sandbox_needs_approval() {
         "ran outside the sandbox unapproved: {result}"
     );
     assert!(result.contains("outside the sandbox"), "{result}");
-    // Approved (`--yes`), it runs outside.
-    let (result, _) = bash(WORKSPACE_WRITE, input, &["--yes"]).await;
+    // `--yes` approves what the rules ask about, never leaving the sandbox.
+    let (result, _) = bash(WORKSPACE_WRITE, input.clone(), &["--yes"]).await;
+    assert!(
+        !target.exists(),
+        "--yes let a command out of the sandbox: {result}"
+    );
+    assert!(
+        result.contains("--yes never approves") && result.contains("--allow-unsandboxed"),
+        "{result}"
+    );
+    // Only the explicit flag does.
+    let (result, _) = bash(WORKSPACE_WRITE, input, &["--yes", "--allow-unsandboxed"]).await;
     assert!(target.exists(), "{result}");
 }
 

@@ -119,3 +119,30 @@ async fn an_untrusted_workspace_cannot_loosen_permissions() {
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("\"secret/*\" = \"deny\""), "{text}");
 }
+
+/// A repository's `pith.toml` that would not pass the checks (a provider with no `kind`, a
+/// broken table header) cannot stop pith from starting while the directory is untrusted.
+#[tokio::test]
+async fn an_untrusted_workspace_file_cannot_stop_pith_from_starting() {
+    for text in [
+        "[provider.x]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        "max_steps = \"lots\"\n",
+        "[compaction\nauto = false\n",
+    ] {
+        let server = MockServer::start().await;
+        let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+        global_config(&env, &server);
+        std::fs::write(env.path().join("pith.toml"), text).unwrap();
+        server.push(openai::text("answered", None));
+        let out = run(&env, &["run", "hi"]).await;
+        assert!(
+            out.status.success(),
+            "{text:?} stopped pith: {}",
+            stderr(&out)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("answered"));
+        let err = stderr(&out);
+        assert!(err.lines().count() <= 2, "{text:?}: {err}");
+        assert!(err.contains("pith.toml"), "{text:?}: {err}");
+    }
+}

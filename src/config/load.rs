@@ -24,7 +24,10 @@ use crate::text::one_line;
 
 mod render;
 mod trust;
+mod workspace;
+
 pub use render::render_effective;
+use workspace::is_listed;
 
 /// Names the config file (same as `--config`).
 pub const ENV_CONFIG: &str = "PITH_CONFIG";
@@ -201,14 +204,20 @@ pub fn load_with_env(
         if !seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
             continue;
         }
-        let mut layer = parse_file(&path, &text, &mut warnings)?;
-        let origin = path.display().to_string();
-        if path == workspace_file && !named {
-            workspace_trust = restrict_workspace(opts, &mut layer.table, &merged);
-            if let Some(w) = untrusted_warning(&path, &workspace_trust) {
+        let layer = if path == workspace_file && !named {
+            let (layer, trust) = workspace::layer(opts, &path, &text, &merged, &mut warnings)?;
+            workspace_trust = trust;
+            if let Some(w) = workspace::untrusted_warning(&path, &workspace_trust) {
                 warnings.push(w);
             }
-        }
+            match layer {
+                Some(layer) => layer,
+                None => continue,
+            }
+        } else {
+            parse_file(&path, &text, &mut warnings)?
+        };
+        let origin = path.display().to_string();
         record_origins(&layer.table, "", &origin, &mut origins);
         deep_merge(&mut merged, layer.table);
         match layer.alias_models.as_slice() {
@@ -381,64 +390,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-/// Applies the trust rules to the workspace file's layer.
-fn restrict_workspace(
-    opts: &LoadOptions,
-    layer: &mut toml::Table,
-    trusted: &toml::Table,
-) -> WorkspaceTrust {
-    let mut ignored = Vec::new();
-    // Only the user's own files say which directories are trusted.
-    if layer.remove("trusted_directories").is_some() {
-        ignored.push("trusted_directories".to_string());
-    }
-    let listed = is_listed(&opts.workspace, trusted);
-    let decided = opts.trust == Trust::Trusted;
-    if !(decided || listed) {
-        ignored.extend(trust::restrict(layer, trusted, &opts.workspace));
-    }
-    WorkspaceTrust {
-        trusted: decided || listed,
-        listed,
-        ignored,
-    }
-}
-
-/// Whether `workspace` lies in one of the `trusted_directories` of the user's own files.
-fn is_listed(workspace: &Path, trusted: &toml::Table) -> bool {
-    let Some(toml::Value::Array(dirs)) = trusted.get("trusted_directories") else {
-        return false;
-    };
-    let ws = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    dirs.iter().filter_map(toml::Value::as_str).any(|d| {
-        let dir = match (d.strip_prefix("~/"), &home) {
-            (Some(rest), Some(h)) => h.join(rest),
-            _ => PathBuf::from(d),
-        };
-        dir.is_absolute() && ws.starts_with(dir.canonicalize().unwrap_or(dir))
-    })
-}
-
-/// The one-line warning naming what an untrusted workspace file could not set.
-fn untrusted_warning(path: &Path, t: &WorkspaceTrust) -> Option<String> {
-    if t.ignored.is_empty() {
-        return None;
-    }
-    let hint = if t.trusted {
-        "they are read from the global config only"
-    } else {
-        "this directory is not trusted; run `pith --trust` here to use them"
-    };
-    Some(format!(
-        "{}: ignored {} ({hint})",
-        path.display(),
-        t.ignored.join(", ")
-    ))
 }
 
 /// One file, checked and turned into plain TOML for merging.

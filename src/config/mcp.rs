@@ -166,6 +166,8 @@ const RESERVED: &[&str] = &[
     "recall",
     "tool_search",
     "external_directory",
+    "unsandboxed",
+    "hard_link",
     "doom_loop",
 ];
 

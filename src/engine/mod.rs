@@ -54,8 +54,11 @@ pub struct EngineOptions {
     pub data_dir: PathBuf,
     /// No one can answer permission questions: `ask` becomes deny unless `auto_yes`.
     pub headless: bool,
-    /// `--yes`: every `ask` is allowed.
+    /// `--yes`: every `ask` is allowed, except leaving the sandbox (and what
+    /// [`crate::tools::permission::Permissions::yes_refusal`] names).
     pub auto_yes: bool,
+    /// `--allow-unsandboxed`: `--yes` may approve running a command outside the sandbox.
+    pub allow_unsandboxed: bool,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).

@@ -365,7 +365,10 @@ impl Runner {
         // repeated identical call is refused rather than run again and again.
         // Nor a command pith cannot fully read when a deny rule could match what it runs.
         if self.opts.auto_yes && !repeated {
-            return match self.permissions.yes_refusal(&request) {
+            return match self
+                .permissions
+                .yes_refusal(&request, self.opts.allow_unsandboxed)
+            {
                 None => Ok(()),
                 Some(refusal) => Err(ToolError::Refused(refusal)),
             };

@@ -22,6 +22,9 @@ use crate::event::{PermissionReply, PermissionRequest};
 
 /// The table for paths outside the workspace.
 pub const EXTERNAL_DIRECTORY: &str = "external_directory";
+/// The table consulted before `write` or `edit` changes a file with more than one name (a hard
+/// link): the other names may lie outside the workspace, so the change reaches them too.
+pub const HARD_LINK: &str = "hard_link";
 /// The table consulted when the doom-loop check fires (default ask).
 pub const DOOM_LOOP: &str = "doom_loop";
 /// Identical calls in a row that count as a doom loop.
@@ -103,6 +106,7 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     }
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
     d.insert(UNSANDBOXED.into(), vec![("*", Ask)]);
+    d.insert(HARD_LINK.into(), vec![("*", Ask)]);
     d.insert(DOOM_LOOP.into(), vec![("*", Ask)]);
     d
 }
@@ -261,8 +265,12 @@ impl Permissions {
 
     /// Why headless `--yes` must not approve this request (a deny rule could match a command
     /// pith cannot fully read), or `None` when it may.
-    pub fn yes_refusal(&self, request: &PermissionRequest) -> Option<String> {
-        self.notes.get(&request.id)?.yes_refusal()
+    pub fn yes_refusal(
+        &self,
+        request: &PermissionRequest,
+        allow_unsandboxed: bool,
+    ) -> Option<String> {
+        self.notes.get(&request.id)?.yes_refusal(allow_unsandboxed)
     }
 
     /// Why this request asks although no rule says ask, for a run with no one to answer.
@@ -438,6 +446,13 @@ impl Permissions {
         }
         let shown = r.display(&ctx.workspace);
         let abs = r.path.to_string_lossy().into_owned();
+        if tool != "read" && link_count(&r.path) > 1 {
+            subjects.push(Subject {
+                table: HARD_LINK.into(),
+                grant: shown.clone(),
+                forms: vec![shown.clone(), abs.clone()],
+            });
+        }
         subjects.push(Subject {
             table: tool.into(),
             grant: shown.clone(),
@@ -445,6 +460,16 @@ impl Permissions {
         });
         subjects
     }
+}
+
+/// How many names the regular file at `path` has (0 when it is missing or not a regular file;
+/// a symlink is not followed).
+fn link_count(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map_or(0, |m| m.nlink())
 }
 
 fn in_tool_output(r: &Resolved, ctx: &ToolContext) -> bool {
@@ -474,6 +499,7 @@ fn external(r: &Resolved, is_dir: bool) -> Subject {
 fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
     let main = subjects.iter().rfind(|s| s.table == tool);
     let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
+    let linked = subjects.iter().any(|s| s.table == HARD_LINK);
     let base = match main {
         Some(s) if matches!(tool, "read" | "write" | "edit" | "list") => s.forms[0].clone(),
         Some(s) if s.forms[0] != "*" => {
@@ -487,6 +513,11 @@ fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> 
             }
         }
         _ => tool.to_string(),
+    };
+    let base = if linked {
+        format!("{base} (a hard link: the change also reaches the file's other names)")
+    } else {
+        base
     };
     if outside {
         format!("{base} (outside the workspace)")

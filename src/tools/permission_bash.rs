@@ -47,12 +47,21 @@ pub struct Note {
     pub opaque: Vec<String>,
     /// A deny rule could match what the line runs: `(rule, command)`.
     pub could_deny: Option<(String, String)>,
+    /// The call asks to run outside the sandbox.
+    pub unsandboxed: bool,
 }
 
 impl Note {
-    /// Why headless `--yes` does not approve the request, if it must not.
-    pub fn yes_refusal(&self) -> Option<String> {
+    /// Why headless `--yes` does not approve the request, if it must not. `--yes` never
+    /// approves leaving the sandbox unless `allow_unsandboxed` (`--allow-unsandboxed`).
+    pub fn yes_refusal(&self, allow_unsandboxed: bool) -> Option<String> {
         let command = &self.command;
+        if self.unsandboxed && !allow_unsandboxed {
+            return Some(format!(
+                "Not run: `{command}` asks to run outside the sandbox, and --yes never approves that. \
+                 Run it without \"unsandboxed\" (in the sandbox), or ask the user to run it, or to rerun with --yes --allow-unsandboxed."
+            ));
+        }
         let (rule, cmd) = self.could_deny.as_ref()?;
         let why = if self.opaque.is_empty() {
             format!("words computed at run time could make `{cmd}` match")
@@ -70,6 +79,12 @@ impl Note {
 
     /// What the model is told when no one can answer the question (headless without `--yes`).
     pub fn headless_reason(&self) -> Option<String> {
+        if self.unsandboxed {
+            return Some(format!(
+                "Not run: `{}` asks to run outside the sandbox, which needs the user's approval, and this non-interactive run has no one to ask. Run it in the sandbox, or continue without it.",
+                self.command
+            ));
+        }
         if self.opaque.is_empty() {
             return None;
         }
@@ -96,6 +111,7 @@ impl Permissions {
             command: cut(command.trim(), 300),
             opaque: analysis.opaque.clone(),
             could_deny: None,
+            unsandboxed,
         };
         if analysis.hidden
             && let Some(rule) = self

@@ -31,7 +31,7 @@ fn opaque_lines_ask_even_when_every_command_is_allowed() {
             r.title
         );
         // No deny rule exists: --yes may approve it.
-        assert_eq!(p.yes_refusal(&r), None, "{line}");
+        assert_eq!(p.yes_refusal(&r, false), None, "{line}");
         assert!(p.headless_reason(&r).is_some(), "{line}");
     }
 }
@@ -55,13 +55,13 @@ fn yes_does_not_approve_what_a_deny_rule_could_match() {
     ] {
         let r = ask(bash(&mut p, line, ctx));
         let refusal = p
-            .yes_refusal(&r)
+            .yes_refusal(&r, false)
             .unwrap_or_else(|| panic!("{line}: --yes approved it"));
         assert!(refusal.contains("rm -rf*"), "{refusal}");
     }
     // What the rules can read in full is approved by --yes as before.
     let r = ask(bash(&mut p, "echo $(date)", ctx));
-    assert_eq!(p.yes_refusal(&r), None);
+    assert_eq!(p.yes_refusal(&r, false), None);
 }
 
 #[test]
@@ -166,6 +166,14 @@ fn running_outside_the_sandbox_asks_once_more() {
     let r = ask(p.check("bash", &input, ctx));
     assert!(r.title.contains("outside the sandbox"), "{}", r.title);
     assert_eq!(r.patterns, ["cargo fetch*"]);
+    // `--yes` never approves leaving the sandbox; `--allow-unsandboxed` does.
+    let refusal = p
+        .yes_refusal(&r, false)
+        .expect("--yes approved leaving the sandbox");
+    assert!(refusal.contains("--allow-unsandboxed"), "{refusal}");
+    assert_eq!(p.yes_refusal(&r, true), None);
+    let sandboxed = ask(p.check("bash", &json!({"command": "ls $(pwd)"}), ctx));
+    assert_eq!(p.yes_refusal(&sandboxed, false), None);
     p.reply(&r, PermissionReply::Always);
     assert!(is_allow(&p.check("bash", &input, ctx)));
     let mut p = Permissions::new(&rules(
@@ -277,7 +285,7 @@ fn no_spelling_of_a_denied_command_gets_through_even_with_yes() {
         let d = p.check("bash", &json!({"command": line}), ctx);
         let stopped = match &d {
             Decision::Deny { .. } => true,
-            Decision::Ask(r) => p.yes_refusal(r).is_some(),
+            Decision::Ask(r) => p.yes_refusal(r, false).is_some(),
             Decision::Allow => false,
         };
         assert!(stopped, "{line:?} could run rm -rf under --yes: {d:?}");
@@ -285,6 +293,6 @@ fn no_spelling_of_a_denied_command_gets_through_even_with_yes() {
     // Other commands are the rules' business: they ask, and --yes may approve them.
     for line in ["rm -- -rf v", "unlink v", "rmdir v", "git clean -fdx"] {
         let r = ask(p.check("bash", &json!({"command": line}), ctx));
-        assert_eq!(p.yes_refusal(&r), None, "{line}");
+        assert_eq!(p.yes_refusal(&r, false), None, "{line}");
     }
 }

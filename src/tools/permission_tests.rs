@@ -447,3 +447,41 @@ fn mcp_tools_ask_by_default_and_follow_their_servers_rules() {
 }
 #[path = "permission_bash_tests.rs"]
 mod bash_lines;
+
+#[test]
+fn writing_a_hard_linked_file_asks_even_when_edits_are_allowed() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("profile");
+    std::fs::write(&target, "x").unwrap();
+    std::fs::hard_link(&target, ctx.workspace.join("linked.txt")).unwrap();
+    std::fs::write(ctx.workspace.join("single.txt"), "x").unwrap();
+    let mut p = Permissions::new(&rules("[permission]\nedit = \"allow\"\nwrite = \"allow\""));
+    let edit = |f: &str| json!({"file_path": f, "old_string": "x", "new_string": "y"});
+    assert!(is_allow(&p.check("edit", &edit("single.txt"), ctx)));
+    let r = ask(p.check("edit", &edit("linked.txt"), ctx));
+    assert!(r.title.contains("hard link"), "{}", r.title);
+    let r = ask(p.check(
+        "write",
+        &json!({"file_path": "linked.txt", "content": "y"}),
+        ctx,
+    ));
+    assert!(r.title.contains("hard link"), "{}", r.title);
+    let r = ask(p.check("bash", &json!({"command": "echo y > linked.txt"}), ctx));
+    assert!(
+        r.patterns.contains(&"linked.txt".to_string()),
+        "{:?}",
+        r.patterns
+    );
+    // Reading it is not a change.
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": "linked.txt"}),
+        ctx
+    )));
+    let mut p = Permissions::new(&rules(
+        "[permission]\nedit = \"allow\"\nhard_link = \"allow\"",
+    ));
+    assert!(is_allow(&p.check("edit", &edit("linked.txt"), ctx)));
+}

@@ -74,6 +74,7 @@ pub async fn harness_with(
             data_dir: data.path().to_path_buf(),
             headless,
             auto_yes: false,
+            allow_unsandboxed: false,
         },
         store,
         session,

@@ -589,6 +589,7 @@ fn example_config_parses_and_documents_every_key() {
             "instructions",
             "external_directory",
             "unsandboxed",
+            "hard_link",
             "theme",
         ]
         .map(String::from),
@@ -868,4 +869,45 @@ fn an_untrusted_workspace_cannot_rebind_keys() {
         "{:?}",
         l.warnings
     );
+}
+
+/// A repository's `pith.toml` cannot stop pith from starting: an untrusted file is reduced to its
+/// harmless keys before it is checked; what is wrong in it is one warning and the file is left
+/// out. Trusted, the same file is an error as before.
+#[test]
+fn an_untrusted_workspace_file_with_errors_does_not_stop_pith() {
+    // Wrong only in what the trust filter drops: the rest is used, no error.
+    let mut f = Fixture::new().workspace(
+        "max_steps = 9\n[provider.x]\nbase_url = \"http://attacker/v1\"\n[mcp.\"\\u001b]52;c;aGk=\\u0007\"]\ncommand = 3\n",
+    );
+    f.trust = Trust::Unknown;
+    let l = f
+        .load()
+        .expect("an untrusted file's dropped keys stopped pith");
+    assert_eq!(l.config.max_steps, 9);
+    assert!(!l.config.provider.contains_key("x"));
+    // Wrong in a harmless key: one warning naming the place, the file left out.
+    for text in ["max_steps = \"many\"\n", "max_steps = 3\n[compaction\n"] {
+        let mut f = Fixture::new().workspace(text);
+        f.trust = Trust::Unknown;
+        let l = f
+            .load()
+            .unwrap_or_else(|e| panic!("{text:?} stopped pith: {e}"));
+        assert_eq!(l.config.max_steps, Config::default().max_steps, "{text:?}");
+        let w: Vec<_> = l
+            .warnings
+            .iter()
+            .filter(|w| w.contains("ignored"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", l.warnings);
+        assert!(
+            w[0].contains("pith.toml:") && !w[0].contains('\n'),
+            "{}",
+            w[0]
+        );
+        // The user's own (trusted) file: an error with its place.
+        let mut f = Fixture::new().workspace(text);
+        f.trust = Trust::Trusted;
+        assert!(err_of(&f).contains("pith.toml:"));
+    }
 }

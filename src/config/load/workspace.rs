@@ -1,0 +1,106 @@
+//! The workspace's own `pith.toml`: trusted, it is used whole; untrusted, it is reduced to its
+//! harmless keys (`trust.rs`) *before* it is checked, so a repository's file cannot stop pith
+//! from starting — what it got wrong is one warning and the file is left out.
+
+use std::path::{Path, PathBuf};
+
+use super::{ConfigError, FileLayer, LoadOptions, Trust, WorkspaceTrust, located, parse_file};
+
+/// The workspace file's layer and its trust (`None`: an untrusted file that is ignored, with a
+/// warning saying why).
+pub(super) fn layer(
+    opts: &LoadOptions,
+    path: &Path,
+    text: &str,
+    merged: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<FileLayer>, WorkspaceTrust), ConfigError> {
+    let trusted = opts.trust == Trust::Trusted || is_listed(&opts.workspace, merged);
+    if trusted {
+        let mut layer = parse_file(path, text, warnings)?;
+        let trust = restrict(opts, &mut layer.table, merged);
+        return Ok((Some(layer), trust));
+    }
+    let ignored = |e: ConfigError, warnings: &mut Vec<String>| {
+        warnings.push(format!(
+            "{e}; the file is ignored (this directory is not trusted, so its errors do not stop pith)"
+        ));
+    };
+    let mut plain: toml::Table = match toml::from_str(text) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = located(path, text, e.span().unwrap_or(0..0).start, e.message());
+            ignored(at, warnings);
+            return Ok((None, WorkspaceTrust::default()));
+        }
+    };
+    let trust = restrict(opts, &mut plain, merged);
+    let filtered = toml::to_string(&plain).unwrap_or_default();
+    let mut quiet = Vec::new();
+    match parse_file(path, &filtered, &mut quiet) {
+        Ok(layer) => {
+            warnings.extend(quiet);
+            Ok((Some(layer), trust))
+        }
+        Err(e) => {
+            // Named where the user can find it: the first error of the file as written.
+            let shown = parse_file(path, text, &mut Vec::new()).err().unwrap_or(e);
+            ignored(shown, warnings);
+            Ok((None, trust))
+        }
+    }
+}
+
+/// Applies the trust rules to the workspace file's layer.
+fn restrict(opts: &LoadOptions, layer: &mut toml::Table, trusted: &toml::Table) -> WorkspaceTrust {
+    let mut ignored = Vec::new();
+    // Only the user's own files say which directories are trusted.
+    if layer.remove("trusted_directories").is_some() {
+        ignored.push("trusted_directories".to_string());
+    }
+    let listed = is_listed(&opts.workspace, trusted);
+    let decided = opts.trust == Trust::Trusted;
+    if !(decided || listed) {
+        ignored.extend(super::trust::restrict(layer, trusted, &opts.workspace));
+    }
+    WorkspaceTrust {
+        trusted: decided || listed,
+        listed,
+        ignored,
+    }
+}
+
+/// Whether `workspace` lies in one of the `trusted_directories` of the user's own files.
+pub(super) fn is_listed(workspace: &Path, trusted: &toml::Table) -> bool {
+    let Some(toml::Value::Array(dirs)) = trusted.get("trusted_directories") else {
+        return false;
+    };
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    dirs.iter().filter_map(toml::Value::as_str).any(|d| {
+        let dir = match (d.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(d),
+        };
+        dir.is_absolute() && ws.starts_with(dir.canonicalize().unwrap_or(dir))
+    })
+}
+
+/// The one-line warning naming what an untrusted workspace file could not set.
+pub(super) fn untrusted_warning(path: &Path, t: &WorkspaceTrust) -> Option<String> {
+    if t.ignored.is_empty() {
+        return None;
+    }
+    let hint = if t.trusted {
+        "they are read from the global config only"
+    } else {
+        "this directory is not trusted; run `pith --trust` here to use them"
+    };
+    Some(format!(
+        "{}: ignored {} ({hint})",
+        path.display(),
+        t.ignored.join(", ")
+    ))
+}
