@@ -31,11 +31,7 @@ pub async fn run(
     let mut notice = None;
     let mut model = model_flag;
     if model.is_none() && setup.config().model.is_none() && !resuming {
-        let key = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .or_else(|| crate::auth::stored_for_env(k))
-        };
+        let key = |k: &str| crate::secrets::env_var(k).or_else(|| crate::auth::stored_for_env(k));
         let found = match first_run::model_from_keys(key) {
             Some(m) => Some((m, "its API key is set")),
             None => first_run::probe_local()
@@ -191,7 +187,7 @@ fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
     let (provider, _) = crate::provider::factory::split_model(model).ok()?;
     let pc = setup.config().provider.get(provider)?;
     let var = pc.api_key_env.clone()?;
-    if std::env::var(&var).is_ok_and(|v| !v.trim().is_empty()) {
+    if crate::secrets::env_var(&var).is_some_and(|v| !v.trim().is_empty()) {
         return None;
     }
     // a key stored for another address is explained by the provider's error, not asked again
@@ -228,7 +224,7 @@ fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
 
 /// No provider anywhere: show what to put in the config file inside the TUI.
 async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
-    let hint = Some(first_run::hint(|k| std::env::var(k).ok()));
+    let hint = Some(first_run::hint(crate::secrets::env_var));
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     // Answers whatever the user tries with the reason nothing can run.

@@ -66,6 +66,8 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             command: McpCommand::List { tools },
         }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
+            // SAFETY: no other thread exists before the runtime starts.
+            unsafe { setup.seal_secrets() };
             let model = cli.model.or(setup.loaded.config.model.clone());
             block_on(async move {
                 let report = pith::mcp::report::list(
@@ -99,10 +101,14 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 args.read_prompt_from(stdin.lock(), terminal)?;
             }
             let setup = Setup::with_trust(cli.config, cli.trust)?;
+            // SAFETY: no other thread exists before the runtime starts.
+            unsafe { setup.seal_secrets() };
             block_on(pith::headless::run(setup, args))
         }
         None => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
+            // SAFETY: no other thread exists before the runtime starts.
+            unsafe { setup.seal_secrets() };
             block_on(pith::interactive::run(
                 setup,
                 cli.session,

@@ -99,7 +99,7 @@ fn load_in(
         trust,
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::secrets::register_config(&loaded.config, &|name| std::env::var(name).ok());
+    crate::secrets::register_config(&loaded.config, &crate::secrets::env_var);
     if let Some(w) =
         crate::sandbox::CommandPolicy::from_config(&loaded.config).unavailable_warning()
     {
@@ -194,6 +194,23 @@ impl Setup {
 
     pub fn config(&self) -> &Config {
         &self.loaded.config
+    }
+
+    /// Takes the key variables (every variable commands do not get) out of pith's environment
+    /// into memory, wipes them from what `/proc/<pith>/environ` shows, and makes the process
+    /// non-dumpable (SECURITY.md). Returns how many variables were taken.
+    ///
+    /// # Safety
+    /// No other thread may exist yet: the process environment is changed.
+    pub unsafe fn seal_secrets(&self) -> usize {
+        let policy = crate::secrets::EnvPolicy::from_config(&self.loaded.config);
+        // SAFETY: the caller guarantees a single thread.
+        let taken = unsafe { crate::secrets::seal(&policy) };
+        tracing::debug!(
+            count = taken.len(),
+            "key variables taken out of the environment"
+        );
+        taken.len()
     }
 
     /// The session to run: `--session ID`, `--continue` (the last one here), or a new one.

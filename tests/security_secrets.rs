@@ -160,3 +160,70 @@ async fn secret_header_values_are_scrubbed_from_errors_logs_store_and_exports() 
     let sent = &server.requests()[0];
     assert_eq!(sent.header("x-api-token"), Some(HEADER_SECRET));
 }
+
+/// The key leaves pith's environment at start: what `/proc/<pith>/environ` shows (the block the
+/// process was started with, which unsetting a variable does not change) holds neither the key
+/// variable nor any other secret-named one, and the key still reaches the provider.
+#[tokio::test]
+async fn pith_keeps_no_key_in_its_environment() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(&server, "");
+    server.push(openai::text("late", None).first_delay_ms(4000));
+    let mut cmd = env.command(&["run", "hi"]);
+    cmd.env(KEY_VAR, KEY)
+        .env("OTHER_SERVICE_TOKEN", "tok-other-3b1e")
+        .env("PITH_TEST_PLAIN", "plain-value-1");
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap();
+    support::faults::wait_for_requests(&server, 1).await;
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(block) => {
+            let block = String::from_utf8_lossy(&block);
+            assert!(
+                block.contains("plain-value-1"),
+                "read the real block: {block}"
+            );
+            for leaked in [KEY, KEY_VAR, "tok-other-3b1e"] {
+                assert!(!block.contains(leaked), "{leaked} in pith's environ");
+            }
+        }
+        // Not root: the process is non-dumpable, so its environ is closed to us. Also fine.
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}"),
+    }
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        server.requests()[0].secret("authorization"),
+        Some(format!("Bearer {KEY}").as_str()),
+        "the key still reaches the provider"
+    );
+}
+
+/// A command that can see pith's process (the sandbox off: no PID namespace of its own) reads
+/// every ancestor's environ reversed, which the scrubber cannot recognise: the key is not there.
+#[tokio::test]
+async fn a_command_cannot_read_the_key_from_pith_environ() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(&server, "sandbox = \"off\"\n[permission]\nbash = \"allow\"");
+    let script = "p=$$; while [ \"$p\" -gt 1 ]; do echo \"== $p\"; tr '\\0' '\\n' < /proc/$p/environ | rev; p=$(awk '{print $4}' /proc/$p/stat); done";
+    let args = json!({ "command": script }).to_string();
+    server.push(openai::tool_calls(&[("call_1", "bash", &args)], None));
+    server.push(openai::text("done", None));
+    let out = run(
+        &env,
+        &[("PITH_TEST_PLAIN", "plain-value-1")],
+        &["run", "--yes", "go"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = last_tool_result(&server);
+    let reversed: String = KEY.chars().rev().collect();
+    assert!(
+        result.contains("1-eulav-nialp=NIALP_TSET_HTIP"),
+        "the script read the environ blocks: {result}"
+    );
+    assert!(
+        !result.contains(&reversed) && !result.contains(KEY),
+        "the key was read from an ancestor's environ: {result}"
+    );
+}

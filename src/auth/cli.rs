@@ -52,7 +52,7 @@ pub fn store_key(
         pc.base_url
     );
     if let Some(var) = pc.api_key_env.as_deref()
-        && std::env::var(var).is_ok_and(|v| !v.trim().is_empty())
+        && crate::secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
     {
         msg.push_str(&format!(
             "\nnote: {var} is set in this environment and wins over the stored key"

@@ -142,7 +142,7 @@ pub fn default_global_file() -> Option<PathBuf> {
 
 /// Loads and merges every source, reading the process environment.
 pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
-    load_with_env(opts, &|name| std::env::var(name).ok())
+    load_with_env(opts, &crate::secrets::env_var)
 }
 
 /// [`load`] with the environment given as a lookup function (tests).

@@ -118,7 +118,7 @@ impl McpManager {
             config,
             workspace,
             on_change,
-            Arc::new(|v| std::env::var(v).ok()),
+            Arc::new(crate::secrets::env_var),
         )
     }
 

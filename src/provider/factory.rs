@@ -70,7 +70,7 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
 /// provider at this `base_url`.
 fn api_key(name: &str, pc: &crate::config::ProviderConfig) -> anyhow::Result<Option<String>> {
     if let Some(var) = &pc.api_key_env
-        && let Ok(v) = std::env::var(var)
+        && let Some(v) = crate::secrets::env_var(var)
         && !v.trim().is_empty()
     {
         return Ok(Some(v));

@@ -10,7 +10,7 @@ use super::{Loaded, join_key};
 /// never its value.
 pub fn render_effective(loaded: &Loaded) -> String {
     render_with(loaded, &|name| {
-        std::env::var_os(name).is_some_and(|v| !v.is_empty())
+        crate::secrets::env_var(name).is_some_and(|v| !v.is_empty())
     })
 }
 

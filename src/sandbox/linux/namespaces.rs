@@ -153,9 +153,15 @@ impl Namespaces {
             if libc::unshare(self.flags) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", &self.uid_map)?;
-            write_file(c"/proc/self/gid_map", &self.gid_map)?;
+            // pith is non-dumpable (its keys are in its memory), and so is this fork of it, which
+            // gives its `/proc/self` files to root, so the kernel may refuse the map writes.
+            // Dumpable for the writes only; the program executed next is dumpable again anyway.
+            libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+            let maps = write_file(c"/proc/self/setgroups", b"deny")
+                .and_then(|()| write_file(c"/proc/self/uid_map", &self.uid_map))
+                .and_then(|()| write_file(c"/proc/self/gid_map", &self.gid_map));
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            maps?;
             check(libc::mount(
                 std::ptr::null(),
                 c"/".as_ptr(),

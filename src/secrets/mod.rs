@@ -13,6 +13,9 @@ use serde_json::Value;
 use crate::config::Config;
 pub use crate::config::is_secret_name;
 
+mod process;
+pub use process::{env_var, seal};
+
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 /// Shorter values are not treated as secrets: replacing them would mangle ordinary text.
