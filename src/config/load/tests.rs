@@ -506,6 +506,12 @@ fn example_config_parses_and_documents_every_key() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    // Copied as it is, the example starts nothing: every server in it is commented out.
+    assert!(
+        l.config.mcp.is_empty(),
+        "the example starts MCP servers: {:?}",
+        l.config.mcp.keys().collect::<Vec<_>>()
+    );
     assert!(l.config.models.contains_key("ollama/qwen2.5-coder"));
     assert!(l.config.permission.contains_key("external_directory"));
     assert_eq!(

@@ -64,7 +64,7 @@ async fn ask(client: &reqwest::Client, root: &str, model: &str) -> Option<(u64, 
             .json(&json!({"model": model})),
     )
     .await?;
-    let (n, from) = ollama_show_ctx(&show);
+    let (n, from) = ollama_show_ctx(&show)?;
     Some((n, format!("Ollama {root}/api/show ({from})")))
 }
 
@@ -103,8 +103,15 @@ pub fn ollama_running_ctx(ps: &Value, model: &str) -> Option<u64> {
 }
 
 /// Ollama `/api/show`: `num_ctx` from the model's parameters, else Ollama's default (never more
-/// than the model's trained context).
-pub fn ollama_show_ctx(show: &Value) -> (u64, &'static str) {
+/// than the model's trained context). `None` for a reply without Ollama's fields (`parameters`,
+/// `model_info`): any server can answer 200 to an unknown path, and only Ollama's own answer
+/// says what Ollama would use.
+pub fn ollama_show_ctx(show: &Value) -> Option<(u64, &'static str)> {
+    let has_params = show.get("parameters").is_some_and(Value::is_string);
+    let has_info = show.get("model_info").is_some_and(Value::is_object);
+    if !has_params && !has_info {
+        return None;
+    }
     let num_ctx = show
         .get("parameters")
         .and_then(Value::as_str)
@@ -117,7 +124,7 @@ pub fn ollama_show_ctx(show: &Value) -> (u64, &'static str) {
             })
         });
     if let Some(n) = num_ctx.filter(|&n| n > 0) {
-        return (n, "num_ctx");
+        return Some((n, "num_ctx"));
     }
     let trained = show
         .get("model_info")
@@ -127,10 +134,10 @@ pub fn ollama_show_ctx(show: &Value) -> (u64, &'static str) {
                 .find(|(k, _)| k.ends_with(".context_length"))
                 .and_then(|(_, v)| v.as_u64())
         });
-    (
+    Some((
         trained.map_or(OLLAMA_DEFAULT_CTX, |t| t.min(OLLAMA_DEFAULT_CTX)),
         "default num_ctx",
-    )
+    ))
 }
 
 #[cfg(test)]
@@ -180,13 +187,22 @@ mod tests {
         assert_eq!(ollama_running_ctx(&ps, "llama3"), Some(8_192));
 
         let show = json!({"parameters": "stop \"<|im_end|>\"\nnum_ctx 32768", "model_info": {"qwen2.context_length": 131072}});
-        assert_eq!(ollama_show_ctx(&show), (32_768, "num_ctx"));
+        assert_eq!(ollama_show_ctx(&show), Some((32_768, "num_ctx")));
         let show = json!({"model_info": {"llama.context_length": 131072}});
         assert_eq!(
             ollama_show_ctx(&show),
-            (OLLAMA_DEFAULT_CTX, "default num_ctx")
+            Some((OLLAMA_DEFAULT_CTX, "default num_ctx"))
         );
         let show = json!({"model_info": {"llama.context_length": 2048}});
-        assert_eq!(ollama_show_ctx(&show).0, 2_048);
+        assert_eq!(ollama_show_ctx(&show).map(|s| s.0), Some(2_048));
+        // Any server may answer 200 with JSON to an unknown path: not taken for Ollama.
+        for other in [
+            json!({}),
+            json!({"ok": true}),
+            json!({"error": "not found"}),
+            json!([]),
+        ] {
+            assert_eq!(ollama_show_ctx(&other), None, "{other}");
+        }
     }
 }
