@@ -105,6 +105,14 @@ impl Permissions {
             |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= PERMISSION_GUARD);
         quiet(self.shown_at) && quiet(self.typed_at)
     }
+
+    /// Drops every question (their turn ended); what is typed next goes to the composer.
+    pub fn close_all(&mut self) {
+        self.queue.clear();
+        self.selected = 0;
+        self.note = None;
+        self.shown_at = None;
+    }
 }
 
 /// How long a new permission question, or one the user was typing over, ignores answer keys.

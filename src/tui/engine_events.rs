@@ -233,6 +233,8 @@ impl App {
                     self.transcript.notice(NoticeLevel::Info, "interrupted");
                 }
                 self.transcript.settle();
+                // the turn's questions ended with it: a late answer must not apply
+                self.permissions.close_all();
                 self.interrupting = false;
                 self.running_tool = None;
                 self.retry = None;

@@ -163,7 +163,11 @@ impl App {
         // any other key disarms the quit prompt
         self.quit_armed = None;
         let now = Instant::now();
-        if !self.permissions.queue.is_empty() && self.permissions.armed(now) {
+        // Keys wait for the question to be read, except esc: denying is always safe.
+        if !self.permissions.queue.is_empty()
+            && (self.permissions.armed(now)
+                || self.keymap.action(Context::Permission, &k) == Some(Action::Deny))
+        {
             self.permission_key(k);
             return;
         }
@@ -336,8 +340,9 @@ impl App {
     }
 
     fn ctrl_c(&mut self) {
-        if let Some(note) = self.permissions.note.take() {
-            drop(note);
+        // at a question it answers that question: the call is denied and the question closes
+        if !self.permissions.queue.is_empty() {
+            self.answer_permission(crate::event::PermissionReply::Deny, None);
             return;
         }
         if self.popup.take().is_some() {

@@ -57,7 +57,7 @@ impl Context {
 #[strum(serialize_all = "snake_case")]
 pub enum Action {
     #[strum(
-        message = "clear the prompt, close a popup · twice to quit",
+        message = "clear the prompt, close a popup or question · twice to quit",
         props(context = "global", keys = "ctrl+c")
     )]
     Cancel,
