@@ -131,9 +131,7 @@ impl App {
             ),
             Event::PermissionAsked(req) => {
                 if self.permissions.queue.is_empty() {
-                    self.permissions.selected = 0;
-                    self.permissions.note = None;
-                    self.permissions.shown_at = Some(Instant::now());
+                    self.permissions.front_changed();
                 }
                 self.notify_waiting(&req.tool);
                 self.permissions.queue.push_back(req);

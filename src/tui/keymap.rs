@@ -193,6 +193,16 @@ pub enum Action {
         props(context = "permission", keys = "enter")
     )]
     OptionChoose,
+    #[strum(
+        message = "scroll a long question back",
+        props(context = "permission", keys = "pageup")
+    )]
+    QuestionScrollUp,
+    #[strum(
+        message = "scroll a long question on (allowing waits for its end)",
+        props(context = "permission", keys = "pagedown")
+    )]
+    QuestionScrollDown,
 }
 
 impl Action {

@@ -28,6 +28,7 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     assert!(app.composer.text().ends_with('y'));
     // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
     app.permissions.typed_at = Some(long_ago);
+    render(&mut app, 80, 24);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
     assert_eq!(
