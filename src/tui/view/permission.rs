@@ -41,7 +41,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let w = area.width.saturating_sub(2).min(MAX_WIDTH);
     let inner_w = w.saturating_sub(4) as usize;
     let note_rows: u16 = if app.permissions.note.is_some() { 3 } else { 0 };
-    let (always, grants) = always_option(&req.patterns, inner_w.saturating_sub(2));
+    let (always, grants) = always_option(req, inner_w.saturating_sub(2));
     // borders, header, blank, three options, blank, hint, the note
     let fixed = 9 + note_rows as usize;
     let avail = (area.height as usize).saturating_sub(fixed).max(1);
@@ -67,7 +67,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     lines.push(hint(app, body.max_scroll > 0, inner_w));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
-    frame.render_widget(Clear, r);
+    // the margins beside the box too: nothing underneath shows against its border
+    frame.render_widget(Clear, Rect { x: area.x, width: area.width, ..r });
     let b = block(&format!("permission · {}", req.tool))
         .border_style(Style::default().fg(theme().warn));
     let inner = b.inner(r);
@@ -247,8 +248,10 @@ fn highlight(s: &str, needles: &[String], base: Style, hi: Style) -> Vec<Span<'s
 }
 
 /// The "always" option, naming what it grants when that fits on its line; otherwise the
-/// grants, to go whole with the question's text.
-fn always_option(patterns: &[String], width: usize) -> (String, Option<String>) {
+/// grants, to go whole with the question's text (unless the title shows each of them whole,
+/// highlighted).
+fn always_option(req: &PermissionRequest, width: usize) -> (String, Option<String>) {
+    let patterns = &req.patterns;
     if patterns.is_empty() {
         return ("2. Always allow this session".into(), None);
     }
@@ -260,6 +263,10 @@ fn always_option(patterns: &[String], width: usize) -> (String, Option<String>) 
     let full = format!("2. Always allow this session ({joined})");
     if format::width(&full) <= width {
         (full, None)
+    } else if matched_parts(patterns).len() == patterns.len()
+        && patterns.iter().all(|p| req.title.contains(p.as_str()))
+    {
+        ("2. Always allow this session (what is highlighted)".into(), None)
     } else {
         ("2. Always allow this session (see above)".into(), Some(joined))
     }
