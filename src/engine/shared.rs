@@ -277,6 +277,9 @@ mod tests {
             next.answer().await,
             Some((PermissionReply::Deny, Some("no".into())))
         );
-        assert!(!shared.reply("P2", (PermissionReply::Once, None)), "answered twice");
+        assert!(
+            !shared.reply("P2", (PermissionReply::Once, None)),
+            "answered twice"
+        );
     }
 }

@@ -55,7 +55,9 @@ impl App {
             MouseEventKind::ScrollUp if question => {
                 self.permissions.scroll_by(-(WHEEL_LINES as isize))
             }
-            MouseEventKind::ScrollDown if question => self.permissions.scroll_by(WHEEL_LINES as isize),
+            MouseEventKind::ScrollDown if question => {
+                self.permissions.scroll_by(WHEEL_LINES as isize)
+            }
             MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
             MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
             MouseEventKind::Down(MouseButton::Left) => {

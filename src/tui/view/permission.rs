@@ -68,7 +68,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
     // the margins beside the box too: nothing underneath shows against its border
-    frame.render_widget(Clear, Rect { x: area.x, width: area.width, ..r });
+    frame.render_widget(
+        Clear,
+        Rect {
+            x: area.x,
+            width: area.width,
+            ..r
+        },
+    );
     let b = block(&format!("permission · {}", req.tool))
         .border_style(Style::default().fg(theme().warn));
     let inner = b.inner(r);
@@ -152,7 +159,11 @@ fn body(
 
 /// What the call is: the request's title (a command, a path), every line of it; for a command
 /// the title does not hold whole, the command; for other tools (MCP ones), their arguments.
-fn subject(req: &PermissionRequest, input: Option<(&str, &Value)>, width: usize) -> Vec<Line<'static>> {
+fn subject(
+    req: &PermissionRequest,
+    input: Option<(&str, &Value)>,
+    width: usize,
+) -> Vec<Line<'static>> {
     let muted = Style::default().fg(theme().muted);
     let needles = matched_parts(&req.patterns);
     let mut out = text_lines(&req.title, &needles, muted, width);
@@ -266,9 +277,15 @@ fn always_option(req: &PermissionRequest, width: usize) -> (String, Option<Strin
     } else if matched_parts(patterns).len() == patterns.len()
         && patterns.iter().all(|p| req.title.contains(p.as_str()))
     {
-        ("2. Always allow this session (what is highlighted)".into(), None)
+        (
+            "2. Always allow this session (what is highlighted)".into(),
+            None,
+        )
     } else {
-        ("2. Always allow this session (see above)".into(), Some(joined))
+        (
+            "2. Always allow this session (see above)".into(),
+            Some(joined),
+        )
     }
 }
 
