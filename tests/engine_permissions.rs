@@ -278,3 +278,33 @@ async fn an_edit_that_cannot_succeed_is_not_put_to_the_user() {
         "one\n"
     );
 }
+
+/// A reply that comes after its call was interrupted (the user answers a question the turn no
+/// longer has) does nothing: "always" grants nothing, and the same command is asked about again.
+#[tokio::test]
+async fn a_late_reply_to_an_interrupted_question_does_nothing() {
+    let mut h = harness(vec![], false).await;
+    h.server.push(bash("c1", "echo late > late.txt"));
+    h.send(Op::user_turn("go"));
+    let stale = h.permission_asked().await;
+    h.send(Op::Interrupt);
+    assert_eq!(h.turn_finished().await, TurnEnd::Interrupted);
+    h.send(Op::PermissionReply {
+        id: stale.id.clone(),
+        reply: PermissionReply::Always,
+        message: None,
+    });
+    h.server.push(bash("c2", "echo late > late.txt"));
+    h.server.push(openai::text("ok", Some((1200, 2))));
+    h.send(Op::user_turn("again"));
+    let req = h.permission_asked().await;
+    assert_eq!(req.call_id, "c2", "the late always was applied");
+    assert_ne!(req.id, stale.id);
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Deny,
+        message: None,
+    });
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert!(!h.workspace.path().join("late.txt").exists());
+}

@@ -670,3 +670,66 @@ fn a_custom_command_runs_from_the_slash_popup_in_tmux() {
     quit(&session);
     drop(rt);
 }
+
+/// A permission question in the real binary: the whole command shows (its `; touch PWNED`
+/// tail too), Ctrl+C denies it and closes the box and the `? permission` status, and what is
+/// typed next goes to the composer (not to a deny note).
+#[test]
+fn ctrl_c_at_a_permission_question_closes_it_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(MockServer::start());
+    let sneaky = r#"{"command":"echo checking the build output for warnings and errors in all of the crates; touch PWNED"}"#;
+    server.push(openai::tool_calls(
+        &[("call_sneaky", "bash", sneaky)],
+        Some((2_000, 20)),
+    ));
+    server.push(openai::text("Not run, as you wish", Some((2_100, 5))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let config = write_config(data.path(), &server.openai_base_url());
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        work.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-perm-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.type_text("check the build");
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the question", 30, |s| {
+        s.contains("permission · bash") && status_line(s).contains("? permission")
+    });
+    assert!(screen.contains("touch PWNED"), "the tail is cut: {screen}");
+    session.keys(&["C-c"]);
+    let screen = session.wait_for("the question to close", 10, |s| {
+        !s.contains("permission · bash") && !status_line(s).contains("? permission")
+    });
+    assert!(!screen.contains("Deny, with a note"), "{screen}");
+    session.type_text("next question");
+    let screen = session.wait_for("the text in the composer", 10, |s| {
+        s.lines()
+            .any(|l| l.starts_with('│') && l.contains("next question"))
+    });
+    assert!(
+        !screen.contains(" note "),
+        "the text went to a deny note: {screen}"
+    );
+    assert!(!screen.contains("permission · bash"), "{screen}");
+    assert!(
+        !work.path().join("PWNED").exists(),
+        "the denied command ran"
+    );
+    session.keys(&["C-c"]); // clears the prompt
+    quit(&session);
+    drop(rt);
+}

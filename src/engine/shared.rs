@@ -75,12 +75,47 @@ impl Shared {
         token
     }
 
-    pub fn wait_permission(&self, id: &str) -> oneshot::Receiver<PermissionAnswer> {
+    /// Registers question `id` as pending until the returned wait is dropped: a reply that
+    /// comes after (the turn was interrupted, the call ended) finds nothing to answer.
+    pub fn wait_permission(&self, id: &str) -> PermissionWait {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut map) = self.permissions.lock() {
             map.insert(id.to_string(), tx);
         }
-        rx
+        PermissionWait {
+            id: id.to_string(),
+            pending: self.permissions.clone(),
+            rx,
+        }
+    }
+
+    /// Hands the user's reply to question `id`; false when no such question is pending (it
+    /// ended, or was answered already): the reply is dropped.
+    pub fn reply(&self, id: &str, answer: PermissionAnswer) -> bool {
+        let waiter = self.permissions.lock().ok().and_then(|mut m| m.remove(id));
+        waiter.is_some_and(|tx| tx.send(answer).is_ok())
+    }
+}
+
+/// A question waiting for its reply; dropping it withdraws the question.
+pub struct PermissionWait {
+    id: String,
+    pending: std::sync::Arc<Mutex<HashMap<String, oneshot::Sender<PermissionAnswer>>>>,
+    rx: oneshot::Receiver<PermissionAnswer>,
+}
+
+impl PermissionWait {
+    /// The reply; `None` if the question was withdrawn without one.
+    pub async fn answer(&mut self) -> Option<PermissionAnswer> {
+        (&mut self.rx).await.ok()
+    }
+}
+
+impl Drop for PermissionWait {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.pending.lock() {
+            map.remove(&self.id);
+        }
     }
 }
 
@@ -139,13 +174,8 @@ pub async fn pump(
                 }
             }
             Op::PermissionReply { id, reply, message } => {
-                let waiter = shared
-                    .permissions
-                    .lock()
-                    .ok()
-                    .and_then(|mut m| m.remove(&id));
-                if let Some(tx) = waiter {
-                    let _ = tx.send((reply, message));
+                if !shared.reply(&id, (reply, message)) {
+                    tracing::debug!(%id, "a reply to a question no longer pending: dropped");
                 }
             }
             Op::LoadHistory { session_id, before } => {
@@ -223,4 +253,33 @@ pub async fn pump(
         c.cancel();
     }
     let _ = ctl.send(Control::Op(Op::Shutdown));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reply_to_a_question_no_longer_pending_does_nothing() {
+        let shared = Shared::default();
+        // the call was interrupted: its wait ended without an answer
+        drop(shared.wait_permission("P1"));
+        assert!(
+            shared.permissions.lock().is_ok_and(|m| m.is_empty()),
+            "the ended question is still pending"
+        );
+        assert!(!shared.reply("P1", (PermissionReply::Once, None)));
+        // the next question is not answered by the late reply either
+        let mut next = shared.wait_permission("P2");
+        assert!(!shared.reply("P1", (PermissionReply::Always, None)));
+        assert!(shared.reply("P2", (PermissionReply::Deny, Some("no".into()))));
+        assert_eq!(
+            next.answer().await,
+            Some((PermissionReply::Deny, Some("no".into())))
+        );
+        assert!(
+            !shared.reply("P2", (PermissionReply::Once, None)),
+            "answered twice"
+        );
+    }
 }

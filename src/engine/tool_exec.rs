@@ -388,10 +388,12 @@ impl Runner {
                 )
             }));
         }
-        let rx = self.shared.wait_permission(&request.id);
+        // pending while this call waits: once it is interrupted a late reply finds nothing
+        let mut wait = self.shared.wait_permission(&request.id);
         self.emit(Event::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
-        let answer = cancel.run_until_cancelled(rx).await.and_then(Result::ok);
+        let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
+        drop(wait);
         if let Some((reply, _)) = &answer {
             self.permissions.reply(&request, *reply);
         }

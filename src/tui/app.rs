@@ -94,6 +94,13 @@ pub struct Permissions {
     pub shown_at: Option<Instant>,
     /// When the last key went to the composer rather than to a question.
     pub typed_at: Option<Instant>,
+    /// How many lines the question's text is scrolled by.
+    pub scroll: usize,
+    /// Set by the view: the most the text scrolls (`None`: not drawn yet) and its page height.
+    pub max_scroll: Option<usize>,
+    pub page: usize,
+    /// The end of the question's text has been on screen: only then may it be allowed.
+    pub seen_end: bool,
 }
 
 impl Permissions {
@@ -104,6 +111,30 @@ impl Permissions {
         let quiet =
             |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= PERMISSION_GUARD);
         quiet(self.shown_at) && quiet(self.typed_at)
+    }
+
+    /// Drops every question (their turn ended); what is typed next goes to the composer.
+    pub fn close_all(&mut self) {
+        self.queue.clear();
+        self.front_changed();
+        self.shown_at = None;
+    }
+
+    /// Another question is in front: it starts unread, at its top, on its first option.
+    pub fn front_changed(&mut self) {
+        self.selected = 0;
+        self.note = None;
+        self.scroll = 0;
+        self.max_scroll = None;
+        self.page = 0;
+        self.seen_end = false;
+        self.shown_at = Some(Instant::now());
+    }
+
+    /// Scrolls the question's text by `lines` (up when negative), within what the view allows.
+    pub fn scroll_by(&mut self, lines: isize) {
+        let to = self.scroll.saturating_add_signed(lines);
+        self.scroll = self.max_scroll.map_or(to, |max| to.min(max));
     }
 }
 

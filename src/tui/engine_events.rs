@@ -131,9 +131,7 @@ impl App {
             ),
             Event::PermissionAsked(req) => {
                 if self.permissions.queue.is_empty() {
-                    self.permissions.selected = 0;
-                    self.permissions.note = None;
-                    self.permissions.shown_at = Some(Instant::now());
+                    self.permissions.front_changed();
                 }
                 self.notify_waiting(&req.tool);
                 self.permissions.queue.push_back(req);
@@ -233,6 +231,8 @@ impl App {
                     self.transcript.notice(NoticeLevel::Info, "interrupted");
                 }
                 self.transcript.settle();
+                // the turn's questions ended with it: a late answer must not apply
+                self.permissions.close_all();
                 self.interrupting = false;
                 self.running_tool = None;
                 self.retry = None;

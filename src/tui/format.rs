@@ -107,6 +107,32 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One line of text exactly as given, for a question the user must judge: nothing is dropped
+/// or rewound as [`sanitize`] does, what the terminal would not show is written out (control
+/// characters as `^X`, direction overrides and invisible characters as `<U+202E>`), and a tab
+/// becomes four spaces. `s` should hold no newline (split lines first).
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            '\u{7f}' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            c if c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}' | '\u{feff}') =>
+            {
+                out.push_str(&format!("<U+{:04X}>", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Cuts `s` to at most `max` display columns, adding `…` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
     use unicode_truncate::UnicodeTruncateStr;
@@ -128,6 +154,14 @@ pub fn width(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_writes_out_what_a_terminal_would_hide() {
+        assert_eq!(visible("rm -rf /\rls"), "rm -rf /^Mls");
+        assert_eq!(visible("a\u{1b}[2Kb\tc"), "a^[[2Kb    c");
+        assert_eq!(visible("x\u{202e}y\u{7f}"), "x<U+202E>y^?");
+        assert_eq!(visible("plain ünïcode"), "plain ünïcode");
+    }
 
     #[test]
     fn token_figures() {

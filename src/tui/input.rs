@@ -49,7 +49,15 @@ impl App {
     }
 
     fn on_mouse(&mut self, m: MouseEvent) {
+        let question = !self.permissions.queue.is_empty();
         match m.kind {
+            // the wheel scrolls what is in front: a question, else the transcript
+            MouseEventKind::ScrollUp if question => {
+                self.permissions.scroll_by(-(WHEEL_LINES as isize))
+            }
+            MouseEventKind::ScrollDown if question => {
+                self.permissions.scroll_by(WHEEL_LINES as isize)
+            }
             MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
             MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
             MouseEventKind::Down(MouseButton::Left) => {
@@ -163,7 +171,12 @@ impl App {
         // any other key disarms the quit prompt
         self.quit_armed = None;
         let now = Instant::now();
-        if !self.permissions.queue.is_empty() && self.permissions.armed(now) {
+        // Keys wait for the question to be read, except esc and scrolling: they are safe.
+        let safe = matches!(
+            self.keymap.action(Context::Permission, &k),
+            Some(Action::Deny | Action::QuestionScrollUp | Action::QuestionScrollDown)
+        );
+        if !self.permissions.queue.is_empty() && (safe || self.permissions.armed(now)) {
             self.permission_key(k);
             return;
         }
@@ -336,8 +349,9 @@ impl App {
     }
 
     fn ctrl_c(&mut self) {
-        if let Some(note) = self.permissions.note.take() {
-            drop(note);
+        // at a question it answers that question: the call is denied and the question closes
+        if !self.permissions.queue.is_empty() {
+            self.answer_permission(crate::event::PermissionReply::Deny, None);
             return;
         }
         if self.popup.take().is_some() {

@@ -57,7 +57,7 @@ impl Context {
 #[strum(serialize_all = "snake_case")]
 pub enum Action {
     #[strum(
-        message = "clear the prompt, close a popup · twice to quit",
+        message = "clear the prompt, close a popup or question · twice to quit",
         props(context = "global", keys = "ctrl+c")
     )]
     Cancel,
@@ -193,6 +193,16 @@ pub enum Action {
         props(context = "permission", keys = "enter")
     )]
     OptionChoose,
+    #[strum(
+        message = "scroll a long question back",
+        props(context = "permission", keys = "pageup")
+    )]
+    QuestionScrollUp,
+    #[strum(
+        message = "scroll a long question on (allowing waits for its end)",
+        props(context = "permission", keys = "pagedown")
+    )]
+    QuestionScrollDown,
 }
 
 impl Action {

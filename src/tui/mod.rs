@@ -43,6 +43,8 @@ mod paging_tests;
 #[cfg(test)]
 mod permission_tests;
 #[cfg(test)]
+mod permission_view_tests;
+#[cfg(test)]
 mod picker_tests;
 #[cfg(test)]
 mod subagent_tests;

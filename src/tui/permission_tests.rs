@@ -28,6 +28,7 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     assert!(app.composer.text().ends_with('y'));
     // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
     app.permissions.typed_at = Some(long_ago);
+    render(&mut app, 80, 24);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
     assert_eq!(
@@ -160,4 +161,103 @@ fn permission_answer_is_marked_on_the_tool_cell() {
         .position(|l| l.contains("bash ls -la"))
         .unwrap();
     assert!(lines[h + 1].contains("⎿ total 0"), "{screen}");
+}
+
+/// What the screen shows of a question: its box, or the status bar's `? permission`.
+fn question_shown(screen: &str) -> bool {
+    screen.contains("permission · bash") || screen.contains("? permission")
+}
+
+#[test]
+fn ctrl_c_at_a_question_denies_it_and_typing_goes_to_the_composer() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    read_question(&mut app);
+    assert!(question_shown(&render(&mut app, 80, 24)));
+    ctrl(&mut app, 'c');
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Deny,
+            message: None
+        }]
+    );
+    assert!(app.permissions.queue.is_empty());
+    assert!(!app.should_quit && app.quit_armed.is_none(), "not a quit");
+    let screen = render(&mut app, 80, 24);
+    assert!(!question_shown(&screen), "{screen}");
+    assert!(screen.contains("denied: bash · make install"), "{screen}");
+    type_str(&mut app, "next question");
+    assert!(ops(&mut rx).is_empty(), "typing answered something");
+    assert_eq!(app.composer.text(), "next question");
+}
+
+#[test]
+fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('n'));
+    assert!(app.permissions.note.is_some());
+    ctrl(&mut app, 'c');
+    assert!(app.permissions.queue.is_empty() && app.permissions.note.is_none());
+    assert!(matches!(
+        ops(&mut rx).as_slice(),
+        [Op::PermissionReply {
+            reply: PermissionReply::Deny,
+            ..
+        }]
+    ));
+    type_str(&mut app, "n");
+    assert_eq!(app.composer.text(), "n");
+}
+
+#[test]
+fn esc_denies_a_question_even_before_it_takes_keys() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    // just shown: letters would go to the composer, but esc denies at once
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::Deny,
+            message: None
+        }]
+    );
+    assert!(!question_shown(&render(&mut app, 80, 24)));
+    type_str(&mut app, "next question");
+    assert_eq!(app.composer.text(), "next question");
+}
+
+#[test]
+fn a_turn_that_ends_takes_its_questions_with_it() {
+    use crate::event::{EngineState, TurnEnd};
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        Event::State {
+            state: EngineState::Running,
+            detail: None,
+        },
+    );
+    ev(&mut app, asked("P1", "make install"));
+    ev(&mut app, asked("P2", "make clean"));
+    ev(
+        &mut app,
+        Event::TurnFinished {
+            reason: TurnEnd::Interrupted,
+        },
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(!question_shown(&screen), "{screen}");
+    assert!(screen.contains("interrupted"), "{screen}");
+    // a late `y` is a letter of the next prompt, not an answer to an ended call
+    read_question(&mut app);
+    type_str(&mut app, "yes next");
+    assert!(ops(&mut rx).is_empty(), "a late answer was sent");
+    assert_eq!(app.composer.text(), "yes next");
+    assert!(!render(&mut app, 80, 24).contains("allowed once"));
 }

@@ -1,7 +1,5 @@
 //! Keys in a popup: pickers (model, sessions, rewind, themes…) and the permission question.
 
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
@@ -86,6 +84,11 @@ impl App {
 
     pub(super) fn permission_key(&mut self, k: KeyEvent) {
         let action = self.keymap.action(Context::Permission, &k);
+        match action {
+            Some(Action::QuestionScrollUp) => return self.scroll_question(-1),
+            Some(Action::QuestionScrollDown) => return self.scroll_question(1),
+            _ => {}
+        }
         if let Some(note) = &mut self.permissions.note {
             match action {
                 Some(Action::OptionChoose) => {
@@ -107,6 +110,7 @@ impl App {
             }
             return;
         }
+        let unread = !self.permissions.seen_end;
         match action {
             Some(Action::OptionPrev) => {
                 self.permissions.selected = (self.permissions.selected + 2) % 3
@@ -114,11 +118,15 @@ impl App {
             Some(Action::OptionNext) => {
                 self.permissions.selected = (self.permissions.selected + 1) % 3
             }
+            // allowing waits until the whole of what is allowed has been on screen
+            Some(Action::AllowOnce) if unread => {}
+            Some(Action::AllowAlways) if unread => {}
             Some(Action::AllowOnce) => self.answer_permission(PermissionReply::Once, None),
             Some(Action::AllowAlways) => self.answer_permission(PermissionReply::Always, None),
             Some(Action::DenyWithNote) => self.open_note(),
             Some(Action::Deny) => self.answer_permission(PermissionReply::Deny, None),
             Some(Action::OptionChoose) => match self.permissions.selected {
+                0 | 1 if unread => {}
                 0 => self.answer_permission(PermissionReply::Once, None),
                 1 => self.answer_permission(PermissionReply::Always, None),
                 _ => self.open_note(),
@@ -145,9 +153,13 @@ impl App {
             message: note.clone(),
         });
         self.transcript.permission(req, reply, note);
-        self.permissions.selected = 0;
-        self.permissions.note = None;
         // the next question (if any) was already waiting: it appears now
-        self.permissions.shown_at = Some(Instant::now());
+        self.permissions.front_changed();
+    }
+
+    /// Scrolls the question's text by `pages` of what the box shows (up when negative).
+    pub(super) fn scroll_question(&mut self, pages: isize) {
+        let page = self.permissions.page.saturating_sub(1).max(1) as isize;
+        self.permissions.scroll_by(pages * page);
     }
 }

@@ -105,8 +105,10 @@ pub(super) fn ctrl(app: &mut App, c: char) {
     ))));
 }
 
-/// The user has had time to read the permission question on screen.
+/// The user has had time to read the permission question on screen (drawn whole: a question
+/// is allowed only once its end has been on screen).
 pub(super) fn read_question(app: &mut App) {
+    render(app, 100, 30);
     app.permissions.shown_at = None;
     app.permissions.typed_at = None;
 }

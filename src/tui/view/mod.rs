@@ -1,5 +1,6 @@
 //! Drawing: transcript above, composer, status bar at the bottom; overlays on top.
 
+pub mod permission;
 pub mod popups;
 pub mod status;
 
@@ -72,7 +73,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         None => {}
     }
     if !app.permissions.queue.is_empty() {
-        popups::permission(frame, above_status, app);
+        permission::draw(frame, above_status, app);
     }
 }
 

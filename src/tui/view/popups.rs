@@ -1,4 +1,5 @@
-//! Overlays: the slash-command popup, help, the /context breakdown, pickers, the permission modal.
+//! Overlays: the slash-command popup, help, the /context breakdown, pickers (the permission
+//! question is `permission.rs`).
 
 use crate::tui::keymap::{Action, Keymap};
 use crate::tui::theme::theme;
@@ -6,16 +7,16 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
 
 use crate::event::{Breakdown, ContextUsage, McpServerStatus, McpState};
 
-use super::super::app::{App, Picker, PickerKind};
+use super::super::app::{Picker, PickerKind};
 use super::super::format::{self, truncate};
 use super::super::mcp::SlashItem;
 use crate::commands::Command;
 
-fn block(title: &str) -> Block<'static> {
+pub(super) fn block(title: &str) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(theme().accent))
@@ -552,171 +553,6 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         Style::default().fg(theme().dim),
     )));
     frame.render_widget(Paragraph::new(lines).block(block(title)), r);
-}
-
-pub fn permission(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(req) = app.permissions.queue.front() else {
-        return;
-    };
-    let more = app.permissions.queue.len() - 1;
-    let w = area.width.saturating_sub(4).min(76);
-    let inner_w = w.saturating_sub(4) as usize;
-    let mut lines: Vec<Line> = Vec::new();
-    lines.push(Line::from(Span::styled(
-        match &req.agent {
-            Some(agent) => format!(
-                "sub-agent {} wants to run {}:",
-                format::sanitize(agent),
-                req.tool
-            ),
-            None => format!("pith wants to run {}:", req.tool),
-        },
-        Style::default().add_modifier(Modifier::BOLD),
-    )));
-    let title = format::sanitize(&req.title).to_string();
-    for l in title.lines().take(4) {
-        lines.push(Line::from(Span::styled(
-            format!("  {}", truncate(l, inner_w.saturating_sub(2))),
-            Style::default().fg(theme().muted),
-        )));
-    }
-    // what the call will change, as far as the screen allows (the rest of the modal is ~12 rows)
-    let room = (area.height as usize)
-        .saturating_sub(lines.len() + 14)
-        .min(16);
-    if let Some((tool, input)) = app.transcript.tool_call(&req.call_id) {
-        lines.extend(call_preview(tool, input, inner_w.saturating_sub(2), room));
-    }
-    lines.push(Line::default());
-    let pattern = if req.patterns.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", req.patterns.join(", "))
-    };
-    let options = [
-        "1. Allow once".to_string(),
-        format!("2. Always allow this session{pattern}"),
-        "3. Deny, with a note for the agent".to_string(),
-    ];
-    for (i, o) in options.iter().enumerate() {
-        let text = truncate(o, inner_w.saturating_sub(2));
-        lines.push(if i == app.permissions.selected {
-            Line::from(Span::styled(
-                format!("› {text}"),
-                Style::default()
-                    .fg(theme().accent)
-                    .add_modifier(Modifier::BOLD),
-            ))
-        } else {
-            Line::from(Span::raw(format!("  {text}")))
-        });
-    }
-    let note_rows = if app.permissions.note.is_some() { 3 } else { 0 };
-    lines.push(Line::default());
-    let hint = if app.permissions.note.is_some() {
-        "enter send denial · esc back"
-    } else if more > 0 {
-        "y once · a always · n deny · ↑↓ enter · esc deny  (+ more waiting)"
-    } else {
-        "y once · a always · n deny · ↑↓ enter · esc deny"
-    };
-    lines.push(Line::from(Span::styled(
-        truncate(hint, inner_w),
-        Style::default().fg(theme().dim),
-    )));
-    let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
-    let r = centered(area, w, h);
-    frame.render_widget(Clear, r);
-    let b = block(&format!("permission · {}", req.tool))
-        .border_style(Style::default().fg(theme().warn));
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
-    let text_area = Rect {
-        x: inner.x + 1,
-        width: inner.width.saturating_sub(1),
-        height: inner.height.saturating_sub(note_rows),
-        ..inner
-    };
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
-    if let Some(note) = &app.permissions.note
-        && inner.height > note_rows
-    {
-        let nr = Rect {
-            x: inner.x + 1,
-            y: inner.y + inner.height - note_rows,
-            width: inner.width.saturating_sub(2),
-            height: note_rows,
-        };
-        let mut ta = note.clone();
-        ta.set_block(
-            Block::bordered()
-                .border_type(BorderType::Rounded)
-                .border_style(Style::default().fg(theme().dim))
-                .title(" note "),
-        );
-        frame.render_widget(&ta, nr);
-    }
-}
-
-/// The change an `edit` or `write` call would make (`-`/`+` lines), or a multi-line command in
-/// full; at most `rows` lines of `width` columns.
-pub fn call_preview(
-    tool: &str,
-    input: &serde_json::Value,
-    width: usize,
-    rows: usize,
-) -> Vec<Line<'static>> {
-    let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
-    let del = Style::default().fg(theme().removed);
-    let add = Style::default().fg(theme().added);
-    let mut diff: Vec<(&str, Style, String)> = Vec::new();
-    match tool {
-        "edit" => {
-            for l in s("old_string").unwrap_or("").lines() {
-                diff.push(("- ", del, l.to_string()));
-            }
-            for l in s("new_string").unwrap_or("").lines() {
-                diff.push(("+ ", add, l.to_string()));
-            }
-        }
-        "write" => {
-            for l in s("content").unwrap_or("").lines() {
-                diff.push(("+ ", add, l.to_string()));
-            }
-        }
-        "bash" => {
-            let cmd = s("command").unwrap_or("");
-            if cmd.lines().count() > 4 {
-                for l in cmd.lines().skip(4) {
-                    diff.push(("  ", Style::default().fg(theme().muted), l.to_string()));
-                }
-            }
-        }
-        _ => {}
-    }
-    if diff.is_empty() || rows < 2 {
-        return Vec::new();
-    }
-    let mut out = vec![Line::default()];
-    let shown = if diff.len() > rows - 1 {
-        rows - 2
-    } else {
-        diff.len()
-    };
-    for (sign, style, text) in diff.iter().take(shown) {
-        let text = format::sanitize(text).replace('\t', "    ");
-        out.push(Line::from(vec![
-            Span::styled(format!("  {sign}"), *style),
-            Span::styled(truncate(&text, width.saturating_sub(4)), *style),
-        ]));
-    }
-    if diff.len() > shown {
-        out.push(Line::from(Span::styled(
-            format!("    … {} more lines", diff.len() - shown),
-            Style::default().fg(theme().dim),
-        )));
-    }
-    out
 }
 
 /// The area of a popup of `rows` lines just above the composer (`anchor`), or `None` when it
