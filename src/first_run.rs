@@ -91,6 +91,24 @@ pub async fn probe_local() -> Option<String> {
     a.or(b)
 }
 
+/// The model to use when none is given, configured or resumed — one rule for the TUI and
+/// `pith run`: the first hosted provider whose key is set (in the environment or stored by
+/// `pith auth login`), else a local server that answers. With the reason, for the notice.
+pub async fn implied_model() -> Option<(String, &'static str)> {
+    let key = |k: &str| crate::secrets::env_var(k).or_else(|| crate::auth::stored_for_env(k));
+    match model_from_keys(key) {
+        Some(m) => Some((m, "its API key is set")),
+        None => probe_local().await.map(|m| (m, "a local server answers")),
+    }
+}
+
+/// What the user is told when [`implied_model`] chose the model.
+pub fn implied_notice(model: &str, why: &str) -> String {
+    format!(
+        "No model is configured; using {model} because {why}. Set model = \"provider/model\" in the config to choose another."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,15 @@ use crate::event::{EngineState, Event, McpState, Op, TurnEnd};
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
-pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
+pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
+    let resuming = args.session.is_some() || args.continue_last;
+    if let Some((model, notice)) = setup
+        .implied_model(args.model.as_deref(), resuming)
+        .await
+    {
+        eprintln!("warning: {notice}");
+        args.model = Some(model);
+    }
     let session = setup.session(
         args.session.as_deref(),
         args.continue_last,

@@ -31,18 +31,9 @@ pub async fn run(
     let mut notice = None;
     let mut model = model_flag;
     if model.is_none() && setup.config().model.is_none() && !resuming {
-        let key = |k: &str| crate::secrets::env_var(k).or_else(|| crate::auth::stored_for_env(k));
-        let found = match first_run::model_from_keys(key) {
-            Some(m) => Some((m, "its API key is set")),
-            None => first_run::probe_local()
-                .await
-                .map(|m| (m, "a local server answers")),
-        };
-        match found {
+        match setup.implied_model(None, resuming).await {
             Some((m, why)) => {
-                notice = Some(format!(
-                    "No model is configured; using {m} because {why}. Set model = \"provider/model\" in the config to choose another."
-                ));
+                notice = Some(why);
                 model = Some(m);
             }
             None => {

@@ -243,6 +243,22 @@ impl Setup {
         Ok(session)
     }
 
+    /// When no model is given (`--model`), configured, or resumed with a session: the one
+    /// [`crate::first_run::implied_model`] finds, with the notice saying why. The same rule for
+    /// both front ends.
+    pub async fn implied_model(
+        &self,
+        flag: Option<&str>,
+        resuming: bool,
+    ) -> Option<(String, String)> {
+        if flag.is_some() || self.config().model.is_some() || resuming {
+            return None;
+        }
+        let (model, why) = crate::first_run::implied_model().await?;
+        let notice = crate::first_run::implied_notice(&model, why);
+        Some((model, notice))
+    }
+
     /// `--model`, else the session's, else the config's.
     fn pick_model(&self, flag: Option<&str>, session: Option<&str>) -> anyhow::Result<String> {
         let model = flag

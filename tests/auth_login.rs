@@ -239,3 +239,37 @@ async fn a_credentials_file_others_can_read_is_refused() {
         "{err}"
     );
 }
+
+/// After `pith auth login openai` with no model configured, `pith run` picks the model the TUI
+/// would (`openai/gpt-4.1`, because its key is stored) instead of stopping with "no model
+/// configured", and says so once on stderr.
+#[tokio::test]
+async fn pith_run_picks_the_model_the_tui_would() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let dir = env.home.path().join(".config/pith");
+    std::fs::create_dir_all(&dir).unwrap();
+    // No model: only the built-in openai provider, pointed at the mock.
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "[provider.openai]\nbase_url = \"{}/v1\"\nmax_retries = 0\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = login(&env, "openai", KEY).await;
+    assert!(out.status.success(), "{}", text(&out));
+    server.push(openai::text("hello", None));
+    let mut c = cmd(&env, &["run", "hi"]);
+    c.env_remove("PITH_MODEL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENROUTER_API_KEY");
+    let out = output(c).await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(server.requests().len(), 1, "{}", text(&out));
+    assert_eq!(server.request_body(0)["model"], "gpt-4.1");
+    let err = stderr(&out);
+    assert!(err.contains("using openai/gpt-4.1"), "{err}");
+}
