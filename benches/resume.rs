@@ -35,6 +35,7 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
     TuiInit {
         model: session.model.clone(),
         models: vec!["anthropic/claude-sonnet-4-5".into()],
+        keys: Default::default(),
         workspace: PathBuf::from("/srv/demo"),
         git_branch: Some("main".into()),
         context: ContextUsage {

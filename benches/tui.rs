@@ -62,6 +62,7 @@ fn app(messages: Vec<Message>) -> App {
             more_history: false,
             model: "anthropic/claude-sonnet-4-5".into(),
             models: vec!["anthropic/claude-sonnet-4-5".into()],
+            keys: Default::default(),
             workspace: PathBuf::from("/srv/demo"),
             git_branch: Some("main".into()),
             context: ContextUsage {

@@ -31,6 +31,11 @@ pub enum Command {
     #[strum(message = "switch the model", props(args = "[provider/model]"))]
     Model,
     #[strum(
+        message = "store an API key for a provider (asks for it here)",
+        props(args = "[provider]")
+    )]
+    Login,
+    #[strum(
         to_string = "sessions",
         serialize = "resume",
         message = "resume a stored session"
@@ -117,6 +122,7 @@ impl Command {
         !matches!(
             self,
             Command::Help
+                | Command::Login
                 | Command::Keys
                 | Command::Theme
                 | Command::Context
@@ -214,9 +220,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "sessions", "agents", "new", "export", "mcp",
-                "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help", "keys",
-                "theme", "quit"
+                "compact", "context", "model", "login", "sessions", "agents", "new", "export",
+                "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help",
+                "keys", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

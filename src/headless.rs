@@ -11,10 +11,7 @@ use crate::setup::Setup;
 /// Runs the turn and returns the process exit code.
 pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     let resuming = args.session.is_some() || args.continue_last;
-    if let Some((model, notice)) = setup
-        .implied_model(args.model.as_deref(), resuming)
-        .await
-    {
+    if let Some((model, notice)) = setup.implied_model(args.model.as_deref(), resuming).await {
         eprintln!("warning: {notice}");
         args.model = Some(model);
     }

@@ -111,6 +111,7 @@ pub async fn run(
     let init = TuiInit {
         model: session.model.clone(),
         models: catalog::known_models(setup.config()),
+        keys: key_access(&setup),
         workspace: setup.workspace.clone(),
         git_branch: git_branch(&setup.workspace),
         context: initial_context(&setup, &session),
@@ -154,6 +155,41 @@ fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
     )
     .map(|_| ())
     .map_err(|e| format!("{e:#}"))
+}
+
+/// Which providers take a key and have none, and how the TUI stores one (`/login`).
+fn key_access(setup: &Setup) -> tui::login::KeyAccess {
+    let mut providers = Vec::new();
+    let mut missing = std::collections::BTreeSet::new();
+    for (name, pc) in &setup.config().provider {
+        let Some(var) = pc.api_key_env.clone().filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        if missing_key(setup, &format!("{name}/-")).is_some() {
+            missing.insert(name.clone());
+        }
+        providers.push(tui::key_prompt::KeyNeed {
+            provider: name.clone(),
+            var,
+            base_url: pc.base_url.clone(),
+        });
+    }
+    let loaded = setup.loaded.clone();
+    let workspace = setup.workspace.clone();
+    let data_dir = setup.data_dir.clone();
+    let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
+        crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
+            .map_err(|e| format!("{e:#}"))?;
+        match crate::auth::install_from(&data_dir) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    });
+    tui::login::KeyAccess {
+        providers,
+        missing,
+        store: Some(store),
+    }
 }
 
 /// The built-in hosted providers a first run can use with just a key, in order of preference.
@@ -263,6 +299,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         more_history: false,
         model: "(no model)".into(),
         models: catalog::known_models(setup.config()),
+        keys: key_access(setup),
         workspace: setup.workspace.clone(),
         git_branch: git_branch(&setup.workspace),
         context: ContextUsage::default(),

@@ -81,6 +81,8 @@ pub enum Popup {
     Picker(Picker),
     /// `/mcp`: the servers, their state, tools and cost.
     Mcp,
+    /// `/login`, or `/model` for a provider with no key: the key dialog.
+    Key(super::login::KeyDialog),
 }
 
 /// Pending permission questions; the first is on screen.
@@ -171,6 +173,8 @@ pub struct App {
     /// Asked for with /model, not yet confirmed by the engine.
     pub pending_model: Option<String>,
     pub models: Vec<String>,
+    /// Which providers have a key, and how to store one (`/login`).
+    pub keys: super::login::KeyAccess,
     pub workspace: PathBuf,
     pub git_branch: Option<String>,
     pub context: ContextUsage,
@@ -291,6 +295,7 @@ impl App {
             model: init.model,
             pending_model: None,
             models: init.models,
+            keys: init.keys,
             custom_commands: init.custom_commands,
             workspace: init.workspace,
             git_branch: init.git_branch,

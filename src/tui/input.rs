@@ -32,6 +32,8 @@ impl App {
             TermEvent::Paste(text) => {
                 if let Some(note) = &mut self.permissions.note {
                     note.insert_str(text.replace(['\r', '\n'], " "));
+                } else if matches!(self.popup, Some(super::app::Popup::Key(_))) {
+                    self.key_dialog_paste(&text);
                 } else if self.popup.is_none() {
                     // a dropped image file arrives as its path: attach it
                     match super::mentions::pasted_image(&text, &self.workspace) {

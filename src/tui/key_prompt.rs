@@ -32,6 +32,7 @@ pub enum KeyAnswer {
     Quit,
 }
 
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeyScreen {
     /// The providers to choose from (tab switches); the first is the default.
     pub choices: Vec<KeyNeed>,
@@ -39,6 +40,8 @@ pub struct KeyScreen {
     input: String,
     /// Why the last key was not stored.
     pub error: Option<String>,
+    /// Opened from the running TUI (`/login`, `/model`): Esc and Ctrl+C close it.
+    pub in_app: bool,
 }
 
 impl KeyScreen {
@@ -48,7 +51,13 @@ impl KeyScreen {
             selected: 0,
             input: String::new(),
             error: None,
+            in_app: false,
         }
+    }
+
+    /// Forgets what was typed (after a key was refused).
+    pub fn clear_input(&mut self) {
+        self.input.clear();
     }
 
     /// The provider the key is for.
@@ -111,6 +120,11 @@ impl KeyScreen {
             Span::raw(format!("{dots}  ({n} characters)"))
         };
         let mut lines = if self.choices.len() > 1 {
+            let heading = if self.in_app {
+                "Paste an API key"
+            } else {
+                "No model is configured: paste an API key"
+            };
             let mut names = vec![Span::raw("Provider: ")];
             for (i, c) in self.choices.iter().enumerate() {
                 let style = if i == self.selected {
@@ -122,10 +136,7 @@ impl KeyScreen {
                 names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
             }
             vec![
-                Line::from(Span::styled(
-                    "No model is configured: paste an API key",
-                    bold,
-                )),
+                Line::from(Span::styled(heading, bold)),
                 Line::default(),
                 Line::from(names),
                 Line::default(),
@@ -141,8 +152,10 @@ impl KeyScreen {
         };
         lines.extend([
             Line::from(format!(
-                "{} is not set. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
-                need.var, need.base_url
+                "{} {}. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
+                need.var,
+                if self.in_app { "is the variable it is read from (a stored key is used when it is not set)" } else { "is not set" },
+                need.base_url
             )),
             Line::default(),
             Line::from(vec![Span::styled("› ", Style::default().fg(accent)), field]),
@@ -155,10 +168,11 @@ impl KeyScreen {
             )));
         }
         lines.push(Line::default());
-        let keys = if self.choices.len() > 1 {
-            "tab provider · enter store · esc go on without one · ctrl-c quit"
-        } else {
-            "enter store · esc go on without one · ctrl-u clear · ctrl-c quit"
+        let keys = match (self.choices.len() > 1, self.in_app) {
+            (true, false) => "tab provider · enter store · esc go on without one · ctrl-c quit",
+            (false, false) => "enter store · esc go on without one · ctrl-u clear · ctrl-c quit",
+            (true, true) => "tab provider · enter store · ctrl-u clear · esc cancel",
+            (false, true) => "enter store · ctrl-u clear · esc cancel",
         };
         lines.push(Line::from(Span::styled(keys, gray)));
         let rows: usize = lines

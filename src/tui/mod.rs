@@ -17,6 +17,7 @@ pub mod input;
 pub mod key;
 pub mod key_prompt;
 pub mod keymap;
+pub mod login;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
@@ -38,6 +39,8 @@ mod convenience_tests;
 mod engine_event_tests;
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod login_tests;
 #[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
@@ -84,6 +87,8 @@ pub struct TuiInit {
     pub model: String,
     /// For the /model picker.
     pub models: Vec<String>,
+    /// Which providers have a key, and how to store one (`/login`, `/model`).
+    pub keys: login::KeyAccess,
     pub workspace: PathBuf,
     pub git_branch: Option<String>,
     /// The initial context figure.

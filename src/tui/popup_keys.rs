@@ -22,6 +22,7 @@ impl App {
                 _ => self.popup = None,
             },
             Popup::Context(_) | Popup::Mcp => self.popup = None,
+            Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
             Popup::Picker(p) => {
                 let n = p.visible().len();
                 match (list, k.code) {

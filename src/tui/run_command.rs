@@ -30,6 +30,7 @@ impl App {
                 self.popup = Some(Popup::Context(None));
                 self.send(Op::ContextBreakdown);
             }
+            Command::Login => self.login(arg),
             Command::Model => match arg {
                 Some(m) => self.set_model(m),
                 None => {
@@ -45,6 +46,8 @@ impl App {
                             .map(|m| PickItem {
                                 detail: if m == self.model {
                                     "current".into()
+                                } else if let Some(need) = self.keys.missing_for(&m) {
+                                    format!("needs a key ({}) · enter adds it", need.var)
                                 } else {
                                     String::new()
                                 },
@@ -151,6 +154,9 @@ impl App {
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms
     /// it (a model without a key or provider is refused).
     pub(super) fn set_model(&mut self, model: String) {
+        if self.ask_key_for(&model) {
+            return;
+        }
         self.send(Op::SetModel {
             model: model.clone(),
         });

@@ -57,6 +57,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
             "openai/gpt-4.1".into(),
             "openai/gpt-4.1-mini".into(),
         ],
+        keys: Default::default(),
         workspace: PathBuf::from("/srv/demo"),
         git_branch: Some("main".into()),
         context: usage(20_000),

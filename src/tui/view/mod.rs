@@ -70,6 +70,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         }
         Some(Popup::Mcp) => popups::mcp(frame, above_status, &app.mcp),
         Some(Popup::Picker(p)) => popups::picker(frame, above_status, p),
+        Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
         None => {}
     }
     if !app.permissions.queue.is_empty() {

@@ -1,0 +1,152 @@
+//! API keys from inside the TUI, as Claude Code users expect: `/login [provider]` opens the key
+//! dialog in place, and so does `/model` for a provider that has no key — instead of a choice
+//! that fails, or an error sending the user out to `pith auth login`. The key is stored as
+//! `pith auth login` stores it, and the model asked for is switched to.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use super::app::{App, Popup};
+use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
+use super::transcript::NoticeLevel;
+
+/// Stores a key for a provider (`Err`: why it was not stored).
+pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+
+/// What the TUI knows of API keys.
+#[derive(Clone, Default)]
+pub struct KeyAccess {
+    /// Every configured provider that takes a key, in the config's order.
+    pub providers: Vec<KeyNeed>,
+    /// Those of them with no key now (neither in the environment nor stored).
+    pub missing: BTreeSet<String>,
+    /// `None`: keys cannot be stored from here.
+    pub store: Option<StoreKey>,
+}
+
+impl std::fmt::Debug for KeyAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyAccess")
+            .field("providers", &self.providers)
+            .field("missing", &self.missing)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeyAccess {
+    /// The provider of `model` ("provider/model") when it has no key now.
+    pub fn missing_for(&self, model: &str) -> Option<&KeyNeed> {
+        let provider = model.split_once('/').map_or(model, |(p, _)| p);
+        self.providers
+            .iter()
+            .find(|n| n.provider == provider && self.missing.contains(provider))
+    }
+}
+
+/// The key dialog on screen, and the model to switch to once a key is stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyDialog {
+    pub screen: KeyScreen,
+    pub then_model: Option<String>,
+}
+
+impl App {
+    /// `/login [provider]`: the dialog for that provider, else for every provider that takes a
+    /// key (those without one first).
+    pub(super) fn login(&mut self, provider: Option<String>) {
+        let mut choices: Vec<KeyNeed> = self.keys.providers.clone();
+        if let Some(p) = provider.as_deref() {
+            choices.retain(|n| n.provider == p);
+            if choices.is_empty() {
+                let known: Vec<&str> = self
+                    .keys
+                    .providers
+                    .iter()
+                    .map(|n| n.provider.as_str())
+                    .collect();
+                self.transcript.notice(
+                    NoticeLevel::Error,
+                    format!(
+                        "/login: no provider \"{p}\" takes a key here (known: {})",
+                        known.join(", ")
+                    ),
+                );
+                return;
+            }
+        }
+        if choices.is_empty() {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                "/login: no configured provider takes an API key".to_string(),
+            );
+            return;
+        }
+        let missing = &self.keys.missing;
+        choices.sort_by_key(|n| !missing.contains(&n.provider));
+        self.open_key_dialog(choices, None);
+    }
+
+    /// Asks for the key `model` needs before switching to it; true when it asked.
+    pub(super) fn ask_key_for(&mut self, model: &str) -> bool {
+        let Some(need) = self.keys.missing_for(model).cloned() else {
+            return false;
+        };
+        self.open_key_dialog(vec![need], Some(model.to_string()));
+        true
+    }
+
+    fn open_key_dialog(&mut self, choices: Vec<KeyNeed>, then_model: Option<String>) {
+        let mut screen = KeyScreen::new(choices);
+        screen.in_app = true;
+        self.popup = Some(Popup::Key(KeyDialog { screen, then_model }));
+    }
+
+    /// A key press in the dialog.
+    pub(super) fn key_dialog_key(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+        let Some(Popup::Key(dialog)) = &mut self.popup else {
+            return;
+        };
+        match dialog.screen.key(code, modifiers) {
+            None => {}
+            Some(KeyAnswer::Skip | KeyAnswer::Quit) => self.popup = None,
+            Some(KeyAnswer::Submit(key)) => self.store_key(&key),
+        }
+    }
+
+    /// Text pasted while the dialog is open.
+    pub(super) fn key_dialog_paste(&mut self, text: &str) {
+        if let Some(Popup::Key(dialog)) = &mut self.popup {
+            dialog.screen.paste(text);
+        }
+    }
+
+    fn store_key(&mut self, key: &str) {
+        let Some(Popup::Key(dialog)) = &mut self.popup else {
+            return;
+        };
+        let Some(provider) = dialog.screen.need().map(|n| n.provider.clone()) else {
+            return;
+        };
+        let stored = match &self.keys.store {
+            Some(store) => store(&provider, key),
+            None => Err("keys cannot be stored from here; run `pith auth login`".to_string()),
+        };
+        if let Err(e) = stored {
+            dialog.screen.error = Some(e);
+            dialog.screen.clear_input();
+            return;
+        }
+        let then_model = dialog.then_model.take();
+        self.popup = None;
+        self.keys.missing.remove(&provider);
+        self.transcript.notice(
+            NoticeLevel::Info,
+            format!("Stored your {provider} key (pith auth list shows it)."),
+        );
+        if let Some(model) = then_model {
+            self.set_model(model);
+        }
+    }
+}
