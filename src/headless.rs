@@ -1,4 +1,7 @@
-//! `pith run`: one user turn without a terminal UI.
+//! `pith run`: one user turn without a terminal UI. Everything it prints goes through
+//! `crate::output` (no terminal control sequences reach stdout or stderr).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
 
@@ -23,14 +26,13 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         auto_yes: args.yes,
     };
     for w in &setup.loaded.warnings {
-        eprintln!("warning: {w}");
+        crate::errln!("warning: {w}");
     }
     if args.format == Format::Json {
         let stored = setup.store.message_count(&session.id).unwrap_or(0);
-        println!(
-            "{}",
-            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored})
-        );
+        let line =
+            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored});
+        crate::outln!("{}", crate::text::escape_json_controls(&line.to_string()));
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let prompt = args.prompt.join(" ");
@@ -40,7 +42,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
         .filter(|(server, ..)| setup.loaded.config.mcp.contains_key(server));
     let custom = setup.custom_commands();
     for w in &custom.warnings {
-        eprintln!("warning: {w}");
+        crate::errln!("warning: {w}");
     }
     let expanded = match commands::parse(&prompt) {
         Some(Ok((Command::Init, args))) => Some(crate::custom_commands::init(
@@ -72,7 +74,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
     let mut interrupted: Option<i32> = None;
     let mut stop = crate::signals::StopSignals::new()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     let mut at_line_start = true;
     let mut mcp_seen: std::collections::HashMap<String, McpState> = Default::default();
     loop {
@@ -81,7 +83,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             signal_code = stop.recv() => {
                 if let Some(first) = interrupted {
                     // A second signal: stop waiting for a clean finish.
-                    eprintln!("interrupted");
+                    crate::errln!("interrupted");
                     return Ok(first);
                 }
                 interrupted = Some(signal_code);
@@ -133,7 +135,8 @@ fn print_json(out: &mut impl Write, event: &Event) {
         .to_string(),
         other => serde_json::to_string(other).unwrap_or_default(),
     };
-    let _ = writeln!(out, "{line}");
+    // serde_json escapes C0 only: DEL and C1 too, so no terminal acts on them
+    let _ = writeln!(out, "{}", crate::text::escape_json_controls(&line));
     let _ = out.flush();
 }
 
@@ -149,12 +152,12 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             *at_line_start = true;
         }
         Event::ToolStarted { tool, input, .. } => {
-            eprintln!("· {tool} {}", short_input(input));
+            crate::errln!("· {tool} {}", short_input(input));
         }
         // a sub-agent's progress, indented under its `task` line
         Event::Subagent { agent, event, .. } => {
             if let Event::ToolStarted { tool, input, .. } = &**event {
-                eprintln!("  · {agent}: {tool} {}", short_input(input));
+                crate::errln!("  · {agent}: {tool} {}", short_input(input));
             }
         }
         Event::ToolFinished {
@@ -162,7 +165,7 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             error: Some(e),
             ..
         } => {
-            eprintln!("· {tool} failed: {}", e.lines().next().unwrap_or(""));
+            crate::errln!("· {tool} failed: {}", e.lines().next().unwrap_or(""));
         }
         Event::Retrying {
             attempt,
@@ -180,18 +183,18 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
                 *at_line_start = true;
                 " (the partial answer above is discarded)"
             };
-            eprintln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}{discarded}");
+            crate::errln!("retrying ({attempt}/{max}) in {delay_ms} ms: {message}{discarded}");
         }
         Event::CompactionFinished { before, after, .. } => {
-            eprintln!("compacted the context: {before} → {after} tokens")
+            crate::errln!("compacted the context: {before} → {after} tokens")
         }
-        Event::Info { message } => eprintln!("{message}"),
+        Event::Info { message } => crate::errln!("{message}"),
         // A long wait for the provider: say what pith waits for.
         Event::State {
             state: EngineState::Thinking | EngineState::Compacting,
             detail: Some(d),
-        } => eprintln!("{d}"),
-        Event::Error { message, .. } => eprintln!("error: {message}"),
+        } => crate::errln!("{d}"),
+        Event::Error { message, .. } => crate::errln!("error: {message}"),
         _ => {}
     }
 }
@@ -208,8 +211,10 @@ fn report_mcp(
         }
         seen.insert(s.name.clone(), s.state.clone());
         match &s.state {
-            McpState::Failed { reason } => eprintln!("mcp {}: failed to start: {reason}", s.name),
-            McpState::Exited { reason } => eprintln!("mcp {}: exited: {reason}", s.name),
+            McpState::Failed { reason } => {
+                crate::errln!("mcp {}: failed to start: {reason}", s.name)
+            }
+            McpState::Exited { reason } => crate::errln!("mcp {}: exited: {reason}", s.name),
             _ => {}
         }
     }

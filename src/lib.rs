@@ -14,6 +14,7 @@ pub mod interactive;
 pub(crate) mod llm;
 pub mod mcp;
 pub mod message;
+pub mod output;
 pub mod provider;
 pub mod sandbox;
 pub(crate) mod secrets;

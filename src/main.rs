@@ -1,3 +1,8 @@
+//! The `pith` binary. Everything it prints goes through `pith::output` (no terminal control
+//! sequences reach stdout or stderr).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
@@ -10,7 +15,7 @@ fn main() {
     let code = match real_main(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("pith: {e:#}");
+            pith::output::error(format_args!("{e:#}"));
             1
         }
     };
@@ -59,7 +64,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             } else {
                 setup::load_config(cli.config)?.1
             };
-            print!("{}", pith::config::load::render_effective(&loaded));
+            pith::out!("{}", pith::config::load::render_effective(&loaded));
             Ok(0)
         }
         Some(Command::Mcp {
@@ -75,7 +80,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                     tools,
                 )
                 .await;
-                print!("{report}");
+                pith::out!("{report}");
                 Ok(0)
             })
         }
@@ -158,7 +163,7 @@ fn auth(setup: &Setup, command: AuthCommand) -> anyhow::Result<i32> {
         AuthCommand::List => cli::list(&setup.loaded, &setup.data_dir, &|v| std::env::var(v).ok())?,
         AuthCommand::Logout { provider } => cli::logout(&setup.data_dir, provider.as_deref())?,
     };
-    println!("{}", out.trim_end());
+    pith::outln!("{}", out.trim_end());
     Ok(0)
 }
 
@@ -166,9 +171,12 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
     match command {
         SessionsCommand::List => {
             let sessions = setup.store.list_sessions()?;
-            println!(
+            pith::outln!(
                 "{:<26}  {:<40}  {:<16}  {:>8}  DIRECTORY",
-                "ID", "TITLE", "UPDATED", "TOKENS"
+                "ID",
+                "TITLE",
+                "UPDATED",
+                "TOKENS"
             );
             for s in sessions {
                 let updated = chrono::DateTime::from_timestamp_millis(s.time_updated)
@@ -178,10 +186,18 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                             .to_string()
                     })
                     .unwrap_or_default();
-                let title: String = s.title.chars().take(40).collect();
-                println!(
+                // cleaned here too, so the columns stay aligned
+                let title: String = pith::output::strip_controls(&s.title)
+                    .chars()
+                    .take(40)
+                    .collect();
+                pith::outln!(
                     "{:<26}  {:<40}  {:<16}  {:>8}  {}",
-                    s.id, title, updated, s.tokens, s.directory
+                    s.id,
+                    title,
+                    updated,
+                    s.tokens,
+                    s.directory
                 );
             }
             Ok(0)
@@ -201,14 +217,14 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             }
             let messages = setup.store.load_all(&id)?;
             match format {
-                ExportFormat::Json => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&pith::store::export::export_json(
-                        &session, &messages
-                    ))?
-                ),
+                ExportFormat::Json => {
+                    let json = serde_json::to_string_pretty(&pith::store::export::export_json(
+                        &session, &messages,
+                    ))?;
+                    pith::outln!("{}", pith::output::escape_json_controls(&json));
+                }
                 ExportFormat::Md => {
-                    print!(
+                    pith::out!(
                         "{}",
                         pith::store::export::export_markdown(&session, &messages)
                     )
