@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod message;
 pub mod output;
 pub mod provider;
+pub(crate) mod route;
 pub mod sandbox;
 pub(crate) mod secrets;
 pub mod setup;

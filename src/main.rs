@@ -16,7 +16,11 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             pith::output::error(format_args!("{e:#}"));
-            1
+            if e.is::<pith::cli::UsageError>() {
+                pith::cli::EXIT_USAGE
+            } else {
+                1
+            }
         }
     };
     std::process::exit(code);
