@@ -459,7 +459,7 @@ async fn fault_injection_run() {
             || vec![slow_words(10, 1).cut_after(3), oa::text("whole", None)],
             "",
             0,
-            "retrying (1/3)",
+            "retrying 1/3 in ",
         )
         .await,
         provider_fault(

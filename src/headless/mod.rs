@@ -9,14 +9,17 @@ use crate::cli::{Format, RunArgs};
 use crate::commands::Command;
 use crate::custom_commands::{Commands, Expanded};
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, McpState, Op, TurnEnd};
+use crate::event::{Event, Op, TurnEnd};
 use crate::route::Route;
 use crate::setup::Setup;
 
 /// Runs the turn and returns the process exit code.
 pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     let custom = setup.custom_commands();
-    for w in setup.loaded.warnings.iter().chain(&custom.warnings) {
+    let warnings: Vec<&str> = (setup.loaded.warnings.iter().chain(&custom.warnings))
+        .map(String::as_str)
+        .collect();
+    for w in warnings::not_yet_shown(&setup.data_dir, &setup.workspace, &warnings) {
         crate::output::warning(w);
     }
     // a command that cannot run is refused before anything is sent
@@ -47,20 +50,30 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let _ = handle.ops.send(op);
+    let code = stream(&mut handle, args.format).await?;
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.done.await;
+    Ok(code)
+}
 
+/// Prints the events until the turn ends; the exit code.
+async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
     let mut code = 0;
     // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
     let mut interrupted: Option<i32> = None;
     let mut stop = crate::signals::StopSignals::new()?;
-    let mut out = crate::output::stdout();
-    let mut at_line_start = true;
-    let mut mcp_seen: std::collections::HashMap<String, McpState> = Default::default();
+    let mut json_out = crate::output::stdout();
+    let stderr = std::io::stderr();
+    let err_tty = stderr.is_terminal();
+    let mut printer = print::Printer::new(std::io::stdout().lock(), stderr.lock(), err_tty);
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
             signal_code = stop.recv() => {
                 if let Some(first) = interrupted {
                     // A second signal: stop waiting for a clean finish.
+                    printer.finish();
                     crate::errln!("interrupted");
                     return Ok(first);
                 }
@@ -70,13 +83,9 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             }
         };
         let Some(event) = event else { break };
-        if args.format == Format::Json {
-            print::print_json(&mut out, &event);
-        } else {
-            if let Event::McpStatus { servers } = &event {
-                print::report_mcp(servers, &mut mcp_seen);
-            }
-            print::print_text(&mut out, &event, &mut at_line_start);
+        match format {
+            Format::Json => print::print_json(&mut json_out, &event),
+            Format::Text => printer.event(&event),
         }
         match &event {
             Event::Error { .. } => code = 1,
@@ -91,12 +100,8 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             _ => {}
         }
     }
-    if args.format == Format::Text && !at_line_start {
-        let _ = writeln!(out);
-    }
-    let _ = out.flush();
-    let _ = handle.ops.send(Op::Shutdown);
-    let _ = handle.done.await;
+    printer.finish();
+    let _ = json_out.flush();
     Ok(code)
 }
 
@@ -151,3 +156,4 @@ fn run_command(e: Expanded) -> Op {
 }
 
 mod print;
+mod warnings;
