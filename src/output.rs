@@ -159,7 +159,8 @@ mod tests {
     #[test]
     fn formatted_output_is_cleaned() {
         let mut w = Clean::new(Vec::new());
-        write!(w, "name {}", "ev\u{1b}]0;t\u{7}il").unwrap();
+        let name = "ev\u{1b}]0;t\u{7}il";
+        write!(w, "name {name}").unwrap();
         assert_eq!(String::from_utf8(w.inner).unwrap(), "name evil");
     }
 }

@@ -56,7 +56,7 @@ fn hostile_turn(server: &MockServer) {
         &[
             ("call_1", "bash", &bash),
             ("call_2", "read", &read),
-            ("call_3", &format!("no\u{1b}]0;t\u{7}tool"), "{}"),
+            ("call_3", "no\u{1b}]0;t\u{7}tool", "{}"),
         ],
         Some((1000, 10)),
     ));
