@@ -148,7 +148,7 @@ impl RunArgs {
             .into());
         }
         if is_terminal {
-            eprintln!("reading the prompt from stdin; end it with Ctrl-D");
+            crate::errln!("reading the prompt from stdin; end it with Ctrl-D");
         }
         let mut bytes = Vec::new();
         std::io::Read::by_ref(&mut stdin)
