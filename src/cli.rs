@@ -113,6 +113,21 @@ pub struct RunArgs {
     pub prompt: Vec<String>,
 }
 
+/// The exit code of a run refused before it started: no prompt, an unknown command.
+pub const EXIT_USAGE: i32 = 2;
+
+/// A command line pith refuses as given (exit code [`EXIT_USAGE`]).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// The longest prompt read from stdin.
 pub const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
 
@@ -125,15 +140,19 @@ impl RunArgs {
     ) -> anyhow::Result<()> {
         let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
         if !self.prompt.is_empty() && !dash {
+            if self.prompt.iter().all(|w| w.trim().is_empty()) {
+                return Err(UsageError("the prompt is empty".into()).into());
+            }
             return Ok(());
         }
         if !dash && is_terminal {
-            anyhow::bail!(
-                "no prompt: give it as arguments (pith run \"fix the failing test\"), pipe it in, or pass - to type it (end with Ctrl-D)"
-            );
+            return Err(UsageError(
+                "no prompt: give it as arguments (pith run \"fix the failing test\"), pipe it in, or pass - to type it (end with Ctrl-D)".into(),
+            )
+            .into());
         }
         if is_terminal {
-            eprintln!("reading the prompt from stdin; end it with Ctrl-D");
+            crate::errln!("reading the prompt from stdin; end it with Ctrl-D");
         }
         let mut bytes = Vec::new();
         std::io::Read::by_ref(&mut stdin)
@@ -149,7 +168,7 @@ impl RunArgs {
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8 text"))?;
         if text.trim().is_empty() {
-            anyhow::bail!("the prompt read from stdin is empty");
+            return Err(UsageError("the prompt read from stdin is empty".into()).into());
         }
         self.prompt = vec![text.trim_end_matches(['\n', '\r']).to_string()];
         Ok(())
@@ -245,6 +264,14 @@ mod tests {
             .read_prompt_from(&b" \n"[..], false)
             .unwrap_err();
         assert!(e.to_string().contains("empty"), "{e}");
+        assert!(e.is::<UsageError>());
+        for blank in [&[""][..], &["  ", "\t"][..]] {
+            let e = run_args(blank)
+                .read_prompt_from(&b"ignored"[..], false)
+                .unwrap_err();
+            assert_eq!(e.to_string(), "the prompt is empty", "{blank:?}");
+            assert!(e.is::<UsageError>());
+        }
         let big = vec![b'x'; MAX_STDIN_PROMPT as usize + 1];
         let e = run_args(&["-"])
             .read_prompt_from(&big[..], false)

@@ -1,3 +1,8 @@
+//! The `pith` binary. Everything it prints goes through `pith::output` (no terminal control
+//! sequences reach stdout or stderr).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
@@ -10,8 +15,12 @@ fn main() {
     let code = match real_main(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("pith: {e:#}");
-            1
+            pith::output::error(format_args!("{e:#}"));
+            if e.is::<pith::cli::UsageError>() {
+                pith::cli::EXIT_USAGE
+            } else {
+                1
+            }
         }
     };
     std::process::exit(code);
@@ -59,7 +68,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             } else {
                 setup::load_config(cli.config)?.1
             };
-            print!("{}", pith::config::load::render_effective(&loaded));
+            pith::out!("{}", pith::config::load::render_effective(&loaded));
             Ok(0)
         }
         Some(Command::Mcp {
@@ -77,7 +86,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                     tools,
                 )
                 .await;
-                print!("{report}");
+                pith::out!("{report}");
                 Ok(0)
             })
         }
@@ -164,7 +173,7 @@ fn auth(setup: &Setup, command: AuthCommand) -> anyhow::Result<i32> {
         AuthCommand::List => cli::list(&setup.loaded, &setup.data_dir, &|v| std::env::var(v).ok())?,
         AuthCommand::Logout { provider } => cli::logout(&setup.data_dir, provider.as_deref())?,
     };
-    println!("{}", out.trim_end());
+    pith::outln!("{}", out.trim_end());
     Ok(0)
 }
 
@@ -172,9 +181,12 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
     match command {
         SessionsCommand::List => {
             let sessions = setup.store.list_sessions()?;
-            println!(
+            pith::outln!(
                 "{:<26}  {:<40}  {:<16}  {:>8}  DIRECTORY",
-                "ID", "TITLE", "UPDATED", "TOKENS"
+                "ID",
+                "TITLE",
+                "UPDATED",
+                "TOKENS"
             );
             for s in sessions {
                 let updated = chrono::DateTime::from_timestamp_millis(s.time_updated)
@@ -184,10 +196,18 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                             .to_string()
                     })
                     .unwrap_or_default();
-                let title: String = s.title.chars().take(40).collect();
-                println!(
+                // cleaned here too, so the columns stay aligned
+                let title: String = pith::output::strip_controls(&s.title)
+                    .chars()
+                    .take(40)
+                    .collect();
+                pith::outln!(
                     "{:<26}  {:<40}  {:<16}  {:>8}  {}",
-                    s.id, title, updated, s.tokens, s.directory
+                    s.id,
+                    title,
+                    updated,
+                    s.tokens,
+                    s.directory
                 );
             }
             Ok(0)
@@ -207,14 +227,14 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             }
             let messages = setup.store.load_all(&id)?;
             match format {
-                ExportFormat::Json => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&pith::store::export::export_json(
-                        &session, &messages
-                    ))?
-                ),
+                ExportFormat::Json => {
+                    let json = serde_json::to_string_pretty(&pith::store::export::export_json(
+                        &session, &messages,
+                    ))?;
+                    pith::outln!("{}", pith::output::escape_json_controls(&json));
+                }
                 ExportFormat::Md => {
-                    print!(
+                    pith::out!(
                         "{}",
                         pith::store::export::export_markdown(&session, &messages)
                     )

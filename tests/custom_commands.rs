@@ -184,15 +184,19 @@ mod headless {
     async fn an_untrusted_workspace_command_is_not_expanded() {
         let server = MockServer::start().await;
         let env = env_with_command(&server);
-        server.push(openai::text("ok", None));
         let out = env.run(&["run", "/git:review src/a.rs"]).await;
-        assert!(out.status.success(), "{}", stderr(&out));
+        // not expanded, and not sent as a prompt either: an unknown command, as in the TUI
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(
             stderr(&out).contains("project commands not used: this directory is not trusted"),
             "{}",
             stderr(&out)
         );
-        let sent = last_user_text(&server);
-        assert!(!sent.contains("carefully"), "{sent}");
+        assert!(
+            stderr(&out).contains("pith: error: unknown command /git:review"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(server.requests().is_empty());
     }
 }

@@ -202,7 +202,11 @@ async fn server_error_then_success() {
     let out = env.run(&["run", "hi"]).await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(stdout(&out), "recovered\n");
-    assert!(stderr(&out).contains("retrying (1/3)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("retrying 1/3 in "),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test]

@@ -451,7 +451,8 @@ async fn fault_injection_run() {
             },
             FAST,
             0,
-            "stalled: nothing for 2 s",
+            // the retry is announced; its cause is said only when retrying does not help
+            "retrying 1/1 in ",
         )
         .await,
         provider_fault(
@@ -459,7 +460,7 @@ async fn fault_injection_run() {
             || vec![slow_words(10, 1).cut_after(3), oa::text("whole", None)],
             "",
             0,
-            "retrying (1/3)",
+            "retrying 1/3 in ",
         )
         .await,
         provider_fault(

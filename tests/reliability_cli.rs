@@ -61,7 +61,7 @@ async fn the_prompt_can_come_from_stdin() {
     assert_eq!(last_user(&server, 1), "from a dash");
 
     let out = run_with_stdin(&env, &["run", "-"], "  \n").await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "refused as a usage error");
     assert!(
         stderr(&out).contains("the prompt read from stdin is empty"),
         "{}",
@@ -119,7 +119,7 @@ async fn an_output_limit_as_large_as_the_window_is_a_config_error() {
     let out = env.run(&["run", "hello"]).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    let want = format!("pith: {}:", env.config.display());
+    let want = format!("pith: error: {}:", env.config.display());
     assert!(err.starts_with(&want), "{err}");
     assert!(
         err.contains(

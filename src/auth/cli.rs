@@ -1,6 +1,6 @@
 //! `pith auth login|list|logout`.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 use std::path::Path;
 
 use super::{Credential, Credentials, masked};
@@ -134,12 +134,11 @@ pub fn read_secret(prompt: &str) -> anyhow::Result<String> {
         stdin.lock().read_line(&mut line)?;
         return Ok(line.trim().to_string());
     }
-    eprint!("{prompt}");
-    std::io::stderr().flush()?;
+    crate::output::print_err(format_args!("{prompt}"));
     crossterm::terminal::enable_raw_mode()?;
     let result = read_hidden();
     let _ = crossterm::terminal::disable_raw_mode();
-    eprintln!();
+    crate::output::print_err(format_args!("\n"));
     result
 }
 
@@ -181,8 +180,7 @@ pub fn ask_provider(loaded: &Loaded) -> anyhow::Result<String> {
             names.join(", ")
         );
     }
-    eprint!("provider ({}): ", names.join(", "));
-    std::io::stderr().flush()?;
+    crate::output::print_err(format_args!("provider ({}): ", names.join(", ")));
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(line.trim().to_string())

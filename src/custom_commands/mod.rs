@@ -190,16 +190,6 @@ impl Commands {
         self.list.iter().find(|c| c.name.eq_ignore_ascii_case(name))
     }
 
-    /// `/name args` for a custom command; `None` when the text names none.
-    pub fn parse<'a>(&self, text: &'a str) -> Option<(&CustomCommand, &'a str)> {
-        let rest = text.trim_start().strip_prefix('/')?;
-        let (name, args) = match rest.find(char::is_whitespace) {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        Some((self.get(name)?, args.trim()))
-    }
-
     /// The commands matching what is typed after `/`: prefix matches first, then substring.
     pub fn filter(&self, typed: &str) -> Vec<&CustomCommand> {
         let t = typed.to_lowercase();

@@ -130,11 +130,10 @@ fn subfolders_namespace_and_the_project_wins() {
         "FE review (project)"
     );
     assert_eq!(c.get("notes").unwrap().about(), "User notes. (user)");
-    let (cmd, args) = c.parse("/Frontend:Review  the header ").unwrap();
+    let cmd = c.get("Frontend:Review").unwrap();
     assert_eq!(cmd.name, "frontend:review");
-    assert_eq!(args, "the header");
-    assert!(c.parse("/nothing").is_none());
-    let e = cmd.expand(args);
+    assert!(c.get("nothing").is_none());
+    let e = cmd.expand("  the header ");
     assert_eq!(e.label, "/frontend:review the header");
     assert_eq!(e.text, "Project FE.\n\nthe header");
     let f: Vec<&str> = c.filter("e").iter().map(|c| c.name.as_str()).collect();

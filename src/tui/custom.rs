@@ -24,16 +24,6 @@ impl App {
             .collect()
     }
 
-    /// Runs `text` when it is `/name args` for a custom command; false when it names none.
-    pub(super) fn run_custom_text(&mut self, text: &str) -> bool {
-        let Some((cmd, args)) = self.custom_commands.parse(text) else {
-            return false;
-        };
-        let expanded = cmd.expand(args);
-        self.run_expanded(expanded);
-        true
-    }
-
     pub(super) fn run_custom_named(&mut self, name: &str, args: &str) {
         if let Some(cmd) = self.custom_commands.get(name) {
             let expanded = cmd.expand(args);

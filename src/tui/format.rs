@@ -1,7 +1,5 @@
 //! Small formatting helpers: token counts, money, durations, sanitising untrusted text.
 
-use std::borrow::Cow;
-
 /// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
 pub fn tokens(n: u64) -> String {
     fn short(v: f64, unit: &str) -> String {
@@ -44,68 +42,8 @@ pub fn duration_ms(ms: u64) -> String {
     }
 }
 
-/// Removes what would corrupt the screen: ANSI escape sequences, carriage-return overwrites
-/// (keeps what a terminal would finally show) and other control characters. Tabs become spaces.
-pub fn sanitize(s: &str) -> Cow<'_, str> {
-    let clean = !s
-        .chars()
-        .any(|c| (c.is_control() && c != '\n') || c == '\u{7f}');
-    if clean {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    let mut line_start = 0usize;
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    // CSI: parameters and intermediates, then one final byte in @..~
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') | Some('P') | Some('_') | Some('^') => {
-                    chars.next();
-                    // OSC / DCS …: until BEL or ESC \
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            if chars.peek() == Some(&'\\') {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            },
-            '\n' => {
-                out.push('\n');
-                line_start = out.len();
-            }
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    continue;
-                }
-                // a bare CR rewinds the line: keep what follows
-                out.truncate(line_start);
-            }
-            '\t' => out.push_str("    "),
-            c if c.is_control() || c == '\u{7f}' => {}
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+/// Removes what would corrupt the screen (the sanitiser every front end shares).
+pub use crate::text::sanitize;
 
 /// One line of text exactly as given, for a question the user must judge: nothing is dropped
 /// or rewound as [`sanitize`] does, what the terminal would not show is written out (control

@@ -15,7 +15,8 @@ use super::app::{App, PendingPrompt, QUIT_WINDOW};
 use super::keymap::{Action, Context};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
-use crate::commands::{self};
+use crate::commands;
+use crate::route::Route;
 
 const WHEEL_LINES: usize = 3;
 
@@ -397,25 +398,33 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
-        if let Some(parsed) = self.mcp_prompt_command(&text) {
+        // the same routing as `pith run` (`crate::route`)
+        let routed = crate::route::route(&text, &self.custom_commands, &|server, prompt| {
+            self.mcp_has_prompt(server, prompt)
+        });
+        if routed != Route::Prompt {
             self.composer.take();
-            match parsed {
-                Ok((server, prompt, args)) => self.run_mcp_prompt(server, prompt, args),
-                Err(e) => self.transcript.notice(NoticeLevel::Error, e),
-            }
-            return;
         }
-        if self.run_custom_text(&text) {
-            self.composer.take();
-            return;
-        }
-        if let Some(parsed) = commands::parse(&text) {
-            self.composer.take();
-            match parsed {
-                Ok((cmd, arg)) => self.run_command(cmd, arg),
-                Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+        match routed {
+            Route::Prompt => {}
+            Route::Builtin { command, args } => return self.run_command(command, args),
+            Route::Custom(expanded) => return self.run_expanded(expanded),
+            Route::McpPrompt {
+                server,
+                prompt,
+                args,
+            } => return self.run_mcp_prompt(server, prompt, args),
+            e @ (Route::Invalid(_) | Route::Unknown { .. }) => {
+                let line = e.error().unwrap_or_default();
+                let hint = if matches!(e, Route::Unknown { .. }) {
+                    " — type / to see the commands"
+                } else {
+                    ""
+                };
+                self.transcript
+                    .notice(NoticeLevel::Error, format!("{line}{hint}"));
+                return;
             }
-            return;
         }
         let text = self.composer.take();
         let id = crate::message::new_id();

@@ -153,21 +153,10 @@ impl App {
         out
     }
 
-    /// `/SERVER:PROMPT args` for a prompt a server offers; `Err` for an unknown prompt of a
-    /// known server; `None` when the text names no server.
-    pub(super) fn mcp_prompt_command(
-        &self,
-        text: &str,
-    ) -> Option<Result<(String, String, String), String>> {
-        let (server, prompt, args) = crate::mcp::prompt::parse_command(text)?;
+    /// For `crate::route`: whether the server `server` offers `prompt` (`None`: no such server).
+    pub(super) fn mcp_has_prompt(&self, server: &str, prompt: &str) -> Option<bool> {
         let s = self.mcp.iter().find(|s| s.name == server)?;
-        if s.prompts.iter().any(|p| p.name == prompt) {
-            Some(Ok((server, prompt, args)))
-        } else {
-            Some(Err(format!(
-                "{server} has no prompt named {prompt} (type /{server}: to see its prompts)"
-            )))
-        }
+        Some(s.prompts.iter().any(|p| p.name == prompt))
     }
 
     pub(super) fn run_mcp_prompt(&mut self, server: String, prompt: String, args: String) {

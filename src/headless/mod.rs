@@ -1,0 +1,173 @@
+//! `pith run`: one user turn without a terminal UI. Everything it prints goes through
+//! `crate::output` (no terminal control sequences reach stdout or stderr).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::Write;
+
+use crate::cli::{Format, RunArgs};
+use crate::commands::Command;
+use crate::custom_commands::{Commands, Expanded};
+use crate::engine::{self, EngineOptions};
+use crate::event::{Event, Op, TurnEnd};
+use crate::route::Route;
+use crate::setup::Setup;
+
+/// Runs the turn and returns the process exit code.
+pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
+    let custom = setup.custom_commands();
+    let warnings: Vec<&str> = (setup.loaded.warnings.iter().chain(&custom.warnings))
+        .map(String::as_str)
+        .collect();
+    for w in warnings::not_yet_shown(&setup.data_dir, &setup.workspace, &warnings) {
+        crate::output::warning(w);
+    }
+    // a command that cannot run is refused before anything is sent
+    let op = match first_op(&setup, &custom, args.prompt.join(" ")) {
+        Ok(op) => op,
+        Err(line) => {
+            crate::output::error(line);
+            return Ok(crate::cli::EXIT_USAGE);
+        }
+    };
+    let resuming = args.session.is_some() || args.continue_last;
+    if let Some((model, notice)) = setup.implied_model(args.model.as_deref(), resuming).await {
+        crate::output::warning(&notice);
+        args.model = Some(model);
+    }
+    let session = setup.session(
+        args.session.as_deref(),
+        args.continue_last,
+        args.model.as_deref(),
+    )?;
+    let opts = EngineOptions {
+        config: setup.loaded.config.clone(),
+        workspace: setup.workspace.clone(),
+        data_dir: setup.data_dir.clone(),
+        headless: true,
+        auto_yes: args.yes,
+        allow_unsandboxed: args.allow_unsandboxed,
+    };
+    if args.format == Format::Json {
+        let stored = setup.store.message_count(&session.id).unwrap_or(0);
+        let line =
+            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored});
+        crate::outln!("{}", crate::text::escape_json_controls(&line.to_string()));
+    }
+    let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
+    let _ = handle.ops.send(op);
+    let code = stream(&mut handle, args.format).await?;
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.done.await;
+    Ok(code)
+}
+
+/// Prints the events until the turn ends; the exit code.
+async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
+    let mut code = 0;
+    // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
+    let mut interrupted: Option<i32> = None;
+    let mut stop = crate::signals::StopSignals::new()?;
+    let mut json_out = crate::output::stdout();
+    let stderr = std::io::stderr();
+    let err_tty = stderr.is_terminal();
+    let mut printer = print::Printer::new(std::io::stdout().lock(), stderr.lock(), err_tty);
+    loop {
+        let event = tokio::select! {
+            e = handle.events.recv() => e,
+            signal_code = stop.recv() => {
+                if let Some(first) = interrupted {
+                    // A second signal: stop waiting for a clean finish.
+                    printer.finish();
+                    crate::errln!("interrupted");
+                    return Ok(first);
+                }
+                interrupted = Some(signal_code);
+                let _ = handle.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        match format {
+            Format::Json => print::print_json(&mut json_out, &event),
+            Format::Text => printer.event(&event),
+        }
+        match &event {
+            Event::Error { .. } => code = 1,
+            Event::TurnFinished { reason } => {
+                code = match reason {
+                    TurnEnd::Error => 1,
+                    TurnEnd::Interrupted => interrupted.unwrap_or(crate::signals::EXIT_INTERRUPTED),
+                    _ => code,
+                };
+                break;
+            }
+            _ => {}
+        }
+    }
+    printer.finish();
+    let _ = json_out.flush();
+    Ok(code)
+}
+
+/// What the prompt asks for, routed like the TUI does (`crate::route`): a run takes the prompt,
+/// `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
+/// configured server; any other command is refused with one line.
+fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, String> {
+    // the servers are not started yet: a configured one is asked for any prompt
+    let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
+    Ok(match crate::route::route(&prompt, custom, &mcp) {
+        Route::Prompt => Op::user_turn(prompt),
+        Route::Builtin {
+            command: Command::Compact,
+            args,
+        } => Op::Compact { focus: args },
+        Route::Builtin {
+            command: Command::Init,
+            args,
+        } => run_command(crate::custom_commands::init(
+            &setup.workspace,
+            args.as_deref().unwrap_or(""),
+        )),
+        Route::Builtin {
+            command: Command::Login,
+            ..
+        } => {
+            return Err(
+                "/login works in the TUI; from the shell, run `pith auth login [provider]`".into(),
+            );
+        }
+        Route::Builtin { command, .. } => {
+            return Err(format!(
+                "/{} works in the TUI only; pith run takes /compact, /init, custom commands and MCP prompts",
+                command.name()
+            ));
+        }
+        Route::Custom(e) => run_command(e),
+        Route::McpPrompt {
+            server,
+            prompt,
+            args,
+        } => Op::McpPrompt {
+            id: crate::message::new_id(),
+            server,
+            prompt,
+            args,
+        },
+        other => return Err(other.error().unwrap_or_default()),
+    })
+}
+
+fn run_command(e: Expanded) -> Op {
+    Op::RunCommand {
+        id: crate::message::new_id(),
+        label: e.label,
+        text: e.text,
+        model: e.model,
+        agent: e.agent,
+    }
+}
+
+mod print;
+mod warnings;

@@ -1,0 +1,208 @@
+//! What `pith run` prints for each event: the answer on stdout, progress and faults on stderr.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::event::{EngineState, Event, McpServerStatus, McpState};
+use crate::output::Clean;
+
+pub(super) fn print_json(out: &mut impl Write, event: &Event) {
+    // The whole history is not repeated on every run: the session header is enough.
+    let line = match event {
+        Event::SessionLoaded {
+            session, messages, ..
+        } => serde_json::json!({
+            "type": "session_loaded",
+            "session": session,
+            "messages": messages.len(),
+        })
+        .to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    };
+    // serde_json escapes C0 only: DEL and C1 too, so no terminal acts on them
+    let _ = writeln!(out, "{}", crate::text::escape_json_controls(&line));
+    let _ = out.flush();
+}
+
+/// Prints the events of a text-format run: the answer on `out`, progress and faults on `err`
+/// (both cleaned of control sequences, `crate::output`).
+pub(super) struct Printer<O: Write, E: Write> {
+    out: Clean<O>,
+    /// Raw: text goes through a `Clean` per line; only pith's own line-clearing sequence is
+    /// written as is.
+    err: E,
+    /// stderr is a terminal: a retry line is rewritten in place.
+    err_tty: bool,
+    at_line_start: bool,
+    /// A retry line is on the terminal without its newline.
+    retry_open: bool,
+    mcp_seen: HashMap<String, McpState>,
+}
+
+/// Clears the current terminal line: back to its start, erase it.
+const CLEAR_LINE: &str = "\r\u{1b}[2K";
+
+impl<O: Write, E: Write> Printer<O, E> {
+    pub(super) fn new(out: O, err: E, err_tty: bool) -> Self {
+        Printer {
+            out: Clean::new(out),
+            err,
+            err_tty,
+            at_line_start: true,
+            retry_open: false,
+            mcp_seen: HashMap::new(),
+        }
+    }
+
+    /// One line on stderr, after taking away a retry line left open.
+    fn err_line(&mut self, args: std::fmt::Arguments<'_>) {
+        self.close_retry();
+        let _ = writeln!(Clean::new(&mut self.err), "{args}");
+        let _ = self.err.flush();
+    }
+
+    fn close_retry(&mut self) {
+        if self.retry_open {
+            let _ = write!(self.err, "{CLEAR_LINE}");
+            self.retry_open = false;
+        }
+    }
+
+    /// `retrying 2/4 in 1.2 s`: rewritten in place on a terminal, a line of its own otherwise.
+    /// The fault itself is said once, by the error that ends the turn if retrying does not help.
+    fn retrying(&mut self, attempt: u32, max: u32, delay_ms: u64, note: &str) {
+        let secs = delay_ms as f64 / 1000.0;
+        let line = format!("retrying {attempt}/{max} in {secs:.1} s{note}");
+        if self.err_tty && note.is_empty() {
+            let _ = write!(self.err, "{CLEAR_LINE}");
+            let _ = write!(Clean::new(&mut self.err), "{line}");
+            let _ = self.err.flush();
+            self.retry_open = true;
+        } else {
+            self.err_line(format_args!("{line}"));
+        }
+    }
+
+    pub(super) fn event(&mut self, event: &Event) {
+        match event {
+            Event::TextDelta { delta, .. } => {
+                self.close_retry();
+                let _ = write!(self.out, "{delta}");
+                let _ = self.out.flush();
+                self.at_line_start = delta.ends_with('\n');
+            }
+            Event::StepFinished { .. } => self.end_line(),
+            Event::ToolStarted { tool, input, .. } => {
+                self.err_line(format_args!("· {tool} {}", short_input(input)));
+            }
+            // a sub-agent's progress, indented under its `task` line
+            Event::Subagent { agent, event, .. } => {
+                if let Event::ToolStarted { tool, input, .. } = &**event {
+                    self.err_line(format_args!("  · {agent}: {tool} {}", short_input(input)));
+                }
+            }
+            Event::ToolFinished {
+                tool,
+                error: Some(e),
+                ..
+            } => {
+                let first = e.lines().next().unwrap_or("");
+                self.err_line(format_args!("· {tool} failed: {first}"));
+            }
+            Event::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                ..
+            } => {
+                // Text already printed for the failed attempt is discarded: the retry starts
+                // the answer over, on a line of its own.
+                let note = if self.at_line_start {
+                    ""
+                } else {
+                    self.end_line();
+                    " (the partial answer above is discarded)"
+                };
+                self.retrying(*attempt, *max, *delay_ms, note);
+            }
+            Event::CompactionFinished { before, after, .. } => {
+                self.err_line(format_args!(
+                    "compacted the context: {before} → {after} tokens"
+                ));
+            }
+            Event::Info { message } => self.err_line(format_args!("{message}")),
+            // A long wait for the provider: say what pith waits for.
+            Event::State {
+                state: EngineState::Thinking | EngineState::Compacting,
+                detail: Some(d),
+            } => self.err_line(format_args!("{d}")),
+            Event::Error { message, .. } => self.err_line(format_args!("pith: error: {message}")),
+            Event::McpStatus { servers } => self.report_mcp(servers),
+            _ => {}
+        }
+    }
+
+    /// Ends the answer's line on stdout, if one is open.
+    pub(super) fn end_line(&mut self) {
+        if !self.at_line_start {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.at_line_start = true;
+        }
+    }
+
+    /// Before the run ends: nothing left half-written.
+    pub(super) fn finish(&mut self) {
+        self.end_line();
+        self.close_retry();
+        let _ = self.err.flush();
+    }
+
+    /// MCP servers that failed or exited, once each time it happens (on stderr: the answer
+    /// stays clean on stdout).
+    fn report_mcp(&mut self, servers: &[McpServerStatus]) {
+        for s in servers {
+            if self.mcp_seen.get(&s.name) == Some(&s.state) {
+                continue;
+            }
+            self.mcp_seen.insert(s.name.clone(), s.state.clone());
+            match &s.state {
+                McpState::Failed { reason } => self.err_line(format_args!(
+                    "pith: warning: mcp {}: failed to start: {reason}",
+                    s.name
+                )),
+                McpState::Exited { reason } => self.err_line(format_args!(
+                    "pith: warning: mcp {}: exited: {reason}",
+                    s.name
+                )),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// One line of a tool's input for the progress lines on stderr.
+fn short_input(input: &serde_json::Value) -> String {
+    let s = match input {
+        serde_json::Value::Object(map) => map
+            .get("command")
+            .or_else(|| map.get("file_path"))
+            .or_else(|| map.get("path"))
+            .or_else(|| map.get("pattern"))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .unwrap_or_else(|| input.to_string()),
+        other => other.to_string(),
+    };
+    // a key the model wrote into a call is not echoed to the terminal (or a CI log)
+    let s = crate::secrets::scrub(&s);
+    let line = s.lines().next().unwrap_or("");
+    line.chars().take(100).collect()
+}
+
+#[cfg(test)]
+#[path = "print_tests.rs"]
+mod tests;

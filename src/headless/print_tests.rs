@@ -1,0 +1,77 @@
+use super::*;
+
+fn retrying(attempt: u32, delay_ms: u64) -> Event {
+    Event::Retrying {
+        attempt,
+        max: 4,
+        delay_ms,
+        message: "cannot reach http://x: connection refused".into(),
+    }
+}
+
+fn error() -> Event {
+    Event::Error {
+        kind: crate::event::ErrorKind::Provider,
+        message: "cannot reach http://x: connection refused (still failing after 4 retries)".into(),
+    }
+}
+
+/// (stdout, stderr) after `events`.
+fn printed(tty: bool, events: &[Event]) -> (String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut p = Printer::new(&mut out, &mut err, tty);
+    for e in events {
+        p.event(e);
+    }
+    p.finish();
+    drop(p);
+    (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn retries_are_short_lines_and_the_fault_is_said_once() {
+    let (out, err) = printed(false, &[retrying(1, 500), retrying(2, 1234), error()]);
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "retrying 1/4 in 0.5 s\nretrying 2/4 in 1.2 s\n\
+         pith: error: cannot reach http://x: connection refused (still failing after 4 retries)\n"
+    );
+}
+
+#[test]
+fn on_a_terminal_the_retry_line_is_rewritten_in_place() {
+    let (_, err) = printed(true, &[retrying(1, 500), retrying(2, 1234), error()]);
+    assert_eq!(
+        err,
+        "\r\u{1b}[2Kretrying 1/4 in 0.5 s\r\u{1b}[2Kretrying 2/4 in 1.2 s\r\u{1b}[2K\
+         pith: error: cannot reach http://x: connection refused (still failing after 4 retries)\n"
+    );
+    // a retry that helped: its line is taken away before the answer
+    let delta = Event::TextDelta {
+        message_id: "m".into(),
+        part_id: "p".into(),
+        delta: "hi".into(),
+    };
+    let (out, err) = printed(true, &[retrying(1, 500), delta]);
+    assert_eq!(out, "hi\n");
+    assert_eq!(err, "\r\u{1b}[2Kretrying 1/4 in 0.5 s\r\u{1b}[2K");
+}
+
+#[test]
+fn hostile_text_is_cleaned_on_both_streams() {
+    let delta = Event::TextDelta {
+        message_id: "m".into(),
+        part_id: "p".into(),
+        delta: "a\u{1b}]52;c;SGk=\u{7}b".into(),
+    };
+    let info = Event::Info {
+        message: "note\u{1b}[2J".into(),
+    };
+    let (out, err) = printed(true, &[delta, info]);
+    assert_eq!(out, "ab\n");
+    assert_eq!(err, "note\n");
+}

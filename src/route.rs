@@ -1,0 +1,154 @@
+//! What a line typed as a prompt is: a built-in slash command, a custom command, an MCP prompt,
+//! an unknown command, or the prompt itself. The TUI and `pith run` both route through
+//! [`route`], so a line means the same in both.
+//!
+//! The rules, in order:
+//! 1. A line is a command only when it starts with `/` and its first word holds no other `/`:
+//!    `/usr/bin/env is missing` is a prompt. `/` alone is a prompt too.
+//! 2. `/SERVER:PROMPT args` of a server the front end knows is that server's prompt (or an error
+//!    when the server is known not to offer it).
+//! 3. A custom command of that name (they cannot shadow built-ins: `custom_commands` skips them).
+//! 4. A built-in command or one of its aliases.
+//! 5. Anything else is an unknown command: an error, never sent to the model.
+
+use std::str::FromStr;
+
+use crate::commands::Command;
+use crate::custom_commands::{Commands, Expanded};
+
+/// Where a line goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    /// Not a command: send it as the prompt.
+    Prompt,
+    Builtin {
+        command: Command,
+        /// The trimmed text after the name; `None` when empty.
+        args: Option<String>,
+    },
+    Custom(Expanded),
+    McpPrompt {
+        server: String,
+        prompt: String,
+        args: String,
+    },
+    /// A command that cannot run, in one line (an MCP prompt a server does not offer).
+    Invalid(String),
+    /// No command of this name.
+    Unknown {
+        name: String,
+        /// The closest known command, when one is close.
+        suggestion: Option<String>,
+    },
+}
+
+impl Route {
+    /// The one line a front end shows for [`Route::Invalid`] and [`Route::Unknown`].
+    pub fn error(&self) -> Option<String> {
+        match self {
+            Route::Invalid(e) => Some(e.clone()),
+            Route::Unknown {
+                name,
+                suggestion: Some(s),
+            } => Some(format!("unknown command /{name} (did you mean /{s}?)")),
+            Route::Unknown { name, .. } => Some(format!("unknown command /{name}")),
+            _ => None,
+        }
+    }
+}
+
+/// What a front end knows of the MCP servers' prompts: `None` when there is no server of that
+/// name, `Some(true)` when it offers the prompt (or cannot tell yet), `Some(false)` when not.
+pub type McpLookup<'a> = &'a dyn Fn(&str, &str) -> Option<bool>;
+
+/// Routes `text` (see the module's rules).
+pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
+    let Some((name, args)) = command_word(text) else {
+        return Route::Prompt;
+    };
+    if let Some((server, prompt, args)) = crate::mcp::prompt::parse_command(text) {
+        match mcp(&server, &prompt) {
+            Some(true) => {
+                return Route::McpPrompt {
+                    server,
+                    prompt,
+                    args,
+                };
+            }
+            Some(false) => {
+                return Route::Invalid(format!(
+                    "{server} has no prompt named {prompt} (type /{server}: to see its prompts)"
+                ));
+            }
+            None => {}
+        }
+    }
+    if let Some(c) = custom.get(name) {
+        return Route::Custom(c.expand(args));
+    }
+    if let Ok(command) = Command::from_str(name) {
+        return Route::Builtin {
+            command,
+            args: (!args.is_empty()).then(|| args.to_string()),
+        };
+    }
+    Route::Unknown {
+        name: name.to_string(),
+        suggestion: closest(name, custom),
+    }
+}
+
+/// `/name args` → (name, trimmed args); `None` when the line is no command (rule 1).
+fn command_word(text: &str) -> Option<(&str, &str)> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], rest[i..].trim()),
+        None => (rest, ""),
+    };
+    (!name.is_empty() && !name.contains('/')).then_some((name, args))
+}
+
+/// The known command nearest to `name`: one it is a prefix of, else one within a small edit
+/// distance (a third of its length, at least 1, at most 3).
+fn closest(name: &str, custom: &Commands) -> Option<String> {
+    let typed = name.to_lowercase();
+    let mut known: Vec<String> = Command::all()
+        .flat_map(|c| std::iter::once(c.name()).chain(c.aliases()))
+        .filter(|n| n.chars().all(char::is_alphanumeric))
+        .map(str::to_string)
+        .collect();
+    known.extend(custom.list.iter().map(|c| c.name.clone()));
+    let mut prefixed = known.iter().filter(|k| k.starts_with(&typed));
+    if let (Some(only), None) = (prefixed.next(), prefixed.next()) {
+        return Some(only.clone());
+    }
+    let limit = (typed.chars().count() / 3).clamp(1, 3);
+    known
+        .into_iter()
+        .map(|k| (edit_distance(&typed, &k.to_lowercase()), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+#[path = "route_tests.rs"]
+mod tests;

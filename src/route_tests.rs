@@ -1,0 +1,136 @@
+use super::*;
+use crate::custom_commands::{CustomCommand, Source};
+
+fn custom(names: &[&str]) -> Commands {
+    Commands {
+        list: names
+            .iter()
+            .map(|n| CustomCommand {
+                name: n.to_string(),
+                description: String::new(),
+                argument_hint: String::new(),
+                model: None,
+                agent: None,
+                body: format!("Do {n}: $ARGUMENTS"),
+                source: Source::User,
+                path: std::path::PathBuf::from(format!("{n}.md")),
+            })
+            .collect(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Servers `gh` (offers `review`) and `slow` (prompts not known yet).
+fn mcp(server: &str, prompt: &str) -> Option<bool> {
+    match server {
+        "gh" => Some(prompt == "review"),
+        "slow" => Some(true),
+        _ => None,
+    }
+}
+
+fn r(text: &str) -> Route {
+    route(text, &custom(&["standup", "git:review"]), &mcp)
+}
+
+#[test]
+fn prompts_are_not_commands() {
+    for text in [
+        "hello",
+        "/usr/bin/foo is broken",
+        "/usr/bin/env",
+        "/",
+        "/ hello",
+        "why does a/b/c fail",
+        "  /etc/hosts: what is it",
+        "/gh:x/y do it",
+    ] {
+        assert_eq!(r(text), Route::Prompt, "{text:?}");
+    }
+}
+
+#[test]
+fn built_ins_with_their_arguments_and_aliases() {
+    assert_eq!(
+        r("  /Compact  keep the API  "),
+        Route::Builtin {
+            command: Command::Compact,
+            args: Some("keep the API".into())
+        }
+    );
+    assert_eq!(
+        r("/exit"),
+        Route::Builtin {
+            command: Command::Quit,
+            args: None
+        }
+    );
+    assert_eq!(
+        r("/?"),
+        Route::Builtin {
+            command: Command::Help,
+            args: None
+        }
+    );
+}
+
+#[test]
+fn custom_commands_and_mcp_prompts() {
+    let Route::Custom(e) = r("/standup today") else {
+        panic!("{:?}", r("/standup today"))
+    };
+    assert_eq!(e.label, "/standup today");
+    assert_eq!(e.text, "Do standup: today");
+    assert!(matches!(r("/git:review a.rs"), Route::Custom(e) if e.text == "Do git:review: a.rs"));
+    assert_eq!(
+        r("/gh:review 12"),
+        Route::McpPrompt {
+            server: "gh".into(),
+            prompt: "review".into(),
+            args: "12".into()
+        }
+    );
+    assert!(matches!(r("/slow:any"), Route::McpPrompt { .. }));
+    let e = r("/gh:nope").error().unwrap();
+    assert!(e.starts_with("gh has no prompt named nope"), "{e}");
+}
+
+#[test]
+fn unknown_commands_are_errors_with_a_suggestion() {
+    assert_eq!(
+        r("/nosuchcmd foo"),
+        Route::Unknown {
+            name: "nosuchcmd".into(),
+            suggestion: None
+        }
+    );
+    assert_eq!(
+        r("/nosuchcmd foo").error().unwrap(),
+        "unknown command /nosuchcmd"
+    );
+    assert_eq!(
+        r("/compcat").error().unwrap(),
+        "unknown command /compcat (did you mean /compact?)"
+    );
+    assert_eq!(
+        r("/stand").error().unwrap(),
+        "unknown command /stand (did you mean /standup?)"
+    );
+    assert_eq!(
+        r("/git:reveiw").error().unwrap(),
+        "unknown command /git:reveiw (did you mean /git:review?)"
+    );
+    // an unknown server's prompt is an unknown command
+    assert!(matches!(r("/nowhere:thing"), Route::Unknown { .. }));
+    assert_eq!(r("/hlep"), r("/hlep"));
+    assert!(r("/hello").error().is_some());
+    assert_eq!(r("/compact").error(), None);
+}
+
+#[test]
+fn edit_distances() {
+    assert_eq!(edit_distance("", ""), 0);
+    assert_eq!(edit_distance("abc", ""), 3);
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(edit_distance("compcat", "compact"), 2);
+}

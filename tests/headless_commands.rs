@@ -1,0 +1,94 @@
+//! `pith run` routes slash commands through the same table as the TUI: an unknown command or an
+//! empty prompt is refused (exit 2) without a request to the model; a path is a prompt.
+
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
+mod support;
+
+use support::MockServer;
+use support::openai;
+use support::pith::{PithEnv, stderr, stdout};
+
+fn user_texts(server: &MockServer) -> Vec<String> {
+    let body = server.request_body(server.requests().len() - 1);
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(support::message_text)
+        .collect()
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_refused_without_a_request() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let out = env.run(&["run", "/nosuchcmd foo"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "pith: error: unknown command /nosuchcmd\n");
+    assert_eq!(stdout(&out), "");
+    let out = env.run(&["run", "/compcat", "now"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "pith: error: unknown command /compcat (did you mean /compact?)\n"
+    );
+    // a TUI-only command is refused too
+    let out = env.run(&["run", "/model", "x/y"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("/model works in the TUI only"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+    let list = env.run(&["sessions", "list"]).await;
+    assert_eq!(stdout(&list).lines().count(), 1, "no session was created");
+}
+
+#[tokio::test]
+async fn an_empty_prompt_is_refused_like_empty_stdin() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    for args in [&["run", ""][..], &["run", "  ", "\t"][..]] {
+        let out = env.run(args).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "pith: error: the prompt is empty\n");
+    }
+    let mut cmd = env.command(&["run", "-"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"  \n").await.unwrap();
+    }
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "pith: error: the prompt read from stdin is empty\n"
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_path_is_a_prompt_and_compact_is_a_command() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(openai::text("it is a symlink", Some((1000, 5))));
+    let out = env.run(&["run", "/usr/bin/foo is broken"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(user_texts(&server), ["/usr/bin/foo is broken"]);
+    // `/compact` on a session with nothing to compact sends nothing either
+    let out = env.run(&["-c", "run", "/compact"]).await;
+    assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("unknown command"),
+        "{}",
+        stderr(&out)
+    );
+}
