@@ -102,8 +102,9 @@ async fn json_output_escapes_del_and_c1_and_keeps_the_text() {
     assert!(stdout(&out).contains("\\u007f"), "DEL escaped as \\u007f");
 }
 
-/// A cloned repository's `pith.toml` with an escape in an `[mcp."…"]` key (a bad name): the
-/// config error is printed before any trust decision, and must not set the clipboard.
+/// A cloned repository's `pith.toml` with an escape in an `[mcp."…"]` key (a bad name): what pith
+/// says of it (before any trust decision: the key is ignored, named in a warning) must not set
+/// the clipboard.
 #[tokio::test]
 async fn a_hostile_workspace_config_error_is_printed_clean() {
     let server = MockServer::start().await;
@@ -113,17 +114,16 @@ async fn a_hostile_workspace_config_error_is_printed_clean() {
         "[mcp.\"\\u001b]52;c;SGVsbG8=\\u0007x\\u009b2J\"]\ncommand = \"x\"\n",
     )
     .unwrap();
+    server.push(openai::text("hello", None));
     for args in [&["run", "hi"][..], &["config"][..], &["mcp", "list"][..]] {
         let out = env.run(args).await;
         assert_clean(&format!("stdout of {args:?}"), &stdout(&out));
         assert_clean(&format!("stderr of {args:?}"), &stderr(&out));
-        assert!(
-            stderr(&out).contains("mcp server name"),
-            "{args:?}: {}",
-            stderr(&out)
-        );
+        // said once per directory: by the first command
+        if args[0] == "run" {
+            assert!(stderr(&out).contains("pith.toml"), "{}", stderr(&out));
+        }
     }
-    assert!(server.requests().is_empty());
 }
 
 /// A session whose title and history hold escapes: `sessions list` and `export --format md` print
