@@ -1,19 +1,18 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod auth;
+// The engine contract lives in its own crate; these paths stay as they were.
+pub use pith_protocol::{event, llm, message};
 pub mod cli;
 pub(crate) mod commands;
 pub mod config;
 pub mod context;
 pub mod custom_commands;
 pub mod engine;
-pub mod event;
 pub(crate) mod first_run;
 pub mod headless;
 pub mod interactive;
-pub(crate) mod llm;
 pub mod mcp;
-pub mod message;
 pub mod output;
 pub mod provider;
 pub(crate) mod route;
