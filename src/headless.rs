@@ -100,7 +100,7 @@ pub async fn run(setup: Setup, args: RunArgs) -> anyhow::Result<i32> {
             print_text(&mut out, &event, &mut at_line_start);
         }
         match &event {
-            Event::Error { .. } => code = 1,
+            Event::Error { .. } | Event::PromptRefused { .. } => code = 1,
             Event::TurnFinished { reason } => {
                 code = match reason {
                     TurnEnd::Error => 1,
@@ -192,7 +192,9 @@ fn print_text(out: &mut impl Write, event: &Event, at_line_start: &mut bool) {
             state: EngineState::Thinking | EngineState::Compacting,
             detail: Some(d),
         } => eprintln!("{d}"),
-        Event::Error { message, .. } => eprintln!("error: {message}"),
+        Event::Error { message, .. } | Event::PromptRefused { message, .. } => {
+            eprintln!("error: {message}")
+        }
         _ => {}
     }
 }
