@@ -216,6 +216,8 @@ impl Runner {
 
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
+        // the one context figure, as the status bar shows it (ARCHITECTURE.md §6.3)
+        self.session.tokens = self.tracker.used();
         if let Err(e) = self.store.update_session(&self.session) {
             self.store_failed("update the session", &e);
         }

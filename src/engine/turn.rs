@@ -368,7 +368,6 @@ impl Runner {
                 let prompt_side = u.input + u.cache_read + u.cache_write;
                 self.estimator.learn(estimated.content, prompt_side);
                 self.tracker.on_report(&u, estimated.request);
-                self.session.tokens = u.context_tokens();
             }
             _ => {
                 // No usage reported: the output joins the estimate.
