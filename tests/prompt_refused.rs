@@ -56,6 +56,16 @@ async fn an_oversized_prompt_is_refused_unstored_and_costs_the_next_turn_nothing
     assert!(message.contains("not sent"), "{message}");
     assert_eq!(h.turn_finished().await, TurnEnd::Error);
     assert!(h.server.requests().is_empty(), "nothing was sent");
+    // Nothing reached a model: the session is not listed (nor resumed by `pith -c`).
+    let store = Store::open(h.data.path()).unwrap();
+    assert!(store.list_sessions().unwrap().is_empty());
+    let dir = h.workspace.path().canonicalize().unwrap();
+    assert!(
+        store
+            .latest_session(&dir.to_string_lossy())
+            .unwrap()
+            .is_none()
+    );
 
     // The next small prompt: one request, no trace of the paste, no compaction.
     h.server.push(openai::text("fine", Some((900, 5))));
@@ -71,8 +81,8 @@ async fn an_oversized_prompt_is_refused_unstored_and_costs_the_next_turn_nothing
     assert!(!body.contains("[pith: context compaction]"));
     assert!(body.contains("what is 2 + 2?"));
 
-    // The store never held it.
-    let store = Store::open(h.data.path()).unwrap();
+    // The store never held it; now the session is listed.
+    assert_eq!(store.list_sessions().unwrap().len(), 1);
     let stored = store.load_all(&h.session_id).unwrap();
     let all = serde_json::to_string(&stored).unwrap();
     assert!(!all.contains("BIGPASTE"), "the refused prompt was stored");
