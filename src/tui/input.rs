@@ -97,13 +97,32 @@ impl App {
                     .is_some_and(|m| m.summary)
             });
             if let Some(j) = target {
-                self.transcript.toggle(j);
+                self.toggle_summary(j);
             }
             return;
         }
         let meta = self.transcript.meta_of(cell);
+        if meta.summary {
+            return self.toggle_summary(i);
+        }
         if cell.foldable(&meta) || is_long_user(cell) || meta.command.is_some() {
             self.transcript.toggle(i);
+        }
+    }
+
+    /// The summary and what pith carried after it are one fold: every cell of the summary
+    /// message at `i` opens and closes with it.
+    fn toggle_summary(&mut self, i: usize) {
+        let cells = &self.transcript.cells;
+        let Some(mid) = cells.get(i).and_then(|c| c.message_id.clone()) else {
+            return;
+        };
+        let open = !cells[i].expanded;
+        let same: Vec<usize> = (0..cells.len())
+            .filter(|&j| cells[j].message_id.as_ref() == Some(&mid) && cells[j].expanded != open)
+            .collect();
+        for j in same {
+            self.transcript.toggle(j);
         }
     }
 
