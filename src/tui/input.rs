@@ -359,6 +359,10 @@ impl App {
 
     /// The prompt was edited: the popups follow what it now says.
     fn typed(&mut self) {
+        if self.composer.text() == "/" {
+            // the slash popup opens: commands added or changed since show up in it
+            self.custom_commands.reload_if_changed();
+        }
         self.slash_dismissed = false;
         self.mention_dismissed = false;
         self.mention_selected = 0;
@@ -421,6 +425,9 @@ impl App {
                 Err(e) => self.transcript.notice(NoticeLevel::Error, e),
             }
             return;
+        }
+        if text.starts_with('/') {
+            self.custom_commands.reload_if_changed();
         }
         if self.run_custom_text(&text) {
             self.composer.take();
