@@ -374,7 +374,7 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "explain this log: ");
     let big: String = (0..5_000).map(|i| format!("log line {i}\n")).collect();
-    app.update(Msg::Term(TermEvent::Paste(big.clone())));
+    app.update(Msg::Term(TermEvent::Paste(big)));
     key(&mut app, KeyCode::Enter);
     let sent = prompts(&mut rx);
     let (id, text) = sent.first().cloned().expect("sent");
