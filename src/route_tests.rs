@@ -17,6 +17,7 @@ fn custom(names: &[&str]) -> Commands {
             })
             .collect(),
         warnings: Vec::new(),
+        origin: None,
     }
 }
 

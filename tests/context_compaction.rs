@@ -595,9 +595,11 @@ async fn a_request_larger_than_the_window_stops_with_a_clear_message() {
     let paste = "lorem ipsum dolor sit amet consectetur ".repeat(3_000);
     let (out, events) = env.run_json(&[&paste]).await;
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
-    let errors = of_type(&events, "error");
-    assert_eq!(errors.len(), 1, "{events:?}");
-    let message = errors[0]["message"].as_str().unwrap();
+    // Refused before it is stored (a typed event, not an error to parse).
+    let refused = of_type(&events, "prompt_refused");
+    assert_eq!(refused.len(), 1, "{events:?}");
+    assert_eq!(refused[0]["usable"], 16_000);
+    let message = refused[0]["message"].as_str().unwrap();
     assert!(
         message.contains("does not fit") && message.contains("16000"),
         "{message}"

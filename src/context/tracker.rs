@@ -84,7 +84,19 @@ impl ContextTracker {
         self.cached = 0;
     }
 
-    /// Tokens the next request is expected to occupy.
+    /// A resumed session's figure as it was stored when the session was last left (the view
+    /// unchanged since): the same figure the status bar showed then. What is added from now on
+    /// is estimated on top of it, as after a report.
+    pub fn on_restore(&mut self, figure: u64) {
+        let estimated = self.is_estimate();
+        self.base = figure;
+        self.added = 0;
+        self.base_estimated = estimated;
+        self.known = true;
+    }
+
+    /// Tokens the next request is expected to occupy: the context figure, the one every front
+    /// end shows (status bar, `/context`, the session list, a resumed session).
     pub fn used(&self) -> u64 {
         self.base.saturating_add(self.added)
     }
@@ -133,9 +145,61 @@ impl ContextTracker {
     }
 }
 
+/// Scales `rows` (estimates of the parts of the context) so that they add up to `total` (the
+/// context figure), each in proportion, the rounding left over given to the largest remainders.
+/// Rows of 0 stay 0; with every row 0 nothing can be apportioned and the rows are left alone.
+pub fn apportion(rows: &mut [u64], total: u64) {
+    let sum: u128 = rows.iter().map(|&r| u128::from(r)).sum();
+    if sum == 0 {
+        return;
+    }
+    let total = u128::from(total);
+    let mut rests: Vec<(u128, usize)> = Vec::with_capacity(rows.len());
+    let mut given: u128 = 0;
+    for (i, r) in rows.iter_mut().enumerate() {
+        let exact = u128::from(*r) * total;
+        let share = exact / sum;
+        rests.push((exact % sum, i));
+        given += share;
+        *r = u64::try_from(share).unwrap_or(u64::MAX);
+    }
+    rests.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, i) in rests
+        .into_iter()
+        .take(usize::try_from(total - given).unwrap_or(0))
+    {
+        rows[i] += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn apportioned_rows_add_up_to_the_figure() {
+        let mut rows = [2_500, 1_200, 0, 30_001, 7_777];
+        apportion(&mut rows, 40_000);
+        assert_eq!(rows.iter().sum::<u64>(), 40_000);
+        assert_eq!(rows[2], 0, "an empty row stays empty");
+        assert!(rows[3] > rows[4] && rows[4] > rows[0] && rows[0] > rows[1]);
+        let mut rows = [3, 3, 3];
+        apportion(&mut rows, 10);
+        assert_eq!(rows.iter().sum::<u64>(), 10);
+        let mut none = [0, 0];
+        apportion(&mut none, 5);
+        assert_eq!(none, [0, 0]);
+    }
+
+    #[test]
+    fn a_restored_figure_is_the_figure() {
+        let mut t = ContextTracker::new();
+        t.on_reset(9_000);
+        t.on_restore(41_234);
+        assert_eq!(t.used(), 41_234);
+        t.on_added(100);
+        assert_eq!(t.used(), 41_334);
+    }
 
     fn limits() -> Limits {
         Limits {

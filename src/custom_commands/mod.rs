@@ -22,6 +22,8 @@
 //! workspace, never through a symlink that leads out of the workspace, never past
 //! [`MAX_FILE`] bytes, and a malformed one is skipped with a one-line warning naming file and line.
 
+mod watch;
+
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -143,13 +145,18 @@ pub struct Commands {
     pub list: Vec<CustomCommand>,
     /// One line each: a file skipped and why.
     pub warnings: Vec<String>,
+    /// Where they were loaded from, to see when that changes (`watch.rs`).
+    pub origin: Option<watch::Origin>,
 }
 
 impl Commands {
     /// Reads the user's commands from `global_dir/commands` and, when `trusted`, the project's
     /// from `workspace/.pith/commands`.
     pub fn load(global_dir: Option<&Path>, workspace: &Path, trusted: bool) -> Commands {
-        let mut out = Commands::default();
+        let mut out = Commands {
+            origin: Some(watch::Origin::new(global_dir, workspace, trusted)),
+            ..Commands::default()
+        };
         let mut found: Vec<CustomCommand> = Vec::new();
         let project_dir = workspace.join(".pith").join("commands");
         if trusted {

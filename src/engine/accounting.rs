@@ -46,6 +46,33 @@ impl Runner {
         self.tracker.on_added(added);
     }
 
+    /// The figure stored with the session when it was last left, if nothing changed since:
+    /// a resumed session shows what the status bar showed then.
+    fn stored_figure(&self) -> Option<u64> {
+        let tokens = self.session.tokens;
+        let left = self.session.time_updated;
+        let unchanged = self
+            .view
+            .iter()
+            .all(|m| m.time_created <= left && m.time_completed.is_none_or(|t| t <= left));
+        (tokens > 0 && unchanged).then_some(tokens)
+    }
+
+    /// The context figure of a freshly loaded view: the stored one when it still holds, else the
+    /// provider's last report plus what was added since, else an estimate.
+    pub(super) fn load_figure(&mut self) {
+        let stored = self.stored_figure();
+        if stored.is_some_and(|t| t >= self.exact_from()) {
+            // counted as the session counted when it was left, so no switch moves the figure
+            self.estimator.want_exact();
+        }
+        self.reset_estimate();
+        self.resume_from_last_report();
+        if let Some(figure) = stored {
+            self.tracker.on_restore(figure);
+        }
+    }
+
     /// Recomputes the context figure as an estimate of the next request.
     pub(super) fn reset_estimate(&mut self) {
         let estimate = self.estimate_request();
@@ -167,7 +194,12 @@ impl Runner {
                 }
             }
         }
+        // The rows are estimates; the figure is the one the status bar shows. Scaled to it,
+        // the rows add up to the total `/context` shows.
         let used = self.context_usage().used;
+        let mut rows = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+        crate::context::tracker::apportion(&mut rows, used);
+        [b.system, b.tools, b.summary, b.messages, b.tool_outputs] = rows;
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);
         b.free = usable.saturating_sub(used);

@@ -4,6 +4,7 @@
 //! permission replies, messages typed mid-turn) and the runner that owns the session.
 
 mod accounting;
+mod admit;
 mod background;
 mod command_turn;
 mod compaction;

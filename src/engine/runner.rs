@@ -189,7 +189,7 @@ impl Runner {
     }
 
     pub(super) fn emit(&self, event: Event) {
-        if let Event::Error { message, .. } = &event
+        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event
             && let Ok(mut last) = self.last_error.lock()
         {
             *last = Some(message.clone());
@@ -216,6 +216,8 @@ impl Runner {
 
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
+        // the one context figure, as the status bar shows it (ARCHITECTURE.md §6.3)
+        self.session.tokens = self.tracker.used();
         if let Err(e) = self.store.update_session(&self.session) {
             self.store_failed("update the session", &e);
         }
@@ -243,27 +245,6 @@ impl Runner {
         });
         if self.session.title.is_empty() && !synthetic {
             self.session.title = super::session_ops::title_from(text);
-        }
-        self.push_message(m)
-    }
-
-    /// Adds what the user typed, with the files it mentions; `mid_turn`: typed while the agent
-    /// was working.
-    pub(super) async fn push_prompt(&mut self, prompt: &Prompt, mid_turn: bool) -> usize {
-        let mut m = Message::new(&self.session.id, Role::User);
-        m.submission_id = Some(prompt.id.clone());
-        m.mid_turn = mid_turn;
-        m.command = prompt.label.clone();
-        m.push(PartKind::Text {
-            text: prompt.text.clone(),
-            synthetic: false,
-        });
-        for part in self.attachment_parts() {
-            m.push(part);
-        }
-        self.attach_mentions(&mut m, &prompt.text).await;
-        if self.session.title.is_empty() {
-            self.session.title = super::session_ops::title_from(&prompt.text);
         }
         self.push_message(m)
     }

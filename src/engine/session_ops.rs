@@ -28,8 +28,7 @@ impl Runner {
             });
         }
         self.view = crate::context::view::model_order(loaded);
-        self.reset_estimate();
-        self.resume_from_last_report();
+        self.load_figure();
         Ok(())
     }
 

@@ -37,6 +37,17 @@ impl Runner {
         self.compactions_this_turn = 0;
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
+        // The window decides what is admitted: a local server's answer comes first.
+        self.settle_window().await;
+        let admitted = self.admit_prompts(&prompts, false).await;
+        if admitted.is_empty() {
+            // every prompt was refused: nothing was stored, nothing is sent
+            self.emit(Event::TurnFinished {
+                reason: TurnEnd::Error,
+            });
+            self.state(EngineState::Idle, None);
+            return TurnEnd::Error;
+        }
         // A sub-agent's changes are undone with its parent's turn, which snapshots around it.
         let before = if self.role.depth == 0 {
             self.snapshot_before_turn().await
@@ -45,13 +56,12 @@ impl Runner {
         };
         let mut parent = String::new();
         let mut first = None;
-        for p in &prompts {
-            let i = self.push_prompt(p, false).await;
+        for m in admitted {
+            let i = self.push_prompt(m);
             parent = self.view[i].id.clone();
             first.get_or_insert_with(|| parent.clone());
         }
         self.touch_session();
-        self.settle_window().await;
         self.emit_context();
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
@@ -122,7 +132,9 @@ impl Runner {
                     return TurnEnd::Error;
                 }
             }
-            let continuing = ((has_calls || cut) && !last_step) || self.shared.has_queued();
+            // What the user typed meanwhile keeps the turn going — unless all of it was refused.
+            let continuing = ((has_calls || cut) && !last_step)
+                || (self.shared.has_queued() && self.deliver_queued(&mut parent).await);
             if self.overflowing() {
                 let req = CompactRequest {
                     trigger: Trigger::Auto,
@@ -164,17 +176,7 @@ impl Runner {
             if cancel.is_cancelled() {
                 return Err(TurnEnd::Interrupted);
             }
-            let queued = self.shared.take_queue();
-            if !queued.is_empty() {
-                self.collect_attachments().await;
-            }
-            for p in &queued {
-                let i = self.push_prompt(p, true).await;
-                *parent = self.view[i].id.clone();
-            }
-            if !queued.is_empty() {
-                self.emit_context();
-            }
+            self.deliver_queued(parent).await;
             self.settle_mcp(cancel).await;
             self.prune();
             if self.overflowing() {
@@ -366,7 +368,6 @@ impl Runner {
                 let prompt_side = u.input + u.cache_read + u.cache_write;
                 self.estimator.learn(estimated.content, prompt_side);
                 self.tracker.on_report(&u, estimated.request);
-                self.session.tokens = u.context_tokens();
             }
             _ => {
                 // No usage reported: the output joins the estimate.

@@ -94,7 +94,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
             Format::Text => printer.event(&event),
         }
         match &event {
-            Event::Error { .. } => code = 1,
+            Event::Error { .. } | Event::PromptRefused { .. } => code = 1,
             Event::TurnFinished { reason } => {
                 code = match reason {
                     TurnEnd::Error => 1,

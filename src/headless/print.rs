@@ -136,7 +136,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 state: EngineState::Thinking | EngineState::Compacting,
                 detail: Some(d),
             } => self.err_line(format_args!("{d}")),
-            Event::Error { message, .. } => self.err_line(format_args!("pith: error: {message}")),
+            Event::Error { message, .. } | Event::PromptRefused { message, .. } => {
+                self.err_line(format_args!("pith: error: {message}"))
+            }
             Event::McpStatus { servers } => self.report_mcp(servers),
             _ => {}
         }

@@ -44,7 +44,7 @@ pub fn export_markdown(session: &Session, messages: &[Message]) -> String {
     let _ = writeln!(out, "- Created: {}", format_time(session.time_created));
     let _ = writeln!(out, "- Updated: {}", format_time(session.time_updated));
     let _ = writeln!(out, "- Cost: ${:.4}", session.cost);
-    let _ = writeln!(out, "- Context tokens (last step): {}", session.tokens);
+    let _ = writeln!(out, "- Context tokens: {}", session.tokens);
 
     for message in messages {
         out.push('\n');

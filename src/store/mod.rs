@@ -34,6 +34,9 @@ use crate::message::{
 /// The schema version this build writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = 4;
 
+/// A session that holds at least one message (the listings leave empty ones out).
+const HAS_MESSAGES: &str = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)";
+
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -338,22 +341,24 @@ impl Store {
     }
 
     /// The most recently updated session in `directory` (for `pith -c`); sub-agents' sessions
-    /// are not the user's conversations and are left out.
+    /// are not the user's conversations and are left out, and so are sessions with nothing
+    /// stored (opened and left, or every prompt refused).
     pub fn latest_session(&self, directory: &str) -> Result<Option<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS} FROM sessions WHERE directory = ?1 AND parent_id IS NULL
-             ORDER BY time_updated DESC, id DESC LIMIT 1"
+             AND {HAS_MESSAGES} ORDER BY time_updated DESC, id DESC LIMIT 1"
         ))?;
         Ok(stmt.query_row([directory], session_from_row).optional()?)
     }
 
-    /// Every session the user started, most recently updated first (sub-agents' sessions are
-    /// listed by [`Store::children`]).
+    /// Every session the user started that holds something, most recently updated first
+    /// (sub-agents' sessions are listed by [`Store::children`]; a session with no message —
+    /// opened and left, or every prompt refused — is not listed).
     pub fn list_sessions(&self) -> Result<Vec<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL AND {HAS_MESSAGES}
              ORDER BY time_updated DESC, id DESC"
         ))?;
         let rows = stmt.query_map([], session_from_row)?;

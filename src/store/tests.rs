@@ -421,6 +421,11 @@ fn sessions_latest_per_directory_list_update_delete() {
     let b1 = store.create_session("/b", "m/m").unwrap();
     let a2 = store.create_session("/a", "m/m").unwrap();
     assert_eq!(store.latest_session("/c").unwrap(), None);
+    // sessions with nothing in them are neither listed nor resumed
+    assert_eq!(store.latest_session("/a").unwrap(), None);
+    assert!(store.list_sessions().unwrap().is_empty());
+    add_message(&store, &a1.id, Role::User, vec![text("a1")]);
+    add_message(&store, &b1.id, Role::User, vec![text("b1")]);
 
     // Make the order explicit rather than relying on the clock.
     for (s, t) in [(&a1, 100), (&b1, 200), (&a2, 50)] {
@@ -771,6 +776,8 @@ fn a_version_2_database_gains_sub_agent_links() {
     assert_eq!(got.parent_id.as_deref(), Some("old"));
     assert_eq!(got.agent.as_deref(), Some("explore"));
     // children are the parent's, not the user's list or `pith -c`
+    add_message(&store, "old", Role::User, vec![text("hi")]);
+    add_message(&store, &child.id, Role::User, vec![text("task")]);
     let listed: Vec<String> = store
         .list_sessions()
         .unwrap()

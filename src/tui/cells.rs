@@ -53,6 +53,8 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                         Some(label) if !*synthetic => command_text(label, text, width, expanded),
                         _ => user_text(text, *synthetic, meta.mid_turn, width, expanded),
                     }
+                } else if meta.summary && *synthetic {
+                    carried_text(text, width, expanded)
                 } else if meta.summary {
                     summary_text(text, width, expanded)
                 } else {
@@ -332,6 +334,52 @@ fn summary_text(text: &str, width: usize, expanded: bool) -> Vec<Line<'static>> 
         out.push(l);
     }
     out
+}
+
+/// What pith carried through the compaction after the summary (the user's words, the todo
+/// list, the ledger): part of the one summary fold, so nothing while it is folded; expanded, the
+/// user's messages read as quotes, not as the `<user_message>` tags the model gets.
+fn carried_text(text: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+    if !expanded {
+        return Vec::new();
+    }
+    let bar = Span::styled("  │ ", Style::default().fg(theme().summary));
+    markdown::render(
+        &readable_carried(text),
+        width.saturating_sub(4),
+        Style::default(),
+    )
+    .into_iter()
+    .map(|mut l| {
+        l.spans.insert(0, bar.clone());
+        l
+    })
+    .collect()
+}
+
+/// The carried record for people: each `<user_message>` becomes a quoted block (the current
+/// request named), the tags go.
+pub(super) fn readable_carried(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut quoting = false;
+    for line in text.lines() {
+        let tag = line.trim();
+        if tag.starts_with("<user_message") && tag.ends_with('>') {
+            quoting = true;
+            out.push(String::new());
+            if tag.contains("current=\"true\"") {
+                out.push("*the request being worked on:*".to_string());
+            }
+        } else if tag == "</user_message>" {
+            quoting = false;
+            out.push(String::new());
+        } else if quoting {
+            out.push(format!("> {line}"));
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    out.join("\n")
 }
 
 fn reasoning(text: &str, redacted: bool, width: usize, expanded: bool) -> Vec<Line<'static>> {

@@ -46,6 +46,17 @@ fn chip_label(text: &str) -> String {
     }
 }
 
+/// `text` with each chip label replaced by the text it stands for.
+fn expand(text: &str, chips: &[(String, String)]) -> String {
+    let mut text = text.to_string();
+    for (label, content) in chips {
+        if let Some(i) = text.find(label.as_str()) {
+            text.replace_range(i..i + label.len(), content);
+        }
+    }
+    text
+}
+
 fn new_textarea(text: &str) -> TextArea<'static> {
     let mut ta = TextArea::from(text.split('\n').map(str::to_string).collect::<Vec<_>>());
     ta.set_cursor_line_style(Style::default());
@@ -170,13 +181,7 @@ impl Composer {
 
     /// The text with its chips expanded.
     pub fn expanded(&self) -> String {
-        let mut text = self.text();
-        for (label, content) in &self.chips {
-            if let Some(i) = text.find(label.as_str()) {
-                text.replace_range(i..i + label.len(), content);
-            }
-        }
-        text
+        expand(&self.text(), &self.chips)
     }
 
     /// The prompt to send (chips expanded), recorded in history; the composer is cleared.
@@ -208,6 +213,41 @@ impl Composer {
         }
         self.clear();
         text
+    }
+
+    /// Puts a prompt the engine gave back (refused, or undone) into the composer when it is
+    /// empty: as it was typed when it is a prompt sent from here (its chips folded), else as one
+    /// chip when large. False when the composer holds something (it is left alone).
+    pub fn give_back(&mut self, text: &str) -> bool {
+        if !self.is_empty() || text.trim().is_empty() {
+            return false;
+        }
+        let typed = self
+            .history
+            .iter()
+            .rev()
+            .find(|e| expand(&e.text, &e.chips) == text)
+            .cloned();
+        let entry = typed.unwrap_or_else(|| {
+            if chip_sized(text) {
+                let label = chip_label(text);
+                Entry {
+                    text: label.clone(),
+                    chips: vec![(label, text.to_string())],
+                }
+            } else {
+                Entry {
+                    text: text.to_string(),
+                    chips: Vec::new(),
+                }
+            }
+        });
+        self.show(entry);
+        self.textarea
+            .move_cursor(ratatui_textarea::CursorMove::Bottom);
+        self.textarea.move_cursor(ratatui_textarea::CursorMove::End);
+        self.hist_pos = None;
+        true
     }
 
     /// Replaces the text from char column `from` of the cursor's line up to the cursor.

@@ -49,6 +49,7 @@ fn with_commands() -> (super::App, tokio::sync::mpsc::UnboundedReceiver<Op>) {
             ),
         ],
         warnings: Vec::new(),
+        origin: None,
     };
     (app, rx)
 }
@@ -169,4 +170,25 @@ fn init_asks_for_agents_md() {
             if label == "/init" && text.contains("AGENTS.md") && !text.contains("already exists")),
         "{sent:?}"
     );
+}
+
+/// A command file added while pith runs shows up when the slash popup opens, no restart.
+#[test]
+fn a_command_added_while_running_appears_when_the_popup_opens() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let (mut app, _rx) = fresh();
+    app.custom_commands = Commands::load(None, ws.path(), true);
+    assert!(app.custom_commands.get("hello").is_none());
+    let dir = ws.path().join(".pith").join("commands");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("hello.md"),
+        "---\ndescription: Say hello\n---\nSay hello.",
+    )
+    .expect("write");
+    type_str(&mut app, "/");
+    assert!(app.custom_commands.get("hello").is_some(), "reloaded");
+    type_str(&mut app, "hel");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("/hello"), "{screen}");
 }

@@ -364,3 +364,71 @@ fn removed_parts_and_messages_leave_the_screen() {
     );
     assert!(!render(&mut app, 80, 24).contains("retried answer"));
 }
+
+/// The engine refused a prompt before storing it: the prompt comes back to the composer as it
+/// was typed (the paste still a chip), no longer pending, with the reason on screen.
+#[test]
+fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
+    use super::app::Msg;
+    use crossterm::event::Event as TermEvent;
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "explain this log: ");
+    let big: String = (0..5_000).map(|i| format!("log line {i}\n")).collect();
+    app.update(Msg::Term(TermEvent::Paste(big)));
+    key(&mut app, KeyCode::Enter);
+    let sent = prompts(&mut rx);
+    let (id, text) = sent.first().cloned().expect("sent");
+    assert!(app.composer.is_empty());
+    assert_eq!(app.pending.len(), 1);
+    ev(
+        &mut app,
+        Event::PromptRefused {
+            id,
+            text: text.clone(),
+            tokens: 75_000,
+            usable: 10_000,
+            message: "not sent: this prompt (~75000 tokens with the system prompt and tools) \
+                      does not fit the 10000 tokens this model can use"
+                .into(),
+        },
+    );
+    ev(
+        &mut app,
+        Event::TurnFinished {
+            reason: TurnEnd::Error,
+        },
+    );
+    assert!(app.pending.is_empty(), "no longer shown as pending");
+    assert_eq!(app.composer.text(), "explain this log: [pasted 5000 lines]");
+    assert_eq!(
+        app.composer.expanded(),
+        text,
+        "sending again sends the same"
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("your prompt is back in the"), "{screen}");
+    insta::assert_snapshot!("prompt_refused_80x24", screen);
+}
+
+/// Something typed since is not overwritten: the refused prompt is one ↑ away.
+#[test]
+fn a_refused_prompt_leaves_a_busy_composer_alone() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "a long question");
+    key(&mut app, KeyCode::Enter);
+    let (id, text) = prompts(&mut rx).first().cloned().expect("sent");
+    type_str(&mut app, "next");
+    ev(
+        &mut app,
+        Event::PromptRefused {
+            id,
+            text,
+            tokens: 11_000,
+            usable: 10_000,
+            message: "not sent".into(),
+        },
+    );
+    assert_eq!(app.composer.text(), "next");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("recall the prompt with ↑"), "{screen}");
+}

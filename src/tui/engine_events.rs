@@ -52,6 +52,9 @@ impl App {
                 files,
                 redo,
             } => self.undone(&message_id, prompt, &files, redo),
+            Event::PromptRefused { id, text, message, .. } => {
+                self.prompt_refused(&id, &text, message)
+            }
             Event::Redone {
                 messages,
                 files,
@@ -271,6 +274,21 @@ impl App {
         self.responding = text;
     }
 
+    /// The engine refused a prompt before storing it: it leaves the pending list and comes back
+    /// to the composer (as typed, chips folded) to be shortened; the reason is said.
+    fn prompt_refused(&mut self, id: &str, text: &str, message: String) {
+        self.pending.retain(|p| p.id != id);
+        let back = self.composer.give_back(text);
+        let note = if back {
+            "your prompt is back in the composer"
+        } else {
+            "the composer was not empty: recall the prompt with ↑"
+        };
+        self.transcript
+            .notice(NoticeLevel::Error, format!("{message} · {note}"));
+        self.scroll_top = None;
+    }
+
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
     /// comes back to an empty composer to be edited and sent again.
     pub(super) fn undone(
@@ -282,9 +300,7 @@ impl App {
     ) {
         self.transcript.truncate_from(message_id);
         self.redo_available = redo;
-        if self.composer.is_empty() && !prompt.trim().is_empty() {
-            self.composer.set_text(&prompt);
-        }
+        self.composer.give_back(&prompt);
         let what = match files.len() {
             0 => "no files to restore".to_string(),
             n => format!("{n} file{} restored: {}", plural(n), files.join(", ")),

@@ -100,13 +100,32 @@ impl App {
                     .is_some_and(|m| m.summary)
             });
             if let Some(j) = target {
-                self.transcript.toggle(j);
+                self.toggle_summary(j);
             }
             return;
         }
         let meta = self.transcript.meta_of(cell);
+        if meta.summary {
+            return self.toggle_summary(i);
+        }
         if cell.foldable(&meta) || is_long_user(cell) || meta.command.is_some() {
             self.transcript.toggle(i);
+        }
+    }
+
+    /// The summary and what pith carried after it are one fold: every cell of the summary
+    /// message at `i` opens and closes with it.
+    fn toggle_summary(&mut self, i: usize) {
+        let cells = &self.transcript.cells;
+        let Some(mid) = cells.get(i).and_then(|c| c.message_id.clone()) else {
+            return;
+        };
+        let open = !cells[i].expanded;
+        let same: Vec<usize> = (0..cells.len())
+            .filter(|&j| cells[j].message_id.as_ref() == Some(&mid) && cells[j].expanded != open)
+            .collect();
+        for j in same {
+            self.transcript.toggle(j);
         }
     }
 
@@ -343,6 +362,10 @@ impl App {
 
     /// The prompt was edited: the popups follow what it now says.
     fn typed(&mut self) {
+        if self.composer.text() == "/" {
+            // the slash popup opens: commands added or changed since show up in it
+            self.custom_commands.reload_if_changed();
+        }
         self.slash_dismissed = false;
         self.mention_dismissed = false;
         self.mention_selected = 0;
@@ -397,6 +420,9 @@ impl App {
         let text = self.composer.text();
         if text.trim().is_empty() {
             return;
+        }
+        if text.starts_with('/') {
+            self.custom_commands.reload_if_changed();
         }
         // the same routing as `pith run` (`crate::route`)
         let routed = crate::route::route(&text, &self.custom_commands, &|server, prompt| {

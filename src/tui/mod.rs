@@ -34,6 +34,8 @@ pub mod view;
 pub mod wrap;
 
 #[cfg(test)]
+mod compaction_view_tests;
+#[cfg(test)]
 mod convenience_tests;
 #[cfg(test)]
 mod engine_event_tests;

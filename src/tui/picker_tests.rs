@@ -152,3 +152,33 @@ fn sessions_of_this_directory_first_and_others_say_where() {
     );
     insta::assert_snapshot!(screen);
 }
+
+/// `/rewind` offers only what the engine can go back to: prompts after the latest compaction.
+#[test]
+fn rewind_offers_only_prompts_after_the_latest_compaction() {
+    let mut history = compacted_history();
+    history.push(user("M5", "rename the helper"));
+    let (mut app, _rx) = app_with(history);
+    type_str(&mut app, "/rewind");
+    key(&mut app, KeyCode::Enter);
+    let Some(Popup::Picker(p)) = &app.popup else {
+        panic!("no picker: {:?}", app.popup.is_some());
+    };
+    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec!["M5"],
+        "prompts before the compaction are not offered"
+    );
+
+    // nothing after the compaction: said plainly, no picker
+    let (mut app, _rx) = app_with(compacted_history());
+    type_str(&mut app, "/rewind");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.popup.is_none());
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("no prompt since the last compaction"),
+        "{screen}"
+    );
+}

@@ -108,12 +108,18 @@ impl App {
         }
     }
 
-    /// `/rewind`: the prompts on screen, newest first, to go back to.
+    /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the
+    /// latest compaction, since the engine cannot undo past one.
     pub(super) fn rewind_picker(&mut self) {
         let mut items = Vec::new();
+        let mut compacted = false;
         for c in self.transcript.cells.iter().rev() {
             let Some(mid) = &c.message_id else { continue };
             let meta = self.transcript.meta_of(c);
+            if meta.summary || matches!(c.part().map(|p| &p.kind), Some(PartKind::Compaction(_))) {
+                compacted = true;
+                break;
+            }
             if meta.role != Some(crate::message::Role::User) || meta.mid_turn {
                 continue;
             }
@@ -138,8 +144,12 @@ impl App {
             });
         }
         if items.is_empty() {
-            self.transcript
-                .notice(NoticeLevel::Info, "no earlier prompt to go back to");
+            let why = if compacted {
+                "no prompt since the last compaction to go back to (pith cannot undo past one)"
+            } else {
+                "no earlier prompt to go back to"
+            };
+            self.transcript.notice(NoticeLevel::Info, why);
             return;
         }
         self.popup = Some(Popup::Picker(Picker {

@@ -492,6 +492,18 @@ pub enum Event {
     ModelChanged {
         model: String,
     },
+    /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
+    /// it does not fit what the model can use, so no compaction could make room for it. Nothing
+    /// of it is in the session, nor in any later request. `id` is the `Op::UserTurn` id, `text`
+    /// what was sent (for the front end to give back), `tokens` its estimate with the system
+    /// prompt and tools, `usable` the line it crossed; `message` is for people.
+    PromptRefused {
+        id: String,
+        text: String,
+        tokens: u64,
+        usable: u64,
+        message: String,
+    },
     /// Messages from `message_id` on were taken back (`Op::Undo`, `Op::Rewind`): removed from
     /// the session and the context, kept for `Op::Redo`. `prompt` is the text of the first
     /// (the user message that started it), `files` the files put back as they were.

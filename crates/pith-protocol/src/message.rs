@@ -100,7 +100,7 @@ pub struct Session {
     /// Cumulative cost in USD.
     #[serde(default)]
     pub cost: f64,
-    /// Context tokens of the last reported step (for listings).
+    /// The context figure when the session was last left (the one the status bar showed).
     #[serde(default)]
     pub tokens: u64,
     /// The session whose `task` call started this one (a sub-agent's session).

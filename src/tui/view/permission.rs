@@ -339,14 +339,24 @@ fn hint(app: &App, scrolls: bool, width: usize) -> Line<'static> {
     } else {
         ""
     };
+    // the keys as the keymap has them (`n` writes a note with the denial; esc denies)
+    use super::super::keymap::Action;
+    let key = |a: Action, prefer: &[&str]| app.keymap.hint(a, prefer);
+    let opt =
+        |k: Option<String>, what: &str| k.map(|k| format!("{k} {what} · ")).unwrap_or_default();
+    let note = opt(key(Action::DenyWithNote, &["n"]), "deny + note");
+    let deny = key(Action::Deny, &["esc"])
+        .map(|k| format!(" · {k} deny"))
+        .unwrap_or_default();
     let hint = if p.note.is_some() {
         "enter send denial · esc back".to_string()
     } else if !p.seen_end {
-        format!("read to the end to allow: pgdn · n deny · esc deny{more}")
-    } else if scrolls {
-        format!("y once · a always · n deny · ↑↓ enter · pgup · esc deny{more}")
+        format!("read to the end to allow: pgdn · {note}{deny}{more}").replace(" ·  · ", " · ")
     } else {
-        format!("y once · a always · n deny · ↑↓ enter · esc deny{more}")
+        let once = opt(key(Action::AllowOnce, &["y"]), "once");
+        let always = opt(key(Action::AllowAlways, &["a"]), "always");
+        let pgup = if scrolls { " · pgup" } else { "" };
+        format!("{once}{always}{note}↑↓ enter{pgup}{deny}{more}")
     };
     Line::from(Span::styled(
         truncate(&hint, width),

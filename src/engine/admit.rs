@@ -1,0 +1,119 @@
+//! What the user sends becomes a stored user message — unless it could never fit: a prompt
+//! that on its own, with the system prompt and tools, reaches the usable window is refused
+//! before anything of it is stored or sent (`Event::PromptRefused`), so no later request and no
+//! compaction ever pays for it. A prompt that fits alone but not with the history goes in, and
+//! the history is compacted as usual (ARCHITECTURE.md §6.3).
+
+use super::runner::Runner;
+use super::shared::Prompt;
+use crate::event::Event;
+use crate::message::{Message, PartKind, Role};
+
+impl Runner {
+    /// The user messages for `prompts`, the refused ones left out (and announced).
+    /// `mid_turn`: typed while the agent was working.
+    pub(super) async fn admit_prompts(
+        &mut self,
+        prompts: &[Prompt],
+        mid_turn: bool,
+    ) -> Vec<Message> {
+        let mut admitted = Vec::with_capacity(prompts.len());
+        for p in prompts {
+            let m = self.prompt_message(p, mid_turn).await;
+            if let Some((tokens, usable)) = self.too_large(&m) {
+                self.refuse_prompt(p, tokens, usable);
+            } else {
+                admitted.push(m);
+            }
+        }
+        admitted
+    }
+
+    /// Delivers the prompts typed while the agent worked (§4.4): the admitted ones are stored
+    /// and the last becomes `parent`. True when one was.
+    pub(super) async fn deliver_queued(&mut self, parent: &mut String) -> bool {
+        let queued = self.shared.take_queue();
+        if queued.is_empty() {
+            return false;
+        }
+        self.collect_attachments().await;
+        let admitted = self.admit_prompts(&queued, true).await;
+        let any = !admitted.is_empty();
+        for m in admitted {
+            let i = self.push_prompt(m);
+            *parent = self.view[i].id.clone();
+        }
+        self.emit_context();
+        any
+    }
+
+    /// Stores an admitted prompt and adds it to the view; its index.
+    pub(super) fn push_prompt(&mut self, m: Message) -> usize {
+        if self.session.title.is_empty()
+            && let Some(text) = m.parts.iter().find_map(|p| match &p.kind {
+                PartKind::Text {
+                    text,
+                    synthetic: false,
+                } => Some(text.clone()),
+                _ => None,
+            })
+        {
+            self.session.title = super::session_ops::title_from(&text);
+        }
+        self.push_message(m)
+    }
+
+    /// What the user typed, with the files it mentions and the pending attachments.
+    async fn prompt_message(&mut self, prompt: &Prompt, mid_turn: bool) -> Message {
+        let mut m = Message::new(&self.session.id, Role::User);
+        m.submission_id = Some(prompt.id.clone());
+        m.mid_turn = mid_turn;
+        m.command = prompt.label.clone();
+        m.push(PartKind::Text {
+            text: prompt.text.clone(),
+            synthetic: false,
+        });
+        for part in self.attachment_parts() {
+            m.push(part);
+        }
+        self.attach_mentions(&mut m, &prompt.text).await;
+        m
+    }
+
+    /// `Some((tokens, usable))` when `m` with the system prompt and tools reaches the usable
+    /// window. Decided on exact counts: a heuristic count that says so is checked with the BPE.
+    fn too_large(&mut self, m: &Message) -> Option<(u64, u64)> {
+        let usable = self.usable();
+        if usable == 0 {
+            return None; // the window is unknown
+        }
+        let mut tokens = self.overhead() + self.estimator.message(m);
+        if tokens >= usable && !self.estimator.is_exact() {
+            self.estimator.want_exact();
+            self.reset_estimate();
+            tokens = self.overhead() + self.estimator.message(m);
+        }
+        (tokens >= usable).then_some((tokens, usable))
+    }
+
+    fn refuse_prompt(&mut self, p: &Prompt, tokens: u64, usable: u64) {
+        let message = format!(
+            "not sent: this prompt (~{tokens} tokens with the system prompt and tools) does not \
+             fit the {usable} tokens this model can use, so nothing of it was kept — shorten it, \
+             put the text in a file and point the agent at it, or use a model with a larger \
+             context window"
+        );
+        tracing::info!(
+            tokens,
+            usable,
+            "prompt refused: larger than the usable window"
+        );
+        self.emit(Event::PromptRefused {
+            id: p.id.clone(),
+            text: p.text.clone(),
+            tokens,
+            usable,
+            message,
+        });
+    }
+}
