@@ -299,6 +299,23 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
     assert!(line.contains("retry 1/4 in "), "{line}");
     assert!(line.contains("overloaded_error: Overloaded"), "{line}");
     assert_eq!(line.matches("1/4").count(), 1, "{line}");
+    // At 80 columns the reason gives way, never the retry itself, and nothing runs off the edge.
+    ev(
+        &mut app,
+        Event::Retrying {
+            attempt: 2,
+            max: 4,
+            delay_ms: 8_000,
+            message: "cannot reach http://127.0.0.1:8080/v1/chat/completions: connection refused"
+                .into(),
+        },
+    );
+    for w in [80usize, 60] {
+        let line = status::status_line(&app, w);
+        assert!(line.width() <= w, "{w}: {}", line.width());
+        let text = line.to_string();
+        assert!(text.contains("↻ retry 2/4 in "), "{w}: {text}");
+    }
     ev(
         &mut app,
         Event::Message {

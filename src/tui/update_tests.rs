@@ -394,3 +394,21 @@ fn commands_during_a_turn_say_when_they_run() {
     ev(&mut app, Event::ContextBreakdown(Default::default()));
     assert!(app.popup.is_none());
 }
+
+/// At 80 columns `/help` wraps a long description under itself instead of cutting it.
+#[test]
+fn help_at_80_columns_shows_every_command_description_whole() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/help");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 80, 60);
+    let flat: String = screen
+        .lines()
+        .map(|l| l.replace(['│', '╭', '╮', '╰', '╯', '─', '"'], " "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+    for c in crate::commands::Command::all() {
+        assert!(flat.contains(c.about()), "/{} cut: {screen}", c.name());
+    }
+}

@@ -230,21 +230,22 @@ pub fn help(
     );
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
+    // A description too long for the line wraps under itself (an 80-column terminal shows it
+    // whole), never cut.
     let row = |k: String, v: &str| {
-        Line::from(vec![
-            Span::styled(
-                format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
-                Style::default().fg(theme().accent),
-            ),
-            Span::raw(truncate(v, inner_w.saturating_sub(key_w + 2))),
-        ])
+        let key = Span::styled(
+            format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
+            Style::default().fg(theme().accent),
+        );
+        let indent = Span::raw(" ".repeat(key_w + 2));
+        crate::tui::wrap::wrap(&[Span::raw(v.to_string())], inner_w, &[key], &[indent])
     };
     let mut lines = vec![Line::from(Span::styled(
         "Commands",
         Style::default().add_modifier(Modifier::BOLD),
     ))];
     for c in Command::all() {
-        lines.push(row(format!("/{} {}", c.name(), c.args()), c.about()));
+        lines.extend(row(format!("/{} {}", c.name(), c.args()), c.about()));
     }
     if !custom.list.is_empty() {
         lines.push(Line::default());
@@ -253,7 +254,7 @@ pub fn help(
             Style::default().add_modifier(Modifier::BOLD),
         )));
         for c in &custom.list {
-            lines.push(row(format!("/{} {}", c.name, c.argument_hint), &c.about()));
+            lines.extend(row(format!("/{} {}", c.name, c.argument_hint), &c.about()));
         }
     }
     lines.push(Line::default());
@@ -270,19 +271,20 @@ pub fn help(
                 Style::default().fg(theme().dim),
             )));
         }
-        lines.push(row(
+        lines.extend(row(
             keymap.describe(a),
             &format!("{} · {}", a.about(), a.name()),
         ));
     }
     for (k, v) in mouse {
-        lines.push(row(k.to_string(), v));
+        lines.extend(row(k.to_string(), v));
     }
     for w in keymap.warnings() {
-        lines.push(Line::from(Span::styled(
-            w,
+        let warning = [Span::styled(
+            w.to_string(),
             Style::default().fg(theme().warn),
-        )));
+        )];
+        lines.extend(crate::tui::wrap::wrap(&warning, inner_w, &[], &[]));
     }
     let visible = r.height.saturating_sub(2) as usize;
     let max_scroll = lines.len().saturating_sub(visible);

@@ -265,7 +265,18 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             None => {}
         }
     }
-    best
+    // Even the plainest layout is too wide: the state (a retry's reason, a long tool name) gives
+    // way at its end, so what pith is doing still shows ("↻ retry 2/4 in 3s · cannot re…").
+    let mut spans = best.spans;
+    if let Some(last) = spans.pop() {
+        let before: usize = spans.iter().map(|s| s.width()).sum();
+        let room = width.saturating_sub(before + 1);
+        spans.push(Span::styled(
+            format::truncate(&last.content, room),
+            last.style,
+        ));
+    }
+    Line::from(spans)
 }
 
 #[cfg(test)]
