@@ -786,6 +786,8 @@ fn a_version_2_database_gains_sub_agent_links() {
         .collect();
     assert_eq!(listed, vec!["old".to_string()]);
     assert_eq!(store.latest_session("/w").unwrap().unwrap().id, "old");
+    // as stored now: adding its message touched its time
+    let got = store.get_session(&child.id).unwrap();
     assert_eq!(store.children("old").unwrap(), vec![got]);
     store.delete_session("old").unwrap();
     assert!(store.find_session(&child.id).unwrap().is_none());
