@@ -160,3 +160,101 @@ async fn edit_of_a_hard_link_to_a_file_outside_asks() {
     );
     assert!(result.contains("hard link"), "{result}");
 }
+
+/// A small web site on 127.0.0.1 for `webfetch`: a page, a redirect loop, a redirect to another
+/// host name, an image. Records the headers of every request.
+async fn web_site() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/page",
+            axum::routing::get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                    "<html><body><h1>Release notes</h1><p>Version <b>2.0</b> drops \u{1b}]52;c;aGk=\u{7} the old API.</p></body></html>",
+                )
+            }),
+        )
+        .route(
+            "/loop",
+            axum::routing::get(|| async { (StatusCode::FOUND, [(header::LOCATION, "/loop")]) }),
+        )
+        .route(
+            "/away",
+            axum::routing::get(move || async move {
+                let to = format!("http://localhost:{port}/page");
+                (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, to)]).into_response()
+            }),
+        )
+        .route(
+            "/logo.png",
+            axum::routing::get(|| async {
+                ([(header::CONTENT_TYPE, "image/png")], vec![0x89u8, b'P', b'N', b'G', 0, 0])
+            }),
+        )
+        .layer(axum::middleware::from_fn(
+            move |headers: HeaderMap, req: axum::extract::Request, next: axum::middleware::Next| {
+                let log = log.clone();
+                async move {
+                    let names: Vec<String> =
+                        headers.keys().map(|k| k.as_str().to_string()).collect();
+                    log.lock().unwrap().push(names.join(","));
+                    next.run(req).await
+                }
+            },
+        ));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://127.0.0.1:{port}"), seen)
+}
+
+/// `webfetch` reads a page as Markdown, stops a redirect loop, reports a redirect to another
+/// host instead of following it, refuses binary content, obeys a deny rule by host, and sends
+/// no key, cookie or authorization header.
+#[tokio::test]
+async fn webfetch_reads_pages_within_its_bounds() {
+    let (site, seen) = web_site().await;
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "[webfetch]\nenabled = true\n[permission.webfetch]\n\"127.0.0.1\" = \"allow\"\n\"localhost\" = \"deny\"\n",
+    );
+    let fetch = |path: &str| json!({ "url": format!("{site}{path}") });
+    let page = call(&env, &server, "webfetch", fetch("/page")).await;
+    assert!(page.contains("# Release notes"), "{page}");
+    assert!(page.contains("**2.0**"), "{page}");
+    let looped = call(&env, &server, "webfetch", fetch("/loop")).await;
+    assert!(looped.contains("more than 5 redirects"), "{looped}");
+    let away = call(&env, &server, "webfetch", fetch("/away")).await;
+    assert!(away.contains("redirects to another host"), "{away}");
+    let image = call(&env, &server, "webfetch", fetch("/logo.png")).await;
+    assert!(
+        image.contains("image/png") && image.contains("not text"),
+        "{image}"
+    );
+    let port = site.rsplit(':').next().unwrap();
+    let denied = call(
+        &env,
+        &server,
+        "webfetch",
+        json!({ "url": format!("http://localhost:{port}/page") }),
+    )
+    .await;
+    assert!(denied.contains("Permission denied"), "{denied}");
+    // 1 + 6 (the loop) + 1 + 1; the denied host was never asked
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 9, "{seen:?}");
+    for headers in &seen {
+        for secret in ["authorization", "cookie", "x-api-key"] {
+            assert!(!headers.contains(secret), "{secret} sent: {headers}");
+        }
+    }
+}

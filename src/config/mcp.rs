@@ -168,6 +168,7 @@ const RESERVED: &[&str] = &[
     "external_directory",
     "unsandboxed",
     "hard_link",
+    "webfetch",
     "doom_loop",
 ];
 

@@ -212,6 +212,45 @@ impl Default for ToolOutputConfig {
     }
 }
 
+/// The `webfetch` tool: on or off, and its bounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebfetchConfig {
+    /// `false` takes the tool away (no network from pith's tools at all).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Redirects followed on the same host.
+    #[serde(default = "default_max_redirects")]
+    pub max_redirects: u32,
+    /// Seconds for the whole fetch.
+    #[serde(default = "default_fetch_timeout")]
+    pub timeout_secs: u64,
+    /// Bytes of a page read at most (then the usual truncation applies).
+    #[serde(default = "default_fetch_bytes")]
+    pub max_bytes: usize,
+}
+
+fn default_max_redirects() -> u32 {
+    5
+}
+fn default_fetch_timeout() -> u64 {
+    30
+}
+fn default_fetch_bytes() -> usize {
+    5 * 1024 * 1024
+}
+
+impl Default for WebfetchConfig {
+    fn default() -> Self {
+        WebfetchConfig {
+            enabled: true,
+            max_redirects: default_max_redirects(),
+            timeout_secs: default_fetch_timeout(),
+            max_bytes: default_fetch_bytes(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
@@ -367,6 +406,8 @@ pub struct Config {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub tool_output: ToolOutputConfig,
+    #[serde(default)]
+    pub webfetch: WebfetchConfig,
     /// Tool name (or `external_directory`) → setting.
     #[serde(default)]
     pub permission: BTreeMap<String, PermissionSetting>,
@@ -512,6 +553,7 @@ impl Default for Config {
             models: BTreeMap::new(),
             compaction: CompactionConfig::default(),
             tool_output: ToolOutputConfig::default(),
+            webfetch: WebfetchConfig::default(),
             permission: BTreeMap::new(),
             instructions: Vec::new(),
             max_steps: default_max_steps(),

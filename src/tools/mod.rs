@@ -190,6 +190,7 @@ pub mod registry;
 pub mod task;
 pub mod todo;
 pub mod truncate;
+pub mod webfetch;
 pub mod write;
 
 pub use permission::{Decision, DoomLoop, Permissions};

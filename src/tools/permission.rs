@@ -107,6 +107,7 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
     d.insert(EXTERNAL_DIRECTORY.into(), vec![("*", Ask)]);
     d.insert(UNSANDBOXED.into(), vec![("*", Ask)]);
     d.insert(HARD_LINK.into(), vec![("*", Ask)]);
+    d.insert("webfetch".into(), vec![("*", Ask)]);
     d.insert(DOOM_LOOP.into(), vec![("*", Ask)]);
     d
 }
@@ -401,6 +402,17 @@ impl Permissions {
                     table: tool.into(),
                     grant: agent.clone(),
                     forms: vec![agent],
+                }])
+            }
+            // `[permission.webfetch]` patterns match the host
+            "webfetch" => {
+                // a URL with no host the tool would fetch is judged as `*` (it fails anyway)
+                let host = super::webfetch::host_of(str_field(&["url"]).unwrap_or_default())
+                    .unwrap_or_else(|_| "*".into());
+                Some(vec![Subject {
+                    table: tool.into(),
+                    grant: host.clone(),
+                    forms: vec![host],
                 }])
             }
             _ => Some(vec![match self.mcp.get(tool) {

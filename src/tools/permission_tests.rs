@@ -71,7 +71,31 @@ fn defaults() {
     ));
     assert_eq!(r.patterns, ["new.txt"]);
     // Unknown tools ask.
-    ask(p.check("webfetch", &json!({"url": "x"}), ctx));
+    ask(p.check("frobnicate", &json!({"url": "x"}), ctx));
+    // So does a web page, by host.
+    let r = ask(p.check("webfetch", &json!({"url": "https://Docs.rs/tokio"}), ctx));
+    assert_eq!(r.patterns, ["docs.rs"]);
+    ask(p.check("webfetch", &json!({"url": "file:///etc/passwd"}), ctx));
+}
+
+#[test]
+fn webfetch_rules_go_by_host() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.webfetch]\n\"docs.rs\" = \"allow\"\n\"*.evil.example\" = \"deny\"\n",
+    ));
+    let fetch = |u: &str| json!({ "url": u });
+    assert!(is_allow(&p.check(
+        "webfetch",
+        &fetch("https://docs.rs/serde"),
+        ctx
+    )));
+    // the allowed name inside another host's name or URL does not make it allowed
+    deny(p.check("webfetch", &fetch("https://docs.rs.evil.example/x"), ctx));
+    ask(p.check("webfetch", &fetch("https://example.com/?docs.rs"), ctx));
+    ask(p.check("webfetch", &fetch("https://docs.rs@example.com/"), ctx));
+    deny(p.check("webfetch", &fetch("http://a.evil.example/"), ctx));
 }
 
 #[test]

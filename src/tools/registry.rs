@@ -35,7 +35,13 @@ impl Registry {
             Arc::new(super::todo::TodoWrite),
             Arc::new(super::recall::Recall),
         ];
-        Registry { tools }
+        let mut registry = Registry { tools };
+        if config.webfetch.enabled {
+            registry.register(Arc::new(super::webfetch::Webfetch::new(
+                config.webfetch.clone(),
+            )));
+        }
+        registry
     }
 
     /// A registry of exactly these tools.

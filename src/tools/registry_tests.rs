@@ -20,7 +20,8 @@ fn specs_are_stable_and_complete() {
             "grep",
             "list",
             "todowrite",
-            "recall"
+            "recall",
+            "webfetch"
         ]
     );
     for s in &specs {
@@ -63,7 +64,7 @@ async fn unknown_tool_is_a_clear_error() {
     );
     let err = err.to_string();
     assert!(
-        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall."),
+        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall, webfetch."),
         "{err}"
     );
 }

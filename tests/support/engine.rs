@@ -40,6 +40,8 @@ pub async fn harness_with(
         model: Some(MODEL.into()),
         ..Config::default()
     };
+    // the request snapshots were made without it
+    config.webfetch.enabled = false;
     config.provider.insert(
         "mock".into(),
         ProviderConfig {

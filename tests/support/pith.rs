@@ -40,10 +40,19 @@ impl PithEnv {
         } else {
             "max_retries = 3\n"
         };
+        // The request snapshots and token budgets were made without `webfetch`: it is off unless
+        // a test turns it on with its own `[webfetch]` table.
+        let webfetch = if extra.contains("[webfetch]") {
+            ""
+        } else {
+            "[webfetch]\nenabled = false\n"
+        };
         let text = format!(
             r#"model = "{MODEL}"
 
 {extra}
+
+{webfetch}
 
 [provider.mock]
 kind = "openai"
