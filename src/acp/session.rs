@@ -283,13 +283,13 @@ async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
         for update in t.updates(&event) {
             session.update(update);
         }
-        match session.awaiting() {
-            Some(Awaiting::Breakdown | Awaiting::Answer) | None => {
-                if let Some(text) = answer_text(&event) {
-                    session.update(translate::message_chunk(text));
-                }
-            }
-            Some(Awaiting::Turn) => {}
+        // a turn's errors end it (the prompt's error); its notices are shown as they come
+        let shown = match session.awaiting() {
+            Some(Awaiting::Turn) => matches!(event, Event::Info { .. }),
+            _ => true,
+        };
+        if shown && let Some(text) = answer_text(&event) {
+            session.update(translate::message_chunk(format!("\n\n{text}\n")));
         }
         session.settle(&event);
     }
