@@ -74,7 +74,8 @@ impl Client {
             .expect("pith acp answered within 30 s")
             .unwrap()
             .expect("pith acp is still running");
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert_eq!(v["jsonrpc"], "2.0", "{line}");
         v
     }
@@ -108,12 +109,18 @@ impl Client {
     }
 
     async fn initialize(&mut self) -> Value {
-        self.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})).await
+        self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await
     }
 
     async fn new_session(&mut self, env: &PithEnv) -> String {
         let cwd = env.workspace.path().to_str().unwrap();
-        let r = self.call("session/new", json!({"cwd": cwd, "mcpServers": []})).await;
+        let r = self
+            .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
         assert_eq!(r["modes"]["currentModeId"], "default", "{r}");
         r["sessionId"].as_str().unwrap().to_string()
     }
@@ -133,7 +140,10 @@ fn prompt(session: &str, text: &str) -> Value {
 }
 
 fn chunks_text(updates: &[Value]) -> String {
-    updates.iter().filter_map(|u| u["content"]["text"].as_str()).collect()
+    updates
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
 }
 
 fn env(server: &MockServer) -> PithEnv {
@@ -158,17 +168,38 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
     // the slash commands follow the session's creation
     let update = c.next().await;
     let commands = &update["params"]["update"];
-    assert_eq!(commands["sessionUpdate"], "available_commands_update", "{update}");
-    let names: Vec<&str> = commands["availableCommands"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"compact") && names.contains(&"context"), "{names:?}");
+    assert_eq!(
+        commands["sessionUpdate"], "available_commands_update",
+        "{update}"
+    );
+    let names: Vec<&str> = commands["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"compact") && names.contains(&"context"),
+        "{names:?}"
+    );
     assert!(!names.contains(&"quit"), "{names:?}");
 
     // a prompt that streams
-    let long = format!("Hello there, friend. {}", "the quick brown fox jumps over the lazy dog ".repeat(300));
+    let long = format!(
+        "Hello there, friend. {}",
+        "the quick brown fox jumps over the lazy dog ".repeat(300)
+    );
     server.push(openai::text(&long, Some((1000, 2700))));
     let r = c.call("session/prompt", prompt(&sid, "hello")).await;
     assert_eq!(r["stopReason"], "end_turn");
-    let usage = c.updates.iter().map(|u| &u["update"]).filter(|u| u["sessionUpdate"] == "usage_update").last().cloned().expect("a usage_update");
+    let usage = c
+        .updates
+        .iter()
+        .map(|u| &u["update"])
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .last()
+        .cloned()
+        .expect("a usage_update");
     assert_eq!(usage["size"], 24_000);
     assert!(usage["used"].as_u64().unwrap() >= 1000, "{usage}");
     assert_eq!(usage["cost"]["currency"], "USD");
@@ -176,44 +207,103 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
 
     // a tool call that needs permission, approved once
     let args = json!({"command": "echo hi > out.txt"}).to_string();
-    server.push(openai::tool_calls(&[("call_1", "bash", &args)], Some((1100, 10))));
+    server.push(openai::tool_calls(
+        &[("call_1", "bash", &args)],
+        Some((1100, 10)),
+    ));
     server.push(openai::text("Wrote it.", Some((1200, 5))));
-    let id = c.send("session/prompt", prompt(&sid, "write out.txt")).await;
+    let id = c
+        .send("session/prompt", prompt(&sid, "write out.txt"))
+        .await;
     let r = c.wait(id, &|_| "allow_once").await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert_eq!(c.asked.len(), 1);
     let asked = &c.asked[0];
     assert_eq!(asked["sessionId"], sid.as_str());
     assert_eq!(asked["toolCall"]["toolCallId"], "call_1");
-    let kinds: Vec<&str> = asked["options"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
-    assert_eq!(std::fs::read_to_string(env.workspace.path().join("out.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("out.txt")).unwrap(),
+        "hi\n"
+    );
     let updates: Vec<Value> = c.updates.iter().map(|u| u["update"].clone()).collect();
-    let call = updates.iter().find(|u| u["sessionUpdate"] == "tool_call").expect("a tool_call");
-    assert_eq!((call["toolCallId"].as_str(), call["kind"].as_str()), (Some("call_1"), Some("execute")));
-    let titled = updates.iter().find(|u| u["sessionUpdate"] == "tool_call_update" && u["title"].is_string()).unwrap();
+    let call = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .expect("a tool_call");
+    assert_eq!(
+        (call["toolCallId"].as_str(), call["kind"].as_str()),
+        (Some("call_1"), Some("execute"))
+    );
+    let titled = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["title"].is_string())
+        .unwrap();
     assert_eq!(titled["title"], "echo hi > out.txt");
-    let done = updates.iter().rfind(|u| u["toolCallId"] == "call_1").unwrap();
+    let done = updates
+        .iter()
+        .rfind(|u| u["toolCallId"] == "call_1")
+        .unwrap();
     assert_eq!(done["status"], "completed", "{done}");
-    assert!(done["content"][0]["content"]["text"].as_str().unwrap().starts_with("```"), "{done}");
+    assert!(
+        done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("```"),
+        "{done}"
+    );
     assert_eq!(chunks_text(&c.take("agent_message_chunk")), "Wrote it.");
 
     // /compact reports the compaction while it runs and when it ends
     for _ in 0..3 {
         server.push(openai::text(SUMMARY, Some((1300, 100))));
     }
-    let r = c.call("session/prompt", prompt(&sid, "/compact the files")).await;
+    let r = c
+        .call("session/prompt", prompt(&sid, "/compact the files"))
+        .await;
     assert_eq!(r["stopReason"], "end_turn");
     if std::env::var_os("PITH_TEST_DUMP").is_some() {
         eprintln!("{:#?}", c.updates);
     }
-    let started = c.updates.iter().map(|u| &u["update"]).find(|u| u["sessionUpdate"] == "tool_call").cloned().expect("compaction reported");
-    assert_eq!((started["title"].as_str(), started["kind"].as_str(), started["status"].as_str()), (Some("Compacting context"), Some("think"), Some("in_progress")));
+    let started = c
+        .updates
+        .iter()
+        .map(|u| &u["update"])
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .cloned()
+        .expect("compaction reported");
+    assert_eq!(
+        (
+            started["title"].as_str(),
+            started["kind"].as_str(),
+            started["status"].as_str()
+        ),
+        (
+            Some("Compacting context"),
+            Some("think"),
+            Some("in_progress")
+        )
+    );
     let cid = started["toolCallId"].clone();
-    let ended = c.updates.iter().map(|u| &u["update"]).rfind(|u| u["toolCallId"] == cid).cloned().unwrap();
+    let ended = c
+        .updates
+        .iter()
+        .map(|u| &u["update"])
+        .rfind(|u| u["toolCallId"] == cid)
+        .cloned()
+        .unwrap();
     assert_eq!(ended["status"], "completed", "{ended}");
     let text = ended["content"][0]["content"]["text"].as_str().unwrap();
-    assert!(text.starts_with("Context compacted: ") && text.contains(" → "), "{text}");
+    assert!(
+        text.starts_with("Context compacted: ") && text.contains(" → "),
+        "{text}"
+    );
     drop(c);
 
     // another editor window opens the stored session: replayed, then answered
@@ -221,16 +311,37 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
     let mut c = Client::start(&env);
     c.initialize().await;
     let cwd = env.workspace.path().to_str().unwrap();
-    let r = c.call("session/load", json!({"sessionId": sid, "cwd": cwd, "mcpServers": []})).await;
+    let r = c
+        .call(
+            "session/load",
+            json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
     assert_eq!(r["modes"]["currentModeId"], "default");
     let replay: Vec<Value> = c.updates.iter().map(|u| u["update"].clone()).collect();
-    let users: Vec<&str> = replay.iter().filter(|u| u["sessionUpdate"] == "user_message_chunk").map(|u| u["content"]["text"].as_str().unwrap()).collect();
+    let users: Vec<&str> = replay
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
     assert_eq!(users[..2], ["hello", "write out.txt"], "{replay:?}");
-    let said = chunks_text(&replay.iter().filter(|u| u["sessionUpdate"] == "agent_message_chunk").cloned().collect::<Vec<_>>());
+    let said = chunks_text(
+        &replay
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     assert!(said.starts_with(&format!("{long}Wrote it.")), "{said}");
     let tool = replay.iter().find(|u| u["toolCallId"] == "call_1").unwrap();
-    assert_eq!((tool["sessionUpdate"].as_str(), tool["status"].as_str()), (Some("tool_call"), Some("completed")));
-    assert!(replay.iter().any(|u| u["title"] == "Compacting context"), "{replay:?}");
+    assert_eq!(
+        (tool["sessionUpdate"].as_str(), tool["status"].as_str()),
+        (Some("tool_call"), Some("completed"))
+    );
+    assert!(
+        replay.iter().any(|u| u["title"] == "Compacting context"),
+        "{replay:?}"
+    );
     assert!(server.violations().is_empty(), "{:?}", server.violations());
 }
 
@@ -242,7 +353,9 @@ async fn a_cancelled_prompt_answers_cancelled() {
     c.initialize().await;
     let sid = c.new_session(&env).await;
     server.push(openai::text("never ends", None).first_delay_ms(60_000));
-    let id = c.send("session/prompt", prompt(&sid, "take your time")).await;
+    let id = c
+        .send("session/prompt", prompt(&sid, "take your time"))
+        .await;
     // wait until the request reached the provider
     for _ in 0..200 {
         if !server.requests().is_empty() {
@@ -272,10 +385,19 @@ async fn bad_input_gets_json_rpc_errors_and_the_agent_keeps_serving() {
     assert_eq!(r["error"]["code"], -32601, "{r}");
     for (method, params) in [
         ("session/prompt", prompt("NOPE", "hi")),
-        ("session/new", json!({"cwd": "relative/dir", "mcpServers": []})),
+        (
+            "session/new",
+            json!({"cwd": "relative/dir", "mcpServers": []}),
+        ),
         ("session/new", json!({"cwd": 42})),
-        ("session/load", json!({"sessionId": "NOPE", "cwd": env.workspace.path(), "mcpServers": []})),
-        ("session/set_mode", json!({"sessionId": "NOPE", "modeId": "yes"})),
+        (
+            "session/load",
+            json!({"sessionId": "NOPE", "cwd": env.workspace.path(), "mcpServers": []}),
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": "NOPE", "modeId": "yes"}),
+        ),
     ] {
         let id = c.send(method, params).await;
         let r = c.wait(id, &|_| "reject").await;
@@ -291,20 +413,42 @@ async fn bad_input_gets_json_rpc_errors_and_the_agent_keeps_serving() {
 async fn the_trust_question_is_asked_through_the_client() {
     let server = MockServer::start().await;
     let env = env(&server);
-    std::fs::write(env.workspace.path().join("pith.toml"), "[permission]\nbash = \"allow\"\nedit = \"allow\"\n").unwrap();
+    std::fs::write(
+        env.workspace.path().join("pith.toml"),
+        "[permission]\nbash = \"allow\"\n",
+    )
+    .unwrap();
     let mut c = Client::start(&env);
     c.initialize().await;
     let sid = c.new_session(&env).await;
-    let args = json!({"command": "echo t > trusted.txt"}).to_string();
+    let args = json!({"command": "mkdir trusted_dir"}).to_string();
     server.push(openai::tool_calls(&[("call_t", "bash", &args)], None));
     server.push(openai::text("ok", None));
     let id = c.send("session/prompt", prompt(&sid, "go")).await;
-    let r = c.wait(id, &|q| if q["toolCall"]["toolCallId"] == "pith-trust" { "trust" } else { "reject" }).await;
+    let r = c
+        .wait(id, &|q| {
+            if q["toolCall"]["toolCallId"] == "pith-trust" {
+                "trust"
+            } else {
+                "reject"
+            }
+        })
+        .await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
-    assert_eq!(c.asked.len(), 1, "only the trust question: {:?}", c.asked);
-    assert_eq!(c.asked.len(), 1, "only the trust question: bash is allowed once trusted");
-    assert!(c.asked[0]["toolCall"]["title"].as_str().unwrap().contains("permission.bash"), "{}", c.asked[0]);
-    assert!(env.workspace.path().join("trusted.txt").exists());
+    assert_eq!(
+        c.asked.len(),
+        1,
+        "only the trust question: bash is allowed once trusted"
+    );
+    assert!(
+        c.asked[0]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("permission.bash"),
+        "{}",
+        c.asked[0]
+    );
+    assert!(env.workspace.path().join("trusted_dir").is_dir());
     drop(c);
     // answered once: not asked again
     let mut c = Client::start(&env);

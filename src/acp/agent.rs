@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
@@ -12,7 +13,6 @@ use agent_client_protocol_schema::v1::{
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
     SessionModeState, SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -32,7 +32,8 @@ pub struct Agent {
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
-    serde_json::from_value(params).map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))
 }
 
 fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
@@ -49,9 +50,8 @@ fn modes(auto_yes: bool) -> SessionModeState {
     SessionModeState::new(
         current,
         vec![
-            SessionMode::new("default", "Ask").description(
-                "Ask before running what the permission rules ask about".to_string(),
-            ),
+            SessionMode::new("default", "Ask")
+                .description("Ask before running what the permission rules ask about".to_string()),
             SessionMode::new("yes", "Yes").description(
                 "Allow what the rules ask about (as --yes); leaving the sandbox is still refused"
                     .to_string(),
@@ -65,18 +65,36 @@ fn mcp_config(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, R
     let mut out = Vec::new();
     for s in servers {
         let (name, config) = match s {
-            McpServer::Stdio(s) => (s.name.clone(), McpServerConfig {
-                command: Some(s.command.to_string_lossy().into_owned()),
-                args: s.args.clone(),
-                env: s.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
-                ..McpServerConfig::default()
-            }),
-            McpServer::Http(h) => (h.name.clone(), McpServerConfig {
-                url: Some(h.url.clone()),
-                headers: h.headers.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
-                ..McpServerConfig::default()
-            }),
-            _ => return Err(RpcError::invalid_params("pith takes MCP servers over stdio and HTTP")),
+            McpServer::Stdio(s) => (
+                s.name.clone(),
+                McpServerConfig {
+                    command: Some(s.command.to_string_lossy().into_owned()),
+                    args: s.args.clone(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                    ..McpServerConfig::default()
+                },
+            ),
+            McpServer::Http(h) => (
+                h.name.clone(),
+                McpServerConfig {
+                    url: Some(h.url.clone()),
+                    headers: h
+                        .headers
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                    ..McpServerConfig::default()
+                },
+            ),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "pith takes MCP servers over stdio and HTTP",
+                ));
+            }
         };
         if name.trim().is_empty() {
             return Err(RpcError::invalid_params("an MCP server without a name"));
@@ -165,7 +183,11 @@ impl Agent {
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true));
         let info = Implementation::new("pith", env!("CARGO_PKG_VERSION")).title("pith".to_string());
-        to_json(InitializeResponse::new(version).agent_capabilities(caps).agent_info(info))
+        to_json(
+            InitializeResponse::new(version)
+                .agent_capabilities(caps)
+                .agent_info(info),
+        )
     }
 
     /// The workspace `cwd` with its configuration (filtered unless trusted) and the client's
@@ -179,14 +201,18 @@ impl Agent {
             return Err(RpcError::invalid_params("cwd must be an absolute path"));
         }
         if !cwd.is_dir() {
-            return Err(RpcError::invalid_params(format!("{} is not a directory", cwd.display())));
+            return Err(RpcError::invalid_params(format!(
+                "{} is not a directory",
+                cwd.display()
+            )));
         }
         let client_mcp = mcp_config(servers)?;
         let (dir, config_file, trust) = (cwd.to_path_buf(), self.config_file.clone(), self.trust);
-        let setup = tokio::task::spawn_blocking(move || Setup::in_workspace(dir, config_file, trust))
-            .await
-            .map_err(|e| RpcError::internal(e.to_string()))?
-            .map_err(internal)?;
+        let setup =
+            tokio::task::spawn_blocking(move || Setup::in_workspace(dir, config_file, trust))
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?
+                .map_err(internal)?;
         Ok((setup, client_mcp))
     }
 
@@ -206,8 +232,16 @@ impl Agent {
             }
             None => None,
         };
-        let row = setup.session(None, false, model.as_deref()).map_err(internal)?;
-        let session = Arc::new(Session::new(row.id.clone(), self.conn.clone(), setup, client_mcp, 0.0));
+        let row = setup
+            .session(None, false, model.as_deref())
+            .map_err(internal)?;
+        let session = Arc::new(Session::new(
+            row.id.clone(),
+            self.conn.clone(),
+            setup,
+            client_mcp,
+            0.0,
+        ));
         self.insert(&session);
         if session.setup.lock().await.trust_question().is_none() {
             session.start_engine().await?;
@@ -230,7 +264,13 @@ impl Agent {
             .map_err(internal)?
             .ok_or_else(|| RpcError::invalid_params(format!("no session {id}")))?;
         let messages = setup.store.load_all(&id).map_err(internal)?;
-        let session = Arc::new(Session::new(id, self.conn.clone(), setup, client_mcp, row.cost));
+        let session = Arc::new(Session::new(
+            id,
+            self.conn.clone(),
+            setup,
+            client_mcp,
+            row.cost,
+        ));
         for update in replay::updates(&session.workspace, &messages) {
             session.update(update);
         }
@@ -245,9 +285,17 @@ impl Agent {
         let req: PromptRequest = parse(params)?;
         let session = self.find(&req.session_id.0)?;
         let Some(_busy) = session.begin() else {
-            return Err(RpcError::invalid_params("a prompt is already running in this session"));
+            return Err(RpcError::invalid_params(
+                "a prompt is already running in this session",
+            ));
         };
-        let images = session.setup.lock().await.data_dir.join("acp").join("images");
+        let images = session
+            .setup
+            .lock()
+            .await
+            .data_dir
+            .join("acp")
+            .join("images");
         let text = content::to_text(&req.prompt, &images)?;
         settle_trust(&session).await?;
         let stop = match commands::route(&session, &text).await {
@@ -268,7 +316,9 @@ impl Agent {
             "yes" => true,
             other => return Err(RpcError::invalid_params(format!("no mode {other}"))),
         };
-        session.auto_yes.store(on, std::sync::atomic::Ordering::Relaxed);
+        session
+            .auto_yes
+            .store(on, std::sync::atomic::Ordering::Relaxed);
         if session.engine_started() {
             session.send(Op::SetAutoYes { on })?;
         }
@@ -286,7 +336,12 @@ async fn settle_trust(session: &Arc<Session>) -> Result<(), RpcError> {
     let question = session.setup.lock().await.trust_question();
     if let Some(q) = question {
         if let Some(trusted) = ask_trust(session, &q).await {
-            session.setup.lock().await.decide_trust(trusted).map_err(internal)?;
+            session
+                .setup
+                .lock()
+                .await
+                .decide_trust(trusted)
+                .map_err(internal)?;
         }
         commands::announce(session).await;
     }
@@ -299,17 +354,31 @@ async fn ask_trust(session: &Session, q: &TrustQuestion) -> Option<bool> {
         q.workspace.display(),
         q.ignored.join(", ")
     );
-    let fields = ToolCallUpdateFields::new().title(title).kind(ToolKind::Other);
+    let fields = ToolCallUpdateFields::new()
+        .title(title)
+        .kind(ToolKind::Other);
     let options = vec![
-        PermissionOption::new("trust", "Trust this workspace", PermissionOptionKind::AllowAlways),
-        PermissionOption::new("dont_trust", "Don't trust", PermissionOptionKind::RejectAlways),
+        PermissionOption::new(
+            "trust",
+            "Trust this workspace",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            "dont_trust",
+            "Don't trust",
+            PermissionOptionKind::RejectAlways,
+        ),
     ];
     let params = RequestPermissionRequest::new(
         session.id.clone(),
         ToolCallUpdate::new("pith-trust", fields),
         options,
     );
-    let answer = session.conn.request("session/request_permission", params).await.ok()?;
+    let answer = session
+        .conn
+        .request("session/request_permission", params)
+        .await
+        .ok()?;
     let answer: RequestPermissionResponse = serde_json::from_value(answer).ok()?;
     match answer.outcome {
         RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {

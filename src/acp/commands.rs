@@ -34,7 +34,10 @@ fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
 }
 
 /// Every command a prompt may start with: built-in, custom, and the MCP servers' prompts.
-pub fn available(custom: &crate::custom_commands::Commands, mcp: &[McpServerStatus]) -> Vec<AvailableCommand> {
+pub fn available(
+    custom: &crate::custom_commands::Commands,
+    mcp: &[McpServerStatus],
+) -> Vec<AvailableCommand> {
     let mut out: Vec<AvailableCommand> = BUILTINS
         .iter()
         .map(|c| command(c.name(), c.about(), c.args().trim_matches(['[', ']'])))
@@ -44,9 +47,16 @@ pub fn available(custom: &crate::custom_commands::Commands, mcp: &[McpServerStat
     }
     for server in mcp {
         for p in &server.prompts {
-            let about = p.description.clone().unwrap_or_else(|| format!("{} prompt", server.name));
+            let about = p
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("{} prompt", server.name));
             let args: Vec<&str> = p.arguments.iter().map(|a| a.name.as_str()).collect();
-            out.push(command(&format!("{}:{}", server.name, p.name), &about, &args.join(" ")));
+            out.push(command(
+                &format!("{}:{}", server.name, p.name),
+                &about,
+                &args.join(" "),
+            ));
         }
     }
     out
@@ -72,7 +82,9 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Stri
     let mcp = |server: &str, prompt: &str| match mcp_status.iter().find(|s| s.name == server) {
         Some(s) if !s.prompts.is_empty() => Some(s.prompts.iter().any(|p| p.name == prompt)),
         Some(_) => Some(true),
-        None => (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true),
+        None => {
+            (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true)
+        }
     };
     let turn = |op| Ok((op, Awaiting::Turn));
     let answer = |op| Ok((op, Awaiting::Answer));
@@ -141,7 +153,10 @@ pub fn breakdown_text(b: &Breakdown) -> String {
         s.push_str(&format!("| {name} | {n} |\n"));
     }
     if b.pruned > 0 {
-        s.push_str(&format!("\n{} tokens of old tool outputs were pruned.\n", b.pruned));
+        s.push_str(&format!(
+            "\n{} tokens of old tool outputs were pruned.\n",
+            b.pruned
+        ));
     }
     s
 }
@@ -174,7 +189,10 @@ mod tests {
             .collect();
         assert_eq!(names[0], "compact");
         assert!(names.contains(&"context".to_string()));
-        assert!(!names.contains(&"theme".to_string()), "TUI-only commands are left out");
+        assert!(
+            !names.contains(&"theme".to_string()),
+            "TUI-only commands are left out"
+        );
         assert_eq!(names.last().map(String::as_str), Some("docs:review"));
     }
 }

@@ -24,7 +24,9 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && let Some(b) = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok())
+            && let Some(b) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
         {
             out.push(b);
             i += 3;
@@ -70,7 +72,11 @@ pub fn to_text(blocks: &[ContentBlock], images: &Path) -> Result<String, RpcErro
                 let path = save_image(&img.data, &img.mime_type, images)?;
                 parts.push(mention(&path));
             }
-            _ => return Err(RpcError::invalid_params("pith takes text, images and resources")),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "pith takes text, images and resources",
+                ));
+            }
         }
     }
     let text = parts.join("\n");
@@ -86,7 +92,11 @@ fn save_image(data: &str, mime: &str, dir: &Path) -> Result<String, RpcError> {
         "image/jpeg" | "image/jpg" => "jpg",
         "image/gif" => "gif",
         "image/webp" => "webp",
-        other => return Err(RpcError::invalid_params(format!("unsupported image type {other}"))),
+        other => {
+            return Err(RpcError::invalid_params(format!(
+                "unsupported image type {other}"
+            )));
+        }
     };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
@@ -94,9 +104,11 @@ fn save_image(data: &str, mime: &str, dir: &Path) -> Result<String, RpcError> {
     if bytes.len() > MAX_IMAGE {
         return Err(RpcError::invalid_params("the image is larger than 20 MB"));
     }
-    std::fs::create_dir_all(dir).map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
     let path = dir.join(format!("{}.{ext}", crate::message::new_id()));
-    std::fs::write(&path, bytes).map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
+    std::fs::write(&path, bytes)
+        .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
     Ok(path.to_string_lossy().into_owned())
 }
 
@@ -120,11 +132,23 @@ mod tests {
         ]));
         let text = to_text(&b, dir.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[..5], ["look at", "@/ws/a b.rs", "<context uri=\"file:///ws/c.rs\">", "fn c() {}", "</context>"]);
+        assert_eq!(
+            lines[..5],
+            [
+                "look at",
+                "@/ws/a b.rs",
+                "<context uri=\"file:///ws/c.rs\">",
+                "fn c() {}",
+                "</context>"
+            ]
+        );
         let image = lines[5].strip_prefix('@').unwrap();
         assert_eq!(std::fs::read(image).unwrap(), b"\x89PNG\r\n\x1a\n");
         assert!(to_text(&blocks(json!([{"type": "text", "text": " "}])), dir.path()).is_err());
         let bad = blocks(json!([{"type": "image", "mimeType": "image/png", "data": "***"}]));
-        assert_eq!(to_text(&bad, dir.path()).unwrap_err().code, RpcError::INVALID_PARAMS);
+        assert_eq!(
+            to_text(&bad, dir.path()).unwrap_err().code,
+            RpcError::INVALID_PARAMS
+        );
     }
 }

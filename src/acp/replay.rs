@@ -24,9 +24,13 @@ pub fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpdate> {
         for part in &m.parts {
             match (&part.kind, m.role) {
                 (PartKind::Text { text, synthetic }, Role::User) if !synthetic => {
-                    out.push(user_chunk(m.command.clone().unwrap_or_else(|| text.clone())));
+                    out.push(user_chunk(
+                        m.command.clone().unwrap_or_else(|| text.clone()),
+                    ));
                 }
-                (PartKind::Text { text, synthetic }, Role::Assistant) if !synthetic && !m.summary => {
+                (PartKind::Text { text, synthetic }, Role::Assistant)
+                    if !synthetic && !m.summary =>
+                {
                     out.push(message_chunk(text.clone()));
                 }
                 (PartKind::Reasoning { text, .. }, _) if !text.is_empty() => {
@@ -46,10 +50,11 @@ pub fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpdate> {
                         Some(f) => format!("The conversation was summarised (focus: {f})."),
                         None => "The conversation was summarised.".to_string(),
                     };
-                    let call = ToolCall::new(format!("pith-compaction-{}", part.id), COMPACTION_TITLE)
-                        .kind(ToolKind::Think)
-                        .status(ToolCallStatus::Completed)
-                        .content(vec![tools::text(text)]);
+                    let call =
+                        ToolCall::new(format!("pith-compaction-{}", part.id), COMPACTION_TITLE)
+                            .kind(ToolKind::Think)
+                            .status(ToolCallStatus::Completed)
+                            .content(vec![tools::text(text)]);
                     out.push(SessionUpdate::ToolCall(call));
                 }
                 _ => {}

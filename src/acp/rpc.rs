@@ -199,7 +199,10 @@ pub fn spawn_reader(
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            match (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
+            match (&mut input)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+            {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
@@ -266,9 +269,13 @@ mod tests {
     fn requests_notifications_and_responses() {
         let (c, _rx) = conn();
         let r = c.parse_line(r#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":1}}"#);
-        assert!(matches!(r, Some(Incoming::Request { id, method, .. }) if id == "a" && method == "m"));
+        assert!(
+            matches!(r, Some(Incoming::Request { id, method, .. }) if id == "a" && method == "m")
+        );
         let n = c.parse_line(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#);
-        assert!(matches!(n, Some(Incoming::Notification { method, .. }) if method == "session/cancel"));
+        assert!(
+            matches!(n, Some(Incoming::Notification { method, .. }) if method == "session/cancel")
+        );
     }
 
     #[tokio::test]
@@ -279,7 +286,10 @@ mod tests {
         let waiter = tokio::spawn(async move { c2.request("ask", json!({})).await });
         let sent: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
         let id = sent["id"].clone();
-        assert!(c.parse_line(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string()).is_none());
+        assert!(
+            c.parse_line(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string())
+                .is_none()
+        );
         assert_eq!(waiter.await.unwrap().unwrap(), json!({"ok": true}));
     }
 }

@@ -299,7 +299,8 @@ async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
     if let Ok(mut w) = session.waiter.lock()
         && let Some(w) = w.take()
     {
-        let _ = w.tx.send(Err(RpcError::internal("the session's engine stopped")));
+        let _ =
+            w.tx.send(Err(RpcError::internal("the session's engine stopped")));
     }
 }
 

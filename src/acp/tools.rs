@@ -27,7 +27,10 @@ pub fn kind(tool: &str) -> ToolKind {
 }
 
 fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
-    input.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+    input
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -92,7 +95,10 @@ pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallConte
     let diff = match tool {
         "edit" => Diff::new(path, str_field(input, "new_string").unwrap_or(""))
             .old_text(str_field(input, "old_string").map(str::to_string)),
-        "write" => Diff::new(path, input.get("content").and_then(Value::as_str).unwrap_or("")),
+        "write" => Diff::new(
+            path,
+            input.get("content").and_then(Value::as_str).unwrap_or(""),
+        ),
         _ => return None,
     };
     Some(ToolCallContent::Diff(diff))
@@ -130,7 +136,12 @@ pub fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdate
 }
 
 /// What a state change tells the editor: the status, and when done, what came out.
-pub fn from_state(workspace: &Path, tool: &str, input: &Value, state: &ToolState) -> ToolCallUpdateFields {
+pub fn from_state(
+    workspace: &Path,
+    tool: &str,
+    input: &Value,
+    state: &ToolState,
+) -> ToolCallUpdateFields {
     let fields = ToolCallUpdateFields::new();
     match state {
         ToolState::Pending => fields.status(ToolCallStatus::Pending),
@@ -193,9 +204,18 @@ mod tests {
         assert_eq!(kind("todowrite"), ToolKind::Think);
         assert_eq!(kind("web_fetch"), ToolKind::Fetch);
         assert_eq!(kind("srv__thing"), ToolKind::Other);
-        assert_eq!(title("bash", &json!({"command": "ls -la\necho x"})), "ls -la…");
-        assert_eq!(title("read", &json!({"file_path": "src/a.rs"})), "Read src/a.rs");
-        assert_eq!(title("grep", &json!({"pattern": "fn", "path": "src"})), "Search fn in src");
+        assert_eq!(
+            title("bash", &json!({"command": "ls -la\necho x"})),
+            "ls -la…"
+        );
+        assert_eq!(
+            title("read", &json!({"file_path": "src/a.rs"})),
+            "Read src/a.rs"
+        );
+        assert_eq!(
+            title("grep", &json!({"pattern": "fn", "path": "src"})),
+            "Search fn in src"
+        );
         let loc = locations(ws, &json!({"file_path": "src/a.rs", "offset": 10}));
         assert_eq!(loc[0].path, Path::new("/ws/src/a.rs"));
         assert_eq!(loc[0].line, Some(10));
@@ -209,8 +229,13 @@ mod tests {
         let Some(ToolCallContent::Diff(d)) = diff(ws, "edit", &input) else {
             panic!("an edit has a diff")
         };
-        assert_eq!((d.path.as_path(), d.old_text.as_deref(), d.new_text.as_str()), (Path::new("/abs/f.rs"), Some("a"), "b"));
-        let Some(ToolCallContent::Diff(d)) = diff(ws, "write", &json!({"file_path": "n.txt", "content": "hi"})) else {
+        assert_eq!(
+            (d.path.as_path(), d.old_text.as_deref(), d.new_text.as_str()),
+            (Path::new("/abs/f.rs"), Some("a"), "b")
+        );
+        let Some(ToolCallContent::Diff(d)) =
+            diff(ws, "write", &json!({"file_path": "n.txt", "content": "hi"}))
+        else {
             panic!("a write has a diff")
         };
         assert_eq!((d.old_text, d.new_text.as_str()), (None, "hi"));
@@ -220,9 +245,17 @@ mod tests {
     #[test]
     fn long_output_shows_its_tail() {
         let long = format!("{}END", "é".repeat(MAX_SHOWN));
-        let ToolCallContent::Content(c) = output_block(&long) else { panic!() };
-        let ContentBlock::Text(t) = c.content else { panic!() };
-        assert!(t.text.starts_with("```\n…\n") && t.text.ends_with("END\n```"), "{}", &t.text[..20]);
+        let ToolCallContent::Content(c) = output_block(&long) else {
+            panic!()
+        };
+        let ContentBlock::Text(t) = c.content else {
+            panic!()
+        };
+        assert!(
+            t.text.starts_with("```\n…\n") && t.text.ends_with("END\n```"),
+            "{}",
+            &t.text[..20]
+        );
     }
 
     #[test]
@@ -234,7 +267,10 @@ mod tests {
         ]}))
         .unwrap();
         let v = serde_json::to_value(&p).unwrap();
-        assert_eq!(v["entries"][0], json!({"content": "a", "priority": "high", "status": "in_progress"}));
+        assert_eq!(
+            v["entries"][0],
+            json!({"content": "a", "priority": "high", "status": "in_progress"})
+        );
         assert_eq!(v["entries"][1]["content"], "(cancelled) b");
         assert_eq!(v["entries"][2]["status"], "pending");
         assert!(plan(&json!({})).is_none());

@@ -186,7 +186,9 @@ impl Translator {
         let fields = ToolCallUpdateFields::new()
             .status(status)
             .content(vec![tools::text(text)]);
-        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields))]
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id, fields,
+        ))]
     }
 }
 
