@@ -196,8 +196,7 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
         .updates
         .iter()
         .map(|u| &u["update"])
-        .filter(|u| u["sessionUpdate"] == "usage_update")
-        .last()
+        .rfind(|u| u["sessionUpdate"] == "usage_update")
         .cloned()
         .expect("a usage_update");
     assert_eq!(usage["size"], 24_000);
