@@ -457,3 +457,32 @@ async fn the_trust_question_is_asked_through_the_client() {
     c.call("session/prompt", prompt(&sid, "hi")).await;
     assert!(c.asked.is_empty(), "{:?}", c.asked);
 }
+
+/// The editor's "yes" mode is `--yes`: what the rules would ask about runs without a question.
+#[tokio::test]
+async fn yes_mode_runs_without_asking() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    let mut c = Client::start(&env);
+    c.initialize().await;
+    let sid = c.new_session(&env).await;
+    c.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "yes"}),
+    )
+    .await;
+    let args = json!({"command": "mkdir made_in_yes_mode"}).to_string();
+    server.push(openai::tool_calls(&[("call_y", "bash", &args)], None));
+    server.push(openai::text("ok", None));
+    let r = c.call("session/prompt", prompt(&sid, "go")).await;
+    assert_eq!(r["stopReason"], "end_turn");
+    assert!(c.asked.is_empty(), "{:?}", c.asked);
+    assert!(env.workspace.path().join("made_in_yes_mode").is_dir());
+    let id = c
+        .send(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "bogus"}),
+        )
+        .await;
+    assert_eq!(c.wait(id, &|_| "reject").await["error"]["code"], -32602);
+}
