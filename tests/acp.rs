@@ -204,21 +204,27 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
     assert_eq!(usage["cost"]["currency"], "USD");
     assert_eq!(chunks_text(&c.take("agent_message_chunk")), long);
 
-    // a tool call that needs permission, approved once
+    approve_a_tool_call(&mut c, &env, &server, &sid).await;
+    compact(&mut c, &server, &sid).await;
+    drop(c);
+    load_again(&env, &sid, &long).await;
+    assert!(server.violations().is_empty(), "{:?}", server.violations());
+}
+
+/// A tool call that needs permission, approved once.
+async fn approve_a_tool_call(c: &mut Client, env: &PithEnv, server: &MockServer, sid: &str) {
     let args = json!({"command": "echo hi > out.txt"}).to_string();
     server.push(openai::tool_calls(
         &[("call_1", "bash", &args)],
         Some((1100, 10)),
     ));
     server.push(openai::text("Wrote it.", Some((1200, 5))));
-    let id = c
-        .send("session/prompt", prompt(&sid, "write out.txt"))
-        .await;
+    let id = c.send("session/prompt", prompt(sid, "write out.txt")).await;
     let r = c.wait(id, &|_| "allow_once").await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert_eq!(c.asked.len(), 1);
     let asked = &c.asked[0];
-    assert_eq!(asked["sessionId"], sid.as_str());
+    assert_eq!(asked["sessionId"], sid);
     assert_eq!(asked["toolCall"]["toolCallId"], "call_1");
     let kinds: Vec<&str> = asked["options"]
         .as_array()
@@ -258,13 +264,15 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
         "{done}"
     );
     assert_eq!(chunks_text(&c.take("agent_message_chunk")), "Wrote it.");
+}
 
-    // /compact reports the compaction while it runs and when it ends
+/// `/compact` reports the compaction while it runs and when it ends.
+async fn compact(c: &mut Client, server: &MockServer, sid: &str) {
     for _ in 0..3 {
         server.push(openai::text(SUMMARY, Some((1300, 100))));
     }
     let r = c
-        .call("session/prompt", prompt(&sid, "/compact the files"))
+        .call("session/prompt", prompt(sid, "/compact the files"))
         .await;
     assert_eq!(r["stopReason"], "end_turn");
     if std::env::var_os("PITH_TEST_DUMP").is_some() {
@@ -303,11 +311,12 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
         text.starts_with("Context compacted: ") && text.contains(" → "),
         "{text}"
     );
-    drop(c);
+}
 
-    // another editor window opens the stored session: replayed, then answered
+/// Another editor window opens the stored session: replayed, then answered.
+async fn load_again(env: &PithEnv, sid: &str, long: &str) {
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut c = Client::start(&env);
+    let mut c = Client::start(env);
     c.initialize().await;
     let cwd = env.workspace.path().to_str().unwrap();
     let r = c
@@ -341,7 +350,6 @@ async fn an_editor_runs_a_session_with_a_tool_a_compaction_and_loads_it_again() 
         replay.iter().any(|u| u["title"] == "Compacting context"),
         "{replay:?}"
     );
-    assert!(server.violations().is_empty(), "{:?}", server.violations());
 }
 
 #[tokio::test]
