@@ -54,6 +54,9 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim,
+    /// Emacs) that start pith as their agent.
+    Acp,
     /// API keys stored by pith (environment variables still win).
     Auth {
         #[command(subcommand)]

@@ -1,5 +1,6 @@
 //! pith: a terminal coding agent that manages its context window.
 
+pub mod acp;
 pub mod auth;
 // The engine contract lives in its own crate; these paths stay as they were.
 pub use pith_protocol::{event, llm, message};

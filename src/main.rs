@@ -98,6 +98,19 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
             sessions(&setup, command)
         }
+        Some(Command::Acp) => {
+            if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
+                anyhow::bail!(
+                    "-c/--continue, --session and --model apply to the TUI and `pith run`; the editor picks the session"
+                );
+            }
+            // the key variables are sealed by the configuration of the directory pith starts in
+            let setup = Setup::with_trust(cli.config.clone(), cli.trust)?;
+            // SAFETY: no other thread exists before the runtime starts.
+            unsafe { setup.seal_secrets() };
+            drop(setup);
+            block_on(pith::acp::run(cli.config, cli.trust))
+        }
         Some(Command::Run(mut args)) => {
             // Global flags, given before or after `run`.
             args.continue_last = cli.continue_last;

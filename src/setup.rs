@@ -115,7 +115,17 @@ impl Setup {
 
     /// `trust`: the user passed `--trust`, which trusts the workspace from now on.
     pub fn with_trust(config_file: Option<PathBuf>, trust: bool) -> anyhow::Result<Setup> {
-        let workspace = current_workspace()?;
+        Setup::in_workspace(current_workspace()?, config_file, trust)
+    }
+
+    /// [`with_trust`](Self::with_trust) for a workspace other than the current directory (an
+    /// editor names it per session: `pith acp`). `workspace` is canonicalised here.
+    pub fn in_workspace(
+        workspace: PathBuf,
+        config_file: Option<PathBuf>,
+        trust: bool,
+    ) -> anyhow::Result<Setup> {
+        let workspace = workspace.canonicalize().unwrap_or(workspace);
         let data_dir = data_dir()?;
         let trust_store = TrustStore::new(&data_dir);
         if trust {

@@ -422,6 +422,7 @@ impl Runner {
                 };
                 self.command_turn(prompt, model, agent).await
             }
+            Op::SetAutoYes { on } => self.opts.auto_yes = on,
             Op::Undo => self.undo().await,
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,

@@ -145,6 +145,12 @@ pub enum Op {
         #[serde(default)]
         agent: Option<String>,
     },
+    /// Allow every call the rules would ask about (`--yes`, an editor's "yes" mode) or ask
+    /// again; applies from the next call the runner checks. Leaving the sandbox and what
+    /// `Permissions::yes_refusal` names stay refused.
+    SetAutoYes {
+        on: bool,
+    },
     Shutdown,
 }
 

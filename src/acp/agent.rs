@@ -1,0 +1,391 @@
+//! The ACP methods: `initialize`, `session/new`, `session/load`, `session/prompt`,
+//! `session/set_mode` and the `session/cancel` notification. Bad params are JSON-RPC errors.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
+    SessionModeState, SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::rpc::{Connection, RpcError};
+use super::session::Session;
+use super::{commands, content, replay, translate};
+use crate::config::mcp::McpServerConfig;
+use crate::event::Op;
+use crate::setup::Setup;
+use crate::tui::trust::TrustQuestion;
+
+pub struct Agent {
+    conn: Arc<Connection>,
+    config_file: Option<PathBuf>,
+    trust: bool,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(value).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+fn internal(e: anyhow::Error) -> RpcError {
+    RpcError::internal(format!("{e:#}"))
+}
+
+/// pith's permission modes: ask (the default) and `--yes`.
+fn modes(auto_yes: bool) -> SessionModeState {
+    let current = if auto_yes { "yes" } else { "default" };
+    SessionModeState::new(
+        current,
+        vec![
+            SessionMode::new("default", "Ask")
+                .description("Ask before running what the permission rules ask about".to_string()),
+            SessionMode::new("yes", "Yes").description(
+                "Allow what the rules ask about (as --yes); leaving the sandbox is still refused"
+                    .to_string(),
+            ),
+        ],
+    )
+}
+
+/// The client's MCP servers as pith's server configuration.
+fn mcp_config(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, RpcError> {
+    let mut out = Vec::new();
+    for s in servers {
+        let (name, config) = match s {
+            McpServer::Stdio(s) => (
+                s.name.clone(),
+                McpServerConfig {
+                    command: Some(s.command.to_string_lossy().into_owned()),
+                    args: s.args.clone(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                    ..McpServerConfig::default()
+                },
+            ),
+            McpServer::Http(h) => (
+                h.name.clone(),
+                McpServerConfig {
+                    url: Some(h.url.clone()),
+                    headers: h
+                        .headers
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                    ..McpServerConfig::default()
+                },
+            ),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "pith takes MCP servers over stdio and HTTP",
+                ));
+            }
+        };
+        if name.trim().is_empty() {
+            return Err(RpcError::invalid_params("an MCP server without a name"));
+        }
+        out.push((name, config));
+    }
+    Ok(out)
+}
+
+impl Agent {
+    pub fn new(conn: Arc<Connection>, config_file: Option<PathBuf>, trust: bool) -> Agent {
+        Agent {
+            conn,
+            config_file,
+            trust,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub async fn request(self: Arc<Self>, id: Value, method: String, params: Value) {
+        let mut announce = None;
+        let result = match method.as_str() {
+            "initialize" => self.initialize(params),
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.new_session(params).await.map(|(v, s)| {
+                announce = Some(s);
+                v
+            }),
+            "session/load" => self.load_session(params).await.map(|(v, s)| {
+                announce = Some(s);
+                v
+            }),
+            "session/prompt" => self.prompt(params).await,
+            "session/set_mode" => self.set_mode(params),
+            _ => Err(RpcError {
+                code: RpcError::METHOD_NOT_FOUND,
+                message: format!("method not found: {method}"),
+            }),
+        };
+        if let Err(e) = &result {
+            tracing::info!("acp: {method} answered with an error: {}", e.message);
+        }
+        self.conn.respond(id, result);
+        if let Some(session) = announce {
+            commands::announce(&session).await;
+        }
+    }
+
+    pub fn notification(&self, method: &str, params: Value) {
+        match method {
+            "session/cancel" => match parse::<CancelNotification>(params) {
+                Ok(n) => match self.find(&n.session_id.0) {
+                    Ok(s) => s.cancel(),
+                    Err(e) => tracing::warn!("acp: cancel: {}", e.message),
+                },
+                Err(e) => tracing::warn!("acp: cancel: {}", e.message),
+            },
+            other => tracing::debug!("acp: notification {other} ignored"),
+        }
+    }
+
+    pub async fn shutdown(&self) {
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        for s in sessions {
+            s.shutdown();
+        }
+    }
+
+    fn find(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+        self.sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(id).cloned())
+            .ok_or_else(|| RpcError::invalid_params(format!("no session {id}")))
+    }
+
+    fn initialize(&self, params: Value) -> Result<Value, RpcError> {
+        let req: InitializeRequest = parse(params)?;
+        let version = req.protocol_version.min(ProtocolVersion::LATEST);
+        let caps = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+            .mcp_capabilities(McpCapabilities::new().http(true));
+        let info = Implementation::new("pith", env!("CARGO_PKG_VERSION")).title("pith".to_string());
+        to_json(
+            InitializeResponse::new(version)
+                .agent_capabilities(caps)
+                .agent_info(info),
+        )
+    }
+
+    /// The workspace `cwd` with its configuration (filtered unless trusted) and the client's
+    /// MCP servers.
+    async fn open(
+        &self,
+        cwd: &Path,
+        servers: &[McpServer],
+    ) -> Result<(Setup, Vec<(String, McpServerConfig)>), RpcError> {
+        if !cwd.is_absolute() {
+            return Err(RpcError::invalid_params("cwd must be an absolute path"));
+        }
+        if !cwd.is_dir() {
+            return Err(RpcError::invalid_params(format!(
+                "{} is not a directory",
+                cwd.display()
+            )));
+        }
+        let client_mcp = mcp_config(servers)?;
+        let (dir, config_file, trust) = (cwd.to_path_buf(), self.config_file.clone(), self.trust);
+        let setup =
+            tokio::task::spawn_blocking(move || Setup::in_workspace(dir, config_file, trust))
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?
+                .map_err(internal)?;
+        Ok((setup, client_mcp))
+    }
+
+    fn insert(&self, session: &Arc<Session>) {
+        if let Ok(mut s) = self.sessions.lock() {
+            s.insert(session.id.clone(), session.clone());
+        }
+    }
+
+    async fn new_session(&self, params: Value) -> Result<(Value, Arc<Session>), RpcError> {
+        let req: NewSessionRequest = parse(params)?;
+        let (setup, client_mcp) = self.open(&req.cwd, &req.mcp_servers).await?;
+        let model = match setup.implied_model(None, false).await {
+            Some((model, notice)) => {
+                tracing::info!("acp: {notice}");
+                Some(model)
+            }
+            None => None,
+        };
+        let row = setup
+            .session(None, false, model.as_deref())
+            .map_err(internal)?;
+        let session = Arc::new(Session::new(
+            row.id.clone(),
+            self.conn.clone(),
+            setup,
+            client_mcp,
+            0.0,
+        ));
+        self.insert(&session);
+        if session.setup.lock().await.trust_question().is_none() {
+            session.start_engine().await?;
+        }
+        let response = NewSessionResponse::new(row.id).modes(modes(false));
+        Ok((to_json(response)?, session))
+    }
+
+    /// Replays the stored session as updates, then answers.
+    async fn load_session(&self, params: Value) -> Result<(Value, Arc<Session>), RpcError> {
+        let req: LoadSessionRequest = parse(params)?;
+        let id = req.session_id.0.to_string();
+        if let Ok(existing) = self.find(&id) {
+            existing.shutdown();
+        }
+        let (setup, client_mcp) = self.open(&req.cwd, &req.mcp_servers).await?;
+        let row = setup
+            .store
+            .find_session(&id)
+            .map_err(internal)?
+            .ok_or_else(|| RpcError::invalid_params(format!("no session {id}")))?;
+        let messages = setup.store.load_all(&id).map_err(internal)?;
+        let session = Arc::new(Session::new(
+            id,
+            self.conn.clone(),
+            setup,
+            client_mcp,
+            row.cost,
+        ));
+        for update in replay::updates(&session.workspace, &messages) {
+            session.update(update);
+        }
+        self.insert(&session);
+        if session.setup.lock().await.trust_question().is_none() {
+            session.start_engine().await?;
+        }
+        Ok((json!({"modes": to_json(modes(false))?}), session))
+    }
+
+    async fn prompt(&self, params: Value) -> Result<Value, RpcError> {
+        let req: PromptRequest = parse(params)?;
+        let session = self.find(&req.session_id.0)?;
+        let Some(_busy) = session.begin() else {
+            return Err(RpcError::invalid_params(
+                "a prompt is already running in this session",
+            ));
+        };
+        let images = session
+            .setup
+            .lock()
+            .await
+            .data_dir
+            .join("acp")
+            .join("images");
+        let text = content::to_text(&req.prompt, &images)?;
+        settle_trust(&session).await?;
+        let stop = match commands::route(&session, &text).await {
+            Ok((op, awaiting)) => session.run(op, awaiting).await?,
+            Err(line) => {
+                session.update(translate::message_chunk(line));
+                agent_client_protocol_schema::v1::StopReason::EndTurn
+            }
+        };
+        to_json(PromptResponse::new(stop))
+    }
+
+    fn set_mode(&self, params: Value) -> Result<Value, RpcError> {
+        let req: SetSessionModeRequest = parse(params)?;
+        let session = self.find(&req.session_id.0)?;
+        let on = match &*req.mode_id.0 {
+            "default" => false,
+            "yes" => true,
+            other => return Err(RpcError::invalid_params(format!("no mode {other}"))),
+        };
+        session
+            .auto_yes
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        if session.engine_started() {
+            session.send(Op::SetAutoYes { on })?;
+        }
+        Ok(json!({}))
+    }
+}
+
+/// Before the first prompt of a workspace whose `pith.toml` needs trust and was never
+/// answered: the question goes to the user through the client. Unanswered, the workspace stays
+/// untrusted for this run and nothing is recorded. Then the engine starts.
+async fn settle_trust(session: &Arc<Session>) -> Result<(), RpcError> {
+    if session.engine_started() {
+        return Ok(());
+    }
+    let question = session.setup.lock().await.trust_question();
+    if let Some(q) = question {
+        if let Some(trusted) = ask_trust(session, &q).await {
+            session
+                .setup
+                .lock()
+                .await
+                .decide_trust(trusted)
+                .map_err(internal)?;
+        }
+        commands::announce(session).await;
+    }
+    session.start_engine().await
+}
+
+async fn ask_trust(session: &Session, q: &TrustQuestion) -> Option<bool> {
+    let title = format!(
+        "Trust {}? Its pith.toml sets {}, which only a trusted workspace may set.",
+        q.workspace.display(),
+        q.ignored.join(", ")
+    );
+    let fields = ToolCallUpdateFields::new()
+        .title(title)
+        .kind(ToolKind::Other);
+    let options = vec![
+        PermissionOption::new(
+            "trust",
+            "Trust this workspace",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            "dont_trust",
+            "Don't trust",
+            PermissionOptionKind::RejectAlways,
+        ),
+    ];
+    let params = RequestPermissionRequest::new(
+        session.id.clone(),
+        ToolCallUpdate::new("pith-trust", fields),
+        options,
+    );
+    let answer = session
+        .conn
+        .request("session/request_permission", params)
+        .await
+        .ok()?;
+    let answer: RequestPermissionResponse = serde_json::from_value(answer).ok()?;
+    match answer.outcome {
+        RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+            "trust" => Some(true),
+            "dont_trust" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}

@@ -1,0 +1,198 @@
+//! Slash commands in the editor: the list offered (`available_commands_update`) and what a
+//! prompt starting with `/` does, routed as the TUI and `pith run` route it (`crate::route`).
+
+use agent_client_protocol_schema::v1::{
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
+    UnstructuredCommandInput,
+};
+
+use super::session::{Awaiting, Session};
+use crate::commands::Command;
+use crate::event::{Breakdown, McpServerStatus, Op};
+use crate::route::Route;
+
+/// The built-in commands that make sense in an editor (the others belong to the TUI).
+const BUILTINS: [Command; 7] = [
+    Command::Compact,
+    Command::Context,
+    Command::Init,
+    Command::Undo,
+    Command::Redo,
+    Command::Export,
+    Command::Model,
+];
+
+fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
+    let c = AvailableCommand::new(name, about);
+    if hint.is_empty() {
+        c
+    } else {
+        c.input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new(hint),
+        ))
+    }
+}
+
+/// Every command a prompt may start with: built-in, custom, and the MCP servers' prompts.
+pub fn available(
+    custom: &crate::custom_commands::Commands,
+    mcp: &[McpServerStatus],
+) -> Vec<AvailableCommand> {
+    let mut out: Vec<AvailableCommand> = BUILTINS
+        .iter()
+        .map(|c| command(c.name(), c.about(), c.args().trim_matches(['[', ']'])))
+        .collect();
+    for c in &custom.list {
+        out.push(command(&c.name, &c.description, &c.argument_hint));
+    }
+    for server in mcp {
+        for p in &server.prompts {
+            let about = p
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("{} prompt", server.name));
+            let args: Vec<&str> = p.arguments.iter().map(|a| a.name.as_str()).collect();
+            out.push(command(
+                &format!("{}:{}", server.name, p.name),
+                &about,
+                &args.join(" "),
+            ));
+        }
+    }
+    out
+}
+
+/// Sends the session's commands to the client.
+pub async fn announce(session: &Session) {
+    let custom = session.setup.lock().await.custom_commands();
+    let mcp = session.mcp.lock().map(|m| m.clone()).unwrap_or_default();
+    let update = AvailableCommandsUpdate::new(available(&custom, &mcp));
+    session.update(SessionUpdate::AvailableCommandsUpdate(update));
+}
+
+/// What a prompt's text asks for: the op and what ends it, or the one line that refuses it.
+pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), String> {
+    let (custom, workspace, configured) = {
+        let setup = session.setup.lock().await;
+        let configured: Vec<String> = setup.loaded.config.mcp.keys().cloned().collect();
+        (setup.custom_commands(), setup.workspace.clone(), configured)
+    };
+    let mcp_status = session.mcp.lock().map(|m| m.clone()).unwrap_or_default();
+    let client: Vec<&str> = session.client_mcp.iter().map(|(n, _)| n.as_str()).collect();
+    let mcp = |server: &str, prompt: &str| match mcp_status.iter().find(|s| s.name == server) {
+        Some(s) if !s.prompts.is_empty() => Some(s.prompts.iter().any(|p| p.name == prompt)),
+        Some(_) => Some(true),
+        None => {
+            (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true)
+        }
+    };
+    let turn = |op| Ok((op, Awaiting::Turn));
+    let answer = |op| Ok((op, Awaiting::Answer));
+    match crate::route::route(text, &custom, &mcp) {
+        Route::Prompt => turn(Op::user_turn(text)),
+        Route::Builtin { command, args } => match command {
+            Command::Compact => turn(Op::Compact { focus: args }),
+            Command::Init => turn(run_command(crate::custom_commands::init(
+                &workspace,
+                args.as_deref().unwrap_or(""),
+            ))),
+            Command::Context => Ok((Op::ContextBreakdown, Awaiting::Breakdown)),
+            Command::Undo => answer(Op::Undo),
+            Command::Redo => answer(Op::Redo),
+            Command::Export => answer(Op::Export { path: args }),
+            Command::Model => match args {
+                Some(model) => answer(Op::SetModel { model }),
+                None => Err("/model takes the model to switch to: /model provider/model".into()),
+            },
+            other => Err(format!(
+                "/{} works in pith's terminal UI, not in an editor",
+                other.name()
+            )),
+        },
+        Route::Custom(e) => turn(run_command(e)),
+        Route::McpPrompt {
+            server,
+            prompt,
+            args,
+        } => turn(Op::McpPrompt {
+            id: crate::message::new_id(),
+            server,
+            prompt,
+            args,
+        }),
+        other => Err(other.error().unwrap_or_default()),
+    }
+}
+
+fn run_command(e: crate::custom_commands::Expanded) -> Op {
+    Op::RunCommand {
+        id: crate::message::new_id(),
+        label: e.label,
+        text: e.text,
+        model: e.model,
+        agent: e.agent,
+    }
+}
+
+/// `/context` as text.
+pub fn breakdown_text(b: &Breakdown) -> String {
+    let used = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
+    let mut s = format!(
+        "Context: {used} of {} tokens in use.\n\n| part | tokens |\n|---|---:|\n",
+        b.window
+    );
+    for (name, n) in [
+        ("system prompt", b.system),
+        ("tool definitions", b.tools),
+        ("summary", b.summary),
+        ("messages", b.messages),
+        ("tool outputs", b.tool_outputs),
+        ("free", b.free),
+        ("reserved for the answer", b.reserved),
+    ] {
+        s.push_str(&format!("| {name} | {n} |\n"));
+    }
+    if b.pruned > 0 {
+        s.push_str(&format!(
+            "\n{} tokens of old tool outputs were pruned.\n",
+            b.pruned
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{McpPrompt, McpState};
+
+    #[test]
+    fn the_editor_gets_compact_and_mcp_prompts() {
+        let custom = crate::custom_commands::Commands::default();
+        let server = McpServerStatus {
+            name: "docs".into(),
+            transport: "stdio".into(),
+            state: McpState::Ready,
+            tools: 0,
+            tokens: 0,
+            deferred: false,
+            prompts: vec![McpPrompt {
+                name: "review".into(),
+                description: None,
+                arguments: vec![],
+            }],
+            resources: false,
+        };
+        let names: Vec<String> = available(&custom, &[server])
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names[0], "compact");
+        assert!(names.contains(&"context".to_string()));
+        assert!(
+            !names.contains(&"theme".to_string()),
+            "TUI-only commands are left out"
+        );
+        assert_eq!(names.last().map(String::as_str), Some("docs:review"));
+    }
+}

@@ -1,0 +1,359 @@
+//! One ACP session: a pith session, its engine (started once the workspace's trust is
+//! settled), the pump that turns the engine's events into `session/update`s, and the prompt
+//! waiting for its turn to end.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::v1::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, StopReason, ToolCallUpdate,
+    ToolCallUpdateFields,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use super::rpc::{Connection, RpcError};
+use super::translate::{self, Translator};
+use crate::config::mcp::McpServerConfig;
+use crate::engine::{self, EngineOptions};
+use crate::event::{Event, McpServerStatus, Op, PermissionReply, PermissionRequest, TurnEnd};
+use crate::setup::Setup;
+
+/// What ends the prompt being answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaiting {
+    /// A turn or a `/compact`: `TurnFinished`.
+    Turn,
+    /// `/context`: the breakdown.
+    Breakdown,
+    /// `/undo`, `/redo`, `/export`, `/model`: their answer or an error.
+    Answer,
+}
+
+struct Waiter {
+    awaiting: Awaiting,
+    tx: oneshot::Sender<Result<StopReason, RpcError>>,
+    /// Errors reported during the turn, and a refused prompt's message.
+    errors: Vec<String>,
+    refused: Option<String>,
+}
+
+pub struct Session {
+    pub id: String,
+    pub conn: Arc<Connection>,
+    pub setup: tokio::sync::Mutex<Setup>,
+    pub workspace: PathBuf,
+    /// MCP servers the client asked for, added to the configuration.
+    pub client_mcp: Vec<(String, McpServerConfig)>,
+    ops: Mutex<Option<mpsc::UnboundedSender<Op>>>,
+    waiter: Mutex<Option<Waiter>>,
+    busy: AtomicBool,
+    cancelled: AtomicBool,
+    pub auto_yes: AtomicBool,
+    /// The MCP servers as last reported (their prompts are slash commands).
+    pub mcp: Mutex<Vec<McpServerStatus>>,
+    /// The session's cost when it was opened.
+    cost: f64,
+}
+
+impl Session {
+    pub fn new(
+        id: String,
+        conn: Arc<Connection>,
+        setup: Setup,
+        client_mcp: Vec<(String, McpServerConfig)>,
+        cost: f64,
+    ) -> Session {
+        Session {
+            id,
+            conn,
+            workspace: setup.workspace.clone(),
+            setup: tokio::sync::Mutex::new(setup),
+            client_mcp,
+            ops: Mutex::new(None),
+            waiter: Mutex::new(None),
+            busy: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
+            auto_yes: AtomicBool::new(false),
+            mcp: Mutex::new(Vec::new()),
+            cost,
+        }
+    }
+
+    pub fn update(&self, update: SessionUpdate) {
+        self.conn.notify(
+            "session/update",
+            SessionNotification::new(self.id.clone(), update),
+        );
+    }
+
+    pub fn send(&self, op: Op) -> Result<(), RpcError> {
+        let ops = self.ops.lock().ok().and_then(|o| o.clone());
+        match ops {
+            Some(tx) => tx
+                .send(op)
+                .map_err(|_| RpcError::internal("the session's engine has stopped")),
+            None => Err(RpcError::internal("the session's engine is not running")),
+        }
+    }
+
+    pub fn engine_started(&self) -> bool {
+        self.ops.lock().is_ok_and(|o| o.is_some())
+    }
+
+    /// Starts the engine on the stored session (once).
+    pub async fn start_engine(self: &Arc<Self>) -> Result<(), RpcError> {
+        if self.engine_started() {
+            return Ok(());
+        }
+        let setup = self.setup.lock().await;
+        let row = setup
+            .store
+            .find_session(&self.id)
+            .map_err(|e| RpcError::internal(format!("{e:#}")))?
+            .ok_or_else(|| RpcError::invalid_params(format!("no session {}", self.id)))?;
+        let mut config = setup.loaded.config.clone();
+        for (name, server) in &self.client_mcp {
+            config.mcp.insert(name.clone(), server.clone());
+        }
+        let opts = EngineOptions {
+            config,
+            workspace: setup.workspace.clone(),
+            data_dir: setup.data_dir.clone(),
+            headless: false,
+            auto_yes: self.auto_yes.load(Ordering::Relaxed),
+            allow_unsandboxed: false,
+        };
+        let handle = engine::spawn(opts, setup.store.clone(), row)
+            .map_err(|e| RpcError::internal(format!("cannot start the engine: {e:#}")))?;
+        if let Ok(mut ops) = self.ops.lock() {
+            *ops = Some(handle.ops.clone());
+        }
+        tokio::spawn(pump(self.clone(), handle));
+        Ok(())
+    }
+
+    pub fn shutdown(&self) {
+        let _ = self.send(Op::Shutdown);
+    }
+
+    /// `session/cancel`: the running turn is interrupted; its prompt answers `cancelled`.
+    pub fn cancel(&self) {
+        if self.busy.load(Ordering::SeqCst) {
+            self.cancelled.store(true, Ordering::SeqCst);
+            let _ = self.send(Op::Interrupt);
+        }
+    }
+
+    /// Sends `op` and waits for what ends it. One prompt at a time.
+    pub async fn run(&self, op: Op, awaiting: Awaiting) -> Result<StopReason, RpcError> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut w) = self.waiter.lock() {
+            *w = Some(Waiter {
+                awaiting,
+                tx,
+                errors: Vec::new(),
+                refused: None,
+            });
+        }
+        self.send(op)?;
+        let end = rx
+            .await
+            .unwrap_or_else(|_| Err(RpcError::internal("the session's engine stopped")));
+        if self.cancelled.load(Ordering::SeqCst) {
+            return Ok(StopReason::Cancelled);
+        }
+        end
+    }
+
+    /// Marks the session busy for the life of the guard; `None` when a prompt already runs.
+    pub fn begin(&self) -> Option<BusyGuard<'_>> {
+        if self.busy.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        self.cancelled.store(false, Ordering::SeqCst);
+        Some(BusyGuard(&self.busy))
+    }
+
+    /// Ends the waiting prompt when `event` is what it waits for.
+    fn settle(&self, event: &Event) {
+        let Ok(mut slot) = self.waiter.lock() else {
+            return;
+        };
+        let Some(w) = slot.as_mut() else { return };
+        let end = match (w.awaiting, event) {
+            (Awaiting::Turn, Event::Error { message, .. }) => {
+                w.errors.push(message.clone());
+                None
+            }
+            (Awaiting::Turn, Event::PromptRefused { message, .. }) => {
+                w.refused = Some(message.clone());
+                None
+            }
+            (Awaiting::Turn, Event::TurnFinished { reason }) => Some(turn_end(w, reason)),
+            (Awaiting::Breakdown, Event::ContextBreakdown(_))
+            | (Awaiting::Breakdown | Awaiting::Answer, Event::Error { .. })
+            | (
+                Awaiting::Answer,
+                Event::Info { .. }
+                | Event::Undone { .. }
+                | Event::Redone { .. }
+                | Event::ModelChanged { .. },
+            ) => Some(Ok(StopReason::EndTurn)),
+            _ => None,
+        };
+        if let Some(end) = end
+            && let Some(w) = slot.take()
+        {
+            let _ = w.tx.send(end);
+        }
+    }
+
+    fn awaiting(&self) -> Option<Awaiting> {
+        self.waiter.lock().ok()?.as_ref().map(|w| w.awaiting)
+    }
+}
+
+pub struct BusyGuard<'a>(&'a AtomicBool);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// How a turn's end answers the prompt: an error the turn ended with is a JSON-RPC error; a
+/// refused prompt is a refusal (its reason shown).
+fn turn_end(w: &mut Waiter, reason: &TurnEnd) -> Result<StopReason, RpcError> {
+    if let Some(refused) = w.refused.take() {
+        return Err(RpcError::internal(refused));
+    }
+    Ok(match reason {
+        TurnEnd::Error => {
+            let message = if w.errors.is_empty() {
+                "the turn failed (details in pith's log)".to_string()
+            } else {
+                w.errors.join("\n")
+            };
+            return Err(RpcError::internal(message));
+        }
+        TurnEnd::Length => StopReason::MaxTokens,
+        TurnEnd::MaxSteps => StopReason::MaxTurnRequests,
+        TurnEnd::Interrupted => StopReason::Cancelled,
+        TurnEnd::ContentFilter => StopReason::Refusal,
+        _ => StopReason::EndTurn,
+    })
+}
+
+/// Text a front end shows for an answer that is not streamed (`/context`, `/undo`, …).
+fn answer_text(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::Info { message } => message.clone(),
+        Event::Error { message, .. } => format!("Error: {message}"),
+        Event::ModelChanged { model } => format!("Now using {model}."),
+        Event::Undone { prompt, files, .. } => format!(
+            "Took back the turn \"{}\" ({} files restored).",
+            crate::text::one_line(prompt),
+            files.len()
+        ),
+        Event::Redone { files, .. } => format!("Put the turn back ({} files).", files.len()),
+        Event::ContextBreakdown(b) => super::commands::breakdown_text(b),
+        _ => return None,
+    })
+}
+
+/// Reads the engine's events until it stops: updates to the client, questions to the user,
+/// ends to the waiting prompt.
+async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
+    let mut t = Translator::new(session.workspace.clone(), session.cost);
+    while let Some(event) = handle.events.recv().await {
+        match &event {
+            Event::PermissionAsked(req) => {
+                tokio::spawn(ask(session.clone(), req.clone()));
+            }
+            Event::McpStatus { servers } => {
+                if let Ok(mut m) = session.mcp.lock() {
+                    *m = servers.clone();
+                }
+                super::commands::announce(&session).await;
+            }
+            _ => {}
+        }
+        for update in t.updates(&event) {
+            session.update(update);
+        }
+        // a turn's errors end it (the prompt's error); its notices are shown as they come
+        let shown = match session.awaiting() {
+            Some(Awaiting::Turn) => matches!(event, Event::Info { .. }),
+            _ => true,
+        };
+        if shown && let Some(text) = answer_text(&event) {
+            session.update(translate::message_chunk(format!("\n\n{text}\n")));
+        }
+        session.settle(&event);
+    }
+    if let Ok(mut ops) = session.ops.lock() {
+        *ops = None;
+    }
+    if let Ok(mut w) = session.waiter.lock()
+        && let Some(w) = w.take()
+    {
+        let _ =
+            w.tx.send(Err(RpcError::internal("the session's engine stopped")));
+    }
+}
+
+/// A permission question as `session/request_permission`; the answer goes back to the engine,
+/// which applies it as the TUI's would be. No answer (an error, a cancelled request) denies.
+async fn ask(session: Arc<Session>, req: PermissionRequest) {
+    let always = if req.patterns.is_empty() {
+        "Always allow in this session".to_string()
+    } else {
+        format!("Always allow {}", req.patterns.join(", "))
+    };
+    let options = vec![
+        PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+        PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
+        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+    ];
+    let mut title = req.title.clone();
+    if let Some(agent) = &req.agent {
+        title = format!("{agent}: {title}");
+    }
+    let fields = ToolCallUpdateFields::new()
+        .title(title)
+        .kind(super::tools::kind(&req.tool));
+    let params = RequestPermissionRequest::new(
+        session.id.clone(),
+        ToolCallUpdate::new(req.call_id.clone(), fields),
+        options,
+    );
+    let answer = session
+        .conn
+        .request("session/request_permission", params)
+        .await;
+    let reply = match answer.map(serde_json::from_value::<RequestPermissionResponse>) {
+        Ok(Ok(r)) => match r.outcome {
+            RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+                "allow_once" => PermissionReply::Once,
+                "allow_always" => PermissionReply::Always,
+                _ => PermissionReply::Deny,
+            },
+            _ => PermissionReply::Deny,
+        },
+        Ok(Err(e)) => {
+            tracing::warn!("acp: a permission answer pith cannot read: {e}");
+            PermissionReply::Deny
+        }
+        Err(e) => {
+            tracing::warn!("acp: the permission request failed: {}", e.message);
+            PermissionReply::Deny
+        }
+    };
+    let _ = session.send(Op::PermissionReply {
+        id: req.id,
+        reply,
+        message: None,
+    });
+}

@@ -1,0 +1,278 @@
+//! pith's tool calls as ACP tool calls: kind, title, locations, and content (the diff of an
+//! edit, the output of a command). Pure functions of the tool's name, input and state.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, TextContent,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+
+use crate::message::ToolState;
+
+/// The most output of one call shown in the editor (its tail when longer).
+const MAX_SHOWN: usize = 16 * 1024;
+
+pub fn kind(tool: &str) -> ToolKind {
+    match tool {
+        "read" | "list" | "recall" => ToolKind::Read,
+        "edit" | "write" => ToolKind::Edit,
+        "bash" => ToolKind::Execute,
+        "grep" | "glob" | "tool_search" => ToolKind::Search,
+        "todowrite" | "task" => ToolKind::Think,
+        t if t.contains("fetch") => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
+fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
+    input
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("").trim();
+    let short: String = line.chars().take(max).collect();
+    if short.len() < line.len() || s.trim().lines().nth(1).is_some() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+/// What the editor shows as the call's title.
+pub fn title(tool: &str, input: &Value) -> String {
+    let path = str_field(input, "file_path").or_else(|| str_field(input, "path"));
+    match (tool, path) {
+        ("bash", _) => str_field(input, "command").map_or("bash".into(), |c| one_line(c, 120)),
+        ("read", Some(p)) => format!("Read {p}"),
+        ("edit", Some(p)) => format!("Edit {p}"),
+        ("write", Some(p)) => format!("Write {p}"),
+        ("list", p) => format!("List {}", p.unwrap_or(".")),
+        ("grep" | "glob", p) => {
+            let pattern = str_field(input, "pattern").unwrap_or("");
+            let verb = if tool == "grep" { "Search" } else { "Find" };
+            match p {
+                Some(p) => format!("{verb} {pattern} in {p}"),
+                None => format!("{verb} {pattern}"),
+            }
+        }
+        ("todowrite", _) => "Update the plan".into(),
+        ("task", _) => str_field(input, "description").map_or("Sub-agent".into(), |d| {
+            format!("Sub-agent: {}", one_line(d, 80))
+        }),
+        _ => tool.to_string(),
+    }
+}
+
+/// The files the call touches, absolute.
+pub fn locations(workspace: &Path, input: &Value) -> Vec<ToolCallLocation> {
+    let Some(path) = str_field(input, "file_path").or_else(|| str_field(input, "path")) else {
+        return Vec::new();
+    };
+    let mut location = ToolCallLocation::new(absolute(workspace, path));
+    if let Some(line) = input.get("offset").and_then(Value::as_u64) {
+        location = location.line(u32::try_from(line).ok());
+    }
+    vec![location]
+}
+
+fn absolute(workspace: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        workspace.join(p)
+    }
+}
+
+/// The change an edit or write makes, as a diff (`None` for other tools).
+pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallContent> {
+    let path = absolute(workspace, str_field(input, "file_path")?);
+    let diff = match tool {
+        "edit" => Diff::new(path, str_field(input, "new_string").unwrap_or(""))
+            .old_text(str_field(input, "old_string").map(str::to_string)),
+        "write" => Diff::new(
+            path,
+            input.get("content").and_then(Value::as_str).unwrap_or(""),
+        ),
+        _ => return None,
+    };
+    Some(ToolCallContent::Diff(diff))
+}
+
+pub fn text(s: impl Into<String>) -> ToolCallContent {
+    ToolCallContent::from(ContentBlock::Text(TextContent::new(s)))
+}
+
+/// A command's output as the editor shows it: its tail, in a code block.
+pub fn output_block(output: &str) -> ToolCallContent {
+    let mut start = output.len().saturating_sub(MAX_SHOWN);
+    while !output.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = if start > 0 { "…\n" } else { "" };
+    text(format!("```\n{cut}{}\n```", output[start..].trim_end()))
+}
+
+/// Everything known of a call from its input: title, kind, locations, input, and the diff of
+/// an edit.
+pub fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdateFields {
+    let mut fields = ToolCallUpdateFields::new()
+        .title(title(tool, input))
+        .kind(kind(tool));
+    if !input.is_null() {
+        fields = fields
+            .locations(locations(workspace, input))
+            .raw_input(input.clone());
+    }
+    if let Some(d) = diff(workspace, tool, input) {
+        fields = fields.content(vec![d]);
+    }
+    fields
+}
+
+/// What a state change tells the editor: the status, and when done, what came out.
+pub fn from_state(
+    workspace: &Path,
+    tool: &str,
+    input: &Value,
+    state: &ToolState,
+) -> ToolCallUpdateFields {
+    let fields = ToolCallUpdateFields::new();
+    match state {
+        ToolState::Pending => fields.status(ToolCallStatus::Pending),
+        ToolState::Running { .. } => fields.status(ToolCallStatus::InProgress),
+        ToolState::Completed { output, .. } => {
+            let content = match (diff(workspace, tool, input), tool) {
+                (Some(d), _) => vec![d],
+                // the file is in the editor already; its text would only crowd the thread
+                (None, "read" | "todowrite") => Vec::new(),
+                (None, _) => vec![output_block(output)],
+            };
+            fields.status(ToolCallStatus::Completed).content(content)
+        }
+        ToolState::Error { message, .. } => fields
+            .status(ToolCallStatus::Failed)
+            .content(vec![text(message.clone())]),
+    }
+}
+
+/// `todowrite`'s list as the editor's plan (`None` when the input holds no list).
+pub fn plan(input: &Value) -> Option<Plan> {
+    let todos = input.get("todos")?.as_array()?;
+    let entries = todos
+        .iter()
+        .filter_map(|t| {
+            let content = str_field(t, "content")?;
+            let (status, content) = match str_field(t, "status").unwrap_or("pending") {
+                "in_progress" | "in-progress" | "inprogress" => {
+                    (PlanEntryStatus::InProgress, content.to_string())
+                }
+                "completed" | "done" => (PlanEntryStatus::Completed, content.to_string()),
+                "cancelled" | "canceled" => {
+                    (PlanEntryStatus::Completed, format!("(cancelled) {content}"))
+                }
+                _ => (PlanEntryStatus::Pending, content.to_string()),
+            };
+            let priority = match str_field(t, "priority") {
+                Some("high") => PlanEntryPriority::High,
+                Some("low") => PlanEntryPriority::Low,
+                _ => PlanEntryPriority::Medium,
+            };
+            Some(PlanEntry::new(content, priority, status))
+        })
+        .collect();
+    Some(Plan::new(entries))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn calls_have_kinds_titles_and_locations() {
+        let ws = Path::new("/ws");
+        assert_eq!(kind("bash"), ToolKind::Execute);
+        assert_eq!(kind("edit"), ToolKind::Edit);
+        assert_eq!(kind("grep"), ToolKind::Search);
+        assert_eq!(kind("read"), ToolKind::Read);
+        assert_eq!(kind("todowrite"), ToolKind::Think);
+        assert_eq!(kind("web_fetch"), ToolKind::Fetch);
+        assert_eq!(kind("srv__thing"), ToolKind::Other);
+        assert_eq!(
+            title("bash", &json!({"command": "ls -la\necho x"})),
+            "ls -la…"
+        );
+        assert_eq!(
+            title("read", &json!({"file_path": "src/a.rs"})),
+            "Read src/a.rs"
+        );
+        assert_eq!(
+            title("grep", &json!({"pattern": "fn", "path": "src"})),
+            "Search fn in src"
+        );
+        let loc = locations(ws, &json!({"file_path": "src/a.rs", "offset": 10}));
+        assert_eq!(loc[0].path, Path::new("/ws/src/a.rs"));
+        assert_eq!(loc[0].line, Some(10));
+        assert!(locations(ws, &json!({"command": "ls"})).is_empty());
+    }
+
+    #[test]
+    fn edits_carry_their_diff() {
+        let ws = Path::new("/ws");
+        let input = json!({"file_path": "/abs/f.rs", "old_string": "a", "new_string": "b"});
+        let Some(ToolCallContent::Diff(d)) = diff(ws, "edit", &input) else {
+            panic!("an edit has a diff")
+        };
+        assert_eq!(
+            (d.path.as_path(), d.old_text.as_deref(), d.new_text.as_str()),
+            (Path::new("/abs/f.rs"), Some("a"), "b")
+        );
+        let Some(ToolCallContent::Diff(d)) =
+            diff(ws, "write", &json!({"file_path": "n.txt", "content": "hi"}))
+        else {
+            panic!("a write has a diff")
+        };
+        assert_eq!((d.old_text, d.new_text.as_str()), (None, "hi"));
+        assert!(diff(ws, "bash", &json!({"command": "x"})).is_none());
+    }
+
+    #[test]
+    fn long_output_shows_its_tail() {
+        let long = format!("{}END", "é".repeat(MAX_SHOWN));
+        let ToolCallContent::Content(c) = output_block(&long) else {
+            panic!()
+        };
+        let ContentBlock::Text(t) = c.content else {
+            panic!()
+        };
+        assert!(
+            t.text.starts_with("```\n…\n") && t.text.ends_with("END\n```"),
+            "{}",
+            &t.text[..20]
+        );
+    }
+
+    #[test]
+    fn todos_become_the_plan() {
+        let p = plan(&json!({"todos": [
+            {"content": "a", "status": "in_progress", "priority": "high"},
+            {"content": "b", "status": "cancelled"},
+            {"content": "c", "status": "pending"}
+        ]}))
+        .unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            v["entries"][0],
+            json!({"content": "a", "priority": "high", "status": "in_progress"})
+        );
+        assert_eq!(v["entries"][1]["content"], "(cancelled) b");
+        assert_eq!(v["entries"][2]["status"], "pending");
+        assert!(plan(&json!({})).is_none());
+    }
+}

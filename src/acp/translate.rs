@@ -1,0 +1,197 @@
+//! The engine's events as ACP session updates. One translator per session: it remembers which
+//! tool calls the editor has heard of, what a running command has printed, the session's cost
+//! and the compaction under way.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, Cost, SessionUpdate, TextContent, ToolCall, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+};
+
+use super::tools;
+use crate::event::{ContextUsage, Event};
+use crate::message::{PartKind, ToolState};
+
+/// The title of the tool call that reports a compaction.
+pub const COMPACTION_TITLE: &str = "Compacting context";
+
+pub struct Translator {
+    workspace: PathBuf,
+    /// Tool calls announced, with their tool and latest input.
+    calls: HashMap<String, (String, serde_json::Value)>,
+    /// What running commands have printed so far.
+    outputs: HashMap<String, String>,
+    /// The session's cost so far, USD.
+    cost: f64,
+    compactions: u32,
+    /// The id of the compaction's tool call while one runs.
+    compacting: Option<String>,
+    last_usage: Option<(u64, u64, u64)>,
+}
+
+pub fn message_chunk(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+pub fn thought_chunk(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+impl Translator {
+    pub fn new(workspace: PathBuf, cost: f64) -> Translator {
+        Translator {
+            workspace,
+            calls: HashMap::new(),
+            outputs: HashMap::new(),
+            cost,
+            compactions: 0,
+            compacting: None,
+            last_usage: None,
+        }
+    }
+
+    /// The updates `event` makes (none for most events).
+    pub fn updates(&mut self, event: &Event) -> Vec<SessionUpdate> {
+        match event {
+            Event::TextDelta { delta, .. } => vec![message_chunk(delta.clone())],
+            Event::ReasoningDelta { delta, .. } => vec![thought_chunk(delta.clone())],
+            Event::PartUpdated { part } => match &part.kind {
+                PartKind::Tool {
+                    call_id,
+                    tool,
+                    input,
+                    state,
+                } => self.tool(call_id, tool, input, state),
+                _ => Vec::new(),
+            },
+            Event::ToolOutput { call_id, output } => {
+                let so_far = self.outputs.entry(call_id.clone()).or_default();
+                so_far.push_str(output);
+                let fields = ToolCallUpdateFields::new().content(vec![tools::output_block(so_far)]);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    fields,
+                ))]
+            }
+            Event::StepFinished { cost, .. } => {
+                self.cost += cost;
+                Vec::new()
+            }
+            Event::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
+            Event::CompactionStarted { auto, focus, .. } => self.compaction_started(*auto, focus),
+            Event::CompactionFinished {
+                before,
+                after,
+                cost,
+                ..
+            } => {
+                self.cost += cost.cost;
+                let text = format!("Context compacted: {before} → {after} tokens.");
+                self.compaction_ended(ToolCallStatus::Completed, text)
+            }
+            Event::Error { message, .. } if self.compacting.is_some() => {
+                self.compaction_ended(ToolCallStatus::Failed, message.clone())
+            }
+            Event::TurnFinished { .. } if self.compacting.is_some() => {
+                self.compaction_ended(ToolCallStatus::Failed, "Compaction stopped.".into())
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn tool(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        input: &serde_json::Value,
+        state: &ToolState,
+    ) -> Vec<SessionUpdate> {
+        let mut out = Vec::new();
+        let known = self.calls.get(call_id).map(|(_, i)| i.clone());
+        if known.is_none() {
+            let call = ToolCall::new(call_id.to_string(), tools::title(tool, input))
+                .kind(tools::kind(tool))
+                .status(ToolCallStatus::Pending);
+            out.push(SessionUpdate::ToolCall(call));
+        }
+        if known.as_ref() != Some(input) && !input.is_null() {
+            let fields = tools::from_input(&self.workspace, tool, input);
+            out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id.to_string(),
+                fields,
+            )));
+            if tool == "todowrite"
+                && let Some(plan) = tools::plan(input)
+            {
+                out.push(SessionUpdate::Plan(plan));
+            }
+        }
+        self.calls
+            .insert(call_id.to_string(), (tool.to_string(), input.clone()));
+        if !matches!(state, ToolState::Pending) {
+            let fields = tools::from_state(&self.workspace, tool, input, state);
+            out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id.to_string(),
+                fields,
+            )));
+        }
+        if state.is_done() {
+            self.outputs.remove(call_id);
+        }
+        out
+    }
+
+    /// The context figure as `usage_update` (only when it changed).
+    fn usage(&mut self, usage: &ContextUsage) -> Option<SessionUpdate> {
+        let cents = (self.cost * 1e6).round() as u64;
+        let key = (usage.used, usage.window, cents);
+        if self.last_usage == Some(key) || usage.window == 0 {
+            return None;
+        }
+        self.last_usage = Some(key);
+        let update = UsageUpdate::new(usage.used, usage.window).cost(Cost::new(self.cost, "USD"));
+        Some(SessionUpdate::UsageUpdate(update))
+    }
+
+    fn compaction_started(&mut self, auto: bool, focus: &Option<String>) -> Vec<SessionUpdate> {
+        self.compactions += 1;
+        let id = format!("pith-compaction-{}", self.compactions);
+        self.compacting = Some(id.clone());
+        let why = if auto {
+            "The context is nearly full: summarising the conversation so far."
+        } else {
+            "Summarising the conversation so far."
+        };
+        let text = match focus {
+            Some(f) => format!("{why} Focus: {f}"),
+            None => why.to_string(),
+        };
+        let call = ToolCall::new(id, COMPACTION_TITLE)
+            .kind(ToolKind::Think)
+            .status(ToolCallStatus::InProgress)
+            .content(vec![tools::text(text)]);
+        vec![SessionUpdate::ToolCall(call)]
+    }
+
+    fn compaction_ended(&mut self, status: ToolCallStatus, text: String) -> Vec<SessionUpdate> {
+        let Some(id) = self.compacting.take() else {
+            return Vec::new();
+        };
+        let fields = ToolCallUpdateFields::new()
+            .status(status)
+            .content(vec![tools::text(text)]);
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id, fields,
+        ))]
+    }
+}
+
+#[cfg(test)]
+#[path = "translate_tests.rs"]
+mod tests;

@@ -1,0 +1,104 @@
+use serde_json::json;
+
+use super::*;
+use crate::event::CompactionCost;
+use crate::message::{Part, ToolTime};
+
+fn kind_of(u: &SessionUpdate) -> String {
+    serde_json::to_value(u).unwrap()["sessionUpdate"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn tool_part(state: ToolState, input: serde_json::Value) -> Event {
+    Event::PartUpdated {
+        part: Part {
+            id: "p1".into(),
+            message_id: "m1".into(),
+            kind: PartKind::Tool {
+                call_id: "c1".into(),
+                tool: "edit".into(),
+                input,
+                state,
+            },
+        },
+    }
+}
+
+#[test]
+fn a_tool_call_is_announced_once_then_updated() {
+    let mut t = Translator::new("/ws".into(), 0.0);
+    let first = t.updates(&tool_part(ToolState::Pending, serde_json::Value::Null));
+    assert_eq!(first.iter().map(kind_of).collect::<Vec<_>>(), ["tool_call"]);
+    let input = json!({"file_path": "a.rs", "old_string": "x", "new_string": "y"});
+    let second = t.updates(&tool_part(ToolState::Pending, input.clone()));
+    let v = serde_json::to_value(&second[0]).unwrap();
+    assert_eq!(v["sessionUpdate"], "tool_call_update");
+    assert_eq!(v["title"], "Edit a.rs");
+    assert_eq!(v["content"][0]["type"], "diff");
+    assert_eq!(v["locations"][0]["path"], "/ws/a.rs");
+    let done = ToolState::Completed {
+        output: "Edited".into(),
+        title: "a.rs".into(),
+        metadata: serde_json::Value::Null,
+        time: ToolTime {
+            start: 0,
+            end: 1,
+            compacted: None,
+        },
+    };
+    let last = t.updates(&tool_part(done, input));
+    assert_eq!(last.len(), 1, "the input did not change: only the state");
+    let v = serde_json::to_value(&last[0]).unwrap();
+    assert_eq!(v["status"], "completed");
+}
+
+#[test]
+fn usage_and_compaction() {
+    let mut t = Translator::new("/ws".into(), 0.5);
+    let usage = ContextUsage {
+        used: 1200,
+        window: 8000,
+        ..ContextUsage::default()
+    };
+    let u = t.updates(&Event::ContextUsage(usage));
+    let v = serde_json::to_value(&u[0]).unwrap();
+    assert_eq!(
+        v,
+        json!({"sessionUpdate": "usage_update", "used": 1200, "size": 8000, "cost": {"amount": 0.5, "currency": "USD"}})
+    );
+    assert!(
+        t.updates(&Event::ContextUsage(usage)).is_empty(),
+        "unchanged: not sent again"
+    );
+    let started = t.updates(&Event::CompactionStarted {
+        auto: false,
+        overflow: false,
+        focus: Some("tests".into()),
+    });
+    let v = serde_json::to_value(&started[0]).unwrap();
+    assert_eq!(
+        (v["title"].as_str(), v["kind"].as_str()),
+        (Some(COMPACTION_TITLE), Some("think"))
+    );
+    let ended = t.updates(&Event::CompactionFinished {
+        summary_message_id: "s".into(),
+        before: 9000,
+        after: 2000,
+        model_calls: 1,
+        cost: CompactionCost::default(),
+    });
+    let v = serde_json::to_value(&ended[0]).unwrap();
+    assert_eq!(v["toolCallId"], "pith-compaction-1");
+    assert_eq!(
+        v["content"][0]["content"]["text"],
+        "Context compacted: 9000 → 2000 tokens."
+    );
+    assert!(
+        t.updates(&Event::TurnFinished {
+            reason: crate::event::TurnEnd::Compacted
+        })
+        .is_empty()
+    );
+}
