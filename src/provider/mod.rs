@@ -7,6 +7,7 @@ pub mod error;
 pub mod factory;
 pub mod limits;
 pub mod openai;
+pub mod responses;
 pub mod retry;
 pub mod transport;
 

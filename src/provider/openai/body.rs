@@ -175,6 +175,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             thinking_budget: None,
+            reasoning_effort: None,
         }
     }
 
