@@ -31,13 +31,6 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
         first_run_model: Some("openai/gpt-4.1"),
     },
     KnownProvider {
-        name: "openai-responses",
-        kind: ProviderKind::Responses,
-        base_url: "https://api.openai.com/v1",
-        key_env: Some("OPENAI_API_KEY"),
-        first_run_model: None,
-    },
-    KnownProvider {
         name: "openrouter",
         kind: ProviderKind::Openai,
         base_url: "https://openrouter.ai/api/v1",

@@ -43,3 +43,6 @@ pub trait Provider: Send + Sync {
 }
 
 pub use openai::init_tls;
+
+#[cfg(test)]
+mod effort_tests;

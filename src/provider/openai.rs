@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-pub use body::request_body;
+pub use body::{add_effort, request_body};
 pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, parse_usage};
 
 use super::error::{ErrorKind, ProviderError, from_http};
@@ -186,11 +186,7 @@ impl Provider for OpenAiProvider {
         let body = match self.api {
             Api::ChatCompletions => {
                 let mut body = request_body(request, self.output_cap);
-                if self.effort
-                    && let Some(e) = request.reasoning_effort
-                {
-                    body["reasoning_effort"] = serde_json::json!(e.as_str());
-                }
+                body::add_effort(&mut body, request, self.effort);
                 body
             }
             Api::Responses => responses::request_body(
