@@ -72,6 +72,11 @@ pub struct ProviderConfig {
     /// `reasoning.effort` on the Responses API); unset: only api.openai.com.
     #[serde(default)]
     pub reasoning_effort: Option<bool>,
+    /// Responses API: send `store: false` and carry the model's reasoning back encrypted
+    /// (`include: ["reasoning.encrypted_content"]`), as OpenAI and Azure OpenAI take; unset:
+    /// only api.openai.com.
+    #[serde(default)]
+    pub encrypted_reasoning: Option<bool>,
 }
 
 impl Default for ProviderConfig {
@@ -88,6 +93,7 @@ impl Default for ProviderConfig {
             max_retry_wait_secs: None,
             output_cap: None,
             reasoning_effort: None,
+            encrypted_reasoning: None,
         }
     }
 }

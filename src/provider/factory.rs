@@ -47,7 +47,8 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
             };
             let p = build(&pc.base_url, api_key, pc.headers.clone(), timeouts)
                 .with_context(|| format!("provider \"{provider_name}\""))?
-                .with_effort(pc.reasoning_effort);
+                .with_effort(pc.reasoning_effort)
+                .with_encrypted_reasoning(pc.encrypted_reasoning);
             let url = p.url().to_string();
             let p = match pc.output_cap {
                 Some(field) => p.with_output_cap(field),

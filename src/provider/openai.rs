@@ -55,8 +55,8 @@ pub struct OpenAiProvider {
     output_cap: OutputCap,
     /// The server takes a reasoning effort (`reasoning_effort` / `reasoning.effort`).
     effort: bool,
-    /// api.openai.com (the Responses API's encrypted reasoning and `store: false`).
-    openai_host: bool,
+    /// The Responses API's encrypted reasoning and `store: false` (api.openai.com by default).
+    encrypted_reasoning: bool,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -143,7 +143,7 @@ impl OpenAiProvider {
         Ok(OpenAiProvider {
             api,
             effort: openai_host,
-            openai_host,
+            encrypted_reasoning: openai_host,
             client,
             endpoint: transport::endpoint(&url),
             url,
@@ -165,6 +165,15 @@ impl OpenAiProvider {
     pub fn with_effort(mut self, accepted: Option<bool>) -> Self {
         if let Some(a) = accepted {
             self.effort = a;
+        }
+        self
+    }
+
+    /// Sends `store: false` and carries reasoning back encrypted on the Responses API
+    /// (`Some(true)`) or not; `None` keeps the default: only on api.openai.com.
+    pub fn with_encrypted_reasoning(mut self, on: Option<bool>) -> Self {
+        if let Some(on) = on {
+            self.encrypted_reasoning = on;
         }
         self
     }
@@ -192,7 +201,7 @@ impl Provider for OpenAiProvider {
             Api::Responses => responses::request_body(
                 request,
                 responses::Dialect {
-                    openai: self.openai_host,
+                    openai: self.encrypted_reasoning,
                     effort: self.effort,
                 },
             ),

@@ -91,9 +91,7 @@ impl EventParser {
                 return Flow::Done;
             }
             "response.failed" => {
-                let error = value.pointer("/response/error").cloned();
-                let body = json!({ "error": error.unwrap_or_else(|| json!({"message": "response failed"})) });
-                out.push_back(Err(from_stream_error(&body.to_string())));
+                out.push_back(Err(failed(&value)));
                 return Flow::Done;
             }
             "error" => {
@@ -284,6 +282,26 @@ impl EventParser {
         };
         out.push_back(Err(ProviderError::new(ErrorKind::Network, message)));
     }
+}
+
+/// The error of a `response.failed` event. Its documented codes name a request the server
+/// refused (`invalid_prompt`, `invalid_image`, …: reported) apart from its own faults
+/// (`server_error`: retried).
+fn failed(value: &Value) -> ProviderError {
+    let error = value
+        .pointer("/response/error")
+        .cloned()
+        .unwrap_or_else(|| json!({ "message": "the response failed" }));
+    let refused = error
+        .get("code")
+        .and_then(Value::as_str)
+        .is_some_and(|c| c.starts_with("invalid_"));
+    let mut err = from_stream_error(&json!({ "error": error }).to_string());
+    if refused && err.kind == ErrorKind::Server {
+        err.kind = ErrorKind::BadRequest;
+        err.message = err.message.replace("(server error)", "(bad request)");
+    }
+    err
 }
 
 fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
