@@ -225,9 +225,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "effort", "login", "sessions", "agents", "new", "export",
-                "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help",
-                "keys", "theme", "quit"
+                "compact", "context", "model", "effort", "login", "sessions", "agents", "new",
+                "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor",
+                "help", "keys", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

@@ -200,7 +200,9 @@ async fn encrypted_reasoning_is_carried_into_the_next_turn() {
         "It says A.",
         rs::usage(900, 30, 600, 12),
     ));
-    let (out, _) = env.run_json(&["--effort", "medium", "What is in a.txt?"]).await;
+    let (out, _) = env
+        .run_json(&["--effort", "medium", "What is in a.txt?"])
+        .await;
     assert!(out.status.success(), "{}", stderr(&out));
     server.push(rs::text("Yes.", Some((1_000, 2))));
     let (out, _) = env.run_json(&["-c", "Sure?"]).await;
@@ -241,7 +243,10 @@ async fn encrypted_reasoning_is_carried_into_the_next_turn() {
 async fn an_overflow_teaches_the_window_and_the_summary_uses_the_same_api() {
     let server = MockServer::start().await;
     let env = env(&server, 32_000, 4_000, "");
-    server.push(rs::text(&"Step after step. ".repeat(300), Some((3_000, 1_800))));
+    server.push(rs::text(
+        &"Step after step. ".repeat(300),
+        Some((3_000, 1_800)),
+    ));
     assert!(env.run(&["run", "Plan it."]).await.status.success());
     // llama.cpp's overflow body, as its /v1/responses sends it
     server.push(MockResponse::status(
@@ -321,11 +326,18 @@ fn the_mock_holds_requests_to_the_responses_rules() {
     let mut orphan = good.clone();
     orphan["input"][3]["call_id"] = json!("c2");
     let broken = v(orphan).join("; ");
-    assert!(broken.contains("no function_call before it made"), "{broken}");
+    assert!(
+        broken.contains("no function_call before it made"),
+        "{broken}"
+    );
     assert!(broken.contains("have no function_call_output"), "{broken}");
     let mut bad_part = good.clone();
     bad_part["input"][0]["content"][0]["type"] = json!("output_text");
     assert!(v(bad_part)[0].contains("in a user message"));
+    let mut untyped = good.clone();
+    untyped["input"][1] =
+        json!({"role": "assistant", "content": [{"type": "output_text", "text": "x"}]});
+    assert!(v(untyped)[0].contains("without type \"message\""));
     let mut lone = good.clone();
     lone["input"] = json!([
         {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},

@@ -59,7 +59,10 @@ fn chat_completions_send_reasoning_effort_only_where_taken() {
 #[test]
 fn anthropic_turns_effort_into_a_thinking_budget() {
     use super::anthropic::{MIN_THINKING_BUDGET, effort_budget, request_body};
-    let budgets: Vec<u32> = ReasoningEffort::ALL.into_iter().map(effort_budget).collect();
+    let budgets: Vec<u32> = ReasoningEffort::ALL
+        .into_iter()
+        .map(effort_budget)
+        .collect();
     assert_eq!(budgets, [MIN_THINKING_BUDGET, 4_000, 10_000, 32_000]);
     let body = request_body(&req(Some(ReasoningEffort::Medium)));
     assert_eq!(

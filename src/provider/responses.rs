@@ -10,13 +10,18 @@
 mod body;
 mod stream;
 
-pub use body::{DEFAULT_MAX_OUTPUT, Dialect, ENCRYPTED_PREFIX, is_responses_reasoning, request_body};
+pub use body::{
+    DEFAULT_MAX_OUTPUT, Dialect, ENCRYPTED_PREFIX, is_responses_reasoning, request_body,
+};
 pub use stream::{EventParser, parse_sse, parse_usage, response_events};
 
 /// Whether `base_url` is OpenAI's own API.
 pub fn is_openai_host(base_url: &str) -> bool {
     reqwest::Url::parse(base_url.trim())
         .ok()
-        .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case("api.openai.com")))
+        .and_then(|u| {
+            u.host_str()
+                .map(|h| h.eq_ignore_ascii_case("api.openai.com"))
+        })
         .unwrap_or(false)
 }

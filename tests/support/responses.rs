@@ -38,9 +38,11 @@ fn text_events(id: &str, text: &str) -> Vec<Value> {
         out.push(json!({ "type": "response.output_text.delta", "item_id": id,
                          "output_index": 0, "content_index": 0, "delta": piece }));
     }
-    out.push(json!({ "type": "response.output_item.done", "output_index": 0,
+    out.push(
+        json!({ "type": "response.output_item.done", "output_index": 0,
         "item": { "type": "message", "id": id, "role": "assistant",
-                  "content": [{ "type": "output_text", "text": text }] } }));
+                  "content": [{ "type": "output_text", "text": text }] } }),
+    );
     out
 }
 
@@ -48,12 +50,16 @@ fn reasoning_events(id: &str, summary: &str, encrypted: &str) -> Vec<Value> {
     let mut out = vec![json!({ "type": "response.output_item.added",
         "item": { "type": "reasoning", "id": id, "summary": [] } })];
     for piece in super::openai::split(summary, 2) {
-        out.push(json!({ "type": "response.reasoning_summary_text.delta", "item_id": id,
-                         "summary_index": 0, "delta": piece }));
+        out.push(
+            json!({ "type": "response.reasoning_summary_text.delta", "item_id": id,
+                         "summary_index": 0, "delta": piece }),
+        );
     }
-    out.push(json!({ "type": "response.output_item.done", "item": { "type": "reasoning",
+    out.push(
+        json!({ "type": "response.output_item.done", "item": { "type": "reasoning",
         "id": id, "summary": [{ "type": "summary_text", "text": summary }],
-        "encrypted_content": encrypted } }));
+        "encrypted_content": encrypted } }),
+    );
     out
 }
 
@@ -117,8 +123,10 @@ pub fn tool_calls(
 pub fn failed(code: &str, message: &str) -> MockResponse {
     MockResponse::sse(vec![
         frame(&created()),
-        frame(&json!({ "type": "response.failed", "response": { "id": "resp_mock",
-            "status": "failed", "error": { "code": code, "message": message } } })),
+        frame(
+            &json!({ "type": "response.failed", "response": { "id": "resp_mock",
+            "status": "failed", "error": { "code": code, "message": message } } }),
+        ),
     ])
 }
 

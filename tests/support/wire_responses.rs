@@ -31,21 +31,27 @@ pub fn responses(body: &Value) -> Vec<String> {
             "message" => message(i, item, &mut out),
             "function_call" => {
                 if !has_tools {
-                    out.push(format!("item {i}: a function_call in a request without tools"));
+                    out.push(format!(
+                        "item {i}: a function_call in a request without tools"
+                    ));
                 }
                 let id = item["call_id"].as_str().unwrap_or("");
                 if id.is_empty() || item["name"].as_str().is_none_or(str::is_empty) {
                     out.push(format!("item {i}: a function_call without call_id or name"));
                 }
                 if item["arguments"].as_str().is_none() {
-                    out.push(format!("item {i}: function_call arguments are not a string"));
+                    out.push(format!(
+                        "item {i}: function_call arguments are not a string"
+                    ));
                 }
                 calls.push(id.to_string());
             }
             "function_call_output" => {
                 let id = item["call_id"].as_str().unwrap_or("");
                 if item["output"].as_str().is_none() {
-                    out.push(format!("item {i}: function_call_output without a string output"));
+                    out.push(format!(
+                        "item {i}: function_call_output without a string output"
+                    ));
                 }
                 if !calls.iter().any(|c| c == id) {
                     out.push(format!(
@@ -57,17 +63,24 @@ pub fn responses(body: &Value) -> Vec<String> {
             }
             "reasoning" => {
                 if item["encrypted_content"].as_str().is_none_or(str::is_empty) {
-                    out.push(format!("item {i}: a reasoning item without encrypted_content"));
+                    out.push(format!(
+                        "item {i}: a reasoning item without encrypted_content"
+                    ));
                 }
                 if !item["summary"].is_array() {
-                    out.push(format!("item {i}: a reasoning item without a summary array"));
+                    out.push(format!(
+                        "item {i}: a reasoning item without a summary array"
+                    ));
                 }
                 let next = items.get(i + 1);
                 let led_to = next.is_some_and(|n| {
-                    n["role"] == "assistant" || matches!(n["type"].as_str(), Some("function_call" | "reasoning"))
+                    n["role"] == "assistant"
+                        || matches!(n["type"].as_str(), Some("function_call" | "reasoning"))
                 });
                 if !led_to {
-                    out.push(format!("item {i}: a reasoning item not followed by its output"));
+                    out.push(format!(
+                        "item {i}: a reasoning item not followed by its output"
+                    ));
                 }
             }
             other => out.push(format!("item {i}: unknown item type {other:?}")),
@@ -82,6 +95,12 @@ pub fn responses(body: &Value) -> Vec<String> {
 
 fn message(i: usize, item: &Value, out: &mut Vec<String>) {
     let role = item["role"].as_str().unwrap_or("");
+    if role == "assistant" && item["type"] != "message" {
+        // llama.cpp's /v1/responses rejects it: "Cannot determine type of 'item'".
+        out.push(format!(
+            "item {i}: an assistant message without type \"message\""
+        ));
+    }
     let allowed: &[&str] = match role {
         "user" | "system" | "developer" => &["input_text", "input_image"],
         "assistant" => &["output_text", "refusal"],

@@ -280,9 +280,15 @@ mod tests {
     fn effort_levels_parse_and_print_as_written() {
         for e in ReasoningEffort::ALL {
             assert_eq!(ReasoningEffort::parse(e.as_str()), Some(e));
-            assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(e.as_str()));
+            assert_eq!(
+                serde_json::to_value(e).unwrap(),
+                serde_json::json!(e.as_str())
+            );
         }
-        assert_eq!(ReasoningEffort::parse(" HIGH "), Some(ReasoningEffort::High));
+        assert_eq!(
+            ReasoningEffort::parse(" HIGH "),
+            Some(ReasoningEffort::High)
+        );
         assert_eq!(ReasoningEffort::parse("extreme"), None);
     }
 

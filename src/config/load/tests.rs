@@ -386,7 +386,10 @@ fn openai_is_pointed_at_the_responses_api_by_its_kind_and_effort_is_per_model() 
     );
     let f = Fixture::new().workspace("[models.\"a/b\"]\nreasoning_effort = \"max\"\n");
     let e = err_of(&f);
-    assert!(e.contains("unknown variant `max`") && e.contains("`high`"), "{e}");
+    assert!(
+        e.contains("unknown variant `max`") && e.contains("`high`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -219,7 +219,9 @@ fn assistant_blocks(content: &[AssistantContent]) -> Vec<Value> {
             // The Responses API's encrypted reasoning (a session that switched models) means
             // nothing here.
             AssistantContent::Reasoning {
-                signature, redacted, ..
+                signature,
+                redacted,
+                ..
             } if signature
                 .iter()
                 .chain(redacted)

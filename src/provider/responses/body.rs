@@ -101,7 +101,7 @@ fn input(messages: &[ChatMessage], dialect: Dialect) -> Vec<Value> {
             ChatMessage::User { content } => {
                 let parts: Vec<Value> = content.iter().map(user_part).collect();
                 if !parts.is_empty() {
-                    items.push(json!({ "role": "user", "content": parts }));
+                    items.push(json!({ "type": "message", "role": "user", "content": parts }));
                 }
             }
             ChatMessage::Assistant { content } => assistant_items(content, dialect, &mut items),
@@ -165,7 +165,8 @@ fn assistant_items(content: &[AssistantContent], dialect: Dialect, items: &mut V
     }
     items.extend(reasoning);
     if !texts.is_empty() {
-        items.push(json!({ "role": "assistant", "content": texts }));
+        // `type` is optional for OpenAI but llama.cpp takes an assistant message only with it.
+        items.push(json!({ "type": "message", "role": "assistant", "content": texts }));
     }
     items.extend(calls);
 }

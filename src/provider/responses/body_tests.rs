@@ -50,7 +50,7 @@ fn a_local_server_gets_the_basic_fields_only() {
         json!({
             "model": "gpt-test",
             "instructions": "header\n\nrest",
-            "input": [{ "role": "user", "content": [{ "type": "input_text", "text": "hi" }] }],
+            "input": [{ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "hi" }] }],
             "stream": true,
             "max_output_tokens": DEFAULT_MAX_OUTPUT,
             "temperature": 0.2,
@@ -67,7 +67,10 @@ fn openai_gets_store_include_and_the_effort() {
     let body = request_body(&r, OPENAI);
     assert_eq!(body["store"], json!(false));
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
-    assert_eq!(body["reasoning"], json!({ "effort": "low", "summary": "auto" }));
+    assert_eq!(
+        body["reasoning"],
+        json!({ "effort": "low", "summary": "auto" })
+    );
     assert_eq!(body["max_output_tokens"], json!(1000));
     // reasoning models take no temperature
     assert_eq!(body.get("temperature"), None);
@@ -147,12 +150,12 @@ fn calls_results_and_encrypted_reasoning_become_items() {
         [
             json!({ "type": "reasoning", "encrypted_content": "gAAA1",
                     "summary": [{ "type": "summary_text", "text": "I should list" }] }),
-            json!({ "role": "assistant", "content": [{ "type": "output_text", "text": "Listing." }] }),
+            json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "Listing." }] }),
             json!({ "type": "function_call", "call_id": "call_1", "name": "bash",
                     "arguments": "{\"command\":\"ls\"}" }),
             json!({ "type": "function_call_output", "call_id": "call_1", "output": "a\nb" }),
             json!({ "type": "reasoning", "encrypted_content": "gAAA2", "summary": [] }),
-            json!({ "role": "assistant", "content": [{ "type": "output_text", "text": "done" }] }),
+            json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "done" }] }),
         ]
     );
     assert!(!body.to_string().contains("claude thought"));

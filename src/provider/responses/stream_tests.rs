@@ -119,8 +119,10 @@ fn incomplete_at_the_cap_is_length() {
 #[test]
 fn failures_are_classified() {
     let err = |frames: &[Value]| feed(frames).pop().unwrap().unwrap_err();
-    let e = err(&[json!({"type": "response.failed", "response": {"status": "failed",
-        "error": {"code": "server_error", "message": "The model failed"}}})]);
+    let e = err(&[
+        json!({"type": "response.failed", "response": {"status": "failed",
+        "error": {"code": "server_error", "message": "The model failed"}}}),
+    ]);
     assert_eq!(e.kind, ErrorKind::Server, "{e:?}");
     assert!(e.message.contains("The model failed"), "{}", e.message);
     let e = err(&[json!({"type": "error", "code": "context_length_exceeded",
@@ -132,7 +134,10 @@ fn failures_are_classified() {
     let mut p = EventParser::new();
     let mut out = VecDeque::new();
     assert_eq!(p.on_event("", "{not json", &mut out), Flow::Done);
-    assert_eq!(out.pop_back().unwrap().unwrap_err().kind, ErrorKind::Malformed);
+    assert_eq!(
+        out.pop_back().unwrap().unwrap_err().kind,
+        ErrorKind::Malformed
+    );
     p.on_end(None, &mut out);
     let e = out.pop_back().unwrap().unwrap_err();
     assert_eq!(e.kind, ErrorKind::Network);
@@ -156,5 +161,8 @@ fn a_whole_response_object_is_read_too() {
         name: "ls".into(),
         arguments: "{}".into()
     }));
-    assert_eq!(out.last(), Some(&StreamEvent::Finish(FinishReason::ToolCalls)));
+    assert_eq!(
+        out.last(),
+        Some(&StreamEvent::Finish(FinishReason::ToolCalls))
+    );
 }
