@@ -319,7 +319,8 @@ fn the_mock_holds_requests_to_the_responses_rules() {
             {"type": "function_call_output", "call_id": "c1", "output": "x"},
         ],
     });
-    assert!(v(good.clone()).is_empty(), "{:?}", v(good.clone()));
+    let clean = v(good.clone());
+    assert!(clean.is_empty(), "{clean:?}");
     let mut no_cap = good.clone();
     no_cap.as_object_mut().unwrap().remove("max_output_tokens");
     assert!(v(no_cap)[0].contains("max_output_tokens"));
