@@ -30,6 +30,10 @@ pub struct Cli {
     /// Model to use, as provider/model (before or after `run`).
     #[arg(long, short = 'm', value_name = "PROVIDER/MODEL", global = true)]
     pub model: Option<String>,
+    /// Reasoning effort for this session: minimal, low, medium or high (over the model's
+    /// `reasoning_effort`).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_effort, global = true)]
+    pub effort: Option<crate::llm::ReasoningEffort>,
     /// Trust this directory from now on: its pith.toml may then set providers, permissions and
     /// the sandbox (otherwise only harmless settings of it are used).
     #[arg(long, global = true)]
@@ -114,6 +118,12 @@ pub struct RunArgs {
     /// piped stdin, reads it from stdin.
     #[arg(trailing_var_arg = true, value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+/// `--effort LEVEL`.
+fn parse_effort(s: &str) -> Result<crate::llm::ReasoningEffort, String> {
+    crate::llm::ReasoningEffort::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a level: use minimal, low, medium or high"))
 }
 
 /// The exit code of a run refused before it started: no prompt, an unknown command.

@@ -31,6 +31,11 @@ pub enum Command {
     #[strum(message = "switch the model", props(args = "[provider/model]"))]
     Model,
     #[strum(
+        message = "how hard the model reasons: minimal, low, medium, high, or default",
+        props(args = "[level]")
+    )]
+    Effort,
+    #[strum(
         message = "store an API key for a provider (asks for it here)",
         props(args = "[provider]")
     )]
@@ -220,9 +225,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "login", "sessions", "agents", "new", "export",
-                "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor", "help",
-                "keys", "theme", "quit"
+                "compact", "context", "model", "effort", "login", "sessions", "agents", "new",
+                "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor",
+                "help", "keys", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");
@@ -239,7 +244,11 @@ mod tests {
         assert_eq!(names, ["compact", "context", "copy"]);
         assert_eq!(filter("").len(), Command::all().count());
         let names: Vec<_> = filter("e").iter().map(|c| c.name()).collect();
-        assert_eq!(names[0], "export", "prefix before substring: {names:?}");
+        assert_eq!(
+            names[..3],
+            ["effort", "export", "editor"],
+            "prefix before substring: {names:?}"
+        );
         assert!(names.contains(&"sessions"));
         assert_eq!(
             filter("res"),

@@ -55,9 +55,10 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         )
     ) {
         default_sigpipe();
-        if cli.continue_last || cli.session.is_some() || cli.model.is_some() {
+        if cli.continue_last || cli.session.is_some() || cli.model.is_some() || cli.effort.is_some()
+        {
             anyhow::bail!(
-                "-c/--continue, --session and --model apply to the TUI and `pith run`, not to this command"
+                "-c/--continue, --session, --model and --effort apply to the TUI and `pith run`, not to this command"
             );
         }
     }
@@ -122,13 +123,15 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 let terminal = stdin.is_terminal();
                 args.read_prompt_from(stdin.lock(), terminal)?;
             }
-            let setup = Setup::with_trust(cli.config, cli.trust)?;
+            let mut setup = Setup::with_trust(cli.config, cli.trust)?;
+            setup.loaded.config.effort = cli.effort;
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             block_on(pith::headless::run(setup, args))
         }
         None => {
-            let setup = Setup::with_trust(cli.config, cli.trust)?;
+            let mut setup = Setup::with_trust(cli.config, cli.trust)?;
+            setup.loaded.config.effort = cli.effort;
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             block_on(pith::interactive::run(

@@ -114,6 +114,7 @@ fn simple_request() -> ChatRequest {
         max_tokens: Some(1000),
         temperature: None,
         thinking_budget: None,
+        reasoning_effort: None,
     }
 }
 
@@ -874,6 +875,7 @@ async fn snapshot_request_with_cache_breakpoints() {
         max_tokens: Some(16_000),
         temperature: Some(0.2),
         thinking_budget: None,
+        reasoning_effort: None,
     };
     let server = MockServer::with(vec![ok_reply()]).await;
     let _ = provider(&server)
@@ -933,6 +935,7 @@ async fn snapshot_thinking_sent_back_with_signature() {
         max_tokens: Some(4_000),
         temperature: Some(0.7),
         thinking_budget: Some(10_000),
+        reasoning_effort: None,
     };
     let server = MockServer::with(vec![ok_reply()]).await;
     let _ = provider(&server)

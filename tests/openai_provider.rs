@@ -158,6 +158,7 @@ fn simple_request() -> ChatRequest {
         max_tokens: None,
         temperature: None,
         thinking_budget: None,
+        reasoning_effort: None,
     }
 }
 
@@ -743,6 +744,7 @@ async fn request_body_snapshot() {
         max_tokens: Some(32000),
         temperature: Some(0.3),
         thinking_budget: None,
+        reasoning_effort: None,
     };
     let mut s = provider(&server).stream(&request).await.unwrap();
     while s.next().await.is_some() {}

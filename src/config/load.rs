@@ -19,7 +19,7 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::{Config, ProviderConfig, ProviderKind};
+use super::{Config, ProviderConfig};
 use crate::text::one_line;
 
 mod render;
@@ -461,10 +461,7 @@ fn parse_file(
             else {
                 continue;
             };
-            let kind = match builtin.kind {
-                ProviderKind::Openai => "openai",
-                ProviderKind::Anthropic => "anthropic",
-            };
+            let kind = builtin.kind.as_str();
             for (key, value) in [
                 ("kind", kind.to_string()),
                 ("base_url", builtin.base_url.clone()),

@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 pub enum ProviderKind {
     Openai,
     Anthropic,
+    /// OpenAI's Responses API (`{base_url}/responses`).
+    Responses,
 }
 
 impl ProviderKind {
@@ -28,6 +30,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Responses => "responses",
         }
     }
 }
@@ -65,6 +68,15 @@ pub struct ProviderConfig {
     /// api.openai.com, `max_tokens` for every other server.
     #[serde(default)]
     pub output_cap: Option<OutputCap>,
+    /// Whether the server takes a reasoning effort (`reasoning_effort` on chat completions,
+    /// `reasoning.effort` on the Responses API); unset: only api.openai.com.
+    #[serde(default)]
+    pub reasoning_effort: Option<bool>,
+    /// Responses API: send `store: false` and carry the model's reasoning back encrypted
+    /// (`include: ["reasoning.encrypted_content"]`), as OpenAI and Azure OpenAI take; unset:
+    /// only api.openai.com.
+    #[serde(default)]
+    pub encrypted_reasoning: Option<bool>,
 }
 
 impl Default for ProviderConfig {
@@ -80,6 +92,8 @@ impl Default for ProviderConfig {
             idle_timeout_secs: None,
             max_retry_wait_secs: None,
             output_cap: None,
+            reasoning_effort: None,
+            encrypted_reasoning: None,
         }
     }
 }
@@ -135,6 +149,10 @@ pub struct ModelConfig {
     /// Anthropic extended thinking budget in tokens.
     #[serde(default)]
     pub thinking_budget: Option<u32>,
+    /// How hard the model reasons: "minimal", "low", "medium" or "high" (`--effort` and
+    /// `/effort` override it for a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<crate::llm::ReasoningEffort>,
     /// `max_tokens` to request (defaults to min(output, 32000)).
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -397,6 +415,10 @@ pub struct Config {
     /// Default model, "provider/model".
     #[serde(default)]
     pub model: Option<String>,
+    /// The session's reasoning effort from `--effort`, over the model's `reasoning_effort`; not
+    /// a key of the file.
+    #[serde(skip)]
+    pub effort: Option<crate::llm::ReasoningEffort>,
     #[serde(default)]
     pub provider: BTreeMap<String, ProviderConfig>,
     /// Per-model limits and prices, keyed "provider/model"; overrides the catalog.
@@ -549,6 +571,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             model: None,
+            effort: None,
             provider: BTreeMap::new(),
             models: BTreeMap::new(),
             compaction: CompactionConfig::default(),

@@ -255,6 +255,11 @@ impl Runner {
         // the history is sent again only when the session changes. A local server asked for
         // its window answers first (within the probe's 2 s): the first figure has the window.
         self.settle_window().await;
+        if let Some(effort) = self.effort() {
+            self.emit(Event::EffortChanged {
+                effort: Some(effort),
+            });
+        }
         self.emit_context();
         self.state(EngineState::Idle, None);
         loop {
@@ -330,6 +335,12 @@ impl Runner {
                 self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
             }
+            Op::SetEffort { effort } => {
+                self.opts.config.effort = effort;
+                self.emit(Event::EffortChanged {
+                    effort: self.effort(),
+                });
+            }
             Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
                 Ok((setup, warning)) => {
                     self.model = setup;
@@ -341,6 +352,9 @@ impl Runner {
                     self.reset_estimate();
                     self.refresh_tools();
                     self.emit(Event::ModelChanged { model });
+                    self.emit(Event::EffortChanged {
+                        effort: self.effort(),
+                    });
                     self.emit_context();
                 }
                 Err(e) => self.emit(Event::Error {
@@ -462,7 +476,14 @@ impl Runner {
             max_tokens: self.max_tokens(),
             temperature: None,
             thinking_budget: self.model.info.thinking_budget,
+            reasoning_effort: self.effort(),
         }
+    }
+
+    /// The reasoning effort of every request: the session's (`--effort`, `/effort`), else the
+    /// model's.
+    pub(super) fn effort(&self) -> Option<crate::llm::ReasoningEffort> {
+        self.opts.config.effort.or(self.model.info.reasoning_effort)
     }
 
     /// The output cap of every request: the room the overflow test keeps for the reply, so the

@@ -279,6 +279,7 @@ impl Runner {
                 max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
                 temperature: None,
                 thinking_budget: None,
+                reasoning_effort: None,
             };
             match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
                 Ok((text, u, finish)) => {

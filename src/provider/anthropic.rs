@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, request_body};
+pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, effort_budget, request_body};
 pub use stream::{EventParser, events};
 
 use super::transport::{self, Timeouts};

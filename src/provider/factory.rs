@@ -40,9 +40,15 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
     }
     let timeouts = Timeouts::from_config(pc);
     let (inner, url): (Arc<dyn Provider>, String) = match pc.kind {
-        ProviderKind::Openai => {
-            let p = OpenAiProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
-                .with_context(|| format!("provider \"{provider_name}\""))?;
+        ProviderKind::Openai | ProviderKind::Responses => {
+            let build = match pc.kind {
+                ProviderKind::Responses => OpenAiProvider::responses,
+                _ => OpenAiProvider::new,
+            };
+            let p = build(&pc.base_url, api_key, pc.headers.clone(), timeouts)
+                .with_context(|| format!("provider \"{provider_name}\""))?
+                .with_effort(pc.reasoning_effort)
+                .with_encrypted_reasoning(pc.encrypted_reasoning);
             let url = p.url().to_string();
             let p = match pc.output_cap {
                 Some(field) => p.with_output_cap(field),

@@ -7,6 +7,7 @@ pub mod error;
 pub mod factory;
 pub mod limits;
 pub mod openai;
+pub mod responses;
 pub mod retry;
 pub mod transport;
 
@@ -42,3 +43,6 @@ pub trait Provider: Send + Sync {
 }
 
 pub use openai::init_tls;
+
+#[cfg(test)]
+mod effort_tests;

@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-pub use body::request_body;
+pub use body::{add_effort, request_body};
 pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, parse_usage};
 
 use super::error::{ErrorKind, ProviderError, from_http};
+use super::responses;
 use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
 use crate::config::OutputCap;
@@ -32,8 +33,17 @@ pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A provider for the OpenAI chat-completions wire format.
+/// Which of OpenAI's APIs a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    ChatCompletions,
+    Responses,
+}
+
+/// A provider for the OpenAI chat-completions wire format, or (built with
+/// [`OpenAiProvider::responses`]) the Responses API.
 pub struct OpenAiProvider {
+    api: Api,
     client: reqwest::Client,
     url: String,
     api_key: Option<String>,
@@ -43,6 +53,10 @@ pub struct OpenAiProvider {
     endpoint: String,
     /// The field that carries the request's output cap.
     output_cap: OutputCap,
+    /// The server takes a reasoning effort (`reasoning_effort` / `reasoning.effort`).
+    effort: bool,
+    /// The Responses API's encrypted reasoning and `store: false` (api.openai.com by default).
+    encrypted_reasoning: bool,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -66,9 +80,32 @@ impl OpenAiProvider {
         headers: BTreeMap<String, String>,
         timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
+        Self::build(Api::ChatCompletions, base_url, api_key, headers, timeouts)
+    }
+
+    /// A provider for the Responses API: `POST {base_url}/responses`.
+    pub fn responses(
+        base_url: &str,
+        api_key: Option<String>,
+        headers: BTreeMap<String, String>,
+        timeouts: Timeouts,
+    ) -> Result<Self, ProviderError> {
+        Self::build(Api::Responses, base_url, api_key, headers, timeouts)
+    }
+
+    fn build(
+        api: Api,
+        base_url: &str,
+        api_key: Option<String>,
+        headers: BTreeMap<String, String>,
+        timeouts: Timeouts,
+    ) -> Result<Self, ProviderError> {
         let config_error = |msg: String| ProviderError::new(ErrorKind::BadRequest, msg);
         let base = base_url.trim().trim_end_matches('/');
-        let url = format!("{base}/chat/completions");
+        let url = match api {
+            Api::ChatCompletions => format!("{base}/chat/completions"),
+            Api::Responses => format!("{base}/responses"),
+        };
         let parsed = reqwest::Url::parse(&url)
             .map_err(|e| config_error(format!("invalid provider base_url: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -102,7 +139,11 @@ impl OpenAiProvider {
             .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
+        let openai_host = crate::provider::responses::is_openai_host(base);
         Ok(OpenAiProvider {
+            api,
+            effort: openai_host,
+            encrypted_reasoning: openai_host,
             client,
             endpoint: transport::endpoint(&url),
             url,
@@ -116,6 +157,24 @@ impl OpenAiProvider {
     /// Sends the output cap in `field` instead of the one chosen from the base URL.
     pub fn with_output_cap(mut self, field: OutputCap) -> Self {
         self.output_cap = field;
+        self
+    }
+
+    /// Sends the reasoning effort to this server (`Some(true)`) or never (`Some(false)`);
+    /// `None` keeps the default: only to api.openai.com.
+    pub fn with_effort(mut self, accepted: Option<bool>) -> Self {
+        if let Some(a) = accepted {
+            self.effort = a;
+        }
+        self
+    }
+
+    /// Sends `store: false` and carries reasoning back encrypted on the Responses API
+    /// (`Some(true)`) or not; `None` keeps the default: only on api.openai.com.
+    pub fn with_encrypted_reasoning(mut self, on: Option<bool>) -> Self {
+        if let Some(on) = on {
+            self.encrypted_reasoning = on;
+        }
         self
     }
 
@@ -133,13 +192,27 @@ impl OpenAiProvider {
 #[async_trait::async_trait]
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let body = request_body(request, self.output_cap);
+        let body = match self.api {
+            Api::ChatCompletions => {
+                let mut body = request_body(request, self.output_cap);
+                body::add_effort(&mut body, request, self.effort);
+                body
+            }
+            Api::Responses => responses::request_body(
+                request,
+                responses::Dialect {
+                    openai: self.encrypted_reasoning,
+                    effort: self.effort,
+                },
+            ),
+        };
         tracing::debug!(
             url = %self.url,
             model = %request.model,
             messages = request.messages.len(),
             tools = request.tools.len(),
-            "openai: chat completion request"
+            api = ?self.api,
+            "openai: request"
         );
         let mut rb = self
             .client
@@ -176,7 +249,10 @@ impl Provider for OpenAiProvider {
         if content_type.starts_with("application/json") {
             // The server ignored `stream: true`.
             let text = read_all(&mut body).await.map_err(|e| self.scrub(e))?;
-            let items = completion_events(&text);
+            let items = match self.api {
+                Api::ChatCompletions => completion_events(&text),
+                Api::Responses => responses::response_events(&text),
+            };
             return Ok(Box::pin(futures_util::stream::iter(items)));
         }
         let body = transport::event_body(body, &content_type, status.as_u16(), &self.endpoint)
@@ -184,7 +260,11 @@ impl Provider for OpenAiProvider {
             .map_err(|e| self.scrub(e))?;
 
         let key = self.api_key.clone();
-        let events = parse_sse(body).map(move |item| item.map_err(|e| e.scrubbed(key.as_deref())));
+        let events = match self.api {
+            Api::ChatCompletions => parse_sse(body),
+            Api::Responses => responses::parse_sse(body),
+        };
+        let events = events.map(move |item| item.map_err(|e| e.scrubbed(key.as_deref())));
         Ok(Box::pin(events))
     }
 

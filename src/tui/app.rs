@@ -172,6 +172,8 @@ pub struct App {
     pub model: String,
     /// Asked for with /model, not yet confirmed by the engine.
     pub pending_model: Option<String>,
+    /// The reasoning effort requests carry (the status bar shows it when set).
+    pub effort: Option<crate::llm::ReasoningEffort>,
     pub models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
     pub keys: super::login::KeyAccess,
@@ -294,6 +296,7 @@ impl App {
             session: init.session,
             model: init.model,
             pending_model: None,
+            effort: None,
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,

@@ -209,6 +209,14 @@ impl App {
                     .notice(NoticeLevel::Info, format!("model: {model}"));
                 self.model = model;
             }
+            Event::EffortChanged { effort } => {
+                if effort != self.effort {
+                    let text = effort.map_or("the model's default", |e| e.as_str());
+                    self.transcript
+                        .notice(NoticeLevel::Info, format!("reasoning effort: {text}"));
+                }
+                self.effort = effort;
+            }
             Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error { kind, message } => {
                 if kind == ErrorKind::Model {

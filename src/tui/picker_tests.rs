@@ -182,3 +182,53 @@ fn rewind_offers_only_prompts_after_the_latest_compaction() {
         "{screen}"
     );
 }
+
+#[test]
+fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
+    use crate::llm::ReasoningEffort;
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/effort HIGH");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::SetEffort {
+            effort: Some(ReasoningEffort::High)
+        }]
+    );
+    // shown once the engine confirms it
+    assert!(app.effort.is_none());
+    ev(
+        &mut app,
+        Event::EffortChanged {
+            effort: Some(ReasoningEffort::High),
+        },
+    );
+    assert_eq!(app.effort, Some(ReasoningEffort::High));
+    let line = status::status_line(&app, 120).to_string();
+    insta::assert_snapshot!("status_bar_with_effort", line);
+    assert!(line.contains("anthropic/claude-sonnet-4-5 high"), "{line}");
+
+    // `default` goes back to the model's own; the bar drops the level
+    type_str(&mut app, "/effort default");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx), vec![Op::SetEffort { effort: None }]);
+    ev(&mut app, Event::EffortChanged { effort: None });
+    let line = status::status_line(&app, 120).to_string();
+    assert!(!line.contains("high"), "{line}");
+}
+
+#[test]
+fn effort_command_without_a_level_says_it_and_a_bad_level_sends_nothing() {
+    let (mut app, mut rx) = fresh();
+    type_str(&mut app, "/effort");
+    key(&mut app, KeyCode::Enter);
+    type_str(&mut app, "/effort extreme");
+    key(&mut app, KeyCode::Enter);
+    assert!(ops(&mut rx).is_empty());
+    let shown = render(&mut app, 100, 24);
+    assert!(
+        shown.contains("reasoning effort: the model's default"),
+        "{shown}"
+    );
+    assert!(shown.contains("unknown level \"extreme\""), "{shown}");
+}

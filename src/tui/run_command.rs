@@ -2,6 +2,7 @@
 //! switch.
 
 use crate::event::Op;
+use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
 
 use super::app::{App, PickItem, Picker, PickerKind, Popup};
@@ -61,6 +62,7 @@ impl App {
                     }));
                 }
             },
+            Command::Effort => self.set_effort(arg),
             Command::Sessions => {
                 self.popup = Some(Popup::Picker(Picker {
                     kind: PickerKind::Sessions,
@@ -159,6 +161,33 @@ impl App {
             selected: 0,
             loading: false,
         }));
+    }
+
+    /// `/effort [level]`: without a level, says the current one; `default` goes back to the
+    /// model's own. The status bar shows the level once the engine confirms it.
+    pub(super) fn set_effort(&mut self, arg: Option<String>) {
+        let levels = "minimal, low, medium, high or default";
+        let Some(arg) = arg else {
+            let now = self.effort.map_or("the model's default", |e| e.as_str());
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!("reasoning effort: {now} (/effort {levels})"),
+            );
+            return;
+        };
+        let effort = match ReasoningEffort::parse(&arg) {
+            Some(e) => Some(e),
+            None if arg.trim().eq_ignore_ascii_case("default") => None,
+            None => {
+                let shown = crate::text::one_line_max(&arg, 40);
+                self.transcript.notice(
+                    NoticeLevel::Error,
+                    format!("/effort: unknown level {shown:?}; use {levels}"),
+                );
+                return;
+            }
+        };
+        self.send(Op::SetEffort { effort });
     }
 
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms

@@ -212,6 +212,7 @@ impl MockServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
+            .route("/v1/responses", post(handle))
             .route("/props", axum::routing::get(props))
             .fallback(unknown_route)
             .with_state(shared.clone());

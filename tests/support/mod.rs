@@ -9,7 +9,9 @@ pub mod mcp;
 pub mod mock;
 pub mod openai;
 pub mod pith;
+pub mod responses;
 pub mod wire;
+pub mod wire_responses;
 
 pub use mock::{MockResponse, MockServer, Recorded, http_client};
 

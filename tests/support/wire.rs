@@ -6,7 +6,11 @@
 //!   message per call, before any other message;
 //! - Anthropic messages: the first message is the user's, roles alternate, the results of an
 //!   assistant's `tool_use` blocks are `tool_result` blocks at the start of the next user message,
-//!   no tool block is sent in a request that defines no tools, no text block is empty.
+//!   no tool block is sent in a request that defines no tools, no text block is empty;
+//! - OpenAI Responses: `max_output_tokens` is set, every `input` item is well formed, every
+//!   `function_call_output` follows a `function_call` with its `call_id` (and every call has its
+//!   output), no function call in a request that defines no tools, a reasoning item is followed
+//!   by what it led to.
 
 use std::collections::HashSet;
 
@@ -15,6 +19,9 @@ use serde_json::Value;
 /// What is wrong with a request body sent to `path` (empty: nothing). Paths that are not model
 /// endpoints, and bodies without `messages` (tests of the mock itself), are not checked.
 pub fn violations(path: &str, body: &Value) -> Vec<String> {
+    if path.ends_with("/responses") && body.get("input").is_some() {
+        return super::wire_responses::responses(body);
+    }
     if body.get("messages").is_none() {
         Vec::new()
     } else if path.ends_with("/chat/completions") {

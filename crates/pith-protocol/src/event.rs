@@ -70,6 +70,11 @@ pub enum Op {
     SetModel {
         model: String,
     },
+    /// Set the session's reasoning effort (`/effort`); `None`: back to the model's own
+    /// (`reasoning_effort` in its config, else none). Answered by `EffortChanged`.
+    SetEffort {
+        effort: Option<crate::llm::ReasoningEffort>,
+    },
     /// Start a fresh session in the same workspace (`/new`).
     NewSession,
     /// Switch to a stored session (`/sessions` picker); answered by `SessionLoaded`.
@@ -497,6 +502,11 @@ pub enum Event {
     /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
     ModelChanged {
         model: String,
+    },
+    /// The reasoning effort requests now carry (`None`: none), after `Op::SetEffort`, a model
+    /// change, or at start when one is set.
+    EffortChanged {
+        effort: Option<crate::llm::ReasoningEffort>,
     },
     /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
     /// it does not fit what the model can use, so no compaction could make room for it. Nothing

@@ -51,6 +51,50 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// Anthropic extended thinking budget.
     pub thinking_budget: Option<u32>,
+    /// How hard a reasoning model thinks: `reasoning.effort` (Responses API), `reasoning_effort`
+    /// (chat completions, where the server takes it), a thinking budget (Anthropic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+/// A reasoning effort level, written as in the config and on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [ReasoningEffort; 4] = [
+        ReasoningEffort::Minimal,
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+
+    /// The level named `name` (any case, surrounding space ignored).
+    pub fn parse(name: &str) -> Option<ReasoningEffort> {
+        let name = name.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ReasoningEffort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,6 +275,22 @@ pub fn flatten_tools(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn effort_levels_parse_and_print_as_written() {
+        for e in ReasoningEffort::ALL {
+            assert_eq!(ReasoningEffort::parse(e.as_str()), Some(e));
+            assert_eq!(
+                serde_json::to_value(e).unwrap(),
+                serde_json::json!(e.as_str())
+            );
+        }
+        assert_eq!(
+            ReasoningEffort::parse(" HIGH "),
+            Some(ReasoningEffort::High)
+        );
+        assert_eq!(ReasoningEffort::parse("extreme"), None);
+    }
 
     #[test]
     fn finish_reasons_are_plain_strings() {

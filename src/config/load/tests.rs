@@ -1,3 +1,4 @@
+use crate::config::ProviderKind;
 use std::collections::HashMap;
 
 use super::render::render_with;
@@ -367,6 +368,28 @@ fn builtin_providers_are_present_and_can_be_partly_overridden() {
     // A new provider still needs its kind.
     let f = Fixture::new().workspace("[provider.box]\nbase_url = \"http://x\"\n");
     assert!(err_of(&f).contains("missing field `kind`"));
+}
+
+#[test]
+fn openai_is_pointed_at_the_responses_api_by_its_kind_and_effort_is_per_model() {
+    let f = Fixture::new().workspace(
+        "[provider.openai]\nkind = \"responses\"\n\n[provider.local]\nkind = \"responses\"\nbase_url = \"http://127.0.0.1:8081/v1\"\nreasoning_effort = true\n\n[models.\"openai/gpt-5\"]\ncontext = 400000\nreasoning_effort = \"high\"\n",
+    );
+    let l = f.load().unwrap();
+    let p = &l.config.provider;
+    assert_eq!(p["openai"].kind, ProviderKind::Responses);
+    assert_eq!(p["openai"].base_url, "https://api.openai.com/v1");
+    assert_eq!(p["local"].reasoning_effort, Some(true));
+    assert_eq!(
+        l.config.models["openai/gpt-5"].reasoning_effort,
+        Some(crate::llm::ReasoningEffort::High)
+    );
+    let f = Fixture::new().workspace("[models.\"a/b\"]\nreasoning_effort = \"max\"\n");
+    let e = err_of(&f);
+    assert!(
+        e.contains("unknown variant `max`") && e.contains("`high`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::llm::ReasoningEffort;
 use crate::provider::{AssistantContent, ChatMessage, ChatRequest, ToolSpec, UserContent};
 
 /// `max_tokens` when the request does not say (the API requires one).
@@ -23,13 +24,18 @@ const MAX_BREAKPOINTS: usize = 4;
 /// - Empty text blocks are never sent; a message left with no blocks is dropped.
 /// - Cache breakpoints: first system block, last tool, last block of each of the last two
 ///   messages (at most four in all).
-/// - `thinking` is sent when `thinking_budget` is set; `max_tokens` then exceeds the budget and
+/// - `thinking` is sent when `thinking_budget` or a reasoning effort is set (the effort's budget,
+///   [`effort_budget`], wins); `max_tokens` then exceeds the budget and
 ///   `temperature` is omitted (the API only allows the default with thinking).
 pub fn request_body(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
 
-    let budget = req.thinking_budget.map(|b| b.max(MIN_THINKING_BUDGET));
+    let budget = req
+        .reasoning_effort
+        .map(effort_budget)
+        .or(req.thinking_budget)
+        .map(|b| b.max(MIN_THINKING_BUDGET));
     let mut max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
     if let Some(b) = budget
         && max_tokens <= b
@@ -108,6 +114,17 @@ pub fn request_body(req: &ChatRequest) -> Value {
     }
 
     Value::Object(body)
+}
+
+/// The thinking budget a reasoning effort stands for; it replaces a configured
+/// `thinking_budget`.
+pub fn effort_budget(effort: ReasoningEffort) -> u32 {
+    match effort {
+        ReasoningEffort::Minimal => MIN_THINKING_BUDGET,
+        ReasoningEffort::Low => 4_000,
+        ReasoningEffort::Medium => 10_000,
+        ReasoningEffort::High => 32_000,
+    }
 }
 
 struct WireMessage {
@@ -199,6 +216,16 @@ fn assistant_blocks(content: &[AssistantContent]) -> Vec<Value> {
     let mut tools = Vec::new();
     for c in content {
         match c {
+            // The Responses API's encrypted reasoning (a session that switched models) means
+            // nothing here.
+            AssistantContent::Reasoning {
+                signature,
+                redacted,
+                ..
+            } if signature
+                .iter()
+                .chain(redacted)
+                .any(|s| crate::provider::responses::is_responses_reasoning(s)) => {}
             AssistantContent::Reasoning {
                 redacted: Some(data),
                 ..

@@ -80,6 +80,14 @@ pub fn request_body(req: &ChatRequest, cap: OutputCap) -> Value {
     Value::Object(body)
 }
 
+/// Adds `reasoning_effort` to a chat-completions body when the request sets one and the server
+/// takes it (`accepted`: api.openai.com, or `reasoning_effort = true` for the provider).
+pub fn add_effort(body: &mut Value, req: &ChatRequest, accepted: bool) {
+    if let (true, Some(e), Value::Object(map)) = (accepted, req.reasoning_effort, body) {
+        map.insert("reasoning_effort".into(), json!(e.as_str()));
+    }
+}
+
 /// An f32 as the decimal the user wrote (0.2, not 0.20000000298023224).
 fn temperature(t: f32) -> Value {
     t.to_string()
@@ -175,6 +183,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             thinking_budget: None,
+            reasoning_effort: None,
         }
     }
 

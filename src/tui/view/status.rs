@@ -223,6 +223,12 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             format!(" {model}"),
             Style::default().add_modifier(Modifier::BOLD),
         )];
+        if let Some(effort) = app.effort {
+            left.push(Span::styled(
+                format!(" {effort}"),
+                Style::default().fg(theme().muted),
+            ));
+        }
         left.push(sep());
         left.push(figure.clone());
         if with_gauge && c.window > 0 {
