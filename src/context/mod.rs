@@ -13,6 +13,7 @@ pub mod carry;
 pub mod chunks;
 pub mod compaction;
 pub mod overflow;
+pub mod paste;
 pub mod prune;
 pub mod tokens;
 pub mod tracker;
