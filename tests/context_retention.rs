@@ -110,9 +110,39 @@ const WORDS: [&str; 10] = [
     "FROST-WREN", "GRANITE-IBIS", "HAZEL-VOLE", "IVORY-SKATE", "JADE-MARTEN",
 ];
 
+/// A request body with what differs between runs replaced: the workspace, the date, and the
+/// message ids in recall ids (`paste:<end of a message id>:<n>`).
+fn stable(body: &Value, env: &PithEnv) -> Value {
+    let text = support::pith::normalized(body, env.path()).to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("paste:") {
+        out.push_str(&rest[..i + 6]);
+        rest = &rest[i + 6..];
+        let id_len = rest.find(':').filter(|&n| n <= 10).unwrap_or(0);
+        if id_len > 0 {
+            out.push_str("[ID]");
+            rest = &rest[id_len..];
+        }
+    }
+    out.push_str(rest);
+    serde_json::from_str(&out).unwrap()
+}
+
+/// What a retention run saw.
+struct Run {
+    kept: usize,
+    requests: Vec<support::mock::Recorded>,
+    env: PithEnv,
+}
+
 /// Ten turns with `paste(n)` and the code word at `place(n)`; returns how many code words the
 /// final request holds, and checks no turn failed and every request fit and was capped.
 async fn retained(paste: fn(usize) -> String, place: fn(usize) -> Place) -> usize {
+    run(paste, place).await.kept
+}
+
+async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
     let server = MockServer::start().await;
     let env = PithEnv::new(&server.url(), 4_096, 512, "");
     server.respond_with(|body| {
@@ -149,7 +179,11 @@ async fn retained(paste: fn(usize) -> String, place: fn(usize) -> Place) -> usiz
         reqs.len(),
         reqs.last().unwrap().body.to_string().len() / 4
     );
-    kept
+    Run {
+        kept,
+        requests: reqs,
+        env,
+    }
 }
 
 fn rotate(n: usize) -> Place {
@@ -158,8 +192,26 @@ fn rotate(n: usize) -> Place {
 
 #[tokio::test]
 async fn code_words_survive_pasted_build_logs() {
-    let kept = retained(build_log, rotate).await;
-    assert!(kept >= 9, "kept {kept} of 10");
+    let r = run(build_log, rotate).await;
+    assert!(r.kept >= 9, "kept {} of 10", r.kept);
+    // The request after the first compaction: the summary, then the user's words for every
+    // compacted turn, each log condensed with its recall id.
+    let first = r
+        .requests
+        .iter()
+        .position(|q| is_summary_request(&q.body))
+        .unwrap();
+    let after = r.requests[first + 1..]
+        .iter()
+        .find(|q| !is_summary_request(&q.body))
+        .unwrap();
+    let text = text_of(&after.body);
+    assert!(text.contains("recall \"paste:"), "{text}");
+    insta::assert_json_snapshot!("retention_request_after_compaction", stable(&after.body, &r.env));
+    insta::assert_json_snapshot!(
+        "retention_summary_request",
+        stable(&r.requests[first].body, &r.env)
+    );
 }
 
 #[tokio::test]

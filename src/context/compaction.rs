@@ -44,6 +44,25 @@ pub const REQUEST_TEMPLATE: &str = include_str!("../../prompts/compaction-reques
 /// (placeholders `{{problem}}`, `{{cap}}`).
 pub const RETRY_TEMPLATE: &str = include_str!("../../prompts/compaction-retry.md");
 
+/// What a summary request says about the user's words pith could not carry itself
+/// (placeholder `{{words}}`).
+pub const WORDS_TEMPLATE: &str = include_str!("../../prompts/compaction-words.md");
+
+/// The note that asks a summary request to carry the user's `words` pith could not carry
+/// itself (oldest first); `None` when there are none.
+pub fn words_note(words: &[String]) -> Option<String> {
+    let words: Vec<&str> = words
+        .iter()
+        .map(|w| w.trim())
+        .filter(|w| !w.is_empty())
+        .collect();
+    (!words.is_empty()).then(|| {
+        WORDS_TEMPLATE
+            .trim_end()
+            .replace("{{words}}", &words.join("\n---\n"))
+    })
+}
+
 /// The template's sections, as the words a heading must start with.
 pub const SECTIONS: [&str; 7] = [
     "Goal",

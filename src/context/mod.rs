@@ -15,6 +15,7 @@ pub mod compaction;
 pub mod overflow;
 pub mod paste;
 pub mod prune;
+pub mod retain;
 pub mod tokens;
 pub mod tracker;
 pub mod view;

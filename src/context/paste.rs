@@ -1,4 +1,4 @@
-//! What the user typed, told apart from what they pasted (ARCHITECTURE.md §6.5).
+//! What the user typed, told apart from what they pasted (ARCHITECTURE.md §6.4, issue 28).
 //!
 //! A user message is split into the user's own **words** and **pasted blocks**: fenced code,
 //! and runs of lines shaped like machine output — build and test logs, tracebacks and stack
@@ -10,8 +10,9 @@
 //!
 //! A carried block is [`condense`]d to its first and last lines, the lines that stand out
 //! (errors, failures, sentences, names the user's words mention) and a note naming the id
-//! (`paste:<message id>:<n>`) with which `recall` brings the whole block back. The split is a
-//! pure function of the text, so the recall finds the same block again.
+//! (`paste:<end of the message id>:<n>`) with which `recall` brings the whole block back. The
+//! split is a pure function of the text, so the recall finds the same block again in the stored
+//! message; a condensed block is fenced and ends with its note, so a later compaction knows it.
 
 use super::tokens::Estimator;
 
@@ -21,6 +22,11 @@ pub const MIN_BLOCK_LINES: usize = 3;
 pub const NOTE_START: &str = "[pasted ";
 /// A line of a condensed block is cut to this many characters.
 const LINE_CHARS: usize = 200;
+/// Machine lines this long together are a block even when fewer than [`MIN_BLOCK_LINES`]
+/// (minified JSON, one long log line).
+const LONG_LINE_CHARS: usize = 400;
+/// A recall id names a message by this many of its last characters.
+pub const ID_CHARS: usize = 10;
 
 /// A piece of a user message, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,18 +89,36 @@ const MACHINE_PREFIXES: &[&str] = &[
     "@@", "-->", "==>", ">>>", "$ ", "# ", "panicked", "exception", "stack", "   at",
 ];
 
-/// Reads one line on its own.
+/// Reads one line on its own: a sentence of the user's, machine output, or neither.
 fn classify(line: &str) -> Line {
     let t = line.trim();
     if t.is_empty() {
         return Line::Blank;
     }
-    let lower = t.to_lowercase();
+    let score = sentence_score(t) - machine_score(line, t);
+    if score >= 2 {
+        Line::Sentence
+    } else if score <= -1 {
+        Line::Machine
+    } else {
+        Line::Neutral
+    }
+}
+
+fn bare(w: &str) -> String {
+    w.trim_matches(|c: char| {
+        matches!(
+            c,
+            ',' | '.' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')'
+        )
+    })
+    .to_lowercase()
+}
+
+/// How much `t` (the line trimmed) reads like a sentence: function words, words of letters,
+/// sentence punctuation at its end.
+fn sentence_score(t: &str) -> i32 {
     let words: Vec<&str> = t.split_whitespace().collect();
-    let bare = |w: &str| {
-        w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')'))
-            .to_lowercase()
-    };
     let function = words
         .iter()
         .filter(|w| FUNCTION_WORDS.contains(&bare(w).as_str()))
@@ -103,76 +127,76 @@ fn classify(line: &str) -> Line {
         .iter()
         .filter(|w| {
             let b = bare(w);
-            !b.is_empty() && b.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+            b.chars().any(char::is_alphabetic)
+                && b.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
         })
         .count();
-    let non_space = t.chars().filter(|c| !c.is_whitespace()).count().max(1);
-    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
-    let letter_ratio = letters as f64 / non_space as f64;
-    let indent: usize = line
-        .chars()
-        .take_while(|c| c.is_whitespace())
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum();
-
-    let mut machine = 0i32;
-    if indent >= 2 {
-        machine += 2;
-    }
-    let first = t.chars().next().unwrap_or(' ');
-    if matches!(first, '[' | '{' | '}' | ']' | '<' | '>' | '|' | '@' | '+' | '=' | '$' | '^' | '~' | '`')
-        || first.is_ascii_digit()
-    {
-        machine += 2;
-    }
-    if first == '-' && !t.starts_with("- ") || t.starts_with("-  ") {
-        machine += 2;
-    }
-    if MACHINE_PREFIXES.iter().any(|p| lower.starts_with(p)) {
-        machine += 3;
-    }
-    if has_timestamp(t) {
-        machine += 2;
-    }
-    if letter_ratio < 0.55 {
-        machine += 2;
-    }
-    if ["::", "()", "=>", "->", "==", "&&", "||", "();", "{", "}"]
-        .iter()
-        .any(|s| t.contains(s))
-        || t.ends_with(';')
-    {
-        machine += 1;
-    }
-    let pathish = words
-        .iter()
-        .filter(|w| w.contains('/') || w.contains('\\') || w.contains('_') || w.contains('='))
-        .count();
-    if pathish >= 2 {
-        machine += 1;
-    }
-
-    let mut sentence = 0i32;
-    sentence += match function {
+    let mut score = match function {
         0 => 0,
         1 => 1,
         2 | 3 => 3,
         _ => 4,
     };
     if alpha_words >= 4 && alpha_words * 10 >= words.len() * 6 {
-        sentence += 1;
+        score += 1;
     }
     if t.ends_with(['.', '?', '!']) {
-        sentence += 1;
+        score += 1;
     }
-    let score = sentence - machine;
-    if score >= 2 {
-        Line::Sentence
-    } else if score <= -1 {
-        Line::Machine
-    } else {
-        Line::Neutral
+    score
+}
+
+/// How much a line reads like machine output: indentation, a leading symbol or digit, a diff
+/// marker, a log or traceback prefix, a timestamp, few letters, code punctuation, paths.
+fn machine_score(line: &str, t: &str) -> i32 {
+    let lower = t.to_lowercase();
+    let indent: usize = line
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum();
+    let non_space = t.chars().filter(|c| !c.is_whitespace()).count().max(1);
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    let first = t.chars().next().unwrap_or(' ');
+    let mut score = 0;
+    if indent >= 2 {
+        score += 2;
     }
+    if matches!(
+        first,
+        '[' | '{' | '}' | ']' | '<' | '>' | '|' | '@' | '+' | '=' | '$' | '^' | '~' | '`'
+    ) || first.is_ascii_digit()
+    {
+        score += 2;
+    }
+    // A diff's removed line: `-` then code, not a Markdown bullet (`- item`).
+    if indent == 0 && (t.starts_with("-  ") || (first == '-' && !t.starts_with("- "))) {
+        score += 3;
+    }
+    if MACHINE_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+        score += 3;
+    }
+    if has_timestamp(t) {
+        score += 2;
+    }
+    if (letters as f64) < non_space as f64 * 0.55 {
+        score += 2;
+    }
+    if ["::", "()", "=>", "->", "==", "&&", "||", "{", "}", " = "]
+        .iter()
+        .any(|s| t.contains(s))
+        || t.ends_with(';')
+    {
+        score += 1;
+    }
+    let pathish = t
+        .split_whitespace()
+        .filter(|w| w.contains('/') || w.contains('\\') || w.contains('_') || w.contains('='))
+        .count();
+    if pathish >= 2 {
+        score += 1;
+    }
+    score
 }
 
 /// `12:34:56` or `2026-11-24` somewhere in the line.
@@ -192,101 +216,143 @@ fn has_timestamp(t: &str) -> bool {
     })
 }
 
+fn is_fence(l: &str) -> bool {
+    l.trim_start().starts_with("```")
+}
+
+fn is_note(l: &str) -> bool {
+    l.starts_with(NOTE_START) && l.trim_end().ends_with(']')
+}
+
+/// What a run of lines (a fenced block with its fences, or an unfenced run) looks like.
 fn kind_of(lines: &[&str]) -> Kind {
     let any = |p: &str| lines.iter().any(|l| l.trim_start().starts_with(p));
-    if lines.last().is_some_and(|l| l.starts_with(NOTE_START)) {
+    let inner = lines.len() >= 2 && is_fence(lines[0]) && is_fence(lines[lines.len() - 1]);
+    if inner && is_note(lines[lines.len() - 2]) || lines.len() == 1 && is_note(lines[0]) {
         Kind::Condensed
     } else if any("diff --git") || any("@@ ") || any("+++ ") {
         Kind::Diff
     } else if any("Traceback") || any("at ") || any("File \"") || any("stack backtrace") {
         Kind::Traceback
+    } else if inner {
+        Kind::Code
     } else {
         Kind::Log
     }
 }
 
-/// Splits `text` into the user's words and pasted blocks, in order.
+/// Splits `text` into the user's words and pasted blocks, in order. Every line is in exactly
+/// one piece.
 pub fn split(text: &str) -> Vec<Piece> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<Piece> = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
-    let flush_words = |words: &mut Vec<&str>, out: &mut Vec<Piece>| {
-        let w = words.join("\n");
-        if !w.trim().is_empty() {
-            match out.last_mut() {
-                Some(Piece::Words(prev)) => {
-                    prev.push('\n');
-                    prev.push_str(&w);
-                }
-                _ => out.push(Piece::Words(w)),
-            }
-        }
-        words.clear();
-    };
-    let push_block = |block: &[&str], kind: Kind, words: &mut Vec<&str>, out: &mut Vec<Piece>| {
-        flush_words(words, out);
-        out.push(Piece::Block(Block {
-            lines: block.iter().map(|l| l.to_string()).collect(),
-            kind,
-        }));
-    };
+    let mut out = Pieces::default();
     let mut i = 0;
     while i < lines.len() {
-        // A fenced block, whole.
-        if lines[i].trim_start().starts_with("```") {
+        let l = lines[i];
+        if is_fence(l) {
+            // A fenced block, whole (to the end of the text when it is never closed).
             let end = (i + 1..lines.len())
-                .find(|&j| lines[j].trim_start().starts_with("```"))
-                .map_or(lines.len() - 1, |j| j);
-            if end - i > MIN_BLOCK_LINES {
-                push_block(&lines[i..=end], Kind::Code, &mut words, &mut out);
+                .find(|&j| is_fence(lines[j]))
+                .unwrap_or(lines.len() - 1);
+            let fenced = &lines[i..=end];
+            if end - i > MIN_BLOCK_LINES || kind_of(fenced) == Kind::Condensed {
+                out.block(fenced);
             } else {
-                words.extend_from_slice(&lines[i..=end]);
+                out.words(fenced);
             }
             i = end + 1;
             continue;
         }
-        let kind = classify(lines[i]);
-        if kind == Line::Sentence {
-            words.push(lines[i]);
+        if is_note(l) {
+            out.block(&lines[i..=i]);
             i += 1;
             continue;
         }
-        // A run of lines that are not sentences (nor fences).
-        let start = i;
+        if classify(l) == Line::Sentence {
+            out.words(&lines[i..=i]);
+            i += 1;
+            continue;
+        }
         let mut j = i;
         while j < lines.len()
-            && !lines[j].trim_start().starts_with("```")
-            && (classify(lines[j]) != Line::Sentence || lines[j].starts_with(NOTE_START))
+            && !is_fence(lines[j])
+            && !is_note(lines[j])
+            && classify(lines[j]) != Line::Sentence
         {
             j += 1;
         }
-        let run = &lines[start..j];
-        let kinds: Vec<Line> = run.iter().map(|l| classify(l)).collect();
-        let machine = kinds.iter().filter(|k| **k == Line::Machine).count()
-            + run.iter().filter(|l| l.starts_with(NOTE_START)).count() * MIN_BLOCK_LINES;
-        if machine >= MIN_BLOCK_LINES {
-            // Edges that are not machine output stay words.
-            let is_edge = |k: usize| {
-                matches!(kinds[k], Line::Blank | Line::Neutral) && !run[k].starts_with(NOTE_START)
-            };
-            let mut a = 0;
-            while a < run.len() && is_edge(a) {
-                a += 1;
-            }
-            let mut b = run.len();
-            while b > a && is_edge(b - 1) {
-                b -= 1;
-            }
-            words.extend_from_slice(&run[..a]);
-            push_block(&run[a..b], kind_of(&run[a..b]), &mut words, &mut out);
-            words.extend_from_slice(&run[b..]);
-        } else {
-            words.extend_from_slice(run);
-        }
+        out.run(&lines[i..j]);
         i = j;
     }
-    flush_words(&mut words, &mut out);
-    out
+    out.flush();
+    out.pieces
+}
+
+/// Pieces being built by [`split`].
+#[derive(Default)]
+struct Pieces<'a> {
+    pieces: Vec<Piece>,
+    words: Vec<&'a str>,
+}
+
+impl<'a> Pieces<'a> {
+    fn words(&mut self, lines: &[&'a str]) {
+        self.words.extend_from_slice(lines);
+    }
+
+    fn flush(&mut self) {
+        if self.words.iter().all(|w| w.trim().is_empty()) {
+            // Blank lines between blocks belong to no one: keep them with the words around.
+            if let Some(Piece::Words(prev)) = self.pieces.last_mut() {
+                for w in self.words.drain(..) {
+                    prev.push('\n');
+                    prev.push_str(w);
+                }
+            }
+            self.words.clear();
+            return;
+        }
+        self.pieces.push(Piece::Words(self.words.join("\n")));
+        self.words.clear();
+    }
+
+    fn block(&mut self, lines: &[&str]) {
+        self.flush();
+        self.pieces.push(Piece::Block(Block {
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            kind: kind_of(lines),
+        }));
+    }
+
+    /// A run of lines that are not sentences: a block when enough of it is machine output (or
+    /// one long machine line, such as minified JSON); the lines at its edges that are neither
+    /// stay words.
+    fn run(&mut self, run: &[&'a str]) {
+        let kinds: Vec<Line> = run.iter().map(|l| classify(l)).collect();
+        let machine: Vec<&&str> = run
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, k)| **k == Line::Machine)
+            .map(|(l, _)| l)
+            .collect();
+        let long = machine.iter().map(|l| l.len()).sum::<usize>() >= LONG_LINE_CHARS;
+        if machine.len() < MIN_BLOCK_LINES && !long {
+            self.words(run);
+            return;
+        }
+        let edge = |k: usize| kinds[k] != Line::Machine;
+        let mut a = 0;
+        while a < run.len() && edge(a) {
+            a += 1;
+        }
+        let mut b = run.len();
+        while b > a && edge(b - 1) {
+            b -= 1;
+        }
+        self.words(&run[..a]);
+        self.block(&run[a..b]);
+        self.words(&run[b..]);
+    }
 }
 
 /// The user's own words of `text`, without the pasted blocks.
@@ -312,20 +378,24 @@ pub fn block(text: &str, n: usize) -> Option<String> {
         .nth(n.checked_sub(1)?)
 }
 
-/// The recall id of the `n`th block of message `message_id`.
+/// The recall id of the `n`th block of message `message_id`: the message id's last
+/// [`ID_CHARS`] characters (a ULID's random end: unique within a session) and `n`.
 pub fn recall_id(message_id: &str, n: usize) -> String {
-    format!("paste:{message_id}:{n}")
+    let skip = message_id.chars().count().saturating_sub(ID_CHARS);
+    let short: String = message_id.chars().skip(skip).collect();
+    format!("paste:{short}:{n}")
 }
 
-/// `paste:<message id>:<n>` → (message id, n).
+/// `paste:<end of the message id>:<n>` → (end of the message id, n).
 pub fn parse_recall_id(id: &str) -> Option<(&str, usize)> {
     let rest = id.strip_prefix("paste:")?;
     let (message, n) = rest.rsplit_once(':')?;
+    (!message.is_empty()).then_some(())?;
     Some((message, n.parse().ok()?))
 }
 
 /// Names in the user's words that a pasted line may mention: tokens with a digit, an
-/// underscore, a hyphen inside, a dot inside, or in backticks.
+/// underscore, a hyphen inside or a dot inside.
 pub fn names(words: &str) -> Vec<String> {
     let mut out: Vec<String> = words
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '\''))
@@ -344,13 +414,20 @@ pub fn names(words: &str) -> Vec<String> {
     out
 }
 
-fn stands_out(line: &str, names: &[String]) -> bool {
-    let lower = line.to_lowercase();
+/// A line that reports an error or a failure.
+fn is_failure(line: &str) -> bool {
     const MARKS: &[&str] = &[
         "error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot",
         "unable", "refused", "timeout", "timed out", "abort", "assert",
     ];
+    let lower = line.to_lowercase();
     MARKS.iter().any(|m| lower.contains(m))
+}
+
+/// A line worth showing in a condensed block: an error or failure, a sentence, or a name the
+/// user's words mention.
+fn stands_out(line: &str, names: &[String]) -> bool {
+    is_failure(line)
         || classify(line) == Line::Sentence
         || names.iter().any(|n| line.contains(n.as_str()))
 }
@@ -365,88 +442,109 @@ fn cut_line(l: &str) -> String {
     }
 }
 
-/// The note that ends a condensed block.
+impl Block {
+    /// The pasted lines themselves: without fences, and without the note of a condensed block.
+    pub fn body(&self) -> &[String] {
+        let mut b: &[String] = &self.lines;
+        if b.len() >= 2 && is_fence(&b[0]) && is_fence(&b[b.len() - 1]) {
+            b = &b[1..b.len() - 1];
+        }
+        if self.kind == Kind::Condensed {
+            b = &b[..b.len().saturating_sub(1)];
+        }
+        b
+    }
+
+    /// The note of a block condensed before (it names the recall id and the original size).
+    fn old_note(&self) -> Option<&str> {
+        let body_end = self.lines.len() - usize::from(self.lines.len() >= 2);
+        (self.kind == Kind::Condensed).then(|| self.lines[body_end.saturating_sub(1)].as_str())
+    }
+}
+
+/// The note that ends a condensed block: what it was, how many lines it had, how many are
+/// shown, and the recall id.
 pub fn note(block: &Block, shown: usize, recall: Option<&str>) -> String {
-    if block.kind == Kind::Condensed
-        && let Some(last) = block.lines.last()
-    {
-        return last.clone();
+    if let Some(old) = block.old_note() {
+        // Carried again: the size and recall id of the original, the lines shown now.
+        return match old.find(" shown") {
+            Some(at) => {
+                let start = old[..at].rfind(", ").map_or(at, |i| i + 2);
+                format!("{}{shown}{}", &old[..start], &old[at..])
+            }
+            None => old.to_string(),
+        };
     }
     let how = match recall {
-        Some(id) => format!("; recall id \"{id}\" brings back all of it"),
+        Some(id) => format!("; recall \"{id}\""),
         None => String::new(),
     };
     format!(
         "{NOTE_START}{}: {} lines, {shown} shown{how}]",
         block.kind.name(),
-        block.lines.len()
+        block.body().len()
     )
 }
 
-/// `block` in at most `budget` tokens: its note, then as many as fit of its first and last
-/// lines and the lines that stand out (errors, sentences, `names` from the user's words), in
-/// their order, with `…` where lines were left out. Just the note when nothing else fits.
+/// `block` in at most `budget` tokens: as pasted when it fits whole and has no recall id to keep;
+/// else, fenced, as many as fit of its first and last lines and the lines that stand out
+/// (errors, sentences, `names` from the user's words), in their order with `…` where lines were
+/// left out, and its note (which keeps the recall id for later compactions); just the note when
+/// no line fits; `None` when not even the note does.
 pub fn condense(
     block: &Block,
     names: &[String],
     recall: Option<&str>,
     budget: u64,
     est: &Estimator,
-) -> String {
-    let lines: &[String] = if block.kind == Kind::Condensed {
-        &block.lines[..block.lines.len().saturating_sub(1)]
-    } else {
-        &block.lines
-    };
+) -> Option<String> {
+    let lines = block.body();
+    if recall.is_none()
+        && block.kind != Kind::Condensed
+        && est.text(&block.lines.join("\n")) <= budget
+    {
+        return Some(block.lines.join("\n"));
+    }
     let n = lines.len();
-    let mut order: Vec<usize> = Vec::new();
-    let mut add = |i: usize, order: &mut Vec<usize>| {
-        if i < n && !order.contains(&i) && lines[i].trim() != "…" {
-            order.push(i);
-        }
-    };
-    add(0, &mut order);
-    add(n.saturating_sub(1), &mut order);
-    for (i, l) in lines.iter().enumerate() {
-        if stands_out(l, names) {
-            add(i, &mut order);
-        }
-    }
-    add(1, &mut order);
-    add(n.saturating_sub(2), &mut order);
-    for i in 0..n {
-        add(i, &mut order);
-    }
-    let mut chosen: Vec<usize> = Vec::new();
-    let render = |chosen: &[usize]| {
-        let mut sorted = chosen.to_vec();
-        sorted.sort_unstable();
-        let mut out = Vec::new();
-        let mut next = 0;
-        for &i in &sorted {
-            if i > next {
-                out.push("…".to_string());
-            }
-            out.push(cut_line(&lines[i]));
-            next = i + 1;
-        }
-        if next < n && !sorted.is_empty() {
-            out.push("…".to_string());
-        }
-        out.push(note(block, sorted.len(), recall));
-        out.join("\n")
-    };
+    // Errors and failures first (what a small share is best spent on), then the edges, then
+    // sentences and the names the user mentioned, then the lines next to the edges.
+    let mut order: Vec<usize> = (0..n).filter(|&i| is_failure(&lines[i])).collect();
+    order.extend([0, n.saturating_sub(1)]);
+    order.extend((0..n).filter(|&i| stands_out(&lines[i], names)));
+    order.extend([1, n.saturating_sub(2)]);
+    order.extend(0..n);
+    // What each line costs, with room for a `…` before it; the note and fences cost the rest.
+    let fixed = est.text(&note(block, n, recall)) + 4;
+    let mut left = budget.checked_sub(fixed)?;
+    let mut chosen = vec![false; n];
     for i in order {
-        chosen.push(i);
-        if est.text(&render(&chosen)) > budget {
-            chosen.pop();
+        if i >= n || chosen[i] || lines[i].trim() == "…" {
+            continue;
+        }
+        let cost = est.text(&cut_line(&lines[i])) + 2;
+        if cost <= left {
+            chosen[i] = true;
+            left -= cost;
         }
     }
-    if chosen.len() == n && block.kind != Kind::Condensed {
-        // All of it fits: no need for a note.
-        return lines.join("\n");
+    let shown = chosen.iter().filter(|c| **c).count();
+    if shown == 0 {
+        return Some(note(block, 0, recall));
     }
-    render(&chosen)
+    let mut out = vec!["```".to_string()];
+    let mut gap = false;
+    for (i, l) in lines.iter().enumerate() {
+        if chosen[i] {
+            out.push(cut_line(l));
+            gap = false;
+        } else if !gap {
+            out.push("…".to_string());
+            gap = true;
+        }
+    }
+    out.push(note(block, shown, recall));
+    out.push("```".to_string());
+    Some(out.join("\n"))
 }
 
 #[cfg(test)]

@@ -78,11 +78,11 @@ fn a_fact_before_inside_or_after_a_log_stays_in_the_words() {
         let total: usize = pieces
             .iter()
             .map(|p| match p {
-                Piece::Words(w) => w.lines().count(),
-                Piece::Block(b) => b.lines.len(),
+                Piece::Words(w) => w.lines().filter(|l| !l.trim().is_empty()).count(),
+                Piece::Block(b) => b.lines.iter().filter(|l| !l.trim().is_empty()).count(),
             })
             .sum();
-        assert_eq!(total, text.lines().count());
+        assert_eq!(total, text.lines().filter(|l| !l.trim().is_empty()).count());
     }
 }
 
@@ -125,25 +125,40 @@ fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
     let b = blocks(&pieces)[0].clone();
     let names = names(&words_of(&text));
     assert!(names.contains(&"JADE-7".to_string()), "{names:?}");
-    let id = recall_id("msg_1", 1);
-    let small = condense(&b, &names, Some(&id), 200, &est());
-    assert!(est().text(&small) <= 200, "{small}");
+    let id = recall_id("01JXAMPLEMSG0000000ABCDEFGH", 1);
+    assert_eq!(id, "paste:00ABCDEFGH:1");
+    let small = condense(&b, &names, Some(&id), 80, &est()).unwrap();
+    assert!(est().text(&small) <= 80, "{small}");
     assert!(small.contains("Compiling serde"), "first line: {small}");
     assert!(small.contains("Finished"), "last line: {small}");
     assert!(small.contains("error[E0308]"), "the error: {small}");
-    assert!(small.contains("recall id \"paste:msg_1:1\""), "{small}");
+    assert!(!small.contains("Compiling pith"), "an unremarkable line: {small}");
+    assert!(small.contains(&format!("recall \"{id}\"")), "{small}");
     assert!(small.contains('…'), "{small}");
-    // With no room, just the note.
-    let tiny = condense(&b, &names, Some(&id), 5, &est());
+    // With room for the note only, just the note; with room for nothing, nothing.
+    let note_only = est().text(&note(&b, 0, Some(&id))) + 4;
+    let tiny = condense(&b, &names, Some(&id), note_only, &est()).unwrap();
     assert!(tiny.starts_with(NOTE_START) && !tiny.contains('\n'), "{tiny}");
-    // With room for all of it, the block as it was.
-    assert_eq!(condense(&b, &names, Some(&id), 10_000, &est()), LOG);
-    // Carried again, a condensed block keeps its note (and so its recall id).
-    let again = split(&format!("Task JADE-7 failed:\n{small}"));
-    let b2 = blocks(&again)[0].clone();
-    assert_eq!(b2.kind, Kind::Condensed);
-    let tiny2 = condense(&b2, &names, None, 5, &est());
-    assert!(tiny2.contains("paste:msg_1:1"), "{tiny2}");
+    assert_eq!(condense(&b, &names, Some(&id), 5, &est()), None);
+    // With room for all of it, the block as it was; with a recall id to keep, fenced with it.
+    assert_eq!(
+        condense(&b, &names, None, 10_000, &est()).as_deref(),
+        Some(LOG)
+    );
+    let whole = condense(&b, &names, Some(&id), 10_000, &est()).unwrap();
+    assert!(whole.contains(LOG) && whole.contains("10 lines, 10 shown"), "{whole}");
+    assert!(!whole.contains('…'), "{whole}");
+    // Carried again, a condensed block is one block that keeps its note (and so its recall id
+    // and its original size), fenced or as a note alone.
+    for carried in [&small, &tiny] {
+        let again = split(&format!("Task JADE-7 failed:\n{carried}\nthanks."));
+        assert_eq!(words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks.")), "Task JADE-7 failed:\nthanks.");
+        let b2 = blocks(&again)[0].clone();
+        assert_eq!(b2.kind, Kind::Condensed, "{again:#?}");
+        let tiny2 = condense(&b2, &names, None, note_only, &est()).unwrap();
+        assert!(tiny2.contains(&id), "{tiny2}");
+        assert!(tiny2.contains("10 lines, 0 shown"), "{tiny2}");
+    }
 }
 
 #[test]
@@ -157,3 +172,4 @@ fn a_block_is_found_again_by_its_recall_id() {
     assert_eq!(block(&text, 0), None);
     assert_eq!(parse_recall_id("call_1"), None);
 }
+
