@@ -276,9 +276,10 @@ pub struct Carried {
     #[serde(skip)]
     pub sources: Vec<CarrySource>,
     /// While a compaction is planned (never stored): the user's words that did not fit, oldest
-    /// first; the summary request is asked to carry them.
+    /// first (with the id of their message when it is in the history being summarised); the
+    /// summary request is asked to carry them.
     #[serde(skip)]
-    pub uncarried: Vec<String>,
+    pub uncarried: Vec<CarrySource>,
     /// While a compaction is planned (never stored): the user messages earlier compactions left
     /// out.
     #[serde(skip)]

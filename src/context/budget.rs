@@ -123,12 +123,12 @@ impl Budget {
             .min(self.tail_max)
     }
 
-    /// The room for the user's messages carried after a compaction: what is left of
-    /// [`Budget::target_after`] once `taken` (overhead, the summary, the tail and the rest of
-    /// what pith carries) is placed, between [`Budget::carry_user_min`] and
-    /// [`Budget::carry_user`].
-    pub fn carry_room(&self, taken: u64) -> u64 {
-        self.target_after
+    /// The room for the user's messages carried after a compaction: what is left of `target`
+    /// (what the compacted context may take, [`Budget::target_after`] in the foreground) once
+    /// `taken` (overhead, the summary, the tail and the rest of what pith carries) is placed,
+    /// between [`Budget::carry_user_min`] and [`Budget::carry_user`].
+    pub fn carry_room(&self, target: u64, taken: u64) -> u64 {
+        target
             .saturating_sub(taken)
             .clamp(self.carry_user_min, self.carry_user.max(self.carry_user_min))
     }
@@ -169,6 +169,10 @@ mod tests {
         // big system prompt none, and the current request travels with the carried messages.
         assert_eq!(b.tail_after(400, 300), 324);
         assert_eq!(b.tail_after(2_000, 0), 0);
+        // The user's messages get what the rest leaves, between an eighth and a quarter.
+        assert_eq!(b.carry_room(b.target_after, 400 + 512), 624);
+        assert_eq!(b.carry_room(b.target_after, 2_000), 384);
+        assert_eq!(b.carry_room(b.target_after, 0), 768);
         // Everything a compacted context holds fits in half the usable window.
         assert!(
             400 + b.summary_cap

@@ -24,8 +24,9 @@ pub struct Retained {
     pub messages: Vec<String>,
     /// Messages left out entirely (with the `previous_dropped` of earlier compactions).
     pub dropped: usize,
-    /// The words that are not carried in full (of messages cut or left out), oldest first.
-    pub uncarried: Vec<String>,
+    /// The words that are not carried in full (of messages cut or left out), oldest first, with
+    /// the id of their message (`None` for what an earlier compaction carried).
+    pub uncarried: Vec<CarrySource>,
 }
 
 struct Parsed {
@@ -85,8 +86,11 @@ pub fn retain(
         let cut_one = first_whole - 1;
         out.uncarried = parsed[..first_whole]
             .iter()
-            .map(|p| p.words.clone())
-            .filter(|w| !w.trim().is_empty())
+            .filter(|p| !p.words.trim().is_empty())
+            .map(|p| CarrySource {
+                id: p.id.clone(),
+                text: p.words.clone(),
+            })
             .collect();
         if left >= MIN_CUT_TOKENS {
             head = Some(fit_text(&parsed[cut_one].words, left - 20, est));
@@ -176,7 +180,7 @@ fn render(p: &Parsed, blocks: Vec<Option<String>>) -> String {
 /// The sentences of the user's `words` that neither `carried` holds word for word nor
 /// `summary` covers: a sentence is covered when the summary holds it, or every name, number and
 /// code in it (and, for a sentence with none, most of its longer words).
-pub fn missing_sentences(words: &[String], carried: &str, summary: &str) -> Vec<String> {
+pub fn missing_sentences(words: &[&str], carried: &str, summary: &str) -> Vec<String> {
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     let carried = norm(carried);
     let summary_n = norm(summary);

@@ -91,7 +91,8 @@ fn when_even_the_words_do_not_fit_the_oldest_are_cut_and_returned() {
     let sources = facts(10);
     let r = retain(&sources, 2, 150, &est());
     assert!(r.uncarried.len() >= 5, "{r:#?}");
-    assert!(r.uncarried[0].contains("WORD-0"), "{r:#?}");
+    assert!(r.uncarried[0].text.contains("WORD-0"), "{r:#?}");
+    assert_eq!(r.uncarried[0].id, sources[0].id);
     assert!(r.dropped >= 2 + 4, "{r:#?}");
     let last = r.messages.last().unwrap();
     assert!(last.contains("WORD-9"), "the newest words are kept: {last}");
@@ -101,9 +102,9 @@ fn when_even_the_words_do_not_fit_the_oldest_are_cut_and_returned() {
 
 #[test]
 fn sentences_missing_from_the_summary_are_found() {
-    let words = vec![
-        "Remember this for later: the code word for task 3 is CEDAR-MOTH. Keep the public API stable.".to_string(),
-        "Use tabs, never spaces.\nThe deadline is 2026-12-01.".to_string(),
+    let words = [
+        "Remember this for later: the code word for task 3 is CEDAR-MOTH. Keep the public API stable.",
+        "Use tabs, never spaces.\nThe deadline is 2026-12-01.",
     ];
     assert_eq!(
         sentences(&words[0]),

@@ -103,7 +103,11 @@ impl Runner {
             return;
         }
         let mut instruction = self.inline_instruction(&cut, None);
-        if let Some(w) = crate::context::compaction::words_note(&carried.uncarried) {
+        if let Some(w) = crate::context::compaction::words_note(
+            &carried.uncarried,
+            budget.summary_cap,
+            &self.estimator,
+        ) {
             instruction = format!("{instruction}\n\n{w}");
         }
         let Some(inline) = self.inline_budget(&budget, &instruction) else {

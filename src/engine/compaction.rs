@@ -397,7 +397,7 @@ impl Runner {
                 .map(|m| self.estimator.message(m))
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
-            let carried = self.carried(&cut, budget, auto, taken);
+            let carried = self.carried(&cut, budget, auto, (target, taken));
             let carried_tokens = self.estimator.text(&carry::render(&carried));
             let planned = taken + carried_tokens;
             tracing::debug!(
@@ -419,7 +419,7 @@ impl Runner {
                 let need: u64 = carried
                     .uncarried
                     .iter()
-                    .map(|w| self.estimator.text(w) + 8)
+                    .map(|w| self.estimator.text(&w.text) + 8)
                     .sum();
                 tail_budget = tail_tokens.saturating_sub(need.max(1));
             } else {
@@ -427,15 +427,23 @@ impl Runner {
             }
         }
         let cut = plan::cut(&self.view, 0, &mut self.estimator);
-        let carried = self.carried(&cut, budget, auto, overhead + budget.summary_cap);
+        let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
 
     /// What pith carries across this compaction itself: the previous compaction's record merged
     /// with the user's messages, the todo list and the ledger of the history being summarised.
-    /// `taken` is what the rest of the compacted context is planned to take (overhead, summary,
-    /// tail): the user's messages get the room it leaves ([`Budget::carry_room`]).
-    fn carried(&mut self, cut: &plan::Cut, budget: &Budget, auto: bool, taken: u64) -> Carried {
+    /// `room` is what the compacted context may take and what the rest of it is planned to take
+    /// (overhead, summary, tail): the user's messages get what that leaves
+    /// ([`Budget::carry_room`]).
+    fn carried(
+        &mut self,
+        cut: &plan::Cut,
+        budget: &Budget,
+        auto: bool,
+        room: (u64, u64),
+    ) -> Carried {
+        let (target, taken) = room;
         let summarised = &self.view[cut.summarise.clone()];
         let prev = &cut.previous_carried;
         let (mut new, current) = carry::user_messages(summarised);
@@ -477,7 +485,7 @@ impl Runner {
             ..Carried::default()
         };
         let base = self.estimator.text(&carry::render(&c));
-        self.carry_users(&mut c, budget.carry_room(taken + base));
+        self.carry_users(&mut c, budget.carry_room(target, taken + base));
         c
     }
 
@@ -501,13 +509,17 @@ impl Runner {
         let mut base = c.clone();
         base.user_messages.clear();
         base.dropped_user_messages = 0;
-        let room = budget.carry_room(taken + est.text(&carry::render(&base)));
+        let room = budget.carry_room(
+            budget.target_after,
+            taken + est.text(&carry::render(&base)),
+        );
         self.carry_users(c, room);
         if c.uncarried.is_empty() {
             return;
         }
         let carried = c.user_messages.join("\n");
-        let missing = retain::missing_sentences(&c.uncarried, &carried, summary);
+        let words: Vec<&str> = c.uncarried.iter().map(|w| w.text.as_str()).collect();
+        let missing = retain::missing_sentences(&words, &carried, summary);
         let mut left = budget.summary_cap.saturating_sub(est.text(summary));
         let mut keep = Vec::new();
         for s in missing.iter().rev() {

@@ -67,7 +67,7 @@ impl Runner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
-        let words = plan::words_note(&carried.uncarried);
+        let words = plan::words_note(&carried.uncarried, budget.summary_cap, &self.estimator);
         if setup.is_none() && !overflowed {
             let mut instruction = self.inline_instruction(cut, focus);
             if let Some(w) = &words {
@@ -264,9 +264,11 @@ impl Runner {
             ..own
         };
         let focus = ask.focus;
+        // The chunk budget keeps a tenth of the window for estimate error: half of that takes
+        // the words note; a longer note makes the chunks smaller.
         let words = ask.words.map_or(0, |w| self.estimator.text(w));
         let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator)
-            .saturating_sub(words)
+            .saturating_sub(words.saturating_sub(budget.usable / 20))
             .max(budget.min_chunk);
         let mut running: Option<String> = previous.map(str::to_string);
         if chat.is_empty() {
