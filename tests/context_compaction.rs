@@ -435,7 +435,10 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
         "the current request was summarised whole"
     );
     let words = second.matches("lorem").count() - outside_words.matches("lorem").count();
-    assert!(words < 900, "{words} words asked for beyond the summary's cap");
+    assert!(
+        words < 900,
+        "{words} words asked for beyond the summary's cap"
+    );
     let retry = all_text(&reqs[4].body);
     assert!(
         retry.contains("missing these sections: Constraints, Progress"),

@@ -27,25 +27,37 @@ fn text_of(body: &Value) -> String {
 
 fn is_summary_request(body: &Value) -> bool {
     let t = text_of(body);
-    t.contains("[pith: context compaction]") || body.get("tools").is_none() && t.contains("## Critical Context")
+    t.contains("[pith: context compaction]")
+        || body.get("tools").is_none() && t.contains("## Critical Context")
 }
 
 /// About 500 tokens of a cargo build log for task `n`.
 fn build_log(n: usize) -> String {
     let mut out = Vec::new();
     for i in 0..14 {
-        out.push(format!("   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/crate-{i})"));
+        out.push(format!(
+            "   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/crate-{i})"
+        ));
     }
     out.push(format!("warning: unused variable: `tmp_{n}`"));
     out.push(format!("  --> src/task{n}/lib.rs:{}:9", 10 + n));
     out.push("   |".into());
-    out.push(format!("{} |     let tmp_{n} = compute_all(&inputs);", 10 + n));
-    out.push("   |         ^^^^^ help: if this is intentional, prefix it with an underscore".into());
-    out.push(format!("error[E0308]: mismatched types in task{n}/src/main.rs"));
+    out.push(format!(
+        "{} |     let tmp_{n} = compute_all(&inputs);",
+        10 + n
+    ));
+    out.push(
+        "   |         ^^^^^ help: if this is intentional, prefix it with an underscore".into(),
+    );
+    out.push(format!(
+        "error[E0308]: mismatched types in task{n}/src/main.rs"
+    ));
     for i in 0..6 {
         out.push(format!("2026-11-24T10:{i:02}:13.{n:03}Z INFO build::runner step={i} target=x86_64 elapsed_ms={}", 120 * i + n));
     }
-    out.push(format!("    Finished `dev` profile [unoptimized + debuginfo] target(s) in {n}.42s"));
+    out.push(format!(
+        "    Finished `dev` profile [unoptimized + debuginfo] target(s) in {n}.42s"
+    ));
     out.join("\n")
 }
 
@@ -53,8 +65,13 @@ fn build_log(n: usize) -> String {
 fn traceback(n: usize) -> String {
     let mut out = vec!["Traceback (most recent call last):".to_string()];
     for i in 0..12 {
-        out.push(format!("  File \"/srv/app/task{n}/module_{i}.py\", line {}, in handler_{i}", 40 + i * 3));
-        out.push(format!("    result = dispatch_{i}(request, context=ctx_{n}, retries={i})"));
+        out.push(format!(
+            "  File \"/srv/app/task{n}/module_{i}.py\", line {}, in handler_{i}",
+            40 + i * 3
+        ));
+        out.push(format!(
+            "    result = dispatch_{i}(request, context=ctx_{n}, retries={i})"
+        ));
     }
     out.push(format!("KeyError: 'missing_key_{n}'"));
     out.join("\n")
@@ -69,13 +86,20 @@ fn diff(n: usize) -> String {
         format!("+++ b/src/task{n}.rs"),
     ];
     for h in 0..4 {
-        out.push(format!("@@ -{0},7 +{0},8 @@ fn handler_{h}(input: &Input) -> Output {{", 10 + h * 20));
+        out.push(format!(
+            "@@ -{0},7 +{0},8 @@ fn handler_{h}(input: &Input) -> Output {{",
+            10 + h * 20
+        ));
         for i in 0..5 {
             out.push(format!("     let value_{i} = input.field_{i}.clone();"));
         }
         out.push(format!("-    let total = value_0 + value_{h};"));
-        out.push(format!("+    let total = value_0.saturating_add(value_{h});"));
-        out.push(format!("+    tracing::debug!(total, \"handler {h} of task {n}\");"));
+        out.push(format!(
+            "+    let total = value_0.saturating_add(value_{h});"
+        ));
+        out.push(format!(
+            "+    tracing::debug!(total, \"handler {h} of task {n}\");"
+        ));
     }
     out.join("\n")
 }
@@ -106,8 +130,16 @@ fn message(n: usize, word: &str, paste: &str, place: Place) -> String {
 }
 
 const WORDS: [&str; 10] = [
-    "AMBER-FALCON", "BRASS-OTTER", "CEDAR-MOTH", "DUSK-HERON", "EMBER-LYNX",
-    "FROST-WREN", "GRANITE-IBIS", "HAZEL-VOLE", "IVORY-SKATE", "JADE-MARTEN",
+    "AMBER-FALCON",
+    "BRASS-OTTER",
+    "CEDAR-MOTH",
+    "DUSK-HERON",
+    "EMBER-LYNX",
+    "FROST-WREN",
+    "GRANITE-IBIS",
+    "HAZEL-VOLE",
+    "IVORY-SKATE",
+    "JADE-MARTEN",
 ];
 
 /// A request body with what differs between runs replaced: the workspace, the date, and the
@@ -150,11 +182,18 @@ async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
         if is_summary_request(body) {
             return openai::text(FORGETFUL, Some((prompt, 60)));
         }
-        openai::text("Noted. I will keep that in mind for the task.", Some((prompt, 20)))
+        openai::text(
+            "Noted. I will keep that in mind for the task.",
+            Some((prompt, 20)),
+        )
     });
-    for n in 0..10 {
-        let m = message(n, WORDS[n], &paste(n), place(n));
-        let args = if n == 0 { vec![m.as_str()] } else { vec!["-c", m.as_str()] };
+    for (n, word) in WORDS.iter().enumerate() {
+        let m = message(n, word, &paste(n), place(n));
+        let args = if n == 0 {
+            vec![m.as_str()]
+        } else {
+            vec!["-c", m.as_str()]
+        };
         let (out, events) = env.run_json(&args).await;
         assert!(
             out.status.success(),
@@ -163,13 +202,18 @@ async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
             of_type(&events, "error")
         );
     }
-    let (out, _) = env.run_json(&["-c", "List every code word I gave you."]).await;
+    let (out, _) = env
+        .run_json(&["-c", "List every code word I gave you."])
+        .await;
     assert!(out.status.success(), "{}", stderr(&out));
     let reqs = server.requests();
     for r in &reqs {
         let size = (r.body.to_string().len() / 4) as u64;
         assert!(size < 4_096, "a request of ~{size} tokens");
-        assert!(r.body["max_tokens"].as_u64().is_some(), "a request without a cap");
+        assert!(
+            r.body["max_tokens"].as_u64().is_some(),
+            "a request without a cap"
+        );
     }
     let last = text_of(&reqs.last().unwrap().body);
     let kept = WORDS.iter().filter(|w| last.contains(*w)).count();
@@ -207,7 +251,10 @@ async fn code_words_survive_pasted_build_logs() {
         .unwrap();
     let text = text_of(&after.body);
     assert!(text.contains("recall \"paste:"), "{text}");
-    insta::assert_json_snapshot!("retention_request_after_compaction", stable(&after.body, &r.env));
+    insta::assert_json_snapshot!(
+        "retention_request_after_compaction",
+        stable(&after.body, &r.env)
+    );
     insta::assert_json_snapshot!(
         "retention_summary_request",
         stable(&r.requests[first].body, &r.env)

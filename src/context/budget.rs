@@ -128,9 +128,10 @@ impl Budget {
     /// `taken` (overhead, the summary, the tail and the rest of what pith carries) is placed,
     /// between [`Budget::carry_user_min`] and [`Budget::carry_user`].
     pub fn carry_room(&self, target: u64, taken: u64) -> u64 {
-        target
-            .saturating_sub(taken)
-            .clamp(self.carry_user_min, self.carry_user.max(self.carry_user_min))
+        target.saturating_sub(taken).clamp(
+            self.carry_user_min,
+            self.carry_user.max(self.carry_user_min),
+        )
     }
 }
 

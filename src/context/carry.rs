@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::message::{CarrySource, Carried, Ledger, Message, PartKind, Role};
+use crate::message::{Carried, CarrySource, Ledger, Message, PartKind, Role};
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};

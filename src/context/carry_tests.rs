@@ -104,7 +104,10 @@ fn only_what_the_user_typed_is_carried() {
         .collect();
     assert_eq!(
         texts,
-        vec![(Some("u1"), "first request"), (Some("u2"), "second request")]
+        vec![
+            (Some("u1"), "first request"),
+            (Some("u2"), "second request")
+        ]
     );
     assert_eq!(current, Some(1));
     assert_eq!(user_messages(&ms[2..4]), (vec![], None));

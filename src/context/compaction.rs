@@ -22,7 +22,7 @@
 use std::ops::Range;
 
 use crate::llm::{ChatMessage, UserContent};
-use crate::message::{CarrySource, Carried, Message, MessageId, PartKind};
+use crate::message::{Carried, CarrySource, Message, MessageId, PartKind};
 
 use super::budget::Budget;
 use super::tokens::Estimator;

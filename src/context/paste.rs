@@ -84,9 +84,34 @@ const FUNCTION_WORDS: &[&str] = &[
 ];
 
 const MACHINE_PREFIXES: &[&str] = &[
-    "error", "warning", "warn ", "note:", "help:", "info", "debug", "trace", "fatal", "at ",
-    "file \"", "traceback", "caused by", "thread '", "diff --git", "index ", "--- ", "+++ ",
-    "@@", "-->", "==>", ">>>", "$ ", "# ", "panicked", "exception", "stack", "   at",
+    "error",
+    "warning",
+    "warn ",
+    "note:",
+    "help:",
+    "info",
+    "debug",
+    "trace",
+    "fatal",
+    "at ",
+    "file \"",
+    "traceback",
+    "caused by",
+    "thread '",
+    "diff --git",
+    "index ",
+    "--- ",
+    "+++ ",
+    "@@",
+    "-->",
+    "==>",
+    ">>>",
+    "$ ",
+    "# ",
+    "panicked",
+    "exception",
+    "stack",
+    "   at",
 ];
 
 /// Reads one line on its own: a sentence of the user's, machine output, or neither.
@@ -128,7 +153,8 @@ fn sentence_score(t: &str) -> i32 {
         .filter(|w| {
             let b = bare(w);
             b.chars().any(char::is_alphabetic)
-                && b.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+                && b.chars()
+                    .all(|c| c.is_alphabetic() || c == '\'' || c == '-')
         })
         .count();
     let mut score = match function {
@@ -417,8 +443,20 @@ pub fn names(words: &str) -> Vec<String> {
 /// A line that reports an error or a failure.
 fn is_failure(line: &str) -> bool {
     const MARKS: &[&str] = &[
-        "error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot",
-        "unable", "refused", "timeout", "timed out", "abort", "assert",
+        "error",
+        "fail",
+        "panic",
+        "exception",
+        "fatal",
+        "denied",
+        "not found",
+        "cannot",
+        "unable",
+        "refused",
+        "timeout",
+        "timed out",
+        "abort",
+        "assert",
     ];
     let lower = line.to_lowercase();
     MARKS.iter().any(|m| lower.contains(m))

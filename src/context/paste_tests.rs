@@ -132,13 +132,19 @@ fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
     assert!(small.contains("Compiling serde"), "first line: {small}");
     assert!(small.contains("Finished"), "last line: {small}");
     assert!(small.contains("error[E0308]"), "the error: {small}");
-    assert!(!small.contains("Compiling pith"), "an unremarkable line: {small}");
+    assert!(
+        !small.contains("Compiling pith"),
+        "an unremarkable line: {small}"
+    );
     assert!(small.contains(&format!("recall \"{id}\"")), "{small}");
     assert!(small.contains('…'), "{small}");
     // With room for the note only, just the note; with room for nothing, nothing.
     let note_only = est().text(&note(&b, 0, Some(&id))) + 4;
     let tiny = condense(&b, &names, Some(&id), note_only, &est()).unwrap();
-    assert!(tiny.starts_with(NOTE_START) && !tiny.contains('\n'), "{tiny}");
+    assert!(
+        tiny.starts_with(NOTE_START) && !tiny.contains('\n'),
+        "{tiny}"
+    );
     assert_eq!(condense(&b, &names, Some(&id), 5, &est()), None);
     // With room for all of it, the block as it was; with a recall id to keep, fenced with it.
     assert_eq!(
@@ -146,13 +152,19 @@ fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
         Some(LOG)
     );
     let whole = condense(&b, &names, Some(&id), 10_000, &est()).unwrap();
-    assert!(whole.contains(LOG) && whole.contains("10 lines, 10 shown"), "{whole}");
+    assert!(
+        whole.contains(LOG) && whole.contains("10 lines, 10 shown"),
+        "{whole}"
+    );
     assert!(!whole.contains('…'), "{whole}");
     // Carried again, a condensed block is one block that keeps its note (and so its recall id
     // and its original size), fenced or as a note alone.
     for carried in [&small, &tiny] {
         let again = split(&format!("Task JADE-7 failed:\n{carried}\nthanks."));
-        assert_eq!(words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks.")), "Task JADE-7 failed:\nthanks.");
+        assert_eq!(
+            words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks.")),
+            "Task JADE-7 failed:\nthanks."
+        );
         let b2 = blocks(&again)[0].clone();
         assert_eq!(b2.kind, Kind::Condensed, "{again:#?}");
         let tiny2 = condense(&b2, &names, None, note_only, &est()).unwrap();
@@ -172,4 +184,3 @@ fn a_block_is_found_again_by_its_recall_id() {
     assert_eq!(block(&text, 0), None);
     assert_eq!(parse_recall_id("call_1"), None);
 }
-

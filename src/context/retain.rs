@@ -181,7 +181,12 @@ fn render(p: &Parsed, blocks: Vec<Option<String>>) -> String {
 /// `summary` covers: a sentence is covered when the summary holds it, or every name, number and
 /// code in it (and, for a sentence with none, most of its longer words).
 pub fn missing_sentences(words: &[&str], carried: &str, summary: &str) -> Vec<String> {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     let carried = norm(carried);
     let summary_n = norm(summary);
     let mut out = Vec::new();

@@ -6,9 +6,14 @@ fn est() -> Estimator {
 
 fn log(n: usize) -> String {
     let mut out: Vec<String> = (0..30)
-        .map(|i| format!("   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/c{i})"))
+        .map(|i| {
+            format!("   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/c{i})")
+        })
         .collect();
-    out.insert(12, format!("error[E0308]: mismatched types in task{n}/src/main.rs"));
+    out.insert(
+        12,
+        format!("error[E0308]: mismatched types in task{n}/src/main.rs"),
+    );
     out.join("\n")
 }
 
@@ -55,9 +60,16 @@ fn every_message_keeps_its_words_before_any_block_gets_room() {
     assert_eq!(r.dropped, 0);
     assert!(r.uncarried.is_empty());
     for (i, m) in r.messages.iter().enumerate() {
-        assert!(m.contains(&format!("code word for task {i} is WORD-{i}.")), "{m}");
+        assert!(
+            m.contains(&format!("code word for task {i} is WORD-{i}.")),
+            "{m}"
+        );
     }
-    let total: u64 = r.messages.iter().map(|m| est().text(m) + WRAPPER_TOKENS).sum();
+    let total: u64 = r
+        .messages
+        .iter()
+        .map(|m| est().text(m) + WRAPPER_TOKENS)
+        .sum();
     assert!(total <= all_words + 120, "{total}");
     assert!(!r.messages.iter().any(|m| m.contains("crate-3-20")));
     // With more room, each block shows its edges, its error line and a recall note.
@@ -65,7 +77,10 @@ fn every_message_keeps_its_words_before_any_block_gets_room() {
     for (i, m) in r.messages.iter().enumerate() {
         assert!(m.contains(&format!("WORD-{i}")), "{m}");
         assert!(m.contains(&format!("crate-{i}-0 ")), "first line: {m}");
-        assert!(m.contains(&format!("error[E0308]: mismatched types in task{i}")), "{m}");
+        assert!(
+            m.contains(&format!("error[E0308]: mismatched types in task{i}")),
+            "{m}"
+        );
         let id = paste::recall_id(sources[i].id.as_deref().unwrap(), 1);
         assert!(m.contains(&id), "{m}");
     }
@@ -96,7 +111,11 @@ fn when_even_the_words_do_not_fit_the_oldest_are_cut_and_returned() {
     assert!(r.dropped >= 2 + 4, "{r:#?}");
     let last = r.messages.last().unwrap();
     assert!(last.contains("WORD-9"), "the newest words are kept: {last}");
-    let total: u64 = r.messages.iter().map(|m| est().text(m) + WRAPPER_TOKENS).sum();
+    let total: u64 = r
+        .messages
+        .iter()
+        .map(|m| est().text(m) + WRAPPER_TOKENS)
+        .sum();
     assert!(total <= 150 + 20, "{total}");
 }
 
@@ -107,13 +126,14 @@ fn sentences_missing_from_the_summary_are_found() {
         "Use tabs, never spaces.\nThe deadline is 2026-12-01.",
     ];
     assert_eq!(
-        sentences(&words[0]),
+        sentences(words[0]),
         vec![
             "Remember this for later: the code word for task 3 is CEDAR-MOTH.",
             "Keep the public API stable."
         ]
     );
-    let summary = "## Critical Context\n- Task 3 code word: CEDAR-MOTH\n- indent with tabs, never spaces";
+    let summary =
+        "## Critical Context\n- Task 3 code word: CEDAR-MOTH\n- indent with tabs, never spaces";
     let missing = missing_sentences(&words, "", summary);
     assert_eq!(
         missing,

@@ -17,7 +17,7 @@ use crate::context::retain;
 use crate::event::{CompactionCost, EngineState, Event};
 use crate::llm::FinishReason;
 use crate::message::{
-    Agent, CarrySource, Carried, CompactionPart, Message, PartKind, Role, now_ms,
+    Agent, Carried, CarrySource, CompactionPart, Message, PartKind, Role, now_ms,
 };
 use crate::provider::ProviderError;
 
@@ -509,10 +509,7 @@ impl Runner {
         let mut base = c.clone();
         base.user_messages.clear();
         base.dropped_user_messages = 0;
-        let room = budget.carry_room(
-            budget.target_after,
-            taken + est.text(&carry::render(&base)),
-        );
+        let room = budget.carry_room(budget.target_after, taken + est.text(&carry::render(&base)));
         self.carry_users(c, room);
         if c.uncarried.is_empty() {
             return;

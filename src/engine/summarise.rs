@@ -292,7 +292,9 @@ impl Runner {
             let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
             if let Some(ChatMessage::User { content }) = messages.last_mut() {
                 for n in [ask.words, note.as_deref()].into_iter().flatten() {
-                    content.push(UserContent::Text { text: n.to_string() });
+                    content.push(UserContent::Text {
+                        text: n.to_string(),
+                    });
                 }
             }
             let request = ChatRequest {

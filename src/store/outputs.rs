@@ -91,7 +91,6 @@ impl OutputLookup for Store {
             .ok()
             .flatten()
     }
-
 }
 
 #[cfg(test)]
