@@ -184,3 +184,45 @@ fn a_block_is_found_again_by_its_recall_id() {
     assert_eq!(block(&text, 0), None);
     assert_eq!(parse_recall_id("call_1"), None);
 }
+
+#[test]
+fn ordinary_prose_with_lists_paths_and_code_names_is_all_words() {
+    let text = "I want to refactor the config loader before the release.\n\
+        Here is the plan:\n\
+        1. Move the parsing out of `src/config/mod.rs` into its own module.\n\
+        2. Keep `Config::load` as the only public entry point.\n\
+        3. Add tests for the error messages, they must name the file and line.\n\
+        - do not touch the migrations in db/\n\
+        - the deadline is 2026-12-01, so keep it small\n\
+        \n\
+        Also, the flag --dry-run should stay off by default. What do you think?";
+    let pieces = split(text);
+    assert!(blocks(&pieces).is_empty(), "{pieces:#?}");
+    assert_eq!(words_of(text), text);
+}
+
+#[test]
+fn long_json_on_one_line_is_a_block_and_a_stack_dump_too() {
+    let json = format!(
+        "{{\"items\": [{}]}}",
+        (0..30)
+            .map(|i| format!("{{\"id\": {i}, \"name\": \"item_{i}\", \"ok\": true}}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let text = format!("The response was wrong, the code is ORCA-12:\n{json}\nWhy is item 7 missing?");
+    let p = split(&text);
+    assert_eq!(blocks(&p).len(), 1, "{p:#?}");
+    assert_eq!(
+        words_of(&text),
+        "The response was wrong, the code is ORCA-12:\nWhy is item 7 missing?"
+    );
+    let java = "It crashes on start:\nException in thread \"main\" java.lang.NullPointerException\n\tat com.example.App.start(App.java:42)\n\tat com.example.App.main(App.java:10)\n\tat java.base/jdk.internal.reflect.Method.invoke(Method.java:580)\nThe ticket is JIRA-881.";
+    let p = split(java);
+    assert_eq!(blocks(&p).len(), 1, "{p:#?}");
+    assert_eq!(blocks(&p)[0].kind, Kind::Traceback);
+    assert_eq!(
+        words_of(java),
+        "It crashes on start:\nThe ticket is JIRA-881."
+    );
+}
