@@ -210,7 +210,8 @@ fn long_json_on_one_line_is_a_block_and_a_stack_dump_too() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let text = format!("The response was wrong, the code is ORCA-12:\n{json}\nWhy is item 7 missing?");
+    let text =
+        format!("The response was wrong, the code is ORCA-12:\n{json}\nWhy is item 7 missing?");
     let p = split(&text);
     assert_eq!(blocks(&p).len(), 1, "{p:#?}");
     assert_eq!(
