@@ -15,8 +15,8 @@ use super::overflow::{self, Limits};
 pub const SUMMARY_CAP_MAX: u64 = 8_000;
 /// Smallest summary cap: below this a summary cannot hold the template's sections.
 pub const SUMMARY_CAP_MIN: u64 = 400;
-/// Largest budget for the user's own messages carried verbatim after a summary (Codex keeps up
-/// to 20k tokens of them).
+/// Largest budget for the user's own messages carried after a summary (Codex keeps up to 20k
+/// tokens of them).
 pub const CARRY_USER_MAX: u64 = 20_000;
 /// Largest budget for the ledger of files and commands pith appends to a summary.
 pub const LEDGER_MAX: u64 = 1_000;
@@ -49,8 +49,11 @@ pub struct Budget {
     pub target_after: u64,
     /// Output cap of a summary request, and so the most a summary can take.
     pub summary_cap: u64,
-    /// Tokens of the user's own messages carried verbatim after a summary.
+    /// The most the user's own messages carried after a summary may take (a quarter of `usable`):
+    /// they get the room the summary and the tail leave free, up to this.
     pub carry_user: u64,
+    /// The least they get, however full the rest is (an eighth of `usable`).
+    pub carry_user_min: u64,
     /// Tokens of the ledger of files and commands.
     pub ledger: u64,
     /// Largest verbatim tail.
@@ -84,7 +87,8 @@ impl Budget {
                 .clamp(SUMMARY_CAP_MIN, SUMMARY_CAP_MAX)
                 .min(max_output)
                 .max(1),
-            carry_user: (usable / 8).min(CARRY_USER_MAX),
+            carry_user: (usable / 4).min(CARRY_USER_MAX),
+            carry_user_min: (usable / 8).min(CARRY_USER_MAX),
             ledger: (usable / 16).min(LEDGER_MAX),
             tail_max: cfg
                 .preserve_recent_tokens
@@ -118,6 +122,17 @@ impl Budget {
             .saturating_sub(carried)
             .min(self.tail_max)
     }
+
+    /// The room for the user's messages carried after a compaction: what is left of `target`
+    /// (what the compacted context may take, [`Budget::target_after`] in the foreground) once
+    /// `taken` (overhead, the summary, the tail and the rest of what pith carries) is placed,
+    /// between [`Budget::carry_user_min`] and [`Budget::carry_user`].
+    pub fn carry_room(&self, target: u64, taken: u64) -> u64 {
+        target.saturating_sub(taken).clamp(
+            self.carry_user_min,
+            self.carry_user.max(self.carry_user_min),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -143,7 +158,8 @@ mod tests {
         assert_eq!(b.usable, 3_072);
         assert_eq!(b.target_after, 1_536);
         assert_eq!(b.summary_cap, 512);
-        assert_eq!(b.carry_user, 384);
+        assert_eq!(b.carry_user, 768);
+        assert_eq!(b.carry_user_min, 384);
         assert_eq!(b.ledger, 192);
         assert_eq!(b.tail_max, 768);
         assert_eq!(b.prune_protect, 614);
@@ -154,12 +170,16 @@ mod tests {
         // big system prompt none, and the current request travels with the carried messages.
         assert_eq!(b.tail_after(400, 300), 324);
         assert_eq!(b.tail_after(2_000, 0), 0);
+        // The user's messages get what the rest leaves, between an eighth and a quarter.
+        assert_eq!(b.carry_room(b.target_after, 400 + 512), 624);
+        assert_eq!(b.carry_room(b.target_after, 2_000), 384);
+        assert_eq!(b.carry_room(b.target_after, 0), 768);
         // Everything a compacted context holds fits in half the usable window.
         assert!(
             400 + b.summary_cap
-                + b.carry_user
+                + b.carry_user_min
                 + b.ledger
-                + b.tail_after(400, b.carry_user + b.ledger)
+                + b.tail_after(400, b.carry_user_min + b.ledger)
                 <= b.target_after
         );
     }

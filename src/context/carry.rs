@@ -1,6 +1,7 @@
 //! What pith carries across a compaction itself, so that even a useless summary leaves the next
-//! agent knowing where it was: the user's own messages word for word, the todo list, and a ledger
-//! of the files read, edited and written and the commands run (names, never contents).
+//! agent knowing where it was: the user's own messages (their words word for word, what they
+//! pasted condensed: [`super::retain`]), the todo list, and a ledger of the files read, edited
+//! and written and the commands run (names, never contents).
 //!
 //! The summariser may paraphrase or drop anything; none of this goes through it. The
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
@@ -8,9 +9,8 @@
 
 use serde_json::Value;
 
-use crate::message::{Carried, Ledger, Message, PartKind, Role};
+use crate::message::{Carried, CarrySource, Ledger, Message, PartKind, Role};
 
-use super::chunks::fit_text;
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};
 
@@ -123,40 +123,6 @@ pub fn bound_ledger(mut l: Ledger, budget: u64, est: &Estimator) -> Ledger {
     l
 }
 
-/// Chooses the user messages to carry: `previous` (carried before, oldest first) then `new`
-/// (from the history being compacted, oldest first), filled newest first within `budget`
-/// tokens. The newest message that does not fit whole is cut to what is left (with a marker);
-/// older ones are left out and counted.
-pub fn carry_user_messages(
-    previous: &[String],
-    previous_dropped: usize,
-    new: &[String],
-    budget: u64,
-    est: &Estimator,
-) -> (Vec<String>, usize) {
-    let all: Vec<&String> = previous.iter().chain(new).collect();
-    let mut kept: Vec<String> = Vec::new();
-    let mut left = budget;
-    let mut dropped = previous_dropped;
-    for (i, m) in all.iter().enumerate().rev() {
-        let t = est.text(m) + 8;
-        if t <= left {
-            kept.push((*m).clone());
-            left -= t;
-            continue;
-        }
-        if left > 40 {
-            kept.push(fit_text(m, left - 20, est));
-        } else {
-            dropped += 1;
-        }
-        dropped += i;
-        break;
-    }
-    kept.reverse();
-    (kept, dropped)
-}
-
 /// The todo list as a checklist (`todowrite`'s JSON array of `{content, status}`).
 pub fn render_todos(todos: &Value) -> Option<String> {
     let items = todos.as_array()?;
@@ -245,17 +211,20 @@ pub fn render(c: &Carried) -> String {
     out.join("\n")
 }
 
-/// The user's messages in `messages` (oldest first) and the index of the last one that starts a
-/// turn (the request being worked on, when it is among them).
-pub fn user_messages(messages: &[Message]) -> (Vec<String>, Option<usize>) {
+/// The user's messages in `messages` (oldest first), with their ids, and the index of the last
+/// one that starts a turn (the request being worked on, when it is among them).
+pub fn user_messages(messages: &[Message]) -> (Vec<CarrySource>, Option<usize>) {
     let mut out = Vec::new();
     let mut current = None;
     for m in messages {
-        if let Some(t) = user_text(m) {
+        if let Some(text) = user_text(m) {
             if is_turn_start(m) {
                 current = Some(out.len());
             }
-            out.push(t);
+            out.push(CarrySource {
+                id: Some(m.id.clone()),
+                text,
+            });
         }
     }
     (out, current)

@@ -22,7 +22,7 @@
 use std::ops::Range;
 
 use crate::llm::{ChatMessage, UserContent};
-use crate::message::{Carried, Message, MessageId, PartKind};
+use crate::message::{Carried, CarrySource, Message, MessageId, PartKind};
 
 use super::budget::Budget;
 use super::tokens::Estimator;
@@ -43,6 +43,55 @@ pub const REQUEST_TEMPLATE: &str = include_str!("../../prompts/compaction-reques
 /// The note of the one retry when a summary misses sections or was cut at its cap
 /// (placeholders `{{problem}}`, `{{cap}}`).
 pub const RETRY_TEMPLATE: &str = include_str!("../../prompts/compaction-retry.md");
+
+/// What a summary request says about the user's words pith could not carry itself
+/// (placeholder `{{words}}`).
+pub const WORDS_TEMPLATE: &str = include_str!("../../prompts/compaction-words.md");
+
+/// The note that asks a summary request to carry the user's `words` pith could not carry
+/// itself (oldest first), in at most `max_tokens` (the summary cannot hold more than its cap),
+/// newest first. Words of a message in the history being summarised (with an id) are named by
+/// their opening: the summariser sees them whole there; words an earlier compaction carried are
+/// quoted, cut when they must be. `None` when there are none.
+pub fn words_note(words: &[CarrySource], max_tokens: u64, est: &Estimator) -> Option<String> {
+    let mut left = max_tokens.saturating_sub(est.text(WORDS_TEMPLATE));
+    let mut kept: Vec<String> = Vec::new();
+    for w in words.iter().rev().filter(|w| !w.text.trim().is_empty()) {
+        let text = match w.id {
+            Some(_) => format!("(in the conversation above) {}", opening(&w.text)),
+            None => w.text.trim().to_string(),
+        };
+        let t = est.text(&text) + 2;
+        if t <= left {
+            left -= t;
+            kept.push(text);
+            continue;
+        }
+        if left > 40 {
+            kept.push(fit_text(&text, left - 20, est));
+        }
+        break;
+    }
+    kept.reverse();
+    (!kept.is_empty()).then(|| {
+        WORDS_TEMPLATE
+            .trim_end()
+            .replace("{{words}}", &kept.join("\n---\n"))
+    })
+}
+
+/// The first words of a message (about a line), to name it.
+fn opening(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = words[..words.len().min(OPENING_WORDS)].join(" ");
+    if words.len() > OPENING_WORDS {
+        out.push_str(" …");
+    }
+    format!("the message that begins \"{out}\"")
+}
+
+/// How many words name a message in the words note.
+const OPENING_WORDS: usize = 16;
 
 /// The template's sections, as the words a heading must start with.
 pub const SECTIONS: [&str; 7] = [

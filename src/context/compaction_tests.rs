@@ -342,3 +342,46 @@ fn retention_across_three_compactions() {
         );
     }
 }
+
+#[test]
+fn the_words_note_holds_the_newest_words_within_its_limit() {
+    let e = Estimator::for_model("gpt-4o");
+    let carried = |t: &str| CarrySource {
+        id: None,
+        text: t.to_string(),
+    };
+    assert_eq!(words_note(&[], 500, &e), None);
+    assert_eq!(words_note(&[carried("  ")], 500, &e), None);
+    let words = vec![
+        carried(&format!(
+            "The code word is OLDEST-1. {}",
+            "lorem ipsum dolor ".repeat(400)
+        )),
+        carried("The code word is MIDDLE-2."),
+        CarrySource {
+            id: Some("m3".into()),
+            text: format!("The code word is NEWEST-3. {}", "lorem ipsum ".repeat(400)),
+        },
+    ];
+    let note = words_note(&words, 300, &e).unwrap();
+    assert!(e.text(&note) <= 300, "{}", e.text(&note));
+    // A message still in the history is named, not repeated; an earlier one is quoted.
+    assert!(
+        note.contains(
+            "(in the conversation above) the message that begins \"The code word is NEWEST-3."
+        ),
+        "{note}"
+    );
+    let newest = &note[note.find("NEWEST-3").unwrap()..];
+    assert!(newest.matches("lorem").count() < 20, "{note}");
+    assert!(note.contains("The code word is MIDDLE-2."), "{note}");
+    assert!(
+        note.find("MIDDLE-2") < note.find("NEWEST-3"),
+        "oldest first: {note}"
+    );
+    assert!(
+        note.contains("OLDEST-1") && note.contains("characters cut"),
+        "{note}"
+    );
+    assert!(note.contains("<user-words>"), "{note}");
+}

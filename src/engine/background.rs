@@ -102,7 +102,14 @@ impl Runner {
         if cut.summarise.is_empty() {
             return;
         }
-        let instruction = self.inline_instruction(&cut, None);
+        let mut instruction = self.inline_instruction(&cut, None);
+        if let Some(w) = crate::context::compaction::words_note(
+            &carried.uncarried,
+            budget.summary_cap,
+            &self.estimator,
+        ) {
+            instruction = format!("{instruction}\n\n{w}");
+        }
         let Some(inline) = self.inline_budget(&budget, &instruction) else {
             return;
         };
@@ -190,6 +197,10 @@ impl Runner {
         if self.view[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
         {
+            carried.sources.push(crate::message::CarrySource {
+                id: None,
+                text: r.clone(),
+            });
             carried.user_messages.insert(0, r);
         }
         if let Ok(t) = self.tool_state.todos.lock()

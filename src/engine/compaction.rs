@@ -13,10 +13,16 @@ use super::turn::CONTINUE;
 use crate::context::budget::Budget;
 use crate::context::carry;
 use crate::context::compaction as plan;
+use crate::context::retain;
 use crate::event::{CompactionCost, EngineState, Event};
 use crate::llm::FinishReason;
-use crate::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
+use crate::message::{
+    Agent, Carried, CarrySource, CompactionPart, Message, PartKind, Role, now_ms,
+};
 use crate::provider::ProviderError;
+
+/// How the user's sentences the summary left out, carried after all, are introduced.
+const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
 
 /// What started a compaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,6 +278,9 @@ impl Runner {
             tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
             summary = plan::fit_text(&summary, most, &self.estimator);
         }
+        let mut carried = carried;
+        let taken = overhead + self.estimator.text(&summary) + kept_tokens;
+        self.carry_after_summary(&mut carried, &summary, taken, &budget);
 
         let mut c = Message::new(&self.session.id, Role::User);
         c.push(PartKind::Compaction(CompactionPart {
@@ -371,7 +380,8 @@ impl Runner {
         self.plan_cut_to(budget, overhead, auto, budget.target_after)
     }
 
-    /// [`Runner::plan_cut`] for a compacted context of at most `target` tokens.
+    /// [`Runner::plan_cut`] for a compacted context of at most `target` tokens. The user's
+    /// words come before the tail: while they do not all fit, the tail gives way to them.
     pub(super) fn plan_cut_to(
         &mut self,
         budget: &Budget,
@@ -382,13 +392,14 @@ impl Runner {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
             let cut = plan::cut(&self.view, tail_budget, &mut self.estimator);
-            let carried = self.carried(&cut, budget, auto);
-            let carried_tokens = self.estimator.text(&carry::render(&carried));
             let tail_tokens: u64 = self.view[cut.tail.clone()]
                 .iter()
                 .map(|m| self.estimator.message(m))
                 .sum();
-            let planned = overhead + budget.summary_cap + carried_tokens + tail_tokens;
+            let taken = overhead + budget.summary_cap + tail_tokens;
+            let carried = self.carried(&cut, budget, auto, (target, taken));
+            let carried_tokens = self.estimator.text(&carry::render(&carried));
+            let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
                 overhead,
@@ -396,39 +407,62 @@ impl Runner {
                 tail_tokens,
                 planned,
                 target,
+                uncarried = carried.uncarried.len(),
                 "compaction: planning the tail"
             );
-            if planned <= target || cut.tail.is_empty() {
+            if cut.tail.is_empty() {
                 return (cut, carried);
             }
-            tail_budget = tail_tokens.saturating_sub(planned - target + 1);
+            if planned > target {
+                tail_budget = tail_tokens.saturating_sub(planned - target + 1);
+            } else if !carried.uncarried.is_empty() {
+                let need: u64 = carried
+                    .uncarried
+                    .iter()
+                    .map(|w| self.estimator.text(&w.text) + 8)
+                    .sum();
+                tail_budget = tail_tokens.saturating_sub(need.max(1));
+            } else {
+                return (cut, carried);
+            }
         }
         let cut = plan::cut(&self.view, 0, &mut self.estimator);
-        let carried = self.carried(&cut, budget, auto);
+        let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
 
     /// What pith carries across this compaction itself: the previous compaction's record merged
     /// with the user's messages, the todo list and the ledger of the history being summarised.
-    fn carried(&mut self, cut: &plan::Cut, budget: &Budget, auto: bool) -> Carried {
+    /// `room` is what the compacted context may take and what the rest of it is planned to take
+    /// (overhead, summary, tail): the user's messages get what that leaves
+    /// ([`Budget::carry_room`]).
+    fn carried(
+        &mut self,
+        cut: &plan::Cut,
+        budget: &Budget,
+        auto: bool,
+        room: (u64, u64),
+    ) -> Carried {
+        let (target, taken) = room;
         let summarised = &self.view[cut.summarise.clone()];
         let prev = &cut.previous_carried;
-        let (mut texts, current) = carry::user_messages(summarised);
+        let (mut new, current) = carry::user_messages(summarised);
         // With no verbatim tail, the request being worked on is among the summarised messages:
         // during a turn it travels whole, outside the budget.
         let current_request = match current {
-            Some(i) if auto && cut.tail.is_empty() => Some(texts.remove(i)),
+            Some(i) if auto && cut.tail.is_empty() => Some(new.remove(i).text),
             _ => None,
         };
-        let mut previous: Vec<String> = prev.user_messages.clone();
-        previous.extend(prev.current_request.clone());
-        let (user_messages, dropped_user_messages) = carry::carry_user_messages(
-            &previous,
-            prev.dropped_user_messages,
-            &texts,
-            budget.carry_user,
-            &self.estimator,
-        );
+        let mut sources: Vec<CarrySource> = prev
+            .user_messages
+            .iter()
+            .chain(&prev.current_request)
+            .map(|t| CarrySource {
+                id: None,
+                text: t.clone(),
+            })
+            .collect();
+        sources.extend(new);
         let ledger = carry::bound_ledger(
             carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
             budget.ledger,
@@ -442,12 +476,65 @@ impl Runner {
             .map(|t| t.clone())
             .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
             .or_else(|| prev.todos.clone());
-        Carried {
-            user_messages,
-            dropped_user_messages,
+        let mut c = Carried {
             current_request,
             todos,
             ledger,
+            sources,
+            previous_dropped: prev.dropped_user_messages,
+            ..Carried::default()
+        };
+        let base = self.estimator.text(&carry::render(&c));
+        self.carry_users(&mut c, budget.carry_room(target, taken + base));
+        c
+    }
+
+    /// Chooses the user messages `c` carries from its sources, in `room` tokens.
+    pub(super) fn carry_users(&self, c: &mut Carried, room: u64) {
+        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.estimator);
+        c.user_messages = r.messages;
+        c.dropped_user_messages = r.dropped;
+        c.uncarried = r.uncarried;
+    }
+
+    /// Once the summary is written: the user's messages are carried again into the room the
+    /// summary left (its blocks get more lines when it is short), and each of the user's
+    /// sentences that is neither carried nor covered by the summary is carried after all,
+    /// within the room the summary left of its cap.
+    fn carry_after_summary(&self, c: &mut Carried, summary: &str, taken: u64, budget: &Budget) {
+        if c.sources.is_empty() {
+            return;
+        }
+        let est = &self.estimator;
+        let mut base = c.clone();
+        base.user_messages.clear();
+        base.dropped_user_messages = 0;
+        let room = budget.carry_room(budget.target_after, taken + est.text(&carry::render(&base)));
+        self.carry_users(c, room);
+        if c.uncarried.is_empty() {
+            return;
+        }
+        let carried = c.user_messages.join("\n");
+        let words: Vec<&str> = c.uncarried.iter().map(|w| w.text.as_str()).collect();
+        let missing = retain::missing_sentences(&words, &carried, summary);
+        let mut left = budget.summary_cap.saturating_sub(est.text(summary));
+        let mut keep = Vec::new();
+        for s in missing.iter().rev() {
+            let t = est.text(s) + 1;
+            if t > left {
+                break;
+            }
+            left -= t;
+            keep.push(s.as_str());
+        }
+        if !keep.is_empty() {
+            keep.reverse();
+            tracing::info!(
+                "{} of the user's sentences were neither carried nor in the summary; carrying them",
+                keep.len()
+            );
+            c.user_messages
+                .insert(0, format!("{MISSED_HEADER}\n{}", keep.join("\n")));
         }
     }
 

@@ -28,6 +28,14 @@ use crate::message::Usage;
 use crate::message::{Carried, Message, PartKind};
 use crate::provider::ErrorKind;
 
+/// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
+/// user's words pith could not carry itself.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Ask<'a> {
+    pub focus: Option<&'a str>,
+    pub words: Option<&'a str>,
+}
+
 /// How often a chunk that still overflowed is split further.
 const MAX_SPLITS: u32 = 4;
 
@@ -59,8 +67,12 @@ impl Runner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
+        let words = plan::words_note(&carried.uncarried, budget.summary_cap, &self.estimator);
         if setup.is_none() && !overflowed {
-            let instruction = self.inline_instruction(cut, focus);
+            let mut instruction = self.inline_instruction(cut, focus);
+            if let Some(w) = &words {
+                instruction = format!("{instruction}\n\n{w}");
+            }
             if let Some(inline) = self.inline_budget(budget, &instruction) {
                 match self.summarise_inline(&instruction, &inline, cancel).await {
                     Ok(Some(w)) => return Ok(w),
@@ -79,7 +91,11 @@ impl Runner {
         }
         let (chat, previous) = self.dedicated_input(cut, carried, budget);
         let setup = setup.cloned().unwrap_or_else(|| self.model.clone());
-        self.summarise(&setup, previous.as_deref(), chat, focus, budget, cancel)
+        let ask = Ask {
+            focus,
+            words: words.as_deref(),
+        };
+        self.summarise(&setup, previous.as_deref(), chat, ask, budget, cancel)
             .await
     }
 
@@ -236,7 +252,7 @@ impl Runner {
         setup: &ModelSetup,
         previous: Option<&str>,
         chat: Vec<ChatMessage>,
-        focus: Option<&str>,
+        ask: Ask<'_>,
         main: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
@@ -247,7 +263,13 @@ impl Runner {
             summary_cap: cap,
             ..own
         };
-        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator);
+        let focus = ask.focus;
+        // The chunk budget keeps a tenth of the window for estimate error: half of that takes
+        // the words note; a longer note makes the chunks smaller.
+        let words = ask.words.map_or(0, |w| self.estimator.text(w));
+        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator)
+            .saturating_sub(words.saturating_sub(budget.usable / 20))
+            .max(budget.min_chunk);
         let mut running: Option<String> = previous.map(str::to_string);
         if chat.is_empty() {
             // Only the request that travels whole was left to summarise: nothing to write.
@@ -268,8 +290,12 @@ impl Runner {
         let mut note: Option<String> = None;
         while let Some(chunk) = queue.pop_front() {
             let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
-            if let (Some(n), Some(ChatMessage::User { content })) = (&note, messages.last_mut()) {
-                content.push(UserContent::Text { text: n.clone() });
+            if let Some(ChatMessage::User { content }) = messages.last_mut() {
+                for n in [ask.words, note.as_deref()].into_iter().flatten() {
+                    content.push(UserContent::Text {
+                        text: n.to_string(),
+                    });
+                }
             }
             let request = ChatRequest {
                 model: setup.model_id.clone(),

@@ -1,5 +1,6 @@
 //! Running the tool calls of a step: permission, doom-loop check, execution, results.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -258,7 +259,7 @@ impl Runner {
             cancel: cancel.child_token(),
             state: self.tool_state.clone(),
             output: self.tool_output(),
-            outputs: Some(self.store.clone()),
+            outputs: Some(Arc::new(Recallable(self.store.clone()))),
             progress: Some(self.progress_for(call_id)),
         };
         // a call that would fail whatever the user answers is not put to the user
@@ -407,5 +408,25 @@ impl Runner {
             })),
             Some(_) => Ok(()),
         }
+    }
+}
+
+/// The store as `recall` reads it: tool outputs by call id, and what the user pasted by the
+/// recall id a compaction's note names (`context::paste`).
+struct Recallable(Arc<crate::store::Store>);
+
+impl crate::tools::OutputLookup for Recallable {
+    fn tool_output(&self, session_id: &str, id: &str) -> Option<(String, String)> {
+        use crate::context::paste;
+        let Some((id_end, n)) = paste::parse_recall_id(id) else {
+            return self.0.tool_output(session_id, id);
+        };
+        self.0
+            .find_user_text(session_id, id_end)
+            .inspect_err(|e| tracing::error!("store: cannot look up {id}: {e:#}"))
+            .ok()
+            .flatten()
+            .and_then(|text| paste::block(&text, n))
+            .map(|block| ("pasted".to_string(), block))
     }
 }

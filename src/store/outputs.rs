@@ -49,6 +49,41 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The text the user typed in their message whose id ends with `id_end` in `session_id`
+    /// (its non-synthetic text parts), for the `recall` of a pasted block.
+    pub fn find_user_text(&self, session_id: &str, id_end: &str) -> anyhow::Result<Option<String>> {
+        if id_end.is_empty() {
+            return Ok(None);
+        }
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT message_id, data FROM parts WHERE session_id = ?1 \
+             AND substr(message_id, -length(?2)) = ?2 ORDER BY message_id, id",
+        )?;
+        let rows = stmt.query_map([session_id, id_end], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut found: Option<(String, Vec<String>)> = None;
+        for row in rows {
+            let (message, data) = row?;
+            let Ok(PartKind::Text {
+                text,
+                synthetic: false,
+            }) = serde_json::from_str::<PartKind>(&data)
+            else {
+                continue;
+            };
+            match &mut found {
+                Some((m, t)) if *m == message => t.push(text),
+                Some(_) => break,
+                None => found = Some((message, vec![text])),
+            }
+        }
+        Ok(found.map(|(_, t)| t.join("\n")))
+    }
+}
+
 impl OutputLookup for Store {
     fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)> {
         self.find_tool_output(session_id, call_id)
@@ -107,5 +142,33 @@ mod tests {
         assert_eq!(s.find_tool_output(&b.id, "call_7").unwrap(), None);
         assert_eq!(s.find_tool_output(&a.id, "call_8").unwrap(), None);
         assert_eq!(s.find_tool_output(&a.id, "").unwrap(), None);
+    }
+
+    #[test]
+    fn finds_what_the_user_typed_by_the_end_of_the_message_id() {
+        let s = Store::open_in_memory().unwrap();
+        let a = s.create_session("/w", "p/m").unwrap();
+        let mut m = Message::new(&a.id, Role::User);
+        m.push(PartKind::Text {
+            text: "The code word is OTTER-9.".into(),
+            synthetic: false,
+        });
+        m.push(PartKind::Text {
+            text: "pith wrote this".into(),
+            synthetic: true,
+        });
+        m.push(PartKind::Text {
+            text: "And a log.".into(),
+            synthetic: false,
+        });
+        s.save_message(&m).unwrap();
+        let end = &m.id[m.id.len() - 10..];
+        assert_eq!(
+            s.find_user_text(&a.id, end).unwrap().as_deref(),
+            Some("The code word is OTTER-9.\nAnd a log.")
+        );
+        assert_eq!(s.find_user_text(&a.id, "NOSUCHID00").unwrap(), None);
+        assert_eq!(s.find_user_text("other", end).unwrap(), None);
+        assert_eq!(s.find_user_text(&a.id, "").unwrap(), None);
     }
 }

@@ -270,6 +270,28 @@ pub struct Carried {
     pub todos: Option<Value>,
     #[serde(default, skip_serializing_if = "Ledger::is_empty")]
     pub ledger: Ledger,
+    /// While a compaction is planned (never stored): the user messages `user_messages` was
+    /// chosen from, whole, oldest first, so they can be carried again into the room the written
+    /// summary leaves.
+    #[serde(skip)]
+    pub sources: Vec<CarrySource>,
+    /// While a compaction is planned (never stored): the user's words that did not fit, oldest
+    /// first (with the id of their message when it is in the history being summarised); the
+    /// summary request is asked to carry them.
+    #[serde(skip)]
+    pub uncarried: Vec<CarrySource>,
+    /// While a compaction is planned (never stored): the user messages earlier compactions left
+    /// out.
+    #[serde(skip)]
+    pub previous_dropped: usize,
+}
+
+/// A user message a compaction may carry: its text and, for a message of the history (not one
+/// an earlier compaction carried), its id, which names its pasted blocks for `recall`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CarrySource {
+    pub id: Option<String>,
+    pub text: String,
 }
 
 impl Carried {

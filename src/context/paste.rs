@@ -1,0 +1,590 @@
+//! What the user typed, told apart from what they pasted (ARCHITECTURE.md §6.4, issue 28).
+//!
+//! A user message is split into the user's own **words** and **pasted blocks**: fenced code,
+//! and runs of lines shaped like machine output — build and test logs, tracebacks and stack
+//! traces, diffs, JSON, code. A line is read on its own: a sentence (function words such as
+//! "the", "is", "for"; letters and spaces; sentence punctuation) is the user's, even in the
+//! middle of a log; indentation, timestamps, level tags, diff markers, paths and symbols make a
+//! line machine output. A run of non-sentence lines with at least [`MIN_BLOCK_LINES`] machine
+//! lines is a block; lines at its edges that are neither (a short "Fix this:") stay words.
+//!
+//! A carried block is [`condense`]d to its first and last lines, the lines that stand out
+//! (errors, failures, sentences, names the user's words mention) and a note naming the id
+//! (`paste:<end of the message id>:<n>`) with which `recall` brings the whole block back. The
+//! split is a pure function of the text, so the recall finds the same block again in the stored
+//! message; a condensed block is fenced and ends with its note, so a later compaction knows it.
+
+use super::tokens::Estimator;
+
+/// A run needs this many machine-shaped lines to be a pasted block.
+pub const MIN_BLOCK_LINES: usize = 3;
+/// How a carried block's note begins (a condensed block is recognised by it when carried again).
+pub const NOTE_START: &str = "[pasted ";
+/// A line of a condensed block is cut to this many characters.
+const LINE_CHARS: usize = 200;
+/// Machine lines this long together are a block even when fewer than [`MIN_BLOCK_LINES`]
+/// (minified JSON, one long log line).
+const LONG_LINE_CHARS: usize = 400;
+/// A recall id names a message by this many of its last characters.
+pub const ID_CHARS: usize = 10;
+
+/// A piece of a user message, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// The user's own words (possibly several lines).
+    Words(String),
+    /// A pasted block.
+    Block(Block),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub lines: Vec<String>,
+    pub kind: Kind,
+}
+
+/// What a block looks like, for the note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Code,
+    Traceback,
+    Diff,
+    Log,
+    /// A block condensed by an earlier compaction (it ends with its note).
+    Condensed,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Code => "code",
+            Kind::Traceback => "traceback",
+            Kind::Diff => "diff",
+            Kind::Log => "output",
+            Kind::Condensed => "block",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Blank,
+    Sentence,
+    Machine,
+    /// Neither: joins a block inside it, stays words at its edges.
+    Neutral,
+}
+
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "an", "is", "are", "was", "were", "be", "been", "to", "of", "for", "and", "or",
+    "but", "in", "on", "with", "this", "that", "these", "those", "it", "its", "i", "you", "we",
+    "my", "your", "our", "me", "us", "please", "remember", "do", "does", "don't", "not", "should",
+    "must", "can", "will", "would", "what", "when", "why", "how", "here", "there", "also", "so",
+    "if", "then", "just", "keep", "make", "sure", "from", "about", "it's", "i'm", "let", "note",
+];
+
+const MACHINE_PREFIXES: &[&str] = &[
+    "error",
+    "warning",
+    "warn ",
+    "note:",
+    "help:",
+    "info",
+    "debug",
+    "trace",
+    "fatal",
+    "at ",
+    "file \"",
+    "traceback",
+    "caused by",
+    "thread '",
+    "diff --git",
+    "index ",
+    "--- ",
+    "+++ ",
+    "@@",
+    "-->",
+    "==>",
+    ">>>",
+    "$ ",
+    "# ",
+    "panicked",
+    "exception",
+    "stack",
+    "   at",
+];
+
+/// Reads one line on its own: a sentence of the user's, machine output, or neither.
+fn classify(line: &str) -> Line {
+    let t = line.trim();
+    if t.is_empty() {
+        return Line::Blank;
+    }
+    let score = sentence_score(t) - machine_score(line, t);
+    if score >= 2 {
+        Line::Sentence
+    } else if score <= -1 {
+        Line::Machine
+    } else {
+        Line::Neutral
+    }
+}
+
+fn bare(w: &str) -> String {
+    w.trim_matches(|c: char| {
+        matches!(
+            c,
+            ',' | '.' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')'
+        )
+    })
+    .to_lowercase()
+}
+
+/// How much `t` (the line trimmed) reads like a sentence: function words, words of letters,
+/// sentence punctuation at its end.
+fn sentence_score(t: &str) -> i32 {
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let function = words
+        .iter()
+        .filter(|w| FUNCTION_WORDS.contains(&bare(w).as_str()))
+        .count();
+    let alpha_words = words
+        .iter()
+        .filter(|w| {
+            let b = bare(w);
+            b.chars().any(char::is_alphabetic)
+                && b.chars()
+                    .all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+        })
+        .count();
+    let mut score = match function {
+        0 => 0,
+        1 => 1,
+        2 | 3 => 3,
+        _ => 4,
+    };
+    if alpha_words >= 4 && alpha_words * 10 >= words.len() * 6 {
+        score += 1;
+    }
+    if t.ends_with(['.', '?', '!']) {
+        score += 1;
+    }
+    score
+}
+
+/// How much a line reads like machine output: indentation, a leading symbol or digit, a diff
+/// marker, a log or traceback prefix, a timestamp, few letters, code punctuation, paths.
+fn machine_score(line: &str, t: &str) -> i32 {
+    let lower = t.to_lowercase();
+    let indent: usize = line
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum();
+    let non_space = t.chars().filter(|c| !c.is_whitespace()).count().max(1);
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    let first = t.chars().next().unwrap_or(' ');
+    let mut score = 0;
+    if indent >= 2 {
+        score += 2;
+    }
+    if matches!(
+        first,
+        '[' | '{' | '}' | ']' | '<' | '>' | '|' | '@' | '+' | '=' | '$' | '^' | '~' | '`'
+    ) || first.is_ascii_digit()
+    {
+        score += 2;
+    }
+    // A diff's removed line: `-` then code, not a Markdown bullet (`- item`).
+    if indent == 0 && (t.starts_with("-  ") || (first == '-' && !t.starts_with("- "))) {
+        score += 3;
+    }
+    if MACHINE_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+        score += 3;
+    }
+    if has_timestamp(t) {
+        score += 2;
+    }
+    if (letters as f64) < non_space as f64 * 0.55 {
+        score += 2;
+    }
+    if ["::", "()", "=>", "->", "==", "&&", "||", "{", "}", " = "]
+        .iter()
+        .any(|s| t.contains(s))
+        || t.ends_with(';')
+    {
+        score += 1;
+    }
+    let pathish = t
+        .split_whitespace()
+        .filter(|w| w.contains('/') || w.contains('\\') || w.contains('_') || w.contains('='))
+        .count();
+    if pathish >= 2 {
+        score += 1;
+    }
+    score
+}
+
+/// `12:34:56` or `2026-11-24` somewhere in the line.
+fn has_timestamp(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    (0..b.len()).any(|i| {
+        (digit(i) && digit(i + 1) && b.get(i + 2) == Some(&b':') && digit(i + 3) && digit(i + 4))
+            || (digit(i)
+                && digit(i + 1)
+                && digit(i + 2)
+                && digit(i + 3)
+                && b.get(i + 4) == Some(&b'-')
+                && digit(i + 5)
+                && digit(i + 6)
+                && b.get(i + 7) == Some(&b'-'))
+    })
+}
+
+fn is_fence(l: &str) -> bool {
+    l.trim_start().starts_with("```")
+}
+
+fn is_note(l: &str) -> bool {
+    l.starts_with(NOTE_START) && l.trim_end().ends_with(']')
+}
+
+/// What a run of lines (a fenced block with its fences, or an unfenced run) looks like.
+fn kind_of(lines: &[&str]) -> Kind {
+    let any = |p: &str| lines.iter().any(|l| l.trim_start().starts_with(p));
+    let inner = lines.len() >= 2 && is_fence(lines[0]) && is_fence(lines[lines.len() - 1]);
+    if inner && is_note(lines[lines.len() - 2]) || lines.len() == 1 && is_note(lines[0]) {
+        Kind::Condensed
+    } else if any("diff --git") || any("@@ ") || any("+++ ") {
+        Kind::Diff
+    } else if any("Traceback") || any("at ") || any("File \"") || any("stack backtrace") {
+        Kind::Traceback
+    } else if inner {
+        Kind::Code
+    } else {
+        Kind::Log
+    }
+}
+
+/// Splits `text` into the user's words and pasted blocks, in order. Every line is in exactly
+/// one piece.
+pub fn split(text: &str) -> Vec<Piece> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Pieces::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if is_fence(l) {
+            // A fenced block, whole (to the end of the text when it is never closed).
+            let end = (i + 1..lines.len())
+                .find(|&j| is_fence(lines[j]))
+                .unwrap_or(lines.len() - 1);
+            let fenced = &lines[i..=end];
+            if end - i > MIN_BLOCK_LINES || kind_of(fenced) == Kind::Condensed {
+                out.block(fenced);
+            } else {
+                out.words(fenced);
+            }
+            i = end + 1;
+            continue;
+        }
+        if is_note(l) {
+            out.block(&lines[i..=i]);
+            i += 1;
+            continue;
+        }
+        if classify(l) == Line::Sentence {
+            out.words(&lines[i..=i]);
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < lines.len()
+            && !is_fence(lines[j])
+            && !is_note(lines[j])
+            && classify(lines[j]) != Line::Sentence
+        {
+            j += 1;
+        }
+        out.run(&lines[i..j]);
+        i = j;
+    }
+    out.flush();
+    out.pieces
+}
+
+/// Pieces being built by [`split`].
+#[derive(Default)]
+struct Pieces<'a> {
+    pieces: Vec<Piece>,
+    words: Vec<&'a str>,
+}
+
+impl<'a> Pieces<'a> {
+    fn words(&mut self, lines: &[&'a str]) {
+        self.words.extend_from_slice(lines);
+    }
+
+    fn flush(&mut self) {
+        if self.words.iter().all(|w| w.trim().is_empty()) {
+            // Blank lines between blocks belong to no one: keep them with the words around.
+            if let Some(Piece::Words(prev)) = self.pieces.last_mut() {
+                for w in self.words.drain(..) {
+                    prev.push('\n');
+                    prev.push_str(w);
+                }
+            }
+            self.words.clear();
+            return;
+        }
+        self.pieces.push(Piece::Words(self.words.join("\n")));
+        self.words.clear();
+    }
+
+    fn block(&mut self, lines: &[&str]) {
+        self.flush();
+        self.pieces.push(Piece::Block(Block {
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            kind: kind_of(lines),
+        }));
+    }
+
+    /// A run of lines that are not sentences: a block when enough of it is machine output (or
+    /// one long machine line, such as minified JSON); the lines at its edges that are neither
+    /// stay words.
+    fn run(&mut self, run: &[&'a str]) {
+        let kinds: Vec<Line> = run.iter().map(|l| classify(l)).collect();
+        let machine: Vec<&&str> = run
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, k)| **k == Line::Machine)
+            .map(|(l, _)| l)
+            .collect();
+        let long = machine.iter().map(|l| l.len()).sum::<usize>() >= LONG_LINE_CHARS;
+        if machine.len() < MIN_BLOCK_LINES && !long {
+            self.words(run);
+            return;
+        }
+        let edge = |k: usize| kinds[k] != Line::Machine;
+        let mut a = 0;
+        while a < run.len() && edge(a) {
+            a += 1;
+        }
+        let mut b = run.len();
+        while b > a && edge(b - 1) {
+            b -= 1;
+        }
+        self.words(&run[..a]);
+        self.block(&run[a..b]);
+        self.words(&run[b..]);
+    }
+}
+
+/// The user's own words of `text`, without the pasted blocks.
+pub fn words_of(text: &str) -> String {
+    split(text)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Words(w) => Some(w),
+            Piece::Block(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `n`th (1-based) pasted block of `text`, as it was pasted.
+pub fn block(text: &str, n: usize) -> Option<String> {
+    split(text)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Block(b) => Some(b.lines.join("\n")),
+            Piece::Words(_) => None,
+        })
+        .nth(n.checked_sub(1)?)
+}
+
+/// The recall id of the `n`th block of message `message_id`: the message id's last
+/// [`ID_CHARS`] characters (a ULID's random end: unique within a session) and `n`.
+pub fn recall_id(message_id: &str, n: usize) -> String {
+    let skip = message_id.chars().count().saturating_sub(ID_CHARS);
+    let short: String = message_id.chars().skip(skip).collect();
+    format!("paste:{short}:{n}")
+}
+
+/// `paste:<end of the message id>:<n>` → (end of the message id, n).
+pub fn parse_recall_id(id: &str) -> Option<(&str, usize)> {
+    let rest = id.strip_prefix("paste:")?;
+    let (message, n) = rest.rsplit_once(':')?;
+    (!message.is_empty()).then_some(())?;
+    Some((message, n.parse().ok()?))
+}
+
+/// Names in the user's words that a pasted line may mention: tokens with a digit, an
+/// underscore, a hyphen inside or a dot inside.
+pub fn names(words: &str) -> Vec<String> {
+    let mut out: Vec<String> = words
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '\''))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | ':' | '`' | '!' | '?')))
+        .filter(|w| w.len() >= 3)
+        .filter(|w| {
+            w.chars().any(|c| c.is_ascii_digit())
+                || w.contains('_')
+                || w.trim_matches('-').contains('-')
+                || w.trim_matches('.').contains('.')
+        })
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A line that reports an error or a failure.
+fn is_failure(line: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "error",
+        "fail",
+        "panic",
+        "exception",
+        "fatal",
+        "denied",
+        "not found",
+        "cannot",
+        "unable",
+        "refused",
+        "timeout",
+        "timed out",
+        "abort",
+        "assert",
+    ];
+    let lower = line.to_lowercase();
+    MARKS.iter().any(|m| lower.contains(m))
+}
+
+/// A line worth showing in a condensed block: an error or failure, a sentence, or a name the
+/// user's words mention.
+fn stands_out(line: &str, names: &[String]) -> bool {
+    is_failure(line)
+        || classify(line) == Line::Sentence
+        || names.iter().any(|n| line.contains(n.as_str()))
+}
+
+fn cut_line(l: &str) -> String {
+    if l.chars().count() <= LINE_CHARS {
+        l.to_string()
+    } else {
+        let mut s: String = l.chars().take(LINE_CHARS).collect();
+        s.push('…');
+        s
+    }
+}
+
+impl Block {
+    /// The pasted lines themselves: without fences, and without the note of a condensed block.
+    pub fn body(&self) -> &[String] {
+        let mut b: &[String] = &self.lines;
+        if b.len() >= 2 && is_fence(&b[0]) && is_fence(&b[b.len() - 1]) {
+            b = &b[1..b.len() - 1];
+        }
+        if self.kind == Kind::Condensed {
+            b = &b[..b.len().saturating_sub(1)];
+        }
+        b
+    }
+
+    /// The note of a block condensed before (it names the recall id and the original size).
+    fn old_note(&self) -> Option<&str> {
+        let body_end = self.lines.len() - usize::from(self.lines.len() >= 2);
+        (self.kind == Kind::Condensed).then(|| self.lines[body_end.saturating_sub(1)].as_str())
+    }
+}
+
+/// The note that ends a condensed block: what it was, how many lines it had, how many are
+/// shown, and the recall id.
+pub fn note(block: &Block, shown: usize, recall: Option<&str>) -> String {
+    if let Some(old) = block.old_note() {
+        // Carried again: the size and recall id of the original, the lines shown now.
+        return match old.find(" shown") {
+            Some(at) => {
+                let start = old[..at].rfind(", ").map_or(at, |i| i + 2);
+                format!("{}{shown}{}", &old[..start], &old[at..])
+            }
+            None => old.to_string(),
+        };
+    }
+    let how = match recall {
+        Some(id) => format!("; recall \"{id}\""),
+        None => String::new(),
+    };
+    format!(
+        "{NOTE_START}{}: {} lines, {shown} shown{how}]",
+        block.kind.name(),
+        block.body().len()
+    )
+}
+
+/// `block` in at most `budget` tokens: as pasted when it fits whole and has no recall id to keep;
+/// else, fenced, as many as fit of its first and last lines and the lines that stand out
+/// (errors, sentences, `names` from the user's words), in their order with `…` where lines were
+/// left out, and its note (which keeps the recall id for later compactions); just the note when
+/// no line fits; `None` when not even the note does.
+pub fn condense(
+    block: &Block,
+    names: &[String],
+    recall: Option<&str>,
+    budget: u64,
+    est: &Estimator,
+) -> Option<String> {
+    let lines = block.body();
+    if recall.is_none()
+        && block.kind != Kind::Condensed
+        && est.text(&block.lines.join("\n")) <= budget
+    {
+        return Some(block.lines.join("\n"));
+    }
+    let n = lines.len();
+    // Errors and failures first (what a small share is best spent on), then the edges, then
+    // sentences and the names the user mentioned, then the lines next to the edges.
+    let mut order: Vec<usize> = (0..n).filter(|&i| is_failure(&lines[i])).collect();
+    order.extend([0, n.saturating_sub(1)]);
+    order.extend((0..n).filter(|&i| stands_out(&lines[i], names)));
+    order.extend([1, n.saturating_sub(2)]);
+    order.extend(0..n);
+    // What each line costs, with room for a `…` before it; the note and fences cost the rest.
+    let fixed = est.text(&note(block, n, recall)) + 4;
+    let mut left = budget.checked_sub(fixed)?;
+    let mut chosen = vec![false; n];
+    for i in order {
+        if i >= n || chosen[i] || lines[i].trim() == "…" {
+            continue;
+        }
+        let cost = est.text(&cut_line(&lines[i])) + 2;
+        if cost <= left {
+            chosen[i] = true;
+            left -= cost;
+        }
+    }
+    let shown = chosen.iter().filter(|c| **c).count();
+    if shown == 0 {
+        return Some(note(block, 0, recall));
+    }
+    let mut out = vec!["```".to_string()];
+    let mut gap = false;
+    for (i, l) in lines.iter().enumerate() {
+        if chosen[i] {
+            out.push(cut_line(l));
+            gap = false;
+        } else if !gap {
+            out.push("…".to_string());
+            gap = true;
+        }
+    }
+    out.push(note(block, shown, recall));
+    out.push("```".to_string());
+    Some(out.join("\n"))
+}
+
+#[cfg(test)]
+#[path = "paste_tests.rs"]
+mod tests;

@@ -1,0 +1,229 @@
+use super::*;
+
+fn est() -> Estimator {
+    Estimator::for_model("gpt-4o")
+}
+
+fn blocks(pieces: &[Piece]) -> Vec<&Block> {
+    pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Block(b) => Some(b),
+            Piece::Words(_) => None,
+        })
+        .collect()
+}
+
+const LOG: &str = "   Compiling serde v1.0.219
+   Compiling pith v0.1.0 (/home/dev/pith)
+warning: unused variable: `tmp`
+  --> src/main.rs:12:9
+   |
+12 |     let tmp = compute();
+   |         ^^^ help: if this is intentional, prefix it with an underscore
+error[E0308]: mismatched types
+2026-11-24T10:00:13Z INFO build::runner step=3 elapsed_ms=120
+    Finished `dev` profile [unoptimized + debuginfo] target(s) in 3.42s";
+
+#[test]
+fn lines_are_read_as_sentences_or_machine_output() {
+    for s in [
+        "Remember this for later: the code word for task 3 is CEDAR-MOTH.",
+        "Here is the log of task 3:",
+        "please keep the public API of the parser stable",
+        "- do not touch the migrations in db/",
+        "Why does this fail on CI but not on my machine?",
+    ] {
+        assert_eq!(classify(s), Line::Sentence, "{s}");
+    }
+    // Inside a log a line may read as neither: it joins the block around it.
+    for m in LOG.lines() {
+        assert_ne!(classify(m), Line::Sentence, "{m}");
+    }
+    for m in [
+        "Traceback (most recent call last):",
+        "  File \"/srv/app/x.py\", line 40, in handler",
+        "    at com.example.Foo.bar(Foo.java:12)",
+        "diff --git a/src/a.rs b/src/a.rs",
+        "@@ -10,7 +10,8 @@ fn main() {",
+        "-    let total = a + b;",
+        "+    let total = a.saturating_add(b);",
+        "{\"id\": 42, \"name\": \"x\", \"tags\": [1, 2]}",
+    ] {
+        assert_eq!(classify(m), Line::Machine, "{m}");
+    }
+}
+
+#[test]
+fn a_fact_before_inside_or_after_a_log_stays_in_the_words() {
+    let fact = "Remember this for later: the code word for task 7 is JADE-MARTEN.";
+    let lines: Vec<&str> = LOG.lines().collect();
+    for text in [
+        format!("{fact} Here is the log:\n{LOG}"),
+        format!("Here is the log:\n{LOG}\n{fact}"),
+        format!(
+            "Here is the log:\n{}\n{fact}\n{}",
+            lines[..5].join("\n"),
+            lines[5..].join("\n")
+        ),
+    ] {
+        let pieces = split(&text);
+        let words = words_of(&text);
+        assert!(words.contains("JADE-MARTEN"), "{pieces:#?}");
+        assert!(words.contains("Here is the log:"), "{pieces:#?}");
+        assert!(!words.contains("Compiling"), "{pieces:#?}");
+        let bs = blocks(&pieces);
+        assert!(!bs.is_empty() && bs.len() <= 2, "{pieces:#?}");
+        // Nothing is lost: the pieces hold every line.
+        let total: usize = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Words(w) => w.lines().filter(|l| !l.trim().is_empty()).count(),
+                Piece::Block(b) => b.lines.iter().filter(|l| !l.trim().is_empty()).count(),
+            })
+            .sum();
+        assert_eq!(total, text.lines().filter(|l| !l.trim().is_empty()).count());
+    }
+}
+
+#[test]
+fn fenced_code_tracebacks_and_diffs_are_blocks() {
+    let fenced = "Look at this:\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\nWhy?";
+    let p = split(fenced);
+    assert_eq!(blocks(&p).len(), 1);
+    assert_eq!(blocks(&p)[0].kind, Kind::Code);
+    assert_eq!(words_of(fenced), "Look at this:\nWhy?");
+
+    let tb = "It crashed:\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    main()\n  File \"a.py\", line 9, in main\n    raise KeyError(k)\nKeyError: 'x'\nCan you fix it?";
+    let p = split(tb);
+    assert_eq!(blocks(&p).len(), 1, "{p:#?}");
+    assert_eq!(blocks(&p)[0].kind, Kind::Traceback);
+    assert!(words_of(tb).contains("Can you fix it?"));
+
+    let diff = "diff --git a/x.rs b/x.rs\n--- a/x.rs\n+++ b/x.rs\n@@ -1,3 +1,3 @@\n-let a = 1;\n+let a = 2;";
+    let p = split(diff);
+    assert_eq!(blocks(&p).len(), 1);
+    assert_eq!(blocks(&p)[0].kind, Kind::Diff);
+}
+
+#[test]
+fn prose_alone_or_short_snippets_are_words() {
+    for text in [
+        "Refactor the parser so that errors carry spans.\nKeep the public API.",
+        "Run `cargo test` and tell me what fails.",
+        "Fix this:\nerror: x\nthanks",
+    ] {
+        assert!(blocks(&split(text)).is_empty(), "{text}");
+        assert_eq!(words_of(text), text);
+    }
+}
+
+#[test]
+fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
+    let text = format!("Task JADE-7 failed:\n{LOG}");
+    let pieces = split(&text);
+    let b = blocks(&pieces)[0].clone();
+    let names = names(&words_of(&text));
+    assert!(names.contains(&"JADE-7".to_string()), "{names:?}");
+    let id = recall_id("01JXAMPLEMSG0000000ABCDEFGH", 1);
+    assert_eq!(id, "paste:00ABCDEFGH:1");
+    let small = condense(&b, &names, Some(&id), 80, &est()).unwrap();
+    assert!(est().text(&small) <= 80, "{small}");
+    assert!(small.contains("Compiling serde"), "first line: {small}");
+    assert!(small.contains("Finished"), "last line: {small}");
+    assert!(small.contains("error[E0308]"), "the error: {small}");
+    assert!(
+        !small.contains("Compiling pith"),
+        "an unremarkable line: {small}"
+    );
+    assert!(small.contains(&format!("recall \"{id}\"")), "{small}");
+    assert!(small.contains('…'), "{small}");
+    // With room for the note only, just the note; with room for nothing, nothing.
+    let note_only = est().text(&note(&b, 0, Some(&id))) + 4;
+    let tiny = condense(&b, &names, Some(&id), note_only, &est()).unwrap();
+    assert!(
+        tiny.starts_with(NOTE_START) && !tiny.contains('\n'),
+        "{tiny}"
+    );
+    assert_eq!(condense(&b, &names, Some(&id), 5, &est()), None);
+    // With room for all of it, the block as it was; with a recall id to keep, fenced with it.
+    assert_eq!(
+        condense(&b, &names, None, 10_000, &est()).as_deref(),
+        Some(LOG)
+    );
+    let whole = condense(&b, &names, Some(&id), 10_000, &est()).unwrap();
+    assert!(
+        whole.contains(LOG) && whole.contains("10 lines, 10 shown"),
+        "{whole}"
+    );
+    assert!(!whole.contains('…'), "{whole}");
+    // Carried again, a condensed block is one block that keeps its note (and so its recall id
+    // and its original size), fenced or as a note alone.
+    for carried in [&small, &tiny] {
+        let again = split(&format!("Task JADE-7 failed:\n{carried}\nthanks."));
+        assert_eq!(
+            words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks.")),
+            "Task JADE-7 failed:\nthanks."
+        );
+        let b2 = blocks(&again)[0].clone();
+        assert_eq!(b2.kind, Kind::Condensed, "{again:#?}");
+        let tiny2 = condense(&b2, &names, None, note_only, &est()).unwrap();
+        assert!(tiny2.contains(&id), "{tiny2}");
+        assert!(tiny2.contains("10 lines, 0 shown"), "{tiny2}");
+    }
+}
+
+#[test]
+fn a_block_is_found_again_by_its_recall_id() {
+    let text = format!("first:\n{LOG}\nand then:\n{LOG}");
+    let id = recall_id("msg_9", 2);
+    let (m, n) = parse_recall_id(&id).unwrap();
+    assert_eq!((m, n), ("msg_9", 2));
+    assert_eq!(block(&text, n).as_deref(), Some(LOG));
+    assert_eq!(block(&text, 3), None);
+    assert_eq!(block(&text, 0), None);
+    assert_eq!(parse_recall_id("call_1"), None);
+}
+
+#[test]
+fn ordinary_prose_with_lists_paths_and_code_names_is_all_words() {
+    let text = "I want to refactor the config loader before the release.\n\
+        Here is the plan:\n\
+        1. Move the parsing out of `src/config/mod.rs` into its own module.\n\
+        2. Keep `Config::load` as the only public entry point.\n\
+        3. Add tests for the error messages, they must name the file and line.\n\
+        - do not touch the migrations in db/\n\
+        - the deadline is 2026-12-01, so keep it small\n\
+        \n\
+        Also, the flag --dry-run should stay off by default. What do you think?";
+    let pieces = split(text);
+    assert!(blocks(&pieces).is_empty(), "{pieces:#?}");
+    assert_eq!(words_of(text), text);
+}
+
+#[test]
+fn long_json_on_one_line_is_a_block_and_a_stack_dump_too() {
+    let json = format!(
+        "{{\"items\": [{}]}}",
+        (0..30)
+            .map(|i| format!("{{\"id\": {i}, \"name\": \"item_{i}\", \"ok\": true}}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let text =
+        format!("The response was wrong, the code is ORCA-12:\n{json}\nWhy is item 7 missing?");
+    let p = split(&text);
+    assert_eq!(blocks(&p).len(), 1, "{p:#?}");
+    assert_eq!(
+        words_of(&text),
+        "The response was wrong, the code is ORCA-12:\nWhy is item 7 missing?"
+    );
+    let java = "It crashes on start:\nException in thread \"main\" java.lang.NullPointerException\n\tat com.example.App.start(App.java:42)\n\tat com.example.App.main(App.java:10)\n\tat java.base/jdk.internal.reflect.Method.invoke(Method.java:580)\nThe ticket is JIRA-881.";
+    let p = split(java);
+    assert_eq!(blocks(&p).len(), 1, "{p:#?}");
+    assert_eq!(blocks(&p)[0].kind, Kind::Traceback);
+    assert_eq!(
+        words_of(java),
+        "It crashes on start:\nThe ticket is JIRA-881."
+    );
+}

@@ -1,0 +1,274 @@
+//! The user's words survive compaction even when every message carries a pasted log (issue 28):
+//! ten turns on a 4,096-token window, each giving a code word and pasting ~500 tokens of build
+//! log, traceback or diff, with a summariser that forgets everything; then the question. The
+//! code words must be in the final request, wherever in the message they were said.
+
+#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
+
+mod support;
+
+use serde_json::Value;
+use support::MockServer;
+use support::openai;
+use support::pith::{PithEnv, of_type, stderr};
+
+/// A summary with every section and nothing in it: what a small model often writes.
+const FORGETFUL: &str = "## Goal\nNone\n## Constraints & Preferences\nNone\n## Progress\nNone\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone";
+
+fn text_of(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(support::message_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_summary_request(body: &Value) -> bool {
+    let t = text_of(body);
+    t.contains("[pith: context compaction]")
+        || body.get("tools").is_none() && t.contains("## Critical Context")
+}
+
+/// About 500 tokens of a cargo build log for task `n`.
+fn build_log(n: usize) -> String {
+    let mut out = Vec::new();
+    for i in 0..14 {
+        out.push(format!(
+            "   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/crate-{i})"
+        ));
+    }
+    out.push(format!("warning: unused variable: `tmp_{n}`"));
+    out.push(format!("  --> src/task{n}/lib.rs:{}:9", 10 + n));
+    out.push("   |".into());
+    out.push(format!(
+        "{} |     let tmp_{n} = compute_all(&inputs);",
+        10 + n
+    ));
+    out.push(
+        "   |         ^^^^^ help: if this is intentional, prefix it with an underscore".into(),
+    );
+    out.push(format!(
+        "error[E0308]: mismatched types in task{n}/src/main.rs"
+    ));
+    for i in 0..6 {
+        out.push(format!("2026-11-24T10:{i:02}:13.{n:03}Z INFO build::runner step={i} target=x86_64 elapsed_ms={}", 120 * i + n));
+    }
+    out.push(format!(
+        "    Finished `dev` profile [unoptimized + debuginfo] target(s) in {n}.42s"
+    ));
+    out.join("\n")
+}
+
+/// About 500 tokens of a Python traceback.
+fn traceback(n: usize) -> String {
+    let mut out = vec!["Traceback (most recent call last):".to_string()];
+    for i in 0..12 {
+        out.push(format!(
+            "  File \"/srv/app/task{n}/module_{i}.py\", line {}, in handler_{i}",
+            40 + i * 3
+        ));
+        out.push(format!(
+            "    result = dispatch_{i}(request, context=ctx_{n}, retries={i})"
+        ));
+    }
+    out.push(format!("KeyError: 'missing_key_{n}'"));
+    out.join("\n")
+}
+
+/// About 500 tokens of a unified diff.
+fn diff(n: usize) -> String {
+    let mut out = vec![
+        format!("diff --git a/src/task{n}.rs b/src/task{n}.rs"),
+        "index 3b18e51..a9c2f4d 100644".into(),
+        format!("--- a/src/task{n}.rs"),
+        format!("+++ b/src/task{n}.rs"),
+    ];
+    for h in 0..4 {
+        out.push(format!(
+            "@@ -{0},7 +{0},8 @@ fn handler_{h}(input: &Input) -> Output {{",
+            10 + h * 20
+        ));
+        for i in 0..5 {
+            out.push(format!("     let value_{i} = input.field_{i}.clone();"));
+        }
+        out.push(format!("-    let total = value_0 + value_{h};"));
+        out.push(format!(
+            "+    let total = value_0.saturating_add(value_{h});"
+        ));
+        out.push(format!(
+            "+    tracing::debug!(total, \"handler {h} of task {n}\");"
+        ));
+    }
+    out.join("\n")
+}
+
+/// Where in the message the code word is said.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Start,
+    Middle,
+    End,
+}
+
+fn message(n: usize, word: &str, paste: &str, place: Place) -> String {
+    let fact = format!("Remember this for later: the code word for task {n} is {word}.");
+    match place {
+        Place::Start => format!("{fact} Here is the log of task {n}:\n{paste}"),
+        Place::End => format!("Here is the log of task {n}:\n{paste}\n{fact}"),
+        Place::Middle => {
+            let lines: Vec<&str> = paste.lines().collect();
+            let half = lines.len() / 2;
+            format!(
+                "Here is the log of task {n}:\n{}\n{fact}\n{}",
+                lines[..half].join("\n"),
+                lines[half..].join("\n")
+            )
+        }
+    }
+}
+
+const WORDS: [&str; 10] = [
+    "AMBER-FALCON",
+    "BRASS-OTTER",
+    "CEDAR-MOTH",
+    "DUSK-HERON",
+    "EMBER-LYNX",
+    "FROST-WREN",
+    "GRANITE-IBIS",
+    "HAZEL-VOLE",
+    "IVORY-SKATE",
+    "JADE-MARTEN",
+];
+
+/// A request body with what differs between runs replaced: the workspace, the date, and the
+/// message ids in recall ids (`paste:<end of a message id>:<n>`).
+fn stable(body: &Value, env: &PithEnv) -> Value {
+    let text = support::pith::normalized(body, env.path()).to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("paste:") {
+        out.push_str(&rest[..i + 6]);
+        rest = &rest[i + 6..];
+        let id_len = rest.find(':').filter(|&n| n <= 10).unwrap_or(0);
+        if id_len > 0 {
+            out.push_str("[ID]");
+            rest = &rest[id_len..];
+        }
+    }
+    out.push_str(rest);
+    serde_json::from_str(&out).unwrap()
+}
+
+/// What a retention run saw.
+struct Run {
+    kept: usize,
+    requests: Vec<support::mock::Recorded>,
+    env: PithEnv,
+}
+
+/// Ten turns with `paste(n)` and the code word at `place(n)`; returns how many code words the
+/// final request holds, and checks no turn failed and every request fit and was capped.
+async fn retained(paste: fn(usize) -> String, place: fn(usize) -> Place) -> usize {
+    run(paste, place).await.kept
+}
+
+async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 4_096, 512, "");
+    server.respond_with(|body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        if is_summary_request(body) {
+            return openai::text(FORGETFUL, Some((prompt, 60)));
+        }
+        openai::text(
+            "Noted. I will keep that in mind for the task.",
+            Some((prompt, 20)),
+        )
+    });
+    for (n, word) in WORDS.iter().enumerate() {
+        let m = message(n, word, &paste(n), place(n));
+        let args = if n == 0 {
+            vec![m.as_str()]
+        } else {
+            vec!["-c", m.as_str()]
+        };
+        let (out, events) = env.run_json(&args).await;
+        assert!(
+            out.status.success(),
+            "turn {n} failed: {} {:?}",
+            stderr(&out),
+            of_type(&events, "error")
+        );
+    }
+    let (out, _) = env
+        .run_json(&["-c", "List every code word I gave you."])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    for r in &reqs {
+        let size = (r.body.to_string().len() / 4) as u64;
+        assert!(size < 4_096, "a request of ~{size} tokens");
+        assert!(
+            r.body["max_tokens"].as_u64().is_some(),
+            "a request without a cap"
+        );
+    }
+    let last = text_of(&reqs.last().unwrap().body);
+    let kept = WORDS.iter().filter(|w| last.contains(*w)).count();
+    let summaries = reqs.iter().filter(|r| is_summary_request(&r.body)).count();
+    println!(
+        "kept {kept} of 10 code words; {} requests, {summaries} summary requests, final request ~{} tokens",
+        reqs.len(),
+        reqs.last().unwrap().body.to_string().len() / 4
+    );
+    Run {
+        kept,
+        requests: reqs,
+        env,
+    }
+}
+
+fn rotate(n: usize) -> Place {
+    [Place::Start, Place::Middle, Place::End][n % 3]
+}
+
+#[tokio::test]
+async fn code_words_survive_pasted_build_logs() {
+    let r = run(build_log, rotate).await;
+    assert!(r.kept >= 9, "kept {} of 10", r.kept);
+    // The request after the first compaction: the summary, then the user's words for every
+    // compacted turn, each log condensed with its recall id.
+    let first = r
+        .requests
+        .iter()
+        .position(|q| is_summary_request(&q.body))
+        .unwrap();
+    let after = r.requests[first + 1..]
+        .iter()
+        .find(|q| !is_summary_request(&q.body))
+        .unwrap();
+    let text = text_of(&after.body);
+    assert!(text.contains("recall \"paste:"), "{text}");
+    insta::assert_json_snapshot!(
+        "retention_request_after_compaction",
+        stable(&after.body, &r.env)
+    );
+    insta::assert_json_snapshot!(
+        "retention_summary_request",
+        stable(&r.requests[first].body, &r.env)
+    );
+}
+
+#[tokio::test]
+async fn code_words_survive_pasted_tracebacks() {
+    let kept = retained(traceback, rotate).await;
+    assert!(kept >= 9, "kept {kept} of 10");
+}
+
+#[tokio::test]
+async fn code_words_survive_pasted_diffs() {
+    let kept = retained(diff, rotate).await;
+    assert!(kept >= 9, "kept {kept} of 10");
+}
