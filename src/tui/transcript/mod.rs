@@ -18,6 +18,9 @@ pub enum NoticeLevel {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+// Nearly every cell is a part: boxing it would add an allocation to most cells to save bytes on
+// the few notices.
+#[allow(clippy::large_enum_variant)]
 pub enum CellBody {
     Part(Part),
     /// The error an assistant message ended with.
