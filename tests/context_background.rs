@@ -173,8 +173,10 @@ async fn the_background_summary_is_swapped_in_at_the_threshold() {
     let last = h.server.request_body(h.server.requests().len() - 1);
     let text = last.to_string();
     assert!(text.contains("SUMMARY-1"), "summary missing");
+    // Not to 70% any more: every prompt here is ~360 characters of the user's own sentences,
+    // and those are carried word for word (ARCHITECTURE §6.4), so they take their share.
     assert!(
-        text.len() * 10 < biggest * 7,
+        text.len() * 10 < biggest * 8,
         "not compacted: {} of {biggest} bytes",
         text.len()
     );

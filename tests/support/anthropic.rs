@@ -122,6 +122,8 @@ impl PrefixCache {
                 .as_object_mut()
                 .and_then(|m| m.remove("cache_control"))
                 .is_some();
+            // keys in one order whatever built the block (serde_json may keep insertion order)
+            let b = super::mock::sorted(b);
             blocks.push((format!("{role}:{b}"), marked));
         };
         for t in body["tools"].as_array().into_iter().flatten() {

@@ -319,6 +319,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Records the request; returns its body as recorded.
+/// `value` with every object's keys in sorted order. serde_json keeps insertion order when a
+/// dependency turns on its `preserve_order` feature (the ACP schema crate does); the request
+/// snapshots compare content, not the order the engine happened to write keys in.
+pub fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
 fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Value {
     let mut recorded_headers = BTreeMap::new();
     let mut secrets = BTreeMap::new();
@@ -336,6 +351,7 @@ fn record(shared: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap, body
         Value::Null
     } else {
         serde_json::from_slice(body)
+            .map(sorted)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
     };
     lock(&shared.requests).push(Recorded {
