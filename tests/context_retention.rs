@@ -158,7 +158,35 @@ fn stable(body: &Value, env: &PithEnv) -> Value {
         }
     }
     out.push_str(rest);
-    serde_json::from_str(&out).unwrap()
+    serde_json::from_str(&condense_blocks(&out)).unwrap()
+}
+
+/// Each condensed block as its fence and note only: which of its lines are shown depends on
+/// token counts that move with when the exact tokenizer is ready (a background load), so the
+/// snapshot keeps what is stable — where the blocks are, their size and recall ids.
+fn condense_blocks(json: &str) -> String {
+    const NOTE: &str = "\\n[pasted output: ";
+    const FENCE: &str = "```\\n";
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(i) = rest.find(NOTE) {
+        let head = &rest[..i];
+        let open = head.rfind(FENCE).map_or(i, |f| f + FENCE.len());
+        out.push_str(&rest[..open]);
+        out.push('…');
+        let note = &rest[i..];
+        let end = note.find(']').map_or(note.len(), |e| e + 1);
+        let shown = &note[..end];
+        // "27 lines, 3 shown; recall …" → "27 lines; recall …"
+        let shown = match (shown.find(", "), shown.find(" shown")) {
+            (Some(a), Some(b)) if a < b => format!("{}{}", &shown[..a], &shown[b + 6..]),
+            _ => shown.to_string(),
+        };
+        out.push_str(&shown);
+        rest = &note[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What a retention run saw.
