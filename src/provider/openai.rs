@@ -14,7 +14,9 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 pub use body::{add_effort, request_body};
-pub use stream::{ChunkParser, ENDED_EARLY, Flow, completion_events, parse_sse, parse_usage};
+pub use stream::{
+    ChunkParser, ENDED_EARLY, Flow, SseParser, completion_events, drive_sse, parse_sse, parse_usage,
+};
 
 use super::error::{ErrorKind, ProviderError, from_http};
 use super::responses;

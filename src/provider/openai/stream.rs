@@ -277,23 +277,50 @@ pub fn parse_usage(u: &Value) -> Usage {
 
 type SseEvents = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ProviderError>>> + Send>>;
 
-struct State {
+/// A wire format's reader of SSE events: what each event adds, and what the end of the stream
+/// (clean, or cut by a transport error) adds.
+pub trait SseParser: Send + 'static {
+    fn on_event(&mut self, event: &str, data: &str, out: &mut VecDeque<Item>) -> Flow;
+    fn on_end(&mut self, err: Option<ProviderError>, out: &mut VecDeque<Item>);
+}
+
+impl SseParser for ChunkParser {
+    fn on_event(&mut self, event: &str, data: &str, out: &mut VecDeque<Item>) -> Flow {
+        ChunkParser::on_event(self, event, data, out)
+    }
+    fn on_end(&mut self, err: Option<ProviderError>, out: &mut VecDeque<Item>) {
+        ChunkParser::on_end(self, err, out)
+    }
+}
+
+struct State<P> {
     events: SseEvents,
-    parser: ChunkParser,
+    parser: P,
     pending: VecDeque<Item>,
     ended: bool,
 }
 
-/// Turns a byte stream of SSE into events. Dropping the returned stream drops `bytes` (and with
-/// it the connection).
+/// Turns a byte stream of chat-completion SSE into events. Dropping the returned stream drops
+/// `bytes` (and with it the connection).
 pub fn parse_sse<S, B>(bytes: S) -> EventStream
 where
     S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
+    drive_sse(bytes, ChunkParser::new())
+}
+
+/// Turns a byte stream of SSE into events with `parser` (one loop for every wire format that
+/// reads SSE through it). Dropping the returned stream drops `bytes`.
+pub fn drive_sse<S, B, P>(bytes: S, parser: P) -> EventStream
+where
+    S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    P: SseParser,
+{
     let state = State {
         events: Box::pin(bytes.eventsource()),
-        parser: ChunkParser::new(),
+        parser,
         pending: VecDeque::new(),
         ended: false,
     };

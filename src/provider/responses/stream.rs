@@ -1,16 +1,14 @@
 //! Parsing a Responses API SSE stream (typed events) into [`StreamEvent`]s.
 
 use std::collections::VecDeque;
-use std::pin::Pin;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures_util::{Stream, StreamExt, stream};
+use futures_util::Stream;
 use serde_json::{Value, json};
 
 use super::body::ENCRYPTED_PREFIX;
 use crate::message::Usage;
 use crate::provider::error::{ErrorKind, ProviderError, from_stream_error};
-use crate::provider::openai::{ENDED_EARLY, Flow};
+use crate::provider::openai::{ENDED_EARLY, Flow, SseParser, drive_sse};
 use crate::provider::{EventStream, FinishReason, StreamEvent};
 
 type Item = Result<StreamEvent, ProviderError>;
@@ -345,60 +343,23 @@ pub fn response_events(body: &str) -> Vec<Item> {
     out.into()
 }
 
-type SseEvents = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ProviderError>>> + Send>>;
-
-struct State {
-    events: SseEvents,
-    parser: EventParser,
-    pending: VecDeque<Item>,
-    ended: bool,
+impl SseParser for EventParser {
+    fn on_event(&mut self, event: &str, data: &str, out: &mut VecDeque<Item>) -> Flow {
+        EventParser::on_event(self, event, data, out)
+    }
+    fn on_end(&mut self, err: Option<ProviderError>, out: &mut VecDeque<Item>) {
+        EventParser::on_end(self, err, out)
+    }
 }
 
-/// Turns a byte stream of SSE into events. Dropping the returned stream drops `bytes` (and with
-/// it the connection).
+/// Turns a byte stream of Responses SSE into events. Dropping the returned stream drops
+/// `bytes` (and with it the connection).
 pub fn parse_sse<S, B>(bytes: S) -> EventStream
 where
     S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    let state = State {
-        events: Box::pin(bytes.eventsource()),
-        parser: EventParser::new(),
-        pending: VecDeque::new(),
-        ended: false,
-    };
-    Box::pin(stream::unfold(state, |mut st| async move {
-        loop {
-            if let Some(item) = st.pending.pop_front() {
-                return Some((item, st));
-            }
-            if st.ended {
-                return None;
-            }
-            match st.events.next().await {
-                Some(Ok(ev)) => {
-                    if st.parser.on_event(&ev.event, &ev.data, &mut st.pending) == Flow::Done {
-                        st.ended = true;
-                    }
-                }
-                Some(Err(EventStreamError::Transport(e))) => {
-                    st.ended = true;
-                    st.parser.on_end(Some(e), &mut st.pending);
-                }
-                Some(Err(e)) => {
-                    st.ended = true;
-                    st.pending.push_back(Err(ProviderError::new(
-                        ErrorKind::Malformed,
-                        format!("malformed event stream: {e}"),
-                    )));
-                }
-                None => {
-                    st.ended = true;
-                    st.parser.on_end(None, &mut st.pending);
-                }
-            }
-        }
-    }))
+    drive_sse(bytes, EventParser::new())
 }
 
 #[cfg(test)]
