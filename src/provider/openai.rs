@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+pub(crate) use body::arguments;
 pub use body::{add_effort, request_body};
 pub use stream::{
     ChunkParser, ENDED_EARLY, Flow, SseParser, completion_events, drive_sse, parse_sse, parse_usage,

@@ -160,8 +160,8 @@ fn assistant_message(content: &[AssistantContent]) -> Option<Value> {
 }
 
 /// Tool-call arguments as a JSON string. An input stored as a string is the raw text the model
-/// produced (it did not parse) and is sent back unchanged.
-fn arguments(input: &Value) -> String {
+/// produced (it did not parse) and is sent back unchanged. The Responses API sends them alike.
+pub(crate) fn arguments(input: &Value) -> String {
     match input {
         Value::String(raw) => raw.clone(),
         Value::Null => "{}".to_string(),

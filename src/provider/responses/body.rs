@@ -154,7 +154,7 @@ fn assistant_items(content: &[AssistantContent], dialect: Dialect, items: &mut V
                 "type": "function_call",
                 "call_id": id,
                 "name": name,
-                "arguments": arguments(input),
+                "arguments": crate::provider::openai::arguments(input),
             })),
         }
     }
@@ -196,16 +196,6 @@ fn reasoning_item(
 /// Whether a stored reasoning signature came from this API (and so means nothing elsewhere).
 pub fn is_responses_reasoning(value: &str) -> bool {
     value.starts_with(ENCRYPTED_PREFIX)
-}
-
-/// Tool-call arguments as a JSON string; an input stored as a string is the raw text the model
-/// produced and is sent back unchanged.
-fn arguments(input: &Value) -> String {
-    match input {
-        Value::String(raw) => raw.clone(),
-        Value::Null => "{}".to_string(),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]
