@@ -2,9 +2,7 @@
 //! out, against the mock provider. A small line client (below) answers the agent's
 //! `session/request_permission` requests as a user would.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

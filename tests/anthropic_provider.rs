@@ -1,8 +1,6 @@
 //! The Anthropic provider against an in-process mock speaking the Messages API event stream.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,9 +1,7 @@
 //! `pith auth`: a key stored once is used by the provider it was stored for, at the address it
 //! was stored for, and nowhere else; it never reaches the log, the store, an export or output.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 

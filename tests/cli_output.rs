@@ -1,8 +1,6 @@
 //! The printing commands behave like command-line tools when their reader goes away.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::openai;

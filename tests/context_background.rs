@@ -4,9 +4,7 @@
 //! used; none is written when automatic compaction is off or the background is; an interrupt
 //! stops it.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -342,7 +340,7 @@ async fn the_cache_friendly_summary_reads_its_prefix_from_the_cache() {
     assert!(cached_share(&dedicated) < 0.2, "{dedicated:?}");
 }
 
-/// The figures in BENCHMARKS.md §7: `cargo test --test context_background -- --ignored
+/// The figures in BENCHMARKS.md §7: `cargo test --test all context_background:: -- --ignored
 /// --nocapture`. Steps take 1.5 s, the summary streams over about 5 s.
 #[tokio::test]
 #[ignore]

@@ -1,9 +1,7 @@
 //! Context management through the real binary: when compaction fires, what each summary request
 //! holds, what the requests after it hold, pruning, overflow recovery, the breaker.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::openai;

@@ -2,9 +2,7 @@
 //! up to it), the session list (`Session::tokens`, also after an interrupted turn) and a resumed
 //! session all show the same number.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

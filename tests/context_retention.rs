@@ -3,9 +3,7 @@
 //! log, traceback or diff, with a summariser that forgets everything; then the question. The
 //! code words must be in the final request, wherever in the message they were said.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::MockServer;

@@ -3,9 +3,7 @@
 //! window never fails a turn, every compaction shrinks, and the user's words, the todo list and
 //! the ledger survive compactions; a pruned output can be recalled.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::openai;

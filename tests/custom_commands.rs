@@ -2,9 +2,7 @@
 //! its `/name` label), `model:` runs that one turn with another model and `agent:` as another
 //! agent, then the session goes back to its own.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::AgentConfig;
 use pith::event::{ErrorKind, Event, Op, TurnEnd};

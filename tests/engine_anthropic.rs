@@ -1,9 +1,7 @@
 //! `pith run` against an Anthropic Messages mock: thinking blocks sent back with signatures,
 //! cache breakpoints, cached usage and cache prices, retries, overflow recovery.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::anthropic::{self, Block};

@@ -3,9 +3,7 @@
 //! images gets a note instead and the user is told at once; a path outside the workspace follows
 //! the read tool's rules.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::{Action, Config, PermissionSetting, ProviderKind};
 use pith::event::{Event, Op};

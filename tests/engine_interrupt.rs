@@ -1,8 +1,6 @@
 //! Interrupts and kills: the history stays valid and the session still loads.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

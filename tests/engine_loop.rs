@@ -1,8 +1,6 @@
 //! The agent loop driven through the real binary (`pith run`) against the mock provider.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::openai;

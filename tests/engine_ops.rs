@@ -2,9 +2,7 @@
 //! typed mid-turn), a model switch is its own event, errors say what they are about, and turns
 //! end with a typed reason.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::event::{ErrorKind, Event, Op, PermissionReply, TurnEnd};
 use pith::message::{Message, Role};

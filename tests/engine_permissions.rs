@@ -2,9 +2,7 @@
 //! deny with a note, and the doom-loop check; and history pages answered while a question holds
 //! the turn. Drives the engine as the TUI does (ops in, events out).
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::{Action, PermissionSetting};
 use pith::event::{Event, Op, PermissionReply, TurnEnd};

@@ -1,9 +1,7 @@
 //! What the user runs themselves through the engine: files attached with `@` (through the read
 //! tool's rules) and commands run with `!`.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::{Action, PermissionSetting};
 use pith::event::{Event, Op};

@@ -4,13 +4,11 @@
 //! a Markdown table.
 //!
 //! ```sh
-//! cargo test --release --test fault_run -- --ignored --nocapture
-//! FAULT_TRIES=10 cargo test --release --test fault_run -- --ignored --nocapture
+//! cargo test --release --test all fault_run:: -- --ignored --nocapture
+//! FAULT_TRIES=10 cargo test --release --test all fault_run:: -- --ignored --nocapture
 //! ```
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -407,7 +405,7 @@ async fn doom_loop() -> Row {
 }
 
 #[tokio::test]
-#[ignore = "the fault-injection run: cargo test --release --test fault_run -- --ignored --nocapture"]
+#[ignore = "the fault-injection run: cargo test --release --test all fault_run:: -- --ignored --nocapture"]
 async fn fault_injection_run() {
     if !Path::new("/proc/self/status").exists() {
         eprintln!("skipped: needs Linux /proc");

@@ -1,9 +1,7 @@
 //! `pith run` routes slash commands through the same table as the TUI: an unknown command or an
 //! empty prompt is refused (exit 2) without a request to the model; a path is a prompt.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use support::MockServer;
 use support::openai;

@@ -1,9 +1,7 @@
 //! `pith run` says a fault once: each retry one short line, then one `pith: error:` line; a
 //! start-up warning once per directory. Through the real binary.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::openai;

@@ -1,9 +1,7 @@
 //! `pith run` and the printing commands write no terminal control sequences, whatever the model,
 //! a tool, a path or a hostile workspace config puts in the text: run through the real binary.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::MockServer;

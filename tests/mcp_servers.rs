@@ -4,9 +4,7 @@
 //! mid-call, hangs, returns a huge result), `list_changed`, deferred definitions behind
 //! `tool_search`, prompts and resources.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::{Action, Config, McpServerConfig, PermissionSetting};
 use pith::event::{Event, McpServerStatus, McpState, Op, TurnEnd};

@@ -2,9 +2,7 @@
 //! body that breaks it, the bodies pith sends pass, and a broken request fails the test that
 //! sent it.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::wire::{anthropic, openai};

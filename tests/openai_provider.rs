@@ -1,8 +1,6 @@
 //! The OpenAI-compatible provider against the in-process mock server.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{MockResponse, MockServer, openai as oa};

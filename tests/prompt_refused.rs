@@ -1,9 +1,7 @@
 //! A prompt that can never fit the model's window is refused before it is stored: nothing of
 //! it reaches the store or any later request, and the next prompt pays no compaction for it.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use pith::config::Config;
 use pith::event::{Event, Op, TurnEnd};

@@ -1,9 +1,7 @@
 //! The command line a careless user types: flags before `run`, a prompt on stdin, a session
 //! that does not exist, a config whose limits cannot work.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 

@@ -2,9 +2,7 @@
 //! session, a kill mid-compaction leaves nothing the model sees, parts a crash cut off are
 //! marked interrupted, a failed store write is reported (and the next start recovers).
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

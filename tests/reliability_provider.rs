@@ -3,9 +3,7 @@
 //! a `retry-after` of days, a wrong URL, a refused key. Each must end in bounded time with one
 //! clear error (exit 1), or recover by retrying.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::openai as oa;

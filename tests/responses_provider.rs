@@ -3,9 +3,7 @@
 //! carried back where the server keeps it and nothing OpenAI-only sent elsewhere, and errors
 //! classified as for the other APIs (overflow → window learned, 429 and failures retried).
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -2,9 +2,7 @@
 //! against the mock provider. Each one is an attack a hostile model or repository can make: the
 //! file it tries to create must not exist afterwards, and what it tries to delete must survive.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,9 +1,7 @@
 //! File tools against a hostile workspace, run headless through the real binary: symlinks that
 //! lead out of the workspace (dangling or not) and `.env` files reached through `grep`.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::MockServer;

@@ -6,9 +6,7 @@
 //! Where the kernel lacks Landlock or seccomp the tests print why and check only that pith says
 //! so; on a kernel with both (CI's) they really run.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

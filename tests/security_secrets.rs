@@ -1,9 +1,7 @@
 //! Secrets stay out of tools, errors, logs, the store and exports: run headless through the real
 //! binary against the mock provider.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::openai;

@@ -1,9 +1,7 @@
 //! A repository's own `pith.toml` is not trusted until the user says so: run headless through
 //! the real binary, with the user's provider in the global config and a hostile workspace file.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::MockServer;

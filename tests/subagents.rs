@@ -1,9 +1,7 @@
 //! Sub-agents through the real engine against the mock provider: the `task` tool runs a child
 //! session with its own context and the parent gets only its answer.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -1,7 +1,5 @@
 //! The tools' public API as the engine uses it: Registry + Permissions + DoomLoop, no engine.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -5,11 +5,9 @@
 //!
 //! Needs `tmux` (`.ci/run` installs it); without it the test prints why and passes as skipped.
 //! Ignored until `main.rs` opens the TUI with no subcommand: run it with
-//! `cargo test --test tui_e2e`.
+//! `cargo test --test all tui_e2e::`.
 
-#![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
-
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,5 +1,5 @@
 //! Shared helpers for integration tests: an in-process mock provider speaking the real wire
-//! formats. Every test file that needs it declares `mod support;`.
+//! formats. `tests/all.rs` declares it once; each test module reaches it as `crate::support`.
 #![allow(dead_code, unused_imports)]
 
 pub mod anthropic;
