@@ -260,7 +260,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
             match op {
                 Op::Shutdown => break,
                 // the prompt stays in the transcript, followed by the reason it went nowhere
-                Op::UserTurn { id, text } => {
+                Op::UserTurn { id, text, .. } => {
                     let mut m = Message::new("", Role::User);
                     m.submission_id = Some(id);
                     m.push(PartKind::Text {

@@ -54,6 +54,7 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
     h.send(Op::UserTurn {
         id: "1".into(),
         text: "look at the code".into(),
+        pasted: Vec::new(),
     });
     let (end, figure) = turn_figure(&mut h).await;
     assert_eq!(end, TurnEnd::Stop);
@@ -76,6 +77,7 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
     h.send(Op::UserTurn {
         id: "2".into(),
         text: "and now the tests, in detail please".into(),
+        pasted: Vec::new(),
     });
     h.until("text", |e| matches!(e, Event::TextDelta { .. }))
         .await;
@@ -153,6 +155,7 @@ async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
     h.send(Op::UserTurn {
         id: "1".into(),
         text: "a prompt long enough to count for something".into(),
+        pasted: Vec::new(),
     });
     h.until("thinking", |e| matches!(e, Event::State { .. }))
         .await;

@@ -298,3 +298,94 @@ async fn code_words_survive_pasted_diffs() {
     let kept = retained(diff, rotate).await;
     assert!(kept >= 9, "kept {kept} of 10");
 }
+
+/// A paste the TUI marked as such (`Op::UserTurn::pasted`) is carried as a pasted block even
+/// when it reads like prose — which by shape alone would be the user's words, carried whole —
+/// and `recall` with the id its note names brings it back whole through the engine and store.
+#[tokio::test]
+async fn a_marked_paste_is_condensed_and_recalled_whole() {
+    use pith::event::{Event, Op, TurnEnd};
+    use support::engine::harness_with;
+
+    let mut h = harness_with(vec![], true, |c| {
+        let m = c.models.values_mut().next().unwrap();
+        m.context = 8_000;
+        m.output = 1_000;
+    })
+    .await;
+    let paste: String = (1..=200)
+        .map(|i| format!("Paragraph {i}: the vendor says shipment {i} arrives on time.\n"))
+        .collect();
+    let before = "The code word is HERON-4. Here is the vendor's note: ";
+    let text = format!("{before}{paste}Please keep both in mind.");
+    let span = (before.len(), before.len() + paste.len());
+    h.server.push(openai::text("Noted.", Some((3_500, 5))));
+    h.send(Op::UserTurn {
+        id: "u1".into(),
+        text,
+        pasted: vec![span],
+    });
+    let user_id = match h
+        .until("the stored prompt", |e| {
+            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("u1"))
+        })
+        .await
+    {
+        Event::Message { message } => message.id,
+        _ => unreachable!(),
+    };
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    // Later turns, so that the first is older than the verbatim tail a compaction keeps.
+    for n in 0..3 {
+        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(60));
+        h.server.push(openai::text(&answer, Some((2_500, 300))));
+        h.send(Op::user_turn(format!("Next step {n}, please.")));
+        assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    }
+
+    h.server.push(openai::text(FORGETFUL, Some((2_000, 60))));
+    h.send(Op::Compact { focus: None });
+    assert_eq!(h.turn_finished().await, TurnEnd::Compacted);
+
+    let id = format!("paste:{}:1", &user_id[user_id.len() - 10..]);
+    let args = format!(r#"{{"id":"{id}"}}"#);
+    h.server.push_all([
+        openai::tool_calls(&[("call_1", "recall", &args)], Some((1_000, 5))),
+        openai::text(
+            "HERON-4, and shipment 77 arrives on time.",
+            Some((3_000, 9)),
+        ),
+    ]);
+    h.send(Op::user_turn(
+        "What was the code word, and what about shipment 77?",
+    ));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+
+    let n = h.server.requests().len();
+    let after = text_of(&h.server.request_body(n - 2));
+    assert!(after.contains("HERON-4"), "the user's words are carried");
+    assert!(
+        after.contains("Please keep both in mind."),
+        "words after the paste too"
+    );
+    assert!(
+        after.contains(&format!("recall \"{id}\"")),
+        "the note names the id:\n{after}"
+    );
+    assert!(
+        after.contains("[pasted output: 200 lines, "),
+        "the marked paste is carried as a pasted block, not as words:\n{after}"
+    );
+    let shown = after.matches("Paragraph ").count();
+    assert!(shown < 200, "condensed to fit: {shown} of 200 lines shown");
+    let recalled = h.tool_results(n - 1).join("\n");
+    assert!(
+        recalled.contains("Paragraph 77: the vendor says shipment 77"),
+        "{recalled}"
+    );
+    assert!(recalled.contains("Paragraph 200:") && recalled.contains("Paragraph 1:"));
+    assert!(
+        !recalled.contains("HERON-4"),
+        "recall returns the paste, not the message"
+    );
+}

@@ -14,6 +14,7 @@ fn user_turn(id: &str, text: &str) -> Op {
     Op::UserTurn {
         id: id.into(),
         text: text.into(),
+        pasted: Vec::new(),
     }
 }
 

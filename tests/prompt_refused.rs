@@ -31,6 +31,7 @@ async fn an_oversized_prompt_is_refused_unstored_and_costs_the_next_turn_nothing
     h.send(Op::UserTurn {
         id: "big".into(),
         text: big.clone(),
+        pasted: Vec::new(),
     });
     let refused = h
         .until("prompt_refused", |e| {
@@ -70,6 +71,7 @@ async fn an_oversized_prompt_is_refused_unstored_and_costs_the_next_turn_nothing
     h.send(Op::UserTurn {
         id: "small".into(),
         text: "what is 2 + 2?".into(),
+        pasted: Vec::new(),
     });
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let requests = h.server.requests();
@@ -97,12 +99,14 @@ async fn an_oversized_prompt_typed_mid_turn_is_refused_and_costs_no_request() {
     h.send(Op::UserTurn {
         id: "one".into(),
         text: "hello".into(),
+        pasted: Vec::new(),
     });
     h.until("the user message", |e| matches!(e, Event::Message { .. }))
         .await;
     h.send(Op::UserTurn {
         id: "big".into(),
         text: huge_paste(),
+        pasted: Vec::new(),
     });
     let mut refused = false;
     let end = loop {

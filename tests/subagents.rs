@@ -90,6 +90,7 @@ async fn turn(h: &mut Harness, text: &str) -> TurnEnd {
     h.send(Op::UserTurn {
         id: "u1".into(),
         text: text.into(),
+        pasted: Vec::new(),
     });
     h.turn_finished().await
 }
@@ -122,6 +123,7 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
     h.send(Op::UserTurn {
         id: "u1".into(),
         text: "what is the flag?".into(),
+        pasted: Vec::new(),
     });
     loop {
         let ev = h.until("event", |_| true).await;
@@ -325,6 +327,7 @@ async fn a_child_asks_the_same_user_and_never_has_more_rights() {
     h.send(Op::UserTurn {
         id: "u1".into(),
         text: "go".into(),
+        pasted: Vec::new(),
     });
     let asked = h.permission_asked().await;
     assert_eq!(asked.tool, "write");
@@ -396,6 +399,7 @@ async fn interrupting_the_parent_interrupts_the_children() {
     h.send(Op::UserTurn {
         id: "u1".into(),
         text: "go".into(),
+        pasted: Vec::new(),
     });
     h.until("the child streaming", |e| {
         matches!(e, Event::Subagent { event, .. } if matches!(**event, Event::TextDelta { .. }))

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::message::{Carried, CarrySource, Ledger, Message, PartKind, Role};
+use crate::message::{Carried, CarrySource, Ledger, Message, PartKind, Role, Span};
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};
@@ -37,6 +37,18 @@ pub fn user_text(m: &Message) -> Option<String> {
         })
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The spans of a user message's text that the user pasted (`PartKind::Pasted`): offsets into
+/// [`user_text`], whose first part is the typed text they were recorded against.
+pub fn pasted_spans(m: &Message) -> Vec<Span> {
+    m.parts
+        .iter()
+        .find_map(|p| match &p.kind {
+            PartKind::Pasted { spans } => Some(spans.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The ledger of `messages` (oldest first): for each tool call, the file it read, edited or
@@ -224,6 +236,7 @@ pub fn user_messages(messages: &[Message]) -> (Vec<CarrySource>, Option<usize>) 
             out.push(CarrySource {
                 id: Some(m.id.clone()),
                 text,
+                pasted: pasted_spans(m),
             });
         }
     }

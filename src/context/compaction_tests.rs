@@ -349,6 +349,7 @@ fn the_words_note_holds_the_newest_words_within_its_limit() {
     let carried = |t: &str| CarrySource {
         id: None,
         text: t.to_string(),
+        pasted: Vec::new(),
     };
     assert_eq!(words_note(&[], 500, &e), None);
     assert_eq!(words_note(&[carried("  ")], 500, &e), None);
@@ -361,6 +362,7 @@ fn the_words_note_holds_the_newest_words_within_its_limit() {
         CarrySource {
             id: Some("m3".into()),
             text: format!("The code word is NEWEST-3. {}", "lorem ipsum ".repeat(400)),
+            pasted: Vec::new(),
         },
     ];
     let note = words_note(&words, 300, &e).unwrap();

@@ -15,6 +15,7 @@
 //! message; a condensed block is fenced and ends with its note, so a later compaction knows it.
 
 use super::tokens::Estimator;
+use crate::message::Span;
 
 /// A run needs this many machine-shaped lines to be a pasted block.
 pub const MIN_BLOCK_LINES: usize = 3;
@@ -381,9 +382,62 @@ impl<'a> Pieces<'a> {
     }
 }
 
-/// The user's own words of `text`, without the pasted blocks.
-pub fn words_of(text: &str) -> String {
-    split(text)
+/// Splits `text` as [`split`] does, except that each of the `pasted` byte spans (what the front
+/// end knew the user pasted) is a block whatever its shape; the text around them is split by
+/// shape. Spans out of bounds, off a character boundary or overlapping are ignored.
+pub fn pieces(text: &str, pasted: &[Span]) -> Vec<Piece> {
+    let mut spans: Vec<Span> = pasted
+        .iter()
+        .copied()
+        .filter(|&(a, b)| a < b && b <= text.len())
+        .filter(|&(a, b)| text.is_char_boundary(a) && text.is_char_boundary(b))
+        .collect();
+    if spans.is_empty() {
+        return split(text);
+    }
+    spans.sort_unstable();
+    let mut out: Vec<Piece> = Vec::new();
+    let mut push = |piece: Piece| push_piece(&mut out, piece);
+    let mut at = 0;
+    for (a, b) in spans {
+        if a < at {
+            continue; // overlaps the span before
+        }
+        split(&text[at..a]).into_iter().for_each(&mut push);
+        let lines: Vec<&str> = text[a..b].trim_matches('\n').lines().collect();
+        if !lines.is_empty() {
+            push(Piece::Block(Block {
+                kind: kind_of(&lines),
+                lines: lines.iter().map(|l| l.to_string()).collect(),
+            }));
+        }
+        at = b;
+    }
+    split(&text[at..]).into_iter().for_each(&mut push);
+    out
+}
+
+/// Adds `piece` to `out`: words next to words become one piece; blank words are dropped.
+fn push_piece(out: &mut Vec<Piece>, piece: Piece) {
+    match piece {
+        Piece::Words(w) if w.trim().is_empty() => {}
+        Piece::Words(w) => {
+            let w = w.trim_matches('\n').trim_end_matches([' ', '\t']);
+            match out.last_mut() {
+                Some(Piece::Words(prev)) => {
+                    prev.push('\n');
+                    prev.push_str(w);
+                }
+                _ => out.push(Piece::Words(w.to_string())),
+            }
+        }
+        block => out.push(block),
+    }
+}
+
+/// The user's own words of `text` (with its `pasted` spans), without the pasted blocks.
+pub fn words_of(text: &str, pasted: &[Span]) -> String {
+    pieces(text, pasted)
         .into_iter()
         .filter_map(|p| match p {
             Piece::Words(w) => Some(w),
@@ -393,9 +447,9 @@ pub fn words_of(text: &str) -> String {
         .join("\n")
 }
 
-/// The `n`th (1-based) pasted block of `text`, as it was pasted.
-pub fn block(text: &str, n: usize) -> Option<String> {
-    split(text)
+/// The `n`th (1-based) pasted block of `text` (with its `pasted` spans), as it was pasted.
+pub fn block(text: &str, pasted: &[Span], n: usize) -> Option<String> {
+    pieces(text, pasted)
         .into_iter()
         .filter_map(|p| match p {
             Piece::Block(b) => Some(b.lines.join("\n")),

@@ -68,7 +68,7 @@ fn a_fact_before_inside_or_after_a_log_stays_in_the_words() {
         ),
     ] {
         let pieces = split(&text);
-        let words = words_of(&text);
+        let words = words_of(&text, &[]);
         assert!(words.contains("JADE-MARTEN"), "{pieces:#?}");
         assert!(words.contains("Here is the log:"), "{pieces:#?}");
         assert!(!words.contains("Compiling"), "{pieces:#?}");
@@ -92,13 +92,13 @@ fn fenced_code_tracebacks_and_diffs_are_blocks() {
     let p = split(fenced);
     assert_eq!(blocks(&p).len(), 1);
     assert_eq!(blocks(&p)[0].kind, Kind::Code);
-    assert_eq!(words_of(fenced), "Look at this:\nWhy?");
+    assert_eq!(words_of(fenced, &[]), "Look at this:\nWhy?");
 
     let tb = "It crashed:\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    main()\n  File \"a.py\", line 9, in main\n    raise KeyError(k)\nKeyError: 'x'\nCan you fix it?";
     let p = split(tb);
     assert_eq!(blocks(&p).len(), 1, "{p:#?}");
     assert_eq!(blocks(&p)[0].kind, Kind::Traceback);
-    assert!(words_of(tb).contains("Can you fix it?"));
+    assert!(words_of(tb, &[]).contains("Can you fix it?"));
 
     let diff = "diff --git a/x.rs b/x.rs\n--- a/x.rs\n+++ b/x.rs\n@@ -1,3 +1,3 @@\n-let a = 1;\n+let a = 2;";
     let p = split(diff);
@@ -114,7 +114,7 @@ fn prose_alone_or_short_snippets_are_words() {
         "Fix this:\nerror: x\nthanks",
     ] {
         assert!(blocks(&split(text)).is_empty(), "{text}");
-        assert_eq!(words_of(text), text);
+        assert_eq!(words_of(text, &[]), text);
     }
 }
 
@@ -123,7 +123,7 @@ fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
     let text = format!("Task JADE-7 failed:\n{LOG}");
     let pieces = split(&text);
     let b = blocks(&pieces)[0].clone();
-    let names = names(&words_of(&text));
+    let names = names(&words_of(&text, &[]));
     assert!(names.contains(&"JADE-7".to_string()), "{names:?}");
     let id = recall_id("01JXAMPLEMSG0000000ABCDEFGH", 1);
     assert_eq!(id, "paste:00ABCDEFGH:1");
@@ -162,7 +162,7 @@ fn a_condensed_block_keeps_its_edges_what_stands_out_and_a_recall_note() {
     for carried in [&small, &tiny] {
         let again = split(&format!("Task JADE-7 failed:\n{carried}\nthanks."));
         assert_eq!(
-            words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks.")),
+            words_of(&format!("Task JADE-7 failed:\n{carried}\nthanks."), &[]),
             "Task JADE-7 failed:\nthanks."
         );
         let b2 = blocks(&again)[0].clone();
@@ -179,9 +179,9 @@ fn a_block_is_found_again_by_its_recall_id() {
     let id = recall_id("msg_9", 2);
     let (m, n) = parse_recall_id(&id).unwrap();
     assert_eq!((m, n), ("msg_9", 2));
-    assert_eq!(block(&text, n).as_deref(), Some(LOG));
-    assert_eq!(block(&text, 3), None);
-    assert_eq!(block(&text, 0), None);
+    assert_eq!(block(&text, &[], n).as_deref(), Some(LOG));
+    assert_eq!(block(&text, &[], 3), None);
+    assert_eq!(block(&text, &[], 0), None);
     assert_eq!(parse_recall_id("call_1"), None);
 }
 
@@ -198,7 +198,7 @@ fn ordinary_prose_with_lists_paths_and_code_names_is_all_words() {
         Also, the flag --dry-run should stay off by default. What do you think?";
     let pieces = split(text);
     assert!(blocks(&pieces).is_empty(), "{pieces:#?}");
-    assert_eq!(words_of(text), text);
+    assert_eq!(words_of(text, &[]), text);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn long_json_on_one_line_is_a_block_and_a_stack_dump_too() {
     let p = split(&text);
     assert_eq!(blocks(&p).len(), 1, "{p:#?}");
     assert_eq!(
-        words_of(&text),
+        words_of(&text, &[]),
         "The response was wrong, the code is ORCA-12:\nWhy is item 7 missing?"
     );
     let java = "It crashes on start:\nException in thread \"main\" java.lang.NullPointerException\n\tat com.example.App.start(App.java:42)\n\tat com.example.App.main(App.java:10)\n\tat java.base/jdk.internal.reflect.Method.invoke(Method.java:580)\nThe ticket is JIRA-881.";
@@ -223,7 +223,47 @@ fn long_json_on_one_line_is_a_block_and_a_stack_dump_too() {
     assert_eq!(blocks(&p).len(), 1, "{p:#?}");
     assert_eq!(blocks(&p)[0].kind, Kind::Traceback);
     assert_eq!(
-        words_of(java),
+        words_of(java, &[]),
         "It crashes on start:\nThe ticket is JIRA-881."
     );
+}
+
+/// A span the front end marked as pasted is a block whatever its shape (prose here), cut out of
+/// the line it starts in; the text around it is split by shape as before.
+#[test]
+fn a_marked_span_is_a_block_whatever_its_shape() {
+    let prose = "Dear team, the shipment arrives on Monday.\nThe invoice is paid.\nRegards, Ann";
+    let before = "Keep the code word OTTER-9 in mind. Here is the mail: ";
+    let text = format!("{before}{prose}\nWhat should I answer?\n{LOG}");
+    let span = (before.len(), before.len() + prose.len());
+    assert!(
+        blocks(&split(&text)).len() == 1,
+        "by shape alone the mail is words"
+    );
+    let pieces = pieces(&text, &[span]);
+    assert_eq!(blocks(&pieces).len(), 2, "{pieces:?}");
+    assert_eq!(
+        words_of(&text, &[span]),
+        "Keep the code word OTTER-9 in mind. Here is the mail:\nWhat should I answer?"
+    );
+    assert_eq!(block(&text, &[span], 1).as_deref(), Some(prose));
+    assert_eq!(block(&text, &[span], 2).as_deref(), Some(LOG));
+}
+
+/// Spans that do not fit the text are ignored rather than trusted: out of bounds, inside a
+/// character, empty, or overlapping the one before.
+#[test]
+fn spans_that_do_not_fit_the_text_are_ignored() {
+    let text = "The word is ÉCLAIR-3.\nNothing pasted here.";
+    let plain = split(text);
+    for bad in [
+        vec![(0, text.len() + 1)],
+        vec![(13, 20)], // 13 is inside the two bytes of 'É'
+        vec![(5, 5)],
+        vec![(9, 3)],
+    ] {
+        assert_eq!(pieces(text, &bad), plain, "{bad:?}");
+    }
+    let overlapping = pieces(text, &[(0, 10), (5, 15)]);
+    assert_eq!(blocks(&overlapping).len(), 1, "{overlapping:?}");
 }

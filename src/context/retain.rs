@@ -37,7 +37,7 @@ struct Parsed {
 }
 
 fn parse(s: &CarrySource, est: &Estimator) -> Parsed {
-    let pieces = paste::split(&s.text);
+    let pieces = paste::pieces(&s.text, &s.pasted);
     let words: Vec<&str> = pieces
         .iter()
         .filter_map(|p| match p {
@@ -90,6 +90,7 @@ pub fn retain(
             .map(|p| CarrySource {
                 id: p.id.clone(),
                 text: p.words.clone(),
+                pasted: Vec::new(),
             })
             .collect();
         if left >= MIN_CUT_TOKENS {

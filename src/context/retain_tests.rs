@@ -21,6 +21,7 @@ fn source(id: &str, text: String) -> CarrySource {
     CarrySource {
         id: Some(id.to_string()),
         text,
+        pasted: Vec::new(),
     }
 }
 
@@ -51,7 +52,7 @@ fn every_message_keeps_its_words_before_any_block_gets_room() {
     let sources = facts(10);
     let all_words: u64 = sources
         .iter()
-        .map(|s| est().text(&paste::words_of(&s.text)) + WRAPPER_TOKENS)
+        .map(|s| est().text(&paste::words_of(&s.text, &s.pasted)) + WRAPPER_TOKENS)
         .sum();
     // Room for the words and a little more: every fact, oldest included, is carried word for
     // word; the blocks get what is left, and none is carried whole.
@@ -91,6 +92,7 @@ fn every_message_keeps_its_words_before_any_block_gets_room() {
         .map(|m| CarrySource {
             id: None,
             text: m.clone(),
+            pasted: Vec::new(),
         })
         .collect();
     let r2 = retain(&again, 0, all_words + 500, &est());

@@ -440,7 +440,10 @@ impl Estimator {
                     (enc.count(path) + PART_OVERHEAD, 0)
                 }
             }
-            PartKind::StepStart | PartKind::StepFinish { .. } | PartKind::Patch { .. } => (0, 0),
+            PartKind::StepStart
+            | PartKind::StepFinish { .. }
+            | PartKind::Patch { .. }
+            | PartKind::Pasted { .. } => (0, 0),
         }
     }
 
@@ -631,6 +634,7 @@ fn fingerprint(kind: &PartKind) -> u64 {
         PartKind::StepFinish { .. } => mix(h, 6),
         PartKind::File { path, mime } => mix(mix(mix(h, 7), path.len() as u64), mime.len() as u64),
         PartKind::Patch { files } => mix(mix(h, 8), files.len() as u64),
+        PartKind::Pasted { spans } => mix(mix(h, 9), spans.len() as u64),
     }
 }
 

@@ -73,6 +73,11 @@ impl Runner {
             text: prompt.text.clone(),
             synthetic: false,
         });
+        if !prompt.pasted.is_empty() {
+            m.push(PartKind::Pasted {
+                spans: prompt.pasted.clone(),
+            });
+        }
         for part in self.attachment_parts() {
             m.push(part);
         }

@@ -200,6 +200,7 @@ impl Runner {
             carried.sources.push(crate::message::CarrySource {
                 id: None,
                 text: r.clone(),
+                pasted: Vec::new(),
             });
             carried.user_messages.insert(0, r);
         }

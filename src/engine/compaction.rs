@@ -460,6 +460,7 @@ impl Runner {
             .map(|t| CarrySource {
                 id: None,
                 text: t.clone(),
+                pasted: Vec::new(),
             })
             .collect();
         sources.extend(new);

@@ -413,6 +413,7 @@ impl Runner {
                         id,
                         text,
                         label: None,
+                        pasted: Vec::new(),
                     }])
                     .await;
                 }
@@ -433,6 +434,7 @@ impl Runner {
                     id,
                     text,
                     label: Some(label),
+                    pasted: Vec::new(),
                 };
                 self.command_turn(prompt, model, agent).await
             }

@@ -17,6 +17,8 @@ pub struct Prompt {
     pub text: String,
     /// The custom command it was expanded from (`/name args`), stored on the message.
     pub label: Option<String>,
+    /// The spans of `text` the user pasted (`Op::UserTurn::pasted`).
+    pub pasted: Vec<crate::message::Span>,
 }
 
 /// What a permission waiter receives.
@@ -225,12 +227,13 @@ pub async fn pump(
                 shared.breakdown_asked.notify_one();
                 let _ = ctl.send(Control::Op(Op::ContextBreakdown));
             }
-            Op::UserTurn { id, text } => {
+            Op::UserTurn { id, text, pasted } => {
                 if let Ok(mut q) = shared.queue.lock() {
                     q.push_back(Prompt {
                         id,
                         text,
                         label: None,
+                        pasted,
                     });
                 }
                 shared.notify.notify_one();

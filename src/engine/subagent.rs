@@ -266,6 +266,7 @@ impl Runner {
                 id: new_id(),
                 text: prompt,
                 label: None,
+                pasted: Vec::new(),
             }])
             .await;
         let answer = std::mem::take(&mut self.last_answer);

@@ -426,7 +426,7 @@ impl crate::tools::OutputLookup for Recallable {
             .inspect_err(|e| tracing::error!("store: cannot look up {id}: {e:#}"))
             .ok()
             .flatten()
-            .and_then(|text| paste::block(&text, n))
+            .and_then(|(text, pasted)| paste::block(&text, &pasted, n))
             .map(|block| ("pasted".to_string(), block))
     }
 }

@@ -130,6 +130,8 @@ fn write_message(out: &mut String, message: &Message) {
                     let _ = writeln!(out, "*Changed files:* {}\n", list.join(", "));
                 }
             }
+            // Which spans were pasted: bookkeeping for compaction, not part of the transcript.
+            PartKind::Pasted { .. } => {}
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Tool outputs by call id, for the `recall` tool: pruning and compaction take outputs out of
 //! the model's view, never out of the store.
 
-use crate::message::{PartKind, ToolState};
+use crate::message::{PartKind, Span, ToolState};
 use crate::tools::OutputLookup;
 
 use super::Store;
@@ -51,8 +51,13 @@ impl Store {
 
 impl Store {
     /// The text the user typed in their message whose id ends with `id_end` in `session_id`
-    /// (its non-synthetic text parts), for the `recall` of a pasted block.
-    pub fn find_user_text(&self, session_id: &str, id_end: &str) -> anyhow::Result<Option<String>> {
+    /// (its non-blank, non-synthetic text parts) and the spans of it they pasted, for the
+    /// `recall` of a pasted block.
+    pub fn find_user_text(
+        &self,
+        session_id: &str,
+        id_end: &str,
+    ) -> anyhow::Result<Option<(String, Vec<Span>)>> {
         if id_end.is_empty() {
             return Ok(None);
         }
@@ -65,22 +70,25 @@ impl Store {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
         })?;
         let mut found: Option<(String, Vec<String>)> = None;
+        let mut spans = Vec::new();
         for row in rows {
             let (message, data) = row?;
-            let Ok(PartKind::Text {
-                text,
-                synthetic: false,
-            }) = serde_json::from_str::<PartKind>(&data)
-            else {
-                continue;
-            };
-            match &mut found {
-                Some((m, t)) if *m == message => t.push(text),
-                Some(_) => break,
-                None => found = Some((message, vec![text])),
+            if found.as_ref().is_some_and(|(m, _)| *m != message) {
+                break;
+            }
+            match serde_json::from_str::<PartKind>(&data) {
+                Ok(PartKind::Text {
+                    text,
+                    synthetic: false,
+                }) if !text.trim().is_empty() => match &mut found {
+                    Some((_, t)) => t.push(text),
+                    None => found = Some((message, vec![text])),
+                },
+                Ok(PartKind::Pasted { spans: s }) => spans = s,
+                _ => {}
             }
         }
-        Ok(found.map(|(_, t)| t.join("\n")))
+        Ok(found.map(|(_, t)| (t.join("\n"), spans)))
     }
 }
 
@@ -158,14 +166,24 @@ mod tests {
             synthetic: true,
         });
         m.push(PartKind::Text {
+            text: "  ".into(),
+            synthetic: false,
+        });
+        m.push(PartKind::Pasted {
+            spans: vec![(17, 24)],
+        });
+        m.push(PartKind::Text {
             text: "And a log.".into(),
             synthetic: false,
         });
         s.save_message(&m).unwrap();
         let end = &m.id[m.id.len() - 10..];
         assert_eq!(
-            s.find_user_text(&a.id, end).unwrap().as_deref(),
-            Some("The code word is OTTER-9.\nAnd a log.")
+            s.find_user_text(&a.id, end).unwrap(),
+            Some((
+                "The code word is OTTER-9.\nAnd a log.".to_string(),
+                vec![(17, 24)]
+            ))
         );
         assert_eq!(s.find_user_text(&a.id, "NOSUCHID00").unwrap(), None);
         assert_eq!(s.find_user_text("other", end).unwrap(), None);

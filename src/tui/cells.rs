@@ -164,6 +164,7 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                     &indent(4),
                 )
             }
+            PartKind::Pasted { .. } => Vec::new(),
         },
         CellBody::MessageError(MessageError::Interrupted) => {
             vec![Line::from(Span::styled("· interrupted", dim()))]

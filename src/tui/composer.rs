@@ -4,23 +4,57 @@ use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::format;
+use crate::message::Span;
 
 /// Pastes with more lines (or characters) than this collapse into a chip.
 const CHIP_LINES: usize = 5;
 const CHIP_CHARS: usize = 1_000;
 const MAX_HISTORY: usize = 1_000;
 
-/// Text as typed, with the pasted texts its chip labels stand for.
+/// Text as typed, with the texts its chip labels stand for.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Entry {
     text: String,
-    chips: Vec<(String, String)>,
+    chips: Vec<Chip>,
+}
+
+/// A `[pasted N lines]` label and the text it stands for.
+#[derive(Debug, Clone, PartialEq)]
+struct Chip {
+    label: String,
+    text: String,
+    /// The user pasted it (a bracketed paste), rather than pith folding a long prompt from the
+    /// history or given back by the engine: the engine is told, so compaction carries it as a
+    /// pasted block.
+    pasted: bool,
+}
+
+impl Entry {
+    /// A prompt from elsewhere (the stored history, the engine): one chip when it is large.
+    fn folded(text: &str) -> Entry {
+        if chip_sized(text) {
+            let label = chip_label(text);
+            Entry {
+                text: label.clone(),
+                chips: vec![Chip {
+                    label,
+                    text: text.to_string(),
+                    pasted: false,
+                }],
+            }
+        } else {
+            Entry {
+                text: text.to_string(),
+                chips: Vec::new(),
+            }
+        }
+    }
 }
 
 pub struct Composer {
     pub textarea: TextArea<'static>,
-    /// Chip label → pasted text; expanded when the prompt is sent.
-    chips: Vec<(String, String)>,
+    /// The chips in the text; expanded when the prompt is sent.
+    chips: Vec<Chip>,
     /// Earlier prompts as they were typed (chips kept folded).
     history: Vec<Entry>,
     /// Position while walking the history (`None`: editing the draft).
@@ -46,15 +80,31 @@ fn chip_label(text: &str) -> String {
     }
 }
 
-/// `text` with each chip label replaced by the text it stands for.
-fn expand(text: &str, chips: &[(String, String)]) -> String {
-    let mut text = text.to_string();
-    for (label, content) in chips {
-        if let Some(i) = text.find(label.as_str()) {
-            text.replace_range(i..i + label.len(), content);
+/// `text` with each chip label (its first occurrence) replaced by the text it stands for, and
+/// the byte spans of the result that the user pasted.
+fn expand(text: &str, chips: &[Chip]) -> (String, Vec<Span>) {
+    let mut found: Vec<(usize, &Chip)> = chips
+        .iter()
+        .filter_map(|c| text.find(c.label.as_str()).map(|i| (i, c)))
+        .collect();
+    found.sort_by_key(|(i, _)| *i);
+    let mut out = String::with_capacity(text.len());
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for (i, chip) in found {
+        if i < at {
+            continue; // inside a label already replaced
         }
+        out.push_str(&text[at..i]);
+        let start = out.len();
+        out.push_str(&chip.text);
+        if chip.pasted {
+            spans.push((start, out.len()));
+        }
+        at = i + chip.label.len();
     }
-    text
+    out.push_str(&text[at..]);
+    (out, spans)
 }
 
 fn new_textarea(text: &str) -> TextArea<'static> {
@@ -138,20 +188,7 @@ impl Composer {
         let older: Vec<Entry> = prompts
             .into_iter()
             .skip(skip)
-            .map(|p| {
-                if chip_sized(&p) {
-                    let label = chip_label(&p);
-                    Entry {
-                        text: label.clone(),
-                        chips: vec![(label, p)],
-                    }
-                } else {
-                    Entry {
-                        text: p,
-                        chips: Vec::new(),
-                    }
-                }
-            })
+            .map(|p| Entry::folded(&p))
             .collect();
         let n = older.len();
         self.history.splice(0..0, older);
@@ -167,12 +204,16 @@ impl Composer {
             let base = chip_label(&text);
             let mut label = base.clone();
             let mut n = 1;
-            while self.chips.iter().any(|(l, _)| *l == label) {
+            while self.chips.iter().any(|c| c.label == label) {
                 n += 1;
                 label = format!("{} #{n}]", base.trim_end_matches(']'));
             }
             self.textarea.insert_str(&label);
-            self.chips.push((label, text));
+            self.chips.push(Chip {
+                label,
+                text,
+                pasted: true,
+            });
         } else {
             self.textarea.insert_str(&text);
         }
@@ -181,19 +222,20 @@ impl Composer {
 
     /// The text with its chips expanded.
     pub fn expanded(&self) -> String {
-        expand(&self.text(), &self.chips)
+        expand(&self.text(), &self.chips).0
     }
 
-    /// The prompt to send (chips expanded), recorded in history; the composer is cleared.
-    pub fn take(&mut self) -> String {
+    /// The prompt to send (chips expanded) and the spans of it the user pasted, recorded in
+    /// history; the composer is cleared.
+    pub fn take(&mut self) -> (String, Vec<Span>) {
         let typed = self.text();
-        let text = self.expanded();
+        let (text, pasted) = expand(&typed, &self.chips);
         let entry = Entry {
             text: typed.clone(),
             chips: self
                 .chips
                 .iter()
-                .filter(|(l, _)| typed.contains(l.as_str()))
+                .filter(|c| typed.contains(c.label.as_str()))
                 .cloned()
                 .collect(),
         };
@@ -212,7 +254,7 @@ impl Composer {
             }
         }
         self.clear();
-        text
+        (text, pasted)
     }
 
     /// Puts a prompt the engine gave back (refused, or undone) into the composer when it is
@@ -226,22 +268,9 @@ impl Composer {
             .history
             .iter()
             .rev()
-            .find(|e| expand(&e.text, &e.chips) == text)
+            .find(|e| expand(&e.text, &e.chips).0 == text)
             .cloned();
-        let entry = typed.unwrap_or_else(|| {
-            if chip_sized(text) {
-                let label = chip_label(text);
-                Entry {
-                    text: label.clone(),
-                    chips: vec![(label, text.to_string())],
-                }
-            } else {
-                Entry {
-                    text: text.to_string(),
-                    chips: Vec::new(),
-                }
-            }
-        });
+        let entry = typed.unwrap_or_else(|| Entry::folded(text));
         self.show(entry);
         self.textarea
             .move_cursor(ratatui_textarea::CursorMove::Bottom);
@@ -353,9 +382,17 @@ mod tests {
         let big: String = (1..=40).map(|i| format!("line {i}\n")).collect();
         c.paste(&big);
         assert_eq!(c.text(), "look at this: [pasted 40 lines]");
-        let sent = c.take();
+        c.textarea.insert_str(" why?");
+        let (sent, pasted) = c.take();
         assert!(sent.starts_with("look at this: line 1\nline 2\n"));
         assert!(sent.contains("line 40"));
+        assert_eq!(
+            pasted,
+            vec![(14, 14 + big.len())],
+            "the paste is marked as such"
+        );
+        assert_eq!(&sent[pasted[0].0..pasted[0].1], big);
+        assert!(sent.ends_with(" why?"));
         assert!(c.is_empty());
     }
 
@@ -385,7 +422,11 @@ mod tests {
         assert!(c.history_prev());
         assert_eq!(c.text(), "[pasted 30 lines]");
         assert!(c.browsing_history());
-        assert_eq!(c.take(), long);
+        assert_eq!(
+            c.take(),
+            (long, Vec::new()),
+            "a prompt folded by pith is not marked as pasted"
+        );
     }
 
     /// Older prompts go before the held ones; a walk in progress keeps showing its prompt and

@@ -452,7 +452,7 @@ impl App {
                 return;
             }
         }
-        let text = self.composer.take();
+        let (text, pasted) = self.composer.take();
         let id = crate::message::new_id();
         self.pending.push(PendingPrompt {
             id: id.clone(),
@@ -465,7 +465,7 @@ impl App {
                 id,
                 command: command.to_string(),
             }),
-            _ => self.send(Op::UserTurn { id, text }),
+            _ => self.send(Op::UserTurn { id, text, pasted }),
         }
         self.scroll_top = None;
     }

@@ -133,7 +133,7 @@ pub(super) fn prompts(rx: &mut UnboundedReceiver<Op>) -> Vec<(String, String)> {
     ops(rx)
         .into_iter()
         .map(|op| match op {
-            Op::UserTurn { id, text } => (id, text),
+            Op::UserTurn { id, text, .. } => (id, text),
             other => panic!("expected a user turn, got {other:?}"),
         })
         .collect()

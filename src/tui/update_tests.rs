@@ -171,8 +171,19 @@ fn paste_collapses_and_expands_on_send() {
     let big: String = (0..30).map(|i| format!("log line {i}\n")).collect();
     app.update(Msg::Term(TermEvent::Paste(big.clone())));
     assert!(render(&mut app, 80, 24).contains("[pasted 30 lines]"));
+    type_str(&mut app, " what broke?");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(prompt_texts(&mut rx), vec![big]);
+    match ops(&mut rx).as_slice() {
+        [Op::UserTurn { text, pasted, .. }] => {
+            assert_eq!(*text, format!("{big} what broke?"));
+            assert_eq!(
+                *pasted,
+                vec![(0, big.len())],
+                "the engine is told what was pasted"
+            );
+        }
+        other => panic!("expected one user turn, got {other:?}"),
+    }
 }
 
 #[test]

@@ -53,6 +53,10 @@ pub enum Op {
     UserTurn {
         id: String,
         text: String,
+        /// What of `text` the user pasted (a bracketed paste the TUI showed as a chip), as byte
+        /// spans: compaction carries those as pasted blocks, whatever their shape.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pasted: Vec<crate::message::Span>,
     },
     /// `/compact [focus]`.
     Compact {
@@ -165,6 +169,7 @@ impl Op {
         Op::UserTurn {
             id: crate::message::new_id(),
             text: text.into(),
+            pasted: Vec::new(),
         }
     }
 }

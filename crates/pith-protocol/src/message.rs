@@ -292,6 +292,8 @@ pub struct Carried {
 pub struct CarrySource {
     pub id: Option<String>,
     pub text: String,
+    /// The spans of `text` the user pasted, when the front end knew (`PartKind::Pasted`).
+    pub pasted: Vec<Span>,
 }
 
 impl Carried {
@@ -370,7 +372,15 @@ pub enum PartKind {
     Patch {
         files: Vec<String>,
     },
+    /// On a user message: which byte spans of its typed text (the first text part) the user
+    /// pasted, as the front end knew it (a bracketed paste). Not sent to the model.
+    Pasted {
+        spans: Vec<Span>,
+    },
 }
+
+/// A byte range `[start, end)` of a text.
+pub type Span = (usize, usize);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolTime {
