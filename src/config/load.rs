@@ -299,7 +299,7 @@ pub fn load_with_env(
         }
     }
     // keys set in different files meet only here
-    crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| ConfigError::Invalid {
+    super::keys::Keymap::from_config(&config.keys).map_err(|e| ConfigError::Invalid {
         message: e.to_string(),
     })?;
     let workspace_files_trusted =
@@ -657,9 +657,9 @@ fn parse_file(
 
 /// `theme` and `[keys]` of one file: the error's span and message.
 fn check_ui(config: &Config, root: &DeTable<'_>) -> Result<(), (Range<usize>, String)> {
-    use crate::tui::keymap::{Keymap, KeymapError};
+    use super::keys::{Keymap, KeymapError};
     if let Some(theme) = &config.theme
-        && !crate::tui::theme::valid_name(theme)
+        && !super::ui::valid_theme_name(theme)
     {
         return Err((
             span_at(root, &["theme"]),

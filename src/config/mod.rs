@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod keys;
 pub mod known;
 pub mod load;
 pub mod mcp;

@@ -35,3 +35,11 @@ impl<'de> Deserialize<'de> for KeyList {
         d.deserialize_any(Visitor)
     }
 }
+
+/// A theme name: letters, digits, `-`, `_` (it names a file in `themes/`).
+pub fn valid_theme_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

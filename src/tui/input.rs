@@ -12,7 +12,7 @@ use crate::event::Op;
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, QUIT_WINDOW};
-use super::keymap::{Action, Context};
+use super::keymap::{Action, Context, key_of};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
 use crate::commands;
@@ -185,7 +185,7 @@ impl App {
     }
 
     fn on_key(&mut self, k: KeyEvent) {
-        let global = self.keymap.action(Context::Global, &k);
+        let global = self.keymap.action(Context::Global, key_of(&k));
         if global == Some(Action::Cancel) {
             self.ctrl_c();
             return;
@@ -195,7 +195,7 @@ impl App {
         let now = Instant::now();
         // Keys wait for the question to be read, except esc and scrolling: they are safe.
         let safe = matches!(
-            self.keymap.action(Context::Permission, &k),
+            self.keymap.action(Context::Permission, key_of(&k)),
             Some(Action::Deny | Action::QuestionScrollUp | Action::QuestionScrollDown)
         );
         if !self.permissions.queue.is_empty() && (safe || self.permissions.armed(now)) {
@@ -208,7 +208,7 @@ impl App {
             self.popup_key(k);
             return;
         }
-        let chat = self.keymap.action(Context::Chat, &k);
+        let chat = self.keymap.action(Context::Chat, key_of(&k));
         // transcript navigation
         let plain = k.modifiers.is_empty();
         match chat {
@@ -237,7 +237,7 @@ impl App {
             }
             _ => {}
         }
-        let list = self.keymap.action(Context::List, &k);
+        let list = self.keymap.action(Context::List, key_of(&k));
         // @ file picker
         if let Some((_, items)) = self.mention_popup() {
             let n = items.len().min(super::mentions::SHOWN * 8);

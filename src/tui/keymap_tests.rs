@@ -1,6 +1,13 @@
-//! Key specs, defaults, `[keys]` over them, and the errors a bad table gives.
+//! Terminal key events against the keymap spec: what each event is as a binding names it, and
+//! what it does with the defaults and with `[keys]` over them.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use strum::EnumProperty;
 
 use super::*;
+use crate::config::ui::KeyList;
 
 fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, mods)
@@ -21,75 +28,48 @@ fn specs_parse_to_what_terminals_send() {
     let k = |s: &str| Key::parse(s).unwrap();
     assert_eq!(
         k("ctrl+u"),
-        Key::of(&ev(KeyCode::Char('u'), KeyModifiers::CONTROL))
+        key_of(&ev(KeyCode::Char('u'), KeyModifiers::CONTROL))
     );
     assert_eq!(k("Ctrl+U"), k("ctrl+u"), "control letters ignore case");
     assert_eq!(
         k("alt+enter"),
-        Key::of(&ev(KeyCode::Enter, KeyModifiers::ALT))
+        key_of(&ev(KeyCode::Enter, KeyModifiers::ALT))
     );
     // shift+tab arrives as BackTab, with or without SHIFT
     assert_eq!(
         k("shift+tab"),
-        Key::of(&ev(KeyCode::BackTab, KeyModifiers::SHIFT))
+        key_of(&ev(KeyCode::BackTab, KeyModifiers::SHIFT))
     );
     assert_eq!(
         k("shift+tab"),
-        Key::of(&ev(KeyCode::BackTab, KeyModifiers::NONE))
+        key_of(&ev(KeyCode::BackTab, KeyModifiers::NONE))
     );
-    assert_eq!(k("esc"), Key::of(&ev(KeyCode::Esc, KeyModifiers::NONE)));
-    assert_eq!(k("f2"), Key::of(&ev(KeyCode::F(2), KeyModifiers::NONE)));
+    assert_eq!(k("esc"), key_of(&ev(KeyCode::Esc, KeyModifiers::NONE)));
+    assert_eq!(k("f2"), key_of(&ev(KeyCode::F(2), KeyModifiers::NONE)));
     assert_eq!(
         k("shift+a"),
-        Key::of(&ev(KeyCode::Char('A'), KeyModifiers::SHIFT))
+        key_of(&ev(KeyCode::Char('A'), KeyModifiers::SHIFT))
     );
-    assert_eq!(
-        k("?"),
-        Key::of(&ev(KeyCode::Char('?'), KeyModifiers::SHIFT))
-    );
+    assert_eq!(k("?"), key_of(&ev(KeyCode::Char('?'), KeyModifiers::SHIFT)));
     assert_eq!(
         k("ctrl++"),
-        Key::of(&ev(KeyCode::Char('+'), KeyModifiers::CONTROL))
+        key_of(&ev(KeyCode::Char('+'), KeyModifiers::CONTROL))
     );
     assert_ne!(k("ctrl+u"), k("u"));
     // ctrl/alt with a shifted letter, however the terminal reports it
     assert_eq!(
         k("ctrl+shift+a"),
-        Key::of(&ev(KeyCode::Char('A'), KeyModifiers::CONTROL))
+        key_of(&ev(KeyCode::Char('A'), KeyModifiers::CONTROL))
     );
     assert_eq!(
         k("alt+A"),
-        Key::of(&ev(
+        key_of(&ev(
             KeyCode::Char('a'),
             KeyModifiers::ALT | KeyModifiers::SHIFT
         ))
     );
     assert_ne!(k("ctrl+shift+a"), k("ctrl+a"));
     assert_ne!(k("enter"), k("shift+enter"));
-    for bad in [
-        "",
-        "ctrl+",
-        "hyper+x",
-        "f0",
-        "f25",
-        "pagesideways",
-        "ctrl+xy",
-    ] {
-        assert!(Key::parse(bad).is_err(), "{bad:?} parsed");
-    }
-    // round trip through the listing
-    for s in [
-        "ctrl+u",
-        "alt+backspace",
-        "shift+tab",
-        "f2",
-        "pageup",
-        "ctrl+alt+x",
-        "space",
-    ] {
-        assert_eq!(k(s).to_string(), s);
-        assert_eq!(k(&k(s).to_string()), k(s));
-    }
 }
 
 #[test]
@@ -107,32 +87,35 @@ fn defaults_cover_every_action_without_conflicts() {
     }
     let ctrl_u = ev(KeyCode::Char('u'), KeyModifiers::CONTROL);
     assert_eq!(
-        map.action(Context::Chat, &ctrl_u),
+        map.action(Context::Chat, key_of(&ctrl_u)),
         Some(Action::KillLineStart)
     );
     // ctrl+c is global: it wins in every context
     let ctrl_c = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
     for c in [Context::Chat, Context::List, Context::Permission] {
-        assert_eq!(map.action(c, &ctrl_c), Some(Action::Cancel));
+        assert_eq!(map.action(c, key_of(&ctrl_c)), Some(Action::Cancel));
     }
     let ctrl_shift_c = ev(
         KeyCode::Char('C'),
         KeyModifiers::CONTROL | KeyModifiers::SHIFT,
     );
     assert_eq!(
-        map.action(Context::Chat, &ctrl_shift_c),
+        map.action(Context::Chat, key_of(&ctrl_shift_c)),
         Some(Action::Cancel)
     );
     let shift_enter = ev(KeyCode::Enter, KeyModifiers::SHIFT);
     assert_eq!(
-        map.action(Context::Chat, &shift_enter),
+        map.action(Context::Chat, key_of(&shift_enter)),
         Some(Action::Newline)
     );
     let up = ev(KeyCode::Up, KeyModifiers::NONE);
-    assert_eq!(map.action(Context::List, &up), Some(Action::ListUp));
-    assert_eq!(map.action(Context::Chat, &up), Some(Action::HistoryPrev));
+    assert_eq!(map.action(Context::List, key_of(&up)), Some(Action::ListUp));
     assert_eq!(
-        map.action(Context::Permission, &up),
+        map.action(Context::Chat, key_of(&up)),
+        Some(Action::HistoryPrev)
+    );
+    assert_eq!(
+        map.action(Context::Permission, key_of(&up)),
         Some(Action::OptionPrev)
     );
 }
@@ -148,16 +131,19 @@ fn config_replaces_and_takes_keys() {
     let ctrl_u = ev(KeyCode::Char('u'), KeyModifiers::CONTROL);
     let ctrl_z = ev(KeyCode::Char('z'), KeyModifiers::CONTROL);
     let tab = ev(KeyCode::Tab, KeyModifiers::NONE);
-    assert_eq!(map.action(Context::Chat, &ctrl_u), Some(Action::Undo));
     assert_eq!(
-        map.action(Context::Chat, &ctrl_z),
+        map.action(Context::Chat, key_of(&ctrl_u)),
+        Some(Action::Undo)
+    );
+    assert_eq!(
+        map.action(Context::Chat, key_of(&ctrl_z)),
         None,
         "replaced, not added"
     );
-    assert_eq!(map.action(Context::Chat, &tab), None, "[] unbinds");
+    assert_eq!(map.action(Context::Chat, key_of(&tab)), None, "[] unbinds");
     assert!(map.is(
         Action::KillLineStart,
-        &ev(KeyCode::Char('x'), KeyModifiers::CONTROL)
+        key_of(&ev(KeyCode::Char('x'), KeyModifiers::CONTROL))
     ));
     assert_eq!(map.describe(Action::KillLineStart), "alt+u · ctrl+x");
     assert_eq!(map.describe(Action::Indent), "(unbound)");
@@ -166,7 +152,7 @@ fn config_replaces_and_takes_keys() {
     assert_eq!(
         map.action(
             Context::Chat,
-            &ev(KeyCode::Char('k'), KeyModifiers::CONTROL)
+            key_of(&ev(KeyCode::Char('k'), KeyModifiers::CONTROL))
         ),
         Some(Action::ExpandAll)
     );
@@ -177,29 +163,4 @@ fn config_replaces_and_takes_keys() {
     );
     // the same key in different contexts is fine
     assert!(Keymap::from_config(&cfg(&[("list_close", &["q"]), ("submit", &["q"])])).is_ok());
-}
-
-#[test]
-fn bad_entries_are_errors() {
-    let err = Keymap::from_config(&cfg(&[("teleport", &["f1"])])).unwrap_err();
-    assert_eq!(
-        err,
-        KeymapError::UnknownAction {
-            name: "teleport".into()
-        }
-    );
-    let err = Keymap::from_config(&cfg(&[("undo", &["ctrl+z", "ctrl+hyper"])])).unwrap_err();
-    assert!(
-        matches!(err, KeymapError::BadKey { index: 1, .. }),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("unknown key \"hyper\""), "{err}");
-    let err = Keymap::from_config(&cfg(&[("undo", &["f5"]), ("redo", &["f6", "f5"])])).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "keys: \"f5\" is bound to both undo and redo (prompt and transcript); unbind one (e.g. redo = [])"
-    );
-    // a global key may not be reused anywhere
-    let err = Keymap::from_config(&cfg(&[("cancel", &["q"]), ("list_close", &["q"])]));
-    assert!(matches!(err, Err(KeymapError::Conflict { .. })), "{err:?}");
 }

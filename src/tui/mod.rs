@@ -14,7 +14,6 @@ mod engine_events;
 pub mod format;
 pub mod highlight;
 pub mod input;
-pub mod key;
 pub mod key_prompt;
 pub mod keymap;
 pub mod login;

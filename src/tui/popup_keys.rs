@@ -6,12 +6,12 @@ use ratatui_textarea::TextArea;
 use crate::event::{Op, PermissionReply};
 
 use super::app::{App, PickerKind, Popup};
-use super::keymap::{Action, Context};
+use super::keymap::{Action, Context, key_of};
 use super::transcript::NoticeLevel;
 
 impl App {
     pub(super) fn popup_key(&mut self, k: KeyEvent) {
-        let list = self.keymap.action(Context::List, &k);
+        let list = self.keymap.action(Context::List, key_of(&k));
         let Some(popup) = &mut self.popup else { return };
         match popup {
             Popup::Help { scroll } => match list {
@@ -84,7 +84,7 @@ impl App {
     }
 
     pub(super) fn permission_key(&mut self, k: KeyEvent) {
-        let action = self.keymap.action(Context::Permission, &k);
+        let action = self.keymap.action(Context::Permission, key_of(&k));
         match action {
             Some(Action::QuestionScrollUp) => return self.scroll_question(-1),
             Some(Action::QuestionScrollDown) => return self.scroll_question(1),
@@ -100,7 +100,7 @@ impl App {
                     );
                 }
                 Some(Action::Deny) => self.permissions.note = None,
-                _ => match self.keymap.action(Context::Chat, &k) {
+                _ => match self.keymap.action(Context::Chat, key_of(&k)) {
                     Some(a) if a.is_edit() => super::keymap::edit(note, a),
                     _ => {
                         if super::keymap::to_textarea(&k) {

@@ -232,13 +232,7 @@ pub enum ThemeError {
     File { path: PathBuf, message: String },
 }
 
-/// A theme name: letters, digits, `-`, `_` (it names a file).
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
+pub use crate::config::ui::valid_theme_name as valid_name;
 
 /// Where user themes live: `<config dir>/themes/`.
 pub fn user_dir(config_dir: &Path) -> PathBuf {

@@ -1,9 +1,81 @@
 //! One key as a binding names it (`ctrl+u`, `shift+tab`, `f2`): parsed from the config, matched
-//! against what the terminal reports, shown in `/keys`.
+//! against what the terminal reports (the TUI turns its key events into a [`Key`]), shown in
+//! `/keys`. No terminal types here: config validates bindings without a terminal.
 
 use std::fmt;
+use std::ops::{BitOr, BitOrAssign, Sub};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+/// A key without its modifiers: the keys a binding can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyCode {
+    Char(char),
+    F(u8),
+    Enter,
+    Esc,
+    Tab,
+    BackTab,
+    Backspace,
+    Delete,
+    Insert,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Up,
+    Down,
+    Left,
+    Right,
+    /// A key no binding can name (media keys, caps lock, …).
+    Other,
+}
+
+/// Modifier keys, as a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct KeyModifiers(u8);
+
+impl KeyModifiers {
+    pub const NONE: KeyModifiers = KeyModifiers(0);
+    pub const SHIFT: KeyModifiers = KeyModifiers(1);
+    pub const CONTROL: KeyModifiers = KeyModifiers(2);
+    pub const ALT: KeyModifiers = KeyModifiers(4);
+    pub const SUPER: KeyModifiers = KeyModifiers(8);
+
+    pub const fn union(self, other: KeyModifiers) -> KeyModifiers {
+        KeyModifiers(self.0 | other.0)
+    }
+    pub fn contains(self, other: KeyModifiers) -> bool {
+        self.0 & other.0 == other.0
+    }
+    pub fn intersects(self, other: KeyModifiers) -> bool {
+        self.0 & other.0 != 0
+    }
+    pub fn insert(&mut self, other: KeyModifiers) {
+        self.0 |= other.0;
+    }
+    pub fn remove(&mut self, other: KeyModifiers) {
+        self.0 &= !other.0;
+    }
+}
+
+impl BitOr for KeyModifiers {
+    type Output = KeyModifiers;
+    fn bitor(self, other: KeyModifiers) -> KeyModifiers {
+        self.union(other)
+    }
+}
+
+impl BitOrAssign for KeyModifiers {
+    fn bitor_assign(&mut self, other: KeyModifiers) {
+        self.insert(other);
+    }
+}
+
+impl Sub for KeyModifiers {
+    type Output = KeyModifiers;
+    fn sub(self, other: KeyModifiers) -> KeyModifiers {
+        KeyModifiers(self.0 & !other.0)
+    }
+}
 
 /// One key with its modifiers, as a binding names it (`ctrl+u`, `shift+tab`, `f2`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,16 +84,11 @@ pub struct Key {
     pub mods: KeyModifiers,
 }
 
-const MODS: KeyModifiers = KeyModifiers::CONTROL
-    .union(KeyModifiers::ALT)
-    .union(KeyModifiers::SHIFT)
-    .union(KeyModifiers::SUPER);
-
 impl Key {
     /// The key as terminals report it normalised: `shift+tab` is `BackTab`, a shifted letter is
     /// the capital without `shift`, a control letter lowercase.
     pub fn new(code: KeyCode, mods: KeyModifiers) -> Key {
-        let mut mods = mods & MODS;
+        let mut mods = mods;
         let code = match code {
             KeyCode::BackTab => {
                 mods.remove(KeyModifiers::SHIFT);
@@ -52,10 +119,6 @@ impl Key {
             other => other,
         };
         Key { code, mods }
-    }
-
-    pub fn of(ev: &KeyEvent) -> Key {
-        Key::new(ev.code, ev.modifiers)
     }
 
     /// Parses `ctrl+u`, `alt+enter`, `shift+tab`, `esc`, `f2`, `?`, `ctrl++`.
@@ -150,6 +213,7 @@ impl fmt::Display for Key {
             KeyCode::F(n) => write!(f, "f{n}"),
             KeyCode::PageUp => f.write_str("pageup"),
             KeyCode::PageDown => f.write_str("pagedown"),
+            KeyCode::Other => f.write_str("unknown"),
             other => f.write_str(&format!("{other:?}").to_ascii_lowercase()),
         }
     }
