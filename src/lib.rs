@@ -3,10 +3,11 @@
 pub mod acp;
 pub mod auth;
 // The engine contract lives in its own crate; these paths stay as they were.
-pub use pith_protocol::{event, llm, message};
+pub use pith_protocol::{event, llm, message, text};
+// Configuration (files, trust, the keymap spec) is its own crate, with no terminal.
+pub use pith_config as config;
 pub mod cli;
 pub(crate) mod commands;
-pub mod config;
 pub mod context;
 pub mod custom_commands;
 pub mod engine;
@@ -23,6 +24,5 @@ pub mod setup;
 pub(crate) mod signals;
 pub(crate) mod snapshot;
 pub mod store;
-pub(crate) mod text;
 pub mod tools;
 pub mod tui;

@@ -69,7 +69,10 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             } else {
                 setup::load_config(cli.config)?.1
             };
-            pith::out!("{}", pith::config::load::render_effective(&loaded));
+            pith::out!(
+                "{}",
+                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set)
+            );
             Ok(0)
         }
         Some(Command::Mcp {

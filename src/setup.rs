@@ -92,12 +92,15 @@ fn load_in(
     config_file: Option<PathBuf>,
     trust: Trust,
 ) -> anyhow::Result<config::load::Loaded> {
-    let mut loaded = config::load::load(&config::load::LoadOptions {
-        workspace: workspace.to_path_buf(),
-        config_file,
-        global_file: None,
-        trust,
-    })
+    let mut loaded = config::load::load_with_env(
+        &config::load::LoadOptions {
+            workspace: workspace.to_path_buf(),
+            config_file,
+            global_file: None,
+            trust,
+        },
+        &crate::secrets::env_var,
+    )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::secrets::register_config(&loaded.config, &crate::secrets::env_var);
     if let Some(w) =
@@ -290,4 +293,10 @@ fn config_hint() -> String {
     directories::ProjectDirs::from("", "", "pith")
         .map(|p| p.config_dir().join("config.toml").display().to_string())
         .unwrap_or_else(|| "the global config file".into())
+}
+
+/// Whether the environment variable `name` is set to something (`pith config` shows it for
+/// `api_key_env`, never the value).
+pub fn env_is_set(name: &str) -> bool {
+    crate::secrets::env_var(name).is_some_and(|v| !v.is_empty())
 }

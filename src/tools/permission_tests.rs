@@ -509,3 +509,50 @@ fn writing_a_hard_linked_file_asks_even_when_edits_are_allowed() {
     ));
     assert!(is_allow(&p.check("edit", &edit("linked.txt"), ctx)));
 }
+
+/// The example config's permission block is the built-in default: every call is decided the
+/// same way.
+#[test]
+fn the_example_config_permissions_are_the_defaults() {
+    use crate::config::load::{LoadOptions, Trust, load_with_env};
+    let dir = tempfile::tempdir().unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let l = load_with_env(
+        &LoadOptions {
+            workspace: dir.path().to_path_buf(),
+            config_file: Some(path),
+            global_file: Some(dir.path().join("none.toml")),
+            trust: Trust::Unknown,
+        },
+        &|_| None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Its permission block is the built-in default: every call is decided the same way.
+    let ws = crate::tools::testutil::Ws::new();
+    let mut example = crate::tools::Permissions::new(&l.config.permission);
+    let mut builtin = crate::tools::Permissions::new(&Default::default());
+    let verdict = |d: crate::tools::Decision| match d {
+        crate::tools::Decision::Allow => "allow",
+        crate::tools::Decision::Ask(_) => "ask",
+        crate::tools::Decision::Deny { .. } => "deny",
+    };
+    for (tool, input) in [
+        ("read", serde_json::json!({"file_path": "src/a.rs"})),
+        ("read", serde_json::json!({"file_path": ".env"})),
+        ("read", serde_json::json!({"file_path": ".env.example"})),
+        ("read", serde_json::json!({"file_path": "/etc/hosts"})),
+        ("edit", serde_json::json!({"file_path": "a.rs"})),
+        ("write", serde_json::json!({"file_path": "x/.env.local"})),
+        ("bash", serde_json::json!({"command": "git status"})),
+        ("bash", serde_json::json!({"command": "ls -la"})),
+        ("bash", serde_json::json!({"command": "rm -rf build"})),
+        ("grep", serde_json::json!({"pattern": "x"})),
+        ("todowrite", serde_json::json!({"todos": []})),
+    ] {
+        assert_eq!(
+            verdict(example.check(tool, &input, &ws.ctx)),
+            verdict(builtin.check(tool, &input, &ws.ctx)),
+            "{tool} {input}: the example's permission block differs from the default"
+        );
+    }
+}

@@ -1,8 +1,10 @@
 //! pith's engine contract, shared by the engine and every front end (ARCHITECTURE.md §1, §2):
 //! the stored conversation (`message`), the provider-neutral request and stream types (`llm`),
-//! and what a front end sends and reads (`event`: `Op`, `Event`). Plain data with serde: no I/O,
+//! and what a front end sends and reads (`event`: `Op`, `Event`), and the text helpers every
+//! crate shows text with (`text`: one line, control characters). Plain data with serde: no I/O,
 //! no async, no terminal.
 
 pub mod event;
 pub mod llm;
 pub mod message;
+pub mod text;

@@ -11,7 +11,7 @@ pub const DEFAULT_CONTEXT: u64 = 32_000;
 /// Output limit assumed for a model nobody knows.
 pub const DEFAULT_OUTPUT: u64 = 4_096;
 
-const CATALOG_TOML: &str = include_str!("../../assets/models.toml");
+const CATALOG_TOML: &str = include_str!("../../../assets/models.toml");
 
 /// provider section → model id → figures.
 type Catalog = BTreeMap<String, BTreeMap<String, ModelConfig>>;
@@ -365,8 +365,8 @@ mod tests {
         let mut only_openai = config.clone();
         only_openai.provider.insert(
             "openai".into(),
-            crate::config::ProviderConfig {
-                kind: crate::config::ProviderKind::Openai,
+            crate::ProviderConfig {
+                kind: crate::ProviderKind::Openai,
                 base_url: "https://api.openai.com/v1".into(),
                 api_key_env: None,
                 headers: BTreeMap::new(),

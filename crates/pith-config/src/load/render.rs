@@ -7,14 +7,8 @@ use super::{Loaded, join_key};
 
 /// The effective config as TOML with a `# from <origin>` comment on each value. Headers whose name
 /// looks secret show `"<redacted>"`; `api_key_env` shows the variable's name and whether it is set,
-/// never its value.
-pub fn render_effective(loaded: &Loaded) -> String {
-    render_with(loaded, &|name| {
-        crate::secrets::env_var(name).is_some_and(|v| !v.is_empty())
-    })
-}
-
-pub(super) fn render_with(loaded: &Loaded, is_set: &dyn Fn(&str) -> bool) -> String {
+/// never its value (`is_set` says whether a variable is set).
+pub fn render_effective(loaded: &Loaded, is_set: &dyn Fn(&str) -> bool) -> String {
     let mut out = String::from("# Effective pith configuration (later sources win).\n");
     if loaded.files.is_empty() {
         out.push_str("# No config file found: built-in defaults and environment only.\n");
@@ -57,7 +51,7 @@ fn emit(
         let value = &table[k.as_str()];
         let key = join_key(&prefix, k);
         let origin = loaded.origin(&key);
-        let shown = if in_headers && crate::config::is_secret_name(k) {
+        let shown = if in_headers && crate::is_secret_name(k) {
             "\"<redacted>\"".to_string()
         } else {
             value.to_string()

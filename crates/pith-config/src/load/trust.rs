@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::{collect_leaves, join_key};
-use crate::config::SandboxMode;
+use crate::SandboxMode;
 
 /// Keys an untrusted file may set freely.
 const HARMLESS: &[&str] = &[

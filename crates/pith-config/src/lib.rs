@@ -114,7 +114,7 @@ pub enum OutputCap {
 impl OutputCap {
     /// The field for a server at `base_url` when the config names none.
     pub fn default_for(base_url: &str) -> OutputCap {
-        let host = reqwest::Url::parse(base_url.trim())
+        let host = url::Url::parse(base_url.trim())
             .ok()
             .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
         match host.as_deref() {
@@ -153,7 +153,7 @@ pub struct ModelConfig {
     /// How hard the model reasons: "minimal", "low", "medium" or "high" (`--effort` and
     /// `/effort` override it for a session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_effort: Option<crate::llm::ReasoningEffort>,
+    pub reasoning_effort: Option<pith_protocol::llm::ReasoningEffort>,
     /// `max_tokens` to request (defaults to min(output, 32000)).
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -419,7 +419,7 @@ pub struct Config {
     /// The session's reasoning effort from `--effort`, over the model's `reasoning_effort`; not
     /// a key of the file.
     #[serde(skip)]
-    pub effort: Option<crate::llm::ReasoningEffort>,
+    pub effort: Option<pith_protocol::llm::ReasoningEffort>,
     #[serde(default)]
     pub provider: BTreeMap<String, ProviderConfig>,
     /// Per-model limits and prices, keyed "provider/model"; overrides the catalog.

@@ -20,7 +20,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{Config, ProviderConfig};
-use crate::text::one_line;
+use pith_protocol::text::one_line;
 
 mod render;
 mod trust;
@@ -140,12 +140,8 @@ pub fn default_global_file() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "pith").map(|d| d.config_dir().join("config.toml"))
 }
 
-/// Loads and merges every source, reading the process environment.
-pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
-    load_with_env(opts, &crate::secrets::env_var)
-}
-
-/// [`load`] with the environment given as a lookup function (tests).
+/// Loads and merges every source; `env` looks up environment variables (pith's own lookup,
+/// which sees the keys it took out of its environment; a map in tests).
 pub fn load_with_env(
     opts: &LoadOptions,
     env: &dyn Fn(&str) -> Option<String>,
@@ -753,7 +749,7 @@ fn located(path: &Path, text: &str, offset: usize, message: &str) -> ConfigError
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
