@@ -116,7 +116,11 @@ pub struct RunArgs {
     pub allow_unsandboxed: bool,
     /// The prompt (`/compact [focus]` compacts the session instead). `-`, or none with a
     /// piped stdin, reads it from stdin.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROMPT")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROMPT"
+    )]
     pub prompt: Vec<String>,
 }
 
@@ -247,8 +251,14 @@ mod tests {
         // A prompt that starts with a dash (a list item, a diff line) is the prompt, not a flag,
         // while the flags before it still count.
         for (args, prompt) in [
-            (&["run", "- remember: port 5433"][..], "- remember: port 5433"),
-            (&["run", "-c", "--format", "json", "-- old line"][..], "-- old line"),
+            (
+                &["run", "- remember: port 5433"][..],
+                "- remember: port 5433",
+            ),
+            (
+                &["run", "-c", "--format", "json", "-- old line"][..],
+                "-- old line",
+            ),
             (&["-c", "run", "-1 is the answer"][..], "-1 is the answer"),
         ] {
             let cli = parse(args);

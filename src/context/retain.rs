@@ -8,14 +8,11 @@
 
 use crate::message::CarrySource;
 
-use super::chunks::fit_text;
 use super::paste::{self, Piece};
 use super::tokens::Estimator;
 
 /// What the `<user_message>` wrapper around a carried message costs.
 const WRAPPER_TOKENS: u64 = 8;
-/// The least room worth a cut message (with its marker).
-const MIN_CUT_TOKENS: u64 = 40;
 
 /// The carried user messages, rendered, and what was left out.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -65,50 +62,200 @@ pub fn retain(
     est: &Estimator,
 ) -> Retained {
     let parsed: Vec<Parsed> = sources.iter().map(|s| parse(s, est)).collect();
-    // Words first, newest to oldest: a message's words are kept whole, the first that does not
-    // fit is cut, older ones are left out.
+    let total: u64 = parsed
+        .iter()
+        .filter(|p| !p.words.trim().is_empty())
+        .map(|p| p.words_tokens)
+        .sum();
+    if total > budget {
+        return shared_out(&parsed, previous_dropped, budget, est);
+    }
+    // Every message's words whole; the blocks share what is left.
+    let mut out = Retained {
+        dropped: previous_dropped,
+        ..Retained::default()
+    };
+    let blocks = condense_blocks(&parsed, budget - total, est);
+    for (p, b) in parsed.iter().zip(blocks) {
+        out.messages.push(render(p, b));
+    }
+    out.messages.retain(|m| !m.trim().is_empty());
+    out
+}
+
+/// When even the words of every message do not fit `budget`: each message first gets an equal
+/// share for its lines that most look like something to keep (an instruction, a name, a number,
+/// a code), then what is left goes to the rest, newest message first; left-out lines show as
+/// `…`. Blocks get no room (their notes neither). Every message not carried whole is returned in
+/// `uncarried`, for the summary request.
+fn shared_out(
+    parsed: &[Parsed],
+    previous_dropped: usize,
+    budget: u64,
+    est: &Estimator,
+) -> Retained {
+    /// A message's words as sentences (`line`: which line each is on), and which are kept.
+    struct Msg<'a> {
+        lines: Vec<&'a str>,
+        line: Vec<usize>,
+        cost: Vec<u64>,
+        chosen: Vec<bool>,
+        used: u64,
+    }
+    let mut msgs: Vec<Msg> = parsed
+        .iter()
+        .map(|p| {
+            let (line, lines): (Vec<usize>, Vec<&str>) = p
+                .words
+                .lines()
+                .enumerate()
+                .flat_map(|(i, l)| sentence_spans(l).into_iter().map(move |s| (i, s)))
+                .unzip();
+            Msg {
+                cost: lines.iter().map(|l| est.text(l) + 1).collect(),
+                chosen: vec![false; lines.len()],
+                line,
+                lines,
+                used: 0,
+            }
+        })
+        .collect();
+    let n = msgs.iter().filter(|m| !m.lines.is_empty()).count().max(1) as u64;
     let mut left = budget;
-    let mut first_whole = parsed.len();
-    for (i, p) in parsed.iter().enumerate().rev() {
-        if p.words.trim().is_empty() || p.words_tokens <= left {
-            left = left.saturating_sub(p.words_tokens);
-            first_whole = i;
-        } else {
-            break;
+    // Lines by worth (most first), each message within `limit` more tokens.
+    let take = |m: &mut Msg, limit: u64, left: &mut u64| {
+        let mut order: Vec<usize> = (0..m.lines.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(worth(m.lines[i])));
+        let mut spent = 0;
+        for i in order {
+            let cost = m.cost[i] + if m.used == 0 { WRAPPER_TOKENS } else { 0 };
+            if !m.chosen[i] && spent + cost <= limit && cost <= *left {
+                m.chosen[i] = true;
+                m.used += cost;
+                spent += cost;
+                *left -= cost;
+            }
         }
+    };
+    let share = budget / n;
+    for m in msgs.iter_mut() {
+        take(m, share, &mut left);
+    }
+    for m in msgs.iter_mut().rev() {
+        take(m, u64::MAX, &mut left);
     }
     let mut out = Retained {
         dropped: previous_dropped,
         ..Retained::default()
     };
-    let mut head: Option<String> = None;
-    if first_whole > 0 {
-        let cut_one = first_whole - 1;
-        out.uncarried = parsed[..first_whole]
-            .iter()
-            .filter(|p| !p.words.trim().is_empty())
-            .map(|p| CarrySource {
+    for (p, m) in parsed.iter().zip(&msgs) {
+        let whole = m.chosen.iter().all(|c| *c);
+        if !whole {
+            out.uncarried.push(CarrySource {
                 id: p.id.clone(),
                 text: p.words.clone(),
                 pasted: Vec::new(),
-            })
-            .collect();
-        if left >= MIN_CUT_TOKENS {
-            head = Some(fit_text(&parsed[cut_one].words, left - 20, est));
-            left = 0;
-            out.dropped += cut_one;
-        } else {
-            out.dropped += first_whole;
+            });
+        }
+        if m.used == 0 {
+            out.dropped += usize::from(!m.lines.is_empty());
+            continue;
+        }
+        let mut text = String::new();
+        let mut gap = false;
+        for k in 0..m.lines.len() {
+            let sep = if k > 0 && m.line[k] != m.line[k - 1] {
+                "\n"
+            } else {
+                " "
+            };
+            if m.chosen[k] {
+                if !text.is_empty() {
+                    text.push_str(sep);
+                }
+                text.push_str(m.lines[k]);
+                gap = false;
+            } else if !gap {
+                if !text.is_empty() {
+                    text.push_str(sep);
+                }
+                text.push('…');
+                gap = true;
+            }
+        }
+        out.messages.push(text);
+    }
+    out
+}
+
+/// The `sentences` (oldest first) most worth keeping ([`worth`]; the newer first among equals)
+/// that fit `room` tokens, in their order.
+pub fn most_worth<'s>(sentences: &'s [String], room: u64, est: &Estimator) -> Vec<&'s str> {
+    let mut order: Vec<usize> = (0..sentences.len()).rev().collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(worth(&sentences[i])));
+    let mut left = room;
+    let mut chosen = vec![false; sentences.len()];
+    for i in order {
+        let t = est.text(&sentences[i]) + 1;
+        if t <= left {
+            left -= t;
+            chosen[i] = true;
         }
     }
-    let kept = &parsed[first_whole..];
-    let blocks = condense_blocks(kept, left, est);
-    out.messages.extend(head);
-    for (p, b) in kept.iter().zip(blocks) {
-        out.messages.push(render(p, b));
+    sentences
+        .iter()
+        .zip(chosen)
+        .filter(|(_, c)| *c)
+        .map(|(s, _)| s.as_str())
+        .collect()
+}
+
+/// How much a line of the user's words looks like something to keep: an instruction word, a
+/// name, number or code, a proper noun; short lines first among equals.
+fn worth(line: &str) -> u32 {
+    const KEEP: &[&str] = &[
+        "remember",
+        "note",
+        "important",
+        "never",
+        "always",
+        "must",
+        "don't",
+        "do not",
+        "keep",
+        "use",
+        "password",
+        "deadline",
+        "spell",
+        "call",
+        "name",
+        "code",
+        "key",
+        "port",
+        "region",
+        "prefer",
+        "avoid",
+        "only",
+    ];
+    let lower = line.to_lowercase();
+    let mut w = 0;
+    if KEEP.iter().any(|k| lower.contains(k)) {
+        w += 4;
     }
-    out.messages.retain(|m| !m.trim().is_empty());
-    out
+    if !paste::names(line).is_empty() || line.chars().any(|c| c.is_ascii_digit()) {
+        w += 3;
+    }
+    let proper = line
+        .split_whitespace()
+        .skip(1)
+        .any(|word| word.starts_with(|c: char| c.is_uppercase()));
+    if proper {
+        w += 1;
+    }
+    if line.split_whitespace().count() <= 20 {
+        w += 1;
+    }
+    w
 }
 
 /// The condensed form of every block of `kept` (per message, in order; `None`: left out), in
@@ -232,25 +379,36 @@ fn covered(s: &str, summary: &str) -> bool {
     long.is_empty() || found * 10 >= long.len() * 7
 }
 
+/// The sentences of one line, as slices of it (trimmed; blank ones left out): split at `.`, `?`
+/// or `!` followed by a space or the line end.
+fn sentence_spans(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        let at_end = chars.get(k + 1).is_none_or(|(_, n)| n.is_whitespace());
+        let end = i + c.len_utf8();
+        // `1.` of a numbered list ends nothing
+        let marker = || line[start..i].trim().chars().all(|c| c.is_ascii_digit());
+        if matches!(c, '.' | '?' | '!') && at_end && !marker() {
+            out.push(line[start..end].trim());
+            start = end;
+        }
+    }
+    out.push(line[start..].trim());
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 /// The sentences of `words`: split at `.`, `?` or `!` followed by a space or a line end, and at
 /// line ends.
 pub fn sentences(words: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in words.lines() {
-        let mut start = 0;
-        let chars: Vec<(usize, char)> = line.char_indices().collect();
-        for (k, &(i, c)) in chars.iter().enumerate() {
-            let at_end = chars.get(k + 1).is_none_or(|(_, n)| n.is_whitespace());
-            if matches!(c, '.' | '?' | '!') && at_end {
-                let end = i + c.len_utf8();
-                out.push(line[start..end].trim().to_string());
-                start = end;
-            }
-        }
-        out.push(line[start..].trim().to_string());
-    }
-    out.retain(|s| s.chars().filter(|c| c.is_alphanumeric()).count() >= 3);
-    out
+    words
+        .lines()
+        .flat_map(sentence_spans)
+        .filter(|s| s.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]

@@ -104,21 +104,55 @@ fn every_message_keeps_its_words_before_any_block_gets_room() {
 }
 
 #[test]
-fn when_even_the_words_do_not_fit_the_oldest_are_cut_and_returned() {
-    let sources = facts(10);
-    let r = retain(&sources, 2, 150, &est());
-    assert!(r.uncarried.len() >= 5, "{r:#?}");
-    assert!(r.uncarried[0].text.contains("WORD-0"), "{r:#?}");
+fn when_even_the_words_do_not_fit_every_message_keeps_its_facts_first() {
+    // Each message's words: its fact, then a long pasted email that reads as words.
+    let email = |i: usize| {
+        (0..12)
+            .map(|k| format!("Hello team, this is paragraph {k} of the weekly update about the project and its plans."))
+            .chain([format!("Remember: the code word for task {i} is WORD-{i}.")])
+            .chain((12..24).map(|k| format!("Regards again, this is paragraph {k} of the weekly update about the plans.")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let sources: Vec<CarrySource> = (0..10)
+        .map(|i| source(&format!("01JMESSAGE{i:016}"), email(i)))
+        .collect();
+    let all: u64 = sources
+        .iter()
+        .map(|s| est().text(&s.text) + WRAPPER_TOKENS)
+        .sum();
+    let budget = 600;
+    assert!(all > budget * 5, "the words do not fit: {all}");
+    let r = retain(&sources, 2, budget, &est());
+    let carried = r.messages.join("\n");
+    for i in 0..10 {
+        assert!(
+            carried.contains(&format!(
+                "Remember: the code word for task {i} is WORD-{i}."
+            )),
+            "WORD-{i} is not carried word for word:\n{carried}"
+        );
+    }
+    assert!(carried.contains('…'), "left-out lines are marked");
+    assert_eq!(
+        r.uncarried.len(),
+        10,
+        "every message was cut: the summary request gets them"
+    );
     assert_eq!(r.uncarried[0].id, sources[0].id);
-    assert!(r.dropped >= 2 + 4, "{r:#?}");
-    let last = r.messages.last().unwrap();
-    assert!(last.contains("WORD-9"), "the newest words are kept: {last}");
+    assert!(r.uncarried[0].text.contains("paragraph 23"));
+    assert_eq!(r.dropped, 2, "no message left out entirely");
     let total: u64 = r
         .messages
         .iter()
         .map(|m| est().text(m) + WRAPPER_TOKENS)
         .sum();
-    assert!(total <= 150 + 20, "{total}");
+    assert!(total <= budget + 20, "{total}");
+
+    // A budget too small for one sentence each: the newest messages get the room.
+    let r = retain(&sources, 0, 60, &est());
+    assert!(r.messages.last().unwrap().contains("WORD-9"), "{r:#?}");
+    assert!(r.dropped >= 5, "{r:#?}");
 }
 
 #[test]

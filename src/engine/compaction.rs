@@ -518,18 +518,9 @@ impl Runner {
         let carried = c.user_messages.join("\n");
         let words: Vec<&str> = c.uncarried.iter().map(|w| w.text.as_str()).collect();
         let missing = retain::missing_sentences(&words, &carried, summary);
-        let mut left = budget.summary_cap.saturating_sub(est.text(summary));
-        let mut keep = Vec::new();
-        for s in missing.iter().rev() {
-            let t = est.text(s) + 1;
-            if t > left {
-                break;
-            }
-            left -= t;
-            keep.push(s.as_str());
-        }
+        let left = budget.summary_cap.saturating_sub(est.text(summary));
+        let keep = retain::most_worth(&missing, left, est);
         if !keep.is_empty() {
-            keep.reverse();
             tracing::info!(
                 "{} of the user's sentences were neither carried nor in the summary; carrying them",
                 keep.len()

@@ -14,8 +14,11 @@
 //! split is a pure function of the text, so the recall finds the same block again in the stored
 //! message; a condensed block is fenced and ends with its note, so a later compaction knows it.
 
+mod classify;
+
 use super::tokens::Estimator;
 use crate::message::Span;
+use classify::{Line, classify, classify_all, prose_shaped};
 
 /// A run needs this many machine-shaped lines to be a pasted block.
 pub const MIN_BLOCK_LINES: usize = 3;
@@ -67,182 +70,6 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Line {
-    Blank,
-    Sentence,
-    Machine,
-    /// Neither: joins a block inside it, stays words at its edges.
-    Neutral,
-}
-
-const FUNCTION_WORDS: &[&str] = &[
-    "the", "a", "an", "is", "are", "was", "were", "be", "been", "to", "of", "for", "and", "or",
-    "but", "in", "on", "with", "this", "that", "these", "those", "it", "its", "i", "you", "we",
-    "my", "your", "our", "me", "us", "please", "remember", "do", "does", "don't", "not", "should",
-    "must", "can", "will", "would", "what", "when", "why", "how", "here", "there", "also", "so",
-    "if", "then", "just", "keep", "make", "sure", "from", "about", "it's", "i'm", "let", "note",
-];
-
-const MACHINE_PREFIXES: &[&str] = &[
-    "error",
-    "warning",
-    "warn ",
-    "note:",
-    "help:",
-    "info",
-    "debug",
-    "trace",
-    "fatal",
-    "at ",
-    "file \"",
-    "traceback",
-    "caused by",
-    "thread '",
-    "diff --git",
-    "index ",
-    "--- ",
-    "+++ ",
-    "@@",
-    "-->",
-    "==>",
-    ">>>",
-    "$ ",
-    "# ",
-    "panicked",
-    "exception",
-    "stack",
-    "   at",
-];
-
-/// Reads one line on its own: a sentence of the user's, machine output, or neither.
-fn classify(line: &str) -> Line {
-    let t = line.trim();
-    if t.is_empty() {
-        return Line::Blank;
-    }
-    let score = sentence_score(t) - machine_score(line, t);
-    if score >= 2 {
-        Line::Sentence
-    } else if score <= -1 {
-        Line::Machine
-    } else {
-        Line::Neutral
-    }
-}
-
-fn bare(w: &str) -> String {
-    w.trim_matches(|c: char| {
-        matches!(
-            c,
-            ',' | '.' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')'
-        )
-    })
-    .to_lowercase()
-}
-
-/// How much `t` (the line trimmed) reads like a sentence: function words, words of letters,
-/// sentence punctuation at its end.
-fn sentence_score(t: &str) -> i32 {
-    let words: Vec<&str> = t.split_whitespace().collect();
-    let function = words
-        .iter()
-        .filter(|w| FUNCTION_WORDS.contains(&bare(w).as_str()))
-        .count();
-    let alpha_words = words
-        .iter()
-        .filter(|w| {
-            let b = bare(w);
-            b.chars().any(char::is_alphabetic)
-                && b.chars()
-                    .all(|c| c.is_alphabetic() || c == '\'' || c == '-')
-        })
-        .count();
-    let mut score = match function {
-        0 => 0,
-        1 => 1,
-        2 | 3 => 3,
-        _ => 4,
-    };
-    if alpha_words >= 4 && alpha_words * 10 >= words.len() * 6 {
-        score += 1;
-    }
-    if t.ends_with(['.', '?', '!']) {
-        score += 1;
-    }
-    score
-}
-
-/// How much a line reads like machine output: indentation, a leading symbol or digit, a diff
-/// marker, a log or traceback prefix, a timestamp, few letters, code punctuation, paths.
-fn machine_score(line: &str, t: &str) -> i32 {
-    let lower = t.to_lowercase();
-    let indent: usize = line
-        .chars()
-        .take_while(|c| c.is_whitespace())
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum();
-    let non_space = t.chars().filter(|c| !c.is_whitespace()).count().max(1);
-    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
-    let first = t.chars().next().unwrap_or(' ');
-    let mut score = 0;
-    if indent >= 2 {
-        score += 2;
-    }
-    if matches!(
-        first,
-        '[' | '{' | '}' | ']' | '<' | '>' | '|' | '@' | '+' | '=' | '$' | '^' | '~' | '`'
-    ) || first.is_ascii_digit()
-    {
-        score += 2;
-    }
-    // A diff's removed line: `-` then code, not a Markdown bullet (`- item`).
-    if indent == 0 && (t.starts_with("-  ") || (first == '-' && !t.starts_with("- "))) {
-        score += 3;
-    }
-    if MACHINE_PREFIXES.iter().any(|p| lower.starts_with(p)) {
-        score += 3;
-    }
-    if has_timestamp(t) {
-        score += 2;
-    }
-    if (letters as f64) < non_space as f64 * 0.55 {
-        score += 2;
-    }
-    if ["::", "()", "=>", "->", "==", "&&", "||", "{", "}", " = "]
-        .iter()
-        .any(|s| t.contains(s))
-        || t.ends_with(';')
-    {
-        score += 1;
-    }
-    let pathish = t
-        .split_whitespace()
-        .filter(|w| w.contains('/') || w.contains('\\') || w.contains('_') || w.contains('='))
-        .count();
-    if pathish >= 2 {
-        score += 1;
-    }
-    score
-}
-
-/// `12:34:56` or `2026-11-24` somewhere in the line.
-fn has_timestamp(t: &str) -> bool {
-    let b = t.as_bytes();
-    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
-    (0..b.len()).any(|i| {
-        (digit(i) && digit(i + 1) && b.get(i + 2) == Some(&b':') && digit(i + 3) && digit(i + 4))
-            || (digit(i)
-                && digit(i + 1)
-                && digit(i + 2)
-                && digit(i + 3)
-                && b.get(i + 4) == Some(&b'-')
-                && digit(i + 5)
-                && digit(i + 6)
-                && b.get(i + 7) == Some(&b'-'))
-    })
-}
-
 fn is_fence(l: &str) -> bool {
     l.trim_start().starts_with("```")
 }
@@ -272,6 +99,7 @@ fn kind_of(lines: &[&str]) -> Kind {
 /// one piece.
 pub fn split(text: &str) -> Vec<Piece> {
     let lines: Vec<&str> = text.lines().collect();
+    let kinds = classify_all(&lines);
     let mut out = Pieces::default();
     let mut i = 0;
     while i < lines.len() {
@@ -295,7 +123,7 @@ pub fn split(text: &str) -> Vec<Piece> {
             i += 1;
             continue;
         }
-        if classify(l) == Line::Sentence {
+        if kinds[i] == Line::Sentence {
             out.words(&lines[i..=i]);
             i += 1;
             continue;
@@ -304,15 +132,49 @@ pub fn split(text: &str) -> Vec<Piece> {
         while j < lines.len()
             && !is_fence(lines[j])
             && !is_note(lines[j])
-            && classify(lines[j]) != Line::Sentence
+            && kinds[j] != Line::Sentence
         {
             j += 1;
         }
-        out.run(&lines[i..j]);
+        // A sentence typed into the middle of a paste splits it in two runs: each is judged
+        // with the machine lines of the run across that single sentence.
+        let own = machine_lines(&kinds[i..j]);
+        let before = i
+            .checked_sub(1)
+            .filter(|&s| kinds[s] == Line::Sentence)
+            .map_or(0, |s| machine_lines(run_before(&lines[..s], &kinds[..s])));
+        let after = if j < lines.len() && kinds[j] == Line::Sentence {
+            machine_lines(run_after(&lines[j + 1..], &kinds[j + 1..]))
+        } else {
+            0
+        };
+        let joined = own > 0 && own + before.max(after) >= MIN_BLOCK_LINES;
+        out.run_part(&lines[i..j], &kinds[i..j], joined);
         i = j;
     }
     out.flush();
     out.pieces
+}
+
+fn machine_lines(kinds: &[Line]) -> usize {
+    kinds.iter().filter(|k| **k == Line::Machine).count()
+}
+
+/// The kinds of the run of non-sentence lines that ends `lines`.
+fn run_before<'k>(lines: &[&str], kinds: &'k [Line]) -> &'k [Line] {
+    let start = (0..kinds.len())
+        .rev()
+        .find(|&k| kinds[k] == Line::Sentence || is_fence(lines[k]))
+        .map_or(0, |k| k + 1);
+    &kinds[start..]
+}
+
+/// The kinds of the run of non-sentence lines that starts `lines`.
+fn run_after<'k>(lines: &[&str], kinds: &'k [Line]) -> &'k [Line] {
+    let end = (0..kinds.len())
+        .find(|&k| kinds[k] == Line::Sentence || is_fence(lines[k]))
+        .unwrap_or(kinds.len());
+    &kinds[..end]
 }
 
 /// Pieces being built by [`split`].
@@ -352,18 +214,43 @@ impl<'a> Pieces<'a> {
     }
 
     /// A run of lines that are not sentences: a block when enough of it is machine output (or
-    /// one long machine line, such as minified JSON); the lines at its edges that are neither
-    /// stay words.
-    fn run(&mut self, run: &[&'a str]) {
-        let kinds: Vec<Line> = run.iter().map(|l| classify(l)).collect();
+    /// one long machine line, such as minified JSON, or any machine line when `part_of_block`:
+    /// the run is part of a larger block split by a line of the user's); the lines at its edges
+    /// that are neither stay words, and so does a note-like line between machine lines (see
+    /// [`prose_shaped`]), which splits the run.
+    fn run_part(&mut self, run: &[&'a str], kinds: &[Line], part_of_block: bool) {
+        let machine_at = |from: usize, step: isize| -> bool {
+            let mut i = from as isize + step;
+            while i >= 0 && (i as usize) < run.len() {
+                match kinds[i as usize] {
+                    Line::Blank => i += step,
+                    k => return k == Line::Machine,
+                }
+            }
+            false
+        };
+        let island = (1..run.len().saturating_sub(1)).find(|&i| {
+            kinds[i] == Line::Neutral
+                && prose_shaped(run[i])
+                && machine_at(i, -1)
+                && machine_at(i, 1)
+        });
         let machine: Vec<&&str> = run
             .iter()
-            .zip(&kinds)
+            .zip(kinds)
             .filter(|(_, k)| **k == Line::Machine)
             .map(|(l, _)| l)
             .collect();
         let long = machine.iter().map(|l| l.len()).sum::<usize>() >= LONG_LINE_CHARS;
-        if machine.len() < MIN_BLOCK_LINES && !long {
+        let block =
+            machine.len() >= MIN_BLOCK_LINES || long || part_of_block && !machine.is_empty();
+        if let Some(i) = island.filter(|_| block) {
+            self.run_part(&run[..i], &kinds[..i], true);
+            self.words(&run[i..=i]);
+            self.run_part(&run[i + 1..], &kinds[i + 1..], true);
+            return;
+        }
+        if !block {
             self.words(run);
             return;
         }
@@ -640,5 +527,4 @@ pub fn condense(
 }
 
 #[cfg(test)]
-#[path = "paste_tests.rs"]
 mod tests;
