@@ -201,6 +201,16 @@ async fn retained(paste: fn(usize) -> String, place: fn(usize) -> Place) -> usiz
 }
 
 async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
+    let messages = WORDS
+        .iter()
+        .enumerate()
+        .map(|(n, word)| message(n, word, &paste(n), place(n)))
+        .collect();
+    run_messages(messages, &WORDS, "List every code word I gave you.").await
+}
+
+/// Ten turns of `messages`, then `question`; counts the `facts` in the final request.
+async fn run_messages(messages: Vec<String>, facts: &[&str], question: &str) -> Run {
     let server = MockServer::start().await;
     let env = PithEnv::new(&server.url(), 4_096, 512, "");
     server.respond_with(|body| {
@@ -213,8 +223,7 @@ async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
             Some((prompt, 20)),
         )
     });
-    for (n, word) in WORDS.iter().enumerate() {
-        let m = message(n, word, &paste(n), place(n));
+    for (n, m) in messages.iter().enumerate() {
         let args = if n == 0 {
             vec![m.as_str()]
         } else {
@@ -228,9 +237,7 @@ async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
             of_type(&events, "error")
         );
     }
-    let (out, _) = env
-        .run_json(&["-c", "List every code word I gave you."])
-        .await;
+    let (out, _) = env.run_json(&["-c", question]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let reqs = server.requests();
     for r in &reqs {
@@ -242,10 +249,11 @@ async fn run(paste: fn(usize) -> String, place: fn(usize) -> Place) -> Run {
         );
     }
     let last = text_of(&reqs.last().unwrap().body);
-    let kept = WORDS.iter().filter(|w| last.contains(*w)).count();
+    let kept = facts.iter().filter(|w| last.contains(*w)).count();
     let summaries = reqs.iter().filter(|r| is_summary_request(&r.body)).count();
     println!(
-        "kept {kept} of 10 code words; {} requests, {summaries} summary requests, final request ~{} tokens",
+        "kept {kept} of {} facts; {} requests, {summaries} summary requests, final request ~{} tokens",
+        facts.len(),
         reqs.len(),
         reqs.last().unwrap().body.to_string().len() / 4
     );
@@ -388,4 +396,107 @@ async fn a_marked_paste_is_condensed_and_recalled_whole() {
         !recalled.contains("HERON-4"),
         "recall returns the paste, not the message"
     );
+}
+
+/// ~400 tokens of one of ten paste shapes that are neither logs, tracebacks nor diffs.
+fn shaped(n: usize) -> String {
+    let rows = |f: &dyn Fn(usize) -> String| (0..22).map(f).collect::<Vec<_>>().join("\n");
+    match n {
+        0 => format!(
+            "{{\n  \"request_id\": \"req-{n}\",\n  \"results\": [\n{}\n  ]\n}}",
+            rows(&|i| format!(
+                "    {{\"id\": {i}, \"name\": \"user{i}\", \"plan\": \"team\", \"seats\": {}}},",
+                i * 3
+            ))
+        ),
+        1 => format!(
+            "id,name,email,plan,created_at\n{}",
+            rows(&|i| format!("{i},user{i},user{i}@example.org,team,2025-01-{:02}", i + 1))
+        ),
+        2 => format!(
+            "NAME                         READY   STATUS    RESTARTS   AGE\n{}",
+            rows(&|i| format!(
+                "api-{i:02}-7d9f8b-x2k              1/1     Running   {i}          3d"
+            ))
+        ),
+        3 => format!(
+            " id | name    | total\n----+---------+-------\n{}\n(22 rows)",
+            rows(&|i| format!(" {i:2} | user{i:<3} | {:5}.50", i * 7))
+        ),
+        4 => format!(
+            "Exception in thread \"main\" java.lang.IllegalStateException: order {n} failed\n{}",
+            rows(&|i| format!(
+                "\tat com.acme.orders.Service{i}.handle(Service{i}.java:{})",
+                40 + i
+            ))
+        ),
+        5 => format!(
+            "panic: runtime error: invalid memory address\n\ngoroutine 1 [running]:\n{}",
+            rows(&|i| format!(
+                "main.step{i}(0xc00001{i:04})\n\t/src/app/step{i}.go:{} +0x1d",
+                10 + i
+            ))
+        ),
+        6 => rows(&|i| {
+            format!("npm ERR! code E{i}04 while fetching package-{i}@^1.{i}.0 from the registry")
+        }),
+        7 => format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: orders\nspec:\n{}",
+            rows(&|i| format!("  container{i}:\n    image: registry.local/app{i}:1.{i}"))
+        ),
+        8 => format!(
+            "import os\n\n{}",
+            rows(&|i| format!(
+                "def handler_{i}(event):\n    return os.environ.get(\"KEY_{i}\", {i})"
+            ))
+        ),
+        _ => rows(&|i| {
+            format!(
+                "{i:3}  2026-11-24 10:{i:02}:13  worker-{i}  processed batch {} in {}ms",
+                i * 40,
+                90 + i
+            )
+        }),
+    }
+}
+
+const FACTS: [&str; 10] = [
+    "Our staging DB listens on port 5433.",
+    "The client's name is Zephyr Labs, spell it exactly.",
+    "Deadline: 14 March, don't forget",
+    "use eu-west-3 for everything",
+    "- remember: the VPN gateway is vpn-gw-42.corp",
+    "ticket ABC-123 is the one",
+    "btw the password hint is 'blue lagoon'",
+    "## Important: never deploy on Fridays",
+    "1. use node 20.11.1 only",
+    "> the SLA is 99.95%",
+];
+
+/// The same with facts phrased ten ways — a bullet, a heading, a quote, chat style, no
+/// punctuation — in pastes of ten other shapes (JSON, CSV, kubectl, psql, a Java trace, a Go
+/// panic, npm errors, YAML, Python, a table), at the start, in the middle and at the end.
+#[tokio::test]
+async fn facts_survive_pastes_of_other_shapes() {
+    let messages = (0..10)
+        .map(|n| {
+            let paste = shaped(n);
+            let fact = FACTS[n];
+            match rotate(n) {
+                Place::Start => format!("{fact}\nHere is step {n}:\n{paste}"),
+                Place::End => format!("Here is step {n}:\n{paste}\n{fact}"),
+                Place::Middle => {
+                    let lines: Vec<&str> = paste.lines().collect();
+                    let half = lines.len() / 2;
+                    format!(
+                        "Here is step {n}:\n{}\n{fact}\n{}",
+                        lines[..half].join("\n"),
+                        lines[half..].join("\n")
+                    )
+                }
+            }
+        })
+        .collect();
+    let r = run_messages(messages, &FACTS, "List every fact I gave you.").await;
+    assert!(r.kept >= 9, "kept {} of 10", r.kept);
 }
