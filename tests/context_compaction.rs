@@ -551,6 +551,32 @@ async fn manual_compact_with_focus_adds_the_focus_and_no_continue_message() {
     assert!(!next.contains("Continue if you have next steps"));
 }
 
+/// `compaction.instructions` reach every summary request, and a `/compact` focus adds to them.
+#[tokio::test]
+async fn standing_compaction_instructions_reach_the_summary_request() {
+    let (server, env) = small_window(
+        "[compaction]\ninstructions = \"Keep every ticket number such as ZB-4411 verbatim.\"",
+    )
+    .await;
+    let plan = "Step: copy the orders rows in batches and verify the checksums. ".repeat(200);
+    server.push(openai::text(&plan, Some((5_000, 2_500))));
+    assert!(
+        env.run(&["run", "We are migrating the orders table."])
+            .await
+            .status
+            .success()
+    );
+    server.push(openai::text(SUMMARY_1, Some((3_500, 200))));
+    let (out, _) = env.run_json(&["-c", "/compact the orders schema"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let req = all_text(&server.requests()[1].body);
+    assert!(
+        req.contains("Keep every ticket number such as ZB-4411 verbatim."),
+        "{req}"
+    );
+    assert!(req.contains("focus on: the orders schema"), "{req}");
+}
+
 #[tokio::test]
 async fn automatic_compaction_mid_turn_adds_the_continue_message() {
     let (server, env) = small_window("").await;

@@ -9,7 +9,9 @@
 
 use serde_json::Value;
 
-use crate::message::{Carried, CarrySource, Ledger, Message, PartKind, Role, Span};
+use crate::message::{
+    Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
+};
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};
@@ -220,7 +222,58 @@ pub fn render(c: &Carried) -> String {
             render_ledger(&c.ledger)
         ));
     }
+    if let Some(l) = &c.left_view {
+        out.push(render_left_view(l));
+    }
     out.join("\n")
+}
+
+/// How many of the newest summarised tool calls the note names.
+pub const LEFT_VIEW_CALLS: usize = 8;
+
+/// What left the view in `summarised` (the messages a summary now stands for); `None` when no
+/// tool output did (then there is nothing to bring back, and the summary says the rest).
+pub fn left_view(summarised: &[Message]) -> Option<LeftView> {
+    let calls: Vec<(String, String, String)> = summarised
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.kind {
+            PartKind::Tool {
+                call_id,
+                tool,
+                state: ToolState::Completed { title, .. },
+                ..
+            } => Some((call_id.clone(), tool.clone(), title.clone())),
+            _ => None,
+        })
+        .collect();
+    let skip = calls.len().saturating_sub(LEFT_VIEW_CALLS);
+    (!calls.is_empty()).then(|| LeftView {
+        messages: summarised.len(),
+        tool_outputs: calls.len(),
+        recallable: calls.into_iter().skip(skip).collect(),
+    })
+}
+
+fn render_left_view(l: &LeftView) -> String {
+    let mut s = format!(
+        "\n## Left the view\n{} earlier message(s) with {} tool output(s) are now covered by the \
+         summary above, not shown word for word.",
+        l.messages, l.tool_outputs
+    );
+    if !l.recallable.is_empty() {
+        s.push_str(" Any of those outputs comes back whole with `recall` and its call id");
+        let more = l.tool_outputs.saturating_sub(l.recallable.len());
+        if more > 0 {
+            s.push_str(&format!(" ({more} older ones not listed)"));
+        }
+        s.push(':');
+        for (id, tool, title) in &l.recallable {
+            let title: String = title.chars().take(80).collect();
+            s.push_str(&format!("\n- `{id}` {tool}: {title}"));
+        }
+    }
+    s
 }
 
 /// The user's messages in `messages` (oldest first), with their ids, and the index of the last

@@ -10,8 +10,8 @@
 //! 2. `let msgs = prepare(convert(&view[cut.summarise]), budget.tool_result_chars)`; a previous
 //!    summary too large to travel in every request becomes the first chunk
 //!    ([`previous_summary_fits`]);
-//! 3. for each chunk of `chunks(msgs, chunk_budget(&budget, focus, est), est)`, oldest first:
-//!    send `summary_request_messages(running, &chunk, focus)` with [`SYSTEM_PROMPT`], no tools and
+//! 3. for each chunk of `chunks(msgs, chunk_budget(&budget, ask, est), est)`, oldest first:
+//!    send `summary_request_messages(running, &chunk, ask)` with [`SYSTEM_PROMPT`], no tools and
 //!    the output cap `budget.summary_cap`; `running` is the answer;
 //! 4. check it ([`missing_sections`]; one retry with [`retry_note`]), never accept one longer
 //!    than what it replaces;
@@ -191,8 +191,8 @@ pub fn written_text(m: &Message) -> String {
 /// The token budget of one chunk of history in a summary request: what is left of the usable
 /// window (less 10% for estimate error) after the system prompt, the request message and room
 /// for the running summary (at most the summary cap), never below `budget.min_chunk`.
-pub fn chunk_budget(budget: &Budget, focus: Option<&str>, est: &Estimator) -> u64 {
-    let fixed = est.text(SYSTEM_PROMPT) + est.text(&request_text(None, focus)) + budget.summary_cap;
+pub fn chunk_budget(budget: &Budget, ask: SummaryAsk<'_>, est: &Estimator) -> u64 {
+    let fixed = est.text(SYSTEM_PROMPT) + est.text(&request_text(None, ask)) + budget.summary_cap;
     (budget.usable - budget.usable / 10)
         .saturating_sub(fixed)
         .max(budget.min_chunk)
@@ -263,8 +263,25 @@ pub fn retry_note(missing: &[&str], cut_at_cap: bool, cap: u64) -> String {
         .replace("{{cap}}", &cap.to_string())
 }
 
+/// What the user asked of summaries: standing `instructions` (`compaction.instructions`, for
+/// every summary) and this compaction's `focus` (`/compact focus`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SummaryAsk<'a> {
+    pub instructions: Option<&'a str>,
+    pub focus: Option<&'a str>,
+}
+
+impl<'a> SummaryAsk<'a> {
+    pub fn focus(focus: Option<&'a str>) -> Self {
+        SummaryAsk {
+            instructions: None,
+            focus,
+        }
+    }
+}
+
 /// The text of the final user message of a summary request.
-pub fn request_text(previous_summary: Option<&str>, focus: Option<&str>) -> String {
+pub fn request_text(previous_summary: Option<&str>, ask: SummaryAsk<'_>) -> String {
     let previous = match previous_summary.map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => format!(
             "<previous-summary>\n{s}\n</previous-summary>\n\n\
@@ -276,13 +293,18 @@ pub fn request_text(previous_summary: Option<&str>, focus: Option<&str>) -> Stri
         ),
         None => String::new(),
     };
-    let focus = match focus.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(f) => format!(
-            "\n\nThe user asked this compaction to focus on: {f}\n\
-             Give that topic extra detail, but still fill in every section above."
-        ),
+    let mut focus = match ask.instructions.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(i) => {
+            format!("\n\nThe user's standing instructions for every summary (follow them):\n{i}")
+        }
         None => String::new(),
     };
+    if let Some(f) = ask.focus.map(str::trim).filter(|s| !s.is_empty()) {
+        focus.push_str(&format!(
+            "\n\nThe user asked this compaction to focus on: {f}\n\
+             Give that topic extra detail, but still fill in every section above."
+        ));
+    }
     REQUEST_TEMPLATE
         .trim_end()
         .replace("{{previous_summary}}", &previous)
@@ -295,7 +317,7 @@ pub fn request_text(previous_summary: Option<&str>, focus: Option<&str>) -> Stri
 pub fn summary_request_messages(
     previous_summary: Option<&str>,
     chunk: &[ChatMessage],
-    focus: Option<&str>,
+    ask: SummaryAsk<'_>,
 ) -> Vec<ChatMessage> {
     let mut out = Vec::with_capacity(chunk.len() + 2);
     if chunk
@@ -311,7 +333,7 @@ pub fn summary_request_messages(
     out.extend_from_slice(chunk);
     out.push(ChatMessage::User {
         content: vec![UserContent::Text {
-            text: request_text(previous_summary, focus),
+            text: request_text(previous_summary, ask),
         }],
     });
     out

@@ -116,7 +116,7 @@ fn cut_handles_previous_summary_and_the_compaction_message() {
 
 #[test]
 fn request_text_has_every_section_and_no_placeholders() {
-    let t = request_text(None, None);
+    let t = request_text(None, SummaryAsk::default());
     for s in [
         "## Goal",
         "## Constraints & Preferences",
@@ -133,8 +133,22 @@ fn request_text_has_every_section_and_no_placeholders() {
     }
     assert!(!t.contains("{{"));
     assert!(!t.contains("previous-summary"));
-    let t = request_text(Some("  "), Some(" "));
+    let t = request_text(Some("  "), SummaryAsk::focus(Some(" ")));
     assert!(!t.contains("previous-summary") && !t.contains("focus on"));
+    // Standing instructions come before this compaction's focus; both are kept.
+    let t = request_text(
+        None,
+        SummaryAsk {
+            instructions: Some("Keep every ticket number (ABC-123) verbatim."),
+            focus: Some("the parser"),
+        },
+    );
+    let i = t
+        .find("Keep every ticket number (ABC-123) verbatim.")
+        .expect("instructions");
+    let f = t.find("focus on: the parser").expect("focus");
+    assert!(i < f, "{t}");
+    assert!(t.contains("standing instructions"), "{t}");
 }
 
 #[test]
@@ -143,7 +157,7 @@ fn summary_request_snapshot_with_previous_summary_and_focus() {
     let msgs = summary_request_messages(
         Some("## Goal\nPort the parser to nom.\n\n## Critical Context\n- crate: `parser-v2`"),
         &chunk,
-        Some("the failing test in tests/parse.rs"),
+        SummaryAsk::focus(Some("the failing test in tests/parse.rs")),
     );
     insta::assert_json_snapshot!("summary_request_previous_focus", msgs);
     let ChatMessage::User { content } = msgs.last().expect("final") else {
@@ -165,10 +179,10 @@ fn chunk_not_starting_with_user_gets_a_lead_in() {
     let mut h = turns(1, 5);
     h.remove(0);
     let chunk = crate::context::view::to_chat(&h);
-    let msgs = summary_request_messages(Some("prev"), &chunk, None);
+    let msgs = summary_request_messages(Some("prev"), &chunk, SummaryAsk::default());
     assert!(matches!(msgs[0], ChatMessage::User { .. }));
     assert_eq!(msgs.len(), chunk.len() + 2);
-    let msgs = summary_request_messages(None, &[], None);
+    let msgs = summary_request_messages(None, &[], SummaryAsk::default());
     assert_eq!(msgs.len(), 1);
 }
 
@@ -192,16 +206,19 @@ fn breaker_rules() {
 fn chunk_budget_leaves_room_and_has_a_floor() {
     let e = est();
     let big = budget(200_000, 64_000);
-    let b = chunk_budget(&big, None, &e);
+    let b = chunk_budget(&big, SummaryAsk::default(), &e);
     assert!(b < 168_000 * 9 / 10 - big.summary_cap && b > 100_000, "{b}");
-    let with_focus = chunk_budget(&big, Some(&words(500)), &e);
+    let with_focus = chunk_budget(&big, SummaryAsk::focus(Some(&words(500))), &e);
     assert!(with_focus + 400 < b);
     // A 4k window: the summary cap (512) is kept free, the chunk gets the rest.
     let small = budget(4_096, 4_096);
-    let c = chunk_budget(&small, None, &e);
+    let c = chunk_budget(&small, SummaryAsk::default(), &e);
     assert!(c < 3_072 * 9 / 10 - 512 && c >= small.min_chunk, "{c}");
     let tiny = budget(2_048, 0);
-    assert_eq!(chunk_budget(&tiny, Some(&words(2_000)), &e), tiny.min_chunk);
+    assert_eq!(
+        chunk_budget(&tiny, SummaryAsk::focus(Some(&words(2_000))), &e),
+        tiny.min_chunk
+    );
 }
 
 #[test]
@@ -215,7 +232,7 @@ fn an_oversized_previous_summary_becomes_a_chunk() {
     };
     assert!(matches!(&content[0], UserContent::Text { text } if text.ends_with("## Goal\nx")));
     // As a chunk it is split like any oversized user message: every piece fits.
-    let budget = chunk_budget(&b, None, &e);
+    let budget = chunk_budget(&b, SummaryAsk::default(), &e);
     let pieces = chunks(vec![previous_summary_as_history(&words(6_000))], budget, &e);
     assert!(pieces.len() >= 3, "{}", pieces.len());
     for p in &pieces {
@@ -290,11 +307,11 @@ fn retention_across_three_compactions() {
         }
         let refs: Vec<&Message> = view[c.summarise.clone()].iter().collect();
         let msgs = prepare(convert(&refs, &mut |_, _| None), b.tool_result_chars);
-        let budget = chunk_budget(&b, None, &e);
+        let budget = chunk_budget(&b, SummaryAsk::default(), &e);
         let mut running = c.previous_summary.clone();
         let mut request_inputs = String::new();
         for chunk in chunks(msgs, budget, &e) {
-            let req = summary_request_messages(running.as_deref(), &chunk, None);
+            let req = summary_request_messages(running.as_deref(), &chunk, SummaryAsk::default());
             let body = serde_json::to_string(&req).expect("json");
             if let Some(prev) = &running {
                 assert!(

@@ -481,6 +481,7 @@ impl Runner {
             current_request,
             todos,
             ledger,
+            left_view: carry::left_view(summarised),
             sources,
             previous_dropped: prev.dropped_user_messages,
             ..Carried::default()

@@ -107,6 +107,14 @@ impl Runner {
         inline_budget(budget, estimated, self.tracker.used(), instruction)
     }
 
+    /// What the user asks of this summary: the standing `compaction.instructions` and `focus`.
+    fn summary_ask<'a>(&'a self, focus: Option<&'a str>) -> plan::SummaryAsk<'a> {
+        plan::SummaryAsk {
+            instructions: self.opts.config.compaction.instructions.as_deref(),
+            focus,
+        }
+    }
+
     /// The instruction appended to the session's request for a cache-friendly summary.
     pub(super) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
         let tail = match self
@@ -130,7 +138,10 @@ impl Runner {
         INLINE_TEMPLATE
             .trim_end()
             .replace("{{tail}}", &tail)
-            .replace("{{request}}", &plan::request_text(None, focus))
+            .replace(
+                "{{request}}",
+                &plan::request_text(None, self.summary_ask(focus)),
+            )
     }
 
     /// The cache-friendly summary request (see the module documentation); any tool call the
@@ -263,11 +274,15 @@ impl Runner {
             summary_cap: cap,
             ..own
         };
-        let focus = ask.focus;
+        let instructions = self.opts.config.compaction.instructions.clone();
+        let user = plan::SummaryAsk {
+            instructions: instructions.as_deref(),
+            focus: ask.focus,
+        };
         // The chunk budget keeps a tenth of the window for estimate error: half of that takes
         // the words note; a longer note makes the chunks smaller.
         let words = ask.words.map_or(0, |w| self.estimator.text(w));
-        let mut chunk_budget = plan::chunk_budget(&budget, focus, &self.estimator)
+        let mut chunk_budget = plan::chunk_budget(&budget, user, &self.estimator)
             .saturating_sub(words.saturating_sub(budget.usable / 20))
             .max(budget.min_chunk);
         let mut running: Option<String> = previous.map(str::to_string);
@@ -289,7 +304,7 @@ impl Runner {
             plan::chunks(chat, chunk_budget, &self.estimator).into();
         let mut note: Option<String> = None;
         while let Some(chunk) = queue.pop_front() {
-            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, focus);
+            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, user);
             if let Some(ChatMessage::User { content }) = messages.last_mut() {
                 for n in [ask.words, note.as_deref()].into_iter().flatten() {
                     content.push(UserContent::Text {

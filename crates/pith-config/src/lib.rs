@@ -194,6 +194,11 @@ pub struct CompactionConfig {
     /// window, at most 20,000).
     #[serde(default)]
     pub prune_minimum: Option<u64>,
+    /// Standing instructions added to every summary request, manual or automatic (`/compact
+    /// focus` adds to them for one compaction). Only from the user's config or a trusted
+    /// workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 impl Default for CompactionConfig {
@@ -209,6 +214,7 @@ impl Default for CompactionConfig {
             protected_tools: Vec::new(),
             prune_protect: None,
             prune_minimum: None,
+            instructions: None,
         }
     }
 }

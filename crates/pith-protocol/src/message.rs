@@ -270,6 +270,9 @@ pub struct Carried {
     pub todos: Option<Value>,
     #[serde(default, skip_serializing_if = "Ledger::is_empty")]
     pub ledger: Ledger,
+    /// What this compaction took out of the model's view, and how to bring tool outputs back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_view: Option<LeftView>,
     /// While a compaction is planned (never stored): the user messages `user_messages` was
     /// chosen from, whole, oldest first, so they can be carried again into the room the written
     /// summary leaves.
@@ -284,6 +287,17 @@ pub struct Carried {
     /// out.
     #[serde(skip)]
     pub previous_dropped: usize,
+}
+
+/// The "left the view" note of a compaction: how many messages and tool outputs the summary
+/// now stands for, and the newest of those outputs by call id (for `recall`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LeftView {
+    pub messages: usize,
+    pub tool_outputs: usize,
+    /// The newest summarised tool calls, oldest first: (call id, tool, title).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recallable: Vec<(String, String, String)>,
 }
 
 /// A user message a compaction may carry: its text and, for a message of the history (not one
@@ -302,6 +316,7 @@ impl Carried {
             && self.current_request.is_none()
             && self.todos.is_none()
             && self.ledger.is_empty()
+            && self.left_view.is_none()
     }
 }
 

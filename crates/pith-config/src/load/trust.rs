@@ -28,6 +28,12 @@ const HARMLESS: &[&str] = &[
 pub fn restrict(layer: &mut toml::Table, trusted: &toml::Table, workspace: &Path) -> Vec<String> {
     let mut ignored = Vec::new();
     let keys: Vec<String> = layer.keys().cloned().collect();
+    // Standing summary instructions are words put to the model: only from a trusted file.
+    if let Some(toml::Value::Table(c)) = layer.get_mut("compaction")
+        && c.remove("instructions").is_some()
+    {
+        ignored.push("compaction.instructions".to_string());
+    }
     for key in keys {
         if HARMLESS.contains(&key.as_str()) {
             continue;
