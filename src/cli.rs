@@ -34,6 +34,11 @@ pub struct Cli {
     /// `reasoning_effort`).
     #[arg(long, value_name = "LEVEL", value_parser = parse_effort, global = true)]
     pub effort: Option<crate::llm::ReasoningEffort>,
+    /// How tool calls are let through: default (the rules decide and ask), plan (only tools
+    /// that read run), accept-edits (edits and writes in the workspace are not asked about) or
+    /// bypass (nothing is asked; deny rules and the sandbox still hold).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode, global = true)]
+    pub permission_mode: Option<crate::event::PermissionMode>,
     /// Trust this directory from now on: its pith.toml may then set providers, permissions and
     /// the sandbox (otherwise only harmless settings of it are used).
     #[arg(long, global = true)]
@@ -122,6 +127,13 @@ pub struct RunArgs {
         value_name = "PROMPT"
     )]
     pub prompt: Vec<String>,
+}
+
+/// `--permission-mode MODE`.
+fn parse_mode(s: &str) -> Result<crate::event::PermissionMode, String> {
+    crate::event::PermissionMode::parse(s).ok_or_else(|| {
+        format!("{s:?} is not a permission mode: use default, plan, accept-edits or bypass")
+    })
 }
 
 /// `--effort LEVEL`.

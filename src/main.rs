@@ -55,10 +55,14 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         )
     ) {
         default_sigpipe();
-        if cli.continue_last || cli.session.is_some() || cli.model.is_some() || cli.effort.is_some()
+        if cli.continue_last
+            || cli.session.is_some()
+            || cli.model.is_some()
+            || cli.effort.is_some()
+            || cli.permission_mode.is_some()
         {
             anyhow::bail!(
-                "-c/--continue, --session, --model and --effort apply to the TUI and `pith run`, not to this command"
+                "-c/--continue, --session, --model, --effort and --permission-mode apply to the TUI and `pith run`, not to this command"
             );
         }
     }
@@ -128,6 +132,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             }
             let mut setup = Setup::with_trust(cli.config, cli.trust)?;
             setup.loaded.config.effort = cli.effort;
+            setup.loaded.config.permission_mode = cli.permission_mode.unwrap_or_default();
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             block_on(pith::headless::run(setup, args))
@@ -135,6 +140,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         None => {
             let mut setup = Setup::with_trust(cli.config, cli.trust)?;
             setup.loaded.config.effort = cli.effort;
+            setup.loaded.config.permission_mode = cli.permission_mode.unwrap_or_default();
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             block_on(pith::interactive::run(

@@ -31,6 +31,7 @@ mod headless_output;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;
+mod permission_modes;
 mod prompt_refused;
 mod reliability_cli;
 mod reliability_crash;

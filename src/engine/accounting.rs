@@ -15,8 +15,22 @@ impl Runner {
     /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
     /// uncorrected after a compaction, a prune or a resume).
     pub(super) fn overhead(&mut self) -> u64 {
-        self.estimator
-            .request_overhead(&self.system, &self.tool_specs)
+        let (system, tools) = self.request_frame();
+        self.estimator.request_overhead(&system, &tools)
+    }
+
+    /// The system prompt and tools of a request: in plan mode, with what the model is told
+    /// about it and the tool that presents the plan.
+    pub(super) fn request_frame(&self) -> (Vec<String>, Vec<crate::llm::ToolSpec>) {
+        use crate::tools::mode;
+        if self.opts.config.permission_mode != crate::event::PermissionMode::Plan {
+            return (self.system.clone(), self.tool_specs.clone());
+        }
+        let mut system = self.system.clone();
+        system.push(mode::PLAN_PROMPT.trim().to_string());
+        let mut tools = self.tool_specs.clone();
+        tools.push(mode::exit_plan_spec());
+        (system, tools)
     }
 
     /// On a resumed session the provider's last report is still the count of record: the

@@ -260,6 +260,10 @@ impl Runner {
                 effort: Some(effort),
             });
         }
+        let mode = self.opts.config.permission_mode;
+        if mode != crate::event::PermissionMode::Default {
+            self.emit(Event::PermissionModeChanged { mode });
+        }
         self.emit_context();
         self.state(EngineState::Idle, None);
         loop {
@@ -334,6 +338,10 @@ impl Runner {
                 };
                 self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
+            }
+            Op::SetPermissionMode { mode } => {
+                self.opts.config.permission_mode = mode;
+                self.emit(Event::PermissionModeChanged { mode });
             }
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
@@ -466,15 +474,12 @@ impl Runner {
                 }],
             });
         }
+        let (system, tools) = self.request_frame();
         ChatRequest {
             model: self.model.model_id.clone(),
-            system: self.system.clone(),
+            system,
             messages,
-            tools: if last_step {
-                Vec::new()
-            } else {
-                self.tool_specs.clone()
-            },
+            tools: if last_step { Vec::new() } else { tools },
             max_tokens: self.max_tokens(),
             temperature: None,
             thinking_budget: self.model.info.thinking_budget,

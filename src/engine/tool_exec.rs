@@ -202,6 +202,9 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> (ToolState, Option<LoopStop>) {
         let error = failed;
+        if tool == crate::tools::mode::EXIT_PLAN_TOOL {
+            return (self.exit_plan(call_id, &input, cancel).await, None);
+        }
         // Calls that cannot run count for the doom loop too: a model repeating one would
         // otherwise go on until max_steps.
         if let Value::String(raw) = &input {
@@ -269,7 +272,13 @@ impl Runner {
             return Err(failed(e));
         }
         let repeated = self.doom.record(tool, input);
-        let mut decision = self.permissions.check(tool, input, &ctx);
+        let mut decision = crate::tools::mode::apply(
+            self.opts.config.permission_mode,
+            tool,
+            input,
+            &self.opts.workspace,
+            self.permissions.check(tool, input, &ctx),
+        );
         if repeated && !matches!(decision, Decision::Deny { .. }) {
             decision = Decision::Ask(PermissionRequest {
                 id: new_id(),
@@ -365,7 +374,8 @@ impl Runner {
         // `--yes` allows what the rules would ask about, not a loop: with no one watching, a
         // repeated identical call is refused rather than run again and again.
         // Nor a command pith cannot fully read when a deny rule could match what it runs.
-        if self.opts.auto_yes && !repeated {
+        let bypass = self.opts.config.permission_mode == crate::event::PermissionMode::Bypass;
+        if (self.opts.auto_yes || bypass) && !repeated {
             return match self
                 .permissions
                 .yes_refusal(&request, self.opts.allow_unsandboxed)
@@ -428,5 +438,80 @@ impl crate::tools::OutputLookup for Recallable {
             .flatten()
             .and_then(|(text, pasted)| paste::block(&text, &pasted, n))
             .map(|block| ("pasted".to_string(), block))
+    }
+}
+
+impl Runner {
+    /// `exit_plan_mode`: the model presents its plan. Out of plan mode there is nothing to do;
+    /// headless no one can accept it, so the run stays in plan mode; in the TUI the user is
+    /// asked (also under `--yes`: accepting a plan is the user's own call), and an accepted
+    /// plan switches to the default mode.
+    async fn exit_plan(
+        &mut self,
+        call_id: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        use crate::event::PermissionMode;
+        let start = now_ms();
+        let done = |text: &str| {
+            let output = ToolOutput {
+                title: "plan".to_string(),
+                output: text.to_string(),
+                metadata: Value::Null,
+                meta: Default::default(),
+            };
+            finished(Ok(output), start, now_ms())
+        };
+        if self.opts.config.permission_mode != PermissionMode::Plan {
+            return done("Not in plan mode: carry on with the work.");
+        }
+        let plan = input
+            .get("plan")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        if plan.is_empty() {
+            return failed(ToolError::Failed("Give the plan itself in `plan`.".into()));
+        }
+        if self.opts.headless {
+            return done(
+                "No one can accept the plan in this run, so it stays in plan mode: end your answer with the plan.",
+            );
+        }
+        let request = PermissionRequest {
+            id: new_id(),
+            tool: crate::tools::mode::EXIT_PLAN_TOOL.to_string(),
+            call_id: call_id.to_string(),
+            title: "Accept this plan and leave plan mode?".to_string(),
+            patterns: Vec::new(),
+            agent: None,
+        };
+        let mut wait = self.shared.wait_permission(&request.id);
+        self.emit(Event::PermissionAsked(request));
+        self.state(
+            EngineState::Running,
+            Some("waiting for the plan's approval".into()),
+        );
+        let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
+        drop(wait);
+        match answer {
+            None => failed(ToolError::Interrupted),
+            Some((PermissionReply::Deny, note)) => done(&match note {
+                Some(n) if !n.trim().is_empty() => format!(
+                    "The user did not accept the plan: {}. Stay in plan mode and revise it.",
+                    n.trim()
+                ),
+                _ => "The user did not accept the plan. Stay in plan mode; ask what to change."
+                    .into(),
+            }),
+            Some(_) => {
+                self.opts.config.permission_mode = PermissionMode::Default;
+                self.emit(Event::PermissionModeChanged {
+                    mode: PermissionMode::Default,
+                });
+                done("The user accepted the plan. Plan mode is off: carry the plan out now.")
+            }
+        }
     }
 }

@@ -181,6 +181,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod list;
+pub mod mode;
 pub mod path;
 pub mod permission;
 

@@ -174,6 +174,8 @@ pub struct App {
     pub pending_model: Option<String>,
     /// The reasoning effort requests carry (the status bar shows it when set).
     pub effort: Option<crate::llm::ReasoningEffort>,
+    /// The permission mode (the status bar shows it when not the default).
+    pub permission_mode: crate::event::PermissionMode,
     pub models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
     pub keys: super::login::KeyAccess,
@@ -297,6 +299,7 @@ impl App {
             model: init.model,
             pending_model: None,
             effort: None,
+            permission_mode: Default::default(),
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,

@@ -209,6 +209,23 @@ impl App {
                     .notice(NoticeLevel::Info, format!("model: {model}"));
                 self.model = model;
             }
+            Event::PermissionModeChanged { mode } => {
+                if mode != self.permission_mode {
+                    let about = match mode {
+                        crate::event::PermissionMode::Default => "the rules decide and ask",
+                        crate::event::PermissionMode::Plan => "only tools that read run",
+                        crate::event::PermissionMode::AcceptEdits => {
+                            "edits in the workspace are not asked about"
+                        }
+                        crate::event::PermissionMode::Bypass => "nothing is asked",
+                    };
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        format!("permission mode: {} — {about}", mode.name()),
+                    );
+                }
+                self.permission_mode = mode;
+            }
             Event::EffortChanged { effort } => {
                 if effort != self.effort {
                     let text = effort.map_or("the model's default", |e| e.as_str());

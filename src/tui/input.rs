@@ -347,6 +347,10 @@ impl App {
             Some(Action::Indent) => {
                 self.composer.textarea.insert_str("    ");
             }
+            Some(Action::CycleMode) => {
+                let mode = self.permission_mode.next();
+                self.send(Op::SetPermissionMode { mode });
+            }
             Some(a) if a.is_edit() => {
                 super::keymap::edit(&mut self.composer.textarea, a);
                 self.typed();

@@ -423,3 +423,32 @@ fn help_at_80_columns_shows_every_command_description_whole() {
         assert!(flat.contains(c.about()), "/{} cut: {screen}", c.name());
     }
 }
+
+/// Shift+Tab asks for the next permission mode; the status bar shows the mode the engine
+/// reports.
+#[test]
+fn shift_tab_cycles_the_permission_mode() {
+    use crate::event::PermissionMode;
+    let (mut app, mut rx) = fresh();
+    key(&mut app, KeyCode::BackTab);
+    match ops(&mut rx).as_slice() {
+        [Op::SetPermissionMode { mode }] => assert_eq!(*mode, PermissionMode::AcceptEdits),
+        other => panic!("expected a mode change, got {other:?}"),
+    }
+    assert!(
+        !render(&mut app, 100, 24).contains("accept-edits"),
+        "not before the engine says"
+    );
+    ev(
+        &mut app,
+        Event::PermissionModeChanged {
+            mode: PermissionMode::AcceptEdits,
+        },
+    );
+    assert!(render(&mut app, 100, 24).contains("⏵ accept-edits"));
+    key(&mut app, KeyCode::BackTab);
+    match ops(&mut rx).as_slice() {
+        [Op::SetPermissionMode { mode }] => assert_eq!(*mode, PermissionMode::Plan),
+        other => panic!("expected a mode change, got {other:?}"),
+    }
+}

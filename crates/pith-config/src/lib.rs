@@ -426,6 +426,10 @@ pub struct Config {
     /// a key of the file.
     #[serde(skip)]
     pub effort: Option<pith_protocol::llm::ReasoningEffort>,
+    /// The permission mode from `--permission-mode` (Shift+Tab in the TUI changes it); not a
+    /// key of the file, so a repository cannot turn questions off.
+    #[serde(skip)]
+    pub permission_mode: pith_protocol::event::PermissionMode,
     #[serde(default)]
     pub provider: BTreeMap<String, ProviderConfig>,
     /// Per-model limits and prices, keyed "provider/model"; overrides the catalog.
@@ -579,6 +583,7 @@ impl Default for Config {
         Config {
             model: None,
             effort: None,
+            permission_mode: Default::default(),
             provider: BTreeMap::new(),
             models: BTreeMap::new(),
             compaction: CompactionConfig::default(),

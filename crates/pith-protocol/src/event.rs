@@ -4,6 +4,55 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{FinishReason, Message, Part, Usage};
 
+/// How tool calls are let through, on top of the permission rules (deny rules and the sandbox
+/// hold in every mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// The rules decide; what they ask about is asked.
+    #[default]
+    Default,
+    /// Look, don't touch: only tools that read run; the model ends with a plan to accept.
+    Plan,
+    /// Edits and writes inside the workspace need no question.
+    AcceptEdits,
+    /// Nothing is asked (as `--yes`): what the rules ask about runs.
+    Bypass,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 4] = [
+        PermissionMode::Default,
+        PermissionMode::Plan,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Bypass,
+    ];
+
+    /// The name on the command line and in the status bar.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::Plan => "plan",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Bypass => "bypass",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PermissionMode> {
+        Self::ALL.into_iter().find(|m| m.name() == s.trim())
+    }
+
+    /// The next mode Shift+Tab gives: default → accept-edits → plan → default (bypass is only
+    /// ever chosen on purpose, and Shift+Tab leaves it for default).
+    pub fn next(self) -> PermissionMode {
+        match self {
+            PermissionMode::Default => PermissionMode::AcceptEdits,
+            PermissionMode::AcceptEdits => PermissionMode::Plan,
+            PermissionMode::Plan | PermissionMode::Bypass => PermissionMode::Default,
+        }
+    }
+}
+
 /// Where the context stands: what the status bar shows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct ContextUsage {
@@ -73,6 +122,11 @@ pub enum Op {
     /// Switch the session's model ("provider/model").
     SetModel {
         model: String,
+    },
+    /// Switch the permission mode (`--permission-mode`, Shift+Tab in the TUI). Answered by
+    /// `PermissionModeChanged`.
+    SetPermissionMode {
+        mode: PermissionMode,
     },
     /// Set the session's reasoning effort (`/effort`); `None`: back to the model's own
     /// (`reasoning_effort` in its config, else none). Answered by `EffortChanged`.
@@ -512,6 +566,11 @@ pub enum Event {
     /// change, or at start when one is set.
     EffortChanged {
         effort: Option<crate::llm::ReasoningEffort>,
+    },
+    /// The permission mode calls are now judged in, after `Op::SetPermissionMode`, the user
+    /// accepting a plan, or at start when it is not the default.
+    PermissionModeChanged {
+        mode: PermissionMode,
     },
     /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
     /// it does not fit what the model can use, so no compaction could make room for it. Nothing

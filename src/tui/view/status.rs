@@ -229,6 +229,13 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
                 Style::default().fg(theme().muted),
             ));
         }
+        if app.permission_mode != crate::event::PermissionMode::Default {
+            left.push(sep());
+            left.push(Span::styled(
+                format!("⏵ {}", app.permission_mode.name()),
+                Style::default().fg(theme().warn),
+            ));
+        }
         left.push(sep());
         left.push(figure.clone());
         if with_gauge && c.window > 0 {

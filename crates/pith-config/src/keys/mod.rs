@@ -101,6 +101,11 @@ pub enum Action {
     #[strum(message = "indent (4 spaces)", props(context = "chat", keys = "tab"))]
     Indent,
     #[strum(
+        message = "next permission mode: default, accept-edits, plan",
+        props(context = "chat", keys = "shift+tab")
+    )]
+    CycleMode,
+    #[strum(
         message = "delete to the start of the line",
         props(context = "chat", keys = "ctrl+u")
     )]

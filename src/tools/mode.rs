@@ -1,0 +1,284 @@
+//! Permission modes over the rules (ARCHITECTURE.md §11): `plan` lets only tools that read
+//! run, `accept-edits` lets edits and writes inside the workspace through without a question,
+//! `bypass` asks nothing (the engine treats it as `--yes`). The rules are decided first: a deny
+//! rule holds in every mode, and the sandbox wraps every command whatever the mode.
+
+use serde_json::Value;
+
+use super::bash_parse;
+use super::path;
+use super::permission::Decision;
+use crate::event::PermissionMode;
+
+/// Tools that only read (or only keep pith's own state): they run in plan mode. `task` runs a
+/// sub-agent, which inherits the mode.
+const READING_TOOLS: &[&str] = &[
+    "read",
+    "grep",
+    "glob",
+    "list",
+    "recall",
+    "todowrite",
+    "webfetch",
+    "task",
+    EXIT_PLAN_TOOL,
+];
+
+/// The tool with which the model presents its plan in plan mode (offered only then; the
+/// engine runs it: it asks the user and switches the mode).
+pub const EXIT_PLAN_TOOL: &str = "exit_plan_mode";
+
+/// What the model is told while in plan mode (after the system prompt).
+pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan-mode.md");
+
+/// The spec of [`EXIT_PLAN_TOOL`].
+pub fn exit_plan_spec() -> crate::llm::ToolSpec {
+    crate::llm::ToolSpec {
+        name: EXIT_PLAN_TOOL.to_string(),
+        description: include_str!("../../prompts/tools/exit_plan_mode.md")
+            .trim()
+            .to_string(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "plan": {"type": "string", "description": "The plan, in Markdown"}
+            },
+            "required": ["plan"]
+        }),
+    }
+}
+
+/// Commands that only read and print, when given no argument that writes (see
+/// [`command_reads_only`]).
+const READING_COMMANDS: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "grep", "rg", "egrep", "fgrep", "find", "git", "pwd",
+    "echo", "printf", "tree", "stat", "file", "which", "whereis", "type", "du", "df", "sort",
+    "uniq", "cut", "tr", "diff", "cmp", "basename", "dirname", "realpath", "readlink", "date",
+    "true", "false", "test", "[", "nl", "column", "jq", "sed", "less", "more", "id", "uname",
+    "whoami", "hostname", "env", "printenv",
+];
+
+/// `git` subcommands that only read.
+const READING_GIT: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "ls-files",
+    "ls-tree",
+    "rev-parse",
+    "describe",
+    "grep",
+    "shortlog",
+    "reflog",
+    "cat-file",
+    "branch",
+    "tag",
+    "remote",
+];
+
+/// What `mode` makes of the rules' `decision` for this call.
+pub fn apply(
+    mode: PermissionMode,
+    tool: &str,
+    input: &Value,
+    workspace: &std::path::Path,
+    decision: Decision,
+) -> Decision {
+    if matches!(decision, Decision::Deny { .. }) {
+        return decision;
+    }
+    match mode {
+        PermissionMode::Plan if !reads_only(tool, input) => Decision::Deny {
+            message: format!(
+                "Not run: pith is in plan mode, where only tools that read run (no {tool} that \
+                 changes anything). Look around, then present your plan with `{EXIT_PLAN_TOOL}` \
+                 for the user to accept."
+            ),
+        },
+        PermissionMode::AcceptEdits
+            if matches!(tool, "edit" | "write") && edits_inside(input, workspace) =>
+        {
+            match decision {
+                Decision::Ask(_) => Decision::Allow,
+                d => d,
+            }
+        }
+        _ => decision,
+    }
+}
+
+/// Whether the call only reads: a reading tool, or a command line every command of which only
+/// reads, with no redirection that writes (other than to `/dev/null`).
+pub fn reads_only(tool: &str, input: &Value) -> bool {
+    if READING_TOOLS.contains(&tool) {
+        return true;
+    }
+    if tool != "bash" {
+        return false; // edit, write, MCP tools: they may change anything
+    }
+    let Some(command) = input.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    let a = bash_parse::analyse(command);
+    !a.is_opaque()
+        && !a.hidden
+        && !a.commands.is_empty()
+        && a.redirects
+            .iter()
+            .all(|r| !r.write || r.target.literal && r.target.text == "/dev/null")
+        && a.commands.iter().all(command_reads_only)
+}
+
+fn command_reads_only(c: &bash_parse::SimpleCommand) -> bool {
+    if c.hidden_code || c.open_args || !c.assignments.is_empty() {
+        return false;
+    }
+    let Some(name) = c.name() else {
+        return false;
+    };
+    if !READING_COMMANDS.contains(&name) {
+        return false;
+    }
+    let args: Vec<&str> = c.words[1..].iter().map(|w| w.text.as_str()).collect();
+    match name {
+        "git" => {
+            let sub = args.iter().find(|a| !a.starts_with('-'));
+            sub.is_some_and(|s| READING_GIT.contains(s))
+                && !args.iter().any(|a| {
+                    matches!(
+                        *a,
+                        "-d" | "-D"
+                            | "-m"
+                            | "-M"
+                            | "--delete"
+                            | "--move"
+                            | "add"
+                            | "rm"
+                            | "set-url"
+                            | "--output"
+                    ) || a.starts_with("--output=")
+                })
+        }
+        "find" => !args.iter().any(|a| {
+            matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete")
+                || a.starts_with("-fprint")
+                || *a == "-fls"
+        }),
+        "sed" => !args.iter().any(|a| {
+            *a == "-i"
+                || a.starts_with("-i") && !a.starts_with("-in")
+                || a.starts_with("--in-place")
+        }),
+        "sort" => !args.iter().any(|a| *a == "-o" || a.starts_with("--output")),
+        _ => true,
+    }
+}
+
+/// Whether every path an edit or write names lies inside the workspace.
+fn edits_inside(input: &Value, workspace: &std::path::Path) -> bool {
+    input
+        .get("file_path")
+        .or_else(|| input.get("path"))
+        .and_then(Value::as_str)
+        .is_some_and(|p| path::resolve(workspace, p).inside)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn plan_mode_runs_only_what_reads() {
+        for cmd in [
+            "ls -la src",
+            "git status && git log --oneline -5",
+            "grep -rn foo src | head -20",
+            "find . -name '*.rs' -type f",
+            "cat Cargo.toml 2>/dev/null",
+            "sed -n 1,20p src/main.rs",
+        ] {
+            assert!(reads_only("bash", &json!({ "command": cmd })), "{cmd}");
+        }
+        for cmd in [
+            "rm -rf build",
+            "echo x > notes.txt",
+            "git commit -am wip",
+            "git branch -D old",
+            "find . -name '*.tmp' -delete",
+            "find . -exec rm {} +",
+            "sed -i s/a/b/ f.txt",
+            "cargo build",
+            "ls $(rm -rf /tmp/x)",
+            "eval \"$CMD\"",
+            "X=1 ls",
+            "sort -o out.txt in.txt",
+            "",
+        ] {
+            assert!(!reads_only("bash", &json!({ "command": cmd })), "{cmd}");
+        }
+        assert!(reads_only("read", &json!({})));
+        assert!(!reads_only("write", &json!({})));
+        assert!(!reads_only("mcp__github__create_issue", &json!({})));
+    }
+
+    #[test]
+    fn modes_change_what_is_asked_but_never_a_denial() {
+        let ws = tempfile::tempdir().unwrap();
+        let ask = || {
+            Decision::Ask(crate::event::PermissionRequest {
+                id: "p".into(),
+                tool: "edit".into(),
+                call_id: "c".into(),
+                title: "edit".into(),
+                patterns: Vec::new(),
+                agent: None,
+            })
+        };
+        let deny = || Decision::Deny {
+            message: "no".into(),
+        };
+        let inside = json!({"file_path": "src/a.rs"});
+        let outside = json!({"file_path": "/etc/hosts"});
+        let m = |mode, tool, input: &Value, d| apply(mode, tool, input, ws.path(), d);
+        use PermissionMode::*;
+        assert!(matches!(
+            m(AcceptEdits, "edit", &inside, ask()),
+            Decision::Allow
+        ));
+        assert!(matches!(
+            m(AcceptEdits, "write", &outside, ask()),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            m(AcceptEdits, "bash", &json!({"command": "ls"}), ask()),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            m(AcceptEdits, "edit", &inside, deny()),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            m(Plan, "edit", &inside, Decision::Allow),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            m(Plan, "read", &inside, Decision::Allow),
+            Decision::Allow
+        ));
+        assert!(matches!(
+            m(Plan, "read", &inside, deny()),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            m(Default, "edit", &inside, ask()),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            m(Bypass, "edit", &inside, deny()),
+            Decision::Deny { .. }
+        ));
+    }
+}

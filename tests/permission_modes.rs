@@ -1,0 +1,145 @@
+//! Permission modes (issue 31): plan mode lets only reading tools run, even under `--yes`, and
+//! ends with a plan the user accepts; accept-edits writes in the workspace without a question;
+//! bypass asks nothing; deny rules hold in every mode.
+
+use crate::support;
+
+use pith::config::PermissionSetting;
+use pith::event::{Event, Op, PermissionMode, PermissionReply, TurnEnd};
+use support::MockServer;
+use support::engine::harness_with;
+use support::openai;
+use support::pith::{PithEnv, last_tool_result, stderr};
+
+fn call(id: &str, tool: &str, args: &str) -> support::MockResponse {
+    openai::tool_calls(&[(id, tool, args)], Some((1_000, 5)))
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_a_write_even_with_yes_and_runs_what_reads() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 32_000, 2_000, "");
+    server.push_all([
+        call("c1", "write", r#"{"file_path":"plan.txt","content":"x"}"#),
+        call("c2", "bash", r#"{"command":"echo hi > note.txt"}"#),
+        call("c3", "bash", r#"{"command":"ls"}"#),
+        openai::text("Here is the plan.", Some((1_200, 5))),
+    ]);
+    let (out, _) = env
+        .run_json(&["--yes", "--permission-mode", "plan", "plan the change"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !env.path().join("plan.txt").exists(),
+        "the write ran in plan mode"
+    );
+    assert!(
+        !env.path().join("note.txt").exists(),
+        "the command wrote in plan mode"
+    );
+    let reqs = server.requests();
+    let second =
+        support::message_text(reqs[1].body["messages"].as_array().unwrap().last().unwrap());
+    assert!(second.contains("plan mode"), "{second}");
+    // The model is told it is planning, and is offered the tool that presents the plan.
+    let first = reqs[0].body.to_string();
+    assert!(first.contains("You are in plan mode"), "{first}");
+    assert!(first.contains("exit_plan_mode"));
+    let ls = last_tool_result(&server);
+    assert!(!ls.contains("plan mode"), "ls is a read: {ls}");
+}
+
+#[tokio::test]
+async fn accept_edits_writes_in_the_workspace_without_a_question() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 32_000, 2_000, "");
+    server.push_all([
+        call("c1", "write", r#"{"file_path":"a.txt","content":"hello"}"#),
+        call("c2", "bash", r#"{"command":"touch b.txt"}"#),
+        openai::text("done", Some((1_200, 5))),
+    ]);
+    let (out, _) = env
+        .run_json(&["--permission-mode", "accept-edits", "write a file"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.path().join("a.txt")).unwrap(),
+        "hello"
+    );
+    assert!(
+        !env.path().join("b.txt").exists(),
+        "a command still asks (refused headless)"
+    );
+}
+
+#[tokio::test]
+async fn bypass_asks_nothing_but_a_deny_rule_holds() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        32_000,
+        2_000,
+        "[permission]\nwrite = { \"secret*\" = \"deny\" }\n",
+    );
+    server.push_all([
+        call("c1", "bash", r#"{"command":"touch ran.txt"}"#),
+        call("c2", "write", r#"{"file_path":"secret.txt","content":"x"}"#),
+        openai::text("done", Some((1_200, 5))),
+    ]);
+    let (out, _) = env.run_json(&["--permission-mode", "bypass", "go"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(env.path().join("ran.txt").exists(), "bypass asks nothing");
+    assert!(
+        !env.path().join("secret.txt").exists(),
+        "the deny rule holds"
+    );
+    assert!(
+        last_tool_result(&server).to_lowercase().contains("deny")
+            || last_tool_result(&server).contains("not allowed")
+    );
+}
+
+/// In the TUI's engine: the plan is put to the user; accepted, plan mode ends and a write runs.
+#[tokio::test]
+async fn an_accepted_plan_ends_plan_mode() {
+    let mut h = harness_with(
+        vec![(
+            "write",
+            PermissionSetting::Action(pith::config::Action::Allow),
+        )],
+        false,
+        |c| {
+            c.permission_mode = PermissionMode::Plan;
+        },
+    )
+    .await;
+    h.server.push_all([
+        call("c1", "exit_plan_mode", r#"{"plan":"1. Write a.txt"}"#),
+        call("c2", "write", r#"{"file_path":"a.txt","content":"done"}"#),
+        openai::text("Done.", Some((1_200, 5))),
+    ]);
+    h.send(Op::user_turn("plan, then do it"));
+    let req = h.permission_asked().await;
+    assert_eq!(req.tool, "exit_plan_mode");
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Once,
+        message: None,
+    });
+    h.until("mode change", |e| {
+        matches!(
+            e,
+            Event::PermissionModeChanged {
+                mode: PermissionMode::Default
+            }
+        )
+    })
+    .await;
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("a.txt")).unwrap(),
+        "done"
+    );
+    let results = h.tool_results(2);
+    assert!(results[0].contains("accepted the plan"), "{results:?}");
+}
