@@ -108,6 +108,8 @@ impl Connection {
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, tx);
         }
+        // a request given up (its future dropped: a timeout, an interrupt) leaves no waiter
+        let _forget = Forget { conn: self, id };
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         rx.await
             .unwrap_or_else(|_| Err(RpcError::internal("the client closed the connection")))
@@ -184,6 +186,20 @@ impl Connection {
                 self.respond(id.unwrap_or(Value::Null), Err(e));
                 None
             }
+        }
+    }
+}
+
+/// Takes a request's waiter out of the table when the request ends, answered or not.
+struct Forget<'a> {
+    conn: &'a Connection,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.conn.pending.lock() {
+            p.remove(&self.id);
         }
     }
 }
