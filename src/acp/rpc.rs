@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 over newline-delimited JSON, as ACP frames it on stdio: one message a line.
 //! Incoming requests and notifications go to the agent; responses to the requests the agent
-//! sends (`session/request_permission`) are matched to their waiters here.
+//! sends (`session/request_permission`, `fs/read_text_file`, `fs/write_text_file`) are matched to
+//! their waiters here.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -307,5 +308,21 @@ mod tests {
                 .is_none()
         );
         assert_eq!(waiter.await.unwrap().unwrap(), json!({"ok": true}));
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_leaves_no_waiter() {
+        let (c, mut rx) = conn();
+        let gave_up = tokio::time::timeout(
+            std::time::Duration::from_millis(10),
+            c.request("fs/read_text_file", json!({})),
+        )
+        .await;
+        assert!(gave_up.is_err());
+        assert!(c.pending.lock().unwrap().is_empty());
+        // its late answer is dropped
+        let sent: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        let late = json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": "x"}});
+        assert!(c.parse_line(&late.to_string()).is_none());
     }
 }
