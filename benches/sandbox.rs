@@ -33,6 +33,7 @@ fn ctx(root: &std::path::Path) -> ToolContext {
         output: ToolOutputConfig::default(),
         outputs: None,
         progress: None,
+        editor: None,
     }
 }
 

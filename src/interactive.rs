@@ -87,6 +87,7 @@ pub async fn run(
         headless: false,
         auto_yes: false,
         allow_unsandboxed: false,
+        editor: None,
     };
     // The engine takes the session's lock and repairs what a crash left before the transcript
     // reads it. A long session opens on its newest page; older pages load as the user scrolls up.

@@ -1,9 +1,11 @@
 //! `pith acp` driven as an editor drives it: the real binary on stdio, JSON-RPC lines in and
 //! out, against the mock provider. A small line client (below) answers the agent's
-//! `session/request_permission` requests as a user would.
+//! `session/request_permission` requests as a user would, and its `fs/*` requests as an editor
+//! holding open buffers would.
 
 use crate::support;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -23,6 +25,11 @@ struct Client {
     updates: Vec<Value>,
     /// The agent's requests (permission questions), in order.
     asked: Vec<Value>,
+    /// The editor's open buffers (absolute path → text): `fs/read_text_file` is answered from
+    /// them (an error for a path without one), `fs/write_text_file` replaces them.
+    buffers: HashMap<String, String>,
+    /// The agent's `fs/*` and `terminal/*` requests (method, params), in order.
+    client_calls: Vec<(String, Value)>,
 }
 
 impl Client {
@@ -43,6 +50,8 @@ impl Client {
             next_id: 0,
             updates: Vec::new(),
             asked: Vec::new(),
+            buffers: HashMap::new(),
+            client_calls: Vec::new(),
         }
     }
 
@@ -92,6 +101,29 @@ impl Client {
                         "outcome": {"outcome": "selected", "optionId": option}}});
                     self.write(&answer.to_string()).await;
                 }
+                Some(method @ ("fs/read_text_file" | "fs/write_text_file")) => {
+                    let params = v["params"].clone();
+                    self.client_calls.push((method.to_string(), params.clone()));
+                    let path = params["path"].as_str().unwrap_or_default().to_string();
+                    let answer = if method == "fs/write_text_file" {
+                        let text = params["content"].as_str().unwrap_or_default();
+                        self.buffers.insert(path, text.to_string());
+                        json!({"jsonrpc": "2.0", "id": v["id"], "result": {}})
+                    } else if let Some(text) = self.buffers.get(&path) {
+                        json!({"jsonrpc": "2.0", "id": v["id"], "result": {"content": text}})
+                    } else {
+                        json!({"jsonrpc": "2.0", "id": v["id"], "error": {
+                            "code": -32002, "message": format!("no buffer for {path}")}})
+                    };
+                    self.write(&answer.to_string()).await;
+                }
+                Some(method) if method.starts_with("terminal/") => {
+                    self.client_calls
+                        .push((method.to_string(), v["params"].clone()));
+                    let answer = json!({"jsonrpc": "2.0", "id": v["id"], "error": {
+                        "code": -32601, "message": "this test client runs no terminals"}});
+                    self.write(&answer.to_string()).await;
+                }
                 Some(other) => panic!("unexpected request {other}: {v}"),
                 None if v["id"] == id => return v,
                 None => panic!("a response to another request: {v}"),
@@ -107,9 +139,13 @@ impl Client {
     }
 
     async fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({})).await
+    }
+
+    async fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         )
         .await
     }
@@ -491,4 +527,209 @@ async fn yes_mode_runs_without_asking() {
         )
         .await;
     assert_eq!(c.wait(id, &|_| "reject").await["error"]["code"], -32602);
+}
+
+/// The workspace path of `name` as pith names it to the client (absolute, resolved).
+fn abs(env: &PithEnv, name: &str) -> String {
+    let ws = env.workspace.path().canonicalize().unwrap();
+    ws.join(name).to_str().unwrap().to_string()
+}
+
+/// The tool result of call `call_id` in the provider's latest request.
+fn tool_result(server: &MockServer, call_id: &str) -> String {
+    let body = server.requests().last().unwrap().body.clone();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no result for {call_id}: {body}"))
+}
+
+/// An editor that offers its file system: the model reads what its buffer holds (unsaved
+/// text, not the disk's), and an edit and a write reach the editor with the right path and
+/// content while the disk stays as it was. The permission rules still ask first.
+#[tokio::test]
+async fn an_editor_with_fs_reads_and_writes_its_buffers_not_the_disk() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    let disk = "fn on_disk() {}\n";
+    std::fs::write(env.workspace.path().join("lib.rs"), disk).unwrap();
+    let mut c = Client::start(&env);
+    c.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
+        .await;
+    let buffer = "fn in_the_buffer() {}\nfn unsaved() {}\n";
+    c.buffers.insert(abs(&env, "lib.rs"), buffer.to_string());
+    let sid = c.new_session(&env).await;
+
+    let read = json!({"file_path": "lib.rs"}).to_string();
+    let edit = json!({"file_path": "lib.rs", "old_string": "fn unsaved() {}", "new_string": "fn edited() {}"})
+        .to_string();
+    let write = json!({"file_path": "notes/new.md", "content": "# new\n"}).to_string();
+    server.push(openai::tool_calls(&[("call_r", "read", &read)], None));
+    server.push(openai::tool_calls(&[("call_e", "edit", &edit)], None));
+    server.push(openai::tool_calls(&[("call_w", "write", &write)], None));
+    server.push(openai::text("done", None));
+    let id = c
+        .send("session/prompt", prompt(&sid, "change lib.rs"))
+        .await;
+    let r = c.wait(id, &|_| "allow_once").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+
+    // the read the model saw is the buffer's
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let seen = requests[1].body.to_string();
+    assert!(
+        seen.contains("fn in_the_buffer() {}") && seen.contains("fn unsaved() {}"),
+        "{seen}"
+    );
+    assert!(!seen.contains("fn on_disk"), "the disk was read: {seen}");
+    let edited = tool_result(&server, "call_e");
+    assert!(
+        edited.starts_with("Edited lib.rs: replaced 1 occurrence."),
+        "{edited}"
+    );
+    assert!(tool_result(&server, "call_w").starts_with("Created notes/new.md"));
+
+    // the editor got the edit and the write, the disk did not
+    let methods: Vec<&str> = c.client_calls.iter().map(|(m, _)| m.as_str()).collect();
+    assert!(methods.iter().all(|m| m.starts_with("fs/")), "{methods:?}");
+    let writes: Vec<&Value> = c
+        .client_calls
+        .iter()
+        .filter(|(m, _)| m == "fs/write_text_file")
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert_eq!(writes[0]["sessionId"], sid.as_str());
+    assert_eq!(writes[0]["path"], abs(&env, "lib.rs"));
+    assert_eq!(
+        writes[0]["content"],
+        "fn in_the_buffer() {}\nfn edited() {}\n"
+    );
+    assert_eq!(writes[1]["path"], abs(&env, "notes/new.md"));
+    assert_eq!(writes[1]["content"], "# new\n");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("lib.rs")).unwrap(),
+        disk
+    );
+    assert!(!env.workspace.path().join("notes/new.md").exists());
+    // the edit and the write were asked about first, as without an editor
+    let asked: Vec<&str> = c
+        .asked
+        .iter()
+        .map(|q| q["toolCall"]["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(asked, ["call_e", "call_w"]);
+    assert!(server.violations().is_empty(), "{:?}", server.violations());
+}
+
+/// A file the editor cannot read (here: no buffer, an error) is read from the disk; an
+/// editor that reads but does not write gets no writes, the disk does.
+#[tokio::test]
+async fn a_failed_editor_read_falls_back_to_the_disk_and_writes_stay_on_disk_without_write_fs() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    std::fs::write(env.workspace.path().join("a.txt"), "alpha on disk\n").unwrap();
+    let mut c = Client::start(&env);
+    c.initialize_with(json!({"fs": {"readTextFile": true}}))
+        .await;
+    let sid = c.new_session(&env).await;
+    let read = json!({"file_path": "a.txt"}).to_string();
+    let edit =
+        json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}).to_string();
+    server.push(openai::tool_calls(&[("call_r", "read", &read)], None));
+    server.push(openai::tool_calls(&[("call_e", "edit", &edit)], None));
+    server.push(openai::text("done", None));
+    let id = c.send("session/prompt", prompt(&sid, "go")).await;
+    let r = c.wait(id, &|_| "allow_once").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(tool_result(&server, "call_r").contains("alpha on disk"));
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("a.txt")).unwrap(),
+        "beta on disk\n"
+    );
+    let methods: Vec<&str> = c.client_calls.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(methods, ["fs/read_text_file", "fs/read_text_file"]);
+}
+
+/// A client that offers no file system: the disk, as before, and no `fs/*` request.
+#[tokio::test]
+async fn a_client_without_fs_gets_the_disk() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    std::fs::write(env.workspace.path().join("a.txt"), "alpha on disk\n").unwrap();
+    let mut c = Client::start(&env);
+    c.initialize().await;
+    c.buffers
+        .insert(abs(&env, "a.txt"), "never asked for\n".to_string());
+    let sid = c.new_session(&env).await;
+    let read = json!({"file_path": "a.txt"}).to_string();
+    let write = json!({"file_path": "a.txt", "content": "written\n"}).to_string();
+    server.push(openai::tool_calls(&[("call_r", "read", &read)], None));
+    server.push(openai::tool_calls(&[("call_w", "write", &write)], None));
+    server.push(openai::text("done", None));
+    let id = c.send("session/prompt", prompt(&sid, "go")).await;
+    let r = c.wait(id, &|_| "allow_once").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(tool_result(&server, "call_r").contains("alpha on disk"));
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("a.txt")).unwrap(),
+        "written\n"
+    );
+    assert!(c.client_calls.is_empty(), "{:?}", c.client_calls);
+}
+
+/// A client that offers terminals still never runs pith's commands: a client terminal would
+/// run them outside pith's sandbox, which wraps the command in pith's own process. bash runs
+/// in pith, in the sandbox (a write outside the workspace is stopped where the sandbox is
+/// supported), and its output reaches the client in the tool call as before.
+#[tokio::test]
+async fn bash_never_runs_in_the_client_terminal_and_stays_in_the_sandbox() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        8_000,
+        "sandbox = \"workspace-write\"",
+    );
+    let mut c = Client::start(&env);
+    c.initialize_with(
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}),
+    )
+    .await;
+    let sid = c.new_session(&env).await;
+    let sandboxed = crate::security_sandbox::sandbox_supported();
+    let outside = sandboxed
+        .then(crate::security_sandbox::outside_dir)
+        .flatten();
+    let escape = outside
+        .as_ref()
+        .map(|d| format!(" && touch {}", d.path().join("escaped").display()))
+        .unwrap_or_default();
+    let args = json!({"command": format!("echo in-pith > t.txt && cat t.txt{escape}")}).to_string();
+    server.push(openai::tool_calls(&[("call_b", "bash", &args)], None));
+    server.push(openai::text("ran", None));
+    let id = c.send("session/prompt", prompt(&sid, "run it")).await;
+    let r = c.wait(id, &|_| "allow_once").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(c.client_calls.is_empty(), "{:?}", c.client_calls);
+    // pith ran it: the file is on disk, the output in the tool call's content
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.path().join("t.txt")).unwrap(),
+        "in-pith\n"
+    );
+    let done = c
+        .take("tool_call_update")
+        .into_iter()
+        .rfind(|u| u["toolCallId"] == "call_b")
+        .unwrap();
+    assert!(done["content"].to_string().contains("in-pith"), "{done}");
+    if let Some(outside) = outside {
+        assert!(!outside.path().join("escaped").exists());
+        let result = tool_result(&server, "call_b");
+        assert!(result.contains("[sandbox]"), "{result}");
+    }
 }

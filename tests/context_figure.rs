@@ -130,6 +130,7 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
             headless: false,
             auto_yes: false,
             allow_unsandboxed: false,
+            editor: None,
         },
         store,
         session,

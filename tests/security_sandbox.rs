@@ -18,7 +18,7 @@ use support::pith::{PithEnv, last_tool_result, stderr};
 
 /// A directory outside everything the sandbox lets commands write to (the workspace, /tmp,
 /// $TMPDIR, the data dir), or `None` with the reason printed.
-fn outside_dir() -> Option<tempfile::TempDir> {
+pub(crate) fn outside_dir() -> Option<tempfile::TempDir> {
     let tmp = std::env::temp_dir();
     let writable = |p: &Path| p.starts_with("/tmp") || p.starts_with(&tmp);
     for base in [
@@ -39,7 +39,7 @@ fn outside_dir() -> Option<tempfile::TempDir> {
     None
 }
 
-fn sandbox_supported() -> bool {
+pub(crate) fn sandbox_supported() -> bool {
     let s = pith::sandbox::support();
     if s.landlock.is_none() || !s.seccomp {
         println!(

@@ -33,6 +33,7 @@ fn fixture() -> Fixture {
         },
         outputs: None,
         progress: None,
+        editor: None,
     };
     Fixture { _dir: dir, ctx }
 }

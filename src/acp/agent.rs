@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
-    SessionModeState, SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    AgentCapabilities, CancelNotification, FileSystemCapabilities, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
+    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionMode, SessionModeState,
+    SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -29,6 +30,8 @@ pub struct Agent {
     config_file: Option<PathBuf>,
     trust: bool,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// What the client offers of its file system (`initialize`); its terminal is never used.
+    fs: Mutex<FileSystemCapabilities>,
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
@@ -111,6 +114,7 @@ impl Agent {
             config_file,
             trust,
             sessions: Mutex::new(HashMap::new()),
+            fs: Mutex::new(FileSystemCapabilities::default()),
         }
     }
 
@@ -167,6 +171,10 @@ impl Agent {
         }
     }
 
+    fn client_fs(&self) -> FileSystemCapabilities {
+        self.fs.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+
     fn find(&self, id: &str) -> Result<Arc<Session>, RpcError> {
         self.sessions
             .lock()
@@ -177,6 +185,16 @@ impl Agent {
 
     fn initialize(&self, params: Value) -> Result<Value, RpcError> {
         let req: InitializeRequest = parse(params)?;
+        let fs = &req.client_capabilities.fs;
+        tracing::info!(
+            "acp: the client reads files: {}, writes files: {}, has terminals: {} (not used)",
+            fs.read_text_file,
+            fs.write_text_file,
+            req.client_capabilities.terminal
+        );
+        if let Ok(mut mine) = self.fs.lock() {
+            *mine = fs.clone();
+        }
         let version = req.protocol_version.min(ProtocolVersion::LATEST);
         let caps = AgentCapabilities::new()
             .load_session(true)
@@ -241,6 +259,7 @@ impl Agent {
             setup,
             client_mcp,
             0.0,
+            self.client_fs(),
         ));
         self.insert(&session);
         if session.setup.lock().await.trust_question().is_none() {
@@ -270,6 +289,7 @@ impl Agent {
             setup,
             client_mcp,
             row.cost,
+            self.client_fs(),
         ));
         for update in replay::updates(&session.workspace, &messages) {
             session.update(update);

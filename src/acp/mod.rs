@@ -7,6 +7,7 @@
 mod agent;
 mod commands;
 mod content;
+mod files;
 mod replay;
 mod rpc;
 mod session;

@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 over newline-delimited JSON, as ACP frames it on stdio: one message a line.
 //! Incoming requests and notifications go to the agent; responses to the requests the agent
-//! sends (`session/request_permission`) are matched to their waiters here.
+//! sends (`session/request_permission`, `fs/read_text_file`, `fs/write_text_file`) are matched to
+//! their waiters here.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -108,6 +109,8 @@ impl Connection {
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, tx);
         }
+        // a request given up (its future dropped: a timeout, an interrupt) leaves no waiter
+        let _forget = Forget { conn: self, id };
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         rx.await
             .unwrap_or_else(|_| Err(RpcError::internal("the client closed the connection")))
@@ -184,6 +187,20 @@ impl Connection {
                 self.respond(id.unwrap_or(Value::Null), Err(e));
                 None
             }
+        }
+    }
+}
+
+/// Takes a request's waiter out of the table when the request ends, answered or not.
+struct Forget<'a> {
+    conn: &'a Connection,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.conn.pending.lock() {
+            p.remove(&self.id);
         }
     }
 }
@@ -291,5 +308,21 @@ mod tests {
                 .is_none()
         );
         assert_eq!(waiter.await.unwrap().unwrap(), json!({"ok": true}));
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_leaves_no_waiter() {
+        let (c, mut rx) = conn();
+        let gave_up = tokio::time::timeout(
+            std::time::Duration::from_millis(10),
+            c.request("fs/read_text_file", json!({})),
+        )
+        .await;
+        assert!(gave_up.is_err());
+        assert!(c.pending.lock().unwrap().is_empty());
+        // its late answer is dropped
+        let sent: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        let late = json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": "x"}});
+        assert!(c.parse_line(&late.to_string()).is_none());
     }
 }

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionNotification, SessionUpdate, StopReason, ToolCallUpdate,
-    ToolCallUpdateFields,
+    FileSystemCapabilities, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
+    StopReason, ToolCallUpdate, ToolCallUpdateFields,
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::files::ClientFiles;
 use super::rpc::{Connection, RpcError};
 use super::translate::{self, Translator};
 use crate::config::mcp::McpServerConfig;
@@ -55,6 +56,8 @@ pub struct Session {
     pub mcp: Mutex<Vec<McpServerStatus>>,
     /// The session's cost when it was opened.
     cost: f64,
+    /// What of its file system the client offers (`initialize`): the file tools use it.
+    fs: FileSystemCapabilities,
 }
 
 impl Session {
@@ -64,6 +67,7 @@ impl Session {
         setup: Setup,
         client_mcp: Vec<(String, McpServerConfig)>,
         cost: f64,
+        fs: FileSystemCapabilities,
     ) -> Session {
         Session {
             id,
@@ -78,6 +82,7 @@ impl Session {
             auto_yes: AtomicBool::new(false),
             mcp: Mutex::new(Vec::new()),
             cost,
+            fs,
         }
     }
 
@@ -124,6 +129,8 @@ impl Session {
             headless: false,
             auto_yes: self.auto_yes.load(Ordering::Relaxed),
             allow_unsandboxed: false,
+            // bash never runs in the client's terminal: pith's sandbox wraps it (§7.1)
+            editor: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
         };
         let handle = engine::spawn(opts, setup.store.clone(), row)
             .map_err(|e| RpcError::internal(format!("cannot start the engine: {e:#}")))?;

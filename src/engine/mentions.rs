@@ -61,6 +61,7 @@ impl Runner {
                 output: self.tool_output(),
                 outputs: None,
                 progress: None,
+                editor: self.opts.editor.clone(),
             };
             let start = now_ms();
             let state = match self.permissions.check("read", &input, &ctx) {

@@ -60,6 +60,9 @@ pub struct EngineOptions {
     pub auto_yes: bool,
     /// `--allow-unsandboxed`: `--yes` may approve running a command outside the sandbox.
     pub allow_unsandboxed: bool,
+    /// The front end's editor, when it holds the files: the file tools read and write through
+    /// it (`tools::editor`, ARCHITECTURE.md §7.1). `None`: the disk.
+    pub editor: Option<Arc<dyn crate::tools::editor::EditorFiles>>,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).

@@ -47,6 +47,7 @@ impl Runner {
             output: self.tool_output(),
             outputs: None,
             progress: Some(self.progress_for(&call_id)),
+            editor: self.opts.editor.clone(),
         };
         let state = match self.permissions.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {

@@ -264,6 +264,7 @@ impl Runner {
             output: self.tool_output(),
             outputs: Some(Arc::new(Recallable(self.store.clone()))),
             progress: Some(self.progress_for(call_id)),
+            editor: self.opts.editor.clone(),
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.registry.get(tool)

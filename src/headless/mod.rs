@@ -47,6 +47,7 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         headless: true,
         auto_yes: args.yes,
         allow_unsandboxed: args.allow_unsandboxed,
+        editor: None,
     };
     if args.format == Format::Json {
         let stored = setup.store.message_count(&session.id).unwrap_or(0);

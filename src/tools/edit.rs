@@ -1,5 +1,7 @@
 //! `edit`: exact string replacement with a unified diff of the change.
 
+use std::path::{Path, PathBuf};
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -47,21 +49,69 @@ impl Tool for Edit {
 
     fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
         let input: Input = parse_input("edit", input.clone())?;
-        check(&input, ctx).map(|_| ())
+        let (path, shown) = check_file(&input, ctx)?;
+        // an editor's buffer may differ from the disk: its text is checked when the edit runs
+        if ctx.editor.as_ref().is_some_and(|e| e.reads()) {
+            return Ok(());
+        }
+        let content = read_disk(&path, &shown)?;
+        check_content(&input, path, shown, content).map(|_| ())
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("edit", input)?;
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || edit_sync(input, &ctx))
-            .await
-            .map_err(|e| tool_err!("edit: internal error: {e}"))?
+        let input = std::sync::Arc::new(input);
+        let (i, c) = (input.clone(), ctx.clone());
+        let (path, shown) = blocking(move || check_file(&i, &c)).await?;
+        // the editor's text (an unsaved buffer included), else the disk's
+        let content = match super::editor::read(ctx, &path).await {
+            Some(text) if text.len() as u64 > super::bounds::MAX_WHOLE_FILE => {
+                return Err(tool_err!(
+                    "Cannot edit {shown}: it is more than the {} this tool handles in one piece. Use bash for files this large.",
+                    super::truncate::human_bytes(super::bounds::MAX_WHOLE_FILE as usize)
+                ));
+            }
+            Some(text) => text,
+            None => {
+                let (p, s) = (path.clone(), shown.clone());
+                blocking(move || read_disk(&p, &s)).await?
+            }
+        };
+        let checked = check_content(&input, path, shown, content)?;
+        let updated = if input.replace_all {
+            checked.content.replace(checked.old.as_str(), &checked.new)
+        } else {
+            checked
+                .content
+                .replacen(checked.old.as_str(), &checked.new, 1)
+        };
+        if super::editor::writes(ctx) {
+            super::editor::write(ctx, &checked.path, &checked.shown, &updated).await?;
+        } else {
+            let (p, s, u) = (checked.path.clone(), checked.shown.clone(), updated.clone());
+            blocking(move || {
+                super::path::write_no_follow(&p, u.as_bytes())
+                    .map_err(|e| tool_err!("Cannot write {s}: {e}"))
+            })
+            .await?;
+        }
+        record_write(ctx, &checked.path);
+        Ok(edited(&input, &checked, &updated))
     }
 }
 
-/// Everything that makes an edit fail before it writes: the file's content when it would go
-/// through, as (content, old, new, count) with old/new in the file's line endings.
-fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, ToolError> {
+/// Runs blocking file work off the runtime's threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| tool_err!("edit: internal error: {e}"))?
+}
+
+/// What makes an edit fail before its file is read: the input, a missing file or a directory,
+/// a file not read since it changed. The resolved path and the path as shown.
+fn check_file(input: &Input, ctx: &ToolContext) -> Result<(PathBuf, String), ToolError> {
     if input.old_string == input.new_string {
         return Err(
             "old_string and new_string are identical: there is nothing to change."
@@ -73,26 +123,42 @@ fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, ToolError> {
         return Err(ToolError::Failed("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".into()));
     }
     let resolved = resolve(&ctx.workspace, &input.file_path);
-    let path = &resolved.path;
+    let path = resolved.path.clone();
     let shown = resolved.display(&ctx.workspace);
-    match std::fs::metadata(path) {
+    let meta = match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => return Err(tool_err!("Cannot edit {shown}: it is a directory")),
-        Ok(_) => {}
+        Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(tool_err!(
                 "File not found: {shown}. To create a new file use write."
             ));
         }
         Err(e) => return Err(tool_err!("Cannot edit {shown}: {e}")),
-    }
-    check_fresh(ctx, path, &shown, "edit")?;
-    let bytes = super::bounds::read_whole(path, &shown, "edit")?;
-    let content = String::from_utf8(bytes).map_err(|_| {
-        format!(
+    };
+    check_fresh(ctx, &path, &shown, "edit")?;
+    // a FIFO or a device is refused before anything (the editor included) is asked for it
+    super::bounds::refuse_special(&meta, &shown, "edit")?;
+    Ok((path, shown))
+}
+
+/// The file's text from the disk.
+fn read_disk(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let bytes = super::bounds::read_whole(path, shown, "edit")?;
+    String::from_utf8(bytes).map_err(|_| {
+        tool_err!(
             "Cannot edit {shown}: it is not valid UTF-8 text. Use write to replace it, or bash."
         )
-    })?;
+    })
+}
 
+/// What makes an edit of `content` fail: old_string missing or not unique. When it would go
+/// through: old/new in the file's line endings and the number of matches.
+fn check_content(
+    input: &Input,
+    path: PathBuf,
+    shown: String,
+    content: String,
+) -> Result<Checked, ToolError> {
     // A CRLF file edited with LF text: match and write in the file's own line endings.
     let (old, new) = if content.contains("\r\n") && !input.old_string.contains('\r') {
         (
@@ -119,7 +185,7 @@ fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, ToolError> {
         ));
     }
     Ok(Checked {
-        path: path.clone(),
+        path,
         shown,
         content,
         old,
@@ -129,7 +195,7 @@ fn check(input: &Input, ctx: &ToolContext) -> Result<Checked, ToolError> {
 }
 
 struct Checked {
-    path: std::path::PathBuf,
+    path: PathBuf,
     shown: String,
     content: String,
     old: String,
@@ -137,38 +203,29 @@ struct Checked {
     count: usize,
 }
 
-fn edit_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// The result of an edit that was written.
+fn edited(input: &Input, checked: &Checked, updated: &str) -> ToolOutput {
     let Checked {
         path,
         shown,
         content,
-        old,
-        new,
         count,
-    } = check(&input, ctx)?;
-    let path = &path;
-    let updated = if input.replace_all {
-        content.replace(old.as_str(), &new)
-    } else {
-        content.replacen(old.as_str(), &new, 1)
-    };
-    super::path::write_no_follow(path, updated.as_bytes())
-        .map_err(|e| tool_err!("Cannot write {shown}: {e}"))?;
-    record_write(ctx, path);
-    let diff = unified_diff(&content, &updated, &shown);
-    let replaced = if input.replace_all { count } else { 1 };
+        ..
+    } = checked;
+    let diff = unified_diff(content, updated, shown);
+    let replaced = if input.replace_all { *count } else { 1 };
     let plural = if replaced == 1 {
         "occurrence"
     } else {
         "occurrences"
     };
     tracing::debug!(path = %path.display(), replaced, "edit");
-    Ok(ToolOutput {
+    ToolOutput {
         title: shown.clone(),
         output: format!("Edited {shown}: replaced {replaced} {plural}.\n\n{diff}"),
         metadata: json!({"path": path, "replacements": replaced, "diff": diff}),
         meta: ToolMeta::default(),
-    })
+    }
 }
 
 /// A unified diff with three lines of context and `a/`, `b/` headers.

@@ -43,6 +43,9 @@ pub struct ToolContext {
     /// Told the output produced so far, piece by piece, by tools that stream it (bash), so a
     /// front end can show a running command's output. `None`: nobody is watching.
     pub progress: Option<Progress>,
+    /// Where `read`, `write` and `edit` keep text when the front end is an editor that holds
+    /// the files (its open buffers); `None`: the disk (§7.1).
+    pub editor: Option<Arc<dyn editor::EditorFiles>>,
 }
 
 /// Receives a running tool's output as it arrives (valid UTF-8, in order).
@@ -178,6 +181,7 @@ pub mod bash;
 pub mod bash_parse;
 pub mod bounds;
 pub mod edit;
+pub mod editor;
 pub mod glob;
 pub mod grep;
 pub mod list;
@@ -252,6 +256,7 @@ pub(crate) mod testutil {
                 output: ToolOutputConfig::default(),
                 outputs: None,
                 progress: None,
+                editor: None,
             };
             Ws { _dir: dir, ctx }
         }

@@ -69,21 +69,48 @@ impl Tool for Read {
         };
         let ctx2 = ctx.clone();
         let raw = input.file_path;
-        tokio::task::spawn_blocking(move || read_sync(&raw, offset, limit, &ctx2))
+        let buffer = editor_text(&raw, ctx).await;
+        tokio::task::spawn_blocking(move || read_sync(&raw, offset, limit, &ctx2, buffer))
             .await
             .map_err(|e| tool_err!("read: internal error: {e}"))?
     }
 }
 
+/// The editor's text of the file `raw` names (an unsaved buffer included), when an editor
+/// reads for the session and the file is one this tool reads as text: a regular file on disk,
+/// not an image or a known binary, no larger than [`super::bounds::MAX_WHOLE_FILE`]. `None`:
+/// the disk is read (also when the editor fails, see `tools::editor`).
+async fn editor_text(raw: &str, ctx: &ToolContext) -> Option<(std::path::PathBuf, String)> {
+    if !ctx.editor.as_ref().is_some_and(|e| e.reads()) {
+        return None;
+    }
+    let path = resolve(&ctx.workspace, raw).path;
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file()
+        || meta.len() > super::bounds::MAX_WHOLE_FILE
+        || image_mime(&path).is_some()
+        || binary_extension(&path)
+    {
+        return None;
+    }
+    let text = super::editor::read(ctx, &path).await?;
+    Some((path, text))
+}
+
+/// Reads `raw` from the disk, or its text from `buffer` (the editor's, for that path) after
+/// the same checks.
 fn read_sync(
     raw: &str,
     offset: usize,
     limit: usize,
     ctx: &ToolContext,
+    buffer: Option<(std::path::PathBuf, String)>,
 ) -> Result<ToolOutput, ToolError> {
     let ws = &ctx.workspace;
     let resolved = resolve(ws, raw);
     let path = &resolved.path;
+    // the path resolved the same way when the editor was asked
+    let buffer = buffer.and_then(|(p, text)| (p == *path).then_some(text));
     let shown = resolved.display(ws);
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -98,7 +125,7 @@ fn read_sync(
     }
     // A FIFO, a terminal or a socket would make the read wait forever: refused before opening.
     super::bounds::refuse_special(&meta, &shown, "read")?;
-    let size = meta.len();
+    let size = buffer.as_ref().map_or(meta.len(), |t| t.len() as u64);
     if let Some(mime) = image_mime(path) {
         return Ok(ToolOutput {
             title: shown.clone(),
@@ -110,10 +137,24 @@ fn read_sync(
             meta: ToolMeta::default(),
         });
     }
-    let (mut file, _) = super::bounds::open_regular(path, &shown, "read")?;
-    let mut sample = vec![0u8; 8192];
-    let n = read_full(&mut file, &mut sample).map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
-    sample.truncate(n);
+    let (sample, rest): (Vec<u8>, Box<dyn std::io::Read>) = match buffer {
+        Some(text) => {
+            let bytes = text.into_bytes();
+            let n = bytes.len().min(8192);
+            let sample = bytes[..n].to_vec();
+            let mut rest = std::io::Cursor::new(bytes);
+            rest.set_position(n as u64);
+            (sample, Box::new(rest))
+        }
+        None => {
+            let (mut file, _) = super::bounds::open_regular(path, &shown, "read")?;
+            let mut sample = vec![0u8; 8192];
+            let n = read_full(&mut file, &mut sample)
+                .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
+            sample.truncate(n);
+            (sample, Box::new(file))
+        }
+    };
     if binary_extension(path) || looks_binary(&sample) {
         return Err(tool_err!(
             "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
@@ -121,7 +162,7 @@ fn read_sync(
             human_bytes(size as usize)
         ));
     }
-    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(file));
+    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(rest));
     // Stay within the output limits so the registry never has to cut (and copy) a read.
     let line_cap = ctx.output.max_lines.max(1);
     let stop = || ctx.cancel.is_cancelled();

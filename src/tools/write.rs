@@ -1,6 +1,6 @@
 //! `write`: create or overwrite a file; overwriting needs a fresh read.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,25 +52,64 @@ impl Tool for Write {
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("write", input)?;
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || write_sync(&input.file_path, &input.content, &ctx))
+        let (raw, c) = (input.file_path.clone(), ctx.clone());
+        let mut target = blocking(move || prepare(&raw, &c)).await?;
+        // (asked only for a file small enough to show what changed)
+        if target.old.is_some()
+            && let Some(text) = super::editor::read(ctx, &target.path).await
+        {
+            // the editor's buffer is what is replaced
+            target.old = Some(text.into_bytes());
+        }
+        let content = input.content;
+        if super::editor::writes(ctx) {
+            super::editor::write(ctx, &target.path, &target.shown, &content).await?;
+            record_write(ctx, &target.path);
+            Ok(written(target, &content))
+        } else {
+            let c = ctx.clone();
+            blocking(move || {
+                super::path::write_no_follow(&target.path, content.as_bytes())
+                    .map_err(|e| tool_err!("Cannot write {}: {e}", target.shown))?;
+                record_write(&c, &target.path);
+                Ok(written(target, &content))
+            })
             .await
-            .map_err(|e| tool_err!("write: internal error: {e}"))?
+        }
     }
 }
 
-fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// Runs blocking file work off the runtime's threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| tool_err!("write: internal error: {e}"))?
+}
+
+/// A file about to be written.
+struct Target {
+    path: PathBuf,
+    shown: String,
+    existed: bool,
+    /// The old content when it is small enough to show what changed.
+    old: Option<Vec<u8>>,
+}
+
+/// The checks before a write (a directory, a special file, an existing file not read since it
+/// changed), the old content, and the parent directories, created.
+fn prepare(raw: &str, ctx: &ToolContext) -> Result<Target, ToolError> {
     let resolved = resolve(&ctx.workspace, raw);
-    let path = &resolved.path;
+    let path = resolved.path.clone();
     let shown = resolved.display(&ctx.workspace);
-    // `existed`, and the old content when it is small enough to show what changed.
-    let (existed, old) = match std::fs::metadata(path) {
+    let (existed, old) = match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => return Err(tool_err!("Cannot write {shown}: it is a directory")),
         Ok(m) => {
             super::bounds::refuse_special(&m, &shown, "write")?;
-            check_fresh(ctx, path, &shown, "overwrite")?;
+            check_fresh(ctx, &path, &shown, "overwrite")?;
             let old = (m.len() <= super::bounds::MAX_WHOLE_FILE)
-                .then(|| super::bounds::read_whole(path, &shown, "write"))
+                .then(|| super::bounds::read_whole(&path, &shown, "write"))
                 .transpose()?;
             (true, old)
         }
@@ -80,9 +119,22 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
         std::fs::create_dir_all(parent)
             .map_err(|e| tool_err!("Cannot create the directory {}: {e}", parent.display()))?;
     }
-    super::path::write_no_follow(path, content.as_bytes())
-        .map_err(|e| tool_err!("Cannot write {shown}: {e}"))?;
-    record_write(ctx, path);
+    Ok(Target {
+        path,
+        shown,
+        existed,
+        old,
+    })
+}
+
+/// The result of a write that was made.
+fn written(target: Target, content: &str) -> ToolOutput {
+    let Target {
+        path,
+        shown,
+        existed,
+        old,
+    } = target;
     tracing::debug!(path = %path.display(), bytes = content.len(), "write");
     let lines = content.lines().count();
     let (output, diff) = match (existed, &old) {
@@ -104,7 +156,7 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
             )
         }
     };
-    Ok(ToolOutput {
+    ToolOutput {
         title: shown,
         output,
         metadata: json!({
@@ -114,7 +166,7 @@ fn write_sync(raw: &str, content: &str, ctx: &ToolContext) -> Result<ToolOutput,
             "diff": diff,
         }),
         meta: ToolMeta::default(),
-    })
+    }
 }
 
 /// Refuses to change an existing file the session has not read, or that changed on disk since.

@@ -77,6 +77,7 @@ pub async fn harness_with(
             headless,
             auto_yes: false,
             allow_unsandboxed: false,
+            editor: None,
         },
         store,
         session,
