@@ -529,6 +529,43 @@ async fn yes_mode_runs_without_asking() {
     assert_eq!(c.wait(id, &|_| "reject").await["error"]["code"], -32602);
 }
 
+/// The editor's modes are pith's permission modes: in plan mode a command that writes is
+/// refused (no question), and the modes offered include plan and accept-edits.
+#[tokio::test]
+async fn plan_mode_from_the_editor_refuses_what_writes() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    let mut c = Client::start(&env);
+    c.initialize().await;
+    let r = c
+        .call(
+            "session/new",
+            json!({"cwd": env.workspace.path(), "mcpServers": []}),
+        )
+        .await;
+    let sid = r["sessionId"].as_str().unwrap().to_string();
+    let ids: Vec<&str> = r["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["default", "plan", "accept-edits", "yes"]);
+    c.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "plan"}),
+    )
+    .await;
+    let args = json!({"command": "mkdir made_in_plan_mode"}).to_string();
+    server.push(openai::tool_calls(&[("call_p", "bash", &args)], None));
+    server.push(openai::text("planned", None));
+    let r = c.call("session/prompt", prompt(&sid, "go")).await;
+    assert_eq!(r["stopReason"], "end_turn", "{r}");
+    assert!(c.asked.is_empty(), "{:?}", c.asked);
+    assert!(!env.workspace.path().join("made_in_plan_mode").exists());
+    assert!(tool_result(&server, "call_p").contains("plan mode"));
+}
+
 /// The workspace path of `name` as pith names it to the client (absolute, resolved).
 fn abs(env: &PithEnv, name: &str) -> String {
     let ws = env.workspace.path().canonicalize().unwrap();

@@ -22,6 +22,7 @@ use super::session::Session;
 use super::{commands, content, replay, translate};
 use crate::config::mcp::McpServerConfig;
 use crate::event::Op;
+use crate::event::PermissionMode;
 use crate::setup::Setup;
 use crate::tui::trust::TrustQuestion;
 
@@ -47,20 +48,38 @@ fn internal(e: anyhow::Error) -> RpcError {
     RpcError::internal(format!("{e:#}"))
 }
 
-/// pith's permission modes: ask (the default) and `--yes`.
-fn modes(auto_yes: bool) -> SessionModeState {
-    let current = if auto_yes { "yes" } else { "default" };
+/// pith's permission modes as the editor offers them: ask (the default), plan, accept edits,
+/// and `--yes`. Deny rules and the sandbox hold in every one.
+fn modes(current: &str) -> SessionModeState {
     SessionModeState::new(
-        current,
+        current.to_string(),
         vec![
             SessionMode::new("default", "Ask")
                 .description("Ask before running what the permission rules ask about".to_string()),
+            SessionMode::new("plan", "Plan").description(
+                "Look, don't touch: only tools that read run; the agent ends with a plan to accept"
+                    .to_string(),
+            ),
+            SessionMode::new("accept-edits", "Accept edits").description(
+                "Edits and writes inside the workspace are not asked about".to_string(),
+            ),
             SessionMode::new("yes", "Yes").description(
                 "Allow what the rules ask about (as --yes); leaving the sandbox is still refused"
                     .to_string(),
             ),
         ],
     )
+}
+
+/// The editor's mode id of pith's permission mode (with `--yes`).
+pub fn mode_id(mode: PermissionMode, auto_yes: bool) -> &'static str {
+    match mode {
+        PermissionMode::Default | PermissionMode::Bypass if auto_yes => "yes",
+        PermissionMode::Bypass => "yes",
+        PermissionMode::Default => "default",
+        PermissionMode::Plan => "plan",
+        PermissionMode::AcceptEdits => "accept-edits",
+    }
 }
 
 /// The client's MCP servers as pith's server configuration.
@@ -265,7 +284,7 @@ impl Agent {
         if session.setup.lock().await.trust_question().is_none() {
             session.start_engine().await?;
         }
-        let response = NewSessionResponse::new(row.id).modes(modes(false));
+        let response = NewSessionResponse::new(row.id).modes(modes("default"));
         Ok((to_json(response)?, session))
     }
 
@@ -298,7 +317,7 @@ impl Agent {
         if session.setup.lock().await.trust_question().is_none() {
             session.start_engine().await?;
         }
-        Ok((json!({"modes": to_json(modes(false))?}), session))
+        Ok((json!({"modes": to_json(modes("default"))?}), session))
     }
 
     async fn prompt(&self, params: Value) -> Result<Value, RpcError> {
@@ -331,16 +350,22 @@ impl Agent {
     fn set_mode(&self, params: Value) -> Result<Value, RpcError> {
         let req: SetSessionModeRequest = parse(params)?;
         let session = self.find(&req.session_id.0)?;
-        let on = match &*req.mode_id.0 {
-            "default" => false,
-            "yes" => true,
+        let (on, mode) = match &*req.mode_id.0 {
+            "default" => (false, PermissionMode::Default),
+            "yes" => (true, PermissionMode::Default),
+            "plan" => (false, PermissionMode::Plan),
+            "accept-edits" => (false, PermissionMode::AcceptEdits),
             other => return Err(RpcError::invalid_params(format!("no mode {other}"))),
         };
         session
             .auto_yes
             .store(on, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut m) = session.mode.lock() {
+            *m = mode;
+        }
         if session.engine_started() {
             session.send(Op::SetAutoYes { on })?;
+            session.send(Op::SetPermissionMode { mode })?;
         }
         Ok(json!({}))
     }

@@ -52,6 +52,8 @@ pub struct Session {
     busy: AtomicBool,
     cancelled: AtomicBool,
     pub auto_yes: AtomicBool,
+    /// The permission mode the editor chose (`session/set_mode`), applied when the engine starts.
+    pub mode: Mutex<crate::event::PermissionMode>,
     /// The MCP servers as last reported (their prompts are slash commands).
     pub mcp: Mutex<Vec<McpServerStatus>>,
     /// The session's cost when it was opened.
@@ -80,6 +82,7 @@ impl Session {
             busy: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
             auto_yes: AtomicBool::new(false),
+            mode: Mutex::new(Default::default()),
             mcp: Mutex::new(Vec::new()),
             cost,
             fs,
@@ -119,6 +122,7 @@ impl Session {
             .map_err(|e| RpcError::internal(format!("{e:#}")))?
             .ok_or_else(|| RpcError::invalid_params(format!("no session {}", self.id)))?;
         let mut config = setup.loaded.config.clone();
+        config.permission_mode = self.mode.lock().map(|m| *m).unwrap_or_default();
         for (name, server) in &self.client_mcp {
             config.mcp.insert(name.clone(), server.clone());
         }

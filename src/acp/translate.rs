@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, Cost, SessionUpdate, TextContent, ToolCall, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, Cost, CurrentModeUpdate, SessionUpdate, TextContent, ToolCall,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 
 use super::tools;
@@ -84,6 +84,10 @@ impl Translator {
                 Vec::new()
             }
             Event::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
+            // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
+            Event::PermissionModeChanged { mode } => vec![SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(super::agent::mode_id(*mode, false)),
+            )],
             Event::CompactionStarted { auto, focus, .. } => self.compaction_started(*auto, focus),
             Event::CompactionFinished {
                 before,
