@@ -6,9 +6,10 @@ pub mod auth;
 pub use pith_protocol::{event, llm, message, text};
 // Configuration (files, trust, the keymap spec) is its own crate, with no terminal.
 pub use pith_config as config;
+// Context management is its own crate: pure logic, no I/O (ARCHITECTURE.md §1).
+pub use pith_context as context;
 pub mod cli;
 pub(crate) mod commands;
-pub mod context;
 pub mod custom_commands;
 pub mod engine;
 pub(crate) mod first_run;

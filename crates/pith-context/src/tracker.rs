@@ -6,9 +6,9 @@
 //! reports no usage simply never calls [`ContextTracker::on_report`]: the figure stays an
 //! estimate and the overflow test runs on it.
 
-use crate::config::CompactionConfig;
-use crate::event::ContextUsage;
-use crate::message::Usage;
+use pith_config::CompactionConfig;
+use pith_protocol::event::ContextUsage;
+use pith_protocol::message::Usage;
 
 use super::overflow::{self, Limits};
 

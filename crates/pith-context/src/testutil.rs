@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::message::{
+use pith_protocol::message::{
     Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime,
 };
 

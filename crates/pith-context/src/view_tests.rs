@@ -1,6 +1,6 @@
 use super::*;
-use crate::context::testutil::*;
-use crate::message::{PartKind, ToolState};
+use crate::testutil::*;
+use pith_protocol::message::{PartKind, ToolState};
 
 fn simple_session() -> Vec<Message> {
     let u1 = user("u1", "fix the bug in src/parse.rs");
@@ -179,7 +179,7 @@ fn compacted_session() -> Vec<Message> {
         tool_msg("a2", "u2", "read", "kept output"),
         compaction_msg("c1", Some("u2")),
         summary_msg("s1", "c1", "## Goal\nthe summary"),
-        synthetic_user("k1", crate::context::CONTINUE_MESSAGE),
+        synthetic_user("k1", crate::CONTINUE_MESSAGE),
         user("u3", "newest request"),
     ]
 }

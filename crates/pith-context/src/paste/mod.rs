@@ -17,8 +17,8 @@
 mod classify;
 
 use super::tokens::Estimator;
-use crate::message::Span;
 use classify::{Line, classify, classify_all, prose_shaped};
+use pith_protocol::message::Span;
 
 /// A run needs this many machine-shaped lines to be a pasted block.
 pub const MIN_BLOCK_LINES: usize = 3;

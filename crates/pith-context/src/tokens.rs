@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
-use crate::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
-use crate::message::{Message, Part, PartKind, ToolState};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
+use pith_protocol::message::{Message, Part, PartKind, ToolState};
 
 use super::COMPACTION_QUESTION;
 use super::view::{INTERRUPTED_TOOL_RESULT, cleared_tool_result};

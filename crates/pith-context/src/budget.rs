@@ -7,7 +7,7 @@
 //! tokens. Configured values (`compaction.preserve_recent_tokens`, `prune_protect`,
 //! `prune_minimum`) always win.
 
-use crate::config::CompactionConfig;
+use pith_config::CompactionConfig;
 
 use super::overflow::{self, Limits};
 

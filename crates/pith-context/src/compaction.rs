@@ -21,8 +21,8 @@
 
 use std::ops::Range;
 
-use crate::llm::{ChatMessage, UserContent};
-use crate::message::{Carried, CarrySource, Message, MessageId, PartKind};
+use pith_protocol::llm::{ChatMessage, UserContent};
+use pith_protocol::message::{Carried, CarrySource, Message, MessageId, PartKind};
 
 use super::budget::Budget;
 use super::tokens::Estimator;
@@ -35,18 +35,18 @@ pub use super::chunks::{chunks, cut_text, fit_text, plan_chunks, prepare};
 pub const CONTINUE_MESSAGE: &str = "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.";
 
 /// The compaction agent's system prompt.
-pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/compaction.md");
+pub const SYSTEM_PROMPT: &str = include_str!("../../../prompts/compaction.md");
 
 /// The final user message of a summary request (placeholders `{{previous_summary}}`, `{{focus}}`).
-pub const REQUEST_TEMPLATE: &str = include_str!("../../prompts/compaction-request.md");
+pub const REQUEST_TEMPLATE: &str = include_str!("../../../prompts/compaction-request.md");
 
 /// The note of the one retry when a summary misses sections or was cut at its cap
 /// (placeholders `{{problem}}`, `{{cap}}`).
-pub const RETRY_TEMPLATE: &str = include_str!("../../prompts/compaction-retry.md");
+pub const RETRY_TEMPLATE: &str = include_str!("../../../prompts/compaction-retry.md");
 
 /// What a summary request says about the user's words pith could not carry itself
 /// (placeholder `{{words}}`).
-pub const WORDS_TEMPLATE: &str = include_str!("../../prompts/compaction-words.md");
+pub const WORDS_TEMPLATE: &str = include_str!("../../../prompts/compaction-words.md");
 
 /// The note that asks a summary request to carry the user's `words` pith could not carry
 /// itself (oldest first), in at most `max_tokens` (the summary cannot hold more than its cap),

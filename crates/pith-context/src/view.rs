@@ -10,14 +10,14 @@
 
 use std::ops::Range;
 
-use crate::llm::{AssistantContent, ChatMessage, UserContent};
-use crate::message::{Message, PartKind, Role, ToolState};
+use pith_protocol::llm::{AssistantContent, ChatMessage, UserContent};
+use pith_protocol::message::{Message, PartKind, Role, ToolState};
 use serde_json::Value;
 
 use super::COMPACTION_QUESTION;
 
 /// How a message typed while the agent worked is sent (`{text}` is what the user typed).
-const MID_TURN_TEMPLATE: &str = include_str!("../../prompts/mid-turn.md");
+const MID_TURN_TEMPLATE: &str = include_str!("../../../prompts/mid-turn.md");
 
 /// A message the user typed while the agent worked, as the model receives it: inside a reminder
 /// to address it and carry on. Applied when the request is built; the store keeps what was typed.

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::llm::{AssistantContent, ChatMessage, UserContent};
+use pith_protocol::llm::{AssistantContent, ChatMessage, UserContent};
 
 use super::tokens::Estimator;
 

@@ -1,7 +1,7 @@
 use super::*;
-use crate::context::testutil::*;
-use crate::context::view::{convert, model_order};
-use crate::message::{Message, PartKind};
+use crate::testutil::*;
+use crate::view::{convert, model_order};
+use pith_protocol::message::{Message, PartKind};
 
 fn est() -> Estimator {
     Estimator::for_model("gpt-4o")
@@ -9,13 +9,13 @@ fn est() -> Estimator {
 
 fn budget(context: u64, output: u64) -> Budget {
     Budget::new(
-        &crate::context::overflow::Limits {
+        &crate::overflow::Limits {
             context,
             input: None,
             output,
             max_tokens: None,
         },
-        &crate::config::CompactionConfig::default(),
+        &pith_config::CompactionConfig::default(),
     )
 }
 
@@ -74,7 +74,7 @@ fn tail_cut_is_always_on_a_turn_start() {
     for budget in (0..8_000).step_by(97) {
         let i = split_tail(&h, budget, &mut e);
         assert!(
-            i == h.len() || crate::context::view::is_turn_start(&h[i]),
+            i == h.len() || crate::view::is_turn_start(&h[i]),
             "budget {budget} cut at {i}"
         );
         // The chat form of the tail starts with a user message, so no result is orphaned.
@@ -153,7 +153,7 @@ fn request_text_has_every_section_and_no_placeholders() {
 
 #[test]
 fn summary_request_snapshot_with_previous_summary_and_focus() {
-    let chunk = crate::context::view::to_chat(&turns(2, 5));
+    let chunk = crate::view::to_chat(&turns(2, 5));
     let msgs = summary_request_messages(
         Some("## Goal\nPort the parser to nom.\n\n## Critical Context\n- crate: `parser-v2`"),
         &chunk,
@@ -178,7 +178,7 @@ fn summary_request_snapshot_with_previous_summary_and_focus() {
 fn chunk_not_starting_with_user_gets_a_lead_in() {
     let mut h = turns(1, 5);
     h.remove(0);
-    let chunk = crate::context::view::to_chat(&h);
+    let chunk = crate::view::to_chat(&h);
     let msgs = summary_request_messages(Some("prev"), &chunk, SummaryAsk::default());
     assert!(matches!(msgs[0], ChatMessage::User { .. }));
     assert_eq!(msgs.len(), chunk.len() + 2);
@@ -351,7 +351,7 @@ fn retention_across_three_compactions() {
     }
     assert!(summaries >= 3);
     // The final view holds every fact: in the summary or the tail.
-    let body = serde_json::to_string(&crate::context::view::to_chat(&stored)).expect("json");
+    let body = serde_json::to_string(&crate::view::to_chat(&stored)).expect("json");
     for f in &facts {
         assert!(
             body.contains(f.as_str()),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::context::testutil::words;
+use crate::testutil::words;
 use serde_json::json;
 
 fn est() -> Estimator {

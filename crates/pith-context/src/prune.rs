@@ -10,8 +10,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::config::CompactionConfig;
-use crate::message::{Message, MessageId, PartId, PartKind, Role, ToolState};
+use pith_config::CompactionConfig;
+use pith_protocol::message::{Message, MessageId, PartId, PartKind, Role, ToolState};
 
 use super::budget::Budget;
 use super::tokens::Estimator;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::context::testutil::*;
+use crate::testutil::*;
 
 fn cfg(protect: u64, minimum: u64) -> PruneRules {
     PruneRules {
@@ -199,7 +199,7 @@ fn walk_stops_at_the_latest_summary_but_covers_the_tail() {
     let p = plan(&s, &mut e, &cfg(0, 0));
     assert_eq!(p.targets, vec![target("a3"), target("a2")]);
     // Same in model order.
-    let ordered = crate::context::view::model_order(s);
+    let ordered = crate::view::model_order(s);
     let p2 = plan(&ordered, &mut e, &cfg(0, 0));
     assert_eq!(p2, p);
 }

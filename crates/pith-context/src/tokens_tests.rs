@@ -1,5 +1,5 @@
 use super::*;
-use crate::context::testutil::*;
+use crate::testutil::*;
 
 #[test]
 fn encoding_by_model_family() {
@@ -195,7 +195,7 @@ fn overhead_a_server_does_not_send_is_learned_apart_from_the_content_ratio() {
     // made every later tool output look five times smaller than it is.
     let mut e = Estimator::for_model("gpt-4o");
     let system = vec![words(300)];
-    let tools = vec![crate::llm::ToolSpec {
+    let tools = vec![pith_protocol::llm::ToolSpec {
         name: "bash".into(),
         description: words(1_000),
         parameters: serde_json::json!({"type": "object"}),
@@ -280,7 +280,7 @@ fn request_overhead_is_cached_by_content() {
 #[test]
 fn lazy_estimator_uses_the_heuristic_until_exact_is_wanted() {
     let cjk = "上下文管理决定了代理能走多远。".repeat(40);
-    let part = crate::context::testutil::user("m1", &cjk).parts[0].clone();
+    let part = crate::testutil::user("m1", &cjk).parts[0].clone();
     let mut exact = Estimator::for_model("gpt-4o");
     let want = exact.part(&part);
     let mut lazy = Estimator::lazy("gpt-4o");
@@ -321,7 +321,7 @@ fn a_mid_turn_message_counts_the_reminder_it_is_sent_in() {
     let plain = user("u1", "also fix the tests");
     let mut late = plain.clone();
     late.mid_turn = true;
-    let wrapped = crate::context::view::wrap_mid_turn("also fix the tests");
+    let wrapped = crate::view::wrap_mid_turn("also fix the tests");
     let extra = e.message(&late) - e.message(&plain);
     let reminder = e.text(&wrapped) - e.text("also fix the tests");
     assert!(

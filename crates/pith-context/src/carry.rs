@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::message::{
+use pith_protocol::message::{
     Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
 };
 

@@ -5,7 +5,7 @@
 //! window the cap is at most a quarter of the window, so a 4,096-token model keeps 3,072 tokens
 //! for its input rather than none.
 
-use crate::config::{CompactionConfig, ModelConfig};
+use pith_config::{CompactionConfig, ModelConfig};
 
 /// Hard cap on the output tokens reserved for a reply.
 pub const OUTPUT_TOKEN_MAX: u64 = 32_000;

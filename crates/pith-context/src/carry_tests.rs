@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::context::testutil::*;
-use crate::message::ToolState;
+use crate::testutil::*;
+use pith_protocol::message::ToolState;
 
 fn call(m: &mut Message, tool_name: &str, input: Value) {
     add(
@@ -170,11 +170,11 @@ fn errored_tool_calls_are_in_the_ledger_too() {
 
 #[test]
 fn the_left_view_note_names_the_newest_outputs_to_recall() {
-    let mut m = msg("a1", crate::message::Role::Assistant);
+    let mut m = msg("a1", pith_protocol::message::Role::Assistant);
     for i in 0..11 {
         call(&mut m, "read", json!({"file_path": format!("f{i}.rs")}));
     }
-    let plain = msg("u1", crate::message::Role::User);
+    let plain = msg("u1", pith_protocol::message::Role::User);
     assert_eq!(
         left_view(std::slice::from_ref(&plain)),
         None,

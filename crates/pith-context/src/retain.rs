@@ -6,7 +6,7 @@
 //! fit are the oldest cut: those are returned as `uncarried`, for the summary request to carry
 //! and for [`missing_sentences`] to check afterwards.
 
-use crate::message::CarrySource;
+use pith_protocol::message::CarrySource;
 
 use super::paste::{self, Piece};
 use super::tokens::Estimator;
