@@ -9,10 +9,12 @@ with "stream": false gets a plain JSON completion. GET /v1/models lists one mode
 
 --tokens   content chunks per answer (one "token" each; default 8)
 --rate     stream that many tokens per second (default 0: as fast as possible)
+--dump     write the body of the first chat request to this file (bench/vs_curl.sh replays it)
 It binds 127.0.0.1 on a free port and prints the port on stdout (and to --port-file).
 """
 
 import argparse
+import os
 import json
 import sys
 import time
@@ -53,6 +55,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     tokens = 8
     rate = 0.0
+    dump = None
 
     def log_message(self, fmt, *args):  # quiet
         pass
@@ -81,6 +84,9 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(raw or b"{}")
         except ValueError:
             req = {}
+        if self.dump and not os.path.exists(self.dump):
+            with open(self.dump, "wb") as f:
+                f.write(raw)
         prompt = max(1, len(raw) // 4)
         n = self.tokens
         text = [WORDS[i % len(WORDS)] for i in range(n)]
@@ -127,9 +133,11 @@ def main():
     ap.add_argument("--tokens", type=int, default=8)
     ap.add_argument("--rate", type=float, default=0.0)
     ap.add_argument("--port-file")
+    ap.add_argument("--dump", help="write the body of the first chat request to this file")
     args = ap.parse_args()
     Handler.tokens = args.tokens
     Handler.rate = args.rate
+    Handler.dump = args.dump
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     port = server.server_address[1]

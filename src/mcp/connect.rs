@@ -427,11 +427,7 @@ fn http_transport(
         transport_config = transport_config.auth_header(token.trim().to_string());
     }
     transport_config = transport_config.custom_headers(headers);
-    crate::provider::init_tls();
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
-        .build()
+    let client = crate::provider::client::for_base(url, Duration::from_secs(10))
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client,

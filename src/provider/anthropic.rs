@@ -88,11 +88,7 @@ impl AnthropicProvider {
             map.insert(header, value);
         }
 
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeouts.connect)
-            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| {
+        let client = super::client::for_base(&url, timeouts.connect).map_err(|e| {
                 ProviderError::new(
                     ErrorKind::Network,
                     one_line(&format!("anthropic: cannot build the HTTP client: {e}")),

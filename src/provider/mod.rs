@@ -2,6 +2,7 @@
 //! formats (OpenAI-compatible, Anthropic), classified errors and retries.
 
 pub mod anthropic;
+pub mod client;
 pub mod cost;
 pub mod error;
 pub mod factory;

@@ -136,11 +136,7 @@ impl OpenAiProvider {
             ));
         }
 
-        init_tls();
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeouts.connect)
-            .user_agent(concat!("pith/", env!("CARGO_PKG_VERSION")))
-            .build()
+        let client = super::client::for_base(base, timeouts.connect)
             .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
         let openai_host = crate::provider::responses::is_openai_host(base);
         Ok(OpenAiProvider {
