@@ -33,6 +33,7 @@ mod mock_wire;
 mod openai_provider;
 mod permission_modes;
 mod prompt_refused;
+mod provider_tls;
 mod reliability_cli;
 mod reliability_crash;
 mod reliability_provider;

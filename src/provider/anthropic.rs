@@ -89,11 +89,11 @@ impl AnthropicProvider {
         }
 
         let client = super::client::for_base(&url, timeouts.connect).map_err(|e| {
-                ProviderError::new(
-                    ErrorKind::Network,
-                    one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
-                )
-            })?;
+            ProviderError::new(
+                ErrorKind::Network,
+                one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
+            )
+        })?;
         Ok(AnthropicProvider {
             client,
             endpoint: transport::endpoint(&url),
