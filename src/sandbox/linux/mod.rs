@@ -41,22 +41,27 @@ pub fn probe() -> Support {
         && TargetArch::try_from(std::env::consts::ARCH).is_ok();
     let mut missing = Vec::new();
     // A kernel can offer a feature that a container's own filter then refuses: try each once.
-    let landlock_err = landlock_err.or_else(|| {
-        trial(&Applied {
+    // The trials are independent, so their test processes run at the same time.
+    let ns_applied = |proc: bool| Applied {
+        namespaces: true,
+        proc,
+        ..Applied::default()
+    };
+    let landlock_trial = landlock_err.is_none().then(|| {
+        start_trial(&Applied {
             confined_writes: true,
             ..Applied::default()
         })
-        .err()
     });
-    let seccomp_err = if seccomp {
-        trial(&Applied {
+    let seccomp_trial = seccomp.then(|| {
+        start_trial(&Applied {
             blocked_network: true,
             ..Applied::default()
         })
-        .err()
-    } else {
-        None
-    };
+    });
+    let ns_trials = [start_trial(&ns_applied(false)), start_trial(&ns_applied(true))];
+    let landlock_err = landlock_err.or_else(|| landlock_trial.and_then(|t| finish_trial(t).err()));
+    let seccomp_err = seccomp_trial.and_then(|t| finish_trial(t).err());
     if let Some(e) = &seccomp_err {
         missing.push(format!("installing a seccomp filter failed ({e})"));
     }
@@ -72,15 +77,9 @@ pub fn probe() -> Support {
     if !seccomp && seccomp_err.is_none() {
         missing.push("seccomp filters are unavailable".to_string());
     }
-    let ns_trial = |proc: bool| {
-        trial(&Applied {
-            namespaces: true,
-            proc,
-            ..Applied::default()
-        })
-    };
-    let namespaces = ns_trial(false);
-    let proc = namespaces.is_ok() && ns_trial(true).is_ok();
+    let [plain, with_proc] = ns_trials.map(finish_trial);
+    let namespaces = plain;
+    let proc = namespaces.is_ok() && with_proc.is_ok();
     Support {
         landlock: (abi >= 1 && landlock_err.is_none()).then_some(abi as i32),
         seccomp,
@@ -90,12 +89,16 @@ pub fn probe() -> Support {
     }
 }
 
-/// Starts `/bin/true` under `applied` (with the reaper): an error means this part of the
-/// sandbox cannot be entered here. A system without `/bin/true` proves nothing either way.
-fn trial(applied: &Applied) -> io::Result<()> {
+/// A started trial: its test process (`None`: no `/bin/true` here, which proves nothing either
+/// way), or why it could not start.
+type Trial = io::Result<Option<std::process::Child>>;
+
+/// Starts `/bin/true` under `applied` (with the reaper); [`finish_trial`] says whether it ran:
+/// an error means this part of the sandbox cannot be entered here.
+fn start_trial(applied: &Applied) -> Trial {
     use std::os::unix::process::CommandExt;
     if !Path::new("/bin/true").exists() {
-        return Ok(());
+        return Ok(None);
     }
     let mut prepared = Prepared::new(applied)?;
     prepared.proc_must_mount = applied.proc;
@@ -107,7 +110,14 @@ fn trial(applied: &Applied) -> io::Result<()> {
     unsafe {
         cmd.pre_exec(super::reaper::child_setup(Some(prepared)));
     }
-    let status = cmd.status()?;
+    cmd.spawn().map(Some)
+}
+
+fn finish_trial(trial: Trial) -> io::Result<()> {
+    let Some(mut child) = trial? else {
+        return Ok(());
+    };
+    let status = child.wait()?;
     if status.success() {
         Ok(())
     } else {
