@@ -398,13 +398,14 @@ async fn notification_and_post_tool_use_hooks_in_the_engine() {
     let asked = h.permission_asked().await;
     // the notification hook runs in the background while the question waits
     let notified = h.workspace.path().join("notified.txt");
-    for _ in 0..100 {
-        if notified.exists() {
+    let mut said = String::new();
+    for _ in 0..200 {
+        said = std::fs::read_to_string(&notified).unwrap_or_default();
+        if said.ends_with('\n') {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let said = std::fs::read_to_string(&notified).unwrap_or_default();
     assert!(said.contains("permission to use bash"), "{said}");
     h.send(Op::PermissionReply {
         id: asked.id,
@@ -418,4 +419,43 @@ async fn notification_and_post_tool_use_hooks_in_the_engine() {
         results[0].contains("remember to run the linter"),
         "{results:?}"
     );
+}
+
+/// `/compact`: the pre_compact hook reads the trigger and the focus; the post_compact hook runs
+/// after it. (What a post_compact hook prints waits in the engine for the next prompt, so a
+/// `pith run /compact` process, which ends there, does not carry it to a later run.)
+#[tokio::test]
+async fn compaction_hooks_run_around_a_manual_compaction() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        20_000,
+        4_000,
+        r#"[[hooks.pre_compact]]
+matcher = "manual"
+command = "cat > pre-compact.json"
+
+[[hooks.post_compact]]
+command = "jq -r .trigger > post-compact.txt"
+"#,
+    );
+    let plan = "Step: copy the orders rows in batches and verify the checksums. ".repeat(200);
+    server.push(openai::text(&plan, Some((5_000, 2_500))));
+    let out = env
+        .run(&["run", "We are migrating the orders table."])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = "## Goal\nMigrate orders.\n## Constraints & Preferences\nNone\n## Progress\nStarted.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone";
+    server.push(openai::text(summary, Some((3_500, 200))));
+    let (out, _) = env.run_json(&["-c", "/compact the orders schema"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pre: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.path().join("pre-compact.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(pre["hook_event_name"], "PreCompact");
+    assert_eq!(pre["trigger"], "manual");
+    assert_eq!(pre["custom_instructions"], "the orders schema");
+    let post = std::fs::read_to_string(env.path().join("post-compact.txt")).unwrap();
+    assert_eq!(post.trim(), "manual");
 }
