@@ -52,6 +52,7 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
         custom_commands: Default::default(),
         prompt_log: None,
         notify: Default::default(),
+        hooks: Default::default(),
         session,
         messages,
         more_history,

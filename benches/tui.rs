@@ -79,6 +79,7 @@ fn app(messages: Vec<Message>) -> App {
             custom_commands: Default::default(),
             prompt_log: None,
             notify: Default::default(),
+            hooks: Default::default(),
         },
         tx,
     )

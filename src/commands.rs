@@ -88,6 +88,8 @@ pub enum Command {
     Help,
     #[strum(message = "the key bindings in effect ([keys] in the config changes them)")]
     Keys,
+    #[strum(message = "the hooks in force and the file that set each")]
+    Hooks,
     #[strum(
         message = "pick the colour theme (previews as you move)",
         props(args = "[name]")
@@ -129,6 +131,7 @@ impl Command {
             Command::Help
                 | Command::Login
                 | Command::Keys
+                | Command::Hooks
                 | Command::Theme
                 | Command::Context
                 | Command::Quit
@@ -227,7 +230,7 @@ mod tests {
             [
                 "compact", "context", "model", "effort", "login", "sessions", "agents", "new",
                 "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor",
-                "help", "keys", "theme", "quit"
+                "help", "keys", "hooks", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

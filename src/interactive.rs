@@ -124,6 +124,7 @@ pub async fn run(
             setup.workspace.to_string_lossy().into_owned(),
         )),
         notify: setup.config().notify.clone(),
+        hooks: setup.config().hooks.clone(),
         session,
         messages: page.messages,
         more_history: page.more,
@@ -310,6 +311,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         custom_commands: Default::default(),
         prompt_log: None,
         notify: setup.config().notify.clone(),
+        hooks: setup.config().hooks.clone(),
     };
     Ok(tui::run(init, ops_tx, ev_rx).await?.code)
 }

@@ -14,6 +14,7 @@ pub mod custom_commands;
 pub mod engine;
 pub(crate) mod first_run;
 pub mod headless;
+pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod output;

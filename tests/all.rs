@@ -28,6 +28,7 @@ mod fault_run;
 mod headless_commands;
 mod headless_faults;
 mod headless_output;
+mod hooks;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;

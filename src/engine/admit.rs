@@ -19,10 +19,23 @@ impl Runner {
     ) -> Vec<Message> {
         let mut admitted = Vec::with_capacity(prompts.len());
         for p in prompts {
-            let m = self.prompt_message(p, mid_turn).await;
+            // `user_prompt_submit` hooks may refuse it, or add context to it.
+            let added = match self.prompt_hooks(p).await {
+                Ok(added) => added,
+                Err(reason) => {
+                    self.refuse_by_hook(p, &reason);
+                    continue;
+                }
+            };
+            let mut m = self.prompt_message(p, mid_turn).await;
+            // what `session_start` / `post_compact` hooks said waits for this prompt
+            for part in self.hook_context.iter().cloned().chain(added) {
+                m.push(part);
+            }
             if let Some((tokens, usable)) = self.too_large(&m) {
                 self.refuse_prompt(p, tokens, usable);
             } else {
+                self.hook_context.clear();
                 admitted.push(m);
             }
         }
@@ -99,6 +112,19 @@ impl Runner {
             tokens = self.overhead() + self.estimator.message(m);
         }
         (tokens >= usable).then_some((tokens, usable))
+    }
+
+    /// A prompt a `user_prompt_submit` hook refused: nothing of it is stored or sent; the user
+    /// reads the hook's reason (`tokens` and `usable` are 0: no size was at fault).
+    fn refuse_by_hook(&mut self, p: &Prompt, reason: &str) {
+        tracing::info!("prompt refused by a user_prompt_submit hook");
+        self.emit(Event::PromptRefused {
+            id: p.id.clone(),
+            text: p.text.clone(),
+            tokens: 0,
+            usable: 0,
+            message: format!("not sent: a user_prompt_submit hook refused this prompt: {reason}"),
+        });
     }
 
     fn refuse_prompt(&mut self, p: &Prompt, tokens: u64, usable: u64) {

@@ -104,8 +104,24 @@ pub(super) enum CompactionError {
 }
 
 impl Runner {
-    /// Compacts the session (see the module documentation).
+    /// Compacts the session (see the module documentation), with the `pre_compact` hooks
+    /// before and the `post_compact` hooks after a compaction that went through.
     pub(super) async fn compact(
+        &mut self,
+        req: CompactRequest,
+        cancel: &CancellationToken,
+    ) -> Result<(), CompactionError> {
+        let manual = !req.trigger.is_auto();
+        self.pre_compact_hooks(manual, req.trigger.focus(), cancel)
+            .await;
+        let result = self.compact_now(req, cancel).await;
+        if result.is_ok() {
+            self.post_compact_hooks(manual, cancel).await;
+        }
+        result
+    }
+
+    async fn compact_now(
         &mut self,
         req: CompactRequest,
         cancel: &CancellationToken,

@@ -9,6 +9,7 @@ mod background;
 mod command_turn;
 mod compaction;
 mod emitter;
+mod hooks;
 mod mcp;
 mod mentions;
 mod persist;

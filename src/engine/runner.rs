@@ -123,6 +123,11 @@ pub struct Runner {
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
     pub(super) mcp: super::mcp::McpSession,
+    /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
+    pub(super) hooks: Arc<crate::hooks::Hooks>,
+    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
+    /// prompt.
+    pub(super) hook_context: Vec<PartKind>,
 }
 
 impl Runner {
@@ -152,7 +157,14 @@ impl Runner {
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
         let estimator = Estimator::lazy(&model.model_id);
+        let hooks = Arc::new(crate::hooks::Hooks::new(
+            &opts.config,
+            &opts.workspace,
+            &opts.data_dir,
+        ));
         let mut runner = Runner {
+            hooks,
+            hook_context: Vec::new(),
             role,
             subagents: Default::default(),
             spent_tokens: 0,
@@ -265,6 +277,12 @@ impl Runner {
             self.emit(Event::PermissionModeChanged { mode });
         }
         self.emit_context();
+        let source = if self.view.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        self.session_start_hooks(source).await;
         self.state(EngineState::Idle, None);
         loop {
             // Queued user messages start a turn.
@@ -375,7 +393,10 @@ impl Runner {
                     .store
                     .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
                 {
-                    Ok(s) => self.switch_session(s),
+                    Ok(s) => {
+                        self.switch_session(s);
+                        self.session_start_hooks("clear").await;
+                    }
                     Err(e) => self.emit(Event::Error {
                         kind: ErrorKind::Session,
                         message: format!("cannot create a session: {e:#}"),
@@ -383,7 +404,10 @@ impl Runner {
                 }
             }
             Op::ResumeSession { id } => match self.store.find_session(&id) {
-                Ok(Some(s)) => self.switch_session(s),
+                Ok(Some(s)) => {
+                    self.switch_session(s);
+                    self.session_start_hooks("resume").await;
+                }
                 Ok(None) => self.emit(Event::Error {
                     kind: ErrorKind::Session,
                     message: format!("no session {id}"),

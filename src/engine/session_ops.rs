@@ -50,6 +50,8 @@ impl Runner {
         self.tool_state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&self.opts.config.permission);
         self.doom = DoomLoop::default();
+        // what hooks said for the session left behind is not the new one's
+        self.hook_context.clear();
         // The correction ratio is per session: the new one learns its own from its reports.
         self.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {

@@ -66,6 +66,14 @@ impl Shared {
             .unwrap_or_default()
     }
 
+    /// The token of the turn under way (or of the last one).
+    pub fn current_cancel(&self) -> CancellationToken {
+        self.cancel
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|_| CancellationToken::new())
+    }
+
     pub fn fresh_cancel(&self) -> CancellationToken {
         let token = match &self.parent_cancel {
             Some(parent) => parent.child_token(),

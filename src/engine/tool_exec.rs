@@ -83,7 +83,10 @@ impl Runner {
                 let group = calls[i..i + batch].to_vec();
                 i += batch;
                 let states = self.run_task_calls(idx, &group, cancel).await;
-                for ((pi, call_id, tool, _), (_, state)) in group.into_iter().zip(states) {
+                for ((pi, call_id, tool, input), (_, state)) in group.into_iter().zip(states) {
+                    let state = self
+                        .post_tool_hooks(&call_id, &tool, &input, state, cancel)
+                        .await;
                     self.record_result(idx, pi, call_id, tool, state);
                 }
                 continue;
@@ -96,10 +99,11 @@ impl Runner {
                 failed(ToolError::Refused("Not run: the turn was stopped because the model kept sending calls that cannot run.".into()))
             } else {
                 let (state, looping) = self
-                    .execute_call(idx, pi, &call_id, &tool, input, cancel)
+                    .execute_call(idx, pi, &call_id, &tool, input.clone(), cancel)
                     .await;
                 stop = looping;
-                state
+                self.post_tool_hooks(&call_id, &tool, &input, state, cancel)
+                    .await
             };
             self.record_result(idx, pi, call_id, tool, state);
         }
@@ -272,7 +276,14 @@ impl Runner {
         {
             return Err(failed(e));
         }
+        // `pre_tool_use` hooks: a block refuses the call with the hook's reason; an approval
+        // skips the question, never a deny rule, the mode's refusal or the sandbox.
+        // (Recorded first: a call blocked again and again counts for the doom loop.)
         let repeated = self.doom.record(tool, input);
+        let approved = match self.pre_tool_hooks(call_id, tool, input, cancel).await {
+            Ok(approved) => approved,
+            Err(reason) => return Err(failed(ToolError::Refused(reason))),
+        };
         let mut decision = crate::tools::mode::apply(
             self.opts.config.permission_mode,
             tool,
@@ -293,6 +304,18 @@ impl Runner {
         match decision {
             Decision::Allow => {}
             Decision::Deny { message } => return Err(failed(ToolError::Refused(message))),
+            // as `--yes` would: what leaves the sandbox (or cannot be read past a deny rule)
+            // is still refused
+            Decision::Ask(request)
+                if approved
+                    && !repeated
+                    && self
+                        .permissions
+                        .yes_refusal(&request, self.opts.allow_unsandboxed)
+                        .is_none() =>
+            {
+                tracing::debug!(tool, "a pre_tool_use hook approved the call");
+            }
             Decision::Ask(mut request) => {
                 request.call_id = call_id.to_string();
                 if let Err(e) = self.ask(request, repeated, cancel).await {
@@ -402,6 +425,10 @@ impl Runner {
         }
         // pending while this call waits: once it is interrupted a late reply finds nothing
         let mut wait = self.shared.wait_permission(&request.id);
+        self.notify_hooks(format!(
+            "pith needs your permission to use {}",
+            request.tool
+        ));
         self.emit(Event::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
         let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
@@ -489,6 +516,7 @@ impl Runner {
             agent: None,
         };
         let mut wait = self.shared.wait_permission(&request.id);
+        self.notify_hooks("pith waits for you to accept or revise the plan".to_string());
         self.emit(Event::PermissionAsked(request));
         self.state(
             EngineState::Running,

@@ -92,6 +92,7 @@ impl Runner {
     async fn turn_loop(&mut self, mut parent: String, cancel: &CancellationToken) -> TurnEnd {
         let max_steps = self.opts.config.max_steps.max(1);
         let mut step: u32 = 0;
+        let mut stop_blocks: u32 = 0;
         loop {
             step += 1;
             let last_step = step >= max_steps;
@@ -149,6 +150,25 @@ impl Runner {
                 }
             } else {
                 self.maybe_start_background();
+            }
+            // A `stop` hook that exits 2 sends the model back to work with its reason.
+            if !continuing
+                && !last_step
+                && finish == FinishReason::Stop
+                && let Some(reason) = self.stop_hooks(stop_blocks, cancel).await
+            {
+                stop_blocks += 1;
+                if cancel.is_cancelled() {
+                    return TurnEnd::Interrupted;
+                }
+                let note = format!(
+                    "<hook-context event=\"Stop\">\nA stop hook asks you to keep going before you finish: {}\n</hook-context>",
+                    reason.trim()
+                );
+                let i = self.push_user_text(&note, true);
+                parent = self.view[i].id.clone();
+                self.emit_context();
+                continue;
             }
             if !continuing {
                 return if last_step && has_calls {

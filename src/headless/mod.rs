@@ -22,6 +22,13 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     for w in warnings::not_yet_shown(&setup.data_dir, &setup.workspace, &warnings) {
         crate::output::warning(w);
     }
+    // `/hooks` is answered from the config: no session, no model
+    if let Some(Ok((Command::Hooks, _))) = crate::commands::parse(&args.prompt.join(" ")) {
+        for line in crate::hooks::listing(&setup.loaded.config.hooks) {
+            crate::outln!("{line}");
+        }
+        return Ok(0);
+    }
     // a command that cannot run is refused before anything is sent
     let op = match first_op(&setup, &custom, args.prompt.join(" ")) {
         Ok(op) => op,
@@ -114,7 +121,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
 
 /// What the prompt asks for, routed like the TUI does (`crate::route`): a run takes the prompt,
 /// `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
-/// configured server; any other command is refused with one line.
+/// configured server (`/hooks` is answered before); any other command is refused with one line.
 fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, String> {
     // the servers are not started yet: a configured one is asked for any prompt
     let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
@@ -141,7 +148,7 @@ fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, Stri
         }
         Route::Builtin { command, .. } => {
             return Err(format!(
-                "/{} works in the TUI only; pith run takes /compact, /init, custom commands and MCP prompts",
+                "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
                 command.name()
             ));
         }

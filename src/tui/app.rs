@@ -240,6 +240,8 @@ pub struct App {
     pub effects: Vec<super::effects::Effect>,
     /// `[notify]` and whether the terminal has focus.
     pub notifier: super::notify::Notifier,
+    /// The hooks in force, for `/hooks`.
+    pub hooks: crate::config::HooksConfig,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -342,6 +344,7 @@ impl App {
             appearance: init.appearance,
             effects: Vec::new(),
             notifier: super::notify::Notifier::new(init.notify),
+            hooks: init.hooks,
         }
     }
 

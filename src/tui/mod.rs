@@ -106,6 +106,8 @@ pub struct TuiInit {
     pub prompt_log: Option<prompt_log::PromptLog>,
     /// `[notify]`.
     pub notify: crate::config::NotifyConfig,
+    /// The hooks in force (`/hooks` lists them).
+    pub hooks: crate::config::HooksConfig,
 }
 
 /// At most ~60 frames a second.

@@ -105,6 +105,11 @@ impl App {
                 let scroll = Command::all().count() + 2;
                 self.popup = Some(Popup::Help { scroll });
             }
+            Command::Hooks => {
+                for line in crate::hooks::listing(&self.hooks) {
+                    self.transcript.notice(NoticeLevel::Info, line);
+                }
+            }
             Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
         }

@@ -67,6 +67,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         custom_commands: Default::default(),
         prompt_log: None,
         notify: Default::default(),
+        hooks: Default::default(),
     }
 }
 

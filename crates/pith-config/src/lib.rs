@@ -2,11 +2,13 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod hooks;
 pub mod keys;
 pub mod known;
 pub mod load;
 pub mod mcp;
 
+pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
 pub mod trusted;
 pub mod ui;
@@ -493,6 +495,10 @@ pub struct Config {
     /// The bell / desktop notification when a long turn ends or a question waits.
     #[serde(default)]
     pub notify: NotifyConfig,
+    /// `[[hooks.EVENT]]`: commands run at points of the session. Every file's hooks are kept,
+    /// in load order; an untrusted workspace file sets none.
+    #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
+    pub hooks: HooksConfig,
 }
 
 /// `[notify]`: telling the user the agent is done or waiting.
@@ -605,6 +611,7 @@ impl Default for Config {
             theme: None,
             keys: BTreeMap::new(),
             notify: NotifyConfig::default(),
+            hooks: HooksConfig::default(),
         }
     }
 }

@@ -178,6 +178,7 @@ pub fn load_with_env(
     let mut seen = HashSet::new();
     let mut implied_model: Option<(String, String)> = None;
     let mut ambiguous_alias: Option<(PathBuf, usize)> = None;
+    let mut hooks = super::HooksConfig::default();
 
     for (path, required) in sources {
         let Some(path) = path else { continue };
@@ -214,6 +215,26 @@ pub fn load_with_env(
             parse_file(&path, &text, &mut warnings)?
         };
         let origin = path.display().to_string();
+        let mut layer = layer;
+        // Hooks add up across files (each remembers its own) instead of replacing each other.
+        if let Some(value) = layer.table.remove("hooks") {
+            let file_hooks: super::HooksConfig =
+                value
+                    .try_into()
+                    .map_err(|e: toml::de::Error| ConfigError::File {
+                        path: path.clone(),
+                        message: one_line(e.message()),
+                    })?;
+            for (event, _) in file_hooks.iter() {
+                let key = format!("hooks.{}", event.key());
+                let from = match origins.get(&key) {
+                    Some(before) if before != &origin => format!("{before}, {origin}"),
+                    _ => origin.clone(),
+                };
+                origins.insert(key, from);
+            }
+            hooks.append(file_hooks, &path);
+        }
         record_origins(&layer.table, "", &origin, &mut origins);
         deep_merge(&mut merged, layer.table);
         match layer.alias_models.as_slice() {
@@ -273,6 +294,7 @@ pub fn load_with_env(
             .map_err(|e: toml::de::Error| ConfigError::Invalid {
                 message: one_line(e.message()),
             })?;
+    config.hooks = hooks;
     // Each file was checked on its own; limits set in different files meet only here.
     for (name, model) in &config.models {
         if model.context > 0 && model.output >= model.context {
@@ -628,6 +650,13 @@ fn parse_file(
             at(span_of(&path), message)
         })?;
     }
+    for event in super::HookEvent::all() {
+        for (i, hook) in config.hooks.get(event).iter().enumerate() {
+            super::hooks::check_hook(event, hook).map_err(|(key, message)| {
+                at(hook_span(root.get_ref(), event.key(), i, key), message)
+            })?;
+        }
+    }
     check_ui(&config, root.get_ref()).map_err(|(span, message)| at(span, message))?;
     let t = config.tool_search.threshold;
     if !(t > 0.0 && t <= 1.0) {
@@ -723,6 +752,27 @@ pub(crate) fn is_env_name(s: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The span of `key` in the `index`th `[[hooks.EVENT]]` entry (of the entry when it has no such
+/// key).
+fn hook_span(root: &DeTable<'_>, event: &str, index: usize, key: &str) -> Range<usize> {
+    let list = span_at(root, &["hooks", event]);
+    let entry = root
+        .get("hooks")
+        .and_then(|h| h.get_ref().as_table())
+        .and_then(|h| h.get(event))
+        .and_then(|e| match e.get_ref() {
+            DeValue::Array(items) => items.get(index),
+            _ => None,
+        });
+    match entry {
+        Some(e) => match e.get_ref().as_table().and_then(|t| t.get(key)) {
+            Some(v) => v.span(),
+            None => e.span(),
+        },
+        None => list,
+    }
 }
 
 /// The span of the value at `keys` (or of the deepest existing key on the way).

@@ -576,7 +576,8 @@ pub enum Event {
     /// it does not fit what the model can use, so no compaction could make room for it. Nothing
     /// of it is in the session, nor in any later request. `id` is the `Op::UserTurn` id, `text`
     /// what was sent (for the front end to give back), `tokens` its estimate with the system
-    /// prompt and tools, `usable` the line it crossed; `message` is for people.
+    /// prompt and tools, `usable` the line it crossed; `message` is for people. A prompt a
+    /// `user_prompt_submit` hook refused comes the same way, with `tokens` and `usable` 0.
     PromptRefused {
         id: String,
         text: String,

@@ -3,10 +3,10 @@
 //! A repository can carry a `pith.toml`; until the user trusts the directory it is used only for
 //! harmless keys: the model, model limits, compaction, tool output, step limit, instruction
 //! files inside the workspace, rules that deny, and a sandbox at least as strict as the one in
-//! force, and when MCP definitions are deferred. Everything else (MCP servers, which run programs;
-//! providers, so `base_url`, headers and key variables; looser rules; a
-//! weaker sandbox or network; extra writable directories; `env_allow`; `trusted_directories`)
-//! is dropped and named in one warning.
+//! force, and when MCP definitions are deferred. Everything else (MCP servers and hooks, which
+//! run programs; providers, so `base_url`, headers and key variables; looser rules; a weaker
+//! sandbox or network; extra writable directories; `env_allow`; `trusted_directories`) is
+//! dropped and named in one warning.
 
 use std::path::Path;
 
@@ -81,6 +81,9 @@ pub fn restrict(layer: &mut toml::Table, trusted: &toml::Table, workspace: &Path
                 .get(&key)
                 .and_then(toml::Value::as_array)
                 .is_some_and(|a| a.is_empty()),
+            // Commands pith would run outside the sandbox: never from an untrusted file. Named
+            // per event (`hooks.pre_tool_use`) in the warning.
+            "hooks" => false,
             _ => false,
         };
         if !keep && let Some(value) = layer.remove(&key) {

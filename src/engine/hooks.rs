@@ -1,0 +1,293 @@
+//! Where the session's hooks run (`src/hooks/`, ARCHITECTURE.md §5.1): the engine builds each
+//! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
+//! as `Event::Info`; a hook's output is never printed.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::runner::Runner;
+use super::shared::Prompt;
+use crate::event::{EngineState, Event};
+use crate::hooks::{HookEvent, Outcome};
+use crate::message::{PartKind, ToolState};
+
+/// How many times per turn a stop hook may send the model back to work.
+pub(super) const MAX_STOP_BLOCKS: u32 = 3;
+
+/// Text a hook added to the model's context, as the synthetic part that carries it.
+pub(super) fn context_part(event: HookEvent, text: &str) -> PartKind {
+    PartKind::Text {
+        text: format!(
+            "<hook-context event=\"{}\">\n{}\n</hook-context>",
+            event.name(),
+            text.trim_end()
+        ),
+        synthetic: true,
+    }
+}
+
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+impl Runner {
+    /// Runs the hooks of `event` for `subject`; their warnings go to the front end.
+    pub(super) async fn run_hooks(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        value: Value,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        if !self.hooks.has(event, subject) {
+            return Outcome::default();
+        }
+        self.state(EngineState::Running, Some(format!("{} hook", event.key())));
+        let outcome = self
+            .hooks
+            .run(event, subject, &self.session.id, fields(value), cancel)
+            .await;
+        for w in &outcome.warnings {
+            self.emit(Event::Info {
+                message: format!("warning: {w}"),
+            });
+        }
+        outcome
+    }
+
+    /// `session_start` (`source`: "startup", "resume" or "clear"): what the hooks print waits
+    /// for the next prompt, which carries it to the model. The main agent only.
+    pub(super) async fn session_start_hooks(&mut self, source: &str) {
+        if self.role.depth > 0 {
+            return;
+        }
+        let cancel = self.shared.fresh_cancel();
+        let outcome = self
+            .run_hooks(
+                HookEvent::SessionStart,
+                Some(source),
+                json!({ "source": source }),
+                &cancel,
+            )
+            .await;
+        self.not_blocking(HookEvent::SessionStart, &outcome);
+        self.hook_context.extend(
+            outcome
+                .context
+                .iter()
+                .map(|c| context_part(HookEvent::SessionStart, c)),
+        );
+        self.state(EngineState::Idle, None);
+    }
+
+    /// `user_prompt_submit` for one prompt: `Err(reason)` refuses it; `Ok` the context the
+    /// hooks add to it. The main agent only.
+    pub(super) async fn prompt_hooks(&mut self, prompt: &Prompt) -> Result<Vec<PartKind>, String> {
+        if self.role.depth > 0 {
+            return Ok(Vec::new());
+        }
+        let cancel = self.shared.current_cancel();
+        let outcome = self
+            .run_hooks(
+                HookEvent::UserPromptSubmit,
+                None,
+                json!({ "prompt": prompt.text }),
+                &cancel,
+            )
+            .await;
+        if let Some(reason) = outcome.block {
+            return Err(reason);
+        }
+        Ok(outcome
+            .context
+            .iter()
+            .map(|c| context_part(HookEvent::UserPromptSubmit, c))
+            .collect())
+    }
+
+    /// `pre_tool_use`: `Err(reason)` when a hook blocks the call, `Ok(true)` when one approved
+    /// it (no question; rules that deny and the sandbox still hold).
+    pub(super) async fn pre_tool_hooks(
+        &self,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<bool, String> {
+        let outcome = self
+            .run_hooks(
+                HookEvent::PreToolUse,
+                Some(tool),
+                json!({ "tool_name": tool, "tool_input": input, "tool_use_id": call_id }),
+                cancel,
+            )
+            .await;
+        match outcome.block {
+            Some(reason) => Err(format!("Blocked by a pre_tool_use hook: {reason}")),
+            None => Ok(outcome.approve),
+        }
+    }
+
+    /// `post_tool_use` after a call that completed: what a hook says (a block's reason, added
+    /// context) is appended to the result the model reads.
+    pub(super) async fn post_tool_hooks(
+        &self,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+        state: ToolState,
+        cancel: &CancellationToken,
+    ) -> ToolState {
+        let ToolState::Completed {
+            output,
+            title,
+            metadata,
+            time,
+        } = state
+        else {
+            return state;
+        };
+        if !self.hooks.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
+            return ToolState::Completed {
+                output,
+                title,
+                metadata,
+                time,
+            };
+        }
+        let outcome = self
+            .run_hooks(
+                HookEvent::PostToolUse,
+                Some(tool),
+                json!({
+                    "tool_name": tool,
+                    "tool_input": input,
+                    "tool_use_id": call_id,
+                    "tool_response": { "output": output, "title": title, "metadata": metadata },
+                }),
+                cancel,
+            )
+            .await;
+        let mut output = output;
+        if let Some(reason) = &outcome.block {
+            output.push_str(&format!("\n\n[post_tool_use hook] {reason}"));
+        }
+        for c in &outcome.context {
+            output.push_str(&format!("\n\n[post_tool_use hook] {c}"));
+        }
+        ToolState::Completed {
+            output,
+            title,
+            metadata,
+            time,
+        }
+    }
+
+    /// `stop`, when the model ended its turn: `Some(reason)` sends it back to work (at most
+    /// [`MAX_STOP_BLOCKS`] times a turn). The main agent only.
+    pub(super) async fn stop_hooks(
+        &mut self,
+        blocks: u32,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if self.role.depth > 0 || !self.hooks.has(HookEvent::Stop, None) {
+            return None;
+        }
+        let outcome = self
+            .run_hooks(
+                HookEvent::Stop,
+                None,
+                json!({ "stop_hook_active": blocks > 0 }),
+                cancel,
+            )
+            .await;
+        let reason = outcome.block?;
+        if blocks >= MAX_STOP_BLOCKS {
+            self.emit(Event::Info {
+                message: format!(
+                    "warning: a stop hook asked to keep going {} times in this turn; stopping anyway",
+                    blocks + 1
+                ),
+            });
+            return None;
+        }
+        Some(reason)
+    }
+
+    /// `pre_compact` (`trigger` "manual" or "auto", the focus as `custom_instructions`).
+    pub(super) async fn pre_compact_hooks(
+        &mut self,
+        manual: bool,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
+        let trigger = if manual { "manual" } else { "auto" };
+        let outcome = self
+            .run_hooks(
+                HookEvent::PreCompact,
+                Some(trigger),
+                json!({ "trigger": trigger, "custom_instructions": focus.unwrap_or("") }),
+                cancel,
+            )
+            .await;
+        self.not_blocking(HookEvent::PreCompact, &outcome);
+    }
+
+    /// `post_compact`: what the hooks print goes to the model with the next prompt.
+    pub(super) async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
+        let trigger = if manual { "manual" } else { "auto" };
+        let outcome = self
+            .run_hooks(
+                HookEvent::PostCompact,
+                Some(trigger),
+                json!({ "trigger": trigger }),
+                cancel,
+            )
+            .await;
+        self.not_blocking(HookEvent::PostCompact, &outcome);
+        self.hook_context.extend(
+            outcome
+                .context
+                .iter()
+                .map(|c| context_part(HookEvent::PostCompact, c)),
+        );
+    }
+
+    /// `notification`, in the background: a question waits for the user.
+    pub(super) fn notify_hooks(&self, message: String) {
+        if !self.hooks.has(HookEvent::Notification, None) {
+            return;
+        }
+        let hooks = self.hooks.clone();
+        let session_id = self.session.id.clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let outcome = hooks
+                .run(
+                    HookEvent::Notification,
+                    None,
+                    &session_id,
+                    fields(json!({ "message": message })),
+                    &CancellationToken::new(),
+                )
+                .await;
+            for w in outcome.warnings {
+                let _ = events.send(Event::Info {
+                    message: format!("warning: {w}"),
+                });
+            }
+        });
+    }
+
+    /// An event a hook cannot block: a block's reason is shown to the user.
+    fn not_blocking(&self, event: HookEvent, outcome: &Outcome) {
+        if let Some(reason) = &outcome.block {
+            self.emit(Event::Info {
+                message: format!("{} hook: {}", event.key(), crate::text::one_line(reason)),
+            });
+        }
+    }
+}
