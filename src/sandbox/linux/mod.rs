@@ -59,7 +59,10 @@ pub fn probe() -> Support {
             ..Applied::default()
         })
     });
-    let ns_trials = [start_trial(&ns_applied(false)), start_trial(&ns_applied(true))];
+    let ns_trials = [
+        start_trial(&ns_applied(false)),
+        start_trial(&ns_applied(true)),
+    ];
     let landlock_err = landlock_err.or_else(|| landlock_trial.and_then(|t| finish_trial(t).err()));
     let seccomp_err = seccomp_trial.and_then(|t| finish_trial(t).err());
     if let Some(e) = &seccomp_err {
