@@ -89,9 +89,17 @@ impl Runner {
         self.take_snapshot().await
     }
 
-    /// Records a finished turn started by user message `message_id`.
+    /// Records a finished turn started by user message `message_id`. A turn that ran no tool
+    /// changed nothing: its snapshot after is the one before (no second walk of the workspace).
     pub(super) async fn record_turn(&mut self, message_id: &str, before: Option<String>) {
+        let ran_tools = self
+            .view
+            .iter()
+            .skip_while(|m| m.id != message_id)
+            .flat_map(|m| &m.parts)
+            .any(|p| matches!(p.kind, crate::message::PartKind::Tool { .. }));
         let after = match before {
+            Some(_) if !ran_tools => before.clone(),
             Some(_) => self.take_snapshot().await,
             None => None,
         };
