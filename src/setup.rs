@@ -130,6 +130,8 @@ impl Setup {
     ) -> anyhow::Result<Setup> {
         let workspace = workspace.canonicalize().unwrap_or(workspace);
         let data_dir = data_dir()?;
+        // Before the config's sandbox warning asks for it: remembered until the next boot.
+        crate::sandbox::support_in(&data_dir);
         let trust_store = TrustStore::new(&data_dir);
         if trust {
             trust_store

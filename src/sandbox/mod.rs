@@ -20,6 +20,7 @@ mod guard;
 mod linux;
 pub mod paths;
 mod reaper;
+mod support_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -45,7 +46,7 @@ pub struct CommandPolicy {
 }
 
 /// What the kernel offers.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Support {
     /// The Landlock ABI version, when Landlock is enabled.
     pub landlock: Option<i32>,
@@ -70,10 +71,23 @@ impl Support {
     }
 }
 
-/// What the kernel offers, probed once.
+static SUPPORT: OnceLock<Support> = OnceLock::new();
+
+/// What the kernel offers, probed once (or remembered: [`support_in`]).
 pub fn support() -> &'static Support {
-    static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(probe)
+}
+
+/// [`support`], remembered in `data_dir` until the next boot (`support_cache.rs`): a start
+/// after the first one of a boot starts no test process.
+pub fn support_in(data_dir: &Path) -> &'static Support {
+    SUPPORT.get_or_init(|| {
+        support_cache::load(data_dir).unwrap_or_else(|| {
+            let s = probe();
+            support_cache::save(data_dir, &s);
+            s
+        })
+    })
 }
 
 #[cfg(target_os = "linux")]
