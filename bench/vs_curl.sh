@@ -31,21 +31,23 @@ cd "$tmp/ws"
 url="http://127.0.0.1:$port/v1/chat/completions"
 # Each run is timed by its own wait4: wall (monotonic), CPU (user + system) and peak RSS.
 python3 - "$PAIRS" "$pith" "$tmp/body.json" "$url" <<'PY'
-import os, statistics as st, subprocess, sys, time
+import os, shutil, statistics as st, sys, time
 pairs, pith, body, url = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 cmds = {
     "pith": [pith, "run", "hello"],
-    "curl": ["curl", "-sN", "-H", "Content-Type: application/json", "--data-binary", "@" + body, url],
+    "curl": [shutil.which("curl"), "-sN", "-H", "Content-Type: application/json", "--data-binary", "@" + body, url],
 }
 rows = {k: [] for k in cmds}
-devnull = open(os.devnull, "wb")
+quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
 for _ in range(pairs):
     for name, cmd in cmds.items():
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=devnull, stderr=devnull)
-        _, status, ru = os.wait4(p.pid, 0)
+        # posix_spawn (vfork): the child's peak RSS is the program's, not a copy of Python's
+        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=quiet)
+        _, status, ru = os.wait4(pid, 0)
         wall = (time.perf_counter() - t0) * 1000
-        assert status == 0, f"{name} failed: {status}"
+        assert os.waitstatus_to_exitcode(status) == 0, f"{name} failed: {status}"
         rows[name].append((wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss / 1024))
 med = {k: [st.median(r[i] for r in v) for i in range(3)] for k, v in rows.items()}
 print(f"pairs: {pairs} (A B A B)")
@@ -54,4 +56,11 @@ for k in cmds:
     print(f"{k:6} {med[k][0]:8.1f} {med[k][1]:8.1f} {med[k][2]:9.1f}")
 p, c = med["pith"], med["curl"]
 print(f"{'ratio':6} {p[0]/c[0]:8.2f} {p[1]/max(c[1], 0.1):8.2f} {p[2]/c[2]:9.2f}")
+v = []
+for _ in range(pairs):
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(pith, [pith, "--version"], os.environ, file_actions=quiet)
+    os.wait4(pid, 0)
+    v.append((time.perf_counter() - t0) * 1000)
+print(f"pith --version: {st.median(v):.2f} ms wall (median of {pairs})")
 PY
