@@ -8,6 +8,10 @@ pub use pith_protocol::{event, llm, message, text};
 pub use pith_config as config;
 // Context management is its own crate: pure logic, no I/O (ARCHITECTURE.md §1).
 pub use pith_context as context;
+// Keys: sealed out of the environment, scrubbed from everything written.
+pub(crate) use pith_secrets as secrets;
+// The session store (SQLite).
+pub use pith_store as store;
 pub mod cli;
 pub(crate) mod commands;
 pub mod custom_commands;
@@ -21,10 +25,8 @@ pub mod output;
 pub mod provider;
 pub(crate) mod route;
 pub mod sandbox;
-pub(crate) mod secrets;
 pub mod setup;
 pub(crate) mod signals;
 pub(crate) mod snapshot;
-pub mod store;
 pub mod tools;
 pub mod tui;

@@ -81,7 +81,8 @@ impl Session {
 
 /// Runs `cmd` in a new 80×24 tmux session in `dir`.
 fn open(name: &str, dir: &Path, cmd: &str) -> Session {
-    let out = tmux(&[
+    let dir = dir.display().to_string();
+    let args = [
         "new-session",
         "-d",
         "-s",
@@ -91,9 +92,18 @@ fn open(name: &str, dir: &Path, cmd: &str) -> Session {
         "-y",
         "24",
         "-c",
-        &dir.display().to_string(),
+        &dir,
         cmd,
-    ]);
+    ];
+    // Another test's last session may be taking the tmux server down right now: try again.
+    let mut out = tmux(&args);
+    for _ in 0..5 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = tmux(&args);
+    }
     assert!(
         out.status.success(),
         "tmux new-session: {}",

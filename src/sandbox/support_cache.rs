@@ -20,7 +20,12 @@ struct Record {
 
 /// What decides whether a remembered probe still holds.
 fn key() -> String {
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
     format!(
         "{}|{}|{}|{}|{}|{}",
         read("/proc/sys/kernel/random/boot_id"),

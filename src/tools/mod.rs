@@ -25,6 +25,15 @@ pub trait OutputLookup: Send + Sync {
     fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)>;
 }
 
+impl OutputLookup for crate::store::Store {
+    fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)> {
+        self.find_tool_output(session_id, call_id)
+            .inspect_err(|e| tracing::error!("store: cannot look up output {call_id}: {e:#}"))
+            .ok()
+            .flatten()
+    }
+}
+
 /// Everything a tool needs to run one call.
 #[derive(Clone)]
 pub struct ToolContext {

@@ -4,7 +4,7 @@
 //! durable against a killed process as soon as it returns, so a `kill -9` mid-stream loses at most
 //! what the engine had not yet handed to [`Store::upsert_part`].
 //!
-//! Ids are ULIDs ([`crate::message::new_id`], monotonic), so messages and parts sort by id in
+//! Ids are ULIDs ([`pith_protocol::message::new_id`], monotonic), so messages and parts sort by id in
 //! creation order and "the view from the compaction point on" is a range scan over
 //! `(session_id, id)`.
 
@@ -26,7 +26,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::message::{
+use pith_protocol::message::{
     Agent, FinishReason, Message, MessageError, Part, PartKind, Role, Session, Usage, new_id,
     now_ms,
 };
@@ -652,7 +652,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
         mid_turn: message.mid_turn,
         command: message.command.as_deref(),
     };
-    let data = crate::secrets::scrub(&serde_json::to_string(&header)?).into_owned();
+    let data = pith_secrets::scrub(&serde_json::to_string(&header)?).into_owned();
     conn.prepare_cached(
         "INSERT INTO messages (id, session_id, role, time_created, data)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -670,7 +670,7 @@ fn upsert_message_on(conn: &Connection, message: &Message) -> Result<()> {
 }
 
 fn upsert_part_on(conn: &Connection, session_id: &str, part: &Part) -> Result<()> {
-    let data = crate::secrets::scrub(&serde_json::to_string(&part.kind)?).into_owned();
+    let data = pith_secrets::scrub(&serde_json::to_string(&part.kind)?).into_owned();
     conn.prepare_cached(
         "INSERT INTO parts (id, message_id, session_id, data) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data",

@@ -6,7 +6,7 @@ use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Store, to_i64};
-use crate::message::now_ms;
+use pith_protocol::message::now_ms;
 
 /// A window pith learned for a model, and where from.
 #[derive(Debug, Clone, PartialEq, Eq)]

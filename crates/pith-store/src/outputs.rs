@@ -1,8 +1,7 @@
 //! Tool outputs by call id, for the `recall` tool: pruning and compaction take outputs out of
 //! the model's view, never out of the store.
 
-use crate::message::{PartKind, Span, ToolState};
-use crate::tools::OutputLookup;
+use pith_protocol::message::{PartKind, Span, ToolState};
 
 use super::Store;
 
@@ -92,19 +91,10 @@ impl Store {
     }
 }
 
-impl OutputLookup for Store {
-    fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)> {
-        self.find_tool_output(session_id, call_id)
-            .inspect_err(|e| tracing::error!("store: cannot look up output {call_id}: {e:#}"))
-            .ok()
-            .flatten()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Message, Role, ToolTime};
+    use pith_protocol::message::{Message, Role, ToolTime};
 
     #[test]
     fn finds_a_pruned_output_by_call_id_in_its_session_only() {

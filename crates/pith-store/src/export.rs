@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::message::{Message, PartKind, Role, Session, ToolState};
-use crate::text::one_line;
+use pith_protocol::message::{Message, PartKind, Role, Session, ToolState};
+use pith_protocol::text::one_line;
 
 /// Format marker of the JSON export.
 pub const EXPORT_FORMAT: &str = "pith-session";
@@ -24,7 +24,7 @@ pub fn export_json(session: &Session, messages: &[Message]) -> Value {
         "session": session,
         "messages": messages,
     });
-    crate::secrets::scrub_json(&mut value);
+    pith_secrets::scrub_json(&mut value);
     value
 }
 
@@ -50,7 +50,7 @@ pub fn export_markdown(session: &Session, messages: &[Message]) -> String {
         out.push('\n');
         write_message(&mut out, message);
     }
-    crate::secrets::scrub(&out).into_owned()
+    pith_secrets::scrub(&out).into_owned()
 }
 
 fn write_message(out: &mut String, message: &Message) {

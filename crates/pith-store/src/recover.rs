@@ -13,8 +13,8 @@
 use anyhow::Result;
 
 use super::Store;
-use crate::llm::FinishReason;
-use crate::message::{Message, MessageError, PartKind, Role, ToolState, now_ms};
+use pith_protocol::llm::FinishReason;
+use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, now_ms};
 
 /// The error a tool call cut off by a crash is left with.
 pub const CRASH_INTERRUPTED_TOOL: &str =
@@ -122,7 +122,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{CompactionPart, Part};
+    use pith_protocol::message::{CompactionPart, Part};
 
     fn user(session: &str, text: &str) -> Message {
         let mut m = Message::new(session, Role::User);
@@ -214,10 +214,10 @@ mod tests {
         let mut again = store.load_all(&s.id).unwrap();
         assert_eq!(again, view);
         assert!(store.repair(&mut again).unwrap().is_empty());
-        let wire = crate::context::view::to_chat(&again);
+        let wire = pith_context::view::to_chat(&again);
         let questions = serde_json::to_string(&wire)
             .unwrap()
-            .matches(crate::context::COMPACTION_QUESTION)
+            .matches(pith_context::COMPACTION_QUESTION)
             .count();
         assert_eq!(questions, 1, "only the completed compaction asks");
         let a = &again[3];

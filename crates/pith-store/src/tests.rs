@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::export::{export_json, export_markdown};
 use super::*;
-use crate::message::{CompactionPart, ToolState, ToolTime};
+use pith_protocol::message::{CompactionPart, ToolState, ToolTime};
 
 fn every_part_kind() -> Vec<PartKind> {
     vec![
@@ -633,7 +633,7 @@ fn markdown_export_is_readable() {
 /// load as the typed values, and are written back byte for byte.
 #[test]
 fn stored_strings_of_earlier_builds_load_as_enums() {
-    use crate::message::{Agent, FinishReason, MessageError};
+    use pith_protocol::message::{Agent, FinishReason, MessageError};
     let store = Store::open_in_memory().unwrap();
     let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
     let usage =
@@ -740,8 +740,8 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     assert_eq!(loaded[0].text(), "also fix\nthe tests");
     assert!(loaded[0].mid_turn);
     assert_eq!(loaded[1], plain, "text that only looks alike is left alone");
-    let sent = crate::context::view::to_chat(&loaded[..1]);
-    let before = crate::context::view::to_chat(&[old]);
+    let sent = pith_context::view::to_chat(&loaded[..1]);
+    let before = pith_context::view::to_chat(&[old]);
     assert_eq!(sent, before, "the model sees the same bytes");
     // saved again, it is stored in the current form
     store.save_message(&loaded[0]).unwrap();

@@ -6,7 +6,7 @@ use anyhow::Result;
 use rusqlite::params;
 
 use super::Store;
-use crate::message::now_ms;
+use pith_protocol::message::now_ms;
 
 /// Prompts kept per project.
 pub const PER_PROJECT: usize = 1_000;

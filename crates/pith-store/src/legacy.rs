@@ -1,6 +1,6 @@
 //! What earlier builds stored differently, read as this build stores it.
 
-use crate::message::{Message, PartKind, Role};
+use pith_protocol::message::{Message, PartKind, Role};
 
 /// Before messages carried the `mid_turn` flag, a message typed while the agent worked was stored
 /// wrapped in this reminder (prompts/mid-turn.md as it was then). Such a message loads as what

@@ -10,8 +10,8 @@ use std::sync::RwLock;
 
 use serde_json::Value;
 
-use crate::config::Config;
-pub use crate::config::is_secret_name;
+use pith_config::Config;
+pub use pith_config::is_secret_name;
 
 mod process;
 pub use process::{env_var, seal};
