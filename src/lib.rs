@@ -12,6 +12,12 @@ pub use pith_context as context;
 pub(crate) use pith_secrets as secrets;
 // The session store (SQLite).
 pub use pith_store as store;
+// Model providers, one per wire format; building one from the config (with a stored key) is
+// wiring, so `factory` stays here.
+pub mod provider {
+    pub use pith_provider::*;
+    pub mod factory;
+}
 pub mod cli;
 pub(crate) mod commands;
 pub mod custom_commands;
@@ -22,7 +28,6 @@ pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod output;
-pub mod provider;
 pub(crate) mod route;
 pub mod sandbox;
 pub mod setup;

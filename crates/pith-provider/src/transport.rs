@@ -11,7 +11,7 @@ use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
 
 use super::error::{ErrorKind, ProviderError, from_reqwest};
-use crate::config::ProviderConfig;
+use pith_config::ProviderConfig;
 
 /// Connecting: a hosted API answers in well under a second, a local server at once or not at all.
 pub const DEFAULT_CONNECT: Duration = Duration::from_secs(20);
@@ -22,7 +22,7 @@ pub const DEFAULT_FIRST_BYTE: Duration = Duration::from_secs(300);
 /// connection or the server is stuck.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(120);
 /// The most a configured timeout may be.
-pub use crate::config::MAX_TIMEOUT_SECS;
+pub use pith_config::MAX_TIMEOUT_SECS;
 /// One response's body, bytes on the wire. An answer of the largest output any model allows is a
 /// few MB of events; this bounds a server that never stops.
 pub const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::error::ProviderError;
-use crate::config::ProviderConfig;
+use pith_config::ProviderConfig;
 
 /// The longest wait before one retry, unless configured (`max_retry_wait_secs`): a server asking
 /// for longer (`retry-after`) gets its error reported at once rather than a silent wait.
@@ -119,7 +119,7 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::error::ErrorKind;
+    use crate::error::ErrorKind;
 
     fn err(kind: ErrorKind) -> ProviderError {
         ProviderError::new(kind, "x")

@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use crate::config::OutputCap;
-use crate::llm::{ChatMessage, ChatRequest, ReasoningEffort, UserContent};
+use pith_config::OutputCap;
+use pith_protocol::llm::{ChatMessage, ChatRequest, ReasoningEffort, UserContent};
 
 fn req(effort: Option<ReasoningEffort>) -> ChatRequest {
     ChatRequest {
@@ -82,7 +82,7 @@ fn anthropic_turns_effort_into_a_thinking_budget() {
 fn anthropic_never_gets_responses_reasoning() {
     use super::anthropic::request_body;
     use super::responses::ENCRYPTED_PREFIX;
-    use crate::llm::AssistantContent;
+    use pith_protocol::llm::AssistantContent;
     let mut r = req(None);
     r.messages.push(ChatMessage::Assistant {
         content: vec![

@@ -233,5 +233,5 @@ pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> ErrorKi
 
 /// An error message on one line, capped.
 fn one_line(s: &str) -> String {
-    crate::text::one_line_max(s, MAX_MESSAGE_CHARS)
+    pith_protocol::text::one_line_max(s, MAX_MESSAGE_CHARS)
 }

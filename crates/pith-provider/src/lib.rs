@@ -1,11 +1,10 @@
-//! Model providers: the `Provider` trait over the neutral types of [`crate::llm`], the wire
+//! Model providers: the `Provider` trait over the neutral types of [`pith_protocol::llm`], the wire
 //! formats (OpenAI-compatible, Anthropic), classified errors and retries.
 
 pub mod anthropic;
 pub mod client;
 pub mod cost;
 pub mod error;
-pub mod factory;
 pub mod limits;
 pub mod openai;
 pub mod responses;
@@ -18,7 +17,7 @@ use futures_util::Stream;
 
 pub use error::{ErrorKind, ProviderError};
 
-pub use crate::llm::{
+pub use pith_protocol::llm::{
     AssistantContent, ChatMessage, ChatRequest, FinishReason, StreamEvent, ToolSpec, UserContent,
 };
 

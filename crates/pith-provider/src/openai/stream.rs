@@ -7,9 +7,9 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::Value;
 
-use crate::message::Usage;
-use crate::provider::error::{ErrorKind, ProviderError, from_stream_error};
-use crate::provider::{EventStream, FinishReason, StreamEvent};
+use crate::error::{ErrorKind, ProviderError, from_stream_error};
+use crate::{EventStream, FinishReason, StreamEvent};
+use pith_protocol::message::Usage;
 
 type Item = Result<StreamEvent, ProviderError>;
 

@@ -6,10 +6,10 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 
 use super::body::ENCRYPTED_PREFIX;
-use crate::message::Usage;
-use crate::provider::error::{ErrorKind, ProviderError, from_stream_error};
-use crate::provider::openai::{ENDED_EARLY, Flow, SseParser, drive_sse};
-use crate::provider::{EventStream, FinishReason, StreamEvent};
+use crate::error::{ErrorKind, ProviderError, from_stream_error};
+use crate::openai::{ENDED_EARLY, Flow, SseParser, drive_sse};
+use crate::{EventStream, FinishReason, StreamEvent};
+use pith_protocol::message::Usage;
 
 type Item = Result<StreamEvent, ProviderError>;
 
@@ -303,7 +303,7 @@ fn failed(value: &Value) -> ProviderError {
 }
 
 fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
-    let shown = crate::text::one_line_max(data, 200);
+    let shown = pith_protocol::text::one_line_max(data, 200);
     ProviderError::new(
         ErrorKind::Malformed,
         format!("malformed stream event ({err}): {shown}"),

@@ -23,7 +23,7 @@ use super::error::{ErrorKind, ProviderError, from_http};
 use super::responses;
 use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
-use crate::config::OutputCap;
+use pith_config::OutputCap;
 
 /// Whether a provider at `base_url` is on this machine or the local network.
 pub fn is_local(base_url: &str) -> bool {
@@ -138,7 +138,7 @@ impl OpenAiProvider {
 
         let client = super::client::for_base(base, timeouts.connect)
             .map_err(|e| config_error(format!("cannot build the HTTP client: {e}")))?;
-        let openai_host = crate::provider::responses::is_openai_host(base);
+        let openai_host = crate::responses::is_openai_host(base);
         Ok(OpenAiProvider {
             api,
             effort: openai_host,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::text::one_line_max;
+use pith_protocol::text::one_line_max;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,7 +63,7 @@ impl ProviderError {
         {
             self.message = self.message.replace(key, "[REDACTED]");
         }
-        if let std::borrow::Cow::Owned(clean) = crate::secrets::scrub(&self.message) {
+        if let std::borrow::Cow::Owned(clean) = pith_secrets::scrub(&self.message) {
             self.message = clean;
         }
         self

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::config::OutputCap;
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
+use pith_config::OutputCap;
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
 
 /// The JSON body of a streaming `POST {base_url}/chat/completions` for `req`.
 ///
@@ -172,7 +172,7 @@ pub(crate) fn arguments(input: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolSpec;
+    use crate::ToolSpec;
 
     fn req(messages: Vec<ChatMessage>) -> ChatRequest {
         ChatRequest {

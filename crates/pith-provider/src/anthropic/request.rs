@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::llm::ReasoningEffort;
-use crate::provider::{AssistantContent, ChatMessage, ChatRequest, ToolSpec, UserContent};
+use crate::{AssistantContent, ChatMessage, ChatRequest, ToolSpec, UserContent};
+use pith_protocol::llm::ReasoningEffort;
 
 /// `max_tokens` when the request does not say (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -63,8 +63,9 @@ pub fn request_body(req: &ChatRequest) -> Value {
 
     // The API rejects tool blocks in a request that defines no tools (the last step, a summary):
     // there, calls and results go as text.
-    let mut messages = if req.tools.is_empty() && crate::llm::has_tool_blocks(&req.messages) {
-        convert_messages(&crate::llm::flatten_tools(req.messages.clone()))
+    let mut messages = if req.tools.is_empty() && pith_protocol::llm::has_tool_blocks(&req.messages)
+    {
+        convert_messages(&pith_protocol::llm::flatten_tools(req.messages.clone()))
     } else {
         convert_messages(&req.messages)
     };
@@ -225,7 +226,7 @@ fn assistant_blocks(content: &[AssistantContent]) -> Vec<Value> {
             } if signature
                 .iter()
                 .chain(redacted)
-                .any(|s| crate::provider::responses::is_responses_reasoning(s)) => {}
+                .any(|s| crate::responses::is_responses_reasoning(s)) => {}
             AssistantContent::Reasoning {
                 redacted: Some(data),
                 ..

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
 
 /// `max_output_tokens` when the request does not say (the field is always sent).
 pub const DEFAULT_MAX_OUTPUT: u32 = 8192;
@@ -41,8 +41,8 @@ pub fn request_body(req: &ChatRequest, dialect: Dialect) -> Value {
         body.insert("instructions".into(), json!(system.join("\n\n")));
     }
     // A request without tools (the compaction agent's, a last step) carries calls as text.
-    let messages = if req.tools.is_empty() && crate::llm::has_tool_blocks(&req.messages) {
-        crate::llm::flatten_tools(req.messages.clone())
+    let messages = if req.tools.is_empty() && pith_protocol::llm::has_tool_blocks(&req.messages) {
+        pith_protocol::llm::flatten_tools(req.messages.clone())
     } else {
         req.messages.clone()
     };
@@ -154,7 +154,7 @@ fn assistant_items(content: &[AssistantContent], dialect: Dialect, items: &mut V
                 "type": "function_call",
                 "call_id": id,
                 "name": name,
-                "arguments": crate::provider::openai::arguments(input),
+                "arguments": crate::openai::arguments(input),
             })),
         }
     }

@@ -3,7 +3,7 @@
 //! `POST {base_url}/responses` with `input` items, `instructions` and `stream: true`; the answer
 //! is parsed from typed SSE events (`response.output_text.delta`, …, `response.completed`). The
 //! transport, the key, the headers and the HTTP error classes are the chat-completions
-//! provider's ([`crate::provider::openai::OpenAiProvider::responses`]); only the body and the
+//! provider's ([`crate::openai::OpenAiProvider::responses`]); only the body and the
 //! stream differ. On api.openai.com pith sends `store: false` and asks for the encrypted
 //! reasoning, which it carries back in the next request; other servers get the basic fields.
 

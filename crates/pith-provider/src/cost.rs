@@ -1,7 +1,7 @@
 //! What a step cost, from its reported usage and the model's prices.
 
-use crate::config::ModelConfig;
-use crate::message::Usage;
+use pith_config::ModelConfig;
+use pith_protocol::message::Usage;
 
 /// Cache reads cost this fraction of the input price when the catalog gives no cache price.
 const CACHE_READ_FACTOR: f64 = 0.1;

@@ -10,8 +10,8 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::classify;
-use crate::message::Usage;
-use crate::provider::{ErrorKind, EventStream, FinishReason, ProviderError, StreamEvent};
+use crate::{ErrorKind, EventStream, FinishReason, ProviderError, StreamEvent};
+use pith_protocol::message::Usage;
 
 /// A content block being streamed.
 #[derive(Debug)]

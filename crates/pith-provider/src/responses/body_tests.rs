@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::llm::{ReasoningEffort, ToolSpec};
+use pith_protocol::llm::{ReasoningEffort, ToolSpec};
 
 const OPENAI: Dialect = Dialect {
     openai: true,
