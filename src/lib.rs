@@ -14,6 +14,9 @@ pub(crate) use pith_secrets as secrets;
 pub use pith_store as store;
 // Model providers, one per wire format; building one from the config (with a stored key) is
 // wiring, so `factory` stays here.
+// Tools, permissions and the OS sandbox around commands.
+pub use pith_tools as tools;
+pub use pith_tools::sandbox;
 pub mod provider {
     pub use pith_provider::*;
     pub mod factory;
@@ -29,9 +32,7 @@ pub mod interactive;
 pub mod mcp;
 pub mod output;
 pub(crate) mod route;
-pub mod sandbox;
 pub mod setup;
 pub(crate) mod signals;
 pub(crate) mod snapshot;
-pub mod tools;
 pub mod tui;

@@ -457,7 +457,12 @@ impl crate::tools::OutputLookup for Recallable {
     fn tool_output(&self, session_id: &str, id: &str) -> Option<(String, String)> {
         use crate::context::paste;
         let Some((id_end, n)) = paste::parse_recall_id(id) else {
-            return self.0.tool_output(session_id, id);
+            return self
+                .0
+                .find_tool_output(session_id, id)
+                .inspect_err(|e| tracing::error!("store: cannot look up output {id}: {e:#}"))
+                .ok()
+                .flatten();
         };
         self.0
             .find_user_text(session_id, id_end)

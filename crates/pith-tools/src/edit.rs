@@ -30,7 +30,7 @@ impl Tool for Edit {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/edit.md")
+        include_str!("../../../prompts/tools/edit.md")
     }
 
     fn parameters(&self) -> Value {
@@ -240,8 +240,8 @@ pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::read::Read;
-    use crate::tools::testutil::Ws;
+    use crate::read::Read;
+    use crate::testutil::Ws;
 
     async fn edit(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Edit.run(input, &ws.ctx).await.map_err(|e| e.to_string())

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::bash_parse;
 use super::path;
 use super::permission::Decision;
-use crate::event::PermissionMode;
+use pith_protocol::event::PermissionMode;
 
 /// Tools that only read (or only keep pith's own state): they run in plan mode. `task` runs a
 /// sub-agent, which inherits the mode.
@@ -29,13 +29,13 @@ const READING_TOOLS: &[&str] = &[
 pub const EXIT_PLAN_TOOL: &str = "exit_plan_mode";
 
 /// What the model is told while in plan mode (after the system prompt).
-pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan-mode.md");
+pub const PLAN_PROMPT: &str = include_str!("../../../prompts/plan-mode.md");
 
 /// The spec of [`EXIT_PLAN_TOOL`].
-pub fn exit_plan_spec() -> crate::llm::ToolSpec {
-    crate::llm::ToolSpec {
+pub fn exit_plan_spec() -> pith_protocol::llm::ToolSpec {
+    pith_protocol::llm::ToolSpec {
         name: EXIT_PLAN_TOOL.to_string(),
-        description: include_str!("../../prompts/tools/exit_plan_mode.md")
+        description: include_str!("../../../prompts/tools/exit_plan_mode.md")
             .trim()
             .to_string(),
         parameters: serde_json::json!({
@@ -228,7 +228,7 @@ mod tests {
     fn modes_change_what_is_asked_but_never_a_denial() {
         let ws = tempfile::tempdir().unwrap();
         let ask = || {
-            Decision::Ask(crate::event::PermissionRequest {
+            Decision::Ask(pith_protocol::event::PermissionRequest {
                 id: "p".into(),
                 tool: "edit".into(),
                 call_id: "c".into(),

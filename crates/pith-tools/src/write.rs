@@ -25,7 +25,7 @@ impl Tool for Write {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/write.md")
+        include_str!("../../../prompts/tools/write.md")
     }
 
     fn parameters(&self) -> Value {
@@ -209,8 +209,8 @@ pub(crate) fn record_write(ctx: &ToolContext, path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::read::Read;
-    use crate::tools::testutil::Ws;
+    use crate::read::Read;
+    use crate::testutil::Ws;
 
     async fn write(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Write.run(input, &ws.ctx).await.map_err(|e| e.to_string())

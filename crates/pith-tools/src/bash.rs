@@ -61,7 +61,7 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/bash.md")
+        include_str!("../../../prompts/tools/bash.md")
     }
 
     fn time_limit(&self) -> Option<Duration> {

@@ -33,7 +33,7 @@ impl Tool for Read {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/read.md")
+        include_str!("../../../prompts/tools/read.md")
     }
 
     fn parameters(&self) -> Value {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::config::ToolOutputConfig;
+use pith_config::ToolOutputConfig;
 
 /// How long saved outputs are kept.
 pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);

@@ -3,8 +3,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
-use crate::config::SandboxMode;
-use crate::tools::testutil::Ws;
+use crate::testutil::Ws;
+use pith_config::SandboxMode;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
     Bash::default()
@@ -16,7 +16,7 @@ async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
 /// A name for the processes one test starts: `exec -a` makes it their argv[0], so they can be
 /// found from outside whatever PID namespace they run in.
 fn marker() -> String {
-    format!("pith-test-{}", crate::message::new_id())
+    format!("pith-test-{}", pith_protocol::message::new_id())
 }
 
 /// A shell word that starts a long sleep named `marker`.

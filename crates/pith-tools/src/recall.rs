@@ -21,7 +21,7 @@ impl Tool for Recall {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/recall.md")
+        include_str!("../../../prompts/tools/recall.md")
     }
 
     fn parameters(&self) -> Value {
@@ -60,8 +60,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::tools::OutputLookup;
-    use crate::tools::testutil::Ws;
+    use crate::OutputLookup;
+    use crate::testutil::Ws;
 
     struct Outputs;
 

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::ToolContext;
 use super::path::{Resolved, is_under, resolve};
-use crate::config::{Action, PermissionSetting};
-use crate::event::{PermissionReply, PermissionRequest};
+use pith_config::{Action, PermissionSetting};
+use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 /// The table for paths outside the workspace.
 pub const EXTERNAL_DIRECTORY: &str = "external_directory";
@@ -54,7 +54,7 @@ struct Rule {
 
 impl Rule {
     fn new(pattern: &str, action: Action) -> Rule {
-        let matcher = crate::config::permission_glob(pattern)
+        let matcher = pith_config::permission_glob(pattern)
             .map_err(|e| tracing::warn!(pattern, error = %e, "permission pattern is not a valid glob; matched literally"))
             .ok();
         Rule {

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::tools::path::mtime_ms;
-use crate::tools::testutil::Ws;
+use crate::path::mtime_ms;
+use crate::testutil::Ws;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
     Read.run(input, &ws.ctx).await.map_err(|e| e.to_string())

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::tools::ToolMeta;
-use crate::tools::testutil::Ws;
+use crate::ToolMeta;
+use crate::testutil::Ws;
 
 #[test]
 fn specs_are_stable_and_complete() {

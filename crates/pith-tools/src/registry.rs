@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::truncate::truncate;
 use super::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::llm::ToolSpec;
+use pith_protocol::llm::ToolSpec;
 
 /// The tools a session offers, in a stable order.
 #[derive(Clone, Default)]
@@ -18,11 +18,11 @@ impl Registry {
     /// bash, read, write, edit, glob, grep, list, todowrite, recall, with the default command
     /// policy.
     pub fn builtin() -> Registry {
-        Registry::configured(&crate::config::Config::default())
+        Registry::configured(&pith_config::Config::default())
     }
 
     /// The built-in tools, `bash` running commands as `config` says (sandbox, environment).
-    pub fn configured(config: &crate::config::Config) -> Registry {
+    pub fn configured(config: &pith_config::Config) -> Registry {
         let policy = crate::sandbox::CommandPolicy::from_config(config);
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(super::bash::Bash::new(policy)),
@@ -145,9 +145,9 @@ impl Registry {
         // A secret pith knows that a tool printed goes no further: not to the model, the store,
         // the screen or a saved full output.
         let result = result.map(|mut out| {
-            out.output = crate::secrets::scrub(&out.output).into_owned();
-            out.title = crate::secrets::scrub(&out.title).into_owned();
-            crate::secrets::scrub_json(&mut out.metadata);
+            out.output = pith_secrets::scrub(&out.output).into_owned();
+            out.title = pith_secrets::scrub(&out.title).into_owned();
+            pith_secrets::scrub_json(&mut out.metadata);
             out
         });
         match result {
@@ -166,7 +166,7 @@ impl Registry {
                 // The message is scrubbed and bounded like an output; an error it changes is
                 // passed on as the text the model is to see.
                 let msg = e.to_string();
-                let mut shown = crate::secrets::scrub(&msg).into_owned();
+                let mut shown = pith_secrets::scrub(&msg).into_owned();
                 if super::truncate::needs_truncation(&shown, &ctx.output) {
                     let id = output_id(&ctx.call_id);
                     shown = truncate(&shown, &ctx.output, &ctx.data_dir, &id);

@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::config::AgentConfig;
+use pith_config::AgentConfig;
 
 pub const NAME: &str = "task";
 
-const DESCRIPTION: &str = include_str!("../../prompts/tools/task.md");
-const EXPLORE_PROMPT: &str = include_str!("../../prompts/agent-explore.md");
+const DESCRIPTION: &str = include_str!("../../../prompts/tools/task.md");
+const EXPLORE_PROMPT: &str = include_str!("../../../prompts/agent-explore.md");
 
 /// The tools of the built-in `explore` agent: it reads, it never changes anything.
 pub const READ_ONLY: &[&str] = &["read", "grep", "glob", "list", "recall"];

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::glob::{NameGlob, search_root, walker};
 use super::path::{display_path, mtime_ms};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
-use crate::text::one_line;
+use pith_protocol::text::one_line;
 
 /// Matching lines returned at most.
 pub const LIMIT: usize = 100;
@@ -38,7 +38,7 @@ impl Tool for Grep {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/grep.md")
+        include_str!("../../../prompts/tools/grep.md")
     }
 
     fn parameters(&self) -> Value {
@@ -204,7 +204,7 @@ fn cut(line: &str) -> String {
 mod tests {
 
     use super::*;
-    use crate::tools::testutil::{Ws, touch};
+    use crate::testutil::{Ws, touch};
 
     async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Grep.run(input, &ws.ctx).await.map_err(|e| e.to_string())

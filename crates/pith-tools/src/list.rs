@@ -48,7 +48,7 @@ impl Tool for List {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/list.md")
+        include_str!("../../../prompts/tools/list.md")
     }
 
     fn parameters(&self) -> Value {
@@ -193,7 +193,7 @@ fn render(node: &Node, depth: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::testutil::Ws;
+    use crate::testutil::Ws;
 
     async fn list(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         List.run(input, &ws.ctx).await.map_err(|e| e.to_string())

@@ -20,10 +20,10 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
 use super::{Decision, Permissions, Subject, cut, deny_message};
-use crate::config::Action;
-use crate::tools::ToolContext;
-use crate::tools::bash_parse::{self, SimpleCommand, Word};
-use crate::tools::path::resolve;
+use crate::ToolContext;
+use crate::bash_parse::{self, SimpleCommand, Word};
+use crate::path::resolve;
+use pith_config::Action;
 
 /// The table consulted before a command runs outside the sandbox (default ask).
 pub const UNSANDBOXED: &str = "unsandboxed";

@@ -58,7 +58,7 @@ impl Tool for TodoWrite {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/todowrite.md")
+        include_str!("../../../prompts/tools/todowrite.md")
     }
 
     fn parameters(&self) -> Value {
@@ -144,7 +144,7 @@ impl Tool for TodoWrite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::testutil::Ws;
+    use crate::testutil::Ws;
 
     #[tokio::test]
     async fn replaces_the_list() {

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::*;
-use crate::tools::testutil::Ws;
+use crate::testutil::Ws;
 
 fn rules(toml_text: &str) -> BTreeMap<String, PermissionSetting> {
     #[derive(serde::Deserialize)]
@@ -514,9 +514,9 @@ fn writing_a_hard_linked_file_asks_even_when_edits_are_allowed() {
 /// same way.
 #[test]
 fn the_example_config_permissions_are_the_defaults() {
-    use crate::config::load::{LoadOptions, Trust, load_with_env};
+    use pith_config::load::{LoadOptions, Trust, load_with_env};
     let dir = tempfile::tempdir().unwrap();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config.example.toml");
     let l = load_with_env(
         &LoadOptions {
             workspace: dir.path().to_path_buf(),
@@ -528,13 +528,13 @@ fn the_example_config_permissions_are_the_defaults() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     // Its permission block is the built-in default: every call is decided the same way.
-    let ws = crate::tools::testutil::Ws::new();
-    let mut example = crate::tools::Permissions::new(&l.config.permission);
-    let mut builtin = crate::tools::Permissions::new(&Default::default());
-    let verdict = |d: crate::tools::Decision| match d {
-        crate::tools::Decision::Allow => "allow",
-        crate::tools::Decision::Ask(_) => "ask",
-        crate::tools::Decision::Deny { .. } => "deny",
+    let ws = crate::testutil::Ws::new();
+    let mut example = crate::Permissions::new(&l.config.permission);
+    let mut builtin = crate::Permissions::new(&Default::default());
+    let verdict = |d: crate::Decision| match d {
+        crate::Decision::Allow => "allow",
+        crate::Decision::Ask(_) => "ask",
+        crate::Decision::Deny { .. } => "deny",
     };
     for (tool, input) in [
         ("read", serde_json::json!({"file_path": "src/a.rs"})),

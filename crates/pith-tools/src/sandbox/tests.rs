@@ -291,7 +291,7 @@ impl Machine {
         let tmp = std::env::temp_dir();
         let outside = [
             PathBuf::from("/var/tmp"),
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
         ]
         .into_iter()
         .find_map(|base| {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
-use crate::config::WebfetchConfig;
+use pith_config::WebfetchConfig;
 
 pub struct Webfetch {
     config: WebfetchConfig,
@@ -87,7 +87,7 @@ impl Tool for Webfetch {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/webfetch.md")
+        include_str!("../../../prompts/tools/webfetch.md")
     }
 
     fn parameters(&self) -> Value {
@@ -150,7 +150,7 @@ async fn fetch(config: &WebfetchConfig, url: &str) -> Result<Page, ToolError> {
             .map_err(|e| {
                 tool_err!(
                     "cannot fetch {current}: {}",
-                    crate::text::one_line(&e.to_string())
+                    pith_protocol::text::one_line(&e.to_string())
                 )
             })?;
         let status = resp.status();

@@ -13,7 +13,7 @@
 //! and runs commands under what remains.
 //!
 //! Commands never get the variables pith reads secrets from, nor ones named like secrets (see
-//! [`crate::secrets::EnvPolicy`]).
+//! [`pith_secrets::EnvPolicy`]).
 
 mod guard;
 #[cfg(target_os = "linux")]
@@ -25,13 +25,13 @@ mod support_cache;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::config::{Config, SandboxMode};
-use crate::secrets::EnvPolicy;
 pub use guard::Guard;
 pub use paths::{Hidden, StatePaths};
+use pith_config::{Config, SandboxMode};
+use pith_secrets::EnvPolicy;
 pub use reaper::STOP_SIGNAL;
 
-const SANDBOX_PROMPT: &str = include_str!("../../prompts/tools/bash-sandbox.md");
+const SANDBOX_PROMPT: &str = include_str!("../../../../prompts/tools/bash-sandbox.md");
 
 /// How commands are run: the sandbox settings and the environment policy.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -28,7 +28,7 @@ impl Tool for Glob {
     }
 
     fn description(&self) -> &'static str {
-        include_str!("../../prompts/tools/glob.md")
+        include_str!("../../../prompts/tools/glob.md")
     }
 
     fn parameters(&self) -> Value {
@@ -179,7 +179,7 @@ fn glob_sync(
 mod tests {
 
     use super::*;
-    use crate::tools::testutil::{Ws, touch};
+    use crate::testutil::{Ws, touch};
 
     async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
         Glob.run(input, &ws.ctx).await.map_err(|e| e.to_string())

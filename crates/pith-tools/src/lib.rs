@@ -1,5 +1,5 @@
-//! Tools the model can call. One file per tool; the registry, permissions and output truncation
-//! sit beside them.
+//! Tools the model can call. One file per tool; the registry, permissions, permission modes and
+//! output truncation sit beside them, and the OS sandbox every command runs in (`sandbox`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ToolOutputConfig;
+use pith_config::ToolOutputConfig;
 
 /// Per-session state tools share (files read and when, the todo list).
 #[derive(Debug, Default)]
@@ -23,15 +23,6 @@ pub struct SessionToolState {
 pub trait OutputLookup: Send + Sync {
     /// The tool name and output (or error message) of call `call_id` in `session_id`.
     fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)>;
-}
-
-impl OutputLookup for crate::store::Store {
-    fn tool_output(&self, session_id: &str, call_id: &str) -> Option<(String, String)> {
-        self.find_tool_output(session_id, call_id)
-            .inspect_err(|e| tracing::error!("store: cannot look up output {call_id}: {e:#}"))
-            .ok()
-            .flatten()
-    }
 }
 
 /// Everything a tool needs to run one call.
@@ -155,7 +146,7 @@ impl From<String> for ToolError {
 /// `ToolError::Failed` with a `format!` message (in scope in the tool modules declared below).
 macro_rules! tool_err {
     ($($arg:tt)*) => {
-        $crate::tools::ToolError::Failed(format!($($arg)*))
+        $crate::ToolError::Failed(format!($($arg)*))
     };
 }
 
@@ -201,6 +192,7 @@ pub mod permission;
 pub mod read;
 pub mod recall;
 pub mod registry;
+pub mod sandbox;
 pub mod task;
 pub mod todo;
 pub mod truncate;
@@ -211,7 +203,7 @@ pub use permission::{Decision, DoomLoop, Permissions};
 pub use registry::Registry;
 
 /// Parses a tool's input object, turning serde's error into a one-line message for the model.
-pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(
+pub fn parse_input<T: serde::de::DeserializeOwned>(
     tool: &str,
     input: Value,
 ) -> Result<T, ToolError> {
@@ -226,8 +218,11 @@ pub(crate) fn parse_input<T: serde::de::DeserializeOwned>(
     })
 }
 
-#[cfg(test)]
-pub(crate) mod testutil {
+/// A temp workspace and a `ToolContext` over it, for tests (here, and in crates that use the
+/// tools with the `test-support` feature).
+#[cfg(any(test, feature = "test-support"))]
+#[allow(clippy::unwrap_used, clippy::new_without_default)] // test support: a setup that fails should panic
+pub mod testutil {
     use super::*;
 
     /// Sets a file's modification time `secs_ago` seconds into the past.

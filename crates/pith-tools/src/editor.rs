@@ -169,11 +169,11 @@ mod tests {
     use serde_json::json;
 
     use super::testing::Buffers;
-    use crate::tools::Tool;
-    use crate::tools::edit::Edit;
-    use crate::tools::read::Read;
-    use crate::tools::testutil::Ws;
-    use crate::tools::write::Write;
+    use crate::Tool;
+    use crate::edit::Edit;
+    use crate::read::Read;
+    use crate::testutil::Ws;
+    use crate::write::Write;
 
     fn with_editor(editor: Buffers) -> (Ws, Arc<Buffers>) {
         let mut ws = Ws::new();
