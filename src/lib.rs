@@ -17,6 +17,8 @@ pub use pith_store as store;
 // Tools, permissions and the OS sandbox around commands.
 pub use pith_tools as tools;
 pub use pith_tools::sandbox;
+// The MCP client: servers, their tools, prompts and resources.
+pub use pith_mcp as mcp;
 pub mod provider {
     pub use pith_provider::*;
     pub mod factory;
@@ -29,7 +31,6 @@ pub(crate) mod first_run;
 pub mod headless;
 pub mod hooks;
 pub mod interactive;
-pub mod mcp;
 pub mod output;
 pub(crate) mod route;
 pub mod setup;

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::message::{Message, Role, ToolTime};
-use crate::tools::testutil::Ws;
+use pith_protocol::message::{Message, Role, ToolTime};
+use pith_tools::testutil::Ws;
 
 fn spec(name: &str, description: &str) -> ToolSpec {
     ToolSpec {

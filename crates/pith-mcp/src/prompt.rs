@@ -7,7 +7,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use crate::event::McpPromptArg;
+use pith_protocol::event::McpPromptArg;
 
 /// `/SERVER:PROMPT rest` → (server, prompt, rest). `None` when the text is not of that shape.
 pub fn parse_command(text: &str) -> Option<(String, String, String)> {

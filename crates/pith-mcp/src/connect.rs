@@ -22,7 +22,7 @@ use rmcp::{ClientHandler, ErrorData, Peer, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::McpServerConfig;
+use pith_config::McpServerConfig;
 
 /// Variables every stdio server gets from pith's environment (besides `env_vars`): what a
 /// program needs to find itself, its home and its locale. API keys are never among them.
@@ -83,7 +83,7 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let data = crate::text::one_line(&params.data.to_string());
+        let data = pith_protocol::text::one_line(&params.data.to_string());
         match params.level {
             LoggingLevel::Debug => tracing::debug!(server = %self.server, "mcp log: {data}"),
             LoggingLevel::Info | LoggingLevel::Notice => {
@@ -271,7 +271,7 @@ fn exit_note(status: Option<std::process::ExitStatus>) -> String {
 
 /// The SDK's error as one line (no nested debug dumps).
 fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
-    let text = crate::text::one_line(&e.to_string());
+    let text = pith_protocol::text::one_line(&e.to_string());
     if text.contains("connection closed") || text.contains("ConnectionClosed") {
         "the server closed the connection during the MCP handshake".to_string()
     } else {
@@ -427,7 +427,7 @@ fn http_transport(
         transport_config = transport_config.auth_header(token.trim().to_string());
     }
     transport_config = transport_config.custom_headers(headers);
-    let client = crate::provider::client::for_base(url, Duration::from_secs(10))
+    let client = pith_provider::client::for_base(url, Duration::from_secs(10))
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client,

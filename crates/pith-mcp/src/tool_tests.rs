@@ -38,7 +38,7 @@ fn text_images_links_and_resources_become_text_the_model_can_use() {
     assert_eq!(files.len(), 2);
     let png = std::path::Path::new(files[0]["path"].as_str().unwrap());
     assert_eq!(std::fs::read(png).unwrap(), b"\x89PNG\r\n\x1a\n");
-    assert!(png.starts_with(crate::tools::truncate::output_dir(dir.path())));
+    assert!(png.starts_with(pith_tools::truncate::output_dir(dir.path())));
     assert_eq!(png.extension().unwrap(), "png");
 }
 

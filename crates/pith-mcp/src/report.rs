@@ -9,10 +9,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::search::should_defer;
 use super::{McpManager, McpTool};
-use crate::config::Config;
-use crate::event::McpState;
-use crate::llm::ToolSpec;
-use crate::tools::registry::spec;
+use pith_config::Config;
+use pith_protocol::event::McpState;
+use pith_protocol::llm::ToolSpec;
+use pith_tools::registry::spec;
 
 /// The report, as printed.
 pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools: bool) -> String {
@@ -26,7 +26,7 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
     let manager = McpManager::new(config, workspace, Arc::new(|| {}));
     manager.start_all();
     manager.settle(&CancellationToken::new()).await;
-    let mut estimator = crate::context::tokens::Estimator::for_model(model.unwrap_or("gpt-4.1"));
+    let mut estimator = pith_context::tokens::Estimator::for_model(model.unwrap_or("gpt-4.1"));
     let mut rows = Vec::new();
     let mut total_tokens = 0;
     let mut total_tools = 0;
@@ -95,7 +95,7 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
         }
     }
     let window = model
-        .map(|m| crate::config::catalog::resolve(config, m).info.context)
+        .map(|m| pith_config::catalog::resolve(config, m).info.context)
         .unwrap_or(0);
     let _ = write!(
         out,

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 use super::manager::{CallError, McpManager, Server};
-use crate::tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
+use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// A description longer than this is cut (some servers ship manuals in them).
 pub const DESCRIPTION_MAX: usize = 4_000;
@@ -155,13 +155,13 @@ pub fn render(
                     extra.push(m.clone());
                 }
                 if let Some(size) = r.size {
-                    extra.push(crate::tools::truncate::human_bytes(size as usize));
+                    extra.push(pith_tools::truncate::human_bytes(size as usize));
                 }
                 if !extra.is_empty() {
                     line.push_str(&format!(" ({})", extra.join(", ")));
                 }
                 if let Some(d) = r.description.as_deref().filter(|d| !d.trim().is_empty()) {
-                    line.push_str(&format!(" — {}", crate::text::one_line(d)));
+                    line.push_str(&format!(" — {}", pith_protocol::text::one_line(d)));
                 }
                 line.push(']');
                 pieces.push(line);
@@ -230,10 +230,10 @@ fn save_media(
         Err(_) => return format!("[{kind} ({mime}) that is not valid base64; not saved]"),
     };
     let ext = extension(mime);
-    let dir = crate::tools::truncate::output_dir(data_dir);
+    let dir = pith_tools::truncate::output_dir(data_dir);
     let path = dir.join(format!("mcp_{}.{ext}", ulid::Ulid::new()));
     let saved = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, &bytes));
-    let size = crate::tools::truncate::human_bytes(bytes.len());
+    let size = pith_tools::truncate::human_bytes(bytes.len());
     match saved {
         Ok(()) => {
             files.push(json!({"path": path, "mime": mime, "bytes": bytes.len()}));

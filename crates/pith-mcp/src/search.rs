@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::config::{ToolSearchConfig, ToolSearchMode};
-use crate::llm::ToolSpec;
-use crate::message::{Message, PartKind, ToolState};
-use crate::tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
+use pith_config::{ToolSearchConfig, ToolSearchMode};
+use pith_protocol::llm::ToolSpec;
+use pith_protocol::message::{Message, PartKind, ToolState};
+use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// The loader tool's name.
 pub const TOOL_SEARCH: &str = "tool_search";
@@ -68,7 +68,7 @@ fn summary(description: &str, max: usize) -> String {
         Some(i) => &first[..=i],
         None => first,
     };
-    crate::text::one_line_max(first.trim(), max)
+    pith_protocol::text::one_line_max(first.trim(), max)
 }
 
 /// The names of a tool's parameters, required ones marked `*`.
@@ -209,7 +209,7 @@ impl Tool for ToolSearch {
     }
 
     async fn run(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let input: Input = crate::tools::parse_input(TOOL_SEARCH, input)?;
+        let input: Input = pith_tools::parse_input(TOOL_SEARCH, input)?;
         let mut found: Vec<&ToolSpec> = Vec::new();
         let mut unknown = Vec::new();
         for name in &input.names {

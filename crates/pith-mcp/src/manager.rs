@@ -15,8 +15,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Changed, Connection, Handler};
-use crate::config::{Config, McpServerConfig};
-use crate::event::{McpPrompt, McpPromptArg, McpResource, McpState};
+use pith_config::{Config, McpServerConfig};
+use pith_protocol::event::{McpPrompt, McpPromptArg, McpResource, McpState};
 
 /// The most resources one server lists for `/resource`.
 const RESOURCES_MAX: usize = 500;
@@ -118,7 +118,7 @@ impl McpManager {
             config,
             workspace,
             on_change,
-            Arc::new(crate::secrets::env_var),
+            Arc::new(pith_secrets::env_var),
         )
     }
 
@@ -637,7 +637,7 @@ fn is_gone(e: &ServiceError, peer: &Peer<RoleClient>) -> bool {
 /// A service error as one line.
 fn service_error(e: &ServiceError) -> String {
     match e {
-        ServiceError::McpError(data) => crate::text::one_line(&data.message),
-        other => crate::text::one_line(&other.to_string()),
+        ServiceError::McpError(data) => pith_protocol::text::one_line(&data.message),
+        other => pith_protocol::text::one_line(&other.to_string()),
     }
 }
