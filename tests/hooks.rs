@@ -422,8 +422,7 @@ async fn notification_and_post_tool_use_hooks_in_the_engine() {
 }
 
 /// `/compact`: the pre_compact hook reads the trigger and the focus; the post_compact hook runs
-/// after it. (What a post_compact hook prints waits in the engine for the next prompt, so a
-/// `pith run /compact` process, which ends there, does not carry it to a later run.)
+/// after it, and what it prints is stored with the summary: a later `pith run -c` sends it.
 #[tokio::test]
 async fn compaction_hooks_run_around_a_manual_compaction() {
     let server = MockServer::start().await;
@@ -436,7 +435,7 @@ matcher = "manual"
 command = "cat > pre-compact.json"
 
 [[hooks.post_compact]]
-command = "jq -r .trigger > post-compact.txt"
+command = "jq -r .trigger > post-compact.txt; echo 'Re-read docs/orders.md after a compaction.'"
 "#,
     );
     let plan = "Step: copy the orders rows in batches and verify the checksums. ".repeat(200);
@@ -458,4 +457,11 @@ command = "jq -r .trigger > post-compact.txt"
     assert_eq!(pre["custom_instructions"], "the orders schema");
     let post = std::fs::read_to_string(env.path().join("post-compact.txt")).unwrap();
     assert_eq!(post.trim(), "manual");
+    server.push(openai::text("ok", Some((1_500, 5))));
+    assert!(env.run(&["run", "-c", "go on"]).await.status.success());
+    let next = server.requests().last().unwrap().body.to_string();
+    assert!(
+        next.contains("Re-read docs/orders.md after a compaction."),
+        "the post_compact context did not reach the next run: {next}"
+    );
 }

@@ -236,7 +236,9 @@ impl Runner {
         self.not_blocking(HookEvent::PreCompact, &outcome);
     }
 
-    /// `post_compact`: what the hooks print goes to the model with the next prompt.
+    /// `post_compact`: what the hooks print joins the summary just written (stored with it), so
+    /// the model sees it in the next request — also from a later `pith run -c` after
+    /// `pith run /compact`.
     pub(super) async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
         let trigger = if manual { "manual" } else { "auto" };
         let outcome = self
@@ -248,12 +250,16 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::PostCompact, &outcome);
-        self.hook_context.extend(
-            outcome
-                .context
-                .iter()
-                .map(|c| context_part(HookEvent::PostCompact, c)),
-        );
+        let Some(i) = self.view.iter().rposition(|m| m.summary) else {
+            return;
+        };
+        for c in &outcome.context {
+            let part = self.view[i]
+                .push(context_part(HookEvent::PostCompact, c))
+                .clone();
+            self.save_part(&part);
+        }
+        self.reset_estimate();
     }
 
     /// `notification`, in the background: a question waits for the user.
