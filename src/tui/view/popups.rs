@@ -231,14 +231,29 @@ pub fn help(
     let inner_w = r.width.saturating_sub(4) as usize;
     let key_w = 24.min(inner_w / 2);
     // A description too long for the line wraps under itself (an 80-column terminal shows it
-    // whole), never cut.
+    // whole), never cut; so does a key list too long for its column: it gets a line of its own.
     let row = |k: String, v: &str| {
-        let key = Span::styled(
-            format!("  {:<key_w$}", truncate(&k, key_w.saturating_sub(1))),
-            Style::default().fg(theme().accent),
-        );
+        let style = Style::default().fg(theme().accent);
         let indent = Span::raw(" ".repeat(key_w + 2));
-        crate::tui::wrap::wrap(&[Span::raw(v.to_string())], inner_w, &[key], &[indent])
+        let text = [Span::raw(v.to_string())];
+        if format::width(&k) < key_w {
+            let key = Span::styled(format!("  {k:<key_w$}"), style);
+            return crate::tui::wrap::wrap(&text, inner_w, &[key], &[indent]);
+        }
+        let two = Span::raw("  ");
+        let mut lines = crate::tui::wrap::wrap(
+            &[Span::styled(k, style)],
+            inner_w,
+            std::slice::from_ref(&two),
+            std::slice::from_ref(&two),
+        );
+        lines.extend(crate::tui::wrap::wrap(
+            &text,
+            inner_w,
+            std::slice::from_ref(&indent),
+            std::slice::from_ref(&indent),
+        ));
+        lines
     };
     let mut lines = vec![Line::from(Span::styled(
         "Commands",
