@@ -1,7 +1,6 @@
 //! pith: a terminal coding agent that manages its context window.
 
 pub mod acp;
-pub mod auth;
 // The engine contract lives in its own crate; these paths stay as they were.
 pub use pith_protocol::{event, llm, message, text};
 // Configuration (files, trust, the keymap spec) is its own crate, with no terminal.
@@ -19,6 +18,11 @@ pub use pith_tools as tools;
 pub use pith_tools::sandbox;
 // The MCP client: servers, their tools, prompts and resources.
 pub use pith_mcp as mcp;
+// Stored provider keys; `pith auth` (the command) is the binary's.
+pub mod auth {
+    pub use pith_auth::*;
+    pub mod cli;
+}
 pub mod provider {
     pub use pith_provider::*;
     pub mod factory;

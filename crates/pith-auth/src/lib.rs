@@ -12,8 +12,6 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 
-pub mod cli;
-
 const FILE: &str = "credentials.json";
 
 /// One stored key.
@@ -119,7 +117,7 @@ static INSTALLED: RwLock<Option<Credentials>> = RwLock::new(None);
 /// scrubbed from logs, sessions and exports.
 pub fn install(creds: Credentials) {
     for c in creds.providers.values() {
-        crate::secrets::register(&c.key);
+        pith_secrets::register(&c.key);
     }
     if let Ok(mut slot) = INSTALLED.write() {
         *slot = Some(creds);
@@ -175,7 +173,7 @@ impl Credentials {
 /// The stored key of the known provider whose key variable is `var` (the first-run model
 /// choice treats it as if the variable were set; the provider checks its address when built).
 pub fn stored_for_env(var: &str) -> Option<String> {
-    let known = crate::config::known::KNOWN_PROVIDERS
+    let known = pith_config::known::KNOWN_PROVIDERS
         .iter()
         .find(|p| p.key_env == Some(var))?;
     let slot = INSTALLED.read().ok()?;
