@@ -12,7 +12,7 @@ pub(crate) use pith_secrets as secrets;
 // The session store (SQLite).
 pub use pith_store as store;
 // Model providers, one per wire format; building one from the config (with a stored key) is
-// wiring, so `factory` stays here.
+// the engine's (`pith_engine::factory`).
 // Tools, permissions and the OS sandbox around commands.
 pub use pith_tools as tools;
 pub use pith_tools::sandbox;
@@ -24,20 +24,20 @@ pub mod auth {
     pub mod cli;
 }
 pub mod provider {
+    pub use pith_engine::factory;
     pub use pith_provider::*;
-    pub mod factory;
 }
 pub mod cli;
 pub(crate) mod commands;
 pub mod custom_commands;
-pub mod engine;
+// The session loop: ops in, events out; no terminal.
+pub use pith_engine as engine;
 pub(crate) mod first_run;
 pub mod headless;
-pub mod hooks;
+pub use pith_engine::hook_commands as hooks;
 pub mod interactive;
 pub mod output;
 pub(crate) mod route;
 pub mod setup;
 pub(crate) mod signals;
-pub(crate) mod snapshot;
 pub mod tui;

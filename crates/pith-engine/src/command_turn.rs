@@ -3,8 +3,8 @@
 
 use super::runner::{ModelSetup, Runner};
 use super::shared::Prompt;
-use crate::context::tokens::Estimator;
-use crate::event::{ErrorKind, Event, TurnEnd};
+use pith_context::tokens::Estimator;
+use pith_protocol::event::{ErrorKind, Event, TurnEnd};
 
 impl Runner {
     pub(super) async fn command_turn(

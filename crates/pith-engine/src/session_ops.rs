@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use super::runner::{ModelSetup, Runner};
-use crate::context::tokens::Estimator;
-use crate::context::tracker::ContextTracker;
-use crate::event::{ErrorKind, Event};
-use crate::message::Session;
-use crate::store::PAGE_MESSAGES;
-use crate::store::lock::SessionLock;
-use crate::tools::SessionToolState;
-use crate::tools::permission::{DoomLoop, Permissions};
+use pith_context::tokens::Estimator;
+use pith_context::tracker::ContextTracker;
+use pith_protocol::event::{ErrorKind, Event};
+use pith_protocol::message::Session;
+use pith_store::PAGE_MESSAGES;
+use pith_store::lock::SessionLock;
+use pith_tools::SessionToolState;
+use pith_tools::permission::{DoomLoop, Permissions};
 
 impl Runner {
     /// Loads the view from the store: only the messages from the session's compaction point on,
@@ -27,7 +27,7 @@ impl Runner {
                 message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
             });
         }
-        self.view = crate::context::view::model_order(loaded);
+        self.view = pith_context::view::model_order(loaded);
         self.load_figure();
         Ok(())
     }
@@ -144,13 +144,10 @@ impl Runner {
             return;
         }
         let text = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::to_string_pretty(&crate::store::export::export_json(
-                &self.session,
-                &messages,
-            ))
-            .unwrap_or_default()
+            serde_json::to_string_pretty(&pith_store::export::export_json(&self.session, &messages))
+                .unwrap_or_default()
         } else {
-            crate::store::export::export_markdown(&self.session, &messages)
+            pith_store::export::export_markdown(&self.session, &messages)
         };
         match std::fs::write(&path, text) {
             Ok(()) => self.emit(Event::Info {
@@ -174,7 +171,7 @@ pub(super) fn export_path(
     session_id: &str,
 ) -> std::path::PathBuf {
     match path.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(p) => crate::tools::path::resolve(workspace, p).path,
+        Some(p) => pith_tools::path::resolve(workspace, p).path,
         None => data_dir
             .join("exports")
             .join(format!("pith-session-{session_id}.md")),

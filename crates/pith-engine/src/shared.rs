@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{ErrorKind, Event, Op, PermissionReply};
-use crate::store::{PAGE_MESSAGES, Store};
+use pith_protocol::event::{ErrorKind, Event, Op, PermissionReply};
+use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +18,7 @@ pub struct Prompt {
     /// The custom command it was expanded from (`/name args`), stored on the message.
     pub label: Option<String>,
     /// The spans of `text` the user pasted (`Op::UserTurn::pasted`).
-    pub pasted: Vec<crate::message::Span>,
+    pub pasted: Vec<pith_protocol::message::Span>,
 }
 
 /// What a permission waiter receives.
@@ -165,7 +165,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
 pub struct HistorySource {
     pub store: std::sync::Arc<Store>,
     pub events: mpsc::UnboundedSender<Event>,
-    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    pub mcp: Option<std::sync::Arc<pith_mcp::McpManager>>,
 }
 
 /// Reads ops and routes them: interrupts, permission replies and history pages are answered at

@@ -115,7 +115,7 @@ async fn stop(pid: Option<i32>, child: &mut tokio::process::Child) {
     let Some(pid) = pid else { return };
     // SAFETY: kill has no memory-safety preconditions.
     unsafe {
-        libc::kill(pid, crate::sandbox::STOP_SIGNAL);
+        libc::kill(pid, pith_tools::sandbox::STOP_SIGNAL);
     }
     if tokio::time::timeout(STOP_GRACE, child.wait())
         .await

@@ -7,10 +7,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
-use crate::event::{EngineState, Event, PermissionReply, PermissionRequest};
-use crate::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
-use crate::tools::permission::{Decision, LoopStop};
-use crate::tools::{ToolContext, ToolError, ToolOutput};
+use pith_protocol::event::{EngineState, Event, PermissionReply, PermissionRequest};
+use pith_protocol::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
+use pith_tools::permission::{Decision, LoopStop};
+use pith_tools::{ToolContext, ToolError, ToolOutput};
 
 /// How long a tool may take to stop after an interrupt before it is abandoned.
 const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -74,7 +74,7 @@ impl Runner {
             let batch = calls[i..]
                 .iter()
                 .take_while(|(_, _, tool, input)| {
-                    tool == crate::tools::task::NAME
+                    tool == pith_tools::task::NAME
                         && input.is_object()
                         && self.registry.get(tool).is_some()
                 })
@@ -206,7 +206,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> (ToolState, Option<LoopStop>) {
         let error = failed;
-        if tool == crate::tools::mode::EXIT_PLAN_TOOL {
+        if tool == pith_tools::mode::EXIT_PLAN_TOOL {
             return (self.exit_plan(call_id, &input, cancel).await, None);
         }
         // Calls that cannot run count for the doom loop too: a model repeating one would
@@ -241,7 +241,7 @@ impl Runner {
         // Headless, a repeated call is refused with no one to ask; a model that keeps at it
         // would refuse itself to max_steps.
         let looping = (self.opts.headless
-            && self.doom.count() >= crate::tools::permission::DOOM_LOOP_THRESHOLD + 2)
+            && self.doom.count() >= pith_tools::permission::DOOM_LOOP_THRESHOLD + 2)
             .then(|| LoopStop::Unattended {
                 tool: tool.to_string(),
                 count: self.doom.count(),
@@ -284,7 +284,7 @@ impl Runner {
             Ok(approved) => approved,
             Err(reason) => return Err(failed(ToolError::Refused(reason))),
         };
-        let mut decision = crate::tools::mode::apply(
+        let mut decision = pith_tools::mode::apply(
             self.opts.config.permission_mode,
             tool,
             input,
@@ -377,7 +377,7 @@ impl Runner {
     }
 
     /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
-    pub(super) fn progress_for(&self, call_id: &str) -> crate::tools::Progress {
+    pub(super) fn progress_for(&self, call_id: &str) -> pith_tools::Progress {
         let events = self.events.clone();
         let call_id = call_id.to_string();
         std::sync::Arc::new(move |output: &str| {
@@ -398,7 +398,8 @@ impl Runner {
         // `--yes` allows what the rules would ask about, not a loop: with no one watching, a
         // repeated identical call is refused rather than run again and again.
         // Nor a command pith cannot fully read when a deny rule could match what it runs.
-        let bypass = self.opts.config.permission_mode == crate::event::PermissionMode::Bypass;
+        let bypass =
+            self.opts.config.permission_mode == pith_protocol::event::PermissionMode::Bypass;
         if (self.opts.auto_yes || bypass) && !repeated {
             return match self
                 .permissions
@@ -451,11 +452,11 @@ impl Runner {
 
 /// The store as `recall` reads it: tool outputs by call id, and what the user pasted by the
 /// recall id a compaction's note names (`context::paste`).
-struct Recallable(Arc<crate::store::Store>);
+struct Recallable(Arc<pith_store::Store>);
 
-impl crate::tools::OutputLookup for Recallable {
+impl pith_tools::OutputLookup for Recallable {
     fn tool_output(&self, session_id: &str, id: &str) -> Option<(String, String)> {
-        use crate::context::paste;
+        use pith_context::paste;
         let Some((id_end, n)) = paste::parse_recall_id(id) else {
             return self
                 .0
@@ -485,7 +486,7 @@ impl Runner {
         input: &Value,
         cancel: &CancellationToken,
     ) -> ToolState {
-        use crate::event::PermissionMode;
+        use pith_protocol::event::PermissionMode;
         let start = now_ms();
         let done = |text: &str| {
             let output = ToolOutput {
@@ -514,7 +515,7 @@ impl Runner {
         }
         let request = PermissionRequest {
             id: new_id(),
-            tool: crate::tools::mode::EXIT_PLAN_TOOL.to_string(),
+            tool: pith_tools::mode::EXIT_PLAN_TOOL.to_string(),
             call_id: call_id.to_string(),
             title: "Accept this plan and leave plan mode?".to_string(),
             patterns: Vec::new(),

@@ -6,9 +6,9 @@
 
 use super::prompt::{self, Fit};
 use super::runner::Runner;
-use crate::event::Event;
-use crate::provider::ProviderError;
-use crate::provider::limits::{self, OverflowLimits};
+use pith_protocol::event::Event;
+use pith_provider::ProviderError;
+use pith_provider::limits::{self, OverflowLimits};
 
 /// Windows below this are taken as misreads.
 const MIN_WINDOW: u64 = 512;

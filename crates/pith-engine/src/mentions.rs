@@ -8,10 +8,10 @@ use base64::Engine as _;
 use serde_json::json;
 
 use super::runner::Runner;
-use crate::llm::UserContent;
-use crate::message::{Message, PartKind, ToolState, new_id, now_ms};
-use crate::tools::ToolContext;
-use crate::tools::permission::Decision;
+use pith_protocol::llm::UserContent;
+use pith_protocol::message::{Message, PartKind, ToolState, new_id, now_ms};
+use pith_tools::ToolContext;
+use pith_tools::permission::Decision;
 
 /// At most this many files attached by one prompt.
 const MAX_MENTIONS: usize = 20;
@@ -47,7 +47,7 @@ impl Runner {
     /// Adds a part for every file `text` mentions to the user message `m`.
     pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str) {
         let ws = self.opts.workspace.clone();
-        let paths = mentioned(text, |p| crate::tools::path::resolve(&ws, p).path.exists());
+        let paths = mentioned(text, |p| pith_tools::path::resolve(&ws, p).path.exists());
         for path in paths {
             let input = json!({ "file_path": path });
             let call_id = format!("mention_{}", new_id());
@@ -76,9 +76,9 @@ impl Runner {
                         && out.metadata.get("image").and_then(|v| v.as_bool()) == Some(true)
                         && let Some(mime) = out.metadata.get("mime").and_then(|v| v.as_str())
                     {
-                        let abs = crate::tools::path::resolve(&ws, &path).path;
+                        let abs = pith_tools::path::resolve(&ws, &path).path;
                         if let Some(why) = self.image_refused(&abs) {
-                            self.emit(crate::event::Event::Info {
+                            self.emit(pith_protocol::event::Event::Info {
                                 message: format!("{path} is not sent as an image: {why}"),
                             });
                         }

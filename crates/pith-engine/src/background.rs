@@ -15,13 +15,13 @@ use tokio_util::sync::CancellationToken;
 use super::compaction::{CompactionError, Installed, Then};
 use super::runner::Runner;
 use super::summarise::{Written, summary_problem};
-use crate::context::carry;
-use crate::context::view::is_turn_start;
-use crate::event::EngineState;
-use crate::llm::{ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent};
-use crate::message::{Carried, Usage};
-use crate::provider::retry::RetryPolicy;
-use crate::provider::{ErrorKind, Provider, ProviderError};
+use pith_context::carry;
+use pith_context::view::is_turn_start;
+use pith_protocol::event::EngineState;
+use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent};
+use pith_protocol::message::{Carried, Usage};
+use pith_provider::retry::RetryPolicy;
+use pith_provider::{ErrorKind, Provider, ProviderError};
 
 /// The default start, as a share of the usable window, for providers elsewhere. A server on
 /// this machine or network gets none unless configured: a second request at once would slow
@@ -103,7 +103,7 @@ impl Runner {
             return;
         }
         let mut instruction = self.inline_instruction(&cut, None);
-        if let Some(w) = crate::context::compaction::words_note(
+        if let Some(w) = pith_context::compaction::words_note(
             &carried.uncarried,
             budget.summary_cap,
             &self.estimator,
@@ -197,7 +197,7 @@ impl Runner {
         if self.view[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
         {
-            carried.sources.push(crate::message::CarrySource {
+            carried.sources.push(pith_protocol::message::CarrySource {
                 id: None,
                 text: r.clone(),
                 pasted: Vec::new(),
@@ -220,7 +220,7 @@ impl Runner {
                 after,
                 "background summary leaves too much; compacting in the foreground"
             );
-            self.session.cost += crate::provider::cost::cost(&written.usage, &self.model.info);
+            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
             return Ok(false);
         }
         let before = self.tracker.used();
@@ -229,7 +229,7 @@ impl Runner {
             .map(|m| self.estimator.message(m))
             .sum();
         self.compactions_this_turn += 1;
-        self.emit(crate::event::Event::CompactionStarted {
+        self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,
             focus: None,

@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::runner::Runner;
-use crate::event::{ErrorKind, Event};
-use crate::message::{Message, PartKind, Role};
 use crate::snapshot::Snapshots;
+use pith_protocol::event::{ErrorKind, Event};
+use pith_protocol::message::{Message, PartKind, Role};
 
 /// One turn: the user message that started it and the workspace before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -97,7 +97,7 @@ impl Runner {
             .iter()
             .skip_while(|m| m.id != message_id)
             .flat_map(|m| &m.parts)
-            .any(|p| matches!(p.kind, crate::message::PartKind::Tool { .. }));
+            .any(|p| matches!(p.kind, pith_protocol::message::PartKind::Tool { .. }));
         let after = match before {
             Some(_) if !ran_tools => before.clone(),
             Some(_) => self.take_snapshot().await,

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-pub const AGENT_PROMPT: &str = include_str!("../../prompts/system.md");
+pub const AGENT_PROMPT: &str = include_str!("../../../prompts/system.md");
 /// The agent prompt for small windows, where the full one would take a large share.
-pub const COMPACT_AGENT_PROMPT: &str = include_str!("../../prompts/system-compact.md");
-pub const MAX_STEPS_PROMPT: &str = include_str!("../../prompts/max-steps.md");
+pub const COMPACT_AGENT_PROMPT: &str = include_str!("../../../prompts/system-compact.md");
+pub const MAX_STEPS_PROMPT: &str = include_str!("../../../prompts/max-steps.md");
 
 /// Instruction files looked for in the workspace and every directory above it.
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];

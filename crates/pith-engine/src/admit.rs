@@ -6,8 +6,8 @@
 
 use super::runner::Runner;
 use super::shared::Prompt;
-use crate::event::Event;
-use crate::message::{Message, PartKind, Role};
+use pith_protocol::event::Event;
+use pith_protocol::message::{Message, PartKind, Role};
 
 impl Runner {
     /// The user messages for `prompts`, the refused ones left out (and announced).

@@ -7,10 +7,10 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
-use crate::event::{EngineState, Event};
-use crate::llm::{ChatRequest, FinishReason, StreamEvent};
-use crate::message::{Part, PartKind, ToolState, Usage};
-use crate::provider::{ErrorKind, Provider, ProviderError};
+use pith_protocol::event::{EngineState, Event};
+use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
+use pith_protocol::message::{Part, PartKind, ToolState, Usage};
+use pith_provider::{ErrorKind, Provider, ProviderError};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);

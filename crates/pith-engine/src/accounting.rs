@@ -2,10 +2,10 @@
 //! with the provider's reports, the window-dependent budget, and the `/context` breakdown.
 
 use super::runner::Runner;
-use crate::context::budget::Budget;
-use crate::context::overflow;
-use crate::event::{Breakdown, ContextUsage, Event};
-use crate::message::{PartKind, Role, ToolState};
+use pith_context::budget::Budget;
+use pith_context::overflow;
+use pith_protocol::event::{Breakdown, ContextUsage, Event};
+use pith_protocol::message::{PartKind, Role, ToolState};
 
 /// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
 const EXACT_FROM: u64 = 16_000;
@@ -21,9 +21,9 @@ impl Runner {
 
     /// The system prompt and tools of a request: in plan mode, with what the model is told
     /// about it and the tool that presents the plan.
-    pub(super) fn request_frame(&self) -> (Vec<String>, Vec<crate::llm::ToolSpec>) {
-        use crate::tools::mode;
-        if self.opts.config.permission_mode != crate::event::PermissionMode::Plan {
+    pub(super) fn request_frame(&self) -> (Vec<String>, Vec<pith_protocol::llm::ToolSpec>) {
+        use pith_tools::mode;
+        if self.opts.config.permission_mode != pith_protocol::event::PermissionMode::Plan {
             return (self.system.clone(), self.tool_specs.clone());
         }
         let mut system = self.system.clone();
@@ -37,7 +37,7 @@ impl Runner {
     /// figure is that report plus an estimate of what was added after it. A report from before
     /// the latest compaction no longer describes the context, so it is not used.
     pub(super) fn resume_from_last_report(&mut self) {
-        let after = match crate::context::view::compaction_point(&self.view) {
+        let after = match pith_context::view::compaction_point(&self.view) {
             Some(p) => self.view[p.summary].id.clone(),
             None => String::new(),
         };
@@ -114,7 +114,7 @@ impl Runner {
 
     /// The limits of one tool output: as configured, and never more than about a quarter of
     /// the usable window (a 50 KB output would fill a 4k window four times over).
-    pub(super) fn tool_output(&self) -> crate::config::ToolOutputConfig {
+    pub(super) fn tool_output(&self) -> pith_config::ToolOutputConfig {
         let mut out = self.opts.config.tool_output.clone();
         out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
         out
@@ -212,7 +212,7 @@ impl Runner {
         // the rows add up to the total `/context` shows.
         let used = self.context_usage().used;
         let mut rows = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
-        crate::context::tracker::apportion(&mut rows, used);
+        pith_context::tracker::apportion(&mut rows, used);
         [b.system, b.tools, b.summary, b.messages, b.tool_outputs] = rows;
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);

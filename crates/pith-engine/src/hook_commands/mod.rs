@@ -21,9 +21,9 @@ pub use pith_config::{HookConfig, HookEvent, HooksConfig};
 pub use process::MAX_OUTPUT;
 use process::{Exit, Ran};
 
-use crate::config::Config;
-use crate::sandbox::CommandPolicy;
-use crate::text::one_line;
+use pith_config::Config;
+use pith_protocol::text::one_line;
+use pith_tools::sandbox::CommandPolicy;
 
 /// What the hooks of one event decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -134,14 +134,14 @@ impl Hooks {
         input.insert("hook_event_name".into(), event.name().into());
         input.extend(fields);
         let input = Value::Object(input).to_string();
-        let outputs = crate::tools::truncate::output_dir(&self.data_dir);
+        let outputs = pith_tools::truncate::output_dir(&self.data_dir);
         let prepare = |cmd: &mut tokio::process::Command| {
             cmd.env("PITH_PROJECT_DIR", &self.workspace)
                 .env("CLAUDE_PROJECT_DIR", &self.workspace)
                 .env("PITH_HOOK_EVENT", event.name());
             // Like the user's shell: no sandbox; in a session of its own under the reaper, keys
             // withheld as for every command.
-            crate::sandbox::apply(
+            pith_tools::sandbox::apply(
                 cmd,
                 &self.policy,
                 &self.workspace,

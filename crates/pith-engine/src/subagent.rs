@@ -11,15 +11,15 @@ use tokio_util::sync::CancellationToken;
 use super::emitter::Tag;
 use super::runner::Runner;
 use super::shared::{Prompt, Shared};
-use crate::config::Config;
-use crate::event::{SubagentTotals, TurnEnd};
-use crate::message::{Agent, ToolState, new_id, now_ms};
-use crate::tools::permission::Permissions;
-use crate::tools::registry::Registry;
-use crate::tools::task::{self, AgentDef};
-use crate::tools::{ToolContext, ToolOutput};
+use pith_config::Config;
+use pith_protocol::event::{SubagentTotals, TurnEnd};
+use pith_protocol::message::{Agent, ToolState, new_id, now_ms};
+use pith_tools::permission::Permissions;
+use pith_tools::registry::Registry;
+use pith_tools::task::{self, AgentDef};
+use pith_tools::{ToolContext, ToolOutput};
 
-const SUBAGENT_PROMPT: &str = include_str!("../../prompts/subagent.md");
+const SUBAGENT_PROMPT: &str = include_str!("../../../prompts/subagent.md");
 
 /// Which agent a runner runs.
 #[derive(Debug, Clone)]
@@ -204,7 +204,7 @@ impl Runner {
                         &agent.name,
                     )
                     .map_err(|e| format!("cannot store the task's session: {e:#}"))?;
-                session.title = crate::text::one_line(&input.description);
+                session.title = pith_protocol::text::one_line(&input.description);
                 (session, agent)
             }
         };
@@ -304,10 +304,10 @@ impl Runner {
             end: Some(end),
         };
         if cancel.is_cancelled() || run.end == TurnEnd::Interrupted {
-            return failed(crate::tools::ToolError::Interrupted.to_string());
+            return failed(pith_tools::ToolError::Interrupted.to_string());
         }
         let result = match &run.end {
-            TurnEnd::Error => Err(crate::tools::ToolError::Failed(format!(
+            TurnEnd::Error => Err(pith_tools::ToolError::Failed(format!(
                 "The {} agent failed: {}\n{id_line}",
                 run.agent,
                 run.error.as_deref().unwrap_or("it stopped with an error")
@@ -343,7 +343,7 @@ fn task_title(input: &Value) -> String {
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("task");
-    crate::text::one_line(d)
+    pith_protocol::text::one_line(d)
 }
 
 #[cfg(test)]

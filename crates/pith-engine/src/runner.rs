@@ -8,20 +8,20 @@ use super::EngineOptions;
 use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
-use crate::config::catalog;
-use crate::context::overflow::{self, Limits};
-use crate::context::tokens::Estimator;
-use crate::context::tracker::ContextTracker;
-use crate::event::{EngineState, ErrorKind, Event, Op, TurnEnd};
-use crate::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
-use crate::message::{Message, PartKind, Role, Session, now_ms};
-use crate::provider::retry::RetryPolicy;
-use crate::provider::{self, Provider};
-use crate::store::Store;
-use crate::store::lock::SessionLock;
-use crate::tools::SessionToolState;
-use crate::tools::permission::{DoomLoop, Permissions};
-use crate::tools::registry::Registry;
+use pith_config::catalog;
+use pith_context::overflow::{self, Limits};
+use pith_context::tokens::Estimator;
+use pith_context::tracker::ContextTracker;
+use pith_protocol::event::{EngineState, ErrorKind, Event, Op, TurnEnd};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
+use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
+use pith_provider::retry::RetryPolicy;
+use pith_provider::{self, Provider};
+use pith_store::Store;
+use pith_store::lock::SessionLock;
+use pith_tools::SessionToolState;
+use pith_tools::permission::{DoomLoop, Permissions};
+use pith_tools::registry::Registry;
 
 /// The model a session talks to.
 #[derive(Clone)]
@@ -31,12 +31,12 @@ pub(super) struct ModelSetup {
     pub provider: Arc<dyn Provider>,
     /// The id the provider knows.
     pub model_id: String,
-    pub info: crate::config::ModelConfig,
+    pub info: pith_config::ModelConfig,
     pub limits: Limits,
     /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
     pub retry: RetryPolicy,
     /// Its provider's timeouts, for saying what pith waits for.
-    pub timeouts: provider::transport::Timeouts,
+    pub timeouts: pith_provider::transport::Timeouts,
     /// The window is a guess (no config, not in the catalog): a local server is asked, and a
     /// window learned from a server replaces it.
     pub window_guessed: bool,
@@ -46,18 +46,18 @@ pub(super) struct ModelSetup {
 
 impl ModelSetup {
     pub fn build(
-        config: &crate::config::Config,
+        config: &pith_config::Config,
         name: &str,
     ) -> anyhow::Result<(Self, Option<String>)> {
-        let (provider, model_id) = provider::factory::build(config, name)?;
-        let pc = provider::factory::split_model(name)
+        let (provider, model_id) = crate::factory::build(config, name)?;
+        let pc = crate::factory::split_model(name)
             .ok()
             .and_then(|(p, _)| config.provider.get(p));
         let retry = RetryPolicy::for_provider(pc);
         let timeouts = pc
-            .map(provider::transport::Timeouts::from_config)
+            .map(pith_provider::transport::Timeouts::from_config)
             .unwrap_or_default();
-        let local = pc.is_some_and(|p| provider::openai::is_local(&p.base_url));
+        let local = pc.is_some_and(|p| pith_provider::openai::is_local(&p.base_url));
         let resolved = catalog::resolve(config, name);
         let info = resolved.info;
         let limits = Limits::from(&info);
@@ -87,7 +87,7 @@ pub struct Runner {
     /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
     pub(super) role: super::subagent::AgentRole,
     /// What this session's sub-agents used (`/context`, the status bar).
-    pub(super) subagents: crate::event::SubagentTotals,
+    pub(super) subagents: pith_protocol::event::SubagentTotals,
     /// Input and output tokens of every request this runner made (a sub-agent's report).
     pub(super) spent_tokens: u64,
     /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
@@ -114,7 +114,7 @@ pub struct Runner {
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
     /// What the last compaction cost (`/context`).
-    pub(super) last_compaction: Option<crate::event::CompactionCost>,
+    pub(super) last_compaction: Option<pith_protocol::event::CompactionCost>,
     /// Said when the local server asked for the window cannot tell it either.
     pub(super) window_warning: Option<String>,
     /// A summary being written ahead of the threshold.
@@ -124,7 +124,7 @@ pub struct Runner {
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
     pub(super) mcp: super::mcp::McpSession,
     /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
-    pub(super) hooks: Arc<crate::hooks::Hooks>,
+    pub(super) hooks: Arc<crate::hook_commands::Hooks>,
     /// What `session_start` and `post_compact` hooks gave the model, carried by the next
     /// prompt.
     pub(super) hook_context: Vec<PartKind>,
@@ -157,7 +157,7 @@ impl Runner {
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
         let estimator = Estimator::lazy(&model.model_id);
-        let hooks = Arc::new(crate::hooks::Hooks::new(
+        let hooks = Arc::new(crate::hook_commands::Hooks::new(
             &opts.config,
             &opts.workspace,
             &opts.data_dir,
@@ -220,7 +220,7 @@ impl Runner {
         }
     }
 
-    pub(super) fn save_part(&self, part: &crate::message::Part) {
+    pub(super) fn save_part(&self, part: &pith_protocol::message::Part) {
         if let Err(e) = self.store.upsert_part(&self.session.id, part) {
             self.store_failed(&format!("save part {}", part.id), &e);
         }
@@ -273,7 +273,7 @@ impl Runner {
             });
         }
         let mode = self.opts.config.permission_mode;
-        if mode != crate::event::PermissionMode::Default {
+        if mode != pith_protocol::event::PermissionMode::Default {
             self.emit(Event::PermissionModeChanged { mode });
         }
         self.emit_context();
@@ -488,7 +488,7 @@ impl Runner {
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
         let images = self.takes_images();
         let refs: Vec<&Message> = self.view.iter().collect();
-        let mut messages = crate::context::view::convert(&refs, &mut |path, mime| {
+        let mut messages = pith_context::view::convert(&refs, &mut |path, mime| {
             super::mentions::image_content(path, mime, images)
         });
         if last_step {
@@ -513,7 +513,7 @@ impl Runner {
 
     /// The reasoning effort of every request: the session's (`--effort`, `/effort`), else the
     /// model's.
-    pub(super) fn effort(&self) -> Option<crate::llm::ReasoningEffort> {
+    pub(super) fn effort(&self) -> Option<pith_protocol::llm::ReasoningEffort> {
         self.opts.config.effort.or(self.model.info.reasoning_effort)
     }
 
@@ -527,5 +527,5 @@ impl Runner {
 /// Converts messages already in model order to wire messages (ARCHITECTURE.md §4.2).
 pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
     let refs: Vec<&Message> = messages.iter().collect();
-    crate::context::view::convert(&refs, &mut |_, _| None)
+    pith_context::view::convert(&refs, &mut |_, _| None)
 }

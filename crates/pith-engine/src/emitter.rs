@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::event::Event;
+use pith_protocol::event::Event;
 
 /// Who a sub-agent's events come from.
 #[derive(Debug)]

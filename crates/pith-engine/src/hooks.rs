@@ -7,9 +7,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
 use super::shared::Prompt;
-use crate::event::{EngineState, Event};
-use crate::hooks::{HookEvent, Outcome};
-use crate::message::{PartKind, ToolState};
+use crate::hook_commands::{HookEvent, Outcome};
+use pith_protocol::event::{EngineState, Event};
+use pith_protocol::message::{PartKind, ToolState};
 
 /// How many times per turn a stop hook may send the model back to work.
 pub(super) const MAX_STOP_BLOCKS: u32 = 3;
@@ -292,7 +292,11 @@ impl Runner {
     fn not_blocking(&self, event: HookEvent, outcome: &Outcome) {
         if let Some(reason) = &outcome.block {
             self.emit(Event::Info {
-                message: format!("{} hook: {}", event.key(), crate::text::one_line(reason)),
+                message: format!(
+                    "{} hook: {}",
+                    event.key(),
+                    pith_protocol::text::one_line(reason)
+                ),
             });
         }
     }

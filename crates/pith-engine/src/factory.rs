@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use super::anthropic::AnthropicProvider;
-use super::error::ErrorKind;
-use super::openai::OpenAiProvider;
-use super::transport::{self, Timeouts};
-use super::{ChatRequest, EventStream, Provider, ProviderError};
-use crate::config::{Config, ProviderKind};
+use pith_config::{Config, ProviderKind};
+use pith_provider::anthropic::AnthropicProvider;
+use pith_provider::error::ErrorKind;
+use pith_provider::openai::OpenAiProvider;
+use pith_provider::transport::{self, Timeouts};
+use pith_provider::{ChatRequest, EventStream, Provider, ProviderError};
 
 /// Splits "provider/model" (the model id may itself contain slashes: "openrouter/anthropic/x").
 pub fn split_model(name: &str) -> anyhow::Result<(&str, &str)> {
@@ -31,11 +31,11 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
     };
     let api_key = api_key(provider_name, pc)?;
     if let Some(key) = &api_key {
-        crate::secrets::register(key);
+        pith_secrets::register(key);
     }
     for (header, value) in &pc.headers {
-        if crate::secrets::is_secret_name(header) {
-            crate::secrets::register(value);
+        if pith_secrets::is_secret_name(header) {
+            pith_secrets::register(value);
         }
     }
     let timeouts = Timeouts::from_config(pc);
@@ -74,17 +74,17 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
 
 /// The key to send: the `api_key_env` variable, else the key `pith auth login` stored for this
 /// provider at this `base_url`.
-fn api_key(name: &str, pc: &crate::config::ProviderConfig) -> anyhow::Result<Option<String>> {
+fn api_key(name: &str, pc: &pith_config::ProviderConfig) -> anyhow::Result<Option<String>> {
     if let Some(var) = &pc.api_key_env
-        && let Some(v) = crate::secrets::env_var(var)
+        && let Some(v) = pith_secrets::env_var(var)
         && !v.trim().is_empty()
     {
         return Ok(Some(v));
     }
-    match crate::auth::stored_key(name, &pc.base_url) {
+    match pith_auth::stored_key(name, &pc.base_url) {
         Ok(Some(key)) => return Ok(Some(key)),
         Ok(None) => {}
-        Err(crate::auth::Refused::OtherUrl { stored }) => bail!(
+        Err(pith_auth::Refused::OtherUrl { stored }) => bail!(
             "provider \"{name}\": its stored key was saved for {stored}, but base_url is now {}; it is not sent elsewhere — run `pith auth login {name}` to use it there",
             pc.base_url
         ),
@@ -220,7 +220,7 @@ mod tests {
         let mut config = Config::default();
         config.provider.insert(
             "p".into(),
-            crate::config::ProviderConfig {
+            pith_config::ProviderConfig {
                 kind: ProviderKind::Openai,
                 base_url: "http://127.0.0.1:1/v1".into(),
                 api_key_env: Some("PITH_TEST_SURELY_UNSET_KEY".into()),

@@ -6,10 +6,10 @@
 use serde_json::json;
 
 use super::runner::Runner;
-use crate::event::{EngineState, Event, TurnEnd};
-use crate::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
-use crate::tools::ToolContext;
-use crate::tools::permission::Decision;
+use pith_protocol::event::{EngineState, Event, TurnEnd};
+use pith_protocol::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
+use pith_tools::ToolContext;
+use pith_tools::permission::Decision;
 
 impl Runner {
     pub(super) async fn shell(&mut self, id: String, command: String) {

@@ -10,16 +10,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::runner::{ModelSetup, Runner};
 use super::turn::CONTINUE;
-use crate::context::budget::Budget;
-use crate::context::carry;
-use crate::context::compaction as plan;
-use crate::context::retain;
-use crate::event::{CompactionCost, EngineState, Event};
-use crate::llm::FinishReason;
-use crate::message::{
+use pith_context::budget::Budget;
+use pith_context::carry;
+use pith_context::compaction as plan;
+use pith_context::retain;
+use pith_protocol::event::{CompactionCost, EngineState, Event};
+use pith_protocol::llm::FinishReason;
+use pith_protocol::message::{
     Agent, Carried, CarrySource, CompactionPart, Message, PartKind, Role, now_ms,
 };
-use crate::provider::ProviderError;
+use pith_provider::ProviderError;
 
 /// How the user's sentences the summary left out, carried after all, are introduced.
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
@@ -313,7 +313,7 @@ impl Runner {
         let setup = setup.unwrap_or(&self.model);
         s.model = Some(setup.name.clone());
         s.usage = written.usage;
-        s.cost = crate::provider::cost::cost(&written.usage, &setup.info);
+        s.cost = pith_provider::cost::cost(&written.usage, &setup.info);
         s.finish = Some(FinishReason::Stop);
         s.time_completed = Some(now_ms());
         s.push(PartKind::Text {

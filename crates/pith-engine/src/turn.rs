@@ -6,10 +6,10 @@ use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
-use crate::context::{compaction, overflow, prune};
-use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
-use crate::llm::FinishReason;
-use crate::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
+use pith_context::{compaction, overflow, prune};
+use pith_protocol::event::{EngineState, ErrorKind, Event, TurnEnd};
+use pith_protocol::llm::FinishReason;
+use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
 
 /// A step the model answered.
 struct StepDone {
@@ -360,7 +360,7 @@ impl Runner {
     ) {
         let cost = usage
             .as_ref()
-            .map(|u| crate::provider::cost::cost(u, &self.model.info))
+            .map(|u| pith_provider::cost::cost(u, &self.model.info))
             .unwrap_or(0.0);
         {
             let m = &mut self.view[idx];
@@ -375,7 +375,7 @@ impl Runner {
             });
         }
         let m = self.view[idx].clone();
-        self.last_answer = crate::context::compaction::written_text(&m);
+        self.last_answer = pith_context::compaction::written_text(&m);
         self.save_message(&m);
         self.emit(Event::Message { message: m.clone() });
         if let Some(p) = m.parts.last() {
@@ -412,7 +412,7 @@ impl Runner {
                 && !state.is_done()
             {
                 *state = ToolState::Error {
-                    message: crate::tools::ToolError::Interrupted.to_string(),
+                    message: pith_tools::ToolError::Interrupted.to_string(),
                     start: None,
                     end: Some(now_ms()),
                 };

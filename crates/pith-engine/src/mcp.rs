@@ -8,13 +8,13 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
-use crate::event::{EngineState, Event, McpServerStatus, McpState};
-use crate::llm::ToolSpec;
-use crate::mcp::search::{self, TOOL_SEARCH, ToolSearch};
-use crate::mcp::{McpManager, McpTool};
-use crate::message::PartKind;
-use crate::tools::registry::spec;
-use crate::tools::{Registry, Tool};
+use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
+use pith_mcp::{McpManager, McpTool};
+use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
+use pith_protocol::llm::ToolSpec;
+use pith_protocol::message::PartKind;
+use pith_tools::registry::spec;
+use pith_tools::{Registry, Tool};
 
 /// A resource read for the next user message.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,10 +197,10 @@ impl Runner {
             .into_iter()
             .find(|p| p.name == prompt)
             .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
-        let arguments = crate::mcp::prompt::arguments(&spec.arguments, args)
+        let arguments = pith_mcp::prompt::arguments(&spec.arguments, args)
             .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
         let result = manager.get_prompt(server, prompt, arguments).await?;
-        let text = crate::mcp::prompt::prompt_text(&result);
+        let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
             return Err(format!("/{server}:{prompt} returned no text"));
         }
@@ -224,9 +224,9 @@ impl Runner {
         let mut parts = Vec::new();
         for a in std::mem::take(&mut self.mcp.attachments) {
             let mut text = a.text;
-            if crate::tools::truncate::needs_truncation(&text, &limits) {
+            if pith_tools::truncate::needs_truncation(&text, &limits) {
                 let id = format!("resource_{}", ulid::Ulid::new());
-                text = crate::tools::truncate::truncate(&text, &limits, &self.opts.data_dir, &id);
+                text = pith_tools::truncate::truncate(&text, &limits, &self.opts.data_dir, &id);
             }
             parts.push(PartKind::File {
                 path: a.label.clone(),
@@ -245,11 +245,11 @@ impl Runner {
 /// for the next message (the runner waits for the read before it stores that message), and
 /// restarting a server.
 pub(super) fn answer_op(
-    op: crate::event::Op,
+    op: pith_protocol::event::Op,
     shared: &super::shared::Shared,
     src: &super::shared::HistorySource,
 ) {
-    use crate::event::{ErrorKind, Op};
+    use pith_protocol::event::{ErrorKind, Op};
     let events = src.events.clone();
     let Some(manager) = src.mcp.clone() else {
         let _ = match op {
@@ -275,11 +275,11 @@ pub(super) fn answer_op(
                 let label = format!("{server}:{uri}");
                 match manager.read_resource(&server, &uri).await {
                     Ok(r) => {
-                        let (text, mime) = crate::mcp::prompt::resource_text(&uri, &r);
+                        let (text, mime) = pith_mcp::prompt::resource_text(&uri, &r);
                         let _ = events.send(Event::Info {
                             message: format!(
                                 "attached {label} ({}) to your next message",
-                                crate::tools::truncate::human_bytes(text.len())
+                                pith_tools::truncate::human_bytes(text.len())
                             ),
                         });
                         Some(Attachment { label, mime, text })

@@ -9,6 +9,8 @@ mod background;
 mod command_turn;
 mod compaction;
 mod emitter;
+pub mod factory;
+pub mod hook_commands;
 mod hooks;
 mod mcp;
 mod mentions;
@@ -18,6 +20,7 @@ mod runner;
 mod session_ops;
 mod shared;
 mod shell;
+pub mod snapshot;
 mod step;
 mod subagent;
 mod summarise;
@@ -31,10 +34,10 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::config::Config;
-use crate::event::{Event, Op};
-use crate::message::Session;
-use crate::store::Store;
+use pith_config::Config;
+use pith_protocol::event::{Event, Op};
+use pith_protocol::message::Session;
+use pith_store::Store;
 
 pub use mcp::Attachment;
 pub use runner::Runner;
@@ -57,13 +60,13 @@ pub struct EngineOptions {
     /// No one can answer permission questions: `ask` becomes deny unless `auto_yes`.
     pub headless: bool,
     /// `--yes`: every `ask` is allowed, except leaving the sandbox (and what
-    /// [`crate::tools::permission::Permissions::yes_refusal`] names).
+    /// [`pith_tools::permission::Permissions::yes_refusal`] names).
     pub auto_yes: bool,
     /// `--allow-unsandboxed`: `--yes` may approve running a command outside the sandbox.
     pub allow_unsandboxed: bool,
     /// The front end's editor, when it holds the files: the file tools read and write through
     /// it (`tools::editor`, ARCHITECTURE.md §7.1). `None`: the disk.
-    pub editor: Option<Arc<dyn crate::tools::editor::EditorFiles>>,
+    pub editor: Option<Arc<dyn pith_tools::editor::EditorFiles>>,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).
@@ -74,13 +77,13 @@ pub fn spawn(
 ) -> anyhow::Result<EngineHandle> {
     // Saved full tool outputs older than a week are removed, off the start-up path.
     let data_dir = opts.data_dir.clone();
-    tokio::task::spawn_blocking(move || crate::tools::truncate::cleanup(&data_dir));
+    tokio::task::spawn_blocking(move || pith_tools::truncate::cleanup(&data_dir));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(shared::Shared::default());
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
     let notify = ctl_tx.clone();
-    let mcp = crate::mcp::McpManager::new(
+    let mcp = pith_mcp::McpManager::new(
         &opts.config,
         &opts.workspace,
         Arc::new(move || {
@@ -105,11 +108,11 @@ pub fn spawn(
         {
             tracing::error!("the engine panicked: {e}");
             let _ = on_panic.send(Event::Error {
-                kind: crate::event::ErrorKind::Internal,
+                kind: pith_protocol::event::ErrorKind::Internal,
                 message: "internal error: the engine stopped (a bug; details in the log). What was saved before is kept; restart pith to continue the session".into(),
             });
             let _ = on_panic.send(Event::TurnFinished {
-                reason: crate::event::TurnEnd::Error,
+                reason: pith_protocol::event::TurnEnd::Error,
             });
         }
     });

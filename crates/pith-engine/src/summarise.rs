@@ -18,15 +18,15 @@ use tokio_util::sync::CancellationToken;
 use super::compaction::CompactionError;
 use super::runner::{ModelSetup, Runner};
 use super::step::complete_text;
-use crate::context::budget::Budget;
-use crate::context::carry;
-use crate::context::compaction as plan;
-use crate::context::compaction::Cut;
-use crate::context::view::is_turn_start;
-use crate::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
-use crate::message::Usage;
-use crate::message::{Carried, Message, PartKind};
-use crate::provider::ErrorKind;
+use pith_context::budget::Budget;
+use pith_context::carry;
+use pith_context::compaction as plan;
+use pith_context::compaction::Cut;
+use pith_context::view::is_turn_start;
+use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
+use pith_protocol::message::Usage;
+use pith_protocol::message::{Carried, Message, PartKind};
+use pith_provider::ErrorKind;
 
 /// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
 /// user's words pith could not carry itself.
@@ -49,7 +49,7 @@ pub(super) struct Written {
 }
 
 /// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).
-const INLINE_TEMPLATE: &str = include_str!("../../prompts/compaction-inline.md");
+const INLINE_TEMPLATE: &str = include_str!("../../../prompts/compaction-inline.md");
 
 impl Runner {
     /// Writes the summary of the history before `cut`'s tail: with the cache-friendly request
@@ -437,16 +437,16 @@ const MIN_SPLIT: u64 = 200;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::AssistantContent;
+    use pith_protocol::llm::AssistantContent;
 
     fn budget(context: u64, output: u64) -> Budget {
-        let limits = crate::context::overflow::Limits {
+        let limits = pith_context::overflow::Limits {
             context,
             input: None,
             output,
             max_tokens: None,
         };
-        Budget::new(&limits, &crate::config::CompactionConfig::default())
+        Budget::new(&limits, &pith_config::CompactionConfig::default())
     }
 
     #[test]
