@@ -71,6 +71,8 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
     let rows = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
     assert_eq!(rows, figure, "{b:?}");
     assert_eq!(rows + b.free + b.reserved, b.window, "{b:?}");
+    // A 128k window this small a context serves with estimates; `/context` counts exactly.
+    assert!(b.exact, "/context rows are estimates: {b:?}");
 
     // A second turn, interrupted after some text: the figure is the report plus estimates.
     h.server.push(unfinished("half an answer about the code"));

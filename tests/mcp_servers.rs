@@ -420,7 +420,14 @@ async fn the_context_figure_counts_the_definitions_the_request_carries() {
     else {
         unreachable!()
     };
-    assert_eq!(with.tools - without.tools, status.tokens);
+    // `/context` counts with the tokenizer: the definitions counted in the request and one by
+    // one for the status may differ by a token at their joins, no more.
+    let added = with.tools - without.tools;
+    assert!(
+        added.abs_diff(status.tokens) <= 2,
+        "{added} tokens added, the status says {}",
+        status.tokens
+    );
 }
 
 #[tokio::test]

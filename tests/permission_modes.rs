@@ -143,3 +143,27 @@ async fn an_accepted_plan_ends_plan_mode() {
     let results = h.tool_results(2);
     assert!(results[0].contains("accepted the plan"), "{results:?}");
 }
+
+/// A mode change sent just before a prompt applies to that prompt: the engine's runner reads
+/// its prompt queue before its control channel, so the change must not wait behind it.
+#[tokio::test]
+async fn a_mode_change_sent_before_a_prompt_applies_to_it() {
+    for _ in 0..20 {
+        let mut h = harness_with(vec![], false, |_| {}).await;
+        h.server.push_all([
+            call("c1", "write", r#"{"file_path":"x.txt","content":"x"}"#),
+            openai::text("ok", Some((1_200, 5))),
+        ]);
+        h.send(Op::SetPermissionMode {
+            mode: PermissionMode::Plan,
+        });
+        h.send(Op::user_turn("write x"));
+        assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+        assert!(!h.workspace.path().join("x.txt").exists());
+        assert!(
+            h.tool_results(1)[0].contains("plan mode"),
+            "{:?}",
+            h.tool_results(1)
+        );
+    }
+}

@@ -402,6 +402,7 @@ fn snapshot_context_breakdown() {
             window: 200_000,
             last_compaction: Some(pith_compaction_cost()),
             subagents: Default::default(),
+            exact: true,
         }),
     );
     let screen = render(&mut app, 80, 24);

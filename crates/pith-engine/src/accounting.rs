@@ -177,9 +177,14 @@ impl Runner {
         }
     }
 
-    /// What the context is made of, for `/context`.
+    /// What the context is made of, for `/context`: counted exactly (the user asked; a lazy
+    /// estimator switches to the tokenizer now, as it would near the threshold).
     pub(super) fn breakdown(&mut self) -> Breakdown {
         self.refresh_tools();
+        if !self.estimator.is_exact() {
+            self.estimator.want_exact();
+            self.reset_estimate();
+        }
         let mut b = Breakdown {
             window: self.model.limits.context,
             last_compaction: self.last_compaction,
@@ -217,6 +222,7 @@ impl Runner {
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);
         b.free = usable.saturating_sub(used);
+        b.exact = self.estimator.is_exact();
         b
     }
 }

@@ -45,6 +45,7 @@ impl Runner {
     /// Delivers the prompts typed while the agent worked (§4.4): the admitted ones are stored
     /// and the last becomes `parent`. True when one was.
     pub(super) async fn deliver_queued(&mut self, parent: &mut String) -> bool {
+        self.apply_settings();
         let queued = self.shared.take_queue();
         if queued.is_empty() {
             return false;

@@ -214,6 +214,24 @@ impl Runner {
     }
 
     /// Persists a message header and every part.
+    /// Applies the `--yes` and permission-mode changes the pump set aside, in order.
+    pub(super) fn apply_settings(&mut self) {
+        for op in self.shared.take_settings() {
+            match op {
+                Op::SetAutoYes { on } => self.opts.auto_yes = on,
+                Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn set_permission_mode(&mut self, mode: pith_protocol::event::PermissionMode) {
+        if mode != self.opts.config.permission_mode {
+            self.opts.config.permission_mode = mode;
+            self.emit(Event::PermissionModeChanged { mode });
+        }
+    }
+
     pub(super) fn save_message(&self, m: &Message) {
         if let Err(e) = self.store.save_message(m) {
             self.store_failed(&format!("save message {}", m.id), &e);
@@ -285,6 +303,7 @@ impl Runner {
         self.session_start_hooks(source).await;
         self.state(EngineState::Idle, None);
         loop {
+            self.apply_settings();
             // Queued user messages start a turn.
             let queued = self.shared.take_queue();
             if !queued.is_empty() {
@@ -357,10 +376,7 @@ impl Runner {
                 self.emit(Event::TurnFinished { reason });
                 self.state(EngineState::Idle, None);
             }
-            Op::SetPermissionMode { mode } => {
-                self.opts.config.permission_mode = mode;
-                self.emit(Event::PermissionModeChanged { mode });
-            }
+            Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
                 self.emit(Event::EffortChanged {

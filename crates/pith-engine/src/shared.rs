@@ -44,9 +44,21 @@ pub struct Shared {
     /// or at once while an answer streams (`breakdown_asked` wakes the stream loop).
     pub breakdown_wanted: std::sync::atomic::AtomicBool,
     pub breakdown_asked: Notify,
+    /// `--yes` and permission-mode changes not yet applied, in the order they came: the runner
+    /// applies them before it takes a queued prompt, so a prompt sent after a change is judged
+    /// by it (the runner reads the queue before its control channel).
+    pub settings: Mutex<Vec<Op>>,
 }
 
 impl Shared {
+    /// The setting changes not yet applied, oldest first.
+    pub fn take_settings(&self) -> Vec<Op> {
+        self.settings
+            .lock()
+            .map(|mut s| s.drain(..).collect())
+            .unwrap_or_default()
+    }
+
     pub fn take_queue(&self) -> Vec<Prompt> {
         self.queue
             .lock()
@@ -234,6 +246,12 @@ pub async fn pump(
                     .store(true, std::sync::atomic::Ordering::SeqCst);
                 shared.breakdown_asked.notify_one();
                 let _ = ctl.send(Control::Op(Op::ContextBreakdown));
+            }
+            op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
+                if let Ok(mut s) = shared.settings.lock() {
+                    s.push(op);
+                }
+                let _ = ctl.send(Control::Wake);
             }
             Op::UserTurn { id, text, pasted } => {
                 if let Ok(mut q) = shared.queue.lock() {

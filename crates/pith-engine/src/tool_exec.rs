@@ -284,6 +284,8 @@ impl Runner {
             Ok(approved) => approved,
             Err(reason) => return Err(failed(ToolError::Refused(reason))),
         };
+        // A mode chosen while the turn runs (Shift+Tab, an editor) counts from this call on.
+        self.apply_settings();
         let mut decision = pith_tools::mode::apply(
             self.opts.config.permission_mode,
             tool,

@@ -412,6 +412,9 @@ pub struct Breakdown {
     /// What this session's sub-agents used, apart from the context above.
     #[serde(default)]
     pub subagents: SubagentTotals,
+    /// The rows were counted with the model's tokenizer (always, for `/context`), not estimated.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Tokens and cost of the sub-agents a session started (their own contexts, never the
