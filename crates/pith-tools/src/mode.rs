@@ -142,38 +142,106 @@ fn command_reads_only(c: &bash_parse::SimpleCommand) -> bool {
         return false;
     }
     let args: Vec<&str> = c.words[1..].iter().map(|w| w.text.as_str()).collect();
+    let flag = |f: &str| {
+        args.iter()
+            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
+    };
+    let positional = || args.iter().filter(|a| !a.starts_with('-')).count();
     match name {
-        "git" => {
-            let sub = args.iter().find(|a| !a.starts_with('-'));
-            sub.is_some_and(|s| READING_GIT.contains(s))
-                && !args.iter().any(|a| {
-                    matches!(
-                        *a,
-                        "-d" | "-D"
-                            | "-m"
-                            | "-M"
-                            | "--delete"
-                            | "--move"
-                            | "add"
-                            | "rm"
-                            | "set-url"
-                            | "--output"
-                    ) || a.starts_with("--output=")
-                })
-        }
+        "git" => git_reads_only(&args),
         "find" => !args.iter().any(|a| {
             matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete")
                 || a.starts_with("-fprint")
                 || *a == "-fls"
         }),
-        "sed" => !args.iter().any(|a| {
-            *a == "-i"
-                || a.starts_with("-i") && !a.starts_with("-in")
-                || a.starts_with("--in-place")
-        }),
-        "sort" => !args.iter().any(|a| *a == "-o" || a.starts_with("--output")),
+        "sed" => sed_reads_only(&args),
+        "sort" => !flag("-o") && !flag("--output") && !args.iter().any(|a| a.starts_with("-o")),
+        // `uniq IN OUT` writes OUT
+        "uniq" => positional() <= 1,
+        "tree" => !args.iter().any(|a| a.starts_with("-o")),
+        "date" => !args
+            .iter()
+            .any(|a| a.starts_with("-s") || a.starts_with("--set")),
+        // `--pre CMD` runs a command on every file
+        "rg" => !flag("--pre"),
+        "file" => !flag("-C") && !flag("--compile"),
+        "hostname" => args.is_empty(),
         _ => true,
     }
+}
+
+/// A `git` line that only reads: no option that runs a program or sets configuration (`-c
+/// core.fsmonitor=…` runs one), a reading subcommand, and for the subcommands that can also
+/// change refs (`branch`, `tag`, `remote`, `reflog`) only their listing forms.
+fn git_reads_only(args: &[&str]) -> bool {
+    let Some(at) = args.iter().position(|a| !a.starts_with('-')) else {
+        return false;
+    };
+    let (global, sub, rest) = (&args[..at], args[at], &args[at + 1..]);
+    if !global.is_empty() || !READING_GIT.contains(&sub) {
+        return false; // `-c`, `--exec-path`, `-C dir` … before the subcommand
+    }
+    let listing = || rest.iter().all(|a| a.starts_with('-'));
+    let blocked = rest.iter().any(|a| {
+        matches!(
+            *a,
+            "-d" | "-D" | "-m" | "-M" | "-c" | "-C" | "--delete" | "--move" | "--copy"
+        ) || *a == "--output"
+            || a.starts_with("--output=")
+            || a.starts_with("--ext-diff")
+            || a.starts_with("--textconv")
+    });
+    !blocked
+        && match sub {
+            "branch" | "tag" | "remote" => listing(),
+            "reflog" => !rest
+                .iter()
+                .find(|a| !a.starts_with('-'))
+                .is_some_and(|a| matches!(*a, "expire" | "delete" | "drop")),
+            _ => true,
+        }
+}
+
+/// A `sed` line that only prints: no in-place flag, and every script (`-e S` or the first
+/// operand) made of line addresses and `p` / `=` / `q` only — `w FILE` writes, `e CMD` runs one.
+fn sed_reads_only(args: &[&str]) -> bool {
+    if args.iter().any(|a| {
+        a.starts_with("-i") && !a.starts_with("-in")
+            || a.starts_with("--in-place")
+            || a.starts_with("-f")
+            || a.starts_with("--file")
+    }) {
+        return false;
+    }
+    let mut scripts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i] {
+            "-e" | "--expression" => {
+                scripts.extend(args.get(i + 1));
+                i += 2;
+                continue;
+            }
+            a if a.starts_with('-') => {}
+            _ => {
+                if scripts.is_empty() {
+                    scripts.push(&args[i]);
+                }
+                break;
+            }
+        }
+        i += 1;
+    }
+    !scripts.is_empty()
+        && scripts.iter().all(|s| {
+            s.split(';').all(|cmd| {
+                let cmd = cmd.trim();
+                let body = cmd.trim_start_matches(|c: char| {
+                    c.is_ascii_digit() || matches!(c, ',' | '$' | '~' | '+')
+                });
+                matches!(body, "p" | "=" | "q" | "")
+            })
+        })
 }
 
 /// Whether every path an edit or write names lies inside the workspace.
@@ -199,6 +267,20 @@ mod tests {
             "find . -name '*.rs' -type f",
             "cat Cargo.toml 2>/dev/null",
             "sed -n 1,20p src/main.rs",
+            "sed -n '5p' f.txt",
+            "sed -n '$p' f.txt",
+            "git branch -a",
+            "git branch --list",
+            "git tag -l",
+            "git remote -v",
+            "git reflog",
+            "git reflog show HEAD",
+            "uniq -c sorted.txt",
+            "tree -L 2 src",
+            "date +%F",
+            "rg -n TODO src",
+            "file README.md",
+            "hostname",
         ] {
             assert!(reads_only("bash", &json!({ "command": cmd })), "{cmd}");
         }
@@ -216,6 +298,27 @@ mod tests {
             "X=1 ls",
             "sort -o out.txt in.txt",
             "",
+            // readers that write or run something when asked to
+            "sed -n 'w stolen.txt' f.txt",
+            "sed 'e touch x' f.txt",
+            "sed -n '1p;w out' f.txt",
+            "git -c core.fsmonitor='touch x' status",
+            "git -c core.pager='touch x' log",
+            "git --exec-path=/tmp status",
+            "git branch new-branch",
+            "git tag v9",
+            "git remote remove origin",
+            "git remote rename origin up",
+            "git reflog expire --all",
+            "git reflog delete HEAD@{1}",
+            "uniq in.txt out.txt",
+            "tree -o listing.txt",
+            "date -s 2020-01-01",
+            "date --set=2020-01-01",
+            "rg --pre ./evil.sh pattern",
+            "rg --pre=./evil.sh pattern",
+            "file -C -m magic",
+            "hostname evil",
         ] {
             assert!(!reads_only("bash", &json!({ "command": cmd })), "{cmd}");
         }
