@@ -1,10 +1,13 @@
 //! The runner's context figures: the estimate of the next request, the tracker that corrects it
 //! with the provider's reports, the window-dependent budget, and the `/context` breakdown.
 
+use std::borrow::Cow;
+
 use super::runner::Runner;
 use pith_context::budget::Budget;
 use pith_context::overflow;
 use pith_protocol::event::{Breakdown, ContextUsage, Event};
+use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::{PartKind, Role, ToolState};
 
 /// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
@@ -15,22 +18,18 @@ impl Runner {
     /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
     /// uncorrected after a compaction, a prune or a resume).
     pub(super) fn overhead(&mut self) -> u64 {
-        let (system, tools) = self.request_frame();
+        let mode = self.opts.config.permission_mode;
+        let (system, tools) = request_frame(&self.system, &self.tool_specs, mode);
         self.estimator.request_overhead(&system, &tools)
     }
 
-    /// The system prompt and tools of a request: in plan mode, with what the model is told
-    /// about it and the tool that presents the plan.
-    pub(super) fn request_frame(&self) -> (Vec<String>, Vec<pith_protocol::llm::ToolSpec>) {
-        use pith_tools::mode;
-        if self.opts.config.permission_mode != pith_protocol::event::PermissionMode::Plan {
-            return (self.system.clone(), self.tool_specs.clone());
-        }
-        let mut system = self.system.clone();
-        system.push(mode::PLAN_PROMPT.trim().to_string());
-        let mut tools = self.tool_specs.clone();
-        tools.push(mode::exit_plan_spec());
-        (system, tools)
+    /// The system prompt and tools of a request (see [`request_frame`]).
+    pub(super) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
+        request_frame(
+            &self.system,
+            &self.tool_specs,
+            self.opts.config.permission_mode,
+        )
     }
 
     /// On a resumed session the provider's last report is still the count of record: the
@@ -225,4 +224,23 @@ impl Runner {
         b.exact = self.estimator.is_exact();
         b
     }
+}
+
+/// The system prompt and tools of a request: in plan mode, with what the model is told about it
+/// and the tool that presents the plan; borrowed when there is nothing to add (the overhead is
+/// counted at every step).
+fn request_frame<'a>(
+    system: &'a [String],
+    tools: &'a [ToolSpec],
+    mode: pith_protocol::event::PermissionMode,
+) -> (Cow<'a, [String]>, Cow<'a, [ToolSpec]>) {
+    use pith_tools::mode;
+    if mode != pith_protocol::event::PermissionMode::Plan {
+        return (Cow::Borrowed(system), Cow::Borrowed(tools));
+    }
+    let mut system = system.to_vec();
+    system.push(mode::PLAN_PROMPT.trim().to_string());
+    let mut tools = tools.to_vec();
+    tools.push(mode::exit_plan_spec());
+    (Cow::Owned(system), Cow::Owned(tools))
 }

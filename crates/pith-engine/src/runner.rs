@@ -517,9 +517,13 @@ impl Runner {
         let (system, tools) = self.request_frame();
         ChatRequest {
             model: self.model.model_id.clone(),
-            system,
+            system: system.into_owned(),
             messages,
-            tools: if last_step { Vec::new() } else { tools },
+            tools: if last_step {
+                Vec::new()
+            } else {
+                tools.into_owned()
+            },
             max_tokens: self.max_tokens(),
             temperature: None,
             thinking_budget: self.model.info.thinking_budget,
