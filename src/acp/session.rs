@@ -141,14 +141,6 @@ impl Session {
         if let Ok(mut ops) = self.ops.lock() {
             *ops = Some(handle.ops.clone());
         }
-        // A `session/set_mode` that came while the engine was starting found no engine to tell:
-        // the modes chosen by now are sent again (the same op twice changes nothing).
-        let _ = handle.ops.send(Op::SetAutoYes {
-            on: self.auto_yes.load(Ordering::Relaxed),
-        });
-        if let Ok(mode) = self.mode.lock() {
-            let _ = handle.ops.send(Op::SetPermissionMode { mode: *mode });
-        }
         tokio::spawn(pump(self.clone(), handle));
         Ok(())
     }
