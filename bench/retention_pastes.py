@@ -13,37 +13,6 @@ def _fill(make, n, target=TARGET):
     return out
 
 
-def build_log(n):
-    out = [f"   Compiling crate-{n}-{i} v0.{i}.{n} (/home/dev/work/task{n}/crates/crate-{i})" for i in range(14)]
-    out += [f"warning: unused variable: `tmp_{n}`", f"  --> src/task{n}/lib.rs:{10 + n}:9", "   |",
-            f"{10 + n} |     let tmp_{n} = compute_all(&inputs);",
-            "   |         ^^^^^ help: if this is intentional, prefix it with an underscore",
-            f"error[E0308]: mismatched types in task{n}/src/main.rs"]
-    out += [f"2026-11-24T10:{i:02}:13.{n:03}Z INFO build::runner step={i} target=x86_64 elapsed_ms={120 * i + n}" for i in range(6)]
-    out.append(f"    Finished `dev` profile [unoptimized + debuginfo] target(s) in {n}.42s")
-    return "\n".join(out)
-
-
-def py_traceback(n):
-    out = ["Traceback (most recent call last):"]
-    for i in range(14):
-        out.append(f'  File "/srv/app/task{n}/module_{i}.py", line {40 + i * 3}, in handler_{i}')
-        out.append(f"    result = dispatch_{i}(request, context=ctx_{n}, retries={i})")
-    out.append(f"KeyError: 'missing_key_{n}'")
-    return "\n".join(out)
-
-
-def diff(n):
-    out = [f"diff --git a/src/task{n}.rs b/src/task{n}.rs", "index 3b18e51..a9c2f4d 100644",
-           f"--- a/src/task{n}.rs", f"+++ b/src/task{n}.rs"]
-    for h in range(4):
-        out.append(f"@@ -{10 + h * 20},7 +{10 + h * 20},8 @@ fn handler_{h}(input: &Input) -> Output {{")
-        out += [f"     let value_{i} = input.field_{i}.clone();" for i in range(5)]
-        out += [f"-    let total = value_0 + value_{h};", f"+    let total = value_0.saturating_add(value_{h});",
-                f'+    tracing::debug!(total, "handler {h} of task {n}");']
-    return "\n".join(out)
-
-
 def _records(n, k):
     names = ["Alice Moreau", "Bilal Haddad", "Chen Wei", "Dara Okafor", "Elif Yilmaz", "Femi Adeyemi",
              "Greta Lind", "Hiro Tanaka", "Ines Duarte", "Jonas Berg", "Kavya Iyer", "Luca Romano"]
@@ -254,7 +223,6 @@ def email(n):
 
 
 SHAPES = {
-    "build_log": build_log, "py_traceback": py_traceback, "diff": diff,
     "pretty_json": pretty_json, "minified_json": minified_json, "csv": csv_table, "kubectl": kubectl_pods,
     "psql": psql_table, "java_trace": java_trace, "go_panic": go_panic, "rust_panic": rust_panic,
     "npm_err": npm_err, "yaml": yaml_config, "html": html_snippet, "python_src": python_source,
