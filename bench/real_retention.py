@@ -153,6 +153,14 @@ def main():
         print(f"turn {i + 1:2d} exit {p.returncode} context {used}" + (f" ERROR {errs[0][:120]}" if errs else ""),
               file=sys.stderr)
     reqs = real_session.REQUESTS
+    # Every compaction as pith logged it: "compacted: BEFORE -> AFTER tokens".
+    import re
+    log = ""
+    for name in ("pith.log",):
+        path = os.path.join(data, "logs", name)
+        if os.path.exists(path):
+            log += open(path, errors="replace").read()
+    compactions = [(int(a), int(b)) for a, b in re.findall(r"compacted: (\d+) -> (\d+) tokens", log)]
     final = next((r for r in reversed(reqs) if not is_summary(r)), {})
     text = json.dumps(final)
     kept = [w for w in markers if w in text]
@@ -166,6 +174,9 @@ def main():
         "every_request_capped": all(r.get("max_tokens") or r.get("max_completion_tokens") for r in reqs),
         "final_request_chars": len(text),
         "final_context_tokens_reported": used,
+        "compactions": len(compactions),
+        "every_compaction_shrank": all(b < a for a, b in compactions),
+        "compactions_before_after": compactions,
         "errors": errors[:3],
     }, indent=1))
     shutil.rmtree(root, ignore_errors=True)
