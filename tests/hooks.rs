@@ -465,3 +465,32 @@ command = "jq -r .trigger > post-compact.txt; echo 'Re-read docs/orders.md after
         "the post_compact context did not reach the next run: {next}"
     );
 }
+
+/// What a hook prints is the repository's or the user's text, never the terminal's: escape
+/// sequences in a warning (exit 1), a refusal reason (exit 2) and the `/hooks` listing are
+/// dropped before pith prints them.
+#[tokio::test]
+async fn escape_sequences_in_hook_output_never_reach_the_terminal() {
+    let server = MockServer::start().await;
+    let esc = r"printf '\033]0;pwned\007\033[2J\033[31m' >&2";
+    let env = PithEnv::new(
+        &server.url(),
+        32_000,
+        2_000,
+        &format!(
+            "[[hooks.session_start]]\ncommand = '''{esc}; exit 1'''\n\n[[hooks.user_prompt_submit]]\ncommand = '''{esc}; exit 2'''\n"
+        ),
+    );
+    let out = env.run(&["run", "hello"]).await;
+    assert!(!out.status.success(), "the prompt was refused");
+    let listing = env.run(&["run", "/hooks"]).await;
+    for o in [&out, &listing] {
+        let all = format!("{}{}", stdout(o), stderr(o));
+        assert!(!all.contains('\u{1b}') && !all.contains('\u{7}'), "{all:?}");
+    }
+    assert!(
+        stderr(&out).contains("pwned") || stdout(&out).contains("pwned"),
+        "the text itself is kept: {}",
+        stderr(&out)
+    );
+}

@@ -233,6 +233,40 @@ fn namespaces_supported() -> bool {
 /// A command the user allowed (`make test*`) runs the repository's Makefile, which tries to
 /// mark the repository trusted in pith's trust store; its `pith.toml` would then turn the
 /// sandbox off on the next start.
+/// The remembered sandbox probe lives in the data dir: a command that forges it ("no Landlock,
+/// no seccomp here") to get a weaker sandbox on the next start cannot reach it.
+#[tokio::test]
+async fn a_command_cannot_forge_the_remembered_sandbox_probe() {
+    if !sandbox_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "sandbox = \"workspace-write\"\n[permission.bash]\n\"make test*\" = \"allow\"\n",
+    );
+    let cache = env.data.path().join("sandbox-support.json");
+    let ws = env.path().canonicalize().unwrap();
+    std::fs::write(
+        ws.join("Makefile"),
+        format!(
+            "test:\n\techo '{{\"forged\":true}}' > {cache}; echo made\n",
+            cache = cache.display()
+        ),
+    )
+    .unwrap();
+    let result = bash_in(&env, &server, "make test", &[]).await;
+    assert!(result.contains("made"), "the command ran: {result}");
+    let kept = std::fs::read_to_string(&cache).unwrap_or_default();
+    assert!(
+        kept.contains("\"support\""),
+        "no probe was remembered: {kept}"
+    );
+    assert!(!kept.contains("forged"), "the probe was forged: {kept}");
+}
+
 #[tokio::test]
 async fn an_allowed_command_cannot_write_the_trust_store() {
     if !sandbox_supported() {
