@@ -127,34 +127,9 @@ fn read_sync(
     super::bounds::refuse_special(&meta, &shown, "read")?;
     let size = buffer.as_ref().map_or(meta.len(), |t| t.len() as u64);
     if let Some(mime) = image_mime(path) {
-        return Ok(ToolOutput {
-            title: shown.clone(),
-            output: format!(
-                "{shown} is an image ({mime}, {}). Its pixels cannot be shown as text.",
-                human_bytes(size as usize)
-            ),
-            metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
-            meta: ToolMeta::default(),
-        });
+        return Ok(image_output(path, shown, mime, size));
     }
-    let (sample, rest): (Vec<u8>, Box<dyn std::io::Read>) = match buffer {
-        Some(text) => {
-            let bytes = text.into_bytes();
-            let n = bytes.len().min(8192);
-            let sample = bytes[..n].to_vec();
-            let mut rest = std::io::Cursor::new(bytes);
-            rest.set_position(n as u64);
-            (sample, Box::new(rest))
-        }
-        None => {
-            let (mut file, _) = super::bounds::open_regular(path, &shown, "read")?;
-            let mut sample = vec![0u8; 8192];
-            let n = read_full(&mut file, &mut sample)
-                .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
-            sample.truncate(n);
-            (sample, Box::new(file))
-        }
-    };
+    let (sample, rest) = open_text(path, &shown, buffer)?;
     if binary_extension(path) || looks_binary(&sample) {
         return Err(tool_err!(
             "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
@@ -163,26 +138,7 @@ fn read_sync(
         ));
     }
     let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(rest));
-    // Stay within the output limits so the registry never has to cut (and copy) a read.
-    let line_cap = ctx.output.max_lines.max(1);
-    let stop = || ctx.cancel.is_cancelled();
-    let page = match number_lines(
-        reader,
-        offset,
-        limit.min(line_cap),
-        ctx.output.max_bytes,
-        COUNT_LIMIT,
-        &stop,
-    ) {
-        Ok(page) => page,
-        Err(Stop::Io(e)) => return Err(tool_err!("Cannot read {shown}: {e}")),
-        Err(Stop::Cancelled) => {
-            return Err(tool_err!(
-                "read: stopped before the end of {shown} ({}): interrupted or over the time limit. Read a smaller part with offset and limit, or use bash (for example `sed -n '{offset},+{limit}p'`).",
-                human_bytes(size as usize)
-            ));
-        }
-    };
+    let page = read_page(reader, &shown, offset, limit, size, ctx)?;
 
     // Remember what the session has seen, for write/edit.
     super::write::record_write(ctx, path);
@@ -201,6 +157,92 @@ fn read_sync(
             page.total
         ));
     }
+    let line_cap = ctx.output.max_lines.max(1);
+    Ok(page_output(
+        page, path, shown, offset, limit, line_cap, size,
+    ))
+}
+
+/// What the model is told of an image: its kind and size (its pixels are not text).
+fn image_output(path: &Path, shown: String, mime: &str, size: u64) -> ToolOutput {
+    ToolOutput {
+        title: shown.clone(),
+        output: format!(
+            "{shown} is an image ({mime}, {}). Its pixels cannot be shown as text.",
+            human_bytes(size as usize)
+        ),
+        metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
+        meta: ToolMeta::default(),
+    }
+}
+
+/// The first 8 KiB of the text (to tell a binary) and a reader of the rest: from the editor's
+/// `buffer` when there is one, else from the file on disk.
+fn open_text(
+    path: &Path,
+    shown: &str,
+    buffer: Option<String>,
+) -> Result<(Vec<u8>, Box<dyn std::io::Read>), ToolError> {
+    Ok(match buffer {
+        Some(text) => {
+            let bytes = text.into_bytes();
+            let n = bytes.len().min(8192);
+            let sample = bytes[..n].to_vec();
+            let mut rest = std::io::Cursor::new(bytes);
+            rest.set_position(n as u64);
+            (sample, Box::new(rest))
+        }
+        None => {
+            let (mut file, _) = super::bounds::open_regular(path, shown, "read")?;
+            let mut sample = vec![0u8; 8192];
+            let n = read_full(&mut file, &mut sample)
+                .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
+            sample.truncate(n);
+            (sample, Box::new(file))
+        }
+    })
+}
+
+/// Numbers the lines the call asked for, within the output limits so the registry never has to
+/// cut (and copy) a read; stops when the call is cancelled.
+fn read_page(
+    reader: impl BufRead,
+    shown: &str,
+    offset: usize,
+    limit: usize,
+    size: u64,
+    ctx: &ToolContext,
+) -> Result<Page, ToolError> {
+    let line_cap = ctx.output.max_lines.max(1);
+    let stop = || ctx.cancel.is_cancelled();
+    match number_lines(
+        reader,
+        offset,
+        limit.min(line_cap),
+        ctx.output.max_bytes,
+        COUNT_LIMIT,
+        &stop,
+    ) {
+        Ok(page) => Ok(page),
+        Err(Stop::Io(e)) => Err(tool_err!("Cannot read {shown}: {e}")),
+        Err(Stop::Cancelled) => Err(tool_err!(
+            "read: stopped before the end of {shown} ({}): interrupted or over the time limit. Read a smaller part with offset and limit, or use bash (for example `sed -n '{offset},+{limit}p'`).",
+            human_bytes(size as usize)
+        )),
+    }
+}
+
+/// The numbered lines of a non-empty page, with a footer saying where the next page starts or
+/// that the file ended.
+fn page_output(
+    page: Page,
+    path: &Path,
+    shown: String,
+    offset: usize,
+    limit: usize,
+    line_cap: usize,
+    size: u64,
+) -> ToolOutput {
     let mut out = String::new();
     if page.invalid_utf8 {
         out.push_str("[This file is not valid UTF-8; invalid bytes are shown as \u{FFFD}. edit cannot change it.]\n");
@@ -225,7 +267,7 @@ fn read_sync(
     } else {
         out.push_str(&format!("\n(End of file: {} lines)", page.total));
     }
-    Ok(ToolOutput {
+    ToolOutput {
         title: shown,
         output: out,
         metadata: json!({
@@ -238,7 +280,7 @@ fn read_sync(
             "invalid_utf8": page.invalid_utf8,
         }),
         meta: ToolMeta::paged(),
-    })
+    }
 }
 
 struct Page {
@@ -306,17 +348,22 @@ fn number_lines(
     count_limit: u64,
     stop: &dyn Fn() -> bool,
 ) -> Result<Page, Stop> {
-    let budget = max_bytes.saturating_sub(512).max(1024);
-    let mut page = Page {
-        text: String::new(),
-        count: 0,
-        total: 0,
-        total_exact: true,
-        byte_capped: false,
-        invalid_utf8: false,
+    let mut numbering = Numbering {
+        page: Page {
+            text: String::new(),
+            count: 0,
+            total: 0,
+            total_exact: true,
+            byte_capped: false,
+            invalid_utf8: false,
+        },
+        line: Line::default(),
+        counted_past_page: 0,
+        offset,
+        limit,
+        budget: max_bytes.saturating_sub(512).max(1024),
+        count_limit,
     };
-    let mut line = Line::default();
-    let mut counted_past_page: u64 = 0;
     loop {
         if stop() {
             return Err(Stop::Cancelled);
@@ -327,61 +374,96 @@ fn number_lines(
             Err(e) => return Err(e.into()),
         };
         if buf.is_empty() {
-            // A last line without a newline.
-            if line.started {
-                page.total += 1;
-                if page.total >= offset && page.count < limit && !page.byte_capped {
-                    show_line(&mut page, &line, budget);
-                }
-            }
+            numbering.end();
             break;
         }
-        let len = buf.len();
-        let page_done = page.count >= limit || page.byte_capped;
-        if page_done {
-            // Only counting now.
-            page.total += buf.iter().filter(|&&b| b == b'\n').count();
-            line.started = buf[len - 1] != b'\n';
-            reader.consume(len);
-            counted_past_page += len as u64;
-            if counted_past_page > count_limit {
-                page.total_exact = false;
-                break;
-            }
-            continue;
+        let (used, go_on) = numbering.take(buf);
+        reader.consume(used);
+        if !go_on {
+            break;
         }
-        let wanted = page.total + 1 >= offset;
-        match buf.iter().position(|&b| b == b'\n') {
-            Some(nl) => {
-                if wanted {
-                    line.push(&buf[..nl]);
-                }
-                reader.consume(nl + 1);
-                page.total += 1;
-                let done = std::mem::take(&mut line);
-                if wanted {
-                    show_line(&mut page, &done, budget);
-                }
-            }
-            None => {
-                if wanted {
-                    line.push(buf);
-                } else {
-                    line.started = true;
-                }
-                reader.consume(len);
-                if wanted && line.bytes > count_limit {
-                    // One line of gigabytes: show its start, say it goes on, stop reading.
-                    page.total += 1;
-                    line.open_ended = true;
-                    show_line(&mut page, &line, budget);
-                    page.total_exact = false;
-                    break;
-                }
+    }
+    Ok(numbering.page)
+}
+
+/// The state of [`number_lines`] between reads.
+struct Numbering {
+    page: Page,
+    /// The line being read.
+    line: Line,
+    /// Bytes read only to count lines, once the page was full.
+    counted_past_page: u64,
+    offset: usize,
+    limit: usize,
+    /// Bytes of text the page may hold.
+    budget: usize,
+    count_limit: u64,
+}
+
+impl Numbering {
+    /// The input ended: a last line without a newline is counted (and shown if wanted).
+    fn end(&mut self) {
+        if self.line.started {
+            self.page.total += 1;
+            if self.page.total >= self.offset
+                && self.page.count < self.limit
+                && !self.page.byte_capped
+            {
+                show_line(&mut self.page, &self.line, self.budget);
             }
         }
     }
-    Ok(page)
+
+    /// Takes what it can of `buf` (not empty): returns the bytes used, and whether to read on.
+    fn take(&mut self, buf: &[u8]) -> (usize, bool) {
+        let len = buf.len();
+        if self.page.count >= self.limit || self.page.byte_capped {
+            return (len, self.count_only(buf));
+        }
+        let wanted = self.page.total + 1 >= self.offset;
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(nl) => {
+                if wanted {
+                    self.line.push(&buf[..nl]);
+                }
+                self.page.total += 1;
+                let done = std::mem::take(&mut self.line);
+                if wanted {
+                    show_line(&mut self.page, &done, self.budget);
+                }
+                (nl + 1, true)
+            }
+            None => {
+                if wanted {
+                    self.line.push(buf);
+                } else {
+                    self.line.started = true;
+                }
+                if wanted && self.line.bytes > self.count_limit {
+                    // One line of gigabytes: show its start, say it goes on, stop reading.
+                    self.page.total += 1;
+                    self.line.open_ended = true;
+                    show_line(&mut self.page, &self.line, self.budget);
+                    self.page.total_exact = false;
+                    return (len, false);
+                }
+                (len, true)
+            }
+        }
+    }
+
+    /// The page is full: counts the lines of `buf` only; false once past the count limit.
+    fn count_only(&mut self, buf: &[u8]) -> bool {
+        let len = buf.len();
+        self.page.total += buf.iter().filter(|&&b| b == b'\n').count();
+        self.line.started = buf[len - 1] != b'\n';
+        self.counted_past_page += len as u64;
+        if self.counted_past_page > self.count_limit {
+            self.page.total_exact = false;
+            return false;
+        }
+        true
+    }
 }
 
 /// Adds a finished line (number `page.total`) to the page, cut to [`MAX_LINE_CHARS`].
