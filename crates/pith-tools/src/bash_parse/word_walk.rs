@@ -8,14 +8,18 @@ use super::words::{
     decode_ansi_c, expands_unquoted, unescape_double_quoted, unescape_unquoted, unsafe_expansion,
 };
 
+/// A word whose value is not known before the shell runs: its source text.
+fn dynamic(text: &str) -> Word {
+    Word {
+        text: text.to_string(),
+        literal: false,
+    }
+}
+
 impl Walker<'_> {
     /// The value of a word node, recording what its expansions run.
     pub fn word(&mut self, n: Node) -> Word {
         let raw = self.text(n);
-        let dynamic = |text: &str| Word {
-            text: text.to_string(),
-            literal: false,
-        };
         if raw.contains("$[") {
             self.out.mark_hidden("arithmetic `$[…]`");
         }
@@ -46,57 +50,8 @@ impl Walker<'_> {
                 Some(v) => Word::literal(v),
                 None => dynamic(raw),
             },
-            "string" | "translated_string" => {
-                let mut literal = true;
-                let mut cursor = n.walk();
-                let children: Vec<Node> = n.named_children(&mut cursor).collect();
-                for c in children {
-                    match c.kind() {
-                        "string_content" => {}
-                        "string" if n.kind() == "translated_string" => {
-                            literal &= self.word(c).literal;
-                        }
-                        _ => {
-                            self.word(c);
-                            literal = false;
-                        }
-                    }
-                }
-                if !literal {
-                    return dynamic(raw);
-                }
-                let inner = raw.strip_prefix('$').unwrap_or(raw);
-                let inner = inner
-                    .strip_prefix('"')
-                    .and_then(|r| r.strip_suffix('"'))
-                    .unwrap_or(inner);
-                Word::literal(unescape_double_quoted(inner))
-            }
-            "concatenation" => {
-                let mut literal = true;
-                let mut value = String::new();
-                let mut cursor = n.walk();
-                let children: Vec<Node> = n.children(&mut cursor).collect();
-                let mut has_word = false;
-                for c in children {
-                    if c.is_named() {
-                        has_word |= c.kind() == "word";
-                        let w = self.word(c);
-                        literal &= w.literal;
-                        value.push_str(&w.text);
-                    } else {
-                        value.push_str(self.text(c));
-                    }
-                }
-                if has_word && expands_unquoted(raw) {
-                    literal = false;
-                }
-                if literal {
-                    Word::literal(value)
-                } else {
-                    dynamic(raw)
-                }
-            }
+            "string" | "translated_string" => self.double_quoted(n, raw),
+            "concatenation" => self.concatenation(n, raw),
             "simple_expansion" => dynamic(raw),
             "expansion" => {
                 if let Some(why) = unsafe_expansion(raw) {
@@ -106,22 +61,7 @@ impl Walker<'_> {
                 dynamic(raw)
             }
             "command_substitution" => {
-                let what = if raw.starts_with('`') {
-                    "backticks"
-                } else if raw.starts_with("$(<") {
-                    "a `$(<file)` substitution"
-                } else {
-                    "command substitution `$(…)`"
-                };
-                self.out.mark(what);
-                for (field, c) in fields(n) {
-                    match (field, c.kind()) {
-                        (Some("redirect"), _) | (_, "file_redirect") => self.redirect(c, None),
-                        (_, "comment") => {}
-                        _ if c.is_named() => self.statements(c),
-                        _ => {}
-                    }
-                }
+                self.command_substitution(n, raw);
                 dynamic(raw)
             }
             "process_substitution" => {
@@ -144,6 +84,81 @@ impl Walker<'_> {
             _ => {
                 self.unknown(n);
                 dynamic(raw)
+            }
+        }
+    }
+
+    /// A `"…"` (or `$"…"`) string: literal when nothing inside expands.
+    fn double_quoted(&mut self, n: Node, raw: &str) -> Word {
+        let mut literal = true;
+        let mut cursor = n.walk();
+        let children: Vec<Node> = n.named_children(&mut cursor).collect();
+        for c in children {
+            match c.kind() {
+                "string_content" => {}
+                "string" if n.kind() == "translated_string" => {
+                    literal &= self.word(c).literal;
+                }
+                _ => {
+                    self.word(c);
+                    literal = false;
+                }
+            }
+        }
+        if !literal {
+            return dynamic(raw);
+        }
+        let inner = raw.strip_prefix('$').unwrap_or(raw);
+        let inner = inner
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or(inner);
+        Word::literal(unescape_double_quoted(inner))
+    }
+
+    /// Words written together (`a"b"$c`): literal when every part is.
+    fn concatenation(&mut self, n: Node, raw: &str) -> Word {
+        let mut literal = true;
+        let mut value = String::new();
+        let mut cursor = n.walk();
+        let children: Vec<Node> = n.children(&mut cursor).collect();
+        let mut has_word = false;
+        for c in children {
+            if c.is_named() {
+                has_word |= c.kind() == "word";
+                let w = self.word(c);
+                literal &= w.literal;
+                value.push_str(&w.text);
+            } else {
+                value.push_str(self.text(c));
+            }
+        }
+        if has_word && expands_unquoted(raw) {
+            literal = false;
+        }
+        if literal {
+            Word::literal(value)
+        } else {
+            dynamic(raw)
+        }
+    }
+
+    /// `$(…)`, backticks or `$(<file)`: marked, and the commands inside walked.
+    fn command_substitution(&mut self, n: Node, raw: &str) {
+        let what = if raw.starts_with('`') {
+            "backticks"
+        } else if raw.starts_with("$(<") {
+            "a `$(<file)` substitution"
+        } else {
+            "command substitution `$(…)`"
+        };
+        self.out.mark(what);
+        for (field, c) in fields(n) {
+            match (field, c.kind()) {
+                (Some("redirect"), _) | (_, "file_redirect") => self.redirect(c, None),
+                (_, "comment") => {}
+                _ if c.is_named() => self.statements(c),
+                _ => {}
             }
         }
     }
