@@ -52,67 +52,82 @@ impl<'a> Walker<'a> {
                 self.command(n);
             }
             "redirected_statement" => self.redirected(n),
-            "variable_assignment" | "variable_assignments" => {
-                let mut cmd = SimpleCommand::default();
-                if n.kind() == "variable_assignment" {
-                    self.assignment(n, &mut cmd);
-                } else {
-                    let mut cursor = n.walk();
-                    for c in n.named_children(&mut cursor) {
-                        self.assignment(c, &mut cmd);
-                    }
-                }
-                self.out.commands.push(cmd);
-            }
+            "variable_assignment" | "variable_assignments" => self.assignments(n),
             "declaration_command" | "unset_command" => self.declaration(n),
             "test_command" => self.test(n),
-            "function_definition" => {
-                self.out.mark("a function definition");
-                for (field, c) in fields(n) {
-                    match field {
-                        Some("body") => self.statements(c),
-                        Some("redirect") => self.redirect(c, None),
-                        _ => {}
-                    }
-                }
-            }
-            "for_statement" => {
-                for (field, c) in fields(n) {
-                    match field {
-                        Some("value") => {
-                            self.word(c);
-                        }
-                        Some("body") => self.statements(c),
-                        Some("variable") => {}
-                        _ if c.is_named() && c.kind() != "comment" => self.unknown(c),
-                        _ => {}
-                    }
-                }
-            }
-            "c_style_for_statement" => {
-                for (field, c) in fields(n) {
-                    match field {
-                        Some("body") => self.statements(c),
-                        _ if c.is_named() && c.kind() != "comment" => self.arithmetic(c),
-                        _ => {}
-                    }
-                }
-            }
-            "case_statement" => {
-                for (field, c) in fields(n) {
-                    match (field, c.kind()) {
-                        (Some("value"), _) => {
-                            self.word(c);
-                        }
-                        (_, "case_item") => self.case_item(c),
-                        (_, "comment") => {}
-                        _ if c.is_named() => self.unknown(c),
-                        _ => {}
-                    }
-                }
-            }
+            "function_definition" => self.function_definition(n),
+            "for_statement" => self.for_statement(n),
+            "c_style_for_statement" => self.c_style_for(n),
+            "case_statement" => self.case_statement(n),
             "comment" => {}
             _ => self.unknown(n),
+        }
+    }
+
+    /// `a=1` or `a=1 b=2` alone on a line: a command of assignments only.
+    fn assignments(&mut self, n: Node) {
+        let mut cmd = SimpleCommand::default();
+        if n.kind() == "variable_assignment" {
+            self.assignment(n, &mut cmd);
+        } else {
+            let mut cursor = n.walk();
+            for c in n.named_children(&mut cursor) {
+                self.assignment(c, &mut cmd);
+            }
+        }
+        self.out.commands.push(cmd);
+    }
+
+    /// `f() { …; }`: marked, and its body walked as if it ran.
+    fn function_definition(&mut self, n: Node) {
+        self.out.mark("a function definition");
+        for (field, c) in fields(n) {
+            match field {
+                Some("body") => self.statements(c),
+                Some("redirect") => self.redirect(c, None),
+                _ => {}
+            }
+        }
+    }
+
+    /// `for x in …; do …; done`: the values and the body.
+    fn for_statement(&mut self, n: Node) {
+        for (field, c) in fields(n) {
+            match field {
+                Some("value") => {
+                    self.word(c);
+                }
+                Some("body") => self.statements(c),
+                Some("variable") => {}
+                _ if c.is_named() && c.kind() != "comment" => self.unknown(c),
+                _ => {}
+            }
+        }
+    }
+
+    /// `for ((…; …; …)); do …; done`: the arithmetic and the body.
+    fn c_style_for(&mut self, n: Node) {
+        for (field, c) in fields(n) {
+            match field {
+                Some("body") => self.statements(c),
+                _ if c.is_named() && c.kind() != "comment" => self.arithmetic(c),
+                _ => {}
+            }
+        }
+    }
+
+    /// `case … in …) …;; esac`: the value and every item.
+    fn case_statement(&mut self, n: Node) {
+        for (field, c) in fields(n) {
+            match (field, c.kind()) {
+                (Some("value"), _) => {
+                    self.word(c);
+                }
+                (_, "case_item") => self.case_item(c),
+                (_, "comment") => {}
+                _ if c.is_named() => self.unknown(c),
+                _ => {}
+            }
         }
     }
 
