@@ -80,79 +80,24 @@ fn spec(name: &str) -> Option<Spec> {
     }
 }
 
-pub(super) fn unwrap(name: &str, args: &[Word]) -> Option<Wrapped> {
-    let plain = |words: Vec<Word>, transparent: bool| Wrapped {
+/// A wrapper that runs `words` as a command, nothing more.
+fn plain(words: Vec<Word>, transparent: bool) -> Wrapped {
+    Wrapped {
         assignments: Vec::new(),
         words,
         transparent,
         open_args: false,
         script: None,
         more: Vec::new(),
-    };
+    }
+}
+
+pub(super) fn unwrap(name: &str, args: &[Word]) -> Option<Wrapped> {
     match name {
         "env" => return Some(env(args)),
-        "xargs" => {
-            let k = skip_options(
-                args,
-                &[
-                    "-a",
-                    "--arg-file",
-                    "-d",
-                    "--delimiter",
-                    "-E",
-                    "-I",
-                    "-L",
-                    "-n",
-                    "--max-args",
-                    "-P",
-                    "--max-procs",
-                    "-s",
-                    "--max-chars",
-                    "--process-slot-var",
-                ],
-            );
-            let mut w = plain(args[k..].to_vec(), false);
-            w.open_args = true;
-            return Some(w);
-        }
-        "find" => {
-            let mut commands = Vec::new();
-            let mut k = 0;
-            while k < args.len() {
-                let t = args[k].text.as_str();
-                if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let start = k + 1;
-                    let mut end = start;
-                    while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
-                        end += 1;
-                    }
-                    commands.push(args[start..end].to_vec());
-                    k = end;
-                }
-                k += 1;
-            }
-            let mut commands = commands.into_iter();
-            let first = commands.next()?;
-            let mut w = plain(first, false);
-            w.open_args = true;
-            w.more = commands.collect();
-            return Some(w);
-        }
-        "watch" => {
-            let exec = args.iter().any(|w| w.text == "-x" || w.text == "--exec");
-            let k = skip_options(args, &["-n", "--interval", "-d", "--differences"]);
-            let rest = &args[k..];
-            if rest.is_empty() {
-                return None;
-            }
-            return Some(if exec {
-                plain(rest.to_vec(), false)
-            } else {
-                let mut w = plain(Vec::new(), false);
-                w.script = Some(join(rest));
-                w
-            });
-        }
+        "xargs" => return Some(xargs(args)),
+        "find" => return find(args),
+        "watch" => return watch(args),
         "command" if args.iter().any(|w| w.text == "-v" || w.text == "-V") => return None,
         _ => {}
     }
@@ -174,6 +119,74 @@ pub(super) fn unwrap(name: &str, args: &[Word]) -> Option<Wrapped> {
         return None;
     }
     Some(plain(rest, spec.transparent))
+}
+
+/// `xargs [OPTIONS] COMMAND [ARG]…`: the command gets more arguments from the input.
+fn xargs(args: &[Word]) -> Wrapped {
+    let k = skip_options(
+        args,
+        &[
+            "-a",
+            "--arg-file",
+            "-d",
+            "--delimiter",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "--max-args",
+            "-P",
+            "--max-procs",
+            "-s",
+            "--max-chars",
+            "--process-slot-var",
+        ],
+    );
+    let mut w = plain(args[k..].to_vec(), false);
+    w.open_args = true;
+    w
+}
+
+/// `find … -exec CMD {} ;` (and `-execdir`, `-ok`, `-okdir`): every command it runs.
+fn find(args: &[Word]) -> Option<Wrapped> {
+    let mut commands = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = k + 1;
+            let mut end = start;
+            while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
+                end += 1;
+            }
+            commands.push(args[start..end].to_vec());
+            k = end;
+        }
+        k += 1;
+    }
+    let mut commands = commands.into_iter();
+    let first = commands.next()?;
+    let mut w = plain(first, false);
+    w.open_args = true;
+    w.more = commands.collect();
+    Some(w)
+}
+
+/// `watch [-x] CMD`: a command line (a script, or with `-x` the words of a command).
+fn watch(args: &[Word]) -> Option<Wrapped> {
+    let exec = args.iter().any(|w| w.text == "-x" || w.text == "--exec");
+    let k = skip_options(args, &["-n", "--interval", "-d", "--differences"]);
+    let rest = &args[k..];
+    if rest.is_empty() {
+        return None;
+    }
+    Some(if exec {
+        plain(rest.to_vec(), false)
+    } else {
+        let mut w = plain(Vec::new(), false);
+        w.script = Some(join(rest));
+        w
+    })
 }
 
 /// The index of the first operand after the options (`--` skipped).
