@@ -107,6 +107,32 @@ impl Permissions {
         }
         let unsandboxed = input.get(UNSANDBOXED).and_then(Value::as_bool) == Some(true);
         let analysis = bash_parse::analyse(command);
+        let mut note = self.bash_note(command, &analysis, unsandboxed);
+        let mut shape_asks = false;
+        let mut subjects: Vec<Subject> = Vec::new();
+        for cmd in &analysis.commands {
+            if cmd.words.is_empty() && cmd.assignments.is_empty() {
+                continue;
+            }
+            match self.judge_command(cmd, unsandboxed, &mut note, &mut subjects) {
+                Ok(asks) => shape_asks |= asks,
+                Err(deny) => return deny,
+            }
+        }
+        for r in &analysis.redirects {
+            if !r.target.literal {
+                continue; // opaque already
+            }
+            let tool = if r.write { "write" } else { "read" };
+            let resolved = resolve(&ctx.workspace, &r.target.text);
+            subjects.extend(self.path_subjects(tool, &resolved, ctx));
+        }
+        self.ask_for_bash(note, &subjects, shape_asks, ctx)
+    }
+
+    /// The note of a bash line: its opaque parts, and (when something is hidden from the
+    /// analysis) the first deny rule that could match what it runs.
+    fn bash_note(&self, command: &str, analysis: &bash_parse::Analysis, unsandboxed: bool) -> Note {
         let mut note = Note {
             command: cut(command.trim(), 300),
             opaque: analysis.opaque.clone(),
@@ -123,69 +149,97 @@ impl Permissions {
         {
             note.could_deny = Some((rule.pattern.clone(), note.command.clone()));
         }
+        note
+    }
+
+    /// Judges one simple command of the line: `Err` with the denial when a rule denies it;
+    /// otherwise whether a deny or ask rule's shape makes it ask. The command (not a wrapper,
+    /// whose wrapped command is judged instead) joins `subjects`.
+    // the denial is returned as it is handed on; boxing it would only move the allocation
+    #[allow(clippy::result_large_err)]
+    fn judge_command(
+        &self,
+        cmd: &SimpleCommand,
+        unsandboxed: bool,
+        note: &mut Note,
+        subjects: &mut Vec<Subject>,
+    ) -> Result<bool, Decision> {
+        let form = cmd.form();
+        let (action, pattern) = self.decide("bash", &[form.as_str()]);
+        if action == Action::Deny {
+            return Err(deny_message("bash", &form, pattern.as_deref()));
+        }
+        let decided_len = match action {
+            Action::Allow => pattern.as_ref().map_or(0, |p| p.chars().count()),
+            _ => 0,
+        };
+        let shape_asks = self.shape_rules(cmd, &form, decided_len, note)?;
+        if cmd.wrapper {
+            return Ok(shape_asks); // the command it runs is judged instead
+        }
+        let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
+        subjects.push(Subject {
+            table: "bash".into(),
+            forms: vec![form.clone()],
+            grant: grant.clone(),
+        });
+        if unsandboxed {
+            subjects.push(Subject {
+                table: UNSANDBOXED.into(),
+                forms: vec![form],
+                grant,
+            });
+        }
+        Ok(shape_asks)
+    }
+
+    /// The deny and ask rules matched by shape against `cmd` (whose pattern decision, an allow
+    /// rule of `decided_len` characters, a longer rule overrides): `Err` with the denial when a
+    /// deny rule fits; otherwise whether one fits or could fit, so the line asks.
+    // the denial is returned as it is handed on; boxing it would only move the allocation
+    #[allow(clippy::result_large_err)]
+    fn shape_rules(
+        &self,
+        cmd: &SimpleCommand,
+        form: &str,
+        decided_len: usize,
+        note: &mut Note,
+    ) -> Result<bool, Decision> {
         let mut shape_asks = false;
-        let mut subjects: Vec<Subject> = Vec::new();
-        for cmd in &analysis.commands {
-            if cmd.words.is_empty() && cmd.assignments.is_empty() {
+        for rule in self.rules.get("bash").into_iter().flatten() {
+            if rule.action == Action::Allow {
                 continue;
             }
-            let form = cmd.form();
-            let (action, pattern) = self.decide("bash", &[form.as_str()]);
-            if action == Action::Deny {
-                return deny_message("bash", &form, pattern.as_deref());
-            }
-            let decided_len = match action {
-                Action::Allow => pattern.as_ref().map_or(0, |p| p.chars().count()),
-                _ => 0,
-            };
-            for rule in self.rules.get("bash").into_iter().flatten() {
-                if rule.action == Action::Allow {
-                    continue;
-                }
-                match fit(&rule.pattern, cmd) {
-                    Fit::Yes if rule.pattern.chars().count() >= decided_len => {
-                        if rule.action == Action::Deny {
-                            return deny_message("bash", &form, Some(&rule.pattern));
-                        }
-                        shape_asks = true;
+            match fit(&rule.pattern, cmd) {
+                Fit::Yes if rule.pattern.chars().count() >= decided_len => {
+                    if rule.action == Action::Deny {
+                        return Err(deny_message("bash", form, Some(&rule.pattern)));
                     }
-                    // A longer allow rule decides, as it would for the pattern itself.
-                    Fit::Yes | Fit::No => {}
-                    Fit::Could => {
-                        shape_asks = true;
-                        if rule.action == Action::Deny && note.could_deny.is_none() {
-                            note.could_deny = Some((rule.pattern.clone(), form.clone()));
-                        }
+                    shape_asks = true;
+                }
+                // A longer allow rule decides, as it would for the pattern itself.
+                Fit::Yes | Fit::No => {}
+                Fit::Could => {
+                    shape_asks = true;
+                    if rule.action == Action::Deny && note.could_deny.is_none() {
+                        note.could_deny = Some((rule.pattern.clone(), form.to_string()));
                     }
                 }
             }
-            if cmd.wrapper {
-                continue; // the command it runs is judged instead
-            }
-            let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
-            subjects.push(Subject {
-                table: "bash".into(),
-                forms: vec![form.clone()],
-                grant: grant.clone(),
-            });
-            if unsandboxed {
-                subjects.push(Subject {
-                    table: UNSANDBOXED.into(),
-                    forms: vec![form],
-                    grant,
-                });
-            }
         }
-        for r in &analysis.redirects {
-            if !r.target.literal {
-                continue; // opaque already
-            }
-            let tool = if r.write { "write" } else { "read" };
-            let resolved = resolve(&ctx.workspace, &r.target.text);
-            subjects.extend(self.path_subjects(tool, &resolved, ctx));
-        }
+        Ok(shape_asks)
+    }
 
-        let asks = match self.evaluate(&subjects) {
+    /// The decision once every command and redirection is judged: allow when nothing asks,
+    /// otherwise a request for what asks (every command, when only the shape or opacity asks).
+    fn ask_for_bash(
+        &mut self,
+        note: Note,
+        subjects: &[Subject],
+        shape_asks: bool,
+        ctx: &ToolContext,
+    ) -> Decision {
+        let asks = match self.evaluate(subjects) {
             Ok(asks) => asks,
             Err(deny) => return deny,
         };
@@ -198,7 +252,7 @@ impl Permissions {
             asks
         };
         let mut title = note.command.clone();
-        if unsandboxed {
+        if note.unsandboxed {
             title = format!("{title}\n(outside the sandbox)");
         }
         if !note.opaque.is_empty() {
