@@ -104,15 +104,7 @@ impl Tool for Bash {
         if input.command.trim().is_empty() {
             return Err(ToolError::Failed("bash: `command` is empty".into()));
         }
-        let timeout_ms = match input.timeout {
-            None => DEFAULT_TIMEOUT_MS,
-            Some(t) if t.is_finite() && t >= 1.0 => (t as u64).min(MAX_TIMEOUT_MS),
-            Some(t) => {
-                return Err(tool_err!(
-                    "bash: `timeout` must be a positive number of milliseconds, got {t}"
-                ));
-            }
-        };
+        let timeout_ms = timeout_ms(input.timeout)?;
         let title = input
             .description
             .as_deref()
@@ -128,69 +120,96 @@ impl Tool for Bash {
             (&self.policy, unsandboxed),
         )
         .await?;
-        let mut text = String::from_utf8_lossy(&run.output).into_owned();
-        if run.dropped > 0 {
-            text.push_str(&format!(
-                "\n[{} more bytes of output were discarded]",
-                run.dropped
-            ));
-        }
-        let exit_code = run.status.and_then(|s| s.code());
-        let signal = run
-            .status
-            .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
-        let mut metadata = json!({
-            "command": input.command,
-            "description": input.description,
-            "exit_code": exit_code,
-            "signal": signal,
-            "timed_out": run.end == End::TimedOut,
-            "interrupted": run.end == End::Cancelled,
-            "sandboxed": run.sandbox.sandboxed(),
-        });
-        if run.end == End::Cancelled {
-            let partial = if text.trim().is_empty() {
-                String::new()
-            } else {
-                format!(" Output so far:\n{text}")
-            };
-            return Err(tool_err!(
-                "The command was interrupted by the user and killed.{partial}"
-            ));
-        }
-        let mut out = if text.trim().is_empty() {
-            "(no output)".to_string()
+        report(run, input, title, timeout_ms)
+    }
+}
+
+/// The call's time limit in milliseconds: the default, or the one asked for up to the maximum.
+fn timeout_ms(timeout: Option<f64>) -> Result<u64, ToolError> {
+    match timeout {
+        None => Ok(DEFAULT_TIMEOUT_MS),
+        Some(t) if t.is_finite() && t >= 1.0 => Ok((t as u64).min(MAX_TIMEOUT_MS)),
+        Some(t) => Err(tool_err!(
+            "bash: `timeout` must be a positive number of milliseconds, got {t}"
+        )),
+    }
+}
+
+/// What the model is told of a finished command: its output, how it ended, and what the
+/// sandbox stopped or noted; an error when the user interrupted it.
+fn report(
+    run: RunResult,
+    input: Input,
+    title: String,
+    timeout_ms: u64,
+) -> Result<ToolOutput, ToolError> {
+    let mut text = String::from_utf8_lossy(&run.output).into_owned();
+    if run.dropped > 0 {
+        text.push_str(&format!(
+            "\n[{} more bytes of output were discarded]",
+            run.dropped
+        ));
+    }
+    let exit_code = run.status.and_then(|s| s.code());
+    let signal = run
+        .status
+        .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
+    let mut metadata = json!({
+        "command": input.command,
+        "description": input.description,
+        "exit_code": exit_code,
+        "signal": signal,
+        "timed_out": run.end == End::TimedOut,
+        "interrupted": run.end == End::Cancelled,
+        "sandboxed": run.sandbox.sandboxed(),
+    });
+    if run.end == End::Cancelled {
+        let partial = if text.trim().is_empty() {
+            String::new()
         } else {
-            text
+            format!(" Output so far:\n{text}")
         };
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        match run.end {
-            End::TimedOut => out.push_str(&format!(
-                "\nCommand timed out after {timeout_ms} ms; it and its child processes were killed."
-            )),
-            _ => match (exit_code, signal) {
-                (Some(code), _) => out.push_str(&format!("\nExit code: {code}")),
-                (None, Some(sig)) => out.push_str(&format!("\nKilled by signal {sig}")),
-                _ => out.push_str("\nExit status unknown"),
-            },
-        }
-        if exit_code != Some(0) && run.sandbox.likely_denied(&out) {
-            out.push_str("\n\n");
-            out.push_str(&run.sandbox.denial_note());
-            metadata["sandbox_denied"] = Value::Bool(true);
-        }
-        for note in &run.notes {
-            out.push_str("\n\n[sandbox] ");
-            out.push_str(note);
-        }
-        Ok(ToolOutput {
-            title,
-            output: out,
-            metadata,
-            meta: ToolMeta::default(),
-        })
+        return Err(tool_err!(
+            "The command was interrupted by the user and killed.{partial}"
+        ));
+    }
+    let mut out = if text.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        text
+    };
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&end_line(run.end, exit_code, signal, timeout_ms));
+    if exit_code != Some(0) && run.sandbox.likely_denied(&out) {
+        out.push_str("\n\n");
+        out.push_str(&run.sandbox.denial_note());
+        metadata["sandbox_denied"] = Value::Bool(true);
+    }
+    for note in &run.notes {
+        out.push_str("\n\n[sandbox] ");
+        out.push_str(note);
+    }
+    Ok(ToolOutput {
+        title,
+        output: out,
+        metadata,
+        meta: ToolMeta::default(),
+    })
+}
+
+/// The line that says how the command ended (after a blank line).
+fn end_line(end: End, exit_code: Option<i32>, signal: Option<i32>, timeout_ms: u64) -> String {
+    match end {
+        End::TimedOut => format!(
+            "\nCommand timed out after {timeout_ms} ms; it and its child processes were killed."
+        ),
+        _ => match (exit_code, signal) {
+            (Some(code), _) => format!("\nExit code: {code}"),
+            (None, Some(sig)) => format!("\nKilled by signal {sig}"),
+            _ => "\nExit status unknown".to_string(),
+        },
     }
 }
 
@@ -303,11 +322,34 @@ impl Live {
     }
 }
 
-fn append(out: &mut Vec<u8>, dropped: &mut usize, chunk: &[u8]) {
-    let room = MAX_CAPTURE.saturating_sub(out.len());
-    let take = room.min(chunk.len());
-    out.extend_from_slice(&chunk[..take]);
-    *dropped += chunk.len() - take;
+/// The command's output as it is read: kept up to [`MAX_CAPTURE`], the rest counted, all of it
+/// passed on to the progress sink.
+struct Capture {
+    output: Vec<u8>,
+    dropped: usize,
+    live: Live,
+}
+
+impl Capture {
+    fn push(&mut self, chunk: &[u8]) {
+        self.live.push(chunk);
+        let room = MAX_CAPTURE.saturating_sub(self.output.len());
+        let take = room.min(chunk.len());
+        self.output.extend_from_slice(&chunk[..take]);
+        self.dropped += chunk.len() - take;
+    }
+}
+
+/// A command started in its session under its reaper.
+struct Started {
+    child: tokio::process::Child,
+    /// Ends the tree when dropped.
+    guard: GroupGuard,
+    /// The read end of the pipe the command writes stdout and stderr to.
+    reader: io::PipeReader,
+    sandbox: Applied,
+    /// What the sandbox guard checks after the command.
+    guard_files: Option<Guard>,
 }
 
 async fn run_command(
@@ -316,6 +358,71 @@ async fn run_command(
     timeout: Duration,
     (policy, unsandboxed): (&CommandPolicy, bool),
 ) -> Result<RunResult, ToolError> {
+    let Started {
+        mut child,
+        guard,
+        reader,
+        sandbox,
+        guard_files,
+    } = start(command, ctx, policy, unsandboxed)?;
+    let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(|e| tool_err!("bash: could not read the command's output: {e}"))?;
+    let mut capture = Capture {
+        output: Vec::new(),
+        dropped: 0,
+        live: Live::new(ctx.progress.clone()),
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut eof = false;
+    let mut status: Option<ExitStatus> = None;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+
+    let end = loop {
+        if status.is_some() {
+            break End::Exited;
+        }
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => break End::Cancelled,
+            _ = &mut deadline => break End::TimedOut,
+            n = rx.read(&mut buf), if !eof => match n {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => capture.push(&buf[..n]),
+            },
+            st = child.wait() => match st {
+                Ok(st) => status = Some(st),
+                Err(e) => return Err(tool_err!("bash: waiting for the command failed: {e}")),
+            },
+        }
+    };
+
+    let status = settle(guard, &mut child, end, status).await;
+    if !eof {
+        drain(&mut rx, &mut buf, &mut capture).await;
+    }
+    let mut notes = sandbox.notes.clone();
+    if let Some(g) = guard_files {
+        notes.extend(g.after());
+    }
+    Ok(RunResult {
+        output: capture.output,
+        dropped: capture.dropped,
+        status,
+        end,
+        sandbox,
+        notes,
+    })
+}
+
+/// Starts `command` through the shell in its own session (no terminal) under a reaper that ends
+/// the whole tree with the call and with pith; in the sandbox unless `unsandboxed`.
+fn start(
+    command: &str,
+    ctx: &ToolContext,
+    policy: &CommandPolicy,
+    unsandboxed: bool,
+) -> Result<Started, ToolError> {
     let spawn_err = |e: io::Error| format!("bash: could not start the shell: {e}");
     // One pipe for both stdout and stderr keeps their relative order.
     let (reader, writer) = io::pipe().map_err(spawn_err)?;
@@ -330,8 +437,6 @@ async fn run_command(
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat");
-    // Its own session (no terminal) under a reaper that ends the whole tree with the call and
-    // with pith; in the sandbox unless `unsandboxed`.
     let outputs = super::truncate::output_dir(&ctx.data_dir);
     let sandbox = crate::sandbox::apply(
         &mut cmd,
@@ -348,44 +453,26 @@ async fn run_command(
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.
     drop(cmd);
-    let mut child = spawned.map_err(spawn_err)?;
+    let child = spawned.map_err(spawn_err)?;
     let guard = GroupGuard(child.id().map(|p| p as i32));
     tracing::debug!(pid = ?child.id(), command, "bash started");
+    Ok(Started {
+        child,
+        guard,
+        reader,
+        sandbox,
+        guard_files,
+    })
+}
 
-    let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(|e| tool_err!("bash: could not read the command's output: {e}"))?;
-    let mut output = Vec::new();
-    let mut dropped = 0usize;
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut eof = false;
-    let mut status: Option<ExitStatus> = None;
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut live = Live::new(ctx.progress.clone());
-
-    let end = loop {
-        if status.is_some() {
-            break End::Exited;
-        }
-        tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => break End::Cancelled,
-            _ = &mut deadline => break End::TimedOut,
-            n = rx.read(&mut buf), if !eof => match n {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => {
-                    live.push(&buf[..n]);
-                    append(&mut output, &mut dropped, &buf[..n]);
-                }
-            },
-            st = child.wait() => match st {
-                Ok(st) => status = Some(st),
-                Err(e) => return Err(tool_err!("bash: waiting for the command failed: {e}")),
-            },
-        }
-    };
-
-    let mut guard = guard;
+/// Once the command `end`ed: a timed-out or interrupted command's tree is ended (SIGTERM, then
+/// the reaper, then SIGKILL to the group). Returns the shell's status when it is known.
+async fn settle(
+    mut guard: GroupGuard,
+    child: &mut tokio::process::Child,
+    end: End,
+    mut status: Option<ExitStatus>,
+) -> Option<ExitStatus> {
     match end {
         End::Exited => {
             // The reaper exited after the command: nothing of the tree is left.
@@ -413,31 +500,19 @@ async fn run_command(
             guard.0 = None;
         }
     }
-    // Collect what is still in the pipe.
-    if !eof {
-        let started = tokio::time::Instant::now();
-        while started.elapsed() < DRAIN_MAX {
-            match tokio::time::timeout(DRAIN_IDLE, rx.read(&mut buf)).await {
-                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
-                Ok(Ok(n)) => {
-                    live.push(&buf[..n]);
-                    append(&mut output, &mut dropped, &buf[..n]);
-                }
-            }
+    status
+}
+
+/// Collects what is still in the pipe after the shell exited (a background process may hold
+/// it open: reading stops when it is idle for [`DRAIN_IDLE`], or after [`DRAIN_MAX`]).
+async fn drain(rx: &mut tokio::net::unix::pipe::Receiver, buf: &mut [u8], capture: &mut Capture) {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < DRAIN_MAX {
+        match tokio::time::timeout(DRAIN_IDLE, rx.read(buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+            Ok(Ok(n)) => capture.push(&buf[..n]),
         }
     }
-    let mut notes = sandbox.notes.clone();
-    if let Some(g) = guard_files {
-        notes.extend(g.after());
-    }
-    Ok(RunResult {
-        output,
-        dropped,
-        status,
-        end,
-        sandbox,
-        notes,
-    })
 }
 
 #[cfg(test)]
