@@ -88,76 +88,12 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         None => None,
     };
     let (root, shown_root) = search_root(ctx, input.path.as_deref(), true)?;
-
-    // Files first, newest first, so the cap keeps the most recently touched code.
-    let mut files: Vec<(i64, PathBuf)> = Vec::new();
-    // `.env`-style files are read with `read`, which asks first; a search does not print them.
-    let mut protected = 0usize;
-    if root.is_file() {
-        let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
-        files.push((mtime, root));
-    } else {
-        for entry in walker(&root).build().flatten() {
-            if ctx.cancel.is_cancelled() {
-                return Err(ToolError::Stopped {
-                    tool: "grep".into(),
-                });
-            }
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            if super::permission::is_env_file(entry.path()) {
-                protected += 1;
-                continue;
-            }
-            if include
-                .as_ref()
-                .is_some_and(|g| !g.matches(entry.path(), &root))
-            {
-                continue;
-            }
-            let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
-            files.push((mtime, entry.into_path()));
-        }
-    }
-    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(0))
-        .line_number(true)
-        .build();
-    let mut out = String::new();
-    let mut shown = 0usize;
-    let mut total = 0usize;
-    let mut files_matched = 0usize;
-    for (_, path) in &files {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::Stopped {
-                tool: "grep".into(),
-            });
-        }
-        let display = display_path(path, &ctx.workspace);
-        let before = total;
-        let result = searcher.search_path(
-            &matcher,
-            path,
-            Lossy(|lnum, line| {
-                total += 1;
-                if shown < LIMIT {
-                    shown += 1;
-                    let text = line.trim_end_matches(['\n', '\r']);
-                    out.push_str(&format!("{display}:{lnum}: {}\n", cut(text)));
-                }
-                Ok(true)
-            }),
-        );
-        if let Err(e) = result {
-            tracing::debug!(path = %path.display(), error = %e, "grep: skipped a file");
-        }
-        if total > before {
-            files_matched += 1;
-        }
-    }
+    let (files, protected) = files_to_search(root, include.as_ref(), ctx)?;
+    let Found {
+        mut out,
+        total,
+        files_matched,
+    } = search(&matcher, &files, ctx)?;
     let title = format!("{} in {shown_root}", input.pattern);
     let skipped = match protected {
         0 => String::new(),
@@ -190,6 +126,100 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         output: out,
         metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT, "protected": protected}),
         meta: ToolMeta::default(),
+    })
+}
+
+/// The files to search under `root` (or `root` itself), newest first so the cap keeps the most
+/// recently touched code; and how many `.env`-style files were left out.
+fn files_to_search(
+    root: PathBuf,
+    include: Option<&NameGlob>,
+    ctx: &ToolContext,
+) -> Result<(Vec<(i64, PathBuf)>, usize), ToolError> {
+    let mut files: Vec<(i64, PathBuf)> = Vec::new();
+    // `.env`-style files are read with `read`, which asks first; a search does not print them.
+    let mut protected = 0usize;
+    if root.is_file() {
+        let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
+        files.push((mtime, root));
+    } else {
+        for entry in walker(&root).build().flatten() {
+            if ctx.cancel.is_cancelled() {
+                return Err(ToolError::Stopped {
+                    tool: "grep".into(),
+                });
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if super::permission::is_env_file(entry.path()) {
+                protected += 1;
+                continue;
+            }
+            if include.is_some_and(|g| !g.matches(entry.path(), &root)) {
+                continue;
+            }
+            let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
+            files.push((mtime, entry.into_path()));
+        }
+    }
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    Ok((files, protected))
+}
+
+/// What a search found: the first [`LIMIT`] matching lines, and how many in all.
+struct Found {
+    out: String,
+    total: usize,
+    files_matched: usize,
+}
+
+/// Searches `files` in order; a file that cannot be searched is skipped.
+fn search(
+    matcher: &grep_regex::RegexMatcher,
+    files: &[(i64, PathBuf)],
+    ctx: &ToolContext,
+) -> Result<Found, ToolError> {
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut out = String::new();
+    let mut shown = 0usize;
+    let mut total = 0usize;
+    let mut files_matched = 0usize;
+    for (_, path) in files {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Stopped {
+                tool: "grep".into(),
+            });
+        }
+        let display = display_path(path, &ctx.workspace);
+        let before = total;
+        let result = searcher.search_path(
+            matcher,
+            path,
+            Lossy(|lnum, line| {
+                total += 1;
+                if shown < LIMIT {
+                    shown += 1;
+                    let text = line.trim_end_matches(['\n', '\r']);
+                    out.push_str(&format!("{display}:{lnum}: {}\n", cut(text)));
+                }
+                Ok(true)
+            }),
+        );
+        if let Err(e) = result {
+            tracing::debug!(path = %path.display(), error = %e, "grep: skipped a file");
+        }
+        if total > before {
+            files_matched += 1;
+        }
+    }
+    Ok(Found {
+        out,
+        total,
+        files_matched,
     })
 }
 
