@@ -177,40 +177,50 @@ async fn fetch(config: &WebfetchConfig, url: &str) -> Result<Page, ToolError> {
             current = next;
             continue;
         }
-        let kind = kind_of(
-            resp.headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok()),
-        );
-        if let Kind::Binary(ct) = &kind {
-            return Err(tool_err!(
-                "{current} is {ct}, not text: webfetch reads pages and text only"
-            ));
-        }
-        let (body, cut) = read_capped(resp, config.max_bytes).await?;
-        if body.contains(&0) {
-            return Err(tool_err!("{current} is binary content, not text"));
-        }
-        let raw = String::from_utf8_lossy(&body);
-        let mut text = match kind {
-            Kind::Html => htmd::convert(&raw).unwrap_or_else(|_| raw.to_string()),
-            _ => raw.to_string(),
-        };
-        if !status.is_success() {
-            text = format!("HTTP {status} from {current}\n\n{text}");
-        }
-        if cut {
-            text.push_str(&format!(
-                "\n\n[the page is larger than {} bytes: only its start was read]",
-                config.max_bytes
-            ));
-        }
-        return Ok(Page {
-            url: current,
-            status: status.as_u16(),
-            text,
-        });
+        return page(resp, current, config.max_bytes).await;
     }
+}
+
+/// The page a (not redirecting) response carries, as text: HTML converted to Markdown, at most
+/// `max_bytes` of it read; an error for a body that is not text.
+async fn page(
+    resp: reqwest::Response,
+    current: String,
+    max_bytes: usize,
+) -> Result<Page, ToolError> {
+    let status = resp.status();
+    let kind = kind_of(
+        resp.headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    );
+    if let Kind::Binary(ct) = &kind {
+        return Err(tool_err!(
+            "{current} is {ct}, not text: webfetch reads pages and text only"
+        ));
+    }
+    let (body, cut) = read_capped(resp, max_bytes).await?;
+    if body.contains(&0) {
+        return Err(tool_err!("{current} is binary content, not text"));
+    }
+    let raw = String::from_utf8_lossy(&body);
+    let mut text = match kind {
+        Kind::Html => htmd::convert(&raw).unwrap_or_else(|_| raw.to_string()),
+        _ => raw.to_string(),
+    };
+    if !status.is_success() {
+        text = format!("HTTP {status} from {current}\n\n{text}");
+    }
+    if cut {
+        text.push_str(&format!(
+            "\n\n[the page is larger than {max_bytes} bytes: only its start was read]"
+        ));
+    }
+    Ok(Page {
+        url: current,
+        status: status.as_u16(),
+        text,
+    })
 }
 
 fn redirect_target(resp: &reqwest::Response, current: &str) -> Result<String, ToolError> {
