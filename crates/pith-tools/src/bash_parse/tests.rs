@@ -264,6 +264,43 @@ fn prefix_patterns() {
     assert_eq!(p("$x -rf").as_deref(), None);
 }
 
+/// Lines for [`bash_runs_nothing_the_analysis_missed`]: each runs commands in a way the analysis
+/// must see (comments, quotes, substitutions, here-documents, compound commands …).
+const DIFFERENTIAL_LINES: &[&str] = &[
+    "git status # it's fine\ntouch p36",
+    "git status # \\\ntouch p36",
+    "git status # \"\ntouch p36",
+    "echo a#b; touch p1",
+    "echo 'x\n' # ' \ntouch p2",
+    "echo \"$(touch p3)\"",
+    "echo `touch p4`",
+    "cat <<EOF\n$(touch p5) `touch p6`\nEOF",
+    "cat <<'EOF'\n$(touch p7)\nEOF\ntouch p8",
+    "echo ${x:-$(touch p9)}",
+    "diff <(touch p10) >(touch p11)",
+    "x=1 touch p12",
+    "case a in a) touch p13;; esac",
+    "for i in 1; do touch p14; done",
+    "f() { touch p15; }; f",
+    "if touch p16; then touch p17; fi",
+    "echo hi > f.txt; touch p18 2>&1",
+    "{ touch p19; } > /dev/null",
+    "(touch p20) | cat",
+    "echo \\$(touch nope) $'\\'' touch p21",
+    "echo $'a\\'b' ; touch p22",
+    "echo \"a\\\"b\" ; touch p23",
+    "echo x\\\ntouch p24",
+    "echo x &&\ntouch p25",
+    "! touch p26 || touch p27",
+    "echo ${#x} ${x#a} \"${x//a/$(touch p28)}\"",
+    "time touch p29",
+    "[ -f x ] || touch p30",
+    "[[ -f x ]] || touch p31",
+    "echo {a,b} *.nothing; touch p32",
+    "exec 2>/dev/null; touch p33",
+    "echo $((1+2)); touch p34",
+];
+
 /// Differential check against bash itself: every command bash actually starts for a line (seen
 /// through a DEBUG trap, with no PATH so nothing external runs) is one the analysis found, unless
 /// the analysis says the line may run hidden commands.
@@ -275,58 +312,8 @@ fn bash_runs_nothing_the_analysis_missed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let lines = [
-        "git status # it's fine\ntouch p36",
-        "git status # \\\ntouch p36",
-        "git status # \"\ntouch p36",
-        "echo a#b; touch p1",
-        "echo 'x\n' # ' \ntouch p2",
-        "echo \"$(touch p3)\"",
-        "echo `touch p4`",
-        "cat <<EOF\n$(touch p5) `touch p6`\nEOF",
-        "cat <<'EOF'\n$(touch p7)\nEOF\ntouch p8",
-        "echo ${x:-$(touch p9)}",
-        "diff <(touch p10) >(touch p11)",
-        "x=1 touch p12",
-        "case a in a) touch p13;; esac",
-        "for i in 1; do touch p14; done",
-        "f() { touch p15; }; f",
-        "if touch p16; then touch p17; fi",
-        "echo hi > f.txt; touch p18 2>&1",
-        "{ touch p19; } > /dev/null",
-        "(touch p20) | cat",
-        "echo \\$(touch nope) $'\\'' touch p21",
-        "echo $'a\\'b' ; touch p22",
-        "echo \"a\\\"b\" ; touch p23",
-        "echo x\\\ntouch p24",
-        "echo x &&\ntouch p25",
-        "! touch p26 || touch p27",
-        "echo ${#x} ${x#a} \"${x//a/$(touch p28)}\"",
-        "time touch p29",
-        "[ -f x ] || touch p30",
-        "[[ -f x ]] || touch p31",
-        "echo {a,b} *.nothing; touch p32",
-        "exec 2>/dev/null; touch p33",
-        "echo $((1+2)); touch p34",
-    ];
-    for line in lines {
-        let _ = std::fs::remove_file(&log);
-        let script = format!(
-            "set -T; trap 'printf \"%s\\0\" \"$BASH_COMMAND\" >> \"$PITH_LOG\"' DEBUG\n{line}"
-        );
-        let _ = std::process::Command::new(&bash)
-            .arg("--norc")
-            .arg("-c")
-            .arg(&script)
-            .current_dir(dir.path())
-            .env_clear()
-            .env("PATH", "/nonexistent")
-            .env("PITH_LOG", &log)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    for &line in DIFFERENTIAL_LINES {
+        let ran = commands_bash_ran(&bash, dir.path(), &log, line);
         let a = analyse(line);
         if a.hidden || a.commands.iter().any(|c| c.hidden_code) {
             continue;
@@ -341,23 +328,7 @@ fn bash_runs_nothing_the_analysis_missed() {
                 continue;
             };
             let name = name.trim_matches(['\'', '"', '\\']);
-            // Assignments, keywords the trap reports, and builtins with no effect.
-            if name.contains('=')
-                || matches!(
-                    name,
-                    "[[" | "(("
-                        | "["
-                        | "case"
-                        | "for"
-                        | "select"
-                        | "time"
-                        | "true"
-                        | ":"
-                        | "echo"
-                        | "printf"
-                        | "cat"
-                )
-            {
+            if reported_but_harmless(name) {
                 continue;
             }
             assert!(
@@ -366,6 +337,51 @@ fn bash_runs_nothing_the_analysis_missed() {
             );
         }
     }
+}
+
+/// What bash started for `line` (in `dir`, with no PATH): its DEBUG trap's `$BASH_COMMAND`s,
+/// NUL-separated, logged to `log`.
+fn commands_bash_ran(
+    bash: &std::path::Path,
+    dir: &std::path::Path,
+    log: &std::path::Path,
+    line: &str,
+) -> String {
+    let _ = std::fs::remove_file(log);
+    let script =
+        format!("set -T; trap 'printf \"%s\\0\" \"$BASH_COMMAND\" >> \"$PITH_LOG\"' DEBUG\n{line}");
+    let _ = std::process::Command::new(bash)
+        .arg("--norc")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/nonexistent")
+        .env("PITH_LOG", log)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
+/// Assignments, keywords the trap reports, and builtins with no effect.
+fn reported_but_harmless(name: &str) -> bool {
+    name.contains('=')
+        || matches!(
+            name,
+            "[[" | "(("
+                | "["
+                | "case"
+                | "for"
+                | "select"
+                | "time"
+                | "true"
+                | ":"
+                | "echo"
+                | "printf"
+                | "cat"
+        )
 }
 
 fn which_bash() -> Result<std::path::PathBuf, ()> {

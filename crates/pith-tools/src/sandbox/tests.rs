@@ -416,8 +416,12 @@ async fn what_git_and_pith_run_is_read_only() {
         applied.protected.contains(&m.ws.join(".git")),
         "{applied:?}"
     );
-    let script = "{ echo x > .git/hooks/post-commit; printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> .git/config; \
-                  echo 'sandbox = \"off\"' > pith.toml; rm -rf .git; mv .git gone; echo ok > main.rs; echo end; } 2>&1";
+    // One string per line of source (`concat!`): a string continued with `\` left the line
+    // counters reading its `{` as the start of a block.
+    let script = concat!(
+        "{ echo x > .git/hooks/post-commit; printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> .git/config; ",
+        "echo 'sandbox = \"off\"' > pith.toml; rm -rf .git; mv .git gone; echo ok > main.rs; echo end; } 2>&1"
+    );
     let (_, out) = run(&applied, &m.ws, script).await;
     assert!(out.ends_with("end\n"), "{out}");
     assert!(!m.ws.join(".git/hooks/post-commit").exists(), "{out}");
