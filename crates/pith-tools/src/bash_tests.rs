@@ -6,11 +6,8 @@ use super::*;
 use crate::testutil::Ws;
 use pith_config::SandboxMode;
 
-async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-    Bash::default()
-        .run(input, &ws.ctx)
-        .await
-        .map_err(|e| e.to_string())
+async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+    Bash::default().run(input, &ws.ctx).await
 }
 
 /// A name for the processes one test starts: `exec -a` makes it their argv[0], so they can be
@@ -161,7 +158,8 @@ async fn cancel_kills_the_group() {
     let err = tokio::time::timeout(Duration::from_secs(60), run(&ws, json!({"command": cmd})))
         .await
         .expect("cancel must stop the command")
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("interrupted"), "{err}");
     assert!(all_gone(&m).await, "a background child survived the cancel");
 }
@@ -205,24 +203,28 @@ async fn bad_input() {
         run(&ws, json!({}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("missing field `command`")
     );
     assert!(
         run(&ws, json!({"command": "  "}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("empty")
     );
     assert!(
         run(&ws, json!({"command": "true", "timeout": -5}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("timeout")
     );
     assert!(
         run(&ws, json!({"command": 5}))
             .await
             .unwrap_err()
+            .to_string()
             .starts_with("Invalid input for bash")
     );
 }

@@ -243,8 +243,8 @@ mod tests {
     use crate::read::Read;
     use crate::testutil::Ws;
 
-    async fn edit(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Edit.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+    async fn edit(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+        Edit.run(input, &ws.ctx).await
     }
 
     async fn read(ws: &Ws, rel: &str) {
@@ -292,7 +292,8 @@ mod tests {
             json!({"file_path": "f.txt", "old_string": "x = 1", "new_string": "x = 2"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("appears 3 times") && err.contains("replace_all"),
             "{err}"
@@ -325,39 +326,45 @@ mod tests {
             json!({"file_path": "f.py", "old_string": "return 2", "new_string": "return 3"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("old_string was not found in f.py"), "{err}");
         let err = edit(
             &ws,
             json!({"file_path": "f.py", "old_string": "return 1\n  ", "new_string": "x"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("leading/trailing whitespace"), "{err}");
         let err = edit(
             &ws,
             json!({"file_path": "f.py", "old_string": "a", "new_string": "a"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("identical"), "{err}");
         let err = edit(
             &ws,
             json!({"file_path": "f.py", "old_string": "", "new_string": "a"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("use write"), "{err}");
         let err = edit(
             &ws,
             json!({"file_path": "nope.py", "old_string": "a", "new_string": "b"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("File not found: nope.py"), "{err}");
         let err = edit(&ws, json!({"file_path": "f.py", "old_string": "a"}))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("missing field `new_string`"), "{err}");
     }
 
@@ -370,7 +377,8 @@ mod tests {
             json!({"file_path": "f.txt", "old_string": "a", "new_string": "b"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("has not been read"), "{err}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\n");
     }
@@ -385,7 +393,8 @@ mod tests {
             json!({"file_path": "l1.txt", "old_string": "caf", "new_string": "tea"}),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("not valid UTF-8"), "{err}");
         assert_eq!(std::fs::read(&p).unwrap(), b"caf\xe9\n");
     }

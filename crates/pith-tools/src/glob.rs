@@ -181,8 +181,8 @@ mod tests {
     use super::*;
     use crate::testutil::{Ws, touch};
 
-    async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Glob.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+    async fn glob(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+        Glob.run(input, &ws.ctx).await
     }
 
     #[tokio::test]
@@ -237,12 +237,14 @@ mod tests {
             glob(&ws, json!({"pattern": "a[b"}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("invalid glob")
         );
         assert!(
             glob(&ws, json!({"pattern": "*", "path": "nope"}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("Directory not found")
         );
         ws.write("file", "");
@@ -250,12 +252,14 @@ mod tests {
             glob(&ws, json!({"pattern": "*", "path": "file"}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("not a directory")
         );
         assert!(
             glob(&ws, json!({}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("missing field `pattern`")
         );
     }

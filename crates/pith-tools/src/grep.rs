@@ -236,8 +236,8 @@ mod tests {
     use super::*;
     use crate::testutil::{Ws, touch};
 
-    async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Grep.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+    async fn grep(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+        Grep.run(input, &ws.ctx).await
     }
 
     #[tokio::test]
@@ -339,7 +339,10 @@ mod tests {
     #[tokio::test]
     async fn errors() {
         let ws = Ws::new();
-        let err = grep(&ws, json!({"pattern": "fn("})).await.unwrap_err();
+        let err = grep(&ws, json!({"pattern": "fn("}))
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("grep: invalid regular expression") && !err.contains('\n'),
             "{err}"
@@ -348,12 +351,14 @@ mod tests {
             grep(&ws, json!({"pattern": "x", "path": "nope"}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("not found")
         );
         assert!(
             grep(&ws, json!({"pattern": ""}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("empty")
         );
     }

@@ -195,8 +195,8 @@ mod tests {
     use super::*;
     use crate::testutil::Ws;
 
-    async fn list(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        List.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+    async fn list(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+        List.run(input, &ws.ctx).await
     }
 
     #[tokio::test]
@@ -252,12 +252,14 @@ mod tests {
             list(&ws, json!({"path": "nope"}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("Directory not found")
         );
         assert!(
             list(&ws, json!({"ignore": ["a[b"]}))
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("invalid ignore")
         );
         let out = list(&ws, Value::Null).await.unwrap();

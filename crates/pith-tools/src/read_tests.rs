@@ -4,8 +4,8 @@ use super::*;
 use crate::path::mtime_ms;
 use crate::testutil::Ws;
 
-async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-    Read.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+    Read.run(input, &ws.ctx).await
 }
 
 #[tokio::test]
@@ -47,14 +47,16 @@ async fn offset_and_limit() {
     );
     let err = run(&ws, json!({"file_path": "f.txt", "offset": 51}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("past the end") && err.contains("50 lines"),
         "{err}"
     );
     let err = run(&ws, json!({"file_path": "f.txt", "limit": 0}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("limit"), "{err}");
 }
 
@@ -100,12 +102,14 @@ async fn missing_file_suggests_similar_names() {
     ws.write("src/other.rs", "");
     let err = run(&ws, json!({"file_path": "src/confg.rs"}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("File not found: src/confg.rs"), "{err}");
     assert!(err.contains("Did you mean: src/config.rs?"), "{err}");
     let err = run(&ws, json!({"file_path": "nodir/x.rs"}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not exist either"), "{err}");
 }
 
@@ -115,13 +119,15 @@ async fn binary_refused_image_reported() {
     ws.write("blob.dat", [0u8, 1, 2, 3, 0, 255, 10]);
     let err = run(&ws, json!({"file_path": "blob.dat"}))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("binary file"), "{err}");
     ws.write("lib.so", "not really binary");
     assert!(
         run(&ws, json!({"file_path": "lib.so"}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("binary")
     );
     ws.write("pic.PNG", [0x89, b'P', b'N', b'G', 0, 0]);
@@ -183,18 +189,21 @@ async fn bad_input() {
         run(&ws, json!({}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("missing field `file_path`")
     );
     assert!(
         run(&ws, json!({"file_path": "x", "offset": "a"}))
             .await
             .unwrap_err()
+            .to_string()
             .starts_with("Invalid input for read")
     );
     assert!(
         run(&ws, json!({"file_path": "x", "offset": -1}))
             .await
             .unwrap_err()
+            .to_string()
             .contains("offset")
     );
 }
@@ -208,12 +217,18 @@ async fn special_files_are_refused_at_once() {
     // SAFETY: mkfifo with a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     // Nothing ever writes to it: a read that opened it would hang here.
-    let err = run(&ws, json!({"file_path": "pipe"})).await.unwrap_err();
+    let err = run(&ws, json!({"file_path": "pipe"}))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("named pipe (FIFO)"), "{err}");
     assert!(err.contains("timeout"), "{err}");
     for dev in ["/dev/zero", "/dev/null", "/dev/stdin"] {
         if std::fs::metadata(dev).is_ok() {
-            let err = run(&ws, json!({"file_path": dev})).await.unwrap_err();
+            let err = run(&ws, json!({"file_path": dev}))
+                .await
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.contains("character device")
                     || err.contains("named pipe")

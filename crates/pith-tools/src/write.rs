@@ -212,8 +212,8 @@ mod tests {
     use crate::read::Read;
     use crate::testutil::Ws;
 
-    async fn write(ws: &Ws, input: Value) -> Result<ToolOutput, String> {
-        Write.run(input, &ws.ctx).await.map_err(|e| e.to_string())
+    async fn write(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
+        Write.run(input, &ws.ctx).await
     }
 
     #[tokio::test]
@@ -244,7 +244,8 @@ mod tests {
         ws.write("f.txt", "original\n");
         let err = write(&ws, json!({"file_path": "f.txt", "content": "new"}))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("has not been read"), "{err}");
         assert_eq!(
             std::fs::read_to_string(ws.path("f.txt")).unwrap(),
@@ -283,7 +284,8 @@ mod tests {
             .unwrap();
         let err = write(&ws, json!({"file_path": "f.txt", "content": "mine"}))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("changed on disk"), "{err}");
         assert_eq!(
             std::fs::read_to_string(&p).unwrap(),
@@ -297,15 +299,20 @@ mod tests {
         std::fs::create_dir_all(ws.path("dir")).unwrap();
         let err = write(&ws, json!({"file_path": "dir", "content": ""}))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is a directory"), "{err}");
-        let err = write(&ws, json!({"file_path": "x"})).await.unwrap_err();
+        let err = write(&ws, json!({"file_path": "x"}))
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("missing field `content`"), "{err}");
         // A parent that is a file.
         ws.write("file", "");
         let err = write(&ws, json!({"file_path": "file/child.txt", "content": ""}))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("Cannot create the directory"), "{err}");
     }
 }
