@@ -28,23 +28,50 @@ struct Input {
     url: String,
 }
 
+/// Why a URL is not one pith fetches. The `Display` text is what the model is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// It does not parse as a URL (`reason` is the parser's).
+    #[error("not a URL ({reason}): {url}")]
+    NotAUrl { url: String, reason: String },
+    /// A scheme other than http or https.
+    #[error("only http and https URLs are fetched, not {scheme}:")]
+    Scheme { scheme: String },
+    /// A user name or password in the URL.
+    #[error("a URL with credentials in it is not fetched")]
+    Credentials,
+    /// No host to fetch from.
+    #[error("no host in {url}")]
+    NoHost { url: String },
+}
+
+impl From<UrlError> for ToolError {
+    fn from(e: UrlError) -> ToolError {
+        ToolError::Failed(e.to_string())
+    }
+}
+
 /// The host a URL names (what `[permission.webfetch]` rules match), or why it is not one pith
 /// fetches.
-pub fn host_of(url: &str) -> Result<String, String> {
-    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| format!("not a URL ({e}): {url}"))?;
+pub fn host_of(url: &str) -> Result<String, UrlError> {
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| UrlError::NotAUrl {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!(
-            "only http and https URLs are fetched, not {}:",
-            parsed.scheme()
-        ));
+        return Err(UrlError::Scheme {
+            scheme: parsed.scheme().to_string(),
+        });
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("a URL with credentials in it is not fetched".into());
+        return Err(UrlError::Credentials);
     }
     parsed
         .host_str()
         .map(|h| h.to_ascii_lowercase())
-        .ok_or_else(|| format!("no host in {url}"))
+        .ok_or_else(|| UrlError::NoHost {
+            url: url.to_string(),
+        })
 }
 
 /// What a response body is, from its content type: text pith can show, or not.
@@ -102,7 +129,7 @@ impl Tool for Webfetch {
 
     fn precheck(&self, input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let url = input.get("url").and_then(Value::as_str).unwrap_or_default();
-        host_of(url).map(|_| ()).map_err(ToolError::Failed)
+        host_of(url).map(|_| ()).map_err(ToolError::from)
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -129,7 +156,7 @@ struct Page {
 
 /// GETs `url`, following same-host redirects (at most `max_redirects`).
 async fn fetch(config: &WebfetchConfig, url: &str) -> Result<Page, ToolError> {
-    let host = host_of(url).map_err(ToolError::Failed)?;
+    let host = host_of(url)?;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(config.timeout_secs.max(1)))
@@ -156,7 +183,7 @@ async fn fetch(config: &WebfetchConfig, url: &str) -> Result<Page, ToolError> {
         let status = resp.status();
         if status.is_redirection() {
             let next = redirect_target(&resp, &current)?;
-            let next_host = host_of(&next).map_err(ToolError::Failed)?;
+            let next_host = host_of(&next)?;
             if next_host != host {
                 let text = format!(
                     "{current} redirects to another host: {next}\nTo read it, call webfetch with that URL."
