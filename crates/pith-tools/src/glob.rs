@@ -83,6 +83,19 @@ pub(crate) fn search_root(
     }
 }
 
+/// Why a glob pattern cannot be used. The tools tell the model its `Display` text after their
+/// own prefix (`glob: `, ``grep: `include`: ``).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GlobError {
+    #[error("the glob pattern is empty")]
+    Empty,
+    #[error("invalid glob pattern `{pattern}`: {source}")]
+    Invalid {
+        pattern: String,
+        source: globset::Error,
+    },
+}
+
 /// A file-name glob: patterns without `/` match the file name at any depth, others the path
 /// relative to the search root.
 pub(crate) struct NameGlob {
@@ -91,16 +104,19 @@ pub(crate) struct NameGlob {
 }
 
 impl NameGlob {
-    pub(crate) fn new(pattern: &str) -> Result<NameGlob, String> {
+    pub(crate) fn new(pattern: &str) -> Result<NameGlob, GlobError> {
         let pattern = pattern.trim();
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
         if pattern.is_empty() {
-            return Err("the glob pattern is empty".to_string());
+            return Err(GlobError::Empty);
         }
         let matcher = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("invalid glob pattern `{pattern}`: {e}"))?
+            .map_err(|source| GlobError::Invalid {
+                pattern: pattern.to_string(),
+                source,
+            })?
             .compile_matcher();
         Ok(NameGlob {
             matcher,
