@@ -151,9 +151,23 @@ pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
     out
 }
 
+/// Why the gitdir a `.git` file names could not be found (said in the sandbox's note).
+#[derive(Debug, thiserror::Error)]
+pub enum GitfileError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    /// Its first line is not `gitdir: PATH`.
+    #[error("not a `gitdir:` file")]
+    NotGitdir,
+    /// The gitdir it names is not a directory.
+    #[error("its gitdir {} is not a directory", .0.display())]
+    NoGitdir(PathBuf),
+}
+
 /// The gitdir a `.git` file names (`gitdir: PATH`, relative to the file's folder) and the
 /// common dir that gitdir names in its `commondir` file, when there is one.
-pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, GitfileError> {
     let text = read_small(gitfile)?;
     let line = text
         .lines()
@@ -161,14 +175,11 @@ pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, String> {
         .and_then(|l| l.strip_prefix("gitdir:"))
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .ok_or("not a `gitdir:` file")?;
+        .ok_or(GitfileError::NotGitdir)?;
     let base = gitfile.parent().unwrap_or(Path::new("/"));
     let gitdir = real(&base.join(line));
     if !gitdir.is_dir() {
-        return Err(format!(
-            "its gitdir {} is not a directory",
-            gitdir.display()
-        ));
+        return Err(GitfileError::NoGitdir(gitdir));
     }
     let mut out = vec![gitdir.clone()];
     if let Ok(common) = read_small(&gitdir.join("commondir")) {
@@ -180,13 +191,11 @@ pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn read_small(path: &Path) -> Result<String, String> {
+fn read_small(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut text = String::new();
-    file.take(4096)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+    file.take(4096).read_to_string(&mut text)?;
     Ok(text)
 }
 
