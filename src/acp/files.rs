@@ -12,7 +12,7 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::rpc::Connection;
-use crate::tools::editor::EditorFiles;
+use crate::tools::editor::{EditorError, EditorFiles};
 
 pub struct ClientFiles {
     conn: Arc<Connection>,
@@ -49,24 +49,24 @@ impl EditorFiles for ClientFiles {
         self.write
     }
 
-    async fn read_text(&self, path: &Path) -> Result<String, String> {
+    async fn read_text(&self, path: &Path) -> Result<String, EditorError> {
         let params = ReadTextFileRequest::new(self.session_id.clone(), path);
         let answer = self
             .conn
             .request("fs/read_text_file", params)
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| EditorError::Refused(e.message))?;
         serde_json::from_value::<ReadTextFileResponse>(answer)
             .map(|r| r.content)
-            .map_err(|e| format!("an answer pith cannot read: {e}"))
+            .map_err(EditorError::Unreadable)
     }
 
-    async fn write_text(&self, path: &Path, content: &str) -> Result<(), String> {
+    async fn write_text(&self, path: &Path, content: &str) -> Result<(), EditorError> {
         let params = WriteTextFileRequest::new(self.session_id.clone(), path, content);
         self.conn
             .request("fs/write_text_file", params)
             .await
             .map(|_| ())
-            .map_err(|e| e.message)
+            .map_err(|e| EditorError::Refused(e.message))
     }
 }

@@ -16,8 +16,19 @@ use super::{ToolContext, ToolError};
 /// How long one request to the editor may take.
 pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why the editor did not read or write a file. The `Display` text is one line for the log or
+/// the model.
+#[derive(Debug, thiserror::Error)]
+pub enum EditorError {
+    /// The editor answered with an error (its message).
+    #[error("{0}")]
+    Refused(String),
+    /// The editor's answer is not what the request calls for.
+    #[error("an answer pith cannot read: {0}")]
+    Unreadable(#[source] serde_json::Error),
+}
+
 /// Reads and writes text through the front end's editor. Paths are absolute and resolved.
-/// Errors are one line for the log or the model.
 #[async_trait::async_trait]
 pub trait EditorFiles: Send + Sync {
     /// The editor answers reads ([`read_text`](Self::read_text)).
@@ -25,9 +36,9 @@ pub trait EditorFiles: Send + Sync {
     /// The editor takes writes ([`write_text`](Self::write_text)).
     fn writes(&self) -> bool;
     /// The text of `path` as the editor has it (an unsaved buffer included).
-    async fn read_text(&self, path: &Path) -> Result<String, String>;
+    async fn read_text(&self, path: &Path) -> Result<String, EditorError>;
     /// Makes `content` the text of `path` in the editor (which saves it as it does).
-    async fn write_text(&self, path: &Path, content: &str) -> Result<(), String>;
+    async fn write_text(&self, path: &Path, content: &str) -> Result<(), EditorError>;
 }
 
 /// The editor's text of `path`, when an editor reads for this call; `None` when there is none
@@ -91,7 +102,7 @@ pub(crate) mod testing {
     use std::path::{Path, PathBuf};
     use std::sync::Mutex;
 
-    use super::EditorFiles;
+    use super::{EditorError, EditorFiles};
 
     /// An editor holding buffers in memory; every write is recorded. A path without a buffer
     /// fails to read (`reads` may still be on); `fail_writes` makes every write fail.
@@ -134,7 +145,7 @@ pub(crate) mod testing {
         fn writes(&self) -> bool {
             self.writes
         }
-        async fn read_text(&self, path: &Path) -> Result<String, String> {
+        async fn read_text(&self, path: &Path) -> Result<String, EditorError> {
             if self.hang {
                 std::future::pending::<()>().await;
             }
@@ -143,14 +154,14 @@ pub(crate) mod testing {
                 .unwrap()
                 .get(path)
                 .cloned()
-                .ok_or_else(|| "no such buffer".to_string())
+                .ok_or_else(|| EditorError::Refused("no such buffer".into()))
         }
-        async fn write_text(&self, path: &Path, content: &str) -> Result<(), String> {
+        async fn write_text(&self, path: &Path, content: &str) -> Result<(), EditorError> {
             if self.hang {
                 std::future::pending::<()>().await;
             }
             if self.fail_writes {
-                return Err("read-only buffer".into());
+                return Err(EditorError::Refused("read-only buffer".into()));
             }
             self.written
                 .lock()
