@@ -25,6 +25,7 @@
 mod watch;
 
 use std::io::Read as _;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Largest command file read.
@@ -244,8 +245,14 @@ fn read_tree(
         }
         Err(_) => return,
     }
+    let mut walk = TreeWalk {
+        root,
+        source,
+        found,
+        out,
+        read: 0,
+    };
     let mut stack = vec![(dir.to_path_buf(), Vec::<String>::new())];
-    let mut read = 0;
     while let Some((dir, prefix)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -273,47 +280,74 @@ fn read_tree(
             let Some(stem) = stem.strip_suffix(".md") else {
                 continue;
             };
-            let warn = |out: &mut Commands, why: &str| {
-                out.warnings
-                    .push(format!("{}: {why}; command skipped", path.display()))
-            };
-            if !valid_segment(stem) {
-                warn(
-                    out,
-                    "a command's file name must be letters, digits, '-', '_' or '.'",
-                );
-                continue;
-            }
-            if read >= MAX_COMMANDS {
-                warn(out, &format!("more than {MAX_COMMANDS} commands"));
+            if walk.file(&path, &meta, stem, &prefix).is_break() {
                 return;
             }
-            let text = match read_file(&path, &meta, root) {
-                Ok(t) => t,
-                Err(why) => {
-                    warn(out, &why);
-                    continue;
-                }
-            };
-            read += 1;
-            let mut name = prefix.join(":");
-            if !name.is_empty() {
-                name.push(':');
-            }
-            name.push_str(stem);
-            if found.iter().any(|f| f.name == name) {
-                continue;
-            }
-            match parse(&path, &text) {
-                Ok(front) => found.push(CustomCommand {
-                    name,
-                    source,
-                    path: path.clone(),
-                    ..front
-                }),
-                Err(e) => out.warnings.push(format!("{e}; command skipped")),
-            }
         }
+    }
+}
+
+/// One walk over a commands tree: where it may read, and what it found so far.
+struct TreeWalk<'a> {
+    root: &'a Path,
+    source: Source,
+    found: &'a mut Vec<CustomCommand>,
+    out: &'a mut Commands,
+    /// Command files read so far.
+    read: usize,
+}
+
+impl TreeWalk<'_> {
+    /// One `*.md` file, `stem` its name without the extension, in the subfolders `prefix`.
+    /// `Break`: too many commands, stop reading.
+    fn file(
+        &mut self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        stem: &str,
+        prefix: &[String],
+    ) -> ControlFlow<()> {
+        let warn = |out: &mut Commands, why: &str| {
+            out.warnings
+                .push(format!("{}: {why}; command skipped", path.display()))
+        };
+        if !valid_segment(stem) {
+            warn(
+                self.out,
+                "a command's file name must be letters, digits, '-', '_' or '.'",
+            );
+            return ControlFlow::Continue(());
+        }
+        if self.read >= MAX_COMMANDS {
+            warn(self.out, &format!("more than {MAX_COMMANDS} commands"));
+            return ControlFlow::Break(());
+        }
+        let text = match read_file(path, meta, self.root) {
+            Ok(t) => t,
+            Err(why) => {
+                warn(self.out, &why);
+                return ControlFlow::Continue(());
+            }
+        };
+        self.read += 1;
+        let mut name = prefix.join(":");
+        if !name.is_empty() {
+            name.push(':');
+        }
+        name.push_str(stem);
+        if self.found.iter().any(|f| f.name == name) {
+            return ControlFlow::Continue(());
+        }
+        match parse(path, &text) {
+            Ok(front) => self.found.push(CustomCommand {
+                name,
+                source: self.source,
+                path: path.to_path_buf(),
+                ..front
+            }),
+            Err(e) => self.out.warnings.push(format!("{e}; command skipped")),
+        }
+        ControlFlow::Continue(())
     }
 }
 
