@@ -194,8 +194,8 @@ fn set_key(agent: &mut AgentConfig, key: &str, value: &str) -> Result<bool, Fron
 /// What is wrong with one line of an agent's front matter.
 #[derive(Debug, thiserror::Error)]
 enum FrontMatterError {
-    #[error("{0}")]
-    Model(String),
+    #[error(transparent)]
+    Model(#[from] super::load::BadModelName),
     #[error("unknown front matter key `{0}` (known: description, model, tools, disable)")]
     UnknownKey(String),
 }

@@ -286,13 +286,22 @@ fn agents_from_files(
     Ok(trusted)
 }
 
+/// A `model` value that is not `provider/model`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("model must be \"provider/model\", got \"{model}\"")]
+pub struct BadModelName {
+    pub model: String,
+}
+
 /// `model` values must be `provider/model`.
-pub fn check_model_name(model: &str) -> Result<(), String> {
+pub fn check_model_name(model: &str) -> Result<(), BadModelName> {
     match model.split_once('/') {
         Some((p, m)) if !p.is_empty() && !m.is_empty() && !model.contains(char::is_whitespace) => {
             Ok(())
         }
-        _ => Err(format!("model must be \"provider/model\", got \"{model}\"")),
+        _ => Err(BadModelName {
+            model: model.to_string(),
+        }),
     }
 }
 

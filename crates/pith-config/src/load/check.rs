@@ -50,7 +50,8 @@ pub(super) fn check_config(config: &Config, root: &DeTable<'_>) -> Result<(), Pr
 /// `model`.
 fn check_model(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
     if let Some(model) = &config.model {
-        check_model_name(model).map_err(|e| Problem::new(span_at(root, &["model"]), e))?;
+        check_model_name(model)
+            .map_err(|e| Problem::new(span_at(root, &["model"]), e.to_string()))?;
     }
     Ok(())
 }

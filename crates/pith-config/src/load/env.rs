@@ -26,7 +26,7 @@ pub(super) fn apply(
 fn set_model(merged: &mut Merged, model: &str) -> Result<(), ConfigError> {
     check_model_name(model).map_err(|e| ConfigError::Env {
         var: ENV_MODEL.to_string(),
-        message: e,
+        message: e.to_string(),
     })?;
     merged
         .table
