@@ -9,6 +9,11 @@
 //! The workspace file comes from the repository pith runs in: until the directory is trusted
 //! (`LoadOptions::trust`, or listed in the global `trusted_directories`) only harmless keys of it
 //! are used (see `trust.rs`).
+//!
+//! Here: the sources in order and what is checked once they are merged. `layers.rs` reads and
+//! merges the files, `file.rs` parses one, `check.rs` checks one table by table, `env.rs` applies
+//! the environment, `workspace.rs` and `trust.rs` decide what the workspace file may set, and
+//! `render.rs` writes the effective configuration for `pith config`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
