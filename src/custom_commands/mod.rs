@@ -25,6 +25,7 @@
 mod watch;
 
 use std::io::Read as _;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Largest command file read.
@@ -244,8 +245,14 @@ fn read_tree(
         }
         Err(_) => return,
     }
+    let mut walk = TreeWalk {
+        root,
+        source,
+        found,
+        out,
+        read: 0,
+    };
     let mut stack = vec![(dir.to_path_buf(), Vec::<String>::new())];
-    let mut read = 0;
     while let Some((dir, prefix)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -273,47 +280,74 @@ fn read_tree(
             let Some(stem) = stem.strip_suffix(".md") else {
                 continue;
             };
-            let warn = |out: &mut Commands, why: &str| {
-                out.warnings
-                    .push(format!("{}: {why}; command skipped", path.display()))
-            };
-            if !valid_segment(stem) {
-                warn(
-                    out,
-                    "a command's file name must be letters, digits, '-', '_' or '.'",
-                );
-                continue;
-            }
-            if read >= MAX_COMMANDS {
-                warn(out, &format!("more than {MAX_COMMANDS} commands"));
+            if walk.file(&path, &meta, stem, &prefix).is_break() {
                 return;
             }
-            let text = match read_file(&path, &meta, root) {
-                Ok(t) => t,
-                Err(why) => {
-                    warn(out, &why);
-                    continue;
-                }
-            };
-            read += 1;
-            let mut name = prefix.join(":");
-            if !name.is_empty() {
-                name.push(':');
-            }
-            name.push_str(stem);
-            if found.iter().any(|f| f.name == name) {
-                continue;
-            }
-            match parse(&path, &text) {
-                Ok(front) => found.push(CustomCommand {
-                    name,
-                    source,
-                    path: path.clone(),
-                    ..front
-                }),
-                Err(e) => out.warnings.push(format!("{e}; command skipped")),
-            }
         }
+    }
+}
+
+/// One walk over a commands tree: where it may read, and what it found so far.
+struct TreeWalk<'a> {
+    root: &'a Path,
+    source: Source,
+    found: &'a mut Vec<CustomCommand>,
+    out: &'a mut Commands,
+    /// Command files read so far.
+    read: usize,
+}
+
+impl TreeWalk<'_> {
+    /// One `*.md` file, `stem` its name without the extension, in the subfolders `prefix`.
+    /// `Break`: too many commands, stop reading.
+    fn file(
+        &mut self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        stem: &str,
+        prefix: &[String],
+    ) -> ControlFlow<()> {
+        let warn = |out: &mut Commands, why: &str| {
+            out.warnings
+                .push(format!("{}: {why}; command skipped", path.display()))
+        };
+        if !valid_segment(stem) {
+            warn(
+                self.out,
+                "a command's file name must be letters, digits, '-', '_' or '.'",
+            );
+            return ControlFlow::Continue(());
+        }
+        if self.read >= MAX_COMMANDS {
+            warn(self.out, &format!("more than {MAX_COMMANDS} commands"));
+            return ControlFlow::Break(());
+        }
+        let text = match read_file(path, meta, self.root) {
+            Ok(t) => t,
+            Err(why) => {
+                warn(self.out, &why.to_string());
+                return ControlFlow::Continue(());
+            }
+        };
+        self.read += 1;
+        let mut name = prefix.join(":");
+        if !name.is_empty() {
+            name.push(':');
+        }
+        name.push_str(stem);
+        if self.found.iter().any(|f| f.name == name) {
+            return ControlFlow::Continue(());
+        }
+        match parse(path, &text) {
+            Ok(front) => self.found.push(CustomCommand {
+                name,
+                source: self.source,
+                path: path.to_path_buf(),
+                ..front
+            }),
+            Err(e) => self.out.warnings.push(format!("{e}; command skipped")),
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -325,44 +359,58 @@ fn valid_segment(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Why a command file is not read.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error("a symlink to nowhere")]
+    DanglingSymlink,
+    #[error("a symlink leading out of {} is not followed", root.display())]
+    SymlinkOut { root: PathBuf },
+    #[error("cannot read it: {0}")]
+    Unreadable(std::io::Error),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("{len} bytes; a command file may have at most {MAX_FILE}")]
+    TooLarge { len: u64 },
+    /// It grew past the limit between the size check and the read.
+    #[error("larger than {MAX_FILE} bytes, the most a command file may have")]
+    GrewTooLarge,
+    #[error("not UTF-8 text")]
+    NotUtf8,
+}
+
 /// A command file's text: a regular file (a symlink only when it stays inside `root`), at most
 /// [`MAX_FILE`] bytes, UTF-8.
-fn read_file(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<String, String> {
+fn read_file(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<String, FileError> {
     let target = if meta.file_type().is_symlink() {
         let real = path
             .canonicalize()
-            .map_err(|_| "a symlink to nowhere".to_string())?;
+            .map_err(|_| FileError::DanglingSymlink)?;
         if !real.starts_with(root) {
-            return Err(format!(
-                "a symlink leading out of {} is not followed",
-                root.display()
-            ));
+            return Err(FileError::SymlinkOut {
+                root: root.to_path_buf(),
+            });
         }
         real
     } else {
         path.to_path_buf()
     };
-    let meta = std::fs::metadata(&target).map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = std::fs::metadata(&target).map_err(FileError::Unreadable)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(FileError::NotAFile);
     }
     if meta.len() > MAX_FILE {
-        return Err(format!(
-            "{} bytes; a command file may have at most {MAX_FILE}",
-            meta.len()
-        ));
+        return Err(FileError::TooLarge { len: meta.len() });
     }
-    let file = std::fs::File::open(&target).map_err(|e| format!("cannot read it: {e}"))?;
+    let file = std::fs::File::open(&target).map_err(FileError::Unreadable)?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(FileError::Unreadable)?;
     if bytes.len() as u64 > MAX_FILE {
-        return Err(format!(
-            "larger than {MAX_FILE} bytes, the most a command file may have"
-        ));
+        return Err(FileError::GrewTooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+    String::from_utf8(bytes).map_err(|_| FileError::NotUtf8)
 }
 
 /// Front matter keys other tools write that pith reads past.
@@ -373,10 +421,40 @@ const FOREIGN_KEYS: &[&str] = &[
     "name",
 ];
 
+/// A malformed command file, named with its file and line (`path:3: …`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}:{line}: {problem}", path.display())]
+pub struct ParseError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub problem: Malformed,
+}
+
+/// What is wrong at that line of a command file: its front matter, or no text at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Malformed {
+    #[error("the front matter is not closed with a `---` line")]
+    Unclosed,
+    #[error("expected `key: value`")]
+    NotKeyValue,
+    #[error(transparent)]
+    Model(crate::config::load::BadModelName),
+    #[error("agent must name an agent (letters, digits, '-' or '_')")]
+    BadAgent,
+    #[error("unknown front matter key `{0}` (known: description, argument-hint, model, agent)")]
+    UnknownKey(String),
+    #[error("the command has no text")]
+    NoText,
+}
+
 /// A command file: optional front matter between `---` lines, then the body. The error names
 /// the file and line (`path:3: …`).
-pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, String> {
-    let at = |line: usize, why: &str| format!("{}:{line}: {why}", path.display());
+pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, ParseError> {
+    let at = |line: usize, problem: Malformed| ParseError {
+        path: path.to_path_buf(),
+        line,
+        problem,
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut cmd = CustomCommand {
         name: String::new(),
@@ -392,7 +470,7 @@ pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, String> {
     let mut body_start = 0;
     if lines.first().is_some_and(|l| l.trim_end() == "---") {
         let Some(end) = lines.iter().skip(1).position(|l| l.trim_end() == "---") else {
-            return Err(at(1, "the front matter is not closed with a `---` line"));
+            return Err(at(1, Malformed::Unclosed));
         };
         for (i, line) in lines[1..=end].iter().enumerate() {
             let n = i + 2;
@@ -401,7 +479,7 @@ pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, String> {
                 continue;
             }
             let Some((key, value)) = line.split_once(':') else {
-                return Err(at(n, "expected `key: value`"));
+                return Err(at(n, Malformed::NotKeyValue));
             };
             let value = unquote(value.trim());
             match key.trim() {
@@ -409,29 +487,22 @@ pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, String> {
                 "argument-hint" => cmd.argument_hint = crate::text::one_line(value),
                 "model" => {
                     if !value.is_empty() {
-                        crate::config::load::check_model_name(value).map_err(|m| at(n, &m))?;
+                        crate::config::load::check_model_name(value)
+                            .map_err(|e| at(n, Malformed::Model(e)))?;
                         cmd.model = Some(value.to_string());
                     }
                 }
                 "agent" => {
                     if !value.is_empty() {
                         if !crate::config::agents::valid_name(value) {
-                            return Err(at(
-                                n,
-                                "agent must name an agent (letters, digits, '-' or '_')",
-                            ));
+                            return Err(at(n, Malformed::BadAgent));
                         }
                         cmd.agent = Some(value.to_string());
                     }
                 }
                 k if FOREIGN_KEYS.contains(&k) => {}
                 other => {
-                    return Err(at(
-                        n,
-                        &format!(
-                            "unknown front matter key `{other}` (known: description, argument-hint, model, agent)"
-                        ),
-                    ));
+                    return Err(at(n, Malformed::UnknownKey(other.to_string())));
                 }
             }
         }
@@ -442,7 +513,7 @@ pub fn parse(path: &Path, text: &str) -> Result<CustomCommand, String> {
         .trim()
         .to_string();
     if cmd.body.is_empty() {
-        return Err(at(body_start + 1, "the command has no text"));
+        return Err(at(body_start + 1, Malformed::NoText));
     }
     Ok(cmd)
 }

@@ -75,23 +75,33 @@ fn front_matter_is_read_and_optional() {
 #[test]
 fn malformed_files_name_file_and_line() {
     let p = Path::new("/w/x.md");
-    let e = parse(p, "---\ndescription: d\n").unwrap_err();
+    let e = parse(p, "---\ndescription: d\n").unwrap_err().to_string();
     assert_eq!(
         e,
         "/w/x.md:1: the front matter is not closed with a `---` line"
     );
-    let e = parse(p, "---\ndescription: d\ncolour: red\n---\nbody").unwrap_err();
+    let e = parse(p, "---\ndescription: d\ncolour: red\n---\nbody")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("/w/x.md:3: unknown front matter key `colour`"),
         "{e}"
     );
-    let e = parse(p, "---\nno colon here\n---\nbody").unwrap_err();
+    let e = parse(p, "---\nno colon here\n---\nbody")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("/w/x.md:2: expected `key: value`"), "{e}");
-    let e = parse(p, "---\nmodel: gpt4\n---\nbody").unwrap_err();
+    let e = parse(p, "---\nmodel: gpt4\n---\nbody")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("/w/x.md:2: model must be"), "{e}");
-    let e = parse(p, "---\nagent: ../../x\n---\nbody").unwrap_err();
+    let e = parse(p, "---\nagent: ../../x\n---\nbody")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("/w/x.md:2: agent must"), "{e}");
-    let e = parse(p, "---\ndescription: d\n---\n\n").unwrap_err();
+    let e = parse(p, "---\ndescription: d\n---\n\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no text"), "{e}");
 
     // loading skips the bad file with one line, keeps the good ones

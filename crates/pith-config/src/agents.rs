@@ -106,16 +106,35 @@ pub fn parse(path: &Path, text: &str) -> Result<AgentConfig, ConfigError> {
             ));
         }
     }
+    let (mut agent, end) = read_front_matter(&mut lines, &at)?;
+    if agent.description.trim().is_empty() {
+        return Err(at(
+            end,
+            "an agent needs a `description:` (the model chooses agents by it)",
+        ));
+    }
+    let body: Vec<&str> = lines.map(|(_, l)| l).collect();
+    let prompt = body.join("\n").trim().to_string();
+    if !prompt.is_empty() {
+        agent.prompt = Some(prompt);
+    }
+    Ok(agent)
+}
+
+/// The front matter after its opening line, up to the closing `---`: the agent it describes and
+/// the closing line's number. `at` makes the error for a line.
+fn read_front_matter<'a>(
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+    at: &dyn Fn(usize, &str) -> ConfigError,
+) -> Result<(AgentConfig, usize), ConfigError> {
     let mut agent = AgentConfig::default();
-    let mut closed = None;
     // `tools:` with the list on the following `- name` lines
     let mut list_open = false;
-    for (i, line) in lines.by_ref() {
+    for (i, line) in lines {
         let n = i + 1;
         let trimmed = line.trim();
         if trimmed == "---" {
-            closed = Some(n);
-            break;
+            return Ok((agent, n));
         }
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -130,60 +149,55 @@ pub fn parse(path: &Path, text: &str) -> Result<AgentConfig, ConfigError> {
                 .push(unquote(item).to_string());
             continue;
         }
-        list_open = false;
         let Some((key, value)) = trimmed.split_once(':') else {
             return Err(at(n, "expected `key: value`"));
         };
-        let value = unquote(value.trim());
-        match key.trim() {
-            "description" => agent.description = value.to_string(),
-            "model" => {
-                if !value.is_empty() {
-                    super::load::check_model_name(value).map_err(|m| at(n, &m))?;
-                    agent.model = Some(value.to_string());
-                }
-            }
-            "tools" => {
-                let list = value.trim_start_matches('[').trim_end_matches(']');
-                let tools: Vec<String> = list
-                    .split(',')
-                    .map(|t| unquote(t.trim()).to_string())
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                list_open = tools.is_empty();
-                agent.tools = Some(tools);
-            }
-            "disable" => agent.disable = value == "true",
-            // OpenCode's files say `mode: subagent`; every agent here is one
-            "mode" | "name" => {}
-            other => {
-                return Err(at(
-                    n,
-                    &format!(
-                        "unknown front matter key `{other}` (known: description, model, tools, disable)"
-                    ),
-                ));
+        list_open = set_key(&mut agent, key.trim(), unquote(value.trim()))
+            .map_err(|message| at(n, &message.to_string()))?;
+    }
+    Err(at(
+        1,
+        "the front matter block is not closed with a `---` line",
+    ))
+}
+
+/// Sets one front matter key of `agent`. Returns whether it opens a `tools:` list on the lines
+/// that follow; the error is the message for the key's line.
+fn set_key(agent: &mut AgentConfig, key: &str, value: &str) -> Result<bool, FrontMatterError> {
+    match key {
+        "description" => agent.description = value.to_string(),
+        "model" => {
+            if !value.is_empty() {
+                super::load::check_model_name(value).map_err(FrontMatterError::Model)?;
+                agent.model = Some(value.to_string());
             }
         }
+        "tools" => {
+            let list = value.trim_start_matches('[').trim_end_matches(']');
+            let tools: Vec<String> = list
+                .split(',')
+                .map(|t| unquote(t.trim()).to_string())
+                .filter(|t| !t.is_empty())
+                .collect();
+            let open = tools.is_empty();
+            agent.tools = Some(tools);
+            return Ok(open);
+        }
+        "disable" => agent.disable = value == "true",
+        // OpenCode's files say `mode: subagent`; every agent here is one
+        "mode" | "name" => {}
+        other => return Err(FrontMatterError::UnknownKey(other.to_string())),
     }
-    let Some(end) = closed else {
-        return Err(at(
-            1,
-            "the front matter block is not closed with a `---` line",
-        ));
-    };
-    if agent.description.trim().is_empty() {
-        return Err(at(
-            end,
-            "an agent needs a `description:` (the model chooses agents by it)",
-        ));
-    }
-    let body: Vec<&str> = lines.map(|(_, l)| l).collect();
-    let prompt = body.join("\n").trim().to_string();
-    if !prompt.is_empty() {
-        agent.prompt = Some(prompt);
-    }
-    Ok(agent)
+    Ok(false)
+}
+
+/// What is wrong with one line of an agent's front matter.
+#[derive(Debug, thiserror::Error)]
+enum FrontMatterError {
+    #[error(transparent)]
+    Model(#[from] super::load::BadModelName),
+    #[error("unknown front matter key `{0}` (known: description, model, tools, disable)")]
+    UnknownKey(String),
 }
 
 fn unquote(s: &str) -> &str {

@@ -172,11 +172,28 @@ const RESERVED: &[&str] = &[
     "doom_loop",
 ];
 
+/// A problem with a server entry: the key path under `[mcp.NAME]` it is about, and the message.
+type ServerProblem = (Vec<&'static str>, String);
+
 /// Checks one server entry. `Err((keys, message))`: the key path the message is about.
-pub fn check_server(
-    name: &str,
-    server: &McpServerConfig,
-) -> Result<(), (Vec<&'static str>, String)> {
+pub fn check_server(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
+    check_name(name)?;
+    check_transport(name, server)?;
+    check_transport_keys(name, server)?;
+    check_variable_names(name, server)?;
+    for (key, value) in [
+        ("startup_timeout_secs", server.startup_timeout_secs),
+        ("tool_timeout_secs", server.tool_timeout_secs),
+    ] {
+        if value == Some(0) {
+            return Err((vec![key], format!("mcp.{name}.{key} must be at least 1")));
+        }
+    }
+    Ok(())
+}
+
+/// A server's name: short, plain, and not a built-in tool's.
+fn check_name(name: &str) -> Result<(), ServerProblem> {
     let valid_name = !name.is_empty()
         && name.len() <= 32
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
@@ -194,21 +211,22 @@ pub fn check_server(
             format!("mcp server name \"{name}\" is taken by a built-in tool; choose another"),
         ));
     }
+    Ok(())
+}
+
+/// Exactly one of `command` (stdio) and `url` (http), and a usable one.
+fn check_transport(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
     match (&server.command, &server.url) {
-        (Some(_), Some(_)) => {
-            return Err((
-                vec!["url"],
-                format!("mcp.{name}: set either command (stdio) or url (http), not both"),
-            ));
-        }
-        (None, None) => {
-            return Err((
-                vec![],
-                format!("mcp.{name}: set command (a stdio server) or url (an http server)"),
-            ));
-        }
+        (Some(_), Some(_)) => Err((
+            vec!["url"],
+            format!("mcp.{name}: set either command (stdio) or url (http), not both"),
+        )),
+        (None, None) => Err((
+            vec![],
+            format!("mcp.{name}: set command (a stdio server) or url (an http server)"),
+        )),
         (Some(c), None) if c.trim().is_empty() => {
-            return Err((vec!["command"], format!("mcp.{name}.command is empty")));
+            Err((vec!["command"], format!("mcp.{name}.command is empty")))
         }
         (None, Some(u)) => {
             let u = u.trim();
@@ -218,9 +236,14 @@ pub fn check_server(
                     format!("mcp.{name}.url must start with http:// or https://, got \"{u}\""),
                 ));
             }
+            Ok(())
         }
-        _ => {}
+        _ => Ok(()),
     }
+}
+
+/// No http settings on a stdio server, no stdio settings on an http one.
+fn check_transport_keys(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
     if server.url.is_none()
         && (!server.headers.is_empty()
             || !server.env_headers.is_empty()
@@ -242,6 +265,11 @@ pub fn check_server(
             format!("mcp.{name}: args, env, env_vars and cwd are for stdio servers"),
         ));
     }
+    Ok(())
+}
+
+/// `env_vars`, `env_headers` and `bearer_token_env` name variables rather than hold secrets.
+fn check_variable_names(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
     let vars = server
         .env_vars
         .iter()
@@ -256,14 +284,6 @@ pub fn check_server(
                     "mcp.{name}: env_vars, env_headers and bearer_token_env name environment variables (like GITHUB_TOKEN), not hold their values"
                 ),
             ));
-        }
-    }
-    for (key, value) in [
-        ("startup_timeout_secs", server.startup_timeout_secs),
-        ("tool_timeout_secs", server.tool_timeout_secs),
-    ] {
-        if value == Some(0) {
-            return Err((vec![key], format!("mcp.{name}.{key} must be at least 1")));
         }
     }
     Ok(())

@@ -122,10 +122,10 @@ impl Key {
     }
 
     /// Parses `ctrl+u`, `alt+enter`, `shift+tab`, `esc`, `f2`, `?`, `ctrl++`.
-    pub fn parse(spec: &str) -> Result<Key, String> {
+    pub fn parse(spec: &str) -> Result<Key, KeyParseError> {
         let spec = spec.trim();
         if spec.is_empty() {
-            return Err("an empty key".into());
+            return Err(KeyParseError::Empty);
         }
         let (mods_part, key) = match spec.strip_suffix('+') {
             // `ctrl++` or a lone `+`
@@ -136,7 +136,9 @@ impl Key {
             },
         };
         if key.is_empty() {
-            return Err(format!("\"{spec}\" names no key after its modifiers"));
+            return Err(KeyParseError::NoKey {
+                spec: spec.to_string(),
+            });
         }
         let mut mods = KeyModifiers::NONE;
         for m in mods_part.split('+').filter(|m| !m.is_empty()) {
@@ -146,9 +148,10 @@ impl Key {
                 "shift" | "s" => KeyModifiers::SHIFT,
                 "super" | "cmd" | "win" => KeyModifiers::SUPER,
                 other => {
-                    return Err(format!(
-                        "unknown modifier \"{other}\" in \"{spec}\" (ctrl, alt, shift, super)"
-                    ));
+                    return Err(KeyParseError::UnknownModifier {
+                        modifier: other.to_string(),
+                        spec: spec.to_string(),
+                    });
                 }
             };
         }
@@ -159,11 +162,26 @@ impl Key {
             } else {
                 c
             }),
-            _ => named(&key.to_ascii_lowercase())
-                .ok_or_else(|| format!("unknown key \"{key}\" in \"{spec}\""))?,
+            _ => named(&key.to_ascii_lowercase()).ok_or_else(|| KeyParseError::UnknownKey {
+                key: key.to_string(),
+                spec: spec.to_string(),
+            })?,
         };
         Ok(Key::new(code, mods))
     }
+}
+
+/// A key spec that names no key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyParseError {
+    #[error("an empty key")]
+    Empty,
+    #[error("\"{spec}\" names no key after its modifiers")]
+    NoKey { spec: String },
+    #[error("unknown modifier \"{modifier}\" in \"{spec}\" (ctrl, alt, shift, super)")]
+    UnknownModifier { modifier: String, spec: String },
+    #[error("unknown key \"{key}\" in \"{spec}\"")]
+    UnknownKey { key: String, spec: String },
 }
 
 fn named(name: &str) -> Option<KeyCode> {

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use strum::{EnumMessage, EnumProperty, IntoEnumIterator};
 
-pub use key::{Key, KeyCode, KeyModifiers};
+pub use key::{Key, KeyCode, KeyModifiers, KeyParseError};
 
 use super::ui::KeyList;
 
@@ -264,11 +264,11 @@ impl Action {
 pub enum KeymapError {
     #[error("keys.{name}: no such action (see /keys for the list)")]
     UnknownAction { name: String },
-    #[error("keys.{action}: {message}")]
+    #[error("keys.{action}: {error}")]
     BadKey {
         action: String,
         index: usize,
-        message: String,
+        error: KeyParseError,
     },
     #[error(
         "keys: \"{key}\" is bound to both {} and {} ({}); unbind one (e.g. {} = [])",
@@ -322,10 +322,10 @@ impl Keymap {
                 .map_err(|_| KeymapError::UnknownAction { name: name.clone() })?;
             let mut keys = Vec::new();
             for (index, spec) in specs.0.iter().enumerate() {
-                let key = Key::parse(spec).map_err(|message| KeymapError::BadKey {
+                let key = Key::parse(spec).map_err(|error| KeymapError::BadKey {
                     action: name.clone(),
                     index,
-                    message,
+                    error,
                 })?;
                 if !keys.contains(&key) {
                     keys.push(key);

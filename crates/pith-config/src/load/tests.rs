@@ -510,20 +510,87 @@ fn render_shows_origins_and_redacts_secrets() {
     assert_eq!(again.config.compaction, l.config.compaction);
 }
 
-#[test]
-fn example_config_parses_and_documents_every_key() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config.example.toml");
+/// Keys the example documents besides those `Config::default()` serializes: settings whose
+/// default is unset, and the keys of tables it gives as examples.
+const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
+    "model",
+    "reserved",
+    "threshold",
+    "background",
+    "preserve_recent_tokens",
+    "prune_protect",
+    "prune_minimum",
+    "instructions",
+    "kind",
+    "base_url",
+    "api_key_env",
+    "headers",
+    "max_retries",
+    "connect_timeout_secs",
+    "first_byte_timeout_secs",
+    "idle_timeout_secs",
+    "max_retry_wait_secs",
+    "output_cap",
+    "context",
+    "input",
+    "output",
+    "cost_input",
+    "cost_output",
+    "cost_cache_read",
+    "cost_cache_write",
+    "thinking_budget",
+    "max_tokens",
+    "images",
+    "instructions",
+    "external_directory",
+    "unsandboxed",
+    "hard_link",
+    "theme",
+    "matcher",
+    "command",
+    "timeout",
+];
+
+/// Loads `config.example.toml` as the `--config` file of an undecided workspace.
+fn load_example(path: &Path) -> Loaded {
     let f = Fixture::new();
-    let l = load_with_env(
+    load_with_env(
         &LoadOptions {
             workspace: f.dir.path().join("ws"),
-            config_file: Some(path.clone()),
+            config_file: Some(path.to_path_buf()),
             global_file: Some(f.global_path()),
             trust: Trust::Unknown,
         },
         &|_| None,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every key of the config and every hook event appears in the example's `text`.
+fn assert_example_documents_every_key(text: &str) {
+    let mut keys = Vec::new();
+    if let Ok(toml::Value::Table(t)) = toml::Value::try_from(Config::default()) {
+        collect_leaves(&t, "", &mut keys);
+    }
+    assert!(keys.len() >= 7, "{keys:?}");
+    keys.extend(EXAMPLE_ALSO_DOCUMENTS.iter().map(|k| k.to_string()));
+    for key in keys {
+        let last = key.rsplit('.').next().unwrap();
+        assert!(
+            text.contains(&format!("{last} =")) || text.contains(&format!("{last}  ")),
+            "{key} undocumented"
+        );
+    }
+    for event in crate::HookEvent::all() {
+        let table = format!("[[hooks.{}]]", event.key());
+        assert!(text.contains(&table), "{table} undocumented");
+    }
+}
+
+#[test]
+fn example_config_parses_and_documents_every_key() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config.example.toml");
+    let l = load_example(&path);
     assert!(l.warnings.is_empty(), "{:?}", l.warnings);
     // Copied as it is, the example starts nothing: every server in it is commented out.
     assert!(
@@ -542,63 +609,7 @@ fn example_config_parses_and_documents_every_key() {
     assert_eq!(l.config.tool_output, crate::ToolOutputConfig::default());
     assert_eq!(l.config.max_steps, Config::default().max_steps);
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut keys = Vec::new();
-    if let Ok(toml::Value::Table(t)) = toml::Value::try_from(Config::default()) {
-        collect_leaves(&t, "", &mut keys);
-    }
-    assert!(keys.len() >= 7, "{keys:?}");
-    keys.extend(
-        [
-            "model",
-            "reserved",
-            "threshold",
-            "background",
-            "preserve_recent_tokens",
-            "prune_protect",
-            "prune_minimum",
-            "instructions",
-            "kind",
-            "base_url",
-            "api_key_env",
-            "headers",
-            "max_retries",
-            "connect_timeout_secs",
-            "first_byte_timeout_secs",
-            "idle_timeout_secs",
-            "max_retry_wait_secs",
-            "output_cap",
-            "context",
-            "input",
-            "output",
-            "cost_input",
-            "cost_output",
-            "cost_cache_read",
-            "cost_cache_write",
-            "thinking_budget",
-            "max_tokens",
-            "images",
-            "instructions",
-            "external_directory",
-            "unsandboxed",
-            "hard_link",
-            "theme",
-            "matcher",
-            "command",
-            "timeout",
-        ]
-        .map(String::from),
-    );
-    for key in keys {
-        let last = key.rsplit('.').next().unwrap();
-        assert!(
-            text.contains(&format!("{last} =")) || text.contains(&format!("{last}  ")),
-            "{key} undocumented"
-        );
-    }
-    for event in crate::HookEvent::all() {
-        let table = format!("[[hooks.{}]]", event.key());
-        assert!(text.contains(&table), "{table} undocumented");
-    }
+    assert_example_documents_every_key(&text);
     assert!(l.config.hooks.is_empty(), "the example runs no hook");
 }
 
@@ -612,12 +623,8 @@ fn line_col_counts_characters() {
     assert_eq!(line_col("é", 1), (1, 1));
 }
 
-#[test]
-fn an_untrusted_workspace_file_sets_only_harmless_keys() {
-    let mut f = Fixture::new()
-        .global("sandbox = \"read-only\"\n[permission.bash]\n\"git *\" = \"allow\"\n")
-        .workspace(
-            r#"model = "openai/gpt-4.1-mini"
+/// A workspace file that tries every key an untrusted repository must not set.
+const OVERREACHING_WORKSPACE: &str = r#"model = "openai/gpt-4.1-mini"
 max_steps = 7
 sandbox = "workspace-write"
 sandbox_network = true
@@ -639,20 +646,10 @@ write = "allow"
 [permission.bash]
 "rm*" = "deny"
 "curl*" = "allow"
-"#,
-        );
-    f.trust = Trust::Unknown;
-    let l = f.load().unwrap();
-    let c = &l.config;
-    assert_eq!(c.model.as_deref(), Some("openai/gpt-4.1-mini"));
-    assert_eq!(c.max_steps, 7);
-    assert!(!c.compaction.auto);
-    assert_eq!(c.provider["openai"].base_url, "https://api.openai.com/v1");
-    assert_eq!(c.sandbox, crate::SandboxMode::ReadOnly);
-    assert!(!c.sandbox_network);
-    assert!(c.sandbox_writable.is_empty() && c.env_allow.is_empty());
-    assert!(c.trusted_directories.is_empty());
-    assert_eq!(c.instructions, [PathBuf::from("docs/STYLE.md")]);
+"#;
+
+/// Of the workspace's rules only those that deny are kept, beside the user's own.
+fn assert_only_deny_rules_added(c: &Config) {
     assert_eq!(
         c.permission["read"],
         PermissionSetting::Action(Action::Deny)
@@ -670,6 +667,10 @@ write = "allow"
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// What the untrusted workspace could not set is named, in one warning line.
+fn assert_ignored_keys_named(l: &Loaded) {
     let t = &l.workspace_trust;
     assert!(!t.trusted);
     for key in [
@@ -695,6 +696,27 @@ write = "allow"
         .find(|w| w.contains("not trusted"))
         .unwrap();
     assert!(!warning.contains('\n') && warning.contains("provider.openai.base_url"));
+}
+
+#[test]
+fn an_untrusted_workspace_file_sets_only_harmless_keys() {
+    let mut f = Fixture::new()
+        .global("sandbox = \"read-only\"\n[permission.bash]\n\"git *\" = \"allow\"\n")
+        .workspace(OVERREACHING_WORKSPACE);
+    f.trust = Trust::Unknown;
+    let l = f.load().unwrap();
+    let c = &l.config;
+    assert_eq!(c.model.as_deref(), Some("openai/gpt-4.1-mini"));
+    assert_eq!(c.max_steps, 7);
+    assert!(!c.compaction.auto);
+    assert_eq!(c.provider["openai"].base_url, "https://api.openai.com/v1");
+    assert_eq!(c.sandbox, crate::SandboxMode::ReadOnly);
+    assert!(!c.sandbox_network);
+    assert!(c.sandbox_writable.is_empty() && c.env_allow.is_empty());
+    assert!(c.trusted_directories.is_empty());
+    assert_eq!(c.instructions, [PathBuf::from("docs/STYLE.md")]);
+    assert_only_deny_rules_added(c);
+    assert_ignored_keys_named(&l);
 
     // Trusted, it is used in full (but trusted_directories stays the global file's).
     f.trust = Trust::Trusted;
