@@ -178,7 +178,7 @@ pub fn filter(prefix: &str) -> Vec<Command> {
 
 /// `/name args` → the command and its trimmed argument (empty → `None`). `None` when the text is
 /// not a command at all (e.g. a path such as `/usr/bin/env is missing`).
-pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), String>> {
+pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), UnknownCommand>> {
     let rest = text.trim_start().strip_prefix('/')?;
     let (name, args) = match rest.find(char::is_whitespace) {
         Some(i) => (&rest[..i], rest[i..].trim()),
@@ -189,10 +189,17 @@ pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), String>> {
     }
     Some(match Command::from_str(name) {
         Ok(c) => Ok((c, (!args.is_empty()).then(|| args.to_string()))),
-        Err(_) => Err(format!(
-            "unknown command /{name} — type / to see the commands"
-        )),
+        Err(_) => Err(UnknownCommand {
+            name: name.to_string(),
+        }),
     })
+}
+
+/// A `/name` that is no built-in command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown command /{name} — type / to see the commands")]
+pub struct UnknownCommand {
+    pub name: String,
 }
 
 #[cfg(test)]

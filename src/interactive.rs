@@ -10,6 +10,7 @@ use crate::event::{ContextUsage, ErrorKind, Event, Op, TurnEnd};
 use crate::first_run;
 use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::setup::Setup;
+use crate::tui::login::KeyNotStored;
 use crate::tui::{self, TuiInit};
 
 pub async fn run(
@@ -181,7 +182,7 @@ fn tui_init(
     }
 }
 
-fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
+fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), KeyNotStored> {
     crate::auth::cli::store_key(
         &setup.loaded,
         &setup.workspace,
@@ -190,7 +191,7 @@ fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
         key,
     )
     .map(|_| ())
-    .map_err(|e| format!("{e:#}"))
+    .map_err(KeyNotStored::Refused)
 }
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
@@ -215,10 +216,10 @@ fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let data_dir = setup.data_dir.clone();
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(KeyNotStored::Refused)?;
         match crate::auth::install_from(&data_dir) {
             None => Ok(()),
-            Some(e) => Err(e),
+            Some(e) => Err(KeyNotStored::Unreadable(e)),
         }
     });
     tui::login::KeyAccess {

@@ -71,7 +71,7 @@ pub async fn announce(session: &Session) {
 }
 
 /// What a prompt's text asks for: the op and what ends it, or the one line that refuses it.
-pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), String> {
+pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refused> {
     let (custom, workspace, configured) = {
         let setup = session.setup.lock().await;
         let configured: Vec<String> = setup.loaded.config.mcp.keys().cloned().collect();
@@ -102,12 +102,9 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Stri
             Command::Export => answer(Op::Export { path: args }),
             Command::Model => match args {
                 Some(model) => answer(Op::SetModel { model }),
-                None => Err("/model takes the model to switch to: /model provider/model".into()),
+                None => Err(Refused::ModelWithoutName),
             },
-            other => Err(format!(
-                "/{} works in pith's terminal UI, not in an editor",
-                other.name()
-            )),
+            other => Err(Refused::TuiOnly(other)),
         },
         Route::Custom(e) => turn(run_command(e)),
         Route::McpPrompt {
@@ -120,8 +117,20 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Stri
             prompt,
             args,
         }),
-        other => Err(other.error().unwrap_or_default()),
+        other => Err(Refused::NotRoutable(other)),
     }
+}
+
+/// Why a prompt's command is refused in an editor (the one line the client is shown).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("/model takes the model to switch to: /model provider/model")]
+    ModelWithoutName,
+    #[error("/{} works in pith's terminal UI, not in an editor", .0.name())]
+    TuiOnly(Command),
+    /// An unknown command, or an MCP prompt its server does not offer.
+    #[error("{}", .0.error().unwrap_or_default())]
+    NotRoutable(Route),
 }
 
 fn run_command(e: crate::custom_commands::Expanded) -> Op {

@@ -122,7 +122,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
 /// What the prompt asks for, routed like the TUI does (`crate::route`): a run takes the prompt,
 /// `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
 /// configured server (`/hooks` is answered before); any other command is refused with one line.
-fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, String> {
+fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, Refused> {
     // the servers are not started yet: a configured one is asked for any prompt
     let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
     Ok(match crate::route::route(&prompt, custom, &mcp) {
@@ -141,17 +141,8 @@ fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, Stri
         Route::Builtin {
             command: Command::Login,
             ..
-        } => {
-            return Err(
-                "/login works in the TUI; from the shell, run `pith auth login [provider]`".into(),
-            );
-        }
-        Route::Builtin { command, .. } => {
-            return Err(format!(
-                "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
-                command.name()
-            ));
-        }
+        } => return Err(Refused::Login),
+        Route::Builtin { command, .. } => return Err(Refused::TuiOnly(command)),
         Route::Custom(e) => run_command(e),
         Route::McpPrompt {
             server,
@@ -163,8 +154,23 @@ fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, Stri
             prompt,
             args,
         },
-        other => return Err(other.error().unwrap_or_default()),
+        other => return Err(Refused::NotRoutable(other)),
     })
+}
+
+/// Why `pith run` refuses its prompt before anything is sent.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("/login works in the TUI; from the shell, run `pith auth login [provider]`")]
+    Login,
+    #[error(
+        "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
+        .0.name()
+    )]
+    TuiOnly(Command),
+    /// An unknown command, or an MCP prompt its server does not offer.
+    #[error("{}", .0.error().unwrap_or_default())]
+    NotRoutable(Route),
 }
 
 fn run_command(e: Expanded) -> Op {

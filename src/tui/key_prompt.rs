@@ -218,7 +218,7 @@ impl KeyScreen {
 /// skipped or quit.
 pub async fn ask(
     choices: Vec<KeyNeed>,
-    store: impl Fn(&str, &str) -> Result<(), String>,
+    store: impl Fn(&str, &str) -> Result<(), super::login::KeyNotStored>,
 ) -> anyhow::Result<KeyAnswer> {
     super::install_panic_hook();
     super::setup_terminal()?;
@@ -250,7 +250,7 @@ pub async fn ask(
                 match store(&provider, &key) {
                     Ok(()) => return Ok(KeyAnswer::Submit(provider)),
                     Err(e) => {
-                        screen.error = Some(e);
+                        screen.error = Some(e.to_string());
                         screen.input.clear();
                     }
                 }
