@@ -1,17 +1,11 @@
 //! The screen shown before the TUI starts when the chosen provider needs an API key and has
 //! none: paste it (masked), it is stored as `pith auth login` stores it, and pith goes on.
 
-use std::io;
-
 use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt;
 use ratatui::Frame;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 /// The provider whose key is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,33 +100,8 @@ impl KeyScreen {
 
     pub fn draw(&self, frame: &mut Frame) {
         let Some(need) = self.need() else { return };
-        let area = frame.area();
-        let w = area.width.saturating_sub(4).min(80);
-        let inner = w.saturating_sub(4) as usize;
-        let lines = self.lines(need, inner);
-        let rows: usize = lines
-            .iter()
-            .map(|l| l.width().max(1).div_ceil(inner.max(1)))
-            .sum();
-        let height = (rows as u16 + 2).min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(height)) / 2,
-            width: w,
-            height,
-        };
-        frame.render_widget(Clear, rect);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .padding(ratatui::widgets::Padding::horizontal(1))
-            .title(" pith ")
-            .border_style(Style::default().fg(super::theme::theme().accent));
-        frame.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false }),
-            rect,
-        );
+        let (_, inner) = super::modal::widths(frame.area());
+        super::modal::draw_box(frame, self.lines(need, inner));
     }
 
     /// The screen's lines, `inner` columns wide: the heading, where the key goes, the masked
@@ -220,15 +189,11 @@ pub async fn ask(
     choices: Vec<KeyNeed>,
     store: impl Fn(&str, &str) -> Result<(), super::login::KeyNotStored>,
 ) -> anyhow::Result<KeyAnswer> {
-    super::install_panic_hook();
-    super::setup_terminal()?;
-    let _guard = super::TerminalGuard;
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    terminal.clear()?;
+    let mut modal = super::modal::take_terminal()?;
     let mut screen = KeyScreen::new(choices);
     let mut input = EventStream::new();
     loop {
-        terminal.draw(|f| screen.draw(f))?;
+        modal.terminal.draw(|f| screen.draw(f))?;
         let answer = match input.next().await {
             Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
                 screen.key(k.code, k.modifiers)
@@ -263,6 +228,8 @@ pub async fn ask(
 
 #[cfg(test)]
 mod tests {
+    use ratatui::Terminal;
+
     use super::*;
 
     fn need() -> KeyNeed {

@@ -20,6 +20,7 @@ pub mod login;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
+mod modal;
 pub mod notify;
 mod popup_keys;
 pub mod prompt_log;
