@@ -86,16 +86,14 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
             (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true)
         }
     };
-    let turn = |op| Ok((op, Awaiting::Turn));
+    let route = crate::route::route(text, &custom, &mcp);
+    let route = match crate::route::shared_op(route, text, &workspace) {
+        Ok(op) => return Ok((op, Awaiting::Turn)),
+        Err(route) => route,
+    };
     let answer = |op| Ok((op, Awaiting::Answer));
-    match crate::route::route(text, &custom, &mcp) {
-        Route::Prompt => turn(Op::user_turn(text)),
+    match route {
         Route::Builtin { command, args } => match command {
-            Command::Compact => turn(Op::Compact { focus: args }),
-            Command::Init => turn(run_command(crate::custom_commands::init(
-                &workspace,
-                args.as_deref().unwrap_or(""),
-            ))),
             Command::Context => Ok((Op::ContextBreakdown, Awaiting::Breakdown)),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
@@ -106,17 +104,6 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
             },
             other => Err(Refused::TuiOnly(other)),
         },
-        Route::Custom(e) => turn(run_command(e)),
-        Route::McpPrompt {
-            server,
-            prompt,
-            args,
-        } => turn(Op::McpPrompt {
-            id: crate::message::new_id(),
-            server,
-            prompt,
-            args,
-        }),
         other => Err(Refused::NotRoutable(other)),
     }
 }
@@ -131,16 +118,6 @@ pub enum Refused {
     /// An unknown command, or an MCP prompt its server does not offer.
     #[error("{}", .0.error().unwrap_or_default())]
     NotRoutable(Route),
-}
-
-fn run_command(e: crate::custom_commands::Expanded) -> Op {
-    Op::RunCommand {
-        id: crate::message::new_id(),
-        label: e.label,
-        text: e.text,
-        model: e.model,
-        agent: e.agent,
-    }
 }
 
 /// `/context` as text.
