@@ -129,33 +129,40 @@ pub struct RunArgs {
     pub prompt: Vec<String>,
 }
 
+/// A flag's value pith does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagValueError {
+    #[error("{0:?} is not a permission mode: use default, plan, accept-edits or bypass")]
+    PermissionMode(String),
+    #[error("{0:?} is not a level: use minimal, low, medium or high")]
+    Effort(String),
+}
+
 /// `--permission-mode MODE`.
-fn parse_mode(s: &str) -> Result<crate::event::PermissionMode, String> {
-    crate::event::PermissionMode::parse(s).ok_or_else(|| {
-        format!("{s:?} is not a permission mode: use default, plan, accept-edits or bypass")
-    })
+fn parse_mode(s: &str) -> Result<crate::event::PermissionMode, FlagValueError> {
+    crate::event::PermissionMode::parse(s).ok_or_else(|| FlagValueError::PermissionMode(s.into()))
 }
 
 /// `--effort LEVEL`.
-fn parse_effort(s: &str) -> Result<crate::llm::ReasoningEffort, String> {
-    crate::llm::ReasoningEffort::parse(s)
-        .ok_or_else(|| format!("{s:?} is not a level: use minimal, low, medium or high"))
+fn parse_effort(s: &str) -> Result<crate::llm::ReasoningEffort, FlagValueError> {
+    crate::llm::ReasoningEffort::parse(s).ok_or_else(|| FlagValueError::Effort(s.into()))
 }
 
 /// The exit code of a run refused before it started: no prompt, an unknown command.
 pub const EXIT_USAGE: i32 = 2;
 
 /// A command line pith refuses as given (exit code [`EXIT_USAGE`]).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    #[error(
+        "no prompt: give it as arguments (pith run \"fix the failing test\"), pipe it in, or pass - to type it (end with Ctrl-D)"
+    )]
+    NoPrompt,
+    #[error("the prompt read from stdin is empty")]
+    EmptyStdin,
 }
-
-impl std::error::Error for UsageError {}
 
 /// The longest prompt read from stdin.
 pub const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
@@ -170,15 +177,12 @@ impl RunArgs {
         let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
         if !self.prompt.is_empty() && !dash {
             if self.prompt.iter().all(|w| w.trim().is_empty()) {
-                return Err(UsageError("the prompt is empty".into()).into());
+                return Err(UsageError::EmptyPrompt.into());
             }
             return Ok(());
         }
         if !dash && is_terminal {
-            return Err(UsageError(
-                "no prompt: give it as arguments (pith run \"fix the failing test\"), pipe it in, or pass - to type it (end with Ctrl-D)".into(),
-            )
-            .into());
+            return Err(UsageError::NoPrompt.into());
         }
         if is_terminal {
             crate::errln!("reading the prompt from stdin; end it with Ctrl-D");
@@ -197,7 +201,7 @@ impl RunArgs {
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8 text"))?;
         if text.trim().is_empty() {
-            return Err(UsageError("the prompt read from stdin is empty".into()).into());
+            return Err(UsageError::EmptyStdin.into());
         }
         self.prompt = vec![text.trim_end_matches(['\n', '\r']).to_string()];
         Ok(())

@@ -176,23 +176,35 @@ pub fn filter(prefix: &str) -> Vec<Command> {
     out
 }
 
-/// `/name args` → the command and its trimmed argument (empty → `None`). `None` when the text is
-/// not a command at all (e.g. a path such as `/usr/bin/env is missing`).
-pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), String>> {
+/// `/name args` → (name, trimmed args). `None` when the text is no command line: it does not
+/// start with `/`, is `/` alone, or its first word holds another `/` (a path such as
+/// `/usr/bin/env is missing`).
+pub fn split(text: &str) -> Option<(&str, &str)> {
     let rest = text.trim_start().strip_prefix('/')?;
     let (name, args) = match rest.find(char::is_whitespace) {
         Some(i) => (&rest[..i], rest[i..].trim()),
         None => (rest, ""),
     };
-    if name.is_empty() || name.contains('/') {
-        return None;
-    }
+    (!name.is_empty() && !name.contains('/')).then_some((name, args))
+}
+
+/// `/name args` → the command and its trimmed argument (empty → `None`). `None` when the text is
+/// not a command at all (e.g. a path such as `/usr/bin/env is missing`).
+pub fn parse(text: &str) -> Option<Result<(Command, Option<String>), UnknownCommand>> {
+    let (name, args) = split(text)?;
     Some(match Command::from_str(name) {
         Ok(c) => Ok((c, (!args.is_empty()).then(|| args.to_string()))),
-        Err(_) => Err(format!(
-            "unknown command /{name} — type / to see the commands"
-        )),
+        Err(_) => Err(UnknownCommand {
+            name: name.to_string(),
+        }),
     })
+}
+
+/// A `/name` that is no built-in command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown command /{name} — type / to see the commands")]
+pub struct UnknownCommand {
+    pub name: String,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::event::{ContextUsage, ErrorKind, Event, Op, TurnEnd};
 use crate::first_run;
 use crate::message::{Message, PartKind, Role, Session, now_ms};
 use crate::setup::Setup;
+use crate::tui::login::KeyNotStored;
 use crate::tui::{self, TuiInit};
 
 pub async fn run(
@@ -28,44 +29,10 @@ pub async fn run(
     }
     crate::tui::highlight::warm_up();
     let resuming = session_id.is_some() || continue_last;
-    let mut notice = None;
-    let mut model = model_flag;
-    if model.is_none() && setup.config().model.is_none() && !resuming {
-        match setup.implied_model(None, resuming).await {
-            Some((m, why)) => {
-                notice = Some(why);
-                model = Some(m);
-            }
-            None => {
-                // a new user: paste a key for one of the hosted providers and go on
-                let hosted = hosted_providers(&setup);
-                if hosted.is_empty() {
-                    return no_model(&setup).await;
-                }
-                let store = |provider: &str, key: &str| store_key(&setup, provider, key);
-                match tui::key_prompt::ask(hosted, store).await? {
-                    tui::key_prompt::KeyAnswer::Submit(provider) => {
-                        crate::auth::install_from(&setup.data_dir);
-                        let m = crate::config::known::KNOWN_PROVIDERS
-                            .iter()
-                            .find(|p| p.name == provider)
-                            .and_then(|p| p.first_run_model);
-                        match m {
-                            Some(m) => {
-                                notice = Some(format!(
-                                    "Stored your {provider} key; using {m}. Set model = \"provider/model\" in the config to choose another."
-                                ));
-                                model = Some(m.to_string());
-                            }
-                            None => return no_model(&setup).await,
-                        }
-                    }
-                    tui::key_prompt::KeyAnswer::Skip => return no_model(&setup).await,
-                    tui::key_prompt::KeyAnswer::Quit => return Ok(0),
-                }
-            }
-        }
-    }
+    let (model, mut notice) = match first_model(&setup, model_flag, resuming).await? {
+        Start::Go { model, notice } => (model, notice),
+        Start::Exit(code) => return Ok(code),
+    };
     let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
     if let Some(need) = missing_key(&setup, &session.model) {
         let provider = need.provider.clone();
@@ -95,41 +62,7 @@ pub async fn run(
     let page = setup
         .store
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
-    let custom_commands = setup.custom_commands();
-    let warnings: Vec<&String> = setup
-        .loaded
-        .warnings
-        .iter()
-        .chain(&custom_commands.warnings)
-        .collect();
-    let warnings = (!warnings.is_empty()).then(|| {
-        warnings
-            .iter()
-            .map(|w| w.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
-    let init = TuiInit {
-        model: session.model.clone(),
-        models: catalog::known_models(setup.config()),
-        keys: key_access(&setup),
-        workspace: setup.workspace.clone(),
-        git_branch: git_branch(&setup.workspace),
-        context: initial_context(&setup, &session),
-        first_run_hint: notice.or(warnings),
-        keymap: keymap(&setup),
-        appearance: appearance(&setup),
-        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
-            setup.store.clone(),
-            setup.workspace.to_string_lossy().into_owned(),
-        )),
-        notify: setup.config().notify.clone(),
-        hooks: setup.config().hooks.clone(),
-        session,
-        messages: page.messages,
-        more_history: page.more,
-        custom_commands,
-    };
+    let init = tui_init(&setup, session, page, notice);
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events).await;
     let _ = ops.send(Op::Shutdown);
@@ -147,7 +80,109 @@ pub async fn run(
     Ok(exit.code)
 }
 
-fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
+/// Whether `pith` goes on after the first questions, and with what.
+enum Start {
+    /// Go on with this model (else the config's or the session's), saying `notice` first.
+    Go {
+        model: Option<String>,
+        notice: Option<String>,
+    },
+    /// Leave with this exit code.
+    Exit(i32),
+}
+
+/// The model a new session starts with when neither the flag nor the config names one: the
+/// one the environment implies, or a first run's pick after a key is pasted.
+async fn first_model(
+    setup: &Setup,
+    model_flag: Option<String>,
+    resuming: bool,
+) -> anyhow::Result<Start> {
+    if model_flag.is_some() || setup.config().model.is_some() || resuming {
+        return Ok(Start::Go {
+            model: model_flag,
+            notice: None,
+        });
+    }
+    if let Some((m, why)) = setup.implied_model(None, resuming).await {
+        return Ok(Start::Go {
+            model: Some(m),
+            notice: Some(why),
+        });
+    }
+    // a new user: paste a key for one of the hosted providers and go on
+    let hosted = hosted_providers(setup);
+    if hosted.is_empty() {
+        return no_model(setup).await.map(Start::Exit);
+    }
+    let store = |provider: &str, key: &str| store_key(setup, provider, key);
+    let provider = match tui::key_prompt::ask(hosted, store).await? {
+        tui::key_prompt::KeyAnswer::Submit(provider) => provider,
+        tui::key_prompt::KeyAnswer::Skip => return no_model(setup).await.map(Start::Exit),
+        tui::key_prompt::KeyAnswer::Quit => return Ok(Start::Exit(0)),
+    };
+    crate::auth::install_from(&setup.data_dir);
+    let m = crate::config::known::KNOWN_PROVIDERS
+        .iter()
+        .find(|p| p.name == provider)
+        .and_then(|p| p.first_run_model);
+    match m {
+        Some(m) => Ok(Start::Go {
+            notice: Some(format!(
+                "Stored your {provider} key; using {m}. Set model = \"provider/model\" in the config to choose another."
+            )),
+            model: Some(m.to_string()),
+        }),
+        None => no_model(setup).await.map(Start::Exit),
+    }
+}
+
+/// What the TUI starts with: the session and its newest page, the settings it shows and the
+/// first notice (or the configuration's warnings).
+fn tui_init(
+    setup: &Setup,
+    session: Session,
+    page: crate::store::HistoryPage,
+    notice: Option<String>,
+) -> TuiInit {
+    let custom_commands = setup.custom_commands();
+    let warnings: Vec<&String> = setup
+        .loaded
+        .warnings
+        .iter()
+        .chain(&custom_commands.warnings)
+        .collect();
+    let warnings = (!warnings.is_empty()).then(|| {
+        warnings
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    TuiInit {
+        model: session.model.clone(),
+        models: catalog::known_models(setup.config()),
+        keys: key_access(setup),
+        workspace: setup.workspace.clone(),
+        git_branch: git_branch(&setup.workspace),
+        context: initial_context(setup, &session),
+        first_run_hint: notice.or(warnings),
+        keymap: keymap(setup),
+        appearance: appearance(setup),
+        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+            setup.store.clone(),
+            setup.workspace.to_string_lossy().into_owned(),
+        )),
+        notify: setup.config().notify.clone(),
+        hooks: setup.config().hooks.clone(),
+        session,
+        messages: page.messages,
+        more_history: page.more,
+        custom_commands,
+    }
+}
+
+fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), KeyNotStored> {
     crate::auth::cli::store_key(
         &setup.loaded,
         &setup.workspace,
@@ -156,7 +191,7 @@ fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), String> {
         key,
     )
     .map(|_| ())
-    .map_err(|e| format!("{e:#}"))
+    .map_err(KeyNotStored::Refused)
 }
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
@@ -181,10 +216,10 @@ fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let data_dir = setup.data_dir.clone();
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(KeyNotStored::Refused)?;
         match crate::auth::install_from(&data_dir) {
             None => Ok(()),
-            Some(e) => Err(e),
+            Some(e) => Err(KeyNotStored::Unreadable(e)),
         }
     });
     tui::login::KeyAccess {

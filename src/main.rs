@@ -3,6 +3,8 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+use std::path::PathBuf;
+
 use clap::Parser;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
@@ -47,7 +49,9 @@ fn default_sigpipe() {
     }
 }
 
-fn real_main(cli: Cli) -> anyhow::Result<i32> {
+/// A printing command (`config`, `sessions`, `mcp`, `auth`) ends quietly on a closed pipe and
+/// takes none of the session's flags.
+fn printing_command(cli: &Cli) -> anyhow::Result<()> {
     if matches!(
         cli.command,
         Some(
@@ -66,6 +70,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             );
         }
     }
+    Ok(())
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<i32> {
+    printing_command(&cli)?;
     match cli.command {
         Some(Command::Config) => {
             let loaded = if cli.trust {
@@ -81,23 +90,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Mcp {
             command: McpCommand::List { tools },
-        }) => {
-            let setup = Setup::with_trust(cli.config, cli.trust)?;
-            // SAFETY: no other thread exists before the runtime starts.
-            unsafe { setup.seal_secrets() };
-            let model = cli.model.or(setup.loaded.config.model.clone());
-            block_on(async move {
-                let report = pith::mcp::report::list(
-                    &setup.loaded.config,
-                    &setup.workspace,
-                    model.as_deref(),
-                    tools,
-                )
-                .await;
-                pith::out!("{report}");
-                Ok(0)
-            })
-        }
+        }) => mcp_list(cli.config, cli.trust, cli.model, tools),
         Some(Command::Auth { command }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
             auth(&setup, command)
@@ -130,19 +123,11 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 let terminal = stdin.is_terminal();
                 args.read_prompt_from(stdin.lock(), terminal)?;
             }
-            let mut setup = Setup::with_trust(cli.config, cli.trust)?;
-            setup.loaded.config.effort = cli.effort;
-            setup.loaded.config.permission_mode = cli.permission_mode.unwrap_or_default();
-            // SAFETY: no other thread exists before the runtime starts.
-            unsafe { setup.seal_secrets() };
+            let setup = front_end_setup(cli.config, cli.trust, cli.effort, cli.permission_mode)?;
             block_on(pith::headless::run(setup, args))
         }
         None => {
-            let mut setup = Setup::with_trust(cli.config, cli.trust)?;
-            setup.loaded.config.effort = cli.effort;
-            setup.loaded.config.permission_mode = cli.permission_mode.unwrap_or_default();
-            // SAFETY: no other thread exists before the runtime starts.
-            unsafe { setup.seal_secrets() };
+            let setup = front_end_setup(cli.config, cli.trust, cli.effort, cli.permission_mode)?;
             block_on(pith::interactive::run(
                 setup,
                 cli.session,
@@ -151,6 +136,46 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             ))
         }
     }
+}
+
+/// `pith mcp list`: the configured servers, connected to, with their tools if asked.
+fn mcp_list(
+    config: Option<PathBuf>,
+    trust: bool,
+    model: Option<String>,
+    tools: bool,
+) -> anyhow::Result<i32> {
+    let setup = Setup::with_trust(config, trust)?;
+    // SAFETY: no other thread exists before the runtime starts.
+    unsafe { setup.seal_secrets() };
+    let model = model.or(setup.loaded.config.model.clone());
+    block_on(async move {
+        let report = pith::mcp::report::list(
+            &setup.loaded.config,
+            &setup.workspace,
+            model.as_deref(),
+            tools,
+        )
+        .await;
+        pith::out!("{report}");
+        Ok(0)
+    })
+}
+
+/// The set-up of the TUI and `pith run`: the configuration with the command line's effort and
+/// permission mode, the key variables sealed.
+fn front_end_setup(
+    config: Option<PathBuf>,
+    trust: bool,
+    effort: Option<pith::llm::ReasoningEffort>,
+    permission_mode: Option<pith::event::PermissionMode>,
+) -> anyhow::Result<Setup> {
+    let mut setup = Setup::with_trust(config, trust)?;
+    setup.loaded.config.effort = effort;
+    setup.loaded.config.permission_mode = permission_mode.unwrap_or_default();
+    // SAFETY: no other thread exists before the runtime starts.
+    unsafe { setup.seal_secrets() };
+    Ok(setup)
 }
 
 /// Runs a front end to completion. A tool still stuck in a blocking call (a read the time

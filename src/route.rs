@@ -11,10 +11,12 @@
 //! 4. A built-in command or one of its aliases.
 //! 5. Anything else is an unknown command: an error, never sent to the model.
 
+use std::path::Path;
 use std::str::FromStr;
 
 use crate::commands::Command;
 use crate::custom_commands::{Commands, Expanded};
+use crate::event::Op;
 
 /// Where a line goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +65,7 @@ pub type McpLookup<'a> = &'a dyn Fn(&str, &str) -> Option<bool>;
 
 /// Routes `text` (see the module's rules).
 pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
-    let Some((name, args)) = command_word(text) else {
+    let Some((name, args)) = crate::commands::split(text) else {
         return Route::Prompt;
     };
     if let Some((server, prompt, args)) = crate::mcp::prompt::parse_command(text) {
@@ -98,14 +100,47 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
     }
 }
 
-/// `/name args` → (name, trimmed args); `None` when the line is no command (rule 1).
-fn command_word(text: &str) -> Option<(&str, &str)> {
-    let rest = text.trim_start().strip_prefix('/')?;
-    let (name, args) = match rest.find(char::is_whitespace) {
-        Some(i) => (&rest[..i], rest[i..].trim()),
-        None => (rest, ""),
-    };
-    (!name.is_empty() && !name.contains('/')).then_some((name, args))
+/// The op of a line every front end sends alike: the prompt itself, `/compact [focus]`,
+/// `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
+/// route comes back as it is: the front end runs it or refuses it.
+pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route> {
+    Ok(match route {
+        Route::Prompt => Op::user_turn(text),
+        Route::Builtin {
+            command: Command::Compact,
+            args,
+        } => Op::Compact { focus: args },
+        Route::Builtin {
+            command: Command::Init,
+            args,
+        } => command_op(
+            crate::message::new_id(),
+            crate::custom_commands::init(workspace, args.as_deref().unwrap_or("")),
+        ),
+        Route::Custom(e) => command_op(crate::message::new_id(), e),
+        Route::McpPrompt {
+            server,
+            prompt,
+            args,
+        } => Op::McpPrompt {
+            id: crate::message::new_id(),
+            server,
+            prompt,
+            args,
+        },
+        other => return Err(other),
+    })
+}
+
+/// The op that runs an expanded command (custom, or `/init`) as submission `id`.
+pub fn command_op(id: String, e: Expanded) -> Op {
+    Op::RunCommand {
+        id,
+        label: e.label,
+        text: e.text,
+        model: e.model,
+        agent: e.agent,
+    }
 }
 
 /// The known command nearest to `name`: one it is a prefix of, else one within a small edit

@@ -339,8 +339,8 @@ impl Agent {
         settle_trust(&session).await?;
         let stop = match commands::route(&session, &text).await {
             Ok((op, awaiting)) => session.run(op, awaiting).await?,
-            Err(line) => {
-                session.update(translate::message_chunk(line));
+            Err(refused) => {
+                session.update(translate::message_chunk(refused.to_string()));
                 agent_client_protocol_schema::v1::StopReason::EndTurn
             }
         };

@@ -71,7 +71,7 @@ pub async fn announce(session: &Session) {
 }
 
 /// What a prompt's text asks for: the op and what ends it, or the one line that refuses it.
-pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), String> {
+pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refused> {
     let (custom, workspace, configured) = {
         let setup = session.setup.lock().await;
         let configured: Vec<String> = setup.loaded.config.mcp.keys().cloned().collect();
@@ -86,52 +86,38 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Stri
             (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true)
         }
     };
-    let turn = |op| Ok((op, Awaiting::Turn));
+    let route = crate::route::route(text, &custom, &mcp);
+    let route = match crate::route::shared_op(route, text, &workspace) {
+        Ok(op) => return Ok((op, Awaiting::Turn)),
+        Err(route) => route,
+    };
     let answer = |op| Ok((op, Awaiting::Answer));
-    match crate::route::route(text, &custom, &mcp) {
-        Route::Prompt => turn(Op::user_turn(text)),
+    match route {
         Route::Builtin { command, args } => match command {
-            Command::Compact => turn(Op::Compact { focus: args }),
-            Command::Init => turn(run_command(crate::custom_commands::init(
-                &workspace,
-                args.as_deref().unwrap_or(""),
-            ))),
             Command::Context => Ok((Op::ContextBreakdown, Awaiting::Breakdown)),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
             Command::Export => answer(Op::Export { path: args }),
             Command::Model => match args {
                 Some(model) => answer(Op::SetModel { model }),
-                None => Err("/model takes the model to switch to: /model provider/model".into()),
+                None => Err(Refused::ModelWithoutName),
             },
-            other => Err(format!(
-                "/{} works in pith's terminal UI, not in an editor",
-                other.name()
-            )),
+            other => Err(Refused::TuiOnly(other)),
         },
-        Route::Custom(e) => turn(run_command(e)),
-        Route::McpPrompt {
-            server,
-            prompt,
-            args,
-        } => turn(Op::McpPrompt {
-            id: crate::message::new_id(),
-            server,
-            prompt,
-            args,
-        }),
-        other => Err(other.error().unwrap_or_default()),
+        other => Err(Refused::NotRoutable(other)),
     }
 }
 
-fn run_command(e: crate::custom_commands::Expanded) -> Op {
-    Op::RunCommand {
-        id: crate::message::new_id(),
-        label: e.label,
-        text: e.text,
-        model: e.model,
-        agent: e.agent,
-    }
+/// Why a prompt's command is refused in an editor (the one line the client is shown).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("/model takes the model to switch to: /model provider/model")]
+    ModelWithoutName,
+    #[error("/{} works in pith's terminal UI, not in an editor", .0.name())]
+    TuiOnly(Command),
+    /// An unknown command, or an MCP prompt its server does not offer.
+    #[error("{}", .0.error().unwrap_or_default())]
+    NotRoutable(Route),
 }
 
 /// `/context` as text.

@@ -4,10 +4,10 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::cli::{Format, RunArgs};
 use crate::commands::Command;
-use crate::custom_commands::{Commands, Expanded};
 use crate::engine::{self, EngineOptions};
 use crate::event::{Event, Op, TurnEnd};
 use crate::route::Route;
@@ -22,15 +22,23 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     for w in warnings::not_yet_shown(&setup.data_dir, &setup.workspace, &warnings) {
         crate::output::warning(w);
     }
+    let prompt = args.prompt.join(" ");
+    // the servers are not started yet: a configured one is asked for any prompt
+    let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
+    let route = crate::route::route(&prompt, &custom, &mcp);
     // `/hooks` is answered from the config: no session, no model
-    if let Some(Ok((Command::Hooks, _))) = crate::commands::parse(&args.prompt.join(" ")) {
+    if let Route::Builtin {
+        command: Command::Hooks,
+        ..
+    } = route
+    {
         for line in crate::hooks::listing(&setup.loaded.config.hooks) {
             crate::outln!("{line}");
         }
         return Ok(0);
     }
     // a command that cannot run is refused before anything is sent
-    let op = match first_op(&setup, &custom, args.prompt.join(" ")) {
+    let op = match first_op(route, &prompt, &setup.workspace) {
         Ok(op) => op,
         Err(line) => {
             crate::output::error(line);
@@ -119,62 +127,33 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
     Ok(code)
 }
 
-/// What the prompt asks for, routed like the TUI does (`crate::route`): a run takes the prompt,
-/// `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
+/// What the routed prompt asks for (`crate::route`, as the TUI routes it): a run takes the
+/// prompt, `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
 /// configured server (`/hooks` is answered before); any other command is refused with one line.
-fn first_op(setup: &Setup, custom: &Commands, prompt: String) -> Result<Op, String> {
-    // the servers are not started yet: a configured one is asked for any prompt
-    let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
-    Ok(match crate::route::route(&prompt, custom, &mcp) {
-        Route::Prompt => Op::user_turn(prompt),
-        Route::Builtin {
-            command: Command::Compact,
-            args,
-        } => Op::Compact { focus: args },
-        Route::Builtin {
-            command: Command::Init,
-            args,
-        } => run_command(crate::custom_commands::init(
-            &setup.workspace,
-            args.as_deref().unwrap_or(""),
-        )),
+fn first_op(route: Route, prompt: &str, workspace: &Path) -> Result<Op, Refused> {
+    crate::route::shared_op(route, prompt, workspace).map_err(|route| match route {
         Route::Builtin {
             command: Command::Login,
             ..
-        } => {
-            return Err(
-                "/login works in the TUI; from the shell, run `pith auth login [provider]`".into(),
-            );
-        }
-        Route::Builtin { command, .. } => {
-            return Err(format!(
-                "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
-                command.name()
-            ));
-        }
-        Route::Custom(e) => run_command(e),
-        Route::McpPrompt {
-            server,
-            prompt,
-            args,
-        } => Op::McpPrompt {
-            id: crate::message::new_id(),
-            server,
-            prompt,
-            args,
-        },
-        other => return Err(other.error().unwrap_or_default()),
+        } => Refused::Login,
+        Route::Builtin { command, .. } => Refused::TuiOnly(command),
+        other => Refused::NotRoutable(other),
     })
 }
 
-fn run_command(e: Expanded) -> Op {
-    Op::RunCommand {
-        id: crate::message::new_id(),
-        label: e.label,
-        text: e.text,
-        model: e.model,
-        agent: e.agent,
-    }
+/// Why `pith run` refuses its prompt before anything is sent.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("/login works in the TUI; from the shell, run `pith auth login [provider]`")]
+    Login,
+    #[error(
+        "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
+        .0.name()
+    )]
+    TuiOnly(Command),
+    /// An unknown command, or an MCP prompt its server does not offer.
+    #[error("{}", .0.error().unwrap_or_default())]
+    NotRoutable(Route),
 }
 
 mod print;

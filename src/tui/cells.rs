@@ -4,8 +4,8 @@ use crate::tui::theme::theme;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::event::PermissionReply;
-use crate::message::{MessageError, PartKind, Role};
+use crate::event::{PermissionReply, PermissionRequest};
+use crate::message::{CompactionPart, MessageError, PartKind, Role};
 
 use super::format::{self, sanitize, truncate};
 use super::markdown;
@@ -44,128 +44,8 @@ pub(super) fn plain_lines(
 /// The lines of `cell` at `width`, folded or not.
 pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Vec<Line<'static>> {
     let width = width.max(4);
-    let expanded = cell.expanded || expand_all;
     match &cell.body {
-        CellBody::Part(p) => match &p.kind {
-            PartKind::Text { text, synthetic } => {
-                if meta.role == Some(Role::User) {
-                    match &meta.command {
-                        Some(label) if !*synthetic => command_text(label, text, width, expanded),
-                        _ => user_text(text, *synthetic, meta.mid_turn, width, expanded),
-                    }
-                } else if meta.summary && *synthetic {
-                    carried_text(text, width, expanded)
-                } else if meta.summary {
-                    summary_text(text, width, expanded)
-                } else {
-                    assistant_text(text, width)
-                }
-            }
-            PartKind::Reasoning { text, redacted, .. } => {
-                reasoning(text, redacted.is_some(), width, expanded)
-            }
-            PartKind::Tool {
-                tool, input, state, ..
-            } => {
-                let call = tool_cell::Call {
-                    tool,
-                    input,
-                    state,
-                    reported_ms: cell.duration_ms,
-                    decision: cell.decision,
-                    live: cell.live_output.as_deref(),
-                    elapsed_secs: cell.elapsed_secs,
-                };
-                if meta.role == Some(Role::User) {
-                    tool_cell::by_user(&call, width, expanded)
-                } else {
-                    tool_cell::render(&call, width, expanded)
-                }
-            }
-            PartKind::Compaction(c) => {
-                let mut label = String::from("⟳ ");
-                match &cell.compaction {
-                    CompactionState::Running => label.push_str("compacting context…"),
-                    CompactionState::Unknown => label.push_str("context compacted"),
-                    CompactionState::Done(s) => {
-                        label.push_str("context compacted");
-                        if s.before > 0 {
-                            label.push_str(&format!(
-                                " · {} → {}",
-                                format::tokens(s.before),
-                                format::tokens(s.after)
-                            ));
-                        }
-                        if s.cost.input > 0 {
-                            label.push_str(&format!(
-                                " · {} in, {}% cached · {}",
-                                format::tokens(s.cost.input),
-                                (s.cost.cache_read * 100)
-                                    .checked_div(s.cost.input)
-                                    .unwrap_or(0),
-                                format::cost(s.cost.cost)
-                            ));
-                        }
-                        if s.cost.background {
-                            label.push_str(" · written in the background");
-                        }
-                    }
-                }
-                label.push_str(if c.auto { " · auto" } else { " · /compact" });
-                if c.overflow {
-                    label.push_str(" · overflow");
-                }
-                let mut out = vec![divider(&label, width)];
-                if let Some(f) = &c.focus
-                    && !f.is_empty()
-                {
-                    out.extend(plain_lines(
-                        &format!("focus: {f}"),
-                        width,
-                        dim(),
-                        &indent(2),
-                        &indent(9),
-                    ));
-                }
-                out
-            }
-            PartKind::StepStart => Vec::new(),
-            PartKind::StepFinish { usage, cost, .. } => {
-                if !expand_all {
-                    return Vec::new();
-                }
-                vec![Line::from(Span::styled(
-                    format!(
-                        "  · step: {} in · {} out · {} cached · {}",
-                        format::tokens(usage.input),
-                        format::tokens(usage.output),
-                        format::tokens(usage.cache_read),
-                        format::cost(*cost)
-                    ),
-                    dim(),
-                ))]
-            }
-            PartKind::File { path, mime } => plain_lines(
-                &format!("◇ file: {path} ({mime})"),
-                width,
-                dim(),
-                &indent(2),
-                &indent(4),
-            ),
-            PartKind::Patch { files } => {
-                if files.is_empty() {
-                    return Vec::new();
-                }
-                plain_lines(
-                    &format!("± changed: {}", files.join(", ")),
-                    width,
-                    dim(),
-                    &indent(2),
-                    &indent(4),
-                )
-            }
-            PartKind::Pasted { .. } => Vec::new(),
-        },
+        CellBody::Part(p) => part_lines(cell, &p.kind, meta, width, expand_all),
         CellBody::MessageError(MessageError::Interrupted) => {
             vec![Line::from(Span::styled("· interrupted", dim()))]
         }
@@ -190,24 +70,181 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
             plain_lines(text, width, style, &[Span::styled(mark, style)], &indent(2))
         }
         CellBody::Permission { req, reply, note } => {
-            let (mark, what, color) = match reply {
-                PermissionReply::Once => ("✓ ", "allowed once", theme().ok),
-                PermissionReply::Always => ("✓ ", "always allowed", theme().ok),
-                PermissionReply::Deny => ("✗ ", "denied", theme().err),
-            };
-            let mut text = format!("{what}: {} · {}", req.tool, req.title);
-            if let Some(n) = note.as_deref().filter(|n| !n.is_empty()) {
-                text.push_str(&format!(" — “{n}”"));
-            }
-            plain_lines(
-                &text,
-                width,
-                Style::default().fg(color),
-                &[Span::styled(mark, Style::default().fg(color))],
-                &indent(2),
-            )
+            permission_lines(req, reply, note.as_deref(), width)
         }
     }
+}
+
+/// The lines of a cell showing a message part.
+fn part_lines(
+    cell: &Cell,
+    kind: &PartKind,
+    meta: &MsgMeta,
+    width: usize,
+    expand_all: bool,
+) -> Vec<Line<'static>> {
+    let expanded = cell.expanded || expand_all;
+    match kind {
+        PartKind::Text { text, synthetic } => text_lines(text, *synthetic, meta, width, expanded),
+        PartKind::Reasoning { text, redacted, .. } => {
+            reasoning(text, redacted.is_some(), width, expanded)
+        }
+        PartKind::Tool {
+            tool, input, state, ..
+        } => {
+            let call = tool_cell::Call {
+                tool,
+                input,
+                state,
+                reported_ms: cell.duration_ms,
+                decision: cell.decision,
+                live: cell.live_output.as_deref(),
+                elapsed_secs: cell.elapsed_secs,
+            };
+            if meta.role == Some(Role::User) {
+                tool_cell::by_user(&call, width, expanded)
+            } else {
+                tool_cell::render(&call, width, expanded)
+            }
+        }
+        PartKind::Compaction(c) => compaction_lines(&cell.compaction, c, width),
+        PartKind::StepStart => Vec::new(),
+        PartKind::StepFinish { usage, cost, .. } => {
+            if !expand_all {
+                return Vec::new();
+            }
+            vec![Line::from(Span::styled(
+                format!(
+                    "  · step: {} in · {} out · {} cached · {}",
+                    format::tokens(usage.input),
+                    format::tokens(usage.output),
+                    format::tokens(usage.cache_read),
+                    format::cost(*cost)
+                ),
+                dim(),
+            ))]
+        }
+        PartKind::File { path, mime } => plain_lines(
+            &format!("◇ file: {path} ({mime})"),
+            width,
+            dim(),
+            &indent(2),
+            &indent(4),
+        ),
+        PartKind::Patch { files } => {
+            if files.is_empty() {
+                return Vec::new();
+            }
+            plain_lines(
+                &format!("± changed: {}", files.join(", ")),
+                width,
+                dim(),
+                &indent(2),
+                &indent(4),
+            )
+        }
+        PartKind::Pasted { .. } => Vec::new(),
+    }
+}
+
+/// A text part: the user's prompt (or the command that sent it), a summary, the model's reply.
+fn text_lines(
+    text: &str,
+    synthetic: bool,
+    meta: &MsgMeta,
+    width: usize,
+    expanded: bool,
+) -> Vec<Line<'static>> {
+    if meta.role == Some(Role::User) {
+        match &meta.command {
+            Some(label) if !synthetic => command_text(label, text, width, expanded),
+            _ => user_text(text, synthetic, meta.mid_turn, width, expanded),
+        }
+    } else if meta.summary && synthetic {
+        carried_text(text, width, expanded)
+    } else if meta.summary {
+        summary_text(text, width, expanded)
+    } else {
+        assistant_text(text, width)
+    }
+}
+
+/// The compaction divider: its state, figures and cause, and the focus asked for.
+fn compaction_lines(
+    state: &CompactionState,
+    c: &CompactionPart,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut label = String::from("⟳ ");
+    match state {
+        CompactionState::Running => label.push_str("compacting context…"),
+        CompactionState::Unknown => label.push_str("context compacted"),
+        CompactionState::Done(s) => {
+            label.push_str("context compacted");
+            if s.before > 0 {
+                label.push_str(&format!(
+                    " · {} → {}",
+                    format::tokens(s.before),
+                    format::tokens(s.after)
+                ));
+            }
+            if s.cost.input > 0 {
+                label.push_str(&format!(
+                    " · {} in, {}% cached · {}",
+                    format::tokens(s.cost.input),
+                    (s.cost.cache_read * 100)
+                        .checked_div(s.cost.input)
+                        .unwrap_or(0),
+                    format::cost(s.cost.cost)
+                ));
+            }
+            if s.cost.background {
+                label.push_str(" · written in the background");
+            }
+        }
+    }
+    label.push_str(if c.auto { " · auto" } else { " · /compact" });
+    if c.overflow {
+        label.push_str(" · overflow");
+    }
+    let mut out = vec![divider(&label, width)];
+    if let Some(f) = &c.focus
+        && !f.is_empty()
+    {
+        out.extend(plain_lines(
+            &format!("focus: {f}"),
+            width,
+            dim(),
+            &indent(2),
+            &indent(9),
+        ));
+    }
+    out
+}
+
+/// A question answered: what was decided, about which tool, with the note given.
+fn permission_lines(
+    req: &PermissionRequest,
+    reply: &PermissionReply,
+    note: Option<&str>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let (mark, what, color) = match reply {
+        PermissionReply::Once => ("✓ ", "allowed once", theme().ok),
+        PermissionReply::Always => ("✓ ", "always allowed", theme().ok),
+        PermissionReply::Deny => ("✗ ", "denied", theme().err),
+    };
+    let mut text = format!("{what}: {} · {}", req.tool, req.title);
+    if let Some(n) = note.filter(|n| !n.is_empty()) {
+        text.push_str(&format!(" — “{n}”"));
+    }
+    plain_lines(
+        &text,
+        width,
+        Style::default().fg(color),
+        &[Span::styled(mark, Style::default().fg(color))],
+        &indent(2),
+    )
 }
 
 fn divider(label: &str, width: usize) -> Line<'static> {

@@ -79,23 +79,33 @@ pub fn code_blocks(md: &str) -> Vec<String> {
 }
 
 /// What `/copy [N]` copies, or why nothing: the last answer, or its Nth code block (from 1).
-pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String, String> {
-    let answer = last_answer(transcript).ok_or("no answer to copy yet")?;
+pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String, CopyError> {
+    let answer = last_answer(transcript).ok_or(CopyError::NoAnswer)?;
     let Some(arg) = arg.map(str::trim).filter(|a| !a.is_empty()) else {
         return Ok(answer);
     };
     let blocks = code_blocks(&answer);
     let n: usize = arg
         .parse()
-        .map_err(|_| format!("/copy takes a code block number, not {arg:?}"))?;
+        .map_err(|_| CopyError::NotANumber(arg.to_string()))?;
     match blocks.len() {
-        0 => Err("the last answer has no code blocks".into()),
-        len if n == 0 || n > len => Err(format!(
-            "the last answer has {len} code block{}: /copy 1…{len}",
-            super::app::plural(len)
-        )),
+        0 => Err(CopyError::NoCodeBlocks),
+        len if n == 0 || n > len => Err(CopyError::NoSuchBlock { len }),
         _ => Ok(blocks[n - 1].clone()),
     }
+}
+
+/// Why `/copy` copies nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CopyError {
+    #[error("no answer to copy yet")]
+    NoAnswer,
+    #[error("/copy takes a code block number, not {0:?}")]
+    NotANumber(String),
+    #[error("the last answer has no code blocks")]
+    NoCodeBlocks,
+    #[error("the last answer has {len} code block{}: /copy 1…{len}", super::app::plural(*.len))]
+    NoSuchBlock { len: usize },
 }
 
 impl super::app::App {
@@ -103,7 +113,7 @@ impl super::app::App {
     pub(super) fn copy_command(&mut self, arg: Option<&str>) {
         let text = match copy_target(&self.transcript, arg) {
             Ok(t) => t,
-            Err(e) => return self.transcript.notice(NoticeLevel::Error, e),
+            Err(e) => return self.transcript.notice(NoticeLevel::Error, e.to_string()),
         };
         if text.len() > MAX_COPY_BYTES {
             return self.transcript.notice(

@@ -149,9 +149,11 @@ fn the_editor_gets_the_composer_and_gives_it_back() {
     assert_eq!(app.effects, [Effect::Editor]);
     assert_eq!(app.editor_text(), "draft l1\nl2\nl3\nl4\nl5\nl6\n");
     app.effects.clear();
-    app.editor_done(Ok("edited\ntwo lines".into()));
+    app.editor_done(Ok::<_, &str>("edited\ntwo lines".into()));
     assert_eq!(app.composer.text(), "edited\ntwo lines");
-    app.editor_done(Err("the editor \"vi\" exited with exit status: 1".into()));
+    app.editor_done(Err::<String, _>(
+        "the editor \"vi\" exited with exit status: 1",
+    ));
     assert_eq!(app.composer.text(), "edited\ntwo lines");
     let screen = render(&mut app, 80, 12);
     insta::assert_snapshot!("editor_failed", screen);

@@ -2,7 +2,6 @@
 //! expansion is sent as the user's message, labelled with the command).
 
 use crate::custom_commands::Expanded;
-use crate::event::Op;
 
 use super::app::{App, PendingPrompt};
 use super::mcp::SlashItem;
@@ -39,13 +38,7 @@ impl App {
             text: e.label.clone(),
             queued: self.busy(),
         });
-        self.send(Op::RunCommand {
-            id,
-            label: e.label,
-            text: e.text,
-            model: e.model,
-            agent: e.agent,
-        });
+        self.send(crate::route::command_op(id, e));
         self.scroll_top = None;
     }
 }

@@ -11,17 +11,39 @@ use super::transcript::NoticeLevel;
 
 /// The editor's command line: `$VISUAL`, then `$EDITOR`, else `vi`, split as a shell would
 /// (`code -w`, `"/opt/my editor/bin/ed" --wait`).
-pub fn editor_command(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
+pub fn editor_command(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, EditorError> {
     let (name, line) = ["VISUAL", "EDITOR"]
         .into_iter()
         .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (v, s)))
         .unwrap_or(("default", "vi".to_string()));
     match shlex::split(&line) {
         Some(words) if !words.is_empty() => Ok(words),
-        _ => Err(format!(
-            "${name} is not a command line pith can split: {line:?}"
-        )),
+        _ => Err(EditorError::Unsplittable { var: name, line }),
     }
+}
+
+/// Why the editor gave nothing back.
+#[derive(Debug, thiserror::Error)]
+pub enum EditorError {
+    /// `$VISUAL` or `$EDITOR` holds no command line (an unclosed quote).
+    #[error("${var} is not a command line pith can split: {line:?}")]
+    Unsplittable { var: &'static str, line: String },
+    #[error("no editor command")]
+    NoCommand,
+    #[error("cannot write a temporary file: {0}")]
+    TempFile(std::io::Error),
+    #[error("cannot run the editor {program:?}: {error}")]
+    Run {
+        program: String,
+        error: std::io::Error,
+    },
+    #[error("the editor {program:?} exited with {status}; the composer is unchanged")]
+    Failed {
+        program: String,
+        status: std::process::ExitStatus,
+    },
+    #[error("cannot read back the edited text: {0}")]
+    ReadBack(std::io::Error),
 }
 
 /// A temporary file of its own for the text, readable by the user only.
@@ -37,18 +59,22 @@ fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
 
 /// Runs `command` on a temporary file (in `dir`) holding `text` and returns what the editor
 /// left in it (one trailing newline, which editors add, taken off). The file is removed.
-pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, String> {
-    let (program, args) = command.split_first().ok_or("no editor command")?;
-    let path = temp_file(dir, text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
+pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, EditorError> {
+    let (program, args) = command.split_first().ok_or(EditorError::NoCommand)?;
+    let path = temp_file(dir, text).map_err(EditorError::TempFile)?;
     let status = Command::new(program).args(args).arg(&path).status();
     let result = match status {
-        Err(e) => Err(format!("cannot run the editor {program:?}: {e}")),
-        Ok(s) if !s.success() => Err(format!(
-            "the editor {program:?} exited with {s}; the composer is unchanged"
-        )),
+        Err(error) => Err(EditorError::Run {
+            program: program.clone(),
+            error,
+        }),
+        Ok(status) if !status.success() => Err(EditorError::Failed {
+            program: program.clone(),
+            status,
+        }),
         Ok(_) => std::fs::read_to_string(&path)
             .map(|t| t.strip_suffix('\n').unwrap_or(&t).to_string())
-            .map_err(|e| format!("cannot read back the edited text: {e}")),
+            .map_err(EditorError::ReadBack),
     };
     let _ = std::fs::remove_file(&path);
     result
@@ -61,13 +87,13 @@ impl App {
     }
 
     /// What the editor gave back: the new composer text, or why there is none.
-    pub(super) fn editor_done(&mut self, result: Result<String, String>) {
+    pub(super) fn editor_done(&mut self, result: Result<String, impl std::fmt::Display>) {
         match result {
             Ok(text) => {
                 self.composer.clear();
                 self.composer.set_text(&text);
             }
-            Err(e) => self.transcript.notice(NoticeLevel::Error, e),
+            Err(e) => self.transcript.notice(NoticeLevel::Error, e.to_string()),
         }
         self.dirty = true;
     }
@@ -100,7 +126,7 @@ mod tests {
         );
         assert_eq!(editor_command(env(&[])).unwrap(), ["vi"]);
         let err = editor_command(env(&[("EDITOR", "vim 'unclosed")])).unwrap_err();
-        assert!(err.contains("$EDITOR"), "{err}");
+        assert!(err.to_string().contains("$EDITOR"), "{err}");
     }
 
     #[cfg(unix)]
@@ -127,6 +153,7 @@ mod tests {
         assert!(
             edit_in(dir.path(), &fail, "x")
                 .unwrap_err()
+                .to_string()
                 .contains("unchanged")
         );
     }

@@ -14,7 +14,48 @@ use super::app::{
 };
 
 impl App {
+    /// An engine event, handed to the method for its group.
     pub(super) fn on_engine(&mut self, ev: Event) {
+        match ev {
+            Event::Message { .. }
+            | Event::PartUpdated { .. }
+            | Event::MessageRemoved { .. }
+            | Event::PartsRemoved { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolStarted { .. }
+            | Event::ToolOutput { .. }
+            | Event::ToolFinished { .. }
+            | Event::StepFinished { .. }
+            | Event::Subagent { .. } => self.on_output(ev),
+            Event::ContextUsage(_)
+            | Event::CompactionStarted { .. }
+            | Event::CompactionFinished { .. }
+            | Event::Pruned { .. }
+            | Event::ContextWindow { .. }
+            | Event::ContextBreakdown(_) => self.on_context(ev),
+            Event::PermissionAsked(_)
+            | Event::Retrying { .. }
+            | Event::State { .. }
+            | Event::Info { .. }
+            | Event::Error { .. }
+            | Event::TurnFinished { .. } => self.on_turn_state(ev),
+            Event::SessionLoaded { .. }
+            | Event::History { .. }
+            | Event::Sessions { .. }
+            | Event::PromptRefused { .. }
+            | Event::Undone { .. }
+            | Event::Redone { .. } => self.on_history(ev),
+            Event::McpStatus { .. }
+            | Event::McpResources { .. }
+            | Event::ModelChanged { .. }
+            | Event::EffortChanged { .. }
+            | Event::PermissionModeChanged { .. } => self.on_settings(ev),
+        }
+    }
+
+    /// What a step produces: messages and their parts, streamed text, tools and sub-agents.
+    fn on_output(&mut self, ev: Event) {
         match ev {
             Event::Message { message } => {
                 self.transcript.upsert_message(&message);
@@ -43,35 +84,7 @@ impl App {
                 self.transcript
                     .append_delta(&message_id, &part_id, &delta, true)
             }
-            Event::ToolOutput { call_id, output } => {
-                self.transcript.tool_output(&call_id, &output)
-            }
-            Event::Undone {
-                message_id,
-                prompt,
-                files,
-                redo,
-            } => self.undone(&message_id, prompt, &files, redo),
-            Event::PromptRefused { id, text, message, .. } => {
-                self.prompt_refused(&id, &text, message)
-            }
-            Event::Redone {
-                messages,
-                files,
-                redo,
-            } => {
-                for m in &messages {
-                    self.transcript.upsert_message(m);
-                }
-                self.redo_available = redo;
-                let what = match files.len() {
-                    0 => "no files changed".to_string(),
-                    n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
-                };
-                self.transcript
-                    .notice(NoticeLevel::Info, format!("redone · {what}"));
-                self.scroll_top = None;
-            }
+            Event::ToolOutput { call_id, output } => self.transcript.tool_output(&call_id, &output),
             Event::ToolStarted { call_id, tool, .. } => {
                 self.running_tool = Some(tool);
                 self.transcript.tool_started(&call_id);
@@ -90,6 +103,18 @@ impl App {
                     self.cost += cost;
                 }
             }
+            ev @ Event::Subagent { .. } => {
+                if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
+                    self.transcript.tool_live(&call_id, text);
+                }
+            }
+            _ => unreachable!("on_engine routes only a step's output here"),
+        }
+    }
+
+    /// The context window: its use, compaction, pruning, the breakdown.
+    fn on_context(&mut self, ev: Event) {
+        match ev {
             Event::ContextUsage(u) => self.context = u,
             Event::CompactionStarted { .. } => {
                 self.transcript.compaction_started();
@@ -101,27 +126,12 @@ impl App {
                 model_calls,
                 cost,
                 ..
-            } => {
-                let stats = CompactionStats {
-                    before,
-                    after,
-                    model_calls,
-                    cost,
-                };
-                if !self.transcript.compaction_finished(stats) {
-                    self.transcript.notice(
-                        NoticeLevel::Info,
-                        format!(
-                            "context compacted: {} → {}",
-                            super::format::tokens(before),
-                            super::format::tokens(after)
-                        ),
-                    );
-                }
-                if self.state == EngineState::Compacting {
-                    self.set_state(EngineState::Thinking, None);
-                }
-            }
+            } => self.compaction_finished(CompactionStats {
+                before,
+                after,
+                model_calls,
+                cost,
+            }),
             // The engine says it in an Info line; the status bar follows ContextUsage.
             Event::ContextWindow { .. } => {}
             Event::Pruned { parts, tokens } => self.transcript.notice(
@@ -132,6 +142,19 @@ impl App {
                     super::format::tokens(tokens)
                 ),
             ),
+            // a breakdown answered late (asked during a turn) fills the popup if it is still open
+            Event::ContextBreakdown(b) => {
+                if matches!(self.popup, Some(Popup::Context(_))) {
+                    self.popup = Some(Popup::Context(Some(b)));
+                }
+            }
+            _ => unreachable!("on_engine routes only the context's events here"),
+        }
+    }
+
+    /// Where the turn stands: questions, retries, the engine's state, notices, its end.
+    fn on_turn_state(&mut self, ev: Event) {
+        match ev {
             Event::PermissionAsked(req) => {
                 if self.permissions.queue.is_empty() {
                     self.permissions.front_changed();
@@ -163,6 +186,16 @@ impl App {
                 }
                 self.set_state(state, detail);
             }
+            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            Event::Error { kind, message } => self.engine_error(kind, message),
+            Event::TurnFinished { reason } => self.turn_finished(reason),
+            _ => unreachable!("on_engine routes only the turn's state here"),
+        }
+    }
+
+    /// The session shown: loaded, paged, listed, a prompt refused, turns undone and redone.
+    fn on_history(&mut self, ev: Event) {
+        match ev {
             Event::SessionLoaded {
                 session,
                 messages,
@@ -176,31 +209,28 @@ impl App {
                 messages,
                 more,
             } => self.older_history(&session_id, &messages, more),
-            Event::Sessions { sessions } => {
-                let items = self.session_items(&sessions);
-                match &mut self.popup {
-                    Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
-                        p.items = items;
-                        p.loading = false;
-                        p.selected = 0;
-                    }
-                    _ => {
-                        self.popup = Some(Popup::Picker(Picker {
-                            kind: PickerKind::Sessions,
-                            items,
-                            filter: String::new(),
-                            selected: 0,
-                            loading: false,
-                        }))
-                    }
-                }
-            }
-            // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            Event::ContextBreakdown(b) => {
-                if matches!(self.popup, Some(Popup::Context(_))) {
-                    self.popup = Some(Popup::Context(Some(b)));
-                }
-            }
+            Event::Sessions { sessions } => self.sessions_listed(&sessions),
+            Event::PromptRefused {
+                id, text, message, ..
+            } => self.prompt_refused(&id, &text, message),
+            Event::Undone {
+                message_id,
+                prompt,
+                files,
+                redo,
+            } => self.undone(&message_id, prompt, &files, redo),
+            Event::Redone {
+                messages,
+                files,
+                redo,
+            } => self.redone(&messages, &files, redo),
+            _ => unreachable!("on_engine routes only the session's history here"),
+        }
+    }
+
+    /// Settings the engine changed or reports: MCP servers, the model, effort, permission mode.
+    fn on_settings(&mut self, ev: Event) {
+        match ev {
             Event::McpStatus { servers } => self.mcp_status(servers),
             Event::McpResources { resources } => self.mcp_resources(resources),
             Event::ModelChanged { model } => {
@@ -209,23 +239,7 @@ impl App {
                     .notice(NoticeLevel::Info, format!("model: {model}"));
                 self.model = model;
             }
-            Event::PermissionModeChanged { mode } => {
-                if mode != self.permission_mode {
-                    let about = match mode {
-                        crate::event::PermissionMode::Default => "the rules decide and ask",
-                        crate::event::PermissionMode::Plan => "only tools that read run",
-                        crate::event::PermissionMode::AcceptEdits => {
-                            "edits in the workspace are not asked about"
-                        }
-                        crate::event::PermissionMode::Bypass => "nothing is asked",
-                    };
-                    self.transcript.notice(
-                        NoticeLevel::Info,
-                        format!("permission mode: {} — {about}", mode.name()),
-                    );
-                }
-                self.permission_mode = mode;
-            }
+            Event::PermissionModeChanged { mode } => self.permission_mode_changed(mode),
             Event::EffortChanged { effort } => {
                 if effort != self.effort {
                     let text = effort.map_or("the model's default", |e| e.as_str());
@@ -234,44 +248,112 @@ impl App {
                 }
                 self.effort = effort;
             }
-            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
-            Event::Error { kind, message } => {
-                if kind == ErrorKind::Model {
-                    self.pending_model = None;
-                }
-                if kind == ErrorKind::Command {
-                    // the command was not sent: its label (the error's start) goes
-                    self.pending
-                        .retain(|p| !message.starts_with(&format!("{}:", p.text)));
-                }
-                // A failed step already shows its error under the message: say it once.
-                if !self.transcript.ends_with_error(&message) {
-                    self.transcript.notice(NoticeLevel::Error, message)
-                }
+            _ => unreachable!("on_engine routes only settings here"),
+        }
+    }
+
+    /// Undone turns came back (`/redo`): their messages return, the files put back are said.
+    fn redone(&mut self, messages: &[Message], files: &[String], redo: usize) {
+        for m in messages {
+            self.transcript.upsert_message(m);
+        }
+        self.redo_available = redo;
+        let what = match files.len() {
+            0 => "no files changed".to_string(),
+            n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
+        };
+        self.transcript
+            .notice(NoticeLevel::Info, format!("redone · {what}"));
+        self.scroll_top = None;
+    }
+
+    fn compaction_finished(&mut self, stats: CompactionStats) {
+        let (before, after) = (stats.before, stats.after);
+        if !self.transcript.compaction_finished(stats) {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "context compacted: {} → {}",
+                    super::format::tokens(before),
+                    super::format::tokens(after)
+                ),
+            );
+        }
+        if self.state == EngineState::Compacting {
+            self.set_state(EngineState::Thinking, None);
+        }
+    }
+
+    /// The sessions list arrived: it fills the sessions picker, or opens one.
+    fn sessions_listed(&mut self, sessions: &[Session]) {
+        let items = self.session_items(sessions);
+        match &mut self.popup {
+            Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
+                p.items = items;
+                p.loading = false;
+                p.selected = 0;
             }
-            ev @ Event::Subagent { .. } => {
-                if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
-                    self.transcript.tool_live(&call_id, text);
-                }
-            }
-            Event::TurnFinished { reason } => {
-                if reason == TurnEnd::Interrupted && !self.transcript.ends_interrupted() {
-                    self.transcript.notice(NoticeLevel::Info, "interrupted");
-                }
-                self.transcript.settle();
-                // the turn's questions ended with it: a late answer must not apply
-                self.permissions.close_all();
-                self.interrupting = false;
-                self.running_tool = None;
-                self.retry = None;
-                // prompts still waiting become the next turn: they are no longer "queued"
-                for p in &mut self.pending {
-                    p.queued = false;
-                }
-                self.notify_turn_end(Instant::now());
-                self.set_state(EngineState::Idle, None);
+            _ => {
+                self.popup = Some(Popup::Picker(Picker {
+                    kind: PickerKind::Sessions,
+                    items,
+                    filter: String::new(),
+                    selected: 0,
+                    loading: false,
+                }))
             }
         }
+    }
+
+    fn permission_mode_changed(&mut self, mode: crate::event::PermissionMode) {
+        if mode != self.permission_mode {
+            let about = match mode {
+                crate::event::PermissionMode::Default => "the rules decide and ask",
+                crate::event::PermissionMode::Plan => "only tools that read run",
+                crate::event::PermissionMode::AcceptEdits => {
+                    "edits in the workspace are not asked about"
+                }
+                crate::event::PermissionMode::Bypass => "nothing is asked",
+            };
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!("permission mode: {} — {about}", mode.name()),
+            );
+        }
+        self.permission_mode = mode;
+    }
+
+    fn engine_error(&mut self, kind: ErrorKind, message: String) {
+        if kind == ErrorKind::Model {
+            self.pending_model = None;
+        }
+        if kind == ErrorKind::Command {
+            // the command was not sent: its label (the error's start) goes
+            self.pending
+                .retain(|p| !message.starts_with(&format!("{}:", p.text)));
+        }
+        // A failed step already shows its error under the message: say it once.
+        if !self.transcript.ends_with_error(&message) {
+            self.transcript.notice(NoticeLevel::Error, message)
+        }
+    }
+
+    fn turn_finished(&mut self, reason: TurnEnd) {
+        if reason == TurnEnd::Interrupted && !self.transcript.ends_interrupted() {
+            self.transcript.notice(NoticeLevel::Info, "interrupted");
+        }
+        self.transcript.settle();
+        // the turn's questions ended with it: a late answer must not apply
+        self.permissions.close_all();
+        self.interrupting = false;
+        self.running_tool = None;
+        self.retry = None;
+        // prompts still waiting become the next turn: they are no longer "queued"
+        for p in &mut self.pending {
+            p.queued = false;
+        }
+        self.notify_turn_end(Instant::now());
+        self.set_state(EngineState::Idle, None);
     }
 
     pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {

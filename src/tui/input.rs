@@ -209,117 +209,133 @@ impl App {
             return;
         }
         let chat = self.keymap.action(Context::Chat, key_of(&k));
-        // transcript navigation
-        let plain = k.modifiers.is_empty();
+        if self.navigation_key(chat, k.modifiers.is_empty()) {
+            return;
+        }
+        let list = self.keymap.action(Context::List, key_of(&k));
+        if self.mention_key(list) || self.slash_key(list) {
+            return;
+        }
+        self.composer_key(chat, k);
+    }
+
+    /// Transcript navigation and the chat's own keys (expand, editor, quit); true when the key
+    /// was one of them.
+    fn navigation_key(&mut self, chat: Option<Action>, plain: bool) -> bool {
         match chat {
-            Some(Action::PageUp) => return self.scroll_up(self.page()),
-            Some(Action::PageDown) => return self.scroll_down(self.page()),
+            Some(Action::PageUp) => self.scroll_up(self.page()),
+            Some(Action::PageDown) => self.scroll_down(self.page()),
             // a plain Home/End moves the cursor in a prompt being written
             Some(Action::ScrollTop) if !plain || self.composer.is_empty() => {
                 self.scroll_top = Some(0);
-                return;
             }
             Some(Action::ScrollBottom) if !plain || self.composer.is_empty() => {
                 self.scroll_top = None;
-                return;
             }
             Some(Action::ExpandAll) => {
                 self.expand_all = !self.expand_all;
-                return;
             }
             Some(Action::OpenEditor) => {
                 self.effects.push(super::effects::Effect::Editor);
-                return;
             }
             Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
-                return;
             }
-            _ => {}
+            _ => return false,
         }
-        let list = self.keymap.action(Context::List, key_of(&k));
-        // @ file picker
-        if let Some((_, items)) = self.mention_popup() {
-            let n = items.len().min(super::mentions::SHOWN * 8);
-            self.mention_selected = self.mention_selected.min(n - 1);
-            match list {
-                Some(Action::ListUp) => {
-                    self.mention_selected = (self.mention_selected + n - 1) % n;
-                    return;
-                }
-                Some(Action::ListDown) => {
-                    self.mention_selected = (self.mention_selected + 1) % n;
-                    return;
-                }
-                Some(Action::ListComplete | Action::ListAccept) => {
-                    let chosen = items[self.mention_selected].clone();
-                    self.accept_mention(&chosen);
-                    return;
-                }
-                Some(Action::ListClose) => {
-                    self.mention_dismissed = true;
-                    return;
-                }
-                _ => {}
+        true
+    }
+
+    /// A list key while the `@` file picker is open; true when the picker took it.
+    fn mention_key(&mut self, list: Option<Action>) -> bool {
+        let Some((_, items)) = self.mention_popup() else {
+            return false;
+        };
+        let n = items.len().min(super::mentions::SHOWN * 8);
+        self.mention_selected = self.mention_selected.min(n - 1);
+        match list {
+            Some(Action::ListUp) => {
+                self.mention_selected = (self.mention_selected + n - 1) % n;
+            }
+            Some(Action::ListDown) => {
+                self.mention_selected = (self.mention_selected + 1) % n;
+            }
+            Some(Action::ListComplete | Action::ListAccept) => {
+                let chosen = items[self.mention_selected].clone();
+                self.accept_mention(&chosen);
+            }
+            Some(Action::ListClose) => {
+                self.mention_dismissed = true;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A list key while the slash popup is open; true when the popup took it.
+    fn slash_key(&mut self, list: Option<Action>) -> bool {
+        let Some(items) = self.slash_items() else {
+            return false;
+        };
+        let n = items.len();
+        self.slash_selected = self.slash_selected.min(n - 1);
+        match list {
+            Some(Action::ListUp) => {
+                self.slash_selected = (self.slash_selected + n - 1) % n;
+            }
+            Some(Action::ListDown) => {
+                self.slash_selected = (self.slash_selected + 1) % n;
+            }
+            Some(Action::ListComplete) => {
+                let c = &items[self.slash_selected];
+                let text = if c.args().is_empty() {
+                    format!("/{}", c.name())
+                } else {
+                    format!("/{} ", c.name())
+                };
+                self.composer.set_text(&text);
+                self.slash_selected = 0;
+            }
+            Some(Action::ListAccept) => {
+                let c = items[self.slash_selected].clone();
+                self.slash_selected = 0;
+                self.accept_slash(c);
+            }
+            Some(Action::ListClose) => {
+                self.slash_dismissed = true;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The slash popup's choice accepted: it runs, or is completed when it needs arguments.
+    fn accept_slash(&mut self, c: SlashItem) {
+        match c {
+            SlashItem::Command(c) => {
+                self.composer.take();
+                self.run_command(c, None);
+            }
+            // A prompt that needs arguments is completed, not run.
+            SlashItem::Prompt { required: true, .. } => {
+                self.composer.set_text(&format!("/{} ", c.name()));
+            }
+            SlashItem::Prompt { server, prompt, .. } => {
+                self.composer.take();
+                self.run_mcp_prompt(server, prompt, String::new());
+            }
+            SlashItem::Custom {
+                wants_args: true, ..
+            } => self.composer.set_text(&format!("/{} ", c.name())),
+            SlashItem::Custom { name, .. } => {
+                self.composer.take();
+                self.run_custom_named(&name, "");
             }
         }
-        // slash popup
-        if let Some(items) = self.slash_items() {
-            let n = items.len();
-            self.slash_selected = self.slash_selected.min(n - 1);
-            match list {
-                Some(Action::ListUp) => {
-                    self.slash_selected = (self.slash_selected + n - 1) % n;
-                    return;
-                }
-                Some(Action::ListDown) => {
-                    self.slash_selected = (self.slash_selected + 1) % n;
-                    return;
-                }
-                Some(Action::ListComplete) => {
-                    let c = &items[self.slash_selected];
-                    let text = if c.args().is_empty() {
-                        format!("/{}", c.name())
-                    } else {
-                        format!("/{} ", c.name())
-                    };
-                    self.composer.set_text(&text);
-                    self.slash_selected = 0;
-                    return;
-                }
-                Some(Action::ListAccept) => {
-                    let c = items[self.slash_selected].clone();
-                    self.slash_selected = 0;
-                    match c {
-                        SlashItem::Command(c) => {
-                            self.composer.take();
-                            self.run_command(c, None);
-                        }
-                        // A prompt that needs arguments is completed, not run.
-                        SlashItem::Prompt { required: true, .. } => {
-                            self.composer.set_text(&format!("/{} ", c.name()));
-                        }
-                        SlashItem::Prompt { server, prompt, .. } => {
-                            self.composer.take();
-                            self.run_mcp_prompt(server, prompt, String::new());
-                        }
-                        SlashItem::Custom {
-                            wants_args: true, ..
-                        } => self.composer.set_text(&format!("/{} ", c.name())),
-                        SlashItem::Custom { name, .. } => {
-                            self.composer.take();
-                            self.run_custom_named(&name, "");
-                        }
-                    }
-                    return;
-                }
-                Some(Action::ListClose) => {
-                    self.slash_dismissed = true;
-                    return;
-                }
-                _ => {}
-            }
-        }
+    }
+
+    /// A key for the prompt being written: submit, history, mode, editing, typing.
+    fn composer_key(&mut self, chat: Option<Action>, k: KeyEvent) {
         match chat {
             Some(Action::Newline) => self.composer.textarea.insert_newline(),
             Some(Action::Submit) => self.submit(),

@@ -1,17 +1,11 @@
 //! The screen shown before the TUI starts when the chosen provider needs an API key and has
 //! none: paste it (masked), it is stored as `pith auth login` stores it, and pith goes on.
 
-use std::io;
-
 use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt;
 use ratatui::Frame;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 /// The provider whose key is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,10 +100,13 @@ impl KeyScreen {
 
     pub fn draw(&self, frame: &mut Frame) {
         let Some(need) = self.need() else { return };
-        let area = frame.area();
-        let w = area.width.saturating_sub(4).min(80);
-        let inner = w.saturating_sub(4) as usize;
-        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let (_, inner) = super::modal::widths(frame.area());
+        super::modal::draw_box(frame, self.lines(need, inner));
+    }
+
+    /// The screen's lines, `inner` columns wide: the heading, where the key goes, the masked
+    /// field, the last error, the keys.
+    fn lines(&self, need: &KeyNeed, inner: usize) -> Vec<Line<'static>> {
         let gray = Style::default().fg(Color::Gray);
         let accent = super::theme::theme().accent;
         let n = self.input.chars().count();
@@ -119,37 +116,7 @@ impl KeyScreen {
         } else {
             Span::raw(format!("{dots}  ({n} characters)"))
         };
-        let mut lines = if self.choices.len() > 1 {
-            let heading = if self.in_app {
-                "Paste an API key"
-            } else {
-                "No model is configured: paste an API key"
-            };
-            let mut names = vec![Span::raw("Provider: ")];
-            for (i, c) in self.choices.iter().enumerate() {
-                let style = if i == self.selected {
-                    Style::default().fg(accent).add_modifier(Modifier::BOLD)
-                } else {
-                    gray
-                };
-                let mark = if i == self.selected { "●" } else { "○" };
-                names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
-            }
-            vec![
-                Line::from(Span::styled(heading, bold)),
-                Line::default(),
-                Line::from(names),
-                Line::default(),
-            ]
-        } else {
-            vec![
-                Line::from(Span::styled(
-                    format!("{} needs an API key", need.provider),
-                    bold,
-                )),
-                Line::default(),
-            ]
-        };
+        let mut lines = self.heading(need);
         lines.extend([
             Line::from(format!(
                 "{} {}. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
@@ -175,29 +142,44 @@ impl KeyScreen {
             (false, true) => "enter store · ctrl-u clear · esc cancel",
         };
         lines.push(Line::from(Span::styled(keys, gray)));
-        let rows: usize = lines
-            .iter()
-            .map(|l| l.width().max(1).div_ceil(inner.max(1)))
-            .sum();
-        let height = (rows as u16 + 2).min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(height)) / 2,
-            width: w,
-            height,
+        lines
+    }
+
+    /// The heading: the provider needing a key, or the providers to choose among.
+    fn heading(&self, need: &KeyNeed) -> Vec<Line<'static>> {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        if self.choices.len() <= 1 {
+            return vec![
+                Line::from(Span::styled(
+                    format!("{} needs an API key", need.provider),
+                    bold,
+                )),
+                Line::default(),
+            ];
+        }
+        let heading = if self.in_app {
+            "Paste an API key"
+        } else {
+            "No model is configured: paste an API key"
         };
-        frame.render_widget(Clear, rect);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .padding(ratatui::widgets::Padding::horizontal(1))
-            .title(" pith ")
-            .border_style(Style::default().fg(accent));
-        frame.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false }),
-            rect,
-        );
+        let mut names = vec![Span::raw("Provider: ")];
+        for (i, c) in self.choices.iter().enumerate() {
+            let style = if i == self.selected {
+                Style::default()
+                    .fg(super::theme::theme().accent)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                Style::default().fg(Color::Gray)
+            };
+            let mark = if i == self.selected { "●" } else { "○" };
+            names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
+        }
+        vec![
+            Line::from(Span::styled(heading, bold)),
+            Line::default(),
+            Line::from(names),
+            Line::default(),
+        ]
     }
 }
 
@@ -205,17 +187,13 @@ impl KeyScreen {
 /// skipped or quit.
 pub async fn ask(
     choices: Vec<KeyNeed>,
-    store: impl Fn(&str, &str) -> Result<(), String>,
+    store: impl Fn(&str, &str) -> Result<(), super::login::KeyNotStored>,
 ) -> anyhow::Result<KeyAnswer> {
-    super::install_panic_hook();
-    super::setup_terminal()?;
-    let _guard = super::TerminalGuard;
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    terminal.clear()?;
+    let mut modal = super::modal::take_terminal()?;
     let mut screen = KeyScreen::new(choices);
     let mut input = EventStream::new();
     loop {
-        terminal.draw(|f| screen.draw(f))?;
+        modal.terminal.draw(|f| screen.draw(f))?;
         let answer = match input.next().await {
             Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
                 screen.key(k.code, k.modifiers)
@@ -237,7 +215,7 @@ pub async fn ask(
                 match store(&provider, &key) {
                     Ok(()) => return Ok(KeyAnswer::Submit(provider)),
                     Err(e) => {
-                        screen.error = Some(e);
+                        screen.error = Some(e.to_string());
                         screen.input.clear();
                     }
                 }
@@ -250,6 +228,8 @@ pub async fn ask(
 
 #[cfg(test)]
 mod tests {
+    use ratatui::Terminal;
+
     use super::*;
 
     fn need() -> KeyNeed {

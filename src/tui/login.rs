@@ -13,7 +13,21 @@ use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
 use super::transcript::NoticeLevel;
 
 /// Stores a key for a provider (`Err`: why it was not stored).
-pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), KeyNotStored> + Send + Sync>;
+
+/// Why a key was not stored (said under the key field).
+#[derive(Debug, thiserror::Error)]
+pub enum KeyNotStored {
+    /// This TUI was started without a way to store keys.
+    #[error("keys cannot be stored from here; run `pith auth login`")]
+    NoStore,
+    /// The key or its provider was refused, or the credentials file could not be written.
+    #[error("{0:#}")]
+    Refused(anyhow::Error),
+    /// Stored, but the credentials file could not be read back.
+    #[error("{0}")]
+    Unreadable(String),
+}
 
 /// What the TUI knows of API keys.
 #[derive(Clone, Default)]
@@ -131,10 +145,10 @@ impl App {
         };
         let stored = match &self.keys.store {
             Some(store) => store(&provider, key),
-            None => Err("keys cannot be stored from here; run `pith auth login`".to_string()),
+            None => Err(KeyNotStored::NoStore),
         };
         if let Err(e) = stored {
-            dialog.screen.error = Some(e);
+            dialog.screen.error = Some(e.to_string());
             dialog.screen.clear_input();
             return;
         }

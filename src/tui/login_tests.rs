@@ -8,7 +8,7 @@ use crate::event::Op;
 
 use super::app::{App, Popup};
 use super::key_prompt::KeyNeed;
-use super::login::KeyAccess;
+use super::login::{KeyAccess, KeyNotStored};
 use super::tests::*;
 
 /// Keys for openai and anthropic; openai has none. Returns what was stored.
@@ -28,7 +28,9 @@ fn with_keys(app: &mut App, refuse: bool) -> Arc<Mutex<Vec<(String, String)>>> {
         missing: ["openai".to_string()].into(),
         store: Some(Arc::new(move |p: &str, k: &str| {
             if refuse {
-                return Err("that key was refused".into());
+                return Err(KeyNotStored::Refused(anyhow::anyhow!(
+                    "that key was refused"
+                )));
             }
             seen.lock().unwrap().push((p.into(), k.into()));
             Ok(())

@@ -300,19 +300,7 @@ impl Renderer {
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
             Tag::Paragraph => {}
-            Tag::Heading { level, .. } => {
-                self.flush();
-                self.need_blank = !self.out.is_empty();
-                let color = match level {
-                    HeadingLevel::H1 => theme().heading1,
-                    HeadingLevel::H2 => theme().heading2,
-                    _ => theme().heading3,
-                };
-                self.push_style(|s| s.fg(color).add_modifier(Modifier::BOLD));
-                if level == HeadingLevel::H1 {
-                    self.push_style(|s| s.add_modifier(Modifier::UNDERLINED));
-                }
-            }
+            Tag::Heading { level, .. } => self.start_heading(level),
             Tag::BlockQuote(_) => {
                 self.flush();
                 // the blank line before a quote belongs outside it (no bar of its own)
@@ -320,16 +308,7 @@ impl Renderer {
                 self.ctx.push(Ctx::Quote);
                 self.push_style(|s| s.add_modifier(Modifier::ITALIC));
             }
-            Tag::CodeBlock(kind) => {
-                self.flush();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        info.split([' ', ',', '{']).next().unwrap_or("").to_string()
-                    }
-                    CodeBlockKind::Indented => String::new(),
-                };
-                self.code = Some((lang, String::new()));
-            }
+            Tag::CodeBlock(kind) => self.start_code_block(kind),
             Tag::HtmlBlock => self.flush(),
             Tag::List(start) => {
                 self.flush();
@@ -338,32 +317,7 @@ impl Renderer {
                 }
                 self.ctx.push(Ctx::List { next: start });
             }
-            Tag::Item => {
-                self.flush();
-                let marker = match self.ctx.iter_mut().rev().find_map(|c| match c {
-                    Ctx::List { next } => Some(next),
-                    _ => None,
-                }) {
-                    Some(Some(n)) => {
-                        let m = format!("{n}. ");
-                        *n += 1;
-                        m
-                    }
-                    _ => {
-                        let depth = self
-                            .ctx
-                            .iter()
-                            .filter(|c| matches!(c, Ctx::List { .. }))
-                            .count();
-                        if depth % 2 == 1 { "• " } else { "◦ " }.to_string()
-                    }
-                };
-                self.ctx.push(Ctx::Item {
-                    marker,
-                    used: false,
-                });
-                self.need_blank = false;
-            }
+            Tag::Item => self.start_item(),
             Tag::FootnoteDefinition(name) => {
                 self.flush();
                 self.text(&format!("[{name}]: "));
@@ -401,6 +355,60 @@ impl Renderer {
             }
             Tag::MetadataBlock(_) => {}
         }
+    }
+
+    fn start_heading(&mut self, level: HeadingLevel) {
+        self.flush();
+        self.need_blank = !self.out.is_empty();
+        let color = match level {
+            HeadingLevel::H1 => theme().heading1,
+            HeadingLevel::H2 => theme().heading2,
+            _ => theme().heading3,
+        };
+        self.push_style(|s| s.fg(color).add_modifier(Modifier::BOLD));
+        if level == HeadingLevel::H1 {
+            self.push_style(|s| s.add_modifier(Modifier::UNDERLINED));
+        }
+    }
+
+    /// A code block opens: its text gathers until it ends, with the fence's language.
+    fn start_code_block(&mut self, kind: CodeBlockKind<'_>) {
+        self.flush();
+        let lang = match kind {
+            CodeBlockKind::Fenced(info) => {
+                info.split([' ', ',', '{']).next().unwrap_or("").to_string()
+            }
+            CodeBlockKind::Indented => String::new(),
+        };
+        self.code = Some((lang, String::new()));
+    }
+
+    /// A list item opens: its marker is the list's next number, or a bullet by depth.
+    fn start_item(&mut self) {
+        self.flush();
+        let marker = match self.ctx.iter_mut().rev().find_map(|c| match c {
+            Ctx::List { next } => Some(next),
+            _ => None,
+        }) {
+            Some(Some(n)) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => {
+                let depth = self
+                    .ctx
+                    .iter()
+                    .filter(|c| matches!(c, Ctx::List { .. }))
+                    .count();
+                if depth % 2 == 1 { "• " } else { "◦ " }.to_string()
+            }
+        };
+        self.ctx.push(Ctx::Item {
+            marker,
+            used: false,
+        });
+        self.need_blank = false;
     }
 
     fn end(&mut self, tag: TagEnd) {

@@ -20,6 +20,7 @@ pub mod login;
 pub mod markdown;
 mod mcp;
 pub mod mentions;
+mod modal;
 pub mod notify;
 mod popup_keys;
 pub mod prompt_log;
@@ -233,17 +234,7 @@ pub async fn run(
             // draw's own time to every interval (49 instead of 60 frames a second while
             // streaming, deltas waiting more than a frame).
             let started = Instant::now();
-            terminal.draw(|f| view::draw(f, &mut app))?;
-            app.dirty = false;
-            if !first_frame_logged {
-                first_frame_logged = true;
-                // bench/run.sh reads this line: start-up to the first frame, in the binary
-                tracing::info!(
-                    ms_since_start = crate::setup::ms_since_start().unwrap_or(-1.0),
-                    cells = app.transcript.len(),
-                    "first frame drawn"
-                );
-            }
+            draw_frame(&mut terminal, &mut app, &mut first_frame_logged)?;
             last_draw = started;
         }
         if !app.effects.is_empty() {
@@ -262,18 +253,7 @@ pub async fn run(
                 None => break,
             },
             ev = events.recv(), if engine_open => match ev {
-                Some(ev) => {
-                    app.update(Msg::Engine(ev));
-                    // coalesce a burst (streamed deltas) into one frame
-                    let mut n = 0;
-                    while n < 1024 {
-                        match events.try_recv() {
-                            Ok(ev) => app.update(Msg::Engine(ev)),
-                            Err(_) => break,
-                        }
-                        n += 1;
-                    }
-                }
+                Some(ev) => engine_burst(&mut app, ev, &mut events),
                 None => {
                     engine_open = false;
                     app.engine_gone = true;
@@ -295,6 +275,40 @@ pub async fn run(
         session: app.session.id,
         code: app.exit_code,
     })
+}
+
+/// Draws a frame; the first one is logged.
+fn draw_frame(
+    terminal: &mut DefaultTerminal,
+    app: &mut App,
+    first_frame_logged: &mut bool,
+) -> io::Result<()> {
+    terminal.draw(|f| view::draw(f, app))?;
+    app.dirty = false;
+    if !*first_frame_logged {
+        *first_frame_logged = true;
+        // bench/run.sh reads this line: start-up to the first frame, in the binary
+        tracing::info!(
+            ms_since_start = crate::setup::ms_since_start().unwrap_or(-1.0),
+            cells = app.transcript.len(),
+            "first frame drawn"
+        );
+    }
+    Ok(())
+}
+
+/// An engine event, and those already waiting behind it: a burst (streamed deltas) is
+/// coalesced into one frame.
+fn engine_burst(app: &mut App, ev: Event, events: &mut UnboundedReceiver<Event>) {
+    app.update(Msg::Engine(ev));
+    let mut n = 0;
+    while n < 1024 {
+        match events.try_recv() {
+            Ok(ev) => app.update(Msg::Engine(ev)),
+            Err(_) => break,
+        }
+        n += 1;
+    }
 }
 
 /// Keys typed while pith was starting, before raw mode: the terminal turned their Enter into a

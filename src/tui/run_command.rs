@@ -34,53 +34,15 @@ impl App {
             Command::Login => self.login(arg),
             Command::Model => match arg {
                 Some(m) => self.set_model(m),
-                None => {
-                    let mut models = self.models.clone();
-                    if !models.contains(&self.model) && !self.model.is_empty() {
-                        models.insert(0, self.model.clone());
-                    }
-                    let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
-                    self.popup = Some(Popup::Picker(Picker {
-                        kind: PickerKind::Model,
-                        items: models
-                            .into_iter()
-                            .map(|m| PickItem {
-                                detail: if m == self.model {
-                                    "current".into()
-                                } else if let Some(need) = self.keys.missing_for(&m) {
-                                    format!("needs a key ({}) · enter adds it", need.var)
-                                } else {
-                                    String::new()
-                                },
-                                label: m.clone(),
-                                id: m,
-                            })
-                            .collect(),
-                        filter: String::new(),
-                        selected,
-                        loading: false,
-                    }));
-                }
+                None => self.model_picker(),
             },
             Command::Effort => self.set_effort(arg),
             Command::Sessions => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Sessions,
-                    items: Vec::new(),
-                    filter: String::new(),
-                    selected: 0,
-                    loading: true,
-                }));
+                self.sessions_loading();
                 self.send(Op::ListSessions);
             }
             Command::Agents => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Sessions,
-                    items: Vec::new(),
-                    filter: String::new(),
-                    selected: 0,
-                    loading: true,
-                }));
+                self.sessions_loading();
                 self.send(Op::ListSubagents {
                     session_id: self.session.id.clone(),
                 });
@@ -113,6 +75,47 @@ impl App {
             Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
         }
+    }
+
+    /// `/model` without a name: the models to switch to, the current one first if it is not
+    /// in the list, those needing a key saying so.
+    fn model_picker(&mut self) {
+        let mut models = self.models.clone();
+        if !models.contains(&self.model) && !self.model.is_empty() {
+            models.insert(0, self.model.clone());
+        }
+        let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
+        self.popup = Some(Popup::Picker(Picker {
+            kind: PickerKind::Model,
+            items: models
+                .into_iter()
+                .map(|m| PickItem {
+                    detail: if m == self.model {
+                        "current".into()
+                    } else if let Some(need) = self.keys.missing_for(&m) {
+                        format!("needs a key ({}) · enter adds it", need.var)
+                    } else {
+                        String::new()
+                    },
+                    label: m.clone(),
+                    id: m,
+                })
+                .collect(),
+            filter: String::new(),
+            selected,
+            loading: false,
+        }));
+    }
+
+    /// The sessions picker opens empty, loading, until the engine's list arrives.
+    fn sessions_loading(&mut self) {
+        self.popup = Some(Popup::Picker(Picker {
+            kind: PickerKind::Sessions,
+            items: Vec::new(),
+            filter: String::new(),
+            selected: 0,
+            loading: true,
+        }));
     }
 
     /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the

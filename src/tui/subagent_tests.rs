@@ -20,18 +20,17 @@ fn sub(call_id: &str, event: Event) -> Event {
     }
 }
 
-#[test]
-fn snapshot_a_running_sub_agent_cell() {
-    let (mut app, _rx) = app_with(vec![user("U1", "where is the flag parsed?")]);
+/// A `task` call running for 7 s under an assistant message, as call `t1`.
+fn start_task(app: &mut super::app::App) {
     ev(
-        &mut app,
+        app,
         Event::Message {
             message: msg("M1", Role::Assistant),
         },
     );
     let start = crate::message::now_ms() - 7_000;
     ev(
-        &mut app,
+        app,
         Event::PartUpdated {
             part: part(
                 "M1",
@@ -45,6 +44,59 @@ fn snapshot_a_running_sub_agent_cell() {
             ),
         },
     );
+}
+
+/// One step of the sub-agent under `t1`: `tool` starts (as `c{i}`), the step costs 4k tokens,
+/// and the tool finishes unless it is a `read`.
+fn sub_agent_step(app: &mut super::app::App, i: usize, tool: &str, input: serde_json::Value) {
+    let call_id = format!("c{i}");
+    ev(
+        app,
+        sub(
+            "t1",
+            Event::ToolStarted {
+                call_id: call_id.clone(),
+                tool: tool.into(),
+                input,
+            },
+        ),
+    );
+    ev(
+        app,
+        sub(
+            "t1",
+            Event::StepFinished {
+                usage: Usage {
+                    input: 4_000,
+                    output: 100,
+                    ..Usage::default()
+                },
+                finish: FinishReason::ToolCalls,
+                cost: 0.01,
+            },
+        ),
+    );
+    if tool != "read" {
+        ev(
+            app,
+            sub(
+                "t1",
+                Event::ToolFinished {
+                    call_id,
+                    tool: tool.into(),
+                    title: format!("{tool} done"),
+                    error: None,
+                    duration_ms: 5,
+                },
+            ),
+        );
+    }
+}
+
+#[test]
+fn snapshot_a_running_sub_agent_cell() {
+    let (mut app, _rx) = app_with(vec![user("U1", "where is the flag parsed?")]);
+    start_task(&mut app);
     for (i, (tool, input)) in [
         ("glob", json!({"pattern": "src/**/*.rs"})),
         ("grep", json!({"pattern": "--zebra"})),
@@ -53,48 +105,7 @@ fn snapshot_a_running_sub_agent_cell() {
     .into_iter()
     .enumerate()
     {
-        let call_id = format!("c{i}");
-        ev(
-            &mut app,
-            sub(
-                "t1",
-                Event::ToolStarted {
-                    call_id: call_id.clone(),
-                    tool: tool.into(),
-                    input,
-                },
-            ),
-        );
-        ev(
-            &mut app,
-            sub(
-                "t1",
-                Event::StepFinished {
-                    usage: Usage {
-                        input: 4_000,
-                        output: 100,
-                        ..Usage::default()
-                    },
-                    finish: FinishReason::ToolCalls,
-                    cost: 0.01,
-                },
-            ),
-        );
-        if tool != "read" {
-            ev(
-                &mut app,
-                sub(
-                    "t1",
-                    Event::ToolFinished {
-                        call_id,
-                        tool: tool.into(),
-                        title: format!("{tool} done"),
-                        error: None,
-                        duration_ms: 5,
-                    },
-                ),
-            );
-        }
+        sub_agent_step(&mut app, i, tool, input);
     }
     // a sub-agent's own events never move the main context figure or the main cost
     assert_eq!(app.context, usage(20_000));

@@ -101,18 +101,8 @@ fn metadata(state: &ToolState) -> Option<&Value> {
     }
 }
 
-/// The header: `✓ tool gist  1.2s · allowed once · pruned`, cut to `width`. `label` replaces
-/// the tool's name (a shell command the user ran shows `$`).
-fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
-    let t = theme();
-    let (icon, icon_style) = match call.state {
-        ToolState::Pending => ("○", dim()),
-        ToolState::Running { .. } => ("◐", Style::default().fg(t.warn)),
-        ToolState::Completed { .. } => ("✓", Style::default().fg(t.ok)),
-        ToolState::Error { .. } => ("✗", Style::default().fg(t.err)),
-    };
-    let pruned =
-        matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
+/// The header's status: pending, running (with its title and time), the duration.
+fn header_status(call: &Call) -> String {
     let mut status = match call.state {
         ToolState::Pending => "pending".to_string(),
         ToolState::Running { title, .. } => {
@@ -136,11 +126,28 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         }
         status.push_str(&format::duration_ms(d));
     }
-    let denied = matches!(call.decision, Some(PermissionReply::Deny));
     // a denied call never ran: its duration means nothing
-    if denied && matches!(call.state, ToolState::Error { .. }) {
+    if matches!(call.decision, Some(PermissionReply::Deny))
+        && matches!(call.state, ToolState::Error { .. })
+    {
         status.clear();
     }
+    status
+}
+
+/// The header: `✓ tool gist  1.2s · allowed once · pruned`, cut to `width`. `label` replaces
+/// the tool's name (a shell command the user ran shows `$`).
+fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
+    let t = theme();
+    let (icon, icon_style) = match call.state {
+        ToolState::Pending => ("○", dim()),
+        ToolState::Running { .. } => ("◐", Style::default().fg(t.warn)),
+        ToolState::Completed { .. } => ("✓", Style::default().fg(t.ok)),
+        ToolState::Error { .. } => ("✗", Style::default().fg(t.err)),
+    };
+    let pruned =
+        matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
+    let status = header_status(call);
     // a command that failed says so in its header
     let exit = metadata(call.state)
         .and_then(|m| m.get("exit_code"))

@@ -1,18 +1,13 @@
 //! The question asked before the TUI starts in a directory whose `pith.toml` holds settings only
 //! a trusted directory may use (asked once per directory; the answer is remembered).
 
-use std::io;
 use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt;
 use ratatui::Frame;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::app::PERMISSION_GUARD;
 
@@ -89,9 +84,7 @@ impl TrustScreen {
     }
 
     pub fn draw(&self, frame: &mut Frame) {
-        let area = frame.area();
-        let w = area.width.saturating_sub(4).min(80);
-        let inner = w.saturating_sub(4) as usize;
+        let (_, inner) = super::modal::widths(frame.area());
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let gray = Style::default().fg(super::theme::theme().muted);
         let mut lines = vec![
@@ -140,43 +133,17 @@ impl TrustScreen {
             "↑↓ select · enter confirm · y trust · n don't · ctrl-c quit",
             gray,
         )));
-        let rows: usize = lines
-            .iter()
-            .map(|l| l.width().max(1).div_ceil(inner.max(1)))
-            .sum();
-        let height = (rows as u16 + 2).min(area.height);
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(height)) / 2,
-            width: w,
-            height,
-        };
-        frame.render_widget(Clear, rect);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .padding(ratatui::widgets::Padding::horizontal(1))
-            .title(" pith ")
-            .border_style(Style::default().fg(super::theme::theme().accent));
-        frame.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false }),
-            rect,
-        );
+        super::modal::draw_box(frame, lines);
     }
 }
 
 /// Shows the question full screen until the user answers.
 pub async fn ask(question: TrustQuestion) -> anyhow::Result<Answer> {
-    super::install_panic_hook();
-    super::setup_terminal()?;
-    let _guard = super::TerminalGuard;
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    terminal.clear()?;
+    let mut modal = super::modal::take_terminal()?;
     let mut screen = TrustScreen::new(question);
     let mut input = EventStream::new();
     loop {
-        terminal.draw(|f| screen.draw(f))?;
+        modal.terminal.draw(|f| screen.draw(f))?;
         match input.next().await {
             Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
                 if let Some(answer) = screen.key(k.code, k.modifiers) {
@@ -192,6 +159,8 @@ pub async fn ask(question: TrustQuestion) -> anyhow::Result<Answer> {
 
 #[cfg(test)]
 mod tests {
+    use ratatui::Terminal;
+
     use super::*;
 
     fn question() -> TrustQuestion {

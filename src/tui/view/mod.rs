@@ -263,18 +263,10 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
         .border_style(Style::default().fg(border))
         .padding(Padding::left(1));
     if busy {
-        let secs = app
-            .turn_started
-            .map_or(0, |t| app.now.saturating_duration_since(t).as_secs());
-        let spin = SPINNER[app.spinner % SPINNER.len()];
-        let title = if app.interrupting {
-            format!(" {spin} interrupting ")
-        } else if !app.permissions.queue.is_empty() {
-            " ? the agent waits for your answer above ".to_string()
-        } else {
-            format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
-        };
-        block = block.title(Span::styled(title, Style::default().fg(theme().warn)));
+        block = block.title(Span::styled(
+            busy_title(app),
+            Style::default().fg(theme().warn),
+        ));
     }
     if shell && !busy {
         block = block.title(Span::styled(
@@ -282,9 +274,46 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
             Style::default().fg(theme().user),
         ));
     }
+    let hint = composer_hint(app, area.width);
+    block = block.title_bottom(Line::from(hint).right_aligned());
+    // scrolled up: how much is below, on the border (never over the transcript's last line)
+    if app.scroll_top.is_some() {
+        let below = app
+            .total_lines
+            .saturating_sub(app.top_line() + app.transcript_area.height as usize);
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" ↓ {below} more lines · end follows "),
+                Style::default().fg(theme().on_accent).bg(theme().muted),
+            ))
+            .right_aligned(),
+        );
+    }
+    app.composer.textarea.set_block(block);
+    frame.render_widget(&app.composer.textarea, area);
+}
+
+/// The composer's title while a turn runs: the spinner and time, or what it waits for.
+fn busy_title(app: &App) -> String {
+    let secs = app
+        .turn_started
+        .map_or(0, |t| app.now.saturating_duration_since(t).as_secs());
+    let spin = SPINNER[app.spinner % SPINNER.len()];
+    if app.interrupting {
+        format!(" {spin} interrupting ")
+    } else if !app.permissions.queue.is_empty() {
+        " ? the agent waits for your answer above ".to_string()
+    } else {
+        format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
+    }
+}
+
+/// The keys hint under the composer (`width` columns): the quit prompt when armed, a short
+/// one when narrow.
+fn composer_hint(app: &App, width: u16) -> Span<'static> {
     let km = &app.keymap;
     let key_of = |a: Action, prefer: &[&str]| km.hint(a, prefer);
-    let hint = if app.quit_armed.is_some() {
+    if app.quit_armed.is_some() {
         Span::styled(
             format!(
                 " press {} again to quit ",
@@ -294,7 +323,7 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
                 .fg(theme().warn)
                 .add_modifier(Modifier::BOLD),
         )
-    } else if app.area_is_narrow(area.width) {
+    } else if app.area_is_narrow(width) {
         let details = key_of(Action::ExpandAll, &["ctrl+o"])
             .map(|k| format!("· {k} details "))
             .unwrap_or_default();
@@ -322,23 +351,7 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
             ),
             Style::default().fg(theme().dim),
         )
-    };
-    block = block.title_bottom(Line::from(hint).right_aligned());
-    // scrolled up: how much is below, on the border (never over the transcript's last line)
-    if app.scroll_top.is_some() {
-        let below = app
-            .total_lines
-            .saturating_sub(app.top_line() + app.transcript_area.height as usize);
-        block = block.title(
-            Line::from(Span::styled(
-                format!(" ↓ {below} more lines · end follows "),
-                Style::default().fg(theme().on_accent).bg(theme().muted),
-            ))
-            .right_aligned(),
-        );
     }
-    app.composer.textarea.set_block(block);
-    frame.render_widget(&app.composer.textarea, area);
 }
 
 impl App {

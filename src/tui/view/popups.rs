@@ -197,6 +197,13 @@ pub fn files(
     frame.render_widget(Paragraph::new(lines).block(block(&title)), area);
 }
 
+/// The mouse's part in the help.
+const MOUSE_HELP: &[(&str, &str)] = &[
+    ("wheel", "scroll the transcript"),
+    ("click", "fold / unfold one cell"),
+    ("shift+drag", "select text with the mouse"),
+];
+
 /// Draws the help; returns the scroll position actually used (clamped to the content).
 pub fn help(
     frame: &mut Frame,
@@ -205,11 +212,6 @@ pub fn help(
     keymap: &Keymap,
     custom: &crate::custom_commands::Commands,
 ) -> usize {
-    let mouse: &[(&str, &str)] = &[
-        ("wheel", "scroll the transcript"),
-        ("click", "fold / unfold one cell"),
-        ("shift+drag", "select text with the mouse"),
-    ];
     let custom_rows = if custom.list.is_empty() {
         0
     } else {
@@ -226,35 +228,42 @@ pub fn help(
     let r = centered(
         area,
         width,
-        (Command::all().count() + custom_rows + Action::all().count() + mouse.len() + 13) as u16,
+        (Command::all().count() + custom_rows + Action::all().count() + MOUSE_HELP.len() + 13)
+            as u16,
     );
-    let inner_w = r.width.saturating_sub(4) as usize;
-    let key_w = 24.min(inner_w / 2);
-    // A description too long for the line wraps under itself (an 80-column terminal shows it
-    // whole), never cut; so does a key list too long for its column: it gets a line of its own.
-    let row = |k: String, v: &str| {
-        let style = Style::default().fg(theme().accent);
-        let indent = Span::raw(" ".repeat(key_w + 2));
-        let text = [Span::raw(v.to_string())];
-        if format::width(&k) < key_w {
-            let key = Span::styled(format!("  {k:<key_w$}"), style);
-            return crate::tui::wrap::wrap(&text, inner_w, &[key], &[indent]);
-        }
-        let two = Span::raw("  ");
-        let mut lines = crate::tui::wrap::wrap(
-            &[Span::styled(k, style)],
-            inner_w,
-            std::slice::from_ref(&two),
-            std::slice::from_ref(&two),
-        );
-        lines.extend(crate::tui::wrap::wrap(
-            &text,
-            inner_w,
-            std::slice::from_ref(&indent),
-            std::slice::from_ref(&indent),
-        ));
-        lines
+    let lines = help_lines(keymap, custom, r.width.saturating_sub(4) as usize);
+    let visible = r.height.saturating_sub(2) as usize;
+    let max_scroll = lines.len().saturating_sub(visible);
+    let scroll = scroll.min(max_scroll);
+    let title = if max_scroll > 0 {
+        "help · ↑↓ scroll · esc closes"
+    } else {
+        "help · any key closes"
     };
+    let mut b = block(title).padding(Padding::horizontal(1));
+    if scroll < max_scroll {
+        b = b.title_bottom(
+            Line::from(Span::styled(
+                format!(" ↓ {} more ", max_scroll - scroll),
+                Style::default().fg(theme().dim),
+            ))
+            .right_aligned(),
+        );
+    }
+    frame.render_widget(Clear, r);
+    frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(b), r);
+    scroll
+}
+
+/// The help's lines at `inner_w` columns: the commands, the custom commands, the keys by
+/// context, the mouse, the keymap's warnings.
+fn help_lines(
+    keymap: &Keymap,
+    custom: &crate::custom_commands::Commands,
+    inner_w: usize,
+) -> Vec<Line<'static>> {
+    let key_w = 24.min(inner_w / 2);
+    let row = |k: String, v: &str| help_row(k, v, key_w, inner_w);
     let mut lines = vec![Line::from(Span::styled(
         "Commands",
         Style::default().add_modifier(Modifier::BOLD),
@@ -291,7 +300,7 @@ pub fn help(
             &format!("{} · {}", a.about(), a.name()),
         ));
     }
-    for (k, v) in mouse {
+    for (k, v) in MOUSE_HELP {
         lines.extend(row(k.to_string(), v));
     }
     for w in keymap.warnings() {
@@ -301,27 +310,35 @@ pub fn help(
         )];
         lines.extend(crate::tui::wrap::wrap(&warning, inner_w, &[], &[]));
     }
-    let visible = r.height.saturating_sub(2) as usize;
-    let max_scroll = lines.len().saturating_sub(visible);
-    let scroll = scroll.min(max_scroll);
-    let title = if max_scroll > 0 {
-        "help · ↑↓ scroll · esc closes"
-    } else {
-        "help · any key closes"
-    };
-    let mut b = block(title).padding(Padding::horizontal(1));
-    if scroll < max_scroll {
-        b = b.title_bottom(
-            Line::from(Span::styled(
-                format!(" ↓ {} more ", max_scroll - scroll),
-                Style::default().fg(theme().dim),
-            ))
-            .right_aligned(),
-        );
+    lines
+}
+
+/// One row of the help: a key (or command) in its column, what it does beside it.
+///
+/// A description too long for the line wraps under itself (an 80-column terminal shows it
+/// whole), never cut; so does a key list too long for its column: it gets a line of its own.
+fn help_row(k: String, v: &str, key_w: usize, inner_w: usize) -> Vec<Line<'static>> {
+    let style = Style::default().fg(theme().accent);
+    let indent = Span::raw(" ".repeat(key_w + 2));
+    let text = [Span::raw(v.to_string())];
+    if format::width(&k) < key_w {
+        let key = Span::styled(format!("  {k:<key_w$}"), style);
+        return crate::tui::wrap::wrap(&text, inner_w, &[key], &[indent]);
     }
-    frame.render_widget(Clear, r);
-    frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(b), r);
-    scroll
+    let two = Span::raw("  ");
+    let mut lines = crate::tui::wrap::wrap(
+        &[Span::styled(k, style)],
+        inner_w,
+        std::slice::from_ref(&two),
+        std::slice::from_ref(&two),
+    );
+    lines.extend(crate::tui::wrap::wrap(
+        &text,
+        inner_w,
+        std::slice::from_ref(&indent),
+        std::slice::from_ref(&indent),
+    ));
+    lines
 }
 
 /// The breakdown's segments and their colours in the theme.
@@ -375,6 +392,7 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     spans
 }
 
+/// Draws the /context breakdown (or that it is being measured).
 pub fn context(
     frame: &mut Frame,
     area: Rect,
@@ -396,15 +414,21 @@ pub fn context(
         return;
     };
     let inner_w = r.width.saturating_sub(4) as usize;
-    let pct = |t: u64| {
-        if b.window > 0 {
-            format!("{:>5.1}%", t as f64 * 100.0 / b.window as f64)
-        } else {
-            String::new()
-        }
-    };
+    let mut lines = context_head(b, usage, inner_w);
+    lines.extend(context_rows(b, usage, &mcp));
+    lines.extend(context_notes(b));
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        " /compact [focus] summarises now · any key closes",
+        Style::default().fg(theme().dim),
+    )));
+    frame.render_widget(Paragraph::new(lines).block(block("context")), r);
+}
+
+/// The breakdown's first lines: the tokens in use, where auto-compaction starts, the bar.
+fn context_head(b: &Breakdown, usage: &ContextUsage, inner_w: usize) -> Vec<Line<'static>> {
     let used = b.system + b.summary + b.messages + b.tool_outputs + b.tools;
-    let mut lines = vec![
+    vec![
         Line::from(vec![
             Span::styled(
                 format!(
@@ -429,44 +453,75 @@ pub fn context(
                 .collect::<Vec<_>>(),
         ),
         Line::default(),
-    ];
-    let values = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
-    let row = |sym: &str, color: Color, name: &str, v: u64, p: String| {
-        Line::from(vec![
-            Span::styled(format!(" {sym} "), Style::default().fg(color)),
-            Span::raw(format!("{name:<34}")),
-            Span::styled(
-                format!("{:>8}", format::tokens(v)),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(format!("  {p}"), Style::default().fg(theme().dim)),
-        ])
+    ]
+}
+
+/// One row of the breakdown: its mark, name, tokens and share of the window.
+fn context_row(sym: &str, color: Color, name: &str, v: u64, p: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!(" {sym} "), Style::default().fg(color)),
+        Span::raw(format!("{name:<34}")),
+        Span::styled(
+            format!("{:>8}", format::tokens(v)),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("  {p}"), Style::default().fg(theme().dim)),
+    ])
+}
+
+/// The breakdown's rows: each segment (the tools' with each MCP server's share), free,
+/// reserved, the window, pruned, cached.
+fn context_rows(
+    b: &Breakdown,
+    usage: &ContextUsage,
+    mcp: &[&McpServerStatus],
+) -> Vec<Line<'static>> {
+    let pct = |t: u64| {
+        if b.window > 0 {
+            format!("{:>5.1}%", t as f64 * 100.0 / b.window as f64)
+        } else {
+            String::new()
+        }
     };
+    let mut lines = Vec::new();
+    let values = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
     for (i, (name, color)) in segments().iter().enumerate() {
-        lines.push(row("█", *color, name, values[i], pct(values[i])));
+        lines.push(context_row("█", *color, name, values[i], pct(values[i])));
         if i == 1 {
             // The tools' share of each MCP server (as sent whole; deferred ones cost their
             // index line until loaded).
-            for s in &mcp {
+            for s in mcp {
                 let name = format!(
                     "  mcp {}{}",
                     s.name,
                     if s.deferred { " (deferred)" } else { "" }
                 );
-                lines.push(row(" ", theme().dim, &name, s.tokens, String::new()));
+                lines.push(context_row(
+                    " ",
+                    theme().dim,
+                    &name,
+                    s.tokens,
+                    String::new(),
+                ));
             }
         }
     }
-    lines.push(row("░", theme().dim, "free", b.free, pct(b.free)));
-    lines.push(row(
+    lines.push(context_row("░", theme().dim, "free", b.free, pct(b.free)));
+    lines.push(context_row(
         "▒",
         theme().warn,
         "reserved (reply + auto-compact)",
         b.reserved,
         pct(b.reserved),
     ));
-    lines.push(row(" ", theme().dim, "window", b.window, String::new()));
-    lines.push(row(
+    lines.push(context_row(
+        " ",
+        theme().dim,
+        "window",
+        b.window,
+        String::new(),
+    ));
+    lines.push(context_row(
         "·",
         theme().summary,
         "pruned (kept on screen, not sent)",
@@ -474,7 +529,7 @@ pub fn context(
         String::new(),
     ));
     if usage.cached > 0 {
-        lines.push(row(
+        lines.push(context_row(
             "·",
             theme().dim,
             "read from prompt cache",
@@ -482,6 +537,12 @@ pub fn context(
             String::new(),
         ));
     }
+    lines
+}
+
+/// The breakdown's notes: sub-agents run, the last compaction's cost.
+fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     if b.subagents.runs > 0 {
         lines.push(Line::from(Span::styled(
             format!(
@@ -512,12 +573,7 @@ pub fn context(
             Style::default().fg(theme().dim),
         )));
     }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
-        " /compact [focus] summarises now · any key closes",
-        Style::default().fg(theme().dim),
-    )));
-    frame.render_widget(Paragraph::new(lines).block(block("context")), r);
+    lines
 }
 
 pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {

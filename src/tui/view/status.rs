@@ -166,11 +166,24 @@ fn workspace_text(app: &App) -> String {
     }
 }
 
-/// The status line for `width` columns; drops the least important pieces when narrow.
-pub fn status_line(app: &App, width: usize) -> Line<'static> {
-    let sep = || Span::styled(" │ ", Style::default().fg(theme().dim));
+/// What the status line can show, before a layout picks among it.
+struct StatusPieces {
+    model_full: String,
+    model_short: String,
+    /// The context figure, coloured by its level.
+    figure: Span<'static>,
+    state: String,
+    state_style: Style,
+    /// The session's cost, with the sub-agents' work when there was some.
+    cost: String,
+    /// The workspace (home-shortened) and its branch.
+    ws: String,
+    /// The workspace's last component and its branch.
+    ws_short: String,
+}
+
+fn status_pieces(app: &App) -> StatusPieces {
     let c = &app.context;
-    let model_full = app.model.clone();
     let model_short = app
         .model
         .split_once('/')
@@ -192,8 +205,6 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             format::cost(app.subagents.cost)
         ));
     }
-    let ws = workspace_text(app);
-
     let ws_short = {
         let name = app
             .workspace
@@ -205,6 +216,75 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             _ => name,
         }
     };
+    StatusPieces {
+        model_full: app.model.clone(),
+        model_short,
+        figure,
+        state,
+        state_style,
+        cost,
+        ws: workspace_text(app),
+        ws_short,
+    }
+}
+
+fn status_sep() -> Span<'static> {
+    Span::styled(" │ ", Style::default().fg(theme().dim))
+}
+
+/// The status line's left part in one layout: model, effort, mode, context figure (and
+/// gauge), cost and MCP, state.
+fn status_left(
+    app: &App,
+    p: &StatusPieces,
+    full: bool,
+    with_gauge: bool,
+    with_cost: bool,
+) -> Vec<Span<'static>> {
+    let c = &app.context;
+    let model = if full { &p.model_full } else { &p.model_short };
+    let mut left: Vec<Span<'static>> = vec![Span::styled(
+        format!(" {model}"),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    if let Some(effort) = app.effort {
+        left.push(Span::styled(
+            format!(" {effort}"),
+            Style::default().fg(theme().muted),
+        ));
+    }
+    if app.permission_mode != crate::event::PermissionMode::Default {
+        left.push(status_sep());
+        left.push(Span::styled(
+            format!("⏵ {}", app.permission_mode.name()),
+            Style::default().fg(theme().warn),
+        ));
+    }
+    left.push(status_sep());
+    left.push(p.figure.clone());
+    if with_gauge && c.window > 0 {
+        left.push(Span::raw(" "));
+        left.extend(gauge(c, GAUGE_WIDTH));
+    }
+    if with_cost {
+        left.push(status_sep());
+        left.push(Span::styled(
+            p.cost.clone(),
+            Style::default().fg(theme().muted),
+        ));
+        if let Some(m) = mcp_span(app) {
+            left.push(status_sep());
+            left.push(m);
+        }
+    }
+    left.push(status_sep());
+    left.push(Span::styled(p.state.clone(), p.state_style));
+    left
+}
+
+/// The status line for `width` columns; drops the least important pieces when narrow.
+pub fn status_line(app: &App, width: usize) -> Line<'static> {
+    let pieces = status_pieces(app);
     // (full model, gauge, cost, workspace: 0 none / 1 short / 2 full), richest first
     const LAYOUTS: [(bool, bool, bool, u8); 8] = [
         (true, true, true, 2),
@@ -218,47 +298,11 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     ];
     let mut best = Line::default();
     for (full, with_gauge, with_cost, ws_kind) in LAYOUTS {
-        let model = if full { &model_full } else { &model_short };
-        let mut left: Vec<Span<'static>> = vec![Span::styled(
-            format!(" {model}"),
-            Style::default().add_modifier(Modifier::BOLD),
-        )];
-        if let Some(effort) = app.effort {
-            left.push(Span::styled(
-                format!(" {effort}"),
-                Style::default().fg(theme().muted),
-            ));
-        }
-        if app.permission_mode != crate::event::PermissionMode::Default {
-            left.push(sep());
-            left.push(Span::styled(
-                format!("⏵ {}", app.permission_mode.name()),
-                Style::default().fg(theme().warn),
-            ));
-        }
-        left.push(sep());
-        left.push(figure.clone());
-        if with_gauge && c.window > 0 {
-            left.push(Span::raw(" "));
-            left.extend(gauge(c, GAUGE_WIDTH));
-        }
-        if with_cost {
-            left.push(sep());
-            left.push(Span::styled(
-                cost.clone(),
-                Style::default().fg(theme().muted),
-            ));
-            if let Some(m) = mcp_span(app) {
-                left.push(sep());
-                left.push(m);
-            }
-        }
-        left.push(sep());
-        left.push(Span::styled(state.clone(), state_style));
+        let mut left = status_left(app, &pieces, full, with_gauge, with_cost);
         let lw: usize = left.iter().map(|s| s.width()).sum();
         let ws_text = match ws_kind {
-            2 => Some(&ws),
-            1 => Some(&ws_short),
+            2 => Some(&pieces.ws),
+            1 => Some(&pieces.ws_short),
             _ => None,
         };
         best = Line::from(left.clone());
@@ -278,9 +322,13 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
             None => {}
         }
     }
-    // Even the plainest layout is too wide: the state (a retry's reason, a long tool name) gives
-    // way at its end, so what pith is doing still shows ("↻ retry 2/4 in 3s · cannot re…").
-    let mut spans = best.spans;
+    state_cut(best, width)
+}
+
+/// Even the plainest layout is too wide: the state (a retry's reason, a long tool name) gives
+/// way at its end, so what pith is doing still shows ("↻ retry 2/4 in 3s · cannot re…").
+fn state_cut(plainest: Line<'static>, width: usize) -> Line<'static> {
+    let mut spans = plainest.spans;
     if let Some(last) = spans.pop() {
         let before: usize = spans.iter().map(|s| s.width()).sum();
         let room = width.saturating_sub(before + 1);

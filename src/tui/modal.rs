@@ -1,0 +1,69 @@
+//! The screens asked before the TUI starts (the trust question, a missing API key): the
+//! terminal they take while they ask, and the box they are drawn in.
+
+use std::io;
+
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+use ratatui::{DefaultTerminal, Frame, Terminal};
+
+/// The terminal a screen has while it asks; put back when this is dropped (error returns and
+/// unwinding too).
+pub(super) struct ModalTerminal {
+    pub terminal: DefaultTerminal,
+    // dropped after the terminal
+    _guard: super::TerminalGuard,
+}
+
+/// Takes the terminal (raw mode, the alternate screen, a panic hook that puts it back) and
+/// clears it.
+pub(super) fn take_terminal() -> io::Result<ModalTerminal> {
+    super::install_panic_hook();
+    super::setup_terminal()?;
+    let guard = super::TerminalGuard;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    Ok(ModalTerminal {
+        terminal,
+        _guard: guard,
+    })
+}
+
+/// The box's width on `area` (at most 80 columns, 2 from each side) and its text's width.
+pub(super) fn widths(area: Rect) -> (u16, usize) {
+    let w = area.width.saturating_sub(4).min(80);
+    (w, w.saturating_sub(4) as usize)
+}
+
+/// Draws `lines`, wrapped, in a box titled "pith" in the middle of the frame, as tall as they
+/// need (at most the frame).
+pub(super) fn draw_box(frame: &mut Frame, lines: Vec<Line<'_>>) {
+    let area = frame.area();
+    let (w, inner) = widths(area);
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(inner.max(1)))
+        .sum();
+    let height = (rows as u16 + 2).min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width: w,
+        height,
+    };
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .padding(Padding::horizontal(1))
+        .title(" pith ")
+        .border_style(Style::default().fg(super::theme::theme().accent));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        rect,
+    );
+}
