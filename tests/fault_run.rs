@@ -15,11 +15,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::faults::{
-    big_answer, compactable_session, limit_file_size, requests_reach, run_sleepers, signal,
-    signal_pid, slow_words, survivors,
+    big_answer, limit_file_size, requests_reach, signal, signal_pid, slow_words, survivors,
 };
 use support::openai as oa;
-use support::pith::{PithEnv, stderr, stdout};
+use support::pith::{PithEnv, compactable_session, run_sleepers, stderr, stdout};
 use support::{MockResponse, MockServer};
 
 const FAST: &str = "first_byte_timeout_secs = 2\nidle_timeout_secs = 2\nmax_retries = 1";

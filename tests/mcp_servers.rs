@@ -1,6 +1,6 @@
 //! MCP through the real engine, against real MCP servers pith did not write (the official Python
-//! SDK, `tests/mcp/server.py`) over stdio and streamable HTTP: tools listed and called by the
-//! mock model, permissions, results of every kind, faults (a server that fails to start, exits
+//! SDK, `crates/pith-test-support/mcp/server.py`) over stdio and streamable HTTP: tools listed
+//! and called by the mock model, permissions, results of every kind, faults (a server that fails to start, exits
 //! mid-call, hangs, returns a huge result), `list_changed`, deferred definitions behind
 //! `tool_search`, prompts and resources.
 

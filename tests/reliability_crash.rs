@@ -8,12 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::faults::{
-    big_answer, compactable_session, limit_file_size, run_sleepers, running, signal, survivors,
-    wait_for_requests,
-};
+use support::faults::{big_answer, limit_file_size, running, signal, survivors, wait_for_requests};
 use support::openai as oa;
-use support::pith::{PithEnv, stderr, stdout};
+use support::pith::{PithEnv, compactable_session, run_sleepers, stderr, stdout};
 use support::{MockResponse, MockServer};
 
 fn session_id(env: &PithEnv) -> String {

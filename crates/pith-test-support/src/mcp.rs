@@ -1,11 +1,11 @@
-//! Real MCP servers for the tests, written with the official Python SDK (`tests/mcp/server.py`).
-//! `.ci/run` installs the SDK; where it is missing a test says so and is skipped — except under
-//! CI, where a missing SDK fails the test.
+//! Real MCP servers for the tests, written with the official Python SDK (`mcp/server.py` in
+//! this crate). `.ci/run` installs the SDK; where it is missing a test says so and is skipped —
+//! except under CI, where a missing SDK fails the test.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pith::config::McpServerConfig;
+use pith_config::McpServerConfig;
 
 /// The Python that can import `mcp` (`PITH_TEST_PYTHON`, else `python3`), or `None` with the
 /// reason printed.
@@ -36,7 +36,7 @@ pub fn python() -> Option<String> {
 }
 
 pub fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/server.py")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/server.py")
 }
 
 /// The test server over stdio.

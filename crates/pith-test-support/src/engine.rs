@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pith::config::{Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
-use pith::engine::{self, EngineHandle, EngineOptions};
-use pith::event::{Event, Op, TurnEnd};
-use pith::store::Store;
+use pith_config::{Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
+use pith_engine::{EngineHandle, EngineOptions};
+use pith_protocol::event::{Event, Op, PermissionRequest, TurnEnd};
+use pith_store::Store;
 
 use super::MockServer;
 
@@ -69,7 +69,7 @@ pub async fn harness_with(
     let ws = workspace.path().canonicalize().unwrap();
     let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
     let session_id = session.id.clone();
-    let handle = engine::spawn(
+    let handle = pith_engine::spawn(
         EngineOptions {
             config,
             workspace: ws,
@@ -117,7 +117,7 @@ impl Harness {
         }
     }
 
-    pub async fn permission_asked(&mut self) -> pith::event::PermissionRequest {
+    pub async fn permission_asked(&mut self) -> PermissionRequest {
         match self
             .until("permission_asked", |e| {
                 matches!(e, Event::PermissionAsked(_))

@@ -1,5 +1,6 @@
 //! Helpers for fault-injection tests: waiting for the mock, signalling pith, watching processes,
-//! a file-size limit standing in for a full disk.
+//! a file-size limit standing in for a full disk. The two that run the built binary
+//! (`run_sleepers`, `compactable_session`) are in `tests/support/pith.rs`.
 
 use std::time::Duration;
 
@@ -7,7 +8,6 @@ use serde_json::json;
 
 use super::mock::{MockResponse, MockServer};
 use super::openai as oa;
-use super::pith::PithEnv;
 
 /// Waits until the mock has received `n` requests; false after `secs` seconds.
 pub async fn requests_reach(server: &MockServer, n: usize, secs: u64) -> bool {
@@ -158,41 +158,4 @@ pub async fn survivors(pids: &[i32]) -> Vec<i32> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     alive
-}
-
-/// `pith run --yes` on a turn whose bash call starts [`sleepers`]; returns pith and the pids
-/// once they all run.
-pub async fn run_sleepers(server: &MockServer, env: &PithEnv) -> (tokio::process::Child, Vec<i32>) {
-    let pids = env.path().join("pids");
-    let call = json!({ "command": sleepers(&pids) }).to_string();
-    server.push(oa::tool_calls(&[("c1", "bash", &call)], None));
-    let child = env.spawn(&["run", "--yes", "start the sleepers"]);
-    let started = sleeper_pids(&pids).await;
-    (child, started)
-}
-
-/// Four turns with long answers, so that `/compact` has history worth summarising (the first
-/// starts the session; the rest continue it).
-pub async fn compactable_session(server: &MockServer, env: &PithEnv) {
-    for i in 0..4 {
-        server.push(oa::text(
-            &format!(
-                "answer {i}: {}",
-                "the quick brown fox jumps over the lazy dog ".repeat(300)
-            ),
-            Some((3_000 * (i + 1), 2_700)),
-        ));
-        let prompt = format!("fact-{i}: remember me");
-        let mut args = vec!["run"];
-        if i > 0 {
-            args.push("-c");
-        }
-        args.push(&prompt);
-        let out = env.run(&args).await;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 }

@@ -534,6 +534,6 @@ fn sse_body(
 /// A plain reqwest client for tests that talk to the mock directly (installs the TLS provider
 /// reqwest needs first).
 pub fn http_client() -> reqwest::Client {
-    pith::provider::openai::init_tls();
+    pith_provider::openai::init_tls();
     reqwest::Client::new()
 }
