@@ -738,9 +738,9 @@ async fn bash_never_runs_in_the_client_terminal_and_stays_in_the_sandbox() {
     )
     .await;
     let sid = c.new_session(&env).await;
-    let sandboxed = crate::security_sandbox::sandbox_supported();
+    let sandboxed = super::security_sandbox::sandbox_supported();
     let outside = sandboxed
-        .then(crate::security_sandbox::outside_dir)
+        .then(super::security_sandbox::outside_dir)
         .flatten();
     let escape = outside
         .as_ref()
