@@ -33,18 +33,14 @@ pub fn violations(path: &str, body: &Value) -> Vec<String> {
     }
 }
 
-fn messages(body: &Value) -> Result<&Vec<Value>, String> {
-    body["messages"]
-        .as_array()
-        .ok_or_else(|| "the body has no `messages` array".to_string())
-}
+/// What a body without a `messages` array breaks.
+const NO_MESSAGES: &str = "the body has no `messages` array";
 
 /// OpenAI chat completions.
 pub fn openai(body: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let msgs = match messages(body) {
-        Ok(m) => m,
-        Err(e) => return vec![e],
+    let Some(msgs) = body["messages"].as_array() else {
+        return vec![NO_MESSAGES.into()];
     };
     // Calls of the last assistant message still waiting for their result.
     let mut open: Vec<String> = Vec::new();
@@ -110,9 +106,8 @@ fn blocks(m: &Value) -> Vec<&Value> {
 /// Anthropic messages.
 pub fn anthropic(body: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let msgs = match messages(body) {
-        Ok(m) => m,
-        Err(e) => return vec![e],
+    let Some(msgs) = body["messages"].as_array() else {
+        return vec![NO_MESSAGES.into()];
     };
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     if msgs.first().is_some_and(|m| m["role"] != "user") {
@@ -126,51 +121,10 @@ pub fn anthropic(body: &Value) -> Vec<String> {
         if role == previous_role {
             out.push(format!("messages {} and {i} are both {role}", i - 1));
         }
-        if let Value::String(s) = &m["content"]
-            && s.is_empty()
-        {
-            out.push(format!("message {i}: empty content"));
-        }
-        for b in blocks(m) {
-            let kind = b["type"].as_str().unwrap_or("");
-            if kind == "text" && b["text"].as_str().is_none_or(str::is_empty) {
-                out.push(format!("message {i}: an empty text block"));
-            }
-            if matches!(kind, "tool_use" | "tool_result") && !has_tools {
-                out.push(format!(
-                    "message {i}: a {kind} block in a request that defines no tools"
-                ));
-            }
-        }
+        anthropic_content(i, m, has_tools, &mut out);
         match role {
             "user" => {
-                let mut seen_other = false;
-                let mut results = Vec::new();
-                for b in blocks(m) {
-                    if b["type"] == "tool_result" {
-                        if seen_other {
-                            out.push(format!(
-                                "message {i}: a tool_result after other content (results come first)"
-                            ));
-                        }
-                        results.push(b["tool_use_id"].as_str().unwrap_or("").to_string());
-                    } else {
-                        seen_other = true;
-                    }
-                }
-                for id in &results {
-                    if !calls.contains(id) {
-                        out.push(format!(
-                            "message {i}: a tool_result for {id:?}, which the message before it did not call"
-                        ));
-                    }
-                }
-                let missing: Vec<&String> = calls.iter().filter(|c| !results.contains(c)).collect();
-                if !missing.is_empty() {
-                    out.push(format!(
-                        "message {i}: no tool_result for {missing:?} called just before"
-                    ));
-                }
+                anthropic_results(i, m, &calls, &mut out);
                 calls.clear();
             }
             "assistant" => {
@@ -191,4 +145,56 @@ pub fn anthropic(body: &Value) -> Vec<String> {
         out.push(format!("calls {calls:?} have no result"));
     }
     out
+}
+
+/// Message `i`'s content: nothing empty, no tool block in a request that defines no tools.
+fn anthropic_content(i: usize, m: &Value, has_tools: bool, out: &mut Vec<String>) {
+    if let Value::String(s) = &m["content"]
+        && s.is_empty()
+    {
+        out.push(format!("message {i}: empty content"));
+    }
+    for b in blocks(m) {
+        let kind = b["type"].as_str().unwrap_or("");
+        if kind == "text" && b["text"].as_str().is_none_or(str::is_empty) {
+            out.push(format!("message {i}: an empty text block"));
+        }
+        if matches!(kind, "tool_use" | "tool_result") && !has_tools {
+            out.push(format!(
+                "message {i}: a {kind} block in a request that defines no tools"
+            ));
+        }
+    }
+}
+
+/// User message `i` after an assistant message that made `calls`: a `tool_result` for each of
+/// them, and for nothing else, ahead of any other content.
+fn anthropic_results(i: usize, m: &Value, calls: &[String], out: &mut Vec<String>) {
+    let mut seen_other = false;
+    let mut results = Vec::new();
+    for b in blocks(m) {
+        if b["type"] == "tool_result" {
+            if seen_other {
+                out.push(format!(
+                    "message {i}: a tool_result after other content (results come first)"
+                ));
+            }
+            results.push(b["tool_use_id"].as_str().unwrap_or("").to_string());
+        } else {
+            seen_other = true;
+        }
+    }
+    for id in &results {
+        if !calls.contains(id) {
+            out.push(format!(
+                "message {i}: a tool_result for {id:?}, which the message before it did not call"
+            ));
+        }
+    }
+    let missing: Vec<&String> = calls.iter().filter(|c| !results.contains(c)).collect();
+    if !missing.is_empty() {
+        out.push(format!(
+            "message {i}: no tool_result for {missing:?} called just before"
+        ));
+    }
 }
