@@ -411,8 +411,30 @@ async fn fault_injection_run() {
         return;
     }
     let started = Instant::now();
-    let html = "<!DOCTYPE html><html><head><title>Login</title></head></html>";
-    let mut rows = vec![
+    let mut rows = silent_provider_faults().await;
+    rows.extend(bad_answer_faults().await);
+    rows.push(kill_mid_stream().await);
+    rows.push(orphans(libc::SIGKILL, "kill -9 while a command runs").await);
+    rows.push(orphans(libc::SIGTERM, "SIGTERM while a command runs").await);
+    rows.push(orphans(libc::SIGHUP, "SIGHUP while a command runs").await);
+    rows.push(kill_mid_compaction().await);
+    rows.push(full_disk().await);
+    rows.push(hostile_reads().await);
+    rows.push(two_writers().await);
+    rows.push(doom_loop().await);
+    rows.retain(|r| r.tries > 0);
+    print_table(&rows, started);
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.survived < r.tries)
+        .map(|r| r.fault)
+        .collect();
+    assert!(failed.is_empty(), "not survived every time: {failed:?}");
+}
+
+/// Providers that go quiet: no answer, headers then silence, a stall mid-answer, a cut.
+async fn silent_provider_faults() -> Vec<Row> {
+    vec![
         provider_fault(
             "no answer at all",
             || vec![MockResponse::sse(Vec::new()).first_delay_ms(600_000); 2],
@@ -460,11 +482,20 @@ async fn fault_injection_run() {
             "retrying 1/3 in ",
         )
         .await,
+    ]
+}
+
+/// Providers that answer wrongly: without end, with HTML, with errors pith cannot get past.
+async fn bad_answer_faults() -> Vec<Row> {
+    let html = "<!DOCTYPE html><html><head><title>Login</title></head></html>";
+    vec![
         provider_fault(
             "endless answer",
             || {
                 let chunk = json!({"content": "z".repeat(4000)});
-                vec![MockResponse::endless(oa::frame(&oa::delta_chunk(chunk, None)))]
+                vec![MockResponse::endless(oa::frame(&oa::delta_chunk(
+                    chunk, None,
+                )))]
             },
             "",
             1,
@@ -481,7 +512,16 @@ async fn fault_injection_run() {
         .await,
         provider_fault(
             "502 with an HTML page, four times",
-            || vec![MockResponse::raw(502, "text/html", "<html><title>502 Bad Gateway</title></html>"); 4],
+            || {
+                vec![
+                    MockResponse::raw(
+                        502,
+                        "text/html",
+                        "<html><title>502 Bad Gateway</title></html>"
+                    );
+                    4
+                ]
+            },
             "",
             1,
             "HTTP 502 server error: an HTML page (502 Bad Gateway) (still failing after 3 retries)",
@@ -502,7 +542,12 @@ async fn fault_injection_run() {
         .await,
         provider_fault(
             "404 (wrong base_url)",
-            || vec![MockResponse::status(404, json!({"error": {"message": "no route"}}))],
+            || {
+                vec![MockResponse::status(
+                    404,
+                    json!({"error": {"message": "no route"}}),
+                )]
+            },
             "",
             1,
             "HTTP 404 not found: no route (POST http://127.0.0.1:",
@@ -516,20 +561,13 @@ async fn fault_injection_run() {
             "{not json (still failing after 3 retries)",
         )
         .await,
-    ];
-    rows.push(kill_mid_stream().await);
-    rows.push(orphans(libc::SIGKILL, "kill -9 while a command runs").await);
-    rows.push(orphans(libc::SIGTERM, "SIGTERM while a command runs").await);
-    rows.push(orphans(libc::SIGHUP, "SIGHUP while a command runs").await);
-    rows.push(kill_mid_compaction().await);
-    rows.push(full_disk().await);
-    rows.push(hostile_reads().await);
-    rows.push(two_writers().await);
-    rows.push(doom_loop().await);
+    ]
+}
 
+/// The table RELIABILITY.md shows, and the total.
+fn print_table(rows: &[Row], started: Instant) {
     println!("\n| fault | tries | survived | measured |\n|---|---|---|---|");
-    rows.retain(|r| r.tries > 0);
-    for r in &rows {
+    for r in rows {
         println!(
             "| {} | {} | {} | {} |",
             r.fault, r.tries, r.survived, r.detail
@@ -541,10 +579,4 @@ async fn fault_injection_run() {
         "\n{ok} of {total} tries survived, in {:.0} s.",
         started.elapsed().as_secs_f64()
     );
-    let failed: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.survived < r.tries)
-        .map(|r| r.fault)
-        .collect();
-    assert!(failed.is_empty(), "not survived every time: {failed:?}");
 }

@@ -103,36 +103,8 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
         "CHILD-ONLY-CONTENT: the flag is --zebra\n",
     )
     .unwrap();
-    h.server.respond_with(|body| {
-        if is_child(body) {
-            if results(body) == 0 {
-                openai::tool_calls(
-                    &[("c1", "read", r#"{"file_path":"notes.txt"}"#)],
-                    Some((700, 10)),
-                )
-            } else {
-                openai::text("The flag is --zebra (notes.txt:1).", Some((900, 12)))
-            }
-        } else if results(body) == 0 {
-            calls(&[task_call("t1", "explore", "Find the flag in this repo.")])
-        } else {
-            openai::text("It is --zebra.", Some((600, 5)))
-        }
-    });
-    let mut events = Vec::new();
-    h.send(Op::UserTurn {
-        id: "u1".into(),
-        text: "what is the flag?".into(),
-        pasted: Vec::new(),
-    });
-    loop {
-        let ev = h.until("event", |_| true).await;
-        let end = matches!(ev, Event::TurnFinished { .. });
-        events.push(ev);
-        if end {
-            break;
-        }
-    }
+    h.server.respond_with(flag_hunt);
+    let events = turn_events(&mut h, "what is the flag?").await;
     assert_eq!(
         events.last(),
         Some(&Event::TurnFinished {
@@ -152,14 +124,7 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
         .filter(|b| is_child(b))
         .collect();
     assert_eq!((parent.len(), child.len()), (2, 2));
-    // the child has its own context: the brief, its tools, the read-only agent's tools only
-    assert!(first_user(child[0]).contains("Find the flag in this repo."));
-    assert!(!messages_text(child[0]).contains("what is the flag?"));
-    assert_eq!(
-        tool_names(child[0]),
-        ["read", "glob", "grep", "list", "recall"]
-    );
-    assert!(messages_text(child[1]).contains("CHILD-ONLY-CONTENT"));
+    assert_child_has_its_own_context(&child);
     // what the child read never reaches the parent; its answer does, after its task id
     let s = store(&h);
     let kids = s.children(&h.session_id).unwrap();
@@ -167,21 +132,82 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
     let kid = &kids[0];
     assert_eq!(kid.agent.as_deref(), Some("explore"));
     assert_eq!(kid.title, "explore job");
-    for p in &parent {
+    assert_parent_gets_only_the_answer(&h, &parent, &kid.id);
+    assert_child_history_stored(&h, &s, &kid.id);
+    assert_child_events_tagged(&h, &events, &kid.id);
+    assert!(
+        h.server.violations().is_empty(),
+        "{:?}",
+        h.server.violations()
+    );
+}
+
+/// The model of [`a_child_uses_tools_and_only_its_answer_reaches_the_parent`]: the parent sends
+/// an explore child to find the flag, the child reads `notes.txt` and answers, the parent
+/// answers with what the child said.
+fn flag_hunt(body: &Value) -> support::MockResponse {
+    if is_child(body) {
+        if results(body) == 0 {
+            openai::tool_calls(
+                &[("c1", "read", r#"{"file_path":"notes.txt"}"#)],
+                Some((700, 10)),
+            )
+        } else {
+            openai::text("The flag is --zebra (notes.txt:1).", Some((900, 12)))
+        }
+    } else if results(body) == 0 {
+        calls(&[task_call("t1", "explore", "Find the flag in this repo.")])
+    } else {
+        openai::text("It is --zebra.", Some((600, 5)))
+    }
+}
+
+/// Runs one user turn and returns every event up to and including its end, answering nothing.
+async fn turn_events(h: &mut Harness, text: &str) -> Vec<Event> {
+    let mut events = Vec::new();
+    h.send(Op::UserTurn {
+        id: "u1".into(),
+        text: text.into(),
+        pasted: Vec::new(),
+    });
+    loop {
+        let ev = h.until("event", |_| true).await;
+        let end = matches!(ev, Event::TurnFinished { .. });
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    events
+}
+
+/// The child has its own context: the brief, its tools, the read-only agent's tools only.
+fn assert_child_has_its_own_context(child: &[&Value]) {
+    assert!(first_user(child[0]).contains("Find the flag in this repo."));
+    assert!(!messages_text(child[0]).contains("what is the flag?"));
+    assert_eq!(
+        tool_names(child[0]),
+        ["read", "glob", "grep", "list", "recall"]
+    );
+    assert!(messages_text(child[1]).contains("CHILD-ONLY-CONTENT"));
+}
+
+/// What the child read never reaches the parent; its answer does, after its task id; the task
+/// tool tells the model which agents there are.
+fn assert_parent_gets_only_the_answer(h: &Harness, parent: &[&Value], kid: &str) {
+    for p in parent {
         assert!(!messages_text(p).contains("CHILD-ONLY-CONTENT"));
     }
     let result = &h.tool_results(3)[0];
     assert!(
-        result.starts_with(&format!("task_id: {}", kid.id))
-            && result.contains("--zebra (notes.txt:1)"),
+        result.starts_with(&format!("task_id: {kid}")) && result.contains("--zebra (notes.txt:1)"),
         "{result}"
     );
     let mut body = normalized(parent[1], h.workspace.path());
     body["tools"] = json!(tool_names(parent[1]));
     let body: Value =
-        serde_json::from_str(&body.to_string().replace(&kid.id, "[CHILD_SESSION]")).unwrap();
+        serde_json::from_str(&body.to_string().replace(kid, "[CHILD_SESSION]")).unwrap();
     insta::assert_json_snapshot!("parent_request_after_task", body);
-    // the task tool tells the model which agents there are
     let task = parent[0]["tools"]
         .as_array()
         .unwrap()
@@ -193,8 +219,11 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
         d.contains("- explore: ") && d.contains("- general: "),
         "{d}"
     );
-    // the child's history is stored as its own session
-    let msgs = s.load_all(&kid.id).unwrap();
+}
+
+/// The child's history is stored as its own session, with what it read.
+fn assert_child_history_stored(h: &Harness, s: &Store, kid: &str) {
+    let msgs = s.load_all(kid).unwrap();
     assert_eq!(msgs.len(), 3);
     assert!(msgs.iter().any(|m| m.parts.iter().any(|p| matches!(
         &p.kind,
@@ -202,14 +231,18 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
             if tool == "read" && output.contains("CHILD-ONLY-CONTENT")
     ))));
     assert_eq!(s.load_all(&h.session_id).unwrap().len(), 3);
-    // the child's events come tagged with its session, as `pith run --format json` prints them
+}
+
+/// The child's events come tagged with its session, as `pith run --format json` prints them, and
+/// the parent's own context figure never counted the child's tokens.
+fn assert_child_events_tagged(h: &Harness, events: &[Event], kid: &str) {
     let tagged: Vec<Value> = events
         .iter()
         .filter(|e| matches!(e, Event::Subagent { .. }))
         .map(|e| serde_json::to_value(e).unwrap())
         .collect();
     assert!(tagged.iter().all(|e| e["type"] == "subagent"
-        && e["session_id"] == kid.id.as_str()
+        && e["session_id"] == kid
         && e["parent_session_id"] == h.session_id.as_str()
         && e["agent"] == "explore"
         && e["call_id"] == "t1"));
@@ -218,16 +251,10 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
             .iter()
             .any(|e| e["event"]["type"] == "tool_finished" && e["event"]["tool"] == "read")
     );
-    // the parent's own context figure never counted the child's tokens
     assert!(
         !events
             .iter()
             .any(|e| matches!(e, Event::ContextUsage(u) if u.used >= 900 && u.used < 1000))
-    );
-    assert!(
-        h.server.violations().is_empty(),
-        "{:?}",
-        h.server.violations()
     );
 }
 

@@ -169,7 +169,20 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     };
     let session = start(&format!("pith-e2e-{}", std::process::id()), "");
 
-    // the TUI is up: the status bar shows the model and the context figure
+    prompt_and_answer(&session);
+    compact_with_focus(&session, &server);
+    quit_gives_the_terminal_back(&session);
+
+    // `pith -c` opens the same conversation: the prompt, the answer, the divider (started
+    // before the first pane goes, so the tmux server never runs out of sessions mid-test)
+    let resumed = start(&format!("pith-e2e-c-{}", std::process::id()), "-c");
+    drop(session);
+    resumed_transcript(&resumed);
+}
+
+/// The TUI is up (the status bar shows the model and the window); a prompt and its streamed
+/// answer, with the context figure after it.
+fn prompt_and_answer(session: &Session) {
     let screen = session.wait_for("the status bar", 20, |s| {
         status_line(s).contains("mock-model") && status_line(s).contains("idle")
     });
@@ -197,8 +210,11 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         status.contains("(28%)") || status.contains("9k"),
         "reported usage shown: {status}"
     );
+}
 
-    // /compact: a divider appears, the status bar refreshes at once
+/// `/compact` with a focus: a divider appears, the summary request is the session's own with the
+/// instruction appended, the status bar refreshes at once.
+fn compact_with_focus(session: &Session, server: &MockServer) {
     session.type_text("/compact keep the greeting");
     session.keys(&["Enter"]);
     let screen = session.wait_for("the compaction divider", 30, |s| {
@@ -224,9 +240,11 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         status.contains("/ 32k ("),
         "status bar after /compact: {status}"
     );
+}
 
-    // Ctrl+C twice quits (exit 130) and the terminal is given back, with a word on how to resume
-    quit(&session);
+/// Ctrl+C twice quits (exit 130) and the terminal is given back, with a word on how to resume.
+fn quit_gives_the_terminal_back(session: &Session) {
+    quit(session);
     // `stty -a` prints its modes after the exit code: wait for them too (its last lines)
     let screen = session.wait_for("pith to exit", 10, |s| {
         s.split("EXIT=")
@@ -252,11 +270,10 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
             "terminal mode {mode} restored: {screen}"
         );
     }
+}
 
-    // `pith -c` opens the same conversation: the prompt, the answer, the divider (started
-    // before the first pane goes, so the tmux server never runs out of sessions mid-test)
-    let resumed = start(&format!("pith-e2e-c-{}", std::process::id()), "-c");
-    drop(session);
+/// `pith -c` shows the prompt, the answer and the divider, and Up recalls the last prompt.
+fn resumed_transcript(resumed: &Session) {
     let screen = resumed.wait_for("the resumed transcript", 20, |s| {
         s.contains("› say hello") && status_line(s).contains("idle")
     });
@@ -266,7 +283,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
     resumed.keys(&["Up"]);
     resumed.wait_for("the recalled prompt", 5, |s| s.contains("│ say hello"));
     resumed.keys(&["C-c"]);
-    quit(&resumed);
+    quit(resumed);
     resumed.wait_for("pith to exit", 10, |s| s.contains("EXIT=130"));
 }
 
