@@ -38,6 +38,17 @@ fn fixture() -> Fixture {
     Fixture { _dir: dir, ctx }
 }
 
+/// Why a call gave no output.
+#[derive(Debug, PartialEq)]
+enum CallError {
+    /// A permission rule denied it (the rule's message).
+    Denied(String),
+    /// The user said no to the question with this title.
+    Refused(String),
+    /// The tool ran and failed.
+    Failed(String),
+}
+
 /// What the engine does for one call: check, (ask), run.
 async fn call(
     reg: &Registry,
@@ -47,21 +58,21 @@ async fn call(
     input: serde_json::Value,
     ctx: &ToolContext,
     answer: PermissionReply,
-) -> Result<String, String> {
+) -> Result<String, CallError> {
     match perms.check_call(doom, tool, &input, ctx) {
         Decision::Allow => {}
-        Decision::Deny { message } => return Err(message),
+        Decision::Deny { message } => return Err(CallError::Denied(message)),
         Decision::Ask(req) => {
             perms.reply(&req, answer);
             if answer == PermissionReply::Deny {
-                return Err(format!("denied: {}", req.title));
+                return Err(CallError::Refused(req.title));
             }
         }
     }
     reg.execute(tool, input, ctx)
         .await
         .map(|o| o.output)
-        .map_err(|e| e.to_string())
+        .map_err(|e| CallError::Failed(e.to_string()))
 }
 
 #[tokio::test]
@@ -132,7 +143,7 @@ async fn read_edit_run_cycle() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err, "denied: rm hello.sh");
+    assert_eq!(err, CallError::Refused("rm hello.sh".into()));
     assert!(ctx.workspace.join("hello.sh").exists());
 }
 
