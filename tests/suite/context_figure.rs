@@ -60,19 +60,7 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
     assert_eq!(end, TurnEnd::Stop);
     assert_eq!(figure, 41_005);
 
-    // `/context`: the rows add up to the figure, and with free and reserved to the window.
-    h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown(b) = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
-        .await
-    else {
-        unreachable!()
-    };
-    let rows = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
-    assert_eq!(rows, figure, "{b:?}");
-    assert_eq!(rows + b.free + b.reserved, b.window, "{b:?}");
-    // A 128k window this small a context serves with estimates; `/context` counts exactly.
-    assert!(b.exact, "/context rows are estimates: {b:?}");
+    assert_context_rows_add_up_to(&mut h, figure).await;
 
     // A second turn, interrupted after some text: the figure is the report plus estimates.
     h.server.push(unfinished("half an answer about the code"));
@@ -92,6 +80,32 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
     assert_eq!(stored_tokens(&h), figure);
 
     // And a resumed session starts from it.
+    let first = resumed_figure(h).await;
+    assert_eq!(
+        first, figure,
+        "the resumed session shows the figure it was left with"
+    );
+}
+
+/// `/context`: the rows add up to `figure`, and with free and reserved to the window.
+async fn assert_context_rows_add_up_to(h: &mut Harness, figure: u64) {
+    h.send(Op::ContextBreakdown);
+    let Event::ContextBreakdown(b) = h
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    let rows = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
+    assert_eq!(rows, figure, "{b:?}");
+    assert_eq!(rows + b.free + b.reserved, b.window, "{b:?}");
+    // A 128k window this small a context serves with estimates; `/context` counts exactly.
+    assert!(b.exact, "/context rows are estimates: {b:?}");
+}
+
+/// Shuts the engine down, starts a new one on the same session and returns the first context
+/// figure it shows.
+async fn resumed_figure(h: Harness) -> u64 {
     h.send(Op::Shutdown);
     let Harness {
         handle,
@@ -138,15 +152,11 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
         session,
     )
     .unwrap();
-    let first = loop {
+    loop {
         if let Some(Event::ContextUsage(u)) = resumed.events.recv().await {
-            break u.used;
+            return u.used;
         }
-    };
-    assert_eq!(
-        first, figure,
-        "the resumed session shows the figure it was left with"
-    );
+    }
 }
 
 /// A turn interrupted before the provider reported anything still leaves a figure for the

@@ -407,7 +407,15 @@ fn mention_shell_command_and_undo_in_tmux() {
     );
     session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
 
-    // @ opens the picker; typing narrows it; enter writes the path
+    mention_a_file_the_agent_changes(&session, &server, work.path());
+    shell_command_without_the_model(&session, &server);
+    undo_twice_restores_the_file(&session, work.path());
+    drop(rt);
+}
+
+/// `@` opens the picker, typing narrows it, Enter writes the path; the file goes with the prompt
+/// and the agent changes it.
+fn mention_a_file_the_agent_changes(session: &Session, server: &MockServer, work: &Path) {
     session.type_text("summarise @nots");
     session.wait_for("the file picker", 10, |s| {
         s.contains("@nots · 1 match") && s.contains("notes.txt")
@@ -428,11 +436,13 @@ fn mention_shell_command_and_undo_in_tmux() {
         "the file went with the prompt: {first}"
     );
     assert_eq!(
-        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        std::fs::read_to_string(work.join(NOTES)).unwrap(),
         "changed by the agent\n"
     );
+}
 
-    // ! runs a command; its output shows
+/// `!` runs a command; its output shows and the model is not asked.
+fn shell_command_without_the_model(session: &Session, server: &MockServer) {
     session.type_text("!echo shell-said-$((20+22))");
     session.wait_for("shell mode", 10, |s| s.contains("! shell"));
     session.keys(&["Enter"]);
@@ -440,8 +450,10 @@ fn mention_shell_command_and_undo_in_tmux() {
         s.contains("shell-said-42") && status_line(s).contains("idle")
     });
     assert_eq!(server.requests().len(), 2, "no model request for a command");
+}
 
-    // /undo twice: the command's turn, then the agent's, which puts the file back
+/// `/undo` twice: the command's turn, then the agent's, which puts the file back.
+fn undo_twice_restores_the_file(session: &Session, work: &Path) {
     session.type_text("/undo");
     session.keys(&["Enter"]);
     session.wait_for("the first undo", 10, |s| s.contains("undone · no files"));
@@ -452,10 +464,9 @@ fn mention_shell_command_and_undo_in_tmux() {
         s.contains("undone · 1 file restored: notes.txt")
     });
     assert_eq!(
-        std::fs::read_to_string(work.path().join(NOTES)).unwrap(),
+        std::fs::read_to_string(work.join(NOTES)).unwrap(),
         "the original notes\n"
     );
-    drop(rt);
 }
 
 /// Persistence and convenience in the real binary: Ctrl+G hands the prompt to `$EDITOR` (a
@@ -476,11 +487,7 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
     ));
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
-    let editor = data.path().join("fake-editor");
-    std::fs::write(&editor, "#!/bin/sh\necho 'added by the editor' >> \"$1\"\n").unwrap();
-    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&editor, perms).unwrap();
+    let editor = fake_editor(data.path());
     let config = data.path().join("pith-test.toml");
     std::fs::write(
         &config,
@@ -506,7 +513,32 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
     let _ = tmux(&["set-option", "-s", "set-clipboard", "on"]);
     session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
 
-    // Ctrl+G: the editor appends a line; the TUI comes back with it in the composer
+    edit_the_prompt_in_the_editor(&session);
+    copy_a_code_block(&session);
+    if !clipboard.is_empty() {
+        let _ = tmux(&["set-option", "-s", "set-clipboard", &clipboard]);
+    }
+    quit(&session);
+    drop(session);
+
+    // a new pith here: Up walks back through the first one's prompts
+    let again = open(&format!("{name}-2"), work.path(), &cmd);
+    history_of_the_first(&again);
+    drop(rt);
+}
+
+/// An `$EDITOR` in `dir` that appends a line to the file it is given.
+fn fake_editor(dir: &Path) -> std::path::PathBuf {
+    let editor = dir.join("fake-editor");
+    std::fs::write(&editor, "#!/bin/sh\necho 'added by the editor' >> \"$1\"\n").unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    editor
+}
+
+/// Ctrl+G: the editor appends a line; the TUI comes back with it in the composer.
+fn edit_the_prompt_in_the_editor(session: &Session) {
     session.type_text("draft prompt");
     session.keys(&["C-g"]);
     let screen = session.wait_for("the edited prompt", 10, |s| {
@@ -514,8 +546,10 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
     });
     assert!(screen.contains("draft prompt"), "{screen}");
     session.keys(&["C-c"]);
+}
 
-    // a ! command and a prompt; /copy 1 copies the answer's code block
+/// A `!` command and a prompt; `/copy 1` puts the answer's code block in tmux's buffer.
+fn copy_a_code_block(session: &Session) {
     session.type_text("!echo hist-one");
     session.keys(&["Enter"]);
     session.wait_for("the command's output", 20, |s| {
@@ -540,14 +574,10 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
         assert!(Instant::now() < deadline, "tmux buffer: {buffer:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    if !clipboard.is_empty() {
-        let _ = tmux(&["set-option", "-s", "set-clipboard", &clipboard]);
-    }
-    quit(&session);
-    drop(session);
+}
 
-    // a new pith here: Up walks back through the first one's prompts
-    let again = open(&format!("{name}-2"), work.path(), &cmd);
+/// Up walks back through the prompts of the pith before.
+fn history_of_the_first(again: &Session) {
     again.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
     again.keys(&["Up"]);
     again.wait_for("the newest prompt", 10, |s| s.contains("│ /copy 1"));
@@ -555,7 +585,6 @@ fn editor_copy_and_history_across_restarts_in_tmux() {
     again.wait_for("the prompt before", 10, |s| s.contains("│ how do I test?"));
     again.keys(&["Up"]);
     again.wait_for("the command", 10, |s| s.contains("│ !echo hist-one"));
-    drop(rt);
 }
 
 /// Keys and colours in the real binary: a `[keys]` rebinding (Enter breaks the line, Ctrl+S
