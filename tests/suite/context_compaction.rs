@@ -84,10 +84,39 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
     assert_eq!(reqs.len(), 3, "turn 1, turn 2, one summary call");
     let summary_req = &reqs[2].body;
     assert!(is_inline_summary_request(summary_req), "{summary_req}");
+    assert_first_summary_request(&reqs[1].body, summary_req);
+    insta::assert_json_snapshot!(
+        "first_compaction_request",
+        normalized(summary_req, env.path())
+    );
+    assert_one_compaction_then_an_estimate(&events);
+
+    // The next request: summary in, older turns out.
+    server.push(openai::text("Continuing.", Some((2_500, 20))));
+    let third = env.run(&["run", "--continue", "Next?"]).await;
+    assert!(third.status.success(), "stderr: {}", stderr(&third));
+    let body = &server.requests()[3].body;
+    let msgs = messages(body);
+    assert_eq!(content(&msgs[1]), "What did we do so far?");
+    // The summary, then what pith carried itself: the user's words, verbatim.
+    let summary = content(&msgs[2]);
+    assert!(summary.starts_with(SUMMARY_1), "{summary}");
+    assert!(summary.contains("Recorded by pith itself"), "{summary}");
+    assert!(
+        summary.contains("I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411."),
+        "the user's words were not carried: {summary}"
+    );
+    assert!(!all_text(body).contains("Continue if you have next steps"));
+    assert_eq!(content(msgs.last().unwrap()), "Next?");
+    insta::assert_json_snapshot!("request_after_compaction", normalized(body, env.path()));
+}
+
+/// The summary request after step `step` of the first compaction: cache-friendly, capped, with
+/// the user's facts and every section of the template.
+fn assert_first_summary_request(step: &Value, summary_req: &Value) {
     // Cache-friendly: the summary request is the last step's request byte for byte (system
     // prompt, tools, every message), then the step's answer, then the instruction — so the
     // provider's prompt cache written by the last step is read, not paid again.
-    let step = &reqs[1].body;
     assert_eq!(summary_req["tools"], step["tools"]);
     assert_eq!(summary_req["model"], step["model"]);
     let (sent, summary_msgs) = (messages(step), messages(summary_req));
@@ -120,40 +149,22 @@ async fn overflow_at_step_finish_compacts_and_the_next_request_starts_from_the_s
             "template section {section} missing"
         );
     }
-    insta::assert_json_snapshot!(
-        "first_compaction_request",
-        normalized(summary_req, env.path())
-    );
-    let finished = of_type(&events, "compaction_finished");
+}
+
+/// One compaction, one model call, a smaller context after; the usage shown right after it is
+/// an estimate; the turn had finished, so no continue message.
+fn assert_one_compaction_then_an_estimate(events: &[Value]) {
+    let finished = of_type(events, "compaction_finished");
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["model_calls"], 1);
     assert!(finished[0]["after"].as_u64().unwrap() < finished[0]["before"].as_u64().unwrap());
     // The usage shown right after is an estimate of the compacted context.
-    let usage = of_type(&events, "context_usage");
+    let usage = of_type(events, "context_usage");
     let last = usage.last().unwrap();
     assert_eq!(last["estimated"], true);
     assert!(last["used"].as_u64().unwrap() < 16_000);
     // The turn had finished: no synthetic continue message.
     assert_eq!(events.last().unwrap()["reason"], "stop");
-
-    // The next request: summary in, older turns out.
-    server.push(openai::text("Continuing.", Some((2_500, 20))));
-    let third = env.run(&["run", "--continue", "Next?"]).await;
-    assert!(third.status.success(), "stderr: {}", stderr(&third));
-    let body = &server.requests()[3].body;
-    let msgs = messages(body);
-    assert_eq!(content(&msgs[1]), "What did we do so far?");
-    // The summary, then what pith carried itself: the user's words, verbatim.
-    let summary = content(&msgs[2]);
-    assert!(summary.starts_with(SUMMARY_1), "{summary}");
-    assert!(summary.contains("Recorded by pith itself"), "{summary}");
-    assert!(
-        summary.contains("I am Zorblax. The repo is /srv/zorb-billing and the ticket is ZB-4411."),
-        "the user's words were not carried: {summary}"
-    );
-    assert!(!all_text(body).contains("Continue if you have next steps"));
-    assert_eq!(content(msgs.last().unwrap()), "Next?");
-    insta::assert_json_snapshot!("request_after_compaction", normalized(body, env.path()));
 }
 
 #[tokio::test]
@@ -416,27 +427,7 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
     let first = all_text(&reqs[2].body);
     assert!(first.contains("Zorblax-first") && first.contains("second lorem"));
     assert!(!first.contains("third lorem"));
-    let second = all_text(&reqs[3].body);
-    assert!(
-        second.contains("partial summary with Zorblax-first"),
-        "running summary lost"
-    );
-    assert!(second.contains("kept word for word after your summary, shortened here"));
-    // (The words of the older messages pith could not carry are asked for apart, in
-    // `<user-words>`, within the summary's cap.)
-    let outside_words = match (second.find("<user-words>"), second.find("</user-words>")) {
-        (Some(a), Some(b)) => format!("{}{}", &second[..a], &second[b..]),
-        _ => second.clone(),
-    };
-    assert!(
-        outside_words.matches("lorem").count() < 900,
-        "the current request was summarised whole"
-    );
-    let words = second.matches("lorem").count() - outside_words.matches("lorem").count();
-    assert!(
-        words < 900,
-        "{words} words asked for beyond the summary's cap"
-    );
+    assert_second_chunk_carries_the_summary_and_a_short_tail(&all_text(&reqs[3].body));
     let retry = all_text(&reqs[4].body);
     assert!(
         retry.contains("missing these sections: Constraints, Progress"),
@@ -453,6 +444,31 @@ async fn provider_without_usage_still_compacts_from_the_estimate() {
     insta::assert_json_snapshot!(
         "no_usage_summary_request",
         normalized(&reqs[2].body, env.path())
+    );
+}
+
+/// The second chunk's summary request (text `second`): the running summary goes on, and the
+/// current message is only shown short, its words asked for within the summary's cap.
+fn assert_second_chunk_carries_the_summary_and_a_short_tail(second: &str) {
+    assert!(
+        second.contains("partial summary with Zorblax-first"),
+        "running summary lost"
+    );
+    assert!(second.contains("kept word for word after your summary, shortened here"));
+    // (The words of the older messages pith could not carry are asked for apart, in
+    // `<user-words>`, within the summary's cap.)
+    let outside_words = match (second.find("<user-words>"), second.find("</user-words>")) {
+        (Some(a), Some(b)) => format!("{}{}", &second[..a], &second[b..]),
+        _ => second.to_string(),
+    };
+    assert!(
+        outside_words.matches("lorem").count() < 900,
+        "the current request was summarised whole"
+    );
+    let words = second.matches("lorem").count() - outside_words.matches("lorem").count();
+    assert!(
+        words < 900,
+        "{words} words asked for beyond the summary's cap"
     );
 }
 
