@@ -113,39 +113,7 @@ async fn a_stored_key_is_sent_and_never_written_anywhere() {
     );
     assert!(!last_tool_result(&server).contains(KEY));
     assert!(!text(&out).contains(KEY), "{}", text(&out));
-    let list = output(cmd(&env, &["auth", "list"])).await;
-    let listed = text(&list);
-    assert!(
-        listed.contains("mock") && listed.contains("credentials file (…d6e8)"),
-        "{listed}"
-    );
-    assert!(!listed.contains(KEY), "{listed}");
-    let log = std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap();
-    assert!(!log.contains(KEY), "the log holds the key");
-    let sessions = output(cmd(&env, &["sessions", "list"])).await;
-    let id = String::from_utf8_lossy(&sessions.stdout)
-        .lines()
-        .nth(1)
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
-    for format in ["json", "md"] {
-        let out = output(cmd(&env, &["sessions", "export", &id, "--format", format])).await;
-        assert!(out.status.success());
-        assert!(!text(&out).contains(KEY), "{format} export holds the key");
-    }
-    // the store's files hold no trace of it either
-    for entry in walk(env.data.path()) {
-        if entry.file_name().is_some_and(|n| n == "credentials.json") {
-            continue;
-        }
-        let bytes = std::fs::read(&entry).unwrap_or_default();
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains(KEY),
-            "{} holds the key",
-            entry.display()
-        );
-    }
+    assert_the_key_is_written_nowhere(&env).await;
     // the environment wins over the stored key
     server.push(openai::text("env", None));
     let mut c = cmd(&env, &["run", "again"]);
@@ -161,6 +129,43 @@ async fn a_stored_key_is_sent_and_never_written_anywhere() {
     assert!(out.status.success(), "{}", text(&out));
     let out = output(cmd(&env, &["run", "hi"])).await;
     assert!(!out.status.success());
+}
+
+/// The stored key is in no listing, log, export or stored file but the credentials file.
+async fn assert_the_key_is_written_nowhere(env: &PithEnv) {
+    let list = output(cmd(env, &["auth", "list"])).await;
+    let listed = text(&list);
+    assert!(
+        listed.contains("mock") && listed.contains("credentials file (…d6e8)"),
+        "{listed}"
+    );
+    assert!(!listed.contains(KEY), "{listed}");
+    let log = std::fs::read_to_string(env.data.path().join("logs/pith.log")).unwrap();
+    assert!(!log.contains(KEY), "the log holds the key");
+    let sessions = output(cmd(env, &["sessions", "list"])).await;
+    let id = String::from_utf8_lossy(&sessions.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    for format in ["json", "md"] {
+        let out = output(cmd(env, &["sessions", "export", &id, "--format", format])).await;
+        assert!(out.status.success());
+        assert!(!text(&out).contains(KEY), "{format} export holds the key");
+    }
+    // the store's files hold no trace of it either
+    for entry in walk(env.data.path()) {
+        if entry.file_name().is_some_and(|n| n == "credentials.json") {
+            continue;
+        }
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "{} holds the key",
+            entry.display()
+        );
+    }
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -5,8 +5,10 @@
 
 use crate::support;
 
+use pith::event::{Event, Op, TurnEnd};
 use serde_json::Value;
 use support::MockServer;
+use support::engine::{Harness, harness_with};
 use support::openai;
 use support::pith::{PithEnv, of_type, stderr};
 
@@ -312,48 +314,14 @@ async fn code_words_survive_pasted_diffs() {
 /// and `recall` with the id its note names brings it back whole through the engine and store.
 #[tokio::test]
 async fn a_marked_paste_is_condensed_and_recalled_whole() {
-    use pith::event::{Event, Op, TurnEnd};
-    use support::engine::harness_with;
-
     let mut h = harness_with(vec![], true, |c| {
         let m = c.models.values_mut().next().unwrap();
         m.context = 8_000;
         m.output = 1_000;
     })
     .await;
-    let paste: String = (1..=200)
-        .map(|i| format!("Paragraph {i}: the vendor says shipment {i} arrives on time.\n"))
-        .collect();
-    let before = "The code word is HERON-4. Here is the vendor's note: ";
-    let text = format!("{before}{paste}Please keep both in mind.");
-    let span = (before.len(), before.len() + paste.len());
-    h.server.push(openai::text("Noted.", Some((3_500, 5))));
-    h.send(Op::UserTurn {
-        id: "u1".into(),
-        text,
-        pasted: vec![span],
-    });
-    let user_id = match h
-        .until("the stored prompt", |e| {
-            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("u1"))
-        })
-        .await
-    {
-        Event::Message { message } => message.id,
-        _ => unreachable!(),
-    };
-    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
-    // Later turns, so that the first is older than the verbatim tail a compaction keeps.
-    for n in 0..3 {
-        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(60));
-        h.server.push(openai::text(&answer, Some((2_500, 300))));
-        h.send(Op::user_turn(format!("Next step {n}, please.")));
-        assert_eq!(h.turn_finished().await, TurnEnd::Stop);
-    }
-
-    h.server.push(openai::text(FORGETFUL, Some((2_000, 60))));
-    h.send(Op::Compact { focus: None });
-    assert_eq!(h.turn_finished().await, TurnEnd::Compacted);
+    let user_id = send_a_marked_paste(&mut h).await;
+    three_turns_then_a_forgetful_compaction(&mut h).await;
 
     let id = format!("paste:{}:1", &user_id[user_id.len() - 10..]);
     let args = format!(r#"{{"id":"{id}"}}"#);
@@ -396,6 +364,49 @@ async fn a_marked_paste_is_condensed_and_recalled_whole() {
         !recalled.contains("HERON-4"),
         "recall returns the paste, not the message"
     );
+}
+
+/// Sends a prompt whose middle the TUI marked as pasted (200 lines of prose); returns the
+/// stored message's id.
+async fn send_a_marked_paste(h: &mut Harness) -> String {
+    let paste: String = (1..=200)
+        .map(|i| format!("Paragraph {i}: the vendor says shipment {i} arrives on time.\n"))
+        .collect();
+    let before = "The code word is HERON-4. Here is the vendor's note: ";
+    let text = format!("{before}{paste}Please keep both in mind.");
+    let span = (before.len(), before.len() + paste.len());
+    h.server.push(openai::text("Noted.", Some((3_500, 5))));
+    h.send(Op::UserTurn {
+        id: "u1".into(),
+        text,
+        pasted: vec![span],
+    });
+    let user_id = match h
+        .until("the stored prompt", |e| {
+            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("u1"))
+        })
+        .await
+    {
+        Event::Message { message } => message.id,
+        _ => unreachable!(),
+    };
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    user_id
+}
+
+/// Three later turns, so that the first is older than the verbatim tail a compaction keeps, then
+/// a compaction whose summary forgets everything.
+async fn three_turns_then_a_forgetful_compaction(h: &mut Harness) {
+    for n in 0..3 {
+        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(60));
+        h.server.push(openai::text(&answer, Some((2_500, 300))));
+        h.send(Op::user_turn(format!("Next step {n}, please.")));
+        assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    }
+
+    h.server.push(openai::text(FORGETFUL, Some((2_000, 60))));
+    h.send(Op::Compact { focus: None });
+    assert_eq!(h.turn_finished().await, TurnEnd::Compacted);
 }
 
 /// ~400 tokens of one of ten paste shapes that are neither logs, tracebacks nor diffs.
