@@ -106,7 +106,18 @@ fn anthropic_rules() {
     );
     assert_eq!(anthropic(&good), Vec::<String>::new());
 
-    let cases = [
+    for (what, messages, tools) in broken_anthropic_conversations() {
+        assert!(
+            !anthropic(&an_body(messages, tools)).is_empty(),
+            "not caught: {what}"
+        );
+    }
+}
+
+/// Conversations that each break one Anthropic rule: what they break, the messages, whether the
+/// request defines tools.
+fn broken_anthropic_conversations() -> [(&'static str, Vec<Value>, bool); 8] {
+    [
         (
             "the first message is the assistant's",
             vec![msg("assistant", vec![text("hi")])],
@@ -166,13 +177,7 @@ fn anthropic_rules() {
             ],
             true,
         ),
-    ];
-    for (what, messages, tools) in cases {
-        assert!(
-            !anthropic(&an_body(messages, tools)).is_empty(),
-            "not caught: {what}"
-        );
-    }
+    ]
 }
 
 /// A request that breaks a rule is answered 400 and recorded.
