@@ -1,49 +1,10 @@
 //! Every integration test in one binary: one link of pith instead of one per file, which
-//! keeps a clean build small enough for a 2-core CI machine with a modest disk. Each module is
-//! one area (its file says what it proves); `support` is the mock provider and the helpers.
+//! keeps a clean build small enough for a 2-core CI machine with a modest disk. The areas are
+//! the modules of `suite/` (each file says what it proves); `support` is the mock provider and
+//! the helpers (the `pith-test-support` crate, and the runner of the built binary).
 //! Run one area with `cargo test --test all acp::`.
 
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
+mod suite;
 mod support;
-
-mod acp;
-mod anthropic_provider;
-mod auth_login;
-mod cli_output;
-mod context_background;
-mod context_compaction;
-mod context_figure;
-mod context_retention;
-mod context_window;
-mod custom_commands;
-mod engine_anthropic;
-mod engine_images;
-mod engine_interrupt;
-mod engine_loop;
-mod engine_ops;
-mod engine_permissions;
-mod engine_user_tools;
-mod fault_run;
-mod headless_commands;
-mod headless_faults;
-mod headless_output;
-mod hooks;
-mod mcp_servers;
-mod mock_wire;
-mod openai_provider;
-mod permission_modes;
-mod prompt_refused;
-mod provider_tls;
-mod reliability_cli;
-mod reliability_crash;
-mod reliability_provider;
-mod responses_provider;
-mod security_bash;
-mod security_files;
-mod security_sandbox;
-mod security_secrets;
-mod security_trust;
-mod subagents;
-mod tools_api;
-mod tui_e2e;

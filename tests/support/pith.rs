@@ -1,9 +1,16 @@
 //! Running the real `pith` binary against a mock provider, in a temp workspace and data dir.
+//! Only an integration test knows where cargo put the binary (`CARGO_BIN_EXE_pith`), so this
+//! stays in `tests/`; what reads a run's output is `pith_test_support::output`, re-exported here.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use pith_test_support::MockServer;
+use pith_test_support::faults::{sleeper_pids, sleepers};
+use pith_test_support::openai as oa;
+pub use pith_test_support::output::{last_tool_result, normalized, of_type, stderr, stdout};
 
 /// A workspace, a data dir and a config file naming the mock provider.
 pub struct PithEnv {
@@ -166,68 +173,39 @@ cost_output = 2.0
     }
 }
 
-pub fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).to_string()
+/// `pith run --yes` on a turn whose bash call starts [`sleepers`]; returns pith and the pids
+/// once they all run.
+pub async fn run_sleepers(server: &MockServer, env: &PithEnv) -> (tokio::process::Child, Vec<i32>) {
+    let pids = env.path().join("pids");
+    let call = json!({ "command": sleepers(&pids) }).to_string();
+    server.push(oa::tool_calls(&[("c1", "bash", &call)], None));
+    let child = env.spawn(&["run", "--yes", "start the sleepers"]);
+    let started = sleeper_pids(&pids).await;
+    (child, started)
 }
 
-pub fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-/// What the model was sent as the result of the last tool call, in the last request `server`
-/// received ("" when there was none).
-pub fn last_tool_result(server: &super::MockServer) -> String {
-    server
-        .requests()
-        .last()
-        .and_then(|r| {
-            r.body["messages"]
-                .as_array()?
-                .iter()
-                .rfind(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(str::to_string))
-        })
-        .unwrap_or_default()
-}
-
-/// The events of one type.
-pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == ty).collect()
-}
-
-/// A request body with the machine-specific parts of the system prompt replaced, for snapshots.
-pub fn normalized(body: &Value, workspace: &Path) -> Value {
-    let ws = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
-    let mut text = body.to_string();
-    text = text.replace(&ws.display().to_string(), "[WORKSPACE]");
-    text = text.replace(&workspace.display().to_string(), "[WORKSPACE]");
-    let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-    text = text.replace(&today, "[DATE]");
-    let mut v: Value = serde_json::from_str(&text).expect("still JSON");
-    // The agent prompt is long and stable; snapshots keep its first line only.
-    if let Some(sys) = v["messages"][0]["content"].as_str() {
-        let first = sys.lines().next().unwrap_or("").to_string();
-        let rest = sys
-            .find("<env>")
-            .map(|i| sys[i..].to_string())
-            .unwrap_or_default();
-        v["messages"][0]["content"] = Value::String(format!("{first}\n[…agent prompt…]\n{rest}"));
-    }
-    // What the bash tool says about the OS sandbox depends on the kernel the tests run on.
-    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
-        for tool in tools.iter_mut().filter(|t| t["function"]["name"] == "bash") {
-            let f = &mut tool["function"];
-            if let Some(d) = f["description"].as_str()
-                && let Some(i) = d.find("\n- Commands run in an OS sandbox")
-            {
-                f["description"] = Value::String(format!("{}\n[…sandbox…]", &d[..i]));
-            }
-            if let Some(props) = f["parameters"]["properties"].as_object_mut() {
-                props.remove("unsandboxed");
-            }
+/// Four turns with long answers, so that `/compact` has history worth summarising (the first
+/// starts the session; the rest continue it).
+pub async fn compactable_session(server: &MockServer, env: &PithEnv) {
+    for i in 0..4 {
+        server.push(oa::text(
+            &format!(
+                "answer {i}: {}",
+                "the quick brown fox jumps over the lazy dog ".repeat(300)
+            ),
+            Some((3_000 * (i + 1), 2_700)),
+        ));
+        let prompt = format!("fact-{i}: remember me");
+        let mut args = vec!["run"];
+        if i > 0 {
+            args.push("-c");
         }
+        args.push(&prompt);
+        let out = env.run(&args).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    v
 }

@@ -1,0 +1,147 @@
+//! The engine driven in process as the TUI drives it: ops in, events out, against the mock
+//! provider (openai wire format).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pith_config::{Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
+use pith_engine::{EngineHandle, EngineOptions};
+use pith_protocol::event::{Event, Op, PermissionRequest, TurnEnd};
+use pith_store::Store;
+
+use super::MockServer;
+
+pub const MODEL: &str = "mock/test-model";
+
+pub struct Harness {
+    pub server: MockServer,
+    pub handle: EngineHandle,
+    pub workspace: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+    pub session_id: String,
+}
+
+/// An engine on a fresh session with these permission rules; `headless`: no one answers
+/// questions.
+pub async fn harness(permission: Vec<(&str, PermissionSetting)>, headless: bool) -> Harness {
+    harness_with(permission, headless, |_| {}).await
+}
+
+/// [`harness`] with the configuration changed by `edit` before the engine starts.
+pub async fn harness_with(
+    permission: Vec<(&str, PermissionSetting)>,
+    headless: bool,
+    edit: impl FnOnce(&mut Config),
+) -> Harness {
+    let server = MockServer::start().await;
+    let workspace = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        model: Some(MODEL.into()),
+        ..Config::default()
+    };
+    // the request snapshots were made without it
+    config.webfetch.enabled = false;
+    config.provider.insert(
+        "mock".into(),
+        ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: format!("{}/v1", server.url()),
+            api_key_env: None,
+            headers: Default::default(),
+            max_retries: Some(1),
+            ..Default::default()
+        },
+    );
+    config.models.insert(
+        MODEL.into(),
+        ModelConfig {
+            context: 128_000,
+            output: 8_000,
+            ..ModelConfig::default()
+        },
+    );
+    for (k, v) in permission {
+        config.permission.insert(k.into(), v);
+    }
+    edit(&mut config);
+    let store = Arc::new(Store::open(data.path()).unwrap());
+    let ws = workspace.path().canonicalize().unwrap();
+    let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
+    let session_id = session.id.clone();
+    let handle = pith_engine::spawn(
+        EngineOptions {
+            config,
+            workspace: ws,
+            data_dir: data.path().to_path_buf(),
+            headless,
+            auto_yes: false,
+            allow_unsandboxed: false,
+            editor: None,
+        },
+        store,
+        session,
+    )
+    .unwrap();
+    Harness {
+        server,
+        handle,
+        workspace,
+        data,
+        session_id,
+    }
+}
+
+impl Harness {
+    /// Receives events until `pred` matches one (answering nothing), with a time limit.
+    pub async fn until(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let ev = tokio::time::timeout_at(deadline, self.handle.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+                .expect("engine alive");
+            if pred(&ev) {
+                return ev;
+            }
+        }
+    }
+
+    pub async fn turn_finished(&mut self) -> TurnEnd {
+        match self
+            .until("turn_finished", |e| matches!(e, Event::TurnFinished { .. }))
+            .await
+        {
+            Event::TurnFinished { reason } => reason,
+            _ => unreachable!(),
+        }
+    }
+
+    pub async fn permission_asked(&mut self) -> PermissionRequest {
+        match self
+            .until("permission_asked", |e| {
+                matches!(e, Event::PermissionAsked(_))
+            })
+            .await
+        {
+            Event::PermissionAsked(r) => r,
+            _ => unreachable!(),
+        }
+    }
+
+    pub fn send(&self, op: Op) {
+        self.handle.ops.send(op).unwrap();
+    }
+
+    /// The tool results the model received in request `i`.
+    pub fn tool_results(&self, i: usize) -> Vec<String> {
+        let body = self.server.request_body(i);
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}

@@ -1,0 +1,180 @@
+//! One context figure everywhere: the status bar (`ContextUsage`), `/context` (whose rows add
+//! up to it), the session list (`Session::tokens`, also after an interrupted turn) and a resumed
+//! session all show the same number.
+
+use crate::support;
+
+use std::sync::Arc;
+
+use pith::engine::{self, EngineOptions};
+use pith::event::{Event, Op, TurnEnd};
+use pith::store::Store;
+use support::engine::{Harness, harness_with};
+use support::openai;
+
+/// Events up to the end of the turn; the last `ContextUsage` figure among them.
+async fn turn_figure(h: &mut Harness) -> (TurnEnd, u64) {
+    let mut used = None;
+    loop {
+        match h
+            .until("usage or end", |e| {
+                matches!(e, Event::ContextUsage(_) | Event::TurnFinished { .. })
+            })
+            .await
+        {
+            Event::ContextUsage(u) => used = Some(u.used),
+            Event::TurnFinished { reason } => return (reason, used.expect("a figure")),
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// Text that streams and then never ends (no finish, no usage).
+fn unfinished(text: &str) -> support::MockResponse {
+    let frames = text.split(' ').map(|w| {
+        openai::frame(&openai::delta_chunk(
+            serde_json::json!({ "content": format!("{w} ") }),
+            None,
+        ))
+    });
+    support::MockResponse::sse(frames).hold_open()
+}
+
+fn stored_tokens(h: &Harness) -> u64 {
+    let store = Store::open(h.data.path()).unwrap();
+    store.get_session(&h.session_id).unwrap().tokens
+}
+
+#[tokio::test]
+async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
+    // `/context` is asked before the second turn; the rows are checked against the first.
+    let mut h = harness_with(vec![], false, |_| {}).await;
+    // the provider counts 41,000 tokens: the figure is that report, not an estimate
+    h.server.push(openai::text("done", Some((41_000, 5))));
+    h.send(Op::UserTurn {
+        id: "1".into(),
+        text: "look at the code".into(),
+        pasted: Vec::new(),
+    });
+    let (end, figure) = turn_figure(&mut h).await;
+    assert_eq!(end, TurnEnd::Stop);
+    assert_eq!(figure, 41_005);
+
+    assert_context_rows_add_up_to(&mut h, figure).await;
+
+    // A second turn, interrupted after some text: the figure is the report plus estimates.
+    h.server.push(unfinished("half an answer about the code"));
+    h.send(Op::UserTurn {
+        id: "2".into(),
+        text: "and now the tests, in detail please".into(),
+        pasted: Vec::new(),
+    });
+    h.until("text", |e| matches!(e, Event::TextDelta { .. }))
+        .await;
+    h.send(Op::Interrupt);
+    let (end, figure) = turn_figure(&mut h).await;
+    assert_eq!(end, TurnEnd::Interrupted);
+    assert!(figure > 41_005, "{figure}");
+
+    // The session list shows it too.
+    assert_eq!(stored_tokens(&h), figure);
+
+    // And a resumed session starts from it.
+    let first = resumed_figure(h).await;
+    assert_eq!(
+        first, figure,
+        "the resumed session shows the figure it was left with"
+    );
+}
+
+/// `/context`: the rows add up to `figure`, and with free and reserved to the window.
+async fn assert_context_rows_add_up_to(h: &mut Harness, figure: u64) {
+    h.send(Op::ContextBreakdown);
+    let Event::ContextBreakdown(b) = h
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    let rows = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
+    assert_eq!(rows, figure, "{b:?}");
+    assert_eq!(rows + b.free + b.reserved, b.window, "{b:?}");
+    // A 128k window this small a context serves with estimates; `/context` counts exactly.
+    assert!(b.exact, "/context rows are estimates: {b:?}");
+}
+
+/// Shuts the engine down, starts a new one on the same session and returns the first context
+/// figure it shows.
+async fn resumed_figure(h: Harness) -> u64 {
+    h.send(Op::Shutdown);
+    let Harness {
+        handle,
+        data,
+        workspace,
+        session_id,
+        server,
+        ..
+    } = h;
+    handle.done.await.unwrap();
+    let store = Arc::new(Store::open(data.path()).unwrap());
+    let session = store.get_session(&session_id).unwrap();
+    let mut config = pith::config::Config {
+        model: Some(support::engine::MODEL.into()),
+        ..Default::default()
+    };
+    config.provider.insert(
+        "mock".into(),
+        pith::config::ProviderConfig {
+            kind: pith::config::ProviderKind::Openai,
+            base_url: format!("{}/v1", server.url()),
+            ..Default::default()
+        },
+    );
+    config.models.insert(
+        support::engine::MODEL.into(),
+        pith::config::ModelConfig {
+            context: 128_000,
+            output: 8_000,
+            ..Default::default()
+        },
+    );
+    let mut resumed = engine::spawn(
+        EngineOptions {
+            config,
+            workspace: workspace.path().canonicalize().unwrap(),
+            data_dir: data.path().to_path_buf(),
+            headless: false,
+            auto_yes: false,
+            allow_unsandboxed: false,
+            editor: None,
+        },
+        store,
+        session,
+    )
+    .unwrap();
+    loop {
+        if let Some(Event::ContextUsage(u)) = resumed.events.recv().await {
+            return u.used;
+        }
+    }
+}
+
+/// A turn interrupted before the provider reported anything still leaves a figure for the
+/// session list (it used to list 0 tokens).
+#[tokio::test]
+async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
+    let mut h = harness_with(vec![], true, |_| {}).await;
+    h.server.push(unfinished("never finished"));
+    h.send(Op::UserTurn {
+        id: "1".into(),
+        text: "a prompt long enough to count for something".into(),
+        pasted: Vec::new(),
+    });
+    h.until("thinking", |e| matches!(e, Event::State { .. }))
+        .await;
+    h.send(Op::Interrupt);
+    let (end, figure) = turn_figure(&mut h).await;
+    assert_eq!(end, TurnEnd::Interrupted);
+    assert!(figure > 0);
+    assert_eq!(stored_tokens(&h), figure);
+}
