@@ -427,7 +427,7 @@ fn http_transport(
         transport_config = transport_config.auth_header(token.trim().to_string());
     }
     transport_config = transport_config.custom_headers(headers);
-    let client = pith_provider::client::for_base(url, Duration::from_secs(10))
+    let client = pith_http::for_base(url, Duration::from_secs(10))
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client,
