@@ -14,8 +14,18 @@ use pith_protocol::event::McpState;
 use pith_protocol::llm::ToolSpec;
 use pith_tools::registry::spec;
 
-/// The report, as printed.
-pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools: bool) -> String {
+/// The tokens a list of tool definitions takes in a request, as the caller counts them (pith's
+/// estimator for the model in use).
+pub type CountDefinitions<'a> = dyn FnMut(&[ToolSpec]) -> u64 + Send + 'a;
+
+/// The report, as printed. `count` gives the tokens of tool definitions.
+pub async fn list(
+    config: &Config,
+    workspace: &Path,
+    model: Option<&str>,
+    tools: bool,
+    count: &mut CountDefinitions<'_>,
+) -> String {
     let mut out = String::new();
     if config.mcp.is_empty() {
         out.push_str(
@@ -26,7 +36,6 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
     let manager = McpManager::new(config, workspace, Arc::new(|| {}));
     manager.start_all();
     manager.settle(&CancellationToken::new()).await;
-    let mut estimator = pith_context::tokens::Estimator::for_model(model.unwrap_or("gpt-4.1"));
     let mut rows = Vec::new();
     let mut total_tokens = 0;
     let mut total_tools = 0;
@@ -36,7 +45,7 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
             .iter()
             .map(|t| {
                 let spec = spec(&McpTool::new(manager.clone(), server.clone(), t));
-                let tokens = estimator.tool_definitions(std::slice::from_ref(&spec));
+                let tokens = count(std::slice::from_ref(&spec));
                 (spec, tokens)
             })
             .collect();
