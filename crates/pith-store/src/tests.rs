@@ -729,7 +729,7 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     let store = Store::open_in_memory().unwrap();
     let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
     let wrapped = "<system-reminder>\nThe user sent the following message:\nalso fix\nthe tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>";
-    let old = add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
+    add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
     let plain = add_message(
         &store,
         &s.id,
@@ -740,9 +740,8 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     assert_eq!(loaded[0].text(), "also fix\nthe tests");
     assert!(loaded[0].mid_turn);
     assert_eq!(loaded[1], plain, "text that only looks alike is left alone");
-    let sent = pith_context::view::to_chat(&loaded[..1]);
-    let before = pith_context::view::to_chat(&[old]);
-    assert_eq!(sent, before, "the model sees the same bytes");
+    // That the model sees the same bytes as before is checked where the conversion lives:
+    // pith-engine's `stored_view_tests`.
     // saved again, it is stored in the current form
     store.save_message(&loaded[0]).unwrap();
     assert_eq!(store.load_all(&s.id).unwrap()[0], loaded[0]);
