@@ -10,7 +10,7 @@
 //! [`Store::load_view`](super::Store::load_view) also leaves such compaction messages out for
 //! readers, and does not trust a compaction point that names no message.
 
-use anyhow::Result;
+use super::Result;
 
 use super::Store;
 use pith_protocol::llm::FinishReason;

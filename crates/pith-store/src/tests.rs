@@ -530,7 +530,18 @@ fn rejects_a_database_from_a_newer_pith() {
             .unwrap();
     }
     let err = Store::open(dir.path()).err().unwrap();
-    assert!(format!("{err:#}").contains("newer pith"), "{err:#}");
+    // what the user reads: the error and its causes
+    let mut shown = err.to_string();
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        shown = format!("{shown}: {c}");
+        cause = c.source();
+    }
+    assert!(shown.contains("newer pith"), "{shown}");
+    assert!(matches!(
+        err,
+        StoreError::Init { source, .. } if matches!(*source, StoreError::NewerSchema { found: 99, .. })
+    ));
 }
 
 #[test]
@@ -790,4 +801,28 @@ fn a_version_2_database_gains_sub_agent_links() {
     assert_eq!(store.children("old").unwrap(), vec![got]);
     store.delete_session("old").unwrap();
     assert!(store.find_session(&child.id).unwrap().is_none());
+}
+
+/// A SQLite failure reads as it did when the store's errors were anyhow's: `{}` the error, `{:#}`
+/// the error and its causes, each once along the `source()` chain.
+#[test]
+fn a_sqlite_failure_shows_its_causes_with_the_alternate_form() {
+    let failure = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+        Some("database or disk is full".into()),
+    );
+    let ffi = std::error::Error::source(&failure).unwrap().to_string();
+    let err = StoreError::from(failure);
+    assert_eq!(err.to_string(), "database or disk is full");
+    assert_eq!(
+        format!("{err:#}"),
+        format!("database or disk is full: {ffi}")
+    );
+    let mut chain = vec![err.to_string()];
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        chain.push(c.to_string());
+        cause = c.source();
+    }
+    assert_eq!(chain.join(": "), format!("{err:#}"));
 }
