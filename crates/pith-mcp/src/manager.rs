@@ -284,35 +284,12 @@ impl McpManager {
     }
 
     async fn connect(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, McpError> {
-        let weak: Weak<McpManager> = Arc::downgrade(self);
-        let server_weak = Arc::downgrade(server);
-        let handler = Handler {
-            server: server.name.clone(),
-            workspace: self.workspace.to_string_lossy().into_owned(),
-            on_change: Arc::new(move |what| {
-                if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
-                    use std::sync::atomic::Ordering::SeqCst;
-                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
-                        return; // the queued re-listing will see this change too
-                    }
-                    // Counted before the result of the call that caused it is returned, so the
-                    // next step waits for the new list.
-                    me.refreshing.fetch_add(1, SeqCst);
-                    tokio::spawn(async move {
-                        me.clone().refresh(&server, what).await;
-                        me.refreshing
-                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                        me.changed();
-                    });
-                }
-            }),
-        };
         let env = self.env.clone();
         let conn = connect::connect(
             &server.name,
             &server.config,
             &self.workspace,
-            handler,
+            self.handler(server),
             &|v| env(v),
         )
         .await?;
@@ -361,7 +338,45 @@ impl McpManager {
             live.epoch
         };
         self.changed();
-        // When the connection ends, say so (unless a newer one replaced it).
+        self.watch_end(server, ended, epoch);
+        Ok(peer)
+    }
+
+    /// The handler of a new connection to `server`: a notification that its tools (prompts,
+    /// resources) changed lists them again.
+    fn handler(self: &Arc<Self>, server: &Arc<Server>) -> Handler {
+        let weak: Weak<McpManager> = Arc::downgrade(self);
+        let server_weak = Arc::downgrade(server);
+        Handler {
+            server: server.name.clone(),
+            workspace: self.workspace.to_string_lossy().into_owned(),
+            on_change: Arc::new(move |what| {
+                if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
+                        return; // the queued re-listing will see this change too
+                    }
+                    // Counted before the result of the call that caused it is returned, so the
+                    // next step waits for the new list.
+                    me.refreshing.fetch_add(1, SeqCst);
+                    tokio::spawn(async move {
+                        me.clone().refresh(&server, what).await;
+                        me.refreshing
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        me.changed();
+                    });
+                }
+            }),
+        }
+    }
+
+    /// When the connection of `epoch` ends, says so (unless a newer one replaced it).
+    fn watch_end(
+        self: &Arc<Self>,
+        server: &Arc<Server>,
+        ended: tokio::sync::oneshot::Receiver<String>,
+        epoch: u64,
+    ) {
         let me = Arc::downgrade(self);
         let srv = server.clone();
         tokio::spawn(async move {
@@ -386,7 +401,6 @@ impl McpManager {
                 me.changed();
             }
         });
-        Ok(peer)
     }
 
     fn set_state(&self, server: &Server, state: McpState) {
