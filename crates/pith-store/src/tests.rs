@@ -4,7 +4,13 @@ use super::export::{export_json, export_markdown};
 use super::*;
 use pith_protocol::message::{CompactionPart, ToolState, ToolTime};
 
+/// One part of every kind (a tool call in each state), in this order.
 fn every_part_kind() -> Vec<PartKind> {
+    [text_parts(), tool_parts(), bookkeeping_parts()].concat()
+}
+
+/// Text (typed and synthetic) and reasoning (signed and redacted).
+fn text_parts() -> Vec<PartKind> {
     vec![
         PartKind::Text {
             text: "hello «世界»\nline two".into(),
@@ -24,6 +30,12 @@ fn every_part_kind() -> Vec<PartKind> {
             signature: None,
             redacted: Some("opaque".into()),
         },
+    ]
+}
+
+/// A tool call in each state.
+fn tool_parts() -> Vec<PartKind> {
+    vec![
         PartKind::Tool {
             call_id: "c1".into(),
             tool: "bash".into(),
@@ -64,6 +76,12 @@ fn every_part_kind() -> Vec<PartKind> {
                 end: None,
             },
         },
+    ]
+}
+
+/// A compaction request, step marks, an attached file and a patch.
+fn bookkeeping_parts() -> Vec<PartKind> {
+    vec![
         PartKind::Compaction(CompactionPart {
             auto: true,
             overflow: true,
@@ -640,16 +658,11 @@ fn markdown_export_is_readable() {
     assert!(md.contains("*(sent while the agent worked)*"), "{md}");
 }
 
-/// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
-/// load as the typed values, and are written back byte for byte.
-#[test]
-fn stored_strings_of_earlier_builds_load_as_enums() {
-    use pith_protocol::message::{Agent, FinishReason, MessageError};
-    let store = Store::open_in_memory().unwrap();
-    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+/// Message headers as earlier builds wrote them: finish, error and agent as plain strings.
+fn earlier_build_headers() -> [(&'static str, String); 4] {
     let usage =
         r#""usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"cost":0.5"#;
-    let rows = [
+    [
         (
             "01A",
             format!(
@@ -670,25 +683,39 @@ fn stored_strings_of_earlier_builds_load_as_enums() {
             "01D",
             format!(r#"{{"summary":false,"error":"aborted",{usage}}}"#),
         ),
-    ];
-    {
-        let conn = store.conn();
-        for (id, data) in &rows {
-            conn.execute(
-                "INSERT INTO messages (id, session_id, role, time_created, data) VALUES (?1, ?2, 'assistant', 1, ?3)",
-                params![id, s.id, data],
-            )
-            .unwrap();
-        }
+    ]
+}
+
+/// Stores `rows` as assistant messages of `session`, and under the first a step-finish part
+/// as earlier builds wrote it.
+fn insert_earlier_build_rows(store: &Store, session: &str, rows: &[(&str, String)]) {
+    let conn = store.conn();
+    for (id, data) in rows {
         conn.execute(
-            "INSERT INTO parts (id, message_id, session_id, data) VALUES ('01AP', '01A', ?1, ?2)",
-            params![
-                s.id,
-                r#"{"type":"step_finish","usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"finish":"tool_calls","cost":0.0}"#
-            ],
+            "INSERT INTO messages (id, session_id, role, time_created, data) VALUES (?1, ?2, 'assistant', 1, ?3)",
+            params![id, session, data],
         )
         .unwrap();
     }
+    conn.execute(
+        "INSERT INTO parts (id, message_id, session_id, data) VALUES ('01AP', '01A', ?1, ?2)",
+        params![
+            session,
+            r#"{"type":"step_finish","usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"finish":"tool_calls","cost":0.0}"#
+        ],
+    )
+    .unwrap();
+}
+
+/// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
+/// load as the typed values, and are written back byte for byte.
+#[test]
+fn stored_strings_of_earlier_builds_load_as_enums() {
+    use pith_protocol::message::{Agent, FinishReason, MessageError};
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let rows = earlier_build_headers();
+    insert_earlier_build_rows(&store, &s.id, &rows);
     let loaded = store.load_all(&s.id).unwrap();
     assert_eq!(loaded.len(), 4);
     assert_eq!(loaded[0].agent, Some(Agent::Build));
