@@ -150,11 +150,14 @@ fn mcp_list(
     unsafe { setup.seal_secrets() };
     let model = model.or(setup.loaded.config.model.clone());
     block_on(async move {
+        let mut estimator =
+            pith::context::tokens::Estimator::for_model(model.as_deref().unwrap_or("gpt-4.1"));
         let report = pith::mcp::report::list(
             &setup.loaded.config,
             &setup.workspace,
             model.as_deref(),
             tools,
+            &mut |specs| estimator.tool_definitions(specs),
         )
         .await;
         pith::out!("{report}");

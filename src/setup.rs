@@ -248,7 +248,7 @@ impl Setup {
             }
         } else {
             let model = self.pick_model(model, None)?;
-            return self.store.create_session(&dir, &model);
+            return Ok(self.store.create_session(&dir, &model)?);
         };
         let model = self.pick_model(model, Some(&session.model))?;
         if model != session.model {

@@ -44,8 +44,8 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
     serde_json::to_value(value).map_err(|e| RpcError::internal(e.to_string()))
 }
 
-fn internal(e: anyhow::Error) -> RpcError {
-    RpcError::internal(format!("{e:#}"))
+fn internal(e: impl Into<anyhow::Error>) -> RpcError {
+    RpcError::internal(format!("{:#}", e.into()))
 }
 
 /// pith's permission modes as the editor offers them: ask (the default), plan, accept edits,

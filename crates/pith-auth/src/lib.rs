@@ -14,6 +14,41 @@ use serde::{Deserialize, Serialize};
 
 const FILE: &str = "credentials.json";
 
+/// Why the credentials file could not be read or written. Each text names the file (or its
+/// directory) first and says what to do; the I/O error is part of the text, not a cause.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialsError {
+    #[error("{}: cannot read the credentials file: {io}", file.display())]
+    Read { file: PathBuf, io: std::io::Error },
+    #[error(
+        "{}: the credentials file must be a regular file (not a symlink); remove it and run `pith auth login` again",
+        file.display()
+    )]
+    NotAFile { file: PathBuf },
+    #[error(
+        "{}: the credentials file can be read by other users; run `chmod 600 {}` (and consider replacing the keys in it)",
+        file.display(),
+        file.display()
+    )]
+    ReadableByOthers { file: PathBuf },
+    #[error(
+        "{}:{line}:{column}: the credentials file is not valid ({category:?} error); fix or remove it",
+        file.display()
+    )]
+    Invalid {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        category: serde_json::error::Category,
+    },
+    #[error("{}: cannot create the directory: {io}", dir.display())]
+    CreateDir { dir: PathBuf, io: std::io::Error },
+    #[error("{}: cannot make it private: {io}", dir.display())]
+    MakePrivate { dir: PathBuf, io: std::io::Error },
+    #[error("{}: cannot write the credentials file: {io}", file.display())]
+    Write { file: PathBuf, io: std::io::Error },
+}
+
 /// One stored key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Credential {
@@ -36,57 +71,52 @@ pub fn path(data_dir: &Path) -> PathBuf {
 
 impl Credentials {
     /// Reads the file (missing: none stored). Refuses one that group or others can read.
-    pub fn read(data_dir: &Path) -> anyhow::Result<Credentials> {
+    pub fn read(data_dir: &Path) -> Result<Credentials, CredentialsError> {
         let file = path(data_dir);
         let meta = match std::fs::symlink_metadata(&file) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Credentials::default());
             }
-            Err(e) => anyhow::bail!("{}: cannot read the credentials file: {e}", file.display()),
+            Err(io) => return Err(CredentialsError::Read { file, io }),
         };
         if !meta.is_file() {
-            anyhow::bail!(
-                "{}: the credentials file must be a regular file (not a symlink); remove it and run `pith auth login` again",
-                file.display()
-            );
+            return Err(CredentialsError::NotAFile { file });
         }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             if meta.permissions().mode() & 0o077 != 0 {
-                anyhow::bail!(
-                    "{}: the credentials file can be read by other users; run `chmod 600 {}` (and consider replacing the keys in it)",
-                    file.display(),
-                    file.display()
-                );
+                return Err(CredentialsError::ReadableByOthers { file });
             }
         }
-        let bytes = std::fs::read(&file).map_err(|e| {
-            anyhow::anyhow!("{}: cannot read the credentials file: {e}", file.display())
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{}:{}:{}: the credentials file is not valid ({:?} error); fix or remove it",
-                file.display(),
-                e.line(),
-                e.column(),
-                e.classify()
-            )
+        let bytes = match std::fs::read(&file) {
+            Ok(bytes) => bytes,
+            Err(io) => return Err(CredentialsError::Read { file, io }),
+        };
+        serde_json::from_slice(&bytes).map_err(|e| CredentialsError::Invalid {
+            line: e.line(),
+            column: e.column(),
+            category: e.classify(),
+            file,
         })
     }
 
     /// Writes the file: the directory made 0700, a temp file made 0600 renamed into place.
-    pub fn write(&self, data_dir: &Path) -> anyhow::Result<()> {
+    pub fn write(&self, data_dir: &Path) -> Result<(), CredentialsError> {
         let file = path(data_dir);
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            anyhow::anyhow!("{}: cannot create the directory: {e}", data_dir.display())
+        std::fs::create_dir_all(data_dir).map_err(|io| CredentialsError::CreateDir {
+            dir: data_dir.to_path_buf(),
+            io,
         })?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700)).map_err(
-                |e| anyhow::anyhow!("{}: cannot make it private: {e}", data_dir.display()),
+                |io| CredentialsError::MakePrivate {
+                    dir: data_dir.to_path_buf(),
+                    io,
+                },
             )?;
         }
         let tmp = data_dir.join(format!(".{FILE}.{}", std::process::id()));
@@ -102,9 +132,9 @@ impl Credentials {
             f.sync_all()?;
             std::fs::rename(&tmp, &file)
         })();
-        if let Err(e) = result {
+        if let Err(io) = result {
             let _ = std::fs::remove_file(&tmp);
-            anyhow::bail!("{}: cannot write the credentials file: {e}", file.display());
+            return Err(CredentialsError::Write { file, io });
         }
         Ok(())
     }

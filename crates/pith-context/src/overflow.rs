@@ -277,9 +277,11 @@ mod tests {
         assert_eq!(usable(&unknown, &cfg(None, None, true)), 96_000);
     }
 
-    #[test]
-    fn matrix() {
-        // (context, input, output, reserved, threshold, auto, count, expected)
+    /// The overflow test over windows, limits, reserves and thresholds: each row is
+    /// (context, input, output, reserved, threshold, auto, count, expected).
+    mod matrix {
+        use super::*;
+
         type Row = (
             u64,
             Option<u64>,
@@ -290,105 +292,141 @@ mod tests {
             u64,
             bool,
         );
-        let rows: &[Row] = &[
-            (200_000, None, 64_000, None, None, true, 168_000, true),
-            (200_000, None, 64_000, None, None, true, 167_999, false),
-            (
-                200_000,
-                None,
-                64_000,
-                Some(100_000),
-                None,
-                true,
-                167_999,
-                false,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                None,
-                None,
-                true,
-                160_000,
-                true,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                None,
-                None,
-                true,
-                159_999,
-                false,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                Some(10_000),
-                None,
-                true,
-                169_999,
-                false,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                Some(10_000),
-                None,
-                true,
-                170_000,
-                true,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                Some(10_000),
-                Some(0.8),
-                true,
-                160_000,
-                true,
-            ),
-            (
-                200_000,
-                Some(180_000),
-                64_000,
-                Some(10_000),
-                Some(0.8),
-                true,
-                159_999,
-                false,
-            ),
-            (
-                200_000,
-                None,
-                64_000,
-                None,
-                Some(0.8),
-                false,
-                190_000,
-                false,
-            ),
-            (0, None, 64_000, None, Some(0.8), true, 190_000, false),
-            // Unknown output limit on a 32k window: the cap is a quarter, usable 24,000.
-            (32_000, None, 0, None, None, true, 23_999, false),
-            (32_000, None, 0, None, None, true, 24_000, true),
-            (32_768, None, 4_096, None, None, true, 28_671, false),
-            (32_768, None, 4_096, None, None, true, 28_672, true),
-        ];
-        for (i, &(context, input, output, reserved, threshold, auto, count, want)) in
-            rows.iter().enumerate()
-        {
-            let got = is_overflow(
-                count,
-                &lim(context, input, output),
-                &cfg(reserved, threshold, auto),
-            );
-            assert_eq!(got, want, "row {i}");
+
+        fn check(rows: &[Row]) {
+            for (i, &(context, input, output, reserved, threshold, auto, count, want)) in
+                rows.iter().enumerate()
+            {
+                let got = is_overflow(
+                    count,
+                    &lim(context, input, output),
+                    &cfg(reserved, threshold, auto),
+                );
+                assert_eq!(got, want, "row {i}");
+            }
+        }
+
+        /// The window less the output cap (a reserve given without an input limit changes nothing).
+        #[test]
+        fn window_and_output_limit() {
+            check(&[
+                (200_000, None, 64_000, None, None, true, 168_000, true),
+                (200_000, None, 64_000, None, None, true, 167_999, false),
+                (
+                    200_000,
+                    None,
+                    64_000,
+                    Some(100_000),
+                    None,
+                    true,
+                    167_999,
+                    false,
+                ),
+            ]);
+        }
+
+        /// An input limit, less the default reserve or a given one.
+        #[test]
+        fn input_limit() {
+            check(&[
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    None,
+                    None,
+                    true,
+                    160_000,
+                    true,
+                ),
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    None,
+                    None,
+                    true,
+                    159_999,
+                    false,
+                ),
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    Some(10_000),
+                    None,
+                    true,
+                    169_999,
+                    false,
+                ),
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    Some(10_000),
+                    None,
+                    true,
+                    170_000,
+                    true,
+                ),
+            ]);
+        }
+
+        /// A threshold that lowers the line below the input limit less the reserve.
+        #[test]
+        fn threshold() {
+            check(&[
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    Some(10_000),
+                    Some(0.8),
+                    true,
+                    160_000,
+                    true,
+                ),
+                (
+                    200_000,
+                    Some(180_000),
+                    64_000,
+                    Some(10_000),
+                    Some(0.8),
+                    true,
+                    159_999,
+                    false,
+                ),
+            ]);
+        }
+
+        /// Auto compaction off, or a window not known: never.
+        #[test]
+        fn auto_off_or_unknown_window() {
+            check(&[
+                (
+                    200_000,
+                    None,
+                    64_000,
+                    None,
+                    Some(0.8),
+                    false,
+                    190_000,
+                    false,
+                ),
+                (0, None, 64_000, None, Some(0.8), true, 190_000, false),
+            ]);
+        }
+
+        /// Small windows, with and without a known output limit.
+        #[test]
+        fn small_windows() {
+            check(&[
+                // Unknown output limit on a 32k window: the cap is a quarter, usable 24,000.
+                (32_000, None, 0, None, None, true, 23_999, false),
+                (32_000, None, 0, None, None, true, 24_000, true),
+                (32_768, None, 4_096, None, None, true, 28_671, false),
+                (32_768, None, 4_096, None, None, true, 28_672, true),
+            ]);
         }
     }
 

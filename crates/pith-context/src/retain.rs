@@ -94,55 +94,15 @@ fn shared_out(
     budget: u64,
     est: &Estimator,
 ) -> Retained {
-    /// A message's words as sentences (`line`: which line each is on), and which are kept.
-    struct Msg<'a> {
-        lines: Vec<&'a str>,
-        line: Vec<usize>,
-        cost: Vec<u64>,
-        chosen: Vec<bool>,
-        used: u64,
-    }
-    let mut msgs: Vec<Msg> = parsed
-        .iter()
-        .map(|p| {
-            let (line, lines): (Vec<usize>, Vec<&str>) = p
-                .words
-                .lines()
-                .enumerate()
-                .flat_map(|(i, l)| sentence_spans(l).into_iter().map(move |s| (i, s)))
-                .unzip();
-            Msg {
-                cost: lines.iter().map(|l| est.text(l) + 1).collect(),
-                chosen: vec![false; lines.len()],
-                line,
-                lines,
-                used: 0,
-            }
-        })
-        .collect();
+    let mut msgs: Vec<Msg> = parsed.iter().map(|p| Msg::new(p, est)).collect();
     let n = msgs.iter().filter(|m| !m.lines.is_empty()).count().max(1) as u64;
     let mut left = budget;
-    // Lines by worth (most first), each message within `limit` more tokens.
-    let take = |m: &mut Msg, limit: u64, left: &mut u64| {
-        let mut order: Vec<usize> = (0..m.lines.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(worth(m.lines[i])));
-        let mut spent = 0;
-        for i in order {
-            let cost = m.cost[i] + if m.used == 0 { WRAPPER_TOKENS } else { 0 };
-            if !m.chosen[i] && spent + cost <= limit && cost <= *left {
-                m.chosen[i] = true;
-                m.used += cost;
-                spent += cost;
-                *left -= cost;
-            }
-        }
-    };
     let share = budget / n;
     for m in msgs.iter_mut() {
-        take(m, share, &mut left);
+        m.take(share, &mut left);
     }
     for m in msgs.iter_mut().rev() {
-        take(m, u64::MAX, &mut left);
+        m.take(u64::MAX, &mut left);
     }
     let mut out = Retained {
         dropped: previous_dropped,
@@ -161,19 +121,69 @@ fn shared_out(
             out.dropped += usize::from(!m.lines.is_empty());
             continue;
         }
+        out.messages.push(m.text());
+    }
+    out
+}
+
+/// A message's words as sentences (`line`: which line each is on), and which are kept.
+struct Msg<'a> {
+    lines: Vec<&'a str>,
+    line: Vec<usize>,
+    cost: Vec<u64>,
+    chosen: Vec<bool>,
+    used: u64,
+}
+
+impl<'a> Msg<'a> {
+    fn new(p: &'a Parsed, est: &Estimator) -> Msg<'a> {
+        let (line, lines): (Vec<usize>, Vec<&str>) = p
+            .words
+            .lines()
+            .enumerate()
+            .flat_map(|(i, l)| sentence_spans(l).into_iter().map(move |s| (i, s)))
+            .unzip();
+        Msg {
+            cost: lines.iter().map(|l| est.text(l) + 1).collect(),
+            chosen: vec![false; lines.len()],
+            line,
+            lines,
+            used: 0,
+        }
+    }
+
+    /// Keeps sentences by worth (most first), within `limit` more tokens for this message and
+    /// `left` for all.
+    fn take(&mut self, limit: u64, left: &mut u64) {
+        let mut order: Vec<usize> = (0..self.lines.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(worth(self.lines[i])));
+        let mut spent = 0;
+        for i in order {
+            let cost = self.cost[i] + if self.used == 0 { WRAPPER_TOKENS } else { 0 };
+            if !self.chosen[i] && spent + cost <= limit && cost <= *left {
+                self.chosen[i] = true;
+                self.used += cost;
+                spent += cost;
+                *left -= cost;
+            }
+        }
+    }
+
+    /// The kept sentences in their order (on their lines), a run of left-out ones as `…`.
+    fn text(&self) -> String {
         let mut text = String::new();
         let mut gap = false;
-        for k in 0..m.lines.len() {
-            let sep = if k > 0 && m.line[k] != m.line[k - 1] {
+        for k in 0..self.lines.len() {
+            let sep = if k > 0 && self.line[k] != self.line[k - 1] {
                 "\n"
             } else {
                 " "
             };
-            if m.chosen[k] {
+            if self.chosen[k] {
                 if !text.is_empty() {
                     text.push_str(sep);
                 }
-                text.push_str(m.lines[k]);
+                text.push_str(self.lines[k]);
                 gap = false;
             } else if !gap {
                 if !text.is_empty() {
@@ -183,9 +193,8 @@ fn shared_out(
                 gap = true;
             }
         }
-        out.messages.push(text);
+        text
     }
-    out
 }
 
 /// The `sentences` (oldest first) most worth keeping ([`worth`]; the newer first among equals)

@@ -22,6 +22,8 @@ mod shared;
 mod shell;
 pub mod snapshot;
 mod step;
+#[cfg(test)]
+mod stored_view_tests;
 mod subagent;
 mod summarise;
 mod tool_exec;

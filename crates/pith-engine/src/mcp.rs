@@ -199,7 +199,10 @@ impl Runner {
             .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
         let arguments = pith_mcp::prompt::arguments(&spec.arguments, args)
             .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
-        let result = manager.get_prompt(server, prompt, arguments).await?;
+        let result = manager
+            .get_prompt(server, prompt, arguments)
+            .await
+            .map_err(|e| e.to_string())?;
         let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
             return Err(format!("/{server}:{prompt} returned no text"));

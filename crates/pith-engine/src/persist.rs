@@ -20,7 +20,7 @@ impl StoreFailure {
 impl Runner {
     /// Records a failed write (`what`: "save part X"). Only the first of a turn is logged: a
     /// full disk fails every write after it, and the log is on the same disk.
-    pub(super) fn store_failed(&self, what: &str, e: &anyhow::Error) {
+    pub(super) fn store_failed(&self, what: &str, e: &pith_store::StoreError) {
         let mut slot = self.store_failure.lock();
         if slot.is_none() {
             tracing::error!("store: cannot {what}: {e:#}");

@@ -51,6 +51,41 @@ const STDERR_LINE_MAX: usize = 500;
 /// How long a stopping server gets between closing its input, SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
+/// Why a server could not be connected to: one line for the user (a failed server's state).
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("header name `{name}` is not valid")]
+    HeaderName { name: String },
+    #[error("the value of header `{name}` has characters a header cannot hold")]
+    HeaderValue { name: String },
+    #[error("environment variable {var} (for header {header}) is not set")]
+    HeaderVarUnset { var: String, header: String },
+    #[error("environment variable {var} (the bearer token) is not set")]
+    TokenVarUnset { var: String },
+    #[error("the token in {var} has characters a header cannot hold")]
+    TokenValue { var: String },
+    /// The HTTP client could not be built (its error is part of the text).
+    #[error("cannot build the HTTP client: {reqwest}")]
+    HttpClient { reqwest: reqwest::Error },
+    /// The HTTP server refused or broke the handshake (`why`: the SDK's error, one line).
+    #[error("cannot connect to {url}: {why}")]
+    Http { url: String, why: String },
+    #[error("{url} did not complete the MCP handshake within {secs} s")]
+    HttpTimeout { url: String, secs: u64 },
+    /// The child could not be started (its error is part of the text).
+    #[error("cannot start `{program}`: {io}")]
+    Spawn { program: String, io: std::io::Error },
+    #[error("cannot start `{program}`: no pipes")]
+    NoPipes { program: String },
+    /// The child did not complete the handshake: why, how it exited, the last of its stderr.
+    #[error("{why}{exit}{stderr}")]
+    Child {
+        why: String,
+        exit: String,
+        stderr: String,
+    },
+}
+
 /// What a server's notifications ask of the manager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Changed {
@@ -171,7 +206,7 @@ pub async fn connect(
     workspace: &Path,
     handler: Handler,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let timeout = config.startup_timeout();
     let stop = CancellationToken::new();
     let started = match &config.url {
@@ -180,11 +215,14 @@ pub async fn connect(
             let serving = handler.serve_with_ct(transport, stop.child_token());
             match tokio::time::timeout(timeout, serving).await {
                 Ok(Ok(running)) => Ok((running, None)),
-                Ok(Err(e)) => Err(format!("cannot connect to {url}: {}", init_error(&e))),
-                Err(_) => Err(format!(
-                    "{url} did not complete the MCP handshake within {} s",
-                    timeout.as_secs()
-                )),
+                Ok(Err(e)) => Err(ConnectError::Http {
+                    url: url.clone(),
+                    why: init_error(&e),
+                }),
+                Err(_) => Err(ConnectError::HttpTimeout {
+                    url: url.clone(),
+                    secs: timeout.as_secs(),
+                }),
             }
         }
         None => {
@@ -205,7 +243,11 @@ pub async fn connect(
                             timeout.as_secs()
                         ),
                     };
-                    Err(format!("{why}{}{}", exit_note(status), tail.suffix()))
+                    Err(ConnectError::Child {
+                        why,
+                        exit: exit_note(status),
+                        stderr: tail.suffix(),
+                    })
                 }
             }
         }
@@ -291,7 +333,7 @@ fn spawn_child(
     config: &McpServerConfig,
     workspace: &Path,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ChildParts, String> {
+) -> Result<ChildParts, ConnectError> {
     let program = config.command.as_deref().unwrap_or_default();
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(&config.args)
@@ -317,13 +359,16 @@ fn spawn_child(
     cmd.envs(&config.env);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    let mut child = cmd.spawn().map_err(|io| ConnectError::Spawn {
+        program: program.to_string(),
+        io,
+    })?;
     let (Some(stdout), Some(stdin), Some(stderr)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
-        return Err(format!("cannot start `{program}`: no pipes"));
+        return Err(ConnectError::NoPipes {
+            program: program.to_string(),
+        });
     };
     let tail = StderrTail::default();
     tokio::spawn(log_stderr(name.to_string(), stderr, tail.clone()));
@@ -390,16 +435,17 @@ fn http_transport(
     url: &str,
     config: &McpServerConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
     use reqwest::header::{HeaderName, HeaderValue};
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
     let mut headers: HashMap<HeaderName, HeaderValue> = HashMap::new();
-    let mut put = |name: &str, value: &str, secret: bool| -> Result<(), String> {
-        let n = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("header name `{name}` is not valid"))?;
-        let mut v = HeaderValue::from_str(value).map_err(|_| {
-            format!("the value of header `{name}` has characters a header cannot hold")
+    let mut put = |name: &str, value: &str, secret: bool| -> Result<(), ConnectError> {
+        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnectError::HeaderName {
+            name: name.to_string(),
+        })?;
+        let mut v = HeaderValue::from_str(value).map_err(|_| ConnectError::HeaderValue {
+            name: name.to_string(),
         })?;
         v.set_sensitive(secret);
         headers.insert(n, v);
@@ -409,26 +455,27 @@ fn http_transport(
         put(name, value, false)?;
     }
     for (name, var) in &config.env_headers {
-        let value = env(var)
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| format!("environment variable {var} (for header {name}) is not set"))?;
+        let value = env(var).filter(|v| !v.trim().is_empty()).ok_or_else(|| {
+            ConnectError::HeaderVarUnset {
+                var: var.clone(),
+                header: name.clone(),
+            }
+        })?;
         put(name, value.trim(), true)?;
     }
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.trim());
     if let Some(var) = &config.bearer_token_env {
         let token = env(var)
             .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| format!("environment variable {var} (the bearer token) is not set"))?;
+            .ok_or_else(|| ConnectError::TokenVarUnset { var: var.clone() })?;
         if HeaderValue::from_str(&format!("Bearer {}", token.trim())).is_err() {
-            return Err(format!(
-                "the token in {var} has characters a header cannot hold"
-            ));
+            return Err(ConnectError::TokenValue { var: var.clone() });
         }
         transport_config = transport_config.auth_header(token.trim().to_string());
     }
     transport_config = transport_config.custom_headers(headers);
-    let client = pith_provider::client::for_base(url, Duration::from_secs(10))
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let client = pith_http::for_base(url, Duration::from_secs(10))
+        .map_err(|reqwest| ConnectError::HttpClient { reqwest })?;
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client,
         transport_config,

@@ -14,7 +14,7 @@ use rmcp::{Peer, ServiceError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{self, Changed, Connection, Handler};
+use super::connect::{self, Changed, ConnectError, Connection, Handler};
 use pith_config::{Config, McpServerConfig};
 use pith_protocol::event::{McpPrompt, McpPromptArg, McpResource, McpState};
 
@@ -37,6 +37,30 @@ impl std::fmt::Display for CallError {
             CallError::Failed(m) => f.write_str(m),
         }
     }
+}
+
+/// Why a server could not be reached or did not answer: one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("the MCP server {server} is disabled")]
+    Disabled { server: String },
+    #[error("no MCP server named {name}")]
+    NoServer { name: String },
+    /// `tools/list` failed on a new connection (`why`: the server's error, one line).
+    #[error("tools/list failed: {why}")]
+    ListFailed { why: String },
+    #[error("no answer to tools/list within {secs} s")]
+    ListTimeout { secs: u64 },
+    #[error("{server} did not answer {method} in time")]
+    Timeout {
+        server: String,
+        method: &'static str,
+    },
+    /// The server answered a request with an error (`why`: one line).
+    #[error("{server}: {why}")]
+    Rejected { server: String, why: String },
 }
 
 /// One server's live state.
@@ -231,7 +255,7 @@ impl McpManager {
 
     /// The server's connection, starting it first when it is not running (at start-up, after it
     /// failed or exited, or after a restart was asked for).
-    async fn ensure(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, String> {
+    async fn ensure(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, McpError> {
         let _one = server.connecting.lock().await;
         {
             let live = server.lock();
@@ -242,55 +266,30 @@ impl McpManager {
             }
         }
         if !server.config.enabled {
-            return Err(format!("the MCP server {} is disabled", server.name));
+            return Err(McpError::Disabled {
+                server: server.name.clone(),
+            });
         }
         self.set_state(server, McpState::Starting);
         tracing::info!(server = %server.name, "starting MCP server");
         match self.connect(server).await {
             Ok(peer) => Ok(peer),
-            Err(reason) => {
+            Err(e) => {
+                let reason = e.to_string();
                 tracing::warn!(server = %server.name, "MCP server failed to start: {reason}");
-                self.set_state(
-                    server,
-                    McpState::Failed {
-                        reason: reason.clone(),
-                    },
-                );
-                Err(reason)
+                self.set_state(server, McpState::Failed { reason });
+                Err(e)
             }
         }
     }
 
-    async fn connect(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, String> {
-        let weak: Weak<McpManager> = Arc::downgrade(self);
-        let server_weak = Arc::downgrade(server);
-        let handler = Handler {
-            server: server.name.clone(),
-            workspace: self.workspace.to_string_lossy().into_owned(),
-            on_change: Arc::new(move |what| {
-                if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
-                    use std::sync::atomic::Ordering::SeqCst;
-                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
-                        return; // the queued re-listing will see this change too
-                    }
-                    // Counted before the result of the call that caused it is returned, so the
-                    // next step waits for the new list.
-                    me.refreshing.fetch_add(1, SeqCst);
-                    tokio::spawn(async move {
-                        me.clone().refresh(&server, what).await;
-                        me.refreshing
-                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                        me.changed();
-                    });
-                }
-            }),
-        };
+    async fn connect(self: &Arc<Self>, server: &Arc<Server>) -> Result<Peer<RoleClient>, McpError> {
         let env = self.env.clone();
         let conn = connect::connect(
             &server.name,
             &server.config,
             &self.workspace,
-            handler,
+            self.handler(server),
             &|v| env(v),
         )
         .await?;
@@ -308,14 +307,15 @@ impl McpManager {
             Ok(Ok(offer)) => offer,
             Ok(Err(e)) => {
                 stop.cancel();
-                return Err(format!("tools/list failed: {}", service_error(&e)));
+                return Err(McpError::ListFailed {
+                    why: service_error(&e),
+                });
             }
             Err(_) => {
                 stop.cancel();
-                return Err(format!(
-                    "no answer to tools/list within {} s",
-                    timeout.as_secs()
-                ));
+                return Err(McpError::ListTimeout {
+                    secs: timeout.as_secs(),
+                });
             }
         };
         tracing::info!(
@@ -338,7 +338,45 @@ impl McpManager {
             live.epoch
         };
         self.changed();
-        // When the connection ends, say so (unless a newer one replaced it).
+        self.watch_end(server, ended, epoch);
+        Ok(peer)
+    }
+
+    /// The handler of a new connection to `server`: a notification that its tools (prompts,
+    /// resources) changed lists them again.
+    fn handler(self: &Arc<Self>, server: &Arc<Server>) -> Handler {
+        let weak: Weak<McpManager> = Arc::downgrade(self);
+        let server_weak = Arc::downgrade(server);
+        Handler {
+            server: server.name.clone(),
+            workspace: self.workspace.to_string_lossy().into_owned(),
+            on_change: Arc::new(move |what| {
+                if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if what == Changed::Tools && server.relist_queued.swap(true, SeqCst) {
+                        return; // the queued re-listing will see this change too
+                    }
+                    // Counted before the result of the call that caused it is returned, so the
+                    // next step waits for the new list.
+                    me.refreshing.fetch_add(1, SeqCst);
+                    tokio::spawn(async move {
+                        me.clone().refresh(&server, what).await;
+                        me.refreshing
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        me.changed();
+                    });
+                }
+            }),
+        }
+    }
+
+    /// When the connection of `epoch` ends, says so (unless a newer one replaced it).
+    fn watch_end(
+        self: &Arc<Self>,
+        server: &Arc<Server>,
+        ended: tokio::sync::oneshot::Receiver<String>,
+        epoch: u64,
+    ) {
         let me = Arc::downgrade(self);
         let srv = server.clone();
         tokio::spawn(async move {
@@ -363,7 +401,6 @@ impl McpManager {
                 me.changed();
             }
         });
-        Ok(peer)
     }
 
     fn set_state(&self, server: &Server, state: McpState) {
@@ -414,12 +451,18 @@ impl McpManager {
         }
     }
 
-    /// Stops a server (if it runs) and starts it again.
-    pub async fn restart(self: &Arc<Self>, name: &str) -> Result<(), String> {
-        let server = self
-            .server(name)
+    /// The server named `name`.
+    fn named(&self, name: &str) -> Result<Arc<Server>, McpError> {
+        self.server(name)
             .cloned()
-            .ok_or_else(|| format!("no MCP server named {name}"))?;
+            .ok_or_else(|| McpError::NoServer {
+                name: name.to_string(),
+            })
+    }
+
+    /// Stops a server (if it runs) and starts it again.
+    pub async fn restart(self: &Arc<Self>, name: &str) -> Result<(), McpError> {
+        let server = self.named(name)?;
         {
             let mut live = server.lock();
             if let Some(stop) = live.stop.take() {
@@ -490,11 +533,8 @@ impl McpManager {
         server: &str,
         prompt: &str,
         arguments: JsonObject,
-    ) -> Result<GetPromptResult, String> {
-        let s = self
-            .server(server)
-            .cloned()
-            .ok_or_else(|| format!("no MCP server named {server}"))?;
+    ) -> Result<GetPromptResult, McpError> {
+        let s = self.named(server)?;
         let peer = self.ensure(&s).await?;
         let mut params = GetPromptRequestParams::new(prompt);
         if !arguments.is_empty() {
@@ -502,8 +542,14 @@ impl McpManager {
         }
         tokio::time::timeout(s.config.tool_timeout(), peer.get_prompt(params))
             .await
-            .map_err(|_| format!("{server} did not answer prompts/get in time"))?
-            .map_err(|e| format!("{server}: {}", service_error(&e)))
+            .map_err(|_| McpError::Timeout {
+                server: server.to_string(),
+                method: "prompts/get",
+            })?
+            .map_err(|e| McpError::Rejected {
+                server: server.to_string(),
+                why: service_error(&e),
+            })
     }
 
     /// The resources of every ready server that offers them.
@@ -544,19 +590,22 @@ impl McpManager {
         self: &Arc<Self>,
         server: &str,
         uri: &str,
-    ) -> Result<ReadResourceResult, String> {
-        let s = self
-            .server(server)
-            .cloned()
-            .ok_or_else(|| format!("no MCP server named {server}"))?;
+    ) -> Result<ReadResourceResult, McpError> {
+        let s = self.named(server)?;
         let peer = self.ensure(&s).await?;
         tokio::time::timeout(
             s.config.tool_timeout(),
             peer.read_resource(ReadResourceRequestParams::new(uri)),
         )
         .await
-        .map_err(|_| format!("{server} did not answer resources/read in time"))?
-        .map_err(|e| format!("{server}: {}", service_error(&e)))
+        .map_err(|_| McpError::Timeout {
+            server: server.to_string(),
+            method: "resources/read",
+        })?
+        .map_err(|e| McpError::Rejected {
+            server: server.to_string(),
+            why: service_error(&e),
+        })
     }
 
     /// Stops every server and waits (a few seconds at most) for their processes to go.

@@ -21,9 +21,23 @@ pub fn parse_command(text: &str) -> Option<(String, String, String)> {
     (ok(server) && ok(prompt)).then(|| (server.to_string(), prompt.to_string(), args.to_string()))
 }
 
+/// Why a command line's words do not fit a prompt's arguments.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArgumentsError {
+    #[error("this prompt takes no arguments")]
+    NoneTaken,
+    /// Required arguments without a value, and the prompt's usage line.
+    #[error(
+        "missing argument{}: {} (usage: {usage})",
+        if missing.len() == 1 { "" } else { "s" },
+        missing.join(", ")
+    )]
+    Missing { missing: Vec<String>, usage: String },
+}
+
 /// Splits what follows the command over the prompt's arguments: `name=value` words when every
 /// word names an argument, else in order, the last argument taking the rest of the line.
-pub fn arguments(spec: &[McpPromptArg], text: &str) -> Result<JsonObject, String> {
+pub fn arguments(spec: &[McpPromptArg], text: &str) -> Result<JsonObject, ArgumentsError> {
     let mut out = JsonObject::new();
     let text = text.trim();
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -40,7 +54,7 @@ pub fn arguments(spec: &[McpPromptArg], text: &str) -> Result<JsonObject, String
         }
     } else if !text.is_empty() {
         if spec.is_empty() {
-            return Err("this prompt takes no arguments".into());
+            return Err(ArgumentsError::NoneTaken);
         }
         let mut rest = text;
         for (i, a) in spec.iter().enumerate() {
@@ -62,18 +76,16 @@ pub fn arguments(spec: &[McpPromptArg], text: &str) -> Result<JsonObject, String
             out.insert(a.name.clone(), Value::String(value.to_string()));
         }
     }
-    let missing: Vec<&str> = spec
+    let missing: Vec<String> = spec
         .iter()
         .filter(|a| a.required && !out.contains_key(&a.name))
-        .map(|a| a.name.as_str())
+        .map(|a| a.name.clone())
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "missing argument{}: {} (usage: {})",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            usage(spec)
-        ));
+        return Err(ArgumentsError::Missing {
+            missing,
+            usage: usage(spec),
+        });
     }
     Ok(out)
 }
@@ -208,12 +220,18 @@ mod tests {
         let a = arguments(&spec, "focus=tests pr=7").unwrap();
         assert_eq!(a["pr"], json!("7"));
         assert_eq!(a["focus"], json!("tests"));
-        let e = arguments(&spec, "").unwrap_err();
+        let e = arguments(&spec, "").unwrap_err().to_string();
         assert!(
             e.contains("missing argument: pr") && e.contains("<pr> [focus]"),
             "{e}"
         );
-        assert!(arguments(&[], "x").is_err());
+        assert_eq!(arguments(&[], "x"), Err(ArgumentsError::NoneTaken));
+        assert_eq!(
+            arguments(&[arg("a", true), arg("b", true)], "")
+                .unwrap_err()
+                .to_string(),
+            "missing arguments: a, b (usage: <a> <b>)"
+        );
         assert!(arguments(&[], "").unwrap().is_empty());
         // A word with `=` that names no argument is a value.
         let a = arguments(&[arg("q", true)], "a=b c").unwrap();

@@ -8,14 +8,27 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::search::should_defer;
-use super::{McpManager, McpTool};
+use super::{McpManager, McpTool, Server};
 use pith_config::Config;
 use pith_protocol::event::McpState;
 use pith_protocol::llm::ToolSpec;
 use pith_tools::registry::spec;
 
-/// The report, as printed.
-pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools: bool) -> String {
+/// The tokens a list of tool definitions takes in a request, as the caller counts them (pith's
+/// estimator for the model in use).
+pub type CountDefinitions<'a> = dyn FnMut(&[ToolSpec]) -> u64 + Send + 'a;
+
+/// One server's row: the server, its tools' definitions with their tokens, and their sum.
+type Row = (Arc<Server>, Vec<(ToolSpec, u64)>, u64);
+
+/// The report, as printed. `count` gives the tokens of tool definitions.
+pub async fn list(
+    config: &Config,
+    workspace: &Path,
+    model: Option<&str>,
+    tools: bool,
+    count: &mut CountDefinitions<'_>,
+) -> String {
     let mut out = String::new();
     if config.mcp.is_empty() {
         out.push_str(
@@ -26,25 +39,36 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
     let manager = McpManager::new(config, workspace, Arc::new(|| {}));
     manager.start_all();
     manager.settle(&CancellationToken::new()).await;
-    let mut estimator = pith_context::tokens::Estimator::for_model(model.unwrap_or("gpt-4.1"));
+    let rows = rows(&manager, count);
+    write_table(&mut out, &rows, tools);
+    let total_tokens = rows.iter().map(|(.., tokens)| tokens).sum();
+    let total_tools = rows.iter().map(|(_, specs, _)| specs.len()).sum();
+    write_totals(&mut out, config, model, total_tools, total_tokens);
+    manager.shutdown().await;
+    out
+}
+
+/// Each server's row, counting its tools' definitions with `count`.
+fn rows(manager: &Arc<McpManager>, count: &mut CountDefinitions<'_>) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut total_tokens = 0;
-    let mut total_tools = 0;
     for server in manager.servers() {
         let specs: Vec<(ToolSpec, u64)> = server
             .tools()
             .iter()
             .map(|t| {
                 let spec = spec(&McpTool::new(manager.clone(), server.clone(), t));
-                let tokens = estimator.tool_definitions(std::slice::from_ref(&spec));
+                let tokens = count(std::slice::from_ref(&spec));
                 (spec, tokens)
             })
             .collect();
         let tokens: u64 = specs.iter().map(|(_, t)| t).sum();
-        total_tokens += tokens;
-        total_tools += specs.len();
         rows.push((server.clone(), specs, tokens));
     }
+    rows
+}
+
+/// The table: a line per server (and with `tools`, a line per tool under it).
+fn write_table(out: &mut String, rows: &[Row], tools: bool) {
     let name_w = rows
         .iter()
         .map(|(s, ..)| s.name.len())
@@ -56,28 +80,8 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
         "{:<name_w$}  {:<9}  {:<8}  {:>5}  {:>7}  DETAIL",
         "SERVER", "TRANSPORT", "STATE", "TOOLS", "TOKENS"
     );
-    for (server, specs, tokens) in &rows {
-        let (state, detail) = match server.state() {
-            McpState::Ready => {
-                let prompts: Vec<String> = server
-                    .prompts()
-                    .iter()
-                    .map(|p| format!("/{}:{}", server.name, p.name))
-                    .collect();
-                let mut d = Vec::new();
-                if !prompts.is_empty() {
-                    d.push(format!("prompts {}", prompts.join(" ")));
-                }
-                if server.has_resources() {
-                    d.push("resources".to_string());
-                }
-                ("ready", d.join("; "))
-            }
-            McpState::Disabled => ("disabled", String::new()),
-            McpState::Starting => ("starting", String::new()),
-            McpState::Failed { reason } => ("failed", reason),
-            McpState::Exited { reason } => ("exited", reason),
-        };
+    for (server, specs, tokens) in rows {
+        let (state, detail) = state_and_detail(server);
         let _ = writeln!(
             out,
             "{:<name_w$}  {:<9}  {:<8}  {:>5}  {:>7}  {}",
@@ -94,6 +98,42 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
             }
         }
     }
+}
+
+/// A server's state as a word, and what goes in the DETAIL column: a ready server's prompts
+/// and whether it has resources, a failed or exited one's reason.
+fn state_and_detail(server: &Server) -> (&'static str, String) {
+    match server.state() {
+        McpState::Ready => {
+            let prompts: Vec<String> = server
+                .prompts()
+                .iter()
+                .map(|p| format!("/{}:{}", server.name, p.name))
+                .collect();
+            let mut d = Vec::new();
+            if !prompts.is_empty() {
+                d.push(format!("prompts {}", prompts.join(" ")));
+            }
+            if server.has_resources() {
+                d.push("resources".to_string());
+            }
+            ("ready", d.join("; "))
+        }
+        McpState::Disabled => ("disabled", String::new()),
+        McpState::Starting => ("starting", String::new()),
+        McpState::Failed { reason } => ("failed", reason),
+        McpState::Exited { reason } => ("exited", reason),
+    }
+}
+
+/// The totals, and against the model's window whether the definitions are deferred.
+fn write_totals(
+    out: &mut String,
+    config: &Config,
+    model: Option<&str>,
+    total_tools: usize,
+    total_tokens: u64,
+) {
     let window = model
         .map(|m| pith_config::catalog::resolve(config, m).info.context)
         .unwrap_or(0);
@@ -116,6 +156,4 @@ pub async fn list(config: &Config, workspace: &Path, model: Option<&str>, tools:
         );
     }
     out.push('\n');
-    manager.shutdown().await;
-    out
 }

@@ -129,65 +129,12 @@ pub fn render(
     tool: &str,
     data_dir: &Path,
 ) -> Result<ToolOutput, ToolError> {
-    let mut pieces: Vec<String> = Vec::new();
     let mut files: Vec<Value> = Vec::new();
-    for block in &result.content {
-        match block {
-            ContentBlock::Text(t) => pieces.push(t.text.clone()),
-            ContentBlock::Image(i) => pieces.push(save_media(
-                "image",
-                &i.data,
-                &i.mime_type,
-                data_dir,
-                &mut files,
-            )),
-            ContentBlock::Audio(a) => pieces.push(save_media(
-                "audio",
-                &a.data,
-                &a.mime_type,
-                data_dir,
-                &mut files,
-            )),
-            ContentBlock::ResourceLink(r) => {
-                let mut line = format!("[resource link: {} <{}>", r.name, r.uri);
-                let mut extra = Vec::new();
-                if let Some(m) = &r.mime_type {
-                    extra.push(m.clone());
-                }
-                if let Some(size) = r.size {
-                    extra.push(pith_tools::truncate::human_bytes(size as usize));
-                }
-                if !extra.is_empty() {
-                    line.push_str(&format!(" ({})", extra.join(", ")));
-                }
-                if let Some(d) = r.description.as_deref().filter(|d| !d.trim().is_empty()) {
-                    line.push_str(&format!(" — {}", pith_protocol::text::one_line(d)));
-                }
-                line.push(']');
-                pieces.push(line);
-            }
-            ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => {
-                    pieces.push(format!("[resource {uri}]\n{text}"))
-                }
-                ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob,
-                    ..
-                } => {
-                    let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
-                    let saved = save_media("resource", blob, mime, data_dir, &mut files);
-                    pieces.push(format!("{saved} (from {uri})"));
-                }
-                #[allow(unreachable_patterns)]
-                _ => pieces.push("[resource of a kind pith does not show]".into()),
-            },
-            // A content type this build does not know.
-            #[allow(unreachable_patterns)]
-            _ => pieces.push("[content of a type pith does not show]".into()),
-        }
-    }
+    let mut pieces: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| block_text(block, data_dir, &mut files))
+        .collect();
     if pieces.is_empty()
         && let Some(structured) = &result.structured_content
     {
@@ -215,6 +162,66 @@ pub fn render(
         metadata,
         meta: ToolMeta::default(),
     })
+}
+
+/// One content block as text: text as it is, media saved (into `files`) and named, a resource
+/// link listed, an embedded resource shown or saved.
+fn block_text(block: &ContentBlock, data_dir: &Path, files: &mut Vec<Value>) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) => save_media("image", &i.data, &i.mime_type, data_dir, files),
+        ContentBlock::Audio(a) => save_media("audio", &a.data, &a.mime_type, data_dir, files),
+        ContentBlock::ResourceLink(r) => resource_link(r),
+        ContentBlock::Resource(r) => embedded_resource(r, data_dir, files),
+        // A content type this build does not know.
+        #[allow(unreachable_patterns)]
+        _ => "[content of a type pith does not show]".into(),
+    }
+}
+
+/// `[resource link: NAME <URI> (MIME, SIZE) — DESCRIPTION]`.
+fn resource_link(r: &rmcp::model::Resource) -> String {
+    let mut line = format!("[resource link: {} <{}>", r.name, r.uri);
+    let mut extra = Vec::new();
+    if let Some(m) = &r.mime_type {
+        extra.push(m.clone());
+    }
+    if let Some(size) = r.size {
+        extra.push(pith_tools::truncate::human_bytes(size as usize));
+    }
+    if !extra.is_empty() {
+        line.push_str(&format!(" ({})", extra.join(", ")));
+    }
+    if let Some(d) = r.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        line.push_str(&format!(" — {}", pith_protocol::text::one_line(d)));
+    }
+    line.push(']');
+    line
+}
+
+/// An embedded resource: its text under its URI, or its blob saved and named.
+fn embedded_resource(
+    r: &rmcp::model::EmbeddedResource,
+    data_dir: &Path,
+    files: &mut Vec<Value>,
+) -> String {
+    match &r.resource {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            format!("[resource {uri}]\n{text}")
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => {
+            let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+            let saved = save_media("resource", blob, mime, data_dir, files);
+            format!("{saved} (from {uri})")
+        }
+        #[allow(unreachable_patterns)]
+        _ => "[resource of a kind pith does not show]".into(),
+    }
 }
 
 /// Saves base64 media under `<data_dir>/tool-output/` and says where.

@@ -2,7 +2,8 @@
 //! formats (OpenAI-compatible, Anthropic), classified errors and retries.
 
 pub mod anthropic;
-pub mod client;
+/// The HTTP clients, from `pith-http` (also used by HTTP MCP servers).
+pub use pith_http as client;
 pub mod cost;
 pub mod error;
 pub mod limits;

@@ -123,88 +123,138 @@ mod tests {
         (l.window, l.prompt)
     }
 
-    #[test]
-    fn each_server_familys_wording() {
-        let cases: &[(&str, Option<u64>, Option<u64>)] = &[
-            // llama.cpp (a real llama-server's 400 body and the message pith makes of it)
-            (
-                r#"{"error":{"code":400,"message":"request (5031 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5031,"n_ctx":4096}}"#,
-                Some(4_096),
-                Some(5_031),
-            ),
-            (
-                "HTTP 400 context overflow: request (5031 tokens) exceeds the available context size (4096 tokens), try increasing it",
-                Some(4_096),
-                Some(5_031),
-            ),
-            // OpenAI
-            (
+    /// Each server family's wording of an overflow, and the figures read from it.
+    mod each_server_familys_wording {
+        use super::both;
+
+        fn check(cases: &[(&str, Option<u64>, Option<u64>)]) {
+            for (text, window, prompt) in cases {
+                assert_eq!(both(text), (*window, *prompt), "{text}");
+            }
+        }
+
+        /// llama.cpp (a real llama-server's 400 body and the message pith makes of it)
+        #[test]
+        fn llama_cpp() {
+            check(&[
+                (
+                    r#"{"error":{"code":400,"message":"request (5031 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5031,"n_ctx":4096}}"#,
+                    Some(4_096),
+                    Some(5_031),
+                ),
+                (
+                    "HTTP 400 context overflow: request (5031 tokens) exceeds the available context size (4096 tokens), try increasing it",
+                    Some(4_096),
+                    Some(5_031),
+                ),
+            ]);
+        }
+
+        /// OpenAI
+        #[test]
+        fn openai() {
+            check(&[(
                 "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.",
                 Some(128_000),
                 Some(130_512),
-            ),
-            // vLLM, two generations
-            (
-                "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the messages, 500 in the completion). Please reduce the length of the messages or completion.",
-                Some(4_096),
-                Some(4_500),
-            ),
-            (
-                "This model's maximum context length is 8192 tokens. However, your request has 9001 input tokens. Please reduce the length of the input messages.",
-                Some(8_192),
-                Some(9_001),
-            ),
-            // OpenRouter
-            (
+            )]);
+        }
+
+        /// vLLM, two generations
+        #[test]
+        fn vllm() {
+            check(&[
+                (
+                    "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the messages, 500 in the completion). Please reduce the length of the messages or completion.",
+                    Some(4_096),
+                    Some(4_500),
+                ),
+                (
+                    "This model's maximum context length is 8192 tokens. However, your request has 9001 input tokens. Please reduce the length of the input messages.",
+                    Some(8_192),
+                    Some(9_001),
+                ),
+            ]);
+        }
+
+        /// OpenRouter
+        #[test]
+        fn openrouter() {
+            check(&[(
                 "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens (132000 of text input, 8000 of tool input).",
                 Some(131_072),
                 Some(140_000),
-            ),
-            // Anthropic
-            (
-                "anthropic: HTTP 400 invalid_request_error: prompt is too long: 208310 tokens > 200000 maximum",
-                Some(200_000),
-                Some(208_310),
-            ),
-            (
-                "input length and `max_tokens` exceed context limit: 190000 + 32000 > 200000, decrease input length or `max_tokens` and try again",
-                Some(200_000),
-                Some(190_000),
-            ),
-            // Mistral
-            (
+            )]);
+        }
+
+        /// Anthropic
+        #[test]
+        fn anthropic() {
+            check(&[
+                (
+                    "anthropic: HTTP 400 invalid_request_error: prompt is too long: 208310 tokens > 200000 maximum",
+                    Some(200_000),
+                    Some(208_310),
+                ),
+                (
+                    "input length and `max_tokens` exceed context limit: 190000 + 32000 > 200000, decrease input length or `max_tokens` and try again",
+                    Some(200_000),
+                    Some(190_000),
+                ),
+            ]);
+        }
+
+        /// Mistral
+        #[test]
+        fn mistral() {
+            check(&[(
                 "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length",
                 Some(32_768),
                 Some(40_000),
-            ),
-            // Text Generation Inference
-            (
+            )]);
+        }
+
+        /// Text Generation Inference
+        #[test]
+        fn text_generation_inference() {
+            check(&[(
                 "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 500 `max_new_tokens`",
                 Some(4_096),
                 Some(4_000),
-            ),
-            // Gemini (OpenAI-compatible endpoint)
-            (
+            )]);
+        }
+
+        /// Gemini (OpenAI-compatible endpoint)
+        #[test]
+        fn gemini() {
+            check(&[(
                 "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
                 Some(1_048_576),
                 Some(1_200_000),
-            ),
-            // LM Studio
-            (
+            )]);
+        }
+
+        /// LM Studio
+        #[test]
+        fn lm_studio() {
+            check(&[(
                 "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough.",
                 Some(4_096),
                 None,
-            ),
-            // Nothing to go by
-            (
-                "the request exceeds the available context size, try increasing it",
-                None,
-                None,
-            ),
-            ("context_length_exceeded", None, None),
-        ];
-        for (text, window, prompt) in cases {
-            assert_eq!(both(text), (*window, *prompt), "{text}");
+            )]);
+        }
+
+        /// Nothing to go by
+        #[test]
+        fn nothing_to_go_by() {
+            check(&[
+                (
+                    "the request exceeds the available context size, try increasing it",
+                    None,
+                    None,
+                ),
+                ("context_length_exceeded", None, None),
+            ]);
         }
     }
 

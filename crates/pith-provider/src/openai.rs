@@ -30,11 +30,7 @@ pub fn is_local(base_url: &str) -> bool {
     probe::server_root(base_url).is_some()
 }
 
-/// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
-/// Idempotent and never panics; call it before building any `reqwest::Client`.
-pub fn init_tls() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use pith_http::init_tls;
 
 /// Which of OpenAI's APIs a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

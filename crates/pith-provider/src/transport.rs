@@ -133,75 +133,101 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: Into<ProviderError>,
 {
-    struct State<S> {
-        body: Pin<Box<S>>,
-        deadline: Instant,
-        seen_bytes: bool,
-        total: u64,
-        done: bool,
-    }
-    let state = State {
+    let guard = Guard {
         body: Box::pin(body),
         deadline: started + timeouts.first_byte,
         seen_bytes: false,
         total: 0,
         done: false,
+        timeouts,
+        endpoint,
+        max_bytes,
     };
     // Fused: reading on after the end (an error body read after a peek) yields nothing more.
     Box::pin(StreamExt::fuse(futures_util::stream::unfold(
-        state,
-        move |mut st| {
-            let endpoint = endpoint.clone();
-            async move {
-                if st.done {
-                    return None;
-                }
-                let next = tokio::time::timeout_at(st.deadline, st.body.next()).await;
-                let item = match next {
-                    Err(_) => {
-                        st.done = true;
-                        let err = if st.seen_bytes {
-                            ProviderError::new(
-                                ErrorKind::Network,
-                                format!(
-                                    "the answer from {endpoint} stalled: nothing for {} (idle_timeout_secs)",
-                                    secs(timeouts.idle)
-                                ),
-                            )
-                        } else {
-                            no_answer(&endpoint, timeouts.first_byte)
-                        };
-                        Err(err)
-                    }
-                    Ok(None) => return None,
-                    Ok(Some(Err(e))) => {
-                        st.done = true;
-                        Err(e.into())
-                    }
-                    Ok(Some(Ok(chunk))) => {
-                        st.total += chunk.len() as u64;
-                        if st.total > max_bytes {
-                            st.done = true;
-                            Err(ProviderError::new(
-                                ErrorKind::BadRequest,
-                                format!(
-                                    "the answer from {endpoint} passed {} MiB without ending; stopped reading it",
-                                    max_bytes / (1024 * 1024)
-                                ),
-                            ))
-                        } else {
-                            if !chunk.is_empty() {
-                                st.seen_bytes = true;
-                                st.deadline = Instant::now() + timeouts.idle;
-                            }
-                            Ok(chunk)
-                        }
-                    }
-                };
-                Some((item, st))
-            }
+        guard,
+        |mut guard| async move {
+            let item = guard.next_chunk().await?;
+            Some((item, guard))
         },
     )))
+}
+
+/// A body being read under [`guarded`]'s bounds.
+struct Guard<S> {
+    body: Pin<Box<S>>,
+    /// When the next chunk must have arrived.
+    deadline: Instant,
+    seen_bytes: bool,
+    total: u64,
+    /// A bound was passed (or the body failed): nothing more is read.
+    done: bool,
+    timeouts: Timeouts,
+    endpoint: String,
+    max_bytes: u64,
+}
+
+impl<S, E> Guard<S>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: Into<ProviderError>,
+{
+    /// The next chunk, or the error that ends the body; `None` at its end.
+    async fn next_chunk(&mut self) -> Option<Result<Bytes, ProviderError>> {
+        if self.done {
+            return None;
+        }
+        let next = tokio::time::timeout_at(self.deadline, self.body.next()).await;
+        match next {
+            Err(_) => {
+                self.done = true;
+                Some(Err(self.timed_out()))
+            }
+            Ok(None) => None,
+            Ok(Some(Err(e))) => {
+                self.done = true;
+                Some(Err(e.into()))
+            }
+            Ok(Some(Ok(chunk))) => Some(self.take(chunk)),
+        }
+    }
+
+    /// Nothing came by the deadline: no answer at all, or an answer that stalled.
+    fn timed_out(&self) -> ProviderError {
+        if self.seen_bytes {
+            ProviderError::new(
+                ErrorKind::Network,
+                format!(
+                    "the answer from {} stalled: nothing for {} (idle_timeout_secs)",
+                    self.endpoint,
+                    secs(self.timeouts.idle)
+                ),
+            )
+        } else {
+            no_answer(&self.endpoint, self.timeouts.first_byte)
+        }
+    }
+
+    /// Counts a chunk against the size bound and moves the deadline on.
+    fn take(&mut self, chunk: Bytes) -> Result<Bytes, ProviderError> {
+        self.total += chunk.len() as u64;
+        if self.total > self.max_bytes {
+            self.done = true;
+            return Err(ProviderError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "the answer from {} passed {} MiB without ending; stopped reading it",
+                    self.endpoint,
+                    self.max_bytes / (1024 * 1024)
+                ),
+            ));
+        }
+        if !chunk.is_empty() {
+            self.seen_bytes = true;
+            self.deadline = Instant::now() + self.timeouts.idle;
+        }
+        Ok(chunk)
+    }
 }
 
 /// The body of a successful response, bounded (see [`guarded`]).

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use pith_protocol::message::{Message, PartKind, Role, Session, ToolState};
+use pith_protocol::message::{CompactionPart, Message, PartKind, Role, Session, ToolState};
 use pith_protocol::text::one_line;
 
 /// Format marker of the JSON export.
@@ -54,6 +54,15 @@ pub fn export_markdown(session: &Session, messages: &[Message]) -> String {
 }
 
 fn write_message(out: &mut String, message: &Message) {
+    write_message_header(out, message);
+    for part in &message.parts {
+        write_part(out, &part.kind);
+    }
+}
+
+/// The heading (who, when) and the notes about the whole message: a compaction summary, an
+/// error, sent mid-turn.
+fn write_message_header(out: &mut String, message: &Message) {
     let who = match message.role {
         Role::User => "User".to_string(),
         Role::Assistant => match &message.model {
@@ -74,66 +83,69 @@ fn write_message(out: &mut String, message: &Message) {
     if message.mid_turn {
         let _ = writeln!(out, "*(sent while the agent worked)*\n");
     }
-    for part in &message.parts {
-        match &part.kind {
-            PartKind::Text { text, synthetic } => {
-                if *synthetic {
-                    let _ = writeln!(out, "*(synthetic)*\n");
-                }
-                if !text.trim().is_empty() {
-                    let _ = writeln!(out, "{}\n", text.trim_end());
-                }
+}
+
+fn write_part(out: &mut String, kind: &PartKind) {
+    match kind {
+        PartKind::Text { text, synthetic } => {
+            if *synthetic {
+                let _ = writeln!(out, "*(synthetic)*\n");
             }
-            PartKind::Reasoning { text, redacted, .. } => {
-                if !text.trim().is_empty() {
-                    out.push_str("<details><summary>Reasoning</summary>\n\n");
-                    let _ = writeln!(out, "{}\n\n</details>\n", text.trim_end());
-                } else if redacted.is_some() {
-                    out.push_str("*(redacted reasoning)*\n\n");
-                }
+            if !text.trim().is_empty() {
+                let _ = writeln!(out, "{}\n", text.trim_end());
             }
-            PartKind::Tool {
-                call_id,
-                tool,
-                input,
-                state,
-            } => write_tool(out, call_id, tool, input, state),
-            PartKind::Compaction(c) => {
-                let mut kind = vec![if c.auto { "automatic" } else { "manual" }];
-                if c.overflow {
-                    kind.push("context overflow");
-                }
-                let _ = write!(out, "> **Compaction requested** ({})", kind.join(", "));
-                if let Some(focus) = c.focus.as_deref().filter(|f| !f.trim().is_empty()) {
-                    let _ = write!(out, " — focus: {}", one_line(focus));
-                }
-                out.push_str("\n\n");
-            }
-            PartKind::StepStart => {}
-            PartKind::StepFinish {
-                usage,
-                finish,
-                cost,
-            } => {
-                let _ = writeln!(
-                    out,
-                    "*step finished: {finish}; tokens in {} / out {} / cache read {} / cache write {}; ${cost:.4}*\n",
-                    usage.input, usage.output, usage.cache_read, usage.cache_write
-                );
-            }
-            PartKind::File { path, mime } => {
-                let _ = writeln!(out, "*Attached file:* `{path}` ({mime})\n");
-            }
-            PartKind::Patch { files } => {
-                if !files.is_empty() {
-                    let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
-                    let _ = writeln!(out, "*Changed files:* {}\n", list.join(", "));
-                }
-            }
-            // Which spans were pasted: bookkeeping for compaction, not part of the transcript.
-            PartKind::Pasted { .. } => {}
         }
+        PartKind::Reasoning { text, redacted, .. } => {
+            if !text.trim().is_empty() {
+                out.push_str("<details><summary>Reasoning</summary>\n\n");
+                let _ = writeln!(out, "{}\n\n</details>\n", text.trim_end());
+            } else if redacted.is_some() {
+                out.push_str("*(redacted reasoning)*\n\n");
+            }
+        }
+        PartKind::Tool {
+            call_id,
+            tool,
+            input,
+            state,
+        } => write_tool(out, call_id, tool, input, state),
+        PartKind::Compaction(c) => write_compaction(out, c),
+        PartKind::StepStart => {}
+        PartKind::StepFinish {
+            usage,
+            finish,
+            cost,
+        } => {
+            let _ = writeln!(
+                out,
+                "*step finished: {finish}; tokens in {} / out {} / cache read {} / cache write {}; ${cost:.4}*\n",
+                usage.input, usage.output, usage.cache_read, usage.cache_write
+            );
+        }
+        PartKind::File { path, mime } => {
+            let _ = writeln!(out, "*Attached file:* `{path}` ({mime})\n");
+        }
+        PartKind::Patch { files } => {
+            if !files.is_empty() {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                let _ = writeln!(out, "*Changed files:* {}\n", list.join(", "));
+            }
+        }
+        // Which spans were pasted: bookkeeping for compaction, not part of the transcript.
+        PartKind::Pasted { .. } => {}
     }
+}
+
+fn write_compaction(out: &mut String, c: &CompactionPart) {
+    let mut kind = vec![if c.auto { "automatic" } else { "manual" }];
+    if c.overflow {
+        kind.push("context overflow");
+    }
+    let _ = write!(out, "> **Compaction requested** ({})", kind.join(", "));
+    if let Some(focus) = c.focus.as_deref().filter(|f| !f.trim().is_empty()) {
+        let _ = write!(out, " — focus: {}", one_line(focus));
+    }
+    out.push_str("\n\n");
 }
 
 fn write_tool(out: &mut String, call_id: &str, tool: &str, input: &Value, state: &ToolState) {

@@ -8,6 +8,7 @@
 //! creation order and "the view from the compaction point on" is a range scan over
 //! `(session_id, id)`.
 
+mod error;
 pub mod export;
 mod legacy;
 pub mod lock;
@@ -16,13 +17,13 @@ mod prompts;
 pub mod recover;
 mod windows;
 
+pub use error::{Result, StoreError};
 pub use windows::LearnedWindow;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
@@ -221,13 +222,19 @@ fn to_i64(n: u64) -> i64 {
 impl Store {
     /// Opens (creating if needed) `<data_dir>/pith.db`, creating `data_dir` too.
     pub fn open(data_dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(data_dir)
-            .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::CreateDataDir {
+            path: data_dir.to_path_buf(),
+            source,
+        })?;
         let path = data_dir.join("pith.db");
-        let conn = Connection::open(&path)
-            .with_context(|| format!("cannot open database {}", path.display()))?;
-        let store = Store::init(conn, Some(path.clone()))
-            .with_context(|| format!("cannot initialise database {}", path.display()))?;
+        let conn = Connection::open(&path).map_err(|source| StoreError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        let store = Store::init(conn, Some(path.clone())).map_err(|source| StoreError::Init {
+            path: path.clone(),
+            source: Box::new(source),
+        })?;
         tracing::debug!(path = %path.display(), "store opened");
         Ok(store)
     }
@@ -327,7 +334,7 @@ impl Store {
     pub fn get_session(&self, id: &str) -> Result<Session> {
         match self.find_session(id)? {
             Some(s) => Ok(s),
-            None => bail!("no session with id {id}"),
+            None => Err(StoreError::NoSession(id.to_string())),
         }
     }
 
@@ -398,7 +405,7 @@ impl Store {
                 to_i64(session.tokens),
             ])?;
         if changed == 0 {
-            bail!("no session with id {}", session.id);
+            return Err(StoreError::NoSession(session.id.clone()));
         }
         Ok(())
     }
@@ -415,7 +422,7 @@ impl Store {
         let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
         tx.commit()?;
         if n == 0 {
-            bail!("no session with id {id}");
+            return Err(StoreError::NoSession(id.to_string()));
         }
         Ok(())
     }
@@ -682,9 +689,10 @@ fn upsert_part_on(conn: &Connection, session_id: &str, part: &Part) -> Result<()
 fn migrate(conn: &Connection) -> Result<()> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
-        bail!(
-            "the database was written by a newer pith (schema {version}, this build knows {SCHEMA_VERSION})"
-        );
+        return Err(StoreError::NewerSchema {
+            found: version,
+            known: SCHEMA_VERSION,
+        });
     }
     if version < 1 {
         conn.execute_batch(&format!(

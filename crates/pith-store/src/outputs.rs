@@ -11,7 +11,7 @@ impl Store {
         &self,
         session_id: &str,
         call_id: &str,
-    ) -> anyhow::Result<Option<(String, String)>> {
+    ) -> super::Result<Option<(String, String)>> {
         if call_id.is_empty() {
             return Ok(None);
         }
@@ -56,7 +56,7 @@ impl Store {
         &self,
         session_id: &str,
         id_end: &str,
-    ) -> anyhow::Result<Option<(String, Vec<Span>)>> {
+    ) -> super::Result<Option<(String, Vec<Span>)>> {
         if id_end.is_empty() {
             return Ok(None);
         }

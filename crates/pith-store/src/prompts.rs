@@ -2,7 +2,7 @@
 //! history walks back through earlier sessions. What is stored is already bounded and scrubbed
 //! by the caller; this keeps each project's list de-duplicated and at most [`PER_PROJECT`] long.
 
-use anyhow::Result;
+use super::Result;
 use rusqlite::params;
 
 use super::Store;

@@ -4,7 +4,13 @@ use super::export::{export_json, export_markdown};
 use super::*;
 use pith_protocol::message::{CompactionPart, ToolState, ToolTime};
 
+/// One part of every kind (a tool call in each state), in this order.
 fn every_part_kind() -> Vec<PartKind> {
+    [text_parts(), tool_parts(), bookkeeping_parts()].concat()
+}
+
+/// Text (typed and synthetic) and reasoning (signed and redacted).
+fn text_parts() -> Vec<PartKind> {
     vec![
         PartKind::Text {
             text: "hello «世界»\nline two".into(),
@@ -24,6 +30,12 @@ fn every_part_kind() -> Vec<PartKind> {
             signature: None,
             redacted: Some("opaque".into()),
         },
+    ]
+}
+
+/// A tool call in each state.
+fn tool_parts() -> Vec<PartKind> {
+    vec![
         PartKind::Tool {
             call_id: "c1".into(),
             tool: "bash".into(),
@@ -64,6 +76,12 @@ fn every_part_kind() -> Vec<PartKind> {
                 end: None,
             },
         },
+    ]
+}
+
+/// A compaction request, step marks, an attached file and a patch.
+fn bookkeeping_parts() -> Vec<PartKind> {
+    vec![
         PartKind::Compaction(CompactionPart {
             auto: true,
             overflow: true,
@@ -530,7 +548,18 @@ fn rejects_a_database_from_a_newer_pith() {
             .unwrap();
     }
     let err = Store::open(dir.path()).err().unwrap();
-    assert!(format!("{err:#}").contains("newer pith"), "{err:#}");
+    // what the user reads: the error and its causes
+    let mut shown = err.to_string();
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        shown = format!("{shown}: {c}");
+        cause = c.source();
+    }
+    assert!(shown.contains("newer pith"), "{shown}");
+    assert!(matches!(
+        err,
+        StoreError::Init { source, .. } if matches!(*source, StoreError::NewerSchema { found: 99, .. })
+    ));
 }
 
 #[test]
@@ -629,16 +658,11 @@ fn markdown_export_is_readable() {
     assert!(md.contains("*(sent while the agent worked)*"), "{md}");
 }
 
-/// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
-/// load as the typed values, and are written back byte for byte.
-#[test]
-fn stored_strings_of_earlier_builds_load_as_enums() {
-    use pith_protocol::message::{Agent, FinishReason, MessageError};
-    let store = Store::open_in_memory().unwrap();
-    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+/// Message headers as earlier builds wrote them: finish, error and agent as plain strings.
+fn earlier_build_headers() -> [(&'static str, String); 4] {
     let usage =
         r#""usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"cost":0.5"#;
-    let rows = [
+    [
         (
             "01A",
             format!(
@@ -659,25 +683,39 @@ fn stored_strings_of_earlier_builds_load_as_enums() {
             "01D",
             format!(r#"{{"summary":false,"error":"aborted",{usage}}}"#),
         ),
-    ];
-    {
-        let conn = store.conn();
-        for (id, data) in &rows {
-            conn.execute(
-                "INSERT INTO messages (id, session_id, role, time_created, data) VALUES (?1, ?2, 'assistant', 1, ?3)",
-                params![id, s.id, data],
-            )
-            .unwrap();
-        }
+    ]
+}
+
+/// Stores `rows` as assistant messages of `session`, and under the first a step-finish part
+/// as earlier builds wrote it.
+fn insert_earlier_build_rows(store: &Store, session: &str, rows: &[(&str, String)]) {
+    let conn = store.conn();
+    for (id, data) in rows {
         conn.execute(
-            "INSERT INTO parts (id, message_id, session_id, data) VALUES ('01AP', '01A', ?1, ?2)",
-            params![
-                s.id,
-                r#"{"type":"step_finish","usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"finish":"tool_calls","cost":0.0}"#
-            ],
+            "INSERT INTO messages (id, session_id, role, time_created, data) VALUES (?1, ?2, 'assistant', 1, ?3)",
+            params![id, session, data],
         )
         .unwrap();
     }
+    conn.execute(
+        "INSERT INTO parts (id, message_id, session_id, data) VALUES ('01AP', '01A', ?1, ?2)",
+        params![
+            session,
+            r#"{"type":"step_finish","usage":{"input":1,"output":2,"reasoning":0,"cache_read":0,"cache_write":0},"finish":"tool_calls","cost":0.0}"#
+        ],
+    )
+    .unwrap();
+}
+
+/// Headers and parts as earlier builds wrote them (finish, error and agent as plain strings)
+/// load as the typed values, and are written back byte for byte.
+#[test]
+fn stored_strings_of_earlier_builds_load_as_enums() {
+    use pith_protocol::message::{Agent, FinishReason, MessageError};
+    let store = Store::open_in_memory().unwrap();
+    let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
+    let rows = earlier_build_headers();
+    insert_earlier_build_rows(&store, &s.id, &rows);
     let loaded = store.load_all(&s.id).unwrap();
     assert_eq!(loaded.len(), 4);
     assert_eq!(loaded[0].agent, Some(Agent::Build));
@@ -729,7 +767,7 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     let store = Store::open_in_memory().unwrap();
     let s = store.create_session("/w", "openai/gpt-4.1").unwrap();
     let wrapped = "<system-reminder>\nThe user sent the following message:\nalso fix\nthe tests\n\nPlease address this message and continue with your tasks.\n</system-reminder>";
-    let old = add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
+    add_message(&store, &s.id, Role::User, vec![text(wrapped)]);
     let plain = add_message(
         &store,
         &s.id,
@@ -740,9 +778,8 @@ fn a_mid_turn_message_stored_wrapped_loads_as_typed() {
     assert_eq!(loaded[0].text(), "also fix\nthe tests");
     assert!(loaded[0].mid_turn);
     assert_eq!(loaded[1], plain, "text that only looks alike is left alone");
-    let sent = pith_context::view::to_chat(&loaded[..1]);
-    let before = pith_context::view::to_chat(&[old]);
-    assert_eq!(sent, before, "the model sees the same bytes");
+    // That the model sees the same bytes as before is checked where the conversion lives:
+    // pith-engine's `stored_view_tests`.
     // saved again, it is stored in the current form
     store.save_message(&loaded[0]).unwrap();
     assert_eq!(store.load_all(&s.id).unwrap()[0], loaded[0]);
@@ -791,4 +828,28 @@ fn a_version_2_database_gains_sub_agent_links() {
     assert_eq!(store.children("old").unwrap(), vec![got]);
     store.delete_session("old").unwrap();
     assert!(store.find_session(&child.id).unwrap().is_none());
+}
+
+/// A SQLite failure reads as it did when the store's errors were anyhow's: `{}` the error, `{:#}`
+/// the error and its causes, each once along the `source()` chain.
+#[test]
+fn a_sqlite_failure_shows_its_causes_with_the_alternate_form() {
+    let failure = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+        Some("database or disk is full".into()),
+    );
+    let ffi = std::error::Error::source(&failure).unwrap().to_string();
+    let err = StoreError::from(failure);
+    assert_eq!(err.to_string(), "database or disk is full");
+    assert_eq!(
+        format!("{err:#}"),
+        format!("database or disk is full: {ffi}")
+    );
+    let mut chain = vec![err.to_string()];
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        chain.push(c.to_string());
+        cause = c.source();
+    }
+    assert_eq!(chain.join(": "), format!("{err:#}"));
 }

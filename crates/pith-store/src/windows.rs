@@ -2,7 +2,7 @@
 //! local server asked at start. Kept per model ("provider/model"), so the next session starts
 //! from the real window instead of rediscovering it with a failed request.
 
-use anyhow::Result;
+use super::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Store, to_i64};

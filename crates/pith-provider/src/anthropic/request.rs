@@ -30,23 +30,50 @@ const MAX_BREAKPOINTS: usize = 4;
 pub fn request_body(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
-
-    let budget = req
-        .reasoning_effort
-        .map(effort_budget)
-        .or(req.thinking_budget)
-        .map(|b| b.max(MIN_THINKING_BUDGET));
-    let mut max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
-    if let Some(b) = budget
-        && max_tokens <= b
-    {
-        max_tokens = b.saturating_add(ANSWER_ROOM);
-    }
-    body.insert("max_tokens".into(), json!(max_tokens));
+    let budget = thinking_budget(req);
+    body.insert("max_tokens".into(), json!(max_tokens(req, budget)));
     body.insert("stream".into(), json!(true));
 
     let mut breakpoints = 0usize;
+    let system = system_blocks(req);
+    if !system.is_empty() {
+        breakpoints += 1;
+        body.insert("system".into(), Value::Array(system));
+    }
+    let mut messages = wire_messages(req);
+    breakpoints += mark_last_messages(&mut messages);
+    if !req.tools.is_empty() {
+        let tools = tool_definitions(&req.tools, breakpoints < MAX_BREAKPOINTS);
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(messages.into_iter().map(WireMessage::into_json).collect()),
+    );
+    insert_thinking_or_temperature(&mut body, req, budget);
+    Value::Object(body)
+}
 
+/// The thinking budget: the reasoning effort's, else the configured one, at least the API's
+/// minimum; `None` without thinking.
+fn thinking_budget(req: &ChatRequest) -> Option<u32> {
+    req.reasoning_effort
+        .map(effort_budget)
+        .or(req.thinking_budget)
+        .map(|b| b.max(MIN_THINKING_BUDGET))
+}
+
+/// `max_tokens`: the request's (or the default), raised above the thinking budget.
+fn max_tokens(req: &ChatRequest, budget: Option<u32>) -> u32 {
+    let max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
+    match budget {
+        Some(b) if max_tokens <= b => b.saturating_add(ANSWER_ROOM),
+        _ => max_tokens,
+    }
+}
+
+/// The system prompt as text blocks (empty ones dropped), the first a cache breakpoint.
+fn system_blocks(req: &ChatRequest) -> Vec<Value> {
     let mut system: Vec<Value> = req
         .system
         .iter()
@@ -55,49 +82,53 @@ pub fn request_body(req: &ChatRequest) -> Value {
         .collect();
     if let Some(first) = system.first_mut() {
         mark_cache(first);
-        breakpoints += 1;
     }
-    if !system.is_empty() {
-        body.insert("system".into(), Value::Array(system));
-    }
+    system
+}
 
-    // The API rejects tool blocks in a request that defines no tools (the last step, a summary):
-    // there, calls and results go as text.
-    let mut messages = if req.tools.is_empty() && pith_protocol::llm::has_tool_blocks(&req.messages)
-    {
+/// The messages on the wire. The API rejects tool blocks in a request that defines no tools
+/// (the last step, a summary): there, calls and results go as text.
+fn wire_messages(req: &ChatRequest) -> Vec<WireMessage> {
+    if req.tools.is_empty() && pith_protocol::llm::has_tool_blocks(&req.messages) {
         convert_messages(&pith_protocol::llm::flatten_tools(req.messages.clone()))
     } else {
         convert_messages(&req.messages)
-    };
-    // The last two messages: the newest one and the one before it, so the next step (which adds
-    // one or two messages) still finds the previous breakpoint in the cache.
-    let mut message_breakpoints = 0usize;
+    }
+}
+
+/// Marks the last cacheable block of the last two messages: the newest one and the one before
+/// it, so the next step (which adds one or two messages) still finds the previous breakpoint in
+/// the cache. Returns how many it marked.
+fn mark_last_messages(messages: &mut [WireMessage]) -> usize {
+    let mut marked = 0usize;
     for msg in messages.iter_mut().rev() {
-        if message_breakpoints == 2 {
+        if marked == 2 {
             break;
         }
         if let Some(block) = msg.content.iter_mut().rev().find(|b| is_cacheable(b)) {
             mark_cache(block);
-            message_breakpoints += 1;
+            marked += 1;
         }
     }
-    breakpoints += message_breakpoints;
+    marked
+}
 
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Value> = req.tools.iter().map(tool_definition).collect();
-        if breakpoints < MAX_BREAKPOINTS
-            && let Some(last) = tools.last_mut()
-        {
-            mark_cache(last);
-        }
-        body.insert("tools".into(), Value::Array(tools));
+/// The tools' definitions, the last one a cache breakpoint when `breakpoint_left`.
+fn tool_definitions(tools: &[ToolSpec], breakpoint_left: bool) -> Vec<Value> {
+    let mut tools: Vec<Value> = tools.iter().map(tool_definition).collect();
+    if breakpoint_left && let Some(last) = tools.last_mut() {
+        mark_cache(last);
     }
+    tools
+}
 
-    body.insert(
-        "messages".into(),
-        Value::Array(messages.into_iter().map(WireMessage::into_json).collect()),
-    );
-
+/// `thinking` with its budget, or else the request's temperature (the API only allows the
+/// default temperature with thinking).
+fn insert_thinking_or_temperature(
+    body: &mut Map<String, Value>,
+    req: &ChatRequest,
+    budget: Option<u32>,
+) {
     match budget {
         Some(b) => {
             body.insert(
@@ -113,8 +144,6 @@ pub fn request_body(req: &ChatRequest) -> Value {
             }
         }
     }
-
-    Value::Object(body)
 }
 
 /// The thinking budget a reasoning effort stands for; it replaces a configured

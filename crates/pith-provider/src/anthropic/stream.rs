@@ -80,124 +80,9 @@ impl EventParser {
                     self.update_usage(u);
                 }
             }
-            "content_block_start" => {
-                let index = index_of(v)?;
-                let block = v.get("content_block").unwrap_or(&Value::Null);
-                match str_at(block, "type") {
-                    "tool_use" => {
-                        let id = str_at(block, "id").to_string();
-                        let name = str_at(block, "name").to_string();
-                        out.push(StreamEvent::ToolCallStart {
-                            id: id.clone(),
-                            name: name.clone(),
-                        });
-                        let initial = block
-                            .get("input")
-                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
-                            .cloned();
-                        self.blocks.insert(
-                            index,
-                            Block::Tool {
-                                id,
-                                name,
-                                json: String::new(),
-                                initial,
-                            },
-                        );
-                    }
-                    "text" => {
-                        push_nonempty(&mut out, str_at(block, "text"), StreamEvent::TextDelta);
-                        self.blocks.insert(index, Block::Other);
-                    }
-                    "thinking" => {
-                        push_nonempty(
-                            &mut out,
-                            str_at(block, "thinking"),
-                            StreamEvent::ReasoningDelta,
-                        );
-                        push_nonempty(
-                            &mut out,
-                            str_at(block, "signature"),
-                            StreamEvent::ReasoningSignature,
-                        );
-                        self.blocks.insert(index, Block::Other);
-                    }
-                    "redacted_thinking" => {
-                        out.push(StreamEvent::RedactedReasoning(
-                            str_at(block, "data").to_string(),
-                        ));
-                        self.blocks.insert(index, Block::Other);
-                    }
-                    other => {
-                        tracing::debug!(block = other, "anthropic: ignoring content block");
-                        self.blocks.insert(index, Block::Other);
-                    }
-                }
-            }
-            "content_block_delta" => {
-                let index = index_of(v)?;
-                let delta = v.get("delta").unwrap_or(&Value::Null);
-                match str_at(delta, "type") {
-                    "text_delta" => {
-                        push_nonempty(&mut out, str_at(delta, "text"), StreamEvent::TextDelta)
-                    }
-                    "thinking_delta" => push_nonempty(
-                        &mut out,
-                        str_at(delta, "thinking"),
-                        StreamEvent::ReasoningDelta,
-                    ),
-                    "signature_delta" => push_nonempty(
-                        &mut out,
-                        str_at(delta, "signature"),
-                        StreamEvent::ReasoningSignature,
-                    ),
-                    "input_json_delta" => match self.blocks.get_mut(&index) {
-                        Some(Block::Tool { json, .. }) => {
-                            json.push_str(str_at(delta, "partial_json"))
-                        }
-                        _ => {
-                            return Err(ProviderError::new(
-                                ErrorKind::Malformed,
-                                format!(
-                                    "anthropic: input_json_delta for block {index}, which is not a tool_use"
-                                ),
-                            ));
-                        }
-                    },
-                    other => tracing::debug!(delta = other, "anthropic: ignoring delta"),
-                }
-            }
-            "content_block_stop" => {
-                let index = index_of(v)?;
-                if let Some(Block::Tool {
-                    id,
-                    name,
-                    json,
-                    initial,
-                }) = self.blocks.remove(&index)
-                {
-                    let arguments = if !json.trim().is_empty() {
-                        if let Err(e) = serde_json::from_str::<Value>(&json) {
-                            return Err(ProviderError::new(
-                                ErrorKind::Malformed,
-                                format!(
-                                    "anthropic: tool call `{name}` has invalid JSON input: {e}"
-                                ),
-                            ));
-                        }
-                        json
-                    } else if let Some(initial) = initial {
-                        initial.to_string()
-                    } else {
-                        "{}".to_string()
-                    };
-                    out.push(StreamEvent::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    });
-                }
-            }
+            "content_block_start" => self.block_start(v, &mut out)?,
+            "content_block_delta" => self.block_delta(v, &mut out)?,
+            "content_block_stop" => self.block_stop(v, &mut out)?,
             "message_delta" => {
                 if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.finish = Some(finish_reason(reason));
@@ -213,24 +98,129 @@ impl EventParser {
                     self.finish.clone().unwrap_or(FinishReason::Stop),
                 ));
             }
-            "error" => {
-                let etype = v
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error");
-                let message = v
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                return Err(ProviderError::new(
-                    classify(None, etype, message),
-                    super::one_line(&format!("anthropic: {etype}: {message}")),
-                ));
-            }
+            "error" => return Err(stream_error(v)),
             // `ping`, and an unnamed event of an unknown type.
             _ => {}
         }
         Ok(out)
+    }
+
+    /// `content_block_start`: a tool call starts (its input may come whole here), or a text or
+    /// thinking block with its first text.
+    fn block_start(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let index = index_of(v)?;
+        let block = v.get("content_block").unwrap_or(&Value::Null);
+        match str_at(block, "type") {
+            "tool_use" => {
+                let id = str_at(block, "id").to_string();
+                let name = str_at(block, "name").to_string();
+                out.push(StreamEvent::ToolCallStart {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                let initial = block
+                    .get("input")
+                    .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                    .cloned();
+                self.blocks.insert(
+                    index,
+                    Block::Tool {
+                        id,
+                        name,
+                        json: String::new(),
+                        initial,
+                    },
+                );
+            }
+            "text" => {
+                push_nonempty(out, str_at(block, "text"), StreamEvent::TextDelta);
+                self.blocks.insert(index, Block::Other);
+            }
+            "thinking" => {
+                push_nonempty(out, str_at(block, "thinking"), StreamEvent::ReasoningDelta);
+                push_nonempty(
+                    out,
+                    str_at(block, "signature"),
+                    StreamEvent::ReasoningSignature,
+                );
+                self.blocks.insert(index, Block::Other);
+            }
+            "redacted_thinking" => {
+                out.push(StreamEvent::RedactedReasoning(
+                    str_at(block, "data").to_string(),
+                ));
+                self.blocks.insert(index, Block::Other);
+            }
+            other => {
+                tracing::debug!(block = other, "anthropic: ignoring content block");
+                self.blocks.insert(index, Block::Other);
+            }
+        }
+        Ok(())
+    }
+
+    /// `content_block_delta`: more text, thinking or signature, or a piece of a tool call's
+    /// input JSON.
+    fn block_delta(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let index = index_of(v)?;
+        let delta = v.get("delta").unwrap_or(&Value::Null);
+        match str_at(delta, "type") {
+            "text_delta" => push_nonempty(out, str_at(delta, "text"), StreamEvent::TextDelta),
+            "thinking_delta" => {
+                push_nonempty(out, str_at(delta, "thinking"), StreamEvent::ReasoningDelta)
+            }
+            "signature_delta" => push_nonempty(
+                out,
+                str_at(delta, "signature"),
+                StreamEvent::ReasoningSignature,
+            ),
+            "input_json_delta" => match self.blocks.get_mut(&index) {
+                Some(Block::Tool { json, .. }) => json.push_str(str_at(delta, "partial_json")),
+                _ => {
+                    return Err(ProviderError::new(
+                        ErrorKind::Malformed,
+                        format!(
+                            "anthropic: input_json_delta for block {index}, which is not a tool_use"
+                        ),
+                    ));
+                }
+            },
+            other => tracing::debug!(delta = other, "anthropic: ignoring delta"),
+        }
+        Ok(())
+    }
+
+    /// `content_block_stop`: a tool call's input is complete (checked to be JSON).
+    fn block_stop(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let index = index_of(v)?;
+        let Some(Block::Tool {
+            id,
+            name,
+            json,
+            initial,
+        }) = self.blocks.remove(&index)
+        else {
+            return Ok(());
+        };
+        let arguments = if !json.trim().is_empty() {
+            if let Err(e) = serde_json::from_str::<Value>(&json) {
+                return Err(ProviderError::new(
+                    ErrorKind::Malformed,
+                    format!("anthropic: tool call `{name}` has invalid JSON input: {e}"),
+                ));
+            }
+            json
+        } else if let Some(initial) = initial {
+            initial.to_string()
+        } else {
+            "{}".to_string()
+        };
+        out.push(StreamEvent::ToolCall {
+            id,
+            name,
+            arguments,
+        });
+        Ok(())
     }
 
     /// Takes every count present (later reports are cumulative and win).
@@ -277,6 +267,22 @@ fn finish_reason(reason: &str) -> FinishReason {
 
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// An `error` event as the error it reports.
+fn stream_error(v: &Value) -> ProviderError {
+    let etype = v
+        .pointer("/error/type")
+        .and_then(Value::as_str)
+        .unwrap_or("error");
+    let message = v
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    ProviderError::new(
+        classify(None, etype, message),
+        super::one_line(&format!("anthropic: {etype}: {message}")),
+    )
 }
 
 fn index_of(v: &Value) -> Result<u64, ProviderError> {

@@ -17,9 +17,15 @@ const MAX_REDIRECTS: usize = 10;
 /// client is built, so they are read once, however many providers share it.
 static HTTPS: Mutex<Option<HashMap<Duration, reqwest::Client>>> = Mutex::new(None);
 
+/// Installs the ring crypto provider for rustls (reqwest is built with `rustls-no-provider`).
+/// Idempotent and never panics; call it before building any `reqwest::Client`.
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A client for requests to `base` (a URL), connecting within `connect`.
 pub fn for_base(base: &str, connect: Duration) -> reqwest::Result<reqwest::Client> {
-    super::init_tls();
+    init_tls();
     let plain = base
         .trim()
         .get(..7)
