@@ -8,6 +8,7 @@
 //! - [`prune`]: the plan for clearing old tool outputs;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
 
+pub mod bpe;
 pub mod budget;
 pub mod carry;
 pub mod chunks;

@@ -92,8 +92,8 @@ impl Encoding {
     fn bpe(self) -> Option<&'static CoreBPE> {
         self.cell()
             .get_or_init(|| match self {
-                Encoding::O200k => tiktoken_rs::o200k_base().ok(),
-                Encoding::Cl100k => tiktoken_rs::cl100k_base().ok(),
+                Encoding::O200k => crate::bpe::o200k_base(),
+                Encoding::Cl100k => crate::bpe::cl100k_base(),
             })
             .as_ref()
     }
