@@ -16,6 +16,7 @@ mod mcp;
 mod mentions;
 mod persist;
 pub mod prompt;
+mod reader;
 mod runner;
 mod session_ops;
 mod shared;

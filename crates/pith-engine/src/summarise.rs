@@ -16,17 +16,20 @@ use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::CompactionError;
+use super::reader::{Attempt, Next, Reading};
 use super::runner::{ModelSetup, Runner};
-use super::step::complete_text;
+use super::step::MIN_STEP_OUTPUT;
 use pith_context::budget::Budget;
 use pith_context::carry;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
 use pith_context::view::is_turn_start;
-use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
+use pith_protocol::llm::{
+    ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent, flatten_tools,
+};
 use pith_protocol::message::Usage;
 use pith_protocol::message::{Carried, Message, PartKind};
-use pith_provider::ErrorKind;
+use pith_provider::{ErrorKind, Provider, ProviderError};
 
 /// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
 /// user's words pith could not carry itself.
@@ -166,14 +169,16 @@ impl Runner {
             request.messages.push(ChatMessage::User { content });
             request.max_tokens = Some(budget.summary_cap.min(u64::from(u32::MAX)) as u32);
             let provider = self.model.provider.clone();
-            let (text, u, finish) =
-                match complete_text(self, provider.as_ref(), &request, cancel).await {
-                    Ok(done) => done,
-                    Err(e) if e.kind == ErrorKind::Cancelled => {
-                        return Err(CompactionError::Interrupted);
-                    }
-                    Err(e) => return Err(CompactionError::Provider(e)),
-                };
+            let (text, u, finish) = match self
+                .complete_text(provider.as_ref(), &request, cancel)
+                .await
+            {
+                Ok(done) => done,
+                Err(e) if e.kind == ErrorKind::Cancelled => {
+                    return Err(CompactionError::Interrupted);
+                }
+                Err(e) => return Err(CompactionError::Provider(e)),
+            };
             calls += 1;
             if let Some(u) = u {
                 usage.add(&u);
@@ -322,7 +327,10 @@ impl Runner {
                 thinking_budget: None,
                 reasoning_effort: None,
             };
-            match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
+            match self
+                .complete_text(setup.provider.as_ref(), &request, cancel)
+                .await
+            {
                 Ok((text, u, finish)) => {
                     calls += 1;
                     if let Some(u) = u {
@@ -371,6 +379,89 @@ impl Runner {
             calls,
             inline: false,
         })
+    }
+}
+
+/// What a tool-less request streamed: its text, the usage reported and why it stopped.
+pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
+
+impl Runner {
+    /// Streams a tool-less request to completion and returns its text (the compaction agent),
+    /// retrying retryable faults.
+    pub(super) async fn complete_text(
+        &mut self,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let mut attempt = SummaryAttempt { provider, request };
+        self.with_retries(Reading::Summary, &mut attempt, cancel)
+            .await
+    }
+
+    /// One attempt at a tool-less request: its text, usage and finish reason.
+    async fn collect_once(
+        &mut self,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
+        let Some(mut reader) = self
+            .open_stream(provider, request, Reading::Summary, cancel)
+            .await?
+        else {
+            return Err(cancelled());
+        };
+        let mut text = String::new();
+        let mut usage = None;
+        let mut finish = None;
+        loop {
+            let item = match self.next_item(&mut reader, None, cancel).await {
+                Next::Item(item) => item,
+                Next::Cancelled => return Err(cancelled()),
+                // no flush time is asked for
+                Next::FlushDue => continue,
+            };
+            self.heard(&mut reader);
+            match item {
+                None => break,
+                Some(Err(e)) => return Err(e),
+                Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
+                Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
+                Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
+                Some(Ok(_)) => {}
+            }
+            if text.len() as u64 > MIN_STEP_OUTPUT {
+                // A summary is a few thousand tokens; this one does not end.
+                return Err(ProviderError::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "the summary passed {} MiB without ending; stopped reading it",
+                        MIN_STEP_OUTPUT / (1024 * 1024)
+                    ),
+                ));
+            }
+        }
+        Ok((text, usage, finish))
+    }
+}
+
+/// One try at a tool-less request.
+struct SummaryAttempt<'r> {
+    provider: &'r dyn Provider,
+    request: &'r ChatRequest,
+}
+
+impl Attempt for SummaryAttempt<'_> {
+    type Output = Completion;
+
+    fn once<'a>(
+        &'a mut self,
+        runner: &'a mut Runner,
+        cancel: &'a CancellationToken,
+    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send + 'a {
+        runner.collect_once(self.provider, self.request, cancel)
     }
 }
 
