@@ -170,64 +170,17 @@ impl Runner {
             tracing::info!("background summary is stale; compacting in the foreground");
             return Ok(false);
         }
-        if !b.task.is_finished() {
-            self.state(EngineState::Compacting, None);
-            tracing::info!("waiting for the background summary");
-        }
-        let written = tokio::select! {
-            r = &mut b.task => r,
-            _ = cancel.cancelled() => return Err(CompactionError::Interrupted),
-        };
-        let written = match written {
-            Ok(Ok(w)) => w,
-            Ok(Err(e)) => {
-                tracing::warn!("background summary failed: {}", e.message);
-                return Ok(false);
-            }
-            Err(e) => {
-                tracing::warn!("background summary task: {e}");
-                return Ok(false);
-            }
+        let Some(written) = self.finished_summary(&mut b, cancel).await? else {
+            return Ok(false);
         };
         let n = b.covered.len();
-        let budget = self.budget();
-        let overhead = self.overhead();
-        let mut carried = std::mem::take(&mut b.carried);
-        // A request carried whole that is no longer the current one joins the user's messages.
-        if self.view[n..].iter().any(is_turn_start)
-            && let Some(r) = carried.current_request.take()
-        {
-            carried.sources.push(pith_protocol::message::CarrySource {
-                id: None,
-                text: r.clone(),
-                pasted: Vec::new(),
-            });
-            carried.user_messages.insert(0, r);
-        }
-        if let Ok(t) = self.tool_state.todos.lock()
-            && t.as_array().is_some_and(|a| !a.is_empty())
-        {
-            carried.todos = Some(t.clone());
-        }
-        let kept: u64 = self.view[n..]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        let summary = self.estimator.text(&written.text).min(budget.summary_cap);
-        let after = overhead + summary + self.estimator.text(&carry::render(&carried)) + kept;
-        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
-            tracing::info!(
-                after,
-                "background summary leaves too much; compacting in the foreground"
-            );
-            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+        let carried = self.carried_at_swap(std::mem::take(&mut b.carried), n);
+        if self.swap_leaves_too_much(&written, &carried, n) {
             return Ok(false);
         }
         let before = self.tracker.used();
-        let replaced: u64 = self.view[..n]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
+        let estimator = &mut self.estimator;
+        let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
         self.compactions_this_turn += 1;
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
@@ -249,6 +202,76 @@ impl Runner {
             background: true,
         })?;
         Ok(true)
+    }
+
+    /// The background summary, waited for when it is still being written; `None` when it
+    /// failed.
+    async fn finished_summary(
+        &self,
+        b: &mut Background,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Written>, CompactionError> {
+        if !b.task.is_finished() {
+            self.state(EngineState::Compacting, None);
+            tracing::info!("waiting for the background summary");
+        }
+        let written = tokio::select! {
+            r = &mut b.task => r,
+            _ = cancel.cancelled() => return Err(CompactionError::Interrupted),
+        };
+        match written {
+            Ok(Ok(w)) => Ok(Some(w)),
+            Ok(Err(e)) => {
+                tracing::warn!("background summary failed: {}", e.message);
+                Ok(None)
+            }
+            Err(e) => {
+                tracing::warn!("background summary task: {e}");
+                Ok(None)
+            }
+        }
+    }
+
+    /// What pith carries across the swap, as planned with the summary and brought up to date:
+    /// a request carried whole that is no longer the current one (the view's messages from
+    /// `n` on start a turn) joins the user's messages; the todo list is the current one.
+    fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
+        if self.view[n..].iter().any(is_turn_start)
+            && let Some(r) = carried.current_request.take()
+        {
+            carried.sources.push(pith_protocol::message::CarrySource {
+                id: None,
+                text: r.clone(),
+                pasted: Vec::new(),
+            });
+            carried.user_messages.insert(0, r);
+        }
+        if let Ok(t) = self.tool_state.todos.lock()
+            && t.as_array().is_some_and(|a| !a.is_empty())
+        {
+            carried.todos = Some(t.clone());
+        }
+        carried
+    }
+
+    /// The swap would leave more than [`MOST_AFTER_SWAP`] of the usable window (the summary
+    /// is discarded, its cost counted).
+    fn swap_leaves_too_much(&mut self, written: &Written, carried: &Carried, n: usize) -> bool {
+        let budget = self.budget();
+        let overhead = self.overhead();
+        let estimator = &mut self.estimator;
+        let kept: u64 = self.view[n..].iter().map(|m| estimator.message(m)).sum();
+        let summary = self.estimator.text(&written.text).min(budget.summary_cap);
+        let after = overhead + summary + self.estimator.text(&carry::render(carried)) + kept;
+        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
+            tracing::info!(
+                after,
+                "background summary leaves too much; compacting in the foreground"
+            );
+            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+            return true;
+        }
+        false
     }
 }
 
