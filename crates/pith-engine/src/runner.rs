@@ -337,45 +337,7 @@ impl Runner {
                     self.emit(event);
                 }
             }
-            Op::Compact { focus } => {
-                self.compactions_this_turn = 0;
-                let cancel = self.shared.fresh_cancel();
-                self.settle_window().await;
-                let req = CompactRequest {
-                    trigger: Trigger::Manual { focus },
-                    then: Then::Stop,
-                };
-                let result = self.compact(req, &cancel).await;
-                let reason = match result {
-                    Ok(_) => TurnEnd::Compacted,
-                    Err(CompactionError::NothingToCompact(message)) => {
-                        self.emit(Event::Info { message });
-                        TurnEnd::NothingToCompact
-                    }
-                    Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
-                    Err(e) => {
-                        let kind = ErrorKind::Compaction;
-                        self.emit(Event::Error {
-                            kind,
-                            message: e.to_string(),
-                        });
-                        TurnEnd::Error
-                    }
-                };
-                // A write that failed meanwhile is the error to report.
-                let reason = match self.take_store_failure() {
-                    Some(message) => {
-                        self.emit(Event::Error {
-                            kind: ErrorKind::Store,
-                            message,
-                        });
-                        TurnEnd::Error
-                    }
-                    None => reason,
-                };
-                self.emit(Event::TurnFinished { reason });
-                self.state(EngineState::Idle, None);
-            }
+            Op::Compact { focus } => self.manual_compact(focus).await,
             Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
@@ -383,70 +345,11 @@ impl Runner {
                     effort: self.effort(),
                 });
             }
-            Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
-                Ok((setup, warning)) => {
-                    self.model = setup;
-                    self.estimator = Estimator::lazy(&self.model.model_id);
-                    self.start_window(warning);
-                    self.fit_prompt();
-                    self.session.model = model.clone();
-                    self.touch_session();
-                    self.reset_estimate();
-                    self.refresh_tools();
-                    self.emit(Event::ModelChanged { model });
-                    self.emit(Event::EffortChanged {
-                        effort: self.effort(),
-                    });
-                    self.emit_context();
-                }
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Model,
-                    message: format!("cannot switch to {model}: {e:#}"),
-                }),
-            },
-            Op::NewSession => {
-                match self
-                    .store
-                    .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
-                {
-                    Ok(s) => {
-                        self.switch_session(s);
-                        self.session_start_hooks("clear").await;
-                    }
-                    Err(e) => self.emit(Event::Error {
-                        kind: ErrorKind::Session,
-                        message: format!("cannot create a session: {e:#}"),
-                    }),
-                }
-            }
-            Op::ResumeSession { id } => match self.store.find_session(&id) {
-                Ok(Some(s)) => {
-                    self.switch_session(s);
-                    self.session_start_hooks("resume").await;
-                }
-                Ok(None) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("no session {id}"),
-                }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot load session {id}: {e:#}"),
-                }),
-            },
-            Op::ListSessions => match self.store.list_sessions() {
-                Ok(sessions) => self.emit(Event::Sessions { sessions }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sessions: {e:#}"),
-                }),
-            },
-            Op::ListSubagents { session_id } => match self.store.children(&session_id) {
-                Ok(sessions) => self.emit(Event::Sessions { sessions }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sub-agent sessions: {e:#}"),
-                }),
-            },
+            Op::SetModel { model } => self.switch_model(model),
+            Op::NewSession => self.new_session().await,
+            Op::ResumeSession { id } => self.resume_session(&id).await,
+            Op::ListSessions => self.list_sessions(),
+            Op::ListSubagents { session_id } => self.list_subagents(&session_id),
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
@@ -455,21 +358,7 @@ impl Runner {
                 server,
                 prompt,
                 args,
-            } => match self.mcp_prompt_text(&server, &prompt, &args).await {
-                Ok(text) => {
-                    self.user_turn(vec![Prompt {
-                        id,
-                        text,
-                        label: None,
-                        pasted: Vec::new(),
-                    }])
-                    .await;
-                }
-                Err(message) => self.emit(Event::Error {
-                    kind: ErrorKind::Mcp,
-                    message,
-                }),
-            },
+            } => self.mcp_prompt_turn(id, &server, &prompt, &args).await,
             Op::Shell { id, command } => self.shell(id, command).await,
             Op::RunCommand {
                 id,
@@ -497,6 +386,146 @@ impl Runner {
             | Op::ListMcpResources
             | Op::AttachMcpResource { .. }
             | Op::RestartMcpServer { .. } => {}
+        }
+    }
+
+    /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
+    async fn manual_compact(&mut self, focus: Option<String>) {
+        self.compactions_this_turn = 0;
+        let cancel = self.shared.fresh_cancel();
+        self.settle_window().await;
+        let req = CompactRequest {
+            trigger: Trigger::Manual { focus },
+            then: Then::Stop,
+        };
+        let result = self.compact(req, &cancel).await;
+        let reason = match result {
+            Ok(_) => TurnEnd::Compacted,
+            Err(CompactionError::NothingToCompact(message)) => {
+                self.emit(Event::Info { message });
+                TurnEnd::NothingToCompact
+            }
+            Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
+            Err(e) => {
+                let kind = ErrorKind::Compaction;
+                self.emit(Event::Error {
+                    kind,
+                    message: e.to_string(),
+                });
+                TurnEnd::Error
+            }
+        };
+        // A write that failed meanwhile is the error to report.
+        let reason = match self.take_store_failure() {
+            Some(message) => {
+                self.emit(Event::Error {
+                    kind: ErrorKind::Store,
+                    message,
+                });
+                TurnEnd::Error
+            }
+            None => reason,
+        };
+        self.emit(Event::TurnFinished { reason });
+        self.state(EngineState::Idle, None);
+    }
+
+    /// `/model`: the session goes on with `model`.
+    fn switch_model(&mut self, model: String) {
+        match ModelSetup::build(&self.opts.config, &model) {
+            Ok((setup, warning)) => {
+                self.model = setup;
+                self.estimator = Estimator::lazy(&self.model.model_id);
+                self.start_window(warning);
+                self.fit_prompt();
+                self.session.model = model.clone();
+                self.touch_session();
+                self.reset_estimate();
+                self.refresh_tools();
+                self.emit(Event::ModelChanged { model });
+                self.emit(Event::EffortChanged {
+                    effort: self.effort(),
+                });
+                self.emit_context();
+            }
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Model,
+                message: format!("cannot switch to {model}: {e:#}"),
+            }),
+        }
+    }
+
+    /// `/new`: a new session, with the `session_start` hooks of a cleared one.
+    async fn new_session(&mut self) {
+        match self
+            .store
+            .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
+        {
+            Ok(s) => {
+                self.switch_session(s);
+                self.session_start_hooks("clear").await;
+            }
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("cannot create a session: {e:#}"),
+            }),
+        }
+    }
+
+    /// Goes on with the stored session `id`.
+    async fn resume_session(&mut self, id: &str) {
+        match self.store.find_session(id) {
+            Ok(Some(s)) => {
+                self.switch_session(s);
+                self.session_start_hooks("resume").await;
+            }
+            Ok(None) => self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("no session {id}"),
+            }),
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("cannot load session {id}: {e:#}"),
+            }),
+        }
+    }
+
+    fn list_sessions(&self) {
+        match self.store.list_sessions() {
+            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("cannot list sessions: {e:#}"),
+            }),
+        }
+    }
+
+    fn list_subagents(&self, session_id: &str) {
+        match self.store.children(session_id) {
+            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Session,
+                message: format!("cannot list sub-agent sessions: {e:#}"),
+            }),
+        }
+    }
+
+    /// An MCP prompt: its text, from the server, is the user's turn.
+    async fn mcp_prompt_turn(&mut self, id: String, server: &str, prompt: &str, args: &str) {
+        match self.mcp_prompt_text(server, prompt, args).await {
+            Ok(text) => {
+                self.user_turn(vec![Prompt {
+                    id,
+                    text,
+                    label: None,
+                    pasted: Vec::new(),
+                }])
+                .await;
+            }
+            Err(message) => self.emit(Event::Error {
+                kind: ErrorKind::Mcp,
+                message,
+            }),
         }
     }
 
