@@ -23,6 +23,7 @@ use pith_context::budget::Budget;
 use pith_context::carry;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
+use pith_context::tokens::Estimator;
 use pith_context::view::is_turn_start;
 use pith_protocol::llm::{
     ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent, flatten_tools,
@@ -272,24 +273,13 @@ impl Runner {
         main: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
-        // Chunks follow the compaction model's window; the summary must fit the session's.
-        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
-        let cap = main.summary_cap.min(own.max_output);
-        let budget = Budget {
-            summary_cap: cap,
-            ..own
-        };
+        let budget = self.summary_budget(setup, main);
+        let cap = budget.summary_cap;
         let instructions = self.opts.config.compaction.instructions.clone();
         let user = plan::SummaryAsk {
             instructions: instructions.as_deref(),
             focus: ask.focus,
         };
-        // The chunk budget keeps a tenth of the window for estimate error: half of that takes
-        // the words note; a longer note makes the chunks smaller.
-        let words = ask.words.map_or(0, |w| self.estimator.text(w));
-        let mut chunk_budget = plan::chunk_budget(&budget, user, &self.estimator)
-            .saturating_sub(words.saturating_sub(budget.usable / 20))
-            .max(budget.min_chunk);
         let mut running: Option<String> = previous.map(str::to_string);
         if chat.is_empty() {
             // Only the request that travels whole was left to summarise: nothing to write.
@@ -300,33 +290,14 @@ impl Runner {
                 inline: false,
             });
         }
+        let mut chunks = Chunks::new(chat, self.chunk_budget(&budget, user, ask), &self.estimator);
         let mut usage = Usage::default();
         let mut calls = 0u32;
-        let mut splits = 0u32;
         let mut retried = false;
-        // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
-        let mut queue: VecDeque<Vec<ChatMessage>> =
-            plan::chunks(chat, chunk_budget, &self.estimator).into();
         let mut note: Option<String> = None;
-        while let Some(chunk) = queue.pop_front() {
-            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, user);
-            if let Some(ChatMessage::User { content }) = messages.last_mut() {
-                for n in [ask.words, note.as_deref()].into_iter().flatten() {
-                    content.push(UserContent::Text {
-                        text: n.to_string(),
-                    });
-                }
-            }
-            let request = ChatRequest {
-                model: setup.model_id.clone(),
-                system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
-                messages,
-                tools: Vec::new(),
-                max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
-                temperature: None,
-                thinking_budget: None,
-                reasoning_effort: None,
-            };
+        while let Some(chunk) = chunks.queue.pop_front() {
+            let notes = [ask.words, note.as_deref()];
+            let request = summary_request(setup, running.as_deref(), &chunk, user, notes, cap);
             match self
                 .complete_text(setup.provider.as_ref(), &request, cancel)
                 .await
@@ -339,32 +310,22 @@ impl Runner {
                     if text.trim().is_empty() {
                         return Err(CompactionError::EmptySummary);
                     }
-                    if queue.is_empty()
+                    if chunks.queue.is_empty()
                         && !retried
                         && let Some(n) = summary_problem(&text, finish.as_ref(), cap)
                     {
                         retried = true;
                         note = Some(n);
-                        queue.push_front(chunk);
+                        chunks.queue.push_front(chunk);
                         continue;
                     }
                     running = Some(text);
                 }
-                Err(e) if e.kind == ErrorKind::ContextOverflow && splits < MAX_SPLITS => {
+                Err(e) if e.kind == ErrorKind::ContextOverflow && chunks.splits < MAX_SPLITS => {
                     // The estimate was off for this model: split the chunk further.
                     calls += 1;
-                    splits += 1;
                     self.learn_window(&e, None);
-                    chunk_budget = (chunk_budget / 2).max(MIN_SPLIT);
-                    tracing::warn!(
-                        "summary request overflowed; splitting to {chunk_budget} tokens"
-                    );
-                    for piece in plan::chunks(chunk.clone(), chunk_budget, &self.estimator)
-                        .into_iter()
-                        .rev()
-                    {
-                        queue.push_front(piece);
-                    }
+                    chunks.split(chunk, &self.estimator);
                 }
                 Err(e) if e.kind == ErrorKind::Cancelled => {
                     return Err(CompactionError::Interrupted);
@@ -379,6 +340,86 @@ impl Runner {
             calls,
             inline: false,
         })
+    }
+
+    /// The budget of the dedicated summary requests: chunks follow the compaction model's
+    /// window; the summary must fit the session's (`main`).
+    fn summary_budget(&self, setup: &ModelSetup, main: &Budget) -> Budget {
+        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
+        Budget {
+            summary_cap: main.summary_cap.min(own.max_output),
+            ..own
+        }
+    }
+
+    /// The tokens of history one summary request takes. It keeps a tenth of the window for
+    /// estimate error: half of that takes the words note; a longer note makes the chunks
+    /// smaller.
+    fn chunk_budget(&self, budget: &Budget, user: plan::SummaryAsk<'_>, ask: Ask<'_>) -> u64 {
+        let words = ask.words.map_or(0, |w| self.estimator.text(w));
+        plan::chunk_budget(budget, user, &self.estimator)
+            .saturating_sub(words.saturating_sub(budget.usable / 20))
+            .max(budget.min_chunk)
+    }
+}
+
+/// The history still to summarise, in chunks that each fit a request, oldest first
+/// (oversized messages are split, not dropped).
+struct Chunks {
+    queue: VecDeque<Vec<ChatMessage>>,
+    budget: u64,
+    /// How often a chunk that overflowed was split further.
+    splits: u32,
+}
+
+impl Chunks {
+    fn new(chat: Vec<ChatMessage>, budget: u64, estimator: &Estimator) -> Chunks {
+        Chunks {
+            queue: plan::chunks(chat, budget, estimator).into(),
+            budget,
+            splits: 0,
+        }
+    }
+
+    /// A chunk overflowed: it goes back at the front, split in halves of the budget.
+    fn split(&mut self, chunk: Vec<ChatMessage>, estimator: &Estimator) {
+        self.splits += 1;
+        self.budget = (self.budget / 2).max(MIN_SPLIT);
+        let budget = self.budget;
+        tracing::warn!("summary request overflowed; splitting to {budget} tokens");
+        for piece in plan::chunks(chunk, budget, estimator).into_iter().rev() {
+            self.queue.push_front(piece);
+        }
+    }
+}
+
+/// The dedicated summary request for one chunk: the compaction agent's system prompt, the
+/// running summary and the chunk, the `notes` (the user's words, a retry's note) appended.
+fn summary_request(
+    setup: &ModelSetup,
+    running: Option<&str>,
+    chunk: &[ChatMessage],
+    user: plan::SummaryAsk<'_>,
+    notes: [Option<&str>; 2],
+    cap: u64,
+) -> ChatRequest {
+    let mut messages = plan::summary_request_messages(running, chunk, user);
+    if let Some(ChatMessage::User { content }) = messages.last_mut() {
+        for n in notes.into_iter().flatten() {
+            content.push(UserContent::Text {
+                text: n.to_string(),
+            });
+        }
+    }
+    ChatRequest {
+        model: setup.model_id.clone(),
+        system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
+        messages,
+        tools: Vec::new(),
+        max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
+        temperature: None,
+        thinking_budget: None,
+        reasoning_effort: None,
     }
 }
 
