@@ -22,8 +22,8 @@ impl Runner {
             // `user_prompt_submit` hooks may refuse it, or add context to it.
             let added = match self.prompt_hooks(p).await {
                 Ok(added) => added,
-                Err(reason) => {
-                    self.refuse_by_hook(p, &reason);
+                Err(block) => {
+                    self.refuse_by_hook(p, &block.to_string());
                     continue;
                 }
             };

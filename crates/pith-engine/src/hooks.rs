@@ -33,6 +33,17 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
+/// A hook that refused what it was asked about, and its reason.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HookBlock {
+    /// A `user_prompt_submit` hook refused the prompt.
+    #[error("{0}")]
+    Prompt(String),
+    /// A `pre_tool_use` hook refused the call.
+    #[error("Blocked by a pre_tool_use hook: {0}")]
+    ToolCall(String),
+}
+
 impl Runner {
     /// Runs the hooks of `event` for `subject`; their warnings go to the front end.
     pub(super) async fn run_hooks(
@@ -83,9 +94,12 @@ impl Runner {
         self.state(EngineState::Idle, None);
     }
 
-    /// `user_prompt_submit` for one prompt: `Err(reason)` refuses it; `Ok` the context the
-    /// hooks add to it. The main agent only.
-    pub(super) async fn prompt_hooks(&mut self, prompt: &Prompt) -> Result<Vec<PartKind>, String> {
+    /// `user_prompt_submit` for one prompt: `Err` refuses it; `Ok` the context the hooks add to
+    /// it. The main agent only.
+    pub(super) async fn prompt_hooks(
+        &mut self,
+        prompt: &Prompt,
+    ) -> Result<Vec<PartKind>, HookBlock> {
         if self.role.depth > 0 {
             return Ok(Vec::new());
         }
@@ -99,7 +113,7 @@ impl Runner {
             )
             .await;
         if let Some(reason) = outcome.block {
-            return Err(reason);
+            return Err(HookBlock::Prompt(reason));
         }
         Ok(outcome
             .context
@@ -108,15 +122,15 @@ impl Runner {
             .collect())
     }
 
-    /// `pre_tool_use`: `Err(reason)` when a hook blocks the call, `Ok(true)` when one approved
-    /// it (no question; rules that deny and the sandbox still hold).
+    /// `pre_tool_use`: `Err` when a hook blocks the call, `Ok(true)` when one approved it (no
+    /// question; rules that deny and the sandbox still hold).
     pub(super) async fn pre_tool_hooks(
         &self,
         call_id: &str,
         tool: &str,
         input: &Value,
         cancel: &CancellationToken,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, HookBlock> {
         let outcome = self
             .run_hooks(
                 HookEvent::PreToolUse,
@@ -126,7 +140,7 @@ impl Runner {
             )
             .await;
         match outcome.block {
-            Some(reason) => Err(format!("Blocked by a pre_tool_use hook: {reason}")),
+            Some(reason) => Err(HookBlock::ToolCall(reason)),
             None => Ok(outcome.approve),
         }
     }

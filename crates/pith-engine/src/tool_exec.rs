@@ -282,7 +282,7 @@ impl Runner {
         let repeated = self.doom.record(tool, input);
         let approved = match self.pre_tool_hooks(call_id, tool, input, cancel).await {
             Ok(approved) => approved,
-            Err(reason) => return Err(failed(ToolError::Refused(reason))),
+            Err(block) => return Err(failed(ToolError::Refused(block.to_string()))),
         };
         // A mode chosen while the turn runs (Shift+Tab, an editor) counts from this call on.
         self.apply_settings();
