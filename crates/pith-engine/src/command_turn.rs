@@ -3,8 +3,9 @@
 
 use super::runner::{ModelSetup, Runner};
 use super::shared::Prompt;
+use crate::error::{EngineError, with_causes};
 use pith_context::tokens::Estimator;
-use pith_protocol::event::{ErrorKind, Event, TurnEnd};
+use pith_protocol::event::{Event, TurnEnd};
 
 impl Runner {
     pub(super) async fn command_turn(
@@ -46,7 +47,10 @@ impl Runner {
                     Some((model, std::mem::replace(&mut self.estimator, estimator)))
                 }
                 Err(e) => {
-                    self.refuse(format!("{label}: cannot use model {m}: {e:#}"));
+                    self.refuse(format!(
+                        "{label}: cannot use model {m}: {}",
+                        with_causes(&e)
+                    ));
                     return;
                 }
             },
@@ -84,10 +88,7 @@ impl Runner {
 
     /// The command cannot run as written: say why, and end the "turn" that never started.
     fn refuse(&mut self, message: String) {
-        self.emit(Event::Error {
-            kind: ErrorKind::Command,
-            message,
-        });
+        self.report(EngineError::Command(message));
         self.emit(Event::TurnFinished {
             reason: TurnEnd::Error,
         });

@@ -86,7 +86,7 @@ pub(super) struct CompactRequest {
 
 /// Why a compaction did not happen or stopped the turn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub(super) enum CompactionError {
+pub enum CompactionError {
     /// Nothing worth compacting (manual only): said to the user; nothing changed.
     #[error("{0}")]
     NothingToCompact(String),
@@ -255,7 +255,7 @@ impl Runner {
                     Ok((s, _)) => Ok(Some(s)),
                     Err(e) => Err(CompactionError::Model {
                         model: name.clone(),
-                        reason: format!("{e:#}"),
+                        reason: crate::error::with_causes(&e),
                     }),
                 }
             }

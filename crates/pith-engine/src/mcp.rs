@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
+use crate::error::EngineError;
 use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use pith_mcp::{McpManager, McpTool};
 use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
@@ -184,25 +185,33 @@ impl Runner {
         server: &str,
         prompt: &str,
         args: &str,
-    ) -> Result<String, String> {
-        let manager = self
-            .mcp
-            .manager
-            .clone()
-            .ok_or_else(|| "no MCP servers are configured".to_string())?;
+    ) -> Result<String, McpError> {
+        let manager = self.mcp.manager.clone().ok_or(McpError::NoServers)?;
         let spec = manager
             .server(server)
-            .ok_or_else(|| format!("no MCP server named {server}"))?
+            .ok_or_else(|| McpError::NoServer(server.to_string()))?
             .prompts()
             .into_iter()
             .find(|p| p.name == prompt)
-            .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
-        let arguments = pith_mcp::prompt::arguments(&spec.arguments, args)
-            .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
-        let result = manager.get_prompt(server, prompt, arguments).await?;
+            .ok_or_else(|| McpError::NoPrompt {
+                server: server.to_string(),
+                prompt: prompt.to_string(),
+            })?;
+        let arguments = pith_mcp::prompt::arguments(&spec.arguments, args).map_err(|cause| {
+            McpError::Arguments {
+                command: format!("/{server}:{prompt}"),
+                cause,
+            }
+        })?;
+        let result = manager
+            .get_prompt(server, prompt, arguments)
+            .await
+            .map_err(McpError::Server)?;
         let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
-            return Err(format!("/{server}:{prompt} returned no text"));
+            return Err(McpError::NoText {
+                command: format!("/{server}:{prompt}"),
+            });
         }
         Ok(text)
     }
@@ -241,6 +250,31 @@ impl Runner {
     }
 }
 
+/// Why an MCP prompt, resource or server op cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// An MCP prompt command with no MCP servers configured.
+    #[error("no MCP servers are configured")]
+    NoServers,
+    /// A resource or restart op with no MCP servers configured.
+    #[error("no MCP servers are configured ([mcp.NAME] in the config)")]
+    NotConfigured,
+    #[error("no MCP server named {0}")]
+    NoServer(String),
+    #[error("{server} has no prompt named {prompt}")]
+    NoPrompt { server: String, prompt: String },
+    /// The text after `/server:prompt` does not fit the prompt's arguments.
+    #[error("{command}: {cause}")]
+    Arguments { command: String, cause: String },
+    /// The server's answer to the prompt request (its error).
+    #[error("{0}")]
+    Server(String),
+    #[error("{command} returned no text")]
+    NoText { command: String },
+    #[error("cannot read {label}: {cause}")]
+    Read { label: String, cause: String },
+}
+
 /// The MCP ops the pump answers at once, even while a turn runs: listing resources, reading one
 /// for the next message (the runner waits for the read before it stores that message), and
 /// restarting a server.
@@ -249,17 +283,14 @@ pub(super) fn answer_op(
     shared: &super::shared::Shared,
     src: &super::shared::HistorySource,
 ) {
-    use pith_protocol::event::{ErrorKind, Op};
+    use pith_protocol::event::Op;
     let events = src.events.clone();
     let Some(manager) = src.mcp.clone() else {
         let _ = match op {
             Op::ListMcpResources => events.send(Event::McpResources {
                 resources: Vec::new(),
             }),
-            _ => events.send(Event::Error {
-                kind: ErrorKind::Mcp,
-                message: "no MCP servers are configured ([mcp.NAME] in the config)".into(),
-            }),
+            _ => events.send(EngineError::from(McpError::NotConfigured).event()),
         };
         return;
     };
@@ -285,10 +316,8 @@ pub(super) fn answer_op(
                         Some(Attachment { label, mime, text })
                     }
                     Err(e) => {
-                        let _ = events.send(Event::Error {
-                            kind: ErrorKind::Mcp,
-                            message: format!("cannot read {label}: {e}"),
-                        });
+                        let e = McpError::Read { label, cause: e };
+                        let _ = events.send(EngineError::from(e).event());
                         None
                     }
                 }
@@ -300,10 +329,7 @@ pub(super) fn answer_op(
         Op::RestartMcpServer { name } => {
             tokio::spawn(async move {
                 if manager.server(&name).is_none() {
-                    let _ = events.send(Event::Error {
-                        kind: ErrorKind::Mcp,
-                        message: format!("no MCP server named {name}"),
-                    });
+                    let _ = events.send(EngineError::from(McpError::NoServer(name)).event());
                     return;
                 }
                 // A failure shows as the server's state.

@@ -8,11 +8,13 @@ use super::EngineOptions;
 use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
+use crate::error::{EngineError, with_causes};
+use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
 use pith_context::tokens::Estimator;
 use pith_context::tracker::ContextTracker;
-use pith_protocol::event::{EngineState, ErrorKind, Event, Op, TurnEnd};
+use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_provider::retry::RetryPolicy;
@@ -48,7 +50,7 @@ impl ModelSetup {
     pub fn build(
         config: &pith_config::Config,
         name: &str,
-    ) -> anyhow::Result<(Self, Option<String>)> {
+    ) -> Result<(Self, Option<String>), ModelError> {
         let (provider, model_id) = crate::factory::build(config, name)?;
         let pc = crate::factory::split_model(name)
             .ok()
@@ -137,7 +139,7 @@ impl Runner {
         session: Session,
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, EngineError> {
         let events = super::emitter::Emitter::direct(events);
         let role = super::subagent::AgentRole::main();
         Self::build(opts, store, session, events, shared, role, None)
@@ -152,7 +154,7 @@ impl Runner {
         shared: Arc<Shared>,
         role: super::subagent::AgentRole,
         child: Option<super::subagent::ChildSetup>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, EngineError> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
@@ -207,6 +209,11 @@ impl Runner {
             *last = Some(message.clone());
         }
         let _ = self.events.send(event);
+    }
+
+    /// Reports an error to the front end.
+    pub(super) fn report(&self, e: EngineError) {
+        self.emit(e.event());
     }
 
     pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
@@ -407,21 +414,14 @@ impl Runner {
             }
             Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
             Err(e) => {
-                let kind = ErrorKind::Compaction;
-                self.emit(Event::Error {
-                    kind,
-                    message: e.to_string(),
-                });
+                self.report(EngineError::Compaction(e));
                 TurnEnd::Error
             }
         };
         // A write that failed meanwhile is the error to report.
         let reason = match self.take_store_failure() {
-            Some(message) => {
-                self.emit(Event::Error {
-                    kind: ErrorKind::Store,
-                    message,
-                });
+            Some(e) => {
+                self.report(e);
                 TurnEnd::Error
             }
             None => reason,
@@ -448,9 +448,9 @@ impl Runner {
                 });
                 self.emit_context();
             }
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Model,
-                message: format!("cannot switch to {model}: {e:#}"),
+            Err(e) => self.report(EngineError::SwitchModel {
+                cause: with_causes(&e),
+                model,
             }),
         }
     }
@@ -465,10 +465,7 @@ impl Runner {
                 self.switch_session(s);
                 self.session_start_hooks("clear").await;
             }
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot create a session: {e:#}"),
-            }),
+            Err(e) => self.report(EngineError::CreateSession(format!("{e:#}"))),
         }
     }
 
@@ -479,13 +476,10 @@ impl Runner {
                 self.switch_session(s);
                 self.session_start_hooks("resume").await;
             }
-            Ok(None) => self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("no session {id}"),
-            }),
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot load session {id}: {e:#}"),
+            Ok(None) => self.report(EngineError::NoSession(id.to_string())),
+            Err(e) => self.report(EngineError::ReadSession {
+                id: id.to_string(),
+                cause: format!("{e:#}"),
             }),
         }
     }
@@ -493,20 +487,14 @@ impl Runner {
     fn list_sessions(&self) {
         match self.store.list_sessions() {
             Ok(sessions) => self.emit(Event::Sessions { sessions }),
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot list sessions: {e:#}"),
-            }),
+            Err(e) => self.report(EngineError::ListSessions(format!("{e:#}"))),
         }
     }
 
     fn list_subagents(&self, session_id: &str) {
         match self.store.children(session_id) {
             Ok(sessions) => self.emit(Event::Sessions { sessions }),
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot list sub-agent sessions: {e:#}"),
-            }),
+            Err(e) => self.report(EngineError::ListSubagents(format!("{e:#}"))),
         }
     }
 
@@ -522,10 +510,7 @@ impl Runner {
                 }])
                 .await;
             }
-            Err(message) => self.emit(Event::Error {
-                kind: ErrorKind::Mcp,
-                message,
-            }),
+            Err(e) => self.report(e.into()),
         }
     }
 

@@ -6,7 +6,8 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use pith_protocol::event::{ErrorKind, Event, Op, PermissionReply};
+use crate::error::EngineError;
+use pith_protocol::event::{Event, Op, PermissionReply};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -174,9 +175,8 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         Ok(page) => (page, None),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
-            let message = format!("cannot load older messages: {e:#}");
-            let kind = ErrorKind::Session;
-            (Default::default(), Some(Event::Error { kind, message }))
+            let e = EngineError::OlderMessages(format!("{e:#}"));
+            (Default::default(), Some(e.event()))
         }
     };
     let history = Event::History {
@@ -237,19 +237,13 @@ fn route(
         Op::ListSessions => history.answer(|store| {
             vec![match store.list_sessions() {
                 Ok(sessions) => Event::Sessions { sessions },
-                Err(e) => Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sessions: {e:#}"),
-                },
+                Err(e) => EngineError::ListSessions(format!("{e:#}")).event(),
             }]
         }),
         Op::ListSubagents { session_id } => history.answer(move |store| {
             vec![match store.children(&session_id) {
                 Ok(sessions) => Event::Sessions { sessions },
-                Err(e) => Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sub-agent sessions: {e:#}"),
-                },
+                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event(),
             }]
         }),
         Op::ContextBreakdown => {

@@ -306,7 +306,7 @@ impl Runner {
         )
         .map_err(|e| TaskError::Start {
             id,
-            cause: format!("{e:#}"),
+            cause: crate::error::with_causes(&e),
         })
     }
 

@@ -6,8 +6,9 @@ use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
+use crate::error::EngineError;
 use pith_context::{compaction, overflow, prune};
-use pith_protocol::event::{EngineState, ErrorKind, Event, TurnEnd};
+use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
 use pith_provider::ProviderError;
@@ -76,11 +77,8 @@ impl Runner {
         }
         self.touch_session();
         self.emit_context();
-        if let Some(message) = self.take_store_failure() {
-            self.emit(Event::Error {
-                kind: ErrorKind::Store,
-                message,
-            });
+        if let Some(e) = self.take_store_failure() {
+            self.report(e);
             reason = TurnEnd::Error;
         }
         self.emit(Event::TurnFinished {
@@ -165,7 +163,7 @@ impl Runner {
         if has_calls {
             let stopped = self.run_tools(idx, cancel).await;
             if let Err(stop) = stopped {
-                return Err(self.fail(ErrorKind::Loop, stop.to_string()));
+                return Err(self.fail(EngineError::Loop(stop.to_string())));
             }
             if cancel.is_cancelled() {
                 return Err(TurnEnd::Interrupted);
@@ -319,10 +317,7 @@ impl Runner {
         let said = self.learn_window(err, Some(estimated.request));
         let learned = self.model.limits.context != window;
         if (retried && !learned) || !self.opts.config.compaction.auto {
-            return Err(self.fail(ErrorKind::ContextOverflow, format!(
-                "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
-                err.message
-            )));
+            return Err(self.fail(EngineError::ContextOverflow(err.message.clone())));
         }
         tracing::info!("provider reported a context overflow; compacting and retrying the step");
         let req = CompactRequest {
@@ -345,7 +340,7 @@ impl Runner {
         let m = m.clone();
         self.save_message(&m);
         self.emit(Event::Message { message: m });
-        self.fail(ErrorKind::Provider, message)
+        self.fail(EngineError::Provider(message))
     }
 
     /// The overflow test on the running figure (last report + estimate of what was added).
@@ -358,8 +353,8 @@ impl Runner {
     }
 
     /// Reports what ended the turn.
-    fn fail(&mut self, kind: ErrorKind, message: String) -> TurnEnd {
-        self.emit(Event::Error { kind, message });
+    fn fail(&mut self, e: EngineError) -> TurnEnd {
+        self.report(e);
         TurnEnd::Error
     }
 
@@ -367,7 +362,7 @@ impl Runner {
     fn fail_compaction(&mut self, e: CompactionError) -> TurnEnd {
         match e {
             CompactionError::Interrupted => TurnEnd::Interrupted,
-            e => self.fail(ErrorKind::Compaction, e.to_string()),
+            e => self.fail(EngineError::Compaction(e)),
         }
     }
 

@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::runner::Runner;
+use crate::error::EngineError;
 use crate::snapshot::Snapshots;
-use pith_protocol::event::{ErrorKind, Event};
+use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role};
 
 /// One turn: the user message that started it and the workspace before and after.
@@ -113,10 +114,7 @@ impl Runner {
     }
 
     fn undo_error(&self, message: String) {
-        self.emit(Event::Error {
-            kind: ErrorKind::Undo,
-            message,
-        });
+        self.report(EngineError::Undo(message));
     }
 
     pub(super) async fn undo(&mut self) {
