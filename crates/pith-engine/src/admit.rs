@@ -106,11 +106,11 @@ impl Runner {
         if usable == 0 {
             return None; // the window is unknown
         }
-        let mut tokens = self.overhead() + self.estimator.message(m);
-        if tokens >= usable && !self.estimator.is_exact() {
-            self.estimator.want_exact();
+        let mut tokens = self.overhead() + self.meter.estimator.message(m);
+        if tokens >= usable && !self.meter.estimator.is_exact() {
+            self.meter.estimator.want_exact();
             self.reset_estimate();
-            tokens = self.overhead() + self.estimator.message(m);
+            tokens = self.overhead() + self.meter.estimator.message(m);
         }
         (tokens >= usable).then_some((tokens, usable))
     }

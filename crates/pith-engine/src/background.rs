@@ -83,7 +83,7 @@ impl Runner {
             self.background = None;
         }
         let budget = self.budget();
-        let used = self.tracker.used();
+        let used = self.meter.used();
         if self.background.is_some() || (used as f64) < start * budget.usable as f64 {
             return;
         }
@@ -106,7 +106,7 @@ impl Runner {
         if let Some(w) = pith_context::compaction::words_note(
             &carried.uncarried,
             budget.summary_cap,
-            &self.estimator,
+            &self.meter.estimator,
         ) {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -178,8 +178,8 @@ impl Runner {
         if self.swap_leaves_too_much(&written, &carried, n) {
             return Ok(false);
         }
-        let before = self.tracker.used();
-        let estimator = &mut self.estimator;
+        let before = self.meter.used();
+        let estimator = &mut self.meter.estimator;
         let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
         self.compactions_this_turn += 1;
         self.emit(pith_protocol::event::Event::CompactionStarted {
@@ -259,10 +259,14 @@ impl Runner {
     fn swap_leaves_too_much(&mut self, written: &Written, carried: &Carried, n: usize) -> bool {
         let budget = self.budget();
         let overhead = self.overhead();
-        let estimator = &mut self.estimator;
+        let estimator = &mut self.meter.estimator;
         let kept: u64 = self.view[n..].iter().map(|m| estimator.message(m)).sum();
-        let summary = self.estimator.text(&written.text).min(budget.summary_cap);
-        let after = overhead + summary + self.estimator.text(&carry::render(carried)) + kept;
+        let summary = self
+            .meter
+            .estimator
+            .text(&written.text)
+            .min(budget.summary_cap);
+        let after = overhead + summary + self.meter.estimator.text(&carry::render(carried)) + kept;
         if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
             tracing::info!(
                 after,

@@ -44,7 +44,10 @@ impl Runner {
                 Ok((setup, _)) => {
                     let estimator = Estimator::lazy(&setup.model_id);
                     let model = std::mem::replace(&mut self.model, setup);
-                    Some((model, std::mem::replace(&mut self.estimator, estimator)))
+                    Some((
+                        model,
+                        std::mem::replace(&mut self.meter.estimator, estimator),
+                    ))
                 }
                 Err(e) => {
                     self.refuse(format!(
@@ -73,7 +76,7 @@ impl Runner {
         self.user_turn(vec![prompt]).await;
         if let Some((model, estimator)) = saved_model {
             self.model = model;
-            self.estimator = estimator;
+            self.meter.estimator = estimator;
         }
         if let Some((role, registry)) = saved_role {
             self.role = role;

@@ -137,8 +137,8 @@ impl Runner {
             return Ok(());
         }
         // Tail, chunks and the breaker's figures are decided on exact counts.
-        if !self.estimator.is_exact() {
-            self.estimator.want_exact();
+        if !self.meter.estimator.is_exact() {
+            self.meter.estimator.want_exact();
             self.reset_estimate();
         }
         let budget = self.budget();
@@ -157,7 +157,7 @@ impl Runner {
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
         let kept_tokens = self.tokens_of(cut.tail.clone());
-        let replaced = (new_tokens + previous.map_or(0, |p| self.estimator.text(p)))
+        let replaced = (new_tokens + previous.map_or(0, |p| self.meter.estimator.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
 
         let setup = self.compaction_setup()?;
@@ -201,15 +201,15 @@ impl Runner {
         match trigger {
             // What the provider counted is the real figure; without it, at least the window.
             Trigger::Overflow { prompt_tokens } => {
-                prompt_tokens.unwrap_or_else(|| self.tracker.used().max(budget.usable))
+                prompt_tokens.unwrap_or_else(|| self.meter.used().max(budget.usable))
             }
-            _ => self.tracker.used(),
+            _ => self.meter.used(),
         }
     }
 
     /// The estimated tokens of the view's messages in `range`.
     fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
-        let estimator = &mut self.estimator;
+        let estimator = &mut self.meter.estimator;
         self.view[range].iter().map(|m| estimator.message(m)).sum()
     }
 
@@ -221,7 +221,7 @@ impl Runner {
         budget: &Budget,
     ) -> Result<(), CompactionError> {
         if let Some(r) = &carried.current_request {
-            let need = overhead + self.estimator.text(r);
+            let need = overhead + self.meter.estimator.text(r);
             if need >= budget.usable {
                 return Err(CompactionError::Breaker(format!(
                     "Stopped: the current request with the system prompt (~{need} tokens) does \
@@ -272,14 +272,16 @@ impl Runner {
         let tail_start = self.view.get(i.tail.start).map(|m| m.id.clone());
         let summary = self.fit_summary(i.written.text.clone(), i.replaced, &budget);
         let mut carried = i.carried.clone();
-        let taken = overhead + self.estimator.text(&summary) + kept_tokens;
+        let taken = overhead + self.meter.estimator.text(&summary) + kept_tokens;
         self.carry_after_summary(&mut carried, &summary, taken, &budget);
         let (c, s) = self.summary_messages(&i, summary, &carried, tail_start.clone());
 
         // A manual compaction that would not shrink the context changes nothing.
         let before = i.before;
-        let after =
-            overhead + self.estimator.message(&c) + self.estimator.message(&s) + kept_tokens;
+        let after = overhead
+            + self.meter.estimator.message(&c)
+            + self.meter.estimator.message(&s)
+            + kept_tokens;
         if !i.auto && after >= before {
             self.state(EngineState::Idle, None);
             return Err(CompactionError::NothingToCompact(format!(
@@ -294,9 +296,9 @@ impl Runner {
     /// cap) or than what it replaces is never taken as it is.
     fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
         let most = replaced.min(budget.summary_cap);
-        if self.estimator.text(&summary) > most {
+        if self.meter.estimator.text(&summary) > most {
             tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
-            return plan::fit_text(&summary, most, &self.estimator);
+            return plan::fit_text(&summary, most, &self.meter.estimator);
         }
         summary
     }
@@ -377,11 +379,11 @@ impl Runner {
         budget: &Budget,
     ) -> Result<(), CompactionError> {
         let (before, written) = (i.before, &i.written);
-        let after = self.tracker.used();
+        let after = self.meter.used();
         tracing::info!(
             "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
             written.calls,
-            self.estimator.text(&s.text()),
+            self.meter.estimator.text(&s.text()),
             self.view.len() - 2
         );
         let cost = CompactionCost {
@@ -432,14 +434,14 @@ impl Runner {
     ) -> (plan::Cut, Carried) {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
-            let cut = plan::cut(&self.view, tail_budget, &mut self.estimator);
+            let cut = plan::cut(&self.view, tail_budget, &mut self.meter.estimator);
             let tail_tokens: u64 = self.view[cut.tail.clone()]
                 .iter()
-                .map(|m| self.estimator.message(m))
+                .map(|m| self.meter.estimator.message(m))
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
             let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.estimator.text(&carry::render(&carried));
+            let carried_tokens = self.meter.estimator.text(&carry::render(&carried));
             let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
@@ -460,14 +462,14 @@ impl Runner {
                 let need: u64 = carried
                     .uncarried
                     .iter()
-                    .map(|w| self.estimator.text(&w.text) + 8)
+                    .map(|w| self.meter.estimator.text(&w.text) + 8)
                     .sum();
                 tail_budget = tail_tokens.saturating_sub(need.max(1));
             } else {
                 return (cut, carried);
             }
         }
-        let cut = plan::cut(&self.view, 0, &mut self.estimator);
+        let cut = plan::cut(&self.view, 0, &mut self.meter.estimator);
         let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
@@ -508,7 +510,7 @@ impl Runner {
         let ledger = carry::bound_ledger(
             carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
             budget.ledger,
-            &self.estimator,
+            &self.meter.estimator,
         );
         let todos = self
             .tool_state
@@ -527,14 +529,14 @@ impl Runner {
             previous_dropped: prev.dropped_user_messages,
             ..Carried::default()
         };
-        let base = self.estimator.text(&carry::render(&c));
+        let base = self.meter.estimator.text(&carry::render(&c));
         self.carry_users(&mut c, budget.carry_room(target, taken + base));
         c
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
     pub(super) fn carry_users(&self, c: &mut Carried, room: u64) {
-        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.estimator);
+        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.meter.estimator);
         c.user_messages = r.messages;
         c.dropped_user_messages = r.dropped;
         c.uncarried = r.uncarried;
@@ -548,7 +550,7 @@ impl Runner {
         if c.sources.is_empty() {
             return;
         }
-        let est = &self.estimator;
+        let est = &self.meter.estimator;
         let mut base = c.clone();
         base.user_messages.clear();
         base.dropped_user_messages = 0;

@@ -15,6 +15,7 @@ pub mod hook_commands;
 mod hooks;
 mod mcp;
 mod mentions;
+mod meter;
 mod persist;
 pub mod prompt;
 mod reader;

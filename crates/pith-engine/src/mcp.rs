@@ -77,7 +77,7 @@ impl Runner {
             self.rebuild_mcp_tools(&manager, builtin_registry);
         }
         let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec(t.as_ref())).collect();
-        let total = self.estimator.tool_definitions(&mcp_specs);
+        let total = self.meter.estimator.tool_definitions(&mcp_specs);
         let deferred = search::should_defer(
             &self.opts.config.tool_search,
             total,
@@ -99,7 +99,7 @@ impl Runner {
             let before = self.overhead();
             self.tool_specs = specs;
             let after = self.overhead();
-            self.tracker.on_overhead_change(before, after);
+            self.meter.tracker.on_overhead_change(before, after);
         }
         self.emit_mcp_status(&manager, deferred);
     }
@@ -148,7 +148,7 @@ impl Runner {
                 transport: server.config.transport().to_string(),
                 state: server.state(),
                 tools: specs.len(),
-                tokens: self.estimator.tool_definitions(&specs),
+                tokens: self.meter.estimator.tool_definitions(&specs),
                 deferred: deferred && !specs.is_empty(),
                 prompts: server.prompts(),
                 resources: server.has_resources(),

@@ -13,7 +13,6 @@ use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
 use pith_context::tokens::Estimator;
-use pith_context::tracker::ContextTracker;
 use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
@@ -101,8 +100,8 @@ pub struct Runner {
     /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
-    pub(super) estimator: Estimator,
-    pub(super) tracker: ContextTracker,
+    /// The context figure and the estimator behind it.
+    pub(super) meter: super::meter::Meter,
     pub(super) registry: Registry,
     pub(super) permissions: Permissions,
     pub(super) doom: DoomLoop,
@@ -158,7 +157,7 @@ impl Runner {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
-        let estimator = Estimator::lazy(&model.model_id);
+        let meter = super::meter::Meter::new(&model.model_id);
         let hooks = Arc::new(crate::hook_commands::Hooks::new(
             &opts.config,
             &opts.workspace,
@@ -178,8 +177,7 @@ impl Runner {
             registry,
             tool_specs: Vec::new(),
             system: Vec::new(),
-            estimator,
-            tracker: ContextTracker::default(),
+            meter,
             view: Vec::new(),
             model,
             opts,
@@ -254,7 +252,7 @@ impl Runner {
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
         // the one context figure, as the status bar shows it (ARCHITECTURE.md §6.3)
-        self.session.tokens = self.tracker.used();
+        self.session.tokens = self.meter.used();
         if let Err(e) = self.store.update_session(&self.session) {
             self.store_failed("update the session", &e);
         }
@@ -267,8 +265,7 @@ impl Runner {
         for p in &m.parts {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
-        let tokens = self.estimator.message(&m);
-        self.tracker.on_added(tokens);
+        self.meter.add_message(&m);
         self.view.push(m);
         self.view.len() - 1
     }
@@ -435,7 +432,7 @@ impl Runner {
         match ModelSetup::build(&self.opts.config, &model) {
             Ok((setup, warning)) => {
                 self.model = setup;
-                self.estimator = Estimator::lazy(&self.model.model_id);
+                self.meter.estimator = Estimator::lazy(&self.model.model_id);
                 self.start_window(warning);
                 self.fit_prompt();
                 self.session.model = model.clone();

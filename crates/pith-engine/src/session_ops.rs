@@ -49,11 +49,11 @@ impl Runner {
         // what hooks said for the session left behind is not the new one's
         self.hook_context.clear();
         // The correction ratio is per session: the new one learns its own from its reports.
-        self.estimator = Estimator::lazy(&self.model.model_id);
+        self.meter.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.session.model) {
                 Ok((setup, _)) => {
-                    self.estimator = Estimator::lazy(&setup.model_id);
+                    self.meter.estimator = Estimator::lazy(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
@@ -69,7 +69,7 @@ impl Runner {
                 }
             }
         }
-        self.tracker = ContextTracker::default();
+        self.meter.tracker = ContextTracker::default();
         self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.report(EngineError::LoadSession(with_causes(&e)));

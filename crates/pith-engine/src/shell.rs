@@ -111,7 +111,6 @@ impl Runner {
             error,
             duration_ms,
         });
-        let tokens = self.estimator.part(&part);
-        self.tracker.on_added(tokens);
+        self.meter.add_part(&part);
     }
 }

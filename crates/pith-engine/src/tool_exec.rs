@@ -146,8 +146,7 @@ impl Runner {
             duration_ms,
         });
         let part = self.view[idx].parts[pi].clone();
-        let tokens = self.estimator.part(&part);
-        self.tracker.on_added(tokens);
+        self.meter.add_part(&part);
         self.emit_context();
     }
 

@@ -346,7 +346,7 @@ impl Runner {
     /// The overflow test on the running figure (last report + estimate of what was added).
     pub(super) fn overflowing(&self) -> bool {
         overflow::is_overflow(
-            self.tracker.used(),
+            self.meter.used(),
             &self.model.limits,
             &self.opts.config.compaction,
         )
@@ -452,13 +452,12 @@ impl Runner {
             Some(u) if u.context_tokens() > 0 => {
                 self.spent_tokens += u.context_tokens();
                 let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.estimator.learn(estimated.content, prompt_side);
-                self.tracker.on_report(&u, estimated.request);
+                self.meter.estimator.learn(estimated.content, prompt_side);
+                self.meter.tracker.on_report(&u, estimated.request);
             }
             _ => {
                 // No usage reported: the output joins the estimate.
-                let tokens = self.estimator.message(&m);
-                self.tracker.on_added(tokens);
+                self.meter.add_message(&m);
             }
         }
         self.emit(Event::StepFinished {
@@ -501,7 +500,7 @@ impl Runner {
             return;
         }
         let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
-        let plan = prune::plan(&self.view, &mut self.estimator, &rules);
+        let plan = prune::plan(&self.view, &mut self.meter.estimator, &rules);
         if plan.targets.is_empty() {
             return;
         }

@@ -105,12 +105,15 @@ impl Runner {
         self.role.shape_system(&mut system);
         let tools = self.registry.specs();
         let usable = self.budget().usable;
-        let full: u64 = system.iter().map(|s| self.estimator.text(s)).sum::<u64>()
+        let full: u64 = system
+            .iter()
+            .map(|s| self.meter.estimator.text(s))
+            .sum::<u64>()
             + tools
                 .iter()
                 .map(|t| {
-                    self.estimator.text(&t.description)
-                        + self.estimator.text(&t.parameters.to_string())
+                    self.meter.estimator.text(&t.description)
+                        + self.meter.estimator.text(&t.parameters.to_string())
                 })
                 .sum::<u64>();
         if full * PROMPT_SHARE <= usable {
