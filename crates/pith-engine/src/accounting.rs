@@ -19,7 +19,7 @@ impl Runner {
     /// uncorrected after a compaction, a prune or a resume).
     pub(super) fn overhead(&mut self) -> u64 {
         let mode = self.opts.config.permission_mode;
-        let (system, tools) = request_frame(&self.system, &self.tool_specs, mode);
+        let (system, tools) = request_frame(&self.system, &self.tools.specs, mode);
         self.meter.estimator.request_overhead(&system, &tools)
     }
 
@@ -27,7 +27,7 @@ impl Runner {
     pub(super) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
         request_frame(
             &self.system,
-            &self.tool_specs,
+            &self.tools.specs,
             self.opts.config.permission_mode,
         )
     }

@@ -246,7 +246,7 @@ impl Runner {
             });
             carried.user_messages.insert(0, r);
         }
-        if let Ok(t) = self.tool_state.todos.lock()
+        if let Ok(t) = self.tools.state.todos.lock()
             && t.as_array().is_some_and(|a| !a.is_empty())
         {
             carried.todos = Some(t.clone());

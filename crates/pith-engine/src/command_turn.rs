@@ -60,11 +60,12 @@ impl Runner {
             None => None,
         };
         let saved_role = agent.map(|(name, a)| {
-            let saved = (self.role.clone(), self.registry.clone());
+            let saved = (self.role.clone(), self.tools.registry.clone());
             self.role.name = name;
             self.role.prompt = a.prompt.clone();
             if let Some(tools) = &a.tools {
-                self.registry
+                self.tools
+                    .registry
                     .retain(|t| tools.iter().any(|n| n == t.name()));
             }
             saved
@@ -80,7 +81,7 @@ impl Runner {
         }
         if let Some((role, registry)) = saved_role {
             self.role = role;
-            self.registry = registry;
+            self.tools.registry = registry;
         }
         if changed {
             self.fit_prompt();

@@ -513,7 +513,8 @@ impl Runner {
             &self.meter.estimator,
         );
         let todos = self
-            .tool_state
+            .tools
+            .state
             .todos
             .lock()
             .ok()

@@ -28,6 +28,7 @@ mod step;
 mod subagent;
 mod summarise;
 mod tool_exec;
+mod tool_runtime;
 mod turn;
 mod undo;
 mod window;

@@ -48,14 +48,14 @@ impl Runner {
         if manager.is_empty() {
             return;
         }
-        self.mcp.builtin = Some((self.registry.clone(), self.tool_specs.clone()));
-        self.mcp.manager = Some(manager);
+        self.tools.mcp.builtin = Some((self.tools.registry.clone(), self.tools.specs.clone()));
+        self.tools.mcp.manager = Some(manager);
         self.refresh_tools();
     }
 
     /// Forgets what the tools were built from (a new session has new permissions and history).
     pub(super) fn reset_mcp(&mut self) {
-        self.mcp.generation = None;
+        self.tools.mcp.generation = None;
         self.refresh_tools();
     }
 
@@ -65,18 +65,24 @@ impl Runner {
     /// index and the definitions the history loaded. The context figure follows the change of
     /// definitions; the front ends get the servers' status when it changed.
     pub(super) fn refresh_tools(&mut self) {
-        let Some(manager) = self.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp.manager.clone() else {
             return;
         };
-        let Some((builtin_registry, builtin_specs)) = self.mcp.builtin.clone() else {
+        let Some((builtin_registry, builtin_specs)) = self.tools.mcp.builtin.clone() else {
             return;
         };
         let generation = manager.generation();
-        if self.mcp.generation != Some(generation) {
-            self.mcp.generation = Some(generation);
+        if self.tools.mcp.generation != Some(generation) {
+            self.tools.mcp.generation = Some(generation);
             self.rebuild_mcp_tools(&manager, builtin_registry);
         }
-        let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec(t.as_ref())).collect();
+        let mcp_specs: Vec<ToolSpec> = self
+            .tools
+            .mcp
+            .tools
+            .iter()
+            .map(|t| spec(t.as_ref()))
+            .collect();
         let total = self.meter.estimator.tool_definitions(&mcp_specs);
         let deferred = search::should_defer(
             &self.opts.config.tool_search,
@@ -85,19 +91,19 @@ impl Runner {
         );
         let mut specs = builtin_specs;
         if deferred {
-            let names: Vec<&str> = self.mcp.tools.iter().map(|t| t.name()).collect();
+            let names: Vec<&str> = self.tools.mcp.tools.iter().map(|t| t.name()).collect();
             let loaded = search::loaded(&self.view, &|n| names.contains(&n));
             let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
             specs.push(spec(&loader));
-            self.registry.register(Arc::new(loader));
+            self.tools.registry.register(Arc::new(loader));
             specs.extend(mcp_specs.into_iter().filter(|s| loaded.contains(&s.name)));
         } else {
-            self.registry.retain(|t| t.name() != TOOL_SEARCH);
+            self.tools.registry.retain(|t| t.name() != TOOL_SEARCH);
             specs.extend(mcp_specs);
         }
-        if specs != self.tool_specs {
+        if specs != self.tools.specs {
             let before = self.overhead();
-            self.tool_specs = specs;
+            self.tools.specs = specs;
             let after = self.overhead();
             self.meter.tracker.on_overhead_change(before, after);
         }
@@ -128,15 +134,16 @@ impl Runner {
                 tools.push(tool);
             }
         }
-        self.permissions.set_mcp_tools(owners);
-        self.registry = registry;
-        self.mcp.tools = tools;
+        self.tools.permissions.set_mcp_tools(owners);
+        self.tools.registry = registry;
+        self.tools.mcp.tools = tools;
     }
 
     fn emit_mcp_status(&mut self, manager: &Arc<McpManager>, deferred: bool) {
         let mut status = Vec::new();
         for server in manager.servers() {
             let specs: Vec<ToolSpec> = self
+                .tools
                 .mcp
                 .tools
                 .iter()
@@ -154,8 +161,8 @@ impl Runner {
                 resources: server.has_resources(),
             });
         }
-        if status != self.mcp.status {
-            self.mcp.status = status.clone();
+        if status != self.tools.mcp.status {
+            self.tools.mcp.status = status.clone();
             self.emit(Event::McpStatus { servers: status });
         }
     }
@@ -163,7 +170,7 @@ impl Runner {
     /// Before a step: waits for servers still starting (each within its startup timeout) and
     /// for lists a server said changed, so the request has their tools.
     pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
-        let Some(manager) = self.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp.manager.clone() else {
             return;
         };
         let starting = manager.starting();
@@ -186,7 +193,7 @@ impl Runner {
         prompt: &str,
         args: &str,
     ) -> Result<String, McpError> {
-        let manager = self.mcp.manager.clone().ok_or(McpError::NoServers)?;
+        let manager = self.tools.mcp.manager.clone().ok_or(McpError::NoServers)?;
         let spec = manager
             .server(server)
             .ok_or_else(|| McpError::NoServer(server.to_string()))?
@@ -221,7 +228,7 @@ impl Runner {
         let pending = self.shared.take_attachments();
         for read in pending {
             if let Ok(Some(a)) = read.await {
-                self.mcp.attachments.push(a);
+                self.tools.mcp.attachments.push(a);
             }
         }
     }
@@ -231,7 +238,7 @@ impl Runner {
     pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
         let limits = self.tool_output();
         let mut parts = Vec::new();
-        for a in std::mem::take(&mut self.mcp.attachments) {
+        for a in std::mem::take(&mut self.tools.mcp.attachments) {
             let mut text = a.text;
             if pith_tools::truncate::needs_truncation(&text, &limits) {
                 let id = format!("resource_{}", ulid::Ulid::new());

@@ -14,15 +14,12 @@ use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
 use pith_context::tokens::Estimator;
 use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
-use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_provider::retry::RetryPolicy;
 use pith_provider::{self, Provider};
 use pith_store::Store;
 use pith_store::lock::SessionLock;
-use pith_tools::SessionToolState;
-use pith_tools::permission::{DoomLoop, Permissions};
-use pith_tools::registry::Registry;
 
 /// The model a session talks to.
 #[derive(Clone)]
@@ -102,12 +99,9 @@ pub struct Runner {
     pub(super) model: ModelSetup,
     /// The context figure and the estimator behind it.
     pub(super) meter: super::meter::Meter,
-    pub(super) registry: Registry,
-    pub(super) permissions: Permissions,
-    pub(super) doom: DoomLoop,
-    pub(super) tool_state: Arc<SessionToolState>,
+    /// The tools, their permissions and the MCP servers' tools.
+    pub(super) tools: super::tool_runtime::ToolRuntime,
     pub(super) system: Vec<String>,
-    pub(super) tool_specs: Vec<ToolSpec>,
     /// Compactions in the current user turn (the breaker's count).
     pub(super) compactions_this_turn: u32,
     /// The first store write that failed in this turn.
@@ -122,8 +116,6 @@ pub struct Runner {
     pub(super) background: Option<super::background::Background>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
-    /// The MCP servers' tools, status and attachments (see `mcp.rs`).
-    pub(super) mcp: super::mcp::McpSession,
     /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
     pub(super) hooks: Arc<crate::hook_commands::Hooks>,
     /// What `session_start` and `post_compact` hooks gave the model, carried by the next
@@ -171,11 +163,7 @@ impl Runner {
             spent_tokens: 0,
             last_answer: String::new(),
             last_error: Default::default(),
-            permissions,
-            doom: DoomLoop::default(),
-            tool_state: Arc::new(SessionToolState::default()),
-            registry,
-            tool_specs: Vec::new(),
+            tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
             system: Vec::new(),
             meter,
             view: Vec::new(),
@@ -189,7 +177,6 @@ impl Runner {
             store_failure: Default::default(),
             lock,
             window_probe: None,
-            mcp: Default::default(),
             last_compaction: None,
             background: None,
             window_warning: None,
@@ -328,7 +315,7 @@ impl Runner {
             }
         }
         self.touch_session();
-        if let Some(m) = &self.mcp.manager {
+        if let Some(m) = &self.tools.mcp.manager {
             m.shutdown().await;
         }
     }

@@ -1,8 +1,6 @@
 //! The runner's session operations: switching to another stored session (in its directory),
 //! and `/export`.
 
-use std::sync::Arc;
-
 use super::runner::{ModelSetup, Runner};
 use crate::error::{EngineError, with_causes};
 use pith_context::tokens::Estimator;
@@ -11,8 +9,6 @@ use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
 use pith_store::lock::SessionLock;
-use pith_tools::SessionToolState;
-use pith_tools::permission::{DoomLoop, Permissions};
 
 impl Runner {
     /// Loads the view from the store: only the messages from the session's compaction point on,
@@ -43,9 +39,7 @@ impl Runner {
         self.lock = lock;
         self.session = session;
         self.enter_session_directory();
-        self.tool_state = Arc::new(SessionToolState::default());
-        self.permissions = Permissions::new(&self.opts.config.permission);
-        self.doom = DoomLoop::default();
+        self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
         self.hook_context.clear();
         // The correction ratio is per session: the new one learns its own from its reports.

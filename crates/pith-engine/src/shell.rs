@@ -26,20 +26,20 @@ impl Runner {
             session_id: self.session.id.clone(),
             call_id: call_id.clone(),
             cancel: cancel.child_token(),
-            state: self.tool_state.clone(),
+            state: self.tools.state.clone(),
             output: self.tool_output(),
             outputs: None,
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
         };
-        let state = match self.permissions.check("bash", &input, &ctx) {
+        let state = match self.tools.permissions.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {
                 message,
                 start: Some(start),
                 end: Some(now_ms()),
             },
             Decision::Allow | Decision::Ask(_) => {
-                let result = self.registry.execute("bash", input, &ctx).await;
+                let result = self.tools.registry.execute("bash", input, &ctx).await;
                 super::tool_exec::finished(result, start, now_ms())
             }
         };

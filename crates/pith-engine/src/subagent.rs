@@ -207,7 +207,7 @@ impl Runner {
         // An agent with every tool has the MCP servers' too (the same running servers); one
         // with a list of tools has those only.
         if agent.tools.is_none()
-            && let Some(manager) = &self.mcp.manager
+            && let Some(manager) = &self.tools.mcp.manager
         {
             child.attach_mcp(manager.clone());
         }
@@ -276,12 +276,13 @@ impl Runner {
         let setup = ChildSetup {
             tools: agent.tools.clone(),
             parent_tools: self
+                .tools
                 .registry
                 .names()
                 .iter()
                 .map(|n| n.to_string())
                 .collect(),
-            permissions: self.permissions.clone(),
+            permissions: self.tools.permissions.clone(),
         };
         let events = self.events.child(Tag {
             session_id: session.id.clone(),
@@ -388,7 +389,7 @@ impl Runner {
                 })
             }
         };
-        let result = self.registry.finish(task::NAME, result, &call.ctx);
+        let result = self.tools.registry.finish(task::NAME, result, &call.ctx);
         super::tool_exec::finished(result, call.start, end)
     }
 }

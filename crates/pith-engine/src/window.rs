@@ -103,7 +103,7 @@ impl Runner {
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
         let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
         self.role.shape_system(&mut system);
-        let tools = self.registry.specs();
+        let tools = self.tools.registry.specs();
         let usable = self.budget().usable;
         let full: u64 = system
             .iter()
@@ -118,7 +118,7 @@ impl Runner {
                 .sum::<u64>();
         if full * PROMPT_SHARE <= usable {
             self.system = system;
-            self.tool_specs = tools;
+            self.tools.specs = tools;
             return;
         }
         let fit = Fit {
@@ -128,7 +128,7 @@ impl Runner {
         };
         self.system = prompt::system_prompt(ws, extra, &today, fit);
         self.role.shape_system(&mut self.system);
-        self.tool_specs = self.registry.compact_specs();
+        self.tools.specs = self.tools.registry.compact_specs();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \
              {usable} usable tokens; sending them in short",
