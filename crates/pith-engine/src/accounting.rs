@@ -187,7 +187,7 @@ impl Runner {
         }
         let mut b = Breakdown {
             window: self.model.limits.context,
-            last_compaction: self.last_compaction,
+            last_compaction: self.compactions.last_cost,
             subagents: self.subagents,
             ..Breakdown::default()
         };

@@ -75,16 +75,21 @@ impl Runner {
     /// and none is under way (a stale one is dropped first).
     pub(super) fn maybe_start_background(&mut self) {
         let Some(start) = self.background_start() else {
-            self.background = None;
+            self.compactions.background = None;
             return;
         };
-        if self.background.as_ref().is_some_and(|b| !self.covers(b)) {
+        if self
+            .compactions
+            .background
+            .as_ref()
+            .is_some_and(|b| !self.covers(b))
+        {
             tracing::info!("background summary is stale; dropped");
-            self.background = None;
+            self.compactions.background = None;
         }
         let budget = self.budget();
         let used = self.meter.used();
-        if self.background.is_some() || (used as f64) < start * budget.usable as f64 {
+        if self.compactions.background.is_some() || (used as f64) < start * budget.usable as f64 {
             return;
         }
         if self.overflowing() {
@@ -137,7 +142,7 @@ impl Runner {
             "background summary started at {:.0}% of the usable window",
             100.0 * used as f64 / budget.usable.max(1) as f64
         );
-        self.background = Some(Background {
+        self.compactions.background = Some(Background {
             covered,
             carried,
             model: self.model.name.clone(),
@@ -163,7 +168,7 @@ impl Runner {
         then: Then,
         cancel: &CancellationToken,
     ) -> Result<bool, CompactionError> {
-        let Some(mut b) = self.background.take() else {
+        let Some(mut b) = self.compactions.background.take() else {
             return Ok(false);
         };
         if !self.covers(&b) {
@@ -181,7 +186,7 @@ impl Runner {
         let before = self.meter.used();
         let estimator = &mut self.meter.estimator;
         let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
-        self.compactions_this_turn += 1;
+        self.compactions.this_turn += 1;
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,

@@ -77,6 +77,17 @@ pub(super) struct Installed<'a> {
     pub background: bool,
 }
 
+/// What the runner keeps about compactions between them.
+#[derive(Default)]
+pub(super) struct Compactions {
+    /// Compactions in the current user turn (the breaker's count).
+    pub this_turn: u32,
+    /// What the last compaction cost (`/context`).
+    pub last_cost: Option<CompactionCost>,
+    /// A summary being written ahead of the threshold.
+    pub background: Option<super::background::Background>,
+}
+
 /// A request to compact the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CompactRequest {
@@ -127,9 +138,9 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), CompactionError> {
         let auto = req.trigger.is_auto();
-        if auto && self.compactions_this_turn >= 2 {
+        if auto && self.compactions.this_turn >= 2 {
             return Err(CompactionError::Breaker(
-                plan::breaker(u64::MAX, 0, 0, self.compactions_this_turn + 1).unwrap_or_default(),
+                plan::breaker(u64::MAX, 0, 0, self.compactions.this_turn + 1).unwrap_or_default(),
             ));
         }
         // A summary written in the background, when there is one, is swapped in at once.
@@ -236,7 +247,7 @@ impl Runner {
 
     /// Counts the compaction and tells the front end it started; returns its focus.
     fn announce_compaction(&mut self, trigger: &Trigger) -> Option<String> {
-        self.compactions_this_turn += 1;
+        self.compactions.this_turn += 1;
         let focus = trigger.focus().map(str::to_string);
         self.emit(Event::CompactionStarted {
             auto: trigger.is_auto(),
@@ -393,7 +404,7 @@ impl Runner {
             cache_friendly: written.inline,
             background: i.background,
         };
-        self.last_compaction = Some(cost);
+        self.compactions.last_cost = Some(cost);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
@@ -408,7 +419,7 @@ impl Runner {
         }
         if i.auto
             && let Some(message) =
-                plan::breaker(before, after, budget.usable, self.compactions_this_turn)
+                plan::breaker(before, after, budget.usable, self.compactions.this_turn)
         {
             return Err(CompactionError::Breaker(message));
         }

@@ -102,18 +102,14 @@ pub struct Runner {
     /// The tools, their permissions and the MCP servers' tools.
     pub(super) tools: super::tool_runtime::ToolRuntime,
     pub(super) system: Vec<String>,
-    /// Compactions in the current user turn (the breaker's count).
-    pub(super) compactions_this_turn: u32,
+    /// The breaker's count, the last compaction's cost, the summary written ahead.
+    pub(super) compactions: super::compaction::Compactions,
     /// The first store write that failed in this turn.
     pub(super) store_failure: super::persist::StoreFailure,
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
-    /// What the last compaction cost (`/context`).
-    pub(super) last_compaction: Option<pith_protocol::event::CompactionCost>,
     /// Said when the local server asked for the window cannot tell it either.
     pub(super) window_warning: Option<String>,
-    /// A summary being written ahead of the threshold.
-    pub(super) background: Option<super::background::Background>,
     /// A local server being asked for its window (see `window.rs`).
     pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
     /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
@@ -173,12 +169,10 @@ impl Runner {
             session,
             events,
             shared,
-            compactions_this_turn: 0,
+            compactions: Default::default(),
             store_failure: Default::default(),
             lock,
             window_probe: None,
-            last_compaction: None,
-            background: None,
             window_warning: None,
         };
         runner.start_window(warning);
@@ -382,7 +376,7 @@ impl Runner {
 
     /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
     async fn manual_compact(&mut self, focus: Option<String>) {
-        self.compactions_this_turn = 0;
+        self.compactions.this_turn = 0;
         let cancel = self.shared.fresh_cancel();
         self.settle_window().await;
         let req = CompactRequest {

@@ -15,7 +15,7 @@ impl Runner {
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
-        self.background = None;
+        self.compactions.background = None;
         let (loaded, repairs) = self
             .store
             .open_view(&self.session.id, self.session.compaction_point.as_deref())
