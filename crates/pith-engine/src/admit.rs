@@ -29,13 +29,13 @@ impl Runner {
             };
             let mut m = self.prompt_message(p, mid_turn).await;
             // what `session_start` / `post_compact` hooks said waits for this prompt
-            for part in self.hook_context.iter().cloned().chain(added) {
+            for part in self.hooks.context.iter().cloned().chain(added) {
                 m.push(part);
             }
             if let Some((tokens, usable)) = self.too_large(&m) {
                 self.refuse_prompt(p, tokens, usable);
             } else {
-                self.hook_context.clear();
+                self.hooks.context.clear();
                 admitted.push(m);
             }
         }

@@ -2,6 +2,8 @@
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
 //! as `Event::Info`; a hook's output is never printed.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +35,14 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
+/// The user's hooks (`[[hooks.EVENT]]`) and what they gave the model.
+pub(super) struct HookState {
+    pub commands: Arc<crate::hook_commands::Hooks>,
+    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
+    /// prompt.
+    pub context: Vec<PartKind>,
+}
+
 /// A hook that refused what it was asked about, and its reason.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum HookBlock {
@@ -53,12 +63,13 @@ impl Runner {
         value: Value,
         cancel: &CancellationToken,
     ) -> Outcome {
-        if !self.hooks.has(event, subject) {
+        if !self.hooks.commands.has(event, subject) {
             return Outcome::default();
         }
         self.state(EngineState::Running, Some(format!("{} hook", event.key())));
         let outcome = self
             .hooks
+            .commands
             .run(event, subject, &self.session.id, fields(value), cancel)
             .await;
         for w in &outcome.warnings {
@@ -85,7 +96,7 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::SessionStart, &outcome);
-        self.hook_context.extend(
+        self.hooks.context.extend(
             outcome
                 .context
                 .iter()
@@ -164,7 +175,7 @@ impl Runner {
         else {
             return state;
         };
-        if !self.hooks.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
+        if !self.hooks.commands.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
             return ToolState::Completed {
                 output,
                 title,
@@ -207,7 +218,7 @@ impl Runner {
         blocks: u32,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        if self.role.depth > 0 || !self.hooks.has(HookEvent::Stop, None) {
+        if self.role.depth > 0 || !self.hooks.commands.has(HookEvent::Stop, None) {
             return None;
         }
         let outcome = self
@@ -278,10 +289,10 @@ impl Runner {
 
     /// `notification`, in the background: a question waits for the user.
     pub(super) fn notify_hooks(&self, message: String) {
-        if !self.hooks.has(HookEvent::Notification, None) {
+        if !self.hooks.commands.has(HookEvent::Notification, None) {
             return;
         }
-        let hooks = self.hooks.clone();
+        let hooks = self.hooks.commands.clone();
         let session_id = self.session.id.clone();
         let events = self.events.clone();
         tokio::spawn(async move {

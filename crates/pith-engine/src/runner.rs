@@ -108,15 +108,10 @@ pub struct Runner {
     pub(super) store_failure: super::persist::StoreFailure,
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
-    /// Said when the local server asked for the window cannot tell it either.
-    pub(super) window_warning: Option<String>,
-    /// A local server being asked for its window (see `window.rs`).
-    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
-    /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
-    pub(super) hooks: Arc<crate::hook_commands::Hooks>,
-    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
-    /// prompt.
-    pub(super) hook_context: Vec<PartKind>,
+    /// A local server being asked for the window (see `window.rs`).
+    pub(super) window: super::window::WindowProbe,
+    /// The user's hooks and what they gave the model (see `hooks.rs`).
+    pub(super) hooks: super::hooks::HookState,
 }
 
 impl Runner {
@@ -152,8 +147,10 @@ impl Runner {
             &opts.data_dir,
         ));
         let mut runner = Runner {
-            hooks,
-            hook_context: Vec::new(),
+            hooks: super::hooks::HookState {
+                commands: hooks,
+                context: Vec::new(),
+            },
             role,
             subagents: Default::default(),
             spent_tokens: 0,
@@ -172,8 +169,7 @@ impl Runner {
             compactions: Default::default(),
             store_failure: Default::default(),
             lock,
-            window_probe: None,
-            window_warning: None,
+            window: Default::default(),
         };
         runner.start_window(warning);
         runner.fit_prompt();

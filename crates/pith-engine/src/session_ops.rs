@@ -41,7 +41,7 @@ impl Runner {
         self.enter_session_directory();
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
-        self.hook_context.clear();
+        self.hooks.context.clear();
         // The correction ratio is per session: the new one learns its own from its reports.
         self.meter.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {

@@ -16,11 +16,20 @@ const MIN_WINDOW: u64 = 512;
 /// above it they are sent in short.
 const PROMPT_SHARE: u64 = 4;
 
+/// A local server asked for its window at start, and the warning to give if it cannot tell.
+#[derive(Default)]
+pub(super) struct WindowProbe {
+    /// The server's answer: the window and where it was read.
+    pub probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    /// Said when the local server asked for the window cannot tell it either.
+    pub warning: Option<String>,
+}
+
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
     pub(super) fn start_window(&mut self, warning: Option<String>) {
-        self.window_warning = None;
+        self.window.warning = None;
         let learned = self.store.learned_window(&self.model.name).ok().flatten();
         if let Some(l) = learned {
             let current = self.model.limits.context;
@@ -39,11 +48,11 @@ impl Runner {
         if self.model.window_guessed {
             let provider = self.model.provider.clone();
             let model = self.model.model_id.clone();
-            self.window_probe = Some(tokio::spawn(
+            self.window.probe = Some(tokio::spawn(
                 async move { provider.probe_window(&model).await },
             ));
             // Said only if the server cannot tell either.
-            self.window_warning = warning;
+            self.window.warning = warning;
         } else if let Some(w) = warning {
             self.emit(Event::Info {
                 message: format!("warning: {w}"),
@@ -53,7 +62,7 @@ impl Runner {
 
     /// Before the first request: takes the answer of a local server asked at start.
     pub(super) async fn settle_window(&mut self) {
-        let Some(probe) = self.window_probe.take() else {
+        let Some(probe) = self.window.probe.take() else {
             return;
         };
         if let Ok(Some((window, source))) = probe.await {
@@ -63,7 +72,7 @@ impl Runner {
                 self.announce_window(window, previous, &source);
             }
         }
-        if let Some(w) = self.window_warning.take()
+        if let Some(w) = self.window.warning.take()
             && self.model.window_guessed
         {
             self.emit(Event::Info {
