@@ -188,7 +188,7 @@ impl Runner {
         let mut b = Breakdown {
             window: self.model.limits.context,
             last_compaction: self.compactions.last_cost,
-            subagents: self.subagents,
+            subagents: self.record.subagents,
             ..Breakdown::default()
         };
         b.system = self

@@ -84,15 +84,8 @@ pub struct Runner {
     pub(super) shared: Arc<Shared>,
     /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
     pub(super) role: super::subagent::AgentRole,
-    /// What this session's sub-agents used (`/context`, the status bar).
-    pub(super) subagents: pith_protocol::event::SubagentTotals,
-    /// Input and output tokens of every request this runner made (a sub-agent's report).
-    pub(super) spent_tokens: u64,
-    /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
-    /// the view after it).
-    pub(super) last_answer: String,
-    /// The last error reported to the front end (a failed sub-agent's result says it).
-    pub(super) last_error: std::sync::Mutex<Option<String>>,
+    /// What this runner did (a sub-agent's report) and what its sub-agents used.
+    pub(super) record: super::subagent::RunRecord,
     /// The model's view of the history in model order: from the latest completed compaction
     /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
@@ -152,10 +145,7 @@ impl Runner {
                 context: Vec::new(),
             },
             role,
-            subagents: Default::default(),
-            spent_tokens: 0,
-            last_answer: String::new(),
-            last_error: Default::default(),
+            record: Default::default(),
             tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
             system: Vec::new(),
             meter,
@@ -179,7 +169,7 @@ impl Runner {
 
     pub(super) fn emit(&self, event: Event) {
         if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event
-            && let Ok(mut last) = self.last_error.lock()
+            && let Ok(mut last) = self.record.last_error.lock()
         {
             *last = Some(message.clone());
         }

@@ -46,6 +46,21 @@ fn find_agent(agents: &[AgentDef], name: &str) -> Option<AgentDef> {
     agents.iter().find(|a| a.name == name).cloned()
 }
 
+/// What a runner did, as its parent reads it when it runs as a sub-agent, and what its own
+/// sub-agents used.
+#[derive(Default)]
+pub(super) struct RunRecord {
+    /// What this session's sub-agents used (`/context`, the status bar).
+    pub subagents: SubagentTotals,
+    /// Input and output tokens of every request this runner made (a sub-agent's report).
+    pub spent_tokens: u64,
+    /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
+    /// the view after it).
+    pub last_answer: String,
+    /// The last error reported to the front end (a failed sub-agent's result says it).
+    pub last_error: std::sync::Mutex<Option<String>>,
+}
+
 /// Which agent a runner runs.
 #[derive(Debug, Clone)]
 pub(super) struct AgentRole {
@@ -180,9 +195,9 @@ impl Runner {
         .collect()
         .await;
         for (call, run) in done {
-            self.subagents.runs += 1 + run.totals.runs;
-            self.subagents.tokens += run.totals.tokens;
-            self.subagents.cost += run.totals.cost;
+            self.record.subagents.runs += 1 + run.totals.runs;
+            self.record.subagents.tokens += run.totals.tokens;
+            self.record.subagents.cost += run.totals.cost;
             let state = self.task_result(&call, run, cancel).await;
             out.push((call.pi, state));
         }
@@ -314,8 +329,8 @@ impl Runner {
     /// One turn of a child with `prompt`; its final answer is the text of its last reply.
     async fn run_task(&mut self, prompt: String) -> ChildRun {
         let cost_before = self.session.cost;
-        let tokens_before = self.spent_tokens;
-        let before = self.subagents;
+        let tokens_before = self.record.spent_tokens;
+        let before = self.record.subagents;
         self.emit_context();
         let end = self
             .user_turn(vec![Prompt {
@@ -325,8 +340,13 @@ impl Runner {
                 pasted: Vec::new(),
             }])
             .await;
-        let answer = std::mem::take(&mut self.last_answer);
-        let error = self.last_error.lock().ok().and_then(|mut e| e.take());
+        let answer = std::mem::take(&mut self.record.last_answer);
+        let error = self
+            .record
+            .last_error
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take());
         ChildRun {
             end,
             session_id: self.session.id.clone(),
@@ -334,9 +354,10 @@ impl Runner {
             answer: answer.trim().to_string(),
             error,
             totals: SubagentTotals {
-                runs: self.subagents.runs - before.runs,
-                tokens: self.spent_tokens - tokens_before + self.subagents.tokens - before.tokens,
-                cost: self.session.cost - cost_before + self.subagents.cost - before.cost,
+                runs: self.record.subagents.runs - before.runs,
+                tokens: self.record.spent_tokens - tokens_before + self.record.subagents.tokens
+                    - before.tokens,
+                cost: self.session.cost - cost_before + self.record.subagents.cost - before.cost,
             },
         }
     }

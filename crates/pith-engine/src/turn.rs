@@ -441,7 +441,7 @@ impl Runner {
             });
         }
         let m = self.view[idx].clone();
-        self.last_answer = pith_context::compaction::written_text(&m);
+        self.record.last_answer = pith_context::compaction::written_text(&m);
         self.save_message(&m);
         self.emit(Event::Message { message: m.clone() });
         if let Some(p) = m.parts.last() {
@@ -450,7 +450,7 @@ impl Runner {
         self.session.cost += cost;
         match usage {
             Some(u) if u.context_tokens() > 0 => {
-                self.spent_tokens += u.context_tokens();
+                self.record.spent_tokens += u.context_tokens();
                 let prompt_side = u.input + u.cache_read + u.cache_write;
                 self.meter.estimator.learn(estimated.content, prompt_side);
                 self.meter.tracker.on_report(&u, estimated.request);
