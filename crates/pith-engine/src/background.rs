@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactionError, Installed, Then};
 use super::runner::Runner;
-use super::summarise::{Written, summary_problem};
+use super::summarise::{Collected, Completion, Written, summary_problem};
 use pith_context::carry;
 use pith_context::view::is_turn_start;
 use pith_protocol::event::EngineState;
-use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent};
+use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Usage};
 use pith_provider::retry::RetryPolicy;
 use pith_provider::{ErrorKind, Provider, ProviderError};
@@ -333,7 +333,7 @@ async fn complete(
     request: &ChatRequest,
     retry: &RetryPolicy,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>, Option<FinishReason>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
     let mut attempt = 0;
     loop {
@@ -341,23 +341,16 @@ async fn complete(
         let once = async {
             use futures_util::StreamExt;
             let mut stream = provider.stream(request).await?;
-            let mut text = String::new();
-            let (mut usage, mut finish) = (None, None);
+            let mut collected = Collected::default();
             while let Some(item) = stream.next().await {
-                match item? {
-                    StreamEvent::TextDelta(d) => text.push_str(&d),
-                    StreamEvent::Usage(u) => usage = Some(u),
-                    StreamEvent::Finish(f) => finish = Some(f),
-                    _ => {}
-                }
-                if text.len() as u64 > super::step::MIN_STEP_OUTPUT {
+                if !collected.add(item?) {
                     return Err(ProviderError::new(
                         ErrorKind::BadRequest,
                         "the background summary did not end",
                     ));
                 }
             }
-            Ok((text, usage, finish))
+            Ok(collected.done())
         };
         let err = match cancel.run_until_cancelled(once).await {
             None => return Err(cancelled()),

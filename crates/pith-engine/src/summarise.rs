@@ -434,6 +434,33 @@ fn summary_request(
 /// What a tool-less request streamed: its text, the usage reported and why it stopped.
 pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
 
+/// The text, usage and finish reason of a tool-less request, as its stream arrives (the
+/// summaries, in the foreground and in the background).
+#[derive(Default)]
+pub(super) struct Collected {
+    text: String,
+    usage: Option<Usage>,
+    finish: Option<FinishReason>,
+}
+
+impl Collected {
+    /// Adds one event; false once the text passed [`MIN_STEP_OUTPUT`] (a summary is a few
+    /// thousand tokens; this one does not end).
+    pub fn add(&mut self, event: StreamEvent) -> bool {
+        match event {
+            StreamEvent::TextDelta(d) => self.text.push_str(&d),
+            StreamEvent::Usage(u) => self.usage = Some(u),
+            StreamEvent::Finish(f) => self.finish = Some(f),
+            _ => {}
+        }
+        self.text.len() as u64 <= MIN_STEP_OUTPUT
+    }
+
+    pub fn done(self) -> Completion {
+        (self.text, self.usage, self.finish)
+    }
+}
+
 impl Runner {
     /// Streams a tool-less request to completion and returns its text (the compaction agent),
     /// retrying retryable faults.
@@ -462,9 +489,7 @@ impl Runner {
         else {
             return Err(cancelled());
         };
-        let mut text = String::new();
-        let mut usage = None;
-        let mut finish = None;
+        let mut collected = Collected::default();
         loop {
             let item = match self.next_item(&mut reader, None, cancel).await {
                 Next::Item(item) => item,
@@ -473,16 +498,12 @@ impl Runner {
                 Next::FlushDue => continue,
             };
             self.heard(&mut reader);
-            match item {
+            let event = match item {
                 None => break,
                 Some(Err(e)) => return Err(e),
-                Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
-                Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
-                Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
-                Some(Ok(_)) => {}
-            }
-            if text.len() as u64 > MIN_STEP_OUTPUT {
-                // A summary is a few thousand tokens; this one does not end.
+                Some(Ok(event)) => event,
+            };
+            if !collected.add(event) {
                 return Err(ProviderError::new(
                     ErrorKind::BadRequest,
                     format!(
@@ -492,7 +513,7 @@ impl Runner {
                 ));
             }
         }
-        Ok((text, usage, finish))
+        Ok(collected.done())
     }
 }
 
