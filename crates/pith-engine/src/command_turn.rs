@@ -19,19 +19,7 @@ impl Runner {
             Some(name) => match self.opts.config.agent.get(&name) {
                 Some(a) if !a.disable => Some((name, a.clone())),
                 _ => {
-                    let known: Vec<&str> = self
-                        .opts
-                        .config
-                        .agent
-                        .iter()
-                        .filter(|(_, a)| !a.disable)
-                        .map(|(n, _)| n.as_str())
-                        .collect();
-                    let known = if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    };
+                    let known = self.known_agents();
                     self.refuse(format!("{label}: no agent named {name} (known: {known})"));
                     return;
                 }
@@ -87,6 +75,23 @@ impl Runner {
             self.fit_prompt();
             self.reset_estimate();
             self.emit_context();
+        }
+    }
+
+    /// The agents a command may name, for the error that names one that is not.
+    fn known_agents(&self) -> String {
+        let known: Vec<&str> = self
+            .opts
+            .config
+            .agent
+            .iter()
+            .filter(|(_, a)| !a.disable)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
         }
     }
 

@@ -294,11 +294,8 @@ impl Runner {
                 inline: false,
             });
         }
-        let mut chunks = Chunks::new(
-            chat,
-            self.chunk_budget(&budget, user, ask),
-            &self.meter.estimator,
-        );
+        let chunk_budget = self.chunk_budget(&budget, user, ask);
+        let mut chunks = Chunks::new(chat, chunk_budget, &self.meter.estimator);
         let mut usage = Usage::default();
         let mut calls = 0u32;
         let mut retried = false;
