@@ -136,8 +136,12 @@ impl Session {
             // bash never runs in the client's terminal: pith's sandbox wraps it (§7.1)
             editor: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
         };
-        let handle = engine::spawn(opts, setup.store.clone(), row)
-            .map_err(|e| RpcError::internal(format!("cannot start the engine: {e:#}")))?;
+        let handle = engine::spawn(opts, setup.store.clone(), row).map_err(|e| {
+            RpcError::internal(format!(
+                "cannot start the engine: {:#}",
+                anyhow::Error::from(e)
+            ))
+        })?;
         if let Ok(mut ops) = self.ops.lock() {
             *ops = Some(handle.ops.clone());
         }

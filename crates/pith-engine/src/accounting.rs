@@ -19,15 +19,15 @@ impl Runner {
     /// uncorrected after a compaction, a prune or a resume).
     pub(super) fn overhead(&mut self) -> u64 {
         let mode = self.opts.config.permission_mode;
-        let (system, tools) = request_frame(&self.system, &self.tool_specs, mode);
-        self.estimator.request_overhead(&system, &tools)
+        let (system, tools) = request_frame(&self.system, &self.tools.specs, mode);
+        self.meter.estimator.request_overhead(&system, &tools)
     }
 
     /// The system prompt and tools of a request (see [`request_frame`]).
     pub(super) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
         request_frame(
             &self.system,
-            &self.tool_specs,
+            &self.tools.specs,
             self.opts.config.permission_mode,
         )
     }
@@ -48,15 +48,15 @@ impl Runner {
         let usage = self.view[i].usage;
         let mut added = 0;
         for m in &self.view[i + 1..] {
-            added += self.estimator.message(m);
+            added += self.meter.estimator.message(m);
         }
         // The estimate of the request that report answered (everything before the reply).
         let mut estimated = self.overhead();
         for m in &self.view[..i] {
-            estimated += self.estimator.message(m);
+            estimated += self.meter.estimator.message(m);
         }
-        self.tracker.on_report(&usage, estimated);
-        self.tracker.on_added(added);
+        self.meter.tracker.on_report(&usage, estimated);
+        self.meter.tracker.on_added(added);
     }
 
     /// The figure stored with the session when it was last left, if nothing changed since:
@@ -77,19 +77,19 @@ impl Runner {
         let stored = self.stored_figure();
         if stored.is_some_and(|t| t >= self.exact_from()) {
             // counted as the session counted when it was left, so no switch moves the figure
-            self.estimator.want_exact();
+            self.meter.estimator.want_exact();
         }
         self.reset_estimate();
         self.resume_from_last_report();
         if let Some(figure) = stored {
-            self.tracker.on_restore(figure);
+            self.meter.tracker.on_restore(figure);
         }
     }
 
     /// Recomputes the context figure as an estimate of the next request.
     pub(super) fn reset_estimate(&mut self) {
         let estimate = self.estimate_request();
-        self.tracker.on_reset(estimate);
+        self.meter.tracker.on_reset(estimate);
     }
 
     /// An estimate of what the next request would occupy.
@@ -101,7 +101,7 @@ impl Runner {
     pub(super) fn estimate_content(&mut self) -> u64 {
         let mut total = 0;
         for m in &self.view {
-            total += self.estimator.message(m);
+            total += self.meter.estimator.message(m);
         }
         total
     }
@@ -124,7 +124,8 @@ impl Runner {
     }
 
     pub(super) fn context_usage(&self) -> ContextUsage {
-        self.tracker
+        self.meter
+            .tracker
             .usage(&self.model.limits, &self.opts.config.compaction)
     }
 
@@ -160,17 +161,17 @@ impl Runner {
     /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
     /// exactly from `exact_from` on (the estimate is then recounted).
     fn tune_estimator(&mut self) {
-        if self.estimator.is_exact() {
+        if self.meter.estimator.is_exact() {
             return;
         }
-        let used = self.tracker.used();
+        let used = self.meter.used();
         let from = self.exact_from();
         if used >= from / 2 {
-            self.estimator.prefetch();
+            self.meter.estimator.prefetch();
         }
         if used >= from {
-            self.estimator.want_exact();
-            if self.tracker.is_estimate() {
+            self.meter.estimator.want_exact();
+            if self.meter.tracker.is_estimate() {
                 self.reset_estimate();
             }
         }
@@ -180,28 +181,32 @@ impl Runner {
     /// estimator switches to the tokenizer now, as it would near the threshold).
     pub(super) fn breakdown(&mut self) -> Breakdown {
         self.refresh_tools();
-        if !self.estimator.is_exact() {
-            self.estimator.want_exact();
+        if !self.meter.estimator.is_exact() {
+            self.meter.estimator.want_exact();
             self.reset_estimate();
         }
         let mut b = Breakdown {
             window: self.model.limits.context,
-            last_compaction: self.last_compaction,
-            subagents: self.subagents,
+            last_compaction: self.compactions.last_cost,
+            subagents: self.record.subagents,
             ..Breakdown::default()
         };
-        b.system = self.system.iter().map(|s| self.estimator.text(s)).sum();
+        b.system = self
+            .system
+            .iter()
+            .map(|s| self.meter.estimator.text(s))
+            .sum();
         b.tools = self.overhead().saturating_sub(b.system);
         for m in &self.view {
             for p in &m.parts {
-                let t = self.estimator.part(p);
+                let t = self.meter.estimator.part(p);
                 match &p.kind {
                     PartKind::Tool {
                         state: ToolState::Completed { time, output, .. },
                         ..
                     } => {
                         if time.compacted.is_some() {
-                            b.pruned += self.estimator.text(output);
+                            b.pruned += self.meter.estimator.text(output);
                             b.tool_outputs += t;
                         } else {
                             b.tool_outputs += t;
@@ -221,7 +226,7 @@ impl Runner {
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);
         b.free = usable.saturating_sub(used);
-        b.exact = self.estimator.is_exact();
+        b.exact = self.meter.estimator.is_exact();
         b
     }
 }

@@ -22,20 +22,20 @@ impl Runner {
             // `user_prompt_submit` hooks may refuse it, or add context to it.
             let added = match self.prompt_hooks(p).await {
                 Ok(added) => added,
-                Err(reason) => {
-                    self.refuse_by_hook(p, &reason);
+                Err(block) => {
+                    self.refuse_by_hook(p, &block.to_string());
                     continue;
                 }
             };
             let mut m = self.prompt_message(p, mid_turn).await;
             // what `session_start` / `post_compact` hooks said waits for this prompt
-            for part in self.hook_context.iter().cloned().chain(added) {
+            for part in self.hooks.context.iter().cloned().chain(added) {
                 m.push(part);
             }
             if let Some((tokens, usable)) = self.too_large(&m) {
                 self.refuse_prompt(p, tokens, usable);
             } else {
-                self.hook_context.clear();
+                self.hooks.context.clear();
                 admitted.push(m);
             }
         }
@@ -106,11 +106,11 @@ impl Runner {
         if usable == 0 {
             return None; // the window is unknown
         }
-        let mut tokens = self.overhead() + self.estimator.message(m);
-        if tokens >= usable && !self.estimator.is_exact() {
-            self.estimator.want_exact();
+        let mut tokens = self.overhead() + self.meter.estimator.message(m);
+        if tokens >= usable && !self.meter.estimator.is_exact() {
+            self.meter.estimator.want_exact();
             self.reset_estimate();
-            tokens = self.overhead() + self.estimator.message(m);
+            tokens = self.overhead() + self.meter.estimator.message(m);
         }
         (tokens >= usable).then_some((tokens, usable))
     }

@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactionError, Installed, Then};
 use super::runner::Runner;
-use super::summarise::{Written, summary_problem};
+use super::summarise::{Collected, Completion, Written, summary_problem};
 use pith_context::carry;
 use pith_context::view::is_turn_start;
 use pith_protocol::event::EngineState;
-use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent};
+use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Usage};
 use pith_provider::retry::RetryPolicy;
 use pith_provider::{ErrorKind, Provider, ProviderError};
@@ -75,16 +75,21 @@ impl Runner {
     /// and none is under way (a stale one is dropped first).
     pub(super) fn maybe_start_background(&mut self) {
         let Some(start) = self.background_start() else {
-            self.background = None;
+            self.compactions.background = None;
             return;
         };
-        if self.background.as_ref().is_some_and(|b| !self.covers(b)) {
+        if self
+            .compactions
+            .background
+            .as_ref()
+            .is_some_and(|b| !self.covers(b))
+        {
             tracing::info!("background summary is stale; dropped");
-            self.background = None;
+            self.compactions.background = None;
         }
         let budget = self.budget();
-        let used = self.tracker.used();
-        if self.background.is_some() || (used as f64) < start * budget.usable as f64 {
+        let used = self.meter.used();
+        if self.compactions.background.is_some() || (used as f64) < start * budget.usable as f64 {
             return;
         }
         if self.overflowing() {
@@ -106,7 +111,7 @@ impl Runner {
         if let Some(w) = pith_context::compaction::words_note(
             &carried.uncarried,
             budget.summary_cap,
-            &self.estimator,
+            &self.meter.estimator,
         ) {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -137,7 +142,7 @@ impl Runner {
             "background summary started at {:.0}% of the usable window",
             100.0 * used as f64 / budget.usable.max(1) as f64
         );
-        self.background = Some(Background {
+        self.compactions.background = Some(Background {
             covered,
             carried,
             model: self.model.name.clone(),
@@ -163,72 +168,25 @@ impl Runner {
         then: Then,
         cancel: &CancellationToken,
     ) -> Result<bool, CompactionError> {
-        let Some(mut b) = self.background.take() else {
+        let Some(mut b) = self.compactions.background.take() else {
             return Ok(false);
         };
         if !self.covers(&b) {
             tracing::info!("background summary is stale; compacting in the foreground");
             return Ok(false);
         }
-        if !b.task.is_finished() {
-            self.state(EngineState::Compacting, None);
-            tracing::info!("waiting for the background summary");
-        }
-        let written = tokio::select! {
-            r = &mut b.task => r,
-            _ = cancel.cancelled() => return Err(CompactionError::Interrupted),
-        };
-        let written = match written {
-            Ok(Ok(w)) => w,
-            Ok(Err(e)) => {
-                tracing::warn!("background summary failed: {}", e.message);
-                return Ok(false);
-            }
-            Err(e) => {
-                tracing::warn!("background summary task: {e}");
-                return Ok(false);
-            }
+        let Some(written) = self.finished_summary(&mut b, cancel).await? else {
+            return Ok(false);
         };
         let n = b.covered.len();
-        let budget = self.budget();
-        let overhead = self.overhead();
-        let mut carried = std::mem::take(&mut b.carried);
-        // A request carried whole that is no longer the current one joins the user's messages.
-        if self.view[n..].iter().any(is_turn_start)
-            && let Some(r) = carried.current_request.take()
-        {
-            carried.sources.push(pith_protocol::message::CarrySource {
-                id: None,
-                text: r.clone(),
-                pasted: Vec::new(),
-            });
-            carried.user_messages.insert(0, r);
-        }
-        if let Ok(t) = self.tool_state.todos.lock()
-            && t.as_array().is_some_and(|a| !a.is_empty())
-        {
-            carried.todos = Some(t.clone());
-        }
-        let kept: u64 = self.view[n..]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        let summary = self.estimator.text(&written.text).min(budget.summary_cap);
-        let after = overhead + summary + self.estimator.text(&carry::render(&carried)) + kept;
-        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
-            tracing::info!(
-                after,
-                "background summary leaves too much; compacting in the foreground"
-            );
-            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+        let carried = self.carried_at_swap(std::mem::take(&mut b.carried), n);
+        if self.swap_leaves_too_much(&written, &carried, n) {
             return Ok(false);
         }
-        let before = self.tracker.used();
-        let replaced: u64 = self.view[..n]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        self.compactions_this_turn += 1;
+        let before = self.meter.used();
+        let estimator = &mut self.meter.estimator;
+        let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
+        self.compactions.this_turn += 1;
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,
@@ -249,6 +207,80 @@ impl Runner {
             background: true,
         })?;
         Ok(true)
+    }
+
+    /// The background summary, waited for when it is still being written; `None` when it
+    /// failed.
+    async fn finished_summary(
+        &self,
+        b: &mut Background,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Written>, CompactionError> {
+        if !b.task.is_finished() {
+            self.state(EngineState::Compacting, None);
+            tracing::info!("waiting for the background summary");
+        }
+        let written = tokio::select! {
+            r = &mut b.task => r,
+            _ = cancel.cancelled() => return Err(CompactionError::Interrupted),
+        };
+        match written {
+            Ok(Ok(w)) => Ok(Some(w)),
+            Ok(Err(e)) => {
+                tracing::warn!("background summary failed: {}", e.message);
+                Ok(None)
+            }
+            Err(e) => {
+                tracing::warn!("background summary task: {e}");
+                Ok(None)
+            }
+        }
+    }
+
+    /// What pith carries across the swap, as planned with the summary and brought up to date:
+    /// a request carried whole that is no longer the current one (the view's messages from
+    /// `n` on start a turn) joins the user's messages; the todo list is the current one.
+    fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
+        if self.view[n..].iter().any(is_turn_start)
+            && let Some(r) = carried.current_request.take()
+        {
+            carried.sources.push(pith_protocol::message::CarrySource {
+                id: None,
+                text: r.clone(),
+                pasted: Vec::new(),
+            });
+            carried.user_messages.insert(0, r);
+        }
+        if let Ok(t) = self.tools.state.todos.lock()
+            && t.as_array().is_some_and(|a| !a.is_empty())
+        {
+            carried.todos = Some(t.clone());
+        }
+        carried
+    }
+
+    /// The swap would leave more than [`MOST_AFTER_SWAP`] of the usable window (the summary
+    /// is discarded, its cost counted).
+    fn swap_leaves_too_much(&mut self, written: &Written, carried: &Carried, n: usize) -> bool {
+        let budget = self.budget();
+        let overhead = self.overhead();
+        let estimator = &mut self.meter.estimator;
+        let kept: u64 = self.view[n..].iter().map(|m| estimator.message(m)).sum();
+        let summary = self
+            .meter
+            .estimator
+            .text(&written.text)
+            .min(budget.summary_cap);
+        let after = overhead + summary + self.meter.estimator.text(&carry::render(carried)) + kept;
+        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
+            tracing::info!(
+                after,
+                "background summary leaves too much; compacting in the foreground"
+            );
+            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+            return true;
+        }
+        false
     }
 }
 
@@ -301,7 +333,7 @@ async fn complete(
     request: &ChatRequest,
     retry: &RetryPolicy,
     cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>, Option<FinishReason>), ProviderError> {
+) -> Result<Completion, ProviderError> {
     let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
     let mut attempt = 0;
     loop {
@@ -309,23 +341,16 @@ async fn complete(
         let once = async {
             use futures_util::StreamExt;
             let mut stream = provider.stream(request).await?;
-            let mut text = String::new();
-            let (mut usage, mut finish) = (None, None);
+            let mut collected = Collected::default();
             while let Some(item) = stream.next().await {
-                match item? {
-                    StreamEvent::TextDelta(d) => text.push_str(&d),
-                    StreamEvent::Usage(u) => usage = Some(u),
-                    StreamEvent::Finish(f) => finish = Some(f),
-                    _ => {}
-                }
-                if text.len() as u64 > super::step::MIN_STEP_OUTPUT {
+                if !collected.add(item?) {
                     return Err(ProviderError::new(
                         ErrorKind::BadRequest,
                         "the background summary did not end",
                     ));
                 }
             }
-            Ok((text, usage, finish))
+            Ok(collected.done())
         };
         let err = match cancel.run_until_cancelled(once).await {
             None => return Err(cancelled()),

@@ -3,8 +3,9 @@
 
 use super::runner::{ModelSetup, Runner};
 use super::shared::Prompt;
+use crate::error::{EngineError, with_causes};
 use pith_context::tokens::Estimator;
-use pith_protocol::event::{ErrorKind, Event, TurnEnd};
+use pith_protocol::event::{Event, TurnEnd};
 
 impl Runner {
     pub(super) async fn command_turn(
@@ -18,19 +19,7 @@ impl Runner {
             Some(name) => match self.opts.config.agent.get(&name) {
                 Some(a) if !a.disable => Some((name, a.clone())),
                 _ => {
-                    let known: Vec<&str> = self
-                        .opts
-                        .config
-                        .agent
-                        .iter()
-                        .filter(|(_, a)| !a.disable)
-                        .map(|(n, _)| n.as_str())
-                        .collect();
-                    let known = if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    };
+                    let known = self.known_agents();
                     self.refuse(format!("{label}: no agent named {name} (known: {known})"));
                     return;
                 }
@@ -43,21 +32,28 @@ impl Runner {
                 Ok((setup, _)) => {
                     let estimator = Estimator::lazy(&setup.model_id);
                     let model = std::mem::replace(&mut self.model, setup);
-                    Some((model, std::mem::replace(&mut self.estimator, estimator)))
+                    Some((
+                        model,
+                        std::mem::replace(&mut self.meter.estimator, estimator),
+                    ))
                 }
                 Err(e) => {
-                    self.refuse(format!("{label}: cannot use model {m}: {e:#}"));
+                    self.refuse(format!(
+                        "{label}: cannot use model {m}: {}",
+                        with_causes(&e)
+                    ));
                     return;
                 }
             },
             None => None,
         };
         let saved_role = agent.map(|(name, a)| {
-            let saved = (self.role.clone(), self.registry.clone());
+            let saved = (self.role.clone(), self.tools.registry.clone());
             self.role.name = name;
             self.role.prompt = a.prompt.clone();
             if let Some(tools) = &a.tools {
-                self.registry
+                self.tools
+                    .registry
                     .retain(|t| tools.iter().any(|n| n == t.name()));
             }
             saved
@@ -69,11 +65,11 @@ impl Runner {
         self.user_turn(vec![prompt]).await;
         if let Some((model, estimator)) = saved_model {
             self.model = model;
-            self.estimator = estimator;
+            self.meter.estimator = estimator;
         }
         if let Some((role, registry)) = saved_role {
             self.role = role;
-            self.registry = registry;
+            self.tools.registry = registry;
         }
         if changed {
             self.fit_prompt();
@@ -82,12 +78,26 @@ impl Runner {
         }
     }
 
+    /// The agents a command may name, for the error that names one that is not.
+    fn known_agents(&self) -> String {
+        let known: Vec<&str> = self
+            .opts
+            .config
+            .agent
+            .iter()
+            .filter(|(_, a)| !a.disable)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    }
+
     /// The command cannot run as written: say why, and end the "turn" that never started.
     fn refuse(&mut self, message: String) {
-        self.emit(Event::Error {
-            kind: ErrorKind::Command,
-            message,
-        });
+        self.report(EngineError::Command(message));
         self.emit(Event::TurnFinished {
             reason: TurnEnd::Error,
         });

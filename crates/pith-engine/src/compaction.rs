@@ -77,6 +77,17 @@ pub(super) struct Installed<'a> {
     pub background: bool,
 }
 
+/// What the runner keeps about compactions between them.
+#[derive(Default)]
+pub(super) struct Compactions {
+    /// Compactions in the current user turn (the breaker's count).
+    pub this_turn: u32,
+    /// What the last compaction cost (`/context`).
+    pub last_cost: Option<CompactionCost>,
+    /// A summary being written ahead of the threshold.
+    pub background: Option<super::background::Background>,
+}
+
 /// A request to compact the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CompactRequest {
@@ -86,7 +97,7 @@ pub(super) struct CompactRequest {
 
 /// Why a compaction did not happen or stopped the turn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub(super) enum CompactionError {
+pub enum CompactionError {
     /// Nothing worth compacting (manual only): said to the user; nothing changed.
     #[error("{0}")]
     NothingToCompact(String),
@@ -127,9 +138,9 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), CompactionError> {
         let auto = req.trigger.is_auto();
-        if auto && self.compactions_this_turn >= 2 {
+        if auto && self.compactions.this_turn >= 2 {
             return Err(CompactionError::Breaker(
-                plan::breaker(u64::MAX, 0, 0, self.compactions_this_turn + 1).unwrap_or_default(),
+                plan::breaker(u64::MAX, 0, 0, self.compactions.this_turn + 1).unwrap_or_default(),
             ));
         }
         // A summary written in the background, when there is one, is swapped in at once.
@@ -137,105 +148,37 @@ impl Runner {
             return Ok(());
         }
         // Tail, chunks and the breaker's figures are decided on exact counts.
-        if !self.estimator.is_exact() {
-            self.estimator.want_exact();
+        if !self.meter.estimator.is_exact() {
+            self.meter.estimator.want_exact();
             self.reset_estimate();
         }
         let budget = self.budget();
         let overhead = self.overhead();
-        let before = match req.trigger {
-            // What the provider counted is the real figure; without it, at least the window.
-            Trigger::Overflow { prompt_tokens } => {
-                prompt_tokens.unwrap_or_else(|| self.tracker.used().max(budget.usable))
-            }
-            _ => self.tracker.used(),
-        };
+        let before = self.tokens_before(&req.trigger, &budget);
 
         // What is summarised: everything after the previous summary, before the verbatim tail,
         // which shrinks (to nothing) until the compacted context fits half the usable window.
         let (cut, carried) = self.plan_cut(&budget, overhead, auto);
-        let range = cut.summarise.clone();
-        let new_tokens: u64 = self.view[range.clone()]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        if range.is_empty() {
-            return Err(if auto {
-                CompactionError::Breaker(format!(
-                    "Stopped: nothing is left to compact — the summary and the current request \
-                     (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
-                     the request or use a model with a larger context window.",
-                    budget.usable
-                ))
-            } else if cut.previous_summary.is_some() {
-                CompactionError::NothingToCompact(
-                    "nothing to compact: nothing new since the last summary except the recent turns kept word for word".into(),
-                )
-            } else {
-                CompactionError::NothingToCompact(
-                    "nothing to compact yet: the conversation is only the recent turns kept word for word".into(),
-                )
-            });
-        }
-        if !auto && new_tokens < budget.summary_cap / 4 {
-            return Err(CompactionError::NothingToCompact(format!(
-                "nothing worth compacting: the {new_tokens} tokens of history before the recent \
-                 turns would hardly shrink in a summary; the context stays as it is"
-            )));
-        }
-        // The request being worked on travels whole: when it alone cannot fit, no summary helps.
-        if let Some(r) = &carried.current_request {
-            let need = overhead + self.estimator.text(r);
-            if need >= budget.usable {
-                return Err(CompactionError::Breaker(format!(
-                    "Stopped: the current request with the system prompt (~{need} tokens) does \
-                     not fit the {} tokens this model can use, and it is never summarised away — \
-                     shorten it, or use a model with a larger context window.",
-                    budget.usable
-                )));
-            }
-        }
+        let new_tokens = self.tokens_of(cut.summarise.clone());
+        check_worth_compacting(&cut, auto, before, new_tokens, &budget)?;
+        self.check_request_fits(&carried, overhead, &budget)?;
 
-        self.compactions_this_turn += 1;
-        let focus = req.trigger.focus().map(str::to_string);
-        self.emit(Event::CompactionStarted {
-            auto,
-            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
-            focus: focus.clone(),
-        });
-        self.state(EngineState::Compacting, None);
-
-        let previous = cut.previous_summary.clone();
+        let focus = self.announce_compaction(&req.trigger);
+        let previous = cut.previous_summary.as_deref();
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
-        let kept_tokens: u64 = self.view[cut.tail.clone()]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        let replaced = (new_tokens + previous.as_deref().map_or(0, |p| self.estimator.text(p)))
+        let kept_tokens = self.tokens_of(cut.tail.clone());
+        let replaced = (new_tokens + previous.map_or(0, |p| self.meter.estimator.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
 
-        let setup = match &self.opts.config.compaction.model {
-            Some(name) if name != &self.model.name => {
-                match ModelSetup::build(&self.opts.config, name) {
-                    Ok((s, _)) => Some(s),
-                    Err(e) => {
-                        return Err(CompactionError::Model {
-                            model: name.clone(),
-                            reason: format!("{e:#}"),
-                        });
-                    }
-                }
-            }
-            _ => None,
-        };
-        let overflowed = matches!(req.trigger, Trigger::Overflow { .. });
+        let setup = self.compaction_setup()?;
+        let overflow = matches!(req.trigger, Trigger::Overflow { .. });
         let written = self
             .write_summary(
                 &cut,
                 &carried,
                 setup.as_ref(),
-                overflowed,
+                overflow,
                 focus.as_deref(),
                 &budget,
                 cancel,
@@ -252,7 +195,7 @@ impl Runner {
             written,
             setup: setup.as_ref(),
             auto,
-            overflow: matches!(req.trigger, Trigger::Overflow { .. }),
+            overflow,
             focus,
             tail: cut.tail.clone(),
             carried,
@@ -263,81 +206,164 @@ impl Runner {
         })
     }
 
+    /// The context before compacting: what the provider counted of a request it rejected (at
+    /// least the window without a count), else the session's figure.
+    fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
+        match trigger {
+            // What the provider counted is the real figure; without it, at least the window.
+            Trigger::Overflow { prompt_tokens } => {
+                prompt_tokens.unwrap_or_else(|| self.meter.used().max(budget.usable))
+            }
+            _ => self.meter.used(),
+        }
+    }
+
+    /// The estimated tokens of the view's messages in `range`.
+    fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
+        let estimator = &mut self.meter.estimator;
+        self.view[range].iter().map(|m| estimator.message(m)).sum()
+    }
+
+    /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
+    fn check_request_fits(
+        &self,
+        carried: &Carried,
+        overhead: u64,
+        budget: &Budget,
+    ) -> Result<(), CompactionError> {
+        if let Some(r) = &carried.current_request {
+            let need = overhead + self.meter.estimator.text(r);
+            if need >= budget.usable {
+                return Err(CompactionError::Breaker(format!(
+                    "Stopped: the current request with the system prompt (~{need} tokens) does \
+                     not fit the {} tokens this model can use, and it is never summarised away — \
+                     shorten it, or use a model with a larger context window.",
+                    budget.usable
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the compaction and tells the front end it started; returns its focus.
+    fn announce_compaction(&mut self, trigger: &Trigger) -> Option<String> {
+        self.compactions.this_turn += 1;
+        let focus = trigger.focus().map(str::to_string);
+        self.emit(Event::CompactionStarted {
+            auto: trigger.is_auto(),
+            overflow: matches!(trigger, Trigger::Overflow { .. }),
+            focus: focus.clone(),
+        });
+        self.state(EngineState::Compacting, None);
+        focus
+    }
+
+    /// The separate `compaction.model`, when one is configured other than the session's.
+    fn compaction_setup(&self) -> Result<Option<ModelSetup>, CompactionError> {
+        match &self.opts.config.compaction.model {
+            Some(name) if name != &self.model.name => {
+                match ModelSetup::build(&self.opts.config, name) {
+                    Ok((s, _)) => Ok(Some(s)),
+                    Err(e) => Err(CompactionError::Model {
+                        model: name.clone(),
+                        reason: crate::error::with_causes(&e),
+                    }),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Saves a written summary: the compaction and summary messages replace everything before
     /// `tail` in the view (nothing was saved before this point).
     pub(super) fn install(&mut self, i: Installed<'_>) -> Result<(), CompactionError> {
         let budget = self.budget();
         let overhead = self.overhead();
-        let Installed {
-            written,
-            setup,
-            auto,
-            overflow,
-            focus,
-            tail,
-            carried,
-            before,
-            replaced,
-            then,
-            background,
-        } = i;
-        let kept_tokens: u64 = self.view[tail.clone()]
-            .iter()
-            .map(|m| self.estimator.message(m))
-            .sum();
-        let tail_start = self.view.get(tail.start).map(|m| m.id.clone());
-        // A summary longer than its cap (a server that ignores the cap) or than what it
-        // replaces is never taken as it is.
-        let mut summary = written.text;
-        let most = replaced.min(budget.summary_cap);
-        if self.estimator.text(&summary) > most {
-            tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
-            summary = plan::fit_text(&summary, most, &self.estimator);
-        }
-        let mut carried = carried;
-        let taken = overhead + self.estimator.text(&summary) + kept_tokens;
+        let kept_tokens = self.tokens_of(i.tail.clone());
+        let tail_start = self.view.get(i.tail.start).map(|m| m.id.clone());
+        let summary = self.fit_summary(i.written.text.clone(), i.replaced, &budget);
+        let mut carried = i.carried.clone();
+        let taken = overhead + self.meter.estimator.text(&summary) + kept_tokens;
         self.carry_after_summary(&mut carried, &summary, taken, &budget);
+        let (c, s) = self.summary_messages(&i, summary, &carried, tail_start.clone());
 
+        // A manual compaction that would not shrink the context changes nothing.
+        let before = i.before;
+        let after = overhead
+            + self.meter.estimator.message(&c)
+            + self.meter.estimator.message(&s)
+            + kept_tokens;
+        if !i.auto && after >= before {
+            self.state(EngineState::Idle, None);
+            return Err(CompactionError::NothingToCompact(format!(
+                "compaction would not shrink the context ({before} → ~{after} tokens); it stays as it is"
+            )));
+        }
+        self.restart_view(c, s.clone(), i.tail.clone(), tail_start);
+        self.compaction_done(&i, &s, &budget)
+    }
+
+    /// The summary as it is installed: a summary longer than its cap (a server that ignores the
+    /// cap) or than what it replaces is never taken as it is.
+    fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
+        let most = replaced.min(budget.summary_cap);
+        if self.meter.estimator.text(&summary) > most {
+            tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
+            return plan::fit_text(&summary, most, &self.meter.estimator);
+        }
+        summary
+    }
+
+    /// The compaction message (user, with the Compaction part) and the summary message after it
+    /// (the summary, then what pith carries).
+    fn summary_messages(
+        &self,
+        i: &Installed<'_>,
+        summary: String,
+        carried: &Carried,
+        tail_start: Option<String>,
+    ) -> (Message, Message) {
         let mut c = Message::new(&self.session.id, Role::User);
         c.push(PartKind::Compaction(CompactionPart {
-            auto,
-            overflow,
-            focus,
-            tail_start: tail_start.clone(),
+            auto: i.auto,
+            overflow: i.overflow,
+            focus: i.focus.clone(),
+            tail_start,
             carried: carried.clone(),
         }));
         let mut s = Message::new(&self.session.id, Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
-        let setup = setup.unwrap_or(&self.model);
+        let setup = i.setup.unwrap_or(&self.model);
         s.model = Some(setup.name.clone());
-        s.usage = written.usage;
-        s.cost = pith_provider::cost::cost(&written.usage, &setup.info);
+        s.usage = i.written.usage;
+        s.cost = pith_provider::cost::cost(&i.written.usage, &setup.info);
         s.finish = Some(FinishReason::Stop);
         s.time_completed = Some(now_ms());
         s.push(PartKind::Text {
             text: summary,
             synthetic: false,
         });
-        let appendix = carry::render(&carried);
+        let appendix = carry::render(carried);
         if !appendix.is_empty() {
             s.push(PartKind::Text {
                 text: appendix,
                 synthetic: true,
             });
         }
+        (c, s)
+    }
 
-        // A manual compaction that would not shrink the context changes nothing.
-        let after =
-            overhead + self.estimator.message(&c) + self.estimator.message(&s) + kept_tokens;
-        if !auto && after >= before {
-            self.state(EngineState::Idle, None);
-            return Err(CompactionError::NothingToCompact(format!(
-                "compaction would not shrink the context ({before} → ~{after} tokens); it stays as it is"
-            )));
-        }
-
+    /// Saves and announces the compaction and summary messages; the view restarts from them,
+    /// followed by the kept `tail`.
+    fn restart_view(
+        &mut self,
+        c: Message,
+        s: Message,
+        tail: std::ops::Range<usize>,
+        tail_start: Option<String>,
+    ) {
         self.save_message(&c);
         self.save_message(&s);
         self.emit(Event::Message { message: c.clone() });
@@ -347,16 +373,28 @@ impl Runner {
         }
         self.session.cost += s.cost;
         let kept: Vec<Message> = self.view.drain(tail).collect();
-        self.view = vec![c, s.clone()];
+        self.view = vec![c, s];
         self.view.extend(kept);
         self.session.compaction_point = Some(tail_start.unwrap_or_else(|| self.view[0].id.clone()));
         self.touch_session();
         self.reset_estimate();
-        let after = self.tracker.used();
+    }
+
+    /// After the view restarted: logs and reports what the compaction did and cost, adds the
+    /// continue message an automatic compaction mid-turn needs, and trips the breaker when
+    /// compacting did not make the conversation fit.
+    fn compaction_done(
+        &mut self,
+        i: &Installed<'_>,
+        s: &Message,
+        budget: &Budget,
+    ) -> Result<(), CompactionError> {
+        let (before, written) = (i.before, &i.written);
+        let after = self.meter.used();
         tracing::info!(
             "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
             written.calls,
-            self.estimator.text(&s.text()),
+            self.meter.estimator.text(&s.text()),
             self.view.len() - 2
         );
         let cost = CompactionCost {
@@ -364,9 +402,9 @@ impl Runner {
             cache_read: written.usage.cache_read,
             cost: s.cost,
             cache_friendly: written.inline,
-            background,
+            background: i.background,
         };
-        self.last_compaction = Some(cost);
+        self.compactions.last_cost = Some(cost);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
@@ -375,13 +413,13 @@ impl Runner {
             cost,
         });
         self.emit_context();
-        if then == Then::Continue && auto && !self.ends_with_user_request() {
+        if i.then == Then::Continue && i.auto && !self.ends_with_user_request() {
             self.push_user_text(CONTINUE, true);
             self.emit_context();
         }
-        if auto
+        if i.auto
             && let Some(message) =
-                plan::breaker(before, after, budget.usable, self.compactions_this_turn)
+                plan::breaker(before, after, budget.usable, self.compactions.this_turn)
         {
             return Err(CompactionError::Breaker(message));
         }
@@ -407,14 +445,14 @@ impl Runner {
     ) -> (plan::Cut, Carried) {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
-            let cut = plan::cut(&self.view, tail_budget, &mut self.estimator);
+            let cut = plan::cut(&self.view, tail_budget, &mut self.meter.estimator);
             let tail_tokens: u64 = self.view[cut.tail.clone()]
                 .iter()
-                .map(|m| self.estimator.message(m))
+                .map(|m| self.meter.estimator.message(m))
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
             let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.estimator.text(&carry::render(&carried));
+            let carried_tokens = self.meter.estimator.text(&carry::render(&carried));
             let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
@@ -435,14 +473,14 @@ impl Runner {
                 let need: u64 = carried
                     .uncarried
                     .iter()
-                    .map(|w| self.estimator.text(&w.text) + 8)
+                    .map(|w| self.meter.estimator.text(&w.text) + 8)
                     .sum();
                 tail_budget = tail_tokens.saturating_sub(need.max(1));
             } else {
                 return (cut, carried);
             }
         }
-        let cut = plan::cut(&self.view, 0, &mut self.estimator);
+        let cut = plan::cut(&self.view, 0, &mut self.meter.estimator);
         let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
@@ -483,10 +521,11 @@ impl Runner {
         let ledger = carry::bound_ledger(
             carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
             budget.ledger,
-            &self.estimator,
+            &self.meter.estimator,
         );
         let todos = self
-            .tool_state
+            .tools
+            .state
             .todos
             .lock()
             .ok()
@@ -502,14 +541,14 @@ impl Runner {
             previous_dropped: prev.dropped_user_messages,
             ..Carried::default()
         };
-        let base = self.estimator.text(&carry::render(&c));
+        let base = self.meter.estimator.text(&carry::render(&c));
         self.carry_users(&mut c, budget.carry_room(target, taken + base));
         c
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
     pub(super) fn carry_users(&self, c: &mut Carried, room: u64) {
-        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.estimator);
+        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.meter.estimator);
         c.user_messages = r.messages;
         c.dropped_user_messages = r.dropped;
         c.uncarried = r.uncarried;
@@ -523,7 +562,7 @@ impl Runner {
         if c.sources.is_empty() {
             return;
         }
-        let est = &self.estimator;
+        let est = &self.meter.estimator;
         let mut base = c.clone();
         base.user_messages.clear();
         base.dropped_user_messages = 0;
@@ -563,4 +602,40 @@ impl Runner {
                 })
         })
     }
+}
+
+/// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be
+/// worth it.
+fn check_worth_compacting(
+    cut: &plan::Cut,
+    auto: bool,
+    before: u64,
+    new_tokens: u64,
+    budget: &Budget,
+) -> Result<(), CompactionError> {
+    if cut.summarise.is_empty() {
+        return Err(if auto {
+            CompactionError::Breaker(format!(
+                "Stopped: nothing is left to compact — the summary and the current request \
+                 (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
+                 the request or use a model with a larger context window.",
+                budget.usable
+            ))
+        } else if cut.previous_summary.is_some() {
+            CompactionError::NothingToCompact(
+                "nothing to compact: nothing new since the last summary except the recent turns kept word for word".into(),
+            )
+        } else {
+            CompactionError::NothingToCompact(
+                "nothing to compact yet: the conversation is only the recent turns kept word for word".into(),
+            )
+        });
+    }
+    if !auto && new_tokens < budget.summary_cap / 4 {
+        return Err(CompactionError::NothingToCompact(format!(
+            "nothing worth compacting: the {new_tokens} tokens of history before the recent \
+             turns would hardly shrink in a summary; the context stays as it is"
+        )));
+    }
+    Ok(())
 }

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
-
 use pith_config::{Config, ProviderKind};
 use pith_provider::anthropic::AnthropicProvider;
 use pith_provider::error::ErrorKind;
@@ -11,23 +9,64 @@ use pith_provider::openai::OpenAiProvider;
 use pith_provider::transport::{self, Timeouts};
 use pith_provider::{ChatRequest, EventStream, Provider, ProviderError};
 
+/// Why a model named in the config or `/model` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("model \"{name}\" must be written provider/model, e.g. openai/gpt-4.1")]
+    NotProviderModel { name: String },
+    #[error(
+        "unknown provider \"{provider}\" in model \"{name}\" (configured: {}); add a [provider.{provider}] section",
+        configured.join(", ")
+    )]
+    UnknownProvider {
+        provider: String,
+        name: String,
+        configured: Vec<String>,
+    },
+    /// The provider's client cannot be built from its section.
+    #[error("provider \"{provider}\"")]
+    Provider {
+        provider: String,
+        #[source]
+        source: ProviderError,
+    },
+    #[error(
+        "provider \"{provider}\": its stored key was saved for {stored}, but base_url is now {base_url}; it is not sent elsewhere — run `pith auth login {provider}` to use it there"
+    )]
+    KeyForOtherUrl {
+        provider: String,
+        stored: String,
+        base_url: String,
+    },
+    #[error(
+        "provider \"{provider}\" needs an API key: set the environment variable {var} or run `pith auth login {provider}`"
+    )]
+    NoKey { provider: String, var: String },
+}
+
 /// Splits "provider/model" (the model id may itself contain slashes: "openrouter/anthropic/x").
-pub fn split_model(name: &str) -> anyhow::Result<(&str, &str)> {
+pub fn split_model(name: &str) -> Result<(&str, &str), ModelError> {
     match name.split_once('/') {
         Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok((p, m)),
-        _ => bail!("model \"{name}\" must be written provider/model, e.g. openai/gpt-4.1"),
+        _ => Err(ModelError::NotProviderModel {
+            name: name.to_string(),
+        }),
     }
 }
 
 /// The provider for `name` and the model id to send it.
-pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, String)> {
+pub fn build(config: &Config, name: &str) -> Result<(Arc<dyn Provider>, String), ModelError> {
     let (provider_name, model_id) = split_model(name)?;
     let Some(pc) = config.provider.get(provider_name) else {
-        let known: Vec<&str> = config.provider.keys().map(String::as_str).collect();
-        bail!(
-            "unknown provider \"{provider_name}\" in model \"{name}\" (configured: {}); add a [provider.{provider_name}] section",
-            known.join(", ")
-        );
+        return Err(ModelError::UnknownProvider {
+            provider: provider_name.to_string(),
+            name: name.to_string(),
+            configured: config.provider.keys().cloned().collect(),
+        });
+    };
+    let client_error = |source| ModelError::Provider {
+        provider: provider_name.to_string(),
+        source,
     };
     let api_key = api_key(provider_name, pc)?;
     if let Some(key) = &api_key {
@@ -46,7 +85,7 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
                 _ => OpenAiProvider::new,
             };
             let p = build(&pc.base_url, api_key, pc.headers.clone(), timeouts)
-                .with_context(|| format!("provider \"{provider_name}\""))?
+                .map_err(client_error)?
                 .with_effort(pc.reasoning_effort)
                 .with_encrypted_reasoning(pc.encrypted_reasoning);
             let url = p.url().to_string();
@@ -58,7 +97,7 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
         }
         ProviderKind::Anthropic => {
             let p = AnthropicProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
-                .with_context(|| format!("provider \"{provider_name}\""))?;
+                .map_err(client_error)?;
             let url = p.url().to_string();
             (Arc::new(p), url)
         }
@@ -74,7 +113,7 @@ pub fn build(config: &Config, name: &str) -> anyhow::Result<(Arc<dyn Provider>, 
 
 /// The key to send: the `api_key_env` variable, else the key `pith auth login` stored for this
 /// provider at this `base_url`.
-fn api_key(name: &str, pc: &pith_config::ProviderConfig) -> anyhow::Result<Option<String>> {
+fn api_key(name: &str, pc: &pith_config::ProviderConfig) -> Result<Option<String>, ModelError> {
     if let Some(var) = &pc.api_key_env
         && let Some(v) = pith_secrets::env_var(var)
         && !v.trim().is_empty()
@@ -84,15 +123,19 @@ fn api_key(name: &str, pc: &pith_config::ProviderConfig) -> anyhow::Result<Optio
     match pith_auth::stored_key(name, &pc.base_url) {
         Ok(Some(key)) => return Ok(Some(key)),
         Ok(None) => {}
-        Err(pith_auth::Refused::OtherUrl { stored }) => bail!(
-            "provider \"{name}\": its stored key was saved for {stored}, but base_url is now {}; it is not sent elsewhere — run `pith auth login {name}` to use it there",
-            pc.base_url
-        ),
+        Err(pith_auth::Refused::OtherUrl { stored }) => {
+            return Err(ModelError::KeyForOtherUrl {
+                provider: name.to_string(),
+                stored,
+                base_url: pc.base_url.clone(),
+            });
+        }
     }
     match &pc.api_key_env {
-        Some(var) => bail!(
-            "provider \"{name}\" needs an API key: set the environment variable {var} or run `pith auth login {name}`"
-        ),
+        Some(var) => Err(ModelError::NoKey {
+            provider: name.to_string(),
+            var: var.clone(),
+        }),
         None => Ok(None),
     }
 }

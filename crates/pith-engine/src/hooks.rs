@@ -2,6 +2,8 @@
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
 //! as `Event::Info`; a hook's output is never printed.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +35,25 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
+/// The user's hooks (`[[hooks.EVENT]]`) and what they gave the model.
+pub(super) struct HookState {
+    pub commands: Arc<crate::hook_commands::Hooks>,
+    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
+    /// prompt.
+    pub context: Vec<PartKind>,
+}
+
+/// A hook that refused what it was asked about, and its reason.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HookBlock {
+    /// A `user_prompt_submit` hook refused the prompt.
+    #[error("{0}")]
+    Prompt(String),
+    /// A `pre_tool_use` hook refused the call.
+    #[error("Blocked by a pre_tool_use hook: {0}")]
+    ToolCall(String),
+}
+
 impl Runner {
     /// Runs the hooks of `event` for `subject`; their warnings go to the front end.
     pub(super) async fn run_hooks(
@@ -42,12 +63,13 @@ impl Runner {
         value: Value,
         cancel: &CancellationToken,
     ) -> Outcome {
-        if !self.hooks.has(event, subject) {
+        if !self.hooks.commands.has(event, subject) {
             return Outcome::default();
         }
         self.state(EngineState::Running, Some(format!("{} hook", event.key())));
         let outcome = self
             .hooks
+            .commands
             .run(event, subject, &self.session.id, fields(value), cancel)
             .await;
         for w in &outcome.warnings {
@@ -74,7 +96,7 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::SessionStart, &outcome);
-        self.hook_context.extend(
+        self.hooks.context.extend(
             outcome
                 .context
                 .iter()
@@ -83,9 +105,12 @@ impl Runner {
         self.state(EngineState::Idle, None);
     }
 
-    /// `user_prompt_submit` for one prompt: `Err(reason)` refuses it; `Ok` the context the
-    /// hooks add to it. The main agent only.
-    pub(super) async fn prompt_hooks(&mut self, prompt: &Prompt) -> Result<Vec<PartKind>, String> {
+    /// `user_prompt_submit` for one prompt: `Err` refuses it; `Ok` the context the hooks add to
+    /// it. The main agent only.
+    pub(super) async fn prompt_hooks(
+        &mut self,
+        prompt: &Prompt,
+    ) -> Result<Vec<PartKind>, HookBlock> {
         if self.role.depth > 0 {
             return Ok(Vec::new());
         }
@@ -99,7 +124,7 @@ impl Runner {
             )
             .await;
         if let Some(reason) = outcome.block {
-            return Err(reason);
+            return Err(HookBlock::Prompt(reason));
         }
         Ok(outcome
             .context
@@ -108,15 +133,15 @@ impl Runner {
             .collect())
     }
 
-    /// `pre_tool_use`: `Err(reason)` when a hook blocks the call, `Ok(true)` when one approved
-    /// it (no question; rules that deny and the sandbox still hold).
+    /// `pre_tool_use`: `Err` when a hook blocks the call, `Ok(true)` when one approved it (no
+    /// question; rules that deny and the sandbox still hold).
     pub(super) async fn pre_tool_hooks(
         &self,
         call_id: &str,
         tool: &str,
         input: &Value,
         cancel: &CancellationToken,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, HookBlock> {
         let outcome = self
             .run_hooks(
                 HookEvent::PreToolUse,
@@ -126,7 +151,7 @@ impl Runner {
             )
             .await;
         match outcome.block {
-            Some(reason) => Err(format!("Blocked by a pre_tool_use hook: {reason}")),
+            Some(reason) => Err(HookBlock::ToolCall(reason)),
             None => Ok(outcome.approve),
         }
     }
@@ -150,7 +175,7 @@ impl Runner {
         else {
             return state;
         };
-        if !self.hooks.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
+        if !self.hooks.commands.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
             return ToolState::Completed {
                 output,
                 title,
@@ -193,7 +218,7 @@ impl Runner {
         blocks: u32,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        if self.role.depth > 0 || !self.hooks.has(HookEvent::Stop, None) {
+        if self.role.depth > 0 || !self.hooks.commands.has(HookEvent::Stop, None) {
             return None;
         }
         let outcome = self
@@ -264,10 +289,10 @@ impl Runner {
 
     /// `notification`, in the background: a question waits for the user.
     pub(super) fn notify_hooks(&self, message: String) {
-        if !self.hooks.has(HookEvent::Notification, None) {
+        if !self.hooks.commands.has(HookEvent::Notification, None) {
             return;
         }
-        let hooks = self.hooks.clone();
+        let hooks = self.hooks.commands.clone();
         let session_id = self.session.id.clone();
         let events = self.events.clone();
         tokio::spawn(async move {

@@ -9,13 +9,16 @@ mod background;
 mod command_turn;
 mod compaction;
 mod emitter;
+mod error;
 pub mod factory;
 pub mod hook_commands;
 mod hooks;
 mod mcp;
 mod mentions;
+mod meter;
 mod persist;
 pub mod prompt;
+mod reader;
 mod runner;
 mod session_ops;
 mod shared;
@@ -27,6 +30,7 @@ mod stored_view_tests;
 mod subagent;
 mod summarise;
 mod tool_exec;
+mod tool_runtime;
 mod turn;
 mod undo;
 mod window;
@@ -41,7 +45,9 @@ use pith_protocol::event::{Event, Op};
 use pith_protocol::message::Session;
 use pith_store::Store;
 
-pub use mcp::Attachment;
+pub use compaction::CompactionError;
+pub use error::EngineError;
+pub use mcp::{Attachment, McpError};
 pub use runner::Runner;
 
 /// A running engine as a front end sees it.
@@ -76,7 +82,7 @@ pub fn spawn(
     opts: EngineOptions,
     store: Arc<Store>,
     session: Session,
-) -> anyhow::Result<EngineHandle> {
+) -> Result<EngineHandle, EngineError> {
     // Saved full tool outputs older than a week are removed, off the start-up path.
     let data_dir = opts.data_dir.clone();
     tokio::task::spawn_blocking(move || pith_tools::truncate::cleanup(&data_dir));
@@ -109,10 +115,7 @@ pub fn spawn(
             && e.is_panic()
         {
             tracing::error!("the engine panicked: {e}");
-            let _ = on_panic.send(Event::Error {
-                kind: pith_protocol::event::ErrorKind::Internal,
-                message: "internal error: the engine stopped (a bug; details in the log). What was saved before is kept; restart pith to continue the session".into(),
-            });
+            let _ = on_panic.send(EngineError::Panicked.event());
             let _ = on_panic.send(Event::TurnFinished {
                 reason: pith_protocol::event::TurnEnd::Error,
             });

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Runner;
+use crate::error::EngineError;
 use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use pith_mcp::{McpManager, McpTool};
 use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
@@ -47,14 +48,14 @@ impl Runner {
         if manager.is_empty() {
             return;
         }
-        self.mcp.builtin = Some((self.registry.clone(), self.tool_specs.clone()));
-        self.mcp.manager = Some(manager);
+        self.tools.mcp.builtin = Some((self.tools.registry.clone(), self.tools.specs.clone()));
+        self.tools.mcp.manager = Some(manager);
         self.refresh_tools();
     }
 
     /// Forgets what the tools were built from (a new session has new permissions and history).
     pub(super) fn reset_mcp(&mut self) {
-        self.mcp.generation = None;
+        self.tools.mcp.generation = None;
         self.refresh_tools();
     }
 
@@ -64,19 +65,25 @@ impl Runner {
     /// index and the definitions the history loaded. The context figure follows the change of
     /// definitions; the front ends get the servers' status when it changed.
     pub(super) fn refresh_tools(&mut self) {
-        let Some(manager) = self.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp.manager.clone() else {
             return;
         };
-        let Some((builtin_registry, builtin_specs)) = self.mcp.builtin.clone() else {
+        let Some((builtin_registry, builtin_specs)) = self.tools.mcp.builtin.clone() else {
             return;
         };
         let generation = manager.generation();
-        if self.mcp.generation != Some(generation) {
-            self.mcp.generation = Some(generation);
+        if self.tools.mcp.generation != Some(generation) {
+            self.tools.mcp.generation = Some(generation);
             self.rebuild_mcp_tools(&manager, builtin_registry);
         }
-        let mcp_specs: Vec<ToolSpec> = self.mcp.tools.iter().map(|t| spec(t.as_ref())).collect();
-        let total = self.estimator.tool_definitions(&mcp_specs);
+        let mcp_specs: Vec<ToolSpec> = self
+            .tools
+            .mcp
+            .tools
+            .iter()
+            .map(|t| spec(t.as_ref()))
+            .collect();
+        let total = self.meter.estimator.tool_definitions(&mcp_specs);
         let deferred = search::should_defer(
             &self.opts.config.tool_search,
             total,
@@ -84,21 +91,21 @@ impl Runner {
         );
         let mut specs = builtin_specs;
         if deferred {
-            let names: Vec<&str> = self.mcp.tools.iter().map(|t| t.name()).collect();
+            let names: Vec<&str> = self.tools.mcp.tools.iter().map(|t| t.name()).collect();
             let loaded = search::loaded(&self.view, &|n| names.contains(&n));
             let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
             specs.push(spec(&loader));
-            self.registry.register(Arc::new(loader));
+            self.tools.registry.register(Arc::new(loader));
             specs.extend(mcp_specs.into_iter().filter(|s| loaded.contains(&s.name)));
         } else {
-            self.registry.retain(|t| t.name() != TOOL_SEARCH);
+            self.tools.registry.retain(|t| t.name() != TOOL_SEARCH);
             specs.extend(mcp_specs);
         }
-        if specs != self.tool_specs {
+        if specs != self.tools.specs {
             let before = self.overhead();
-            self.tool_specs = specs;
+            self.tools.specs = specs;
             let after = self.overhead();
-            self.tracker.on_overhead_change(before, after);
+            self.meter.tracker.on_overhead_change(before, after);
         }
         self.emit_mcp_status(&manager, deferred);
     }
@@ -127,15 +134,16 @@ impl Runner {
                 tools.push(tool);
             }
         }
-        self.permissions.set_mcp_tools(owners);
-        self.registry = registry;
-        self.mcp.tools = tools;
+        self.tools.permissions.set_mcp_tools(owners);
+        self.tools.registry = registry;
+        self.tools.mcp.tools = tools;
     }
 
     fn emit_mcp_status(&mut self, manager: &Arc<McpManager>, deferred: bool) {
         let mut status = Vec::new();
         for server in manager.servers() {
             let specs: Vec<ToolSpec> = self
+                .tools
                 .mcp
                 .tools
                 .iter()
@@ -147,14 +155,14 @@ impl Runner {
                 transport: server.config.transport().to_string(),
                 state: server.state(),
                 tools: specs.len(),
-                tokens: self.estimator.tool_definitions(&specs),
+                tokens: self.meter.estimator.tool_definitions(&specs),
                 deferred: deferred && !specs.is_empty(),
                 prompts: server.prompts(),
                 resources: server.has_resources(),
             });
         }
-        if status != self.mcp.status {
-            self.mcp.status = status.clone();
+        if status != self.tools.mcp.status {
+            self.tools.mcp.status = status.clone();
             self.emit(Event::McpStatus { servers: status });
         }
     }
@@ -162,7 +170,7 @@ impl Runner {
     /// Before a step: waits for servers still starting (each within its startup timeout) and
     /// for lists a server said changed, so the request has their tools.
     pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
-        let Some(manager) = self.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp.manager.clone() else {
             return;
         };
         let starting = manager.starting();
@@ -184,18 +192,15 @@ impl Runner {
         server: &str,
         prompt: &str,
         args: &str,
-    ) -> Result<String, String> {
-        let manager = self
-            .mcp
-            .manager
-            .clone()
-            .ok_or_else(|| "no MCP servers are configured".to_string())?;
+    ) -> Result<String, McpError> {
+        let manager = self.tools.mcp.manager.clone().ok_or(McpError::NoServers)?;
         let spec = manager
             .server(server)
-            .ok_or_else(|| format!("no MCP server named {server}"))?
+            .ok_or_else(|| McpError::NoServer(server.to_string()))?
             .prompts()
             .into_iter()
             .find(|p| p.name == prompt)
+<<<<<<< HEAD
             .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
         let arguments = pith_mcp::prompt::arguments(&spec.arguments, args)
             .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
@@ -203,9 +208,27 @@ impl Runner {
             .get_prompt(server, prompt, arguments)
             .await
             .map_err(|e| e.to_string())?;
+=======
+            .ok_or_else(|| McpError::NoPrompt {
+                server: server.to_string(),
+                prompt: prompt.to_string(),
+            })?;
+        let arguments = pith_mcp::prompt::arguments(&spec.arguments, args).map_err(|cause| {
+            McpError::Arguments {
+                command: format!("/{server}:{prompt}"),
+                cause,
+            }
+        })?;
+        let result = manager
+            .get_prompt(server, prompt, arguments)
+            .await
+            .map_err(McpError::Server)?;
+>>>>>>> h-engine
         let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
-            return Err(format!("/{server}:{prompt} returned no text"));
+            return Err(McpError::NoText {
+                command: format!("/{server}:{prompt}"),
+            });
         }
         Ok(text)
     }
@@ -215,7 +238,7 @@ impl Runner {
         let pending = self.shared.take_attachments();
         for read in pending {
             if let Ok(Some(a)) = read.await {
-                self.mcp.attachments.push(a);
+                self.tools.mcp.attachments.push(a);
             }
         }
     }
@@ -225,7 +248,7 @@ impl Runner {
     pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
         let limits = self.tool_output();
         let mut parts = Vec::new();
-        for a in std::mem::take(&mut self.mcp.attachments) {
+        for a in std::mem::take(&mut self.tools.mcp.attachments) {
             let mut text = a.text;
             if pith_tools::truncate::needs_truncation(&text, &limits) {
                 let id = format!("resource_{}", ulid::Ulid::new());
@@ -244,6 +267,31 @@ impl Runner {
     }
 }
 
+/// Why an MCP prompt, resource or server op cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// An MCP prompt command with no MCP servers configured.
+    #[error("no MCP servers are configured")]
+    NoServers,
+    /// A resource or restart op with no MCP servers configured.
+    #[error("no MCP servers are configured ([mcp.NAME] in the config)")]
+    NotConfigured,
+    #[error("no MCP server named {0}")]
+    NoServer(String),
+    #[error("{server} has no prompt named {prompt}")]
+    NoPrompt { server: String, prompt: String },
+    /// The text after `/server:prompt` does not fit the prompt's arguments.
+    #[error("{command}: {cause}")]
+    Arguments { command: String, cause: String },
+    /// The server's answer to the prompt request (its error).
+    #[error("{0}")]
+    Server(String),
+    #[error("{command} returned no text")]
+    NoText { command: String },
+    #[error("cannot read {label}: {cause}")]
+    Read { label: String, cause: String },
+}
+
 /// The MCP ops the pump answers at once, even while a turn runs: listing resources, reading one
 /// for the next message (the runner waits for the read before it stores that message), and
 /// restarting a server.
@@ -252,17 +300,14 @@ pub(super) fn answer_op(
     shared: &super::shared::Shared,
     src: &super::shared::HistorySource,
 ) {
-    use pith_protocol::event::{ErrorKind, Op};
+    use pith_protocol::event::Op;
     let events = src.events.clone();
     let Some(manager) = src.mcp.clone() else {
         let _ = match op {
             Op::ListMcpResources => events.send(Event::McpResources {
                 resources: Vec::new(),
             }),
-            _ => events.send(Event::Error {
-                kind: ErrorKind::Mcp,
-                message: "no MCP servers are configured ([mcp.NAME] in the config)".into(),
-            }),
+            _ => events.send(EngineError::from(McpError::NotConfigured).event()),
         };
         return;
     };
@@ -288,10 +333,8 @@ pub(super) fn answer_op(
                         Some(Attachment { label, mime, text })
                     }
                     Err(e) => {
-                        let _ = events.send(Event::Error {
-                            kind: ErrorKind::Mcp,
-                            message: format!("cannot read {label}: {e}"),
-                        });
+                        let e = McpError::Read { label, cause: e };
+                        let _ = events.send(EngineError::from(e).event());
                         None
                     }
                 }
@@ -303,10 +346,7 @@ pub(super) fn answer_op(
         Op::RestartMcpServer { name } => {
             tokio::spawn(async move {
                 if manager.server(&name).is_none() {
-                    let _ = events.send(Event::Error {
-                        kind: ErrorKind::Mcp,
-                        message: format!("no MCP server named {name}"),
-                    });
+                    let _ = events.send(EngineError::from(McpError::NoServer(name)).event());
                     return;
                 }
                 // A failure shows as the server's state.

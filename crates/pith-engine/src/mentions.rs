@@ -57,21 +57,25 @@ impl Runner {
                 session_id: self.session.id.clone(),
                 call_id: call_id.clone(),
                 cancel: tokio_util::sync::CancellationToken::new(),
-                state: self.tool_state.clone(),
+                state: self.tools.state.clone(),
                 output: self.tool_output(),
                 outputs: None,
                 progress: None,
                 editor: self.opts.editor.clone(),
             };
             let start = now_ms();
-            let state = match self.permissions.check("read", &input, &ctx) {
+            let state = match self.tools.permissions.check("read", &input, &ctx) {
                 Decision::Deny { message } => ToolState::Error {
                     message,
                     start: Some(start),
                     end: Some(now_ms()),
                 },
                 Decision::Allow | Decision::Ask(_) => {
-                    let result = self.registry.execute("read", input.clone(), &ctx).await;
+                    let result = self
+                        .tools
+                        .registry
+                        .execute("read", input.clone(), &ctx)
+                        .await;
                     if let Ok(out) = &result
                         && out.metadata.get("image").and_then(|v| v.as_bool()) == Some(true)
                         && let Some(mime) = out.metadata.get("mime").and_then(|v| v.as_str())

@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 
 use super::runner::Runner;
+use crate::error::EngineError;
 
 /// The first store write that failed in the current turn.
 #[derive(Default)]
@@ -20,7 +21,7 @@ impl StoreFailure {
 impl Runner {
     /// Records a failed write (`what`: "save part X"). Only the first of a turn is logged: a
     /// full disk fails every write after it, and the log is on the same disk.
-    pub(super) fn store_failed(&self, what: &str, e: &pith_store::StoreError) {
+    pub(super) fn store_failed(&self, what: &str, e: &impl std::fmt::Display) {
         let mut slot = self.store_failure.lock();
         if slot.is_none() {
             tracing::error!("store: cannot {what}: {e:#}");
@@ -34,16 +35,16 @@ impl Runner {
     }
 
     /// The error to report for a failed write, once; clears it for the next turn.
-    pub(super) fn take_store_failure(&self) -> Option<String> {
+    pub(super) fn take_store_failure(&self) -> Option<EngineError> {
         let cause = self.store_failure.lock().take()?;
         let db = self
             .store
             .path()
             .map(|p| format!(" to {}", p.display()))
             .unwrap_or_default();
-        Some(format!(
+        Some(EngineError::Unsaved(format!(
             "could not save the session{db}: {cause}. What the model wrote this turn was shown but is not all saved. Free disk space (or make the data directory writable), then continue with `pith --session {}`",
             self.session.id
-        ))
+        )))
     }
 }

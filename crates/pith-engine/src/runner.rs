@@ -8,20 +8,18 @@ use super::EngineOptions;
 use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
+use crate::error::{EngineError, with_causes};
+use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
 use pith_context::tokens::Estimator;
-use pith_context::tracker::ContextTracker;
-use pith_protocol::event::{EngineState, ErrorKind, Event, Op, TurnEnd};
-use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, ToolSpec};
+use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_provider::retry::RetryPolicy;
 use pith_provider::{self, Provider};
 use pith_store::Store;
 use pith_store::lock::SessionLock;
-use pith_tools::SessionToolState;
-use pith_tools::permission::{DoomLoop, Permissions};
-use pith_tools::registry::Registry;
 
 /// The model a session talks to.
 #[derive(Clone)]
@@ -48,7 +46,7 @@ impl ModelSetup {
     pub fn build(
         config: &pith_config::Config,
         name: &str,
-    ) -> anyhow::Result<(Self, Option<String>)> {
+    ) -> Result<(Self, Option<String>), ModelError> {
         let (provider, model_id) = crate::factory::build(config, name)?;
         let pc = crate::factory::split_model(name)
             .ok()
@@ -86,48 +84,27 @@ pub struct Runner {
     pub(super) shared: Arc<Shared>,
     /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
     pub(super) role: super::subagent::AgentRole,
-    /// What this session's sub-agents used (`/context`, the status bar).
-    pub(super) subagents: pith_protocol::event::SubagentTotals,
-    /// Input and output tokens of every request this runner made (a sub-agent's report).
-    pub(super) spent_tokens: u64,
-    /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
-    /// the view after it).
-    pub(super) last_answer: String,
-    /// The last error reported to the front end (a failed sub-agent's result says it).
-    pub(super) last_error: std::sync::Mutex<Option<String>>,
+    /// What this runner did (a sub-agent's report) and what its sub-agents used.
+    pub(super) record: super::subagent::RunRecord,
     /// The model's view of the history in model order: from the latest completed compaction
     /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
     pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
-    pub(super) estimator: Estimator,
-    pub(super) tracker: ContextTracker,
-    pub(super) registry: Registry,
-    pub(super) permissions: Permissions,
-    pub(super) doom: DoomLoop,
-    pub(super) tool_state: Arc<SessionToolState>,
+    /// The context figure and the estimator behind it.
+    pub(super) meter: super::meter::Meter,
+    /// The tools, their permissions and the MCP servers' tools.
+    pub(super) tools: super::tool_runtime::ToolRuntime,
     pub(super) system: Vec<String>,
-    pub(super) tool_specs: Vec<ToolSpec>,
-    /// Compactions in the current user turn (the breaker's count).
-    pub(super) compactions_this_turn: u32,
+    /// The breaker's count, the last compaction's cost, the summary written ahead.
+    pub(super) compactions: super::compaction::Compactions,
     /// The first store write that failed in this turn.
     pub(super) store_failure: super::persist::StoreFailure,
     /// This engine is the session's only writer while it holds this.
     pub(super) lock: SessionLock,
-    /// What the last compaction cost (`/context`).
-    pub(super) last_compaction: Option<pith_protocol::event::CompactionCost>,
-    /// Said when the local server asked for the window cannot tell it either.
-    pub(super) window_warning: Option<String>,
-    /// A summary being written ahead of the threshold.
-    pub(super) background: Option<super::background::Background>,
-    /// A local server being asked for its window (see `window.rs`).
-    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
-    /// The MCP servers' tools, status and attachments (see `mcp.rs`).
-    pub(super) mcp: super::mcp::McpSession,
-    /// The user's hooks (`[[hooks.EVENT]]`, see `hooks.rs`).
-    pub(super) hooks: Arc<crate::hook_commands::Hooks>,
-    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
-    /// prompt.
-    pub(super) hook_context: Vec<PartKind>,
+    /// A local server being asked for the window (see `window.rs`).
+    pub(super) window: super::window::WindowProbe,
+    /// The user's hooks and what they gave the model (see `hooks.rs`).
+    pub(super) hooks: super::hooks::HookState,
 }
 
 impl Runner {
@@ -137,7 +114,7 @@ impl Runner {
         session: Session,
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, EngineError> {
         let events = super::emitter::Emitter::direct(events);
         let role = super::subagent::AgentRole::main();
         Self::build(opts, store, session, events, shared, role, None)
@@ -152,32 +129,26 @@ impl Runner {
         shared: Arc<Shared>,
         role: super::subagent::AgentRole,
         child: Option<super::subagent::ChildSetup>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, EngineError> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
         let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
-        let estimator = Estimator::lazy(&model.model_id);
+        let meter = super::meter::Meter::new(&model.model_id);
         let hooks = Arc::new(crate::hook_commands::Hooks::new(
             &opts.config,
             &opts.workspace,
             &opts.data_dir,
         ));
         let mut runner = Runner {
-            hooks,
-            hook_context: Vec::new(),
+            hooks: super::hooks::HookState {
+                commands: hooks,
+                context: Vec::new(),
+            },
             role,
-            subagents: Default::default(),
-            spent_tokens: 0,
-            last_answer: String::new(),
-            last_error: Default::default(),
-            permissions,
-            doom: DoomLoop::default(),
-            tool_state: Arc::new(SessionToolState::default()),
-            registry,
-            tool_specs: Vec::new(),
+            record: Default::default(),
+            tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
             system: Vec::new(),
-            estimator,
-            tracker: ContextTracker::default(),
+            meter,
             view: Vec::new(),
             model,
             opts,
@@ -185,14 +156,10 @@ impl Runner {
             session,
             events,
             shared,
-            compactions_this_turn: 0,
+            compactions: Default::default(),
             store_failure: Default::default(),
             lock,
-            window_probe: None,
-            mcp: Default::default(),
-            last_compaction: None,
-            background: None,
-            window_warning: None,
+            window: Default::default(),
         };
         runner.start_window(warning);
         runner.fit_prompt();
@@ -202,11 +169,16 @@ impl Runner {
 
     pub(super) fn emit(&self, event: Event) {
         if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event
-            && let Ok(mut last) = self.last_error.lock()
+            && let Ok(mut last) = self.record.last_error.lock()
         {
             *last = Some(message.clone());
         }
         let _ = self.events.send(event);
+    }
+
+    /// Reports an error to the front end.
+    pub(super) fn report(&self, e: EngineError) {
+        self.emit(e.event());
     }
 
     pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
@@ -247,7 +219,7 @@ impl Runner {
     pub(super) fn touch_session(&mut self) {
         self.session.time_updated = now_ms();
         // the one context figure, as the status bar shows it (ARCHITECTURE.md §6.3)
-        self.session.tokens = self.tracker.used();
+        self.session.tokens = self.meter.used();
         if let Err(e) = self.store.update_session(&self.session) {
             self.store_failed("update the session", &e);
         }
@@ -260,8 +232,7 @@ impl Runner {
         for p in &m.parts {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
-        let tokens = self.estimator.message(&m);
-        self.tracker.on_added(tokens);
+        self.meter.add_message(&m);
         self.view.push(m);
         self.view.len() - 1
     }
@@ -324,7 +295,7 @@ impl Runner {
             }
         }
         self.touch_session();
-        if let Some(m) = &self.mcp.manager {
+        if let Some(m) = &self.tools.mcp.manager {
             m.shutdown().await;
         }
     }
@@ -337,45 +308,7 @@ impl Runner {
                     self.emit(event);
                 }
             }
-            Op::Compact { focus } => {
-                self.compactions_this_turn = 0;
-                let cancel = self.shared.fresh_cancel();
-                self.settle_window().await;
-                let req = CompactRequest {
-                    trigger: Trigger::Manual { focus },
-                    then: Then::Stop,
-                };
-                let result = self.compact(req, &cancel).await;
-                let reason = match result {
-                    Ok(_) => TurnEnd::Compacted,
-                    Err(CompactionError::NothingToCompact(message)) => {
-                        self.emit(Event::Info { message });
-                        TurnEnd::NothingToCompact
-                    }
-                    Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
-                    Err(e) => {
-                        let kind = ErrorKind::Compaction;
-                        self.emit(Event::Error {
-                            kind,
-                            message: e.to_string(),
-                        });
-                        TurnEnd::Error
-                    }
-                };
-                // A write that failed meanwhile is the error to report.
-                let reason = match self.take_store_failure() {
-                    Some(message) => {
-                        self.emit(Event::Error {
-                            kind: ErrorKind::Store,
-                            message,
-                        });
-                        TurnEnd::Error
-                    }
-                    None => reason,
-                };
-                self.emit(Event::TurnFinished { reason });
-                self.state(EngineState::Idle, None);
-            }
+            Op::Compact { focus } => self.manual_compact(focus).await,
             Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
@@ -383,70 +316,11 @@ impl Runner {
                     effort: self.effort(),
                 });
             }
-            Op::SetModel { model } => match ModelSetup::build(&self.opts.config, &model) {
-                Ok((setup, warning)) => {
-                    self.model = setup;
-                    self.estimator = Estimator::lazy(&self.model.model_id);
-                    self.start_window(warning);
-                    self.fit_prompt();
-                    self.session.model = model.clone();
-                    self.touch_session();
-                    self.reset_estimate();
-                    self.refresh_tools();
-                    self.emit(Event::ModelChanged { model });
-                    self.emit(Event::EffortChanged {
-                        effort: self.effort(),
-                    });
-                    self.emit_context();
-                }
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Model,
-                    message: format!("cannot switch to {model}: {e:#}"),
-                }),
-            },
-            Op::NewSession => {
-                match self
-                    .store
-                    .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
-                {
-                    Ok(s) => {
-                        self.switch_session(s);
-                        self.session_start_hooks("clear").await;
-                    }
-                    Err(e) => self.emit(Event::Error {
-                        kind: ErrorKind::Session,
-                        message: format!("cannot create a session: {e:#}"),
-                    }),
-                }
-            }
-            Op::ResumeSession { id } => match self.store.find_session(&id) {
-                Ok(Some(s)) => {
-                    self.switch_session(s);
-                    self.session_start_hooks("resume").await;
-                }
-                Ok(None) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("no session {id}"),
-                }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot load session {id}: {e:#}"),
-                }),
-            },
-            Op::ListSessions => match self.store.list_sessions() {
-                Ok(sessions) => self.emit(Event::Sessions { sessions }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sessions: {e:#}"),
-                }),
-            },
-            Op::ListSubagents { session_id } => match self.store.children(&session_id) {
-                Ok(sessions) => self.emit(Event::Sessions { sessions }),
-                Err(e) => self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: format!("cannot list sub-agent sessions: {e:#}"),
-                }),
-            },
+            Op::SetModel { model } => self.switch_model(model),
+            Op::NewSession => self.new_session().await,
+            Op::ResumeSession { id } => self.resume_session(&id).await,
+            Op::ListSessions => self.list_sessions(),
+            Op::ListSubagents { session_id } => self.list_subagents(&session_id),
             // answered here unless a step boundary of the turn already did
             Op::ContextBreakdown => self.answer_breakdown(),
             Op::Export { path } => self.export(path),
@@ -455,21 +329,7 @@ impl Runner {
                 server,
                 prompt,
                 args,
-            } => match self.mcp_prompt_text(&server, &prompt, &args).await {
-                Ok(text) => {
-                    self.user_turn(vec![Prompt {
-                        id,
-                        text,
-                        label: None,
-                        pasted: Vec::new(),
-                    }])
-                    .await;
-                }
-                Err(message) => self.emit(Event::Error {
-                    kind: ErrorKind::Mcp,
-                    message,
-                }),
-            },
+            } => self.mcp_prompt_turn(id, &server, &prompt, &args).await,
             Op::Shell { id, command } => self.shell(id, command).await,
             Op::RunCommand {
                 id,
@@ -497,6 +357,124 @@ impl Runner {
             | Op::ListMcpResources
             | Op::AttachMcpResource { .. }
             | Op::RestartMcpServer { .. } => {}
+        }
+    }
+
+    /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
+    async fn manual_compact(&mut self, focus: Option<String>) {
+        self.compactions.this_turn = 0;
+        let cancel = self.shared.fresh_cancel();
+        self.settle_window().await;
+        let req = CompactRequest {
+            trigger: Trigger::Manual { focus },
+            then: Then::Stop,
+        };
+        let result = self.compact(req, &cancel).await;
+        let reason = match result {
+            Ok(_) => TurnEnd::Compacted,
+            Err(CompactionError::NothingToCompact(message)) => {
+                self.emit(Event::Info { message });
+                TurnEnd::NothingToCompact
+            }
+            Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
+            Err(e) => {
+                self.report(EngineError::Compaction(e));
+                TurnEnd::Error
+            }
+        };
+        // A write that failed meanwhile is the error to report.
+        let reason = match self.take_store_failure() {
+            Some(e) => {
+                self.report(e);
+                TurnEnd::Error
+            }
+            None => reason,
+        };
+        self.emit(Event::TurnFinished { reason });
+        self.state(EngineState::Idle, None);
+    }
+
+    /// `/model`: the session goes on with `model`.
+    fn switch_model(&mut self, model: String) {
+        match ModelSetup::build(&self.opts.config, &model) {
+            Ok((setup, warning)) => {
+                self.model = setup;
+                self.meter.estimator = Estimator::lazy(&self.model.model_id);
+                self.start_window(warning);
+                self.fit_prompt();
+                self.session.model = model.clone();
+                self.touch_session();
+                self.reset_estimate();
+                self.refresh_tools();
+                self.emit(Event::ModelChanged { model });
+                self.emit(Event::EffortChanged {
+                    effort: self.effort(),
+                });
+                self.emit_context();
+            }
+            Err(e) => self.report(EngineError::SwitchModel {
+                cause: with_causes(&e),
+                model,
+            }),
+        }
+    }
+
+    /// `/new`: a new session, with the `session_start` hooks of a cleared one.
+    async fn new_session(&mut self) {
+        match self
+            .store
+            .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
+        {
+            Ok(s) => {
+                self.switch_session(s);
+                self.session_start_hooks("clear").await;
+            }
+            Err(e) => self.report(EngineError::CreateSession(format!("{e:#}"))),
+        }
+    }
+
+    /// Goes on with the stored session `id`.
+    async fn resume_session(&mut self, id: &str) {
+        match self.store.find_session(id) {
+            Ok(Some(s)) => {
+                self.switch_session(s);
+                self.session_start_hooks("resume").await;
+            }
+            Ok(None) => self.report(EngineError::NoSession(id.to_string())),
+            Err(e) => self.report(EngineError::ReadSession {
+                id: id.to_string(),
+                cause: format!("{e:#}"),
+            }),
+        }
+    }
+
+    fn list_sessions(&self) {
+        match self.store.list_sessions() {
+            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Err(e) => self.report(EngineError::ListSessions(format!("{e:#}"))),
+        }
+    }
+
+    fn list_subagents(&self, session_id: &str) {
+        match self.store.children(session_id) {
+            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Err(e) => self.report(EngineError::ListSubagents(format!("{e:#}"))),
+        }
+    }
+
+    /// An MCP prompt: its text, from the server, is the user's turn.
+    async fn mcp_prompt_turn(&mut self, id: String, server: &str, prompt: &str, args: &str) {
+        match self.mcp_prompt_text(server, prompt, args).await {
+            Ok(text) => {
+                self.user_turn(vec![Prompt {
+                    id,
+                    text,
+                    label: None,
+                    pasted: Vec::new(),
+                }])
+                .await;
+            }
+            Err(e) => self.report(e.into()),
         }
     }
 

@@ -1,27 +1,25 @@
 //! The runner's session operations: switching to another stored session (in its directory),
 //! and `/export`.
 
-use std::sync::Arc;
-
 use super::runner::{ModelSetup, Runner};
+use crate::error::{EngineError, with_causes};
 use pith_context::tokens::Estimator;
 use pith_context::tracker::ContextTracker;
-use pith_protocol::event::{ErrorKind, Event};
+use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
 use pith_store::lock::SessionLock;
-use pith_tools::SessionToolState;
-use pith_tools::permission::{DoomLoop, Permissions};
 
 impl Runner {
     /// Loads the view from the store: only the messages from the session's compaction point on,
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
-    pub(super) fn load_view(&mut self) -> anyhow::Result<()> {
-        self.background = None;
+    pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
+        self.compactions.background = None;
         let (loaded, repairs) = self
             .store
-            .open_view(&self.session.id, self.session.compaction_point.as_deref())?;
+            .open_view(&self.session.id, self.session.compaction_point.as_deref())
+            .map_err(|e| EngineError::Store(format!("{e:#}")))?;
         if repairs.steps + repairs.tools > 0 {
             self.emit(Event::Info {
                 message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
@@ -35,49 +33,40 @@ impl Runner {
     pub(super) fn switch_session(&mut self, session: Session) {
         let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
             Ok(lock) => lock,
-            Err(e) => {
-                self.emit(Event::Error {
-                    kind: ErrorKind::Session,
-                    message: e.to_string(),
-                });
-                return;
-            }
+            Err(e) => return self.report(e.into()),
         };
         self.touch_session();
         self.lock = lock;
         self.session = session;
         self.enter_session_directory();
-        self.tool_state = Arc::new(SessionToolState::default());
-        self.permissions = Permissions::new(&self.opts.config.permission);
-        self.doom = DoomLoop::default();
+        self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
-        self.hook_context.clear();
+        self.hooks.context.clear();
         // The correction ratio is per session: the new one learns its own from its reports.
-        self.estimator = Estimator::lazy(&self.model.model_id);
+        self.meter.estimator = Estimator::lazy(&self.model.model_id);
         if self.session.model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.session.model) {
                 Ok((setup, _)) => {
-                    self.estimator = Estimator::lazy(&setup.model_id);
+                    self.meter.estimator = Estimator::lazy(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
                     self.emit(Event::Info {
                         message: format!(
-                            "model {} of that session is not available ({e:#}); using {}",
-                            self.session.model, self.model.name
+                            "model {} of that session is not available ({}); using {}",
+                            self.session.model,
+                            with_causes(&e),
+                            self.model.name
                         ),
                     });
                     self.session.model = self.model.name.clone();
                 }
             }
         }
-        self.tracker = ContextTracker::default();
+        self.meter.tracker = ContextTracker::default();
         self.reset_mcp();
         if let Err(e) = self.load_view() {
-            self.emit(Event::Error {
-                kind: ErrorKind::Session,
-                message: format!("cannot load session: {e:#}"),
-            });
+            self.report(EngineError::LoadSession(with_causes(&e)));
         }
         let page = self
             .store
@@ -120,13 +109,7 @@ impl Runner {
     pub(super) fn export(&self, path: Option<String>) {
         let messages = match self.store.load_all(&self.session.id) {
             Ok(m) => m,
-            Err(e) => {
-                self.emit(Event::Error {
-                    kind: ErrorKind::Export,
-                    message: format!("cannot export: {e:#}"),
-                });
-                return;
-            }
+            Err(e) => return self.report(EngineError::ReadExport(format!("{e:#}"))),
         };
         let path = export_path(
             path.as_deref(),
@@ -137,11 +120,10 @@ impl Runner {
         if let Some(dir) = path.parent()
             && let Err(e) = std::fs::create_dir_all(dir)
         {
-            self.emit(Event::Error {
-                kind: ErrorKind::Export,
-                message: format!("cannot create {}: {e}", dir.display()),
+            return self.report(EngineError::CreateExportDir {
+                dir: dir.display().to_string(),
+                source: e,
             });
-            return;
         }
         let text = if path.extension().is_some_and(|e| e == "json") {
             serde_json::to_string_pretty(&pith_store::export::export_json(&self.session, &messages))
@@ -153,9 +135,9 @@ impl Runner {
             Ok(()) => self.emit(Event::Info {
                 message: format!("exported to {}", path.display()),
             }),
-            Err(e) => self.emit(Event::Error {
-                kind: ErrorKind::Export,
-                message: format!("cannot write {}: {e}", path.display()),
+            Err(e) => self.report(EngineError::WriteExport {
+                path: path.display().to_string(),
+                source: e,
             }),
         }
     }

@@ -6,7 +6,8 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use pith_protocol::event::{ErrorKind, Event, Op, PermissionReply};
+use crate::error::EngineError;
+use pith_protocol::event::{Event, Op, PermissionReply};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -52,6 +53,21 @@ pub struct Shared {
 
 impl Shared {
     /// The setting changes not yet applied, oldest first.
+    /// Interrupts whatever the current turn runs.
+    pub fn cancel_turn(&self) {
+        if let Ok(c) = self.cancel.lock() {
+            c.cancel();
+        }
+    }
+
+    /// Queues a prompt typed while a turn may run, and wakes what waits for one.
+    fn enqueue(&self, prompt: Prompt) {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push_back(prompt);
+        }
+        self.notify.notify_one();
+    }
+
     pub fn take_settings(&self) -> Vec<Op> {
         self.settings
             .lock()
@@ -159,9 +175,8 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         Ok(page) => (page, None),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
-            let message = format!("cannot load older messages: {e:#}");
-            let kind = ErrorKind::Session;
-            (Default::default(), Some(Event::Error { kind, message }))
+            let e = EngineError::OlderMessages(format!("{e:#}"));
+            (Default::default(), Some(e.event()))
         }
     };
     let history = Event::History {
@@ -189,99 +204,94 @@ pub async fn pump(
     history: HistorySource,
 ) {
     while let Some(op) = ops.recv().await {
-        match op {
-            Op::Interrupt => {
-                if let Ok(c) = shared.cancel.lock() {
-                    c.cancel();
-                }
-            }
-            Op::PermissionReply { id, reply, message } => {
-                if !shared.reply(&id, (reply, message)) {
-                    tracing::debug!(%id, "a reply to a question no longer pending: dropped");
-                }
-            }
-            Op::LoadHistory { session_id, before } => {
-                let store = history.store.clone();
-                let events = history.events.clone();
-                // SQLite reads block: off the async workers.
-                tokio::task::spawn_blocking(move || {
-                    for event in history_page(&store, &session_id, &before) {
-                        let _ = events.send(event);
-                    }
-                });
-            }
-            Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
-                super::mcp::answer_op(op, &shared, &history);
-            }
-            // the store answers this; no need to wait for a running turn
-            Op::ListSessions => {
-                let store = history.store.clone();
-                let events = history.events.clone();
-                tokio::task::spawn_blocking(move || {
-                    let _ = events.send(match store.list_sessions() {
-                        Ok(sessions) => Event::Sessions { sessions },
-                        Err(e) => Event::Error {
-                            kind: ErrorKind::Session,
-                            message: format!("cannot list sessions: {e:#}"),
-                        },
-                    });
-                });
-            }
-            Op::ListSubagents { session_id } => {
-                let store = history.store.clone();
-                let events = history.events.clone();
-                tokio::task::spawn_blocking(move || {
-                    let _ = events.send(match store.children(&session_id) {
-                        Ok(sessions) => Event::Sessions { sessions },
-                        Err(e) => Event::Error {
-                            kind: ErrorKind::Session,
-                            message: format!("cannot list sub-agent sessions: {e:#}"),
-                        },
-                    });
-                });
-            }
-            Op::ContextBreakdown => {
-                shared
-                    .breakdown_wanted
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                shared.breakdown_asked.notify_one();
-                let _ = ctl.send(Control::Op(Op::ContextBreakdown));
-            }
-            op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
-                if let Ok(mut s) = shared.settings.lock() {
-                    s.push(op);
-                }
-                let _ = ctl.send(Control::Wake);
-            }
-            Op::UserTurn { id, text, pasted } => {
-                if let Ok(mut q) = shared.queue.lock() {
-                    q.push_back(Prompt {
-                        id,
-                        text,
-                        label: None,
-                        pasted,
-                    });
-                }
-                shared.notify.notify_one();
-                let _ = ctl.send(Control::Wake);
-            }
-            Op::Shutdown => {
-                if let Ok(c) = shared.cancel.lock() {
-                    c.cancel();
-                }
-                let _ = ctl.send(Control::Op(Op::Shutdown));
-                break;
-            }
-            other => {
-                let _ = ctl.send(Control::Op(other));
-            }
+        if !route(op, &shared, &ctl, &history) {
+            break;
         }
     }
     // The front end went away: stop whatever runs and let the runner finish.
-    if let Ok(c) = shared.cancel.lock() {
-        c.cancel();
-    }
+    shared.cancel_turn();
     let _ = ctl.send(Control::Op(Op::Shutdown));
+}
+
+/// Routes one op (see [`pump`]); false once it was the shutdown.
+fn route(
+    op: Op,
+    shared: &Shared,
+    ctl: &mpsc::UnboundedSender<Control>,
+    history: &HistorySource,
+) -> bool {
+    match op {
+        Op::Interrupt => shared.cancel_turn(),
+        Op::PermissionReply { id, reply, message } => {
+            if !shared.reply(&id, (reply, message)) {
+                tracing::debug!(%id, "a reply to a question no longer pending: dropped");
+            }
+        }
+        Op::LoadHistory { session_id, before } => {
+            history.answer(move |store| history_page(store, &session_id, &before));
+        }
+        Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
+            super::mcp::answer_op(op, shared, history);
+        }
+        // the store answers this; no need to wait for a running turn
+        Op::ListSessions => history.answer(|store| {
+            vec![match store.list_sessions() {
+                Ok(sessions) => Event::Sessions { sessions },
+                Err(e) => EngineError::ListSessions(format!("{e:#}")).event(),
+            }]
+        }),
+        Op::ListSubagents { session_id } => history.answer(move |store| {
+            vec![match store.children(&session_id) {
+                Ok(sessions) => Event::Sessions { sessions },
+                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event(),
+            }]
+        }),
+        Op::ContextBreakdown => {
+            shared
+                .breakdown_wanted
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            shared.breakdown_asked.notify_one();
+            let _ = ctl.send(Control::Op(Op::ContextBreakdown));
+        }
+        op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
+            if let Ok(mut s) = shared.settings.lock() {
+                s.push(op);
+            }
+            let _ = ctl.send(Control::Wake);
+        }
+        Op::UserTurn { id, text, pasted } => {
+            shared.enqueue(Prompt {
+                id,
+                text,
+                label: None,
+                pasted,
+            });
+            let _ = ctl.send(Control::Wake);
+        }
+        Op::Shutdown => {
+            shared.cancel_turn();
+            let _ = ctl.send(Control::Op(Op::Shutdown));
+            return false;
+        }
+        other => {
+            let _ = ctl.send(Control::Op(other));
+        }
+    }
+    true
+}
+
+impl HistorySource {
+    /// Sends the events `answer` reads from the store, off the async workers (SQLite reads
+    /// block).
+    fn answer(&self, answer: impl FnOnce(&Store) -> Vec<Event> + Send + 'static) {
+        let store = self.store.clone();
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            for event in answer(&store) {
+                let _ = events.send(event);
+            }
+        });
+    }
 }
 
 #[cfg(test)]

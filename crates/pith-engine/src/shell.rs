@@ -17,11 +17,59 @@ impl Runner {
         let before = self.snapshot_before_turn().await;
         let call_id = format!("shell_{}", new_id());
         let input = json!({ "command": command });
+        let start = now_ms();
+        let idx = self.start_shell(id, &command, &call_id, &input, start);
+        let message_id = self.view[idx].id.clone();
+        let ctx = ToolContext {
+            workspace: self.opts.workspace.clone(),
+            data_dir: self.opts.data_dir.clone(),
+            session_id: self.session.id.clone(),
+            call_id: call_id.clone(),
+            cancel: cancel.child_token(),
+            state: self.tools.state.clone(),
+            output: self.tool_output(),
+            outputs: None,
+            progress: Some(self.progress_for(&call_id)),
+            editor: self.opts.editor.clone(),
+        };
+        let state = match self.tools.permissions.check("bash", &input, &ctx) {
+            Decision::Deny { message } => ToolState::Error {
+                message,
+                start: Some(start),
+                end: Some(now_ms()),
+            },
+            Decision::Allow | Decision::Ask(_) => {
+                let result = self.tools.registry.execute("bash", input, &ctx).await;
+                super::tool_exec::finished(result, start, now_ms())
+            }
+        };
+        self.finish_shell(idx, call_id, state, start);
+        self.touch_session();
+        self.record_turn(&message_id, before).await;
+        self.emit_context();
+        let reason = if cancel.is_cancelled() {
+            TurnEnd::Interrupted
+        } else {
+            TurnEnd::Stop
+        };
+        self.emit(Event::TurnFinished { reason });
+        self.state(EngineState::Idle, None);
+    }
+
+    /// Adds the user message with the command's running tool part and announces it; its index
+    /// in the view.
+    fn start_shell(
+        &mut self,
+        id: String,
+        command: &str,
+        call_id: &str,
+        input: &serde_json::Value,
+        start: i64,
+    ) -> usize {
         let mut m = Message::new(&self.session.id, Role::User);
         m.submission_id = Some(id);
-        let start = now_ms();
         m.push(PartKind::Tool {
-            call_id: call_id.clone(),
+            call_id: call_id.to_string(),
             tool: "bash".into(),
             input: input.clone(),
             state: ToolState::Running { start, title: None },
@@ -30,36 +78,18 @@ impl Runner {
             self.session.title = super::session_ops::title_from(&format!("!{command}"));
         }
         let idx = self.push_message(m);
-        let message_id = self.view[idx].id.clone();
         self.emit(Event::ToolStarted {
-            call_id: call_id.clone(),
+            call_id: call_id.to_string(),
             tool: "bash".into(),
             input: input.clone(),
         });
         self.state(EngineState::Running, Some("bash".into()));
-        let ctx = ToolContext {
-            workspace: self.opts.workspace.clone(),
-            data_dir: self.opts.data_dir.clone(),
-            session_id: self.session.id.clone(),
-            call_id: call_id.clone(),
-            cancel: cancel.child_token(),
-            state: self.tool_state.clone(),
-            output: self.tool_output(),
-            outputs: None,
-            progress: Some(self.progress_for(&call_id)),
-            editor: self.opts.editor.clone(),
-        };
-        let state = match self.permissions.check("bash", &input, &ctx) {
-            Decision::Deny { message } => ToolState::Error {
-                message,
-                start: Some(start),
-                end: Some(now_ms()),
-            },
-            Decision::Allow | Decision::Ask(_) => {
-                let result = self.registry.execute("bash", input, &ctx).await;
-                super::tool_exec::finished(result, start, now_ms())
-            }
-        };
+        idx
+    }
+
+    /// The command ended in `state`: its part is saved and announced, and counted in the
+    /// context.
+    fn finish_shell(&mut self, idx: usize, call_id: String, state: ToolState, start: i64) {
         let (error, duration_ms) = match &state {
             ToolState::Error { message, .. } => (Some(message.clone()), (now_ms() - start) as u64),
             _ => (None, (now_ms() - start).max(0) as u64),
@@ -81,17 +111,6 @@ impl Runner {
             error,
             duration_ms,
         });
-        let tokens = self.estimator.part(&part);
-        self.tracker.on_added(tokens);
-        self.touch_session();
-        self.record_turn(&message_id, before).await;
-        self.emit_context();
-        let reason = if cancel.is_cancelled() {
-            TurnEnd::Interrupted
-        } else {
-            TurnEnd::Stop
-        };
-        self.emit(Event::TurnFinished { reason });
-        self.state(EngineState::Idle, None);
+        self.meter.add_part(&part);
     }
 }

@@ -1,23 +1,20 @@
-//! Streaming one step into an assistant message, with retries (ARCHITECTURE.md §5: provider faults
-//! are retried with backoff or reported plainly).
+//! Streaming one step into an assistant message: the provider's events become the message's
+//! parts, announced as they arrive and written to the store as they stream (the stream itself is
+//! read, and retried, by `reader.rs`).
 
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::reader::{Attempt, Next, Reading};
 use super::runner::Runner;
-use pith_protocol::event::{EngineState, Event};
+use pith_protocol::event::Event;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{Part, PartKind, ToolState, Usage};
-use pith_provider::{ErrorKind, Provider, ProviderError};
+use pith_provider::{ErrorKind, ProviderError};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
-/// Silence from the provider after which pith says what it is waiting for (at most; a short
-/// configured timeout brings it forward), and how often it says it again.
-const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(10);
-const WAIT_NOTICE_EVERY: Duration = Duration::from_secs(30);
 /// One step's output (text, reasoning and tool arguments) is bounded by the model's output limit
 /// at this many bytes per token (a token is about four), and by [`MIN_STEP_OUTPUT`] at least.
 const STEP_BYTES_PER_TOKEN: u64 = 16;
@@ -42,56 +39,16 @@ impl Runner {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Outcome {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let err = match self.stream_once(idx, request, cancel).await {
-                Ok(outcome) => return outcome,
-                Err(e) => e,
-            };
-            match err.kind {
-                ErrorKind::Cancelled => return Outcome::Interrupted,
-                ErrorKind::ContextOverflow => return Outcome::Overflow(err),
-                _ => {}
-            }
-            let Some(delay) = self.model.retry.delay(attempt, &err) else {
-                let message = self.model.retry.final_message(attempt, &err);
-                return Outcome::Failed(ProviderError { message, ..err });
-            };
-            self.reset_step(idx);
-            if !self.wait_retry(attempt, delay, &err, cancel).await {
-                return Outcome::Interrupted;
-            }
-            // the retry is under way: the status bar stops saying "retrying"
-            self.state(EngineState::Thinking, None);
+        let mut attempt = StepAttempt { idx, request };
+        let streamed = self.with_retries(Reading::Step, &mut attempt, cancel).await;
+        match streamed {
+            Ok(outcome) => outcome,
+            Err(e) => match e.kind {
+                ErrorKind::Cancelled => Outcome::Interrupted,
+                ErrorKind::ContextOverflow => Outcome::Overflow(e),
+                _ => Outcome::Failed(e),
+            },
         }
-    }
-
-    /// Announces a retry and sleeps; false when interrupted meanwhile.
-    async fn wait_retry(
-        &self,
-        attempt: u32,
-        delay: Duration,
-        err: &ProviderError,
-        cancel: &CancellationToken,
-    ) -> bool {
-        tracing::warn!(
-            "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
-            err.kind,
-            self.model.retry.max_retries,
-            err.message
-        );
-        self.emit(Event::Retrying {
-            attempt,
-            max: self.model.retry.max_retries,
-            delay_ms: delay.as_millis() as u64,
-            message: err.message.clone(),
-        });
-        self.state(EngineState::Retrying, None);
-        cancel
-            .run_until_cancelled(tokio::time::sleep(delay))
-            .await
-            .is_some()
     }
 
     /// Drops every part after the StepStart (a failed attempt's partial output).
@@ -119,6 +76,9 @@ impl Runner {
         self.emit(Event::Message { message: m });
     }
 
+    /// One attempt at the step: reads the provider's stream into `self.view[idx]`, writing the
+    /// streamed parts to the store at least every [`FLUSH_EVERY`]. A fault mid-stream is the
+    /// error (what streamed before it is kept until the retry starts over).
     async fn stream_once(
         &mut self,
         idx: usize,
@@ -126,230 +86,226 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
-        let shared = self.shared.clone();
-        let mut wait = Waiting::new(&self.model);
-        let connect = provider.stream(request);
-        tokio::pin!(connect);
-        let mut stream = loop {
-            tokio::select! {
-                r = &mut connect => break r?,
-                _ = tokio::time::sleep_until(wait.next) => self.say_waiting(&mut wait),
-                _ = shared.breakdown_asked.notified() => self.answer_breakdown(),
-                _ = cancel.cancelled() => return Ok(Outcome::Interrupted),
-            }
+        let Some(mut reader) = self
+            .open_stream(provider.as_ref(), request, Reading::Step, cancel)
+            .await?
+        else {
+            return Ok(Outcome::Interrupted);
         };
-        let max_output = self
-            .model
-            .limits
-            .output
-            .saturating_mul(STEP_BYTES_PER_TOKEN)
-            .max(MIN_STEP_OUTPUT);
-        let mut output_bytes: u64 = 0;
-        let mut usage = None;
-        let mut finish = None;
-        let mut last_flush = Instant::now();
-        // Index (into parts) of the text / reasoning part being streamed.
-        let mut text: Option<usize> = None;
-        let mut reasoning: Option<usize> = None;
-        // Streamed parts changed since the last flush. A stream that stalls after a burst (the
-        // model thinking, a slow network) must not keep that burst out of the store: a timer
-        // flushes it, not only the next event.
-        let mut dirty = false;
+        let mut step = StepStream::new(self.max_step_output());
         loop {
-            let flush_at = tokio::time::Instant::from_std(last_flush + FLUSH_EVERY);
-            let item = tokio::select! {
-                i = stream.next() => i,
-                _ = tokio::time::sleep_until(flush_at), if dirty => {
-                    self.flush_parts(idx);
-                    last_flush = Instant::now();
-                    dirty = false;
+            let event = match self.next_item(&mut reader, step.flush_at(), cancel).await {
+                Next::FlushDue => {
+                    self.flush_step(idx, &mut step);
                     continue;
                 }
-                _ = tokio::time::sleep_until(wait.next) => {
-                    self.say_waiting(&mut wait);
-                    continue;
-                }
-                // `/context` while the answer streams is answered now, not after the step
-                _ = shared.breakdown_asked.notified() => {
-                    self.answer_breakdown();
-                    continue;
-                }
-                _ = cancel.cancelled() => {
+                Next::Cancelled => {
                     self.flush_parts(idx);
                     return Ok(Outcome::Interrupted);
                 }
-            };
-            let event = match item {
-                None => break,
-                Some(Ok(ev)) => ev,
-                Some(Err(e)) => {
-                    // What streamed before the fault is kept until the retry starts over.
+                Next::Item(None) => break,
+                Next::Item(Some(Err(e))) => {
                     self.flush_parts(idx);
                     return Err(e);
                 }
+                Next::Item(Some(Ok(ev))) => ev,
             };
-            if wait.heard() {
-                self.state(EngineState::Thinking, None);
-            }
-            output_bytes += event_bytes(&event);
-            if output_bytes > max_output {
+            self.heard(&mut reader);
+            step.output_bytes += event_bytes(&event);
+            if step.output_bytes > step.max_output {
                 self.flush_parts(idx);
-                return Ok(Outcome::Failed(ProviderError::new(
-                    ErrorKind::BadRequest,
-                    format!(
-                        "the answer passed {} MiB in one step, more than the model's output limit allows ({} tokens); stopped reading it. What arrived is kept; the model may be repeating itself",
-                        max_output / (1024 * 1024),
-                        self.model.limits.output
-                    ),
-                )));
+                return Ok(Outcome::Failed(self.answer_too_long(step.max_output)));
             }
-            let m = &mut self.view[idx];
-            match event {
-                StreamEvent::TextDelta(delta) => {
-                    let pi = match text {
-                        Some(pi) => pi,
-                        None => {
-                            m.push(PartKind::Text {
-                                text: String::new(),
-                                synthetic: false,
-                            });
-                            let pi = m.parts.len() - 1;
-                            let _ = self.events.send(Event::PartUpdated {
-                                part: m.parts[pi].clone(),
-                            });
-                            text = Some(pi);
-                            pi
-                        }
-                    };
-                    if let PartKind::Text { text: t, .. } = &mut m.parts[pi].kind {
-                        t.push_str(&delta);
-                    }
-                    let _ = self.events.send(Event::TextDelta {
-                        message_id: m.id.clone(),
-                        part_id: m.parts[pi].id.clone(),
-                        delta,
-                    });
-                }
-                StreamEvent::ReasoningDelta(delta) => {
-                    let pi = match reasoning {
-                        Some(pi) => pi,
-                        None => {
-                            m.push(PartKind::Reasoning {
-                                text: String::new(),
-                                signature: None,
-                                redacted: None,
-                            });
-                            let pi = m.parts.len() - 1;
-                            let _ = self.events.send(Event::PartUpdated {
-                                part: m.parts[pi].clone(),
-                            });
-                            reasoning = Some(pi);
-                            pi
-                        }
-                    };
-                    if let PartKind::Reasoning { text: t, .. } = &mut m.parts[pi].kind {
-                        t.push_str(&delta);
-                    }
-                    let _ = self.events.send(Event::ReasoningDelta {
-                        message_id: m.id.clone(),
-                        part_id: m.parts[pi].id.clone(),
-                        delta,
-                    });
-                }
-                StreamEvent::ReasoningSignature(sig) => {
-                    if let Some(pi) = reasoning
-                        && let PartKind::Reasoning { signature, .. } = &mut m.parts[pi].kind
-                    {
-                        *signature = Some(sig);
-                    }
-                    // A signature closes the thinking block; the next one is a new part.
-                    reasoning = None;
-                }
-                StreamEvent::RedactedReasoning(data) => {
-                    m.push(PartKind::Reasoning {
-                        text: String::new(),
-                        signature: None,
-                        redacted: Some(data),
-                    });
-                    reasoning = None;
-                }
-                StreamEvent::ToolCallStart { id, name } => {
-                    if find_tool(&m.parts, &id).is_none() {
-                        m.push(PartKind::Tool {
-                            call_id: id,
-                            tool: name,
-                            input: serde_json::Value::Null,
-                            state: ToolState::Pending,
-                        });
-                        let part = m.parts.last().cloned();
-                        if let Some(part) = part {
-                            let _ = self.events.send(Event::PartUpdated { part });
-                        }
-                    }
-                    text = None;
-                    reasoning = None;
-                }
-                StreamEvent::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => {
-                    let input = parse_arguments(&arguments);
-                    let pi = match find_tool(&m.parts, &id) {
-                        Some(pi) => pi,
-                        None => {
-                            m.push(PartKind::Tool {
-                                call_id: id.clone(),
-                                tool: name.clone(),
-                                input: serde_json::Value::Null,
-                                state: ToolState::Pending,
-                            });
-                            m.parts.len() - 1
-                        }
-                    };
-                    if let PartKind::Tool { input: i, .. } = &mut m.parts[pi].kind {
-                        *i = input;
-                    }
-                    let part = m.parts[pi].clone();
-                    self.save_part(&part);
-                    let _ = self.events.send(Event::PartUpdated { part });
-                    text = None;
-                    reasoning = None;
-                }
-                StreamEvent::Usage(u) => usage = Some(u),
-                StreamEvent::Finish(f) => finish = Some(f),
-            }
-            dirty = true;
-            if last_flush.elapsed() >= FLUSH_EVERY {
-                self.flush_parts(idx);
-                last_flush = Instant::now();
-                dirty = false;
+            self.apply_stream_event(idx, &mut step, event);
+            step.dirty = true;
+            if step.last_flush.elapsed() >= FLUSH_EVERY {
+                self.flush_step(idx, &mut step);
             }
         }
         self.flush_parts(idx);
+        let finish = self.step_finish(idx, step.finish);
+        Ok(Outcome::Done {
+            usage: step.usage,
+            finish,
+        })
+    }
+
+    /// The most one step may stream, in bytes (see [`STEP_BYTES_PER_TOKEN`]).
+    fn max_step_output(&self) -> u64 {
+        self.model
+            .limits
+            .output
+            .saturating_mul(STEP_BYTES_PER_TOKEN)
+            .max(MIN_STEP_OUTPUT)
+    }
+
+    /// The failure of a step whose answer passed `max_output` bytes.
+    fn answer_too_long(&self, max_output: u64) -> ProviderError {
+        ProviderError::new(
+            ErrorKind::BadRequest,
+            format!(
+                "the answer passed {} MiB in one step, more than the model's output limit allows ({} tokens); stopped reading it. What arrived is kept; the model may be repeating itself",
+                max_output / (1024 * 1024),
+                self.model.limits.output
+            ),
+        )
+    }
+
+    /// Why the step ended: a step with tool calls asks for their results, whatever the
+    /// provider said; no reason at all is a stop.
+    fn step_finish(&self, idx: usize, finish: Option<FinishReason>) -> FinishReason {
         let has_tools = self.view[idx]
             .parts
             .iter()
             .any(|p| matches!(p.kind, PartKind::Tool { .. }));
-        let finish = match finish {
+        match finish {
             Some(FinishReason::Stop) if has_tools => FinishReason::ToolCalls,
             Some(f) => f,
             None if has_tools => FinishReason::ToolCalls,
             None => FinishReason::Stop,
+        }
+    }
+
+    /// Adds one streamed event to `self.view[idx]` and announces it.
+    fn apply_stream_event(&mut self, idx: usize, step: &mut StepStream, event: StreamEvent) {
+        match event {
+            StreamEvent::TextDelta(delta) => self.stream_text(idx, &mut step.text, delta),
+            StreamEvent::ReasoningDelta(delta) => {
+                self.stream_reasoning(idx, &mut step.reasoning, delta);
+            }
+            StreamEvent::ReasoningSignature(sig) => {
+                let m = &mut self.view[idx];
+                if let Some(pi) = step.reasoning
+                    && let PartKind::Reasoning { signature, .. } = &mut m.parts[pi].kind
+                {
+                    *signature = Some(sig);
+                }
+                // A signature closes the thinking block; the next one is a new part.
+                step.reasoning = None;
+            }
+            StreamEvent::RedactedReasoning(data) => {
+                self.view[idx].push(PartKind::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(data),
+                });
+                step.reasoning = None;
+            }
+            StreamEvent::ToolCallStart { id, name } => {
+                self.start_tool_call(idx, id, name);
+                step.close_text();
+            }
+            StreamEvent::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                self.finish_tool_call(idx, id, name, &arguments);
+                step.close_text();
+            }
+            StreamEvent::Usage(u) => step.usage = Some(u),
+            StreamEvent::Finish(f) => step.finish = Some(f),
+        }
+    }
+
+    /// The part of `self.view[idx]` that `open` points at; when none, a new `kind` part,
+    /// announced.
+    fn open_part(&mut self, idx: usize, open: &mut Option<usize>, kind: PartKind) -> usize {
+        if let Some(pi) = *open {
+            return pi;
+        }
+        let m = &mut self.view[idx];
+        m.push(kind);
+        let pi = m.parts.len() - 1;
+        let _ = self.events.send(Event::PartUpdated {
+            part: m.parts[pi].clone(),
+        });
+        *open = Some(pi);
+        pi
+    }
+
+    fn stream_text(&mut self, idx: usize, open: &mut Option<usize>, delta: String) {
+        let kind = PartKind::Text {
+            text: String::new(),
+            synthetic: false,
         };
-        Ok(Outcome::Done { usage, finish })
+        let pi = self.open_part(idx, open, kind);
+        let m = &mut self.view[idx];
+        if let PartKind::Text { text: t, .. } = &mut m.parts[pi].kind {
+            t.push_str(&delta);
+        }
+        let _ = self.events.send(Event::TextDelta {
+            message_id: m.id.clone(),
+            part_id: m.parts[pi].id.clone(),
+            delta,
+        });
     }
 
-    /// Says what pith is waiting for (the status line, stderr headless).
-    fn say_waiting(&self, wait: &mut Waiting) {
-        let detail = wait.notice(&self.model.name);
-        self.state(EngineState::Thinking, Some(detail));
+    fn stream_reasoning(&mut self, idx: usize, open: &mut Option<usize>, delta: String) {
+        let kind = PartKind::Reasoning {
+            text: String::new(),
+            signature: None,
+            redacted: None,
+        };
+        let pi = self.open_part(idx, open, kind);
+        let m = &mut self.view[idx];
+        if let PartKind::Reasoning { text: t, .. } = &mut m.parts[pi].kind {
+            t.push_str(&delta);
+        }
+        let _ = self.events.send(Event::ReasoningDelta {
+            message_id: m.id.clone(),
+            part_id: m.parts[pi].id.clone(),
+            delta,
+        });
     }
 
-    /// The same while a summary is written.
-    fn say_waiting_compacting(&self, wait: &mut Waiting) {
-        let detail = wait.notice("the summary");
-        self.state(EngineState::Compacting, Some(detail));
+    /// A tool call begins: its part is added (pending, no input yet) and announced, once.
+    fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
+        let m = &mut self.view[idx];
+        if find_tool(&m.parts, &id).is_none() {
+            m.push(PartKind::Tool {
+                call_id: id,
+                tool: name,
+                input: serde_json::Value::Null,
+                state: ToolState::Pending,
+            });
+            let part = m.parts.last().cloned();
+            if let Some(part) = part {
+                let _ = self.events.send(Event::PartUpdated { part });
+            }
+        }
+    }
+
+    /// A tool call is complete: its part (added now if it did not begin) gets the input, is
+    /// saved and announced.
+    fn finish_tool_call(&mut self, idx: usize, id: String, name: String, arguments: &str) {
+        let input = parse_arguments(arguments);
+        let m = &mut self.view[idx];
+        let pi = match find_tool(&m.parts, &id) {
+            Some(pi) => pi,
+            None => {
+                m.push(PartKind::Tool {
+                    call_id: id,
+                    tool: name,
+                    input: serde_json::Value::Null,
+                    state: ToolState::Pending,
+                });
+                m.parts.len() - 1
+            }
+        };
+        if let PartKind::Tool { input: i, .. } = &mut m.parts[pi].kind {
+            *i = input;
+        }
+        let part = m.parts[pi].clone();
+        self.save_part(&part);
+        let _ = self.events.send(Event::PartUpdated { part });
+    }
+
+    /// Writes the streamed parts and starts the flush interval over.
+    fn flush_step(&self, idx: usize, step: &mut StepStream) {
+        self.flush_parts(idx);
+        step.last_flush = Instant::now();
+        step.dirty = false;
     }
 
     /// Writes the streamed parts of `self.view[idx]` to the store.
@@ -365,76 +321,70 @@ impl Runner {
     }
 }
 
-/// How long the provider has been silent, and when to say so.
-struct Waiting {
-    since: tokio::time::Instant,
-    /// When the next notice is due.
-    next: tokio::time::Instant,
-    /// Nothing has arrived yet (the first-byte timeout applies, else the idle one).
-    first: bool,
-    /// A notice is showing (the next event clears it).
-    shown: bool,
-    first_byte: Duration,
-    idle: Duration,
+/// One try at the step streamed into `view[idx]`.
+struct StepAttempt<'r> {
+    idx: usize,
+    request: &'r ChatRequest,
 }
 
-impl Waiting {
-    fn new(model: &super::runner::ModelSetup) -> Waiting {
-        let now = tokio::time::Instant::now();
-        let mut w = Waiting {
-            since: now,
-            next: now,
-            first: true,
-            shown: false,
-            first_byte: model.timeouts.first_byte,
-            idle: model.timeouts.idle,
-        };
-        w.next = now + w.after();
-        w
+impl Attempt for StepAttempt<'_> {
+    type Output = Outcome;
+
+    fn once<'a>(
+        &'a mut self,
+        runner: &'a mut Runner,
+        cancel: &'a CancellationToken,
+    ) -> impl Future<Output = Result<Outcome, ProviderError>> + Send + 'a {
+        runner.stream_once(self.idx, self.request, cancel)
     }
 
-    /// The bound that applies now.
-    fn limit(&self) -> Duration {
-        if self.first {
-            self.first_byte
-        } else {
-            self.idle
+    /// A retry starts the message over.
+    fn before_retry(&mut self, runner: &mut Runner) {
+        runner.reset_step(self.idx);
+    }
+}
+
+/// Where one attempt at a step stands while it streams.
+struct StepStream {
+    /// Bytes of output so far, and the most allowed.
+    output_bytes: u64,
+    max_output: u64,
+    usage: Option<Usage>,
+    finish: Option<FinishReason>,
+    last_flush: Instant,
+    /// Index (into parts) of the text / reasoning part being streamed.
+    text: Option<usize>,
+    reasoning: Option<usize>,
+    /// Streamed parts changed since the last flush. A stream that stalls after a burst (the
+    /// model thinking, a slow network) must not keep that burst out of the store: a timer
+    /// flushes it, not only the next event.
+    dirty: bool,
+}
+
+impl StepStream {
+    fn new(max_output: u64) -> StepStream {
+        StepStream {
+            output_bytes: 0,
+            max_output,
+            usage: None,
+            finish: None,
+            last_flush: Instant::now(),
+            text: None,
+            reasoning: None,
+            dirty: false,
         }
     }
 
-    /// Silence before the first notice: 10 s, or a quarter of a shorter timeout.
-    fn after(&self) -> Duration {
-        WAIT_NOTICE_AFTER.min(self.limit() / 4)
+    /// When the changed parts are due to be written; `None` when nothing changed.
+    fn flush_at(&self) -> Option<tokio::time::Instant> {
+        self.dirty
+            .then(|| tokio::time::Instant::from_std(self.last_flush + FLUSH_EVERY))
     }
 
-    /// Something arrived: the silence starts over. True when a notice was showing.
-    fn heard(&mut self) -> bool {
-        let now = tokio::time::Instant::now();
-        self.first = false;
-        self.since = now;
-        self.next = now + self.after();
-        std::mem::take(&mut self.shown)
-    }
-
-    fn notice(&mut self, model: &str) -> String {
-        let now = tokio::time::Instant::now();
-        self.shown = true;
-        self.next = now
-            + WAIT_NOTICE_EVERY
-                .min(self.limit() / 4)
-                .max(Duration::from_millis(50));
-        let silent = now.duration_since(self.since);
-        let silent = if silent < Duration::from_secs(10) {
-            format!("{:.1} s", silent.as_secs_f64())
-        } else {
-            format!("{} s", silent.as_secs())
-        };
-        let limit = self.limit().as_secs();
-        if self.first {
-            format!("waiting for {model}: no answer yet after {silent} (gives up at {limit} s)")
-        } else {
-            format!("waiting for {model}: the answer paused {silent} ago (gives up at {limit} s)")
-        }
+    /// A tool call ends the text and reasoning being streamed: what follows is a new part.
+    fn close_text(&mut self) {
+        self.text = None;
+        self.reasoning = None;
     }
 }
 
@@ -461,91 +411,6 @@ pub(super) fn parse_arguments(arguments: &str) -> serde_json::Value {
         return serde_json::json!({});
     }
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::Value::String(arguments.into()))
-}
-
-/// What a tool-less request streamed: its text, the usage reported and why it stopped.
-pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
-
-/// Streams a tool-less request to completion and returns its text (the compaction agent).
-pub(super) async fn complete_text(
-    runner: &Runner,
-    provider: &dyn Provider,
-    request: &ChatRequest,
-    cancel: &CancellationToken,
-) -> Result<Completion, ProviderError> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let err = match collect_once(runner, provider, request, cancel).await {
-            Ok(done) => return Ok(done),
-            Err(e) => e,
-        };
-        if matches!(err.kind, ErrorKind::Cancelled | ErrorKind::ContextOverflow) {
-            return Err(err);
-        }
-        let Some(delay) = runner.model.retry.delay(attempt, &err) else {
-            let message = runner.model.retry.final_message(attempt, &err);
-            return Err(ProviderError { message, ..err });
-        };
-        if !runner.wait_retry(attempt, delay, &err, cancel).await {
-            return Err(ProviderError::new(ErrorKind::Cancelled, "interrupted"));
-        }
-        runner.state(EngineState::Compacting, None);
-    }
-}
-
-async fn collect_once(
-    runner: &Runner,
-    provider: &dyn Provider,
-    request: &ChatRequest,
-    cancel: &CancellationToken,
-) -> Result<Completion, ProviderError> {
-    let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
-    let mut wait = Waiting::new(&runner.model);
-    let connect = provider.stream(request);
-    tokio::pin!(connect);
-    let mut stream = loop {
-        tokio::select! {
-            r = &mut connect => break r?,
-            _ = tokio::time::sleep_until(wait.next) => runner.say_waiting_compacting(&mut wait),
-            _ = cancel.cancelled() => return Err(cancelled()),
-        }
-    };
-    let mut text = String::new();
-    let mut usage = None;
-    let mut finish = None;
-    loop {
-        let item = tokio::select! {
-            i = stream.next() => i,
-            _ = tokio::time::sleep_until(wait.next) => {
-                runner.say_waiting_compacting(&mut wait);
-                continue;
-            }
-            _ = cancel.cancelled() => return Err(cancelled()),
-        };
-        if wait.heard() {
-            runner.state(EngineState::Compacting, None);
-        }
-        match item {
-            None => break,
-            Some(Err(e)) => return Err(e),
-            Some(Ok(StreamEvent::TextDelta(d))) => text.push_str(&d),
-            Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(StreamEvent::Finish(f))) => finish = Some(f),
-            Some(Ok(_)) => {}
-        }
-        if text.len() as u64 > MIN_STEP_OUTPUT {
-            // A summary is a few thousand tokens; this one does not end.
-            return Err(ProviderError::new(
-                ErrorKind::BadRequest,
-                format!(
-                    "the summary passed {} MiB without ending; stopped reading it",
-                    MIN_STEP_OUTPUT / (1024 * 1024)
-                ),
-            ));
-        }
-    }
-    Ok((text, usage, finish))
 }
 
 #[cfg(test)]

@@ -21,6 +21,46 @@ use pith_tools::{ToolContext, ToolOutput};
 
 const SUBAGENT_PROMPT: &str = include_str!("../../../prompts/subagent.md");
 
+/// Why a `task` call could not start its sub-agent (said to the model as the call's error).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum TaskError {
+    /// The call's input is not a task.
+    #[error(transparent)]
+    Input(#[from] pith_tools::ToolError),
+    #[error("cannot read task {id}: {cause}")]
+    Read { id: String, cause: String },
+    #[error("No task `{id}` was started in this session; omit task_id to start a new one.")]
+    NotStarted { id: String },
+    #[error("Task `{id}` ran agent `{name}`, which is no longer configured.")]
+    AgentGone { id: String, name: String },
+    #[error("Unknown agent `{0}`.")]
+    UnknownAgent(String),
+    #[error("cannot store the task's session: {0}")]
+    Store(String),
+    #[error("cannot start task {id}: {cause}")]
+    Start { id: String, cause: String },
+}
+
+/// The configured agent called `name`.
+fn find_agent(agents: &[AgentDef], name: &str) -> Option<AgentDef> {
+    agents.iter().find(|a| a.name == name).cloned()
+}
+
+/// What a runner did, as its parent reads it when it runs as a sub-agent, and what its own
+/// sub-agents used.
+#[derive(Default)]
+pub(super) struct RunRecord {
+    /// What this session's sub-agents used (`/context`, the status bar).
+    pub subagents: SubagentTotals,
+    /// Input and output tokens of every request this runner made (a sub-agent's report).
+    pub spent_tokens: u64,
+    /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
+    /// the view after it).
+    pub last_answer: String,
+    /// The last error reported to the front end (a failed sub-agent's result says it).
+    pub last_error: std::sync::Mutex<Option<String>>,
+}
+
 /// Which agent a runner runs.
 #[derive(Debug, Clone)]
 pub(super) struct AgentRole {
@@ -134,10 +174,10 @@ impl Runner {
         for call in calls {
             match self.prepare_child(&call, cancel) {
                 Ok((child, prompt)) => runs.push((call, child, prompt)),
-                Err(message) => out.push((
+                Err(e) => out.push((
                     call.pi,
                     ToolState::Error {
-                        message,
+                        message: e.to_string(),
                         start: Some(call.start),
                         end: Some(now_ms()),
                     },
@@ -155,9 +195,9 @@ impl Runner {
         .collect()
         .await;
         for (call, run) in done {
-            self.subagents.runs += 1 + run.totals.runs;
-            self.subagents.tokens += run.totals.tokens;
-            self.subagents.cost += run.totals.cost;
+            self.record.subagents.runs += 1 + run.totals.runs;
+            self.record.subagents.tokens += run.totals.tokens;
+            self.record.subagents.cost += run.totals.cost;
             let state = self.task_result(&call, run, cancel).await;
             out.push((call.pi, state));
         }
@@ -171,43 +211,78 @@ impl Runner {
         &self,
         call: &TaskCall,
         cancel: &CancellationToken,
-    ) -> Result<(Runner, String), String> {
-        let input = task::parse(call.input.clone()).map_err(|e| e.to_string())?;
+    ) -> Result<(Runner, String), TaskError> {
+        let input = task::parse(call.input.clone())?;
         let agents = task::agents(&self.opts.config.agent);
-        let find = |name: &str| agents.iter().find(|a| a.name == name).cloned();
         let (session, agent) = match input.task_id.as_deref().map(str::trim) {
-            Some(id) if !id.is_empty() => {
-                let session = self
-                    .store
-                    .find_session(id)
-                    .map_err(|e| format!("cannot read task {id}: {e:#}"))?
-                    .filter(|s| s.parent_id.as_deref() == Some(self.session.id.as_str()))
-                    .ok_or_else(|| {
-                        format!("No task `{id}` was started in this session; omit task_id to start a new one.")
-                    })?;
-                let name = session.agent.clone().unwrap_or_default();
-                let agent = find(&name).ok_or_else(|| {
-                    format!("Task `{id}` ran agent `{name}`, which is no longer configured.")
-                })?;
-                (session, agent)
-            }
-            _ => {
-                let agent: AgentDef = find(&input.agent)
-                    .ok_or_else(|| format!("Unknown agent `{}`.", input.agent))?;
-                let model = agent.model.clone().unwrap_or(self.model.name.clone());
-                let mut session = self
-                    .store
-                    .create_child_session(
-                        &self.opts.workspace.to_string_lossy(),
-                        &model,
-                        &self.session.id,
-                        &agent.name,
-                    )
-                    .map_err(|e| format!("cannot store the task's session: {e:#}"))?;
-                session.title = pith_protocol::text::one_line(&input.description);
-                (session, agent)
-            }
+            Some(id) if !id.is_empty() => self.resumed_task(id, &agents)?,
+            _ => self.new_task(&input, &agents)?,
         };
+        let mut child = self.child_runner(call, session, &agent, cancel)?;
+        // An agent with every tool has the MCP servers' too (the same running servers); one
+        // with a list of tools has those only.
+        if agent.tools.is_none()
+            && let Some(manager) = &self.tools.mcp.manager
+        {
+            child.attach_mcp(manager.clone());
+        }
+        Ok((child, input.prompt))
+    }
+
+    /// The session and agent of the task `id`, a sub-agent of this session.
+    fn resumed_task(
+        &self,
+        id: &str,
+        agents: &[AgentDef],
+    ) -> Result<(pith_protocol::message::Session, AgentDef), TaskError> {
+        let session = self
+            .store
+            .find_session(id)
+            .map_err(|e| TaskError::Read {
+                id: id.to_string(),
+                cause: format!("{e:#}"),
+            })?
+            .filter(|s| s.parent_id.as_deref() == Some(self.session.id.as_str()))
+            .ok_or_else(|| TaskError::NotStarted { id: id.to_string() })?;
+        let name = session.agent.clone().unwrap_or_default();
+        let agent = find_agent(agents, &name).ok_or_else(|| TaskError::AgentGone {
+            id: id.to_string(),
+            name,
+        })?;
+        Ok((session, agent))
+    }
+
+    /// A new child session for the task `input` asks for, on its agent's model or this one's.
+    fn new_task(
+        &self,
+        input: &task::TaskInput,
+        agents: &[AgentDef],
+    ) -> Result<(pith_protocol::message::Session, AgentDef), TaskError> {
+        let agent = find_agent(agents, &input.agent)
+            .ok_or_else(|| TaskError::UnknownAgent(input.agent.clone()))?;
+        let model = agent.model.clone().unwrap_or(self.model.name.clone());
+        let mut session = self
+            .store
+            .create_child_session(
+                &self.opts.workspace.to_string_lossy(),
+                &model,
+                &self.session.id,
+                &agent.name,
+            )
+            .map_err(|e| TaskError::Store(format!("{e:#}")))?;
+        session.title = pith_protocol::text::one_line(&input.description);
+        Ok((session, agent))
+    }
+
+    /// The runner of `agent` on the child `session`: its events tagged with the call, the
+    /// parent's permissions and questions, cancelled with the parent's turn.
+    fn child_runner(
+        &self,
+        call: &TaskCall,
+        session: pith_protocol::message::Session,
+        agent: &AgentDef,
+        cancel: &CancellationToken,
+    ) -> Result<Runner, TaskError> {
         let role = AgentRole {
             name: agent.name.clone(),
             depth: self.role.depth + 1,
@@ -216,12 +291,13 @@ impl Runner {
         let setup = ChildSetup {
             tools: agent.tools.clone(),
             parent_tools: self
+                .tools
                 .registry
                 .names()
                 .iter()
                 .map(|n| n.to_string())
                 .collect(),
-            permissions: self.permissions.clone(),
+            permissions: self.tools.permissions.clone(),
         };
         let events = self.events.child(Tag {
             session_id: session.id.clone(),
@@ -235,7 +311,7 @@ impl Runner {
             ..Shared::default()
         });
         let id = session.id.clone();
-        let mut child = Runner::build(
+        Runner::build(
             self.opts.clone(),
             self.store.clone(),
             session,
@@ -244,22 +320,17 @@ impl Runner {
             role,
             Some(setup),
         )
-        .map_err(|e| format!("cannot start task {id}: {e:#}"))?;
-        // An agent with every tool has the MCP servers' too (the same running servers); one
-        // with a list of tools has those only.
-        if agent.tools.is_none()
-            && let Some(manager) = &self.mcp.manager
-        {
-            child.attach_mcp(manager.clone());
-        }
-        Ok((child, input.prompt))
+        .map_err(|e| TaskError::Start {
+            id,
+            cause: crate::error::with_causes(&e),
+        })
     }
 
     /// One turn of a child with `prompt`; its final answer is the text of its last reply.
     async fn run_task(&mut self, prompt: String) -> ChildRun {
         let cost_before = self.session.cost;
-        let tokens_before = self.spent_tokens;
-        let before = self.subagents;
+        let tokens_before = self.record.spent_tokens;
+        let before = self.record.subagents;
         self.emit_context();
         let end = self
             .user_turn(vec![Prompt {
@@ -269,8 +340,13 @@ impl Runner {
                 pasted: Vec::new(),
             }])
             .await;
-        let answer = std::mem::take(&mut self.last_answer);
-        let error = self.last_error.lock().ok().and_then(|mut e| e.take());
+        let answer = std::mem::take(&mut self.record.last_answer);
+        let error = self
+            .record
+            .last_error
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take());
         ChildRun {
             end,
             session_id: self.session.id.clone(),
@@ -278,9 +354,10 @@ impl Runner {
             answer: answer.trim().to_string(),
             error,
             totals: SubagentTotals {
-                runs: self.subagents.runs - before.runs,
-                tokens: self.spent_tokens - tokens_before + self.subagents.tokens - before.tokens,
-                cost: self.session.cost - cost_before + self.subagents.cost - before.cost,
+                runs: self.record.subagents.runs - before.runs,
+                tokens: self.record.spent_tokens - tokens_before + self.record.subagents.tokens
+                    - before.tokens,
+                cost: self.session.cost - cost_before + self.record.subagents.cost - before.cost,
             },
         }
     }
@@ -333,7 +410,7 @@ impl Runner {
                 })
             }
         };
-        let result = self.registry.finish(task::NAME, result, &call.ctx);
+        let result = self.tools.registry.finish(task::NAME, result, &call.ctx);
         super::tool_exec::finished(result, call.start, end)
     }
 }

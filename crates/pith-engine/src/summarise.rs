@@ -16,17 +16,21 @@ use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::CompactionError;
+use super::reader::{Attempt, Next, Reading};
 use super::runner::{ModelSetup, Runner};
-use super::step::complete_text;
+use super::step::MIN_STEP_OUTPUT;
 use pith_context::budget::Budget;
 use pith_context::carry;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
+use pith_context::tokens::Estimator;
 use pith_context::view::is_turn_start;
-use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
+use pith_protocol::llm::{
+    ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent, flatten_tools,
+};
 use pith_protocol::message::Usage;
 use pith_protocol::message::{Carried, Message, PartKind};
-use pith_provider::ErrorKind;
+use pith_provider::{ErrorKind, Provider, ProviderError};
 
 /// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
 /// user's words pith could not carry itself.
@@ -67,7 +71,11 @@ impl Runner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
-        let words = plan::words_note(&carried.uncarried, budget.summary_cap, &self.estimator);
+        let words = plan::words_note(
+            &carried.uncarried,
+            budget.summary_cap,
+            &self.meter.estimator,
+        );
         if setup.is_none() && !overflowed {
             let mut instruction = self.inline_instruction(cut, focus);
             if let Some(w) = &words {
@@ -103,8 +111,8 @@ impl Runner {
     /// [`inline_budget`]).
     pub(super) fn inline_budget(&mut self, budget: &Budget, instruction: &str) -> Option<Budget> {
         let estimated = self.estimate_request();
-        let instruction = self.estimator.text(instruction);
-        inline_budget(budget, estimated, self.tracker.used(), instruction)
+        let instruction = self.meter.estimator.text(instruction);
+        inline_budget(budget, estimated, self.meter.used(), instruction)
     }
 
     /// What the user asks of this summary: the standing `compaction.instructions` and `focus`.
@@ -166,14 +174,16 @@ impl Runner {
             request.messages.push(ChatMessage::User { content });
             request.max_tokens = Some(budget.summary_cap.min(u64::from(u32::MAX)) as u32);
             let provider = self.model.provider.clone();
-            let (text, u, finish) =
-                match complete_text(self, provider.as_ref(), &request, cancel).await {
-                    Ok(done) => done,
-                    Err(e) if e.kind == ErrorKind::Cancelled => {
-                        return Err(CompactionError::Interrupted);
-                    }
-                    Err(e) => return Err(CompactionError::Provider(e)),
-                };
+            let (text, u, finish) = match self
+                .complete_text(provider.as_ref(), &request, cancel)
+                .await
+            {
+                Ok(done) => done,
+                Err(e) if e.kind == ErrorKind::Cancelled => {
+                    return Err(CompactionError::Interrupted);
+                }
+                Err(e) => return Err(CompactionError::Provider(e)),
+            };
             calls += 1;
             if let Some(u) = u {
                 usage.add(&u);
@@ -229,7 +239,7 @@ impl Runner {
         ));
         let mut previous = cut.previous_summary.clone();
         if let Some(p) =
-            previous.take_if(|p| !plan::previous_summary_fits(p, budget, &self.estimator))
+            previous.take_if(|p| !plan::previous_summary_fits(p, budget, &self.meter.estimator))
         {
             chat.insert(0, plan::previous_summary_as_history(&p));
         }
@@ -247,7 +257,7 @@ impl Runner {
             {
                 *text = format!(
                     "{KEPT_REQUEST}\n{}",
-                    plan::fit_text(text, max_tokens, &self.estimator)
+                    plan::fit_text(text, max_tokens, &self.meter.estimator)
                 );
             }
         }
@@ -267,24 +277,13 @@ impl Runner {
         main: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
-        // Chunks follow the compaction model's window; the summary must fit the session's.
-        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
-        let cap = main.summary_cap.min(own.max_output);
-        let budget = Budget {
-            summary_cap: cap,
-            ..own
-        };
+        let budget = self.summary_budget(setup, main);
+        let cap = budget.summary_cap;
         let instructions = self.opts.config.compaction.instructions.clone();
         let user = plan::SummaryAsk {
             instructions: instructions.as_deref(),
             focus: ask.focus,
         };
-        // The chunk budget keeps a tenth of the window for estimate error: half of that takes
-        // the words note; a longer note makes the chunks smaller.
-        let words = ask.words.map_or(0, |w| self.estimator.text(w));
-        let mut chunk_budget = plan::chunk_budget(&budget, user, &self.estimator)
-            .saturating_sub(words.saturating_sub(budget.usable / 20))
-            .max(budget.min_chunk);
         let mut running: Option<String> = previous.map(str::to_string);
         if chat.is_empty() {
             // Only the request that travels whole was left to summarise: nothing to write.
@@ -295,34 +294,19 @@ impl Runner {
                 inline: false,
             });
         }
+        let chunk_budget = self.chunk_budget(&budget, user, ask);
+        let mut chunks = Chunks::new(chat, chunk_budget, &self.meter.estimator);
         let mut usage = Usage::default();
         let mut calls = 0u32;
-        let mut splits = 0u32;
         let mut retried = false;
-        // Oldest first; every chunk fits the budget (oversized messages are split, not dropped).
-        let mut queue: VecDeque<Vec<ChatMessage>> =
-            plan::chunks(chat, chunk_budget, &self.estimator).into();
         let mut note: Option<String> = None;
-        while let Some(chunk) = queue.pop_front() {
-            let mut messages = plan::summary_request_messages(running.as_deref(), &chunk, user);
-            if let Some(ChatMessage::User { content }) = messages.last_mut() {
-                for n in [ask.words, note.as_deref()].into_iter().flatten() {
-                    content.push(UserContent::Text {
-                        text: n.to_string(),
-                    });
-                }
-            }
-            let request = ChatRequest {
-                model: setup.model_id.clone(),
-                system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
-                messages,
-                tools: Vec::new(),
-                max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
-                temperature: None,
-                thinking_budget: None,
-                reasoning_effort: None,
-            };
-            match complete_text(self, setup.provider.as_ref(), &request, cancel).await {
+        while let Some(chunk) = chunks.queue.pop_front() {
+            let notes = [ask.words, note.as_deref()];
+            let request = summary_request(setup, running.as_deref(), &chunk, user, notes, cap);
+            match self
+                .complete_text(setup.provider.as_ref(), &request, cancel)
+                .await
+            {
                 Ok((text, u, finish)) => {
                     calls += 1;
                     if let Some(u) = u {
@@ -331,32 +315,22 @@ impl Runner {
                     if text.trim().is_empty() {
                         return Err(CompactionError::EmptySummary);
                     }
-                    if queue.is_empty()
+                    if chunks.queue.is_empty()
                         && !retried
                         && let Some(n) = summary_problem(&text, finish.as_ref(), cap)
                     {
                         retried = true;
                         note = Some(n);
-                        queue.push_front(chunk);
+                        chunks.queue.push_front(chunk);
                         continue;
                     }
                     running = Some(text);
                 }
-                Err(e) if e.kind == ErrorKind::ContextOverflow && splits < MAX_SPLITS => {
+                Err(e) if e.kind == ErrorKind::ContextOverflow && chunks.splits < MAX_SPLITS => {
                     // The estimate was off for this model: split the chunk further.
                     calls += 1;
-                    splits += 1;
                     self.learn_window(&e, None);
-                    chunk_budget = (chunk_budget / 2).max(MIN_SPLIT);
-                    tracing::warn!(
-                        "summary request overflowed; splitting to {chunk_budget} tokens"
-                    );
-                    for piece in plan::chunks(chunk.clone(), chunk_budget, &self.estimator)
-                        .into_iter()
-                        .rev()
-                    {
-                        queue.push_front(piece);
-                    }
+                    chunks.split(chunk, &self.meter.estimator);
                 }
                 Err(e) if e.kind == ErrorKind::Cancelled => {
                     return Err(CompactionError::Interrupted);
@@ -371,6 +345,190 @@ impl Runner {
             calls,
             inline: false,
         })
+    }
+
+    /// The budget of the dedicated summary requests: chunks follow the compaction model's
+    /// window; the summary must fit the session's (`main`).
+    fn summary_budget(&self, setup: &ModelSetup, main: &Budget) -> Budget {
+        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
+        Budget {
+            summary_cap: main.summary_cap.min(own.max_output),
+            ..own
+        }
+    }
+
+    /// The tokens of history one summary request takes. It keeps a tenth of the window for
+    /// estimate error: half of that takes the words note; a longer note makes the chunks
+    /// smaller.
+    fn chunk_budget(&self, budget: &Budget, user: plan::SummaryAsk<'_>, ask: Ask<'_>) -> u64 {
+        let words = ask.words.map_or(0, |w| self.meter.estimator.text(w));
+        plan::chunk_budget(budget, user, &self.meter.estimator)
+            .saturating_sub(words.saturating_sub(budget.usable / 20))
+            .max(budget.min_chunk)
+    }
+}
+
+/// The history still to summarise, in chunks that each fit a request, oldest first
+/// (oversized messages are split, not dropped).
+struct Chunks {
+    queue: VecDeque<Vec<ChatMessage>>,
+    budget: u64,
+    /// How often a chunk that overflowed was split further.
+    splits: u32,
+}
+
+impl Chunks {
+    fn new(chat: Vec<ChatMessage>, budget: u64, estimator: &Estimator) -> Chunks {
+        Chunks {
+            queue: plan::chunks(chat, budget, estimator).into(),
+            budget,
+            splits: 0,
+        }
+    }
+
+    /// A chunk overflowed: it goes back at the front, split in halves of the budget.
+    fn split(&mut self, chunk: Vec<ChatMessage>, estimator: &Estimator) {
+        self.splits += 1;
+        self.budget = (self.budget / 2).max(MIN_SPLIT);
+        let budget = self.budget;
+        tracing::warn!("summary request overflowed; splitting to {budget} tokens");
+        for piece in plan::chunks(chunk, budget, estimator).into_iter().rev() {
+            self.queue.push_front(piece);
+        }
+    }
+}
+
+/// The dedicated summary request for one chunk: the compaction agent's system prompt, the
+/// running summary and the chunk, the `notes` (the user's words, a retry's note) appended.
+fn summary_request(
+    setup: &ModelSetup,
+    running: Option<&str>,
+    chunk: &[ChatMessage],
+    user: plan::SummaryAsk<'_>,
+    notes: [Option<&str>; 2],
+    cap: u64,
+) -> ChatRequest {
+    let mut messages = plan::summary_request_messages(running, chunk, user);
+    if let Some(ChatMessage::User { content }) = messages.last_mut() {
+        for n in notes.into_iter().flatten() {
+            content.push(UserContent::Text {
+                text: n.to_string(),
+            });
+        }
+    }
+    ChatRequest {
+        model: setup.model_id.clone(),
+        system: vec![plan::SYSTEM_PROMPT.trim_end().to_string()],
+        messages,
+        tools: Vec::new(),
+        max_tokens: Some(cap.min(u64::from(u32::MAX)) as u32),
+        temperature: None,
+        thinking_budget: None,
+        reasoning_effort: None,
+    }
+}
+
+/// What a tool-less request streamed: its text, the usage reported and why it stopped.
+pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
+
+/// The text, usage and finish reason of a tool-less request, as its stream arrives (the
+/// summaries, in the foreground and in the background).
+#[derive(Default)]
+pub(super) struct Collected {
+    text: String,
+    usage: Option<Usage>,
+    finish: Option<FinishReason>,
+}
+
+impl Collected {
+    /// Adds one event; false once the text passed [`MIN_STEP_OUTPUT`] (a summary is a few
+    /// thousand tokens; this one does not end).
+    pub fn add(&mut self, event: StreamEvent) -> bool {
+        match event {
+            StreamEvent::TextDelta(d) => self.text.push_str(&d),
+            StreamEvent::Usage(u) => self.usage = Some(u),
+            StreamEvent::Finish(f) => self.finish = Some(f),
+            _ => {}
+        }
+        self.text.len() as u64 <= MIN_STEP_OUTPUT
+    }
+
+    pub fn done(self) -> Completion {
+        (self.text, self.usage, self.finish)
+    }
+}
+
+impl Runner {
+    /// Streams a tool-less request to completion and returns its text (the compaction agent),
+    /// retrying retryable faults.
+    pub(super) async fn complete_text(
+        &mut self,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let mut attempt = SummaryAttempt { provider, request };
+        self.with_retries(Reading::Summary, &mut attempt, cancel)
+            .await
+    }
+
+    /// One attempt at a tool-less request: its text, usage and finish reason.
+    async fn collect_once(
+        &mut self,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
+        let Some(mut reader) = self
+            .open_stream(provider, request, Reading::Summary, cancel)
+            .await?
+        else {
+            return Err(cancelled());
+        };
+        let mut collected = Collected::default();
+        loop {
+            let item = match self.next_item(&mut reader, None, cancel).await {
+                Next::Item(item) => item,
+                Next::Cancelled => return Err(cancelled()),
+                // no flush time is asked for
+                Next::FlushDue => continue,
+            };
+            self.heard(&mut reader);
+            let event = match item {
+                None => break,
+                Some(Err(e)) => return Err(e),
+                Some(Ok(event)) => event,
+            };
+            if !collected.add(event) {
+                return Err(ProviderError::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "the summary passed {} MiB without ending; stopped reading it",
+                        MIN_STEP_OUTPUT / (1024 * 1024)
+                    ),
+                ));
+            }
+        }
+        Ok(collected.done())
+    }
+}
+
+/// One try at a tool-less request.
+struct SummaryAttempt<'r> {
+    provider: &'r dyn Provider,
+    request: &'r ChatRequest,
+}
+
+impl Attempt for SummaryAttempt<'_> {
+    type Output = Completion;
+
+    fn once<'a>(
+        &'a mut self,
+        runner: &'a mut Runner,
+        cancel: &'a CancellationToken,
+    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send + 'a {
+        runner.collect_once(self.provider, self.request, cancel)
     }
 }
 

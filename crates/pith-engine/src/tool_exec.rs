@@ -76,7 +76,7 @@ impl Runner {
                 .take_while(|(_, _, tool, input)| {
                     tool == pith_tools::task::NAME
                         && input.is_object()
-                        && self.registry.get(tool).is_some()
+                        && self.tools.registry.get(tool).is_some()
                 })
                 .count();
             if batch > 0 && stop.is_none() && !cancel.is_cancelled() {
@@ -146,8 +146,7 @@ impl Runner {
             duration_ms,
         });
         let part = self.view[idx].parts[pi].clone();
-        let tokens = self.estimator.part(&part);
-        self.tracker.on_added(tokens);
+        self.meter.add_part(&part);
         self.emit_context();
     }
 
@@ -216,7 +215,7 @@ impl Runner {
             if raw.chars().count() > 200 {
                 shown.push('…');
             }
-            let looping = self.doom.record_broken(tool, &input);
+            let looping = self.tools.doom.record_broken(tool, &input);
             return (
                 error(ToolError::Failed(format!(
                     "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
@@ -224,9 +223,9 @@ impl Runner {
                 looping,
             );
         }
-        if self.registry.get(tool).is_none() {
-            let names: Vec<String> = self.tool_specs.iter().map(|s| s.name.clone()).collect();
-            let looping = self.doom.record_broken(tool, &input);
+        if self.tools.registry.get(tool).is_none() {
+            let names: Vec<String> = self.tools.specs.iter().map(|s| s.name.clone()).collect();
+            let looping = self.tools.doom.record_broken(tool, &input);
             return (
                 error(ToolError::UnknownTool {
                     name: tool.to_string(),
@@ -241,10 +240,10 @@ impl Runner {
         // Headless, a repeated call is refused with no one to ask; a model that keeps at it
         // would refuse itself to max_steps.
         let looping = (self.opts.headless
-            && self.doom.count() >= pith_tools::permission::DOOM_LOOP_THRESHOLD + 2)
+            && self.tools.doom.count() >= pith_tools::permission::DOOM_LOOP_THRESHOLD + 2)
             .then(|| LoopStop::Unattended {
                 tool: tool.to_string(),
-                count: self.doom.count(),
+                count: self.tools.doom.count(),
             });
         (state, looping)
     }
@@ -264,14 +263,14 @@ impl Runner {
             session_id: self.session.id.clone(),
             call_id: call_id.to_string(),
             cancel: cancel.child_token(),
-            state: self.tool_state.clone(),
+            state: self.tools.state.clone(),
             output: self.tool_output(),
             outputs: Some(Arc::new(Recallable(self.store.clone()))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
         };
         // a call that would fail whatever the user answers is not put to the user
-        if let Some(t) = self.registry.get(tool)
+        if let Some(t) = self.tools.registry.get(tool)
             && let Err(e) = t.precheck(input, &ctx)
         {
             return Err(failed(e));
@@ -279,10 +278,10 @@ impl Runner {
         // `pre_tool_use` hooks: a block refuses the call with the hook's reason; an approval
         // skips the question, never a deny rule, the mode's refusal or the sandbox.
         // (Recorded first: a call blocked again and again counts for the doom loop.)
-        let repeated = self.doom.record(tool, input);
+        let repeated = self.tools.doom.record(tool, input);
         let approved = match self.pre_tool_hooks(call_id, tool, input, cancel).await {
             Ok(approved) => approved,
-            Err(reason) => return Err(failed(ToolError::Refused(reason))),
+            Err(block) => return Err(failed(ToolError::Refused(block.to_string()))),
         };
         // A mode chosen while the turn runs (Shift+Tab, an editor) counts from this call on.
         self.apply_settings();
@@ -291,7 +290,7 @@ impl Runner {
             tool,
             input,
             &self.opts.workspace,
-            self.permissions.check(tool, input, &ctx),
+            self.tools.permissions.check(tool, input, &ctx),
         );
         if repeated && !matches!(decision, Decision::Deny { .. }) {
             decision = Decision::Ask(PermissionRequest {
@@ -312,6 +311,7 @@ impl Runner {
                 if approved
                     && !repeated
                     && self
+                        .tools
                         .permissions
                         .yes_refusal(&request, self.opts.allow_unsandboxed)
                         .is_none() =>
@@ -363,7 +363,7 @@ impl Runner {
             Err(state) => return state,
         };
         let start = self.mark_running(idx, pi, call_id, tool, &input);
-        let run = self.registry.execute(tool, input, &ctx);
+        let run = self.tools.registry.execute(tool, input, &ctx);
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,
@@ -404,6 +404,7 @@ impl Runner {
             self.opts.config.permission_mode == pith_protocol::event::PermissionMode::Bypass;
         if (self.opts.auto_yes || bypass) && !repeated {
             return match self
+                .tools
                 .permissions
                 .yes_refusal(&request, self.opts.allow_unsandboxed)
             {
@@ -417,7 +418,7 @@ impl Runner {
                     "Not run: {}. Repeating the same call will not help; try a different approach.",
                     request.title
                 )
-            } else if let Some(reason) = self.permissions.headless_reason(&request) {
+            } else if let Some(reason) = self.tools.permissions.headless_reason(&request) {
                 reason
             } else {
                 format!(
@@ -437,7 +438,7 @@ impl Runner {
         let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
         drop(wait);
         if let Some((reply, _)) = &answer {
-            self.permissions.reply(&request, *reply);
+            self.tools.permissions.reply(&request, *reply);
         }
         match answer {
             None => Err(ToolError::Interrupted),

@@ -6,10 +6,12 @@ use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
+use crate::error::EngineError;
 use pith_context::{compaction, overflow, prune};
-use pith_protocol::event::{EngineState, ErrorKind, Event, TurnEnd};
+use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
+use pith_provider::ProviderError;
 
 /// A step the model answered.
 struct StepDone {
@@ -34,7 +36,7 @@ impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
-        self.compactions_this_turn = 0;
+        self.compactions.this_turn = 0;
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
@@ -66,7 +68,7 @@ impl Runner {
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
-            self.background = None;
+            self.compactions.background = None;
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -75,11 +77,8 @@ impl Runner {
         }
         self.touch_session();
         self.emit_context();
-        if let Some(message) = self.take_store_failure() {
-            self.emit(Event::Error {
-                kind: ErrorKind::Store,
-                message,
-            });
+        if let Some(e) = self.take_store_failure() {
+            self.report(e);
             reason = TurnEnd::Error;
         }
         self.emit(Event::TurnFinished {
@@ -112,44 +111,15 @@ impl Runner {
             }
             // Calls cut off at the output cap failed with a note: the model answers them.
             let cut = finish == FinishReason::Length && self.cut_at_cap(idx);
-            let has_calls = self.view[idx].parts.iter().any(|p| {
-                matches!(
-                    p.kind,
-                    PartKind::Tool {
-                        state: ToolState::Pending,
-                        ..
-                    }
-                )
-            });
-            if has_calls {
-                let stopped = self.run_tools(idx, cancel).await;
-                if let Err(stop) = stopped {
-                    return self.fail(ErrorKind::Loop, stop.to_string());
-                }
-                if cancel.is_cancelled() {
-                    return TurnEnd::Interrupted;
-                }
-                if self.store_failing() {
-                    return TurnEnd::Error;
-                }
-            }
+            let has_calls = match self.run_pending_tools(idx, cancel).await {
+                Ok(has_calls) => has_calls,
+                Err(end) => return end,
+            };
             // What the user typed meanwhile keeps the turn going — unless all of it was refused.
             let continuing = ((has_calls || cut) && !last_step)
                 || (self.shared.has_queued() && self.deliver_queued(&mut parent).await);
-            if self.overflowing() {
-                let req = CompactRequest {
-                    trigger: Trigger::Auto,
-                    then: if continuing {
-                        Then::Continue
-                    } else {
-                        Then::Stop
-                    },
-                };
-                if let Err(e) = self.compact(req, cancel).await {
-                    return self.fail_compaction(e);
-                }
-            } else {
-                self.maybe_start_background();
+            if let Err(end) = self.compact_after_step(continuing, cancel).await {
+                return end;
             }
             // A `stop` hook that exits 2 sends the model back to work with its reason.
             if !continuing
@@ -161,13 +131,7 @@ impl Runner {
                 if cancel.is_cancelled() {
                     return TurnEnd::Interrupted;
                 }
-                let note = format!(
-                    "<hook-context event=\"Stop\">\nA stop hook asks you to keep going before you finish: {}\n</hook-context>",
-                    reason.trim()
-                );
-                let i = self.push_user_text(&note, true);
-                parent = self.view[i].id.clone();
-                self.emit_context();
+                parent = self.back_to_work(&reason);
                 continue;
             }
             if !continuing {
@@ -178,6 +142,75 @@ impl Runner {
                 };
             }
         }
+    }
+
+    /// Runs the tool calls the step at `idx` left pending; whether it had any. `Err` ends the
+    /// turn (a loop stopped, an interruption, a failing store).
+    async fn run_pending_tools(
+        &mut self,
+        idx: usize,
+        cancel: &CancellationToken,
+    ) -> Result<bool, TurnEnd> {
+        let has_calls = self.view[idx].parts.iter().any(|p| {
+            matches!(
+                p.kind,
+                PartKind::Tool {
+                    state: ToolState::Pending,
+                    ..
+                }
+            )
+        });
+        if has_calls {
+            let stopped = self.run_tools(idx, cancel).await;
+            if let Err(stop) = stopped {
+                return Err(self.fail(EngineError::Loop(stop.to_string())));
+            }
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::Interrupted);
+            }
+            if self.store_failing() {
+                return Err(TurnEnd::Error);
+            }
+        }
+        Ok(has_calls)
+    }
+
+    /// At a step's end: compacts when the context reached the threshold (the turn goes on
+    /// after it when `continuing`), else starts a background summary when it is time.
+    async fn compact_after_step(
+        &mut self,
+        continuing: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnEnd> {
+        if self.overflowing() {
+            let req = CompactRequest {
+                trigger: Trigger::Auto,
+                then: if continuing {
+                    Then::Continue
+                } else {
+                    Then::Stop
+                },
+            };
+            if let Err(e) = self.compact(req, cancel).await {
+                return Err(self.fail_compaction(e));
+            }
+        } else {
+            self.maybe_start_background();
+        }
+        Ok(())
+    }
+
+    /// A stop hook's `reason` as a note that sends the model back to work; the note's id, the
+    /// next step's parent.
+    fn back_to_work(&mut self, reason: &str) -> String {
+        let note = format!(
+            "<hook-context event=\"Stop\">\nA stop hook asks you to keep going before you finish: {}\n</hook-context>",
+            reason.trim()
+        );
+        let i = self.push_user_text(&note, true);
+        let parent = self.view[i].id.clone();
+        self.emit_context();
+        parent
     }
 
     /// One step: delivers what the user typed meanwhile, then streams the model's answer into a
@@ -193,37 +226,14 @@ impl Runner {
     ) -> Result<StepDone, TurnEnd> {
         let mut overflow_retried = false;
         loop {
-            if cancel.is_cancelled() {
-                return Err(TurnEnd::Interrupted);
-            }
-            self.deliver_queued(parent).await;
-            self.settle_mcp(cancel).await;
-            self.prune();
-            if self.overflowing() {
-                let req = CompactRequest {
-                    trigger: Trigger::Auto,
-                    then: Then::Continue,
-                };
-                if let Err(e) = self.compact(req, cancel).await {
-                    return Err(self.fail_compaction(e));
-                }
-                if cancel.is_cancelled() {
-                    return Err(TurnEnd::Interrupted);
-                }
-            }
+            self.before_step(parent, cancel).await?;
             let request = self.build_request(last_step);
             let content = self.estimate_content();
             let estimated = Estimate {
                 request: self.overhead() + content,
                 content,
             };
-            let mut a = Message::new(&self.session.id, Role::Assistant);
-            a.parent_id = Some(parent.clone());
-            a.model = Some(self.model.name.clone());
-            a.agent = Some(self.role.agent());
-            a.push(PartKind::StepStart);
-            let idx = self.push_message(a);
-            self.state(EngineState::Thinking, None);
+            let idx = self.start_step(parent);
             match self.stream_step(idx, &request, cancel).await {
                 Outcome::Done { usage, finish } => {
                     return Ok(StepDone {
@@ -238,57 +248,113 @@ impl Runner {
                     return Err(TurnEnd::Interrupted);
                 }
                 Outcome::Overflow(err) => {
-                    self.drop_message(idx);
-                    // The error may state the real window: from now on it is the one used.
-                    let window = self.model.limits.context;
-                    let said = self.learn_window(&err, Some(estimated.request));
-                    let learned = self.model.limits.context != window;
-                    if (overflow_retried && !learned) || !self.opts.config.compaction.auto {
-                        return Err(self.fail(ErrorKind::ContextOverflow, format!(
-                            "the conversation no longer fits the model's context window ({}); run /compact or start a new session",
-                            err.message
-                        )));
-                    }
+                    self.compact_after_overflow(idx, &err, &estimated, overflow_retried, cancel)
+                        .await?;
                     overflow_retried = true;
-                    tracing::info!(
-                        "provider reported a context overflow; compacting and retrying the step"
-                    );
-                    let req = CompactRequest {
-                        trigger: Trigger::Overflow {
-                            prompt_tokens: said.prompt,
-                        },
-                        then: Then::Continue,
-                    };
-                    if let Err(e) = self.compact(req, cancel).await {
-                        return Err(self.fail_compaction(e));
-                    }
                     // the same step again, on the compacted context
                 }
-                Outcome::Failed(err) => {
-                    let m = &mut self.view[idx];
-                    m.error = Some(MessageError::Failed(err.message.clone()));
-                    m.time_completed = Some(now_ms());
-                    let m = m.clone();
-                    self.save_message(&m);
-                    self.emit(Event::Message { message: m });
-                    return Err(self.fail(ErrorKind::Provider, err.message));
-                }
+                Outcome::Failed(err) => return Err(self.step_failed(idx, err.message)),
             }
         }
+    }
+
+    /// Before a step: what the user typed meanwhile is delivered, MCP servers starting are
+    /// waited for, old tool output pruned, and the context compacted when it reached the
+    /// threshold. `Err` ends the turn.
+    async fn before_step(
+        &mut self,
+        parent: &mut String,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnEnd> {
+        if cancel.is_cancelled() {
+            return Err(TurnEnd::Interrupted);
+        }
+        self.deliver_queued(parent).await;
+        self.settle_mcp(cancel).await;
+        self.prune();
+        if self.overflowing() {
+            let req = CompactRequest {
+                trigger: Trigger::Auto,
+                then: Then::Continue,
+            };
+            if let Err(e) = self.compact(req, cancel).await {
+                return Err(self.fail_compaction(e));
+            }
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::Interrupted);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the step's assistant message (after `parent`), announced; its index in the view.
+    fn start_step(&mut self, parent: &str) -> usize {
+        let mut a = Message::new(&self.session.id, Role::Assistant);
+        a.parent_id = Some(parent.to_string());
+        a.model = Some(self.model.name.clone());
+        a.agent = Some(self.role.agent());
+        a.push(PartKind::StepStart);
+        let idx = self.push_message(a);
+        self.state(EngineState::Thinking, None);
+        idx
+    }
+
+    /// The provider said the request at `idx` overflowed: the message goes, the window the error
+    /// states is learned, and the context is compacted for the step to be tried again. `Err`
+    /// ends the turn: compaction is off, or this step overflowed before (`retried`) and the
+    /// error taught nothing new.
+    async fn compact_after_overflow(
+        &mut self,
+        idx: usize,
+        err: &ProviderError,
+        estimated: &Estimate,
+        retried: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnEnd> {
+        self.drop_message(idx);
+        // The error may state the real window: from now on it is the one used.
+        let window = self.model.limits.context;
+        let said = self.learn_window(err, Some(estimated.request));
+        let learned = self.model.limits.context != window;
+        if (retried && !learned) || !self.opts.config.compaction.auto {
+            return Err(self.fail(EngineError::ContextOverflow(err.message.clone())));
+        }
+        tracing::info!("provider reported a context overflow; compacting and retrying the step");
+        let req = CompactRequest {
+            trigger: Trigger::Overflow {
+                prompt_tokens: said.prompt,
+            },
+            then: Then::Continue,
+        };
+        if let Err(e) = self.compact(req, cancel).await {
+            return Err(self.fail_compaction(e));
+        }
+        Ok(())
+    }
+
+    /// The step at `idx` failed with `message`: the message records it, and the turn ends.
+    fn step_failed(&mut self, idx: usize, message: String) -> TurnEnd {
+        let m = &mut self.view[idx];
+        m.error = Some(MessageError::Failed(message.clone()));
+        m.time_completed = Some(now_ms());
+        let m = m.clone();
+        self.save_message(&m);
+        self.emit(Event::Message { message: m });
+        self.fail(EngineError::Provider(message))
     }
 
     /// The overflow test on the running figure (last report + estimate of what was added).
     pub(super) fn overflowing(&self) -> bool {
         overflow::is_overflow(
-            self.tracker.used(),
+            self.meter.used(),
             &self.model.limits,
             &self.opts.config.compaction,
         )
     }
 
     /// Reports what ended the turn.
-    fn fail(&mut self, kind: ErrorKind, message: String) -> TurnEnd {
-        self.emit(Event::Error { kind, message });
+    fn fail(&mut self, e: EngineError) -> TurnEnd {
+        self.report(e);
         TurnEnd::Error
     }
 
@@ -296,7 +362,7 @@ impl Runner {
     fn fail_compaction(&mut self, e: CompactionError) -> TurnEnd {
         match e {
             CompactionError::Interrupted => TurnEnd::Interrupted,
-            e => self.fail(ErrorKind::Compaction, e.to_string()),
+            e => self.fail(EngineError::Compaction(e)),
         }
     }
 
@@ -375,7 +441,7 @@ impl Runner {
             });
         }
         let m = self.view[idx].clone();
-        self.last_answer = pith_context::compaction::written_text(&m);
+        self.record.last_answer = pith_context::compaction::written_text(&m);
         self.save_message(&m);
         self.emit(Event::Message { message: m.clone() });
         if let Some(p) = m.parts.last() {
@@ -384,15 +450,14 @@ impl Runner {
         self.session.cost += cost;
         match usage {
             Some(u) if u.context_tokens() > 0 => {
-                self.spent_tokens += u.context_tokens();
+                self.record.spent_tokens += u.context_tokens();
                 let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.estimator.learn(estimated.content, prompt_side);
-                self.tracker.on_report(&u, estimated.request);
+                self.meter.estimator.learn(estimated.content, prompt_side);
+                self.meter.tracker.on_report(&u, estimated.request);
             }
             _ => {
                 // No usage reported: the output joins the estimate.
-                let tokens = self.estimator.message(&m);
-                self.tracker.on_added(tokens);
+                self.meter.add_message(&m);
             }
         }
         self.emit(Event::StepFinished {
@@ -435,7 +500,7 @@ impl Runner {
             return;
         }
         let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
-        let plan = prune::plan(&self.view, &mut self.estimator, &rules);
+        let plan = prune::plan(&self.view, &mut self.meter.estimator, &rules);
         if plan.targets.is_empty() {
             return;
         }

@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::runner::Runner;
+use crate::error::EngineError;
 use crate::snapshot::Snapshots;
-use pith_protocol::event::{ErrorKind, Event};
+use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role};
 
 /// One turn: the user message that started it and the workspace before and after.
@@ -113,10 +114,7 @@ impl Runner {
     }
 
     fn undo_error(&self, message: String) {
-        self.emit(Event::Error {
-            kind: ErrorKind::Undo,
-            message,
-        });
+        self.report(EngineError::Undo(message));
     }
 
     pub(super) async fn undo(&mut self) {
@@ -152,32 +150,11 @@ impl Runner {
             );
         }
         let mut record = self.load_record();
-        let snaps = self.snapshots();
-        let mut files: Vec<String> = Vec::new();
-        let mut turns: Vec<Turn> = Vec::new();
-        while let Some(t) = record.turns.last() {
-            if t.message_id.as_str() < message_id {
-                break;
-            }
-            turns.push(record.turns.pop().expect("last exists"));
-        }
-        // newest first: each turn's files go back to how they were before it
-        for t in &turns {
-            if let (Some(before), Some(after)) = (&t.before, &t.after) {
-                let changed = snaps.changed(before, after).and_then(|c| {
-                    snaps.restore(before, &c)?;
-                    Ok(c)
-                });
-                match changed {
-                    Ok(c) => files.extend(c),
-                    Err(e) => {
-                        return self.undo_error(format!("cannot restore the files: {e}"));
-                    }
-                }
-            }
-        }
-        files.sort();
-        files.dedup();
+        let turns = take_turns_from(&mut record, message_id);
+        let files = match restore_before(&self.snapshots(), &turns) {
+            Ok(files) => files,
+            Err(e) => return self.undo_error(format!("cannot restore the files: {e}")),
+        };
         // the messages go, kept for /redo
         let removed: Vec<Message> = self.view.drain(first..).collect();
         for m in &removed {
@@ -186,30 +163,7 @@ impl Runner {
             }
         }
         let prompt = removed.first().map(prompt_of).unwrap_or_default();
-        // one redo entry per turn, the oldest undone last (redone first)
-        let mut rest = removed;
-        for t in turns.iter() {
-            let at = rest
-                .iter()
-                .position(|m| m.id >= t.message_id)
-                .unwrap_or(rest.len());
-            let messages = rest.split_off(at);
-            record.redo.push(Undone {
-                turn: t.clone(),
-                messages,
-            });
-        }
-        if !rest.is_empty() {
-            // messages of turns pith has no record of (an older session): redone as one
-            record.redo.push(Undone {
-                turn: Turn {
-                    message_id: message_id.to_string(),
-                    before: None,
-                    after: None,
-                },
-                messages: rest,
-            });
-        }
+        keep_for_redo(&mut record, &turns, removed, message_id);
         self.save_record(&record);
         self.reset_estimate();
         self.emit(Event::Undone {
@@ -284,4 +238,60 @@ fn prompt_of(m: &Message) -> String {
         }
     }
     String::new()
+}
+
+/// Takes the recorded turns from the one started by `message_id` on off `record`, newest
+/// first.
+fn take_turns_from(record: &mut Record, message_id: &str) -> Vec<Turn> {
+    let mut turns: Vec<Turn> = Vec::new();
+    while let Some(t) = record.turns.last() {
+        if t.message_id.as_str() < message_id {
+            break;
+        }
+        turns.push(record.turns.pop().expect("last exists"));
+    }
+    turns
+}
+
+/// Puts each turn's files back to how they were before it, newest first; the files restored,
+/// sorted.
+fn restore_before(snaps: &Snapshots, turns: &[Turn]) -> std::io::Result<Vec<String>> {
+    let mut files: Vec<String> = Vec::new();
+    for t in turns {
+        if let (Some(before), Some(after)) = (&t.before, &t.after) {
+            let changed = snaps.changed(before, after)?;
+            snaps.restore(before, &changed)?;
+            files.extend(changed);
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Keeps the removed messages for `/redo`: one entry per turn, the oldest undone last (redone
+/// first); messages of turns pith has no record of (an older session) as one more.
+fn keep_for_redo(record: &mut Record, turns: &[Turn], removed: Vec<Message>, message_id: &str) {
+    let mut rest = removed;
+    for t in turns {
+        let at = rest
+            .iter()
+            .position(|m| m.id >= t.message_id)
+            .unwrap_or(rest.len());
+        let messages = rest.split_off(at);
+        record.redo.push(Undone {
+            turn: t.clone(),
+            messages,
+        });
+    }
+    if !rest.is_empty() {
+        record.redo.push(Undone {
+            turn: Turn {
+                message_id: message_id.to_string(),
+                before: None,
+                after: None,
+            },
+            messages: rest,
+        });
+    }
 }

@@ -16,11 +16,20 @@ const MIN_WINDOW: u64 = 512;
 /// above it they are sent in short.
 const PROMPT_SHARE: u64 = 4;
 
+/// A local server asked for its window at start, and the warning to give if it cannot tell.
+#[derive(Default)]
+pub(super) struct WindowProbe {
+    /// The server's answer: the window and where it was read.
+    pub probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    /// Said when the local server asked for the window cannot tell it either.
+    pub warning: Option<String>,
+}
+
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
     pub(super) fn start_window(&mut self, warning: Option<String>) {
-        self.window_warning = None;
+        self.window.warning = None;
         let learned = self.store.learned_window(&self.model.name).ok().flatten();
         if let Some(l) = learned {
             let current = self.model.limits.context;
@@ -39,11 +48,11 @@ impl Runner {
         if self.model.window_guessed {
             let provider = self.model.provider.clone();
             let model = self.model.model_id.clone();
-            self.window_probe = Some(tokio::spawn(
+            self.window.probe = Some(tokio::spawn(
                 async move { provider.probe_window(&model).await },
             ));
             // Said only if the server cannot tell either.
-            self.window_warning = warning;
+            self.window.warning = warning;
         } else if let Some(w) = warning {
             self.emit(Event::Info {
                 message: format!("warning: {w}"),
@@ -53,7 +62,7 @@ impl Runner {
 
     /// Before the first request: takes the answer of a local server asked at start.
     pub(super) async fn settle_window(&mut self) {
-        let Some(probe) = self.window_probe.take() else {
+        let Some(probe) = self.window.probe.take() else {
             return;
         };
         if let Ok(Some((window, source))) = probe.await {
@@ -63,7 +72,7 @@ impl Runner {
                 self.announce_window(window, previous, &source);
             }
         }
-        if let Some(w) = self.window_warning.take()
+        if let Some(w) = self.window.warning.take()
             && self.model.window_guessed
         {
             self.emit(Event::Info {
@@ -103,19 +112,22 @@ impl Runner {
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
         let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
         self.role.shape_system(&mut system);
-        let tools = self.registry.specs();
+        let tools = self.tools.registry.specs();
         let usable = self.budget().usable;
-        let full: u64 = system.iter().map(|s| self.estimator.text(s)).sum::<u64>()
+        let full: u64 = system
+            .iter()
+            .map(|s| self.meter.estimator.text(s))
+            .sum::<u64>()
             + tools
                 .iter()
                 .map(|t| {
-                    self.estimator.text(&t.description)
-                        + self.estimator.text(&t.parameters.to_string())
+                    self.meter.estimator.text(&t.description)
+                        + self.meter.estimator.text(&t.parameters.to_string())
                 })
                 .sum::<u64>();
         if full * PROMPT_SHARE <= usable {
             self.system = system;
-            self.tool_specs = tools;
+            self.tools.specs = tools;
             return;
         }
         let fit = Fit {
@@ -125,7 +137,7 @@ impl Runner {
         };
         self.system = prompt::system_prompt(ws, extra, &today, fit);
         self.role.shape_system(&mut self.system);
-        self.tool_specs = self.registry.compact_specs();
+        self.tools.specs = self.tools.registry.compact_specs();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \
              {usable} usable tokens; sending them in short",
