@@ -67,7 +67,12 @@ mod tests {
         let tokens = tokens(table).expect("the table parses");
         assert_eq!(tokens.len(), count);
         for (bytes, rank) in &tokens {
-            assert_eq!(&theirs.decode_bytes(&[*rank]).expect("tiktoken knows the rank"), bytes);
+            assert_eq!(
+                &theirs
+                    .decode_bytes(&[*rank])
+                    .expect("tiktoken knows the rank"),
+                bytes
+            );
         }
         let text = "Hello, wörld! fn main() { println!(\"{x:?}\"); } <|endoftext|> 12345 \u{1F600}\n\n  indented";
         assert_eq!(

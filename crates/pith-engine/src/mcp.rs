@@ -200,15 +200,6 @@ impl Runner {
             .prompts()
             .into_iter()
             .find(|p| p.name == prompt)
-<<<<<<< HEAD
-            .ok_or_else(|| format!("{server} has no prompt named {prompt}"))?;
-        let arguments = pith_mcp::prompt::arguments(&spec.arguments, args)
-            .map_err(|e| format!("/{server}:{prompt}: {e}"))?;
-        let result = manager
-            .get_prompt(server, prompt, arguments)
-            .await
-            .map_err(|e| e.to_string())?;
-=======
             .ok_or_else(|| McpError::NoPrompt {
                 server: server.to_string(),
                 prompt: prompt.to_string(),
@@ -223,7 +214,6 @@ impl Runner {
             .get_prompt(server, prompt, arguments)
             .await
             .map_err(McpError::Server)?;
->>>>>>> h-engine
         let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
             return Err(McpError::NoText {
@@ -282,14 +272,20 @@ pub enum McpError {
     NoPrompt { server: String, prompt: String },
     /// The text after `/server:prompt` does not fit the prompt's arguments.
     #[error("{command}: {cause}")]
-    Arguments { command: String, cause: String },
+    Arguments {
+        command: String,
+        cause: pith_mcp::prompt::ArgumentsError,
+    },
     /// The server's answer to the prompt request (its error).
     #[error("{0}")]
-    Server(String),
+    Server(pith_mcp::manager::McpError),
     #[error("{command} returned no text")]
     NoText { command: String },
     #[error("cannot read {label}: {cause}")]
-    Read { label: String, cause: String },
+    Read {
+        label: String,
+        cause: pith_mcp::manager::McpError,
+    },
 }
 
 /// The MCP ops the pump answers at once, even while a turn runs: listing resources, reading one
