@@ -15,7 +15,8 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -116,7 +117,17 @@ fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiv
     (app, ops)
 }
 
-fn resume(c: &mut Criterion) {
+/// The stored session the benchmarks resume: a store of `PARTS` parts in a temp dir.
+struct Fixture {
+    store: Store,
+    session: Session,
+    id: String,
+    /// Last, so that the store closes before the directory goes.
+    tmp: tempfile::TempDir,
+}
+
+/// Writes the store (and prints what it holds and how long it took).
+fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let t = Instant::now();
     let id = common::build_store(tmp.path(), "/srv/demo", PARTS);
@@ -130,16 +141,24 @@ fn resume(c: &mut Criterion) {
         t.elapsed().as_secs_f64(),
         std::fs::metadata(tmp.path().join("pith.db")).map_or(0, |m| m.len() >> 20)
     );
+    Fixture {
+        store,
+        session,
+        id,
+        tmp,
+    }
+}
 
-    // One-shot breakdown of a cold resume (printed; criterion measures each below).
+/// One-shot breakdown of a cold resume (printed; criterion measures each phase on its own).
+fn print_cold_resume(dir: &Path, id: &str) {
     let t0 = Instant::now();
-    let s = Store::open(tmp.path()).expect("store");
-    let sess = s.get_session(&id).expect("session");
+    let s = Store::open(dir).expect("store");
+    let sess = s.get_session(id).expect("session");
     let t1 = Instant::now();
-    let loaded = s.load_page(&id, None, PAGE_MESSAGES).expect("load_page");
+    let loaded = s.load_page(id, None, PAGE_MESSAGES).expect("load_page");
     let t2 = Instant::now();
     let v = s
-        .load_view(&id, sess.compaction_point.as_deref())
+        .load_view(id, sess.compaction_point.as_deref())
         .expect("load_view");
     let t3 = Instant::now();
     let (tx, _rx) = unbounded_channel();
@@ -160,21 +179,36 @@ fn resume(c: &mut Criterion) {
         ms(t0, t5)
     );
     black_box(term);
-    drop(app);
+}
+
+fn resume(c: &mut Criterion) {
+    let fx = fixture();
+    print_cold_resume(fx.tmp.path(), &fx.id);
 
     let mut group = c.benchmark_group("resume_100k_parts");
     group
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
+    bench_loads(&mut group, &fx);
+    bench_app(&mut group, &fx);
+    bench_scrolling(&mut group, &fx);
+    group.finish();
+}
+
+/// The whole resume, and each read from the store on its own.
+fn bench_loads(group: &mut BenchmarkGroup<'_, WallTime>, fx: &Fixture) {
+    let Fixture {
+        store, session, id, ..
+    } = fx;
     group.bench_function("open_to_first_frame", |b| {
-        b.iter(|| black_box(open_to_first_frame(tmp.path(), &id)))
+        b.iter(|| black_box(open_to_first_frame(fx.tmp.path(), id)))
     });
     group.bench_function("load_page", |b| {
         b.iter(|| {
             black_box(
                 store
-                    .load_page(&id, None, PAGE_MESSAGES)
+                    .load_page(id, None, PAGE_MESSAGES)
                     .expect("load_page")
                     .messages
                     .len(),
@@ -182,20 +216,26 @@ fn resume(c: &mut Criterion) {
         })
     });
     group.bench_function("load_all", |b| {
-        b.iter(|| black_box(store.load_all(&id).expect("load_all").len()))
+        b.iter(|| black_box(store.load_all(id).expect("load_all").len()))
     });
     group.bench_function("load_view", |b| {
         b.iter(|| {
             black_box(
                 store
-                    .load_view(&id, session.compaction_point.as_deref())
+                    .load_view(id, session.compaction_point.as_deref())
                     .expect("load_view")
                     .len(),
             )
         })
     });
-    let page = store
-        .load_page(&id, None, PAGE_MESSAGES)
+}
+
+/// Building the TUI `App` from the newest page, and drawing its first frame.
+fn bench_app(group: &mut BenchmarkGroup<'_, WallTime>, fx: &Fixture) {
+    let session = &fx.session;
+    let page = fx
+        .store
+        .load_page(&fx.id, None, PAGE_MESSAGES)
         .expect("load_page");
     group.bench_function("app_new", |b| {
         b.iter_batched(
@@ -214,10 +254,16 @@ fn resume(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+}
+
+/// Scrolling back through the history: one scroll past the top, the next screen up into the
+/// page that arrived, and a scroll past the top deep in the history.
+fn bench_scrolling(group: &mut BenchmarkGroup<'_, WallTime>, fx: &Fixture) {
+    let Fixture { store, session, .. } = fx;
     group.bench_function("scroll_past_the_top", |b| {
         b.iter_batched(
-            || scrolled_to_top(&store, &session),
-            |paged| black_box(older_page(&store, paged)),
+            || scrolled_to_top(store, session),
+            |paged| black_box(older_page(store, paged)),
             BatchSize::LargeInput,
         )
     });
@@ -226,7 +272,7 @@ fn resume(c: &mut Criterion) {
     group.bench_function("scroll_one_screen_into_the_page", |b| {
         b.iter_batched(
             || {
-                let (app, ops) = older_page(&store, scrolled_to_top(&store, &session));
+                let (app, ops) = older_page(store, scrolled_to_top(store, session));
                 highlight::clear_cache();
                 (app, ops)
             },
@@ -241,23 +287,26 @@ fn resume(c: &mut Criterion) {
     // loaded above the first, the next one arrives.
     group.bench_function("scroll_past_the_top_50_pages_deep", |b| {
         b.iter_batched(
-            || {
-                let mut paged = scrolled_to_top(&store, &session);
-                for _ in 0..50 {
-                    let (mut app, mut ops) = older_page(&store, paged);
-                    app.scroll_top = Some(0);
-                    draw(&mut app);
-                    let op = ops.try_recv().expect("the next page is asked for");
-                    paged = (app, ops, op);
-                }
-                highlight::clear_cache();
-                paged
-            },
-            |paged| black_box(older_page(&store, paged)),
+            || pages_deep(store, session, 50),
+            |paged| black_box(older_page(store, paged)),
             BatchSize::LargeInput,
         )
     });
-    group.finish();
+}
+
+/// A resumed app with `pages` older pages loaded above the first, scrolled to the top again,
+/// with the request for the page before.
+fn pages_deep(store: &Store, session: &Session, pages: usize) -> Paged {
+    let mut paged = scrolled_to_top(store, session);
+    for _ in 0..pages {
+        let (mut app, mut ops) = older_page(store, paged);
+        app.scroll_top = Some(0);
+        draw(&mut app);
+        let op = ops.try_recv().expect("the next page is asked for");
+        paged = (app, ops, op);
+    }
+    highlight::clear_cache();
+    paged
 }
 
 criterion_group!(benches, resume);

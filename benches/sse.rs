@@ -12,7 +12,8 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -162,28 +163,40 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-fn sse(c: &mut Criterion) {
-    let rt = runtime();
-    let oa_events = openai_events();
-    let an_events = anthropic_events();
-    let oa_body = wire(&oa_events, false);
-    let an_body = wire(&an_events, true);
-    let oa_chunks = net_chunks(&oa_body);
-    let an_chunks = net_chunks(&an_body);
+/// One provider's stream in the three forms the benchmarks feed: the events, the wire body, and
+/// the body cut into network-sized chunks.
+struct SseStream {
+    events: Vec<(String, String)>,
+    body: Vec<u8>,
+    chunks: Vec<Vec<u8>>,
+}
 
-    // Sanity: both streams parse to the end without an error.
+impl SseStream {
+    fn new(events: Vec<(String, String)>, named: bool) -> Self {
+        let body = wire(&events, named);
+        let chunks = net_chunks(&body);
+        SseStream {
+            events,
+            body,
+            chunks,
+        }
+    }
+}
+
+/// Sanity: both streams parse to the end without an error (and print their sizes).
+fn check_streams(rt: &tokio::runtime::Runtime, oa: &SseStream, an: &SseStream) {
     let count = |items: Vec<Result<_, ProviderError>>| {
         assert!(items.iter().all(Result::is_ok), "parse error");
         items.len()
     };
     let n = rt.block_on(async {
-        let s = futures_util::stream::iter(oa_chunks.clone().into_iter().map(Ok));
+        let s = futures_util::stream::iter(oa.chunks.clone().into_iter().map(Ok));
         openai::parse_sse(s).collect::<Vec<_>>().await
     });
     let oa_n = count(n);
     let n = rt.block_on(async {
         let s = futures_util::stream::iter(
-            an_chunks
+            an.chunks
                 .clone()
                 .into_iter()
                 .map(Ok::<_, std::convert::Infallible>),
@@ -193,21 +206,38 @@ fn sse(c: &mut Criterion) {
     let an_n = count(n);
     println!(
         "sse: openai body {} KiB → {oa_n} events; anthropic body {} KiB → {an_n} events",
-        oa_body.len() / 1024,
-        an_body.len() / 1024
+        oa.body.len() / 1024,
+        an.body.len() / 1024
     );
+}
+
+fn sse(c: &mut Criterion) {
+    let rt = runtime();
+    let oa = SseStream::new(openai_events(), false);
+    let an = SseStream::new(anthropic_events(), true);
+    check_streams(&rt, &oa, &an);
 
     let mut group = c.benchmark_group("sse");
     group
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
+    bench_openai(&mut group, &rt, &oa);
+    bench_anthropic(&mut group, &rt, &an);
+    group.finish();
+}
 
-    group.throughput(Throughput::Bytes(oa_body.len() as u64));
+/// The OpenAI stream: the full path from network chunks, and the chunk parser alone.
+fn bench_openai(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    rt: &tokio::runtime::Runtime,
+    oa: &SseStream,
+) {
+    group.throughput(Throughput::Bytes(oa.body.len() as u64));
     group.bench_function("openai_parse_sse", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let s = futures_util::stream::iter(oa_chunks.clone().into_iter().map(Ok));
+                let s = futures_util::stream::iter(oa.chunks.clone().into_iter().map(Ok));
                 openai::parse_sse(s)
                     .fold(0usize, |n, _| async move { n + 1 })
                     .await
@@ -218,7 +248,7 @@ fn sse(c: &mut Criterion) {
         b.iter(|| {
             let mut p = ChunkParser::new();
             let mut out = VecDeque::new();
-            for (e, d) in &oa_events {
+            for (e, d) in &oa.events {
                 black_box(p.on_event(e, d, &mut out));
                 out.clear();
             }
@@ -226,13 +256,20 @@ fn sse(c: &mut Criterion) {
             out.len()
         })
     });
+}
 
-    group.throughput(Throughput::Bytes(an_body.len() as u64));
+/// The Anthropic stream: the full path from network chunks, and the event parser alone.
+fn bench_anthropic(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    rt: &tokio::runtime::Runtime,
+    an: &SseStream,
+) {
+    group.throughput(Throughput::Bytes(an.body.len() as u64));
     group.bench_function("anthropic_events", |b| {
         b.iter(|| {
             rt.block_on(async {
                 let s = futures_util::stream::iter(
-                    an_chunks
+                    an.chunks
                         .clone()
                         .into_iter()
                         .map(Ok::<_, std::convert::Infallible>),
@@ -247,13 +284,12 @@ fn sse(c: &mut Criterion) {
         b.iter(|| {
             let mut p = EventParser::new();
             let mut n = 0;
-            for (e, d) in &an_events {
+            for (e, d) in &an.events {
                 n += p.handle(e, d).map(|v| v.len()).unwrap_or(0);
             }
             black_box(n)
         })
     });
-    group.finish();
 }
 
 criterion_group!(benches, sse);

@@ -18,13 +18,14 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use pith::event::{ContextUsage, EngineState, Event};
 use pith::message::{Message, PartKind, Role, Session};
@@ -250,10 +251,7 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
         .enable_time()
         .build()
         .unwrap();
-    let mut app = app(history);
-    let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
-    term.draw(|f| tui_view::draw(f, &mut app)).unwrap();
-    app.dirty = false;
+    let (mut app, mut term) = drawn_app(history);
 
     let (tx, mut rx) = unbounded_channel::<Event>();
     let mut answer = Message::new("S1", Role::Assistant);
@@ -272,125 +270,197 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
     })
     .unwrap();
     tx.send(Event::Message { message: answer }).unwrap();
-    let producer = {
-        let sent = Arc::clone(&sent);
-        let (mid, pid) = (mid, pid.clone());
-        std::thread::spawn(move || {
-            let start = Instant::now();
-            let interval = Duration::from_secs_f64(1.0 / rate);
-            for (i, slot) in sent.iter().enumerate() {
-                let due = start + interval * i as u32;
-                let now = Instant::now();
-                if due > now {
-                    std::thread::sleep(due - now);
-                }
-                slot.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                let delta = STREAM_WORDS[i % STREAM_WORDS.len()].to_string();
-                if tx
-                    .send(Event::TextDelta {
-                        message_id: mid.clone(),
-                        part_id: pid.clone(),
-                        delta,
-                    })
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            start.elapsed()
-        })
-    };
+    let producer = spawn_producer(tx, Arc::clone(&sent), base, mid, pid.clone(), rate);
 
-    let mut waits: Vec<Duration> = Vec::with_capacity(tokens);
-    let mut draws: Vec<Duration> = Vec::new();
-    let mut applied = 0usize; // TextDeltas applied to the app
-    let mut shown = 0usize; // TextDeltas on screen
     let cpu0 = thread_cpu();
-    rt.block_on(async {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut last_draw = Instant::now() - FRAME;
-        let mut open = true;
-        let apply = |app: &mut App, ev: Event, applied: &mut usize| {
-            if matches!(ev, Event::TextDelta { .. }) {
-                *applied += 1;
-            }
-            app.update(Msg::Engine(ev));
-        };
-        loop {
-            if app.dirty && last_draw.elapsed() >= FRAME {
-                let start = Instant::now();
-                let at = base.elapsed().as_nanos() as u64;
-                term.draw(|f| tui_view::draw(f, &mut app)).unwrap();
-                app.dirty = false;
-                last_draw = start; // as pith::tui::run: frames FRAME apart start to start
-                draws.push(start.elapsed());
-                for slot in &sent[shown..applied] {
-                    waits.push(Duration::from_nanos(
-                        at.saturating_sub(slot.load(Ordering::Relaxed)),
-                    ));
-                }
-                shown = applied;
-            }
-            if !open && !app.dirty {
-                break;
-            }
-            let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
-            tokio::select! {
-                ev = rx.recv(), if open => match ev {
-                    Some(ev) => {
-                        apply(&mut app, ev, &mut applied);
-                        let mut n = 0;
-                        while n < 1024 {
-                            match rx.try_recv() {
-                                Ok(ev) => apply(&mut app, ev, &mut applied),
-                                Err(_) => break,
-                            }
-                            n += 1;
-                        }
-                    }
-                    None => {
-                        open = false;
-                        app.dirty = true;
-                    }
-                },
-                _ = tick.tick() => app.update(Msg::Tick),
-                _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
-            }
-        }
-    });
+    let frames = rt.block_on(draw_loop(&mut app, &mut term, &mut rx, &sent, base));
     let cpu = thread_cpu() - cpu0;
     let produced = producer.join().unwrap();
-    let text = app
-        .transcript
+    let lost = frames.shown != tokens || streamed_text(&app, &pid) != expected;
+    frames.report(tokens, produced, cpu, lost)
+}
+
+/// An app holding `history`, its first frame drawn and nothing left to draw.
+fn drawn_app(history: Vec<Message>) -> (App, Terminal<TestBackend>) {
+    let mut app = app(history);
+    let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+    term.draw(|f| tui_view::draw(f, &mut app)).unwrap();
+    app.dirty = false;
+    (app, term)
+}
+
+/// The producer thread: one `TextDelta` of part `pid` in message `mid` per token, at `rate`
+/// tokens/s, each stamped in `sent` (nanoseconds since `base`) as it is sent. Returns how long
+/// the stream took.
+fn spawn_producer(
+    tx: UnboundedSender<Event>,
+    sent: Arc<Vec<AtomicU64>>,
+    base: Instant,
+    mid: String,
+    pid: String,
+    rate: f64,
+) -> JoinHandle<Duration> {
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        let interval = Duration::from_secs_f64(1.0 / rate);
+        for (i, slot) in sent.iter().enumerate() {
+            let due = start + interval * i as u32;
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            slot.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            let delta = STREAM_WORDS[i % STREAM_WORDS.len()].to_string();
+            if tx
+                .send(Event::TextDelta {
+                    message_id: mid.clone(),
+                    part_id: pid.clone(),
+                    delta,
+                })
+                .is_err()
+            {
+                break;
+            }
+        }
+        start.elapsed()
+    })
+}
+
+/// What the draw loop saw: how long each frame took to draw, how long each delta waited for the
+/// frame that showed it, and how many deltas were applied and shown.
+#[derive(Default)]
+struct Frames {
+    waits: Vec<Duration>,
+    draws: Vec<Duration>,
+    /// TextDeltas applied to the app
+    applied: usize,
+    /// TextDeltas on screen
+    shown: usize,
+}
+
+impl Frames {
+    fn apply(&mut self, app: &mut App, ev: Event) {
+        if matches!(ev, Event::TextDelta { .. }) {
+            self.applied += 1;
+        }
+        app.update(Msg::Engine(ev));
+    }
+
+    /// Applies `ev` and every event queued behind it (at most 1,024 more), as `pith::tui::run`
+    /// coalesces them before a frame.
+    fn apply_queued(&mut self, app: &mut App, ev: Event, rx: &mut UnboundedReceiver<Event>) {
+        self.apply(app, ev);
+        let mut n = 0;
+        while n < 1024 {
+            match rx.try_recv() {
+                Ok(ev) => self.apply(app, ev),
+                Err(_) => break,
+            }
+            n += 1;
+        }
+    }
+
+    /// Draws a frame and records its draw time and the wait of each delta it shows for the
+    /// first time. Returns when the frame started.
+    fn draw(
+        &mut self,
+        app: &mut App,
+        term: &mut Terminal<TestBackend>,
+        sent: &[AtomicU64],
+        base: Instant,
+    ) -> Instant {
+        let start = Instant::now();
+        let at = base.elapsed().as_nanos() as u64;
+        term.draw(|f| tui_view::draw(f, app)).unwrap();
+        app.dirty = false;
+        self.draws.push(start.elapsed());
+        for slot in &sent[self.shown..self.applied] {
+            self.waits.push(Duration::from_nanos(
+                at.saturating_sub(slot.load(Ordering::Relaxed)),
+            ));
+        }
+        self.shown = self.applied;
+        start
+    }
+
+    fn report(mut self, tokens: usize, wall: Duration, cpu: Duration, lost: bool) -> StreamReport {
+        self.waits.sort();
+        let (waits, draws) = (&self.waits, &self.draws);
+        let frames = draws.len();
+        let sum: Duration = draws.iter().sum();
+        StreamReport {
+            tokens,
+            wall,
+            cpu,
+            frames,
+            max_draw: draws.iter().copied().max().unwrap_or_default(),
+            mean_draw: sum / frames.max(1) as u32,
+            max_wait: waits.last().copied().unwrap_or_default(),
+            p99_wait: waits
+                .get(waits.len() * 99 / 100)
+                .copied()
+                .unwrap_or_default(),
+            late: waits
+                .iter()
+                .filter(|w| **w > FRAME + Duration::from_millis(2))
+                .count(),
+            lost,
+        }
+    }
+}
+
+/// The draw loop of `pith::tui::run`: redraw only when dirty and at most once per frame,
+/// coalescing every queued event before a frame, ticking the spinner; until the channel closes
+/// and the last frame is drawn.
+async fn draw_loop(
+    app: &mut App,
+    term: &mut Terminal<TestBackend>,
+    rx: &mut UnboundedReceiver<Event>,
+    sent: &[AtomicU64],
+    base: Instant,
+) -> Frames {
+    let mut frames = Frames {
+        waits: Vec::with_capacity(sent.len()),
+        ..Frames::default()
+    };
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last_draw = Instant::now() - FRAME;
+    let mut open = true;
+    loop {
+        if app.dirty && last_draw.elapsed() >= FRAME {
+            // as pith::tui::run: frames FRAME apart start to start
+            last_draw = frames.draw(app, term, sent, base);
+        }
+        if !open && !app.dirty {
+            break;
+        }
+        let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
+        tokio::select! {
+            ev = rx.recv(), if open => match ev {
+                Some(ev) => frames.apply_queued(app, ev, rx),
+                None => {
+                    open = false;
+                    app.dirty = true;
+                }
+            },
+            _ = tick.tick() => app.update(Msg::Tick),
+            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+        }
+    }
+    frames
+}
+
+/// The text of the streamed part `pid` as the transcript holds it.
+fn streamed_text(app: &App, pid: &str) -> String {
+    app.transcript
         .cells
         .iter()
         .find_map(|c| match c.part().map(|p| (&p.id, &p.kind)) {
             Some((id, PartKind::Text { text, .. })) if *id == pid => Some(text.clone()),
             _ => None,
         })
-        .unwrap_or_default();
-    waits.sort();
-    let frames = draws.len();
-    let sum: Duration = draws.iter().sum();
-    StreamReport {
-        tokens,
-        wall: produced,
-        cpu,
-        frames,
-        max_draw: draws.iter().copied().max().unwrap_or_default(),
-        mean_draw: sum / frames.max(1) as u32,
-        max_wait: waits.last().copied().unwrap_or_default(),
-        p99_wait: waits
-            .get(waits.len() * 99 / 100)
-            .copied()
-            .unwrap_or_default(),
-        late: waits
-            .iter()
-            .filter(|w| **w > FRAME + Duration::from_millis(2))
-            .count(),
-        lost: shown != tokens || text != expected,
-    }
+        .unwrap_or_default()
 }
 
 fn stream_harness(_c: &mut Criterion) {
