@@ -8,3 +8,6 @@ pub mod event;
 pub mod llm;
 pub mod message;
 pub mod text;
+
+#[cfg(test)]
+mod error_kinds_tests;
