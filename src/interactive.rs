@@ -1,7 +1,5 @@
 //! `pith` without a subcommand: the TUI over the engine.
 
-use std::path::Path;
-
 use tokio::sync::mpsc;
 
 use crate::config::catalog;
@@ -164,7 +162,7 @@ fn tui_init(
         models: catalog::known_models(setup.config()),
         keys: key_access(setup),
         workspace: setup.workspace.clone(),
-        git_branch: git_branch(&setup.workspace),
+        git_branch: tui::git::git_branch(&setup.workspace),
         context: initial_context(setup, &session),
         first_run_hint: notice.or(warnings),
         keymap: keymap(setup),
@@ -338,7 +336,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         models: catalog::known_models(setup.config()),
         keys: key_access(setup),
         workspace: setup.workspace.clone(),
-        git_branch: git_branch(&setup.workspace),
+        git_branch: tui::git::git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
         keymap: keymap(setup),
@@ -383,41 +381,5 @@ fn remove_empty_sessions(setup: &Setup) {
         {
             let _ = setup.store.delete_session(&s.id);
         }
-    }
-}
-
-/// The current git branch (or short commit when detached), read from `.git/HEAD`.
-pub fn git_branch(workspace: &Path) -> Option<String> {
-    let root = crate::engine::prompt::git_root(workspace)?;
-    let git = root.join(".git");
-    // A worktree or submodule has a `.git` file pointing at the real git dir.
-    let git_dir = if git.is_file() {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let path = text.strip_prefix("gitdir:")?.trim();
-        root.join(path)
-    } else {
-        git
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    match head.strip_prefix("ref: refs/heads/") {
-        Some(branch) => Some(branch.to_string()),
-        None => Some(head.chars().take(8).collect()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branch_from_head() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(git_branch(dir.path()), None);
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
-        assert_eq!(git_branch(dir.path()).as_deref(), Some("feature/x"));
-        std::fs::write(dir.path().join(".git/HEAD"), "0123456789abcdef\n").unwrap();
-        assert_eq!(git_branch(dir.path()).as_deref(), Some("01234567"));
     }
 }

@@ -12,6 +12,7 @@ pub mod editor;
 pub mod effects;
 mod engine_events;
 pub mod format;
+pub mod git;
 pub mod highlight;
 pub mod input;
 pub mod key_prompt;
