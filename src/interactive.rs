@@ -62,7 +62,7 @@ pub async fn run(
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
     let init = tui_init(&setup, session, page, notice);
     let ops = handle.ops.clone();
-    let result = tui::run(init, handle.ops, handle.events).await;
+    let result = tui::run(init, handle.ops, handle.events, tui_process()).await;
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
@@ -346,7 +346,18 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
     };
-    Ok(tui::run(init, ops_tx, ev_rx).await?.code)
+    Ok(tui::run(init, ops_tx, ev_rx, tui_process()).await?.code)
+}
+
+/// What the TUI's loop gets from the process: the start time and the stop signals.
+fn tui_process() -> tui::Process {
+    tui::Process {
+        started: crate::setup::started(),
+        stop_signals: Box::new(|| {
+            let stop = crate::signals::StopSignals::new()?;
+            Ok(Box::pin(stop.into_stream()) as tui::StopStream)
+        }),
+    }
 }
 
 /// The default keys with the config's `[keys]` over them (checked when the config loaded).

@@ -201,11 +201,23 @@ pub struct TuiExit {
     pub code: i32,
 }
 
+/// The stop signals (SIGTERM, SIGHUP, a Ctrl-C from outside) as the exit codes they call for.
+pub type StopStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = i32> + Send>>;
+
+/// What the process around the TUI hands its loop: the binary's, not the TUI's.
+pub struct Process {
+    /// When pith started: the first frame's log line says how long ago that was.
+    pub started: Option<Instant>,
+    /// Starts listening for the stop signals; called once the terminal is set up.
+    pub stop_signals: Box<dyn FnOnce() -> io::Result<StopStream> + Send>,
+}
+
 /// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
+    process: Process,
 ) -> anyhow::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
@@ -227,7 +239,7 @@ pub async fn run(
     let mut engine_open = true;
     let mut first_frame_logged = false;
     // SIGTERM / SIGHUP: leave like a quit (the turn stops and is saved, the terminal restored).
-    let mut stop = crate::signals::StopSignals::new()?;
+    let mut stop = (process.stop_signals)()?;
 
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
@@ -235,7 +247,12 @@ pub async fn run(
             // draw's own time to every interval (49 instead of 60 frames a second while
             // streaming, deltas waiting more than a frame).
             let started = Instant::now();
-            draw_frame(&mut terminal, &mut app, &mut first_frame_logged)?;
+            draw_frame(
+                &mut terminal,
+                &mut app,
+                &mut first_frame_logged,
+                process.started,
+            )?;
             last_draw = started;
         }
         if !app.effects.is_empty() {
@@ -262,7 +279,7 @@ pub async fn run(
                     tracing::warn!("engine event channel closed");
                 }
             },
-            code = stop.recv() => {
+            Some(code) = stop.next() => {
                 // In raw mode Ctrl-C is a key; a signal here came from outside.
                 app.exit_code = code;
                 app.quit();
@@ -283,6 +300,7 @@ fn draw_frame(
     terminal: &mut DefaultTerminal,
     app: &mut App,
     first_frame_logged: &mut bool,
+    started: Option<Instant>,
 ) -> io::Result<()> {
     terminal.draw(|f| view::draw(f, app))?;
     app.dirty = false;
@@ -290,7 +308,7 @@ fn draw_frame(
         *first_frame_logged = true;
         // bench/run.sh reads this line: start-up to the first frame, in the binary
         tracing::info!(
-            ms_since_start = crate::setup::ms_since_start().unwrap_or(-1.0),
+            ms_since_start = started.map_or(-1.0, |t| t.elapsed().as_secs_f64() * 1000.0),
             cells = app.transcript.len(),
             "first frame drawn"
         );
