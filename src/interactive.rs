@@ -189,7 +189,12 @@ fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), KeyNotStore
         key,
     )
     .map(|_| ())
-    .map_err(KeyNotStored::Refused)
+    .map_err(refused)
+}
+
+/// A key the TUI could not store: the reason with its causes.
+fn refused(e: anyhow::Error) -> KeyNotStored {
+    KeyNotStored::Refused(format!("{e:#}"))
 }
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
@@ -214,7 +219,7 @@ fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let data_dir = setup.data_dir.clone();
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
-            .map_err(KeyNotStored::Refused)?;
+            .map_err(refused)?;
         match crate::auth::install_from(&data_dir) {
             None => Ok(()),
             Some(e) => Err(KeyNotStored::Unreadable(e)),

@@ -218,7 +218,7 @@ pub async fn run(
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
     process: Process,
-) -> anyhow::Result<TuiExit> {
+) -> io::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
     let mut terminal = setup_terminal()?;
