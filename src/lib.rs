@@ -39,4 +39,5 @@ pub mod interactive;
 pub mod output;
 pub mod setup;
 pub(crate) mod signals;
-pub mod tui;
+// The terminal front end (ratatui, crossterm): its own crate, wired up by `interactive`.
+pub use pith_tui as tui;

@@ -74,6 +74,14 @@ use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+// The paths these modules were written with, when the TUI lived in the binary.
+use pith_commands::{commands, custom_commands, route};
+use pith_config as config;
+use pith_protocol::{event, llm, message, text};
+use pith_secrets as secrets;
+use pith_store as store;
+use pith_tools as tools;
+
 use crate::event::{ContextUsage, Event, Op};
 use crate::message::{Message, Session};
 
