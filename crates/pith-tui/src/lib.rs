@@ -235,11 +235,7 @@ pub async fn run(
     let typeahead = read_typeahead();
     terminal.clear()?;
 
-    let mut app = App::new(init, ops);
-    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
-    for ev in typeahead {
-        app.update(Msg::Term(ev));
-    }
+    let mut app = start_app(init, ops, typeahead);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -301,6 +297,20 @@ pub async fn run(
         session: app.session.id,
         code: app.exit_code,
     })
+}
+
+/// The app on a terminal just set up, with what was typed ahead already read.
+fn start_app(
+    init: TuiInit,
+    ops: UnboundedSender<Op>,
+    typeahead: Vec<crossterm::event::Event>,
+) -> App {
+    let mut app = App::new(init, ops);
+    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
+    for ev in typeahead {
+        app.update(Msg::Term(ev));
+    }
+    app
 }
 
 /// Draws a frame; the first one is logged.
