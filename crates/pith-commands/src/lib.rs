@@ -8,5 +8,4 @@ pub mod route;
 
 // The paths these modules were written with, when they lived in the binary.
 use pith_config as config;
-use pith_mcp as mcp;
 use pith_protocol::{event, message, text};
