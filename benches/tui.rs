@@ -33,7 +33,7 @@ use pith::tui::{App, Msg, TuiInit, view as tui_view};
 
 const W: u16 = 120;
 const H: u16 = 40;
-/// The TUI's frame interval (src/tui/mod.rs `FRAME`).
+/// The TUI's frame interval (`FRAME` in crates/pith-tui/src/lib.rs).
 const FRAME: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_millis(120);
 

@@ -126,4 +126,20 @@ mod tests {
         let empty = |k: &str| (k == "OPENAI_API_KEY").then(|| " ".to_string());
         assert_eq!(model_from_keys(empty), None);
     }
+
+    #[test]
+    fn first_run_detection() {
+        let none = |_: &str| None;
+        let hint = hint(none);
+        assert!(hint.contains("11434") && hint.contains("8080"), "{hint}");
+        assert!(hint.starts_with("No model is configured"), "{hint}");
+        let openai = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
+        assert!(super::hint(openai).contains("model = \"openai/"));
+        let anthropic = |k: &str| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant".to_string());
+        assert!(super::hint(anthropic).contains("model = \"anthropic/"));
+        let router = |k: &str| (k == "OPENROUTER_API_KEY").then(|| "or".to_string());
+        assert!(super::hint(router).contains("openrouter.ai"));
+        let blank = |k: &str| (k == "OPENAI_API_KEY").then(String::new);
+        assert!(super::hint(blank).contains("no API key"));
+    }
 }

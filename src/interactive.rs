@@ -1,7 +1,5 @@
 //! `pith` without a subcommand: the TUI over the engine.
 
-use std::path::Path;
-
 use tokio::sync::mpsc;
 
 use crate::config::catalog;
@@ -64,7 +62,7 @@ pub async fn run(
         .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
     let init = tui_init(&setup, session, page, notice);
     let ops = handle.ops.clone();
-    let result = tui::run(init, handle.ops, handle.events).await;
+    let result = tui::run(init, handle.ops, handle.events, tui_process()).await;
     let _ = ops.send(Op::Shutdown);
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
@@ -164,7 +162,7 @@ fn tui_init(
         models: catalog::known_models(setup.config()),
         keys: key_access(setup),
         workspace: setup.workspace.clone(),
-        git_branch: git_branch(&setup.workspace),
+        git_branch: tui::git::git_branch(&setup.workspace),
         context: initial_context(setup, &session),
         first_run_hint: notice.or(warnings),
         keymap: keymap(setup),
@@ -191,7 +189,12 @@ fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), KeyNotStore
         key,
     )
     .map(|_| ())
-    .map_err(KeyNotStored::Refused)
+    .map_err(refused)
+}
+
+/// A key the TUI could not store: the reason with its causes.
+fn refused(e: anyhow::Error) -> KeyNotStored {
+    KeyNotStored::Refused(format!("{e:#}"))
 }
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
@@ -216,7 +219,7 @@ fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let data_dir = setup.data_dir.clone();
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
-            .map_err(KeyNotStored::Refused)?;
+            .map_err(refused)?;
         match crate::auth::install_from(&data_dir) {
             None => Ok(()),
             Some(e) => Err(KeyNotStored::Unreadable(e)),
@@ -338,7 +341,7 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         models: catalog::known_models(setup.config()),
         keys: key_access(setup),
         workspace: setup.workspace.clone(),
-        git_branch: git_branch(&setup.workspace),
+        git_branch: tui::git::git_branch(&setup.workspace),
         context: ContextUsage::default(),
         first_run_hint: hint,
         keymap: keymap(setup),
@@ -348,7 +351,18 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
     };
-    Ok(tui::run(init, ops_tx, ev_rx).await?.code)
+    Ok(tui::run(init, ops_tx, ev_rx, tui_process()).await?.code)
+}
+
+/// What the TUI's loop gets from the process: the start time and the stop signals.
+fn tui_process() -> tui::Process {
+    tui::Process {
+        started: crate::setup::started(),
+        stop_signals: Box::new(|| {
+            let stop = crate::signals::StopSignals::new()?;
+            Ok(Box::pin(stop.into_stream()) as tui::StopStream)
+        }),
+    }
 }
 
 /// The default keys with the config's `[keys]` over them (checked when the config loaded).
@@ -383,41 +397,5 @@ fn remove_empty_sessions(setup: &Setup) {
         {
             let _ = setup.store.delete_session(&s.id);
         }
-    }
-}
-
-/// The current git branch (or short commit when detached), read from `.git/HEAD`.
-pub fn git_branch(workspace: &Path) -> Option<String> {
-    let root = crate::engine::prompt::git_root(workspace)?;
-    let git = root.join(".git");
-    // A worktree or submodule has a `.git` file pointing at the real git dir.
-    let git_dir = if git.is_file() {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let path = text.strip_prefix("gitdir:")?.trim();
-        root.join(path)
-    } else {
-        git
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    match head.strip_prefix("ref: refs/heads/") {
-        Some(branch) => Some(branch.to_string()),
-        None => Some(head.chars().take(8).collect()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branch_from_head() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(git_branch(dir.path()), None);
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
-        assert_eq!(git_branch(dir.path()).as_deref(), Some("feature/x"));
-        std::fs::write(dir.path().join(".git/HEAD"), "0123456789abcdef\n").unwrap();
-        assert_eq!(git_branch(dir.path()).as_deref(), Some("01234567"));
     }
 }

@@ -28,8 +28,8 @@ pub mod provider {
     pub use pith_provider::*;
 }
 pub mod cli;
-pub(crate) mod commands;
-pub mod custom_commands;
+// The slash commands, custom commands and routing every front end shares.
+pub use pith_commands::{commands, custom_commands, route};
 // The session loop: ops in, events out; no terminal.
 pub use pith_engine as engine;
 pub(crate) mod first_run;
@@ -37,7 +37,7 @@ pub mod headless;
 pub use pith_engine::hook_commands as hooks;
 pub mod interactive;
 pub mod output;
-pub(crate) mod route;
 pub mod setup;
 pub(crate) mod signals;
-pub mod tui;
+// The terminal front end (ratatui, crossterm): its own crate, wired up by `interactive`.
+pub use pith_tui as tui;

@@ -29,9 +29,9 @@ pub fn mark_start() {
     STARTED.get_or_init(std::time::Instant::now);
 }
 
-/// Milliseconds since [`mark_start`] (`None` when it was not called: tests, benches).
-pub fn ms_since_start() -> Option<f64> {
-    STARTED.get().map(|t| t.elapsed().as_secs_f64() * 1000.0)
+/// When pith started: [`mark_start`]'s instant (`None` when it was not called: tests, benches).
+pub fn started() -> Option<std::time::Instant> {
+    STARTED.get().copied()
 }
 
 /// The data directory: `PITH_DATA_DIR`, else the platform data dir.

@@ -47,4 +47,12 @@ impl StopSignals {
             EXIT_INTERRUPTED
         }
     }
+
+    /// The signals as a stream of exit codes (for the TUI's loop).
+    pub fn into_stream(self) -> impl futures_util::Stream<Item = i32> + Send {
+        futures_util::stream::unfold(self, |mut signals| async move {
+            let code = signals.recv().await;
+            Some((code, signals))
+        })
+    }
 }

@@ -232,6 +232,39 @@ pub fn check_hook(event: HookEvent, hook: &HookConfig) -> Result<(), (&'static s
     Ok(())
 }
 
+/// The lines `/hooks` shows: each hook with its event, matcher, command and file.
+pub fn listing(config: &HooksConfig) -> Vec<String> {
+    if config.is_empty() {
+        return vec![
+            "no hooks are configured ([[hooks.EVENT]] in the config; see config.example.toml)"
+                .to_string(),
+        ];
+    }
+    config
+        .iter()
+        .map(|(event, h)| {
+            let matcher = match h.matcher.as_deref().map(str::trim) {
+                Some(m) if !m.is_empty() && m != "*" => format!(" [{m}]"),
+                _ => String::new(),
+            };
+            let timeout = h
+                .timeout
+                .map(|t| format!(" (timeout {t} s)"))
+                .unwrap_or_default();
+            let from = h
+                .source
+                .as_deref()
+                .map(|p| format!(" — from {}", p.display()))
+                .unwrap_or_default();
+            format!(
+                "{}{matcher}: {}{timeout}{from}",
+                event.key(),
+                pith_protocol::text::one_line(&h.command)
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

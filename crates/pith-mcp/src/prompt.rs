@@ -8,18 +8,8 @@ use rmcp::model::{
 use serde_json::Value;
 
 use pith_protocol::event::McpPromptArg;
-
-/// `/SERVER:PROMPT rest` → (server, prompt, rest). `None` when the text is not of that shape.
-pub fn parse_command(text: &str) -> Option<(String, String, String)> {
-    let rest = text.trim_start().strip_prefix('/')?;
-    let (head, args) = match rest.find(char::is_whitespace) {
-        Some(i) => (&rest[..i], rest[i..].trim()),
-        None => (rest, ""),
-    };
-    let (server, prompt) = head.split_once(':')?;
-    let ok = |s: &str| !s.is_empty() && !s.contains('/');
-    (ok(server) && ok(prompt)).then(|| (server.to_string(), prompt.to_string(), args.to_string()))
-}
+// The command syntax is the protocol's, so front ends read it without this crate.
+pub use pith_protocol::mcp_prompt::{parse_command, usage};
 
 /// Why a command line's words do not fit a prompt's arguments.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -88,20 +78,6 @@ pub fn arguments(spec: &[McpPromptArg], text: &str) -> Result<JsonObject, Argume
         });
     }
     Ok(out)
-}
-
-/// `<a> <b> [c]`: the arguments in order, optional ones bracketed.
-pub fn usage(spec: &[McpPromptArg]) -> String {
-    spec.iter()
-        .map(|a| {
-            if a.required {
-                format!("<{}>", a.name)
-            } else {
-                format!("[{}]", a.name)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The user message a prompt result becomes: its messages' text in order (each labelled with its

@@ -6,6 +6,7 @@
 
 pub mod event;
 pub mod llm;
+pub mod mcp_prompt;
 pub mod message;
 pub mod text;
 

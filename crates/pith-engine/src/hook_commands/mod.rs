@@ -281,38 +281,8 @@ fn short(s: &str) -> String {
     out
 }
 
-/// The lines `/hooks` shows: each hook with its event, matcher, command and file.
-pub fn listing(config: &HooksConfig) -> Vec<String> {
-    if config.is_empty() {
-        return vec![
-            "no hooks are configured ([[hooks.EVENT]] in the config; see config.example.toml)"
-                .to_string(),
-        ];
-    }
-    config
-        .iter()
-        .map(|(event, h)| {
-            let matcher = match h.matcher.as_deref().map(str::trim) {
-                Some(m) if !m.is_empty() && m != "*" => format!(" [{m}]"),
-                _ => String::new(),
-            };
-            let timeout = h
-                .timeout
-                .map(|t| format!(" (timeout {t} s)"))
-                .unwrap_or_default();
-            let from = h
-                .source
-                .as_deref()
-                .map(|p| format!(" — from {}", p.display()))
-                .unwrap_or_default();
-            format!(
-                "{}{matcher}: {}{timeout}{from}",
-                event.key(),
-                one_line(&h.command)
-            )
-        })
-        .collect()
-}
+// `/hooks`' lines are the config's (the TUI shows them without the engine).
+pub use pith_config::hooks::listing;
 
 #[cfg(test)]
 mod tests;

@@ -10,11 +10,11 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use serde_json::Value;
 
 use super::popups::{block, centered};
+use crate::app::App;
 use crate::event::PermissionRequest;
-use crate::tui::app::App;
-use crate::tui::format::{self, truncate};
-use crate::tui::theme::theme;
-use crate::tui::wrap::wrap;
+use crate::format::{self, truncate};
+use crate::theme::theme;
+use crate::wrap::wrap;
 
 /// The widest the box gets on a very wide terminal.
 const MAX_WIDTH: u16 = 160;

@@ -21,9 +21,10 @@ pub enum KeyNotStored {
     /// This TUI was started without a way to store keys.
     #[error("keys cannot be stored from here; run `pith auth login`")]
     NoStore,
-    /// The key or its provider was refused, or the credentials file could not be written.
-    #[error("{0:#}")]
-    Refused(anyhow::Error),
+    /// The key or its provider was refused, or the credentials file could not be written (the
+    /// reason with its causes, as the binary words it).
+    #[error("{0}")]
+    Refused(String),
     /// Stored, but the credentials file could not be read back.
     #[error("{0}")]
     Unreadable(String),

@@ -139,7 +139,7 @@ impl App {
                     out.push(SlashItem::Prompt {
                         server: s.name.clone(),
                         prompt: p.name.clone(),
-                        usage: crate::mcp::prompt::usage(&p.arguments),
+                        usage: pith_protocol::mcp_prompt::usage(&p.arguments),
                         about: p
                             .description
                             .clone()

@@ -227,7 +227,7 @@ pub(super) fn is_deferred(c: &Cell) -> bool {
 mod tests {
     use super::*;
     use crate::message::{Message, PartKind, Role};
-    use crate::tui::transcript::NoticeLevel;
+    use crate::transcript::NoticeLevel;
 
     fn answer(i: usize) -> Message {
         let mut m = Message::new("S", Role::Assistant);

@@ -531,7 +531,7 @@ impl App {
         // a session from another directory runs there (the engine moved to it)
         let dir = std::path::PathBuf::from(&session.directory);
         if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
-            self.git_branch = crate::interactive::git_branch(&dir);
+            self.git_branch = super::git::git_branch(&dir);
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!(

@@ -1,6 +1,6 @@
 //! Rendering one transcript cell into wrapped lines.
 
-use crate::tui::theme::theme;
+use crate::theme::theme;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 

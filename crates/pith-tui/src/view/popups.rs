@@ -1,8 +1,8 @@
 //! Overlays: the slash-command popup, help, the /context breakdown, pickers (the permission
 //! question is `permission.rs`).
 
-use crate::tui::keymap::{Action, Keymap};
-use crate::tui::theme::theme;
+use crate::keymap::{Action, Keymap};
+use crate::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -308,7 +308,7 @@ fn help_lines(
             w.to_string(),
             Style::default().fg(theme().warn),
         )];
-        lines.extend(crate::tui::wrap::wrap(&warning, inner_w, &[], &[]));
+        lines.extend(crate::wrap::wrap(&warning, inner_w, &[], &[]));
     }
     lines
 }
@@ -323,16 +323,16 @@ fn help_row(k: String, v: &str, key_w: usize, inner_w: usize) -> Vec<Line<'stati
     let text = [Span::raw(v.to_string())];
     if format::width(&k) < key_w {
         let key = Span::styled(format!("  {k:<key_w$}"), style);
-        return crate::tui::wrap::wrap(&text, inner_w, &[key], &[indent]);
+        return crate::wrap::wrap(&text, inner_w, &[key], &[indent]);
     }
     let two = Span::raw("  ");
-    let mut lines = crate::tui::wrap::wrap(
+    let mut lines = crate::wrap::wrap(
         &[Span::styled(k, style)],
         inner_w,
         std::slice::from_ref(&two),
         std::slice::from_ref(&two),
     );
-    lines.extend(crate::tui::wrap::wrap(
+    lines.extend(crate::wrap::wrap(
         &text,
         inner_w,
         std::slice::from_ref(&indent),

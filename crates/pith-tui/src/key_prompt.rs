@@ -188,7 +188,7 @@ impl KeyScreen {
 pub async fn ask(
     choices: Vec<KeyNeed>,
     store: impl Fn(&str, &str) -> Result<(), super::login::KeyNotStored>,
-) -> anyhow::Result<KeyAnswer> {
+) -> std::io::Result<KeyAnswer> {
     let mut modal = super::modal::take_terminal()?;
     let mut screen = KeyScreen::new(choices);
     let mut input = EventStream::new();
@@ -203,7 +203,7 @@ pub async fn ask(
                 None
             }
             Some(Ok(_)) => None,
-            Some(Err(e)) => return Err(e.into()),
+            Some(Err(e)) => return Err(e),
             None => Some(KeyAnswer::Quit),
         };
         match answer {

@@ -68,7 +68,7 @@ impl App {
                 self.popup = Some(Popup::Help { scroll });
             }
             Command::Hooks => {
-                for line in crate::hooks::listing(&self.hooks) {
+                for line in crate::config::hooks::listing(&self.hooks) {
                     self.transcript.notice(NoticeLevel::Info, line);
                 }
             }

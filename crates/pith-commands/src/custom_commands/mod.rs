@@ -111,7 +111,7 @@ impl CustomCommand {
     }
 }
 
-const INIT_PROMPT: &str = include_str!("../../prompts/init.md");
+const INIT_PROMPT: &str = include_str!("../../../../prompts/init.md");
 
 /// `/init [focus]`: the built-in prompt asking the agent to write `AGENTS.md`, or to improve the
 /// one `workspace` has.

@@ -1,6 +1,6 @@
 //! The status bar: model · context figure and gauge · cost · state · workspace.
 
-use crate::tui::theme::theme;
+use crate::theme::theme;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 

@@ -4,7 +4,7 @@ pub mod permission;
 pub mod popups;
 pub mod status;
 
-use crate::tui::theme::theme;
+use crate::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};

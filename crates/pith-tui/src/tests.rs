@@ -1,7 +1,7 @@
 //! State snapshots through ratatui's TestBackend and update-function tests. States are built by
 //! feeding `Event`s and keys into `App::update`; no terminal is involved.
 
-use crate::tui::theme::theme;
+use crate::theme::theme;
 use std::path::PathBuf;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};

@@ -138,7 +138,7 @@ impl TrustScreen {
 }
 
 /// Shows the question full screen until the user answers.
-pub async fn ask(question: TrustQuestion) -> anyhow::Result<Answer> {
+pub async fn ask(question: TrustQuestion) -> std::io::Result<Answer> {
     let mut modal = super::modal::take_terminal()?;
     let mut screen = TrustScreen::new(question);
     let mut input = EventStream::new();
@@ -151,7 +151,7 @@ pub async fn ask(question: TrustQuestion) -> anyhow::Result<Answer> {
                 }
             }
             Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e.into()),
+            Some(Err(e)) => return Err(e),
             None => return Ok(Answer::Quit),
         }
     }

@@ -68,7 +68,7 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
     let Some((name, args)) = crate::commands::split(text) else {
         return Route::Prompt;
     };
-    if let Some((server, prompt, args)) = crate::mcp::prompt::parse_command(text) {
+    if let Some((server, prompt, args)) = pith_protocol::mcp_prompt::parse_command(text) {
         match mcp(&server, &prompt) {
             Some(true) => {
                 return Route::McpPrompt {

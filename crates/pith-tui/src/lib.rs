@@ -12,6 +12,7 @@ pub mod editor;
 pub mod effects;
 mod engine_events;
 pub mod format;
+pub mod git;
 pub mod highlight;
 pub mod input;
 pub mod key_prompt;
@@ -72,6 +73,14 @@ use crossterm::event::{
 use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+// The paths these modules were written with, when the TUI lived in the binary.
+use pith_commands::{commands, custom_commands, route};
+use pith_config as config;
+use pith_protocol::{event, llm, message, text};
+use pith_secrets as secrets;
+use pith_store as store;
+use pith_tools as tools;
 
 use crate::event::{ContextUsage, Event, Op};
 use crate::message::{Message, Session};
@@ -200,12 +209,24 @@ pub struct TuiExit {
     pub code: i32,
 }
 
+/// The stop signals (SIGTERM, SIGHUP, a Ctrl-C from outside) as the exit codes they call for.
+pub type StopStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = i32> + Send>>;
+
+/// What the process around the TUI hands its loop: the binary's, not the TUI's.
+pub struct Process {
+    /// When pith started: the first frame's log line says how long ago that was.
+    pub started: Option<Instant>,
+    /// Starts listening for the stop signals; called once the terminal is set up.
+    pub stop_signals: Box<dyn FnOnce() -> io::Result<StopStream> + Send>,
+}
+
 /// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<Op>,
     mut events: UnboundedReceiver<Event>,
-) -> anyhow::Result<TuiExit> {
+    process: Process,
+) -> io::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns
     let _guard = TerminalGuard;
     let mut terminal = setup_terminal()?;
@@ -214,11 +235,7 @@ pub async fn run(
     let typeahead = read_typeahead();
     terminal.clear()?;
 
-    let mut app = App::new(init, ops);
-    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
-    for ev in typeahead {
-        app.update(Msg::Term(ev));
-    }
+    let mut app = start_app(init, ops, typeahead);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -226,7 +243,7 @@ pub async fn run(
     let mut engine_open = true;
     let mut first_frame_logged = false;
     // SIGTERM / SIGHUP: leave like a quit (the turn stops and is saved, the terminal restored).
-    let mut stop = crate::signals::StopSignals::new()?;
+    let mut stop = (process.stop_signals)()?;
 
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
@@ -234,7 +251,12 @@ pub async fn run(
             // draw's own time to every interval (49 instead of 60 frames a second while
             // streaming, deltas waiting more than a frame).
             let started = Instant::now();
-            draw_frame(&mut terminal, &mut app, &mut first_frame_logged)?;
+            draw_frame(
+                &mut terminal,
+                &mut app,
+                &mut first_frame_logged,
+                process.started,
+            )?;
             last_draw = started;
         }
         if !app.effects.is_empty() {
@@ -261,7 +283,7 @@ pub async fn run(
                     tracing::warn!("engine event channel closed");
                 }
             },
-            code = stop.recv() => {
+            Some(code) = stop.next() => {
                 // In raw mode Ctrl-C is a key; a signal here came from outside.
                 app.exit_code = code;
                 app.quit();
@@ -277,11 +299,26 @@ pub async fn run(
     })
 }
 
+/// The app on a terminal just set up, with what was typed ahead already read.
+fn start_app(
+    init: TuiInit,
+    ops: UnboundedSender<Op>,
+    typeahead: Vec<crossterm::event::Event>,
+) -> App {
+    let mut app = App::new(init, ops);
+    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
+    for ev in typeahead {
+        app.update(Msg::Term(ev));
+    }
+    app
+}
+
 /// Draws a frame; the first one is logged.
 fn draw_frame(
     terminal: &mut DefaultTerminal,
     app: &mut App,
     first_frame_logged: &mut bool,
+    started: Option<Instant>,
 ) -> io::Result<()> {
     terminal.draw(|f| view::draw(f, app))?;
     app.dirty = false;
@@ -289,7 +326,7 @@ fn draw_frame(
         *first_frame_logged = true;
         // bench/run.sh reads this line: start-up to the first frame, in the binary
         tracing::info!(
-            ms_since_start = crate::setup::ms_since_start().unwrap_or(-1.0),
+            ms_since_start = started.map_or(-1.0, |t| t.elapsed().as_secs_f64() * 1000.0),
             cells = app.transcript.len(),
             "first frame drawn"
         );

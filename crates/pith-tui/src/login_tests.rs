@@ -28,9 +28,7 @@ fn with_keys(app: &mut App, refuse: bool) -> Arc<Mutex<Vec<(String, String)>>> {
         missing: ["openai".to_string()].into(),
         store: Some(Arc::new(move |p: &str, k: &str| {
             if refuse {
-                return Err(KeyNotStored::Refused(anyhow::anyhow!(
-                    "that key was refused"
-                )));
+                return Err(KeyNotStored::Refused("that key was refused".into()));
             }
             seen.lock().unwrap().push((p.into(), k.into()));
             Ok(())
