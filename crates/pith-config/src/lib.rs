@@ -7,6 +7,7 @@ pub mod keys;
 pub mod known;
 pub mod load;
 pub mod mcp;
+pub mod path;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};

@@ -186,7 +186,8 @@ pub mod glob;
 pub mod grep;
 pub mod list;
 pub mod mode;
-pub mod path;
+/// Path resolution lives with the config (the TUI resolves `@` mentions with it too).
+pub use pith_config::path;
 pub mod permission;
 
 pub mod read;

@@ -80,7 +80,6 @@ use pith_config as config;
 use pith_protocol::{event, llm, message, text};
 use pith_secrets as secrets;
 use pith_store as store;
-use pith_tools as tools;
 
 use crate::event::{ContextUsage, Event, Op};
 use crate::message::{Message, Session};

@@ -119,7 +119,7 @@ pub fn pasted_image(text: &str, workspace: &Path) -> Option<String> {
     if !image || unquoted.contains(' ') {
         return None;
     }
-    let path = crate::tools::path::resolve(workspace, &unquoted).path;
+    let path = pith_config::path::resolve(workspace, &unquoted).path;
     path.is_file().then_some(unquoted)
 }
 

@@ -1,4 +1,4 @@
-//! Path resolution shared by the file tools and the permission check.
+//! Path resolution shared by the file tools, the permission check and the TUI's `@` mentions.
 //!
 //! A path the model gives is resolved against the workspace; `..` and symlinks are resolved by
 //! canonicalising the longest existing ancestor, so a check on the result cannot be fooled by
