@@ -311,6 +311,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
             let _ = ev_tx.send(Event::Error {
                 kind: ErrorKind::NoModel,
                 message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),
+                submission: None,
+                failed_message: None,
             });
             let _ = ev_tx.send(Event::TurnFinished {
                 reason: TurnEnd::Error,

@@ -101,6 +101,11 @@ fn metadata(state: &ToolState) -> Option<&Value> {
     }
 }
 
+/// The exit code a finished command reported.
+fn exit_code(state: &ToolState) -> Option<i64> {
+    state.outcome().and_then(|o| o.exit_code)
+}
+
 /// The header's status: pending, running (with its title and time), the duration.
 fn header_status(call: &Call) -> String {
     let mut status = match call.state {
@@ -149,9 +154,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
     let status = header_status(call);
     // a command that failed says so in its header
-    let exit = metadata(call.state)
-        .and_then(|m| m.get("exit_code"))
-        .and_then(Value::as_i64)
+    let exit = exit_code(call.state)
         .filter(|c| *c != 0)
         .map(|c| format!("exit {c}"));
     let verdict = match call.decision {
@@ -346,7 +349,7 @@ fn body(
             }
             let shown = if call.tool == "bash" && !expanded {
                 // the exit trailer is in the header when it matters
-                strip_exit_trailer(output)
+                strip_exit_trailer(output, exit_code(call.state))
             } else {
                 output.trim_end()
             };
@@ -374,12 +377,15 @@ fn body(
     }
 }
 
-/// `Exit code: 0` and the blank line before it, which bash appends to every output.
-fn strip_exit_trailer(output: &str) -> &str {
+/// The output without the line bash ends it with for the model when the command exited with
+/// `exit_code` (`Exit code: 0`) and the blank line before it.
+fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
     let t = output.trim_end();
-    match t.rfind('\n') {
-        Some(i) if t[i + 1..].starts_with("Exit code: ") => t[..i].trim_end(),
-        None if t.starts_with("Exit code: ") => "",
+    let Some(line) = exit_code.map(crate::tool::exit_line) else {
+        return t;
+    };
+    match t.strip_suffix(line.as_str()) {
+        Some(rest) if rest.is_empty() || rest.ends_with('\n') => rest.trim_end(),
         _ => t,
     }
 }

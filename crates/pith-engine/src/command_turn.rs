@@ -20,7 +20,10 @@ impl Runner {
                 Some(a) if !a.disable => Some((name, a.clone())),
                 _ => {
                     let known = self.known_agents();
-                    self.refuse(format!("{label}: no agent named {name} (known: {known})"));
+                    self.refuse(
+                        &prompt.id,
+                        format!("{label}: no agent named {name} (known: {known})"),
+                    );
                     return;
                 }
             },
@@ -38,10 +41,10 @@ impl Runner {
                     ))
                 }
                 Err(e) => {
-                    self.refuse(format!(
-                        "{label}: cannot use model {m}: {}",
-                        with_causes(&e)
-                    ));
+                    self.refuse(
+                        &prompt.id,
+                        format!("{label}: cannot use model {m}: {}", with_causes(&e)),
+                    );
                     return;
                 }
             },
@@ -95,9 +98,10 @@ impl Runner {
         }
     }
 
-    /// The command cannot run as written: say why, and end the "turn" that never started.
-    fn refuse(&mut self, message: String) {
-        self.report(EngineError::Command(message));
+    /// The command submitted as `id` cannot run as written: say why, and end the "turn" that
+    /// never started.
+    fn refuse(&mut self, id: &str, message: String) {
+        self.report_for(EngineError::Command(message), id);
         self.emit(Event::TurnFinished {
             reason: TurnEnd::Error,
         });

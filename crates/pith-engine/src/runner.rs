@@ -181,6 +181,11 @@ impl Runner {
         self.emit(e.event());
     }
 
+    /// Reports an error that answers the submission `id`.
+    pub(super) fn report_for(&self, e: EngineError, id: &str) {
+        self.emit(e.event_for(Some(id.to_string())));
+    }
+
     pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
         self.emit(Event::State { state, detail });
     }
@@ -474,7 +479,7 @@ impl Runner {
                 }])
                 .await;
             }
-            Err(e) => self.report(e.into()),
+            Err(e) => self.report_for(e.into(), &id),
         }
     }
 

@@ -93,6 +93,10 @@ pub struct PermissionRequest {
     pub agent: Option<String>,
 }
 
+/// The id a front end gives what it submits (a prompt, a command, a `!` command); the events that
+/// answer it name it.
+pub type SubmissionId = String;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
@@ -612,6 +616,14 @@ pub enum Event {
     Error {
         kind: ErrorKind,
         message: String,
+        /// The submission this error answers (the id of the op that asked for what failed),
+        /// when it answers one: a front end matches on it, never on the message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
+        /// The assistant message whose step failed with this error (it records the error too),
+        /// when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed_message: Option<crate::message::MessageId>,
     },
     TurnFinished {
         reason: TurnEnd,
@@ -667,6 +679,8 @@ mod tests {
         let event = Event::Error {
             kind: ErrorKind::ContextOverflow,
             message: "too big".into(),
+            submission: None,
+            failed_message: None,
         };
         assert_eq!(
             serde_json::to_value(&event).unwrap(),
