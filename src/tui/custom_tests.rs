@@ -20,7 +20,10 @@ fn command(name: &str, description: &str, hint: &str, body: &str, source: Source
     }
 }
 
-fn with_commands() -> (super::App, tokio::sync::mpsc::UnboundedReceiver<Op>) {
+fn with_commands() -> (
+    super::App,
+    tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+) {
     let (mut app, rx) = fresh();
     let mut review = command(
         "review",

@@ -73,7 +73,7 @@ use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use crate::event::{ContextUsage, Event, Op};
+use crate::event::{ContextUsage, Event};
 use crate::message::{Message, Session};
 
 pub use app::{App, Msg};
@@ -203,7 +203,7 @@ pub struct TuiExit {
 /// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
-    ops: UnboundedSender<Op>,
+    ops: UnboundedSender<crate::event::Submission>,
     mut events: UnboundedReceiver<Event>,
 ) -> anyhow::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns

@@ -20,10 +20,7 @@ impl Runner {
                 Some(a) if !a.disable => Some((name, a.clone())),
                 _ => {
                     let known = self.known_agents();
-                    self.refuse(
-                        &prompt.id,
-                        format!("{label}: no agent named {name} (known: {known})"),
-                    );
+                    self.refuse(format!("{label}: no agent named {name} (known: {known})"));
                     return;
                 }
             },
@@ -41,10 +38,10 @@ impl Runner {
                     ))
                 }
                 Err(e) => {
-                    self.refuse(
-                        &prompt.id,
-                        format!("{label}: cannot use model {m}: {}", with_causes(&e)),
-                    );
+                    self.refuse(format!(
+                        "{label}: cannot use model {m}: {}",
+                        with_causes(&e)
+                    ));
                     return;
                 }
             },
@@ -98,10 +95,10 @@ impl Runner {
         }
     }
 
-    /// The command submitted as `id` cannot run as written: say why, and end the "turn" that
-    /// never started.
-    fn refuse(&mut self, id: &str, message: String) {
-        self.report_for(EngineError::Command(message), id);
+    /// The command cannot run as written: say why (answering its submission), and end the
+    /// "turn" that never started.
+    fn refuse(&mut self, message: String) {
+        self.report(EngineError::Command(message));
         self.emit(Event::TurnFinished {
             reason: TurnEnd::Error,
         });
