@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::event::PermissionReply;
 use crate::message::ToolState;
+use crate::tool::{ReadExtent, ToolOutcome};
 
 use super::cells::{dim, indent};
 use super::format::{self, sanitize, truncate};
@@ -92,13 +93,6 @@ fn duration(call: &Call) -> Option<u64> {
         _ => None,
     }
     .or(call.reported_ms)
-}
-
-fn metadata(state: &ToolState) -> Option<&Value> {
-    match state {
-        ToolState::Completed { metadata, .. } => Some(metadata),
-        _ => None,
-    }
 }
 
 /// The exit code a finished command reported.
@@ -220,25 +214,12 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
     match call.tool {
         "read" => {
             let path = short_input("read", call.input);
-            let what = match (call.state, metadata(call.state)) {
-                (ToolState::Error { .. }, _) => "not attached".to_string(),
-                (_, Some(m)) if m.get("directory").and_then(Value::as_bool) == Some(true) => {
-                    let n = m.get("entries").and_then(Value::as_u64).unwrap_or(0);
-                    format!("{n} entries")
-                }
-                (_, Some(m)) if m.get("image").and_then(Value::as_bool) == Some(true) => {
-                    "image".to_string()
-                }
-                (_, Some(m)) => {
-                    let n = m.get("lines_shown").and_then(Value::as_u64).unwrap_or(0);
-                    let total = m.get("total_lines").and_then(Value::as_u64).unwrap_or(n);
-                    if n < total {
-                        format!("lines 1-{n} of {total}")
-                    } else {
-                        format!("{total} line{}", if total == 1 { "" } else { "s" })
-                    }
-                }
-                _ => String::new(),
+            let what = match call.state {
+                ToolState::Error { .. } => "not attached".to_string(),
+                state => state
+                    .outcome()
+                    .map(|o| attached_extent(o.read))
+                    .unwrap_or_default(),
             };
             let t = theme();
             let (mark, style) = match call.state {
@@ -271,6 +252,24 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
             out
         }
         _ => render(call, width, expanded),
+    }
+}
+
+/// How much of a file the user attached went in.
+fn attached_extent(read: Option<ReadExtent>) -> String {
+    match read {
+        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
+        Some(ReadExtent::Image) => "image".to_string(),
+        Some(ReadExtent::Lines { shown, total, .. }) => {
+            let n = shown.unwrap_or(0);
+            let total = total.unwrap_or(n);
+            if n < total {
+                format!("lines 1-{n} of {total}")
+            } else {
+                format!("{total} line{}", if total == 1 { "" } else { "s" })
+            }
+        }
+        None => "0 lines".to_string(),
     }
 }
 
@@ -327,17 +326,20 @@ fn body(
             time,
         } => {
             let pruned = time.compacted.is_some();
+            let outcome = ToolOutcome::of(metadata);
             if !pruned {
-                if let Some(diff) = metadata.get("diff").and_then(Value::as_str)
+                if let Some(diff) = &outcome.diff
                     && !diff.trim().is_empty()
                 {
                     return diff_lines(diff, width, expanded);
                 }
                 if call.tool == "todowrite"
-                    && let Some(todos) = metadata
-                        .get("todos")
-                        .or_else(|| call.input.get("todos"))
-                        .and_then(Value::as_array)
+                    && let Some(todos) = outcome.todos.as_deref().or_else(|| {
+                        call.input
+                            .get("todos")
+                            .and_then(Value::as_array)
+                            .map(Vec::as_slice)
+                    })
                 {
                     return checklist(todos, width);
                 }
@@ -355,7 +357,7 @@ fn body(
             };
             text.push_str(shown);
             if call.tool == "read" && !expanded && !pruned {
-                return read_summary(metadata, width);
+                return read_summary(outcome.read, width);
             }
             let style = if pruned {
                 dim()
@@ -391,21 +393,23 @@ fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
 }
 
 /// A folded read says how much it read rather than showing the file's first lines.
-fn read_summary(metadata: &Value, width: usize) -> Vec<Line<'static>> {
-    let n = |k: &str| metadata.get(k).and_then(Value::as_u64);
-    let text = if metadata.get("directory").and_then(Value::as_bool) == Some(true) {
-        format!("{} entries", n("entries").unwrap_or(0))
-    } else if metadata.get("image").and_then(Value::as_bool) == Some(true) {
-        "an image".to_string()
-    } else {
-        match (n("lines_shown"), n("total_lines")) {
+fn read_summary(read: Option<ReadExtent>, width: usize) -> Vec<Line<'static>> {
+    let text = match read {
+        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
+        Some(ReadExtent::Image) => "an image".to_string(),
+        Some(ReadExtent::Lines {
+            shown,
+            total,
+            offset,
+        }) => match (shown, total) {
             (Some(s), Some(t)) if s < t => {
-                let from = n("offset").unwrap_or(1);
+                let from = offset.unwrap_or(1);
                 format!("lines {from}-{} of {t}", from + s.saturating_sub(1))
             }
             (_, Some(t)) => format!("{t} line{}", if t == 1 { "" } else { "s" }),
             _ => return Vec::new(),
-        }
+        },
+        None => return Vec::new(),
     };
     vec![Line::from(Span::styled(
         truncate(&format!("  ⎿ {text}"), width),
