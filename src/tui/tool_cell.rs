@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::PermissionReply;
 use crate::message::ToolState;
-use crate::tool::{ReadExtent, ToolOutcome};
+use crate::tool::{ReadExtent, ToolInput, ToolOutcome};
 
 use super::cells::{dim, indent};
 use super::format::{self, sanitize, truncate};
@@ -42,29 +42,25 @@ pub struct Call<'a> {
 
 /// The one-line gist of a tool call's input.
 pub fn short_input(tool: &str, input: &Value) -> String {
-    let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
-    let out = match tool {
-        "bash" | "shell" => first_of(&["command", "cmd"]),
-        "read" | "write" | "edit" | "multiedit" | "patch" | "ls" | "list" => {
-            first_of(&["path", "file_path", "filePath", "file"])
-        }
-        "grep" | "glob" | "search" => {
-            first_of(&["pattern", "query"]).map(|p| match first_of(&["path", "include", "glob"]) {
-                Some(path) => format!("{p}  in {path}"),
-                None => p,
-            })
-        }
-        "webfetch" | "fetch" => first_of(&["url"]),
-        "task" => s("description").map(|d| match s("agent") {
-            Some(agent) => format!("{agent}: {d}"),
-            None => d,
+    let out = match ToolInput::of(tool, input) {
+        ToolInput::Exec { command } => command.map(str::to_string),
+        ToolInput::Read { path, .. }
+        | ToolInput::Edit { path }
+        | ToolInput::Write { path }
+        | ToolInput::List { path } => path.map(str::to_string),
+        ToolInput::Search { pattern, within } => pattern.map(|p| match within {
+            Some(path) => format!("{p}  in {path}"),
+            None => p.to_string(),
         }),
-        "todowrite" => input
-            .get("todos")
-            .and_then(Value::as_array)
-            .map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" })),
-        _ => None,
+        ToolInput::Fetch { url } => url.map(str::to_string),
+        ToolInput::Task { description, agent } => description.map(|d| match agent {
+            Some(agent) => format!("{agent}: {d}"),
+            None => d.to_string(),
+        }),
+        ToolInput::Todos { todos } => {
+            todos.map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" }))
+        }
+        ToolInput::Other => None,
     };
     let out = out.or_else(|| {
         // the first string field, else compact JSON
@@ -333,13 +329,8 @@ fn body(
                 {
                     return diff_lines(diff, width, expanded);
                 }
-                if call.tool == "todowrite"
-                    && let Some(todos) = outcome.todos.as_deref().or_else(|| {
-                        call.input
-                            .get("todos")
-                            .and_then(Value::as_array)
-                            .map(Vec::as_slice)
-                    })
+                if let ToolInput::Todos { todos: asked } = ToolInput::of(call.tool, call.input)
+                    && let Some(todos) = outcome.todos.as_deref().or(asked)
                 {
                     return checklist(todos, width);
                 }

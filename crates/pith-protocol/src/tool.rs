@@ -1,6 +1,7 @@
-//! Typed views of a finished tool call: what it reported (`ToolOutcome`), read from the
-//! `metadata` JSON the store keeps (`ToolState::Completed`). The stored form stays JSON — sessions
-//! of earlier builds load as they are — and this is the one place that knows its keys.
+//! Typed views of a tool call: what it was asked (`ToolInput`, from the tool's name and its
+//! arguments) and what it reported (`ToolOutcome`, from the `metadata` of
+//! `ToolState::Completed`). The stored forms stay JSON — sessions of earlier builds load as they
+//! are — and this is the one place that knows their keys.
 
 use serde_json::Value;
 
@@ -92,6 +93,105 @@ fn read_extent(metadata: &Value) -> Option<ReadExtent> {
     })
 }
 
+/// What a tool call was asked, by tool: the arguments front ends and the context show. Fields
+/// hold what the call gave (a string the model left out or typed otherwise is `None`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ToolInput<'a> {
+    /// `bash` (or a `shell` tool): the command line.
+    Exec { command: Option<&'a str> },
+    /// `read`: the file, from line `offset` when given.
+    Read {
+        path: Option<&'a str>,
+        offset: Option<u64>,
+    },
+    /// `edit` (`multiedit`, `patch`): the file changed.
+    Edit { path: Option<&'a str> },
+    /// `write`: the file written.
+    Write { path: Option<&'a str> },
+    /// `list` (`ls`): the directory.
+    List { path: Option<&'a str> },
+    /// `grep`, `glob` (`search`): what it looks for, and where.
+    Search {
+        pattern: Option<&'a str>,
+        within: Option<&'a str>,
+    },
+    /// `webfetch` (`fetch`): the address.
+    Fetch { url: Option<&'a str> },
+    /// `task`: the sub-agent's job and which agent runs it.
+    Task {
+        description: Option<&'a str>,
+        agent: Option<&'a str>,
+    },
+    /// `todowrite`: the list it sets.
+    Todos { todos: Option<&'a [Value]> },
+    /// Any other tool (an MCP server's, `recall`, `tool_search`, …).
+    Other,
+}
+
+/// The keys a file tool's path is found under, most likely first.
+const PATH_KEYS: [&str; 4] = ["file_path", "path", "filePath", "file"];
+
+impl<'a> ToolInput<'a> {
+    /// The view of `input`, the arguments of a call of `tool`.
+    pub fn of(tool: &str, input: &'a Value) -> ToolInput<'a> {
+        let s = |k: &str| input.get(k).and_then(Value::as_str);
+        let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
+        let path = first_of(&PATH_KEYS);
+        match tool {
+            "bash" | "shell" => ToolInput::Exec {
+                command: first_of(&["command", "cmd"]),
+            },
+            "read" => ToolInput::Read {
+                path,
+                offset: input.get("offset").and_then(Value::as_u64),
+            },
+            "edit" | "multiedit" | "patch" => ToolInput::Edit { path },
+            "write" => ToolInput::Write { path },
+            "list" | "ls" => ToolInput::List { path },
+            "grep" | "glob" | "search" => ToolInput::Search {
+                pattern: first_of(&["pattern", "query"]),
+                within: first_of(&["path", "include", "glob"]),
+            },
+            "webfetch" | "fetch" => ToolInput::Fetch { url: s("url") },
+            "task" => ToolInput::Task {
+                description: s("description"),
+                agent: s("agent"),
+            },
+            "todowrite" => ToolInput::Todos {
+                todos: input
+                    .get("todos")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
+            },
+            _ => ToolInput::Other,
+        }
+    }
+
+    /// The file (or directory) a file tool works on.
+    pub fn path(&self) -> Option<&'a str> {
+        match *self {
+            ToolInput::Read { path, .. }
+            | ToolInput::Edit { path }
+            | ToolInput::Write { path }
+            | ToolInput::List { path } => path,
+            ToolInput::Exec { .. }
+            | ToolInput::Search { .. }
+            | ToolInput::Fetch { .. }
+            | ToolInput::Task { .. }
+            | ToolInput::Todos { .. }
+            | ToolInput::Other => None,
+        }
+    }
+
+    /// The command line of a command.
+    pub fn command(&self) -> Option<&'a str> {
+        match *self {
+            ToolInput::Exec { command } => command,
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +231,40 @@ mod tests {
         let o = ToolOutcome::of(&json!({"diff": "-a\n+b", "todos": [{"content": "x"}]}));
         assert_eq!(o.diff.as_deref(), Some("-a\n+b"));
         assert_eq!(o.todos.map(|t| t.len()), Some(1));
+    }
+
+    #[test]
+    fn inputs_by_tool() {
+        let bash = json!({"command": "ls -l", "description": "list"});
+        assert_eq!(ToolInput::of("bash", &bash).command(), Some("ls -l"));
+        assert_eq!(ToolInput::of("bash", &bash).path(), None);
+        let read = json!({"file_path": "src/a.rs", "offset": 10});
+        assert_eq!(
+            ToolInput::of("read", &read),
+            ToolInput::Read {
+                path: Some("src/a.rs"),
+                offset: Some(10)
+            }
+        );
+        let older = json!({"filePath": "b.rs"});
+        assert_eq!(ToolInput::of("edit", &older).path(), Some("b.rs"));
+        let grep = json!({"pattern": "fn main", "path": "src"});
+        assert_eq!(
+            ToolInput::of("grep", &grep),
+            ToolInput::Search {
+                pattern: Some("fn main"),
+                within: Some("src")
+            }
+        );
+        let todos = json!({"todos": [{"content": "x"}]});
+        assert!(matches!(
+            ToolInput::of("todowrite", &todos),
+            ToolInput::Todos { todos: Some([_]) }
+        ));
+        assert_eq!(ToolInput::of("github_search", &grep), ToolInput::Other);
+        assert_eq!(
+            ToolInput::of("bash", &json!({"command": 3})).command(),
+            None
+        );
     }
 }

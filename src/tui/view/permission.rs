@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::popups::{block, centered};
 use crate::event::PermissionRequest;
+use crate::tool::ToolInput;
 use crate::tui::app::App;
 use crate::tui::format::{self, truncate};
 use crate::tui::theme::theme;
@@ -177,7 +178,7 @@ fn subject(
         )));
     };
     if tool == "bash" {
-        let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
+        let cmd = ToolInput::of(tool, input).command().unwrap_or("");
         if !cmd.is_empty() && !req.title.contains(cmd) {
             label(&mut out, "command:");
             out.extend(text_lines(cmd, &needles, muted, width));
