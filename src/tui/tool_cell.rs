@@ -255,7 +255,7 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
 fn attached_extent(read: Option<ReadExtent>) -> String {
     match read {
         Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image) => "image".to_string(),
+        Some(ReadExtent::Image { .. }) => "image".to_string(),
         Some(ReadExtent::Lines { shown, total, .. }) => {
             let n = shown.unwrap_or(0);
             let total = total.unwrap_or(n);
@@ -387,7 +387,7 @@ fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
 fn read_summary(read: Option<ReadExtent>, width: usize) -> Vec<Line<'static>> {
     let text = match read {
         Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image) => "an image".to_string(),
+        Some(ReadExtent::Image { .. }) => "an image".to_string(),
         Some(ReadExtent::Lines {
             shown,
             total,

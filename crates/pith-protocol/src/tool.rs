@@ -29,12 +29,12 @@ pub struct ToolOutcome {
 }
 
 /// How much a `read` read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadExtent {
     /// A directory listing of `entries` entries.
     Directory { entries: u64 },
-    /// An image.
-    Image,
+    /// An image (of this MIME type, when it said).
+    Image { mime: Option<String> },
     /// Lines of a text file: `shown` of `total`, from line `offset` (1-based) when it said.
     Lines {
         shown: Option<u64>,
@@ -83,7 +83,10 @@ fn read_extent(metadata: &Value) -> Option<ReadExtent> {
         });
     }
     if flag(metadata, "image") {
-        return Some(ReadExtent::Image);
+        let mime = metadata.get("mime").and_then(Value::as_str);
+        return Some(ReadExtent::Image {
+            mime: mime.map(str::to_string),
+        });
     }
     let (shown, total, offset) = (n("lines_shown"), n("total_lines"), n("offset"));
     (shown.is_some() || total.is_some()).then_some(ReadExtent::Lines {
@@ -222,7 +225,11 @@ mod tests {
             Some(ReadExtent::Directory { entries: 3 })
         );
         let image = json!({"image": true, "mime": "image/png"});
-        assert_eq!(ToolOutcome::of(&image).read, Some(ReadExtent::Image));
+        let png = Some("image/png".to_string());
+        assert_eq!(
+            ToolOutcome::of(&image).read,
+            Some(ReadExtent::Image { mime: png })
+        );
         assert_eq!(ToolOutcome::of(&Value::Null), ToolOutcome::default());
     }
 
