@@ -22,7 +22,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use pith::event::ContextUsage;
-use pith::event::{Event, Op};
+use pith::event::{Event, Op, Submission};
 use pith::message::{Message, Session};
 use pith::store::{PAGE_MESSAGES, Store};
 use pith::tui::app::Msg;
@@ -91,17 +91,17 @@ fn scrolled_to_top(store: &Store, session: &Session) -> Paged {
     draw(&mut app);
     app.scroll_top = Some(0);
     draw(&mut app);
-    let op = ops.try_recv().expect("the page before is asked for");
+    let op = ops.try_recv().expect("the page before is asked for").op;
     // the page to come was never shown: its code blocks are highlighted from scratch
     highlight::clear_cache();
     (app, ops, op)
 }
 
-type Paged = (App, UnboundedReceiver<Op>, Op);
+type Paged = (App, UnboundedReceiver<Submission>, Op);
 
 /// What one scroll past the top costs: the store reads the page, the app puts it above the
 /// transcript, and the next frame is drawn.
-fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiver<Op>) {
+fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiver<Submission>) {
     let Op::LoadHistory { session_id, before } = op else {
         panic!("not a history request: {op:?}");
     };
@@ -302,7 +302,7 @@ fn pages_deep(store: &Store, session: &Session, pages: usize) -> Paged {
         let (mut app, mut ops) = older_page(store, paged);
         app.scroll_top = Some(0);
         draw(&mut app);
-        let op = ops.try_recv().expect("the next page is asked for");
+        let op = ops.try_recv().expect("the next page is asked for").op;
         paged = (app, ops, op);
     }
     highlight::clear_cache();

@@ -63,7 +63,7 @@ pub async fn run(
     let init = tui_init(&setup, session, page, notice);
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events, tui_process()).await;
-    let _ = ops.send(Op::Shutdown);
+    let _ = ops.send(Op::Shutdown.into());
     let _ = handle.done.await;
     remove_empty_sessions(&setup);
     let exit = result?;
@@ -292,12 +292,12 @@ fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
 /// No provider anywhere: show what to put in the config file inside the TUI.
 async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
     let hint = Some(first_run::hint(crate::secrets::env_var));
-    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<crate::event::Submission>();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     // Answers whatever the user tries with the reason nothing can run.
     tokio::spawn(async move {
-        while let Some(op) = ops_rx.recv().await {
-            match op {
+        while let Some(submission) = ops_rx.recv().await {
+            match submission.op {
                 Op::Shutdown => break,
                 // the prompt stays in the transcript, followed by the reason it went nowhere
                 Op::UserTurn { id, text, .. } => {
@@ -314,6 +314,8 @@ async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
             let _ = ev_tx.send(Event::Error {
                 kind: ErrorKind::NoModel,
                 message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),
+                submission: None,
+                failed_message: None,
             });
             let _ = ev_tx.send(Event::TurnFinished {
                 reason: TurnEnd::Error,

@@ -47,7 +47,7 @@ pub struct Session {
     pub workspace: PathBuf,
     /// MCP servers the client asked for, added to the configuration.
     pub client_mcp: Vec<(String, McpServerConfig)>,
-    ops: Mutex<Option<mpsc::UnboundedSender<Op>>>,
+    ops: Mutex<Option<mpsc::UnboundedSender<crate::event::Submission>>>,
     waiter: Mutex<Option<Waiter>>,
     busy: AtomicBool,
     cancelled: AtomicBool,
@@ -100,7 +100,7 @@ impl Session {
         let ops = self.ops.lock().ok().and_then(|o| o.clone());
         match ops {
             Some(tx) => tx
-                .send(op)
+                .send(op.into())
                 .map_err(|_| RpcError::internal("the session's engine has stopped")),
             None => Err(RpcError::internal("the session's engine is not running")),
         }

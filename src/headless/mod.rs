@@ -71,9 +71,9 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         crate::outln!("{}", crate::text::escape_json_controls(&line.to_string()));
     }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
-    let _ = handle.ops.send(op);
+    let _ = handle.ops.send(op.into());
     let code = stream(&mut handle, args.format).await?;
-    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.ops.send(Op::Shutdown.into());
     let _ = handle.done.await;
     Ok(code)
 }
@@ -100,7 +100,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
                     return Ok(first);
                 }
                 interrupted = Some(signal_code);
-                let _ = handle.ops.send(Op::Interrupt);
+                let _ = handle.ops.send(Op::Interrupt.into());
                 continue;
             }
         };

@@ -13,6 +13,8 @@ fn error() -> Event {
     Event::Error {
         kind: crate::event::ErrorKind::Provider,
         message: "cannot reach http://x: connection refused (still failing after 4 retries)".into(),
+        submission: None,
+        failed_message: None,
     }
 }
 

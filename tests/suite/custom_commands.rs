@@ -124,8 +124,8 @@ async fn an_unknown_agent_or_model_sends_nothing_and_says_why() {
         .until("the error", |e| matches!(e, Event::Error { .. }))
         .await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Command, message }
-            if message.starts_with("/x: no agent named ghost")),
+        matches!(&ev, Event::Error { kind: ErrorKind::Command, message, submission, .. }
+            if message.starts_with("/x: no agent named ghost") && submission.as_deref() == Some("C1")),
         "{ev:?}"
     );
     assert_eq!(finish(&mut h).await, TurnEnd::Error);
@@ -134,8 +134,8 @@ async fn an_unknown_agent_or_model_sends_nothing_and_says_why() {
         .until("the error", |e| matches!(e, Event::Error { .. }))
         .await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Command, message }
-            if message.starts_with("/y: cannot use model nowhere/m")),
+        matches!(&ev, Event::Error { kind: ErrorKind::Command, message, submission, .. }
+            if message.starts_with("/y: cannot use model nowhere/m") && submission.as_deref() == Some("C1")),
         "{ev:?}"
     );
     assert_eq!(finish(&mut h).await, TurnEnd::Error);

@@ -116,7 +116,7 @@ async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind(
     );
     let ev = switch(&mut h, "nowhere/model").await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Model, message } if message.contains("nowhere/model")),
+        matches!(&ev, Event::Error { kind: ErrorKind::Model, message, .. } if message.contains("nowhere/model")),
         "{ev:?}"
     );
 }

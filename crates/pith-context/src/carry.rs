@@ -12,6 +12,7 @@ use serde_json::Value;
 use pith_protocol::message::{
     Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
 };
+use pith_protocol::tool::ToolInput;
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};
@@ -62,24 +63,20 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
             let PartKind::Tool { tool, input, .. } = &p.kind else {
                 continue;
             };
-            let path = || {
-                ["file_path", "path", "filePath"]
-                    .iter()
-                    .find_map(|k| input.get(k).and_then(Value::as_str))
-                    .map(str::to_string)
-            };
-            match tool.as_str() {
-                "read" => push_recent(&mut l.read, path()),
-                "edit" => push_recent(&mut l.edited, path()),
-                "write" => push_recent(&mut l.written, path()),
-                "bash" => push_recent(
-                    &mut l.commands,
-                    input
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .map(one_command),
-                ),
-                _ => {}
+            let path = |p: Option<&str>| p.map(str::to_string);
+            match ToolInput::of(tool, input) {
+                ToolInput::Read { path: p, .. } => push_recent(&mut l.read, path(p)),
+                ToolInput::Edit { path: p } => push_recent(&mut l.edited, path(p)),
+                ToolInput::Write { path: p } => push_recent(&mut l.written, path(p)),
+                ToolInput::Exec { command } => {
+                    push_recent(&mut l.commands, command.map(one_command))
+                }
+                ToolInput::List { .. }
+                | ToolInput::Search { .. }
+                | ToolInput::Fetch { .. }
+                | ToolInput::Task { .. }
+                | ToolInput::Todos { .. }
+                | ToolInput::Other => {}
             }
         }
     }

@@ -12,6 +12,7 @@ use std::ops::Range;
 
 use pith_protocol::llm::{AssistantContent, ChatMessage, UserContent};
 use pith_protocol::message::{Message, PartKind, Role, ToolState};
+use pith_protocol::tool::ToolInput;
 use serde_json::Value;
 
 use super::COMPACTION_QUESTION;
@@ -329,17 +330,17 @@ fn convert_user(
 /// A tool the user ran themselves (a file attached with `@`, a command run with `!`), as the
 /// text the model reads in the user's message.
 fn user_tool_text(call_id: &str, tool: &str, input: &Value, state: &ToolState) -> String {
-    let arg = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
+    let asked = ToolInput::of(tool, input);
+    let path = asked.path().unwrap_or_default();
     let (result, is_error) = tool_result(call_id, state);
     match (tool, is_error) {
-        ("read", false) => format!(
-            "[The user attached {} (read with the read tool)]\n{result}",
-            arg("file_path")
-        ),
-        ("read", true) => format!("[The user tried to attach {}: {result}]", arg("file_path")),
+        ("read", false) => {
+            format!("[The user attached {path} (read with the read tool)]\n{result}")
+        }
+        ("read", true) => format!("[The user tried to attach {path}: {result}]"),
         ("bash", _) => format!(
             "[The user ran this command in the shell themselves]\n$ {}\n{result}",
-            arg("command")
+            asked.command().unwrap_or_default()
         ),
         _ => format!("[The user ran the {tool} tool: {input}]\n{result}"),
     }

@@ -95,7 +95,8 @@ impl Runner {
         }
     }
 
-    /// The command cannot run as written: say why, and end the "turn" that never started.
+    /// The command cannot run as written: say why (answering its submission), and end the
+    /// "turn" that never started.
     fn refuse(&mut self, message: String) {
         self.report(EngineError::Command(message));
         self.emit(Event::TurnFinished {

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use pith_config::Config;
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{Event, Submission};
 use pith_protocol::message::Session;
 use pith_store::Store;
 
@@ -52,7 +52,8 @@ pub use runner::Runner;
 
 /// A running engine as a front end sees it.
 pub struct EngineHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
+    /// What the front end submits (`Submission::new(op)`, or `op.into()`).
+    pub ops: mpsc::UnboundedSender<Submission>,
     pub events: mpsc::UnboundedReceiver<Event>,
     /// Resolves when the engine has shut down.
     pub done: tokio::task::JoinHandle<()>,

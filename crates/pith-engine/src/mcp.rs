@@ -292,6 +292,7 @@ pub enum McpError {
 /// for the next message (the runner waits for the read before it stores that message), and
 /// restarting a server.
 pub(super) fn answer_op(
+    id: pith_protocol::event::SubmissionId,
     op: pith_protocol::event::Op,
     shared: &super::shared::Shared,
     src: &super::shared::HistorySource,
@@ -303,7 +304,7 @@ pub(super) fn answer_op(
             Op::ListMcpResources => events.send(Event::McpResources {
                 resources: Vec::new(),
             }),
-            _ => events.send(EngineError::from(McpError::NotConfigured).event()),
+            _ => events.send(EngineError::from(McpError::NotConfigured).event_for(Some(id))),
         };
         return;
     };
@@ -330,7 +331,7 @@ pub(super) fn answer_op(
                     }
                     Err(e) => {
                         let e = McpError::Read { label, cause: e };
-                        let _ = events.send(EngineError::from(e).event());
+                        let _ = events.send(EngineError::from(e).event_for(Some(id)));
                         None
                     }
                 }
@@ -342,7 +343,8 @@ pub(super) fn answer_op(
         Op::RestartMcpServer { name } => {
             tokio::spawn(async move {
                 if manager.server(&name).is_none() {
-                    let _ = events.send(EngineError::from(McpError::NoServer(name)).event());
+                    let error = EngineError::from(McpError::NoServer(name));
+                    let _ = events.send(error.event_for(Some(id)));
                     return;
                 }
                 // A failure shows as the server's state.

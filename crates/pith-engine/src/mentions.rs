@@ -10,6 +10,7 @@ use serde_json::json;
 use super::runner::Runner;
 use pith_protocol::llm::UserContent;
 use pith_protocol::message::{Message, PartKind, ToolState, new_id, now_ms};
+use pith_protocol::tool::{ReadExtent, ToolOutcome};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
 
@@ -77,8 +78,8 @@ impl Runner {
                         .execute("read", input.clone(), &ctx)
                         .await;
                     if let Ok(out) = &result
-                        && out.metadata.get("image").and_then(|v| v.as_bool()) == Some(true)
-                        && let Some(mime) = out.metadata.get("mime").and_then(|v| v.as_str())
+                        && let Some(ReadExtent::Image { mime: Some(mime) }) =
+                            ToolOutcome::of(&out.metadata).read
                     {
                         let abs = pith_tools::path::resolve(&ws, &path).path;
                         if let Some(why) = self.image_refused(&abs) {
@@ -88,7 +89,7 @@ impl Runner {
                         }
                         m.push(PartKind::File {
                             path: abs.to_string_lossy().into_owned(),
-                            mime: mime.to_string(),
+                            mime,
                         });
                     }
                     super::tool_exec::finished(result, start, now_ms())

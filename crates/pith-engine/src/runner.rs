@@ -13,7 +13,7 @@ use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
 use pith_context::tokens::Estimator;
-use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
+use pith_protocol::event::{EngineState, Event, Op, Submission, SubmissionId, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_provider::retry::RetryPolicy;
@@ -105,6 +105,8 @@ pub struct Runner {
     pub(super) window: super::window::WindowProbe,
     /// The user's hooks and what they gave the model (see `hooks.rs`).
     pub(super) hooks: super::hooks::HookState,
+    /// The submission being handled: the errors reported meanwhile answer it.
+    pub(super) answering: Option<SubmissionId>,
 }
 
 impl Runner {
@@ -158,6 +160,7 @@ impl Runner {
             shared,
             compactions: Default::default(),
             store_failure: Default::default(),
+            answering: None,
             lock,
             window: Default::default(),
         };
@@ -176,9 +179,9 @@ impl Runner {
         let _ = self.events.send(event);
     }
 
-    /// Reports an error to the front end.
+    /// Reports an error to the front end, naming the submission being handled.
     pub(super) fn report(&self, e: EngineError) {
-        self.emit(e.event());
+        self.emit(e.event_for(self.answering.clone()));
     }
 
     pub(super) fn state(&self, state: EngineState, detail: Option<String>) {
@@ -290,8 +293,14 @@ impl Runner {
                     self.refresh_tools();
                     self.emit_context();
                 }
-                Control::Op(Op::Shutdown) => break,
-                Control::Op(op) => self.handle_op(op).await,
+                Control::Op(Submission {
+                    op: Op::Shutdown, ..
+                }) => break,
+                Control::Op(submission) => {
+                    self.answering = Some(submission.id);
+                    self.handle_op(submission.op).await;
+                    self.answering = None;
+                }
             }
         }
         self.touch_session();

@@ -7,7 +7,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::EngineError;
-use pith_protocol::event::{Event, Op, PermissionReply};
+use pith_protocol::event::{Event, Op, PermissionReply, Submission};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -164,7 +164,7 @@ pub enum Control {
     Wake,
     /// An MCP server changed state or what it offers.
     McpChanged,
-    Op(Op),
+    Op(Submission),
 }
 
 /// The events that answer `Op::LoadHistory`: the page of history before `before`. A page that
@@ -198,28 +198,33 @@ pub struct HistorySource {
 /// Reads ops and routes them: interrupts, permission replies and history pages are answered at
 /// once, user messages are queued, everything else goes to the runner in order.
 pub async fn pump(
-    mut ops: mpsc::UnboundedReceiver<Op>,
+    mut ops: mpsc::UnboundedReceiver<Submission>,
     shared: std::sync::Arc<Shared>,
     ctl: mpsc::UnboundedSender<Control>,
     history: HistorySource,
 ) {
-    while let Some(op) = ops.recv().await {
-        if !route(op, &shared, &ctl, &history) {
+    while let Some(submission) = ops.recv().await {
+        if !route(submission, &shared, &ctl, &history) {
             break;
         }
     }
     // The front end went away: stop whatever runs and let the runner finish.
     shared.cancel_turn();
-    let _ = ctl.send(Control::Op(Op::Shutdown));
+    let _ = ctl.send(Control::Op(Submission::new(Op::Shutdown)));
 }
 
 /// Routes one op (see [`pump`]); false once it was the shutdown.
 fn route(
-    op: Op,
+    submission: Submission,
     shared: &Shared,
     ctl: &mpsc::UnboundedSender<Control>,
     history: &HistorySource,
 ) -> bool {
+    let Submission { id, op } = submission;
+    // the runner gone, the op goes nowhere: the front end learns it from the closed channel
+    let to_runner = |op| {
+        let _ = ctl.send(Control::Op(Submission { id: id.clone(), op }));
+    };
     match op {
         Op::Interrupt => shared.cancel_turn(),
         Op::PermissionReply { id, reply, message } => {
@@ -231,19 +236,19 @@ fn route(
             history.answer(move |store| history_page(store, &session_id, &before));
         }
         Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
-            super::mcp::answer_op(op, shared, history);
+            super::mcp::answer_op(id, op, shared, history);
         }
         // the store answers this; no need to wait for a running turn
-        Op::ListSessions => history.answer(|store| {
+        Op::ListSessions => history.answer(move |store| {
             vec![match store.list_sessions() {
                 Ok(sessions) => Event::Sessions { sessions },
-                Err(e) => EngineError::ListSessions(format!("{e:#}")).event(),
+                Err(e) => EngineError::ListSessions(format!("{e:#}")).event_for(Some(id)),
             }]
         }),
         Op::ListSubagents { session_id } => history.answer(move |store| {
             vec![match store.children(&session_id) {
                 Ok(sessions) => Event::Sessions { sessions },
-                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event(),
+                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event_for(Some(id)),
             }]
         }),
         Op::ContextBreakdown => {
@@ -251,7 +256,7 @@ fn route(
                 .breakdown_wanted
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             shared.breakdown_asked.notify_one();
-            let _ = ctl.send(Control::Op(Op::ContextBreakdown));
+            to_runner(Op::ContextBreakdown);
         }
         op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
             if let Ok(mut s) = shared.settings.lock() {
@@ -270,11 +275,11 @@ fn route(
         }
         Op::Shutdown => {
             shared.cancel_turn();
-            let _ = ctl.send(Control::Op(Op::Shutdown));
+            to_runner(Op::Shutdown);
             return false;
         }
         other => {
-            let _ = ctl.send(Control::Op(other));
+            to_runner(other);
         }
     }
     true

@@ -339,8 +339,10 @@ impl Runner {
         m.time_completed = Some(now_ms());
         let m = m.clone();
         self.save_message(&m);
+        let failed = EngineError::Provider(message).event_of_step(&m.id);
         self.emit(Event::Message { message: m });
-        self.fail(EngineError::Provider(message))
+        self.emit(failed);
+        TurnEnd::Error
     }
 
     /// The overflow test on the running figure (last report + estimate of what was added).

@@ -10,6 +10,7 @@ use crate::error::EngineError;
 use crate::snapshot::Snapshots;
 use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role};
+use pith_protocol::tool::ToolInput;
 
 /// One turn: the user message that started it and the workspace before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -229,10 +230,8 @@ fn prompt_of(m: &Message) -> String {
                 synthetic: false,
             } => return text.clone(),
             PartKind::Tool { tool, input, .. } if tool == "bash" => {
-                return format!(
-                    "!{}",
-                    input.get("command").and_then(|c| c.as_str()).unwrap_or("")
-                );
+                let command = ToolInput::of(tool, input).command();
+                return format!("!{}", command.unwrap_or(""));
             }
             _ => {}
         }

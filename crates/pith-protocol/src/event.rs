@@ -93,6 +93,10 @@ pub struct PermissionRequest {
     pub agent: Option<String>,
 }
 
+/// The id a front end gives what it submits (a prompt, a command, a `!` command); the events that
+/// answer it name it.
+pub type SubmissionId = String;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
@@ -217,7 +221,63 @@ pub enum Op {
     Shutdown,
 }
 
+/// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
+/// `PromptRefused`) names it back. An op that carries its own id (a prompt, a command, a `!`
+/// command) is submitted under that id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub op: Op,
+}
+
+impl Submission {
+    /// `op` submitted under its own id, else a fresh one.
+    pub fn new(op: Op) -> Submission {
+        let id = op
+            .own_id()
+            .map_or_else(crate::message::new_id, str::to_string);
+        Submission { id, op }
+    }
+}
+
+impl From<Op> for Submission {
+    fn from(op: Op) -> Submission {
+        Submission::new(op)
+    }
+}
+
 impl Op {
+    /// The id the op carries itself: the front end's id of a prompt, a command or a `!` command.
+    pub fn own_id(&self) -> Option<&str> {
+        match self {
+            Op::UserTurn { id, .. }
+            | Op::McpPrompt { id, .. }
+            | Op::Shell { id, .. }
+            | Op::RunCommand { id, .. } => Some(id),
+            Op::Compact { .. }
+            | Op::Interrupt
+            | Op::PermissionReply { .. }
+            | Op::SetModel { .. }
+            | Op::SetPermissionMode { .. }
+            | Op::SetEffort { .. }
+            | Op::NewSession
+            | Op::ResumeSession { .. }
+            | Op::LoadHistory { .. }
+            | Op::ListSessions
+            | Op::ListSubagents { .. }
+            | Op::ContextBreakdown
+            | Op::Export { .. }
+            | Op::ListMcpResources
+            | Op::AttachMcpResource { .. }
+            | Op::RestartMcpServer { .. }
+            | Op::Undo
+            | Op::Redo
+            | Op::Rewind { .. }
+            | Op::SetAutoYes { .. }
+            | Op::Shutdown => None,
+        }
+    }
+
     /// A user message with a fresh id.
     pub fn user_turn(text: impl Into<String>) -> Op {
         Op::UserTurn {
@@ -612,6 +672,14 @@ pub enum Event {
     Error {
         kind: ErrorKind,
         message: String,
+        /// The submission this error answers (the id of the op that asked for what failed),
+        /// when it answers one: a front end matches on it, never on the message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
+        /// The assistant message whose step failed with this error (it records the error too),
+        /// when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed_message: Option<crate::message::MessageId>,
     },
     TurnFinished {
         reason: TurnEnd,
@@ -663,10 +731,26 @@ mod tests {
     }
 
     #[test]
+    fn a_submission_takes_the_id_its_op_carries() {
+        let turn = Op::UserTurn {
+            id: "P1".into(),
+            text: "hi".into(),
+            pasted: Vec::new(),
+        };
+        assert_eq!(Submission::new(turn.clone()).id, "P1");
+        assert_eq!(Submission::from(turn.clone()).op, turn);
+        let a = Submission::new(Op::Undo);
+        let b = Submission::new(Op::Undo);
+        assert!(!a.id.is_empty() && a.id != b.id);
+    }
+
+    #[test]
     fn errors_say_what_they_are_about() {
         let event = Event::Error {
             kind: ErrorKind::ContextOverflow,
             message: "too big".into(),
+            submission: None,
+            failed_message: None,
         };
         assert_eq!(
             serde_json::to_value(&event).unwrap(),

@@ -1,7 +1,8 @@
 //! pith's engine contract, shared by the engine and every front end (ARCHITECTURE.md §1, §2):
 //! the stored conversation (`message`), the provider-neutral request and stream types (`llm`),
 //! and what a front end sends and reads (`event`: `Op`, `Event`), and the text helpers every
-//! crate shows text with (`text`: one line, control characters). Plain data with serde: no I/O,
+//! crate shows text with (`text`: one line, control characters), and typed views of a tool call
+//! (`tool`). Plain data with serde: no I/O,
 //! no async, no terminal.
 
 pub mod event;
@@ -9,6 +10,7 @@ pub mod llm;
 pub mod mcp_prompt;
 pub mod message;
 pub mod text;
+pub mod tool;
 
 #[cfg(test)]
 mod error_kinds_tests;

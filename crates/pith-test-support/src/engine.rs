@@ -130,7 +130,7 @@ impl Harness {
     }
 
     pub fn send(&self, op: Op) {
-        self.handle.ops.send(op).unwrap();
+        self.handle.ops.send(op.into()).unwrap();
     }
 
     /// The tool results the model received in request `i`.

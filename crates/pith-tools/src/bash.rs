@@ -206,7 +206,7 @@ fn end_line(end: End, exit_code: Option<i32>, signal: Option<i32>, timeout_ms: u
             "\nCommand timed out after {timeout_ms} ms; it and its child processes were killed."
         ),
         _ => match (exit_code, signal) {
-            (Some(code), _) => format!("\nExit code: {code}"),
+            (Some(code), _) => format!("\n{}", pith_protocol::tool::exit_line(code.into())),
             (None, Some(sig)) => format!("\nKilled by signal {sig}"),
             _ => "\nExit status unknown".to_string(),
         },

@@ -10,7 +10,9 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest};
+use crate::event::{
+    Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
+};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
@@ -165,7 +167,7 @@ pub struct PendingPrompt {
 }
 
 pub struct App {
-    ops: UnboundedSender<Op>,
+    ops: UnboundedSender<Submission>,
     pub transcript: Transcript,
     pub composer: Composer,
     pub session: Session,
@@ -277,7 +279,7 @@ pub(super) fn busy_state(s: EngineState) -> bool {
 }
 
 impl App {
-    pub fn new(init: TuiInit, ops: UnboundedSender<Op>) -> Self {
+    pub fn new(init: TuiInit, ops: UnboundedSender<Submission>) -> Self {
         let mut transcript = Transcript::new(&init.messages);
         if let Some(hint) = &init.first_run_hint {
             transcript.notice(NoticeLevel::Warn, hint.clone());
@@ -353,7 +355,7 @@ impl App {
     }
 
     pub(super) fn send(&mut self, op: Op) {
-        if self.ops.send(op).is_err() && !self.engine_gone {
+        if self.ops.send(Submission::new(op)).is_err() && !self.engine_gone {
             self.engine_gone = true;
             self.transcript
                 .notice(NoticeLevel::Error, "the engine has stopped; restart pith");

@@ -20,7 +20,10 @@ fn command(name: &str, description: &str, hint: &str, body: &str, source: Source
     }
 }
 
-fn with_commands() -> (super::App, tokio::sync::mpsc::UnboundedReceiver<Op>) {
+fn with_commands() -> (
+    super::App,
+    tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+) {
     let (mut app, rx) = fresh();
     let mut review = command(
         "review",
@@ -133,11 +136,14 @@ fn a_refused_command_leaves_no_pending_prompt() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx).len(), 1);
     assert_eq!(app.pending.len(), 1);
+    let id = app.pending[0].id.clone();
     ev(
         &mut app,
         Event::Error {
             kind: ErrorKind::Command,
             message: "/standup: no agent named ghost (known: none)".into(),
+            submission: Some(id),
+            failed_message: None,
         },
     );
     assert!(app.pending.is_empty());

@@ -93,6 +93,8 @@ fn a_provider_error_is_shown_once() {
         Event::Error {
             kind: crate::event::ErrorKind::Provider,
             message: "HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into(),
+            submission: None,
+            failed_message: Some("M1".into()),
         },
     );
     let screen = render(&mut app, 100, 24);
@@ -107,6 +109,8 @@ fn a_provider_error_is_shown_once() {
         Event::Error {
             kind: crate::event::ErrorKind::Store,
             message: "cannot save the session".into(),
+            submission: None,
+            failed_message: None,
         },
     );
     let screen = render(&mut app, 100, 24);
@@ -148,6 +152,8 @@ fn tool_events_and_errors_render() {
         Event::Error {
             kind: ErrorKind::Provider,
             message: "rate limited".into(),
+            submission: None,
+            failed_message: None,
         },
     );
     let screen = render(&mut app, 80, 24);

@@ -187,7 +187,12 @@ impl App {
                 self.set_state(state, detail);
             }
             Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
-            Event::Error { kind, message } => self.engine_error(kind, message),
+            Event::Error {
+                kind,
+                message,
+                submission,
+                failed_message,
+            } => self.engine_error(kind, message, submission, failed_message),
             Event::TurnFinished { reason } => self.turn_finished(reason),
             _ => unreachable!("on_engine routes only the turn's state here"),
         }
@@ -323,17 +328,23 @@ impl App {
         self.permission_mode = mode;
     }
 
-    fn engine_error(&mut self, kind: ErrorKind, message: String) {
+    fn engine_error(
+        &mut self,
+        kind: ErrorKind,
+        message: String,
+        submission: Option<String>,
+        failed_message: Option<String>,
+    ) {
         if kind == ErrorKind::Model {
             self.pending_model = None;
         }
-        if kind == ErrorKind::Command {
-            // the command was not sent: its label (the error's start) goes
-            self.pending
-                .retain(|p| !message.starts_with(&format!("{}:", p.text)));
+        if let Some(id) = submission {
+            // what was submitted as `id` was refused: it is no longer pending
+            self.pending.retain(|p| p.id != id);
         }
         // A failed step already shows its error under the message: say it once.
-        if !self.transcript.ends_with_error(&message) {
+        let shown = failed_message.is_some_and(|id| self.transcript.ends_with_failed_step(&id));
+        if !shown {
             self.transcript.notice(NoticeLevel::Error, message)
         }
     }

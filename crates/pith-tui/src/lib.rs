@@ -77,11 +77,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 // The paths these modules were written with, when the TUI lived in the binary.
 use pith_commands::{commands, custom_commands, route};
 use pith_config as config;
-use pith_protocol::{event, llm, message, text};
+use pith_protocol::{event, llm, message, text, tool};
 use pith_secrets as secrets;
 use pith_store as store;
 
-use crate::event::{ContextUsage, Event, Op};
+use crate::event::{ContextUsage, Event};
 use crate::message::{Message, Session};
 
 pub use app::{App, Msg};
@@ -222,7 +222,7 @@ pub struct Process {
 /// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
-    ops: UnboundedSender<Op>,
+    ops: UnboundedSender<crate::event::Submission>,
     mut events: UnboundedReceiver<Event>,
     process: Process,
 ) -> io::Result<TuiExit> {
@@ -301,7 +301,7 @@ pub async fn run(
 /// The app on a terminal just set up, with what was typed ahead already read.
 fn start_app(
     init: TuiInit,
-    ops: UnboundedSender<Op>,
+    ops: UnboundedSender<crate::event::Submission>,
     typeahead: Vec<crossterm::event::Event>,
 ) -> App {
     let mut app = App::new(init, ops);

@@ -29,7 +29,7 @@ fn turns(from: usize, to: usize) -> Vec<Message> {
     out
 }
 
-fn paged(messages: Vec<Message>, more: bool) -> (App, UnboundedReceiver<Op>) {
+fn paged(messages: Vec<Message>, more: bool) -> (App, UnboundedReceiver<crate::event::Submission>) {
     let (tx, rx) = unbounded_channel();
     let mut i = init(messages);
     i.more_history = more;

@@ -77,7 +77,9 @@ fn box_text(screen: &str) -> String {
     box_rows(screen).join(" ")
 }
 
-fn answered(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Op>) -> Option<PermissionReply> {
+fn answered(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+) -> Option<PermissionReply> {
     ops(rx).into_iter().find_map(|op| match op {
         Op::PermissionReply { reply, .. } => Some(reply),
         _ => None,

@@ -64,6 +64,8 @@ fn refused_model_switch_keeps_the_model() {
         Event::Error {
             kind: ErrorKind::Export,
             message: "cannot write x.md".into(),
+            submission: None,
+            failed_message: None,
         },
     );
     assert_eq!(app.pending_model.as_deref(), Some("openai/gpt-4.1"));
@@ -72,6 +74,8 @@ fn refused_model_switch_keeps_the_model() {
         Event::Error {
             kind: ErrorKind::Model,
             message: "the key is missing".into(),
+            submission: None,
+            failed_message: None,
         },
     );
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");

@@ -4,6 +4,7 @@
 use crate::event::Op;
 use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
+use crate::tool::ToolInput;
 
 use super::app::{App, PickItem, Picker, PickerKind, Popup};
 use super::transcript::NoticeLevel;
@@ -138,10 +139,9 @@ impl App {
                     text,
                     synthetic: false,
                 }) => text.lines().next().unwrap_or("").to_string(),
-                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => format!(
-                    "!{}",
-                    input.get("command").and_then(|v| v.as_str()).unwrap_or("")
-                ),
+                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => {
+                    format!("!{}", ToolInput::of(tool, input).command().unwrap_or(""))
+                }
                 _ => continue,
             };
             if items.iter().any(|i: &PickItem| &i.id == mid) {

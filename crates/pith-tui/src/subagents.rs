@@ -20,6 +20,8 @@ pub struct Live {
     pub tokens: u64,
     /// One line per tool call: `✓ read src/main.rs`, `… grep foo`.
     pub log: Vec<String>,
+    /// The call id of each line of `log`, for its end to replace its line.
+    calls: Vec<String>,
 }
 
 impl Live {
@@ -85,12 +87,21 @@ impl Subagents {
         });
         live.tokens += used;
         match &**event {
-            Event::ToolStarted { tool, input, .. } => {
+            Event::ToolStarted {
+                call_id: tool_call,
+                tool,
+                input,
+            } => {
                 live.tool = Some(tool.clone());
                 live.log.push(format!("… {tool} {}", brief(input)));
+                live.calls.push(tool_call.clone());
             }
             Event::ToolFinished {
-                tool, title, error, ..
+                call_id: tool_call,
+                tool,
+                title,
+                error,
+                ..
             } => {
                 live.tool = None;
                 let line = match error {
@@ -100,20 +111,21 @@ impl Subagents {
                         format::truncate(&format::sanitize(title), 60)
                     ),
                 };
-                match live
-                    .log
-                    .iter()
-                    .rposition(|l| l.starts_with(&format!("… {tool}")))
-                {
+                match live.calls.iter().rposition(|c| c == tool_call) {
                     Some(i) => live.log[i] = line,
-                    None => live.log.push(line),
+                    None => {
+                        live.log.push(line);
+                        live.calls.push(tool_call.clone());
+                    }
                 }
             }
             Event::StepFinished { .. } => {}
             _ => return None,
         }
         if live.log.len() > LOG_LINES {
-            live.log.drain(..live.log.len() - LOG_LINES);
+            let over = live.log.len() - LOG_LINES;
+            live.log.drain(..over);
+            live.calls.drain(..over);
         }
         Some((call_id.clone(), live.text()))
     }
@@ -201,5 +213,34 @@ mod tests {
         assert_eq!(s.tokens, 2400);
         s.finished("t1");
         assert!(s.live.is_empty());
+    }
+
+    #[test]
+    fn a_finished_call_replaces_its_own_line() {
+        let mut s = Subagents::default();
+        for (id, pattern) in [("c1", "one"), ("c2", "two")] {
+            let started = Event::ToolStarted {
+                call_id: id.into(),
+                tool: "grep".into(),
+                input: json!({ "pattern": pattern }),
+            };
+            s.on_event("P", &wrap("P", started));
+        }
+        let done = Event::ToolFinished {
+            call_id: "c1".into(),
+            tool: "grep".into(),
+            title: "one".into(),
+            error: None,
+            duration_ms: 3,
+        };
+        let (_, text) = s.on_event("P", &wrap("P", done)).unwrap();
+        assert!(
+            text.starts_with(
+                "✓ grep one
+… grep two
+"
+            ),
+            "{text}"
+        );
     }
 }

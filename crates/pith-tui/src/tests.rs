@@ -10,7 +10,9 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest};
+use crate::event::{
+    Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
+};
 use crate::message::{CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime};
 
 use super::TuiInit;
@@ -71,12 +73,12 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
     }
 }
 
-pub(super) fn app_with(messages: Vec<Message>) -> (App, UnboundedReceiver<Op>) {
+pub(super) fn app_with(messages: Vec<Message>) -> (App, UnboundedReceiver<Submission>) {
     let (tx, rx) = unbounded_channel();
     (App::new(init(messages), tx), rx)
 }
 
-pub(super) fn fresh() -> (App, UnboundedReceiver<Op>) {
+pub(super) fn fresh() -> (App, UnboundedReceiver<Submission>) {
     app_with(Vec::new())
 }
 
@@ -121,16 +123,17 @@ pub(super) fn type_str(app: &mut App, s: &str) {
     }
 }
 
-pub(super) fn ops(rx: &mut UnboundedReceiver<Op>) -> Vec<Op> {
+/// The ops the app submitted, in order.
+pub(super) fn ops(rx: &mut UnboundedReceiver<Submission>) -> Vec<Op> {
     let mut out = Vec::new();
-    while let Ok(op) = rx.try_recv() {
-        out.push(op);
+    while let Ok(submission) = rx.try_recv() {
+        out.push(submission.op);
     }
     out
 }
 
 /// The prompts sent (`Op::UserTurn`), as (id, text); panics on any other op.
-pub(super) fn prompts(rx: &mut UnboundedReceiver<Op>) -> Vec<(String, String)> {
+pub(super) fn prompts(rx: &mut UnboundedReceiver<Submission>) -> Vec<(String, String)> {
     ops(rx)
         .into_iter()
         .map(|op| match op {
@@ -141,7 +144,7 @@ pub(super) fn prompts(rx: &mut UnboundedReceiver<Op>) -> Vec<(String, String)> {
 }
 
 /// The texts of the prompts sent.
-pub(super) fn prompt_texts(rx: &mut UnboundedReceiver<Op>) -> Vec<String> {
+pub(super) fn prompt_texts(rx: &mut UnboundedReceiver<Submission>) -> Vec<String> {
     prompts(rx).into_iter().map(|(_, text)| text).collect()
 }
 

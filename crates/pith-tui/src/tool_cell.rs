@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::event::PermissionReply;
 use crate::message::ToolState;
+use crate::tool::{ReadExtent, ToolInput, ToolOutcome};
 
 use super::cells::{dim, indent};
 use super::format::{self, sanitize, truncate};
@@ -41,29 +42,25 @@ pub struct Call<'a> {
 
 /// The one-line gist of a tool call's input.
 pub fn short_input(tool: &str, input: &Value) -> String {
-    let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
-    let out = match tool {
-        "bash" | "shell" => first_of(&["command", "cmd"]),
-        "read" | "write" | "edit" | "multiedit" | "patch" | "ls" | "list" => {
-            first_of(&["path", "file_path", "filePath", "file"])
-        }
-        "grep" | "glob" | "search" => {
-            first_of(&["pattern", "query"]).map(|p| match first_of(&["path", "include", "glob"]) {
-                Some(path) => format!("{p}  in {path}"),
-                None => p,
-            })
-        }
-        "webfetch" | "fetch" => first_of(&["url"]),
-        "task" => s("description").map(|d| match s("agent") {
-            Some(agent) => format!("{agent}: {d}"),
-            None => d,
+    let out = match ToolInput::of(tool, input) {
+        ToolInput::Exec { command } => command.map(str::to_string),
+        ToolInput::Read { path, .. }
+        | ToolInput::Edit { path }
+        | ToolInput::Write { path }
+        | ToolInput::List { path } => path.map(str::to_string),
+        ToolInput::Search { pattern, within } => pattern.map(|p| match within {
+            Some(path) => format!("{p}  in {path}"),
+            None => p.to_string(),
         }),
-        "todowrite" => input
-            .get("todos")
-            .and_then(Value::as_array)
-            .map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" })),
-        _ => None,
+        ToolInput::Fetch { url } => url.map(str::to_string),
+        ToolInput::Task { description, agent } => description.map(|d| match agent {
+            Some(agent) => format!("{agent}: {d}"),
+            None => d.to_string(),
+        }),
+        ToolInput::Todos { todos } => {
+            todos.map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" }))
+        }
+        ToolInput::Other => None,
     };
     let out = out.or_else(|| {
         // the first string field, else compact JSON
@@ -94,11 +91,9 @@ fn duration(call: &Call) -> Option<u64> {
     .or(call.reported_ms)
 }
 
-fn metadata(state: &ToolState) -> Option<&Value> {
-    match state {
-        ToolState::Completed { metadata, .. } => Some(metadata),
-        _ => None,
-    }
+/// The exit code a finished command reported.
+fn exit_code(state: &ToolState) -> Option<i64> {
+    state.outcome().and_then(|o| o.exit_code)
 }
 
 /// The header's status: pending, running (with its title and time), the duration.
@@ -149,9 +144,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
     let status = header_status(call);
     // a command that failed says so in its header
-    let exit = metadata(call.state)
-        .and_then(|m| m.get("exit_code"))
-        .and_then(Value::as_i64)
+    let exit = exit_code(call.state)
         .filter(|c| *c != 0)
         .map(|c| format!("exit {c}"));
     let verdict = match call.decision {
@@ -217,25 +210,12 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
     match call.tool {
         "read" => {
             let path = short_input("read", call.input);
-            let what = match (call.state, metadata(call.state)) {
-                (ToolState::Error { .. }, _) => "not attached".to_string(),
-                (_, Some(m)) if m.get("directory").and_then(Value::as_bool) == Some(true) => {
-                    let n = m.get("entries").and_then(Value::as_u64).unwrap_or(0);
-                    format!("{n} entries")
-                }
-                (_, Some(m)) if m.get("image").and_then(Value::as_bool) == Some(true) => {
-                    "image".to_string()
-                }
-                (_, Some(m)) => {
-                    let n = m.get("lines_shown").and_then(Value::as_u64).unwrap_or(0);
-                    let total = m.get("total_lines").and_then(Value::as_u64).unwrap_or(n);
-                    if n < total {
-                        format!("lines 1-{n} of {total}")
-                    } else {
-                        format!("{total} line{}", if total == 1 { "" } else { "s" })
-                    }
-                }
-                _ => String::new(),
+            let what = match call.state {
+                ToolState::Error { .. } => "not attached".to_string(),
+                state => state
+                    .outcome()
+                    .map(|o| attached_extent(o.read))
+                    .unwrap_or_default(),
             };
             let t = theme();
             let (mark, style) = match call.state {
@@ -268,6 +248,24 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
             out
         }
         _ => render(call, width, expanded),
+    }
+}
+
+/// How much of a file the user attached went in.
+fn attached_extent(read: Option<ReadExtent>) -> String {
+    match read {
+        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
+        Some(ReadExtent::Image { .. }) => "image".to_string(),
+        Some(ReadExtent::Lines { shown, total, .. }) => {
+            let n = shown.unwrap_or(0);
+            let total = total.unwrap_or(n);
+            if n < total {
+                format!("lines 1-{n} of {total}")
+            } else {
+                format!("{total} line{}", if total == 1 { "" } else { "s" })
+            }
+        }
+        None => "0 lines".to_string(),
     }
 }
 
@@ -324,17 +322,15 @@ fn body(
             time,
         } => {
             let pruned = time.compacted.is_some();
+            let outcome = ToolOutcome::of(metadata);
             if !pruned {
-                if let Some(diff) = metadata.get("diff").and_then(Value::as_str)
+                if let Some(diff) = &outcome.diff
                     && !diff.trim().is_empty()
                 {
                     return diff_lines(diff, width, expanded);
                 }
-                if call.tool == "todowrite"
-                    && let Some(todos) = metadata
-                        .get("todos")
-                        .or_else(|| call.input.get("todos"))
-                        .and_then(Value::as_array)
+                if let ToolInput::Todos { todos: asked } = ToolInput::of(call.tool, call.input)
+                    && let Some(todos) = outcome.todos.as_deref().or(asked)
                 {
                     return checklist(todos, width);
                 }
@@ -346,13 +342,13 @@ fn body(
             }
             let shown = if call.tool == "bash" && !expanded {
                 // the exit trailer is in the header when it matters
-                strip_exit_trailer(output)
+                strip_exit_trailer(output, exit_code(call.state))
             } else {
                 output.trim_end()
             };
             text.push_str(shown);
             if call.tool == "read" && !expanded && !pruned {
-                return read_summary(metadata, width);
+                return read_summary(outcome.read, width);
             }
             let style = if pruned {
                 dim()
@@ -374,32 +370,37 @@ fn body(
     }
 }
 
-/// `Exit code: 0` and the blank line before it, which bash appends to every output.
-fn strip_exit_trailer(output: &str) -> &str {
+/// The output without the line bash ends it with for the model when the command exited with
+/// `exit_code` (`Exit code: 0`) and the blank line before it.
+fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
     let t = output.trim_end();
-    match t.rfind('\n') {
-        Some(i) if t[i + 1..].starts_with("Exit code: ") => t[..i].trim_end(),
-        None if t.starts_with("Exit code: ") => "",
+    let Some(line) = exit_code.map(crate::tool::exit_line) else {
+        return t;
+    };
+    match t.strip_suffix(line.as_str()) {
+        Some(rest) if rest.is_empty() || rest.ends_with('\n') => rest.trim_end(),
         _ => t,
     }
 }
 
 /// A folded read says how much it read rather than showing the file's first lines.
-fn read_summary(metadata: &Value, width: usize) -> Vec<Line<'static>> {
-    let n = |k: &str| metadata.get(k).and_then(Value::as_u64);
-    let text = if metadata.get("directory").and_then(Value::as_bool) == Some(true) {
-        format!("{} entries", n("entries").unwrap_or(0))
-    } else if metadata.get("image").and_then(Value::as_bool) == Some(true) {
-        "an image".to_string()
-    } else {
-        match (n("lines_shown"), n("total_lines")) {
+fn read_summary(read: Option<ReadExtent>, width: usize) -> Vec<Line<'static>> {
+    let text = match read {
+        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
+        Some(ReadExtent::Image { .. }) => "an image".to_string(),
+        Some(ReadExtent::Lines {
+            shown,
+            total,
+            offset,
+        }) => match (shown, total) {
             (Some(s), Some(t)) if s < t => {
-                let from = n("offset").unwrap_or(1);
+                let from = offset.unwrap_or(1);
                 format!("lines {from}-{} of {t}", from + s.saturating_sub(1))
             }
             (_, Some(t)) => format!("{t} line{}", if t == 1 { "" } else { "s" }),
             _ => return Vec::new(),
-        }
+        },
+        None => return Vec::new(),
     };
     vec![Line::from(Span::styled(
         truncate(&format!("  ⎿ {text}"), width),

@@ -594,14 +594,17 @@ impl Transcript {
             .is_some_and(|c| matches!(c.body, CellBody::MessageError(MessageError::Interrupted)))
     }
 
-    /// Whether the latest message's error already says `text` (a failed step shows its error
-    /// under the message; the same error as a notice would say it twice).
-    pub fn ends_with_error(&self, text: &str) -> bool {
+    /// Whether the latest message is `message_id`, showing the error its step failed with (the
+    /// same error as a notice would say it twice).
+    pub fn ends_with_failed_step(&self, message_id: &str) -> bool {
         self.cells
             .iter()
             .rev()
             .find(|c| !matches!(c.body, CellBody::Notice(..)))
-            .is_some_and(|c| matches!(&c.body, CellBody::MessageError(e) if e.to_string() == text))
+            .is_some_and(|c| {
+                c.message_id.as_deref() == Some(message_id)
+                    && matches!(&c.body, CellBody::MessageError(MessageError::Failed(_)))
+            })
     }
 
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {

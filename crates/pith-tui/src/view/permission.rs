@@ -12,6 +12,8 @@ use serde_json::Value;
 use super::popups::{block, centered};
 use crate::app::App;
 use crate::event::PermissionRequest;
+use pith_protocol::tool::ToolInput;
+
 use crate::format::{self, truncate};
 use crate::theme::theme;
 use crate::wrap::wrap;
@@ -177,7 +179,7 @@ fn subject(
         )));
     };
     if tool == "bash" {
-        let cmd = input.get("command").and_then(Value::as_str).unwrap_or("");
+        let cmd = ToolInput::of(tool, input).command().unwrap_or("");
         if !cmd.is_empty() && !req.title.contains(cmd) {
             label(&mut out, "command:");
             out.extend(text_lines(cmd, &needles, muted, width));

@@ -1,0 +1,277 @@
+//! Typed views of a tool call: what it was asked (`ToolInput`, from the tool's name and its
+//! arguments) and what it reported (`ToolOutcome`, from the `metadata` of
+//! `ToolState::Completed`). The stored forms stay JSON — sessions of earlier builds load as they
+//! are — and this is the one place that knows their keys.
+
+use serde_json::Value;
+
+use crate::message::ToolState;
+
+/// The line bash ends a command's output with for the model when the command exited (after a
+/// blank line).
+pub fn exit_line(code: i64) -> String {
+    format!("Exit code: {code}")
+}
+
+/// What a tool reported beside its output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutcome {
+    /// bash: the command's exit code (`None`: killed by a signal, timed out, unknown).
+    pub exit_code: Option<i64>,
+    /// bash: the sandbox likely refused what the command tried.
+    pub sandbox_denied: bool,
+    /// edit, write: the change as a unified diff.
+    pub diff: Option<String>,
+    /// read: how much of the file (or directory) it read.
+    pub read: Option<ReadExtent>,
+    /// todowrite: the list as it set it.
+    pub todos: Option<Vec<Value>>,
+}
+
+/// How much a `read` read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadExtent {
+    /// A directory listing of `entries` entries.
+    Directory { entries: u64 },
+    /// An image (of this MIME type, when it said).
+    Image { mime: Option<String> },
+    /// Lines of a text file: `shown` of `total`, from line `offset` (1-based) when it said.
+    Lines {
+        shown: Option<u64>,
+        total: Option<u64>,
+        offset: Option<u64>,
+    },
+}
+
+impl ToolOutcome {
+    /// The outcome a tool's stored `metadata` describes; keys it lacks (or holds with another
+    /// type) are absent.
+    pub fn of(metadata: &Value) -> ToolOutcome {
+        ToolOutcome {
+            exit_code: metadata.get("exit_code").and_then(Value::as_i64),
+            sandbox_denied: flag(metadata, "sandbox_denied"),
+            diff: metadata
+                .get("diff")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            read: read_extent(metadata),
+            todos: metadata.get("todos").and_then(Value::as_array).cloned(),
+        }
+    }
+}
+
+impl ToolState {
+    /// What a completed call reported (`None` until it completed, or when it failed).
+    pub fn outcome(&self) -> Option<ToolOutcome> {
+        match self {
+            ToolState::Completed { metadata, .. } => Some(ToolOutcome::of(metadata)),
+            _ => None,
+        }
+    }
+}
+
+fn flag(metadata: &Value, key: &str) -> bool {
+    metadata.get(key).and_then(Value::as_bool) == Some(true)
+}
+
+/// What a read's metadata says it read; `None` when it says nothing of it.
+fn read_extent(metadata: &Value) -> Option<ReadExtent> {
+    let n = |k: &str| metadata.get(k).and_then(Value::as_u64);
+    if flag(metadata, "directory") {
+        return Some(ReadExtent::Directory {
+            entries: n("entries").unwrap_or(0),
+        });
+    }
+    if flag(metadata, "image") {
+        let mime = metadata.get("mime").and_then(Value::as_str);
+        return Some(ReadExtent::Image {
+            mime: mime.map(str::to_string),
+        });
+    }
+    let (shown, total, offset) = (n("lines_shown"), n("total_lines"), n("offset"));
+    (shown.is_some() || total.is_some()).then_some(ReadExtent::Lines {
+        shown,
+        total,
+        offset,
+    })
+}
+
+/// What a tool call was asked, by tool: the arguments front ends and the context show. Fields
+/// hold what the call gave (a string the model left out or typed otherwise is `None`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ToolInput<'a> {
+    /// `bash` (or a `shell` tool): the command line.
+    Exec { command: Option<&'a str> },
+    /// `read`: the file, from line `offset` when given.
+    Read {
+        path: Option<&'a str>,
+        offset: Option<u64>,
+    },
+    /// `edit` (`multiedit`, `patch`): the file changed.
+    Edit { path: Option<&'a str> },
+    /// `write`: the file written.
+    Write { path: Option<&'a str> },
+    /// `list` (`ls`): the directory.
+    List { path: Option<&'a str> },
+    /// `grep`, `glob` (`search`): what it looks for, and where.
+    Search {
+        pattern: Option<&'a str>,
+        within: Option<&'a str>,
+    },
+    /// `webfetch` (`fetch`): the address.
+    Fetch { url: Option<&'a str> },
+    /// `task`: the sub-agent's job and which agent runs it.
+    Task {
+        description: Option<&'a str>,
+        agent: Option<&'a str>,
+    },
+    /// `todowrite`: the list it sets.
+    Todos { todos: Option<&'a [Value]> },
+    /// Any other tool (an MCP server's, `recall`, `tool_search`, …).
+    Other,
+}
+
+/// The keys a file tool's path is found under, most likely first.
+const PATH_KEYS: [&str; 4] = ["file_path", "path", "filePath", "file"];
+
+impl<'a> ToolInput<'a> {
+    /// The view of `input`, the arguments of a call of `tool`.
+    pub fn of(tool: &str, input: &'a Value) -> ToolInput<'a> {
+        let s = |k: &str| input.get(k).and_then(Value::as_str);
+        let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
+        let path = first_of(&PATH_KEYS);
+        match tool {
+            "bash" | "shell" => ToolInput::Exec {
+                command: first_of(&["command", "cmd"]),
+            },
+            "read" => ToolInput::Read {
+                path,
+                offset: input.get("offset").and_then(Value::as_u64),
+            },
+            "edit" | "multiedit" | "patch" => ToolInput::Edit { path },
+            "write" => ToolInput::Write { path },
+            "list" | "ls" => ToolInput::List { path },
+            "grep" | "glob" | "search" => ToolInput::Search {
+                pattern: first_of(&["pattern", "query"]),
+                within: first_of(&["path", "include", "glob"]),
+            },
+            "webfetch" | "fetch" => ToolInput::Fetch { url: s("url") },
+            "task" => ToolInput::Task {
+                description: s("description"),
+                agent: s("agent"),
+            },
+            "todowrite" => ToolInput::Todos {
+                todos: input
+                    .get("todos")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
+            },
+            _ => ToolInput::Other,
+        }
+    }
+
+    /// The file (or directory) a file tool works on.
+    pub fn path(&self) -> Option<&'a str> {
+        match *self {
+            ToolInput::Read { path, .. }
+            | ToolInput::Edit { path }
+            | ToolInput::Write { path }
+            | ToolInput::List { path } => path,
+            ToolInput::Exec { .. }
+            | ToolInput::Search { .. }
+            | ToolInput::Fetch { .. }
+            | ToolInput::Task { .. }
+            | ToolInput::Todos { .. }
+            | ToolInput::Other => None,
+        }
+    }
+
+    /// The command line of a command.
+    pub fn command(&self) -> Option<&'a str> {
+        match *self {
+            ToolInput::Exec { command } => command,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_bash_outcome_reads_its_exit_code_and_denial() {
+        let o = ToolOutcome::of(&json!({"exit_code": 2, "sandbox_denied": true, "signal": null}));
+        assert_eq!(o.exit_code, Some(2));
+        assert!(o.sandbox_denied);
+        assert_eq!(ToolOutcome::of(&json!({"exit_code": null})).exit_code, None);
+    }
+
+    #[test]
+    fn read_extents_from_stored_metadata() {
+        let lines = json!({"lines_shown": 10, "total_lines": 40, "offset": 5});
+        assert_eq!(
+            ToolOutcome::of(&lines).read,
+            Some(ReadExtent::Lines {
+                shown: Some(10),
+                total: Some(40),
+                offset: Some(5)
+            })
+        );
+        let dir = json!({"directory": true, "entries": 3});
+        assert_eq!(
+            ToolOutcome::of(&dir).read,
+            Some(ReadExtent::Directory { entries: 3 })
+        );
+        let image = json!({"image": true, "mime": "image/png"});
+        let png = Some("image/png".to_string());
+        assert_eq!(
+            ToolOutcome::of(&image).read,
+            Some(ReadExtent::Image { mime: png })
+        );
+        assert_eq!(ToolOutcome::of(&Value::Null), ToolOutcome::default());
+    }
+
+    #[test]
+    fn diffs_and_todos() {
+        let o = ToolOutcome::of(&json!({"diff": "-a\n+b", "todos": [{"content": "x"}]}));
+        assert_eq!(o.diff.as_deref(), Some("-a\n+b"));
+        assert_eq!(o.todos.map(|t| t.len()), Some(1));
+    }
+
+    #[test]
+    fn inputs_by_tool() {
+        let bash = json!({"command": "ls -l", "description": "list"});
+        assert_eq!(ToolInput::of("bash", &bash).command(), Some("ls -l"));
+        assert_eq!(ToolInput::of("bash", &bash).path(), None);
+        let read = json!({"file_path": "src/a.rs", "offset": 10});
+        assert_eq!(
+            ToolInput::of("read", &read),
+            ToolInput::Read {
+                path: Some("src/a.rs"),
+                offset: Some(10)
+            }
+        );
+        let older = json!({"filePath": "b.rs"});
+        assert_eq!(ToolInput::of("edit", &older).path(), Some("b.rs"));
+        let grep = json!({"pattern": "fn main", "path": "src"});
+        assert_eq!(
+            ToolInput::of("grep", &grep),
+            ToolInput::Search {
+                pattern: Some("fn main"),
+                within: Some("src")
+            }
+        );
+        let todos = json!({"todos": [{"content": "x"}]});
+        assert!(matches!(
+            ToolInput::of("todowrite", &todos),
+            ToolInput::Todos { todos: Some([_]) }
+        ));
+        assert_eq!(ToolInput::of("github_search", &grep), ToolInput::Other);
+        assert_eq!(
+            ToolInput::of("bash", &json!({"command": 3})).command(),
+            None
+        );
+    }
+}
