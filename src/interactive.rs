@@ -168,7 +168,7 @@ fn tui_init(
         keymap: keymap(setup),
         appearance: appearance(setup),
         prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
-            setup.store.clone(),
+            std::sync::Arc::new(StoreHistory(setup.store.clone())),
             setup.workspace.to_string_lossy().into_owned(),
         )),
         notify: setup.config().notify.clone(),
@@ -399,5 +399,25 @@ fn remove_empty_sessions(setup: &Setup) {
         {
             let _ = setup.store.delete_session(&s.id);
         }
+    }
+}
+
+/// The prompt history the TUI keeps, in pith's session store.
+struct StoreHistory(std::sync::Arc<crate::store::Store>);
+
+impl crate::tui::prompt_log::PromptHistory for StoreHistory {
+    fn project_prompts(
+        &self,
+        directory: &str,
+    ) -> Result<Vec<String>, crate::tui::prompt_log::HistoryError> {
+        Ok(self.0.project_prompts(directory)?)
+    }
+
+    fn record_prompt(
+        &self,
+        directory: &str,
+        text: &str,
+    ) -> Result<(), crate::tui::prompt_log::HistoryError> {
+        Ok(self.0.record_prompt(directory, text)?)
     }
 }

@@ -79,6 +79,7 @@ use pith_commands::{commands, custom_commands, route};
 use pith_config as config;
 use pith_protocol::{event, llm, message, text, tool};
 use pith_secrets as secrets;
+#[cfg(test)]
 use pith_store as store;
 
 use crate::event::{ContextUsage, Event};

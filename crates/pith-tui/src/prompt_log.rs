@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use crate::store::Store;
-
 /// A prompt longer than this (pasted text expanded) is kept as typed, its chips folded.
 pub const MAX_ENTRY_CHARS: usize = 8_000;
 
@@ -28,15 +26,27 @@ const KEY_PREFIXES: &[&str] = &[
     "hf_",
 ];
 
-/// Where the composer records prompts: the store and the project they belong to.
+/// Why the history could not be read or written (logged, never shown over the TUI).
+pub type HistoryError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where prompts are kept, per project directory: the binary gives pith's session store, so the
+/// TUI needs no database of its own.
+pub trait PromptHistory: Send + Sync {
+    /// The project's prompts, oldest first.
+    fn project_prompts(&self, directory: &str) -> Result<Vec<String>, HistoryError>;
+    /// Records one prompt for the project.
+    fn record_prompt(&self, directory: &str, text: &str) -> Result<(), HistoryError>;
+}
+
+/// Where the composer records prompts: the history and the project they belong to.
 #[derive(Clone)]
 pub struct PromptLog {
-    store: Arc<Store>,
+    store: Arc<dyn PromptHistory>,
     directory: String,
 }
 
 impl PromptLog {
-    pub fn new(store: Arc<Store>, directory: String) -> Self {
+    pub fn new(store: Arc<dyn PromptHistory>, directory: String) -> Self {
         PromptLog { store, directory }
     }
 
@@ -131,6 +141,18 @@ pub fn merge(project: Vec<String>, session: Vec<String>) -> Vec<String> {
         .collect();
     out.reverse();
     out
+}
+
+/// The tests keep their history in the real store, as the binary does.
+#[cfg(test)]
+impl PromptHistory for crate::store::Store {
+    fn project_prompts(&self, directory: &str) -> Result<Vec<String>, HistoryError> {
+        Ok(crate::store::Store::project_prompts(self, directory)?)
+    }
+
+    fn record_prompt(&self, directory: &str, text: &str) -> Result<(), HistoryError> {
+        Ok(crate::store::Store::record_prompt(self, directory, text)?)
+    }
 }
 
 #[cfg(test)]
