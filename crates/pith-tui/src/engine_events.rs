@@ -108,7 +108,8 @@ impl App {
                     self.transcript.tool_live(&call_id, text);
                 }
             }
-            _ => unreachable!("on_engine routes only a step's output here"),
+            // `on_engine` routes only a step's output here
+            _ => {}
         }
     }
 
@@ -148,7 +149,8 @@ impl App {
                     self.popup = Some(Popup::Context(Some(b)));
                 }
             }
-            _ => unreachable!("on_engine routes only the context's events here"),
+            // `on_engine` routes only the context's events here
+            _ => {}
         }
     }
 
@@ -194,7 +196,8 @@ impl App {
                 failed_message,
             } => self.engine_error(kind, message, submission, failed_message),
             Event::TurnFinished { reason } => self.turn_finished(reason),
-            _ => unreachable!("on_engine routes only the turn's state here"),
+            // `on_engine` routes only the turn's state here
+            _ => {}
         }
     }
 
@@ -229,7 +232,8 @@ impl App {
                 files,
                 redo,
             } => self.redone(&messages, &files, redo),
-            _ => unreachable!("on_engine routes only the session's history here"),
+            // `on_engine` routes only the session's history here
+            _ => {}
         }
     }
 
@@ -253,7 +257,8 @@ impl App {
                 }
                 self.effort = effort;
             }
-            _ => unreachable!("on_engine routes only settings here"),
+            // `on_engine` routes only settings here
+            _ => {}
         }
     }
 
