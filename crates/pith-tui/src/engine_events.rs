@@ -98,10 +98,8 @@ impl App {
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
-            Event::StepFinished { cost, .. } => {
-                if cost.is_finite() && cost > 0.0 {
-                    self.cost += cost;
-                }
+            Event::StepFinished { cost, .. } if cost.is_finite() && cost > 0.0 => {
+                self.cost += cost;
             }
             ev @ Event::Subagent { .. } => {
                 if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
