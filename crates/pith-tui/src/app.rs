@@ -169,81 +169,81 @@ pub struct PendingPrompt {
 pub struct App {
     ops: UnboundedSender<Submission>,
     pub transcript: Transcript,
-    pub composer: Composer,
-    pub session: Session,
-    pub model: String,
+    pub(crate) composer: Composer,
+    pub(crate) session: Session,
+    pub(crate) model: String,
     /// Asked for with /model, not yet confirmed by the engine.
-    pub pending_model: Option<String>,
+    pub(crate) pending_model: Option<String>,
     /// The reasoning effort requests carry (the status bar shows it when set).
-    pub effort: Option<crate::llm::ReasoningEffort>,
+    pub(crate) effort: Option<crate::llm::ReasoningEffort>,
     /// The permission mode (the status bar shows it when not the default).
-    pub permission_mode: crate::event::PermissionMode,
-    pub models: Vec<String>,
+    pub(crate) permission_mode: crate::event::PermissionMode,
+    pub(crate) models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
-    pub keys: super::login::KeyAccess,
-    pub workspace: PathBuf,
-    pub git_branch: Option<String>,
-    pub context: ContextUsage,
-    pub cost: f64,
-    pub state: EngineState,
-    pub state_detail: Option<String>,
-    pub state_since: Instant,
-    pub running_tool: Option<String>,
+    pub(crate) keys: super::login::KeyAccess,
+    pub(crate) workspace: PathBuf,
+    pub(crate) git_branch: Option<String>,
+    pub(crate) context: ContextUsage,
+    pub(crate) cost: f64,
+    pub(crate) state: EngineState,
+    pub(crate) state_detail: Option<String>,
+    pub(crate) state_since: Instant,
+    pub(crate) running_tool: Option<String>,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
-    pub subagents: super::subagents::Subagents,
+    pub(crate) subagents: super::subagents::Subagents,
     /// A provider fault being retried: shown in the status bar until the retry starts.
-    pub retry: Option<Retry>,
+    pub(crate) retry: Option<Retry>,
     /// The model's answer is streaming (the status says "responding", not "thinking").
-    pub responding: bool,
+    pub(crate) responding: bool,
     /// When the running turn started (one timer, in the composer's title).
-    pub turn_started: Option<Instant>,
+    pub(crate) turn_started: Option<Instant>,
     /// Turns `/redo` can put back.
-    pub redo_available: usize,
-    pub interrupting: bool,
-    pub popup: Option<Popup>,
-    pub permissions: Permissions,
-    pub pending: Vec<PendingPrompt>,
+    pub(crate) redo_available: usize,
+    pub(crate) interrupting: bool,
+    pub(crate) popup: Option<Popup>,
+    pub(crate) permissions: Permissions,
+    pub(crate) pending: Vec<PendingPrompt>,
     /// The custom slash commands.
-    pub custom_commands: crate::custom_commands::Commands,
-    pub slash_selected: usize,
-    pub slash_dismissed: bool,
+    pub(crate) custom_commands: crate::custom_commands::Commands,
+    pub(crate) slash_selected: usize,
+    pub(crate) slash_dismissed: bool,
     /// The workspace's files for the `@` picker (read when it first opens).
-    pub files: Option<super::mentions::FileIndex>,
-    pub mention_selected: usize,
-    pub mention_dismissed: bool,
+    pub(crate) files: Option<super::mentions::FileIndex>,
+    pub(crate) mention_selected: usize,
+    pub(crate) mention_dismissed: bool,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
     /// The part of a long session's history not loaded yet.
-    pub history: HistoryPaging,
-    pub expand_all: bool,
-    pub quit_armed: Option<Instant>,
-    pub should_quit: bool,
+    pub(crate) history: HistoryPaging,
+    pub(crate) expand_all: bool,
+    pub(crate) quit_armed: Option<Instant>,
+    pub(crate) should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
-    pub exit_code: i32,
-    pub engine_gone: bool,
-    pub now: Instant,
-    pub spinner: usize,
+    pub(crate) exit_code: i32,
+    pub(crate) engine_gone: bool,
+    pub(crate) now: Instant,
+    pub(crate) spinner: usize,
     /// The terminal reports Shift+Enter (kitty keyboard protocol).
-    pub keyboard_enhanced: bool,
+    pub(crate) keyboard_enhanced: bool,
     /// Set by the view at each draw.
-    pub transcript_area: Rect,
-    pub total_lines: usize,
+    pub(crate) transcript_area: Rect,
+    pub(crate) total_lines: usize,
     /// Lines of the banner above the transcript at the last draw.
-    pub banner_lines: usize,
+    pub(crate) banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
-    pub mcp: Vec<crate::event::McpServerStatus>,
+    pub(crate) mcp: Vec<crate::event::McpServerStatus>,
     /// What each key does.
-    pub keymap: super::keymap::Keymap,
+    pub(crate) keymap: super::keymap::Keymap,
     /// The colour theme and `/theme`'s state.
-    pub appearance: super::appearance::Appearance,
+    pub(crate) appearance: super::appearance::Appearance,
     /// Terminal work for the run loop between frames (clipboard, bell, editor).
-    pub effects: Vec<super::effects::Effect>,
+    pub(crate) effects: Vec<super::effects::Effect>,
     /// `[notify]` and whether the terminal has focus.
-    pub notifier: super::notify::Notifier,
+    pub(crate) notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
-    pub hooks: crate::config::HooksConfig,
+    pub(crate) hooks: crate::config::HooksConfig,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -348,6 +348,11 @@ impl App {
             notifier: super::notify::Notifier::new(init.notify),
             hooks: init.hooks,
         }
+    }
+
+    /// The transcript's height in lines at the last draw.
+    pub fn total_lines(&self) -> usize {
+        self.total_lines
     }
 
     pub fn busy(&self) -> bool {
