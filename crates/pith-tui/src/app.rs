@@ -17,6 +17,8 @@ use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
 use super::composer::Composer;
+pub use super::help::Help;
+pub use super::picker::{PickItem, Picker, PickerKind};
 use super::transcript::{NoticeLevel, Transcript};
 
 /// How long a first Ctrl+C waits for the second.
@@ -33,52 +35,8 @@ pub enum Msg {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum PickerKind {
-    Sessions,
-    Model,
-    /// MCP resources (`/resource`); the id is `server:uri`.
-    Resource,
-    /// An earlier prompt to go back to (`/rewind`).
-    Rewind,
-    /// The colour theme (`/theme`): moving the selection previews it.
-    Theme,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PickItem {
-    pub id: String,
-    pub label: String,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Picker {
-    pub kind: PickerKind,
-    pub items: Vec<PickItem>,
-    pub filter: String,
-    pub selected: usize,
-    pub loading: bool,
-}
-
-impl Picker {
-    pub fn visible(&self) -> Vec<&PickItem> {
-        let f = self.filter.to_lowercase();
-        self.items
-            .iter()
-            .filter(|i| {
-                f.is_empty()
-                    || i.label.to_lowercase().contains(&f)
-                    || i.detail.to_lowercase().contains(&f)
-            })
-            .collect()
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    Help {
-        scroll: usize,
-    },
+    Help(Help),
     Context(Option<Breakdown>),
     Picker(Picker),
     /// `/mcp`: the servers, their state, tools and cost.

@@ -1,11 +1,12 @@
 //! Keys in a popup: pickers (model, sessions, rewind, themes…) and the permission question.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui_textarea::TextArea;
 
 use crate::event::{Op, PermissionReply};
 
 use super::app::{App, PickerKind, Popup};
+use super::component::{Component, Handled};
 use super::keymap::{Action, Context, key_of};
 use super::transcript::NoticeLevel;
 
@@ -14,53 +15,29 @@ impl App {
         let list = self.keymap.action(Context::List, key_of(&k));
         let Some(popup) = &mut self.popup else { return };
         match popup {
-            Popup::Help { scroll } => match list {
-                Some(Action::ListUp) => *scroll = scroll.saturating_sub(1),
-                Some(Action::ListDown) => *scroll += 1,
-                Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(10),
-                Some(Action::ListPageDown) => *scroll += 10,
-                _ => self.popup = None,
-            },
+            Popup::Help(help) => {
+                if help.on_key(k, list) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
             Popup::Context(_) | Popup::Mcp => self.popup = None,
             Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
-            Popup::Picker(p) => {
-                let n = p.visible().len();
-                match (list, k.code) {
-                    (Some(Action::ListClose), _) => {
-                        self.popup = None;
-                        self.picker_closed();
-                    }
-                    (Some(Action::ListUp), _) => p.selected = p.selected.saturating_sub(1),
-                    (Some(Action::ListDown), _) => {
-                        p.selected = (p.selected + 1).min(n.saturating_sub(1))
-                    }
-                    (Some(Action::ListPageUp), _) => p.selected = p.selected.saturating_sub(10),
-                    (Some(Action::ListPageDown), _) => {
-                        p.selected = (p.selected + 10).min(n.saturating_sub(1))
-                    }
-                    (Some(Action::ListAccept), _) => {
-                        let chosen = p.visible().get(p.selected).map(|i| i.id.clone());
-                        let kind = p.kind.clone();
-                        self.popup = None;
-                        if let Some(id) = chosen {
-                            self.picked(kind, id);
-                        } else {
-                            self.picker_closed();
-                        }
-                        return;
-                    }
-                    (_, KeyCode::Backspace) => {
-                        p.filter.pop();
-                        p.selected = 0;
-                    }
-                    (_, KeyCode::Char(c)) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                        p.filter.push(c);
-                        p.selected = 0;
-                    }
-                    _ => {}
+            Popup::Picker(p) => match p.on_key(k, list) {
+                Handled::Consumed => self.picker_moved(),
+                Handled::Closed => {
+                    self.popup = None;
+                    self.picker_closed();
+                    self.picker_moved();
                 }
-                self.picker_moved();
-            }
+                Handled::Done(chosen) => {
+                    let kind = p.kind.clone();
+                    self.popup = None;
+                    match chosen {
+                        Some(id) => self.picked(kind, id),
+                        None => self.picker_closed(),
+                    }
+                }
+            },
         }
     }
 

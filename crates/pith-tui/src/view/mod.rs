@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
 
 use super::app::{App, Popup};
+use super::component::Component;
 use super::format::truncate;
 use super::keymap::Action;
 use super::wrap::wrap;
@@ -56,20 +57,14 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
     match &mut app.popup {
-        Some(Popup::Help { scroll }) => {
-            *scroll = popups::help(
-                frame,
-                transcript_area,
-                *scroll,
-                &app.keymap,
-                &app.custom_commands,
-            )
+        Some(Popup::Help(help)) => {
+            help.render(frame, transcript_area, (&app.keymap, &app.custom_commands))
         }
         Some(Popup::Context(b)) => {
             popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)
         }
         Some(Popup::Mcp) => popups::mcp(frame, above_status, &app.mcp),
-        Some(Popup::Picker(p)) => popups::picker(frame, above_status, p),
+        Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
         None => {}
     }
