@@ -163,12 +163,8 @@ pub struct App {
     pub(crate) pending: Vec<PendingPrompt>,
     /// The custom slash commands.
     pub(crate) custom_commands: crate::custom_commands::Commands,
-    pub(crate) slash_selected: usize,
-    pub(crate) slash_dismissed: bool,
-    /// The workspace's files for the `@` picker (read when it first opens).
-    pub(crate) files: Option<super::mentions::FileIndex>,
-    pub(crate) mention_selected: usize,
-    pub(crate) mention_dismissed: bool,
+    /// The `/` and `@` completion popup over the composer.
+    pub(crate) completion: super::completion::Completion,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
     /// The part of a long session's history not loaded yet.
@@ -281,11 +277,7 @@ impl App {
             popup: None,
             permissions: Permissions::default(),
             pending: Vec::new(),
-            slash_selected: 0,
-            slash_dismissed: false,
-            files: None,
-            mention_selected: 0,
-            mention_dismissed: false,
+            completion: Default::default(),
             scroll_top: None,
             expand_all: false,
             quit_armed: None,

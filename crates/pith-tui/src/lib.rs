@@ -6,6 +6,7 @@ pub mod app;
 pub mod appearance;
 pub mod cells;
 pub mod clipboard;
+mod completion;
 mod component;
 pub mod composer;
 mod custom;

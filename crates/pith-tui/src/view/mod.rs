@@ -50,10 +50,10 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
     if let Some((query, items)) = app.mention_popup() {
-        let sel = app.mention_selected.min(items.len() - 1);
+        let sel = app.completion.mention_selected(items.len());
         popups::files(frame, &query, &items, sel, composer_area, area.y);
     } else if let Some(items) = app.slash_popup() {
-        let sel = app.slash_selected.min(items.len() - 1);
+        let sel = app.completion.slash_selected(items.len());
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
     match &mut app.popup {
