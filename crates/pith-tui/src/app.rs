@@ -16,6 +16,7 @@ use crate::event::{
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
+pub use super::activity::Retry;
 use super::composer::Composer;
 pub use super::help::Help;
 pub use super::picker::{PickItem, Picker, PickerKind};
@@ -103,17 +104,6 @@ impl Permissions {
 /// How long a new permission question, or one the user was typing over, ignores answer keys.
 pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
-/// A retry the engine announced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retry {
-    pub attempt: u32,
-    pub max: u32,
-    /// Why: the provider's error.
-    pub reason: String,
-    /// When the retry starts.
-    pub at: Instant,
-}
-
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingPrompt {
@@ -144,15 +134,11 @@ pub struct App {
     pub(crate) context: ContextUsage,
     pub(crate) cost: f64,
     pub(crate) state: EngineState,
-    pub(crate) state_detail: Option<String>,
     pub(crate) state_since: Instant,
-    pub(crate) running_tool: Option<String>,
+    /// The state's detail, the tool running, a retry, streaming: what the status bar says.
+    pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
     pub(crate) subagents: super::subagents::Subagents,
-    /// A provider fault being retried: shown in the status bar until the retry starts.
-    pub(crate) retry: Option<Retry>,
-    /// The model's answer is streaming (the status says "responding", not "thinking").
-    pub(crate) responding: bool,
     /// When the running turn started (one timer, in the composer's title).
     pub(crate) turn_started: Option<Instant>,
     /// Turns `/redo` can put back.
@@ -265,12 +251,9 @@ impl App {
             git_branch: init.git_branch,
             context: init.context,
             state: EngineState::Idle,
-            state_detail: None,
             state_since: now,
-            running_tool: None,
+            activity: Default::default(),
             subagents: Default::default(),
-            retry: None,
-            responding: false,
             turn_started: None,
             redo_available: 0,
             interrupting: false,

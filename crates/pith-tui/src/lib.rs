@@ -2,6 +2,7 @@
 //! drives both from terminal events, engine events and a tick. It talks to the engine only through
 //! `Op`s and `Event`s.
 
+mod activity;
 pub mod app;
 pub mod appearance;
 pub mod cells;
