@@ -1,24 +1,22 @@
 //! Application state and `update`: every terminal and engine event goes through here. Nothing in
 //! this file touches the terminal, so tests drive it directly.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{
-    Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
-};
+use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, Submission};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
 pub use super::activity::Retry;
 use super::composer::Composer;
 pub use super::help::Help;
+pub(crate) use super::permission_prompt::PERMISSION_GUARD;
+pub use super::permission_prompt::Permissions;
 pub use super::picker::{PickItem, Picker, PickerKind};
 use super::transcript::{NoticeLevel, Transcript};
 
@@ -45,64 +43,6 @@ pub enum Popup {
     /// `/login`, or `/model` for a provider with no key: the key dialog.
     Key(super::login::KeyDialog),
 }
-
-/// Pending permission questions; the first is on screen.
-#[derive(Default)]
-pub struct Permissions {
-    pub queue: VecDeque<PermissionRequest>,
-    pub selected: usize,
-    /// Deny-with-note input, open after choosing "deny".
-    pub note: Option<TextArea<'static>>,
-    /// When the question on screen appeared (`None`: long enough ago).
-    pub shown_at: Option<Instant>,
-    /// When the last key went to the composer rather than to a question.
-    pub typed_at: Option<Instant>,
-    /// How many lines the question's text is scrolled by.
-    pub scroll: usize,
-    /// Set by the view: the most the text scrolls (`None`: not drawn yet) and its page height.
-    pub max_scroll: Option<usize>,
-    pub page: usize,
-    /// The end of the question's text has been on screen: only then may it be allowed.
-    pub seen_end: bool,
-}
-
-impl Permissions {
-    /// Whether keys may answer the question on screen: it has been up for a moment and the
-    /// user has paused typing since. Until then keys go to the composer, so a prompt being
-    /// typed as the question pops up (its `a`, `y`, `n`, Enter) answers nothing.
-    pub fn armed(&self, now: Instant) -> bool {
-        let quiet =
-            |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= PERMISSION_GUARD);
-        quiet(self.shown_at) && quiet(self.typed_at)
-    }
-
-    /// Drops every question (their turn ended); what is typed next goes to the composer.
-    pub fn close_all(&mut self) {
-        self.queue.clear();
-        self.front_changed();
-        self.shown_at = None;
-    }
-
-    /// Another question is in front: it starts unread, at its top, on its first option.
-    pub fn front_changed(&mut self) {
-        self.selected = 0;
-        self.note = None;
-        self.scroll = 0;
-        self.max_scroll = None;
-        self.page = 0;
-        self.seen_end = false;
-        self.shown_at = Some(Instant::now());
-    }
-
-    /// Scrolls the question's text by `lines` (up when negative), within what the view allows.
-    pub fn scroll_by(&mut self, lines: isize) {
-        let to = self.scroll.saturating_add_signed(lines);
-        self.scroll = self.max_scroll.map_or(to, |max| to.min(max));
-    }
-}
-
-/// How long a new permission question, or one the user was typing over, ignores answer keys.
-pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
 /// A prompt sent but not yet seen back from the engine.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::keymap::Action;
+use super::keymap::Keymap;
 
 /// What a component did with a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +25,8 @@ pub(crate) trait Component {
     /// What drawing needs besides the component's own state (the keymap, the theme…).
     type Context<'a>;
 
-    /// A key routed to this component, with what the keymap's list context makes of it.
-    fn on_key(&mut self, key: KeyEvent, list: Option<Action>) -> Handled<Self::Outcome>;
+    /// A key routed to this component; `keymap` says what it means in the component's context.
+    fn on_key(&mut self, key: KeyEvent, keymap: &Keymap) -> Handled<Self::Outcome>;
 
     /// Draws the component on `area`; it may note what the draw decided (a clamped scroll).
     fn render(&mut self, frame: &mut Frame, area: Rect, cx: Self::Context<'_>);

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::component::{Component, Handled};
-use super::keymap::{Action, Keymap};
+use super::keymap::{Action, Context, Keymap, key_of};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Help {
@@ -31,8 +31,8 @@ impl Component for Help {
     /// The keymap and the custom commands the help lists.
     type Context<'a> = (&'a Keymap, &'a crate::custom_commands::Commands);
 
-    fn on_key(&mut self, _: KeyEvent, list: Option<Action>) -> Handled<()> {
-        match list {
+    fn on_key(&mut self, k: KeyEvent, keymap: &Keymap) -> Handled<()> {
+        match keymap.action(Context::List, key_of(&k)) {
             Some(Action::ListUp) => self.scroll = self.scroll.saturating_sub(1),
             Some(Action::ListDown) => self.scroll += 1,
             Some(Action::ListPageUp) => self.scroll = self.scroll.saturating_sub(10),

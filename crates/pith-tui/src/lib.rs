@@ -27,6 +27,7 @@ mod mcp;
 pub mod mentions;
 mod modal;
 pub mod notify;
+pub mod permission_prompt;
 pub mod picker;
 mod popup_keys;
 pub mod prompt_log;

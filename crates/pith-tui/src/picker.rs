@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::component::{Component, Handled};
-use super::keymap::Action;
+use super::keymap::{Action, Context, Keymap, key_of};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PickerKind {
@@ -55,7 +55,8 @@ impl Component for Picker {
     type Outcome = Option<String>;
     type Context<'a> = ();
 
-    fn on_key(&mut self, k: KeyEvent, list: Option<Action>) -> Handled<Option<String>> {
+    fn on_key(&mut self, k: KeyEvent, keymap: &Keymap) -> Handled<Option<String>> {
+        let list = keymap.action(Context::List, key_of(&k));
         let n = self.visible().len();
         match (list, k.code) {
             (Some(Action::ListClose), _) => return Handled::Closed,

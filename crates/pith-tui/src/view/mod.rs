@@ -69,7 +69,8 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         None => {}
     }
     if !app.permissions.queue.is_empty() {
-        permission::draw(frame, above_status, app);
+        app.permissions
+            .render(frame, above_status, (&app.transcript, &app.keymap));
     }
 }
 
