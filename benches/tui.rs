@@ -130,7 +130,7 @@ fn render(c: &mut Criterion) {
             },
             |(mut a, mut term)| {
                 term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-                black_box(a.total_lines)
+                black_box(a.total_lines())
             },
             BatchSize::LargeInput,
         )
@@ -176,7 +176,7 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
                 part: variants[flip % 2].clone(),
             }));
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.total_lines)
+            black_box(a.total_lines())
         })
     });
     // Nothing changed but the spinner: a frame with every cell cached.
@@ -184,7 +184,7 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
         b.iter(|| {
             a.dirty = true;
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.total_lines)
+            black_box(a.total_lines())
         })
     });
 }

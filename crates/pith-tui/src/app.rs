@@ -1,22 +1,23 @@
 //! Application state and `update`: every terminal and engine event goes through here. Nothing in
 //! this file touches the terminal, so tests drive it directly.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{
-    Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
-};
+use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, Submission};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
+pub use super::activity::Retry;
 use super::composer::Composer;
+pub use super::help::Help;
+pub(crate) use super::permission_prompt::PERMISSION_GUARD;
+pub use super::permission_prompt::Permissions;
+pub use super::picker::{PickItem, Picker, PickerKind};
 use super::transcript::{NoticeLevel, Transcript};
 
 /// How long a first Ctrl+C waits for the second.
@@ -33,127 +34,14 @@ pub enum Msg {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum PickerKind {
-    Sessions,
-    Model,
-    /// MCP resources (`/resource`); the id is `server:uri`.
-    Resource,
-    /// An earlier prompt to go back to (`/rewind`).
-    Rewind,
-    /// The colour theme (`/theme`): moving the selection previews it.
-    Theme,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PickItem {
-    pub id: String,
-    pub label: String,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Picker {
-    pub kind: PickerKind,
-    pub items: Vec<PickItem>,
-    pub filter: String,
-    pub selected: usize,
-    pub loading: bool,
-}
-
-impl Picker {
-    pub fn visible(&self) -> Vec<&PickItem> {
-        let f = self.filter.to_lowercase();
-        self.items
-            .iter()
-            .filter(|i| {
-                f.is_empty()
-                    || i.label.to_lowercase().contains(&f)
-                    || i.detail.to_lowercase().contains(&f)
-            })
-            .collect()
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
-    Help {
-        scroll: usize,
-    },
+    Help(Help),
     Context(Option<Breakdown>),
     Picker(Picker),
     /// `/mcp`: the servers, their state, tools and cost.
     Mcp,
     /// `/login`, or `/model` for a provider with no key: the key dialog.
     Key(super::login::KeyDialog),
-}
-
-/// Pending permission questions; the first is on screen.
-#[derive(Default)]
-pub struct Permissions {
-    pub queue: VecDeque<PermissionRequest>,
-    pub selected: usize,
-    /// Deny-with-note input, open after choosing "deny".
-    pub note: Option<TextArea<'static>>,
-    /// When the question on screen appeared (`None`: long enough ago).
-    pub shown_at: Option<Instant>,
-    /// When the last key went to the composer rather than to a question.
-    pub typed_at: Option<Instant>,
-    /// How many lines the question's text is scrolled by.
-    pub scroll: usize,
-    /// Set by the view: the most the text scrolls (`None`: not drawn yet) and its page height.
-    pub max_scroll: Option<usize>,
-    pub page: usize,
-    /// The end of the question's text has been on screen: only then may it be allowed.
-    pub seen_end: bool,
-}
-
-impl Permissions {
-    /// Whether keys may answer the question on screen: it has been up for a moment and the
-    /// user has paused typing since. Until then keys go to the composer, so a prompt being
-    /// typed as the question pops up (its `a`, `y`, `n`, Enter) answers nothing.
-    pub fn armed(&self, now: Instant) -> bool {
-        let quiet =
-            |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= PERMISSION_GUARD);
-        quiet(self.shown_at) && quiet(self.typed_at)
-    }
-
-    /// Drops every question (their turn ended); what is typed next goes to the composer.
-    pub fn close_all(&mut self) {
-        self.queue.clear();
-        self.front_changed();
-        self.shown_at = None;
-    }
-
-    /// Another question is in front: it starts unread, at its top, on its first option.
-    pub fn front_changed(&mut self) {
-        self.selected = 0;
-        self.note = None;
-        self.scroll = 0;
-        self.max_scroll = None;
-        self.page = 0;
-        self.seen_end = false;
-        self.shown_at = Some(Instant::now());
-    }
-
-    /// Scrolls the question's text by `lines` (up when negative), within what the view allows.
-    pub fn scroll_by(&mut self, lines: isize) {
-        let to = self.scroll.saturating_add_signed(lines);
-        self.scroll = self.max_scroll.map_or(to, |max| to.min(max));
-    }
-}
-
-/// How long a new permission question, or one the user was typing over, ignores answer keys.
-pub(super) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
-
-/// A retry the engine announced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retry {
-    pub attempt: u32,
-    pub max: u32,
-    /// Why: the provider's error.
-    pub reason: String,
-    /// When the retry starts.
-    pub at: Instant,
 }
 
 /// A prompt sent but not yet seen back from the engine.
@@ -169,81 +57,73 @@ pub struct PendingPrompt {
 pub struct App {
     ops: UnboundedSender<Submission>,
     pub transcript: Transcript,
-    pub composer: Composer,
-    pub session: Session,
-    pub model: String,
+    pub(crate) composer: Composer,
+    pub(crate) session: Session,
+    pub(crate) model: String,
     /// Asked for with /model, not yet confirmed by the engine.
-    pub pending_model: Option<String>,
+    pub(crate) pending_model: Option<String>,
     /// The reasoning effort requests carry (the status bar shows it when set).
-    pub effort: Option<crate::llm::ReasoningEffort>,
+    pub(crate) effort: Option<crate::llm::ReasoningEffort>,
     /// The permission mode (the status bar shows it when not the default).
-    pub permission_mode: crate::event::PermissionMode,
-    pub models: Vec<String>,
+    pub(crate) permission_mode: crate::event::PermissionMode,
+    pub(crate) models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
-    pub keys: super::login::KeyAccess,
-    pub workspace: PathBuf,
-    pub git_branch: Option<String>,
-    pub context: ContextUsage,
-    pub cost: f64,
-    pub state: EngineState,
-    pub state_detail: Option<String>,
-    pub state_since: Instant,
-    pub running_tool: Option<String>,
+    pub(crate) keys: super::login::KeyAccess,
+    pub(crate) workspace: PathBuf,
+    pub(crate) git_branch: Option<String>,
+    pub(crate) context: ContextUsage,
+    pub(crate) cost: f64,
+    pub(crate) state: EngineState,
+    pub(crate) state_since: Instant,
+    /// The state's detail, the tool running, a retry, streaming: what the status bar says.
+    pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
-    pub subagents: super::subagents::Subagents,
-    /// A provider fault being retried: shown in the status bar until the retry starts.
-    pub retry: Option<Retry>,
-    /// The model's answer is streaming (the status says "responding", not "thinking").
-    pub responding: bool,
+    pub(crate) subagents: super::subagents::Subagents,
     /// When the running turn started (one timer, in the composer's title).
-    pub turn_started: Option<Instant>,
+    pub(crate) turn_started: Option<Instant>,
     /// Turns `/redo` can put back.
-    pub redo_available: usize,
-    pub interrupting: bool,
-    pub popup: Option<Popup>,
-    pub permissions: Permissions,
-    pub pending: Vec<PendingPrompt>,
+    pub(crate) redo_available: usize,
+    pub(crate) interrupting: bool,
+    pub(crate) popup: Option<Popup>,
+    pub(crate) permissions: Permissions,
+    pub(crate) pending: Vec<PendingPrompt>,
     /// The custom slash commands.
-    pub custom_commands: crate::custom_commands::Commands,
-    pub slash_selected: usize,
-    pub slash_dismissed: bool,
-    /// The workspace's files for the `@` picker (read when it first opens).
-    pub files: Option<super::mentions::FileIndex>,
-    pub mention_selected: usize,
-    pub mention_dismissed: bool,
+    pub(crate) custom_commands: crate::custom_commands::Commands,
+    /// The `/` and `@` completion popup over the composer.
+    pub(crate) completion: super::completion::Completion,
     /// First transcript line on screen; `None` follows the bottom.
     pub scroll_top: Option<usize>,
     /// The part of a long session's history not loaded yet.
-    pub history: HistoryPaging,
-    pub expand_all: bool,
-    pub quit_armed: Option<Instant>,
-    pub should_quit: bool,
+    pub(crate) history: HistoryPaging,
+    pub(crate) expand_all: bool,
+    pub(crate) quit_armed: Option<Instant>,
+    pub(crate) should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
-    pub exit_code: i32,
-    pub engine_gone: bool,
-    pub now: Instant,
-    pub spinner: usize,
+    pub(crate) exit_code: i32,
+    pub(crate) engine_gone: bool,
+    pub(crate) now: Instant,
+    pub(crate) spinner: usize,
     /// The terminal reports Shift+Enter (kitty keyboard protocol).
-    pub keyboard_enhanced: bool,
+    pub(crate) keyboard_enhanced: bool,
     /// Set by the view at each draw.
-    pub transcript_area: Rect,
-    pub total_lines: usize,
+    pub(crate) transcript_area: Rect,
+    pub(crate) total_lines: usize,
     /// Lines of the banner above the transcript at the last draw.
-    pub banner_lines: usize,
+    pub(crate) banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
-    pub mcp: Vec<crate::event::McpServerStatus>,
+    pub(crate) mcp: Vec<crate::event::McpServerStatus>,
     /// What each key does.
-    pub keymap: super::keymap::Keymap,
+    pub(crate) keymap: super::keymap::Keymap,
     /// The colour theme and `/theme`'s state.
-    pub appearance: super::appearance::Appearance,
+    pub(crate) appearance: super::appearance::Appearance,
     /// Terminal work for the run loop between frames (clipboard, bell, editor).
-    pub effects: Vec<super::effects::Effect>,
+    pub(crate) effects: Vec<super::effects::Effect>,
     /// `[notify]` and whether the terminal has focus.
-    pub notifier: super::notify::Notifier,
+    pub(crate) notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
-    pub hooks: crate::config::HooksConfig,
+    pub(crate) hooks: crate::config::HooksConfig,
 }
 
 /// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
@@ -311,23 +191,16 @@ impl App {
             git_branch: init.git_branch,
             context: init.context,
             state: EngineState::Idle,
-            state_detail: None,
             state_since: now,
-            running_tool: None,
+            activity: Default::default(),
             subagents: Default::default(),
-            retry: None,
-            responding: false,
             turn_started: None,
             redo_available: 0,
             interrupting: false,
             popup: None,
             permissions: Permissions::default(),
             pending: Vec::new(),
-            slash_selected: 0,
-            slash_dismissed: false,
-            files: None,
-            mention_selected: 0,
-            mention_dismissed: false,
+            completion: Default::default(),
             scroll_top: None,
             expand_all: false,
             quit_armed: None,
@@ -348,6 +221,11 @@ impl App {
             notifier: super::notify::Notifier::new(init.notify),
             hooks: init.hooks,
         }
+    }
+
+    /// The transcript's height in lines at the last draw.
+    pub fn total_lines(&self) -> usize {
+        self.total_lines
     }
 
     pub fn busy(&self) -> bool {

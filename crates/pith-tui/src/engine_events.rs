@@ -86,7 +86,7 @@ impl App {
             }
             Event::ToolOutput { call_id, output } => self.transcript.tool_output(&call_id, &output),
             Event::ToolStarted { call_id, tool, .. } => {
-                self.running_tool = Some(tool);
+                self.activity.tool_started(tool);
                 self.transcript.tool_started(&call_id);
             }
             Event::ToolFinished {
@@ -94,7 +94,7 @@ impl App {
                 duration_ms,
                 ..
             } => {
-                self.running_tool = None;
+                self.activity.tool_finished();
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
@@ -168,7 +168,7 @@ impl App {
                 delay_ms,
                 message,
             } => {
-                self.retry = Some(Retry {
+                self.activity.retrying(Retry {
                     attempt,
                     max,
                     reason: message,
@@ -178,11 +178,11 @@ impl App {
             }
             Event::State { state, detail } => {
                 if state != EngineState::Retrying {
-                    self.retry = None;
+                    self.activity.retry_over();
                 }
                 if state == EngineState::Idle {
                     self.interrupting = false;
-                    self.running_tool = None;
+                    self.activity.tool_finished();
                 }
                 self.set_state(state, detail);
             }
@@ -360,8 +360,8 @@ impl App {
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
         self.interrupting = false;
-        self.running_tool = None;
-        self.retry = None;
+        self.activity.tool_finished();
+        self.activity.retry_over();
         // prompts still waiting become the next turn: they are no longer "queued"
         for p in &mut self.pending {
             p.queued = false;
@@ -374,17 +374,13 @@ impl App {
         if state != self.state {
             self.state_since = Instant::now();
         }
-        if state != EngineState::Retrying {
-            self.retry = None;
-        }
-        self.responding = false;
+        self.activity.state_changed(state, detail);
         if state == EngineState::Idle {
             self.turn_started = None;
         } else if self.turn_started.is_none() {
             self.turn_started = Some(Instant::now());
         }
         self.state = state;
-        self.state_detail = detail;
     }
 
     /// Streamed output arrived: whatever was being retried has recovered.
@@ -392,7 +388,7 @@ impl App {
         if matches!(self.state, EngineState::Retrying) {
             self.set_state(EngineState::Thinking, None);
         }
-        self.responding = text;
+        self.activity.streaming(text);
     }
 
     /// The engine refused a prompt before storing it: it leaves the pending list and comes back

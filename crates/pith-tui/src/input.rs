@@ -12,6 +12,7 @@ use crate::event::Op;
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, QUIT_WINDOW};
+use super::completion::ListKey;
 use super::keymap::{Action, Context, key_of};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
@@ -41,7 +42,7 @@ impl App {
                         Some(path) => self.composer.paste(&format!("@{path} ")),
                         None => self.composer.paste(&text),
                     }
-                    self.slash_dismissed = false;
+                    self.completion.pasted();
                 }
             }
             TermEvent::Mouse(m) => self.on_mouse(m),
@@ -130,7 +131,7 @@ impl App {
     }
 
     fn slash_items(&self) -> Option<Vec<SlashItem>> {
-        if self.slash_dismissed
+        if self.completion.slash_dismissed()
             || self.composer.browsing_history()
             || self.composer.textarea.lines().len() != 1
         {
@@ -149,14 +150,15 @@ impl App {
 
     /// The `@` picker's entries when it is open: the files matching the `@word` at the cursor.
     pub fn mention_popup(&mut self) -> Option<(String, Vec<String>)> {
-        if self.mention_dismissed || self.popup.is_some() || !self.permissions.queue.is_empty() {
+        if self.completion.mention_dismissed()
+            || self.popup.is_some()
+            || !self.permissions.queue.is_empty()
+        {
             return None;
         }
         let (line, col) = self.composer.cursor_line();
         let (_, query) = super::mentions::token_at(&line, col)?;
-        let files = self
-            .files
-            .get_or_insert_with(|| super::mentions::FileIndex::scan(&self.workspace));
+        let files = self.completion.files(&self.workspace);
         let items = files.matches(&query);
         (!items.is_empty()).then_some((query, items))
     }
@@ -173,7 +175,7 @@ impl App {
             };
             self.composer.replace_before_cursor(start, &text);
         }
-        self.mention_selected = 0;
+        self.completion.reset_mention();
     }
 
     /// The slash popup's entries when it is open.
@@ -252,22 +254,10 @@ impl App {
             return false;
         };
         let n = items.len().min(super::mentions::SHOWN * 8);
-        self.mention_selected = self.mention_selected.min(n - 1);
-        match list {
-            Some(Action::ListUp) => {
-                self.mention_selected = (self.mention_selected + n - 1) % n;
-            }
-            Some(Action::ListDown) => {
-                self.mention_selected = (self.mention_selected + 1) % n;
-            }
-            Some(Action::ListComplete | Action::ListAccept) => {
-                let chosen = items[self.mention_selected].clone();
-                self.accept_mention(&chosen);
-            }
-            Some(Action::ListClose) => {
-                self.mention_dismissed = true;
-            }
-            _ => return false,
+        match self.completion.mention_key(n, list) {
+            Some(ListKey::Complete(i) | ListKey::Accept(i)) => self.accept_mention(&items[i]),
+            Some(ListKey::Moved | ListKey::Closed) => {}
+            None => return false,
         }
         true
     }
@@ -277,34 +267,24 @@ impl App {
         let Some(items) = self.slash_items() else {
             return false;
         };
-        let n = items.len();
-        self.slash_selected = self.slash_selected.min(n - 1);
-        match list {
-            Some(Action::ListUp) => {
-                self.slash_selected = (self.slash_selected + n - 1) % n;
-            }
-            Some(Action::ListDown) => {
-                self.slash_selected = (self.slash_selected + 1) % n;
-            }
-            Some(Action::ListComplete) => {
-                let c = &items[self.slash_selected];
+        match self.completion.slash_key(items.len(), list) {
+            Some(ListKey::Complete(i)) => {
+                let c = &items[i];
                 let text = if c.args().is_empty() {
                     format!("/{}", c.name())
                 } else {
                     format!("/{} ", c.name())
                 };
                 self.composer.set_text(&text);
-                self.slash_selected = 0;
+                self.completion.reset_slash();
             }
-            Some(Action::ListAccept) => {
-                let c = items[self.slash_selected].clone();
-                self.slash_selected = 0;
+            Some(ListKey::Accept(i)) => {
+                let c = items[i].clone();
+                self.completion.reset_slash();
                 self.accept_slash(c);
             }
-            Some(Action::ListClose) => {
-                self.slash_dismissed = true;
-            }
-            _ => return false,
+            Some(ListKey::Moved | ListKey::Closed) => {}
+            None => return false,
         }
         true
     }
@@ -386,12 +366,9 @@ impl App {
             // the slash popup opens: commands added or changed since show up in it
             self.custom_commands.reload_if_changed();
         }
-        self.slash_dismissed = false;
-        self.mention_dismissed = false;
-        self.mention_selected = 0;
-        self.slash_selected = self
-            .slash_selected
-            .min(self.slash_items().map_or(0, |i| i.len().saturating_sub(1)));
+        self.completion.typed();
+        let last = self.slash_items().map_or(0, |i| i.len().saturating_sub(1));
+        self.completion.clamp_slash(last);
     }
 
     fn ctrl_c(&mut self) {

@@ -204,7 +204,7 @@ fn keys_lists_the_bindings_in_effect() {
     app.keymap = keymap(&[("expand_all", &["f2"]), ("undo", &["ctrl+k"])]);
     type_str(&mut app, "/keys");
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(app.popup, Some(Popup::Help { .. })));
+    assert!(matches!(app.popup, Some(Popup::Help(_))));
     let screen = render(&mut app, 100, 60);
     assert!(screen.contains("f2"), "{screen}");
     assert!(

@@ -2,10 +2,13 @@
 //! drives both from terminal events, engine events and a tick. It talks to the engine only through
 //! `Op`s and `Event`s.
 
+mod activity;
 pub mod app;
 pub mod appearance;
 pub mod cells;
 pub mod clipboard;
+mod completion;
+mod component;
 pub mod composer;
 mod custom;
 pub mod editor;
@@ -13,6 +16,7 @@ pub mod effects;
 mod engine_events;
 pub mod format;
 pub mod git;
+pub mod help;
 pub mod highlight;
 pub mod input;
 pub mod key_prompt;
@@ -23,6 +27,8 @@ mod mcp;
 pub mod mentions;
 mod modal;
 pub mod notify;
+pub mod permission_prompt;
+pub mod picker;
 mod popup_keys;
 pub mod prompt_log;
 mod run_command;

@@ -1,66 +1,40 @@
 //! Keys in a popup: pickers (model, sessions, rewind, themes…) and the permission question.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::TextArea;
+use crossterm::event::KeyEvent;
 
 use crate::event::{Op, PermissionReply};
 
 use super::app::{App, PickerKind, Popup};
-use super::keymap::{Action, Context, key_of};
+use super::component::{Component, Handled};
 use super::transcript::NoticeLevel;
 
 impl App {
     pub(super) fn popup_key(&mut self, k: KeyEvent) {
-        let list = self.keymap.action(Context::List, key_of(&k));
         let Some(popup) = &mut self.popup else { return };
         match popup {
-            Popup::Help { scroll } => match list {
-                Some(Action::ListUp) => *scroll = scroll.saturating_sub(1),
-                Some(Action::ListDown) => *scroll += 1,
-                Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(10),
-                Some(Action::ListPageDown) => *scroll += 10,
-                _ => self.popup = None,
-            },
+            Popup::Help(help) => {
+                if help.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
             Popup::Context(_) | Popup::Mcp => self.popup = None,
             Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
-            Popup::Picker(p) => {
-                let n = p.visible().len();
-                match (list, k.code) {
-                    (Some(Action::ListClose), _) => {
-                        self.popup = None;
-                        self.picker_closed();
-                    }
-                    (Some(Action::ListUp), _) => p.selected = p.selected.saturating_sub(1),
-                    (Some(Action::ListDown), _) => {
-                        p.selected = (p.selected + 1).min(n.saturating_sub(1))
-                    }
-                    (Some(Action::ListPageUp), _) => p.selected = p.selected.saturating_sub(10),
-                    (Some(Action::ListPageDown), _) => {
-                        p.selected = (p.selected + 10).min(n.saturating_sub(1))
-                    }
-                    (Some(Action::ListAccept), _) => {
-                        let chosen = p.visible().get(p.selected).map(|i| i.id.clone());
-                        let kind = p.kind.clone();
-                        self.popup = None;
-                        if let Some(id) = chosen {
-                            self.picked(kind, id);
-                        } else {
-                            self.picker_closed();
-                        }
-                        return;
-                    }
-                    (_, KeyCode::Backspace) => {
-                        p.filter.pop();
-                        p.selected = 0;
-                    }
-                    (_, KeyCode::Char(c)) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                        p.filter.push(c);
-                        p.selected = 0;
-                    }
-                    _ => {}
+            Popup::Picker(p) => match p.on_key(k, &self.keymap) {
+                Handled::Consumed => self.picker_moved(),
+                Handled::Closed => {
+                    self.popup = None;
+                    self.picker_closed();
+                    self.picker_moved();
                 }
-                self.picker_moved();
-            }
+                Handled::Done(chosen) => {
+                    let kind = p.kind.clone();
+                    self.popup = None;
+                    match chosen {
+                        Some(id) => self.picked(kind, id),
+                        None => self.picker_closed(),
+                    }
+                }
+            },
         }
     }
 
@@ -84,64 +58,9 @@ impl App {
     }
 
     pub(super) fn permission_key(&mut self, k: KeyEvent) {
-        let action = self.keymap.action(Context::Permission, key_of(&k));
-        match action {
-            Some(Action::QuestionScrollUp) => return self.scroll_question(-1),
-            Some(Action::QuestionScrollDown) => return self.scroll_question(1),
-            _ => {}
+        if let Handled::Done((reply, note)) = self.permissions.on_key(k, &self.keymap) {
+            self.answer_permission(reply, note);
         }
-        if let Some(note) = &mut self.permissions.note {
-            match action {
-                Some(Action::OptionChoose) => {
-                    let text = note.lines().join(" ").trim().to_string();
-                    self.answer_permission(
-                        PermissionReply::Deny,
-                        (!text.is_empty()).then_some(text),
-                    );
-                }
-                Some(Action::Deny) => self.permissions.note = None,
-                _ => match self.keymap.action(Context::Chat, key_of(&k)) {
-                    Some(a) if a.is_edit() => super::keymap::edit(note, a),
-                    _ => {
-                        if super::keymap::to_textarea(&k) {
-                            note.input(k);
-                        }
-                    }
-                },
-            }
-            return;
-        }
-        let unread = !self.permissions.seen_end;
-        match action {
-            Some(Action::OptionPrev) => {
-                self.permissions.selected = (self.permissions.selected + 2) % 3
-            }
-            Some(Action::OptionNext) => {
-                self.permissions.selected = (self.permissions.selected + 1) % 3
-            }
-            // allowing waits until the whole of what is allowed has been on screen
-            Some(Action::AllowOnce) if unread => {}
-            Some(Action::AllowAlways) if unread => {}
-            Some(Action::AllowOnce) => self.answer_permission(PermissionReply::Once, None),
-            Some(Action::AllowAlways) => self.answer_permission(PermissionReply::Always, None),
-            Some(Action::DenyWithNote) => self.open_note(),
-            Some(Action::Deny) => self.answer_permission(PermissionReply::Deny, None),
-            Some(Action::OptionChoose) => match self.permissions.selected {
-                0 | 1 if unread => {}
-                0 => self.answer_permission(PermissionReply::Once, None),
-                1 => self.answer_permission(PermissionReply::Always, None),
-                _ => self.open_note(),
-            },
-            _ => {}
-        }
-    }
-
-    pub(super) fn open_note(&mut self) {
-        let mut ta = TextArea::default();
-        ta.set_placeholder_text("why not? (optional, enter to send)");
-        ta.set_cursor_line_style(ratatui::style::Style::default());
-        self.permissions.selected = 2;
-        self.permissions.note = Some(ta);
     }
 
     pub(super) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
@@ -156,11 +75,5 @@ impl App {
         self.transcript.permission(req, reply, note);
         // the next question (if any) was already waiting: it appears now
         self.permissions.front_changed();
-    }
-
-    /// Scrolls the question's text by `pages` of what the box shows (up when negative).
-    pub(super) fn scroll_question(&mut self, pages: isize) {
-        let page = self.permissions.page.saturating_sub(1).max(1) as isize;
-        self.permissions.scroll_by(pages * page);
     }
 }

@@ -6,7 +6,7 @@ use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
 use crate::tool::ToolInput;
 
-use super::app::{App, PickItem, Picker, PickerKind, Popup};
+use super::app::{App, Help, PickItem, Picker, PickerKind, Popup};
 use super::transcript::NoticeLevel;
 use crate::commands::Command;
 
@@ -62,11 +62,11 @@ impl App {
             Command::Rewind => self.rewind_picker(),
             Command::Copy => self.copy_command(arg.as_deref()),
             Command::Editor => self.effects.push(super::effects::Effect::Editor),
-            Command::Help => self.popup = Some(Popup::Help { scroll: 0 }),
+            Command::Help => self.popup = Some(Popup::Help(Help::new())),
             Command::Keys => {
                 // the help, from its list of keys
                 let scroll = Command::all().count() + 2;
-                self.popup = Some(Popup::Help { scroll });
+                self.popup = Some(Popup::Help(Help::at(scroll)));
             }
             Command::Hooks => {
                 for line in crate::config::hooks::listing(&self.hooks) {

@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
 
 use super::app::{App, Popup};
+use super::component::Component;
 use super::format::truncate;
 use super::keymap::Action;
 use super::wrap::wrap;
@@ -49,32 +50,27 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
     if let Some((query, items)) = app.mention_popup() {
-        let sel = app.mention_selected.min(items.len() - 1);
+        let sel = app.completion.mention_selected(items.len());
         popups::files(frame, &query, &items, sel, composer_area, area.y);
     } else if let Some(items) = app.slash_popup() {
-        let sel = app.slash_selected.min(items.len() - 1);
+        let sel = app.completion.slash_selected(items.len());
         popups::slash(frame, &items, sel, composer_area, area.y);
     }
     match &mut app.popup {
-        Some(Popup::Help { scroll }) => {
-            *scroll = popups::help(
-                frame,
-                transcript_area,
-                *scroll,
-                &app.keymap,
-                &app.custom_commands,
-            )
+        Some(Popup::Help(help)) => {
+            help.render(frame, transcript_area, (&app.keymap, &app.custom_commands))
         }
         Some(Popup::Context(b)) => {
             popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)
         }
         Some(Popup::Mcp) => popups::mcp(frame, above_status, &app.mcp),
-        Some(Popup::Picker(p)) => popups::picker(frame, above_status, p),
+        Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
         None => {}
     }
     if !app.permissions.queue.is_empty() {
-        permission::draw(frame, above_status, app);
+        app.permissions
+            .render(frame, above_status, (&app.transcript, &app.keymap));
     }
 }
 

@@ -10,8 +10,10 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use serde_json::Value;
 
 use super::popups::{block, centered};
-use crate::app::App;
+use crate::app::Permissions;
 use crate::event::PermissionRequest;
+use crate::keymap::Keymap;
+use crate::transcript::Transcript;
 use pith_protocol::tool::ToolInput;
 
 use crate::format::{self, truncate};
@@ -34,28 +36,29 @@ struct Body {
     max_scroll: usize,
 }
 
-/// Draws the question in front; records in `app.permissions` how far its text can scroll and
-/// whether its end has been on screen.
-pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
-    let Some(req) = app.permissions.queue.front() else {
+/// Draws the question in front; records in `p` how far its text can scroll and whether its end
+/// has been on screen.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    p: &mut Permissions,
+    transcript: &Transcript,
+    keymap: &Keymap,
+) {
+    let Some(req) = p.queue.front() else {
         return;
     };
     let w = area.width.saturating_sub(2).min(MAX_WIDTH);
     let inner_w = w.saturating_sub(4) as usize;
-    let note_rows: u16 = if app.permissions.note.is_some() { 3 } else { 0 };
+    let note_rows: u16 = if p.note.is_some() { 3 } else { 0 };
     let (always, grants) = always_option(req, inner_w.saturating_sub(2));
     // borders, header, blank, three options, blank, hint, the note
     let fixed = 9 + note_rows as usize;
     let avail = (area.height as usize).saturating_sub(fixed).max(1);
-    let input = app.transcript.tool_call(&req.call_id);
+    let input = transcript.tool_call(&req.call_id);
     let body = body(req, input, grants.as_deref(), inner_w, avail);
-    let scroll = app.permissions.scroll.min(body.max_scroll);
-    let p = &mut app.permissions;
-    p.scroll = scroll;
-    p.max_scroll = Some(body.max_scroll);
-    p.page = body.rows;
-    p.seen_end |= scroll >= body.max_scroll;
-    let p = &app.permissions;
+    let scroll = p.drawn(body.max_scroll, body.rows);
+    let p = &*p;
     let Some(req) = p.queue.front() else { return };
 
     let mut lines = vec![header(req)];
@@ -64,9 +67,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         lines.push(marker(body.max_scroll - scroll, inner_w));
     }
     lines.push(Line::default());
-    lines.extend(options(always, p.selected, !p.seen_end, inner_w));
+    lines.extend(options(always, p.selected(), !p.seen_end(), inner_w));
     lines.push(Line::default());
-    lines.push(hint(app, body.max_scroll > 0, inner_w));
+    lines.push(hint(p, keymap, body.max_scroll > 0, inner_w));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
     // the margins beside the box too: nothing underneath shows against its border
@@ -334,8 +337,7 @@ fn marker(below: usize, width: usize) -> Line<'static> {
     Line::from(Span::styled(truncate(&text, width), style))
 }
 
-fn hint(app: &App, scrolls: bool, width: usize) -> Line<'static> {
-    let p = &app.permissions;
+fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'static> {
     let more = if p.queue.len() > 1 {
         "  (+ more waiting)"
     } else {
@@ -343,7 +345,7 @@ fn hint(app: &App, scrolls: bool, width: usize) -> Line<'static> {
     };
     // the keys as the keymap has them (`n` writes a note with the denial; esc denies)
     use super::super::keymap::Action;
-    let key = |a: Action, prefer: &[&str]| app.keymap.hint(a, prefer);
+    let key = |a: Action, prefer: &[&str]| keymap.hint(a, prefer);
     let opt =
         |k: Option<String>, what: &str| k.map(|k| format!("{k} {what} · ")).unwrap_or_default();
     let note = opt(key(Action::DenyWithNote, &["n"]), "deny + note");
@@ -352,7 +354,7 @@ fn hint(app: &App, scrolls: bool, width: usize) -> Line<'static> {
         .unwrap_or_default();
     let hint = if p.note.is_some() {
         "enter send denial · esc back".to_string()
-    } else if !p.seen_end {
+    } else if !p.seen_end() {
         format!("read to the end to allow: pgdn · {note}{deny}{more}").replace(" ·  · ", " · ")
     } else {
         let once = opt(key(Action::AllowOnce, &["y"]), "once");

@@ -91,29 +91,30 @@ fn state_text(app: &App) -> (String, Style) {
     }
     match app.state {
         EngineState::Idle => ("● idle".into(), Style::default().fg(theme().dim)),
-        EngineState::Thinking if app.responding => (format!("{spin} responding"), busy),
-        EngineState::Thinking => match &app.state_detail {
+        EngineState::Thinking if app.activity.responding() => (format!("{spin} responding"), busy),
+        EngineState::Thinking => match app.activity.detail() {
             // What the provider is being waited for, once the wait is long.
             Some(d) => (format!("{spin} thinking · {d}"), busy),
             None => (format!("{spin} thinking"), busy),
         },
         EngineState::Running => {
             let tool = app
-                .state_detail
-                .clone()
-                .or_else(|| app.running_tool.clone())
+                .activity
+                .detail()
+                .or(app.activity.running_tool())
+                .cloned()
                 .unwrap_or_else(|| "tool".into());
             (format!("{spin} running {tool}"), busy)
         }
         EngineState::Compacting => (
-            match &app.state_detail {
+            match app.activity.detail() {
                 Some(d) => format!("{spin} compacting · {d}"),
                 None => format!("{spin} compacting"),
             },
             Style::default().fg(theme().summary),
         ),
         EngineState::Retrying => {
-            let s = match &app.retry {
+            let s = match app.activity.retry() {
                 Some(r) => {
                     let wait = r.at.saturating_duration_since(app.now).as_secs();
                     let reason = crate::text::one_line(&r.reason);
