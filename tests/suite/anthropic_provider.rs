@@ -10,7 +10,7 @@ use pith::message::Usage;
 use pith::provider::anthropic::{AnthropicProvider, EventParser, http_error, request_body};
 use pith::provider::transport::Timeouts;
 use pith::provider::{
-    AssistantContent, ChatMessage, ChatRequest, ErrorKind, FinishReason, Provider, ProviderError,
+    AssistantContent, ChatMessage, ChatRequest, FaultKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
 };
 use serde_json::{Value, json};
@@ -430,7 +430,7 @@ async fn error_event_mid_stream_overloaded_is_a_server_error() {
     ]))
     .await;
     assert_eq!(events, vec![StreamEvent::TextDelta("partial".into())]);
-    assert_eq!(err.kind, ErrorKind::Server);
+    assert_eq!(err.kind, FaultKind::Server);
     assert!(err.kind.is_retryable());
     assert!(err.message.contains("overloaded_error"), "{}", err.message);
 }
@@ -438,24 +438,24 @@ async fn error_event_mid_stream_overloaded_is_a_server_error() {
 #[test]
 fn error_events_are_classified() {
     let cases = [
-        ("overloaded_error", "Overloaded", ErrorKind::Server),
-        ("api_error", "Internal server error", ErrorKind::Server),
-        ("rate_limit_error", "Slow down", ErrorKind::RateLimit),
+        ("overloaded_error", "Overloaded", FaultKind::Server),
+        ("api_error", "Internal server error", FaultKind::Server),
+        ("rate_limit_error", "Slow down", FaultKind::RateLimit),
         (
             "invalid_request_error",
             "prompt is too long: 210000 tokens > 200000 maximum",
-            ErrorKind::ContextOverflow,
+            FaultKind::ContextOverflow,
         ),
         (
             "invalid_request_error",
             "messages.1: tool_use ids must be unique",
-            ErrorKind::BadRequest,
+            FaultKind::BadRequest,
         ),
-        ("authentication_error", "invalid x-api-key", ErrorKind::Auth),
+        ("authentication_error", "invalid x-api-key", FaultKind::Auth),
         (
             "request_too_large",
             "Request exceeds the maximum size",
-            ErrorKind::ContextOverflow,
+            FaultKind::ContextOverflow,
         ),
     ];
     for (etype, message, kind) in cases {
@@ -477,7 +477,7 @@ async fn stream_ending_before_message_stop_is_a_network_error() {
     ]))
     .await;
     assert_eq!(events, vec![StreamEvent::TextDelta("half".into())]);
-    assert_eq!(err.kind, ErrorKind::Network);
+    assert_eq!(err.kind, FaultKind::Network);
     assert!(
         err.message.contains("before message_stop"),
         "{}",
@@ -496,7 +496,7 @@ async fn connection_cut_mid_stream_is_a_network_error() {
     ];
     let (events, err) = run_err(sse(frames).cut_after(3)).await;
     assert_eq!(events, vec![StreamEvent::TextDelta("half".into())]);
-    assert_eq!(err.kind, ErrorKind::Network);
+    assert_eq!(err.kind, FaultKind::Network);
     assert!(err.message.contains("interrupted"), "{}", err.message);
     assert!(!err.message.contains(KEY));
 }
@@ -526,7 +526,7 @@ async fn stalled_stream_times_out_as_a_network_error() {
     .await
     .expect("the provider's timeout fires first");
     let err = items.last().unwrap().clone().unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Network);
+    assert_eq!(err.kind, FaultKind::Network);
 }
 
 #[tokio::test]
@@ -539,7 +539,7 @@ async fn invalid_json_is_malformed() {
     ]))
     .await;
     assert!(events.is_empty());
-    assert_eq!(err.kind, ErrorKind::Malformed);
+    assert_eq!(err.kind, FaultKind::Malformed);
 }
 
 #[tokio::test]
@@ -562,7 +562,7 @@ async fn invalid_tool_input_json_is_malformed() {
             name: "bash".into()
         }]
     );
-    assert_eq!(err.kind, ErrorKind::Malformed);
+    assert_eq!(err.kind, FaultKind::Malformed);
 }
 
 // ---------------------------------------------------------------- HTTP errors
@@ -578,7 +578,7 @@ async fn http_529_is_a_server_error() {
         error_body("overloaded_error", "Overloaded"),
     ))
     .await;
-    assert_eq!(err.kind, ErrorKind::Server);
+    assert_eq!(err.kind, FaultKind::Server);
     assert_eq!(err.status, Some(529));
     assert_eq!(
         err.message,
@@ -602,7 +602,7 @@ async fn http_529_then_success() {
     .await;
     let p = provider(&server);
     let first = p.stream(&simple_request()).await;
-    assert!(matches!(first, Err(ref e) if e.kind == ErrorKind::Server && e.kind.is_retryable()));
+    assert!(matches!(first, Err(ref e) if e.kind == FaultKind::Server && e.kind.is_retryable()));
     let events: Vec<_> = p
         .stream(&simple_request())
         .await
@@ -625,7 +625,7 @@ async fn http_429_honours_retry_after() {
         .header("retry-after", "7"),
     )
     .await;
-    assert_eq!(err.kind, ErrorKind::RateLimit);
+    assert_eq!(err.kind, FaultKind::RateLimit);
     assert_eq!(err.retry_after, Some(Duration::from_secs(7)));
 }
 
@@ -639,7 +639,7 @@ async fn http_400_prompt_too_long_is_context_overflow() {
         ),
     ))
     .await;
-    assert_eq!(err.kind, ErrorKind::ContextOverflow);
+    assert_eq!(err.kind, FaultKind::ContextOverflow);
     assert_eq!(err.status, Some(400));
 }
 
@@ -654,7 +654,7 @@ async fn http_error_messages_are_one_line_and_never_hold_the_key() {
         ),
     ))
     .await;
-    assert_eq!(err.kind, ErrorKind::Auth);
+    assert_eq!(err.kind, FaultKind::Auth);
     assert!(!err.message.contains(KEY), "{}", err.message);
     assert!(!err.message.contains('\n'), "{}", err.message);
     assert!(err.message.contains("[REDACTED]"), "{}", err.message);
@@ -666,28 +666,28 @@ fn http_statuses_are_classified() {
         (
             529,
             error_body("overloaded_error", "Overloaded"),
-            ErrorKind::Server,
+            FaultKind::Server,
         ),
-        (500, error_body("api_error", "Internal"), ErrorKind::Server),
-        (503, json!("upstream down"), ErrorKind::Server),
+        (500, error_body("api_error", "Internal"), FaultKind::Server),
+        (503, json!("upstream down"), FaultKind::Server),
         (
             429,
             error_body("rate_limit_error", "slow"),
-            ErrorKind::RateLimit,
+            FaultKind::RateLimit,
         ),
         (
             401,
             error_body("authentication_error", "bad key"),
-            ErrorKind::Auth,
+            FaultKind::Auth,
         ),
-        (403, error_body("permission_error", "no"), ErrorKind::Auth),
+        (403, error_body("permission_error", "no"), FaultKind::Auth),
         (
             413,
             error_body(
                 "request_too_large",
                 "Request exceeds the maximum allowed number of bytes",
             ),
-            ErrorKind::ContextOverflow,
+            FaultKind::ContextOverflow,
         ),
         (
             400,
@@ -695,17 +695,17 @@ fn http_statuses_are_classified() {
                 "invalid_request_error",
                 "input length and `max_tokens` exceed context limit: 187254 + 20000 > 200000",
             ),
-            ErrorKind::ContextOverflow,
+            FaultKind::ContextOverflow,
         ),
         (
             400,
             error_body("invalid_request_error", "max_tokens: must be positive"),
-            ErrorKind::BadRequest,
+            FaultKind::BadRequest,
         ),
         (
             404,
             error_body("not_found_error", "model: nope"),
-            ErrorKind::BadRequest,
+            FaultKind::BadRequest,
         ),
     ];
     for (status, body, kind) in cases {
@@ -719,7 +719,7 @@ fn http_statuses_are_classified() {
     }
     // A huge non-JSON body is cut to one short line.
     let err = http_error(502, &"<html>\n bad gateway \n</html>".repeat(200));
-    assert_eq!(err.kind, ErrorKind::Server);
+    assert_eq!(err.kind, FaultKind::Server);
     assert!(err.message.len() < 400 && !err.message.contains('\n'));
 }
 
@@ -734,7 +734,7 @@ async fn connection_refused_is_a_network_error() {
         Ok(_) => panic!("nothing listens there"),
         Err(e) => e,
     };
-    assert_eq!(err.kind, ErrorKind::Network);
+    assert_eq!(err.kind, FaultKind::Network);
     assert!(!err.message.contains(KEY));
 }
 
@@ -1191,5 +1191,5 @@ fn parser_dispatches_on_type_without_event_lines_and_takes_cumulative_usage() {
     let err = EventParser::new()
         .handle("content_block_stop", r#"{"type": "content_block_stop"}"#)
         .unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Malformed);
+    assert_eq!(err.kind, FaultKind::Malformed);
 }

@@ -129,7 +129,7 @@ use pith::message::Usage;
 use pith::provider::openai::OpenAiProvider;
 use pith::provider::transport::Timeouts;
 use pith::provider::{
-    AssistantContent, ChatMessage, ChatRequest, ErrorKind, FinishReason, Provider, ProviderError,
+    AssistantContent, ChatMessage, ChatRequest, FaultKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
 };
 
@@ -461,7 +461,7 @@ async fn mid_stream_error_event_with_and_without_event_name() {
             &StreamEvent::TextDelta("Hel".into())
         );
         let e = last_error(items);
-        assert_eq!(e.kind, ErrorKind::Server, "named={named}");
+        assert_eq!(e.kind, FaultKind::Server, "named={named}");
         assert!(e.message.contains("Upstream overloaded"), "{}", e.message);
     }
 
@@ -473,7 +473,7 @@ async fn mid_stream_error_event_with_and_without_event_name() {
     ))]));
     assert_eq!(
         last_error(collect(&server).await).kind,
-        ErrorKind::ContextOverflow
+        FaultKind::ContextOverflow
     );
 }
 
@@ -497,7 +497,7 @@ async fn cut_stream_is_a_network_error_item() {
         &StreamEvent::TextDelta("wor".into())
     );
     let e = last_error(items);
-    assert_eq!(e.kind, ErrorKind::Network);
+    assert_eq!(e.kind, FaultKind::Network);
     assert!(
         e.message
             .starts_with("stream ended before the response finished"),
@@ -515,7 +515,7 @@ async fn clean_end_without_done_or_finish_is_a_network_error() {
         None,
     ))]));
     let e = last_error(collect(&server).await);
-    assert_eq!(e.kind, ErrorKind::Network);
+    assert_eq!(e.kind, FaultKind::Network);
     assert_eq!(e.message, "stream ended before the response finished");
 }
 
@@ -529,7 +529,7 @@ async fn malformed_chunk_is_a_malformed_error_item() {
     ]));
     let items = collect(&server).await;
     assert_eq!(items.len(), 2);
-    assert_eq!(last_error(items).kind, ErrorKind::Malformed);
+    assert_eq!(last_error(items).kind, FaultKind::Malformed);
 }
 
 #[tokio::test]
@@ -547,7 +547,7 @@ async fn rate_limit_with_retry_after() {
             .header("retry-after-ms", "250"),
     );
     let e = request_error(&server).await;
-    assert_eq!(e.kind, ErrorKind::RateLimit);
+    assert_eq!(e.kind, FaultKind::RateLimit);
     assert_eq!(e.status, Some(429));
     assert_eq!(e.retry_after, Some(Duration::from_secs(3)));
     assert_eq!(
@@ -563,7 +563,7 @@ async fn server_error_500() {
     let server = MockServer::start().await;
     // An empty script answers 500 {"error":{"message":"mock script exhausted"}}.
     let e = request_error(&server).await;
-    assert_eq!(e.kind, ErrorKind::Server);
+    assert_eq!(e.kind, FaultKind::Server);
     assert_eq!(e.status, Some(500));
     assert_eq!(e.message, "HTTP 500 server error: mock script exhausted");
     assert!(e.kind.is_retryable());
@@ -596,7 +596,7 @@ async fn context_overflow_bodies() {
     ));
     for _ in 0..3 {
         let e = request_error(&server).await;
-        assert_eq!(e.kind, ErrorKind::ContextOverflow, "{}", e.message);
+        assert_eq!(e.kind, FaultKind::ContextOverflow, "{}", e.message);
         assert!(!e.kind.is_retryable());
     }
 }
@@ -610,7 +610,7 @@ async fn auth_error_never_shows_the_key() {
         json!({"error": {"message": format!("Incorrect API key provided: {KEY}"), "code": "invalid_api_key"}}),
     ));
     let e = request_error(&server).await;
-    assert_eq!(e.kind, ErrorKind::Auth);
+    assert_eq!(e.kind, FaultKind::Auth);
     assert!(
         e.message
             .starts_with("HTTP 401 unauthorized: Incorrect API key provided")
@@ -636,7 +636,7 @@ async fn connection_refused_is_network() {
         Err(e) => e,
         Ok(_) => panic!("expected a connection error"),
     };
-    assert_eq!(e.kind, ErrorKind::Network);
+    assert_eq!(e.kind, FaultKind::Network);
     assert!(!e.message.contains(KEY));
     assert!(!e.message.contains("/chat/completions"), "{}", e.message);
 }

@@ -21,7 +21,7 @@ use pith_protocol::event::EngineState;
 use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Usage};
 use pith_provider::retry::RetryPolicy;
-use pith_provider::{ErrorKind, Provider, ProviderError};
+use pith_provider::{FaultKind, Provider, ProviderError};
 
 /// The default start, as a share of the usable window, for providers elsewhere. A server on
 /// this machine or network gets none unless configured: a second request at once would slow
@@ -304,7 +304,7 @@ async fn write(
         }
         if text.trim().is_empty() {
             return Err(ProviderError::new(
-                ErrorKind::BadRequest,
+                FaultKind::BadRequest,
                 "the background summary request brought no text",
             ));
         }
@@ -334,7 +334,7 @@ async fn complete(
     retry: &RetryPolicy,
     cancel: &CancellationToken,
 ) -> Result<Completion, ProviderError> {
-    let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
+    let cancelled = || ProviderError::new(FaultKind::Cancelled, "interrupted");
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -345,7 +345,7 @@ async fn complete(
             while let Some(item) = stream.next().await {
                 if !collected.add(item?) {
                     return Err(ProviderError::new(
-                        ErrorKind::BadRequest,
+                        FaultKind::BadRequest,
                         "the background summary did not end",
                     ));
                 }

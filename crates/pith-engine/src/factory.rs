@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use pith_config::{Config, ProviderKind};
 use pith_provider::anthropic::AnthropicProvider;
-use pith_provider::error::ErrorKind;
+use pith_provider::error::FaultKind;
 use pith_provider::openai::OpenAiProvider;
 use pith_provider::transport::{self, Timeouts};
 use pith_provider::{ChatRequest, EventStream, Provider, ProviderError};
@@ -176,7 +176,7 @@ pub fn describe(
     key_env: Option<&str>,
 ) -> ProviderError {
     match (err.kind, err.status) {
-        (ErrorKind::Auth, _) => {
+        (FaultKind::Auth, _) => {
             let hint = match key_env {
                 Some(var) => format!(
                     "; check the API key in the environment variable {var} (provider \"{provider}\")"
@@ -192,7 +192,7 @@ pub fn describe(
                 " (POST {endpoint}); check base_url in [provider.{provider}] and the model name"
             ));
         }
-        (ErrorKind::Network, None) if err.message.starts_with("connection failed") => {
+        (FaultKind::Network, None) if err.message.starts_with("connection failed") => {
             err.message = format!(
                 "cannot reach {endpoint}: {}; is the server running, and is base_url in [provider.{provider}] right?",
                 err.message
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn errors_say_what_to_check() {
-        let mut e = ProviderError::new(ErrorKind::Auth, "HTTP 401 unauthorized: Incorrect API key");
+        let mut e = ProviderError::new(FaultKind::Auth, "HTTP 401 unauthorized: Incorrect API key");
         e.status = Some(401);
         let m = describe(
             e.clone(),
@@ -235,7 +235,7 @@ mod tests {
         let m = describe(e, "http://h/v1/chat/completions", "local", None).message;
         assert!(m.contains("set api_key_env in [provider.local]"), "{m}");
 
-        let mut e = ProviderError::new(ErrorKind::BadRequest, "HTTP 404 not found: no such model");
+        let mut e = ProviderError::new(FaultKind::BadRequest, "HTTP 404 not found: no such model");
         e.status = Some(404);
         let m = describe(e, "http://h/v1/chat/completions", "p", None).message;
         assert_eq!(
@@ -244,7 +244,7 @@ mod tests {
         );
 
         let e = ProviderError::new(
-            ErrorKind::Network,
+            FaultKind::Network,
             "connection failed: tcp connect error: Connection refused",
         );
         let m = describe(e, "http://127.0.0.1:1/v1/chat/completions", "p", None).message;
@@ -254,7 +254,7 @@ mod tests {
         );
 
         // Others are left as they are.
-        let e = ProviderError::new(ErrorKind::Server, "HTTP 500 server error");
+        let e = ProviderError::new(FaultKind::Server, "HTTP 500 server error");
         assert_eq!(describe(e.clone(), "x", "p", Some("K")), e);
     }
 

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::runner::{ModelSetup, Runner};
 use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatRequest, StreamEvent};
-use pith_provider::{ErrorKind, EventStream, Provider, ProviderError};
+use pith_provider::{FaultKind, EventStream, Provider, ProviderError};
 
 /// Silence from the provider after which pith says what it is waiting for (at most; a short
 /// configured timeout brings it forward), and how often it says it again.
@@ -92,7 +92,7 @@ impl Runner {
                 Ok(done) => return Ok(done),
                 Err(e) => e,
             };
-            if matches!(err.kind, ErrorKind::Cancelled | ErrorKind::ContextOverflow) {
+            if matches!(err.kind, FaultKind::Cancelled | FaultKind::ContextOverflow) {
                 return Err(err);
             }
             let Some(delay) = self.model.retry.delay(tries, &err) else {
@@ -101,7 +101,7 @@ impl Runner {
             };
             attempt.before_retry(self);
             if !self.wait_retry(tries, delay, &err, cancel).await {
-                return Err(ProviderError::new(ErrorKind::Cancelled, "interrupted"));
+                return Err(ProviderError::new(FaultKind::Cancelled, "interrupted"));
             }
             // the retry is under way: the status bar stops saying "retrying"
             self.state(reading.state(), None);

@@ -11,7 +11,7 @@ use super::runner::Runner;
 use pith_protocol::event::Event;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{Part, PartKind, ToolState, Usage};
-use pith_provider::{ErrorKind, ProviderError};
+use pith_provider::{FaultKind, ProviderError};
 
 /// Streamed text is written to the store at least this often.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -44,8 +44,8 @@ impl Runner {
         match streamed {
             Ok(outcome) => outcome,
             Err(e) => match e.kind {
-                ErrorKind::Cancelled => Outcome::Interrupted,
-                ErrorKind::ContextOverflow => Outcome::Overflow(e),
+                FaultKind::Cancelled => Outcome::Interrupted,
+                FaultKind::ContextOverflow => Outcome::Overflow(e),
                 _ => Outcome::Failed(e),
             },
         }
@@ -142,7 +142,7 @@ impl Runner {
     /// The failure of a step whose answer passed `max_output` bytes.
     fn answer_too_long(&self, max_output: u64) -> ProviderError {
         ProviderError::new(
-            ErrorKind::BadRequest,
+            FaultKind::BadRequest,
             format!(
                 "the answer passed {} MiB in one step, more than the model's output limit allows ({} tokens); stopped reading it. What arrived is kept; the model may be repeating itself",
                 max_output / (1024 * 1024),

@@ -30,7 +30,7 @@ use pith_protocol::llm::{
 };
 use pith_protocol::message::Usage;
 use pith_protocol::message::{Carried, Message, PartKind};
-use pith_provider::{ErrorKind, Provider, ProviderError};
+use pith_provider::{FaultKind, Provider, ProviderError};
 
 /// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
 /// user's words pith could not carry itself.
@@ -87,7 +87,7 @@ impl Runner {
                     Ok(None) => tracing::warn!(
                         "the cache-friendly summary request brought no text; using the compaction agent"
                     ),
-                    Err(CompactionError::Provider(e)) if e.kind == ErrorKind::ContextOverflow => {
+                    Err(CompactionError::Provider(e)) if e.kind == FaultKind::ContextOverflow => {
                         self.learn_window(&e, None);
                         tracing::warn!(
                             "the cache-friendly summary request overflowed; using the compaction agent"
@@ -179,7 +179,7 @@ impl Runner {
                 .await
             {
                 Ok(done) => done,
-                Err(e) if e.kind == ErrorKind::Cancelled => {
+                Err(e) if e.kind == FaultKind::Cancelled => {
                     return Err(CompactionError::Interrupted);
                 }
                 Err(e) => return Err(CompactionError::Provider(e)),
@@ -326,13 +326,13 @@ impl Runner {
                     }
                     running = Some(text);
                 }
-                Err(e) if e.kind == ErrorKind::ContextOverflow && chunks.splits < MAX_SPLITS => {
+                Err(e) if e.kind == FaultKind::ContextOverflow && chunks.splits < MAX_SPLITS => {
                     // The estimate was off for this model: split the chunk further.
                     calls += 1;
                     self.learn_window(&e, None);
                     chunks.split(chunk, &self.meter.estimator);
                 }
-                Err(e) if e.kind == ErrorKind::Cancelled => {
+                Err(e) if e.kind == FaultKind::Cancelled => {
                     return Err(CompactionError::Interrupted);
                 }
                 Err(e) => return Err(CompactionError::Provider(e)),
@@ -479,7 +479,7 @@ impl Runner {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let cancelled = || ProviderError::new(ErrorKind::Cancelled, "interrupted");
+        let cancelled = || ProviderError::new(FaultKind::Cancelled, "interrupted");
         let Some(mut reader) = self
             .open_stream(provider, request, Reading::Summary, cancel)
             .await?
@@ -502,7 +502,7 @@ impl Runner {
             };
             if !collected.add(event) {
                 return Err(ProviderError::new(
-                    ErrorKind::BadRequest,
+                    FaultKind::BadRequest,
                     format!(
                         "the summary passed {} MiB without ending; stopped reading it",
                         MIN_STEP_OUTPUT / (1024 * 1024)

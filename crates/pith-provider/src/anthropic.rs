@@ -16,7 +16,7 @@ pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, effort_budget, reques
 pub use stream::{EventParser, events};
 
 use super::transport::{self, Timeouts};
-use super::{ChatRequest, ErrorKind, EventStream, Provider, ProviderError};
+use super::{ChatRequest, FaultKind, EventStream, Provider, ProviderError};
 
 /// The API version this provider speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -63,7 +63,7 @@ impl AnthropicProvider {
         if let Some(key) = api_key.as_deref().filter(|k| !k.is_empty()) {
             let mut value = HeaderValue::from_str(key).map_err(|_| {
                 ProviderError::new(
-                    ErrorKind::Auth,
+                    FaultKind::Auth,
                     "anthropic: the API key contains characters not allowed in a header",
                 )
             })?;
@@ -73,14 +73,14 @@ impl AnthropicProvider {
         for (name, value) in &headers {
             let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
                 ProviderError::new(
-                    ErrorKind::BadRequest,
+                    FaultKind::BadRequest,
                     format!("anthropic: invalid header name `{}`", one_line(name)),
                 )
             })?;
             // The value may be a secret: never echo it.
             let mut value = HeaderValue::from_str(value).map_err(|_| {
                 ProviderError::new(
-                    ErrorKind::BadRequest,
+                    FaultKind::BadRequest,
                     format!("anthropic: invalid value for header `{header}`"),
                 )
             })?;
@@ -90,7 +90,7 @@ impl AnthropicProvider {
 
         let client = super::client::for_base(&url, timeouts.connect).map_err(|e| {
             ProviderError::new(
-                ErrorKind::Network,
+                FaultKind::Network,
                 one_line(&format!("anthropic: cannot build the HTTP client: {e}")),
             )
         })?;
@@ -203,31 +203,31 @@ pub fn http_error(status: u16, body: &str) -> ProviderError {
 }
 
 /// Maps an Anthropic error (HTTP status if any, `error.type`, `error.message`) to an error class.
-pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> ErrorKind {
+pub fn classify(status: Option<u16>, error_type: &str, message: &str) -> FaultKind {
     let lower = message.to_ascii_lowercase();
     let overflow = error_type == "request_too_large"
         || lower.contains("prompt is too long")
         || lower.contains("exceed context limit");
     if status == Some(529) || error_type == "overloaded_error" {
-        return ErrorKind::Server;
+        return FaultKind::Server;
     }
     if status == Some(413) || overflow {
-        return ErrorKind::ContextOverflow;
+        return FaultKind::ContextOverflow;
     }
     if status == Some(429) || error_type == "rate_limit_error" {
-        return ErrorKind::RateLimit;
+        return FaultKind::RateLimit;
     }
     match status {
-        Some(401 | 403) => return ErrorKind::Auth,
-        Some(s) if s >= 500 => return ErrorKind::Server,
-        Some(s) if s >= 400 => return ErrorKind::BadRequest,
+        Some(401 | 403) => return FaultKind::Auth,
+        Some(s) if s >= 500 => return FaultKind::Server,
+        Some(s) if s >= 400 => return FaultKind::BadRequest,
         _ => {}
     }
     match error_type {
-        "authentication_error" | "permission_error" => ErrorKind::Auth,
-        "invalid_request_error" | "not_found_error" => ErrorKind::BadRequest,
+        "authentication_error" | "permission_error" => FaultKind::Auth,
+        "invalid_request_error" | "not_found_error" => FaultKind::BadRequest,
         // api_error, timeout_error, and anything unknown mid-stream: the server's fault.
-        _ => ErrorKind::Server,
+        _ => FaultKind::Server,
     }
 }
 

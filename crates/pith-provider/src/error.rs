@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use pith_protocol::text::one_line_max;
 
+/// What kind of fault a provider request met: it decides whether the request is retried (the
+/// engine's `event::ErrorKind` is the other, front-end-facing name — this one never reaches a
+/// front end as such).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
+pub enum FaultKind {
     /// The prompt does not fit the model's context window. Not retried blindly: the engine
     /// compacts and retries the step once.
     ContextOverflow,
@@ -26,11 +29,11 @@ pub enum ErrorKind {
     Cancelled,
 }
 
-impl ErrorKind {
+impl FaultKind {
     pub fn is_retryable(self) -> bool {
         matches!(
             self,
-            ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Malformed
+            FaultKind::RateLimit | FaultKind::Server | FaultKind::Network | FaultKind::Malformed
         )
     }
 }
@@ -39,14 +42,14 @@ impl ErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ProviderError {
-    pub kind: ErrorKind,
+    pub kind: FaultKind,
     pub message: String,
     pub status: Option<u16>,
     pub retry_after: Option<Duration>,
 }
 
 impl ProviderError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
         ProviderError {
             kind,
             message: message.into(),
@@ -111,51 +114,51 @@ fn contains_any(haystack: &str, needles: &[&str]) -> bool {
 /// Classifies an error from its HTTP status (None for an error event inside a stream) and body.
 /// The body is checked before the status: a 400 whose body says the context is exceeded is a
 /// `ContextOverflow`.
-pub fn classify(status: Option<u16>, body: &str) -> ErrorKind {
+pub fn classify(status: Option<u16>, body: &str) -> FaultKind {
     let lower = body.to_lowercase();
     if contains_any(&lower, OVERFLOW_MARKERS) || status == Some(413) {
-        return ErrorKind::ContextOverflow;
+        return FaultKind::ContextOverflow;
     }
     match status {
-        Some(401 | 403) => ErrorKind::Auth,
-        Some(429) if contains_any(&lower, QUOTA_MARKERS) => ErrorKind::BadRequest,
-        Some(429) => ErrorKind::RateLimit,
-        Some(408) => ErrorKind::Network,
-        Some(500..=599) => ErrorKind::Server,
-        Some(_) if lower.contains("overloaded_error") => ErrorKind::Server,
-        Some(400..=499) => ErrorKind::BadRequest,
-        Some(_) => ErrorKind::BadRequest,
+        Some(401 | 403) => FaultKind::Auth,
+        Some(429) if contains_any(&lower, QUOTA_MARKERS) => FaultKind::BadRequest,
+        Some(429) => FaultKind::RateLimit,
+        Some(408) => FaultKind::Network,
+        Some(500..=599) => FaultKind::Server,
+        Some(_) if lower.contains("overloaded_error") => FaultKind::Server,
+        Some(400..=499) => FaultKind::BadRequest,
+        Some(_) => FaultKind::BadRequest,
         None => {
             if contains_any(&lower, QUOTA_MARKERS) {
-                ErrorKind::BadRequest
+                FaultKind::BadRequest
             } else if contains_any(&lower, RATE_LIMIT_MARKERS) {
-                ErrorKind::RateLimit
+                FaultKind::RateLimit
             } else if contains_any(&lower, AUTH_MARKERS) {
-                ErrorKind::Auth
+                FaultKind::Auth
             } else if contains_any(&lower, SERVER_MARKERS) {
-                ErrorKind::Server
+                FaultKind::Server
             } else if lower.contains("invalid_request_error") {
-                ErrorKind::BadRequest
+                FaultKind::BadRequest
             } else {
                 // An error event inside a 200 stream with nothing to go by: most likely the
                 // upstream model server failed mid-answer.
-                ErrorKind::Server
+                FaultKind::Server
             }
         }
     }
 }
 
 /// A short label for messages.
-fn label(kind: ErrorKind) -> &'static str {
+fn label(kind: FaultKind) -> &'static str {
     match kind {
-        ErrorKind::ContextOverflow => "context overflow",
-        ErrorKind::RateLimit => "rate limited",
-        ErrorKind::Server => "server error",
-        ErrorKind::Network => "network error",
-        ErrorKind::Malformed => "malformed response",
-        ErrorKind::Auth => "unauthorized",
-        ErrorKind::BadRequest => "bad request",
-        ErrorKind::Cancelled => "cancelled",
+        FaultKind::ContextOverflow => "context overflow",
+        FaultKind::RateLimit => "rate limited",
+        FaultKind::Server => "server error",
+        FaultKind::Network => "network error",
+        FaultKind::Malformed => "malformed response",
+        FaultKind::Auth => "unauthorized",
+        FaultKind::BadRequest => "bad request",
+        FaultKind::Cancelled => "cancelled",
     }
 }
 
@@ -292,7 +295,7 @@ pub fn from_reqwest(err: reqwest::Error) -> ProviderError {
         }
     }
     ProviderError {
-        kind: ErrorKind::Network,
+        kind: FaultKind::Network,
         message: one_line_max(&message, 400),
         status,
         retry_after: None,
@@ -346,7 +349,7 @@ mod tests {
         for (status, body) in cases {
             assert_eq!(
                 classify(Some(status), body),
-                ErrorKind::ContextOverflow,
+                FaultKind::ContextOverflow,
                 "{status} {body}"
             );
         }
@@ -355,69 +358,69 @@ mod tests {
                 None,
                 r#"{"error":{"message":"maximum context length exceeded"}}"#
             ),
-            ErrorKind::ContextOverflow
+            FaultKind::ContextOverflow
         );
     }
 
     #[test]
     fn statuses_map_to_kinds() {
-        assert_eq!(classify(Some(429), "slow down"), ErrorKind::RateLimit);
+        assert_eq!(classify(Some(429), "slow down"), FaultKind::RateLimit);
         assert_eq!(
             classify(Some(429), r#"{"error":{"code":"insufficient_quota"}}"#),
-            ErrorKind::BadRequest
+            FaultKind::BadRequest
         );
-        assert_eq!(classify(Some(500), ""), ErrorKind::Server);
-        assert_eq!(classify(Some(502), "bad gateway"), ErrorKind::Server);
-        assert_eq!(classify(Some(503), ""), ErrorKind::Server);
-        assert_eq!(classify(Some(529), "overloaded"), ErrorKind::Server);
+        assert_eq!(classify(Some(500), ""), FaultKind::Server);
+        assert_eq!(classify(Some(502), "bad gateway"), FaultKind::Server);
+        assert_eq!(classify(Some(503), ""), FaultKind::Server);
+        assert_eq!(classify(Some(529), "overloaded"), FaultKind::Server);
         assert_eq!(
             classify(
                 Some(400),
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             ),
-            ErrorKind::Server
+            FaultKind::Server
         );
-        assert_eq!(classify(Some(401), "bad key"), ErrorKind::Auth);
-        assert_eq!(classify(Some(403), ""), ErrorKind::Auth);
+        assert_eq!(classify(Some(401), "bad key"), FaultKind::Auth);
+        assert_eq!(classify(Some(403), ""), FaultKind::Auth);
         assert_eq!(
             classify(Some(400), "invalid tool schema"),
-            ErrorKind::BadRequest
+            FaultKind::BadRequest
         );
-        assert_eq!(classify(Some(404), "no such model"), ErrorKind::BadRequest);
-        assert_eq!(classify(Some(422), ""), ErrorKind::BadRequest);
-        assert_eq!(classify(Some(408), ""), ErrorKind::Network);
+        assert_eq!(classify(Some(404), "no such model"), FaultKind::BadRequest);
+        assert_eq!(classify(Some(422), ""), FaultKind::BadRequest);
+        assert_eq!(classify(Some(408), ""), FaultKind::Network);
     }
 
     #[test]
     fn stream_errors_classify_by_body() {
         assert_eq!(
             classify(None, r#"{"error":{"type":"rate_limit_error"}}"#),
-            ErrorKind::RateLimit
+            FaultKind::RateLimit
         );
         assert_eq!(
             classify(None, r#"{"error":{"type":"overloaded_error"}}"#),
-            ErrorKind::Server
+            FaultKind::Server
         );
         assert_eq!(
             classify(
                 None,
                 r#"{"error":{"type":"invalid_request_error","message":"bad"}}"#
             ),
-            ErrorKind::BadRequest
+            FaultKind::BadRequest
         );
         assert_eq!(
             classify(None, r#"{"error":{"message":"something broke"}}"#),
-            ErrorKind::Server
+            FaultKind::Server
         );
 
         let e = from_stream_error(r#"{"error":{"code":429,"message":"Provider rate limited"}}"#);
-        assert_eq!(e.kind, ErrorKind::RateLimit);
+        assert_eq!(e.kind, FaultKind::RateLimit);
         assert_eq!(e.status, Some(429));
         assert!(e.message.contains("Provider rate limited"), "{}", e.message);
         let e = from_stream_error(
             r#"{"error":{"code":"context_length_exceeded","message":"too long"}}"#,
         );
-        assert_eq!(e.kind, ErrorKind::ContextOverflow);
+        assert_eq!(e.kind, FaultKind::ContextOverflow);
         assert_eq!(e.status, None);
     }
 
@@ -428,7 +431,7 @@ mod tests {
             &headers(&[("retry-after", "7")]),
             r#"{"error":{"message":"Rate limit reached\nfor requests","type":"requests"}}"#,
         );
-        assert_eq!(e.kind, ErrorKind::RateLimit);
+        assert_eq!(e.kind, FaultKind::RateLimit);
         assert_eq!(
             e.message,
             "HTTP 429 rate limited: Rate limit reached for requests"
@@ -438,7 +441,7 @@ mod tests {
 
         let long = "x".repeat(1000);
         let e = from_http(502, &HeaderMap::new(), &long);
-        assert_eq!(e.kind, ErrorKind::Server);
+        assert_eq!(e.kind, FaultKind::Server);
         assert!(e.message.starts_with("HTTP 502 server error: xxx"));
         assert!(e.message.chars().count() < 340, "{}", e.message.len());
 
@@ -451,14 +454,14 @@ mod tests {
             &HeaderMap::new(),
             r#"{"error":{"message":"no such model"}}"#,
         );
-        assert_eq!(e.kind, ErrorKind::BadRequest);
+        assert_eq!(e.kind, FaultKind::BadRequest);
         assert_eq!(e.message, "HTTP 404 not found: no such model");
         let e = from_http(
             502,
             &HeaderMap::new(),
             "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
         );
-        assert_eq!(e.kind, ErrorKind::Server);
+        assert_eq!(e.kind, FaultKind::Server);
         assert_eq!(
             e.message,
             "HTTP 502 server error: an HTML page (502 Bad Gateway)"
@@ -503,9 +506,9 @@ mod tests {
 
     #[test]
     fn retryable_kinds() {
-        assert!(ErrorKind::RateLimit.is_retryable());
-        assert!(ErrorKind::Network.is_retryable());
-        assert!(!ErrorKind::ContextOverflow.is_retryable());
-        assert!(!ErrorKind::Auth.is_retryable());
+        assert!(FaultKind::RateLimit.is_retryable());
+        assert!(FaultKind::Network.is_retryable());
+        assert!(!FaultKind::ContextOverflow.is_retryable());
+        assert!(!FaultKind::Auth.is_retryable());
     }
 }

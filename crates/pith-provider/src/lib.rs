@@ -16,7 +16,7 @@ use std::pin::Pin;
 
 use futures_util::Stream;
 
-pub use error::{ErrorKind, ProviderError};
+pub use error::{FaultKind, ProviderError};
 
 pub use pith_protocol::llm::{
     AssistantContent, ChatMessage, ChatRequest, FinishReason, StreamEvent, ToolSpec, UserContent,

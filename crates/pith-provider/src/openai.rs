@@ -19,7 +19,7 @@ pub use stream::{
     ChunkParser, ENDED_EARLY, Flow, SseParser, completion_events, drive_sse, parse_sse, parse_usage,
 };
 
-use super::error::{ErrorKind, ProviderError, from_http};
+use super::error::{FaultKind, ProviderError, from_http};
 use super::responses;
 use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, Provider};
@@ -99,7 +99,7 @@ impl OpenAiProvider {
         headers: BTreeMap<String, String>,
         timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
-        let config_error = |msg: String| ProviderError::new(ErrorKind::BadRequest, msg);
+        let config_error = |msg: String| ProviderError::new(FaultKind::BadRequest, msg);
         let base = base_url.trim().trim_end_matches('/');
         let url = match api {
             Api::ChatCompletions => format!("{base}/chat/completions"),

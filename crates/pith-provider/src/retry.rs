@@ -119,9 +119,9 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::error::FaultKind;
 
-    fn err(kind: ErrorKind) -> ProviderError {
+    fn err(kind: FaultKind) -> ProviderError {
         ProviderError::new(kind, "x")
     }
 
@@ -143,7 +143,7 @@ mod tests {
         };
         for _ in 0..200 {
             for attempt in 1..=5u32 {
-                let d = p.delay(attempt, &err(ErrorKind::Server)).unwrap();
+                let d = p.delay(attempt, &err(FaultKind::Server)).unwrap();
                 let nominal = 1000.0 * f64::from(1u32 << (attempt - 1));
                 let ms = d.as_secs_f64() * 1000.0;
                 assert!(
@@ -153,13 +153,13 @@ mod tests {
             }
             // 2^9 s is far over the cap.
             assert_eq!(
-                p.delay(10, &err(ErrorKind::Network)),
+                p.delay(10, &err(FaultKind::Network)),
                 Some(Duration::from_secs(60))
             );
         }
         // The jitter actually varies.
         let samples: std::collections::HashSet<_> = (0..50)
-            .map(|_| p.delay(1, &err(ErrorKind::Server)).unwrap())
+            .map(|_| p.delay(1, &err(FaultKind::Server)).unwrap())
             .collect();
         assert!(samples.len() > 1);
     }
@@ -167,22 +167,22 @@ mod tests {
     #[test]
     fn gives_up_when_exhausted_or_not_retryable() {
         let p = RetryPolicy::default();
-        assert!(p.delay(4, &err(ErrorKind::RateLimit)).is_some());
-        assert_eq!(p.delay(5, &err(ErrorKind::RateLimit)), None);
-        assert_eq!(p.delay(0, &err(ErrorKind::RateLimit)), None);
+        assert!(p.delay(4, &err(FaultKind::RateLimit)).is_some());
+        assert_eq!(p.delay(5, &err(FaultKind::RateLimit)), None);
+        assert_eq!(p.delay(0, &err(FaultKind::RateLimit)), None);
         for kind in [
-            ErrorKind::ContextOverflow,
-            ErrorKind::Auth,
-            ErrorKind::BadRequest,
-            ErrorKind::Cancelled,
+            FaultKind::ContextOverflow,
+            FaultKind::Auth,
+            FaultKind::BadRequest,
+            FaultKind::Cancelled,
         ] {
             assert_eq!(p.delay(1, &err(kind)), None, "{kind:?}");
         }
         for kind in [
-            ErrorKind::RateLimit,
-            ErrorKind::Server,
-            ErrorKind::Network,
-            ErrorKind::Malformed,
+            FaultKind::RateLimit,
+            FaultKind::Server,
+            FaultKind::Network,
+            FaultKind::Malformed,
         ] {
             assert!(p.delay(1, &err(kind)).is_some(), "{kind:?}");
         }
@@ -190,7 +190,7 @@ mod tests {
             max_retries: 0,
             ..RetryPolicy::default()
         };
-        assert_eq!(none.delay(1, &err(ErrorKind::Server)), None);
+        assert_eq!(none.delay(1, &err(FaultKind::Server)), None);
     }
 
     #[test]
@@ -199,7 +199,7 @@ mod tests {
             max_wait: Duration::from_secs(120),
             ..RetryPolicy::default()
         };
-        let mut e = err(ErrorKind::RateLimit);
+        let mut e = err(FaultKind::RateLimit);
         e.retry_after = Some(Duration::from_secs(90));
         // Longer than max_delay, within max_wait: honoured.
         assert_eq!(p.delay(1, &e), Some(Duration::from_secs(90)));
@@ -223,11 +223,11 @@ mod tests {
             ..RetryPolicy::default()
         };
         assert_eq!(
-            short.delay(4, &err(ErrorKind::Server)),
+            short.delay(4, &err(FaultKind::Server)),
             Some(Duration::from_secs(2))
         );
         // Errors that are not retried keep their message.
-        assert_eq!(p.final_message(1, &err(ErrorKind::Auth)), "x");
+        assert_eq!(p.final_message(1, &err(FaultKind::Auth)), "x");
     }
 
     #[test]
@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(p.max_retries, 2);
         assert_eq!(p.base, Duration::from_millis(10));
         assert_eq!(p.max_delay, Duration::from_millis(640));
-        let d = p.delay(2, &err(ErrorKind::Server)).unwrap();
+        let d = p.delay(2, &err(FaultKind::Server)).unwrap();
         assert!(
             d >= Duration::from_millis(16) && d <= Duration::from_millis(24),
             "{d:?}"

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
 
-use super::error::{ErrorKind, ProviderError, from_reqwest};
+use super::error::{FaultKind, ProviderError, from_reqwest};
 use pith_config::ProviderConfig;
 
 /// Connecting: a hosted API answers in well under a second, a local server at once or not at all.
@@ -95,7 +95,7 @@ fn secs(d: Duration) -> String {
 /// No answer (headers or first byte) within the first-byte timeout.
 pub fn no_answer(endpoint: &str, waited: Duration) -> ProviderError {
     ProviderError::new(
-        ErrorKind::Network,
+        FaultKind::Network,
         format!(
             "no answer from {endpoint} within {} (first_byte_timeout_secs); the server may be overloaded or stuck",
             secs(waited)
@@ -196,7 +196,7 @@ where
     fn timed_out(&self) -> ProviderError {
         if self.seen_bytes {
             ProviderError::new(
-                ErrorKind::Network,
+                FaultKind::Network,
                 format!(
                     "the answer from {} stalled: nothing for {} (idle_timeout_secs)",
                     self.endpoint,
@@ -214,7 +214,7 @@ where
         if self.total > self.max_bytes {
             self.done = true;
             return Err(ProviderError::new(
-                ErrorKind::BadRequest,
+                FaultKind::BadRequest,
                 format!(
                     "the answer from {} passed {} MiB without ending; stopped reading it",
                     self.endpoint,
@@ -319,7 +319,7 @@ pub fn html_instead_of_stream(endpoint: &str, status: u16, body: &str) -> Provid
         format!(" (\"{summary}\")")
     };
     let mut e = ProviderError::new(
-        ErrorKind::BadRequest,
+        FaultKind::BadRequest,
         format!(
             "{endpoint} answered HTTP {status} with an HTML page{shown} instead of a model's answer; check base_url (an OpenAI-compatible one usually ends in /v1) and any proxy in between"
         ),
@@ -451,7 +451,7 @@ mod tests {
         let (text, err) = collect(s).await;
         assert_eq!(text, "");
         let err = err.unwrap();
-        assert_eq!(err.kind, ErrorKind::Network);
+        assert_eq!(err.kind, FaultKind::Network);
         assert!(
             err.message
                 .contains("no answer from http://x/v1 within 300 s"),
@@ -470,7 +470,7 @@ mod tests {
         let (text, err) = collect(s).await;
         assert_eq!(text, "a");
         let err = err.unwrap();
-        assert_eq!(err.kind, ErrorKind::Network);
+        assert_eq!(err.kind, FaultKind::Network);
         assert!(
             err.message.contains("stalled: nothing for 10 s"),
             "{}",
@@ -539,7 +539,7 @@ mod tests {
             200,
             "<html><title>Login</title>",
         );
-        assert_eq!(e.kind, ErrorKind::BadRequest);
+        assert_eq!(e.kind, FaultKind::BadRequest);
         assert!(e.message.contains("HTML page (\"Login\")"), "{}", e.message);
         assert!(e.message.contains("base_url"), "{}", e.message);
     }

@@ -10,7 +10,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::classify;
-use crate::{ErrorKind, EventStream, FinishReason, ProviderError, StreamEvent};
+use crate::{FaultKind, EventStream, FinishReason, ProviderError, StreamEvent};
 use pith_protocol::message::Usage;
 
 /// A content block being streamed.
@@ -59,7 +59,7 @@ impl EventParser {
             Ok(v) => v,
             Err(e) => {
                 return Err(ProviderError::new(
-                    ErrorKind::Malformed,
+                    FaultKind::Malformed,
                     format!("anthropic: invalid JSON in `{event}` event: {e}"),
                 ));
             }
@@ -178,7 +178,7 @@ impl EventParser {
                 Some(Block::Tool { json, .. }) => json.push_str(str_at(delta, "partial_json")),
                 _ => {
                     return Err(ProviderError::new(
-                        ErrorKind::Malformed,
+                        FaultKind::Malformed,
                         format!(
                             "anthropic: input_json_delta for block {index}, which is not a tool_use"
                         ),
@@ -205,7 +205,7 @@ impl EventParser {
         let arguments = if !json.trim().is_empty() {
             if let Err(e) = serde_json::from_str::<Value>(&json) {
                 return Err(ProviderError::new(
-                    ErrorKind::Malformed,
+                    FaultKind::Malformed,
                     format!("anthropic: tool call `{name}` has invalid JSON input: {e}"),
                 ));
             }
@@ -288,7 +288,7 @@ fn stream_error(v: &Value) -> ProviderError {
 fn index_of(v: &Value) -> Result<u64, ProviderError> {
     v.get("index").and_then(Value::as_u64).ok_or_else(|| {
         ProviderError::new(
-            ErrorKind::Malformed,
+            FaultKind::Malformed,
             "anthropic: content block event without an index",
         )
     })
@@ -339,7 +339,7 @@ where
                 Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
                     // A timeout or a cut connection (retried), or an answer too large (not).
                     let mut err: ProviderError = e.into();
-                    let what = if err.kind == ErrorKind::Network {
+                    let what = if err.kind == FaultKind::Network {
                         "stream interrupted: "
                     } else {
                         ""
@@ -349,10 +349,10 @@ where
                 }
                 Some(Err(e)) => {
                     let msg = super::one_line(&format!("anthropic: unreadable stream: {e}"));
-                    ProviderError::new(ErrorKind::Malformed, msg)
+                    ProviderError::new(FaultKind::Malformed, msg)
                 }
                 None => ProviderError::new(
-                    ErrorKind::Network,
+                    FaultKind::Network,
                     "anthropic: stream ended before message_stop",
                 ),
             };

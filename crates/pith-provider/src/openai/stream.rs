@@ -7,7 +7,7 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::Value;
 
-use crate::error::{ErrorKind, ProviderError, from_stream_error};
+use crate::error::{FaultKind, ProviderError, from_stream_error};
 use crate::{EventStream, FinishReason, StreamEvent};
 use pith_protocol::message::Usage;
 
@@ -230,7 +230,7 @@ impl ChunkParser {
             Some(e) => format!("{ENDED_EARLY}: {}", e.message),
             None => ENDED_EARLY.to_string(),
         };
-        out.push_back(Err(ProviderError::new(ErrorKind::Network, message)));
+        out.push_back(Err(ProviderError::new(FaultKind::Network, message)));
     }
 }
 
@@ -240,7 +240,7 @@ fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
         shown.push('…');
     }
     ProviderError::new(
-        ErrorKind::Malformed,
+        FaultKind::Malformed,
         format!("malformed stream chunk ({err}): {shown}"),
     )
 }
@@ -345,7 +345,7 @@ where
                 Some(Err(e)) => {
                     st.ended = true;
                     st.pending.push_back(Err(ProviderError::new(
-                        ErrorKind::Malformed,
+                        FaultKind::Malformed,
                         format!("malformed event stream: {e}"),
                     )));
                 }
@@ -571,7 +571,7 @@ mod tests {
         );
         p.on_end(None, &mut out);
         let last = out.pop_back().unwrap().unwrap_err();
-        assert_eq!(last.kind, ErrorKind::Network);
+        assert_eq!(last.kind, FaultKind::Network);
         assert_eq!(last.message, ENDED_EARLY);
 
         let mut p = ChunkParser::new();
@@ -582,7 +582,7 @@ mod tests {
             &mut out,
         );
         p.on_end(
-            Some(ProviderError::new(ErrorKind::Network, "reset")),
+            Some(ProviderError::new(FaultKind::Network, "reset")),
             &mut out,
         );
         assert_eq!(
@@ -598,12 +598,12 @@ mod tests {
             json!({"error": {"message": "upstream failed", "code": 502}}),
         )]);
         let e = out[0].clone().unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Server);
+        assert_eq!(e.kind, FaultKind::Server);
         assert!(e.message.contains("upstream failed"));
         let out = feed(&[("error", json!("overloaded"))]);
-        assert_eq!(out[0].clone().unwrap_err().kind, ErrorKind::Server);
+        assert_eq!(out[0].clone().unwrap_err().kind, FaultKind::Server);
         let out = feed(&[("", json!("{not json"))]);
-        assert_eq!(out[0].clone().unwrap_err().kind, ErrorKind::Malformed);
+        assert_eq!(out[0].clone().unwrap_err().kind, FaultKind::Malformed);
         // usage: null and empty choices are fine
         let out = feed(&[("", json!({"choices": [], "usage": null})), done()]);
         assert_eq!(out.len(), 1);
@@ -645,7 +645,7 @@ mod tests {
         );
         assert_eq!(
             completion_events("nope")[0].clone().unwrap_err().kind,
-            ErrorKind::Malformed
+            FaultKind::Malformed
         );
     }
 }

@@ -6,7 +6,7 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 
 use super::body::ENCRYPTED_PREFIX;
-use crate::error::{ErrorKind, ProviderError, from_stream_error};
+use crate::error::{FaultKind, ProviderError, from_stream_error};
 use crate::openai::{ENDED_EARLY, Flow, SseParser, drive_sse};
 use crate::{EventStream, FinishReason, StreamEvent};
 use pith_protocol::message::Usage;
@@ -278,7 +278,7 @@ impl EventParser {
             Some(e) => format!("{ENDED_EARLY}: {}", e.message),
             None => ENDED_EARLY.to_string(),
         };
-        out.push_back(Err(ProviderError::new(ErrorKind::Network, message)));
+        out.push_back(Err(ProviderError::new(FaultKind::Network, message)));
     }
 }
 
@@ -295,8 +295,8 @@ fn failed(value: &Value) -> ProviderError {
         .and_then(Value::as_str)
         .is_some_and(|c| c.starts_with("invalid_"));
     let mut err = from_stream_error(&json!({ "error": error }).to_string());
-    if refused && err.kind == ErrorKind::Server {
-        err.kind = ErrorKind::BadRequest;
+    if refused && err.kind == FaultKind::Server {
+        err.kind = FaultKind::BadRequest;
         err.message = err.message.replace("(server error)", "(bad request)");
     }
     err
@@ -305,7 +305,7 @@ fn failed(value: &Value) -> ProviderError {
 fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
     let shown = pith_protocol::text::one_line_max(data, 200);
     ProviderError::new(
-        ErrorKind::Malformed,
+        FaultKind::Malformed,
         format!("malformed stream event ({err}): {shown}"),
     )
 }

@@ -123,24 +123,24 @@ fn failures_are_classified() {
         json!({"type": "response.failed", "response": {"status": "failed",
         "error": {"code": "server_error", "message": "The model failed"}}}),
     ]);
-    assert_eq!(e.kind, ErrorKind::Server, "{e:?}");
+    assert_eq!(e.kind, FaultKind::Server, "{e:?}");
     assert!(e.message.contains("The model failed"), "{}", e.message);
     let e = err(&[json!({"type": "error", "code": "context_length_exceeded",
         "message": "Your input exceeds the context window of this model.", "param": "input"})]);
-    assert_eq!(e.kind, ErrorKind::ContextOverflow);
+    assert_eq!(e.kind, FaultKind::ContextOverflow);
     let e = err(&[json!({"type": "error", "code": "rate_limit_exceeded", "message": "Slow down"})]);
-    assert_eq!(e.kind, ErrorKind::RateLimit);
+    assert_eq!(e.kind, FaultKind::RateLimit);
 
     let mut p = EventParser::new();
     let mut out = VecDeque::new();
     assert_eq!(p.on_event("", "{not json", &mut out), Flow::Done);
     assert_eq!(
         out.pop_back().unwrap().unwrap_err().kind,
-        ErrorKind::Malformed
+        FaultKind::Malformed
     );
     p.on_end(None, &mut out);
     let e = out.pop_back().unwrap().unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Network);
+    assert_eq!(e.kind, FaultKind::Network);
     assert!(e.message.starts_with(ENDED_EARLY));
 }
 
