@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use pith::config::{Action, Config, PermissionSetting, ProviderKind};
+use pith::config::{Config, PermissionAction, PermissionSetting, ProviderKind};
 use pith::event::{Event, Op};
 use serde_json::Value;
 use support::engine::{Harness, harness_with};
@@ -112,7 +112,7 @@ async fn an_image_outside_the_workspace_follows_the_read_rules() {
     let mut h = harness_with(
         vec![(
             "external_directory",
-            PermissionSetting::Action(Action::Deny),
+            PermissionSetting::Action(PermissionAction::Deny),
         )],
         false,
         |c: &mut Config| c.models.values_mut().next().unwrap().images = Some(true),

@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use pith::config::{Action, PermissionSetting};
+use pith::config::{PermissionAction, PermissionSetting};
 use pith::event::{Event, Op, PermissionReply, TurnEnd};
 use pith::message::{Message, PartKind, Role};
 use pith::store::Store;
@@ -171,8 +171,8 @@ async fn deny_rule_never_asks_and_allow_rule_never_asks() {
             "bash",
             PermissionSetting::Patterns(
                 [
-                    ("git status*".to_string(), Action::Allow),
-                    ("rm *".to_string(), Action::Deny),
+                    ("git status*".to_string(), PermissionAction::Allow),
+                    ("rm *".to_string(), PermissionAction::Deny),
                 ]
                 .into_iter()
                 .collect(),
@@ -207,7 +207,7 @@ async fn deny_rule_never_asks_and_allow_rule_never_asks() {
 #[tokio::test]
 async fn a_third_identical_call_in_a_row_asks_first() {
     let mut h = harness(
-        vec![("bash", PermissionSetting::Action(Action::Allow))],
+        vec![("bash", PermissionSetting::Action(PermissionAction::Allow))],
         false,
     )
     .await;

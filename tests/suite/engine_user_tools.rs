@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use pith::config::{Action, PermissionSetting};
+use pith::config::{PermissionAction, PermissionSetting};
 use pith::event::{Event, Op};
 use support::engine::harness;
 use support::openai;
@@ -62,7 +62,7 @@ async fn a_mention_the_rules_deny_is_not_attached() {
     let mut h = harness(
         vec![(
             "read",
-            PermissionSetting::Patterns([("*.secret".to_string(), Action::Deny)].into()),
+            PermissionSetting::Patterns([("*.secret".to_string(), PermissionAction::Deny)].into()),
         )],
         false,
     )
@@ -120,7 +120,7 @@ async fn a_shell_command_the_rules_deny_does_not_run() {
     let mut h = harness(
         vec![(
             "bash",
-            PermissionSetting::Patterns([("touch*".to_string(), Action::Deny)].into()),
+            PermissionSetting::Patterns([("touch*".to_string(), PermissionAction::Deny)].into()),
         )],
         false,
     )
@@ -140,8 +140,8 @@ async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
     // redirections are checked as writes
     let mut h = harness(
         vec![
-            ("bash", PermissionSetting::Action(Action::Allow)),
-            ("write", PermissionSetting::Action(Action::Allow)),
+            ("bash", PermissionSetting::Action(PermissionAction::Allow)),
+            ("write", PermissionSetting::Action(PermissionAction::Allow)),
         ],
         false,
     )

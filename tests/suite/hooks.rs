@@ -377,7 +377,10 @@ fn hook(matcher: Option<&str>, command: &str) -> HookConfig {
 #[tokio::test]
 async fn notification_and_post_tool_use_hooks_in_the_engine() {
     let mut h = harness_with(
-        vec![("bash", PermissionSetting::Action(pith::config::Action::Ask))],
+        vec![(
+            "bash",
+            PermissionSetting::Action(pith::config::PermissionAction::Ask),
+        )],
         false,
         |c| {
             c.hooks

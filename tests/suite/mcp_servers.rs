@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use pith::config::{Action, Config, McpServerConfig, PermissionSetting};
+use pith::config::{Config, McpServerConfig, PermissionAction, PermissionSetting};
 use pith::event::{Event, McpServerStatus, McpState, Op, TurnEnd};
 use serde_json::{Value, json};
 use support::engine::{Harness, harness_with};
@@ -19,7 +19,7 @@ fn call(id: &str, tool: &str, args: Value) -> support::MockResponse {
 }
 
 fn allow(server: &str) -> Vec<(&str, PermissionSetting)> {
-    vec![(server, PermissionSetting::Action(Action::Allow))]
+    vec![(server, PermissionSetting::Action(PermissionAction::Allow))]
 }
 
 /// An engine with the stdio test server as `t`, its tools allowed.

@@ -105,7 +105,7 @@ async fn an_accepted_plan_ends_plan_mode() {
     let mut h = harness_with(
         vec![(
             "write",
-            PermissionSetting::Action(pith::config::Action::Allow),
+            PermissionSetting::Action(pith::config::PermissionAction::Allow),
         )],
         false,
         |c| {

@@ -5,7 +5,7 @@ use crate::support;
 
 use std::sync::Arc;
 
-use pith::config::{Action, AgentConfig, ModelConfig, PermissionSetting};
+use pith::config::{AgentConfig, ModelConfig, PermissionAction, PermissionSetting};
 use pith::event::{Event, Op, PermissionReply, TurnEnd};
 use pith::message::{MessageError, PartKind, Role, ToolState};
 use pith::store::Store;
@@ -329,8 +329,10 @@ async fn a_child_asks_the_same_user_and_never_has_more_rights() {
     // the parent may not write; a general child (all tools) may not either
     let mut h = harness(
         |c| {
-            c.permission
-                .insert("write".into(), PermissionSetting::Action(Action::Ask));
+            c.permission.insert(
+                "write".into(),
+                PermissionSetting::Action(PermissionAction::Ask),
+            );
         },
         false,
     )
@@ -374,8 +376,10 @@ async fn a_child_asks_the_same_user_and_never_has_more_rights() {
 async fn headless_rules_hold_for_children() {
     let mut h = harness(
         |c| {
-            c.permission
-                .insert("write".into(), PermissionSetting::Action(Action::Ask));
+            c.permission.insert(
+                "write".into(),
+                PermissionSetting::Action(PermissionAction::Ask),
+            );
         },
         true,
     )

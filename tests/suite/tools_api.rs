@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pith::config::{Action, PermissionSetting, ToolOutputConfig};
+use pith::config::{PermissionAction, PermissionSetting, ToolOutputConfig};
 use pith::event::PermissionReply;
 use pith::tools::{
     Decision, DoomLoop, Permissions, Registry, SessionToolState, ToolContext, truncate,
@@ -153,10 +153,13 @@ async fn truncated_output_is_readable_without_asking() {
     let ctx = &f.ctx;
     let reg = Registry::builtin();
     let mut rules = BTreeMap::new();
-    rules.insert("bash".to_string(), PermissionSetting::Action(Action::Allow));
+    rules.insert(
+        "bash".to_string(),
+        PermissionSetting::Action(PermissionAction::Allow),
+    );
     rules.insert(
         "external_directory".to_string(),
-        PermissionSetting::Action(Action::Deny),
+        PermissionSetting::Action(PermissionAction::Deny),
     );
     let mut perms = Permissions::new(&rules);
     let mut doom = DoomLoop::default();

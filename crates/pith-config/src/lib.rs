@@ -281,7 +281,7 @@ impl Default for WebfetchConfig {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub enum PermissionAction {
     Allow,
     Ask,
     Deny,
@@ -292,8 +292,8 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum PermissionSetting {
-    Action(Action),
-    Patterns(BTreeMap<String, Action>),
+    Action(PermissionAction),
+    Patterns(BTreeMap<String, PermissionAction>),
 }
 
 impl<'de> Deserialize<'de> for PermissionSetting {
@@ -327,7 +327,7 @@ impl<'de> Deserialize<'de> for PermissionSetting {
 }
 
 /// An action inside a pattern table, read on its own so an error points at its value.
-struct ActionField(Action);
+struct ActionField(PermissionAction);
 
 impl<'de> Deserialize<'de> for ActionField {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -345,11 +345,11 @@ impl<'de> Deserialize<'de> for ActionField {
     }
 }
 
-fn parse_action<E: serde::de::Error>(v: &str) -> Result<Action, E> {
+fn parse_action<E: serde::de::Error>(v: &str) -> Result<PermissionAction, E> {
     match v {
-        "allow" => Ok(Action::Allow),
-        "ask" => Ok(Action::Ask),
-        "deny" => Ok(Action::Deny),
+        "allow" => Ok(PermissionAction::Allow),
+        "ask" => Ok(PermissionAction::Ask),
+        "deny" => Ok(PermissionAction::Deny),
         other => Err(E::custom(format!(
             "permission action must be \"allow\", \"ask\" or \"deny\", got \"{other}\""
         ))),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::runner::{ModelSetup, Runner};
 use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatRequest, StreamEvent};
-use pith_provider::{FaultKind, EventStream, Provider, ProviderError};
+use pith_provider::{EventStream, FaultKind, Provider, ProviderError};
 
 /// Silence from the provider after which pith says what it is waiting for (at most; a short
 /// configured timeout brings it forward), and how often it says it again.

@@ -16,7 +16,7 @@ pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, effort_budget, reques
 pub use stream::{EventParser, events};
 
 use super::transport::{self, Timeouts};
-use super::{ChatRequest, FaultKind, EventStream, Provider, ProviderError};
+use super::{ChatRequest, EventStream, FaultKind, Provider, ProviderError};
 
 /// The API version this provider speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::ToolContext;
 use super::path::{Resolved, is_under, resolve};
-use pith_config::{Action, PermissionSetting};
+use pith_config::{PermissionAction, PermissionSetting};
 use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 /// The table for paths outside the workspace.
@@ -49,11 +49,11 @@ pub enum Decision {
 struct Rule {
     pattern: String,
     matcher: Option<GlobMatcher>,
-    action: Action,
+    action: PermissionAction,
 }
 
 impl Rule {
-    fn new(pattern: &str, action: Action) -> Rule {
+    fn new(pattern: &str, action: PermissionAction) -> Rule {
         let matcher = pith_config::permission_glob(pattern)
             .map_err(|e| tracing::warn!(pattern, error = %e, "permission pattern is not a valid glob; matched literally"))
             .ok();
@@ -72,19 +72,19 @@ impl Rule {
     }
 }
 
-fn severity(a: Action) -> u8 {
+fn severity(a: PermissionAction) -> u8 {
     match a {
-        Action::Allow => 0,
-        Action::Ask => 1,
-        Action::Deny => 2,
+        PermissionAction::Allow => 0,
+        PermissionAction::Ask => 1,
+        PermissionAction::Deny => 2,
     }
 }
 
 /// The built-in rules, underneath the user's.
-fn defaults() -> BTreeMap<String, Vec<(&'static str, Action)>> {
-    use Action::*;
+fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
+    use PermissionAction::*;
     let env = [("*.env", Ask), ("*.env.*", Ask)];
-    let mut d: BTreeMap<String, Vec<(&'static str, Action)>> = BTreeMap::new();
+    let mut d: BTreeMap<String, Vec<(&'static str, PermissionAction)>> = BTreeMap::new();
     d.insert(
         "read".into(),
         vec![("*", Allow), env[0], env[1], ("*.env.example", Allow)],
@@ -146,7 +146,8 @@ struct Subject {
 
 impl Permissions {
     pub fn new(user: &BTreeMap<String, PermissionSetting>) -> Self {
-        let mut merged: BTreeMap<String, BTreeMap<String, (Action, bool)>> = BTreeMap::new();
+        let mut merged: BTreeMap<String, BTreeMap<String, (PermissionAction, bool)>> =
+            BTreeMap::new();
         for (tool, rules) in defaults() {
             let t = merged.entry(tool).or_default();
             for (p, a) in rules {
@@ -155,7 +156,7 @@ impl Permissions {
         }
         for (tool, setting) in user {
             let t = merged.entry(tool.clone()).or_default();
-            let user_rules: Vec<(String, Action)> = match setting {
+            let user_rules: Vec<(String, PermissionAction)> = match setting {
                 PermissionSetting::Action(a) => vec![("*".to_string(), *a)],
                 PermissionSetting::Patterns(map) => {
                     map.iter().map(|(p, a)| (p.clone(), *a)).collect()
@@ -225,11 +226,11 @@ impl Permissions {
             let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
             let (action, pattern) = self.decide(&s.table, &forms);
             match action {
-                Action::Deny => {
+                PermissionAction::Deny => {
                     let shown = s.forms.first().map(String::as_str).unwrap_or_default();
                     return Err(deny_message(&s.table, shown, pattern.as_deref()));
                 }
-                Action::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
+                PermissionAction::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
                 _ => {}
             }
         }
@@ -294,15 +295,17 @@ impl Permissions {
             return decision;
         }
         match self.decide(DOOM_LOOP, &[tool]).0 {
-            Action::Allow => Decision::Allow,
-            Action::Deny => Decision::Deny {
+            PermissionAction::Allow => Decision::Allow,
+            PermissionAction::Deny => Decision::Deny {
                 message: format!(
                     "Permission denied: `{tool}` was called {} times in a row with the same input. \
                      Stop repeating it; try something else or ask the user.",
                     doom.count()
                 ),
             },
-            Action::Ask => Decision::Ask(doom_loop_request(tool, input, doom.count(), ctx)),
+            PermissionAction::Ask => {
+                Decision::Ask(doom_loop_request(tool, input, doom.count(), ctx))
+            }
         }
     }
 
@@ -323,16 +326,16 @@ impl Permissions {
                 self.granted
                     .entry(table)
                     .or_default()
-                    .push(Rule::new(&pattern, Action::Allow));
+                    .push(Rule::new(&pattern, PermissionAction::Allow));
             }
         }
     }
 
     /// The action for `forms` in `table` and the pattern that decided it.
-    fn decide(&self, table: &str, forms: &[&str]) -> (Action, Option<String>) {
+    fn decide(&self, table: &str, forms: &[&str]) -> (PermissionAction, Option<String>) {
         let Some(rules) = self.rules.get(table) else {
             // A tool nobody configured: ask.
-            return (Action::Ask, None);
+            return (PermissionAction::Ask, None);
         };
         let best = rules
             .iter()
@@ -346,7 +349,7 @@ impl Permissions {
             });
         match best {
             Some(r) => (r.action, Some(r.pattern.clone())),
-            None => (Action::Ask, None),
+            None => (PermissionAction::Ask, None),
         }
     }
 

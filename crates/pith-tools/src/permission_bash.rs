@@ -23,7 +23,7 @@ use super::{Decision, Permissions, Subject, cut, deny_message};
 use crate::ToolContext;
 use crate::bash_parse::{self, SimpleCommand, Word};
 use crate::path::resolve;
-use pith_config::Action;
+use pith_config::PermissionAction;
 
 /// The table consulted before a command runs outside the sandbox (default ask).
 pub const UNSANDBOXED: &str = "unsandboxed";
@@ -145,7 +145,7 @@ impl Permissions {
                 .get("bash")
                 .into_iter()
                 .flatten()
-                .find(|r| r.action == Action::Deny)
+                .find(|r| r.action == PermissionAction::Deny)
         {
             note.could_deny = Some((rule.pattern.clone(), note.command.clone()));
         }
@@ -166,11 +166,11 @@ impl Permissions {
     ) -> Result<bool, Decision> {
         let form = cmd.form();
         let (action, pattern) = self.decide("bash", &[form.as_str()]);
-        if action == Action::Deny {
+        if action == PermissionAction::Deny {
             return Err(deny_message("bash", &form, pattern.as_deref()));
         }
         let decided_len = match action {
-            Action::Allow => pattern.as_ref().map_or(0, |p| p.chars().count()),
+            PermissionAction::Allow => pattern.as_ref().map_or(0, |p| p.chars().count()),
             _ => 0,
         };
         let shape_asks = self.shape_rules(cmd, &form, decided_len, note)?;
@@ -207,12 +207,12 @@ impl Permissions {
     ) -> Result<bool, Decision> {
         let mut shape_asks = false;
         for rule in self.rules.get("bash").into_iter().flatten() {
-            if rule.action == Action::Allow {
+            if rule.action == PermissionAction::Allow {
                 continue;
             }
             match fit(&rule.pattern, cmd) {
                 Fit::Yes if rule.pattern.chars().count() >= decided_len => {
-                    if rule.action == Action::Deny {
+                    if rule.action == PermissionAction::Deny {
                         return Err(deny_message("bash", form, Some(&rule.pattern)));
                     }
                     shape_asks = true;
@@ -221,7 +221,7 @@ impl Permissions {
                 Fit::Yes | Fit::No => {}
                 Fit::Could => {
                     shape_asks = true;
-                    if rule.action == Action::Deny && note.could_deny.is_none() {
+                    if rule.action == PermissionAction::Deny && note.could_deny.is_none() {
                         note.could_deny = Some((rule.pattern.clone(), form.to_string()));
                     }
                 }

@@ -2,7 +2,7 @@ use crate::ProviderKind;
 use std::collections::HashMap;
 
 use super::*;
-use crate::{Action, PermissionSetting};
+use crate::{PermissionAction, PermissionSetting};
 
 /// A temp workspace with optional global / workspace / explicit files.
 struct Fixture {
@@ -442,11 +442,14 @@ fn permissions_and_nested_origins() {
     let ws = f.workspace_path().display().to_string();
     assert_eq!(
         l.config.permission["bash"],
-        PermissionSetting::Patterns(BTreeMap::from([("git status*".to_string(), Action::Allow)]))
+        PermissionSetting::Patterns(BTreeMap::from([(
+            "git status*".to_string(),
+            PermissionAction::Allow
+        )]))
     );
     assert_eq!(
         l.config.permission["edit"],
-        PermissionSetting::Action(Action::Deny)
+        PermissionSetting::Action(PermissionAction::Deny)
     );
     assert_eq!(l.origin("permission.bash.\"git status*\""), ws);
     // The replaced scalar leaves no stale origin behind.
@@ -652,15 +655,15 @@ write = "allow"
 fn assert_only_deny_rules_added(c: &Config) {
     assert_eq!(
         c.permission["read"],
-        PermissionSetting::Action(Action::Deny)
+        PermissionSetting::Action(PermissionAction::Deny)
     );
     assert!(!c.permission.contains_key("write"));
     match &c.permission["bash"] {
         PermissionSetting::Patterns(p) => {
-            assert_eq!(p.get("rm*"), Some(&Action::Deny));
+            assert_eq!(p.get("rm*"), Some(&PermissionAction::Deny));
             assert_eq!(
                 p.get("git *"),
-                Some(&Action::Allow),
+                Some(&PermissionAction::Allow),
                 "the user's own rule stays"
             );
             assert!(!p.contains_key("curl*"));

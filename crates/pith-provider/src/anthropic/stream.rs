@@ -10,7 +10,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::classify;
-use crate::{FaultKind, EventStream, FinishReason, ProviderError, StreamEvent};
+use crate::{EventStream, FaultKind, FinishReason, ProviderError, StreamEvent};
 use pith_protocol::message::Usage;
 
 /// A content block being streamed.
