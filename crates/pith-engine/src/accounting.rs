@@ -36,23 +36,23 @@ impl Runner {
     /// figure is that report plus an estimate of what was added after it. A report from before
     /// the latest compaction no longer describes the context, so it is not used.
     pub(super) fn resume_from_last_report(&mut self) {
-        let after = match pith_context::view::compaction_point(&self.view) {
-            Some(p) => self.view[p.summary].id.clone(),
+        let after = match pith_context::view::compaction_point(self.log.view()) {
+            Some(p) => self.log.view()[p.summary].id.clone(),
             None => String::new(),
         };
-        let Some(i) = self.view.iter().rposition(|m| {
+        let Some(i) = self.log.view().iter().rposition(|m| {
             m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
         }) else {
             return;
         };
-        let usage = self.view[i].usage;
+        let usage = self.log.view()[i].usage;
         let mut added = 0;
-        for m in &self.view[i + 1..] {
+        for m in &self.log.view()[i + 1..] {
             added += self.meter.estimator.message(m);
         }
         // The estimate of the request that report answered (everything before the reply).
         let mut estimated = self.overhead();
-        for m in &self.view[..i] {
+        for m in &self.log.view()[..i] {
             estimated += self.meter.estimator.message(m);
         }
         self.meter.tracker.on_report(&usage, estimated);
@@ -62,10 +62,11 @@ impl Runner {
     /// The figure stored with the session when it was last left, if nothing changed since:
     /// a resumed session shows what the status bar showed then.
     fn stored_figure(&self) -> Option<u64> {
-        let tokens = self.session.tokens;
-        let left = self.session.time_updated;
+        let tokens = self.log.session().tokens;
+        let left = self.log.session().time_updated;
         let unchanged = self
-            .view
+            .log
+            .view()
             .iter()
             .all(|m| m.time_created <= left && m.time_completed.is_none_or(|t| t <= left));
         (tokens > 0 && unchanged).then_some(tokens)
@@ -100,7 +101,7 @@ impl Runner {
     /// An estimate of the next request's messages (without system prompt and tools).
     pub(super) fn estimate_content(&mut self) -> u64 {
         let mut total = 0;
-        for m in &self.view {
+        for m in self.log.view() {
             total += self.meter.estimator.message(m);
         }
         total
@@ -197,7 +198,7 @@ impl Runner {
             .map(|s| self.meter.estimator.text(s))
             .sum();
         b.tools = self.overhead().saturating_sub(b.system);
-        for m in &self.view {
+        for m in self.log.view() {
             for p in &m.parts {
                 let t = self.meter.estimator.part(p);
                 match &p.kind {

@@ -123,7 +123,7 @@ impl Runner {
             content: vec![UserContent::Text { text: instruction }],
         });
         request.max_tokens = Some(inline.summary_cap.min(u64::from(u32::MAX)) as u32);
-        let covered: Vec<String> = self.view[..cut.tail.start]
+        let covered: Vec<String> = self.log.view()[..cut.tail.start]
             .iter()
             .map(|m| m.id.clone())
             .collect();
@@ -156,8 +156,13 @@ impl Runner {
     fn covers(&self, b: &Background) -> bool {
         b.model == self.model.name
             && b.window == self.model.limits.context
-            && self.view.len() > b.covered.len()
-            && self.view.iter().zip(&b.covered).all(|(m, id)| &m.id == id)
+            && self.log.view().len() > b.covered.len()
+            && self
+                .log
+                .view()
+                .iter()
+                .zip(&b.covered)
+                .all(|(m, id)| &m.id == id)
     }
 
     /// At the threshold: swaps in the background summary when there is one that still covers
@@ -185,14 +190,17 @@ impl Runner {
         }
         let before = self.meter.used();
         let estimator = &mut self.meter.estimator;
-        let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
+        let replaced: u64 = self.log.view()[..n]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum();
         self.compactions.this_turn += 1;
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,
             focus: None,
         });
-        let tail = n..self.view.len();
+        let tail = n..self.log.view().len();
         self.install(Installed {
             written,
             setup: None,
@@ -241,7 +249,7 @@ impl Runner {
     /// a request carried whole that is no longer the current one (the view's messages from
     /// `n` on start a turn) joins the user's messages; the todo list is the current one.
     fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
-        if self.view[n..].iter().any(is_turn_start)
+        if self.log.view()[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
         {
             carried.sources.push(pith_protocol::message::CarrySource {
@@ -265,7 +273,10 @@ impl Runner {
         let budget = self.budget();
         let overhead = self.overhead();
         let estimator = &mut self.meter.estimator;
-        let kept: u64 = self.view[n..].iter().map(|m| estimator.message(m)).sum();
+        let kept: u64 = self.log.view()[n..]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum();
         let summary = self
             .meter
             .estimator
@@ -277,7 +288,8 @@ impl Runner {
                 after,
                 "background summary leaves too much; compacting in the foreground"
             );
-            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+            self.log.session_mut().cost +=
+                pith_provider::cost::cost(&written.usage, &self.model.info);
             return true;
         }
         false

@@ -221,7 +221,10 @@ impl Runner {
     /// The estimated tokens of the view's messages in `range`.
     fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
         let estimator = &mut self.meter.estimator;
-        self.view[range].iter().map(|m| estimator.message(m)).sum()
+        self.log.view()[range]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum()
     }
 
     /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
@@ -280,7 +283,7 @@ impl Runner {
         let budget = self.budget();
         let overhead = self.overhead();
         let kept_tokens = self.tokens_of(i.tail.clone());
-        let tail_start = self.view.get(i.tail.start).map(|m| m.id.clone());
+        let tail_start = self.log.view().get(i.tail.start).map(|m| m.id.clone());
         let summary = self.fit_summary(i.written.text.clone(), i.replaced, &budget);
         let mut carried = i.carried.clone();
         let taken = overhead + self.meter.estimator.text(&summary) + kept_tokens;
@@ -323,7 +326,7 @@ impl Runner {
         carried: &Carried,
         tail_start: Option<String>,
     ) -> (Message, Message) {
-        let mut c = Message::new(&self.session.id, Role::User);
+        let mut c = Message::new(self.log.session_id(), Role::User);
         c.push(PartKind::Compaction(CompactionPart {
             auto: i.auto,
             overflow: i.overflow,
@@ -331,7 +334,7 @@ impl Runner {
             tail_start,
             carried: carried.clone(),
         }));
-        let mut s = Message::new(&self.session.id, Role::Assistant);
+        let mut s = Message::new(self.log.session_id(), Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
@@ -364,18 +367,16 @@ impl Runner {
         tail: std::ops::Range<usize>,
         tail_start: Option<String>,
     ) {
-        self.save_message(&c);
-        self.save_message(&s);
-        self.emit(Event::Message { message: c.clone() });
-        self.emit(Event::Message { message: s.clone() });
-        for p in &s.parts {
-            self.emit(Event::PartUpdated { part: p.clone() });
-        }
-        self.session.cost += s.cost;
-        let kept: Vec<Message> = self.view.drain(tail).collect();
-        self.view = vec![c, s];
-        self.view.extend(kept);
-        self.session.compaction_point = Some(tail_start.unwrap_or_else(|| self.view[0].id.clone()));
+        self.log.save_message(&c);
+        self.log.save_message(&s);
+        self.log.emit(Event::Message { message: c.clone() });
+        self.log.emit_message(&s);
+        self.log.session_mut().cost += s.cost;
+        let kept: Vec<Message> = self.log.view_mut().drain(tail).collect();
+        *self.log.view_mut() = vec![c, s];
+        self.log.view_mut().extend(kept);
+        let point = tail_start.unwrap_or_else(|| self.log.view()[0].id.clone());
+        self.log.session_mut().compaction_point = Some(point);
         self.touch_session();
         self.reset_estimate();
     }
@@ -395,7 +396,7 @@ impl Runner {
             "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
             written.calls,
             self.meter.estimator.text(&s.text()),
-            self.view.len() - 2
+            self.log.view().len() - 2
         );
         let cost = CompactionCost {
             input: written.usage.input + written.usage.cache_read + written.usage.cache_write,
@@ -445,8 +446,8 @@ impl Runner {
     ) -> (plan::Cut, Carried) {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
-            let cut = plan::cut(&self.view, tail_budget, &mut self.meter.estimator);
-            let tail_tokens: u64 = self.view[cut.tail.clone()]
+            let cut = plan::cut(self.log.view(), tail_budget, &mut self.meter.estimator);
+            let tail_tokens: u64 = self.log.view()[cut.tail.clone()]
                 .iter()
                 .map(|m| self.meter.estimator.message(m))
                 .sum();
@@ -480,7 +481,7 @@ impl Runner {
                 return (cut, carried);
             }
         }
-        let cut = plan::cut(&self.view, 0, &mut self.meter.estimator);
+        let cut = plan::cut(self.log.view(), 0, &mut self.meter.estimator);
         let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
@@ -498,7 +499,7 @@ impl Runner {
         room: (u64, u64),
     ) -> Carried {
         let (target, taken) = room;
-        let summarised = &self.view[cut.summarise.clone()];
+        let summarised = &self.log.view()[cut.summarise.clone()];
         let prev = &cut.previous_carried;
         let (mut new, current) = carry::user_messages(summarised);
         // With no verbatim tail, the request being worked on is among the summarised messages:
@@ -588,7 +589,7 @@ impl Runner {
 
     /// True when the view ends with a message the user typed (so the model will answer it).
     fn ends_with_user_request(&self) -> bool {
-        self.view.last().is_some_and(|m| {
+        self.log.view().last().is_some_and(|m| {
             m.role == Role::User
                 && m.compaction().is_none()
                 && m.parts.iter().any(|p| {

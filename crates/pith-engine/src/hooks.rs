@@ -70,7 +70,7 @@ impl Runner {
         let outcome = self
             .hooks
             .commands
-            .run(event, subject, &self.session.id, fields(value), cancel)
+            .run(event, subject, self.log.session_id(), fields(value), cancel)
             .await;
         for w in &outcome.warnings {
             self.emit(Event::Info {
@@ -275,14 +275,14 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::PostCompact, &outcome);
-        let Some(i) = self.view.iter().rposition(|m| m.summary) else {
+        let Some(i) = self.log.view().iter().rposition(|m| m.summary) else {
             return;
         };
         for c in &outcome.context {
-            let part = self.view[i]
+            let part = self.log.view_mut()[i]
                 .push(context_part(HookEvent::PostCompact, c))
                 .clone();
-            self.save_part(&part);
+            self.log.save_part(&part);
         }
         self.reset_estimate();
     }
@@ -293,8 +293,8 @@ impl Runner {
             return;
         }
         let hooks = self.hooks.commands.clone();
-        let session_id = self.session.id.clone();
-        let events = self.events.clone();
+        let session_id = self.log.session().id.clone();
+        let events = self.log.events().clone();
         tokio::spawn(async move {
             let outcome = hooks
                 .run(

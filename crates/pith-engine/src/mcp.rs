@@ -92,7 +92,7 @@ impl Runner {
         let mut specs = builtin_specs;
         if deferred {
             let names: Vec<&str> = self.tools.mcp.tools.iter().map(|t| t.name()).collect();
-            let loaded = search::loaded(&self.view, &|n| names.contains(&n));
+            let loaded = search::loaded(self.log.view(), &|n| names.contains(&n));
             let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
             specs.push(spec(&loader));
             self.tools.registry.register(Arc::new(loader));

@@ -55,7 +55,7 @@ impl Runner {
             let ctx = ToolContext {
                 workspace: self.opts.workspace.clone(),
                 data_dir: self.opts.data_dir.clone(),
-                session_id: self.session.id.clone(),
+                session_id: self.log.session().id.clone(),
                 call_id: call_id.clone(),
                 cancel: tokio_util::sync::CancellationToken::new(),
                 state: self.tools.state.clone(),
@@ -110,7 +110,8 @@ impl Runner {
         if !self.takes_images() {
             return Some(format!(
                 "{} does not take images (set images = true under [models.\"{}\"] if it does)",
-                self.model.model_id, self.session.model
+                self.model.model_id,
+                self.log.session().model
             ));
         }
         match std::fs::metadata(path) {

@@ -19,11 +19,11 @@ impl Runner {
         let input = json!({ "command": command });
         let start = now_ms();
         let idx = self.start_shell(id, &command, &call_id, &input, start);
-        let message_id = self.view[idx].id.clone();
+        let message_id = self.log.view()[idx].id.clone();
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             call_id: call_id.clone(),
             cancel: cancel.child_token(),
             state: self.tools.state.clone(),
@@ -66,7 +66,7 @@ impl Runner {
         input: &serde_json::Value,
         start: i64,
     ) -> usize {
-        let mut m = Message::new(&self.session.id, Role::User);
+        let mut m = Message::new(self.log.session_id(), Role::User);
         m.submission_id = Some(id);
         m.push(PartKind::Tool {
             call_id: call_id.to_string(),
@@ -74,8 +74,8 @@ impl Runner {
             input: input.clone(),
             state: ToolState::Running { start, title: None },
         });
-        if self.session.title.is_empty() {
-            self.session.title = super::session_ops::title_from(&format!("!{command}"));
+        if self.log.session().title.is_empty() {
+            self.log.session_mut().title = super::session_ops::title_from(&format!("!{command}"));
         }
         let idx = self.push_message(m);
         self.emit(Event::ToolStarted {
@@ -95,15 +95,14 @@ impl Runner {
             _ => (None, (now_ms() - start).max(0) as u64),
         };
         let part = {
-            let m = &mut self.view[idx];
+            let m = &mut self.log.view_mut()[idx];
             let p = &mut m.parts[0];
             if let PartKind::Tool { state: s, .. } = &mut p.kind {
                 *s = state;
             }
             p.clone()
         };
-        self.save_part(&part);
-        self.emit(Event::PartUpdated { part: part.clone() });
+        self.log.write_part(&part);
         self.emit(Event::ToolFinished {
             call_id,
             tool: "bash".into(),

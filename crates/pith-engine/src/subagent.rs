@@ -236,13 +236,14 @@ impl Runner {
         agents: &[AgentDef],
     ) -> Result<(pith_protocol::message::Session, AgentDef), TaskError> {
         let session = self
-            .store
+            .log
+            .store()
             .find_session(id)
             .map_err(|e| TaskError::Read {
                 id: id.to_string(),
                 cause: format!("{e:#}"),
             })?
-            .filter(|s| s.parent_id.as_deref() == Some(self.session.id.as_str()))
+            .filter(|s| s.parent_id.as_deref() == Some(self.log.session().id.as_str()))
             .ok_or_else(|| TaskError::NotStarted { id: id.to_string() })?;
         let name = session.agent.clone().unwrap_or_default();
         let agent = find_agent(agents, &name).ok_or_else(|| TaskError::AgentGone {
@@ -262,11 +263,12 @@ impl Runner {
             .ok_or_else(|| TaskError::UnknownAgent(input.agent.clone()))?;
         let model = agent.model.clone().unwrap_or(self.model.name.clone());
         let mut session = self
-            .store
+            .log
+            .store()
             .create_child_session(
                 &self.opts.workspace.to_string_lossy(),
                 &model,
-                &self.session.id,
+                self.log.session_id(),
                 &agent.name,
             )
             .map_err(|e| TaskError::Store(format!("{e:#}")))?;
@@ -299,9 +301,9 @@ impl Runner {
                 .collect(),
             permissions: self.tools.permissions.clone(),
         };
-        let events = self.events.child(Tag {
+        let events = self.log.events().child(Tag {
             session_id: session.id.clone(),
-            parent_session_id: self.session.id.clone(),
+            parent_session_id: self.log.session().id.clone(),
             agent: agent.name.clone(),
             call_id: call.call_id.clone(),
         });
@@ -313,7 +315,7 @@ impl Runner {
         let id = session.id.clone();
         Runner::build(
             self.opts.clone(),
-            self.store.clone(),
+            self.log.store().clone(),
             session,
             events,
             shared,
@@ -328,7 +330,7 @@ impl Runner {
 
     /// One turn of a child with `prompt`; its final answer is the text of its last reply.
     async fn run_task(&mut self, prompt: String) -> ChildRun {
-        let cost_before = self.session.cost;
+        let cost_before = self.log.session().cost;
         let tokens_before = self.record.spent_tokens;
         let before = self.record.subagents;
         self.emit_context();
@@ -349,7 +351,7 @@ impl Runner {
             .and_then(|mut e| e.take());
         ChildRun {
             end,
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             agent: self.role.name.clone(),
             answer: answer.trim().to_string(),
             error,
@@ -357,7 +359,8 @@ impl Runner {
                 runs: self.record.subagents.runs - before.runs,
                 tokens: self.record.spent_tokens - tokens_before + self.record.subagents.tokens
                     - before.tokens,
-                cost: self.session.cost - cost_before + self.record.subagents.cost - before.cost,
+                cost: self.log.session().cost - cost_before + self.record.subagents.cost
+                    - before.cost,
             },
         }
     }

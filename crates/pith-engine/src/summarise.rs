@@ -126,7 +126,8 @@ impl Runner {
     /// The instruction appended to the session's request for a cache-friendly summary.
     pub(super) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
         let tail = match self
-            .view
+            .log
+            .view()
             .get(cut.tail.start)
             .filter(|_| !cut.tail.is_empty())
         {
@@ -219,13 +220,15 @@ impl Runner {
         budget: &Budget,
     ) -> (Vec<ChatMessage>, Option<String>) {
         let range = cut.summarise.clone();
-        let current = carried
-            .current_request
-            .as_ref()
-            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
+        let current = carried.current_request.as_ref().and_then(|_| {
+            range
+                .clone()
+                .rev()
+                .find(|&i| is_turn_start(&self.log.view()[i]))
+        });
         let to_summarise: Vec<Message> = range
             .map(|i| {
-                let m = self.view[i].clone();
+                let m = self.log.view()[i].clone();
                 if Some(i) == current {
                     self.shortened_request(m, budget.summary_cap)
                 } else {

@@ -46,7 +46,7 @@ pub(super) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i
 }
 
 impl Runner {
-    /// Runs every pending tool call of `self.view[idx]`, in order. `Err` when the turn must stop
+    /// Runs every pending tool call of `self.log.view()[idx]`, in order. `Err` when the turn must stop
     /// (the model keeps sending calls that cannot run): every call still gets a result.
     pub(super) async fn run_tools(
         &mut self,
@@ -54,7 +54,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), LoopStop> {
         let mut stop: Option<LoopStop> = None;
-        let calls: Vec<(usize, String, String, Value)> = self.view[idx]
+        let calls: Vec<(usize, String, String, Value)> = self.log.view()[idx]
             .parts
             .iter()
             .enumerate()
@@ -145,7 +145,7 @@ impl Runner {
             error,
             duration_ms,
         });
-        let part = self.view[idx].parts[pi].clone();
+        let part = self.log.view()[idx].parts[pi].clone();
         self.meter.add_part(&part);
         self.emit_context();
     }
@@ -185,13 +185,12 @@ impl Runner {
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
-        let part = &mut self.view[idx].parts[pi];
+        let part = &mut self.log.view_mut()[idx].parts[pi];
         if let PartKind::Tool { state, .. } = &mut part.kind {
             *state = new;
         }
         let part = part.clone();
-        self.save_part(&part);
-        self.emit(Event::PartUpdated { part });
+        self.log.write_part(&part);
     }
 
     /// Runs one call; the second value is set when the doom-loop check stops the turn.
@@ -260,12 +259,12 @@ impl Runner {
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             call_id: call_id.to_string(),
             cancel: cancel.child_token(),
             state: self.tools.state.clone(),
             output: self.tool_output(),
-            outputs: Some(Arc::new(Recallable(self.store.clone()))),
+            outputs: Some(Arc::new(Recallable(self.log.store().clone()))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
         };
@@ -380,7 +379,7 @@ impl Runner {
 
     /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
     pub(super) fn progress_for(&self, call_id: &str) -> pith_tools::Progress {
-        let events = self.events.clone();
+        let events = self.log.events().clone();
         let call_id = call_id.to_string();
         std::sync::Arc::new(move |output: &str| {
             let _ = events.send(Event::ToolOutput {

@@ -30,7 +30,12 @@ impl Runner {
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
     pub(super) fn start_window(&mut self, warning: Option<String>) {
         self.window.warning = None;
-        let learned = self.store.learned_window(&self.model.name).ok().flatten();
+        let learned = self
+            .log
+            .store()
+            .learned_window(&self.model.name)
+            .ok()
+            .flatten();
         if let Some(l) = learned {
             let current = self.model.limits.context;
             if self.model.window_guessed || current == 0 || l.window < current {
@@ -150,7 +155,8 @@ impl Runner {
         self.set_window(window);
         self.fit_prompt();
         if let Err(e) = self
-            .store
+            .log
+            .store()
             .set_learned_window(&self.model.name, window, source)
         {
             tracing::error!(
