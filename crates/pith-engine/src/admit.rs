@@ -29,13 +29,13 @@ impl Runner {
             };
             let mut m = self.prompt_message(p, mid_turn).await;
             // what `session_start` / `post_compact` hooks said waits for this prompt
-            for part in self.hooks.context.iter().cloned().chain(added) {
+            for part in self.hooks.context().iter().cloned().chain(added) {
                 m.push(part);
             }
             if let Some((tokens, usable)) = self.too_large(&m) {
                 self.refuse_prompt(p, tokens, usable);
             } else {
-                self.hooks.context.clear();
+                self.hooks.clear_context();
                 admitted.push(m);
             }
         }
@@ -72,7 +72,8 @@ impl Runner {
                 _ => None,
             })
         {
-            self.log.session_mut().title = super::session_ops::title_from(&text);
+            self.log
+                .title_if_untitled(|| super::session_ops::title_from(&text));
         }
         self.push_message(m)
     }
@@ -106,11 +107,11 @@ impl Runner {
         if usable == 0 {
             return None; // the window is unknown
         }
-        let mut tokens = self.overhead() + self.meter.estimator.message(m);
-        if tokens >= usable && !self.meter.estimator.is_exact() {
-            self.meter.estimator.want_exact();
+        let mut tokens = self.overhead() + self.meter.message(m);
+        if tokens >= usable && !self.meter.is_exact() {
+            self.meter.want_exact();
             self.reset_estimate();
-            tokens = self.overhead() + self.meter.estimator.message(m);
+            tokens = self.overhead() + self.meter.message(m);
         }
         (tokens >= usable).then_some((tokens, usable))
     }

@@ -75,21 +75,20 @@ impl Runner {
     /// and none is under way (a stale one is dropped first).
     pub(super) fn maybe_start_background(&mut self) {
         let Some(start) = self.background_start() else {
-            self.compactions.background = None;
+            self.compactions.drop_background();
             return;
         };
         if self
             .compactions
-            .background
-            .as_ref()
+            .background()
             .is_some_and(|b| !self.covers(b))
         {
             tracing::info!("background summary is stale; dropped");
-            self.compactions.background = None;
+            self.compactions.drop_background();
         }
         let budget = self.budget();
         let used = self.meter.used();
-        if self.compactions.background.is_some() || (used as f64) < start * budget.usable as f64 {
+        if self.compactions.background().is_some() || (used as f64) < start * budget.usable as f64 {
             return;
         }
         if self.overflowing() {
@@ -111,7 +110,7 @@ impl Runner {
         if let Some(w) = pith_context::compaction::words_note(
             &carried.uncarried,
             budget.summary_cap,
-            &self.meter.estimator,
+            self.meter.estimator(),
         ) {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -142,7 +141,7 @@ impl Runner {
             "background summary started at {:.0}% of the usable window",
             100.0 * used as f64 / budget.usable.max(1) as f64
         );
-        self.compactions.background = Some(Background {
+        self.compactions.set_background(Background {
             covered,
             carried,
             model: self.model.name.clone(),
@@ -173,7 +172,7 @@ impl Runner {
         then: Then,
         cancel: &CancellationToken,
     ) -> Result<bool, CompactionError> {
-        let Some(mut b) = self.compactions.background.take() else {
+        let Some(mut b) = self.compactions.take_background() else {
             return Ok(false);
         };
         if !self.covers(&b) {
@@ -189,12 +188,12 @@ impl Runner {
             return Ok(false);
         }
         let before = self.meter.used();
-        let estimator = &mut self.meter.estimator;
+        let estimator = self.meter.estimator_mut();
         let replaced: u64 = self.log.view()[..n]
             .iter()
             .map(|m| estimator.message(m))
             .sum();
-        self.compactions.this_turn += 1;
+        self.compactions.count();
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,
@@ -259,7 +258,7 @@ impl Runner {
             });
             carried.user_messages.insert(0, r);
         }
-        if let Ok(t) = self.tools.state.todos.lock()
+        if let Ok(t) = self.tools.state().todos.lock()
             && t.as_array().is_some_and(|a| !a.is_empty())
         {
             carried.todos = Some(t.clone());
@@ -272,24 +271,20 @@ impl Runner {
     fn swap_leaves_too_much(&mut self, written: &Written, carried: &Carried, n: usize) -> bool {
         let budget = self.budget();
         let overhead = self.overhead();
-        let estimator = &mut self.meter.estimator;
+        let estimator = self.meter.estimator_mut();
         let kept: u64 = self.log.view()[n..]
             .iter()
             .map(|m| estimator.message(m))
             .sum();
-        let summary = self
-            .meter
-            .estimator
-            .text(&written.text)
-            .min(budget.summary_cap);
-        let after = overhead + summary + self.meter.estimator.text(&carry::render(carried)) + kept;
+        let summary = self.meter.text(&written.text).min(budget.summary_cap);
+        let after = overhead + summary + self.meter.text(&carry::render(carried)) + kept;
         if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
             tracing::info!(
                 after,
                 "background summary leaves too much; compacting in the foreground"
             );
-            self.log.session_mut().cost +=
-                pith_provider::cost::cost(&written.usage, &self.model.info);
+            self.log
+                .add_cost(pith_provider::cost::cost(&written.usage, &self.model.info));
             return true;
         }
         false

@@ -12,7 +12,6 @@ use crate::error::{EngineError, with_causes};
 use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
-use pith_context::tokens::Estimator;
 use pith_protocol::event::{EngineState, Event, Op, Submission, SubmissionId, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::{Message, PartKind, Role, Session};
@@ -134,10 +133,7 @@ impl Runner {
             &opts.data_dir,
         ));
         let mut runner = Runner {
-            hooks: super::hooks::HookState {
-                commands: hooks,
-                context: Vec::new(),
-            },
+            hooks: super::hooks::HookState::new(hooks),
             role,
             record: Default::default(),
             tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
@@ -158,10 +154,8 @@ impl Runner {
     }
 
     pub(super) fn emit(&self, event: Event) {
-        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event
-            && let Ok(mut last) = self.record.last_error.lock()
-        {
-            *last = Some(message.clone());
+        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event {
+            self.record.note_error(message);
         }
         self.log.emit(event);
     }
@@ -211,8 +205,9 @@ impl Runner {
             text: text.to_string(),
             synthetic,
         });
-        if self.log.session().title.is_empty() && !synthetic {
-            self.log.session_mut().title = super::session_ops::title_from(text);
+        if !synthetic {
+            self.log
+                .title_if_untitled(|| super::session_ops::title_from(text));
         }
         self.push_message(m)
     }
@@ -268,7 +263,7 @@ impl Runner {
             }
         }
         self.touch_session();
-        if let Some(m) = &self.tools.mcp.manager {
+        if let Some(m) = self.tools.mcp().manager() {
             m.shutdown().await;
         }
     }
@@ -335,7 +330,7 @@ impl Runner {
 
     /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
     async fn manual_compact(&mut self, focus: Option<String>) {
-        self.compactions.this_turn = 0;
+        self.compactions.start_turn();
         let cancel = self.shared.fresh_cancel();
         self.settle_window().await;
         let req = CompactRequest {
@@ -372,10 +367,10 @@ impl Runner {
         match ModelSetup::build(&self.opts.config, &model) {
             Ok((setup, warning)) => {
                 self.model = setup;
-                self.meter.estimator = Estimator::lazy(&self.model.model_id);
+                self.meter.use_model(&self.model.model_id);
                 self.start_window(warning);
                 self.fit_prompt();
-                self.log.session_mut().model = model.clone();
+                self.log.set_model(model.clone());
                 self.touch_session();
                 self.reset_estimate();
                 self.refresh_tools();

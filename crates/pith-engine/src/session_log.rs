@@ -62,8 +62,31 @@ impl SessionLog {
         &self.session
     }
 
-    pub fn session_mut(&mut self) -> &mut Session {
-        &mut self.session
+    /// The session cost `cost` more.
+    pub fn add_cost(&mut self, cost: f64) {
+        self.session.cost += cost;
+    }
+
+    /// Titles the session, unless it has a title already.
+    pub fn title_if_untitled(&mut self, title: impl FnOnce() -> String) {
+        if self.session.title.is_empty() {
+            self.session.title = title();
+        }
+    }
+
+    /// The session goes on with the model `name`.
+    pub fn set_model(&mut self, name: String) {
+        self.session.model = name;
+    }
+
+    /// The session goes on in `dir`.
+    pub fn set_directory(&mut self, dir: String) {
+        self.session.directory = dir;
+    }
+
+    /// The view is loaded from the message `id` on.
+    pub fn set_compaction_point(&mut self, id: String) {
+        self.session.compaction_point = Some(id);
     }
 
     pub fn session_id(&self) -> &str {

@@ -3,8 +3,6 @@
 
 use super::runner::{ModelSetup, Runner};
 use crate::error::{EngineError, with_causes};
-use pith_context::tokens::Estimator;
-use pith_context::tracker::ContextTracker;
 use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
@@ -15,7 +13,7 @@ impl Runner {
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
-        self.compactions.background = None;
+        self.compactions.drop_background();
         let (loaded, repairs) = self
             .log
             .store()
@@ -44,13 +42,13 @@ impl Runner {
         self.enter_session_directory();
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
-        self.hooks.context.clear();
+        self.hooks.clear_context();
         // The correction ratio is per session: the new one learns its own from its reports.
-        self.meter.estimator = Estimator::lazy(&self.model.model_id);
+        self.meter.use_model(&self.model.model_id);
         if self.log.session().model != self.model.name {
             match ModelSetup::build(&self.opts.config, &self.log.session().model) {
                 Ok((setup, _)) => {
-                    self.meter.estimator = Estimator::lazy(&setup.model_id);
+                    self.meter.use_model(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
@@ -62,11 +60,11 @@ impl Runner {
                             self.model.name
                         ),
                     });
-                    self.log.session_mut().model = self.model.name.clone();
+                    self.log.set_model(self.model.name.clone());
                 }
             }
         }
-        self.meter.tracker = ContextTracker::default();
+        self.meter.forget_figure();
         self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.report(EngineError::LoadSession(with_causes(&e)));
@@ -105,8 +103,8 @@ impl Runner {
                         self.opts.workspace.display()
                     ),
                 });
-                self.log.session_mut().directory =
-                    self.opts.workspace.to_string_lossy().into_owned();
+                let dir = self.opts.workspace.to_string_lossy().into_owned();
+                self.log.set_directory(dir);
             }
         }
     }

@@ -26,20 +26,20 @@ impl Runner {
             session_id: self.log.session().id.clone(),
             call_id: call_id.clone(),
             cancel: cancel.child_token(),
-            state: self.tools.state.clone(),
+            state: self.tools.state().clone(),
             output: self.tool_output(),
             outputs: None,
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
         };
-        let state = match self.tools.permissions.check("bash", &input, &ctx) {
+        let state = match self.tools.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {
                 message,
                 start: Some(start),
                 end: Some(now_ms()),
             },
             Decision::Allow | Decision::Ask(_) => {
-                let result = self.tools.registry.execute("bash", input, &ctx).await;
+                let result = self.tools.registry().execute("bash", input, &ctx).await;
                 super::tool_exec::finished(result, start, now_ms())
             }
         };
@@ -74,9 +74,8 @@ impl Runner {
             input: input.clone(),
             state: ToolState::Running { start, title: None },
         });
-        if self.log.session().title.is_empty() {
-            self.log.session_mut().title = super::session_ops::title_from(&format!("!{command}"));
-        }
+        self.log
+            .title_if_untitled(|| super::session_ops::title_from(&format!("!{command}")));
         let idx = self.push_message(m);
         self.emit(Event::ToolStarted {
             call_id: call_id.to_string(),

@@ -36,7 +36,7 @@ impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
-        self.compactions.this_turn = 0;
+        self.compactions.start_turn();
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
@@ -68,7 +68,7 @@ impl Runner {
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
-            self.compactions.background = None;
+            self.compactions.drop_background();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -437,18 +437,18 @@ impl Runner {
             });
         }
         let m = self.log.view()[idx].clone();
-        self.record.last_answer = pith_context::compaction::written_text(&m);
+        self.record
+            .set_last_answer(pith_context::compaction::written_text(&m));
         self.log.write_header(&m);
         if let Some(p) = m.parts.last() {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
-        self.log.session_mut().cost += cost;
+        self.log.add_cost(cost);
         match usage {
             Some(u) if u.context_tokens() > 0 => {
-                self.record.spent_tokens += u.context_tokens();
-                let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.meter.estimator.learn(estimated.content, prompt_side);
-                self.meter.tracker.on_report(&u, estimated.request);
+                self.record.spend(u.context_tokens());
+                self.meter
+                    .on_step_report(&u, estimated.content, estimated.request);
             }
             _ => {
                 // No usage reported: the output joins the estimate.
@@ -491,7 +491,7 @@ impl Runner {
             return;
         }
         let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
-        let plan = prune::plan(self.log.view(), &mut self.meter.estimator, &rules);
+        let plan = prune::plan(self.log.view(), self.meter.estimator_mut(), &rules);
         if plan.targets.is_empty() {
             return;
         }
