@@ -414,9 +414,7 @@ impl Runner {
         self.log.emit(Event::Message { message: c.clone() });
         self.log.emit_message(&s);
         self.log.add_cost(s.cost);
-        let kept: Vec<Message> = self.log.view_mut().drain(tail).collect();
-        *self.log.view_mut() = vec![c, s];
-        self.log.view_mut().extend(kept);
+        self.log.restart_view(vec![c, s], tail);
         let point = tail_start.unwrap_or_else(|| self.log.view()[0].id.clone());
         self.log.set_compaction_point(point);
         self.touch_session();

@@ -111,6 +111,49 @@ impl SessionLog {
         &mut self.view
     }
 
+    /// The view is `messages` (in model order), as loaded from the store.
+    pub fn set_view(&mut self, messages: Vec<Message>) {
+        self.view = messages;
+    }
+
+    /// The view restarts from `head` (a compaction and its summary), followed by the messages
+    /// at `tail` it keeps.
+    pub fn restart_view(&mut self, head: Vec<Message>, tail: std::ops::Range<usize>) {
+        let kept: Vec<Message> = self.view.drain(tail).collect();
+        self.view = head;
+        self.view.extend(kept);
+    }
+
+    /// Changes the part `pi` of the message at `idx` with `change`, saves it and announces it;
+    /// the part as it is now.
+    pub fn update_part(&mut self, idx: usize, pi: usize, change: impl FnOnce(&mut Part)) -> Part {
+        let part = &mut self.view[idx].parts[pi];
+        change(part);
+        let part = part.clone();
+        self.write_part(&part);
+        part
+    }
+
+    /// Takes the messages from `first` on out of the view and the store (`/undo` keeps them for
+    /// `/redo`). A delete that fails is logged, not recorded: the turn is not the user's.
+    pub fn cut_from(&mut self, first: usize) -> Vec<Message> {
+        let removed: Vec<Message> = self.view.drain(first..).collect();
+        for m in &removed {
+            if let Err(e) = self.store.delete_message(&m.id) {
+                tracing::error!("store: cannot delete message {}: {e:#}", m.id);
+            }
+        }
+        removed
+    }
+
+    /// Puts back messages [`SessionLog::cut_from`] took (`/redo`), saved, not announced.
+    pub fn put_back(&mut self, messages: &[Message]) {
+        for m in messages {
+            self.save_message(m);
+            self.view.push(m.clone());
+        }
+    }
+
     /// Goes on with another session, whose lock is `lock`; its view is to be loaded.
     pub fn switch(&mut self, session: Session, lock: SessionLock) {
         self._lock = lock;

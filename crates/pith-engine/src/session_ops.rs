@@ -27,7 +27,7 @@ impl Runner {
                 message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
             });
         }
-        *self.log.view_mut() = pith_context::view::model_order(loaded);
+        self.log.set_view(pith_context::view::model_order(loaded));
         self.load_figure();
         Ok(())
     }

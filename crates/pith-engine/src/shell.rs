@@ -93,15 +93,11 @@ impl Runner {
             ToolState::Error { message, .. } => (Some(message.clone()), (now_ms() - start) as u64),
             _ => (None, (now_ms() - start).max(0) as u64),
         };
-        let part = {
-            let m = &mut self.log.view_mut()[idx];
-            let p = &mut m.parts[0];
+        let part = self.log.update_part(idx, 0, |p| {
             if let PartKind::Tool { state: s, .. } = &mut p.kind {
                 *s = state;
             }
-            p.clone()
-        };
-        self.log.write_part(&part);
+        });
         self.emit(Event::ToolFinished {
             call_id,
             tool: "bash".into(),

@@ -185,12 +185,11 @@ impl Runner {
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
-        let part = &mut self.log.view_mut()[idx].parts[pi];
-        if let PartKind::Tool { state, .. } = &mut part.kind {
-            *state = new;
-        }
-        let part = part.clone();
-        self.log.write_part(&part);
+        self.log.update_part(idx, pi, |part| {
+            if let PartKind::Tool { state, .. } = &mut part.kind {
+                *state = new;
+            }
+        });
     }
 
     /// Runs one call; the second value is set when the doom-loop check stops the turn.

@@ -159,12 +159,7 @@ impl Runner {
             Err(e) => return self.undo_error(format!("cannot restore the files: {e}")),
         };
         // the messages go, kept for /redo
-        let removed: Vec<Message> = self.log.view_mut().drain(first..).collect();
-        for m in &removed {
-            if let Err(e) = self.log.store().delete_message(&m.id) {
-                tracing::error!("store: cannot delete message {}: {e:#}", m.id);
-            }
-        }
+        let removed = self.log.cut_from(first);
         let prompt = removed.first().map(prompt_of).unwrap_or_default();
         keep_for_redo(&mut record, &turns, removed, message_id);
         self.save_record(&record);
@@ -194,10 +189,7 @@ impl Runner {
                 Err(e) => return self.undo_error(format!("cannot restore the files: {e}")),
             }
         }
-        for m in &u.messages {
-            self.log.save_message(m);
-            self.log.view_mut().push(m.clone());
-        }
+        self.log.put_back(&u.messages);
         if u.turn.before.is_some() || !u.messages.is_empty() {
             record.turns.push(u.turn.clone());
         }
