@@ -19,15 +19,15 @@ impl Runner {
     /// uncorrected after a compaction, a prune or a resume).
     pub(super) fn overhead(&mut self) -> u64 {
         let mode = self.opts.config.permission_mode;
-        let (system, tools) = request_frame(&self.system, &self.tools.specs, mode);
-        self.meter.estimator.request_overhead(&system, &tools)
+        let (system, tools) = request_frame(&self.system, self.tools.specs(), mode);
+        self.meter.request_overhead(&system, &tools)
     }
 
     /// The system prompt and tools of a request (see [`request_frame`]).
     pub(super) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
         request_frame(
             &self.system,
-            &self.tools.specs,
+            self.tools.specs(),
             self.opts.config.permission_mode,
         )
     }
@@ -36,36 +36,37 @@ impl Runner {
     /// figure is that report plus an estimate of what was added after it. A report from before
     /// the latest compaction no longer describes the context, so it is not used.
     pub(super) fn resume_from_last_report(&mut self) {
-        let after = match pith_context::view::compaction_point(&self.view) {
-            Some(p) => self.view[p.summary].id.clone(),
+        let after = match pith_context::view::compaction_point(self.log.view()) {
+            Some(p) => self.log.view()[p.summary].id.clone(),
             None => String::new(),
         };
-        let Some(i) = self.view.iter().rposition(|m| {
+        let Some(i) = self.log.view().iter().rposition(|m| {
             m.role == Role::Assistant && !m.summary && m.id > after && m.usage.context_tokens() > 0
         }) else {
             return;
         };
-        let usage = self.view[i].usage;
+        let usage = self.log.view()[i].usage;
         let mut added = 0;
-        for m in &self.view[i + 1..] {
-            added += self.meter.estimator.message(m);
+        for m in &self.log.view()[i + 1..] {
+            added += self.meter.message(m);
         }
         // The estimate of the request that report answered (everything before the reply).
         let mut estimated = self.overhead();
-        for m in &self.view[..i] {
-            estimated += self.meter.estimator.message(m);
+        for m in &self.log.view()[..i] {
+            estimated += self.meter.message(m);
         }
-        self.meter.tracker.on_report(&usage, estimated);
-        self.meter.tracker.on_added(added);
+        self.meter.on_report(&usage, estimated);
+        self.meter.add_tokens(added);
     }
 
     /// The figure stored with the session when it was last left, if nothing changed since:
     /// a resumed session shows what the status bar showed then.
     fn stored_figure(&self) -> Option<u64> {
-        let tokens = self.session.tokens;
-        let left = self.session.time_updated;
+        let tokens = self.log.session().tokens;
+        let left = self.log.session().time_updated;
         let unchanged = self
-            .view
+            .log
+            .view()
             .iter()
             .all(|m| m.time_created <= left && m.time_completed.is_none_or(|t| t <= left));
         (tokens > 0 && unchanged).then_some(tokens)
@@ -77,19 +78,19 @@ impl Runner {
         let stored = self.stored_figure();
         if stored.is_some_and(|t| t >= self.exact_from()) {
             // counted as the session counted when it was left, so no switch moves the figure
-            self.meter.estimator.want_exact();
+            self.meter.want_exact();
         }
         self.reset_estimate();
         self.resume_from_last_report();
         if let Some(figure) = stored {
-            self.meter.tracker.on_restore(figure);
+            self.meter.on_restore(figure);
         }
     }
 
     /// Recomputes the context figure as an estimate of the next request.
     pub(super) fn reset_estimate(&mut self) {
         let estimate = self.estimate_request();
-        self.meter.tracker.on_reset(estimate);
+        self.meter.on_reset(estimate);
     }
 
     /// An estimate of what the next request would occupy.
@@ -100,8 +101,8 @@ impl Runner {
     /// An estimate of the next request's messages (without system prompt and tools).
     pub(super) fn estimate_content(&mut self) -> u64 {
         let mut total = 0;
-        for m in &self.view {
-            total += self.meter.estimator.message(m);
+        for m in self.log.view() {
+            total += self.meter.message(m);
         }
         total
     }
@@ -125,7 +126,6 @@ impl Runner {
 
     pub(super) fn context_usage(&self) -> ContextUsage {
         self.meter
-            .tracker
             .usage(&self.model.limits, &self.opts.config.compaction)
     }
 
@@ -161,17 +161,17 @@ impl Runner {
     /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
     /// exactly from `exact_from` on (the estimate is then recounted).
     fn tune_estimator(&mut self) {
-        if self.meter.estimator.is_exact() {
+        if self.meter.is_exact() {
             return;
         }
         let used = self.meter.used();
         let from = self.exact_from();
         if used >= from / 2 {
-            self.meter.estimator.prefetch();
+            self.meter.prefetch();
         }
         if used >= from {
-            self.meter.estimator.want_exact();
-            if self.meter.tracker.is_estimate() {
+            self.meter.want_exact();
+            if self.meter.is_estimate() {
                 self.reset_estimate();
             }
         }
@@ -181,32 +181,28 @@ impl Runner {
     /// estimator switches to the tokenizer now, as it would near the threshold).
     pub(super) fn breakdown(&mut self) -> Breakdown {
         self.refresh_tools();
-        if !self.meter.estimator.is_exact() {
-            self.meter.estimator.want_exact();
+        if !self.meter.is_exact() {
+            self.meter.want_exact();
             self.reset_estimate();
         }
         let mut b = Breakdown {
             window: self.model.limits.context,
-            last_compaction: self.compactions.last_cost,
-            subagents: self.record.subagents,
+            last_compaction: self.compactions.last_cost(),
+            subagents: self.record.subagents(),
             ..Breakdown::default()
         };
-        b.system = self
-            .system
-            .iter()
-            .map(|s| self.meter.estimator.text(s))
-            .sum();
+        b.system = self.system.iter().map(|s| self.meter.text(s)).sum();
         b.tools = self.overhead().saturating_sub(b.system);
-        for m in &self.view {
+        for m in self.log.view() {
             for p in &m.parts {
-                let t = self.meter.estimator.part(p);
+                let t = self.meter.part(p);
                 match &p.kind {
                     PartKind::Tool {
                         state: ToolState::Completed { time, output, .. },
                         ..
                     } => {
                         if time.compacted.is_some() {
-                            b.pruned += self.meter.estimator.text(output);
+                            b.pruned += self.meter.text(output);
                             b.tool_outputs += t;
                         } else {
                             b.tool_outputs += t;
@@ -226,7 +222,7 @@ impl Runner {
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);
         b.free = usable.saturating_sub(used);
-        b.exact = self.meter.estimator.is_exact();
+        b.exact = self.meter.is_exact();
         b
     }
 }

@@ -29,13 +29,13 @@ impl Runner {
             };
             let mut m = self.prompt_message(p, mid_turn).await;
             // what `session_start` / `post_compact` hooks said waits for this prompt
-            for part in self.hooks.context.iter().cloned().chain(added) {
+            for part in self.hooks.context().iter().cloned().chain(added) {
                 m.push(part);
             }
             if let Some((tokens, usable)) = self.too_large(&m) {
                 self.refuse_prompt(p, tokens, usable);
             } else {
-                self.hooks.context.clear();
+                self.hooks.clear_context();
                 admitted.push(m);
             }
         }
@@ -55,7 +55,7 @@ impl Runner {
         let any = !admitted.is_empty();
         for m in admitted {
             let i = self.push_prompt(m);
-            *parent = self.view[i].id.clone();
+            *parent = self.log.view()[i].id.clone();
         }
         self.emit_context();
         any
@@ -63,7 +63,7 @@ impl Runner {
 
     /// Stores an admitted prompt and adds it to the view; its index.
     pub(super) fn push_prompt(&mut self, m: Message) -> usize {
-        if self.session.title.is_empty()
+        if self.log.session().title.is_empty()
             && let Some(text) = m.parts.iter().find_map(|p| match &p.kind {
                 PartKind::Text {
                     text,
@@ -72,14 +72,15 @@ impl Runner {
                 _ => None,
             })
         {
-            self.session.title = super::session_ops::title_from(&text);
+            self.log
+                .title_if_untitled(|| super::session_ops::title_from(&text));
         }
         self.push_message(m)
     }
 
     /// What the user typed, with the files it mentions and the pending attachments.
     async fn prompt_message(&mut self, prompt: &Prompt, mid_turn: bool) -> Message {
-        let mut m = Message::new(&self.session.id, Role::User);
+        let mut m = Message::new(self.log.session_id(), Role::User);
         m.submission_id = Some(prompt.id.clone());
         m.mid_turn = mid_turn;
         m.command = prompt.label.clone();
@@ -106,11 +107,11 @@ impl Runner {
         if usable == 0 {
             return None; // the window is unknown
         }
-        let mut tokens = self.overhead() + self.meter.estimator.message(m);
-        if tokens >= usable && !self.meter.estimator.is_exact() {
-            self.meter.estimator.want_exact();
+        let mut tokens = self.overhead() + self.meter.message(m);
+        if tokens >= usable && !self.meter.is_exact() {
+            self.meter.want_exact();
             self.reset_estimate();
-            tokens = self.overhead() + self.meter.estimator.message(m);
+            tokens = self.overhead() + self.meter.message(m);
         }
         (tokens >= usable).then_some((tokens, usable))
     }

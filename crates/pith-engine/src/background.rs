@@ -75,21 +75,20 @@ impl Runner {
     /// and none is under way (a stale one is dropped first).
     pub(super) fn maybe_start_background(&mut self) {
         let Some(start) = self.background_start() else {
-            self.compactions.background = None;
+            self.compactions.drop_background();
             return;
         };
         if self
             .compactions
-            .background
-            .as_ref()
+            .background()
             .is_some_and(|b| !self.covers(b))
         {
             tracing::info!("background summary is stale; dropped");
-            self.compactions.background = None;
+            self.compactions.drop_background();
         }
         let budget = self.budget();
         let used = self.meter.used();
-        if self.compactions.background.is_some() || (used as f64) < start * budget.usable as f64 {
+        if self.compactions.background().is_some() || (used as f64) < start * budget.usable as f64 {
             return;
         }
         if self.overflowing() {
@@ -111,7 +110,7 @@ impl Runner {
         if let Some(w) = pith_context::compaction::words_note(
             &carried.uncarried,
             budget.summary_cap,
-            &self.meter.estimator,
+            self.meter.estimator(),
         ) {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -123,7 +122,7 @@ impl Runner {
             content: vec![UserContent::Text { text: instruction }],
         });
         request.max_tokens = Some(inline.summary_cap.min(u64::from(u32::MAX)) as u32);
-        let covered: Vec<String> = self.view[..cut.tail.start]
+        let covered: Vec<String> = self.log.view()[..cut.tail.start]
             .iter()
             .map(|m| m.id.clone())
             .collect();
@@ -142,7 +141,7 @@ impl Runner {
             "background summary started at {:.0}% of the usable window",
             100.0 * used as f64 / budget.usable.max(1) as f64
         );
-        self.compactions.background = Some(Background {
+        self.compactions.set_background(Background {
             covered,
             carried,
             model: self.model.name.clone(),
@@ -156,8 +155,13 @@ impl Runner {
     fn covers(&self, b: &Background) -> bool {
         b.model == self.model.name
             && b.window == self.model.limits.context
-            && self.view.len() > b.covered.len()
-            && self.view.iter().zip(&b.covered).all(|(m, id)| &m.id == id)
+            && self.log.view().len() > b.covered.len()
+            && self
+                .log
+                .view()
+                .iter()
+                .zip(&b.covered)
+                .all(|(m, id)| &m.id == id)
     }
 
     /// At the threshold: swaps in the background summary when there is one that still covers
@@ -168,7 +172,7 @@ impl Runner {
         then: Then,
         cancel: &CancellationToken,
     ) -> Result<bool, CompactionError> {
-        let Some(mut b) = self.compactions.background.take() else {
+        let Some(mut b) = self.compactions.take_background() else {
             return Ok(false);
         };
         if !self.covers(&b) {
@@ -184,15 +188,18 @@ impl Runner {
             return Ok(false);
         }
         let before = self.meter.used();
-        let estimator = &mut self.meter.estimator;
-        let replaced: u64 = self.view[..n].iter().map(|m| estimator.message(m)).sum();
-        self.compactions.this_turn += 1;
+        let estimator = self.meter.estimator_mut();
+        let replaced: u64 = self.log.view()[..n]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum();
+        self.compactions.count();
         self.emit(pith_protocol::event::Event::CompactionStarted {
             auto: true,
             overflow: false,
             focus: None,
         });
-        let tail = n..self.view.len();
+        let tail = n..self.log.view().len();
         self.install(Installed {
             written,
             setup: None,
@@ -241,7 +248,7 @@ impl Runner {
     /// a request carried whole that is no longer the current one (the view's messages from
     /// `n` on start a turn) joins the user's messages; the todo list is the current one.
     fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
-        if self.view[n..].iter().any(is_turn_start)
+        if self.log.view()[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
         {
             carried.sources.push(pith_protocol::message::CarrySource {
@@ -251,7 +258,7 @@ impl Runner {
             });
             carried.user_messages.insert(0, r);
         }
-        if let Ok(t) = self.tools.state.todos.lock()
+        if let Ok(t) = self.tools.state().todos.lock()
             && t.as_array().is_some_and(|a| !a.is_empty())
         {
             carried.todos = Some(t.clone());
@@ -264,20 +271,20 @@ impl Runner {
     fn swap_leaves_too_much(&mut self, written: &Written, carried: &Carried, n: usize) -> bool {
         let budget = self.budget();
         let overhead = self.overhead();
-        let estimator = &mut self.meter.estimator;
-        let kept: u64 = self.view[n..].iter().map(|m| estimator.message(m)).sum();
-        let summary = self
-            .meter
-            .estimator
-            .text(&written.text)
-            .min(budget.summary_cap);
-        let after = overhead + summary + self.meter.estimator.text(&carry::render(carried)) + kept;
+        let estimator = self.meter.estimator_mut();
+        let kept: u64 = self.log.view()[n..]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum();
+        let summary = self.meter.text(&written.text).min(budget.summary_cap);
+        let after = overhead + summary + self.meter.text(&carry::render(carried)) + kept;
         if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
             tracing::info!(
                 after,
                 "background summary leaves too much; compacting in the foreground"
             );
-            self.session.cost += pith_provider::cost::cost(&written.usage, &self.model.info);
+            self.log
+                .add_cost(pith_provider::cost::cost(&written.usage, &self.model.info));
             return true;
         }
         false

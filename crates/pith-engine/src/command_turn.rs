@@ -4,7 +4,6 @@
 use super::runner::{ModelSetup, Runner};
 use super::shared::Prompt;
 use crate::error::{EngineError, with_causes};
-use pith_context::tokens::Estimator;
 use pith_protocol::event::{Event, TurnEnd};
 
 impl Runner {
@@ -30,12 +29,9 @@ impl Runner {
         let saved_model = match model.filter(|m| *m != self.model.name) {
             Some(m) => match ModelSetup::build(&self.opts.config, &m) {
                 Ok((setup, _)) => {
-                    let estimator = Estimator::lazy(&setup.model_id);
+                    let estimator = self.meter.use_model(&setup.model_id);
                     let model = std::mem::replace(&mut self.model, setup);
-                    Some((
-                        model,
-                        std::mem::replace(&mut self.meter.estimator, estimator),
-                    ))
+                    Some((model, estimator))
                 }
                 Err(e) => {
                     self.refuse(format!(
@@ -48,13 +44,11 @@ impl Runner {
             None => None,
         };
         let saved_role = agent.map(|(name, a)| {
-            let saved = (self.role.clone(), self.tools.registry.clone());
+            let saved = (self.role.clone(), self.tools.registry().clone());
             self.role.name = name;
             self.role.prompt = a.prompt.clone();
             if let Some(tools) = &a.tools {
-                self.tools
-                    .registry
-                    .retain(|t| tools.iter().any(|n| n == t.name()));
+                self.tools.retain(|t| tools.iter().any(|n| n == t.name()));
             }
             saved
         });
@@ -65,11 +59,11 @@ impl Runner {
         self.user_turn(vec![prompt]).await;
         if let Some((model, estimator)) = saved_model {
             self.model = model;
-            self.meter.estimator = estimator;
+            self.meter.restore_estimator(estimator);
         }
         if let Some((role, registry)) = saved_role {
             self.role = role;
-            self.tools.registry = registry;
+            self.tools.set_registry(registry);
         }
         if changed {
             self.fit_prompt();

@@ -81,11 +81,56 @@ pub(super) struct Installed<'a> {
 #[derive(Default)]
 pub(super) struct Compactions {
     /// Compactions in the current user turn (the breaker's count).
-    pub this_turn: u32,
+    this_turn: u32,
     /// What the last compaction cost (`/context`).
-    pub last_cost: Option<CompactionCost>,
+    last_cost: Option<CompactionCost>,
     /// A summary being written ahead of the threshold.
-    pub background: Option<super::background::Background>,
+    background: Option<super::background::Background>,
+}
+
+impl Compactions {
+    /// A user turn starts: the breaker counts from zero.
+    pub fn start_turn(&mut self) {
+        self.this_turn = 0;
+    }
+
+    /// Compactions in the current user turn.
+    pub fn this_turn(&self) -> u32 {
+        self.this_turn
+    }
+
+    /// A compaction was installed in this turn.
+    pub fn count(&mut self) {
+        self.this_turn += 1;
+    }
+
+    /// What the last compaction cost.
+    pub fn last_cost(&self) -> Option<CompactionCost> {
+        self.last_cost
+    }
+
+    pub fn set_last_cost(&mut self, cost: CompactionCost) {
+        self.last_cost = Some(cost);
+    }
+
+    /// The summary being written ahead, if any.
+    pub fn background(&self) -> Option<&super::background::Background> {
+        self.background.as_ref()
+    }
+
+    pub fn set_background(&mut self, b: super::background::Background) {
+        self.background = Some(b);
+    }
+
+    /// Takes the summary being written ahead, to install it.
+    pub fn take_background(&mut self) -> Option<super::background::Background> {
+        self.background.take()
+    }
+
+    /// Drops the summary being written ahead (stale, or the history changed under it).
+    pub fn drop_background(&mut self) {
+        self.background = None;
+    }
 }
 
 /// A request to compact the session.
@@ -138,9 +183,9 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), CompactionError> {
         let auto = req.trigger.is_auto();
-        if auto && self.compactions.this_turn >= 2 {
+        if auto && self.compactions.this_turn() >= 2 {
             return Err(CompactionError::Breaker(
-                plan::breaker(u64::MAX, 0, 0, self.compactions.this_turn + 1).unwrap_or_default(),
+                plan::breaker(u64::MAX, 0, 0, self.compactions.this_turn() + 1).unwrap_or_default(),
             ));
         }
         // A summary written in the background, when there is one, is swapped in at once.
@@ -148,8 +193,8 @@ impl Runner {
             return Ok(());
         }
         // Tail, chunks and the breaker's figures are decided on exact counts.
-        if !self.meter.estimator.is_exact() {
-            self.meter.estimator.want_exact();
+        if !self.meter.is_exact() {
+            self.meter.want_exact();
             self.reset_estimate();
         }
         let budget = self.budget();
@@ -168,7 +213,7 @@ impl Runner {
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
         let kept_tokens = self.tokens_of(cut.tail.clone());
-        let replaced = (new_tokens + previous.map_or(0, |p| self.meter.estimator.text(p)))
+        let replaced = (new_tokens + previous.map_or(0, |p| self.meter.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
 
         let setup = self.compaction_setup()?;
@@ -220,8 +265,11 @@ impl Runner {
 
     /// The estimated tokens of the view's messages in `range`.
     fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
-        let estimator = &mut self.meter.estimator;
-        self.view[range].iter().map(|m| estimator.message(m)).sum()
+        let estimator = self.meter.estimator_mut();
+        self.log.view()[range]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum()
     }
 
     /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
@@ -232,7 +280,7 @@ impl Runner {
         budget: &Budget,
     ) -> Result<(), CompactionError> {
         if let Some(r) = &carried.current_request {
-            let need = overhead + self.meter.estimator.text(r);
+            let need = overhead + self.meter.text(r);
             if need >= budget.usable {
                 return Err(CompactionError::Breaker(format!(
                     "Stopped: the current request with the system prompt (~{need} tokens) does \
@@ -247,7 +295,7 @@ impl Runner {
 
     /// Counts the compaction and tells the front end it started; returns its focus.
     fn announce_compaction(&mut self, trigger: &Trigger) -> Option<String> {
-        self.compactions.this_turn += 1;
+        self.compactions.count();
         let focus = trigger.focus().map(str::to_string);
         self.emit(Event::CompactionStarted {
             auto: trigger.is_auto(),
@@ -280,19 +328,16 @@ impl Runner {
         let budget = self.budget();
         let overhead = self.overhead();
         let kept_tokens = self.tokens_of(i.tail.clone());
-        let tail_start = self.view.get(i.tail.start).map(|m| m.id.clone());
+        let tail_start = self.log.view().get(i.tail.start).map(|m| m.id.clone());
         let summary = self.fit_summary(i.written.text.clone(), i.replaced, &budget);
         let mut carried = i.carried.clone();
-        let taken = overhead + self.meter.estimator.text(&summary) + kept_tokens;
+        let taken = overhead + self.meter.text(&summary) + kept_tokens;
         self.carry_after_summary(&mut carried, &summary, taken, &budget);
         let (c, s) = self.summary_messages(&i, summary, &carried, tail_start.clone());
 
         // A manual compaction that would not shrink the context changes nothing.
         let before = i.before;
-        let after = overhead
-            + self.meter.estimator.message(&c)
-            + self.meter.estimator.message(&s)
-            + kept_tokens;
+        let after = overhead + self.meter.message(&c) + self.meter.message(&s) + kept_tokens;
         if !i.auto && after >= before {
             self.state(EngineState::Idle, None);
             return Err(CompactionError::NothingToCompact(format!(
@@ -307,9 +352,9 @@ impl Runner {
     /// cap) or than what it replaces is never taken as it is.
     fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
         let most = replaced.min(budget.summary_cap);
-        if self.meter.estimator.text(&summary) > most {
+        if self.meter.text(&summary) > most {
             tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
-            return plan::fit_text(&summary, most, &self.meter.estimator);
+            return plan::fit_text(&summary, most, self.meter.estimator());
         }
         summary
     }
@@ -323,7 +368,7 @@ impl Runner {
         carried: &Carried,
         tail_start: Option<String>,
     ) -> (Message, Message) {
-        let mut c = Message::new(&self.session.id, Role::User);
+        let mut c = Message::new(self.log.session_id(), Role::User);
         c.push(PartKind::Compaction(CompactionPart {
             auto: i.auto,
             overflow: i.overflow,
@@ -331,7 +376,7 @@ impl Runner {
             tail_start,
             carried: carried.clone(),
         }));
-        let mut s = Message::new(&self.session.id, Role::Assistant);
+        let mut s = Message::new(self.log.session_id(), Role::Assistant);
         s.parent_id = Some(c.id.clone());
         s.summary = true;
         s.agent = Some(Agent::Compaction);
@@ -364,18 +409,14 @@ impl Runner {
         tail: std::ops::Range<usize>,
         tail_start: Option<String>,
     ) {
-        self.save_message(&c);
-        self.save_message(&s);
-        self.emit(Event::Message { message: c.clone() });
-        self.emit(Event::Message { message: s.clone() });
-        for p in &s.parts {
-            self.emit(Event::PartUpdated { part: p.clone() });
-        }
-        self.session.cost += s.cost;
-        let kept: Vec<Message> = self.view.drain(tail).collect();
-        self.view = vec![c, s];
-        self.view.extend(kept);
-        self.session.compaction_point = Some(tail_start.unwrap_or_else(|| self.view[0].id.clone()));
+        self.log.save_message(&c);
+        self.log.save_message(&s);
+        self.log.emit(Event::Message { message: c.clone() });
+        self.log.emit_message(&s);
+        self.log.add_cost(s.cost);
+        self.log.restart_view(vec![c, s], tail);
+        let point = tail_start.unwrap_or_else(|| self.log.view()[0].id.clone());
+        self.log.set_compaction_point(point);
         self.touch_session();
         self.reset_estimate();
     }
@@ -394,8 +435,8 @@ impl Runner {
         tracing::info!(
             "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
             written.calls,
-            self.meter.estimator.text(&s.text()),
-            self.view.len() - 2
+            self.meter.text(&s.text()),
+            self.log.view().len() - 2
         );
         let cost = CompactionCost {
             input: written.usage.input + written.usage.cache_read + written.usage.cache_write,
@@ -404,7 +445,7 @@ impl Runner {
             cache_friendly: written.inline,
             background: i.background,
         };
-        self.compactions.last_cost = Some(cost);
+        self.compactions.set_last_cost(cost);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
@@ -419,7 +460,7 @@ impl Runner {
         }
         if i.auto
             && let Some(message) =
-                plan::breaker(before, after, budget.usable, self.compactions.this_turn)
+                plan::breaker(before, after, budget.usable, self.compactions.this_turn())
         {
             return Err(CompactionError::Breaker(message));
         }
@@ -445,14 +486,14 @@ impl Runner {
     ) -> (plan::Cut, Carried) {
         let mut tail_budget = budget.tail_after(overhead, 0);
         for _ in 0..16 {
-            let cut = plan::cut(&self.view, tail_budget, &mut self.meter.estimator);
-            let tail_tokens: u64 = self.view[cut.tail.clone()]
+            let cut = plan::cut(self.log.view(), tail_budget, self.meter.estimator_mut());
+            let tail_tokens: u64 = self.log.view()[cut.tail.clone()]
                 .iter()
-                .map(|m| self.meter.estimator.message(m))
+                .map(|m| self.meter.message(m))
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
             let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.meter.estimator.text(&carry::render(&carried));
+            let carried_tokens = self.meter.text(&carry::render(&carried));
             let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
@@ -473,14 +514,14 @@ impl Runner {
                 let need: u64 = carried
                     .uncarried
                     .iter()
-                    .map(|w| self.meter.estimator.text(&w.text) + 8)
+                    .map(|w| self.meter.text(&w.text) + 8)
                     .sum();
                 tail_budget = tail_tokens.saturating_sub(need.max(1));
             } else {
                 return (cut, carried);
             }
         }
-        let cut = plan::cut(&self.view, 0, &mut self.meter.estimator);
+        let cut = plan::cut(self.log.view(), 0, self.meter.estimator_mut());
         let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
     }
@@ -498,7 +539,7 @@ impl Runner {
         room: (u64, u64),
     ) -> Carried {
         let (target, taken) = room;
-        let summarised = &self.view[cut.summarise.clone()];
+        let summarised = &self.log.view()[cut.summarise.clone()];
         let prev = &cut.previous_carried;
         let (mut new, current) = carry::user_messages(summarised);
         // With no verbatim tail, the request being worked on is among the summarised messages:
@@ -521,11 +562,11 @@ impl Runner {
         let ledger = carry::bound_ledger(
             carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
             budget.ledger,
-            &self.meter.estimator,
+            self.meter.estimator(),
         );
         let todos = self
             .tools
-            .state
+            .state()
             .todos
             .lock()
             .ok()
@@ -541,14 +582,14 @@ impl Runner {
             previous_dropped: prev.dropped_user_messages,
             ..Carried::default()
         };
-        let base = self.meter.estimator.text(&carry::render(&c));
+        let base = self.meter.text(&carry::render(&c));
         self.carry_users(&mut c, budget.carry_room(target, taken + base));
         c
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
     pub(super) fn carry_users(&self, c: &mut Carried, room: u64) {
-        let r = retain::retain(&c.sources, c.previous_dropped, room, &self.meter.estimator);
+        let r = retain::retain(&c.sources, c.previous_dropped, room, self.meter.estimator());
         c.user_messages = r.messages;
         c.dropped_user_messages = r.dropped;
         c.uncarried = r.uncarried;
@@ -562,7 +603,7 @@ impl Runner {
         if c.sources.is_empty() {
             return;
         }
-        let est = &self.meter.estimator;
+        let est = self.meter.estimator();
         let mut base = c.clone();
         base.user_messages.clear();
         base.dropped_user_messages = 0;
@@ -588,7 +629,7 @@ impl Runner {
 
     /// True when the view ends with a message the user typed (so the model will answer it).
     fn ends_with_user_request(&self) -> bool {
-        self.view.last().is_some_and(|m| {
+        self.log.view().last().is_some_and(|m| {
             m.role == Role::User
                 && m.compaction().is_none()
                 && m.parts.iter().any(|p| {

@@ -37,10 +37,44 @@ fn fields(value: Value) -> Map<String, Value> {
 
 /// The user's hooks (`[[hooks.EVENT]]`) and what they gave the model.
 pub(super) struct HookState {
-    pub commands: Arc<crate::hook_commands::Hooks>,
+    commands: Arc<crate::hook_commands::Hooks>,
     /// What `session_start` and `post_compact` hooks gave the model, carried by the next
     /// prompt.
-    pub context: Vec<PartKind>,
+    context: Vec<PartKind>,
+}
+
+impl HookState {
+    pub fn new(commands: Arc<crate::hook_commands::Hooks>) -> HookState {
+        HookState {
+            commands,
+            context: Vec::new(),
+        }
+    }
+
+    /// The user has hooks on `event` (for `subject`, a tool's name).
+    pub fn has(&self, event: HookEvent, subject: Option<&str>) -> bool {
+        self.commands.has(event, subject)
+    }
+
+    /// The user's hooks, to run them.
+    pub fn commands(&self) -> &Arc<crate::hook_commands::Hooks> {
+        &self.commands
+    }
+
+    /// Hooks gave the model `parts`: they wait for the next prompt.
+    pub fn add_context(&mut self, parts: impl IntoIterator<Item = PartKind>) {
+        self.context.extend(parts);
+    }
+
+    /// What hooks gave the model that waits for the next prompt.
+    pub fn context(&self) -> &[PartKind] {
+        &self.context
+    }
+
+    /// The next prompt carried it, or the session it was for is left.
+    pub fn clear_context(&mut self) {
+        self.context.clear();
+    }
 }
 
 /// A hook that refused what it was asked about, and its reason.
@@ -63,14 +97,14 @@ impl Runner {
         value: Value,
         cancel: &CancellationToken,
     ) -> Outcome {
-        if !self.hooks.commands.has(event, subject) {
+        if !self.hooks.has(event, subject) {
             return Outcome::default();
         }
         self.state(EngineState::Running, Some(format!("{} hook", event.key())));
         let outcome = self
             .hooks
-            .commands
-            .run(event, subject, &self.session.id, fields(value), cancel)
+            .commands()
+            .run(event, subject, self.log.session_id(), fields(value), cancel)
             .await;
         for w in &outcome.warnings {
             self.emit(Event::Info {
@@ -96,7 +130,7 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::SessionStart, &outcome);
-        self.hooks.context.extend(
+        self.hooks.add_context(
             outcome
                 .context
                 .iter()
@@ -175,7 +209,7 @@ impl Runner {
         else {
             return state;
         };
-        if !self.hooks.commands.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
+        if !self.hooks.has(HookEvent::PostToolUse, Some(tool)) || cancel.is_cancelled() {
             return ToolState::Completed {
                 output,
                 title,
@@ -218,7 +252,7 @@ impl Runner {
         blocks: u32,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        if self.role.depth > 0 || !self.hooks.commands.has(HookEvent::Stop, None) {
+        if self.role.depth > 0 || !self.hooks.has(HookEvent::Stop, None) {
             return None;
         }
         let outcome = self
@@ -275,26 +309,26 @@ impl Runner {
             )
             .await;
         self.not_blocking(HookEvent::PostCompact, &outcome);
-        let Some(i) = self.view.iter().rposition(|m| m.summary) else {
+        let Some(i) = self.log.view().iter().rposition(|m| m.summary) else {
             return;
         };
         for c in &outcome.context {
-            let part = self.view[i]
+            let part = self.log.view_mut()[i]
                 .push(context_part(HookEvent::PostCompact, c))
                 .clone();
-            self.save_part(&part);
+            self.log.save_part(&part);
         }
         self.reset_estimate();
     }
 
     /// `notification`, in the background: a question waits for the user.
     pub(super) fn notify_hooks(&self, message: String) {
-        if !self.hooks.commands.has(HookEvent::Notification, None) {
+        if !self.hooks.has(HookEvent::Notification, None) {
             return;
         }
-        let hooks = self.hooks.commands.clone();
-        let session_id = self.session.id.clone();
-        let events = self.events.clone();
+        let hooks = self.hooks.commands().clone();
+        let session_id = self.log.session().id.clone();
+        let events = self.log.events().clone();
         tokio::spawn(async move {
             let outcome = hooks
                 .run(

@@ -29,7 +29,7 @@ pub struct Attachment {
 /// What the runner keeps about MCP.
 #[derive(Default)]
 pub(super) struct McpSession {
-    pub manager: Option<Arc<McpManager>>,
+    manager: Option<Arc<McpManager>>,
     /// The manager's generation the tools were built from.
     generation: Option<u64>,
     /// Every MCP tool, offered or deferred.
@@ -39,7 +39,14 @@ pub(super) struct McpSession {
     /// Last status sent to the front ends.
     status: Vec<McpServerStatus>,
     /// Resources read for the next user message.
-    pub attachments: Vec<Attachment>,
+    attachments: Vec<Attachment>,
+}
+
+impl McpSession {
+    /// The servers, when the session has any.
+    pub fn manager(&self) -> Option<&Arc<McpManager>> {
+        self.manager.as_ref()
+    }
 }
 
 impl Runner {
@@ -48,14 +55,16 @@ impl Runner {
         if manager.is_empty() {
             return;
         }
-        self.tools.mcp.builtin = Some((self.tools.registry.clone(), self.tools.specs.clone()));
-        self.tools.mcp.manager = Some(manager);
+        let builtin = (self.tools.registry().clone(), self.tools.specs().to_vec());
+        let mcp = self.tools.mcp_mut();
+        mcp.builtin = Some(builtin);
+        mcp.manager = Some(manager);
         self.refresh_tools();
     }
 
     /// Forgets what the tools were built from (a new session has new permissions and history).
     pub(super) fn reset_mcp(&mut self) {
-        self.tools.mcp.generation = None;
+        self.tools.mcp_mut().generation = None;
         self.refresh_tools();
     }
 
@@ -65,25 +74,25 @@ impl Runner {
     /// index and the definitions the history loaded. The context figure follows the change of
     /// definitions; the front ends get the servers' status when it changed.
     pub(super) fn refresh_tools(&mut self) {
-        let Some(manager) = self.tools.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
-        let Some((builtin_registry, builtin_specs)) = self.tools.mcp.builtin.clone() else {
+        let Some((builtin_registry, builtin_specs)) = self.tools.mcp().builtin.clone() else {
             return;
         };
         let generation = manager.generation();
-        if self.tools.mcp.generation != Some(generation) {
-            self.tools.mcp.generation = Some(generation);
+        if self.tools.mcp().generation != Some(generation) {
+            self.tools.mcp_mut().generation = Some(generation);
             self.rebuild_mcp_tools(&manager, builtin_registry);
         }
         let mcp_specs: Vec<ToolSpec> = self
             .tools
-            .mcp
+            .mcp()
             .tools
             .iter()
             .map(|t| spec(t.as_ref()))
             .collect();
-        let total = self.meter.estimator.tool_definitions(&mcp_specs);
+        let total = self.meter.tool_definitions(&mcp_specs);
         let deferred = search::should_defer(
             &self.opts.config.tool_search,
             total,
@@ -91,21 +100,21 @@ impl Runner {
         );
         let mut specs = builtin_specs;
         if deferred {
-            let names: Vec<&str> = self.tools.mcp.tools.iter().map(|t| t.name()).collect();
-            let loaded = search::loaded(&self.view, &|n| names.contains(&n));
+            let names: Vec<&str> = self.tools.mcp().tools.iter().map(|t| t.name()).collect();
+            let loaded = search::loaded(self.log.view(), &|n| names.contains(&n));
             let loader = ToolSearch::new(mcp_specs.clone(), &loaded);
             specs.push(spec(&loader));
-            self.tools.registry.register(Arc::new(loader));
+            self.tools.register(Arc::new(loader));
             specs.extend(mcp_specs.into_iter().filter(|s| loaded.contains(&s.name)));
         } else {
-            self.tools.registry.retain(|t| t.name() != TOOL_SEARCH);
+            self.tools.retain(|t| t.name() != TOOL_SEARCH);
             specs.extend(mcp_specs);
         }
-        if specs != self.tools.specs {
+        if specs != self.tools.specs() {
             let before = self.overhead();
-            self.tools.specs = specs;
+            self.tools.set_specs(specs);
             let after = self.overhead();
-            self.meter.tracker.on_overhead_change(before, after);
+            self.meter.on_overhead_change(before, after);
         }
         self.emit_mcp_status(&manager, deferred);
     }
@@ -134,9 +143,9 @@ impl Runner {
                 tools.push(tool);
             }
         }
-        self.tools.permissions.set_mcp_tools(owners);
-        self.tools.registry = registry;
-        self.tools.mcp.tools = tools;
+        self.tools.set_mcp_tools(owners);
+        self.tools.set_registry(registry);
+        self.tools.mcp_mut().tools = tools;
     }
 
     fn emit_mcp_status(&mut self, manager: &Arc<McpManager>, deferred: bool) {
@@ -144,7 +153,7 @@ impl Runner {
         for server in manager.servers() {
             let specs: Vec<ToolSpec> = self
                 .tools
-                .mcp
+                .mcp()
                 .tools
                 .iter()
                 .filter(|t| t.server() == server.name)
@@ -155,14 +164,14 @@ impl Runner {
                 transport: server.config.transport().to_string(),
                 state: server.state(),
                 tools: specs.len(),
-                tokens: self.meter.estimator.tool_definitions(&specs),
+                tokens: self.meter.tool_definitions(&specs),
                 deferred: deferred && !specs.is_empty(),
                 prompts: server.prompts(),
                 resources: server.has_resources(),
             });
         }
-        if status != self.tools.mcp.status {
-            self.tools.mcp.status = status.clone();
+        if status != self.tools.mcp().status {
+            self.tools.mcp_mut().status = status.clone();
             self.emit(Event::McpStatus { servers: status });
         }
     }
@@ -170,7 +179,7 @@ impl Runner {
     /// Before a step: waits for servers still starting (each within its startup timeout) and
     /// for lists a server said changed, so the request has their tools.
     pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
-        let Some(manager) = self.tools.mcp.manager.clone() else {
+        let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
         let starting = manager.starting();
@@ -193,7 +202,12 @@ impl Runner {
         prompt: &str,
         args: &str,
     ) -> Result<String, McpError> {
-        let manager = self.tools.mcp.manager.clone().ok_or(McpError::NoServers)?;
+        let manager = self
+            .tools
+            .mcp()
+            .manager
+            .clone()
+            .ok_or(McpError::NoServers)?;
         let spec = manager
             .server(server)
             .ok_or_else(|| McpError::NoServer(server.to_string()))?
@@ -228,7 +242,7 @@ impl Runner {
         let pending = self.shared.take_attachments();
         for read in pending {
             if let Ok(Some(a)) = read.await {
-                self.tools.mcp.attachments.push(a);
+                self.tools.mcp_mut().attachments.push(a);
             }
         }
     }
@@ -238,7 +252,7 @@ impl Runner {
     pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
         let limits = self.tool_output();
         let mut parts = Vec::new();
-        for a in std::mem::take(&mut self.tools.mcp.attachments) {
+        for a in std::mem::take(&mut self.tools.mcp_mut().attachments) {
             let mut text = a.text;
             if pith_tools::truncate::needs_truncation(&text, &limits) {
                 let id = format!("resource_{}", ulid::Ulid::new());

@@ -55,17 +55,17 @@ impl Runner {
             let ctx = ToolContext {
                 workspace: self.opts.workspace.clone(),
                 data_dir: self.opts.data_dir.clone(),
-                session_id: self.session.id.clone(),
+                session_id: self.log.session().id.clone(),
                 call_id: call_id.clone(),
                 cancel: tokio_util::sync::CancellationToken::new(),
-                state: self.tools.state.clone(),
+                state: self.tools.state().clone(),
                 output: self.tool_output(),
                 outputs: None,
                 progress: None,
                 editor: self.opts.editor.clone(),
             };
             let start = now_ms();
-            let state = match self.tools.permissions.check("read", &input, &ctx) {
+            let state = match self.tools.check("read", &input, &ctx) {
                 Decision::Deny { message } => ToolState::Error {
                     message,
                     start: Some(start),
@@ -74,7 +74,7 @@ impl Runner {
                 Decision::Allow | Decision::Ask(_) => {
                     let result = self
                         .tools
-                        .registry
+                        .registry()
                         .execute("read", input.clone(), &ctx)
                         .await;
                     if let Ok(out) = &result
@@ -110,7 +110,8 @@ impl Runner {
         if !self.takes_images() {
             return Some(format!(
                 "{} does not take images (set images = true under [models.\"{}\"] if it does)",
-                self.model.model_id, self.session.model
+                self.model.model_id,
+                self.log.session().model
             ));
         }
         match std::fs::metadata(path) {

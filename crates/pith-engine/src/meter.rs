@@ -1,13 +1,17 @@
 //! The context meter: the token estimator of the session's model and the running context figure
 //! — the provider's last count plus the estimate of what was added since (ARCHITECTURE.md §6.3).
 
+use pith_config::CompactionConfig;
+use pith_context::overflow::Limits;
 use pith_context::tokens::Estimator;
 use pith_context::tracker::ContextTracker;
+use pith_protocol::event::ContextUsage;
+use pith_protocol::llm::{ToolSpec, Usage};
 use pith_protocol::message::{Message, Part};
 
 pub(super) struct Meter {
-    pub estimator: Estimator,
-    pub tracker: ContextTracker,
+    estimator: Estimator,
+    tracker: ContextTracker,
 }
 
 impl Meter {
@@ -19,9 +23,45 @@ impl Meter {
         }
     }
 
+    /// The estimator, lent to the planning that counts with it.
+    pub fn estimator(&self) -> &Estimator {
+        &self.estimator
+    }
+
+    /// The estimator, lent to the planning that counts with it and caches what it counted.
+    pub fn estimator_mut(&mut self) -> &mut Estimator {
+        &mut self.estimator
+    }
+
+    /// Counts for the model `model_id` from now on, with a fresh correction ratio; returns the
+    /// estimator it used, to go back to with [`Meter::restore_estimator`].
+    pub fn use_model(&mut self, model_id: &str) -> Estimator {
+        std::mem::replace(&mut self.estimator, Estimator::lazy(model_id))
+    }
+
+    /// Counts with `estimator` again (see [`Meter::use_model`]).
+    pub fn restore_estimator(&mut self, estimator: Estimator) {
+        self.estimator = estimator;
+    }
+
+    /// Forgets the context figure: another session's history is to be counted.
+    pub fn forget_figure(&mut self) {
+        self.tracker = ContextTracker::default();
+    }
+
     /// The context figure, as the status bar shows it.
     pub fn used(&self) -> u64 {
         self.tracker.used()
+    }
+
+    /// The figure against the window, as the front ends show it.
+    pub fn usage(&self, limits: &Limits, cfg: &CompactionConfig) -> ContextUsage {
+        self.tracker.usage(limits, cfg)
+    }
+
+    /// The figure holds no provider count since the last reset.
+    pub fn is_estimate(&self) -> bool {
+        self.tracker.is_estimate()
     }
 
     /// Counts a message added to the context.
@@ -34,5 +74,74 @@ impl Meter {
     pub fn add_part(&mut self, p: &Part) {
         let tokens = self.estimator.part(p);
         self.tracker.on_added(tokens);
+    }
+
+    /// Counts `tokens` added to the context.
+    pub fn add_tokens(&mut self, tokens: u64) {
+        self.tracker.on_added(tokens);
+    }
+
+    /// The provider counted `usage` for a request estimated at `estimated_request`.
+    pub fn on_report(&mut self, usage: &Usage, estimated_request: u64) {
+        self.tracker.on_report(usage, estimated_request);
+    }
+
+    /// A step's report: the estimator learns its ratio from the prompt side the provider
+    /// counted for `content` estimated tokens, and the figure takes the count.
+    pub fn on_step_report(&mut self, usage: &Usage, content: u64, estimated_request: u64) {
+        let prompt_side = usage.input + usage.cache_read + usage.cache_write;
+        self.estimator.learn(content, prompt_side);
+        self.tracker.on_report(usage, estimated_request);
+    }
+
+    /// The fixed part of every request (system prompt, tool definitions) went from `before`
+    /// to `after` tokens.
+    pub fn on_overhead_change(&mut self, before: u64, after: u64) {
+        self.tracker.on_overhead_change(before, after);
+    }
+
+    /// The figure is an estimate of `estimate` tokens (the history changed under it).
+    pub fn on_reset(&mut self, estimate: u64) {
+        self.tracker.on_reset(estimate);
+    }
+
+    /// The figure is `figure`, as the session left it.
+    pub fn on_restore(&mut self, figure: u64) {
+        self.tracker.on_restore(figure);
+    }
+
+    pub fn text(&self, s: &str) -> u64 {
+        self.estimator.text(s)
+    }
+
+    pub fn message(&mut self, m: &Message) -> u64 {
+        self.estimator.message(m)
+    }
+
+    pub fn part(&mut self, p: &Part) -> u64 {
+        self.estimator.part(p)
+    }
+
+    pub fn tool_definitions(&mut self, tools: &[ToolSpec]) -> u64 {
+        self.estimator.tool_definitions(tools)
+    }
+
+    pub fn request_overhead(&mut self, system: &[String], tools: &[ToolSpec]) -> u64 {
+        self.estimator.request_overhead(system, tools)
+    }
+
+    /// The counts are exact (the model's tokenizer is loaded).
+    pub fn is_exact(&self) -> bool {
+        self.estimator.is_exact()
+    }
+
+    /// Counts exactly from now on (loads the tokenizer).
+    pub fn want_exact(&mut self) {
+        self.estimator.want_exact();
+    }
+
+    /// Loads the tokenizer in the background.
+    pub fn prefetch(&self) {
+        self.estimator.prefetch();
     }
 }

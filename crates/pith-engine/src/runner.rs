@@ -12,10 +12,9 @@ use crate::error::{EngineError, with_causes};
 use crate::factory::ModelError;
 use pith_config::catalog;
 use pith_context::overflow::{self, Limits};
-use pith_context::tokens::Estimator;
 use pith_protocol::event::{EngineState, Event, Op, Submission, SubmissionId, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
-use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
+use pith_protocol::message::{Message, PartKind, Role, Session};
 use pith_provider::retry::RetryPolicy;
 use pith_provider::{self, Provider};
 use pith_store::Store;
@@ -78,17 +77,13 @@ impl ModelSetup {
 
 pub struct Runner {
     pub(super) opts: EngineOptions,
-    pub(super) store: Arc<Store>,
-    pub(super) session: Session,
-    pub(super) events: super::emitter::Emitter,
+    /// The session, its store, its view and where its events go.
+    pub(super) log: super::session_log::SessionLog,
     pub(super) shared: Arc<Shared>,
     /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
     pub(super) role: super::subagent::AgentRole,
     /// What this runner did (a sub-agent's report) and what its sub-agents used.
     pub(super) record: super::subagent::RunRecord,
-    /// The model's view of the history in model order: from the latest completed compaction
-    /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
-    pub(super) view: Vec<Message>,
     pub(super) model: ModelSetup,
     /// The context figure and the estimator behind it.
     pub(super) meter: super::meter::Meter,
@@ -97,10 +92,6 @@ pub struct Runner {
     pub(super) system: Vec<String>,
     /// The breaker's count, the last compaction's cost, the summary written ahead.
     pub(super) compactions: super::compaction::Compactions,
-    /// The first store write that failed in this turn.
-    pub(super) store_failure: super::persist::StoreFailure,
-    /// This engine is the session's only writer while it holds this.
-    pub(super) lock: SessionLock,
     /// A local server being asked for the window (see `window.rs`).
     pub(super) window: super::window::WindowProbe,
     /// The user's hooks and what they gave the model (see `hooks.rs`).
@@ -142,26 +133,18 @@ impl Runner {
             &opts.data_dir,
         ));
         let mut runner = Runner {
-            hooks: super::hooks::HookState {
-                commands: hooks,
-                context: Vec::new(),
-            },
+            hooks: super::hooks::HookState::new(hooks),
             role,
             record: Default::default(),
             tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
             system: Vec::new(),
             meter,
-            view: Vec::new(),
+            log: super::session_log::SessionLog::new(store, session, lock, events),
             model,
             opts,
-            store,
-            session,
-            events,
             shared,
             compactions: Default::default(),
-            store_failure: Default::default(),
             answering: None,
-            lock,
             window: Default::default(),
         };
         runner.start_window(warning);
@@ -171,12 +154,10 @@ impl Runner {
     }
 
     pub(super) fn emit(&self, event: Event) {
-        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event
-            && let Ok(mut last) = self.record.last_error.lock()
-        {
-            *last = Some(message.clone());
+        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event {
+            self.record.note_error(message);
         }
-        let _ = self.events.send(event);
+        self.log.emit(event);
     }
 
     /// Reports an error to the front end, naming the submission being handled.
@@ -188,7 +169,6 @@ impl Runner {
         self.emit(Event::State { state, detail });
     }
 
-    /// Persists a message header and every part.
     /// Applies the `--yes` and permission-mode changes the pump set aside, in order.
     pub(super) fn apply_settings(&mut self) {
         for op in self.shared.take_settings() {
@@ -207,48 +187,27 @@ impl Runner {
         }
     }
 
-    pub(super) fn save_message(&self, m: &Message) {
-        if let Err(e) = self.store.save_message(m) {
-            self.store_failed(&format!("save message {}", m.id), &e);
-        }
-    }
-
-    pub(super) fn save_part(&self, part: &pith_protocol::message::Part) {
-        if let Err(e) = self.store.upsert_part(&self.session.id, part) {
-            self.store_failed(&format!("save part {}", part.id), &e);
-        }
-    }
-
     pub(super) fn touch_session(&mut self) {
-        self.session.time_updated = now_ms();
         // the one context figure, as the status bar shows it (ARCHITECTURE.md §6.3)
-        self.session.tokens = self.meter.used();
-        if let Err(e) = self.store.update_session(&self.session) {
-            self.store_failed("update the session", &e);
-        }
+        self.log.touch(self.meter.used());
     }
 
     /// Appends a message to the view, persists it and announces it.
     pub(super) fn push_message(&mut self, m: Message) -> usize {
-        self.save_message(&m);
-        self.emit(Event::Message { message: m.clone() });
-        for p in &m.parts {
-            self.emit(Event::PartUpdated { part: p.clone() });
-        }
         self.meter.add_message(&m);
-        self.view.push(m);
-        self.view.len() - 1
+        self.log.push(m)
     }
 
     /// Adds a user message with `text`; `synthetic` marks text pith wrote, not the user.
     pub(super) fn push_user_text(&mut self, text: &str, synthetic: bool) -> usize {
-        let mut m = Message::new(&self.session.id, Role::User);
+        let mut m = Message::new(self.log.session_id(), Role::User);
         m.push(PartKind::Text {
             text: text.to_string(),
             synthetic,
         });
-        if self.session.title.is_empty() && !synthetic {
-            self.session.title = super::session_ops::title_from(text);
+        if !synthetic {
+            self.log
+                .title_if_untitled(|| super::session_ops::title_from(text));
         }
         self.push_message(m)
     }
@@ -269,7 +228,7 @@ impl Runner {
             self.emit(Event::PermissionModeChanged { mode });
         }
         self.emit_context();
-        let source = if self.view.is_empty() {
+        let source = if self.log.view().is_empty() {
             "startup"
         } else {
             "resume"
@@ -304,7 +263,7 @@ impl Runner {
             }
         }
         self.touch_session();
-        if let Some(m) = &self.tools.mcp.manager {
+        if let Some(m) = self.tools.mcp().manager() {
             m.shutdown().await;
         }
     }
@@ -313,7 +272,7 @@ impl Runner {
         match op {
             // the pump answers these itself; one reaching the runner is answered the same way
             Op::LoadHistory { session_id, before } => {
-                for event in super::shared::history_page(&self.store, &session_id, &before) {
+                for event in super::shared::history_page(self.log.store(), &session_id, &before) {
                     self.emit(event);
                 }
             }
@@ -371,7 +330,7 @@ impl Runner {
 
     /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
     async fn manual_compact(&mut self, focus: Option<String>) {
-        self.compactions.this_turn = 0;
+        self.compactions.start_turn();
         let cancel = self.shared.fresh_cancel();
         self.settle_window().await;
         let req = CompactRequest {
@@ -392,7 +351,7 @@ impl Runner {
             }
         };
         // A write that failed meanwhile is the error to report.
-        let reason = match self.take_store_failure() {
+        let reason = match self.log.take_failure() {
             Some(e) => {
                 self.report(e);
                 TurnEnd::Error
@@ -408,10 +367,10 @@ impl Runner {
         match ModelSetup::build(&self.opts.config, &model) {
             Ok((setup, warning)) => {
                 self.model = setup;
-                self.meter.estimator = Estimator::lazy(&self.model.model_id);
+                self.meter.use_model(&self.model.model_id);
                 self.start_window(warning);
                 self.fit_prompt();
-                self.session.model = model.clone();
+                self.log.set_model(model.clone());
                 self.touch_session();
                 self.reset_estimate();
                 self.refresh_tools();
@@ -431,7 +390,8 @@ impl Runner {
     /// `/new`: a new session, with the `session_start` hooks of a cleared one.
     async fn new_session(&mut self) {
         match self
-            .store
+            .log
+            .store()
             .create_session(&self.opts.workspace.to_string_lossy(), &self.model.name)
         {
             Ok(s) => {
@@ -444,7 +404,7 @@ impl Runner {
 
     /// Goes on with the stored session `id`.
     async fn resume_session(&mut self, id: &str) {
-        match self.store.find_session(id) {
+        match self.log.store().find_session(id) {
             Ok(Some(s)) => {
                 self.switch_session(s);
                 self.session_start_hooks("resume").await;
@@ -458,14 +418,14 @@ impl Runner {
     }
 
     fn list_sessions(&self) {
-        match self.store.list_sessions() {
+        match self.log.store().list_sessions() {
             Ok(sessions) => self.emit(Event::Sessions { sessions }),
             Err(e) => self.report(EngineError::ListSessions(format!("{e:#}"))),
         }
     }
 
     fn list_subagents(&self, session_id: &str) {
-        match self.store.children(session_id) {
+        match self.log.store().children(session_id) {
             Ok(sessions) => self.emit(Event::Sessions { sessions }),
             Err(e) => self.report(EngineError::ListSubagents(format!("{e:#}"))),
         }
@@ -490,7 +450,7 @@ impl Runner {
     /// The request for the next step of the main agent.
     pub(super) fn build_request(&self, last_step: bool) -> ChatRequest {
         let images = self.takes_images();
-        let refs: Vec<&Message> = self.view.iter().collect();
+        let refs: Vec<&Message> = self.log.view().iter().collect();
         let mut messages = pith_context::view::convert(&refs, &mut |path, mime| {
             super::mentions::image_content(path, mime, images)
         });

@@ -3,8 +3,6 @@
 
 use super::runner::{ModelSetup, Runner};
 use crate::error::{EngineError, with_causes};
-use pith_context::tokens::Estimator;
-use pith_context::tracker::ContextTracker;
 use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
@@ -15,17 +13,21 @@ impl Runner {
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
-        self.compactions.background = None;
+        self.compactions.drop_background();
         let (loaded, repairs) = self
-            .store
-            .open_view(&self.session.id, self.session.compaction_point.as_deref())
+            .log
+            .store()
+            .open_view(
+                self.log.session_id(),
+                self.log.session().compaction_point.as_deref(),
+            )
             .map_err(|e| EngineError::Store(format!("{e:#}")))?;
         if repairs.steps + repairs.tools > 0 {
             self.emit(Event::Info {
                 message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
             });
         }
-        self.view = pith_context::view::model_order(loaded);
+        self.log.set_view(pith_context::view::model_order(loaded));
         self.load_figure();
         Ok(())
     }
@@ -36,44 +38,44 @@ impl Runner {
             Err(e) => return self.report(e.into()),
         };
         self.touch_session();
-        self.lock = lock;
-        self.session = session;
+        self.log.switch(session, lock);
         self.enter_session_directory();
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
-        self.hooks.context.clear();
+        self.hooks.clear_context();
         // The correction ratio is per session: the new one learns its own from its reports.
-        self.meter.estimator = Estimator::lazy(&self.model.model_id);
-        if self.session.model != self.model.name {
-            match ModelSetup::build(&self.opts.config, &self.session.model) {
+        self.meter.use_model(&self.model.model_id);
+        if self.log.session().model != self.model.name {
+            match ModelSetup::build(&self.opts.config, &self.log.session().model) {
                 Ok((setup, _)) => {
-                    self.meter.estimator = Estimator::lazy(&setup.model_id);
+                    self.meter.use_model(&setup.model_id);
                     self.model = setup;
                 }
                 Err(e) => {
                     self.emit(Event::Info {
                         message: format!(
                             "model {} of that session is not available ({}); using {}",
-                            self.session.model,
+                            self.log.session().model,
                             with_causes(&e),
                             self.model.name
                         ),
                     });
-                    self.session.model = self.model.name.clone();
+                    self.log.set_model(self.model.name.clone());
                 }
             }
         }
-        self.meter.tracker = ContextTracker::default();
+        self.meter.forget_figure();
         self.reset_mcp();
         if let Err(e) = self.load_view() {
             self.report(EngineError::LoadSession(with_causes(&e)));
         }
         let page = self
-            .store
-            .load_page(&self.session.id, None, PAGE_MESSAGES)
+            .log
+            .store()
+            .load_page(self.log.session_id(), None, PAGE_MESSAGES)
             .unwrap_or_default();
         self.emit(Event::SessionLoaded {
-            session: self.session.clone(),
+            session: self.log.session().clone(),
             messages: page.messages,
             more_history: page.more,
         });
@@ -83,7 +85,7 @@ impl Runner {
     /// A session resumed from another directory runs there: its tools, its instructions. A
     /// directory that is gone leaves the session here, and says so.
     fn enter_session_directory(&mut self) {
-        let dir = std::path::PathBuf::from(&self.session.directory);
+        let dir = std::path::PathBuf::from(&self.log.session().directory);
         let canonical = dir.canonicalize().ok().filter(|d| d.is_dir());
         match canonical {
             Some(d) if d == self.opts.workspace => {}
@@ -92,22 +94,23 @@ impl Runner {
                 self.opts.workspace = d;
                 self.fit_prompt();
             }
-            None if self.session.directory.is_empty() => {}
+            None if self.log.session().directory.is_empty() => {}
             None => {
                 self.emit(Event::Info {
                     message: format!(
                         "the session's directory {} is gone; it continues in {}",
-                        self.session.directory,
+                        self.log.session().directory,
                         self.opts.workspace.display()
                     ),
                 });
-                self.session.directory = self.opts.workspace.to_string_lossy().into_owned();
+                let dir = self.opts.workspace.to_string_lossy().into_owned();
+                self.log.set_directory(dir);
             }
         }
     }
 
     pub(super) fn export(&self, path: Option<String>) {
-        let messages = match self.store.load_all(&self.session.id) {
+        let messages = match self.log.store().load_all(self.log.session_id()) {
             Ok(m) => m,
             Err(e) => return self.report(EngineError::ReadExport(format!("{e:#}"))),
         };
@@ -115,7 +118,7 @@ impl Runner {
             path.as_deref(),
             &self.opts.workspace,
             &self.opts.data_dir,
-            &self.session.id,
+            self.log.session_id(),
         );
         if let Some(dir) = path.parent()
             && let Err(e) = std::fs::create_dir_all(dir)
@@ -126,10 +129,13 @@ impl Runner {
             });
         }
         let text = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::to_string_pretty(&pith_store::export::export_json(&self.session, &messages))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&pith_store::export::export_json(
+                self.log.session(),
+                &messages,
+            ))
+            .unwrap_or_default()
         } else {
-            pith_store::export::export_markdown(&self.session, &messages)
+            pith_store::export::export_markdown(self.log.session(), &messages)
         };
         match std::fs::write(&path, text) {
             Ok(()) => self.emit(Event::Info {

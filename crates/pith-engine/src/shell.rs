@@ -19,27 +19,27 @@ impl Runner {
         let input = json!({ "command": command });
         let start = now_ms();
         let idx = self.start_shell(id, &command, &call_id, &input, start);
-        let message_id = self.view[idx].id.clone();
+        let message_id = self.log.view()[idx].id.clone();
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             call_id: call_id.clone(),
             cancel: cancel.child_token(),
-            state: self.tools.state.clone(),
+            state: self.tools.state().clone(),
             output: self.tool_output(),
             outputs: None,
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
         };
-        let state = match self.tools.permissions.check("bash", &input, &ctx) {
+        let state = match self.tools.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {
                 message,
                 start: Some(start),
                 end: Some(now_ms()),
             },
             Decision::Allow | Decision::Ask(_) => {
-                let result = self.tools.registry.execute("bash", input, &ctx).await;
+                let result = self.tools.registry().execute("bash", input, &ctx).await;
                 super::tool_exec::finished(result, start, now_ms())
             }
         };
@@ -66,7 +66,7 @@ impl Runner {
         input: &serde_json::Value,
         start: i64,
     ) -> usize {
-        let mut m = Message::new(&self.session.id, Role::User);
+        let mut m = Message::new(self.log.session_id(), Role::User);
         m.submission_id = Some(id);
         m.push(PartKind::Tool {
             call_id: call_id.to_string(),
@@ -74,9 +74,8 @@ impl Runner {
             input: input.clone(),
             state: ToolState::Running { start, title: None },
         });
-        if self.session.title.is_empty() {
-            self.session.title = super::session_ops::title_from(&format!("!{command}"));
-        }
+        self.log
+            .title_if_untitled(|| super::session_ops::title_from(&format!("!{command}")));
         let idx = self.push_message(m);
         self.emit(Event::ToolStarted {
             call_id: call_id.to_string(),
@@ -94,16 +93,11 @@ impl Runner {
             ToolState::Error { message, .. } => (Some(message.clone()), (now_ms() - start) as u64),
             _ => (None, (now_ms() - start).max(0) as u64),
         };
-        let part = {
-            let m = &mut self.view[idx];
-            let p = &mut m.parts[0];
+        let part = self.log.update_part(idx, 0, |p| {
             if let PartKind::Tool { state: s, .. } = &mut p.kind {
                 *s = state;
             }
-            p.clone()
-        };
-        self.save_part(&part);
-        self.emit(Event::PartUpdated { part: part.clone() });
+        });
         self.emit(Event::ToolFinished {
             call_id,
             tool: "bash".into(),

@@ -31,7 +31,7 @@ pub(super) enum Outcome {
 }
 
 impl Runner {
-    /// Streams the step into `self.view[idx]`, retrying retryable faults. A retry starts the
+    /// Streams the step into `self.log.view()[idx]`, retrying retryable faults. A retry starts the
     /// message over (the partial parts are removed from the view and the store).
     pub(super) async fn stream_step(
         &mut self,
@@ -53,7 +53,7 @@ impl Runner {
 
     /// Drops every part after the StepStart (a failed attempt's partial output).
     fn reset_step(&mut self, idx: usize) {
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         let dropped: Vec<String> = m
             .parts
             .iter()
@@ -63,9 +63,7 @@ impl Runner {
         m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
         let m = m.clone();
         for id in &dropped {
-            if let Err(e) = self.store.delete_part(id) {
-                self.store_failed(&format!("delete part {id}"), &e);
-            }
+            self.log.delete_part(id);
         }
         if !dropped.is_empty() {
             self.emit(Event::PartsRemoved {
@@ -76,7 +74,7 @@ impl Runner {
         self.emit(Event::Message { message: m });
     }
 
-    /// One attempt at the step: reads the provider's stream into `self.view[idx]`, writing the
+    /// One attempt at the step: reads the provider's stream into `self.log.view()[idx]`, writing the
     /// streamed parts to the store at least every [`FLUSH_EVERY`]. A fault mid-stream is the
     /// error (what streamed before it is kept until the retry starts over).
     async fn stream_once(
@@ -154,7 +152,7 @@ impl Runner {
     /// Why the step ended: a step with tool calls asks for their results, whatever the
     /// provider said; no reason at all is a stop.
     fn step_finish(&self, idx: usize, finish: Option<FinishReason>) -> FinishReason {
-        let has_tools = self.view[idx]
+        let has_tools = self.log.view()[idx]
             .parts
             .iter()
             .any(|p| matches!(p.kind, PartKind::Tool { .. }));
@@ -166,7 +164,7 @@ impl Runner {
         }
     }
 
-    /// Adds one streamed event to `self.view[idx]` and announces it.
+    /// Adds one streamed event to `self.log.view()[idx]` and announces it.
     fn apply_stream_event(&mut self, idx: usize, step: &mut StepStream, event: StreamEvent) {
         match event {
             StreamEvent::TextDelta(delta) => self.stream_text(idx, &mut step.text, delta),
@@ -174,7 +172,7 @@ impl Runner {
                 self.stream_reasoning(idx, &mut step.reasoning, delta);
             }
             StreamEvent::ReasoningSignature(sig) => {
-                let m = &mut self.view[idx];
+                let m = &mut self.log.view_mut()[idx];
                 if let Some(pi) = step.reasoning
                     && let PartKind::Reasoning { signature, .. } = &mut m.parts[pi].kind
                 {
@@ -184,7 +182,7 @@ impl Runner {
                 step.reasoning = None;
             }
             StreamEvent::RedactedReasoning(data) => {
-                self.view[idx].push(PartKind::Reasoning {
+                self.log.view_mut()[idx].push(PartKind::Reasoning {
                     text: String::new(),
                     signature: None,
                     redacted: Some(data),
@@ -208,18 +206,19 @@ impl Runner {
         }
     }
 
-    /// The part of `self.view[idx]` that `open` points at; when none, a new `kind` part,
+    /// The part of `self.log.view()[idx]` that `open` points at; when none, a new `kind` part,
     /// announced.
     fn open_part(&mut self, idx: usize, open: &mut Option<usize>, kind: PartKind) -> usize {
         if let Some(pi) = *open {
             return pi;
         }
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         m.push(kind);
         let pi = m.parts.len() - 1;
-        let _ = self.events.send(Event::PartUpdated {
+        let event = Event::PartUpdated {
             part: m.parts[pi].clone(),
-        });
+        };
+        self.log.emit(event);
         *open = Some(pi);
         pi
     }
@@ -230,15 +229,16 @@ impl Runner {
             synthetic: false,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         if let PartKind::Text { text: t, .. } = &mut m.parts[pi].kind {
             t.push_str(&delta);
         }
-        let _ = self.events.send(Event::TextDelta {
+        let event = Event::TextDelta {
             message_id: m.id.clone(),
             part_id: m.parts[pi].id.clone(),
             delta,
-        });
+        };
+        self.log.emit(event);
     }
 
     fn stream_reasoning(&mut self, idx: usize, open: &mut Option<usize>, delta: String) {
@@ -248,20 +248,21 @@ impl Runner {
             redacted: None,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         if let PartKind::Reasoning { text: t, .. } = &mut m.parts[pi].kind {
             t.push_str(&delta);
         }
-        let _ = self.events.send(Event::ReasoningDelta {
+        let event = Event::ReasoningDelta {
             message_id: m.id.clone(),
             part_id: m.parts[pi].id.clone(),
             delta,
-        });
+        };
+        self.log.emit(event);
     }
 
     /// A tool call begins: its part is added (pending, no input yet) and announced, once.
     fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         if find_tool(&m.parts, &id).is_none() {
             m.push(PartKind::Tool {
                 call_id: id,
@@ -271,7 +272,7 @@ impl Runner {
             });
             let part = m.parts.last().cloned();
             if let Some(part) = part {
-                let _ = self.events.send(Event::PartUpdated { part });
+                self.log.emit(Event::PartUpdated { part });
             }
         }
     }
@@ -280,7 +281,7 @@ impl Runner {
     /// saved and announced.
     fn finish_tool_call(&mut self, idx: usize, id: String, name: String, arguments: &str) {
         let input = parse_arguments(arguments);
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         let pi = match find_tool(&m.parts, &id) {
             Some(pi) => pi,
             None => {
@@ -297,8 +298,7 @@ impl Runner {
             *i = input;
         }
         let part = m.parts[pi].clone();
-        self.save_part(&part);
-        let _ = self.events.send(Event::PartUpdated { part });
+        self.log.write_part(&part);
     }
 
     /// Writes the streamed parts and starts the flush interval over.
@@ -308,14 +308,14 @@ impl Runner {
         step.dirty = false;
     }
 
-    /// Writes the streamed parts of `self.view[idx]` to the store.
+    /// Writes the streamed parts of `self.log.view()[idx]` to the store.
     fn flush_parts(&self, idx: usize) {
-        for p in &self.view[idx].parts {
+        for p in &self.log.view()[idx].parts {
             if matches!(
                 p.kind,
                 PartKind::Text { .. } | PartKind::Reasoning { .. } | PartKind::Tool { .. }
             ) {
-                self.save_part(p);
+                self.log.save_part(p);
             }
         }
     }

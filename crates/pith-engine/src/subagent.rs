@@ -51,14 +51,59 @@ fn find_agent(agents: &[AgentDef], name: &str) -> Option<AgentDef> {
 #[derive(Default)]
 pub(super) struct RunRecord {
     /// What this session's sub-agents used (`/context`, the status bar).
-    pub subagents: SubagentTotals,
+    subagents: SubagentTotals,
     /// Input and output tokens of every request this runner made (a sub-agent's report).
-    pub spent_tokens: u64,
+    spent_tokens: u64,
     /// The text of the last step's reply (a sub-agent's answer, whatever a compaction did to
     /// the view after it).
-    pub last_answer: String,
+    last_answer: String,
     /// The last error reported to the front end (a failed sub-agent's result says it).
-    pub last_error: std::sync::Mutex<Option<String>>,
+    last_error: std::sync::Mutex<Option<String>>,
+}
+
+impl RunRecord {
+    /// What this session's sub-agents used.
+    pub fn subagents(&self) -> SubagentTotals {
+        self.subagents
+    }
+
+    /// A sub-agent finished: its run and the runs under it, with what they used.
+    pub fn add_subagent_run(&mut self, totals: &SubagentTotals) {
+        self.subagents.runs += 1 + totals.runs;
+        self.subagents.tokens += totals.tokens;
+        self.subagents.cost += totals.cost;
+    }
+
+    /// Tokens of every request this runner made.
+    pub fn spent_tokens(&self) -> u64 {
+        self.spent_tokens
+    }
+
+    /// A request of this runner used `tokens`.
+    pub fn spend(&mut self, tokens: u64) {
+        self.spent_tokens += tokens;
+    }
+
+    pub fn set_last_answer(&mut self, text: String) {
+        self.last_answer = text;
+    }
+
+    /// The text of the last reply, once.
+    pub fn take_last_answer(&mut self) -> String {
+        std::mem::take(&mut self.last_answer)
+    }
+
+    /// Keeps `message` as the last error reported.
+    pub fn note_error(&self, message: &str) {
+        if let Ok(mut last) = self.last_error.lock() {
+            *last = Some(message.to_string());
+        }
+    }
+
+    /// The last error reported, once.
+    pub fn take_last_error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|mut e| e.take())
+    }
 }
 
 /// Which agent a runner runs.
@@ -195,9 +240,7 @@ impl Runner {
         .collect()
         .await;
         for (call, run) in done {
-            self.record.subagents.runs += 1 + run.totals.runs;
-            self.record.subagents.tokens += run.totals.tokens;
-            self.record.subagents.cost += run.totals.cost;
+            self.record.add_subagent_run(&run.totals);
             let state = self.task_result(&call, run, cancel).await;
             out.push((call.pi, state));
         }
@@ -222,7 +265,7 @@ impl Runner {
         // An agent with every tool has the MCP servers' too (the same running servers); one
         // with a list of tools has those only.
         if agent.tools.is_none()
-            && let Some(manager) = &self.tools.mcp.manager
+            && let Some(manager) = self.tools.mcp().manager()
         {
             child.attach_mcp(manager.clone());
         }
@@ -236,13 +279,14 @@ impl Runner {
         agents: &[AgentDef],
     ) -> Result<(pith_protocol::message::Session, AgentDef), TaskError> {
         let session = self
-            .store
+            .log
+            .store()
             .find_session(id)
             .map_err(|e| TaskError::Read {
                 id: id.to_string(),
                 cause: format!("{e:#}"),
             })?
-            .filter(|s| s.parent_id.as_deref() == Some(self.session.id.as_str()))
+            .filter(|s| s.parent_id.as_deref() == Some(self.log.session().id.as_str()))
             .ok_or_else(|| TaskError::NotStarted { id: id.to_string() })?;
         let name = session.agent.clone().unwrap_or_default();
         let agent = find_agent(agents, &name).ok_or_else(|| TaskError::AgentGone {
@@ -262,11 +306,12 @@ impl Runner {
             .ok_or_else(|| TaskError::UnknownAgent(input.agent.clone()))?;
         let model = agent.model.clone().unwrap_or(self.model.name.clone());
         let mut session = self
-            .store
+            .log
+            .store()
             .create_child_session(
                 &self.opts.workspace.to_string_lossy(),
                 &model,
-                &self.session.id,
+                self.log.session_id(),
                 &agent.name,
             )
             .map_err(|e| TaskError::Store(format!("{e:#}")))?;
@@ -292,16 +337,16 @@ impl Runner {
             tools: agent.tools.clone(),
             parent_tools: self
                 .tools
-                .registry
+                .registry()
                 .names()
                 .iter()
                 .map(|n| n.to_string())
                 .collect(),
-            permissions: self.tools.permissions.clone(),
+            permissions: self.tools.permissions().clone(),
         };
-        let events = self.events.child(Tag {
+        let events = self.log.events().child(Tag {
             session_id: session.id.clone(),
-            parent_session_id: self.session.id.clone(),
+            parent_session_id: self.log.session().id.clone(),
             agent: agent.name.clone(),
             call_id: call.call_id.clone(),
         });
@@ -313,7 +358,7 @@ impl Runner {
         let id = session.id.clone();
         Runner::build(
             self.opts.clone(),
-            self.store.clone(),
+            self.log.store().clone(),
             session,
             events,
             shared,
@@ -328,9 +373,9 @@ impl Runner {
 
     /// One turn of a child with `prompt`; its final answer is the text of its last reply.
     async fn run_task(&mut self, prompt: String) -> ChildRun {
-        let cost_before = self.session.cost;
-        let tokens_before = self.record.spent_tokens;
-        let before = self.record.subagents;
+        let cost_before = self.log.session().cost;
+        let tokens_before = self.record.spent_tokens();
+        let before = self.record.subagents();
         self.emit_context();
         let end = self
             .user_turn(vec![Prompt {
@@ -340,24 +385,19 @@ impl Runner {
                 pasted: Vec::new(),
             }])
             .await;
-        let answer = std::mem::take(&mut self.record.last_answer);
-        let error = self
-            .record
-            .last_error
-            .lock()
-            .ok()
-            .and_then(|mut e| e.take());
+        let answer = self.record.take_last_answer();
+        let error = self.record.take_last_error();
+        let after = self.record.subagents();
         ChildRun {
             end,
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             agent: self.role.name.clone(),
             answer: answer.trim().to_string(),
             error,
             totals: SubagentTotals {
-                runs: self.record.subagents.runs - before.runs,
-                tokens: self.record.spent_tokens - tokens_before + self.record.subagents.tokens
-                    - before.tokens,
-                cost: self.session.cost - cost_before + self.record.subagents.cost - before.cost,
+                runs: after.runs - before.runs,
+                tokens: self.record.spent_tokens() - tokens_before + after.tokens - before.tokens,
+                cost: self.log.session().cost - cost_before + after.cost - before.cost,
             },
         }
     }
@@ -410,7 +450,7 @@ impl Runner {
                 })
             }
         };
-        let result = self.tools.registry.finish(task::NAME, result, &call.ctx);
+        let result = self.tools.registry().finish(task::NAME, result, &call.ctx);
         super::tool_exec::finished(result, call.start, end)
     }
 }

@@ -74,7 +74,7 @@ impl Runner {
         let words = plan::words_note(
             &carried.uncarried,
             budget.summary_cap,
-            &self.meter.estimator,
+            self.meter.estimator(),
         );
         if setup.is_none() && !overflowed {
             let mut instruction = self.inline_instruction(cut, focus);
@@ -111,7 +111,7 @@ impl Runner {
     /// [`inline_budget`]).
     pub(super) fn inline_budget(&mut self, budget: &Budget, instruction: &str) -> Option<Budget> {
         let estimated = self.estimate_request();
-        let instruction = self.meter.estimator.text(instruction);
+        let instruction = self.meter.text(instruction);
         inline_budget(budget, estimated, self.meter.used(), instruction)
     }
 
@@ -126,7 +126,8 @@ impl Runner {
     /// The instruction appended to the session's request for a cache-friendly summary.
     pub(super) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
         let tail = match self
-            .view
+            .log
+            .view()
             .get(cut.tail.start)
             .filter(|_| !cut.tail.is_empty())
         {
@@ -219,13 +220,15 @@ impl Runner {
         budget: &Budget,
     ) -> (Vec<ChatMessage>, Option<String>) {
         let range = cut.summarise.clone();
-        let current = carried
-            .current_request
-            .as_ref()
-            .and_then(|_| range.clone().rev().find(|&i| is_turn_start(&self.view[i])));
+        let current = carried.current_request.as_ref().and_then(|_| {
+            range
+                .clone()
+                .rev()
+                .find(|&i| is_turn_start(&self.log.view()[i]))
+        });
         let to_summarise: Vec<Message> = range
             .map(|i| {
-                let m = self.view[i].clone();
+                let m = self.log.view()[i].clone();
                 if Some(i) == current {
                     self.shortened_request(m, budget.summary_cap)
                 } else {
@@ -239,7 +242,7 @@ impl Runner {
         ));
         let mut previous = cut.previous_summary.clone();
         if let Some(p) =
-            previous.take_if(|p| !plan::previous_summary_fits(p, budget, &self.meter.estimator))
+            previous.take_if(|p| !plan::previous_summary_fits(p, budget, self.meter.estimator()))
         {
             chat.insert(0, plan::previous_summary_as_history(&p));
         }
@@ -257,7 +260,7 @@ impl Runner {
             {
                 *text = format!(
                     "{KEPT_REQUEST}\n{}",
-                    plan::fit_text(text, max_tokens, &self.meter.estimator)
+                    plan::fit_text(text, max_tokens, self.meter.estimator())
                 );
             }
         }
@@ -295,7 +298,7 @@ impl Runner {
             });
         }
         let chunk_budget = self.chunk_budget(&budget, user, ask);
-        let mut chunks = Chunks::new(chat, chunk_budget, &self.meter.estimator);
+        let mut chunks = Chunks::new(chat, chunk_budget, self.meter.estimator());
         let mut usage = Usage::default();
         let mut calls = 0u32;
         let mut retried = false;
@@ -330,7 +333,7 @@ impl Runner {
                     // The estimate was off for this model: split the chunk further.
                     calls += 1;
                     self.learn_window(&e, None);
-                    chunks.split(chunk, &self.meter.estimator);
+                    chunks.split(chunk, self.meter.estimator());
                 }
                 Err(e) if e.kind == FaultKind::Cancelled => {
                     return Err(CompactionError::Interrupted);
@@ -361,8 +364,8 @@ impl Runner {
     /// estimate error: half of that takes the words note; a longer note makes the chunks
     /// smaller.
     fn chunk_budget(&self, budget: &Budget, user: plan::SummaryAsk<'_>, ask: Ask<'_>) -> u64 {
-        let words = ask.words.map_or(0, |w| self.meter.estimator.text(w));
-        plan::chunk_budget(budget, user, &self.meter.estimator)
+        let words = ask.words.map_or(0, |w| self.meter.text(w));
+        plan::chunk_budget(budget, user, self.meter.estimator())
             .saturating_sub(words.saturating_sub(budget.usable / 20))
             .max(budget.min_chunk)
     }

@@ -46,7 +46,7 @@ pub(super) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i
 }
 
 impl Runner {
-    /// Runs every pending tool call of `self.view[idx]`, in order. `Err` when the turn must stop
+    /// Runs every pending tool call of `self.log.view()[idx]`, in order. `Err` when the turn must stop
     /// (the model keeps sending calls that cannot run): every call still gets a result.
     pub(super) async fn run_tools(
         &mut self,
@@ -54,7 +54,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), LoopStop> {
         let mut stop: Option<LoopStop> = None;
-        let calls: Vec<(usize, String, String, Value)> = self.view[idx]
+        let calls: Vec<(usize, String, String, Value)> = self.log.view()[idx]
             .parts
             .iter()
             .enumerate()
@@ -76,7 +76,7 @@ impl Runner {
                 .take_while(|(_, _, tool, input)| {
                     tool == pith_tools::task::NAME
                         && input.is_object()
-                        && self.tools.registry.get(tool).is_some()
+                        && self.tools.registry().get(tool).is_some()
                 })
                 .count();
             if batch > 0 && stop.is_none() && !cancel.is_cancelled() {
@@ -145,7 +145,7 @@ impl Runner {
             error,
             duration_ms,
         });
-        let part = self.view[idx].parts[pi].clone();
+        let part = self.log.view()[idx].parts[pi].clone();
         self.meter.add_part(&part);
         self.emit_context();
     }
@@ -185,13 +185,11 @@ impl Runner {
     }
 
     fn set_tool_state(&mut self, idx: usize, pi: usize, new: ToolState) {
-        let part = &mut self.view[idx].parts[pi];
-        if let PartKind::Tool { state, .. } = &mut part.kind {
-            *state = new;
-        }
-        let part = part.clone();
-        self.save_part(&part);
-        self.emit(Event::PartUpdated { part });
+        self.log.update_part(idx, pi, |part| {
+            if let PartKind::Tool { state, .. } = &mut part.kind {
+                *state = new;
+            }
+        });
     }
 
     /// Runs one call; the second value is set when the doom-loop check stops the turn.
@@ -215,7 +213,7 @@ impl Runner {
             if raw.chars().count() > 200 {
                 shown.push('…');
             }
-            let looping = self.tools.doom.record_broken(tool, &input);
+            let looping = self.tools.record_broken_call(tool, &input);
             return (
                 error(ToolError::Failed(format!(
                     "The arguments for {tool} are not valid JSON: {shown}. Call the tool again with a JSON object."
@@ -223,9 +221,9 @@ impl Runner {
                 looping,
             );
         }
-        if self.tools.registry.get(tool).is_none() {
-            let names: Vec<String> = self.tools.specs.iter().map(|s| s.name.clone()).collect();
-            let looping = self.tools.doom.record_broken(tool, &input);
+        if self.tools.registry().get(tool).is_none() {
+            let names: Vec<String> = self.tools.specs().iter().map(|s| s.name.clone()).collect();
+            let looping = self.tools.record_broken_call(tool, &input);
             return (
                 error(ToolError::UnknownTool {
                     name: tool.to_string(),
@@ -240,10 +238,10 @@ impl Runner {
         // Headless, a repeated call is refused with no one to ask; a model that keeps at it
         // would refuse itself to max_steps.
         let looping = (self.opts.headless
-            && self.tools.doom.count() >= pith_tools::permission::DOOM_LOOP_THRESHOLD + 2)
+            && self.tools.repeats() >= pith_tools::permission::DOOM_LOOP_THRESHOLD + 2)
             .then(|| LoopStop::Unattended {
                 tool: tool.to_string(),
-                count: self.tools.doom.count(),
+                count: self.tools.repeats(),
             });
         (state, looping)
     }
@@ -260,17 +258,17 @@ impl Runner {
         let ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
-            session_id: self.session.id.clone(),
+            session_id: self.log.session().id.clone(),
             call_id: call_id.to_string(),
             cancel: cancel.child_token(),
-            state: self.tools.state.clone(),
+            state: self.tools.state().clone(),
             output: self.tool_output(),
-            outputs: Some(Arc::new(Recallable(self.store.clone()))),
+            outputs: Some(Arc::new(Recallable(self.log.store().clone()))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
         };
         // a call that would fail whatever the user answers is not put to the user
-        if let Some(t) = self.tools.registry.get(tool)
+        if let Some(t) = self.tools.registry().get(tool)
             && let Err(e) = t.precheck(input, &ctx)
         {
             return Err(failed(e));
@@ -278,7 +276,7 @@ impl Runner {
         // `pre_tool_use` hooks: a block refuses the call with the hook's reason; an approval
         // skips the question, never a deny rule, the mode's refusal or the sandbox.
         // (Recorded first: a call blocked again and again counts for the doom loop.)
-        let repeated = self.tools.doom.record(tool, input);
+        let repeated = self.tools.record_call(tool, input);
         let approved = match self.pre_tool_hooks(call_id, tool, input, cancel).await {
             Ok(approved) => approved,
             Err(block) => return Err(failed(ToolError::Refused(block.to_string()))),
@@ -290,7 +288,7 @@ impl Runner {
             tool,
             input,
             &self.opts.workspace,
-            self.tools.permissions.check(tool, input, &ctx),
+            self.tools.check(tool, input, &ctx),
         );
         if repeated && !matches!(decision, Decision::Deny { .. }) {
             decision = Decision::Ask(PermissionRequest {
@@ -312,7 +310,7 @@ impl Runner {
                     && !repeated
                     && self
                         .tools
-                        .permissions
+                        .permissions()
                         .yes_refusal(&request, self.opts.allow_unsandboxed)
                         .is_none() =>
             {
@@ -363,7 +361,7 @@ impl Runner {
             Err(state) => return state,
         };
         let start = self.mark_running(idx, pi, call_id, tool, &input);
-        let run = self.tools.registry.execute(tool, input, &ctx);
+        let run = self.tools.registry().execute(tool, input, &ctx);
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,
@@ -380,7 +378,7 @@ impl Runner {
 
     /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
     pub(super) fn progress_for(&self, call_id: &str) -> pith_tools::Progress {
-        let events = self.events.clone();
+        let events = self.log.events().clone();
         let call_id = call_id.to_string();
         std::sync::Arc::new(move |output: &str| {
             let _ = events.send(Event::ToolOutput {
@@ -405,7 +403,7 @@ impl Runner {
         if (self.opts.auto_yes || bypass) && !repeated {
             return match self
                 .tools
-                .permissions
+                .permissions()
                 .yes_refusal(&request, self.opts.allow_unsandboxed)
             {
                 None => Ok(()),
@@ -418,7 +416,7 @@ impl Runner {
                     "Not run: {}. Repeating the same call will not help; try a different approach.",
                     request.title
                 )
-            } else if let Some(reason) = self.tools.permissions.headless_reason(&request) {
+            } else if let Some(reason) = self.tools.permissions().headless_reason(&request) {
                 reason
             } else {
                 format!(
@@ -438,7 +436,7 @@ impl Runner {
         let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
         drop(wait);
         if let Some((reply, _)) = &answer {
-            self.tools.permissions.reply(&request, *reply);
+            self.tools.reply(&request, *reply);
         }
         match answer {
             None => Err(ToolError::Interrupted),

@@ -2,22 +2,26 @@
 //! permission rules and what was allowed this session, the doom-loop guard, the tools' session
 //! state (the todo list, the files read), and the MCP servers' tools.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde_json::Value;
+
+use pith_protocol::event::{PermissionReply, PermissionRequest};
 use pith_protocol::llm::ToolSpec;
-use pith_tools::SessionToolState;
-use pith_tools::permission::{DoomLoop, Permissions};
+use pith_tools::permission::{Decision, DoomLoop, LoopStop, Permissions};
 use pith_tools::registry::Registry;
+use pith_tools::{SessionToolState, Tool, ToolContext};
 
 pub(super) struct ToolRuntime {
-    pub registry: Registry,
-    pub permissions: Permissions,
-    pub doom: DoomLoop,
-    pub state: Arc<SessionToolState>,
+    registry: Registry,
+    permissions: Permissions,
+    doom: DoomLoop,
+    state: Arc<SessionToolState>,
     /// The definitions the requests carry.
-    pub specs: Vec<ToolSpec>,
+    specs: Vec<ToolSpec>,
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
-    pub mcp: super::mcp::McpSession,
+    mcp: super::mcp::McpSession,
 }
 
 impl ToolRuntime {
@@ -37,5 +41,81 @@ impl ToolRuntime {
         self.state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&config.permission);
         self.doom = DoomLoop::default();
+    }
+
+    /// The tools the model may call.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn set_registry(&mut self, registry: Registry) {
+        self.registry = registry;
+    }
+
+    /// Keeps only the tools `keep` keeps.
+    pub fn retain(&mut self, keep: impl Fn(&dyn Tool) -> bool) {
+        self.registry.retain(keep);
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.registry.register(tool);
+    }
+
+    /// The definitions the requests carry.
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    pub fn set_specs(&mut self, specs: Vec<ToolSpec>) {
+        self.specs = specs;
+    }
+
+    /// The tools' state in this session (the todo list, the files read).
+    pub fn state(&self) -> &Arc<SessionToolState> {
+        &self.state
+    }
+
+    /// The permission rules and what was allowed this session.
+    pub fn permissions(&self) -> &Permissions {
+        &self.permissions
+    }
+
+    /// What the rules say of calling `tool` with `input`.
+    pub fn check(&mut self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
+        self.permissions.check(tool, input, ctx)
+    }
+
+    /// The user answered `request`.
+    pub fn reply(&mut self, request: &PermissionRequest, reply: PermissionReply) {
+        self.permissions.reply(request, reply);
+    }
+
+    /// The MCP tools and the server and remote name of each, for the rules.
+    pub fn set_mcp_tools(&mut self, owners: HashMap<String, (String, String)>) {
+        self.permissions.set_mcp_tools(owners);
+    }
+
+    /// A call about to run, for the doom loop; true when it repeats the last ones.
+    pub fn record_call(&mut self, tool: &str, input: &Value) -> bool {
+        self.doom.record(tool, input)
+    }
+
+    /// A call that cannot run, for the doom loop; why to stop when it keeps coming.
+    pub fn record_broken_call(&mut self, tool: &str, input: &Value) -> Option<LoopStop> {
+        self.doom.record_broken(tool, input)
+    }
+
+    /// How many times in a row the same call came.
+    pub fn repeats(&self) -> usize {
+        self.doom.count()
+    }
+
+    /// The MCP servers' tools, status and attachments.
+    pub fn mcp(&self) -> &super::mcp::McpSession {
+        &self.mcp
+    }
+
+    pub fn mcp_mut(&mut self) -> &mut super::mcp::McpSession {
+        &mut self.mcp
     }
 }

@@ -36,7 +36,7 @@ impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
-        self.compactions.this_turn = 0;
+        self.compactions.start_turn();
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
@@ -60,7 +60,7 @@ impl Runner {
         let mut first = None;
         for m in admitted {
             let i = self.push_prompt(m);
-            parent = self.view[i].id.clone();
+            parent = self.log.view()[i].id.clone();
             first.get_or_insert_with(|| parent.clone());
         }
         self.touch_session();
@@ -68,7 +68,7 @@ impl Runner {
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
-            self.compactions.background = None;
+            self.compactions.drop_background();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -77,7 +77,7 @@ impl Runner {
         }
         self.touch_session();
         self.emit_context();
-        if let Some(e) = self.take_store_failure() {
+        if let Some(e) = self.log.take_failure() {
             self.report(e);
             reason = TurnEnd::Error;
         }
@@ -105,7 +105,7 @@ impl Runner {
                 Err(end) => return end,
             };
             self.finish_step(idx, usage, &finish, estimated);
-            if self.store_failing() {
+            if self.log.failing() {
                 // Running tools whose results cannot be kept would only lose more work.
                 return TurnEnd::Error;
             }
@@ -151,7 +151,7 @@ impl Runner {
         idx: usize,
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
-        let has_calls = self.view[idx].parts.iter().any(|p| {
+        let has_calls = self.log.view()[idx].parts.iter().any(|p| {
             matches!(
                 p.kind,
                 PartKind::Tool {
@@ -168,7 +168,7 @@ impl Runner {
             if cancel.is_cancelled() {
                 return Err(TurnEnd::Interrupted);
             }
-            if self.store_failing() {
+            if self.log.failing() {
                 return Err(TurnEnd::Error);
             }
         }
@@ -208,7 +208,7 @@ impl Runner {
             reason.trim()
         );
         let i = self.push_user_text(&note, true);
-        let parent = self.view[i].id.clone();
+        let parent = self.log.view()[i].id.clone();
         self.emit_context();
         parent
     }
@@ -289,7 +289,7 @@ impl Runner {
 
     /// Adds the step's assistant message (after `parent`), announced; its index in the view.
     fn start_step(&mut self, parent: &str) -> usize {
-        let mut a = Message::new(&self.session.id, Role::Assistant);
+        let mut a = Message::new(self.log.session_id(), Role::Assistant);
         a.parent_id = Some(parent.to_string());
         a.model = Some(self.model.name.clone());
         a.agent = Some(self.role.agent());
@@ -334,13 +334,12 @@ impl Runner {
 
     /// The step at `idx` failed with `message`: the message records it, and the turn ends.
     fn step_failed(&mut self, idx: usize, message: String) -> TurnEnd {
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         m.error = Some(MessageError::Failed(message.clone()));
         m.time_completed = Some(now_ms());
         let m = m.clone();
-        self.save_message(&m);
+        self.log.write_header(&m);
         let failed = EngineError::Provider(message).event_of_step(&m.id);
-        self.emit(Event::Message { message: m });
         self.emit(failed);
         TurnEnd::Error
     }
@@ -377,7 +376,7 @@ impl Runner {
             "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
         );
         let mut changed = Vec::new();
-        for p in &mut self.view[idx].parts {
+        for p in &mut self.log.view_mut()[idx].parts {
             if let PartKind::Tool { input, state, .. } = &mut p.kind
                 && matches!(state, ToolState::Pending)
                 && !input.is_object()
@@ -391,10 +390,9 @@ impl Runner {
             }
         }
         for p in &changed {
-            self.save_part(p);
-            self.emit(Event::PartUpdated { part: p.clone() });
+            self.log.write_part(p);
         }
-        let has_calls = self.view[idx]
+        let has_calls = self.log.view()[idx]
             .parts
             .iter()
             .any(|p| matches!(p.kind, PartKind::Tool { .. }));
@@ -410,11 +408,7 @@ impl Runner {
 
     /// Removes a message from the view and the store (a step that will be retried).
     pub(super) fn drop_message(&mut self, idx: usize) {
-        let m = self.view.remove(idx);
-        if let Err(e) = self.store.delete_message(&m.id) {
-            self.store_failed(&format!("delete message {}", m.id), &e);
-        }
-        self.emit(Event::MessageRemoved { message_id: m.id });
+        self.log.remove(idx);
         self.reset_estimate();
     }
 
@@ -431,7 +425,7 @@ impl Runner {
             .map(|u| pith_provider::cost::cost(u, &self.model.info))
             .unwrap_or(0.0);
         {
-            let m = &mut self.view[idx];
+            let m = &mut self.log.view_mut()[idx];
             m.usage = usage.unwrap_or_default();
             m.cost = cost;
             m.finish = Some(finish.clone());
@@ -442,20 +436,19 @@ impl Runner {
                 cost,
             });
         }
-        let m = self.view[idx].clone();
-        self.record.last_answer = pith_context::compaction::written_text(&m);
-        self.save_message(&m);
-        self.emit(Event::Message { message: m.clone() });
+        let m = self.log.view()[idx].clone();
+        self.record
+            .set_last_answer(pith_context::compaction::written_text(&m));
+        self.log.write_header(&m);
         if let Some(p) = m.parts.last() {
             self.emit(Event::PartUpdated { part: p.clone() });
         }
-        self.session.cost += cost;
+        self.log.add_cost(cost);
         match usage {
             Some(u) if u.context_tokens() > 0 => {
-                self.record.spent_tokens += u.context_tokens();
-                let prompt_side = u.input + u.cache_read + u.cache_write;
-                self.meter.estimator.learn(estimated.content, prompt_side);
-                self.meter.tracker.on_report(&u, estimated.request);
+                self.record.spend(u.context_tokens());
+                self.meter
+                    .on_step_report(&u, estimated.content, estimated.request);
             }
             _ => {
                 // No usage reported: the output joins the estimate.
@@ -473,7 +466,7 @@ impl Runner {
 
     /// An interrupted step: keep what streamed, turn unfinished tools into errors.
     fn finish_interrupted(&mut self, idx: usize) {
-        let m = &mut self.view[idx];
+        let m = &mut self.log.view_mut()[idx];
         for p in &mut m.parts {
             if let PartKind::Tool { state, .. } = &mut p.kind
                 && !state.is_done()
@@ -489,11 +482,7 @@ impl Runner {
         m.finish = Some(FinishReason::Interrupted);
         m.time_completed = Some(now_ms());
         let m = m.clone();
-        self.save_message(&m);
-        self.emit(Event::Message { message: m.clone() });
-        for p in &m.parts {
-            self.emit(Event::PartUpdated { part: p.clone() });
-        }
+        self.log.write_message(&m);
     }
 
     /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
@@ -502,15 +491,16 @@ impl Runner {
             return;
         }
         let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
-        let plan = prune::plan(&self.view, &mut self.meter.estimator, &rules);
+        let plan = prune::plan(self.log.view(), self.meter.estimator_mut(), &rules);
         if plan.targets.is_empty() {
             return;
         }
-        prune::apply(&mut self.view, &plan, now_ms());
+        prune::apply(self.log.view_mut(), &plan, now_ms());
         let mut changed = Vec::new();
         for (mid, pid) in &plan.targets {
             if let Some(p) = self
-                .view
+                .log
+                .view()
                 .iter()
                 .find(|m| &m.id == mid)
                 .and_then(|m| m.parts.iter().find(|p| &p.id == pid))
@@ -519,8 +509,7 @@ impl Runner {
             }
         }
         for p in &changed {
-            self.save_part(p);
-            self.emit(Event::PartUpdated { part: p.clone() });
+            self.log.write_part(p);
         }
         tracing::info!(
             "pruned {} tool outputs ({} tokens)",

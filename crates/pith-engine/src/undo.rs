@@ -43,7 +43,7 @@ impl Runner {
         self.opts
             .data_dir
             .join("snapshots/sessions")
-            .join(format!("{}.json", self.session.id))
+            .join(format!("{}.json", self.log.session().id))
     }
 
     fn load_record(&self) -> Record {
@@ -95,7 +95,8 @@ impl Runner {
     /// changed nothing: its snapshot after is the one before (no second walk of the workspace).
     pub(super) async fn record_turn(&mut self, message_id: &str, before: Option<String>) {
         let ran_tools = self
-            .view
+            .log
+            .view()
             .iter()
             .skip_while(|m| m.id != message_id)
             .flat_map(|m| &m.parts)
@@ -127,7 +128,8 @@ impl Runner {
 
     /// The user message that started the last turn in the view.
     fn last_turn_start(&self) -> Option<String> {
-        self.view
+        self.log
+            .view()
             .iter()
             .rev()
             .find(|m| m.role == Role::User && is_turn_start(m))
@@ -136,12 +138,12 @@ impl Runner {
 
     /// Undoes every turn from the one started by `message_id` on, newest first.
     pub(super) async fn rewind(&mut self, message_id: &str) {
-        let Some(first) = self.view.iter().position(|m| m.id == message_id) else {
+        let Some(first) = self.log.view().iter().position(|m| m.id == message_id) else {
             return self.undo_error(
                 "that message is no longer in the context (a compaction summarised it)".into(),
             );
         };
-        if self.view[first..]
+        if self.log.view()[first..]
             .iter()
             .any(|m| m.summary || m.compaction().is_some())
         {
@@ -157,12 +159,7 @@ impl Runner {
             Err(e) => return self.undo_error(format!("cannot restore the files: {e}")),
         };
         // the messages go, kept for /redo
-        let removed: Vec<Message> = self.view.drain(first..).collect();
-        for m in &removed {
-            if let Err(e) = self.store.delete_message(&m.id) {
-                tracing::error!("store: cannot delete message {}: {e:#}", m.id);
-            }
-        }
+        let removed = self.log.cut_from(first);
         let prompt = removed.first().map(prompt_of).unwrap_or_default();
         keep_for_redo(&mut record, &turns, removed, message_id);
         self.save_record(&record);
@@ -192,10 +189,7 @@ impl Runner {
                 Err(e) => return self.undo_error(format!("cannot restore the files: {e}")),
             }
         }
-        for m in &u.messages {
-            self.save_message(m);
-            self.view.push(m.clone());
-        }
+        self.log.put_back(&u.messages);
         if u.turn.before.is_some() || !u.messages.is_empty() {
             record.turns.push(u.turn.clone());
         }

@@ -20,17 +20,47 @@ const PROMPT_SHARE: u64 = 4;
 #[derive(Default)]
 pub(super) struct WindowProbe {
     /// The server's answer: the window and where it was read.
-    pub probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
+    probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
     /// Said when the local server asked for the window cannot tell it either.
-    pub warning: Option<String>,
+    warning: Option<String>,
+}
+
+impl WindowProbe {
+    /// Asks in `probe`; `warning` is said if the server cannot tell.
+    fn start(
+        &mut self,
+        probe: tokio::task::JoinHandle<Option<(u64, String)>>,
+        warning: Option<String>,
+    ) {
+        self.probe = Some(probe);
+        self.warning = warning;
+    }
+
+    fn forget_warning(&mut self) {
+        self.warning = None;
+    }
+
+    /// The question under way, to await its answer.
+    fn take_probe(&mut self) -> Option<tokio::task::JoinHandle<Option<(u64, String)>>> {
+        self.probe.take()
+    }
+
+    fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
+    }
 }
 
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
     pub(super) fn start_window(&mut self, warning: Option<String>) {
-        self.window.warning = None;
-        let learned = self.store.learned_window(&self.model.name).ok().flatten();
+        self.window.forget_warning();
+        let learned = self
+            .log
+            .store()
+            .learned_window(&self.model.name)
+            .ok()
+            .flatten();
         if let Some(l) = learned {
             let current = self.model.limits.context;
             if self.model.window_guessed || current == 0 || l.window < current {
@@ -48,11 +78,9 @@ impl Runner {
         if self.model.window_guessed {
             let provider = self.model.provider.clone();
             let model = self.model.model_id.clone();
-            self.window.probe = Some(tokio::spawn(
-                async move { provider.probe_window(&model).await },
-            ));
+            let probe = tokio::spawn(async move { provider.probe_window(&model).await });
             // Said only if the server cannot tell either.
-            self.window.warning = warning;
+            self.window.start(probe, warning);
         } else if let Some(w) = warning {
             self.emit(Event::Info {
                 message: format!("warning: {w}"),
@@ -62,7 +90,7 @@ impl Runner {
 
     /// Before the first request: takes the answer of a local server asked at start.
     pub(super) async fn settle_window(&mut self) {
-        let Some(probe) = self.window.probe.take() else {
+        let Some(probe) = self.window.take_probe() else {
             return;
         };
         if let Ok(Some((window, source))) = probe.await {
@@ -72,7 +100,7 @@ impl Runner {
                 self.announce_window(window, previous, &source);
             }
         }
-        if let Some(w) = self.window.warning.take()
+        if let Some(w) = self.window.take_warning()
             && self.model.window_guessed
         {
             self.emit(Event::Info {
@@ -112,22 +140,18 @@ impl Runner {
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
         let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
         self.role.shape_system(&mut system);
-        let tools = self.tools.registry.specs();
+        let tools = self.tools.registry().specs();
         let usable = self.budget().usable;
-        let full: u64 = system
-            .iter()
-            .map(|s| self.meter.estimator.text(s))
-            .sum::<u64>()
+        let full: u64 = system.iter().map(|s| self.meter.text(s)).sum::<u64>()
             + tools
                 .iter()
                 .map(|t| {
-                    self.meter.estimator.text(&t.description)
-                        + self.meter.estimator.text(&t.parameters.to_string())
+                    self.meter.text(&t.description) + self.meter.text(&t.parameters.to_string())
                 })
                 .sum::<u64>();
         if full * PROMPT_SHARE <= usable {
             self.system = system;
-            self.tools.specs = tools;
+            self.tools.set_specs(tools);
             return;
         }
         let fit = Fit {
@@ -137,7 +161,8 @@ impl Runner {
         };
         self.system = prompt::system_prompt(ws, extra, &today, fit);
         self.role.shape_system(&mut self.system);
-        self.tools.specs = self.tools.registry.compact_specs();
+        let specs = self.tools.registry().compact_specs();
+        self.tools.set_specs(specs);
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \
              {usable} usable tokens; sending them in short",
@@ -150,7 +175,8 @@ impl Runner {
         self.set_window(window);
         self.fit_prompt();
         if let Err(e) = self
-            .store
+            .log
+            .store()
             .set_learned_window(&self.model.name, window, source)
         {
             tracing::error!(

@@ -1,0 +1,270 @@
+//! The session log: the session a runner owns (its row, its lock), the store it is written to,
+//! the model's view of its history, and where its events go. Every write to the store goes
+//! through here, and so does the event that announces it: a message or part is saved and emitted
+//! in one place.
+//!
+//! Store writes that fail (a full disk, a read-only data directory): the turn goes on streaming
+//! to the front end, the first failure is kept, and the turn ends with it as an error the user
+//! sees (a non-zero exit headless). What was saved stays consistent: every write is a
+//! transaction, and the next start marks a step that was cut short as interrupted.
+
+use std::sync::{Arc, Mutex};
+
+use pith_protocol::event::Event;
+use pith_protocol::message::{Message, Part, Session, now_ms};
+use pith_store::Store;
+use pith_store::lock::SessionLock;
+
+use super::emitter::Emitter;
+use crate::error::EngineError;
+
+pub(super) struct SessionLog {
+    store: Arc<Store>,
+    session: Session,
+    /// This engine is the session's only writer while it holds this.
+    _lock: SessionLock,
+    /// The first store write that failed in this turn.
+    failure: StoreFailure,
+    /// The model's view of the history in model order: from the latest completed compaction
+    /// (its message, the summary, the verbatim tail) to the newest message (ARCHITECTURE.md §4.1).
+    view: Vec<Message>,
+    events: Emitter,
+}
+
+/// The first store write that failed in the current turn.
+#[derive(Default)]
+struct StoreFailure(Mutex<Option<String>>);
+
+impl StoreFailure {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SessionLog {
+    /// The log of `session`, whose lock this engine holds; its view is empty until loaded.
+    pub fn new(store: Arc<Store>, session: Session, lock: SessionLock, events: Emitter) -> Self {
+        SessionLog {
+            store,
+            session,
+            _lock: lock,
+            failure: StoreFailure::default(),
+            view: Vec::new(),
+            events,
+        }
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session cost `cost` more.
+    pub fn add_cost(&mut self, cost: f64) {
+        self.session.cost += cost;
+    }
+
+    /// Titles the session, unless it has a title already.
+    pub fn title_if_untitled(&mut self, title: impl FnOnce() -> String) {
+        if self.session.title.is_empty() {
+            self.session.title = title();
+        }
+    }
+
+    /// The session goes on with the model `name`.
+    pub fn set_model(&mut self, name: String) {
+        self.session.model = name;
+    }
+
+    /// The session goes on in `dir`.
+    pub fn set_directory(&mut self, dir: String) {
+        self.session.directory = dir;
+    }
+
+    /// The view is loaded from the message `id` on.
+    pub fn set_compaction_point(&mut self, id: String) {
+        self.session.compaction_point = Some(id);
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// Where the runner's events go.
+    pub fn events(&self) -> &Emitter {
+        &self.events
+    }
+
+    /// Sends an event; false when the front end is gone.
+    pub fn emit(&self, event: Event) -> bool {
+        self.events.send(event)
+    }
+
+    pub fn view(&self) -> &[Message] {
+        &self.view
+    }
+
+    pub fn view_mut(&mut self) -> &mut Vec<Message> {
+        &mut self.view
+    }
+
+    /// The view is `messages` (in model order), as loaded from the store.
+    pub fn set_view(&mut self, messages: Vec<Message>) {
+        self.view = messages;
+    }
+
+    /// The view restarts from `head` (a compaction and its summary), followed by the messages
+    /// at `tail` it keeps.
+    pub fn restart_view(&mut self, head: Vec<Message>, tail: std::ops::Range<usize>) {
+        let kept: Vec<Message> = self.view.drain(tail).collect();
+        self.view = head;
+        self.view.extend(kept);
+    }
+
+    /// Changes the part `pi` of the message at `idx` with `change`, saves it and announces it;
+    /// the part as it is now.
+    pub fn update_part(&mut self, idx: usize, pi: usize, change: impl FnOnce(&mut Part)) -> Part {
+        let part = &mut self.view[idx].parts[pi];
+        change(part);
+        let part = part.clone();
+        self.write_part(&part);
+        part
+    }
+
+    /// Takes the messages from `first` on out of the view and the store (`/undo` keeps them for
+    /// `/redo`). A delete that fails is logged, not recorded: the turn is not the user's.
+    pub fn cut_from(&mut self, first: usize) -> Vec<Message> {
+        let removed: Vec<Message> = self.view.drain(first..).collect();
+        for m in &removed {
+            if let Err(e) = self.store.delete_message(&m.id) {
+                tracing::error!("store: cannot delete message {}: {e:#}", m.id);
+            }
+        }
+        removed
+    }
+
+    /// Puts back messages [`SessionLog::cut_from`] took (`/redo`), saved, not announced.
+    pub fn put_back(&mut self, messages: &[Message]) {
+        for m in messages {
+            self.save_message(m);
+            self.view.push(m.clone());
+        }
+    }
+
+    /// Goes on with another session, whose lock is `lock`; its view is to be loaded.
+    pub fn switch(&mut self, session: Session, lock: SessionLock) {
+        self._lock = lock;
+        self.session = session;
+    }
+
+    /// Persists a message header and every part.
+    pub fn save_message(&self, m: &Message) {
+        if let Err(e) = self.store.save_message(m) {
+            self.failed(&format!("save message {}", m.id), &e);
+        }
+    }
+
+    pub fn save_part(&self, part: &Part) {
+        if let Err(e) = self.store.upsert_part(&self.session.id, part) {
+            self.failed(&format!("save part {}", part.id), &e);
+        }
+    }
+
+    /// Saves a part and announces it.
+    pub fn write_part(&self, part: &Part) {
+        self.save_part(part);
+        self.emit(Event::PartUpdated { part: part.clone() });
+    }
+
+    /// Saves a message and announces it: the message, then every part.
+    pub fn write_message(&self, m: &Message) {
+        self.save_message(m);
+        self.emit_message(m);
+    }
+
+    /// Announces a message, then every part.
+    pub fn emit_message(&self, m: &Message) {
+        self.emit(Event::Message { message: m.clone() });
+        for p in &m.parts {
+            self.emit(Event::PartUpdated { part: p.clone() });
+        }
+    }
+
+    /// Saves a message and announces its header only (its parts were announced as they came).
+    pub fn write_header(&self, m: &Message) {
+        self.save_message(m);
+        self.emit(Event::Message { message: m.clone() });
+    }
+
+    /// Appends a message to the view, persists it and announces it; its index in the view.
+    pub fn push(&mut self, m: Message) -> usize {
+        self.write_message(&m);
+        self.view.push(m);
+        self.view.len() - 1
+    }
+
+    /// Removes a message from the view and the store, and announces it.
+    pub fn remove(&mut self, idx: usize) -> Message {
+        let m = self.view.remove(idx);
+        self.delete_message(&m.id);
+        self.emit(Event::MessageRemoved {
+            message_id: m.id.clone(),
+        });
+        m
+    }
+
+    /// Deletes a message from the store (not from the view).
+    pub fn delete_message(&self, id: &str) {
+        if let Err(e) = self.store.delete_message(id) {
+            self.failed(&format!("delete message {id}"), &e);
+        }
+    }
+
+    /// Deletes a part from the store (not from the view).
+    pub fn delete_part(&self, id: &str) {
+        if let Err(e) = self.store.delete_part(id) {
+            self.failed(&format!("delete part {id}"), &e);
+        }
+    }
+
+    /// Writes the session's row: updated now, with `tokens` as its context figure.
+    pub fn touch(&mut self, tokens: u64) {
+        self.session.time_updated = now_ms();
+        self.session.tokens = tokens;
+        if let Err(e) = self.store.update_session(&self.session) {
+            self.failed("update the session", &e);
+        }
+    }
+
+    /// Records a failed write (`what`: "save part X"). Only the first of a turn is logged: a
+    /// full disk fails every write after it, and the log is on the same disk.
+    pub fn failed(&self, what: &str, e: &impl std::fmt::Display) {
+        let mut slot = self.failure.lock();
+        if slot.is_none() {
+            tracing::error!("store: cannot {what}: {e:#}");
+            *slot = Some(format!("{e:#}"));
+        }
+    }
+
+    /// A write failed in this turn.
+    pub fn failing(&self) -> bool {
+        self.failure.lock().is_some()
+    }
+
+    /// The error to report for a failed write, once; clears it for the next turn.
+    pub fn take_failure(&self) -> Option<EngineError> {
+        let cause = self.failure.lock().take()?;
+        let db = self
+            .store
+            .path()
+            .map(|p| format!(" to {}", p.display()))
+            .unwrap_or_default();
+        Some(EngineError::Unsaved(format!(
+            "could not save the session{db}: {cause}. What the model wrote this turn was shown but is not all saved. Free disk space (or make the data directory writable), then continue with `pith --session {}`",
+            self.session.id
+        )))
+    }
+}
