@@ -7,6 +7,13 @@ use serde_json::Value;
 
 use crate::message::ToolState;
 
+mod metadata;
+
+pub use metadata::{
+    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, ReadMetadata,
+    RecallMetadata, TodoMetadata, ToolMetadata, WriteMetadata,
+};
+
 /// The line bash ends a command's output with for the model when the command exited (after a
 /// blank line).
 pub fn exit_line(code: i64) -> String {
@@ -194,6 +201,10 @@ impl<'a> ToolInput<'a> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tool/metadata_tests.rs"]
+mod metadata_tests;
 
 #[cfg(test)]
 mod tests {
