@@ -169,11 +169,7 @@ fn glob_sync(
         return Ok(ToolOutput {
             title,
             output: format!("No files found matching `{pattern}` in {shown_root}."),
-            metadata: CountMetadata {
-                count: 0,
-                capped: false,
-            }
-            .into(),
+            metadata: CountMetadata::of(0, LIMIT).into(),
             meta: ToolMeta::default(),
         });
     }
@@ -191,11 +187,7 @@ fn glob_sync(
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: CountMetadata {
-            count: total,
-            capped: total > LIMIT,
-        }
-        .into(),
+        metadata: CountMetadata::of(total, LIMIT).into(),
         meta: ToolMeta::default(),
     })
 }

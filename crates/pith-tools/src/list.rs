@@ -151,11 +151,7 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         title: shown_root,
         output: out,
-        metadata: CountMetadata {
-            count: total,
-            capped: total > LIMIT,
-        }
-        .into(),
+        metadata: CountMetadata::of(total, LIMIT).into(),
         meta: ToolMeta::default(),
     })
 }

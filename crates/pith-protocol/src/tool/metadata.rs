@@ -118,6 +118,16 @@ pub struct CountMetadata {
     pub capped: bool,
 }
 
+impl CountMetadata {
+    /// `count` entries, of which a listing shows at most `limit`.
+    pub fn of(count: usize, limit: usize) -> CountMetadata {
+        CountMetadata {
+            count,
+            capped: count > limit,
+        }
+    }
+}
+
 /// `todowrite`: the list as stored (a JSON array of its items).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TodoMetadata {

@@ -161,11 +161,10 @@ fn searches_fetches_and_recalls_are_stored_as_before() {
         r#"{"matches":3,"files":2,"capped":false,"protected":1}"#
     );
     assert_eq!(outcome, ToolOutcome::default());
-    let (text, _) = stored(CountMetadata {
-        count: 130,
-        capped: true,
-    });
+    let (text, _) = stored(CountMetadata::of(130, 100));
     assert_eq!(text, r#"{"count":130,"capped":true}"#);
+    let (text, _) = stored(CountMetadata::of(0, 100));
+    assert_eq!(text, r#"{"count":0,"capped":false}"#);
     let fetch = FetchMetadata {
         url: "https://x.org/".into(),
         status: 200,
