@@ -11,7 +11,7 @@ mod metadata;
 
 pub use metadata::{
     BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, ReadMetadata,
-    RecallMetadata, TodoMetadata, ToolMetadata, WriteMetadata,
+    RecallMetadata, SavedOutput, TodoMetadata, ToolMetadata, WriteMetadata,
 };
 
 /// The line bash ends a command's output with for the model when the command exited (after a

@@ -148,6 +148,33 @@ pub struct RecallMetadata {
     pub tool: String,
 }
 
+/// What the registry adds to a tool's metadata when it cut the output to a preview: that it did,
+/// and where the whole output is saved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SavedOutput {
+    pub truncated: Marker,
+    pub output_path: String,
+}
+
+impl SavedOutput {
+    /// The output saved whole at `output_path`.
+    pub fn at(output_path: String) -> SavedOutput {
+        SavedOutput {
+            truncated: Marker,
+            output_path,
+        }
+    }
+
+    /// Adds its keys to `metadata` when that is an object (any other is left as it is).
+    pub fn add_to(self, metadata: &mut Value) {
+        if let (Value::Object(map), Ok(Value::Object(keys))) =
+            (metadata, serde_json::to_value(self))
+        {
+            map.extend(keys);
+        }
+    }
+}
+
 /// What a built-in tool writes into a call's `metadata`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]

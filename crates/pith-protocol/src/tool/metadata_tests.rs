@@ -187,3 +187,16 @@ fn the_value_is_the_text() {
     assert_eq!(value, m.to_value());
     assert_eq!(value["exit_code"], 0);
 }
+
+#[test]
+fn a_saved_output_is_added_after_the_tools_keys() {
+    let mut metadata: Value = CountMetadata::of(3, 100).into();
+    SavedOutput::at("/d/out.txt".into()).add_to(&mut metadata);
+    // (the order of the keys in a `Value` is the workspace's: serde_json's preserve_order)
+    let expected =
+        json!({"count": 3, "capped": false, "truncated": true, "output_path": "/d/out.txt"});
+    assert_eq!(metadata, expected);
+    let mut null = Value::Null;
+    SavedOutput::at("/d/out.txt".into()).add_to(&mut null);
+    assert_eq!(null, Value::Null);
+}
