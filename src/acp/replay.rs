@@ -73,7 +73,7 @@ fn tool_call(
 ) -> SessionUpdate {
     let mut call = ToolCall::new(call_id.to_string(), tools::title(tool, input))
         .kind(tools::kind(tool))
-        .locations(tools::locations(workspace, input))
+        .locations(tools::locations(workspace, tool, input))
         .raw_input(Some(input.clone()));
     let done = tools::from_state(workspace, tool, input, state);
     call = call.status(match state {

@@ -10,6 +10,7 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use crate::message::ToolState;
+use crate::tool::{TodoItem, ToolInput};
 
 /// The most output of one call shown in the editor (its tail when longer).
 const MAX_SHOWN: usize = 16 * 1024;
@@ -26,11 +27,9 @@ pub fn kind(tool: &str) -> ToolKind {
     }
 }
 
-fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
-    input
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
+/// A string the call gave, unless empty (the editor shows nothing for an empty one).
+fn given(s: Option<&str>) -> Option<&str> {
+    s.filter(|s| !s.is_empty())
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -45,36 +44,59 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// What the editor shows as the call's title.
 pub fn title(tool: &str, input: &Value) -> String {
-    let path = str_field(input, "file_path").or_else(|| str_field(input, "path"));
-    match (tool, path) {
-        ("bash", _) => str_field(input, "command").map_or("bash".into(), |c| one_line(c, 120)),
-        ("read", Some(p)) => format!("Read {p}"),
-        ("edit", Some(p)) => format!("Edit {p}"),
-        ("write", Some(p)) => format!("Write {p}"),
-        ("list", p) => format!("List {}", p.unwrap_or(".")),
-        ("grep" | "glob", p) => {
-            let pattern = str_field(input, "pattern").unwrap_or("");
+    match ToolInput::of(tool, input) {
+        ToolInput::Exec { command } => {
+            given(command).map_or_else(|| tool.to_string(), |c| one_line(c, 120))
+        }
+        ToolInput::Read { path, .. } => titled("Read", given(path), tool),
+        ToolInput::Edit { path, .. } => titled("Edit", given(path), tool),
+        ToolInput::Write { path, .. } => titled("Write", given(path), tool),
+        ToolInput::List { path } => format!("List {}", given(path).unwrap_or(".")),
+        ToolInput::Search { pattern, path, .. } => {
+            let pattern = given(pattern).unwrap_or("");
             let verb = if tool == "grep" { "Search" } else { "Find" };
-            match p {
+            match given(path) {
                 Some(p) => format!("{verb} {pattern} in {p}"),
                 None => format!("{verb} {pattern}"),
             }
         }
-        ("todowrite", _) => "Update the plan".into(),
-        ("task", _) => str_field(input, "description").map_or("Sub-agent".into(), |d| {
+        ToolInput::Todos { .. } => "Update the plan".into(),
+        ToolInput::Task { description, .. } => given(description).map_or("Sub-agent".into(), |d| {
             format!("Sub-agent: {}", one_line(d, 80))
         }),
-        _ => tool.to_string(),
+        ToolInput::Fetch { .. } | ToolInput::Mcp { .. } | ToolInput::Other => tool.to_string(),
     }
 }
 
-/// The files the call touches, absolute.
-pub fn locations(workspace: &Path, input: &Value) -> Vec<ToolCallLocation> {
-    let Some(path) = str_field(input, "file_path").or_else(|| str_field(input, "path")) else {
+/// "{verb} {path}", or the tool's name when the call names no file.
+fn titled(verb: &str, path: Option<&str>, tool: &str) -> String {
+    path.map_or_else(|| tool.to_string(), |p| format!("{verb} {p}"))
+}
+
+/// The files the call touches, absolute (with the line a read starts at).
+pub fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<ToolCallLocation> {
+    let asked = ToolInput::of(tool, input);
+    let path = match asked {
+        ToolInput::Read { path, .. }
+        | ToolInput::Edit { path, .. }
+        | ToolInput::Write { path, .. }
+        | ToolInput::List { path }
+        | ToolInput::Search { path, .. }
+        | ToolInput::Mcp { path, .. } => path,
+        ToolInput::Exec { .. }
+        | ToolInput::Fetch { .. }
+        | ToolInput::Task { .. }
+        | ToolInput::Todos { .. }
+        | ToolInput::Other => None,
+    };
+    let Some(path) = given(path) else {
         return Vec::new();
     };
     let mut location = ToolCallLocation::new(absolute(workspace, path));
-    if let Some(line) = input.get("offset").and_then(Value::as_u64) {
+    if let ToolInput::Read {
+        offset: Some(line), ..
+    } = asked
+    {
         location = location.line(u32::try_from(line).ok());
     }
     vec![location]
@@ -91,14 +113,14 @@ fn absolute(workspace: &Path, path: &str) -> PathBuf {
 
 /// The change an edit or write makes, as a diff (`None` for other tools).
 pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallContent> {
-    let path = absolute(workspace, str_field(input, "file_path")?);
-    let diff = match tool {
-        "edit" => Diff::new(path, str_field(input, "new_string").unwrap_or(""))
-            .old_text(str_field(input, "old_string").map(str::to_string)),
-        "write" => Diff::new(
-            path,
-            input.get("content").and_then(Value::as_str).unwrap_or(""),
-        ),
+    let diff = match ToolInput::of(tool, input) {
+        ToolInput::Edit { path, old, new } => {
+            Diff::new(absolute(workspace, given(path)?), given(new).unwrap_or(""))
+                .old_text(given(old).map(str::to_string))
+        }
+        ToolInput::Write { path, content } => {
+            Diff::new(absolute(workspace, given(path)?), content.unwrap_or(""))
+        }
         _ => return None,
     };
     Some(ToolCallContent::Diff(diff))
@@ -126,7 +148,7 @@ pub fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdate
         .kind(kind(tool));
     if !input.is_null() {
         fields = fields
-            .locations(locations(workspace, input))
+            .locations(locations(workspace, tool, input))
             .raw_input(input.clone());
     }
     if let Some(d) = diff(workspace, tool, input) {
@@ -161,32 +183,36 @@ pub fn from_state(
     }
 }
 
-/// `todowrite`'s list as the editor's plan (`None` when the input holds no list).
-pub fn plan(input: &Value) -> Option<Plan> {
-    let todos = input.get("todos")?.as_array()?;
+/// `todowrite`'s list as the editor's plan (`None` for other tools, or when the input holds no
+/// list).
+pub fn plan(tool: &str, input: &Value) -> Option<Plan> {
+    let ToolInput::Todos { todos: Some(todos) } = ToolInput::of(tool, input) else {
+        return None;
+    };
     let entries = todos
         .iter()
-        .filter_map(|t| {
-            let content = str_field(t, "content")?;
-            let (status, content) = match str_field(t, "status").unwrap_or("pending") {
-                "in_progress" | "in-progress" | "inprogress" => {
-                    (PlanEntryStatus::InProgress, content.to_string())
-                }
-                "completed" | "done" => (PlanEntryStatus::Completed, content.to_string()),
-                "cancelled" | "canceled" => {
-                    (PlanEntryStatus::Completed, format!("(cancelled) {content}"))
-                }
-                _ => (PlanEntryStatus::Pending, content.to_string()),
-            };
-            let priority = match str_field(t, "priority") {
-                Some("high") => PlanEntryPriority::High,
-                Some("low") => PlanEntryPriority::Low,
-                _ => PlanEntryPriority::Medium,
-            };
-            Some(PlanEntry::new(content, priority, status))
-        })
+        .filter_map(|t| plan_entry(TodoItem::of(t)))
         .collect();
     Some(Plan::new(entries))
+}
+
+/// One item of the list as a plan entry (`None` when it has no text).
+fn plan_entry(item: TodoItem) -> Option<PlanEntry> {
+    let content = given(item.content)?;
+    let (status, content) = match given(item.status).unwrap_or("pending") {
+        "in_progress" | "in-progress" | "inprogress" => {
+            (PlanEntryStatus::InProgress, content.to_string())
+        }
+        "completed" | "done" => (PlanEntryStatus::Completed, content.to_string()),
+        "cancelled" | "canceled" => (PlanEntryStatus::Completed, format!("(cancelled) {content}")),
+        _ => (PlanEntryStatus::Pending, content.to_string()),
+    };
+    let priority = match given(item.priority) {
+        Some("high") => PlanEntryPriority::High,
+        Some("low") => PlanEntryPriority::Low,
+        _ => PlanEntryPriority::Medium,
+    };
+    Some(PlanEntry::new(content, priority, status))
 }
 
 #[cfg(test)]
@@ -216,10 +242,31 @@ mod tests {
             title("grep", &json!({"pattern": "fn", "path": "src"})),
             "Search fn in src"
         );
-        let loc = locations(ws, &json!({"file_path": "src/a.rs", "offset": 10}));
+        let loc = locations(ws, "read", &json!({"file_path": "src/a.rs", "offset": 10}));
         assert_eq!(loc[0].path, Path::new("/ws/src/a.rs"));
         assert_eq!(loc[0].line, Some(10));
-        assert!(locations(ws, &json!({"command": "ls"})).is_empty());
+        assert!(locations(ws, "bash", &json!({"command": "ls"})).is_empty());
+    }
+
+    #[test]
+    fn titles_and_locations_of_searches_and_other_tools() {
+        let ws = Path::new("/ws");
+        let grep = json!({"pattern": "fn", "path": "src"});
+        assert_eq!(title("glob", &json!({"pattern": "*.rs"})), "Find *.rs");
+        assert_eq!(title("github_search", &grep), "github_search");
+        assert_eq!(title("edit", &json!({"file_path": ""})), "edit");
+        assert_eq!(title("list", &json!({})), "List .");
+        assert_eq!(title("task", &json!({"description": ""})), "Sub-agent");
+        let loc = locations(ws, "grep", &grep);
+        assert_eq!(
+            (loc[0].path.as_path(), loc[0].line),
+            (Path::new("/ws/src"), None)
+        );
+        let loc = locations(ws, "github_search", &grep);
+        assert_eq!(loc[0].path, Path::new("/ws/src"));
+        let filtered = json!({"pattern": "fn", "include": "*.rs"});
+        assert!(locations(ws, "grep", &filtered).is_empty());
+        assert!(plan("read", &json!({"todos": []})).is_none());
     }
 
     #[test]
@@ -260,11 +307,14 @@ mod tests {
 
     #[test]
     fn todos_become_the_plan() {
-        let p = plan(&json!({"todos": [
-            {"content": "a", "status": "in_progress", "priority": "high"},
-            {"content": "b", "status": "cancelled"},
-            {"content": "c", "status": "pending"}
-        ]}))
+        let p = plan(
+            "todowrite",
+            &json!({"todos": [
+                {"content": "a", "status": "in_progress", "priority": "high"},
+                {"content": "b", "status": "cancelled"},
+                {"content": "c", "status": "pending"}
+            ]}),
+        )
         .unwrap();
         let v = serde_json::to_value(&p).unwrap();
         assert_eq!(
@@ -273,6 +323,6 @@ mod tests {
         );
         assert_eq!(v["entries"][1]["content"], "(cancelled) b");
         assert_eq!(v["entries"][2]["status"], "pending");
-        assert!(plan(&json!({})).is_none());
+        assert!(plan("todowrite", &json!({})).is_none());
     }
 }

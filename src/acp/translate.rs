@@ -130,9 +130,7 @@ impl Translator {
                 call_id.to_string(),
                 fields,
             )));
-            if tool == "todowrite"
-                && let Some(plan) = tools::plan(input)
-            {
+            if let Some(plan) = tools::plan(tool, input) {
                 out.push(SessionUpdate::Plan(plan));
             }
         }

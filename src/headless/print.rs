@@ -5,6 +5,7 @@ use std::io::Write;
 
 use crate::event::{EngineState, Event, McpServerStatus, McpState};
 use crate::output::Clean;
+use crate::tool::ToolInput;
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough.
@@ -93,12 +94,15 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::StepFinished { .. } => self.end_line(),
             Event::ToolStarted { tool, input, .. } => {
-                self.err_line(format_args!("· {tool} {}", short_input(input)));
+                self.err_line(format_args!("· {tool} {}", short_input(tool, input)));
             }
             // a sub-agent's progress, indented under its `task` line
             Event::Subagent { agent, event, .. } => {
                 if let Event::ToolStarted { tool, input, .. } = &**event {
-                    self.err_line(format_args!("  · {agent}: {tool} {}", short_input(input)));
+                    self.err_line(format_args!(
+                        "  · {agent}: {tool} {}",
+                        short_input(tool, input)
+                    ));
                 }
             }
             Event::ToolFinished {
@@ -184,8 +188,31 @@ impl<O: Write, E: Write> Printer<O, E> {
 }
 
 /// One line of a tool's input for the progress lines on stderr.
-fn short_input(input: &serde_json::Value) -> String {
-    let s = match input {
+fn short_input(tool: &str, input: &serde_json::Value) -> String {
+    let known = match ToolInput::of(tool, input) {
+        ToolInput::Exec { command } => command,
+        ToolInput::Read { path, .. }
+        | ToolInput::Edit { path, .. }
+        | ToolInput::Write { path, .. }
+        | ToolInput::List { path } => path,
+        ToolInput::Search { pattern, path, .. } => path.or(pattern),
+        ToolInput::Fetch { .. }
+        | ToolInput::Task { .. }
+        | ToolInput::Todos { .. }
+        | ToolInput::Mcp { .. }
+        | ToolInput::Other => None,
+    };
+    let s = known.map_or_else(|| any_gist(input), str::to_string);
+    // a key the model wrote into a call is not echoed to the terminal (or a CI log)
+    let s = crate::secrets::scrub(&s);
+    let line = s.lines().next().unwrap_or("");
+    line.chars().take(100).collect()
+}
+
+/// The gist of the input of a call whose tool pith does not read (an MCP server's, or one that
+/// gave none of its own keys): the first of the keys pith's tools use, else the JSON.
+fn any_gist(input: &serde_json::Value) -> String {
+    match input {
         serde_json::Value::Object(map) => map
             .get("command")
             .or_else(|| map.get("file_path"))
@@ -198,11 +225,7 @@ fn short_input(input: &serde_json::Value) -> String {
             })
             .unwrap_or_else(|| input.to_string()),
         other => other.to_string(),
-    };
-    // a key the model wrote into a call is not echoed to the terminal (or a CI log)
-    let s = crate::secrets::scrub(&s);
-    let line = s.lines().next().unwrap_or("");
-    line.chars().take(100).collect()
+    }
 }
 
 #[cfg(test)]

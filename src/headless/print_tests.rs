@@ -77,3 +77,20 @@ fn hostile_text_is_cleaned_on_both_streams() {
     assert_eq!(out, "ab\n");
     assert_eq!(err, "note\n");
 }
+
+#[test]
+fn a_calls_line_shows_its_command_file_or_search() {
+    use serde_json::json;
+    assert_eq!(short_input("bash", &json!({"command": "ls\nrm x"})), "ls");
+    assert_eq!(short_input("read", &json!({"file_path": "a.rs"})), "a.rs");
+    assert_eq!(short_input("list", &json!({"path": "src"})), "src");
+    // a search shows where it looks, else what it looks for
+    let grep = json!({"pattern": "fn", "path": "src"});
+    assert_eq!(short_input("grep", &grep), "src");
+    assert_eq!(short_input("glob", &json!({"pattern": "*.rs"})), "*.rs");
+    // other tools: the first of those keys, else the input's JSON
+    assert_eq!(short_input("github_search", &grep), "src");
+    let task = json!({"description": "look", "prompt": "p"});
+    assert_eq!(short_input("task", &task), task.to_string());
+    assert_eq!(short_input("bash", &json!({"command": 3})), "3");
+}

@@ -66,8 +66,8 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
             let path = |p: Option<&str>| p.map(str::to_string);
             match ToolInput::of(tool, input) {
                 ToolInput::Read { path: p, .. } => push_recent(&mut l.read, path(p)),
-                ToolInput::Edit { path: p } => push_recent(&mut l.edited, path(p)),
-                ToolInput::Write { path: p } => push_recent(&mut l.written, path(p)),
+                ToolInput::Edit { path: p, .. } => push_recent(&mut l.edited, path(p)),
+                ToolInput::Write { path: p, .. } => push_recent(&mut l.written, path(p)),
                 ToolInput::Exec { command } => {
                     push_recent(&mut l.commands, command.map(one_command))
                 }
@@ -76,6 +76,7 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
                 | ToolInput::Fetch { .. }
                 | ToolInput::Task { .. }
                 | ToolInput::Todos { .. }
+                | ToolInput::Mcp { .. }
                 | ToolInput::Other => {}
             }
         }

@@ -7,6 +7,13 @@ use serde_json::Value;
 
 use crate::message::ToolState;
 
+mod metadata;
+
+pub use metadata::{
+    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, ReadMetadata,
+    RecallMetadata, SavedOutput, TodoMetadata, ToolMetadata, WriteMetadata,
+};
+
 /// The line bash ends a command's output with for the model when the command exited (after a
 /// blank line).
 pub fn exit_line(code: i64) -> String {
@@ -107,16 +114,25 @@ pub enum ToolInput<'a> {
         path: Option<&'a str>,
         offset: Option<u64>,
     },
-    /// `edit` (`multiedit`, `patch`): the file changed.
-    Edit { path: Option<&'a str> },
-    /// `write`: the file written.
-    Write { path: Option<&'a str> },
+    /// `edit` (`multiedit`, `patch`): the file changed, the text replaced and what replaces it.
+    Edit {
+        path: Option<&'a str>,
+        old: Option<&'a str>,
+        new: Option<&'a str>,
+    },
+    /// `write`: the file written, and the text written to it.
+    Write {
+        path: Option<&'a str>,
+        content: Option<&'a str>,
+    },
     /// `list` (`ls`): the directory.
     List { path: Option<&'a str> },
-    /// `grep`, `glob` (`search`): what it looks for, and where.
+    /// `grep`, `glob` (`search`): what it looks for, and where: `within` is the directory or,
+    /// without one, the file filter (`include`, `glob`); `path` the directory alone.
     Search {
         pattern: Option<&'a str>,
         within: Option<&'a str>,
+        path: Option<&'a str>,
     },
     /// `webfetch` (`fetch`): the address.
     Fetch { url: Option<&'a str> },
@@ -127,7 +143,14 @@ pub enum ToolInput<'a> {
     },
     /// `todowrite`: the list it sets.
     Todos { todos: Option<&'a [Value]> },
-    /// Any other tool (an MCP server's, `recall`, `tool_search`, …).
+    /// A tool of an MCP server, offered as `{server}_{tool}`; `path` is the file its arguments
+    /// name, when they use a file tool's key (`file_path`, `path`, …).
+    Mcp {
+        server: &'a str,
+        tool: &'a str,
+        path: Option<&'a str>,
+    },
+    /// Any other tool (`recall`, `tool_search`, …).
     Other,
 }
 
@@ -136,7 +159,7 @@ const PATH_KEYS: [&str; 4] = ["file_path", "path", "filePath", "file"];
 
 impl<'a> ToolInput<'a> {
     /// The view of `input`, the arguments of a call of `tool`.
-    pub fn of(tool: &str, input: &'a Value) -> ToolInput<'a> {
+    pub fn of(tool: &'a str, input: &'a Value) -> ToolInput<'a> {
         let s = |k: &str| input.get(k).and_then(Value::as_str);
         let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
         let path = first_of(&PATH_KEYS);
@@ -148,12 +171,20 @@ impl<'a> ToolInput<'a> {
                 path,
                 offset: input.get("offset").and_then(Value::as_u64),
             },
-            "edit" | "multiedit" | "patch" => ToolInput::Edit { path },
-            "write" => ToolInput::Write { path },
+            "edit" | "multiedit" | "patch" => ToolInput::Edit {
+                path,
+                old: s("old_string"),
+                new: s("new_string"),
+            },
+            "write" => ToolInput::Write {
+                path,
+                content: s("content"),
+            },
             "list" | "ls" => ToolInput::List { path },
             "grep" | "glob" | "search" => ToolInput::Search {
                 pattern: first_of(&["pattern", "query"]),
                 within: first_of(&["path", "include", "glob"]),
+                path,
             },
             "webfetch" | "fetch" => ToolInput::Fetch { url: s("url") },
             "task" => ToolInput::Task {
@@ -166,7 +197,11 @@ impl<'a> ToolInput<'a> {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice),
             },
-            _ => ToolInput::Other,
+            "tool_search" => ToolInput::Other,
+            name => match mcp_name(name) {
+                Some((server, tool)) => ToolInput::Mcp { server, tool, path },
+                None => ToolInput::Other,
+            },
         }
     }
 
@@ -174,14 +209,15 @@ impl<'a> ToolInput<'a> {
     pub fn path(&self) -> Option<&'a str> {
         match *self {
             ToolInput::Read { path, .. }
-            | ToolInput::Edit { path }
-            | ToolInput::Write { path }
+            | ToolInput::Edit { path, .. }
+            | ToolInput::Write { path, .. }
             | ToolInput::List { path } => path,
             ToolInput::Exec { .. }
             | ToolInput::Search { .. }
             | ToolInput::Fetch { .. }
             | ToolInput::Task { .. }
             | ToolInput::Todos { .. }
+            | ToolInput::Mcp { .. }
             | ToolInput::Other => None,
         }
     }
@@ -194,6 +230,41 @@ impl<'a> ToolInput<'a> {
         }
     }
 }
+
+/// The server and tool of an MCP tool's name `{server}_{tool}`. Server names are letters, digits
+/// and `-` (the config refuses others, and the built-in names: `tool_search` is not `tool`'s), so
+/// the first `_` separates the two. `tool` is the name as offered: a server's tool name that
+/// providers would refuse, or one too long, is offered changed (with a hash), and stays so here.
+fn mcp_name(name: &str) -> Option<(&str, &str)> {
+    let (server, tool) = name.split_once('_')?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    (!server.is_empty() && server.chars().all(plain) && !tool.is_empty()).then_some((server, tool))
+}
+
+/// One item of a `todowrite` list, as given (strings the model left out or typed otherwise are
+/// `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TodoItem<'a> {
+    pub content: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub priority: Option<&'a str>,
+}
+
+impl<'a> TodoItem<'a> {
+    /// The view of one item of a `todos` list.
+    pub fn of(item: &'a Value) -> TodoItem<'a> {
+        let s = |k: &str| item.get(k).and_then(Value::as_str);
+        TodoItem {
+            content: s("content"),
+            status: s("status"),
+            priority: s("priority"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tool/metadata_tests.rs"]
+mod metadata_tests;
 
 #[cfg(test)]
 mod tests {
@@ -260,7 +331,34 @@ mod tests {
             ToolInput::of("grep", &grep),
             ToolInput::Search {
                 pattern: Some("fn main"),
-                within: Some("src")
+                within: Some("src"),
+                path: Some("src"),
+            }
+        );
+        let filtered = json!({"pattern": "x", "include": "*.rs"});
+        assert_eq!(
+            ToolInput::of("grep", &filtered),
+            ToolInput::Search {
+                pattern: Some("x"),
+                within: Some("*.rs"),
+                path: None,
+            }
+        );
+        let edit = json!({"file_path": "a", "old_string": "x", "new_string": "y"});
+        assert_eq!(
+            ToolInput::of("edit", &edit),
+            ToolInput::Edit {
+                path: Some("a"),
+                old: Some("x"),
+                new: Some("y")
+            }
+        );
+        let write = json!({"file_path": "a", "content": "hi"});
+        assert_eq!(
+            ToolInput::of("write", &write),
+            ToolInput::Write {
+                path: Some("a"),
+                content: Some("hi")
             }
         );
         let todos = json!({"todos": [{"content": "x"}]});
@@ -268,10 +366,48 @@ mod tests {
             ToolInput::of("todowrite", &todos),
             ToolInput::Todos { todos: Some([_]) }
         ));
-        assert_eq!(ToolInput::of("github_search", &grep), ToolInput::Other);
+        assert_eq!(
+            ToolInput::of("github_search", &grep),
+            ToolInput::Mcp {
+                server: "github",
+                tool: "search",
+                path: Some("src")
+            }
+        );
         assert_eq!(
             ToolInput::of("bash", &json!({"command": 3})).command(),
             None
+        );
+    }
+
+    #[test]
+    fn mcp_names_split_at_the_first_underscore() {
+        let none = json!({});
+        let mcp = |name| match ToolInput::of(name, &none) {
+            ToolInput::Mcp { server, tool, .. } => Some((server, tool)),
+            _ => None,
+        };
+        assert_eq!(
+            mcp("chrome-devtools_click"),
+            Some(("chrome-devtools", "click"))
+        );
+        assert_eq!(mcp("github_create_issue"), Some(("github", "create_issue")));
+        assert_eq!(mcp("srv__thing"), Some(("srv", "_thing")));
+        for not_mcp in ["tool_search", "recall", "_x", "srv_", "a.b_c", "bash"] {
+            assert_eq!(mcp(not_mcp), None, "{not_mcp}");
+        }
+    }
+
+    #[test]
+    fn todo_items() {
+        let item = json!({"content": "a", "status": "done", "priority": 1});
+        assert_eq!(
+            TodoItem::of(&item),
+            TodoItem {
+                content: Some("a"),
+                status: Some("done"),
+                priority: None
+            }
         );
     }
 }

@@ -15,6 +15,7 @@ use tokio::io::AsyncReadExt;
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use crate::sandbox::{Applied, CommandPolicy, Guard};
+use pith_protocol::tool::BashMetadata;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -154,15 +155,16 @@ fn report(
     let signal = run
         .status
         .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
-    let mut metadata = json!({
-        "command": input.command,
-        "description": input.description,
-        "exit_code": exit_code,
-        "signal": signal,
-        "timed_out": run.end == End::TimedOut,
-        "interrupted": run.end == End::Cancelled,
-        "sandboxed": run.sandbox.sandboxed(),
-    });
+    let mut metadata = BashMetadata {
+        command: input.command,
+        description: input.description,
+        exit_code,
+        signal,
+        timed_out: run.end == End::TimedOut,
+        interrupted: run.end == End::Cancelled,
+        sandboxed: run.sandbox.sandboxed(),
+        sandbox_denied: false,
+    };
     if run.end == End::Cancelled {
         let partial = if text.trim().is_empty() {
             String::new()
@@ -185,7 +187,7 @@ fn report(
     if exit_code != Some(0) && run.sandbox.likely_denied(&out) {
         out.push_str("\n\n");
         out.push_str(&run.sandbox.denial_note());
-        metadata["sandbox_denied"] = Value::Bool(true);
+        metadata.sandbox_denied = true;
     }
     for note in &run.notes {
         out.push_str("\n\n[sandbox] ");
@@ -194,7 +196,7 @@ fn report(
     Ok(ToolOutput {
         title,
         output: out,
-        metadata,
+        metadata: metadata.into(),
         meta: ToolMeta::default(),
     })
 }

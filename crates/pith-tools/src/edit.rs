@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::path::resolve;
 use super::write::{check_fresh, record_write};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::EditMetadata;
 
 pub struct Edit;
 
@@ -223,7 +224,12 @@ fn edited(input: &Input, checked: &Checked, updated: &str) -> ToolOutput {
     ToolOutput {
         title: shown.clone(),
         output: format!("Edited {shown}: replaced {replaced} {plural}.\n\n{diff}"),
-        metadata: json!({"path": path, "replacements": replaced, "diff": diff}),
+        metadata: EditMetadata {
+            path: path.to_string_lossy().into_owned(),
+            replacements: replaced,
+            diff,
+        }
+        .into(),
         meta: ToolMeta::default(),
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::path::{display_path, mtime_ms, resolve};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::CountMetadata;
 
 /// Results returned at most.
 pub const LIMIT: usize = 100;
@@ -168,7 +169,7 @@ fn glob_sync(
         return Ok(ToolOutput {
             title,
             output: format!("No files found matching `{pattern}` in {shown_root}."),
-            metadata: json!({"count": 0, "capped": false}),
+            metadata: CountMetadata::of(0, LIMIT).into(),
             meta: ToolMeta::default(),
         });
     }
@@ -186,7 +187,7 @@ fn glob_sync(
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: json!({"count": total, "capped": total > LIMIT}),
+        metadata: CountMetadata::of(total, LIMIT).into(),
         meta: ToolMeta::default(),
     })
 }

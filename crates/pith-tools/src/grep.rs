@@ -12,6 +12,7 @@ use super::glob::{NameGlob, search_root, walker};
 use super::path::{display_path, mtime_ms};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_protocol::text::one_line;
+use pith_protocol::tool::GrepMetadata;
 
 /// Matching lines returned at most.
 pub const LIMIT: usize = 100;
@@ -109,7 +110,13 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
                 "No matches for `{}` in {shown_root}.{skipped}",
                 input.pattern
             ),
-            metadata: json!({"matches": 0, "files": 0, "capped": false, "protected": protected}),
+            metadata: GrepMetadata {
+                matches: 0,
+                files: 0,
+                capped: false,
+                protected,
+            }
+            .into(),
             meta: ToolMeta::default(),
         });
     }
@@ -124,7 +131,13 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         title,
         output: out,
-        metadata: json!({"matches": total, "files": files_matched, "capped": total > LIMIT, "protected": protected}),
+        metadata: GrepMetadata {
+            matches: total,
+            files: files_matched,
+            capped: total > LIMIT,
+            protected,
+        }
+        .into(),
         meta: ToolMeta::default(),
     })
 }

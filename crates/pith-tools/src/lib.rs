@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use pith_config::ToolOutputConfig;
+use pith_protocol::tool::SavedOutput;
 
 /// Per-session state tools share (files read and when, the todo list).
 #[derive(Debug, Default)]
@@ -89,14 +90,8 @@ impl ToolOutput {
     /// (`truncated`, `output_path`) when the registry cut it.
     pub fn stored_metadata(&self) -> Value {
         let mut metadata = self.metadata.clone();
-        if let Some(path) = &self.meta.full_output
-            && let Value::Object(map) = &mut metadata
-        {
-            map.insert("truncated".into(), Value::Bool(true));
-            map.insert(
-                "output_path".into(),
-                Value::String(path.to_string_lossy().into_owned()),
-            );
+        if let Some(path) = &self.meta.full_output {
+            SavedOutput::at(path.to_string_lossy().into_owned()).add_to(&mut metadata);
         }
         metadata
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::glob::{search_root, walker};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::CountMetadata;
 
 /// Entries shown at most.
 pub const LIMIT: usize = 200;
@@ -150,7 +151,7 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         title: shown_root,
         output: out,
-        metadata: json!({"count": total, "capped": total > LIMIT}),
+        metadata: CountMetadata::of(total, LIMIT).into(),
         meta: ToolMeta::default(),
     })
 }

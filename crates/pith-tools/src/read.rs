@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::path::{display_path, resolve};
 use super::truncate::human_bytes;
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::{Marker, ReadMetadata};
 
 pub const DEFAULT_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -147,7 +148,7 @@ fn read_sync(
         return Ok(ToolOutput {
             title: shown.clone(),
             output: format!("(File {shown} is empty.)"),
-            metadata: json!({"path": path, "total_lines": 0, "lines_shown": 0}),
+            metadata: ReadMetadata::empty(lossy(path)).into(),
             meta: ToolMeta::default(),
         });
     }
@@ -163,6 +164,11 @@ fn read_sync(
     ))
 }
 
+/// The path as stored in a read's metadata.
+fn lossy(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
 /// What the model is told of an image: its kind and size (its pixels are not text).
 fn image_output(path: &Path, shown: String, mime: &str, size: u64) -> ToolOutput {
     ToolOutput {
@@ -171,7 +177,13 @@ fn image_output(path: &Path, shown: String, mime: &str, size: u64) -> ToolOutput
             "{shown} is an image ({mime}, {}). Its pixels cannot be shown as text.",
             human_bytes(size as usize)
         ),
-        metadata: json!({"path": path, "mime": mime, "size": size, "image": true}),
+        metadata: ReadMetadata::Image {
+            path: lossy(path),
+            mime: mime.to_string(),
+            size,
+            image: Marker,
+        }
+        .into(),
         meta: ToolMeta::default(),
     }
 }
@@ -270,15 +282,16 @@ fn page_output(
     ToolOutput {
         title: shown,
         output: out,
-        metadata: json!({
-            "path": path,
-            "offset": offset,
-            "lines_shown": page.count,
-            "total_lines": page.total,
-            "total_exact": page.total_exact,
-            "partial": last < page.total,
-            "invalid_utf8": page.invalid_utf8,
-        }),
+        metadata: ReadMetadata::Lines {
+            path: lossy(path),
+            offset,
+            lines_shown: page.count,
+            total_lines: page.total,
+            total_exact: page.total_exact,
+            partial: last < page.total,
+            invalid_utf8: page.invalid_utf8,
+        }
+        .into(),
         meta: ToolMeta::paged(),
     }
 }
@@ -550,7 +563,12 @@ fn read_dir(
     Ok(ToolOutput {
         title: shown.to_string(),
         output: out,
-        metadata: json!({"path": path, "directory": true, "entries": total}),
+        metadata: ReadMetadata::Directory {
+            path: lossy(path),
+            directory: Marker,
+            entries: total,
+        }
+        .into(),
         meta: ToolMeta::paged(),
     })
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::RecallMetadata;
 
 pub struct Recall;
 
@@ -49,7 +50,11 @@ impl Tool for Recall {
         Ok(ToolOutput {
             title: format!("{tool} output {id}"),
             output,
-            metadata: json!({ "recalled": id, "tool": tool }),
+            metadata: RecallMetadata {
+                recalled: id.to_string(),
+                tool,
+            }
+            .into(),
             meta: ToolMeta::default(),
         })
     }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::TodoMetadata;
 
 pub struct TodoWrite;
 
@@ -135,7 +136,7 @@ impl Tool for TodoWrite {
         Ok(ToolOutput {
             title: format!("{open} open todos"),
             output: out,
-            metadata: json!({"todos": stored}),
+            metadata: TodoMetadata { todos: stored }.into(),
             meta: ToolMeta::default(),
         })
     }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_config::WebfetchConfig;
+use pith_protocol::tool::FetchMetadata;
 
 pub struct Webfetch {
     config: WebfetchConfig,
@@ -142,7 +143,11 @@ impl Tool for Webfetch {
         Ok(ToolOutput {
             title: page.url.clone(),
             output: page.text,
-            metadata: json!({ "url": page.url, "status": page.status }),
+            metadata: FetchMetadata {
+                url: page.url,
+                status: page.status,
+            }
+            .into(),
             meta: ToolMeta::default(),
         })
     }

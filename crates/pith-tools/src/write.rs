@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::edit::unified_diff;
 use super::path::{mtime_ms, resolve};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::WriteMetadata;
 
 pub struct Write;
 
@@ -159,12 +160,13 @@ fn written(target: Target, content: &str) -> ToolOutput {
     ToolOutput {
         title: shown,
         output,
-        metadata: json!({
-            "path": path,
-            "created": !existed,
-            "bytes": content.len(),
-            "diff": diff,
-        }),
+        metadata: WriteMetadata {
+            path: path.to_string_lossy().into_owned(),
+            created: !existed,
+            bytes: content.len(),
+            diff,
+        }
+        .into(),
         meta: ToolMeta::default(),
     }
 }

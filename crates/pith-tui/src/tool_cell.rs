@@ -45,10 +45,12 @@ pub fn short_input(tool: &str, input: &Value) -> String {
     let out = match ToolInput::of(tool, input) {
         ToolInput::Exec { command } => command.map(str::to_string),
         ToolInput::Read { path, .. }
-        | ToolInput::Edit { path }
-        | ToolInput::Write { path }
+        | ToolInput::Edit { path, .. }
+        | ToolInput::Write { path, .. }
         | ToolInput::List { path } => path.map(str::to_string),
-        ToolInput::Search { pattern, within } => pattern.map(|p| match within {
+        ToolInput::Search {
+            pattern, within, ..
+        } => pattern.map(|p| match within {
             Some(path) => format!("{p}  in {path}"),
             None => p.to_string(),
         }),
@@ -60,7 +62,7 @@ pub fn short_input(tool: &str, input: &Value) -> String {
         ToolInput::Todos { todos } => {
             todos.map(|t| format!("{} item{}", t.len(), if t.len() == 1 { "" } else { "s" }))
         }
-        ToolInput::Other => None,
+        ToolInput::Mcp { .. } | ToolInput::Other => None,
     };
     let out = out.or_else(|| {
         // the first string field, else compact JSON

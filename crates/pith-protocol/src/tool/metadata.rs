@@ -1,0 +1,226 @@
+//! What each tool writes into a call's `metadata`, typed: the one definition of the stored keys
+//! (in the order they are stored). [`ToolOutcome::of`](super::ToolOutcome::of) reads them back;
+//! the tests beside it check that every form here reads back as what it says.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A key whose value is always `true` (`"image": true` marks an image read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Marker;
+
+impl Serialize for Marker {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `bash`: the command and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BashMetadata {
+    pub command: String,
+    pub description: Option<String>,
+    /// `None`: killed by a signal, timed out, or never started.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    pub sandboxed: bool,
+    /// Stored only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub sandbox_denied: bool,
+}
+
+/// `edit`: the file, how many occurrences it replaced, and the change as a unified diff.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EditMetadata {
+    pub path: String,
+    pub replacements: usize,
+    pub diff: String,
+}
+
+/// `write`: the file, whether it was new, its size, and the change as a unified diff (`None`,
+/// stored as `null`: a new file, or an old text that was not UTF-8).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WriteMetadata {
+    pub path: String,
+    pub created: bool,
+    pub bytes: usize,
+    pub diff: Option<String>,
+}
+
+/// `read`: what it read, by kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ReadMetadata {
+    /// An empty file.
+    Empty {
+        path: String,
+        total_lines: usize,
+        lines_shown: usize,
+    },
+    /// A page of a text file.
+    Lines {
+        path: String,
+        offset: usize,
+        lines_shown: usize,
+        total_lines: usize,
+        /// `total_lines` counts every line (false when counting stopped early).
+        total_exact: bool,
+        /// Lines after the page were left out.
+        partial: bool,
+        invalid_utf8: bool,
+    },
+    /// An image (its pixels are not text).
+    Image {
+        path: String,
+        mime: String,
+        size: u64,
+        image: Marker,
+    },
+    /// A directory listing.
+    Directory {
+        path: String,
+        directory: Marker,
+        entries: usize,
+    },
+}
+
+impl ReadMetadata {
+    /// An empty file's.
+    pub fn empty(path: String) -> ReadMetadata {
+        ReadMetadata::Empty {
+            path,
+            total_lines: 0,
+            lines_shown: 0,
+        }
+    }
+}
+
+/// `grep`: how many lines matched, in how many files, whether the listing was cut, and how many
+/// protected (`.env`) files it skipped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GrepMetadata {
+    pub matches: usize,
+    pub files: usize,
+    pub capped: bool,
+    pub protected: usize,
+}
+
+/// `glob`, `list`: how many entries, and whether the listing was cut.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CountMetadata {
+    pub count: usize,
+    pub capped: bool,
+}
+
+impl CountMetadata {
+    /// `count` entries, of which a listing shows at most `limit`.
+    pub fn of(count: usize, limit: usize) -> CountMetadata {
+        CountMetadata {
+            count,
+            capped: count > limit,
+        }
+    }
+}
+
+/// `todowrite`: the list as stored (a JSON array of its items).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TodoMetadata {
+    pub todos: Value,
+}
+
+/// `webfetch`: the address fetched (after redirects) and the HTTP status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FetchMetadata {
+    pub url: String,
+    pub status: u16,
+}
+
+/// `recall`: the id recalled and the tool whose output it was.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecallMetadata {
+    pub recalled: String,
+    pub tool: String,
+}
+
+/// What the registry adds to a tool's metadata when it cut the output to a preview: that it did,
+/// and where the whole output is saved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SavedOutput {
+    pub truncated: Marker,
+    pub output_path: String,
+}
+
+impl SavedOutput {
+    /// The output saved whole at `output_path`.
+    pub fn at(output_path: String) -> SavedOutput {
+        SavedOutput {
+            truncated: Marker,
+            output_path,
+        }
+    }
+
+    /// Adds its keys to `metadata` when that is an object (any other is left as it is).
+    pub fn add_to(self, metadata: &mut Value) {
+        if let (Value::Object(map), Ok(Value::Object(keys))) =
+            (metadata, serde_json::to_value(self))
+        {
+            map.extend(keys);
+        }
+    }
+}
+
+/// What a built-in tool writes into a call's `metadata`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ToolMetadata {
+    Bash(BashMetadata),
+    Edit(EditMetadata),
+    Write(WriteMetadata),
+    Read(ReadMetadata),
+    Grep(GrepMetadata),
+    Count(CountMetadata),
+    Todo(TodoMetadata),
+    Fetch(FetchMetadata),
+    Recall(RecallMetadata),
+}
+
+impl ToolMetadata {
+    /// The JSON stored with the call.
+    pub fn to_value(&self) -> Value {
+        // Strings, numbers, booleans and a JSON value: nothing here fails to serialise.
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+macro_rules! into_metadata {
+    ($($form:ident => $variant:ident),* $(,)?) => {$(
+        impl From<$form> for ToolMetadata {
+            fn from(m: $form) -> ToolMetadata {
+                ToolMetadata::$variant(m)
+            }
+        }
+        impl From<$form> for Value {
+            fn from(m: $form) -> Value {
+                ToolMetadata::from(m).to_value()
+            }
+        }
+    )*};
+}
+
+into_metadata! {
+    BashMetadata => Bash,
+    EditMetadata => Edit,
+    WriteMetadata => Write,
+    ReadMetadata => Read,
+    GrepMetadata => Grep,
+    CountMetadata => Count,
+    TodoMetadata => Todo,
+    FetchMetadata => Fetch,
+    RecallMetadata => Recall,
+}
