@@ -74,7 +74,6 @@ pub struct App {
     pub(crate) context: ContextUsage,
     pub(crate) cost: f64,
     pub(crate) state: EngineState,
-    pub(crate) state_since: Instant,
     /// The state's detail, the tool running, a retry, streaming: what the status bar says.
     pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
@@ -191,7 +190,6 @@ impl App {
             git_branch: init.git_branch,
             context: init.context,
             state: EngineState::Idle,
-            state_since: now,
             activity: Default::default(),
             subagents: Default::default(),
             turn_started: None,

@@ -371,9 +371,6 @@ impl App {
     }
 
     pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
-        if state != self.state {
-            self.state_since = Instant::now();
-        }
         self.activity.state_changed(state, detail);
         if state == EngineState::Idle {
             self.turn_started = None;
