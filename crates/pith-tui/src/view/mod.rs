@@ -189,12 +189,12 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
         welcome(app, width)
     };
     let b = banner.len();
-    app.banner_lines = b;
-    let mut t_total = app.transcript.layout(area.width, app.expand_all);
+    app.viewport.set_banner_lines(b);
+    let mut t_total = app.transcript.layout(area.width, app.viewport.expand_all());
     app.set_layout(area, b + t_total + pending.len());
     // highlight the code on screen; the heights stay, so this is one pass
     if app.transcript.reveal(app.top_line().saturating_sub(b), h) {
-        t_total = app.transcript.layout(area.width, app.expand_all);
+        t_total = app.transcript.layout(area.width, app.viewport.expand_all());
         app.set_layout(area, b + t_total + pending.len());
     }
     let total = b + t_total + pending.len();
@@ -273,10 +273,8 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let hint = composer_hint(app, area.width);
     block = block.title_bottom(Line::from(hint).right_aligned());
     // scrolled up: how much is below, on the border (never over the transcript's last line)
-    if app.scroll_top.is_some() {
-        let below = app
-            .total_lines
-            .saturating_sub(app.top_line() + app.transcript_area.height as usize);
+    if app.viewport.scroll_top().is_some() {
+        let below = app.viewport.lines_below();
         block = block.title(
             Line::from(Span::styled(
                 format!(" ↓ {below} more lines · end follows "),
