@@ -42,10 +42,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
     draw_transcript(frame, app, transcript_area);
     draw_composer(frame, app, composer_area);
-    frame.render_widget(
-        Paragraph::new(status::status_line(app, area.width as usize)),
-        status_area,
-    );
+    app.status_view().render(frame, status_area);
 
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
@@ -351,5 +348,30 @@ fn composer_hint(app: &App, width: u16) -> Span<'static> {
 impl App {
     fn area_is_narrow(&self, width: u16) -> bool {
         width < 72
+    }
+}
+
+impl App {
+    /// What the status bar shows, read from the app's state now.
+    pub(crate) fn status_view(&self) -> status::StatusView<'_> {
+        status::StatusView {
+            model: &self.model,
+            effort: self.effort,
+            permission_mode: self.permission_mode,
+            context: &self.context,
+            cost: self.cost,
+            agents_tokens: self.subagents.tokens,
+            agents_cost: self.subagents.cost,
+            mcp: &self.mcp,
+            workspace: &self.workspace,
+            git_branch: self.git_branch.as_deref(),
+            state: self.state,
+            activity: &self.activity,
+            engine_gone: self.engine_gone,
+            interrupting: self.interrupting && self.busy(),
+            asking: self.permissions.queue.front().map(|r| r.tool.as_str()),
+            spinner: self.spinner,
+            now: self.now,
+        }
     }
 }
