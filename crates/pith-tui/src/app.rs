@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
-use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, Submission};
@@ -74,7 +73,6 @@ pub struct App {
     pub(crate) context: ContextUsage,
     pub(crate) cost: f64,
     pub(crate) state: EngineState,
-    pub(crate) state_since: Instant,
     /// The state's detail, the tool running, a retry, streaming: what the status bar says.
     pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
@@ -91,11 +89,10 @@ pub struct App {
     pub(crate) custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
     pub(crate) completion: super::completion::Completion,
-    /// First transcript line on screen; `None` follows the bottom.
-    pub scroll_top: Option<usize>,
+    /// The transcript's window: scroll position, unfolding, the last draw's layout.
+    pub(crate) viewport: super::viewport::Viewport,
     /// The part of a long session's history not loaded yet.
     pub(crate) history: HistoryPaging,
-    pub(crate) expand_all: bool,
     pub(crate) quit_armed: Option<Instant>,
     pub(crate) should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
@@ -105,11 +102,6 @@ pub struct App {
     pub(crate) spinner: usize,
     /// The terminal reports Shift+Enter (kitty keyboard protocol).
     pub(crate) keyboard_enhanced: bool,
-    /// Set by the view at each draw.
-    pub(crate) transcript_area: Rect,
-    pub(crate) total_lines: usize,
-    /// Lines of the banner above the transcript at the last draw.
-    pub(crate) banner_lines: usize,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -191,7 +183,6 @@ impl App {
             git_branch: init.git_branch,
             context: init.context,
             state: EngineState::Idle,
-            state_since: now,
             activity: Default::default(),
             subagents: Default::default(),
             turn_started: None,
@@ -201,8 +192,7 @@ impl App {
             permissions: Permissions::default(),
             pending: Vec::new(),
             completion: Default::default(),
-            scroll_top: None,
-            expand_all: false,
+            viewport: Default::default(),
             quit_armed: None,
             should_quit: false,
             exit_code: 0,
@@ -210,9 +200,6 @@ impl App {
             now,
             spinner: 0,
             keyboard_enhanced: false,
-            transcript_area: Rect::default(),
-            total_lines: 0,
-            banner_lines: 0,
             dirty: true,
             mcp: Vec::new(),
             keymap: init.keymap,
@@ -225,7 +212,12 @@ impl App {
 
     /// The transcript's height in lines at the last draw.
     pub fn total_lines(&self) -> usize {
-        self.total_lines
+        self.viewport.total_lines()
+    }
+
+    /// Scrolls the transcript to its first line.
+    pub fn scroll_to_top(&mut self) {
+        self.viewport.scroll_to_top();
     }
 
     pub fn busy(&self) -> bool {

@@ -39,7 +39,7 @@ impl App {
             queued: self.busy(),
         });
         self.send(crate::route::command_op(id, e));
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 }
 

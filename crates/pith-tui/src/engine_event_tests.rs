@@ -22,7 +22,11 @@ fn cost_and_context_update_at_once() {
             cost: 0.5,
         },
     );
-    assert!(status::status_line(&app, 120).to_string().contains("$0.75"));
+    assert!(
+        status::status_line(&app.status_view(), 120)
+            .to_string()
+            .contains("$0.75")
+    );
     ev(&mut app, Event::ContextUsage(usage(41_200)));
     assert!(render(&mut app, 120, 30).contains("41.2k / 200k (21%)"));
 }
@@ -292,7 +296,7 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
             detail: None,
         },
     );
-    let line = status::status_line(&app, 160).to_string();
+    let line = status::status_line(&app.status_view(), 160).to_string();
     assert!(line.contains("retry 1/4 in "), "{line}");
     assert!(line.contains("overloaded_error: Overloaded"), "{line}");
     assert_eq!(line.matches("1/4").count(), 1, "{line}");
@@ -308,7 +312,7 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
         },
     );
     for w in [80usize, 60] {
-        let line = status::status_line(&app, w);
+        let line = status::status_line(&app.status_view(), w);
         assert!(line.width() <= w, "{w}: {}", line.width());
         let text = line.to_string();
         assert!(text.contains("↻ retry 2/4 in "), "{w}: {text}");
@@ -320,7 +324,7 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
         },
     );
     stream(&mut app, "M1", "M1-t", &["Here"]);
-    let line = status::status_line(&app, 160).to_string();
+    let line = status::status_line(&app.status_view(), 160).to_string();
     assert!(!line.contains("retry"), "{line}");
     assert!(line.contains("responding"), "{line}");
 }

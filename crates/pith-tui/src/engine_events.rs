@@ -272,7 +272,7 @@ impl App {
         };
         self.transcript
             .notice(NoticeLevel::Info, format!("redone · {what}"));
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 
     fn compaction_finished(&mut self, stats: CompactionStats) {
@@ -371,9 +371,6 @@ impl App {
     }
 
     pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
-        if state != self.state {
-            self.state_since = Instant::now();
-        }
         self.activity.state_changed(state, detail);
         if state == EngineState::Idle {
             self.turn_started = None;
@@ -403,7 +400,7 @@ impl App {
         };
         self.transcript
             .notice(NoticeLevel::Error, format!("{message} · {note}"));
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
@@ -426,7 +423,7 @@ impl App {
             NoticeLevel::Info,
             format!("undone · {what} · /redo puts it back"),
         );
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -448,16 +445,11 @@ impl App {
         }
         let added = self.transcript.prepend(messages);
         self.composer.prepend_history(user_prompts(messages));
-        if added > 0
-            && let Some(top) = self.scroll_top
-            && self.transcript_area.width > 0
-        {
-            let total = self
-                .transcript
-                .layout(self.transcript_area.width, self.expand_all);
+        let width = self.viewport.area().width;
+        if added > 0 && self.viewport.scroll_top().is_some() && width > 0 {
+            let total = self.transcript.layout(width, self.viewport.expand_all());
             let shift = self.transcript.offset(added).unwrap_or(total) + banner;
-            self.scroll_top = Some(top + shift);
-            self.total_lines += shift;
+            self.viewport.lines_added_above(shift);
         }
     }
 
@@ -527,7 +519,7 @@ impl App {
         self.composer.set_history(user_prompts(&messages));
         self.pending.clear();
         self.permissions = Permissions::default();
-        self.scroll_top = None;
+        self.viewport.follow();
         self.context.used = session.tokens;
         self.context.estimated = true;
         self.context.percent = if self.context.window > 0 {

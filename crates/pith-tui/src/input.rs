@@ -65,7 +65,7 @@ impl App {
             MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
             MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
             MouseEventKind::Down(MouseButton::Left) => {
-                let a = self.transcript_area;
+                let a = self.viewport.area();
                 if self.popup.is_some() || self.permissions.queue.front().is_some() {
                     return;
                 }
@@ -76,7 +76,7 @@ impl App {
                 {
                     let line = self.top_line() + (m.row - a.y) as usize;
                     if let Some(i) = line
-                        .checked_sub(self.banner_lines)
+                        .checked_sub(self.viewport.banner_lines())
                         .and_then(|l| self.transcript.cell_at(l))
                     {
                         self.toggle_cell(i);
@@ -225,18 +225,16 @@ impl App {
     /// was one of them.
     fn navigation_key(&mut self, chat: Option<Action>, plain: bool) -> bool {
         match chat {
-            Some(Action::PageUp) => self.scroll_up(self.page()),
-            Some(Action::PageDown) => self.scroll_down(self.page()),
+            Some(Action::PageUp) => self.scroll_up(self.viewport.page()),
+            Some(Action::PageDown) => self.scroll_down(self.viewport.page()),
             // a plain Home/End moves the cursor in a prompt being written
             Some(Action::ScrollTop) if !plain || self.composer.is_empty() => {
-                self.scroll_top = Some(0);
+                self.viewport.scroll_to_top();
             }
             Some(Action::ScrollBottom) if !plain || self.composer.is_empty() => {
-                self.scroll_top = None;
+                self.viewport.follow();
             }
-            Some(Action::ExpandAll) => {
-                self.expand_all = !self.expand_all;
-            }
+            Some(Action::ExpandAll) => self.viewport.toggle_expand_all(),
             Some(Action::OpenEditor) => {
                 self.effects.push(super::effects::Effect::Editor);
             }
@@ -464,48 +462,28 @@ impl App {
             }),
             _ => self.send(Op::UserTurn { id, text, pasted }),
         }
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 
     // ---------------------------------------------------------------- scrolling
 
-    fn page(&self) -> usize {
-        (self.transcript_area.height as usize)
-            .saturating_sub(2)
-            .max(1)
-    }
-
-    fn max_top(&self) -> usize {
-        self.total_lines
-            .saturating_sub(self.transcript_area.height as usize)
-    }
-
     /// The first line on screen.
     pub fn top_line(&self) -> usize {
-        self.scroll_top.unwrap_or(usize::MAX).min(self.max_top())
+        self.viewport.top_line()
     }
 
     pub fn scroll_up(&mut self, n: usize) {
-        self.scroll_top = Some(self.top_line().saturating_sub(n));
+        self.viewport.scroll_up(n);
     }
 
     pub fn scroll_down(&mut self, n: usize) {
-        if let Some(t) = self.scroll_top {
-            let t = t.min(self.max_top()) + n;
-            self.scroll_top = if t >= self.max_top() { None } else { Some(t) };
-        }
+        self.viewport.scroll_down(n);
     }
 
     /// Called by the view after layout: keep a scrolled position valid, and ask for older
     /// history once the screen is within a screen's height of the oldest line loaded.
     pub fn set_layout(&mut self, area: Rect, total: usize) {
-        self.transcript_area = area;
-        self.total_lines = total;
-        if let Some(t) = self.scroll_top
-            && t >= self.max_top()
-        {
-            self.scroll_top = None;
-        }
+        self.viewport.laid_out(area, total);
         if self.history.more
             && !self.history.loading
             && area.height > 0

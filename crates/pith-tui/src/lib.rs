@@ -38,6 +38,7 @@ pub mod tool_cell;
 pub mod transcript;
 pub mod trust;
 pub mod view;
+mod viewport;
 pub mod wrap;
 
 #[cfg(test)]

@@ -166,7 +166,7 @@ impl App {
             prompt,
             args,
         });
-        self.scroll_top = None;
+        self.viewport.follow();
     }
 
     /// `/mcp` shows the servers; `/mcp restart NAME` restarts one.

@@ -41,7 +41,7 @@ fn model_picker_switches_model() {
     assert_eq!(app.model, "openai/gpt-4.1-mini");
     assert!(app.pending_model.is_none());
     assert!(
-        status::status_line(&app, 120)
+        status::status_line(&app.status_view(), 120)
             .to_string()
             .contains("openai/gpt-4.1-mini")
     );
@@ -81,7 +81,7 @@ fn refused_model_switch_keeps_the_model() {
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
     assert!(app.pending_model.is_none());
     assert!(
-        status::status_line(&app, 120)
+        status::status_line(&app.status_view(), 120)
             .to_string()
             .contains("anthropic/claude-sonnet-4-5")
     );
@@ -208,7 +208,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
         },
     );
     assert_eq!(app.effort, Some(ReasoningEffort::High));
-    let line = status::status_line(&app, 120).to_string();
+    let line = status::status_line(&app.status_view(), 120).to_string();
     insta::assert_snapshot!("status_bar_with_effort", line);
     assert!(line.contains("anthropic/claude-sonnet-4-5 high"), "{line}");
 
@@ -217,7 +217,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::SetEffort { effort: None }]);
     ev(&mut app, Event::EffortChanged { effort: None });
-    let line = status::status_line(&app, 120).to_string();
+    let line = status::status_line(&app.status_view(), 120).to_string();
     assert!(!line.contains("high"), "{line}");
 }
 

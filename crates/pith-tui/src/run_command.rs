@@ -26,7 +26,7 @@ impl App {
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
-                self.scroll_top = None;
+                self.viewport.follow();
             }
             Command::Context => {
                 self.popup = Some(Popup::Context(None));

@@ -478,7 +478,7 @@ fn snapshot_compaction_divider() {
 }
 
 fn status_of(app: &App, width: usize) -> (String, ratatui::style::Color) {
-    let line = status::status_line(app, width);
+    let line = status::status_line(&app.status_view(), width);
     let fig = line
         .spans
         .iter()

@@ -198,13 +198,13 @@ fn scrolling_holds_position_while_output_streams() {
     let long: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
-    assert_eq!(app.scroll_top, None);
+    assert_eq!(app.viewport.scroll_top(), None);
     key(&mut app, KeyCode::PageUp);
-    let top = app.scroll_top.expect("scrolled");
+    let top = app.viewport.scroll_top().expect("scrolled");
     stream(&mut app, "M1", "M1-t", &["more\n\nand more"]);
     let screen = render(&mut app, 80, 24);
     assert_eq!(
-        app.scroll_top,
+        app.viewport.scroll_top(),
         Some(top),
         "position kept while new output arrives"
     );
@@ -333,10 +333,11 @@ fn click_folds_and_wheel_scrolls() {
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
     app.update(mouse(MouseEventKind::ScrollUp, 3));
-    let top = app.scroll_top.expect("wheel scrolled up");
+    let top = app.viewport.scroll_top().expect("wheel scrolled up");
     app.update(mouse(MouseEventKind::ScrollDown, 3));
     assert_eq!(
-        app.scroll_top, None,
+        app.viewport.scroll_top(),
+        None,
         "back at the bottom: following again (from {top})"
     );
 }

@@ -42,10 +42,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
     draw_transcript(frame, app, transcript_area);
     draw_composer(frame, app, composer_area);
-    frame.render_widget(
-        Paragraph::new(status::status_line(app, area.width as usize)),
-        status_area,
-    );
+    app.status_view().render(frame, status_area);
 
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
@@ -189,12 +186,12 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
         welcome(app, width)
     };
     let b = banner.len();
-    app.banner_lines = b;
-    let mut t_total = app.transcript.layout(area.width, app.expand_all);
+    app.viewport.set_banner_lines(b);
+    let mut t_total = app.transcript.layout(area.width, app.viewport.expand_all());
     app.set_layout(area, b + t_total + pending.len());
     // highlight the code on screen; the heights stay, so this is one pass
     if app.transcript.reveal(app.top_line().saturating_sub(b), h) {
-        t_total = app.transcript.layout(area.width, app.expand_all);
+        t_total = app.transcript.layout(area.width, app.viewport.expand_all());
         app.set_layout(area, b + t_total + pending.len());
     }
     let total = b + t_total + pending.len();
@@ -273,10 +270,8 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let hint = composer_hint(app, area.width);
     block = block.title_bottom(Line::from(hint).right_aligned());
     // scrolled up: how much is below, on the border (never over the transcript's last line)
-    if app.scroll_top.is_some() {
-        let below = app
-            .total_lines
-            .saturating_sub(app.top_line() + app.transcript_area.height as usize);
+    if app.viewport.scroll_top().is_some() {
+        let below = app.viewport.lines_below();
         block = block.title(
             Line::from(Span::styled(
                 format!(" ↓ {below} more lines · end follows "),
@@ -353,5 +348,30 @@ fn composer_hint(app: &App, width: u16) -> Span<'static> {
 impl App {
     fn area_is_narrow(&self, width: u16) -> bool {
         width < 72
+    }
+}
+
+impl App {
+    /// What the status bar shows, read from the app's state now.
+    pub(crate) fn status_view(&self) -> status::StatusView<'_> {
+        status::StatusView {
+            model: &self.model,
+            effort: self.effort,
+            permission_mode: self.permission_mode,
+            context: &self.context,
+            cost: self.cost,
+            agents_tokens: self.subagents.tokens,
+            agents_cost: self.subagents.cost,
+            mcp: &self.mcp,
+            workspace: &self.workspace,
+            git_branch: self.git_branch.as_deref(),
+            state: self.state,
+            activity: &self.activity,
+            engine_gone: self.engine_gone,
+            interrupting: self.interrupting && self.busy(),
+            asking: self.permissions.queue.front().map(|r| r.tool.as_str()),
+            spinner: self.spinner,
+            now: self.now,
+        }
     }
 }

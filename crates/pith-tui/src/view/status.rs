@@ -1,13 +1,52 @@
 //! The status bar: model · context figure and gauge · cost · state · workspace.
 
+use std::path::Path;
+use std::time::Instant;
+
 use crate::theme::theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
 
-use crate::event::{ContextUsage, EngineState};
+use crate::event::{ContextUsage, EngineState, McpServerStatus, PermissionMode};
+use crate::llm::ReasoningEffort;
 
-use super::super::app::App;
+use super::super::activity::Activity;
 use super::super::format;
+
+/// What the status bar shows, read from the app at each draw: the bar sees nothing else.
+pub(crate) struct StatusView<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) effort: Option<ReasoningEffort>,
+    pub(crate) permission_mode: PermissionMode,
+    pub(crate) context: &'a ContextUsage,
+    /// The session's cost.
+    pub(crate) cost: f64,
+    /// The sub-agents' tokens and cost, apart from the main context.
+    pub(crate) agents_tokens: u64,
+    pub(crate) agents_cost: f64,
+    pub(crate) mcp: &'a [McpServerStatus],
+    pub(crate) workspace: &'a Path,
+    pub(crate) git_branch: Option<&'a str>,
+    pub(crate) state: EngineState,
+    pub(crate) activity: &'a Activity,
+    pub(crate) engine_gone: bool,
+    /// An interrupt was asked for and the engine is still busy.
+    pub(crate) interrupting: bool,
+    /// The tool the permission question in front asks about.
+    pub(crate) asking: Option<&'a str>,
+    pub(crate) spinner: usize,
+    pub(crate) now: Instant,
+}
+
+impl StatusView<'_> {
+    /// Draws the status line on `area` (one row, its width the line's).
+    pub(crate) fn render(&self, frame: &mut Frame, area: Rect) {
+        frame.render_widget(Paragraph::new(status_line(self, area.width as usize)), area);
+    }
+}
 
 const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 const GAUGE_WIDTH: usize = 10;
@@ -77,17 +116,17 @@ pub fn gauge(c: &ContextUsage, width: usize) -> Vec<Span<'static>> {
 }
 
 /// What the engine is doing. No timer here: the composer's title times the turn.
-fn state_text(app: &App) -> (String, Style) {
+fn state_text(app: &StatusView) -> (String, Style) {
     let spin = SPINNER[app.spinner % SPINNER.len()];
     let busy = Style::default().fg(theme().warn);
     if app.engine_gone {
         return ("✗ engine stopped".into(), Style::default().fg(theme().err));
     }
-    if app.interrupting && app.busy() {
+    if app.interrupting {
         return (format!("{spin} interrupting…"), busy);
     }
-    if let Some(req) = app.permissions.queue.front() {
-        return (format!("? permission · {}", req.tool), busy);
+    if let Some(tool) = app.asking {
+        return (format!("? permission · {tool}"), busy);
     }
     match app.state {
         EngineState::Idle => ("● idle".into(), Style::default().fg(theme().dim)),
@@ -129,7 +168,7 @@ fn state_text(app: &App) -> (String, Style) {
 }
 
 /// `mcp 2/3`: servers ready of those enabled; amber while one starts, red when one failed.
-fn mcp_span(app: &App) -> Option<Span<'static>> {
+fn mcp_span(app: &StatusView) -> Option<Span<'static>> {
     use crate::event::McpState;
     let enabled: Vec<_> = app
         .mcp
@@ -159,9 +198,9 @@ fn mcp_span(app: &App) -> Option<Span<'static>> {
     ))
 }
 
-fn workspace_text(app: &App) -> String {
+fn workspace_text(app: &StatusView) -> String {
     let ws = super::super::app::home_short(&app.workspace.display().to_string());
-    match &app.git_branch {
+    match app.git_branch {
         Some(b) if !b.is_empty() => format!("{ws}  {b}"),
         _ => ws,
     }
@@ -183,13 +222,13 @@ struct StatusPieces {
     ws_short: String,
 }
 
-fn status_pieces(app: &App) -> StatusPieces {
-    let c = &app.context;
+fn status_pieces(app: &StatusView) -> StatusPieces {
+    let c = app.context;
     let model_short = app
         .model
         .split_once('/')
         .map(|(_, m)| m.to_string())
-        .unwrap_or_else(|| app.model.clone());
+        .unwrap_or_else(|| app.model.to_string());
     let figure = Span::styled(
         context_figure(c),
         Style::default()
@@ -198,12 +237,12 @@ fn status_pieces(app: &App) -> StatusPieces {
     );
     let (state, state_style) = state_text(app);
     let mut cost = format::cost(app.cost);
-    if app.subagents.tokens > 0 {
+    if app.agents_tokens > 0 {
         // sub-agents' work, apart from the main context figure
         cost.push_str(&format!(
             " · agents {} {}",
-            format::tokens(app.subagents.tokens),
-            format::cost(app.subagents.cost)
+            format::tokens(app.agents_tokens),
+            format::cost(app.agents_cost)
         ));
     }
     let ws_short = {
@@ -212,13 +251,13 @@ fn status_pieces(app: &App) -> StatusPieces {
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
-        match &app.git_branch {
+        match app.git_branch {
             Some(b) if !b.is_empty() => format!("{name}  {b}"),
             _ => name,
         }
     };
     StatusPieces {
-        model_full: app.model.clone(),
+        model_full: app.model.to_string(),
         model_short,
         figure,
         state,
@@ -236,13 +275,13 @@ fn status_sep() -> Span<'static> {
 /// The status line's left part in one layout: model, effort, mode, context figure (and
 /// gauge), cost and MCP, state.
 fn status_left(
-    app: &App,
+    app: &StatusView,
     p: &StatusPieces,
     full: bool,
     with_gauge: bool,
     with_cost: bool,
 ) -> Vec<Span<'static>> {
-    let c = &app.context;
+    let c = app.context;
     let model = if full { &p.model_full } else { &p.model_short };
     let mut left: Vec<Span<'static>> = vec![Span::styled(
         format!(" {model}"),
@@ -254,7 +293,7 @@ fn status_left(
             Style::default().fg(theme().muted),
         ));
     }
-    if app.permission_mode != crate::event::PermissionMode::Default {
+    if app.permission_mode != PermissionMode::Default {
         left.push(status_sep());
         left.push(Span::styled(
             format!("⏵ {}", app.permission_mode.name()),
@@ -284,7 +323,7 @@ fn status_left(
 }
 
 /// The status line for `width` columns; drops the least important pieces when narrow.
-pub fn status_line(app: &App, width: usize) -> Line<'static> {
+pub(crate) fn status_line(app: &StatusView, width: usize) -> Line<'static> {
     let pieces = status_pieces(app);
     // (full model, gauge, cost, workspace: 0 none / 1 short / 2 full), richest first
     const LAYOUTS: [(bool, bool, bool, u8); 8] = [
