@@ -6,7 +6,7 @@ use pith_store::lock::LockError;
 
 use crate::compaction::CompactionError;
 use crate::factory::ModelError;
-use crate::mcp::McpError;
+use crate::mcp::McpOpError;
 
 /// What went wrong in the engine: starting it, or an op or a turn it reports.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +64,7 @@ pub enum EngineError {
     #[error("{0}")]
     Loop(String),
     #[error(transparent)]
-    Mcp(#[from] McpError),
+    Mcp(#[from] McpOpError),
     /// `/undo`, `/redo` or a rewind cannot be done (why).
     #[error("{0}")]
     Undo(String),

@@ -47,7 +47,7 @@ use pith_store::Store;
 
 pub use compaction::CompactionError;
 pub use error::EngineError;
-pub use mcp::{Attachment, McpError};
+pub use mcp::{Attachment, McpOpError};
 pub use runner::Runner;
 
 /// A running engine as a front end sees it.

@@ -201,25 +201,25 @@ impl Runner {
         server: &str,
         prompt: &str,
         args: &str,
-    ) -> Result<String, McpError> {
+    ) -> Result<String, McpOpError> {
         let manager = self
             .tools
             .mcp()
             .manager
             .clone()
-            .ok_or(McpError::NoServers)?;
+            .ok_or(McpOpError::NoServers)?;
         let spec = manager
             .server(server)
-            .ok_or_else(|| McpError::NoServer(server.to_string()))?
+            .ok_or_else(|| McpOpError::NoServer(server.to_string()))?
             .prompts()
             .into_iter()
             .find(|p| p.name == prompt)
-            .ok_or_else(|| McpError::NoPrompt {
+            .ok_or_else(|| McpOpError::NoPrompt {
                 server: server.to_string(),
                 prompt: prompt.to_string(),
             })?;
         let arguments = pith_mcp::prompt::arguments(&spec.arguments, args).map_err(|cause| {
-            McpError::Arguments {
+            McpOpError::Arguments {
                 command: format!("/{server}:{prompt}"),
                 cause,
             }
@@ -227,10 +227,10 @@ impl Runner {
         let result = manager
             .get_prompt(server, prompt, arguments)
             .await
-            .map_err(McpError::Server)?;
+            .map_err(McpOpError::Server)?;
         let text = pith_mcp::prompt::prompt_text(&result);
         if text.trim().is_empty() {
-            return Err(McpError::NoText {
+            return Err(McpOpError::NoText {
                 command: format!("/{server}:{prompt}"),
             });
         }
@@ -273,7 +273,7 @@ impl Runner {
 
 /// Why an MCP prompt, resource or server op cannot be done.
 #[derive(Debug, thiserror::Error)]
-pub enum McpError {
+pub enum McpOpError {
     /// An MCP prompt command with no MCP servers configured.
     #[error("no MCP servers are configured")]
     NoServers,
@@ -318,7 +318,7 @@ pub(super) fn answer_op(
             Op::ListMcpResources => events.send(Event::McpResources {
                 resources: Vec::new(),
             }),
-            _ => events.send(EngineError::from(McpError::NotConfigured).event_for(Some(id))),
+            _ => events.send(EngineError::from(McpOpError::NotConfigured).event_for(Some(id))),
         };
         return;
     };
@@ -344,7 +344,7 @@ pub(super) fn answer_op(
                         Some(Attachment { label, mime, text })
                     }
                     Err(e) => {
-                        let e = McpError::Read { label, cause: e };
+                        let e = McpOpError::Read { label, cause: e };
                         let _ = events.send(EngineError::from(e).event_for(Some(id)));
                         None
                     }
@@ -357,7 +357,7 @@ pub(super) fn answer_op(
         Op::RestartMcpServer { name } => {
             tokio::spawn(async move {
                 if manager.server(&name).is_none() {
-                    let error = EngineError::from(McpError::NoServer(name));
+                    let error = EngineError::from(McpOpError::NoServer(name));
                     let _ = events.send(error.event_for(Some(id)));
                     return;
                 }

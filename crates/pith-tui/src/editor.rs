@@ -11,20 +11,22 @@ use super::transcript::NoticeLevel;
 
 /// The editor's command line: `$VISUAL`, then `$EDITOR`, else `vi`, split as a shell would
 /// (`code -w`, `"/opt/my editor/bin/ed" --wait`).
-pub fn editor_command(env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, EditorError> {
+pub fn editor_command(
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, ExternalEditorError> {
     let (name, line) = ["VISUAL", "EDITOR"]
         .into_iter()
         .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (v, s)))
         .unwrap_or(("default", "vi".to_string()));
     match shlex::split(&line) {
         Some(words) if !words.is_empty() => Ok(words),
-        _ => Err(EditorError::Unsplittable { var: name, line }),
+        _ => Err(ExternalEditorError::Unsplittable { var: name, line }),
     }
 }
 
 /// Why the editor gave nothing back.
 #[derive(Debug, thiserror::Error)]
-pub enum EditorError {
+pub enum ExternalEditorError {
     /// `$VISUAL` or `$EDITOR` holds no command line (an unclosed quote).
     #[error("${var} is not a command line pith can split: {line:?}")]
     Unsplittable { var: &'static str, line: String },
@@ -59,22 +61,24 @@ fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
 
 /// Runs `command` on a temporary file (in `dir`) holding `text` and returns what the editor
 /// left in it (one trailing newline, which editors add, taken off). The file is removed.
-pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, EditorError> {
-    let (program, args) = command.split_first().ok_or(EditorError::NoCommand)?;
-    let path = temp_file(dir, text).map_err(EditorError::TempFile)?;
+pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, ExternalEditorError> {
+    let (program, args) = command
+        .split_first()
+        .ok_or(ExternalEditorError::NoCommand)?;
+    let path = temp_file(dir, text).map_err(ExternalEditorError::TempFile)?;
     let status = Command::new(program).args(args).arg(&path).status();
     let result = match status {
-        Err(error) => Err(EditorError::Run {
+        Err(error) => Err(ExternalEditorError::Run {
             program: program.clone(),
             error,
         }),
-        Ok(status) if !status.success() => Err(EditorError::Failed {
+        Ok(status) if !status.success() => Err(ExternalEditorError::Failed {
             program: program.clone(),
             status,
         }),
         Ok(_) => std::fs::read_to_string(&path)
             .map(|t| t.strip_suffix('\n').unwrap_or(&t).to_string())
-            .map_err(EditorError::ReadBack),
+            .map_err(ExternalEditorError::ReadBack),
     };
     let _ = std::fs::remove_file(&path);
     result
