@@ -192,7 +192,7 @@ pub fn describe(
                 " (POST {endpoint}); check base_url in [provider.{provider}] and the model name"
             ));
         }
-        (FaultKind::Network, None) if err.message.starts_with("connection failed") => {
+        (FaultKind::Network, None) if err.unreachable => {
             err.message = format!(
                 "cannot reach {endpoint}: {}; is the server running, and is base_url in [provider.{provider}] right?",
                 err.message
@@ -243,15 +243,25 @@ mod tests {
             "HTTP 404 not found: no such model (POST http://h/v1/chat/completions); check base_url in [provider.p] and the model name"
         );
 
-        let e = ProviderError::new(
+        let mut e = ProviderError::new(
             FaultKind::Network,
             "connection failed: tcp connect error: Connection refused",
         );
-        let m = describe(e, "http://127.0.0.1:1/v1/chat/completions", "p", None).message;
+        e.unreachable = true;
+        let m = describe(
+            e.clone(),
+            "http://127.0.0.1:1/v1/chat/completions",
+            "p",
+            None,
+        )
+        .message;
         assert!(
             m.starts_with("cannot reach http://127.0.0.1:1/v1/chat/completions: connection failed"),
             "{m}"
         );
+        // Decided by the flag, not the words: a cut stream is not "cannot reach".
+        e.unreachable = false;
+        assert_eq!(describe(e.clone(), "x", "p", None), e);
 
         // Others are left as they are.
         let e = ProviderError::new(FaultKind::Server, "HTTP 500 server error");

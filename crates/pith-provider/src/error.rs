@@ -46,6 +46,9 @@ pub struct ProviderError {
     pub message: String,
     pub status: Option<u16>,
     pub retry_after: Option<Duration>,
+    /// No connection could be made (nothing listens, the host is unknown): the engine then says
+    /// what to check (`factory::describe`) without reading the message.
+    pub unreachable: bool,
 }
 
 impl ProviderError {
@@ -55,6 +58,7 @@ impl ProviderError {
             message: message.into(),
             status: None,
             retry_after: None,
+            unreachable: false,
         }
     }
 
@@ -248,6 +252,7 @@ pub fn from_http(status: u16, headers: &reqwest::header::HeaderMap, body: &str) 
         message,
         status: Some(status),
         retry_after: retry_after(headers),
+        unreachable: false,
     }
 }
 
@@ -262,6 +267,7 @@ pub fn from_stream_error(data: &str) -> ProviderError {
         message: format!("stream error ({}): {detail}", label(kind)),
         status,
         retry_after: None,
+        unreachable: false,
     }
 }
 
@@ -269,6 +275,7 @@ pub fn from_stream_error(data: &str) -> ProviderError {
 /// URL (it may carry credentials or query parameters).
 pub fn from_reqwest(err: reqwest::Error) -> ProviderError {
     let status = err.status().map(|s| s.as_u16());
+    let unreachable = err.is_connect();
     let what = if err.is_timeout() {
         "request timed out"
     } else if err.is_connect() {
@@ -299,6 +306,7 @@ pub fn from_reqwest(err: reqwest::Error) -> ProviderError {
         message: one_line_max(&message, 400),
         status,
         retry_after: None,
+        unreachable,
     }
 }
 
