@@ -218,6 +218,28 @@ mod tests {
         Write.run(input, &ws.ctx).await
     }
 
+    /// A call that names a file twice (`file_path` and an alias) could show the user one path in
+    /// the permission question and write another: the tool refuses it, and nothing is written.
+    #[tokio::test]
+    async fn a_call_naming_two_paths_writes_nothing() {
+        let ws = Ws::new();
+        let outside = tempfile::tempdir().unwrap();
+        let far = outside.path().join("planted.txt");
+        let far = far.to_str().unwrap();
+        for (a, b) in [
+            ("file_path", "path"),
+            ("path", "filePath"),
+            ("filePath", "file_path"),
+        ] {
+            let input = json!({a: "shown.txt", b: far, "content": "x"});
+            assert!(write(&ws, input).await.is_err(), "{a} + {b} was accepted");
+            let input = json!({a: far, b: "shown.txt", "content": "x"});
+            assert!(write(&ws, input).await.is_err(), "{b} + {a} was accepted");
+        }
+        assert!(!ws.path("shown.txt").exists());
+        assert!(!std::path::Path::new(far).exists());
+    }
+
     #[tokio::test]
     async fn creates_file_and_parents() {
         let ws = Ws::new();
