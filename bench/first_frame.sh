@@ -10,6 +10,7 @@ RUNS=${RUNS:-9}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${1:-$root/target/release/pith}
 command -v tmux >/dev/null || { echo "tmux is needed" >&2; exit 1; }
+source "$root/bench/tmux_frame.sh"
 tmp=$(mktemp -d)
 trap 'tmux kill-session -t pith-ff 2>/dev/null || true; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/ws" "$tmp/home"
@@ -25,19 +26,12 @@ TOML
 : >"$tmp/ms"
 for i in $(seq 0 "$RUNS"); do # run 0 warms the page cache and is not counted
     data="$tmp/data$i"
-    tmux new-session -d -s pith-ff -x 120 -y 40 \
+    line=$(first_frame pith-ff "$data/logs/pith.log" \
         "cd '$tmp/ws' && env -i PATH='$PATH' TERM=xterm-256color HOME='$tmp/home' \
-         PITH_DATA_DIR='$data' PITH_CONFIG='$tmp/pith.toml' '$bin'"
-    for _ in $(seq 400); do
-        grep -q "first frame drawn" "$data/logs/pith.log" 2>/dev/null && break
-        sleep 0.025
-    done
-    tmux send-keys -t pith-ff C-c C-c 2>/dev/null || true
-    for _ in $(seq 200); do tmux has-session -t pith-ff 2>/dev/null || break; sleep 0.025; done
-    tmux kill-session -t pith-ff 2>/dev/null || true
-    line=$(grep "first frame drawn" "$data/logs/pith.log" | tail -1) || { echo "no frame drawn" >&2; exit 1; }
+         PITH_DATA_DIR='$data' PITH_CONFIG='$tmp/pith.toml' '$bin'") ||
+        { echo "no frame drawn" >&2; exit 1; }
     [[ $i -eq 0 ]] && continue
-    sed -E 's/.*ms_since_start=([0-9.]+).*/\1/' <<<"$line" >>"$tmp/ms"
+    frame_ms "$line" >>"$tmp/ms"
 done
 echo "first frame, empty session (ms): $(tr '\n' ' ' <"$tmp/ms")"
 sort -n "$tmp/ms" | awk '{a[NR]=$1} END {printf "median %.1f ms, min %.1f, max %.1f (%d starts)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'

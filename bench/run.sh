@@ -21,6 +21,7 @@ WRITE=0
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+source "$root/bench/tmux_frame.sh"
 
 apt_install() { # PACKAGE
     echo "installing $1 (Debian package)" >&2
@@ -123,22 +124,13 @@ resume_ws=$(cd "$tmp/resume-ws" && pwd -P)
 resume_log="$tmp/resume-data/logs/pith.log"
 : >"$tmp/resume.ms"; : >"$tmp/resume.rss"
 for i in $(seq 0 "$RUNS"); do # run 0 warms the page cache and is not counted
-    seen=$(grep -c "first frame drawn" "$resume_log" 2>/dev/null || true)
-    tmux new-session -d -s pith-bench -x 120 -y 40 \
+    line=$(first_frame pith-bench "$resume_log" \
         "cd '$resume_ws' && env -i PATH='$PATH' TERM=xterm-256color HOME='$tmp/home' \
          XDG_CONFIG_HOME='$tmp/home/.config' PITH_DATA_DIR='$tmp/resume-data' \
-         ANTHROPIC_API_KEY=bench-unused PITH_CONFIG='$tmp/short.toml' /usr/bin/time -v -o '$tmp/resume.tv' '$bin' -c"
-    for _ in $(seq 400); do
-        [[ $(grep -c "first frame drawn" "$resume_log" 2>/dev/null || true) -gt ${seen:-0} ]] && break
-        sleep 0.025
-    done
-    tmux send-keys -t pith-bench C-c C-c 2>/dev/null || true
-    for _ in $(seq 200); do tmux has-session -t pith-bench 2>/dev/null || break; sleep 0.025; done
-    tmux kill-session -t pith-bench 2>/dev/null || true
-    line=$(grep "first frame drawn" "$resume_log" | tail -1 || true)
-    [[ $(grep -c "first frame drawn" "$resume_log") -gt ${seen:-0} ]] || { echo "pith -c drew no frame" >&2; tail -5 "$resume_log" >&2; exit 1; }
+         ANTHROPIC_API_KEY=bench-unused PITH_CONFIG='$tmp/short.toml' /usr/bin/time -v -o '$tmp/resume.tv' '$bin' -c") ||
+        { echo "pith -c drew no frame" >&2; tail -5 "$resume_log" >&2; exit 1; }
     [[ $i -eq 0 ]] && continue
-    sed -E 's/.*ms_since_start=([0-9.]+).*/\1/' <<<"$line" >>"$tmp/resume.ms"
+    frame_ms "$line" >>"$tmp/resume.ms"
     cells=$(sed -E 's/.*cells=([0-9]+).*/\1/' <<<"$line")
     awk -F': ' '/Maximum resident set size/ {printf "%.1f\n", $2/1024}' "$tmp/resume.tv" >>"$tmp/resume.rss"
 done
