@@ -53,29 +53,56 @@ pub async fn run(
         auto_yes: false,
         allow_unsandboxed: false,
         editor: None,
+        remove_empty_sessions: true,
     };
-    // The engine takes the session's lock and repairs what a crash left before the transcript
-    // reads it. A long session opens on its newest page; older pages load as the user scrolls up.
-    let handle = engine::spawn(opts, setup.store.clone(), session.clone())?;
-    let page = setup
-        .store
-        .load_page(&session.id, None, crate::store::PAGE_MESSAGES)?;
-    let init = tui_init(&setup, session, page, notice);
+    // The engine takes the session's lock and repairs what a crash left, then says what the
+    // TUI shows first: the session, the newest page of its history (older pages load as the
+    // user scrolls up) and its context figure.
+    let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
+    let opened = Opened::read(&mut handle.events).await?;
+    let init = tui_init(&setup, opened, notice);
     let ops = handle.ops.clone();
     let result = tui::run(init, handle.ops, handle.events, tui_process()).await;
     let _ = ops.send(Op::Shutdown.into());
-    let _ = handle.done.await;
-    remove_empty_sessions(&setup);
+    let ended = handle.done.await.ok().flatten();
     let exit = result?;
     // the terminal is back: say how to come back to this conversation
-    if setup
-        .store
-        .message_count(&exit.session)
-        .is_ok_and(|n| n > 0)
-    {
-        println!("Resume this session: pith --session {}", exit.session);
+    if let Some(ended) = ended.filter(|e| e.has_messages) {
+        println!("Resume this session: pith --session {}", ended.session_id);
     }
     Ok(exit.code)
+}
+
+/// What an engine says first: the session it opened, with the newest page of its history, and
+/// the session's context figure.
+struct Opened {
+    session: Session,
+    messages: Vec<Message>,
+    more_history: bool,
+    context: ContextUsage,
+}
+
+impl Opened {
+    async fn read(events: &mut mpsc::UnboundedReceiver<Event>) -> anyhow::Result<Opened> {
+        match (events.recv().await, events.recv().await) {
+            (
+                Some(Event::SessionLoaded {
+                    session,
+                    messages,
+                    more_history,
+                }),
+                Some(Event::ContextUsage(context)),
+            ) => Ok(Opened {
+                session,
+                messages,
+                more_history,
+                context,
+            }),
+            (first, second) => anyhow::bail!(
+                "the engine did not start with the session it opened (it sent {first:?} and {second:?})"
+            ),
+        }
+    }
 }
 
 /// Whether `pith` goes on after the first questions, and with what.
@@ -137,12 +164,7 @@ async fn first_model(
 
 /// What the TUI starts with: the session and its newest page, the settings it shows and the
 /// first notice (or the configuration's warnings).
-fn tui_init(
-    setup: &Setup,
-    session: Session,
-    page: crate::store::HistoryPage,
-    notice: Option<String>,
-) -> TuiInit {
+fn tui_init(setup: &Setup, opened: Opened, notice: Option<String>) -> TuiInit {
     let custom_commands = setup.custom_commands();
     let warnings: Vec<&String> = setup
         .loaded
@@ -158,12 +180,12 @@ fn tui_init(
             .join("\n")
     });
     TuiInit {
-        model: session.model.clone(),
+        model: opened.session.model.clone(),
         models: catalog::known_models(setup.config()),
         keys: key_access(setup),
         workspace: setup.workspace.clone(),
         git_branch: tui::git::git_branch(&setup.workspace),
-        context: initial_context(setup, &session),
+        context: opened.context,
         first_run_hint: notice.or(warnings),
         keymap: keymap(setup),
         appearance: appearance(setup),
@@ -173,9 +195,9 @@ fn tui_init(
         )),
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
-        session,
-        messages: page.messages,
-        more_history: page.more,
+        session: opened.session,
+        messages: opened.messages,
+        more_history: opened.more_history,
         custom_commands,
     }
 }
@@ -251,7 +273,7 @@ fn hosted_providers(setup: &Setup) -> Vec<tui::key_prompt::KeyNeed> {
 /// The provider of `model` when it takes a key from a variable that is not set and none is
 /// stored for it: the user is asked for one.
 fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
-    let (provider, _) = crate::provider::factory::split_model(model).ok()?;
+    let (provider, _) = crate::model_name::split(model)?;
     let pc = setup.config().provider.get(provider)?;
     let var = pc.api_key_env.clone()?;
     if crate::secrets::env_var(&var).is_some_and(|v| !v.trim().is_empty()) {
@@ -266,27 +288,6 @@ fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
         var,
         base_url: pc.base_url.clone(),
     })
-}
-
-/// The figure shown before the engine's first report: the window and the auto-compact point
-/// of the model, and the last reported size of a resumed session.
-fn initial_context(setup: &Setup, session: &Session) -> ContextUsage {
-    let info = catalog::resolve(setup.config(), &session.model).info;
-    let limits = crate::context::overflow::Limits::from(&info);
-    let usable = crate::context::overflow::usable(&limits, &setup.config().compaction);
-    let used = session.tokens;
-    ContextUsage {
-        used,
-        usable,
-        window: limits.context,
-        percent: if limits.context > 0 {
-            used as f64 * 100.0 / limits.context as f64
-        } else {
-            0.0
-        },
-        estimated: true,
-        cached: 0,
-    }
 }
 
 /// No provider anywhere: show what to put in the config file inside the TUI.
@@ -384,22 +385,6 @@ fn appearance(setup: &Setup) -> tui::appearance::Appearance {
     let dir = crate::config::load::default_global_file()
         .and_then(|f| f.parent().map(tui::theme::user_dir));
     tui::appearance::Appearance::start(configured, dir, &setup.data_dir)
-}
-
-/// Sessions opened and left without a single message are not kept.
-fn remove_empty_sessions(setup: &Setup) {
-    let dir = setup.workspace.to_string_lossy();
-    let Ok(sessions) = setup.store.list_sessions() else {
-        return;
-    };
-    for s in sessions.iter().filter(|s| s.directory == dir) {
-        // Another pith may have just opened an empty session here: not ours to remove.
-        if setup.store.message_count(&s.id).is_ok_and(|n| n == 0)
-            && !crate::store::lock::SessionLock::is_held(&setup.data_dir, &s.id)
-        {
-            let _ = setup.store.delete_session(&s.id);
-        }
-    }
 }
 
 /// The prompt history the TUI keeps, in pith's session store.

@@ -2,7 +2,7 @@
 
 pub mod acp;
 // The engine contract lives in its own crate; these paths stay as they were.
-pub use pith_protocol::{event, llm, message, text, tool};
+pub use pith_protocol::{event, llm, message, model_name, text, tool};
 // Configuration (files, trust, the keymap spec) is its own crate, with no terminal.
 pub use pith_config as config;
 // Context management is its own crate: pure logic, no I/O (ARCHITECTURE.md §1).

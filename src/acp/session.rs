@@ -135,6 +135,7 @@ impl Session {
             allow_unsandboxed: false,
             // bash never runs in the client's terminal: pith's sandbox wraps it (§7.1)
             editor: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
+            remove_empty_sessions: false,
         };
         let handle = engine::spawn(opts, setup.store.clone(), row).map_err(|e| {
             RpcError::internal(format!(

@@ -63,6 +63,7 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         auto_yes: args.yes,
         allow_unsandboxed: args.allow_unsandboxed,
         editor: None,
+        remove_empty_sessions: false,
     };
     if args.format == Format::Json {
         let stored = setup.store.message_count(&session.id).unwrap_or(0);

@@ -139,15 +139,12 @@ async fn resumed_figure(h: Harness) -> u64 {
         },
     );
     let mut resumed = engine::spawn(
-        EngineOptions {
+        support::engine::options(
             config,
-            workspace: workspace.path().canonicalize().unwrap(),
-            data_dir: data.path().to_path_buf(),
-            headless: false,
-            auto_yes: false,
-            allow_unsandboxed: false,
-            editor: None,
-        },
+            &workspace.path().canonicalize().unwrap(),
+            data.path(),
+            false,
+        ),
         store,
         session,
     )

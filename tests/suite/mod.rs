@@ -18,6 +18,7 @@ mod engine_interrupt;
 mod engine_loop;
 mod engine_ops;
 mod engine_permissions;
+mod engine_start;
 mod engine_user_tools;
 mod fault_run;
 mod headless_commands;

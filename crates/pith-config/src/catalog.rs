@@ -62,7 +62,7 @@ pub fn entries() -> impl Iterator<Item = CatalogEntry> {
 /// segment (`openrouter/anthropic/claude-sonnet-4-5`), each also with dates, `-latest`, `:tags`
 /// and `.`/`-` spelling differences ignored (`claude-sonnet-4.5`, `gpt-4o-2024-08-06`).
 pub fn lookup(model: &str) -> Option<CatalogEntry> {
-    let (provider, id) = match model.split_once('/') {
+    let (provider, id) = match pith_protocol::model_name::split(model) {
         Some((p, rest)) => (Some(p), rest),
         None => (None, model),
     };

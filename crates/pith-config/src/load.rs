@@ -217,7 +217,7 @@ fn check_limits_across_files(
 /// The warning for a default model whose provider is not configured.
 fn unknown_provider_warning(config: &Config) -> Option<String> {
     let model = config.model.as_ref()?;
-    let (provider, _) = model.split_once('/')?;
+    let (provider, _) = pith_protocol::model_name::split(model)?;
     if config.provider.contains_key(provider) {
         return None;
     }
@@ -300,10 +300,8 @@ pub struct BadModelName {
 
 /// `model` values must be `provider/model`.
 pub fn check_model_name(model: &str) -> Result<(), BadModelName> {
-    match model.split_once('/') {
-        Some((p, m)) if !p.is_empty() && !m.is_empty() && !model.contains(char::is_whitespace) => {
-            Ok(())
-        }
+    match pith_protocol::model_name::split(model) {
+        Some(_) if !model.contains(char::is_whitespace) => Ok(()),
         _ => Err(BadModelName {
             model: model.to_string(),
         }),

@@ -46,12 +46,9 @@ pub enum ModelError {
 
 /// Splits "provider/model" (the model id may itself contain slashes: "openrouter/anthropic/x").
 pub fn split_model(name: &str) -> Result<(&str, &str), ModelError> {
-    match name.split_once('/') {
-        Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok((p, m)),
-        _ => Err(ModelError::NotProviderModel {
-            name: name.to_string(),
-        }),
-    }
+    pith_protocol::model_name::split(name).ok_or_else(|| ModelError::NotProviderModel {
+        name: name.to_string(),
+    })
 }
 
 /// The provider for `name` and the model id to send it.

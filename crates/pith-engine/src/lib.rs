@@ -55,8 +55,17 @@ pub struct EngineHandle {
     /// What the front end submits (`Submission::new(op)`, or `op.into()`).
     pub ops: mpsc::UnboundedSender<Submission>,
     pub events: mpsc::UnboundedReceiver<Event>,
-    /// Resolves when the engine has shut down.
-    pub done: tokio::task::JoinHandle<()>,
+    /// Resolves when the engine has shut down: with the session it was on last (`None`: the
+    /// engine failed).
+    pub done: tokio::task::JoinHandle<Option<Ended>>,
+}
+
+/// The session an engine was on when it shut down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub session_id: String,
+    /// It holds messages (it is kept, and can be resumed).
+    pub has_messages: bool,
 }
 
 /// How the engine is set up.
@@ -76,6 +85,10 @@ pub struct EngineOptions {
     /// The front end's editor, when it holds the files: the file tools read and write through
     /// it (`tools::editor`, ARCHITECTURE.md §7.1). `None`: the disk.
     pub editor: Option<Arc<dyn pith_tools::editor::EditorFiles>>,
+    /// At shutdown, the workspace's sessions left without a message (and open nowhere) are
+    /// removed: the TUI's `/new` and a start left at once leave no empty sessions behind. An
+    /// editor (ACP) keeps them: it may load one by id later.
+    pub remove_empty_sessions: bool,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).
@@ -106,13 +119,22 @@ pub fn spawn(
         mcp: (!mcp.is_empty()).then(|| mcp.clone()),
     };
     let on_panic = ev_tx.clone();
+    let sweep = opts.remove_empty_sessions.then(|| EmptySessions {
+        store: store.clone(),
+        directory: opts.workspace.to_string_lossy().into_owned(),
+        data_dir: opts.data_dir.clone(),
+    });
     let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
     runner.attach_mcp(mcp);
     tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
     let done = tokio::spawn(async move {
-        let run = tokio::spawn(async move { runner.run(ctl_rx).await });
+        let run = tokio::spawn(async move {
+            runner.run(ctl_rx).await;
+            runner.ended()
+        });
+        let ended = run.await;
         // A bug that panics the runner must not leave the front end waiting for the turn's end.
-        if let Err(e) = run.await
+        if let Err(e) = &ended
             && e.is_panic()
         {
             tracing::error!("the engine panicked: {e}");
@@ -121,10 +143,33 @@ pub fn spawn(
                 reason: pith_protocol::event::TurnEnd::Error,
             });
         }
+        // the runner is gone and its session's lock with it
+        if let Some(sweep) = sweep {
+            let _ = tokio::task::spawn_blocking(move || sweep.remove()).await;
+        }
+        ended.ok()
     });
     Ok(EngineHandle {
         ops: op_tx,
         events: ev_rx,
         done,
     })
+}
+
+/// The sessions an engine removes at shutdown when they have no message.
+struct EmptySessions {
+    store: Arc<Store>,
+    directory: String,
+    data_dir: PathBuf,
+}
+
+impl EmptySessions {
+    fn remove(self) {
+        if let Err(e) = self
+            .store
+            .remove_empty_sessions(&self.directory, &self.data_dir)
+        {
+            tracing::warn!("cannot remove the empty sessions: {e}");
+        }
+    }
 }

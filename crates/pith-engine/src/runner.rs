@@ -108,9 +108,18 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
     ) -> Result<Self, EngineError> {
-        let events = super::emitter::Emitter::direct(events);
+        // A front end's first two events are the session and its context figure (what it shows
+        // at start); what building says (a crash repaired, a model warning) comes after them.
+        let (held, mut said) = mpsc::unbounded_channel();
         let role = super::subagent::AgentRole::main();
-        Self::build(opts, store, session, events, shared, role, None)
+        let held = super::emitter::Emitter::direct(held);
+        let mut runner = Self::build(opts, store, session, held, shared, role, None)?;
+        runner.log.send_to(super::emitter::Emitter::direct(events));
+        runner.announce_session();
+        while let Ok(event) = said.try_recv() {
+            runner.log.emit(event);
+        }
+        Ok(runner)
     }
 
     /// A runner for the main agent (`child: None`) or a sub-agent.
@@ -214,9 +223,9 @@ impl Runner {
 
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
-        // Front ends start with the session they opened (the TUI has its transcript already):
-        // the history is sent again only when the session changes. A local server asked for
-        // its window answers first (within the probe's 2 s): the first figure has the window.
+        // Front ends have the session and a first figure (`Runner::new` sent them). A local
+        // server asked for its window answers first (within the probe's 2 s): the figure sent
+        // now has the window.
         self.settle_window().await;
         if let Some(effort) = self.effort() {
             self.emit(Event::EffortChanged {
@@ -265,6 +274,15 @@ impl Runner {
         self.touch_session();
         if let Some(m) = self.tools.mcp().manager() {
             m.shutdown().await;
+        }
+    }
+
+    /// The session this runner is on, as it ends.
+    pub(super) fn ended(&self) -> super::Ended {
+        let id = self.log.session_id();
+        super::Ended {
+            session_id: id.to_string(),
+            has_messages: self.log.store().message_count(id).is_ok_and(|n| n > 0),
         }
     }
 

@@ -93,6 +93,11 @@ impl SessionLog {
         &self.session.id
     }
 
+    /// From now on the runner's events go to `events`.
+    pub fn send_to(&mut self, events: Emitter) {
+        self.events = events;
+    }
+
     /// Where the runner's events go.
     pub fn events(&self) -> &Emitter {
         &self.events

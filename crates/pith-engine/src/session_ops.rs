@@ -69,6 +69,12 @@ impl Runner {
         if let Err(e) = self.load_view() {
             self.report(EngineError::LoadSession(with_causes(&e)));
         }
+        self.announce_session();
+    }
+
+    /// Tells the front end the session it is on: the session, the newest page of its stored
+    /// history, and its context figure.
+    pub(super) fn announce_session(&mut self) {
         let page = self
             .log
             .store()

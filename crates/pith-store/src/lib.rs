@@ -15,6 +15,7 @@ pub mod lock;
 mod outputs;
 mod prompts;
 pub mod recover;
+mod sweep;
 mod windows;
 
 pub use error::{Result, StoreError};

@@ -36,6 +36,49 @@ pub async fn harness_with(
     let server = MockServer::start().await;
     let workspace = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
+    let mut config = mock_config(&server);
+    for (k, v) in permission {
+        config.permission.insert(k.into(), v);
+    }
+    edit(&mut config);
+    let store = Arc::new(Store::open(data.path()).unwrap());
+    let ws = workspace.path().canonicalize().unwrap();
+    let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
+    let session_id = session.id.clone();
+    let handle =
+        pith_engine::spawn(options(config, &ws, data.path(), headless), store, session).unwrap();
+    Harness {
+        server,
+        handle,
+        workspace,
+        data,
+        session_id,
+    }
+}
+
+/// The options the harness starts its engine with: no `--yes`, the disk's files, empty
+/// sessions kept.
+pub fn options(
+    config: Config,
+    workspace: &std::path::Path,
+    data_dir: &std::path::Path,
+    headless: bool,
+) -> EngineOptions {
+    EngineOptions {
+        config,
+        workspace: workspace.to_path_buf(),
+        data_dir: data_dir.to_path_buf(),
+        headless,
+        auto_yes: false,
+        allow_unsandboxed: false,
+        editor: None,
+        remove_empty_sessions: false,
+    }
+}
+
+/// A configuration whose model, [`MODEL`], is served by `server` (openai wire format) with a
+/// 128k window.
+pub fn mock_config(server: &MockServer) -> Config {
     let mut config = Config {
         model: Some(MODEL.into()),
         ..Config::default()
@@ -61,35 +104,7 @@ pub async fn harness_with(
             ..ModelConfig::default()
         },
     );
-    for (k, v) in permission {
-        config.permission.insert(k.into(), v);
-    }
-    edit(&mut config);
-    let store = Arc::new(Store::open(data.path()).unwrap());
-    let ws = workspace.path().canonicalize().unwrap();
-    let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
-    let session_id = session.id.clone();
-    let handle = pith_engine::spawn(
-        EngineOptions {
-            config,
-            workspace: ws,
-            data_dir: data.path().to_path_buf(),
-            headless,
-            auto_yes: false,
-            allow_unsandboxed: false,
-            editor: None,
-        },
-        store,
-        session,
-    )
-    .unwrap();
-    Harness {
-        server,
-        handle,
-        workspace,
-        data,
-        session_id,
-    }
+    config
 }
 
 impl Harness {

@@ -84,7 +84,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 // The paths these modules were written with, when the TUI lived in the binary.
 use pith_commands::{commands, custom_commands, route};
 use pith_config as config;
-use pith_protocol::{event, llm, message, text, tool};
+use pith_protocol::{event, llm, message, model_name, text, tool};
 use pith_secrets as secrets;
 #[cfg(test)]
 use pith_store as store;

@@ -53,7 +53,7 @@ impl std::fmt::Debug for KeyAccess {
 impl KeyAccess {
     /// The provider of `model` ("provider/model") when it has no key now.
     pub fn missing_for(&self, model: &str) -> Option<&KeyNeed> {
-        let provider = model.split_once('/').map_or(model, |(p, _)| p);
+        let provider = crate::model_name::provider(model);
         self.providers
             .iter()
             .find(|n| n.provider == provider && self.missing.contains(provider))
