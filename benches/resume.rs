@@ -112,6 +112,7 @@ fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiv
         session_id,
         messages: page.messages,
         more: page.more,
+        submission: None,
     }));
     draw(&mut app);
     (app, ops)

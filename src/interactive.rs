@@ -90,6 +90,7 @@ impl Opened {
                     session,
                     messages,
                     more_history,
+                    ..
                 }),
                 Some(Event::ContextUsage(context)),
             ) => Ok(Opened {

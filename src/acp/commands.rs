@@ -94,7 +94,7 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     let answer = |op| Ok((op, Awaiting::Answer));
     match route {
         Route::Builtin { command, args } => match command {
-            Command::Context => Ok((Op::ContextBreakdown, Awaiting::Breakdown)),
+            Command::Context => answer(Op::ContextBreakdown),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
             Command::Export => answer(Op::Export { path: args }),

@@ -18,7 +18,10 @@ use super::rpc::{Connection, RpcError};
 use super::translate::{self, Translator};
 use crate::config::mcp::McpServerConfig;
 use crate::engine::{self, EngineOptions};
-use crate::event::{Event, McpServerStatus, Op, PermissionReply, PermissionRequest, TurnEnd};
+use crate::event::{
+    Event, McpServerStatus, Op, PermissionReply, PermissionRequest, Submission, SubmissionId,
+    TurnEnd,
+};
 use crate::setup::Setup;
 
 /// What ends the prompt being answered.
@@ -26,14 +29,15 @@ use crate::setup::Setup;
 pub enum Awaiting {
     /// A turn or a `/compact`: `TurnFinished`.
     Turn,
-    /// `/context`: the breakdown.
-    Breakdown,
-    /// `/undo`, `/redo`, `/export`, `/model`: their answer or an error.
+    /// `/context`, `/undo`, `/redo`, `/export`, `/model`: the first event that answers the op
+    /// (names its submission): the breakdown, `Undone`, the notice, `ModelChanged`, an error.
     Answer,
 }
 
 struct Waiter {
     awaiting: Awaiting,
+    /// The op it waits on.
+    submission: SubmissionId,
     tx: oneshot::Sender<Result<StopReason, RpcError>>,
     /// Errors reported during the turn, and a refused prompt's message.
     errors: Vec<String>,
@@ -97,10 +101,14 @@ impl Session {
     }
 
     pub fn send(&self, op: Op) -> Result<(), RpcError> {
+        self.submit(op.into())
+    }
+
+    fn submit(&self, submission: Submission) -> Result<(), RpcError> {
         let ops = self.ops.lock().ok().and_then(|o| o.clone());
         match ops {
             Some(tx) => tx
-                .send(op.into())
+                .send(submission)
                 .map_err(|_| RpcError::internal("the session's engine has stopped")),
             None => Err(RpcError::internal("the session's engine is not running")),
         }
@@ -165,15 +173,17 @@ impl Session {
     /// Sends `op` and waits for what ends it. One prompt at a time.
     pub async fn run(&self, op: Op, awaiting: Awaiting) -> Result<StopReason, RpcError> {
         let (tx, rx) = oneshot::channel();
+        let submission = Submission::new(op);
         if let Ok(mut w) = self.waiter.lock() {
             *w = Some(Waiter {
                 awaiting,
+                submission: submission.id.clone(),
                 tx,
                 errors: Vec::new(),
                 refused: None,
             });
         }
-        self.send(op)?;
+        self.submit(submission)?;
         let end = rx
             .await
             .unwrap_or_else(|_| Err(RpcError::internal("the session's engine stopped")));
@@ -208,15 +218,9 @@ impl Session {
                 None
             }
             (Awaiting::Turn, Event::TurnFinished { reason }) => Some(turn_end(w, reason)),
-            (Awaiting::Breakdown, Event::ContextBreakdown(_))
-            | (Awaiting::Breakdown | Awaiting::Answer, Event::Error { .. })
-            | (
-                Awaiting::Answer,
-                Event::Info { .. }
-                | Event::Undone { .. }
-                | Event::Redone { .. }
-                | Event::ModelChanged { .. },
-            ) => Some(Ok(StopReason::EndTurn)),
+            (Awaiting::Answer, event) if event.submission() == Some(&w.submission) => {
+                Some(Ok(StopReason::EndTurn))
+            }
             _ => None,
         };
         if let Some(end) = end
@@ -265,16 +269,16 @@ fn turn_end(w: &mut Waiter, reason: &TurnEnd) -> Result<StopReason, RpcError> {
 /// Text a front end shows for an answer that is not streamed (`/context`, `/undo`, …).
 fn answer_text(event: &Event) -> Option<String> {
     Some(match event {
-        Event::Info { message } => message.clone(),
+        Event::Info { message, .. } => message.clone(),
         Event::Error { message, .. } => format!("Error: {message}"),
-        Event::ModelChanged { model } => format!("Now using {model}."),
+        Event::ModelChanged { model, .. } => format!("Now using {model}."),
         Event::Undone { prompt, files, .. } => format!(
             "Took back the turn \"{}\" ({} files restored).",
             crate::text::one_line(prompt),
             files.len()
         ),
         Event::Redone { files, .. } => format!("Put the turn back ({} files).", files.len()),
-        Event::ContextBreakdown(b) => super::commands::breakdown_text(b),
+        Event::ContextBreakdown { breakdown: b, .. } => super::commands::breakdown_text(b),
         _ => return None,
     })
 }

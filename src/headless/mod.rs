@@ -65,12 +65,6 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         editor: None,
         remove_empty_sessions: false,
     };
-    if args.format == Format::Json {
-        let stored = setup.store.message_count(&session.id).unwrap_or(0);
-        let line =
-            serde_json::json!({"type": "session_loaded", "session": &session, "messages": stored});
-        crate::outln!("{}", crate::text::escape_json_controls(&line.to_string()));
-    }
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let _ = handle.ops.send(op.into());
     let code = stream(&mut handle, args.format).await?;

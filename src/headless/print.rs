@@ -8,14 +8,19 @@ use crate::output::Clean;
 use crate::tool::ToolInput;
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
-    // The whole history is not repeated on every run: the session header is enough.
+    // The whole history is not repeated on every run: the session header is enough (with how
+    // many messages the engine's first page holds, and whether older ones remain).
     let line = match event {
         Event::SessionLoaded {
-            session, messages, ..
+            session,
+            messages,
+            more_history,
+            ..
         } => serde_json::json!({
             "type": "session_loaded",
             "session": session,
             "messages": messages.len(),
+            "more_history": more_history,
         })
         .to_string(),
         other => serde_json::to_string(other).unwrap_or_default(),
@@ -134,7 +139,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     "compacted the context: {before} → {after} tokens"
                 ));
             }
-            Event::Info { message } => self.err_line(format_args!("{message}")),
+            Event::Info { message, .. } => self.err_line(format_args!("{message}")),
             // A long wait for the provider: say what pith waits for.
             Event::State {
                 state: EngineState::Thinking | EngineState::Compacting,

@@ -70,9 +70,7 @@ fn hostile_text_is_cleaned_on_both_streams() {
         part_id: "p".into(),
         delta: "a\u{1b}]52;c;SGk=\u{7}b".into(),
     };
-    let info = Event::Info {
-        message: "note\u{1b}[2J".into(),
-    };
+    let info = Event::info("note\u{1b}[2J");
     let (out, err) = printed(true, &[delta, info]);
     assert_eq!(out, "ab\n");
     assert_eq!(err, "note\n");

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::sync::Arc;
 
-use pith::engine::{self, EngineOptions};
+use pith::engine;
 use pith::event::{Event, Op, TurnEnd};
 use pith::store::Store;
 use support::engine::{Harness, harness_with};
@@ -90,8 +90,8 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
 /// `/context`: the rows add up to `figure`, and with free and reserved to the window.
 async fn assert_context_rows_add_up_to(h: &mut Harness, figure: u64) {
     h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown(b) = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
+    let Event::ContextBreakdown { breakdown: b, .. } = h
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
         .await
     else {
         unreachable!()

@@ -52,7 +52,7 @@ async fn ask_about_the_image(h: &mut Harness) -> Vec<String> {
     let mut infos = Vec::new();
     loop {
         match h.until("turn events", |_| true).await {
-            Event::Info { message } => infos.push(message),
+            Event::Info { message, .. } => infos.push(message),
             Event::TurnFinished { .. } => break,
             _ => {}
         }

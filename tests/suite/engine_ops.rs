@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use pith::event::{ErrorKind, Event, Op, PermissionReply, TurnEnd};
+use pith::event::{ErrorKind, Event, Op, PermissionReply, Submission, TurnEnd};
 use pith::message::{Message, Role};
 use pith::store::Store;
 use support::engine::{Harness, harness};
@@ -94,11 +94,16 @@ async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
     );
 }
 
-/// Asks for `model` and returns the engine's answer: the switch or the error.
+/// Asks for `model` (submission "switch-<model>") and returns the engine's answer: the switch
+/// or the error.
 async fn switch(h: &mut Harness, model: &str) -> Event {
-    h.send(Op::SetModel {
-        model: model.into(),
-    });
+    submit(
+        h,
+        &format!("switch-{model}"),
+        Op::SetModel {
+            model: model.into(),
+        },
+    );
     h.until("the answer to the switch", |e| {
         matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
     })
@@ -111,7 +116,8 @@ async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind(
     assert_eq!(
         switch(&mut h, "mock/other-model").await,
         Event::ModelChanged {
-            model: "mock/other-model".into()
+            model: "mock/other-model".into(),
+            submission: Some("switch-mock/other-model".into()),
         }
     );
     let ev = switch(&mut h, "nowhere/model").await;
@@ -119,6 +125,67 @@ async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind(
         matches!(&ev, Event::Error { kind: ErrorKind::Model, message, .. } if message.contains("nowhere/model")),
         "{ev:?}"
     );
+    assert_eq!(
+        ev.submission().map(String::as_str),
+        Some("switch-nowhere/model")
+    );
+}
+
+fn submit(h: &Harness, id: &str, op: Op) {
+    let id = id.to_string();
+    h.handle.ops.send(Submission { id, op }).unwrap();
+}
+
+/// Each answer names the op it answers, whoever answers it (the runner, or the pump while a
+/// turn may run), so a front end waiting on one op is not ended by another's answer.
+#[tokio::test]
+async fn every_answer_names_the_submission_it_answers() {
+    let mut h = harness(vec![], false).await;
+    let asks = [
+        ("sessions", Op::ListSessions),
+        ("context", Op::ContextBreakdown),
+        ("effort", Op::SetEffort { effort: None }),
+        (
+            "mode",
+            Op::SetPermissionMode {
+                mode: pith::event::PermissionMode::AcceptEdits,
+            },
+        ),
+        (
+            "page",
+            Op::LoadHistory {
+                session_id: h.session_id.clone(),
+                before: "z".into(),
+            },
+        ),
+        ("undo", Op::Undo),
+        ("resources", Op::ListMcpResources),
+    ];
+    for (id, op) in asks {
+        submit(&h, id, op);
+        let ev = h.until(id, |e| e.submission().is_some()).await;
+        assert_eq!(ev.submission().map(String::as_str), Some(id), "{ev:?}");
+        let answers = match id {
+            "sessions" => matches!(ev, Event::Sessions { .. }),
+            "context" => matches!(ev, Event::ContextBreakdown { .. }),
+            "effort" => matches!(ev, Event::EffortChanged { .. }),
+            "mode" => matches!(ev, Event::PermissionModeChanged { .. }),
+            "page" => matches!(ev, Event::History { .. }),
+            // nothing to take back
+            "undo" => matches!(
+                ev,
+                Event::Error {
+                    kind: ErrorKind::Undo,
+                    ..
+                }
+            ),
+            _ => matches!(ev, Event::McpResources { .. } | Event::Error { .. }),
+        };
+        assert!(answers, "{id} answered with {ev:?}");
+    }
+    // what answers no op names none
+    let json = serde_json::to_value(Event::info("hi")).unwrap();
+    assert_eq!(json, serde_json::json!({"type": "info", "message": "hi"}));
 }
 
 #[tokio::test]
@@ -161,10 +228,13 @@ async fn context_breakdown_is_answered_while_an_answer_streams() {
     h.send(Op::ContextBreakdown);
     let ev = h
         .until("the breakdown, or the turn's end", |e| {
-            matches!(e, Event::ContextBreakdown(_) | Event::TurnFinished { .. })
+            matches!(
+                e,
+                Event::ContextBreakdown { .. } | Event::TurnFinished { .. }
+            )
         })
         .await;
-    let Event::ContextBreakdown(b) = ev else {
+    let Event::ContextBreakdown { breakdown: b, .. } = ev else {
         panic!("the turn ended before the breakdown: {ev:?}");
     };
     assert!(b.messages > 0, "the prompt is counted: {b:?}");

@@ -79,6 +79,7 @@ async fn history_pages_are_answered_while_a_question_holds_the_turn() {
         session_id,
         messages,
         more,
+        ..
     } = h
         .until("history", |e| matches!(e, Event::History { .. }))
         .await

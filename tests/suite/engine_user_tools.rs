@@ -77,9 +77,7 @@ async fn a_mention_the_rules_deny_is_not_attached() {
         all.contains("[The user tried to attach k.secret: Permission denied"),
         "{all}"
     );
-    let _ = Event::Info {
-        message: String::new(),
-    };
+    let _ = Event::info(String::new());
 }
 
 /// `!command` runs without a model request; its output is in the next request as the user's.

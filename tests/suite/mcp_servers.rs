@@ -405,8 +405,10 @@ async fn the_context_figure_counts_the_definitions_the_request_carries() {
     let Some(py) = mcp::python() else { return };
     let mut plain = harness_with(vec![], true, |_| {}).await;
     plain.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown(without) = plain
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
+    let Event::ContextBreakdown {
+        breakdown: without, ..
+    } = plain
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
         .await
     else {
         unreachable!()
@@ -414,8 +416,10 @@ async fn the_context_figure_counts_the_definitions_the_request_carries() {
     let mut h = with_server(&py, |_| {}).await;
     let status = settled(&mut h, "t").await;
     h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown(with) = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown(_)))
+    let Event::ContextBreakdown {
+        breakdown: with, ..
+    } = h
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
         .await
     else {
         unreachable!()
@@ -456,7 +460,7 @@ async fn prompts_become_user_messages_and_resources_attach_to_the_next_one() {
     });
     h.until(
         "attached",
-        |e| matches!(e, Event::Info { message } if message.starts_with("attached t:mem://notes")),
+        |e| matches!(e, Event::Info { message, .. } if message.starts_with("attached t:mem://notes")),
     )
     .await;
     h.server.push(openai::text("ok", Some((1100, 2))));

@@ -130,7 +130,8 @@ async fn an_accepted_plan_ends_plan_mode() {
         matches!(
             e,
             Event::PermissionModeChanged {
-                mode: PermissionMode::Default
+                mode: PermissionMode::Default,
+                ..
             }
         )
     })

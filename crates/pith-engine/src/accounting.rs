@@ -137,13 +137,21 @@ impl Runner {
     }
 
     pub(super) fn answer_breakdown(&mut self) {
-        if self
+        let wanted = self
             .shared
             .breakdown_wanted
-            .swap(false, std::sync::atomic::Ordering::SeqCst)
-        {
-            let b = self.breakdown();
-            self.emit(Event::ContextBreakdown(b));
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default();
+        if wanted.is_empty() {
+            return;
+        }
+        let breakdown = self.breakdown();
+        for id in wanted {
+            self.emit(Event::ContextBreakdown {
+                breakdown,
+                submission: Some(id),
+            });
         }
     }
 

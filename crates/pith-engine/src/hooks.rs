@@ -107,9 +107,7 @@ impl Runner {
             .run(event, subject, self.log.session_id(), fields(value), cancel)
             .await;
         for w in &outcome.warnings {
-            self.emit(Event::Info {
-                message: format!("warning: {w}"),
-            });
+            self.emit(Event::info(format!("warning: {w}")));
         }
         outcome
     }
@@ -265,12 +263,10 @@ impl Runner {
             .await;
         let reason = outcome.block?;
         if blocks >= MAX_STOP_BLOCKS {
-            self.emit(Event::Info {
-                message: format!(
-                    "warning: a stop hook asked to keep going {} times in this turn; stopping anyway",
-                    blocks + 1
-                ),
-            });
+            self.emit(Event::info(format!(
+                "warning: a stop hook asked to keep going {} times in this turn; stopping anyway",
+                blocks + 1
+            )));
             return None;
         }
         Some(reason)
@@ -340,9 +336,7 @@ impl Runner {
                 )
                 .await;
             for w in outcome.warnings {
-                let _ = events.send(Event::Info {
-                    message: format!("warning: {w}"),
-                });
+                let _ = events.send(Event::info(format!("warning: {w}")));
             }
         });
     }
@@ -350,13 +344,11 @@ impl Runner {
     /// An event a hook cannot block: a block's reason is shown to the user.
     fn not_blocking(&self, event: HookEvent, outcome: &Outcome) {
         if let Some(reason) = &outcome.block {
-            self.emit(Event::Info {
-                message: format!(
-                    "{} hook: {}",
-                    event.key(),
-                    pith_protocol::text::one_line(reason)
-                ),
-            });
+            self.emit(Event::info(format!(
+                "{} hook: {}",
+                event.key(),
+                pith_protocol::text::one_line(reason)
+            )));
         }
     }
 }

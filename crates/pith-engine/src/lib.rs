@@ -118,17 +118,21 @@ pub fn spawn(
         events: ev_tx.clone(),
         mcp: (!mcp.is_empty()).then(|| mcp.clone()),
     };
-    let on_panic = ev_tx.clone();
     let sweep = opts.remove_empty_sessions.then(|| EmptySessions {
         store: store.clone(),
         directory: opts.workspace.to_string_lossy().into_owned(),
         data_dir: opts.data_dir.clone(),
     });
-    let mut runner = Runner::new(opts, store, session, ev_tx, shared.clone())?;
+    // What building the runner says waits until it has opened the session (`Runner::open`).
+    let (held, said) = mpsc::unbounded_channel();
+    let mut runner = Runner::new(opts, store, session, held, shared.clone())?;
     runner.attach_mcp(mcp);
-    tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
+    let on_panic = ev_tx.clone();
     let done = tokio::spawn(async move {
         let run = tokio::spawn(async move {
+            runner.open(ev_tx, said).await;
+            // ops wait until the front end has the session: its first events are the opening
+            tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
             runner.run(ctl_rx).await;
             runner.ended()
         });

@@ -317,6 +317,7 @@ pub(super) fn answer_op(
         let _ = match op {
             Op::ListMcpResources => events.send(Event::McpResources {
                 resources: Vec::new(),
+                submission: Some(id),
             }),
             _ => events.send(EngineError::from(McpOpError::NotConfigured).event_for(Some(id))),
         };
@@ -326,7 +327,10 @@ pub(super) fn answer_op(
         Op::ListMcpResources => {
             tokio::spawn(async move {
                 let resources = manager.list_resources().await;
-                let _ = events.send(Event::McpResources { resources });
+                let _ = events.send(Event::McpResources {
+                    resources,
+                    submission: Some(id),
+                });
             });
         }
         Op::AttachMcpResource { server, uri } => {
@@ -335,12 +339,11 @@ pub(super) fn answer_op(
                 match manager.read_resource(&server, &uri).await {
                     Ok(r) => {
                         let (text, mime) = pith_mcp::prompt::resource_text(&uri, &r);
-                        let _ = events.send(Event::Info {
-                            message: format!(
-                                "attached {label} ({}) to your next message",
-                                pith_tools::truncate::human_bytes(text.len())
-                            ),
-                        });
+                        let info = Event::info(format!(
+                            "attached {label} ({}) to your next message",
+                            pith_tools::truncate::human_bytes(text.len())
+                        ));
+                        let _ = events.send(info.answering(&id));
                         Some(Attachment { label, mime, text })
                     }
                     Err(e) => {

@@ -83,9 +83,9 @@ impl Runner {
                     {
                         let abs = pith_tools::path::resolve(&ws, &path).path;
                         if let Some(why) = self.image_refused(&abs) {
-                            self.emit(pith_protocol::event::Event::Info {
-                                message: format!("{path} is not sent as an image: {why}"),
-                            });
+                            self.emit(pith_protocol::event::Event::info(format!(
+                                "{path} is not sent as an image: {why}"
+                            )));
                         }
                         m.push(PartKind::File {
                             path: abs.to_string_lossy().into_owned(),

@@ -108,18 +108,27 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         shared: Arc<Shared>,
     ) -> Result<Self, EngineError> {
-        // A front end's first two events are the session and its context figure (what it shows
-        // at start); what building says (a crash repaired, a model warning) comes after them.
-        let (held, mut said) = mpsc::unbounded_channel();
+        let events = super::emitter::Emitter::direct(events);
         let role = super::subagent::AgentRole::main();
-        let held = super::emitter::Emitter::direct(held);
-        let mut runner = Self::build(opts, store, session, held, shared, role, None)?;
-        runner.log.send_to(super::emitter::Emitter::direct(events));
-        runner.announce_session();
+        Self::build(opts, store, session, events, shared, role, None)
+    }
+
+    /// Opens the session for the front end, whose events go to `events` from now on. A local
+    /// server asked for its window answers first (within the probe's 2 s); then the front end
+    /// gets the session with the newest page of its history and the context figure (with the
+    /// window), and only then what starting said (`said`: a crash repaired, a model warning,
+    /// the window learned).
+    pub(crate) async fn open(
+        &mut self,
+        events: mpsc::UnboundedSender<Event>,
+        mut said: mpsc::UnboundedReceiver<Event>,
+    ) {
+        self.settle_window().await;
+        self.log.send_to(super::emitter::Emitter::direct(events));
+        self.announce_session();
         while let Ok(event) = said.try_recv() {
-            runner.log.emit(event);
+            self.log.emit(event);
         }
-        Ok(runner)
     }
 
     /// A runner for the main agent (`child: None`) or a sub-agent.
@@ -162,10 +171,15 @@ impl Runner {
         Ok(runner)
     }
 
+    /// Sends an event; one that answers an op names the submission being handled.
     pub(super) fn emit(&self, event: Event) {
         if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event {
             self.record.note_error(message);
         }
+        let event = match &self.answering {
+            Some(id) => event.answering(id),
+            None => event,
+        };
         self.log.emit(event);
     }
 
@@ -180,19 +194,24 @@ impl Runner {
 
     /// Applies the `--yes` and permission-mode changes the pump set aside, in order.
     pub(super) fn apply_settings(&mut self) {
-        for op in self.shared.take_settings() {
+        for Submission { id, op } in self.shared.take_settings() {
+            let answering = self.answering.replace(id);
             match op {
                 Op::SetAutoYes { on } => self.opts.auto_yes = on,
                 Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
                 _ => {}
             }
+            self.answering = answering;
         }
     }
 
     pub(super) fn set_permission_mode(&mut self, mode: pith_protocol::event::PermissionMode) {
         if mode != self.opts.config.permission_mode {
             self.opts.config.permission_mode = mode;
-            self.emit(Event::PermissionModeChanged { mode });
+            self.emit(Event::PermissionModeChanged {
+                mode,
+                submission: None,
+            });
         }
     }
 
@@ -223,20 +242,20 @@ impl Runner {
 
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
-        // Front ends have the session and a first figure (`Runner::new` sent them). A local
-        // server asked for its window answers first (within the probe's 2 s): the figure sent
-        // now has the window.
-        self.settle_window().await;
+        // The front end has the session and its figure (`open`).
         if let Some(effort) = self.effort() {
             self.emit(Event::EffortChanged {
                 effort: Some(effort),
+                submission: None,
             });
         }
         let mode = self.opts.config.permission_mode;
         if mode != pith_protocol::event::PermissionMode::Default {
-            self.emit(Event::PermissionModeChanged { mode });
+            self.emit(Event::PermissionModeChanged {
+                mode,
+                submission: None,
+            });
         }
-        self.emit_context();
         let source = if self.log.view().is_empty() {
             "startup"
         } else {
@@ -300,6 +319,7 @@ impl Runner {
                 self.opts.config.effort = effort;
                 self.emit(Event::EffortChanged {
                     effort: self.effort(),
+                    submission: None,
                 });
             }
             Op::SetModel { model } => self.switch_model(model),
@@ -359,7 +379,7 @@ impl Runner {
         let reason = match result {
             Ok(_) => TurnEnd::Compacted,
             Err(CompactionError::NothingToCompact(message)) => {
-                self.emit(Event::Info { message });
+                self.emit(Event::info(message));
                 TurnEnd::NothingToCompact
             }
             Err(CompactionError::Interrupted) => TurnEnd::Interrupted,
@@ -392,9 +412,13 @@ impl Runner {
                 self.touch_session();
                 self.reset_estimate();
                 self.refresh_tools();
-                self.emit(Event::ModelChanged { model });
+                self.emit(Event::ModelChanged {
+                    model,
+                    submission: None,
+                });
                 self.emit(Event::EffortChanged {
                     effort: self.effort(),
+                    submission: None,
                 });
                 self.emit_context();
             }
@@ -437,14 +461,20 @@ impl Runner {
 
     fn list_sessions(&self) {
         match self.log.store().list_sessions() {
-            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Ok(sessions) => self.emit(Event::Sessions {
+                sessions,
+                submission: None,
+            }),
             Err(e) => self.report(EngineError::ListSessions(format!("{e:#}"))),
         }
     }
 
     fn list_subagents(&self, session_id: &str) {
         match self.log.store().children(session_id) {
-            Ok(sessions) => self.emit(Event::Sessions { sessions }),
+            Ok(sessions) => self.emit(Event::Sessions {
+                sessions,
+                submission: None,
+            }),
             Err(e) => self.report(EngineError::ListSubagents(format!("{e:#}"))),
         }
     }

@@ -23,9 +23,7 @@ impl Runner {
             )
             .map_err(|e| EngineError::Store(format!("{e:#}")))?;
         if repairs.steps + repairs.tools > 0 {
-            self.emit(Event::Info {
-                message: "the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted".into(),
-            });
+            self.emit(Event::info("the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted"));
         }
         self.log.set_view(pith_context::view::model_order(loaded));
         self.load_figure();
@@ -52,14 +50,12 @@ impl Runner {
                     self.model = setup;
                 }
                 Err(e) => {
-                    self.emit(Event::Info {
-                        message: format!(
-                            "model {} of that session is not available ({}); using {}",
-                            self.log.session().model,
-                            with_causes(&e),
-                            self.model.name
-                        ),
-                    });
+                    self.emit(Event::info(format!(
+                        "model {} of that session is not available ({}); using {}",
+                        self.log.session().model,
+                        with_causes(&e),
+                        self.model.name
+                    )));
                     self.log.set_model(self.model.name.clone());
                 }
             }
@@ -84,6 +80,7 @@ impl Runner {
             session: self.log.session().clone(),
             messages: page.messages,
             more_history: page.more,
+            submission: None,
         });
         self.emit_context();
     }
@@ -102,13 +99,11 @@ impl Runner {
             }
             None if self.log.session().directory.is_empty() => {}
             None => {
-                self.emit(Event::Info {
-                    message: format!(
-                        "the session's directory {} is gone; it continues in {}",
-                        self.log.session().directory,
-                        self.opts.workspace.display()
-                    ),
-                });
+                self.emit(Event::info(format!(
+                    "the session's directory {} is gone; it continues in {}",
+                    self.log.session().directory,
+                    self.opts.workspace.display()
+                )));
                 let dir = self.opts.workspace.to_string_lossy().into_owned();
                 self.log.set_directory(dir);
             }
@@ -144,9 +139,7 @@ impl Runner {
             pith_store::export::export_markdown(self.log.session(), &messages)
         };
         match std::fs::write(&path, text) {
-            Ok(()) => self.emit(Event::Info {
-                message: format!("exported to {}", path.display()),
-            }),
+            Ok(()) => self.emit(Event::info(format!("exported to {}", path.display()))),
             Err(e) => self.report(EngineError::WriteExport {
                 path: path.display().to_string(),
                 source: e,

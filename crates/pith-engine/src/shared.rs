@@ -7,7 +7,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::EngineError;
-use pith_protocol::event::{Event, Op, PermissionReply, Submission};
+use pith_protocol::event::{Event, Op, PermissionReply, Submission, SubmissionId};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -43,16 +43,16 @@ pub struct Shared {
     pub attachments: Mutex<Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>>>,
     /// `/context` was asked for while a turn runs: answered at the next step or tool boundary,
     /// or at once while an answer streams (`breakdown_asked` wakes the stream loop).
-    pub breakdown_wanted: std::sync::atomic::AtomicBool,
+    /// The submissions waiting for it, each answered with its own event.
+    pub breakdown_wanted: Mutex<Vec<SubmissionId>>,
     pub breakdown_asked: Notify,
     /// `--yes` and permission-mode changes not yet applied, in the order they came: the runner
     /// applies them before it takes a queued prompt, so a prompt sent after a change is judged
     /// by it (the runner reads the queue before its control channel).
-    pub settings: Mutex<Vec<Op>>,
+    pub settings: Mutex<Vec<Submission>>,
 }
 
 impl Shared {
-    /// The setting changes not yet applied, oldest first.
     /// Interrupts whatever the current turn runs.
     pub fn cancel_turn(&self) {
         if let Ok(c) = self.cancel.lock() {
@@ -68,7 +68,8 @@ impl Shared {
         self.notify.notify_one();
     }
 
-    pub fn take_settings(&self) -> Vec<Op> {
+    /// The setting changes not yet applied, oldest first.
+    pub fn take_settings(&self) -> Vec<Submission> {
         self.settings
             .lock()
             .map(|mut s| s.drain(..).collect())
@@ -183,6 +184,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         session_id: session_id.to_string(),
         messages: page.messages,
         more: page.more,
+        submission: None,
     };
     error.into_iter().chain([history]).collect()
 }
@@ -233,34 +235,40 @@ fn route(
             }
         }
         Op::LoadHistory { session_id, before } => {
-            history.answer(move |store| history_page(store, &session_id, &before));
+            history.answer(id, move |store| history_page(store, &session_id, &before));
         }
         Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
             super::mcp::answer_op(id, op, shared, history);
         }
         // the store answers this; no need to wait for a running turn
-        Op::ListSessions => history.answer(move |store| {
+        Op::ListSessions => history.answer(id.clone(), move |store| {
             vec![match store.list_sessions() {
-                Ok(sessions) => Event::Sessions { sessions },
+                Ok(sessions) => Event::Sessions {
+                    sessions,
+                    submission: None,
+                },
                 Err(e) => EngineError::ListSessions(format!("{e:#}")).event_for(Some(id)),
             }]
         }),
-        Op::ListSubagents { session_id } => history.answer(move |store| {
+        Op::ListSubagents { session_id } => history.answer(id.clone(), move |store| {
             vec![match store.children(&session_id) {
-                Ok(sessions) => Event::Sessions { sessions },
+                Ok(sessions) => Event::Sessions {
+                    sessions,
+                    submission: None,
+                },
                 Err(e) => EngineError::ListSubagents(format!("{e:#}")).event_for(Some(id)),
             }]
         }),
         Op::ContextBreakdown => {
-            shared
-                .breakdown_wanted
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            if let Ok(mut wanted) = shared.breakdown_wanted.lock() {
+                wanted.push(id.clone());
+            }
             shared.breakdown_asked.notify_one();
             to_runner(Op::ContextBreakdown);
         }
         op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
             if let Ok(mut s) = shared.settings.lock() {
-                s.push(op);
+                s.push(Submission { id, op });
             }
             let _ = ctl.send(Control::Wake);
         }
@@ -286,14 +294,14 @@ fn route(
 }
 
 impl HistorySource {
-    /// Sends the events `answer` reads from the store, off the async workers (SQLite reads
-    /// block).
-    fn answer(&self, answer: impl FnOnce(&Store) -> Vec<Event> + Send + 'static) {
+    /// Sends the events `answer` reads from the store, as answers to `id`, off the async
+    /// workers (SQLite reads block).
+    fn answer(&self, id: SubmissionId, answer: impl FnOnce(&Store) -> Vec<Event> + Send + 'static) {
         let store = self.store.clone();
         let events = self.events.clone();
         tokio::task::spawn_blocking(move || {
             for event in answer(&store) {
-                let _ = events.send(event);
+                let _ = events.send(event.answering(&id));
             }
         });
     }

@@ -545,6 +545,7 @@ impl Runner {
                 self.opts.config.permission_mode = PermissionMode::Default;
                 self.emit(Event::PermissionModeChanged {
                     mode: PermissionMode::Default,
+                    submission: None,
                 });
                 done("The user accepted the plan. Plan mode is off: carry the plan out now.")
             }

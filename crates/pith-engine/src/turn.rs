@@ -397,11 +397,9 @@ impl Runner {
             .iter()
             .any(|p| matches!(p.kind, PartKind::Tool { .. }));
         if !has_calls {
-            self.emit(Event::Info {
-                message: format!(
+            self.emit(Event::info(format!(
                     "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
-                ),
-            });
+                )));
         }
         !changed.is_empty()
     }

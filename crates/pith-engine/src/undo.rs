@@ -169,6 +169,7 @@ impl Runner {
             prompt,
             files,
             redo: record.redo.len(),
+            submission: None,
         });
         self.emit_context();
     }
@@ -199,6 +200,7 @@ impl Runner {
             messages: u.messages,
             files,
             redo: record.redo.len(),
+            submission: None,
         });
         self.emit_context();
     }

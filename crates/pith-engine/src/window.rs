@@ -82,9 +82,7 @@ impl Runner {
             // Said only if the server cannot tell either.
             self.window.start(probe, warning);
         } else if let Some(w) = warning {
-            self.emit(Event::Info {
-                message: format!("warning: {w}"),
-            });
+            self.emit(Event::info(format!("warning: {w}")));
         }
     }
 
@@ -103,9 +101,7 @@ impl Runner {
         if let Some(w) = self.window.take_warning()
             && self.model.window_guessed
         {
-            self.emit(Event::Info {
-                message: format!("warning: {w}"),
-            });
+            self.emit(Event::info(format!("warning: {w}")));
         }
     }
 
@@ -199,12 +195,10 @@ impl Runner {
         } else {
             format!("not {previous}")
         };
-        self.emit(Event::Info {
-            message: format!(
+        self.emit(Event::info(format!(
                 "{}: the context window is {window} tokens ({was}; from {source}); using {window} from now on",
                 self.model.name
-            ),
-        });
+            )));
         self.emit_context();
     }
 

@@ -601,6 +601,10 @@ pub enum Event {
         messages: Vec<Message>,
         #[serde(default)]
         more_history: bool,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// An older page of a session's history, oldest message first (`Op::LoadHistory`).
     History {
@@ -608,11 +612,27 @@ pub enum Event {
         messages: Vec<Message>,
         /// Older messages remain before these.
         more: bool,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     Sessions {
         sessions: Vec<crate::message::Session>,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
-    ContextBreakdown(Breakdown),
+    /// What fills the context (`Op::ContextBreakdown`).
+    ContextBreakdown {
+        #[serde(flatten)]
+        breakdown: Breakdown,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
+    },
     /// The MCP servers changed state or tools (every server, each time).
     McpStatus {
         servers: Vec<McpServerStatus>,
@@ -620,20 +640,36 @@ pub enum Event {
     /// The resources of the ready MCP servers (`Op::ListMcpResources`).
     McpResources {
         resources: Vec<McpResource>,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// The session now talks to this model ("provider/model"), after `Op::SetModel`.
     ModelChanged {
         model: String,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// The reasoning effort requests now carry (`None`: none), after `Op::SetEffort`, a model
     /// change, or at start when one is set.
     EffortChanged {
         effort: Option<crate::llm::ReasoningEffort>,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// The permission mode calls are now judged in, after `Op::SetPermissionMode`, the user
     /// accepting a plan, or at start when it is not the default.
     PermissionModeChanged {
         mode: PermissionMode,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
     /// it does not fit what the model can use, so no compaction could make room for it. Nothing
@@ -657,6 +693,10 @@ pub enum Event {
         files: Vec<String>,
         /// Turns `Op::Redo` can now put back.
         redo: usize,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// A turn taken back is back (`Op::Redo`): its messages, oldest first, and the files put back
     /// as the turn left them.
@@ -664,10 +704,18 @@ pub enum Event {
         messages: Vec<Message>,
         files: Vec<String>,
         redo: usize,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     /// A one-line notice for the user (export written, a warning, …).
     Info {
         message: String,
+        /// The op this answers, when it answers one (§2): a front end waiting for its answer
+        /// matches on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<SubmissionId>,
     },
     Error {
         kind: ErrorKind,
@@ -694,6 +742,58 @@ pub enum Event {
         call_id: String,
         event: Box<Event>,
     },
+}
+
+/// Matches the events that answer an op (their `submission` field bound to `$s`): `$found`
+/// for those, `None` for the others. The one list of them.
+macro_rules! answer_field {
+    ($event:expr, $s:ident => $found:expr) => {
+        match $event {
+            Event::SessionLoaded { submission: $s, .. }
+            | Event::History { submission: $s, .. }
+            | Event::Sessions { submission: $s, .. }
+            | Event::ContextBreakdown { submission: $s, .. }
+            | Event::McpResources { submission: $s, .. }
+            | Event::ModelChanged { submission: $s, .. }
+            | Event::EffortChanged { submission: $s, .. }
+            | Event::PermissionModeChanged { submission: $s, .. }
+            | Event::Undone { submission: $s, .. }
+            | Event::Redone { submission: $s, .. }
+            | Event::Info { submission: $s, .. }
+            | Event::Error { submission: $s, .. } => $found,
+            _ => None,
+        }
+    };
+}
+
+impl Event {
+    /// This event as the answer to submission `id`: the events that answer an op (and errors)
+    /// name it, unless they name one already; the others are unchanged.
+    pub fn answering(mut self, id: &SubmissionId) -> Event {
+        if let Some(slot) = self.submission_mut()
+            && slot.is_none()
+        {
+            *slot = Some(id.clone());
+        }
+        self
+    }
+
+    /// The op this event answers, for the events that answer one.
+    pub fn submission(&self) -> Option<&SubmissionId> {
+        answer_field!(self, submission => submission.as_ref())
+    }
+
+    fn submission_mut(&mut self) -> Option<&mut Option<SubmissionId>> {
+        answer_field!(self, submission => Some(submission))
+    }
+
+    /// A one-line notice that answers no op.
+    pub fn info(message: impl Into<String>) -> Event {
+        Event::Info {
+            message: message.into(),
+            submission: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -249,6 +249,7 @@ fn a_session_from_another_directory_brings_its_projects_history() {
             session,
             messages: vec![user("U9", "resumed prompt")],
             more_history: false,
+            submission: None,
         },
     );
     key(&mut app, KeyCode::Up);

@@ -192,6 +192,7 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
             session: super::tests::session(),
             messages: Vec::new(),
             more_history: false,
+            submission: None,
         },
     );
     let screen = render(&mut app, 80, 24);
@@ -206,6 +207,7 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
             session: super::tests::session(),
             messages: Vec::new(),
             more_history: false,
+            submission: None,
         },
     );
     assert!(render(&mut app, 80, 24).contains("/help for commands"));

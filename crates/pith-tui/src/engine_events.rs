@@ -33,7 +33,7 @@ impl App {
             | Event::CompactionFinished { .. }
             | Event::Pruned { .. }
             | Event::ContextWindow { .. }
-            | Event::ContextBreakdown(_) => self.on_context(ev),
+            | Event::ContextBreakdown { .. } => self.on_context(ev),
             Event::PermissionAsked(_)
             | Event::Retrying { .. }
             | Event::State { .. }
@@ -142,7 +142,7 @@ impl App {
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            Event::ContextBreakdown(b) => {
+            Event::ContextBreakdown { breakdown: b, .. } => {
                 if matches!(self.popup, Some(Popup::Context(_))) {
                     self.popup = Some(Popup::Context(Some(b)));
                 }
@@ -186,7 +186,7 @@ impl App {
                 }
                 self.set_state(state, detail);
             }
-            Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            Event::Info { message, .. } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error {
                 kind,
                 message,
@@ -206,6 +206,7 @@ impl App {
                 session,
                 messages,
                 more_history,
+                ..
             } => {
                 self.subagents.clear();
                 self.load_session(session, messages, more_history)
@@ -214,8 +215,9 @@ impl App {
                 session_id,
                 messages,
                 more,
+                ..
             } => self.older_history(&session_id, &messages, more),
-            Event::Sessions { sessions } => self.sessions_listed(&sessions),
+            Event::Sessions { sessions, .. } => self.sessions_listed(&sessions),
             Event::PromptRefused {
                 id, text, message, ..
             } => self.prompt_refused(&id, &text, message),
@@ -224,11 +226,13 @@ impl App {
                 prompt,
                 files,
                 redo,
+                ..
             } => self.undone(&message_id, prompt, &files, redo),
             Event::Redone {
                 messages,
                 files,
                 redo,
+                ..
             } => self.redone(&messages, &files, redo),
             // `on_engine` routes only the session's history here
             _ => {}
@@ -239,15 +243,15 @@ impl App {
     fn on_settings(&mut self, ev: Event) {
         match ev {
             Event::McpStatus { servers } => self.mcp_status(servers),
-            Event::McpResources { resources } => self.mcp_resources(resources),
-            Event::ModelChanged { model } => {
+            Event::McpResources { resources, .. } => self.mcp_resources(resources),
+            Event::ModelChanged { model, .. } => {
                 self.pending_model = None;
                 self.transcript
                     .notice(NoticeLevel::Info, format!("model: {model}"));
                 self.model = model;
             }
-            Event::PermissionModeChanged { mode } => self.permission_mode_changed(mode),
-            Event::EffortChanged { effort } => {
+            Event::PermissionModeChanged { mode, .. } => self.permission_mode_changed(mode),
+            Event::EffortChanged { effort, .. } => {
                 if effort != self.effort {
                     let text = effort.map_or("the model's default", |e| e.as_str());
                     self.transcript

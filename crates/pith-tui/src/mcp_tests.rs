@@ -180,6 +180,7 @@ fn resources_are_chosen_and_attached() {
                 description: None,
                 mime: Some("text/markdown".into()),
             }],
+            submission: None,
         },
     );
     let screen = render(&mut app, 100, 20);
@@ -212,13 +213,16 @@ fn the_context_popup_shows_each_servers_definitions() {
     ev(&mut app, status(vec![server("gh", McpState::Ready)]));
     ev(
         &mut app,
-        Event::ContextBreakdown(Breakdown {
-            system: 3_000,
-            tools: 6_000,
-            window: 100_000,
-            free: 80_000,
-            ..Breakdown::default()
-        }),
+        Event::ContextBreakdown {
+            submission: None,
+            breakdown: Breakdown {
+                system: 3_000,
+                tools: 6_000,
+                window: 100_000,
+                free: 80_000,
+                ..Breakdown::default()
+            },
+        },
     );
     let screen = render(&mut app, 100, 30);
     assert!(screen.contains("mcp gh"), "{screen}");

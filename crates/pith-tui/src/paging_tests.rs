@@ -80,6 +80,7 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
             session_id: "S1".into(),
             messages: turns(0, 50),
             more: false,
+            submission: None,
         },
     );
     let screen = render(&mut app, 80, 24);
@@ -117,6 +118,7 @@ fn a_page_shorter_than_the_screen_fetches_more_at_once() {
             session_id: "S1".into(),
             messages: turns(96, 98),
             more: true,
+            submission: None,
         },
     );
     render(&mut app, 80, 24);
@@ -145,6 +147,7 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
             session_id: "S2".into(),
             messages: turns(0, 5),
             more: false,
+            submission: None,
         },
     );
     assert_eq!(app.transcript.len(), cells, "a stale page is dropped");
@@ -157,6 +160,7 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
             session: other,
             messages: turns(10, 12),
             more_history: true,
+            submission: None,
         },
     );
     render(&mut app, 80, 24);

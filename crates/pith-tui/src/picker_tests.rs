@@ -25,17 +25,13 @@ fn model_picker_switches_model() {
     // the status bar changes when the engine confirms, not before
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
     // a notice that merely reads like a switch is not one
-    ev(
-        &mut app,
-        Event::Info {
-            message: "model: openai/gpt-4.1-mini".into(),
-        },
-    );
+    ev(&mut app, Event::info("model: openai/gpt-4.1-mini"));
     assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
     ev(
         &mut app,
         Event::ModelChanged {
             model: "openai/gpt-4.1-mini".into(),
+            submission: None,
         },
     );
     assert_eq!(app.model, "openai/gpt-4.1-mini");
@@ -100,6 +96,7 @@ fn sessions_picker_resumes() {
         &mut app,
         Event::Sessions {
             sessions: vec![session(), other.clone()],
+            submission: None,
         },
     );
     key(&mut app, KeyCode::Down);
@@ -111,6 +108,7 @@ fn sessions_picker_resumes() {
             session: other,
             messages: conversation(),
             more_history: false,
+            submission: None,
         },
     );
     assert_eq!(app.session.id, "S2");
@@ -137,6 +135,7 @@ fn sessions_of_this_directory_first_and_others_say_where() {
         &mut app,
         Event::Sessions {
             sessions: vec![elsewhere, session(), here],
+            submission: None,
         },
     );
     let Some(Popup::Picker(p)) = &app.popup else {
@@ -205,6 +204,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
         &mut app,
         Event::EffortChanged {
             effort: Some(ReasoningEffort::High),
+            submission: None,
         },
     );
     assert_eq!(app.effort, Some(ReasoningEffort::High));
@@ -216,7 +216,13 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
     type_str(&mut app, "/effort default");
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::SetEffort { effort: None }]);
-    ev(&mut app, Event::EffortChanged { effort: None });
+    ev(
+        &mut app,
+        Event::EffortChanged {
+            effort: None,
+            submission: None,
+        },
+    );
     let line = status::status_line(&app.status_view(), 120).to_string();
     assert!(!line.contains("high"), "{line}");
 }

@@ -180,6 +180,7 @@ fn agents_lists_this_sessions_sub_agents_and_opens_one() {
         &mut app,
         Event::Sessions {
             sessions: vec![child],
+            submission: None,
         },
     );
     let screen = render(&mut app, 100, 30);

@@ -393,20 +393,23 @@ fn snapshot_context_breakdown() {
     assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
     ev(
         &mut app,
-        Event::ContextBreakdown(Breakdown {
-            system: 3_100,
-            tools: 8_200,
-            summary: 2_000,
-            messages: 12_400,
-            tool_outputs: 16_300,
-            pruned: 41_000,
-            free: 138_000,
-            reserved: 20_000,
-            window: 200_000,
-            last_compaction: Some(pith_compaction_cost()),
-            subagents: Default::default(),
-            exact: true,
-        }),
+        Event::ContextBreakdown {
+            submission: None,
+            breakdown: Breakdown {
+                system: 3_100,
+                tools: 8_200,
+                summary: 2_000,
+                messages: 12_400,
+                tool_outputs: 16_300,
+                pruned: 41_000,
+                free: 138_000,
+                reserved: 20_000,
+                window: 200_000,
+                last_compaction: Some(pith_compaction_cost()),
+                subagents: Default::default(),
+                exact: true,
+            },
+        },
     );
     let screen = render(&mut app, 80, 24);
     assert!(

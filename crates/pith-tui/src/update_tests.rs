@@ -403,7 +403,13 @@ fn commands_during_a_turn_say_when_they_run() {
     assert!(matches!(app.popup, Some(Popup::Context(None))));
     // closed before the answer: a late answer does not open it again
     key(&mut app, KeyCode::Esc);
-    ev(&mut app, Event::ContextBreakdown(Default::default()));
+    ev(
+        &mut app,
+        Event::ContextBreakdown {
+            breakdown: Default::default(),
+            submission: None,
+        },
+    );
     assert!(app.popup.is_none());
 }
 
@@ -444,6 +450,7 @@ fn shift_tab_cycles_the_permission_mode() {
         &mut app,
         Event::PermissionModeChanged {
             mode: PermissionMode::AcceptEdits,
+            submission: None,
         },
     );
     assert!(render(&mut app, 100, 24).contains("⏵ accept-edits"));

@@ -113,7 +113,5 @@ fn snapshot_a_prompt_with_attached_files() {
     insta::assert_snapshot!(screen);
     let _ = Role::User;
     let _ = Op::Undo;
-    let _ = Event::Info {
-        message: String::new(),
-    };
+    let _ = Event::info(String::new());
 }

@@ -224,7 +224,7 @@ struct StatusPieces {
 
 fn status_pieces(app: &StatusView) -> StatusPieces {
     let c = app.context;
-    let model_short = crate::model_name::id(&app.model).to_string();
+    let model_short = crate::model_name::id(app.model).to_string();
     let figure = Span::styled(
         context_figure(c),
         Style::default()
