@@ -1,8 +1,11 @@
 use serde_json::json;
 
 use super::export::{export_json, export_markdown};
+use super::schema::{SCHEMA_V1, SCHEMA_V2, SCHEMA_VERSION};
 use super::*;
 use pith_protocol::message::{CompactionPart, ToolState, ToolTime};
+use pith_protocol::message::{PartKind, Role, Session, Usage};
+use rusqlite::params;
 
 /// One part of every kind (a tool call in each state), in this order.
 fn every_part_kind() -> Vec<PartKind> {

@@ -77,7 +77,7 @@ mod tests {
             let conn = rusqlite::Connection::open(dir.path().join("pith.db")).unwrap();
             conn.execute_batch(&format!(
                 "{} PRAGMA user_version = 1;",
-                super::super::SCHEMA_V1
+                super::super::schema::SCHEMA_V1
             ))
             .unwrap();
         }
