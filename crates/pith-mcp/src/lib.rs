@@ -13,8 +13,10 @@ pub mod manager;
 pub mod names;
 pub mod prompt;
 pub mod report;
+mod requests;
 pub mod search;
 pub mod tool;
 
-pub use manager::{CallError, McpManager, Server};
+pub use manager::{McpManager, Server};
+pub use requests::CallError;
 pub use tool::McpTool;
