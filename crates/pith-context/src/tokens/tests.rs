@@ -1,3 +1,4 @@
+use super::encoding::{heuristic_count, segments};
 use super::*;
 use crate::testutil::*;
 

@@ -13,12 +13,17 @@
 //! template that has no place for tools sends none of them, so 2,500 estimated tokens of
 //! definitions cost nothing. One ratio for both would be wrong for both.
 
+mod encoding;
+mod fingerprint;
+
+pub use encoding::{Encoding, raw_count};
+
 use std::collections::HashMap;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
-use tiktoken_rs::CoreBPE;
+
+use encoding::Counter;
+use fingerprint::{FNV_OFFSET, fingerprint, fnv};
 
 use pith_protocol::llm::{AssistantContent, ChatMessage, ToolSpec, UserContent};
 use pith_protocol::message::{Message, Part, PartKind, ToolState};
@@ -39,163 +44,6 @@ pub const MESSAGE_OVERHEAD: u64 = 4;
 /// What an attached image is assumed to cost (providers bill images by size; this is a
 /// conservative middle for the common sizes).
 pub const IMAGE_TOKENS: u64 = 1_000;
-
-/// Text is counted in pieces of at most this many bytes: BPE merging is quadratic in the length of
-/// one pre-tokenised piece, and minified code or base64 can make a piece megabytes long.
-const SEGMENT_BYTES: usize = 2_048;
-
-/// Which BPE a model family uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    O200k,
-    Cl100k,
-}
-
-impl Encoding {
-    /// o200k for current OpenAI families, cl100k for gpt-4 / gpt-3.5, o200k for every other family
-    /// (the closest modern approximation we have for Claude, Gemini, Llama, Qwen, …).
-    pub fn for_model(model: &str) -> Encoding {
-        // "provider/model" → "model"; lower-case for matching.
-        let name = model
-            .rsplit('/')
-            .next()
-            .unwrap_or(model)
-            .to_ascii_lowercase();
-        let current = [
-            "gpt-4o",
-            "gpt-4.1",
-            "gpt-4.5",
-            "gpt-5",
-            "chatgpt-4o",
-            "gpt-oss",
-        ];
-        if current.iter().any(|p| name.starts_with(p))
-            || ["o1", "o3", "o4"]
-                .iter()
-                .any(|p| name == *p || name.starts_with(&format!("{p}-")))
-        {
-            return Encoding::O200k;
-        }
-        if name.starts_with("gpt-4") || name.starts_with("gpt-3.5") || name.starts_with("gpt-35") {
-            return Encoding::Cl100k;
-        }
-        Encoding::O200k
-    }
-
-    fn cell(self) -> &'static OnceLock<Option<CoreBPE>> {
-        match self {
-            Encoding::O200k => &O200K,
-            Encoding::Cl100k => &CL100K,
-        }
-    }
-
-    fn bpe(self) -> Option<&'static CoreBPE> {
-        self.cell()
-            .get_or_init(|| match self {
-                Encoding::O200k => crate::bpe::o200k_base(),
-                Encoding::Cl100k => crate::bpe::cl100k_base(),
-            })
-            .as_ref()
-    }
-
-    /// Loads the BPE on a background thread (once per process), so that switching an estimator
-    /// to exact counts later does not stall the session.
-    pub fn prefetch(self) {
-        static STARTED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
-        let i = match self {
-            Encoding::O200k => 0,
-            Encoding::Cl100k => 1,
-        };
-        if !STARTED[i].swap(true, Ordering::SeqCst) && self.cell().get().is_none() {
-            std::thread::spawn(move || {
-                self.bpe();
-            });
-        }
-    }
-}
-
-static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-
-/// How text is counted: with the BPE (exact), or with the script-aware heuristic while an
-/// estimator is still lazy (see [`Estimator::lazy`]).
-#[derive(Debug, Clone, Copy)]
-struct Counter {
-    encoding: Encoding,
-    exact: bool,
-}
-
-impl Counter {
-    fn count(self, s: &str) -> u64 {
-        if s.is_empty() {
-            0
-        } else if self.exact {
-            raw_count(self.encoding, s)
-        } else {
-            heuristic_count(s)
-        }
-    }
-}
-
-/// Raw BPE token count of `s` (no correction ratio). Falls back to a script-aware heuristic if the
-/// BPE could not be loaded (it is embedded, so this should never happen).
-pub fn raw_count(encoding: Encoding, s: &str) -> u64 {
-    if s.is_empty() {
-        return 0;
-    }
-    let Some(bpe) = encoding.bpe() else {
-        return heuristic_count(s);
-    };
-    let mut total = 0u64;
-    for seg in segments(s, SEGMENT_BYTES) {
-        total += bpe.encode_ordinary(seg).len() as u64;
-    }
-    total
-}
-
-/// A crude fallback: ~4 bytes per token for ASCII, ~1 token per non-ASCII character.
-fn heuristic_count(s: &str) -> u64 {
-    let mut ascii = 0u64;
-    let mut other = 0u64;
-    for c in s.chars() {
-        if c.is_ascii() {
-            ascii += 1;
-        } else {
-            other += 1;
-        }
-    }
-    ascii.div_ceil(4) + other
-}
-
-/// Splits `s` into pieces of at most about `max` bytes, on char boundaries, preferring to cut
-/// after a newline or a space so that words are rarely split.
-fn segments(s: &str, max: usize) -> impl Iterator<Item = &str> {
-    let mut rest = s;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        if rest.len() <= max {
-            let all = rest;
-            rest = "";
-            return Some(all);
-        }
-        let mut cut = max;
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let window = &rest[..cut];
-        let at = window
-            .rfind('\n')
-            .or_else(|| window.rfind(' '))
-            .map(|i| i + 1)
-            .filter(|&i| i > max / 2)
-            .unwrap_or(cut);
-        let (head, tail) = rest.split_at(at);
-        rest = tail;
-        Some(head)
-    })
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -588,84 +436,5 @@ fn json_tokens(enc: Counter, v: &Value) -> u64 {
     }
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv(bytes: &[u8], mut h: u64) -> u64 {
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-fn mix(h: u64, v: u64) -> u64 {
-    fnv(&v.to_le_bytes(), h)
-}
-
-/// A cheap fingerprint of what a part sends: its kind, its state and the lengths of its texts.
-/// Streaming text only grows, and a tool changes state (pending → running → completed → pruned),
-/// so length + state catches every change that alters the count.
-fn fingerprint(kind: &PartKind) -> u64 {
-    let h = FNV_OFFSET;
-    match kind {
-        PartKind::Text { text, synthetic } => {
-            mix(mix(mix(h, 1), text.len() as u64), *synthetic as u64)
-        }
-        PartKind::Reasoning { text, redacted, .. } => mix(
-            mix(mix(h, 2), text.len() as u64),
-            redacted.as_ref().map_or(0, |r| r.len() as u64),
-        ),
-        PartKind::Tool {
-            tool, input, state, ..
-        } => {
-            let h = mix(mix(mix(h, 3), tool.len() as u64), json_shape(input));
-            match state {
-                ToolState::Pending => mix(h, 10),
-                ToolState::Running { .. } => mix(h, 11),
-                ToolState::Completed { output, time, .. } => mix(
-                    mix(mix(h, 12), output.len() as u64),
-                    time.compacted.is_some() as u64,
-                ),
-                ToolState::Error { message, .. } => mix(mix(h, 13), message.len() as u64),
-            }
-        }
-        PartKind::Compaction(_) => mix(h, 4),
-        PartKind::StepStart => mix(h, 5),
-        PartKind::StepFinish { .. } => mix(h, 6),
-        PartKind::File { path, mime } => mix(mix(mix(h, 7), path.len() as u64), mime.len() as u64),
-        PartKind::Patch { files } => mix(mix(h, 8), files.len() as u64),
-        PartKind::Pasted { spans } => mix(mix(h, 9), spans.len() as u64),
-    }
-}
-
-/// A shallow shape of a JSON value: top-level keys and the lengths of their scalar values.
-fn json_shape(v: &Value) -> u64 {
-    let mut h = FNV_OFFSET;
-    match v {
-        Value::Object(map) => {
-            h = mix(h, map.len() as u64);
-            for (k, v) in map {
-                h = fnv(k.as_bytes(), h);
-                h = mix(
-                    h,
-                    match v {
-                        Value::String(s) => s.len() as u64,
-                        Value::Array(a) => a.len() as u64 + 1_000_000,
-                        Value::Object(o) => o.len() as u64 + 2_000_000,
-                        Value::Number(n) => n.as_f64().map_or(0, f64::to_bits),
-                        Value::Bool(b) => *b as u64 + 3_000_000,
-                        Value::Null => 4_000_000,
-                    },
-                );
-            }
-        }
-        Value::String(s) => h = mix(h, s.len() as u64),
-        Value::Array(a) => h = mix(h, a.len() as u64),
-        _ => h = mix(h, 99),
-    }
-    h
-}
-
 #[cfg(test)]
-#[path = "tokens_tests.rs"]
 mod tests;
