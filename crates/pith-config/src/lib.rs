@@ -8,9 +8,13 @@ pub mod known;
 pub mod load;
 pub mod mcp;
 pub mod path;
+mod permission;
+mod provider;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
+pub use permission::{PermissionAction, PermissionSetting, permission_glob};
+pub use provider::{ModelConfig, OutputCap, ProviderConfig, ProviderKind};
 pub mod trusted;
 pub mod ui;
 
@@ -18,152 +22,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    Openai,
-    Anthropic,
-    /// OpenAI's Responses API (`{base_url}/responses`).
-    Responses,
-}
-
-impl ProviderKind {
-    /// The name written in a config file (`kind = "…"`).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Responses => "responses",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
-    pub kind: ProviderKind,
-    /// openai kind: includes the version (`https://api.openai.com/v1`); anthropic kind:
-    /// `https://api.anthropic.com`.
-    pub base_url: String,
-    /// Name of the environment variable that holds the API key (never the key itself).
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Retries for rate limits, 5xx, timeouts and broken streams.
-    #[serde(default)]
-    pub max_retries: Option<u32>,
-    /// Seconds to wait for a connection.
-    #[serde(default)]
-    pub connect_timeout_secs: Option<u64>,
-    /// Seconds to wait for the first byte of an answer after sending the request (a local server
-    /// reads the whole prompt first). `timeout_secs` is the older name.
-    #[serde(default, alias = "timeout_secs")]
-    pub first_byte_timeout_secs: Option<u64>,
-    /// Seconds of silence tolerated in the middle of a streamed answer.
-    #[serde(default)]
-    pub idle_timeout_secs: Option<u64>,
-    /// The longest wait before a retry: a server asking for longer (`retry-after`) gets the error
-    /// reported instead.
-    #[serde(default)]
-    pub max_retry_wait_secs: Option<u64>,
-    /// Which field carries the output cap (openai kind); unset: `max_completion_tokens` for
-    /// api.openai.com, `max_tokens` for every other server.
-    #[serde(default)]
-    pub output_cap: Option<OutputCap>,
-    /// Whether the server takes a reasoning effort (`reasoning_effort` on chat completions,
-    /// `reasoning.effort` on the Responses API); unset: only api.openai.com.
-    #[serde(default)]
-    pub reasoning_effort: Option<bool>,
-    /// Responses API: send `store: false` and carry the model's reasoning back encrypted
-    /// (`include: ["reasoning.encrypted_content"]`), as OpenAI and Azure OpenAI take; unset:
-    /// only api.openai.com.
-    #[serde(default)]
-    pub encrypted_reasoning: Option<bool>,
-}
-
-impl Default for ProviderConfig {
-    fn default() -> Self {
-        ProviderConfig {
-            kind: ProviderKind::Openai,
-            base_url: String::new(),
-            api_key_env: None,
-            headers: BTreeMap::new(),
-            max_retries: None,
-            connect_timeout_secs: None,
-            first_byte_timeout_secs: None,
-            idle_timeout_secs: None,
-            max_retry_wait_secs: None,
-            output_cap: None,
-            reasoning_effort: None,
-            encrypted_reasoning: None,
-        }
-    }
-}
-
-/// The request field that carries the output cap on an OpenAI-compatible server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputCap {
-    /// `max_tokens`: llama.cpp, Ollama, vLLM, OpenRouter and most other servers.
-    MaxTokens,
-    /// `max_completion_tokens`: OpenAI's own API (its newer models reject `max_tokens`).
-    MaxCompletionTokens,
-    /// Send no cap (a server that rejects both fields).
-    None,
-}
-
-impl OutputCap {
-    /// The field for a server at `base_url` when the config names none.
-    pub fn default_for(base_url: &str) -> OutputCap {
-        let host = url::Url::parse(base_url.trim())
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
-        match host.as_deref() {
-            Some("api.openai.com") => OutputCap::MaxCompletionTokens,
-            _ => OutputCap::MaxTokens,
-        }
-    }
-}
-
-/// Limits and prices of one model (`[models."provider/model"]` or the catalog).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct ModelConfig {
-    /// Context window in tokens (0 = unknown: automatic compaction off).
-    #[serde(default)]
-    pub context: u64,
-    /// Maximum input tokens, where the provider limits it separately.
-    #[serde(default)]
-    pub input: Option<u64>,
-    /// Maximum output tokens.
-    #[serde(default)]
-    pub output: u64,
-    /// USD per million input tokens.
-    #[serde(default)]
-    pub cost_input: f64,
-    /// USD per million output tokens.
-    #[serde(default)]
-    pub cost_output: f64,
-    #[serde(default)]
-    pub cost_cache_read: Option<f64>,
-    #[serde(default)]
-    pub cost_cache_write: Option<f64>,
-    /// Anthropic extended thinking budget in tokens.
-    #[serde(default)]
-    pub thinking_budget: Option<u32>,
-    /// How hard the model reasons: "minimal", "low", "medium" or "high" (`--effort` and
-    /// `/effort` override it for a session).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_effort: Option<pith_protocol::llm::ReasoningEffort>,
-    /// `max_tokens` to request (defaults to min(output, 32000)).
-    #[serde(default)]
-    pub max_tokens: Option<u32>,
-    /// The model takes images (attached with `@shot.png`); unset: pith's guess from the name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub images: Option<bool>,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -277,93 +135,6 @@ impl Default for WebfetchConfig {
             max_bytes: default_fetch_bytes(),
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PermissionAction {
-    Allow,
-    Ask,
-    Deny,
-}
-
-/// A permission entry: one action for the whole tool, or patterns mapped to actions
-/// (`[permission.bash] "git status*" = "allow"`). The most specific (longest) matching pattern wins.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum PermissionSetting {
-    Action(PermissionAction),
-    Patterns(BTreeMap<String, PermissionAction>),
-}
-
-impl<'de> Deserialize<'de> for PermissionSetting {
-    /// By hand, so a wrong value says what is expected (an untagged enum can only say that
-    /// nothing matched).
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = PermissionSetting;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(
-                    "\"allow\", \"ask\" or \"deny\", or a table of \"pattern\" = \"allow\" | \"ask\" | \"deny\"",
-                )
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                parse_action(v).map(PermissionSetting::Action)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut out = BTreeMap::new();
-                while let Some((pattern, action)) = map.next_entry::<String, ActionField>()? {
-                    out.insert(pattern, action.0);
-                }
-                Ok(PermissionSetting::Patterns(out))
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
-
-/// An action inside a pattern table, read on its own so an error points at its value.
-struct ActionField(PermissionAction);
-
-impl<'de> Deserialize<'de> for ActionField {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = ActionField;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("\"allow\", \"ask\" or \"deny\"")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                parse_action(v).map(ActionField)
-            }
-        }
-        d.deserialize_str(Visitor)
-    }
-}
-
-fn parse_action<E: serde::de::Error>(v: &str) -> Result<PermissionAction, E> {
-    match v {
-        "allow" => Ok(PermissionAction::Allow),
-        "ask" => Ok(PermissionAction::Ask),
-        "deny" => Ok(PermissionAction::Deny),
-        other => Err(E::custom(format!(
-            "permission action must be \"allow\", \"ask\" or \"deny\", got \"{other}\""
-        ))),
-    }
-}
-
-/// A permission pattern as a glob whose `*` also crosses `/` (what the permission rules match
-/// with); loading rejects a pattern this refuses, naming the file and line.
-pub fn permission_glob(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .backslash_escape(true)
-        .build()
-        .map(|g| g.compile_matcher())
 }
 
 /// The most a provider timeout or retry wait may be set to, in seconds.
