@@ -3,6 +3,7 @@
 //! `ToolState::Completed`). The stored forms stay JSON — sessions of earlier builds load as they
 //! are — and this is the one place that knows their keys.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::message::ToolState;
@@ -10,8 +11,9 @@ use crate::message::ToolState;
 mod metadata;
 
 pub use metadata::{
-    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, ReadMetadata,
-    RecallMetadata, SavedOutput, TodoMetadata, ToolMetadata, WriteMetadata,
+    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, McpFile,
+    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, TaskMetadata, TodoMetadata,
+    ToolMetadata, ToolSearchMetadata, WriteMetadata,
 };
 
 /// The line bash ends a command's output with for the model when the command exited (after a
@@ -33,6 +35,13 @@ pub struct ToolOutcome {
     pub read: Option<ReadExtent>,
     /// todowrite: the list as it set it.
     pub todos: Option<Vec<Value>>,
+    /// task: the sub-agent's session, agent and spending.
+    pub task: Option<TaskMetadata>,
+    /// An MCP server's tool: which it was, and the files its result carried.
+    pub mcp: Option<McpMetadata>,
+    /// tool_search: the MCP tools it loaded (names stored otherwise than as strings are
+    /// skipped).
+    pub loaded: Option<Vec<String>>,
 }
 
 /// How much a `read` read.
@@ -63,6 +72,18 @@ impl ToolOutcome {
                 .map(str::to_string),
             read: read_extent(metadata),
             todos: metadata.get("todos").and_then(Value::as_array).cloned(),
+            task: TaskMetadata::deserialize(metadata).ok(),
+            mcp: McpMetadata::deserialize(metadata).ok(),
+            loaded: metadata
+                .get("loaded")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                }),
         }
     }
 }
