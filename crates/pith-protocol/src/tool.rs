@@ -175,8 +175,29 @@ pub enum ToolInput<'a> {
     Other,
 }
 
-/// The keys a file tool's path is found under, most likely first.
-const PATH_KEYS: [&str; 4] = ["file_path", "path", "filePath", "file"];
+/// The keys pith's file tools (`read`, `write`, `edit`) take their file under: `file_path`, and
+/// the aliases their inputs accept.
+const FILE_KEYS: [&str; 3] = ["file_path", "path", "filePath"];
+
+/// The keys a path is shown from, most likely first: the file tools' and `file`, which other
+/// tools (an MCP server's, a `patch`) name theirs with.
+const PATH_KEYS: [&str; 4] = [FILE_KEYS[0], FILE_KEYS[1], FILE_KEYS[2], "file"];
+
+/// The key pith's `list`, `grep` and `glob` take their directory under (they know no alias).
+const DIR_KEY: &str = "path";
+
+/// The file a call of one of pith's file tools (`read`, `write`, `edit`) names, as the tool
+/// takes it: under `file_path` or one of its aliases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileArg<'a> {
+    /// No key names it as a string: the tool refuses the call.
+    Missing,
+    /// One key names it.
+    One(&'a str),
+    /// More than one key is given (`file_path` and an alias): which file the call means is not
+    /// known, and the tool refuses it.
+    Several,
+}
 
 impl<'a> ToolInput<'a> {
     /// The view of `input`, the arguments of a call of `tool`.
@@ -184,6 +205,7 @@ impl<'a> ToolInput<'a> {
         let s = |k: &str| input.get(k).and_then(Value::as_str);
         let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
         let path = first_of(&PATH_KEYS);
+        let dir = s(DIR_KEY);
         match tool {
             "bash" | "shell" => ToolInput::Exec {
                 command: first_of(&["command", "cmd"]),
@@ -201,11 +223,12 @@ impl<'a> ToolInput<'a> {
                 path,
                 content: s("content"),
             },
-            "list" | "ls" => ToolInput::List { path },
+            "list" => ToolInput::List { path: dir },
+            "ls" => ToolInput::List { path },
             "grep" | "glob" | "search" => ToolInput::Search {
                 pattern: first_of(&["pattern", "query"]),
-                within: first_of(&["path", "include", "glob"]),
-                path,
+                within: first_of(&[DIR_KEY, "include", "glob"]),
+                path: if tool == "search" { path } else { dir },
             },
             "webfetch" | "fetch" => ToolInput::Fetch { url: s("url") },
             "task" => ToolInput::Task {
@@ -223,6 +246,17 @@ impl<'a> ToolInput<'a> {
                 Some((server, tool)) => ToolInput::Mcp { server, tool, path },
                 None => ToolInput::Other,
             },
+        }
+    }
+
+    /// The file a call of `read`, `write` or `edit` names in `input`, as the tool takes it (the
+    /// permission rules judge this one).
+    pub fn file_arg(input: &'a Value) -> FileArg<'a> {
+        let mut given = FILE_KEYS.iter().filter_map(|k| input.get(k));
+        match (given.next(), given.next()) {
+            (None, _) => FileArg::Missing,
+            (Some(_), Some(_)) => FileArg::Several,
+            (Some(v), None) => v.as_str().map_or(FileArg::Missing, FileArg::One),
         }
     }
 
@@ -398,6 +432,57 @@ mod tests {
         assert_eq!(
             ToolInput::of("bash", &json!({"command": 3})).command(),
             None
+        );
+    }
+
+    #[test]
+    fn a_file_tool_names_its_file_once_or_not_at_all() {
+        let arg = |input: Value| match ToolInput::file_arg(&input) {
+            FileArg::One(p) => Ok(Some(p.to_string())),
+            FileArg::Missing => Ok(None),
+            FileArg::Several => Err(()),
+        };
+        for key in ["file_path", "path", "filePath"] {
+            assert_eq!(arg(json!({key: "a.rs"})), Ok(Some("a.rs".into())), "{key}");
+        }
+        // `file` is no key of pith's file tools: they refuse the call
+        assert_eq!(arg(json!({"file": "a.rs"})), Ok(None));
+        assert_eq!(arg(json!({"file_path": 3})), Ok(None));
+        assert_eq!(arg(json!({})), Ok(None));
+        // named twice, whatever the values: which one is meant is not known, none is picked
+        for (a, b) in [
+            ("file_path", "path"),
+            ("path", "filePath"),
+            ("filePath", "file_path"),
+        ] {
+            assert_eq!(arg(json!({a: "x", b: "y"})), Err(()), "{a} + {b}");
+            assert_eq!(arg(json!({a: 3, b: "y"})), Err(()), "{a} + {b}");
+        }
+    }
+
+    #[test]
+    fn pith_s_searches_and_listings_look_where_the_tool_does() {
+        // grep, glob and list take their directory under `path` alone
+        let misnamed = json!({"pattern": "x", "file_path": "/etc", "path": "src"});
+        for tool in ["grep", "glob"] {
+            let ToolInput::Search { path, .. } = ToolInput::of(tool, &misnamed) else {
+                panic!("{tool}");
+            };
+            assert_eq!(path, Some("src"), "{tool}");
+        }
+        assert_eq!(
+            ToolInput::of("list", &misnamed),
+            ToolInput::List { path: Some("src") }
+        );
+        let elsewhere = json!({"file_path": "/etc"});
+        assert_eq!(
+            ToolInput::of("list", &elsewhere),
+            ToolInput::List { path: None }
+        );
+        // other agents' `ls` and `search`: any path key
+        assert_eq!(
+            ToolInput::of("ls", &elsewhere),
+            ToolInput::List { path: Some("/etc") }
         );
     }
 
