@@ -186,6 +186,10 @@ const PATH_KEYS: [&str; 4] = [FILE_KEYS[0], FILE_KEYS[1], FILE_KEYS[2], "file"];
 /// The key pith's `list`, `grep` and `glob` take their directory under (they know no alias).
 const DIR_KEY: &str = "path";
 
+/// The keys pith's own tools name what they work on with (a command, a file, a directory, a
+/// pattern), most telling first: what `pith run` shows of a call no view reads.
+const GIST_KEYS: [&str; 4] = ["command", FILE_KEYS[0], DIR_KEY, "pattern"];
+
 /// The file a call of one of pith's file tools (`read`, `write`, `edit`) names, as the tool
 /// takes it: under `file_path` or one of its aliases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,6 +262,25 @@ impl<'a> ToolInput<'a> {
             (Some(_), Some(_)) => FileArg::Several,
             (Some(v), None) => v.as_str().map_or(FileArg::Missing, FileArg::One),
         }
+    }
+
+    /// The first argument `input` gives as a string, in the call's order: the gist front ends
+    /// show of a call no view reads (an MCP server's tool, `tool_search`), or of one that gave
+    /// none of its tool's keys.
+    pub fn first_string(input: &'a Value) -> Option<&'a str> {
+        input.as_object()?.values().find_map(Value::as_str)
+    }
+
+    /// The argument under the first of the keys pith's own tools name what they work on with
+    /// (`command`, `file_path`, `path`, `pattern`), as text (a string as it is, any other
+    /// value as JSON): the gist `pith run` shows of a call its view says nothing of.
+    pub fn common_argument(input: &Value) -> Option<String> {
+        let value = GIST_KEYS.iter().find_map(|k| input.get(k))?;
+        Some(
+            value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_string),
+        )
     }
 
     /// The file (or directory) a file tool works on.
@@ -484,6 +507,23 @@ mod tests {
             ToolInput::of("ls", &elsewhere),
             ToolInput::List { path: Some("/etc") }
         );
+    }
+
+    #[test]
+    fn the_gist_of_arguments_no_view_reads() {
+        // (written in key order: the order a map keeps depends on serde_json's features)
+        let mcp = json!({"a_query": "is:open", "path": "src", "repo": 7});
+        assert_eq!(ToolInput::first_string(&mcp), Some("is:open"));
+        assert_eq!(ToolInput::common_argument(&mcp).as_deref(), Some("src"));
+        let numbers = json!({"n": 1, "command": 3});
+        assert_eq!(ToolInput::first_string(&numbers), None);
+        assert_eq!(ToolInput::common_argument(&numbers).as_deref(), Some("3"));
+        let ordered = json!({"pattern": "p", "file_path": "f", "command": "c"});
+        assert_eq!(ToolInput::common_argument(&ordered).as_deref(), Some("c"));
+        for none in [json!({}), json!(null), json!("text"), json!(["a"])] {
+            assert_eq!(ToolInput::first_string(&none), None, "{none}");
+            assert_eq!(ToolInput::common_argument(&none), None, "{none}");
+        }
     }
 
     #[test]
