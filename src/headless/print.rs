@@ -207,30 +207,16 @@ fn short_input(tool: &str, input: &serde_json::Value) -> String {
         | ToolInput::Mcp { .. }
         | ToolInput::Other => None,
     };
-    let s = known.map_or_else(|| any_gist(input), str::to_string);
+    // a call the view says nothing of (an MCP server's tool, one that gave none of its tool's
+    // keys): the argument under the first of the keys pith's tools use, else the JSON
+    let s = known.map_or_else(
+        || ToolInput::common_argument(input).unwrap_or_else(|| input.to_string()),
+        str::to_string,
+    );
     // a key the model wrote into a call is not echoed to the terminal (or a CI log)
     let s = crate::secrets::scrub(&s);
     let line = s.lines().next().unwrap_or("");
     line.chars().take(100).collect()
-}
-
-/// The gist of the input of a call whose tool pith does not read (an MCP server's, or one that
-/// gave none of its own keys): the first of the keys pith's tools use, else the JSON.
-fn any_gist(input: &serde_json::Value) -> String {
-    match input {
-        serde_json::Value::Object(map) => map
-            .get("command")
-            .or_else(|| map.get("file_path"))
-            .or_else(|| map.get("path"))
-            .or_else(|| map.get("pattern"))
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string())
-            })
-            .unwrap_or_else(|| input.to_string()),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::emitter::Tag;
@@ -14,6 +14,7 @@ use super::shared::{Prompt, Shared};
 use pith_config::Config;
 use pith_protocol::event::{SubagentTotals, TurnEnd};
 use pith_protocol::message::{Agent, ToolState, new_id, now_ms};
+use pith_protocol::tool::TaskMetadata;
 use pith_tools::permission::Permissions;
 use pith_tools::registry::Registry;
 use pith_tools::task::{self, AgentDef};
@@ -440,12 +441,13 @@ impl Runner {
                 Ok(ToolOutput {
                     title: format!("{}: {}", run.agent, task_title(&call.input)),
                     output: format!("{id_line}\n\n{answer}"),
-                    metadata: json!({
-                        "session_id": run.session_id,
-                        "agent": run.agent,
-                        "tokens": run.totals.tokens,
-                        "cost": run.totals.cost,
-                    }),
+                    metadata: TaskMetadata {
+                        session_id: run.session_id.clone(),
+                        agent: run.agent.clone(),
+                        tokens: run.totals.tokens,
+                        cost: run.totals.cost,
+                    }
+                    .into(),
                     meta: Default::default(),
                 })
             }

@@ -6,7 +6,7 @@
 
 use super::prompt::{self, Fit};
 use super::runner::Runner;
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, WindowSource};
 use pith_provider::ProviderError;
 use pith_provider::limits::{self, OverflowLimits};
 
@@ -95,7 +95,7 @@ impl Runner {
             let previous = self.model.limits.context;
             if window >= MIN_WINDOW && window != previous {
                 self.model.window_guessed = false;
-                self.announce_window(window, previous, &source);
+                self.announce_window(window, previous, WindowSource::Server(source));
             }
         }
         if let Some(w) = self.window.take_warning()
@@ -117,8 +117,8 @@ impl Runner {
         let said = limits::parse(&err.message);
         let previous = self.model.limits.context;
         let (window, source) = match (said.window, said.prompt.or(estimated)) {
-            (Some(w), _) => (w, "server error"),
-            (None, Some(p)) if p < self.usable() => (p, "rejected request"),
+            (Some(w), _) => (w, WindowSource::ServerError),
+            (None, Some(p)) if p < self.usable() => (p, WindowSource::RejectedRequest),
             _ => return said,
         };
         if window >= MIN_WINDOW && (previous == 0 || window < previous) {
@@ -167,13 +167,13 @@ impl Runner {
     }
 
     /// Uses `window` from now on, remembers it for the model, and tells the user.
-    fn announce_window(&mut self, window: u64, previous: u64, source: &str) {
+    fn announce_window(&mut self, window: u64, previous: u64, source: WindowSource) {
         self.set_window(window);
         self.fit_prompt();
-        if let Err(e) = self
-            .log
-            .store()
-            .set_learned_window(&self.model.name, window, source)
+        if let Err(e) =
+            self.log
+                .store()
+                .set_learned_window(&self.model.name, window, source.as_str())
         {
             tracing::error!(
                 "store: cannot remember the window of {}: {e:#}",
@@ -184,11 +184,12 @@ impl Runner {
             "{}: context window {previous} -> {window} ({source})",
             self.model.name
         );
+        let from = source.to_string();
         self.emit(Event::ContextWindow {
             model: self.model.name.clone(),
             window,
             previous,
-            source: source.to_string(),
+            source,
         });
         let was = if previous == 0 {
             "none was known".to_string()
@@ -196,7 +197,7 @@ impl Runner {
             format!("not {previous}")
         };
         self.emit(Event::info(format!(
-                "{}: the context window is {window} tokens ({was}; from {source}); using {window} from now on",
+                "{}: the context window is {window} tokens ({was}; from {from}); using {window} from now on",
                 self.model.name
             )));
         self.emit_context();

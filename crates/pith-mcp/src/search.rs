@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use pith_config::{ToolSearchConfig, ToolSearchMode};
 use pith_protocol::llm::ToolSpec;
-use pith_protocol::message::{Message, PartKind, ToolState};
+use pith_protocol::message::{Message, PartKind};
+use pith_protocol::tool::ToolSearchMetadata;
 use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// The loader tool's name.
@@ -45,10 +46,8 @@ pub fn loaded(view: &[Message], is_mcp: &dyn Fn(&str) -> bool) -> BTreeSet<Strin
                 continue;
             };
             if tool == TOOL_SEARCH {
-                if let ToolState::Completed { metadata, .. } = state
-                    && let Some(names) = metadata.get("loaded").and_then(Value::as_array)
-                {
-                    out.extend(names.iter().filter_map(Value::as_str).map(str::to_string));
+                if let Some(names) = state.outcome().and_then(|o| o.loaded) {
+                    out.extend(names);
                 }
             } else if is_mcp(tool) {
                 out.insert(tool.clone());
@@ -250,11 +249,11 @@ impl Tool for ToolSearch {
         if !unknown.is_empty() {
             out.push_str(&format!("\nNot found: {}", unknown.join(", ")));
         }
-        let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<String> = found.iter().map(|s| s.name.clone()).collect();
         Ok(ToolOutput {
             title: names.join(", "),
             output: out,
-            metadata: json!({ "loaded": names }),
+            metadata: ToolSearchMetadata { loaded: names }.into(),
             meta: ToolMeta::default(),
         })
     }

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use pith_protocol::message::{Message, Role, ToolTime};
+use pith_protocol::message::{Message, Role, ToolState, ToolTime};
 use pith_tools::testutil::Ws;
 
 fn spec(name: &str, description: &str) -> ToolSpec {

@@ -10,6 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 use super::manager::{CallError, McpManager, Server};
+use pith_protocol::tool::{McpFile, McpMetadata};
 use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// A description longer than this is cut (some servers ship manuals in them).
@@ -129,7 +130,7 @@ pub fn render(
     tool: &str,
     data_dir: &Path,
 ) -> Result<ToolOutput, ToolError> {
-    let mut files: Vec<Value> = Vec::new();
+    let mut files: Vec<McpFile> = Vec::new();
     let mut pieces: Vec<String> = result
         .content
         .iter()
@@ -148,10 +149,12 @@ pub fn render(
             text
         }));
     }
-    let mut metadata = json!({ "mcp_server": server, "mcp_tool": tool });
-    if !files.is_empty() {
-        metadata["files"] = Value::Array(files);
+    let metadata = McpMetadata {
+        mcp_server: server.to_string(),
+        mcp_tool: tool.to_string(),
+        files,
     }
+    .into();
     Ok(ToolOutput {
         title: format!("{server}: {tool}"),
         output: if text.is_empty() {
@@ -166,7 +169,7 @@ pub fn render(
 
 /// One content block as text: text as it is, media saved (into `files`) and named, a resource
 /// link listed, an embedded resource shown or saved.
-fn block_text(block: &ContentBlock, data_dir: &Path, files: &mut Vec<Value>) -> String {
+fn block_text(block: &ContentBlock, data_dir: &Path, files: &mut Vec<McpFile>) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
         ContentBlock::Image(i) => save_media("image", &i.data, &i.mime_type, data_dir, files),
@@ -203,7 +206,7 @@ fn resource_link(r: &rmcp::model::Resource) -> String {
 fn embedded_resource(
     r: &rmcp::model::EmbeddedResource,
     data_dir: &Path,
-    files: &mut Vec<Value>,
+    files: &mut Vec<McpFile>,
 ) -> String {
     match &r.resource {
         ResourceContents::TextResourceContents { uri, text, .. } => {
@@ -230,7 +233,7 @@ fn save_media(
     data: &str,
     mime: &str,
     data_dir: &Path,
-    files: &mut Vec<Value>,
+    files: &mut Vec<McpFile>,
 ) -> String {
     let bytes = match base64::engine::general_purpose::STANDARD.decode(data.trim()) {
         Ok(b) => b,
@@ -243,7 +246,11 @@ fn save_media(
     let size = pith_tools::truncate::human_bytes(bytes.len());
     match saved {
         Ok(()) => {
-            files.push(json!({"path": path, "mime": mime, "bytes": bytes.len()}));
+            files.push(McpFile {
+                path: path.display().to_string(),
+                mime: mime.to_string(),
+                bytes: bytes.len(),
+            });
             format!("[{kind}: {mime}, {size}, saved to {}]", path.display())
         }
         Err(e) => {

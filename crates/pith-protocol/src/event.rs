@@ -4,6 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{FinishReason, Message, Part, Usage};
 
+mod window;
+
+pub use window::WindowSource;
+
 /// How tool calls are let through, on top of the permission rules (deny rules and the sandbox
 /// hold in every mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -580,8 +584,8 @@ pub enum Event {
         window: u64,
         /// The window used before (0: unknown).
         previous: u64,
-        /// Where the figure came from: "server error", "server", "estimate".
-        source: String,
+        /// Where the figure came from.
+        source: WindowSource,
     },
     PermissionAsked(PermissionRequest),
     Retrying {

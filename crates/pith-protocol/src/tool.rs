@@ -3,6 +3,7 @@
 //! `ToolState::Completed`). The stored forms stay JSON — sessions of earlier builds load as they
 //! are — and this is the one place that knows their keys.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::message::ToolState;
@@ -10,8 +11,9 @@ use crate::message::ToolState;
 mod metadata;
 
 pub use metadata::{
-    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, ReadMetadata,
-    RecallMetadata, SavedOutput, TodoMetadata, ToolMetadata, WriteMetadata,
+    BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, McpFile,
+    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, TaskMetadata, TodoMetadata,
+    ToolMetadata, ToolSearchMetadata, WriteMetadata,
 };
 
 /// The line bash ends a command's output with for the model when the command exited (after a
@@ -33,6 +35,13 @@ pub struct ToolOutcome {
     pub read: Option<ReadExtent>,
     /// todowrite: the list as it set it.
     pub todos: Option<Vec<Value>>,
+    /// task: the sub-agent's session, agent and spending.
+    pub task: Option<TaskMetadata>,
+    /// An MCP server's tool: which it was, and the files its result carried.
+    pub mcp: Option<McpMetadata>,
+    /// tool_search: the MCP tools it loaded (names stored otherwise than as strings are
+    /// skipped).
+    pub loaded: Option<Vec<String>>,
 }
 
 /// How much a `read` read.
@@ -63,6 +72,18 @@ impl ToolOutcome {
                 .map(str::to_string),
             read: read_extent(metadata),
             todos: metadata.get("todos").and_then(Value::as_array).cloned(),
+            task: TaskMetadata::deserialize(metadata).ok(),
+            mcp: McpMetadata::deserialize(metadata).ok(),
+            loaded: metadata
+                .get("loaded")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                }),
         }
     }
 }
@@ -154,8 +175,33 @@ pub enum ToolInput<'a> {
     Other,
 }
 
-/// The keys a file tool's path is found under, most likely first.
-const PATH_KEYS: [&str; 4] = ["file_path", "path", "filePath", "file"];
+/// The keys pith's file tools (`read`, `write`, `edit`) take their file under: `file_path`, and
+/// the aliases their inputs accept.
+const FILE_KEYS: [&str; 3] = ["file_path", "path", "filePath"];
+
+/// The keys a path is shown from, most likely first: the file tools' and `file`, which other
+/// tools (an MCP server's, a `patch`) name theirs with.
+const PATH_KEYS: [&str; 4] = [FILE_KEYS[0], FILE_KEYS[1], FILE_KEYS[2], "file"];
+
+/// The key pith's `list`, `grep` and `glob` take their directory under (they know no alias).
+const DIR_KEY: &str = "path";
+
+/// The keys pith's own tools name what they work on with (a command, a file, a directory, a
+/// pattern), most telling first: what `pith run` shows of a call no view reads.
+const GIST_KEYS: [&str; 4] = ["command", FILE_KEYS[0], DIR_KEY, "pattern"];
+
+/// The file a call of one of pith's file tools (`read`, `write`, `edit`) names, as the tool
+/// takes it: under `file_path` or one of its aliases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileArg<'a> {
+    /// No key names it as a string: the tool refuses the call.
+    Missing,
+    /// One key names it.
+    One(&'a str),
+    /// More than one key is given (`file_path` and an alias): which file the call means is not
+    /// known, and the tool refuses it.
+    Several,
+}
 
 impl<'a> ToolInput<'a> {
     /// The view of `input`, the arguments of a call of `tool`.
@@ -163,6 +209,7 @@ impl<'a> ToolInput<'a> {
         let s = |k: &str| input.get(k).and_then(Value::as_str);
         let first_of = |keys: &[&str]| keys.iter().find_map(|k| s(k));
         let path = first_of(&PATH_KEYS);
+        let dir = s(DIR_KEY);
         match tool {
             "bash" | "shell" => ToolInput::Exec {
                 command: first_of(&["command", "cmd"]),
@@ -180,11 +227,12 @@ impl<'a> ToolInput<'a> {
                 path,
                 content: s("content"),
             },
-            "list" | "ls" => ToolInput::List { path },
+            "list" => ToolInput::List { path: dir },
+            "ls" => ToolInput::List { path },
             "grep" | "glob" | "search" => ToolInput::Search {
                 pattern: first_of(&["pattern", "query"]),
-                within: first_of(&["path", "include", "glob"]),
-                path,
+                within: first_of(&[DIR_KEY, "include", "glob"]),
+                path: if tool == "search" { path } else { dir },
             },
             "webfetch" | "fetch" => ToolInput::Fetch { url: s("url") },
             "task" => ToolInput::Task {
@@ -203,6 +251,36 @@ impl<'a> ToolInput<'a> {
                 None => ToolInput::Other,
             },
         }
+    }
+
+    /// The file a call of `read`, `write` or `edit` names in `input`, as the tool takes it (the
+    /// permission rules judge this one).
+    pub fn file_arg(input: &'a Value) -> FileArg<'a> {
+        let mut given = FILE_KEYS.iter().filter_map(|k| input.get(k));
+        match (given.next(), given.next()) {
+            (None, _) => FileArg::Missing,
+            (Some(_), Some(_)) => FileArg::Several,
+            (Some(v), None) => v.as_str().map_or(FileArg::Missing, FileArg::One),
+        }
+    }
+
+    /// The first argument `input` gives as a string, in the call's order: the gist front ends
+    /// show of a call no view reads (an MCP server's tool, `tool_search`), or of one that gave
+    /// none of its tool's keys.
+    pub fn first_string(input: &'a Value) -> Option<&'a str> {
+        input.as_object()?.values().find_map(Value::as_str)
+    }
+
+    /// The argument under the first of the keys pith's own tools name what they work on with
+    /// (`command`, `file_path`, `path`, `pattern`), as text (a string as it is, any other
+    /// value as JSON): the gist `pith run` shows of a call its view says nothing of.
+    pub fn common_argument(input: &Value) -> Option<String> {
+        let value = GIST_KEYS.iter().find_map(|k| input.get(k))?;
+        Some(
+            value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_string),
+        )
     }
 
     /// The file (or directory) a file tool works on.
@@ -378,6 +456,74 @@ mod tests {
             ToolInput::of("bash", &json!({"command": 3})).command(),
             None
         );
+    }
+
+    #[test]
+    fn a_file_tool_names_its_file_once_or_not_at_all() {
+        let arg = |input: Value| match ToolInput::file_arg(&input) {
+            FileArg::One(p) => Ok(Some(p.to_string())),
+            FileArg::Missing => Ok(None),
+            FileArg::Several => Err(()),
+        };
+        for key in ["file_path", "path", "filePath"] {
+            assert_eq!(arg(json!({key: "a.rs"})), Ok(Some("a.rs".into())), "{key}");
+        }
+        // `file` is no key of pith's file tools: they refuse the call
+        assert_eq!(arg(json!({"file": "a.rs"})), Ok(None));
+        assert_eq!(arg(json!({"file_path": 3})), Ok(None));
+        assert_eq!(arg(json!({})), Ok(None));
+        // named twice, whatever the values: which one is meant is not known, none is picked
+        for (a, b) in [
+            ("file_path", "path"),
+            ("path", "filePath"),
+            ("filePath", "file_path"),
+        ] {
+            assert_eq!(arg(json!({a: "x", b: "y"})), Err(()), "{a} + {b}");
+            assert_eq!(arg(json!({a: 3, b: "y"})), Err(()), "{a} + {b}");
+        }
+    }
+
+    #[test]
+    fn pith_s_searches_and_listings_look_where_the_tool_does() {
+        // grep, glob and list take their directory under `path` alone
+        let misnamed = json!({"pattern": "x", "file_path": "/etc", "path": "src"});
+        for tool in ["grep", "glob"] {
+            let ToolInput::Search { path, .. } = ToolInput::of(tool, &misnamed) else {
+                panic!("{tool}");
+            };
+            assert_eq!(path, Some("src"), "{tool}");
+        }
+        assert_eq!(
+            ToolInput::of("list", &misnamed),
+            ToolInput::List { path: Some("src") }
+        );
+        let elsewhere = json!({"file_path": "/etc"});
+        assert_eq!(
+            ToolInput::of("list", &elsewhere),
+            ToolInput::List { path: None }
+        );
+        // other agents' `ls` and `search`: any path key
+        assert_eq!(
+            ToolInput::of("ls", &elsewhere),
+            ToolInput::List { path: Some("/etc") }
+        );
+    }
+
+    #[test]
+    fn the_gist_of_arguments_no_view_reads() {
+        // (written in key order: the order a map keeps depends on serde_json's features)
+        let mcp = json!({"a_query": "is:open", "path": "src", "repo": 7});
+        assert_eq!(ToolInput::first_string(&mcp), Some("is:open"));
+        assert_eq!(ToolInput::common_argument(&mcp).as_deref(), Some("src"));
+        let numbers = json!({"n": 1, "command": 3});
+        assert_eq!(ToolInput::first_string(&numbers), None);
+        assert_eq!(ToolInput::common_argument(&numbers).as_deref(), Some("3"));
+        let ordered = json!({"pattern": "p", "file_path": "f", "command": "c"});
+        assert_eq!(ToolInput::common_argument(&ordered).as_deref(), Some("c"));
+        for none in [json!({}), json!(null), json!("text"), json!(["a"])] {
+            assert_eq!(ToolInput::first_string(&none), None, "{none}");
+            assert_eq!(ToolInput::common_argument(&none), None, "{none}");
+        }
     }
 
     #[test]

@@ -425,7 +425,7 @@ fn start(
     policy: &CommandPolicy,
     unsandboxed: bool,
 ) -> Result<Started, ToolError> {
-    let spawn_err = |e: io::Error| format!("bash: could not start the shell: {e}");
+    let spawn_err = |e: io::Error| tool_err!("bash: could not start the shell: {e}");
     // One pipe for both stdout and stderr keeps their relative order.
     let (reader, writer) = io::pipe().map_err(spawn_err)?;
     let writer2 = writer.try_clone().map_err(spawn_err)?;

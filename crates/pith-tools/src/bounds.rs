@@ -45,7 +45,7 @@ pub fn special_file_error(shown: &str, kind: &str, verb: &str) -> String {
 /// Refuses a special file before anything opens it.
 pub fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), ToolError> {
     match special_kind(&meta.file_type()) {
-        Some(kind) => Err(special_file_error(shown, kind, verb).into()),
+        Some(kind) => Err(ToolError::Failed(special_file_error(shown, kind, verb))),
         None => Ok(()),
     }
 }
@@ -76,7 +76,7 @@ pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolE
     use std::io::Read;
     let (file, meta) = open_regular(path, shown, verb)?;
     if meta.len() > MAX_WHOLE_FILE {
-        return Err(too_large(shown, meta.len(), verb).into());
+        return Err(ToolError::Failed(too_large(shown, meta.len(), verb)));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // `take` also bounds a file that grows while it is read.
@@ -84,7 +84,11 @@ pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolE
         .read_to_end(&mut bytes)
         .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
     if bytes.len() as u64 > MAX_WHOLE_FILE {
-        return Err(too_large(shown, bytes.len() as u64, verb).into());
+        return Err(ToolError::Failed(too_large(
+            shown,
+            bytes.len() as u64,
+            verb,
+        )));
     }
     Ok(bytes)
 }

@@ -114,11 +114,9 @@ async fn blocking<T: Send + 'static>(
 /// a file not read since it changed. The resolved path and the path as shown.
 fn check_file(input: &Input, ctx: &ToolContext) -> Result<(PathBuf, String), ToolError> {
     if input.old_string == input.new_string {
-        return Err(
-            "old_string and new_string are identical: there is nothing to change."
-                .to_string()
-                .into(),
-        );
+        return Err(ToolError::Failed(
+            "old_string and new_string are identical: there is nothing to change.".into(),
+        ));
     }
     if input.old_string.is_empty() {
         return Err(ToolError::Failed("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".into()));

@@ -73,7 +73,7 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .case_insensitive(input.ignore_case.unwrap_or(false))
         .build(&input.pattern)
         .map_err(|e| {
-            format!(
+            tool_err!(
                 "grep: invalid regular expression `{}`: {}",
                 input.pattern,
                 one_line(&e.to_string())

@@ -132,12 +132,6 @@ pub enum ToolError {
     Failed(String),
 }
 
-impl From<String> for ToolError {
-    fn from(message: String) -> ToolError {
-        ToolError::Failed(message)
-    }
-}
-
 /// `ToolError::Failed` with a `format!` message (in scope in the tool modules declared below).
 macro_rules! tool_err {
     ($($arg:tt)*) => {

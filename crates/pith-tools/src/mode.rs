@@ -9,6 +9,7 @@ use super::bash_parse;
 use super::path;
 use super::permission::Decision;
 use pith_protocol::event::PermissionMode;
+use pith_protocol::tool::{FileArg, ToolInput};
 
 /// Tools that only read (or only keep pith's own state): they run in plan mode. `task` runs a
 /// sub-agent, which inherits the mode.
@@ -244,13 +245,13 @@ fn sed_reads_only(args: &[&str]) -> bool {
         })
 }
 
-/// Whether every path an edit or write names lies inside the workspace.
+/// Whether the one file an edit or write names lies inside the workspace (a call that names
+/// none, or more than one, is not let through: the tool refuses it).
 fn edits_inside(input: &Value, workspace: &std::path::Path) -> bool {
-    input
-        .get("file_path")
-        .or_else(|| input.get("path"))
-        .and_then(Value::as_str)
-        .is_some_and(|p| path::resolve(workspace, p).inside)
+    match ToolInput::file_arg(input) {
+        FileArg::One(p) => path::resolve(workspace, p).inside,
+        FileArg::Missing | FileArg::Several => false,
+    }
 }
 
 #[cfg(test)]
@@ -325,6 +326,45 @@ mod tests {
         assert!(reads_only("read", &json!({})));
         assert!(!reads_only("write", &json!({})));
         assert!(!reads_only("mcp__github__create_issue", &json!({})));
+    }
+
+    /// Accepting edits lets through an edit of the one file it names inside the workspace,
+    /// under any key the tool takes; a call naming its file twice is never let through on one
+    /// of them.
+    #[test]
+    fn accepting_edits_judges_the_one_file_the_tool_writes() {
+        let ws = tempfile::tempdir().unwrap();
+        let ask = || {
+            Decision::Ask(pith_protocol::event::PermissionRequest {
+                id: "p".into(),
+                tool: "write".into(),
+                call_id: "c".into(),
+                title: "write".into(),
+                patterns: Vec::new(),
+                agent: None,
+            })
+        };
+        let accepts = |input: Value| {
+            let d = apply(
+                PermissionMode::AcceptEdits,
+                "write",
+                &input,
+                ws.path(),
+                ask(),
+            );
+            matches!(d, Decision::Allow)
+        };
+        for key in ["file_path", "path", "filePath"] {
+            assert!(accepts(json!({key: "src/a.rs", "content": ""})), "{key}");
+            assert!(!accepts(json!({key: "/etc/hosts", "content": ""})), "{key}");
+        }
+        for (a, b) in [("file_path", "path"), ("path", "filePath")] {
+            let twice = json!({a: "src/a.rs", b: "src/b.rs", "content": ""});
+            assert!(!accepts(twice), "{a} + {b}");
+            let planted = json!({a: "src/a.rs", b: "/etc/hosts", "content": ""});
+            assert!(!accepts(planted), "{a} + {b}");
+        }
+        assert!(!accepts(json!({"file": "src/a.rs", "content": ""})));
     }
 
     #[test]

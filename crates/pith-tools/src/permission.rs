@@ -19,6 +19,7 @@ use super::ToolContext;
 use super::path::{Resolved, is_under, resolve};
 use pith_config::{PermissionAction, PermissionSetting};
 use pith_protocol::event::{PermissionReply, PermissionRequest};
+use pith_protocol::tool::{FileArg, ToolInput};
 
 /// The table for paths outside the workspace.
 pub const EXTERNAL_DIRECTORY: &str = "external_directory";
@@ -144,6 +145,17 @@ struct Subject {
     grant: String,
 }
 
+impl Subject {
+    /// `what` in `table`, matched and granted as it is.
+    fn named(table: &str, what: &str) -> Subject {
+        Subject {
+            table: table.into(),
+            grant: what.into(),
+            forms: vec![what.into()],
+        }
+    }
+}
+
 impl Permissions {
     pub fn new(user: &BTreeMap<String, PermissionSetting>) -> Self {
         let mut merged: BTreeMap<String, BTreeMap<String, (PermissionAction, bool)>> =
@@ -202,8 +214,10 @@ impl Permissions {
             return self.check_bash(input, ctx);
         }
         let subjects = match self.subjects(tool, input, ctx) {
-            Some(s) => s,
-            None => return Decision::Allow,
+            Ok(s) => s,
+            // the tool refuses what it cannot read
+            Err(Unjudged::Malformed) => return Decision::Allow,
+            Err(Unjudged::SeveralFiles) => return several_files(tool),
         };
         let asks = match self.evaluate(&subjects) {
             Ok(asks) => asks,
@@ -359,78 +373,94 @@ impl Permissions {
             .is_some_and(|rules| rules.iter().any(|r| forms.iter().any(|f| r.matches(f))))
     }
 
-    /// What a call touches. `None` when the input cannot be understood: the tool rejects it.
-    fn subjects(&self, tool: &str, input: &Value, ctx: &ToolContext) -> Option<Vec<Subject>> {
-        let str_field = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|n| input.get(*n).and_then(Value::as_str))
-        };
-        match tool {
-            "read" | "write" | "edit" => {
-                let raw = str_field(&["file_path", "path", "filePath"])?;
-                let r = resolve(&ctx.workspace, raw);
-                Some(self.path_subjects(tool, &r, ctx))
-            }
-            "glob" | "grep" | "list" => {
-                let raw = str_field(&["path"])
-                    .filter(|s| !s.trim().is_empty())
-                    .unwrap_or(".");
-                let r = resolve(&ctx.workspace, raw);
-                if in_tool_output(&r, ctx) {
-                    return Some(Vec::new());
-                }
-                let mut subjects = Vec::new();
-                if r.path.is_file() {
-                    // Searching a file reads it: the read rules apply (`.env` asks).
-                    subjects = self.path_subjects("read", &r, ctx);
-                } else if !r.inside {
-                    subjects.push(external(&r, true));
-                }
-                let what = match tool {
-                    "list" => r.display(&ctx.workspace),
-                    _ => str_field(&["pattern"]).unwrap_or("*").to_string(),
+    /// What a call touches, or why it cannot be judged.
+    fn subjects(
+        &self,
+        tool: &str,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Vec<Subject>, Unjudged> {
+        match (tool, ToolInput::of(tool, input)) {
+            ("read" | "write" | "edit", _) => {
+                let raw = match ToolInput::file_arg(input) {
+                    FileArg::One(raw) => raw,
+                    FileArg::Missing => return Err(Unjudged::Malformed),
+                    FileArg::Several => return Err(Unjudged::SeveralFiles),
                 };
-                subjects.push(Subject {
-                    table: tool.into(),
-                    grant: what.clone(),
-                    forms: vec![what],
-                });
-                Some(subjects)
+                let r = resolve(&ctx.workspace, raw);
+                Ok(self.path_subjects(tool, &r, ctx))
+            }
+            ("glob" | "grep", ToolInput::Search { path, .. })
+            | ("list", ToolInput::List { path }) => {
+                let pattern = input.get("pattern").and_then(Value::as_str);
+                Ok(self.search_subjects(tool, path, pattern, ctx))
             }
             // `[permission.task]` patterns match the agent's name
-            "task" => {
-                let agent = str_field(&["agent"]).unwrap_or_default().to_string();
-                Some(vec![Subject {
-                    table: tool.into(),
-                    grant: agent.clone(),
-                    forms: vec![agent],
-                }])
+            ("task", ToolInput::Task { agent, .. }) => {
+                Ok(vec![Subject::named(tool, agent.unwrap_or_default())])
             }
             // `[permission.webfetch]` patterns match the host
-            "webfetch" => {
+            ("webfetch", ToolInput::Fetch { url }) => {
                 // a URL with no host the tool would fetch is judged as `*` (it fails anyway)
-                let host = super::webfetch::host_of(str_field(&["url"]).unwrap_or_default())
+                let host = super::webfetch::host_of(url.unwrap_or_default())
                     .unwrap_or_else(|_| "*".into());
-                Some(vec![Subject {
-                    table: tool.into(),
-                    grant: host.clone(),
-                    forms: vec![host],
-                }])
+                Ok(vec![Subject::named(tool, &host)])
             }
-            _ => Some(vec![match self.mcp.get(tool) {
-                Some((server, name)) => Subject {
-                    table: server.clone(),
-                    grant: name.clone(),
-                    forms: vec![name.clone()],
-                },
-                None => Subject {
-                    table: tool.into(),
-                    grant: "*".into(),
-                    forms: vec!["*".into()],
-                },
+            _ => Ok(vec![match self.mcp.get(tool) {
+                Some((server, name)) => Subject::named(server, name),
+                None => Subject::named(tool, "*"),
             }]),
         }
+    }
+
+    /// The subjects of a search (`glob`, `grep`: for `pattern`) or listing (`list`) of `dir`
+    /// (the workspace when not given): the directory when it lies outside the workspace (the
+    /// read rules when it is a file), then the tool's own. The tool-output folder is free.
+    fn search_subjects(
+        &self,
+        tool: &str,
+        dir: Option<&str>,
+        pattern: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Vec<Subject> {
+        let raw = dir.filter(|s| !s.trim().is_empty()).unwrap_or(".");
+        let r = resolve(&ctx.workspace, raw);
+        if in_tool_output(&r, ctx) {
+            return Vec::new();
+        }
+        let mut subjects = Vec::new();
+        if r.path.is_file() {
+            // Searching a file reads it: the read rules apply (`.env` asks).
+            subjects = self.path_subjects("read", &r, ctx);
+        } else if !r.inside {
+            subjects.push(external(&r, true));
+        }
+        let what = match tool {
+            "list" => r.display(&ctx.workspace),
+            _ => pattern.unwrap_or("*").to_string(),
+        };
+        subjects.push(Subject::named(tool, &what));
+        subjects
+    }
+}
+
+/// Why a call's subjects are not known.
+enum Unjudged {
+    /// The input is not what the tool takes (no file named): the tool refuses it.
+    Malformed,
+    /// A file tool's call names its file under more than one key: which one it means is not
+    /// known, so none is judged (the tool refuses it too).
+    SeveralFiles,
+}
+
+/// The refusal of a file tool's call that names its file more than once.
+fn several_files(tool: &str) -> Decision {
+    Decision::Deny {
+        message: format!(
+            "Not run: this {tool} call names its file more than once (`file_path` and an alias \
+             such as `path`), so which file it means is unclear. Name the file once, as \
+             `file_path`."
+        ),
     }
 }
 

@@ -556,3 +556,62 @@ fn the_example_config_permissions_are_the_defaults() {
         );
     }
 }
+
+/// A file tool's file is judged under whichever key the call gives it (the aliases the tools
+/// take); a call that names it under two keys is refused, never judged by one of them (the
+/// user could be asked about one file while the tool was handed another).
+#[test]
+fn a_file_is_judged_under_any_alias_and_a_call_naming_two_is_refused() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.read]\n\"*\" = \"allow\"\n\"secret.txt\" = \"deny\"\n",
+    ));
+    for key in ["file_path", "path", "filePath"] {
+        deny(p.check("read", &json!({key: "secret.txt"}), ctx));
+        assert!(
+            is_allow(&p.check("read", &json!({key: "a.txt"}), ctx)),
+            "{key}"
+        );
+    }
+    for (a, b) in [
+        ("file_path", "path"),
+        ("path", "filePath"),
+        ("filePath", "file_path"),
+    ] {
+        for (first, second) in [
+            ("a.txt", "secret.txt"),
+            ("secret.txt", "a.txt"),
+            ("a.txt", "b.txt"),
+        ] {
+            for tool in ["read", "write", "edit"] {
+                let input = json!({a: first, b: second, "content": "", "old_string": "x", "new_string": "y"});
+                let msg = deny(p.check(tool, &input, ctx));
+                assert!(
+                    msg.contains("names its file more than once"),
+                    "{tool} {input}: {msg}"
+                );
+            }
+        }
+    }
+    // a call that names no file is left to the tool, which refuses it
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file": "secret.txt"}),
+        ctx
+    )));
+}
+
+/// `list`, `grep` and `glob` are judged by the directory they search: `path`, the one key they
+/// take (a `file_path` beside it is not where they look).
+#[test]
+fn a_search_is_judged_where_the_tool_looks() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = defaults_only();
+    let misnamed = json!({"pattern": "x", "file_path": "src", "path": "/etc"});
+    for tool in ["grep", "glob", "list"] {
+        let r = ask(p.check(tool, &misnamed, ctx));
+        assert!(r.title.contains("/etc"), "{tool}: {}", r.title);
+    }
+}

@@ -116,7 +116,7 @@ fn read_sync(
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_found(path, &shown, ws).into());
+            return Err(ToolError::Failed(not_found(path, &shown, ws)));
         }
         Err(e) => return Err(tool_err!("Cannot read {shown}: {e}")),
     };

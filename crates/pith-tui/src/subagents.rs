@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::event::Event;
+use crate::tool::ToolInput;
 
 use super::format;
 
@@ -143,10 +144,7 @@ impl Subagents {
 
 /// The first string argument of a call, short.
 fn brief(input: &serde_json::Value) -> String {
-    let first = input
-        .as_object()
-        .and_then(|m| m.values().find_map(|v| v.as_str()))
-        .unwrap_or("");
+    let first = ToolInput::first_string(input).unwrap_or("");
     format::truncate(&format::sanitize(&crate::text::one_line(first)), 60)
 }
 

@@ -64,12 +64,8 @@ pub fn short_input(tool: &str, input: &Value) -> String {
         }
         ToolInput::Mcp { .. } | ToolInput::Other => None,
     };
-    let out = out.or_else(|| {
-        // the first string field, else compact JSON
-        input
-            .as_object()
-            .and_then(|o| o.values().find_map(|v| v.as_str().map(str::to_string)))
-    });
+    // the first string argument, else compact JSON
+    let out = out.or_else(|| ToolInput::first_string(input).map(str::to_string));
     let out = out.unwrap_or_else(|| match input {
         Value::Null => String::new(),
         Value::Object(o) if o.is_empty() => String::new(),

@@ -2,7 +2,7 @@
 //! (in the order they are stored). [`ToolOutcome::of`](super::ToolOutcome::of) reads them back;
 //! the tests beside it check that every form here reads back as what it says.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A key whose value is always `true` (`"image": true` marks an image read).
@@ -148,6 +148,42 @@ pub struct RecallMetadata {
     pub tool: String,
 }
 
+/// `task`: the sub-agent's session (its id continues the agent), which agent ran, and what its
+/// run spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskMetadata {
+    pub session_id: String,
+    pub agent: String,
+    /// Input and output tokens of the run's requests (its own sub-agents' included).
+    pub tokens: u64,
+    pub cost: f64,
+}
+
+/// A tool of an MCP server: which server and tool (as the server names it), and the files its
+/// result carried (stored only when there are some).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpMetadata {
+    pub mcp_server: String,
+    pub mcp_tool: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<McpFile>,
+}
+
+/// An image, audio or binary resource of an MCP tool's result, saved beside the other saved
+/// outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpFile {
+    pub path: String,
+    pub mime: String,
+    pub bytes: usize,
+}
+
+/// `tool_search`: the MCP tools it loaded, by the names they are offered under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolSearchMetadata {
+    pub loaded: Vec<String>,
+}
+
 /// What the registry adds to a tool's metadata when it cut the output to a preview: that it did,
 /// and where the whole output is saved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -175,7 +211,8 @@ impl SavedOutput {
     }
 }
 
-/// What a built-in tool writes into a call's `metadata`.
+/// What a tool (a built-in one, `task`, `tool_search`, an MCP server's) writes into a call's
+/// `metadata`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToolMetadata {
@@ -188,6 +225,9 @@ pub enum ToolMetadata {
     Todo(TodoMetadata),
     Fetch(FetchMetadata),
     Recall(RecallMetadata),
+    Task(TaskMetadata),
+    Mcp(McpMetadata),
+    ToolSearch(ToolSearchMetadata),
 }
 
 impl ToolMetadata {
@@ -223,4 +263,7 @@ into_metadata! {
     TodoMetadata => Todo,
     FetchMetadata => Fetch,
     RecallMetadata => Recall,
+    TaskMetadata => Task,
+    McpMetadata => Mcp,
+    ToolSearchMetadata => ToolSearch,
 }

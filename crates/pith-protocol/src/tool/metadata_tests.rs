@@ -200,3 +200,65 @@ fn a_saved_output_is_added_after_the_tools_keys() {
     SavedOutput::at("/d/out.txt".into()).add_to(&mut null);
     assert_eq!(null, Value::Null);
 }
+
+#[test]
+fn tasks_are_stored_as_before() {
+    let task = TaskMetadata {
+        session_id: "ses_c".into(),
+        agent: "explore".into(),
+        tokens: 1200,
+        cost: 0.25,
+    };
+    let (text, outcome) = stored(task.clone());
+    assert_eq!(
+        text,
+        r#"{"session_id":"ses_c","agent":"explore","tokens":1200,"cost":0.25}"#
+    );
+    assert_eq!(outcome.task, Some(task));
+    assert_eq!(outcome.mcp, None);
+    // a free run's cost is stored as 0.0, and an integer reads back too
+    let stored = json!({"session_id": "s", "agent": "a", "tokens": 0, "cost": 0});
+    assert_eq!(ToolOutcome::of(&stored).task.map(|t| t.cost), Some(0.0));
+}
+
+#[test]
+fn mcp_calls_are_stored_as_before() {
+    let plain = McpMetadata {
+        mcp_server: "github".into(),
+        mcp_tool: "create_issue".into(),
+        files: Vec::new(),
+    };
+    let (text, outcome) = stored(plain.clone());
+    assert_eq!(text, r#"{"mcp_server":"github","mcp_tool":"create_issue"}"#);
+    assert_eq!(outcome.mcp, Some(plain));
+    let with_files = McpMetadata {
+        mcp_server: "shot".into(),
+        mcp_tool: "take".into(),
+        files: vec![McpFile {
+            path: "/d/tool-output/mcp_1.png".into(),
+            mime: "image/png".into(),
+            bytes: 68,
+        }],
+    };
+    let (text, outcome) = stored(with_files.clone());
+    assert_eq!(
+        text,
+        r#"{"mcp_server":"shot","mcp_tool":"take","files":[{"path":"/d/tool-output/mcp_1.png","mime":"image/png","bytes":68}]}"#
+    );
+    assert_eq!(outcome.mcp, Some(with_files));
+    assert_eq!(outcome.task, None);
+}
+
+#[test]
+fn tool_searches_are_stored_as_before() {
+    let search = ToolSearchMetadata {
+        loaded: vec!["docs_search".into(), "github_create_issue".into()],
+    };
+    let (text, outcome) = stored(search);
+    assert_eq!(text, r#"{"loaded":["docs_search","github_create_issue"]}"#);
+    let names = ["docs_search", "github_create_issue"].map(String::from);
+    assert_eq!(outcome.loaded, Some(names.to_vec()));
+    // a name stored otherwise than as a string is skipped, as the loader always did
+    let odd = json!({"loaded": ["a_b", 3]});
+    assert_eq!(ToolOutcome::of(&odd).loaded, Some(vec!["a_b".to_string()]));
+}
