@@ -157,7 +157,7 @@ mod tests {
         let custom = crate::custom_commands::Commands::default();
         let server = McpServerStatus {
             name: "docs".into(),
-            transport: "stdio".into(),
+            transport: crate::event::McpTransport::Stdio,
             state: McpState::Ready,
             tools: 0,
             tokens: 0,

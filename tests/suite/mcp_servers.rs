@@ -149,7 +149,7 @@ async fn http_server_tools_are_called_too() {
     .await;
     let status = settled(&mut h, "web").await;
     assert_eq!(status.state, McpState::Ready, "{status:?}");
-    assert_eq!(status.transport, "http");
+    assert_eq!(status.transport, pith::event::McpTransport::Http);
     h.server
         .push(call("c1", "web_add", json!({"a": 1, "b": 2})));
     h.server.push(openai::text("3", Some((1100, 2))));

@@ -104,9 +104,13 @@ impl McpServerConfig {
             && !self.disabled_tools.iter().any(|t| t == name)
     }
 
-    /// `stdio` or `http`, for listings.
-    pub fn transport(&self) -> &'static str {
-        if self.url.is_some() { "http" } else { "stdio" }
+    /// How pith talks to it: `url` makes it an HTTP server.
+    pub fn transport(&self) -> pith_protocol::event::McpTransport {
+        if self.url.is_some() {
+            pith_protocol::event::McpTransport::Http
+        } else {
+            pith_protocol::event::McpTransport::Stdio
+        }
     }
 }
 

@@ -161,7 +161,7 @@ impl Runner {
                 .collect();
             status.push(McpServerStatus {
                 name: server.name.clone(),
-                transport: server.config.transport().to_string(),
+                transport: server.config.transport(),
                 state: server.state(),
                 tools: specs.len(),
                 tokens: self.meter.tool_definitions(&specs),

@@ -406,12 +406,37 @@ pub struct McpPrompt {
     pub arguments: Vec<McpPromptArg>,
 }
 
+/// How pith talks to an MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process, over its stdin and stdout.
+    Stdio,
+    /// Streamable HTTP (`url`).
+    Http,
+}
+
+impl McpTransport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpTransport::Stdio => "stdio",
+            McpTransport::Http => "http",
+        }
+    }
+}
+
+impl std::fmt::Display for McpTransport {
+    /// As written in the JSON; padded as asked (`{:<5}` lines listings up).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One MCP server as front ends show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerStatus {
     pub name: String,
-    /// `stdio` or `http`.
-    pub transport: String,
+    pub transport: McpTransport,
     #[serde(flatten)]
     pub state: McpState,
     /// Tools offered to the model (after `enabled_tools` / `disabled_tools`).
@@ -803,6 +828,19 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stored and printed as the strings earlier builds wrote; listings pad it.
+    #[test]
+    fn mcp_transports_keep_their_names() {
+        for (t, text) in [(McpTransport::Stdio, "stdio"), (McpTransport::Http, "http")] {
+            assert_eq!(serde_json::to_value(t).unwrap(), serde_json::json!(text));
+            assert_eq!(
+                serde_json::from_value::<McpTransport>(text.into()).unwrap(),
+                t
+            );
+        }
+        assert_eq!(format!("[{:<5}]", McpTransport::Http), "[http ]");
+    }
 
     /// `--format json` prints these: the reasons are the strings earlier builds printed.
     #[test]

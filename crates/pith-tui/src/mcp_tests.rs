@@ -10,7 +10,7 @@ use super::super::tests::{ev, fresh, key, ops, render, type_str};
 fn server(name: &str, state: McpState) -> McpServerStatus {
     McpServerStatus {
         name: name.into(),
-        transport: "stdio".into(),
+        transport: crate::event::McpTransport::Stdio,
         state,
         tools: 3,
         tokens: 1_234,
