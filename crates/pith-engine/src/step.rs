@@ -8,9 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::reader::{Attempt, Next, Reading};
 use super::runner::Runner;
-use pith_protocol::event::Event;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
-use pith_protocol::message::{Part, PartKind, ToolState, Usage};
+use pith_protocol::message::{PartKind, Usage};
 use pith_provider::{FaultKind, ProviderError};
 
 /// Streamed text is written to the store at least this often.
@@ -49,29 +48,6 @@ impl Runner {
                 _ => Outcome::Failed(e),
             },
         }
-    }
-
-    /// Drops every part after the StepStart (a failed attempt's partial output).
-    fn reset_step(&mut self, idx: usize) {
-        let m = &mut self.log.view_mut()[idx];
-        let dropped: Vec<String> = m
-            .parts
-            .iter()
-            .filter(|p| !matches!(p.kind, PartKind::StepStart))
-            .map(|p| p.id.clone())
-            .collect();
-        m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
-        let m = m.clone();
-        for id in &dropped {
-            self.log.delete_part(id);
-        }
-        if !dropped.is_empty() {
-            self.emit(Event::PartsRemoved {
-                message_id: m.id.clone(),
-                part_ids: dropped,
-            });
-        }
-        self.emit(Event::Message { message: m });
     }
 
     /// One attempt at the step: reads the provider's stream into `self.log.view()[idx]`, writing the
@@ -172,25 +148,23 @@ impl Runner {
                 self.stream_reasoning(idx, &mut step.reasoning, delta);
             }
             StreamEvent::ReasoningSignature(sig) => {
-                let m = &mut self.log.view_mut()[idx];
-                if let Some(pi) = step.reasoning
-                    && let PartKind::Reasoning { signature, .. } = &mut m.parts[pi].kind
-                {
-                    *signature = Some(sig);
+                if let Some(pi) = step.reasoning {
+                    self.log.sign_reasoning(idx, pi, sig);
                 }
                 // A signature closes the thinking block; the next one is a new part.
                 step.reasoning = None;
             }
             StreamEvent::RedactedReasoning(data) => {
-                self.log.view_mut()[idx].push(PartKind::Reasoning {
+                let kind = PartKind::Reasoning {
                     text: String::new(),
                     signature: None,
                     redacted: Some(data),
-                });
+                };
+                self.log.add_part(idx, kind);
                 step.reasoning = None;
             }
             StreamEvent::ToolCallStart { id, name } => {
-                self.start_tool_call(idx, id, name);
+                self.log.start_tool_call(idx, id, name);
                 step.close_text();
             }
             StreamEvent::ToolCall {
@@ -198,7 +172,8 @@ impl Runner {
                 name,
                 arguments,
             } => {
-                self.finish_tool_call(idx, id, name, &arguments);
+                self.log
+                    .finish_tool_call(idx, id, name, parse_arguments(&arguments));
                 step.close_text();
             }
             StreamEvent::Usage(u) => step.usage = Some(u),
@@ -212,13 +187,7 @@ impl Runner {
         if let Some(pi) = *open {
             return pi;
         }
-        let m = &mut self.log.view_mut()[idx];
-        m.push(kind);
-        let pi = m.parts.len() - 1;
-        let event = Event::PartUpdated {
-            part: m.parts[pi].clone(),
-        };
-        self.log.emit(event);
+        let pi = self.log.open_part(idx, kind);
         *open = Some(pi);
         pi
     }
@@ -229,16 +198,7 @@ impl Runner {
             synthetic: false,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.log.view_mut()[idx];
-        if let PartKind::Text { text: t, .. } = &mut m.parts[pi].kind {
-            t.push_str(&delta);
-        }
-        let event = Event::TextDelta {
-            message_id: m.id.clone(),
-            part_id: m.parts[pi].id.clone(),
-            delta,
-        };
-        self.log.emit(event);
+        self.log.stream_text(idx, pi, delta);
     }
 
     fn stream_reasoning(&mut self, idx: usize, open: &mut Option<usize>, delta: String) {
@@ -248,57 +208,7 @@ impl Runner {
             redacted: None,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.log.view_mut()[idx];
-        if let PartKind::Reasoning { text: t, .. } = &mut m.parts[pi].kind {
-            t.push_str(&delta);
-        }
-        let event = Event::ReasoningDelta {
-            message_id: m.id.clone(),
-            part_id: m.parts[pi].id.clone(),
-            delta,
-        };
-        self.log.emit(event);
-    }
-
-    /// A tool call begins: its part is added (pending, no input yet) and announced, once.
-    fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
-        let m = &mut self.log.view_mut()[idx];
-        if find_tool(&m.parts, &id).is_none() {
-            m.push(PartKind::Tool {
-                call_id: id,
-                tool: name,
-                input: serde_json::Value::Null,
-                state: ToolState::Pending,
-            });
-            let part = m.parts.last().cloned();
-            if let Some(part) = part {
-                self.log.emit(Event::PartUpdated { part });
-            }
-        }
-    }
-
-    /// A tool call is complete: its part (added now if it did not begin) gets the input, is
-    /// saved and announced.
-    fn finish_tool_call(&mut self, idx: usize, id: String, name: String, arguments: &str) {
-        let input = parse_arguments(arguments);
-        let m = &mut self.log.view_mut()[idx];
-        let pi = match find_tool(&m.parts, &id) {
-            Some(pi) => pi,
-            None => {
-                m.push(PartKind::Tool {
-                    call_id: id,
-                    tool: name,
-                    input: serde_json::Value::Null,
-                    state: ToolState::Pending,
-                });
-                m.parts.len() - 1
-            }
-        };
-        if let PartKind::Tool { input: i, .. } = &mut m.parts[pi].kind {
-            *i = input;
-        }
-        let part = m.parts[pi].clone();
-        self.log.write_part(&part);
+        self.log.stream_reasoning(idx, pi, delta);
     }
 
     /// Writes the streamed parts and starts the flush interval over.
@@ -340,7 +250,7 @@ impl Attempt for StepAttempt<'_> {
 
     /// A retry starts the message over.
     fn before_retry(&mut self, runner: &mut Runner) {
-        runner.reset_step(self.idx);
+        runner.log.restart_step(self.idx);
     }
 }
 
@@ -396,12 +306,6 @@ fn event_bytes(event: &StreamEvent) -> u64 {
         StreamEvent::RedactedReasoning(d) => d.len() as u64,
         _ => 0,
     }
-}
-
-fn find_tool(parts: &[Part], call_id: &str) -> Option<usize> {
-    parts
-        .iter()
-        .position(|p| matches!(&p.kind, PartKind::Tool { call_id: c, .. } if c == call_id))
 }
 
 /// Tool arguments as JSON; empty means `{}`; text that is not JSON is kept as a string so the
