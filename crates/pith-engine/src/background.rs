@@ -13,15 +13,15 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactionError, Installed, Then};
-use super::runner::Runner;
-use super::summarise::{Collected, Completion, Written, summary_problem};
+use super::reader::{self, Quiet};
+use super::runner::{ModelSetup, Runner};
+use super::summarise::{Written, summary_problem};
 use pith_context::carry;
 use pith_context::view::is_turn_start;
 use pith_protocol::event::EngineState;
 use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Usage};
-use pith_provider::retry::RetryPolicy;
-use pith_provider::{FaultKind, Provider, ProviderError};
+use pith_provider::{FaultKind, ProviderError};
 
 /// The default start, as a share of the usable window, for providers elsewhere. A server on
 /// this machine or network gets none unless configured: a second request at once would slow
@@ -129,9 +129,8 @@ impl Runner {
         // Its own token: it outlives the turn, and an interrupt drops it (`user_turn`).
         let token = CancellationToken::new();
         let task = tokio::spawn(write(
-            self.model.provider.clone(),
+            self.model.clone(),
             request,
-            self.model.retry,
             inline.summary_cap,
             token.clone(),
         ));
@@ -291,20 +290,29 @@ impl Runner {
     }
 }
 
-/// Writes the summary: the request as planned, retried on the provider's transient faults,
-/// and asked once more with a note when it misses sections or was cut at its cap.
+/// Writes the summary with `model`: the request as planned, retried on the provider's
+/// transient faults (quietly: the session goes on), and asked once more with a note when it
+/// misses sections or was cut at its cap.
 async fn write(
-    provider: std::sync::Arc<dyn Provider>,
+    model: ModelSetup,
     mut request: ChatRequest,
-    retry: RetryPolicy,
     cap: u64,
     cancel: CancellationToken,
 ) -> Result<Written, ProviderError> {
+    let provider = model.provider.clone();
+    let mut quiet = Quiet { model };
     let mut usage = Usage::default();
     let mut calls = 0;
     let mut noted = false;
     loop {
-        let (text, u, finish) = complete(provider.as_ref(), &request, &retry, &cancel).await?;
+        let (text, u, finish) = reader::complete_text(
+            &mut quiet,
+            provider.as_ref(),
+            &request,
+            "the background summary did not end",
+            &cancel,
+        )
+        .await?;
         calls += 1;
         if let Some(u) = u {
             usage.add(&u);
@@ -330,49 +338,6 @@ async fn write(
                     inline: true,
                 });
             }
-        }
-    }
-}
-
-/// One summary request, retried as the provider's policy says (quietly: the session goes on).
-async fn complete(
-    provider: &dyn Provider,
-    request: &ChatRequest,
-    retry: &RetryPolicy,
-    cancel: &CancellationToken,
-) -> Result<Completion, ProviderError> {
-    let cancelled = || ProviderError::new(FaultKind::Cancelled, "interrupted");
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let once = async {
-            use futures_util::StreamExt;
-            let mut stream = provider.stream(request).await?;
-            let mut collected = Collected::default();
-            while let Some(item) = stream.next().await {
-                if !collected.add(item?) {
-                    return Err(ProviderError::new(
-                        FaultKind::BadRequest,
-                        "the background summary did not end",
-                    ));
-                }
-            }
-            Ok(collected.done())
-        };
-        let err = match cancel.run_until_cancelled(once).await {
-            None => return Err(cancelled()),
-            Some(Ok(done)) => return Ok(done),
-            Some(Err(e)) => e,
-        };
-        let Some(delay) = retry.delay(attempt, &err) else {
-            return Err(err);
-        };
-        if cancel
-            .run_until_cancelled(tokio::time::sleep(delay))
-            .await
-            .is_none()
-        {
-            return Err(cancelled());
         }
     }
 }

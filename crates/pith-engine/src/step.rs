@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::reader::{Attempt, Next, Reading};
+use super::reader::{self, Attempt, Ended, Reading, Sink};
 use super::runner::Runner;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{PartKind, Usage};
@@ -39,7 +39,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Outcome {
         let mut attempt = StepAttempt { idx, request };
-        let streamed = self.with_retries(Reading::Step, &mut attempt, cancel).await;
+        let streamed = reader::with_retries(self, Reading::Step, &mut attempt, cancel).await;
         match streamed {
             Ok(outcome) => outcome,
             Err(e) => match e.kind {
@@ -60,48 +60,26 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
-        let Some(mut reader) = self
-            .open_stream(provider.as_ref(), request, Reading::Step, cancel)
-            .await?
+        let Some(mut stream) =
+            reader::open(self, provider.as_ref(), request, Reading::Step, cancel).await?
         else {
             return Ok(Outcome::Interrupted);
         };
-        let mut step = StepStream::new(self.max_step_output());
-        loop {
-            let event = match self.next_item(&mut reader, step.flush_at(), cancel).await {
-                Next::FlushDue => {
-                    self.flush_step(idx, &mut step);
-                    continue;
-                }
-                Next::Cancelled => {
-                    self.flush_parts(idx);
-                    return Ok(Outcome::Interrupted);
-                }
-                Next::Item(None) => break,
-                Next::Item(Some(Err(e))) => {
-                    self.flush_parts(idx);
-                    return Err(e);
-                }
-                Next::Item(Some(Ok(ev))) => ev,
-            };
-            self.heard(&mut reader);
-            step.output_bytes += event_bytes(&event);
-            if step.output_bytes > step.max_output {
-                self.flush_parts(idx);
-                return Ok(Outcome::Failed(self.answer_too_long(step.max_output)));
-            }
-            self.apply_stream_event(idx, &mut step, event);
-            step.dirty = true;
-            if step.last_flush.elapsed() >= FLUSH_EVERY {
-                self.flush_step(idx, &mut step);
-            }
-        }
+        let mut step = StepStream::new(idx, self.max_step_output());
+        let ended = reader::read(self, &mut stream, &mut step, cancel).await;
         self.flush_parts(idx);
-        let finish = self.step_finish(idx, step.finish);
-        Ok(Outcome::Done {
-            usage: step.usage,
-            finish,
-        })
+        match ended {
+            Ended::Done => {
+                let finish = self.step_finish(idx, step.finish);
+                Ok(Outcome::Done {
+                    usage: step.usage,
+                    finish,
+                })
+            }
+            Ended::Cancelled => Ok(Outcome::Interrupted),
+            Ended::Fault(e) => Err(e),
+            Ended::Stopped(e) => Ok(Outcome::Failed(e)),
+        }
     }
 
     /// The most one step may stream, in bytes (see [`STEP_BYTES_PER_TOKEN`]).
@@ -237,7 +215,7 @@ struct StepAttempt<'r> {
     request: &'r ChatRequest,
 }
 
-impl Attempt for StepAttempt<'_> {
+impl Attempt<Runner> for StepAttempt<'_> {
     type Output = Outcome;
 
     fn once<'a>(
@@ -256,6 +234,8 @@ impl Attempt for StepAttempt<'_> {
 
 /// Where one attempt at a step stands while it streams.
 struct StepStream {
+    /// The message streamed into: `view[idx]`.
+    idx: usize,
     /// Bytes of output so far, and the most allowed.
     output_bytes: u64,
     max_output: u64,
@@ -272,8 +252,9 @@ struct StepStream {
 }
 
 impl StepStream {
-    fn new(max_output: u64) -> StepStream {
+    fn new(idx: usize, max_output: u64) -> StepStream {
         StepStream {
+            idx,
             output_bytes: 0,
             max_output,
             usage: None,
@@ -295,6 +276,31 @@ impl StepStream {
     fn close_text(&mut self) {
         self.text = None;
         self.reasoning = None;
+    }
+}
+
+impl Sink<Runner> for StepStream {
+    fn due(&self) -> Option<tokio::time::Instant> {
+        self.flush_at()
+    }
+
+    fn flush(&mut self, runner: &mut Runner) {
+        runner.flush_step(self.idx, self);
+    }
+
+    /// Adds one event to the message, within the bound on one step's output; writes the
+    /// streamed parts when [`FLUSH_EVERY`] has passed.
+    fn take(&mut self, runner: &mut Runner, event: StreamEvent) -> Result<(), ProviderError> {
+        self.output_bytes += event_bytes(&event);
+        if self.output_bytes > self.max_output {
+            return Err(runner.answer_too_long(self.max_output));
+        }
+        runner.apply_stream_event(self.idx, self, event);
+        self.dirty = true;
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            runner.flush_step(self.idx, self);
+        }
+        Ok(())
     }
 }
 

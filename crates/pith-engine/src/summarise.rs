@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::CompactionError;
-use super::reader::{Attempt, Next, Reading};
+use super::reader::{self, Completion};
 use super::runner::{ModelSetup, Runner};
 use super::step::MIN_STEP_OUTPUT;
 use pith_context::budget::Budget;
@@ -25,9 +25,7 @@ use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
 use pith_context::tokens::Estimator;
 use pith_context::view::is_turn_start;
-use pith_protocol::llm::{
-    ChatMessage, ChatRequest, FinishReason, StreamEvent, UserContent, flatten_tools,
-};
+use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
 use pith_protocol::message::Usage;
 use pith_protocol::message::{Carried, Message, PartKind};
 use pith_provider::{FaultKind, Provider, ProviderError};
@@ -431,36 +429,6 @@ fn summary_request(
     }
 }
 
-/// What a tool-less request streamed: its text, the usage reported and why it stopped.
-pub(super) type Completion = (String, Option<Usage>, Option<FinishReason>);
-
-/// The text, usage and finish reason of a tool-less request, as its stream arrives (the
-/// summaries, in the foreground and in the background).
-#[derive(Default)]
-pub(super) struct Collected {
-    text: String,
-    usage: Option<Usage>,
-    finish: Option<FinishReason>,
-}
-
-impl Collected {
-    /// Adds one event; false once the text passed [`MIN_STEP_OUTPUT`] (a summary is a few
-    /// thousand tokens; this one does not end).
-    pub fn add(&mut self, event: StreamEvent) -> bool {
-        match event {
-            StreamEvent::TextDelta(d) => self.text.push_str(&d),
-            StreamEvent::Usage(u) => self.usage = Some(u),
-            StreamEvent::Finish(f) => self.finish = Some(f),
-            _ => {}
-        }
-        self.text.len() as u64 <= MIN_STEP_OUTPUT
-    }
-
-    pub fn done(self) -> Completion {
-        (self.text, self.usage, self.finish)
-    }
-}
-
 impl Runner {
     /// Streams a tool-less request to completion and returns its text (the compaction agent),
     /// retrying retryable faults.
@@ -470,68 +438,11 @@ impl Runner {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let mut attempt = SummaryAttempt { provider, request };
-        self.with_retries(Reading::Summary, &mut attempt, cancel)
-            .await
-    }
-
-    /// One attempt at a tool-less request: its text, usage and finish reason.
-    async fn collect_once(
-        &mut self,
-        provider: &dyn Provider,
-        request: &ChatRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Completion, ProviderError> {
-        let cancelled = || ProviderError::new(FaultKind::Cancelled, "interrupted");
-        let Some(mut reader) = self
-            .open_stream(provider, request, Reading::Summary, cancel)
-            .await?
-        else {
-            return Err(cancelled());
-        };
-        let mut collected = Collected::default();
-        loop {
-            let item = match self.next_item(&mut reader, None, cancel).await {
-                Next::Item(item) => item,
-                Next::Cancelled => return Err(cancelled()),
-                // no flush time is asked for
-                Next::FlushDue => continue,
-            };
-            self.heard(&mut reader);
-            let event = match item {
-                None => break,
-                Some(Err(e)) => return Err(e),
-                Some(Ok(event)) => event,
-            };
-            if !collected.add(event) {
-                return Err(ProviderError::new(
-                    FaultKind::BadRequest,
-                    format!(
-                        "the summary passed {} MiB without ending; stopped reading it",
-                        MIN_STEP_OUTPUT / (1024 * 1024)
-                    ),
-                ));
-            }
-        }
-        Ok(collected.done())
-    }
-}
-
-/// One try at a tool-less request.
-struct SummaryAttempt<'r> {
-    provider: &'r dyn Provider,
-    request: &'r ChatRequest,
-}
-
-impl Attempt for SummaryAttempt<'_> {
-    type Output = Completion;
-
-    fn once<'a>(
-        &'a mut self,
-        runner: &'a mut Runner,
-        cancel: &'a CancellationToken,
-    ) -> impl Future<Output = Result<Completion, ProviderError>> + Send + 'a {
-        runner.collect_once(self.provider, self.request, cancel)
+        let overlong = format!(
+            "the summary passed {} MiB without ending; stopped reading it",
+            MIN_STEP_OUTPUT / (1024 * 1024)
+        );
+        reader::complete_text(self, provider, request, &overlong, cancel).await
     }
 }
 
