@@ -8,6 +8,7 @@ mod admit;
 mod background;
 mod command_turn;
 mod compaction;
+mod compactor;
 mod emitter;
 mod error;
 pub mod factory;

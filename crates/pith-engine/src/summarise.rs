@@ -20,14 +20,12 @@ use super::reader::{self, Completion};
 use super::runner::{ModelSetup, Runner};
 use super::step::MIN_STEP_OUTPUT;
 use pith_context::budget::Budget;
-use pith_context::carry;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
 use pith_context::tokens::Estimator;
-use pith_context::view::is_turn_start;
-use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent, flatten_tools};
+use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent};
+use pith_protocol::message::Carried;
 use pith_protocol::message::Usage;
-use pith_protocol::message::{Carried, Message, PartKind};
 use pith_provider::{FaultKind, Provider, ProviderError};
 
 /// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
@@ -49,9 +47,6 @@ pub(super) struct Written {
     /// Written by the cache-friendly request.
     pub inline: bool,
 }
-
-/// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).
-const INLINE_TEMPLATE: &str = include_str!("../../../prompts/compaction-inline.md");
 
 impl Runner {
     /// Writes the summary of the history before `cut`'s tail: with the cache-friendly request
@@ -75,7 +70,7 @@ impl Runner {
             self.meter.estimator(),
         );
         if setup.is_none() && !overflowed {
-            let mut instruction = self.inline_instruction(cut, focus);
+            let mut instruction = self.planner().inline_instruction(cut, focus);
             if let Some(w) = &words {
                 instruction = format!("{instruction}\n\n{w}");
             }
@@ -95,7 +90,7 @@ impl Runner {
                 }
             }
         }
-        let (chat, previous) = self.dedicated_input(cut, carried, budget);
+        let (chat, previous) = self.planner().dedicated_input(cut, carried, budget);
         let setup = setup.cloned().unwrap_or_else(|| self.model.clone());
         let ask = Ask {
             focus,
@@ -111,44 +106,6 @@ impl Runner {
         let estimated = self.estimate_request();
         let instruction = self.meter.text(instruction);
         inline_budget(budget, estimated, self.meter.used(), instruction)
-    }
-
-    /// What the user asks of this summary: the standing `compaction.instructions` and `focus`.
-    fn summary_ask<'a>(&'a self, focus: Option<&'a str>) -> plan::SummaryAsk<'a> {
-        plan::SummaryAsk {
-            instructions: self.opts.config.compaction.instructions.as_deref(),
-            focus,
-        }
-    }
-
-    /// The instruction appended to the session's request for a cache-friendly summary.
-    pub(super) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
-        let tail = match self
-            .log
-            .view()
-            .get(cut.tail.start)
-            .filter(|_| !cut.tail.is_empty())
-        {
-            Some(first) => {
-                let words: String = carry::user_text(first)
-                    .unwrap_or_default()
-                    .chars()
-                    .take(80)
-                    .collect();
-                format!(
-                    "The messages from the user's message that begins \"{}\" on stay word for word after your summary: summarise everything before them in full, and them in a line or two.",
-                    words.trim()
-                )
-            }
-            None => "Only your summary and the user's latest request will remain.".to_string(),
-        };
-        INLINE_TEMPLATE
-            .trim_end()
-            .replace("{{tail}}", &tail)
-            .replace(
-                "{{request}}",
-                &plan::request_text(None, self.summary_ask(focus)),
-            )
     }
 
     /// The cache-friendly summary request (see the module documentation); any tool call the
@@ -207,64 +164,6 @@ impl Runner {
         }
     }
 
-    /// The history a dedicated summary request is given: the summarised messages prepared (tool
-    /// results cut, media dropped, tool blocks as text), the request being worked on in short
-    /// when it travels whole anyway, and the previous summary — passed alongside, or as the
-    /// first chunk when it is too large to travel in every request.
-    fn dedicated_input(
-        &self,
-        cut: &Cut,
-        carried: &Carried,
-        budget: &Budget,
-    ) -> (Vec<ChatMessage>, Option<String>) {
-        let range = cut.summarise.clone();
-        let current = carried.current_request.as_ref().and_then(|_| {
-            range
-                .clone()
-                .rev()
-                .find(|&i| is_turn_start(&self.log.view()[i]))
-        });
-        let to_summarise: Vec<Message> = range
-            .map(|i| {
-                let m = self.log.view()[i].clone();
-                if Some(i) == current {
-                    self.shortened_request(m, budget.summary_cap)
-                } else {
-                    m
-                }
-            })
-            .collect();
-        let mut chat = flatten_tools(plan::prepare(
-            super::runner::to_wire(&to_summarise),
-            budget.tool_result_chars,
-        ));
-        let mut previous = cut.previous_summary.clone();
-        if let Some(p) =
-            previous.take_if(|p| !plan::previous_summary_fits(p, budget, self.meter.estimator()))
-        {
-            chat.insert(0, plan::previous_summary_as_history(&p));
-        }
-        (chat, previous)
-    }
-
-    /// The request being worked on as the summariser sees it when it travels whole after the
-    /// summary: cut to at most `max_tokens`, and marked as kept.
-    fn shortened_request(&self, mut m: Message, max_tokens: u64) -> Message {
-        for p in &mut m.parts {
-            if let PartKind::Text {
-                text,
-                synthetic: false,
-            } = &mut p.kind
-            {
-                *text = format!(
-                    "{KEPT_REQUEST}\n{}",
-                    plan::fit_text(text, max_tokens, self.meter.estimator())
-                );
-            }
-        }
-        m
-    }
-
     /// Runs the summary requests: one per chunk, oldest first, each folding the running summary,
     /// each capped at the summary cap. The last one is checked: a summary missing sections of
     /// the template, or cut at its cap, gets one retry with a note; then it is kept as it is
@@ -278,7 +177,7 @@ impl Runner {
         main: &Budget,
         cancel: &CancellationToken,
     ) -> Result<Written, CompactionError> {
-        let budget = self.summary_budget(setup, main);
+        let budget = self.planner().summary_budget(setup, main);
         let cap = budget.summary_cap;
         let instructions = self.opts.config.compaction.instructions.clone();
         let user = plan::SummaryAsk {
@@ -295,7 +194,7 @@ impl Runner {
                 inline: false,
             });
         }
-        let chunk_budget = self.chunk_budget(&budget, user, ask);
+        let chunk_budget = self.planner().chunk_budget(&budget, user, ask);
         let mut chunks = Chunks::new(chat, chunk_budget, self.meter.estimator());
         let mut usage = Usage::default();
         let mut calls = 0u32;
@@ -346,26 +245,6 @@ impl Runner {
             calls,
             inline: false,
         })
-    }
-
-    /// The budget of the dedicated summary requests: chunks follow the compaction model's
-    /// window; the summary must fit the session's (`main`).
-    fn summary_budget(&self, setup: &ModelSetup, main: &Budget) -> Budget {
-        let own = Budget::new(&setup.limits, &self.opts.config.compaction);
-        Budget {
-            summary_cap: main.summary_cap.min(own.max_output),
-            ..own
-        }
-    }
-
-    /// The tokens of history one summary request takes. It keeps a tenth of the window for
-    /// estimate error: half of that takes the words note; a longer note makes the chunks
-    /// smaller.
-    fn chunk_budget(&self, budget: &Budget, user: plan::SummaryAsk<'_>, ask: Ask<'_>) -> u64 {
-        let words = ask.words.map_or(0, |w| self.meter.text(w));
-        plan::chunk_budget(budget, user, self.meter.estimator())
-            .saturating_sub(words.saturating_sub(budget.usable / 20))
-            .max(budget.min_chunk)
     }
 }
 
@@ -473,10 +352,6 @@ pub(super) fn inline_budget(
     })
 }
 
-/// How the summariser is told that the request it sees is kept word for word anyway.
-const KEPT_REQUEST: &str =
-    "[The user's current request; it is kept word for word after your summary, shortened here:]";
-
 /// What is wrong with a written summary, as the note of its one retry: cut at its cap, or
 /// missing sections of the template. `None` when it is fine.
 pub(super) fn summary_problem(
@@ -509,7 +384,7 @@ const MIN_SPLIT: u64 = 200;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pith_protocol::llm::AssistantContent;
+    use pith_protocol::llm::{AssistantContent, flatten_tools};
 
     fn budget(context: u64, output: u64) -> Budget {
         let limits = pith_context::overflow::Limits {

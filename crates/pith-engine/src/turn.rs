@@ -36,7 +36,7 @@ impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
-        self.compactions.start_turn();
+        self.compactor.start_turn();
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
@@ -68,7 +68,7 @@ impl Runner {
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
-            self.compactions.drop_background();
+            self.compactor.drop_background();
         }
         if let Some(first) = first
             && self.role.depth == 0
