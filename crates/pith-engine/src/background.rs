@@ -13,9 +13,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactionError, Installed, Then};
+use super::compactor::{Written, inline_budget_of, summary_problem};
 use super::reader::{self, Quiet};
 use super::runner::{ModelSetup, Runner};
-use super::summarise::{Written, summary_problem};
 use pith_context::budget::Budget;
 use pith_protocol::event::EngineState;
 use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
@@ -114,7 +114,7 @@ impl Runner {
         ) {
             instruction = format!("{instruction}\n\n{w}");
         }
-        let inline = self.inline_budget(budget, &instruction)?;
+        let inline = inline_budget_of(self, budget, &instruction)?;
         let mut request = self.build_request(false);
         request.messages.push(ChatMessage::User {
             content: vec![UserContent::Text { text: instruction }],

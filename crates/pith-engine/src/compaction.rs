@@ -8,7 +8,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::compactor::{Planner, check_worth_compacting};
+use super::compactor::{Job, Planner, SummaryHost, Written, check_worth_compacting, write_summary};
 use super::runner::{ModelSetup, Runner};
 use super::turn::CONTINUE;
 use pith_context::budget::Budget;
@@ -52,7 +52,7 @@ pub(super) enum Then {
 
 /// A written summary to install, and what it covers.
 pub(super) struct Installed<'a> {
-    pub written: super::summarise::Written,
+    pub written: Written,
     /// A separate compaction model that wrote it.
     pub setup: Option<&'a ModelSetup>,
     pub auto: bool,
@@ -151,17 +151,15 @@ impl Runner {
 
         let setup = self.planner().compaction_setup()?;
         let overflow = matches!(req.trigger, Trigger::Overflow { .. });
-        let written = self
-            .write_summary(
-                &cut,
-                &carried,
-                setup.as_ref(),
-                overflow,
-                focus.as_deref(),
-                &budget,
-                cancel,
-            )
-            .await;
+        let job = Job {
+            cut: &cut,
+            carried: &carried,
+            setup: setup.as_ref(),
+            overflowed: overflow,
+            focus: focus.as_deref(),
+            budget: &budget,
+        };
+        let written = write_summary(self, job, cancel).await;
         let written = match written {
             Ok(w) => w,
             Err(e) => {
@@ -290,5 +288,23 @@ impl Runner {
             config: &self.opts.config,
             todos: &self.tools.state().todos,
         }
+    }
+}
+
+impl SummaryHost for Runner {
+    fn planner(&mut self) -> Planner<'_> {
+        Runner::planner(self)
+    }
+
+    fn session_request(&self) -> pith_protocol::llm::ChatRequest {
+        self.build_request(false)
+    }
+
+    fn estimate_request(&mut self) -> u64 {
+        Runner::estimate_request(self)
+    }
+
+    fn learn_window(&mut self, err: &ProviderError) {
+        Runner::learn_window(self, err, None);
     }
 }

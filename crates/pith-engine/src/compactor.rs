@@ -7,7 +7,12 @@
 //! the compactor for these decisions; the compactor reaches into no runner field.
 
 mod planning;
+mod summarise;
 mod summary;
+
+pub(super) use summarise::{
+    Ask, Job, SummaryHost, Written, inline_budget_of, summary_problem, write_summary,
+};
 
 use std::sync::Mutex;
 
@@ -21,7 +26,6 @@ use super::compaction::CompactionError;
 use super::meter::Meter;
 use super::runner::ModelSetup;
 use super::session_log::SessionLog;
-use super::summarise::Written;
 
 /// What the runner keeps about compactions between them.
 #[derive(Default)]

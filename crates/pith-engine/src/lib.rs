@@ -29,7 +29,6 @@ mod step;
 #[cfg(test)]
 mod stored_view_tests;
 mod subagent;
-mod summarise;
 mod tool_exec;
 mod tool_runtime;
 mod turn;

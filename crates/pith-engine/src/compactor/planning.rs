@@ -10,10 +10,10 @@ use pith_context::view::is_turn_start;
 use pith_protocol::message::{Carried, CarrySource, PartKind, Role};
 
 use super::Planner;
+use super::Written;
 use crate::background::{DEFAULT_START, MOST_AFTER_SWAP};
 use crate::compaction::{CompactionError, Trigger};
 use crate::runner::ModelSetup;
-use crate::summarise::Written;
 
 /// How the user's sentences the summary left out, carried after all, are introduced.
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";

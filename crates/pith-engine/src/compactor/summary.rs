@@ -10,10 +10,10 @@ use pith_context::view::is_turn_start;
 use pith_protocol::llm::{ChatMessage, FinishReason, flatten_tools};
 use pith_protocol::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
 
+use super::Ask;
 use super::Planner;
 use crate::compaction::Installed;
 use crate::runner::ModelSetup;
-use crate::summarise::Ask;
 
 /// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).
 const INLINE_TEMPLATE: &str = include_str!("../../../../prompts/compaction-inline.md");
