@@ -6,10 +6,12 @@
 //! written summary becomes. The runner orchestrates (hooks, requests, saving, events) and asks
 //! the compactor for these decisions; the compactor reaches into no runner field.
 
+mod ahead;
 mod planning;
 mod summarise;
 mod summary;
 
+pub(super) use ahead::{Background, Planned};
 pub(super) use summarise::{
     Ask, Job, SummaryHost, Written, inline_budget_of, summary_problem, write_summary,
 };
@@ -21,7 +23,6 @@ use pith_context::compaction as plan;
 use pith_protocol::event::CompactionCost;
 use pith_protocol::message::Message;
 
-use super::background::Background;
 use super::compaction::CompactionError;
 use super::meter::Meter;
 use super::runner::ModelSetup;
@@ -94,8 +95,9 @@ impl Compactor {
         self.background.is_some()
     }
 
-    pub fn set_background(&mut self, b: Background) {
-        self.background = Some(b);
+    /// Starts writing the `planned` summary ahead with `model`.
+    pub fn start_background(&mut self, planned: Planned, model: &ModelSetup) {
+        self.background = Some(Background::start(planned, model));
     }
 
     /// Takes the summary being written ahead, to install it.

@@ -11,7 +11,7 @@ use pith_protocol::message::{Carried, CarrySource, PartKind, Role};
 
 use super::Planner;
 use super::Written;
-use crate::background::{DEFAULT_START, MOST_AFTER_SWAP};
+use super::ahead::{DEFAULT_START, MOST_AFTER_SWAP};
 use crate::compaction::{CompactionError, Trigger};
 use crate::runner::ModelSetup;
 
