@@ -90,8 +90,7 @@ pub struct Runner {
     /// The tools, their permissions and the MCP servers' tools.
     pub(super) tools: super::tool_runtime::ToolRuntime,
     pub(super) system: Vec<String>,
-    /// The breaker's count, the last compaction's cost, the summary written ahead; plans
-    /// compactions.
+    /// The breaker's count, the last compaction's cost, the summary written ahead.
     pub(super) compactor: super::compactor::Compactor,
     /// A local server being asked for the window (see `window.rs`).
     pub(super) window: super::window::WindowProbe,
