@@ -195,7 +195,7 @@ impl Runner {
         }
         let mut b = Breakdown {
             window: self.model.limits.context,
-            last_compaction: self.compactions.last_cost(),
+            last_compaction: self.compactor.last_cost(),
             subagents: self.record.subagents(),
             ..Breakdown::default()
         };

@@ -8,21 +8,13 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::compactor::{Job, Planner, SummaryHost, Written, check_worth_compacting, write_summary};
 use super::runner::{ModelSetup, Runner};
 use super::turn::CONTINUE;
 use pith_context::budget::Budget;
-use pith_context::carry;
-use pith_context::compaction as plan;
-use pith_context::retain;
-use pith_protocol::event::{CompactionCost, EngineState, Event};
-use pith_protocol::llm::FinishReason;
-use pith_protocol::message::{
-    Agent, Carried, CarrySource, CompactionPart, Message, PartKind, Role, now_ms,
-};
+use pith_protocol::event::{EngineState, Event};
+use pith_protocol::message::{Carried, Message};
 use pith_provider::ProviderError;
-
-/// How the user's sentences the summary left out, carried after all, are introduced.
-const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
 
 /// What started a compaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +29,7 @@ pub(super) enum Trigger {
 }
 
 impl Trigger {
-    fn is_auto(&self) -> bool {
+    pub fn is_auto(&self) -> bool {
         !matches!(self, Trigger::Manual { .. })
     }
 
@@ -60,7 +52,7 @@ pub(super) enum Then {
 
 /// A written summary to install, and what it covers.
 pub(super) struct Installed<'a> {
-    pub written: super::summarise::Written,
+    pub written: Written,
     /// A separate compaction model that wrote it.
     pub setup: Option<&'a ModelSetup>,
     pub auto: bool,
@@ -75,62 +67,6 @@ pub(super) struct Installed<'a> {
     pub then: Then,
     /// Written in the background, ahead of the threshold.
     pub background: bool,
-}
-
-/// What the runner keeps about compactions between them.
-#[derive(Default)]
-pub(super) struct Compactions {
-    /// Compactions in the current user turn (the breaker's count).
-    this_turn: u32,
-    /// What the last compaction cost (`/context`).
-    last_cost: Option<CompactionCost>,
-    /// A summary being written ahead of the threshold.
-    background: Option<super::background::Background>,
-}
-
-impl Compactions {
-    /// A user turn starts: the breaker counts from zero.
-    pub fn start_turn(&mut self) {
-        self.this_turn = 0;
-    }
-
-    /// Compactions in the current user turn.
-    pub fn this_turn(&self) -> u32 {
-        self.this_turn
-    }
-
-    /// A compaction was installed in this turn.
-    pub fn count(&mut self) {
-        self.this_turn += 1;
-    }
-
-    /// What the last compaction cost.
-    pub fn last_cost(&self) -> Option<CompactionCost> {
-        self.last_cost
-    }
-
-    pub fn set_last_cost(&mut self, cost: CompactionCost) {
-        self.last_cost = Some(cost);
-    }
-
-    /// The summary being written ahead, if any.
-    pub fn background(&self) -> Option<&super::background::Background> {
-        self.background.as_ref()
-    }
-
-    pub fn set_background(&mut self, b: super::background::Background) {
-        self.background = Some(b);
-    }
-
-    /// Takes the summary being written ahead, to install it.
-    pub fn take_background(&mut self) -> Option<super::background::Background> {
-        self.background.take()
-    }
-
-    /// Drops the summary being written ahead (stale, or the history changed under it).
-    pub fn drop_background(&mut self) {
-        self.background = None;
-    }
 }
 
 /// A request to compact the session.
@@ -183,11 +119,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<(), CompactionError> {
         let auto = req.trigger.is_auto();
-        if auto && self.compactions.this_turn() >= 2 {
-            return Err(CompactionError::Breaker(
-                plan::breaker(u64::MAX, 0, 0, self.compactions.this_turn() + 1).unwrap_or_default(),
-            ));
-        }
+        self.compactor.check_breaker(auto)?;
         // A summary written in the background, when there is one, is swapped in at once.
         if req.trigger == Trigger::Auto && self.swap_in_background(req.then, cancel).await? {
             return Ok(());
@@ -199,36 +131,35 @@ impl Runner {
         }
         let budget = self.budget();
         let overhead = self.overhead();
-        let before = self.tokens_before(&req.trigger, &budget);
+        let before = self.planner().tokens_before(&req.trigger, &budget);
 
         // What is summarised: everything after the previous summary, before the verbatim tail,
         // which shrinks (to nothing) until the compacted context fits half the usable window.
-        let (cut, carried) = self.plan_cut(&budget, overhead, auto);
-        let new_tokens = self.tokens_of(cut.summarise.clone());
+        let (cut, carried) = self.planner().plan_cut(&budget, overhead, auto);
+        let new_tokens = self.planner().tokens_of(cut.summarise.clone());
         check_worth_compacting(&cut, auto, before, new_tokens, &budget)?;
-        self.check_request_fits(&carried, overhead, &budget)?;
+        self.planner()
+            .check_request_fits(&carried, overhead, &budget)?;
 
         let focus = self.announce_compaction(&req.trigger);
         let previous = cut.previous_summary.as_deref();
         // What the summary replaces: by estimate, the history and the previous summary; by the
         // count of record, whatever of the context is neither overhead nor the kept tail.
-        let kept_tokens = self.tokens_of(cut.tail.clone());
+        let kept_tokens = self.planner().tokens_of(cut.tail.clone());
         let replaced = (new_tokens + previous.map_or(0, |p| self.meter.text(p)))
             .max(before.saturating_sub(overhead + kept_tokens));
 
-        let setup = self.compaction_setup()?;
+        let setup = self.planner().compaction_setup()?;
         let overflow = matches!(req.trigger, Trigger::Overflow { .. });
-        let written = self
-            .write_summary(
-                &cut,
-                &carried,
-                setup.as_ref(),
-                overflow,
-                focus.as_deref(),
-                &budget,
-                cancel,
-            )
-            .await;
+        let job = Job {
+            cut: &cut,
+            carried: &carried,
+            setup: setup.as_ref(),
+            overflowed: overflow,
+            focus: focus.as_deref(),
+            budget: &budget,
+        };
+        let written = write_summary(self, job, cancel).await;
         let written = match written {
             Ok(w) => w,
             Err(e) => {
@@ -251,51 +182,9 @@ impl Runner {
         })
     }
 
-    /// The context before compacting: what the provider counted of a request it rejected (at
-    /// least the window without a count), else the session's figure.
-    fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
-        match trigger {
-            // What the provider counted is the real figure; without it, at least the window.
-            Trigger::Overflow { prompt_tokens } => {
-                prompt_tokens.unwrap_or_else(|| self.meter.used().max(budget.usable))
-            }
-            _ => self.meter.used(),
-        }
-    }
-
-    /// The estimated tokens of the view's messages in `range`.
-    fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
-        let estimator = self.meter.estimator_mut();
-        self.log.view()[range]
-            .iter()
-            .map(|m| estimator.message(m))
-            .sum()
-    }
-
-    /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
-    fn check_request_fits(
-        &self,
-        carried: &Carried,
-        overhead: u64,
-        budget: &Budget,
-    ) -> Result<(), CompactionError> {
-        if let Some(r) = &carried.current_request {
-            let need = overhead + self.meter.text(r);
-            if need >= budget.usable {
-                return Err(CompactionError::Breaker(format!(
-                    "Stopped: the current request with the system prompt (~{need} tokens) does \
-                     not fit the {} tokens this model can use, and it is never summarised away — \
-                     shorten it, or use a model with a larger context window.",
-                    budget.usable
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// Counts the compaction and tells the front end it started; returns its focus.
     fn announce_compaction(&mut self, trigger: &Trigger) -> Option<String> {
-        self.compactions.count();
+        self.compactor.count();
         let focus = trigger.focus().map(str::to_string);
         self.emit(Event::CompactionStarted {
             auto: trigger.is_auto(),
@@ -306,34 +195,19 @@ impl Runner {
         focus
     }
 
-    /// The separate `compaction.model`, when one is configured other than the session's.
-    fn compaction_setup(&self) -> Result<Option<ModelSetup>, CompactionError> {
-        match &self.opts.config.compaction.model {
-            Some(name) if name != &self.model.name => {
-                match ModelSetup::build(&self.opts.config, name) {
-                    Ok((s, _)) => Ok(Some(s)),
-                    Err(e) => Err(CompactionError::Model {
-                        model: name.clone(),
-                        reason: crate::error::with_causes(&e),
-                    }),
-                }
-            }
-            _ => Ok(None),
-        }
-    }
-
     /// Saves a written summary: the compaction and summary messages replace everything before
     /// `tail` in the view (nothing was saved before this point).
     pub(super) fn install(&mut self, i: Installed<'_>) -> Result<(), CompactionError> {
         let budget = self.budget();
         let overhead = self.overhead();
-        let kept_tokens = self.tokens_of(i.tail.clone());
-        let tail_start = self.log.view().get(i.tail.start).map(|m| m.id.clone());
-        let summary = self.fit_summary(i.written.text.clone(), i.replaced, &budget);
+        let mut planner = self.planner();
+        let kept_tokens = planner.tokens_of(i.tail.clone());
+        let tail_start = planner.log.view().get(i.tail.start).map(|m| m.id.clone());
+        let summary = planner.fit_summary(i.written.text.clone(), i.replaced, &budget);
         let mut carried = i.carried.clone();
-        let taken = overhead + self.meter.text(&summary) + kept_tokens;
-        self.carry_after_summary(&mut carried, &summary, taken, &budget);
-        let (c, s) = self.summary_messages(&i, summary, &carried, tail_start.clone());
+        let taken = overhead + planner.meter.text(&summary) + kept_tokens;
+        planner.carry_after_summary(&mut carried, &summary, taken, &budget);
+        let (c, s) = planner.summary_messages(&i, summary, &carried, tail_start.clone());
 
         // A manual compaction that would not shrink the context changes nothing.
         let before = i.before;
@@ -346,58 +220,6 @@ impl Runner {
         }
         self.restart_view(c, s.clone(), i.tail.clone(), tail_start);
         self.compaction_done(&i, &s, &budget)
-    }
-
-    /// The summary as it is installed: a summary longer than its cap (a server that ignores the
-    /// cap) or than what it replaces is never taken as it is.
-    fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
-        let most = replaced.min(budget.summary_cap);
-        if self.meter.text(&summary) > most {
-            tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
-            return plan::fit_text(&summary, most, self.meter.estimator());
-        }
-        summary
-    }
-
-    /// The compaction message (user, with the Compaction part) and the summary message after it
-    /// (the summary, then what pith carries).
-    fn summary_messages(
-        &self,
-        i: &Installed<'_>,
-        summary: String,
-        carried: &Carried,
-        tail_start: Option<String>,
-    ) -> (Message, Message) {
-        let mut c = Message::new(self.log.session_id(), Role::User);
-        c.push(PartKind::Compaction(CompactionPart {
-            auto: i.auto,
-            overflow: i.overflow,
-            focus: i.focus.clone(),
-            tail_start,
-            carried: carried.clone(),
-        }));
-        let mut s = Message::new(self.log.session_id(), Role::Assistant);
-        s.parent_id = Some(c.id.clone());
-        s.summary = true;
-        s.agent = Some(Agent::Compaction);
-        let setup = i.setup.unwrap_or(&self.model);
-        s.model = Some(setup.name.clone());
-        s.usage = i.written.usage;
-        s.cost = pith_provider::cost::cost(&i.written.usage, &setup.info);
-        s.finish = Some(FinishReason::Stop);
-        s.time_completed = Some(now_ms());
-        s.push(PartKind::Text {
-            text: summary,
-            synthetic: false,
-        });
-        let appendix = carry::render(carried);
-        if !appendix.is_empty() {
-            s.push(PartKind::Text {
-                text: appendix,
-                synthetic: true,
-            });
-        }
-        (c, s)
     }
 
     /// Saves and announces the compaction and summary messages; the view restarts from them,
@@ -438,14 +260,7 @@ impl Runner {
             self.meter.text(&s.text()),
             self.log.view().len() - 2
         );
-        let cost = CompactionCost {
-            input: written.usage.input + written.usage.cache_read + written.usage.cache_write,
-            cache_read: written.usage.cache_read,
-            cost: s.cost,
-            cache_friendly: written.inline,
-            background: i.background,
-        };
-        self.compactions.set_last_cost(cost);
+        let cost = self.compactor.finished(written, s.cost, i.background);
         self.emit(Event::CompactionFinished {
             summary_message_id: s.id.clone(),
             before,
@@ -454,229 +269,42 @@ impl Runner {
             cost,
         });
         self.emit_context();
-        if i.then == Then::Continue && i.auto && !self.ends_with_user_request() {
+        if i.then == Then::Continue && i.auto && !self.planner().ends_with_user_request() {
             self.push_user_text(CONTINUE, true);
             self.emit_context();
         }
-        if i.auto
-            && let Some(message) =
-                plan::breaker(before, after, budget.usable, self.compactions.this_turn())
-        {
-            return Err(CompactionError::Breaker(message));
+        if i.auto {
+            self.compactor.check_fit(before, after, budget.usable)?;
         }
         Ok(())
     }
 
-    /// Where the verbatim tail starts, and what pith carries: the largest tail (whole turns, at
-    /// most `tail_max`) with which the compacted context — overhead, a summary at its cap, the
-    /// carried record, the tail — fits half the usable window. Fewer turns in the tail means
-    /// more user messages to carry, so the two are planned together.
-    fn plan_cut(&mut self, budget: &Budget, overhead: u64, auto: bool) -> (plan::Cut, Carried) {
-        self.plan_cut_to(budget, overhead, auto, budget.target_after)
-    }
-
-    /// [`Runner::plan_cut`] for a compacted context of at most `target` tokens. The user's
-    /// words come before the tail: while they do not all fit, the tail gives way to them.
-    pub(super) fn plan_cut_to(
-        &mut self,
-        budget: &Budget,
-        overhead: u64,
-        auto: bool,
-        target: u64,
-    ) -> (plan::Cut, Carried) {
-        let mut tail_budget = budget.tail_after(overhead, 0);
-        for _ in 0..16 {
-            let cut = plan::cut(self.log.view(), tail_budget, self.meter.estimator_mut());
-            let tail_tokens: u64 = self.log.view()[cut.tail.clone()]
-                .iter()
-                .map(|m| self.meter.message(m))
-                .sum();
-            let taken = overhead + budget.summary_cap + tail_tokens;
-            let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.meter.text(&carry::render(&carried));
-            let planned = taken + carried_tokens;
-            tracing::debug!(
-                tail_budget,
-                overhead,
-                carried_tokens,
-                tail_tokens,
-                planned,
-                target,
-                uncarried = carried.uncarried.len(),
-                "compaction: planning the tail"
-            );
-            if cut.tail.is_empty() {
-                return (cut, carried);
-            }
-            if planned > target {
-                tail_budget = tail_tokens.saturating_sub(planned - target + 1);
-            } else if !carried.uncarried.is_empty() {
-                let need: u64 = carried
-                    .uncarried
-                    .iter()
-                    .map(|w| self.meter.text(&w.text) + 8)
-                    .sum();
-                tail_budget = tail_tokens.saturating_sub(need.max(1));
-            } else {
-                return (cut, carried);
-            }
+    /// What the compactor reads of the session to plan (see [`Planner`]).
+    pub(super) fn planner(&mut self) -> Planner<'_> {
+        Planner {
+            log: &self.log,
+            meter: &mut self.meter,
+            model: &self.model,
+            config: &self.opts.config,
+            todos: &self.tools.state().todos,
         }
-        let cut = plan::cut(self.log.view(), 0, self.meter.estimator_mut());
-        let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
-        (cut, carried)
-    }
-
-    /// What pith carries across this compaction itself: the previous compaction's record merged
-    /// with the user's messages, the todo list and the ledger of the history being summarised.
-    /// `room` is what the compacted context may take and what the rest of it is planned to take
-    /// (overhead, summary, tail): the user's messages get what that leaves
-    /// ([`Budget::carry_room`]).
-    fn carried(
-        &mut self,
-        cut: &plan::Cut,
-        budget: &Budget,
-        auto: bool,
-        room: (u64, u64),
-    ) -> Carried {
-        let (target, taken) = room;
-        let summarised = &self.log.view()[cut.summarise.clone()];
-        let prev = &cut.previous_carried;
-        let (mut new, current) = carry::user_messages(summarised);
-        // With no verbatim tail, the request being worked on is among the summarised messages:
-        // during a turn it travels whole, outside the budget.
-        let current_request = match current {
-            Some(i) if auto && cut.tail.is_empty() => Some(new.remove(i).text),
-            _ => None,
-        };
-        let mut sources: Vec<CarrySource> = prev
-            .user_messages
-            .iter()
-            .chain(&prev.current_request)
-            .map(|t| CarrySource {
-                id: None,
-                text: t.clone(),
-                pasted: Vec::new(),
-            })
-            .collect();
-        sources.extend(new);
-        let ledger = carry::bound_ledger(
-            carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
-            budget.ledger,
-            self.meter.estimator(),
-        );
-        let todos = self
-            .tools
-            .state()
-            .todos
-            .lock()
-            .ok()
-            .map(|t| t.clone())
-            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
-            .or_else(|| prev.todos.clone());
-        let mut c = Carried {
-            current_request,
-            todos,
-            ledger,
-            left_view: carry::left_view(summarised),
-            sources,
-            previous_dropped: prev.dropped_user_messages,
-            ..Carried::default()
-        };
-        let base = self.meter.text(&carry::render(&c));
-        self.carry_users(&mut c, budget.carry_room(target, taken + base));
-        c
-    }
-
-    /// Chooses the user messages `c` carries from its sources, in `room` tokens.
-    pub(super) fn carry_users(&self, c: &mut Carried, room: u64) {
-        let r = retain::retain(&c.sources, c.previous_dropped, room, self.meter.estimator());
-        c.user_messages = r.messages;
-        c.dropped_user_messages = r.dropped;
-        c.uncarried = r.uncarried;
-    }
-
-    /// Once the summary is written: the user's messages are carried again into the room the
-    /// summary left (its blocks get more lines when it is short), and each of the user's
-    /// sentences that is neither carried nor covered by the summary is carried after all,
-    /// within the room the summary left of its cap.
-    fn carry_after_summary(&self, c: &mut Carried, summary: &str, taken: u64, budget: &Budget) {
-        if c.sources.is_empty() {
-            return;
-        }
-        let est = self.meter.estimator();
-        let mut base = c.clone();
-        base.user_messages.clear();
-        base.dropped_user_messages = 0;
-        let room = budget.carry_room(budget.target_after, taken + est.text(&carry::render(&base)));
-        self.carry_users(c, room);
-        if c.uncarried.is_empty() {
-            return;
-        }
-        let carried = c.user_messages.join("\n");
-        let words: Vec<&str> = c.uncarried.iter().map(|w| w.text.as_str()).collect();
-        let missing = retain::missing_sentences(&words, &carried, summary);
-        let left = budget.summary_cap.saturating_sub(est.text(summary));
-        let keep = retain::most_worth(&missing, left, est);
-        if !keep.is_empty() {
-            tracing::info!(
-                "{} of the user's sentences were neither carried nor in the summary; carrying them",
-                keep.len()
-            );
-            c.user_messages
-                .insert(0, format!("{MISSED_HEADER}\n{}", keep.join("\n")));
-        }
-    }
-
-    /// True when the view ends with a message the user typed (so the model will answer it).
-    fn ends_with_user_request(&self) -> bool {
-        self.log.view().last().is_some_and(|m| {
-            m.role == Role::User
-                && m.compaction().is_none()
-                && m.parts.iter().any(|p| {
-                    matches!(
-                        p.kind,
-                        PartKind::Text {
-                            synthetic: false,
-                            ..
-                        }
-                    )
-                })
-        })
     }
 }
 
-/// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be
-/// worth it.
-fn check_worth_compacting(
-    cut: &plan::Cut,
-    auto: bool,
-    before: u64,
-    new_tokens: u64,
-    budget: &Budget,
-) -> Result<(), CompactionError> {
-    if cut.summarise.is_empty() {
-        return Err(if auto {
-            CompactionError::Breaker(format!(
-                "Stopped: nothing is left to compact — the summary and the current request \
-                 (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
-                 the request or use a model with a larger context window.",
-                budget.usable
-            ))
-        } else if cut.previous_summary.is_some() {
-            CompactionError::NothingToCompact(
-                "nothing to compact: nothing new since the last summary except the recent turns kept word for word".into(),
-            )
-        } else {
-            CompactionError::NothingToCompact(
-                "nothing to compact yet: the conversation is only the recent turns kept word for word".into(),
-            )
-        });
+impl SummaryHost for Runner {
+    fn planner(&mut self) -> Planner<'_> {
+        Runner::planner(self)
     }
-    if !auto && new_tokens < budget.summary_cap / 4 {
-        return Err(CompactionError::NothingToCompact(format!(
-            "nothing worth compacting: the {new_tokens} tokens of history before the recent \
-             turns would hardly shrink in a summary; the context stays as it is"
-        )));
+
+    fn session_request(&self) -> pith_protocol::llm::ChatRequest {
+        self.build_request(false)
     }
-    Ok(())
+
+    fn estimate_request(&mut self) -> u64 {
+        Runner::estimate_request(self)
+    }
+
+    fn learn_window(&mut self, err: &ProviderError) {
+        Runner::learn_window(self, err, None);
+    }
 }

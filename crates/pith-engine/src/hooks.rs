@@ -309,10 +309,8 @@ impl Runner {
             return;
         };
         for c in &outcome.context {
-            let part = self.log.view_mut()[i]
-                .push(context_part(HookEvent::PostCompact, c))
-                .clone();
-            self.log.save_part(&part);
+            self.log
+                .add_saved_part(i, context_part(HookEvent::PostCompact, c));
         }
         self.reset_estimate();
     }

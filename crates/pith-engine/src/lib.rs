@@ -8,6 +8,7 @@ mod admit;
 mod background;
 mod command_turn;
 mod compaction;
+mod compactor;
 mod emitter;
 mod error;
 pub mod factory;
@@ -28,7 +29,6 @@ mod step;
 #[cfg(test)]
 mod stored_view_tests;
 mod subagent;
-mod summarise;
 mod tool_exec;
 mod tool_runtime;
 mod turn;

@@ -91,7 +91,7 @@ pub struct Runner {
     pub(super) tools: super::tool_runtime::ToolRuntime,
     pub(super) system: Vec<String>,
     /// The breaker's count, the last compaction's cost, the summary written ahead.
-    pub(super) compactions: super::compaction::Compactions,
+    pub(super) compactor: super::compactor::Compactor,
     /// A local server being asked for the window (see `window.rs`).
     pub(super) window: super::window::WindowProbe,
     /// The user's hooks and what they gave the model (see `hooks.rs`).
@@ -161,7 +161,7 @@ impl Runner {
             model,
             opts,
             shared,
-            compactions: Default::default(),
+            compactor: Default::default(),
             answering: None,
             window: Default::default(),
         };
@@ -368,7 +368,7 @@ impl Runner {
 
     /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
     async fn manual_compact(&mut self, focus: Option<String>) {
-        self.compactions.start_turn();
+        self.compactor.start_turn();
         let cancel = self.shared.fresh_cancel();
         self.settle_window().await;
         let req = CompactRequest {

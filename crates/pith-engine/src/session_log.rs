@@ -10,6 +10,8 @@
 
 use std::sync::{Arc, Mutex};
 
+mod edits;
+
 use pith_protocol::event::Event;
 use pith_protocol::message::{Message, Part, Session, now_ms};
 use pith_store::Store;
@@ -110,10 +112,6 @@ impl SessionLog {
 
     pub fn view(&self) -> &[Message] {
         &self.view
-    }
-
-    pub fn view_mut(&mut self) -> &mut Vec<Message> {
-        &mut self.view
     }
 
     /// The view is `messages` (in model order), as loaded from the store.

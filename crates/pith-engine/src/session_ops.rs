@@ -13,7 +13,7 @@ impl Runner {
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
     pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
-        self.compactions.drop_background();
+        self.compactor.drop_background();
         let (loaded, repairs) = self
             .log
             .store()

@@ -6,11 +6,10 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::reader::{Attempt, Next, Reading};
+use super::reader::{self, Attempt, Ended, Reading, Sink};
 use super::runner::Runner;
-use pith_protocol::event::Event;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
-use pith_protocol::message::{Part, PartKind, ToolState, Usage};
+use pith_protocol::message::{PartKind, Usage};
 use pith_provider::{FaultKind, ProviderError};
 
 /// Streamed text is written to the store at least this often.
@@ -40,7 +39,7 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Outcome {
         let mut attempt = StepAttempt { idx, request };
-        let streamed = self.with_retries(Reading::Step, &mut attempt, cancel).await;
+        let streamed = reader::with_retries(self, Reading::Step, &mut attempt, cancel).await;
         match streamed {
             Ok(outcome) => outcome,
             Err(e) => match e.kind {
@@ -49,29 +48,6 @@ impl Runner {
                 _ => Outcome::Failed(e),
             },
         }
-    }
-
-    /// Drops every part after the StepStart (a failed attempt's partial output).
-    fn reset_step(&mut self, idx: usize) {
-        let m = &mut self.log.view_mut()[idx];
-        let dropped: Vec<String> = m
-            .parts
-            .iter()
-            .filter(|p| !matches!(p.kind, PartKind::StepStart))
-            .map(|p| p.id.clone())
-            .collect();
-        m.parts.retain(|p| matches!(p.kind, PartKind::StepStart));
-        let m = m.clone();
-        for id in &dropped {
-            self.log.delete_part(id);
-        }
-        if !dropped.is_empty() {
-            self.emit(Event::PartsRemoved {
-                message_id: m.id.clone(),
-                part_ids: dropped,
-            });
-        }
-        self.emit(Event::Message { message: m });
     }
 
     /// One attempt at the step: reads the provider's stream into `self.log.view()[idx]`, writing the
@@ -84,48 +60,26 @@ impl Runner {
         cancel: &CancellationToken,
     ) -> Result<Outcome, ProviderError> {
         let provider = self.model.provider.clone();
-        let Some(mut reader) = self
-            .open_stream(provider.as_ref(), request, Reading::Step, cancel)
-            .await?
+        let Some(mut stream) =
+            reader::open(self, provider.as_ref(), request, Reading::Step, cancel).await?
         else {
             return Ok(Outcome::Interrupted);
         };
-        let mut step = StepStream::new(self.max_step_output());
-        loop {
-            let event = match self.next_item(&mut reader, step.flush_at(), cancel).await {
-                Next::FlushDue => {
-                    self.flush_step(idx, &mut step);
-                    continue;
-                }
-                Next::Cancelled => {
-                    self.flush_parts(idx);
-                    return Ok(Outcome::Interrupted);
-                }
-                Next::Item(None) => break,
-                Next::Item(Some(Err(e))) => {
-                    self.flush_parts(idx);
-                    return Err(e);
-                }
-                Next::Item(Some(Ok(ev))) => ev,
-            };
-            self.heard(&mut reader);
-            step.output_bytes += event_bytes(&event);
-            if step.output_bytes > step.max_output {
-                self.flush_parts(idx);
-                return Ok(Outcome::Failed(self.answer_too_long(step.max_output)));
-            }
-            self.apply_stream_event(idx, &mut step, event);
-            step.dirty = true;
-            if step.last_flush.elapsed() >= FLUSH_EVERY {
-                self.flush_step(idx, &mut step);
-            }
-        }
+        let mut step = StepStream::new(idx, self.max_step_output());
+        let ended = reader::read(self, &mut stream, &mut step, cancel).await;
         self.flush_parts(idx);
-        let finish = self.step_finish(idx, step.finish);
-        Ok(Outcome::Done {
-            usage: step.usage,
-            finish,
-        })
+        match ended {
+            Ended::Done => {
+                let finish = self.step_finish(idx, step.finish);
+                Ok(Outcome::Done {
+                    usage: step.usage,
+                    finish,
+                })
+            }
+            Ended::Cancelled => Ok(Outcome::Interrupted),
+            Ended::Fault(e) => Err(e),
+            Ended::Stopped(e) => Ok(Outcome::Failed(e)),
+        }
     }
 
     /// The most one step may stream, in bytes (see [`STEP_BYTES_PER_TOKEN`]).
@@ -172,25 +126,23 @@ impl Runner {
                 self.stream_reasoning(idx, &mut step.reasoning, delta);
             }
             StreamEvent::ReasoningSignature(sig) => {
-                let m = &mut self.log.view_mut()[idx];
-                if let Some(pi) = step.reasoning
-                    && let PartKind::Reasoning { signature, .. } = &mut m.parts[pi].kind
-                {
-                    *signature = Some(sig);
+                if let Some(pi) = step.reasoning {
+                    self.log.sign_reasoning(idx, pi, sig);
                 }
                 // A signature closes the thinking block; the next one is a new part.
                 step.reasoning = None;
             }
             StreamEvent::RedactedReasoning(data) => {
-                self.log.view_mut()[idx].push(PartKind::Reasoning {
+                let kind = PartKind::Reasoning {
                     text: String::new(),
                     signature: None,
                     redacted: Some(data),
-                });
+                };
+                self.log.add_part(idx, kind);
                 step.reasoning = None;
             }
             StreamEvent::ToolCallStart { id, name } => {
-                self.start_tool_call(idx, id, name);
+                self.log.start_tool_call(idx, id, name);
                 step.close_text();
             }
             StreamEvent::ToolCall {
@@ -198,7 +150,8 @@ impl Runner {
                 name,
                 arguments,
             } => {
-                self.finish_tool_call(idx, id, name, &arguments);
+                self.log
+                    .finish_tool_call(idx, id, name, parse_arguments(&arguments));
                 step.close_text();
             }
             StreamEvent::Usage(u) => step.usage = Some(u),
@@ -212,13 +165,7 @@ impl Runner {
         if let Some(pi) = *open {
             return pi;
         }
-        let m = &mut self.log.view_mut()[idx];
-        m.push(kind);
-        let pi = m.parts.len() - 1;
-        let event = Event::PartUpdated {
-            part: m.parts[pi].clone(),
-        };
-        self.log.emit(event);
+        let pi = self.log.open_part(idx, kind);
         *open = Some(pi);
         pi
     }
@@ -229,16 +176,7 @@ impl Runner {
             synthetic: false,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.log.view_mut()[idx];
-        if let PartKind::Text { text: t, .. } = &mut m.parts[pi].kind {
-            t.push_str(&delta);
-        }
-        let event = Event::TextDelta {
-            message_id: m.id.clone(),
-            part_id: m.parts[pi].id.clone(),
-            delta,
-        };
-        self.log.emit(event);
+        self.log.stream_text(idx, pi, delta);
     }
 
     fn stream_reasoning(&mut self, idx: usize, open: &mut Option<usize>, delta: String) {
@@ -248,57 +186,7 @@ impl Runner {
             redacted: None,
         };
         let pi = self.open_part(idx, open, kind);
-        let m = &mut self.log.view_mut()[idx];
-        if let PartKind::Reasoning { text: t, .. } = &mut m.parts[pi].kind {
-            t.push_str(&delta);
-        }
-        let event = Event::ReasoningDelta {
-            message_id: m.id.clone(),
-            part_id: m.parts[pi].id.clone(),
-            delta,
-        };
-        self.log.emit(event);
-    }
-
-    /// A tool call begins: its part is added (pending, no input yet) and announced, once.
-    fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
-        let m = &mut self.log.view_mut()[idx];
-        if find_tool(&m.parts, &id).is_none() {
-            m.push(PartKind::Tool {
-                call_id: id,
-                tool: name,
-                input: serde_json::Value::Null,
-                state: ToolState::Pending,
-            });
-            let part = m.parts.last().cloned();
-            if let Some(part) = part {
-                self.log.emit(Event::PartUpdated { part });
-            }
-        }
-    }
-
-    /// A tool call is complete: its part (added now if it did not begin) gets the input, is
-    /// saved and announced.
-    fn finish_tool_call(&mut self, idx: usize, id: String, name: String, arguments: &str) {
-        let input = parse_arguments(arguments);
-        let m = &mut self.log.view_mut()[idx];
-        let pi = match find_tool(&m.parts, &id) {
-            Some(pi) => pi,
-            None => {
-                m.push(PartKind::Tool {
-                    call_id: id,
-                    tool: name,
-                    input: serde_json::Value::Null,
-                    state: ToolState::Pending,
-                });
-                m.parts.len() - 1
-            }
-        };
-        if let PartKind::Tool { input: i, .. } = &mut m.parts[pi].kind {
-            *i = input;
-        }
-        let part = m.parts[pi].clone();
-        self.log.write_part(&part);
+        self.log.stream_reasoning(idx, pi, delta);
     }
 
     /// Writes the streamed parts and starts the flush interval over.
@@ -327,7 +215,7 @@ struct StepAttempt<'r> {
     request: &'r ChatRequest,
 }
 
-impl Attempt for StepAttempt<'_> {
+impl Attempt<Runner> for StepAttempt<'_> {
     type Output = Outcome;
 
     fn once<'a>(
@@ -340,12 +228,14 @@ impl Attempt for StepAttempt<'_> {
 
     /// A retry starts the message over.
     fn before_retry(&mut self, runner: &mut Runner) {
-        runner.reset_step(self.idx);
+        runner.log.restart_step(self.idx);
     }
 }
 
 /// Where one attempt at a step stands while it streams.
 struct StepStream {
+    /// The message streamed into: `view[idx]`.
+    idx: usize,
     /// Bytes of output so far, and the most allowed.
     output_bytes: u64,
     max_output: u64,
@@ -362,8 +252,9 @@ struct StepStream {
 }
 
 impl StepStream {
-    fn new(max_output: u64) -> StepStream {
+    fn new(idx: usize, max_output: u64) -> StepStream {
         StepStream {
+            idx,
             output_bytes: 0,
             max_output,
             usage: None,
@@ -388,6 +279,31 @@ impl StepStream {
     }
 }
 
+impl Sink<Runner> for StepStream {
+    fn due(&self) -> Option<tokio::time::Instant> {
+        self.flush_at()
+    }
+
+    fn flush(&mut self, runner: &mut Runner) {
+        runner.flush_step(self.idx, self);
+    }
+
+    /// Adds one event to the message, within the bound on one step's output; writes the
+    /// streamed parts when [`FLUSH_EVERY`] has passed.
+    fn take(&mut self, runner: &mut Runner, event: StreamEvent) -> Result<(), ProviderError> {
+        self.output_bytes += event_bytes(&event);
+        if self.output_bytes > self.max_output {
+            return Err(runner.answer_too_long(self.max_output));
+        }
+        runner.apply_stream_event(self.idx, self, event);
+        self.dirty = true;
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            runner.flush_step(self.idx, self);
+        }
+        Ok(())
+    }
+}
+
 /// Bytes of output an event carries, for the bound on one step.
 fn event_bytes(event: &StreamEvent) -> u64 {
     match event {
@@ -396,12 +312,6 @@ fn event_bytes(event: &StreamEvent) -> u64 {
         StreamEvent::RedactedReasoning(d) => d.len() as u64,
         _ => 0,
     }
-}
-
-fn find_tool(parts: &[Part], call_id: &str) -> Option<usize> {
-    parts
-        .iter()
-        .position(|p| matches!(&p.kind, PartKind::Tool { call_id: c, .. } if c == call_id))
 }
 
 /// Tool arguments as JSON; empty means `{}`; text that is not JSON is kept as a string so the

@@ -36,7 +36,7 @@ impl Runner {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
     pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
-        self.compactions.start_turn();
+        self.compactor.start_turn();
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
@@ -68,7 +68,7 @@ impl Runner {
         let mut reason = self.turn_loop(parent, &cancel).await;
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
-            self.compactions.drop_background();
+            self.compactor.drop_background();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -334,11 +334,9 @@ impl Runner {
 
     /// The step at `idx` failed with `message`: the message records it, and the turn ends.
     fn step_failed(&mut self, idx: usize, message: String) -> TurnEnd {
-        let m = &mut self.log.view_mut()[idx];
-        m.error = Some(MessageError::Failed(message.clone()));
-        m.time_completed = Some(now_ms());
-        let m = m.clone();
-        self.log.write_header(&m);
+        let m = self
+            .log
+            .fail_message(idx, MessageError::Failed(message.clone()));
         let failed = EngineError::Provider(message).event_of_step(&m.id);
         self.emit(failed);
         TurnEnd::Error
@@ -375,8 +373,7 @@ impl Runner {
         let note = format!(
             "Your reply was cut off at the output limit of {cap} tokens while writing this call, so its arguments are incomplete and it was not run. Do the work in smaller pieces (for example several edits instead of one large write)."
         );
-        let mut changed = Vec::new();
-        for p in &mut self.log.view_mut()[idx].parts {
+        let changed = self.log.change_parts(idx, |p| {
             if let PartKind::Tool { input, state, .. } = &mut p.kind
                 && matches!(state, ToolState::Pending)
                 && !input.is_object()
@@ -386,12 +383,10 @@ impl Runner {
                     start: None,
                     end: Some(now_ms()),
                 };
-                changed.push(p.clone());
+                return true;
             }
-        }
-        for p in &changed {
-            self.log.write_part(p);
-        }
+            false
+        });
         let has_calls = self.log.view()[idx]
             .parts
             .iter()
@@ -401,7 +396,7 @@ impl Runner {
                     "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
                 )));
         }
-        !changed.is_empty()
+        changed > 0
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
@@ -422,19 +417,9 @@ impl Runner {
             .as_ref()
             .map(|u| pith_provider::cost::cost(u, &self.model.info))
             .unwrap_or(0.0);
-        {
-            let m = &mut self.log.view_mut()[idx];
-            m.usage = usage.unwrap_or_default();
-            m.cost = cost;
-            m.finish = Some(finish.clone());
-            m.time_completed = Some(now_ms());
-            m.push(PartKind::StepFinish {
-                usage: usage.unwrap_or_default(),
-                finish: finish.clone(),
-                cost,
-            });
-        }
-        let m = self.log.view()[idx].clone();
+        let m = self
+            .log
+            .record_step_finish(idx, usage.unwrap_or_default(), finish, cost);
         self.record
             .set_last_answer(pith_context::compaction::written_text(&m));
         self.log.write_header(&m);
@@ -464,23 +449,8 @@ impl Runner {
 
     /// An interrupted step: keep what streamed, turn unfinished tools into errors.
     fn finish_interrupted(&mut self, idx: usize) {
-        let m = &mut self.log.view_mut()[idx];
-        for p in &mut m.parts {
-            if let PartKind::Tool { state, .. } = &mut p.kind
-                && !state.is_done()
-            {
-                *state = ToolState::Error {
-                    message: pith_tools::ToolError::Interrupted.to_string(),
-                    start: None,
-                    end: Some(now_ms()),
-                };
-            }
-        }
-        m.error = Some(MessageError::Interrupted);
-        m.finish = Some(FinishReason::Interrupted);
-        m.time_completed = Some(now_ms());
-        let m = m.clone();
-        self.log.write_message(&m);
+        let why = pith_tools::ToolError::Interrupted.to_string();
+        self.log.mark_interrupted(idx, &why);
     }
 
     /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
@@ -493,30 +463,11 @@ impl Runner {
         if plan.targets.is_empty() {
             return;
         }
-        prune::apply(self.log.view_mut(), &plan, now_ms());
-        let mut changed = Vec::new();
-        for (mid, pid) in &plan.targets {
-            if let Some(p) = self
-                .log
-                .view()
-                .iter()
-                .find(|m| &m.id == mid)
-                .and_then(|m| m.parts.iter().find(|p| &p.id == pid))
-            {
-                changed.push(p.clone());
-            }
-        }
-        for p in &changed {
-            self.log.write_part(p);
-        }
-        tracing::info!(
-            "pruned {} tool outputs ({} tokens)",
-            changed.len(),
-            plan.tokens
-        );
+        let changed = self.log.mark_pruned(&plan);
+        tracing::info!("pruned {} tool outputs ({} tokens)", changed, plan.tokens);
         self.reset_estimate();
         self.emit(Event::Pruned {
-            parts: changed.len(),
+            parts: changed,
             tokens: plan.tokens,
         });
         self.emit_context();

@@ -1,0 +1,171 @@
+//! The compactor (ARCHITECTURE.md §6.4, §6.6): what the runner keeps about compactions between
+//! them — the breaker's count, the last compaction's cost, the summary being written in the
+//! background — and the planning of a compaction over narrow borrows of the session
+//! ([`Planner`]: the view, the meter, the model, the configuration, the todo list): where the
+//! verbatim tail starts, what pith carries, what the summary requests are given, the messages a
+//! written summary becomes. The runner orchestrates (hooks, requests, saving, events) and asks
+//! the compactor for these decisions; the compactor reaches into no runner field.
+
+mod ahead;
+mod planning;
+mod summarise;
+mod summary;
+
+pub(super) use ahead::{Background, Planned};
+pub(super) use summarise::{
+    Ask, Job, SummaryHost, Written, inline_budget_of, summary_problem, write_summary,
+};
+
+use std::sync::Mutex;
+
+use pith_context::budget::Budget;
+use pith_context::compaction as plan;
+use pith_protocol::event::CompactionCost;
+use pith_protocol::message::Message;
+
+use super::compaction::CompactionError;
+use super::meter::Meter;
+use super::runner::ModelSetup;
+use super::session_log::SessionLog;
+
+/// What the runner keeps about compactions between them.
+#[derive(Default)]
+pub(super) struct Compactor {
+    /// Compactions in the current user turn (the breaker's count).
+    this_turn: u32,
+    /// What the last compaction cost (`/context`).
+    last_cost: Option<CompactionCost>,
+    /// A summary being written ahead of the threshold.
+    background: Option<Background>,
+}
+
+impl Compactor {
+    /// A user turn starts: the breaker counts from zero.
+    pub fn start_turn(&mut self) {
+        self.this_turn = 0;
+    }
+
+    /// A compaction starts in this turn.
+    pub fn count(&mut self) {
+        self.this_turn += 1;
+    }
+
+    /// Before an automatic compaction: past the second of a user turn, compacting would loop
+    /// and the breaker trips.
+    pub fn check_breaker(&self, auto: bool) -> Result<(), CompactionError> {
+        if auto && self.this_turn >= 2 {
+            return Err(CompactionError::Breaker(
+                plan::breaker(u64::MAX, 0, 0, self.this_turn + 1).unwrap_or_default(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// After an automatic compaction from `before` to `after` tokens: the breaker trips when
+    /// compacting did not make the conversation fit the `usable` window.
+    pub fn check_fit(&self, before: u64, after: u64, usable: u64) -> Result<(), CompactionError> {
+        match plan::breaker(before, after, usable, self.this_turn) {
+            Some(message) => Err(CompactionError::Breaker(message)),
+            None => Ok(()),
+        }
+    }
+
+    /// What the last compaction cost.
+    pub fn last_cost(&self) -> Option<CompactionCost> {
+        self.last_cost
+    }
+
+    /// A compaction finished with the summary `written`, whose message cost `cost`: what it
+    /// cost, kept for `/context`.
+    pub fn finished(&mut self, written: &Written, cost: f64, background: bool) -> CompactionCost {
+        let usage = &written.usage;
+        let cost = CompactionCost {
+            input: usage.input + usage.cache_read + usage.cache_write,
+            cache_read: usage.cache_read,
+            cost,
+            cache_friendly: written.inline,
+            background,
+        };
+        self.last_cost = Some(cost);
+        cost
+    }
+
+    /// A summary is being written ahead.
+    pub fn has_background(&self) -> bool {
+        self.background.is_some()
+    }
+
+    /// Starts writing the `planned` summary ahead with `model`.
+    pub fn start_background(&mut self, planned: Planned, model: &ModelSetup) {
+        self.background = Some(Background::start(planned, model));
+    }
+
+    /// Takes the summary being written ahead, to install it.
+    pub fn take_background(&mut self) -> Option<Background> {
+        self.background.take()
+    }
+
+    /// Drops the summary being written ahead (stale, or the history changed under it).
+    pub fn drop_background(&mut self) {
+        self.background = None;
+    }
+
+    /// Drops the summary being written ahead when `view` no longer starts with the messages it
+    /// covers, or `model` is not the one it was planned for.
+    pub fn drop_stale_background(&mut self, view: &[Message], model: &ModelSetup) {
+        if self
+            .background
+            .as_ref()
+            .is_some_and(|b| !b.covers(view, model))
+        {
+            tracing::info!("background summary is stale; dropped");
+            self.background = None;
+        }
+    }
+}
+
+/// What the compactor reads of the session to plan a compaction: the view, the meter (whose
+/// estimator caches what it counted), the model, the configuration and the todo list.
+pub(super) struct Planner<'a> {
+    pub log: &'a SessionLog,
+    pub meter: &'a mut Meter,
+    pub model: &'a ModelSetup,
+    pub config: &'a pith_config::Config,
+    pub todos: &'a Mutex<serde_json::Value>,
+}
+
+/// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be
+/// worth it.
+pub(super) fn check_worth_compacting(
+    cut: &plan::Cut,
+    auto: bool,
+    before: u64,
+    new_tokens: u64,
+    budget: &Budget,
+) -> Result<(), CompactionError> {
+    if cut.summarise.is_empty() {
+        return Err(if auto {
+            CompactionError::Breaker(format!(
+                "Stopped: nothing is left to compact — the summary and the current request \
+                 (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
+                 the request or use a model with a larger context window.",
+                budget.usable
+            ))
+        } else if cut.previous_summary.is_some() {
+            CompactionError::NothingToCompact(
+                "nothing to compact: nothing new since the last summary except the recent turns kept word for word".into(),
+            )
+        } else {
+            CompactionError::NothingToCompact(
+                "nothing to compact yet: the conversation is only the recent turns kept word for word".into(),
+            )
+        });
+    }
+    if !auto && new_tokens < budget.summary_cap / 4 {
+        return Err(CompactionError::NothingToCompact(format!(
+            "nothing worth compacting: the {new_tokens} tokens of history before the recent \
+             turns would hardly shrink in a summary; the context stays as it is"
+        )));
+    }
+    Ok(())
+}

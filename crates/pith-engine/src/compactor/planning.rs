@@ -1,0 +1,319 @@
+//! Planning a compaction over the session's view: what it replaces and keeps, where the
+//! verbatim tail starts, what pith carries across it itself, and whether compacting can help at
+//! all (ARCHITECTURE.md §6.4, §6.6).
+
+use pith_context::budget::Budget;
+use pith_context::carry;
+use pith_context::compaction as plan;
+use pith_context::retain;
+use pith_context::view::is_turn_start;
+use pith_protocol::message::{Carried, CarrySource, PartKind, Role};
+
+use super::Planner;
+use super::Written;
+use super::ahead::{DEFAULT_START, MOST_AFTER_SWAP};
+use crate::compaction::{CompactionError, Trigger};
+use crate::runner::ModelSetup;
+
+/// How the user's sentences the summary left out, carried after all, are introduced.
+const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
+
+impl Planner<'_> {
+    /// The context before compacting: what the provider counted of a request it rejected (at
+    /// least the window without a count), else the session's figure.
+    pub fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
+        match trigger {
+            // What the provider counted is the real figure; without it, at least the window.
+            Trigger::Overflow { prompt_tokens } => {
+                prompt_tokens.unwrap_or_else(|| self.meter.used().max(budget.usable))
+            }
+            _ => self.meter.used(),
+        }
+    }
+
+    /// The estimated tokens of the view's messages in `range`.
+    pub fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
+        let estimator = self.meter.estimator_mut();
+        self.log.view()[range]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum()
+    }
+
+    /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
+    pub fn check_request_fits(
+        &self,
+        carried: &Carried,
+        overhead: u64,
+        budget: &Budget,
+    ) -> Result<(), CompactionError> {
+        if let Some(r) = &carried.current_request {
+            let need = overhead + self.meter.text(r);
+            if need >= budget.usable {
+                return Err(CompactionError::Breaker(format!(
+                    "Stopped: the current request with the system prompt (~{need} tokens) does \
+                     not fit the {} tokens this model can use, and it is never summarised away — \
+                     shorten it, or use a model with a larger context window.",
+                    budget.usable
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The separate `compaction.model`, when one is configured other than the session's.
+    pub fn compaction_setup(&self) -> Result<Option<ModelSetup>, CompactionError> {
+        match &self.config.compaction.model {
+            Some(name) if name != &self.model.name => match ModelSetup::build(self.config, name) {
+                Ok((s, _)) => Ok(Some(s)),
+                Err(e) => Err(CompactionError::Model {
+                    model: name.clone(),
+                    reason: crate::error::with_causes(&e),
+                }),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// Where the verbatim tail starts, and what pith carries: the largest tail (whole turns, at
+    /// most `tail_max`) with which the compacted context — overhead, a summary at its cap, the
+    /// carried record, the tail — fits half the usable window. Fewer turns in the tail means
+    /// more user messages to carry, so the two are planned together.
+    pub fn plan_cut(&mut self, budget: &Budget, overhead: u64, auto: bool) -> (plan::Cut, Carried) {
+        self.plan_cut_to(budget, overhead, auto, budget.target_after)
+    }
+
+    /// [`Planner::plan_cut`] for a compacted context of at most `target` tokens. The user's
+    /// words come before the tail: while they do not all fit, the tail gives way to them.
+    pub fn plan_cut_to(
+        &mut self,
+        budget: &Budget,
+        overhead: u64,
+        auto: bool,
+        target: u64,
+    ) -> (plan::Cut, Carried) {
+        let mut tail_budget = budget.tail_after(overhead, 0);
+        for _ in 0..16 {
+            let cut = plan::cut(self.log.view(), tail_budget, self.meter.estimator_mut());
+            let tail_tokens: u64 = self.log.view()[cut.tail.clone()]
+                .iter()
+                .map(|m| self.meter.message(m))
+                .sum();
+            let taken = overhead + budget.summary_cap + tail_tokens;
+            let carried = self.carried(&cut, budget, auto, (target, taken));
+            let carried_tokens = self.meter.text(&carry::render(&carried));
+            let planned = taken + carried_tokens;
+            tracing::debug!(
+                tail_budget,
+                overhead,
+                carried_tokens,
+                tail_tokens,
+                planned,
+                target,
+                uncarried = carried.uncarried.len(),
+                "compaction: planning the tail"
+            );
+            if cut.tail.is_empty() {
+                return (cut, carried);
+            }
+            if planned > target {
+                tail_budget = tail_tokens.saturating_sub(planned - target + 1);
+            } else if !carried.uncarried.is_empty() {
+                let need: u64 = carried
+                    .uncarried
+                    .iter()
+                    .map(|w| self.meter.text(&w.text) + 8)
+                    .sum();
+                tail_budget = tail_tokens.saturating_sub(need.max(1));
+            } else {
+                return (cut, carried);
+            }
+        }
+        let cut = plan::cut(self.log.view(), 0, self.meter.estimator_mut());
+        let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
+        (cut, carried)
+    }
+
+    /// What pith carries across this compaction itself: the previous compaction's record merged
+    /// with the user's messages, the todo list and the ledger of the history being summarised.
+    /// `room` is what the compacted context may take and what the rest of it is planned to take
+    /// (overhead, summary, tail): the user's messages get what that leaves
+    /// ([`Budget::carry_room`]).
+    fn carried(
+        &mut self,
+        cut: &plan::Cut,
+        budget: &Budget,
+        auto: bool,
+        room: (u64, u64),
+    ) -> Carried {
+        let (target, taken) = room;
+        let summarised = &self.log.view()[cut.summarise.clone()];
+        let prev = &cut.previous_carried;
+        let (mut new, current) = carry::user_messages(summarised);
+        // With no verbatim tail, the request being worked on is among the summarised messages:
+        // during a turn it travels whole, outside the budget.
+        let current_request = match current {
+            Some(i) if auto && cut.tail.is_empty() => Some(new.remove(i).text),
+            _ => None,
+        };
+        let mut sources: Vec<CarrySource> = prev
+            .user_messages
+            .iter()
+            .chain(&prev.current_request)
+            .map(|t| CarrySource {
+                id: None,
+                text: t.clone(),
+                pasted: Vec::new(),
+            })
+            .collect();
+        sources.extend(new);
+        let ledger = carry::bound_ledger(
+            carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
+            budget.ledger,
+            self.meter.estimator(),
+        );
+        let todos = self
+            .todos
+            .lock()
+            .ok()
+            .map(|t| t.clone())
+            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            .or_else(|| prev.todos.clone());
+        let mut c = Carried {
+            current_request,
+            todos,
+            ledger,
+            left_view: carry::left_view(summarised),
+            sources,
+            previous_dropped: prev.dropped_user_messages,
+            ..Carried::default()
+        };
+        let base = self.meter.text(&carry::render(&c));
+        self.carry_users(&mut c, budget.carry_room(target, taken + base));
+        c
+    }
+
+    /// Chooses the user messages `c` carries from its sources, in `room` tokens.
+    pub fn carry_users(&self, c: &mut Carried, room: u64) {
+        let r = retain::retain(&c.sources, c.previous_dropped, room, self.meter.estimator());
+        c.user_messages = r.messages;
+        c.dropped_user_messages = r.dropped;
+        c.uncarried = r.uncarried;
+    }
+
+    /// Once the summary is written: the user's messages are carried again into the room the
+    /// summary left (its blocks get more lines when it is short), and each of the user's
+    /// sentences that is neither carried nor covered by the summary is carried after all,
+    /// within the room the summary left of its cap.
+    pub fn carry_after_summary(&self, c: &mut Carried, summary: &str, taken: u64, budget: &Budget) {
+        if c.sources.is_empty() {
+            return;
+        }
+        let est = self.meter.estimator();
+        let mut base = c.clone();
+        base.user_messages.clear();
+        base.dropped_user_messages = 0;
+        let room = budget.carry_room(budget.target_after, taken + est.text(&carry::render(&base)));
+        self.carry_users(c, room);
+        if c.uncarried.is_empty() {
+            return;
+        }
+        let carried = c.user_messages.join("\n");
+        let words: Vec<&str> = c.uncarried.iter().map(|w| w.text.as_str()).collect();
+        let missing = retain::missing_sentences(&words, &carried, summary);
+        let left = budget.summary_cap.saturating_sub(est.text(summary));
+        let keep = retain::most_worth(&missing, left, est);
+        if !keep.is_empty() {
+            tracing::info!(
+                "{} of the user's sentences were neither carried nor in the summary; carrying them",
+                keep.len()
+            );
+            c.user_messages
+                .insert(0, format!("{MISSED_HEADER}\n{}", keep.join("\n")));
+        }
+    }
+
+    /// True when the view ends with a message the user typed (so the model will answer it).
+    pub fn ends_with_user_request(&self) -> bool {
+        self.log.view().last().is_some_and(|m| {
+            m.role == Role::User
+                && m.compaction().is_none()
+                && m.parts.iter().any(|p| {
+                    matches!(
+                        p.kind,
+                        PartKind::Text {
+                            synthetic: false,
+                            ..
+                        }
+                    )
+                })
+        })
+    }
+
+    /// Where background compaction starts, as a share of the usable window; `None`: never.
+    pub fn background_start(&self) -> Option<f64> {
+        let c = &self.config.compaction;
+        if !c.auto || self.model.limits.context == 0 {
+            return None;
+        }
+        // A separate compaction model writes with the dedicated request, in the foreground.
+        if c.model.as_ref().is_some_and(|m| m != &self.model.name) {
+            return None;
+        }
+        let start = match c.background {
+            Some(s) => s,
+            None if self.model.local => return None,
+            None => DEFAULT_START,
+        };
+        (start > 0.0 && start < 1.0).then_some(start)
+    }
+
+    /// What pith carries across the swap, as planned with the summary and brought up to date:
+    /// a request carried whole that is no longer the current one (the view's messages from
+    /// `n` on start a turn) joins the user's messages; the todo list is the current one.
+    pub fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
+        if self.log.view()[n..].iter().any(is_turn_start)
+            && let Some(r) = carried.current_request.take()
+        {
+            carried.sources.push(pith_protocol::message::CarrySource {
+                id: None,
+                text: r.clone(),
+                pasted: Vec::new(),
+            });
+            carried.user_messages.insert(0, r);
+        }
+        if let Ok(t) = self.todos.lock()
+            && t.as_array().is_some_and(|a| !a.is_empty())
+        {
+            carried.todos = Some(t.clone());
+        }
+        carried
+    }
+
+    /// Whether swapping in `written`, covering the view's first `n` messages and carrying
+    /// `carried`, would leave more than [`MOST_AFTER_SWAP`] of the usable window.
+    pub fn swap_leaves_too_much(
+        &mut self,
+        written: &Written,
+        carried: &Carried,
+        n: usize,
+        budget: &Budget,
+        overhead: u64,
+    ) -> bool {
+        let estimator = self.meter.estimator_mut();
+        let kept: u64 = self.log.view()[n..]
+            .iter()
+            .map(|m| estimator.message(m))
+            .sum();
+        let summary = self.meter.text(&written.text).min(budget.summary_cap);
+        let after = overhead + summary + self.meter.text(&carry::render(carried)) + kept;
+        if after as f64 > MOST_AFTER_SWAP * budget.usable as f64 {
+            tracing::info!(
+                after,
+                "background summary leaves too much; compacting in the foreground"
+            );
+            return true;
+        }
+        false
+    }
+}
