@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, Submission};
+use crate::event::{ContextUsage, EngineState, Event, Op, Submission};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
@@ -35,10 +35,11 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     Help(Help),
-    Context(Option<Breakdown>),
+    /// `/context`: the window's use and its breakdown.
+    Context(super::info_popup::ContextPopup),
     Picker(Picker),
     /// `/mcp`: the servers, their state, tools and cost.
-    Mcp,
+    Mcp(super::info_popup::McpPopup),
     /// `/login`, or `/model` for a provider with no key: the key dialog.
     Key(super::login::KeyDialog),
 }

@@ -143,8 +143,8 @@ impl App {
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
             Event::ContextBreakdown(b) => {
-                if matches!(self.popup, Some(Popup::Context(_))) {
-                    self.popup = Some(Popup::Context(Some(b)));
+                if let Some(Popup::Context(popup)) = &mut self.popup {
+                    popup.answered(b);
                 }
             }
             // `on_engine` routes only the context's events here

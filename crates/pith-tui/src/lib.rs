@@ -18,6 +18,7 @@ pub mod format;
 pub mod git;
 pub mod help;
 pub mod highlight;
+mod info_popup;
 pub mod input;
 pub mod key_prompt;
 pub mod keymap;

@@ -174,7 +174,7 @@ impl App {
         let arg = arg.unwrap_or_default();
         let mut words = arg.split_whitespace();
         match (words.next(), words.next()) {
-            (None, _) => self.popup = Some(Popup::Mcp),
+            (None, _) => self.popup = Some(Popup::Mcp(super::info_popup::McpPopup)),
             (Some("restart"), Some(name)) => {
                 if self.mcp.iter().any(|s| s.name == name) {
                     self.send(Op::RestartMcpServer { name: name.into() });

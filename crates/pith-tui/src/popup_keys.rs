@@ -17,7 +17,16 @@ impl App {
                     self.popup = None;
                 }
             }
-            Popup::Context(_) | Popup::Mcp => self.popup = None,
+            Popup::Context(c) => {
+                if c.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
+            Popup::Mcp(m) => {
+                if m.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
             Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
                 Handled::Consumed => self.picker_moved(),

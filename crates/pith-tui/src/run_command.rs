@@ -29,7 +29,7 @@ impl App {
                 self.viewport.follow();
             }
             Command::Context => {
-                self.popup = Some(Popup::Context(None));
+                self.popup = Some(Popup::Context(super::info_popup::ContextPopup::waiting()));
                 self.send(Op::ContextBreakdown);
             }
             Command::Login => self.login(arg),

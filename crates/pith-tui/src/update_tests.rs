@@ -400,7 +400,7 @@ fn commands_during_a_turn_say_when_they_run() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
     assert!(!render(&mut app, 80, 24).contains("/context runs when"));
-    assert!(matches!(app.popup, Some(Popup::Context(None))));
+    assert!(matches!(&app.popup, Some(Popup::Context(c)) if c.breakdown().is_none()));
     // closed before the answer: a late answer does not open it again
     key(&mut app, KeyCode::Esc);
     ev(&mut app, Event::ContextBreakdown(Default::default()));

@@ -57,10 +57,8 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Help(help)) => {
             help.render(frame, transcript_area, (&app.keymap, &app.custom_commands))
         }
-        Some(Popup::Context(b)) => {
-            popups::context(frame, above_status, b.as_ref(), &app.context, &app.mcp)
-        }
-        Some(Popup::Mcp) => popups::mcp(frame, above_status, &app.mcp),
+        Some(Popup::Context(c)) => c.render(frame, above_status, (&app.context, &app.mcp)),
+        Some(Popup::Mcp(m)) => m.render(frame, above_status, &app.mcp),
         Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
         None => {}
