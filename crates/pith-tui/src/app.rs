@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{ContextUsage, EngineState, Event, Op, Submission};
+use crate::event::{Event, Op, Submission};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
@@ -17,6 +17,7 @@ pub use super::help::Help;
 pub(crate) use super::permission_prompt::PERMISSION_GUARD;
 pub use super::permission_prompt::Permissions;
 pub use super::picker::{PickItem, Picker, PickerKind};
+use super::status_bar::session_cost;
 use super::transcript::{NoticeLevel, Transcript};
 
 /// How long a first Ctrl+C waits for the second.
@@ -59,27 +60,14 @@ pub struct App {
     pub transcript: Transcript,
     pub(crate) composer: Composer,
     pub(crate) session: Session,
-    pub(crate) model: String,
-    /// Asked for with /model, not yet confirmed by the engine.
-    pub(crate) pending_model: Option<String>,
-    /// The reasoning effort requests carry (the status bar shows it when set).
-    pub(crate) effort: Option<crate::llm::ReasoningEffort>,
-    /// The permission mode (the status bar shows it when not the default).
-    pub(crate) permission_mode: crate::event::PermissionMode,
+    /// The status bar: model, effort, mode, context, cost, branch, the engine's state.
+    pub(crate) status: super::status_bar::StatusBar,
     pub(crate) models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
     pub(crate) keys: super::login::KeyAccess,
     pub(crate) workspace: PathBuf,
-    pub(crate) git_branch: Option<String>,
-    pub(crate) context: ContextUsage,
-    pub(crate) cost: f64,
-    pub(crate) state: EngineState,
-    /// The state's detail, the tool running, a retry, streaming: what the status bar says.
-    pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
     pub(crate) subagents: super::subagents::Subagents,
-    /// When the running turn started (one timer, in the composer's title).
-    pub(crate) turn_started: Option<Instant>,
     /// Turns `/redo` can put back.
     pub(crate) redo_available: usize,
     pub(crate) interrupting: bool,
@@ -141,16 +129,6 @@ impl HistoryPaging {
     }
 }
 
-/// What a session has cost: the stored total (pages of history hold only part of the messages).
-pub(super) fn session_cost(session: &Session, messages: &[Message]) -> f64 {
-    let loaded: f64 = messages.iter().map(|m| m.cost).sum();
-    session.cost.max(loaded)
-}
-
-pub(super) fn busy_state(s: EngineState) -> bool {
-    s != EngineState::Idle
-}
-
 impl App {
     pub fn new(init: TuiInit, ops: UnboundedSender<Submission>) -> Self {
         let mut transcript = Transcript::new(&init.messages);
@@ -170,23 +148,19 @@ impl App {
             ops,
             transcript,
             composer,
-            cost: session_cost(&init.session, &init.messages),
+            status: super::status_bar::StatusBar::new(
+                init.model,
+                init.context,
+                session_cost(&init.session, &init.messages),
+                init.git_branch,
+            ),
             history: HistoryPaging::new(&init.messages, init.more_history),
             session: init.session,
-            model: init.model,
-            pending_model: None,
-            effort: None,
-            permission_mode: Default::default(),
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,
             workspace: init.workspace,
-            git_branch: init.git_branch,
-            context: init.context,
-            state: EngineState::Idle,
-            activity: Default::default(),
             subagents: Default::default(),
-            turn_started: None,
             redo_available: 0,
             interrupting: false,
             popup: None,
@@ -222,7 +196,7 @@ impl App {
     }
 
     pub fn busy(&self) -> bool {
-        busy_state(self.state)
+        self.status.busy()
     }
 
     pub(super) fn send(&mut self, op: Op) {

@@ -1,21 +1,25 @@
 //! Engine events turned into TUI state: the transcript, the status, pickers fed by the engine,
 //! a session loaded or undone.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
+use crate::event::{EngineState, Event, TurnEnd};
 use crate::message::{Message, Session};
 
 use super::transcript::{CompactionStats, NoticeLevel, Transcript};
 
 use super::app::{
-    App, HistoryPaging, Permissions, PickItem, Picker, PickerKind, Popup, Retry, home_short,
-    plural, session_cost, user_prompts, when,
+    App, HistoryPaging, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural,
+    user_prompts, when,
 };
 
 impl App {
     /// An engine event, handed to the method for its group.
     pub(super) fn on_engine(&mut self, ev: Event) {
+        // the status bar takes its figures first; a setting it saw change is said here
+        if let Some(note) = self.status.on_event(&ev) {
+            self.transcript.notice(NoticeLevel::Info, note);
+        }
         match ev {
             Event::Message { .. }
             | Event::PartUpdated { .. }
@@ -70,36 +74,25 @@ impl App {
                 message_id,
                 part_id,
                 delta,
-            } => {
-                self.streaming(true);
-                self.transcript
-                    .append_delta(&message_id, &part_id, &delta, false)
-            }
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, false),
             Event::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            } => {
-                self.streaming(false);
-                self.transcript
-                    .append_delta(&message_id, &part_id, &delta, true)
-            }
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, true),
             Event::ToolOutput { call_id, output } => self.transcript.tool_output(&call_id, &output),
-            Event::ToolStarted { call_id, tool, .. } => {
-                self.activity.tool_started(tool);
-                self.transcript.tool_started(&call_id);
-            }
+            Event::ToolStarted { call_id, .. } => self.transcript.tool_started(&call_id),
             Event::ToolFinished {
                 call_id,
                 duration_ms,
                 ..
             } => {
-                self.activity.tool_finished();
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
-            }
-            Event::StepFinished { cost, .. } if cost.is_finite() && cost > 0.0 => {
-                self.cost += cost;
             }
             ev @ Event::Subagent { .. } => {
                 if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
@@ -114,11 +107,7 @@ impl App {
     /// The context window: its use, compaction, pruning, the breakdown.
     fn on_context(&mut self, ev: Event) {
         match ev {
-            Event::ContextUsage(u) => self.context = u,
-            Event::CompactionStarted { .. } => {
-                self.transcript.compaction_started();
-                self.set_state(EngineState::Compacting, None);
-            }
+            Event::CompactionStarted { .. } => self.transcript.compaction_started(),
             Event::CompactionFinished {
                 before,
                 after,
@@ -162,37 +151,17 @@ impl App {
                 self.notify_waiting(&req.tool);
                 self.permissions.queue.push_back(req);
             }
-            Event::Retrying {
-                attempt,
-                max,
-                delay_ms,
-                message,
-            } => {
-                self.activity.retrying(Retry {
-                    attempt,
-                    max,
-                    reason: message,
-                    at: Instant::now() + Duration::from_millis(delay_ms),
-                });
-                self.set_state(EngineState::Retrying, None);
-            }
-            Event::State { state, detail } => {
-                if state != EngineState::Retrying {
-                    self.activity.retry_over();
-                }
-                if state == EngineState::Idle {
-                    self.interrupting = false;
-                    self.activity.tool_finished();
-                }
-                self.set_state(state, detail);
-            }
+            Event::State {
+                state: EngineState::Idle,
+                ..
+            } => self.interrupting = false,
             Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error {
-                kind,
+                kind: _,
                 message,
                 submission,
                 failed_message,
-            } => self.engine_error(kind, message, submission, failed_message),
+            } => self.engine_error(message, submission, failed_message),
             Event::TurnFinished { reason } => self.turn_finished(reason),
             // `on_engine` routes only the turn's state here
             _ => {}
@@ -240,21 +209,7 @@ impl App {
         match ev {
             Event::McpStatus { servers } => self.mcp_status(servers),
             Event::McpResources { resources } => self.mcp_resources(resources),
-            Event::ModelChanged { model } => {
-                self.pending_model = None;
-                self.transcript
-                    .notice(NoticeLevel::Info, format!("model: {model}"));
-                self.model = model;
-            }
-            Event::PermissionModeChanged { mode } => self.permission_mode_changed(mode),
-            Event::EffortChanged { effort } => {
-                if effort != self.effort {
-                    let text = effort.map_or("the model's default", |e| e.as_str());
-                    self.transcript
-                        .notice(NoticeLevel::Info, format!("reasoning effort: {text}"));
-                }
-                self.effort = effort;
-            }
+            // the model, the effort and the permission mode are the status bar's
             // `on_engine` routes only settings here
             _ => {}
         }
@@ -287,9 +242,6 @@ impl App {
                 ),
             );
         }
-        if self.state == EngineState::Compacting {
-            self.set_state(EngineState::Thinking, None);
-        }
     }
 
     /// The sessions list arrived: it fills the sessions picker, or opens one.
@@ -313,34 +265,12 @@ impl App {
         }
     }
 
-    fn permission_mode_changed(&mut self, mode: crate::event::PermissionMode) {
-        if mode != self.permission_mode {
-            let about = match mode {
-                crate::event::PermissionMode::Default => "the rules decide and ask",
-                crate::event::PermissionMode::Plan => "only tools that read run",
-                crate::event::PermissionMode::AcceptEdits => {
-                    "edits in the workspace are not asked about"
-                }
-                crate::event::PermissionMode::Bypass => "nothing is asked",
-            };
-            self.transcript.notice(
-                NoticeLevel::Info,
-                format!("permission mode: {} — {about}", mode.name()),
-            );
-        }
-        self.permission_mode = mode;
-    }
-
     fn engine_error(
         &mut self,
-        kind: ErrorKind,
         message: String,
         submission: Option<String>,
         failed_message: Option<String>,
     ) {
-        if kind == ErrorKind::Model {
-            self.pending_model = None;
-        }
         if let Some(id) = submission {
             // what was submitted as `id` was refused: it is no longer pending
             self.pending.retain(|p| p.id != id);
@@ -360,32 +290,12 @@ impl App {
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
         self.interrupting = false;
-        self.activity.tool_finished();
-        self.activity.retry_over();
         // prompts still waiting become the next turn: they are no longer "queued"
         for p in &mut self.pending {
             p.queued = false;
         }
         self.notify_turn_end(Instant::now());
-        self.set_state(EngineState::Idle, None);
-    }
-
-    pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
-        self.activity.state_changed(state, detail);
-        if state == EngineState::Idle {
-            self.turn_started = None;
-        } else if self.turn_started.is_none() {
-            self.turn_started = Some(Instant::now());
-        }
-        self.state = state;
-    }
-
-    /// Streamed output arrived: whatever was being retried has recovered.
-    pub(super) fn streaming(&mut self, text: bool) {
-        if matches!(self.state, EngineState::Retrying) {
-            self.set_state(EngineState::Thinking, None);
-        }
-        self.activity.streaming(text);
+        self.status.turn_finished();
     }
 
     /// The engine refused a prompt before storing it: it leaves the pending list and comes back
@@ -501,9 +411,7 @@ impl App {
         if session.id == self.session.id {
             // The engine announces the session it started with (the one the TUI was built
             // from): keep the transcript and its notices (the first-run hint), take the figures.
-            if !session.model.is_empty() {
-                self.model = session.model.clone();
-            }
+            self.status.session_model(&session);
             self.session = session;
             if matches!(self.popup, Some(Popup::Picker(_))) {
                 self.popup = None;
@@ -511,7 +419,7 @@ impl App {
             return;
         }
         self.transcript = Transcript::new(&messages);
-        self.cost = session_cost(&session, &messages);
+        self.status.session_loaded(&session, &messages);
         self.history = HistoryPaging::new(&messages, more_history);
         if std::path::Path::new(&session.directory).is_dir() {
             self.composer.set_project(&session.directory);
@@ -520,20 +428,10 @@ impl App {
         self.pending.clear();
         self.permissions = Permissions::default();
         self.viewport.follow();
-        self.context.used = session.tokens;
-        self.context.estimated = true;
-        self.context.percent = if self.context.window > 0 {
-            session.tokens as f64 * 100.0 / self.context.window as f64
-        } else {
-            0.0
-        };
-        if !session.model.is_empty() {
-            self.model = session.model.clone();
-        }
         // a session from another directory runs there (the engine moved to it)
         let dir = std::path::PathBuf::from(&session.directory);
         if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
-            self.git_branch = super::git::git_branch(&dir);
+            self.status.moved_to(&dir);
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!(

@@ -28,6 +28,7 @@ impl ContextPopup {
         self.breakdown = Some(breakdown);
     }
 
+    #[cfg(test)]
     pub(crate) fn breakdown(&self) -> Option<&Breakdown> {
         self.breakdown.as_ref()
     }

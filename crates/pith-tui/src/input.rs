@@ -342,7 +342,7 @@ impl App {
                 self.composer.textarea.insert_str("    ");
             }
             Some(Action::CycleMode) => {
-                let mode = self.permission_mode.next();
+                let mode = self.status.permission_mode().next();
                 self.send(Op::SetPermissionMode { mode });
             }
             Some(a) if a.is_edit() => {

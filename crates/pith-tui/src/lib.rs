@@ -33,6 +33,7 @@ pub mod picker;
 mod popup_keys;
 pub mod prompt_log;
 mod run_command;
+mod status_bar;
 pub mod subagents;
 pub mod theme;
 pub mod tool_cell;

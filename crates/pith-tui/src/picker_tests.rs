@@ -23,7 +23,7 @@ fn model_picker_switches_model() {
         }]
     );
     // the status bar changes when the engine confirms, not before
-    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
     // a notice that merely reads like a switch is not one
     ev(
         &mut app,
@@ -31,15 +31,15 @@ fn model_picker_switches_model() {
             message: "model: openai/gpt-4.1-mini".into(),
         },
     );
-    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
+    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
     ev(
         &mut app,
         Event::ModelChanged {
             model: "openai/gpt-4.1-mini".into(),
         },
     );
-    assert_eq!(app.model, "openai/gpt-4.1-mini");
-    assert!(app.pending_model.is_none());
+    assert_eq!(app.status.model(), "openai/gpt-4.1-mini");
+    assert!(app.status.pending_model().is_none());
     assert!(
         status::status_line(&app.status_view(), 120)
             .to_string()
@@ -68,7 +68,7 @@ fn refused_model_switch_keeps_the_model() {
             failed_message: None,
         },
     );
-    assert_eq!(app.pending_model.as_deref(), Some("openai/gpt-4.1"));
+    assert_eq!(app.status.pending_model(), Some("openai/gpt-4.1"));
     ev(
         &mut app,
         Event::Error {
@@ -78,8 +78,8 @@ fn refused_model_switch_keeps_the_model() {
             failed_message: None,
         },
     );
-    assert_eq!(app.model, "anthropic/claude-sonnet-4-5");
-    assert!(app.pending_model.is_none());
+    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
+    assert!(app.status.pending_model().is_none());
     assert!(
         status::status_line(&app.status_view(), 120)
             .to_string()
@@ -114,7 +114,7 @@ fn sessions_picker_resumes() {
         },
     );
     assert_eq!(app.session.id, "S2");
-    assert!((app.cost - 0.25).abs() < 1e-9);
+    assert!((app.status.cost() - 0.25).abs() < 1e-9);
     assert!(render(&mut app, 80, 24).contains("Test b fails"));
 }
 
@@ -200,14 +200,14 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
         }]
     );
     // shown once the engine confirms it
-    assert!(app.effort.is_none());
+    assert!(app.status.effort().is_none());
     ev(
         &mut app,
         Event::EffortChanged {
             effort: Some(ReasoningEffort::High),
         },
     );
-    assert_eq!(app.effort, Some(ReasoningEffort::High));
+    assert_eq!(app.status.effort(), Some(ReasoningEffort::High));
     let line = status::status_line(&app.status_view(), 120).to_string();
     insta::assert_snapshot!("status_bar_with_effort", line);
     assert!(line.contains("anthropic/claude-sonnet-4-5 high"), "{line}");

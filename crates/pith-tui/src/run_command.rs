@@ -82,16 +82,17 @@ impl App {
     /// in the list, those needing a key saying so.
     fn model_picker(&mut self) {
         let mut models = self.models.clone();
-        if !models.contains(&self.model) && !self.model.is_empty() {
-            models.insert(0, self.model.clone());
+        let current = self.status.model();
+        if !models.iter().any(|m| m == current) && !current.is_empty() {
+            models.insert(0, current.to_string());
         }
-        let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
+        let selected = models.iter().position(|m| m == current).unwrap_or(0);
         self.popup = Some(Popup::Picker(Picker {
             kind: PickerKind::Model,
             items: models
                 .into_iter()
                 .map(|m| PickItem {
-                    detail: if m == self.model {
+                    detail: if m == current {
                         "current".into()
                     } else if let Some(need) = self.keys.missing_for(&m) {
                         format!("needs a key ({}) · enter adds it", need.var)
@@ -176,7 +177,10 @@ impl App {
     pub(super) fn set_effort(&mut self, arg: Option<String>) {
         let levels = "minimal, low, medium, high or default";
         let Some(arg) = arg else {
-            let now = self.effort.map_or("the model's default", |e| e.as_str());
+            let now = self
+                .status
+                .effort()
+                .map_or("the model's default", |e| e.as_str());
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!("reasoning effort: {now} (/effort {levels})"),
@@ -207,6 +211,6 @@ impl App {
         self.send(Op::SetModel {
             model: model.clone(),
         });
-        self.pending_model = Some(model);
+        self.status.model_asked(model);
     }
 }

@@ -42,7 +42,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 
     draw_transcript(frame, app, transcript_area);
     draw_composer(frame, app, composer_area);
-    app.status_view().render(frame, status_area);
+    app.status.render(frame, status_area, app.status_context());
 
     // overlays never cover the status bar
     let above_status = transcript_area.union(composer_area);
@@ -57,7 +57,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Help(help)) => {
             help.render(frame, transcript_area, (&app.keymap, &app.custom_commands))
         }
-        Some(Popup::Context(c)) => c.render(frame, above_status, (&app.context, &app.mcp)),
+        Some(Popup::Context(c)) => c.render(frame, above_status, (app.status.context(), &app.mcp)),
         Some(Popup::Mcp(m)) => m.render(frame, above_status, &app.mcp),
         Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
@@ -145,7 +145,7 @@ fn welcome(app: &App, width: usize) -> Vec<Line<'static>> {
         Line::default(),
         Line::from(vec![
             Span::styled(" model      ", dim),
-            Span::raw(app.model.clone()),
+            Span::raw(app.status.model().to_string()),
         ]),
         Line::from(vec![
             Span::styled(" workspace  ", dim),
@@ -284,9 +284,7 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
 
 /// The composer's title while a turn runs: the spinner and time, or what it waits for.
 fn busy_title(app: &App) -> String {
-    let secs = app
-        .turn_started
-        .map_or(0, |t| app.now.saturating_duration_since(t).as_secs());
+    let secs = app.status.turn_time(app.now).map_or(0, |t| t.as_secs());
     let spin = SPINNER[app.spinner % SPINNER.len()];
     if app.interrupting {
         format!(" {spin} interrupting ")
@@ -350,26 +348,24 @@ impl App {
 }
 
 impl App {
-    /// What the status bar shows, read from the app's state now.
-    pub(crate) fn status_view(&self) -> status::StatusView<'_> {
-        status::StatusView {
-            model: &self.model,
-            effort: self.effort,
-            permission_mode: self.permission_mode,
-            context: &self.context,
-            cost: self.cost,
+    /// What the status bar draws besides its own state.
+    pub(crate) fn status_context(&self) -> crate::status_bar::StatusContext<'_> {
+        crate::status_bar::StatusContext {
             agents_tokens: self.subagents.tokens,
             agents_cost: self.subagents.cost,
             mcp: &self.mcp,
             workspace: &self.workspace,
-            git_branch: self.git_branch.as_deref(),
-            state: self.state,
-            activity: &self.activity,
             engine_gone: self.engine_gone,
-            interrupting: self.interrupting && self.busy(),
+            interrupting: self.interrupting,
             asking: self.permissions.queue.front().map(|r| r.tool.as_str()),
             spinner: self.spinner,
             now: self.now,
         }
+    }
+
+    /// What the status bar shows now.
+    #[cfg(test)]
+    pub(crate) fn status_view(&self) -> status::StatusView<'_> {
+        self.status.view(self.status_context())
     }
 }
