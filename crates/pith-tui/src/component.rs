@@ -1,4 +1,6 @@
 //! A piece of the screen that owns its state: it takes the keys routed to it and draws itself.
+//! The popups (help, picker, `/context`, `/mcp`), the permission prompt and the composer
+//! implement it; the status bar takes no keys and has a narrower API.
 //! `App` routes (which component has the keys, what a component's result means for the
 //! session); a component knows nothing of the engine, the transcript or the other components.
 
@@ -15,7 +17,8 @@ pub(crate) enum Handled<T> {
     Consumed,
     /// The component is done without a result (esc, or a key that closes it).
     Closed,
-    /// The component is done with a result for `App` to act on.
+    /// The component has a result for `App` to act on: a popup is done with it; a component
+    /// that stays on screen (the composer) hands over what the key means for the session.
     Done(T),
 }
 

@@ -1,9 +1,22 @@
-//! The prompt composer: a multi-line textarea, pasted-text chips and prompt history.
+//! The prompt composer: a multi-line textarea, pasted-text chips, prompt history and the text
+//! handed to the external editor. As a component it takes the keys that edit the prompt and
+//! draws its box; what a key means for the session (send, interrupt, cycle the mode) it hands
+//! back to `App`.
 
+use std::path::Path;
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Borders, Padding};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::component::{Component, Handled};
 use super::format;
+use super::keymap::{Action, Context, Keymap, key_of};
+use super::theme::theme;
 use crate::message::Span;
 
 /// Pastes with more lines (or characters) than this collapse into a chip.
@@ -52,7 +65,7 @@ impl Entry {
 }
 
 pub struct Composer {
-    pub textarea: TextArea<'static>,
+    textarea: TextArea<'static>,
     /// The chips in the text; expanded when the prompt is sent.
     chips: Vec<Chip>,
     /// Earlier prompts as they were typed (chips kept folded).
@@ -368,6 +381,161 @@ impl Composer {
             .map(|l| format::width(l).div_ceil(w).max(1))
             .sum();
         rows.clamp(1, u16::MAX as usize) as u16
+    }
+}
+
+/// What a key in the composer means for the session, for `App` to act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ComposerKey {
+    /// Send the prompt.
+    Submit,
+    /// Stop the running turn.
+    Interrupt,
+    /// Switch to the next permission mode.
+    CycleMode,
+    /// The text was edited: the completion popups follow it.
+    Edited,
+}
+
+/// What the composer's box shows besides the text: the running turn's title, the keys hint,
+/// how far the transcript is scrolled up.
+pub(crate) struct ComposerChrome {
+    /// The title while a turn runs (`None` when idle).
+    pub busy_title: Option<String>,
+    /// The hint on the bottom border.
+    pub hint: ratatui::text::Span<'static>,
+    /// Lines of the transcript below the screen while it is scrolled up.
+    pub below: Option<usize>,
+}
+
+impl Composer {
+    /// Lines of text (a wrapped line counts once).
+    pub fn line_count(&self) -> usize {
+        self.textarea.lines().len()
+    }
+
+    /// Text pasted (or dropped) into the prompt: a dropped image file's path becomes its
+    /// mention, other text goes in as typed (a long one as a chip).
+    pub fn paste_in(&mut self, text: &str, workspace: &Path) {
+        match super::mentions::pasted_image(text, workspace) {
+            Some(path) => self.paste(&format!("@{path} ")),
+            None => self.paste(text),
+        }
+    }
+
+    /// The text for the external editor: the chips expanded.
+    pub fn for_editor(&self) -> String {
+        self.expanded()
+    }
+
+    /// What the external editor saved replaces the prompt.
+    pub fn from_editor(&mut self, text: &str) {
+        self.clear();
+        self.set_text(text);
+    }
+
+    /// Up and Down: the history when the cursor is on the first (last) line or a recalled
+    /// prompt is shown, else the cursor moves.
+    fn history_key(&mut self, older: bool) {
+        let at_edge = if older {
+            self.cursor_on_first_line()
+        } else {
+            self.cursor_on_last_line()
+        };
+        let walked = (at_edge || self.browsing_history())
+            && if older {
+                self.history_prev()
+            } else {
+                self.history_next()
+            };
+        if !walked {
+            let dir = if older {
+                CursorMove::Up
+            } else {
+                CursorMove::Down
+            };
+            self.textarea.move_cursor(dir);
+        }
+    }
+
+    /// The box: its border's colour says busy, a `!` command or neither.
+    fn block(&self, chrome: ComposerChrome) -> Block<'static> {
+        let busy = chrome.busy_title.is_some();
+        let shell = self.text().starts_with('!');
+        let border = if busy {
+            theme().warn
+        } else if shell {
+            theme().user
+        } else {
+            theme().dim
+        };
+        let mut block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(Style::default().fg(border))
+            .padding(Padding::left(1));
+        if let Some(title) = chrome.busy_title {
+            block = block.title(ratatui::text::Span::styled(
+                title,
+                Style::default().fg(theme().warn),
+            ));
+        }
+        if shell && !busy {
+            block = block.title(ratatui::text::Span::styled(
+                " ! shell · enter runs the command, its output joins the conversation ",
+                Style::default().fg(theme().user),
+            ));
+        }
+        block = block.title_bottom(Line::from(chrome.hint).right_aligned());
+        // scrolled up: how much is below, on the border (never over the transcript's last line)
+        if let Some(below) = chrome.below {
+            block = block.title(
+                Line::from(ratatui::text::Span::styled(
+                    format!(" ↓ {below} more lines · end follows "),
+                    Style::default().fg(theme().on_accent).bg(theme().muted),
+                ))
+                .right_aligned(),
+            );
+        }
+        block
+    }
+}
+
+impl Component for Composer {
+    type Outcome = ComposerKey;
+    type Context<'a> = ComposerChrome;
+
+    /// A key for the prompt being written: editing and history here; sending, interrupting
+    /// and the mode for `App`.
+    fn on_key(&mut self, k: KeyEvent, keymap: &Keymap) -> Handled<ComposerKey> {
+        match keymap.action(Context::Chat, key_of(&k)) {
+            Some(Action::Newline) => self.textarea.insert_newline(),
+            Some(Action::Submit) => return Handled::Done(ComposerKey::Submit),
+            Some(Action::Interrupt) => return Handled::Done(ComposerKey::Interrupt),
+            Some(Action::HistoryPrev) => self.history_key(true),
+            Some(Action::HistoryNext) => self.history_key(false),
+            Some(Action::Indent) => {
+                self.textarea.insert_str("    ");
+            }
+            Some(Action::CycleMode) => return Handled::Done(ComposerKey::CycleMode),
+            Some(a) if a.is_edit() => {
+                super::keymap::edit(&mut self.textarea, a);
+                return Handled::Done(ComposerKey::Edited);
+            }
+            _ => {
+                if super::keymap::to_textarea(&k) {
+                    self.textarea.input(k);
+                }
+                return Handled::Done(ComposerKey::Edited);
+            }
+        }
+        Handled::Consumed
+    }
+
+    fn render(&mut self, frame: &mut Frame, area: Rect, chrome: ComposerChrome) {
+        let block = self.block(chrome);
+        self.textarea.set_block(block);
+        frame.render_widget(&self.textarea, area);
     }
 }
 

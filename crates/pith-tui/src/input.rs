@@ -6,13 +6,14 @@ use crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::Rect;
-use ratatui_textarea::CursorMove;
 
 use crate::event::Op;
 use crate::message::PartKind;
 
 use super::app::{App, PendingPrompt, QUIT_WINDOW};
 use super::completion::ListKey;
+use super::component::{Component, Handled};
+use super::composer::ComposerKey;
 use super::keymap::{Action, Context, key_of};
 use super::mcp::SlashItem;
 use super::transcript::NoticeLevel;
@@ -38,10 +39,7 @@ impl App {
                     self.key_dialog_paste(&text);
                 } else if self.popup.is_none() {
                     // a dropped image file arrives as its path: attach it
-                    match super::mentions::pasted_image(&text, &self.workspace) {
-                        Some(path) => self.composer.paste(&format!("@{path} ")),
-                        None => self.composer.paste(&text),
-                    }
+                    self.composer.paste_in(&text, &self.workspace);
                     self.completion.pasted();
                 }
             }
@@ -133,7 +131,7 @@ impl App {
     fn slash_items(&self) -> Option<Vec<SlashItem>> {
         if self.completion.slash_dismissed()
             || self.composer.browsing_history()
-            || self.composer.textarea.lines().len() != 1
+            || self.composer.line_count() != 1
         {
             return None;
         }
@@ -218,7 +216,7 @@ impl App {
         if self.mention_key(list) || self.slash_key(list) {
             return;
         }
-        self.composer_key(chat, k);
+        self.composer_key(k);
     }
 
     /// Transcript navigation and the chat's own keys (expand, editor, quit); true when the key
@@ -312,49 +310,24 @@ impl App {
         }
     }
 
-    /// A key for the prompt being written: submit, history, mode, editing, typing.
-    fn composer_key(&mut self, chat: Option<Action>, k: KeyEvent) {
-        match chat {
-            Some(Action::Newline) => self.composer.textarea.insert_newline(),
-            Some(Action::Submit) => self.submit(),
-            Some(Action::Interrupt) => {
+    /// A key for the prompt being written: the composer edits; sending, interrupting and the
+    /// mode are the session's.
+    fn composer_key(&mut self, k: KeyEvent) {
+        let Handled::Done(key) = self.composer.on_key(k, &self.keymap) else {
+            return;
+        };
+        match key {
+            ComposerKey::Submit => self.submit(),
+            ComposerKey::Interrupt => {
                 if self.busy() {
                     self.interrupt();
                 }
             }
-            Some(Action::HistoryPrev)
-                if self.composer.cursor_on_first_line() || self.composer.browsing_history() =>
-            {
-                if !self.composer.history_prev() {
-                    self.composer.textarea.move_cursor(CursorMove::Up);
-                }
-            }
-            Some(Action::HistoryNext)
-                if self.composer.cursor_on_last_line() || self.composer.browsing_history() =>
-            {
-                if !self.composer.history_next() {
-                    self.composer.textarea.move_cursor(CursorMove::Down);
-                }
-            }
-            Some(Action::HistoryPrev) => self.composer.textarea.move_cursor(CursorMove::Up),
-            Some(Action::HistoryNext) => self.composer.textarea.move_cursor(CursorMove::Down),
-            Some(Action::Indent) => {
-                self.composer.textarea.insert_str("    ");
-            }
-            Some(Action::CycleMode) => {
+            ComposerKey::CycleMode => {
                 let mode = self.status.permission_mode().next();
                 self.send(Op::SetPermissionMode { mode });
             }
-            Some(a) if a.is_edit() => {
-                super::keymap::edit(&mut self.composer.textarea, a);
-                self.typed();
-            }
-            _ => {
-                if super::keymap::to_textarea(&k) {
-                    self.composer.textarea.input(k);
-                }
-                self.typed();
-            }
+            ComposerKey::Edited => self.typed(),
         }
     }
 

@@ -9,10 +9,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Padding, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::app::{App, Popup};
 use super::component::Component;
+use super::composer::ComposerChrome;
 use super::format::truncate;
 use super::keymap::Action;
 use super::wrap::wrap;
@@ -239,47 +240,15 @@ fn corner_label(frame: &mut Frame, area: Rect, label: &str, y: u16) {
 const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 
 fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
-    let busy = app.busy();
-    let shell = app.composer.text().starts_with('!');
-    let border = if busy {
-        theme().warn
-    } else if shell {
-        theme().user
-    } else {
-        theme().dim
+    let chrome = ComposerChrome {
+        busy_title: app.busy().then(|| busy_title(app)),
+        hint: composer_hint(app, area.width),
+        below: app
+            .viewport
+            .scroll_top()
+            .map(|_| app.viewport.lines_below()),
     };
-    let mut block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(border))
-        .padding(Padding::left(1));
-    if busy {
-        block = block.title(Span::styled(
-            busy_title(app),
-            Style::default().fg(theme().warn),
-        ));
-    }
-    if shell && !busy {
-        block = block.title(Span::styled(
-            " ! shell · enter runs the command, its output joins the conversation ",
-            Style::default().fg(theme().user),
-        ));
-    }
-    let hint = composer_hint(app, area.width);
-    block = block.title_bottom(Line::from(hint).right_aligned());
-    // scrolled up: how much is below, on the border (never over the transcript's last line)
-    if app.viewport.scroll_top().is_some() {
-        let below = app.viewport.lines_below();
-        block = block.title(
-            Line::from(Span::styled(
-                format!(" ↓ {below} more lines · end follows "),
-                Style::default().fg(theme().on_accent).bg(theme().muted),
-            ))
-            .right_aligned(),
-        );
-    }
-    app.composer.textarea.set_block(block);
-    frame.render_widget(&app.composer.textarea, area);
+    app.composer.render(frame, area, chrome);
 }
 
 /// The composer's title while a turn runs: the spinner and time, or what it waits for.
