@@ -45,16 +45,6 @@ pub enum Popup {
     Key(super::login::KeyDialog),
 }
 
-/// A prompt sent but not yet seen back from the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingPrompt {
-    /// The id sent with `Op::UserTurn`; the stored message carries it back.
-    pub id: String,
-    pub text: String,
-    /// Sent while the agent was working: the engine delivers it mid-turn.
-    pub queued: bool,
-}
-
 pub struct App {
     ops: UnboundedSender<Submission>,
     pub transcript: Transcript,
@@ -73,15 +63,10 @@ pub struct App {
     pub(crate) interrupting: bool,
     pub(crate) popup: Option<Popup>,
     pub(crate) permissions: Permissions,
-    pub(crate) pending: Vec<PendingPrompt>,
     /// The custom slash commands.
     pub(crate) custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
     pub(crate) completion: super::completion::Completion,
-    /// The transcript's window: scroll position, unfolding, the last draw's layout.
-    pub(crate) viewport: super::viewport::Viewport,
-    /// The part of a long session's history not loaded yet.
-    pub(crate) history: HistoryPaging,
     pub(crate) quit_armed: Option<Instant>,
     pub(crate) should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
@@ -107,31 +92,9 @@ pub struct App {
     pub(crate) hooks: crate::config::HooksConfig,
 }
 
-/// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
-/// loaded asks the engine for the page before it (`Op::LoadHistory`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HistoryPaging {
-    /// Older messages remain in the store.
-    pub more: bool,
-    /// A page was asked for and has not arrived.
-    pub loading: bool,
-    /// The oldest message loaded: the next page ends before it.
-    pub oldest: Option<String>,
-}
-
-impl HistoryPaging {
-    pub(super) fn new(messages: &[Message], more: bool) -> Self {
-        HistoryPaging {
-            more,
-            loading: false,
-            oldest: messages.first().map(|m| m.id.clone()),
-        }
-    }
-}
-
 impl App {
     pub fn new(init: TuiInit, ops: UnboundedSender<Submission>) -> Self {
-        let mut transcript = Transcript::new(&init.messages);
+        let mut transcript = Transcript::resumed(&init.messages, init.more_history);
         if let Some(hint) = &init.first_run_hint {
             transcript.notice(NoticeLevel::Warn, hint.clone());
         }
@@ -154,7 +117,6 @@ impl App {
                 session_cost(&init.session, &init.messages),
                 init.git_branch,
             ),
-            history: HistoryPaging::new(&init.messages, init.more_history),
             session: init.session,
             models: init.models,
             keys: init.keys,
@@ -165,9 +127,7 @@ impl App {
             interrupting: false,
             popup: None,
             permissions: Permissions::default(),
-            pending: Vec::new(),
             completion: Default::default(),
-            viewport: Default::default(),
             quit_armed: None,
             should_quit: false,
             exit_code: 0,
@@ -183,16 +143,6 @@ impl App {
             notifier: super::notify::Notifier::new(init.notify),
             hooks: init.hooks,
         }
-    }
-
-    /// The transcript's height in lines at the last draw.
-    pub fn total_lines(&self) -> usize {
-        self.viewport.total_lines()
-    }
-
-    /// Scrolls the transcript to its first line.
-    pub fn scroll_to_top(&mut self) {
-        self.viewport.scroll_to_top();
     }
 
     pub fn busy(&self) -> bool {

@@ -6,11 +6,10 @@ use std::time::Instant;
 use crate::event::{EngineState, Event, TurnEnd};
 use crate::message::{Message, Session};
 
-use super::transcript::{CompactionStats, NoticeLevel, Transcript};
+use super::transcript::{CompactionStats, NoticeLevel};
 
 use super::app::{
-    App, HistoryPaging, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural,
-    user_prompts, when,
+    App, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural, user_prompts, when,
 };
 
 impl App {
@@ -64,7 +63,7 @@ impl App {
             Event::Message { message } => {
                 self.transcript.upsert_message(&message);
                 if let Some(id) = &message.submission_id {
-                    self.pending.retain(|p| &p.id != id);
+                    self.transcript.drop_pending(id);
                 }
             }
             Event::PartUpdated { part } => self.transcript.upsert_part(part),
@@ -227,7 +226,7 @@ impl App {
         };
         self.transcript
             .notice(NoticeLevel::Info, format!("redone · {what}"));
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     fn compaction_finished(&mut self, stats: CompactionStats) {
@@ -273,7 +272,7 @@ impl App {
     ) {
         if let Some(id) = submission {
             // what was submitted as `id` was refused: it is no longer pending
-            self.pending.retain(|p| p.id != id);
+            self.transcript.drop_pending(&id);
         }
         // A failed step already shows its error under the message: say it once.
         let shown = failed_message.is_some_and(|id| self.transcript.ends_with_failed_step(&id));
@@ -291,9 +290,7 @@ impl App {
         self.permissions.close_all();
         self.interrupting = false;
         // prompts still waiting become the next turn: they are no longer "queued"
-        for p in &mut self.pending {
-            p.queued = false;
-        }
+        self.transcript.pending_start_next_turn();
         self.notify_turn_end(Instant::now());
         self.status.turn_finished();
     }
@@ -301,7 +298,7 @@ impl App {
     /// The engine refused a prompt before storing it: it leaves the pending list and comes back
     /// to the composer (as typed, chips folded) to be shortened; the reason is said.
     fn prompt_refused(&mut self, id: &str, text: &str, message: String) {
-        self.pending.retain(|p| p.id != id);
+        self.transcript.drop_pending(id);
         let back = self.composer.give_back(text);
         let note = if back {
             "your prompt is back in the composer"
@@ -310,7 +307,7 @@ impl App {
         };
         self.transcript
             .notice(NoticeLevel::Error, format!("{message} · {note}"));
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
@@ -333,7 +330,7 @@ impl App {
             NoticeLevel::Info,
             format!("undone · {what} · /redo puts it back"),
         );
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -342,25 +339,8 @@ impl App {
         if session_id != self.session.id {
             return; // asked for a session no longer shown
         }
-        self.history.loading = false;
-        // the start of the session is loaded now: the banner goes above it
-        let banner = if self.history.more && !more {
-            super::view::BANNER_LINES
-        } else {
-            0
-        };
-        self.history.more = more;
-        if let Some(first) = messages.first() {
-            self.history.oldest = Some(first.id.clone());
-        }
-        let added = self.transcript.prepend(messages);
+        self.transcript.older_page(messages, more);
         self.composer.prepend_history(user_prompts(messages));
-        let width = self.viewport.area().width;
-        if added > 0 && self.viewport.scroll_top().is_some() && width > 0 {
-            let total = self.transcript.layout(width, self.viewport.expand_all());
-            let shift = self.transcript.offset(added).unwrap_or(total) + banner;
-            self.viewport.lines_added_above(shift);
-        }
     }
 
     /// The sessions picker: this directory's sessions first (newest first), then the others,
@@ -418,16 +398,14 @@ impl App {
             }
             return;
         }
-        self.transcript = Transcript::new(&messages);
+        self.transcript.reload(&messages, more_history);
         self.status.session_loaded(&session, &messages);
-        self.history = HistoryPaging::new(&messages, more_history);
         if std::path::Path::new(&session.directory).is_dir() {
             self.composer.set_project(&session.directory);
         }
         self.composer.set_history(user_prompts(&messages));
-        self.pending.clear();
         self.permissions = Permissions::default();
-        self.viewport.follow();
+        self.transcript.follow();
         // a session from another directory runs there (the engine moved to it)
         let dir = std::path::PathBuf::from(&session.directory);
         if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {

@@ -5,18 +5,16 @@ use std::time::Instant;
 use crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::Rect;
 
 use crate::event::Op;
-use crate::message::PartKind;
 
-use super::app::{App, PendingPrompt, QUIT_WINDOW};
+use super::app::{App, QUIT_WINDOW};
 use super::completion::ListKey;
 use super::component::{Component, Handled};
 use super::composer::ComposerKey;
 use super::keymap::{Action, Context, key_of};
 use super::mcp::SlashItem;
-use super::transcript::NoticeLevel;
+use super::transcript::{NoticeLevel, PendingPrompt};
 use crate::commands;
 use crate::route::Route;
 
@@ -60,71 +58,14 @@ impl App {
             MouseEventKind::ScrollDown if question => {
                 self.permissions.scroll_by(WHEEL_LINES as isize)
             }
-            MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
-            MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(WHEEL_LINES),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_LINES),
             MouseEventKind::Down(MouseButton::Left) => {
-                let a = self.viewport.area();
-                if self.popup.is_some() || self.permissions.queue.front().is_some() {
-                    return;
-                }
-                if m.row >= a.y
-                    && m.row < a.y + a.height
-                    && m.column >= a.x
-                    && m.column < a.x + a.width
-                {
-                    let line = self.top_line() + (m.row - a.y) as usize;
-                    if let Some(i) = line
-                        .checked_sub(self.viewport.banner_lines())
-                        .and_then(|l| self.transcript.cell_at(l))
-                    {
-                        self.toggle_cell(i);
-                    }
+                if self.popup.is_none() && self.permissions.queue.front().is_none() {
+                    self.transcript.click(m.column, m.row);
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Folds or unfolds a cell; a compaction divider unfolds the summary after it.
-    pub fn toggle_cell(&mut self, i: usize) {
-        let cells = &self.transcript.cells;
-        let Some(cell) = cells.get(i) else { return };
-        let is_divider = matches!(cell.part().map(|p| &p.kind), Some(PartKind::Compaction(_)));
-        if is_divider {
-            let target = (i + 1..cells.len()).find(|&j| {
-                cells[j]
-                    .message_id
-                    .as_ref()
-                    .and_then(|m| self.transcript.meta.get(m))
-                    .is_some_and(|m| m.summary)
-            });
-            if let Some(j) = target {
-                self.toggle_summary(j);
-            }
-            return;
-        }
-        let meta = self.transcript.meta_of(cell);
-        if meta.summary {
-            return self.toggle_summary(i);
-        }
-        if cell.foldable(&meta) || is_long_user(cell) || meta.command.is_some() {
-            self.transcript.toggle(i);
-        }
-    }
-
-    /// The summary and what pith carried after it are one fold: every cell of the summary
-    /// message at `i` opens and closes with it.
-    fn toggle_summary(&mut self, i: usize) {
-        let cells = &self.transcript.cells;
-        let Some(mid) = cells.get(i).and_then(|c| c.message_id.clone()) else {
-            return;
-        };
-        let open = !cells[i].expanded;
-        let same: Vec<usize> = (0..cells.len())
-            .filter(|&j| cells[j].message_id.as_ref() == Some(&mid) && cells[j].expanded != open)
-            .collect();
-        for j in same {
-            self.transcript.toggle(j);
         }
     }
 
@@ -208,8 +149,7 @@ impl App {
             self.popup_key(k);
             return;
         }
-        let chat = self.keymap.action(Context::Chat, key_of(&k));
-        if self.navigation_key(chat, k.modifiers.is_empty()) {
+        if self.navigation_key(k) {
             return;
         }
         let list = self.keymap.action(Context::List, key_of(&k));
@@ -219,29 +159,26 @@ impl App {
         self.composer_key(k);
     }
 
-    /// Transcript navigation and the chat's own keys (expand, editor, quit); true when the key
-    /// was one of them.
-    fn navigation_key(&mut self, chat: Option<Action>, plain: bool) -> bool {
-        match chat {
-            Some(Action::PageUp) => self.scroll_up(self.viewport.page()),
-            Some(Action::PageDown) => self.scroll_down(self.viewport.page()),
-            // a plain Home/End moves the cursor in a prompt being written
-            Some(Action::ScrollTop) if !plain || self.composer.is_empty() => {
-                self.viewport.scroll_to_top();
-            }
-            Some(Action::ScrollBottom) if !plain || self.composer.is_empty() => {
-                self.viewport.follow();
-            }
-            Some(Action::ExpandAll) => self.viewport.toggle_expand_all(),
+    /// The chat's own keys (editor, quit) and the transcript's (paging, unfolding); true when
+    /// the key was one of them.
+    fn navigation_key(&mut self, k: KeyEvent) -> bool {
+        match self.keymap.action(Context::Chat, key_of(&k)) {
             Some(Action::OpenEditor) => {
                 self.effects.push(super::effects::Effect::Editor);
+                true
             }
             Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
+                true
             }
-            _ => return false,
+            // a plain Home/End moves the cursor in a prompt being written
+            Some(Action::ScrollTop | Action::ScrollBottom)
+                if k.modifiers.is_empty() && !self.composer.is_empty() =>
+            {
+                false
+            }
+            _ => self.transcript.on_key(k, &self.keymap) == Handled::Consumed,
         }
-        true
     }
 
     /// A list key while the `@` file picker is open; true when the picker took it.
@@ -422,7 +359,7 @@ impl App {
         }
         let (text, pasted) = self.composer.take();
         let id = crate::message::new_id();
-        self.pending.push(PendingPrompt {
+        self.transcript.add_pending(PendingPrompt {
             id: id.clone(),
             text: text.clone(),
             queued: self.busy(),
@@ -435,41 +372,6 @@ impl App {
             }),
             _ => self.send(Op::UserTurn { id, text, pasted }),
         }
-        self.viewport.follow();
+        self.transcript.follow();
     }
-
-    // ---------------------------------------------------------------- scrolling
-
-    /// The first line on screen.
-    pub fn top_line(&self) -> usize {
-        self.viewport.top_line()
-    }
-
-    pub fn scroll_up(&mut self, n: usize) {
-        self.viewport.scroll_up(n);
-    }
-
-    pub fn scroll_down(&mut self, n: usize) {
-        self.viewport.scroll_down(n);
-    }
-
-    /// Called by the view after layout: keep a scrolled position valid, and ask for older
-    /// history once the screen is within a screen's height of the oldest line loaded.
-    pub fn set_layout(&mut self, area: Rect, total: usize) {
-        self.viewport.laid_out(area, total);
-        if self.history.more
-            && !self.history.loading
-            && area.height > 0
-            && self.top_line() < area.height as usize
-            && let Some(before) = self.history.oldest.clone()
-        {
-            self.history.loading = true;
-            let session_id = self.session.id.clone();
-            self.send(Op::LoadHistory { session_id, before });
-        }
-    }
-}
-
-fn is_long_user(cell: &super::transcript::Cell) -> bool {
-    matches!(cell.part().map(|p| &p.kind), Some(PartKind::Text { text, synthetic: false }) if text.lines().count() > 8)
 }

@@ -166,7 +166,7 @@ impl App {
             prompt,
             args,
         });
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// `/mcp` shows the servers; `/mcp restart NAME` restarts one.

@@ -29,7 +29,7 @@ impl App {
             }
             Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
-                Handled::Consumed => self.picker_moved(),
+                Handled::Consumed | Handled::Ignored => self.picker_moved(),
                 Handled::Closed => {
                     self.popup = None;
                     self.picker_closed();

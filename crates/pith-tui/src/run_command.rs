@@ -26,7 +26,7 @@ impl App {
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
-                self.viewport.follow();
+                self.transcript.follow();
             }
             Command::Context => {
                 self.popup = Some(Popup::Context(super::info_popup::ContextPopup::waiting()));
@@ -125,7 +125,7 @@ impl App {
     pub(super) fn rewind_picker(&mut self) {
         let mut items = Vec::new();
         let mut compacted = false;
-        for c in self.transcript.cells.iter().rev() {
+        for c in self.transcript.cells().iter().rev() {
             let Some(mid) = &c.message_id else { continue };
             let meta = self.transcript.meta_of(c);
             if meta.summary || matches!(c.part().map(|p| &p.kind), Some(PartKind::Compaction(_))) {

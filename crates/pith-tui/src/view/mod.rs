@@ -8,7 +8,7 @@ use crate::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, Popup};
@@ -16,7 +16,8 @@ use super::component::Component;
 use super::composer::ComposerChrome;
 use super::format::truncate;
 use super::keymap::Action;
-use super::wrap::wrap;
+use super::transcript::Banner;
+use crate::event::Op;
 
 const MAX_COMPOSER_ROWS: u16 = 10;
 
@@ -70,170 +71,15 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-/// Lines for prompts sent but not yet echoed by the engine.
-fn pending_lines(app: &App, width: usize) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    for p in &app.pending {
-        let (mark, style) = if p.queued {
-            ("◷ ", Style::default().fg(theme().dim))
-        } else {
-            (
-                "› ",
-                Style::default()
-                    .fg(theme().user)
-                    .add_modifier(Modifier::BOLD),
-            )
-        };
-        let first = [Span::styled(mark, style)];
-        let rest = [Span::raw("  ")];
-        let text_style = if p.queued {
-            Style::default().fg(theme().dim)
-        } else {
-            Style::default().add_modifier(Modifier::BOLD)
-        };
-        let mut lines: Vec<Line<'static>> = Vec::new();
-        for (i, l) in p.text.split('\n').enumerate() {
-            let pre: &[Span<'static>] = if i == 0 { &first } else { &rest };
-            lines.extend(wrap(
-                &[Span::styled(l.to_string(), text_style)],
-                width,
-                pre,
-                &rest,
-            ));
-        }
-        if lines.len() > 6 {
-            let more = lines.len() - 5;
-            lines.truncate(5);
-            lines.push(Line::from(Span::styled(
-                format!("  … +{more} lines"),
-                Style::default().fg(theme().dim),
-            )));
-        }
-        if p.queued {
-            lines.push(Line::from(Span::styled(
-                "  queued · delivered to the agent at its next step",
-                Style::default()
-                    .fg(theme().dim)
-                    .add_modifier(Modifier::ITALIC),
-            )));
-        }
-        out.push(Line::default());
-        out.extend(lines);
-    }
-    out
-}
-
-/// The banner's height: it heads a session's transcript once its start is loaded.
-pub const BANNER_LINES: usize = 9;
-
-fn welcome(app: &App, width: usize) -> Vec<Line<'static>> {
-    let dim = Style::default().fg(theme().dim);
-    let mut lines = vec![
-        Line::default(),
-        Line::from(vec![
-            Span::styled(
-                " ✻ pith",
-                Style::default()
-                    .fg(theme().accent)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(format!(" {}", env!("CARGO_PKG_VERSION")), dim),
-        ]),
-        Line::from(Span::styled(
-            " a coding agent that never runs out of context",
-            dim,
-        )),
-        Line::default(),
-        Line::from(vec![
-            Span::styled(" model      ", dim),
-            Span::raw(app.status.model().to_string()),
-        ]),
-        Line::from(vec![
-            Span::styled(" workspace  ", dim),
-            Span::raw(app.workspace.display().to_string()),
-        ]),
-        Line::default(),
-        Line::from(Span::styled(
-            " /help for commands and keys · @ attaches a file · ! runs a command",
-            dim,
-        )),
-    ];
-    // a blank line between the banner and the conversation under it
-    lines.push(Line::default());
-    debug_assert_eq!(lines.len(), BANNER_LINES);
-    for l in &mut lines {
-        let s = l.to_string();
-        if super::format::width(&s) > width {
-            *l = Line::from(Span::styled(truncate(&s, width), dim));
-        }
-    }
-    lines
-}
-
 fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
-    if area.height == 0 {
-        app.set_layout(area, 0);
-        return;
-    }
-    let width = area.width as usize;
-    let h = area.height as usize;
-    let pending = pending_lines(app, width);
-    // The banner heads the conversation: it scrolls away with it, it does not vanish.
-    let banner = if app.history.more {
-        Vec::new()
-    } else {
-        welcome(app, width)
+    let banner = Banner {
+        model: app.status.model(),
+        workspace: &app.workspace,
     };
-    let b = banner.len();
-    app.viewport.set_banner_lines(b);
-    let mut t_total = app.transcript.layout(area.width, app.viewport.expand_all());
-    app.set_layout(area, b + t_total + pending.len());
-    // highlight the code on screen; the heights stay, so this is one pass
-    if app.transcript.reveal(app.top_line().saturating_sub(b), h) {
-        t_total = app.transcript.layout(area.width, app.viewport.expand_all());
-        app.set_layout(area, b + t_total + pending.len());
-    }
-    let total = b + t_total + pending.len();
-    let top = app.top_line();
-    let mut lines: Vec<Line<'static>> = banner.into_iter().skip(top).take(h).collect();
-    let t_top = top.saturating_sub(b);
-    if lines.len() < h && t_top < t_total {
-        lines.extend(
-            app.transcript
-                .visible(t_top, (h - lines.len()).min(t_total - t_top)),
-        );
-    }
-    let mut line = top + lines.len();
-    while lines.len() < h && line < total {
-        if let Some(p) = line.checked_sub(b + t_total).and_then(|i| pending.get(i)) {
-            lines.push(p.clone());
-        }
-        line += 1;
-    }
-    frame.render_widget(Paragraph::new(lines), area);
-
-    if app.history.loading && top == 0 {
-        corner_label(frame, area, " ↑ loading older messages… ", area.y);
-    }
-}
-
-/// A one-line label at the right end of row `y` of `area` (dropped when it does not fit).
-fn corner_label(frame: &mut Frame, area: Rect, label: &str, y: u16) {
-    let w = super::format::width(label) as u16;
-    if w < area.width {
-        let r = Rect {
-            x: area.x + area.width - w,
-            y,
-            width: w,
-            height: 1,
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                label.to_string(),
-                Style::default().fg(theme().on_accent).bg(theme().muted),
-            )),
-            r,
-        );
+    app.transcript.render(frame, area, banner);
+    if let Some(before) = app.transcript.take_history_request() {
+        let session_id = app.session.id.clone();
+        app.send(Op::LoadHistory { session_id, before });
     }
 }
 
@@ -243,10 +89,7 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let chrome = ComposerChrome {
         busy_title: app.busy().then(|| busy_title(app)),
         hint: composer_hint(app, area.width),
-        below: app
-            .viewport
-            .scroll_top()
-            .map(|_| app.viewport.lines_below()),
+        below: app.transcript.lines_below(),
     };
     app.composer.render(frame, area, chrome);
 }
