@@ -58,9 +58,6 @@ pub struct App {
     pub(crate) workspace: PathBuf,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
     pub(crate) subagents: super::subagents::Subagents,
-    /// Turns `/redo` can put back.
-    pub(crate) redo_available: usize,
-    pub(crate) interrupting: bool,
     pub(crate) popup: Option<Popup>,
     pub(crate) permissions: Permissions,
     /// The custom slash commands.
@@ -73,9 +70,6 @@ pub struct App {
     pub(crate) exit_code: i32,
     pub(crate) engine_gone: bool,
     pub(crate) now: Instant,
-    pub(crate) spinner: usize,
-    /// The terminal reports Shift+Enter (kitty keyboard protocol).
-    pub(crate) keyboard_enhanced: bool,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -123,8 +117,6 @@ impl App {
             custom_commands: init.custom_commands,
             workspace: init.workspace,
             subagents: Default::default(),
-            redo_available: 0,
-            interrupting: false,
             popup: None,
             permissions: Permissions::default(),
             completion: Default::default(),
@@ -133,8 +125,6 @@ impl App {
             exit_code: 0,
             engine_gone: false,
             now,
-            spinner: 0,
-            keyboard_enhanced: false,
             dirty: true,
             mcp: Vec::new(),
             keymap: init.keymap,
@@ -180,7 +170,7 @@ impl App {
             Msg::Tick => {
                 self.now = Instant::now();
                 if self.busy() || self.transcript.running_tools() > 0 {
-                    self.spinner = self.spinner.wrapping_add(1);
+                    self.status.tick();
                     self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }

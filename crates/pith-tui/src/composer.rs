@@ -9,7 +9,7 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span as TextSpan};
 use ratatui::widgets::{Block, BorderType, Borders, Padding};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
@@ -77,6 +77,8 @@ pub struct Composer {
     log: Option<super::prompt_log::PromptLog>,
     /// The project's earlier prompts (oldest first), put before a session's own.
     project: Vec<String>,
+    /// The terminal reports Shift+Enter (kitty keyboard protocol): the hint names it.
+    keyboard_enhanced: bool,
 }
 
 /// Is `text` large enough to show as a chip?
@@ -142,6 +144,7 @@ impl Default for Composer {
             draft: Entry::default(),
             log: None,
             project: Vec::new(),
+            keyboard_enhanced: false,
         }
     }
 }
@@ -397,18 +400,25 @@ pub(crate) enum ComposerKey {
     Edited,
 }
 
-/// What the composer's box shows besides the text: the running turn's title, the keys hint,
-/// how far the transcript is scrolled up.
-pub(crate) struct ComposerChrome {
+/// What the composer's box shows besides the text: the running turn's title, how far the
+/// transcript is scrolled up, and what the keys hint needs.
+pub(crate) struct ComposerChrome<'a> {
     /// The title while a turn runs (`None` when idle).
     pub busy_title: Option<String>,
-    /// The hint on the bottom border.
-    pub hint: ratatui::text::Span<'static>,
     /// Lines of the transcript below the screen while it is scrolled up.
     pub below: Option<usize>,
+    /// A first Ctrl+C waits for the second: the hint says so.
+    pub quit_armed: bool,
+    /// Which keys the hint names.
+    pub keymap: &'a Keymap,
 }
 
 impl Composer {
+    /// The terminal reports Shift+Enter (the kitty keyboard protocol is on).
+    pub fn set_keyboard_enhanced(&mut self, on: bool) {
+        self.keyboard_enhanced = on;
+    }
+
     /// Lines of text (a wrapped line counts once).
     pub fn line_count(&self) -> usize {
         self.textarea.lines().len()
@@ -459,7 +469,8 @@ impl Composer {
     }
 
     /// The box: its border's colour says busy, a `!` command or neither.
-    fn block(&self, chrome: ComposerChrome) -> Block<'static> {
+    fn block(&self, chrome: ComposerChrome<'_>, width: u16) -> Block<'static> {
+        let hint = hint(width, &chrome, self.keyboard_enhanced);
         let busy = chrome.busy_title.is_some();
         let shell = self.text().starts_with('!');
         let border = if busy {
@@ -475,22 +486,19 @@ impl Composer {
             .border_style(Style::default().fg(border))
             .padding(Padding::left(1));
         if let Some(title) = chrome.busy_title {
-            block = block.title(ratatui::text::Span::styled(
-                title,
-                Style::default().fg(theme().warn),
-            ));
+            block = block.title(TextSpan::styled(title, Style::default().fg(theme().warn)));
         }
         if shell && !busy {
-            block = block.title(ratatui::text::Span::styled(
+            block = block.title(TextSpan::styled(
                 " ! shell · enter runs the command, its output joins the conversation ",
                 Style::default().fg(theme().user),
             ));
         }
-        block = block.title_bottom(Line::from(chrome.hint).right_aligned());
+        block = block.title_bottom(Line::from(hint).right_aligned());
         // scrolled up: how much is below, on the border (never over the transcript's last line)
         if let Some(below) = chrome.below {
             block = block.title(
-                Line::from(ratatui::text::Span::styled(
+                Line::from(TextSpan::styled(
                     format!(" ↓ {below} more lines · end follows "),
                     Style::default().fg(theme().on_accent).bg(theme().muted),
                 ))
@@ -503,7 +511,7 @@ impl Composer {
 
 impl Component for Composer {
     type Outcome = ComposerKey;
-    type Context<'a> = ComposerChrome;
+    type Context<'a> = ComposerChrome<'a>;
 
     /// A key for the prompt being written: editing and history here; sending, interrupting
     /// and the mode for `App`.
@@ -532,10 +540,59 @@ impl Component for Composer {
         Handled::Consumed
     }
 
-    fn render(&mut self, frame: &mut Frame, area: Rect, chrome: ComposerChrome) {
-        let block = self.block(chrome);
+    fn render(&mut self, frame: &mut Frame, area: Rect, chrome: ComposerChrome<'_>) {
+        let block = self.block(chrome, area.width);
         self.textarea.set_block(block);
         frame.render_widget(&self.textarea, area);
+    }
+}
+
+/// Below this many columns the hint is the short one.
+const NARROW: u16 = 72;
+
+/// The keys hint under the composer (`width` columns): the quit prompt when armed, a short
+/// one when narrow.
+fn hint(width: u16, chrome: &ComposerChrome<'_>, keyboard_enhanced: bool) -> TextSpan<'static> {
+    let km = chrome.keymap;
+    let key_of = |a: Action, prefer: &[&str]| km.hint(a, prefer);
+    if chrome.quit_armed {
+        TextSpan::styled(
+            format!(
+                " press {} again to quit ",
+                key_of(Action::Cancel, &[]).unwrap_or_else(|| "ctrl+c".into())
+            ),
+            Style::default()
+                .fg(theme().warn)
+                .add_modifier(Modifier::BOLD),
+        )
+    } else if width < NARROW {
+        let details = key_of(Action::ExpandAll, &["ctrl+o"])
+            .map(|k| format!("· {k} details "))
+            .unwrap_or_default();
+        TextSpan::styled(
+            format!(" / commands {details}"),
+            Style::default().fg(theme().dim),
+        )
+    } else {
+        // Shift+Enter only reaches us with the kitty keyboard protocol; Ctrl+J always does.
+        let newline: &[&str] = if keyboard_enhanced {
+            &["shift+enter", "ctrl+j"]
+        } else {
+            &["ctrl+j", "alt+enter"]
+        };
+        let parts = [
+            key_of(Action::Submit, &["enter"]).map(|k| format!("{k} send")),
+            key_of(Action::Newline, newline).map(|k| format!("{k} newline")),
+            Some("/ commands".to_string()),
+            key_of(Action::ExpandAll, &["ctrl+o"]).map(|k| format!("{k} details")),
+        ];
+        TextSpan::styled(
+            format!(
+                " {} ",
+                parts.into_iter().flatten().collect::<Vec<_>>().join(" · ")
+            ),
+            Style::default().fg(theme().dim),
+        )
     }
 }
 

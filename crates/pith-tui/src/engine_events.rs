@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::event::{EngineState, Event, TurnEnd};
+use crate::event::{Event, TurnEnd};
 use crate::message::{Message, Session};
 
 use super::transcript::{CompactionStats, NoticeLevel};
@@ -150,10 +150,6 @@ impl App {
                 self.notify_waiting(&req.tool);
                 self.permissions.queue.push_back(req);
             }
-            Event::State {
-                state: EngineState::Idle,
-                ..
-            } => self.interrupting = false,
             Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error {
                 kind: _,
@@ -191,13 +187,11 @@ impl App {
                 message_id,
                 prompt,
                 files,
-                redo,
-            } => self.undone(&message_id, prompt, &files, redo),
+                ..
+            } => self.undone(&message_id, prompt, &files),
             Event::Redone {
-                messages,
-                files,
-                redo,
-            } => self.redone(&messages, &files, redo),
+                messages, files, ..
+            } => self.redone(&messages, &files),
             // `on_engine` routes only the session's history here
             _ => {}
         }
@@ -215,11 +209,10 @@ impl App {
     }
 
     /// Undone turns came back (`/redo`): their messages return, the files put back are said.
-    fn redone(&mut self, messages: &[Message], files: &[String], redo: usize) {
+    fn redone(&mut self, messages: &[Message], files: &[String]) {
         for m in messages {
             self.transcript.upsert_message(m);
         }
-        self.redo_available = redo;
         let what = match files.len() {
             0 => "no files changed".to_string(),
             n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
@@ -288,7 +281,6 @@ impl App {
         self.transcript.settle();
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
-        self.interrupting = false;
         // prompts still waiting become the next turn: they are no longer "queued"
         self.transcript.pending_start_next_turn();
         self.notify_turn_end(Instant::now());
@@ -312,15 +304,8 @@ impl App {
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
     /// comes back to an empty composer to be edited and sent again.
-    pub(super) fn undone(
-        &mut self,
-        message_id: &str,
-        prompt: String,
-        files: &[String],
-        redo: usize,
-    ) {
+    pub(super) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
         self.transcript.truncate_from(message_id);
-        self.redo_available = redo;
         self.composer.give_back(&prompt);
         let what = match files.len() {
             0 => "no files to restore".to_string(),

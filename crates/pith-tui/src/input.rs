@@ -315,8 +315,7 @@ impl App {
     }
 
     fn interrupt(&mut self) {
-        if !self.interrupting {
-            self.interrupting = true;
+        if self.status.interrupt() {
             self.send(Op::Interrupt);
         }
     }

@@ -315,7 +315,8 @@ fn start_app(
     typeahead: Vec<crossterm::event::Event>,
 ) -> App {
     let mut app = App::new(init, ops);
-    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
+    app.composer
+        .set_keyboard_enhanced(KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst));
     for ev in typeahead {
         app.update(Msg::Term(ev));
     }

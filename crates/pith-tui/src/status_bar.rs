@@ -37,6 +37,10 @@ pub(crate) struct StatusBar {
     activity: Activity,
     /// When the running turn started (one timer, in the composer's title).
     turn_started: Option<Instant>,
+    /// An interrupt was asked for and the turn has not ended.
+    interrupting: bool,
+    /// The spinner's frame, advanced by the ticks while something runs.
+    spinner: usize,
 }
 
 /// What drawing the bar needs from the rest of the app.
@@ -47,11 +51,8 @@ pub(crate) struct StatusContext<'a> {
     pub mcp: &'a [McpServerStatus],
     pub workspace: &'a Path,
     pub engine_gone: bool,
-    /// An interrupt was asked for (the bar says so while the engine is busy).
-    pub interrupting: bool,
     /// The tool the permission question in front asks about.
     pub asking: Option<&'a str>,
-    pub spinner: usize,
     pub now: Instant,
 }
 
@@ -79,6 +80,8 @@ impl StatusBar {
             state: EngineState::Idle,
             activity: Activity::default(),
             turn_started: None,
+            interrupting: false,
+            spinner: 0,
         }
     }
 
@@ -122,6 +125,26 @@ impl StatusBar {
         self.turn_started = Some(t);
     }
 
+    /// An interrupt is asked for: true the first time in a turn (the engine is to be told).
+    pub(crate) fn interrupt(&mut self) -> bool {
+        !std::mem::replace(&mut self.interrupting, true)
+    }
+
+    /// An interrupt was asked for and the turn has not ended.
+    pub(crate) fn interrupting(&self) -> bool {
+        self.interrupting
+    }
+
+    /// A tick while something runs: the spinner turns.
+    pub(crate) fn tick(&mut self) {
+        self.spinner = self.spinner.wrapping_add(1);
+    }
+
+    /// The spinner's frame now.
+    pub(crate) fn spinner_frame(&self) -> &'static str {
+        super::view::status::SPINNER[self.spinner % super::view::status::SPINNER.len()]
+    }
+
     /// `/model NAME` was sent: the bar keeps the model shown until the engine confirms.
     pub(crate) fn model_asked(&mut self, model: String) {
         self.pending_model = Some(model);
@@ -155,6 +178,7 @@ impl StatusBar {
 
     /// The turn ended: nothing runs or retries, the engine is idle.
     pub(crate) fn turn_finished(&mut self) {
+        self.interrupting = false;
         self.activity.tool_finished();
         self.activity.retry_over();
         self.set_state(EngineState::Idle, None);
@@ -211,6 +235,7 @@ impl StatusBar {
                     self.activity.retry_over();
                 }
                 if *state == EngineState::Idle {
+                    self.interrupting = false;
                     self.activity.tool_finished();
                 }
                 self.set_state(*state, detail.clone());
@@ -281,9 +306,9 @@ impl StatusBar {
             state: self.state,
             activity: &self.activity,
             engine_gone: cx.engine_gone,
-            interrupting: cx.interrupting && self.busy(),
+            interrupting: self.interrupting && self.busy(),
             asking: cx.asking,
-            spinner: cx.spinner,
+            spinner: self.spinner,
             now: cx.now,
         }
     }

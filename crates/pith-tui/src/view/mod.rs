@@ -4,18 +4,14 @@ pub mod permission;
 pub mod popups;
 pub mod status;
 
-use crate::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, Popup};
 use super::component::Component;
 use super::composer::ComposerChrome;
 use super::format::truncate;
-use super::keymap::Action;
 use super::transcript::Banner;
 use crate::event::Op;
 
@@ -83,13 +79,12 @@ fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
     }
 }
 
-const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
-
 fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let chrome = ComposerChrome {
         busy_title: app.busy().then(|| busy_title(app)),
-        hint: composer_hint(app, area.width),
         below: app.transcript.lines_below(),
+        quit_armed: app.quit_armed.is_some(),
+        keymap: &app.keymap,
     };
     app.composer.render(frame, area, chrome);
 }
@@ -97,65 +92,13 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
 /// The composer's title while a turn runs: the spinner and time, or what it waits for.
 fn busy_title(app: &App) -> String {
     let secs = app.status.turn_time(app.now).map_or(0, |t| t.as_secs());
-    let spin = SPINNER[app.spinner % SPINNER.len()];
-    if app.interrupting {
+    let spin = app.status.spinner_frame();
+    if app.status.interrupting() {
         format!(" {spin} interrupting ")
     } else if !app.permissions.queue.is_empty() {
         " ? the agent waits for your answer above ".to_string()
     } else {
         format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
-    }
-}
-
-/// The keys hint under the composer (`width` columns): the quit prompt when armed, a short
-/// one when narrow.
-fn composer_hint(app: &App, width: u16) -> Span<'static> {
-    let km = &app.keymap;
-    let key_of = |a: Action, prefer: &[&str]| km.hint(a, prefer);
-    if app.quit_armed.is_some() {
-        Span::styled(
-            format!(
-                " press {} again to quit ",
-                key_of(Action::Cancel, &[]).unwrap_or_else(|| "ctrl+c".into())
-            ),
-            Style::default()
-                .fg(theme().warn)
-                .add_modifier(Modifier::BOLD),
-        )
-    } else if app.area_is_narrow(width) {
-        let details = key_of(Action::ExpandAll, &["ctrl+o"])
-            .map(|k| format!("· {k} details "))
-            .unwrap_or_default();
-        Span::styled(
-            format!(" / commands {details}"),
-            Style::default().fg(theme().dim),
-        )
-    } else {
-        // Shift+Enter only reaches us with the kitty keyboard protocol; Ctrl+J always does.
-        let newline: &[&str] = if app.keyboard_enhanced {
-            &["shift+enter", "ctrl+j"]
-        } else {
-            &["ctrl+j", "alt+enter"]
-        };
-        let parts = [
-            key_of(Action::Submit, &["enter"]).map(|k| format!("{k} send")),
-            key_of(Action::Newline, newline).map(|k| format!("{k} newline")),
-            Some("/ commands".to_string()),
-            key_of(Action::ExpandAll, &["ctrl+o"]).map(|k| format!("{k} details")),
-        ];
-        Span::styled(
-            format!(
-                " {} ",
-                parts.into_iter().flatten().collect::<Vec<_>>().join(" · ")
-            ),
-            Style::default().fg(theme().dim),
-        )
-    }
-}
-
-impl App {
-    fn area_is_narrow(&self, width: u16) -> bool {
-        width < 72
     }
 }
 
@@ -168,9 +111,7 @@ impl App {
             mcp: &self.mcp,
             workspace: &self.workspace,
             engine_gone: self.engine_gone,
-            interrupting: self.interrupting,
             asking: self.permissions.queue.front().map(|r| r.tool.as_str()),
-            spinner: self.spinner,
             now: self.now,
         }
     }
