@@ -60,10 +60,11 @@ impl App {
             }
             MouseEventKind::ScrollUp => self.transcript.scroll_up(WHEEL_LINES),
             MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_LINES),
-            MouseEventKind::Down(MouseButton::Left) => {
-                if self.popup.is_none() && self.permissions.queue.front().is_none() {
-                    self.transcript.click(m.column, m.row);
-                }
+            // a click folds the cell under it, when nothing is in front of the transcript
+            MouseEventKind::Down(MouseButton::Left)
+                if self.popup.is_none() && self.permissions.queue.front().is_none() =>
+            {
+                self.transcript.click(m.column, m.row);
             }
             _ => {}
         }

@@ -192,7 +192,7 @@ impl StatusBar {
             Event::ModelChanged { .. }
             | Event::EffortChanged { .. }
             | Event::PermissionModeChanged { .. } => return self.on_setting(ev),
-            Event::ContextUsage(u) => self.context = u.clone(),
+            Event::ContextUsage(u) => self.context = *u,
             Event::StepFinished { cost, .. } if cost.is_finite() && *cost > 0.0 => {
                 self.cost += cost;
             }
