@@ -1,4 +1,5 @@
-//! Application state and `update`: every terminal and engine event goes through here. Nothing in
+//! `App`: the routing between the components (transcript, composer, status bar, popups, the
+//! permission prompt) and `update`, which every terminal and engine event goes through. Nothing in
 //! this file touches the terminal, so tests drive it directly.
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! A piece of the screen that owns its state: it takes the keys routed to it and draws itself.
-//! The popups (help, picker, `/context`, `/mcp`), the permission prompt, the composer and the
-//! transcript implement it; the status bar takes no keys and has a narrower API.
+//! The popups (help, picker, `/context`, `/mcp`, the `/login` key dialog), the permission
+//! prompt, the composer and the transcript implement it; the status bar takes no keys and has a narrower API.
 //! `App` routes (which component has the keys, what a component's result means for the
 //! session); a component knows nothing of the engine, the transcript or the other components.
 

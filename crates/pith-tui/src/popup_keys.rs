@@ -27,7 +27,11 @@ impl App {
                     self.popup = None;
                 }
             }
-            Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
+            Popup::Key(dialog) => match dialog.on_key(k, &self.keymap) {
+                Handled::Closed => self.popup = None,
+                Handled::Done(key) => self.store_key(&key),
+                Handled::Consumed | Handled::Ignored => {}
+            },
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
                 Handled::Consumed | Handled::Ignored => self.picker_moved(),
                 Handled::Closed => {

@@ -58,7 +58,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Context(c)) => c.render(frame, above_status, (app.status.context(), &app.mcp)),
         Some(Popup::Mcp(m)) => m.render(frame, above_status, &app.mcp),
         Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
-        Some(Popup::Key(dialog)) => dialog.screen.draw(frame),
+        Some(Popup::Key(dialog)) => dialog.render(frame, area, ()),
         None => {}
     }
     if !app.permissions.queue.is_empty() {
