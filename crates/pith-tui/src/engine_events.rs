@@ -144,11 +144,8 @@ impl App {
     fn on_turn_state(&mut self, ev: Event) {
         match ev {
             Event::PermissionAsked(req) => {
-                if self.permissions.queue.is_empty() {
-                    self.permissions.front_changed();
-                }
                 self.notify_waiting(&req.tool);
-                self.permissions.queue.push_back(req);
+                self.permissions.ask(req);
             }
             Event::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error {

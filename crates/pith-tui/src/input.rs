@@ -30,17 +30,7 @@ impl App {
                     self.on_key(k);
                 }
             }
-            TermEvent::Paste(text) => {
-                if let Some(note) = &mut self.permissions.note {
-                    note.insert_str(text.replace(['\r', '\n'], " "));
-                } else if matches!(self.popup, Some(super::app::Popup::Key(_))) {
-                    self.key_dialog_paste(&text);
-                } else if self.popup.is_none() {
-                    // a dropped image file arrives as its path: attach it
-                    self.composer.paste_in(&text, &self.workspace);
-                    self.completion.pasted();
-                }
-            }
+            TermEvent::Paste(text) => self.on_paste(&text),
             TermEvent::Mouse(m) => self.on_mouse(m),
             TermEvent::FocusGained => self.notifier.focused = Some(true),
             TermEvent::FocusLost => self.notifier.focused = Some(false),
@@ -48,8 +38,24 @@ impl App {
         }
     }
 
+    /// Pasted text goes to what has the keys: the deny note, the key dialog, else the prompt.
+    fn on_paste(&mut self, text: &str) {
+        if self.permissions.paste_into_note(text) {
+            return;
+        }
+        match &mut self.popup {
+            Some(super::app::Popup::Key(dialog)) => dialog.paste(text),
+            Some(_) => {}
+            None => {
+                // a dropped image file arrives as its path: attach it
+                self.composer.paste_in(text, &self.workspace);
+                self.completion.pasted();
+            }
+        }
+    }
+
     fn on_mouse(&mut self, m: MouseEvent) {
-        let question = !self.permissions.queue.is_empty();
+        let question = !self.permissions.is_empty();
         match m.kind {
             // the wheel scrolls what is in front: a question, else the transcript
             MouseEventKind::ScrollUp if question => {
@@ -62,7 +68,7 @@ impl App {
             MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_LINES),
             // a click folds the cell under it, when nothing is in front of the transcript
             MouseEventKind::Down(MouseButton::Left)
-                if self.popup.is_none() && self.permissions.queue.front().is_none() =>
+                if self.popup.is_none() && self.permissions.front().is_none() =>
             {
                 self.transcript.click(m.column, m.row);
             }
@@ -92,7 +98,7 @@ impl App {
     pub fn mention_popup(&mut self) -> Option<(String, Vec<String>)> {
         if self.completion.mention_dismissed()
             || self.popup.is_some()
-            || !self.permissions.queue.is_empty()
+            || !self.permissions.is_empty()
         {
             return None;
         }
@@ -120,7 +126,7 @@ impl App {
 
     /// The slash popup's entries when it is open.
     pub fn slash_popup(&self) -> Option<Vec<SlashItem>> {
-        if self.popup.is_some() || !self.permissions.queue.is_empty() {
+        if self.popup.is_some() || !self.permissions.is_empty() {
             return None;
         }
         self.slash_items()
@@ -140,12 +146,12 @@ impl App {
             self.keymap.action(Context::Permission, key_of(&k)),
             Some(Action::Deny | Action::QuestionScrollUp | Action::QuestionScrollDown)
         );
-        if !self.permissions.queue.is_empty() && (safe || self.permissions.armed(now)) {
+        if !self.permissions.is_empty() && (safe || self.permissions.armed(now)) {
             self.permission_key(k);
             return;
         }
         // Anything else is typing: a question that appears now waits for a pause.
-        self.permissions.typed_at = Some(now);
+        self.permissions.typing(now);
         if self.popup.is_some() {
             self.popup_key(k);
             return;
@@ -282,7 +288,7 @@ impl App {
 
     fn ctrl_c(&mut self) {
         // at a question it answers that question: the call is denied and the question closes
-        if !self.permissions.queue.is_empty() {
+        if !self.permissions.is_empty() {
             self.answer_permission(crate::event::PermissionReply::Deny, None);
             return;
         }

@@ -175,13 +175,6 @@ impl App {
         self.popup = Some(Popup::Key(KeyDialog::new(choices, then_model)));
     }
 
-    /// Text pasted while the dialog is open.
-    pub(super) fn key_dialog_paste(&mut self, text: &str) {
-        if let Some(Popup::Key(dialog)) = &mut self.popup {
-            dialog.paste(text);
-        }
-    }
-
     /// The key typed in the dialog: stored, or refused with the reason in the dialog.
     pub(super) fn store_key(&mut self, key: &str) {
         let Some(Popup::Key(dialog)) = &mut self.popup else {

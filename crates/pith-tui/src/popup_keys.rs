@@ -77,7 +77,8 @@ impl App {
     }
 
     pub(super) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
-        let Some(req) = self.permissions.queue.pop_front() else {
+        // the next question (if any) was already waiting: it appears now
+        let Some(req) = self.permissions.take_front() else {
             return;
         };
         self.send(Op::PermissionReply {
@@ -86,7 +87,5 @@ impl App {
             message: note.clone(),
         });
         self.transcript.permission(req, reply, note);
-        // the next question (if any) was already waiting: it appears now
-        self.permissions.front_changed();
     }
 }

@@ -113,8 +113,8 @@ pub(super) fn ctrl(app: &mut App, c: char) {
 /// is allowed only once its end has been on screen).
 pub(super) fn read_question(app: &mut App) {
     render(app, 100, 30);
-    app.permissions.shown_at = None;
-    app.permissions.typed_at = None;
+    app.permissions.shown_at(None);
+    app.permissions.typed_at(None);
 }
 
 pub(super) fn type_str(app: &mut App, s: &str) {

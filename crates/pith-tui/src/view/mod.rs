@@ -61,7 +61,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Key(dialog)) => dialog.render(frame, area, ()),
         None => {}
     }
-    if !app.permissions.queue.is_empty() {
+    if !app.permissions.is_empty() {
         app.permissions
             .render(frame, above_status, (&app.transcript, &app.keymap));
     }
@@ -95,7 +95,7 @@ fn busy_title(app: &App) -> String {
     let spin = app.status.spinner_frame();
     if app.status.interrupting() {
         format!(" {spin} interrupting ")
-    } else if !app.permissions.queue.is_empty() {
+    } else if !app.permissions.is_empty() {
         " ? the agent waits for your answer above ".to_string()
     } else {
         format!(" {spin} working {secs}s · esc to interrupt · enter queues ")
@@ -111,7 +111,7 @@ impl App {
             mcp: &self.mcp,
             workspace: &self.workspace,
             engine_gone: self.engine_gone,
-            asking: self.permissions.queue.front().map(|r| r.tool.as_str()),
+            asking: self.permissions.front().map(|r| r.tool.as_str()),
             now: self.now,
         }
     }
