@@ -237,20 +237,8 @@ impl App {
     fn sessions_listed(&mut self, sessions: &[Session]) {
         let items = self.session_items(sessions);
         match &mut self.popup {
-            Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
-                p.items = items;
-                p.loading = false;
-                p.selected = 0;
-            }
-            _ => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Sessions,
-                    items,
-                    filter: String::new(),
-                    selected: 0,
-                    loading: false,
-                }))
-            }
+            Some(Popup::Picker(p)) if *p.kind() == PickerKind::Sessions => p.fill(items),
+            _ => self.popup = Some(Popup::Picker(Picker::new(PickerKind::Sessions, items, 0))),
         }
     }
 

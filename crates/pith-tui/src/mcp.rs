@@ -120,11 +120,9 @@ impl App {
             })
             .collect();
         if let Some(Popup::Picker(p)) = &mut self.popup
-            && p.kind == PickerKind::Resource
+            && *p.kind() == PickerKind::Resource
         {
-            p.items = items;
-            p.loading = false;
-            p.selected = 0;
+            p.fill(items);
         }
     }
 
@@ -195,13 +193,7 @@ impl App {
         match arg {
             Some(id) => self.attach_resource(&id),
             None => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Resource,
-                    items: Vec::new(),
-                    filter: String::new(),
-                    selected: 0,
-                    loading: true,
-                }));
+                self.popup = Some(Popup::Picker(Picker::loading(PickerKind::Resource)));
                 self.send(Op::ListMcpResources);
             }
         }

@@ -142,10 +142,10 @@ fn sessions_of_this_directory_first_and_others_say_where() {
     let Some(Popup::Picker(p)) = &app.popup else {
         panic!("no picker")
     };
-    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    let ids: Vec<&str> = p.items().iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids, ["S1", "S2", "S0"], "this directory first");
     assert!(
-        p.items[2]
+        p.items()[2]
             .detail
             .ends_with("in /srv/other-project/with/a/long/path")
     );
@@ -168,7 +168,7 @@ fn rewind_offers_only_prompts_after_the_latest_compaction() {
     let Some(Popup::Picker(p)) = &app.popup else {
         panic!("no picker: {:?}", app.popup.is_some());
     };
-    let ids: Vec<&str> = p.items.iter().map(|i| i.id.as_str()).collect();
+    let ids: Vec<&str> = p.items().iter().map(|i| i.id.as_str()).collect();
     assert_eq!(
         ids,
         vec!["M5"],

@@ -40,7 +40,7 @@ impl App {
                     self.picker_moved();
                 }
                 Handled::Done(chosen) => {
-                    let kind = p.kind.clone();
+                    let kind = p.kind().clone();
                     self.popup = None;
                     match chosen {
                         Some(id) => self.picked(kind, id),

@@ -87,37 +87,30 @@ impl App {
             models.insert(0, current.to_string());
         }
         let selected = models.iter().position(|m| m == current).unwrap_or(0);
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Model,
-            items: models
-                .into_iter()
-                .map(|m| PickItem {
-                    detail: if m == current {
-                        "current".into()
-                    } else if let Some(need) = self.keys.missing_for(&m) {
-                        format!("needs a key ({}) · enter adds it", need.var)
-                    } else {
-                        String::new()
-                    },
-                    label: m.clone(),
-                    id: m,
-                })
-                .collect(),
-            filter: String::new(),
+        let items = models
+            .into_iter()
+            .map(|m| PickItem {
+                detail: if m == current {
+                    "current".into()
+                } else if let Some(need) = self.keys.missing_for(&m) {
+                    format!("needs a key ({}) · enter adds it", need.var)
+                } else {
+                    String::new()
+                },
+                label: m.clone(),
+                id: m,
+            })
+            .collect();
+        self.popup = Some(Popup::Picker(Picker::new(
+            PickerKind::Model,
+            items,
             selected,
-            loading: false,
-        }));
+        )));
     }
 
     /// The sessions picker opens empty, loading, until the engine's list arrives.
     fn sessions_loading(&mut self) {
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Sessions,
-            items: Vec::new(),
-            filter: String::new(),
-            selected: 0,
-            loading: true,
-        }));
+        self.popup = Some(Popup::Picker(Picker::loading(PickerKind::Sessions)));
     }
 
     /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the
@@ -163,13 +156,7 @@ impl App {
             self.transcript.notice(NoticeLevel::Info, why);
             return;
         }
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Rewind,
-            items,
-            filter: String::new(),
-            selected: 0,
-            loading: false,
-        }));
+        self.popup = Some(Popup::Picker(Picker::new(PickerKind::Rewind, items, 0)));
     }
 
     /// `/effort [level]`: without a level, says the current one; `default` goes back to the
