@@ -94,7 +94,7 @@ fn history(cells: usize) -> Vec<Message> {
 
 fn visible_cells(app: &App) -> usize {
     app.transcript
-        .cells
+        .cells()
         .iter()
         .filter(|c| {
             !matches!(
@@ -130,7 +130,7 @@ fn render(c: &mut Criterion) {
             },
             |(mut a, mut term)| {
                 term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-                black_box(a.total_lines())
+                black_box(a.transcript.total_lines())
             },
             BatchSize::LargeInput,
         )
@@ -176,7 +176,7 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
                 part: variants[flip % 2].clone(),
             }));
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.total_lines())
+            black_box(a.transcript.total_lines())
         })
     });
     // Nothing changed but the spinner: a frame with every cell cached.
@@ -184,7 +184,7 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
         b.iter(|| {
             a.dirty = true;
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.total_lines())
+            black_box(a.transcript.total_lines())
         })
     });
 }
@@ -454,7 +454,7 @@ async fn draw_loop(
 /// The text of the streamed part `pid` as the transcript holds it.
 fn streamed_text(app: &App, pid: &str) -> String {
     app.transcript
-        .cells
+        .cells()
         .iter()
         .find_map(|c| match c.part().map(|p| (&p.id, &p.kind)) {
             Some((id, PartKind::Text { text, .. })) if *id == pid => Some(text.clone()),

@@ -1,4 +1,5 @@
-//! Application state and `update`: every terminal and engine event goes through here. Nothing in
+//! `App`: the routing between the components (transcript, composer, status bar, popups, the
+//! permission prompt) and `update`, which every terminal and engine event goes through. Nothing in
 //! this file touches the terminal, so tests drive it directly.
 
 use std::path::PathBuf;
@@ -7,7 +8,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{Breakdown, ContextUsage, EngineState, Event, Op, Submission};
+use crate::event::{Event, Op, Submission};
 use crate::message::{Message, PartKind, Role, Session};
 
 use super::TuiInit;
@@ -17,6 +18,7 @@ pub use super::help::Help;
 pub(crate) use super::permission_prompt::PERMISSION_GUARD;
 pub use super::permission_prompt::Permissions;
 pub use super::picker::{PickItem, Picker, PickerKind};
+use super::status_bar::session_cost;
 use super::transcript::{NoticeLevel, Transcript};
 
 /// How long a first Ctrl+C waits for the second.
@@ -35,22 +37,13 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     Help(Help),
-    Context(Option<Breakdown>),
+    /// `/context`: the window's use and its breakdown.
+    Context(super::info_popup::ContextPopup),
     Picker(Picker),
     /// `/mcp`: the servers, their state, tools and cost.
-    Mcp,
+    Mcp(super::info_popup::McpPopup),
     /// `/login`, or `/model` for a provider with no key: the key dialog.
     Key(super::login::KeyDialog),
-}
-
-/// A prompt sent but not yet seen back from the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingPrompt {
-    /// The id sent with `Op::UserTurn`; the stored message carries it back.
-    pub id: String,
-    pub text: String,
-    /// Sent while the agent was working: the engine delivers it mid-turn.
-    pub queued: bool,
 }
 
 pub struct App {
@@ -58,50 +51,26 @@ pub struct App {
     pub transcript: Transcript,
     pub(crate) composer: Composer,
     pub(crate) session: Session,
-    pub(crate) model: String,
-    /// Asked for with /model, not yet confirmed by the engine.
-    pub(crate) pending_model: Option<String>,
-    /// The reasoning effort requests carry (the status bar shows it when set).
-    pub(crate) effort: Option<crate::llm::ReasoningEffort>,
-    /// The permission mode (the status bar shows it when not the default).
-    pub(crate) permission_mode: crate::event::PermissionMode,
+    /// The status bar: model, effort, mode, context, cost, branch, the engine's state.
+    pub(crate) status: super::status_bar::StatusBar,
     pub(crate) models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
     pub(crate) keys: super::login::KeyAccess,
     pub(crate) workspace: PathBuf,
-    pub(crate) git_branch: Option<String>,
-    pub(crate) context: ContextUsage,
-    pub(crate) cost: f64,
-    pub(crate) state: EngineState,
-    /// The state's detail, the tool running, a retry, streaming: what the status bar says.
-    pub(crate) activity: super::activity::Activity,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
     pub(crate) subagents: super::subagents::Subagents,
-    /// When the running turn started (one timer, in the composer's title).
-    pub(crate) turn_started: Option<Instant>,
-    /// Turns `/redo` can put back.
-    pub(crate) redo_available: usize,
-    pub(crate) interrupting: bool,
     pub(crate) popup: Option<Popup>,
     pub(crate) permissions: Permissions,
-    pub(crate) pending: Vec<PendingPrompt>,
     /// The custom slash commands.
     pub(crate) custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
     pub(crate) completion: super::completion::Completion,
-    /// The transcript's window: scroll position, unfolding, the last draw's layout.
-    pub(crate) viewport: super::viewport::Viewport,
-    /// The part of a long session's history not loaded yet.
-    pub(crate) history: HistoryPaging,
     pub(crate) quit_armed: Option<Instant>,
     pub(crate) should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
     pub(crate) exit_code: i32,
     pub(crate) engine_gone: bool,
     pub(crate) now: Instant,
-    pub(crate) spinner: usize,
-    /// The terminal reports Shift+Enter (kitty keyboard protocol).
-    pub(crate) keyboard_enhanced: bool,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -118,41 +87,9 @@ pub struct App {
     pub(crate) hooks: crate::config::HooksConfig,
 }
 
-/// A resumed session is shown from its end, a page at a time: scrolling near the top of what is
-/// loaded asks the engine for the page before it (`Op::LoadHistory`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HistoryPaging {
-    /// Older messages remain in the store.
-    pub more: bool,
-    /// A page was asked for and has not arrived.
-    pub loading: bool,
-    /// The oldest message loaded: the next page ends before it.
-    pub oldest: Option<String>,
-}
-
-impl HistoryPaging {
-    pub(super) fn new(messages: &[Message], more: bool) -> Self {
-        HistoryPaging {
-            more,
-            loading: false,
-            oldest: messages.first().map(|m| m.id.clone()),
-        }
-    }
-}
-
-/// What a session has cost: the stored total (pages of history hold only part of the messages).
-pub(super) fn session_cost(session: &Session, messages: &[Message]) -> f64 {
-    let loaded: f64 = messages.iter().map(|m| m.cost).sum();
-    session.cost.max(loaded)
-}
-
-pub(super) fn busy_state(s: EngineState) -> bool {
-    s != EngineState::Idle
-}
-
 impl App {
     pub fn new(init: TuiInit, ops: UnboundedSender<Submission>) -> Self {
-        let mut transcript = Transcript::new(&init.messages);
+        let mut transcript = Transcript::resumed(&init.messages, init.more_history);
         if let Some(hint) = &init.first_run_hint {
             transcript.notice(NoticeLevel::Warn, hint.clone());
         }
@@ -169,37 +106,26 @@ impl App {
             ops,
             transcript,
             composer,
-            cost: session_cost(&init.session, &init.messages),
-            history: HistoryPaging::new(&init.messages, init.more_history),
+            status: super::status_bar::StatusBar::new(
+                init.model,
+                init.context,
+                session_cost(&init.session, &init.messages),
+                init.git_branch,
+            ),
             session: init.session,
-            model: init.model,
-            pending_model: None,
-            effort: None,
-            permission_mode: Default::default(),
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,
             workspace: init.workspace,
-            git_branch: init.git_branch,
-            context: init.context,
-            state: EngineState::Idle,
-            activity: Default::default(),
             subagents: Default::default(),
-            turn_started: None,
-            redo_available: 0,
-            interrupting: false,
             popup: None,
             permissions: Permissions::default(),
-            pending: Vec::new(),
             completion: Default::default(),
-            viewport: Default::default(),
             quit_armed: None,
             should_quit: false,
             exit_code: 0,
             engine_gone: false,
             now,
-            spinner: 0,
-            keyboard_enhanced: false,
             dirty: true,
             mcp: Vec::new(),
             keymap: init.keymap,
@@ -210,18 +136,8 @@ impl App {
         }
     }
 
-    /// The transcript's height in lines at the last draw.
-    pub fn total_lines(&self) -> usize {
-        self.viewport.total_lines()
-    }
-
-    /// Scrolls the transcript to its first line.
-    pub fn scroll_to_top(&mut self) {
-        self.viewport.scroll_to_top();
-    }
-
     pub fn busy(&self) -> bool {
-        busy_state(self.state)
+        self.status.busy()
     }
 
     pub(super) fn send(&mut self, op: Op) {
@@ -255,7 +171,7 @@ impl App {
             Msg::Tick => {
                 self.now = Instant::now();
                 if self.busy() || self.transcript.running_tools() > 0 {
-                    self.spinner = self.spinner.wrapping_add(1);
+                    self.status.tick();
                     self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }

@@ -111,13 +111,11 @@ impl App {
             })
             .collect();
         self.appearance.previewing = Some(current);
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Theme,
+        self.popup = Some(Popup::Picker(Picker::new(
+            PickerKind::Theme,
             items,
-            filter: String::new(),
             selected,
-            loading: false,
-        }));
+        )));
     }
 
     /// Uses theme `name` from now on and saves it as the one to start with.
@@ -159,10 +157,10 @@ impl App {
         let Some(Popup::Picker(p)) = &self.popup else {
             return;
         };
-        if p.kind != PickerKind::Theme {
+        if *p.kind() != PickerKind::Theme {
             return;
         }
-        let Some(name) = p.visible().get(p.selected).map(|i| i.id.clone()) else {
+        let Some(name) = p.selected_item().map(|i| i.id.clone()) else {
             return;
         };
         if let Ok(t) = self.appearance.load(&name) {

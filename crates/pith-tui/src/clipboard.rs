@@ -37,7 +37,7 @@ pub fn in_tmux() -> bool {
 pub fn last_answer(transcript: &Transcript) -> Option<String> {
     let mut message: Option<&str> = None;
     let mut parts: Vec<&str> = Vec::new();
-    for cell in transcript.cells.iter().rev() {
+    for cell in transcript.cells().iter().rev() {
         let CellBody::Part(part) = &cell.body else {
             continue;
         };

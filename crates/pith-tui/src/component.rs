@@ -1,4 +1,6 @@
 //! A piece of the screen that owns its state: it takes the keys routed to it and draws itself.
+//! The popups (help, picker, `/context`, `/mcp`, the `/login` key dialog), the permission
+//! prompt, the composer and the transcript implement it; the status bar takes no keys and has a narrower API.
 //! `App` routes (which component has the keys, what a component's result means for the
 //! session); a component knows nothing of the engine, the transcript or the other components.
 
@@ -13,9 +15,13 @@ use super::keymap::Keymap;
 pub(crate) enum Handled<T> {
     /// The key was used (or ignored); the component stays.
     Consumed,
+    /// The key is not one the component takes (the transcript's keys are few): `App` routes it
+    /// on.
+    Ignored,
     /// The component is done without a result (esc, or a key that closes it).
     Closed,
-    /// The component is done with a result for `App` to act on.
+    /// The component has a result for `App` to act on: a popup is done with it; a component
+    /// that stays on screen (the composer) hands over what the key means for the session.
     Done(T),
 }
 

@@ -170,7 +170,7 @@ fn turn_finished(app: &mut App, ran: Duration) {
             detail: None,
         },
     );
-    app.turn_started = Some(Instant::now() - ran);
+    app.status.started_at(Instant::now() - ran);
     ev(
         app,
         Event::TurnFinished {

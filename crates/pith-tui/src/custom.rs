@@ -3,8 +3,9 @@
 
 use crate::custom_commands::Expanded;
 
-use super::app::{App, PendingPrompt};
+use super::app::App;
 use super::mcp::SlashItem;
+use super::transcript::PendingPrompt;
 
 impl App {
     /// The custom commands matching what is typed after `/`.
@@ -33,13 +34,13 @@ impl App {
     /// Sends an expanded command; the transcript shows its label until the engine stores it.
     pub(super) fn run_expanded(&mut self, e: Expanded) {
         let id = crate::message::new_id();
-        self.pending.push(PendingPrompt {
+        self.transcript.add_pending(PendingPrompt {
             id: id.clone(),
             text: e.label.clone(),
             queued: self.busy(),
         });
         self.send(crate::route::command_op(id, e));
-        self.viewport.follow();
+        self.transcript.follow();
     }
 }
 

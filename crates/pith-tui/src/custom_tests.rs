@@ -135,8 +135,8 @@ fn a_refused_command_leaves_no_pending_prompt() {
     type_str(&mut app, "/standup");
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx).len(), 1);
-    assert_eq!(app.pending.len(), 1);
-    let id = app.pending[0].id.clone();
+    assert_eq!(app.transcript.pending().len(), 1);
+    let id = app.transcript.pending()[0].id.clone();
     ev(
         &mut app,
         Event::Error {
@@ -146,7 +146,7 @@ fn a_refused_command_leaves_no_pending_prompt() {
             failed_message: None,
         },
     );
-    assert!(app.pending.is_empty());
+    assert!(app.transcript.pending().is_empty());
 }
 
 #[test]

@@ -87,16 +87,13 @@ pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, Ext
 impl App {
     /// The composer's text with pasted chips expanded, for the editor.
     pub(super) fn editor_text(&self) -> String {
-        self.composer.expanded()
+        self.composer.for_editor()
     }
 
     /// What the editor gave back: the new composer text, or why there is none.
     pub(super) fn editor_done(&mut self, result: Result<String, impl std::fmt::Display>) {
         match result {
-            Ok(text) => {
-                self.composer.clear();
-                self.composer.set_text(&text);
-            }
+            Ok(text) => self.composer.from_editor(&text),
             Err(e) => self.transcript.notice(NoticeLevel::Error, e.to_string()),
         }
         self.dirty = true;

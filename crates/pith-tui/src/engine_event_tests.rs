@@ -250,8 +250,8 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     );
     type_str(&mut app, "also mention cats");
     key(&mut app, KeyCode::Enter);
-    assert!(app.pending[0].queued);
-    let id = app.pending[0].id.clone();
+    assert!(app.transcript.pending()[0].queued);
+    let id = app.transcript.pending()[0].id.clone();
     let mut echo = user("M3", "also mention cats");
     echo.submission_id = Some(id);
     echo.mid_turn = true;
@@ -261,7 +261,10 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
             message: echo.clone(),
         },
     );
-    assert!(app.pending.is_empty(), "the queued copy is acknowledged");
+    assert!(
+        app.transcript.pending().is_empty(),
+        "the queued copy is acknowledged"
+    );
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("› also mention cats"), "{screen}");
     assert!(screen.contains("sent while the agent worked"), "{screen}");
@@ -399,7 +402,7 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
     let sent = prompts(&mut rx);
     let (id, text) = sent.first().cloned().expect("sent");
     assert!(app.composer.is_empty());
-    assert_eq!(app.pending.len(), 1);
+    assert_eq!(app.transcript.pending().len(), 1);
     ev(
         &mut app,
         Event::PromptRefused {
@@ -418,7 +421,10 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
             reason: TurnEnd::Error,
         },
     );
-    assert!(app.pending.is_empty(), "no longer shown as pending");
+    assert!(
+        app.transcript.pending().is_empty(),
+        "no longer shown as pending"
+    );
     assert_eq!(app.composer.text(), "explain this log: [pasted 5000 lines]");
     assert_eq!(
         app.composer.expanded(),

@@ -1,21 +1,24 @@
 //! Engine events turned into TUI state: the transcript, the status, pickers fed by the engine,
 //! a session loaded or undone.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
+use crate::event::{Event, TurnEnd};
 use crate::message::{Message, Session};
 
-use super::transcript::{CompactionStats, NoticeLevel, Transcript};
+use super::transcript::{CompactionStats, NoticeLevel};
 
 use super::app::{
-    App, HistoryPaging, Permissions, PickItem, Picker, PickerKind, Popup, Retry, home_short,
-    plural, session_cost, user_prompts, when,
+    App, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural, user_prompts, when,
 };
 
 impl App {
     /// An engine event, handed to the method for its group.
     pub(super) fn on_engine(&mut self, ev: Event) {
+        // the status bar takes its figures first; a setting it saw change is said here
+        if let Some(note) = self.status.on_event(&ev) {
+            self.transcript.notice(NoticeLevel::Info, note);
+        }
         match ev {
             Event::Message { .. }
             | Event::PartUpdated { .. }
@@ -60,7 +63,7 @@ impl App {
             Event::Message { message } => {
                 self.transcript.upsert_message(&message);
                 if let Some(id) = &message.submission_id {
-                    self.pending.retain(|p| &p.id != id);
+                    self.transcript.drop_pending(id);
                 }
             }
             Event::PartUpdated { part } => self.transcript.upsert_part(part),
@@ -70,36 +73,25 @@ impl App {
                 message_id,
                 part_id,
                 delta,
-            } => {
-                self.streaming(true);
-                self.transcript
-                    .append_delta(&message_id, &part_id, &delta, false)
-            }
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, false),
             Event::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            } => {
-                self.streaming(false);
-                self.transcript
-                    .append_delta(&message_id, &part_id, &delta, true)
-            }
+            } => self
+                .transcript
+                .append_delta(&message_id, &part_id, &delta, true),
             Event::ToolOutput { call_id, output } => self.transcript.tool_output(&call_id, &output),
-            Event::ToolStarted { call_id, tool, .. } => {
-                self.activity.tool_started(tool);
-                self.transcript.tool_started(&call_id);
-            }
+            Event::ToolStarted { call_id, .. } => self.transcript.tool_started(&call_id),
             Event::ToolFinished {
                 call_id,
                 duration_ms,
                 ..
             } => {
-                self.activity.tool_finished();
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
-            }
-            Event::StepFinished { cost, .. } if cost.is_finite() && cost > 0.0 => {
-                self.cost += cost;
             }
             ev @ Event::Subagent { .. } => {
                 if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
@@ -114,11 +106,7 @@ impl App {
     /// The context window: its use, compaction, pruning, the breakdown.
     fn on_context(&mut self, ev: Event) {
         match ev {
-            Event::ContextUsage(u) => self.context = u,
-            Event::CompactionStarted { .. } => {
-                self.transcript.compaction_started();
-                self.set_state(EngineState::Compacting, None);
-            }
+            Event::CompactionStarted { .. } => self.transcript.compaction_started(),
             Event::CompactionFinished {
                 before,
                 after,
@@ -143,8 +131,8 @@ impl App {
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
             Event::ContextBreakdown { breakdown: b, .. } => {
-                if matches!(self.popup, Some(Popup::Context(_))) {
-                    self.popup = Some(Popup::Context(Some(b)));
+                if let Some(Popup::Context(popup)) = &mut self.popup {
+                    popup.answered(b);
                 }
             }
             // `on_engine` routes only the context's events here
@@ -156,43 +144,16 @@ impl App {
     fn on_turn_state(&mut self, ev: Event) {
         match ev {
             Event::PermissionAsked(req) => {
-                if self.permissions.queue.is_empty() {
-                    self.permissions.front_changed();
-                }
                 self.notify_waiting(&req.tool);
-                self.permissions.queue.push_back(req);
-            }
-            Event::Retrying {
-                attempt,
-                max,
-                delay_ms,
-                message,
-            } => {
-                self.activity.retrying(Retry {
-                    attempt,
-                    max,
-                    reason: message,
-                    at: Instant::now() + Duration::from_millis(delay_ms),
-                });
-                self.set_state(EngineState::Retrying, None);
-            }
-            Event::State { state, detail } => {
-                if state != EngineState::Retrying {
-                    self.activity.retry_over();
-                }
-                if state == EngineState::Idle {
-                    self.interrupting = false;
-                    self.activity.tool_finished();
-                }
-                self.set_state(state, detail);
+                self.permissions.ask(req);
             }
             Event::Info { message, .. } => self.transcript.notice(NoticeLevel::Info, message),
             Event::Error {
-                kind,
+                kind: _,
                 message,
                 submission,
                 failed_message,
-            } => self.engine_error(kind, message, submission, failed_message),
+            } => self.engine_error(message, submission, failed_message),
             Event::TurnFinished { reason } => self.turn_finished(reason),
             // `on_engine` routes only the turn's state here
             _ => {}
@@ -225,15 +186,11 @@ impl App {
                 message_id,
                 prompt,
                 files,
-                redo,
                 ..
-            } => self.undone(&message_id, prompt, &files, redo),
+            } => self.undone(&message_id, prompt, &files),
             Event::Redone {
-                messages,
-                files,
-                redo,
-                ..
-            } => self.redone(&messages, &files, redo),
+                messages, files, ..
+            } => self.redone(&messages, &files),
             // `on_engine` routes only the session's history here
             _ => {}
         }
@@ -244,39 +201,24 @@ impl App {
         match ev {
             Event::McpStatus { servers } => self.mcp_status(servers),
             Event::McpResources { resources, .. } => self.mcp_resources(resources),
-            Event::ModelChanged { model, .. } => {
-                self.pending_model = None;
-                self.transcript
-                    .notice(NoticeLevel::Info, format!("model: {model}"));
-                self.model = model;
-            }
-            Event::PermissionModeChanged { mode, .. } => self.permission_mode_changed(mode),
-            Event::EffortChanged { effort, .. } => {
-                if effort != self.effort {
-                    let text = effort.map_or("the model's default", |e| e.as_str());
-                    self.transcript
-                        .notice(NoticeLevel::Info, format!("reasoning effort: {text}"));
-                }
-                self.effort = effort;
-            }
+            // the model, the effort and the permission mode are the status bar's
             // `on_engine` routes only settings here
             _ => {}
         }
     }
 
     /// Undone turns came back (`/redo`): their messages return, the files put back are said.
-    fn redone(&mut self, messages: &[Message], files: &[String], redo: usize) {
+    fn redone(&mut self, messages: &[Message], files: &[String]) {
         for m in messages {
             self.transcript.upsert_message(m);
         }
-        self.redo_available = redo;
         let what = match files.len() {
             0 => "no files changed".to_string(),
             n => format!("{n} file{} put back: {}", plural(n), files.join(", ")),
         };
         self.transcript
             .notice(NoticeLevel::Info, format!("redone · {what}"));
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     fn compaction_finished(&mut self, stats: CompactionStats) {
@@ -291,63 +233,26 @@ impl App {
                 ),
             );
         }
-        if self.state == EngineState::Compacting {
-            self.set_state(EngineState::Thinking, None);
-        }
     }
 
     /// The sessions list arrived: it fills the sessions picker, or opens one.
     fn sessions_listed(&mut self, sessions: &[Session]) {
         let items = self.session_items(sessions);
         match &mut self.popup {
-            Some(Popup::Picker(p)) if p.kind == PickerKind::Sessions => {
-                p.items = items;
-                p.loading = false;
-                p.selected = 0;
-            }
-            _ => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Sessions,
-                    items,
-                    filter: String::new(),
-                    selected: 0,
-                    loading: false,
-                }))
-            }
+            Some(Popup::Picker(p)) if *p.kind() == PickerKind::Sessions => p.fill(items),
+            _ => self.popup = Some(Popup::Picker(Picker::new(PickerKind::Sessions, items, 0))),
         }
-    }
-
-    fn permission_mode_changed(&mut self, mode: crate::event::PermissionMode) {
-        if mode != self.permission_mode {
-            let about = match mode {
-                crate::event::PermissionMode::Default => "the rules decide and ask",
-                crate::event::PermissionMode::Plan => "only tools that read run",
-                crate::event::PermissionMode::AcceptEdits => {
-                    "edits in the workspace are not asked about"
-                }
-                crate::event::PermissionMode::Bypass => "nothing is asked",
-            };
-            self.transcript.notice(
-                NoticeLevel::Info,
-                format!("permission mode: {} — {about}", mode.name()),
-            );
-        }
-        self.permission_mode = mode;
     }
 
     fn engine_error(
         &mut self,
-        kind: ErrorKind,
         message: String,
         submission: Option<String>,
         failed_message: Option<String>,
     ) {
-        if kind == ErrorKind::Model {
-            self.pending_model = None;
-        }
         if let Some(id) = submission {
             // what was submitted as `id` was refused: it is no longer pending
-            self.pending.retain(|p| p.id != id);
+            self.transcript.drop_pending(&id);
         }
         // A failed step already shows its error under the message: say it once.
         let shown = failed_message.is_some_and(|id| self.transcript.ends_with_failed_step(&id));
@@ -363,39 +268,16 @@ impl App {
         self.transcript.settle();
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
-        self.interrupting = false;
-        self.activity.tool_finished();
-        self.activity.retry_over();
         // prompts still waiting become the next turn: they are no longer "queued"
-        for p in &mut self.pending {
-            p.queued = false;
-        }
+        self.transcript.pending_start_next_turn();
         self.notify_turn_end(Instant::now());
-        self.set_state(EngineState::Idle, None);
-    }
-
-    pub(super) fn set_state(&mut self, state: EngineState, detail: Option<String>) {
-        self.activity.state_changed(state, detail);
-        if state == EngineState::Idle {
-            self.turn_started = None;
-        } else if self.turn_started.is_none() {
-            self.turn_started = Some(Instant::now());
-        }
-        self.state = state;
-    }
-
-    /// Streamed output arrived: whatever was being retried has recovered.
-    pub(super) fn streaming(&mut self, text: bool) {
-        if matches!(self.state, EngineState::Retrying) {
-            self.set_state(EngineState::Thinking, None);
-        }
-        self.activity.streaming(text);
+        self.status.turn_finished();
     }
 
     /// The engine refused a prompt before storing it: it leaves the pending list and comes back
     /// to the composer (as typed, chips folded) to be shortened; the reason is said.
     fn prompt_refused(&mut self, id: &str, text: &str, message: String) {
-        self.pending.retain(|p| p.id != id);
+        self.transcript.drop_pending(id);
         let back = self.composer.give_back(text);
         let note = if back {
             "your prompt is back in the composer"
@@ -404,20 +286,13 @@ impl App {
         };
         self.transcript
             .notice(NoticeLevel::Error, format!("{message} · {note}"));
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
     /// comes back to an empty composer to be edited and sent again.
-    pub(super) fn undone(
-        &mut self,
-        message_id: &str,
-        prompt: String,
-        files: &[String],
-        redo: usize,
-    ) {
+    pub(super) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
         self.transcript.truncate_from(message_id);
-        self.redo_available = redo;
         self.composer.give_back(&prompt);
         let what = match files.len() {
             0 => "no files to restore".to_string(),
@@ -427,7 +302,7 @@ impl App {
             NoticeLevel::Info,
             format!("undone · {what} · /redo puts it back"),
         );
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
@@ -436,25 +311,8 @@ impl App {
         if session_id != self.session.id {
             return; // asked for a session no longer shown
         }
-        self.history.loading = false;
-        // the start of the session is loaded now: the banner goes above it
-        let banner = if self.history.more && !more {
-            super::view::BANNER_LINES
-        } else {
-            0
-        };
-        self.history.more = more;
-        if let Some(first) = messages.first() {
-            self.history.oldest = Some(first.id.clone());
-        }
-        let added = self.transcript.prepend(messages);
+        self.transcript.older_page(messages, more);
         self.composer.prepend_history(user_prompts(messages));
-        let width = self.viewport.area().width;
-        if added > 0 && self.viewport.scroll_top().is_some() && width > 0 {
-            let total = self.transcript.layout(width, self.viewport.expand_all());
-            let shift = self.transcript.offset(added).unwrap_or(total) + banner;
-            self.viewport.lines_added_above(shift);
-        }
     }
 
     /// The sessions picker: this directory's sessions first (newest first), then the others,
@@ -505,39 +363,25 @@ impl App {
         if session.id == self.session.id {
             // The engine announces the session it started with (the one the TUI was built
             // from): keep the transcript and its notices (the first-run hint), take the figures.
-            if !session.model.is_empty() {
-                self.model = session.model.clone();
-            }
+            self.status.session_model(&session);
             self.session = session;
             if matches!(self.popup, Some(Popup::Picker(_))) {
                 self.popup = None;
             }
             return;
         }
-        self.transcript = Transcript::new(&messages);
-        self.cost = session_cost(&session, &messages);
-        self.history = HistoryPaging::new(&messages, more_history);
+        self.transcript.reload(&messages, more_history);
+        self.status.session_loaded(&session, &messages);
         if std::path::Path::new(&session.directory).is_dir() {
             self.composer.set_project(&session.directory);
         }
         self.composer.set_history(user_prompts(&messages));
-        self.pending.clear();
         self.permissions = Permissions::default();
-        self.viewport.follow();
-        self.context.used = session.tokens;
-        self.context.estimated = true;
-        self.context.percent = if self.context.window > 0 {
-            session.tokens as f64 * 100.0 / self.context.window as f64
-        } else {
-            0.0
-        };
-        if !session.model.is_empty() {
-            self.model = session.model.clone();
-        }
+        self.transcript.follow();
         // a session from another directory runs there (the engine moved to it)
         let dir = std::path::PathBuf::from(&session.directory);
         if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
-            self.git_branch = super::git::git_branch(&dir);
+            self.status.moved_to(&dir);
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!(

@@ -5,17 +5,16 @@ use std::time::Instant;
 use crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::Rect;
-use ratatui_textarea::CursorMove;
 
 use crate::event::Op;
-use crate::message::PartKind;
 
-use super::app::{App, PendingPrompt, QUIT_WINDOW};
+use super::app::{App, QUIT_WINDOW};
 use super::completion::ListKey;
+use super::component::{Component, Handled};
+use super::composer::ComposerKey;
 use super::keymap::{Action, Context, key_of};
 use super::mcp::SlashItem;
-use super::transcript::NoticeLevel;
+use super::transcript::{NoticeLevel, PendingPrompt};
 use crate::commands;
 use crate::route::Route;
 
@@ -31,20 +30,7 @@ impl App {
                     self.on_key(k);
                 }
             }
-            TermEvent::Paste(text) => {
-                if let Some(note) = &mut self.permissions.note {
-                    note.insert_str(text.replace(['\r', '\n'], " "));
-                } else if matches!(self.popup, Some(super::app::Popup::Key(_))) {
-                    self.key_dialog_paste(&text);
-                } else if self.popup.is_none() {
-                    // a dropped image file arrives as its path: attach it
-                    match super::mentions::pasted_image(&text, &self.workspace) {
-                        Some(path) => self.composer.paste(&format!("@{path} ")),
-                        None => self.composer.paste(&text),
-                    }
-                    self.completion.pasted();
-                }
-            }
+            TermEvent::Paste(text) => self.on_paste(&text),
             TermEvent::Mouse(m) => self.on_mouse(m),
             TermEvent::FocusGained => self.notifier.focused = Some(true),
             TermEvent::FocusLost => self.notifier.focused = Some(false),
@@ -52,8 +38,24 @@ impl App {
         }
     }
 
+    /// Pasted text goes to what has the keys: the deny note, the key dialog, else the prompt.
+    fn on_paste(&mut self, text: &str) {
+        if self.permissions.paste_into_note(text) {
+            return;
+        }
+        match &mut self.popup {
+            Some(super::app::Popup::Key(dialog)) => dialog.paste(text),
+            Some(_) => {}
+            None => {
+                // a dropped image file arrives as its path: attach it
+                self.composer.paste_in(text, &self.workspace);
+                self.completion.pasted();
+            }
+        }
+    }
+
     fn on_mouse(&mut self, m: MouseEvent) {
-        let question = !self.permissions.queue.is_empty();
+        let question = !self.permissions.is_empty();
         match m.kind {
             // the wheel scrolls what is in front: a question, else the transcript
             MouseEventKind::ScrollUp if question => {
@@ -62,78 +64,22 @@ impl App {
             MouseEventKind::ScrollDown if question => {
                 self.permissions.scroll_by(WHEEL_LINES as isize)
             }
-            MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
-            MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
-            MouseEventKind::Down(MouseButton::Left) => {
-                let a = self.viewport.area();
-                if self.popup.is_some() || self.permissions.queue.front().is_some() {
-                    return;
-                }
-                if m.row >= a.y
-                    && m.row < a.y + a.height
-                    && m.column >= a.x
-                    && m.column < a.x + a.width
-                {
-                    let line = self.top_line() + (m.row - a.y) as usize;
-                    if let Some(i) = line
-                        .checked_sub(self.viewport.banner_lines())
-                        .and_then(|l| self.transcript.cell_at(l))
-                    {
-                        self.toggle_cell(i);
-                    }
-                }
+            MouseEventKind::ScrollUp => self.transcript.scroll_up(WHEEL_LINES),
+            MouseEventKind::ScrollDown => self.transcript.scroll_down(WHEEL_LINES),
+            // a click folds the cell under it, when nothing is in front of the transcript
+            MouseEventKind::Down(MouseButton::Left)
+                if self.popup.is_none() && self.permissions.front().is_none() =>
+            {
+                self.transcript.click(m.column, m.row);
             }
             _ => {}
-        }
-    }
-
-    /// Folds or unfolds a cell; a compaction divider unfolds the summary after it.
-    pub fn toggle_cell(&mut self, i: usize) {
-        let cells = &self.transcript.cells;
-        let Some(cell) = cells.get(i) else { return };
-        let is_divider = matches!(cell.part().map(|p| &p.kind), Some(PartKind::Compaction(_)));
-        if is_divider {
-            let target = (i + 1..cells.len()).find(|&j| {
-                cells[j]
-                    .message_id
-                    .as_ref()
-                    .and_then(|m| self.transcript.meta.get(m))
-                    .is_some_and(|m| m.summary)
-            });
-            if let Some(j) = target {
-                self.toggle_summary(j);
-            }
-            return;
-        }
-        let meta = self.transcript.meta_of(cell);
-        if meta.summary {
-            return self.toggle_summary(i);
-        }
-        if cell.foldable(&meta) || is_long_user(cell) || meta.command.is_some() {
-            self.transcript.toggle(i);
-        }
-    }
-
-    /// The summary and what pith carried after it are one fold: every cell of the summary
-    /// message at `i` opens and closes with it.
-    fn toggle_summary(&mut self, i: usize) {
-        let cells = &self.transcript.cells;
-        let Some(mid) = cells.get(i).and_then(|c| c.message_id.clone()) else {
-            return;
-        };
-        let open = !cells[i].expanded;
-        let same: Vec<usize> = (0..cells.len())
-            .filter(|&j| cells[j].message_id.as_ref() == Some(&mid) && cells[j].expanded != open)
-            .collect();
-        for j in same {
-            self.transcript.toggle(j);
         }
     }
 
     fn slash_items(&self) -> Option<Vec<SlashItem>> {
         if self.completion.slash_dismissed()
             || self.composer.browsing_history()
-            || self.composer.textarea.lines().len() != 1
+            || self.composer.line_count() != 1
         {
             return None;
         }
@@ -152,7 +98,7 @@ impl App {
     pub fn mention_popup(&mut self) -> Option<(String, Vec<String>)> {
         if self.completion.mention_dismissed()
             || self.popup.is_some()
-            || !self.permissions.queue.is_empty()
+            || !self.permissions.is_empty()
         {
             return None;
         }
@@ -180,7 +126,7 @@ impl App {
 
     /// The slash popup's entries when it is open.
     pub fn slash_popup(&self) -> Option<Vec<SlashItem>> {
-        if self.popup.is_some() || !self.permissions.queue.is_empty() {
+        if self.popup.is_some() || !self.permissions.is_empty() {
             return None;
         }
         self.slash_items()
@@ -200,50 +146,46 @@ impl App {
             self.keymap.action(Context::Permission, key_of(&k)),
             Some(Action::Deny | Action::QuestionScrollUp | Action::QuestionScrollDown)
         );
-        if !self.permissions.queue.is_empty() && (safe || self.permissions.armed(now)) {
+        if !self.permissions.is_empty() && (safe || self.permissions.armed(now)) {
             self.permission_key(k);
             return;
         }
         // Anything else is typing: a question that appears now waits for a pause.
-        self.permissions.typed_at = Some(now);
+        self.permissions.typing(now);
         if self.popup.is_some() {
             self.popup_key(k);
             return;
         }
-        let chat = self.keymap.action(Context::Chat, key_of(&k));
-        if self.navigation_key(chat, k.modifiers.is_empty()) {
+        if self.navigation_key(k) {
             return;
         }
         let list = self.keymap.action(Context::List, key_of(&k));
         if self.mention_key(list) || self.slash_key(list) {
             return;
         }
-        self.composer_key(chat, k);
+        self.composer_key(k);
     }
 
-    /// Transcript navigation and the chat's own keys (expand, editor, quit); true when the key
-    /// was one of them.
-    fn navigation_key(&mut self, chat: Option<Action>, plain: bool) -> bool {
-        match chat {
-            Some(Action::PageUp) => self.scroll_up(self.viewport.page()),
-            Some(Action::PageDown) => self.scroll_down(self.viewport.page()),
-            // a plain Home/End moves the cursor in a prompt being written
-            Some(Action::ScrollTop) if !plain || self.composer.is_empty() => {
-                self.viewport.scroll_to_top();
-            }
-            Some(Action::ScrollBottom) if !plain || self.composer.is_empty() => {
-                self.viewport.follow();
-            }
-            Some(Action::ExpandAll) => self.viewport.toggle_expand_all(),
+    /// The chat's own keys (editor, quit) and the transcript's (paging, unfolding); true when
+    /// the key was one of them.
+    fn navigation_key(&mut self, k: KeyEvent) -> bool {
+        match self.keymap.action(Context::Chat, key_of(&k)) {
             Some(Action::OpenEditor) => {
                 self.effects.push(super::effects::Effect::Editor);
+                true
             }
             Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
+                true
             }
-            _ => return false,
+            // a plain Home/End moves the cursor in a prompt being written
+            Some(Action::ScrollTop | Action::ScrollBottom)
+                if k.modifiers.is_empty() && !self.composer.is_empty() =>
+            {
+                false
+            }
+            _ => self.transcript.on_key(k, &self.keymap) == Handled::Consumed,
         }
-        true
     }
 
     /// A list key while the `@` file picker is open; true when the picker took it.
@@ -312,49 +254,24 @@ impl App {
         }
     }
 
-    /// A key for the prompt being written: submit, history, mode, editing, typing.
-    fn composer_key(&mut self, chat: Option<Action>, k: KeyEvent) {
-        match chat {
-            Some(Action::Newline) => self.composer.textarea.insert_newline(),
-            Some(Action::Submit) => self.submit(),
-            Some(Action::Interrupt) => {
+    /// A key for the prompt being written: the composer edits; sending, interrupting and the
+    /// mode are the session's.
+    fn composer_key(&mut self, k: KeyEvent) {
+        let Handled::Done(key) = self.composer.on_key(k, &self.keymap) else {
+            return;
+        };
+        match key {
+            ComposerKey::Submit => self.submit(),
+            ComposerKey::Interrupt => {
                 if self.busy() {
                     self.interrupt();
                 }
             }
-            Some(Action::HistoryPrev)
-                if self.composer.cursor_on_first_line() || self.composer.browsing_history() =>
-            {
-                if !self.composer.history_prev() {
-                    self.composer.textarea.move_cursor(CursorMove::Up);
-                }
-            }
-            Some(Action::HistoryNext)
-                if self.composer.cursor_on_last_line() || self.composer.browsing_history() =>
-            {
-                if !self.composer.history_next() {
-                    self.composer.textarea.move_cursor(CursorMove::Down);
-                }
-            }
-            Some(Action::HistoryPrev) => self.composer.textarea.move_cursor(CursorMove::Up),
-            Some(Action::HistoryNext) => self.composer.textarea.move_cursor(CursorMove::Down),
-            Some(Action::Indent) => {
-                self.composer.textarea.insert_str("    ");
-            }
-            Some(Action::CycleMode) => {
-                let mode = self.permission_mode.next();
+            ComposerKey::CycleMode => {
+                let mode = self.status.permission_mode().next();
                 self.send(Op::SetPermissionMode { mode });
             }
-            Some(a) if a.is_edit() => {
-                super::keymap::edit(&mut self.composer.textarea, a);
-                self.typed();
-            }
-            _ => {
-                if super::keymap::to_textarea(&k) {
-                    self.composer.textarea.input(k);
-                }
-                self.typed();
-            }
+            ComposerKey::Edited => self.typed(),
         }
     }
 
@@ -371,7 +288,7 @@ impl App {
 
     fn ctrl_c(&mut self) {
         // at a question it answers that question: the call is denied and the question closes
-        if !self.permissions.queue.is_empty() {
+        if !self.permissions.is_empty() {
             self.answer_permission(crate::event::PermissionReply::Deny, None);
             return;
         }
@@ -405,8 +322,7 @@ impl App {
     }
 
     fn interrupt(&mut self) {
-        if !self.interrupting {
-            self.interrupting = true;
+        if self.status.interrupt() {
             self.send(Op::Interrupt);
         }
     }
@@ -449,7 +365,7 @@ impl App {
         }
         let (text, pasted) = self.composer.take();
         let id = crate::message::new_id();
-        self.pending.push(PendingPrompt {
+        self.transcript.add_pending(PendingPrompt {
             id: id.clone(),
             text: text.clone(),
             queued: self.busy(),
@@ -462,41 +378,6 @@ impl App {
             }),
             _ => self.send(Op::UserTurn { id, text, pasted }),
         }
-        self.viewport.follow();
+        self.transcript.follow();
     }
-
-    // ---------------------------------------------------------------- scrolling
-
-    /// The first line on screen.
-    pub fn top_line(&self) -> usize {
-        self.viewport.top_line()
-    }
-
-    pub fn scroll_up(&mut self, n: usize) {
-        self.viewport.scroll_up(n);
-    }
-
-    pub fn scroll_down(&mut self, n: usize) {
-        self.viewport.scroll_down(n);
-    }
-
-    /// Called by the view after layout: keep a scrolled position valid, and ask for older
-    /// history once the screen is within a screen's height of the oldest line loaded.
-    pub fn set_layout(&mut self, area: Rect, total: usize) {
-        self.viewport.laid_out(area, total);
-        if self.history.more
-            && !self.history.loading
-            && area.height > 0
-            && self.top_line() < area.height as usize
-            && let Some(before) = self.history.oldest.clone()
-        {
-            self.history.loading = true;
-            let session_id = self.session.id.clone();
-            self.send(Op::LoadHistory { session_id, before });
-        }
-    }
-}
-
-fn is_long_user(cell: &super::transcript::Cell) -> bool {
-    matches!(cell.part().map(|p| &p.kind), Some(PartKind::Text { text, synthetic: false }) if text.lines().count() > 8)
 }

@@ -18,6 +18,7 @@ pub mod format;
 pub mod git;
 pub mod help;
 pub mod highlight;
+mod info_popup;
 pub mod input;
 pub mod key_prompt;
 pub mod keymap;
@@ -32,6 +33,7 @@ pub mod picker;
 mod popup_keys;
 pub mod prompt_log;
 mod run_command;
+mod status_bar;
 pub mod subagents;
 pub mod theme;
 pub mod tool_cell;
@@ -313,7 +315,8 @@ fn start_app(
     typeahead: Vec<crossterm::event::Event>,
 ) -> App {
     let mut app = App::new(init, ops);
-    app.keyboard_enhanced = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
+    app.composer
+        .set_keyboard_enhanced(KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst));
     for ev in typeahead {
         app.update(Msg::Term(ev));
     }

@@ -6,10 +6,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyModifiers};
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::app::{App, Popup};
+use super::component::{Component, Handled};
 use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
+use super::keymap::Keymap;
 use super::transcript::NoticeLevel;
 
 /// Stores a key for a provider (`Err`: why it was not stored).
@@ -63,8 +67,63 @@ impl KeyAccess {
 /// The key dialog on screen, and the model to switch to once a key is stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyDialog {
-    pub screen: KeyScreen,
-    pub then_model: Option<String>,
+    screen: KeyScreen,
+    then_model: Option<String>,
+}
+
+impl KeyDialog {
+    /// The dialog for `choices` (the first the default), opened from the running TUI.
+    fn new(choices: Vec<KeyNeed>, then_model: Option<String>) -> Self {
+        let mut screen = KeyScreen::new(choices);
+        screen.in_app = true;
+        KeyDialog { screen, then_model }
+    }
+
+    /// The providers offered, in order.
+    pub fn choices(&self) -> &[KeyNeed] {
+        &self.screen.choices
+    }
+
+    /// Text pasted into the key field.
+    pub(crate) fn paste(&mut self, text: &str) {
+        self.screen.paste(text);
+    }
+
+    /// The provider chosen.
+    fn provider(&self) -> Option<String> {
+        self.screen.need().map(|n| n.provider.clone())
+    }
+
+    /// The key was stored: the model to switch to now, if one waited for it.
+    fn stored(&mut self) -> Option<String> {
+        self.then_model.take()
+    }
+
+    /// The key was not stored: why, under an emptied field.
+    fn refused(&mut self, why: String) {
+        self.screen.error = Some(why);
+        self.screen.clear_input();
+    }
+}
+
+impl Component for KeyDialog {
+    /// The key typed, to store.
+    type Outcome = String;
+    type Context<'a> = ();
+
+    fn on_key(&mut self, k: KeyEvent, _keymap: &Keymap) -> Handled<String> {
+        match self.screen.key(k.code, k.modifiers) {
+            None => Handled::Consumed,
+            Some(KeyAnswer::Skip | KeyAnswer::Quit) => Handled::Closed,
+            Some(KeyAnswer::Submit(key)) => Handled::Done(key),
+        }
+    }
+
+    /// The dialog's box, in the middle of the whole frame (the helper the screens before the
+    /// TUI use), whatever `area` is.
+    fn render(&mut self, frame: &mut Frame, _area: Rect, _: ()) {
+        self.screen.draw(frame);
+    }
 }
 
 impl App {
@@ -113,35 +172,15 @@ impl App {
     }
 
     fn open_key_dialog(&mut self, choices: Vec<KeyNeed>, then_model: Option<String>) {
-        let mut screen = KeyScreen::new(choices);
-        screen.in_app = true;
-        self.popup = Some(Popup::Key(KeyDialog { screen, then_model }));
+        self.popup = Some(Popup::Key(KeyDialog::new(choices, then_model)));
     }
 
-    /// A key press in the dialog.
-    pub(super) fn key_dialog_key(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+    /// The key typed in the dialog: stored, or refused with the reason in the dialog.
+    pub(super) fn store_key(&mut self, key: &str) {
         let Some(Popup::Key(dialog)) = &mut self.popup else {
             return;
         };
-        match dialog.screen.key(code, modifiers) {
-            None => {}
-            Some(KeyAnswer::Skip | KeyAnswer::Quit) => self.popup = None,
-            Some(KeyAnswer::Submit(key)) => self.store_key(&key),
-        }
-    }
-
-    /// Text pasted while the dialog is open.
-    pub(super) fn key_dialog_paste(&mut self, text: &str) {
-        if let Some(Popup::Key(dialog)) = &mut self.popup {
-            dialog.screen.paste(text);
-        }
-    }
-
-    fn store_key(&mut self, key: &str) {
-        let Some(Popup::Key(dialog)) = &mut self.popup else {
-            return;
-        };
-        let Some(provider) = dialog.screen.need().map(|n| n.provider.clone()) else {
+        let Some(provider) = dialog.provider() else {
             return;
         };
         let stored = match &self.keys.store {
@@ -149,11 +188,10 @@ impl App {
             None => Err(KeyNotStored::NoStore),
         };
         if let Err(e) = stored {
-            dialog.screen.error = Some(e.to_string());
-            dialog.screen.clear_input();
+            dialog.refused(e.to_string());
             return;
         }
-        let then_model = dialog.then_model.take();
+        let then_model = dialog.stored();
         self.popup = None;
         self.keys.missing.remove(&provider);
         self.transcript.notice(

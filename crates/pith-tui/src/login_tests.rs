@@ -118,8 +118,7 @@ fn login_offers_every_provider_that_takes_a_key_missing_first() {
         panic!("{:?}", app.popup)
     };
     let names: Vec<&str> = dialog
-        .screen
-        .choices
+        .choices()
         .iter()
         .map(|c| c.provider.as_str())
         .collect();

@@ -120,11 +120,9 @@ impl App {
             })
             .collect();
         if let Some(Popup::Picker(p)) = &mut self.popup
-            && p.kind == PickerKind::Resource
+            && *p.kind() == PickerKind::Resource
         {
-            p.items = items;
-            p.loading = false;
-            p.selected = 0;
+            p.fill(items);
         }
     }
 
@@ -166,7 +164,7 @@ impl App {
             prompt,
             args,
         });
-        self.viewport.follow();
+        self.transcript.follow();
     }
 
     /// `/mcp` shows the servers; `/mcp restart NAME` restarts one.
@@ -174,7 +172,7 @@ impl App {
         let arg = arg.unwrap_or_default();
         let mut words = arg.split_whitespace();
         match (words.next(), words.next()) {
-            (None, _) => self.popup = Some(Popup::Mcp),
+            (None, _) => self.popup = Some(Popup::Mcp(super::info_popup::McpPopup)),
             (Some("restart"), Some(name)) => {
                 if self.mcp.iter().any(|s| s.name == name) {
                     self.send(Op::RestartMcpServer { name: name.into() });
@@ -195,13 +193,7 @@ impl App {
         match arg {
             Some(id) => self.attach_resource(&id),
             None => {
-                self.popup = Some(Popup::Picker(Picker {
-                    kind: PickerKind::Resource,
-                    items: Vec::new(),
-                    filter: String::new(),
-                    selected: 0,
-                    loading: true,
-                }));
+                self.popup = Some(Popup::Picker(Picker::loading(PickerKind::Resource)));
                 self.send(Op::ListMcpResources);
             }
         }

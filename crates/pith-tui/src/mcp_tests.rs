@@ -141,7 +141,7 @@ fn the_mcp_popup_shows_every_server() {
     );
     type_str(&mut app, "/mcp");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.popup, Some(Popup::Mcp));
+    assert_eq!(app.popup, Some(Popup::Mcp(crate::info_popup::McpPopup)));
     let screen = render(&mut app, 110, 24);
     assert!(
         screen.contains("gh  stdio  ready · 3 tools · 1.2k tokens (deferred"),

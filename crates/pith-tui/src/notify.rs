@@ -80,13 +80,10 @@ impl Notifier {
 impl App {
     /// A turn ended: notify if it ran long (measured from `turn_started`, before it is reset).
     pub(super) fn notify_turn_end(&mut self, now: Instant) {
-        let Some(started) = self.turn_started else {
+        let Some(ran) = self.status.turn_time(now) else {
             return;
         };
-        if let Some(bytes) = self
-            .notifier
-            .turn_ended(now.saturating_duration_since(started))
-        {
+        if let Some(bytes) = self.notifier.turn_ended(ran) {
             self.effects.push(Effect::Write(bytes));
         }
     }

@@ -73,7 +73,7 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
 
     let before = transcript_rows(&render(&mut app, 80, 24));
     let cells = app.transcript.len();
-    let renders = app.transcript.renders;
+    let renders = app.transcript.renders();
     ev(
         &mut app,
         Event::History {
@@ -88,7 +88,7 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
     assert!(!screen.contains("loading older messages"), "{screen}");
     assert_eq!(app.transcript.len(), cells + 100);
     assert_eq!(
-        app.transcript.renders - renders,
+        app.transcript.renders() - renders,
         100,
         "only the new cells were laid out"
     );

@@ -22,14 +22,14 @@ pub(crate) type Answer = (PermissionReply, Option<String>);
 /// Pending permission questions; the first is on screen.
 #[derive(Default)]
 pub struct Permissions {
-    pub(crate) queue: VecDeque<PermissionRequest>,
+    queue: VecDeque<PermissionRequest>,
     selected: usize,
     /// Deny-with-note input, open after choosing "deny".
-    pub(crate) note: Option<TextArea<'static>>,
+    note: Option<TextArea<'static>>,
     /// When the question on screen appeared (`None`: long enough ago).
-    pub(crate) shown_at: Option<Instant>,
+    shown_at: Option<Instant>,
     /// When the last key went to the composer rather than to a question.
-    pub(crate) typed_at: Option<Instant>,
+    typed_at: Option<Instant>,
     /// How many lines the question's text is scrolled by.
     scroll: usize,
     /// Set by the view: the most the text scrolls (`None`: not drawn yet) and its page height.
@@ -40,6 +40,67 @@ pub struct Permissions {
 }
 
 impl Permissions {
+    /// The question on screen.
+    pub(crate) fn front(&self) -> Option<&PermissionRequest> {
+        self.queue.front()
+    }
+
+    /// No question waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// How many questions wait, the one on screen included.
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The deny note being written, when it is open.
+    pub(crate) fn note(&self) -> Option<&TextArea<'static>> {
+        self.note.as_ref()
+    }
+
+    /// The engine asks `req`: it waits behind the questions already asked (in front when none).
+    pub(crate) fn ask(&mut self, req: PermissionRequest) {
+        if self.queue.is_empty() {
+            self.front_changed();
+        }
+        self.queue.push_back(req);
+    }
+
+    /// The question on screen was answered: it goes, and the next (if any) appears.
+    pub(crate) fn take_front(&mut self) -> Option<PermissionRequest> {
+        let req = self.queue.pop_front()?;
+        self.front_changed();
+        Some(req)
+    }
+
+    /// Pasted text goes into the deny note when it is open (one line); false when it is not.
+    pub(crate) fn paste_into_note(&mut self, text: &str) -> bool {
+        let Some(note) = &mut self.note else {
+            return false;
+        };
+        note.insert_str(text.replace(['\r', '\n'], " "));
+        true
+    }
+
+    /// A key went to the composer at `now`: a question that appears waits for a pause.
+    pub(crate) fn typing(&mut self, now: Instant) {
+        self.typed_at = Some(now);
+    }
+
+    /// When the question on screen appeared (tests set it to skip the guard).
+    #[cfg(test)]
+    pub(crate) fn shown_at(&mut self, at: Option<Instant>) {
+        self.shown_at = at;
+    }
+
+    /// When the last key went to the composer (tests set it to skip the guard).
+    #[cfg(test)]
+    pub(crate) fn typed_at(&mut self, at: Option<Instant>) {
+        self.typed_at = at;
+    }
+
     /// Whether keys may answer the question on screen: it has been up for a moment and the
     /// user has paused typing since. Until then keys go to the composer, so a prompt being
     /// typed as the question pops up (its `a`, `y`, `n`, Enter) answers nothing.
@@ -57,7 +118,7 @@ impl Permissions {
     }
 
     /// Another question is in front: it starts unread, at its top, on its first option.
-    pub fn front_changed(&mut self) {
+    fn front_changed(&mut self) {
         self.selected = 0;
         self.note = None;
         self.scroll = 0;

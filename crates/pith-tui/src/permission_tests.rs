@@ -20,14 +20,14 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     type_str(&mut app, "n then a");
     assert!(ops(&mut rx).is_empty(), "typing answered the question");
     assert_eq!(app.composer.text(), "and then then a");
-    assert_eq!(app.permissions.queue.len(), 1);
+    assert_eq!(app.permissions.len(), 1);
     // The question has been up a while, but the user kept typing: still the composer's.
-    app.permissions.shown_at = Some(long_ago);
+    app.permissions.shown_at(Some(long_ago));
     key(&mut app, KeyCode::Char('y'));
     assert!(ops(&mut rx).is_empty());
     assert!(app.composer.text().ends_with('y'));
     // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
-    app.permissions.typed_at = Some(long_ago);
+    app.permissions.typed_at(Some(long_ago));
     render(&mut app, 80, 24);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
@@ -68,7 +68,7 @@ fn permission_replies() {
     // goes to the composer
     key(&mut app, KeyCode::Char('a'));
     assert!(ops(&mut rx).is_empty());
-    assert_eq!(app.permissions.queue.len(), 2);
+    assert_eq!(app.permissions.len(), 2);
     assert_eq!(app.composer.text(), "a");
     app.composer.clear();
     read_question(&mut app);
@@ -93,7 +93,7 @@ fn permission_replies() {
             message: Some("use the Makefile target instead".into())
         }]
     );
-    assert!(app.permissions.queue.is_empty());
+    assert!(app.permissions.is_empty());
     let screen = render(&mut app, 80, 24);
     assert!(
         screen.contains("always allowed: bash · make install"),
@@ -183,7 +183,7 @@ fn ctrl_c_at_a_question_denies_it_and_typing_goes_to_the_composer() {
             message: None
         }]
     );
-    assert!(app.permissions.queue.is_empty());
+    assert!(app.permissions.is_empty());
     assert!(!app.should_quit && app.quit_armed.is_none(), "not a quit");
     let screen = render(&mut app, 80, 24);
     assert!(!question_shown(&screen), "{screen}");
@@ -199,9 +199,9 @@ fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
     ev(&mut app, asked("P1", "make install"));
     read_question(&mut app);
     key(&mut app, KeyCode::Char('n'));
-    assert!(app.permissions.note.is_some());
+    assert!(app.permissions.note().is_some());
     ctrl(&mut app, 'c');
-    assert!(app.permissions.queue.is_empty() && app.permissions.note.is_none());
+    assert!(app.permissions.is_empty() && app.permissions.note().is_none());
     assert!(matches!(
         ops(&mut rx).as_slice(),
         [Op::PermissionReply {

@@ -29,14 +29,70 @@ pub struct PickItem {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Picker {
-    pub kind: PickerKind,
-    pub items: Vec<PickItem>,
-    pub filter: String,
-    pub selected: usize,
-    pub loading: bool,
+    kind: PickerKind,
+    items: Vec<PickItem>,
+    /// Typed over the list: the entries whose label or detail hold it are shown.
+    filter: String,
+    /// The selection, among the entries shown.
+    selected: usize,
+    /// Waiting for the engine's list (sessions, resources).
+    loading: bool,
 }
 
 impl Picker {
+    /// A `kind` picker over `items`, `selected` chosen.
+    pub(crate) fn new(kind: PickerKind, items: Vec<PickItem>, selected: usize) -> Self {
+        Picker {
+            kind,
+            items,
+            filter: String::new(),
+            selected,
+            loading: false,
+        }
+    }
+
+    /// A `kind` picker waiting for the engine's list.
+    pub(crate) fn loading(kind: PickerKind) -> Self {
+        Picker {
+            loading: true,
+            ..Picker::new(kind, Vec::new(), 0)
+        }
+    }
+
+    /// The engine's list arrived: the picker shows it from its top.
+    pub(crate) fn fill(&mut self, items: Vec<PickItem>) {
+        self.items = items;
+        self.loading = false;
+        self.selected = 0;
+    }
+
+    pub fn kind(&self) -> &PickerKind {
+        &self.kind
+    }
+
+    /// Every entry, the filter aside.
+    pub fn items(&self) -> &[PickItem] {
+        &self.items
+    }
+
+    pub(crate) fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    pub(crate) fn is_loading(&self) -> bool {
+        self.loading
+    }
+
+    /// The selection's index among the entries shown.
+    pub(crate) fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The entry selected, when one is shown.
+    pub(crate) fn selected_item(&self) -> Option<&PickItem> {
+        self.visible().get(self.selected).copied()
+    }
+
     pub fn visible(&self) -> Vec<&PickItem> {
         let f = self.filter.to_lowercase();
         self.items

@@ -17,17 +17,30 @@ impl App {
                     self.popup = None;
                 }
             }
-            Popup::Context(_) | Popup::Mcp => self.popup = None,
-            Popup::Key(_) => self.key_dialog_key(k.code, k.modifiers),
+            Popup::Context(c) => {
+                if c.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
+            Popup::Mcp(m) => {
+                if m.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = None;
+                }
+            }
+            Popup::Key(dialog) => match dialog.on_key(k, &self.keymap) {
+                Handled::Closed => self.popup = None,
+                Handled::Done(key) => self.store_key(&key),
+                Handled::Consumed | Handled::Ignored => {}
+            },
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
-                Handled::Consumed => self.picker_moved(),
+                Handled::Consumed | Handled::Ignored => self.picker_moved(),
                 Handled::Closed => {
                     self.popup = None;
                     self.picker_closed();
                     self.picker_moved();
                 }
                 Handled::Done(chosen) => {
-                    let kind = p.kind.clone();
+                    let kind = p.kind().clone();
                     self.popup = None;
                     match chosen {
                         Some(id) => self.picked(kind, id),
@@ -64,7 +77,8 @@ impl App {
     }
 
     pub(super) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
-        let Some(req) = self.permissions.queue.pop_front() else {
+        // the next question (if any) was already waiting: it appears now
+        let Some(req) = self.permissions.take_front() else {
             return;
         };
         self.send(Op::PermissionReply {
@@ -73,7 +87,5 @@ impl App {
             message: note.clone(),
         });
         self.transcript.permission(req, reply, note);
-        // the next question (if any) was already waiting: it appears now
-        self.permissions.front_changed();
     }
 }

@@ -26,10 +26,10 @@ impl App {
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
-                self.viewport.follow();
+                self.transcript.follow();
             }
             Command::Context => {
-                self.popup = Some(Popup::Context(None));
+                self.popup = Some(Popup::Context(super::info_popup::ContextPopup::waiting()));
                 self.send(Op::ContextBreakdown);
             }
             Command::Login => self.login(arg),
@@ -82,41 +82,35 @@ impl App {
     /// in the list, those needing a key saying so.
     fn model_picker(&mut self) {
         let mut models = self.models.clone();
-        if !models.contains(&self.model) && !self.model.is_empty() {
-            models.insert(0, self.model.clone());
+        let current = self.status.model();
+        if !models.iter().any(|m| m == current) && !current.is_empty() {
+            models.insert(0, current.to_string());
         }
-        let selected = models.iter().position(|m| *m == self.model).unwrap_or(0);
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Model,
-            items: models
-                .into_iter()
-                .map(|m| PickItem {
-                    detail: if m == self.model {
-                        "current".into()
-                    } else if let Some(need) = self.keys.missing_for(&m) {
-                        format!("needs a key ({}) · enter adds it", need.var)
-                    } else {
-                        String::new()
-                    },
-                    label: m.clone(),
-                    id: m,
-                })
-                .collect(),
-            filter: String::new(),
+        let selected = models.iter().position(|m| m == current).unwrap_or(0);
+        let items = models
+            .into_iter()
+            .map(|m| PickItem {
+                detail: if m == current {
+                    "current".into()
+                } else if let Some(need) = self.keys.missing_for(&m) {
+                    format!("needs a key ({}) · enter adds it", need.var)
+                } else {
+                    String::new()
+                },
+                label: m.clone(),
+                id: m,
+            })
+            .collect();
+        self.popup = Some(Popup::Picker(Picker::new(
+            PickerKind::Model,
+            items,
             selected,
-            loading: false,
-        }));
+        )));
     }
 
     /// The sessions picker opens empty, loading, until the engine's list arrives.
     fn sessions_loading(&mut self) {
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Sessions,
-            items: Vec::new(),
-            filter: String::new(),
-            selected: 0,
-            loading: true,
-        }));
+        self.popup = Some(Popup::Picker(Picker::loading(PickerKind::Sessions)));
     }
 
     /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the
@@ -124,7 +118,7 @@ impl App {
     pub(super) fn rewind_picker(&mut self) {
         let mut items = Vec::new();
         let mut compacted = false;
-        for c in self.transcript.cells.iter().rev() {
+        for c in self.transcript.cells().iter().rev() {
             let Some(mid) = &c.message_id else { continue };
             let meta = self.transcript.meta_of(c);
             if meta.summary || matches!(c.part().map(|p| &p.kind), Some(PartKind::Compaction(_))) {
@@ -162,13 +156,7 @@ impl App {
             self.transcript.notice(NoticeLevel::Info, why);
             return;
         }
-        self.popup = Some(Popup::Picker(Picker {
-            kind: PickerKind::Rewind,
-            items,
-            filter: String::new(),
-            selected: 0,
-            loading: false,
-        }));
+        self.popup = Some(Popup::Picker(Picker::new(PickerKind::Rewind, items, 0)));
     }
 
     /// `/effort [level]`: without a level, says the current one; `default` goes back to the
@@ -176,7 +164,10 @@ impl App {
     pub(super) fn set_effort(&mut self, arg: Option<String>) {
         let levels = "minimal, low, medium, high or default";
         let Some(arg) = arg else {
-            let now = self.effort.map_or("the model's default", |e| e.as_str());
+            let now = self
+                .status
+                .effort()
+                .map_or("the model's default", |e| e.as_str());
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!("reasoning effort: {now} (/effort {levels})"),
@@ -207,6 +198,6 @@ impl App {
         self.send(Op::SetModel {
             model: model.clone(),
         });
-        self.pending_model = Some(model);
+        self.status.model_asked(model);
     }
 }

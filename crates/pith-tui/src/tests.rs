@@ -113,8 +113,8 @@ pub(super) fn ctrl(app: &mut App, c: char) {
 /// is allowed only once its end has been on screen).
 pub(super) fn read_question(app: &mut App) {
     render(app, 100, 30);
-    app.permissions.shown_at = None;
-    app.permissions.typed_at = None;
+    app.permissions.shown_at(None);
+    app.permissions.typed_at(None);
 }
 
 pub(super) fn type_str(app: &mut App, s: &str) {
@@ -305,11 +305,11 @@ fn snapshot_tool_cell_folded_and_expanded() {
     insta::assert_snapshot!("tool_folded", folded);
     let i = app
         .transcript
-        .cells
+        .cells()
         .iter()
         .position(|c| c.key == "M2-tool")
         .unwrap();
-    app.toggle_cell(i);
+    app.transcript.toggle_cell(i);
     let expanded = render(&mut app, 80, 24);
     assert!(expanded.contains("test result: FAILED"), "{expanded}");
     insta::assert_snapshot!("tool_expanded", expanded);
@@ -470,11 +470,11 @@ fn snapshot_compaction_divider() {
     insta::assert_snapshot!("compaction_folded", folded);
     let divider = app
         .transcript
-        .cells
+        .cells()
         .iter()
         .position(|c| c.key == "M3-c")
         .unwrap();
-    app.toggle_cell(divider);
+    app.transcript.toggle_cell(divider);
     let expanded = render(&mut app, 80, 24);
     assert!(expanded.contains("Fix the failing test b."), "{expanded}");
     insta::assert_snapshot!("compaction_expanded", expanded);

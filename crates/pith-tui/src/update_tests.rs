@@ -18,8 +18,8 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     let (id, text) = &sent[0];
     assert_eq!(text, "hello there");
     assert!(app.composer.is_empty());
-    assert_eq!(app.pending.len(), 1);
-    assert!(!app.pending[0].queued);
+    assert_eq!(app.transcript.pending().len(), 1);
+    assert!(!app.transcript.pending()[0].queued);
     // a message with the same text that is not the echo of this prompt leaves it pending
     ev(
         &mut app,
@@ -27,12 +27,16 @@ fn enter_sends_user_turn_and_shows_it_pending() {
             message: user("M0", "hello there"),
         },
     );
-    assert_eq!(app.pending.len(), 1, "paired by id, not by text");
+    assert_eq!(
+        app.transcript.pending().len(),
+        1,
+        "paired by id, not by text"
+    );
     // the engine echoes the message with the prompt's id: the pending copy goes
     let mut echo = user("M1", "hello there");
     echo.submission_id = Some(id.clone());
     ev(&mut app, Event::Message { message: echo });
-    assert!(app.pending.is_empty());
+    assert!(app.transcript.pending().is_empty());
     // empty prompt: nothing sent
     key(&mut app, KeyCode::Enter);
     assert!(ops(&mut rx).is_empty());
@@ -51,7 +55,7 @@ fn typing_while_busy_queues() {
     type_str(&mut app, "and tests too");
     key(&mut app, KeyCode::Enter);
     assert_eq!(prompt_texts(&mut rx), vec!["and tests too"]);
-    assert!(app.pending[0].queued);
+    assert!(app.transcript.pending()[0].queued);
 }
 
 #[test]
@@ -198,13 +202,13 @@ fn scrolling_holds_position_while_output_streams() {
     let long: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
-    assert_eq!(app.viewport.scroll_top(), None);
+    assert_eq!(app.transcript.scroll_top(), None);
     key(&mut app, KeyCode::PageUp);
-    let top = app.viewport.scroll_top().expect("scrolled");
+    let top = app.transcript.scroll_top().expect("scrolled");
     stream(&mut app, "M1", "M1-t", &["more\n\nand more"]);
     let screen = render(&mut app, 80, 24);
     assert_eq!(
-        app.viewport.scroll_top(),
+        app.transcript.scroll_top(),
         Some(top),
         "position kept while new output arrives"
     );
@@ -242,25 +246,26 @@ fn only_changed_cells_relayout() {
     }
     let (mut app, _rx) = app_with(msgs);
     render(&mut app, 120, 40);
-    let first = app.transcript.renders;
+    let first = app.transcript.renders();
     assert_eq!(first, 1_000);
     // only what is on screen (40 rows) had its code highlighted
-    let revealed = app.transcript.reveals;
+    let revealed = app.transcript.reveals();
     assert!((1..=40).contains(&revealed), "{revealed} cells revealed");
     stream(&mut app, "A499", "A499-t", &[" more"]);
     render(&mut app, 120, 40);
     assert_eq!(
-        app.transcript.renders,
+        app.transcript.renders(),
         first + 1,
         "only the streaming cell re-rendered"
     );
     assert_eq!(
-        app.transcript.reveals, revealed,
+        app.transcript.reveals(),
+        revealed,
         "the streaming cell is highlighted as it is laid out"
     );
     render(&mut app, 100, 40);
     assert_eq!(
-        app.transcript.renders,
+        app.transcript.renders(),
         first + 1 + 1_000,
         "a resize reflows everything"
     );
@@ -333,10 +338,10 @@ fn click_folds_and_wheel_scrolls() {
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
     app.update(mouse(MouseEventKind::ScrollUp, 3));
-    let top = app.viewport.scroll_top().expect("wheel scrolled up");
+    let top = app.transcript.scroll_top().expect("wheel scrolled up");
     app.update(mouse(MouseEventKind::ScrollDown, 3));
     assert_eq!(
-        app.viewport.scroll_top(),
+        app.transcript.scroll_top(),
         None,
         "back at the bottom: following again (from {top})"
     );
@@ -400,7 +405,7 @@ fn commands_during_a_turn_say_when_they_run() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
     assert!(!render(&mut app, 80, 24).contains("/context runs when"));
-    assert!(matches!(app.popup, Some(Popup::Context(None))));
+    assert!(matches!(&app.popup, Some(Popup::Context(c)) if c.breakdown().is_none()));
     // closed before the answer: a late answer does not open it again
     key(&mut app, KeyCode::Esc);
     ev(

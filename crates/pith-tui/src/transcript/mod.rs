@@ -7,6 +7,10 @@ use crate::event::{PermissionReply, PermissionRequest};
 use crate::message::{Message, MessageError, Part, PartKind, Role, ToolState};
 
 mod layout;
+mod window;
+
+pub(crate) use window::Banner;
+pub use window::{BANNER_LINES, PendingPrompt};
 
 use layout::Cached;
 
@@ -73,7 +77,7 @@ pub struct Cell {
     /// Compaction divider: running or done with figures.
     pub compaction: CompactionState,
     /// Created from a live event (not loaded history).
-    pub live: bool,
+    live: bool,
     /// Tool cell: how the user answered its permission question.
     pub decision: Option<PermissionReply>,
     /// Tool cell: the output streamed so far while it runs (the tail, bounded).
@@ -127,21 +131,21 @@ impl Cell {
 #[derive(Default)]
 pub struct Transcript {
     /// A deque: older pages of history go in at the front without moving every cell.
-    pub cells: VecDeque<Cell>,
+    cells: VecDeque<Cell>,
     /// Cell key → sequence number; a cell's position is its number minus `base`, so a page
     /// put in front numbers its own cells only.
     index: HashMap<String, i64>,
     base: i64,
-    pub meta: HashMap<String, MsgMeta>,
+    meta: HashMap<String, MsgMeta>,
     notice_seq: u64,
     /// How many cell renders layout has done (cache misses); for tests and tracing.
-    pub renders: u64,
+    renders: u64,
     /// How many cells were rendered again to highlight their code as they came into view.
-    pub reveals: u64,
+    reveals: u64,
     /// Cells created from now on are live (set after loading history).
-    pub live: bool,
+    live: bool,
     /// A compaction is running: a divider created now shows as running.
-    pub compacting: bool,
+    compacting: bool,
     /// Total wrapped height at the last layout and the first line of each cell.
     offsets: Vec<usize>,
     total: usize,
@@ -150,6 +154,12 @@ pub struct Transcript {
     /// Cells from this index on changed (or moved) since the last layout; the ones before it
     /// keep their offsets, so a frame lays out only what changed.
     dirty_from: usize,
+    /// The window on screen: scroll position, unfolding, the last draw's layout.
+    viewport: crate::viewport::Viewport,
+    /// The part of a long session's history not loaded yet.
+    paging: window::HistoryPaging,
+    /// Prompts sent but not yet seen back from the engine, drawn under the cells.
+    pending: Vec<PendingPrompt>,
 }
 
 /// Live output kept per running tool cell (its tail).
@@ -186,6 +196,21 @@ impl Transcript {
         }
         t.live = true;
         t
+    }
+
+    /// The cells, in order.
+    pub fn cells(&self) -> &VecDeque<Cell> {
+        &self.cells
+    }
+
+    /// How many cell renders layout has done (cache misses).
+    pub fn renders(&self) -> u64 {
+        self.renders
+    }
+
+    /// How many cells were rendered again to highlight their code as they came into view.
+    pub fn reveals(&self) -> u64 {
+        self.reveals
     }
 
     pub fn len(&self) -> usize {

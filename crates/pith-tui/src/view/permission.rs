@@ -45,12 +45,12 @@ pub fn draw(
     transcript: &Transcript,
     keymap: &Keymap,
 ) {
-    let Some(req) = p.queue.front() else {
+    let Some(req) = p.front() else {
         return;
     };
     let w = area.width.saturating_sub(2).min(MAX_WIDTH);
     let inner_w = w.saturating_sub(4) as usize;
-    let note_rows: u16 = if p.note.is_some() { 3 } else { 0 };
+    let note_rows: u16 = if p.note().is_some() { 3 } else { 0 };
     let (always, grants) = always_option(req, inner_w.saturating_sub(2));
     // borders, header, blank, three options, blank, hint, the note
     let fixed = 9 + note_rows as usize;
@@ -59,7 +59,7 @@ pub fn draw(
     let body = body(req, input, grants.as_deref(), inner_w, avail);
     let scroll = p.drawn(body.max_scroll, body.rows);
     let p = &*p;
-    let Some(req) = p.queue.front() else { return };
+    let Some(req) = p.front() else { return };
 
     let mut lines = vec![header(req)];
     lines.extend(body.lines.iter().skip(scroll).take(body.rows).cloned());
@@ -92,7 +92,7 @@ pub fn draw(
         ..inner
     };
     frame.render_widget(Paragraph::new(lines), text_area);
-    if let Some(note) = &p.note
+    if let Some(note) = p.note()
         && inner.height > note_rows
     {
         let nr = Rect {
@@ -338,7 +338,7 @@ fn marker(below: usize, width: usize) -> Line<'static> {
 }
 
 fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'static> {
-    let more = if p.queue.len() > 1 {
+    let more = if p.len() > 1 {
         "  (+ more waiting)"
     } else {
         ""
@@ -352,7 +352,7 @@ fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'
     let deny = key(Action::Deny, &["esc"])
         .map(|k| format!(" · {k} deny"))
         .unwrap_or_default();
-    let hint = if p.note.is_some() {
+    let hint = if p.note().is_some() {
         "enter send denial · esc back".to_string()
     } else if !p.seen_end() {
         format!("read to the end to allow: pgdn · {note}{deny}{more}").replace(" ·  · ", " · ")

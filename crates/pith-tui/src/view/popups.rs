@@ -577,7 +577,7 @@ fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
 }
 
 pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
-    let title = match p.kind {
+    let title = match p.kind() {
         PickerKind::Sessions => "resume a session",
         PickerKind::Model => "switch model",
         PickerKind::Resource => "attach an MCP resource to your next message",
@@ -592,10 +592,10 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
     let inner_w = r.width.saturating_sub(2) as usize;
     let mut lines = vec![Line::from(vec![
         Span::styled(" filter: ", Style::default().fg(theme().dim)),
-        Span::raw(p.filter.clone()),
+        Span::raw(p.filter().to_string()),
         Span::styled("▏", Style::default().fg(theme().accent)),
     ])];
-    if p.loading {
+    if p.is_loading() {
         lines.push(Line::from(Span::styled(
             " loading…",
             Style::default().fg(theme().dim),
@@ -606,7 +606,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
             Style::default().fg(theme().dim),
         )));
     }
-    let first = p.selected.saturating_sub(rows - 1);
+    let first = p.selected().saturating_sub(rows - 1);
     for (i, it) in items.iter().enumerate().skip(first).take(rows) {
         // the detail (when, where) keeps its room; the title takes what is left
         let detail = truncate(&it.detail, inner_w.saturating_sub(18));
@@ -615,7 +615,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         let pad = label_w.saturating_sub(format::width(&label));
         let text = format!(" {label}{} {detail}", " ".repeat(pad));
         let text = truncate(&text, inner_w);
-        lines.push(if i == p.selected {
+        lines.push(if i == p.selected() {
             Line::from(Span::styled(format!("{text:<inner_w$}"), selected_style()))
         } else {
             Line::from(Span::raw(text))

@@ -48,7 +48,7 @@ impl StatusView<'_> {
     }
 }
 
-const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+pub(crate) const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 const GAUGE_WIDTH: usize = 10;
 
 /// Green below 90% of the auto-compact point, amber within 10% of it, red at or past it.

@@ -1,10 +1,19 @@
-//! The prompt composer: a multi-line textarea, pasted-text chips and prompt history.
+//! The prompt composer: a multi-line textarea, pasted-text chips, prompt history and the text
+//! handed to the external editor. As a component it takes the keys that edit the prompt and
+//! draws its box; what a key means for the session (send, interrupt, cycle the mode) it hands
+//! back to `App`.
+
+use std::path::Path;
 
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::format;
 use crate::message::Span;
+
+mod screen;
+
+pub(crate) use screen::{ComposerChrome, ComposerKey};
 
 /// Pastes with more lines (or characters) than this collapse into a chip.
 const CHIP_LINES: usize = 5;
@@ -52,7 +61,7 @@ impl Entry {
 }
 
 pub struct Composer {
-    pub textarea: TextArea<'static>,
+    textarea: TextArea<'static>,
     /// The chips in the text; expanded when the prompt is sent.
     chips: Vec<Chip>,
     /// Earlier prompts as they were typed (chips kept folded).
@@ -64,6 +73,8 @@ pub struct Composer {
     log: Option<super::prompt_log::PromptLog>,
     /// The project's earlier prompts (oldest first), put before a session's own.
     project: Vec<String>,
+    /// The terminal reports Shift+Enter (kitty keyboard protocol): the hint names it.
+    keyboard_enhanced: bool,
 }
 
 /// Is `text` large enough to show as a chip?
@@ -129,6 +140,7 @@ impl Default for Composer {
             draft: Entry::default(),
             log: None,
             project: Vec::new(),
+            keyboard_enhanced: false,
         }
     }
 }
@@ -368,6 +380,38 @@ impl Composer {
             .map(|l| format::width(l).div_ceil(w).max(1))
             .sum();
         rows.clamp(1, u16::MAX as usize) as u16
+    }
+}
+
+impl Composer {
+    /// The terminal reports Shift+Enter (the kitty keyboard protocol is on).
+    pub fn set_keyboard_enhanced(&mut self, on: bool) {
+        self.keyboard_enhanced = on;
+    }
+
+    /// Lines of text (a wrapped line counts once).
+    pub fn line_count(&self) -> usize {
+        self.textarea.lines().len()
+    }
+
+    /// Text pasted (or dropped) into the prompt: a dropped image file's path becomes its
+    /// mention, other text goes in as typed (a long one as a chip).
+    pub fn paste_in(&mut self, text: &str, workspace: &Path) {
+        match super::mentions::pasted_image(text, workspace) {
+            Some(path) => self.paste(&format!("@{path} ")),
+            None => self.paste(text),
+        }
+    }
+
+    /// The text for the external editor: the chips expanded.
+    pub fn for_editor(&self) -> String {
+        self.expanded()
+    }
+
+    /// What the external editor saved replaces the prompt.
+    pub fn from_editor(&mut self, text: &str) {
+        self.clear();
+        self.set_text(text);
     }
 }
 

@@ -1,0 +1,326 @@
+//! The status bar's state: the model (and one asked for, not yet confirmed), the reasoning
+//! effort, the permission mode, the context window's use, the session's cost, the git branch,
+//! the engine's state and what it is doing. `App` routes the engine's events here
+//! (`on_event`); the bar says what the transcript should note about a change.
+//!
+//! The bar takes no keys, so it does not implement `Component`: its API is `on_event`, the
+//! session-wide changes `App` makes (a session loaded, a model asked for, a turn ended) and
+//! `render`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use crate::event::{ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, PermissionMode};
+use crate::llm::ReasoningEffort;
+use crate::message::{Message, Session};
+
+use super::activity::{Activity, Retry};
+use super::view::status::StatusView;
+
+pub(crate) struct StatusBar {
+    model: String,
+    /// Asked for with /model, not yet confirmed by the engine.
+    pending_model: Option<String>,
+    /// The reasoning effort requests carry (shown when set).
+    effort: Option<ReasoningEffort>,
+    /// The permission mode (shown when not the default).
+    permission_mode: PermissionMode,
+    context: ContextUsage,
+    /// What the session has cost.
+    cost: f64,
+    git_branch: Option<String>,
+    state: EngineState,
+    /// The state's detail, the tool running, a retry, streaming.
+    activity: Activity,
+    /// When the running turn started (one timer, in the composer's title).
+    turn_started: Option<Instant>,
+    /// An interrupt was asked for and the turn has not ended.
+    interrupting: bool,
+    /// The spinner's frame, advanced by the ticks while something runs.
+    spinner: usize,
+}
+
+/// What drawing the bar needs from the rest of the app.
+pub(crate) struct StatusContext<'a> {
+    /// The sub-agents' tokens and cost, apart from the main context.
+    pub agents_tokens: u64,
+    pub agents_cost: f64,
+    pub mcp: &'a [McpServerStatus],
+    pub workspace: &'a Path,
+    pub engine_gone: bool,
+    /// The tool the permission question in front asks about.
+    pub asking: Option<&'a str>,
+    pub now: Instant,
+}
+
+/// What a session has cost: the stored total (pages of history hold only part of the messages).
+pub(super) fn session_cost(session: &Session, messages: &[Message]) -> f64 {
+    let loaded: f64 = messages.iter().map(|m| m.cost).sum();
+    session.cost.max(loaded)
+}
+
+impl StatusBar {
+    pub(crate) fn new(
+        model: String,
+        context: ContextUsage,
+        cost: f64,
+        git_branch: Option<String>,
+    ) -> Self {
+        StatusBar {
+            model,
+            pending_model: None,
+            effort: None,
+            permission_mode: PermissionMode::default(),
+            context,
+            cost,
+            git_branch,
+            state: EngineState::Idle,
+            activity: Activity::default(),
+            turn_started: None,
+            interrupting: false,
+            spinner: 0,
+        }
+    }
+
+    pub(crate) fn model(&self) -> &str {
+        &self.model
+    }
+
+    #[cfg(test)]
+    pub(crate) fn pending_model(&self) -> Option<&str> {
+        self.pending_model.as_deref()
+    }
+
+    pub(crate) fn effort(&self) -> Option<ReasoningEffort> {
+        self.effort
+    }
+
+    pub(crate) fn permission_mode(&self) -> PermissionMode {
+        self.permission_mode
+    }
+
+    pub(crate) fn context(&self) -> &ContextUsage {
+        &self.context
+    }
+
+    #[cfg(test)]
+    pub(crate) fn cost(&self) -> f64 {
+        self.cost
+    }
+
+    pub(crate) fn busy(&self) -> bool {
+        self.state != EngineState::Idle
+    }
+
+    /// How long the running turn has run at `now` (`None` when idle).
+    pub(crate) fn turn_time(&self, now: Instant) -> Option<Duration> {
+        self.turn_started.map(|t| now.saturating_duration_since(t))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn started_at(&mut self, t: Instant) {
+        self.turn_started = Some(t);
+    }
+
+    /// An interrupt is asked for: true the first time in a turn (the engine is to be told).
+    pub(crate) fn interrupt(&mut self) -> bool {
+        !std::mem::replace(&mut self.interrupting, true)
+    }
+
+    /// An interrupt was asked for and the turn has not ended.
+    pub(crate) fn interrupting(&self) -> bool {
+        self.interrupting
+    }
+
+    /// A tick while something runs: the spinner turns.
+    pub(crate) fn tick(&mut self) {
+        self.spinner = self.spinner.wrapping_add(1);
+    }
+
+    /// The spinner's frame now.
+    pub(crate) fn spinner_frame(&self) -> &'static str {
+        super::view::status::SPINNER[self.spinner % super::view::status::SPINNER.len()]
+    }
+
+    /// `/model NAME` was sent: the bar keeps the model shown until the engine confirms.
+    pub(crate) fn model_asked(&mut self, model: String) {
+        self.pending_model = Some(model);
+    }
+
+    /// The session shown now is `session` (with `messages` loaded): its cost, its context use
+    /// as stored (an estimate until the engine reports), its model.
+    pub(crate) fn session_loaded(&mut self, session: &Session, messages: &[Message]) {
+        self.cost = session_cost(session, messages);
+        self.context.used = session.tokens;
+        self.context.estimated = true;
+        self.context.percent = if self.context.window > 0 {
+            session.tokens as f64 * 100.0 / self.context.window as f64
+        } else {
+            0.0
+        };
+        self.session_model(session);
+    }
+
+    /// The session's model, when it names one.
+    pub(crate) fn session_model(&mut self, session: &Session) {
+        if !session.model.is_empty() {
+            self.model = session.model.clone();
+        }
+    }
+
+    /// The workspace moved to `dir`: its branch is shown.
+    pub(crate) fn moved_to(&mut self, dir: &Path) {
+        self.git_branch = super::git::git_branch(dir);
+    }
+
+    /// The turn ended: nothing runs or retries, the engine is idle.
+    pub(crate) fn turn_finished(&mut self) {
+        self.interrupting = false;
+        self.activity.tool_finished();
+        self.activity.retry_over();
+        self.set_state(EngineState::Idle, None);
+    }
+
+    /// An engine event: the bar takes what it shows from it, and returns what the transcript
+    /// should say about a setting that changed. The turn's end comes through `turn_finished`,
+    /// after `App` has timed the turn.
+    pub(crate) fn on_event(&mut self, ev: &Event) -> Option<String> {
+        match ev {
+            Event::ModelChanged { .. }
+            | Event::EffortChanged { .. }
+            | Event::PermissionModeChanged { .. } => return self.on_setting(ev),
+            Event::ContextUsage(u) => self.context = *u,
+            Event::StepFinished { cost, .. } if cost.is_finite() && *cost > 0.0 => {
+                self.cost += cost;
+            }
+            Event::Error {
+                kind: ErrorKind::Model,
+                ..
+            } => self.pending_model = None,
+            _ => self.on_activity(ev),
+        }
+        None
+    }
+
+    /// What the engine is doing: its state, a tool, a retry, streamed output, a compaction.
+    fn on_activity(&mut self, ev: &Event) {
+        match ev {
+            Event::TextDelta { .. } => self.streaming(true),
+            Event::ReasoningDelta { .. } => self.streaming(false),
+            Event::ToolStarted { tool, .. } => self.activity.tool_started(tool.clone()),
+            Event::ToolFinished { .. } => self.activity.tool_finished(),
+            Event::CompactionStarted { .. } => self.set_state(EngineState::Compacting, None),
+            Event::CompactionFinished { .. } if self.state == EngineState::Compacting => {
+                self.set_state(EngineState::Thinking, None);
+            }
+            Event::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                message,
+            } => {
+                self.activity.retrying(Retry {
+                    attempt: *attempt,
+                    max: *max,
+                    reason: message.clone(),
+                    at: Instant::now() + Duration::from_millis(*delay_ms),
+                });
+                self.set_state(EngineState::Retrying, None);
+            }
+            Event::State { state, detail } => {
+                if *state != EngineState::Retrying {
+                    self.activity.retry_over();
+                }
+                if *state == EngineState::Idle {
+                    self.interrupting = false;
+                    self.activity.tool_finished();
+                }
+                self.set_state(*state, detail.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The model, the effort or the permission mode changed: what the transcript says of it.
+    fn on_setting(&mut self, ev: &Event) -> Option<String> {
+        match ev {
+            Event::ModelChanged { model, .. } => {
+                self.pending_model = None;
+                self.model = model.clone();
+                Some(format!("model: {model}"))
+            }
+            Event::EffortChanged { effort, .. } => {
+                let changed = *effort != self.effort;
+                self.effort = *effort;
+                let text = effort.map_or("the model's default", |e| e.as_str());
+                changed.then(|| format!("reasoning effort: {text}"))
+            }
+            Event::PermissionModeChanged { mode, .. } => {
+                let changed = *mode != self.permission_mode;
+                self.permission_mode = *mode;
+                changed.then(|| mode_changed(*mode))
+            }
+            _ => None,
+        }
+    }
+
+    fn set_state(&mut self, state: EngineState, detail: Option<String>) {
+        self.activity.state_changed(state, detail);
+        if state == EngineState::Idle {
+            self.turn_started = None;
+        } else if self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+        }
+        self.state = state;
+    }
+
+    /// Streamed output arrived: whatever was being retried has recovered.
+    fn streaming(&mut self, text: bool) {
+        if matches!(self.state, EngineState::Retrying) {
+            self.set_state(EngineState::Thinking, None);
+        }
+        self.activity.streaming(text);
+    }
+
+    /// Draws the bar on `area` (one row).
+    pub(crate) fn render(&self, frame: &mut Frame, area: Rect, cx: StatusContext<'_>) {
+        self.view(cx).render(frame, area);
+    }
+
+    /// What the bar shows: its state and `cx`.
+    pub(crate) fn view<'a>(&'a self, cx: StatusContext<'a>) -> StatusView<'a> {
+        StatusView {
+            model: &self.model,
+            effort: self.effort,
+            permission_mode: self.permission_mode,
+            context: &self.context,
+            cost: self.cost,
+            agents_tokens: cx.agents_tokens,
+            agents_cost: cx.agents_cost,
+            mcp: cx.mcp,
+            workspace: cx.workspace,
+            git_branch: self.git_branch.as_deref(),
+            state: self.state,
+            activity: &self.activity,
+            engine_gone: cx.engine_gone,
+            interrupting: self.interrupting && self.busy(),
+            asking: cx.asking,
+            spinner: self.spinner,
+            now: cx.now,
+        }
+    }
+}
+
+/// The transcript's line for a new permission mode.
+fn mode_changed(mode: PermissionMode) -> String {
+    let about = match mode {
+        PermissionMode::Default => "the rules decide and ask",
+        PermissionMode::Plan => "only tools that read run",
+        PermissionMode::AcceptEdits => "edits in the workspace are not asked about",
+        PermissionMode::Bypass => "nothing is asked",
+    };
+    format!("permission mode: {} — {about}", mode.name())
+}
