@@ -585,11 +585,8 @@ pub fn doom_loop_request(
     count: usize,
     ctx: &ToolContext,
 ) -> PermissionRequest {
-    let what = match input
-        .get("command")
-        .or_else(|| input.get("file_path"))
-        .and_then(Value::as_str)
-    {
+    let view = ToolInput::of(tool, input);
+    let what = match view.command().or_else(|| view.path()) {
         Some(s) => format!(" `{}`", cut(s, 120)),
         None => String::new(),
     };
