@@ -1,27 +1,32 @@
 //! The compactor (ARCHITECTURE.md §6.4, §6.6): what the runner keeps about compactions between
 //! them — the breaker's count, the last compaction's cost, the summary being written in the
-//! background — and the planning of a compaction over narrow borrows of the session
-//! ([`Planner`]: the view, the meter, the model, the configuration, the todo list): where the
-//! verbatim tail starts, what pith carries, what the summary requests are given, the messages a
-//! written summary becomes. The runner orchestrates (hooks, requests, saving, events) and asks
-//! the compactor for these decisions; the compactor reaches into no runner field.
+//! background — and the compactions themselves, over a narrow [`CompactionHost`]: the hooks
+//! around one, planning it over narrow borrows of the session ([`Planner`]: the view, the
+//! meter, the model, the configuration, the todo list: where the verbatim tail starts, what
+//! pith carries, what the summary requests are given, the messages a written summary becomes),
+//! writing the summary (`summarise`), saving and announcing it, the continue message, and
+//! starting and swapping in the summary written ahead (`ahead`). The compactor knows no runner:
+//! the runner is a host that lends the parts a compaction uses.
 
 mod ahead;
+mod compact;
 mod planning;
 mod summarise;
 mod summary;
 
-pub(super) use ahead::{Background, Planned};
+pub(super) use ahead::{Background, Planned, maybe_start_background};
+pub(super) use compact::{Installed, compact};
 pub(super) use summarise::{
     Ask, Job, SummaryHost, Written, inline_budget_of, summary_problem, write_summary,
 };
 
 use std::sync::Mutex;
 
+use tokio_util::sync::CancellationToken;
+
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
-use pith_protocol::event::CompactionCost;
-use pith_protocol::message::Message;
+use pith_protocol::event::{CompactionCost, Event};
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
@@ -96,7 +101,7 @@ impl Compactor {
     }
 
     /// Starts writing the `planned` summary ahead with `model`.
-    pub fn start_background(&mut self, planned: Planned, model: &ModelSetup) {
+    pub fn start_background(&mut self, planned: Planned, model: ModelSetup) {
         self.background = Some(Background::start(planned, model));
     }
 
@@ -110,17 +115,9 @@ impl Compactor {
         self.background = None;
     }
 
-    /// Drops the summary being written ahead when `view` no longer starts with the messages it
-    /// covers, or `model` is not the one it was planned for.
-    pub fn drop_stale_background(&mut self, view: &[Message], model: &ModelSetup) {
-        if self
-            .background
-            .as_ref()
-            .is_some_and(|b| !b.covers(view, model))
-        {
-            tracing::info!("background summary is stale; dropped");
-            self.background = None;
-        }
+    /// Keeps the summary being written ahead, taken to be checked.
+    pub fn keep_background(&mut self, background: Background) {
+        self.background = Some(background);
     }
 }
 
@@ -132,6 +129,54 @@ pub(super) struct Planner<'a> {
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
     pub todos: &'a Mutex<serde_json::Value>,
+}
+
+/// What a compaction asks of the session it compacts, besides what writing its summary asks
+/// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
+/// about the window, and hearing what reading a stream brings): the compactor's own state, the
+/// session log to save and announce the compaction in, the context figures, the hooks around a
+/// compaction and the continue message.
+pub(crate) trait CompactionHost: SummaryHost {
+    /// What is kept about compactions between them.
+    fn compactor(&mut self) -> &mut Compactor;
+
+    /// The session log: the compaction and summary messages are saved and announced there.
+    fn log(&mut self) -> &mut SessionLog;
+
+    /// The window-dependent figures of context management for the session's model.
+    fn budget(&self) -> Budget;
+
+    /// Estimated tokens of the system prompt and tool definitions.
+    fn overhead(&mut self) -> u64;
+
+    /// Recomputes the context figure as an estimate of the next request.
+    fn reset_estimate(&mut self);
+
+    /// The running figure has reached the usable window.
+    fn overflowing(&self) -> bool;
+
+    /// Sends an event, naming the submission being handled.
+    fn emit(&self, event: Event);
+
+    /// Stores the context figure with the session.
+    fn touch_session(&mut self);
+
+    /// Sends the context figure (and answers a `/context` asked meanwhile).
+    fn emit_context(&mut self);
+
+    /// Adds the synthetic message that tells the model to go on after an automatic compaction.
+    fn push_continue(&mut self);
+
+    /// Runs the `pre_compact` hooks (`manual`, or automatic; the `/compact` focus).
+    async fn pre_compact_hooks(
+        &mut self,
+        manual: bool,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    );
+
+    /// Runs the `post_compact` hooks; what they print joins the summary just written.
+    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken);
 }
 
 /// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be

@@ -5,7 +5,6 @@
 
 mod accounting;
 mod admit;
-mod background;
 mod command_turn;
 mod compaction;
 mod compactor;

@@ -375,7 +375,7 @@ impl Runner {
             trigger: Trigger::Manual { focus },
             then: Then::Stop,
         };
-        let result = self.compact(req, &cancel).await;
+        let result = super::compactor::compact(self, req, &cancel).await;
         let reason = match result {
             Ok(_) => TurnEnd::Compacted,
             Err(CompactionError::NothingToCompact(message)) => {

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
+use super::compactor;
 use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
@@ -191,11 +192,11 @@ impl Runner {
                     Then::Stop
                 },
             };
-            if let Err(e) = self.compact(req, cancel).await {
+            if let Err(e) = compactor::compact(self, req, cancel).await {
                 return Err(self.fail_compaction(e));
             }
         } else {
-            self.maybe_start_background();
+            compactor::maybe_start_background(self);
         }
         Ok(())
     }
@@ -277,7 +278,7 @@ impl Runner {
                 trigger: Trigger::Auto,
                 then: Then::Continue,
             };
-            if let Err(e) = self.compact(req, cancel).await {
+            if let Err(e) = compactor::compact(self, req, cancel).await {
                 return Err(self.fail_compaction(e));
             }
             if cancel.is_cancelled() {
@@ -326,7 +327,7 @@ impl Runner {
             },
             then: Then::Continue,
         };
-        if let Err(e) = self.compact(req, cancel).await {
+        if let Err(e) = compactor::compact(self, req, cancel).await {
             return Err(self.fail_compaction(e));
         }
         Ok(())

@@ -1,15 +1,25 @@
-//! The summary written ahead (ARCHITECTURE.md §6.6): a task of its own sends the planned
-//! request — the session's next request with the summary instruction — through the one stream
-//! reader, quietly (the session goes on meanwhile); the compactor keeps it until it is swapped
-//! in, found stale or dropped.
+//! The summary written ahead (ARCHITECTURE.md §6.6): from an earlier point of the usable window
+//! (`compaction.background`), the summary of everything before the verbatim tail is written
+//! while the session goes on. The request is the session's own next request with the summary
+//! instruction appended (the cache-friendly form), sent through the one stream reader from a
+//! task of its own, quietly; the compactor keeps it until it is swapped in, found stale or
+//! dropped. When the threshold is reached the finished summary is swapped in at once — the
+//! messages it covers have not changed — and what came since stays word for word. A summary
+//! that is not ready is waited for (it is already under way); one that is stale (the covered
+//! messages changed: an undo, a manual compaction, another session or model), failed, or leaves
+//! too much is discarded and the compaction happens in the foreground as before. One at a
+//! time; never when `auto` is off.
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Written, summary_problem};
-use crate::compaction::CompactionError;
+use super::compact::{Installed, install};
+use super::{CompactionHost, Written, inline_budget_of, summary_problem};
+use crate::compaction::{CompactionError, Then};
 use crate::reader::{self, Quiet};
 use crate::runner::ModelSetup;
+use pith_context::budget::Budget;
+use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Message, Usage};
 use pith_provider::{FaultKind, ProviderError};
@@ -46,19 +56,15 @@ impl Drop for Background {
 impl Background {
     /// Starts writing `planned` with `model` in a task of its own. Its own token: it outlives
     /// the turn, and an interrupt drops it (`user_turn`).
-    pub fn start(planned: Planned, model: &ModelSetup) -> Background {
+    pub fn start(planned: Planned, model: ModelSetup) -> Background {
         let cancel = CancellationToken::new();
-        let task = tokio::spawn(write(
-            model.clone(),
-            planned.request,
-            planned.cap,
-            cancel.clone(),
-        ));
+        let (name, window) = (model.name.clone(), model.limits.context);
+        let task = tokio::spawn(write(model, planned.request, planned.cap, cancel.clone()));
         Background {
             covered: planned.covered,
             carried: planned.carried,
-            model: model.name.clone(),
-            window: model.limits.context,
+            model: name,
+            window,
             cancel,
             task,
         }
@@ -172,4 +178,154 @@ async fn write(
             }
         }
     }
+}
+
+/// At a step's end: starts the background summary when the context has passed the start and
+/// none is under way (a stale one is dropped first).
+pub(crate) fn maybe_start_background<H: CompactionHost>(host: &mut H) {
+    let Some(start) = host.planner().background_start() else {
+        host.compactor().drop_background();
+        return;
+    };
+    drop_stale_background(host);
+    let budget = host.budget();
+    let used = host.planner().meter.used();
+    if host.compactor().has_background() || (used as f64) < start * budget.usable as f64 {
+        return;
+    }
+    if host.overflowing() {
+        return;
+    }
+    if let Some(planned) = plan_background(host, &budget, used) {
+        start_background(host, planned, &budget, used);
+    }
+}
+
+/// Drops the summary being written ahead when the view no longer starts with the messages it
+/// covers, or the model is not the one it was planned for.
+fn drop_stale_background<H: CompactionHost>(host: &mut H) {
+    let Some(b) = host.compactor().take_background() else {
+        return;
+    };
+    let planner = host.planner();
+    if b.covers(planner.log.view(), planner.model) {
+        host.compactor().keep_background(b);
+    } else {
+        tracing::info!("background summary is stale; dropped");
+    }
+}
+
+/// Plans the background summary at `used` tokens: the summary will be swapped in when the
+/// threshold is reached, so the tail planned now leaves room for everything that comes until
+/// then. `None` when there is nothing to summarise or no room for the request.
+fn plan_background<H: CompactionHost>(host: &mut H, budget: &Budget, used: u64) -> Option<Planned> {
+    let overhead = host.overhead();
+    let room = budget.usable.saturating_sub(used);
+    let target = budget
+        .target_after
+        .saturating_sub(room)
+        .max(overhead + budget.summary_cap);
+    let (cut, carried) = host.planner().plan_cut_to(budget, overhead, true, target);
+    if cut.summarise.is_empty() {
+        return None;
+    }
+    let mut instruction = host.planner().inline_instruction(&cut, None);
+    if let Some(w) = pith_context::compaction::words_note(
+        &carried.uncarried,
+        budget.summary_cap,
+        host.planner().meter.estimator(),
+    ) {
+        instruction = format!("{instruction}\n\n{w}");
+    }
+    let inline = inline_budget_of(host, budget, &instruction)?;
+    let mut request = host.session_request();
+    request.messages.push(ChatMessage::User {
+        content: vec![UserContent::Text { text: instruction }],
+    });
+    request.max_tokens = Some(inline.summary_cap.min(u64::from(u32::MAX)) as u32);
+    let covered: Vec<String> = host.planner().log.view()[..cut.tail.start]
+        .iter()
+        .map(|m| m.id.clone())
+        .collect();
+    Some(Planned {
+        covered,
+        carried,
+        request,
+        cap: inline.summary_cap,
+    })
+}
+
+/// Starts writing the planned summary in a task of its own; the compactor keeps it.
+fn start_background<H: CompactionHost>(host: &mut H, planned: Planned, budget: &Budget, used: u64) {
+    let covered = planned.covered.len();
+    let model = host.model().clone();
+    host.compactor().start_background(planned, model);
+    tracing::info!(
+        used,
+        covered,
+        "background summary started at {:.0}% of the usable window",
+        100.0 * used as f64 / budget.usable.max(1) as f64
+    );
+}
+
+/// At the threshold: swaps in the background summary when there is one that still covers the
+/// start of the view (waiting for it if it is still being written). `Ok(true)`: the context is
+/// compacted; `Ok(false)`: compact in the foreground.
+pub(crate) async fn swap_in_background<H: CompactionHost>(
+    host: &mut H,
+    then: Then,
+    cancel: &CancellationToken,
+) -> Result<bool, CompactionError> {
+    let Some(mut b) = host.compactor().take_background() else {
+        return Ok(false);
+    };
+    let planner = host.planner();
+    if !b.covers(planner.log.view(), planner.model) {
+        tracing::info!("background summary is stale; compacting in the foreground");
+        return Ok(false);
+    }
+    if b.is_writing() {
+        host.status(EngineState::Compacting, None);
+    }
+    let Some(written) = b.finished(cancel).await? else {
+        return Ok(false);
+    };
+    let n = b.covered();
+    let carried = host.planner().carried_at_swap(b.take_carried(), n);
+    let (budget, overhead) = (host.budget(), host.overhead());
+    if host
+        .planner()
+        .swap_leaves_too_much(&written, &carried, n, &budget, overhead)
+    {
+        // the summary is discarded, its cost counted
+        let cost = pith_provider::cost::cost(&written.usage, &host.model().info);
+        host.log().add_cost(cost);
+        return Ok(false);
+    }
+    let before = host.planner().meter.used();
+    let replaced = host.planner().tokens_of(0..n);
+    host.compactor().count();
+    host.emit(Event::CompactionStarted {
+        auto: true,
+        overflow: false,
+        focus: None,
+    });
+    let tail = n..host.planner().log.view().len();
+    install(
+        host,
+        Installed {
+            written,
+            setup: None,
+            auto: true,
+            overflow: false,
+            focus: None,
+            tail,
+            carried,
+            before,
+            replaced,
+            then,
+            background: true,
+        },
+    )?;
+    Ok(true)
 }

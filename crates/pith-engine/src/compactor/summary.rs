@@ -11,8 +11,8 @@ use pith_protocol::llm::{ChatMessage, FinishReason, flatten_tools};
 use pith_protocol::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
 
 use super::Ask;
+use super::Installed;
 use super::Planner;
-use crate::compaction::Installed;
 use crate::runner::ModelSetup;
 
 /// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).

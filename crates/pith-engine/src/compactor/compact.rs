@@ -1,0 +1,227 @@
+//! A compaction, from start to end (ARCHITECTURE.md §6.4): the `pre_compact` hooks, the
+//! breaker, the summary written ahead swapped in when there is one, else the cut planned and the
+//! summary written; then the compaction and summary messages saved and announced, the view
+//! restarted from them, what it cost reported, the continue message an automatic compaction
+//! mid-turn needs, and the `post_compact` hooks — all through the [`CompactionHost`].
+//!
+//! Nothing is saved until the summary is accepted, so an interrupted, failed or killed
+//! compaction leaves the session as it was.
+
+use tokio_util::sync::CancellationToken;
+
+use super::{CompactionHost, Job, Written, ahead, check_worth_compacting, write_summary};
+use crate::compaction::{CompactRequest, CompactionError, Then, Trigger};
+use crate::runner::ModelSetup;
+use pith_context::budget::Budget;
+use pith_protocol::event::{EngineState, Event};
+use pith_protocol::message::{Carried, Message};
+
+/// A written summary to install, and what it covers.
+pub(crate) struct Installed<'a> {
+    pub written: Written,
+    /// A separate compaction model that wrote it.
+    pub setup: Option<&'a ModelSetup>,
+    pub auto: bool,
+    pub overflow: bool,
+    pub focus: Option<String>,
+    /// The verbatim tail: the view's messages from here on stay.
+    pub tail: std::ops::Range<usize>,
+    pub carried: Carried,
+    /// Context tokens before, and of them what the summary replaces.
+    pub before: u64,
+    pub replaced: u64,
+    pub then: Then,
+    /// Written in the background, ahead of the threshold.
+    pub background: bool,
+}
+
+/// Compacts the session (see the module documentation), with the `pre_compact` hooks before
+/// and the `post_compact` hooks after a compaction that went through.
+pub(crate) async fn compact<H: CompactionHost>(
+    host: &mut H,
+    req: CompactRequest,
+    cancel: &CancellationToken,
+) -> Result<(), CompactionError> {
+    let manual = !req.trigger.is_auto();
+    host.pre_compact_hooks(manual, req.trigger.focus(), cancel)
+        .await;
+    let result = compact_now(host, req, cancel).await;
+    if result.is_ok() {
+        host.post_compact_hooks(manual, cancel).await;
+    }
+    result
+}
+
+async fn compact_now<H: CompactionHost>(
+    host: &mut H,
+    req: CompactRequest,
+    cancel: &CancellationToken,
+) -> Result<(), CompactionError> {
+    let auto = req.trigger.is_auto();
+    host.compactor().check_breaker(auto)?;
+    // A summary written in the background, when there is one, is swapped in at once.
+    if req.trigger == Trigger::Auto && ahead::swap_in_background(host, req.then, cancel).await? {
+        return Ok(());
+    }
+    // Tail, chunks and the breaker's figures are decided on exact counts.
+    if !host.planner().meter.is_exact() {
+        host.planner().meter.want_exact();
+        host.reset_estimate();
+    }
+    let budget = host.budget();
+    let overhead = host.overhead();
+    let before = host.planner().tokens_before(&req.trigger, &budget);
+
+    // What is summarised: everything after the previous summary, before the verbatim tail,
+    // which shrinks (to nothing) until the compacted context fits half the usable window.
+    let (cut, carried) = host.planner().plan_cut(&budget, overhead, auto);
+    let new_tokens = host.planner().tokens_of(cut.summarise.clone());
+    check_worth_compacting(&cut, auto, before, new_tokens, &budget)?;
+    host.planner()
+        .check_request_fits(&carried, overhead, &budget)?;
+
+    let focus = announce(host, &req.trigger);
+    let previous = cut.previous_summary.as_deref();
+    // What the summary replaces: by estimate, the history and the previous summary; by the
+    // count of record, whatever of the context is neither overhead nor the kept tail.
+    let kept_tokens = host.planner().tokens_of(cut.tail.clone());
+    let replaced = (new_tokens + previous.map_or(0, |p| host.planner().meter.text(p)))
+        .max(before.saturating_sub(overhead + kept_tokens));
+
+    let setup = host.planner().compaction_setup()?;
+    let overflow = matches!(req.trigger, Trigger::Overflow { .. });
+    let job = Job {
+        cut: &cut,
+        carried: &carried,
+        setup: setup.as_ref(),
+        overflowed: overflow,
+        focus: focus.as_deref(),
+        budget: &budget,
+    };
+    let written = write_summary(host, job, cancel).await;
+    let written = match written {
+        Ok(w) => w,
+        Err(e) => {
+            host.status(EngineState::Thinking, None);
+            return Err(e);
+        }
+    };
+    install(
+        host,
+        Installed {
+            written,
+            setup: setup.as_ref(),
+            auto,
+            overflow,
+            focus,
+            tail: cut.tail.clone(),
+            carried,
+            before,
+            replaced,
+            then: req.then,
+            background: false,
+        },
+    )
+}
+
+/// Counts the compaction and tells the front end it started; returns its focus.
+fn announce<H: CompactionHost>(host: &mut H, trigger: &Trigger) -> Option<String> {
+    host.compactor().count();
+    let focus = trigger.focus().map(str::to_string);
+    host.emit(Event::CompactionStarted {
+        auto: trigger.is_auto(),
+        overflow: matches!(trigger, Trigger::Overflow { .. }),
+        focus: focus.clone(),
+    });
+    host.status(EngineState::Compacting, None);
+    focus
+}
+
+/// Saves a written summary: the compaction and summary messages replace everything before
+/// `tail` in the view (nothing was saved before this point).
+pub(crate) fn install<H: CompactionHost>(
+    host: &mut H,
+    i: Installed<'_>,
+) -> Result<(), CompactionError> {
+    let budget = host.budget();
+    let overhead = host.overhead();
+    let mut planner = host.planner();
+    let kept_tokens = planner.tokens_of(i.tail.clone());
+    let tail_start = planner.log.view().get(i.tail.start).map(|m| m.id.clone());
+    let summary = planner.fit_summary(i.written.text.clone(), i.replaced, &budget);
+    let mut carried = i.carried.clone();
+    let taken = overhead + planner.meter.text(&summary) + kept_tokens;
+    planner.carry_after_summary(&mut carried, &summary, taken, &budget);
+    let (c, s) = planner.summary_messages(&i, summary, &carried, tail_start.clone());
+
+    // A manual compaction that would not shrink the context changes nothing.
+    let before = i.before;
+    let after = overhead + planner.meter.message(&c) + planner.meter.message(&s) + kept_tokens;
+    if !i.auto && after >= before {
+        host.status(EngineState::Idle, None);
+        return Err(CompactionError::NothingToCompact(format!(
+            "compaction would not shrink the context ({before} → ~{after} tokens); it stays as it is"
+        )));
+    }
+    restart_view(host, c, s.clone(), i.tail.clone(), tail_start);
+    done(host, &i, &s, &budget)
+}
+
+/// Saves and announces the compaction and summary messages; the view restarts from them,
+/// followed by the kept `tail`.
+fn restart_view<H: CompactionHost>(
+    host: &mut H,
+    c: Message,
+    s: Message,
+    tail: std::ops::Range<usize>,
+    tail_start: Option<String>,
+) {
+    let log = host.log();
+    log.save_message(&c);
+    log.save_message(&s);
+    log.emit(Event::Message { message: c.clone() });
+    log.emit_message(&s);
+    log.add_cost(s.cost);
+    log.restart_view(vec![c, s], tail);
+    let point = tail_start.unwrap_or_else(|| log.view()[0].id.clone());
+    log.set_compaction_point(point);
+    host.touch_session();
+    host.reset_estimate();
+}
+
+/// After the view restarted: logs and reports what the compaction did and cost, adds the
+/// continue message an automatic compaction mid-turn needs, and trips the breaker when
+/// compacting did not make the conversation fit.
+fn done<H: CompactionHost>(
+    host: &mut H,
+    i: &Installed<'_>,
+    s: &Message,
+    budget: &Budget,
+) -> Result<(), CompactionError> {
+    let (before, written) = (i.before, &i.written);
+    let planner = host.planner();
+    let after = planner.meter.used();
+    tracing::info!(
+        "compacted: {before} -> {after} tokens in {} model calls (summary {} tokens, tail {} messages)",
+        written.calls,
+        planner.meter.text(&s.text()),
+        planner.log.view().len() - 2
+    );
+    let cost = host.compactor().finished(written, s.cost, i.background);
+    host.emit(Event::CompactionFinished {
+        summary_message_id: s.id.clone(),
+        before,
+        after,
+        model_calls: written.calls,
+        cost,
+    });
+    host.emit_context();
+    if i.then == Then::Continue && i.auto && !host.planner().ends_with_user_request() {
+        host.push_continue();
+        host.emit_context();
+    }
+    if i.auto {
+        host.compactor().check_fit(before, after, budget.usable)?;
+    }
+    Ok(())
+}
