@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::testutil::Ws;
+use pith_config::PermissionSetting;
 
 fn rules(toml_text: &str) -> BTreeMap<String, PermissionSetting> {
     #[derive(serde::Deserialize)]
@@ -469,7 +470,6 @@ fn mcp_tools_ask_by_default_and_follow_their_servers_rules() {
     // A tool no server owns is its own table, as before.
     ask(p.check("unknown_tool", &json!({}), ctx));
 }
-#[path = "permission_bash_tests.rs"]
 mod bash_lines;
 
 #[test]
