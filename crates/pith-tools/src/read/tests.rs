@@ -1,5 +1,6 @@
 use serde_json::json;
 
+use super::lines::{COUNT_LIMIT, Stop, number_lines};
 use super::*;
 use crate::path::mtime_ms;
 use crate::testutil::Ws;

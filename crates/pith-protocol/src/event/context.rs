@@ -1,0 +1,74 @@
+//! Where the context stands and what fills it: the status bar's usage, the `/context`
+//! breakdown, what a compaction and the sub-agents cost.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the context stands: what the status bar shows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct ContextUsage {
+    /// Tokens the next request is expected to occupy.
+    pub used: u64,
+    /// Tokens usable before an automatic compaction fires.
+    pub usable: u64,
+    /// The model's context window.
+    pub window: u64,
+    /// `used / window` in percent.
+    pub percent: f64,
+    /// `used` is an estimate (no provider report since the last change).
+    pub estimated: bool,
+    /// Of `used`, tokens read from the provider's prompt cache at the last report.
+    #[serde(default)]
+    pub cached: u64,
+}
+
+/// What a compaction's summary requests cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CompactionCost {
+    /// Input tokens of the summary requests (cache reads and writes included).
+    pub input: u64,
+    /// Of `input`, tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// USD.
+    pub cost: f64,
+    /// The session's own request with the instruction appended (its cached prefix reused),
+    /// rather than the compaction agent's dedicated one.
+    pub cache_friendly: bool,
+    /// Written in the background before the threshold was reached, and swapped in there.
+    #[serde(default)]
+    pub background: bool,
+}
+
+/// What the context is made of (`/context`), in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Breakdown {
+    pub system: u64,
+    pub tools: u64,
+    pub summary: u64,
+    pub messages: u64,
+    pub tool_outputs: u64,
+    /// Tool outputs cleared by pruning (shown to the user, not sent to the model).
+    pub pruned: u64,
+    pub free: u64,
+    pub reserved: u64,
+    pub window: u64,
+    /// The last compaction of this session's run, if any.
+    #[serde(default)]
+    pub last_compaction: Option<CompactionCost>,
+    /// What this session's sub-agents used, apart from the context above.
+    #[serde(default)]
+    pub subagents: SubagentTotals,
+    /// The rows were counted with the model's tokenizer (always, for `/context`), not estimated.
+    #[serde(default)]
+    pub exact: bool,
+}
+
+/// Tokens and cost of the sub-agents a session started (their own contexts, never the
+/// parent's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubagentTotals {
+    /// Sub-agent runs.
+    pub runs: u32,
+    /// Input and output tokens of all their requests.
+    pub tokens: u64,
+    pub cost: f64,
+}

@@ -1,0 +1,74 @@
+//! How calls are let through: the permission mode, a question the engine asks and the reply to it.
+
+use serde::{Deserialize, Serialize};
+
+/// How tool calls are let through, on top of the permission rules (deny rules and the sandbox
+/// hold in every mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// The rules decide; what they ask about is asked.
+    #[default]
+    Default,
+    /// Look, don't touch: only tools that read run; the model ends with a plan to accept.
+    Plan,
+    /// Edits and writes inside the workspace need no question.
+    AcceptEdits,
+    /// Nothing is asked (as `--yes`): what the rules ask about runs.
+    Bypass,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 4] = [
+        PermissionMode::Default,
+        PermissionMode::Plan,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Bypass,
+    ];
+
+    /// The name on the command line and in the status bar.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::Plan => "plan",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Bypass => "bypass",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PermissionMode> {
+        Self::ALL.into_iter().find(|m| m.name() == s.trim())
+    }
+
+    /// The next mode Shift+Tab gives: default → accept-edits → plan → default (bypass is only
+    /// ever chosen on purpose, and Shift+Tab leaves it for default).
+    pub fn next(self) -> PermissionMode {
+        match self {
+            PermissionMode::Default => PermissionMode::AcceptEdits,
+            PermissionMode::AcceptEdits => PermissionMode::Plan,
+            PermissionMode::Plan | PermissionMode::Bypass => PermissionMode::Default,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionReply {
+    Once,
+    Always,
+    Deny,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    pub id: String,
+    pub tool: String,
+    pub call_id: String,
+    /// Short human description: the command, the path, …
+    pub title: String,
+    /// The pattern an "always" reply would allow for the rest of the session.
+    pub patterns: Vec<String>,
+    /// The sub-agent that asks (`None`: the main agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}

@@ -1,0 +1,72 @@
+//! "Always" replies: what they grant for the session, and that they never lift a deny rule.
+
+use super::*;
+
+#[test]
+fn always_grants_the_patterns_for_the_session() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = defaults_only();
+    let r = ask(p.check("bash", &json!({"command": "git status"}), ctx));
+    p.reply(&r, PermissionReply::Once);
+    ask(p.check("bash", &json!({"command": "git status"}), ctx));
+    let r = ask(p.check("bash", &json!({"command": "git status"}), ctx));
+    p.reply(&r, PermissionReply::Always);
+    assert!(is_allow(&p.check(
+        "bash",
+        &json!({"command": "git status -s"}),
+        ctx
+    )));
+    ask(p.check("bash", &json!({"command": "git push"}), ctx));
+    ask(p.check("bash", &json!({"command": "git status && git push"}), ctx));
+
+    let r = ask(p.check("edit", &json!({"file_path": "src/a.rs"}), ctx));
+    p.reply(&r, PermissionReply::Deny);
+    ask(p.check("edit", &json!({"file_path": "src/a.rs"}), ctx));
+    let r = ask(p.check("edit", &json!({"file_path": "src/a.rs"}), ctx));
+    p.reply(&r, PermissionReply::Always);
+    assert!(is_allow(&p.check(
+        "edit",
+        &json!({"file_path": "src/a.rs"}),
+        ctx
+    )));
+    ask(p.check("edit", &json!({"file_path": "src/b.rs"}), ctx));
+    // A grant for edit does not allow write.
+    ask(p.check("write", &json!({"file_path": "src/a.rs"}), ctx));
+
+    // Always on an outside path grants its directory for external_directory.
+    let outside = ws.root().join("o");
+    std::fs::create_dir_all(&outside).unwrap();
+    let r = ask(p.check(
+        "read",
+        &json!({"file_path": outside.join("a.txt").display().to_string()}),
+        ctx,
+    ));
+    p.reply(&r, PermissionReply::Always);
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": outside.join("b.txt").display().to_string()}),
+        ctx
+    )));
+    ask(p.check(
+        "read",
+        &json!({"file_path": ws.root().join("c.txt").display().to_string()}),
+        ctx,
+    ));
+}
+
+#[test]
+fn grants_never_override_deny() {
+    let ws = Ws::new();
+    let mut p = Permissions::new(&rules("[permission.bash]\n\"rm*\" = \"deny\""));
+    let req = PermissionRequest {
+        id: "unknown".into(),
+        tool: "bash".into(),
+        call_id: "c".into(),
+        title: "rm".into(),
+        patterns: vec!["rm*".into()],
+        agent: None,
+    };
+    p.reply(&req, PermissionReply::Always);
+    deny(p.check("bash", &json!({"command": "rm x"}), &ws.ctx));
+}

@@ -1,0 +1,210 @@
+//! What a file or search call touches: `.env` files, paths outside the workspace, the
+//! tool-output folder, hard links, the file under any alias, where a search looks.
+
+use super::*;
+
+#[test]
+fn env_files_ask_even_when_reads_are_allowed() {
+    let ws = Ws::new();
+    let mut p = Permissions::new(&rules("[permission]\nread = \"allow\"\nedit = \"allow\""));
+    let r = ask(p.check("read", &json!({"file_path": ".env"}), &ws.ctx));
+    assert_eq!(r.patterns, [".env"]);
+    ask(p.check("read", &json!({"file_path": "deploy/prod.env"}), &ws.ctx));
+    ask(p.check("read", &json!({"file_path": ".env.local"}), &ws.ctx));
+    ask(p.check("edit", &json!({"file_path": "app/.env"}), &ws.ctx));
+    assert!(is_allow(&p.check(
+        "edit",
+        &json!({"file_path": "app/main.py"}),
+        &ws.ctx
+    )));
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": "environment.rs"}),
+        &ws.ctx
+    )));
+    // The user can allow them explicitly.
+    let mut p = Permissions::new(&rules("[permission.read]\n\"*.env\" = \"allow\""));
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": ".env"}),
+        &ws.ctx
+    )));
+}
+
+#[test]
+fn external_directory() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let outside = ws.root().join("other");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("notes.txt"), "x").unwrap();
+    let mut p = defaults_only();
+
+    let r = ask(p.check("read", &json!({"file_path": "../other/notes.txt"}), ctx));
+    let abs = outside.join("notes.txt").display().to_string();
+    assert_eq!(r.title, format!("{abs} (outside the workspace)"));
+    assert_eq!(r.patterns, [format!("{}/*", outside.display())]);
+
+    // A symlink inside the workspace that points out of it is outside too.
+    std::os::unix::fs::symlink(&outside, ws.path("link")).unwrap();
+    let r = ask(p.check("read", &json!({"file_path": "link/notes.txt"}), ctx));
+    assert!(r.title.starts_with(&abs), "{}", r.title);
+    ask(p.check("list", &json!({"path": "link"}), ctx));
+    ask(p.check("grep", &json!({"pattern": "x", "path": "/etc"}), ctx));
+    ask(p.check("glob", &json!({"pattern": "*", "path": "../"}), ctx));
+
+    // Edit outside: one request covering both the directory and the file.
+    let r = ask(p.check("edit", &json!({"file_path": abs}), ctx));
+    assert_eq!(r.patterns, [format!("{}/*", outside.display()), abs]);
+
+    // Configured: allow one directory, deny elsewhere.
+    let cfg = format!(
+        "[permission.external_directory]\n\"*\" = \"deny\"\n\"{}/*\" = \"allow\"",
+        outside.display()
+    );
+    let mut p = Permissions::new(&rules(&cfg));
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": "../other/notes.txt"}),
+        ctx
+    )));
+    assert!(is_allow(&p.check(
+        "list",
+        &json!({"path": "../other"}),
+        ctx
+    )));
+    let msg = deny(p.check("read", &json!({"file_path": "/etc/hostname"}), ctx));
+    assert!(msg.contains("external_directory"), "{msg}");
+}
+
+#[test]
+fn tool_output_reads_are_allowed() {
+    let ws = Ws::new();
+    let dir = ws.ctx.data_dir.join("tool-output");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tool_1"), "x").unwrap();
+    let f = dir.join("tool_1").display().to_string();
+    let mut p = defaults_only();
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": f}),
+        &ws.ctx
+    )));
+    assert!(is_allow(&p.check(
+        "grep",
+        &json!({"pattern": "x", "path": f}),
+        &ws.ctx
+    )));
+    // But not writes, and not the rest of the data dir.
+    ask(p.check("write", &json!({"file_path": f, "content": ""}), &ws.ctx));
+    ask(p.check(
+        "read",
+        &json!({"file_path": ws.ctx.data_dir.join("pith.db").display().to_string()}),
+        &ws.ctx,
+    ));
+}
+
+#[test]
+fn unparsable_input_is_left_to_the_tool() {
+    let ws = Ws::new();
+    let mut p = defaults_only();
+    assert!(is_allow(&p.check("bash", &json!({"cmd": "ls"}), &ws.ctx)));
+    assert!(is_allow(&p.check("edit", &json!(null), &ws.ctx)));
+}
+
+#[test]
+fn writing_a_hard_linked_file_asks_even_when_edits_are_allowed() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("profile");
+    std::fs::write(&target, "x").unwrap();
+    std::fs::hard_link(&target, ctx.workspace.join("linked.txt")).unwrap();
+    std::fs::write(ctx.workspace.join("single.txt"), "x").unwrap();
+    let mut p = Permissions::new(&rules("[permission]\nedit = \"allow\"\nwrite = \"allow\""));
+    let edit = |f: &str| json!({"file_path": f, "old_string": "x", "new_string": "y"});
+    assert!(is_allow(&p.check("edit", &edit("single.txt"), ctx)));
+    let r = ask(p.check("edit", &edit("linked.txt"), ctx));
+    assert!(r.title.contains("hard link"), "{}", r.title);
+    let r = ask(p.check(
+        "write",
+        &json!({"file_path": "linked.txt", "content": "y"}),
+        ctx,
+    ));
+    assert!(r.title.contains("hard link"), "{}", r.title);
+    let r = ask(p.check("bash", &json!({"command": "echo y > linked.txt"}), ctx));
+    assert!(
+        r.patterns.contains(&"linked.txt".to_string()),
+        "{:?}",
+        r.patterns
+    );
+    // Reading it is not a change.
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": "linked.txt"}),
+        ctx
+    )));
+    let mut p = Permissions::new(&rules(
+        "[permission]\nedit = \"allow\"\nhard_link = \"allow\"",
+    ));
+    assert!(is_allow(&p.check("edit", &edit("linked.txt"), ctx)));
+}
+
+/// A file tool's file is judged under whichever key the call gives it (the aliases the tools
+/// take); a call that names it under two keys is refused, never judged by one of them (the
+/// user could be asked about one file while the tool was handed another).
+#[test]
+fn a_file_is_judged_under_any_alias_and_a_call_naming_two_is_refused() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = Permissions::new(&rules(
+        "[permission.read]\n\"*\" = \"allow\"\n\"secret.txt\" = \"deny\"\n",
+    ));
+    for key in ["file_path", "path", "filePath"] {
+        deny(p.check("read", &json!({key: "secret.txt"}), ctx));
+        assert!(
+            is_allow(&p.check("read", &json!({key: "a.txt"}), ctx)),
+            "{key}"
+        );
+    }
+    for (a, b) in [
+        ("file_path", "path"),
+        ("path", "filePath"),
+        ("filePath", "file_path"),
+    ] {
+        for (first, second) in [
+            ("a.txt", "secret.txt"),
+            ("secret.txt", "a.txt"),
+            ("a.txt", "b.txt"),
+        ] {
+            for tool in ["read", "write", "edit"] {
+                let input = json!({a: first, b: second, "content": "", "old_string": "x", "new_string": "y"});
+                let msg = deny(p.check(tool, &input, ctx));
+                assert!(
+                    msg.contains("names its file more than once"),
+                    "{tool} {input}: {msg}"
+                );
+            }
+        }
+    }
+    // a call that names no file is left to the tool, which refuses it
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file": "secret.txt"}),
+        ctx
+    )));
+}
+
+/// `list`, `grep` and `glob` are judged by the directory they search: `path`, the one key they
+/// take (a `file_path` beside it is not where they look).
+#[test]
+fn a_search_is_judged_where_the_tool_looks() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = defaults_only();
+    let misnamed = json!({"pattern": "x", "file_path": "src", "path": "/etc"});
+    for tool in ["grep", "glob", "list"] {
+        let r = ask(p.check(tool, &misnamed, ctx));
+        assert!(r.title.contains("/etc"), "{tool}: {}", r.title);
+    }
+}

@@ -1,0 +1,222 @@
+//! `read`: a file with line numbers, a directory's entries, or a clear refusal for binaries.
+
+use std::fs::File;
+use std::io::{BufReader, Read as _};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::resolve;
+use super::truncate::human_bytes;
+use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
+use pith_protocol::tool::ReadMetadata;
+
+mod binary;
+mod dir;
+mod lines;
+mod not_found;
+
+use binary::{binary_extension, image_output};
+pub use binary::{image_mime, looks_binary};
+use dir::read_dir;
+use lines::{page_output, read_page};
+use not_found::not_found;
+
+pub const DEFAULT_LIMIT: usize = 2000;
+pub const MAX_LINE_CHARS: usize = 2000;
+
+pub struct Read;
+
+#[derive(Deserialize)]
+struct Input {
+    #[serde(alias = "path", alias = "filePath")]
+    file_path: String,
+    #[serde(default)]
+    offset: Option<i64>,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Read {
+    fn name(&self) -> &'static str {
+        "read"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("../../../../prompts/tools/read.md")
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file or directory to read (absolute or relative to the workspace)"},
+                "offset": {"type": "integer", "description": "1-based line number to start reading at (default 1)"},
+                "limit": {"type": "integer", "description": "Number of lines to read (default 2000)"}
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: Input = parse_input("read", input)?;
+        let offset = match input.offset {
+            None => 1,
+            Some(o) if o >= 1 => o as usize,
+            // Treat 0 as "from the start": models often count from zero.
+            Some(0) => 1,
+            Some(o) => {
+                return Err(tool_err!(
+                    "read: `offset` must be a line number of 1 or more, got {o}"
+                ));
+            }
+        };
+        let limit = match input.limit {
+            None => DEFAULT_LIMIT,
+            Some(l) if l >= 1 => l as usize,
+            Some(l) => return Err(tool_err!("read: `limit` must be 1 or more, got {l}")),
+        };
+        let ctx2 = ctx.clone();
+        let raw = input.file_path;
+        let buffer = editor_text(&raw, ctx).await;
+        tokio::task::spawn_blocking(move || read_sync(&raw, offset, limit, &ctx2, buffer))
+            .await
+            .map_err(|e| tool_err!("read: internal error: {e}"))?
+    }
+}
+
+/// The editor's text of the file `raw` names (an unsaved buffer included), when an editor
+/// reads for the session and the file is one this tool reads as text: a regular file on disk,
+/// not an image or a known binary, no larger than [`super::bounds::MAX_WHOLE_FILE`]. `None`:
+/// the disk is read (also when the editor fails, see `tools::editor`).
+async fn editor_text(raw: &str, ctx: &ToolContext) -> Option<(std::path::PathBuf, String)> {
+    if !ctx.editor.as_ref().is_some_and(|e| e.reads()) {
+        return None;
+    }
+    let path = resolve(&ctx.workspace, raw).path;
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file()
+        || meta.len() > super::bounds::MAX_WHOLE_FILE
+        || image_mime(&path).is_some()
+        || binary_extension(&path)
+    {
+        return None;
+    }
+    let text = super::editor::read(ctx, &path).await?;
+    Some((path, text))
+}
+
+/// Reads `raw` from the disk, or its text from `buffer` (the editor's, for that path) after
+/// the same checks.
+fn read_sync(
+    raw: &str,
+    offset: usize,
+    limit: usize,
+    ctx: &ToolContext,
+    buffer: Option<(std::path::PathBuf, String)>,
+) -> Result<ToolOutput, ToolError> {
+    let ws = &ctx.workspace;
+    let resolved = resolve(ws, raw);
+    let path = &resolved.path;
+    // the path resolved the same way when the editor was asked
+    let buffer = buffer.and_then(|(p, text)| (p == *path).then_some(text));
+    let shown = resolved.display(ws);
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::Failed(not_found(path, &shown, ws)));
+        }
+        Err(e) => return Err(tool_err!("Cannot read {shown}: {e}")),
+    };
+    if meta.is_dir() {
+        let line_cap = ctx.output.max_lines.max(1);
+        return read_dir(path, &shown, offset, limit.min(line_cap));
+    }
+    // A FIFO, a terminal or a socket would make the read wait forever: refused before opening.
+    super::bounds::refuse_special(&meta, &shown, "read")?;
+    let size = buffer.as_ref().map_or(meta.len(), |t| t.len() as u64);
+    if let Some(mime) = image_mime(path) {
+        return Ok(image_output(path, shown, mime, size));
+    }
+    let (sample, rest) = open_text(path, &shown, buffer)?;
+    if binary_extension(path) || looks_binary(&sample) {
+        return Err(tool_err!(
+            "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
+             (for example `file`, `xxd {shown} | head`, `unzip -l`) to inspect it.",
+            human_bytes(size as usize)
+        ));
+    }
+    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(sample).chain(rest));
+    let page = read_page(reader, &shown, offset, limit, size, ctx)?;
+
+    // Remember what the session has seen, for write/edit.
+    super::write::record_write(ctx, path);
+
+    if page.total == 0 {
+        return Ok(ToolOutput {
+            title: shown.clone(),
+            output: format!("(File {shown} is empty.)"),
+            metadata: ReadMetadata::empty(lossy(path)).into(),
+            meta: ToolMeta::default(),
+        });
+    }
+    if offset > page.total {
+        return Err(tool_err!(
+            "read: offset {offset} is past the end of {shown}, which has {} lines",
+            page.total
+        ));
+    }
+    let line_cap = ctx.output.max_lines.max(1);
+    Ok(page_output(
+        page, path, shown, offset, limit, line_cap, size,
+    ))
+}
+
+/// The path as stored in a read's metadata.
+fn lossy(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// The first 8 KiB of the text (to tell a binary) and a reader of the rest: from the editor's
+/// `buffer` when there is one, else from the file on disk.
+fn open_text(
+    path: &Path,
+    shown: &str,
+    buffer: Option<String>,
+) -> Result<(Vec<u8>, Box<dyn std::io::Read>), ToolError> {
+    Ok(match buffer {
+        Some(text) => {
+            let bytes = text.into_bytes();
+            let n = bytes.len().min(8192);
+            let sample = bytes[..n].to_vec();
+            let mut rest = std::io::Cursor::new(bytes);
+            rest.set_position(n as u64);
+            (sample, Box::new(rest))
+        }
+        None => {
+            let (mut file, _) = super::bounds::open_regular(path, shown, "read")?;
+            let mut sample = vec![0u8; 8192];
+            let n = read_full(&mut file, &mut sample)
+                .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
+            sample.truncate(n);
+            (sample, Box::new(file))
+        }
+    })
+}
+
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests;
