@@ -21,6 +21,20 @@ pub use super::picker::{PickItem, Picker, PickerKind};
 use super::status_bar::session_cost;
 use super::transcript::{NoticeLevel, Transcript};
 
+mod custom;
+mod effects;
+mod engine_events;
+mod input;
+mod login;
+mod mcp;
+mod popup_keys;
+mod render;
+mod run_command;
+mod run_loop;
+#[cfg(test)]
+mod test_access;
+mod theme;
+
 /// How long a first Ctrl+C waits for the second.
 pub(super) const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
@@ -48,43 +62,43 @@ pub enum Popup {
 
 pub struct App {
     ops: UnboundedSender<Submission>,
-    pub transcript: Transcript,
-    pub(crate) composer: Composer,
-    pub(crate) session: Session,
+    transcript: Transcript,
+    composer: Composer,
+    session: Session,
     /// The status bar: model, effort, mode, context, cost, branch, the engine's state.
-    pub(crate) status: super::status_bar::StatusBar,
-    pub(crate) models: Vec<String>,
+    status: super::status_bar::StatusBar,
+    models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
-    pub(crate) keys: super::login::KeyAccess,
-    pub(crate) workspace: PathBuf,
+    keys: super::login::KeyAccess,
+    workspace: PathBuf,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
-    pub(crate) subagents: super::subagents::Subagents,
-    pub(crate) popup: Option<Popup>,
-    pub(crate) permissions: Permissions,
+    subagents: super::subagents::Subagents,
+    popup: Option<Popup>,
+    permissions: Permissions,
     /// The custom slash commands.
-    pub(crate) custom_commands: crate::custom_commands::Commands,
+    custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
-    pub(crate) completion: super::completion::Completion,
-    pub(crate) quit_armed: Option<Instant>,
-    pub(crate) should_quit: bool,
+    completion: super::completion::Completion,
+    quit_armed: Option<Instant>,
+    should_quit: bool,
     /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
-    pub(crate) exit_code: i32,
-    pub(crate) engine_gone: bool,
-    pub(crate) now: Instant,
+    exit_code: i32,
+    engine_gone: bool,
+    now: Instant,
     /// Something changed since the last draw.
-    pub dirty: bool,
+    dirty: bool,
     /// The MCP servers as the engine last reported them.
-    pub(crate) mcp: Vec<crate::event::McpServerStatus>,
+    mcp: Vec<crate::event::McpServerStatus>,
     /// What each key does.
-    pub(crate) keymap: super::keymap::Keymap,
+    keymap: super::keymap::Keymap,
     /// The colour theme and `/theme`'s state.
-    pub(crate) appearance: super::appearance::Appearance,
+    appearance: super::appearance::Appearance,
     /// Terminal work for the run loop between frames (clipboard, bell, editor).
-    pub(crate) effects: Vec<super::effects::Effect>,
+    effects: Vec<super::effects::Effect>,
     /// `[notify]` and whether the terminal has focus.
-    pub(crate) notifier: super::notify::Notifier,
+    notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
-    pub(crate) hooks: crate::config::HooksConfig,
+    hooks: crate::config::HooksConfig,
 }
 
 impl App {

@@ -6,9 +6,9 @@ use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
 use crate::tool::ToolInput;
 
-use super::app::{App, Help, PickItem, Picker, PickerKind, Popup};
-use super::transcript::NoticeLevel;
+use crate::app::{App, Help, PickItem, Picker, PickerKind, Popup};
 use crate::commands::Command;
+use crate::transcript::NoticeLevel;
 
 impl App {
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
@@ -29,7 +29,7 @@ impl App {
                 self.transcript.follow();
             }
             Command::Context => {
-                self.popup = Some(Popup::Context(super::info_popup::ContextPopup::waiting()));
+                self.popup = Some(Popup::Context(crate::info_popup::ContextPopup::waiting()));
                 self.send(Op::ContextBreakdown);
             }
             Command::Login => self.login(arg),
@@ -61,7 +61,7 @@ impl App {
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),
             Command::Copy => self.copy_command(arg.as_deref()),
-            Command::Editor => self.effects.push(super::effects::Effect::Editor),
+            Command::Editor => self.effects.push(crate::effects::Effect::Editor),
             Command::Help => self.popup = Some(Popup::Help(Help::new())),
             Command::Keys => {
                 // the help, from its list of keys
@@ -115,7 +115,7 @@ impl App {
 
     /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the
     /// latest compaction, since the engine cannot undo past one.
-    pub(super) fn rewind_picker(&mut self) {
+    pub(crate) fn rewind_picker(&mut self) {
         let mut items = Vec::new();
         let mut compacted = false;
         for c in self.transcript.cells().iter().rev() {
@@ -161,7 +161,7 @@ impl App {
 
     /// `/effort [level]`: without a level, says the current one; `default` goes back to the
     /// model's own. The status bar shows the level once the engine confirms it.
-    pub(super) fn set_effort(&mut self, arg: Option<String>) {
+    pub(crate) fn set_effort(&mut self, arg: Option<String>) {
         let levels = "minimal, low, medium, high or default";
         let Some(arg) = arg else {
             let now = self
@@ -191,7 +191,7 @@ impl App {
 
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms
     /// it (a model without a key or provider is refused).
-    pub(super) fn set_model(&mut self, model: String) {
+    pub(crate) fn set_model(&mut self, model: String) {
         if self.ask_key_for(&model) {
             return;
         }

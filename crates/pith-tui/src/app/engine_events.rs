@@ -6,15 +6,15 @@ use std::time::Instant;
 use crate::event::{Event, TurnEnd};
 use crate::message::{Message, Session};
 
-use super::transcript::{CompactionStats, NoticeLevel};
+use crate::transcript::{CompactionStats, NoticeLevel};
 
-use super::app::{
+use crate::app::{
     App, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural, user_prompts, when,
 };
 
 impl App {
     /// An engine event, handed to the method for its group.
-    pub(super) fn on_engine(&mut self, ev: Event) {
+    pub(crate) fn on_engine(&mut self, ev: Event) {
         // the status bar takes its figures first; a setting it saw change is said here
         if let Some(note) = self.status.on_event(&ev) {
             self.transcript.notice(NoticeLevel::Info, note);
@@ -126,7 +126,7 @@ impl App {
                 format!(
                     "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
                     if parts == 1 { "" } else { "s" },
-                    super::format::tokens(tokens)
+                    crate::format::tokens(tokens)
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
@@ -228,8 +228,8 @@ impl App {
                 NoticeLevel::Info,
                 format!(
                     "context compacted: {} → {}",
-                    super::format::tokens(before),
-                    super::format::tokens(after)
+                    crate::format::tokens(before),
+                    crate::format::tokens(after)
                 ),
             );
         }
@@ -291,7 +291,7 @@ impl App {
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
     /// comes back to an empty composer to be edited and sent again.
-    pub(super) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
+    pub(crate) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
         self.transcript.truncate_from(message_id);
         self.composer.give_back(&prompt);
         let what = match files.len() {
@@ -307,7 +307,7 @@ impl App {
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
     /// showing the lines it showed.
-    pub(super) fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
+    pub(crate) fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
         if session_id != self.session.id {
             return; // asked for a session no longer shown
         }
@@ -317,7 +317,7 @@ impl App {
 
     /// The sessions picker: this directory's sessions first (newest first), then the others,
     /// each saying where it belongs.
-    pub(super) fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
+    pub(crate) fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
         let here = self.workspace.to_string_lossy();
         let (mut mine, others): (Vec<&Session>, Vec<&Session>) =
             sessions.iter().partition(|s| s.directory == here);
@@ -333,13 +333,13 @@ impl App {
                         ""
                     },
                     when(s.time_updated),
-                    super::format::tokens(s.tokens),
+                    crate::format::tokens(s.tokens),
                 );
                 if elsewhere {
                     detail.push_str(&format!(" · in {}", home_short(&s.directory)));
                 }
                 if let Some(agent) = &s.agent {
-                    detail = format!("{} · {detail}", super::format::sanitize(agent));
+                    detail = format!("{} · {detail}", crate::format::sanitize(agent));
                 }
                 PickItem {
                     id: s.id.clone(),
@@ -354,7 +354,7 @@ impl App {
             .collect()
     }
 
-    pub(super) fn load_session(
+    pub(crate) fn load_session(
         &mut self,
         session: Session,
         messages: Vec<Message>,
