@@ -8,7 +8,7 @@ use crossterm::event::{
 
 use crate::event::Op;
 
-use crate::app::{App, QUIT_WINDOW};
+use crate::app::App;
 use crate::commands;
 use crate::completion::ListKey;
 use crate::component::{Component, Handled};
@@ -139,7 +139,7 @@ impl App {
             return;
         }
         // any other key disarms the quit prompt
-        self.quit_armed = None;
+        self.quit.disarm();
         let now = Instant::now();
         // Keys wait for the question to be read, except esc and scrolling: they are safe.
         let safe = matches!(
@@ -298,19 +298,13 @@ impl App {
         }
         if !self.composer.is_empty() {
             self.composer.clear();
-            self.quit_armed = None;
+            self.quit.disarm();
             return;
         }
-        let now = Instant::now();
-        if self
-            .quit_armed
-            .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
-        {
-            self.exit_code = 130;
+        if self.quit.press(Instant::now()) {
             self.quit();
             return;
         }
-        self.quit_armed = Some(now);
         if self.busy() {
             self.interrupt();
         }
@@ -318,7 +312,7 @@ impl App {
 
     pub fn quit(&mut self) {
         self.send(Op::Shutdown);
-        self.should_quit = true;
+        self.quit.leave();
     }
 
     fn interrupt(&mut self) {

@@ -3,7 +3,7 @@
 //! this file touches the terminal, so tests drive it directly.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
@@ -28,15 +28,13 @@ mod input;
 mod login;
 mod mcp;
 mod popup_keys;
+mod quit;
 mod render;
 mod run_command;
 mod run_loop;
 #[cfg(test)]
 mod test_access;
 mod theme;
-
-/// How long a first Ctrl+C waits for the second.
-pub(super) const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
 /// Everything `update` reacts to.
 #[derive(Debug, Clone)]
@@ -79,10 +77,8 @@ pub struct App {
     custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
     completion: super::completion::Completion,
-    quit_armed: Option<Instant>,
-    should_quit: bool,
-    /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
-    exit_code: i32,
+    /// Ctrl+C's armed quit, whether the TUI is leaving and with which exit code.
+    quit: quit::Quit,
     engine_gone: bool,
     now: Instant,
     /// Something changed since the last draw.
@@ -135,9 +131,7 @@ impl App {
             popup: None,
             permissions: Permissions::default(),
             completion: Default::default(),
-            quit_armed: None,
-            should_quit: false,
-            exit_code: 0,
+            quit: Default::default(),
             engine_gone: false,
             now,
             dirty: true,
@@ -189,10 +183,7 @@ impl App {
                     self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }
-                if let Some(t) = self.quit_armed
-                    && self.now.duration_since(t) > QUIT_WINDOW
-                {
-                    self.quit_armed = None;
+                if self.quit.expire(self.now) {
                     self.dirty = true;
                 }
             }

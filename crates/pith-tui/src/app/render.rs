@@ -82,7 +82,7 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
     let chrome = ComposerChrome {
         busy_title: app.busy().then(|| busy_title(app)),
         below: app.transcript.lines_below(),
-        quit_armed: app.quit_armed.is_some(),
+        quit_armed: app.quit.armed(),
         keymap: &app.keymap,
     };
     app.composer.render(frame, area, chrome);

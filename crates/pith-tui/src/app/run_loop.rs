@@ -42,7 +42,7 @@ impl App {
     }
 
     pub(crate) fn should_quit(&self) -> bool {
-        self.should_quit
+        self.quit.leaving()
     }
 
     /// The engine's event channel closed: the status bar says so.
@@ -53,7 +53,7 @@ impl App {
 
     /// A stop signal came from outside: leave with its exit code.
     pub(crate) fn stop_signalled(&mut self, code: i32) {
-        self.exit_code = code;
+        self.quit.set_code(code);
         self.quit();
     }
 
@@ -66,7 +66,7 @@ impl App {
     pub(crate) fn into_exit(self) -> TuiExit {
         TuiExit {
             session: self.session.id,
-            code: self.exit_code,
+            code: self.quit.code(),
         }
     }
 }

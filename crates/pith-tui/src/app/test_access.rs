@@ -54,11 +54,11 @@ impl App {
     }
 
     pub(crate) fn quit_armed(&self) -> bool {
-        self.quit_armed.is_some()
+        self.quit.armed()
     }
 
     pub(crate) fn exit_code(&self) -> i32 {
-        self.exit_code
+        self.quit.code()
     }
 
     pub(crate) fn session(&self) -> &Session {
