@@ -48,7 +48,7 @@ impl App {
             Some(_) => {}
             None => {
                 // a dropped image file arrives as its path: attach it
-                self.composer.paste_in(text, &self.workspace);
+                self.composer.paste_in(text, self.session.workspace());
                 self.completion.pasted();
             }
         }
@@ -104,7 +104,7 @@ impl App {
         }
         let (line, col) = self.composer.cursor_line();
         let (_, query) = crate::mentions::token_at(&line, col)?;
-        let files = self.completion.files(&self.workspace);
+        let files = self.completion.files(self.session.workspace());
         let items = files.matches(&query);
         (!items.is_empty()).then_some((query, items))
     }

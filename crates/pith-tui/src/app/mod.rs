@@ -2,14 +2,13 @@
 //! permission prompt) and `update`, which every terminal and engine event goes through. Nothing in
 //! this file touches the terminal, so tests drive it directly.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::event::{Event, Op, Submission};
-use crate::message::{Message, PartKind, Role, Session};
+use crate::message::{Message, PartKind, Role};
 
 use super::TuiInit;
 pub use super::activity::Retry;
@@ -32,6 +31,7 @@ mod quit;
 mod render;
 mod run_command;
 mod run_loop;
+mod session_view;
 #[cfg(test)]
 mod test_access;
 mod theme;
@@ -62,13 +62,13 @@ pub struct App {
     ops: UnboundedSender<Submission>,
     transcript: Transcript,
     composer: Composer,
-    session: Session,
+    /// The session on screen and the directory it works in.
+    session: session_view::SessionView,
     /// The status bar: model, effort, mode, context, cost, branch, the engine's state.
     status: super::status_bar::StatusBar,
     models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
     keys: super::login::KeyAccess,
-    workspace: PathBuf,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
     subagents: super::subagents::Subagents,
     popup: Option<Popup>,
@@ -122,11 +122,10 @@ impl App {
                 session_cost(&init.session, &init.messages),
                 init.git_branch,
             ),
-            session: init.session,
+            session: session_view::SessionView::new(init.session, init.workspace),
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,
-            workspace: init.workspace,
             subagents: Default::default(),
             popup: None,
             permissions: Permissions::default(),

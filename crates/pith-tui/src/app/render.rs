@@ -69,11 +69,11 @@ fn draw(frame: &mut Frame, app: &mut App) {
 fn draw_transcript(frame: &mut Frame, app: &mut App, area: Rect) {
     let banner = Banner {
         model: app.status.model(),
-        workspace: &app.workspace,
+        workspace: app.session.workspace(),
     };
     app.transcript.render(frame, area, banner);
     if let Some(before) = app.transcript.take_history_request() {
-        let session_id = app.session.id.clone();
+        let session_id = app.session.id().to_string();
         app.send(Op::LoadHistory { session_id, before });
     }
 }
@@ -113,7 +113,7 @@ impl App {
             agents_tokens: self.subagents.tokens,
             agents_cost: self.subagents.cost,
             mcp: &self.mcp,
-            workspace: &self.workspace,
+            workspace: self.session.workspace(),
             engine_gone: self.engine_gone,
             asking: self.permissions.front().map(|r| r.tool.as_str()),
             now: self.now,

@@ -45,7 +45,7 @@ impl App {
             Command::Agents => {
                 self.sessions_loading();
                 self.send(Op::ListSubagents {
-                    session_id: self.session.id.clone(),
+                    session_id: self.session.id().to_string(),
                 });
             }
             Command::New => self.send(Op::NewSession),
@@ -53,8 +53,10 @@ impl App {
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
             Command::Init => {
-                let init =
-                    crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
+                let init = crate::custom_commands::init(
+                    self.session.workspace(),
+                    arg.as_deref().unwrap_or(""),
+                );
                 self.run_expanded(init);
             }
             Command::Undo => self.send(Op::Undo),

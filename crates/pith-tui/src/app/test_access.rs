@@ -62,7 +62,7 @@ impl App {
     }
 
     pub(crate) fn session(&self) -> &Session {
-        &self.session
+        self.session.session()
     }
 
     pub(crate) fn subagents(&self) -> &Subagents {
@@ -90,7 +90,7 @@ impl App {
     }
 
     pub(crate) fn set_workspace(&mut self, workspace: PathBuf) {
-        self.workspace = workspace;
+        self.session.set_workspace(workspace);
     }
 
     pub(crate) fn notifier_mut(&mut self) -> &mut Notifier {
