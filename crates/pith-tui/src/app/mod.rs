@@ -79,8 +79,6 @@ pub struct App {
     completion: super::completion::Completion,
     /// Ctrl+C's armed quit, whether the TUI is leaving and with which exit code.
     quit: quit::Quit,
-    engine_gone: bool,
-    now: Instant,
     /// Something changed since the last draw.
     dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -111,7 +109,6 @@ impl App {
             composer.set_log(log);
         }
         composer.set_history(user_prompts(&init.messages));
-        let now = Instant::now();
         App {
             ops,
             transcript,
@@ -131,8 +128,6 @@ impl App {
             permissions: Permissions::default(),
             completion: Default::default(),
             quit: Default::default(),
-            engine_gone: false,
-            now,
             dirty: true,
             mcp: Vec::new(),
             keymap: init.keymap,
@@ -148,8 +143,7 @@ impl App {
     }
 
     pub(super) fn send(&mut self, op: Op) {
-        if self.ops.send(Submission::new(op)).is_err() && !self.engine_gone {
-            self.engine_gone = true;
+        if self.ops.send(Submission::new(op)).is_err() && self.status.engine_stopped() {
             self.transcript
                 .notice(NoticeLevel::Error, "the engine has stopped; restart pith");
         }
@@ -176,13 +170,13 @@ impl App {
                 self.on_engine(ev);
             }
             Msg::Tick => {
-                self.now = Instant::now();
+                self.status.set_now(Instant::now());
                 if self.busy() || self.transcript.running_tools() > 0 {
                     self.status.tick();
                     self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }
-                if self.quit.expire(self.now) {
+                if self.quit.expire(self.status.now()) {
                     self.dirty = true;
                 }
             }

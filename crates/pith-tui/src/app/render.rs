@@ -90,7 +90,10 @@ fn draw_composer(frame: &mut Frame, app: &mut App, area: Rect) {
 
 /// The composer's title while a turn runs: the spinner and time, or what it waits for.
 fn busy_title(app: &App) -> String {
-    let secs = app.status.turn_time(app.now).map_or(0, |t| t.as_secs());
+    let secs = app
+        .status
+        .turn_time(app.status.now())
+        .map_or(0, |t| t.as_secs());
     let spin = app.status.spinner_frame();
     if app.status.interrupting() {
         format!(" {spin} interrupting ")
@@ -114,9 +117,7 @@ impl App {
             agents_cost: self.subagents.cost,
             mcp: &self.mcp,
             workspace: self.session.workspace(),
-            engine_gone: self.engine_gone,
             asking: self.permissions.front().map(|r| r.tool.as_str()),
-            now: self.now,
         }
     }
 

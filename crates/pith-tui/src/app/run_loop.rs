@@ -47,7 +47,7 @@ impl App {
 
     /// The engine's event channel closed: the status bar says so.
     pub(crate) fn engine_closed(&mut self) {
-        self.engine_gone = true;
+        self.status.engine_stopped();
         self.dirty = true;
     }
 
