@@ -90,7 +90,7 @@ impl App {
             .map(SlashItem::Command)
             .collect();
         items.extend(self.custom_items(word));
-        items.extend(self.mcp_prompt_items(word));
+        items.extend(self.mcp.prompt_items(word));
         (!items.is_empty()).then_some(items)
     }
 
@@ -331,7 +331,7 @@ impl App {
         }
         // the same routing as `pith run` (`crate::route`)
         let routed = crate::route::route(&text, &self.custom_commands, &|server, prompt| {
-            self.mcp_has_prompt(server, prompt)
+            self.mcp.has_prompt(server, prompt)
         });
         if routed != Route::Prompt {
             self.composer.take();

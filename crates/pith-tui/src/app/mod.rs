@@ -82,7 +82,7 @@ pub struct App {
     /// Something changed since the last draw.
     dirty: bool,
     /// The MCP servers as the engine last reported them.
-    mcp: Vec<crate::event::McpServerStatus>,
+    mcp: crate::mcp::McpServers,
     /// What each key does.
     keymap: super::keymap::Keymap,
     /// The colour theme and `/theme`'s state.
@@ -129,7 +129,7 @@ impl App {
             completion: Default::default(),
             quit: Default::default(),
             dirty: true,
-            mcp: Vec::new(),
+            mcp: Default::default(),
             keymap: init.keymap,
             appearance: init.appearance,
             effects: Vec::new(),

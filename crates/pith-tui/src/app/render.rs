@@ -54,8 +54,10 @@ fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Help(help)) => {
             help.render(frame, transcript_area, (&app.keymap, &app.custom_commands))
         }
-        Some(Popup::Context(c)) => c.render(frame, above_status, (app.status.context(), &app.mcp)),
-        Some(Popup::Mcp(m)) => m.render(frame, above_status, &app.mcp),
+        Some(Popup::Context(c)) => {
+            c.render(frame, above_status, (app.status.context(), app.mcp.list()))
+        }
+        Some(Popup::Mcp(m)) => m.render(frame, above_status, app.mcp.list()),
         Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.render(frame, area, ()),
         None => {}
@@ -115,7 +117,7 @@ impl App {
         crate::status_bar::StatusContext {
             agents_tokens: self.subagents.tokens,
             agents_cost: self.subagents.cost,
-            mcp: &self.mcp,
+            mcp: self.mcp.list(),
             workspace: self.session.workspace(),
             asking: self.permissions.front().map(|r| r.tool.as_str()),
         }
