@@ -1,6 +1,13 @@
 //! `App`: the routing between the components (transcript, composer, status bar, popups, the
 //! permission prompt) and `update`, which every terminal and engine event goes through. Nothing in
-//! this file touches the terminal, so tests drive it directly.
+//! this module touches the terminal, so tests drive it directly.
+//!
+//! `App`'s fields are private to this module; its children route one kind of thing each: keys
+//! and the mouse (`input`, `popup_keys`), engine events (`engine_events`), slash commands
+//! (`run_command`, `mcp`, `login`, `theme`), drawing (`render`), the terminal work queued for the
+//! run loop (`effects`) and what the run loop asks (`run_loop`). Its own small parts: the session
+//! on screen (`session_view`) and leaving (`quit`). The tests read and set state through
+//! `test_access`.
 
 use std::time::Instant;
 
@@ -20,7 +27,6 @@ pub use super::picker::{PickItem, Picker, PickerKind};
 use super::status_bar::session_cost;
 use super::transcript::{NoticeLevel, Transcript};
 
-mod custom;
 mod effects;
 mod engine_events;
 mod input;
