@@ -89,7 +89,7 @@ fn scrolled_to_top(store: &Store, session: &Session) -> Paged {
     let (tx, mut ops) = unbounded_channel();
     let mut app = App::new(init(session.clone(), page.messages, page.more), tx);
     draw(&mut app);
-    app.transcript.scroll_to_top();
+    app.transcript_mut().scroll_to_top();
     draw(&mut app);
     let op = ops.try_recv().expect("the page before is asked for").op;
     // the page to come was never shown: its code blocks are highlighted from scratch
@@ -174,7 +174,7 @@ fn print_cold_resume(dir: &Path, id: &str) {
         ms(t1, t2),
         v.len(),
         ms(t2, t3),
-        app.transcript.len(),
+        app.transcript().len(),
         ms(t3, t4),
         ms(t4, t5),
         ms(t0, t5)
@@ -278,7 +278,7 @@ fn bench_scrolling(group: &mut BenchmarkGroup<'_, WallTime>, fx: &Fixture) {
                 (app, ops)
             },
             |(mut app, ops)| {
-                app.transcript.scroll_up(H as usize);
+                app.transcript_mut().scroll_up(H as usize);
                 black_box((draw(&mut app), ops, app))
             },
             BatchSize::LargeInput,
@@ -301,7 +301,7 @@ fn pages_deep(store: &Store, session: &Session, pages: usize) -> Paged {
     let mut paged = scrolled_to_top(store, session);
     for _ in 0..pages {
         let (mut app, mut ops) = older_page(store, paged);
-        app.transcript.scroll_to_top();
+        app.transcript_mut().scroll_to_top();
         draw(&mut app);
         let op = ops.try_recv().expect("the next page is asked for").op;
         paged = (app, ops, op);

@@ -93,7 +93,7 @@ fn history(cells: usize) -> Vec<Message> {
 }
 
 fn visible_cells(app: &App) -> usize {
-    app.transcript
+    app.transcript()
         .cells()
         .iter()
         .filter(|c| {
@@ -110,7 +110,7 @@ fn render(c: &mut Criterion) {
     let probe = app(msgs.clone());
     println!(
         "tui: transcript of {} cells ({} visible: prompts, texts, tool calls, summaries)",
-        probe.transcript.len(),
+        probe.transcript().len(),
         visible_cells(&probe)
     );
     let mut group = c.benchmark_group("tui_transcript_1000_cells");
@@ -130,7 +130,7 @@ fn render(c: &mut Criterion) {
             },
             |(mut a, mut term)| {
                 term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-                black_box(a.transcript.total_lines())
+                black_box(a.transcript().total_lines())
             },
             BatchSize::LargeInput,
         )
@@ -176,15 +176,15 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
                 part: variants[flip % 2].clone(),
             }));
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.transcript.total_lines())
+            black_box(a.transcript().total_lines())
         })
     });
     // Nothing changed but the spinner: a frame with every cell cached.
     group.bench_function("redraw_cached", |b| {
         b.iter(|| {
-            a.dirty = true;
+            a.redraw();
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
-            black_box(a.transcript.total_lines())
+            black_box(a.transcript().total_lines())
         })
     });
 }
@@ -195,7 +195,7 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
 fn render_long(c: &mut Criterion) {
     let msgs = history(20_000);
     let probe = app(msgs.clone());
-    println!("tui: long transcript of {} cells", probe.transcript.len());
+    println!("tui: long transcript of {} cells", probe.transcript().len());
     let mut group = c.benchmark_group("tui_transcript_20000_cells");
     group
         .sample_size(20)
@@ -285,7 +285,7 @@ fn drawn_app(history: Vec<Message>) -> (App, Terminal<TestBackend>) {
     let mut app = app(history);
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
     term.draw(|f| tui_view::draw(f, &mut app)).unwrap();
-    app.dirty = false;
+    app.drawn();
     (app, term)
 }
 
@@ -372,7 +372,7 @@ impl Frames {
         let start = Instant::now();
         let at = base.elapsed().as_nanos() as u64;
         term.draw(|f| tui_view::draw(f, app)).unwrap();
-        app.dirty = false;
+        app.drawn();
         self.draws.push(start.elapsed());
         for slot in &sent[self.shown..self.applied] {
             self.waits.push(Duration::from_nanos(
@@ -428,11 +428,11 @@ async fn draw_loop(
     let mut last_draw = Instant::now() - FRAME;
     let mut open = true;
     loop {
-        if app.dirty && last_draw.elapsed() >= FRAME {
+        if app.needs_draw() && last_draw.elapsed() >= FRAME {
             // as pith::tui::run: frames FRAME apart start to start
             last_draw = frames.draw(app, term, sent, base);
         }
-        if !open && !app.dirty {
+        if !open && !app.needs_draw() {
             break;
         }
         let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
@@ -441,11 +441,11 @@ async fn draw_loop(
                 Some(ev) => frames.apply_queued(app, ev, rx),
                 None => {
                     open = false;
-                    app.dirty = true;
+                    app.redraw();
                 }
             },
             _ = tick.tick() => app.update(Msg::Tick),
-            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+            _ = tokio::time::sleep_until(next_frame), if app.needs_draw() => {}
         }
     }
     frames
@@ -453,7 +453,7 @@ async fn draw_loop(
 
 /// The text of the streamed part `pid` as the transcript holds it.
 fn streamed_text(app: &App, pid: &str) -> String {
-    app.transcript
+    app.transcript()
         .cells()
         .iter()
         .find_map(|c| match c.part().map(|p| (&p.id, &p.kind)) {

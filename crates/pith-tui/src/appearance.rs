@@ -4,9 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::app::{App, PickItem, Picker, PickerKind, Popup};
 use super::theme::{self, Theme};
-use super::transcript::NoticeLevel;
 
 /// The file in pith's data dir that remembers the theme `/theme` chose.
 const STATE_FILE: &str = "tui.json";
@@ -62,13 +60,13 @@ impl Appearance {
         a
     }
 
-    fn load(&self, name: &str) -> Result<Theme, theme::ThemeError> {
+    pub(crate) fn load(&self, name: &str) -> Result<Theme, theme::ThemeError> {
         theme::load(name, self.themes_dir.as_deref())
     }
 }
 
 /// The theme name saved in `file`, if any.
-fn saved(file: &Path) -> Option<String> {
+pub(crate) fn saved(file: &Path) -> Option<String> {
     let text = std::fs::read_to_string(file).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v.get("theme")?
@@ -78,102 +76,11 @@ fn saved(file: &Path) -> Option<String> {
 }
 
 /// Saves `name` as the theme to start with (written whole, then renamed into place).
-fn save(file: &Path, name: &str) -> std::io::Result<()> {
+pub(crate) fn save(file: &Path, name: &str) -> std::io::Result<()> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let tmp = file.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::json!({ "theme": name }).to_string())?;
     std::fs::rename(&tmp, file)
-}
-
-impl App {
-    /// `/theme [name]`: switch to `name`, or pick one with a live preview.
-    pub(super) fn theme_command(&mut self, arg: Option<String>) {
-        if let Some(name) = arg {
-            return self.choose_theme(name.trim());
-        }
-        let current = self.appearance.theme.clone();
-        let names = theme::names(self.appearance.themes_dir.as_deref());
-        let selected = names.iter().position(|n| *n == current).unwrap_or(0);
-        let items = names
-            .into_iter()
-            .map(|n| PickItem {
-                detail: if n == current {
-                    "current".into()
-                } else if n == "dark" || n == "light" {
-                    "built in".into()
-                } else {
-                    "themes/".to_string() + &n + ".toml"
-                },
-                label: n.clone(),
-                id: n,
-            })
-            .collect();
-        self.appearance.previewing = Some(current);
-        self.popup = Some(Popup::Picker(Picker::new(
-            PickerKind::Theme,
-            items,
-            selected,
-        )));
-    }
-
-    /// Uses theme `name` from now on and saves it as the one to start with.
-    pub(super) fn choose_theme(&mut self, name: &str) {
-        self.appearance.previewing = None;
-        let t = match self.appearance.load(name) {
-            Ok(t) => t,
-            Err(e) => {
-                // the preview may have changed the colours: back to the theme in use
-                if let Ok(t) = self.appearance.load(&self.appearance.theme.clone()) {
-                    self.apply_theme(t);
-                }
-                return self.transcript.notice(NoticeLevel::Error, e.to_string());
-            }
-        };
-        self.apply_theme(t);
-        self.appearance.theme = name.to_string();
-        let saved = match &self.appearance.state_file {
-            Some(file) => save(file, name).map_err(|e| e.to_string()),
-            None => Ok(()),
-        };
-        let note = match (&self.appearance.config_theme, saved) {
-            (_, Err(e)) => format!("theme {name} (not saved: {})", crate::text::one_line(&e)),
-            (Some((configured, file)), Ok(())) if configured != name => format!(
-                "theme {name}; {file} sets theme = \"{configured}\", which wins at the next start"
-            ),
-            _ => format!("theme {name}"),
-        };
-        self.transcript.notice(NoticeLevel::Info, note);
-    }
-
-    fn apply_theme(&mut self, t: Theme) {
-        theme::set_theme(t);
-        self.transcript.restyle();
-    }
-
-    /// A picker's selection may have moved: the theme picker previews the selected theme.
-    pub(super) fn picker_moved(&mut self) {
-        let Some(Popup::Picker(p)) = &self.popup else {
-            return;
-        };
-        if *p.kind() != PickerKind::Theme {
-            return;
-        }
-        let Some(name) = p.selected_item().map(|i| i.id.clone()) else {
-            return;
-        };
-        if let Ok(t) = self.appearance.load(&name) {
-            self.apply_theme(t);
-        }
-    }
-
-    /// A picker closed without a choice: a previewed theme gives way to the one in use.
-    pub(super) fn picker_closed(&mut self) {
-        if self.appearance.previewing.take().is_some()
-            && let Ok(t) = self.appearance.load(&self.appearance.theme.clone())
-        {
-            self.apply_theme(t);
-        }
-    }
 }

@@ -7,7 +7,7 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 use crate::message::{PartKind, Role};
 
-use super::transcript::{CellBody, NoticeLevel, Transcript};
+use super::transcript::{CellBody, Transcript};
 
 /// Terminals drop larger OSC 52 payloads (xterm's default limit is about this much).
 pub const MAX_COPY_BYTES: usize = 100_000;
@@ -106,37 +106,6 @@ pub enum CopyError {
     NoCodeBlocks,
     #[error("the last answer has {len} code block{}: /copy 1…{len}", super::app::plural(*.len))]
     NoSuchBlock { len: usize },
-}
-
-impl super::app::App {
-    /// `/copy [N]`: queues the OSC 52 sequence and says what was copied.
-    pub(super) fn copy_command(&mut self, arg: Option<&str>) {
-        let text = match copy_target(&self.transcript, arg) {
-            Ok(t) => t,
-            Err(e) => return self.transcript.notice(NoticeLevel::Error, e.to_string()),
-        };
-        if text.len() > MAX_COPY_BYTES {
-            return self.transcript.notice(
-                NoticeLevel::Error,
-                format!(
-                    "too long to copy through the terminal ({} KB; at most {} KB)",
-                    text.len() / 1000,
-                    MAX_COPY_BYTES / 1000
-                ),
-            );
-        }
-        let what = match arg.map(str::trim).filter(|a| !a.is_empty()) {
-            Some(n) => format!("code block {n}"),
-            None => "the last answer".to_string(),
-        };
-        let chars = text.chars().count();
-        self.effects
-            .push(super::effects::Effect::Write(osc52(&text, in_tmux())));
-        self.transcript.notice(
-            NoticeLevel::Info,
-            format!("copied {what} ({chars} chars) to the clipboard"),
-        );
-    }
 }
 
 #[cfg(test)]

@@ -36,12 +36,12 @@ fn a_compaction_draws_one_summary_fold() {
 
     // clicking the divider opens the summary and the carried record together
     let divider = app
-        .transcript
+        .transcript()
         .cells()
         .iter()
         .position(|c| c.key == "M3-c")
         .expect("divider");
-    app.transcript.toggle_cell(divider);
+    app.transcript_mut().toggle_cell(divider);
     let open = render(&mut app, 80, 40);
     assert!(open.contains("▾ summary"), "{open}");
     assert!(!open.contains("<user_message"), "tags shown raw: {open}");
@@ -50,7 +50,7 @@ fn a_compaction_draws_one_summary_fold() {
     insta::assert_snapshot!("compaction_one_fold_open_80x40", open);
 
     // and closes them together
-    app.transcript.toggle_cell(divider);
+    app.transcript_mut().toggle_cell(divider);
     let again = render(&mut app, 80, 24);
     assert_eq!(again.matches("▸ summary").count(), 1, "{again}");
     assert!(!again.contains("Fix it and rerun"), "{again}");

@@ -40,7 +40,7 @@ fn prompt_history_survives_a_restart_per_project() {
     send(&mut first, "explain the parser");
     send(&mut first, "!ls src");
     send(&mut first, "/context");
-    first.popup = None;
+    first.close_popup();
     send(&mut first, "explain the parser");
     drop(first);
 
@@ -48,7 +48,7 @@ fn prompt_history_survives_a_restart_per_project() {
     let mut seen = Vec::new();
     for _ in 0..4 {
         key(&mut second, KeyCode::Up);
-        seen.push(second.composer.text());
+        seen.push(second.composer().text());
     }
     assert_eq!(
         seen,
@@ -61,7 +61,7 @@ fn prompt_history_survives_a_restart_per_project() {
     let elsewhere = PromptLog::new(store, "/srv/other".into());
     let mut other = app_logged(&elsewhere);
     key(&mut other, KeyCode::Up);
-    assert_eq!(other.composer.text(), "");
+    assert_eq!(other.composer().text(), "");
 }
 
 /// A pasted key is not written to the history on disk.
@@ -104,14 +104,14 @@ fn copy_puts_the_last_answer_or_a_code_block_on_the_clipboard() {
     let tmux = super::clipboard::in_tmux();
     send(&mut app, "/copy 2");
     assert_eq!(
-        app.effects,
+        app.effects(),
         [Effect::Write(osc52("fn main() {}\n", tmux))],
         "the second code block"
     );
-    app.effects.clear();
+    app.take_effects();
     send(&mut app, "/copy");
-    let Some(Effect::Write(bytes)) = app.effects.first() else {
-        panic!("nothing copied: {:?}", app.effects)
+    let Some(Effect::Write(bytes)) = app.effects().first() else {
+        panic!("nothing copied: {:?}", app.effects())
     };
     assert_eq!(
         bytes,
@@ -120,9 +120,9 @@ fn copy_puts_the_last_answer_or_a_code_block_on_the_clipboard() {
             tmux
         )
     );
-    app.effects.clear();
+    app.take_effects();
     send(&mut app, "/copy 3");
-    assert!(app.effects.is_empty());
+    assert!(app.effects().is_empty());
     let screen = render(&mut app, 80, 24);
     insta::assert_snapshot!("copy_notices", screen);
 }
@@ -131,7 +131,7 @@ fn copy_puts_the_last_answer_or_a_code_block_on_the_clipboard() {
 fn copy_without_an_answer_says_so() {
     let (mut app, _rx) = fresh();
     send(&mut app, "/copy");
-    assert!(app.effects.is_empty());
+    assert!(app.effects().is_empty());
     let screen = render(&mut app, 80, 12);
     assert!(screen.contains("no answer to copy yet"), "{screen}");
 }
@@ -146,20 +146,20 @@ fn the_editor_gets_the_composer_and_gives_it_back() {
         "l1\nl2\nl3\nl4\nl5\nl6\n".into(),
     )));
     ctrl(&mut app, 'g');
-    assert_eq!(app.effects, [Effect::Editor]);
+    assert_eq!(app.effects(), [Effect::Editor]);
     assert_eq!(app.editor_text(), "draft l1\nl2\nl3\nl4\nl5\nl6\n");
-    app.effects.clear();
+    app.take_effects();
     app.editor_done(Ok::<_, &str>("edited\ntwo lines".into()));
-    assert_eq!(app.composer.text(), "edited\ntwo lines");
+    assert_eq!(app.composer().text(), "edited\ntwo lines");
     app.editor_done(Err::<String, _>(
         "the editor \"vi\" exited with exit status: 1",
     ));
-    assert_eq!(app.composer.text(), "edited\ntwo lines");
+    assert_eq!(app.composer().text(), "edited\ntwo lines");
     let screen = render(&mut app, 80, 12);
     insta::assert_snapshot!("editor_failed", screen);
-    app.composer.clear();
+    app.composer_mut().clear();
     send(&mut app, "/editor");
-    assert_eq!(app.effects, [Effect::Editor]);
+    assert_eq!(app.effects(), [Effect::Editor]);
 }
 
 fn turn_finished(app: &mut App, ran: Duration) {
@@ -170,7 +170,7 @@ fn turn_finished(app: &mut App, ran: Duration) {
             detail: None,
         },
     );
-    app.status.started_at(Instant::now() - ran);
+    app.status_mut().started_at(Instant::now() - ran);
     ev(
         app,
         Event::TurnFinished {
@@ -183,27 +183,27 @@ fn turn_finished(app: &mut App, ran: Duration) {
 #[test]
 fn a_long_turn_rings_the_bell_a_short_one_does_not() {
     let (mut app, _rx) = fresh();
-    app.notifier.tmux = false;
+    app.notifier_mut().tmux = false;
     turn_finished(&mut app, Duration::from_secs(2));
-    assert!(app.effects.is_empty(), "{:?}", app.effects);
+    assert!(app.effects().is_empty(), "{:?}", app.effects());
     turn_finished(&mut app, Duration::from_secs(30));
-    assert_eq!(app.effects, [Effect::Write(b"\x07".to_vec())]);
+    assert_eq!(app.effects(), [Effect::Write(b"\x07".to_vec())]);
     // desktop notifications on
-    app.effects.clear();
-    app.notifier.config.desktop = true;
-    app.notifier.term = "xterm-256color".into();
+    app.take_effects();
+    app.notifier_mut().config.desktop = true;
+    app.notifier_mut().term = "xterm-256color".into();
     turn_finished(&mut app, Duration::from_secs(30));
     assert_eq!(
-        app.effects,
+        app.effects(),
         [Effect::Write(
             b"\x07\x1b]9;pith: done after 30s\x1b\\".to_vec()
         )]
     );
     // the user is looking at it: nothing
-    app.effects.clear();
+    app.take_effects();
     app.update(Msg::Term(TermEvent::FocusGained));
     turn_finished(&mut app, Duration::from_secs(30));
-    assert!(app.effects.is_empty());
+    assert!(app.effects().is_empty());
 }
 
 /// A permission question rings only when the terminal said it lost focus.
@@ -224,10 +224,10 @@ fn a_question_waiting_unfocused_rings() {
         )
     };
     ask(&mut app, "p1");
-    assert!(app.effects.is_empty());
+    assert!(app.effects().is_empty());
     app.update(Msg::Term(TermEvent::FocusLost));
     ask(&mut app, "p2");
-    assert_eq!(app.effects, [Effect::Write(b"\x07".to_vec())]);
+    assert_eq!(app.effects(), [Effect::Write(b"\x07".to_vec())]);
 }
 
 /// A session resumed from another directory walks that project's history and adds to it.
@@ -253,10 +253,10 @@ fn a_session_from_another_directory_brings_its_projects_history() {
         },
     );
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer.text(), "resumed prompt");
+    assert_eq!(app.composer().text(), "resumed prompt");
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer.text(), "from the other project");
-    app.composer.clear();
+    assert_eq!(app.composer().text(), "from the other project");
+    app.composer_mut().clear();
     send(&mut app, "new one there");
     assert_eq!(
         store.project_prompts(&other_dir).unwrap(),

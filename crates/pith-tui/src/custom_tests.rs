@@ -21,7 +21,7 @@ fn command(name: &str, description: &str, hint: &str, body: &str, source: Source
 }
 
 fn with_commands() -> (
-    super::App,
+    crate::app::App,
     tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
 ) {
     let (mut app, rx) = fresh();
@@ -33,7 +33,7 @@ fn with_commands() -> (
         Source::Project,
     );
     review.model = Some("openai/gpt-4.1-mini".into());
-    app.custom_commands = Commands {
+    app.set_custom_commands(Commands {
         list: vec![
             command(
                 "frontend:lint",
@@ -53,7 +53,7 @@ fn with_commands() -> (
         ],
         warnings: Vec::new(),
         origin: None,
-    };
+    });
     (app, rx)
 }
 
@@ -68,7 +68,7 @@ fn custom_commands_are_listed_with_the_built_ins() {
     );
     insta::assert_snapshot!(screen);
     // a user command with no description shows its first line and where it comes from
-    app.composer.take();
+    app.composer_mut().take();
     type_str(&mut app, "/stand");
     let screen = render(&mut app, 90, 20);
     assert!(
@@ -83,7 +83,7 @@ fn running_one_sends_its_expansion_and_shows_its_label() {
     // Enter on a command that takes arguments completes it
     type_str(&mut app, "/revi");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.composer.text(), "/review ");
+    assert_eq!(app.composer().text(), "/review ");
     assert!(ops(&mut rx).is_empty());
     type_str(&mut app, "src/a.rs");
     key(&mut app, KeyCode::Enter);
@@ -135,8 +135,8 @@ fn a_refused_command_leaves_no_pending_prompt() {
     type_str(&mut app, "/standup");
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx).len(), 1);
-    assert_eq!(app.transcript.pending().len(), 1);
-    let id = app.transcript.pending()[0].id.clone();
+    assert_eq!(app.transcript().pending().len(), 1);
+    let id = app.transcript().pending()[0].id.clone();
     ev(
         &mut app,
         Event::Error {
@@ -146,7 +146,7 @@ fn a_refused_command_leaves_no_pending_prompt() {
             failed_message: None,
         },
     );
-    assert!(app.transcript.pending().is_empty());
+    assert!(app.transcript().pending().is_empty());
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn help_lists_the_custom_commands() {
 fn init_asks_for_agents_md() {
     let (mut app, mut rx) = fresh();
     let ws = tempfile::tempdir().unwrap();
-    app.workspace = ws.path().to_path_buf();
+    app.set_workspace(ws.path().to_path_buf());
     type_str(&mut app, "/init");
     key(&mut app, KeyCode::Enter);
     let sent = ops(&mut rx);
@@ -183,8 +183,8 @@ fn init_asks_for_agents_md() {
 fn a_command_added_while_running_appears_when_the_popup_opens() {
     let ws = tempfile::tempdir().expect("tempdir");
     let (mut app, _rx) = fresh();
-    app.custom_commands = Commands::load(None, ws.path(), true);
-    assert!(app.custom_commands.get("hello").is_none());
+    app.set_custom_commands(Commands::load(None, ws.path(), true));
+    assert!(app.custom_commands().get("hello").is_none());
     let dir = ws.path().join(".pith").join("commands");
     std::fs::create_dir_all(&dir).expect("mkdir");
     std::fs::write(
@@ -193,7 +193,7 @@ fn a_command_added_while_running_appears_when_the_popup_opens() {
     )
     .expect("write");
     type_str(&mut app, "/");
-    assert!(app.custom_commands.get("hello").is_some(), "reloaded");
+    assert!(app.custom_commands().get("hello").is_some(), "reloaded");
     type_str(&mut app, "hel");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("/hello"), "{screen}");

@@ -6,9 +6,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::app::App;
-use super::transcript::NoticeLevel;
-
 /// The editor's command line: `$VISUAL`, then `$EDITOR`, else `vi`, split as a shell would
 /// (`code -w`, `"/opt/my editor/bin/ed" --wait`).
 pub fn editor_command(
@@ -82,22 +79,6 @@ pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, Ext
     };
     let _ = std::fs::remove_file(&path);
     result
-}
-
-impl App {
-    /// The composer's text with pasted chips expanded, for the editor.
-    pub(super) fn editor_text(&self) -> String {
-        self.composer.for_editor()
-    }
-
-    /// What the editor gave back: the new composer text, or why there is none.
-    pub(super) fn editor_done(&mut self, result: Result<String, impl std::fmt::Display>) {
-        match result {
-            Ok(text) => self.composer.from_editor(&text),
-            Err(e) => self.transcript.notice(NoticeLevel::Error, e.to_string()),
-        }
-        self.dirty = true;
-    }
 }
 
 #[cfg(test)]

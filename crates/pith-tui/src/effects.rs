@@ -24,7 +24,7 @@ pub fn apply(
     app: &mut App,
     input: &mut EventStream,
 ) -> io::Result<()> {
-    for effect in std::mem::take(&mut app.effects) {
+    for effect in app.take_effects() {
         match effect {
             Effect::Write(bytes) => {
                 let out = terminal.backend_mut();

@@ -250,8 +250,8 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     );
     type_str(&mut app, "also mention cats");
     key(&mut app, KeyCode::Enter);
-    assert!(app.transcript.pending()[0].queued);
-    let id = app.transcript.pending()[0].id.clone();
+    assert!(app.transcript().pending()[0].queued);
+    let id = app.transcript().pending()[0].id.clone();
     let mut echo = user("M3", "also mention cats");
     echo.submission_id = Some(id);
     echo.mid_turn = true;
@@ -262,7 +262,7 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
         },
     );
     assert!(
-        app.transcript.pending().is_empty(),
+        app.transcript().pending().is_empty(),
         "the queued copy is acknowledged"
     );
     let screen = render(&mut app, 80, 24);
@@ -271,7 +271,7 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     // and history recalls the text
     let (mut app, _rx) = app_with(vec![echo]);
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer.text(), "also mention cats");
+    assert_eq!(app.composer().text(), "also mention cats");
 }
 
 /// The retry status: attempt, when, why — once, and gone as soon as the answer streams.
@@ -401,8 +401,8 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
     key(&mut app, KeyCode::Enter);
     let sent = prompts(&mut rx);
     let (id, text) = sent.first().cloned().expect("sent");
-    assert!(app.composer.is_empty());
-    assert_eq!(app.transcript.pending().len(), 1);
+    assert!(app.composer().is_empty());
+    assert_eq!(app.transcript().pending().len(), 1);
     ev(
         &mut app,
         Event::PromptRefused {
@@ -422,12 +422,15 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
         },
     );
     assert!(
-        app.transcript.pending().is_empty(),
+        app.transcript().pending().is_empty(),
         "no longer shown as pending"
     );
-    assert_eq!(app.composer.text(), "explain this log: [pasted 5000 lines]");
     assert_eq!(
-        app.composer.expanded(),
+        app.composer().text(),
+        "explain this log: [pasted 5000 lines]"
+    );
+    assert_eq!(
+        app.composer().expanded(),
         text,
         "sending again sends the same"
     );
@@ -454,7 +457,7 @@ fn a_refused_prompt_leaves_a_busy_composer_alone() {
             message: "not sent".into(),
         },
     );
-    assert_eq!(app.composer.text(), "next");
+    assert_eq!(app.composer().text(), "next");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("recall the prompt with ↑"), "{screen}");
 }

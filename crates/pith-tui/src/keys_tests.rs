@@ -94,28 +94,28 @@ fn shell_editing_keys_in_the_prompt() {
     let (mut app, _rx) = fresh();
     type_str(&mut app, "git commit amend wip");
     ctrl(&mut app, 'w');
-    assert_eq!(app.composer.text(), "git commit amend ");
+    assert_eq!(app.composer().text(), "git commit amend ");
     press(&mut app, KeyCode::Backspace, KeyModifiers::ALT);
-    assert_eq!(app.composer.text(), "git commit ");
+    assert_eq!(app.composer().text(), "git commit ");
     // ctrl+u deletes to the start of the line (ratatui-textarea's own ctrl+u would undo)
     for _ in 0..4 {
         key(&mut app, KeyCode::Left);
     }
     ctrl(&mut app, 'u');
-    assert_eq!(app.composer.text(), "mit ");
+    assert_eq!(app.composer().text(), "mit ");
     ctrl(&mut app, 'y');
     assert_eq!(
-        app.composer.text(),
+        app.composer().text(),
         "git commit ",
         "ctrl+y puts the deleted text back"
     );
     ctrl(&mut app, 'k');
-    assert_eq!(app.composer.text(), "git com");
+    assert_eq!(app.composer().text(), "git com");
     // undo lives on ctrl+z, redo on ctrl+r
     ctrl(&mut app, 'z');
-    assert_eq!(app.composer.text(), "git commit ");
+    assert_eq!(app.composer().text(), "git commit ");
     ctrl(&mut app, 'r');
-    assert_eq!(app.composer.text(), "git com");
+    assert_eq!(app.composer().text(), "git com");
 }
 
 #[test]
@@ -153,27 +153,30 @@ fn the_permission_note_edits_with_the_same_keys() {
 #[test]
 fn a_rebinding_changes_what_keys_do() {
     let (mut app, mut rx) = fresh();
-    app.keymap = keymap(&[("submit", &["ctrl+s"]), ("newline", &["enter"])]);
+    app.set_keymap(keymap(&[("submit", &["ctrl+s"]), ("newline", &["enter"])]));
     type_str(&mut app, "one");
     key(&mut app, KeyCode::Enter);
     type_str(&mut app, "two");
     assert!(ops(&mut rx).is_empty(), "enter no longer sends");
-    assert_eq!(app.composer.text(), "one\ntwo");
+    assert_eq!(app.composer().text(), "one\ntwo");
     ctrl(&mut app, 's');
     assert_eq!(prompt_texts(&mut rx), ["one\ntwo"]);
 
     // moving the delete-line keys away leaves ctrl+u doing nothing (never textarea's undo)
     let (mut app, _rx) = fresh();
-    app.keymap = keymap(&[("kill_line_start", &["alt+u"])]);
+    app.set_keymap(keymap(&[("kill_line_start", &["alt+u"])]));
     type_str(&mut app, "abc");
     ctrl(&mut app, 'u');
-    assert_eq!(app.composer.text(), "abc");
+    assert_eq!(app.composer().text(), "abc");
     press(&mut app, KeyCode::Char('u'), KeyModifiers::ALT);
-    assert_eq!(app.composer.text(), "");
+    assert_eq!(app.composer().text(), "");
 
     // permission answers follow the keymap too
     let (mut app, mut rx) = fresh();
-    app.keymap = keymap(&[("allow_once", &["o"]), ("deny_with_note", &["x"])]);
+    app.set_keymap(keymap(&[
+        ("allow_once", &["o"]),
+        ("deny_with_note", &["x"]),
+    ]));
     ev(
         &mut app,
         Event::PermissionAsked(PermissionRequest {
@@ -201,10 +204,10 @@ fn a_rebinding_changes_what_keys_do() {
 #[test]
 fn keys_lists_the_bindings_in_effect() {
     let (mut app, _rx) = fresh();
-    app.keymap = keymap(&[("expand_all", &["f2"]), ("undo", &["ctrl+k"])]);
+    app.set_keymap(keymap(&[("expand_all", &["f2"]), ("undo", &["ctrl+k"])]));
     type_str(&mut app, "/keys");
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(app.popup, Some(Popup::Help(_))));
+    assert!(matches!(app.popup(), Some(Popup::Help(_))));
     let screen = render(&mut app, 100, 60);
     assert!(screen.contains("f2"), "{screen}");
     assert!(
@@ -248,11 +251,11 @@ fn light_theme_on_screen() {
     assert_ne!(keyword, Color::Rgb(180, 142, 173));
     assert!(matches!(keyword, Color::Rgb(..)), "{keyword:?}");
     theme::set_test_theme(None);
-    app.transcript.restyle();
+    app.transcript_mut().restyle();
     let dark_buf = buffer(&mut app, 80, 40);
     assert_ne!(dark_buf[find(&dark_buf, "fn main")].fg, keyword);
     theme::set_test_theme(Some(light));
-    app.transcript.restyle();
+    app.transcript_mut().restyle();
     insta::assert_snapshot!(styled(&buffer(&mut app, 80, 30)));
     theme::set_test_theme(None);
 }
@@ -269,8 +272,12 @@ fn theme_picker_previews_keeps_and_puts_back() {
     )
     .unwrap();
     let (mut app, _rx) = app_with(conversation());
-    app.appearance = super::appearance::Appearance::start(None, Some(themes), data.path());
-    assert_eq!(app.appearance.theme, "dark");
+    app.set_appearance(super::appearance::Appearance::start(
+        None,
+        Some(themes),
+        data.path(),
+    ));
+    assert_eq!(app.appearance().theme, "dark");
 
     type_str(&mut app, "/theme");
     key(&mut app, KeyCode::Enter);
@@ -280,7 +287,7 @@ fn theme_picker_previews_keeps_and_puts_back() {
     key(&mut app, KeyCode::Down);
     assert_eq!(theme().accent, Color::Rgb(0x70, 0x42, 0x14));
     key(&mut app, KeyCode::Esc);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert_eq!(theme(), theme::dark(), "esc puts the old theme back");
 
     type_str(&mut app, "/theme");
@@ -288,18 +295,18 @@ fn theme_picker_previews_keeps_and_puts_back() {
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
     assert_eq!(theme(), theme::light());
-    assert_eq!(app.appearance.theme, "light");
+    assert_eq!(app.appearance().theme, "light");
     // saved: the next start uses it
     let next = super::appearance::Appearance::start(None, None, data.path());
     assert_eq!(next.theme, "light");
     // a theme set in the config wins at start, and /theme says so
     let (mut app, _rx) = fresh();
-    app.appearance = super::appearance::Appearance::start(
+    app.set_appearance(super::appearance::Appearance::start(
         Some(("dark".into(), "/home/u/.config/pith/config.toml".into())),
         None,
         data.path(),
-    );
-    assert_eq!(app.appearance.theme, "dark");
+    ));
+    assert_eq!(app.appearance().theme, "dark");
     type_str(&mut app, "/theme light");
     key(&mut app, KeyCode::Enter);
     let screen = render(&mut app, 120, 20);

@@ -13,13 +13,11 @@ pub mod composer;
 mod custom;
 pub mod editor;
 pub mod effects;
-mod engine_events;
 pub mod format;
 pub mod git;
 pub mod help;
 pub mod highlight;
 mod info_popup;
-pub mod input;
 pub mod key_prompt;
 pub mod keymap;
 pub mod login;
@@ -30,9 +28,7 @@ mod modal;
 pub mod notify;
 pub mod permission_prompt;
 pub mod picker;
-mod popup_keys;
 pub mod prompt_log;
-mod run_command;
 mod status_bar;
 pub mod subagents;
 pub mod theme;
@@ -255,7 +251,7 @@ pub async fn run(
     let mut stop = (process.stop_signals)()?;
 
     loop {
-        if app.dirty && last_draw.elapsed() >= FRAME {
+        if app.needs_draw() && last_draw.elapsed() >= FRAME {
             // Frames are FRAME apart start to start: stamping after the draw would add the
             // draw's own time to every interval (49 instead of 60 frames a second while
             // streaming, deltas waiting more than a frame).
@@ -268,10 +264,10 @@ pub async fn run(
             )?;
             last_draw = started;
         }
-        if !app.effects.is_empty() {
+        if app.has_effects() {
             effects::apply(&mut terminal, &mut app, &mut input)?;
         }
-        if app.should_quit {
+        if app.should_quit() {
             break;
         }
         let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
@@ -287,25 +283,20 @@ pub async fn run(
                 Some(ev) => engine_burst(&mut app, ev, &mut events),
                 None => {
                     engine_open = false;
-                    app.engine_gone = true;
-                    app.dirty = true;
+                    app.engine_closed();
                     tracing::warn!("engine event channel closed");
                 }
             },
             Some(code) = stop.next() => {
                 // In raw mode Ctrl-C is a key; a signal here came from outside.
-                app.exit_code = code;
-                app.quit();
+                app.stop_signalled(code);
             }
             _ = tick.tick() => app.update(Msg::Tick),
-            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+            _ = tokio::time::sleep_until(next_frame), if app.needs_draw() => {}
         }
     }
     drop(terminal);
-    Ok(TuiExit {
-        session: app.session.id,
-        code: app.exit_code,
-    })
+    Ok(app.into_exit())
 }
 
 /// The app on a terminal just set up, with what was typed ahead already read.
@@ -315,8 +306,7 @@ fn start_app(
     typeahead: Vec<crossterm::event::Event>,
 ) -> App {
     let mut app = App::new(init, ops);
-    app.composer
-        .set_keyboard_enhanced(KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst));
+    app.set_keyboard_enhanced(KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst));
     for ev in typeahead {
         app.update(Msg::Term(ev));
     }
@@ -331,13 +321,13 @@ fn draw_frame(
     started: Option<Instant>,
 ) -> io::Result<()> {
     terminal.draw(|f| view::draw(f, app))?;
-    app.dirty = false;
+    app.drawn();
     if !*first_frame_logged {
         *first_frame_logged = true;
         // bench/run.sh reads this line: start-up to the first frame, in the binary
         tracing::info!(
             ms_since_start = started.map_or(-1.0, |t| t.elapsed().as_secs_f64() * 1000.0),
-            cells = app.transcript.len(),
+            cells = app.transcript().len(),
             "first frame drawn"
         );
     }

@@ -10,11 +10,9 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::app::{App, Popup};
 use super::component::{Component, Handled};
 use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
 use super::keymap::Keymap;
-use super::transcript::NoticeLevel;
 
 /// Stores a key for a provider (`Err`: why it was not stored).
 pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), KeyNotStored> + Send + Sync>;
@@ -73,7 +71,7 @@ pub struct KeyDialog {
 
 impl KeyDialog {
     /// The dialog for `choices` (the first the default), opened from the running TUI.
-    fn new(choices: Vec<KeyNeed>, then_model: Option<String>) -> Self {
+    pub(crate) fn new(choices: Vec<KeyNeed>, then_model: Option<String>) -> Self {
         let mut screen = KeyScreen::new(choices);
         screen.in_app = true;
         KeyDialog { screen, then_model }
@@ -90,17 +88,17 @@ impl KeyDialog {
     }
 
     /// The provider chosen.
-    fn provider(&self) -> Option<String> {
+    pub(crate) fn provider(&self) -> Option<String> {
         self.screen.need().map(|n| n.provider.clone())
     }
 
     /// The key was stored: the model to switch to now, if one waited for it.
-    fn stored(&mut self) -> Option<String> {
+    pub(crate) fn stored(&mut self) -> Option<String> {
         self.then_model.take()
     }
 
     /// The key was not stored: why, under an emptied field.
-    fn refused(&mut self, why: String) {
+    pub(crate) fn refused(&mut self, why: String) {
         self.screen.error = Some(why);
         self.screen.clear_input();
     }
@@ -123,83 +121,5 @@ impl Component for KeyDialog {
     /// TUI use), whatever `area` is.
     fn render(&mut self, frame: &mut Frame, _area: Rect, _: ()) {
         self.screen.draw(frame);
-    }
-}
-
-impl App {
-    /// `/login [provider]`: the dialog for that provider, else for every provider that takes a
-    /// key (those without one first).
-    pub(super) fn login(&mut self, provider: Option<String>) {
-        let mut choices: Vec<KeyNeed> = self.keys.providers.clone();
-        if let Some(p) = provider.as_deref() {
-            choices.retain(|n| n.provider == p);
-            if choices.is_empty() {
-                let known: Vec<&str> = self
-                    .keys
-                    .providers
-                    .iter()
-                    .map(|n| n.provider.as_str())
-                    .collect();
-                self.transcript.notice(
-                    NoticeLevel::Error,
-                    format!(
-                        "/login: no provider \"{p}\" takes a key here (known: {})",
-                        known.join(", ")
-                    ),
-                );
-                return;
-            }
-        }
-        if choices.is_empty() {
-            self.transcript.notice(
-                NoticeLevel::Info,
-                "/login: no configured provider takes an API key".to_string(),
-            );
-            return;
-        }
-        let missing = &self.keys.missing;
-        choices.sort_by_key(|n| !missing.contains(&n.provider));
-        self.open_key_dialog(choices, None);
-    }
-
-    /// Asks for the key `model` needs before switching to it; true when it asked.
-    pub(super) fn ask_key_for(&mut self, model: &str) -> bool {
-        let Some(need) = self.keys.missing_for(model).cloned() else {
-            return false;
-        };
-        self.open_key_dialog(vec![need], Some(model.to_string()));
-        true
-    }
-
-    fn open_key_dialog(&mut self, choices: Vec<KeyNeed>, then_model: Option<String>) {
-        self.popup = Some(Popup::Key(KeyDialog::new(choices, then_model)));
-    }
-
-    /// The key typed in the dialog: stored, or refused with the reason in the dialog.
-    pub(super) fn store_key(&mut self, key: &str) {
-        let Some(Popup::Key(dialog)) = &mut self.popup else {
-            return;
-        };
-        let Some(provider) = dialog.provider() else {
-            return;
-        };
-        let stored = match &self.keys.store {
-            Some(store) => store(&provider, key),
-            None => Err(KeyNotStored::NoStore),
-        };
-        if let Err(e) = stored {
-            dialog.refused(e.to_string());
-            return;
-        }
-        let then_model = dialog.stored();
-        self.popup = None;
-        self.keys.missing.remove(&provider);
-        self.transcript.notice(
-            NoticeLevel::Info,
-            format!("Stored your {provider} key (pith auth list shows it)."),
-        );
-        if let Some(model) = then_model {
-            self.set_model(model);
-        }
     }
 }

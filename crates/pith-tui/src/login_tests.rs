@@ -20,7 +20,7 @@ fn with_keys(app: &mut App, refuse: bool) -> Arc<Mutex<Vec<(String, String)>>> {
         var: var.into(),
         base_url: format!("https://{p}.example/v1"),
     };
-    app.keys = KeyAccess {
+    app.set_keys(KeyAccess {
         providers: vec![
             need("anthropic", "ANTHROPIC_API_KEY"),
             need("openai", "OPENAI_API_KEY"),
@@ -33,7 +33,7 @@ fn with_keys(app: &mut App, refuse: bool) -> Arc<Mutex<Vec<(String, String)>>> {
             seen.lock().unwrap().push((p.into(), k.into()));
             Ok(())
         })),
-    };
+    });
     stored
 }
 
@@ -43,7 +43,11 @@ fn model_without_a_key_asks_for_it_in_place_then_switches() {
     let stored = with_keys(&mut app, false);
     type_str(&mut app, "/model openai/gpt-4.1");
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(app.popup, Some(Popup::Key(_))), "{:?}", app.popup);
+    assert!(
+        matches!(app.popup(), Some(Popup::Key(_))),
+        "{:?}",
+        app.popup()
+    );
     assert!(ops(&mut rx).is_empty(), "a switch that would fail was sent");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("openai needs an API key"), "{screen}");
@@ -54,18 +58,18 @@ fn model_without_a_key_asks_for_it_in_place_then_switches() {
         *stored.lock().unwrap(),
         [("openai".to_string(), "sk-pasted-123".to_string())]
     );
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert_eq!(
         ops(&mut rx),
         vec![Op::SetModel {
             model: "openai/gpt-4.1".into()
         }]
     );
-    assert!(app.keys.missing.is_empty());
+    assert!(app.keys().missing.is_empty());
     // A model whose provider has a key switches at once.
     type_str(&mut app, "/model anthropic/claude-sonnet-4-5");
     key(&mut app, KeyCode::Enter);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert_eq!(ops(&mut rx).len(), 1);
 }
 
@@ -96,13 +100,13 @@ fn a_refused_key_keeps_the_dialog_open_with_the_reason() {
     key(&mut app, KeyCode::Enter);
     type_str(&mut app, "bad");
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(app.popup, Some(Popup::Key(_))));
+    assert!(matches!(app.popup(), Some(Popup::Key(_))));
     assert!(render(&mut app, 80, 24).contains("that key was refused"));
     key(&mut app, KeyCode::Esc);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert!(ops(&mut rx).is_empty());
     assert_eq!(
-        app.composer.text(),
+        app.composer().text(),
         "",
         "keys typed in the dialog stay there"
     );
@@ -114,8 +118,8 @@ fn login_offers_every_provider_that_takes_a_key_missing_first() {
     with_keys(&mut app, false);
     type_str(&mut app, "/login");
     key(&mut app, KeyCode::Enter);
-    let Some(Popup::Key(dialog)) = &app.popup else {
-        panic!("{:?}", app.popup)
+    let Some(Popup::Key(dialog)) = app.popup() else {
+        panic!("{:?}", app.popup())
     };
     let names: Vec<&str> = dialog
         .choices()
@@ -128,6 +132,6 @@ fn login_offers_every_provider_that_takes_a_key_missing_first() {
     key(&mut app, KeyCode::Esc);
     type_str(&mut app, "/login nosuch");
     key(&mut app, KeyCode::Enter);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert!(render(&mut app, 100, 30).contains("no provider \"nosuch\""));
 }

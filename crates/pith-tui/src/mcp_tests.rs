@@ -78,7 +78,7 @@ fn state_changes_are_noticed_and_the_status_bar_counts_ready_servers() {
     );
     assert!(screen.contains("mcp 1/2"), "{screen}");
     // The same status again adds nothing.
-    let before = app.transcript.len();
+    let before = app.transcript().len();
     ev(
         &mut app,
         status(vec![
@@ -91,7 +91,7 @@ fn state_changes_are_noticed_and_the_status_bar_counts_ready_servers() {
             ),
         ]),
     );
-    assert_eq!(app.transcript.len(), before);
+    assert_eq!(app.transcript().len(), before);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn prompts_are_slash_commands() {
     );
     // Enter on a prompt with a required argument completes it.
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.composer.text(), "/gh:review ");
+    assert_eq!(app.composer().text(), "/gh:review ");
     assert!(ops(&mut rx).is_empty());
     type_str(&mut app, "12 tests");
     key(&mut app, KeyCode::Enter);
@@ -141,7 +141,7 @@ fn the_mcp_popup_shows_every_server() {
     );
     type_str(&mut app, "/mcp");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.popup, Some(Popup::Mcp(crate::info_popup::McpPopup)));
+    assert_eq!(app.popup(), Some(&Popup::Mcp(crate::info_popup::McpPopup)));
     let screen = render(&mut app, 110, 24);
     assert!(
         screen.contains("gh  stdio  ready · 3 tools · 1.2k tokens (deferred"),
@@ -154,7 +154,7 @@ fn the_mcp_popup_shows_every_server() {
     assert!(screen.contains("prompts: /gh:review"), "{screen}");
     insta::assert_snapshot!(screen);
     key(&mut app, KeyCode::Char('x'));
-    assert_eq!(app.popup, None);
+    assert_eq!(app.popup(), None);
     type_str(&mut app, "/mcp restart db");
     key(&mut app, KeyCode::Enter);
     assert_eq!(

@@ -4,12 +4,9 @@
 //! `after_secs` ends, or when a permission question waits while the terminal is unfocused.
 //! A terminal known to be focused is not interrupted.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::NotifyConfig;
-
-use super::app::App;
-use super::effects::Effect;
 
 /// What decides whether and how to notify.
 #[derive(Debug, Clone)]
@@ -74,28 +71,6 @@ impl Notifier {
             }
         }
         (!out.is_empty()).then(|| out.into_bytes())
-    }
-}
-
-impl App {
-    /// A turn ended: notify if it ran long (measured from `turn_started`, before it is reset).
-    pub(super) fn notify_turn_end(&mut self, now: Instant) {
-        let Some(ran) = self.status.turn_time(now) else {
-            return;
-        };
-        if let Some(bytes) = self.notifier.turn_ended(ran) {
-            self.effects.push(Effect::Write(bytes));
-        }
-    }
-
-    /// A permission question appeared.
-    pub(super) fn notify_waiting(&mut self, tool: &str) {
-        if let Some(bytes) = self
-            .notifier
-            .waiting(&format!("{tool} waits for your permission"))
-        {
-            self.effects.push(Effect::Write(bytes));
-        }
     }
 }
 

@@ -72,8 +72,8 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
     assert!(ops(&mut rx).is_empty(), "one request at a time");
 
     let before = transcript_rows(&render(&mut app, 80, 24));
-    let cells = app.transcript.len();
-    let renders = app.transcript.renders();
+    let cells = app.transcript().len();
+    let renders = app.transcript().renders();
     ev(
         &mut app,
         Event::History {
@@ -86,9 +86,9 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
     let screen = render(&mut app, 80, 24);
     assert_eq!(transcript_rows(&screen), before, "the view did not move");
     assert!(!screen.contains("loading older messages"), "{screen}");
-    assert_eq!(app.transcript.len(), cells + 100);
+    assert_eq!(app.transcript().len(), cells + 100);
     assert_eq!(
-        app.transcript.renders() - renders,
+        app.transcript().renders() - renders,
         100,
         "only the new cells were laid out"
     );
@@ -101,7 +101,7 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
     let prompts: Vec<String> = (0..100)
         .map(|_| {
             key(&mut app, KeyCode::Up);
-            app.composer.text()
+            app.composer().text()
         })
         .collect();
     assert_eq!(prompts.last().map(String::as_str), Some("question 0"));
@@ -140,7 +140,7 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
     let (mut app, mut rx) = paged(turns(98, 100), true);
     render(&mut app, 80, 24);
     assert_eq!(ops(&mut rx).len(), 1);
-    let cells = app.transcript.len();
+    let cells = app.transcript().len();
     ev(
         &mut app,
         Event::History {
@@ -150,7 +150,7 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
             submission: None,
         },
     );
-    assert_eq!(app.transcript.len(), cells, "a stale page is dropped");
+    assert_eq!(app.transcript().len(), cells, "a stale page is dropped");
     // switching sessions starts its paging afresh
     let mut other = super::tests::session();
     other.id = "S2".into();

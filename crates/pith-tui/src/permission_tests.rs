@@ -19,15 +19,15 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
     ev(&mut app, asked("P1", "rm -rf build"));
     type_str(&mut app, "n then a");
     assert!(ops(&mut rx).is_empty(), "typing answered the question");
-    assert_eq!(app.composer.text(), "and then then a");
-    assert_eq!(app.permissions.len(), 1);
+    assert_eq!(app.composer().text(), "and then then a");
+    assert_eq!(app.permissions().len(), 1);
     // The question has been up a while, but the user kept typing: still the composer's.
-    app.permissions.shown_at(Some(long_ago));
+    app.permissions_mut().shown_at(Some(long_ago));
     key(&mut app, KeyCode::Char('y'));
     assert!(ops(&mut rx).is_empty());
-    assert!(app.composer.text().ends_with('y'));
+    assert!(app.composer().text().ends_with('y'));
     // After a pause, keys answer the question, and a quick follow-up (arrow, then Enter) too.
-    app.permissions.typed_at(Some(long_ago));
+    app.permissions_mut().typed_at(Some(long_ago));
     render(&mut app, 80, 24);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
@@ -40,7 +40,7 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
         }]
     );
     assert_eq!(
-        app.composer.text(),
+        app.composer().text(),
         "and then then ay",
         "the prompt is kept"
     );
@@ -68,9 +68,9 @@ fn permission_replies() {
     // goes to the composer
     key(&mut app, KeyCode::Char('a'));
     assert!(ops(&mut rx).is_empty());
-    assert_eq!(app.permissions.len(), 2);
-    assert_eq!(app.composer.text(), "a");
-    app.composer.clear();
+    assert_eq!(app.permissions().len(), 2);
+    assert_eq!(app.composer().text(), "a");
+    app.composer_mut().clear();
     read_question(&mut app);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(
@@ -93,7 +93,7 @@ fn permission_replies() {
             message: Some("use the Makefile target instead".into())
         }]
     );
-    assert!(app.permissions.is_empty());
+    assert!(app.permissions().is_empty());
     let screen = render(&mut app, 80, 24);
     assert!(
         screen.contains("always allowed: bash · make install"),
@@ -183,14 +183,14 @@ fn ctrl_c_at_a_question_denies_it_and_typing_goes_to_the_composer() {
             message: None
         }]
     );
-    assert!(app.permissions.is_empty());
-    assert!(!app.should_quit && app.quit_armed.is_none(), "not a quit");
+    assert!(app.permissions().is_empty());
+    assert!(!app.should_quit() && !app.quit_armed(), "not a quit");
     let screen = render(&mut app, 80, 24);
     assert!(!question_shown(&screen), "{screen}");
     assert!(screen.contains("denied: bash · make install"), "{screen}");
     type_str(&mut app, "next question");
     assert!(ops(&mut rx).is_empty(), "typing answered something");
-    assert_eq!(app.composer.text(), "next question");
+    assert_eq!(app.composer().text(), "next question");
 }
 
 #[test]
@@ -199,9 +199,9 @@ fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
     ev(&mut app, asked("P1", "make install"));
     read_question(&mut app);
     key(&mut app, KeyCode::Char('n'));
-    assert!(app.permissions.note().is_some());
+    assert!(app.permissions().note().is_some());
     ctrl(&mut app, 'c');
-    assert!(app.permissions.is_empty() && app.permissions.note().is_none());
+    assert!(app.permissions().is_empty() && app.permissions().note().is_none());
     assert!(matches!(
         ops(&mut rx).as_slice(),
         [Op::PermissionReply {
@@ -210,7 +210,7 @@ fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
         }]
     ));
     type_str(&mut app, "n");
-    assert_eq!(app.composer.text(), "n");
+    assert_eq!(app.composer().text(), "n");
 }
 
 #[test]
@@ -229,7 +229,7 @@ fn esc_denies_a_question_even_before_it_takes_keys() {
     );
     assert!(!question_shown(&render(&mut app, 80, 24)));
     type_str(&mut app, "next question");
-    assert_eq!(app.composer.text(), "next question");
+    assert_eq!(app.composer().text(), "next question");
 }
 
 #[test]
@@ -258,6 +258,6 @@ fn a_turn_that_ends_takes_its_questions_with_it() {
     read_question(&mut app);
     type_str(&mut app, "yes next");
     assert!(ops(&mut rx).is_empty(), "a late answer was sent");
-    assert_eq!(app.composer.text(), "yes next");
+    assert_eq!(app.composer().text(), "yes next");
     assert!(!render(&mut app, 80, 24).contains("allowed once"));
 }

@@ -154,7 +154,7 @@ fn a_very_long_command_scrolls_and_is_allowed_only_once_read_to_its_end() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(answered(&mut rx), None, "allowed unread");
-    assert_eq!(app.permissions.len(), 1);
+    assert_eq!(app.permissions().len(), 1);
     for _ in 0..20 {
         key(&mut app, KeyCode::PageDown);
         let screen = render(&mut app, 80, 24);

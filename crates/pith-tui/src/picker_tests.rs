@@ -13,7 +13,7 @@ fn model_picker_switches_model() {
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "/model");
     key(&mut app, KeyCode::Enter);
-    assert!(matches!(app.popup, Some(Popup::Picker(_))));
+    assert!(matches!(app.popup(), Some(Popup::Picker(_))));
     type_str(&mut app, "mini");
     key(&mut app, KeyCode::Enter);
     assert_eq!(
@@ -23,10 +23,10 @@ fn model_picker_switches_model() {
         }]
     );
     // the status bar changes when the engine confirms, not before
-    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
+    assert_eq!(app.status().model(), "anthropic/claude-sonnet-4-5");
     // a notice that merely reads like a switch is not one
     ev(&mut app, Event::info("model: openai/gpt-4.1-mini"));
-    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
+    assert_eq!(app.status().model(), "anthropic/claude-sonnet-4-5");
     ev(
         &mut app,
         Event::ModelChanged {
@@ -34,8 +34,8 @@ fn model_picker_switches_model() {
             submission: None,
         },
     );
-    assert_eq!(app.status.model(), "openai/gpt-4.1-mini");
-    assert!(app.status.pending_model().is_none());
+    assert_eq!(app.status().model(), "openai/gpt-4.1-mini");
+    assert!(app.status().pending_model().is_none());
     assert!(
         status::status_line(&app.status_view(), 120)
             .to_string()
@@ -64,7 +64,7 @@ fn refused_model_switch_keeps_the_model() {
             failed_message: None,
         },
     );
-    assert_eq!(app.status.pending_model(), Some("openai/gpt-4.1"));
+    assert_eq!(app.status().pending_model(), Some("openai/gpt-4.1"));
     ev(
         &mut app,
         Event::Error {
@@ -74,8 +74,8 @@ fn refused_model_switch_keeps_the_model() {
             failed_message: None,
         },
     );
-    assert_eq!(app.status.model(), "anthropic/claude-sonnet-4-5");
-    assert!(app.status.pending_model().is_none());
+    assert_eq!(app.status().model(), "anthropic/claude-sonnet-4-5");
+    assert!(app.status().pending_model().is_none());
     assert!(
         status::status_line(&app.status_view(), 120)
             .to_string()
@@ -111,8 +111,8 @@ fn sessions_picker_resumes() {
             submission: None,
         },
     );
-    assert_eq!(app.session.id, "S2");
-    assert!((app.status.cost() - 0.25).abs() < 1e-9);
+    assert_eq!(app.session().id, "S2");
+    assert!((app.status().cost() - 0.25).abs() < 1e-9);
     assert!(render(&mut app, 80, 24).contains("Test b fails"));
 }
 
@@ -138,7 +138,7 @@ fn sessions_of_this_directory_first_and_others_say_where() {
             submission: None,
         },
     );
-    let Some(Popup::Picker(p)) = &app.popup else {
+    let Some(Popup::Picker(p)) = app.popup() else {
         panic!("no picker")
     };
     let ids: Vec<&str> = p.items().iter().map(|i| i.id.as_str()).collect();
@@ -164,8 +164,8 @@ fn rewind_offers_only_prompts_after_the_latest_compaction() {
     let (mut app, _rx) = app_with(history);
     type_str(&mut app, "/rewind");
     key(&mut app, KeyCode::Enter);
-    let Some(Popup::Picker(p)) = &app.popup else {
-        panic!("no picker: {:?}", app.popup.is_some());
+    let Some(Popup::Picker(p)) = app.popup() else {
+        panic!("no picker: {:?}", app.popup().is_some());
     };
     let ids: Vec<&str> = p.items().iter().map(|i| i.id.as_str()).collect();
     assert_eq!(
@@ -178,7 +178,7 @@ fn rewind_offers_only_prompts_after_the_latest_compaction() {
     let (mut app, _rx) = app_with(compacted_history());
     type_str(&mut app, "/rewind");
     key(&mut app, KeyCode::Enter);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     let screen = render(&mut app, 80, 24);
     assert!(
         screen.contains("no prompt since the last compaction"),
@@ -199,7 +199,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
         }]
     );
     // shown once the engine confirms it
-    assert!(app.status.effort().is_none());
+    assert!(app.status().effort().is_none());
     ev(
         &mut app,
         Event::EffortChanged {
@@ -207,7 +207,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
             submission: None,
         },
     );
-    assert_eq!(app.status.effort(), Some(ReasoningEffort::High));
+    assert_eq!(app.status().effort(), Some(ReasoningEffort::High));
     let line = status::status_line(&app.status_view(), 120).to_string();
     insta::assert_snapshot!("status_bar_with_effort", line);
     assert!(line.contains("anthropic/claude-sonnet-4-5 high"), "{line}");

@@ -41,6 +41,10 @@ pub(crate) struct StatusBar {
     interrupting: bool,
     /// The spinner's frame, advanced by the ticks while something runs.
     spinner: usize,
+    /// The engine has stopped: nothing sent reaches it any more.
+    engine_gone: bool,
+    /// The clock as of the last tick: what running times are measured to.
+    now: Instant,
 }
 
 /// What drawing the bar needs from the rest of the app.
@@ -50,10 +54,8 @@ pub(crate) struct StatusContext<'a> {
     pub agents_cost: f64,
     pub mcp: &'a [McpServerStatus],
     pub workspace: &'a Path,
-    pub engine_gone: bool,
     /// The tool the permission question in front asks about.
     pub asking: Option<&'a str>,
-    pub now: Instant,
 }
 
 /// What a session has cost: the stored total (pages of history hold only part of the messages).
@@ -82,7 +84,24 @@ impl StatusBar {
             turn_started: None,
             interrupting: false,
             spinner: 0,
+            engine_gone: false,
+            now: Instant::now(),
         }
+    }
+
+    /// The engine stopped; `false` when it was known already.
+    pub(crate) fn engine_stopped(&mut self) -> bool {
+        !std::mem::replace(&mut self.engine_gone, true)
+    }
+
+    /// The clock as of the last tick.
+    pub(crate) fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// A tick: running times are measured to `now` from here on.
+    pub(crate) fn set_now(&mut self, now: Instant) {
+        self.now = now;
     }
 
     pub(crate) fn model(&self) -> &str {
@@ -305,11 +324,11 @@ impl StatusBar {
             git_branch: self.git_branch.as_deref(),
             state: self.state,
             activity: &self.activity,
-            engine_gone: cx.engine_gone,
+            engine_gone: self.engine_gone,
             interrupting: self.interrupting && self.busy(),
             asking: cx.asking,
             spinner: self.spinner,
-            now: cx.now,
+            now: self.now,
         }
     }
 }

@@ -108,8 +108,8 @@ fn snapshot_a_running_sub_agent_cell() {
         sub_agent_step(&mut app, i, tool, input);
     }
     // a sub-agent's own events never move the main context figure or the main cost
-    assert_eq!(app.status.context(), &usage(20_000));
-    assert_eq!(app.status.cost(), 0.0);
+    assert_eq!(app.status().context(), &usage(20_000));
+    assert_eq!(app.status().cost(), 0.0);
     app.update(Msg::Tick);
     let screen = render(&mut app, 100, 20);
     assert!(
@@ -134,8 +134,8 @@ fn snapshot_a_running_sub_agent_cell() {
             duration_ms: 9_000,
         },
     );
-    assert!(app.subagents.live.is_empty());
-    assert_eq!(app.subagents.tokens, 12_300);
+    assert!(app.subagents().live.is_empty());
+    assert_eq!(app.subagents().tokens, 12_300);
 }
 
 #[test]

@@ -113,8 +113,8 @@ pub(super) fn ctrl(app: &mut App, c: char) {
 /// is allowed only once its end has been on screen).
 pub(super) fn read_question(app: &mut App) {
     render(app, 100, 30);
-    app.permissions.shown_at(None);
-    app.permissions.typed_at(None);
+    app.permissions_mut().shown_at(None);
+    app.permissions_mut().typed_at(None);
 }
 
 pub(super) fn type_str(app: &mut App, s: &str) {
@@ -304,12 +304,12 @@ fn snapshot_tool_cell_folded_and_expanded() {
     assert!(folded.contains("+3 lines (ctrl+o)"), "{folded}");
     insta::assert_snapshot!("tool_folded", folded);
     let i = app
-        .transcript
+        .transcript()
         .cells()
         .iter()
         .position(|c| c.key == "M2-tool")
         .unwrap();
-    app.transcript.toggle_cell(i);
+    app.transcript_mut().toggle_cell(i);
     let expanded = render(&mut app, 80, 24);
     assert!(expanded.contains("test result: FAILED"), "{expanded}");
     insta::assert_snapshot!("tool_expanded", expanded);
@@ -469,12 +469,12 @@ fn snapshot_compaction_divider() {
     assert!(folded.contains("▸ summary · 6 lines"), "{folded}");
     insta::assert_snapshot!("compaction_folded", folded);
     let divider = app
-        .transcript
+        .transcript()
         .cells()
         .iter()
         .position(|c| c.key == "M3-c")
         .unwrap();
-    app.transcript.toggle_cell(divider);
+    app.transcript_mut().toggle_cell(divider);
     let expanded = render(&mut app, 80, 24);
     assert!(expanded.contains("Fix the failing test b."), "{expanded}");
     insta::assert_snapshot!("compaction_expanded", expanded);

@@ -17,9 +17,9 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     assert_eq!(sent.len(), 1);
     let (id, text) = &sent[0];
     assert_eq!(text, "hello there");
-    assert!(app.composer.is_empty());
-    assert_eq!(app.transcript.pending().len(), 1);
-    assert!(!app.transcript.pending()[0].queued);
+    assert!(app.composer().is_empty());
+    assert_eq!(app.transcript().pending().len(), 1);
+    assert!(!app.transcript().pending()[0].queued);
     // a message with the same text that is not the echo of this prompt leaves it pending
     ev(
         &mut app,
@@ -28,7 +28,7 @@ fn enter_sends_user_turn_and_shows_it_pending() {
         },
     );
     assert_eq!(
-        app.transcript.pending().len(),
+        app.transcript().pending().len(),
         1,
         "paired by id, not by text"
     );
@@ -36,7 +36,7 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     let mut echo = user("M1", "hello there");
     echo.submission_id = Some(id.clone());
     ev(&mut app, Event::Message { message: echo });
-    assert!(app.transcript.pending().is_empty());
+    assert!(app.transcript().pending().is_empty());
     // empty prompt: nothing sent
     key(&mut app, KeyCode::Enter);
     assert!(ops(&mut rx).is_empty());
@@ -55,7 +55,7 @@ fn typing_while_busy_queues() {
     type_str(&mut app, "and tests too");
     key(&mut app, KeyCode::Enter);
     assert_eq!(prompt_texts(&mut rx), vec!["and tests too"]);
-    assert!(app.transcript.pending()[0].queued);
+    assert!(app.transcript().pending()[0].queued);
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn newline_keys_do_not_send() {
     type_str(&mut app, "b");
     ctrl(&mut app, 'j');
     type_str(&mut app, "c");
-    assert_eq!(app.composer.text(), "a\nb\nc");
+    assert_eq!(app.composer().text(), "a\nb\nc");
     assert!(ops(&mut rx).is_empty());
 }
 
@@ -94,16 +94,16 @@ fn ctrl_c_clears_then_twice_quits() {
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "draft");
     ctrl(&mut app, 'c');
-    assert!(app.composer.is_empty());
-    assert!(!app.should_quit);
+    assert!(app.composer().is_empty());
+    assert!(!app.should_quit());
     ctrl(&mut app, 'c');
-    assert!(!app.should_quit, "one press on an empty prompt only arms");
+    assert!(!app.should_quit(), "one press on an empty prompt only arms");
     assert!(render(&mut app, 80, 24).contains("press ctrl+c again to quit"));
-    assert_eq!(app.exit_code, 0);
+    assert_eq!(app.exit_code(), 0);
     ctrl(&mut app, 'c');
-    assert!(app.should_quit);
+    assert!(app.should_quit());
     // Left with Ctrl-C: the shell sees 130, as for `pith run`.
-    assert_eq!(app.exit_code, 130);
+    assert_eq!(app.exit_code(), 130);
     assert_eq!(ops(&mut rx), vec![Op::Shutdown]);
 }
 
@@ -114,17 +114,17 @@ fn ctrl_c_arm_is_cancelled_by_other_keys() {
     type_str(&mut app, "x");
     ctrl(&mut app, 'c'); // clears "x"
     ctrl(&mut app, 'c'); // arms
-    assert!(!app.should_quit);
+    assert!(!app.should_quit());
 }
 
 #[test]
 fn up_recalls_history() {
     let (mut app, _rx) = app_with(conversation());
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer.text(), "Why does `cargo test` fail?");
+    assert_eq!(app.composer().text(), "Why does `cargo test` fail?");
     type_str(&mut app, "");
     key(&mut app, KeyCode::Down);
-    assert_eq!(app.composer.text(), "");
+    assert_eq!(app.composer().text(), "");
 }
 
 #[test]
@@ -132,12 +132,12 @@ fn tab_completes_slash_command() {
     let (mut app, _rx) = fresh();
     type_str(&mut app, "/comp");
     key(&mut app, KeyCode::Tab);
-    assert_eq!(app.composer.text(), "/compact ");
+    assert_eq!(app.composer().text(), "/compact ");
     let (mut app, _rx) = fresh();
     type_str(&mut app, "/co");
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Tab);
-    assert_eq!(app.composer.text(), "/context");
+    assert_eq!(app.composer().text(), "/context");
 }
 
 #[test]
@@ -202,13 +202,13 @@ fn scrolling_holds_position_while_output_streams() {
     let long: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
-    assert_eq!(app.transcript.scroll_top(), None);
+    assert_eq!(app.transcript().scroll_top(), None);
     key(&mut app, KeyCode::PageUp);
-    let top = app.transcript.scroll_top().expect("scrolled");
+    let top = app.transcript().scroll_top().expect("scrolled");
     stream(&mut app, "M1", "M1-t", &["more\n\nand more"]);
     let screen = render(&mut app, 80, 24);
     assert_eq!(
-        app.transcript.scroll_top(),
+        app.transcript().scroll_top(),
         Some(top),
         "position kept while new output arrives"
     );
@@ -246,26 +246,26 @@ fn only_changed_cells_relayout() {
     }
     let (mut app, _rx) = app_with(msgs);
     render(&mut app, 120, 40);
-    let first = app.transcript.renders();
+    let first = app.transcript().renders();
     assert_eq!(first, 1_000);
     // only what is on screen (40 rows) had its code highlighted
-    let revealed = app.transcript.reveals();
+    let revealed = app.transcript().reveals();
     assert!((1..=40).contains(&revealed), "{revealed} cells revealed");
     stream(&mut app, "A499", "A499-t", &[" more"]);
     render(&mut app, 120, 40);
     assert_eq!(
-        app.transcript.renders(),
+        app.transcript().renders(),
         first + 1,
         "only the streaming cell re-rendered"
     );
     assert_eq!(
-        app.transcript.reveals(),
+        app.transcript().reveals(),
         revealed,
         "the streaming cell is highlighted as it is laid out"
     );
     render(&mut app, 100, 40);
     assert_eq!(
-        app.transcript.renders(),
+        app.transcript().renders(),
         first + 1 + 1_000,
         "a resize reflows everything"
     );
@@ -323,9 +323,9 @@ fn click_folds_and_wheel_scrolls() {
         "click folds again"
     );
     // motion alone does not ask for a redraw
-    app.dirty = false;
+    app.drawn();
     app.update(mouse(MouseEventKind::Moved, 3));
-    assert!(!app.dirty);
+    assert!(!app.needs_draw());
 
     let (mut app, _rx) = fresh();
     ev(
@@ -338,10 +338,10 @@ fn click_folds_and_wheel_scrolls() {
     stream(&mut app, "M1", "M1-t", &[&long]);
     render(&mut app, 80, 24);
     app.update(mouse(MouseEventKind::ScrollUp, 3));
-    let top = app.transcript.scroll_top().expect("wheel scrolled up");
+    let top = app.transcript().scroll_top().expect("wheel scrolled up");
     app.update(mouse(MouseEventKind::ScrollDown, 3));
     assert_eq!(
-        app.transcript.scroll_top(),
+        app.transcript().scroll_top(),
         None,
         "back at the bottom: following again (from {top})"
     );
@@ -405,7 +405,7 @@ fn commands_during_a_turn_say_when_they_run() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
     assert!(!render(&mut app, 80, 24).contains("/context runs when"));
-    assert!(matches!(&app.popup, Some(Popup::Context(c)) if c.breakdown().is_none()));
+    assert!(matches!(app.popup(), Some(Popup::Context(c)) if c.breakdown().is_none()));
     // closed before the answer: a late answer does not open it again
     key(&mut app, KeyCode::Esc);
     ev(
@@ -415,7 +415,7 @@ fn commands_during_a_turn_say_when_they_run() {
             submission: None,
         },
     );
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
 }
 
 /// At 80 columns `/help` wraps a long description under itself instead of cutting it.

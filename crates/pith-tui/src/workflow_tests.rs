@@ -31,7 +31,7 @@ fn workspace() -> tempfile::TempDir {
 fn at_opens_a_fuzzy_file_picker_and_enter_writes_the_path() {
     let ws = workspace();
     let (mut app, mut rx) = fresh();
-    app.workspace = ws.path().to_path_buf();
+    app.set_workspace(ws.path().to_path_buf());
     type_str(&mut app, "explain @");
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("attach a file"), "{screen}");
@@ -43,12 +43,12 @@ fn at_opens_a_fuzzy_file_picker_and_enter_writes_the_path() {
     let screen = render(&mut app, 80, 24).replace(&ws.path().display().to_string(), "[ws]");
     insta::assert_snapshot!(screen);
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.composer.text(), "explain @src/tui/app.rs ");
+    assert_eq!(app.composer().text(), "explain @src/tui/app.rs ");
     assert!(app.mention_popup().is_none(), "closed after the choice");
     // a directory stays open for its entries
     type_str(&mut app, "and @sr");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.composer.text(), "explain @src/tui/app.rs and @src/");
+    assert_eq!(app.composer().text(), "explain @src/tui/app.rs and @src/");
     let (_, items) = app.mention_popup().expect("still open");
     assert_eq!(items, ["src/main.rs", "src/tui/"]);
     key(&mut app, KeyCode::Esc);
@@ -63,10 +63,10 @@ fn a_pasted_image_path_is_attached() {
     let ws = workspace();
     std::fs::write(ws.path().join("shot.png"), "png").unwrap();
     let (mut app, _rx) = fresh();
-    app.workspace = ws.path().to_path_buf();
+    app.set_workspace(ws.path().to_path_buf());
     type_str(&mut app, "what is this? ");
     app.update(Msg::Term(TermEvent::Paste("shot.png".into())));
-    assert_eq!(app.composer.text(), "what is this? @shot.png ");
+    assert_eq!(app.composer().text(), "what is this? @shot.png ");
 }
 
 fn attached(mid: &str, path: &str, lines: u64) -> crate::message::Part {

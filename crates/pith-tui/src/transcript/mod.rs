@@ -1,132 +1,22 @@
 //! The transcript model: a flat list of cells (one per message part, plus notices), kept in
-//! message order, each with a cache of its wrapped lines so only changed cells re-layout.
+//! message order, each with a cache of its wrapped lines so only changed cells re-layout. Here:
+//! the cell store (the index, inserting, updating and removing cells, notices); the cells
+//! themselves are in `cell`, tool calls in `tools`, compaction dividers in `compaction`.
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::event::{PermissionReply, PermissionRequest};
-use crate::message::{Message, MessageError, Part, PartKind, Role, ToolState};
+use crate::message::{Message, MessageError, Part, PartKind, Role};
 
+mod cell;
+mod compaction;
 mod layout;
+mod tools;
 mod window;
 
+pub use cell::{Cell, CellBody, CompactionState, CompactionStats, MsgMeta, NoticeLevel};
 pub(crate) use window::Banner;
 pub use window::{BANNER_LINES, PendingPrompt};
-
-use layout::Cached;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoticeLevel {
-    Info,
-    Warn,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-// Nearly every cell is a part: boxing it would add an allocation to most cells to save bytes on
-// the few notices.
-#[allow(clippy::large_enum_variant)]
-pub enum CellBody {
-    Part(Part),
-    /// The error an assistant message ended with.
-    MessageError(MessageError),
-    Notice(NoticeLevel, String),
-    Permission {
-        req: PermissionRequest,
-        reply: PermissionReply,
-        note: Option<String>,
-    },
-}
-
-/// What a cell's rendering depends on besides its body.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MsgMeta {
-    pub role: Option<Role>,
-    pub summary: bool,
-    /// A user message typed while the agent worked.
-    pub mid_turn: bool,
-    /// The custom command (`/name args`) the message was expanded from.
-    pub command: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompactionStats {
-    pub before: u64,
-    pub after: u64,
-    pub model_calls: u32,
-    /// What the summary requests cost.
-    pub cost: crate::event::CompactionCost,
-}
-
-/// Where a compaction divider stands.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum CompactionState {
-    /// From stored history: done, figures unknown.
-    #[default]
-    Unknown,
-    Running,
-    Done(CompactionStats),
-}
-
-pub struct Cell {
-    pub key: String,
-    pub message_id: Option<String>,
-    pub body: CellBody,
-    pub expanded: bool,
-    /// Tool duration reported by `ToolFinished` (used when the part lacks times).
-    pub duration_ms: Option<u64>,
-    /// Compaction divider: running or done with figures.
-    pub compaction: CompactionState,
-    /// Created from a live event (not loaded history).
-    live: bool,
-    /// Tool cell: how the user answered its permission question.
-    pub decision: Option<PermissionReply>,
-    /// Tool cell: the output streamed so far while it runs (the tail, bounded).
-    pub live_output: Option<String>,
-    /// Tool cell: seconds it has been running, as last drawn (the header shows them).
-    pub elapsed_secs: u64,
-    rev: u64,
-    cache: Option<Cached>,
-}
-
-impl Cell {
-    fn new(key: String, message_id: Option<String>, body: CellBody) -> Self {
-        Cell {
-            key,
-            message_id,
-            body,
-            expanded: false,
-            duration_ms: None,
-            compaction: CompactionState::Unknown,
-            live: false,
-            decision: None,
-            live_output: None,
-            elapsed_secs: 0,
-            rev: 0,
-            cache: None,
-        }
-    }
-
-    pub fn part(&self) -> Option<&Part> {
-        match &self.body {
-            CellBody::Part(p) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// Can the user fold/unfold this cell?
-    pub fn foldable(&self, meta: &MsgMeta) -> bool {
-        match &self.body {
-            CellBody::Part(p) => match &p.kind {
-                PartKind::Reasoning { .. } | PartKind::Tool { .. } | PartKind::Compaction(_) => {
-                    true
-                }
-                PartKind::Text { .. } => meta.summary,
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-}
 
 #[derive(Default)]
 pub struct Transcript {
@@ -161,9 +51,6 @@ pub struct Transcript {
     /// Prompts sent but not yet seen back from the engine, drawn under the cells.
     pending: Vec<PendingPrompt>,
 }
-
-/// Live output kept per running tool cell (its tail).
-const LIVE_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// Lines between cells: none between consecutive tool cells, one otherwise.
 fn gap(prev: &Cell, next: &Cell) -> usize {
@@ -440,89 +327,6 @@ impl Transcript {
         self.cells.iter().rposition(f)
     }
 
-    fn tool_cell(&self, call_id: &str) -> Option<usize> {
-        self.last_where(|c| {
-            matches!(c.part().map(|p| &p.kind), Some(PartKind::Tool { call_id: id, .. }) if id == call_id)
-        })
-    }
-
-    /// The tool name and input of the call `call_id` (for the permission modal).
-    pub fn tool_call(&self, call_id: &str) -> Option<(&str, &serde_json::Value)> {
-        self.cells
-            .iter()
-            .rev()
-            .find_map(|c| match c.part().map(|p| &p.kind) {
-                Some(PartKind::Tool {
-                    call_id: id,
-                    tool,
-                    input,
-                    ..
-                }) if id == call_id => Some((tool.as_str(), input)),
-                _ => None,
-            })
-    }
-
-    pub fn tool_started(&mut self, call_id: &str) {
-        if let Some(i) = self.tool_cell(call_id) {
-            self.touch_at(i);
-        }
-    }
-
-    pub fn tool_finished(&mut self, call_id: &str, duration_ms: u64) {
-        if let Some(i) = self.tool_cell(call_id) {
-            self.cells[i].duration_ms = Some(duration_ms);
-            self.cells[i].live_output = None;
-            self.touch_at(i);
-        }
-    }
-
-    /// What a running tool shows now, replacing what it showed (a sub-agent's progress).
-    pub fn tool_live(&mut self, call_id: &str, text: String) {
-        if let Some(i) = self.tool_cell(call_id) {
-            self.cells[i].live_output = Some(text);
-            self.touch_at(i);
-        }
-    }
-
-    /// Output a running tool produced: appended to its cell, of which only the tail is kept.
-    pub fn tool_output(&mut self, call_id: &str, chunk: &str) {
-        let Some(i) = self.tool_cell(call_id) else {
-            return;
-        };
-        let out = self.cells[i].live_output.get_or_insert_with(String::new);
-        out.push_str(chunk);
-        if out.len() > LIVE_OUTPUT_BYTES {
-            let mut cut = out.len() - LIVE_OUTPUT_BYTES / 2;
-            while !out.is_char_boundary(cut) {
-                cut += 1;
-            }
-            // start at a line so the first line shown is whole
-            if let Some(nl) = out[cut..].find('\n') {
-                cut += nl + 1;
-            }
-            out.replace_range(..cut, "");
-        }
-        self.touch_at(i);
-    }
-
-    /// Running tools show how long they have run: re-render those whose second changed.
-    pub fn tick_running(&mut self, now_ms: i64) {
-        for i in 0..self.cells.len() {
-            let start = match self.cells[i].part().map(|p| &p.kind) {
-                Some(PartKind::Tool {
-                    state: ToolState::Running { start, .. },
-                    ..
-                }) => *start,
-                _ => continue,
-            };
-            let secs = (now_ms - start).max(0) as u64 / 1000;
-            if secs != self.cells[i].elapsed_secs {
-                self.cells[i].elapsed_secs = secs;
-                self.touch_at(i);
-            }
-        }
-    }
-
     /// Removes every cell of a message (a step tried again, a turn taken back).
     pub fn remove_message(&mut self, message_id: &str) {
         self.remove_where(|c| c.message_id.as_deref() == Some(message_id));
@@ -565,49 +369,6 @@ impl Transcript {
         self.cells.retain(|c| !f(c));
         self.reindex();
         self.moved_from(first);
-    }
-
-    fn is_compaction(c: &Cell) -> bool {
-        matches!(c.part().map(|p| &p.kind), Some(PartKind::Compaction(_)))
-    }
-
-    pub fn compaction_started(&mut self) {
-        self.compacting = true;
-        if let Some(i) = self.last_where(|c| {
-            Self::is_compaction(c) && c.live && c.compaction == CompactionState::Unknown
-        }) {
-            self.cells[i].compaction = CompactionState::Running;
-            self.touch_at(i);
-        }
-    }
-
-    /// Puts the figures on the running divider. Returns false when there is none to put them on.
-    pub fn compaction_finished(&mut self, stats: CompactionStats) -> bool {
-        self.compacting = false;
-        let target = self.last_where(|c| {
-            Self::is_compaction(c)
-                && (c.compaction == CompactionState::Running
-                    || (c.live && c.compaction == CompactionState::Unknown))
-        });
-        match target {
-            Some(i) => {
-                self.cells[i].compaction = CompactionState::Done(stats);
-                self.touch_at(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// A turn ended: nothing is running any more.
-    pub fn settle(&mut self) {
-        self.compacting = false;
-        for i in 0..self.cells.len() {
-            if self.cells[i].compaction == CompactionState::Running {
-                self.cells[i].compaction = CompactionState::Unknown;
-                self.touch_at(i);
-            }
-        }
     }
 
     /// Does the transcript already end with the "interrupted" mark of a message?
@@ -670,22 +431,6 @@ impl Transcript {
         }
     }
 
-    /// Is any tool still running? (cells show a live state then)
-    pub fn running_tools(&self) -> usize {
-        self.cells
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.part().map(|p| &p.kind),
-                    Some(PartKind::Tool {
-                        state: ToolState::Running { .. } | ToolState::Pending,
-                        ..
-                    })
-                )
-            })
-            .count()
-    }
-
     /// Index of the most recent foldable cell (what Ctrl+O style keys act on).
     pub fn last_foldable(&self) -> Option<usize> {
         self.last_where(|c| c.foldable(&self.meta_of(c)))
@@ -693,97 +438,4 @@ impl Transcript {
 }
 
 #[cfg(test)]
-mod load_tests {
-    use super::*;
-    use crate::message::Role;
-
-    fn msg(role: Role, texts: &[&str]) -> Message {
-        let mut m = Message::new("S", role);
-        for t in texts {
-            m.push(PartKind::Text {
-                text: (*t).to_string(),
-                synthetic: false,
-            });
-        }
-        m
-    }
-
-    /// Loading a history (the fast path for messages not seen before) builds the same cells in
-    /// the same order as feeding each part before its header, the path live events can take.
-    #[test]
-    fn loading_a_history_matches_part_by_part_upserts() {
-        let mut history = Vec::new();
-        for i in 0..50 {
-            history.push(msg(Role::User, &[&format!("q{i}")]));
-            let mut a = msg(Role::Assistant, &[&format!("a{i}"), &format!("b{i}")]);
-            if i % 7 == 0 {
-                a.error = Some("boom".into());
-            }
-            history.push(a);
-        }
-        let loaded = Transcript::new(&history);
-        let mut fed = Transcript::default();
-        for m in &history {
-            for p in &m.parts {
-                fed.upsert_part(p.clone());
-            }
-            fed.upsert_message(m);
-        }
-        let keys = |t: &Transcript| t.cells.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
-        assert_eq!(keys(&loaded), keys(&fed));
-        assert_eq!(loaded.cells.len(), 50 * 3 + 8);
-        // every cell is findable by key
-        for (i, c) in loaded.cells.iter().enumerate() {
-            assert_eq!(loaded.position(&c.key), Some(i));
-        }
-    }
-
-    /// Pages put in front keep every cell findable where it is: updates reach the right cell
-    /// after prepending, and after an insert in the middle renumbers everything.
-    #[test]
-    fn prepended_pages_keep_every_cell_findable() {
-        let history: Vec<Message> = (0..30)
-            .map(|i| msg(Role::Assistant, &[&format!("t{i}"), &format!("u{i}")]))
-            .collect();
-        let mut t = Transcript::new(&history[20..]);
-        t.prepend(&history[10..20]);
-        t.prepend(&history[..10]);
-        assert_eq!(t.len(), 60);
-        let check = |t: &Transcript| {
-            for (i, c) in t.cells.iter().enumerate() {
-                assert_eq!(t.position(&c.key), Some(i), "cell {}", c.key);
-            }
-        };
-        check(&t);
-        let text = |t: &Transcript, i: usize| match t.cells[i].part().map(|p| &p.kind) {
-            Some(PartKind::Text { text, .. }) => text.clone(),
-            other => panic!("not a text: {other:?}"),
-        };
-        assert_eq!(text(&t, 0), "t0");
-        assert_eq!(text(&t, 21), "u10");
-        // a delta for a part of the first page lands on that part
-        t.append_delta(&history[0].id, &history[0].parts[1].id, "!", false);
-        assert_eq!(text(&t, 1), "u0!");
-        // an error cell goes in the middle (renumbers), then a newer page part still resolves
-        let mut failed = history[5].clone();
-        failed.error = Some("boom".into());
-        t.upsert_message(&failed);
-        assert!(matches!(t.cells[12].body, CellBody::MessageError(_)));
-        check(&t);
-        t.append_delta(&history[29].id, &history[29].parts[0].id, "?", false);
-        assert_eq!(text(&t, 59), "t29?");
-    }
-
-    /// A header that changes (e.g. the summary flag) still re-renders the message's cells.
-    #[test]
-    fn a_changed_header_touches_its_cells() {
-        let mut m = msg(Role::Assistant, &["text"]);
-        let mut t = Transcript::new(std::slice::from_ref(&m));
-        let rev = t.cells[0].rev;
-        t.upsert_message(&m);
-        assert_eq!(t.cells[0].rev, rev, "an unchanged header touches nothing");
-        m.summary = true;
-        t.upsert_message(&m);
-        assert!(t.cells[0].rev > rev);
-    }
-}
+mod load_tests;

@@ -4,12 +4,12 @@ use crossterm::event::KeyEvent;
 
 use crate::event::{Op, PermissionReply};
 
-use super::app::{App, PickerKind, Popup};
-use super::component::{Component, Handled};
-use super::transcript::NoticeLevel;
+use crate::app::{App, PickerKind, Popup};
+use crate::component::{Component, Handled};
+use crate::transcript::NoticeLevel;
 
 impl App {
-    pub(super) fn popup_key(&mut self, k: KeyEvent) {
+    pub(crate) fn popup_key(&mut self, k: KeyEvent) {
         let Some(popup) = &mut self.popup else { return };
         match popup {
             Popup::Help(help) => {
@@ -52,7 +52,7 @@ impl App {
     }
 
     /// The entry `id` of a `kind` picker was chosen.
-    pub(super) fn picked(&mut self, kind: PickerKind, id: String) {
+    pub(crate) fn picked(&mut self, kind: PickerKind, id: String) {
         match kind {
             PickerKind::Model => self.set_model(id),
             PickerKind::Resource => self.attach_resource(&id),
@@ -70,13 +70,13 @@ impl App {
         }
     }
 
-    pub(super) fn permission_key(&mut self, k: KeyEvent) {
+    pub(crate) fn permission_key(&mut self, k: KeyEvent) {
         if let Handled::Done((reply, note)) = self.permissions.on_key(k, &self.keymap) {
             self.answer_permission(reply, note);
         }
     }
 
-    pub(super) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
+    pub(crate) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {
         // the next question (if any) was already waiting: it appears now
         let Some(req) = self.permissions.take_front() else {
             return;

@@ -1,15 +1,21 @@
 //! `App`: the routing between the components (transcript, composer, status bar, popups, the
 //! permission prompt) and `update`, which every terminal and engine event goes through. Nothing in
-//! this file touches the terminal, so tests drive it directly.
+//! this module touches the terminal, so tests drive it directly.
+//!
+//! `App`'s fields are private to this module; its children route one kind of thing each: keys
+//! and the mouse (`input`, `popup_keys`), engine events (`engine_events`), slash commands
+//! (`run_command`, `mcp`, `login`, `theme`), drawing (`render`), the terminal work queued for the
+//! run loop (`effects`) and what the run loop asks (`run_loop`). Its own small parts: the session
+//! on screen (`session_view`) and leaving (`quit`). The tests read and set state through
+//! `test_access`.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::event::{Event, Op, Submission};
-use crate::message::{Message, PartKind, Role, Session};
+use crate::message::{Message, PartKind, Role};
 
 use super::TuiInit;
 pub use super::activity::Retry;
@@ -21,8 +27,20 @@ pub use super::picker::{PickItem, Picker, PickerKind};
 use super::status_bar::session_cost;
 use super::transcript::{NoticeLevel, Transcript};
 
-/// How long a first Ctrl+C waits for the second.
-pub(super) const QUIT_WINDOW: Duration = Duration::from_secs(2);
+mod effects;
+mod engine_events;
+mod input;
+mod login;
+mod mcp;
+mod popup_keys;
+mod quit;
+mod render;
+mod run_command;
+mod run_loop;
+mod session_view;
+#[cfg(test)]
+mod test_access;
+mod theme;
 
 /// Everything `update` reacts to.
 #[derive(Debug, Clone)]
@@ -48,43 +66,39 @@ pub enum Popup {
 
 pub struct App {
     ops: UnboundedSender<Submission>,
-    pub transcript: Transcript,
-    pub(crate) composer: Composer,
-    pub(crate) session: Session,
+    transcript: Transcript,
+    composer: Composer,
+    /// The session on screen and the directory it works in.
+    session: session_view::SessionView,
     /// The status bar: model, effort, mode, context, cost, branch, the engine's state.
-    pub(crate) status: super::status_bar::StatusBar,
-    pub(crate) models: Vec<String>,
+    status: super::status_bar::StatusBar,
+    models: Vec<String>,
     /// Which providers have a key, and how to store one (`/login`).
-    pub(crate) keys: super::login::KeyAccess,
-    pub(crate) workspace: PathBuf,
+    keys: super::login::KeyAccess,
     /// Sub-agents: their live cells, their tokens and cost apart from the main context.
-    pub(crate) subagents: super::subagents::Subagents,
-    pub(crate) popup: Option<Popup>,
-    pub(crate) permissions: Permissions,
+    subagents: super::subagents::Subagents,
+    popup: Option<Popup>,
+    permissions: Permissions,
     /// The custom slash commands.
-    pub(crate) custom_commands: crate::custom_commands::Commands,
+    custom_commands: crate::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
-    pub(crate) completion: super::completion::Completion,
-    pub(crate) quit_armed: Option<Instant>,
-    pub(crate) should_quit: bool,
-    /// The exit code when the TUI ends: 130 when the user left with Ctrl-C, as a shell expects.
-    pub(crate) exit_code: i32,
-    pub(crate) engine_gone: bool,
-    pub(crate) now: Instant,
+    completion: super::completion::Completion,
+    /// Ctrl+C's armed quit, whether the TUI is leaving and with which exit code.
+    quit: quit::Quit,
     /// Something changed since the last draw.
-    pub dirty: bool,
+    dirty: bool,
     /// The MCP servers as the engine last reported them.
-    pub(crate) mcp: Vec<crate::event::McpServerStatus>,
+    mcp: crate::mcp::McpServers,
     /// What each key does.
-    pub(crate) keymap: super::keymap::Keymap,
+    keymap: super::keymap::Keymap,
     /// The colour theme and `/theme`'s state.
-    pub(crate) appearance: super::appearance::Appearance,
+    appearance: super::appearance::Appearance,
     /// Terminal work for the run loop between frames (clipboard, bell, editor).
-    pub(crate) effects: Vec<super::effects::Effect>,
+    effects: Vec<super::effects::Effect>,
     /// `[notify]` and whether the terminal has focus.
-    pub(crate) notifier: super::notify::Notifier,
+    notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
-    pub(crate) hooks: crate::config::HooksConfig,
+    hooks: crate::config::HooksConfig,
 }
 
 impl App {
@@ -101,7 +115,6 @@ impl App {
             composer.set_log(log);
         }
         composer.set_history(user_prompts(&init.messages));
-        let now = Instant::now();
         App {
             ops,
             transcript,
@@ -112,22 +125,17 @@ impl App {
                 session_cost(&init.session, &init.messages),
                 init.git_branch,
             ),
-            session: init.session,
+            session: session_view::SessionView::new(init.session, init.workspace),
             models: init.models,
             keys: init.keys,
             custom_commands: init.custom_commands,
-            workspace: init.workspace,
             subagents: Default::default(),
             popup: None,
             permissions: Permissions::default(),
             completion: Default::default(),
-            quit_armed: None,
-            should_quit: false,
-            exit_code: 0,
-            engine_gone: false,
-            now,
+            quit: Default::default(),
             dirty: true,
-            mcp: Vec::new(),
+            mcp: Default::default(),
             keymap: init.keymap,
             appearance: init.appearance,
             effects: Vec::new(),
@@ -141,8 +149,7 @@ impl App {
     }
 
     pub(super) fn send(&mut self, op: Op) {
-        if self.ops.send(Submission::new(op)).is_err() && !self.engine_gone {
-            self.engine_gone = true;
+        if self.ops.send(Submission::new(op)).is_err() && self.status.engine_stopped() {
             self.transcript
                 .notice(NoticeLevel::Error, "the engine has stopped; restart pith");
         }
@@ -169,16 +176,13 @@ impl App {
                 self.on_engine(ev);
             }
             Msg::Tick => {
-                self.now = Instant::now();
+                self.status.set_now(Instant::now());
                 if self.busy() || self.transcript.running_tools() > 0 {
                     self.status.tick();
                     self.transcript.tick_running(crate::message::now_ms());
                     self.dirty = true;
                 }
-                if let Some(t) = self.quit_armed
-                    && self.now.duration_since(t) > QUIT_WINDOW
-                {
-                    self.quit_armed = None;
+                if self.quit.expire(self.status.now()) {
                     self.dirty = true;
                 }
             }

@@ -1,14 +1,17 @@
 //! Slash commands run from the composer: what each built-in does, the /rewind picker, a model
-//! switch.
+//! switch; custom commands (their entries in the slash popup, and sending one's expansion as the
+//! user's message, labelled with the command).
 
+use crate::custom_commands::Expanded;
 use crate::event::Op;
 use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
 use crate::tool::ToolInput;
 
-use super::app::{App, Help, PickItem, Picker, PickerKind, Popup};
-use super::transcript::NoticeLevel;
+use crate::app::{App, Help, PickItem, Picker, PickerKind, Popup};
 use crate::commands::Command;
+use crate::mcp::SlashItem;
+use crate::transcript::{NoticeLevel, PendingPrompt};
 
 impl App {
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
@@ -29,7 +32,7 @@ impl App {
                 self.transcript.follow();
             }
             Command::Context => {
-                self.popup = Some(Popup::Context(super::info_popup::ContextPopup::waiting()));
+                self.popup = Some(Popup::Context(crate::info_popup::ContextPopup::waiting()));
                 self.send(Op::ContextBreakdown);
             }
             Command::Login => self.login(arg),
@@ -45,7 +48,7 @@ impl App {
             Command::Agents => {
                 self.sessions_loading();
                 self.send(Op::ListSubagents {
-                    session_id: self.session.id.clone(),
+                    session_id: self.session.id().to_string(),
                 });
             }
             Command::New => self.send(Op::NewSession),
@@ -53,15 +56,17 @@ impl App {
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
             Command::Init => {
-                let init =
-                    crate::custom_commands::init(&self.workspace, arg.as_deref().unwrap_or(""));
+                let init = crate::custom_commands::init(
+                    self.session.workspace(),
+                    arg.as_deref().unwrap_or(""),
+                );
                 self.run_expanded(init);
             }
             Command::Undo => self.send(Op::Undo),
             Command::Redo => self.send(Op::Redo),
             Command::Rewind => self.rewind_picker(),
             Command::Copy => self.copy_command(arg.as_deref()),
-            Command::Editor => self.effects.push(super::effects::Effect::Editor),
+            Command::Editor => self.effects.push(crate::effects::Effect::Editor),
             Command::Help => self.popup = Some(Popup::Help(Help::new())),
             Command::Keys => {
                 // the help, from its list of keys
@@ -115,7 +120,7 @@ impl App {
 
     /// `/rewind`: the prompts on screen, newest first, to go back to — only those after the
     /// latest compaction, since the engine cannot undo past one.
-    pub(super) fn rewind_picker(&mut self) {
+    pub(crate) fn rewind_picker(&mut self) {
         let mut items = Vec::new();
         let mut compacted = false;
         for c in self.transcript.cells().iter().rev() {
@@ -161,7 +166,7 @@ impl App {
 
     /// `/effort [level]`: without a level, says the current one; `default` goes back to the
     /// model's own. The status bar shows the level once the engine confirms it.
-    pub(super) fn set_effort(&mut self, arg: Option<String>) {
+    pub(crate) fn set_effort(&mut self, arg: Option<String>) {
         let levels = "minimal, low, medium, high or default";
         let Some(arg) = arg else {
             let now = self
@@ -191,7 +196,7 @@ impl App {
 
     /// Asks the engine to switch; the status bar shows the new model once the engine confirms
     /// it (a model without a key or provider is refused).
-    pub(super) fn set_model(&mut self, model: String) {
+    pub(crate) fn set_model(&mut self, model: String) {
         if self.ask_key_for(&model) {
             return;
         }
@@ -199,5 +204,40 @@ impl App {
             model: model.clone(),
         });
         self.status.model_asked(model);
+    }
+
+    /// The custom commands matching what is typed after `/`.
+    pub(crate) fn custom_items(&self, typed: &str) -> Vec<SlashItem> {
+        self.custom_commands
+            .filter(typed)
+            .into_iter()
+            .map(|c| SlashItem::Custom {
+                name: c.name.clone(),
+                hint: c.argument_hint.clone(),
+                about: c.about(),
+                wants_args: !c.argument_hint.is_empty()
+                    || c.body.contains("$ARGUMENTS")
+                    || (1..=9).any(|n| c.body.contains(&format!("${n}"))),
+            })
+            .collect()
+    }
+
+    pub(crate) fn run_custom_named(&mut self, name: &str, args: &str) {
+        if let Some(cmd) = self.custom_commands.get(name) {
+            let expanded = cmd.expand(args);
+            self.run_expanded(expanded);
+        }
+    }
+
+    /// Sends an expanded command; the transcript shows its label until the engine stores it.
+    pub(crate) fn run_expanded(&mut self, e: Expanded) {
+        let id = crate::message::new_id();
+        self.transcript.add_pending(PendingPrompt {
+            id: id.clone(),
+            text: e.label.clone(),
+            queued: self.busy(),
+        });
+        self.send(crate::route::command_op(id, e));
+        self.transcript.follow();
     }
 }

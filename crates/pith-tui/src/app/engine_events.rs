@@ -6,15 +6,13 @@ use std::time::Instant;
 use crate::event::{Event, TurnEnd};
 use crate::message::{Message, Session};
 
-use super::transcript::{CompactionStats, NoticeLevel};
+use crate::transcript::{CompactionStats, NoticeLevel};
 
-use super::app::{
-    App, Permissions, PickItem, Picker, PickerKind, Popup, home_short, plural, user_prompts, when,
-};
+use crate::app::{App, Permissions, Picker, PickerKind, Popup, home_short, plural, user_prompts};
 
 impl App {
     /// An engine event, handed to the method for its group.
-    pub(super) fn on_engine(&mut self, ev: Event) {
+    pub(crate) fn on_engine(&mut self, ev: Event) {
         // the status bar takes its figures first; a setting it saw change is said here
         if let Some(note) = self.status.on_event(&ev) {
             self.transcript.notice(NoticeLevel::Info, note);
@@ -94,7 +92,7 @@ impl App {
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
             ev @ Event::Subagent { .. } => {
-                if let Some((call_id, text)) = self.subagents.on_event(&self.session.id, &ev) {
+                if let Some((call_id, text)) = self.subagents.on_event(self.session.id(), &ev) {
                     self.transcript.tool_live(&call_id, text);
                 }
             }
@@ -126,7 +124,7 @@ impl App {
                 format!(
                     "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
                     if parts == 1 { "" } else { "s" },
-                    super::format::tokens(tokens)
+                    crate::format::tokens(tokens)
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
@@ -228,8 +226,8 @@ impl App {
                 NoticeLevel::Info,
                 format!(
                     "context compacted: {} → {}",
-                    super::format::tokens(before),
-                    super::format::tokens(after)
+                    crate::format::tokens(before),
+                    crate::format::tokens(after)
                 ),
             );
         }
@@ -237,7 +235,7 @@ impl App {
 
     /// The sessions list arrived: it fills the sessions picker, or opens one.
     fn sessions_listed(&mut self, sessions: &[Session]) {
-        let items = self.session_items(sessions);
+        let items = self.session.picker_items(sessions);
         match &mut self.popup {
             Some(Popup::Picker(p)) if *p.kind() == PickerKind::Sessions => p.fill(items),
             _ => self.popup = Some(Popup::Picker(Picker::new(PickerKind::Sessions, items, 0))),
@@ -291,7 +289,7 @@ impl App {
 
     /// Turns were taken back from `message_id` on: their cells go, the prompt that started them
     /// comes back to an empty composer to be edited and sent again.
-    pub(super) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
+    pub(crate) fn undone(&mut self, message_id: &str, prompt: String, files: &[String]) {
         self.transcript.truncate_from(message_id);
         self.composer.give_back(&prompt);
         let what = match files.len() {
@@ -307,64 +305,25 @@ impl App {
 
     /// A page of older history arrived: it goes above the transcript, and a scrolled view keeps
     /// showing the lines it showed.
-    pub(super) fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
-        if session_id != self.session.id {
+    pub(crate) fn older_history(&mut self, session_id: &str, messages: &[Message], more: bool) {
+        if !self.session.is(session_id) {
             return; // asked for a session no longer shown
         }
         self.transcript.older_page(messages, more);
         self.composer.prepend_history(user_prompts(messages));
     }
 
-    /// The sessions picker: this directory's sessions first (newest first), then the others,
-    /// each saying where it belongs.
-    pub(super) fn session_items(&self, sessions: &[Session]) -> Vec<PickItem> {
-        let here = self.workspace.to_string_lossy();
-        let (mut mine, others): (Vec<&Session>, Vec<&Session>) =
-            sessions.iter().partition(|s| s.directory == here);
-        mine.extend(others);
-        mine.into_iter()
-            .map(|s| {
-                let elsewhere = s.directory != here;
-                let mut detail = format!(
-                    "{}{} · {}",
-                    if s.id == self.session.id {
-                        "current · "
-                    } else {
-                        ""
-                    },
-                    when(s.time_updated),
-                    super::format::tokens(s.tokens),
-                );
-                if elsewhere {
-                    detail.push_str(&format!(" · in {}", home_short(&s.directory)));
-                }
-                if let Some(agent) = &s.agent {
-                    detail = format!("{} · {detail}", super::format::sanitize(agent));
-                }
-                PickItem {
-                    id: s.id.clone(),
-                    label: if s.title.trim().is_empty() {
-                        "(untitled)".to_string()
-                    } else {
-                        s.title.clone()
-                    },
-                    detail,
-                }
-            })
-            .collect()
-    }
-
-    pub(super) fn load_session(
+    pub(crate) fn load_session(
         &mut self,
         session: Session,
         messages: Vec<Message>,
         more_history: bool,
     ) {
-        if session.id == self.session.id {
+        if self.session.is(&session.id) {
             // The engine announces the session it started with (the one the TUI was built
             // from): keep the transcript and its notices (the first-run hint), take the figures.
             self.status.session_model(&session);
-            self.session = session;
+            self.session.set(session);
             if matches!(self.popup, Some(Popup::Picker(_))) {
                 self.popup = None;
             }
@@ -380,7 +339,7 @@ impl App {
         self.transcript.follow();
         // a session from another directory runs there (the engine moved to it)
         let dir = std::path::PathBuf::from(&session.directory);
-        if !session.directory.is_empty() && dir != self.workspace && dir.is_dir() {
+        if !session.directory.is_empty() && dir != self.session.workspace() && dir.is_dir() {
             self.status.moved_to(&dir);
             self.transcript.notice(
                 NoticeLevel::Info,
@@ -389,7 +348,7 @@ impl App {
                     home_short(&session.directory)
                 ),
             );
-            self.workspace = dir;
+            self.session.set_workspace(dir);
         }
         // A fresh session shows the welcome screen; a resumed one says which it is.
         if !messages.is_empty() {
@@ -401,7 +360,7 @@ impl App {
             self.transcript
                 .notice(NoticeLevel::Info, format!("resumed session: {title}"));
         }
-        self.session = session;
+        self.session.set(session);
         if matches!(self.popup, Some(Popup::Picker(_))) {
             self.popup = None;
         }

@@ -8,22 +8,22 @@ use crossterm::event::{
 
 use crate::event::Op;
 
-use super::app::{App, QUIT_WINDOW};
-use super::completion::ListKey;
-use super::component::{Component, Handled};
-use super::composer::ComposerKey;
-use super::keymap::{Action, Context, key_of};
-use super::mcp::SlashItem;
-use super::transcript::{NoticeLevel, PendingPrompt};
+use crate::app::App;
 use crate::commands;
+use crate::completion::ListKey;
+use crate::component::{Component, Handled};
+use crate::composer::ComposerKey;
+use crate::keymap::{Action, Context, key_of};
+use crate::mcp::SlashItem;
 use crate::route::Route;
+use crate::transcript::{NoticeLevel, PendingPrompt};
 
 const WHEEL_LINES: usize = 3;
 
 impl App {
     // ---------------------------------------------------------------- terminal events
 
-    pub(super) fn on_term(&mut self, ev: TermEvent) {
+    pub(crate) fn on_term(&mut self, ev: TermEvent) {
         match ev {
             TermEvent::Key(k) => {
                 if k.kind != KeyEventKind::Release {
@@ -44,11 +44,11 @@ impl App {
             return;
         }
         match &mut self.popup {
-            Some(super::app::Popup::Key(dialog)) => dialog.paste(text),
+            Some(crate::app::Popup::Key(dialog)) => dialog.paste(text),
             Some(_) => {}
             None => {
                 // a dropped image file arrives as its path: attach it
-                self.composer.paste_in(text, &self.workspace);
+                self.composer.paste_in(text, self.session.workspace());
                 self.completion.pasted();
             }
         }
@@ -90,7 +90,7 @@ impl App {
             .map(SlashItem::Command)
             .collect();
         items.extend(self.custom_items(word));
-        items.extend(self.mcp_prompt_items(word));
+        items.extend(self.mcp.prompt_items(word));
         (!items.is_empty()).then_some(items)
     }
 
@@ -103,8 +103,8 @@ impl App {
             return None;
         }
         let (line, col) = self.composer.cursor_line();
-        let (_, query) = super::mentions::token_at(&line, col)?;
-        let files = self.completion.files(&self.workspace);
+        let (_, query) = crate::mentions::token_at(&line, col)?;
+        let files = self.completion.files(self.session.workspace());
         let items = files.matches(&query);
         (!items.is_empty()).then_some((query, items))
     }
@@ -113,7 +113,7 @@ impl App {
     /// for its entries).
     fn accept_mention(&mut self, path: &str) {
         let (line, col) = self.composer.cursor_line();
-        if let Some((start, _)) = super::mentions::token_at(&line, col) {
+        if let Some((start, _)) = crate::mentions::token_at(&line, col) {
             let text = if path.ends_with('/') {
                 format!("@{path}")
             } else {
@@ -139,7 +139,7 @@ impl App {
             return;
         }
         // any other key disarms the quit prompt
-        self.quit_armed = None;
+        self.quit.disarm();
         let now = Instant::now();
         // Keys wait for the question to be read, except esc and scrolling: they are safe.
         let safe = matches!(
@@ -171,7 +171,7 @@ impl App {
     fn navigation_key(&mut self, k: KeyEvent) -> bool {
         match self.keymap.action(Context::Chat, key_of(&k)) {
             Some(Action::OpenEditor) => {
-                self.effects.push(super::effects::Effect::Editor);
+                self.effects.push(crate::effects::Effect::Editor);
                 true
             }
             Some(Action::Quit) if self.composer.is_empty() => {
@@ -193,7 +193,7 @@ impl App {
         let Some((_, items)) = self.mention_popup() else {
             return false;
         };
-        let n = items.len().min(super::mentions::SHOWN * 8);
+        let n = items.len().min(crate::mentions::SHOWN * 8);
         match self.completion.mention_key(n, list) {
             Some(ListKey::Complete(i) | ListKey::Accept(i)) => self.accept_mention(&items[i]),
             Some(ListKey::Moved | ListKey::Closed) => {}
@@ -298,19 +298,13 @@ impl App {
         }
         if !self.composer.is_empty() {
             self.composer.clear();
-            self.quit_armed = None;
+            self.quit.disarm();
             return;
         }
-        let now = Instant::now();
-        if self
-            .quit_armed
-            .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
-        {
-            self.exit_code = 130;
+        if self.quit.press(Instant::now()) {
             self.quit();
             return;
         }
-        self.quit_armed = Some(now);
         if self.busy() {
             self.interrupt();
         }
@@ -318,7 +312,7 @@ impl App {
 
     pub fn quit(&mut self) {
         self.send(Op::Shutdown);
-        self.should_quit = true;
+        self.quit.leave();
     }
 
     fn interrupt(&mut self) {
@@ -337,7 +331,7 @@ impl App {
         }
         // the same routing as `pith run` (`crate::route`)
         let routed = crate::route::route(&text, &self.custom_commands, &|server, prompt| {
-            self.mcp_has_prompt(server, prompt)
+            self.mcp.has_prompt(server, prompt)
         });
         if routed != Route::Prompt {
             self.composer.take();
