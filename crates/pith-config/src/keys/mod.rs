@@ -4,7 +4,7 @@
 //! and acts on that.
 //!
 //! Adding an action is one [`Action`] variant: its `context` and default `keys` sit in its
-//! attributes (the config name is the variant in snake_case), and the TUI's `input.rs` handles
+//! attributes (the config name is the variant in snake_case), and the TUI's `app/input.rs` handles
 //! it.
 
 mod key;
