@@ -170,10 +170,10 @@ impl Runner {
     fn announce_window(&mut self, window: u64, previous: u64, source: WindowSource) {
         self.set_window(window);
         self.fit_prompt();
-        if let Err(e) =
-            self.log
-                .store()
-                .set_learned_window(&self.model.name, window, source.as_str())
+        if let Err(e) = self
+            .log
+            .store()
+            .set_learned_window(&self.model.name, window, &source)
         {
             tracing::error!(
                 "store: cannot remember the window of {}: {e:#}",

@@ -6,14 +6,15 @@ use super::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Store, to_i64};
+use pith_protocol::event::WindowSource;
 use pith_protocol::message::now_ms;
 
 /// A window pith learned for a model, and where from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LearnedWindow {
     pub window: u64,
-    /// "server error", "server props", "estimate", …
-    pub source: String,
+    /// Where it came from (stored as its text: "server error", the probe's "llama.cpp …/props").
+    pub source: WindowSource,
     /// When it was learned (ms since the epoch).
     pub time: i64,
 }
@@ -28,7 +29,7 @@ impl Store {
             .query_row([model], |r| {
                 Ok(LearnedWindow {
                     window: r.get::<_, i64>(0)?.max(0) as u64,
-                    source: r.get(1)?,
+                    source: WindowSource::from(r.get::<_, String>(1)?),
                     time: r.get(2)?,
                 })
             })
@@ -36,13 +37,18 @@ impl Store {
     }
 
     /// Records the window learned for `model` (replacing an earlier one).
-    pub fn set_learned_window(&self, model: &str, window: u64, source: &str) -> Result<()> {
+    pub fn set_learned_window(
+        &self,
+        model: &str,
+        window: u64,
+        source: &WindowSource,
+    ) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO model_windows (model, window, source, time) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (model) DO UPDATE SET window = ?2, source = ?3, time = ?4",
             )?
-            .execute(params![model, to_i64(window), source, now_ms()])?;
+            .execute(params![model, to_i64(window), source.as_str(), now_ms()])?;
         Ok(())
     }
 }
@@ -55,14 +61,22 @@ mod tests {
     fn windows_are_kept_per_model_and_replaced() {
         let s = Store::open_in_memory().unwrap();
         assert_eq!(s.learned_window("llamacpp/m").unwrap(), None);
-        s.set_learned_window("llamacpp/m", 6_000, "server error")
+        s.set_learned_window("llamacpp/m", 6_000, &WindowSource::ServerError)
             .unwrap();
-        s.set_learned_window("other/m", 9_000, "server props")
-            .unwrap();
+        s.set_learned_window(
+            "other/m",
+            9_000,
+            &WindowSource::from("server props".to_string()),
+        )
+        .unwrap();
         let w = s.learned_window("llamacpp/m").unwrap().unwrap();
-        assert_eq!((w.window, w.source.as_str()), (6_000, "server error"));
-        s.set_learned_window("llamacpp/m", 4_096, "server props")
-            .unwrap();
+        assert_eq!((w.window, w.source), (6_000, WindowSource::ServerError));
+        s.set_learned_window(
+            "llamacpp/m",
+            4_096,
+            &WindowSource::from("server props".to_string()),
+        )
+        .unwrap();
         assert_eq!(
             s.learned_window("llamacpp/m").unwrap().unwrap().window,
             4_096
@@ -82,7 +96,8 @@ mod tests {
             .unwrap();
         }
         let s = Store::open(dir.path()).unwrap();
-        s.set_learned_window("a/b", 8_192, "server error").unwrap();
+        s.set_learned_window("a/b", 8_192, &WindowSource::ServerError)
+            .unwrap();
         assert_eq!(s.learned_window("a/b").unwrap().unwrap().window, 8_192);
     }
 }
