@@ -133,7 +133,7 @@ pub fn spawn(
             // ops wait until the front end has the session: its first events are the opening
             tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
             runner.run(ctl_rx).await;
-            runner.ended()
+            runner.end()
         });
         let ended = run.await;
         // A bug that panics the runner must not leave the front end waiting for the turn's end.

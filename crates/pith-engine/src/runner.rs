@@ -296,12 +296,22 @@ impl Runner {
         }
     }
 
-    /// The session this runner is on, as it ends.
-    pub(super) fn ended(&self) -> super::Ended {
+    /// The session this runner is on, as it ends. Left without a message, it is removed first
+    /// when the front end asked for that (`remove_empty_sessions`), while this runner still
+    /// holds its lock: a lock just let go can still look held for a moment, to a child process
+    /// forked meanwhile that has not yet exec'd.
+    pub(super) fn end(&self) -> super::Ended {
         let id = self.log.session_id();
+        let count = self.log.store().message_count(id);
+        if self.opts.remove_empty_sessions
+            && count.as_ref().is_ok_and(|n| *n == 0)
+            && let Err(e) = self.log.store().delete_session(id)
+        {
+            tracing::warn!("cannot remove the empty session {id}: {e}");
+        }
         super::Ended {
             session_id: id.to_string(),
-            has_messages: self.log.store().message_count(id).is_ok_and(|n| n > 0),
+            has_messages: count.is_ok_and(|n| n > 0),
         }
     }
 
