@@ -770,3 +770,38 @@ async fn bash_never_runs_in_the_client_terminal_and_stays_in_the_sandbox() {
         assert!(result.contains("[sandbox]"), "{result}");
     }
 }
+
+/// `/context` and `/model` in an editor end on the engine's event that names their submission:
+/// the breakdown, the switch, or the switch refused; nothing goes to the model.
+#[tokio::test]
+async fn slash_answers_end_on_the_event_naming_their_submission() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    let mut c = Client::start(&env);
+    c.initialize().await;
+    let sid = c.new_session(&env).await;
+    let mut ask = async |text: &str| {
+        let r = c.call("session/prompt", prompt(&sid, text)).await;
+        assert_eq!(r["stopReason"], "end_turn", "{text}: {r}");
+        chunks_text(&c.take("agent_message_chunk"))
+    };
+    let context = ask("/context").await;
+    assert!(context.contains("of 128000 tokens in use"), "{context}");
+    let switched = ask("/model mock/other-model").await;
+    assert!(
+        switched.contains("Now using mock/other-model."),
+        "{switched}"
+    );
+    let refused = ask("/model nowhere/model").await;
+    assert!(
+        refused.contains("Error:") && refused.contains("nowhere/model"),
+        "{refused}"
+    );
+    // the switched-to model's window may be asked of the server; no prompt went to a model
+    let chats = server.requests();
+    let chats: Vec<_> = chats
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert!(chats.is_empty(), "{chats:?}");
+}
