@@ -208,8 +208,6 @@ fn install_panic_hook() {
 /// How the TUI ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TuiExit {
-    /// The session on screen at the end (it changes with /new and /sessions).
-    pub session: String,
     /// 130 when the user left with Ctrl-C, else 0.
     pub code: i32,
 }

@@ -65,7 +65,6 @@ impl App {
     /// The session on screen and the exit code, when the TUI ends.
     pub(crate) fn into_exit(self) -> TuiExit {
         TuiExit {
-            session: self.session.into_id(),
             code: self.quit.code(),
         }
     }

@@ -47,10 +47,6 @@ impl SessionView {
         self.workspace = dir;
     }
 
-    pub(crate) fn into_id(self) -> String {
-        self.session.id
-    }
-
     /// The sessions picker: this directory's sessions first (newest first), then the others,
     /// each saying where it belongs.
     pub(crate) fn picker_items(&self, sessions: &[Session]) -> Vec<PickItem> {
