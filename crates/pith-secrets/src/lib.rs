@@ -137,7 +137,7 @@ impl EnvPolicy {
         }
     }
 
-    /// Whether the variable `name` is kept from commands.
+    /// Whether the variable `name` is kept from commands, by its name alone.
     pub fn withholds(&self, name: &str) -> bool {
         if self.allow.iter().any(|a| a == name) {
             return false;
@@ -145,12 +145,26 @@ impl EnvPolicy {
         self.secret_vars.iter().any(|v| v == name) || looks_secret_var(name)
     }
 
-    /// The variables of `vars` (the process environment) that commands do not get.
+    /// Whether the variable `name` holding `value` is kept from commands: by its name, or
+    /// because its value is a URL that carries credentials (`postgres://u:pw@host/db`). Proxy
+    /// variables (`HTTPS_PROXY`, …) are left to the name rule: pith's own HTTP client reads
+    /// them, and a sandboxed command has no network to use them on unless it is allowed one.
+    pub fn withholds_var(&self, name: &str, value: &str) -> bool {
+        let proxy = name.to_ascii_uppercase().ends_with("_PROXY");
+        self.withholds(name)
+            || !proxy && !self.allow.iter().any(|a| a == name) && url_with_userinfo(value)
+    }
+
+    /// The variables of `vars` (names of the process environment, whose values are read from
+    /// it) that commands do not get.
     pub fn withheld<I: IntoIterator<Item = std::ffi::OsString>>(&self, vars: I) -> Vec<String> {
         let mut out: Vec<String> = vars
             .into_iter()
             .filter_map(|v| v.into_string().ok())
-            .filter(|v| self.withholds(v))
+            .filter(|v| {
+                let value = std::env::var_os(v).unwrap_or_default();
+                self.withholds_var(v, &value.to_string_lossy())
+            })
             .collect();
         // Key variables are removed even when unset here, in case a parent sets them later.
         for v in &self.secret_vars {
@@ -162,25 +176,51 @@ impl EnvPolicy {
     }
 }
 
-/// `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD` and the like.
+/// Names that hold secrets: `*_API_KEY`, `*_KEY`, `*_TOKEN`, `*_PAT`, `*_PWD`, anything with
+/// `SECRET` or `PASSWORD` in it, every `AWS_*` variable, and the like.
 pub fn looks_secret_var(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     const SUFFIXES: &[&str] = &[
-        "_API_KEY",
-        "_APIKEY",
+        "_KEY",
+        "APIKEY",
         "_TOKEN",
         "_SECRET",
-        "_SECRET_KEY",
-        "_ACCESS_KEY",
-        "_PRIVATE_KEY",
-        "_PASSWORD",
+        "_PAT",
+        "_PWD",
+        "_PASS",
         "_PASSWD",
         "_CREDENTIALS",
+        "_CREDENTIAL",
         "_AUTH",
+        "_KEY_ID",
     ];
+    const INSIDE: &[&str] = &["SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PRIVATE_KEY"];
     SUFFIXES.iter().any(|s| n.ends_with(s))
-        || n.contains("SECRET")
-        || matches!(n.as_str(), "API_KEY" | "TOKEN" | "PASSWORD")
+        || INSIDE.iter().any(|s| n.contains(s))
+        || n.starts_with("AWS_")
+        || matches!(n.as_str(), "API_KEY" | "TOKEN" | "KEY" | "PAT")
+}
+
+/// Whether `value` holds a URL with userinfo (`scheme://user[:password]@host…`) anywhere in it.
+fn url_with_userinfo(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let scheme = &rest[..at];
+        let after = &rest[at + 3..];
+        let scheme_ok = scheme
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+        let authority = after
+            .split(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == ',')
+            .next()
+            .unwrap_or("");
+        if scheme_ok && authority.contains('@') {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -232,5 +272,60 @@ mod tests {
         }
         let withheld = policy.withheld(["PATH".into(), "NPM_TOKEN".into()]);
         assert_eq!(withheld, ["NPM_TOKEN", "MY_PROVIDER_CRED"]);
+    }
+
+    /// The wider rule: database passwords, bare `*KEY` names, personal access tokens, every
+    /// `AWS_*` variable and a URL carrying credentials are withheld; `PWD` and friends are not.
+    #[test]
+    fn wider_secret_names_and_credential_urls_are_withheld() {
+        let policy = EnvPolicy {
+            secret_vars: Vec::new(),
+            allow: vec!["AWS_REGION".into(), "CI_DB_URL".into()],
+        };
+        for v in [
+            "PGPASSWORD",
+            "OPENAI_KEY",
+            "GH_PAT",
+            "MYSQL_PWD",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_PROFILE",
+            "SOME_APIKEY",
+            "MY_PASSPHRASE",
+            "PASSWORD_FILE_CONTENT",
+            "VAULT_TOKEN",
+        ] {
+            assert!(policy.withholds(v), "{v}");
+        }
+        for v in [
+            "PWD",
+            "OLDPWD",
+            "KEYMAP",
+            "AWS_REGION",
+            "PATH",
+            "PATHEXT",
+            "XDG_SESSION_TYPE",
+            "MONKEY_PATCH",
+        ] {
+            assert!(!policy.withholds(v), "{v}");
+        }
+        for (name, value) in [
+            ("DATABASE_URL", "postgres://u:pw@h/db"),
+            ("REDIS", "redis://:pw@cache:6379/0"),
+            (
+                "MIRRORS",
+                "https://example.com,https://tok3n@git.example.com/x.git",
+            ),
+        ] {
+            assert!(policy.withholds_var(name, value), "{name}={value}");
+        }
+        for (name, value) in [
+            ("HOMEPAGE", "https://example.com/a@b"),
+            ("CONTACT", "me@example.com"),
+            ("EDITOR", "vim"),
+            ("CI_DB_URL", "postgres://u:pw@h/db"),
+            ("https_proxy", "http://u:pw@proxy:3128"),
+        ] {
+            assert!(!policy.withholds_var(name, value), "{name}={value}");
+        }
     }
 }

@@ -5,6 +5,9 @@
 
 use serde_json::Value;
 
+mod getopt;
+mod readers;
+
 use super::bash_parse;
 use super::path;
 use super::permission::Decision;
@@ -48,36 +51,6 @@ pub fn exit_plan_spec() -> pith_protocol::llm::ToolSpec {
         }),
     }
 }
-
-/// Commands that only read and print, when given no argument that writes (see
-/// [`command_reads_only`]).
-const READING_COMMANDS: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "egrep", "fgrep", "find", "git", "pwd",
-    "echo", "printf", "tree", "stat", "file", "which", "whereis", "type", "du", "df", "sort",
-    "uniq", "cut", "tr", "diff", "cmp", "basename", "dirname", "realpath", "readlink", "date",
-    "true", "false", "test", "[", "nl", "column", "jq", "sed", "less", "more", "id", "uname",
-    "whoami", "hostname", "env", "printenv",
-];
-
-/// `git` subcommands that only read.
-const READING_GIT: &[&str] = &[
-    "status",
-    "log",
-    "diff",
-    "show",
-    "blame",
-    "ls-files",
-    "ls-tree",
-    "rev-parse",
-    "describe",
-    "grep",
-    "shortlog",
-    "reflog",
-    "cat-file",
-    "branch",
-    "tag",
-    "remote",
-];
 
 /// What `mode` makes of the rules' `decision` for this call.
 pub fn apply(
@@ -129,120 +102,7 @@ pub fn reads_only(tool: &str, input: &Value) -> bool {
         && a.redirects
             .iter()
             .all(|r| !r.write || r.target.literal && r.target.text == "/dev/null")
-        && a.commands.iter().all(command_reads_only)
-}
-
-fn command_reads_only(c: &bash_parse::SimpleCommand) -> bool {
-    if c.hidden_code || c.open_args || !c.assignments.is_empty() {
-        return false;
-    }
-    let Some(name) = c.name() else {
-        return false;
-    };
-    if !READING_COMMANDS.contains(&name) {
-        return false;
-    }
-    let args: Vec<&str> = c.words[1..].iter().map(|w| w.text.as_str()).collect();
-    let flag = |f: &str| {
-        args.iter()
-            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
-    };
-    let positional = || args.iter().filter(|a| !a.starts_with('-')).count();
-    match name {
-        "git" => git_reads_only(&args),
-        "find" => !args.iter().any(|a| {
-            matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete")
-                || a.starts_with("-fprint")
-                || *a == "-fls"
-        }),
-        "sed" => sed_reads_only(&args),
-        "sort" => !flag("-o") && !flag("--output") && !args.iter().any(|a| a.starts_with("-o")),
-        // `uniq IN OUT` writes OUT
-        "uniq" => positional() <= 1,
-        "tree" => !args.iter().any(|a| a.starts_with("-o")),
-        "date" => !args
-            .iter()
-            .any(|a| a.starts_with("-s") || a.starts_with("--set")),
-        // `--pre CMD` runs a command on every file
-        "rg" => !flag("--pre"),
-        "file" => !flag("-C") && !flag("--compile"),
-        "hostname" => args.is_empty(),
-        _ => true,
-    }
-}
-
-/// A `git` line that only reads: no option that runs a program or sets configuration (`-c
-/// core.fsmonitor=…` runs one), a reading subcommand, and for the subcommands that can also
-/// change refs (`branch`, `tag`, `remote`, `reflog`) only their listing forms.
-fn git_reads_only(args: &[&str]) -> bool {
-    let Some(at) = args.iter().position(|a| !a.starts_with('-')) else {
-        return false;
-    };
-    let (global, sub, rest) = (&args[..at], args[at], &args[at + 1..]);
-    if !global.is_empty() || !READING_GIT.contains(&sub) {
-        return false; // `-c`, `--exec-path`, `-C dir` … before the subcommand
-    }
-    let listing = || rest.iter().all(|a| a.starts_with('-'));
-    let blocked = rest.iter().any(|a| {
-        matches!(
-            *a,
-            "-d" | "-D" | "-m" | "-M" | "-c" | "-C" | "--delete" | "--move" | "--copy"
-        ) || *a == "--output"
-            || a.starts_with("--output=")
-            || a.starts_with("--ext-diff")
-            || a.starts_with("--textconv")
-    });
-    !blocked
-        && match sub {
-            "branch" | "tag" | "remote" => listing(),
-            "reflog" => !rest
-                .iter()
-                .find(|a| !a.starts_with('-'))
-                .is_some_and(|a| matches!(*a, "expire" | "delete" | "drop")),
-            _ => true,
-        }
-}
-
-/// A `sed` line that only prints: no in-place flag, and every script (`-e S` or the first
-/// operand) made of line addresses and `p` / `=` / `q` only — `w FILE` writes, `e CMD` runs one.
-fn sed_reads_only(args: &[&str]) -> bool {
-    if args.iter().any(|a| {
-        a.starts_with("-i") && !a.starts_with("-in")
-            || a.starts_with("--in-place")
-            || a.starts_with("-f")
-            || a.starts_with("--file")
-    }) {
-        return false;
-    }
-    let mut scripts = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i] {
-            "-e" | "--expression" => {
-                scripts.extend(args.get(i + 1));
-                i += 2;
-                continue;
-            }
-            a if a.starts_with('-') => {}
-            _ => {
-                if scripts.is_empty() {
-                    scripts.push(&args[i]);
-                }
-                break;
-            }
-        }
-        i += 1;
-    }
-    !scripts.is_empty()
-        && scripts.iter().all(|s| {
-            s.split(';').all(|cmd| {
-                let cmd = cmd.trim();
-                let body = cmd.trim_start_matches(|c: char| {
-                    c.is_ascii_digit() || matches!(c, ',' | '$' | '~' | '+')
-                });
-                matches!(body, "p" | "=" | "q" | "")
-            })
-        })
+        && a.commands.iter().all(readers::command_reads_only)
 }
 
 /// Whether the one file an edit or write names lies inside the workspace (a call that names

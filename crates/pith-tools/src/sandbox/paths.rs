@@ -34,6 +34,17 @@ pub const HOME_SECRETS: &[&str] = &[
     ".local/share/keyrings",
     ".vault-token",
     ".terraform.d/credentials.tfrc.json",
+    ".config/git/credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".config/github-copilot",
+    ".gemini/oauth_creds.json",
+    ".gem/credentials",
+    ".config/rclone/rclone.conf",
+    ".s3cfg",
 ];
 
 /// Names in the workspace root that git or pith take commands or instructions from.
@@ -239,6 +250,37 @@ mod tests {
         assert!(!paths.contains(&home.join(".aws").as_path()), "{paths:?}");
         let d = hidden.iter().find(|h| h.path == data).unwrap();
         assert_eq!(d.reveal, vec![outputs]);
+    }
+
+    /// Credential files of databases, git and other coding agents (issue 37) are hidden too.
+    #[test]
+    fn credential_files_of_git_databases_and_agents_are_hidden() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().canonicalize().unwrap();
+        let files = [
+            ".config/git/credentials",
+            ".pgpass",
+            ".my.cnf",
+            ".claude/.credentials.json",
+            ".codex/auth.json",
+            ".config/github-copilot/hosts.json",
+            ".config/github-copilot/apps.json",
+        ];
+        for f in files {
+            let path = home.join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "secret").unwrap();
+        }
+        std::fs::create_dir_all(home.join("ws")).unwrap();
+        let data = home.join(".local/share/pith");
+        let st = state(&home, &home.join(".config/pith"));
+        let hidden = hidden(&st, &data, &data.join("tool-output"), &home.join("ws"));
+        for f in files {
+            assert!(
+                hidden.iter().any(|h| home.join(f).starts_with(&h.path)),
+                "{f} is readable: {hidden:?}"
+            );
+        }
     }
 
     #[test]
