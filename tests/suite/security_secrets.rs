@@ -91,6 +91,44 @@ async fn commands_do_not_inherit_secret_variables() {
     assert!(!export.contains(KEY), "the key reached the store");
 }
 
+/// The wider rule (issue 37): database passwords, `*_KEY`, personal access tokens, `AWS_*`
+/// and a URL carrying credentials do not reach a command; `env_allow` still lets one through.
+#[tokio::test]
+async fn commands_do_not_inherit_passwords_tokens_or_credential_urls() {
+    let server = MockServer::start().await;
+    let env = env_with_secrets(
+        &server,
+        "env_allow = [\"AWS_REGION\"]\n[permission]\nbash = \"allow\"",
+    );
+    let args = json!({"command": "env | sort"}).to_string();
+    server.push(openai::tool_calls(&[("call_1", "bash", &args)], None));
+    server.push(openai::text("done", None));
+    let leaks = [
+        ("PGPASSWORD", "pgpw-7c1d"),
+        ("OPENAI_KEY", "oak-2e9f"),
+        ("GH_PAT", "ghpat-55ab"),
+        ("MYSQL_PWD", "mypwd-0c3e"),
+        ("AWS_ACCESS_KEY_ID", "AKIA-9f8e"),
+        ("DATABASE_URL", "postgres://u:dburlpw-41@h/db"),
+    ];
+    let mut vars: Vec<(&str, &str)> = leaks.to_vec();
+    vars.extend([
+        ("AWS_REGION", "region-by-allow-3"),
+        ("PITH_TEST_PLAIN", "plain-value-1"),
+    ]);
+    let out = run(&env, &vars, &["run", "go"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = last_tool_result(&server);
+    assert!(result.contains("plain-value-1"), "env ran: {result}");
+    assert!(
+        result.contains("region-by-allow-3"),
+        "env_allow holds: {result}"
+    );
+    for (name, value) in leaks {
+        assert!(!result.contains(value), "the command saw {name}: {result}");
+    }
+}
+
 #[tokio::test]
 async fn a_secret_printed_by_a_tool_is_scrubbed_before_the_model_store_and_export() {
     let server = MockServer::start().await;
