@@ -56,8 +56,13 @@ pub fn hint(env: impl Fn(&str) -> Option<String>) -> String {
     )
 }
 
+/// Where the probe found a model: the server's address, and its model.
+pub const OLLAMA_URL: &str = "http://127.0.0.1:11434";
+pub const LLAMACPP_URL: &str = "http://127.0.0.1:8080";
+
 /// Asks local servers which models they serve: Ollama (`/api/tags`), llama.cpp (`/v1/models`).
-pub async fn probe_local() -> Option<String> {
+/// Returns the server's address and the model.
+pub async fn probe_local() -> Option<(&'static str, String)> {
     let client = reqwest::Client::builder()
         .timeout(PROBE_TIMEOUT)
         .no_proxy()
@@ -65,7 +70,7 @@ pub async fn probe_local() -> Option<String> {
         .ok()?;
     let ollama = async {
         let v: serde_json::Value = client
-            .get("http://127.0.0.1:11434/api/tags")
+            .get(format!("{OLLAMA_URL}/api/tags"))
             .send()
             .await
             .ok()?
@@ -73,11 +78,11 @@ pub async fn probe_local() -> Option<String> {
             .await
             .ok()?;
         let name = v["models"][0]["name"].as_str()?;
-        Some(format!("ollama/{name}"))
+        Some((OLLAMA_URL, format!("ollama/{name}")))
     };
     let llamacpp = async {
         let v: serde_json::Value = client
-            .get("http://127.0.0.1:8080/v1/models")
+            .get(format!("{LLAMACPP_URL}/v1/models"))
             .send()
             .await
             .ok()?
@@ -85,20 +90,85 @@ pub async fn probe_local() -> Option<String> {
             .await
             .ok()?;
         let id = v["data"][0]["id"].as_str()?;
-        Some(format!("llamacpp/{id}"))
+        Some((LLAMACPP_URL, format!("llamacpp/{id}")))
     };
     let (a, b) = tokio::join!(ollama, llamacpp);
     a.or(b)
 }
 
-/// The model to use when none is given, configured or resumed — one rule for the TUI and
-/// `pith run`: the first hosted provider whose key is set (in the environment or stored by
-/// `pith auth login`), else a local server that answers. With the reason, for the notice.
-pub async fn implied_model() -> Option<(String, &'static str)> {
+/// The model [`implied_model`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Implied {
+    pub model: String,
+    /// Why, for the notice.
+    pub why: &'static str,
+    /// A local server found by probing (its address): the user confirms it before the first
+    /// prompt goes to it.
+    pub server: Option<&'static str>,
+}
+
+/// The model to use when none is given, configured or resumed — one rule for every front end:
+/// the first hosted provider whose key is set (in the environment or stored by `pith auth
+/// login`), else, when `probe` (the TUI, which asks before using it), a local server that
+/// answers. `pith run` and the editor do not probe: whatever listens on a local port would get
+/// the prompt unasked; they use a local server when it is named (`--model`, the config).
+pub async fn implied_model(probe: bool) -> Option<Implied> {
     let key = |k: &str| crate::secrets::env_var(k).or_else(|| crate::auth::stored_for_env(k));
-    match model_from_keys(key) {
-        Some(m) => Some((m, "its API key is set")),
-        None => probe_local().await.map(|m| (m, "a local server answers")),
+    if let Some(model) = model_from_keys(key) {
+        return Some(Implied {
+            model,
+            why: "its API key is set",
+            server: None,
+        });
+    }
+    if !probe {
+        return None;
+    }
+    let (server, model) = probe_local().await?;
+    Some(Implied {
+        model,
+        why: "a local server answers",
+        server: Some(server),
+    })
+}
+
+/// The local servers the user agreed to send prompts to (`<data dir>/local-servers.json`, a
+/// list of addresses): each found by probing is confirmed once.
+pub struct LocalServers {
+    path: std::path::PathBuf,
+}
+
+impl LocalServers {
+    pub fn new(data_dir: &std::path::Path) -> LocalServers {
+        LocalServers {
+            path: data_dir.join("local-servers.json"),
+        }
+    }
+
+    fn read(&self) -> Vec<String> {
+        std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn confirmed(&self, url: &str) -> bool {
+        self.read().iter().any(|u| u == url)
+    }
+
+    pub fn confirm(&self, url: &str) -> std::io::Result<()> {
+        let mut all = self.read();
+        if !all.iter().any(|u| u == url) {
+            all.push(url.to_string());
+        }
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = self
+            .path
+            .with_extension(format!("json.{}", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&all)?)?;
+        std::fs::rename(&tmp, &self.path)
     }
 }
 

@@ -117,6 +117,33 @@ enum Start {
     Exit(i32),
 }
 
+/// A local server found by probing gets the prompt only once the user has named it: asked
+/// once per server, the answer kept in the data dir.
+async fn confirm_local(
+    setup: &Setup,
+    implied: &first_run::Implied,
+) -> anyhow::Result<tui::local_server::Answer> {
+    use tui::local_server::{Answer, LocalServer};
+    let Some(url) = implied.server else {
+        return Ok(Answer::Use);
+    };
+    let known = first_run::LocalServers::new(&setup.data_dir);
+    if known.confirmed(url) {
+        return Ok(Answer::Use);
+    }
+    let server = LocalServer {
+        url: url.to_string(),
+        model: implied.model.clone(),
+    };
+    let answer = tui::local_server::ask(server).await?;
+    if answer == Answer::Use
+        && let Err(e) = known.confirm(url)
+    {
+        tracing::warn!("cannot record the local server {url}: {e}");
+    }
+    Ok(answer)
+}
+
 /// The model a new session starts with when neither the flag nor the config names one: the
 /// one the environment implies, or a first run's pick after a key is pasted.
 async fn first_model(
@@ -130,11 +157,17 @@ async fn first_model(
             notice: None,
         });
     }
-    if let Some((m, why)) = setup.implied_model(None, resuming).await {
-        return Ok(Start::Go {
-            model: Some(m),
-            notice: Some(why),
-        });
+    if let Some((implied, why)) = setup.implied_model(None, resuming, true).await {
+        match confirm_local(setup, &implied).await? {
+            tui::local_server::Answer::Use => {
+                return Ok(Start::Go {
+                    model: Some(implied.model),
+                    notice: Some(why),
+                });
+            }
+            tui::local_server::Answer::DontUse => {}
+            tui::local_server::Answer::Quit => return Ok(Start::Exit(0)),
+        }
     }
     // a new user: paste a key for one of the hosted providers and go on
     let hosted = hosted_providers(setup);

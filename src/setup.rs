@@ -73,10 +73,12 @@ pub fn load_config(
     config_file: Option<PathBuf>,
 ) -> anyhow::Result<(PathBuf, config::load::Loaded)> {
     let workspace = current_workspace()?;
-    let trust = data_dir()
-        .map(|d| TrustStore::new(&d).get(&workspace))
+    let data = data_dir().ok();
+    let trust = data
+        .as_ref()
+        .map(|d| TrustStore::new(d).get(&workspace))
         .unwrap_or_default();
-    let loaded = load_in(&workspace, config_file, trust)?;
+    let loaded = load_in(&workspace, config_file, trust, data.as_deref())?;
     Ok((workspace, loaded))
 }
 
@@ -91,6 +93,7 @@ fn load_in(
     workspace: &Path,
     config_file: Option<PathBuf>,
     trust: Trust,
+    data_dir: Option<&Path>,
 ) -> anyhow::Result<config::load::Loaded> {
     let mut loaded = config::load::load_with_env(
         &config::load::LoadOptions {
@@ -98,6 +101,7 @@ fn load_in(
             config_file,
             global_file: None,
             trust,
+            data_dir: data_dir.map(Path::to_path_buf),
         },
         &crate::secrets::env_var,
     )
@@ -139,7 +143,7 @@ impl Setup {
                 .with_context(|| format!("cannot record trust in {}", data_dir.display()))?;
         }
         let decision = trust_store.get(&workspace);
-        let mut loaded = load_in(&workspace, config_file.clone(), decision)?;
+        let mut loaded = load_in(&workspace, config_file.clone(), decision, Some(&data_dir))?;
         if let Some(w) = crate::auth::install_from(&data_dir) {
             loaded.warnings.push(w);
         }
@@ -186,7 +190,12 @@ impl Setup {
             Trust::Untrusted
         };
         if trusted {
-            self.loaded = load_in(&self.workspace, self.config_file.clone(), self.trust)?;
+            self.loaded = load_in(
+                &self.workspace,
+                self.config_file.clone(),
+                self.trust,
+                Some(&self.data_dir),
+            )?;
         }
         Ok(())
     }
@@ -260,18 +269,19 @@ impl Setup {
 
     /// When no model is given (`--model`), configured, or resumed with a session: the one
     /// [`crate::first_run::implied_model`] finds, with the notice saying why. The same rule for
-    /// both front ends.
+    /// every front end; only the TUI, which asks before using one, `probe`s for a local server.
     pub async fn implied_model(
         &self,
         flag: Option<&str>,
         resuming: bool,
-    ) -> Option<(String, String)> {
+        probe: bool,
+    ) -> Option<(crate::first_run::Implied, String)> {
         if flag.is_some() || self.config().model.is_some() || resuming {
             return None;
         }
-        let (model, why) = crate::first_run::implied_model().await?;
-        let notice = crate::first_run::implied_notice(&model, why);
-        Some((model, notice))
+        let implied = crate::first_run::implied_model(probe).await?;
+        let notice = crate::first_run::implied_notice(&implied.model, implied.why);
+        Some((implied, notice))
     }
 
     /// `--model`, else the session's, else the config's.
@@ -282,7 +292,7 @@ impl Setup {
             .or_else(|| self.config().model.clone());
         let Some(model) = model else {
             bail!(
-                "no model configured: set model = \"provider/model\" in pith.toml or {}, or pass --model",
+                "no model configured: set model = \"provider/model\" in pith.toml or {}, or pass --model (a local server too: --model llamacpp/NAME or ollama/NAME; it is not looked for)",
                 config_hint()
             );
         };

@@ -262,10 +262,11 @@ impl Agent {
     async fn new_session(&self, params: Value) -> Result<(Value, Arc<Session>), RpcError> {
         let req: NewSessionRequest = parse(params)?;
         let (setup, client_mcp) = self.open(&req.cwd, &req.mcp_servers).await?;
-        let model = match setup.implied_model(None, false).await {
-            Some((model, notice)) => {
+        // No probing for a local server: no one is asked before the prompt would go to it.
+        let model = match setup.implied_model(None, false, false).await {
+            Some((implied, notice)) => {
                 tracing::info!("acp: {notice}");
-                Some(model)
+                Some(implied.model)
             }
             None => None,
         };
@@ -394,10 +395,11 @@ async fn settle_trust(session: &Arc<Session>) -> Result<(), RpcError> {
 }
 
 async fn ask_trust(session: &Session, q: &TrustQuestion) -> Option<bool> {
+    // The path and the keys come from the repository: escaped, on one line, bounded.
     let title = format!(
         "Trust {}? Its pith.toml sets {}, which only a trusted workspace may set.",
-        q.workspace.display(),
-        q.ignored.join(", ")
+        q.folder(),
+        q.settings_line(6)
     );
     let fields = ToolCallUpdateFields::new()
         .title(title)

@@ -198,6 +198,7 @@ mod tests {
                 config_file: None,
                 global_file: Some(global.join("config.toml")),
                 trust: Trust::Trusted,
+                data_dir: None,
             },
             &|_| None,
         )

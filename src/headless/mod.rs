@@ -46,9 +46,13 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         }
     };
     let resuming = args.session.is_some() || args.continue_last;
-    if let Some((model, notice)) = setup.implied_model(args.model.as_deref(), resuming).await {
+    // No probing for a local server: whatever listens there would get the prompt unasked.
+    if let Some((implied, notice)) = setup
+        .implied_model(args.model.as_deref(), resuming, false)
+        .await
+    {
         crate::output::warning(&notice);
-        args.model = Some(model);
+        args.model = Some(implied.model);
     }
     let session = setup.session(
         args.session.as_deref(),

@@ -16,7 +16,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 const SUMMARY: &str = "## Goal\nSay hello.\n## Constraints & Preferences\nNone\n## Progress\nGreeted; wrote out.txt.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nout.txt";
 
-struct Client {
+pub(super) struct Client {
     _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -24,7 +24,7 @@ struct Client {
     /// Every `session/update` received, in order.
     updates: Vec<Value>,
     /// The agent's requests (permission questions), in order.
-    asked: Vec<Value>,
+    pub(super) asked: Vec<Value>,
     /// The editor's open buffers (absolute path → text): `fs/read_text_file` is answered from
     /// them (an error for a path without one), `fs/write_text_file` replaces them.
     buffers: HashMap<String, String>,
@@ -33,7 +33,7 @@ struct Client {
 }
 
 impl Client {
-    fn start(env: &PithEnv) -> Client {
+    pub(super) fn start(env: &PithEnv) -> Client {
         let mut child = env
             .command(&["acp"])
             .stdin(std::process::Stdio::piped())
@@ -61,7 +61,7 @@ impl Client {
         self.stdin.flush().await.unwrap();
     }
 
-    async fn send(&mut self, method: &str, params: Value) -> u64 {
+    pub(super) async fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -89,7 +89,7 @@ impl Client {
 
     /// Reads until the response to `id`: updates are kept, permission questions answered with
     /// `choose(request)` (an option id).
-    async fn wait(&mut self, id: u64, choose: &dyn Fn(&Value) -> &'static str) -> Value {
+    pub(super) async fn wait(&mut self, id: u64, choose: &dyn Fn(&Value) -> &'static str) -> Value {
         loop {
             let v = self.next().await;
             match v["method"].as_str() {
@@ -138,7 +138,7 @@ impl Client {
         v["result"].clone()
     }
 
-    async fn initialize(&mut self) -> Value {
+    pub(super) async fn initialize(&mut self) -> Value {
         self.initialize_with(json!({})).await
     }
 
@@ -150,7 +150,7 @@ impl Client {
         .await
     }
 
-    async fn new_session(&mut self, env: &PithEnv) -> String {
+    pub(super) async fn new_session(&mut self, env: &PithEnv) -> String {
         let cwd = env.workspace.path().to_str().unwrap();
         let r = self
             .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
@@ -169,7 +169,7 @@ impl Client {
     }
 }
 
-fn prompt(session: &str, text: &str) -> Value {
+pub(super) fn prompt(session: &str, text: &str) -> Value {
     json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
 }
 

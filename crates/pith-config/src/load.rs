@@ -27,12 +27,13 @@ mod file;
 mod layers;
 mod render;
 mod trust;
+mod usable;
 mod workspace;
 
 use file::{FileLayer, parse_file};
 use layers::Merged;
 pub use render::render_effective;
-use workspace::is_listed;
+use workspace::{Listed, listed_for};
 
 /// Names the config file (same as `--config`).
 pub const ENV_CONFIG: &str = "PITH_CONFIG";
@@ -54,6 +55,10 @@ pub struct LoadOptions {
     pub global_file: Option<PathBuf>,
     /// What the user decided about trusting the workspace.
     pub trust: Trust,
+    /// pith's data dir, where it records when it first saw each `trusted_directories` entry:
+    /// with one, a listed directory trusts only the config files it held then. `None` (tests,
+    /// tools that only read the config): a listing trusts everything below it.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// The user's decision about a workspace.
@@ -73,6 +78,9 @@ pub struct WorkspaceTrust {
     pub trusted: bool,
     /// The decision came from `trusted_directories` rather than the user's answer.
     pub listed: bool,
+    /// The workspace lies in a listed directory, but its file was created or changed since
+    /// pith first saw the listing, so the listing does not trust it.
+    pub newer_than_listing: bool,
     /// Settings left out because the directory is not trusted (dotted keys).
     pub ignored: Vec<String>,
 }
@@ -273,7 +281,7 @@ fn agents_from_files(
     }
     let trusted = workspace_trust.trusted
         || opts.trust == Trust::Trusted
-        || is_listed(&opts.workspace, &listed);
+        || listed_for(opts, &listed, &opts.workspace.join("pith.toml")) == Listed::Covered;
     super::agents::merge_markdown(
         &mut config.agent,
         global_dir.as_deref(),

@@ -17,6 +17,38 @@ pub fn one_line_max(s: &str, max: usize) -> String {
     }
 }
 
+/// Untrusted text (a repository's config keys, a path) put in a question: on one line, with
+/// every control character (newlines included), backslash, and the invisible or
+/// direction-changing marks written as escapes (`\n`, `\u{1b}`, `\\`), at most `max`
+/// characters (a cut one ends in `…`). What the user reads is what the text holds.
+pub fn escape_one_line(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for c in s.chars() {
+        let piece = match c {
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            '\\' => "\\\\".to_string(),
+            c if c.is_control() || invisible_mark(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        };
+        let n = piece.chars().count();
+        if count + n > max {
+            out.push('…');
+            return out;
+        }
+        out.push_str(&piece);
+        count += n;
+    }
+    out
+}
+
+/// Marks a terminal shows as nothing, or that reorder or break what follows.
+fn invisible_mark(c: char) -> bool {
+    matches!(c as u32, 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2069 | 0xfeff)
+}
+
 /// Where a [`ControlFilter`] is in an escape sequence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum EscState {
@@ -187,6 +219,30 @@ mod tests {
         assert_eq!(one_line_max("a\nb", 3), "a b");
         assert_eq!(one_line_max("héllo world", 5), "héllo…");
         assert_eq!(one_line_max("", 0), "");
+    }
+
+    #[test]
+    fn untrusted_text_is_escaped_on_one_line_and_bounded() {
+        assert_eq!(
+            escape_one_line("key\nFAKE: yes\u{1b}]52;c;x\u{7}", 80),
+            "key\\nFAKE: yes\\u{1b}]52;c;x\\u{7}"
+        );
+        assert_eq!(
+            escape_one_line("a\\nb", 10),
+            "a\\\\nb",
+            "a backslash is not a newline"
+        );
+        assert_eq!(
+            escape_one_line("x\u{202e}y\u{9b}z", 40),
+            "x\\u{202e}y\\u{9b}z"
+        );
+        assert_eq!(escape_one_line("abcdef", 3), "abc…");
+        assert_eq!(
+            escape_one_line("ab\n", 3),
+            "ab…",
+            "an escape is never cut in half"
+        );
+        assert_eq!(escape_one_line("/home/u/src", 40), "/home/u/src");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod highlight;
 mod info_popup;
 pub mod key_prompt;
 pub mod keymap;
+pub mod local_server;
 pub mod login;
 pub mod markdown;
 mod mcp;

@@ -10,6 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::app::PERMISSION_GUARD;
+use pith_protocol::text::escape_one_line;
 
 /// What the question is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,35 @@ pub struct TrustQuestion {
     pub workspace: std::path::PathBuf,
     /// The settings used only once the folder is trusted.
     pub ignored: Vec<String>,
+}
+
+/// The longest a folder or a setting is shown (escaped, in characters).
+const SHOWN_PATH: usize = 240;
+const SHOWN_KEY: usize = 80;
+
+impl TrustQuestion {
+    /// The folder, escaped on one line: the path and the keys come from the repository.
+    pub fn folder(&self) -> String {
+        escape_one_line(&self.workspace.display().to_string(), SHOWN_PATH)
+    }
+
+    /// The settings, each escaped on one line and bounded.
+    pub fn settings(&self) -> Vec<String> {
+        self.ignored
+            .iter()
+            .map(|k| escape_one_line(k, SHOWN_KEY))
+            .collect()
+    }
+
+    /// The first `n` settings on one line, then how many more there are.
+    pub fn settings_line(&self, n: usize) -> String {
+        let all = self.settings();
+        let mut line = all.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
+        if all.len() > n {
+            line.push_str(&format!(" and {} more", all.len() - n));
+        }
+        line
+    }
 }
 
 const OPTIONS: [&str; 2] = [
@@ -91,13 +121,13 @@ impl TrustScreen {
             Line::from(Span::styled("Do you trust this folder?", bold)),
             Line::default(),
             Line::from(Span::styled(
-                super::format::truncate(&self.question.workspace.display().to_string(), inner),
+                super::format::truncate(&self.question.folder(), inner),
                 Style::default().fg(super::theme::theme().user),
             )),
             Line::default(),
             Line::from("Its pith.toml sets what only a trusted folder may set:"),
         ];
-        let keys = &self.question.ignored;
+        let keys = self.question.settings();
         for k in keys.iter().take(6) {
             lines.push(Line::from(Span::styled(
                 format!("  {}", super::format::truncate(k, inner.saturating_sub(2))),
@@ -197,6 +227,46 @@ mod tests {
             s.key(KeyCode::Char('y'), KeyModifiers::NONE),
             Some(Answer::Trust)
         );
+    }
+
+    /// Keys and paths come from the repository: a newline, an escape sequence or a long key
+    /// cannot add a line of their own or reach the terminal (issue 37).
+    #[test]
+    fn hostile_keys_and_paths_are_shown_escaped_on_one_line() {
+        let q = TrustQuestion {
+            workspace: "/home/u/src/re\npo\u{1b}[2J".into(),
+            ignored: vec![
+                "provider.\"x\nFAKE: Trust is safe\u{1b}]52;c;AAAA\u{7}\".base_url".into(),
+                format!("permission.bash.\"{}\"", "y".repeat(500)),
+            ],
+        };
+        for shown in q.settings().iter().chain([&q.folder()]) {
+            assert!(!shown.chars().any(char::is_control), "{shown:?}");
+            assert!(shown.chars().count() <= SHOWN_PATH + 1, "{shown:?}");
+        }
+        assert!(q.settings()[0].contains("x\\nFAKE"), "{:?}", q.settings());
+        assert!(q.settings()[1].chars().count() <= SHOWN_KEY + 1);
+        let backend = ratatui::backend::TestBackend::new(84, 26);
+        let mut terminal = Terminal::new(backend).unwrap();
+        let screen = TrustScreen::new(q).settled();
+        terminal.draw(|f| screen.draw(f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let rows: Vec<String> = (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect();
+        let screen_text = rows.join("\n");
+        assert!(!screen_text.contains('\u{1b}') && !screen_text.contains('\u{7}'));
+        assert!(
+            !rows
+                .iter()
+                .any(|r| r.trim_start_matches([' ', '│']).starts_with("FAKE")),
+            "{screen_text}"
+        );
+        assert!(screen_text.contains("re\\npo"), "{screen_text}");
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub(super) struct Merged {
     /// Every file's hooks, in load order.
     pub(super) hooks: HooksConfig,
     pub(super) workspace_trust: WorkspaceTrust,
+    /// How many files were judged as the workspace's (its `pith.toml`, a `--config` inside it).
+    workspace_files: usize,
     /// The one model of the last `[model."p/m"]` table, and its file: the default when nothing
     /// sets `model`.
     implied_model: Option<(String, String)>,
@@ -44,16 +46,12 @@ impl Merged {
                 .map(PathBuf::from)
         });
         let workspace_file = opts.workspace.join("pith.toml");
-        // Named with --config / PITH_CONFIG, the workspace file is the user's choice: trusted.
-        let named = explicit
-            .as_ref()
-            .is_some_and(|e| same_file(e, &workspace_file));
         let sources = [
             (opts.global_file.clone().or_else(default_global_file), false),
             (Some(workspace_file.clone()), false),
             (explicit, true),
         ];
-        let mut merged = Merged::builtins(named)?;
+        let mut merged = Merged::builtins()?;
         let mut seen = HashSet::new();
         for (path, required) in sources {
             let Some(path) = path else { continue };
@@ -63,22 +61,24 @@ impl Merged {
             if !seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
                 continue;
             }
-            let layer = if path == workspace_file && !named {
-                match merged.workspace_layer(opts, &path, &text)? {
-                    Some(layer) => layer,
-                    None => continue,
-                }
-            } else {
-                parse_file(&path, &text, &mut merged.warnings)?
-            };
+            // A `--config` file kept where commands write (the workspace, `sandbox_writable`)
+            // is judged like the workspace's own file: a command could have written it.
+            let layer =
+                if path == workspace_file || writable_by_commands(opts, &merged.table, &path) {
+                    match merged.workspace_layer(opts, &path, &text)? {
+                        Some(layer) => layer,
+                        None => continue,
+                    }
+                } else {
+                    parse_file(&path, &text, &mut merged.warnings)?
+                };
             merged.add(path, layer)?;
         }
         Ok(merged)
     }
 
-    /// Only the built-in providers; `workspace_named`: the workspace file was named with
-    /// `--config` / `PITH_CONFIG`, so it is trusted.
-    fn builtins(workspace_named: bool) -> Result<Merged, ConfigError> {
+    /// Only the built-in providers.
+    fn builtins() -> Result<Merged, ConfigError> {
         let builtins =
             toml::Value::try_from(builtin_providers()).map_err(|e| ConfigError::Invalid {
                 message: one_line(&e.to_string()),
@@ -89,10 +89,8 @@ impl Merged {
             warnings: Vec::new(),
             files: Vec::new(),
             hooks: HooksConfig::default(),
-            workspace_trust: WorkspaceTrust {
-                trusted: workspace_named,
-                ..WorkspaceTrust::default()
-            },
+            workspace_trust: WorkspaceTrust::default(),
+            workspace_files: 0,
             implied_model: None,
             ambiguous_alias: None,
         })
@@ -106,10 +104,20 @@ impl Merged {
         text: &str,
     ) -> Result<Option<FileLayer>, ConfigError> {
         let (layer, trust) = workspace::layer(opts, path, text, &self.table, &mut self.warnings)?;
-        self.workspace_trust = trust;
-        if let Some(w) = workspace::untrusted_warning(path, &self.workspace_trust) {
+        if let Some(w) = workspace::untrusted_warning(path, &trust) {
             self.warnings.push(w);
         }
+        // Two such files: the workspace is trusted as far as both are.
+        let t = &mut self.workspace_trust;
+        if self.workspace_files == 0 {
+            *t = trust;
+        } else {
+            t.trusted &= trust.trusted;
+            t.listed &= trust.listed;
+            t.newer_than_listing |= trust.newer_than_listing;
+            t.ignored.extend(trust.ignored);
+        }
+        self.workspace_files += 1;
         Ok(layer)
     }
 
@@ -207,11 +215,24 @@ fn read_source(path: &Path, required: bool) -> Result<Option<String>, ConfigErro
     }
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
+/// Whether `path` lies where commands may write: the workspace, or a `sandbox_writable`
+/// folder of the configuration so far.
+fn writable_by_commands(opts: &LoadOptions, merged: &toml::Table, path: &Path) -> bool {
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let file = real(path);
+    let extra = merged
+        .get("sandbox_writable")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+        .map(|d| match (d.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ => PathBuf::from(d),
+        });
+    std::iter::once(opts.workspace.clone())
+        .chain(extra)
+        .any(|root| root.is_absolute() && file.starts_with(real(&root)))
 }
 
 fn record_origins(

@@ -9,6 +9,7 @@ mod hook_tables;
 mod layers;
 mod located_errors;
 mod untrusted;
+mod untrusted_plants;
 
 /// A temp workspace with optional global / workspace / explicit files.
 struct Fixture {
@@ -16,6 +17,8 @@ struct Fixture {
     env: HashMap<String, String>,
     explicit: Option<PathBuf>,
     trust: Trust,
+    /// pith's data dir, when the test needs trust records.
+    data_dir: Option<PathBuf>,
 }
 
 impl Fixture {
@@ -28,6 +31,7 @@ impl Fixture {
             explicit: None,
             // Most tests are about merging: their workspace is trusted.
             trust: Trust::Trusted,
+            data_dir: None,
         }
     }
     fn global_path(&self) -> PathBuf {
@@ -60,6 +64,7 @@ impl Fixture {
             config_file: self.explicit.clone(),
             global_file: Some(self.global_path()),
             trust: self.trust,
+            data_dir: self.data_dir.clone(),
         }
     }
     fn load(&self) -> Result<Loaded, ConfigError> {

@@ -1,6 +1,10 @@
-//! The workspace's own `pith.toml`: trusted, it is used whole; untrusted, it is reduced to its
-//! harmless keys (`trust.rs`) *before* it is checked, so a repository's file cannot stop pith
-//! from starting — what it got wrong is one warning and the file is left out.
+//! The workspace's own `pith.toml` (and a `--config` file kept inside the workspace): trusted,
+//! it is used whole; untrusted, it is reduced to its harmless keys (`trust.rs`) *before* it is
+//! checked, so a repository's file cannot stop pith from starting — what it got wrong is one
+//! warning and the file is left out.
+//!
+//! A directory listed in `trusted_directories` trusts the files below it as they were when pith
+//! first saw the entry (`trusted::Listings`): one planted or rewritten since is untrusted.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +19,11 @@ pub(super) fn layer(
     merged: &toml::Table,
     warnings: &mut Vec<String>,
 ) -> Result<(Option<FileLayer>, WorkspaceTrust), ConfigError> {
-    let trusted = opts.trust == Trust::Trusted || is_listed(&opts.workspace, merged);
+    let listing = listed_for(opts, merged, path);
+    let trusted = opts.trust == Trust::Trusted || listing == Listed::Covered;
     if trusted {
         let mut layer = parse_file(path, text, warnings)?;
-        let trust = restrict(opts, &mut layer.table, merged);
+        let trust = restrict(opts, listing, &mut layer.table, merged);
         return Ok((Some(layer), trust));
     }
     let ignored = |e: ConfigError, warnings: &mut Vec<String>| {
@@ -34,7 +39,8 @@ pub(super) fn layer(
             return Ok((None, WorkspaceTrust::default()));
         }
     };
-    let trust = restrict(opts, &mut plain, merged);
+    let mut trust = restrict(opts, listing, &mut plain, merged);
+    super::usable::drop_unusable(&mut plain, merged, &mut trust.ignored);
     let filtered = toml::to_string(&plain).unwrap_or_default();
     let mut quiet = Vec::new();
     match parse_file(path, &filtered, &mut quiet) {
@@ -52,13 +58,18 @@ pub(super) fn layer(
 }
 
 /// Applies the trust rules to the workspace file's layer.
-fn restrict(opts: &LoadOptions, layer: &mut toml::Table, trusted: &toml::Table) -> WorkspaceTrust {
+fn restrict(
+    opts: &LoadOptions,
+    listing: Listed,
+    layer: &mut toml::Table,
+    trusted: &toml::Table,
+) -> WorkspaceTrust {
     let mut ignored = Vec::new();
     // Only the user's own files say which directories are trusted.
     if layer.remove("trusted_directories").is_some() {
         ignored.push("trusted_directories".to_string());
     }
-    let listed = is_listed(&opts.workspace, trusted);
+    let listed = listing == Listed::Covered;
     let decided = opts.trust == Trust::Trusted;
     if !(decided || listed) {
         ignored.extend(super::trust::restrict(layer, trusted, &opts.workspace));
@@ -66,26 +77,61 @@ fn restrict(opts: &LoadOptions, layer: &mut toml::Table, trusted: &toml::Table) 
     WorkspaceTrust {
         trusted: decided || listed,
         listed,
+        newer_than_listing: listing == Listed::Newer,
         ignored,
     }
 }
 
-/// Whether `workspace` lies in one of the `trusted_directories` of the user's own files.
-pub(super) fn is_listed(workspace: &Path, trusted: &toml::Table) -> bool {
+/// How `trusted_directories` judges a config file of the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Listed {
+    /// The workspace lies in no listed directory.
+    No,
+    /// It does, and the file is as it was when pith first saw the listing (or there is no
+    /// record to keep: no data dir).
+    Covered,
+    /// It does, but the file was created or changed since: it is not trusted by the listing.
+    Newer,
+}
+
+/// Whether the workspace lies in one of the `trusted_directories` of the user's own files, and
+/// whether that listing covers `file`.
+pub(super) fn listed_for(opts: &LoadOptions, trusted: &toml::Table, file: &Path) -> Listed {
+    let dirs = listed_dirs(&opts.workspace, trusted);
+    if dirs.is_empty() {
+        return Listed::No;
+    }
+    let Some(data_dir) = &opts.data_dir else {
+        return Listed::Covered;
+    };
+    let listings = crate::trusted::Listings::new(data_dir);
+    if dirs.iter().any(|d| listings.covers(d, file)) {
+        Listed::Covered
+    } else {
+        Listed::Newer
+    }
+}
+
+/// The directories of `trusted_directories` (the user's own files) that hold `workspace`.
+fn listed_dirs(workspace: &Path, trusted: &toml::Table) -> Vec<PathBuf> {
     let Some(toml::Value::Array(dirs)) = trusted.get("trusted_directories") else {
-        return false;
+        return Vec::new();
     };
     let ws = workspace
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    dirs.iter().filter_map(toml::Value::as_str).any(|d| {
-        let dir = match (d.strip_prefix("~/"), &home) {
-            (Some(rest), Some(h)) => h.join(rest),
-            _ => PathBuf::from(d),
-        };
-        dir.is_absolute() && ws.starts_with(dir.canonicalize().unwrap_or(dir))
-    })
+    dirs.iter()
+        .filter_map(toml::Value::as_str)
+        .filter_map(|d| {
+            let dir = match (d.strip_prefix("~/"), &home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ => PathBuf::from(d),
+            };
+            let dir = dir.canonicalize().unwrap_or(dir);
+            (dir.is_absolute() && ws.starts_with(&dir)).then_some(dir)
+        })
+        .collect()
 }
 
 /// The one-line warning naming what an untrusted workspace file could not set.
@@ -95,6 +141,8 @@ pub(super) fn untrusted_warning(path: &Path, t: &WorkspaceTrust) -> Option<Strin
     }
     let hint = if t.trusted {
         "they are read from the global config only"
+    } else if t.newer_than_listing {
+        "the file is new or changed since its folder was listed in trusted_directories; run `pith --trust` here to use them"
     } else {
         "this directory is not trusted; run `pith --trust` here to use them"
     };

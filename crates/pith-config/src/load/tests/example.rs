@@ -52,6 +52,7 @@ fn load_example(path: &Path) -> Loaded {
             config_file: Some(path.to_path_buf()),
             global_file: Some(f.global_path()),
             trust: Trust::Unknown,
+            data_dir: None,
         },
         &|_| None,
     )

@@ -262,6 +262,7 @@ fn render_shows_origins_and_redacts_secrets() {
             config_file: Some(path),
             global_file: Some(f.dir.path().join("none.toml")),
             trust: Trust::Unknown,
+            data_dir: None,
         },
         &|_| None,
     )

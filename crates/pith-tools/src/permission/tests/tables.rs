@@ -128,6 +128,7 @@ fn the_example_config_permissions_are_the_defaults() {
             config_file: Some(path),
             global_file: Some(dir.path().join("none.toml")),
             trust: Trust::Unknown,
+            data_dir: None,
         },
         &|_| None,
     )

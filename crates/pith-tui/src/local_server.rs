@@ -1,0 +1,182 @@
+//! The question asked before the first prompt goes to a local model server pith found by
+//! probing (nothing configured, no key): whatever listens on that port gets the prompt and the
+//! workspace's instructions, so the user names it first. Asked once per server; the binary
+//! remembers the answer.
+
+use std::time::Instant;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use ratatui::Frame;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::app::PERMISSION_GUARD;
+use pith_protocol::text::escape_one_line;
+
+/// The server found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalServer {
+    /// Where it answered (`http://127.0.0.1:8080`).
+    pub url: String,
+    /// The model it named (`llamacpp/qwen…`): its text comes from the server.
+    pub model: String,
+}
+
+/// What the user chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Use,
+    DontUse,
+    Quit,
+}
+
+const OPTIONS: [&str; 2] = ["Use this server", "Don't use it"];
+
+/// The question on screen.
+pub struct LocalServerScreen {
+    pub server: LocalServer,
+    /// 0: use, 1: don't (the default).
+    pub selected: usize,
+    shown_at: Option<Instant>,
+}
+
+impl LocalServerScreen {
+    pub fn new(server: LocalServer) -> LocalServerScreen {
+        LocalServerScreen {
+            server,
+            selected: 1,
+            shown_at: Some(Instant::now()),
+        }
+    }
+
+    /// As if the question had been on screen for a while (tests).
+    pub fn settled(mut self) -> LocalServerScreen {
+        self.shown_at = None;
+        self
+    }
+
+    /// Handles a key; `Some` once answered. Keys typed before the question could be read
+    /// answer nothing.
+    pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Answer> {
+        if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
+            return Some(Answer::Quit);
+        }
+        if self
+            .shown_at
+            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
+        {
+            return None;
+        }
+        match code {
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::BackTab => {
+                self.selected = 1 - self.selected;
+                None
+            }
+            KeyCode::Char('1' | 'y') => Some(Answer::Use),
+            KeyCode::Char('2' | 'n') | KeyCode::Esc => Some(Answer::DontUse),
+            KeyCode::Enter => Some(if self.selected == 0 {
+                Answer::Use
+            } else {
+                Answer::DontUse
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn draw(&self, frame: &mut Frame) {
+        let (_, inner) = super::modal::widths(frame.area());
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let gray = Style::default().fg(super::theme::theme().muted);
+        let accent = Style::default().fg(super::theme::theme().user);
+        let shown = |s: &str| super::format::truncate(&escape_one_line(s, 200), inner);
+        let mut lines = vec![
+            Line::from(Span::styled("Use the local model server pith found?", bold)),
+            Line::default(),
+            Line::from(Span::styled(shown(&self.server.url), accent)),
+            Line::from(Span::styled(shown(&self.server.model), gray)),
+            Line::default(),
+            Line::from(
+                "No model is configured, and a server answered on this port. Whatever listens there gets your prompts, this folder's instructions and what tools read. Use it only if you started it.",
+            ),
+            Line::default(),
+        ];
+        for (i, o) in OPTIONS.iter().enumerate() {
+            let text = format!("{}. {o}", i + 1);
+            lines.push(if i == self.selected {
+                Line::from(Span::styled(
+                    format!("› {text}"),
+                    Style::default()
+                        .fg(super::theme::theme().accent)
+                        .add_modifier(Modifier::BOLD),
+                ))
+            } else {
+                Line::from(format!("  {text}"))
+            });
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "↑↓ select · enter confirm · y use · n don't · ctrl-c quit",
+            gray,
+        )));
+        super::modal::draw_box(frame, lines);
+    }
+}
+
+/// Shows the question full screen until the user answers.
+pub async fn ask(server: LocalServer) -> std::io::Result<Answer> {
+    let mut modal = super::modal::take_terminal()?;
+    let mut screen = LocalServerScreen::new(server);
+    let mut input = EventStream::new();
+    loop {
+        modal.terminal.draw(|f| screen.draw(f))?;
+        match input.next().await {
+            Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
+                if let Some(answer) = screen.key(k.code, k.modifiers) {
+                    return Ok(answer);
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e),
+            None => return Ok(Answer::Quit),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> LocalServer {
+        LocalServer {
+            url: "http://127.0.0.1:8080".into(),
+            model: "llamacpp/evil\n\u{1b}[2Jmodel".into(),
+        }
+    }
+
+    #[test]
+    fn the_default_is_not_to_use_it_and_early_keys_answer_nothing() {
+        let mut fresh = LocalServerScreen::new(server());
+        assert_eq!(fresh.key(KeyCode::Char('y'), KeyModifiers::NONE), None);
+        let mut s = LocalServerScreen::new(server()).settled();
+        assert_eq!(
+            s.key(KeyCode::Enter, KeyModifiers::NONE),
+            Some(Answer::DontUse)
+        );
+        s.key(KeyCode::Up, KeyModifiers::NONE);
+        assert_eq!(s.key(KeyCode::Enter, KeyModifiers::NONE), Some(Answer::Use));
+    }
+
+    #[test]
+    fn the_server_is_named_and_its_text_escaped() {
+        let backend = ratatui::backend::TestBackend::new(84, 24);
+        let mut terminal = ratatui::Terminal::new(backend).unwrap();
+        let screen = LocalServerScreen::new(server()).settled();
+        terminal.draw(|f| screen.draw(f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let text: String = buffer.content().iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("http://127.0.0.1:8080"), "{text}");
+        assert!(text.contains("llamacpp/evil\\n"), "{text}");
+        assert!(!text.contains('\u{1b}'));
+    }
+}
