@@ -153,7 +153,9 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
         .collect::<Vec<_>>()
         .join("\n");
     std::fs::write(work.path().join(NOTES), notes).expect("write notes");
-    let config = write_config(work.path(), &base_url);
+    // Beside the data, not in the workspace: a --config file inside the workspace is judged
+    // like its pith.toml (untrusted until trusted), which is not what this test is about.
+    let config = write_config(data.path(), &base_url);
     let bin = env!("CARGO_BIN_EXE_pith");
     // after pith exits the pane stays open a while, so the test can read what it left behind
     let start = |name: &str, args: &str| {
