@@ -49,6 +49,48 @@ async fn plan_mode_refuses_a_write_even_with_yes_and_runs_what_reads() {
     assert!(!ls.contains("plan mode"), "ls is a read: {ls}");
 }
 
+/// Issue 37: plan mode reads a command's options as the command does — combined flags, an
+/// attached argument, `--expression`, an abbreviated long option — so none of these writes,
+/// even under `--yes`.
+#[tokio::test]
+async fn plan_mode_sees_writing_options_however_they_are_spelt() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 32_000, 2_000, "");
+    std::fs::write(env.path().join("keep.txt"), "b\na\n").unwrap();
+    let lines = [
+        "sed -ni q keep.txt",
+        "sed -in p keep.txt",
+        "sed -n --expression='w stolen.txt' keep.txt",
+        "sort -uo sorted.txt keep.txt",
+        "sort --out=sorted2.txt keep.txt",
+    ];
+    let mut replies: Vec<support::MockResponse> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let args = serde_json::json!({ "command": line }).to_string();
+            call(&format!("c{i}"), "bash", &args)
+        })
+        .collect();
+    replies.push(openai::text("Here is the plan.", Some((1_200, 5))));
+    server.push_all(replies);
+    let (out, _) = env
+        .run_json(&["--yes", "--permission-mode", "plan", "plan the change"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.path().join("keep.txt")).unwrap(),
+        "b\na\n",
+        "a sed in plan mode changed the file"
+    );
+    for made in ["stolen.txt", "sorted.txt", "sorted2.txt", "keep.txtn"] {
+        assert!(
+            !env.path().join(made).exists(),
+            "{made} was written in plan mode"
+        );
+    }
+}
+
 #[tokio::test]
 async fn accept_edits_writes_in_the_workspace_without_a_question() {
     let server = MockServer::start().await;

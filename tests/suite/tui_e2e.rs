@@ -40,7 +40,7 @@ fn tmux(args: &[&str]) -> std::process::Output {
 }
 
 /// Kills the tmux session however the test ends.
-struct Session(String);
+pub(super) struct Session(String);
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -49,11 +49,11 @@ impl Drop for Session {
 }
 
 impl Session {
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &self.0]).stdout).to_string()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(super) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", &self.0];
         args.extend_from_slice(keys);
         assert!(tmux(&args).status.success(), "send-keys {keys:?}");
@@ -64,7 +64,7 @@ impl Session {
     }
 
     /// Polls the screen until `pred` holds; panics with the last screen after `secs`.
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
@@ -80,7 +80,7 @@ impl Session {
 }
 
 /// Runs `cmd` in a new 80×24 tmux session in `dir`.
-fn open(name: &str, dir: &Path, cmd: &str) -> Session {
+pub(super) fn open(name: &str, dir: &Path, cmd: &str) -> Session {
     let dir = dir.display().to_string();
     let args = [
         "new-session",
@@ -112,7 +112,7 @@ fn open(name: &str, dir: &Path, cmd: &str) -> Session {
     Session(name.to_string())
 }
 
-fn status_line(screen: &str) -> String {
+pub(super) fn status_line(screen: &str) -> String {
     screen
         .lines()
         .rfind(|l| !l.trim().is_empty())
@@ -360,7 +360,7 @@ fn an_untrusted_folder_is_asked_about_once_and_its_provider_is_not_used() {
     again.wait_for("pith to exit", 10, |s| s.contains("EXIT=130"));
 }
 
-fn quit(session: &Session) {
+pub(super) fn quit(session: &Session) {
     session.keys(&["C-c"]);
     session.wait_for("the quit prompt", 5, |s| s.contains("ctrl+c again to quit"));
     session.keys(&["C-c"]);
