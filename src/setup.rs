@@ -74,6 +74,10 @@ pub fn load_config(
 ) -> anyhow::Result<(PathBuf, config::load::Loaded)> {
     let workspace = current_workspace()?;
     let data = data_dir().ok();
+    if let Some(d) = &data {
+        // as `Setup` does: stored keys count when an untrusted file's model is judged
+        let _ = crate::auth::install_from(d);
+    }
     let trust = data
         .as_ref()
         .map(|d| TrustStore::new(d).get(&workspace))
@@ -102,6 +106,7 @@ fn load_in(
             global_file: None,
             trust,
             data_dir: data_dir.map(Path::to_path_buf),
+            has_key: Some(provider_has_key),
         },
         &crate::secrets::env_var,
     )
@@ -143,10 +148,11 @@ impl Setup {
                 .with_context(|| format!("cannot record trust in {}", data_dir.display()))?;
         }
         let decision = trust_store.get(&workspace);
+        // Before the config: an untrusted file's model is kept only when its provider has a key,
+        // a stored one included.
+        let auth_warning = crate::auth::install_from(&data_dir);
         let mut loaded = load_in(&workspace, config_file.clone(), decision, Some(&data_dir))?;
-        if let Some(w) = crate::auth::install_from(&data_dir) {
-            loaded.warnings.push(w);
-        }
+        loaded.warnings.extend(auth_warning);
         init_logging(&data_dir);
         for w in &loaded.warnings {
             tracing::warn!("{w}");
@@ -299,6 +305,16 @@ impl Setup {
         crate::provider::factory::split_model(&model)?;
         Ok(model)
     }
+}
+
+/// Whether the provider `name` has a key to send: none needed, its variable set, or one stored
+/// for its `base_url` (what the provider factory will look for).
+fn provider_has_key(name: &str, pc: &config::ProviderConfig) -> bool {
+    let Some(var) = pc.api_key_env.as_deref().filter(|v| !v.is_empty()) else {
+        return true;
+    };
+    crate::secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
+        || matches!(crate::auth::stored_key(name, &pc.base_url), Ok(Some(_)))
 }
 
 fn config_hint() -> String {

@@ -199,6 +199,7 @@ mod tests {
                 global_file: Some(global.join("config.toml")),
                 trust: Trust::Trusted,
                 data_dir: None,
+                has_key: None,
             },
             &|_| None,
         )

@@ -27,7 +27,9 @@ fn global_config(env: &PithEnv, server: &MockServer) {
 
 async fn run(env: &PithEnv, args: &[&str]) -> std::process::Output {
     let mut cmd = env.command(args);
-    cmd.env_remove("PITH_CONFIG").env(KEY_VAR, KEY);
+    cmd.env_remove("PITH_CONFIG")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(KEY_VAR, KEY);
     tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
         .await
         .expect("pith finished")
@@ -129,6 +131,7 @@ async fn an_untrusted_workspace_file_cannot_stop_pith_from_starting() {
         // issue 37: a model whose provider does not exist, limits that contradict the user's
         "model = \"nosuch/x\"\n",
         "[models.\"mock/test-model\"]\noutput = 500000\n",
+        "model = \"anthropic/claude-x\"\n",
     ] {
         let server = MockServer::start().await;
         let env = PithEnv::new(&server.url(), 128_000, 16_000, "");

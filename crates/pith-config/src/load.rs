@@ -59,6 +59,10 @@ pub struct LoadOptions {
     /// with one, a listed directory trusts only the config files it held then. `None` (tests,
     /// tools that only read the config): a listing trusts everything below it.
     pub data_dir: Option<PathBuf>,
+    /// Whether a provider has a key to send (the environment or a stored one): an untrusted
+    /// file's `model` whose provider has none is left out, so it cannot stop pith. `None`: not
+    /// checked.
+    pub has_key: Option<fn(&str, &ProviderConfig) -> bool>,
 }
 
 /// The user's decision about a workspace.

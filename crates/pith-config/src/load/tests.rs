@@ -19,6 +19,7 @@ struct Fixture {
     trust: Trust,
     /// pith's data dir, when the test needs trust records.
     data_dir: Option<PathBuf>,
+    has_key: Option<fn(&str, &crate::ProviderConfig) -> bool>,
 }
 
 impl Fixture {
@@ -32,6 +33,7 @@ impl Fixture {
             // Most tests are about merging: their workspace is trusted.
             trust: Trust::Trusted,
             data_dir: None,
+            has_key: None,
         }
     }
     fn global_path(&self) -> PathBuf {
@@ -65,6 +67,7 @@ impl Fixture {
             global_file: Some(self.global_path()),
             trust: self.trust,
             data_dir: self.data_dir.clone(),
+            has_key: self.has_key,
         }
     }
     fn load(&self) -> Result<Loaded, ConfigError> {

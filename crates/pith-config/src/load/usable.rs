@@ -1,6 +1,6 @@
 //! What an untrusted file sets that would stop pith later: a `model` whose provider is not
-//! configured (an untrusted file cannot add one), or model limits that contradict the user's
-//! own. Such keys are left out and named in the file's warning, so a repository's `pith.toml`
+//! configured (an untrusted file cannot add one) or has no key, or model limits that contradict
+//! the user's own. Such keys are left out and named in the file's warning, so a repository's `pith.toml`
 //! never keeps pith from starting, whatever it holds.
 
 use super::join_key;
@@ -11,20 +11,32 @@ use super::join_key;
 pub(super) fn drop_unusable(
     layer: &mut toml::Table,
     merged: &toml::Table,
+    has_key: Option<fn(&str, &crate::ProviderConfig) -> bool>,
     ignored: &mut Vec<String>,
 ) {
     let known = |model: &str| {
-        super::check_model_name(model).is_ok()
-            && pith_protocol::model_name::split(model).is_some_and(|(provider, _)| {
-                merged
-                    .get("provider")
-                    .and_then(toml::Value::as_table)
-                    .is_some_and(|p| p.contains_key(provider))
-            })
+        let Some((provider, _)) = pith_protocol::model_name::split(model) else {
+            return false;
+        };
+        let Some(section) = merged
+            .get("provider")
+            .and_then(toml::Value::as_table)
+            .and_then(|p| p.get(provider))
+        else {
+            return false;
+        };
+        let keyed = || match (has_key, section.clone().try_into()) {
+            (Some(check), Ok(config)) => check(provider, &config),
+            _ => true,
+        };
+        super::check_model_name(model).is_ok() && keyed()
     };
     match layer.get_mut("model") {
         Some(toml::Value::String(model)) if !known(model) => {
-            ignored.push(format!("model (\"{}\": no such provider)", short(model)));
+            ignored.push(format!(
+                "model (\"{}\": no such provider, or it has no key)",
+                short(model)
+            ));
             layer.remove("model");
         }
         // `[model."provider/model"]`: an alias of `[models]`, and the default model
@@ -32,7 +44,10 @@ pub(super) fn drop_unusable(
             let names: Vec<String> = alias.keys().cloned().collect();
             for name in names.into_iter().filter(|n| !known(n)) {
                 alias.remove(&name);
-                ignored.push(format!("model.\"{}\" (no such provider)", short(&name)));
+                ignored.push(format!(
+                    "model.\"{}\" (no such provider, or it has no key)",
+                    short(&name)
+                ));
             }
         }
         _ => {}

@@ -40,7 +40,7 @@ pub(super) fn layer(
         }
     };
     let mut trust = restrict(opts, listing, &mut plain, merged);
-    super::usable::drop_unusable(&mut plain, merged, &mut trust.ignored);
+    super::usable::drop_unusable(&mut plain, merged, opts.has_key, &mut trust.ignored);
     let filtered = toml::to_string(&plain).unwrap_or_default();
     let mut quiet = Vec::new();
     match parse_file(path, &filtered, &mut quiet) {

@@ -53,6 +53,7 @@ fn load_example(path: &Path) -> Loaded {
             global_file: Some(f.global_path()),
             trust: Trust::Unknown,
             data_dir: None,
+            has_key: None,
         },
         &|_| None,
     )

@@ -263,6 +263,7 @@ fn render_shows_origins_and_redacts_secrets() {
             global_file: Some(f.dir.path().join("none.toml")),
             trust: Trust::Unknown,
             data_dir: None,
+            has_key: None,
         },
         &|_| None,
     )

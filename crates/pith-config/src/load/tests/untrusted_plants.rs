@@ -121,3 +121,27 @@ fn untrusted_values_that_would_stop_pith_are_left_out() {
     let l = f.load().unwrap();
     assert_ne!(l.config.model.as_deref(), Some("nosuch/y"));
 }
+
+/// A model whose provider has no key would stop `pith run`: from an untrusted file it is left
+/// out (the key check is the binary's; here a stand-in that knows only `mock`).
+#[test]
+fn an_untrusted_model_without_a_key_is_left_out() {
+    let mut f = Fixture::new()
+        .global("model = \"mock/m\"\n[provider.mock]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n")
+        .workspace("model = \"anthropic/claude-x\"\n");
+    f.trust = Trust::Unknown;
+    f.has_key = Some(|name, _| name == "mock");
+    let l = f.load().unwrap();
+    assert_eq!(l.config.model.as_deref(), Some("mock/m"));
+    assert!(
+        l.warnings.join("\n").contains("anthropic/claude-x"),
+        "{:?}",
+        l.warnings
+    );
+    // trusted, the file's choice stands (and its missing key is the user's to fix)
+    f.trust = Trust::Trusted;
+    assert_eq!(
+        f.load().unwrap().config.model.as_deref(),
+        Some("anthropic/claude-x")
+    );
+}

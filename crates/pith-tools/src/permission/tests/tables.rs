@@ -129,6 +129,7 @@ fn the_example_config_permissions_are_the_defaults() {
             global_file: Some(dir.path().join("none.toml")),
             trust: Trust::Unknown,
             data_dir: None,
+            has_key: None,
         },
         &|_| None,
     )
