@@ -33,7 +33,7 @@ mod workspace;
 use file::{FileLayer, parse_file};
 use layers::Merged;
 pub use render::render_effective;
-use workspace::{Listed, listed_for};
+use workspace::{Listed, listed_for_workspace};
 
 /// Names the config file (same as `--config`).
 pub const ENV_CONFIG: &str = "PITH_CONFIG";
@@ -285,7 +285,7 @@ fn agents_from_files(
     }
     let trusted = workspace_trust.trusted
         || opts.trust == Trust::Trusted
-        || listed_for(opts, &listed, &opts.workspace.join("pith.toml")) == Listed::Covered;
+        || listed_for_workspace(opts, &listed) == Listed::Covered;
     super::agents::merge_markdown(
         &mut config.agent,
         global_dir.as_deref(),

@@ -112,6 +112,43 @@ pub(super) fn listed_for(opts: &LoadOptions, trusted: &toml::Table, file: &Path)
     }
 }
 
+/// [`listed_for`] over the workspace's files that only trust opens: its `pith.toml`, and
+/// `.pith` with everything in it (a folder's status changes when an entry is added, renamed or
+/// removed). Covered only when every one is.
+pub(super) fn listed_for_workspace(opts: &LoadOptions, trusted: &toml::Table) -> Listed {
+    let mut files = vec![opts.workspace.join("pith.toml")];
+    collect_entries(&opts.workspace.join(".pith"), 4, &mut files);
+    let mut result = Listed::No;
+    for file in &files {
+        match listed_for(opts, trusted, file) {
+            Listed::No => return Listed::No,
+            Listed::Newer => return Listed::Newer,
+            Listed::Covered => result = Listed::Covered,
+        }
+    }
+    result
+}
+
+/// `dir` and what is below it, `depth` levels down, at most 2,000 entries.
+fn collect_entries(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if out.len() > 2_000 || std::fs::symlink_metadata(dir).is_err() {
+        return;
+    }
+    out.push(dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && depth > 0 {
+            collect_entries(&path, depth - 1, out);
+        } else if out.len() <= 2_000 {
+            out.push(path);
+        }
+    }
+}
+
 /// The directories of `trusted_directories` (the user's own files) that hold `workspace`.
 fn listed_dirs(workspace: &Path, trusted: &toml::Table) -> Vec<PathBuf> {
     let Some(toml::Value::Array(dirs)) = trusted.get("trusted_directories") else {
