@@ -416,6 +416,9 @@ mod tests {
             "file --comp -m magic",
             "less -o log.txt f",
             "less --log-file=log.txt f",
+            "env -S 'touch x' cat",
+            "timeout 5 sed -ni q f",
+            "env sort -uo F in",
         ] {
             assert!(!reads(cmd), "{cmd}");
         }
