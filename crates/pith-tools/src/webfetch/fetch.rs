@@ -192,9 +192,12 @@ async fn page(
         return Err(tool_err!("{current} is binary content, not text"));
     }
     let raw = String::from_utf8_lossy(&body).into_owned();
-    let mut text = match kind {
-        Kind::Html => html::to_markdown(raw, cancel, html::DEADLINE).await?,
-        _ => raw,
+    let (mut text, left_cut) = match kind {
+        Kind::Html => {
+            let left = max_bytes.saturating_mul(2);
+            html::to_markdown(raw, left, cancel, html::DEADLINE).await?
+        }
+        _ => (raw, false),
     };
     let text_cut = text.len() > max_bytes;
     if text_cut {
@@ -207,10 +210,10 @@ async fn page(
     if !status.is_success() {
         text = format!("HTTP {status} from {current}\n\n{text}");
     }
-    if read_cut || text_cut {
+    if read_cut || left_cut || text_cut {
+        let what = if read_cut { read_max } else { max_bytes };
         text.push_str(&format!(
-            "\n\n[the page is larger than {} bytes: only its start was read]",
-            if read_cut { read_max } else { max_bytes }
+            "\n\n[the page is larger than {what} bytes: only its start was read]"
         ));
     }
     Ok(Page {

@@ -41,13 +41,14 @@ const SELF_CLOSING_SIBLINGS: [&str; 8] = ["p", "li", "dt", "dd", "tr", "td", "th
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Stopped;
 
-/// `html` as Markdown, off the async runtime: `Err(Interrupted)` as soon as `cancel` fires,
-/// an error past [`DEADLINE`].
+/// `html` as Markdown, off the async runtime, and whether what was left of it was cut at `max`
+/// bytes: `Err(Interrupted)` as soon as `cancel` fires, an error past `deadline`.
 pub(super) async fn to_markdown(
     html: String,
+    max: usize,
     cancel: &CancellationToken,
     deadline: Duration,
-) -> Result<String, ToolError> {
+) -> Result<(String, bool), ToolError> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = tokio::sync::oneshot::channel();
     let flag = stop.clone();
@@ -57,7 +58,7 @@ pub(super) async fn to_markdown(
         .stack_size(STACK)
         .spawn(move || {
             let stopped = || flag.load(Ordering::Relaxed) || Instant::now() > until;
-            let _ = tx.send(convert(&html, &stopped));
+            let _ = tx.send(convert(&html, max, &stopped));
         })
         .map_err(|e| tool_err!("cannot start converting the page: {e}"))?;
     let too_long = || {
@@ -78,16 +79,30 @@ pub(super) async fn to_markdown(
     result
 }
 
-/// `html` cleaned and converted; `Err` when `stopped` says so during the clean-up.
-pub(super) fn convert(html: &str, stopped: &dyn Fn() -> bool) -> Result<String, Stopped> {
-    let cleaned = clean(html, stopped)?;
+/// `html` cleaned, at most `max` bytes of what is left (about twice the text wanted: more
+/// would only be converted to be cut), and converted, with whether it was cut; `Err` when
+/// `stopped` says so during the clean-up.
+pub(super) fn convert(
+    html: &str,
+    max: usize,
+    stopped: &dyn Fn() -> bool,
+) -> Result<(String, bool), Stopped> {
+    let mut cleaned = clean(html, stopped)?;
+    let cut = cleaned.len() > max;
+    if cut {
+        let mut end = max;
+        while !cleaned.is_char_boundary(end) {
+            end -= 1;
+        }
+        cleaned.truncate(end);
+    }
     if stopped() {
         return Err(Stopped);
     }
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(DROPPED.to_vec())
         .build();
-    Ok(converter.convert(&cleaned).unwrap_or(cleaned))
+    Ok((converter.convert(&cleaned).unwrap_or(cleaned), cut))
 }
 
 /// One tag as the pass reads it.

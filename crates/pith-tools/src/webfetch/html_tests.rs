@@ -21,7 +21,7 @@ fn scripts_styles_data_and_boilerplate_are_dropped() {
 <noscript>NoJs</noscript><template><p>Tpl</p></template><svg><script>x</script><text>Svg</text></svg>
 <!-- a comment --><main><article><header><h1>Title</h1></header><p>Body <b>text</b></p></article></main>
 <aside>Ad</aside><footer>Foot</footer></body></html>"#;
-    let out = convert(page, &never).unwrap();
+    let out = convert(page, usize::MAX, &never).unwrap().0;
     assert!(out.contains("# Title"), "{out}");
     assert!(out.contains("Body **text**"), "{out}");
     for gone in [
@@ -46,9 +46,11 @@ fn scripts_styles_data_and_boilerplate_are_dropped() {
 fn text_that_looks_like_markup_survives() {
     let out = convert(
         "<p>a < b and c < d, <textarea><b>kept</b></textarea></p>",
+        usize::MAX,
         &never,
     )
-    .unwrap();
+    .unwrap()
+    .0;
     assert!(out.contains("a < b and c < d"), "{out}");
     // the textarea's markup is its text, not bold
     assert!(out.contains("kept") && !out.contains("**kept**"), "{out}");
@@ -63,7 +65,7 @@ fn deep_nesting_is_flattened_and_converted() {
         // on a small stack: the flattened page converts without recursing deep
         let text = std::thread::Builder::new()
             .stack_size(2 * 1024 * 1024)
-            .spawn(move || convert(&nested(n), &never).unwrap())
+            .spawn(move || convert(&nested(n), usize::MAX, &never).unwrap().0)
             .unwrap()
             .join()
             .unwrap();
@@ -75,7 +77,9 @@ fn deep_nesting_is_flattened_and_converted() {
 #[test]
 fn lists_without_end_tags_are_not_flattened() {
     let items: String = (0..1000).map(|i| format!("<li>item {i}")).collect();
-    let out = convert(&format!("<ul>{items}</ul>"), &never).unwrap();
+    let out = convert(&format!("<ul>{items}</ul>"), usize::MAX, &never)
+        .unwrap()
+        .0;
     assert!(out.contains("*   item 999"), "{}", &out[out.len() - 200..]);
     assert!(!out.contains("*   *"), "items nested in items");
 }
@@ -90,8 +94,28 @@ fn a_stop_ends_the_pass() {
 async fn an_interrupt_stops_waiting_for_the_conversion() {
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let r = to_markdown(nested(200_000), &cancel, DEADLINE).await;
+    let r = to_markdown(nested(200_000), usize::MAX, &cancel, DEADLINE).await;
     assert!(matches!(r, Err(ToolError::Interrupted)), "{r:?}");
-    let r = to_markdown(nested(200_000), &CancellationToken::new(), Duration::ZERO).await;
+    let r = to_markdown(
+        nested(200_000),
+        usize::MAX,
+        &CancellationToken::new(),
+        Duration::ZERO,
+    )
+    .await;
     assert!(r.is_err_and(|e| e.to_string().contains("to convert")));
+}
+
+#[test]
+fn what_is_left_is_converted_up_to_its_bound() {
+    let page = "<p>words and words</p>".repeat(10_000);
+    let out = convert(&page, 1000, &never).unwrap().0;
+    assert!(
+        out.len() < 1000 && out.contains("words and words"),
+        "{}",
+        out.len()
+    );
+    // the bound counts what is left, not the scripts
+    let page = format!("<script>{}</script><p>the article</p>", "x".repeat(100_000));
+    assert_eq!(convert(&page, 1000, &never).unwrap().0, "the article");
 }
