@@ -49,9 +49,9 @@ pub(super) async fn to_markdown(
     cancel: &CancellationToken,
     deadline: Duration,
 ) -> Result<(String, bool), ToolError> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let flag = stop.clone();
+    let flag = stop.0.clone();
     let until = Instant::now() + deadline;
     std::thread::Builder::new()
         .name("pith-webfetch-html".into())
@@ -75,8 +75,18 @@ pub(super) async fn to_markdown(
         () = cancel.cancelled() => Err(ToolError::Interrupted),
         () = tokio::time::sleep(deadline) => Err(too_long()),
     };
-    stop.store(true, Ordering::Relaxed);
+    drop(stop);
     result
+}
+
+/// Tells the conversion thread to stop when the wait for it ends, however it ends (the tool's
+/// future dropped on an interrupt included).
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// `html` cleaned, at most `max` bytes of what is left (about twice the text wanted: more

@@ -173,6 +173,22 @@ mod tests {
     }
 
     #[test]
+    fn redirects_that_stay_where_the_user_agreed() {
+        let here = Target::parse("http://docs.rs/a").unwrap();
+        let same = |u: &str| here.same_place(&Target::parse(u).unwrap());
+        assert!(same("http://DOCS.rs:80/b?c"));
+        assert!(same("https://docs.rs/b"));
+        assert!(!same("https://docs.rs:8443/b"));
+        assert!(!same("http://docs.rs:8080/b"));
+        assert!(!same("http://api.docs.rs/b"));
+        let secure = Target::parse("https://docs.rs/").unwrap();
+        assert!(
+            !secure.same_place(&here),
+            "https to http is not the same place"
+        );
+    }
+
+    #[test]
     fn a_url_is_shown_whole_on_one_line_or_cut_in_the_middle() {
         let url = "https://example.com/upload?data=c2VjcmV0";
         assert_eq!(Target::parse(url).unwrap().shown(), url);

@@ -100,11 +100,16 @@ impl Target {
         format!("{}:{}", self.host.spelled(), self.port)
     }
 
-    /// Whether `other` is the same subject: scheme, host and port.
-    pub fn same_place(&self, other: &Target) -> bool {
-        self.url.scheme() == other.url.scheme()
-            && self.host == other.host
-            && self.port == other.port
+    /// Whether a redirect from here to `next` stays where the user agreed to: the same scheme,
+    /// host and port, or the same host moved from http to https, both on their default ports
+    /// (what a rule naming the host alone covers).
+    pub fn same_place(&self, next: &Target) -> bool {
+        let same = self.url.scheme() == next.url.scheme() && self.port == next.port;
+        let upgrade = self.url.scheme() == "http"
+            && next.url.scheme() == "https"
+            && self.default_port()
+            && next.default_port();
+        self.host == next.host && (same || upgrade)
     }
 
     /// The URL on one line, at most [`MAX_SHOWN`] characters (the middle cut out).
