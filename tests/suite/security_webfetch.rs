@@ -136,6 +136,19 @@ async fn webfetch_refuses_loopback_without_a_host_port_rule() {
         assert!(out.contains("loopback"), "{rules}: {out}");
         assert!(!out.contains("Release notes"), "{rules}: {out}");
     }
+    // a name is judged by the address it resolves to
+    let star = env(&server, "\"*\" = \"allow\"\n");
+    let out = call(
+        &star,
+        &server,
+        &format!("http://localhost:{}/page", s.port),
+        true,
+    )
+    .await;
+    assert!(
+        out.contains("is 127.0.0.1") || out.contains("is ::1"),
+        "{out}"
+    );
     assert!(s.hits().is_empty(), "{:?}", s.hits());
     // named with its port, it is read
     let env = env(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
