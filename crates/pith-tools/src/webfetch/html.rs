@@ -156,8 +156,8 @@ struct Pass<'a> {
     out: String,
     /// The elements open, innermost last.
     open: Vec<String>,
-    /// The element being dropped with its content, and how many of its name are open in it.
-    dropping: Option<(String, usize)>,
+    /// The element being dropped with its content, and the elements open inside it.
+    dropping: Option<(String, Vec<String>)>,
 }
 
 impl Pass<'_> {
@@ -186,17 +186,7 @@ impl Pass<'_> {
         };
         let after = lt + tag.text.len();
         let raw_text = !tag.end && !tag.self_closing && is_raw(&tag.name);
-        if let Some((name, depth)) = &mut self.dropping {
-            if tag.name == *name && !tag.self_closing {
-                if tag.end {
-                    *depth -= 1;
-                } else {
-                    *depth += 1;
-                }
-            }
-            if *depth == 0 {
-                self.dropping = None;
-            }
+        if self.dropping.is_some() && self.dropped(&tag) {
             return if raw_text {
                 end_of_raw(html, after, &tag.name).0
             } else {
@@ -213,6 +203,35 @@ impl Pass<'_> {
         self.start_tag(tag, after, raw_text)
     }
 
+    /// A tag inside a dropped element, followed; `false` when it ends the dropped element by
+    /// closing one that was open around it (an end tag the dropped one's own end was left out
+    /// before): then it is read as any other.
+    fn dropped(&mut self, tag: &Tag<'_>) -> bool {
+        let Some((name, inner)) = &mut self.dropping else {
+            return false;
+        };
+        if !tag.end {
+            let opens = !tag.self_closing && !VOID.contains(&tag.name.as_str());
+            if opens && inner.len() < MAX_DEPTH {
+                inner.push(tag.name.clone());
+            }
+            return true;
+        }
+        if let Some(at) = inner.iter().rposition(|n| *n == tag.name) {
+            inner.truncate(at);
+            return true;
+        }
+        if tag.name == *name {
+            self.dropping = None;
+            return true;
+        }
+        if self.open.contains(&tag.name) {
+            self.dropping = None;
+            return false;
+        }
+        true
+    }
+
     /// A start tag whose text ends at `after` (outside a dropped element).
     fn start_tag(&mut self, tag: Tag<'_>, after: usize, raw_text: bool) -> usize {
         let html = self.html;
@@ -221,7 +240,7 @@ impl Pass<'_> {
                 return end_of_raw(html, after, &tag.name).1;
             }
             if !tag.self_closing {
-                self.dropping = Some((tag.name, 1));
+                self.dropping = Some((tag.name, Vec::new()));
             }
             return after;
         }

@@ -119,3 +119,13 @@ fn what_is_left_is_converted_up_to_its_bound() {
     let page = format!("<script>{}</script><p>the article</p>", "x".repeat(100_000));
     assert_eq!(convert(&page, 1000, &never).unwrap().0, "the article");
 }
+
+#[test]
+fn a_dropped_element_left_open_ends_with_its_parent() {
+    let page = "<div><nav><ul><li>Menu</ul></div><p>Content</p><aside><div><div>Ad</div></div>";
+    let (out, _) = convert(page, usize::MAX, &never).unwrap();
+    assert_eq!(out, "Content");
+    // nested elements of the same name inside it do not end it early
+    let page = "<div><nav><div>Menu</div>More menu</nav>Text</div>";
+    assert_eq!(convert(page, usize::MAX, &never).unwrap().0, "Text");
+}
