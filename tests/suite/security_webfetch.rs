@@ -136,7 +136,7 @@ async fn webfetch_refuses_loopback_without_a_host_port_rule() {
         assert!(out.contains("loopback"), "{rules}: {out}");
         assert!(!out.contains("Release notes"), "{rules}: {out}");
     }
-    // a name is judged by the address it resolves to
+    // nor by the name `localhost` (names resolved to an inward address: guard unit tests)
     let star = env(&server, "\"*\" = \"allow\"\n");
     let out = call(
         &star,

@@ -104,10 +104,16 @@ impl Tool for Webfetch {
     fn precheck(&self, input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let url = input.get("url").and_then(Value::as_str).unwrap_or_default();
         let target = Target::parse(url)?;
-        // an inward address written as one: refused whatever the user would answer (a deny
-        // rule for it says so itself)
-        if let Host::Ip(ip) = target.host
-            && let Some(kind) = guard::inward(ip)
+        // an inward address written as one, or `localhost`: refused whatever the user would
+        // answer (a deny rule for it says so itself)
+        let inward = match target.host {
+            Host::Ip(ip) => guard::inward(ip).map(|kind| (ip, kind)),
+            Host::Name(_) if guard::is_this_machine(&target.host) => {
+                Some((std::net::Ipv4Addr::LOCALHOST.into(), "loopback"))
+            }
+            Host::Name(_) => None,
+        };
+        if let Some((ip, kind)) = inward
             && !self.rules.fetch_named(&target)
             && self.rules.fetch_action(&target) != pith_config::PermissionAction::Deny
         {
@@ -201,6 +207,40 @@ mod tests {
             shown.ends_with("?key=END") && shown.contains('…'),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn inward_addresses_are_refused_before_the_user_is_asked() {
+        let ws = crate::testutil::Ws::new();
+        let rules = |t: &str| {
+            let table: toml::Table = toml::from_str(t).unwrap();
+            let permission = table.get("permission").cloned().unwrap();
+            Permissions::new(&permission.try_into().unwrap())
+        };
+        let tool = Webfetch::new(
+            WebfetchConfig::default(),
+            rules(
+                "[permission.webfetch]\n\"localhost:8080\" = \"allow\"\n\"10.0.0.1\" = \"deny\"\n",
+            ),
+        );
+        let check = |u: &str| tool.precheck(&json!({ "url": u }), &ws.ctx);
+        for url in [
+            "http://127.0.0.1:8080/",
+            "http://localhost/",
+            "http://app.localhost:8080/",
+            "http://[fd00::1]/",
+            "http://169.254.169.254/latest/meta-data/",
+        ] {
+            let e = check(url).unwrap_err().to_string();
+            assert!(
+                e.contains("not fetched") && e.contains("names its host and port"),
+                "{url}: {e}"
+            );
+        }
+        assert!(check("http://localhost:8080/x").is_ok());
+        // a deny rule refuses it in its own words
+        assert!(check("http://10.0.0.1/").is_ok());
+        assert!(check("https://docs.rs/").is_ok());
     }
 
     #[test]
