@@ -115,7 +115,7 @@ async fn site(other: Option<u16>) -> Site {
     Site { port, hits }
 }
 
-fn env(server: &MockServer, rules: &str) -> PithEnv {
+fn with_rules(server: &MockServer, rules: &str) -> PithEnv {
     PithEnv::new(
         &server.url(),
         128_000,
@@ -131,13 +131,13 @@ async fn webfetch_refuses_loopback_without_a_host_port_rule() {
     let s = site(None).await;
     let server = MockServer::start().await;
     for rules in ["\"*\" = \"allow\"\n", "\"127.0.0.1\" = \"allow\"\n"] {
-        let env = env(&server, rules);
+        let env = with_rules(&server, rules);
         let out = call(&env, &server, &s.url("/page"), true).await;
         assert!(out.contains("loopback"), "{rules}: {out}");
         assert!(!out.contains("Release notes"), "{rules}: {out}");
     }
     // nor by the name `localhost` (names resolved to an inward address: guard unit tests)
-    let star = env(&server, "\"*\" = \"allow\"\n");
+    let star = with_rules(&server, "\"*\" = \"allow\"\n");
     let out = call(
         &star,
         &server,
@@ -151,7 +151,7 @@ async fn webfetch_refuses_loopback_without_a_host_port_rule() {
     );
     assert!(s.hits().is_empty(), "{:?}", s.hits());
     // named with its port, it is read
-    let env = env(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
+    let env = with_rules(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
     let out = call(&env, &server, &s.url("/page"), false).await;
     assert!(out.contains("Release notes"), "{out}");
 }
@@ -162,7 +162,7 @@ async fn webfetch_refuses_loopback_without_a_host_port_rule() {
 async fn webfetch_aliases_of_localhost_obey_its_deny() {
     let s = site(None).await;
     let server = MockServer::start().await;
-    let env = env(&server, "\"*\" = \"allow\"\n\"localhost\" = \"deny\"\n");
+    let env = with_rules(&server, "\"*\" = \"allow\"\n\"localhost\" = \"deny\"\n");
     let p = s.port;
     for url in [
         format!("http://localhost:{p}/page"),
@@ -181,13 +181,14 @@ async fn webfetch_aliases_of_localhost_obey_its_deny() {
 }
 
 /// A redirect from the allowed host:port to another port of the same host is a new subject:
-/// not followed without a rule for it (the model is told, and its own call would ask).
+/// not followed without a rule for it (the model is told, and its own call would ask), and
+/// followed with one.
 #[tokio::test]
 async fn webfetch_redirect_to_another_port_is_not_followed() {
     let inner = site(None).await;
     let outer = site(Some(inner.port)).await;
     let server = MockServer::start().await;
-    let env = env(
+    let env = with_rules(
         &server,
         &format!("\"127.0.0.1:{}\" = \"allow\"\n", outer.port),
     );
@@ -196,6 +197,17 @@ async fn webfetch_redirect_to_another_port_is_not_followed() {
     assert!(!out.contains("internal admin page"), "{out}");
     assert!(inner.hits().is_empty(), "{:?}", inner.hits());
     assert_eq!(outer.hits(), vec!["/hop/port".to_string()]);
+    // where the rules allow (and name) the other port, it is followed
+    let both = with_rules(
+        &server,
+        &format!(
+            "\"127.0.0.1:{}\" = \"allow\"\n\"127.0.0.1:{}\" = \"allow\"\n",
+            outer.port, inner.port
+        ),
+    );
+    let out = call(&both, &server, &outer.url("/hop/port"), false).await;
+    assert!(out.contains("internal admin page"), "{out}");
+    assert_eq!(inner.hits(), vec!["/secret".to_string()]);
 }
 
 /// The cloud metadata address is refused, asked for directly or reached by a redirect that
@@ -204,7 +216,7 @@ async fn webfetch_redirect_to_another_port_is_not_followed() {
 async fn webfetch_refuses_the_metadata_address() {
     let s = site(None).await;
     let server = MockServer::start().await;
-    let env = env(
+    let env = with_rules(
         &server,
         &format!("\"*\" = \"allow\"\n\"127.0.0.1:{}\" = \"allow\"\n", s.port),
     );
@@ -225,7 +237,7 @@ async fn webfetch_refuses_the_metadata_address() {
 async fn webfetch_converts_deeply_nested_pages() {
     let s = site(None).await;
     let server = MockServer::start().await;
-    let env = env(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
+    let env = with_rules(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
     for n in [20_000, 200_000] {
         let out = call(&env, &server, &s.url(&format!("/deep/{n}")), true).await;
         assert!(out.contains("deepest words"), "{n}: {out}");
@@ -238,7 +250,7 @@ async fn webfetch_converts_deeply_nested_pages() {
 async fn webfetch_returns_the_page_not_its_scripts() {
     let s = site(None).await;
     let server = MockServer::start().await;
-    let env = env(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
+    let env = with_rules(&server, &format!("\"127.0.0.1:{}\" = \"allow\"\n", s.port));
     let out = call(&env, &server, &s.url("/page"), false).await;
     assert!(out.contains("# Release notes"), "{out}");
     assert!(out.contains("**2.0**"), "{out}");
@@ -263,7 +275,7 @@ async fn webfetch_returns_the_page_not_its_scripts() {
 #[tokio::test]
 async fn webfetch_question_names_the_whole_url() {
     let server = MockServer::start().await;
-    let env = env(&server, "");
+    let env = with_rules(&server, "");
     let url = "https://example.com/upload?data=c2VjcmV0LWtleQ";
     let out = call(&env, &server, url, false).await;
     assert!(out.contains("Permission needed"), "{out}");
