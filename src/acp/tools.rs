@@ -64,7 +64,16 @@ pub fn title(tool: &str, input: &Value) -> String {
         ToolInput::Task { description, .. } => given(description).map_or("Sub-agent".into(), |d| {
             format!("Sub-agent: {}", one_line(d, 80))
         }),
-        ToolInput::Fetch { .. } | ToolInput::Mcp { .. } | ToolInput::Other => tool.to_string(),
+        // the whole URL (its path and query carry data), on one line, bounded
+        ToolInput::Fetch { url } => given(url).map_or_else(
+            || tool.to_string(),
+            |u| {
+                let shown = pith_tools::webfetch::Target::parse(u)
+                    .map_or_else(|_| pith_tools::webfetch::shown_url(u), |t| t.shown());
+                format!("Fetch {shown}")
+            },
+        ),
+        ToolInput::Mcp { .. } | ToolInput::Other => tool.to_string(),
     }
 }
 
@@ -257,6 +266,22 @@ mod tests {
         assert_eq!(title("edit", &json!({"file_path": ""})), "edit");
         assert_eq!(title("list", &json!({})), "List .");
         assert_eq!(title("task", &json!({"description": ""})), "Sub-agent");
+        assert_eq!(
+            title(
+                "webfetch",
+                &json!({"url": "https://example.com/up?data=c2VjcmV0"})
+            ),
+            "Fetch https://example.com/up?data=c2VjcmV0"
+        );
+        let long = title(
+            "webfetch",
+            &json!({"url": format!("https://e.com/?{}\nEND", "x".repeat(900))}),
+        );
+        // cut in the middle; the newline is not part of what is fetched (the parser drops it)
+        assert!(
+            long.chars().count() < 420 && long.ends_with("xEND"),
+            "{long}"
+        );
         let loc = locations(ws, "grep", &grep);
         assert_eq!(
             (loc[0].path.as_path(), loc[0].line),

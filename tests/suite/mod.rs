@@ -40,6 +40,7 @@ mod security_files;
 mod security_sandbox;
 mod security_secrets;
 mod security_trust;
+mod security_webfetch;
 mod subagents;
 mod tools_api;
 mod tui_e2e;

@@ -39,6 +39,7 @@ impl Registry {
         if config.webfetch.enabled {
             registry.register(Arc::new(super::webfetch::Webfetch::new(
                 config.webfetch.clone(),
+                super::permission::Permissions::new(&config.permission),
             )));
         }
         registry

@@ -232,3 +232,34 @@ fn an_mcp_call_shows_its_arguments_whole() {
     assert!(text.contains("the crash happens at the very end"), "{text}");
     assert!(text.contains(r#"labels: ["bug","p1"]"#), "{text}");
 }
+
+#[test]
+fn a_fetch_shows_its_whole_url_once() {
+    let (mut app, _rx) = app_with(conversation());
+    let url = "https://example.com/upload?data=c2VjcmV0LWtleQ";
+    ask(
+        &mut app,
+        "webfetch",
+        json!({ "url": url }),
+        url,
+        &["example.com"],
+    );
+    let text = box_text(&render(&mut app, 80, 24));
+    assert_eq!(text.matches(url).count(), 1, "{text}");
+    assert!(!text.contains("arguments:"), "{text}");
+    // a title cut in the middle (past 400 characters): the whole URL follows it, wrapped
+    let long = format!("https://example.com/?q={}&tail=END", "x".repeat(500));
+    let (mut app, _rx) = app_with(conversation());
+    let cut = format!("{}…&tail=END", &long[..266]);
+    ask(
+        &mut app,
+        "webfetch",
+        json!({ "url": long }),
+        &cut,
+        &["example.com"],
+    );
+    let rows = box_rows(&render(&mut app, 80, 60));
+    assert!(rows.iter().any(|r| r == "whole URL:"), "{rows:?}");
+    let joined: String = rows.concat();
+    assert!(joined.contains(&long), "{rows:?}");
+}

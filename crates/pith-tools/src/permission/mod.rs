@@ -25,6 +25,7 @@ mod bash;
 mod doom_loop;
 mod rules;
 mod subjects;
+mod webfetch;
 
 pub use bash::{Note, UNSANDBOXED};
 pub use doom_loop::{

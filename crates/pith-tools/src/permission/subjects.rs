@@ -56,12 +56,15 @@ impl Permissions {
             ("task", ToolInput::Task { agent, .. }) => {
                 Ok(vec![Subject::named(tool, agent.unwrap_or_default())])
             }
-            // `[permission.webfetch]` patterns match the host
+            // `[permission.webfetch]` patterns match `host:port` (`webfetch.rs`)
             ("webfetch", ToolInput::Fetch { url }) => {
-                // a URL with no host the tool would fetch is judged as `*` (it fails anyway)
-                let host = crate::webfetch::host_of(url.unwrap_or_default())
-                    .unwrap_or_else(|_| "*".into());
-                Ok(vec![Subject::named(tool, &host)])
+                // a URL the tool would not fetch is judged as `*` (it fails anyway)
+                Ok(vec![
+                    match crate::webfetch::Target::parse(url.unwrap_or_default()) {
+                        Ok(target) => self.fetch_subject(&target),
+                        Err(_) => Subject::named(tool, "*"),
+                    },
+                ])
             }
             _ => Ok(vec![match self.mcp.get(tool) {
                 Some((server, name)) => Subject::named(server, name),
@@ -180,6 +183,11 @@ fn external(r: &Resolved, is_dir: bool) -> Subject {
 }
 
 pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
+    if let ("webfetch", ToolInput::Fetch { url: Some(url) }) = (tool, ToolInput::of(tool, input)) {
+        // the whole URL: its path and query carry data out
+        return crate::webfetch::Target::parse(url)
+            .map_or_else(|_| crate::webfetch::shown_url(url), |t| t.shown());
+    }
     let main = subjects.iter().rfind(|s| s.table == tool);
     let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
     let linked = subjects.iter().any(|s| s.table == HARD_LINK);

@@ -12,6 +12,7 @@ mod loop_guards;
 mod mcp_tools;
 mod paths;
 mod tables;
+mod webfetch;
 
 fn rules(toml_text: &str) -> BTreeMap<String, PermissionSetting> {
     #[derive(serde::Deserialize)]

@@ -187,6 +187,17 @@ fn subject(
             label(&mut out, "command:");
             out.extend(text_lines(cmd, &needles, muted, width));
         }
+    } else if tool == "webfetch" {
+        // the title is the URL, cut in the middle when long: then the whole of it too
+        let url = input
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        if !url.is_empty() && url != req.title {
+            label(&mut out, "whole URL:");
+            out.extend(text_lines(url, &needles, muted, width));
+        }
     } else if !TITLED.contains(&tool) {
         label(&mut out, "arguments:");
         out.extend(arguments(input, &needles, width));
