@@ -36,8 +36,9 @@ pub const HOME_SECRETS: &[&str] = &[
     ".terraform.d/credentials.tfrc.json",
 ];
 
-/// Names in the workspace root that git or pith take commands or instructions from.
-pub const PROTECTED_NAMES: &[&str] = &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+/// Names in the workspace root that git or pith take commands or instructions from: the
+/// policy's (one definition for every door).
+pub use crate::policy::PROTECTED_NAMES;
 
 /// A path commands may not see, with the paths below it that stay visible (and writable).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +147,11 @@ pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
             }
         }
     }
+    // The workspace is $HOME (or `/`): the shell's start-up files stay read-only too.
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    out.extend(crate::policy::startup_files(workspace, home.as_deref()));
     out.sort();
     out.dedup();
     out
