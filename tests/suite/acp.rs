@@ -16,7 +16,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 const SUMMARY: &str = "## Goal\nSay hello.\n## Constraints & Preferences\nNone\n## Progress\nGreeted; wrote out.txt.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nout.txt";
 
-struct Client {
+pub(super) struct Client {
     _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -24,16 +24,16 @@ struct Client {
     /// Every `session/update` received, in order.
     updates: Vec<Value>,
     /// The agent's requests (permission questions), in order.
-    asked: Vec<Value>,
+    pub(super) asked: Vec<Value>,
     /// The editor's open buffers (absolute path → text): `fs/read_text_file` is answered from
     /// them (an error for a path without one), `fs/write_text_file` replaces them.
-    buffers: HashMap<String, String>,
+    pub(super) buffers: HashMap<String, String>,
     /// The agent's `fs/*` and `terminal/*` requests (method, params), in order.
-    client_calls: Vec<(String, Value)>,
+    pub(super) client_calls: Vec<(String, Value)>,
 }
 
 impl Client {
-    fn start(env: &PithEnv) -> Client {
+    pub(super) fn start(env: &PithEnv) -> Client {
         let mut child = env
             .command(&["acp"])
             .stdin(std::process::Stdio::piped())
@@ -61,7 +61,7 @@ impl Client {
         self.stdin.flush().await.unwrap();
     }
 
-    async fn send(&mut self, method: &str, params: Value) -> u64 {
+    pub(super) async fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -89,7 +89,7 @@ impl Client {
 
     /// Reads until the response to `id`: updates are kept, permission questions answered with
     /// `choose(request)` (an option id).
-    async fn wait(&mut self, id: u64, choose: &dyn Fn(&Value) -> &'static str) -> Value {
+    pub(super) async fn wait(&mut self, id: u64, choose: &dyn Fn(&Value) -> &'static str) -> Value {
         loop {
             let v = self.next().await;
             match v["method"].as_str() {
@@ -131,7 +131,7 @@ impl Client {
         }
     }
 
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(super) async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params).await;
         let v = self.wait(id, &|_| "reject").await;
         assert!(v.get("error").is_none(), "{method} failed: {v}");
@@ -142,7 +142,7 @@ impl Client {
         self.initialize_with(json!({})).await
     }
 
-    async fn initialize_with(&mut self, capabilities: Value) -> Value {
+    pub(super) async fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.call(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
@@ -150,7 +150,7 @@ impl Client {
         .await
     }
 
-    async fn new_session(&mut self, env: &PithEnv) -> String {
+    pub(super) async fn new_session(&mut self, env: &PithEnv) -> String {
         let cwd = env.workspace.path().to_str().unwrap();
         let r = self
             .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
@@ -169,7 +169,7 @@ impl Client {
     }
 }
 
-fn prompt(session: &str, text: &str) -> Value {
+pub(super) fn prompt(session: &str, text: &str) -> Value {
     json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
 }
 
@@ -180,7 +180,7 @@ fn chunks_text(updates: &[Value]) -> String {
         .collect()
 }
 
-fn env(server: &MockServer) -> PithEnv {
+pub(super) fn env(server: &MockServer) -> PithEnv {
     PithEnv::new(&server.url(), 128_000, 8_000, "")
 }
 
@@ -567,7 +567,7 @@ async fn plan_mode_from_the_editor_refuses_what_writes() {
 }
 
 /// The workspace path of `name` as pith names it to the client (absolute, resolved).
-fn abs(env: &PithEnv, name: &str) -> String {
+pub(super) fn abs(env: &PithEnv, name: &str) -> String {
     let ws = env.workspace.path().canonicalize().unwrap();
     ws.join(name).to_str().unwrap().to_string()
 }

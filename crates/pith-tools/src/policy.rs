@@ -217,28 +217,30 @@ impl Policy {
         }
     }
 
-    /// The warning to give at start when the workspace is `$HOME` or `/`: commands there can
-    /// reach every file of the user's (the shell's start-up files are kept read-only).
+    /// The warning to give at start: see [`workspace_warning`].
     pub fn workspace_warning(&self) -> Option<String> {
-        let at_home = self
-            .home
-            .as_ref()
-            .is_some_and(|h| forms(h).contains(&self.workspace));
-        let root = self.workspace == Path::new("/");
-        (at_home || root).then(|| {
-            format!(
-                "the workspace is {}: pith may change any file below it. Your shell's start-up \
-                 files (~/.bashrc, ~/.profile, …) and git's configuration stay protected, but \
-                 consider starting pith in a project folder",
-                if root { "/" } else { "your home folder" }
-            )
-        })
+        workspace_warning(&self.workspace, self.home.as_deref())
     }
 
     /// The shell start-up files to keep read-only for commands: see [`startup_files`].
     pub fn startup_files(&self) -> Vec<PathBuf> {
         startup_files(&self.workspace, self.home.as_deref())
     }
+}
+
+/// The warning to give at start when `workspace` (canonical) is `home` or `/`: commands there
+/// can change every file of the user's (the shell's start-up files stay protected).
+pub fn workspace_warning(workspace: &Path, home: Option<&Path>) -> Option<String> {
+    let at_home = home.is_some_and(|h| forms(h).iter().any(|h| h == workspace));
+    let root = workspace == Path::new("/");
+    (at_home || root).then(|| {
+        format!(
+            "the workspace is {}: pith may change any file below it. Your shell's start-up \
+             files (~/.bashrc, ~/.profile, …) and git's configuration stay protected, but \
+             consider starting pith in a project folder",
+            if root { "/" } else { "your home folder" }
+        )
+    })
 }
 
 /// The shell start-up files in `home` that exist, when `workspace` (canonical) holds `home`
