@@ -9,7 +9,7 @@ use crate::support;
 use serde_json::{Value, json};
 use support::MockServer;
 use support::openai;
-use support::pith::{PithEnv, stderr};
+use support::pith::{PithEnv, last_tool_result, stderr};
 
 /// The planted files that would run outside the sandbox later.
 const PLANTS: &[&str] = &[
@@ -309,4 +309,49 @@ async fn acp_accept_edits_asks_before_fs_write_text_file_to_git_config() {
         .map(|q| q["toolCall"]["toolCallId"].as_str().unwrap())
         .collect();
     assert_eq!(asked, ["c0"], "{:?}", c.asked);
+}
+
+/// A `--config` file kept in the workspace is protected like `pith.toml`: the write tool asks
+/// (refused under `--yes`), and a command cannot append a hook to it (read-only in the sandbox).
+#[tokio::test]
+async fn a_config_file_in_the_workspace_is_protected_like_pith_toml() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        8_000,
+        "sandbox = \"workspace-write\"\n",
+    );
+    let dev = env.path().join("dev.toml");
+    let text = std::fs::read_to_string(&env.config).unwrap();
+    std::fs::write(&dev, &text).unwrap();
+    let read = json!({"file_path": "dev.toml"}).to_string();
+    let write = json!({"file_path": "dev.toml", "content": FSMONITOR}).to_string();
+    let hook = "echo '[[hooks.session_start]]' | tee -a dev.toml; echo end";
+    let bash = json!({ "command": hook }).to_string();
+    server.push_all([
+        openai::tool_calls(&[("r0", "read", &read), ("c0", "write", &write)], None),
+        openai::tool_calls(&[("b1", "bash", &bash)], None),
+        openai::text("done", None),
+    ]);
+    let out = env
+        .command(&["run", "--yes", "--config", "dev.toml", "plant"])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        results(&server)[0].contains("--config file"),
+        "{:?}",
+        results(&server)
+    );
+    let ran = last_tool_result(&server);
+    assert!(ran.contains("end"), "the command did not run: {ran}");
+    let after = std::fs::read_to_string(&dev).unwrap();
+    if pith::sandbox::support().has_namespaces() {
+        assert_eq!(after, text, "a command appended to the --config file");
+    } else {
+        println!("SKIPPED (the command part): user namespaces are unavailable here");
+        assert!(!after.contains("fsmonitor"));
+    }
 }

@@ -55,6 +55,10 @@ pub struct StatePaths {
     pub config_dir: Option<PathBuf>,
     /// `sandbox_deny_read` from the config (absolute, `~` expanded).
     pub extra: Vec<PathBuf>,
+    /// Files the configuration names that pith takes commands or instructions from (the
+    /// `--config` file, the configured `instructions`; relative ones in the workspace): kept
+    /// read-only like `pith.toml` (`policy`).
+    pub named: Vec<PathBuf>,
 }
 
 impl StatePaths {
@@ -69,7 +73,23 @@ impl StatePaths {
             home,
             config_dir,
             extra,
+            named: Vec::new(),
         }
+    }
+
+    /// With the files the configuration names (see [`named`](Self::named)).
+    pub fn with_named(mut self, config: &pith_config::Config) -> StatePaths {
+        self.named = config.config_file.iter().cloned().collect();
+        self.named.extend(config.instructions.iter().cloned());
+        self
+    }
+
+    /// The named files that exist, for `workspace`, resolved (a bind protects the target).
+    pub fn named_read_only(&self, workspace: &Path) -> Vec<PathBuf> {
+        self.named
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(workspace.join(p)).ok())
+            .collect()
     }
 }
 
@@ -219,6 +239,7 @@ mod tests {
             home: Some(home.to_path_buf()),
             config_dir: Some(config.to_path_buf()),
             extra: Vec::new(),
+            named: Vec::new(),
         }
     }
 
