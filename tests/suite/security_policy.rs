@@ -355,3 +355,20 @@ async fn a_config_file_in_the_workspace_is_protected_like_pith_toml() {
         assert!(!after.contains("fsmonitor"));
     }
 }
+
+/// An `@`-mention of pith's stored credentials attaches nothing of them.
+#[tokio::test]
+async fn a_mention_of_the_stored_credentials_attaches_nothing() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 8_000, "");
+    let data = env.data.path().canonicalize().unwrap();
+    let creds = data.join("credentials.json");
+    std::fs::write(&creds, r#"{"mock":{"key":"sk-stored-secret-456"}}"#).unwrap();
+    server.push(openai::text("done", None));
+    let prompt = format!("summarise @{}", creds.display());
+    let out = env.run(&["run", "--yes", &prompt]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = server.requests()[0].body.to_string();
+    assert!(!body.contains("stored-secret"), "the key reached the model");
+    assert!(body.contains("pith's own state"), "{body}");
+}
