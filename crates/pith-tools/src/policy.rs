@@ -175,6 +175,12 @@ impl Policy {
         verdict
     }
 
+    /// Whether a walk (which follows no links) that reaches `path` must not enter it: one of
+    /// pith's own state folders or files, as given or resolved. Cheap: no system call.
+    pub fn is_own_root(&self, path: &Path) -> bool {
+        self.own.iter().any(|o| o == path)
+    }
+
     /// Why writing `path` (absolute; resolved or not) always asks, or `None`.
     pub fn protected(&self, path: &Path) -> Option<Protected> {
         forms(path).iter().find_map(|p| self.protected_form(p))

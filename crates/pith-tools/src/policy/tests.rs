@@ -179,3 +179,33 @@ fn a_workspace_inside_the_data_dir_is_not_own_state() {
     let pol = p.policy_in(&ws);
     assert_eq!(pol.own_state(&ws.join("src/lib.rs")), OwnState::No);
 }
+
+/// The workspace is `$HOME` (it holds the data dir): a search or listing of it never walks
+/// into pith's own state.
+#[tokio::test]
+async fn searches_from_a_workspace_holding_the_data_dir_skip_it() {
+    use crate::Tool;
+    use serde_json::json;
+    let ws = crate::testutil::Ws::new();
+    let mut ctx = ws.ctx.clone();
+    let home = ws.root();
+    ctx.workspace = home.clone();
+    ctx.policy = std::sync::Arc::new(Policy::new(&ctx.workspace, &ctx.data_dir));
+    std::fs::write(ctx.data_dir.join("credentials.json"), "sk-stored-secret").unwrap();
+    std::fs::write(ws.path("notes.txt"), "sk-ordinary").unwrap();
+    let grep = crate::grep::Grep
+        .run(json!({"pattern": "sk-", "output_mode": "content"}), &ctx)
+        .await
+        .unwrap();
+    assert!(grep.output.contains("notes.txt"), "{}", grep.output);
+    assert!(!grep.output.contains("credentials"), "{}", grep.output);
+    let glob = crate::glob::Glob
+        .run(json!({"pattern": "*.json"}), &ctx)
+        .await
+        .map(|o| o.output)
+        .unwrap_or_else(|e| e.to_string());
+    assert!(!glob.contains("credentials"), "{glob}");
+    let list = crate::list::List.run(json!({}), &ctx).await.unwrap();
+    assert!(list.output.contains("ws"), "{}", list.output);
+    assert!(!list.output.contains("data"), "{}", list.output);
+}
