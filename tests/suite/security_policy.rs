@@ -372,3 +372,46 @@ async fn a_mention_of_the_stored_credentials_attaches_nothing() {
     assert!(!body.contains("stored-secret"), "the key reached the model");
     assert!(body.contains("pith's own state"), "{body}");
 }
+
+/// The TUI's engine in accept-edits mode, with writes allowed by a rule: the write of
+/// `.git/config` is put to the user (naming why) instead of running; an "always" answer grants
+/// nothing, so the next write of it asks again.
+#[tokio::test]
+async fn the_tui_engine_asks_for_git_config_in_accept_edits_and_always_grants_nothing() {
+    use pith::config::{PermissionAction, PermissionSetting};
+    use pith::event::{Op, PermissionMode, PermissionReply};
+    let mut h = support::engine::harness_with(
+        vec![("write", PermissionSetting::Action(PermissionAction::Allow))],
+        false,
+        |c| c.permission_mode = PermissionMode::AcceptEdits,
+    )
+    .await;
+    std::fs::create_dir_all(h.workspace.path().join(".git")).unwrap();
+    let write = |id: &str| {
+        let args = json!({"file_path": ".git/config", "content": FSMONITOR}).to_string();
+        openai::tool_calls(&[(id, "write", &args)], None)
+    };
+    h.server
+        .push_all([write("c1"), write("c2"), openai::text("done", None)]);
+    h.send(Op::user_turn("plant"));
+    let first = h.permission_asked().await;
+    assert_eq!(first.tool, "write");
+    assert!(first.title.contains("protected"), "{}", first.title);
+    assert!(first.patterns.is_empty(), "{:?}", first.patterns);
+    h.send(Op::PermissionReply {
+        id: first.id,
+        reply: PermissionReply::Always,
+        message: None,
+    });
+    let second = h.permission_asked().await;
+    assert_eq!(second.call_id, "c2");
+    h.send(Op::PermissionReply {
+        id: second.id,
+        reply: PermissionReply::Deny,
+        message: None,
+    });
+    h.turn_finished().await;
+    // the first was the user's own approval: written once
+    let text = std::fs::read_to_string(h.workspace.path().join(".git/config")).unwrap();
+    assert_eq!(text, FSMONITOR);
+}
