@@ -24,6 +24,7 @@ fn ctx(root: &std::path::Path) -> ToolContext {
     let data_dir = root.join("data");
     std::fs::create_dir_all(data_dir.join("tool-output")).unwrap();
     ToolContext {
+        policy: Arc::new(pith::tools::policy::Policy::new(&workspace, &data_dir)),
         workspace,
         data_dir,
         session_id: "ses_bench".into(),

@@ -112,6 +112,10 @@ fn load_in(
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::secrets::register_config(&loaded.config, &crate::secrets::env_var);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if let Some(w) = crate::tools::policy::workspace_warning(workspace, home.as_deref()) {
+        loaded.warnings.push(w);
+    }
     if let Some(w) =
         crate::sandbox::CommandPolicy::from_config(&loaded.config).unavailable_warning()
     {

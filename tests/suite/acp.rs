@@ -27,9 +27,9 @@ pub(super) struct Client {
     pub(super) asked: Vec<Value>,
     /// The editor's open buffers (absolute path → text): `fs/read_text_file` is answered from
     /// them (an error for a path without one), `fs/write_text_file` replaces them.
-    buffers: HashMap<String, String>,
+    pub(super) buffers: HashMap<String, String>,
     /// The agent's `fs/*` and `terminal/*` requests (method, params), in order.
-    client_calls: Vec<(String, Value)>,
+    pub(super) client_calls: Vec<(String, Value)>,
 }
 
 impl Client {
@@ -131,7 +131,7 @@ impl Client {
         }
     }
 
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(super) async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params).await;
         let v = self.wait(id, &|_| "reject").await;
         assert!(v.get("error").is_none(), "{method} failed: {v}");
@@ -142,7 +142,7 @@ impl Client {
         self.initialize_with(json!({})).await
     }
 
-    async fn initialize_with(&mut self, capabilities: Value) -> Value {
+    pub(super) async fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.call(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
@@ -180,7 +180,7 @@ fn chunks_text(updates: &[Value]) -> String {
         .collect()
 }
 
-fn env(server: &MockServer) -> PithEnv {
+pub(super) fn env(server: &MockServer) -> PithEnv {
     PithEnv::new(&server.url(), 128_000, 8_000, "")
 }
 
@@ -567,7 +567,7 @@ async fn plan_mode_from_the_editor_refuses_what_writes() {
 }
 
 /// The workspace path of `name` as pith names it to the client (absolute, resolved).
-fn abs(env: &PithEnv, name: &str) -> String {
+pub(super) fn abs(env: &PithEnv, name: &str) -> String {
     let ws = env.workspace.path().canonicalize().unwrap();
     ws.join(name).to_str().unwrap().to_string()
 }

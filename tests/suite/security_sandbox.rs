@@ -353,8 +353,9 @@ async fn a_command_cannot_plant_git_hooks_or_config() {
     let result = bash_in(
         &env,
         &server,
-        "echo 'touch PWNED' > .git/hooks/post-commit; chmod +x .git/hooks/post-commit; \
-         git config core.fsmonitor 'touch PWNED'; echo 'gitdir: /tmp/evil' > .git/commondir; \
+        // (`tee`, not a redirection: --yes refuses `> .git/…` before the sandbox is reached)
+        "echo 'touch PWNED' | tee .git/hooks/post-commit; chmod +x .git/hooks/post-commit; \
+         git config core.fsmonitor 'touch PWNED'; echo 'gitdir: /tmp/evil' | tee .git/commondir; \
          echo code > lib.rs; echo end",
         &["--yes"],
     )
@@ -383,7 +384,7 @@ async fn a_command_cannot_create_a_git_folder() {
     let result = bash_in(
         &env,
         &server,
-        "mkdir -p .git/hooks && echo 'touch PWNED' > .git/hooks/post-checkout && echo planted",
+        "mkdir -p .git/hooks && echo 'touch PWNED' | tee .git/hooks/post-checkout && echo planted",
         &["--yes"],
     )
     .await;

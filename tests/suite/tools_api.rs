@@ -34,6 +34,10 @@ fn fixture() -> Fixture {
         outputs: None,
         progress: None,
         editor: None,
+        policy: Arc::new(pith::tools::policy::Policy::new(
+            &root.join("ws"),
+            &root.join("data"),
+        )),
     };
     Fixture { _dir: dir, ctx }
 }

@@ -204,6 +204,9 @@ pub struct Config {
     /// key of the file, so a repository cannot turn questions off.
     #[serde(skip)]
     pub permission_mode: pith_protocol::event::PermissionMode,
+    /// The `--config` / `PITH_CONFIG` file, absolute (the tools' policy protects it); not a key.
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
     #[serde(default)]
     pub provider: BTreeMap<String, ProviderConfig>,
     /// Per-model limits and prices, keyed "provider/model"; overrides the catalog.
@@ -362,6 +365,7 @@ impl Default for Config {
             model: None,
             effort: None,
             permission_mode: Default::default(),
+            config_file: None,
             provider: BTreeMap::new(),
             models: BTreeMap::new(),
             compaction: CompactionConfig::default(),

@@ -167,6 +167,7 @@ pub fn load_with_env(
     env::apply(&mut merged, env)?;
     merged.imply_model();
     let mut config = merged.config()?;
+    config.config_file = explicit_file(opts, env);
     let Merged {
         origins,
         mut warnings,
@@ -196,6 +197,16 @@ pub fn load_with_env(
         workspace_trust,
         workspace_files_trusted,
     })
+}
+
+/// The `--config` / `PITH_CONFIG` file, made absolute.
+fn explicit_file(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let file = opts.config_file.clone().or_else(|| {
+        env(ENV_CONFIG)
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+    })?;
+    Some(std::path::absolute(&file).unwrap_or(file))
 }
 
 /// Each file was checked on its own; limits set in different files meet only here.

@@ -63,6 +63,7 @@ impl Runner {
                 outputs: None,
                 progress: None,
                 editor: self.opts.editor.clone(),
+                policy: self.policy(),
             };
             let start = now_ms();
             let state = match self.tools.check("read", &input, &ctx) {

@@ -266,6 +266,7 @@ impl Runner {
             outputs: Some(Arc::new(Recallable(self.log.store().clone()))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
+            policy: self.policy(),
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.tools.registry().get(tool)
@@ -283,12 +284,15 @@ impl Runner {
         };
         // A mode chosen while the turn runs (Shift+Tab, an editor) counts from this call on.
         self.apply_settings();
+        let checked = self.tools.check(tool, input, &ctx);
+        let firm = self.tools.permissions().is_firm(&checked);
         let mut decision = pith_tools::mode::apply(
             self.opts.config.permission_mode,
             tool,
             input,
             &self.opts.workspace,
-            self.tools.check(tool, input, &ctx),
+            checked,
+            firm,
         );
         if repeated && !matches!(decision, Decision::Deny { .. }) {
             decision = Decision::Ask(PermissionRequest {
@@ -324,6 +328,15 @@ impl Runner {
             }
         }
         Ok(ctx)
+    }
+
+    /// What no tool may change without the user, or touch at all, in this workspace.
+    pub(super) fn policy(&self) -> Arc<pith_tools::policy::Policy> {
+        let config = &self.opts.config;
+        Arc::new(
+            pith_tools::policy::Policy::new(&self.opts.workspace, &self.opts.data_dir)
+                .configured(config.config_file.as_deref(), &config.instructions),
+        )
     }
 
     /// Marks a call as running; returns when it started.

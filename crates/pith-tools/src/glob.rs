@@ -53,13 +53,15 @@ impl Tool for Glob {
     }
 }
 
-/// A gitignore-aware walker over `root` that includes dotfiles but never enters `.git`.
-pub(crate) fn walker(root: &Path) -> ignore::WalkBuilder {
+/// A gitignore-aware walker over `root` that includes dotfiles but never enters `.git`, nor
+/// pith's own state (`policy`: a workspace that is `$HOME` holds the data dir).
+pub(crate) fn walker(root: &Path, ctx: &ToolContext) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(root);
+    let policy = ctx.policy.clone();
     b.hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(move |e| e.file_name() != ".git" && !policy.is_own_root(e.path()));
     b
 }
 
@@ -145,7 +147,7 @@ fn glob_sync(
     let glob = NameGlob::new(pattern).map_err(|e| tool_err!("glob: {e}"))?;
     let (root, shown_root) = search_root(ctx, path, false)?;
     let mut found: Vec<(i64, PathBuf)> = Vec::new();
-    for entry in walker(&root).build().flatten() {
+    for entry in walker(&root, ctx).build().flatten() {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Stopped {
                 tool: "glob".into(),

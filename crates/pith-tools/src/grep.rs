@@ -156,7 +156,7 @@ fn files_to_search(
         let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
         files.push((mtime, root));
     } else {
-        for entry in walker(&root).build().flatten() {
+        for entry in walker(&root, ctx).build().flatten() {
             if ctx.cancel.is_cancelled() {
                 return Err(ToolError::Stopped {
                     tool: "grep".into(),

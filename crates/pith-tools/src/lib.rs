@@ -47,6 +47,8 @@ pub struct ToolContext {
     /// Where `read`, `write` and `edit` keep text when the front end is an editor that holds
     /// the files (its open buffers); `None`: the disk (§7.1).
     pub editor: Option<Arc<dyn editor::EditorFiles>>,
+    /// What no tool may change without the user, and what no tool may touch (`policy`).
+    pub policy: Arc<policy::Policy>,
 }
 
 /// Receives a running tool's output as it arrives (valid UTF-8, in order).
@@ -178,6 +180,7 @@ pub mod mode;
 /// Path resolution lives with the config (the TUI resolves `@` mentions with it too).
 pub use pith_config::path;
 pub mod permission;
+pub mod policy;
 
 pub mod read;
 pub mod recall;
@@ -241,8 +244,8 @@ pub mod testutil {
             std::fs::create_dir_all(&workspace).unwrap();
             std::fs::create_dir_all(&data_dir).unwrap();
             let ctx = ToolContext {
-                workspace,
-                data_dir,
+                workspace: workspace.clone(),
+                data_dir: data_dir.clone(),
                 session_id: "ses_test".into(),
                 call_id: "call_test".into(),
                 cancel: CancellationToken::new(),
@@ -251,6 +254,7 @@ pub mod testutil {
                 outputs: None,
                 progress: None,
                 editor: None,
+                policy: Arc::new(policy::Policy::new(&workspace, &data_dir)),
             };
             Ws { _dir: dir, ctx }
         }

@@ -96,10 +96,11 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut entries: Vec<(usize, Vec<String>, bool)> = Vec::new();
     let mut scan_capped = false;
     let root2 = root.clone();
-    let mut wb = walker(&root);
+    let mut wb = walker(&root, ctx);
+    let policy = ctx.policy.clone();
     wb.filter_entry(move |e| {
         let name = e.file_name().to_string_lossy();
-        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) {
+        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) || policy.is_own_root(e.path()) {
             return false;
         }
         let rel = e.path().strip_prefix(&root2).unwrap_or(e.path());

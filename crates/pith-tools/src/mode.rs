@@ -52,13 +52,16 @@ pub fn exit_plan_spec() -> pith_protocol::llm::ToolSpec {
     }
 }
 
-/// What `mode` makes of the rules' `decision` for this call.
+/// What `mode` makes of the rules' `decision` for this call. A `firm` question (a protected
+/// path, a hard link: [`Permissions::is_firm`](crate::Permissions::is_firm)) stays a question
+/// in every mode but plan, which refuses it.
 pub fn apply(
     mode: PermissionMode,
     tool: &str,
     input: &Value,
     workspace: &std::path::Path,
     decision: Decision,
+    firm: bool,
 ) -> Decision {
     if matches!(decision, Decision::Deny { .. }) {
         return decision;
@@ -72,7 +75,7 @@ pub fn apply(
             ),
         },
         PermissionMode::AcceptEdits
-            if matches!(tool, "edit" | "write") && edits_inside(input, workspace) =>
+            if !firm && matches!(tool, "edit" | "write") && edits_inside(input, workspace) =>
         {
             match decision {
                 Decision::Ask(_) => Decision::Allow,
@@ -211,6 +214,7 @@ mod tests {
                 &input,
                 ws.path(),
                 ask(),
+                false,
             );
             matches!(d, Decision::Allow)
         };
@@ -245,12 +249,17 @@ mod tests {
         };
         let inside = json!({"file_path": "src/a.rs"});
         let outside = json!({"file_path": "/etc/hosts"});
-        let m = |mode, tool, input: &Value, d| apply(mode, tool, input, ws.path(), d);
+        let m = |mode, tool, input: &Value, d| apply(mode, tool, input, ws.path(), d, false);
         use PermissionMode::*;
         assert!(matches!(
             m(AcceptEdits, "edit", &inside, ask()),
             Decision::Allow
         ));
+        // a protected path or a hard link: accept-edits leaves the question, plan refuses
+        let firm = |mode, d| apply(mode, "edit", &inside, ws.path(), d, true);
+        assert!(matches!(firm(AcceptEdits, ask()), Decision::Ask(_)));
+        assert!(matches!(firm(Bypass, ask()), Decision::Ask(_)));
+        assert!(matches!(firm(Plan, ask()), Decision::Deny { .. }));
         assert!(matches!(
             m(AcceptEdits, "write", &outside, ask()),
             Decision::Ask(_)

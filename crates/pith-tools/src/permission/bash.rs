@@ -22,7 +22,6 @@ use serde_json::Value;
 use super::{Decision, Permissions, Subject, cut, deny_message};
 use crate::ToolContext;
 use crate::bash_parse::{self, SimpleCommand, Word};
-use crate::path::resolve;
 use pith_config::PermissionAction;
 
 /// The table consulted before a command runs outside the sandbox (default ask).
@@ -49,6 +48,8 @@ pub struct Note {
     pub could_deny: Option<(String, String)>,
     /// The call asks to run outside the sandbox.
     pub unsandboxed: bool,
+    /// Why only the user may answer: it writes a protected path or a hard-linked file.
+    pub firm: Option<String>,
 }
 
 impl Note {
@@ -56,6 +57,12 @@ impl Note {
     /// approves leaving the sandbox unless `allow_unsandboxed` (`--allow-unsandboxed`).
     pub fn yes_refusal(&self, allow_unsandboxed: bool) -> Option<String> {
         let command = &self.command;
+        if let Some(why) = &self.firm {
+            return Some(format!(
+                "Not run: {why}. Only the user may approve that (--yes, bypass mode and hooks \
+                 never do). Ask the user to make this change, or leave it out."
+            ));
+        }
         if self.unsandboxed && !allow_unsandboxed {
             return Some(format!(
                 "Not run: `{command}` asks to run outside the sandbox, and --yes never approves that. \
@@ -79,6 +86,13 @@ impl Note {
 
     /// What the model is told when no one can answer the question (headless without `--yes`).
     pub fn headless_reason(&self) -> Option<String> {
+        if let Some(why) = &self.firm {
+            return Some(format!(
+                "Not run: {why}. That always needs the user's approval, and this \
+                 non-interactive run has no one to ask (--yes does not approve it either). \
+                 Leave it out, or tell the user what to change."
+            ));
+        }
         if self.unsandboxed {
             return Some(format!(
                 "Not run: `{}` asks to run outside the sandbox, which needs the user's approval, and this non-interactive run has no one to ask. Run it in the sandbox, or continue without it.",
@@ -124,8 +138,7 @@ impl Permissions {
                 continue; // opaque already
             }
             let tool = if r.write { "write" } else { "read" };
-            let resolved = resolve(&ctx.workspace, &r.target.text);
-            subjects.extend(self.path_subjects(tool, &resolved, ctx));
+            subjects.extend(self.path_subjects(tool, &r.target.text, ctx));
         }
         self.ask_for_bash(note, &subjects, shape_asks, ctx)
     }
@@ -138,6 +151,7 @@ impl Permissions {
             opaque: analysis.opaque.clone(),
             could_deny: None,
             unsandboxed,
+            firm: None,
         };
         if analysis.hidden
             && let Some(rule) = self
@@ -178,17 +192,15 @@ impl Permissions {
             return Ok(shape_asks); // the command it runs is judged instead
         }
         let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
-        subjects.push(Subject {
-            table: "bash".into(),
-            forms: vec![form.clone()],
-            grant: grant.clone(),
-        });
+        let mut this = Subject::named("bash", &grant);
+        this.forms = vec![form];
         if unsandboxed {
-            subjects.push(Subject {
-                table: UNSANDBOXED.into(),
-                forms: vec![form],
-                grant,
-            });
+            let mut outside = this.clone();
+            outside.table = UNSANDBOXED.into();
+            subjects.push(this);
+            subjects.push(outside);
+        } else {
+            subjects.push(this);
         }
         Ok(shape_asks)
     }
@@ -234,7 +246,7 @@ impl Permissions {
     /// otherwise a request for what asks (every command, when only the shape or opacity asks).
     fn ask_for_bash(
         &mut self,
-        note: Note,
+        mut note: Note,
         subjects: &[Subject],
         shape_asks: bool,
         ctx: &ToolContext,
@@ -246,6 +258,7 @@ impl Permissions {
         if asks.is_empty() && note.opaque.is_empty() && !shape_asks {
             return Decision::Allow;
         }
+        note.firm = super::firm_reason(&asks);
         let grantable: Vec<&Subject> = if asks.is_empty() {
             subjects.iter().filter(|s| s.table == "bash").collect()
         } else {

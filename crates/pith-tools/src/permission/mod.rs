@@ -33,7 +33,7 @@ pub use doom_loop::{
 };
 use rules::Rule;
 pub use rules::is_env_file;
-use subjects::{Subject, Unjudged, title};
+use subjects::{Firm, Subject, Unjudged, title};
 
 /// The table for paths outside the workspace.
 pub const EXTERNAL_DIRECTORY: &str = "external_directory";
@@ -95,7 +95,26 @@ impl Permissions {
             return Decision::Allow;
         }
         let title = title(tool, input, &subjects, ctx);
-        Decision::Ask(self.request(tool, title, &asks, ctx))
+        let firm = firm_reason(&asks);
+        let request = self.request(tool, title, &asks, ctx);
+        if let Some(why) = firm {
+            let note = Note {
+                command: cut(&request.title, 300),
+                firm: Some(why),
+                ..Note::default()
+            };
+            self.notes.insert(request.id.clone(), note);
+        }
+        Decision::Ask(request)
+    }
+
+    /// Whether `decision` is a question nothing but the user may answer (a protected path, a
+    /// hard link): a permission mode must not turn it into an allow.
+    pub fn is_firm(&self, decision: &Decision) -> bool {
+        match decision {
+            Decision::Ask(r) => self.notes.get(&r.id).is_some_and(|n| n.firm.is_some()),
+            _ => false,
+        }
     }
 
     /// Checks each subject: the first denied one decides (`Err`); otherwise the ones that must
@@ -105,6 +124,11 @@ impl Permissions {
     fn evaluate<'a>(&self, subjects: &'a [Subject]) -> Result<Vec<&'a Subject>, Decision> {
         let mut asks = Vec::new();
         for s in subjects {
+            if let Some(message) = &s.refused {
+                return Err(Decision::Deny {
+                    message: message.clone(),
+                });
+            }
             let forms: Vec<&str> = s.forms.iter().map(String::as_str).collect();
             let (action, pattern) = self.decide(&s.table, &forms);
             match action {
@@ -112,6 +136,8 @@ impl Permissions {
                     let shown = s.forms.first().map(String::as_str).unwrap_or_default();
                     return Err(deny_message(&s.table, shown, pattern.as_deref()));
                 }
+                // a protected path asks whatever the rules and grants say
+                _ if matches!(s.firm, Some(Firm::Protected(_))) => asks.push(s),
                 PermissionAction::Ask if !self.is_granted(&s.table, &forms) => asks.push(s),
                 _ => {}
             }
@@ -129,7 +155,11 @@ impl Permissions {
     ) -> PermissionRequest {
         let mut patterns: Vec<String> = Vec::new();
         let mut grants: Vec<(String, String)> = Vec::new();
-        for s in grantable {
+        // "always" never covers a protected path: it asks every time
+        for s in grantable
+            .iter()
+            .filter(|s| !matches!(s.firm, Some(Firm::Protected(_))))
+        {
             if !patterns.contains(&s.grant) {
                 patterns.push(s.grant.clone());
             }
@@ -147,8 +177,9 @@ impl Permissions {
         request
     }
 
-    /// Why headless `--yes` must not approve this request (a deny rule could match a command
-    /// pith cannot fully read), or `None` when it may.
+    /// Why headless `--yes` (and bypass mode, and a hook's approval) must not approve this
+    /// request (a protected path, a hard link, a deny rule that could match a command pith
+    /// cannot fully read), or `None` when it may.
     pub fn yes_refusal(
         &self,
         request: &PermissionRequest,
@@ -212,6 +243,15 @@ impl Permissions {
             }
         }
     }
+}
+
+/// Why the first firm subject among `asks` must be put to the user.
+fn firm_reason(asks: &[&Subject]) -> Option<String> {
+    asks.iter().find_map(|s| match &s.firm {
+        Some(Firm::Protected(why)) => Some(format!("`{}` is protected: {why}", s.grant)),
+        Some(Firm::HardLink(why)) => Some(why.clone()),
+        None => None,
+    })
 }
 
 /// The refusal of a file tool's call that names its file more than once.

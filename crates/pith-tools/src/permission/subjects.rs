@@ -6,16 +6,33 @@ use serde_json::Value;
 
 use super::{EXTERNAL_DIRECTORY, HARD_LINK, Permissions};
 use crate::ToolContext;
-use crate::path::{Resolved, is_under, resolve};
+use std::path::{Path, PathBuf};
+
+use crate::path::{Resolved, lexical_normalize, resolve};
+use crate::policy::OwnState;
 use pith_protocol::tool::{FileArg, ToolInput};
 
 /// One thing a call touches, checked against one table.
+#[derive(Clone)]
 pub(super) struct Subject {
     pub(super) table: String,
     /// Strings matched against the table's patterns (e.g. relative and absolute path).
     pub(super) forms: Vec<String>,
     /// What an "always" reply allows from now on.
     pub(super) grant: String,
+    /// Why the call must be put to the user whatever else says (`None`: the rules decide).
+    pub(super) firm: Option<Firm>,
+    /// Why no one may approve the call (pith's own state): it is denied with this message.
+    pub(super) refused: Option<String>,
+}
+
+/// Why a subject is always asked about: no mode, `--yes` or hook approves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Firm {
+    /// A protected path (`policy`), with why: no rule or session grant allows it either.
+    Protected(String),
+    /// A file with other names: an allow rule or the user's "always" decides, nothing else.
+    HardLink(String),
 }
 
 impl Subject {
@@ -25,6 +42,8 @@ impl Subject {
             table: table.into(),
             grant: what.into(),
             forms: vec![what.into()],
+            firm: None,
+            refused: None,
         }
     }
 }
@@ -44,8 +63,7 @@ impl Permissions {
                     FileArg::Missing => return Err(Unjudged::Malformed),
                     FileArg::Several => return Err(Unjudged::SeveralFiles),
                 };
-                let r = resolve(&ctx.workspace, raw);
-                Ok(self.path_subjects(tool, &r, ctx))
+                Ok(self.path_subjects(tool, raw, ctx))
             }
             ("glob" | "grep", ToolInput::Search { path, .. })
             | ("list", ToolInput::List { path }) => {
@@ -85,15 +103,20 @@ impl Permissions {
     ) -> Vec<Subject> {
         let raw = dir.filter(|s| !s.trim().is_empty()).unwrap_or(".");
         let r = resolve(&ctx.workspace, raw);
-        if in_tool_output(&r, ctx) {
-            return Vec::new();
-        }
         let mut subjects = Vec::new();
         if r.path.is_file() {
             // Searching a file reads it: the read rules apply (`.env` asks).
-            subjects = self.path_subjects("read", &r, ctx);
-        } else if !r.inside {
-            subjects.push(external(&r, true));
+            subjects = self.path_subjects("read", raw, ctx);
+            if subjects.is_empty() || subjects.iter().any(|s| s.refused.is_some()) {
+                return subjects; // the tool-output folder (free), or pith's own state
+            }
+        } else {
+            match ctx.policy.own_state(&given(&ctx.workspace, raw)) {
+                OwnState::ToolOutput => return Vec::new(),
+                OwnState::Yes => return vec![own_state(tool, &r.display(&ctx.workspace))],
+                OwnState::No if !r.inside => subjects.push(external(&r, true)),
+                OwnState::No => {}
+            }
         }
         let what = match tool {
             "list" => r.display(&ctx.workspace),
@@ -114,38 +137,65 @@ pub(super) enum Unjudged {
 }
 
 impl Permissions {
-    /// The subjects of reading or writing a resolved path with `tool`'s table: the path itself,
-    /// and `external_directory` when it lies outside the workspace. Reads of the tool-output
-    /// folder are free.
-    pub(super) fn path_subjects(
-        &self,
-        tool: &str,
-        r: &Resolved,
-        ctx: &ToolContext,
-    ) -> Vec<Subject> {
-        if tool == "read" && in_tool_output(r, ctx) {
-            return Vec::new();
+    /// The subjects of reading or writing `raw` with `tool`'s table: the path itself (firm when
+    /// the policy protects it and the call writes), and `external_directory` when it lies
+    /// outside the workspace. Reads of the tool-output folder are free; pith's own state is
+    /// refused.
+    pub(super) fn path_subjects(&self, tool: &str, raw: &str, ctx: &ToolContext) -> Vec<Subject> {
+        let r = resolve(&ctx.workspace, raw);
+        let shown = r.display(&ctx.workspace);
+        let given = given(&ctx.workspace, raw);
+        match ctx.policy.own_state(&given) {
+            OwnState::ToolOutput if tool == "read" => return Vec::new(),
+            OwnState::No => {}
+            OwnState::ToolOutput | OwnState::Yes => return vec![own_state(tool, &shown)],
         }
         let mut subjects = Vec::new();
         if !r.inside {
-            subjects.push(external(r, r.path.is_dir()));
+            subjects.push(external(&r, r.path.is_dir()));
         }
-        let shown = r.display(&ctx.workspace);
         let abs = r.path.to_string_lossy().into_owned();
         if tool != "read" && link_count(&r.path) > 1 {
-            subjects.push(Subject {
-                table: HARD_LINK.into(),
-                grant: shown.clone(),
-                forms: vec![shown.clone(), abs.clone()],
-            });
+            let mut linked = Subject::named(HARD_LINK, &shown);
+            linked.forms.push(abs.clone());
+            linked.firm = Some(Firm::HardLink(format!(
+                "`{shown}` has other names (a hard link), so the change would reach them too"
+            )));
+            subjects.push(linked);
         }
-        subjects.push(Subject {
-            table: tool.into(),
-            grant: shown.clone(),
-            forms: vec![shown, abs],
-        });
+        let mut own = Subject::named(tool, &shown);
+        own.forms.push(abs);
+        if tool != "read"
+            && let Some(why) = ctx.policy.protected(&given)
+        {
+            own.firm = Some(Firm::Protected(why.to_string()));
+        }
+        subjects.push(own);
         subjects
     }
+}
+
+/// `raw` made absolute against the workspace (`~/` expanded), links not followed.
+fn given(workspace: &Path, raw: &str) -> PathBuf {
+    let raw = raw.trim();
+    let expanded = match (raw.strip_prefix('~'), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(raw),
+    };
+    lexical_normalize(&workspace.join(expanded))
+}
+
+/// The subject of a call on pith's own state: refused.
+fn own_state(tool: &str, shown: &str) -> Subject {
+    let mut s = Subject::named(tool, shown);
+    s.refused = Some(format!(
+        "Permission denied: `{shown}` is pith's own state (its data or config folder: trust \
+         store, stored keys, sandbox settings, sessions, logs), which no tool reads or writes \
+         (only saved tool output may be read). Do not retry; ask the user if it matters."
+    ));
+    s
 }
 
 /// How many names the regular file at `path` has (0 when it is missing or not a regular file;
@@ -156,10 +206,6 @@ fn link_count(path: &std::path::Path) -> u64 {
         .ok()
         .filter(|m| m.file_type().is_file())
         .map_or(0, |m| m.nlink())
-}
-
-fn in_tool_output(r: &Resolved, ctx: &ToolContext) -> bool {
-    is_under(&r.path, &crate::truncate::output_dir(&ctx.data_dir))
 }
 
 /// The `external_directory` subject for a resolved path: granted by its directory.
@@ -175,11 +221,9 @@ fn external(r: &Resolved, is_dir: bool) -> Subject {
     };
     let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
     let form = if is_dir { format!("{abs}/") } else { abs };
-    Subject {
-        table: EXTERNAL_DIRECTORY.into(),
-        grant: format!("{dir}/*"),
-        forms: vec![form],
-    }
+    let mut s = Subject::named(EXTERNAL_DIRECTORY, &format!("{dir}/*"));
+    s.forms = vec![form];
+    s
 }
 
 pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
@@ -191,6 +235,10 @@ pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolC
     let main = subjects.iter().rfind(|s| s.table == tool);
     let outside = subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY);
     let linked = subjects.iter().any(|s| s.table == HARD_LINK);
+    let protected = subjects.iter().find_map(|s| match &s.firm {
+        Some(Firm::Protected(why)) => Some(why),
+        _ => None,
+    });
     let base = match main {
         Some(s) if matches!(tool, "read" | "write" | "edit" | "list") => s.forms[0].clone(),
         Some(s) if s.forms[0] != "*" => {
@@ -204,6 +252,10 @@ pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolC
             }
         }
         _ => tool.to_string(),
+    };
+    let base = match protected {
+        Some(why) => format!("{base} (protected: {why})"),
+        None => base,
     };
     let base = if linked {
         format!("{base} (a hard link: the change also reaches the file's other names)")

@@ -11,6 +11,7 @@ mod grants;
 mod loop_guards;
 mod mcp_tools;
 mod paths;
+mod protected;
 mod tables;
 mod webfetch;
 

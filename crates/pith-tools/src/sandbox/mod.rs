@@ -128,7 +128,7 @@ impl CommandPolicy {
             network: config.sandbox_network,
             writable: expand_home(&config.sandbox_writable, home.as_deref()),
             env: EnvPolicy::from_config(config),
-            state: StatePaths::from_env(extra),
+            state: StatePaths::from_env(extra).with_named(config),
         }
     }
 
@@ -263,7 +263,9 @@ impl CommandPolicy {
         let namespaces = (confined_writes || blocked_network) && s.has_namespaces();
         let mut notes = Vec::new();
         let protected = if namespaces {
-            paths::read_only(workspace, &mut notes)
+            let mut ro = paths::read_only(workspace, &mut notes);
+            ro.extend(self.state.named_read_only(workspace));
+            ro
         } else {
             Vec::new()
         };

@@ -47,8 +47,9 @@ pub const HOME_SECRETS: &[&str] = &[
     ".s3cfg",
 ];
 
-/// Names in the workspace root that git or pith take commands or instructions from.
-pub const PROTECTED_NAMES: &[&str] = &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+/// Names in the workspace root that git or pith take commands or instructions from: the
+/// policy's (one definition for every door).
+pub use crate::policy::PROTECTED_NAMES;
 
 /// A path commands may not see, with the paths below it that stay visible (and writable).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +66,10 @@ pub struct StatePaths {
     pub config_dir: Option<PathBuf>,
     /// `sandbox_deny_read` from the config (absolute, `~` expanded).
     pub extra: Vec<PathBuf>,
+    /// Files the configuration names that pith takes commands or instructions from (the
+    /// `--config` file, the configured `instructions`; relative ones in the workspace): kept
+    /// read-only like `pith.toml` (`policy`).
+    pub named: Vec<PathBuf>,
 }
 
 impl StatePaths {
@@ -79,7 +84,23 @@ impl StatePaths {
             home,
             config_dir,
             extra,
+            named: Vec::new(),
         }
+    }
+
+    /// With the files the configuration names (see [`named`](Self::named)).
+    pub fn with_named(mut self, config: &pith_config::Config) -> StatePaths {
+        self.named = config.config_file.iter().cloned().collect();
+        self.named.extend(config.instructions.iter().cloned());
+        self
+    }
+
+    /// The named files that exist, for `workspace`, resolved (a bind protects the target).
+    pub fn named_read_only(&self, workspace: &Path) -> Vec<PathBuf> {
+        self.named
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(workspace.join(p)).ok())
+            .collect()
     }
 }
 
@@ -157,6 +178,11 @@ pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
             }
         }
     }
+    // The workspace is $HOME (or `/`): the shell's start-up files stay read-only too.
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    out.extend(crate::policy::startup_files(workspace, home.as_deref()));
     out.sort();
     out.dedup();
     out
@@ -224,6 +250,7 @@ mod tests {
             home: Some(home.to_path_buf()),
             config_dir: Some(config.to_path_buf()),
             extra: Vec::new(),
+            named: Vec::new(),
         }
     }
 

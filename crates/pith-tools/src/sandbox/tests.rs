@@ -325,6 +325,7 @@ impl Machine {
                 home: Some(home.clone()),
                 config_dir: Some(config),
                 extra: Vec::new(),
+                named: Vec::new(),
             },
             ..CommandPolicy::default()
         };

@@ -95,9 +95,9 @@ fn tool_output_reads_are_allowed() {
         &json!({"pattern": "x", "path": f}),
         &ws.ctx
     )));
-    // But not writes, and not the rest of the data dir.
-    ask(p.check("write", &json!({"file_path": f, "content": ""}), &ws.ctx));
-    ask(p.check(
+    // But not writes, and not the rest of the data dir: pith's own state (issue 37).
+    deny(p.check("write", &json!({"file_path": f, "content": ""}), &ws.ctx));
+    deny(p.check(
         "read",
         &json!({"file_path": ws.ctx.data_dir.join("pith.db").display().to_string()}),
         &ws.ctx,

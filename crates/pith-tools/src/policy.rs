@@ -1,0 +1,293 @@
+//! The one definition of what no tool may change without the user, and of what no tool may
+//! touch at all (SECURITY.md, "One policy").
+//!
+//! - **Protected** paths are the ones git, pith or your shell take commands or instructions
+//!   from: `.git` at any depth (its config, hooks, everything in it; a `.git` file too), `.pith/`
+//!   and `pith.toml` at any depth, the instruction files (`AGENTS.md`, `CLAUDE.md` at any depth,
+//!   the configured `instructions`), the `--config` file, git's and the shell's start-up files
+//!   in `$HOME`. Writing one always asks the user: no mode, rule, `--yes`, session grant or hook
+//!   approves it (`permission`). Commands get them read-only (`sandbox::paths`).
+//! - pith's **own state** — the data dir (trust store, stored keys, sandbox-support cache,
+//!   sessions, logs), the config dir and the global config file — is never read or written by a
+//!   tool; the tool-output folder is the one exception, and only for reading.
+//!
+//! A path is judged as given (made absolute, not resolved) and as resolved (links followed), so
+//! neither a link to a protected file nor a protected name that links elsewhere gets through.
+
+use std::path::{Component, Path, PathBuf};
+
+use pith_config::path::lexical_normalize;
+
+/// Names that git or pith take commands or instructions from, at any depth of the workspace
+/// (the sandbox binds the ones in the workspace root read-only).
+pub const PROTECTED_NAMES: &[&str] = &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+
+/// Files and folders in `$HOME` that a shell (or git, anywhere) runs or reads commands from.
+pub const SHELL_STARTUP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".pam_environment",
+    ".config/fish",
+    ".config/environment.d",
+    ".config/autostart",
+    ".config/systemd/user",
+    ".gitconfig",
+    ".config/git",
+];
+
+/// Why a path is protected (the `Display` text ends "… so writing it always asks").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Protected {
+    /// Inside (or is) a `.git`: git runs its hooks and configuration.
+    Git,
+    /// `pith.toml`: pith's configuration (its hooks run outside the sandbox).
+    PithToml,
+    /// Inside `.pith/`: the project's agents and commands.
+    PithDir,
+    /// An instruction file: it goes into the system prompt.
+    Instructions,
+    /// The `--config` file.
+    ConfigFile,
+    /// A shell or git start-up file in `$HOME`.
+    Startup,
+}
+
+impl std::fmt::Display for Protected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Protected::Git => "it is git's (git runs the hooks and configuration in `.git`)",
+            Protected::PithToml => "it is a pith.toml (pith runs the hooks it names)",
+            Protected::PithDir => "it is in `.pith/` (pith's project agents and commands)",
+            Protected::Instructions => "it is an instruction file pith puts in the system prompt",
+            Protected::ConfigFile => "it is the --config file (pith runs the hooks it names)",
+            Protected::Startup => "it is a start-up file your shell or git runs commands from",
+        })
+    }
+}
+
+/// How a path stands to pith's own state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnState {
+    /// Not pith's.
+    No,
+    /// The tool-output folder: readable, not writable.
+    ToolOutput,
+    /// pith's own state: neither readable nor writable.
+    Yes,
+}
+
+/// The policy of one workspace: where pith's state is and what is protected.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    workspace: PathBuf,
+    home: Option<PathBuf>,
+    /// The data dir, the config dir and the global config file (as given and resolved).
+    own: Vec<PathBuf>,
+    tool_output: Vec<PathBuf>,
+    /// The `--config` file (as given and resolved).
+    config_file: Vec<PathBuf>,
+    /// The configured instruction files (as given and resolved).
+    instructions: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// The policy for `workspace` with pith's data dir there; `$HOME`, the config dir and the
+    /// global config file are this machine's.
+    pub fn new(workspace: &Path, data_dir: &Path) -> Policy {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let config_dir =
+            directories::ProjectDirs::from("", "", "pith").map(|d| d.config_dir().to_path_buf());
+        let mut own = vec![data_dir.to_path_buf()];
+        own.extend(config_dir);
+        own.extend(pith_config::load::default_global_file());
+        Policy::with_paths(
+            workspace,
+            home,
+            &own,
+            &crate::truncate::output_dir(data_dir),
+        )
+    }
+
+    /// The policy with every place named (tests; [`new`](Self::new) finds them). A place that
+    /// holds the workspace is not pith's state for it (a command must see its own workspace).
+    pub fn with_paths(
+        workspace: &Path,
+        home: Option<PathBuf>,
+        own: &[PathBuf],
+        tool_output: &Path,
+    ) -> Policy {
+        let workspace = forms(workspace).pop().unwrap_or_default();
+        let own = own
+            .iter()
+            .flat_map(|p| forms(p))
+            .filter(|p| !workspace.starts_with(p))
+            .collect();
+        Policy {
+            home,
+            own,
+            tool_output: forms(tool_output),
+            config_file: Vec::new(),
+            instructions: Vec::new(),
+            workspace,
+        }
+    }
+
+    /// With the `--config` file and the configured instruction files (relative ones in the
+    /// workspace).
+    pub fn configured(mut self, config_file: Option<&Path>, instructions: &[PathBuf]) -> Policy {
+        self.config_file = config_file.map(forms).unwrap_or_default();
+        self.instructions = instructions
+            .iter()
+            .flat_map(|p| forms(&self.workspace.join(p)))
+            .collect();
+        self
+    }
+
+    /// Where `path` (absolute; resolved or not) stands to pith's own state.
+    pub fn own_state(&self, path: &Path) -> OwnState {
+        let mut verdict = OwnState::No;
+        for p in forms(path) {
+            if self.tool_output.iter().any(|t| p.starts_with(t)) {
+                verdict = verdict.max_with(OwnState::ToolOutput);
+            } else if self.own.iter().any(|o| p.starts_with(o)) {
+                return OwnState::Yes;
+            }
+        }
+        verdict
+    }
+
+    /// Whether a walk (which follows no links) that reaches `path` must not enter it: one of
+    /// pith's own state folders or files, as given or resolved. Cheap: no system call.
+    pub fn is_own_root(&self, path: &Path) -> bool {
+        self.own.iter().any(|o| o == path)
+    }
+
+    /// Why writing `path` (absolute; resolved or not) always asks, or `None`.
+    pub fn protected(&self, path: &Path) -> Option<Protected> {
+        forms(path).iter().find_map(|p| self.protected_form(p))
+    }
+
+    fn protected_form(&self, path: &Path) -> Option<Protected> {
+        if self.config_file.iter().any(|c| path == c) {
+            return Some(Protected::ConfigFile);
+        }
+        if self.instructions.iter().any(|c| path == c) {
+            return Some(Protected::Instructions);
+        }
+        if let Some(home) = &self.home
+            && let Ok(rel) = path.strip_prefix(home)
+            && SHELL_STARTUP.iter().any(|s| rel.starts_with(s))
+        {
+            return Some(Protected::Startup);
+        }
+        // Inside the workspace only its own part counts (a workspace under a folder named
+        // `.pith` is not all protected); outside, the whole path.
+        let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
+        let names: Vec<&str> = rel
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => n.to_str(),
+                _ => None,
+            })
+            .collect();
+        let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+        if names.iter().any(|n| is(n, ".git")) {
+            return Some(Protected::Git);
+        }
+        if names.iter().any(|n| is(n, ".pith")) {
+            return Some(Protected::PithDir);
+        }
+        match names.last() {
+            Some(n) if is(n, "pith.toml") => Some(Protected::PithToml),
+            Some(n) if is(n, "AGENTS.md") || is(n, "CLAUDE.md") => Some(Protected::Instructions),
+            _ => None,
+        }
+    }
+
+    /// The warning to give at start: see [`workspace_warning`].
+    pub fn workspace_warning(&self) -> Option<String> {
+        workspace_warning(&self.workspace, self.home.as_deref())
+    }
+
+    /// The shell start-up files to keep read-only for commands: see [`startup_files`].
+    pub fn startup_files(&self) -> Vec<PathBuf> {
+        startup_files(&self.workspace, self.home.as_deref())
+    }
+}
+
+/// The warning to give at start when `workspace` (canonical) is `home` or `/`: commands there
+/// can change every file of the user's (the shell's start-up files stay protected).
+pub fn workspace_warning(workspace: &Path, home: Option<&Path>) -> Option<String> {
+    let at_home = home.is_some_and(|h| forms(h).iter().any(|h| h == workspace));
+    let root = workspace == Path::new("/");
+    (at_home || root).then(|| {
+        format!(
+            "the workspace is {}: pith may change any file below it. Your shell's start-up \
+             files (~/.bashrc, ~/.profile, …) and git's configuration stay protected, but \
+             consider starting pith in a project folder",
+            if root { "/" } else { "your home folder" }
+        )
+    })
+}
+
+/// The shell start-up files in `home` that exist, when `workspace` (canonical) holds `home`
+/// (`$HOME` or `/` as the workspace); none otherwise: commands cannot write there anyway. A
+/// link is given as its target (what a bind protects).
+pub fn startup_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(home) = home else {
+        return Vec::new();
+    };
+    let home = forms(home).pop().unwrap_or_else(|| home.to_path_buf());
+    if !home.starts_with(workspace) {
+        return Vec::new();
+    }
+    SHELL_STARTUP
+        .iter()
+        .map(|s| home.join(s))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .filter_map(|p| std::fs::canonicalize(&p).ok())
+        .collect()
+}
+
+impl OwnState {
+    fn max_with(self, other: OwnState) -> OwnState {
+        match (self, other) {
+            (OwnState::Yes, _) | (_, OwnState::Yes) => OwnState::Yes,
+            (OwnState::ToolOutput, _) | (_, OwnState::ToolOutput) => OwnState::ToolOutput,
+            _ => OwnState::No,
+        }
+    }
+}
+
+/// `path` as given (made lexically normal) and resolved, when they differ.
+fn forms(path: &Path) -> Vec<PathBuf> {
+    let given = lexical_normalize(path);
+    let real = pith_config::path::canonicalize_lenient(path);
+    if real == given {
+        vec![given]
+    } else {
+        vec![given, real]
+    }
+}
+
+#[cfg(test)]
+mod tests;
