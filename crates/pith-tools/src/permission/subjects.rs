@@ -45,6 +45,8 @@ impl Permissions {
                     FileArg::Several => return Err(Unjudged::SeveralFiles),
                 };
                 let r = resolve(&ctx.workspace, raw);
+                // the call acts on this resolution, not on the path string again
+                crate::open::remember(ctx, raw, &r);
                 Ok(self.path_subjects(tool, &r, ctx))
             }
             ("glob" | "grep", ToolInput::Search { path, .. })
