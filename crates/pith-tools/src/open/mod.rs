@@ -88,6 +88,36 @@ impl Checked {
     }
 }
 
+/// Whether `raw` reached its resolved path through a symlink (the path as written, with `..`
+/// applied, is not where it leads).
+pub fn through_link(workspace: &Path, c: &Checked) -> bool {
+    let raw = c.raw.trim();
+    let expanded = match (raw.strip_prefix('~'), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(raw),
+    };
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    crate::path::lexical_normalize(&ws.join(expanded)) != c.resolved.path
+}
+
+/// Whether a path inside the workspace, reached through a symlink, lands in a path the
+/// sandbox hides from commands (pith's data and config dirs, `~/.ssh` and the other secrets,
+/// `sandbox_deny_read`): a workspace that holds them (pith started in `$HOME`) must not make
+/// them readable by a link's name.
+pub fn leads_into_hidden(ctx: &ToolContext, c: &Checked) -> bool {
+    if !c.resolved.inside || !through_link(&ctx.workspace, c) {
+        return false;
+    }
+    let state = crate::sandbox::paths::StatePaths::from_env(Vec::new());
+    let outputs = crate::truncate::output_dir(&ctx.data_dir);
+    let mut hidden = crate::sandbox::paths::hidden(&state, &ctx.data_dir, &outputs, &ctx.workspace);
+    // (the tool-output folder stays readable)
+    hidden.retain(|h| !h.reveal.iter().any(|r| c.resolved.path.starts_with(r)));
+    hidden.iter().any(|h| c.resolved.path.starts_with(&h.path))
+}
+
 /// Resolutions kept at once; older ones (checks of calls that never ran) are dropped.
 const KEPT: usize = 256;
 
@@ -248,5 +278,7 @@ pub fn fd_path(file: &File) -> Option<PathBuf> {
     let p = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     std::fs::metadata(&p).ok().map(|_| p)
 }
+#[cfg(test)]
+mod questions;
 #[cfg(test)]
 mod races;

@@ -47,7 +47,12 @@ impl Permissions {
                 let r = resolve(&ctx.workspace, raw);
                 // the call acts on this resolution, not on the path string again
                 crate::open::remember(ctx, raw, &r);
-                Ok(self.path_subjects(tool, &r, ctx))
+                let mut subjects = self.path_subjects(tool, &r, ctx);
+                // a link inside the workspace into a hidden path asks like one out of it
+                if crate::open::leads_into_hidden(ctx, &crate::open::peek(ctx, raw)) {
+                    subjects.insert(0, external(&r, false));
+                }
+                Ok(subjects)
             }
             ("glob" | "grep", ToolInput::Search { path, .. })
             | ("list", ToolInput::List { path }) => {
@@ -204,9 +209,22 @@ pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolC
     } else {
         base
     };
-    if outside {
-        format!("{base} (outside the workspace)")
-    } else {
-        base
+    if !outside {
+        return base;
+    }
+    // a symlink's target is what the user approves: named with the link it was reached by
+    let link = match ToolInput::file_arg(input) {
+        FileArg::One(raw) if matches!(tool, "read" | "write" | "edit") => {
+            let c = crate::open::peek(ctx, raw);
+            crate::open::through_link(&ctx.workspace, &c).then_some((c.resolved.inside, raw))
+        }
+        _ => None,
+    };
+    match link {
+        Some((true, raw)) => format!("{base} (a hidden path, through the symlink {raw})"),
+        Some((false, raw)) => {
+            format!("{base} (outside the workspace, through the symlink {raw})")
+        }
+        None => format!("{base} (outside the workspace)"),
     }
 }
