@@ -80,6 +80,33 @@ async fn a_mention_the_rules_deny_is_not_attached() {
     let _ = Event::info(String::new());
 }
 
+/// A mention is not a way out of the workspace: a symlink that leads out (`@leak.txt` to a key)
+/// and a path named outside (`@/abs/path`, as `@~/…` expands to) are not attached, and the
+/// user is told why.
+#[tokio::test]
+async fn a_mention_outside_the_workspace_is_not_attached() {
+    let mut h = harness(vec![], false).await;
+    let outside = tempfile::tempdir().unwrap();
+    let key = outside.path().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY 0xdeadbeef\n").unwrap();
+    std::os::unix::fs::symlink(&key, h.workspace.path().join("leak.txt")).unwrap();
+    let notes = outside.path().join("notes.txt");
+    std::fs::write(&notes, "outside notes 77\n").unwrap();
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn(format!(
+        "see @leak.txt and @{} please",
+        notes.display()
+    )));
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    assert!(!all.contains("PRIVATE KEY"), "{all}");
+    assert!(!all.contains("outside notes 77"), "{all}");
+    assert!(
+        all.contains("[The user tried to attach leak.txt: not attached: outside the workspace"),
+        "{all}"
+    );
+}
+
 /// `!command` runs without a model request; its output is in the next request as the user's.
 #[tokio::test]
 async fn a_shell_command_joins_the_context_as_the_users() {

@@ -3,6 +3,11 @@
 //! to what would be asked) and its truncation — and adds the result to the user's message as a
 //! tool part, which the model reads as the user's own text. An image is attached as an image for
 //! models that take them.
+//!
+//! A mention of a path outside the workspace (`@/abs/path`, `@~/…`, a symlink that leads out)
+//! or through a symlink into a hidden path is not attached: the prompt may be piped text no one
+//! reviewed, and there is no one to ask while it is read. The user is told. What is attached is
+//! read through the read tool, which opens what its check resolved (`pith_tools::open`).
 
 use base64::Engine as _;
 use serde_json::json;
@@ -65,6 +70,22 @@ impl Runner {
                 editor: self.opts.editor.clone(),
             };
             let start = now_ms();
+            if let Some(why) = refused_mention(&ctx, &path) {
+                self.emit(pith_protocol::event::Event::info(format!(
+                    "@{path} not attached: {why}"
+                )));
+                m.push(PartKind::Tool {
+                    call_id,
+                    tool: "read".into(),
+                    input,
+                    state: ToolState::Error {
+                        message: format!("not attached: {why}"),
+                        start: Some(start),
+                        end: Some(now_ms()),
+                    },
+                });
+                continue;
+            }
             let state = match self.tools.check("read", &input, &ctx) {
                 Decision::Deny { message } => ToolState::Error {
                     message,
@@ -135,6 +156,20 @@ impl Runner {
     }
 }
 
+/// Why the file `raw` names is not attached: it lies outside the workspace (named so, or
+/// through a symlink), or a symlink leads from the workspace into a hidden path. Said with the
+/// path it leads to.
+pub fn refused_mention(ctx: &ToolContext, raw: &str) -> Option<String> {
+    let c = pith_tools::open::Checked::now(&ctx.workspace, raw);
+    let target = c.resolved.path.display();
+    let outputs = pith_tools::truncate::output_dir(&ctx.data_dir);
+    if !c.resolved.inside && !pith_tools::path::is_under(&c.resolved.path, &outputs) {
+        return Some(format!("outside the workspace ({target})"));
+    }
+    pith_tools::open::leads_into_hidden(ctx, &c)
+        .then(|| format!("a symlink into a hidden path ({target})"))
+}
+
 /// The content of an attached image for a request: the image itself for a model that takes
 /// images, else a note saying it was left out.
 pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent> {
@@ -149,7 +184,12 @@ pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent
         Ok(_) => {}
         Err(_) => return Some(note("the file is gone")),
     }
-    match std::fs::read(path) {
+    // read again when the request is built: never through a symlink swapped in meanwhile
+    let read = pith_tools::open::read_exact(std::path::Path::new(path)).and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => Some(UserContent::Image {
             mime: mime.to_string(),
             data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),

@@ -190,6 +190,20 @@ pub fn read(workspace: &Path, c: &Checked) -> io::Result<File> {
     Ok(file)
 }
 
+/// Opens `path` (absolute, resolved earlier) for reading with no symlink anywhere on the way:
+/// a file that was resolved once and is read again later (an attached image).
+pub fn read_exact(path: &Path) -> io::Result<File> {
+    let c = Checked {
+        raw: path.to_string_lossy().into_owned(),
+        resolved: Resolved {
+            path: path.to_path_buf(),
+            inside: false,
+        },
+        seen: None,
+    };
+    read(Path::new("/"), &c)
+}
+
 /// Opens the checked path for writing, emptied: the file the check saw (compared by identity
 /// before it is truncated), or a new one when the check saw none. With `parents`, missing
 /// directories on the way are made.
