@@ -18,7 +18,7 @@ pub struct SessionToolState {
     /// The agent's task list (JSON array as `todowrite` received it).
     pub todos: std::sync::Mutex<Value>,
     /// Call id → the path its permission check resolved, for the call to act on (`open`).
-    pub checked: std::sync::Mutex<std::collections::HashMap<String, open::Checked>>,
+    pub checked: std::sync::Mutex<open::Kept>,
 }
 
 /// The session's stored tool outputs, for `recall`: pruning and compaction take outputs out of

@@ -118,16 +118,42 @@ pub fn leads_into_hidden(ctx: &ToolContext, c: &Checked) -> bool {
     hidden.iter().any(|h| c.resolved.path.starts_with(&h.path))
 }
 
-/// Resolutions kept at once; older ones (checks of calls that never ran) are dropped.
-const KEPT: usize = 256;
+/// Resolutions kept at once: past this, the oldest (checks of calls that never ran: denied,
+/// refused) make room. A call acts within moments of its check or of the user's answer, so
+/// only a flood of newer checks could push its own out; it would then resolve afresh.
+const KEPT: usize = 4096;
+
+/// The resolutions the permission check made, by call id, oldest first out.
+#[derive(Debug, Default)]
+pub struct Kept {
+    next: u64,
+    by_call: std::collections::HashMap<String, (u64, Checked)>,
+}
+
+impl Kept {
+    pub fn is_empty(&self) -> bool {
+        self.by_call.is_empty()
+    }
+
+    fn insert(&mut self, call_id: String, c: Checked) {
+        if self.by_call.len() >= KEPT
+            && let Some(oldest) = self
+                .by_call
+                .iter()
+                .min_by_key(|(_, (n, _))| *n)
+                .map(|(id, _)| id.clone())
+        {
+            self.by_call.remove(&oldest);
+        }
+        self.next += 1;
+        self.by_call.insert(call_id, (self.next, c));
+    }
+}
 
 /// Keeps what the permission check resolved for this call's `raw` path.
 pub fn remember(ctx: &ToolContext, raw: &str, resolved: &Resolved) {
     let seen = Identity::at(&resolved.path);
     if let Ok(mut kept) = ctx.state.checked.lock() {
-        if kept.len() >= KEPT {
-            kept.clear();
-        }
         kept.insert(
             ctx.call_id.clone(),
             Checked {
@@ -147,7 +173,8 @@ pub fn checked(ctx: &ToolContext, raw: &str) -> Checked {
         .checked
         .lock()
         .ok()
-        .and_then(|mut k| k.remove(&ctx.call_id))
+        .and_then(|mut k| k.by_call.remove(&ctx.call_id))
+        .map(|(_, c)| c)
         .filter(|c| c.raw == raw);
     kept.unwrap_or_else(|| Checked::now(&ctx.workspace, raw))
 }
@@ -159,7 +186,7 @@ pub fn peek(ctx: &ToolContext, raw: &str) -> Checked {
         .checked
         .lock()
         .ok()
-        .and_then(|k| k.get(&ctx.call_id).cloned())
+        .and_then(|k| k.by_call.get(&ctx.call_id).map(|(_, c)| c.clone()))
         .filter(|c| c.raw == raw);
     kept.unwrap_or_else(|| Checked::now(&ctx.workspace, raw))
 }

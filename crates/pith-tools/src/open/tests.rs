@@ -151,3 +151,22 @@ fn the_check_s_resolution_is_what_the_call_gets() {
     // taken once
     assert!(ws.ctx.state.checked.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_flood_of_checks_pushes_out_the_oldest_only() {
+    let mut ws = Ws::new();
+    ws.write("f", "x");
+    let r = resolve(&ws.ctx.workspace, "f");
+    ws.ctx.call_id = "first".into();
+    remember(&ws.ctx, "f", &r);
+    ws.ctx.call_id = "mine".into();
+    remember(&ws.ctx, "f", &r);
+    for i in 0..KEPT - 1 {
+        ws.ctx.call_id = format!("flood{i}");
+        remember(&ws.ctx, "f", &r);
+    }
+    let kept = ws.ctx.state.checked.lock().unwrap();
+    assert!(!kept.by_call.contains_key("first"));
+    assert!(kept.by_call.contains_key("mine"));
+    assert_eq!(kept.by_call.len(), KEPT);
+}
