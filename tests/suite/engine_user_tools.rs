@@ -4,7 +4,7 @@
 use crate::support;
 
 use pith::config::{PermissionAction, PermissionSetting};
-use pith::event::{Event, Op};
+use pith::event::{Event, Op, PermissionReply};
 use support::engine::harness;
 use support::openai;
 
@@ -78,6 +78,59 @@ async fn a_mention_the_rules_deny_is_not_attached() {
         "{all}"
     );
     let _ = Event::info(String::new());
+}
+
+/// A mention is not a way out of the workspace: a symlink that leads out (`@leak.txt` to a key)
+/// and a path named outside (`@/abs/path`, as `@~/…` expands to) are attached only after a
+/// question naming where they lead; with no one to ask (headless) they are not attached, and
+/// the user is told why.
+#[tokio::test]
+async fn a_mention_outside_the_workspace_is_not_attached_without_a_question() {
+    let outside = tempfile::tempdir().unwrap();
+    let key = outside.path().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY 0xdeadbeef\n").unwrap();
+    let notes = outside.path().join("notes.txt");
+    std::fs::write(&notes, "outside notes 77\n").unwrap();
+    let prompt = format!("see @leak.txt and @{} please", notes.display());
+
+    let mut h = harness(vec![], true).await;
+    std::os::unix::fs::symlink(&key, h.workspace.path().join("leak.txt")).unwrap();
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn(prompt.clone()));
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    assert!(!all.contains("PRIVATE KEY"), "{all}");
+    assert!(!all.contains("outside notes 77"), "{all}");
+    assert!(
+        all.contains("[The user tried to attach leak.txt: not attached: outside the workspace"),
+        "{all}"
+    );
+
+    // asked, naming the target: denied for the link, allowed for the notes
+    let mut h = harness(vec![], false).await;
+    std::os::unix::fs::symlink(&key, h.workspace.path().join("leak.txt")).unwrap();
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn(prompt));
+    for (target, reply) in [
+        (&key, PermissionReply::Deny),
+        (&notes, PermissionReply::Once),
+    ] {
+        let req = h.permission_asked().await;
+        assert!(
+            req.title.contains(&*target.to_string_lossy()),
+            "{}",
+            req.title
+        );
+        h.send(Op::PermissionReply {
+            id: req.id,
+            reply,
+            message: None,
+        });
+    }
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    assert!(!all.contains("PRIVATE KEY"), "{all}");
+    assert!(all.contains("outside notes 77"), "{all}");
 }
 
 /// `!command` runs without a model request; its output is in the next request as the user's.

@@ -37,6 +37,7 @@ mod reliability_provider;
 mod responses_provider;
 mod security_bash;
 mod security_files;
+mod security_loaders;
 mod security_policy;
 mod security_sandbox;
 mod security_secrets;

@@ -13,6 +13,7 @@ mod error;
 pub mod factory;
 pub mod hook_commands;
 mod hooks;
+mod instructions;
 mod mcp;
 mod mentions;
 mod meter;

@@ -3,6 +3,14 @@
 //! to what would be asked) and its truncation — and adds the result to the user's message as a
 //! tool part, which the model reads as the user's own text. An image is attached as an image for
 //! models that take them.
+//!
+//! A mention of a path outside the workspace (`@/abs/path`, `@~/…`, a symlink that leads out)
+//! or through a symlink into a hidden path is attached only after a question naming where it
+//! leads (the prompt may be piped text no one reviewed): headless, with no one to ask, it is
+//! not attached (`--yes` answers yes, as it does for the model's reads), and the user is told.
+//! Images the editor front end saved for a prompt (`<data>/acp/images`) and the tool-output
+//! folder are pith's own and attach freely. What is attached is read through the read tool,
+//! which opens what its check resolved (`pith_tools::open`).
 
 use base64::Engine as _;
 use serde_json::json;
@@ -65,37 +73,7 @@ impl Runner {
                 editor: self.opts.editor.clone(),
                 policy: self.policy(),
             };
-            let start = now_ms();
-            let state = match self.tools.check("read", &input, &ctx) {
-                Decision::Deny { message } => ToolState::Error {
-                    message,
-                    start: Some(start),
-                    end: Some(now_ms()),
-                },
-                Decision::Allow | Decision::Ask(_) => {
-                    let result = self
-                        .tools
-                        .registry()
-                        .execute("read", input.clone(), &ctx)
-                        .await;
-                    if let Ok(out) = &result
-                        && let Some(ReadExtent::Image { mime: Some(mime) }) =
-                            ToolOutcome::of(&out.metadata).read
-                    {
-                        let abs = pith_tools::path::resolve(&ws, &path).path;
-                        if let Some(why) = self.image_refused(&abs) {
-                            self.emit(pith_protocol::event::Event::info(format!(
-                                "{path} is not sent as an image: {why}"
-                            )));
-                        }
-                        m.push(PartKind::File {
-                            path: abs.to_string_lossy().into_owned(),
-                            mime,
-                        });
-                    }
-                    super::tool_exec::finished(result, start, now_ms())
-                }
-            };
+            let state = self.attach_one(m, &path, &input, &ctx).await;
             m.push(PartKind::Tool {
                 call_id,
                 tool: "read".into(),
@@ -103,6 +81,79 @@ impl Runner {
                 state,
             });
         }
+    }
+
+    /// Reads one mentioned file for `m`: the rules first (a deny holds; an ask is the
+    /// mention's own consent), then the question for a path outside the workspace, then the
+    /// read tool on what the check resolved. An image is added to `m` as a file part.
+    async fn attach_one(
+        &mut self,
+        m: &mut Message,
+        path: &str,
+        input: &serde_json::Value,
+        ctx: &ToolContext,
+    ) -> ToolState {
+        let start = now_ms();
+        let error = |message: String| ToolState::Error {
+            message,
+            start: Some(start),
+            end: Some(now_ms()),
+        };
+        if let Decision::Deny { message } = self.tools.check("read", input, ctx) {
+            return error(message);
+        }
+        // what the check resolved: the read acts on it, and the question names it
+        let checked = pith_tools::open::peek(ctx, path);
+        if let Some(why) = refused_mention(ctx, &checked)
+            && let Err(e) = self.ask_to_attach(path, &why, &ctx.call_id).await
+        {
+            tracing::debug!("mention not attached: {e}");
+            self.emit(pith_protocol::event::Event::info(format!(
+                "@{path} not attached: {why}"
+            )));
+            return error(format!("not attached: {why}"));
+        }
+        let result = self
+            .tools
+            .registry()
+            .execute("read", input.clone(), ctx)
+            .await;
+        if let Ok(out) = &result
+            && let Some(ReadExtent::Image { mime: Some(mime) }) =
+                ToolOutcome::of(&out.metadata).read
+        {
+            let abs = checked.resolved.path;
+            if let Some(why) = self.image_refused(&abs) {
+                self.emit(pith_protocol::event::Event::info(format!(
+                    "{path} is not sent as an image: {why}"
+                )));
+            }
+            m.push(PartKind::File {
+                path: abs.to_string_lossy().into_owned(),
+                mime,
+            });
+        }
+        super::tool_exec::finished(result, start, now_ms())
+    }
+
+    /// The question before a mention outside the workspace is attached: `Err` when it is not
+    /// (denied, or no one to ask).
+    async fn ask_to_attach(
+        &mut self,
+        path: &str,
+        why: &str,
+        call_id: &str,
+    ) -> Result<(), pith_tools::ToolError> {
+        let request = pith_protocol::event::PermissionRequest {
+            id: format!("perm_{}", new_id()),
+            tool: "read".into(),
+            call_id: call_id.to_string(),
+            title: format!("attach @{path} to the prompt: {why}"),
+            patterns: Vec::new(),
+            agent: None,
+        };
+        let cancel = self.shared.current_cancel();
+        self.ask(request, false, &cancel).await
     }
 
     /// Why an attached image will not reach the model, said to the user at once (the model
@@ -136,6 +187,25 @@ impl Runner {
     }
 }
 
+/// Why the file the check resolved (`c`) is not attached without a question: it lies outside the workspace (named so, or
+/// through a symlink), or a symlink leads from the workspace into a hidden path. Said with the
+/// path it leads to.
+pub fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) -> Option<String> {
+    let target = c.resolved.path.display();
+    let own = [
+        pith_tools::truncate::output_dir(&ctx.data_dir),
+        ctx.data_dir.join("acp").join("images"),
+    ];
+    let ours = own
+        .iter()
+        .any(|d| pith_tools::path::is_under(&c.resolved.path, d));
+    if !c.resolved.inside && !ours {
+        return Some(format!("outside the workspace ({target})"));
+    }
+    pith_tools::open::leads_into_hidden(ctx, c)
+        .then(|| format!("a symlink into a hidden path ({target})"))
+}
+
 /// The content of an attached image for a request: the image itself for a model that takes
 /// images, else a note saying it was left out.
 pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent> {
@@ -150,7 +220,12 @@ pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent
         Ok(_) => {}
         Err(_) => return Some(note("the file is gone")),
     }
-    match std::fs::read(path) {
+    // read again when the request is built: never through a symlink swapped in meanwhile
+    let read = pith_tools::open::read_exact(std::path::Path::new(path)).and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    });
+    match read {
         Ok(bytes) => Some(UserContent::Image {
             mime: mime.to_string(),
             data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
@@ -174,5 +249,30 @@ mod tests {
             ["src/a.rs", "docs", "notes.txt"]
         );
         assert!(mentioned("@", exists).is_empty());
+    }
+
+    #[test]
+    fn mentions_outside_the_workspace_need_a_question_but_pith_s_own_files_do_not() {
+        use pith_tools::open::Checked;
+        let ws = pith_tools::testutil::Ws::new();
+        let c = |raw: &str| Checked::now(&ws.ctx.workspace, raw);
+        ws.write("inside.txt", "x");
+        assert_eq!(refused_mention(&ws.ctx, &c("inside.txt")), None);
+        let outside = ws.root().join("outside.txt");
+        std::fs::write(&outside, "x").unwrap();
+        let why = refused_mention(&ws.ctx, &c(&outside.to_string_lossy())).unwrap();
+        assert!(why.starts_with("outside the workspace ("), "{why}");
+        std::os::unix::fs::symlink(&outside, ws.path("link")).unwrap();
+        assert!(refused_mention(&ws.ctx, &c("link")).is_some());
+        if let Some(home) = std::env::var_os("HOME")
+            && !ws.ctx.workspace.starts_with(&home)
+        {
+            assert!(refused_mention(&ws.ctx, &c("~/")).is_some());
+        }
+        // an image the editor front end saved for the prompt
+        let image = ws.ctx.data_dir.join("acp/images/shot.png");
+        std::fs::create_dir_all(image.parent().unwrap()).unwrap();
+        std::fs::write(&image, "png").unwrap();
+        assert_eq!(refused_mention(&ws.ctx, &c(&image.to_string_lossy())), None);
     }
 }

@@ -8,8 +8,6 @@ pub const AGENT_PROMPT: &str = include_str!("../../../prompts/system.md");
 pub const COMPACT_AGENT_PROMPT: &str = include_str!("../../../prompts/system-compact.md");
 pub const MAX_STEPS_PROMPT: &str = include_str!("../../../prompts/max-steps.md");
 
-/// Instruction files looked for in the workspace and every directory above it.
-const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// An instruction file larger than this is cut (it would crowd out the conversation).
 const MAX_INSTRUCTION_BYTES: usize = 64 * 1024;
 
@@ -33,52 +31,7 @@ pub fn env_block(workspace: &Path, today: &str) -> String {
     )
 }
 
-/// Instruction files from the workspace up to the filesystem root (nearest last, so it has the
-/// final word), then the configured extra files. Missing files are skipped, and so is a found
-/// file that is a symlink leading out of its repository (or, above it, out of its directory): a
-/// hostile repository could otherwise send any file the user can read to the provider.
-pub fn instruction_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let boundary = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
-    for dir in workspace.ancestors() {
-        let fence = if dir.starts_with(&boundary) {
-            &boundary
-        } else {
-            dir
-        };
-        for name in INSTRUCTION_FILES {
-            let p = dir.join(name);
-            if !p.is_file() {
-                continue;
-            }
-            let stays = match (p.canonicalize(), fence.canonicalize()) {
-                (Ok(real), Ok(fence)) => real.starts_with(fence),
-                _ => false,
-            };
-            if stays {
-                found.push(p);
-            } else {
-                tracing::warn!(
-                    "skipped instruction file {}: it links outside {}",
-                    p.display(),
-                    fence.display()
-                );
-            }
-        }
-    }
-    found.reverse();
-    for p in extra {
-        let p = if p.is_absolute() {
-            p.clone()
-        } else {
-            workspace.join(p)
-        };
-        if p.is_file() && !found.contains(&p) {
-            found.push(p);
-        }
-    }
-    found
-}
+pub use super::instructions::{Fences, Instruction, instruction_files};
 
 /// How much room the system prompt may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,12 +50,20 @@ impl Fit {
     };
 }
 
-/// The system prompt as blocks: `[agent prompt, env + instructions]`.
-pub fn system_prompt(workspace: &Path, extra: &[PathBuf], today: &str, fit: Fit) -> Vec<String> {
+/// The system prompt as blocks: `[agent prompt, env + instructions]`; instruction files are
+/// found and read within `fences` (`instructions`).
+pub fn system_prompt(
+    workspace: &Path,
+    extra: &[PathBuf],
+    today: &str,
+    fit: Fit,
+    fences: &Fences,
+) -> Vec<String> {
     let mut rest = env_block(workspace, today);
     let mut left = fit.instruction_bytes.min(MAX_INSTRUCTION_BYTES);
-    for path in instruction_files(workspace, extra) {
-        match std::fs::read(&path) {
+    for file in instruction_files(workspace, extra, fences) {
+        let path = &file.path;
+        match super::instructions::read(&file, MAX_INSTRUCTION_BYTES) {
             Ok(bytes) => {
                 let mut text = String::from_utf8_lossy(&bytes).into_owned();
                 if text.len() > left {
@@ -144,7 +105,13 @@ mod tests {
         std::fs::write(root.join("a/AGENTS.md"), "outer rule").unwrap();
         std::fs::write(ws.join("CLAUDE.md"), "inner rule").unwrap();
         std::fs::write(ws.join("extra.md"), "extra rule").unwrap();
-        let blocks = system_prompt(&ws, &[PathBuf::from("extra.md")], "2026-01-02", Fit::FULL);
+        let blocks = system_prompt(
+            &ws,
+            &[PathBuf::from("extra.md")],
+            "2026-01-02",
+            Fit::FULL,
+            &Fences::default(),
+        );
         assert_eq!(blocks.len(), 2);
         assert!(blocks[0].starts_with("You are pith"));
         let rest = &blocks[1];
@@ -153,23 +120,6 @@ mod tests {
         let inner = rest.find("inner rule").unwrap();
         let extra = rest.find("extra rule").unwrap();
         assert!(outer < inner && inner < extra, "{rest}");
-    }
-
-    #[test]
-    fn instruction_files_linking_out_of_the_repository_are_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let ws = root.join("repo");
-        std::fs::create_dir_all(ws.join(".git")).unwrap();
-        std::fs::write(root.join("credentials"), "aws_secret=xyz").unwrap();
-        std::os::unix::fs::symlink(root.join("credentials"), ws.join("AGENTS.md")).unwrap();
-        std::fs::create_dir_all(ws.join("docs")).unwrap();
-        std::fs::write(ws.join("docs/rules.md"), "inside rule").unwrap();
-        std::os::unix::fs::symlink(ws.join("docs/rules.md"), ws.join("CLAUDE.md")).unwrap();
-        let files = instruction_files(&ws, &[]);
-        assert_eq!(files, [ws.join("CLAUDE.md")]);
-        let blocks = system_prompt(&ws, &[], "d", Fit::FULL);
-        assert!(!blocks[1].contains("aws_secret") && blocks[1].contains("inside rule"));
     }
 
     #[test]
@@ -186,7 +136,7 @@ mod tests {
         let ws = dir.path().join("w");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::write(ws.join("AGENTS.md"), "rule ".repeat(2_000)).unwrap();
-        let full = system_prompt(&ws, &[], "2026-01-02", Fit::FULL);
+        let full = system_prompt(&ws, &[], "2026-01-02", Fit::FULL, &Fences::default());
         let small = system_prompt(
             &ws,
             &[],
@@ -195,6 +145,7 @@ mod tests {
                 compact: true,
                 instruction_bytes: 1_000,
             },
+            &Fences::default(),
         );
         assert!(small[0].len() * 3 < full[0].len(), "{}", small[0]);
         assert!(small[0].starts_with("You are pith"));

@@ -402,7 +402,7 @@ impl Runner {
     }
 
     /// Asks the user (or, headless, decides without one). `Err` carries what the model is told.
-    async fn ask(
+    pub(super) async fn ask(
         &mut self,
         request: PermissionRequest,
         repeated: bool,

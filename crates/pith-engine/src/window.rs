@@ -134,7 +134,8 @@ impl Runner {
     pub(super) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
-        let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL);
+        let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
+        let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL, &fences);
         self.role.shape_system(&mut system);
         let tools = self.tools.registry().specs();
         let usable = self.budget().usable;
@@ -155,7 +156,7 @@ impl Runner {
             // ~4 bytes a token: an eighth of the usable window.
             instruction_bytes: usize::try_from(usable / 2).unwrap_or(usize::MAX),
         };
-        self.system = prompt::system_prompt(ws, extra, &today, fit);
+        self.system = prompt::system_prompt(ws, extra, &today, fit, &fences);
         self.role.shape_system(&mut self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);

@@ -73,8 +73,19 @@ pub fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metad
 
 /// Reads a whole regular file of at most [`MAX_WHOLE_FILE`] bytes.
 pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolError> {
-    use std::io::Read;
     let (file, meta) = open_regular(path, shown, verb)?;
+    read_whole_from(file, &meta, shown, verb)
+}
+
+/// Reads the whole of an opened regular file of at most [`MAX_WHOLE_FILE`] bytes.
+pub fn read_whole_from(
+    file: File,
+    meta: &Metadata,
+    shown: &str,
+    verb: &str,
+) -> Result<Vec<u8>, ToolError> {
+    use std::io::Read;
+    refuse_special(meta, shown, verb)?;
     if meta.len() > MAX_WHOLE_FILE {
         return Err(ToolError::Failed(too_large(shown, meta.len(), verb)));
     }

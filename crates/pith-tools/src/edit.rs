@@ -1,11 +1,10 @@
 //! `edit`: exact string replacement with a unified diff of the change.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::resolve;
 use super::write::{check_fresh, record_write};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_protocol::tool::EditMetadata;
@@ -50,20 +49,23 @@ impl Tool for Edit {
 
     fn precheck(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
         let input: Input = parse_input("edit", input.clone())?;
-        let (path, shown) = check_file(&input, ctx)?;
+        let checked = crate::open::peek(ctx, &input.file_path);
+        let (path, shown) = check_file(&input, &checked, ctx)?;
         // an editor's buffer may differ from the disk: its text is checked when the edit runs
         if ctx.editor.as_ref().is_some_and(|e| e.reads()) {
             return Ok(());
         }
-        let content = read_disk(&path, &shown)?;
+        let content = read_disk(ctx, &checked, &shown)?;
         check_content(&input, path, shown, content).map(|_| ())
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("edit", input)?;
         let input = std::sync::Arc::new(input);
-        let (i, c) = (input.clone(), ctx.clone());
-        let (path, shown) = blocking(move || check_file(&i, &c)).await?;
+        // the path the permission check resolved: read and written without resolving it again
+        let target = std::sync::Arc::new(crate::open::checked(ctx, &input.file_path));
+        let (i, c, t) = (input.clone(), ctx.clone(), target.clone());
+        let (path, shown) = blocking(move || check_file(&i, &t, &c)).await?;
         // the editor's text (an unsaved buffer included), else the disk's
         let content = match super::editor::read(ctx, &path).await {
             Some(text) if text.len() as u64 > super::bounds::MAX_WHOLE_FILE => {
@@ -74,8 +76,8 @@ impl Tool for Edit {
             }
             Some(text) => text,
             None => {
-                let (p, s) = (path.clone(), shown.clone());
-                blocking(move || read_disk(&p, &s)).await?
+                let (c, t, s) = (ctx.clone(), target.clone(), shown.clone());
+                blocking(move || read_disk(&c, &t, &s)).await?
             }
         };
         let checked = check_content(&input, path, shown, content)?;
@@ -89,9 +91,14 @@ impl Tool for Edit {
         if super::editor::writes(ctx) {
             super::editor::write(ctx, &checked.path, &checked.shown, &updated).await?;
         } else {
-            let (p, s, u) = (checked.path.clone(), checked.shown.clone(), updated.clone());
+            let (c, t, s, u) = (
+                ctx.clone(),
+                target.clone(),
+                checked.shown.clone(),
+                updated.clone(),
+            );
             blocking(move || {
-                super::path::write_no_follow(&p, u.as_bytes())
+                super::write::write_checked(&c, &t, u.as_bytes())
                     .map_err(|e| tool_err!("Cannot write {s}: {e}"))
             })
             .await?;
@@ -112,7 +119,11 @@ async fn blocking<T: Send + 'static>(
 
 /// What makes an edit fail before its file is read: the input, a missing file or a directory,
 /// a file not read since it changed. The resolved path and the path as shown.
-fn check_file(input: &Input, ctx: &ToolContext) -> Result<(PathBuf, String), ToolError> {
+fn check_file(
+    input: &Input,
+    target: &crate::open::Checked,
+    ctx: &ToolContext,
+) -> Result<(PathBuf, String), ToolError> {
     if input.old_string == input.new_string {
         return Err(ToolError::Failed(
             "old_string and new_string are identical: there is nothing to change.".into(),
@@ -121,10 +132,9 @@ fn check_file(input: &Input, ctx: &ToolContext) -> Result<(PathBuf, String), Too
     if input.old_string.is_empty() {
         return Err(ToolError::Failed("old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write.".into()));
     }
-    let resolved = resolve(&ctx.workspace, &input.file_path);
-    let path = resolved.path.clone();
-    let shown = resolved.display(&ctx.workspace);
-    let meta = match std::fs::metadata(&path) {
+    let path = target.path().to_path_buf();
+    let shown = target.shown(&ctx.workspace);
+    let meta = match crate::open::read(&ctx.workspace, target).and_then(|f| f.metadata()) {
         Ok(m) if m.is_dir() => return Err(tool_err!("Cannot edit {shown}: it is a directory")),
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -140,9 +150,18 @@ fn check_file(input: &Input, ctx: &ToolContext) -> Result<(PathBuf, String), Too
     Ok((path, shown))
 }
 
-/// The file's text from the disk.
-fn read_disk(path: &Path, shown: &str) -> Result<String, ToolError> {
-    let bytes = super::bounds::read_whole(path, shown, "edit")?;
+/// The file's text from the disk, at the path the permission check resolved.
+fn read_disk(
+    ctx: &ToolContext,
+    target: &crate::open::Checked,
+    shown: &str,
+) -> Result<String, ToolError> {
+    let file = crate::open::read(&ctx.workspace, target)
+        .map_err(|e| tool_err!("Cannot edit {shown}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| tool_err!("Cannot edit {shown}: {e}"))?;
+    let bytes = super::bounds::read_whole_from(file, &meta, shown, "edit")?;
     String::from_utf8(bytes).map_err(|_| {
         tool_err!(
             "Cannot edit {shown}: it is not valid UTF-8 text. Use write to replace it, or bash."

@@ -17,6 +17,8 @@ pub struct SessionToolState {
     pub read_files: std::sync::Mutex<std::collections::HashMap<PathBuf, i64>>,
     /// The agent's task list (JSON array as `todowrite` received it).
     pub todos: std::sync::Mutex<Value>,
+    /// Call id → the path its permission check resolved, for the call to act on (`open`).
+    pub checked: std::sync::Mutex<open::Kept>,
 }
 
 /// The session's stored tool outputs, for `recall`: pruning and compaction take outputs out of
@@ -177,6 +179,7 @@ pub mod glob;
 pub mod grep;
 pub mod list;
 pub mod mode;
+pub mod open;
 /// Path resolution lives with the config (the TUI resolves `@` mentions with it too).
 pub use pith_config::path;
 pub mod permission;

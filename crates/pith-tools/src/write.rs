@@ -70,7 +70,7 @@ impl Tool for Write {
         } else {
             let c = ctx.clone();
             blocking(move || {
-                super::path::write_no_follow(&target.path, content.as_bytes())
+                write_checked(&c, &target.checked, content.as_bytes())
                     .map_err(|e| tool_err!("Cannot write {}: {e}", target.shown))?;
                 record_write(&c, &target.path);
                 Ok(written(target, &content))
@@ -89,8 +89,21 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| tool_err!("write: internal error: {e}"))?
 }
 
+/// Writes `content` to the path the permission check resolved, through the directory the
+/// walk opened (`open::write`): never by resolving the path string again.
+pub(crate) fn write_checked(
+    ctx: &ToolContext,
+    checked: &crate::open::Checked,
+    content: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write as _;
+    crate::open::write(&ctx.workspace, checked, true)?.write_all(content)
+}
+
 /// A file about to be written.
 struct Target {
+    /// The path as the permission check resolved it.
+    checked: crate::open::Checked,
     path: PathBuf,
     shown: String,
     existed: bool,
@@ -99,28 +112,41 @@ struct Target {
 }
 
 /// The checks before a write (a directory, a special file, an existing file not read since it
-/// changed), the old content, and the parent directories, created.
+/// changed) and the old content, read from the path the permission check resolved.
 fn prepare(raw: &str, ctx: &ToolContext) -> Result<Target, ToolError> {
-    let resolved = resolve(&ctx.workspace, raw);
-    let path = resolved.path.clone();
-    let shown = resolved.display(&ctx.workspace);
-    let (existed, old) = match std::fs::metadata(&path) {
-        Ok(m) if m.is_dir() => return Err(tool_err!("Cannot write {shown}: it is a directory")),
-        Ok(m) => {
+    let checked = crate::open::checked(ctx, raw);
+    let path = checked.path().to_path_buf();
+    let shown = checked.shown(&ctx.workspace);
+    let (existed, old) = match crate::open::read(&ctx.workspace, &checked) {
+        Ok(file) => {
+            let m = file
+                .metadata()
+                .map_err(|e| tool_err!("Cannot write {shown}: {e}"))?;
+            if m.is_dir() {
+                return Err(tool_err!("Cannot write {shown}: it is a directory"));
+            }
             super::bounds::refuse_special(&m, &shown, "write")?;
             check_fresh(ctx, &path, &shown, "overwrite")?;
             let old = (m.len() <= super::bounds::MAX_WHOLE_FILE)
-                .then(|| super::bounds::read_whole(&path, &shown, "write"))
+                .then(|| super::bounds::read_whole_from(file, &m, &shown, "write"))
                 .transpose()?;
             (true, old)
         }
-        Err(_) => (false, None),
+        // (a parent that is a file: said below, where the directories are made)
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            (false, None)
+        }
+        Err(e) => return Err(tool_err!("Cannot write {shown}: {e}")),
     };
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
+        crate::open::make_parents(&ctx.workspace, &checked)
             .map_err(|e| tool_err!("Cannot create the directory {}: {e}", parent.display()))?;
     }
     Ok(Target {
+        checked,
         path,
         shown,
         existed,
@@ -131,6 +157,7 @@ fn prepare(raw: &str, ctx: &ToolContext) -> Result<Target, ToolError> {
 /// The result of a write that was made.
 fn written(target: Target, content: &str) -> ToolOutput {
     let Target {
+        checked: _,
         path,
         shown,
         existed,

@@ -138,7 +138,8 @@ impl Permissions {
                 continue; // opaque already
             }
             let tool = if r.write { "write" } else { "read" };
-            subjects.extend(self.path_subjects(tool, &r.target.text, ctx));
+            let resolved = crate::path::resolve(&ctx.workspace, &r.target.text);
+            subjects.extend(self.path_subjects(tool, &r.target.text, &resolved, ctx));
         }
         self.ask_for_bash(note, &subjects, shape_asks, ctx)
     }

@@ -63,7 +63,15 @@ impl Permissions {
                     FileArg::Missing => return Err(Unjudged::Malformed),
                     FileArg::Several => return Err(Unjudged::SeveralFiles),
                 };
-                Ok(self.path_subjects(tool, raw, ctx))
+                let r = resolve(&ctx.workspace, raw);
+                // the call acts on this resolution, not on the path string again
+                crate::open::remember(ctx, raw, &r);
+                let mut subjects = self.path_subjects(tool, raw, &r, ctx);
+                // a link inside the workspace into a hidden path asks like one out of it
+                if crate::open::leads_into_hidden(ctx, &crate::open::peek(ctx, raw)) {
+                    subjects.insert(0, external(&r, false));
+                }
+                Ok(subjects)
             }
             ("glob" | "grep", ToolInput::Search { path, .. })
             | ("list", ToolInput::List { path }) => {
@@ -106,7 +114,7 @@ impl Permissions {
         let mut subjects = Vec::new();
         if r.path.is_file() {
             // Searching a file reads it: the read rules apply (`.env` asks).
-            subjects = self.path_subjects("read", raw, ctx);
+            subjects = self.path_subjects("read", raw, &r, ctx);
             if subjects.is_empty() || subjects.iter().any(|s| s.refused.is_some()) {
                 return subjects; // the tool-output folder (free), or pith's own state
             }
@@ -141,8 +149,13 @@ impl Permissions {
     /// the policy protects it and the call writes), and `external_directory` when it lies
     /// outside the workspace. Reads of the tool-output folder are free; pith's own state is
     /// refused.
-    pub(super) fn path_subjects(&self, tool: &str, raw: &str, ctx: &ToolContext) -> Vec<Subject> {
-        let r = resolve(&ctx.workspace, raw);
+    pub(super) fn path_subjects(
+        &self,
+        tool: &str,
+        raw: &str,
+        r: &Resolved,
+        ctx: &ToolContext,
+    ) -> Vec<Subject> {
         let shown = r.display(&ctx.workspace);
         let given = given(&ctx.workspace, raw);
         match ctx.policy.own_state(&given) {
@@ -152,7 +165,7 @@ impl Permissions {
         }
         let mut subjects = Vec::new();
         if !r.inside {
-            subjects.push(external(&r, r.path.is_dir()));
+            subjects.push(external(r, r.path.is_dir()));
         }
         let abs = r.path.to_string_lossy().into_owned();
         if tool != "read" && link_count(&r.path) > 1 {
@@ -262,9 +275,22 @@ pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolC
     } else {
         base
     };
-    if outside {
-        format!("{base} (outside the workspace)")
-    } else {
-        base
+    if !outside {
+        return base;
+    }
+    // a symlink's target is what the user approves: named with the link it was reached by
+    let link = match ToolInput::file_arg(input) {
+        FileArg::One(raw) if matches!(tool, "read" | "write" | "edit") => {
+            let c = crate::open::peek(ctx, raw);
+            crate::open::through_link(&ctx.workspace, &c).then_some((c.resolved.inside, raw))
+        }
+        _ => None,
+    };
+    match link {
+        Some((true, raw)) => format!("{base} (a hidden path, through the symlink {raw})"),
+        Some((false, raw)) => {
+            format!("{base} (outside the workspace, through the symlink {raw})")
+        }
+        None => format!("{base} (outside the workspace)"),
     }
 }

@@ -7,18 +7,22 @@ use pith_protocol::tool::{Marker, ReadMetadata};
 use super::lossy;
 use crate::{ToolError, ToolMeta, ToolOutput};
 
+/// Lists `listed` (the opened directory) as `path`.
 pub(super) fn read_dir(
+    listed: &Path,
     path: &Path,
     shown: &str,
     offset: usize,
     limit: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let entries = std::fs::read_dir(path).map_err(|e| tool_err!("Cannot list {shown}: {e}"))?;
+    let entries = std::fs::read_dir(listed).map_err(|e| tool_err!("Cannot list {shown}: {e}"))?;
     let mut names: Vec<String> = entries
         .flatten()
         .map(|e| {
             let mut name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) || e.path().is_dir() {
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false)
+                || listed.join(e.file_name()).is_dir()
+            {
                 name.push('/');
             }
             name

@@ -7,7 +7,6 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::resolve;
 use super::truncate::human_bytes;
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_protocol::tool::ReadMetadata;
@@ -91,13 +90,18 @@ impl Tool for Read {
 /// The editor's text of the file `raw` names (an unsaved buffer included), when an editor
 /// reads for the session and the file is one this tool reads as text: a regular file on disk,
 /// not an image or a known binary, no larger than [`super::bounds::MAX_WHOLE_FILE`]. `None`:
-/// the disk is read (also when the editor fails, see `tools::editor`).
+/// the disk is read (also when the editor fails, see `tools::editor`). The editor reads by path:
+/// it is asked only while the path still opens, without a symlink, as the file the check saw.
 async fn editor_text(raw: &str, ctx: &ToolContext) -> Option<(std::path::PathBuf, String)> {
     if !ctx.editor.as_ref().is_some_and(|e| e.reads()) {
         return None;
     }
-    let path = resolve(&ctx.workspace, raw).path;
-    let meta = std::fs::metadata(&path).ok()?;
+    let checked = crate::open::peek(ctx, raw);
+    let path = checked.path().to_path_buf();
+    let meta = crate::open::read(&ctx.workspace, &checked)
+        .ok()?
+        .metadata()
+        .ok()?;
     if !meta.is_file()
         || meta.len() > super::bounds::MAX_WHOLE_FILE
         || image_mime(&path).is_some()
@@ -106,11 +110,13 @@ async fn editor_text(raw: &str, ctx: &ToolContext) -> Option<(std::path::PathBuf
         return None;
     }
     let text = super::editor::read(ctx, &path).await?;
+    crate::open::read(&ctx.workspace, &checked).ok()?;
     Some((path, text))
 }
 
 /// Reads `raw` from the disk, or its text from `buffer` (the editor's, for that path) after
-/// the same checks.
+/// the same checks. The path is the one the permission check resolved, opened without
+/// resolving it again (`open`).
 fn read_sync(
     raw: &str,
     offset: usize,
@@ -119,29 +125,34 @@ fn read_sync(
     buffer: Option<(std::path::PathBuf, String)>,
 ) -> Result<ToolOutput, ToolError> {
     let ws = &ctx.workspace;
-    let resolved = resolve(ws, raw);
-    let path = &resolved.path;
+    let checked = crate::open::checked(ctx, raw);
+    let path = checked.path();
     // the path resolved the same way when the editor was asked
     let buffer = buffer.and_then(|(p, text)| (p == *path).then_some(text));
-    let shown = resolved.display(ws);
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
+    let shown = checked.shown(ws);
+    let file = match crate::open::read(ws, &checked) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolError::Failed(not_found(path, &shown, ws)));
         }
         Err(e) => return Err(tool_err!("Cannot read {shown}: {e}")),
     };
+    let meta = file
+        .metadata()
+        .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;
     if meta.is_dir() {
         let line_cap = ctx.output.max_lines.max(1);
-        return read_dir(path, &shown, offset, limit.min(line_cap));
+        // listed through the opened directory, not its name
+        let listed = crate::open::fd_path(&file).unwrap_or_else(|| path.to_path_buf());
+        return read_dir(&listed, path, &shown, offset, limit.min(line_cap));
     }
-    // A FIFO, a terminal or a socket would make the read wait forever: refused before opening.
+    // A FIFO, a terminal or a socket would make the read wait forever: refused.
     super::bounds::refuse_special(&meta, &shown, "read")?;
     let size = buffer.as_ref().map_or(meta.len(), |t| t.len() as u64);
     if let Some(mime) = image_mime(path) {
         return Ok(image_output(path, shown, mime, size));
     }
-    let (sample, rest) = open_text(path, &shown, buffer)?;
+    let (sample, rest) = open_text(file, &shown, buffer)?;
     if binary_extension(path) || looks_binary(&sample) {
         return Err(tool_err!(
             "Cannot read {shown}: it is a binary file ({}). Use bash with a suitable tool \
@@ -183,7 +194,7 @@ fn lossy(path: &Path) -> String {
 /// The first 8 KiB of the text (to tell a binary) and a reader of the rest: from the editor's
 /// `buffer` when there is one, else from the file on disk.
 fn open_text(
-    path: &Path,
+    mut file: File,
     shown: &str,
     buffer: Option<String>,
 ) -> Result<(Vec<u8>, Box<dyn std::io::Read>), ToolError> {
@@ -197,7 +208,6 @@ fn open_text(
             (sample, Box::new(rest))
         }
         None => {
-            let (mut file, _) = super::bounds::open_regular(path, shown, "read")?;
             let mut sample = vec![0u8; 8192];
             let n = read_full(&mut file, &mut sample)
                 .map_err(|e| tool_err!("Cannot read {shown}: {e}"))?;

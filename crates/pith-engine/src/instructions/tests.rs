@@ -1,0 +1,133 @@
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::prompt::{Fit, system_prompt};
+
+fn paths(files: &[Instruction]) -> Vec<PathBuf> {
+    files.iter().map(|f| f.path.clone()).collect()
+}
+
+fn prompt(ws: &Path, extra: &[PathBuf], fences: &Fences) -> String {
+    system_prompt(ws, extra, "d", Fit::FULL, fences).remove(1)
+}
+
+fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    (dir, root)
+}
+
+#[test]
+fn instruction_files_linking_out_of_the_repository_are_skipped() {
+    let (_dir, root) = tempdir();
+    let ws = root.join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(root.join("credentials"), "aws_secret=xyz").unwrap();
+    symlink(root.join("credentials"), ws.join("AGENTS.md")).unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("docs/rules.md"), "inside rule").unwrap();
+    symlink(ws.join("docs/rules.md"), ws.join("CLAUDE.md")).unwrap();
+    let files = instruction_files(&ws, &[], &Fences::default());
+    assert_eq!(paths(&files), [ws.join("CLAUDE.md")]);
+    assert_eq!(files[0].real, ws.join("docs/rules.md"));
+    let rest = prompt(&ws, &[], &Fences::default());
+    assert!(!rest.contains("aws_secret") && rest.contains("inside rule"));
+}
+
+/// The configured `instructions` (config.example.toml's example) replaced by a symlink to a
+/// key: the key is not sent, whoever configured the file.
+#[test]
+fn a_configured_instruction_file_linking_out_is_skipped() {
+    let (_dir, root) = tempdir();
+    let ws = root.join("ws");
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(root.join("id_rsa"), "PRIVATE KEY").unwrap();
+    symlink(root.join("id_rsa"), ws.join("docs/rules.md")).unwrap();
+    // and a directory on the way that links out
+    symlink(&root, ws.join("up")).unwrap();
+    let extra = [PathBuf::from("docs/rules.md"), PathBuf::from("up/id_rsa")];
+    assert!(instruction_files(&ws, &extra, &Fences::default()).is_empty());
+    assert!(!prompt(&ws, &extra, &Fences::default()).contains("PRIVATE KEY"));
+    // a link that stays inside is followed; a file named outside directly (the user's own
+    // configuration) is read as it is
+    std::fs::write(ws.join("docs/real.md"), "inside rule").unwrap();
+    symlink("real.md", ws.join("docs/alias.md")).unwrap();
+    std::fs::write(root.join("mine.md"), "my own rule").unwrap();
+    let extra = [PathBuf::from("docs/alias.md"), root.join("mine.md")];
+    let rest = prompt(&ws, &extra, &Fences::default());
+    assert!(
+        rest.contains("inside rule") && rest.contains("my own rule"),
+        "{rest}"
+    );
+}
+
+#[test]
+fn an_instruction_file_linking_into_a_hidden_path_is_skipped() {
+    let (_dir, root) = tempdir();
+    let ws = root.join("home");
+    std::fs::create_dir_all(ws.join(".ssh")).unwrap();
+    std::fs::write(ws.join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+    symlink(".ssh/id_rsa", ws.join("AGENTS.md")).unwrap();
+    let fences = Fences {
+        hidden: vec![ws.join(".ssh")],
+        ..Fences::default()
+    };
+    assert!(instruction_files(&ws, &[PathBuf::from("AGENTS.md")], &fences).is_empty());
+}
+
+/// `/tmp/AGENTS.md`, planted by anyone, is not read by sessions in folders under `/tmp`; nor is
+/// a file above `$HOME`.
+#[test]
+fn the_walk_up_skips_the_temp_dir_and_what_is_above_home() {
+    let (_dir, root) = tempdir();
+    let tmp = root.join("tmp");
+    let ws = tmp.join("proj/sub");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(tmp.join("AGENTS.md"), "planted in tmp").unwrap();
+    std::fs::write(tmp.join("proj/AGENTS.md"), "planted below tmp").unwrap();
+    std::fs::write(ws.join("AGENTS.md"), "the workspace's own").unwrap();
+    let fences = Fences {
+        temp: vec![tmp.clone()],
+        ..Fences::default()
+    };
+    assert_eq!(
+        paths(&instruction_files(&ws, &[], &fences)),
+        [ws.join("AGENTS.md")]
+    );
+    // even when a command made the temp dir a repository
+    std::fs::create_dir_all(tmp.join(".git")).unwrap();
+    assert_eq!(
+        paths(&instruction_files(&ws, &[], &fences)),
+        [ws.join("AGENTS.md")]
+    );
+    // the temp dir itself as the workspace
+    assert!(instruction_files(&tmp, &[], &fences).is_empty());
+
+    let home = root.join("users/me");
+    let ws = home.join("code");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(root.join("AGENTS.md"), "above home").unwrap();
+    std::fs::write(root.join("users/AGENTS.md"), "above home too").unwrap();
+    std::fs::write(home.join("AGENTS.md"), "home's own").unwrap();
+    let fences = Fences {
+        home: Some(home.clone()),
+        ..Fences::default()
+    };
+    assert_eq!(
+        paths(&instruction_files(&ws, &[], &fences)),
+        [home.join("AGENTS.md")]
+    );
+}
+
+#[test]
+fn this_machine_s_fences_hold_tmp_and_the_data_dir() {
+    let (_dir, root) = tempdir();
+    let data = root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let f = Fences::from_env(&root, &data);
+    let tmp = Path::new("/tmp").canonicalize().unwrap();
+    assert!(f.temp.contains(&tmp), "{f:?}");
+    assert!(f.hidden.contains(&data), "{f:?}");
+    assert!(!f.may_look_in(&tmp, &root));
+}
