@@ -29,6 +29,8 @@ impl Permissions {
             table: TABLE.into(),
             forms: self.fetch_forms(&target.host, target.port, target.default_port()),
             grant,
+            firm: None,
+            refused: None,
         }
     }
 
