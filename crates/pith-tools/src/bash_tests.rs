@@ -279,3 +279,67 @@ fn a_character_split_between_reads_waits_for_its_other_half() {
     live.push(b"\xffz");
     assert_eq!(*seen.lock().unwrap(), ["a", "é", "\u{fffd}z"]);
 }
+
+/// Issue 37 item 8: a stop ends the whole tree at once. A shell handed SIGTERM outlives it
+/// (in a PID namespace it is the first process, which ignores signals it has no handler for;
+/// outside, a `trap` runs), so the statement after the interrupted one used to run.
+#[tokio::test]
+async fn a_cancel_stops_the_command_before_its_next_statement() {
+    let commands = [
+        "touch started; sleep 3; touch after",
+        "trap 'touch after' TERM; touch started; sleep 3; touch after",
+        "(touch started; sleep 3; touch after)",
+    ];
+    for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Off] {
+        for command in commands {
+            let ws = Ws::new();
+            let cancel = ws.ctx.cancel.clone();
+            let started = ws.path("started");
+            tokio::spawn(async move {
+                wait_for(|| started.exists()).await;
+                cancel.cancel();
+            });
+            let bash = Bash::new(CommandPolicy {
+                mode,
+                ..CommandPolicy::default()
+            });
+            let begun = Instant::now();
+            let err = bash
+                .run(json!({"command": command}), &ws.ctx)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("interrupted"), "{err}");
+            assert!(
+                begun.elapsed() < Duration::from_secs(2),
+                "{mode:?} `{command}`: the stop took {:?}",
+                begun.elapsed()
+            );
+            tokio::time::sleep(Duration::from_secs(4) - begun.elapsed()).await;
+            assert!(
+                !ws.path("after").exists(),
+                "{mode:?} `{command}`: the statement after the interrupted one ran"
+            );
+        }
+    }
+}
+
+/// The same for a timeout.
+#[tokio::test]
+async fn a_timeout_stops_the_command_before_its_next_statement() {
+    for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Off] {
+        let ws = Ws::new();
+        let bash = Bash::new(CommandPolicy {
+            mode,
+            ..CommandPolicy::default()
+        });
+        let command = "trap 'touch after' TERM; sleep 3; touch after";
+        let out = bash
+            .run(json!({"command": command, "timeout": 300}), &ws.ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.metadata["timed_out"], true);
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert!(!ws.path("after").exists(), "{mode:?}: `after` was created");
+    }
+}
