@@ -403,7 +403,12 @@ async fn run_command(
     }
     let mut notes = sandbox.notes.clone();
     if let Some(g) = guard_files {
-        notes.extend(g.after());
+        // (It walks the writable roots: off the async runtime.)
+        notes.extend(
+            tokio::task::spawn_blocking(move || g.after())
+                .await
+                .unwrap_or_default(),
+        );
     }
     Ok(RunResult {
         output: capture.output,
@@ -448,7 +453,7 @@ fn start(
     .map_err(|e| tool_err!("bash: could not set up the sandbox: {e}"))?;
     let guard_files = sandbox
         .sandboxed()
-        .then(|| Guard::before(&ctx.workspace, !sandbox.namespaces));
+        .then(|| Guard::before(&ctx.workspace, !sandbox.namespaces).scanning(&sandbox.writable));
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.

@@ -1,3 +1,4 @@
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -342,4 +343,36 @@ async fn a_timeout_stops_the_command_before_its_next_statement() {
         tokio::time::sleep(Duration::from_secs(4)).await;
         assert!(!ws.path("after").exists(), "{mode:?}: `after` was created");
     }
+}
+
+/// Issue 37 item 3: a repository a sandboxed command creates, deep in the workspace or in the
+/// shared temporary folder, is disarmed when the call ends, and the model is told.
+#[tokio::test]
+async fn a_repository_a_command_creates_anywhere_is_disarmed() {
+    let ws = Ws::new();
+    let bash = Bash::new(CommandPolicy {
+        mode: SandboxMode::WorkspaceWrite,
+        ..CommandPolicy::default()
+    });
+    let command = "set -e; mkdir -p a/b/c; git -C a/b/c init -q; \
+        git -C a/b/c config core.fsmonitor 'touch PWNED'; \
+        d=$(mktemp -d /tmp/pith-guard-XXXXXX); git -C $d init -q; \
+        git -C $d config core.pager 'touch PWNED'; echo \"tmp=$d\"";
+    let out = bash
+        .run(json!({"command": command}), &ws.ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.metadata["exit_code"], 0, "{}", out.output);
+    let tmp = out
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("tmp="))
+        .expect("the command prints its folder")
+        .to_string();
+    assert!(!ws.path("a/b/c/.git/config").exists(), "{}", out.output);
+    assert!(out.output.contains("a/b/c/.git"), "{}", out.output);
+    let tmp_config = Path::new(&tmp).join(".git/config");
+    let tmp_left = tmp_config.exists();
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(!tmp_left, "{}", out.output);
 }

@@ -1,0 +1,226 @@
+//! Git repositories a command created or changed anywhere in the writable roots: a nested
+//! `.git` folder, a `.git` file or link pointing elsewhere, a bare repository (a folder with
+//! `HEAD` and `objects` or `commondir`). What git would run from them later, outside the
+//! sandbox, is moved away (`NAME.pith-quarantined-<time>` beside it):
+//!
+//! - a `config` / `config.worktree` that changed (or whose repository did) and holds more than
+//!   what `git init` / `git clone` write (`git_config::plain`);
+//! - a `commondir` pointer that changed (it makes git read another folder's config);
+//! - a `hooks` folder that changed and holds more than `*.sample` files, or a `hooks` link;
+//! - a `.git` file or link that changed (fail closed: it points where pith did not look).
+//!
+//! "Changed" is the inode's change time (which no process can set back) at or after the
+//! first of the overlapping calls began, less a margin. The walk reads directories only (no
+//! `stat` but of what is named like git's files), does not follow links, does not go into a
+//! repository's objects, and is bounded ([`MAX_ENTRIES`], [`MAX_TIME`]); when it runs out, the
+//! model and the log are told what was not checked. Temporary roots are walked
+//! [`TEMP_DEPTH`] deep.
+
+use std::ffi::OsString;
+use std::fs::FileType;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::git_config;
+use super::repair::{file_name, quarantine};
+
+/// Directory entries read per call at most (all roots together).
+pub const MAX_ENTRIES: usize = 2_000_000;
+/// Time spent walking per call at most.
+pub const MAX_TIME: Duration = Duration::from_secs(3);
+/// How deep the shared temporary folders are walked.
+pub const TEMP_DEPTH: usize = 3;
+/// Change times this long before the call began count as changed by it (clock granularity).
+const MARGIN: Duration = Duration::from_secs(2);
+
+/// A folder to walk and how deep (None: all of it).
+pub struct Root {
+    pub path: PathBuf,
+    pub depth: Option<usize>,
+}
+
+/// Walks `roots` (leaving out `skip`: the workspace's own `.git`, guarded by its mount) for
+/// repositories changed since `since`, and moves away what git would run from them. One line
+/// per repository, for the model.
+pub fn neutralise(roots: &[Root], skip: &[PathBuf], since: SystemTime) -> Vec<String> {
+    let mut scan = Scan {
+        since: since.checked_sub(MARGIN).unwrap_or(SystemTime::UNIX_EPOCH),
+        entries: 0,
+        deadline: Instant::now() + MAX_TIME,
+        skip,
+        roots,
+        notes: Vec::new(),
+    };
+    for root in roots {
+        if !scan.walk(root) {
+            scan.notes.push(format!(
+                "pith stopped looking for git repositories the command created after {} entries / {} s (under {}); any there were not checked. git run in them later may run what they hold.",
+                scan.entries,
+                MAX_TIME.as_secs(),
+                root.path.display()
+            ));
+            break;
+        }
+    }
+    scan.notes
+}
+
+struct Scan<'a> {
+    since: SystemTime,
+    entries: usize,
+    deadline: Instant,
+    skip: &'a [PathBuf],
+    roots: &'a [Root],
+    notes: Vec<String>,
+}
+
+impl Scan<'_> {
+    /// False when the budget ran out.
+    fn walk(&mut self, root: &Root) -> bool {
+        let mut stack = vec![(root.path.clone(), 0usize)];
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut list: Vec<(OsString, FileType)> = Vec::new();
+            for e in read.flatten() {
+                if let Ok(t) = e.file_type() {
+                    list.push((e.file_name(), t));
+                }
+            }
+            self.entries += list.len();
+            if self.entries > MAX_ENTRIES || Instant::now() > self.deadline {
+                return false;
+            }
+            let has = |n: &str| list.iter().any(|(name, _)| name == n);
+            let gitdir = has("HEAD") && (has("objects") || has("commondir"));
+            if gitdir {
+                self.notes.extend(check_gitdir(&dir, self.since, false));
+            }
+            let deeper = root.depth.is_none_or(|d| depth < d);
+            for (name, t) in &list {
+                let path = dir.join(name);
+                if name == ".git" && !t.is_dir() {
+                    self.notes.extend(check_gitlink(&path, self.since));
+                    continue;
+                }
+                // Inside a repository only its submodules' and worktrees' folders hold more.
+                let wanted = !gitdir || depth == 0 || name == "modules" || name == "worktrees";
+                if t.is_dir() && deeper && wanted && !self.skipped(&path, root) {
+                    stack.push((path, depth + 1));
+                }
+            }
+        }
+        true
+    }
+
+    fn skipped(&self, path: &Path, root: &Root) -> bool {
+        self.skip.iter().any(|s| s == path)
+            || self
+                .roots
+                .iter()
+                .any(|r| r.path == path && r.path != root.path)
+    }
+}
+
+fn changed(path: &Path, since: SystemTime) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let ctime = SystemTime::UNIX_EPOCH
+        + Duration::new(
+            meta.ctime().max(0) as u64,
+            meta.ctime_nsec().clamp(0, 999_999_999) as u32,
+        );
+    ctime >= since
+}
+
+/// A `.git` file or link that changed: moved away.
+fn check_gitlink(path: &Path, since: SystemTime) -> Option<String> {
+    if !changed(path, since) {
+        return None;
+    }
+    Some(match quarantine(path) {
+        Ok(to) => format!(
+            "The command created {} (a `.git` file or link: git would take its repository, and what it runs, from where it points). pith renamed it to {}.",
+            path.display(),
+            file_name(&to)
+        ),
+        Err(e) => format!(
+            "The command created {} (a `.git` file or link) and pith could not move it away ({e}).",
+            path.display()
+        ),
+    })
+}
+
+/// A repository's folder (`.git` or bare): moves away what git would run that changed;
+/// `force` treats everything as changed.
+pub fn check_gitdir(dir: &Path, since: SystemTime, force: bool) -> Option<String> {
+    let fresh = force || changed(dir, since);
+    let mut moved = Vec::new();
+    for name in ["config", "config.worktree"] {
+        let path = dir.join(name);
+        if (fresh || changed(&path, since)) && !plain_file(&path) {
+            moved.push(move_away(&path));
+        }
+    }
+    let commondir = dir.join("commondir");
+    if commondir.symlink_metadata().is_ok() && (fresh || changed(&commondir, since)) {
+        moved.push(move_away(&commondir));
+    }
+    let hooks = dir.join("hooks");
+    if hooks_run_something(&hooks, fresh, since) {
+        moved.push(move_away(&hooks));
+    }
+    if moved.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "The command created or changed the git repository {}, whose settings or hooks git would run outside the sandbox: pith {}. Change git settings with the write or edit tool, or run the command outside the sandbox with the user's approval.",
+        dir.display(),
+        moved.join(", ")
+    ))
+}
+
+/// Whether `path` is absent or a small regular file of plain settings.
+fn plain_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return true;
+    };
+    meta.is_file()
+        && meta.len() <= git_config::MAX_CONFIG
+        && std::fs::read_to_string(path).is_ok_and(|t| git_config::plain(&t))
+}
+
+/// A hooks folder that changed and holds a hook (anything but `*.sample`), or a hooks link.
+fn hooks_run_something(hooks: &Path, fresh: bool, since: SystemTime) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(hooks) else {
+        return false;
+    };
+    if !meta.is_dir() {
+        return fresh || changed(hooks, since);
+    }
+    let Ok(read) = std::fs::read_dir(hooks) else {
+        return false;
+    };
+    let mut any_changed = fresh || changed(hooks, since);
+    let mut a_hook = false;
+    for e in read.flatten() {
+        let path = e.path();
+        any_changed = any_changed || changed(&path, since);
+        a_hook = a_hook || !e.file_name().to_string_lossy().ends_with(".sample");
+    }
+    any_changed && a_hook
+}
+
+fn move_away(path: &Path) -> String {
+    match quarantine(path) {
+        Ok(to) => format!("renamed {} to {}", file_name(path), file_name(&to)),
+        Err(e) => format!("could not move {} away ({e})", file_name(path)),
+    }
+}
+
+#[cfg(test)]
+#[path = "nested_git_tests.rs"]
+mod tests;
