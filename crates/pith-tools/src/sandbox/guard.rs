@@ -20,6 +20,7 @@
 //! `.git/commondir`, `pith.toml`, `.pith/**`, the instruction files) and puts it back
 //! afterwards.
 
+mod dir_cache;
 mod git_config;
 mod nested_git;
 mod repair;

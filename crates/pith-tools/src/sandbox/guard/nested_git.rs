@@ -10,20 +10,18 @@
 //! - a `.git` file or link that changed (fail closed: it points where pith did not look).
 //!
 //! "Changed" is the inode's change time (which no process can set back) at or after the
-//! first of the overlapping calls began, less a margin. The walk reads directories only (no
-//! `stat` but of what is named like git's files), does not follow links, does not go into a
-//! repository's objects, and is bounded ([`MAX_ENTRIES`], [`MAX_TIME`]); when it runs out, the
+//! first of the overlapping calls began, less a margin. The walk reads a folder only when it
+//! changed since the last walk (`dir_cache`; else one `stat`), does not follow links, does
+//! not go into a repository's objects, and is bounded ([`MAX_ENTRIES`], [`MAX_TIME`]); when it runs out, the
 //! model and the log are told what was not checked. Temporary roots are walked
 //! [`TEMP_DEPTH`] deep.
 
-use std::ffi::OsString;
-use std::fs::FileType;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::git_config;
 use super::repair::{file_name, quarantine};
+use super::{dir_cache, git_config};
 
 /// Directory entries read per call at most (all roots together).
 pub const MAX_ENTRIES: usize = 2_000_000;
@@ -78,36 +76,38 @@ struct Scan<'a> {
 impl Scan<'_> {
     /// False when the budget ran out.
     fn walk(&mut self, root: &Root) -> bool {
+        let mut kept = dir_cache::lock();
         let mut stack = vec![(root.path.clone(), 0usize)];
         while let Some((dir, depth)) = stack.pop() {
-            let Ok(read) = std::fs::read_dir(&dir) else {
+            let Ok(meta) = std::fs::symlink_metadata(&dir) else {
                 continue;
             };
-            let mut list: Vec<(OsString, FileType)> = Vec::new();
-            for e in read.flatten() {
-                if let Ok(t) = e.file_type() {
-                    list.push((e.file_name(), t));
-                }
+            if !meta.is_dir() {
+                continue;
             }
-            self.entries += list.len();
+            let Some((listing, read)) = dir_cache::listing(&mut kept, &dir, &meta) else {
+                continue;
+            };
+            self.entries += 1 + read;
             if self.entries > MAX_ENTRIES || Instant::now() > self.deadline {
                 return false;
             }
-            let has = |n: &str| list.iter().any(|(name, _)| name == n);
-            let gitdir = has("HEAD") && (has("objects") || has("commondir"));
-            if gitdir {
+            if listing.gitdir {
                 self.notes.extend(check_gitdir(&dir, self.since, false));
             }
-            let deeper = root.depth.is_none_or(|d| depth < d);
-            for (name, t) in &list {
-                let path = dir.join(name);
-                if name == ".git" && !t.is_dir() {
-                    self.notes.extend(check_gitlink(&path, self.since));
-                    continue;
-                }
+            if listing.gitlink {
+                self.notes
+                    .extend(check_gitlink(&dir.join(".git"), self.since));
+            }
+            if root.depth.is_some_and(|d| depth >= d) {
+                continue;
+            }
+            for name in &listing.dirs {
                 // Inside a repository only its submodules' and worktrees' folders hold more.
-                let wanted = !gitdir || depth == 0 || name == "modules" || name == "worktrees";
-                if t.is_dir() && deeper && wanted && !self.skipped(&path, root) {
+                let wanted =
+                    !listing.gitdir || depth == 0 || name == "modules" || name == "worktrees";
+                let path = dir.join(name);
+                if wanted && !self.skipped(&path, root) {
                     stack.push((path, depth + 1));
                 }
             }

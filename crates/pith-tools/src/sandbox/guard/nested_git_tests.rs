@@ -132,3 +132,57 @@ fn temporary_roots_are_walked_only_so_deep() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(!shallow.join(".git/config").exists());
 }
+
+/// The cost of the walk on a checkout-sized tree (BENCHMARKS.md §12; `bash
+/// bench/nested_git.sh`): `PITH_BENCH_FILES` files (default 100,000), 20 to a folder, five
+/// folders deep, with 10 git repositories among them. Prints the median of 7 walks.
+#[test]
+#[ignore]
+fn nested_git_walk_cost() {
+    let files: usize = std::env::var("PITH_BENCH_FILES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path();
+    let mut dirs = 0;
+    for i in 0..files / 20 {
+        let dir = ws.join(format!("d{}/e{}/f{}/g{}", i % 10, i % 97, i % 13, i));
+        std::fs::create_dir_all(&dir).unwrap();
+        dirs += 1;
+        for j in 0..20 {
+            std::fs::write(dir.join(format!("file{j}.rs")), "").unwrap();
+        }
+        if i % (files / 200).max(1) == 0 {
+            std::fs::create_dir_all(dir.join("repo/.git/objects")).unwrap();
+            std::fs::write(dir.join("repo/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(dir.join("repo/.git/config"), "[core]\n\tbare = false\n").unwrap();
+        }
+    }
+    let roots = [Root {
+        path: ws.to_path_buf(),
+        depth: None,
+    }];
+    // Nothing changed since: the usual case, the whole tree walked, every repository checked.
+    // Folders are kept between walks once their last change is 2 s old.
+    std::thread::sleep(Duration::from_millis(2500));
+    let later = SystemTime::now() + Duration::from_secs(60);
+    let start = std::time::Instant::now();
+    assert!(neutralise(&roots, &[], later).is_empty());
+    let first = start.elapsed();
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let start = std::time::Instant::now();
+        let notes = neutralise(&roots, &[], later);
+        times.push(start.elapsed());
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+    times.sort();
+    println!(
+        "nested_git walk: {files} files in {dirs} leaf folders: first walk {:.1} ms, later walks median {:.1} ms (min {:.1}, max {:.1})",
+        first.as_secs_f64() * 1e3,
+        times[3].as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+        times[6].as_secs_f64() * 1e3
+    );
+}
