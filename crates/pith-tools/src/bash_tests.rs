@@ -356,7 +356,7 @@ async fn a_repository_a_command_creates_anywhere_is_disarmed() {
     });
     let command = "set -e; mkdir -p a/b/c; git -C a/b/c init -q; \
         git -C a/b/c config core.fsmonitor 'touch PWNED'; \
-        d=$(mktemp -d /tmp/pith-guard-XXXXXX); git -C $d init -q; \
+        d=$(mktemp -d /tmp/pith-guard-XXXXXX); git -C $d init -q --bare; \
         git -C $d config core.pager 'touch PWNED'; echo \"tmp=$d\"";
     let out = bash
         .run(json!({"command": command}), &ws.ctx)
@@ -371,7 +371,7 @@ async fn a_repository_a_command_creates_anywhere_is_disarmed() {
         .to_string();
     assert!(!ws.path("a/b/c/.git/config").exists(), "{}", out.output);
     assert!(out.output.contains("a/b/c/.git"), "{}", out.output);
-    let tmp_config = Path::new(&tmp).join(".git/config");
+    let tmp_config = Path::new(&tmp).join("config");
     let tmp_left = tmp_config.exists();
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(!tmp_left, "{}", out.output);

@@ -27,8 +27,10 @@ use super::{dir_cache, git_config};
 pub const MAX_ENTRIES: usize = 2_000_000;
 /// Time spent walking per call at most.
 pub const MAX_TIME: Duration = Duration::from_secs(3);
-/// How deep the shared temporary folders are walked.
-pub const TEMP_DEPTH: usize = 3;
+/// How deep the shared temporary folders are walked: `/tmp` itself and its folders as
+/// repositories (`git init /tmp`, `git init --bare /tmp/x`), not what other programs keep
+/// deeper there (the private `/tmp` covers commands' own files deeper).
+pub const TEMP_DEPTH: usize = 1;
 /// Change times this long before the call began count as changed by it (clock granularity).
 const MARGIN: Duration = Duration::from_secs(2);
 

@@ -93,7 +93,9 @@ fn an_unchanged_repository_is_left_alone() {
 #[test]
 fn a_repository_moved_into_place_or_at_the_root_is_checked() {
     let t = tempfile::tempdir().unwrap();
-    let ws = t.path();
+    // (Deeper than the shared temporary folder's walk, which other tests' calls make.)
+    let ws = &t.path().join("w");
+    std::fs::create_dir(ws).unwrap();
     let stash = ws.join("stash");
     std::fs::create_dir_all(stash.join("objects")).unwrap();
     std::fs::write(stash.join("HEAD"), "ref: refs/heads/main\n").unwrap();
@@ -112,25 +114,28 @@ fn a_repository_moved_into_place_or_at_the_root_is_checked() {
     assert!(!ws.join("config").exists());
 }
 
-/// The walk is bounded in depth for temporary roots.
+/// The walk is bounded in depth for temporary roots: a repository at the top is checked, one
+/// deeper is not.
 #[test]
 fn temporary_roots_are_walked_only_so_deep() {
     let t = tempfile::tempdir().unwrap();
-    let ws = t.path();
+    let ws = &t.path().join("w");
     let shallow = ws.join("a");
-    let deep = ws.join("a/b/c/d/e/f");
-    for d in [&shallow, &deep] {
-        std::fs::create_dir_all(d).unwrap();
-        git(d, &["init", "-q"]);
-        git(d, &["config", "core.fsmonitor", "touch PWNED"]);
-    }
+    let deep = ws.join("b/c");
+    std::fs::create_dir_all(&shallow).unwrap();
+    std::fs::create_dir_all(&deep).unwrap();
+    git(&shallow, &["init", "-q", "--bare"]);
+    git(&shallow, &["config", "core.fsmonitor", "touch PWNED"]);
+    git(&deep, &["init", "-q"]);
+    git(&deep, &["config", "core.fsmonitor", "touch PWNED"]);
     let roots = [Root {
         path: ws.to_path_buf(),
         depth: Some(TEMP_DEPTH),
     }];
     let notes = neutralise(&roots, &[], SystemTime::now());
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(!shallow.join(".git/config").exists());
+    assert!(!shallow.join("config").exists());
+    assert!(deep.join(".git/config").exists());
 }
 
 /// The cost of the walk on a checkout-sized tree (BENCHMARKS.md §12; `bash
