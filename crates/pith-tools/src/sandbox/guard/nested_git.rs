@@ -13,11 +13,14 @@
 //! first of the overlapping calls began, less a margin. The walk reads a folder only when it
 //! changed since the last walk (`dir_cache`; else one `stat`), does not follow links, does
 //! not go into a repository's objects, and is bounded ([`MAX_ENTRIES`], [`MAX_TIME`]); when it runs out, the
-//! model and the log are told what was not checked. Temporary roots are walked
+//! model and the log are told what was not checked, and the next calls check it (counting
+//! changes from the unfinished walk's start). Temporary roots are walked
 //! [`TEMP_DEPTH`] deep.
 
+use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::repair::{file_name, quarantine};
@@ -40,28 +43,58 @@ pub struct Root {
     pub depth: Option<usize>,
 }
 
+/// Roots whose last walk ran out of budget, with the time from which that walk counted
+/// changes: the next walks of the root count from there too, until one finishes, so what an
+/// unfinished walk did not reach is still checked as changed.
+static UNFINISHED: LazyLock<Mutex<HashMap<PathBuf, SystemTime>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
 /// Walks `roots` (leaving out `skip`: the workspace's own `.git`, guarded by its mount) for
 /// repositories changed since `since`, and moves away what git would run from them. One line
 /// per repository, for the model.
 pub fn neutralise(roots: &[Root], skip: &[PathBuf], since: SystemTime) -> Vec<String> {
+    neutralise_within(roots, skip, since, MAX_ENTRIES)
+}
+
+fn neutralise_within(
+    roots: &[Root],
+    skip: &[PathBuf],
+    since: SystemTime,
+    max_entries: usize,
+) -> Vec<String> {
+    let since = since.checked_sub(MARGIN).unwrap_or(SystemTime::UNIX_EPOCH);
     let mut scan = Scan {
-        since: since.checked_sub(MARGIN).unwrap_or(SystemTime::UNIX_EPOCH),
+        since,
         entries: 0,
+        max_entries,
         deadline: Instant::now() + MAX_TIME,
         skip,
         roots,
         notes: Vec::new(),
     };
+    let mut unfinished = UNFINISHED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ran_out = false;
     for root in roots {
-        if !scan.walk(root) {
-            scan.notes.push(format!(
-                "pith stopped looking for git repositories the command created after {} entries / {} s (under {}); any there were not checked. git run in them later may run what they hold.",
-                scan.entries,
-                MAX_TIME.as_secs(),
-                root.path.display()
-            ));
-            break;
+        let from = unfinished
+            .get(&root.path)
+            .map_or(since, |t| (*t).min(since));
+        if ran_out {
+            unfinished.insert(root.path.clone(), from);
+            continue;
         }
+        scan.since = from;
+        if scan.walk(root) {
+            unfinished.remove(&root.path);
+            continue;
+        }
+        ran_out = true;
+        unfinished.insert(root.path.clone(), from);
+        scan.notes.push(format!(
+            "pith stopped looking for git repositories the command created after {} entries / {} s (under {}); the rest is checked after the next commands. Until then git run there may run what a repository the command made holds.",
+            scan.entries,
+            MAX_TIME.as_secs(),
+            root.path.display()
+        ));
     }
     scan.notes
 }
@@ -69,6 +102,7 @@ pub fn neutralise(roots: &[Root], skip: &[PathBuf], since: SystemTime) -> Vec<St
 struct Scan<'a> {
     since: SystemTime,
     entries: usize,
+    max_entries: usize,
     deadline: Instant,
     skip: &'a [PathBuf],
     roots: &'a [Root],
@@ -91,7 +125,7 @@ impl Scan<'_> {
                 continue;
             };
             self.entries += 1 + read;
-            if self.entries > MAX_ENTRIES || Instant::now() > self.deadline {
+            if self.entries > self.max_entries || Instant::now() > self.deadline {
                 return false;
             }
             if listing.gitdir {

@@ -138,6 +138,37 @@ fn temporary_roots_are_walked_only_so_deep() {
     assert!(deep.join(".git/config").exists());
 }
 
+/// A walk that runs out of budget says so, and the next one, even from a later start, still
+/// checks what the first did not reach.
+#[test]
+fn a_walk_that_runs_out_is_finished_by_the_next() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path();
+    for i in 0..30 {
+        std::fs::create_dir_all(ws.join(format!("d{i}"))).unwrap();
+    }
+    let repo = ws.join("d7/x");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["config", "core.sshCommand", "touch PWNED"]);
+    let roots = [Root {
+        path: ws.to_path_buf(),
+        depth: None,
+    }];
+    let notes = neutralise_within(&roots, &[], SystemTime::now(), 5);
+    assert!(
+        notes.iter().any(|n| n.contains("stopped looking")),
+        "{notes:?}"
+    );
+    assert!(repo.join(".git/config").exists());
+    let later = SystemTime::now() + Duration::from_secs(60);
+    let notes = neutralise(&roots, &[], later);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(!repo.join(".git/config").exists());
+    // Finished: later walks count from their own start again.
+    assert!(neutralise(&roots, &[], later).is_empty());
+}
+
 /// The cost of the walk on a checkout-sized tree (BENCHMARKS.md §12; `bash
 /// bench/nested_git.sh`): `PITH_BENCH_FILES` files (default 100,000), 20 to a folder, five
 /// folders deep, with 10 git repositories among them. Prints the median of 7 walks.
