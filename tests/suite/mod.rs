@@ -43,3 +43,4 @@ mod security_trust;
 mod subagents;
 mod tools_api;
 mod tui_e2e;
+mod tui_interrupt;
