@@ -14,6 +14,9 @@ const PLAIN_KEYS: &[&str] = &[
     "core.autocrlf",
     "core.eol",
     "core.sharedrepository",
+    "core.worktree",
+    "core.sparsecheckout",
+    "core.sparsecheckoutcone",
     "remote.*.url",
     "remote.*.pushurl",
     "remote.*.fetch",
@@ -21,12 +24,19 @@ const PLAIN_KEYS: &[&str] = &[
     "remote.*.tagopt",
     "remote.*.prune",
     "remote.*.mirror",
+    "remote.*.promisor",
+    "remote.*.partialclonefilter",
     "branch.*.remote",
     "branch.*.merge",
     "branch.*.rebase",
     "extensions.objectformat",
     "extensions.refstorage",
     "extensions.worktreeconfig",
+    "extensions.partialclone",
+    "pull.rebase",
+    "pull.ff",
+    "fetch.prune",
+    "gc.auto",
     "init.defaultbranch",
     "user.name",
     "user.email",
@@ -106,6 +116,10 @@ mod tests {
             "{init}[remote \"origin\"]\n\turl = https://example.com/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
         );
         assert!(plain(&clone));
+        // A submodule's, and a partial clone's.
+        assert!(plain(
+            "[core]\n\tworktree = ../../../sub\n[remote \"origin\"]\n\tpromisor = true\n\tpartialclonefilter = blob:none\n"
+        ));
         assert!(plain(""));
     }
 
