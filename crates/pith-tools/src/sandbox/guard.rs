@@ -49,6 +49,11 @@ struct Entry {
     saved: Option<BTreeMap<PathBuf, Saved>>,
 }
 
+/// The file-type bits of `st_mode`, and a folder's (as numbers: libc's differ in type
+/// between systems).
+const S_IFMT: u32 = 0o170_000;
+const S_IFDIR: u32 = 0o040_000;
+
 /// What a name is: not its contents but which file it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
@@ -70,7 +75,7 @@ fn identity(path: &Path) -> Option<Identity> {
     Some(Identity {
         dev: meta.dev(),
         ino: meta.ino(),
-        kind: meta.mode() & libc::S_IFMT,
+        kind: meta.mode() & S_IFMT,
         target,
     })
 }
@@ -228,7 +233,7 @@ fn check_name(workspace: &Path, entry: &Entry, since: SystemTime, notes: &mut Ve
             return;
         }
     };
-    if now.kind == libc::S_IFDIR && entry.name == ".git" {
+    if now.kind == S_IFDIR && entry.name == ".git" {
         // Renamed, it is still a repository one could run git in: disarm it too.
         let _ = nested_git::check_gitdir(&to, since, true);
     }

@@ -166,17 +166,37 @@ unsafe fn reaper(child: libc::pid_t, death_fd: Option<i32>, pidns: bool) -> ! {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let second = libc::timespec {
-                tv_sec: 1,
-                tv_nsec: 0,
-            };
             // Readable (end-of-file) or hung up: pith is gone.
-            if libc::ppoll(&mut pfd, 1, &second, &none) > 0 && pfd.revents != 0 {
+            if sleep(&mut pfd, &none) > 0 && pfd.revents != 0 {
                 break;
             }
         }
         end_tree(child, pidns, &mut status);
         exit_like(status)
+    }
+}
+
+/// Waits up to a second for `pfd`, letting signals in (`open`) only while it waits.
+#[cfg(target_os = "linux")]
+unsafe fn sleep(pfd: &mut libc::pollfd, open: &libc::sigset_t) -> libc::c_int {
+    let second = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    // SAFETY: ppoll on one live pollfd, a live timespec and a live signal set.
+    unsafe { libc::ppoll(pfd, 1, &second, open) }
+}
+
+/// Elsewhere (no `ppoll`; no sandbox either) a stop just before the wait waits a second.
+#[cfg(not(target_os = "linux"))]
+unsafe fn sleep(pfd: &mut libc::pollfd, open: &libc::sigset_t) -> libc::c_int {
+    // SAFETY: sigprocmask and poll on live data.
+    unsafe {
+        let mut blocked: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_SETMASK, open, &mut blocked);
+        let r = libc::poll(pfd, 1, 1000);
+        libc::sigprocmask(libc::SIG_SETMASK, &blocked, std::ptr::null_mut());
+        r
     }
 }
 
