@@ -168,11 +168,34 @@ impl Guard {
     }
 }
 
+/// How long a dropped call's check waits for its command's tree to be gone.
+const DROPPED_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl Drop for Guard {
     fn drop(&mut self) {
         if !self.checked {
-            // A call dropped before its end (its future was): check all the same (logged).
-            self.check();
+            // A call dropped before its end (its future was): its tree is being killed right
+            // now; check once it is gone, off this thread, holding the record until then.
+            let later = Guard {
+                workspace: self.workspace.clone(),
+                baseline: self.baseline.clone(),
+                roots: std::mem::take(&mut self.roots),
+                checked: false,
+            };
+            self.checked = true;
+            let spawned = std::thread::Builder::new()
+                .name("pith-guard".into())
+                .spawn(move || {
+                    std::thread::sleep(DROPPED_WAIT);
+                    later.after();
+                });
+            match spawned {
+                // The new one lets the record go when it is done; this one does not.
+                Ok(_) => return,
+                Err(e) => {
+                    tracing::warn!("sandbox guard: no thread for a dropped call's check ({e})")
+                }
+            }
         }
         let mut all = baselines();
         if let Some((_, n)) = all.get_mut(&self.workspace) {

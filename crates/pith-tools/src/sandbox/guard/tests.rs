@@ -141,7 +141,7 @@ fn overlapping_calls_catch_a_plant_whichever_ends_first() {
     // Once no call holds it, the record goes: the next call starts from what is there.
     let t = tempfile::tempdir().unwrap();
     let ws = t.path();
-    drop(Guard::before(ws, false));
+    assert!(Guard::before(ws, false).after().is_empty());
     std::fs::create_dir(ws.join(".pith")).unwrap();
     let c = Guard::before(ws, false);
     assert!(c.after().is_empty());
@@ -223,5 +223,9 @@ fn a_dropped_guard_still_checks() {
     let guard = Guard::before(ws, false);
     plant_git(ws);
     drop(guard);
+    let start = std::time::Instant::now();
+    while ws.join(".git").exists() && start.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert!(!ws.join(".git").exists());
 }
