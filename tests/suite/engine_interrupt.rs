@@ -159,3 +159,45 @@ async fn text_streamed_before_a_stall_is_stored_without_waiting_for_the_next_chu
     let _ = child.wait_with_output().await;
     assert_eq!(stored, vec!["stalled answer here".to_string()]);
 }
+
+/// Issue 37 item 8: SIGINT, SIGTERM or SIGHUP to `pith run` during `sleep 3; touch after`
+/// ends the whole command at once: `after` is never created (the shell, handed a SIGTERM,
+/// used to go on to its next statement), pith still exits with the signal's code.
+#[tokio::test]
+async fn a_stop_signal_ends_the_command_before_its_next_statement() {
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
+        let server = MockServer::start().await;
+        let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+        server.push(openai::tool_calls(
+            &[(
+                "call_sleep",
+                "bash",
+                r#"{"command":"touch started; sleep 3; touch after"}"#,
+            )],
+            Some((1000, 10)),
+        ));
+        let child = env.command(&["run", "--yes", "wait"]).spawn().unwrap();
+        let started = env.path().join("started");
+        let begun = std::time::Instant::now();
+        while !started.exists() && begun.elapsed() < Duration::from_secs(30) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(started.exists(), "the command never started");
+        let signalled = std::time::Instant::now();
+        signal(&child, sig);
+        let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+            .await
+            .expect("pith exits after the signal")
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(&out));
+        tokio::time::sleep(Duration::from_secs(4).saturating_sub(signalled.elapsed())).await;
+        assert!(
+            !env.path().join("after").exists(),
+            "signal {sig}: the statement after the interrupted one ran"
+        );
+    }
+}

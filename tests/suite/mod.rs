@@ -47,3 +47,4 @@ mod subagents;
 mod tools_api;
 mod tui_e2e;
 mod tui_local_server;
+mod tui_interrupt;

@@ -59,7 +59,7 @@ impl Session {
         assert!(tmux(&args).status.success(), "send-keys {keys:?}");
     }
 
-    fn type_text(&self, text: &str) {
+    pub(super) fn type_text(&self, text: &str) {
         self.keys(&["-l", text]);
     }
 
@@ -120,7 +120,7 @@ pub(super) fn status_line(screen: &str) -> String {
         .to_string()
 }
 
-fn write_config(dir: &Path, base_url: &str) -> std::path::PathBuf {
+pub(super) fn write_config(dir: &Path, base_url: &str) -> std::path::PathBuf {
     let path = dir.join("pith.toml");
     let toml = format!(
         r#"model = "mock/mock-model"

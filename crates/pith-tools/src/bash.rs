@@ -24,8 +24,6 @@ const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 /// How long to keep reading after the shell exits while a background process holds the pipe.
 const DRAIN_IDLE: Duration = Duration::from_millis(200);
 const DRAIN_MAX: Duration = Duration::from_secs(2);
-/// Grace between SIGTERM and the end of the whole tree when stopping a command.
-const KILL_GRACE: Duration = Duration::from_millis(500);
 /// How long the reaper gets to end the tree before it is killed itself.
 const REAPER_GRACE: Duration = Duration::from_secs(5);
 
@@ -265,8 +263,8 @@ fn shell() -> PathBuf {
 struct GroupGuard(Option<i32>);
 
 impl GroupGuard {
-    /// Signals every process of the group (the reaper ignores SIGTERM; the command's
-    /// processes get it).
+    /// Signals every process of the reaper's group (the last resort: the command's processes
+    /// are in a group of their own).
     fn signal_group(&self, sig: i32) {
         if let Some(pgid) = self.0 {
             // SAFETY: killpg has no memory-safety preconditions.
@@ -405,7 +403,12 @@ async fn run_command(
     }
     let mut notes = sandbox.notes.clone();
     if let Some(g) = guard_files {
-        notes.extend(g.after());
+        // (It walks the writable roots: off the async runtime.)
+        notes.extend(
+            tokio::task::spawn_blocking(move || g.after())
+                .await
+                .unwrap_or_default(),
+        );
     }
     Ok(RunResult {
         output: capture.output,
@@ -450,7 +453,7 @@ fn start(
     .map_err(|e| tool_err!("bash: could not set up the sandbox: {e}"))?;
     let guard_files = sandbox
         .sandboxed()
-        .then(|| Guard::before(&ctx.workspace, !sandbox.namespaces));
+        .then(|| Guard::before(&ctx.workspace, !sandbox.namespaces).scanning(&sandbox.writable));
     let spawned = cmd.spawn();
     // The Command holds the parent's copies of the pipe's write end: drop them so the read side
     // sees end-of-file when the command's processes exit.
@@ -467,8 +470,10 @@ fn start(
     })
 }
 
-/// Once the command `end`ed: a timed-out or interrupted command's tree is ended (SIGTERM, then
-/// the reaper, then SIGKILL to the group). Returns the shell's status when it is known.
+/// Once the command `end`ed: a timed-out or interrupted command's tree is ended at once (the
+/// reaper SIGKILLs it: no SIGTERM, which a shell can outlive and go on to its next statement;
+/// then SIGKILL to the reaper's group if the reaper hangs). Returns the shell's status when it
+/// is known.
 async fn settle(
     mut guard: GroupGuard,
     child: &mut tokio::process::Child,
@@ -482,18 +487,11 @@ async fn settle(
         }
         End::TimedOut | End::Cancelled => {
             tracing::debug!(?end, "bash: stopping the command's processes");
-            guard.signal_group(libc::SIGTERM);
-            status = tokio::time::timeout(KILL_GRACE, child.wait())
+            guard.stop_tree();
+            status = tokio::time::timeout(REAPER_GRACE, child.wait())
                 .await
                 .ok()
                 .and_then(Result::ok);
-            if status.is_none() {
-                guard.stop_tree();
-                status = tokio::time::timeout(REAPER_GRACE, child.wait())
-                    .await
-                    .ok()
-                    .and_then(Result::ok);
-            }
             if status.is_none() {
                 tracing::warn!("bash: the reaper did not exit; killing its group");
                 guard.signal_group(libc::SIGKILL);

@@ -13,8 +13,10 @@
 //! The reaper ends the tree when the command's process exits, on SIGUSR1 (the bash tool's
 //! "stop now") and when pith dies: pith holds the write end of a pipe nothing writes to, every
 //! reaper polls the read end, and the kernel closes the write end when pith dies, whatever
-//! killed it. It ignores the SIGTERM the tool sends the group (so the command's processes get
-//! their grace period), exits with the command's status (re-raising its signal) and, with
+//! killed it. A stop is SIGKILL at once, to the namespace's first process or the command's
+//! process group, never a SIGTERM a shell can outlive (a namespace's first process ignores
+//! it; elsewhere a `trap` runs, or the shell goes on to its next statement). The reaper
+//! ignores other signals, exits with the command's status (re-raising its signal) and, with
 //! nothing of pith's open, holds neither the command's output pipe nor pith's files.
 //!
 //! Everything in the forked child is async-signal-safe: system calls on data prepared before
@@ -79,14 +81,19 @@ unsafe fn setup(prepared: Option<&Prepared>, death_fd: Option<i32>) -> io::Resul
             return Err(io::Error::last_os_error());
         }
         if pid == 0 {
-            // The command's process: it dies with the reaper.
+            // The command's process: it dies with the reaper, and heads a process group of
+            // its own, so that the reaper can kill all of it with one signal.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            libc::setpgid(0, 0);
             libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             if let Some(p) = prepared {
                 p.enter_inner()?;
             }
             return Ok(());
         }
+        // (Also here: whichever of the two runs first, the group exists before the command
+        // can be stopped.)
+        libc::setpgid(pid, pid);
         reaper(pid, death_fd, pidns)
     }
 }
@@ -141,9 +148,10 @@ unsafe fn reaper(child: libc::pid_t, death_fd: Option<i32>, pidns: bool) -> ! {
         ] {
             handle(sig, on_other);
         }
+        // Signals stay blocked but while the reaper sleeps in `ppoll`, which unblocks them
+        // atomically: a stop that comes between the check and the sleep wakes it at once.
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
-        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         let mut status: Option<libc::c_int> = None;
         loop {
             reap(child, &mut status, libc::WNOHANG);
@@ -159,12 +167,36 @@ unsafe fn reaper(child: libc::pid_t, death_fd: Option<i32>, pidns: bool) -> ! {
                 revents: 0,
             };
             // Readable (end-of-file) or hung up: pith is gone.
-            if libc::poll(&mut pfd, 1, 1000) > 0 && pfd.revents != 0 {
+            if sleep(&mut pfd, &none) > 0 && pfd.revents != 0 {
                 break;
             }
         }
         end_tree(child, pidns, &mut status);
         exit_like(status)
+    }
+}
+
+/// Waits up to a second for `pfd`, letting signals in (`open`) only while it waits.
+#[cfg(target_os = "linux")]
+unsafe fn sleep(pfd: &mut libc::pollfd, open: &libc::sigset_t) -> libc::c_int {
+    let second = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    // SAFETY: ppoll on one live pollfd, a live timespec and a live signal set.
+    unsafe { libc::ppoll(pfd, 1, &second, open) }
+}
+
+/// Elsewhere (no `ppoll`; no sandbox either) a stop just before the wait waits a second.
+#[cfg(not(target_os = "linux"))]
+unsafe fn sleep(pfd: &mut libc::pollfd, open: &libc::sigset_t) -> libc::c_int {
+    // SAFETY: sigprocmask and poll on live data.
+    unsafe {
+        let mut blocked: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_SETMASK, open, &mut blocked);
+        let r = libc::poll(pfd, 1, 1000);
+        libc::sigprocmask(libc::SIG_SETMASK, &blocked, std::ptr::null_mut());
+        r
     }
 }
 
@@ -188,10 +220,13 @@ unsafe fn reap(child: libc::pid_t, status: &mut Option<libc::c_int>, flags: libc
     }
 }
 
-/// Kills everything the command left: the PID namespace with its first process, or else each
-/// child of the reaper (everything orphaned below it comes to it) until there is none.
+/// Kills everything the command left, SIGKILL first (a shell handed SIGTERM goes on to its
+/// next statement or runs its trap): the PID namespace with its first process, or else the
+/// command's process group at once and then each child of the reaper (everything orphaned
+/// below it comes to it) until there is none.
 unsafe fn end_tree(child: libc::pid_t, pidns: bool, status: &mut Option<libc::c_int>) {
     unsafe {
+        libc::kill(-child, libc::SIGKILL);
         if status.is_none() {
             libc::kill(child, libc::SIGKILL);
         }
