@@ -335,7 +335,8 @@ async fn a_config_file_in_the_workspace_is_protected_like_pith_toml() {
         openai::text("done", None),
     ]);
     let out = env
-        .command(&["run", "--yes", "--config", "dev.toml", "plant"])
+        // trusted: a `--config` file inside the workspace is otherwise cut to its harmless keys
+        .command(&["run", "--yes", "--trust", "--config", "dev.toml", "plant"])
         .output()
         .await
         .unwrap();
