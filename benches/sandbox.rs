@@ -34,6 +34,7 @@ fn ctx(root: &std::path::Path) -> ToolContext {
         outputs: None,
         progress: None,
         editor: None,
+        read_only_commands: false,
     }
 }
 

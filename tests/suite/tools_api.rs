@@ -34,6 +34,7 @@ fn fixture() -> Fixture {
         outputs: None,
         progress: None,
         editor: None,
+        read_only_commands: false,
     };
     Fixture { _dir: dir, ctx }
 }

@@ -243,6 +243,21 @@ pub struct Config {
     /// usual secrets under the home directory).
     #[serde(default)]
     pub sandbox_deny_read: Vec<PathBuf>,
+    /// Processes a sandboxed command may run at once (root included, through a pids cgroup).
+    #[serde(default = "default_max_processes")]
+    pub sandbox_max_processes: u64,
+    /// Bytes of memory a sandboxed command's processes may use together (a memory cgroup);
+    /// unset: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_memory_max: Option<u64>,
+    /// Bytes a sandboxed command may keep in its private `/tmp`; unset: the kernel's default
+    /// for a tmpfs (half the memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_tmp_size: Option<u64>,
+    /// The `--config` (or `PITH_CONFIG`) file this configuration was read from; not a key of
+    /// the file. Commands may not change it.
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
     /// Environment variables passed to commands although their name looks secret.
     #[serde(default)]
     pub env_allow: Vec<String>,
@@ -376,6 +391,10 @@ impl Default for Config {
             sandbox_network: false,
             sandbox_writable: Vec::new(),
             sandbox_deny_read: Vec::new(),
+            sandbox_max_processes: default_max_processes(),
+            sandbox_memory_max: None,
+            sandbox_tmp_size: None,
+            config_file: None,
             env_allow: Vec::new(),
             trusted_directories: Vec::new(),
             agent: BTreeMap::new(),
@@ -399,4 +418,7 @@ fn default_max_bytes() -> usize {
 }
 fn default_max_steps() -> u32 {
     100
+}
+fn default_max_processes() -> u64 {
+    4096
 }

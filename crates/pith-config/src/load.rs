@@ -155,6 +155,16 @@ pub fn load_with_env(
     env::apply(&mut merged, env)?;
     merged.imply_model();
     let mut config = merged.config()?;
+    // Commands may not change the file named with --config (sandbox/paths.rs).
+    config.config_file = opts
+        .config_file
+        .clone()
+        .or_else(|| {
+            env(ENV_CONFIG)
+                .filter(|v| !v.trim().is_empty())
+                .map(PathBuf::from)
+        })
+        .map(|p| p.canonicalize().unwrap_or(p));
     let Merged {
         origins,
         mut warnings,

@@ -63,6 +63,7 @@ impl Runner {
                 outputs: None,
                 progress: None,
                 editor: self.opts.editor.clone(),
+                read_only_commands: false,
             };
             let start = now_ms();
             let state = match self.tools.check("read", &input, &ctx) {

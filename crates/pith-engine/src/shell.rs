@@ -31,6 +31,7 @@ impl Runner {
             outputs: None,
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
+            read_only_commands: false,
         };
         let state = match self.tools.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {

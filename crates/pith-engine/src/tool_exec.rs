@@ -255,7 +255,7 @@ impl Runner {
         input: &Value,
         cancel: &CancellationToken,
     ) -> Result<ToolContext, ToolState> {
-        let ctx = ToolContext {
+        let mut ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
             session_id: self.log.session().id.clone(),
@@ -266,6 +266,7 @@ impl Runner {
             outputs: Some(Arc::new(Recallable(self.log.store().clone()))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
+            read_only_commands: false,
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.tools.registry().get(tool)
@@ -283,6 +284,9 @@ impl Runner {
         };
         // A mode chosen while the turn runs (Shift+Tab, an editor) counts from this call on.
         self.apply_settings();
+        // Plan mode: what the classifier lets through runs with the workspace read-only.
+        ctx.read_only_commands =
+            self.opts.config.permission_mode == pith_protocol::event::PermissionMode::Plan;
         let mut decision = pith_tools::mode::apply(
             self.opts.config.permission_mode,
             tool,

@@ -47,6 +47,8 @@ pub struct ToolContext {
     /// Where `read`, `write` and `edit` keep text when the front end is an editor that holds
     /// the files (its open buffers); `None`: the disk (§7.1).
     pub editor: Option<Arc<dyn editor::EditorFiles>>,
+    /// Commands run in a read-only sandbox (plan mode): no argument parser is the defence.
+    pub read_only_commands: bool,
 }
 
 /// Receives a running tool's output as it arrives (valid UTF-8, in order).
@@ -251,6 +253,7 @@ pub mod testutil {
                 outputs: None,
                 progress: None,
                 editor: None,
+                read_only_commands: false,
             };
             Ws { _dir: dir, ctx }
         }

@@ -8,8 +8,10 @@
 //! process limit, no capabilities, `no_new_privs`, Landlock and seccomp
 //! ([`Prepared::enter_inner`]).
 
+mod cgroup;
 mod landlock;
 mod namespaces;
+mod private_mounts;
 mod seccomp;
 
 use std::io;
@@ -18,8 +20,12 @@ use std::path::Path;
 
 use seccompiler::{BpfProgram, TargetArch};
 
-use super::{Applied, Support};
+use super::{Applied, Support, Tmp};
+use cgroup::Cgroup;
 use namespaces::Namespaces;
+use private_mounts::PrivateMounts;
+
+pub use cgroup::check as cgroup_check;
 
 /// Processes a sandboxed command may have at once, beyond those its user already runs when
 /// there is no user namespace to count them apart: a fork bomb stops there.
@@ -136,6 +142,11 @@ pub struct Prepared {
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     nproc: Option<libc::rlim_t>,
+    /// The cgroup the command runs in (its caps), joined before its process is forked.
+    cgroup: Option<Cgroup>,
+    /// Landlock rules for folders mounted in the child (its private `/tmp`, `/dev/shm`, its
+    /// own terminals), which the parent cannot open: (path, access).
+    late_rules: Vec<(&'static std::ffi::CStr, u64)>,
     /// The probe's trial: a `/proc` that cannot be mounted is an error, not a weaker sandbox.
     proc_must_mount: bool,
 }
@@ -147,12 +158,18 @@ impl Prepared {
         } else {
             &applied.writable
         };
+        let private_tmp = applied.tmp == Tmp::Mounted;
         let ns = if applied.namespaces {
+            let mut needed = vec![applied.workspace.clone()];
+            needed.extend(applied.writable.iter().cloned());
+            needed.extend(applied.protected.iter().cloned());
+            let private = PrivateMounts::new(private_tmp, applied.limits.tmp_size, &needed, true)?;
             Some(Namespaces::new(
                 &applied.protected,
                 &applied.hidden,
                 applied.confined_writes.then_some(writable),
                 (!applied.blocked_network, applied.proc),
+                private,
             )?)
         } else {
             None
@@ -174,18 +191,29 @@ impl Prepared {
         } else {
             Vec::new()
         };
+        let cap = applied.limits.processes.unwrap_or(MAX_PROCESSES);
         let nproc = applied.sandboxed().then(|| {
             if applied.namespaces {
-                MAX_PROCESSES
+                cap
             } else {
-                tasks_now().saturating_add(MAX_PROCESSES)
+                tasks_now().saturating_add(cap)
             }
         });
+        let mut late_rules = Vec::new();
+        if ruleset.is_some() && applied.namespaces {
+            late_rules.push((c"/dev/pts", landlock::kernel_access(true)));
+            if private_tmp && !applied.read_only {
+                let all = landlock::kernel_access(false);
+                late_rules.extend([(c"/tmp", all), (c"/dev/shm", all)]);
+            }
+        }
         Ok(Prepared {
             ns,
             ruleset,
             filters,
             nproc,
+            cgroup: cgroup_for(applied),
+            late_rules,
             proc_must_mount: false,
         })
     }
@@ -195,12 +223,22 @@ impl Prepared {
         self.ns.is_some()
     }
 
-    /// In the forked child, before the command's process is forked: namespaces and mounts.
+    /// In the forked child, before the command's process is forked: the cgroup, namespaces
+    /// and mounts, the Landlock rules for what was mounted.
     pub fn enter_outer(&self) -> io::Result<()> {
-        match &self.ns {
-            Some(ns) => ns.enter(),
-            None => Ok(()),
+        if let Some(cg) = &self.cgroup {
+            cg.join()?;
         }
+        if let Some(ns) = &self.ns {
+            ns.enter()?;
+        }
+        if let Some(fd) = &self.ruleset {
+            for (path, access) in &self.late_rules {
+                // SAFETY: system calls on a static path and an open ruleset.
+                unsafe { landlock::add_rule(fd.as_raw_fd(), path, *access)? };
+            }
+        }
+        Ok(())
     }
 
     /// In the command's own process, before exec. Async-signal-safe: no allocation, no locks.
@@ -247,6 +285,28 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// The cgroup for `applied`'s caps: a process cap for root (which `RLIMIT_NPROC` spares) and a
+/// memory cap when configured. `None` when there is none to make or it cannot be made (said
+/// once at start: [`super::CommandPolicy::unavailable_warning`]).
+fn cgroup_for(applied: &Applied) -> Option<Cgroup> {
+    if !applied.sandboxed() {
+        return None;
+    }
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let pids = applied
+        .limits
+        .processes
+        .filter(|_| root)
+        .map(|n| n.saturating_add(1)); // the reaper
+    if pids.is_none() && applied.limits.memory.is_none() {
+        return None;
+    }
+    Cgroup::new(pids, applied.limits.memory)
+        .map_err(|e| tracing::debug!("no cgroup for the command's caps: {e}"))
+        .ok()
 }
 
 /// The tasks running on the machine now (`/proc/loadavg`'s "running/total"): without a user
