@@ -15,6 +15,7 @@
 //! Commands never get the variables pith reads secrets from, nor ones named like secrets (see
 //! [`pith_secrets::EnvPolicy`]).
 
+mod caps;
 mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -26,10 +27,12 @@ mod support_cache;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use caps::Limits;
 pub use guard::Guard;
 pub use paths::{Hidden, StatePaths};
 use pith_config::{Config, SandboxMode};
 use pith_secrets::EnvPolicy;
+pub use private_tmp::Tmp;
 pub use reaper::STOP_SIGNAL;
 
 const SANDBOX_PROMPT: &str = include_str!("../../../../prompts/tools/bash-sandbox.md");
@@ -49,30 +52,6 @@ pub struct CommandPolicy {
     /// Files outside the usual protected names that commands may not change: the configured
     /// `instructions` (relative ones in the workspace) and the `--config` file.
     pub protect: Vec<PathBuf>,
-}
-
-/// Caps on one command (`None`: no cap of that kind).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Limits {
-    /// Processes at once (`RLIMIT_NPROC`, and a pids cgroup for root, which that limit spares).
-    pub processes: Option<u64>,
-    /// Bytes of memory for the whole tree (a memory cgroup).
-    pub memory: Option<u64>,
-    /// Bytes in the private `/tmp`.
-    pub tmp_size: Option<u64>,
-}
-
-/// What a command gets as its temp dir.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Tmp {
-    /// The machine's `/tmp` (no sandbox, or one that cannot give it a private one).
-    #[default]
-    Shared,
-    /// An empty tmpfs of its own on `/tmp`, in its mount namespace: gone with the call.
-    Mounted,
-    /// Without namespaces: a private folder of this pith process, `TMPDIR` (Landlock grants
-    /// it and not `/tmp`).
-    Dir(PathBuf),
 }
 
 /// What the kernel offers.
@@ -238,7 +217,7 @@ impl CommandPolicy {
         } else {
             let mut places = vec![
                 "the workspace".to_string(),
-                "a private temp dir ($TMPDIR, emptied after each command)".to_string(),
+                "a private temp dir ($TMPDIR, not the machine's /tmp)".to_string(),
                 "pith's saved tool outputs".to_string(),
             ];
             places.extend(self.writable.iter().map(|p| p.display().to_string()));
@@ -262,43 +241,13 @@ impl CommandPolicy {
     /// A one-line warning when the configured sandbox cannot be applied here, or only in
     /// part (naming what is then missing).
     pub fn unavailable_warning(&self) -> Option<String> {
-        match (self.warning_for(support()), self.caps_missing(support())) {
+        match (
+            self.warning_for(support()),
+            caps::missing(self.mode, &self.limits, support()),
+        ) {
             (Some(w), Some(c)) => Some(format!("{w}; {c}")),
             (w, c) => w.or(c),
         }
-    }
-
-    /// The configured caps this system cannot enforce, in words.
-    fn caps_missing(&self, s: &Support) -> Option<String> {
-        if self.mode == SandboxMode::Off {
-            return None;
-        }
-        let mut lost = Vec::new();
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: geteuid cannot fail.
-            let root = unsafe { libc::geteuid() } == 0;
-            if let Some(n) = self.limits.processes.filter(|_| root)
-                && let Err(why) = linux::cgroup_check("pids")
-            {
-                lost.push(format!(
-                    "pith runs as root, which the process limit spares, and no pids cgroup can be made ({why}): the cap of {n} processes is not enforced"
-                ));
-            }
-            if self.limits.memory.is_some()
-                && let Err(why) = linux::cgroup_check("memory")
-            {
-                lost.push(format!("sandbox_memory_max is not enforced ({why})"));
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        if self.limits.memory.is_some() {
-            lost.push("sandbox_memory_max is not enforced on this system".to_string());
-        }
-        if self.limits.tmp_size.is_some() && !s.has_namespaces() {
-            lost.push("sandbox_tmp_size is not enforced without user namespaces".to_string());
-        }
-        (!lost.is_empty()).then(|| lost.join("; "))
     }
 
     fn warning_for(&self, s: &Support) -> Option<String> {

@@ -12,7 +12,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::Tmp;
+/// What a command gets as its temp dir.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Tmp {
+    /// The machine's `/tmp` (no sandbox, or one that cannot give it a private one).
+    #[default]
+    Shared,
+    /// An empty tmpfs of its own on `/tmp`, in its mount namespace: gone with the call.
+    Mounted,
+    /// Without namespaces: a private folder of this pith process, `TMPDIR` (Landlock grants
+    /// it and not `/tmp`).
+    Dir(PathBuf),
+}
 
 /// The prefix of the private folders made without namespaces.
 const DIR_PREFIX: &str = "pith-tmp-";

@@ -41,6 +41,8 @@ const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
     "matcher",
     "command",
     "timeout",
+    "sandbox_memory_max",
+    "sandbox_tmp_size",
 ];
 
 /// Loads `config.example.toml` as the `--config` file of an undecided workspace.
