@@ -255,3 +255,25 @@ async fn configured_instruction_files_the_config_file_and_hard_links_are_read_on
     assert_eq!(read("AGENTS.md"), "be nice", "{out}");
     assert_eq!(read("other.md"), "ok\n");
 }
+
+#[tokio::test]
+async fn read_only_writes_nothing_but_its_own_tmp() {
+    if !full_support() {
+        return;
+    }
+    let mut m = Machine::new();
+    m.policy = m.policy.read_only();
+    let name = unique("ro");
+    let script = format!(
+        "{{ echo x > /tmp/{name} && cat /tmp/{name} && echo tmp-ok; echo y > made.txt; \
+         echo z > {o}/saved.txt; echo end; }} 2>&1",
+        o = m.outputs.display()
+    );
+    let (_, out) = run(&m.plan(), &m.ws, &script).await;
+    let leaked = Path::new("/tmp").join(&name).exists();
+    let _ = std::fs::remove_file(Path::new("/tmp").join(&name));
+    assert!(!leaked, "{out}");
+    assert!(out.contains("tmp-ok") && out.ends_with("end\n"), "{out}");
+    assert!(!m.ws.join("made.txt").exists(), "{out}");
+    assert!(!m.outputs.join("saved.txt").exists(), "{out}");
+}

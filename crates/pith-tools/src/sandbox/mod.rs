@@ -185,7 +185,11 @@ impl CommandPolicy {
     /// `outputs` is pith's saved tool-output folder, `tmp` the temp dir the command gets.
     pub fn writable_roots(&self, workspace: &Path, outputs: &Path, tmp: &Tmp) -> Vec<PathBuf> {
         if self.mode == SandboxMode::ReadOnly {
-            return Vec::new();
+            // Nothing of the machine's; a private /tmp is the command's own and gone after it.
+            return match tmp {
+                Tmp::Mounted => vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
+                _ => Vec::new(),
+            };
         }
         let mut roots = vec![workspace.to_path_buf()];
         match tmp {
@@ -213,7 +217,11 @@ impl CommandPolicy {
         let writes = if !self.confines_writes() {
             "writes are not confined".to_string()
         } else if self.mode == SandboxMode::ReadOnly {
-            "they cannot write any file (read-only sandbox)".to_string()
+            if support().has_namespaces() {
+                "they cannot write any file (read-only sandbox) but in their own empty /tmp, which is gone after the command".to_string()
+            } else {
+                "they cannot write any file (read-only sandbox)".to_string()
+            }
         } else {
             let mut places = vec![
                 "the workspace".to_string(),

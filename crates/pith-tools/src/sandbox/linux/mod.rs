@@ -16,7 +16,7 @@ mod seccomp;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use seccompiler::{BpfProgram, TargetArch};
 
@@ -153,19 +153,39 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(applied: &Applied) -> io::Result<Prepared> {
-        let writable: &[_] = if applied.read_only {
-            &[]
-        } else {
-            &applied.writable
-        };
         let private_tmp = applied.tmp == Tmp::Mounted;
+        // Read-only: nothing of the machine's, at most the command's own /tmp (gone after it).
+        let own_tmp =
+            |p: &PathBuf| private_tmp && (p == Path::new("/tmp") || p == Path::new("/dev/shm"));
+        let writable: Vec<PathBuf> = if applied.read_only {
+            applied
+                .writable
+                .iter()
+                .filter(|p| own_tmp(p))
+                .cloned()
+                .collect()
+        } else {
+            applied.writable.clone()
+        };
+        let writable = writable.as_slice();
         let ns = if applied.namespaces {
             let mut needed = vec![applied.workspace.clone()];
             needed.extend(applied.writable.iter().cloned());
             needed.extend(applied.protected.iter().cloned());
             let private = PrivateMounts::new(private_tmp, applied.limits.tmp_size, &needed, true)?;
+            // What is bound back into a private /tmp lies beneath it, which is writable: each
+            // such folder that is not writable itself (the workspace in read-only mode, a
+            // gitdir) is made read-only again.
+            let mut read_only = applied.protected.clone();
+            if private_tmp {
+                read_only.extend(
+                    private_mounts::kept_paths(&needed)
+                        .into_iter()
+                        .filter(|p| !writable.iter().any(|w| !own_tmp(w) && p.starts_with(w))),
+                );
+            }
             Some(Namespaces::new(
-                &applied.protected,
+                &read_only,
                 &applied.hidden,
                 applied.confined_writes.then_some(writable),
                 (!applied.blocked_network, applied.proc),
@@ -202,7 +222,7 @@ impl Prepared {
         let mut late_rules = Vec::new();
         if ruleset.is_some() && applied.namespaces {
             late_rules.push((c"/dev/pts", landlock::kernel_access(true)));
-            if private_tmp && !applied.read_only {
+            if private_tmp {
                 let all = landlock::kernel_access(false);
                 late_rules.extend([(c"/tmp", all), (c"/dev/shm", all)]);
             }

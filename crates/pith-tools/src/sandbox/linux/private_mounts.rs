@@ -112,7 +112,7 @@ impl PrivateMounts {
 }
 
 /// The paths of `needed` strictly under `/tmp`, without those inside another one.
-fn kept_paths(needed: &[PathBuf]) -> Vec<PathBuf> {
+pub fn kept_paths(needed: &[PathBuf]) -> Vec<PathBuf> {
     let mut under: Vec<PathBuf> = needed
         .iter()
         .filter(|p| p.starts_with("/tmp") && p.as_path() != Path::new("/tmp"))
