@@ -48,6 +48,21 @@ async fn nothing_a_command_writes_in_tmp_reaches_the_machines_tmp() {
         entries <= 3,
         "the private /tmp shows {entries} entries: {out}"
     );
+    // The attack as it was: a repository at /tmp itself, which `git status` anywhere below
+    // /tmp would find.
+    let root_git = Path::new("/tmp/.git");
+    if root_git.exists() {
+        println!("SKIPPED (/tmp/.git): the machine already has one");
+        return;
+    }
+    let script =
+        "git init -q /tmp && git -C /tmp config core.fsmonitor 'touch /tmp/PWNED' && echo planted";
+    let (_, out) = run(&m.plan(), &m.ws, script).await;
+    let leaked = root_git.exists();
+    if leaked {
+        let _ = std::fs::remove_dir_all(root_git);
+    }
+    assert!(!leaked && out.contains("planted"), "{out}");
 }
 
 #[tokio::test]
