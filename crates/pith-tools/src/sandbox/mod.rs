@@ -329,7 +329,9 @@ impl CommandPolicy {
             let walk: Vec<PathBuf> = writable
                 .iter()
                 .filter(|p| {
-                    tmp != Tmp::Mounted || !(p.starts_with("/tmp") || p.starts_with("/dev"))
+                    tmp != Tmp::Mounted
+                        || !(p.as_path() == Path::new("/tmp")
+                            || p.as_path() == Path::new("/dev/shm"))
                 })
                 .cloned()
                 .collect();
