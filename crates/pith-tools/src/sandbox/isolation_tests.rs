@@ -292,3 +292,34 @@ async fn read_only_writes_nothing_but_its_own_tmp() {
     assert!(!m.ws.join("made.txt").exists(), "{out}");
     assert!(!m.outputs.join("saved.txt").exists(), "{out}");
 }
+
+#[test]
+fn the_config_names_the_files_commands_may_not_change_and_the_caps() {
+    let config = Config {
+        instructions: vec![
+            PathBuf::from("docs/STYLE.md"),
+            PathBuf::from("/etc/team.md"),
+        ],
+        config_file: Some(PathBuf::from("/work/ws/my.toml")),
+        sandbox_max_processes: 64,
+        sandbox_memory_max: Some(1 << 30),
+        ..Config::default()
+    };
+    let policy = CommandPolicy::from_config(&config);
+    for p in ["docs/STYLE.md", "/etc/team.md", "/work/ws/my.toml"] {
+        assert!(
+            policy.protect.contains(&PathBuf::from(p)),
+            "{p}: {policy:?}"
+        );
+    }
+    assert_eq!(policy.limits.processes, Some(64));
+    assert_eq!(policy.limits.memory, Some(1 << 30));
+    assert_eq!(policy.limits.tmp_size, None);
+    // Plan mode's policy: read-only, or still off.
+    assert_eq!(policy.read_only().mode, SandboxMode::ReadOnly);
+    let off = CommandPolicy {
+        mode: SandboxMode::Off,
+        ..CommandPolicy::default()
+    };
+    assert_eq!(off.read_only().mode, SandboxMode::Off);
+}
