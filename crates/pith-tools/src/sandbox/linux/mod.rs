@@ -155,13 +155,11 @@ impl Prepared {
     pub fn new(applied: &Applied) -> io::Result<Prepared> {
         let private_tmp = applied.tmp == Tmp::Mounted;
         // Read-only: nothing of the machine's, at most the command's own /tmp (gone after it).
-        let own_tmp =
-            |p: &PathBuf| private_tmp && (p == Path::new("/tmp") || p == Path::new("/dev/shm"));
         let writable: Vec<PathBuf> = if applied.read_only {
             applied
                 .writable
                 .iter()
-                .filter(|p| own_tmp(p))
+                .filter(|p| own_tmp(private_tmp, p))
                 .cloned()
                 .collect()
         } else {
@@ -169,28 +167,7 @@ impl Prepared {
         };
         let writable = writable.as_slice();
         let ns = if applied.namespaces {
-            let mut needed = vec![applied.workspace.clone()];
-            needed.extend(applied.writable.iter().cloned());
-            needed.extend(applied.protected.iter().cloned());
-            let private = PrivateMounts::new(private_tmp, applied.limits.tmp_size, &needed, true)?;
-            // What is bound back into a private /tmp lies beneath it, which is writable: each
-            // such folder that is not writable itself (the workspace in read-only mode, a
-            // gitdir) is made read-only again.
-            let mut read_only = applied.protected.clone();
-            if private_tmp {
-                read_only.extend(
-                    private_mounts::kept_paths(&needed)
-                        .into_iter()
-                        .filter(|p| !writable.iter().any(|w| !own_tmp(w) && p.starts_with(w))),
-                );
-            }
-            Some(Namespaces::new(
-                &read_only,
-                &applied.hidden,
-                applied.confined_writes.then_some(writable),
-                (!applied.blocked_network, applied.proc),
-                private,
-            )?)
+            Some(namespaces(applied, writable, private_tmp)?)
         } else {
             None
         };
@@ -305,6 +282,41 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// `/tmp` or `/dev/shm` when they are the command's own (a private tmpfs).
+fn own_tmp(private_tmp: bool, p: &Path) -> bool {
+    private_tmp && (p == Path::new("/tmp") || p == Path::new("/dev/shm"))
+}
+
+/// The namespaces and mounts for `applied`, with `writable` the folders left writable.
+fn namespaces(
+    applied: &Applied,
+    writable: &[PathBuf],
+    private_tmp: bool,
+) -> io::Result<Namespaces> {
+    let mut needed = vec![applied.workspace.clone()];
+    needed.extend(applied.writable.iter().cloned());
+    needed.extend(applied.protected.iter().cloned());
+    let private = PrivateMounts::new(private_tmp, applied.limits.tmp_size, &needed, true)?;
+    // What is bound back into a private /tmp lies beneath it, which is writable: each such
+    // folder that is not writable itself (the workspace in read-only mode, a gitdir) is made
+    // read-only again.
+    let mut read_only = applied.protected.clone();
+    if private_tmp {
+        read_only.extend(private_mounts::kept_paths(&needed).into_iter().filter(|p| {
+            !writable
+                .iter()
+                .any(|w| !own_tmp(private_tmp, w) && p.starts_with(w))
+        }));
+    }
+    Namespaces::new(
+        &read_only,
+        &applied.hidden,
+        applied.confined_writes.then_some(writable),
+        (!applied.blocked_network, applied.proc),
+        private,
+    )
 }
 
 /// The cgroup for `applied`'s caps: a process cap for root (which `RLIMIT_NPROC` spares) and a
