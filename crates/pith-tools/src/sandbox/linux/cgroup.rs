@@ -179,7 +179,15 @@ fn sweep() {
                     .and_then(|n| n.strip_prefix(PREFIX))
                     .and_then(|r| r.split('-').next())
                     .and_then(|p| p.parse::<u32>().ok());
+                // Old ones only: a pid namespace may hide a live pith that just made its own.
+                let old = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 60);
                 if let Some(pid) = pid
+                    && old
                     && !Path::new(&format!("/proc/{pid}")).exists()
                 {
                     let _ = std::fs::remove_dir(entry.path());
