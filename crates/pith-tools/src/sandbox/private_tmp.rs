@@ -98,7 +98,14 @@ fn sweep(base: &Path) {
         else {
             continue;
         };
-        if Path::new(&format!("/proc/{pid}")).exists() {
+        // Old ones only: a pid namespace may hide a live pith that just made its own.
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 60);
+        if !old || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
