@@ -184,11 +184,55 @@ pub const MAX_LINK_WALK: usize = 100_000;
 /// (where a command could write through them; a name elsewhere is read-only anyway). Only
 /// files with more than one name cost a search, bounded by [`MAX_LINK_WALK`] entries; a name
 /// not found within it is said in `notes`.
+///
+/// A search is remembered for the process, keyed by the files' (device, inode, link count) and
+/// the roots, and used again while every name it found still is that file: a new link changes
+/// the count, a moved one fails the check. (A name the user moves into the workspace from
+/// outside, keeping the count, is found at the next change.)
 pub fn hard_links(
     protected: &[PathBuf],
     roots: &[PathBuf],
     notes: &mut Vec<String>,
 ) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    type Key = (Vec<(u64, u64, u64)>, Vec<PathBuf>);
+    /// A search: what it was for, the names it found, what it said.
+    type Search = (Key, Vec<PathBuf>, Vec<String>);
+    static SEARCHED: std::sync::Mutex<Vec<Search>> = std::sync::Mutex::new(Vec::new());
+    let ids: Vec<(u64, u64, u64)> = protected
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .filter(|m| m.is_file() && m.nlink() > 1)
+        .map(|m| (m.dev(), m.ino(), m.nlink()))
+        .collect();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let key: Key = (ids, roots.to_vec());
+    let still = |found: &[PathBuf]| {
+        found.iter().all(|p| {
+            std::fs::symlink_metadata(p)
+                .is_ok_and(|m| key.0.iter().any(|&(d, i, _)| (d, i) == (m.dev(), m.ino())))
+        })
+    };
+    let mut searched = SEARCHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, found, said)) = searched
+        .iter()
+        .find(|(k, found, _)| *k == key && still(found))
+    {
+        notes.extend(said.iter().cloned());
+        return found.clone();
+    }
+    let mut said = Vec::new();
+    let found = search_links(protected, roots, &mut said);
+    searched.retain(|(k, _, _)| k.1 != key.1);
+    searched.push((key, found.clone(), said.clone()));
+    notes.extend(said);
+    found
+}
+
+/// [`hard_links`] without the memory: the bounded walk.
+fn search_links(protected: &[PathBuf], roots: &[PathBuf], notes: &mut Vec<String>) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     // (device, inode) → (the protected path, names still to find)
     let mut wanted: Vec<((u64, u64), &Path, u64)> = protected
@@ -418,6 +462,29 @@ mod tests {
         ] {
             assert!(ro.contains(&ws.join(p)), "{p} not in {ro:?}");
         }
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_remembered_search_is_redone_when_a_name_it_found_moved() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "x").unwrap();
+        std::fs::hard_link(ws.join("AGENTS.md"), ws.join("a/one.md")).unwrap();
+        let protected = [ws.join("AGENTS.md")];
+        let roots = [ws.clone()];
+        let mut notes = Vec::new();
+        assert_eq!(
+            hard_links(&protected, &roots, &mut notes),
+            vec![ws.join("a/one.md")]
+        );
+        // The same count of names, one of them elsewhere now.
+        std::fs::rename(ws.join("a/one.md"), ws.join("two.md")).unwrap();
+        assert_eq!(
+            hard_links(&protected, &roots, &mut notes),
+            vec![ws.join("two.md")]
+        );
         assert!(notes.is_empty(), "{notes:?}");
     }
 }
