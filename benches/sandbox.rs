@@ -35,6 +35,7 @@ fn ctx(root: &std::path::Path) -> ToolContext {
         outputs: None,
         progress: None,
         editor: None,
+        read_only_commands: false,
     }
 }
 

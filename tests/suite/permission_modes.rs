@@ -210,3 +210,38 @@ async fn a_mode_change_sent_before_a_prompt_applies_to_it() {
         );
     }
 }
+
+/// Plan mode cannot write by construction (issue 37): what the classifier lets through runs
+/// in the read-only sandbox, so a writing flag it misses (`sed -ni`, which truncates) changes
+/// nothing, and the command finds the workspace read-only.
+#[tokio::test]
+async fn plan_mode_commands_run_with_the_workspace_read_only() {
+    if !super::security_sandbox::sandbox_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 32_000, 2_000, "");
+    std::fs::write(env.path().join("f.txt"), "keep me\n").unwrap();
+    server.push_all([
+        call("c1", "bash", r#"{"command":"sed -ni q f.txt"}"#),
+        call(
+            "c2",
+            "bash",
+            r#"{"command":"test -w . && echo WRITABLE || echo READ-ONLY"}"#,
+        ),
+        openai::text("Here is the plan.", Some((1_200, 5))),
+    ]);
+    let (out, _) = env
+        .run_json(&["--yes", "--permission-mode", "plan", "plan the change"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.path().join("f.txt")).unwrap(),
+        "keep me\n",
+        "a plan-mode command truncated a file"
+    );
+    if pith::sandbox::support().has_namespaces() {
+        let probe = last_tool_result(&server);
+        assert!(probe.contains("READ-ONLY"), "{probe}");
+    }
+}

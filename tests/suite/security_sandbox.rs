@@ -451,3 +451,48 @@ async fn a_command_cannot_read_pith_through_proc() {
     assert!(result.contains("end"), "{result} {}", stderr(&out));
     assert!(!result.contains(key), "{result}");
 }
+
+/// Issue 37: the configured `instructions` files and the `--config` file kept in the workspace
+/// are read-only to commands (their hooks would run outside the sandbox, their words reach the
+/// model), and so is the other name of a hard link the user made to `AGENTS.md`.
+#[tokio::test]
+async fn a_command_cannot_write_instruction_files_the_config_file_or_a_hard_link() {
+    if !namespaces_supported() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "instructions = [\"docs/STYLE.md\"]",
+    );
+    let ws = env.path().canonicalize().unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("docs/STYLE.md"), "style\n").unwrap();
+    std::fs::write(ws.join("AGENTS.md"), "be nice\n").unwrap();
+    std::fs::hard_link(ws.join("AGENTS.md"), ws.join("notes.md")).unwrap();
+    let config = ws.join("my.toml");
+    std::fs::copy(&env.config, &config).unwrap();
+    let before = std::fs::read_to_string(&config).unwrap();
+    let command = "echo evil >> docs/STYLE.md; printf '[[hooks.session_start]]\\ncommand = \"touch PWNED\"\\n' >> my.toml; \
+                   echo evil >> notes.md; echo ok > other.txt; echo end";
+    let config_arg = config.display().to_string();
+    let out = bash_in(&env, &server, command, &["--yes", "--config", &config_arg]).await;
+    assert!(out.contains("end"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("docs/STYLE.md")).unwrap(),
+        "style\n",
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("AGENTS.md")).unwrap(),
+        "be nice\n",
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("other.txt")).unwrap(),
+        "ok\n"
+    );
+}

@@ -38,6 +38,7 @@ fn fixture() -> Fixture {
             &root.join("ws"),
             &root.join("data"),
         )),
+        read_only_commands: false,
     };
     Fixture { _dir: dir, ctx }
 }

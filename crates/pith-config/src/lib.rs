@@ -204,7 +204,8 @@ pub struct Config {
     /// key of the file, so a repository cannot turn questions off.
     #[serde(skip)]
     pub permission_mode: pith_protocol::event::PermissionMode,
-    /// The `--config` / `PITH_CONFIG` file, absolute (the tools' policy protects it); not a key.
+    /// The `--config` / `PITH_CONFIG` file, absolute and real (the tools' policy protects it, the
+    /// sandbox binds it read-only); not a key.
     #[serde(skip)]
     pub config_file: Option<PathBuf>,
     #[serde(default)]
@@ -246,6 +247,17 @@ pub struct Config {
     /// usual secrets under the home directory).
     #[serde(default)]
     pub sandbox_deny_read: Vec<PathBuf>,
+    /// Processes a sandboxed command may run at once (root included, through a pids cgroup).
+    #[serde(default = "default_max_processes")]
+    pub sandbox_max_processes: u64,
+    /// Bytes of memory a sandboxed command's processes may use together (a memory cgroup);
+    /// unset: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_memory_max: Option<u64>,
+    /// Bytes a sandboxed command may keep in its private `/tmp`; unset: the kernel's default
+    /// for a tmpfs (half the memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_tmp_size: Option<u64>,
     /// Environment variables passed to commands although their name looks secret.
     #[serde(default)]
     pub env_allow: Vec<String>,
@@ -380,6 +392,9 @@ impl Default for Config {
             sandbox_network: false,
             sandbox_writable: Vec::new(),
             sandbox_deny_read: Vec::new(),
+            sandbox_max_processes: default_max_processes(),
+            sandbox_memory_max: None,
+            sandbox_tmp_size: None,
             env_allow: Vec::new(),
             trusted_directories: Vec::new(),
             agent: BTreeMap::new(),
@@ -403,4 +418,7 @@ fn default_max_bytes() -> usize {
 }
 fn default_max_steps() -> u32 {
     100
+}
+fn default_max_processes() -> u64 {
+    4096
 }

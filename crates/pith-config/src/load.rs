@@ -206,7 +206,9 @@ fn explicit_file(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -> Op
             .filter(|v| !v.trim().is_empty())
             .map(PathBuf::from)
     })?;
-    Some(std::path::absolute(&file).unwrap_or(file))
+    // the real file: commands may not change it (sandbox/paths.rs binds it read-only)
+    let file = std::path::absolute(&file).unwrap_or(file);
+    Some(file.canonicalize().unwrap_or(file))
 }
 
 /// Each file was checked on its own; limits set in different files meet only here.

@@ -72,6 +72,7 @@ impl Runner {
                 progress: None,
                 editor: self.opts.editor.clone(),
                 policy: self.policy(),
+                read_only_commands: false,
             };
             let state = self.attach_one(m, &path, &input, &ctx).await;
             m.push(PartKind::Tool {

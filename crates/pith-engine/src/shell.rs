@@ -32,6 +32,7 @@ impl Runner {
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
             policy: self.policy(),
+            read_only_commands: false,
         };
         let state = match self.tools.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {

@@ -255,7 +255,7 @@ impl Runner {
         input: &Value,
         cancel: &CancellationToken,
     ) -> Result<ToolContext, ToolState> {
-        let ctx = ToolContext {
+        let mut ctx = ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
             session_id: self.log.session().id.clone(),
@@ -267,6 +267,7 @@ impl Runner {
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
             policy: self.policy(),
+            read_only_commands: false,
         };
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.tools.registry().get(tool)
@@ -286,6 +287,9 @@ impl Runner {
         self.apply_settings();
         let checked = self.tools.check(tool, input, &ctx);
         let firm = self.tools.permissions().is_firm(&checked);
+        // Plan mode: what the classifier lets through runs with the workspace read-only.
+        ctx.read_only_commands =
+            self.opts.config.permission_mode == pith_protocol::event::PermissionMode::Plan;
         let mut decision = pith_tools::mode::apply(
             self.opts.config.permission_mode,
             tool,

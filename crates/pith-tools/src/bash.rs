@@ -111,12 +111,19 @@ impl Tool for Bash {
             .filter(|d| !d.is_empty())
             .map(str::to_string)
             .unwrap_or_else(|| command_title(&input.command));
-        let unsandboxed = input.unsandboxed == Some(true);
+        // Plan mode: the workspace is read-only too, and nothing runs outside the sandbox.
+        let plan_policy;
+        let (policy, unsandboxed) = if ctx.read_only_commands {
+            plan_policy = self.policy.read_only();
+            (&plan_policy, false)
+        } else {
+            (&*self.policy, input.unsandboxed == Some(true))
+        };
         let run = run_command(
             &input.command,
             ctx,
             Duration::from_millis(timeout_ms),
-            (&self.policy, unsandboxed),
+            (policy, unsandboxed),
         )
         .await?;
         report(run, input, title, timeout_ms)

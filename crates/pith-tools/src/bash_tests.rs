@@ -423,4 +423,39 @@ async fn renaming_over_a_symlinked_instruction_file_is_undone() {
             "the rules"
         );
     }
+#[tokio::test]
+async fn in_plan_mode_a_command_cannot_write_the_workspace() {
+    if !CommandPolicy::default().confines_writes() {
+        println!("SKIPPED: no write sandbox here");
+        return;
+    }
+    let mut ws = Ws::new();
+    ws.write("f.txt", "keep me\n");
+    ws.ctx.read_only_commands = true;
+    let out = run(
+        &ws,
+        json!({"command": "sed -ni q f.txt; touch new.txt; echo end"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.output.contains("end"), "{}", out.output);
+    // Nor can it ask to run outside the sandbox.
+    let _ = run(
+        &ws,
+        json!({"command": "touch out.txt", "unsandboxed": true}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.ctx.workspace.join("f.txt")).unwrap(),
+        "keep me\n",
+        "{}",
+        out.output
+    );
+    for made in ["new.txt", "out.txt"] {
+        assert!(!ws.ctx.workspace.join(made).exists(), "{made}");
+    }
+    // Out of plan mode the same command writes.
+    ws.ctx.read_only_commands = false;
+    run(&ws, json!({"command": "touch new.txt"})).await.unwrap();
+    assert!(ws.ctx.workspace.join("new.txt").exists());
 }

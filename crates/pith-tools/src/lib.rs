@@ -51,6 +51,8 @@ pub struct ToolContext {
     pub editor: Option<Arc<dyn editor::EditorFiles>>,
     /// What no tool may change without the user, and what no tool may touch (`policy`).
     pub policy: Arc<policy::Policy>,
+    /// Commands run in a read-only sandbox (plan mode): no argument parser is the defence.
+    pub read_only_commands: bool,
 }
 
 /// Receives a running tool's output as it arrives (valid UTF-8, in order).
@@ -258,6 +260,7 @@ pub mod testutil {
                 progress: None,
                 editor: None,
                 policy: Arc::new(policy::Policy::new(&workspace, &data_dir)),
+                read_only_commands: false,
             };
             Ws { _dir: dir, ctx }
         }

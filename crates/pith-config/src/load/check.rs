@@ -38,6 +38,7 @@ pub(super) fn check_config(config: &Config, root: &DeTable<'_>) -> Result<(), Pr
     check_models(config, root)?;
     check_permission(config, root)?;
     check_max_steps(config, root)?;
+    check_sandbox_caps(config, root)?;
     for (name, provider) in &config.provider {
         check_provider(name, provider, root)?;
     }
@@ -154,6 +155,40 @@ fn check_max_steps(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
             span_at(root, &["max_steps"]),
             "max_steps must be at least 1",
         ));
+    }
+    Ok(())
+}
+
+/// `sandbox_max_processes`, `sandbox_memory_max`, `sandbox_tmp_size`: a cap no command could
+/// run under is a mistake, said where it is.
+fn check_sandbox_caps(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
+    let caps = [
+        (
+            "sandbox_max_processes",
+            Some(config.sandbox_max_processes),
+            8,
+            "8",
+        ),
+        (
+            "sandbox_memory_max",
+            config.sandbox_memory_max,
+            16 << 20,
+            "16 MiB (16777216)",
+        ),
+        (
+            "sandbox_tmp_size",
+            config.sandbox_tmp_size,
+            1 << 20,
+            "1 MiB (1048576)",
+        ),
+    ];
+    for (key, value, least, said) in caps {
+        if value.is_some_and(|v| v < least) {
+            return Err(Problem::new(
+                span_at(root, &[key]),
+                format!("{key} must be at least {said}"),
+            ));
+        }
     }
     Ok(())
 }

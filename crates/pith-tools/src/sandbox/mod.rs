@@ -15,20 +15,24 @@
 //! Commands never get the variables pith reads secrets from, nor ones named like secrets (see
 //! [`pith_secrets::EnvPolicy`]).
 
+mod caps;
 mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
 pub mod paths;
+mod private_tmp;
 mod reaper;
 mod support_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use caps::Limits;
 pub use guard::Guard;
 pub use paths::{Hidden, StatePaths};
 use pith_config::{Config, SandboxMode};
 use pith_secrets::EnvPolicy;
+pub use private_tmp::Tmp;
 pub use reaper::STOP_SIGNAL;
 
 const SANDBOX_PROMPT: &str = include_str!("../../../../prompts/tools/bash-sandbox.md");
@@ -43,6 +47,11 @@ pub struct CommandPolicy {
     pub env: EnvPolicy,
     /// The home and config dirs and `sandbox_deny_read`: what is hidden from commands.
     pub state: StatePaths,
+    /// The caps on a command's processes, memory and `/tmp` (`sandbox_max_processes`, …).
+    pub limits: Limits,
+    /// Files outside the usual protected names that commands may not change: the configured
+    /// `instructions` (relative ones in the workspace) and the `--config` file.
+    pub protect: Vec<PathBuf>,
 }
 
 /// What the kernel offers.
@@ -123,13 +132,38 @@ impl CommandPolicy {
     pub fn from_config(config: &Config) -> CommandPolicy {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let extra = expand_home(&config.sandbox_deny_read, home.as_deref());
+        let mut protect = expand_home(&config.instructions, home.as_deref());
+        protect.extend(
+            config
+                .instructions
+                .iter()
+                .filter(|p| p.is_relative() && !p.starts_with("~"))
+                .cloned(),
+        );
+        protect.extend(config.config_file.iter().cloned());
         CommandPolicy {
             mode: config.sandbox,
             network: config.sandbox_network,
             writable: expand_home(&config.sandbox_writable, home.as_deref()),
             env: EnvPolicy::from_config(config),
-            state: StatePaths::from_env(extra).with_named(config),
+            state: StatePaths::from_env(extra),
+            limits: Limits {
+                processes: Some(config.sandbox_max_processes),
+                memory: config.sandbox_memory_max,
+                tmp_size: config.sandbox_tmp_size,
+            },
+            protect,
         }
+    }
+
+    /// This policy with the workspace read-only too (plan mode: nothing is written, whatever
+    /// the command's arguments say). `off` stays off.
+    pub fn read_only(&self) -> CommandPolicy {
+        let mut p = self.clone();
+        if p.mode != SandboxMode::Off {
+            p.mode = SandboxMode::ReadOnly;
+        }
+        p
     }
 
     /// Whether the write sandbox is in force for commands (configured, and supported here).
@@ -148,15 +182,26 @@ impl CommandPolicy {
     }
 
     /// The directories commands may write to for this workspace (workspace-write mode);
-    /// `outputs` is pith's saved tool-output folder.
-    pub fn writable_roots(&self, workspace: &Path, outputs: &Path) -> Vec<PathBuf> {
+    /// `outputs` is pith's saved tool-output folder, `tmp` the temp dir the command gets.
+    pub fn writable_roots(&self, workspace: &Path, outputs: &Path, tmp: &Tmp) -> Vec<PathBuf> {
         if self.mode == SandboxMode::ReadOnly {
-            return Vec::new();
+            // Nothing of the machine's; a private /tmp is the command's own and gone after it.
+            return match tmp {
+                Tmp::Mounted => vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
+                _ => Vec::new(),
+            };
         }
-        let mut roots = vec![workspace.to_path_buf(), PathBuf::from("/tmp")];
-        let tmp = std::env::temp_dir();
-        if !roots.contains(&tmp) {
-            roots.push(tmp);
+        let mut roots = vec![workspace.to_path_buf()];
+        match tmp {
+            Tmp::Mounted => roots.extend([PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]),
+            Tmp::Dir(dir) => roots.push(dir.clone()),
+            Tmp::Shared => {
+                roots.push(PathBuf::from("/tmp"));
+                let tmp = std::env::temp_dir();
+                if !roots.contains(&tmp) {
+                    roots.push(tmp);
+                }
+            }
         }
         roots.push(outputs.to_path_buf());
         roots.extend(self.writable.iter().cloned());
@@ -172,11 +217,15 @@ impl CommandPolicy {
         let writes = if !self.confines_writes() {
             "writes are not confined".to_string()
         } else if self.mode == SandboxMode::ReadOnly {
-            "they cannot write any file (read-only sandbox)".to_string()
+            if support().has_namespaces() {
+                "they cannot write any file (read-only sandbox) but in their own empty /tmp, which is gone after the command".to_string()
+            } else {
+                "they cannot write any file (read-only sandbox)".to_string()
+            }
         } else {
             let mut places = vec![
                 "the workspace".to_string(),
-                "the temp dir (/tmp)".to_string(),
+                "a private temp dir ($TMPDIR, not the machine's /tmp)".to_string(),
                 "pith's saved tool outputs".to_string(),
             ];
             places.extend(self.writable.iter().map(|p| p.display().to_string()));
@@ -200,7 +249,13 @@ impl CommandPolicy {
     /// A one-line warning when the configured sandbox cannot be applied here, or only in
     /// part (naming what is then missing).
     pub fn unavailable_warning(&self) -> Option<String> {
-        self.warning_for(support())
+        match (
+            self.warning_for(support()),
+            caps::missing(self.mode, &self.limits, support()),
+        ) {
+            (Some(w), Some(c)) => Some(format!("{w}; {c}")),
+            (w, c) => w.or(c),
+        }
     }
 
     fn warning_for(&self, s: &Support) -> Option<String> {
@@ -257,15 +312,30 @@ impl CommandPolicy {
     /// The sandbox for one command in `workspace` (`data_dir` is pith's, `outputs` its
     /// tool-output folder inside it), as this kernel allows it.
     pub fn plan(&self, workspace: &Path, data_dir: &Path, outputs: &Path) -> Applied {
-        let s = support();
-        let confined_writes = self.confines_writes();
-        let blocked_network = self.blocks_network();
+        self.plan_for(support(), workspace, data_dir, outputs)
+    }
+
+    /// [`CommandPolicy::plan`] on a kernel that offers `s`.
+    fn plan_for(&self, s: &Support, workspace: &Path, data_dir: &Path, outputs: &Path) -> Applied {
+        let confined_writes = self.mode != SandboxMode::Off && s.landlock.is_some();
+        let blocked_network = self.mode != SandboxMode::Off && !self.network && s.seccomp;
         let namespaces = (confined_writes || blocked_network) && s.has_namespaces();
         let mut notes = Vec::new();
+        let tmp = private_tmp::choose(namespaces, confined_writes, workspace, &mut notes);
+        let writable = self.writable_roots(workspace, outputs, &tmp);
         let protected = if namespaces {
-            let mut ro = paths::read_only(workspace, &mut notes);
-            ro.extend(self.state.named_read_only(workspace));
-            ro
+            let extra = paths::resolve_extra(&self.protect, workspace);
+            // A private /tmp holds nothing yet: the machine's is no place to look for links.
+            let walk: Vec<PathBuf> = writable
+                .iter()
+                .filter(|p| {
+                    tmp != Tmp::Mounted
+                        || !(p.as_path() == Path::new("/tmp")
+                            || p.as_path() == Path::new("/dev/shm"))
+                })
+                .cloned()
+                .collect();
+            paths::read_only(workspace, &extra, &walk, &mut notes)
         } else {
             Vec::new()
         };
@@ -278,12 +348,15 @@ impl CommandPolicy {
             confined_writes,
             blocked_network,
             read_only: self.mode == SandboxMode::ReadOnly,
-            writable: self.writable_roots(workspace, outputs),
+            writable,
             hidden,
             protected,
             namespaces,
             proc: namespaces && s.proc,
             scoped: s.scoped(),
+            workspace: workspace.to_path_buf(),
+            tmp,
+            limits: self.limits,
             notes,
         }
     }
@@ -306,6 +379,12 @@ pub struct Applied {
     pub proc: bool,
     /// Landlock scopes signals and abstract Unix sockets to the sandbox.
     pub scoped: bool,
+    /// The workspace (kept visible in a private `/tmp` that covers it).
+    pub workspace: PathBuf,
+    /// The command's temp dir.
+    pub tmp: Tmp,
+    /// Its caps.
+    pub limits: Limits,
     /// What could not be protected as planned, for the model and the log.
     pub notes: Vec<String>,
 }
@@ -439,6 +518,15 @@ pub fn apply(
     } else {
         let applied = policy.plan(workspace, data_dir, outputs);
         let prepared = prepare(&applied)?;
+        match &applied.tmp {
+            Tmp::Mounted => {
+                cmd.env("TMPDIR", "/tmp");
+            }
+            Tmp::Dir(dir) => {
+                cmd.env("TMPDIR", dir);
+            }
+            Tmp::Shared => {}
+        }
         (applied, prepared)
     };
     // SAFETY: the setup makes only async-signal-safe system calls on data prepared here
@@ -461,3 +549,6 @@ fn prepare(_applied: &Applied) -> std::io::Result<Option<Prepared>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod isolation_tests;

@@ -66,10 +66,6 @@ pub struct StatePaths {
     pub config_dir: Option<PathBuf>,
     /// `sandbox_deny_read` from the config (absolute, `~` expanded).
     pub extra: Vec<PathBuf>,
-    /// Files the configuration names that pith takes commands or instructions from (the
-    /// `--config` file, the configured `instructions`; relative ones in the workspace): kept
-    /// read-only like `pith.toml` (`policy`).
-    pub named: Vec<PathBuf>,
 }
 
 impl StatePaths {
@@ -84,23 +80,7 @@ impl StatePaths {
             home,
             config_dir,
             extra,
-            named: Vec::new(),
         }
-    }
-
-    /// With the files the configuration names (see [`named`](Self::named)).
-    pub fn with_named(mut self, config: &pith_config::Config) -> StatePaths {
-        self.named = config.config_file.iter().cloned().collect();
-        self.named.extend(config.instructions.iter().cloned());
-        self
-    }
-
-    /// The named files that exist, for `workspace`, resolved (a bind protects the target).
-    pub fn named_read_only(&self, workspace: &Path) -> Vec<PathBuf> {
-        self.named
-            .iter()
-            .filter_map(|p| std::fs::canonicalize(workspace.join(p)).ok())
-            .collect()
     }
 }
 
@@ -149,9 +129,16 @@ pub fn hidden(
 }
 
 /// The read-only paths for `workspace`: each protected name that exists, and for a `.git` file
-/// (a linked worktree or a submodule) the gitdir it names and that gitdir's common dir.
-/// `notes` gets a line for a layout that cannot be protected fully.
-pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
+/// (a linked worktree or a submodule) the gitdir it names and that gitdir's common dir; then
+/// `extra` (existing, absolute: [`resolve_extra`]) and the other names of any protected file
+/// with hard links, found in `roots` ([`hard_links`]). `notes` gets a line for a layout that
+/// cannot be protected fully.
+pub fn read_only(
+    workspace: &Path,
+    extra: &[PathBuf],
+    roots: &[PathBuf],
+    notes: &mut Vec<String>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for name in PROTECTED_NAMES {
         let path = workspace.join(name);
@@ -183,9 +170,140 @@ pub fn read_only(workspace: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     out.extend(crate::policy::startup_files(workspace, home.as_deref()));
+    out.extend(extra.iter().cloned());
+    let links = hard_links(&out, roots, notes);
+    out.extend(links);
     out.sort();
     out.dedup();
     out
+}
+
+/// The configured extra protected files (`instructions`, the `--config` file) that exist, as
+/// absolute paths with links resolved: relative ones are in `workspace`.
+pub fn resolve_extra(paths: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let p = if p.is_absolute() {
+                p.clone()
+            } else {
+                workspace.join(p)
+            };
+            std::fs::canonicalize(p).ok()
+        })
+        .collect()
+}
+
+/// Entries a search for a protected file's other names looks at before it gives up.
+pub const MAX_LINK_WALK: usize = 100_000;
+
+/// The other names of the regular files in `protected` that have hard links, inside `roots`
+/// (where a command could write through them; a name elsewhere is read-only anyway). Only
+/// files with more than one name cost a search, bounded by [`MAX_LINK_WALK`] entries; a name
+/// not found within it is said in `notes`.
+///
+/// A search is remembered for the process, keyed by the files' (device, inode, link count) and
+/// the roots, and used again while every name it found still is that file: a new link changes
+/// the count, a moved one fails the check. (A name the user moves into the workspace from
+/// outside, keeping the count, is found at the next change.)
+pub fn hard_links(
+    protected: &[PathBuf],
+    roots: &[PathBuf],
+    notes: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    type Key = (Vec<(u64, u64, u64)>, Vec<PathBuf>);
+    /// A search: what it was for, the names it found, what it said.
+    type Search = (Key, Vec<PathBuf>, Vec<String>);
+    static SEARCHED: std::sync::Mutex<Vec<Search>> = std::sync::Mutex::new(Vec::new());
+    let ids: Vec<(u64, u64, u64)> = protected
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .filter(|m| m.is_file() && m.nlink() > 1)
+        .map(|m| (m.dev(), m.ino(), m.nlink()))
+        .collect();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let key: Key = (ids, roots.to_vec());
+    let still = |found: &[PathBuf]| {
+        found.iter().all(|p| {
+            std::fs::symlink_metadata(p)
+                .is_ok_and(|m| key.0.iter().any(|&(d, i, _)| (d, i) == (m.dev(), m.ino())))
+        })
+    };
+    let mut searched = SEARCHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, found, said)) = searched
+        .iter()
+        .find(|(k, found, _)| *k == key && still(found))
+    {
+        notes.extend(said.iter().cloned());
+        return found.clone();
+    }
+    let mut said = Vec::new();
+    let found = search_links(protected, roots, &mut said);
+    searched.retain(|(k, _, _)| k.1 != key.1);
+    searched.push((key, found.clone(), said.clone()));
+    notes.extend(said);
+    found
+}
+
+/// [`hard_links`] without the memory: the bounded walk.
+fn search_links(protected: &[PathBuf], roots: &[PathBuf], notes: &mut Vec<String>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    // (device, inode) → (the protected path, names still to find)
+    let mut wanted: Vec<((u64, u64), &Path, u64)> = protected
+        .iter()
+        .filter_map(|p| {
+            let m = std::fs::symlink_metadata(p).ok()?;
+            (m.is_file() && m.nlink() > 1).then(|| ((m.dev(), m.ino()), p.as_path(), m.nlink() - 1))
+        })
+        .collect();
+    let mut found = Vec::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    let mut budget = MAX_LINK_WALK;
+    let mut stack: Vec<PathBuf> = roots.to_vec();
+    while let Some(dir) = stack.pop() {
+        if budget == 0 || wanted.iter().all(|w| w.2 == 0) {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let Ok(m) = entry.metadata() else { continue };
+            if m.is_dir() {
+                if wanted.iter().any(|w| w.0.0 == m.dev()) {
+                    stack.push(entry.path());
+                }
+                continue;
+            }
+            let path = entry.path();
+            for w in wanted.iter_mut() {
+                if m.is_file() && w.0 == (m.dev(), m.ino()) && path != w.1 && !found.contains(&path)
+                {
+                    found.push(path.clone());
+                    w.2 = w.2.saturating_sub(1);
+                }
+            }
+        }
+    }
+    for (_, path, left) in wanted.iter().filter(|w| w.2 > 0) {
+        // Names outside the writable folders cannot be written through anyway.
+        if budget == 0 {
+            notes.push(format!(
+                "{} has {left} other name(s) (hard links) not found within {MAX_LINK_WALK} entries of the writable folders: a command could change it through them",
+                path.display()
+            ));
+        }
+    }
+    found
 }
 
 /// Why the gitdir a `.git` file names could not be found (said in the sandbox's note).
@@ -250,7 +368,6 @@ mod tests {
             home: Some(home.to_path_buf()),
             config_dir: Some(config.to_path_buf()),
             extra: Vec::new(),
-            named: Vec::new(),
         }
     }
 
@@ -340,7 +457,7 @@ mod tests {
         std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
         std::fs::write(ws.join("AGENTS.md"), "be nice").unwrap();
         let mut notes = Vec::new();
-        let ro = read_only(&ws, &mut notes);
+        let ro = read_only(&ws, &[], std::slice::from_ref(&ws), &mut notes);
         assert!(notes.is_empty(), "{notes:?}");
         for p in [
             ws.join(".git"),
@@ -360,8 +477,62 @@ mod tests {
         let ws = t.path().canonicalize().unwrap();
         std::fs::write(ws.join(".git"), "gitdir: /nowhere/at/all\n").unwrap();
         let mut notes = Vec::new();
-        let ro = read_only(&ws, &mut notes);
+        let ro = read_only(&ws, &[], std::slice::from_ref(&ws), &mut notes);
         assert_eq!(ro, vec![ws.join(".git")]);
         assert!(notes[0].contains("not a directory"), "{notes:?}");
+    }
+
+    #[test]
+    fn other_names_of_a_protected_file_and_configured_files_are_read_only() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("docs/deep")).unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "be nice").unwrap();
+        std::fs::hard_link(ws.join("AGENTS.md"), ws.join("docs/deep/notes.md")).unwrap();
+        std::fs::write(ws.join("docs/STYLE.md"), "style").unwrap();
+        std::fs::write(ws.join("my.toml"), "").unwrap();
+        let extra = resolve_extra(
+            &[
+                PathBuf::from("docs/STYLE.md"),
+                ws.join("my.toml"),
+                PathBuf::from("missing.md"),
+            ],
+            &ws,
+        );
+        assert_eq!(extra, vec![ws.join("docs/STYLE.md"), ws.join("my.toml")]);
+        let mut notes = Vec::new();
+        let ro = read_only(&ws, &extra, std::slice::from_ref(&ws), &mut notes);
+        for p in [
+            "AGENTS.md",
+            "docs/deep/notes.md",
+            "docs/STYLE.md",
+            "my.toml",
+        ] {
+            assert!(ro.contains(&ws.join(p)), "{p} not in {ro:?}");
+        }
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_remembered_search_is_redone_when_a_name_it_found_moved() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "x").unwrap();
+        std::fs::hard_link(ws.join("AGENTS.md"), ws.join("a/one.md")).unwrap();
+        let protected = [ws.join("AGENTS.md")];
+        let roots = [ws.clone()];
+        let mut notes = Vec::new();
+        assert_eq!(
+            hard_links(&protected, &roots, &mut notes),
+            vec![ws.join("a/one.md")]
+        );
+        // The same count of names, one of them elsewhere now.
+        std::fs::rename(ws.join("a/one.md"), ws.join("two.md")).unwrap();
+        assert_eq!(
+            hard_links(&protected, &roots, &mut notes),
+            vec![ws.join("two.md")]
+        );
+        assert!(notes.is_empty(), "{notes:?}");
     }
 }

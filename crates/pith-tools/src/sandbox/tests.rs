@@ -1,7 +1,7 @@
 use super::*;
 
 /// Runs `script` with `sh -c` under `applied` in `dir`; returns (exit success, output).
-async fn run(applied: &Applied, dir: &Path, script: &str) -> (bool, String) {
+pub(super) async fn run(applied: &Applied, dir: &Path, script: &str) -> (bool, String) {
     let mut cmd = tokio::process::Command::new("/bin/sh");
     cmd.arg("-c").arg(script).current_dir(dir);
     let prepared = if applied.sandboxed() || applied.namespaces {
@@ -23,7 +23,7 @@ async fn run(applied: &Applied, dir: &Path, script: &str) -> (bool, String) {
 }
 
 /// Whether the kernel supports what a test needs; prints the reason when it does not.
-fn supported(what: &str, ok: bool) -> bool {
+pub(super) fn supported(what: &str, ok: bool) -> bool {
     if !ok {
         println!(
             "SKIPPED ({what}): {}",
@@ -276,18 +276,18 @@ fn a_kernel_without_support_is_named_in_one_warning() {
 }
 
 /// A home with secrets, pith's data and config dirs and a git workspace, all in a temp dir.
-struct Machine {
+pub(super) struct Machine {
     _dir: tempfile::TempDir,
-    home: PathBuf,
-    data: PathBuf,
-    outputs: PathBuf,
-    ws: PathBuf,
-    policy: CommandPolicy,
+    pub(super) home: PathBuf,
+    pub(super) data: PathBuf,
+    pub(super) outputs: PathBuf,
+    pub(super) ws: PathBuf,
+    pub(super) policy: CommandPolicy,
 }
 
 impl Machine {
     /// Made outside /tmp and $TMPDIR (both writable in the sandbox) where possible.
-    fn new() -> Machine {
+    pub(super) fn new() -> Machine {
         let tmp = std::env::temp_dir();
         let outside = [
             PathBuf::from("/var/tmp"),
@@ -325,7 +325,6 @@ impl Machine {
                 home: Some(home.clone()),
                 config_dir: Some(config),
                 extra: Vec::new(),
-                named: Vec::new(),
             },
             ..CommandPolicy::default()
         };
@@ -339,22 +338,23 @@ impl Machine {
         }
     }
 
-    fn plan(&self) -> Applied {
+    pub(super) fn plan(&self) -> Applied {
         self.policy.plan(&self.ws, &self.data, &self.outputs)
     }
 
     /// The plan as it is on a system without user namespaces.
-    fn plan_without_namespaces(&self) -> Applied {
-        Applied {
-            namespaces: false,
+    pub(super) fn plan_without_namespaces(&self) -> Applied {
+        let s = Support {
+            namespaces: Some("test".into()),
             proc: false,
-            protected: Vec::new(),
-            ..self.plan()
-        }
+            ..support().clone()
+        };
+        self.policy
+            .plan_for(&s, &self.ws, &self.data, &self.outputs)
     }
 }
 
-fn full_support() -> bool {
+pub(super) fn full_support() -> bool {
     supported("Landlock", support().landlock.is_some())
         && supported("seccomp", support().seccomp)
         && supported(

@@ -41,6 +41,8 @@ const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
     "matcher",
     "command",
     "timeout",
+    "sandbox_memory_max",
+    "sandbox_tmp_size",
 ];
 
 /// Loads `config.example.toml` as the `--config` file of an undecided workspace.
@@ -86,6 +88,8 @@ fn example_config_parses_and_documents_every_key() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config.example.toml");
     let l = load_example(&path);
     assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    // The sandbox keeps the file named with --config read-only (sandbox/paths.rs).
+    assert_eq!(l.config.config_file, Some(path.canonicalize().unwrap()));
     // Copied as it is, the example starts nothing: every server in it is commented out.
     assert!(
         l.config.mcp.is_empty(),

@@ -151,6 +151,14 @@ fn semantic_errors_are_located() {
             "3:12: provider.box.base_url must start with http:// or https://, got \"ftp://box\"",
         ),
         ("max_steps = 0\n", "1:13: max_steps must be at least 1"),
+        (
+            "sandbox_max_processes = 0\n",
+            "1:25: sandbox_max_processes must be at least 8",
+        ),
+        (
+            "sandbox_memory_max = 1000\n",
+            "1:22: sandbox_memory_max must be at least 16 MiB (16777216)",
+        ),
     ];
     for (text, want) in cases {
         let f = Fixture::new().workspace(text);

@@ -137,6 +137,64 @@ pub fn ruleset(grants: &[Grant], scoped: bool) -> io::Result<OwnedFd> {
     fd.ok_or_else(|| landlock_err("the kernel refused the ruleset"))
 }
 
+/// The access bits this kernel's Landlock handles out of what pith asks for: all of them, or
+/// (`files_only`) those that apply to files. For rules added in the child.
+pub fn kernel_access(files_only: bool) -> u64 {
+    // SAFETY: with a null attribute, size 0 and the VERSION flag the call only returns the ABI.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    let abi = ABI::from(abi as i32);
+    let access = if files_only {
+        AccessFs::from_file(abi) & AccessFs::from_file(ABI_WANTED)
+    } else {
+        AccessFs::from_all(abi) & AccessFs::from_all(ABI_WANTED)
+    };
+    access.bits()
+}
+
+/// `struct landlock_path_beneath_attr` (packed).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Adds a rule for `path` (as this mount namespace shows it) to the ruleset `ruleset`: for a
+/// folder mounted in the child (its private `/tmp`), which the parent could not open.
+/// Async-signal-safe.
+pub unsafe fn add_rule(ruleset: i32, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
+    // SAFETY: open/landlock_add_rule/close on a NUL-terminated path and a live struct.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1u32, // LANDLOCK_RULE_PATH_BENEATH
+            &attr as *const PathBeneathAttr,
+            0u32,
+        );
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if r != 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,18 +8,24 @@
 //! process limit, no capabilities, `no_new_privs`, Landlock and seccomp
 //! ([`Prepared::enter_inner`]).
 
+mod cgroup;
 mod landlock;
 mod namespaces;
+mod private_mounts;
 mod seccomp;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use seccompiler::{BpfProgram, TargetArch};
 
-use super::{Applied, Support};
+use super::{Applied, Support, Tmp};
+use cgroup::Cgroup;
 use namespaces::Namespaces;
+use private_mounts::PrivateMounts;
+
+pub use cgroup::check as cgroup_check;
 
 /// Processes a sandboxed command may have at once, beyond those its user already runs when
 /// there is no user namespace to count them apart: a fork bomb stops there.
@@ -136,24 +142,32 @@ pub struct Prepared {
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     nproc: Option<libc::rlim_t>,
+    /// The cgroup the command runs in (its caps), joined before its process is forked.
+    cgroup: Option<Cgroup>,
+    /// Landlock rules for folders mounted in the child (its private `/tmp`, `/dev/shm`, its
+    /// own terminals), which the parent cannot open: (path, access).
+    late_rules: Vec<(&'static std::ffi::CStr, u64)>,
     /// The probe's trial: a `/proc` that cannot be mounted is an error, not a weaker sandbox.
     proc_must_mount: bool,
 }
 
 impl Prepared {
     pub fn new(applied: &Applied) -> io::Result<Prepared> {
-        let writable: &[_] = if applied.read_only {
-            &[]
+        let private_tmp = applied.tmp == Tmp::Mounted;
+        // Read-only: nothing of the machine's, at most the command's own /tmp (gone after it).
+        let writable: Vec<PathBuf> = if applied.read_only {
+            applied
+                .writable
+                .iter()
+                .filter(|p| own_tmp(private_tmp, p))
+                .cloned()
+                .collect()
         } else {
-            &applied.writable
+            applied.writable.clone()
         };
+        let writable = writable.as_slice();
         let ns = if applied.namespaces {
-            Some(Namespaces::new(
-                &applied.protected,
-                &applied.hidden,
-                applied.confined_writes.then_some(writable),
-                (!applied.blocked_network, applied.proc),
-            )?)
+            Some(namespaces(applied, writable, private_tmp)?)
         } else {
             None
         };
@@ -174,18 +188,29 @@ impl Prepared {
         } else {
             Vec::new()
         };
+        let cap = applied.limits.processes.unwrap_or(MAX_PROCESSES);
         let nproc = applied.sandboxed().then(|| {
             if applied.namespaces {
-                MAX_PROCESSES
+                cap
             } else {
-                tasks_now().saturating_add(MAX_PROCESSES)
+                tasks_now().saturating_add(cap)
             }
         });
+        let mut late_rules = Vec::new();
+        if ruleset.is_some() && applied.namespaces {
+            late_rules.push((c"/dev/pts", landlock::kernel_access(true)));
+            if private_tmp {
+                let all = landlock::kernel_access(false);
+                late_rules.extend([(c"/tmp", all), (c"/dev/shm", all)]);
+            }
+        }
         Ok(Prepared {
             ns,
             ruleset,
             filters,
             nproc,
+            cgroup: cgroup_for(applied),
+            late_rules,
             proc_must_mount: false,
         })
     }
@@ -195,12 +220,22 @@ impl Prepared {
         self.ns.is_some()
     }
 
-    /// In the forked child, before the command's process is forked: namespaces and mounts.
+    /// In the forked child, before the command's process is forked: the cgroup, namespaces
+    /// and mounts, the Landlock rules for what was mounted.
     pub fn enter_outer(&self) -> io::Result<()> {
-        match &self.ns {
-            Some(ns) => ns.enter(),
-            None => Ok(()),
+        if let Some(cg) = &self.cgroup {
+            cg.join()?;
         }
+        if let Some(ns) = &self.ns {
+            ns.enter()?;
+        }
+        if let Some(fd) = &self.ruleset {
+            for (path, access) in &self.late_rules {
+                // SAFETY: system calls on a static path and an open ruleset.
+                unsafe { landlock::add_rule(fd.as_raw_fd(), path, *access)? };
+            }
+        }
+        Ok(())
     }
 
     /// In the command's own process, before exec. Async-signal-safe: no allocation, no locks.
@@ -247,6 +282,63 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// `/tmp` or `/dev/shm` when they are the command's own (a private tmpfs).
+fn own_tmp(private_tmp: bool, p: &Path) -> bool {
+    private_tmp && (p == Path::new("/tmp") || p == Path::new("/dev/shm"))
+}
+
+/// The namespaces and mounts for `applied`, with `writable` the folders left writable.
+fn namespaces(
+    applied: &Applied,
+    writable: &[PathBuf],
+    private_tmp: bool,
+) -> io::Result<Namespaces> {
+    let mut needed = vec![applied.workspace.clone()];
+    needed.extend(applied.writable.iter().cloned());
+    needed.extend(applied.protected.iter().cloned());
+    let private = PrivateMounts::new(private_tmp, applied.limits.tmp_size, &needed, true)?;
+    // What is bound back into a private /tmp lies beneath it, which is writable: each such
+    // folder that is not writable itself (the workspace in read-only mode, a gitdir) is made
+    // read-only again.
+    let mut read_only = applied.protected.clone();
+    if private_tmp {
+        read_only.extend(private_mounts::kept_paths(&needed).into_iter().filter(|p| {
+            !writable
+                .iter()
+                .any(|w| !own_tmp(private_tmp, w) && p.starts_with(w))
+        }));
+    }
+    Namespaces::new(
+        &read_only,
+        &applied.hidden,
+        applied.confined_writes.then_some(writable),
+        (!applied.blocked_network, applied.proc),
+        private,
+    )
+}
+
+/// The cgroup for `applied`'s caps: a process cap for root (which `RLIMIT_NPROC` spares) and a
+/// memory cap when configured. `None` when there is none to make or it cannot be made (said
+/// once at start: [`super::CommandPolicy::unavailable_warning`]).
+fn cgroup_for(applied: &Applied) -> Option<Cgroup> {
+    if !applied.sandboxed() {
+        return None;
+    }
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let pids = applied
+        .limits
+        .processes
+        .filter(|_| root)
+        .map(|n| n.saturating_add(1)); // the reaper
+    if pids.is_none() && applied.limits.memory.is_none() {
+        return None;
+    }
+    Cgroup::new(pids, applied.limits.memory)
+        .map_err(|e| tracing::debug!("no cgroup for the command's caps: {e}"))
+        .ok()
 }
 
 /// The tasks running on the machine now (`/proc/loadavg`'s "running/total"): without a user

@@ -14,6 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::super::paths::Hidden;
+use super::private_mounts::PrivateMounts;
 
 /// One mount in the command's namespace.
 enum Op {
@@ -42,6 +43,8 @@ pub struct Namespaces {
     /// With writes confined: every mount read-only but these folders (metadata included:
     /// `chmod` or `touch -d` outside fail too, which Landlock does not cover).
     writable: Option<Vec<CString>>,
+    /// The private `/tmp` and the minimal `/dev`, mounted first.
+    private: PrivateMounts,
     ops: Vec<Op>,
     /// Mount a fresh `/proc` in the command's process (which is the PID namespace's first).
     pub proc: bool,
@@ -49,7 +52,7 @@ pub struct Namespaces {
 
 const TMPFS_OPTS: &[u8] = b"size=16k,nr_inodes=64,mode=755\0";
 
-fn cstr(p: &Path) -> io::Result<CString> {
+pub(super) fn cstr(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::other("a path holds a NUL byte"))
 }
 
@@ -81,12 +84,14 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
 impl Namespaces {
     /// Plans the namespaces: `read_only` paths and `hidden` ones (both existing, absolute);
     /// `writable`, when writes are confined, the only folders left writable; `network` false
-    /// gives the command a network namespace of its own; `proc` mounts a fresh `/proc`.
+    /// gives the command a network namespace of its own; `proc` mounts a fresh `/proc`;
+    /// `private` covers `/tmp` and `/dev`.
     pub fn new(
         read_only: &[PathBuf],
         hidden: &[Hidden],
         writable: Option<&[PathBuf]>,
         (network, proc): (bool, bool),
+        private: PrivateMounts,
     ) -> io::Result<Namespaces> {
         let mut flags =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
@@ -131,7 +136,12 @@ impl Namespaces {
             });
         }
         let writable = match writable {
-            Some(paths) => Some(paths.iter().map(|p| cstr(p)).collect::<io::Result<_>>()?),
+            Some(paths) => {
+                // Outer folders first: a bind of `/tmp` must not cover one made below it.
+                let mut paths = paths.to_vec();
+                paths.sort();
+                Some(paths.iter().map(|p| cstr(p)).collect::<io::Result<_>>()?)
+            }
             None => None,
         };
         Ok(Namespaces {
@@ -139,6 +149,7 @@ impl Namespaces {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             writable,
+            private,
             ops,
             proc,
         })
@@ -169,6 +180,7 @@ impl Namespaces {
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
             ))?;
+            self.private.enter()?;
             if let Some(writable) = &self.writable {
                 read_only_except(writable)?;
             }
@@ -280,7 +292,7 @@ unsafe fn read_only_except(writable: &[CString]) -> io::Result<()> {
     Ok(())
 }
 
-fn check(r: libc::c_int) -> io::Result<()> {
+pub(super) fn check(r: libc::c_int) -> io::Result<()> {
     if r == 0 {
         Ok(())
     } else {
@@ -418,7 +430,7 @@ unsafe fn cover(
 }
 
 /// `/proc/self/fd/N\0` in a stack buffer (no allocation after the fork).
-fn fd_path(fd: i32) -> [u8; 32] {
+pub(super) fn fd_path(fd: i32) -> [u8; 32] {
     let mut out = [0u8; 32];
     let prefix = b"/proc/self/fd/";
     out[..prefix.len()].copy_from_slice(prefix);
