@@ -46,5 +46,5 @@ mod security_webfetch;
 mod subagents;
 mod tools_api;
 mod tui_e2e;
-mod tui_local_server;
 mod tui_interrupt;
+mod tui_local_server;

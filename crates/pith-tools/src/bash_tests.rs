@@ -423,6 +423,9 @@ async fn renaming_over_a_symlinked_instruction_file_is_undone() {
             "the rules"
         );
     }
+}
+
+/// Issue 37 item 7: plan-mode commands run in the read-only sandbox.
 #[tokio::test]
 async fn in_plan_mode_a_command_cannot_write_the_workspace() {
     if !CommandPolicy::default().confines_writes() {
