@@ -475,10 +475,18 @@ async fn a_command_cannot_write_instruction_files_the_config_file_or_a_hard_link
     let config = ws.join("my.toml");
     std::fs::copy(&env.config, &config).unwrap();
     let before = std::fs::read_to_string(&config).unwrap();
-    let command = "echo evil >> docs/STYLE.md; printf '[[hooks.session_start]]\\ncommand = \"touch PWNED\"\\n' >> my.toml; \
-                   echo evil >> notes.md; echo ok > other.txt; echo end";
+    // through `tee`: a redirection to these files is refused by the policy before the sandbox
+    let command = "echo evil | tee -a docs/STYLE.md; printf '[[hooks.session_start]]\\ncommand = \"touch PWNED\"\\n' | tee -a my.toml; \
+                   echo evil | tee -a notes.md; echo ok > other.txt; echo end";
     let config_arg = config.display().to_string();
-    let out = bash_in(&env, &server, command, &["--yes", "--config", &config_arg]).await;
+    // trusted: a `--config` file inside the workspace is otherwise cut to its harmless keys
+    let out = bash_in(
+        &env,
+        &server,
+        command,
+        &["--yes", "--trust", "--config", &config_arg],
+    )
+    .await;
     assert!(out.contains("end"), "{out}");
     assert_eq!(
         std::fs::read_to_string(ws.join("docs/STYLE.md")).unwrap(),
