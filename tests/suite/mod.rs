@@ -24,6 +24,7 @@ mod fault_run;
 mod headless_commands;
 mod headless_faults;
 mod headless_output;
+mod headless_stdin;
 mod hooks;
 mod mcp_servers;
 mod mock_wire;
