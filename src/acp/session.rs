@@ -325,7 +325,8 @@ async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
 }
 
 /// A permission question as `session/request_permission`; the answer goes back to the engine,
-/// which applies it as the TUI's would be. No answer (an error, a cancelled request) denies.
+/// which applies it as the TUI's would be. No answer (an error) denies; a `cancelled` outcome
+/// denies and ends the turn, as Esc at the TUI's question does.
 async fn ask(session: Arc<Session>, req: PermissionRequest) {
     let always = if req.patterns.is_empty() {
         "Always allow in this session".to_string()
@@ -360,6 +361,11 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
                 "allow_always" => PermissionReply::Always,
                 _ => PermissionReply::Deny,
             },
+            RequestPermissionOutcome::Cancelled => {
+                session.cancel();
+                return;
+            }
+            #[allow(unreachable_patterns)]
             _ => PermissionReply::Deny,
         },
         Ok(Err(e)) => {

@@ -69,7 +69,7 @@ impl Client {
         id
     }
 
-    async fn notify(&mut self, method: &str, params: Value) {
+    pub(super) async fn notify(&mut self, method: &str, params: Value) {
         let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
         self.write(&line.to_string()).await;
     }
@@ -97,8 +97,13 @@ impl Client {
                 Some("session/request_permission") => {
                     let option = choose(&v["params"]);
                     self.asked.push(v["params"].clone());
-                    let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {
-                        "outcome": {"outcome": "selected", "optionId": option}}});
+                    // "cancelled": the editor dismissed the question (Esc)
+                    let outcome = match option {
+                        "cancelled" => json!({"outcome": "cancelled"}),
+                        _ => json!({"outcome": "selected", "optionId": option}),
+                    };
+                    let answer =
+                        json!({"jsonrpc": "2.0", "id": v["id"], "result": {"outcome": outcome}});
                     self.write(&answer.to_string()).await;
                 }
                 Some(method @ ("fs/read_text_file" | "fs/write_text_file")) => {
@@ -131,7 +136,7 @@ impl Client {
         }
     }
 
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(super) async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params).await;
         let v = self.wait(id, &|_| "reject").await;
         assert!(v.get("error").is_none(), "{method} failed: {v}");

@@ -41,6 +41,7 @@ mod security_files;
 mod security_sandbox;
 mod security_secrets;
 mod security_trust;
+mod stop_at_question;
 mod subagents;
 mod tools_api;
 mod tui_e2e;

@@ -16,8 +16,14 @@ use super::component::{Component, Handled};
 use super::keymap::{Action, Context, Keymap, key_of};
 use super::transcript::Transcript;
 
-/// The answer to the question on screen, with the note a denial carries.
-pub(crate) type Answer = (PermissionReply, Option<String>);
+/// The answer to the question on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Answer {
+    /// Allowed, or denied with the note a denial carries (`n`): the turn goes on.
+    Reply(PermissionReply, Option<String>),
+    /// Esc (or Ctrl+C): the call is denied and the turn ends, as Codex and Claude Code do.
+    Stop,
+}
 
 /// Pending permission questions; the first is on screen.
 #[derive(Default)]
@@ -177,7 +183,8 @@ impl Permissions {
         match action {
             Some(Action::OptionChoose) => {
                 let text = note.lines().join(" ").trim().to_string();
-                return Handled::Done((PermissionReply::Deny, (!text.is_empty()).then_some(text)));
+                let note = (!text.is_empty()).then_some(text);
+                return Handled::Done(Answer::Reply(PermissionReply::Deny, note));
             }
             Some(Action::Deny) => self.note = None,
             _ => match keymap.action(Context::Chat, key_of(&k)) {
@@ -230,14 +237,18 @@ impl Component for Permissions {
             // allowing waits until the whole of what is allowed has been on screen
             Some(Action::AllowOnce) if unread => {}
             Some(Action::AllowAlways) if unread => {}
-            Some(Action::AllowOnce) => return Handled::Done((PermissionReply::Once, None)),
-            Some(Action::AllowAlways) => return Handled::Done((PermissionReply::Always, None)),
+            Some(Action::AllowOnce) => {
+                return Handled::Done(Answer::Reply(PermissionReply::Once, None));
+            }
+            Some(Action::AllowAlways) => {
+                return Handled::Done(Answer::Reply(PermissionReply::Always, None));
+            }
             Some(Action::DenyWithNote) => self.open_note(),
-            Some(Action::Deny) => return Handled::Done((PermissionReply::Deny, None)),
+            Some(Action::Deny) => return Handled::Done(Answer::Stop),
             Some(Action::OptionChoose) => match self.selected {
                 0 | 1 if unread => {}
-                0 => return Handled::Done((PermissionReply::Once, None)),
-                1 => return Handled::Done((PermissionReply::Always, None)),
+                0 => return Handled::Done(Answer::Reply(PermissionReply::Once, None)),
+                1 => return Handled::Done(Answer::Reply(PermissionReply::Always, None)),
                 _ => self.open_note(),
             },
             _ => {}

@@ -343,14 +343,15 @@ fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'
     } else {
         ""
     };
-    // the keys as the keymap has them (`n` writes a note with the denial; esc denies)
+    // the keys as the keymap has them (`n` denies with a note and the turn goes on; esc
+    // denies and stops the turn)
     use super::super::keymap::Action;
     let key = |a: Action, prefer: &[&str]| keymap.hint(a, prefer);
     let opt =
         |k: Option<String>, what: &str| k.map(|k| format!("{k} {what} · ")).unwrap_or_default();
     let note = opt(key(Action::DenyWithNote, &["n"]), "deny + note");
     let deny = key(Action::Deny, &["esc"])
-        .map(|k| format!(" · {k} deny"))
+        .map(|k| format!(" · {k} stop"))
         .unwrap_or_default();
     let hint = if p.note().is_some() {
         "enter send denial · esc back".to_string()
