@@ -49,6 +49,9 @@ pub struct Note {
     pub could_deny: Option<(String, String)>,
     /// The call asks to run outside the sandbox.
     pub unsandboxed: bool,
+    /// The session grants not offered because their command is destructive (`rm*`): those
+    /// commands are granted only as they are (`destructive`).
+    pub withheld: Vec<String>,
 }
 
 impl Note {
@@ -138,6 +141,7 @@ impl Permissions {
             opaque: analysis.opaque.clone(),
             could_deny: None,
             unsandboxed,
+            withheld: Vec::new(),
         };
         if analysis.hidden
             && let Some(rule) = self
@@ -177,7 +181,18 @@ impl Permissions {
         if cmd.wrapper {
             return Ok(shape_asks); // the command it runs is judged instead
         }
-        let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
+        let prefix = bash_parse::prefix_pattern(cmd);
+        // a destructive command is granted only as it is: never `rm*` for one `rm`
+        let grant = match prefix {
+            Some(p) if super::destructive::is_destructive(cmd) => {
+                if !note.withheld.contains(&p) {
+                    note.withheld.push(p);
+                }
+                escape(&form)
+            }
+            Some(p) => p,
+            None => escape(&form),
+        };
         subjects.push(Subject {
             table: "bash".into(),
             forms: vec![form.clone()],
@@ -257,6 +272,12 @@ impl Permissions {
         }
         if !note.opaque.is_empty() {
             title = format!("{title}\n(asks because it uses {})", note.opaque.join(", "));
+        }
+        if !note.withheld.is_empty() {
+            title = format!(
+                "{title}\n(not offered for the session: {}; \"always\" allows that command only as written)",
+                note.withheld.join(", ")
+            );
         }
         let request = self.request("bash", title, &grantable, ctx);
         self.notes.insert(request.id.clone(), note);

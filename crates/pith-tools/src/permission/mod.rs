@@ -22,6 +22,7 @@ use pith_config::PermissionAction;
 use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 mod bash;
+mod destructive;
 mod doom_loop;
 mod rules;
 mod subjects;
