@@ -333,11 +333,23 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
     } else {
         format!("Always allow {}", req.patterns.join(", "))
     };
-    let options = vec![
+    let mut options = vec![
         PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
         PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
-        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
     ];
+    // a command granted by prefix can be granted only as written instead
+    if req.tool == "bash" && !req.patterns.is_empty() {
+        options.push(PermissionOption::new(
+            "allow_always_exact",
+            "Always allow this exact command",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        "reject",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
     let mut title = req.title.clone();
     if let Some(agent) = &req.agent {
         title = format!("{agent}: {title}");
@@ -359,6 +371,7 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
             RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
                 "allow_once" => PermissionReply::Once,
                 "allow_always" => PermissionReply::Always,
+                "allow_always_exact" => PermissionReply::AlwaysExact,
                 _ => PermissionReply::Deny,
             },
             RequestPermissionOutcome::Cancelled => {

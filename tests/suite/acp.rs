@@ -271,7 +271,11 @@ async fn approve_a_tool_call(c: &mut Client, env: &PithEnv, server: &MockServer,
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "allow_always", "reject_once"]
+    );
+    assert_eq!(asked["options"][2]["optionId"], "allow_always_exact");
     assert_eq!(
         std::fs::read_to_string(env.workspace.path().join("out.txt")).unwrap(),
         "hi\n"

@@ -134,9 +134,18 @@ impl Permissions {
         self.shown_at = Some(Instant::now());
     }
 
-    /// Which option is selected: allow once, always, deny.
+    /// Which option is selected: allow once, always, (for a command) always as written, deny.
     pub(crate) fn selected(&self) -> usize {
         self.selected
+    }
+
+    /// How many options the question on screen offers: a command also offers "always allow
+    /// this exact command".
+    pub(crate) fn option_count(&self) -> usize {
+        match self.front() {
+            Some(r) if offers_exact(r) => 4,
+            _ => 3,
+        }
     }
 
     /// Whether the end of the question's text has been on screen.
@@ -166,7 +175,7 @@ impl Permissions {
         let mut ta = TextArea::default();
         ta.set_placeholder_text("why not? (optional, enter to send)");
         ta.set_cursor_line_style(ratatui::style::Style::default());
-        self.selected = 2;
+        self.selected = self.option_count() - 1;
         self.note = Some(ta);
     }
 
@@ -206,6 +215,11 @@ impl Permissions {
     }
 }
 
+/// Whether `req` offers "always allow this exact command": a command, granted by prefix.
+pub(crate) fn offers_exact(req: &PermissionRequest) -> bool {
+    req.tool == "bash" && !req.patterns.is_empty()
+}
+
 /// How long a new permission question, or one the user was typing over, ignores answer keys.
 pub(crate) const PERMISSION_GUARD: Duration = Duration::from_millis(400);
 
@@ -231,9 +245,10 @@ impl Component for Permissions {
             return self.note_key(k, action, keymap);
         }
         let unread = !self.seen_end;
+        let n = self.option_count();
         match action {
-            Some(Action::OptionPrev) => self.selected = (self.selected + 2) % 3,
-            Some(Action::OptionNext) => self.selected = (self.selected + 1) % 3,
+            Some(Action::OptionPrev) => self.selected = (self.selected + n - 1) % n,
+            Some(Action::OptionNext) => self.selected = (self.selected + 1) % n,
             // allowing waits until the whole of what is allowed has been on screen
             Some(Action::AllowOnce) if unread => {}
             Some(Action::AllowAlways) if unread => {}
@@ -246,9 +261,12 @@ impl Component for Permissions {
             Some(Action::DenyWithNote) => self.open_note(),
             Some(Action::Deny) => return Handled::Done(Answer::Stop),
             Some(Action::OptionChoose) => match self.selected {
-                0 | 1 if unread => {}
+                i if i + 1 < n && unread => {}
                 0 => return Handled::Done(Answer::Reply(PermissionReply::Once, None)),
                 1 => return Handled::Done(Answer::Reply(PermissionReply::Always, None)),
+                2 if n == 4 => {
+                    return Handled::Done(Answer::Reply(PermissionReply::AlwaysExact, None));
+                }
                 _ => self.open_note(),
             },
             _ => {}

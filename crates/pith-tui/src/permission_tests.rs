@@ -274,3 +274,29 @@ fn a_turn_that_ends_takes_its_questions_with_it() {
     assert_eq!(app.composer().text(), "yes next");
     assert!(!render(&mut app, 80, 24).contains("allowed once"));
 }
+
+#[test]
+fn a_command_can_be_allowed_for_the_session_only_as_written() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    read_question(&mut app);
+    render(&mut app, 80, 24);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::AlwaysExact,
+            message: None
+        }]
+    );
+    // the fourth option is the denial with a note
+    ev(&mut app, asked("P2", "make clean"));
+    read_question(&mut app);
+    render(&mut app, 80, 24);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Enter);
+    assert!(app.permissions().note().is_some());
+}

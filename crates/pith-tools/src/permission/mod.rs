@@ -59,8 +59,9 @@ pub enum Decision {
 pub struct Permissions {
     rules: BTreeMap<String, Vec<Rule>>,
     granted: BTreeMap<String, Vec<Rule>>,
-    /// Request id → (table, pattern) pairs an "always" reply grants.
-    pending: HashMap<String, Vec<(String, String)>>,
+    /// Request id → (table, pattern, exact pattern): what an "always" reply grants, and what
+    /// an "always, this exact command" reply grants instead.
+    pending: HashMap<String, Vec<(String, String, String)>>,
     /// MCP tools: the name the model calls → (server, the server's name for the tool). Their
     /// rules are the server's table (`[permission.SERVER]`), matched against the tool's name.
     mcp: HashMap<String, (String, String)>,
@@ -128,12 +129,12 @@ impl Permissions {
         ctx: &ToolContext,
     ) -> PermissionRequest {
         let mut patterns: Vec<String> = Vec::new();
-        let mut grants: Vec<(String, String)> = Vec::new();
+        let mut grants: Vec<(String, String, String)> = Vec::new();
         for s in grantable {
             if !patterns.contains(&s.grant) {
                 patterns.push(s.grant.clone());
             }
-            grants.push((s.table.clone(), s.grant.clone()));
+            grants.push((s.table.clone(), s.grant.clone(), s.exact()));
         }
         let request = PermissionRequest {
             id: format!("perm_{}", ulid::Ulid::new()),
@@ -199,11 +200,13 @@ impl Permissions {
             request
                 .patterns
                 .iter()
-                .map(|p| (request.tool.clone(), p.clone()))
+                .map(|p| (request.tool.clone(), p.clone(), p.clone()))
                 .collect()
         });
-        if reply == PermissionReply::Always {
-            for (table, pattern) in grants {
+        let exact = reply == PermissionReply::AlwaysExact;
+        if reply == PermissionReply::Always || exact {
+            for (table, prefix, whole) in grants {
+                let pattern = if exact { whole } else { prefix };
                 tracing::debug!(table, pattern, "permission granted for the session");
                 self.granted
                     .entry(table)

@@ -52,8 +52,8 @@ pub fn draw(
     let inner_w = w.saturating_sub(4) as usize;
     let note_rows: u16 = if p.note().is_some() { 3 } else { 0 };
     let (always, grants) = always_option(req, inner_w.saturating_sub(2));
-    // borders, header, blank, three options, blank, hint, the note
-    let fixed = 9 + note_rows as usize;
+    // borders, header, blank, three or four options, blank, hint, the note
+    let fixed = 6 + p.option_count() + note_rows as usize;
     let avail = (area.height as usize).saturating_sub(fixed).max(1);
     let input = transcript.tool_call(&req.call_id);
     let body = body(req, input, grants.as_deref(), inner_w, avail);
@@ -67,7 +67,8 @@ pub fn draw(
         lines.push(marker(body.max_scroll - scroll, inner_w));
     }
     lines.push(Line::default());
-    lines.extend(options(always, p.selected(), !p.seen_end(), inner_w));
+    let exact = super::super::permission_prompt::offers_exact(req);
+    lines.extend(options(always, exact, p.selected(), !p.seen_end(), inner_w));
     lines.push(Line::default());
     lines.push(hint(p, keymap, body.max_scroll > 0, inner_w));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
@@ -294,16 +295,26 @@ fn always_option(req: &PermissionRequest, width: usize) -> (String, Option<Strin
     }
 }
 
-fn options(always: String, selected: usize, unread: bool, width: usize) -> Vec<Line<'static>> {
-    let options = [
-        "1. Allow once".to_string(),
-        always,
-        "3. Deny, with a note for the agent".to_string(),
-    ];
+fn options(
+    always: String,
+    exact: bool,
+    selected: usize,
+    unread: bool,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut options = vec!["1. Allow once".to_string(), always];
+    if exact {
+        options.push("3. Always allow this exact command (no prefix)".to_string());
+    }
+    options.push(format!(
+        "{}. Deny, with a note for the agent",
+        options.len() + 1
+    ));
+    let allows = options.len() - 1;
     let mut out = Vec::new();
     for (i, o) in options.iter().enumerate() {
         let text = truncate(o, width.saturating_sub(2));
-        let style = if unread && i < 2 {
+        let style = if unread && i < allows {
             Style::default().fg(theme().dim)
         } else if i == selected {
             Style::default()

@@ -115,3 +115,35 @@ fn always_never_grants_a_destructive_prefix() {
     ));
     assert_eq!(r.patterns, ["curl*", "sh"]);
 }
+
+#[test]
+fn always_exact_grants_each_command_only_as_written() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = defaults_only();
+    let line = "cargo build --release && ./target/release/app --run";
+    let r = ask(p.check("bash", &json!({ "command": line }), ctx));
+    p.reply(&r, PermissionReply::AlwaysExact);
+    assert!(is_allow(&p.check("bash", &json!({ "command": line }), ctx)));
+    assert!(is_allow(&p.check(
+        "bash",
+        &json!({"command": "cargo build --release"}),
+        ctx
+    )));
+    // no prefix was granted
+    ask(p.check("bash", &json!({"command": "cargo build --all"}), ctx));
+    ask(p.check(
+        "bash",
+        &json!({"command": "./target/release/app --delete-everything"}),
+        ctx,
+    ));
+    // glob characters in the command match only themselves
+    let r = ask(p.check("bash", &json!({"command": "ls *.rs"}), ctx));
+    p.reply(&r, PermissionReply::AlwaysExact);
+    assert!(is_allow(&p.check(
+        "bash",
+        &json!({"command": "ls *.rs"}),
+        ctx
+    )));
+    ask(p.check("bash", &json!({"command": "ls a.rs"}), ctx));
+}
