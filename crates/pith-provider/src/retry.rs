@@ -103,6 +103,15 @@ impl RetryPolicy {
         Some(jittered.min(self.max_delay).min(self.max_wait))
     }
 
+    /// How many retries `err` gets at most: one for a connection that could not be made.
+    pub fn retries_for(&self, err: &ProviderError) -> u32 {
+        if err.unreachable {
+            self.max_retries.min(1)
+        } else {
+            self.max_retries
+        }
+    }
+
     /// The message to report when [`delay`](Self::delay) gave up on `err` at `attempt`: the
     /// error's own, plus why it was not retried further when that is not obvious.
     pub fn final_message(&self, attempt: u32, err: &ProviderError) -> String {
@@ -141,6 +150,7 @@ mod tests {
         e.unreachable = true;
         assert_eq!(p.delay(1, &e), Some(UNREACHABLE_WAIT));
         assert_eq!(p.delay(2, &e), None);
+        assert_eq!(p.retries_for(&e), 1);
         assert_eq!(
             p.final_message(2, &e),
             "x",
