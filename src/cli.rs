@@ -120,13 +120,18 @@ pub struct RunArgs {
     #[arg(long, requires = "yes")]
     pub allow_unsandboxed: bool,
     /// The prompt (`/compact [focus]` compacts the session instead). `-`, or none with a
-    /// piped stdin, reads it from stdin.
+    /// piped stdin, reads it from stdin; with a prompt, piped stdin is appended to it as a
+    /// pasted block (`git diff | pith run "review this"`).
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "PROMPT"
     )]
     pub prompt: Vec<String>,
+    /// What was piped on stdin next to a prompt given as arguments: appended to the prompt as
+    /// a pasted block (`crate::headless`). `None` when stdin is a terminal or held nothing.
+    #[arg(skip)]
+    pub piped: Option<String>,
 }
 
 /// A flag's value pith does not know.
@@ -162,22 +167,33 @@ pub enum UsageError {
     NoPrompt,
     #[error("the prompt read from stdin is empty")]
     EmptyStdin,
+    #[error(
+        "stdin is longer than {} MB; put the material in a file and refer to it in the prompt",
+        MAX_STDIN_PROMPT / (1024 * 1024)
+    )]
+    StdinTooLarge,
 }
 
 /// The longest prompt read from stdin.
 pub const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
 
 impl RunArgs {
-    /// Takes the prompt from stdin when it is `-`, or missing and stdin is not a terminal.
+    /// Takes the prompt from stdin when it is `-`, or missing and stdin is not a terminal. With
+    /// a prompt given and stdin not a terminal, what stdin holds is kept in `piped` (nothing
+    /// when it is blank).
     pub fn read_prompt_from(
         &mut self,
-        mut stdin: impl std::io::Read,
+        stdin: impl std::io::Read,
         is_terminal: bool,
     ) -> anyhow::Result<()> {
         let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
         if !self.prompt.is_empty() && !dash {
             if self.prompt.iter().all(|w| w.trim().is_empty()) {
                 return Err(UsageError::EmptyPrompt.into());
+            }
+            if !is_terminal {
+                let text = read_stdin(stdin)?;
+                self.piped = (!text.trim().is_empty()).then_some(text);
             }
             return Ok(());
         }
@@ -187,25 +203,27 @@ impl RunArgs {
         if is_terminal {
             crate::errln!("reading the prompt from stdin; end it with Ctrl-D");
         }
-        let mut bytes = Vec::new();
-        std::io::Read::by_ref(&mut stdin)
-            .take(MAX_STDIN_PROMPT + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| anyhow::anyhow!("cannot read the prompt from stdin: {e}"))?;
-        if bytes.len() as u64 > MAX_STDIN_PROMPT {
-            anyhow::bail!(
-                "the prompt on stdin is longer than {} MB; put the material in a file and refer to it in the prompt",
-                MAX_STDIN_PROMPT / (1024 * 1024)
-            );
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8 text"))?;
+        let text = read_stdin(stdin)?;
         if text.trim().is_empty() {
             return Err(UsageError::EmptyStdin.into());
         }
-        self.prompt = vec![text.trim_end_matches(['\n', '\r']).to_string()];
+        self.prompt = vec![text];
         Ok(())
     }
+}
+
+/// All of stdin as text, its trailing line ends dropped; refused past [`MAX_STDIN_PROMPT`].
+fn read_stdin(mut stdin: impl std::io::Read) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::Read::by_ref(&mut stdin)
+        .take(MAX_STDIN_PROMPT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+    if bytes.len() as u64 > MAX_STDIN_PROMPT {
+        return Err(UsageError::StdinTooLarge.into());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("stdin is not UTF-8 text"))?;
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -306,10 +324,18 @@ mod tests {
         let mut a = run_args(&[]);
         a.read_prompt_from(&b"piped"[..], false).unwrap();
         assert_eq!(a.prompt, ["piped"]);
-        // Arguments win; stdin is not read.
+        // With arguments, piped stdin is kept to go with them; blank stdin adds nothing; a
+        // terminal is not read.
+        let mut a = run_args(&["explain", "this:"]);
+        a.read_prompt_from(&b"DATA\nmore\n"[..], false).unwrap();
+        assert_eq!(a.prompt, ["explain", "this:"]);
+        assert_eq!(a.piped.as_deref(), Some("DATA\nmore"));
         let mut a = run_args(&["hello"]);
-        a.read_prompt_from(&b"ignored"[..], false).unwrap();
-        assert_eq!(a.prompt, ["hello"]);
+        a.read_prompt_from(&b" \n"[..], false).unwrap();
+        assert_eq!((a.prompt, a.piped), (vec!["hello".to_string()], None));
+        let mut a = run_args(&["hello"]);
+        a.read_prompt_from(&b"typed"[..], true).unwrap();
+        assert_eq!(a.piped, None);
         // A terminal with no prompt: say how to give one instead of waiting.
         let e = run_args(&[]).read_prompt_from(&b""[..], true).unwrap_err();
         assert!(e.to_string().starts_with("no prompt:"), "{e}");
@@ -326,9 +352,12 @@ mod tests {
             assert!(e.is::<UsageError>());
         }
         let big = vec![b'x'; MAX_STDIN_PROMPT as usize + 1];
-        let e = run_args(&["-"])
-            .read_prompt_from(&big[..], false)
-            .unwrap_err();
-        assert!(e.to_string().contains("longer than 16 MB"), "{e}");
+        for args in [&["-"][..], &["review", "this"][..]] {
+            let e = run_args(args)
+                .read_prompt_from(&big[..], false)
+                .unwrap_err();
+            assert!(e.to_string().contains("longer than 16 MB"), "{e}");
+            assert!(e.is::<UsageError>(), "refused with exit code 2");
+        }
     }
 }

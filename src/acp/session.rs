@@ -325,18 +325,31 @@ async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
 }
 
 /// A permission question as `session/request_permission`; the answer goes back to the engine,
-/// which applies it as the TUI's would be. No answer (an error, a cancelled request) denies.
+/// which applies it as the TUI's would be. No answer (an error) denies; a `cancelled` outcome
+/// denies and ends the turn, as Esc at the TUI's question does.
 async fn ask(session: Arc<Session>, req: PermissionRequest) {
     let always = if req.patterns.is_empty() {
         "Always allow in this session".to_string()
     } else {
         format!("Always allow {}", req.patterns.join(", "))
     };
-    let options = vec![
+    let mut options = vec![
         PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
         PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
-        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
     ];
+    // a command granted by prefix can be granted only as written instead
+    if req.tool == "bash" && !req.patterns.is_empty() {
+        options.push(PermissionOption::new(
+            "allow_always_exact",
+            "Always allow this exact command",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        "reject",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
     let mut title = req.title.clone();
     if let Some(agent) = &req.agent {
         title = format!("{agent}: {title}");
@@ -358,8 +371,14 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
             RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
                 "allow_once" => PermissionReply::Once,
                 "allow_always" => PermissionReply::Always,
+                "allow_always_exact" => PermissionReply::AlwaysExact,
                 _ => PermissionReply::Deny,
             },
+            RequestPermissionOutcome::Cancelled => {
+                session.cancel();
+                return;
+            }
+            #[allow(unreachable_patterns)]
             _ => PermissionReply::Deny,
         },
         Ok(Err(e)) => {

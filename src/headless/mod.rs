@@ -38,7 +38,9 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     // a command that cannot run is refused before anything is sent
-    let op = match first_op(route, &prompt, &setup.workspace) {
+    let op = match first_op(route, &prompt, &setup.workspace)
+        .and_then(|op| with_piped(op, args.piped.take()))
+    {
         Ok(op) => op,
         Err(line) => {
             crate::output::error(line);
@@ -81,6 +83,8 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
 async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     let mut code = 0;
+    // a prompt too large for the window is refused like a bad command line (exit code 2)
+    let mut too_large = false;
     // The exit code of the stop signal received (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
     let mut interrupted: Option<i32> = None;
     let mut stop = crate::signals::StopSignals::new()?;
@@ -109,9 +113,11 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
             Format::Text => printer.event(&event),
         }
         match &event {
+            Event::PromptRefused { usable, .. } if *usable > 0 => too_large = true,
             Event::Error { .. } | Event::PromptRefused { .. } => code = 1,
             Event::TurnFinished { reason } => {
                 code = match reason {
+                    _ if too_large => crate::cli::EXIT_USAGE,
                     TurnEnd::Error => 1,
                     TurnEnd::Interrupted => interrupted.unwrap_or(crate::signals::EXIT_INTERRUPTED),
                     _ => code,
@@ -140,6 +146,26 @@ fn first_op(route: Route, prompt: &str, workspace: &Path) -> Result<Op, Refused>
     })
 }
 
+/// `op` with what was piped on stdin appended to its prompt as a pasted block (the TUI's
+/// pasted chip: compaction condenses it, `recall` gives it back). Only a prompt takes it: a
+/// command with piped input is refused rather than the input dropped.
+fn with_piped(op: Op, piped: Option<String>) -> Result<Op, Refused> {
+    let Some(piped) = piped else { return Ok(op) };
+    match op {
+        Op::UserTurn {
+            id,
+            text,
+            mut pasted,
+        } => {
+            let start = text.len() + 2;
+            let text = format!("{text}\n\n{piped}");
+            pasted.push((start, text.len()));
+            Ok(Op::UserTurn { id, text, pasted })
+        }
+        _ => Err(Refused::Piped),
+    }
+}
+
 /// Why `pith run` refuses its prompt before anything is sent.
 #[derive(Debug, thiserror::Error)]
 enum Refused {
@@ -150,6 +176,10 @@ enum Refused {
         .0.name()
     )]
     TuiOnly(Command),
+    #[error(
+        "a command does not take piped input; give a prompt to go with it (git diff | pith run \"review this\")"
+    )]
+    Piped,
     /// An unknown command, or an MCP prompt its server does not offer.
     #[error("{}", .0.error().unwrap_or_default())]
     NotRoutable(Route),

@@ -69,7 +69,7 @@ impl Client {
         id
     }
 
-    async fn notify(&mut self, method: &str, params: Value) {
+    pub(super) async fn notify(&mut self, method: &str, params: Value) {
         let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
         self.write(&line.to_string()).await;
     }
@@ -97,8 +97,13 @@ impl Client {
                 Some("session/request_permission") => {
                     let option = choose(&v["params"]);
                     self.asked.push(v["params"].clone());
-                    let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {
-                        "outcome": {"outcome": "selected", "optionId": option}}});
+                    // "cancelled": the editor dismissed the question (Esc)
+                    let outcome = match option {
+                        "cancelled" => json!({"outcome": "cancelled"}),
+                        _ => json!({"outcome": "selected", "optionId": option}),
+                    };
+                    let answer =
+                        json!({"jsonrpc": "2.0", "id": v["id"], "result": {"outcome": outcome}});
                     self.write(&answer.to_string()).await;
                 }
                 Some(method @ ("fs/read_text_file" | "fs/write_text_file")) => {
@@ -266,7 +271,11 @@ async fn approve_a_tool_call(c: &mut Client, env: &PithEnv, server: &MockServer,
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "allow_always", "reject_once"]
+    );
+    assert_eq!(asked["options"][2]["optionId"], "allow_always_exact");
     assert_eq!(
         std::fs::read_to_string(env.workspace.path().join("out.txt")).unwrap(),
         "hi\n"

@@ -771,6 +771,12 @@ fn ctrl_c_at_a_permission_question_closes_it_in_tmux() {
         !s.contains("permission · bash") && !status_line(s).contains("? permission")
     });
     assert!(!screen.contains("Deny, with a note"), "{screen}");
+    // it stops the turn: no further request, and the transcript says so
+    let screen = session.wait_for("the turn to end", 10, |s| {
+        s.contains("interrupted") && status_line(s).contains("idle")
+    });
+    assert!(screen.contains("denied"), "{screen}");
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
     session.type_text("next question");
     let screen = session.wait_for("the text in the composer", 10, |s| {
         s.lines()

@@ -191,13 +191,47 @@ pub fn describe(
         }
         (FaultKind::Network, None) if err.unreachable => {
             err.message = format!(
-                "cannot reach {endpoint}: {}; is the server running, and is base_url in [provider.{provider}] right?",
-                err.message
+                "cannot reach {endpoint}: {}; {}",
+                err.message,
+                unreachable_fix(endpoint, provider)
             );
         }
         _ => {}
     }
     err
+}
+
+/// What to check when nothing answers at `endpoint`: its host and port, and for a known local
+/// provider the server to start.
+fn unreachable_fix(endpoint: &str, provider: &str) -> String {
+    let (scheme, rest) = endpoint.split_once("://").unwrap_or(("http", endpoint));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    // no credentials (`user:pass@host`) in what is shown
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let at = if host
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host.to_string()
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        format!("{host}:{port}")
+    };
+    match provider {
+        "llamacpp" => format!(
+            "is llama-server running on {at}? (start it with `llama-server -m MODEL.gguf --port PORT`, or set base_url in [provider.llamacpp])"
+        ),
+        "ollama" => format!(
+            "is Ollama running on {at}? (start it with `ollama serve`, or set base_url in [provider.ollama])"
+        ),
+        _ => format!(
+            "is the server running on {at} (and its host name right), and is base_url in [provider.{provider}] right?"
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -256,6 +290,23 @@ mod tests {
             m.starts_with("cannot reach http://127.0.0.1:1/v1/chat/completions: connection failed"),
             "{m}"
         );
+        assert!(
+            m.ends_with("is the server running on 127.0.0.1:1 (and its host name right), and is base_url in [provider.p] right?"),
+            "{m}"
+        );
+        let m = describe(
+            e.clone(),
+            "http://127.0.0.1:8080/v1/chat/completions",
+            "llamacpp",
+            None,
+        )
+        .message;
+        assert!(
+            m.contains("is llama-server running on 127.0.0.1:8080?"),
+            "{m}"
+        );
+        let m = describe(e.clone(), "http://localhost:11434/v1/x", "ollama", None).message;
+        assert!(m.contains("is Ollama running on localhost:11434?"), "{m}");
         // Decided by the flag, not the words: a cut stream is not "cannot reach".
         e.unreachable = false;
         assert_eq!(describe(e.clone(), "x", "p", None), e);

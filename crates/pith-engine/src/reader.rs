@@ -87,12 +87,12 @@ impl Listener for Runner {
         tracing::warn!(
             "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
             err.kind,
-            self.model.retry.max_retries,
+            self.model.retry.retries_for(err),
             err.message
         );
         self.emit(Event::Retrying {
             attempt,
-            max: self.model.retry.max_retries,
+            max: self.model.retry.retries_for(err),
             delay_ms: delay.as_millis() as u64,
             message: err.message.clone(),
         });

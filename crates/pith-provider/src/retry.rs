@@ -13,6 +13,9 @@ use pith_config::ProviderConfig;
 /// for longer (`retry-after`) gets its error reported at once rather than a silent wait.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// The wait before the one retry of a connection that could not be made.
+pub const UNREACHABLE_WAIT: Duration = Duration::from_millis(500);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt (0 = never retry).
@@ -79,9 +82,15 @@ impl RetryPolicy {
     /// not retryable, the retries are used up, or the server asks for a longer wait than
     /// `max_wait`. A server's `retry_after` is used instead of the computed backoff; otherwise
     /// `base * 2^(attempt-1)` with ±20% jitter, capped at `max_delay` and `max_wait`.
+    ///
+    /// No connection at all (`unreachable`: connection refused, an unknown host) will not go
+    /// away by waiting: it gets one quick retry (a server just starting), then is reported.
     pub fn delay(&self, attempt: u32, err: &ProviderError) -> Option<Duration> {
         if !err.kind.is_retryable() || attempt == 0 || attempt > self.max_retries {
             return None;
+        }
+        if err.unreachable {
+            return (attempt == 1).then_some(self.base.min(UNREACHABLE_WAIT));
         }
         if let Some(after) = err.retry_after {
             return (after <= self.max_wait).then_some(after);
@@ -92,6 +101,15 @@ impl RetryPolicy {
         let jitter = 0.8 + fastrand::f64() * 0.4;
         let jittered = Duration::try_from_secs_f64(exp.as_secs_f64() * jitter).unwrap_or(exp);
         Some(jittered.min(self.max_delay).min(self.max_wait))
+    }
+
+    /// How many retries `err` gets at most: one for a connection that could not be made.
+    pub fn retries_for(&self, err: &ProviderError) -> u32 {
+        if err.unreachable {
+            self.max_retries.min(1)
+        } else {
+            self.max_retries
+        }
     }
 
     /// The message to report when [`delay`](Self::delay) gave up on `err` at `attempt`: the
@@ -123,6 +141,30 @@ mod tests {
 
     fn err(kind: FaultKind) -> ProviderError {
         ProviderError::new(kind, "x")
+    }
+
+    #[test]
+    fn no_connection_gets_one_quick_retry() {
+        let p = RetryPolicy::default();
+        let mut e = err(FaultKind::Network);
+        e.unreachable = true;
+        assert_eq!(p.delay(1, &e), Some(UNREACHABLE_WAIT));
+        assert_eq!(p.delay(2, &e), None);
+        assert_eq!(p.retries_for(&e), 1);
+        assert_eq!(
+            p.final_message(2, &e),
+            "x",
+            "no 'still failing after' count"
+        );
+        // a stream cut mid-answer is retried as before
+        let cut = err(FaultKind::Network);
+        assert!(p.delay(2, &cut).is_some() && p.delay(4, &cut).is_some());
+        // none at all when retries are off
+        let off = RetryPolicy {
+            max_retries: 0,
+            ..p
+        };
+        assert_eq!(off.delay(1, &e), None);
     }
 
     #[test]

@@ -232,6 +232,7 @@ fn permission_lines(
     let (mark, what, color) = match reply {
         PermissionReply::Once => ("✓ ", "allowed once", theme().ok),
         PermissionReply::Always => ("✓ ", "always allowed", theme().ok),
+        PermissionReply::AlwaysExact => ("✓ ", "always allowed as written", theme().ok),
         PermissionReply::Deny => ("✗ ", "denied", theme().err),
     };
     let mut text = format!("{what}: {} · {}", req.tool, req.title);

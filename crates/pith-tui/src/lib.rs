@@ -45,6 +45,8 @@ mod compaction_view_tests;
 #[cfg(test)]
 mod convenience_tests;
 #[cfg(test)]
+mod empty_popup_tests;
+#[cfg(test)]
 mod engine_event_tests;
 #[cfg(test)]
 mod keys_tests;

@@ -16,8 +16,14 @@ use super::component::{Component, Handled};
 use super::keymap::{Action, Context, Keymap, key_of};
 use super::transcript::Transcript;
 
-/// The answer to the question on screen, with the note a denial carries.
-pub(crate) type Answer = (PermissionReply, Option<String>);
+/// The answer to the question on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Answer {
+    /// Allowed, or denied with the note a denial carries (`n`): the turn goes on.
+    Reply(PermissionReply, Option<String>),
+    /// Esc (or Ctrl+C): the call is denied and the turn ends, as Codex and Claude Code do.
+    Stop,
+}
 
 /// Pending permission questions; the first is on screen.
 #[derive(Default)]
@@ -128,9 +134,18 @@ impl Permissions {
         self.shown_at = Some(Instant::now());
     }
 
-    /// Which option is selected: allow once, always, deny.
+    /// Which option is selected: allow once, always, (for a command) always as written, deny.
     pub(crate) fn selected(&self) -> usize {
         self.selected
+    }
+
+    /// How many options the question on screen offers: a command also offers "always allow
+    /// this exact command".
+    pub(crate) fn option_count(&self) -> usize {
+        match self.front() {
+            Some(r) if offers_exact(r) => 4,
+            _ => 3,
+        }
     }
 
     /// Whether the end of the question's text has been on screen.
@@ -160,7 +175,7 @@ impl Permissions {
         let mut ta = TextArea::default();
         ta.set_placeholder_text("why not? (optional, enter to send)");
         ta.set_cursor_line_style(ratatui::style::Style::default());
-        self.selected = 2;
+        self.selected = self.option_count() - 1;
         self.note = Some(ta);
     }
 
@@ -177,7 +192,8 @@ impl Permissions {
         match action {
             Some(Action::OptionChoose) => {
                 let text = note.lines().join(" ").trim().to_string();
-                return Handled::Done((PermissionReply::Deny, (!text.is_empty()).then_some(text)));
+                let note = (!text.is_empty()).then_some(text);
+                return Handled::Done(Answer::Reply(PermissionReply::Deny, note));
             }
             Some(Action::Deny) => self.note = None,
             _ => match keymap.action(Context::Chat, key_of(&k)) {
@@ -197,6 +213,11 @@ impl Permissions {
         let to = self.scroll.saturating_add_signed(lines);
         self.scroll = self.max_scroll.map_or(to, |max| to.min(max));
     }
+}
+
+/// Whether `req` offers "always allow this exact command": a command, granted by prefix.
+pub(crate) fn offers_exact(req: &PermissionRequest) -> bool {
+    req.tool == "bash" && !req.patterns.is_empty()
 }
 
 /// How long a new permission question, or one the user was typing over, ignores answer keys.
@@ -224,20 +245,28 @@ impl Component for Permissions {
             return self.note_key(k, action, keymap);
         }
         let unread = !self.seen_end;
+        let n = self.option_count();
         match action {
-            Some(Action::OptionPrev) => self.selected = (self.selected + 2) % 3,
-            Some(Action::OptionNext) => self.selected = (self.selected + 1) % 3,
+            Some(Action::OptionPrev) => self.selected = (self.selected + n - 1) % n,
+            Some(Action::OptionNext) => self.selected = (self.selected + 1) % n,
             // allowing waits until the whole of what is allowed has been on screen
             Some(Action::AllowOnce) if unread => {}
             Some(Action::AllowAlways) if unread => {}
-            Some(Action::AllowOnce) => return Handled::Done((PermissionReply::Once, None)),
-            Some(Action::AllowAlways) => return Handled::Done((PermissionReply::Always, None)),
+            Some(Action::AllowOnce) => {
+                return Handled::Done(Answer::Reply(PermissionReply::Once, None));
+            }
+            Some(Action::AllowAlways) => {
+                return Handled::Done(Answer::Reply(PermissionReply::Always, None));
+            }
             Some(Action::DenyWithNote) => self.open_note(),
-            Some(Action::Deny) => return Handled::Done((PermissionReply::Deny, None)),
+            Some(Action::Deny) => return Handled::Done(Answer::Stop),
             Some(Action::OptionChoose) => match self.selected {
-                0 | 1 if unread => {}
-                0 => return Handled::Done((PermissionReply::Once, None)),
-                1 => return Handled::Done((PermissionReply::Always, None)),
+                i if i + 1 < n && unread => {}
+                0 => return Handled::Done(Answer::Reply(PermissionReply::Once, None)),
+                1 => return Handled::Done(Answer::Reply(PermissionReply::Always, None)),
+                2 if n == 4 => {
+                    return Handled::Done(Answer::Reply(PermissionReply::AlwaysExact, None));
+                }
                 _ => self.open_note(),
             },
             _ => {}

@@ -169,20 +169,15 @@ fn question_shown(screen: &str) -> bool {
 }
 
 #[test]
-fn ctrl_c_at_a_question_denies_it_and_typing_goes_to_the_composer() {
+fn ctrl_c_at_a_question_denies_it_and_ends_the_turn() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, asked("P1", "make install"));
+    ev(&mut app, asked("P2", "make clean"));
     read_question(&mut app);
     assert!(question_shown(&render(&mut app, 80, 24)));
     ctrl(&mut app, 'c');
-    assert_eq!(
-        ops(&mut rx),
-        vec![Op::PermissionReply {
-            id: "P1".into(),
-            reply: PermissionReply::Deny,
-            message: None
-        }]
-    );
+    // no reply the model would go on from: the turn is interrupted, every question with it
+    assert_eq!(ops(&mut rx), vec![Op::Interrupt]);
     assert!(app.permissions().is_empty());
     assert!(!app.should_quit() && !app.quit_armed(), "not a quit");
     let screen = render(&mut app, 80, 24);
@@ -194,7 +189,7 @@ fn ctrl_c_at_a_question_denies_it_and_typing_goes_to_the_composer() {
 }
 
 #[test]
-fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
+fn ctrl_c_with_the_note_open_stops_too() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, asked("P1", "make install"));
     read_question(&mut app);
@@ -202,34 +197,52 @@ fn ctrl_c_with_the_note_open_denies_and_closes_the_question() {
     assert!(app.permissions().note().is_some());
     ctrl(&mut app, 'c');
     assert!(app.permissions().is_empty() && app.permissions().note().is_none());
-    assert!(matches!(
-        ops(&mut rx).as_slice(),
-        [Op::PermissionReply {
-            reply: PermissionReply::Deny,
-            ..
-        }]
-    ));
+    assert_eq!(ops(&mut rx), vec![Op::Interrupt]);
     type_str(&mut app, "n");
     assert_eq!(app.composer().text(), "n");
 }
 
 #[test]
-fn esc_denies_a_question_even_before_it_takes_keys() {
+fn esc_stops_the_turn_even_before_the_question_takes_keys() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, asked("P1", "make install"));
-    // just shown: letters would go to the composer, but esc denies at once
+    // just shown: letters would go to the composer, but esc stops at once
     key(&mut app, KeyCode::Esc);
+    assert_eq!(ops(&mut rx), vec![Op::Interrupt]);
+    assert!(!question_shown(&render(&mut app, 80, 24)));
+    type_str(&mut app, "next question");
+    assert_eq!(app.composer().text(), "next question");
+}
+
+#[test]
+fn n_denies_with_a_note_and_the_turn_goes_on() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('n'));
+    type_str(&mut app, "use make build");
+    key(&mut app, KeyCode::Enter);
     assert_eq!(
         ops(&mut rx),
         vec![Op::PermissionReply {
             id: "P1".into(),
             reply: PermissionReply::Deny,
-            message: None
+            message: Some("use make build".into())
         }]
     );
-    assert!(!question_shown(&render(&mut app, 80, 24)));
-    type_str(&mut app, "next question");
-    assert_eq!(app.composer().text(), "next question");
+    // an empty note denies without stopping too
+    ev(&mut app, asked("P2", "make clean"));
+    read_question(&mut app);
+    key(&mut app, KeyCode::Char('n'));
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(
+        ops(&mut rx).as_slice(),
+        [Op::PermissionReply {
+            reply: PermissionReply::Deny,
+            message: None,
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -260,4 +273,30 @@ fn a_turn_that_ends_takes_its_questions_with_it() {
     assert!(ops(&mut rx).is_empty(), "a late answer was sent");
     assert_eq!(app.composer().text(), "yes next");
     assert!(!render(&mut app, 80, 24).contains("allowed once"));
+}
+
+#[test]
+fn a_command_can_be_allowed_for_the_session_only_as_written() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, asked("P1", "make install"));
+    read_question(&mut app);
+    render(&mut app, 80, 24);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::PermissionReply {
+            id: "P1".into(),
+            reply: PermissionReply::AlwaysExact,
+            message: None
+        }]
+    );
+    // the fourth option is the denial with a note
+    ev(&mut app, asked("P2", "make clean"));
+    read_question(&mut app);
+    render(&mut app, 80, 24);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Enter);
+    assert!(app.permissions().note().is_some());
 }

@@ -263,3 +263,33 @@ fn a_fetch_shows_its_whole_url_once() {
     let joined: String = rows.concat();
     assert!(joined.contains(&long), "{rows:?}");
 }
+
+#[test]
+fn a_destructive_prefix_is_not_offered_and_the_box_says_so() {
+    // the request as pith-tools makes it for this line (`permission::tests::grants`)
+    let line = "cargo build --release && ./target/release/app --run ; rm -rf ~/.cache/app";
+    let title = format!(
+        "{line}\n(not offered for the session: rm*; \"always\" allows that command only as written)"
+    );
+    let (mut app, _rx) = app_with(conversation());
+    ask(
+        &mut app,
+        "bash",
+        json!({ "command": line }),
+        &title,
+        &[
+            "cargo build*",
+            "./target/release/app*",
+            "rm -rf ~/.cache/app",
+        ],
+    );
+    read_question(&mut app);
+    let screen = render(&mut app, 100, 30);
+    let text = box_text(&screen);
+    assert!(
+        text.contains("not offered for the session: rm*"),
+        "{screen}"
+    );
+    assert!(!text.contains("rm*)"), "{screen}");
+    insta::assert_snapshot!(screen);
+}

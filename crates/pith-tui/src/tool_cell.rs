@@ -148,6 +148,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
     let verdict = match call.decision {
         Some(PermissionReply::Once) => Some(("allowed once", t.ok)),
         Some(PermissionReply::Always) => Some(("always allowed", t.ok)),
+        Some(PermissionReply::AlwaysExact) => Some(("always allowed as written", t.ok)),
         Some(PermissionReply::Deny) => Some(("denied", t.err)),
         None => None,
     };

@@ -55,7 +55,11 @@ impl PermissionMode {
 #[serde(rename_all = "snake_case")]
 pub enum PermissionReply {
     Once,
+    /// For the session: each command's prefix (`cargo build*`), a destructive command only as
+    /// written (`rm -rf x`), a path as it is.
     Always,
+    /// For the session, every command of the call only exactly as written: no prefix.
+    AlwaysExact,
     Deny,
 }
 

@@ -50,6 +50,9 @@ pub struct Note {
     pub unsandboxed: bool,
     /// Why only the user may answer: it writes a protected path or a hard-linked file.
     pub firm: Option<String>,
+    /// The session grants not offered because their command is destructive (`rm*`): those
+    /// commands are granted only as they are (`destructive`).
+    pub withheld: Vec<String>,
 }
 
 impl Note {
@@ -153,6 +156,7 @@ impl Permissions {
             could_deny: None,
             unsandboxed,
             firm: None,
+            withheld: Vec::new(),
         };
         if analysis.hidden
             && let Some(rule) = self
@@ -192,7 +196,18 @@ impl Permissions {
         if cmd.wrapper {
             return Ok(shape_asks); // the command it runs is judged instead
         }
-        let grant = bash_parse::prefix_pattern(cmd).unwrap_or_else(|| escape(&form));
+        let prefix = bash_parse::prefix_pattern(cmd);
+        // a destructive command is granted only as it is: never `rm*` for one `rm`
+        let grant = match prefix {
+            Some(p) if super::destructive::is_destructive(cmd) => {
+                if !note.withheld.contains(&p) {
+                    note.withheld.push(p);
+                }
+                escape(&form)
+            }
+            Some(p) => p,
+            None => escape(&form),
+        };
         let mut this = Subject::named("bash", &grant);
         this.forms = vec![form];
         if unsandboxed {
@@ -271,6 +286,12 @@ impl Permissions {
         }
         if !note.opaque.is_empty() {
             title = format!("{title}\n(asks because it uses {})", note.opaque.join(", "));
+        }
+        if !note.withheld.is_empty() {
+            title = format!(
+                "{title}\n(not offered for the session: {}; \"always\" allows that command only as written)",
+                note.withheld.join(", ")
+            );
         }
         let request = self.request("bash", title, &grantable, ctx);
         self.notes.insert(request.id.clone(), note);

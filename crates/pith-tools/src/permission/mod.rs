@@ -22,6 +22,7 @@ use pith_config::PermissionAction;
 use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 mod bash;
+mod destructive;
 mod doom_loop;
 mod rules;
 mod subjects;
@@ -59,8 +60,9 @@ pub enum Decision {
 pub struct Permissions {
     rules: BTreeMap<String, Vec<Rule>>,
     granted: BTreeMap<String, Vec<Rule>>,
-    /// Request id → (table, pattern) pairs an "always" reply grants.
-    pending: HashMap<String, Vec<(String, String)>>,
+    /// Request id → (table, pattern, exact pattern): what an "always" reply grants, and what
+    /// an "always, this exact command" reply grants instead.
+    pending: HashMap<String, Vec<(String, String, String)>>,
     /// MCP tools: the name the model calls → (server, the server's name for the tool). Their
     /// rules are the server's table (`[permission.SERVER]`), matched against the tool's name.
     mcp: HashMap<String, (String, String)>,
@@ -154,7 +156,7 @@ impl Permissions {
         ctx: &ToolContext,
     ) -> PermissionRequest {
         let mut patterns: Vec<String> = Vec::new();
-        let mut grants: Vec<(String, String)> = Vec::new();
+        let mut grants: Vec<(String, String, String)> = Vec::new();
         // "always" never covers a protected path: it asks every time
         for s in grantable
             .iter()
@@ -163,7 +165,7 @@ impl Permissions {
             if !patterns.contains(&s.grant) {
                 patterns.push(s.grant.clone());
             }
-            grants.push((s.table.clone(), s.grant.clone()));
+            grants.push((s.table.clone(), s.grant.clone(), s.exact()));
         }
         let request = PermissionRequest {
             id: format!("perm_{}", ulid::Ulid::new()),
@@ -230,11 +232,13 @@ impl Permissions {
             request
                 .patterns
                 .iter()
-                .map(|p| (request.tool.clone(), p.clone()))
+                .map(|p| (request.tool.clone(), p.clone(), p.clone()))
                 .collect()
         });
-        if reply == PermissionReply::Always {
-            for (table, pattern) in grants {
+        let exact = reply == PermissionReply::AlwaysExact;
+        if reply == PermissionReply::Always || exact {
+            for (table, prefix, whole) in grants {
+                let pattern = if exact { whole } else { prefix };
                 tracing::debug!(table, pattern, "permission granted for the session");
                 self.granted
                     .entry(table)

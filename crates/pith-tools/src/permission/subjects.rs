@@ -36,6 +36,17 @@ pub(super) enum Firm {
 }
 
 impl Subject {
+    /// What an "always, this exact command" reply grants: a command only as written (its
+    /// form, escaped), anything else as an "always" reply would.
+    pub(super) fn exact(&self) -> String {
+        match self.forms.first() {
+            Some(form) if self.table == "bash" || self.table == super::bash::UNSANDBOXED => {
+                globset::escape(form)
+            }
+            _ => self.grant.clone(),
+        }
+    }
+
     /// `what` in `table`, matched and granted as it is.
     pub(super) fn named(table: &str, what: &str) -> Subject {
         Subject {

@@ -235,6 +235,21 @@ impl App {
 
     /// The sessions list arrived: it fills the sessions picker, or opens one.
     fn sessions_listed(&mut self, sessions: &[Session]) {
+        let waiting =
+            matches!(&self.popup, Some(Popup::Picker(p)) if *p.kind() == PickerKind::Sessions);
+        if sessions.is_empty() {
+            // nothing to pick: say so, and leave the next key to the composer
+            if waiting {
+                self.popup = None;
+            }
+            let what = if std::mem::take(&mut self.listing_agents) {
+                "no sub-agents have run in this session (the model starts them with the task tool)"
+            } else {
+                "no stored sessions in this directory yet"
+            };
+            self.transcript.notice(NoticeLevel::Info, what);
+            return;
+        }
         let items = self.session.picker_items(sessions);
         match &mut self.popup {
             Some(Popup::Picker(p)) if *p.kind() == PickerKind::Sessions => p.fill(items),

@@ -287,9 +287,9 @@ impl App {
     }
 
     fn ctrl_c(&mut self) {
-        // at a question it answers that question: the call is denied and the question closes
+        // at a question it stops: the call is denied and the turn ends
         if !self.permissions.is_empty() {
-            self.answer_permission(crate::event::PermissionReply::Deny, None);
+            self.stop_at_question();
             return;
         }
         if self.popup.take().is_some() {

@@ -50,6 +50,11 @@ impl App {
         let arg = arg.unwrap_or_default();
         let mut words = arg.split_whitespace();
         match (words.next(), words.next()) {
+            // nothing to show: say so, and leave the next key to the composer
+            (None, _) if self.mcp.list().is_empty() => self.transcript.notice(
+                NoticeLevel::Info,
+                "no MCP servers configured: add an [mcp.NAME] table to pith.toml (README, MCP)",
+            ),
             (None, _) => self.popup = Some(Popup::Mcp(crate::info_popup::McpPopup)),
             (Some("restart"), Some(name)) => {
                 if self.mcp.has(name) {

@@ -85,6 +85,8 @@ pub struct App {
     completion: super::completion::Completion,
     /// Ctrl+C's armed quit, whether the TUI is leaving and with which exit code.
     quit: quit::Quit,
+    /// The sessions list asked for is `/agents`' (its sub-agents), not `/sessions`'.
+    listing_agents: bool,
     /// Something changed since the last draw.
     dirty: bool,
     /// The MCP servers as the engine last reported them.
@@ -134,6 +136,7 @@ impl App {
             permissions: Permissions::default(),
             completion: Default::default(),
             quit: Default::default(),
+            listing_agents: false,
             dirty: true,
             mcp: Default::default(),
             keymap: init.keymap,

@@ -6,6 +6,7 @@ use crate::event::{Op, PermissionReply};
 
 use crate::app::{App, PickerKind, Popup};
 use crate::component::{Component, Handled};
+use crate::permission_prompt::Answer;
 use crate::transcript::NoticeLevel;
 
 impl App {
@@ -71,9 +72,22 @@ impl App {
     }
 
     pub(crate) fn permission_key(&mut self, k: KeyEvent) {
-        if let Handled::Done((reply, note)) = self.permissions.on_key(k, &self.keymap) {
-            self.answer_permission(reply, note);
+        match self.permissions.on_key(k, &self.keymap) {
+            Handled::Done(Answer::Reply(reply, note)) => self.answer_permission(reply, note),
+            Handled::Done(Answer::Stop) => self.stop_at_question(),
+            _ => {}
         }
+    }
+
+    /// Esc or Ctrl+C at a question: every question waiting is denied and the turn ends (the
+    /// engine stops it before any further request; the transcript says "interrupted"). `n`
+    /// is the way to deny and let the model go on.
+    pub(crate) fn stop_at_question(&mut self) {
+        while let Some(req) = self.permissions.take_front() {
+            self.transcript.permission(req, PermissionReply::Deny, None);
+        }
+        self.permissions.close_all();
+        self.send(Op::Interrupt);
     }
 
     pub(crate) fn answer_permission(&mut self, reply: PermissionReply, note: Option<String>) {

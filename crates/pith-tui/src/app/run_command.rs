@@ -42,10 +42,12 @@ impl App {
             },
             Command::Effort => self.set_effort(arg),
             Command::Sessions => {
+                self.listing_agents = false;
                 self.sessions_loading();
                 self.send(Op::ListSessions);
             }
             Command::Agents => {
+                self.listing_agents = true;
                 self.sessions_loading();
                 self.send(Op::ListSubagents {
                     session_id: self.session.id().to_string(),

@@ -52,8 +52,8 @@ pub fn draw(
     let inner_w = w.saturating_sub(4) as usize;
     let note_rows: u16 = if p.note().is_some() { 3 } else { 0 };
     let (always, grants) = always_option(req, inner_w.saturating_sub(2));
-    // borders, header, blank, three options, blank, hint, the note
-    let fixed = 9 + note_rows as usize;
+    // borders, header, blank, three or four options, blank, hint, the note
+    let fixed = 6 + p.option_count() + note_rows as usize;
     let avail = (area.height as usize).saturating_sub(fixed).max(1);
     let input = transcript.tool_call(&req.call_id);
     let body = body(req, input, grants.as_deref(), inner_w, avail);
@@ -67,7 +67,8 @@ pub fn draw(
         lines.push(marker(body.max_scroll - scroll, inner_w));
     }
     lines.push(Line::default());
-    lines.extend(options(always, p.selected(), !p.seen_end(), inner_w));
+    let exact = super::super::permission_prompt::offers_exact(req);
+    lines.extend(options(always, exact, p.selected(), !p.seen_end(), inner_w));
     lines.push(Line::default());
     lines.push(hint(p, keymap, body.max_scroll > 0, inner_w));
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
@@ -305,16 +306,26 @@ fn always_option(req: &PermissionRequest, width: usize) -> (String, Option<Strin
     }
 }
 
-fn options(always: String, selected: usize, unread: bool, width: usize) -> Vec<Line<'static>> {
-    let options = [
-        "1. Allow once".to_string(),
-        always,
-        "3. Deny, with a note for the agent".to_string(),
-    ];
+fn options(
+    always: String,
+    exact: bool,
+    selected: usize,
+    unread: bool,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut options = vec!["1. Allow once".to_string(), always];
+    if exact {
+        options.push("3. Always allow this exact command (no prefix)".to_string());
+    }
+    options.push(format!(
+        "{}. Deny, with a note for the agent",
+        options.len() + 1
+    ));
+    let allows = options.len() - 1;
     let mut out = Vec::new();
     for (i, o) in options.iter().enumerate() {
         let text = truncate(o, width.saturating_sub(2));
-        let style = if unread && i < 2 {
+        let style = if unread && i < allows {
             Style::default().fg(theme().dim)
         } else if i == selected {
             Style::default()
@@ -354,14 +365,15 @@ fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'
     } else {
         ""
     };
-    // the keys as the keymap has them (`n` writes a note with the denial; esc denies)
+    // the keys as the keymap has them (`n` denies with a note and the turn goes on; esc
+    // denies and stops the turn)
     use super::super::keymap::Action;
     let key = |a: Action, prefer: &[&str]| keymap.hint(a, prefer);
     let opt =
         |k: Option<String>, what: &str| k.map(|k| format!("{k} {what} · ")).unwrap_or_default();
     let note = opt(key(Action::DenyWithNote, &["n"]), "deny + note");
     let deny = key(Action::Deny, &["esc"])
-        .map(|k| format!(" · {k} deny"))
+        .map(|k| format!(" · {k} stop"))
         .unwrap_or_default();
     let hint = if p.note().is_some() {
         "enter send denial · esc back".to_string()
