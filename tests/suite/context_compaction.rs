@@ -645,7 +645,8 @@ async fn a_request_larger_than_the_window_stops_with_a_clear_message() {
     // ~20,000 tokens in one message, 16,000 usable: it can be neither sent nor summarised away.
     let paste = "lorem ipsum dolor sit amet consectetur ".repeat(3_000);
     let (out, events) = env.run_json(&[&paste]).await;
-    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    // refused like a bad command line (README: exit code 2)
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
     // Refused before it is stored (a typed event, not an error to parse).
     let refused = of_type(&events, "prompt_refused");
     assert_eq!(refused.len(), 1, "{events:?}");

@@ -148,7 +148,14 @@ async fn read_edit_run_cycle() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err, CallError::Refused("rm hello.sh".into()));
+    // the question names the command and that `rm*` is not offered for the session
+    assert_eq!(
+        err,
+        CallError::Refused(
+            "rm hello.sh\n(not offered for the session: rm*; \"always\" allows that command only as written)"
+                .into()
+        )
+    );
     assert!(ctx.workspace.join("hello.sh").exists());
 }
 
