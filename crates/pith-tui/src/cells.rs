@@ -268,6 +268,9 @@ fn user_text(
     expanded: bool,
 ) -> Vec<Line<'static>> {
     if synthetic {
+        if let Some((event, body)) = super::hook_note::parse(text) {
+            return super::hook_note::lines(&event, body, width, expanded);
+        }
         let first = text.lines().next().unwrap_or("");
         return vec![Line::from(Span::styled(
             truncate(&format!("↻ {first}"), width),

@@ -17,6 +17,7 @@ pub mod format;
 pub mod git;
 pub mod help;
 pub mod highlight;
+mod hook_note;
 mod info_popup;
 pub mod key_prompt;
 pub mod keymap;
