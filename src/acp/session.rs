@@ -332,11 +332,15 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
     } else {
         format!("Always allow {}", req.patterns.join(", "))
     };
-    let options = vec![
-        PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-        PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
-        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-    ];
+    let options = if req.tool == pith_tools::mode::EXIT_PLAN_TOOL {
+        plan_options()
+    } else {
+        vec![
+            PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ]
+    };
     let mut title = req.title.clone();
     if let Some(agent) = &req.agent {
         title = format!("{agent}: {title}");
@@ -376,4 +380,26 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
         reply,
         message: None,
     });
+}
+
+/// The choices for a plan (`exit_plan_mode`), as the TUI offers them: "always" accepts it and
+/// switches to accept-edits, "once" accepts it and asks before edits, "reject" keeps planning.
+fn plan_options() -> Vec<PermissionOption> {
+    vec![
+        PermissionOption::new(
+            "allow_always",
+            "Yes, and auto-accept edits",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            "allow_once",
+            "Yes, and ask for edits",
+            PermissionOptionKind::AllowOnce,
+        ),
+        PermissionOption::new(
+            "reject",
+            "No, keep planning",
+            PermissionOptionKind::RejectOnce,
+        ),
+    ]
 }

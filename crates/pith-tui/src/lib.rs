@@ -60,6 +60,10 @@ mod permission_view_tests;
 #[cfg(test)]
 mod picker_tests;
 #[cfg(test)]
+mod plan_tests;
+#[cfg(test)]
+mod settings_tests;
+#[cfg(test)]
 mod subagent_tests;
 #[cfg(test)]
 mod tests;
