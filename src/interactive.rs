@@ -4,9 +4,9 @@ use tokio::sync::mpsc;
 
 use crate::config::catalog;
 use crate::engine::{self, EngineOptions};
-use crate::event::{ContextUsage, ErrorKind, Event, Op, TurnEnd};
+use crate::event::{ContextUsage, Event, Op};
 use crate::first_run;
-use crate::message::{Message, PartKind, Role, Session, now_ms};
+use crate::message::{Message, Session};
 use crate::setup::Setup;
 use crate::tui::login::KeyNotStored;
 use crate::tui::{self, TuiInit};
@@ -172,12 +172,14 @@ async fn first_model(
     // a new user: paste a key for one of the hosted providers and go on
     let hosted = hosted_providers(setup);
     if hosted.is_empty() {
-        return no_model(setup).await.map(Start::Exit);
+        return crate::no_model::run(setup).await.map(Start::Exit);
     }
     let store = |provider: &str, key: &str| store_key(setup, provider, key);
     let provider = match tui::key_prompt::ask(hosted, store).await? {
         tui::key_prompt::KeyAnswer::Submit(provider) => provider,
-        tui::key_prompt::KeyAnswer::Skip => return no_model(setup).await.map(Start::Exit),
+        tui::key_prompt::KeyAnswer::Skip => {
+            return crate::no_model::run(setup).await.map(Start::Exit);
+        }
         tui::key_prompt::KeyAnswer::Quit => return Ok(Start::Exit(0)),
     };
     crate::auth::install_from(&setup.data_dir);
@@ -192,7 +194,7 @@ async fn first_model(
             )),
             model: Some(m.to_string()),
         }),
-        None => no_model(setup).await.map(Start::Exit),
+        None => crate::no_model::run(setup).await.map(Start::Exit),
     }
 }
 
@@ -254,7 +256,7 @@ fn refused(e: anyhow::Error) -> KeyNotStored {
 }
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
-fn key_access(setup: &Setup) -> tui::login::KeyAccess {
+pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let mut providers = Vec::new();
     let mut missing = std::collections::BTreeSet::new();
     for (name, pc) in &setup.config().provider {
@@ -324,75 +326,8 @@ fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
     })
 }
 
-/// No provider anywhere: show what to put in the config file inside the TUI.
-async fn no_model(setup: &Setup) -> anyhow::Result<i32> {
-    let hint = Some(first_run::hint(crate::secrets::env_var));
-    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<crate::event::Submission>();
-    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    // Answers whatever the user tries with the reason nothing can run.
-    tokio::spawn(async move {
-        while let Some(submission) = ops_rx.recv().await {
-            match submission.op {
-                Op::Shutdown => break,
-                // the prompt stays in the transcript, followed by the reason it went nowhere
-                Op::UserTurn { id, text, .. } => {
-                    let mut m = Message::new("", Role::User);
-                    m.submission_id = Some(id);
-                    m.push(PartKind::Text {
-                        text,
-                        synthetic: false,
-                    });
-                    let _ = ev_tx.send(Event::Message { message: m });
-                }
-                _ => {}
-            }
-            let _ = ev_tx.send(Event::Error {
-                kind: ErrorKind::NoModel,
-                message: "no model is configured: see the first message for what to put in the config file, then restart pith".into(),
-                submission: None,
-                failed_message: None,
-            });
-            let _ = ev_tx.send(Event::TurnFinished {
-                reason: TurnEnd::Error,
-            });
-        }
-    });
-    let session = Session {
-        id: String::new(),
-        title: String::new(),
-        directory: setup.workspace.to_string_lossy().to_string(),
-        model: "(none)".into(),
-        time_created: now_ms(),
-        time_updated: now_ms(),
-        compaction_point: None,
-        cost: 0.0,
-        tokens: 0,
-        parent_id: None,
-        agent: None,
-    };
-    let init = TuiInit {
-        session,
-        messages: Vec::new(),
-        more_history: false,
-        model: "(no model)".into(),
-        models: catalog::known_models(setup.config()),
-        keys: key_access(setup),
-        workspace: setup.workspace.clone(),
-        git_branch: tui::git::git_branch(&setup.workspace),
-        context: ContextUsage::default(),
-        first_run_hint: hint,
-        keymap: keymap(setup),
-        appearance: appearance(setup),
-        custom_commands: Default::default(),
-        prompt_log: None,
-        notify: setup.config().notify.clone(),
-        hooks: setup.config().hooks.clone(),
-    };
-    Ok(tui::run(init, ops_tx, ev_rx, tui_process()).await?.code)
-}
-
 /// What the TUI's loop gets from the process: the start time and the stop signals.
-fn tui_process() -> tui::Process {
+pub(crate) fn tui_process() -> tui::Process {
     tui::Process {
         started: crate::setup::started(),
         stop_signals: Box::new(|| {
@@ -403,14 +338,14 @@ fn tui_process() -> tui::Process {
 }
 
 /// The default keys with the config's `[keys]` over them (checked when the config loaded).
-fn keymap(setup: &Setup) -> tui::keymap::Keymap {
+pub(crate) fn keymap(setup: &Setup) -> tui::keymap::Keymap {
     let map = tui::keymap::Keymap::from_config(&setup.config().keys).unwrap_or_default();
     tui::keymap::publish(&map);
     map
 }
 
 /// The theme to start with, applied; user themes live in `themes/` beside the global config.
-fn appearance(setup: &Setup) -> tui::appearance::Appearance {
+pub(crate) fn appearance(setup: &Setup) -> tui::appearance::Appearance {
     let configured = setup
         .config()
         .theme

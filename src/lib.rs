@@ -36,6 +36,7 @@ pub(crate) mod first_run;
 pub mod headless;
 pub use pith_engine::hook_commands as hooks;
 pub mod interactive;
+mod no_model;
 pub mod output;
 pub mod setup;
 pub(crate) mod signals;

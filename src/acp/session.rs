@@ -333,23 +333,28 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
     } else {
         format!("Always allow {}", req.patterns.join(", "))
     };
-    let mut options = vec![
-        PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-        PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
-    ];
-    // a command granted by prefix can be granted only as written instead
-    if req.tool == "bash" && !req.patterns.is_empty() {
+    let options = if req.tool == pith_tools::mode::EXIT_PLAN_TOOL {
+        plan_options()
+    } else {
+        let mut options = vec![
+            PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
+        ];
+        // a command granted by prefix can be granted only as written instead
+        if req.tool == "bash" && !req.patterns.is_empty() {
+            options.push(PermissionOption::new(
+                "allow_always_exact",
+                "Always allow this exact command",
+                PermissionOptionKind::AllowAlways,
+            ));
+        }
         options.push(PermissionOption::new(
-            "allow_always_exact",
-            "Always allow this exact command",
-            PermissionOptionKind::AllowAlways,
+            "reject",
+            "Reject",
+            PermissionOptionKind::RejectOnce,
         ));
-    }
-    options.push(PermissionOption::new(
-        "reject",
-        "Reject",
-        PermissionOptionKind::RejectOnce,
-    ));
+        options
+    };
     let mut title = req.title.clone();
     if let Some(agent) = &req.agent {
         title = format!("{agent}: {title}");
@@ -395,4 +400,26 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
         reply,
         message: None,
     });
+}
+
+/// The choices for a plan (`exit_plan_mode`), as the TUI offers them: "always" accepts it and
+/// switches to accept-edits, "once" accepts it and asks before edits, "reject" keeps planning.
+fn plan_options() -> Vec<PermissionOption> {
+    vec![
+        PermissionOption::new(
+            "allow_always",
+            "Yes, and auto-accept edits",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            "allow_once",
+            "Yes, and ask for edits",
+            PermissionOptionKind::AllowOnce,
+        ),
+        PermissionOption::new(
+            "reject",
+            "No, keep planning",
+            PermissionOptionKind::RejectOnce,
+        ),
+    ]
 }

@@ -814,3 +814,55 @@ async fn slash_answers_end_on_the_event_naming_their_submission() {
         .collect();
     assert!(chats.is_empty(), "{chats:?}");
 }
+
+/// Issue 38: a plan is put to the editor with the plan's choices (no "always allow"); "Yes,
+/// and auto-accept edits" leaves plan mode for accept-edits.
+#[tokio::test]
+async fn a_plan_is_accepted_through_the_plan_choices() {
+    let server = MockServer::start().await;
+    let env = env(&server);
+    let mut c = Client::start(&env);
+    c.initialize().await;
+    let sid = c.new_session(&env).await;
+    c.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "plan"}),
+    )
+    .await;
+    let args = json!({"plan": "1. Write a.txt"}).to_string();
+    server.push(openai::tool_calls(
+        &[("call_plan", "exit_plan_mode", &args)],
+        None,
+    ));
+    server.push(openai::text("Carrying it out.", None));
+    let id = c.send("session/prompt", prompt(&sid, "plan it")).await;
+    let r = c.wait(id, &|_| "allow_always").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert_eq!(c.asked.len(), 1);
+    let names: Vec<&str> = c.asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Yes, and auto-accept edits",
+            "Yes, and ask for edits",
+            "No, keep planning"
+        ]
+    );
+    let modes: Vec<Value> = c
+        .updates
+        .iter()
+        .filter(|u| u["update"]["sessionUpdate"] == "current_mode_update")
+        .map(|u| u["update"]["currentModeId"].clone())
+        .collect();
+    assert_eq!(
+        modes.last().and_then(Value::as_str),
+        Some("accept-edits"),
+        "{modes:?}"
+    );
+    assert!(tool_result(&server, "call_plan").contains("accepted the plan"));
+}

@@ -240,3 +240,102 @@ async fn context_breakdown_is_answered_while_an_answer_streams() {
     assert!(b.messages > 0, "the prompt is counted: {b:?}");
     h.send(Op::Interrupt);
 }
+
+/// `/effort high` on a provider that does not take a reasoning effort: the user is told it is
+/// not sent, the front end is not told it is in effect, and no request carries it.
+#[tokio::test]
+async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed() {
+    let mut h = harness(vec![], false).await;
+    h.send(Op::SetEffort {
+        effort: Some(pith::llm::ReasoningEffort::High),
+    });
+    let info = h
+        .until("the warning", |e| matches!(e, Event::Info { .. }))
+        .await;
+    let Event::Info { message, .. } = info else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with("not sent: mock does not take a reasoning effort")
+            && message.contains("reasoning_effort = true in [provider.mock]"),
+        "{message}"
+    );
+    let changed = h
+        .until("the effort", |e| matches!(e, Event::EffortChanged { .. }))
+        .await;
+    assert!(
+        matches!(changed, Event::EffortChanged { effort: None, .. }),
+        "{changed:?}"
+    );
+    h.server.push(openai::text("hello", Some((100, 2))));
+    h.send(user_turn("P1", "hi"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert!(h.server.request_body(0).get("reasoning_effort").is_none());
+
+    // a provider that says it takes one gets it, and no warning
+    let mut h = support::engine::harness_with(vec![], false, |c| {
+        c.provider.get_mut("mock").unwrap().reasoning_effort = Some(true);
+    })
+    .await;
+    h.send(Op::SetEffort {
+        effort: Some(pith::llm::ReasoningEffort::High),
+    });
+    let ev = h
+        .until("the effort", |e| {
+            matches!(e, Event::EffortChanged { .. } | Event::Info { .. })
+        })
+        .await;
+    assert!(
+        matches!(
+            ev,
+            Event::EffortChanged {
+                effort: Some(_),
+                ..
+            }
+        ),
+        "{ev:?}"
+    );
+}
+
+/// With `compaction.auto = false` no auto-compact point is reported; the user is told once when
+/// the context passes where pith would have compacted, and once more near the window.
+#[tokio::test]
+async fn without_auto_compaction_the_point_is_not_shown_and_crossing_it_is_said_once() {
+    let mut h = support::engine::harness_with(vec![], false, |c| {
+        c.compaction.auto = false;
+        let m = c.models.values_mut().next().unwrap();
+        m.context = 10_000;
+        m.output = 1_000;
+    })
+    .await;
+    let mut infos = Vec::new();
+    for (i, prompt_tokens) in [9_200, 9_250, 9_900].into_iter().enumerate() {
+        h.server.push(openai::text("ok", Some((prompt_tokens, 2))));
+        h.send(user_turn(&format!("P{i}"), "go on"));
+        loop {
+            let ev = h
+                .until("the turn's end", |e| {
+                    matches!(
+                        e,
+                        Event::Info { .. } | Event::ContextUsage(_) | Event::TurnFinished { .. }
+                    )
+                })
+                .await;
+            match ev {
+                Event::ContextUsage(u) => assert_eq!(u.usable, 0, "{u:?}"),
+                Event::Info { message, .. } => infos.push(message),
+                _ => break,
+            }
+        }
+    }
+    assert_eq!(infos.len(), 2, "{infos:?}");
+    assert!(
+        infos[0].contains("pith would compact here")
+            && infos[0].contains("compaction.auto = false"),
+        "{infos:?}"
+    );
+    assert!(
+        infos[1].contains("10,000-token window") && infos[1].contains("/compact now"),
+        "{infos:?}"
+    );
+}

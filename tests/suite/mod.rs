@@ -50,3 +50,4 @@ mod tools_api;
 mod tui_e2e;
 mod tui_interrupt;
 mod tui_local_server;
+mod tui_no_model;

@@ -245,3 +245,71 @@ async fn plan_mode_commands_run_with_the_workspace_read_only() {
         assert!(probe.contains("READ-ONLY"), "{probe}");
     }
 }
+
+/// Issue 38: "Yes, and auto-accept edits" (always) leaves plan mode for accept-edits, where a
+/// write in the workspace runs without a question; "No, keep planning" (deny) stays in plan
+/// mode and tells the model to keep planning.
+#[tokio::test]
+async fn each_answer_to_a_plan_chooses_what_comes_next() {
+    let mut h = harness_with(vec![], false, |c| {
+        c.permission_mode = PermissionMode::Plan;
+    })
+    .await;
+    h.server.push_all([
+        call("c1", "exit_plan_mode", r#"{"plan":"1. Write a.txt"}"#),
+        call("c2", "write", r#"{"file_path":"a.txt","content":"done"}"#),
+        openai::text("Done.", Some((1_200, 5))),
+    ]);
+    h.send(Op::user_turn("plan, then do it"));
+    let req = h.permission_asked().await;
+    assert_eq!(req.tool, "exit_plan_mode");
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Always,
+        message: None,
+    });
+    h.until("accept-edits", |e| {
+        matches!(
+            e,
+            Event::PermissionModeChanged {
+                mode: PermissionMode::AcceptEdits,
+                ..
+            }
+        )
+    })
+    .await;
+    // the write runs with no question
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("a.txt")).unwrap(),
+        "done"
+    );
+    assert!(h.tool_results(2)[0].contains("accepted the plan"));
+
+    let mut h = harness_with(vec![], false, |c| {
+        c.permission_mode = PermissionMode::Plan;
+    })
+    .await;
+    h.server.push_all([
+        call("c1", "exit_plan_mode", r#"{"plan":"1. Write a.txt"}"#),
+        openai::text("What should change?", Some((1_200, 5))),
+    ]);
+    h.send(Op::user_turn("plan it"));
+    let req = h.permission_asked().await;
+    h.send(Op::PermissionReply {
+        id: req.id,
+        reply: PermissionReply::Deny,
+        message: None,
+    });
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let results = h.tool_results(1);
+    assert!(results[0].contains("keep planning"), "{results:?}");
+    // still planning: a write is refused
+    h.server.push_all([
+        call("c2", "write", r#"{"file_path":"b.txt","content":"x"}"#),
+        openai::text("ok", Some((1_200, 5))),
+    ]);
+    h.send(Op::user_turn("write it anyway"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert!(!h.workspace.path().join("b.txt").exists());
+}

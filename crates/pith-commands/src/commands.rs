@@ -35,6 +35,8 @@ pub enum Command {
         props(args = "[level]")
     )]
     Effort,
+    #[strum(message = "plan first: only reading tools run until you accept a plan (shift+tab)")]
+    Plan,
     #[strum(
         message = "store an API key for a provider (asks for it here)",
         props(args = "[provider]")
@@ -139,6 +141,7 @@ impl Command {
                 | Command::Agents
                 | Command::Copy
                 | Command::Editor
+                | Command::Plan
         )
     }
 
@@ -240,9 +243,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "effort", "login", "sessions", "agents", "new",
-                "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy", "editor",
-                "help", "keys", "hooks", "theme", "quit"
+                "compact", "context", "model", "effort", "plan", "login", "sessions", "agents",
+                "new", "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy",
+                "editor", "help", "keys", "hooks", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

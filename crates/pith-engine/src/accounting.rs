@@ -124,14 +124,22 @@ impl Runner {
         overflow::usable(&self.model.limits, &self.opts.config.compaction)
     }
 
+    /// The figure the front ends show; no auto-compact point when none fires.
     pub(super) fn context_usage(&self) -> ContextUsage {
-        self.meter
-            .usage(&self.model.limits, &self.opts.config.compaction)
+        let mut usage = self
+            .meter
+            .usage(&self.model.limits, &self.opts.config.compaction);
+        if !self.opts.config.compaction.auto {
+            usage.usable = 0;
+        }
+        usage
     }
 
     pub(super) fn emit_context(&mut self) {
         self.tune_estimator();
-        self.emit(Event::ContextUsage(self.context_usage()));
+        let usage = self.context_usage();
+        self.emit(Event::ContextUsage(usage));
+        self.warn_without_auto_compaction(usage.used);
         // a `/context` asked for during the turn is answered here, between steps and tools
         self.answer_breakdown();
     }
@@ -252,4 +260,60 @@ fn request_frame<'a>(
     let mut tools = tools.to_vec();
     tools.push(mode::exit_plan_spec());
     (Cow::Owned(system), Cow::Owned(tools))
+}
+
+/// Share of the window from which a context that is never compacted automatically is "near
+/// the window", in percent.
+const NEAR_WINDOW_PERCENT: u64 = 95;
+
+impl Runner {
+    /// With `compaction.auto = false`, says once when the context passes where it would have
+    /// been compacted, and once more near the window; again after it fell back below.
+    fn warn_without_auto_compaction(&mut self, used: u64) {
+        let window = self.model.limits.context;
+        if self.opts.config.compaction.auto || window == 0 {
+            return;
+        }
+        let usable = self.usable();
+        let near = (window / 100 * NEAR_WINDOW_PERCENT).max(usable);
+        let level = if used >= near {
+            2
+        } else if used >= usable {
+            1
+        } else {
+            0
+        };
+        let was = self.meter.window_warned;
+        self.meter.window_warned = level;
+        if level <= was {
+            return;
+        }
+        let (used, usable, window) = (grouped(used), grouped(usable), grouped(window));
+        let message = if level == 2 {
+            format!(
+                "context at ~{used} of the {window}-token window and compaction.auto = false: /compact now, or the next request may not fit"
+            )
+        } else {
+            format!(
+                "context at ~{used} tokens: pith would compact here (at {usable}) but compaction.auto = false; /compact when you are ready (the window is {window})"
+            )
+        };
+        self.emit(Event::Info {
+            message,
+            submission: None,
+        });
+    }
+}
+
+/// `88015` as `88,015`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -163,6 +163,10 @@ impl Provider for Described {
     fn images_by_default(&self) -> bool {
         self.inner.images_by_default()
     }
+
+    fn takes_effort(&self) -> bool {
+        self.inner.takes_effort()
+    }
 }
 
 /// Adds what to check to an error that happened before the answer started.

@@ -12,6 +12,9 @@ use pith_protocol::message::{Message, Part};
 pub(super) struct Meter {
     estimator: Estimator,
     tracker: ContextTracker,
+    /// With `compaction.auto = false`: 1 once the user was told the context passed where it
+    /// would have been compacted, 2 once told it is near the window.
+    pub window_warned: u8,
 }
 
 impl Meter {
@@ -20,6 +23,7 @@ impl Meter {
         Meter {
             estimator: Estimator::lazy(model_id),
             tracker: ContextTracker::default(),
+            window_warned: 0,
         }
     }
 
@@ -47,6 +51,7 @@ impl Meter {
     /// Forgets the context figure: another session's history is to be counted.
     pub fn forget_figure(&mut self) {
         self.tracker = ContextTracker::default();
+        self.window_warned = 0;
     }
 
     /// The context figure, as the status bar shows it.

@@ -243,6 +243,7 @@ impl Runner {
     /// The main loop: runs until shutdown.
     pub async fn run(&mut self, mut ctl: mpsc::UnboundedReceiver<Control>) {
         // The front end has the session and its figure (`open`).
+        self.warn_effort_not_sent();
         if let Some(effort) = self.effort() {
             self.emit(Event::EffortChanged {
                 effort: Some(effort),
@@ -327,6 +328,7 @@ impl Runner {
             Op::SetPermissionMode { mode } => self.set_permission_mode(mode),
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
+                self.warn_effort_not_sent();
                 self.emit(Event::EffortChanged {
                     effort: self.effort(),
                     submission: None,
@@ -537,9 +539,28 @@ impl Runner {
     }
 
     /// The reasoning effort of every request: the session's (`--effort`, `/effort`), else the
-    /// model's.
+    /// model's; none when the provider does not take one (it would never be sent).
     pub(super) fn effort(&self) -> Option<pith_protocol::llm::ReasoningEffort> {
-        self.opts.config.effort.or(self.model.info.reasoning_effort)
+        self.opts
+            .config
+            .effort
+            .or(self.model.info.reasoning_effort)
+            .filter(|_| self.model.provider.takes_effort())
+    }
+
+    /// The session asks for a reasoning effort its provider does not take: says it is not sent.
+    fn warn_effort_not_sent(&mut self) {
+        if self.opts.config.effort.is_none() || self.model.provider.takes_effort() {
+            return;
+        }
+        let provider = self.model.name.split('/').next().unwrap_or_default();
+        let message = format!(
+            "not sent: {provider} does not take a reasoning effort (set reasoning_effort = true in [provider.{provider}] if it does)"
+        );
+        self.emit(Event::Info {
+            message,
+            submission: None,
+        });
     }
 
     /// The output cap of every request: the room the overflow test keeps for the reply, so the

@@ -496,8 +496,9 @@ impl pith_tools::OutputLookup for Recallable {
 impl Runner {
     /// `exit_plan_mode`: the model presents its plan. Out of plan mode there is nothing to do;
     /// headless no one can accept it, so the run stays in plan mode; in the TUI the user is
-    /// asked (also under `--yes`: accepting a plan is the user's own call), and an accepted
-    /// plan switches to the default mode.
+    /// asked (also under `--yes`: accepting a plan is the user's own call). "Always" accepts it
+    /// and switches to accept-edits, "once" accepts it and switches to the default mode (edits
+    /// asked about), a denial keeps plan mode and tells the model to keep planning.
     async fn exit_plan(
         &mut self,
         call_id: &str,
@@ -552,19 +553,27 @@ impl Runner {
             None => failed(ToolError::Interrupted),
             Some((PermissionReply::Deny, note)) => done(&match note {
                 Some(n) if !n.trim().is_empty() => format!(
-                    "The user did not accept the plan: {}. Stay in plan mode and revise it.",
+                    "The user chose to keep planning: {}. Stay in plan mode and revise the plan.",
                     n.trim()
                 ),
-                _ => "The user did not accept the plan. Stay in plan mode; ask what to change."
+                _ => "The user chose to keep planning. Stay in plan mode: keep planning, and ask what to change."
                     .into(),
             }),
-            Some(_) => {
-                self.opts.config.permission_mode = PermissionMode::Default;
+            Some((reply, _)) => {
+                // "Yes, and auto-accept edits" (always) or "Yes, and ask for edits" (once)
+                let (mode, how) = if reply == PermissionReply::Always {
+                    (PermissionMode::AcceptEdits, "edits are accepted without asking")
+                } else {
+                    (PermissionMode::Default, "the user is asked before each edit")
+                };
+                self.opts.config.permission_mode = mode;
                 self.emit(Event::PermissionModeChanged {
-                    mode: PermissionMode::Default,
+                    mode,
                     submission: None,
                 });
-                done("The user accepted the plan. Plan mode is off: carry the plan out now.")
+                done(&format!(
+                    "The user accepted the plan. Plan mode is off ({how}): carry the plan out now."
+                ))
             }
         }
     }

@@ -41,6 +41,11 @@ pub trait Provider: Send + Sync {
     fn images_by_default(&self) -> bool {
         false
     }
+
+    /// Whether a request's reasoning effort reaches the server; `false`: it is never sent.
+    fn takes_effort(&self) -> bool {
+        true
+    }
 }
 
 pub use openai::init_tls;

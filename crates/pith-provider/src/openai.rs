@@ -186,6 +186,10 @@ impl OpenAiProvider {
 
 #[async_trait::async_trait]
 impl Provider for OpenAiProvider {
+    fn takes_effort(&self) -> bool {
+        self.effort
+    }
+
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
         let body = match self.api {
             Api::ChatCompletions => {

@@ -229,6 +229,26 @@ fn permission_lines(
     note: Option<&str>,
     width: usize,
 ) -> Vec<Line<'static>> {
+    if crate::view::plan_box::is_plan(req) {
+        let (what, color) = crate::view::plan_box::verdict(*reply);
+        let mark = if *reply == PermissionReply::Deny {
+            "✗ "
+        } else {
+            "✓ "
+        };
+        let mut text = what.to_string();
+        if let Some(n) = note.filter(|n| !n.is_empty()) {
+            text.push_str(&format!(" — “{n}”"));
+        }
+        let style = Style::default().fg(color);
+        return plain_lines(
+            &text,
+            width,
+            style,
+            &[Span::styled(mark, style)],
+            &indent(2),
+        );
+    }
     let (mark, what, color) = match reply {
         PermissionReply::Once => ("✓ ", "allowed once", theme().ok),
         PermissionReply::Always => ("✓ ", "always allowed", theme().ok),
@@ -269,6 +289,9 @@ fn user_text(
     expanded: bool,
 ) -> Vec<Line<'static>> {
     if synthetic {
+        if let Some((event, body)) = super::hook_note::parse(text) {
+            return super::hook_note::lines(&event, body, width, expanded);
+        }
         let first = text.lines().next().unwrap_or("");
         return vec![Line::from(Span::styled(
             truncate(&format!("↻ {first}"), width),

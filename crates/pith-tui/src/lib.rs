@@ -17,6 +17,7 @@ pub mod format;
 pub mod git;
 pub mod help;
 pub mod highlight;
+mod hook_note;
 mod info_popup;
 pub mod key_prompt;
 pub mod keymap;
@@ -60,6 +61,10 @@ mod permission_tests;
 mod permission_view_tests;
 #[cfg(test)]
 mod picker_tests;
+#[cfg(test)]
+mod plan_tests;
+#[cfg(test)]
+mod settings_tests;
 #[cfg(test)]
 mod subagent_tests;
 #[cfg(test)]

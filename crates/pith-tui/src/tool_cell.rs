@@ -146,6 +146,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         .filter(|c| *c != 0)
         .map(|c| format!("exit {c}"));
     let verdict = match call.decision {
+        Some(r) if call.tool == "exit_plan_mode" => Some(crate::view::plan_box::verdict(r)),
         Some(PermissionReply::Once) => Some(("allowed once", t.ok)),
         Some(PermissionReply::Always) => Some(("always allowed", t.ok)),
         Some(PermissionReply::AlwaysExact) => Some(("always allowed as written", t.ok)),

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct ContextUsage {
     /// Tokens the next request is expected to occupy.
     pub used: u64,
-    /// Tokens usable before an automatic compaction fires.
+    /// Tokens usable before an automatic compaction fires; 0 when none fires
+    /// (`compaction.auto = false`, or the window is unknown).
     pub usable: u64,
     /// The model's context window.
     pub window: u64,

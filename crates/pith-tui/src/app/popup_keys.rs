@@ -95,6 +95,11 @@ impl App {
         let Some(req) = self.permissions.take_front() else {
             return;
         };
+        let reply = if crate::view::plan_box::is_plan(&req) {
+            crate::view::plan_box::engine_reply(reply)
+        } else {
+            reply
+        };
         self.send(Op::PermissionReply {
             id: req.id.clone(),
             reply,

@@ -41,6 +41,9 @@ impl App {
                 None => self.model_picker(),
             },
             Command::Effort => self.set_effort(arg),
+            Command::Plan => self.send(Op::SetPermissionMode {
+                mode: crate::event::PermissionMode::Plan,
+            }),
             Command::Sessions => {
                 self.listing_agents = false;
                 self.sessions_loading();

@@ -251,7 +251,17 @@ impl Transcript {
 }
 
 fn is_long_user(cell: &Cell) -> bool {
-    matches!(cell.part().map(|p| &p.kind), Some(PartKind::Text { text, synthetic: false }) if text.lines().count() > 8)
+    match cell.part().map(|p| &p.kind) {
+        Some(PartKind::Text {
+            text,
+            synthetic: false,
+        }) => text.lines().count() > 8,
+        Some(PartKind::Text {
+            text,
+            synthetic: true,
+        }) => crate::hook_note::is_long(text),
+        _ => false,
+    }
 }
 
 // ---------------------------------------------------------------- drawing

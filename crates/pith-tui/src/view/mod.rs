@@ -1,6 +1,7 @@
 //! Drawing: transcript above, composer, status bar at the bottom; overlays on top.
 
 pub mod permission;
+pub mod plan_box;
 pub mod popups;
 pub mod status;
 

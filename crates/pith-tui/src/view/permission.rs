@@ -48,6 +48,9 @@ pub fn draw(
     let Some(req) = p.front() else {
         return;
     };
+    if super::plan_box::is_plan(req) {
+        return super::plan_box::draw(frame, area, p, transcript);
+    }
     let w = area.width.saturating_sub(2).min(MAX_WIDTH);
     let inner_w = w.saturating_sub(4) as usize;
     let note_rows: u16 = if p.note().is_some() { 3 } else { 0 };

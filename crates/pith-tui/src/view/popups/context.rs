@@ -110,6 +110,8 @@ fn context_head(b: &Breakdown, usage: &ContextUsage, inner_w: usize) -> Vec<Line
             Span::styled(
                 if usage.usable > 0 {
                     format!(" · auto-compacts at {}", format::tokens(usage.usable))
+                } else if b.window > 0 {
+                    " · auto-compaction off".into()
                 } else {
                     String::new()
                 },
@@ -179,7 +181,11 @@ fn context_rows(
     lines.push(context_row(
         "▒",
         theme().warn,
-        "reserved (reply + auto-compact)",
+        if usage.usable > 0 {
+            "reserved (reply + auto-compact)"
+        } else {
+            "reserved (reply)"
+        },
         b.reserved,
         pct(b.reserved),
     ));
