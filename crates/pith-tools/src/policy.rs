@@ -162,17 +162,25 @@ impl Policy {
         self
     }
 
-    /// Where `path` (absolute; resolved or not) stands to pith's own state.
+    /// Where `path` (absolute; resolved or not) stands to pith's own state. The tool-output
+    /// folder counts only when the path as given AND as resolved are in it: a link planted
+    /// there (the sandbox may write the folder) to a key is judged by where it leads.
     pub fn own_state(&self, path: &Path) -> OwnState {
-        let mut verdict = OwnState::No;
+        let mut all_output = true;
         for p in forms(path) {
             if self.tool_output.iter().any(|t| p.starts_with(t)) {
-                verdict = verdict.max_with(OwnState::ToolOutput);
-            } else if self.own.iter().any(|o| p.starts_with(o)) {
+                continue;
+            }
+            all_output = false;
+            if self.own.iter().any(|o| p.starts_with(o)) {
                 return OwnState::Yes;
             }
         }
-        verdict
+        if all_output {
+            OwnState::ToolOutput
+        } else {
+            OwnState::No
+        }
     }
 
     /// Whether a walk (which follows no links) that reaches `path` must not enter it: one of
@@ -266,16 +274,6 @@ pub fn startup_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
         .filter_map(|p| std::fs::canonicalize(&p).ok())
         .collect()
-}
-
-impl OwnState {
-    fn max_with(self, other: OwnState) -> OwnState {
-        match (self, other) {
-            (OwnState::Yes, _) | (_, OwnState::Yes) => OwnState::Yes,
-            (OwnState::ToolOutput, _) | (_, OwnState::ToolOutput) => OwnState::ToolOutput,
-            _ => OwnState::No,
-        }
-    }
 }
 
 /// `path` as given (made lexically normal) and resolved, when they differ.

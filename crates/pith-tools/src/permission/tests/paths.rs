@@ -208,3 +208,34 @@ fn a_search_is_judged_where_the_tool_looks() {
         assert!(r.title.contains("/etc"), "{tool}: {}", r.title);
     }
 }
+
+#[test]
+fn a_link_in_the_tool_output_folder_to_a_key_asks_like_the_key() {
+    // a sandboxed command plants `<data>/tool-output/r.txt -> ~/.ssh/id_rsa` (the folder is
+    // writable from the sandbox): reading or grepping it by that name must not be free
+    let ws = Ws::new();
+    let dir = ws.ctx.data_dir.join("tool-output");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = ws.root().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY").unwrap();
+    std::os::unix::fs::symlink(&key, dir.join("r.txt")).unwrap();
+    let f = dir.join("r.txt").display().to_string();
+    let mut p = defaults_only();
+    let r = ask(p.check("read", &json!({"file_path": f}), &ws.ctx));
+    assert!(r.title.contains("id_rsa"), "{}", r.title);
+    ask(p.check("grep", &json!({"pattern": "K", "path": f}), &ws.ctx));
+    // a linked folder there too
+    std::os::unix::fs::symlink(ws.root(), dir.join("d")).unwrap();
+    let d = dir.join("d").display().to_string();
+    ask(p.check("grep", &json!({"pattern": "K", "path": d}), &ws.ctx));
+    ask(p.check(
+        "read",
+        &json!({"file_path": format!("{d}/id_rsa")}),
+        &ws.ctx,
+    ));
+    // and one into the rest of the data dir is pith's own state
+    std::fs::write(ws.ctx.data_dir.join("pith.db"), "db").unwrap();
+    std::os::unix::fs::symlink(ws.ctx.data_dir.join("pith.db"), dir.join("db")).unwrap();
+    let db = dir.join("db").display().to_string();
+    deny(p.check("read", &json!({"file_path": db}), &ws.ctx));
+}
