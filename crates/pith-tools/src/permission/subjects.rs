@@ -109,8 +109,10 @@ impl Permissions {
         pattern: Option<&str>,
         ctx: &ToolContext,
     ) -> Vec<Subject> {
-        let raw = dir.filter(|s| !s.trim().is_empty()).unwrap_or(".");
+        let raw = dir.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
         let r = resolve(&ctx.workspace, raw);
+        // the search opens this resolution, not the path string again (`glob::search_root`)
+        crate::open::remember(ctx, raw, &r);
         let mut subjects = Vec::new();
         if r.path.is_file() {
             // Searching a file reads it: the read rules apply (`.env` asks).
