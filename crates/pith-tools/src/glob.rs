@@ -57,15 +57,31 @@ impl Tool for Glob {
 /// pith's own state (`policy`: a workspace that is `$HOME` holds the data dir).
 pub(crate) fn walker(root: &SearchRoot, ctx: &ToolContext) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(&root.walk);
-    let policy = ctx.policy.clone();
-    let (walk, real) = (root.walk.clone(), root.real.clone());
+    let skip = root.skip(ctx);
     b.hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(move |e| {
-            e.file_name() != ".git" && !policy.is_own_root(&real_of(&walk, &real, e.path()))
-        });
+        .filter_entry(move |e| e.file_name() != ".git" && !skip.skips(e.path()));
     b
+}
+
+/// What a walk below a [`SearchRoot`] never enters: pith's own state, and the paths the
+/// sandbox hides from commands (`~/.ssh`, `sandbox_deny_read`, … in a workspace that holds
+/// them) unless the root itself is one (the user was asked about it).
+pub(crate) struct Skip {
+    walk: PathBuf,
+    real: PathBuf,
+    policy: std::sync::Arc<crate::policy::Policy>,
+    hidden_root: bool,
+}
+
+impl Skip {
+    /// Whether the walk must not enter `p` (a path it met).
+    pub(crate) fn skips(&self, p: &Path) -> bool {
+        let real = real_of(&self.walk, &self.real, p);
+        self.policy.is_own_root(&real)
+            || (!self.hidden_root && self.policy.is_hidden_resolved(&real))
+    }
 }
 
 /// The folder or file a search or listing acts on: opened once, by the resolution the
@@ -85,13 +101,23 @@ pub(crate) struct SearchRoot {
 }
 
 impl SearchRoot {
+    /// What a walk of this root skips.
+    pub(crate) fn skip(&self, ctx: &ToolContext) -> Skip {
+        Skip {
+            walk: self.walk.clone(),
+            real: self.real.clone(),
+            policy: ctx.policy.clone(),
+            hidden_root: ctx.policy.is_hidden(&self.real),
+        }
+    }
+
     /// The checked path of `p`, a path the walk met.
     pub(crate) fn real_of(&self, p: &Path) -> PathBuf {
         real_of(&self.walk, &self.real, p)
     }
 }
 
-pub(crate) fn real_of(walk: &Path, real: &Path, p: &Path) -> PathBuf {
+fn real_of(walk: &Path, real: &Path, p: &Path) -> PathBuf {
     match p.strip_prefix(walk) {
         Ok(rel) if rel.as_os_str().is_empty() => real.to_path_buf(),
         Ok(rel) => real.join(rel),

@@ -98,12 +98,10 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut scan_capped = false;
     let root2 = root.clone();
     let mut wb = walker(&opened, ctx);
-    let policy = ctx.policy.clone();
-    let (walk, real) = (opened.walk.clone(), opened.real.clone());
+    let skip = opened.skip(ctx);
     wb.filter_entry(move |e| {
         let name = e.file_name().to_string_lossy();
-        let own = || policy.is_own_root(&super::glob::real_of(&walk, &real, e.path()));
-        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) || own() {
+        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) || skip.skips(e.path()) {
             return false;
         }
         let rel = e.path().strip_prefix(&root2).unwrap_or(e.path());

@@ -105,6 +105,9 @@ pub struct Policy {
     config_file: Vec<PathBuf>,
     /// The configured instruction files (as given and resolved).
     instructions: Vec<PathBuf>,
+    /// What the sandbox hides from commands besides pith's state: the home secrets
+    /// (`sandbox::paths::HOME_SECRETS`) and `sandbox_deny_read` (as given and resolved).
+    hidden: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -147,8 +150,49 @@ impl Policy {
             tool_output: forms(tool_output),
             config_file: Vec::new(),
             instructions: Vec::new(),
+            hidden: Vec::new(),
             workspace,
         }
+        .hiding(&[])
+    }
+
+    /// With `sandbox_deny_read` (absolute, or `~/…`) hidden too, besides the home secrets.
+    pub fn hiding(mut self, deny_read: &[PathBuf]) -> Policy {
+        let homes = self.home.as_deref().map(forms).unwrap_or_default();
+        let secrets = homes.iter().flat_map(|h| {
+            crate::sandbox::paths::HOME_SECRETS
+                .iter()
+                .map(|s| h.join(s))
+        });
+        let home = self.home.clone();
+        let extra = deny_read
+            .iter()
+            .filter_map(move |p| match (p.strip_prefix("~"), &home) {
+                (Ok(rest), Some(h)) => Some(h.join(rest)),
+                _ => p.is_absolute().then(|| p.clone()),
+            })
+            .flat_map(|p| forms(&p));
+        // (one that holds the workspace is not hidden from it: the sandbox does the same)
+        let ws = self.workspace.clone();
+        self.hidden = secrets
+            .chain(extra)
+            .filter(|h| !ws.starts_with(h))
+            .collect();
+        self
+    }
+
+    /// Whether `path` (absolute), as given or resolved, is in a path the sandbox hides from
+    /// commands (a home secret, `sandbox_deny_read`; pith's own state is [`own_state`]).
+    ///
+    /// [`own_state`]: Self::own_state
+    pub fn is_hidden(&self, path: &Path) -> bool {
+        forms(path).iter().any(|p| self.is_hidden_resolved(p))
+    }
+
+    /// [`is_hidden`](Self::is_hidden) for a path already resolved (one a walk that follows no
+    /// links reached below a resolved root). Cheap: no system call.
+    pub fn is_hidden_resolved(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| path.starts_with(h))
     }
 
     /// With the `--config` file and the configured instruction files (relative ones in the
