@@ -72,7 +72,9 @@ pub(crate) struct Skip {
     walk: PathBuf,
     real: PathBuf,
     policy: std::sync::Arc<crate::policy::Policy>,
-    hidden_root: bool,
+    /// Whether hidden paths must be looked for (some lie below the root, and the root is
+    /// not one: a root the user was asked about is walked whole).
+    look_for_hidden: bool,
 }
 
 impl Skip {
@@ -80,7 +82,7 @@ impl Skip {
     pub(crate) fn skips(&self, p: &Path) -> bool {
         let real = real_of(&self.walk, &self.real, p);
         self.policy.is_own_root(&real)
-            || (!self.hidden_root && self.policy.is_hidden_resolved(&real))
+            || (self.look_for_hidden && self.policy.is_hidden_resolved(&real))
     }
 }
 
@@ -107,7 +109,8 @@ impl SearchRoot {
             walk: self.walk.clone(),
             real: self.real.clone(),
             policy: ctx.policy.clone(),
-            hidden_root: ctx.policy.is_hidden(&self.real),
+            look_for_hidden: !ctx.policy.is_hidden(&self.real)
+                && ctx.policy.hides_below(&self.real),
         }
     }
 

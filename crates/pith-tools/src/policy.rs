@@ -189,10 +189,21 @@ impl Policy {
         forms(path).iter().any(|p| self.is_hidden_resolved(p))
     }
 
+    /// Whether any hidden path lies below `root` (resolved): a walk of it must look.
+    pub fn hides_below(&self, root: &Path) -> bool {
+        self.hidden.iter().any(|h| h.starts_with(root))
+    }
+
     /// [`is_hidden`](Self::is_hidden) for a path already resolved (one a walk that follows no
     /// links reached below a resolved root). Cheap: no system call.
     pub fn is_hidden_resolved(&self, path: &Path) -> bool {
-        self.hidden.iter().any(|h| path.starts_with(h))
+        use std::os::unix::ffi::OsStrExt;
+        // (bytes, not components: a walk asks this of every entry; both sides are normal)
+        let p = path.as_os_str().as_bytes();
+        self.hidden.iter().any(|h| {
+            let h = h.as_os_str().as_bytes();
+            p.starts_with(h) && (p.len() == h.len() || p[h.len()] == b'/')
+        })
     }
 
     /// With the `--config` file and the configured instruction files (relative ones in the
