@@ -339,7 +339,8 @@ impl Runner {
         let config = &self.opts.config;
         Arc::new(
             pith_tools::policy::Policy::new(&self.opts.workspace, &self.opts.data_dir)
-                .configured(config.config_file.as_deref(), &config.instructions),
+                .configured(config.config_file.as_deref(), &config.instructions)
+                .hiding(&config.sandbox_deny_read),
         )
     }
 

@@ -365,6 +365,8 @@ async fn run_command(
     timeout: Duration,
     (policy, unsandboxed): (&CommandPolicy, bool),
 ) -> Result<RunResult, ToolError> {
+    // held until every process of the command has ended: no editor file call meanwhile
+    let _turn = crate::editor::command_turn(ctx).await?;
     let Started {
         mut child,
         guard,

@@ -64,10 +64,12 @@ impl Tool for Edit {
         let input = std::sync::Arc::new(input);
         // the path the permission check resolved: read and written without resolving it again
         let target = std::sync::Arc::new(crate::open::checked(ctx, &input.file_path));
+        // an editor acts by path: no command of the workspace runs from its read to its write
+        let section = super::editor::enter(ctx).await?;
         let (i, c, t) = (input.clone(), ctx.clone(), target.clone());
         let (path, shown) = blocking(move || check_file(&i, &t, &c)).await?;
         // the editor's text (an unsaved buffer included), else the disk's
-        let content = match super::editor::read(ctx, &path).await {
+        let content = match super::editor::read(ctx, &section, &target).await {
             Some(text) if text.len() as u64 > super::bounds::MAX_WHOLE_FILE => {
                 return Err(tool_err!(
                     "Cannot edit {shown}: it is more than the {} this tool handles in one piece. Use bash for files this large.",
@@ -89,7 +91,8 @@ impl Tool for Edit {
                 .replacen(checked.old.as_str(), &checked.new, 1)
         };
         if super::editor::writes(ctx) {
-            super::editor::write(ctx, &checked.path, &checked.shown, &updated).await?;
+            // (checked again right before: the path still leads where it did)
+            super::editor::write(ctx, &section, &target, &updated).await?;
         } else {
             let (c, t, s, u) = (
                 ctx.clone(),

@@ -8,10 +8,15 @@
 //! the call's cancellation; a read that fails falls back to the disk; a write that fails is the
 //! tool's error (what the editor was asked to write never lands on the disk instead).
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
+
 use super::{ToolContext, ToolError};
+use crate::open::{Checked, Identity};
 
 /// How long one request to the editor may take.
 pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,10 +46,65 @@ pub trait EditorFiles: Send + Sync {
     async fn write_text(&self, path: &Path, content: &str) -> Result<(), EditorError>;
 }
 
-/// The editor's text of `path`, when an editor reads for this call; `None` when there is none
-/// or it failed (logged): the caller reads the disk.
-pub(crate) async fn read(ctx: &ToolContext, path: &Path) -> Option<String> {
+/// The workspace's editor section: every command of the workspace holds it shared for its
+/// whole run (`bash`), an editor file call holds it alone. The editor acts by path, so while
+/// it answers nothing may flip a directory to a link; since every process of a command ends
+/// with its call, no command runs then.
+fn section_lock(workspace: &Path) -> Arc<RwLock<()>> {
+    static SECTIONS: LazyLock<Mutex<HashMap<PathBuf, Arc<RwLock<()>>>>> =
+        LazyLock::new(Default::default);
+    let mut all = SECTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    all.entry(workspace.to_path_buf()).or_default().clone()
+}
+
+/// A command's share of the editor section, held for its whole run: it waits while an
+/// editor file call is in flight (or the call is interrupted).
+pub(crate) async fn command_turn(ctx: &ToolContext) -> Result<OwnedRwLockReadGuard<()>, ToolError> {
+    let lock = section_lock(&ctx.workspace);
+    tokio::select! {
+        g = lock.read_owned() => Ok(g),
+        _ = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
+    }
+}
+
+/// An editor file call's hold on the editor section (nothing when no editor serves the call).
+pub(crate) struct Section(#[allow(dead_code)] Option<OwnedRwLockWriteGuard<()>>);
+
+/// Enters the editor section when an editor serves this call: waits until no command of the
+/// workspace runs (or the call is interrupted), and keeps any from starting until dropped.
+pub(crate) async fn enter(ctx: &ToolContext) -> Result<Section, ToolError> {
+    if ctx.editor.is_none() {
+        return Ok(Section(None));
+    }
+    let lock = section_lock(&ctx.workspace);
+    tokio::select! {
+        g = lock.write_owned() => Ok(Section(Some(g))),
+        _ = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
+    }
+}
+
+/// Whether `c` still names what the permission check saw, with no link on the way (no parent
+/// flipped to a symlink, the file not replaced). Called inside the section, right before the
+/// editor is asked: nothing can change it between this look and the editor's act.
+fn unchanged(c: &Checked) -> bool {
+    let path = c.path();
+    let parent_real = path.parent().is_none_or(|d| {
+        std::fs::canonicalize(d)
+            .ok()
+            .is_some_and(|real| real.as_path() == d)
+    });
+    parent_real && Identity::at(path) == c.seen
+}
+
+/// The editor's text of the checked path, when an editor reads for this call; `None` when
+/// there is none, it failed (logged) or the path changed since the check: the caller reads the
+/// disk (which refuses a changed path).
+pub(crate) async fn read(ctx: &ToolContext, _section: &Section, c: &Checked) -> Option<String> {
     let editor = ctx.editor.as_ref().filter(|e| e.reads())?;
+    if !unchanged(c) {
+        return None;
+    }
+    let path = c.path();
     let answer = tokio::select! {
         r = tokio::time::timeout(EDITOR_TIMEOUT, editor.read_text(path)) => r,
         _ = ctx.cancel.cancelled() => return None,
@@ -71,15 +131,22 @@ pub(crate) fn writes(ctx: &ToolContext) -> bool {
 /// tool's error, never a write to the disk instead.
 pub(crate) async fn write(
     ctx: &ToolContext,
-    path: &Path,
-    shown: &str,
+    _section: &Section,
+    c: &Checked,
     content: &str,
 ) -> Result<(), ToolError> {
+    let shown = c.shown(&ctx.workspace);
     let Some(editor) = ctx.editor.as_ref().filter(|e| e.writes()) else {
         return Err(tool_err!(
             "Cannot write {shown}: no editor takes writes (internal error)"
         ));
     };
+    if !unchanged(c) {
+        return Err(tool_err!(
+            "Cannot write {shown}: it changed after the permission check (replaced, or a link swapped in on the way); nothing was written. Check it and call again"
+        ));
+    }
+    let path = c.path();
     let answer = tokio::select! {
         r = tokio::time::timeout(EDITOR_TIMEOUT, editor.write_text(path, content)) => r,
         _ = ctx.cancel.cancelled() => return Err(ToolError::Interrupted),
@@ -100,7 +167,9 @@ pub(crate) async fn write(
 pub(crate) mod testing {
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
+
+    use tokio::sync::Notify;
 
     use super::{EditorError, EditorFiles};
 
@@ -114,6 +183,10 @@ pub(crate) mod testing {
         pub hang: bool,
         pub buffers: Mutex<HashMap<PathBuf, String>>,
         pub written: Mutex<Vec<(PathBuf, String)>>,
+        /// Run on the next read (a parallel sub-agent acting while the editor answers).
+        pub on_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+        /// A write says it began (the first) and waits for the second before it lands.
+        pub gate: Option<(Arc<Notify>, Arc<Notify>)>,
     }
 
     impl Buffers {
@@ -149,6 +222,10 @@ pub(crate) mod testing {
             if self.hang {
                 std::future::pending::<()>().await;
             }
+            let hook = self.on_read.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook();
+            }
             self.buffers
                 .lock()
                 .unwrap()
@@ -159,6 +236,10 @@ pub(crate) mod testing {
         async fn write_text(&self, path: &Path, content: &str) -> Result<(), EditorError> {
             if self.hang {
                 std::future::pending::<()>().await;
+            }
+            if let Some((began, release)) = &self.gate {
+                began.notify_one();
+                release.notified().await;
             }
             if self.fail_writes {
                 return Err(EditorError::Refused("read-only buffer".into()));
@@ -172,6 +253,10 @@ pub(crate) mod testing {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "editor_races.rs"]
+mod races;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::{display_path, mtime_ms, resolve};
+use super::path::{display_path, mtime_ms};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_protocol::tool::CountMetadata;
 
@@ -55,35 +55,111 @@ impl Tool for Glob {
 
 /// A gitignore-aware walker over `root` that includes dotfiles but never enters `.git`, nor
 /// pith's own state (`policy`: a workspace that is `$HOME` holds the data dir).
-pub(crate) fn walker(root: &Path, ctx: &ToolContext) -> ignore::WalkBuilder {
-    let mut b = ignore::WalkBuilder::new(root);
-    let policy = ctx.policy.clone();
+pub(crate) fn walker(root: &SearchRoot, ctx: &ToolContext) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(&root.walk);
+    let skip = root.skip(ctx);
     b.hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(move |e| e.file_name() != ".git" && !policy.is_own_root(e.path()));
+        .filter_entry(move |e| e.file_name() != ".git" && !skip.skips(e.path()));
     b
 }
 
-/// Resolves the optional `path` parameter to an existing directory (or, with `allow_file`,
-/// file). Returns the path and how it is shown.
+/// What a walk below a [`SearchRoot`] never enters: pith's own state, and the paths the
+/// sandbox hides from commands (`~/.ssh`, `sandbox_deny_read`, … in a workspace that holds
+/// them) unless the root itself is one (the user was asked about it).
+pub(crate) struct Skip {
+    walk: PathBuf,
+    real: PathBuf,
+    policy: std::sync::Arc<crate::policy::Policy>,
+    /// Whether hidden paths must be looked for (some lie below the root, and the root is
+    /// not one: a root the user was asked about is walked whole).
+    look_for_hidden: bool,
+}
+
+impl Skip {
+    /// Whether the walk must not enter `p` (a path it met).
+    pub(crate) fn skips(&self, p: &Path) -> bool {
+        let real = real_of(&self.walk, &self.real, p);
+        self.policy.is_own_root(&real)
+            || (self.look_for_hidden && self.policy.is_hidden_resolved(&real))
+    }
+}
+
+/// The folder or file a search or listing acts on: opened once, by the resolution the
+/// permission check judged (`open::checked`), with no symlink on the way and the identity the
+/// check saw; the walk goes through the opened descriptor (`/proc/self/fd/N`), so a path
+/// flipped to a link after the check is never followed.
+pub(crate) struct SearchRoot {
+    /// What the walk opens: the opened root's `/proc/self/fd` entry (the checked path where
+    /// `/proc` is not mounted).
+    pub(crate) walk: PathBuf,
+    /// The checked path the walk stands for (what is shown and matched).
+    pub(crate) real: PathBuf,
+    pub(crate) shown: String,
+    pub(crate) is_file: bool,
+    /// Keeps the descriptor (and so `walk`) alive.
+    _opened: std::fs::File,
+}
+
+impl SearchRoot {
+    /// What a walk of this root skips.
+    pub(crate) fn skip(&self, ctx: &ToolContext) -> Skip {
+        Skip {
+            walk: self.walk.clone(),
+            real: self.real.clone(),
+            policy: ctx.policy.clone(),
+            look_for_hidden: !ctx.policy.is_hidden(&self.real)
+                && ctx.policy.hides_below(&self.real),
+        }
+    }
+
+    /// The checked path of `p`, a path the walk met.
+    pub(crate) fn real_of(&self, p: &Path) -> PathBuf {
+        real_of(&self.walk, &self.real, p)
+    }
+}
+
+fn real_of(walk: &Path, real: &Path, p: &Path) -> PathBuf {
+    match p.strip_prefix(walk) {
+        Ok(rel) if rel.as_os_str().is_empty() => real.to_path_buf(),
+        Ok(rel) => real.join(rel),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+/// Opens the optional `path` parameter (the workspace when not given) as the permission check
+/// resolved it: an existing directory (or, with `allow_file`, file).
 pub(crate) fn search_root(
     ctx: &ToolContext,
     raw: Option<&str>,
     allow_file: bool,
-) -> Result<(PathBuf, String), ToolError> {
+) -> Result<SearchRoot, ToolError> {
     let raw = raw.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
-    let resolved = resolve(&ctx.workspace, raw);
-    let shown = resolved.display(&ctx.workspace);
-    match std::fs::metadata(&resolved.path) {
-        Ok(m) if m.is_dir() => Ok((resolved.path, shown)),
-        Ok(_) if allow_file => Ok((resolved.path, shown)),
-        Ok(_) => Err(tool_err!("{shown} is a file, not a directory")),
+    let checked = crate::open::checked(ctx, raw);
+    let shown = checked.shown(&ctx.workspace);
+    let opened = match crate::open::read(&ctx.workspace, &checked) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(tool_err!("Directory not found: {shown}"))
+            return Err(tool_err!("Directory not found: {shown}"));
         }
-        Err(e) => Err(tool_err!("Cannot search {shown}: {e}")),
+        Err(e) => return Err(tool_err!("Cannot search {shown}: {e}")),
+    };
+    let meta = opened
+        .metadata()
+        .map_err(|e| tool_err!("Cannot search {shown}: {e}"))?;
+    if !meta.is_dir() && !allow_file {
+        return Err(tool_err!("{shown} is a file, not a directory"));
     }
+    let real = checked.path().to_path_buf();
+    let walk = crate::open::fd_path(&opened).unwrap_or_else(|| real.clone());
+    Ok(SearchRoot {
+        walk,
+        real,
+        shown,
+        is_file: !meta.is_dir(),
+        _opened: opened,
+    })
 }
 
 /// Why a glob pattern cannot be used. The tools tell the model its `Display` text after their
@@ -145,7 +221,8 @@ fn glob_sync(
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let glob = NameGlob::new(pattern).map_err(|e| tool_err!("glob: {e}"))?;
-    let (root, shown_root) = search_root(ctx, path, false)?;
+    let root = search_root(ctx, path, false)?;
+    let shown_root = root.shown.clone();
     let mut found: Vec<(i64, PathBuf)> = Vec::new();
     for entry in walker(&root, ctx).build().flatten() {
         if ctx.cancel.is_cancelled() {
@@ -159,9 +236,10 @@ fn glob_sync(
         {
             continue;
         }
-        if glob.matches(entry.path(), &root) {
+        let real = root.real_of(entry.path());
+        if glob.matches(&real, &root.real) {
             let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
-            found.push((mtime, entry.into_path()));
+            found.push((mtime, real));
         }
     }
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

@@ -8,7 +8,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::glob::{NameGlob, search_root, walker};
+use super::glob::{NameGlob, SearchRoot, search_root, walker};
 use super::path::{display_path, mtime_ms};
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use pith_protocol::text::one_line;
@@ -88,13 +88,14 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Some(g) => Some(NameGlob::new(g).map_err(|e| tool_err!("grep: `include`: {e}"))?),
         None => None,
     };
-    let (root, shown_root) = search_root(ctx, input.path.as_deref(), true)?;
-    let (files, protected) = files_to_search(root, include.as_ref(), ctx)?;
+    let root = search_root(ctx, input.path.as_deref(), true)?;
+    let shown_root = root.shown.clone();
+    let (files, protected) = files_to_search(&root, include.as_ref(), ctx)?;
     let Found {
         mut out,
         total,
         files_matched,
-    } = search(&matcher, &files, ctx)?;
+    } = search(&matcher, &files, &root, ctx)?;
     let title = format!("{} in {shown_root}", input.pattern);
     let skipped = match protected {
         0 => String::new(),
@@ -142,21 +143,21 @@ fn grep_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     })
 }
 
-/// The files to search under `root` (or `root` itself), newest first so the cap keeps the most
-/// recently touched code; and how many `.env`-style files were left out.
+/// The files to search under `root` (or `root` itself), as the walk reaches them, newest first
+/// so the cap keeps the most recently touched code; and how many `.env`-style files were left
+/// out.
 fn files_to_search(
-    root: PathBuf,
+    root: &SearchRoot,
     include: Option<&NameGlob>,
     ctx: &ToolContext,
 ) -> Result<(Vec<(i64, PathBuf)>, usize), ToolError> {
     let mut files: Vec<(i64, PathBuf)> = Vec::new();
     // `.env`-style files are read with `read`, which asks first; a search does not print them.
     let mut protected = 0usize;
-    if root.is_file() {
-        let mtime = std::fs::metadata(&root).map(|m| mtime_ms(&m)).unwrap_or(0);
-        files.push((mtime, root));
+    if root.is_file {
+        files.push((0, root.walk.clone()));
     } else {
-        for entry in walker(&root, ctx).build().flatten() {
+        for entry in walker(root, ctx).build().flatten() {
             if ctx.cancel.is_cancelled() {
                 return Err(ToolError::Stopped {
                     tool: "grep".into(),
@@ -169,7 +170,7 @@ fn files_to_search(
                 protected += 1;
                 continue;
             }
-            if include.is_some_and(|g| !g.matches(entry.path(), &root)) {
+            if include.is_some_and(|g| !g.matches(&root.real_of(entry.path()), &root.real)) {
                 continue;
             }
             let mtime = entry.metadata().map(|m| mtime_ms(&m)).unwrap_or(0);
@@ -191,6 +192,7 @@ struct Found {
 fn search(
     matcher: &grep_regex::RegexMatcher,
     files: &[(i64, PathBuf)],
+    root: &SearchRoot,
     ctx: &ToolContext,
 ) -> Result<Found, ToolError> {
     let mut searcher = SearcherBuilder::new()
@@ -207,7 +209,7 @@ fn search(
                 tool: "grep".into(),
             });
         }
-        let display = display_path(path, &ctx.workspace);
+        let display = display_path(&root.real_of(path), &ctx.workspace);
         let before = total;
         let result = searcher.search_path(
             matcher,

@@ -79,7 +79,8 @@ struct Node {
 }
 
 fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let (root, shown_root) = search_root(ctx, input.path.as_deref(), false)?;
+    let opened = search_root(ctx, input.path.as_deref(), false)?;
+    let (root, shown_root) = (opened.walk.clone(), opened.shown.clone());
     let mut b = GlobSetBuilder::new();
     for pat in &input.ignore {
         let pat = pat.trim().trim_end_matches('/');
@@ -96,11 +97,11 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut entries: Vec<(usize, Vec<String>, bool)> = Vec::new();
     let mut scan_capped = false;
     let root2 = root.clone();
-    let mut wb = walker(&root, ctx);
-    let policy = ctx.policy.clone();
+    let mut wb = walker(&opened, ctx);
+    let skip = opened.skip(ctx);
     wb.filter_entry(move |e| {
         let name = e.file_name().to_string_lossy();
-        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) || policy.is_own_root(e.path()) {
+        if e.depth() > 0 && SKIP_DIRS.contains(&name.as_ref()) || skip.skips(e.path()) {
             return false;
         }
         let rel = e.path().strip_prefix(&root2).unwrap_or(e.path());
@@ -135,7 +136,7 @@ fn list_sync(input: Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     for (_, comps, is_dir) in &entries {
         insert(&mut tree, comps, *is_dir);
     }
-    let mut out = format!("{}/\n", root_label(&root, &shown_root));
+    let mut out = format!("{}/\n", root_label(&opened.real, &shown_root));
     render(&tree, 1, &mut out);
     if total > LIMIT {
         let more = if scan_capped {

@@ -105,6 +105,9 @@ pub struct Policy {
     config_file: Vec<PathBuf>,
     /// The configured instruction files (as given and resolved).
     instructions: Vec<PathBuf>,
+    /// What the sandbox hides from commands besides pith's state: the home secrets
+    /// (`sandbox::paths::HOME_SECRETS`) and `sandbox_deny_read` (as given and resolved).
+    hidden: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -147,8 +150,60 @@ impl Policy {
             tool_output: forms(tool_output),
             config_file: Vec::new(),
             instructions: Vec::new(),
+            hidden: Vec::new(),
             workspace,
         }
+        .hiding(&[])
+    }
+
+    /// With `sandbox_deny_read` (absolute, or `~/…`) hidden too, besides the home secrets.
+    pub fn hiding(mut self, deny_read: &[PathBuf]) -> Policy {
+        let homes = self.home.as_deref().map(forms).unwrap_or_default();
+        let secrets = homes.iter().flat_map(|h| {
+            crate::sandbox::paths::HOME_SECRETS
+                .iter()
+                .map(|s| h.join(s))
+        });
+        let home = self.home.clone();
+        let extra = deny_read
+            .iter()
+            .filter_map(move |p| match (p.strip_prefix("~"), &home) {
+                (Ok(rest), Some(h)) => Some(h.join(rest)),
+                _ => p.is_absolute().then(|| p.clone()),
+            })
+            .flat_map(|p| forms(&p));
+        // (one that holds the workspace is not hidden from it: the sandbox does the same)
+        let ws = self.workspace.clone();
+        self.hidden = secrets
+            .chain(extra)
+            .filter(|h| !ws.starts_with(h))
+            .collect();
+        self
+    }
+
+    /// Whether `path` (absolute), as given or resolved, is in a path the sandbox hides from
+    /// commands (a home secret, `sandbox_deny_read`; pith's own state is [`own_state`]).
+    ///
+    /// [`own_state`]: Self::own_state
+    pub fn is_hidden(&self, path: &Path) -> bool {
+        forms(path).iter().any(|p| self.is_hidden_resolved(p))
+    }
+
+    /// Whether any hidden path lies below `root` (resolved): a walk of it must look.
+    pub fn hides_below(&self, root: &Path) -> bool {
+        self.hidden.iter().any(|h| h.starts_with(root))
+    }
+
+    /// [`is_hidden`](Self::is_hidden) for a path already resolved (one a walk that follows no
+    /// links reached below a resolved root). Cheap: no system call.
+    pub fn is_hidden_resolved(&self, path: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        // (bytes, not components: a walk asks this of every entry; both sides are normal)
+        let p = path.as_os_str().as_bytes();
+        self.hidden.iter().any(|h| {
+            let h = h.as_os_str().as_bytes();
+            p.starts_with(h) && (p.len() == h.len() || p[h.len()] == b'/')
+        })
     }
 
     /// With the `--config` file and the configured instruction files (relative ones in the
@@ -162,17 +217,25 @@ impl Policy {
         self
     }
 
-    /// Where `path` (absolute; resolved or not) stands to pith's own state.
+    /// Where `path` (absolute; resolved or not) stands to pith's own state. The tool-output
+    /// folder counts only when the path as given AND as resolved are in it: a link planted
+    /// there (the sandbox may write the folder) to a key is judged by where it leads.
     pub fn own_state(&self, path: &Path) -> OwnState {
-        let mut verdict = OwnState::No;
+        let mut all_output = true;
         for p in forms(path) {
             if self.tool_output.iter().any(|t| p.starts_with(t)) {
-                verdict = verdict.max_with(OwnState::ToolOutput);
-            } else if self.own.iter().any(|o| p.starts_with(o)) {
+                continue;
+            }
+            all_output = false;
+            if self.own.iter().any(|o| p.starts_with(o)) {
                 return OwnState::Yes;
             }
         }
-        verdict
+        if all_output {
+            OwnState::ToolOutput
+        } else {
+            OwnState::No
+        }
     }
 
     /// Whether a walk (which follows no links) that reaches `path` must not enter it: one of
@@ -266,16 +329,6 @@ pub fn startup_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
         .filter_map(|p| std::fs::canonicalize(&p).ok())
         .collect()
-}
-
-impl OwnState {
-    fn max_with(self, other: OwnState) -> OwnState {
-        match (self, other) {
-            (OwnState::Yes, _) | (_, OwnState::Yes) => OwnState::Yes,
-            (OwnState::ToolOutput, _) | (_, OwnState::ToolOutput) => OwnState::ToolOutput,
-            _ => OwnState::No,
-        }
-    }
 }
 
 /// `path` as given (made lexically normal) and resolved, when they differ.

@@ -54,17 +54,19 @@ impl Tool for Write {
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: Input = parse_input("write", input)?;
         let (raw, c) = (input.file_path.clone(), ctx.clone());
+        // an editor acts by path: no command of the workspace runs until it has answered
+        let section = super::editor::enter(ctx).await?;
         let mut target = blocking(move || prepare(&raw, &c)).await?;
         // (asked only for a file small enough to show what changed)
         if target.old.is_some()
-            && let Some(text) = super::editor::read(ctx, &target.path).await
+            && let Some(text) = super::editor::read(ctx, &section, &target.checked).await
         {
             // the editor's buffer is what is replaced
             target.old = Some(text.into_bytes());
         }
         let content = input.content;
         if super::editor::writes(ctx) {
-            super::editor::write(ctx, &target.path, &target.shown, &content).await?;
+            super::editor::write(ctx, &section, &target.checked, &content).await?;
             record_write(ctx, &target.path);
             Ok(written(target, &content))
         } else {

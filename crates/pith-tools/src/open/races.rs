@@ -9,6 +9,9 @@ use std::os::unix::fs::symlink;
 use serde_json::{Value, json};
 
 use crate::edit::Edit;
+use crate::glob::Glob;
+use crate::grep::Grep;
+use crate::list::List;
 use crate::read::Read;
 use crate::testutil::Ws;
 use crate::write::Write;
@@ -101,4 +104,66 @@ async fn a_call_acts_on_the_target_the_check_saw_not_a_new_one() {
     let out = shown(Read.run(input, &ws.ctx).await);
     assert!(!out.contains("PRIVATE KEY"), "{out}");
     assert!(out.contains("approved notes"), "{out}");
+}
+
+/// A folder outside the workspace holding the key (`<root>/secret/id_rsa`).
+fn secret_dir(ws: &Ws) -> std::path::PathBuf {
+    let dir = ws.root().join("secret");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("id_rsa"), KEY).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn grep_of_a_file_flipped_to_a_key_after_the_check_does_not_print_the_key() {
+    let ws = Ws::new();
+    let secret = secret_dir(&ws);
+    ws.write("f", "harmless PRIVATE\n");
+    let input = json!({"pattern": "PRIVATE", "path": "f"});
+    check(&ws, "grep", &input);
+    flip_to_link(&ws, "f", &secret.join("id_rsa"));
+    let out = shown(Grep.run(input, &ws.ctx).await);
+    assert!(
+        !out.contains("b3BlbnNzaC1rZXk"),
+        "the key was printed: {out}"
+    );
+}
+
+#[tokio::test]
+async fn grep_list_and_glob_of_a_folder_flipped_to_a_link_do_not_walk_the_target() {
+    let ws = Ws::new();
+    let secret = secret_dir(&ws);
+    for (tool, input) in [
+        ("grep", json!({"pattern": "PRIVATE", "path": "d"})),
+        ("list", json!({"path": "d"})),
+        ("glob", json!({"pattern": "*", "path": "d"})),
+    ] {
+        ws.write("d/plain.txt", "harmless\n");
+        check(&ws, tool, &input);
+        flip_to_link(&ws, "d", &secret);
+        let out = shown(match tool {
+            "grep" => Grep.run(input, &ws.ctx).await,
+            "list" => List.run(input, &ws.ctx).await,
+            _ => Glob.run(input, &ws.ctx).await,
+        });
+        assert!(
+            !out.contains("id_rsa") && !out.contains("b3Bl"),
+            "{tool}: {out}"
+        );
+        std::fs::remove_file(ws.path("d")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_search_acts_on_the_folder_the_check_saw_and_shows_its_paths() {
+    let ws = Ws::new();
+    ws.write("d/sub/a.txt", "needle\n");
+    let input = json!({"pattern": "needle", "path": "d"});
+    check(&ws, "grep", &input);
+    let out = shown(Grep.run(input, &ws.ctx).await);
+    assert!(out.contains("d/sub/a.txt:1: needle"), "{out}");
+    let input = json!({"pattern": "*.txt", "path": "d"});
+    check(&ws, "glob", &input);
+    let out = shown(Glob.run(input, &ws.ctx).await);
+    assert!(out.starts_with("d/sub/a.txt\n"), "{out}");
 }

@@ -79,7 +79,9 @@ impl Permissions {
                 crate::open::remember(ctx, raw, &r);
                 let mut subjects = self.path_subjects(tool, raw, &r, ctx);
                 // a link inside the workspace into a hidden path asks like one out of it
-                if crate::open::leads_into_hidden(ctx, &crate::open::peek(ctx, raw)) {
+                if crate::open::leads_into_hidden(ctx, &crate::open::peek(ctx, raw))
+                    && !subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY)
+                {
                     subjects.insert(0, external(&r, false));
                 }
                 Ok(subjects)
@@ -120,8 +122,10 @@ impl Permissions {
         pattern: Option<&str>,
         ctx: &ToolContext,
     ) -> Vec<Subject> {
-        let raw = dir.filter(|s| !s.trim().is_empty()).unwrap_or(".");
+        let raw = dir.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
         let r = resolve(&ctx.workspace, raw);
+        // the search opens this resolution, not the path string again (`glob::search_root`)
+        crate::open::remember(ctx, raw, &r);
         let mut subjects = Vec::new();
         if r.path.is_file() {
             // Searching a file reads it: the read rules apply (`.env` asks).
@@ -133,7 +137,10 @@ impl Permissions {
             match ctx.policy.own_state(&given(&ctx.workspace, raw)) {
                 OwnState::ToolOutput => return Vec::new(),
                 OwnState::Yes => return vec![own_state(tool, &r.display(&ctx.workspace))],
-                OwnState::No if !r.inside => subjects.push(external(&r, true)),
+                // outside, or a path the sandbox hides (a workspace that holds `~/.ssh`)
+                OwnState::No if !r.inside || ctx.policy.is_hidden(&r.path) => {
+                    subjects.push(external(&r, true))
+                }
                 OwnState::No => {}
             }
         }
@@ -175,7 +182,8 @@ impl Permissions {
             OwnState::ToolOutput | OwnState::Yes => return vec![own_state(tool, &shown)],
         }
         let mut subjects = Vec::new();
-        if !r.inside {
+        // outside, or a path the sandbox hides (a workspace that holds `~/.ssh`): asked
+        if !r.inside || ctx.policy.is_hidden(&r.path) {
             subjects.push(external(r, r.path.is_dir()));
         }
         let abs = r.path.to_string_lossy().into_owned();
@@ -290,18 +298,24 @@ pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolC
         return base;
     }
     // a symlink's target is what the user approves: named with the link it was reached by
-    let link = match ToolInput::file_arg(input) {
+    let (inside, link) = match ToolInput::file_arg(input) {
         FileArg::One(raw) if matches!(tool, "read" | "write" | "edit") => {
             let c = crate::open::peek(ctx, raw);
-            crate::open::through_link(&ctx.workspace, &c).then_some((c.resolved.inside, raw))
+            let link = crate::open::through_link(&ctx.workspace, &c).then_some(raw);
+            (c.resolved.inside, link)
         }
-        _ => None,
+        _ => {
+            let dir = input.get("path").and_then(Value::as_str).map(str::trim);
+            let dir = dir.filter(|d| !d.is_empty()).unwrap_or(".");
+            (resolve(&ctx.workspace, dir).inside, None)
+        }
     };
-    match link {
-        Some((true, raw)) => format!("{base} (a hidden path, through the symlink {raw})"),
-        Some((false, raw)) => {
+    match (inside, link) {
+        (true, Some(raw)) => format!("{base} (a hidden path, through the symlink {raw})"),
+        (true, None) => format!("{base} (a hidden path: commands cannot read it)"),
+        (false, Some(raw)) => {
             format!("{base} (outside the workspace, through the symlink {raw})")
         }
-        None => format!("{base} (outside the workspace)"),
+        (false, None) => format!("{base} (outside the workspace)"),
     }
 }

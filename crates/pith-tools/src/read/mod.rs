@@ -109,7 +109,9 @@ async fn editor_text(raw: &str, ctx: &ToolContext) -> Option<(std::path::PathBuf
     {
         return None;
     }
-    let text = super::editor::read(ctx, &path).await?;
+    // (no command of the workspace runs while the editor reads: nothing flips the path)
+    let section = super::editor::enter(ctx).await.ok()?;
+    let text = super::editor::read(ctx, &section, &checked).await?;
     crate::open::read(&ctx.workspace, &checked).ok()?;
     Some((path, text))
 }

@@ -208,3 +208,122 @@ fn a_search_is_judged_where_the_tool_looks() {
         assert!(r.title.contains("/etc"), "{tool}: {}", r.title);
     }
 }
+
+#[test]
+fn a_link_in_the_tool_output_folder_to_a_key_asks_like_the_key() {
+    // a sandboxed command plants `<data>/tool-output/r.txt -> ~/.ssh/id_rsa` (the folder is
+    // writable from the sandbox): reading or grepping it by that name must not be free
+    let ws = Ws::new();
+    let dir = ws.ctx.data_dir.join("tool-output");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = ws.root().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY").unwrap();
+    std::os::unix::fs::symlink(&key, dir.join("r.txt")).unwrap();
+    let f = dir.join("r.txt").display().to_string();
+    let mut p = defaults_only();
+    let r = ask(p.check("read", &json!({"file_path": f}), &ws.ctx));
+    assert!(r.title.contains("id_rsa"), "{}", r.title);
+    ask(p.check("grep", &json!({"pattern": "K", "path": f}), &ws.ctx));
+    // a linked folder there too
+    std::os::unix::fs::symlink(ws.root(), dir.join("d")).unwrap();
+    let d = dir.join("d").display().to_string();
+    ask(p.check("grep", &json!({"pattern": "K", "path": d}), &ws.ctx));
+    ask(p.check(
+        "read",
+        &json!({"file_path": format!("{d}/id_rsa")}),
+        &ws.ctx,
+    ));
+    // and one into the rest of the data dir is pith's own state
+    std::fs::write(ws.ctx.data_dir.join("pith.db"), "db").unwrap();
+    std::os::unix::fs::symlink(ws.ctx.data_dir.join("pith.db"), dir.join("db")).unwrap();
+    let db = dir.join("db").display().to_string();
+    deny(p.check("read", &json!({"file_path": db}), &ws.ctx));
+}
+
+/// A workspace that is `$HOME` (pith started there), with `~/.ssh/id_rsa` and a deny-read file.
+fn home_workspace() -> Ws {
+    let mut ws = Ws::new();
+    let home = ws.ctx.workspace.clone();
+    ws.write(".ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- b3Bl\n");
+    ws.write("vault/secret.txt", "PRIVATE vault\n");
+    ws.write("src/main.rs", "// PRIVATE is a word\n");
+    let data = ws.ctx.data_dir.clone();
+    ws.ctx.policy = std::sync::Arc::new(
+        crate::policy::Policy::with_paths(
+            &home,
+            Some(home.clone()),
+            std::slice::from_ref(&data),
+            &crate::truncate::output_dir(&data),
+        )
+        .hiding(&[home.join("vault")]),
+    );
+    ws
+}
+
+#[test]
+fn in_a_home_workspace_reading_a_secret_asks_naming_it() {
+    let ws = home_workspace();
+    let mut p = Permissions::new(&rules("[permission]\nread = \"allow\"\ngrep = \"allow\""));
+    let r = ask(p.check("read", &json!({"file_path": ".ssh/id_rsa"}), &ws.ctx));
+    assert!(
+        r.title.contains("id_rsa") && r.title.contains("hidden"),
+        "{}",
+        r.title
+    );
+    ask(p.check("read", &json!({"file_path": "vault/secret.txt"}), &ws.ctx));
+    ask(p.check("grep", &json!({"pattern": "x", "path": ".ssh"}), &ws.ctx));
+    ask(p.check(
+        "grep",
+        &json!({"pattern": "x", "path": ".ssh/id_rsa"}),
+        &ws.ctx,
+    ));
+    ask(p.check("list", &json!({"path": "vault"}), &ws.ctx));
+    // the rest of the home folder does not
+    assert!(is_allow(&p.check(
+        "read",
+        &json!({"file_path": "src/main.rs"}),
+        &ws.ctx
+    )));
+    assert!(is_allow(&p.check(
+        "grep",
+        &json!({"pattern": "x"}),
+        &ws.ctx
+    )));
+}
+
+#[tokio::test]
+async fn in_a_home_workspace_searches_skip_the_secrets() {
+    use crate::Tool;
+    let ws = home_workspace();
+    let grep = crate::grep::Grep
+        .run(json!({"pattern": "PRIVATE", "path": "."}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(grep.output.contains("src/main.rs"), "{}", grep.output);
+    assert!(
+        !grep.output.contains("b3Bl") && !grep.output.contains("vault"),
+        "{}",
+        grep.output
+    );
+    let glob = crate::glob::Glob
+        .run(json!({"pattern": "*"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(
+        !glob.output.contains("id_rsa") && !glob.output.contains("secret.txt"),
+        "{}",
+        glob.output
+    );
+    let list = crate::list::List.run(json!({}), &ws.ctx).await.unwrap();
+    assert!(
+        !list.output.contains("id_rsa") && !list.output.contains("secret.txt"),
+        "{}",
+        list.output
+    );
+    // a search of the secret folder itself (asked for and approved) sees it
+    let grep = crate::grep::Grep
+        .run(json!({"pattern": "PRIVATE", "path": ".ssh"}), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(grep.output.contains("b3Bl"), "{}", grep.output);
+}
