@@ -38,6 +38,7 @@ mod responses_provider;
 mod security_bash;
 mod security_files;
 mod security_loaders;
+mod security_plants;
 mod security_policy;
 mod security_sandbox;
 mod security_secrets;
