@@ -263,3 +263,24 @@ async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
     };
     assert!(messages.iter().any(|m| m.text().contains("third question")));
 }
+
+/// Red-team finding 8c: the user's own `!command` in plan mode runs with the workspace
+/// read-only too (the user leaves plan mode to write).
+#[tokio::test]
+async fn a_shell_command_in_plan_mode_finds_the_workspace_read_only() {
+    if !super::security_sandbox::sandbox_supported() {
+        return;
+    }
+    let mut h = harness(vec![], false).await;
+    h.send(Op::SetPermissionMode {
+        mode: pith::event::PermissionMode::Plan,
+    });
+    h.send(Op::Shell {
+        id: "s".into(),
+        command: "touch made.txt; test -w . && echo WRITABLE || echo READ-ONLY".into(),
+    });
+    h.until("its output", |e| matches!(e, Event::ToolOutput { output, .. } if output.contains("READ-ONLY") || output.contains("WRITABLE")))
+        .await;
+    h.turn_finished().await;
+    assert!(!h.workspace.path().join("made.txt").exists());
+}
