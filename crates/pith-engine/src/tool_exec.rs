@@ -559,11 +559,8 @@ impl Runner {
                     .into(),
             }),
             Some(_) => {
-                self.opts.config.permission_mode = PermissionMode::Default;
-                self.emit(Event::PermissionModeChanged {
-                    mode: PermissionMode::Default,
-                    submission: None,
-                });
+                // the same for running sub-agents
+                self.set_permission_mode(PermissionMode::Default);
                 done("The user accepted the plan. Plan mode is off: carry the plan out now.")
             }
         }
