@@ -37,6 +37,61 @@ const R: Arg = Arg::Required;
 const N: Arg = Arg::No;
 const O: Arg = Arg::Optional;
 
+/// `sudo`'s options that take an argument (the rest are flags).
+const SUDO: Opts = Opts {
+    short: &[
+        ('u', R),
+        ('g', R),
+        ('C', R),
+        ('D', R),
+        ('h', R),
+        ('p', R),
+        ('r', R),
+        ('t', R),
+        ('T', R),
+        ('U', R),
+    ],
+    long: &[
+        ("user", R),
+        ("group", R),
+        ("close-from", R),
+        ("chdir", R),
+        ("host", R),
+        ("prompt", R),
+        ("role", R),
+        ("type", R),
+        ("command-timeout", R),
+        ("other-user", R),
+        ("preserve-env", O),
+    ],
+    strict: false,
+};
+
+const IONICE: Opts = Opts {
+    short: &[('c', R), ('n', R), ('p', R), ('P', R), ('u', R)],
+    long: &[
+        ("class", R),
+        ("classdata", R),
+        ("pid", R),
+        ("pgid", R),
+        ("uid", R),
+        ("ignore", N),
+    ],
+    strict: false,
+};
+
+const TIMEOUT: Opts = Opts {
+    short: &[('s', R), ('k', R)],
+    long: &[
+        ("signal", R),
+        ("kill-after", R),
+        ("preserve-status", N),
+        ("foreground", N),
+        ("verbose", N),
+    ],
+    strict: false,
+};
+
 fn spec(name: &str) -> Option<Spec> {
     let s = |short, long, operands, transparent| {
         Some(Spec {
@@ -60,37 +115,14 @@ fn spec(name: &str) -> Option<Spec> {
             0,
             true,
         ),
-        "timeout" => s(
-            &[('s', R), ('k', R)],
-            &[
-                ("signal", R),
-                ("kill-after", R),
-                ("preserve-status", N),
-                ("foreground", N),
-                ("verbose", N),
-            ],
-            1,
-            true,
-        ),
+        "timeout" => s(TIMEOUT.short, TIMEOUT.long, 1, true),
         "stdbuf" => s(
             &[('i', R), ('o', R), ('e', R)],
             &[("input", R), ("output", R), ("error", R)],
             0,
             true,
         ),
-        "ionice" => s(
-            &[('c', R), ('n', R), ('p', R), ('P', R), ('u', R)],
-            &[
-                ("class", R),
-                ("classdata", R),
-                ("pid", R),
-                ("pgid", R),
-                ("uid", R),
-                ("ignore", N),
-            ],
-            0,
-            true,
-        ),
+        "ionice" => s(IONICE.short, IONICE.long, 0, true),
         "chrt" => s(
             &[('T', R), ('P', R), ('D', R)],
             &[
@@ -102,35 +134,7 @@ fn spec(name: &str) -> Option<Spec> {
             true,
         ),
         "taskset" => s(&[], &[("all-tasks", N), ("cpu-list", N)], 1, true),
-        "sudo" => s(
-            &[
-                ('u', R),
-                ('g', R),
-                ('C', R),
-                ('D', R),
-                ('h', R),
-                ('p', R),
-                ('r', R),
-                ('t', R),
-                ('T', R),
-                ('U', R),
-            ],
-            &[
-                ("user", R),
-                ("group", R),
-                ("close-from", R),
-                ("chdir", R),
-                ("host", R),
-                ("prompt", R),
-                ("role", R),
-                ("type", R),
-                ("command-timeout", R),
-                ("other-user", R),
-                ("preserve-env", O),
-            ],
-            0,
-            false,
-        ),
+        "sudo" => s(SUDO.short, SUDO.long, 0, false),
         "doas" => s(&[('u', R), ('C', R)], &[], 0, false),
         "busybox" | "coproc" => s(&[], &[], 0, false),
         "flock" => s(
