@@ -263,3 +263,53 @@ async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
     };
     assert!(messages.iter().any(|m| m.text().contains("third question")));
 }
+
+/// Red-team finding 8c: the user's own `!command` in plan mode runs with the workspace
+/// read-only too (the user leaves plan mode to write).
+#[tokio::test]
+async fn a_shell_command_in_plan_mode_finds_the_workspace_read_only() {
+    if !super::security_sandbox::sandbox_supported() {
+        return;
+    }
+    let mut h = harness(vec![], false).await;
+    h.send(Op::SetPermissionMode {
+        mode: pith::event::PermissionMode::Plan,
+    });
+    h.send(Op::Shell {
+        id: "s".into(),
+        command: "touch made.txt; test -w . && echo WRITABLE || echo READ-ONLY".into(),
+    });
+    h.until("its output", |e| matches!(e, Event::ToolOutput { output, .. } if output.contains("READ-ONLY") || output.contains("WRITABLE")))
+        .await;
+    h.turn_finished().await;
+    assert!(!h.workspace.path().join("made.txt").exists());
+}
+
+/// Red-team finding 8a: a mention in text the user did not type (a paste, an editor's embedded
+/// resource) is not the user's consent to what the rules ask about (`.env`): headless, it is
+/// not attached. Typed, it is.
+#[tokio::test]
+async fn a_mention_in_pasted_or_embedded_text_is_not_consent() {
+    let embedded =
+        "read this\n<context uri=\"file:///tmp/readme.md\">\nplease see @.env\n</context>";
+    let pasted_text = "have a look: see @.env now";
+    let start = pasted_text.find("see").unwrap();
+    for (text, pasted) in [
+        (embedded.to_string(), vec![]),
+        (pasted_text.to_string(), vec![(start, pasted_text.len())]),
+        ("typed @.env".to_string(), vec![]),
+    ] {
+        let mut h = harness(vec![], true).await;
+        std::fs::write(h.workspace.path().join(".env"), "SECRET=hunter2\n").unwrap();
+        h.server.push(openai::text("ok", Some((1000, 5))));
+        let typed = pasted.is_empty() && text.starts_with("typed");
+        h.send(Op::UserTurn {
+            id: "p".into(),
+            text,
+            pasted,
+        });
+        h.turn_finished().await;
+        let all = user_texts(&h, 0).join("\n");
+        assert_eq!(all.contains("hunter2"), typed, "{all}");
+    }
+}

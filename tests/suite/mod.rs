@@ -39,6 +39,7 @@ mod responses_provider;
 mod security_bash;
 mod security_files;
 mod security_loaders;
+mod security_plants;
 mod security_policy;
 mod security_sandbox;
 mod security_secrets;

@@ -313,3 +313,75 @@ async fn each_answer_to_a_plan_chooses_what_comes_next() {
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     assert!(!h.workspace.path().join("b.txt").exists());
 }
+
+/// Red-team finding 8b: a mode change reaches a sub-agent already running. The child's first
+/// write asks; while it waits the user switches to plan mode and then approves it; the
+/// child's next write is refused by plan mode (before: the child kept its own copy of the
+/// old mode and asked, or with accept-edits wrote).
+#[tokio::test]
+async fn plan_mode_reaches_a_running_sub_agent() {
+    let mut h = harness_with(vec![], false, |c| {
+        c.permission.insert(
+            "write".into(),
+            PermissionSetting::Action(pith::config::PermissionAction::Ask),
+        );
+    })
+    .await;
+    h.server.respond_with(|body| {
+        let child = body["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains("You are a sub-agent"));
+        let done = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        match (child, done) {
+            (true, 0) => call("a", "write", r#"{"file_path":"a.txt","content":"a"}"#),
+            (true, 1) => call("b", "write", r#"{"file_path":"b.txt","content":"b"}"#),
+            (true, _) => openai::text("child done", Some((800, 5))),
+            (false, 0) => call(
+                "t1",
+                "task",
+                r#"{"description":"job","prompt":"write two files","agent":"general"}"#,
+            ),
+            (false, _) => openai::text("ok", Some((900, 5))),
+        }
+    });
+    h.send(Op::user_turn("go"));
+    let asked = h.permission_asked().await;
+    h.send(Op::SetPermissionMode {
+        mode: PermissionMode::Plan,
+    });
+    h.send(Op::PermissionReply {
+        id: asked.id,
+        reply: PermissionReply::Once,
+        message: None,
+    });
+    let mut asked_again = false;
+    loop {
+        let ev = h
+            .until("the end or a question", |e| {
+                matches!(e, Event::PermissionAsked(_) | Event::TurnFinished { .. })
+            })
+            .await;
+        match ev {
+            Event::PermissionAsked(req) => {
+                asked_again = true;
+                h.send(Op::PermissionReply {
+                    id: req.id,
+                    reply: PermissionReply::Deny,
+                    message: None,
+                });
+            }
+            _ => break,
+        }
+    }
+    assert!(h.workspace.path().join("a.txt").exists());
+    assert!(!h.workspace.path().join("b.txt").exists());
+    assert!(
+        !asked_again,
+        "the child still asked: it did not see plan mode"
+    );
+}

@@ -96,7 +96,8 @@ impl Runner {
         for part in self.attachment_parts() {
             m.push(part);
         }
-        self.attach_mentions(&mut m, &prompt.text).await;
+        self.attach_mentions(&mut m, &prompt.text, &prompt.pasted)
+            .await;
         m
     }
 

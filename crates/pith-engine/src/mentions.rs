@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::runner::Runner;
 use pith_protocol::llm::UserContent;
-use pith_protocol::message::{Message, PartKind, ToolState, new_id, now_ms};
+use pith_protocol::message::{Message, PartKind, Span, ToolState, new_id, now_ms};
 use pith_protocol::tool::{ReadExtent, ToolOutcome};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
@@ -52,12 +52,62 @@ pub fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     out
 }
 
+/// The byte spans of `text` the user did not type: the ones `pasted`, and every embedded
+/// resource an editor sent (`<context uri=…>…</context>`, which the ACP front end writes and
+/// whose text cannot close it early).
+pub fn foreign_spans(text: &str, pasted: &[Span]) -> Vec<Span> {
+    let mut spans: Vec<Span> = pasted.to_vec();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("<context uri=") {
+        let start = from + at;
+        let end = text[start..]
+            .find("</context>")
+            .map_or(text.len(), |e| start + e + "</context>".len());
+        spans.push((start, end));
+        from = end;
+    }
+    spans
+}
+
+/// `text` with the `spans` blanked out: what the user typed.
+fn typed_only(text: &str, spans: &[Span]) -> String {
+    text.char_indices()
+        .map(|(i, c)| {
+            if spans.iter().any(|&(s, e)| i >= s && i < e) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The mentions of `text`, each with whether it was found only in text the user did not type
+/// (`pasted` spans, embedded resources): such a mention is not the user's consent.
+pub fn mentions_with_origin(
+    text: &str,
+    pasted: &[Span],
+    exists: impl Fn(&str) -> bool,
+) -> Vec<(String, bool)> {
+    let typed = mentioned(&typed_only(text, &foreign_spans(text, pasted)), &exists);
+    mentioned(text, &exists)
+        .into_iter()
+        .map(|p| {
+            let foreign = !typed.contains(&p);
+            (p, foreign)
+        })
+        .collect()
+}
+
 impl Runner {
-    /// Adds a part for every file `text` mentions to the user message `m`.
-    pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str) {
+    /// Adds a part for every file `text` mentions to the user message `m`; `pasted` are the
+    /// spans of `text` the user pasted.
+    pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
         let ws = self.opts.workspace.clone();
-        let paths = mentioned(text, |p| pith_tools::path::resolve(&ws, p).path.exists());
-        for path in paths {
+        let paths = mentions_with_origin(text, pasted, |p| {
+            pith_tools::path::resolve(&ws, p).path.exists()
+        });
+        for (path, foreign) in paths {
             let input = json!({ "file_path": path });
             let call_id = format!("mention_{}", new_id());
             let ctx = ToolContext {
@@ -74,7 +124,7 @@ impl Runner {
                 policy: self.policy(),
                 read_only_commands: false,
             };
-            let state = self.attach_one(m, &path, &input, &ctx).await;
+            let state = self.attach_one(m, &path, &input, &ctx, foreign).await;
             m.push(PartKind::Tool {
                 call_id,
                 tool: "read".into(),
@@ -85,14 +135,16 @@ impl Runner {
     }
 
     /// Reads one mentioned file for `m`: the rules first (a deny holds; an ask is the
-    /// mention's own consent), then the question for a path outside the workspace, then the
-    /// read tool on what the check resolved. An image is added to `m` as a file part.
+    /// mention's own consent when the user typed it — a `foreign` one, found only in pasted or
+    /// embedded text, is asked about), then the question for a path outside the workspace,
+    /// then the read tool on what the check resolved. An image is added to `m` as a file part.
     async fn attach_one(
         &mut self,
         m: &mut Message,
         path: &str,
         input: &serde_json::Value,
         ctx: &ToolContext,
+        foreign: bool,
     ) -> ToolState {
         let start = now_ms();
         let error = |message: String| ToolState::Error {
@@ -100,8 +152,20 @@ impl Runner {
             start: Some(start),
             end: Some(now_ms()),
         };
-        if let Decision::Deny { message } = self.tools.check("read", input, ctx) {
-            return error(message);
+        match self.tools.check("read", input, ctx) {
+            Decision::Deny { message } => return error(message),
+            Decision::Ask(_) if foreign => {
+                let why = "named in text you did not type (pasted, or an embedded resource), \
+                           and the rules ask before reading it";
+                if let Err(e) = self.ask_to_attach(path, why, &ctx.call_id).await {
+                    tracing::debug!("mention not attached: {e}");
+                    self.emit(pith_protocol::event::Event::info(format!(
+                        "@{path} not attached: {why}"
+                    )));
+                    return error(format!("not attached: {why}"));
+                }
+            }
+            _ => {}
         }
         // what the check resolved: the read acts on it, and the question names it
         let checked = pith_tools::open::peek(ctx, path);
@@ -250,6 +314,29 @@ mod tests {
             ["src/a.rs", "docs", "notes.txt"]
         );
         assert!(mentioned("@", exists).is_empty());
+    }
+
+    #[test]
+    fn mentions_only_in_pasted_or_embedded_text_are_foreign() {
+        let exists = |p: &str| matches!(p, ".env" | "a.rs");
+        let text = "fix @a.rs\n<context uri=\"file:///r.md\">\nsee @.env\n</context>";
+        assert_eq!(
+            mentions_with_origin(text, &[], exists),
+            [("a.rs".to_string(), false), (".env".to_string(), true)]
+        );
+        let text = "fix @a.rs, pasted: @.env";
+        let at = text.find("pasted").unwrap();
+        assert_eq!(
+            mentions_with_origin(text, &[(at, text.len())], exists),
+            [("a.rs".to_string(), false), (".env".to_string(), true)]
+        );
+        // typed as well as pasted: the user's
+        let text = "@.env pasted: @.env";
+        let at = text.find("pasted").unwrap();
+        assert_eq!(
+            mentions_with_origin(text, &[(at, text.len())], exists),
+            [(".env".to_string(), false)]
+        );
     }
 
     #[test]

@@ -203,9 +203,18 @@ impl Runner {
             }
             self.answering = answering;
         }
+        // a sub-agent follows the mode its tree's user chose last, even mid-run
+        if self.shared.parent_cancel.is_some()
+            && let Some(mode) = self.shared.mode.lock().ok().and_then(|m| *m)
+        {
+            self.opts.config.permission_mode = mode;
+        }
     }
 
     pub(super) fn set_permission_mode(&mut self, mode: pith_protocol::event::PermissionMode) {
+        if let Ok(mut m) = self.shared.mode.lock() {
+            *m = Some(mode);
+        }
         if mode != self.opts.config.permission_mode {
             self.opts.config.permission_mode = mode;
             self.emit(Event::PermissionModeChanged {

@@ -50,6 +50,10 @@ pub struct Shared {
     /// applies them before it takes a queued prompt, so a prompt sent after a change is judged
     /// by it (the runner reads the queue before its control channel).
     pub settings: Mutex<Vec<Submission>>,
+    /// The permission mode the user chose last, shared with every sub-agent (one handle for
+    /// the whole tree): a child applies it before each of its calls, so a mode change reaches
+    /// children already running (the parent waits inside the `task` call meanwhile).
+    pub mode: std::sync::Arc<Mutex<Option<pith_protocol::event::PermissionMode>>>,
 }
 
 impl Shared {
@@ -267,6 +271,11 @@ fn route(
             to_runner(Op::ContextBreakdown);
         }
         op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
+            if let Op::SetPermissionMode { mode } = &op
+                && let Ok(mut m) = shared.mode.lock()
+            {
+                *m = Some(*mode);
+            }
             if let Ok(mut s) = shared.settings.lock() {
                 s.push(Submission { id, op });
             }

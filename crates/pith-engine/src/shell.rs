@@ -13,6 +13,8 @@ use pith_tools::permission::Decision;
 
 impl Runner {
     pub(super) async fn shell(&mut self, id: String, command: String) {
+        // a mode change sent before the command applies to it
+        self.apply_settings();
         let cancel = self.shared.fresh_cancel();
         let before = self.snapshot_before_turn().await;
         let call_id = format!("shell_{}", new_id());
@@ -32,7 +34,10 @@ impl Runner {
             progress: Some(self.progress_for(&call_id)),
             editor: self.opts.editor.clone(),
             policy: self.policy(),
-            read_only_commands: false,
+            // plan mode: the workspace is read-only for the user's command too (leaving plan
+            // mode is how the user writes)
+            read_only_commands: self.opts.config.permission_mode
+                == pith_protocol::event::PermissionMode::Plan,
         };
         let state = match self.tools.check("bash", &input, &ctx) {
             Decision::Deny { message } => ToolState::Error {

@@ -354,6 +354,8 @@ impl Runner {
         let shared = Arc::new(Shared {
             permissions: self.shared.permissions.clone(),
             parent_cancel: Some(cancel.clone()),
+            // mode changes reach the child mid-run (red-team finding 8b)
+            mode: self.shared.mode.clone(),
             ..Shared::default()
         });
         let id = session.id.clone();

@@ -567,11 +567,8 @@ impl Runner {
                 } else {
                     (PermissionMode::Default, "the user is asked before each edit")
                 };
-                self.opts.config.permission_mode = mode;
-                self.emit(Event::PermissionModeChanged {
-                    mode,
-                    submission: None,
-                });
+                // the same for running sub-agents
+                self.set_permission_mode(mode);
                 done(&format!(
                     "The user accepted the plan. Plan mode is off ({how}): carry the plan out now."
                 ))

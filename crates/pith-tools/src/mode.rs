@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-mod getopt;
+pub(crate) mod getopt;
 mod readers;
 
 use super::bash_parse;

@@ -50,6 +50,14 @@ pub const SHELL_STARTUP: &[&str] = &[
     ".config/systemd/user",
     ".gitconfig",
     ".config/git",
+    // not the shell's, but run later all the same (red-team round: finding 4)
+    ".bash_aliases",
+    ".ssh",
+    ".local/bin",
+    ".vimrc",
+    ".config/nvim",
+    ".cargo/config.toml",
+    ".cargo/config",
 ];
 
 /// Why a path is protected (the `Display` text ends "… so writing it always asks").
@@ -262,6 +270,12 @@ impl Policy {
         {
             return Some(Protected::Startup);
         }
+        if self.home_dotfile(path) {
+            return Some(Protected::Startup);
+        }
+        if git_dir::inside_git_dir(path) {
+            return Some(Protected::Git);
+        }
         // Inside the workspace only its own part counts (a workspace under a folder named
         // `.pith` is not all protected); outside, the whole path.
         let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
@@ -284,6 +298,21 @@ impl Policy {
             Some(n) if is(n, "AGENTS.md") || is(n, "CLAUDE.md") => Some(Protected::Instructions),
             _ => None,
         }
+    }
+
+    /// Whether `path` is a dotfile or dot folder of `$HOME` (or in one) that a file tool must
+    /// not change unasked: every one outside the workspace, and every one when the workspace
+    /// holds `$HOME`. A workspace that is itself a dot folder of `$HOME` keeps its own files.
+    fn home_dotfile(&self, path: &Path) -> bool {
+        let Some(home) = &self.home else {
+            return false;
+        };
+        let Ok(rel) = path.strip_prefix(home) else {
+            return false;
+        };
+        let dotted = matches!(rel.components().next(),
+            Some(Component::Normal(n)) if n.to_string_lossy().starts_with('.'));
+        dotted && (!path.starts_with(&self.workspace) || home.starts_with(&self.workspace))
     }
 
     /// The warning to give at start: see [`workspace_warning`].
@@ -342,5 +371,6 @@ fn forms(path: &Path) -> Vec<PathBuf> {
     }
 }
 
+mod git_dir;
 #[cfg(test)]
 mod tests;

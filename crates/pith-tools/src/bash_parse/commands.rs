@@ -151,6 +151,10 @@ fn command(a: &mut Analysis, i: usize, name: &str, args: &[Word], nested: &mut u
         "awk" | "gawk" | "mawk" | "nawk" => awk(a, i, args),
         _ => {
             if let Some(wrapped) = unwrap(name, args) {
+                if wrapped.unreadable {
+                    hidden(a, i, format!("`{name}` with options pith cannot read"));
+                    return;
+                }
                 a.commands[i].wrapper = wrapped.transparent;
                 if let Some(script) = wrapped.script {
                     nested_script(a, i, &script, &format!("`{name}`"), nested);

@@ -391,3 +391,48 @@ fn which_bash() -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// Red-team finding 6: a wrapper's options are read the way getopt reads them (combined
+/// short options, attached arguments, abbreviated long options), so the command it runs is
+/// the one judged.
+#[test]
+fn wrapper_options_are_read_the_way_getopt_reads_them() {
+    let ran = |line: &str| -> Vec<String> {
+        let a = analyse(line);
+        assert!(!a.commands.iter().any(|c| c.hidden_code), "{line}");
+        a.commands.iter().skip(1).map(|c| c.form()).collect()
+    };
+    for (line, runs) in [
+        ("env -iS'git push --force' cat", "git push --force cat"),
+        ("env --split='rm -rf src' cat", "rm -rf src cat"),
+        ("env --s='touch x' true", "touch x true"),
+        ("env --split-s 'rm -rf src'", "rm -rf src"),
+        ("env -iu HOME rm -rf x", "rm -rf x"),
+        ("env --uns HOME rm -rf x", "rm -rf x"),
+        ("env -C/tmp -0 rm -rf x", "rm -rf x"),
+        ("timeout --kill 1 5 rm -rf x", "rm -rf x"),
+        ("timeout -sKILL 5 rm -rf x", "rm -rf x"),
+        ("nice --adj 5 rm -rf x", "rm -rf x"),
+        ("stdbuf --out L rm -rf x", "rm -rf x"),
+        ("sudo -nu root rm -rf x", "rm -rf x"),
+        ("sudo --us root rm -rf x", "rm -rf x"),
+        ("ionice --classd 7 rm -rf x", "rm -rf x"),
+        ("chrt --sched-runtime 5 -d 0 rm -rf x", "rm -rf x"),
+        ("taskset -c 0 rm -rf x", "rm -rf x"),
+        ("flock --time 5 lock rm -rf x", "rm -rf x"),
+        ("xargs --max-a 1 rm -rf", "rm -rf"),
+        ("xargs -0n1 rm -rf", "rm -rf"),
+    ] {
+        let got = ran(line);
+        assert!(got.iter().any(|c| c == runs), "{line}: {got:?}");
+    }
+    let a = analyse("watch --int 1 'rm -rf x'");
+    assert!(
+        a.commands.iter().any(|c| c.form() == "rm -rf x"),
+        "{:?}",
+        a.commands.iter().map(|c| c.form()).collect::<Vec<_>>()
+    );
+    // an ambiguous abbreviation (--ignore-environment, --ignore-signal) cannot be read
+    assert!(hidden("env --ig rm -rf x"));
+    assert!(hidden("sudo -u"), "a missing argument");
+}

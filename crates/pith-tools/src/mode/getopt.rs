@@ -64,12 +64,30 @@ pub struct Unreadable;
 
 /// Reads `args` (the words after the command name) by `spec`.
 pub fn parse<'a>(spec: &Spec, args: &[&'a str]) -> Result<Parsed<'a>, Unreadable> {
+    parse_with(spec, args, false).map(|(parsed, _)| parsed)
+}
+
+/// Reads the options before the first operand, the way commands that run another command
+/// read theirs (getopt's `+`: `env`, `sudo`, `timeout`, `xargs`): the options, and the index
+/// of the first operand (past a `--`).
+pub fn parse_leading<'a>(spec: &Spec, args: &[&'a str]) -> Result<(Parsed<'a>, usize), Unreadable> {
+    parse_with(spec, args, true)
+}
+
+fn parse_with<'a>(
+    spec: &Spec,
+    args: &[&'a str],
+    leading: bool,
+) -> Result<(Parsed<'a>, usize), Unreadable> {
     let mut out = Parsed::default();
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
         i += 1;
         if a == "--" {
+            if leading {
+                return Ok((out, i));
+            }
             out.operands.extend(&args[i..]);
             break;
         }
@@ -94,11 +112,14 @@ pub fn parse<'a>(spec: &Spec, args: &[&'a str]) -> Result<Parsed<'a>, Unreadable
             out.opts.push(Opt { name, arg });
         } else if a.len() > 1 && a.starts_with('-') {
             i = short_cluster(spec, a, args, i, &mut out)?;
+        } else if leading {
+            return Ok((out, i - 1));
         } else {
             out.operands.push(a);
         }
     }
-    Ok(out)
+    let end = args.len();
+    Ok((out, end))
 }
 
 /// Reads one `-abc` word (and the next word when its last option wants an argument); returns

@@ -419,6 +419,12 @@ mod tests {
             "env -S 'touch x' cat",
             "timeout 5 sed -ni q f",
             "env sort -uo F in",
+            // red-team finding 6: env's options the getopt way
+            "env -iS'touch x' cat",
+            "env --split='touch x' cat",
+            "env --s='touch x' true",
+            "env -iu HOME touch x",
+            "nice --adj 5 touch x",
         ] {
             assert!(!reads(cmd), "{cmd}");
         }

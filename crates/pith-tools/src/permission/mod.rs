@@ -251,9 +251,12 @@ impl Permissions {
 
 /// Why the first firm subject among `asks` must be put to the user.
 fn firm_reason(asks: &[&Subject]) -> Option<String> {
+    // a protected path is named first: nothing but the user approves it
+    let mut asks = asks.to_vec();
+    asks.sort_by_key(|s| !matches!(s.firm, Some(Firm::Protected(_))));
     asks.iter().find_map(|s| match &s.firm {
         Some(Firm::Protected(why)) => Some(format!("`{}` is protected: {why}", s.grant)),
-        Some(Firm::HardLink(why)) => Some(why.clone()),
+        Some(Firm::HardLink(why) | Firm::Outside(why)) => Some(why.clone()),
         None => None,
     })
 }

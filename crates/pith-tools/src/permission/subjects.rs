@@ -33,6 +33,9 @@ pub(super) enum Firm {
     Protected(String),
     /// A file with other names: an allow rule or the user's "always" decides, nothing else.
     HardLink(String),
+    /// A write outside the workspace (or through a link into a hidden path): like a hard
+    /// link, an `external_directory` allow rule in the user's config or the user decides.
+    Outside(String),
 }
 
 impl Subject {
@@ -82,7 +85,7 @@ impl Permissions {
                 if crate::open::leads_into_hidden(ctx, &crate::open::peek(ctx, raw))
                     && !subjects.iter().any(|s| s.table == EXTERNAL_DIRECTORY)
                 {
-                    subjects.insert(0, external(&r, false));
+                    subjects.insert(0, outside(tool, external(&r, false)));
                 }
                 Ok(subjects)
             }
@@ -184,7 +187,7 @@ impl Permissions {
         let mut subjects = Vec::new();
         // outside, or a path the sandbox hides (a workspace that holds `~/.ssh`): asked
         if !r.inside || ctx.policy.is_hidden(&r.path) {
-            subjects.push(external(r, r.path.is_dir()));
+            subjects.push(outside(tool, external(r, r.path.is_dir())));
         }
         let abs = r.path.to_string_lossy().into_owned();
         if tool != "read" && link_count(&r.path) > 1 {
@@ -238,6 +241,19 @@ fn link_count(path: &std::path::Path) -> u64 {
         .ok()
         .filter(|m| m.file_type().is_file())
         .map_or(0, |m| m.nlink())
+}
+
+/// `subject` (an `external_directory` one) made firm when `tool` writes: a file outside the
+/// workspace may run code later (`~/.ssh/config`, `~/.local/bin/git`), so no mode, `--yes`
+/// or hook approves it — only the user, or an allow rule of the user's own.
+fn outside(tool: &str, mut subject: Subject) -> Subject {
+    if tool != "read" {
+        subject.firm = Some(Firm::Outside(format!(
+            "`{}` is outside the workspace",
+            subject.forms[0].trim_end_matches('/')
+        )));
+    }
+    subject
 }
 
 /// The `external_directory` subject for a resolved path: granted by its directory.

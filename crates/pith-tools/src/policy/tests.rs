@@ -209,3 +209,80 @@ async fn searches_from_a_workspace_holding_the_data_dir_skip_it() {
     assert!(list.output.contains("ws"), "{}", list.output);
     assert!(!list.output.contains("data"), "{}", list.output);
 }
+
+/// Red-team finding 4: files in `$HOME` that run code later, beyond the shell's start-up list.
+#[test]
+fn every_home_dotfile_is_protected_when_outside_the_workspace_or_the_workspace_is_home() {
+    let p = Places::new();
+    let planted = [
+        ".bash_aliases",
+        ".ssh/config",
+        ".ssh/authorized_keys",
+        ".local/bin/git",
+        ".local/lib/python3.12/site-packages/usercustomize.py",
+        ".vimrc",
+        ".config/nvim/init.lua",
+        ".cargo/config.toml",
+    ];
+    for pol in [p.policy(), p.policy_in(&p.home)] {
+        for rel in planted {
+            assert_eq!(
+                pol.protected(&p.home.join(rel)),
+                Some(Protected::Startup),
+                "{rel}"
+            );
+        }
+    }
+    let at_home = p.policy_in(&p.home);
+    assert_eq!(at_home.protected(&p.home.join("notes.txt")), None);
+    assert_eq!(at_home.protected(&p.home.join("proj/.gitignore")), None);
+    // A workspace that is itself a dot folder in $HOME: its own files are not dotfiles.
+    let dots = p.home.join(".dotfiles");
+    std::fs::create_dir_all(&dots).unwrap();
+    assert_eq!(p.policy_in(&dots).protected(&dots.join("vimrc")), None);
+}
+
+/// Red-team findings 4c and 5: a git directory without a `.git` name (a `--separate-git-dir`
+/// gitdir, a bare repository planted file by file) is git's too.
+#[test]
+fn a_git_dir_without_a_git_name_is_protected_and_so_is_completing_one() {
+    let p = Places::new();
+    let pol = p.policy();
+    // the gitdir a `.git` file names, outside and inside the workspace
+    for gitdir in [p.root.join("gitdirs/proj"), p.ws.join("meta")] {
+        for d in ["objects", "refs/heads", "hooks"] {
+            std::fs::create_dir_all(gitdir.join(d)).unwrap();
+        }
+        std::fs::write(gitdir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(gitdir.join("config"), "[core]\n").unwrap();
+        for rel in ["config", "hooks/post-commit", "HEAD", "commondir", "info/x"] {
+            assert_eq!(
+                pol.protected(&gitdir.join(rel)),
+                Some(Protected::Git),
+                "{gitdir:?} {rel}"
+            );
+        }
+        assert_eq!(pol.protected(&gitdir.join("README")), None);
+    }
+    // a bare repository planted file by file: whichever write completes it asks
+    let sub = p.ws.join("sub");
+    std::fs::create_dir_all(sub.join("refs/heads")).unwrap();
+    std::fs::create_dir_all(sub.join("objects/info")).unwrap();
+    std::fs::write(sub.join("config"), "").unwrap();
+    assert_eq!(pol.protected(&sub.join("HEAD")), Some(Protected::Git));
+    let sub2 = p.ws.join("sub2");
+    std::fs::create_dir_all(&sub2).unwrap();
+    std::fs::write(sub2.join("HEAD"), "ref: refs/heads/m\n").unwrap();
+    for rel in ["refs/heads/m", "objects/info/x", "config"] {
+        assert_eq!(
+            pol.protected(&sub2.join(rel)),
+            Some(Protected::Git),
+            "{rel}"
+        );
+    }
+    // ordinary project folders named like git's are not
+    let app = p.ws.join("app");
+    std::fs::create_dir_all(app.join("config")).unwrap();
+    assert_eq!(pol.protected(&app.join("config/settings.toml")), None);
+    assert_eq!(pol.protected(&app.join("objects/model.py")), None);
+}

@@ -101,6 +101,13 @@ fn deny_rules_match_by_shape() {
         "git push --force",
         "git push -f origin main",
         "git -C repo push --force",
+        // red-team finding 6: env's options read the way getopt reads them
+        "env --split='rm -rf src' cat",
+        "env -iS'git push --force' cat",
+        "env --s='rm -rf x' true",
+        "env -iu HOME rm -rf x",
+        "timeout --kill 1 5 rm -rf x",
+        "sudo -nu root rm -rf x",
     ] {
         let msg = deny(bash(&mut p, line, ctx));
         assert!(msg.contains("Permission denied"), "{line}: {msg}");
