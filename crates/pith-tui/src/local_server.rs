@@ -5,8 +5,7 @@
 
 use std::time::Instant;
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
-use futures_util::StreamExt;
+use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -101,46 +100,32 @@ impl LocalServerScreen {
             ),
             Line::default(),
         ];
-        for (i, o) in OPTIONS.iter().enumerate() {
-            let text = format!("{}. {o}", i + 1);
-            lines.push(if i == self.selected {
-                Line::from(Span::styled(
-                    format!("› {text}"),
-                    Style::default()
-                        .fg(super::theme::theme().accent)
-                        .add_modifier(Modifier::BOLD),
-                ))
-            } else {
-                Line::from(format!("  {text}"))
-            });
-        }
-        lines.push(Line::default());
-        lines.push(Line::from(Span::styled(
+        super::modal::push_choices(
+            &mut lines,
+            &OPTIONS,
+            self.selected,
             "↑↓ select · enter confirm · y use · n don't · ctrl-c quit",
-            gray,
-        )));
+        );
         super::modal::draw_box(frame, lines);
+    }
+}
+
+impl super::modal::Question for LocalServerScreen {
+    type Answer = Answer;
+    fn draw(&self, frame: &mut Frame) {
+        LocalServerScreen::draw(self, frame)
+    }
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Answer> {
+        LocalServerScreen::key(self, code, modifiers)
+    }
+    fn quit() -> Answer {
+        Answer::Quit
     }
 }
 
 /// Shows the question full screen until the user answers.
 pub async fn ask(server: LocalServer) -> std::io::Result<Answer> {
-    let mut modal = super::modal::take_terminal()?;
-    let mut screen = LocalServerScreen::new(server);
-    let mut input = EventStream::new();
-    loop {
-        modal.terminal.draw(|f| screen.draw(f))?;
-        match input.next().await {
-            Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
-                if let Some(answer) = screen.key(k.code, k.modifiers) {
-                    return Ok(answer);
-                }
-            }
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e),
-            None => return Ok(Answer::Quit),
-        }
-    }
+    super::modal::ask(LocalServerScreen::new(server)).await
 }
 
 #[cfg(test)]

@@ -3,6 +3,11 @@
 
 use std::io;
 
+use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use ratatui::style::Modifier;
+use ratatui::text::Span;
+
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -66,4 +71,61 @@ pub(super) fn draw_box(frame: &mut Frame, lines: Vec<Line<'_>>) {
             .wrap(Wrap { trim: false }),
         rect,
     );
+}
+
+/// A question asked full screen before the TUI starts (the trust question, a local server).
+pub(super) trait Question {
+    type Answer;
+    fn draw(&self, frame: &mut Frame);
+    /// The answer a key gives, if any.
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Self::Answer>;
+    /// The answer when input ends.
+    fn quit() -> Self::Answer;
+}
+
+/// Shows `screen` full screen until the user answers.
+pub(super) async fn ask<Q: Question>(mut screen: Q) -> io::Result<Q::Answer> {
+    let mut modal = take_terminal()?;
+    let mut input = EventStream::new();
+    loop {
+        modal.terminal.draw(|f| screen.draw(f))?;
+        match input.next().await {
+            Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
+                if let Some(answer) = screen.key(k.code, k.modifiers) {
+                    return Ok(answer);
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e),
+            None => return Ok(Q::quit()),
+        }
+    }
+}
+
+/// Appends the numbered `options` (the `selected` one marked), a blank line and the key
+/// `hint` to a question's lines.
+pub(super) fn push_choices(
+    lines: &mut Vec<Line<'_>>,
+    options: &[&str],
+    selected: usize,
+    hint: &str,
+) {
+    for (i, o) in options.iter().enumerate() {
+        let text = format!("{}. {o}", i + 1);
+        lines.push(if i == selected {
+            Line::from(Span::styled(
+                format!("› {text}"),
+                Style::default()
+                    .fg(super::theme::theme().accent)
+                    .add_modifier(Modifier::BOLD),
+            ))
+        } else {
+            Line::from(format!("  {text}"))
+        });
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        hint.to_string(),
+        Style::default().fg(super::theme::theme().muted),
+    )));
 }
