@@ -74,6 +74,21 @@ pub fn draw(
     lines.extend(options(always, exact, p.selected(), !p.seen_end(), inner_w));
     lines.push(Line::default());
     lines.push(hint(p, keymap, body.max_scroll > 0, inner_w));
+    let b = block(&format!("permission · {}", req.tool))
+        .border_style(Style::default().fg(theme().warn));
+    draw_question(frame, area, w, lines, b, (note_rows, p.note(), " note "));
+}
+
+/// Draws a question's `lines` in the box `b`, `w` wide and centred in `area` (the margins
+/// beside it cleared), with its note editor (`rows` tall, titled) at the bottom when one is open.
+pub(super) fn draw_question(
+    frame: &mut Frame,
+    area: Rect,
+    w: u16,
+    lines: Vec<Line<'static>>,
+    b: Block<'_>,
+    (note_rows, note, title): (u16, Option<&ratatui_textarea::TextArea<'static>>, &str),
+) {
     let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
     let r = centered(area, w, h);
     // the margins beside the box too: nothing underneath shows against its border
@@ -85,8 +100,6 @@ pub fn draw(
             ..r
         },
     );
-    let b = block(&format!("permission · {}", req.tool))
-        .border_style(Style::default().fg(theme().warn));
     let inner = b.inner(r);
     frame.render_widget(b, r);
     let text_area = Rect {
@@ -96,7 +109,7 @@ pub fn draw(
         ..inner
     };
     frame.render_widget(Paragraph::new(lines), text_area);
-    if let Some(note) = p.note()
+    if let Some(note) = note
         && inner.height > note_rows
     {
         let nr = Rect {
@@ -110,7 +123,7 @@ pub fn draw(
             Block::bordered()
                 .border_type(BorderType::Rounded)
                 .border_style(Style::default().fg(theme().dim))
-                .title(" note "),
+                .title(title.to_string()),
         );
         frame.render_widget(&ta, nr);
     }

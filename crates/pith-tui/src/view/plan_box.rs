@@ -7,9 +7,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
-use super::popups::{block, centered};
+use super::popups::block;
 use crate::app::Permissions;
 use crate::event::{PermissionReply, PermissionRequest};
 use crate::format::truncate;
@@ -130,43 +129,12 @@ pub fn draw(frame: &mut Frame, area: Rect, p: &mut Permissions, transcript: &Tra
     };
     lines.push(Line::from(Span::styled(truncate(hint, inner_w), dim)));
 
-    let h = (lines.len() as u16 + 2 + note_rows).min(area.height);
-    let r = centered(area, w, h);
-    // the margins beside the box too: nothing underneath shows against its border
-    frame.render_widget(
-        Clear,
-        Rect {
-            x: area.x,
-            width: area.width,
-            ..r
-        },
+    super::permission::draw_question(
+        frame,
+        area,
+        w,
+        lines,
+        block("plan"),
+        (note_rows, p.note(), " what to change "),
     );
-    let b = block("plan");
-    let inner = b.inner(r);
-    frame.render_widget(b, r);
-    let text_area = Rect {
-        x: inner.x + 1,
-        width: inner.width.saturating_sub(1),
-        height: inner.height.saturating_sub(note_rows),
-        ..inner
-    };
-    frame.render_widget(Paragraph::new(lines), text_area);
-    if let Some(note) = p.note()
-        && inner.height > note_rows
-    {
-        let nr = Rect {
-            x: inner.x + 1,
-            y: inner.y + inner.height - note_rows,
-            width: inner.width.saturating_sub(2),
-            height: note_rows,
-        };
-        let mut ta = note.clone();
-        ta.set_block(
-            Block::bordered()
-                .border_type(BorderType::Rounded)
-                .border_style(Style::default().fg(theme().dim))
-                .title(" what to change "),
-        );
-        frame.render_widget(&ta, nr);
-    }
 }
