@@ -75,6 +75,11 @@ impl Compactor {
         }
     }
 
+    /// Another session starts (`/new`, a resume): its `/context` has no compaction of its own yet.
+    pub fn forget_last_cost(&mut self) {
+        self.last_cost = None;
+    }
+
     /// What the last compaction cost.
     pub fn last_cost(&self) -> Option<CompactionCost> {
         self.last_cost
