@@ -235,7 +235,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
         SessionsCommand::List => {
             let sessions = setup.store.list_sessions()?;
             pith::outln!(
-                "{:<26}  {:<40}  {:<16}  {:>8}  DIRECTORY",
+                "{:<26}  {:<40}  {:<16}  {:>9}  DIRECTORY",
                 "ID",
                 "TITLE",
                 "UPDATED",
@@ -255,11 +255,11 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                     .take(40)
                     .collect();
                 pith::outln!(
-                    "{:<26}  {:<40}  {:<16}  {:>8}  {}",
+                    "{:<26}  {:<40}  {:<16}  {:>9}  {}",
                     s.id,
                     title,
                     updated,
-                    s.tokens,
+                    pith::text::count(s.tokens),
                     s.directory
                 );
             }

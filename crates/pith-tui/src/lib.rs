@@ -43,6 +43,8 @@ pub mod wrap;
 #[cfg(test)]
 mod compaction_view_tests;
 #[cfg(test)]
+mod context_view_tests;
+#[cfg(test)]
 mod convenience_tests;
 #[cfg(test)]
 mod engine_event_tests;
