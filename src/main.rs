@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
@@ -13,7 +12,7 @@ use pith::setup::{self, Setup};
 fn main() {
     pith::setup::mark_start();
     ignore_file_size_signal();
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     let code = match real_main(cli) {
         Ok(code) => code,
         Err(e) => {
