@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
 
