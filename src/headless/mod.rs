@@ -170,4 +170,5 @@ enum Refused {
 
 mod context;
 mod print;
-mod warnings;
+
+use crate::engine::shown_warnings as warnings;

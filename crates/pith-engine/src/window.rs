@@ -82,8 +82,18 @@ impl Runner {
             // Said only if the server cannot tell either.
             self.window.start(probe, warning);
         } else if let Some(w) = warning {
-            self.emit(Event::info(format!("warning: {w}")));
+            self.warn_once(&w);
         }
+    }
+
+    /// A warning about the model, said once per directory (the README's promise for start-up
+    /// warnings; shown again when its text changes — another model).
+    fn warn_once(&self, w: &str) {
+        let key = self.opts.workspace.join(":model");
+        if crate::shown_warnings::not_yet_shown(&self.opts.data_dir, &key, &[w]).is_empty() {
+            return;
+        }
+        self.emit(Event::info(format!("warning: {w}")));
     }
 
     /// Before the first request: takes the answer of a local server asked at start.
@@ -101,7 +111,7 @@ impl Runner {
         if let Some(w) = self.window.take_warning()
             && self.model.window_guessed
         {
-            self.emit(Event::info(format!("warning: {w}")));
+            self.warn_once(&w);
         }
     }
 
