@@ -81,8 +81,9 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 setup::load_config(cli.config)?.1
             };
             pith::out!(
-                "{}",
-                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set)
+                "{}\n{}",
+                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set),
+                pith::tools::permission::defaults_text()
             );
             Ok(0)
         }

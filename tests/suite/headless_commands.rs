@@ -117,3 +117,22 @@ async fn run_context_prints_the_breakdown_table() {
     }
     assert_eq!(server.requests().len(), 1, "no request for /context");
 }
+
+/// `pith config` shows the built-in permission rules under the user's (as comments, so the
+/// output stays a config file): what is asked and allowed without a config.
+#[tokio::test]
+async fn config_shows_the_built_in_permission_defaults() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let out = env.run(&["config"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("# Built-in permission rules"), "{text}");
+    for rule in [
+        "#   bash: * = ask",
+        "#   read: * = allow, *.env = ask, *.env.* = ask, *.env.example = allow",
+        "#   webfetch: * = ask",
+    ] {
+        assert!(text.contains(rule), "{rule}\n{text}");
+    }
+}
