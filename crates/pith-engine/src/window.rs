@@ -202,15 +202,17 @@ impl Runner {
             previous,
             source,
         });
+        use pith_protocol::text::count;
         let was = if previous == 0 {
             "none was known".to_string()
         } else {
-            format!("not {previous}")
+            format!("not {}", count(previous))
         };
+        let window_n = count(window);
         self.emit(Event::info(format!(
-                "{}: the context window is {window} tokens ({was}; from {from}); using {window} from now on",
-                self.model.name
-            )));
+            "{}: the context window is {window_n} tokens ({was}; from {from}); using {window_n} from now on",
+            self.model.name
+        )));
         self.emit_context();
     }
 
