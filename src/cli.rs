@@ -250,9 +250,101 @@ pub enum SessionsCommand {
     },
 }
 
+/// The global flags that only a session uses (the TUI, `pith run`, `pith acp`): the printing
+/// commands (`sessions`, `config`, `mcp`, `auth`) take them but do not list them in `--help`.
+const SESSION_FLAGS: [&str; 5] = [
+    "continue_last",
+    "session",
+    "model",
+    "effort",
+    "permission_mode",
+];
+
+/// The command line as parsed: [`Cli`] with each subcommand's `--help` listing only the global
+/// flags that apply to it. The printing commands get the session flags as hidden copies of
+/// their own (clap then does not propagate the listed ones to them; the values still reach
+/// [`Cli`]).
+pub fn command() -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| SESSION_FLAGS.contains(&a.get_id().as_str()))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    for name in ["sessions", "config", "mcp", "auth"] {
+        cmd = cmd.mut_subcommand(name, |sub| {
+            hidden.iter().fold(sub, |sub, a| sub.arg(a.clone()))
+        });
+    }
+    cmd
+}
+
+impl Cli {
+    /// Parses the process's arguments through [`command`] (exits on a usage error or `--help`).
+    pub fn parse_args() -> Cli {
+        use clap::FromArgMatches as _;
+        Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `pith config --help` and the other printing commands do not list the session flags
+    /// (`--model`, `--effort`, …) they have no use for; `pith run --help` does.
+    #[test]
+    fn subcommand_help_lists_only_the_flags_that_apply() {
+        let help = |path: &[&str]| {
+            let args = std::iter::once("pith")
+                .chain(path.iter().copied())
+                .chain(["--help"]);
+            command()
+                .try_get_matches_from(args)
+                .expect_err("help")
+                .to_string()
+        };
+        for path in [
+            &["config"][..],
+            &["sessions", "list"],
+            &["sessions"],
+            &["auth", "login"],
+            &["mcp", "list"],
+        ] {
+            let text = help(path);
+            for flag in [
+                "--model",
+                "--effort",
+                "--permission-mode",
+                "--continue",
+                "--session",
+            ] {
+                assert!(!text.contains(flag), "{path:?} lists {flag}:\n{text}");
+            }
+            assert!(text.contains("--config"), "{path:?}:\n{text}");
+        }
+        let run = help(&["run"]);
+        assert!(
+            run.contains("--model") && run.contains("--continue"),
+            "{run}"
+        );
+        // still accepted where they are not listed
+        use clap::FromArgMatches as _;
+        for args in [
+            &["pith", "config", "-m", "a/b"][..],
+            &["pith", "-m", "a/b", "sessions", "list"],
+            &[
+                "pith", "sessions", "list", "--model", "a/b", "--effort", "high",
+            ],
+        ] {
+            let m = command().try_get_matches_from(args).unwrap();
+            assert_eq!(
+                Cli::from_arg_matches(&m).unwrap().model.as_deref(),
+                Some("a/b"),
+                "{args:?}"
+            );
+        }
+    }
 
     fn parse(args: &[&str]) -> Cli {
         Cli::try_parse_from(std::iter::once("pith").chain(args.iter().copied())).unwrap()

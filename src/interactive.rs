@@ -272,6 +272,14 @@ pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
             base_url: pc.base_url.clone(),
         });
     }
+    // the first-run dialog's order (the built-in providers as listed there), then the others
+    let rank = |name: &str| {
+        crate::config::known::KNOWN_PROVIDERS
+            .iter()
+            .position(|k| k.name == name)
+            .unwrap_or(usize::MAX)
+    };
+    providers.sort_by_key(|n| rank(&n.provider));
     let loaded = setup.loaded.clone();
     let workspace = setup.workspace.clone();
     let data_dir = setup.data_dir.clone();

@@ -5,15 +5,13 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
-
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
 use pith::setup::{self, Setup};
 
 fn main() {
     pith::setup::mark_start();
     ignore_file_size_signal();
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     let code = match real_main(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -83,8 +81,9 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                 setup::load_config(cli.config)?.1
             };
             pith::out!(
-                "{}",
-                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set)
+                "{}\n{}",
+                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set),
+                pith::tools::permission::defaults_text()
             );
             Ok(0)
         }
@@ -235,7 +234,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
         SessionsCommand::List => {
             let sessions = setup.store.list_sessions()?;
             pith::outln!(
-                "{:<26}  {:<40}  {:<16}  {:>8}  DIRECTORY",
+                "{:<26}  {:<40}  {:<16}  {:>9}  DIRECTORY",
                 "ID",
                 "TITLE",
                 "UPDATED",
@@ -255,11 +254,11 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                     .take(40)
                     .collect();
                 pith::outln!(
-                    "{:<26}  {:<40}  {:<16}  {:>8}  {}",
+                    "{:<26}  {:<40}  {:<16}  {:>9}  {}",
                     s.id,
                     title,
                     updated,
-                    s.tokens,
+                    pith::text::count(s.tokens),
                     s.directory
                 );
             }

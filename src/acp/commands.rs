@@ -120,12 +120,14 @@ pub enum Refused {
     NotRoutable(Route),
 }
 
-/// `/context` as text.
+/// `/context` as text (the editor's answer, and `pith run /context`'s).
 pub fn breakdown_text(b: &Breakdown) -> String {
+    use crate::text::count;
     let used = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
     let mut s = format!(
-        "Context: {used} of {} tokens in use.\n\n| part | tokens |\n|---|---:|\n",
-        b.window
+        "Context: {} of {} tokens in use.\n\n| part | tokens |\n|---|---:|\n",
+        count(used),
+        count(b.window)
     );
     for (name, n) in [
         ("system prompt", b.system),
@@ -136,12 +138,12 @@ pub fn breakdown_text(b: &Breakdown) -> String {
         ("free", b.free),
         ("reserved for the answer", b.reserved),
     ] {
-        s.push_str(&format!("| {name} | {n} |\n"));
+        s.push_str(&format!("| {name} | {} |\n", count(n)));
     }
     if b.pruned > 0 {
         s.push_str(&format!(
             "\n{} tokens of old tool outputs were pruned.\n",
-            b.pruned
+            count(b.pruned)
         ));
     }
     s

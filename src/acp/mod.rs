@@ -5,7 +5,7 @@
 //! engine sees only `Op`s and none of them.
 
 mod agent;
-mod commands;
+pub(crate) mod commands;
 mod content;
 mod files;
 mod replay;

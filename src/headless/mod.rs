@@ -37,10 +37,19 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
+    // `/context` is answered by the session's engine, with no request (as the editor's is)
+    let context_only = matches!(
+        route,
+        Route::Builtin {
+            command: Command::Context,
+            ..
+        }
+    );
     // a command that cannot run is refused before anything is sent
     let op = match first_op(route, &prompt, &setup.workspace)
         .and_then(|op| with_piped(op, args.piped.take()))
     {
+        _ if context_only => Op::ContextBreakdown,
         Ok(op) => op,
         Err(line) => {
             crate::output::error(line);
@@ -73,7 +82,11 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     };
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let _ = handle.ops.send(op.into());
-    let code = stream(&mut handle, args.format).await?;
+    let code = if context_only {
+        context::answer(&mut handle, args.format).await
+    } else {
+        stream(&mut handle, args.format).await?
+    };
     let _ = handle.ops.send(Op::Shutdown.into());
     let _ = handle.done.await;
     Ok(code)
@@ -172,7 +185,7 @@ enum Refused {
     #[error("/login works in the TUI; from the shell, run `pith auth login [provider]`")]
     Login,
     #[error(
-        "/{} works in the TUI only; pith run takes /compact, /init, /hooks, custom commands and MCP prompts",
+        "/{} works in the TUI only; pith run takes /compact, /init, /context, /hooks, custom commands and MCP prompts",
         .0.name()
     )]
     TuiOnly(Command),
@@ -185,5 +198,7 @@ enum Refused {
     NotRoutable(Route),
 }
 
+mod context;
 mod print;
-mod warnings;
+
+use crate::engine::shown_warnings as warnings;

@@ -139,7 +139,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     "compacted the context: {before} → {after} tokens"
                 ));
             }
-            Event::Info { message, .. } => self.err_line(format_args!("{message}")),
+            // one style for warnings, the engine's and the start-up ones: `pith: warning: …`
+            Event::Info { message, .. } => match message.strip_prefix("warning: ") {
+                Some(w) => self.err_line(format_args!("pith: warning: {w}")),
+                None => self.err_line(format_args!("{message}")),
+            },
             // A long wait for the provider: say what pith waits for.
             Event::State {
                 state: EngineState::Thinking | EngineState::Compacting,

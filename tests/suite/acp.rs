@@ -795,7 +795,7 @@ async fn slash_answers_end_on_the_event_naming_their_submission() {
         chunks_text(&c.take("agent_message_chunk"))
     };
     let context = ask("/context").await;
-    assert!(context.contains("of 128000 tokens in use"), "{context}");
+    assert!(context.contains("of 128,000 tokens in use"), "{context}");
     let switched = ask("/model mock/other-model").await;
     assert!(
         switched.contains("Now using mock/other-model."),

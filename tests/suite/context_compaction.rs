@@ -653,7 +653,7 @@ async fn a_request_larger_than_the_window_stops_with_a_clear_message() {
     assert_eq!(refused[0]["usable"], 16_000);
     let message = refused[0]["message"].as_str().unwrap();
     assert!(
-        message.contains("does not fit") && message.contains("16000"),
+        message.contains("does not fit") && message.contains("16,000"),
         "{message}"
     );
     assert!(server.requests().is_empty(), "no model call can help");

@@ -175,3 +175,68 @@ async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
     assert!(figure > 0);
     assert_eq!(stored_tokens(&h), figure);
 }
+
+/// `/context` asked once and answered.
+async fn breakdown(h: &mut Harness) -> pith::event::Breakdown {
+    h.send(Op::ContextBreakdown);
+    let Event::ContextBreakdown { breakdown: b, .. } = h
+        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    b
+}
+
+/// The fixed rows of `/context` (the system prompt, the tool definitions) are what they are:
+/// a provider's report after a turn moves the rows that grow (messages, outputs), not them.
+#[tokio::test]
+async fn context_fixed_rows_hold_between_views() {
+    let mut h = harness_with(vec![], false, |_| {}).await;
+    let before = breakdown(&mut h).await;
+    h.server.push(openai::text("done", Some((41_000, 5))));
+    h.send(Op::user_turn("look at the code"));
+    turn_figure(&mut h).await;
+    let after = breakdown(&mut h).await;
+    assert_eq!(
+        (before.system, before.tools),
+        (after.system, after.tools),
+        "{before:?}\n{after:?}"
+    );
+    let rows = after.system + after.tools + after.summary + after.messages + after.tool_outputs;
+    assert_eq!(
+        rows, 41_005,
+        "the rows still add up to the figure: {after:?}"
+    );
+}
+
+/// `/new` starts without the last session's compaction line in `/context`.
+#[tokio::test]
+async fn context_after_new_has_no_compaction_line() {
+    let mut h = harness_with(vec![], false, |c| {
+        let m = c.models.values_mut().next().unwrap();
+        m.context = 8_000;
+        m.output = 1_000;
+    })
+    .await;
+    h.server.push(openai::text("read it", Some((2_500, 20))));
+    let long = "the old design notes, line by line. ".repeat(250);
+    h.send(Op::user_turn(format!("First, the notes: {long}")));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    for n in 0..3 {
+        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(60));
+        h.server.push(openai::text(&answer, Some((2_500, 300))));
+        h.send(Op::user_turn(format!("Next step {n}, please.")));
+        assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    }
+    h.server
+        .push(openai::text("the summary", Some((2_000, 60))));
+    h.server
+        .push(openai::text("the summary", Some((2_000, 60))));
+    h.send(Op::Compact { focus: None });
+    assert_eq!(h.turn_finished().await, TurnEnd::Compacted);
+    assert!(breakdown(&mut h).await.last_compaction.is_some());
+    h.send(Op::NewSession);
+    let fresh = breakdown(&mut h).await;
+    assert_eq!(fresh.last_compaction, None, "{fresh:?}");
+}

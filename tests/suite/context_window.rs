@@ -105,7 +105,7 @@ async fn the_window_an_overflow_error_states_is_learned_and_remembered() {
     assert_eq!(
         infos
             .iter()
-            .filter(|i| i["message"].as_str().unwrap().contains("6000"))
+            .filter(|i| i["message"].as_str().unwrap().contains("6,000 tokens"))
             .count(),
         1,
         "said once: {infos:?}"

@@ -56,6 +56,29 @@ async fn a_mentioned_file_is_attached_through_the_read_tool() {
     assert!(!all.contains("attached nowhere"), "{all}");
 }
 
+/// A mention of a file that does not exist is not dropped in silence: like a binary file, it is
+/// "not attached", and the model is told so (a word that does not look like a path — `@team` —
+/// stays prose).
+#[tokio::test]
+async fn a_missing_mention_is_said_not_attached() {
+    let mut h = harness(vec![], false).await;
+    h.server.push(openai::text("ok", Some((1000, 5))));
+    h.send(Op::user_turn(
+        "fix @src/nope.rs and @ghost.txt, thanks @team",
+    ));
+    h.turn_finished().await;
+    let all = user_texts(&h, 0).join("\n");
+    for path in ["src/nope.rs", "ghost.txt"] {
+        assert!(
+            all.contains(&format!(
+                "[The user tried to attach {path}: not attached: no such file or directory"
+            )),
+            "{all}"
+        );
+    }
+    assert!(!all.contains("attach team"), "{all}");
+}
+
 /// A deny rule holds for a mention as for the model's own reads.
 #[tokio::test]
 async fn a_mention_the_rules_deny_is_not_attached() {

@@ -90,3 +90,49 @@ async fn a_path_is_a_prompt_and_compact_is_a_command() {
         stderr(&out)
     );
 }
+
+/// `pith run -c /context` answers as the editor front end does: a table of what fills the
+/// context of the last session, with no request to the model (it was "TUI only").
+#[tokio::test]
+async fn run_context_prints_the_breakdown_table() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(openai::text("hello there", Some((12_345, 5))));
+    let out = env.run(&["run", "say hello"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = env.run(&["run", "-c", "/context"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("Context: 12,350 of 128,000 tokens in use."),
+        "{text}"
+    );
+    for row in [
+        "| system prompt |",
+        "| tool definitions |",
+        "| messages |",
+        "| free |",
+    ] {
+        assert!(text.contains(row), "{text}");
+    }
+    assert_eq!(server.requests().len(), 1, "no request for /context");
+}
+
+/// `pith config` shows the built-in permission rules under the user's (as comments, so the
+/// output stays a config file): what is asked and allowed without a config.
+#[tokio::test]
+async fn config_shows_the_built_in_permission_defaults() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let out = env.run(&["config"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("# Built-in permission rules"), "{text}");
+    for rule in [
+        "#   bash: * = ask",
+        "#   read: * = allow, *.env = ask, *.env.* = ask, *.env.example = allow",
+        "#   webfetch: * = ask",
+    ] {
+        assert!(text.contains(rule), "{rule}\n{text}");
+    }
+}

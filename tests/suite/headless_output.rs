@@ -156,3 +156,28 @@ async fn sessions_list_and_export_print_clean() {
         "the data is kept, escaped"
     );
 }
+
+/// A start-up warning is said once per directory, as the README promises, in one style
+/// (`pith: warning: …`): the unknown-model warning used to repeat on every run, unprefixed.
+#[tokio::test]
+async fn the_unknown_model_warning_is_said_once_per_directory() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    for _ in 0..3 {
+        server.push(openai::text("ok", Some((100, 2))));
+    }
+    let first = env.run(&["run", "-m", "mock/mystery-7b", "hi"]).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("pith: warning: unknown model \"mock/mystery-7b\""),
+        "{}",
+        stderr(&first)
+    );
+    let second = env.run(&["run", "-m", "mock/mystery-7b", "hi"]).await;
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        !stderr(&second).contains("unknown model"),
+        "said again: {}",
+        stderr(&second)
+    );
+}

@@ -139,14 +139,9 @@ cost_output = 2.0
 
     /// The stored history of the only (or latest) session, via `pith sessions export`.
     pub async fn export_latest(&self) -> Value {
-        let list = self.run(&["sessions", "list"]).await;
-        let text = String::from_utf8_lossy(&list.stdout).to_string();
-        let id = text
-            .lines()
-            .nth(1)
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no session listed: {text}"))
-            .to_string();
+        let id = self
+            .latest_session_id()
+            .unwrap_or_else(|| panic!("no session stored"));
         let out = self.run(&["sessions", "export", &id]).await;
         assert!(out.status.success(), "export failed: {}", stderr(&out));
         serde_json::from_slice(&out.stdout).expect("export is JSON")
@@ -155,17 +150,18 @@ cost_output = 2.0
     /// The export of the latest session as text, or "" when there is none yet (for polling
     /// while pith runs).
     pub async fn export_latest_raw(&self) -> String {
-        let list = self.run(&["sessions", "list"]).await;
-        let text = String::from_utf8_lossy(&list.stdout).to_string();
-        let Some(id) = text
-            .lines()
-            .nth(1)
-            .and_then(|l| l.split_whitespace().next())
-        else {
+        let Some(id) = self.latest_session_id() else {
             return String::new();
         };
-        let out = self.run(&["sessions", "export", id]).await;
+        let out = self.run(&["sessions", "export", &id]).await;
         String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// The id of the latest session that holds a message, answered or not (`pith sessions
+    /// list` leaves out those no model answered in).
+    fn latest_session_id(&self) -> Option<String> {
+        let store = pith::store::Store::open(self.data.path()).ok()?;
+        Some(store.latest_stored_session().ok()??.id)
     }
 
     pub fn path(&self) -> &Path {

@@ -344,23 +344,25 @@ pub fn summary_request_messages(
 /// what it was, or when it was the third compaction of this user turn (`compactions_this_turn`
 /// counts the one just finished).
 pub fn breaker(before: u64, after: u64, usable: u64, compactions_this_turn: u32) -> Option<String> {
+    use pith_protocol::text::count;
+    let (before_n, after_n, usable_n) = (count(before), count(after), count(usable));
     if compactions_this_turn >= 3 {
         return Some(format!(
             "Stopped: the context had to be compacted {compactions_this_turn} times in this turn \
-             (now ~{after} tokens); the task produces more than the model's window holds — \
+             (now ~{after_n} tokens); the task produces more than the model's window holds — \
              continue with a smaller step or a model with a larger context window."
         ));
     }
     if usable > 0 && after >= usable {
         return Some(format!(
             "Stopped: even compacted to the summary and the current request, the context \
-             (~{after} tokens) does not fit the {usable} tokens this model can use — shorten the \
+             (~{after_n} tokens) does not fit the {usable_n} tokens this model can use — shorten the \
              request, remove instruction files, or use a model with a larger context window."
         ));
     }
     if before > 0 && u128::from(after) * 10 >= u128::from(before) * 9 {
         return Some(format!(
-            "Stopped: compaction did not shrink the context ({before} → {after} tokens), so \
+            "Stopped: compaction did not shrink the context ({before_n} → {after_n} tokens), so \
              continuing would loop — start a new session or use a model with a larger context \
              window."
         ));

@@ -191,14 +191,17 @@ fn breaker_rules() {
     assert_eq!(breaker(100_000, 20_000, 160_000, 1), None);
     assert_eq!(breaker(100_000, 89_999, 160_000, 2), None);
     let m = breaker(100_000, 90_000, 160_000, 1).expect("did not shrink");
-    assert!(m.contains("100000 → 90000") && !m.contains('\n'));
-    let m = breaker(100_000, 10_000, 160_000, 3).expect("third compaction");
-    assert!(m.contains("3 times") && !m.contains('\n'));
+    assert!(m.contains("100,000 → 90,000") && !m.contains('\n'), "{m}");
+    let m = breaker(100_000, 88_015, 160_000, 3).expect("third compaction");
+    assert!(m.contains("3 times") && m.contains("~88,015 tokens") && !m.contains('\n'));
     assert_eq!(breaker(0, 0, 160_000, 1), None);
     assert!(breaker(u64::MAX, u64::MAX, 160_000, 1).is_some());
     // Shrunk, but still over what the model can use: the request cannot be answered.
     let m = breaker(8_000, 3_500, 3_072, 1).expect("does not fit");
-    assert!(m.contains("3072") && !m.contains('\n'), "{m}");
+    assert!(
+        m.contains("~3,500") && m.contains("3,072") && !m.contains('\n'),
+        "{m}"
+    );
     assert_eq!(breaker(8_000, 3_000, 3_072, 1), None);
 }
 

@@ -207,8 +207,13 @@ impl Runner {
             subagents: self.record.subagents(),
             ..Breakdown::default()
         };
-        b.system = self.system.iter().map(|s| self.meter.text(s)).sum();
-        b.tools = self.overhead().saturating_sub(b.system);
+        // counted, not the overhead learned from the provider's reports (which moves with them)
+        let (system, tools) = {
+            let (s, t) = self.request_frame();
+            (s.into_owned(), t.into_owned())
+        };
+        b.system = system.iter().map(|s| self.meter.text(s)).sum();
+        b.tools = self.meter.tool_definitions(&tools);
         for m in self.log.view() {
             for p in &m.parts {
                 let t = self.meter.part(p);
@@ -229,12 +234,23 @@ impl Runner {
                 }
             }
         }
-        // The rows are estimates; the figure is the one the status bar shows. Scaled to it,
-        // the rows add up to the total `/context` shows.
+        // The figure is the one the status bar shows. The fixed rows (system prompt, tool
+        // definitions) are counted and kept, so that two views in one sitting show the same;
+        // the rows that grow are scaled to what is left, so the rows add up to the figure.
+        // Only a figure below the fixed rows' count scales them all.
         let used = self.context_usage().used;
-        let mut rows = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
-        pith_context::tracker::apportion(&mut rows, used);
-        [b.system, b.tools, b.summary, b.messages, b.tool_outputs] = rows;
+        let fixed = b.system + b.tools;
+        let mut grows = [b.summary, b.messages, b.tool_outputs];
+        if used >= fixed && grows.iter().any(|&r| r > 0) {
+            pith_context::tracker::apportion(&mut grows, used - fixed);
+            [b.summary, b.messages, b.tool_outputs] = grows;
+        } else if used >= fixed {
+            b.messages = used - fixed;
+        } else {
+            let mut rows = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+            pith_context::tracker::apportion(&mut rows, used);
+            [b.system, b.tools, b.summary, b.messages, b.tool_outputs] = rows;
+        }
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);
         b.free = usable.saturating_sub(used);

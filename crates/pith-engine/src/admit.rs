@@ -131,9 +131,13 @@ impl Runner {
     }
 
     fn refuse_prompt(&mut self, p: &Prompt, tokens: u64, usable: u64) {
+        let (tokens_n, usable_n) = (
+            pith_protocol::text::count(tokens),
+            pith_protocol::text::count(usable),
+        );
         let message = format!(
-            "not sent: this prompt (~{tokens} tokens with the system prompt and tools) does not \
-             fit the {usable} tokens this model can use, so nothing of it was kept — shorten it, \
+            "not sent: this prompt (~{tokens_n} tokens with the system prompt and tools) does not \
+             fit the {usable_n} tokens this model can use, so nothing of it was kept — shorten it, \
              put the text in a file and point the agent at it, or use a model with a larger \
              context window"
         );

@@ -75,6 +75,11 @@ impl Compactor {
         }
     }
 
+    /// Another session starts (`/new`, a resume): its `/context` has no compaction of its own yet.
+    pub fn forget_last_cost(&mut self) {
+        self.last_cost = None;
+    }
+
     /// What the last compaction cost.
     pub fn last_cost(&self) -> Option<CompactionCost> {
         self.last_cost
@@ -192,9 +197,10 @@ pub(super) fn check_worth_compacting(
         return Err(if auto {
             CompactionError::Breaker(format!(
                 "Stopped: nothing is left to compact — the summary and the current request \
-                 (~{before} tokens) alone exceed the {} tokens this model can use; shorten \
+                 (~{} tokens) alone exceed the {} tokens this model can use; shorten \
                  the request or use a model with a larger context window.",
-                budget.usable
+                pith_protocol::text::count(before),
+                pith_protocol::text::count(budget.usable)
             ))
         } else if cut.previous_summary.is_some() {
             CompactionError::NothingToCompact(
@@ -208,8 +214,9 @@ pub(super) fn check_worth_compacting(
     }
     if !auto && new_tokens < budget.summary_cap / 4 {
         return Err(CompactionError::NothingToCompact(format!(
-            "nothing worth compacting: the {new_tokens} tokens of history before the recent \
-             turns would hardly shrink in a summary; the context stays as it is"
+            "nothing worth compacting: the {} tokens of history before the recent \
+             turns would hardly shrink in a summary; the context stays as it is",
+            pith_protocol::text::count(new_tokens)
         )));
     }
     Ok(())

@@ -24,6 +24,7 @@ mod session_log;
 mod session_ops;
 mod shared;
 mod shell;
+pub mod shown_warnings;
 pub mod snapshot;
 mod step;
 #[cfg(test)]

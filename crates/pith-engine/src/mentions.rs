@@ -99,14 +99,53 @@ pub fn mentions_with_origin(
         .collect()
 }
 
+/// The `@word`s of `text` that look like a path (a `/` in them, or a file name's extension) but
+/// name nothing: they are told "not attached" as a binary file is, not dropped in silence.
+/// `@team` or `@nowhere.` stay prose.
+pub fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(raw) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = raw.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'', '`']);
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let looks_like_path = path.contains('/')
+            || name
+                .rsplit_once('.')
+                .is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty());
+        if looks_like_path
+            && !exists(raw)
+            && !exists(path)
+            && !out.iter().any(|p| p == path)
+            && out.len() < MAX_MENTIONS
+        {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
+
 impl Runner {
     /// Adds a part for every file `text` mentions to the user message `m`; `pasted` are the
     /// spans of `text` the user pasted.
     pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
         let ws = self.opts.workspace.clone();
-        let paths = mentions_with_origin(text, pasted, |p| {
-            pith_tools::path::resolve(&ws, p).path.exists()
-        });
+        let exists = |p: &str| pith_tools::path::resolve(&ws, p).path.exists();
+        for path in missing(text, exists) {
+            let now = now_ms();
+            m.push(PartKind::Tool {
+                call_id: format!("mention_{}", new_id()),
+                tool: "read".into(),
+                input: json!({ "file_path": path }),
+                state: ToolState::Error {
+                    message: "not attached: no such file or directory".into(),
+                    start: Some(now),
+                    end: Some(now),
+                },
+            });
+        }
+        let paths = mentions_with_origin(text, pasted, exists);
         for (path, foreign) in paths {
             let input = json!({ "file_path": path });
             let call_id = format!("mention_{}", new_id());
@@ -314,6 +353,13 @@ mod tests {
             ["src/a.rs", "docs", "notes.txt"]
         );
         assert!(mentioned("@", exists).is_empty());
+        assert_eq!(
+            missing(
+                "see @src/a.rs, @src/b.rs @ghost.txt. @team @nowhere. @.env me@x.org @a/",
+                exists
+            ),
+            ["src/b.rs", "ghost.txt", "a/"]
+        );
     }
 
     #[test]

@@ -41,6 +41,7 @@ impl Runner {
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
         self.hooks.clear_context();
+        self.compactor.forget_last_cost();
         // The correction ratio is per session: the new one learns its own from its reports.
         self.meter.use_model(&self.model.model_id);
         if self.log.session().model != self.model.name {

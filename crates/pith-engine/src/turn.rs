@@ -394,7 +394,8 @@ impl Runner {
             .any(|p| matches!(p.kind, PartKind::Tool { .. }));
         if !has_calls {
             self.emit(Event::info(format!(
-                    "the reply was cut off at the output limit of {cap} tokens; say \"continue\" for the rest"
+                    "the reply was cut off at the output limit of {} tokens; say \"continue\" for the rest",
+                    pith_protocol::text::count(cap)
                 )));
         }
         changed > 0

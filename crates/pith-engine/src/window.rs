@@ -82,8 +82,18 @@ impl Runner {
             // Said only if the server cannot tell either.
             self.window.start(probe, warning);
         } else if let Some(w) = warning {
-            self.emit(Event::info(format!("warning: {w}")));
+            self.warn_once(&w);
         }
+    }
+
+    /// A warning about the model, said once per directory (the README's promise for start-up
+    /// warnings; shown again when its text changes — another model).
+    fn warn_once(&self, w: &str) {
+        let key = self.opts.workspace.join(":model");
+        if crate::shown_warnings::not_yet_shown(&self.opts.data_dir, &key, &[w]).is_empty() {
+            return;
+        }
+        self.emit(Event::info(format!("warning: {w}")));
     }
 
     /// Before the first request: takes the answer of a local server asked at start.
@@ -101,7 +111,7 @@ impl Runner {
         if let Some(w) = self.window.take_warning()
             && self.model.window_guessed
         {
-            self.emit(Event::info(format!("warning: {w}")));
+            self.warn_once(&w);
         }
     }
 
@@ -192,15 +202,17 @@ impl Runner {
             previous,
             source,
         });
+        use pith_protocol::text::count;
         let was = if previous == 0 {
             "none was known".to_string()
         } else {
-            format!("not {previous}")
+            format!("not {}", count(previous))
         };
+        let window_n = count(window);
         self.emit(Event::info(format!(
-                "{}: the context window is {window} tokens ({was}; from {from}); using {window} from now on",
-                self.model.name
-            )));
+            "{}: the context window is {window_n} tokens ({was}; from {from}); using {window_n} from now on",
+            self.model.name
+        )));
         self.emit_context();
     }
 

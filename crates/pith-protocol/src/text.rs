@@ -3,6 +3,19 @@
 
 use std::borrow::Cow;
 
+/// A count as people read it: `88,015`, `1,200,000` (token counts in messages and tables).
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `s` on one line: every run of whitespace, newlines included, becomes one space.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -212,6 +225,15 @@ pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(88_015), "88,015");
+        assert_eq!(count(1_200_000), "1,200,000");
+    }
 
     #[test]
     fn collapses_and_cuts_by_characters() {

@@ -34,6 +34,12 @@ use pith_protocol::message::Message;
 
 /// A session that holds at least one message (the listings leave empty ones out).
 const HAS_MESSAGES: &str = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)";
+/// A model answered in the session at least once: an assistant message holds text, reasoning
+/// or a tool call (a session whose every request failed holds only the user's words, and is
+/// neither listed nor resumed by `pith -c`).
+const ANSWERED: &str = "EXISTS (SELECT 1 FROM parts p JOIN messages m ON m.id = p.message_id
+     WHERE p.session_id = sessions.id AND m.role = 'assistant'
+     AND json_extract(p.data, '$.type') IN ('text', 'reasoning', 'tool'))";
 
 /// The SQLite store. `Send + Sync`: the connection sits behind a mutex; every call is short.
 pub struct Store {

@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{HAS_MESSAGES, Result, Store, StoreError, to_i64};
+use super::{ANSWERED, HAS_MESSAGES, Result, Store, StoreError, to_i64};
 use pith_protocol::message::{Session, new_id, now_ms};
 
 const SESSION_COLUMNS: &str = "id, title, directory, model, time_created, time_updated, \
@@ -101,24 +101,35 @@ impl Store {
     }
 
     /// The most recently updated session in `directory` (for `pith -c`); sub-agents' sessions
-    /// are not the user's conversations and are left out, and so are sessions with nothing
-    /// stored (opened and left, or every prompt refused).
+    /// are not the user's conversations and are left out, and so are sessions no model ever
+    /// answered in (opened and left, every prompt refused, every request failed).
     pub fn latest_session(&self, directory: &str) -> Result<Option<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS} FROM sessions WHERE directory = ?1 AND parent_id IS NULL
-             AND {HAS_MESSAGES} ORDER BY time_updated DESC, id DESC LIMIT 1"
+             AND {ANSWERED} ORDER BY time_updated DESC, id DESC LIMIT 1"
         ))?;
         Ok(stmt.query_row([directory], session_from_row).optional()?)
     }
 
-    /// Every session the user started that holds something, most recently updated first
-    /// (sub-agents' sessions are listed by [`Store::children`]; a session with no message —
-    /// opened and left, or every prompt refused — is not listed).
+    /// The most recently updated session the user started that holds any message, answered
+    /// or not (the last run's session, also when its every request failed).
+    pub fn latest_stored_session(&self) -> Result<Option<Session>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL
+             AND {HAS_MESSAGES} ORDER BY time_updated DESC, id DESC LIMIT 1"
+        ))?;
+        Ok(stmt.query_row([], session_from_row).optional()?)
+    }
+
+    /// Every session the user started that a model answered in, most recently updated first
+    /// (sub-agents' sessions are listed by [`Store::children`]; a session no model answered
+    /// in — opened and left, every prompt refused, every request failed — is not listed).
     pub fn list_sessions(&self) -> Result<Vec<Session>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL AND {HAS_MESSAGES}
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE parent_id IS NULL AND {ANSWERED}
              ORDER BY time_updated DESC, id DESC"
         ))?;
         let rows = stmt.query_map([], session_from_row)?;

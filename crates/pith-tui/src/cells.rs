@@ -183,14 +183,14 @@ fn compaction_lines(
             label.push_str("context compacted");
             if s.before > 0 {
                 label.push_str(&format!(
-                    " · {} → {}",
+                    " {} → {} tokens",
                     format::tokens(s.before),
                     format::tokens(s.after)
                 ));
             }
             if s.cost.input > 0 {
                 label.push_str(&format!(
-                    " · {} in, {}% cached · {}",
+                    " · summary: read {}, {}% cached, {}",
                     format::tokens(s.cost.input),
                     (s.cost.cache_read * 100)
                         .checked_div(s.cost.input)

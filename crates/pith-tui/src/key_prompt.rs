@@ -36,6 +36,9 @@ pub struct KeyScreen {
     pub error: Option<String>,
     /// Opened from the running TUI (`/login`, `/model`): Esc and Ctrl+C close it.
     pub in_app: bool,
+    /// A last tab for a local server (the first run): no key, how to start one and name its
+    /// model with `-m`.
+    pub local: bool,
 }
 
 impl KeyScreen {
@@ -46,7 +49,18 @@ impl KeyScreen {
             input: String::new(),
             error: None,
             in_app: false,
+            local: false,
         }
+    }
+
+    /// The tabs: the providers, then the local server's when it is offered.
+    fn tabs(&self) -> usize {
+        self.choices.len() + usize::from(self.local)
+    }
+
+    /// The local server's tab is the one shown.
+    fn on_local(&self) -> bool {
+        self.local && self.selected == self.choices.len()
     }
 
     /// Forgets what was typed (after a key was refused).
@@ -72,17 +86,19 @@ impl KeyScreen {
                 None
             }
             KeyCode::Esc => Some(KeyAnswer::Skip),
-            KeyCode::Tab | KeyCode::Down if self.choices.len() > 1 => {
-                self.selected = (self.selected + 1) % self.choices.len();
+            KeyCode::Tab | KeyCode::Down if self.tabs() > 1 => {
+                self.selected = (self.selected + 1) % self.tabs();
                 self.error = None;
                 None
             }
-            KeyCode::BackTab | KeyCode::Up if self.choices.len() > 1 => {
-                let n = self.choices.len();
+            KeyCode::BackTab | KeyCode::Up if self.tabs() > 1 => {
+                let n = self.tabs();
                 self.selected = (self.selected + n - 1) % n;
                 self.error = None;
                 None
             }
+            // no key for a local server
+            _ if self.on_local() => None,
             KeyCode::Enter if !self.input.trim().is_empty() => {
                 Some(KeyAnswer::Submit(self.input.trim().to_string()))
             }
@@ -99,6 +115,11 @@ impl KeyScreen {
     }
 
     pub fn draw(&self, frame: &mut Frame) {
+        if self.on_local() {
+            let mut lines = self.heading(None);
+            lines.extend(local_lines());
+            return super::modal::draw_box(frame, lines);
+        }
         let Some(need) = self.need() else { return };
         let (_, inner) = super::modal::widths(frame.area());
         super::modal::draw_box(frame, self.lines(need, inner));
@@ -116,7 +137,7 @@ impl KeyScreen {
         } else {
             Span::raw(format!("{dots}  ({n} characters)"))
         };
-        let mut lines = self.heading(need);
+        let mut lines = self.heading(Some(need));
         lines.extend([
             Line::from(format!(
                 "{} {}. Paste a key to store it in pith's private credentials file; it is sent only to {}.",
@@ -135,7 +156,7 @@ impl KeyScreen {
             )));
         }
         lines.push(Line::default());
-        let keys = match (self.choices.len() > 1, self.in_app) {
+        let keys = match (self.tabs() > 1, self.in_app) {
             (true, false) => "tab provider · enter store · esc go on without one · ctrl-c quit",
             (false, false) => "enter store · esc go on without one · ctrl-u clear · ctrl-c quit",
             (true, true) => "tab provider · enter store · ctrl-u clear · esc cancel",
@@ -146,9 +167,11 @@ impl KeyScreen {
     }
 
     /// The heading: the provider needing a key, or the providers to choose among.
-    fn heading(&self, need: &KeyNeed) -> Vec<Line<'static>> {
+    fn heading(&self, need: Option<&KeyNeed>) -> Vec<Line<'static>> {
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        if self.choices.len() <= 1 {
+        if let Some(need) = need
+            && self.tabs() <= 1
+        {
             return vec![
                 Line::from(Span::styled(
                     format!("{} needs an API key", need.provider),
@@ -159,6 +182,8 @@ impl KeyScreen {
         }
         let heading = if self.in_app {
             "Paste an API key"
+        } else if self.local {
+            "No model is configured: paste an API key, or use a local server"
         } else {
             "No model is configured: paste an API key"
         };
@@ -174,6 +199,19 @@ impl KeyScreen {
             let mark = if i == self.selected { "●" } else { "○" };
             names.push(Span::styled(format!("{mark} {}  ", c.provider), style));
         }
+        if self.local {
+            let (mark, style) = if self.on_local() {
+                (
+                    "●",
+                    Style::default()
+                        .fg(super::theme::theme().accent)
+                        .add_modifier(Modifier::BOLD),
+                )
+            } else {
+                ("○", Style::default().fg(Color::Gray))
+            };
+            names.push(Span::styled(format!("{mark} local server"), style));
+        }
         vec![
             Line::from(Span::styled(heading, bold)),
             Line::default(),
@@ -181,6 +219,44 @@ impl KeyScreen {
             Line::default(),
         ]
     }
+}
+
+/// The local server's tab: no key; how to start llama.cpp or Ollama and name the model.
+fn local_lines() -> Vec<Line<'static>> {
+    let gray = Style::default().fg(Color::Gray);
+    let code = Style::default().add_modifier(Modifier::BOLD);
+    vec![
+        Line::from(
+            "A model on your machine needs no key. Start a server, then start pith naming its model:",
+        ),
+        Line::default(),
+        Line::from(vec![
+            Span::raw("llama.cpp (:8080)   "),
+            Span::styled("llama-server -m model.gguf --port 8080", code),
+        ]),
+        Line::from(vec![
+            Span::raw("                    "),
+            Span::styled("pith -m llamacpp/MODEL", code),
+        ]),
+        Line::from(vec![
+            Span::raw("Ollama (:11434)     "),
+            Span::styled("ollama pull MODEL", code),
+        ]),
+        Line::from(vec![
+            Span::raw("                    "),
+            Span::styled("pith -m ollama/MODEL", code),
+        ]),
+        Line::default(),
+        Line::from(Span::styled(
+            "Without -m, pith looks for a server on these ports and asks before it uses one.",
+            gray,
+        )),
+        Line::default(),
+        Line::from(Span::styled(
+            "tab provider · esc go on without one · ctrl-c quit",
+            gray,
+        )),
+    ]
 }
 
 /// Shows the screen until a key is stored (`store(provider, key)` says why one was not),
@@ -191,6 +267,7 @@ pub async fn ask(
 ) -> std::io::Result<KeyAnswer> {
     let mut modal = super::modal::take_terminal()?;
     let mut screen = KeyScreen::new(choices);
+    screen.local = true;
     let mut input = EventStream::new();
     loop {
         modal.terminal.draw(|f| screen.draw(f))?;
@@ -291,6 +368,40 @@ mod tests {
         insta::assert_snapshot!(screen);
         s.key(KeyCode::Up, KeyModifiers::NONE);
         assert_eq!(s.need().unwrap().provider, "anthropic");
+    }
+
+    /// The first-run dialog's last tab is a local server (no key): how to start llama.cpp or
+    /// Ollama, and the `-m` to name its model with.
+    #[test]
+    fn the_first_run_dialog_has_a_local_server_tab() {
+        let mut s = KeyScreen::new(vec![need()]);
+        s.local = true;
+        s.key(KeyCode::Tab, KeyModifiers::NONE);
+        assert_eq!(s.need(), None, "no key for a local server");
+        s.key(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(s.key(KeyCode::Enter, KeyModifiers::NONE), None);
+        let backend = ratatui::backend::TestBackend::new(100, 20);
+        let mut terminal = Terminal::new(backend).unwrap();
+        terminal.draw(|f| s.draw(f)).unwrap();
+        let screen = terminal.backend().to_string();
+        for text in [
+            "● local server",
+            "○ anthropic",
+            "llama-server",
+            ":8080",
+            "pith -m llamacpp/",
+            ":11434",
+            "pith -m ollama/",
+        ] {
+            assert!(screen.contains(text), "{text}: {screen}");
+        }
+        insta::assert_snapshot!(screen);
+        s.key(KeyCode::Tab, KeyModifiers::NONE);
+        assert_eq!(s.need().unwrap().provider, "anthropic");
+        assert_eq!(
+            s.key(KeyCode::Esc, KeyModifiers::NONE),
+            Some(KeyAnswer::Skip)
+        );
     }
 
     #[test]

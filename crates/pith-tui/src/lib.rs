@@ -44,6 +44,8 @@ pub mod wrap;
 #[cfg(test)]
 mod compaction_view_tests;
 #[cfg(test)]
+mod context_view_tests;
+#[cfg(test)]
 mod convenience_tests;
 #[cfg(test)]
 mod empty_popup_tests;

@@ -77,6 +77,13 @@ impl KeyDialog {
         KeyDialog { screen, then_model }
     }
 
+    /// Puts the cursor on choice `i` (ignored past the end).
+    pub(crate) fn select(&mut self, i: usize) {
+        if i < self.screen.choices.len() {
+            self.screen.selected = i;
+        }
+    }
+
     /// The providers offered, in order.
     pub fn choices(&self) -> &[KeyNeed] {
         &self.screen.choices

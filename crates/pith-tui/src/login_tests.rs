@@ -113,7 +113,7 @@ fn a_refused_key_keeps_the_dialog_open_with_the_reason() {
 }
 
 #[test]
-fn login_offers_every_provider_that_takes_a_key_missing_first() {
+fn login_offers_every_provider_in_the_first_run_order_a_missing_one_selected() {
     let (mut app, _rx) = fresh();
     with_keys(&mut app, false);
     type_str(&mut app, "/login");
@@ -126,7 +126,9 @@ fn login_offers_every_provider_that_takes_a_key_missing_first() {
         .iter()
         .map(|c| c.provider.as_str())
         .collect();
-    assert_eq!(names, ["openai", "anthropic"]);
+    // the order of the first-run dialog, whichever keys are missing; the cursor on a missing one
+    assert_eq!(names, ["anthropic", "openai"]);
+    assert_eq!(dialog.provider().as_deref(), Some("openai"));
     insta::assert_snapshot!(render(&mut app, 80, 24));
     type_str(&mut app, "/login nosuch");
     key(&mut app, KeyCode::Esc);

@@ -160,7 +160,9 @@ pub(crate) fn install<H: CompactionHost>(
     if !i.auto && after >= before {
         host.status(EngineState::Idle, None);
         return Err(CompactionError::NothingToCompact(format!(
-            "compaction would not shrink the context ({before} → ~{after} tokens); it stays as it is"
+            "compaction would not shrink the context ({} → ~{} tokens); it stays as it is",
+            pith_protocol::text::count(before),
+            pith_protocol::text::count(after)
         )));
     }
     restart_view(host, c, s.clone(), i.tail.clone(), tail_start);

@@ -51,10 +51,11 @@ impl Planner<'_> {
             let need = overhead + self.meter.text(r);
             if need >= budget.usable {
                 return Err(CompactionError::Breaker(format!(
-                    "Stopped: the current request with the system prompt (~{need} tokens) does \
+                    "Stopped: the current request with the system prompt (~{} tokens) does \
                      not fit the {} tokens this model can use, and it is never summarised away — \
                      shorten it, or use a model with a larger context window.",
-                    budget.usable
+                    pith_protocol::text::count(need),
+                    pith_protocol::text::count(budget.usable)
                 )));
             }
         }

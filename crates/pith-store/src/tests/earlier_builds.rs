@@ -160,7 +160,9 @@ fn a_version_2_database_gains_sub_agent_links() {
     assert_eq!(got.agent.as_deref(), Some("explore"));
     // children are the parent's, not the user's list or `pith -c`
     add_message(&store, "old", Role::User, vec![text("hi")]);
+    add_message(&store, "old", Role::Assistant, vec![text("hello")]);
     add_message(&store, &child.id, Role::User, vec![text("task")]);
+    add_message(&store, &child.id, Role::Assistant, vec![text("done")]);
     let listed: Vec<String> = store
         .list_sessions()
         .unwrap()

@@ -14,6 +14,10 @@ fn sessions_latest_per_directory_list_update_delete() {
     assert!(store.list_sessions().unwrap().is_empty());
     add_message(&store, &a1.id, Role::User, vec![text("a1")]);
     add_message(&store, &b1.id, Role::User, vec![text("b1")]);
+    // nor are those no model answered in
+    assert!(store.list_sessions().unwrap().is_empty());
+    add_message(&store, &a1.id, Role::Assistant, vec![text("ok")]);
+    add_message(&store, &b1.id, Role::Assistant, vec![text("ok")]);
 
     // Make the order explicit rather than relying on the clock.
     for (s, t) in [(&a1, 100), (&b1, 200), (&a2, 50)] {
@@ -30,6 +34,7 @@ fn sessions_latest_per_directory_list_update_delete() {
 
     // A new message in a2 makes it the latest in /a (the trigger advances time_updated).
     add_message(&store, &a2.id, Role::User, vec![text("x")]);
+    add_message(&store, &a2.id, Role::Assistant, vec![text("y")]);
     assert_eq!(store.latest_session("/a").unwrap().unwrap().id, a2.id);
     let ids: Vec<String> = store
         .list_sessions()
@@ -79,4 +84,51 @@ fn sessions_latest_per_directory_list_update_delete() {
     );
     assert!(store.update_session(&s).is_err());
     assert!(store.delete_session(&a2.id).is_err());
+}
+
+/// A session where no model ever answered (every request failed, the server was down) is
+/// neither listed nor resumed by `pith -c`: only the user's words are in it.
+#[test]
+fn a_session_no_model_answered_is_neither_listed_nor_resumed() {
+    let store = Store::open_in_memory().unwrap();
+    let answered = store.create_session("/a", "m/m").unwrap();
+    add_message(&store, &answered.id, Role::User, vec![text("hi")]);
+    add_message(&store, &answered.id, Role::Assistant, vec![text("hello")]);
+    let failed = store.create_session("/a", "m/m").unwrap();
+    add_message(&store, &failed.id, Role::User, vec![text("hi again")]);
+    // the failed step's message holds no answer: a step start and no text
+    add_message(
+        &store,
+        &failed.id,
+        Role::Assistant,
+        vec![PartKind::StepStart],
+    );
+    store
+        .conn()
+        .execute(
+            "UPDATE sessions SET time_updated = time_updated + 1000 WHERE id = ?1",
+            [&failed.id],
+        )
+        .unwrap();
+    assert_eq!(store.latest_session("/a").unwrap().unwrap().id, answered.id);
+    let ids: Vec<String> = store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, vec![answered.id]);
+    // a tool call is an answer too
+    add_message(
+        &store,
+        &failed.id,
+        Role::Assistant,
+        vec![PartKind::Tool {
+            call_id: "c1".into(),
+            tool: "read".into(),
+            input: serde_json::json!({}),
+            state: ToolState::Pending,
+        }],
+    );
+    assert_eq!(store.list_sessions().unwrap().len(), 2);
 }

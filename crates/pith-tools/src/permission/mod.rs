@@ -33,7 +33,7 @@ pub use doom_loop::{
     BROKEN_CALLS_LIMIT, DOOM_LOOP_THRESHOLD, DoomLoop, LoopStop, doom_loop_request,
 };
 use rules::Rule;
-pub use rules::is_env_file;
+pub use rules::{defaults_text, is_env_file};
 use subjects::{Firm, Subject, Unjudged, title};
 
 /// The table for paths outside the workspace.

@@ -76,6 +76,30 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
     d
 }
 
+/// The built-in rules as `pith config` shows them: comment lines, one per tool, in the order
+/// they are written (a rule of the user's for the same tool and pattern wins).
+pub fn defaults_text() -> String {
+    let mut out = String::from(
+        "# Built-in permission rules (under your [permission]; a rule of yours for the same \
+         tool and pattern wins):\n",
+    );
+    for (tool, rules) in defaults() {
+        let rules: Vec<String> = rules
+            .iter()
+            .map(|(p, a)| {
+                let a = match a {
+                    PermissionAction::Allow => "allow",
+                    PermissionAction::Ask => "ask",
+                    PermissionAction::Deny => "deny",
+                };
+                format!("{p} = {a}")
+            })
+            .collect();
+        out.push_str(&format!("#   {tool}: {}\n", rules.join(", ")));
+    }
+    out
+}
+
 /// Whether `path` is named like the `.env` files the default `read` rules ask about (`*.env`,
 /// `*.env.*`, but not `*.env.example`): searches skip them.
 pub fn is_env_file(path: &std::path::Path) -> bool {

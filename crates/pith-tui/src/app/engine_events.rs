@@ -225,7 +225,7 @@ impl App {
             self.transcript.notice(
                 NoticeLevel::Info,
                 format!(
-                    "context compacted: {} → {}",
+                    "context compacted {} → {} tokens",
                     crate::format::tokens(before),
                     crate::format::tokens(after)
                 ),

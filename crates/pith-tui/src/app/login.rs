@@ -9,7 +9,7 @@ use super::{App, Popup};
 
 impl App {
     /// `/login [provider]`: the dialog for that provider, else for every provider that takes a
-    /// key (those without one first).
+    /// key, in the first-run dialog's order, the first without one selected.
     pub(crate) fn login(&mut self, provider: Option<String>) {
         let mut choices: Vec<KeyNeed> = self.keys.providers.clone();
         if let Some(p) = provider.as_deref() {
@@ -38,9 +38,17 @@ impl App {
             );
             return;
         }
+        // the order of the first-run dialog (one order everywhere); the cursor on the first
+        // provider that has no key
         let missing = &self.keys.missing;
-        choices.sort_by_key(|n| !missing.contains(&n.provider));
+        let first_missing = choices
+            .iter()
+            .position(|n| missing.contains(&n.provider))
+            .unwrap_or(0);
         self.open_key_dialog(choices, None);
+        if let Some(Popup::Key(dialog)) = &mut self.popup {
+            dialog.select(first_missing);
+        }
     }
 
     /// Asks for the key `model` needs before switching to it; true when it asked.

@@ -61,7 +61,9 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     spans
 }
 
-/// Draws the /context breakdown (or that it is being measured).
+/// Draws the /context breakdown (or that it is being measured): as wide as its longest line
+/// (at least 64 columns), so that no line is cut where the terminal has room; a narrower
+/// terminal wraps them.
 pub fn context(
     frame: &mut Frame,
     area: Rect,
@@ -70,28 +72,41 @@ pub fn context(
     mcp: &[McpServerStatus],
 ) {
     let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
-    let base = 17
-        + u16::from(b.is_some_and(|b| b.last_compaction.is_some()))
-        + u16::from(b.is_some_and(|b| b.subagents.runs > 0));
-    let r = centered(area, 64, base + mcp.len() as u16);
-    frame.render_widget(Clear, r);
     let Some(b) = b else {
+        let r = centered(area, 64, 3);
+        frame.render_widget(Clear, r);
         frame.render_widget(
             Paragraph::new("measuring the context…").block(block("context")),
             r,
         );
         return;
     };
-    let inner_w = r.width.saturating_sub(4) as usize;
-    let mut lines = context_head(b, usage, inner_w);
-    lines.extend(context_rows(b, usage, &mcp));
-    lines.extend(context_notes(b));
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
+    let mut body = context_rows(b, usage, &mcp);
+    body.extend(context_notes(b));
+    body.push(Line::default());
+    body.push(Line::from(Span::styled(
         " /compact [focus] summarises now · any key closes",
         Style::default().fg(theme().dim),
     )));
-    frame.render_widget(Paragraph::new(lines).block(block("context")), r);
+    let head_w = context_head(b, usage, 0)[0].width();
+    let widest = body.iter().map(Line::width).max().unwrap_or(0).max(head_w);
+    let width = (widest as u16 + 3).max(64).min(area.width);
+    let inner_w = width.saturating_sub(4) as usize;
+    let mut lines = context_head(b, usage, inner_w);
+    lines.extend(body);
+    let text_w = width.saturating_sub(2).max(1) as usize;
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(text_w))
+        .sum();
+    let r = centered(area, width, rows as u16 + 2);
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(block("context")),
+        r,
+    );
 }
 
 /// The breakdown's first lines: the tokens in use, where auto-compaction starts, the bar.
@@ -224,7 +239,7 @@ fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
                 " sub-agents: {} run{}, {} tokens, {} (in their own contexts)",
                 b.subagents.runs,
                 if b.subagents.runs == 1 { "" } else { "s" },
-                format::tokens(b.subagents.tokens),
+                crate::text::count(b.subagents.tokens),
                 format::cost(b.subagents.cost),
             ),
             Style::default().fg(theme().dim),
@@ -234,7 +249,7 @@ fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
         let share = (c.cache_read * 100).checked_div(c.input).unwrap_or(0);
         lines.push(Line::from(Span::styled(
             format!(
-                " last compaction: {} in, {share}% from cache, {}{}",
+                " last compaction: read {} tokens, {share}% cached, {}{}",
                 format::tokens(c.input),
                 format::cost(c.cost),
                 if c.background {

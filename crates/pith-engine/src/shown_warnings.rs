@@ -1,7 +1,8 @@
-//! Start-up warnings (the config's, the custom commands') are shown once per directory: a run
-//! in a directory does not repeat what the last one said. `<data dir>/warnings-shown.json`
-//! maps each workspace to digests of the warnings it has; a warning is shown again when its text
-//! changes, or when it went away and came back.
+//! Warnings said once per directory: the start-up ones (the config's, the custom commands', by
+//! `pith run`) and the engine's about the model (an unknown model's guessed window). A run in a
+//! directory does not repeat what the last one said. `<data dir>/warnings-shown.json` maps each
+//! workspace (and `WORKSPACE/:model`) to digests of the warnings it has; a warning is shown again
+//! when its text changes, or when it went away and came back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,11 +15,7 @@ type Record = BTreeMap<String, Vec<String>>;
 
 /// The warnings of `warnings` not yet shown in `workspace`; records them all as shown. When the
 /// record cannot be read or written, every warning is shown.
-pub(super) fn not_yet_shown<'a>(
-    data_dir: &Path,
-    workspace: &Path,
-    warnings: &[&'a str],
-) -> Vec<&'a str> {
+pub fn not_yet_shown<'a>(data_dir: &Path, workspace: &Path, warnings: &[&'a str]) -> Vec<&'a str> {
     let path = data_dir.join(FILE);
     let mut record: Record = std::fs::read(&path)
         .ok()

@@ -1,0 +1,37 @@
+//! `pith run /context` (with `-c` or `--session`, the context of that session): the breakdown
+//! the editor front end answers with, as a Markdown table (`--format json`: the event), with no
+//! request to the model.
+
+use std::io::Write;
+
+use crate::cli::Format;
+use crate::engine::EngineHandle;
+use crate::event::Event;
+
+/// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
+pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
+    while let Some(event) = handle.events.recv().await {
+        match &event {
+            Event::ContextBreakdown { breakdown, .. } => {
+                match format {
+                    Format::Json => {
+                        let mut out = crate::output::stdout();
+                        super::print::print_json(&mut out, &event);
+                        let _ = out.flush();
+                    }
+                    Format::Text => {
+                        crate::out!("{}", crate::acp::commands::breakdown_text(breakdown))
+                    }
+                }
+                return 0;
+            }
+            Event::Error { message, .. } => {
+                crate::output::error(message);
+                return 1;
+            }
+            _ => {}
+        }
+    }
+    crate::output::error("the engine stopped before it measured the context");
+    1
+}
