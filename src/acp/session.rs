@@ -341,7 +341,7 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
             PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
         ];
         // a command granted by prefix can be granted only as written instead
-        if req.tool == "bash" && !req.patterns.is_empty() {
+        if req.tool == "bash" && req.grants_a_prefix() {
             options.push(PermissionOption::new(
                 "allow_always_exact",
                 "Always allow this exact command",

@@ -135,6 +135,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.retrying(*attempt, *max, *delay_ms, note);
             }
             Event::CompactionFinished { before, after, .. } => {
+                let (before, after) = (
+                    pith_protocol::text::count(*before),
+                    pith_protocol::text::count(*after),
+                );
                 self.err_line(format_args!(
                     "compacted the context: {before} → {after} tokens"
                 ));

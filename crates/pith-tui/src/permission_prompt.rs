@@ -217,7 +217,7 @@ impl Permissions {
 
 /// Whether `req` offers "always allow this exact command": a command, granted by prefix.
 pub(crate) fn offers_exact(req: &PermissionRequest) -> bool {
-    req.tool == "bash" && !req.patterns.is_empty()
+    req.tool == "bash" && req.grants_a_prefix()
 }
 
 /// How long a new permission question, or one the user was typing over, ignores answer keys.

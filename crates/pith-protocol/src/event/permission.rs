@@ -76,3 +76,41 @@ pub struct PermissionRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
 }
+
+impl PermissionRequest {
+    /// Whether "always" would grant a command by prefix (a pattern ending in an unescaped
+    /// `*`): only then is "always allow this exact command" a different choice.
+    pub fn grants_a_prefix(&self) -> bool {
+        self.patterns.iter().any(|p| {
+            p.strip_suffix('*')
+                .is_some_and(|stem| stem.chars().rev().take_while(|c| *c == '\\').count() % 2 == 0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::PermissionRequest;
+
+    fn req(patterns: &[&str]) -> PermissionRequest {
+        PermissionRequest {
+            id: "p".into(),
+            tool: "bash".into(),
+            call_id: "c".into(),
+            title: "t".into(),
+            patterns: patterns.iter().map(|p| p.to_string()).collect(),
+            agent: None,
+        }
+    }
+
+    /// "Always allow this exact command" is offered only where "always" would grant more than
+    /// the command as written (the walkthrough found both choices the same for a lone `rm`).
+    #[test]
+    fn only_an_unescaped_trailing_star_grants_a_prefix() {
+        assert!(req(&["cargo build*", "rm -rf x"]).grants_a_prefix());
+        assert!(!req(&["rm -rf x"]).grants_a_prefix());
+        assert!(!req(&["echo \\*"]).grants_a_prefix());
+        assert!(req(&["echo \\\\*"]).grants_a_prefix());
+        assert!(!req(&[]).grants_a_prefix());
+    }
+}
