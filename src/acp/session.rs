@@ -328,18 +328,23 @@ async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
 /// which applies it as the TUI's would be. No answer (an error) denies; a `cancelled` outcome
 /// denies and ends the turn, as Esc at the TUI's question does.
 async fn ask(session: Arc<Session>, req: PermissionRequest) {
-    let always = if req.patterns.is_empty() {
-        "Always allow in this session".to_string()
-    } else {
-        format!("Always allow {}", req.patterns.join(", "))
-    };
+    let always = format!("Always allow {}", req.patterns.join(", "));
     let options = if req.tool == pith_tools::mode::EXIT_PLAN_TOOL {
         plan_options()
     } else {
-        let mut options = vec![
-            PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("allow_always", always, PermissionOptionKind::AllowAlways),
-        ];
+        let mut options = vec![PermissionOption::new(
+            "allow_once",
+            "Allow once",
+            PermissionOptionKind::AllowOnce,
+        )];
+        // "always" only where there is something to grant (not a protected path, a loop)
+        if !req.patterns.is_empty() {
+            options.push(PermissionOption::new(
+                "allow_always",
+                always,
+                PermissionOptionKind::AllowAlways,
+            ));
+        }
         // a command granted by prefix can be granted only as written instead
         if req.tool == "bash" && req.grants_a_prefix() {
             options.push(PermissionOption::new(

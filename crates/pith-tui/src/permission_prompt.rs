@@ -144,6 +144,7 @@ impl Permissions {
     pub(crate) fn option_count(&self) -> usize {
         match self.front() {
             Some(r) if offers_exact(r) => 4,
+            Some(r) if !offers_always(r) => 2,
             _ => 3,
         }
     }
@@ -215,6 +216,12 @@ impl Permissions {
     }
 }
 
+/// Whether `req` offers "always allow this session": only when it has something to grant (a
+/// protected path, a doom loop or a mention grants nothing; a plan's second choice is its own).
+pub(crate) fn offers_always(req: &PermissionRequest) -> bool {
+    !req.patterns.is_empty() || super::view::plan_box::is_plan(req)
+}
+
 /// Whether `req` offers "always allow this exact command": a command, granted by prefix.
 pub(crate) fn offers_exact(req: &PermissionRequest) -> bool {
     req.tool == "bash" && req.grants_a_prefix()
@@ -251,7 +258,7 @@ impl Component for Permissions {
             Some(Action::OptionNext) => self.selected = (self.selected + 1) % n,
             // allowing waits until the whole of what is allowed has been on screen
             Some(Action::AllowOnce) if unread => {}
-            Some(Action::AllowAlways) if unread => {}
+            Some(Action::AllowAlways) if unread || n < 3 => {}
             Some(Action::AllowOnce) => {
                 return Handled::Done(Answer::Reply(PermissionReply::Once, None));
             }
@@ -263,7 +270,7 @@ impl Component for Permissions {
             Some(Action::OptionChoose) => match self.selected {
                 i if i + 1 < n && unread => {}
                 0 => return Handled::Done(Answer::Reply(PermissionReply::Once, None)),
-                1 => return Handled::Done(Answer::Reply(PermissionReply::Always, None)),
+                1 if n >= 3 => return Handled::Done(Answer::Reply(PermissionReply::Always, None)),
                 2 if n == 4 => {
                     return Handled::Done(Answer::Reply(PermissionReply::AlwaysExact, None));
                 }

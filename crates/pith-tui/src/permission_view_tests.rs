@@ -293,3 +293,26 @@ fn a_destructive_prefix_is_not_offered_and_the_box_says_so() {
     assert!(!text.contains("rm*)"), "{screen}");
     insta::assert_snapshot!(screen);
 }
+
+/// A question with nothing to grant (a protected path: the engine sends no pattern) offers no
+/// "always": it used to show "Always allow this session", which granted nothing.
+#[test]
+fn a_question_with_nothing_to_grant_offers_no_always() {
+    let (mut app, mut rx) = app_with(conversation());
+    ask(
+        &mut app,
+        "write",
+        json!({ "file_path": ".git/config", "content": "x" }),
+        ".git/config",
+        &[],
+    );
+    read_question(&mut app);
+    let text = box_text(&render(&mut app, 100, 30));
+    assert!(!text.contains("Always allow"), "{text}");
+    assert!(text.contains("2. Deny, with a note"), "{text}");
+    // `a` does nothing; the second option is the note
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(answered(&mut rx), None);
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(answered(&mut rx), Some(PermissionReply::Once));
+}

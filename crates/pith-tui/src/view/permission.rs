@@ -71,6 +71,7 @@ pub fn draw(
     }
     lines.push(Line::default());
     let exact = super::super::permission_prompt::offers_exact(req);
+    let always = super::super::permission_prompt::offers_always(req).then_some(always);
     lines.extend(options(always, exact, p.selected(), !p.seen_end(), inner_w));
     lines.push(Line::default());
     lines.push(hint(p, keymap, body.max_scroll > 0, inner_w));
@@ -323,13 +324,14 @@ fn always_option(req: &PermissionRequest, width: usize) -> (String, Option<Strin
 }
 
 fn options(
-    always: String,
+    always: Option<String>,
     exact: bool,
     selected: usize,
     unread: bool,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let mut options = vec!["1. Allow once".to_string(), always];
+    let mut options = vec!["1. Allow once".to_string()];
+    options.extend(always);
     if exact {
         options.push("3. Always allow this exact command (no prefix)".to_string());
     }
@@ -397,7 +399,11 @@ fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'
         format!("read to the end to allow: pgdn · {note}{deny}{more}").replace(" ·  · ", " · ")
     } else {
         let once = opt(key(Action::AllowOnce, &["y"]), "once");
-        let always = opt(key(Action::AllowAlways, &["a"]), "always");
+        let always = if p.option_count() > 2 {
+            opt(key(Action::AllowAlways, &["a"]), "always")
+        } else {
+            String::new()
+        };
         let pgup = if scrolls { " · pgup" } else { "" };
         format!("{once}{always}{note}↑↓ enter{pgup}{deny}{more}")
     };
