@@ -3,14 +3,11 @@
 //! workspace's instructions, so the user names it first. Asked once per server; the binary
 //! remembers the answer.
 
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::PERMISSION_GUARD;
 use pith_protocol::text::escape_one_line;
 
 /// The server found.
@@ -35,52 +32,32 @@ const OPTIONS: [&str; 2] = ["Use this server", "Don't use it"];
 /// The question on screen.
 pub struct LocalServerScreen {
     pub server: LocalServer,
-    /// 0: use, 1: don't (the default).
-    pub selected: usize,
-    shown_at: Option<Instant>,
+    /// Which choice is selected, and the guard against early keys.
+    choices: super::modal::TwoChoices,
 }
 
 impl LocalServerScreen {
     pub fn new(server: LocalServer) -> LocalServerScreen {
         LocalServerScreen {
             server,
-            selected: 1,
-            shown_at: Some(Instant::now()),
+            choices: super::modal::TwoChoices::new(),
         }
     }
 
     /// As if the question had been on screen for a while (tests).
     pub fn settled(mut self) -> LocalServerScreen {
-        self.shown_at = None;
+        self.choices.settle();
         self
     }
 
     /// Handles a key; `Some` once answered. Keys typed before the question could be read
     /// answer nothing.
     pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Answer> {
-        if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
-            return Some(Answer::Quit);
-        }
-        if self
-            .shown_at
-            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
-        {
-            return None;
-        }
-        match code {
-            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::BackTab => {
-                self.selected = 1 - self.selected;
-                None
-            }
-            KeyCode::Char('1' | 'y') => Some(Answer::Use),
-            KeyCode::Char('2' | 'n') | KeyCode::Esc => Some(Answer::DontUse),
-            KeyCode::Enter => Some(if self.selected == 0 {
-                Answer::Use
-            } else {
-                Answer::DontUse
-            }),
-            _ => None,
-        }
+        Some(match self.choices.key(code, modifiers)? {
+            super::modal::Choice::Yes => Answer::Use,
+            super::modal::Choice::No => Answer::DontUse,
+            super::modal::Choice::Quit => Answer::Quit,
+        })
     }
 
     pub fn draw(&self, frame: &mut Frame) {
@@ -103,7 +80,7 @@ impl LocalServerScreen {
         super::modal::push_choices(
             &mut lines,
             &OPTIONS,
-            self.selected,
+            self.choices.selected,
             "↑↓ select · enter confirm · y use · n don't · ctrl-c quit",
         );
         super::modal::draw_box(frame, lines);

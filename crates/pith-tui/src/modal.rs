@@ -2,6 +2,7 @@
 //! terminal they take while they ask, and the box they are drawn in.
 
 use std::io;
+use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, EventStream, KeyCode, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt;
@@ -128,4 +129,58 @@ pub(super) fn push_choices(
         hint.to_string(),
         Style::default().fg(super::theme::theme().muted),
     )));
+}
+
+/// How a two-choice question (the first choice "yes", the second "no") was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Choice {
+    Yes,
+    No,
+    Quit,
+}
+
+/// The keys of a two-choice question: which choice is selected ("no" by default) and the
+/// guard against keys typed before the question could be read.
+pub(super) struct TwoChoices {
+    pub selected: usize,
+    shown_at: Option<Instant>,
+}
+
+impl TwoChoices {
+    pub fn new() -> TwoChoices {
+        TwoChoices {
+            selected: 1,
+            shown_at: Some(Instant::now()),
+        }
+    }
+
+    /// As if the question had been on screen for a while (tests).
+    pub fn settle(&mut self) {
+        self.shown_at = None;
+    }
+
+    /// Handles a key; `Some` once answered. Keys in the first moment after the question
+    /// appeared were typed before it could be read: they answer nothing.
+    pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Choice> {
+        if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
+            return Some(Choice::Quit);
+        }
+        if self
+            .shown_at
+            .is_some_and(|t| t.elapsed() < super::app::PERMISSION_GUARD)
+        {
+            return None;
+        }
+        match code {
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::BackTab => {
+                self.selected = 1 - self.selected;
+                None
+            }
+            KeyCode::Char('1' | 'y') => Some(Choice::Yes),
+            KeyCode::Char('2' | 'n') | KeyCode::Esc => Some(Choice::No),
+            KeyCode::Enter if self.selected == 0 => Some(Choice::Yes),
+            KeyCode::Enter => Some(Choice::No),
+            _ => None,
+        }
+    }
 }

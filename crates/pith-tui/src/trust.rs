@@ -1,14 +1,11 @@
 //! The question asked before the TUI starts in a directory whose `pith.toml` holds settings only
 //! a trusted directory may use (asked once per directory; the answer is remembered).
 
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::PERMISSION_GUARD;
 use pith_protocol::text::escape_one_line;
 
 /// What the question is about.
@@ -64,52 +61,32 @@ pub enum Answer {
 /// The state of the question on screen.
 pub struct TrustScreen {
     pub question: TrustQuestion,
-    /// 0: trust, 1: don't (the default).
-    pub selected: usize,
-    shown_at: Option<Instant>,
+    /// Which choice is selected, and the guard against early keys.
+    choices: super::modal::TwoChoices,
 }
 
 impl TrustScreen {
     pub fn new(question: TrustQuestion) -> TrustScreen {
         TrustScreen {
             question,
-            selected: 1,
-            shown_at: Some(Instant::now()),
+            choices: super::modal::TwoChoices::new(),
         }
     }
 
     /// As if the question had been on screen for a while (tests).
     pub fn settled(mut self) -> TrustScreen {
-        self.shown_at = None;
+        self.choices.settle();
         self
     }
 
     /// Handles a key; `Some` once the user has answered. Keys in the first moment after the
     /// question appeared were typed before it could be read: they answer nothing.
     pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Answer> {
-        if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
-            return Some(Answer::Quit);
-        }
-        if self
-            .shown_at
-            .is_some_and(|t| t.elapsed() < PERMISSION_GUARD)
-        {
-            return None;
-        }
-        match code {
-            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::BackTab => {
-                self.selected = 1 - self.selected;
-                None
-            }
-            KeyCode::Char('1' | 'y') => Some(Answer::Trust),
-            KeyCode::Char('2' | 'n') | KeyCode::Esc => Some(Answer::DontTrust),
-            KeyCode::Enter => Some(if self.selected == 0 {
-                Answer::Trust
-            } else {
-                Answer::DontTrust
-            }),
-            _ => None,
-        }
+        Some(match self.choices.key(code, modifiers)? {
+            super::modal::Choice::Yes => Answer::Trust,
+            super::modal::Choice::No => Answer::DontTrust,
+            super::modal::Choice::Quit => Answer::Quit,
+        })
     }
 
     pub fn draw(&self, frame: &mut Frame) {
@@ -147,7 +124,7 @@ impl TrustScreen {
         super::modal::push_choices(
             &mut lines,
             &OPTIONS,
-            self.selected,
+            self.choices.selected,
             "↑↓ select · enter confirm · y trust · n don't · ctrl-c quit",
         );
         super::modal::draw_box(frame, lines);
