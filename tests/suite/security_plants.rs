@@ -5,41 +5,10 @@
 
 use crate::support;
 
-use serde_json::json;
 use support::MockServer;
-use support::openai;
 use support::pith::{PithEnv, stderr};
 
-/// Queues one step per `(path, content)` that reads it and writes it (call `cN`), then "done".
-fn queue_writes(server: &MockServer, writes: &[(String, &str)]) {
-    for (i, (p, content)) in writes.iter().enumerate() {
-        let read = json!({"file_path": p}).to_string();
-        let write = json!({"file_path": p, "content": content}).to_string();
-        let (r, c) = (format!("r{i}"), format!("c{i}"));
-        server.push(openai::tool_calls(
-            &[(&r, "read", &read), (&c, "write", &write)],
-            None,
-        ));
-    }
-    server.push(openai::text("done", None));
-}
-
-/// The results of the calls `cN` the model saw in the last request, in order.
-fn results(server: &MockServer) -> Vec<String> {
-    let body = server.requests().last().unwrap().body.clone();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter(|m| {
-            m["tool_call_id"]
-                .as_str()
-                .is_some_and(|id| id.starts_with('c'))
-        })
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
-}
+use super::security_policy::{queue_writes_of as queue_writes, results};
 
 const HOOK_APPROVES: &str =
     "[[hooks.pre_tool_use]]\ncommand = \"echo '{\\\"decision\\\": \\\"approve\\\"}'\"\n";

@@ -22,11 +22,17 @@ const PLANTS: &[&str] = &[
 const FSMONITOR: &str = "[core]\n\tfsmonitor = touch /tmp/pwned\n";
 
 /// Queues, per path, a step that reads it (as a model must before overwriting a file) and
-/// writes it (call `cN`), then "done".
+/// writes it (call `cN`) with an fsmonitor config, then "done".
 fn queue_writes(server: &MockServer, paths: &[String]) {
-    for (i, p) in paths.iter().enumerate() {
+    let writes: Vec<(String, &str)> = paths.iter().map(|p| (p.clone(), FSMONITOR)).collect();
+    queue_writes_of(server, &writes);
+}
+
+/// Queues one step per `(path, content)` that reads it and writes it (call `cN`), then "done".
+pub(super) fn queue_writes_of(server: &MockServer, writes: &[(String, &str)]) {
+    for (i, (p, content)) in writes.iter().enumerate() {
         let read = json!({"file_path": p}).to_string();
-        let write = json!({"file_path": p, "content": FSMONITOR}).to_string();
+        let write = json!({"file_path": p, "content": content}).to_string();
         let (r, c) = (format!("r{i}"), format!("c{i}"));
         server.push(openai::tool_calls(
             &[(&r, "read", &read), (&c, "write", &write)],
@@ -37,7 +43,7 @@ fn queue_writes(server: &MockServer, paths: &[String]) {
 }
 
 /// The results of the calls `cN` the model saw in the last request, in order.
-fn results(server: &MockServer) -> Vec<String> {
+pub(super) fn results(server: &MockServer) -> Vec<String> {
     let body = server.requests().last().unwrap().body.clone();
     body["messages"]
         .as_array()
