@@ -26,6 +26,7 @@ mod headless_faults;
 mod headless_output;
 mod headless_stdin;
 mod hooks;
+mod import_circles;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;
