@@ -7,39 +7,14 @@ use ratatui::text::{Line, Span};
 use crate::event::{PermissionReply, PermissionRequest};
 use crate::message::{CompactionPart, MessageError, PartKind, Role};
 
-use super::format::{self, sanitize, truncate};
+use super::cell_text::{dim, indent, plain_lines};
+use super::format::{self, truncate};
 use super::markdown;
 use super::tool_cell;
 use super::transcript::{Cell, CellBody, CompactionState, MsgMeta, NoticeLevel};
-use super::wrap::wrap;
 
 /// User messages longer than this are folded.
 const USER_FOLD_LINES: usize = 12;
-
-pub(super) fn dim() -> Style {
-    Style::default().fg(theme().dim)
-}
-
-pub(super) fn indent(n: usize) -> Vec<Span<'static>> {
-    vec![Span::raw(" ".repeat(n))]
-}
-
-/// Plain (non-markdown) text wrapped line by line, keeping the author's line breaks.
-pub(super) fn plain_lines(
-    text: &str,
-    width: usize,
-    style: Style,
-    first: &[Span<'static>],
-    rest: &[Span<'static>],
-) -> Vec<Line<'static>> {
-    let text = sanitize(text);
-    let mut out = Vec::new();
-    for (i, l) in text.split('\n').enumerate() {
-        let p = if i == 0 { first } else { rest };
-        out.extend(wrap(&[Span::styled(l.to_string(), style)], width, p, rest));
-    }
-    out
-}
 
 /// The lines of `cell` at `width`, folded or not.
 pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Vec<Line<'static>> {

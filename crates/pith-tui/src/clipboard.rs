@@ -104,7 +104,7 @@ pub enum CopyError {
     NotANumber(String),
     #[error("the last answer has no code blocks")]
     NoCodeBlocks,
-    #[error("the last answer has {len} code block{}: /copy 1…{len}", super::app::plural(*.len))]
+    #[error("the last answer has {len} code block{}: /copy 1…{len}", super::format::plural(*.len))]
     NoSuchBlock { len: usize },
 }
 

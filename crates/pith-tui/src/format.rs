@@ -1,4 +1,5 @@
-//! Small formatting helpers: token counts, money, durations, sanitising untrusted text.
+//! Small formatting helpers: token counts, money, durations, sanitising untrusted text, plurals,
+//! dates and home-relative paths.
 
 /// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
 pub fn tokens(n: u64) -> String {
@@ -87,6 +88,29 @@ pub fn truncate(s: &str, max: usize) -> String {
 /// Display width of a string.
 pub fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `~/x` for a path under the home directory.
+pub fn home_short(path: &str) -> String {
+    if let Ok(home) = std::env::var("HOME")
+        && !home.is_empty()
+        && let Some(rest) = path.strip_prefix(&home)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("~{rest}");
+    }
+    path.to_string()
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `2024-05-01 14:03` in local-agnostic UTC.
+pub fn when(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
-use super::cells::{dim, indent, plain_lines};
+use super::cell_text::{dim, indent, plain_lines};
 
 /// Lines of hook text shown while the note is folded.
 const FOLDED_LINES: usize = 3;

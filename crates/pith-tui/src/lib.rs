@@ -5,6 +5,7 @@
 mod activity;
 pub mod app;
 pub mod appearance;
+mod cell_text;
 pub mod cells;
 pub mod clipboard;
 mod completion;
@@ -273,7 +274,7 @@ pub async fn run(
             last_draw = started;
         }
         if app.has_effects() {
-            effects::apply(&mut terminal, &mut app, &mut input)?;
+            apply_effects(&mut terminal, &mut app, &mut input)?;
         }
         if app.should_quit() {
             break;
@@ -319,6 +320,36 @@ fn start_app(
         app.update(Msg::Term(ev));
     }
     app
+}
+
+/// Carries out the queued effects. The editor gets the terminal: the input stream is dropped
+/// (its reader thread would take the editor's keys), the TUI suspended, then restored.
+fn apply_effects(
+    terminal: &mut DefaultTerminal,
+    app: &mut App,
+    input: &mut EventStream,
+) -> io::Result<()> {
+    for effect in app.take_effects() {
+        match effect {
+            effects::Effect::Write(bytes) => {
+                let out = terminal.backend_mut();
+                out.write_all(&bytes)?;
+                out.flush()?;
+            }
+            effects::Effect::Editor => {
+                let command = editor::editor_command(|k| std::env::var(k).ok());
+                let text = app.editor_text();
+                drop(std::mem::replace(input, EventStream::new()));
+                restore_terminal();
+                let result =
+                    command.and_then(|cmd| editor::edit_in(&std::env::temp_dir(), &cmd, &text));
+                resume_terminal()?;
+                terminal.clear()?;
+                app.editor_done(result);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Draws a frame; the first one is logged.

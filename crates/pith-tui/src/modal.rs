@@ -167,7 +167,7 @@ impl TwoChoices {
         }
         if self
             .shown_at
-            .is_some_and(|t| t.elapsed() < super::app::PERMISSION_GUARD)
+            .is_some_and(|t| t.elapsed() < super::permission_prompt::PERMISSION_GUARD)
         {
             return None;
         }

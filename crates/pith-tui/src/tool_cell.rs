@@ -11,7 +11,7 @@ use crate::event::PermissionReply;
 use crate::message::ToolState;
 use crate::tool::{ReadExtent, ToolInput, ToolOutcome};
 
-use super::cells::{dim, indent};
+use super::cell_text::{dim, indent};
 use super::format::{self, sanitize, truncate};
 use super::theme::theme;
 use super::wrap::wrap_chars;

@@ -20,8 +20,9 @@ use crate::message::{Message, PartKind, Role};
 use super::TuiInit;
 pub use super::activity::Retry;
 use super::composer::Composer;
+// What engine_events formats with, where it has always found it.
+pub(crate) use super::format::{home_short, plural};
 pub use super::help::Help;
-pub(crate) use super::permission_prompt::PERMISSION_GUARD;
 pub use super::permission_prompt::Permissions;
 pub use super::picker::{PickItem, Picker, PickerKind};
 use super::status_bar::session_cost;
@@ -215,27 +216,4 @@ pub(super) fn user_prompts(messages: &[Message]) -> Vec<String> {
             (!t.is_empty()).then(|| t.join("\n"))
         })
         .collect()
-}
-
-/// `~/x` for a path under the home directory.
-pub fn home_short(path: &str) -> String {
-    if let Ok(home) = std::env::var("HOME")
-        && !home.is_empty()
-        && let Some(rest) = path.strip_prefix(&home)
-        && (rest.is_empty() || rest.starts_with('/'))
-    {
-        return format!("~{rest}");
-    }
-    path.to_string()
-}
-
-pub(super) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// `2024-05-01 14:03` in local-agnostic UTC.
-pub(super) fn when(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_default()
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::message::Session;
 
-use super::{PickItem, home_short, when};
+use super::PickItem;
+use crate::format::{home_short, when};
 
 #[derive(Debug)]
 pub(crate) struct SessionView {

@@ -10,9 +10,9 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use serde_json::Value;
 
 use super::popups::{block, centered};
-use crate::app::Permissions;
 use crate::event::PermissionRequest;
 use crate::keymap::Keymap;
+use crate::permission_prompt::Permissions;
 use crate::transcript::Transcript;
 use pith_protocol::tool::ToolInput;
 

@@ -9,10 +9,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::popups::block;
-use crate::app::Permissions;
 use crate::event::{PermissionReply, PermissionRequest};
 use crate::format::truncate;
 use crate::markdown;
+use crate::permission_prompt::Permissions;
 use crate::theme::theme;
 use crate::transcript::Transcript;
 

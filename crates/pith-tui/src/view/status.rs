@@ -199,7 +199,7 @@ fn mcp_span(app: &StatusView) -> Option<Span<'static>> {
 }
 
 fn workspace_text(app: &StatusView) -> String {
-    let ws = super::super::app::home_short(&app.workspace.display().to_string());
+    let ws = super::super::format::home_short(&app.workspace.display().to_string());
     match app.git_branch {
         Some(b) if !b.is_empty() => format!("{ws}  {b}"),
         _ => ws,

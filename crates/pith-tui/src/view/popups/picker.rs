@@ -1,8 +1,8 @@
 //! The pickers (sessions, models, effort, themes, resources): a filtered, scrolled list.
 
 use super::{block, centered, selected_style};
-use crate::app::{Picker, PickerKind};
 use crate::format::{self, truncate};
+use crate::picker::{Picker, PickerKind};
 use crate::theme::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
