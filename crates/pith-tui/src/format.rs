@@ -102,6 +102,7 @@ pub fn home_short(path: &str) -> String {
     path.to_string()
 }
 
+/// The `s` of a count other than one: `1 file`, `2 files`.
 pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
@@ -163,5 +164,14 @@ mod tests {
         assert_eq!(truncate("hello world", 6), "hello…");
         assert_eq!(truncate("日本語テキスト", 5), "日本…");
         assert_eq!(truncate("abc", 0), "");
+    }
+
+    #[test]
+    fn plurals_and_dates() {
+        assert_eq!(format!("1 file{}", plural(1)), "1 file");
+        assert_eq!(format!("0 file{}", plural(0)), "0 files");
+        assert_eq!(format!("2 file{}", plural(2)), "2 files");
+        assert_eq!(when(1_714_572_180_000), "2024-05-01 14:03");
+        assert_eq!(when(i64::MAX), "");
     }
 }
