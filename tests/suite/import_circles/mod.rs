@@ -1,8 +1,13 @@
 //! No import circle over five files in any crate of the workspace (issue 39): the files of a
 //! crate that all reach each other through `use crate::…`/`super::…`/`self::…` can only be read
 //! and changed together, so a circle is kept small enough to hold in the head. The checker reads
-//! the `use` lines itself (see `graph` and `lexer`); `/work/tools/circles.py`-style output:
+//! the `use` lines itself (`lexer`: comments, strings and inline test modules out; `graph`: the
+//! file each path lands in, and Tarjan's components) and names each circle as
 //! `pith-tui: circle of 3: cells.rs, hook_note.rs, tool_cell.rs`.
+//!
+//! What it does not count: paths relative to the file (`check::run()` in `load.rs`, reaching its
+//! child `load/check.rs`) and `mod x;` declarations, so a parent that only calls into its
+//! children is not in a circle with them.
 
 mod graph;
 mod lexer;
