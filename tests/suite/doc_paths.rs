@@ -5,7 +5,8 @@
 //!
 //! A backticked word is a repository path when it starts at a root of the repository
 //! (`crates/`, `src/`, `tests/`, `prompts/`, …), in ARCHITECTURE.md's short form
-//! (`pith-engine/turn.rs` is `crates/pith-engine/src/turn.rs`), or ends in `.rs`; a bare file
+//! (`pith-engine/turn.rs` is `crates/pith-engine/src/turn.rs`), starts with a module name of the
+//! one-crate layout (`engine/`, `tools/`: stale by construction), or ends in `.rs`; a bare file
 //! name is checked at the root unless it is one a user writes (`pith.toml`, `AGENTS.md`).
 //! `*` in one segment matches any name; `path::item` also needs the file to define `item`.
 
@@ -16,7 +17,22 @@ const DOCUMENTS: [&str; 3] = ["ARCHITECTURE.md", "README.md", "SECURITY.md"];
 
 /// Where a repository path may start (besides a crate's short form).
 const ROOTS: [&str; 9] = [
-    "crates/", "src/", "tests/", "prompts/", "bench/", "benches/", "examples/", "assets/", ".ci/",
+    "crates/",
+    "src/",
+    "tests/",
+    "prompts/",
+    "bench/",
+    "benches/",
+    "examples/",
+    "assets/",
+    ".ci/",
+];
+
+/// The module names of the one-crate layout: a folder written under one (`tools/open/`) names
+/// nothing in the tree and is reported (a file, `engine/turn.rs`, is caught as any `.rs` is).
+const OLD_MODULES: [&str; 13] = [
+    "engine", "context", "config", "tools", "tui", "store", "provider", "mcp", "sandbox", "acp",
+    "headless", "hooks", "auth",
 ];
 
 /// Bare file names that are the user's files, not the repository's.
@@ -54,7 +70,9 @@ fn repository_path(word: &str) -> Option<String> {
     if word.is_empty() || elsewhere || word.contains("://") {
         return None;
     }
-    if ROOTS.iter().any(|r| word.starts_with(r)) {
+    let first = word.split('/').next().unwrap_or(word);
+    let old_folder = word.ends_with('/') && word.matches('/').count() > 1;
+    if ROOTS.iter().any(|r| word.starts_with(r)) || old_folder && OLD_MODULES.contains(&first) {
         return Some(word.to_string());
     }
     if let Some((krate, rest)) = word.split_once('/')
@@ -73,7 +91,9 @@ fn repository_path(word: &str) -> Option<String> {
         return Some(word.to_string());
     }
     let bare_file = !word.contains(['/', ' ', '*', '<', '{'])
-        && [".md", ".toml", ".sh", ".py"].iter().any(|e| word.ends_with(e));
+        && [".md", ".toml", ".sh", ".py"]
+            .iter()
+            .any(|e| word.ends_with(e));
     (bare_file && !USER_FILES.contains(&word)).then(|| word.to_string())
 }
 
@@ -204,7 +224,12 @@ fn every_cited_section_is_a_heading() {
     for dir in ["crates", "src", "tests", "benches"] {
         citing_files(&root.join(dir), &mut files);
     }
-    for doc in ["ARCHITECTURE.md", "README.md", "SECURITY.md", "BENCHMARKS.md"] {
+    for doc in [
+        "ARCHITECTURE.md",
+        "README.md",
+        "SECURITY.md",
+        "BENCHMARKS.md",
+    ] {
         files.push(root.join(doc));
     }
     let mut report = Vec::new();
@@ -222,7 +247,10 @@ fn every_cited_section_is_a_heading() {
             }
         }
     }
-    assert!(cited > 20, "found only {cited} citations: the scan is broken");
+    assert!(
+        cited > 20,
+        "found only {cited} citations: the scan is broken"
+    );
     report.dedup();
     assert!(
         report.is_empty(),
@@ -236,6 +264,7 @@ fn the_checks_catch_what_they_are_for() {
     let doc = "`crates/pith-engine/src/lib.rs`, `pith-engine/lib.rs`, `pith-engine/nowhere.rs`,\n\
                `src/acp/`, `tests/suite/doc_paths.rs::the_checks_catch`, `prompts/*.md`,\n\
                `tests/suite/doc_paths.rs::no_such_item_here`, `context/carry.rs`, `pith.toml`,\n\
+               `tools/open/`, `pith-tools/open/`,\n\
                `session/update`, `<data dir>/tool-output/`, `bash bench/vs_curl.sh`, `NOPE.md`";
     assert_eq!(
         missing_paths(doc),
@@ -243,16 +272,24 @@ fn the_checks_catch_what_they_are_for() {
             "`pith-engine/nowhere.rs`",
             "`tests/suite/doc_paths.rs::no_such_item_here`",
             "`context/carry.rs`",
+            "`tools/open/`",
             "`NOPE.md`",
         ]
         .map(|w| w.trim_matches('`').to_string())
     );
-    assert_eq!(sections("## 6. Context\n### 6.4 Compaction\n## 7.1 ACP\n"), ["6", "6.4", "7.1"]);
+    assert_eq!(
+        sections("## 6. Context\n### 6.4 Compaction\n## 7.1 ACP\n"),
+        ["6", "6.4", "7.1"]
+    );
     assert_eq!(
         citations("(ARCHITECTURE.md §4.1–4.2). See BENCHMARKS.md §12.")
             .into_iter()
             .map(|(d, n)| format!("{d} {n}"))
             .collect::<Vec<_>>(),
-        ["ARCHITECTURE.md 4.1", "ARCHITECTURE.md 4.2", "BENCHMARKS.md 12"]
+        [
+            "ARCHITECTURE.md 4.1",
+            "ARCHITECTURE.md 4.2",
+            "BENCHMARKS.md 12"
+        ]
     );
 }
