@@ -1,7 +1,8 @@
 //! The documents name what is in the tree. Every repository path written in backticks in
 //! ARCHITECTURE.md, README.md and SECURITY.md exists (a file moved or renamed fails here until
-//! the document follows it), and every `NAME.md §N` cited in a code comment or a document is a
-//! numbered heading of that document.
+//! the document follows it); every `NAME.md §N` cited in a code comment or a document is a
+//! numbered heading of that document; and ARCHITECTURE.md §1's crate map names, for every
+//! crate, exactly the workspace crates its manifest depends on.
 //!
 //! A backticked word is a repository path when it starts at a root of the repository
 //! (`crates/`, `src/`, `tests/`, `prompts/`, …), in ARCHITECTURE.md's short form
@@ -262,15 +263,15 @@ fn every_cited_section_is_a_heading() {
 #[test]
 fn the_checks_catch_what_they_are_for() {
     let doc = "`crates/pith-engine/src/lib.rs`, `pith-engine/lib.rs`, `pith-engine/nowhere.rs`,\n\
-               `src/acp/`, `tests/suite/doc_paths.rs::the_checks_catch`, `prompts/*.md`,\n\
-               `tests/suite/doc_paths.rs::no_such_item_here`, `context/carry.rs`, `pith.toml`,\n\
+               `src/acp/`, `tests/suite/documents.rs::the_checks_catch`, `prompts/*.md`,\n\
+               `tests/suite/documents.rs::no_such_item_here`, `context/carry.rs`, `pith.toml`,\n\
                `tools/open/`, `pith-tools/open/`,\n\
                `session/update`, `<data dir>/tool-output/`, `bash bench/vs_curl.sh`, `NOPE.md`";
     assert_eq!(
         missing_paths(doc),
         [
             "`pith-engine/nowhere.rs`",
-            "`tests/suite/doc_paths.rs::no_such_item_here`",
+            "`tests/suite/documents.rs::no_such_item_here`",
             "`context/carry.rs`",
             "`tools/open/`",
             "`NOPE.md`",
@@ -290,6 +291,94 @@ fn the_checks_catch_what_they_are_for() {
             "ARCHITECTURE.md 4.1",
             "ARCHITECTURE.md 4.2",
             "BENCHMARKS.md 12"
+        ]
+    );
+}
+
+/// The workspace crates a manifest's `[dependencies]` names, without the `pith-` prefix.
+fn manifest_edges(manifest: &str) -> Vec<String> {
+    let mut edges = Vec::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+        } else if in_dependencies && let Some(rest) = line.strip_prefix("pith-") {
+            let name = rest.split([' ', '=', '.']).next().unwrap_or(rest);
+            edges.push(name.to_string());
+        }
+    }
+    edges.sort();
+    edges
+}
+
+/// The crate map of ARCHITECTURE.md §1: each row's crate and the workspace crates it names in
+/// its "depends on" column.
+fn crate_map(doc: &str) -> Vec<(String, Vec<String>)> {
+    let start = doc.find("\n## 1.").expect("ARCHITECTURE.md has §1");
+    let end = start
+        + doc[start..]
+            .find("\n### 1.1")
+            .expect("ARCHITECTURE.md has §1.1");
+    doc[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `pith"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split(" | ").collect();
+            let name = cells[0]
+                .trim_start_matches("| `")
+                .split('`')
+                .next()
+                .unwrap();
+            let mut edges: Vec<String> = cells[2]
+                .split(", ")
+                .map(str::trim)
+                .filter(|e| *e != "—")
+                .map(str::to_string)
+                .collect();
+            edges.sort();
+            (name.to_string(), edges)
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_map_is_the_crate_graph() {
+    let root = root();
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut documented = crate_map(&doc);
+    documented.sort();
+    let mut actual = vec![(
+        "pith".to_string(),
+        manifest_edges(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()),
+    )];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        let Ok(manifest) = std::fs::read_to_string(entry.path().join("Cargo.toml")) else {
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        actual.push((name, manifest_edges(&manifest)));
+    }
+    actual.sort();
+    assert!(actual.len() > 10, "the workspace has its crates");
+    assert_eq!(
+        documented, actual,
+        "ARCHITECTURE.md §1's crate map (left) is not the manifests' graph (right)"
+    );
+}
+
+#[test]
+fn the_graph_checks_read_what_they_should() {
+    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\npith-protocol = { path = \"..\" }\n\
+                    pith-config.workspace = true\nserde = \"1\"\n\n[dev-dependencies]\n\
+                    pith-store = { path = \"..\" }\n";
+    assert_eq!(manifest_edges(manifest), ["config", "protocol"]);
+    let doc = "# pith\n## 1. Layers\n\n| crate | what | depends on (pith-) | other |\n|---|---|---|---|\n\
+               | `pith-a` | a | — | serde |\n| `pith` (`src/`) | bin | a, b | clap |\n\n### 1.1 More\n";
+    assert_eq!(
+        crate_map(doc),
+        [
+            ("pith-a".to_string(), vec![]),
+            ("pith".to_string(), vec!["a".to_string(), "b".to_string()])
         ]
     );
 }
