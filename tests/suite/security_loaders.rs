@@ -1,7 +1,8 @@
 //! What pith itself reads and sends to the provider, against a hostile workspace: the
 //! configured `instructions` file swapped for a symlink to a key (read again when the system
 //! prompt is rebuilt). `@` mentions that lead out are in `engine_user_tools`; the walk up for
-//! `AGENTS.md` (no `/tmp`, nothing above `$HOME`) is tested in `engine/instructions`.
+//! `AGENTS.md` (no `/tmp`, nothing above `$HOME`) is tested in
+//! `crates/pith-engine/src/instructions/tests.rs`.
 
 use crate::support;
 
