@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 
 use pith::llm::{ChatMessage, ChatRequest, UserContent};
 use pith::provider::factory;
-use pith::setup::Setup;
+use pith_launch::Setup;
 use pith_test_support::mock::MockServer;
 use pith_test_support::openai;
 

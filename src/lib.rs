@@ -1,6 +1,5 @@
 //! pith: a terminal coding agent that manages its context window.
 
-pub mod acp;
 // The engine contract lives in its own crate; these paths stay as they were.
 pub use pith_protocol::{event, llm, message, model_name, text, tool};
 // Configuration (files, trust, the keymap spec) is its own crate, with no terminal.
@@ -32,13 +31,11 @@ pub mod cli;
 pub use pith_commands::{commands, custom_commands, route};
 // The session loop: ops in, events out; no terminal.
 pub use pith_engine as engine;
-pub(crate) mod first_run;
 pub mod headless;
 pub use pith_engine::hook_commands as hooks;
 pub mod interactive;
 mod no_model;
 pub mod output;
-pub mod setup;
 pub(crate) mod signals;
 // The terminal front end (ratatui, crossterm): its own crate, wired up by `interactive`.
 pub use pith_tui as tui;

@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
-use pith::setup::{self, Setup};
+use pith_launch::setup::{self, Setup};
 
 fn main() {
-    pith::setup::mark_start();
+    pith_launch::setup::mark_start();
     ignore_file_size_signal();
     let cli = Cli::parse_args();
     let code = match real_main(cli) {
@@ -82,7 +82,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             };
             pith::out!(
                 "{}\n{}",
-                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set),
+                pith::config::load::render_effective(&loaded, &pith_launch::setup::env_is_set),
                 pith::tools::permission::defaults_text()
             );
             Ok(0)
@@ -109,7 +109,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             drop(setup);
-            block_on(pith::acp::run(cli.config, cli.trust))
+            block_on(pith_acp::run(cli.config, cli.trust))
         }
         Some(Command::Run(mut args)) => {
             // Global flags, given before or after `run`.

@@ -11,11 +11,11 @@ use tokio::sync::mpsc;
 use crate::config::catalog;
 use crate::engine::{self, EngineOptions};
 use crate::event::{ContextUsage, ErrorKind, Event, Op, Submission, TurnEnd};
-use crate::first_run;
 use crate::interactive::{appearance, key_access, keymap, tui_process};
 use crate::message::{Message, PartKind, Role, Session, now_ms};
-use crate::setup::Setup;
 use crate::tui::{self, TuiInit};
+use pith_launch::first_run;
+use pith_launch::{FrontEnd, Setup};
 
 /// What starting an engine needs, owned (the waiting room runs beside the TUI).
 struct Starter {
@@ -30,16 +30,7 @@ pub async fn run(setup: &Setup) -> anyhow::Result<i32> {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel::<Submission>();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let starter = Starter {
-        opts: EngineOptions {
-            config: setup.loaded.config.clone(),
-            workspace: setup.workspace.clone(),
-            data_dir: setup.data_dir.clone(),
-            headless: false,
-            auto_yes: false,
-            allow_unsandboxed: false,
-            editor: None,
-            remove_empty_sessions: true,
-        },
+        opts: setup.engine_options(FrontEnd::Tui),
         store: setup.store.clone(),
         config_file: setup
             .config()

@@ -20,7 +20,7 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
                         let _ = out.flush();
                     }
                     Format::Text => {
-                        crate::out!("{}", crate::acp::commands::breakdown_text(breakdown))
+                        crate::out!("{}", pith_acp::commands::breakdown_text(breakdown))
                     }
                 }
                 return 0;

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use crate::cli::{Format, RunArgs};
 use crate::commands::Command;
-use crate::engine::{self, EngineOptions};
+use crate::engine;
 use crate::event::{Event, Op, TurnEnd};
 use crate::route::Route;
-use crate::setup::Setup;
+use pith_launch::{FirstModel, FrontEnd, Setup};
 
 /// Runs the turn and returns the process exit code.
 pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
@@ -58,28 +58,22 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     };
     let resuming = args.session.is_some() || args.continue_last;
     // No probing for a local server: whatever listens there would get the prompt unasked.
-    if let Some((implied, notice)) = setup
-        .implied_model(args.model.as_deref(), resuming, false)
+    if let FirstModel::Implied { model, notice, .. } = setup
+        .first_model(args.model.as_deref(), resuming, false)
         .await
     {
         crate::output::warning(&notice);
-        args.model = Some(implied.model);
+        args.model = Some(model);
     }
     let session = setup.session(
         args.session.as_deref(),
         args.continue_last,
         args.model.as_deref(),
     )?;
-    let opts = EngineOptions {
-        config: setup.loaded.config.clone(),
-        workspace: setup.workspace.clone(),
-        data_dir: setup.data_dir.clone(),
-        headless: true,
+    let opts = setup.engine_options(FrontEnd::Headless {
         auto_yes: args.yes,
         allow_unsandboxed: args.allow_unsandboxed,
-        editor: None,
-        remove_empty_sessions: false,
-    };
+    });
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let _ = handle.ops.send(op.into());
     let code = if context_only {

@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 use super::rpc::{Connection, RpcError};
 use super::session::Session;
 use super::{commands, content, replay, translate};
-use crate::config::mcp::McpServerConfig;
-use crate::event::Op;
-use crate::event::PermissionMode;
-use crate::setup::Setup;
-use crate::tui::trust::TrustQuestion;
+use pith_config::mcp::McpServerConfig;
+use pith_launch::{FirstModel, Setup};
+use pith_protocol::event::Op;
+use pith_protocol::event::PermissionMode;
+use pith_protocol::launch::TrustQuestion;
 
 pub struct Agent {
     conn: Arc<Connection>,
@@ -263,12 +263,12 @@ impl Agent {
         let req: NewSessionRequest = parse(params)?;
         let (setup, client_mcp) = self.open(&req.cwd, &req.mcp_servers).await?;
         // No probing for a local server: no one is asked before the prompt would go to it.
-        let model = match setup.implied_model(None, false, false).await {
-            Some((implied, notice)) => {
+        let model = match setup.first_model(None, false, false).await {
+            FirstModel::Implied { model, notice, .. } => {
                 tracing::info!("acp: {notice}");
-                Some(implied.model)
+                Some(model)
             }
-            None => None,
+            FirstModel::Named | FirstModel::Unknown => None,
         };
         let row = setup
             .session(None, false, model.as_deref())

@@ -9,7 +9,7 @@ use agent_client_protocol_schema::v1::{
 
 use super::tools;
 use super::translate::{COMPACTION_TITLE, message_chunk, thought_chunk};
-use crate::message::{Message, PartKind, Role, ToolState};
+use pith_protocol::message::{Message, PartKind, Role, ToolState};
 
 fn user_chunk(text: String) -> SessionUpdate {
     SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(

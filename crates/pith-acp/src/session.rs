@@ -16,13 +16,13 @@ use tokio::sync::{mpsc, oneshot};
 use super::files::ClientFiles;
 use super::rpc::{Connection, RpcError};
 use super::translate::{self, Translator};
-use crate::config::mcp::McpServerConfig;
-use crate::engine::{self, EngineOptions};
-use crate::event::{
+use pith_config::mcp::McpServerConfig;
+use pith_engine as engine;
+use pith_launch::{FrontEnd, Setup};
+use pith_protocol::event::{
     Event, McpServerStatus, Op, PermissionReply, PermissionRequest, Submission, SubmissionId,
     TurnEnd,
 };
-use crate::setup::Setup;
 
 /// What ends the prompt being answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,13 +51,13 @@ pub struct Session {
     pub workspace: PathBuf,
     /// MCP servers the client asked for, added to the configuration.
     pub client_mcp: Vec<(String, McpServerConfig)>,
-    ops: Mutex<Option<mpsc::UnboundedSender<crate::event::Submission>>>,
+    ops: Mutex<Option<mpsc::UnboundedSender<pith_protocol::event::Submission>>>,
     waiter: Mutex<Option<Waiter>>,
     busy: AtomicBool,
     cancelled: AtomicBool,
     pub auto_yes: AtomicBool,
     /// The permission mode the editor chose (`session/set_mode`), applied when the engine starts.
-    pub mode: Mutex<crate::event::PermissionMode>,
+    pub mode: Mutex<pith_protocol::event::PermissionMode>,
     /// The MCP servers as last reported (their prompts are slash commands).
     pub mcp: Mutex<Vec<McpServerStatus>>,
     /// The session's cost when it was opened.
@@ -129,22 +129,12 @@ impl Session {
             .find_session(&self.id)
             .map_err(|e| RpcError::internal(format!("{e:#}")))?
             .ok_or_else(|| RpcError::invalid_params(format!("no session {}", self.id)))?;
-        let mut config = setup.loaded.config.clone();
-        config.permission_mode = self.mode.lock().map(|m| *m).unwrap_or_default();
-        for (name, server) in &self.client_mcp {
-            config.mcp.insert(name.clone(), server.clone());
-        }
-        let opts = EngineOptions {
-            config,
-            workspace: setup.workspace.clone(),
-            data_dir: setup.data_dir.clone(),
-            headless: false,
+        let opts = setup.engine_options(FrontEnd::Editor {
             auto_yes: self.auto_yes.load(Ordering::Relaxed),
-            allow_unsandboxed: false,
-            // bash never runs in the client's terminal: pith's sandbox wraps it (§7.1)
-            editor: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
-            remove_empty_sessions: false,
-        };
+            mode: self.mode.lock().map(|m| *m).unwrap_or_default(),
+            mcp: self.client_mcp.clone(),
+            files: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
+        });
         let handle = engine::spawn(opts, setup.store.clone(), row).map_err(|e| {
             RpcError::internal(format!(
                 "cannot start the engine: {:#}",
@@ -274,7 +264,7 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::ModelChanged { model, .. } => format!("Now using {model}."),
         Event::Undone { prompt, files, .. } => format!(
             "Took back the turn \"{}\" ({} files restored).",
-            crate::text::one_line(prompt),
+            pith_protocol::text::one_line(prompt),
             files.len()
         ),
         Event::Redone { files, .. } => format!("Put the turn back ({} files).", files.len()),

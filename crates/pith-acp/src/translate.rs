@@ -11,8 +11,8 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::tools;
-use crate::event::{ContextUsage, Event};
-use crate::message::{PartKind, ToolState};
+use pith_protocol::event::{ContextUsage, Event};
+use pith_protocol::message::{PartKind, ToolState};
 
 /// The title of the tool call that reports a compaction.
 pub const COMPACTION_TITLE: &str = "Compacting context";

@@ -11,8 +11,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::component::{Component, Handled};
-use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
+use super::key_prompt::{KeyAnswer, KeyScreen};
 use super::keymap::Keymap;
+use pith_protocol::launch::KeyNeed;
 
 /// Stores a key for a provider (`Err`: why it was not stored).
 pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), KeyNotStored> + Send + Sync>;
