@@ -278,18 +278,19 @@ impl Agent {
             self.conn.clone(),
             setup,
             client_mcp,
-            0.0,
             self.client_fs(),
         ));
         self.insert(&session);
         if session.setup.lock().await.trust_question().is_none() {
-            session.start_engine().await?;
+            session.start_engine(false).await?;
         }
         let response = NewSessionResponse::new(row.id).modes(modes("default"));
         Ok((to_json(response)?, session))
     }
 
-    /// Replays the stored session as updates, then answers.
+    /// Replays the stored session as updates, then answers. The history is the engine's: the
+    /// running engine's pages, or, while the workspace's trust is unanswered (the engine starts
+    /// once it is), the same pages read as the engine reads them.
     async fn load_session(&self, params: Value) -> Result<(Value, Arc<Session>), RpcError> {
         let req: LoadSessionRequest = parse(params)?;
         let id = req.session_id.0.to_string();
@@ -302,21 +303,20 @@ impl Agent {
             .find_session(&id)
             .map_err(internal)?
             .ok_or_else(|| RpcError::invalid_params(format!("no session {id}")))?;
-        let messages = setup.store.load_all(&id).map_err(internal)?;
+        let stored = setup
+            .trust_question()
+            .map(|_| replay::stored_pages(&setup.store, row));
         let session = Arc::new(Session::new(
             id,
             self.conn.clone(),
             setup,
             client_mcp,
-            row.cost,
             self.client_fs(),
         ));
-        for update in replay::updates(&session.workspace, &messages) {
-            session.update(update);
-        }
         self.insert(&session);
-        if session.setup.lock().await.trust_question().is_none() {
-            session.start_engine().await?;
+        match stored {
+            Some(pages) => session.replay(pages.messages()),
+            None => session.start_engine(true).await?,
         }
         Ok((json!({"modes": to_json(modes("default"))?}), session))
     }
@@ -391,7 +391,7 @@ async fn settle_trust(session: &Arc<Session>) -> Result<(), RpcError> {
         }
         commands::announce(session).await;
     }
-    session.start_engine().await
+    session.start_engine(false).await
 }
 
 async fn ask_trust(session: &Session, q: &TrustQuestion) -> Option<bool> {

@@ -1,5 +1,7 @@
 //! A stored session replayed as `session/update`s (`session/load`): the user's prompts, the
-//! answers and thinking, every tool call in its final state, the compactions.
+//! answers and thinking, every tool call in its final state, the compactions. The history comes
+//! from the engine ([`Pages`]): the newest page it opens the session with, then the older pages
+//! it answers `Op::LoadHistory` with.
 
 use std::path::Path;
 
@@ -9,7 +11,88 @@ use agent_client_protocol_schema::v1::{
 
 use super::tools;
 use super::translate::{COMPACTION_TITLE, message_chunk, thought_chunk};
+use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role, ToolState};
+
+/// A session's whole history as the engine gives it, oldest message first: the newest page
+/// (`SessionLoaded`), then each older page asked for (`History`).
+#[derive(Debug, Default)]
+pub struct Pages {
+    session: Option<String>,
+    messages: Vec<Message>,
+    more: bool,
+    /// The session's cost when it was opened.
+    pub cost: f64,
+}
+
+impl Pages {
+    /// Takes in `event` when it is the page this history opens with or an older page of it;
+    /// false for any other event.
+    pub fn absorb(&mut self, event: &Event) -> bool {
+        match event {
+            Event::SessionLoaded {
+                session,
+                messages,
+                more_history,
+                ..
+            } if self.session.is_none() => {
+                self.session = Some(session.id.clone());
+                self.cost = session.cost;
+                self.messages = messages.clone();
+                self.more = *more_history;
+                true
+            }
+            Event::History {
+                session_id,
+                messages,
+                more,
+                ..
+            } if self.session.as_deref() == Some(session_id) => {
+                let newer = std::mem::replace(&mut self.messages, messages.clone());
+                self.messages.extend(newer);
+                self.more = *more;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the opening page came.
+    pub fn opened(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// The message to ask for older ones before, while older ones remain.
+    pub fn before(&self) -> Option<&str> {
+        self.messages
+            .first()
+            .filter(|_| self.more)
+            .map(|m| m.id.as_str())
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
+/// The history of `session` read as its engine would give it, for a session shown before its
+/// engine may start (the workspace's trust unanswered).
+pub fn stored_pages(store: &pith_store::Store, session: pith_protocol::message::Session) -> Pages {
+    let id = session.id.clone();
+    let mut pages = Pages::default();
+    pages.absorb(&pith_engine::stored_history::opening(store, session));
+    let mut asked = None;
+    while let Some(before) = pages.before().map(str::to_string) {
+        if asked.as_ref() == Some(&before) {
+            break;
+        }
+        for event in pith_engine::stored_history::older(store, &id, &before) {
+            pages.absorb(&event);
+        }
+        asked = Some(before);
+    }
+    pages
+}
 
 fn user_chunk(text: String) -> SessionUpdate {
     SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
@@ -85,4 +168,63 @@ fn tool_call(
         call = call.content(content);
     }
     SessionUpdate::ToolCall(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pith_protocol::message::Session;
+
+    fn page(ids: &[&str]) -> Vec<Message> {
+        ids.iter()
+            .map(|id| {
+                let mut m = Message::new("s1", Role::User);
+                m.id = id.to_string();
+                m
+            })
+            .collect()
+    }
+
+    fn session(id: &str, cost: f64) -> Session {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "title": "", "directory": "/w", "model": "m/x",
+            "time_created": 0, "time_updated": 0, "cost": cost
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn older_pages_go_before_the_opening_page_until_none_remain() {
+        let mut pages = Pages::default();
+        assert!(!pages.absorb(&Event::History {
+            session_id: "s1".into(),
+            messages: page(&["a"]),
+            more: false,
+            submission: None,
+        }));
+        assert!(pages.absorb(&Event::SessionLoaded {
+            session: session("s1", 0.25),
+            messages: page(&["c", "d"]),
+            more_history: true,
+            submission: None,
+        }));
+        assert!(pages.opened() && pages.cost == 0.25);
+        assert_eq!(pages.before(), Some("c"));
+        // another session's page is not this history's
+        assert!(!pages.absorb(&Event::History {
+            session_id: "s2".into(),
+            messages: page(&["x"]),
+            more: false,
+            submission: None,
+        }));
+        assert!(pages.absorb(&Event::History {
+            session_id: "s1".into(),
+            messages: page(&["a", "b"]),
+            more: false,
+            submission: None,
+        }));
+        let ids: Vec<&str> = pages.messages().iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "d"]);
+        assert_eq!(pages.before(), None);
+    }
 }
