@@ -11,12 +11,13 @@ use agent_client_protocol_schema::v1::{
     InitializeRequest, InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer,
     NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
     PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionMode, SessionModeState,
-    SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    RequestPermissionRequest, RequestPermissionResponse, SetSessionModeRequest, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::modes::modes;
 use super::rpc::{Connection, RpcError};
 use super::session::Session;
 use super::{commands, content, replay, translate};
@@ -46,40 +47,6 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
 
 fn internal(e: impl Into<anyhow::Error>) -> RpcError {
     RpcError::internal(format!("{:#}", e.into()))
-}
-
-/// pith's permission modes as the editor offers them: ask (the default), plan, accept edits,
-/// and `--yes`. Deny rules and the sandbox hold in every one.
-fn modes(current: &str) -> SessionModeState {
-    SessionModeState::new(
-        current.to_string(),
-        vec![
-            SessionMode::new("default", "Ask")
-                .description("Ask before running what the permission rules ask about".to_string()),
-            SessionMode::new("plan", "Plan").description(
-                "Look, don't touch: only tools that read run; the agent ends with a plan to accept"
-                    .to_string(),
-            ),
-            SessionMode::new("accept-edits", "Accept edits").description(
-                "Edits and writes inside the workspace are not asked about".to_string(),
-            ),
-            SessionMode::new("yes", "Yes").description(
-                "Allow what the rules ask about (as --yes); leaving the sandbox is still refused"
-                    .to_string(),
-            ),
-        ],
-    )
-}
-
-/// The editor's mode id of pith's permission mode (with `--yes`).
-pub fn mode_id(mode: PermissionMode, auto_yes: bool) -> &'static str {
-    match mode {
-        PermissionMode::Default | PermissionMode::Bypass if auto_yes => "yes",
-        PermissionMode::Bypass => "yes",
-        PermissionMode::Default => "default",
-        PermissionMode::Plan => "plan",
-        PermissionMode::AcceptEdits => "accept-edits",
-    }
 }
 
 /// The client's MCP servers as pith's server configuration.

@@ -8,6 +8,7 @@ mod agent;
 pub mod commands;
 mod content;
 mod files;
+mod modes;
 mod replay;
 mod rpc;
 mod session;

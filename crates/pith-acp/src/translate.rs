@@ -86,7 +86,7 @@ impl Translator {
             Event::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
             // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
             Event::PermissionModeChanged { mode, .. } => vec![SessionUpdate::CurrentModeUpdate(
-                CurrentModeUpdate::new(super::agent::mode_id(*mode, false)),
+                CurrentModeUpdate::new(super::modes::mode_id(*mode, false)),
             )],
             Event::CompactionStarted { auto, focus, .. } => self.compaction_started(*auto, focus),
             Event::CompactionFinished {
