@@ -2,14 +2,14 @@
 
 use tokio::sync::mpsc;
 
-use crate::config::catalog;
-use crate::engine;
-use crate::event::{ContextUsage, Event, Op};
-use crate::message::{Message, Session};
-use crate::tui::login::KeyNotStored;
-use crate::tui::{self, TuiInit};
+use pith_config::catalog;
+use pith_engine as engine;
 use pith_launch::{FirstModel, FrontEnd, Setup};
+use pith_protocol::event::{ContextUsage, Event, Op};
 use pith_protocol::launch::{KeyNeed, LocalServer};
+use pith_protocol::message::{Message, Session};
+use pith_tui::login::KeyNotStored;
+use pith_tui::{self as tui, TuiInit};
 
 pub async fn run(
     mut setup: Setup,
@@ -25,7 +25,7 @@ pub async fn run(
             tui::trust::Answer::Quit => return Ok(0),
         }
     }
-    crate::tui::highlight::warm_up();
+    pith_tui::highlight::warm_up();
     let resuming = session_id.is_some() || continue_last;
     let (model, mut notice) = match first_model(&setup, model_flag, resuming).await? {
         Start::Go { model, notice } => (model, notice),
@@ -37,7 +37,7 @@ pub async fn run(
         let store = |_: &str, key: &str| store_key(&setup, &provider, key);
         match tui::key_prompt::ask(vec![need], store).await? {
             tui::key_prompt::KeyAnswer::Submit(_) => {
-                if let Some(e) = crate::auth::install_from(&setup.data_dir) {
+                if let Some(e) = pith_auth::install_from(&setup.data_dir) {
                     notice = Some(e);
                 }
             }
@@ -169,7 +169,7 @@ async fn first_model(
         }
         tui::key_prompt::KeyAnswer::Quit => return Ok(Start::Exit(0)),
     };
-    crate::auth::install_from(&setup.data_dir);
+    pith_auth::install_from(&setup.data_dir);
     match Setup::model_for_key(&provider) {
         Some((model, notice)) => Ok(Start::Go {
             notice: Some(notice),
@@ -206,7 +206,7 @@ fn tui_init(setup: &Setup, opened: Opened, notice: Option<String>) -> TuiInit {
         first_run_hint: notice.or(warnings),
         keymap: keymap(setup),
         appearance: appearance(setup),
-        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+        prompt_log: Some(pith_tui::prompt_log::PromptLog::new(
             std::sync::Arc::new(StoreHistory(setup.store.clone())),
             setup.workspace.to_string_lossy().into_owned(),
         )),
@@ -255,7 +255,7 @@ pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     }
     // the first-run dialog's order (the built-in providers as listed there), then the others
     let rank = |name: &str| {
-        crate::config::known::KNOWN_PROVIDERS
+        pith_config::known::KNOWN_PROVIDERS
             .iter()
             .position(|k| k.name == name)
             .unwrap_or(usize::MAX)
@@ -267,7 +267,7 @@ pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
             .map_err(refused)?;
-        match crate::auth::install_from(&data_dir) {
+        match pith_auth::install_from(&data_dir) {
             None => Ok(()),
             Some(e) => Err(KeyNotStored::Unreadable(e)),
         }
@@ -304,19 +304,19 @@ pub(crate) fn appearance(setup: &Setup) -> tui::appearance::Appearance {
         .theme
         .clone()
         .map(|t| (t, setup.loaded.origin("theme").to_string()));
-    let dir = crate::config::load::default_global_file()
-        .and_then(|f| f.parent().map(tui::theme::user_dir));
+    let dir =
+        pith_config::load::default_global_file().and_then(|f| f.parent().map(tui::theme::user_dir));
     tui::appearance::Appearance::start(configured, dir, &setup.data_dir)
 }
 
 /// The prompt history the TUI keeps, in pith's session store.
-struct StoreHistory(std::sync::Arc<crate::store::Store>);
+struct StoreHistory(std::sync::Arc<pith_store::Store>);
 
-impl crate::tui::prompt_log::PromptHistory for StoreHistory {
+impl pith_tui::prompt_log::PromptHistory for StoreHistory {
     fn project_prompts(
         &self,
         directory: &str,
-    ) -> Result<Vec<String>, crate::tui::prompt_log::HistoryError> {
+    ) -> Result<Vec<String>, pith_tui::prompt_log::HistoryError> {
         Ok(self.0.project_prompts(directory)?)
     }
 
@@ -324,7 +324,7 @@ impl crate::tui::prompt_log::PromptHistory for StoreHistory {
         &self,
         directory: &str,
         text: &str,
-    ) -> Result<(), crate::tui::prompt_log::HistoryError> {
+    ) -> Result<(), pith_tui::prompt_log::HistoryError> {
         Ok(self.0.record_prompt(directory, text)?)
     }
 }

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use crate::cli::Format;
-use crate::engine::EngineHandle;
-use crate::event::Event;
+use pith_engine::EngineHandle;
+use pith_protocol::event::Event;
 
 /// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {

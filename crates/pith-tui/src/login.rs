@@ -56,7 +56,7 @@ impl std::fmt::Debug for KeyAccess {
 impl KeyAccess {
     /// The provider of `model` ("provider/model") when it has no key now.
     pub fn missing_for(&self, model: &str) -> Option<&KeyNeed> {
-        let provider = crate::model_name::provider(model);
+        let provider = pith_protocol::model_name::provider(model);
         self.providers
             .iter()
             .find(|n| n.provider == provider && self.missing.contains(provider))

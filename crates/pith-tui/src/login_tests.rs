@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::KeyCode;
 
-use crate::event::Op;
+use pith_protocol::event::Op;
 
 use super::app::{App, Popup};
 use super::login::{KeyAccess, KeyNotStored};

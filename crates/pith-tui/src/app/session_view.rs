@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::message::Session;
+use pith_protocol::message::Session;
 
 use super::{PickItem, home_short, when};
 

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::popups::{block, centered};
 use crate::app::Permissions;
-use crate::event::PermissionRequest;
 use crate::keymap::Keymap;
 use crate::transcript::Transcript;
+use pith_protocol::event::PermissionRequest;
 use pith_protocol::tool::ToolInput;
 
 use crate::format::{self, truncate};

@@ -10,11 +10,11 @@ use ratatui::text::{Line, Span};
 
 use super::popups::block;
 use crate::app::Permissions;
-use crate::event::{PermissionReply, PermissionRequest};
 use crate::format::truncate;
 use crate::markdown;
 use crate::theme::theme;
 use crate::transcript::Transcript;
+use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 /// The widest the box gets: a plan reads best in a column.
 const MAX_WIDTH: u16 = 110;
