@@ -133,17 +133,5 @@ impl Setup {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stored_key_for_a_first_run_provider_names_its_model() {
-        let (model, notice) = Setup::model_for_key("openai").expect("openai has a first-run model");
-        assert_eq!(model, "openai/gpt-4.1");
-        assert!(
-            notice.starts_with("Stored your openai key; using openai/gpt-4.1."),
-            "{notice}"
-        );
-        assert_eq!(Setup::model_for_key("no-such-provider"), None);
-    }
-}
+#[path = "questions_tests.rs"]
+mod tests;

@@ -140,8 +140,17 @@ impl Setup {
         config_file: Option<PathBuf>,
         trust: bool,
     ) -> anyhow::Result<Setup> {
+        Setup::in_dirs(workspace, data_dir()?, config_file, trust)
+    }
+
+    /// [`in_workspace`](Self::in_workspace) with the data directory given (tests).
+    pub fn in_dirs(
+        workspace: PathBuf,
+        data_dir: PathBuf,
+        config_file: Option<PathBuf>,
+        trust: bool,
+    ) -> anyhow::Result<Setup> {
         let workspace = workspace.canonicalize().unwrap_or(workspace);
-        let data_dir = data_dir()?;
         // Before the config's sandbox warning asks for it: remembered until the next boot.
         pith_tools::sandbox::support_in(&data_dir);
         let trust_store = TrustStore::new(&data_dir);
