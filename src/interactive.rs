@@ -6,7 +6,7 @@ use pith_config::catalog;
 use pith_engine as engine;
 use pith_launch::{FirstModel, FrontEnd, Setup};
 use pith_protocol::event::{ContextUsage, Event, Op};
-use pith_protocol::launch::{KeyNeed, LocalServer};
+use pith_protocol::launch::LocalServer;
 use pith_protocol::message::{Message, Session};
 use pith_tui::login::KeyNotStored;
 use pith_tui::{self as tui, TuiInit};
@@ -238,29 +238,12 @@ fn refused(e: anyhow::Error) -> KeyNotStored {
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
 pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
-    let mut providers = Vec::new();
-    let mut missing = std::collections::BTreeSet::new();
-    for (name, pc) in &setup.config().provider {
-        let Some(var) = pc.api_key_env.clone().filter(|v| !v.is_empty()) else {
-            continue;
-        };
-        if setup.missing_key(&format!("{name}/-")).is_some() {
-            missing.insert(name.clone());
-        }
-        providers.push(KeyNeed {
-            provider: name.clone(),
-            var,
-            base_url: pc.base_url.clone(),
-        });
-    }
-    // the first-run dialog's order (the built-in providers as listed there), then the others
-    let rank = |name: &str| {
-        pith_config::known::KNOWN_PROVIDERS
-            .iter()
-            .position(|k| k.name == name)
-            .unwrap_or(usize::MAX)
-    };
-    providers.sort_by_key(|n| rank(&n.provider));
+    let providers = setup.key_providers();
+    let missing = providers
+        .iter()
+        .filter(|n| setup.missing_key(&format!("{}/-", n.provider)).is_some())
+        .map(|n| n.provider.clone())
+        .collect();
     let loaded = setup.loaded.clone();
     let workspace = setup.workspace.clone();
     let data_dir = setup.data_dir.clone();

@@ -96,6 +96,29 @@ impl Setup {
             .collect()
     }
 
+    /// Every provider that takes a key from a variable (`/login` offers them): the first-run
+    /// dialog's order (the built-in providers as listed there), then the others.
+    pub fn key_providers(&self) -> Vec<KeyNeed> {
+        let mut providers: Vec<KeyNeed> = (self.config().provider.iter())
+            .filter_map(|(name, pc)| {
+                let var = pc.api_key_env.clone().filter(|v| !v.is_empty())?;
+                Some(KeyNeed {
+                    provider: name.clone(),
+                    var,
+                    base_url: pc.base_url.clone(),
+                })
+            })
+            .collect();
+        let rank = |name: &str| {
+            KNOWN_PROVIDERS
+                .iter()
+                .position(|k| k.name == name)
+                .unwrap_or(usize::MAX)
+        };
+        providers.sort_by_key(|n| rank(&n.provider));
+        providers
+    }
+
     /// The model a first run uses once a key for `provider` was stored, with the notice saying
     /// so; `None` when the provider has no first-run model.
     pub fn model_for_key(provider: &str) -> Option<(String, String)> {

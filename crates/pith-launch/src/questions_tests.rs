@@ -97,6 +97,25 @@ fn the_hosted_providers_are_the_first_run_ones_in_order() {
 }
 
 #[test]
+fn login_offers_every_provider_with_a_key_variable_the_built_in_ones_first() {
+    let d = dirs("");
+    let s = setup(
+        &d,
+        Some(
+            "[provider.aaa]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"AAA_KEY\"\n[provider.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        ),
+        false,
+    );
+    let names: Vec<String> = s.key_providers().into_iter().map(|k| k.provider).collect();
+    assert_eq!(names.last().map(String::as_str), Some("aaa"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n == "local"),
+        "no key variable: {names:?}"
+    );
+    assert_eq!(names[0], KNOWN_PROVIDERS[0].name, "{names:?}");
+}
+
+#[test]
 fn a_model_of_a_provider_without_a_key_variable_needs_no_key() {
     let d = dirs("");
     let s = setup(
