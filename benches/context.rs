@@ -21,14 +21,14 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
-use pith::config::CompactionConfig;
-use pith::context::budget::Budget;
-use pith::context::overflow::{self, Limits};
-use pith::context::prune::PruneRules;
-use pith::context::tokens::Estimator;
-use pith::context::tracker::ContextTracker;
-use pith::context::{prune, view};
-use pith::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
+use pith_config::CompactionConfig;
+use pith_context::budget::Budget;
+use pith_context::overflow::{self, Limits};
+use pith_context::prune::PruneRules;
+use pith_context::tokens::Estimator;
+use pith_context::tracker::ContextTracker;
+use pith_context::{prune, view};
+use pith_protocol::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
 
 mod common;
 

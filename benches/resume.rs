@@ -21,12 +21,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use pith::event::ContextUsage;
-use pith::event::{Event, Op, Submission};
-use pith::message::{Message, Session};
-use pith::store::{PAGE_MESSAGES, Store};
-use pith::tui::app::Msg;
-use pith::tui::{App, TuiInit, highlight, view as tui_view};
+use pith_protocol::event::ContextUsage;
+use pith_protocol::event::{Event, Op, Submission};
+use pith_protocol::message::{Message, Session};
+use pith_store::{PAGE_MESSAGES, Store};
+use pith_tui::app::Msg;
+use pith_tui::{App, TuiInit, highlight, view as tui_view};
 
 const PARTS: usize = 100_000;
 const W: u16 = 120;

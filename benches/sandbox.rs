@@ -11,10 +11,10 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-use pith::config::{SandboxMode, ToolOutputConfig};
-use pith::sandbox::CommandPolicy;
-use pith::tools::bash::Bash;
-use pith::tools::{SessionToolState, Tool, ToolContext};
+use pith_config::{SandboxMode, ToolOutputConfig};
+use pith_tools::bash::Bash;
+use pith_tools::sandbox::CommandPolicy;
+use pith_tools::{SessionToolState, Tool, ToolContext};
 
 fn ctx(root: &std::path::Path) -> ToolContext {
     let workspace = root.join("ws");
@@ -24,7 +24,7 @@ fn ctx(root: &std::path::Path) -> ToolContext {
     let data_dir = root.join("data");
     std::fs::create_dir_all(data_dir.join("tool-output")).unwrap();
     ToolContext {
-        policy: Arc::new(pith::tools::policy::Policy::new(&workspace, &data_dir)),
+        policy: Arc::new(pith_tools::policy::Policy::new(&workspace, &data_dir)),
         workspace,
         data_dir,
         session_id: "ses_bench".into(),
@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let ctx = ctx(&root);
-    println!("sandbox support: {:?}", pith::sandbox::support());
+    println!("sandbox support: {:?}", pith_tools::sandbox::support());
     let mut group = c.benchmark_group("bash_true");
     group.measurement_time(Duration::from_secs(10));
     for (name, mode) in [

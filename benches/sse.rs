@@ -17,9 +17,9 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterio
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use pith::provider::ProviderError;
-use pith::provider::anthropic::{self, EventParser};
-use pith::provider::openai::{self, ChunkParser};
+use pith_provider::ProviderError;
+use pith_provider::anthropic::{self, EventParser};
+use pith_provider::openai::{self, ChunkParser};
 
 const TOKENS: [&str; 12] = [
     " the",

@@ -20,9 +20,9 @@ use std::path::PathBuf;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::StreamExt;
 
-use pith::llm::{ChatMessage, ChatRequest, UserContent};
-use pith::provider::factory;
-use pith::setup::Setup;
+use pith_engine::factory;
+use pith_launch::Setup;
+use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_test_support::mock::MockServer;
 use pith_test_support::openai;
 

@@ -2,7 +2,7 @@
 //! stream of 5,000 tokens/s.
 //!
 //! The stream harness (`stream_5000_tokens_per_s`, printed, not a criterion timing) runs the
-//! draw loop of `pith::tui::run` — redraw only when dirty and at most once per 16 ms frame,
+//! draw loop of `pith_tui::run` — redraw only when dirty and at most once per 16 ms frame,
 //! coalescing every queued engine event before a frame — against a `TestBackend` instead of the
 //! terminal, while a producer thread sends one `TextDelta` per token at 5,000 tokens/s. It
 //! reports frames drawn per second, the loop thread's CPU time per second of stream, and how
@@ -27,9 +27,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use pith::event::{ContextUsage, EngineState, Event};
-use pith::message::{Message, PartKind, Role, Session};
-use pith::tui::{App, Msg, TuiInit, view as tui_view};
+use pith_protocol::event::{ContextUsage, EngineState, Event};
+use pith_protocol::message::{Message, PartKind, Role, Session};
+use pith_tui::{App, Msg, TuiInit, view as tui_view};
 
 const W: u16 = 120;
 const H: u16 = 40;
@@ -257,7 +257,7 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
     let mut answer = Message::new("S1", Role::Assistant);
     answer.parent_id = None;
     let mid = answer.id.clone();
-    let pid = pith::message::new_id();
+    let pid = pith_protocol::message::new_id();
     let base = Instant::now();
     let sent: Arc<Vec<AtomicU64>> = Arc::new((0..tokens).map(|_| AtomicU64::new(0)).collect());
     let expected: String = (0..tokens)
@@ -346,7 +346,7 @@ impl Frames {
         app.update(Msg::Engine(ev));
     }
 
-    /// Applies `ev` and every event queued behind it (at most 1,024 more), as `pith::tui::run`
+    /// Applies `ev` and every event queued behind it (at most 1,024 more), as `pith_tui::run`
     /// coalesces them before a frame.
     fn apply_queued(&mut self, app: &mut App, ev: Event, rx: &mut UnboundedReceiver<Event>) {
         self.apply(app, ev);
@@ -409,7 +409,7 @@ impl Frames {
     }
 }
 
-/// The draw loop of `pith::tui::run`: redraw only when dirty and at most once per frame,
+/// The draw loop of `pith_tui::run`: redraw only when dirty and at most once per frame,
 /// coalescing every queued event before a frame, ticking the spinner; until the channel closes
 /// and the last frame is drawn.
 async fn draw_loop(
@@ -429,7 +429,7 @@ async fn draw_loop(
     let mut open = true;
     loop {
         if app.needs_draw() && last_draw.elapsed() >= FRAME {
-            // as pith::tui::run: frames FRAME apart start to start
+            // as pith_tui::run: frames FRAME apart start to start
             last_draw = frames.draw(app, term, sent, base);
         }
         if !open && !app.needs_draw() {

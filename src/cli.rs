@@ -33,12 +33,12 @@ pub struct Cli {
     /// Reasoning effort for this session: minimal, low, medium or high (over the model's
     /// `reasoning_effort`).
     #[arg(long, value_name = "LEVEL", value_parser = parse_effort, global = true)]
-    pub effort: Option<crate::llm::ReasoningEffort>,
+    pub effort: Option<pith_protocol::llm::ReasoningEffort>,
     /// How tool calls are let through: default (the rules decide and ask), plan (only tools
     /// that read run), accept-edits (edits and writes in the workspace are not asked about) or
     /// bypass (nothing is asked; deny rules and the sandbox still hold).
     #[arg(long, value_name = "MODE", value_parser = parse_mode, global = true)]
-    pub permission_mode: Option<crate::event::PermissionMode>,
+    pub permission_mode: Option<pith_protocol::event::PermissionMode>,
     /// Trust this directory from now on: its pith.toml may then set providers, permissions and
     /// the sandbox (otherwise only harmless settings of it are used).
     #[arg(long, global = true)]
@@ -144,13 +144,14 @@ pub enum FlagValueError {
 }
 
 /// `--permission-mode MODE`.
-fn parse_mode(s: &str) -> Result<crate::event::PermissionMode, FlagValueError> {
-    crate::event::PermissionMode::parse(s).ok_or_else(|| FlagValueError::PermissionMode(s.into()))
+fn parse_mode(s: &str) -> Result<pith_protocol::event::PermissionMode, FlagValueError> {
+    pith_protocol::event::PermissionMode::parse(s)
+        .ok_or_else(|| FlagValueError::PermissionMode(s.into()))
 }
 
 /// `--effort LEVEL`.
-fn parse_effort(s: &str) -> Result<crate::llm::ReasoningEffort, FlagValueError> {
-    crate::llm::ReasoningEffort::parse(s).ok_or_else(|| FlagValueError::Effort(s.into()))
+fn parse_effort(s: &str) -> Result<pith_protocol::llm::ReasoningEffort, FlagValueError> {
+    pith_protocol::llm::ReasoningEffort::parse(s).ok_or_else(|| FlagValueError::Effort(s.into()))
 }
 
 /// The exit code of a run refused before it started: no prompt, an unknown command.

@@ -2,14 +2,14 @@
 
 use tokio::sync::mpsc;
 
-use crate::config::catalog;
-use crate::engine::{self, EngineOptions};
-use crate::event::{ContextUsage, Event, Op};
-use crate::first_run;
-use crate::message::{Message, Session};
-use crate::setup::Setup;
-use crate::tui::login::KeyNotStored;
-use crate::tui::{self, TuiInit};
+use pith_config::catalog;
+use pith_engine as engine;
+use pith_launch::{FirstModel, FrontEnd, Setup};
+use pith_protocol::event::{ContextUsage, Event, Op};
+use pith_protocol::launch::LocalServer;
+use pith_protocol::message::{Message, Session};
+use pith_tui::login::KeyNotStored;
+use pith_tui::{self as tui, TuiInit};
 
 pub async fn run(
     mut setup: Setup,
@@ -25,19 +25,19 @@ pub async fn run(
             tui::trust::Answer::Quit => return Ok(0),
         }
     }
-    crate::tui::highlight::warm_up();
+    pith_tui::highlight::warm_up();
     let resuming = session_id.is_some() || continue_last;
     let (model, mut notice) = match first_model(&setup, model_flag, resuming).await? {
         Start::Go { model, notice } => (model, notice),
         Start::Exit(code) => return Ok(code),
     };
     let session = setup.session(session_id.as_deref(), continue_last, model.as_deref())?;
-    if let Some(need) = missing_key(&setup, &session.model) {
+    if let Some(need) = setup.missing_key(&session.model) {
         let provider = need.provider.clone();
         let store = |_: &str, key: &str| store_key(&setup, &provider, key);
         match tui::key_prompt::ask(vec![need], store).await? {
             tui::key_prompt::KeyAnswer::Submit(_) => {
-                if let Some(e) = crate::auth::install_from(&setup.data_dir) {
+                if let Some(e) = pith_auth::install_from(&setup.data_dir) {
                     notice = Some(e);
                 }
             }
@@ -45,16 +45,7 @@ pub async fn run(
             tui::key_prompt::KeyAnswer::Quit => return Ok(0),
         }
     }
-    let opts = EngineOptions {
-        config: setup.loaded.config.clone(),
-        workspace: setup.workspace.clone(),
-        data_dir: setup.data_dir.clone(),
-        headless: false,
-        auto_yes: false,
-        allow_unsandboxed: false,
-        editor: None,
-        remove_empty_sessions: true,
-    };
+    let opts = setup.engine_options(FrontEnd::Tui);
     // The engine takes the session's lock and repairs what a crash left, then says what the
     // TUI shows first: the session, the newest page of its history (older pages load as the
     // user scrolls up) and its context figure.
@@ -121,56 +112,52 @@ enum Start {
 /// once per server, the answer kept in the data dir.
 async fn confirm_local(
     setup: &Setup,
-    implied: &first_run::Implied,
+    ask: Option<LocalServer>,
 ) -> anyhow::Result<tui::local_server::Answer> {
-    use tui::local_server::{Answer, LocalServer};
-    let Some(url) = implied.server else {
+    use tui::local_server::Answer;
+    let Some(server) = ask else {
         return Ok(Answer::Use);
     };
-    let known = first_run::LocalServers::new(&setup.data_dir);
-    if known.confirmed(url) {
-        return Ok(Answer::Use);
-    }
-    let server = LocalServer {
-        url: url.to_string(),
-        model: implied.model.clone(),
-    };
+    let url = server.url.clone();
     let answer = tui::local_server::ask(server).await?;
-    if answer == Answer::Use
-        && let Err(e) = known.confirm(url)
-    {
-        tracing::warn!("cannot record the local server {url}: {e}");
+    if answer == Answer::Use {
+        setup.remember_local(&url);
     }
     Ok(answer)
 }
 
-/// The model a new session starts with when neither the flag nor the config names one: the
-/// one the environment implies, or a first run's pick after a key is pasted.
+/// The model a new session starts with when neither the flag nor the config names one (the
+/// launch's [`FirstModel`], asked here with the TUI's modals): the one the environment
+/// implies, or a first run's pick after a key is pasted.
 async fn first_model(
     setup: &Setup,
     model_flag: Option<String>,
     resuming: bool,
 ) -> anyhow::Result<Start> {
-    if model_flag.is_some() || setup.config().model.is_some() || resuming {
-        return Ok(Start::Go {
-            model: model_flag,
-            notice: None,
-        });
-    }
-    if let Some((implied, why)) = setup.implied_model(None, resuming, true).await {
-        match confirm_local(setup, &implied).await? {
+    match setup
+        .first_model(model_flag.as_deref(), resuming, true)
+        .await
+    {
+        FirstModel::Named => {
+            return Ok(Start::Go {
+                model: model_flag,
+                notice: None,
+            });
+        }
+        FirstModel::Implied { model, notice, ask } => match confirm_local(setup, ask).await? {
             tui::local_server::Answer::Use => {
                 return Ok(Start::Go {
-                    model: Some(implied.model),
-                    notice: Some(why),
+                    model: Some(model),
+                    notice: Some(notice),
                 });
             }
             tui::local_server::Answer::DontUse => {}
             tui::local_server::Answer::Quit => return Ok(Start::Exit(0)),
-        }
+        },
+        FirstModel::Unknown => {}
     }
     // a new user: paste a key for one of the hosted providers and go on
-    let hosted = hosted_providers(setup);
+    let hosted = setup.hosted_providers();
     if hosted.is_empty() {
         return crate::no_model::run(setup).await.map(Start::Exit);
     }
@@ -182,17 +169,11 @@ async fn first_model(
         }
         tui::key_prompt::KeyAnswer::Quit => return Ok(Start::Exit(0)),
     };
-    crate::auth::install_from(&setup.data_dir);
-    let m = crate::config::known::KNOWN_PROVIDERS
-        .iter()
-        .find(|p| p.name == provider)
-        .and_then(|p| p.first_run_model);
-    match m {
-        Some(m) => Ok(Start::Go {
-            notice: Some(format!(
-                "Stored your {provider} key; using {m}. Set model = \"provider/model\" in the config to choose another."
-            )),
-            model: Some(m.to_string()),
+    pith_auth::install_from(&setup.data_dir);
+    match Setup::model_for_key(&provider) {
+        Some((model, notice)) => Ok(Start::Go {
+            notice: Some(notice),
+            model: Some(model),
         }),
         None => crate::no_model::run(setup).await.map(Start::Exit),
     }
@@ -225,7 +206,7 @@ fn tui_init(setup: &Setup, opened: Opened, notice: Option<String>) -> TuiInit {
         first_run_hint: notice.or(warnings),
         keymap: keymap(setup),
         appearance: appearance(setup),
-        prompt_log: Some(crate::tui::prompt_log::PromptLog::new(
+        prompt_log: Some(pith_tui::prompt_log::PromptLog::new(
             std::sync::Arc::new(StoreHistory(setup.store.clone())),
             setup.workspace.to_string_lossy().into_owned(),
         )),
@@ -257,36 +238,19 @@ fn refused(e: anyhow::Error) -> KeyNotStored {
 
 /// Which providers take a key and have none, and how the TUI stores one (`/login`).
 pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
-    let mut providers = Vec::new();
-    let mut missing = std::collections::BTreeSet::new();
-    for (name, pc) in &setup.config().provider {
-        let Some(var) = pc.api_key_env.clone().filter(|v| !v.is_empty()) else {
-            continue;
-        };
-        if missing_key(setup, &format!("{name}/-")).is_some() {
-            missing.insert(name.clone());
-        }
-        providers.push(tui::key_prompt::KeyNeed {
-            provider: name.clone(),
-            var,
-            base_url: pc.base_url.clone(),
-        });
-    }
-    // the first-run dialog's order (the built-in providers as listed there), then the others
-    let rank = |name: &str| {
-        crate::config::known::KNOWN_PROVIDERS
-            .iter()
-            .position(|k| k.name == name)
-            .unwrap_or(usize::MAX)
-    };
-    providers.sort_by_key(|n| rank(&n.provider));
+    let providers = setup.key_providers();
+    let missing = providers
+        .iter()
+        .filter(|n| setup.missing_key(&format!("{}/-", n.provider)).is_some())
+        .map(|n| n.provider.clone())
+        .collect();
     let loaded = setup.loaded.clone();
     let workspace = setup.workspace.clone();
     let data_dir = setup.data_dir.clone();
     let store: tui::login::StoreKey = std::sync::Arc::new(move |provider: &str, key: &str| {
         crate::auth::cli::store_key(&loaded, &workspace, &data_dir, provider, key)
             .map_err(refused)?;
-        match crate::auth::install_from(&data_dir) {
+        match pith_auth::install_from(&data_dir) {
             None => Ok(()),
             Some(e) => Err(KeyNotStored::Unreadable(e)),
         }
@@ -298,46 +262,10 @@ pub(crate) fn key_access(setup: &Setup) -> tui::login::KeyAccess {
     }
 }
 
-/// The built-in hosted providers a first run can use with just a key, in order of preference.
-fn hosted_providers(setup: &Setup) -> Vec<tui::key_prompt::KeyNeed> {
-    crate::config::known::KNOWN_PROVIDERS
-        .iter()
-        .filter(|k| k.first_run_model.is_some())
-        .filter_map(|k| {
-            let pc = setup.config().provider.get(k.name)?;
-            Some(tui::key_prompt::KeyNeed {
-                provider: k.name.to_string(),
-                var: pc.api_key_env.clone()?,
-                base_url: pc.base_url.clone(),
-            })
-        })
-        .collect()
-}
-
-/// The provider of `model` when it takes a key from a variable that is not set and none is
-/// stored for it: the user is asked for one.
-fn missing_key(setup: &Setup, model: &str) -> Option<tui::key_prompt::KeyNeed> {
-    let (provider, _) = crate::model_name::split(model)?;
-    let pc = setup.config().provider.get(provider)?;
-    let var = pc.api_key_env.clone()?;
-    if crate::secrets::env_var(&var).is_some_and(|v| !v.trim().is_empty()) {
-        return None;
-    }
-    // a key stored for another address is explained by the provider's error, not asked again
-    if crate::auth::stored_key(provider, &pc.base_url) != Ok(None) {
-        return None;
-    }
-    Some(tui::key_prompt::KeyNeed {
-        provider: provider.to_string(),
-        var,
-        base_url: pc.base_url.clone(),
-    })
-}
-
 /// What the TUI's loop gets from the process: the start time and the stop signals.
 pub(crate) fn tui_process() -> tui::Process {
     tui::Process {
-        started: crate::setup::started(),
+        started: pith_launch::setup::started(),
         stop_signals: Box::new(|| {
             let stop = crate::signals::StopSignals::new()?;
             Ok(Box::pin(stop.into_stream()) as tui::StopStream)
@@ -359,19 +287,19 @@ pub(crate) fn appearance(setup: &Setup) -> tui::appearance::Appearance {
         .theme
         .clone()
         .map(|t| (t, setup.loaded.origin("theme").to_string()));
-    let dir = crate::config::load::default_global_file()
-        .and_then(|f| f.parent().map(tui::theme::user_dir));
+    let dir =
+        pith_config::load::default_global_file().and_then(|f| f.parent().map(tui::theme::user_dir));
     tui::appearance::Appearance::start(configured, dir, &setup.data_dir)
 }
 
 /// The prompt history the TUI keeps, in pith's session store.
-struct StoreHistory(std::sync::Arc<crate::store::Store>);
+struct StoreHistory(std::sync::Arc<pith_store::Store>);
 
-impl crate::tui::prompt_log::PromptHistory for StoreHistory {
+impl pith_tui::prompt_log::PromptHistory for StoreHistory {
     fn project_prompts(
         &self,
         directory: &str,
-    ) -> Result<Vec<String>, crate::tui::prompt_log::HistoryError> {
+    ) -> Result<Vec<String>, pith_tui::prompt_log::HistoryError> {
         Ok(self.0.project_prompts(directory)?)
     }
 
@@ -379,7 +307,7 @@ impl crate::tui::prompt_log::PromptHistory for StoreHistory {
         &self,
         directory: &str,
         text: &str,
-    ) -> Result<(), crate::tui::prompt_log::HistoryError> {
+    ) -> Result<(), pith_tui::prompt_log::HistoryError> {
         Ok(self.0.record_prompt(directory, text)?)
     }
 }

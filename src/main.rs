@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
-use pith::setup::{self, Setup};
+use pith_launch::setup::{self, Setup};
 
 fn main() {
-    pith::setup::mark_start();
+    pith_launch::setup::mark_start();
     ignore_file_size_signal();
     let cli = Cli::parse_args();
     let code = match real_main(cli) {
@@ -82,8 +82,8 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             };
             pith::out!(
                 "{}\n{}",
-                pith::config::load::render_effective(&loaded, &pith::setup::env_is_set),
-                pith::tools::permission::defaults_text()
+                pith_config::load::render_effective(&loaded, &pith_launch::setup::env_is_set),
+                pith_tools::permission::defaults_text()
             );
             Ok(0)
         }
@@ -109,7 +109,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             // SAFETY: no other thread exists before the runtime starts.
             unsafe { setup.seal_secrets() };
             drop(setup);
-            block_on(pith::acp::run(cli.config, cli.trust))
+            block_on(pith_acp::run(cli.config, cli.trust))
         }
         Some(Command::Run(mut args)) => {
             // Global flags, given before or after `run`.
@@ -150,8 +150,8 @@ fn mcp_list(
     let model = model.or(setup.loaded.config.model.clone());
     block_on(async move {
         let mut estimator =
-            pith::context::tokens::Estimator::for_model(model.as_deref().unwrap_or("gpt-4.1"));
-        let report = pith::mcp::report::list(
+            pith_context::tokens::Estimator::for_model(model.as_deref().unwrap_or("gpt-4.1"));
+        let report = pith_mcp::report::list(
             &setup.loaded.config,
             &setup.workspace,
             model.as_deref(),
@@ -169,8 +169,8 @@ fn mcp_list(
 fn front_end_setup(
     config: Option<PathBuf>,
     trust: bool,
-    effort: Option<pith::llm::ReasoningEffort>,
-    permission_mode: Option<pith::event::PermissionMode>,
+    effort: Option<pith_protocol::llm::ReasoningEffort>,
+    permission_mode: Option<pith_protocol::event::PermissionMode>,
 ) -> anyhow::Result<Setup> {
     let mut setup = Setup::with_trust(config, trust)?;
     setup.loaded.config.effort = effort;
@@ -185,7 +185,7 @@ fn front_end_setup(
 fn block_on(
     front_end: impl std::future::Future<Output = anyhow::Result<i32>>,
 ) -> anyhow::Result<i32> {
-    pith::provider::init_tls();
+    pith_provider::init_tls();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -258,7 +258,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                     s.id,
                     title,
                     updated,
-                    pith::text::count(s.tokens),
+                    pith_protocol::text::count(s.tokens),
                     s.directory
                 );
             }
@@ -270,7 +270,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             };
             // When no pith is working on it, first repair what a crash left (tool calls still
             // "running", a step cut short) so the export shows what really happened.
-            if let Ok(_lock) = pith::store::lock::SessionLock::acquire(&setup.data_dir, &id)
+            if let Ok(_lock) = pith_store::lock::SessionLock::acquire(&setup.data_dir, &id)
                 && let Err(e) = setup
                     .store
                     .open_view(&id, session.compaction_point.as_deref())
@@ -280,7 +280,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
             let messages = setup.store.load_all(&id)?;
             match format {
                 ExportFormat::Json => {
-                    let json = serde_json::to_string_pretty(&pith::store::export::export_json(
+                    let json = serde_json::to_string_pretty(&pith_store::export::export_json(
                         &session, &messages,
                     ))?;
                     pith::outln!("{}", pith::output::escape_json_controls(&json));
@@ -288,7 +288,7 @@ fn sessions(setup: &Setup, command: SessionsCommand) -> anyhow::Result<i32> {
                 ExportFormat::Md => {
                     pith::out!(
                         "{}",
-                        pith::store::export::export_markdown(&session, &messages)
+                        pith_store::export::export_markdown(&session, &messages)
                     )
                 }
             }

@@ -8,44 +8,35 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use crate::config::catalog;
-use crate::engine::{self, EngineOptions};
-use crate::event::{ContextUsage, ErrorKind, Event, Op, Submission, TurnEnd};
-use crate::first_run;
 use crate::interactive::{appearance, key_access, keymap, tui_process};
-use crate::message::{Message, PartKind, Role, Session, now_ms};
-use crate::setup::Setup;
-use crate::tui::{self, TuiInit};
+use pith_config::catalog;
+use pith_engine::{self as engine, EngineOptions};
+use pith_launch::first_run;
+use pith_launch::{FrontEnd, Setup};
+use pith_protocol::event::{ContextUsage, ErrorKind, Event, Op, Submission, TurnEnd};
+use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
+use pith_tui::{self as tui, TuiInit};
 
 /// What starting an engine needs, owned (the waiting room runs beside the TUI).
 struct Starter {
     opts: EngineOptions,
-    store: std::sync::Arc<crate::store::Store>,
+    store: std::sync::Arc<pith_store::Store>,
     /// Where the chosen model is remembered.
     config_file: Option<PathBuf>,
 }
 
 pub async fn run(setup: &Setup) -> anyhow::Result<i32> {
-    let hint = Some(first_run::hint(crate::secrets::env_var));
+    let hint = Some(first_run::hint(pith_secrets::env_var));
     let (ops_tx, ops_rx) = mpsc::unbounded_channel::<Submission>();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let starter = Starter {
-        opts: EngineOptions {
-            config: setup.loaded.config.clone(),
-            workspace: setup.workspace.clone(),
-            data_dir: setup.data_dir.clone(),
-            headless: false,
-            auto_yes: false,
-            allow_unsandboxed: false,
-            editor: None,
-            remove_empty_sessions: true,
-        },
+        opts: setup.engine_options(FrontEnd::Tui),
         store: setup.store.clone(),
         config_file: setup
             .config()
             .config_file
             .clone()
-            .or_else(crate::config::load::default_global_file),
+            .or_else(pith_config::load::default_global_file),
     };
     let room = tokio::spawn(wait_for_a_model(starter, ops_rx, ev_tx));
     let session = Session {
@@ -171,11 +162,11 @@ async fn wait_for_a_model(
 /// Starts an engine on a new session with `model` and remembers the model as the default; the
 /// engine, and the events that tell the TUI so.
 fn start(starter: &Starter, model: &str) -> anyhow::Result<(engine::EngineHandle, Vec<Event>)> {
-    crate::provider::factory::split_model(model)?;
+    pith_engine::factory::split_model(model)?;
     let mut config = starter.opts.config.clone();
     config.model = Some(model.to_string());
     // the model's provider must be one pith can build (a key it needs was asked for first)
-    crate::provider::factory::build(&config, model)?;
+    pith_engine::factory::build(&config, model)?;
     let dir = starter.opts.workspace.to_string_lossy().to_string();
     let session = starter.store.create_session(&dir, model)?;
     let opts = EngineOptions {

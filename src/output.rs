@@ -10,8 +10,8 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use crate::text::ControlFilter;
-pub use crate::text::{escape_json_controls, strip_controls};
+use pith_protocol::text::ControlFilter;
+pub use pith_protocol::text::{escape_json_controls, strip_controls};
 
 /// A writer that passes on text without control sequences, keeping its place in a sequence and
 /// in a UTF-8 character cut between two writes. Bytes that are not UTF-8 become U+FFFD.

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use pith::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
+use pith_protocol::message::{CompactionPart, Message, PartKind, Role, ToolState, ToolTime};
 
 pub const COMPACT_EVERY: usize = 20;
 /// Turns whose tool outputs are still unpruned at the end.
@@ -164,8 +164,8 @@ pub fn part_count(messages: &[Message]) -> usize {
 /// the workspace `directory`, with its compaction point and a reported size set as the engine
 /// leaves them; returns its id.
 pub fn build_store(data_dir: &std::path::Path, directory: &str, parts: usize) -> String {
-    use pith::context::view;
-    let store = pith::store::Store::open(data_dir).expect("store");
+    use pith_context::view;
+    let store = pith_store::Store::open(data_dir).expect("store");
     let mut session = store
         .create_session(directory, "anthropic/claude-sonnet-4-5")
         .expect("session");

@@ -3,8 +3,8 @@
 use std::io::{BufRead as _, IsTerminal as _};
 use std::path::Path;
 
-use super::{Credential, Credentials, masked};
-use crate::config::load::Loaded;
+use pith_auth::{Credential, Credentials, masked};
+use pith_config::load::Loaded;
 
 /// Stores `key` for `provider`, bound to the provider's `base_url` as the user's own
 /// configuration has it. Returns what to tell the user.
@@ -48,11 +48,11 @@ pub fn store_key(
     let mut msg = format!(
         "stored the key of {provider} ({}) in {}; it is sent only to {}",
         masked(key),
-        super::path(data_dir).display(),
+        pith_auth::path(data_dir).display(),
         pc.base_url
     );
     if let Some(var) = pc.api_key_env.as_deref()
-        && crate::secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
+        && pith_secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
     {
         msg.push_str(&format!(
             "\nnote: {var} is set in this environment and wins over the stored key"
@@ -68,7 +68,10 @@ pub fn list(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<String> {
     let creds = Credentials::read(data_dir)?;
-    let mut out = format!("credentials file: {}\n", super::path(data_dir).display());
+    let mut out = format!(
+        "credentials file: {}\n",
+        pith_auth::path(data_dir).display()
+    );
     let rows: Vec<(String, String)> = loaded
         .config
         .provider
@@ -83,7 +86,7 @@ pub fn list(
             let source = match (from_env, stored) {
                 (Some((var, v)), _) => format!("env {var} ({})", masked(&v)),
                 (None, Ok(Some(k))) => format!("credentials file ({})", masked(&k)),
-                (None, Err(super::Refused::OtherUrl { stored })) => format!(
+                (None, Err(pith_auth::Refused::OtherUrl { stored })) => format!(
                     "credentials file, not used: stored for {stored}, base_url is now {}",
                     p.base_url
                 ),
@@ -189,7 +192,7 @@ pub fn ask_provider(loaded: &Loaded) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load::{LoadOptions, Trust, load_with_env};
+    use pith_config::load::{LoadOptions, Trust, load_with_env};
 
     fn loaded(ws: &Path, global: &Path) -> Loaded {
         load_with_env(
@@ -268,6 +271,6 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("comes from this workspace's pith.toml"), "{e}");
-        assert!(!super::super::path(data.path()).exists());
+        assert!(!pith_auth::path(data.path()).exists());
     }
 }

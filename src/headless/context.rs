@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use crate::cli::Format;
-use crate::engine::EngineHandle;
-use crate::event::Event;
+use pith_engine::EngineHandle;
+use pith_protocol::event::Event;
 
 /// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
@@ -20,7 +20,7 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
                         let _ = out.flush();
                     }
                     Format::Text => {
-                        crate::out!("{}", crate::acp::commands::breakdown_text(breakdown))
+                        crate::out!("{}", pith_acp::commands::breakdown_text(breakdown))
                     }
                 }
                 return 0;

@@ -7,11 +7,11 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::cli::{Format, RunArgs};
-use crate::commands::Command;
-use crate::engine::{self, EngineOptions};
-use crate::event::{Event, Op, TurnEnd};
-use crate::route::Route;
-use crate::setup::Setup;
+use pith_commands::commands::Command;
+use pith_commands::route::Route;
+use pith_engine as engine;
+use pith_launch::{FirstModel, FrontEnd, Setup};
+use pith_protocol::event::{Event, Op, TurnEnd};
 
 /// Runs the turn and returns the process exit code.
 pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
@@ -25,14 +25,14 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     let prompt = args.prompt.join(" ");
     // the servers are not started yet: a configured one is asked for any prompt
     let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
-    let route = crate::route::route(&prompt, &custom, &mcp);
+    let route = pith_commands::route::route(&prompt, &custom, &mcp);
     // `/hooks` is answered from the config: no session, no model
     if let Route::Builtin {
         command: Command::Hooks,
         ..
     } = route
     {
-        for line in crate::hooks::listing(&setup.loaded.config.hooks) {
+        for line in pith_engine::hook_commands::listing(&setup.loaded.config.hooks) {
             crate::outln!("{line}");
         }
         return Ok(0);
@@ -58,28 +58,22 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     };
     let resuming = args.session.is_some() || args.continue_last;
     // No probing for a local server: whatever listens there would get the prompt unasked.
-    if let Some((implied, notice)) = setup
-        .implied_model(args.model.as_deref(), resuming, false)
+    if let FirstModel::Implied { model, notice, .. } = setup
+        .first_model(args.model.as_deref(), resuming, false)
         .await
     {
         crate::output::warning(&notice);
-        args.model = Some(implied.model);
+        args.model = Some(model);
     }
     let session = setup.session(
         args.session.as_deref(),
         args.continue_last,
         args.model.as_deref(),
     )?;
-    let opts = EngineOptions {
-        config: setup.loaded.config.clone(),
-        workspace: setup.workspace.clone(),
-        data_dir: setup.data_dir.clone(),
-        headless: true,
+    let opts = setup.engine_options(FrontEnd::Headless {
         auto_yes: args.yes,
         allow_unsandboxed: args.allow_unsandboxed,
-        editor: None,
-        remove_empty_sessions: false,
-    };
+    });
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
     let _ = handle.ops.send(op.into());
     let code = if context_only {
@@ -145,11 +139,11 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
     Ok(code)
 }
 
-/// What the routed prompt asks for (`crate::route`, as the TUI routes it): a run takes the
+/// What the routed prompt asks for (`pith_commands::route`, as the TUI routes it): a run takes the
 /// prompt, `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
 /// configured server (`/hooks` is answered before); any other command is refused with one line.
 fn first_op(route: Route, prompt: &str, workspace: &Path) -> Result<Op, Refused> {
-    crate::route::shared_op(route, prompt, workspace).map_err(|route| match route {
+    pith_commands::route::shared_op(route, prompt, workspace).map_err(|route| match route {
         Route::Builtin {
             command: Command::Login,
             ..
@@ -201,4 +195,4 @@ enum Refused {
 mod context;
 mod print;
 
-use crate::engine::shown_warnings as warnings;
+use pith_engine::shown_warnings as warnings;

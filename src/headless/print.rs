@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use crate::event::{EngineState, Event, McpServerStatus, McpState};
 use crate::output::Clean;
-use crate::tool::ToolInput;
+use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
+use pith_protocol::tool::ToolInput;
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough (with how
@@ -26,7 +26,7 @@ pub(super) fn print_json(out: &mut impl Write, event: &Event) {
         other => serde_json::to_string(other).unwrap_or_default(),
     };
     // serde_json escapes C0 only: DEL and C1 too, so no terminal acts on them
-    let _ = writeln!(out, "{}", crate::text::escape_json_controls(&line));
+    let _ = writeln!(out, "{}", pith_protocol::text::escape_json_controls(&line));
     let _ = out.flush();
 }
 
@@ -222,7 +222,7 @@ fn short_input(tool: &str, input: &serde_json::Value) -> String {
         str::to_string,
     );
     // a key the model wrote into a call is not echoed to the terminal (or a CI log)
-    let s = crate::secrets::scrub(&s);
+    let s = pith_secrets::scrub(&s);
     let line = s.lines().next().unwrap_or("");
     line.chars().take(100).collect()
 }

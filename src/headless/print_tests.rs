@@ -11,7 +11,7 @@ fn retrying(attempt: u32, delay_ms: u64) -> Event {
 
 fn error() -> Event {
     Event::Error {
-        kind: crate::event::ErrorKind::Provider,
+        kind: pith_protocol::event::ErrorKind::Provider,
         message: "cannot reach http://x: connection refused (still failing after 4 retries)".into(),
         submission: None,
         failed_message: None,

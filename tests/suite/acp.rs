@@ -164,6 +164,14 @@ impl Client {
         r["sessionId"].as_str().unwrap().to_string()
     }
 
+    /// Every update received so far (its `update`), and forgets them.
+    pub(super) fn take_all(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.updates)
+            .into_iter()
+            .map(|u| u["update"].clone())
+            .collect()
+    }
+
     /// The updates of one kind received so far, and forgets them all.
     fn take(&mut self, kind: &str) -> Vec<Value> {
         let all = std::mem::take(&mut self.updates);

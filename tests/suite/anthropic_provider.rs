@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use pith::message::Usage;
-use pith::provider::anthropic::{AnthropicProvider, EventParser, http_error, request_body};
-use pith::provider::transport::Timeouts;
-use pith::provider::{
+use pith_protocol::message::Usage;
+use pith_provider::anthropic::{AnthropicProvider, EventParser, http_error, request_body};
+use pith_provider::transport::Timeouts;
+use pith_provider::{
     AssistantContent, ChatMessage, ChatRequest, FaultKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
 };

@@ -9,8 +9,8 @@ use crate::support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pith::config::Config;
-use pith::event::{CompactionCost, Event, Op, TurnEnd};
+use pith_config::Config;
+use pith_protocol::event::{CompactionCost, Event, Op, TurnEnd};
 use serde_json::Value;
 use support::engine::{Harness, harness_with};
 use support::{MockResponse, openai};
@@ -257,7 +257,7 @@ async fn anthropic(change: impl FnOnce(&mut Config)) -> Harness {
         // Room for a summary after a full prefix: 15k usable, 5k of output.
         c.models.values_mut().next().unwrap().output = 5_000;
         let p = c.provider.values_mut().next().unwrap();
-        p.kind = pith::config::ProviderKind::Anthropic;
+        p.kind = pith_config::ProviderKind::Anthropic;
         change(c);
     })
     .await

@@ -869,7 +869,7 @@ async fn large_contexts_are_counted_with_the_real_tokenizer() {
     let server = MockServer::start().await;
     let env = PithEnv::new(&server.url(), 400_000, 16_000, "");
     let cjk = "上下文管理决定了代理能走多远。".repeat(2_000); // 30,000 characters
-    let exact = pith::context::tokens::Estimator::for_model("test-model").text(&cjk);
+    let exact = pith_context::tokens::Estimator::for_model("test-model").text(&cjk);
     let chars = cjk.chars().count() as u64;
     assert!(
         exact < chars * 3 / 4,

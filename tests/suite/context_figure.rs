@@ -6,9 +6,9 @@ use crate::support;
 
 use std::sync::Arc;
 
-use pith::engine;
-use pith::event::{Event, Op, TurnEnd};
-use pith::store::Store;
+use pith_engine as engine;
+use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_store::Store;
 use support::engine::{Harness, harness_with};
 use support::openai;
 
@@ -118,21 +118,21 @@ async fn resumed_figure(h: Harness) -> u64 {
     handle.done.await.unwrap();
     let store = Arc::new(Store::open(data.path()).unwrap());
     let session = store.get_session(&session_id).unwrap();
-    let mut config = pith::config::Config {
+    let mut config = pith_config::Config {
         model: Some(support::engine::MODEL.into()),
         ..Default::default()
     };
     config.provider.insert(
         "mock".into(),
-        pith::config::ProviderConfig {
-            kind: pith::config::ProviderKind::Openai,
+        pith_config::ProviderConfig {
+            kind: pith_config::ProviderKind::Openai,
             base_url: format!("{}/v1", server.url()),
             ..Default::default()
         },
     );
     config.models.insert(
         support::engine::MODEL.into(),
-        pith::config::ModelConfig {
+        pith_config::ModelConfig {
             context: 128_000,
             output: 8_000,
             ..Default::default()
@@ -177,7 +177,7 @@ async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
 }
 
 /// `/context` asked once and answered.
-async fn breakdown(h: &mut Harness) -> pith::event::Breakdown {
+async fn breakdown(h: &mut Harness) -> pith_protocol::event::Breakdown {
     h.send(Op::ContextBreakdown);
     let Event::ContextBreakdown { breakdown: b, .. } = h
         .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))

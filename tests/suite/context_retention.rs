@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use pith::event::{Event, Op, TurnEnd};
+use pith_protocol::event::{Event, Op, TurnEnd};
 use serde_json::Value;
 use support::MockServer;
 use support::engine::{Harness, harness_with};

@@ -4,9 +4,9 @@
 
 use crate::support;
 
-use pith::config::AgentConfig;
-use pith::event::{ErrorKind, Event, Op, TurnEnd};
-use pith::message::Role;
+use pith_config::AgentConfig;
+use pith_protocol::event::{ErrorKind, Event, Op, TurnEnd};
+use pith_protocol::message::Role;
 use serde_json::{Value, json};
 use support::engine::{Harness, harness, harness_with};
 use support::openai;
@@ -71,7 +71,7 @@ async fn a_command_with_a_model_runs_that_turn_with_it_then_goes_back() {
     insta::assert_json_snapshot!("command_with_model_request", essentials(&first));
     assert_eq!(h.server.request_body(1)["model"], "test-model");
     // the stored message is the expansion, labelled with the command
-    let stored = pith::store::Store::open(h.data.path())
+    let stored = pith_store::Store::open(h.data.path())
         .unwrap()
         .load_all(&h.session_id)
         .unwrap();

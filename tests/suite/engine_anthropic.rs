@@ -135,8 +135,8 @@ async fn cached_tokens_are_shown_and_priced_with_cache_prices() {
     let last = usage.last().unwrap();
     assert_eq!(last["used"], 52_110);
     assert_eq!(last["cached"], 50_000);
-    let config = pith::config::Config::default();
-    let info = pith::config::catalog::resolve(&config, "anthropic/claude-sonnet-4-5").info;
+    let config = pith_config::Config::default();
+    let info = pith_config::catalog::resolve(&config, "anthropic/claude-sonnet-4-5").info;
     let read = info
         .cost_cache_read
         .expect("catalog has a cache-read price");

@@ -5,8 +5,8 @@
 
 use crate::support;
 
-use pith::config::{Config, PermissionAction, PermissionSetting, ProviderKind};
-use pith::event::{Event, Op};
+use pith_config::{Config, PermissionAction, PermissionSetting, ProviderKind};
+use pith_protocol::event::{Event, Op};
 use serde_json::Value;
 use support::engine::{Harness, harness_with};
 use support::openai;

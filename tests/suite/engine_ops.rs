@@ -4,9 +4,9 @@
 
 use crate::support;
 
-use pith::event::{ErrorKind, Event, Op, PermissionReply, Submission, TurnEnd};
-use pith::message::{Message, Role};
-use pith::store::Store;
+use pith_protocol::event::{ErrorKind, Event, Op, PermissionReply, Submission, TurnEnd};
+use pith_protocol::message::{Message, Role};
+use pith_store::Store;
 use support::engine::{Harness, harness};
 use support::{MockResponse, openai};
 
@@ -148,7 +148,7 @@ async fn every_answer_names_the_submission_it_answers() {
         (
             "mode",
             Op::SetPermissionMode {
-                mode: pith::event::PermissionMode::AcceptEdits,
+                mode: pith_protocol::event::PermissionMode::AcceptEdits,
             },
         ),
         (
@@ -247,7 +247,7 @@ async fn context_breakdown_is_answered_while_an_answer_streams() {
 async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed() {
     let mut h = harness(vec![], false).await;
     h.send(Op::SetEffort {
-        effort: Some(pith::llm::ReasoningEffort::High),
+        effort: Some(pith_protocol::llm::ReasoningEffort::High),
     });
     let info = h
         .until("the warning", |e| matches!(e, Event::Info { .. }))
@@ -278,7 +278,7 @@ async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed()
     })
     .await;
     h.send(Op::SetEffort {
-        effort: Some(pith::llm::ReasoningEffort::High),
+        effort: Some(pith_protocol::llm::ReasoningEffort::High),
     });
     let ev = h
         .until("the effort", |e| {

@@ -4,10 +4,10 @@
 
 use crate::support;
 
-use pith::config::{PermissionAction, PermissionSetting};
-use pith::event::{Event, Op, PermissionReply, TurnEnd};
-use pith::message::{Message, PartKind, Role};
-use pith::store::Store;
+use pith_config::{PermissionAction, PermissionSetting};
+use pith_protocol::event::{Event, Op, PermissionReply, TurnEnd};
+use pith_protocol::message::{Message, PartKind, Role};
+use pith_store::Store;
 use support::engine::harness;
 use support::openai;
 

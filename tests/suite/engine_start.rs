@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::support;
 
-use pith::event::{Event, Op};
-use pith::message::{Message, PartKind, Role};
-use pith::store::Store;
+use pith_protocol::event::{Event, Op};
+use pith_protocol::message::{Message, PartKind, Role};
+use pith_store::Store;
 use support::MockServer;
 use support::engine::{MODEL, mock_config, options};
 
@@ -44,9 +44,9 @@ impl Start {
 
     fn spawn(
         &self,
-        session: pith::message::Session,
+        session: pith_protocol::message::Session,
         remove_empty: bool,
-    ) -> pith::engine::EngineHandle {
+    ) -> pith_engine::EngineHandle {
         let mut opts = options(
             mock_config(&self._server),
             &self.workspace.path().canonicalize().unwrap(),
@@ -54,7 +54,7 @@ impl Start {
             false,
         );
         opts.remove_empty_sessions = remove_empty;
-        pith::engine::spawn(opts, self.store.clone(), session).unwrap()
+        pith_engine::spawn(opts, self.store.clone(), session).unwrap()
     }
 }
 

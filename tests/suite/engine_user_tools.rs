@@ -3,8 +3,8 @@
 
 use crate::support;
 
-use pith::config::{PermissionAction, PermissionSetting};
-use pith::event::{Event, Op, PermissionReply};
+use pith_config::{PermissionAction, PermissionSetting};
+use pith_protocol::event::{Event, Op, PermissionReply};
 use support::engine::harness;
 use support::openai;
 
@@ -296,7 +296,7 @@ async fn a_shell_command_in_plan_mode_finds_the_workspace_read_only() {
     }
     let mut h = harness(vec![], false).await;
     h.send(Op::SetPermissionMode {
-        mode: pith::event::PermissionMode::Plan,
+        mode: pith_protocol::event::PermissionMode::Plan,
     });
     h.send(Op::Shell {
         id: "s".into(),

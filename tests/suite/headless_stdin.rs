@@ -5,8 +5,8 @@
 
 use crate::support;
 
-use pith::message::PartKind;
-use pith::store::Store;
+use pith_protocol::message::PartKind;
+use pith_store::Store;
 use support::MockServer;
 use support::openai;
 use support::pith::{PithEnv, stderr};

@@ -5,8 +5,8 @@
 
 use crate::support;
 
-use pith::config::{HookConfig, PermissionSetting};
-use pith::event::{Op, PermissionReply, TurnEnd};
+use pith_config::{HookConfig, PermissionSetting};
+use pith_protocol::event::{Op, PermissionReply, TurnEnd};
 use support::MockServer;
 use support::engine::harness_with;
 use support::openai;
@@ -379,7 +379,7 @@ async fn notification_and_post_tool_use_hooks_in_the_engine() {
     let mut h = harness_with(
         vec![(
             "bash",
-            PermissionSetting::Action(pith::config::PermissionAction::Ask),
+            PermissionSetting::Action(pith_config::PermissionAction::Ask),
         )],
         false,
         |c| {

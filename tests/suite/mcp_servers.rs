@@ -6,8 +6,8 @@
 
 use crate::support;
 
-use pith::config::{Config, McpServerConfig, PermissionAction, PermissionSetting};
-use pith::event::{Event, McpServerStatus, McpState, Op, TurnEnd};
+use pith_config::{Config, McpServerConfig, PermissionAction, PermissionSetting};
+use pith_protocol::event::{Event, McpServerStatus, McpState, Op, TurnEnd};
 use serde_json::{Value, json};
 use support::engine::{Harness, harness_with};
 use support::mcp::{self, HttpServer};
@@ -149,7 +149,7 @@ async fn http_server_tools_are_called_too() {
     .await;
     let status = settled(&mut h, "web").await;
     assert_eq!(status.state, McpState::Ready, "{status:?}");
-    assert_eq!(status.transport, pith::event::McpTransport::Http);
+    assert_eq!(status.transport, pith_protocol::event::McpTransport::Http);
     h.server
         .push(call("c1", "web_add", json!({"a": 1, "b": 2})));
     h.server.push(openai::text("3", Some((1100, 2))));
@@ -353,7 +353,7 @@ async fn mcp_tools_ask_by_default() {
     assert_eq!(req.patterns, ["echo"]);
     h.send(Op::PermissionReply {
         id: req.id,
-        reply: pith::event::PermissionReply::Deny,
+        reply: pith_protocol::event::PermissionReply::Deny,
         message: None,
     });
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);

@@ -125,10 +125,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use pith::message::Usage;
-use pith::provider::openai::OpenAiProvider;
-use pith::provider::transport::Timeouts;
-use pith::provider::{
+use pith_protocol::message::Usage;
+use pith_provider::openai::OpenAiProvider;
+use pith_provider::transport::Timeouts;
+use pith_provider::{
     AssistantContent, ChatMessage, ChatRequest, FaultKind, FinishReason, Provider, ProviderError,
     StreamEvent, ToolSpec, UserContent,
 };
@@ -749,7 +749,7 @@ async fn request_body_snapshot() {
     let body = server.request_body(0);
     assert_eq!(
         body,
-        pith::provider::openai::request_body(&request, pith::config::OutputCap::MaxTokens)
+        pith_provider::openai::request_body(&request, pith_config::OutputCap::MaxTokens)
     );
     insta::assert_json_snapshot!("openai_request_body", body);
 }

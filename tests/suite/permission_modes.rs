@@ -4,8 +4,8 @@
 
 use crate::support;
 
-use pith::config::PermissionSetting;
-use pith::event::{Event, Op, PermissionMode, PermissionReply, TurnEnd};
+use pith_config::PermissionSetting;
+use pith_protocol::event::{Event, Op, PermissionMode, PermissionReply, TurnEnd};
 use support::MockServer;
 use support::engine::harness_with;
 use support::openai;
@@ -147,7 +147,7 @@ async fn an_accepted_plan_ends_plan_mode() {
     let mut h = harness_with(
         vec![(
             "write",
-            PermissionSetting::Action(pith::config::PermissionAction::Allow),
+            PermissionSetting::Action(pith_config::PermissionAction::Allow),
         )],
         false,
         |c| {
@@ -240,7 +240,7 @@ async fn plan_mode_commands_run_with_the_workspace_read_only() {
         "keep me\n",
         "a plan-mode command truncated a file"
     );
-    if pith::sandbox::support().has_namespaces() {
+    if pith_tools::sandbox::support().has_namespaces() {
         let probe = last_tool_result(&server);
         assert!(probe.contains("READ-ONLY"), "{probe}");
     }
@@ -323,7 +323,7 @@ async fn plan_mode_reaches_a_running_sub_agent() {
     let mut h = harness_with(vec![], false, |c| {
         c.permission.insert(
             "write".into(),
-            PermissionSetting::Action(pith::config::PermissionAction::Ask),
+            PermissionSetting::Action(pith_config::PermissionAction::Ask),
         );
     })
     .await;

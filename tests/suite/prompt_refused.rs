@@ -3,9 +3,9 @@
 
 use crate::support;
 
-use pith::config::Config;
-use pith::event::{Event, Op, TurnEnd};
-use pith::store::Store;
+use pith_config::Config;
+use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_store::Store;
 use support::engine::harness_with;
 use support::openai;
 

@@ -8,10 +8,10 @@ use crate::support;
 use std::collections::BTreeMap;
 
 use futures_util::StreamExt;
-use pith::llm::{ChatMessage, ChatRequest, ReasoningEffort, ToolSpec, UserContent};
-use pith::provider::openai::OpenAiProvider;
-use pith::provider::transport::Timeouts;
-use pith::provider::{Provider, StreamEvent};
+use pith_protocol::llm::{ChatMessage, ChatRequest, ReasoningEffort, ToolSpec, UserContent};
+use pith_provider::openai::OpenAiProvider;
+use pith_provider::transport::Timeouts;
+use pith_provider::{Provider, StreamEvent};
 use serde_json::{Value, json};
 use support::pith::{PithEnv, of_type, stderr};
 use support::responses as rs;
@@ -89,14 +89,16 @@ async fn a_text_turn_to_a_local_server_sends_only_the_basic_fields() {
         })
         .collect();
     assert_eq!(text, "Hello there.");
-    assert!(events.contains(&StreamEvent::Usage(pith::llm::Usage {
-        input: 120,
-        output: 4,
-        ..Default::default()
-    })));
+    assert!(
+        events.contains(&StreamEvent::Usage(pith_protocol::llm::Usage {
+            input: 120,
+            output: 4,
+            ..Default::default()
+        }))
+    );
     assert_eq!(
         events.last(),
-        Some(&StreamEvent::Finish(pith::llm::FinishReason::Stop))
+        Some(&StreamEvent::Finish(pith_protocol::llm::FinishReason::Stop))
     );
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/responses");
@@ -131,13 +133,15 @@ async fn where_reasoning_is_kept_the_request_asks_for_it_encrypted() {
     assert!(events.contains(&StreamEvent::ReasoningSignature(
         "openai-responses:gAAAAenc1".into()
     )));
-    assert!(events.contains(&StreamEvent::Usage(pith::llm::Usage {
-        input: 50,
-        output: 30,
-        reasoning: 20,
-        cache_read: 150,
-        cache_write: 0,
-    })));
+    assert!(
+        events.contains(&StreamEvent::Usage(pith_protocol::llm::Usage {
+            input: 50,
+            output: 30,
+            reasoning: 20,
+            cache_read: 150,
+            cache_write: 0,
+        }))
+    );
     insta::assert_json_snapshot!("responses_text_turn_openai", server.request_body(0));
 }
 

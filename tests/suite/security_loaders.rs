@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use pith::event::{Event, Op};
+use pith_protocol::event::{Event, Op};
 use support::engine::{MODEL, harness_with};
 use support::openai;
 

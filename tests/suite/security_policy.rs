@@ -355,7 +355,7 @@ async fn a_config_file_in_the_workspace_is_protected_like_pith_toml() {
     let ran = last_tool_result(&server);
     assert!(ran.contains("end"), "the command did not run: {ran}");
     let after = std::fs::read_to_string(&dev).unwrap();
-    if pith::sandbox::support().has_namespaces() {
+    if pith_tools::sandbox::support().has_namespaces() {
         assert_eq!(after, text, "a command appended to the --config file");
     } else {
         println!("SKIPPED (the command part): user namespaces are unavailable here");
@@ -385,8 +385,8 @@ async fn a_mention_of_the_stored_credentials_attaches_nothing() {
 /// nothing, so the next write of it asks again.
 #[tokio::test]
 async fn the_tui_engine_asks_for_git_config_in_accept_edits_and_always_grants_nothing() {
-    use pith::config::{PermissionAction, PermissionSetting};
-    use pith::event::{Op, PermissionMode, PermissionReply};
+    use pith_config::{PermissionAction, PermissionSetting};
+    use pith_protocol::event::{Op, PermissionMode, PermissionReply};
     let mut h = support::engine::harness_with(
         vec![("write", PermissionSetting::Action(PermissionAction::Allow))],
         false,

@@ -40,7 +40,7 @@ pub(crate) fn outside_dir() -> Option<tempfile::TempDir> {
 }
 
 pub(crate) fn sandbox_supported() -> bool {
-    let s = pith::sandbox::support();
+    let s = pith_tools::sandbox::support();
     if s.landlock.is_none() || !s.seccomp {
         println!(
             "SKIPPED: {} (the sandbox tests need Landlock and seccomp)",
@@ -219,7 +219,7 @@ async fn bash_in(env: &PithEnv, server: &MockServer, command: &str, args: &[&str
 }
 
 fn namespaces_supported() -> bool {
-    let s = pith::sandbox::support();
+    let s = pith_tools::sandbox::support();
     if !s.has_namespaces() {
         println!(
             "SKIPPED: user namespaces are unavailable here ({})",

@@ -11,7 +11,7 @@ use support::engine::harness;
 use support::openai;
 use support::pith::PithEnv;
 
-use pith::event::{Op, TurnEnd};
+use pith_protocol::event::{Op, TurnEnd};
 
 use super::acp::{Client, prompt};
 

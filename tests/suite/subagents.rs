@@ -5,17 +5,17 @@ use crate::support;
 
 use std::sync::Arc;
 
-use pith::config::{AgentConfig, ModelConfig, PermissionAction, PermissionSetting};
-use pith::event::{Event, Op, PermissionReply, TurnEnd};
-use pith::message::{MessageError, PartKind, Role, ToolState};
-use pith::store::Store;
+use pith_config::{AgentConfig, ModelConfig, PermissionAction, PermissionSetting};
+use pith_protocol::event::{Event, Op, PermissionReply, TurnEnd};
+use pith_protocol::message::{MessageError, PartKind, Role, ToolState};
+use pith_store::Store;
 use serde_json::{Value, json};
 use support::engine::Harness;
 use support::openai;
 use support::pith::normalized;
 
 /// An engine whose config `configure` changes; `headless`: no one answers questions.
-async fn harness(configure: impl FnOnce(&mut pith::config::Config), headless: bool) -> Harness {
+async fn harness(configure: impl FnOnce(&mut pith_config::Config), headless: bool) -> Harness {
     support::engine::harness_with(Vec::new(), headless, configure).await
 }
 

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pith::config::{PermissionAction, PermissionSetting, ToolOutputConfig};
-use pith::event::PermissionReply;
-use pith::tools::{
+use pith_config::{PermissionAction, PermissionSetting, ToolOutputConfig};
+use pith_protocol::event::PermissionReply;
+use pith_tools::{
     Decision, DoomLoop, Permissions, Registry, SessionToolState, ToolContext, truncate,
 };
 use serde_json::json;
@@ -34,7 +34,7 @@ fn fixture() -> Fixture {
         outputs: None,
         progress: None,
         editor: None,
-        policy: Arc::new(pith::tools::policy::Policy::new(
+        policy: Arc::new(pith_tools::policy::Policy::new(
             &root.join("ws"),
             &root.join("data"),
         )),

@@ -160,7 +160,7 @@ cost_output = 2.0
     /// The id of the latest session that holds a message, answered or not (`pith sessions
     /// list` leaves out those no model answered in).
     fn latest_session_id(&self) -> Option<String> {
-        let store = pith::store::Store::open(self.data.path()).ok()?;
+        let store = pith_store::Store::open(self.data.path()).ok()?;
         Some(store.latest_stored_session().ok()??.id)
     }
 

@@ -27,6 +27,7 @@ mod shell;
 pub mod shown_warnings;
 pub mod snapshot;
 mod step;
+pub mod stored_history;
 #[cfg(test)]
 mod stored_view_tests;
 mod subagent;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::event::EngineState;
+use pith_protocol::event::EngineState;
 
 /// A retry the engine announced.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,8 @@ use crate::theme::theme;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::event::{PermissionReply, PermissionRequest};
-use crate::message::{CompactionPart, MessageError, PartKind, Role};
+use pith_protocol::event::{PermissionReply, PermissionRequest};
+use pith_protocol::message::{CompactionPart, MessageError, PartKind, Role};
 
 use super::cell_text::{dim, indent, plain_lines};
 use super::format::{self, truncate};

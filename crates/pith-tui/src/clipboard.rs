@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
-use crate::message::{PartKind, Role};
+use pith_protocol::message::{PartKind, Role};
 
 use super::transcript::{CellBody, Transcript};
 

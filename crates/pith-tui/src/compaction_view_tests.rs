@@ -1,13 +1,13 @@
 //! A compaction on screen: one summary fold (the summary and what pith carried after it), the
 //! user's carried messages readable when it is opened.
 
-use crate::event::Event;
-use crate::message::PartKind;
+use pith_protocol::event::Event;
+use pith_protocol::message::PartKind;
 
 use super::tests::*;
 
 /// `compacted_history` with the carried record pith appends to the summary message.
-fn with_carried() -> Vec<crate::message::Message> {
+fn with_carried() -> Vec<pith_protocol::message::Message> {
     let mut msgs = compacted_history();
     let carried = "[pith: what was kept word for word]\n\n## The user's messages, word for word (oldest first)\n<user_message>\nWhy does `cargo test` fail?\n</user_message>\n<user_message current=\"true\">\nFix it and rerun the tests.\n</user_message>\nThe last message is the request being worked on.\n\n## Files\n- Read: src/b.rs";
     if let Some(s) = msgs.iter_mut().find(|m| m.summary) {

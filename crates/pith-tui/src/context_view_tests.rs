@@ -1,9 +1,9 @@
 //! `/context` and the compaction divider as a newcomer reads them: whole lines at 100 columns,
 //! counts with thousands separators, what a compaction did in words.
 
-use crate::event::{Breakdown, CompactionCost, Event, SubagentTotals};
-use crate::message::{CompactionPart, PartKind, Role};
 use crossterm::event::KeyCode;
+use pith_protocol::event::{Breakdown, CompactionCost, Event, SubagentTotals};
+use pith_protocol::message::{CompactionPart, PartKind, Role};
 
 use super::tests::*;
 

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode};
 
-use crate::event::{Event, PermissionRequest, TurnEnd};
-use crate::message::Role;
-use crate::store::Store;
+use pith_protocol::event::{Event, PermissionRequest, TurnEnd};
+use pith_protocol::message::Role;
+use pith_store::Store;
 
 use super::app::{App, Msg};
 use super::clipboard::osc52;
@@ -166,7 +166,7 @@ fn turn_finished(app: &mut App, ran: Duration) {
     ev(
         app,
         Event::State {
-            state: crate::event::EngineState::Thinking,
+            state: pith_protocol::event::EngineState::Thinking,
             detail: None,
         },
     );

@@ -3,9 +3,9 @@ use std::path::PathBuf;
 use crossterm::event::KeyCode;
 
 use super::super::tests::{ev, fresh, key, ops, render, type_str};
-use crate::custom_commands::{Commands, CustomCommand, Source};
-use crate::event::{ErrorKind, Event, Op};
-use crate::message::{Message, PartKind, Role};
+use pith_commands::custom_commands::{Commands, CustomCommand, Source};
+use pith_protocol::event::{ErrorKind, Event, Op};
+use pith_protocol::message::{Message, PartKind, Role};
 
 fn command(name: &str, description: &str, hint: &str, body: &str, source: Source) -> CustomCommand {
     CustomCommand {
@@ -22,7 +22,7 @@ fn command(name: &str, description: &str, hint: &str, body: &str, source: Source
 
 fn with_commands() -> (
     crate::app::App,
-    tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+    tokio::sync::mpsc::UnboundedReceiver<pith_protocol::event::Submission>,
 ) {
     let (mut app, rx) = fresh();
     let mut review = command(

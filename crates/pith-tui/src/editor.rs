@@ -47,7 +47,10 @@ pub enum ExternalEditorError {
 
 /// A temporary file of its own for the text, readable by the user only.
 fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
-    let path = dir.join(format!("pith-prompt-{}.md", crate::message::new_id()));
+    let path = dir.join(format!(
+        "pith-prompt-{}.md",
+        pith_protocol::message::new_id()
+    ));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

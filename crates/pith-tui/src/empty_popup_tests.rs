@@ -4,7 +4,7 @@
 
 use crossterm::event::KeyCode;
 
-use crate::event::{Event, Op};
+use pith_protocol::event::{Event, Op};
 
 use super::tests::*;
 

@@ -4,8 +4,8 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
-use crate::event::{EngineState, ErrorKind, Event, TurnEnd};
-use crate::message::{CompactionPart, PartKind, Role, ToolState, Usage};
+use pith_protocol::event::{EngineState, ErrorKind, Event, TurnEnd};
+use pith_protocol::message::{CompactionPart, PartKind, Role, ToolState, Usage};
 
 use super::app::App;
 use super::tests::*;
@@ -95,7 +95,7 @@ fn a_provider_error_is_shown_once() {
     ev(
         &mut app,
         Event::Error {
-            kind: crate::event::ErrorKind::Provider,
+            kind: pith_protocol::event::ErrorKind::Provider,
             message: "HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into(),
             submission: None,
             failed_message: Some("M1".into()),
@@ -111,7 +111,7 @@ fn a_provider_error_is_shown_once() {
     ev(
         &mut app,
         Event::Error {
-            kind: crate::event::ErrorKind::Store,
+            kind: pith_protocol::event::ErrorKind::Store,
             message: "cannot save the session".into(),
             submission: None,
             failed_message: None,

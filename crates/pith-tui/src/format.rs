@@ -44,7 +44,7 @@ pub fn duration_ms(ms: u64) -> String {
 }
 
 /// Removes what would corrupt the screen (the sanitiser every front end shares).
-pub use crate::text::sanitize;
+pub use pith_protocol::text::sanitize;
 
 /// One line of text exactly as given, for a question the user must judge: nothing is dropped
 /// or rewound as [`sanitize`] does, what the terminal would not show is written out (control

@@ -29,7 +29,7 @@ impl Help {
 impl Component for Help {
     type Outcome = ();
     /// The keymap and the custom commands the help lists.
-    type Context<'a> = (&'a Keymap, &'a crate::custom_commands::Commands);
+    type Context<'a> = (&'a Keymap, &'a pith_commands::custom_commands::Commands);
 
     fn on_key(&mut self, k: KeyEvent, keymap: &Keymap) -> Handled<()> {
         match keymap.action(Context::List, key_of(&k)) {

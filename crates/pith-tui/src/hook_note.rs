@@ -78,12 +78,12 @@ mod tests {
 
 #[cfg(test)]
 mod view_tests {
-    use crate::event::Event;
-    use crate::message::{PartKind, Role};
     use crate::tests::*;
+    use pith_protocol::event::Event;
+    use pith_protocol::message::{PartKind, Role};
 
     /// A prompt, and what a `user_prompt_submit` hook added to it.
-    fn prompt_with_hook_context(lines: usize) -> Vec<crate::message::Message> {
+    fn prompt_with_hook_context(lines: usize) -> Vec<pith_protocol::message::Message> {
         let body: Vec<String> = (1..=lines)
             .map(|i| format!("note {i} from the hook"))
             .collect();

@@ -5,7 +5,7 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::event::{Breakdown, ContextUsage, McpServerStatus};
+use pith_protocol::event::{Breakdown, ContextUsage, McpServerStatus};
 
 use super::component::{Component, Handled};
 use super::keymap::Keymap;

@@ -7,14 +7,7 @@ use ratatui::Frame;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-/// The provider whose key is missing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyNeed {
-    pub provider: String,
-    /// Its `api_key_env`.
-    pub var: String,
-    pub base_url: String,
-}
+use pith_protocol::launch::KeyNeed;
 
 /// What the user did.
 #[derive(Debug, Clone, PartialEq, Eq)]

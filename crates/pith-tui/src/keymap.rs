@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode as TermCode, KeyEvent, KeyModifiers as TermMods};
 
-pub use crate::config::keys::{Action, Context, Key, KeyCode, KeyModifiers, Keymap, KeymapError};
+pub use pith_config::keys::{Action, Context, Key, KeyCode, KeyModifiers, Keymap, KeymapError};
 
 /// The key a terminal event is, as bindings name it.
 pub fn key_of(ev: &KeyEvent) -> Key {

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use strum::EnumProperty;
 
 use super::*;
-use crate::config::ui::KeyList;
+use pith_config::ui::KeyList;
 
 fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, mods)

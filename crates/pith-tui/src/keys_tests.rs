@@ -14,9 +14,9 @@ use super::keymap::Keymap;
 use super::tests::*;
 use super::theme::{self, theme};
 use super::view;
-use crate::config::ui::KeyList;
-use crate::event::{Event, Op, PermissionReply, PermissionRequest};
-use crate::message::Role;
+use pith_config::ui::KeyList;
+use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::message::Role;
 
 fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) {
     app.update(Msg::Term(TermEvent::Key(KeyEvent::new(code, mods))));

@@ -90,16 +90,8 @@ use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-// The paths these modules were written with, when the TUI lived in the binary.
-use pith_commands::{commands, custom_commands, route};
-use pith_config as config;
-use pith_protocol::{event, llm, message, model_name, text, tool};
-use pith_secrets as secrets;
-#[cfg(test)]
-use pith_store as store;
-
-use crate::event::{ContextUsage, Event};
-use crate::message::{Message, Session};
+use pith_protocol::event::{ContextUsage, Event};
+use pith_protocol::message::{Message, Session};
 
 pub use app::{App, Msg};
 
@@ -127,13 +119,13 @@ pub struct TuiInit {
     /// The theme in use (already applied).
     pub appearance: appearance::Appearance,
     /// The custom slash commands (`.pith/commands`, the config dir's `commands/`).
-    pub custom_commands: crate::custom_commands::Commands,
+    pub custom_commands: pith_commands::custom_commands::Commands,
     /// The project's prompt history on disk (`None`: not kept).
     pub prompt_log: Option<prompt_log::PromptLog>,
     /// `[notify]`.
-    pub notify: crate::config::NotifyConfig,
+    pub notify: pith_config::NotifyConfig,
     /// The hooks in force (`/hooks` lists them).
-    pub hooks: crate::config::HooksConfig,
+    pub hooks: pith_config::HooksConfig,
 }
 
 /// At most ~60 frames a second.
@@ -237,7 +229,7 @@ pub struct Process {
 /// Runs the TUI until the user quits. The terminal is restored on every exit path.
 pub async fn run(
     init: TuiInit,
-    ops: UnboundedSender<crate::event::Submission>,
+    ops: UnboundedSender<pith_protocol::event::Submission>,
     mut events: UnboundedReceiver<Event>,
     process: Process,
 ) -> io::Result<TuiExit> {
@@ -311,7 +303,7 @@ pub async fn run(
 /// The app on a terminal just set up, with what was typed ahead already read.
 fn start_app(
     init: TuiInit,
-    ops: UnboundedSender<crate::event::Submission>,
+    ops: UnboundedSender<pith_protocol::event::Submission>,
     typeahead: Vec<crossterm::event::Event>,
 ) -> App {
     let mut app = App::new(init, ops);

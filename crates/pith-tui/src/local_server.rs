@@ -8,16 +8,8 @@ use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use pith_protocol::launch::LocalServer;
 use pith_protocol::text::escape_one_line;
-
-/// The server found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalServer {
-    /// Where it answered (`http://127.0.0.1:8080`).
-    pub url: String,
-    /// The model it named (`llamacpp/qwen…`): its text comes from the server.
-    pub model: String,
-}
 
 /// What the user chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::component::{Component, Handled};
-use super::key_prompt::{KeyAnswer, KeyNeed, KeyScreen};
+use super::key_prompt::{KeyAnswer, KeyScreen};
 use super::keymap::Keymap;
+use pith_protocol::launch::KeyNeed;
 
 /// Stores a key for a provider (`Err`: why it was not stored).
 pub type StoreKey = Arc<dyn Fn(&str, &str) -> Result<(), KeyNotStored> + Send + Sync>;
@@ -55,7 +56,7 @@ impl std::fmt::Debug for KeyAccess {
 impl KeyAccess {
     /// The provider of `model` ("provider/model") when it has no key now.
     pub fn missing_for(&self, model: &str) -> Option<&KeyNeed> {
-        let provider = crate::model_name::provider(model);
+        let provider = pith_protocol::model_name::provider(model);
         self.providers
             .iter()
             .find(|n| n.provider == provider && self.missing.contains(provider))

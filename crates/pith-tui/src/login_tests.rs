@@ -4,12 +4,12 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::KeyCode;
 
-use crate::event::Op;
+use pith_protocol::event::Op;
 
 use super::app::{App, Popup};
-use super::key_prompt::KeyNeed;
 use super::login::{KeyAccess, KeyNotStored};
 use super::tests::*;
+use pith_protocol::launch::KeyNeed;
 
 /// Keys for openai and anthropic; openai has none. Returns what was stored.
 fn with_keys(app: &mut App, refuse: bool) -> Arc<Mutex<Vec<(String, String)>>> {

@@ -1,8 +1,8 @@
 //! MCP in the TUI: the servers' state (status bar, a notice when one changes, `/mcp`), their
 //! prompts as slash commands (`/SERVER:PROMPT args`), resources attached with `/resource`.
 
-use crate::commands::Command;
-use crate::event::{McpServerStatus, McpState};
+use pith_commands::commands::Command;
+use pith_protocol::event::{McpServerStatus, McpState};
 
 use super::format;
 use super::transcript::NoticeLevel;
@@ -81,7 +81,7 @@ impl McpServers {
                         about: p
                             .description
                             .clone()
-                            .map(|d| crate::text::one_line(&d))
+                            .map(|d| pith_protocol::text::one_line(&d))
                             .unwrap_or_else(|| format!("MCP prompt of {}", s.name)),
                         required: p.arguments.iter().any(|a| a.required),
                     });
@@ -91,7 +91,7 @@ impl McpServers {
         out
     }
 
-    /// For `crate::route`: whether the server `server` offers `prompt` (`None`: no such server).
+    /// For `pith_commands::route`: whether the server `server` offers `prompt` (`None`: no such server).
     pub(crate) fn has_prompt(&self, server: &str, prompt: &str) -> Option<bool> {
         let s = self.servers.iter().find(|s| s.name == server)?;
         Some(s.prompts.iter().any(|p| p.name == prompt))

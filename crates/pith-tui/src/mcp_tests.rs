@@ -1,6 +1,6 @@
 use crossterm::event::KeyCode;
 
-use crate::event::{
+use pith_protocol::event::{
     Breakdown, Event, McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, Op,
 };
 
@@ -10,7 +10,7 @@ use super::super::tests::{ev, fresh, key, ops, render, type_str};
 fn server(name: &str, state: McpState) -> McpServerStatus {
     McpServerStatus {
         name: name.into(),
-        transport: crate::event::McpTransport::Stdio,
+        transport: pith_protocol::event::McpTransport::Stdio,
         state,
         tools: 3,
         tokens: 1_234,

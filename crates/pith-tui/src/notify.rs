@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::config::NotifyConfig;
+use pith_config::NotifyConfig;
 
 /// What decides whether and how to notify.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 use crossterm::event::KeyCode;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use crate::event::{Event, Op};
-use crate::message::{Message, Role};
+use pith_protocol::event::{Event, Op};
+use pith_protocol::message::{Message, Role};
 
 use super::app::App;
 use super::tests::{ev, init, key, msg, ops, render, text};
@@ -29,7 +29,10 @@ fn turns(from: usize, to: usize) -> Vec<Message> {
     out
 }
 
-fn paged(messages: Vec<Message>, more: bool) -> (App, UnboundedReceiver<crate::event::Submission>) {
+fn paged(
+    messages: Vec<Message>,
+    more: bool,
+) -> (App, UnboundedReceiver<pith_protocol::event::Submission>) {
     let (tx, rx) = unbounded_channel();
     let mut i = init(messages);
     i.more_history = more;

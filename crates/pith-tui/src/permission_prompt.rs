@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
-use crate::event::{PermissionReply, PermissionRequest};
+use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 use super::component::{Component, Handled};
 use super::keymap::{Action, Context, Keymap, key_of};

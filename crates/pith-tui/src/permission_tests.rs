@@ -3,8 +3,8 @@
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use crate::event::{Event, Op, PermissionReply, PermissionRequest};
-use crate::message::{PartKind, ToolState};
+use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::message::{PartKind, ToolState};
 
 use super::tests::*;
 
@@ -137,7 +137,7 @@ fn permission_answer_is_marked_on_the_tool_cell() {
             output: "total 0".into(),
             title: String::new(),
             metadata: json!({}),
-            time: crate::message::ToolTime {
+            time: pith_protocol::message::ToolTime {
                 start: 1_000,
                 end: 1_009,
                 compacted: None,
@@ -247,7 +247,7 @@ fn n_denies_with_a_note_and_the_turn_goes_on() {
 
 #[test]
 fn a_turn_that_ends_takes_its_questions_with_it() {
-    use crate::event::{EngineState, TurnEnd};
+    use pith_protocol::event::{EngineState, TurnEnd};
     let (mut app, mut rx) = fresh();
     ev(
         &mut app,

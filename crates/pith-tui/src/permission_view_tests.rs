@@ -5,8 +5,8 @@
 use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
-use crate::event::{Event, Op, PermissionReply, PermissionRequest};
-use crate::message::{PartKind, ToolState};
+use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::message::{PartKind, ToolState};
 
 use super::app::App;
 use super::tests::*;
@@ -78,7 +78,7 @@ fn box_text(screen: &str) -> String {
 }
 
 fn answered(
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<pith_protocol::event::Submission>,
 ) -> Option<PermissionReply> {
     ops(rx).into_iter().find_map(|op| match op {
         Op::PermissionReply { reply, .. } => Some(reply),

@@ -2,7 +2,7 @@
 
 use crossterm::event::KeyCode;
 
-use crate::event::{ErrorKind, Event, Op};
+use pith_protocol::event::{ErrorKind, Event, Op};
 
 use super::app::Popup;
 use super::tests::*;
@@ -188,7 +188,7 @@ fn rewind_offers_only_prompts_after_the_latest_compaction() {
 
 #[test]
 fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
-    use crate::llm::ReasoningEffort;
+    use pith_protocol::llm::ReasoningEffort;
     let (mut app, mut rx) = fresh();
     type_str(&mut app, "/effort HIGH");
     key(&mut app, KeyCode::Enter);

@@ -5,8 +5,8 @@
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use crate::event::{Event, Op, PermissionMode, PermissionReply, PermissionRequest};
-use crate::message::{PartKind, ToolState};
+use pith_protocol::event::{Event, Op, PermissionMode, PermissionReply, PermissionRequest};
+use pith_protocol::message::{PartKind, ToolState};
 
 use super::tests::*;
 
@@ -16,7 +16,7 @@ const PLAN: &str =
 /// A conversation in plan mode whose model just presented `PLAN`.
 fn asked() -> (
     crate::app::App,
-    tokio::sync::mpsc::UnboundedReceiver<crate::event::Submission>,
+    tokio::sync::mpsc::UnboundedReceiver<pith_protocol::event::Submission>,
 ) {
     let (mut app, rx) = app_with(conversation());
     ev(

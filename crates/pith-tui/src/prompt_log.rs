@@ -87,7 +87,7 @@ pub fn entry(typed: &str, expanded: &str) -> String {
         typed
     };
     let text: String = text.chars().take(MAX_ENTRY_CHARS).collect();
-    redact_keys(&crate::secrets::scrub(&text))
+    redact_keys(&pith_secrets::scrub(&text))
 }
 
 /// Replaces words that look like API keys: a known key prefix, or a long mix of upper- and
@@ -97,7 +97,7 @@ fn redact_keys(text: &str) -> String {
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
         if looks_like_key(word) {
-            out.push_str(crate::secrets::REDACTED);
+            out.push_str(pith_secrets::REDACTED);
         } else {
             out.push_str(word);
         }
@@ -145,13 +145,13 @@ pub fn merge(project: Vec<String>, session: Vec<String>) -> Vec<String> {
 
 /// The tests keep their history in the real store, as the binary does.
 #[cfg(test)]
-impl PromptHistory for crate::store::Store {
+impl PromptHistory for pith_store::Store {
     fn project_prompts(&self, directory: &str) -> Result<Vec<String>, HistoryError> {
-        Ok(crate::store::Store::project_prompts(self, directory)?)
+        Ok(pith_store::Store::project_prompts(self, directory)?)
     }
 
     fn record_prompt(&self, directory: &str, text: &str) -> Result<(), HistoryError> {
-        Ok(crate::store::Store::record_prompt(self, directory, text)?)
+        Ok(pith_store::Store::record_prompt(self, directory, text)?)
     }
 }
 
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn registered_secrets_are_scrubbed() {
-        crate::secrets::register("zz-registered-secret-value");
+        pith_secrets::register("zz-registered-secret-value");
         let e = entry("x", "echo zz-registered-secret-value");
         assert!(!e.contains("registered-secret"), "{e}");
     }

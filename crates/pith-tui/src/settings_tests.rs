@@ -4,8 +4,8 @@
 
 use crossterm::event::KeyCode;
 
-use crate::event::{Breakdown, ContextUsage, Event};
 use crate::view::status;
+use pith_protocol::event::{Breakdown, ContextUsage, Event};
 
 use super::tests::*;
 

@@ -13,9 +13,11 @@ use std::time::{Duration, Instant};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::event::{ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, PermissionMode};
-use crate::llm::ReasoningEffort;
-use crate::message::{Message, Session};
+use pith_protocol::event::{
+    ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, PermissionMode,
+};
+use pith_protocol::llm::ReasoningEffort;
+use pith_protocol::message::{Message, Session};
 
 use super::activity::{Activity, Retry};
 use super::view::status::StatusView;

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use crate::event::{Event, PermissionRequest};
-use crate::llm::FinishReason;
-use crate::message::{PartKind, Role, ToolState, Usage};
+use pith_protocol::event::{Event, PermissionRequest};
+use pith_protocol::llm::FinishReason;
+use pith_protocol::message::{PartKind, Role, ToolState, Usage};
 
 use super::app::Msg;
 use super::tests::*;
@@ -28,7 +28,7 @@ fn start_task(app: &mut super::app::App) {
             message: msg("M1", Role::Assistant),
         },
     );
-    let start = crate::message::now_ms() - 7_000;
+    let start = pith_protocol::message::now_ms() - 7_000;
     ev(
         app,
         Event::PartUpdated {
@@ -167,7 +167,7 @@ fn agents_lists_this_sessions_sub_agents_and_opens_one() {
     key(&mut app, crossterm::event::KeyCode::Enter);
     assert_eq!(
         ops(&mut rx),
-        vec![crate::event::Op::ListSubagents {
+        vec![pith_protocol::event::Op::ListSubagents {
             session_id: "S1".into()
         }]
     );
@@ -189,6 +189,6 @@ fn agents_lists_this_sessions_sub_agents_and_opens_one() {
     key(&mut app, crossterm::event::KeyCode::Enter);
     assert_eq!(
         ops(&mut rx),
-        vec![crate::event::Op::ResumeSession { id: "C1".into() }]
+        vec![pith_protocol::event::Op::ResumeSession { id: "C1".into() }]
     );
 }

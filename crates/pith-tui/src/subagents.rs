@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::event::Event;
-use crate::tool::ToolInput;
+use pith_protocol::event::Event;
+use pith_protocol::tool::ToolInput;
 
 use super::format;
 
@@ -145,14 +145,14 @@ impl Subagents {
 /// The first string argument of a call, short.
 fn brief(input: &serde_json::Value) -> String {
     let first = ToolInput::first_string(input).unwrap_or("");
-    format::truncate(&format::sanitize(&crate::text::one_line(first)), 60)
+    format::truncate(&format::sanitize(&pith_protocol::text::one_line(first)), 60)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::FinishReason;
-    use crate::message::Usage;
+    use pith_protocol::llm::FinishReason;
+    use pith_protocol::message::Usage;
     use serde_json::json;
 
     fn wrap(parent: &str, event: Event) -> Event {

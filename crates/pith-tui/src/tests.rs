@@ -10,10 +10,12 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use crate::event::{
+use pith_protocol::event::{
     Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
 };
-use crate::message::{CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime};
+use pith_protocol::message::{
+    CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime,
+};
 
 use super::TuiInit;
 use super::app::{App, Msg};
@@ -573,7 +575,7 @@ fn snapshot_running_command_streams_its_output() {
             message: msg("M1", Role::Assistant),
         },
     );
-    let start = crate::message::now_ms() - 42_000;
+    let start = pith_protocol::message::now_ms() - 42_000;
     ev(
         &mut app,
         Event::PartUpdated {
@@ -626,8 +628,8 @@ fn snapshot_running_command_streams_its_output() {
 }
 
 /// A cache-friendly compaction that read 90% of its input from the cache.
-fn pith_compaction_cost() -> crate::event::CompactionCost {
-    crate::event::CompactionCost {
+fn pith_compaction_cost() -> pith_protocol::event::CompactionCost {
+    pith_protocol::event::CompactionCost {
         input: 40_000,
         cache_read: 36_000,
         cost: 0.021,

@@ -232,7 +232,7 @@ pub enum ThemeError {
     File { path: PathBuf, message: String },
 }
 
-pub use crate::config::ui::valid_theme_name as valid_name;
+pub use pith_config::ui::valid_theme_name as valid_name;
 
 /// Where user themes live: `<config dir>/themes/`.
 pub fn user_dir(config_dir: &Path) -> PathBuf {
@@ -279,7 +279,7 @@ pub fn load(name: &str, dir: Option<&Path>) -> Result<Theme, ThemeError> {
         Err(e) => {
             return Err(ThemeError::File {
                 path,
-                message: crate::text::one_line(&e.to_string()),
+                message: pith_protocol::text::one_line(&e.to_string()),
             });
         }
     };
@@ -290,12 +290,12 @@ pub fn load(name: &str, dir: Option<&Path>) -> Result<Theme, ThemeError> {
 /// `#rrggbb`, a 256-colour index) for any of [`KEYS`].
 pub fn parse(path: &Path, text: &str) -> Result<Theme, ThemeError> {
     let at = |offset: usize, message: String| {
-        let (line, column) = crate::config::load::line_col(text, offset);
+        let (line, column) = pith_config::load::line_col(text, offset);
         ThemeError::At {
             path: path.to_path_buf(),
             line,
             column,
-            message: crate::text::one_line(&message),
+            message: pith_protocol::text::one_line(&message),
         }
     };
     let root = DeTable::parse(text)

@@ -7,9 +7,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::event::PermissionReply;
-use crate::message::ToolState;
-use crate::tool::{ReadExtent, ToolInput, ToolOutcome};
+use pith_protocol::event::PermissionReply;
+use pith_protocol::message::ToolState;
+use pith_protocol::tool::{ReadExtent, ToolInput, ToolOutcome};
 
 use super::cell_text::{dim, indent};
 use super::format::{self, sanitize, truncate};
@@ -374,7 +374,7 @@ fn body(
 /// `exit_code` (`Exit code: 0`) and the blank line before it.
 fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
     let t = output.trim_end();
-    let Some(line) = exit_code.map(crate::tool::exit_line) else {
+    let Some(line) = exit_code.map(pith_protocol::tool::exit_line) else {
         return t;
     };
     match t.strip_suffix(line.as_str()) {

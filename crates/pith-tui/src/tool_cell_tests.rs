@@ -1,7 +1,7 @@
 //! Tool cells: headers, folded and open bodies, diffs, live output.
 
 use super::*;
-use crate::message::ToolTime;
+use pith_protocol::message::ToolTime;
 use serde_json::json;
 
 fn done(output: &str, metadata: Value) -> ToolState {

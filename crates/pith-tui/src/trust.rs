@@ -6,44 +6,7 @@ use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use pith_protocol::text::escape_one_line;
-
-/// What the question is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustQuestion {
-    pub workspace: std::path::PathBuf,
-    /// The settings used only once the folder is trusted.
-    pub ignored: Vec<String>,
-}
-
-/// The longest a folder or a setting is shown (escaped, in characters).
-const SHOWN_PATH: usize = 240;
-const SHOWN_KEY: usize = 80;
-
-impl TrustQuestion {
-    /// The folder, escaped on one line: the path and the keys come from the repository.
-    pub fn folder(&self) -> String {
-        escape_one_line(&self.workspace.display().to_string(), SHOWN_PATH)
-    }
-
-    /// The settings, each escaped on one line and bounded.
-    pub fn settings(&self) -> Vec<String> {
-        self.ignored
-            .iter()
-            .map(|k| escape_one_line(k, SHOWN_KEY))
-            .collect()
-    }
-
-    /// The first `n` settings on one line, then how many more there are.
-    pub fn settings_line(&self, n: usize) -> String {
-        let all = self.settings();
-        let mut line = all.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
-        if all.len() > n {
-            line.push_str(&format!(" and {} more", all.len() - n));
-        }
-        line
-    }
-}
+use pith_protocol::launch::TrustQuestion;
 
 const OPTIONS: [&str; 2] = [
     "Trust this folder",
@@ -154,6 +117,7 @@ mod tests {
     use ratatui::Terminal;
 
     use super::*;
+    use pith_protocol::launch::{SHOWN_KEY, SHOWN_PATH};
 
     fn question() -> TrustQuestion {
         TrustQuestion {

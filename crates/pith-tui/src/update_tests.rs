@@ -2,8 +2,8 @@
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
-use crate::event::{ContextUsage, EngineState, Event, Op};
-use crate::message::Role;
+use pith_protocol::event::{ContextUsage, EngineState, Event, Op};
+use pith_protocol::message::Role;
 
 use super::app::{Msg, Popup};
 use super::tests::*;
@@ -431,7 +431,7 @@ fn help_at_80_columns_shows_every_command_description_whole() {
         .collect::<Vec<_>>()
         .join(" ");
     let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
-    for c in crate::commands::Command::all() {
+    for c in pith_commands::commands::Command::all() {
         assert!(flat.contains(c.about()), "/{} cut: {screen}", c.name());
     }
 }
@@ -440,7 +440,7 @@ fn help_at_80_columns_shows_every_command_description_whole() {
 /// reports.
 #[test]
 fn shift_tab_cycles_the_permission_mode() {
-    use crate::event::PermissionMode;
+    use pith_protocol::event::PermissionMode;
     let (mut app, mut rx) = fresh();
     key(&mut app, KeyCode::BackTab);
     match ops(&mut rx).as_slice() {

@@ -4,8 +4,8 @@
 use crossterm::event::{Event as TermEvent, KeyCode};
 use serde_json::json;
 
-use crate::event::{Event, Op};
-use crate::message::{PartKind, Role, ToolState, ToolTime};
+use pith_protocol::event::{Event, Op};
+use pith_protocol::message::{PartKind, Role, ToolState, ToolTime};
 
 use super::app::Msg;
 use super::tests::*;
@@ -69,7 +69,7 @@ fn a_pasted_image_path_is_attached() {
     assert_eq!(app.composer().text(), "what is this? @shot.png ");
 }
 
-fn attached(mid: &str, path: &str, lines: u64) -> crate::message::Part {
+fn attached(mid: &str, path: &str, lines: u64) -> pith_protocol::message::Part {
     part(
         mid,
         &format!("{mid}-read"),

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use crate::event::{Event, TurnEnd};
-use crate::message::{Message, Session};
+use pith_protocol::event::{Event, TurnEnd};
+use pith_protocol::message::{Message, Session};
 
 use crate::transcript::{CompactionStats, NoticeLevel};
 

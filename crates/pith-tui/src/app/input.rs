@@ -6,17 +6,17 @@ use crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 
-use crate::event::Op;
+use pith_protocol::event::Op;
 
 use crate::app::App;
-use crate::commands;
 use crate::completion::ListKey;
 use crate::component::{Component, Handled};
 use crate::composer::ComposerKey;
 use crate::keymap::{Action, Context, key_of};
 use crate::mcp::SlashItem;
-use crate::route::Route;
 use crate::transcript::{NoticeLevel, PendingPrompt};
+use pith_commands::commands;
+use pith_commands::route::Route;
 
 const WHEEL_LINES: usize = 3;
 
@@ -329,10 +329,11 @@ impl App {
         if text.starts_with('/') {
             self.custom_commands.reload_if_changed();
         }
-        // the same routing as `pith run` (`crate::route`)
-        let routed = crate::route::route(&text, &self.custom_commands, &|server, prompt| {
-            self.mcp.has_prompt(server, prompt)
-        });
+        // the same routing as `pith run` (`pith_commands::route`)
+        let routed =
+            pith_commands::route::route(&text, &self.custom_commands, &|server, prompt| {
+                self.mcp.has_prompt(server, prompt)
+            });
         if routed != Route::Prompt {
             self.composer.take();
         }
@@ -358,7 +359,7 @@ impl App {
             }
         }
         let (text, pasted) = self.composer.take();
-        let id = crate::message::new_id();
+        let id = pith_protocol::message::new_id();
         self.transcript.add_pending(PendingPrompt {
             id: id.clone(),
             text: text.clone(),

@@ -1,9 +1,9 @@
 //! `/login` in the router: opening the key dialog (also for `/model` with a provider that has no
 //! key) and storing the key it returns.
 
-use crate::key_prompt::KeyNeed;
 use crate::login::{KeyDialog, KeyNotStored};
 use crate::transcript::NoticeLevel;
+use pith_protocol::launch::KeyNeed;
 
 use super::{App, Popup};
 

@@ -1,8 +1,8 @@
 //! MCP in the router: the servers' reports (a transcript line when one
 //! changes), their prompts in the slash popup, `/mcp`, `/resource` and attaching a resource.
 
-use crate::event::{McpResource, McpServerStatus, Op};
 use crate::transcript::NoticeLevel;
+use pith_protocol::event::{McpResource, McpServerStatus, Op};
 
 use super::{App, PickItem, Picker, PickerKind, Popup};
 
@@ -37,7 +37,7 @@ impl App {
 
     pub(crate) fn run_mcp_prompt(&mut self, server: String, prompt: String, args: String) {
         self.send(Op::McpPrompt {
-            id: crate::message::new_id(),
+            id: pith_protocol::message::new_id(),
             server,
             prompt,
             args,

@@ -14,8 +14,8 @@ use std::time::Instant;
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::event::{Event, Op, Submission};
-use crate::message::{Message, PartKind, Role};
+use pith_protocol::event::{Event, Op, Submission};
+use pith_protocol::message::{Message, PartKind, Role};
 
 use super::TuiInit;
 pub use super::activity::Retry;
@@ -81,7 +81,7 @@ pub struct App {
     popup: Option<Popup>,
     permissions: Permissions,
     /// The custom slash commands.
-    custom_commands: crate::custom_commands::Commands,
+    custom_commands: pith_commands::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
     completion: super::completion::Completion,
     /// Ctrl+C's armed quit, whether the TUI is leaving and with which exit code.
@@ -101,7 +101,7 @@ pub struct App {
     /// `[notify]` and whether the terminal has focus.
     notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
-    hooks: crate::config::HooksConfig,
+    hooks: pith_config::HooksConfig,
 }
 
 impl App {
@@ -183,7 +183,8 @@ impl App {
                 self.status.set_now(Instant::now());
                 if self.busy() || self.transcript.running_tools() > 0 {
                     self.status.tick();
-                    self.transcript.tick_running(crate::message::now_ms());
+                    self.transcript
+                        .tick_running(pith_protocol::message::now_ms());
                     self.dirty = true;
                 }
                 if self.quit.expire(self.status.now()) {

@@ -2,7 +2,7 @@
 
 use crossterm::event::KeyEvent;
 
-use crate::event::{Op, PermissionReply};
+use pith_protocol::event::{Op, PermissionReply};
 
 use crate::app::{App, PickerKind, Popup};
 use crate::component::{Component, Handled};

@@ -7,10 +7,10 @@ use ratatui::widgets::Paragraph;
 
 use crate::component::Component;
 use crate::composer::ComposerChrome;
-use crate::event::Op;
 use crate::format::truncate;
 use crate::transcript::Banner;
 use crate::view::popups;
+use pith_protocol::event::Op;
 
 use super::{App, Popup};
 

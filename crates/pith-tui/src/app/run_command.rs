@@ -2,16 +2,16 @@
 //! switch; custom commands (their entries in the slash popup, and sending one's expansion as the
 //! user's message, labelled with the command).
 
-use crate::custom_commands::Expanded;
-use crate::event::Op;
-use crate::llm::ReasoningEffort;
-use crate::message::PartKind;
-use crate::tool::ToolInput;
+use pith_commands::custom_commands::Expanded;
+use pith_protocol::event::Op;
+use pith_protocol::llm::ReasoningEffort;
+use pith_protocol::message::PartKind;
+use pith_protocol::tool::ToolInput;
 
 use crate::app::{App, Help, PickItem, Picker, PickerKind, Popup};
-use crate::commands::Command;
 use crate::mcp::SlashItem;
 use crate::transcript::{NoticeLevel, PendingPrompt};
+use pith_commands::commands::Command;
 
 impl App {
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
@@ -42,7 +42,7 @@ impl App {
             },
             Command::Effort => self.set_effort(arg),
             Command::Plan => self.send(Op::SetPermissionMode {
-                mode: crate::event::PermissionMode::Plan,
+                mode: pith_protocol::event::PermissionMode::Plan,
             }),
             Command::Sessions => {
                 self.listing_agents = false;
@@ -61,7 +61,7 @@ impl App {
             Command::Mcp => self.mcp_command(arg),
             Command::Resource => self.resource_command(arg),
             Command::Init => {
-                let init = crate::custom_commands::init(
+                let init = pith_commands::custom_commands::init(
                     self.session.workspace(),
                     arg.as_deref().unwrap_or(""),
                 );
@@ -79,7 +79,7 @@ impl App {
                 self.popup = Some(Popup::Help(Help::at(scroll)));
             }
             Command::Hooks => {
-                for line in crate::config::hooks::listing(&self.hooks) {
+                for line in pith_config::hooks::listing(&self.hooks) {
                     self.transcript.notice(NoticeLevel::Info, line);
                 }
             }
@@ -135,7 +135,7 @@ impl App {
                 compacted = true;
                 break;
             }
-            if meta.role != Some(crate::message::Role::User) || meta.mid_turn {
+            if meta.role != Some(pith_protocol::message::Role::User) || meta.mid_turn {
                 continue;
             }
             let label = match c.part().map(|p| &p.kind) {
@@ -188,7 +188,7 @@ impl App {
             Some(e) => Some(e),
             None if arg.trim().eq_ignore_ascii_case("default") => None,
             None => {
-                let shown = crate::text::one_line_max(&arg, 40);
+                let shown = pith_protocol::text::one_line_max(&arg, 40);
                 self.transcript.notice(
                     NoticeLevel::Error,
                     format!("/effort: unknown level {shown:?}; use {levels}"),
@@ -236,13 +236,13 @@ impl App {
 
     /// Sends an expanded command; the transcript shows its label until the engine stores it.
     pub(crate) fn run_expanded(&mut self, e: Expanded) {
-        let id = crate::message::new_id();
+        let id = pith_protocol::message::new_id();
         self.transcript.add_pending(PendingPrompt {
             id: id.clone(),
             text: e.label.clone(),
             queued: self.busy(),
         });
-        self.send(crate::route::command_op(id, e));
+        self.send(pith_commands::route::command_op(id, e));
         self.transcript.follow();
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::message::Session;
+use pith_protocol::message::Session;
 
 use super::PickItem;
 use crate::format::{home_short, when};

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use crate::appearance::Appearance;
 use crate::composer::Composer;
-use crate::custom_commands::Commands;
 use crate::effects::Effect;
 use crate::keymap::Keymap;
 use crate::login::KeyAccess;
-use crate::message::Session;
 use crate::notify::Notifier;
 use crate::status_bar::StatusBar;
 use crate::subagents::Subagents;
+use pith_commands::custom_commands::Commands;
+use pith_protocol::message::Session;
 
 use super::{App, Permissions, Popup};
 

@@ -58,7 +58,10 @@ impl App {
             None => Ok(()),
         };
         let note = match (&self.appearance.config_theme, saved) {
-            (_, Err(e)) => format!("theme {name} (not saved: {})", crate::text::one_line(&e)),
+            (_, Err(e)) => format!(
+                "theme {name} (not saved: {})",
+                pith_protocol::text::one_line(&e)
+            ),
             (Some((configured, file)), Ok(())) if configured != name => format!(
                 "theme {name}; {file} sets theme = \"{configured}\", which wins at the next start"
             ),

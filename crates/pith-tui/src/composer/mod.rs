@@ -9,7 +9,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::format;
-use crate::message::Span;
+use pith_protocol::message::Span;
 
 mod screen;
 

@@ -1,8 +1,8 @@
 //! The transcript's cells: one per message part, notice or permission answer, with what its
 //! rendering depends on (its message's header, a compaction's figures, a tool's live output).
 
-use crate::event::{PermissionReply, PermissionRequest};
-use crate::message::{MessageError, Part, PartKind, Role};
+use pith_protocol::event::{PermissionReply, PermissionRequest};
+use pith_protocol::message::{MessageError, Part, PartKind, Role};
 
 use super::layout::Cached;
 
@@ -46,7 +46,7 @@ pub struct CompactionStats {
     pub after: u64,
     pub model_calls: u32,
     /// What the summary requests cost.
-    pub cost: crate::event::CompactionCost,
+    pub cost: pith_protocol::event::CompactionCost,
 }
 
 /// Where a compaction divider stands.

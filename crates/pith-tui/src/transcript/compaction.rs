@@ -1,7 +1,7 @@
 //! The transcript's compaction dividers: running while a compaction runs, then showing its
 //! figures; a turn's end settles any still shown running.
 
-use crate::message::PartKind;
+use pith_protocol::message::PartKind;
 
 use super::{Cell, CompactionState, CompactionStats, Transcript};
 

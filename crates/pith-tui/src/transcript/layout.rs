@@ -226,8 +226,8 @@ pub(super) fn is_deferred(c: &Cell) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Message, PartKind, Role};
     use crate::transcript::NoticeLevel;
+    use pith_protocol::message::{Message, PartKind, Role};
 
     fn answer(i: usize) -> Message {
         let mut m = Message::new("S", Role::Assistant);
@@ -296,7 +296,7 @@ mod tests {
                 call_id: format!("call-{i}-{k}"),
                 tool: "bash".into(),
                 input: serde_json::json!({ "command": format!("ls {k}") }),
-                state: crate::message::ToolState::Pending,
+                state: pith_protocol::message::ToolState::Pending,
             });
         }
         a.push(PartKind::Text {

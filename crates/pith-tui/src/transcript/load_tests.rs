@@ -1,5 +1,5 @@
 use super::*;
-use crate::message::Role;
+use pith_protocol::message::Role;
 
 fn msg(role: Role, texts: &[&str]) -> Message {
     let mut m = Message::new("S", role);

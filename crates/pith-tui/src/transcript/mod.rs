@@ -5,8 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::event::{PermissionReply, PermissionRequest};
-use crate::message::{Message, MessageError, Part, PartKind, Role};
+use pith_protocol::event::{PermissionReply, PermissionRequest};
+use pith_protocol::message::{Message, MessageError, Part, PartKind, Role};
 
 mod cell;
 mod compaction;

@@ -1,7 +1,7 @@
 //! The transcript's tool cells: finding a call's cell, its start, live output (a bounded tail),
 //! running time and end.
 
-use crate::message::{PartKind, ToolState};
+use pith_protocol::message::{PartKind, ToolState};
 
 use super::Transcript;
 

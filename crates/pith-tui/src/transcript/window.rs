@@ -16,9 +16,9 @@ use super::{Cell, Transcript};
 use crate::component::{Component, Handled};
 use crate::format::truncate;
 use crate::keymap::{Action, Context, Keymap, key_of};
-use crate::message::{Message, PartKind};
 use crate::theme::theme;
 use crate::wrap::wrap;
+use pith_protocol::message::{Message, PartKind};
 
 /// The banner's height: it heads a session's transcript once its start is loaded.
 pub const BANNER_LINES: usize = 9;

@@ -10,10 +10,10 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use serde_json::Value;
 
 use super::popups::{block, centered};
-use crate::event::PermissionRequest;
 use crate::keymap::Keymap;
 use crate::permission_prompt::Permissions;
 use crate::transcript::Transcript;
+use pith_protocol::event::PermissionRequest;
 use pith_protocol::tool::ToolInput;
 
 use crate::format::{self, truncate};

@@ -9,12 +9,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::popups::block;
-use crate::event::{PermissionReply, PermissionRequest};
 use crate::format::truncate;
 use crate::markdown;
 use crate::permission_prompt::Permissions;
 use crate::theme::theme;
 use crate::transcript::Transcript;
+use pith_protocol::event::{PermissionReply, PermissionRequest};
 
 /// The widest the box gets: a plan reads best in a column.
 const MAX_WIDTH: u16 = 110;

@@ -10,8 +10,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::event::{ContextUsage, EngineState, McpServerStatus, PermissionMode};
-use crate::llm::ReasoningEffort;
+use pith_protocol::event::{ContextUsage, EngineState, McpServerStatus, PermissionMode};
+use pith_protocol::llm::ReasoningEffort;
 
 use super::super::activity::Activity;
 use super::super::format;
@@ -156,7 +156,7 @@ fn state_text(app: &StatusView) -> (String, Style) {
             let s = match app.activity.retry() {
                 Some(r) => {
                     let wait = r.at.saturating_duration_since(app.now).as_secs();
-                    let reason = crate::text::one_line(&r.reason);
+                    let reason = pith_protocol::text::one_line(&r.reason);
                     let reason = format::truncate(&reason, 48);
                     format!("↻ retry {}/{} in {wait}s · {reason}", r.attempt, r.max)
                 }
@@ -169,7 +169,7 @@ fn state_text(app: &StatusView) -> (String, Style) {
 
 /// `mcp 2/3`: servers ready of those enabled; amber while one starts, red when one failed.
 fn mcp_span(app: &StatusView) -> Option<Span<'static>> {
-    use crate::event::McpState;
+    use pith_protocol::event::McpState;
     let enabled: Vec<_> = app
         .mcp
         .iter()
@@ -224,7 +224,7 @@ struct StatusPieces {
 
 fn status_pieces(app: &StatusView) -> StatusPieces {
     let c = app.context;
-    let model_short = crate::model_name::id(app.model).to_string();
+    let model_short = pith_protocol::model_name::id(app.model).to_string();
     let figure = Span::styled(
         context_figure(c),
         Style::default()

@@ -1,9 +1,9 @@
 //! `/context`: the window's use as a stacked bar and a row per segment, with notes.
 
 use super::{block, centered};
-use crate::event::{Breakdown, ContextUsage, McpServerStatus};
 use crate::format;
 use crate::theme::theme;
+use pith_protocol::event::{Breakdown, ContextUsage, McpServerStatus};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -239,7 +239,7 @@ fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
                 " sub-agents: {} run{}, {} tokens, {} (in their own contexts)",
                 b.subagents.runs,
                 if b.subagents.runs == 1 { "" } else { "s" },
-                crate::text::count(b.subagents.tokens),
+                pith_protocol::text::count(b.subagents.tokens),
                 format::cost(b.subagents.cost),
             ),
             Style::default().fg(theme().dim),

@@ -2,10 +2,10 @@
 //! warnings.
 
 use super::{block, centered};
-use crate::commands::Command;
 use crate::format;
 use crate::keymap::{Action, Keymap};
 use crate::theme::theme;
+use pith_commands::commands::Command;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -25,7 +25,7 @@ pub fn help(
     area: Rect,
     scroll: usize,
     keymap: &Keymap,
-    custom: &crate::custom_commands::Commands,
+    custom: &pith_commands::custom_commands::Commands,
 ) -> usize {
     let custom_rows = if custom.list.is_empty() {
         0
@@ -74,7 +74,7 @@ pub fn help(
 /// context, the mouse, the keymap's warnings.
 fn help_lines(
     keymap: &Keymap,
-    custom: &crate::custom_commands::Commands,
+    custom: &pith_commands::custom_commands::Commands,
     inner_w: usize,
 ) -> Vec<Line<'static>> {
     let key_w = 24.min(inner_w / 2);

@@ -1,9 +1,9 @@
 //! `/mcp`: every server, its state, tools, cost and prompts.
 
 use super::{block, centered};
-use crate::event::{McpServerStatus, McpState};
 use crate::format::{self, truncate};
 use crate::theme::theme;
+use pith_protocol::event::{McpServerStatus, McpState};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

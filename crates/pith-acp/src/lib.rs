@@ -5,9 +5,10 @@
 //! engine sees only `Op`s and none of them.
 
 mod agent;
-pub(crate) mod commands;
+pub mod commands;
 mod content;
 mod files;
+mod modes;
 mod replay;
 mod rpc;
 mod session;
@@ -24,8 +25,8 @@ use rpc::{Connection, Incoming};
 /// Serves one client until it closes stdin. `trust`: `--trust` (every workspace the client
 /// opens is trusted).
 pub async fn run(config_file: Option<PathBuf>, trust: bool) -> anyhow::Result<i32> {
-    if let Ok(dir) = crate::setup::data_dir() {
-        crate::setup::init_logging(&dir);
+    if let Ok(dir) = pith_launch::setup::data_dir() {
+        pith_launch::setup::init_logging(&dir);
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let conn = Arc::new(Connection::new(tx));

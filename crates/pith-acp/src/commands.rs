@@ -7,9 +7,9 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::session::{Awaiting, Session};
-use crate::commands::Command;
-use crate::event::{Breakdown, McpServerStatus, Op};
-use crate::route::Route;
+use pith_commands::commands::Command;
+use pith_commands::route::Route;
+use pith_protocol::event::{Breakdown, McpServerStatus, Op};
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
 const BUILTINS: [Command; 7] = [
@@ -35,7 +35,7 @@ fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
 
 /// Every command a prompt may start with: built-in, custom, and the MCP servers' prompts.
 pub fn available(
-    custom: &crate::custom_commands::Commands,
+    custom: &pith_commands::custom_commands::Commands,
     mcp: &[McpServerStatus],
 ) -> Vec<AvailableCommand> {
     let mut out: Vec<AvailableCommand> = BUILTINS
@@ -86,8 +86,8 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
             (configured.iter().any(|c| c == server) || client.contains(&server)).then_some(true)
         }
     };
-    let route = crate::route::route(text, &custom, &mcp);
-    let route = match crate::route::shared_op(route, text, &workspace) {
+    let route = pith_commands::route::route(text, &custom, &mcp);
+    let route = match pith_commands::route::shared_op(route, text, &workspace) {
         Ok(op) => return Ok((op, Awaiting::Turn)),
         Err(route) => route,
     };
@@ -122,7 +122,7 @@ pub enum Refused {
 
 /// `/context` as text (the editor's answer, and `pith run /context`'s).
 pub fn breakdown_text(b: &Breakdown) -> String {
-    use crate::text::count;
+    use pith_protocol::text::count;
     let used = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
     let mut s = format!(
         "Context: {} of {} tokens in use.\n\n| part | tokens |\n|---|---:|\n",
@@ -152,14 +152,14 @@ pub fn breakdown_text(b: &Breakdown) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{McpPrompt, McpState};
+    use pith_protocol::event::{McpPrompt, McpState};
 
     #[test]
     fn the_editor_gets_compact_and_mcp_prompts() {
-        let custom = crate::custom_commands::Commands::default();
+        let custom = pith_commands::custom_commands::Commands::default();
         let server = McpServerStatus {
             name: "docs".into(),
-            transport: crate::event::McpTransport::Stdio,
+            transport: pith_protocol::event::McpTransport::Stdio,
             state: McpState::Ready,
             tools: 0,
             tokens: 0,

@@ -12,7 +12,7 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::rpc::Connection;
-use crate::tools::editor::{EditorError, EditorFiles};
+use pith_tools::editor::{EditorError, EditorFiles};
 
 pub struct ClientFiles {
     conn: Arc<Connection>,

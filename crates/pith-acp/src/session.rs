@@ -14,15 +14,16 @@ use agent_client_protocol_schema::v1::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::files::ClientFiles;
+use super::replay::Pages;
 use super::rpc::{Connection, RpcError};
 use super::translate::{self, Translator};
-use crate::config::mcp::McpServerConfig;
-use crate::engine::{self, EngineOptions};
-use crate::event::{
+use pith_config::mcp::McpServerConfig;
+use pith_engine as engine;
+use pith_launch::{FrontEnd, Setup};
+use pith_protocol::event::{
     Event, McpServerStatus, Op, PermissionReply, PermissionRequest, Submission, SubmissionId,
     TurnEnd,
 };
-use crate::setup::Setup;
 
 /// What ends the prompt being answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,17 +52,15 @@ pub struct Session {
     pub workspace: PathBuf,
     /// MCP servers the client asked for, added to the configuration.
     pub client_mcp: Vec<(String, McpServerConfig)>,
-    ops: Mutex<Option<mpsc::UnboundedSender<crate::event::Submission>>>,
+    ops: Mutex<Option<mpsc::UnboundedSender<pith_protocol::event::Submission>>>,
     waiter: Mutex<Option<Waiter>>,
     busy: AtomicBool,
     cancelled: AtomicBool,
     pub auto_yes: AtomicBool,
     /// The permission mode the editor chose (`session/set_mode`), applied when the engine starts.
-    pub mode: Mutex<crate::event::PermissionMode>,
+    pub mode: Mutex<pith_protocol::event::PermissionMode>,
     /// The MCP servers as last reported (their prompts are slash commands).
     pub mcp: Mutex<Vec<McpServerStatus>>,
-    /// The session's cost when it was opened.
-    cost: f64,
     /// What of its file system the client offers (`initialize`): the file tools use it.
     fs: FileSystemCapabilities,
 }
@@ -72,7 +71,6 @@ impl Session {
         conn: Arc<Connection>,
         setup: Setup,
         client_mcp: Vec<(String, McpServerConfig)>,
-        cost: f64,
         fs: FileSystemCapabilities,
     ) -> Session {
         Session {
@@ -88,7 +86,6 @@ impl Session {
             auto_yes: AtomicBool::new(false),
             mode: Mutex::new(Default::default()),
             mcp: Mutex::new(Vec::new()),
-            cost,
             fs,
         }
     }
@@ -118,44 +115,85 @@ impl Session {
         self.ops.lock().is_ok_and(|o| o.is_some())
     }
 
-    /// Starts the engine on the stored session (once).
-    pub async fn start_engine(self: &Arc<Self>) -> Result<(), RpcError> {
+    /// Starts the engine on the stored session (once). `replay` (`session/load`): the
+    /// session's history is shown first, as the engine gives it.
+    pub async fn start_engine(self: &Arc<Self>, replay: bool) -> Result<(), RpcError> {
         if self.engine_started() {
             return Ok(());
         }
-        let setup = self.setup.lock().await;
-        let row = setup
-            .store
-            .find_session(&self.id)
-            .map_err(|e| RpcError::internal(format!("{e:#}")))?
-            .ok_or_else(|| RpcError::invalid_params(format!("no session {}", self.id)))?;
-        let mut config = setup.loaded.config.clone();
-        config.permission_mode = self.mode.lock().map(|m| *m).unwrap_or_default();
-        for (name, server) in &self.client_mcp {
-            config.mcp.insert(name.clone(), server.clone());
-        }
-        let opts = EngineOptions {
-            config,
-            workspace: setup.workspace.clone(),
-            data_dir: setup.data_dir.clone(),
-            headless: false,
-            auto_yes: self.auto_yes.load(Ordering::Relaxed),
-            allow_unsandboxed: false,
-            // bash never runs in the client's terminal: pith's sandbox wraps it (§7.1)
-            editor: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
-            remove_empty_sessions: false,
+        let mut handle = {
+            let setup = self.setup.lock().await;
+            let row = setup
+                .store
+                .find_session(&self.id)
+                .map_err(|e| RpcError::internal(format!("{e:#}")))?
+                .ok_or_else(|| RpcError::invalid_params(format!("no session {}", self.id)))?;
+            let opts = setup.engine_options(FrontEnd::Editor {
+                auto_yes: self.auto_yes.load(Ordering::Relaxed),
+                mode: self.mode.lock().map(|m| *m).unwrap_or_default(),
+                mcp: self.client_mcp.clone(),
+                files: ClientFiles::offered(self.conn.clone(), &self.id, &self.fs),
+            });
+            engine::spawn(opts, setup.store.clone(), row).map_err(|e| {
+                RpcError::internal(format!(
+                    "cannot start the engine: {:#}",
+                    anyhow::Error::from(e)
+                ))
+            })?
         };
-        let handle = engine::spawn(opts, setup.store.clone(), row).map_err(|e| {
-            RpcError::internal(format!(
-                "cannot start the engine: {:#}",
-                anyhow::Error::from(e)
-            ))
-        })?;
         if let Ok(mut ops) = self.ops.lock() {
             *ops = Some(handle.ops.clone());
         }
-        tokio::spawn(pump(self.clone(), handle));
+        let (pages, read) = self.opening(&mut handle, replay).await?;
+        if replay {
+            self.replay(pages.messages());
+        }
+        tokio::spawn(pump(self.clone(), handle, read, pages.cost));
         Ok(())
+    }
+
+    /// Reads the engine's first events up to the session it opened and, for `replay`, asks
+    /// for every older page of its history (`Op::LoadHistory`). Returns the history and every
+    /// event read, for the pump to handle in order.
+    async fn opening(
+        &self,
+        handle: &mut engine::EngineHandle,
+        replay: bool,
+    ) -> Result<(Pages, Vec<Event>), RpcError> {
+        let mut pages = Pages::default();
+        let mut read = Vec::new();
+        let mut asked: Option<String> = None;
+        loop {
+            if pages.opened() {
+                let before = pages.before().filter(|_| replay).map(str::to_string);
+                // a page that brought nothing older ends the asking
+                if before.is_none() || before == asked {
+                    return Ok((pages, read));
+                }
+                self.send(Op::LoadHistory {
+                    session_id: self.id.clone(),
+                    before: before.clone().unwrap_or_default(),
+                })?;
+                asked = before;
+            }
+            loop {
+                let Some(event) = handle.events.recv().await else {
+                    return Err(RpcError::internal("the session's engine stopped"));
+                };
+                let page = pages.absorb(&event);
+                read.push(event);
+                if page {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Shows `messages` (a stored session's history) as updates.
+    pub fn replay(&self, messages: &[pith_protocol::message::Message]) {
+        for update in super::replay::updates(&self.workspace, messages) {
+            self.update(update);
+        }
     }
 
     pub fn shutdown(&self) {
@@ -274,7 +312,7 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::ModelChanged { model, .. } => format!("Now using {model}."),
         Event::Undone { prompt, files, .. } => format!(
             "Took back the turn \"{}\" ({} files restored).",
-            crate::text::one_line(prompt),
+            pith_protocol::text::one_line(prompt),
             files.len()
         ),
         Event::Redone { files, .. } => format!("Put the turn back ({} files).", files.len()),
@@ -285,9 +323,22 @@ fn answer_text(event: &Event) -> Option<String> {
 
 /// Reads the engine's events until it stops: updates to the client, questions to the user,
 /// ends to the waiting prompt.
-async fn pump(session: Arc<Session>, mut handle: engine::EngineHandle) {
-    let mut t = Translator::new(session.workspace.clone(), session.cost);
-    while let Some(event) = handle.events.recv().await {
+async fn pump(
+    session: Arc<Session>,
+    mut handle: engine::EngineHandle,
+    read: Vec<Event>,
+    cost: f64,
+) {
+    let mut t = Translator::new(session.workspace.clone(), cost);
+    let mut read = read.into_iter();
+    loop {
+        let event = match read.next() {
+            Some(event) => event,
+            None => match handle.events.recv().await {
+                Some(event) => event,
+                None => break,
+            },
+        };
         match &event {
             Event::PermissionAsked(req) => {
                 tokio::spawn(ask(session.clone(), req.clone()));

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::event::CompactionCost;
-use crate::message::{Part, ToolTime};
+use pith_protocol::event::CompactionCost;
+use pith_protocol::message::{Part, ToolTime};
 
 fn kind_of(u: &SessionUpdate) -> String {
     serde_json::to_value(u).unwrap()["sessionUpdate"]
@@ -97,7 +97,7 @@ fn usage_and_compaction() {
     );
     assert!(
         t.updates(&Event::TurnFinished {
-            reason: crate::event::TurnEnd::Compacted
+            reason: pith_protocol::event::TurnEnd::Compacted
         })
         .is_empty()
     );

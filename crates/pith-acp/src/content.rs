@@ -108,7 +108,7 @@ fn save_image(data: &str, mime: &str, dir: &Path) -> Result<String, RpcError> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
-    let path = dir.join(format!("{}.{ext}", crate::message::new_id()));
+    let path = dir.join(format!("{}.{ext}", pith_protocol::message::new_id()));
     std::fs::write(&path, bytes)
         .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
     Ok(path.to_string_lossy().into_owned())

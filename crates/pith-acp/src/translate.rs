@@ -11,8 +11,8 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::tools;
-use crate::event::{ContextUsage, Event};
-use crate::message::{PartKind, ToolState};
+use pith_protocol::event::{ContextUsage, Event};
+use pith_protocol::message::{PartKind, ToolState};
 
 /// The title of the tool call that reports a compaction.
 pub const COMPACTION_TITLE: &str = "Compacting context";
@@ -86,7 +86,7 @@ impl Translator {
             Event::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
             // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
             Event::PermissionModeChanged { mode, .. } => vec![SessionUpdate::CurrentModeUpdate(
-                CurrentModeUpdate::new(super::agent::mode_id(*mode, false)),
+                CurrentModeUpdate::new(super::modes::mode_id(*mode, false)),
             )],
             Event::CompactionStarted { auto, focus, .. } => self.compaction_started(*auto, focus),
             Event::CompactionFinished {

@@ -11,20 +11,21 @@ use agent_client_protocol_schema::v1::{
     InitializeRequest, InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer,
     NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
     PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionMode, SessionModeState,
-    SetSessionModeRequest, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    RequestPermissionRequest, RequestPermissionResponse, SetSessionModeRequest, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::modes::modes;
 use super::rpc::{Connection, RpcError};
 use super::session::Session;
 use super::{commands, content, replay, translate};
-use crate::config::mcp::McpServerConfig;
-use crate::event::Op;
-use crate::event::PermissionMode;
-use crate::setup::Setup;
-use crate::tui::trust::TrustQuestion;
+use pith_config::mcp::McpServerConfig;
+use pith_launch::{FirstModel, Setup};
+use pith_protocol::event::Op;
+use pith_protocol::event::PermissionMode;
+use pith_protocol::launch::TrustQuestion;
 
 pub struct Agent {
     conn: Arc<Connection>,
@@ -46,40 +47,6 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
 
 fn internal(e: impl Into<anyhow::Error>) -> RpcError {
     RpcError::internal(format!("{:#}", e.into()))
-}
-
-/// pith's permission modes as the editor offers them: ask (the default), plan, accept edits,
-/// and `--yes`. Deny rules and the sandbox hold in every one.
-fn modes(current: &str) -> SessionModeState {
-    SessionModeState::new(
-        current.to_string(),
-        vec![
-            SessionMode::new("default", "Ask")
-                .description("Ask before running what the permission rules ask about".to_string()),
-            SessionMode::new("plan", "Plan").description(
-                "Look, don't touch: only tools that read run; the agent ends with a plan to accept"
-                    .to_string(),
-            ),
-            SessionMode::new("accept-edits", "Accept edits").description(
-                "Edits and writes inside the workspace are not asked about".to_string(),
-            ),
-            SessionMode::new("yes", "Yes").description(
-                "Allow what the rules ask about (as --yes); leaving the sandbox is still refused"
-                    .to_string(),
-            ),
-        ],
-    )
-}
-
-/// The editor's mode id of pith's permission mode (with `--yes`).
-pub fn mode_id(mode: PermissionMode, auto_yes: bool) -> &'static str {
-    match mode {
-        PermissionMode::Default | PermissionMode::Bypass if auto_yes => "yes",
-        PermissionMode::Bypass => "yes",
-        PermissionMode::Default => "default",
-        PermissionMode::Plan => "plan",
-        PermissionMode::AcceptEdits => "accept-edits",
-    }
 }
 
 /// The client's MCP servers as pith's server configuration.
@@ -263,12 +230,12 @@ impl Agent {
         let req: NewSessionRequest = parse(params)?;
         let (setup, client_mcp) = self.open(&req.cwd, &req.mcp_servers).await?;
         // No probing for a local server: no one is asked before the prompt would go to it.
-        let model = match setup.implied_model(None, false, false).await {
-            Some((implied, notice)) => {
+        let model = match setup.first_model(None, false, false).await {
+            FirstModel::Implied { model, notice, .. } => {
                 tracing::info!("acp: {notice}");
-                Some(implied.model)
+                Some(model)
             }
-            None => None,
+            FirstModel::Named | FirstModel::Unknown => None,
         };
         let row = setup
             .session(None, false, model.as_deref())
@@ -278,18 +245,19 @@ impl Agent {
             self.conn.clone(),
             setup,
             client_mcp,
-            0.0,
             self.client_fs(),
         ));
         self.insert(&session);
         if session.setup.lock().await.trust_question().is_none() {
-            session.start_engine().await?;
+            session.start_engine(false).await?;
         }
         let response = NewSessionResponse::new(row.id).modes(modes("default"));
         Ok((to_json(response)?, session))
     }
 
-    /// Replays the stored session as updates, then answers.
+    /// Replays the stored session as updates, then answers. The history is the engine's: the
+    /// running engine's pages, or, while the workspace's trust is unanswered (the engine starts
+    /// once it is), the same pages read as the engine reads them.
     async fn load_session(&self, params: Value) -> Result<(Value, Arc<Session>), RpcError> {
         let req: LoadSessionRequest = parse(params)?;
         let id = req.session_id.0.to_string();
@@ -302,21 +270,20 @@ impl Agent {
             .find_session(&id)
             .map_err(internal)?
             .ok_or_else(|| RpcError::invalid_params(format!("no session {id}")))?;
-        let messages = setup.store.load_all(&id).map_err(internal)?;
+        let stored = setup
+            .trust_question()
+            .map(|_| replay::stored_pages(&setup.store, row));
         let session = Arc::new(Session::new(
             id,
             self.conn.clone(),
             setup,
             client_mcp,
-            row.cost,
             self.client_fs(),
         ));
-        for update in replay::updates(&session.workspace, &messages) {
-            session.update(update);
-        }
         self.insert(&session);
-        if session.setup.lock().await.trust_question().is_none() {
-            session.start_engine().await?;
+        match stored {
+            Some(pages) => session.replay(pages.messages()),
+            None => session.start_engine(true).await?,
         }
         Ok((json!({"modes": to_json(modes("default"))?}), session))
     }
@@ -391,7 +358,7 @@ async fn settle_trust(session: &Arc<Session>) -> Result<(), RpcError> {
         }
         commands::announce(session).await;
     }
-    session.start_engine().await
+    session.start_engine(false).await
 }
 
 async fn ask_trust(session: &Session, q: &TrustQuestion) -> Option<bool> {

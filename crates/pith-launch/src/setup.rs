@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use crate::config::load::Trust;
-use crate::config::trusted::TrustStore;
-use crate::config::{self, Config};
-use crate::message::Session;
-use crate::store::Store;
-use crate::tui::trust::TrustQuestion;
+use pith_config::load::Trust;
+use pith_config::trusted::TrustStore;
+use pith_config::{self as config, Config};
+use pith_protocol::message::Session;
+use pith_store::Store;
 
 pub struct Setup {
     pub workspace: PathBuf,
@@ -19,7 +18,7 @@ pub struct Setup {
     pub store: Arc<Store>,
     config_file: Option<PathBuf>,
     /// The user's recorded decision about trusting the workspace.
-    trust: Trust,
+    pub(crate) trust: Trust,
 }
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -62,7 +61,7 @@ pub fn init_logging(data_dir: &Path) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         // Nothing pith knows to be a secret reaches the log.
-        .with_writer(std::sync::Mutex::new(crate::secrets::ScrubbingWriter(file)))
+        .with_writer(std::sync::Mutex::new(pith_secrets::ScrubbingWriter(file)))
         .with_ansi(false)
         .try_init();
 }
@@ -76,7 +75,7 @@ pub fn load_config(
     let data = data_dir().ok();
     if let Some(d) = &data {
         // as `Setup` does: stored keys count when an untrusted file's model is judged
-        let _ = crate::auth::install_from(d);
+        let _ = pith_auth::install_from(d);
     }
     let trust = data
         .as_ref()
@@ -108,16 +107,16 @@ fn load_in(
             data_dir: data_dir.map(Path::to_path_buf),
             has_key: Some(provider_has_key),
         },
-        &crate::secrets::env_var,
+        &pith_secrets::env_var,
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::secrets::register_config(&loaded.config, &crate::secrets::env_var);
+    pith_secrets::register_config(&loaded.config, &pith_secrets::env_var);
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    if let Some(w) = crate::tools::policy::workspace_warning(workspace, home.as_deref()) {
+    if let Some(w) = pith_tools::policy::workspace_warning(workspace, home.as_deref()) {
         loaded.warnings.push(w);
     }
     if let Some(w) =
-        crate::sandbox::CommandPolicy::from_config(&loaded.config).unavailable_warning()
+        pith_tools::sandbox::CommandPolicy::from_config(&loaded.config).unavailable_warning()
     {
         loaded.warnings.push(w);
     }
@@ -141,10 +140,19 @@ impl Setup {
         config_file: Option<PathBuf>,
         trust: bool,
     ) -> anyhow::Result<Setup> {
+        Setup::in_dirs(workspace, data_dir()?, config_file, trust)
+    }
+
+    /// [`in_workspace`](Self::in_workspace) with the data directory given (tests).
+    pub fn in_dirs(
+        workspace: PathBuf,
+        data_dir: PathBuf,
+        config_file: Option<PathBuf>,
+        trust: bool,
+    ) -> anyhow::Result<Setup> {
         let workspace = workspace.canonicalize().unwrap_or(workspace);
-        let data_dir = data_dir()?;
         // Before the config's sandbox warning asks for it: remembered until the next boot.
-        crate::sandbox::support_in(&data_dir);
+        pith_tools::sandbox::support_in(&data_dir);
         let trust_store = TrustStore::new(&data_dir);
         if trust {
             trust_store
@@ -154,7 +162,7 @@ impl Setup {
         let decision = trust_store.get(&workspace);
         // Before the config: an untrusted file's model is kept only when its provider has a key,
         // a stored one included.
-        let auth_warning = crate::auth::install_from(&data_dir);
+        let auth_warning = pith_auth::install_from(&data_dir);
         let mut loaded = load_in(&workspace, config_file.clone(), decision, Some(&data_dir))?;
         loaded.warnings.extend(auth_warning);
         init_logging(&data_dir);
@@ -170,22 +178,6 @@ impl Setup {
             store: Arc::new(store),
             config_file,
             trust: decision,
-        })
-    }
-
-    /// The question to ask before starting, when the workspace's `pith.toml` holds settings that
-    /// need trust and the user has never answered for this directory.
-    pub fn trust_question(&self) -> Option<TrustQuestion> {
-        let t = &self.loaded.workspace_trust;
-        let pending: Vec<String> = t
-            .ignored
-            .iter()
-            .filter(|k| k.as_str() != "trusted_directories")
-            .cloned()
-            .collect();
-        (self.trust == Trust::Unknown && !t.trusted && !pending.is_empty()).then(|| TrustQuestion {
-            workspace: self.workspace.clone(),
-            ignored: pending,
         })
     }
 
@@ -212,10 +204,10 @@ impl Setup {
 
     /// The custom slash commands: the user's, and the project's when the workspace is trusted.
     /// Files skipped are named in the log.
-    pub fn custom_commands(&self) -> crate::custom_commands::Commands {
+    pub fn custom_commands(&self) -> pith_commands::custom_commands::Commands {
         let global =
             config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
-        let commands = crate::custom_commands::Commands::load(
+        let commands = pith_commands::custom_commands::Commands::load(
             global.as_deref(),
             &self.workspace,
             self.loaded.workspace_files_trusted,
@@ -237,9 +229,9 @@ impl Setup {
     /// # Safety
     /// No other thread may exist yet: the process environment is changed.
     pub unsafe fn seal_secrets(&self) -> usize {
-        let policy = crate::secrets::EnvPolicy::from_config(&self.loaded.config);
+        let policy = pith_secrets::EnvPolicy::from_config(&self.loaded.config);
         // SAFETY: the caller guarantees a single thread.
-        let taken = unsafe { crate::secrets::seal(&policy) };
+        let taken = unsafe { pith_secrets::seal(&policy) };
         tracing::debug!(
             count = taken.len(),
             "key variables taken out of the environment"
@@ -277,23 +269,6 @@ impl Setup {
         Ok(session)
     }
 
-    /// When no model is given (`--model`), configured, or resumed with a session: the one
-    /// [`crate::first_run::implied_model`] finds, with the notice saying why. The same rule for
-    /// every front end; only the TUI, which asks before using one, `probe`s for a local server.
-    pub async fn implied_model(
-        &self,
-        flag: Option<&str>,
-        resuming: bool,
-        probe: bool,
-    ) -> Option<(crate::first_run::Implied, String)> {
-        if flag.is_some() || self.config().model.is_some() || resuming {
-            return None;
-        }
-        let implied = crate::first_run::implied_model(probe).await?;
-        let notice = crate::first_run::implied_notice(&implied.model, implied.why);
-        Some((implied, notice))
-    }
-
     /// `--model`, else the session's, else the config's.
     fn pick_model(&self, flag: Option<&str>, session: Option<&str>) -> anyhow::Result<String> {
         let model = flag
@@ -306,19 +281,19 @@ impl Setup {
                 config_hint()
             );
         };
-        crate::provider::factory::split_model(&model)?;
+        pith_engine::factory::split_model(&model)?;
         Ok(model)
     }
 }
 
 /// Whether the provider `name` has a key to send: none needed, its variable set, or one stored
 /// for its `base_url` (what the provider factory will look for).
-fn provider_has_key(name: &str, pc: &config::ProviderConfig) -> bool {
+pub(crate) fn provider_has_key(name: &str, pc: &config::ProviderConfig) -> bool {
     let Some(var) = pc.api_key_env.as_deref().filter(|v| !v.is_empty()) else {
         return true;
     };
-    crate::secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
-        || matches!(crate::auth::stored_key(name, &pc.base_url), Ok(Some(_)))
+    pith_secrets::env_var(var).is_some_and(|v| !v.trim().is_empty())
+        || matches!(pith_auth::stored_key(name, &pc.base_url), Ok(Some(_)))
 }
 
 fn config_hint() -> String {
@@ -330,5 +305,5 @@ fn config_hint() -> String {
 /// Whether the environment variable `name` is set to something (`pith config` shows it for
 /// `api_key_env`, never the value).
 pub fn env_is_set(name: &str) -> bool {
-    crate::secrets::env_var(name).is_some_and(|v| !v.is_empty())
+    pith_secrets::env_var(name).is_some_and(|v| !v.is_empty())
 }

@@ -9,8 +9,8 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::Value;
 
-use crate::message::ToolState;
-use crate::tool::{TodoItem, ToolInput};
+use pith_protocol::message::ToolState;
+use pith_protocol::tool::{TodoItem, ToolInput};
 
 /// The most output of one call shown in the editor (its tail when longer).
 const MAX_SHOWN: usize = 16 * 1024;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::config::known::{KNOWN_PROVIDERS, KnownProvider};
+use pith_config::known::{KNOWN_PROVIDERS, KnownProvider};
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(400);
 
@@ -113,7 +113,7 @@ pub struct Implied {
 /// answers. `pith run` and the editor do not probe: whatever listens on a local port would get
 /// the prompt unasked; they use a local server when it is named (`--model`, the config).
 pub async fn implied_model(probe: bool) -> Option<Implied> {
-    let key = |k: &str| crate::secrets::env_var(k).or_else(|| crate::auth::stored_for_env(k));
+    let key = |k: &str| pith_secrets::env_var(k).or_else(|| pith_auth::stored_for_env(k));
     if let Some(model) = model_from_keys(key) {
         return Some(Implied {
             model,
