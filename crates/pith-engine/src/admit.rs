@@ -73,7 +73,7 @@ impl Runner {
             })
         {
             self.log
-                .title_if_untitled(|| super::session_ops::title_from(&text));
+                .title_if_untitled(|| super::session_log::title_from(&text));
         }
         self.push_message(m)
     }

@@ -1,9 +1,10 @@
 //! A custom slash command's turn: its expanded text is the user's message, run with the model
 //! and as the agent its front matter names — for this turn only, then back.
 
-use super::runner::{ModelSetup, Runner};
+use super::runner::Runner;
 use super::shared::Prompt;
 use crate::error::{EngineError, with_causes};
+use crate::model::ModelSetup;
 use pith_protocol::event::{Event, TurnEnd};
 
 impl Runner {

@@ -30,8 +30,8 @@ use pith_protocol::event::{CompactionCost, Event};
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
-use super::runner::ModelSetup;
 use super::session_log::SessionLog;
+use crate::model::ModelSetup;
 
 /// What the runner keeps about compactions between them.
 #[derive(Default)]

@@ -6,7 +6,7 @@ use pith_store::lock::LockError;
 
 use crate::compaction::CompactionError;
 use crate::factory::ModelError;
-use crate::mcp::McpOpError;
+use crate::mcp_error::McpOpError;
 
 /// What went wrong in the engine: starting it, or an op or a turn it reports.
 #[derive(Debug, thiserror::Error)]

@@ -2,8 +2,6 @@
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
 //! as `Event::Info`; a hook's output is never printed.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -32,48 +30,6 @@ fn fields(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(m) => m,
         _ => Map::new(),
-    }
-}
-
-/// The user's hooks (`[[hooks.EVENT]]`) and what they gave the model.
-pub(super) struct HookState {
-    commands: Arc<crate::hook_commands::Hooks>,
-    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
-    /// prompt.
-    context: Vec<PartKind>,
-}
-
-impl HookState {
-    pub fn new(commands: Arc<crate::hook_commands::Hooks>) -> HookState {
-        HookState {
-            commands,
-            context: Vec::new(),
-        }
-    }
-
-    /// The user has hooks on `event` (for `subject`, a tool's name).
-    pub fn has(&self, event: HookEvent, subject: Option<&str>) -> bool {
-        self.commands.has(event, subject)
-    }
-
-    /// The user's hooks, to run them.
-    pub fn commands(&self) -> &Arc<crate::hook_commands::Hooks> {
-        &self.commands
-    }
-
-    /// Hooks gave the model `parts`: they wait for the next prompt.
-    pub fn add_context(&mut self, parts: impl IntoIterator<Item = PartKind>) {
-        self.context.extend(parts);
-    }
-
-    /// What hooks gave the model that waits for the next prompt.
-    pub fn context(&self) -> &[PartKind] {
-        &self.context
-    }
-
-    /// The next prompt carried it, or the session it was for is left.
-    pub fn clear_context(&mut self) {
-        self.context.clear();
     }
 }
 

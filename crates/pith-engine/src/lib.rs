@@ -5,18 +5,26 @@
 
 mod accounting;
 mod admit;
+mod agent;
 mod command_turn;
 mod compaction;
+mod compaction_host;
 mod compactor;
 mod emitter;
 mod error;
 pub mod factory;
 pub mod hook_commands;
+mod hook_state;
 mod hooks;
+mod images;
 mod instructions;
 mod mcp;
+mod mcp_error;
+mod mcp_ops;
+mod mcp_session;
 mod mentions;
 mod meter;
+mod model;
 pub mod prompt;
 mod reader;
 mod runner;
@@ -35,6 +43,7 @@ mod tool_runtime;
 mod turn;
 mod undo;
 mod window;
+mod window_probe;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,7 +57,8 @@ use pith_store::Store;
 
 pub use compaction::CompactionError;
 pub use error::EngineError;
-pub use mcp::{Attachment, McpOpError};
+pub use mcp_error::McpOpError;
+pub use mcp_ops::Attachment;
 pub use runner::Runner;
 
 /// A running engine as a front end sees it.

@@ -9,71 +9,13 @@ use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::prompt;
 use super::shared::{Control, Prompt, Shared};
 use crate::error::{EngineError, with_causes};
-use crate::factory::ModelError;
-use pith_config::catalog;
-use pith_context::overflow::{self, Limits};
+use crate::model::ModelSetup;
+use pith_context::overflow;
 use pith_protocol::event::{EngineState, Event, Op, Submission, SubmissionId, TurnEnd};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::{Message, PartKind, Role, Session};
-use pith_provider::retry::RetryPolicy;
-use pith_provider::{self, Provider};
 use pith_store::Store;
 use pith_store::lock::SessionLock;
-
-/// The model a session talks to.
-#[derive(Clone)]
-pub(super) struct ModelSetup {
-    /// "provider/model".
-    pub name: String,
-    pub provider: Arc<dyn Provider>,
-    /// The id the provider knows.
-    pub model_id: String,
-    pub info: pith_config::ModelConfig,
-    pub limits: Limits,
-    /// Retries of its provider (`max_retries`, `max_retry_wait_secs`).
-    pub retry: RetryPolicy,
-    /// Its provider's timeouts, for saying what pith waits for.
-    pub timeouts: pith_provider::transport::Timeouts,
-    /// The window is a guess (no config, not in the catalog): a local server is asked, and a
-    /// window learned from a server replaces it.
-    pub window_guessed: bool,
-    /// Its server is on this machine or the local network.
-    pub local: bool,
-}
-
-impl ModelSetup {
-    pub fn build(
-        config: &pith_config::Config,
-        name: &str,
-    ) -> Result<(Self, Option<String>), ModelError> {
-        let (provider, model_id) = crate::factory::build(config, name)?;
-        let pc = crate::factory::split_model(name)
-            .ok()
-            .and_then(|(p, _)| config.provider.get(p));
-        let retry = RetryPolicy::for_provider(pc);
-        let timeouts = pc
-            .map(pith_provider::transport::Timeouts::from_config)
-            .unwrap_or_default();
-        let local = pc.is_some_and(|p| pith_provider::openai::is_local(&p.base_url));
-        let resolved = catalog::resolve(config, name);
-        let info = resolved.info;
-        let limits = Limits::from(&info);
-        Ok((
-            ModelSetup {
-                name: name.to_string(),
-                provider,
-                model_id,
-                info,
-                limits,
-                retry,
-                timeouts,
-                window_guessed: resolved.window_guessed,
-                local,
-            },
-            resolved.warning,
-        ))
-    }
-}
 
 pub struct Runner {
     pub(super) opts: EngineOptions,
@@ -81,9 +23,9 @@ pub struct Runner {
     pub(super) log: super::session_log::SessionLog,
     pub(super) shared: Arc<Shared>,
     /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
-    pub(super) role: super::subagent::AgentRole,
+    pub(super) role: super::agent::AgentRole,
     /// What this runner did (a sub-agent's report) and what its sub-agents used.
-    pub(super) record: super::subagent::RunRecord,
+    pub(super) record: super::agent::RunRecord,
     pub(super) model: ModelSetup,
     /// The context figure and the estimator behind it.
     pub(super) meter: super::meter::Meter,
@@ -93,9 +35,9 @@ pub struct Runner {
     /// The breaker's count, the last compaction's cost, the summary written ahead.
     pub(super) compactor: super::compactor::Compactor,
     /// A local server being asked for the window (see `window.rs`).
-    pub(super) window: super::window::WindowProbe,
+    pub(super) window: super::window_probe::WindowProbe,
     /// The user's hooks and what they gave the model (see `hooks.rs`).
-    pub(super) hooks: super::hooks::HookState,
+    pub(super) hooks: super::hook_state::HookState,
     /// The submission being handled: the errors reported meanwhile answer it.
     pub(super) answering: Option<SubmissionId>,
 }
@@ -109,7 +51,7 @@ impl Runner {
         shared: Arc<Shared>,
     ) -> Result<Self, EngineError> {
         let events = super::emitter::Emitter::direct(events);
-        let role = super::subagent::AgentRole::main();
+        let role = super::agent::AgentRole::main();
         Self::build(opts, store, session, events, shared, role, None)
     }
 
@@ -138,12 +80,12 @@ impl Runner {
         session: Session,
         events: super::emitter::Emitter,
         shared: Arc<Shared>,
-        role: super::subagent::AgentRole,
-        child: Option<super::subagent::ChildSetup>,
+        role: super::agent::AgentRole,
+        child: Option<super::agent::ChildSetup>,
     ) -> Result<Self, EngineError> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
-        let (registry, permissions) = super::subagent::tools_for(&opts.config, &role, child);
+        let (registry, permissions) = super::agent::tools_for(&opts.config, &role, child);
         let meter = super::meter::Meter::new(&model.model_id);
         let hooks = Arc::new(crate::hook_commands::Hooks::new(
             &opts.config,
@@ -151,7 +93,7 @@ impl Runner {
             &opts.data_dir,
         ));
         let mut runner = Runner {
-            hooks: super::hooks::HookState::new(hooks),
+            hooks: super::hook_state::HookState::new(hooks),
             role,
             record: Default::default(),
             tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
@@ -244,7 +186,7 @@ impl Runner {
         });
         if !synthetic {
             self.log
-                .title_if_untitled(|| super::session_ops::title_from(text));
+                .title_if_untitled(|| super::session_log::title_from(text));
         }
         self.push_message(m)
     }
@@ -521,7 +463,7 @@ impl Runner {
         let images = self.takes_images();
         let refs: Vec<&Message> = self.log.view().iter().collect();
         let mut messages = pith_context::view::convert(&refs, &mut |path, mime| {
-            super::mentions::image_content(path, mime, images)
+            super::images::image_content(path, mime, images)
         });
         if last_step {
             messages.push(ChatMessage::Assistant {
@@ -577,10 +519,4 @@ impl Runner {
     pub(super) fn max_tokens(&self) -> Option<u32> {
         Some(overflow::max_output(&self.model.limits).min(u64::from(u32::MAX)) as u32)
     }
-}
-
-/// Converts messages already in model order to wire messages (ARCHITECTURE.md §4.2).
-pub(super) fn to_wire(messages: &[Message]) -> Vec<ChatMessage> {
-    let refs: Vec<&Message> = messages.iter().collect();
-    pith_context::view::convert(&refs, &mut |_, _| None)
 }

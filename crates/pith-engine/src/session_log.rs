@@ -271,3 +271,28 @@ impl SessionLog {
         )))
     }
 }
+
+/// A session title from the first user message.
+pub(crate) fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_cut() {
+        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
+        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
+    }
+}

@@ -1,8 +1,9 @@
 //! The runner's session operations: switching to another stored session (in its directory),
 //! and `/export`.
 
-use super::runner::{ModelSetup, Runner};
+use super::runner::Runner;
 use crate::error::{EngineError, with_causes};
+use crate::model::ModelSetup;
 use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
@@ -166,20 +167,6 @@ pub(super) fn export_path(
     }
 }
 
-/// A session title from the first user message.
-pub(super) fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title.push('…');
-    }
-    title
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,11 +193,5 @@ mod tests {
                 "{got:?}"
             );
         }
-    }
-
-    #[test]
-    fn titles_are_cut() {
-        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
-        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
     }
 }

@@ -82,7 +82,7 @@ impl Runner {
             state: ToolState::Running { start, title: None },
         });
         self.log
-            .title_if_untitled(|| super::session_ops::title_from(&format!("!{command}")));
+            .title_if_untitled(|| super::session_log::title_from(&format!("!{command}")));
         let idx = self.push_message(m);
         self.emit(Event::ToolStarted {
             call_id: call_id.to_string(),

@@ -2,12 +2,16 @@
 //! parts, announced as they arrive and written to the store as they stream (the stream itself is
 //! read, and retried, by `reader.rs`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::reader::{self, Attempt, Ended, Reading, Sink};
+use super::reader::{self, Attempt, Ended, Listener, MIN_STEP_OUTPUT, Reading, Sink};
 use super::runner::Runner;
+use super::shared::Shared;
+use crate::model::ModelSetup;
+use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{PartKind, Usage};
 use pith_provider::{FaultKind, ProviderError};
@@ -17,7 +21,6 @@ const FLUSH_EVERY: Duration = Duration::from_millis(250);
 /// One step's output (text, reasoning and tool arguments) is bounded by the model's output limit
 /// at this many bytes per token (a token is about four), and by [`MIN_STEP_OUTPUT`] at least.
 const STEP_BYTES_PER_TOKEN: u64 = 16;
-pub(super) const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
 
 pub(super) enum Outcome {
     Done {
@@ -206,6 +209,42 @@ impl Runner {
                 self.log.save_part(p);
             }
         }
+    }
+}
+
+/// The runner hears what reading a step's or a foreground summary's stream brings.
+impl Listener for Runner {
+    fn model(&self) -> &ModelSetup {
+        &self.model
+    }
+
+    fn status(&self, state: EngineState, detail: Option<String>) {
+        self.state(state, detail);
+    }
+
+    /// Announces a retry: logged, sent, and the status says "retrying".
+    fn retrying(&self, attempt: u32, delay: Duration, err: &ProviderError) {
+        tracing::warn!(
+            "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
+            err.kind,
+            self.model.retry.retries_for(err),
+            err.message
+        );
+        self.emit(Event::Retrying {
+            attempt,
+            max: self.model.retry.retries_for(err),
+            delay_ms: delay.as_millis() as u64,
+            message: err.message.clone(),
+        });
+        self.state(EngineState::Retrying, None);
+    }
+
+    fn breakdown_asked(&self) -> Option<Arc<Shared>> {
+        Some(self.shared.clone())
+    }
+
+    fn answer_breakdown(&mut self) {
+        Runner::answer_breakdown(self);
     }
 }
 

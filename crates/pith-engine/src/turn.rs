@@ -8,7 +8,7 @@ use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
 use crate::error::EngineError;
-use pith_context::{compaction, overflow, prune};
+use pith_context::{overflow, prune};
 use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
@@ -475,6 +475,3 @@ impl Runner {
         self.emit_context();
     }
 }
-
-/// The continue message after an automatic compaction.
-pub(super) const CONTINUE: &str = compaction::CONTINUE_MESSAGE;

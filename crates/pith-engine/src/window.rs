@@ -16,40 +16,6 @@ const MIN_WINDOW: u64 = 512;
 /// above it they are sent in short.
 const PROMPT_SHARE: u64 = 4;
 
-/// A local server asked for its window at start, and the warning to give if it cannot tell.
-#[derive(Default)]
-pub(super) struct WindowProbe {
-    /// The server's answer: the window and where it was read.
-    probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
-    /// Said when the local server asked for the window cannot tell it either.
-    warning: Option<String>,
-}
-
-impl WindowProbe {
-    /// Asks in `probe`; `warning` is said if the server cannot tell.
-    fn start(
-        &mut self,
-        probe: tokio::task::JoinHandle<Option<(u64, String)>>,
-        warning: Option<String>,
-    ) {
-        self.probe = Some(probe);
-        self.warning = warning;
-    }
-
-    fn forget_warning(&mut self) {
-        self.warning = None;
-    }
-
-    /// The question under way, to await its answer.
-    fn take_probe(&mut self) -> Option<tokio::task::JoinHandle<Option<(u64, String)>>> {
-        self.probe.take()
-    }
-
-    fn take_warning(&mut self) -> Option<String> {
-        self.warning.take()
-    }
-}
-
 impl Runner {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
     /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).

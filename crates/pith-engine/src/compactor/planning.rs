@@ -13,7 +13,7 @@ use super::Planner;
 use super::Written;
 use super::ahead::{DEFAULT_START, MOST_AFTER_SWAP};
 use crate::compaction::{CompactionError, Trigger};
-use crate::runner::ModelSetup;
+use crate::model::ModelSetup;
 
 /// How the user's sentences the summary left out, carried after all, are introduced.
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
