@@ -5,20 +5,20 @@
 use tokio_util::sync::CancellationToken;
 
 use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
-use super::runner::Runner;
 use super::session_log::SessionLog;
+use crate::turn_context::Turn;
 use pith_context::budget::Budget;
 use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
 use pith_protocol::event::Event;
 use pith_provider::ProviderError;
 
-impl SummaryHost for Runner {
+impl SummaryHost for Turn<'_> {
     /// What the compactor reads of the session to plan (see [`Planner`]).
     fn planner(&mut self) -> Planner<'_> {
         Planner {
-            log: &self.log,
-            meter: &mut self.meter,
-            model: &self.model,
+            log: self.log,
+            meter: self.meter,
+            model: self.model,
             config: &self.opts.config,
             todos: &self.tools.state().todos,
         }
@@ -29,49 +29,49 @@ impl SummaryHost for Runner {
     }
 
     fn estimate_request(&mut self) -> u64 {
-        Runner::estimate_request(self)
+        Turn::estimate_request(self)
     }
 
     fn learn_window(&mut self, err: &ProviderError) {
-        Runner::learn_window(self, err, None);
+        Turn::learn_window(self, err, None);
     }
 }
 
-impl CompactionHost for Runner {
+impl CompactionHost for Turn<'_> {
     fn compactor(&mut self) -> &mut Compactor {
-        &mut self.compactor
+        self.compactor
     }
 
     fn log(&mut self) -> &mut SessionLog {
-        &mut self.log
+        self.log
     }
 
     fn budget(&self) -> Budget {
-        Runner::budget(self)
+        Turn::budget(self)
     }
 
     fn overhead(&mut self) -> u64 {
-        Runner::overhead(self)
+        Turn::overhead(self)
     }
 
     fn reset_estimate(&mut self) {
-        Runner::reset_estimate(self);
+        Turn::reset_estimate(self);
     }
 
     fn overflowing(&self) -> bool {
-        Runner::overflowing(self)
+        Turn::overflowing(self)
     }
 
     fn emit(&self, event: Event) {
-        Runner::emit(self, event);
+        Turn::emit(self, event);
     }
 
     fn touch_session(&mut self) {
-        Runner::touch_session(self);
+        Turn::touch_session(self);
     }
 
     fn emit_context(&mut self) {
-        Runner::emit_context(self);
+        Turn::emit_context(self);
     }
 
     fn push_continue(&mut self) {
@@ -84,10 +84,10 @@ impl CompactionHost for Runner {
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) {
-        Runner::pre_compact_hooks(self, manual, focus, cancel).await;
+        Turn::pre_compact_hooks(self, manual, focus, cancel).await;
     }
 
     async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
-        Runner::post_compact_hooks(self, manual, cancel).await;
+        Turn::post_compact_hooks(self, manual, cancel).await;
     }
 }

@@ -2,6 +2,7 @@
 //! (an `Event::Error` of the error's kind, its text the message).
 
 use pith_protocol::event::{ErrorKind, Event, SubmissionId};
+use pith_store::StoreError;
 use pith_store::lock::LockError;
 
 use crate::compaction::CompactionError;
@@ -18,30 +19,38 @@ pub enum EngineError {
     #[error(transparent)]
     Model(#[from] ModelError),
     /// The store could not read the session (the store's error with its causes).
-    #[error("{0}")]
-    Store(String),
+    #[error("{0:#}")]
+    Store(#[source] StoreError),
     /// Store writes failed this turn: what was lost, and what to do.
     #[error("{0}")]
     Unsaved(String),
-    #[error("cannot switch to {model}: {cause}")]
-    SwitchModel { model: String, cause: String },
-    #[error("cannot create a session: {0}")]
-    CreateSession(String),
+    #[error("cannot switch to {model}: {}", with_causes(.source))]
+    SwitchModel {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
+    #[error("cannot create a session: {0:#}")]
+    CreateSession(#[source] StoreError),
     #[error("no session {0}")]
     NoSession(String),
-    #[error("cannot load session {id}: {cause}")]
-    ReadSession { id: String, cause: String },
+    #[error("cannot load session {id}: {source:#}")]
+    ReadSession {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
     /// The session switched to could not be loaded.
-    #[error("cannot load session: {0}")]
-    LoadSession(String),
-    #[error("cannot list sessions: {0}")]
-    ListSessions(String),
-    #[error("cannot list sub-agent sessions: {0}")]
-    ListSubagents(String),
-    #[error("cannot load older messages: {0}")]
-    OlderMessages(String),
-    #[error("cannot export: {0}")]
-    ReadExport(String),
+    #[error("cannot load session: {}", .0.text())]
+    LoadSession(#[source] Box<EngineError>),
+    #[error("cannot list sessions: {0:#}")]
+    ListSessions(#[source] StoreError),
+    #[error("cannot list sub-agent sessions: {0:#}")]
+    ListSubagents(#[source] StoreError),
+    #[error("cannot load older messages: {0:#}")]
+    OlderMessages(#[source] StoreError),
+    #[error("cannot export: {0:#}")]
+    ReadExport(#[source] StoreError),
     #[error("cannot create {dir}: {source}")]
     CreateExportDir { dir: String, source: std::io::Error },
     #[error("cannot write {path}: {source}")]
@@ -106,6 +115,16 @@ impl EngineError {
         }
     }
 
+    /// The error's text with its causes, each once: a lock's or a model's error (shown as the
+    /// library writes it) is followed by its causes; the engine's own errors carry theirs in
+    /// their text already.
+    pub fn text(&self) -> String {
+        match self {
+            EngineError::Lock(_) | EngineError::Model(_) => with_causes(self),
+            _ => self.to_string(),
+        }
+    }
+
     /// The error as the front end gets it, tied to no submission.
     pub fn event(&self) -> Event {
         self.event_for(None)
@@ -142,4 +161,45 @@ pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_store_error_stays_the_cause_and_the_text_is_unchanged() {
+        let e = EngineError::CreateSession(StoreError::NoSession("S1".into()));
+        assert_eq!(
+            e.to_string(),
+            "cannot create a session: no session with id S1"
+        );
+        let cause = e.source().and_then(|c| c.downcast_ref::<StoreError>());
+        assert!(matches!(cause, Some(StoreError::NoSession(id)) if id == "S1"));
+        // a session that cannot be loaded after a switch says the store's words once
+        let load = EngineError::LoadSession(Box::new(EngineError::Store(StoreError::NoSession(
+            "S2".into(),
+        ))));
+        assert_eq!(
+            load.to_string(),
+            "cannot load session: no session with id S2"
+        );
+        let cause = load.source().map(|c| c.to_string());
+        assert_eq!(cause.as_deref(), Some("no session with id S2"));
+    }
+
+    #[test]
+    fn a_model_that_cannot_be_used_keeps_its_error_as_the_cause() {
+        let e = EngineError::SwitchModel {
+            model: "gpt".into(),
+            source: ModelError::NotProviderModel { name: "gpt".into() },
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot switch to gpt: model \"gpt\" must be written provider/model, e.g. openai/gpt-4.1"
+        );
+        assert!(e.source().is_some_and(|c| c.is::<ModelError>()));
+        assert_eq!(e.kind(), ErrorKind::Model);
+    }
 }

@@ -25,8 +25,10 @@ mod mcp_session;
 mod mentions;
 mod meter;
 mod model;
+mod ops;
 pub mod prompt;
 mod reader;
+mod request;
 mod runner;
 mod session_log;
 mod session_ops;
@@ -38,9 +40,12 @@ mod step;
 #[cfg(test)]
 mod stored_view_tests;
 mod subagent;
+#[cfg(test)]
+mod test_parts;
 mod tool_exec;
 mod tool_runtime;
 mod turn;
+mod turn_context;
 mod undo;
 mod window;
 mod window_probe;
@@ -137,7 +142,7 @@ pub fn spawn(
     // What building the runner says waits until it has opened the session (`Runner::open`).
     let (held, said) = mpsc::unbounded_channel();
     let mut runner = Runner::new(opts, store, session, held, shared.clone())?;
-    runner.attach_mcp(mcp);
+    runner.turn().attach_mcp(mcp);
     let on_panic = ev_tx.clone();
     let done = tokio::spawn(async move {
         let run = tokio::spawn(async move {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Runner;
 use crate::mcp_error::McpOpError;
+use crate::turn_context::Turn;
 use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use pith_mcp::{McpManager, McpTool};
 use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
@@ -17,7 +17,7 @@ use pith_protocol::message::PartKind;
 use pith_tools::registry::spec;
 use pith_tools::{Registry, Tool};
 
-impl Runner {
+impl Turn<'_> {
     /// Starts using `manager`'s servers (already starting in the background).
     pub fn attach_mcp(&mut self, manager: Arc<McpManager>) {
         if manager.is_empty() {
@@ -31,7 +31,7 @@ impl Runner {
     }
 
     /// Forgets what the tools were built from (a new session has new permissions and history).
-    pub(super) fn reset_mcp(&mut self) {
+    pub(crate) fn reset_mcp(&mut self) {
         self.tools.mcp_mut().generation = None;
         self.refresh_tools();
     }
@@ -41,7 +41,7 @@ impl Runner {
     /// they would take more than `tool_search.threshold` of the window — `tool_search` with an
     /// index and the definitions the history loaded. The context figure follows the change of
     /// definitions; the front ends get the servers' status when it changed.
-    pub(super) fn refresh_tools(&mut self) {
+    pub(crate) fn refresh_tools(&mut self) {
         let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
@@ -146,7 +146,7 @@ impl Runner {
 
     /// Before a step: waits for servers still starting (each within its startup timeout) and
     /// for lists a server said changed, so the request has their tools.
-    pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
+    pub(crate) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
         let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
@@ -164,7 +164,7 @@ impl Runner {
     }
 
     /// The user message an MCP prompt command becomes.
-    pub(super) async fn mcp_prompt_text(
+    pub(crate) async fn mcp_prompt_text(
         &mut self,
         server: &str,
         prompt: &str,
@@ -206,7 +206,7 @@ impl Runner {
     }
 
     /// Attachments read for the next message (waiting for reads still running).
-    pub(super) async fn collect_attachments(&mut self) {
+    pub(crate) async fn collect_attachments(&mut self) {
         let pending = self.shared.take_attachments();
         for read in pending {
             if let Ok(Some(a)) = read.await {
@@ -217,7 +217,7 @@ impl Runner {
 
     /// The parts the pending attachments add to a user message: a File part naming each and a
     /// synthetic text part holding its contents (cut like a tool output).
-    pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
+    pub(crate) fn attachment_parts(&mut self) -> Vec<PartKind> {
         let limits = self.tool_output();
         let mut parts = Vec::new();
         for a in std::mem::take(&mut self.tools.mcp_mut().attachments) {

@@ -15,7 +15,7 @@
 use serde_json::json;
 
 use super::images::MAX_IMAGE_BYTES;
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_protocol::message::{Message, PartKind, Span, ToolState, new_id, now_ms};
 use pith_protocol::tool::{ReadExtent, ToolOutcome};
 use pith_tools::ToolContext;
@@ -123,10 +123,10 @@ pub fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     out
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Adds a part for every file `text` mentions to the user message `m`; `pasted` are the
     /// spans of `text` the user pasted.
-    pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
+    pub(crate) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
         let ws = self.opts.workspace.clone();
         let exists = |p: &str| pith_tools::path::resolve(&ws, p).path.exists();
         for path in missing(text, exists) {
@@ -275,7 +275,7 @@ impl Runner {
 
     /// Does the session's model take images? The config says (`images`), else what is known
     /// of the model.
-    pub(super) fn takes_images(&self) -> bool {
+    pub(crate) fn takes_images(&self) -> bool {
         self.model.info.images.unwrap_or_else(|| {
             let id = self.model.model_id.to_ascii_lowercase();
             self.model.provider.images_by_default()

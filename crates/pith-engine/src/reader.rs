@@ -477,3 +477,6 @@ impl Waiting {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

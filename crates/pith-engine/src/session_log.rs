@@ -289,6 +289,138 @@ pub(crate) fn title_from(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pith_protocol::message::{PartKind, Role};
+    use tokio::sync::mpsc;
+
+    /// A session's log over a store in memory, and the events it sends.
+    fn log() -> (
+        SessionLog,
+        mpsc::UnboundedReceiver<Event>,
+        tempfile::TempDir,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let session = store.create_session("/ws", "mock/m").unwrap();
+        let lock = SessionLock::acquire(dir.path(), &session.id).unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let log = SessionLog::new(store, session, lock, Emitter::direct(tx));
+        (log, rx, dir)
+    }
+
+    fn user(log: &SessionLog, text: &str) -> Message {
+        let mut m = Message::new(log.session_id(), Role::User);
+        m.push(PartKind::Text {
+            text: text.into(),
+            synthetic: false,
+        });
+        m
+    }
+
+    fn stored(log: &SessionLog) -> Vec<String> {
+        let all = log.store().load_all(log.session_id()).unwrap();
+        all.iter().map(|m| m.text()).collect()
+    }
+
+    fn drain(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    }
+
+    #[test]
+    fn a_pushed_message_is_stored_then_announced_with_its_parts() {
+        let (mut log, mut rx, _dir) = log();
+        let m = user(&log, "first");
+        let idx = log.push(m.clone());
+        assert_eq!(idx, 0);
+        assert_eq!(stored(&log), ["first"]);
+        let events = drain(&mut rx);
+        assert!(matches!(&events[0], Event::Message { message } if message.id == m.id));
+        assert!(matches!(&events[1], Event::PartUpdated { part } if part.id == m.parts[0].id));
+        assert_eq!(events.len(), 2);
+    }
+
+    #[test]
+    fn a_removed_message_leaves_the_view_and_the_store() {
+        let (mut log, mut rx, _dir) = log();
+        log.push(user(&log, "a"));
+        log.push(user(&log, "b"));
+        drain(&mut rx);
+        let gone = log.remove(0);
+        assert_eq!(gone.text(), "a");
+        assert_eq!(log.view().len(), 1);
+        assert_eq!(stored(&log), ["b"]);
+        let events = drain(&mut rx);
+        assert!(
+            matches!(&events[..], [Event::MessageRemoved { message_id }] if *message_id == gone.id)
+        );
+    }
+
+    #[test]
+    fn undo_cuts_the_messages_and_redo_puts_them_back_unannounced() {
+        let (mut log, mut rx, _dir) = log();
+        for t in ["a", "b", "c"] {
+            log.push(user(&log, t));
+        }
+        drain(&mut rx);
+        let cut = log.cut_from(1);
+        assert_eq!(cut.len(), 2);
+        assert_eq!(stored(&log), ["a"]);
+        log.put_back(&cut);
+        assert_eq!(stored(&log), ["a", "b", "c"]);
+        assert_eq!(log.view().len(), 3);
+        assert!(drain(&mut rx).is_empty());
+    }
+
+    #[test]
+    fn a_streamed_part_is_stored_as_it_streamed_and_a_restart_drops_it() {
+        let (mut log, mut rx, _dir) = log();
+        let mut a = Message::new(log.session_id(), Role::Assistant);
+        a.push(PartKind::StepStart);
+        let idx = log.push(a);
+        let text = PartKind::Text {
+            text: String::new(),
+            synthetic: false,
+        };
+        let pi = log.open_part(idx, text);
+        log.stream_text(idx, pi, "hel".into());
+        log.stream_text(idx, pi, "lo".into());
+        log.save_part(&log.view()[idx].parts[pi].clone());
+        assert_eq!(stored(&log), ["hello"]);
+        drain(&mut rx);
+        // a retry starts the step over: the streamed part goes from the view and the store
+        log.restart_step(idx);
+        assert_eq!(log.view()[idx].parts.len(), 1);
+        assert_eq!(stored(&log), [""]);
+        let events = drain(&mut rx);
+        assert!(matches!(&events[0], Event::PartsRemoved { part_ids, .. } if part_ids.len() == 1));
+    }
+
+    #[test]
+    fn a_compaction_restarts_the_view_from_its_messages_and_the_tail() {
+        let (mut log, _rx, _dir) = log();
+        for t in ["a", "b", "c"] {
+            log.push(user(&log, t));
+        }
+        let head = vec![user(&log, "summary")];
+        log.restart_view(head, 2..3);
+        let view: Vec<String> = log.view().iter().map(|m| m.text()).collect();
+        assert_eq!(view, ["summary", "c"]);
+    }
+
+    #[test]
+    fn only_the_first_failed_write_of_a_turn_is_kept_and_reported_once() {
+        let (log, _rx, _dir) = log();
+        assert!(!log.failing());
+        log.failed("save part p1", &"disk full");
+        log.failed("save part p2", &"still full");
+        assert!(log.failing());
+        let e = log.take_failure().unwrap();
+        assert_eq!(e.kind(), pith_protocol::event::ErrorKind::Store);
+        let text = e.to_string();
+        assert!(text.contains(": disk full."), "{text}");
+        assert!(!text.contains("still full"), "{text}");
+        assert!(log.take_failure().is_none(), "reported once");
+        assert!(!log.failing());
+    }
 
     #[test]
     fn titles_are_cut() {

@@ -182,7 +182,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         Ok(page) => (page, None),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
-            let e = EngineError::OlderMessages(format!("{e:#}"));
+            let e = EngineError::OlderMessages(e);
             (Default::default(), Some(e.event()))
         }
     };
@@ -259,7 +259,7 @@ fn route(
                     sessions,
                     submission: None,
                 },
-                Err(e) => EngineError::ListSessions(format!("{e:#}")).event_for(Some(id)),
+                Err(e) => EngineError::ListSessions(e).event_for(Some(id)),
             }]
         }),
         Op::ListSubagents { session_id } => history.answer(id.clone(), move |store| {
@@ -268,7 +268,7 @@ fn route(
                     sessions,
                     submission: None,
                 },
-                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event_for(Some(id)),
+                Err(e) => EngineError::ListSubagents(e).event_for(Some(id)),
             }]
         }),
         Op::ContextBreakdown => {

@@ -5,14 +5,14 @@
 
 use serde_json::json;
 
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
 
-impl Runner {
-    pub(super) async fn shell(&mut self, id: String, command: String) {
+impl Turn<'_> {
+    pub(crate) async fn shell(&mut self, id: String, command: String) {
         // a mode change sent before the command applies to it
         self.apply_settings();
         let cancel = self.shared.fresh_cancel();

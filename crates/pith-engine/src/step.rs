@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::reader::{self, Attempt, Ended, Listener, MIN_STEP_OUTPUT, Reading, Sink};
-use super::runner::Runner;
 use super::shared::Shared;
 use crate::model::ModelSetup;
+use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{PartKind, Usage};
@@ -32,10 +32,10 @@ pub(super) enum Outcome {
     Failed(ProviderError),
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Streams the step into `self.log.view()[idx]`, retrying retryable faults. A retry starts the
     /// message over (the partial parts are removed from the view and the store).
-    pub(super) async fn stream_step(
+    pub(crate) async fn stream_step(
         &mut self,
         idx: usize,
         request: &ChatRequest,
@@ -213,9 +213,9 @@ impl Runner {
 }
 
 /// The runner hears what reading a step's or a foreground summary's stream brings.
-impl Listener for Runner {
+impl Listener for Turn<'_> {
     fn model(&self) -> &ModelSetup {
-        &self.model
+        self.model
     }
 
     fn status(&self, state: EngineState, detail: Option<String>) {
@@ -244,7 +244,7 @@ impl Listener for Runner {
     }
 
     fn answer_breakdown(&mut self) {
-        Runner::answer_breakdown(self);
+        Turn::answer_breakdown(self);
     }
 }
 
@@ -254,19 +254,19 @@ struct StepAttempt<'r> {
     request: &'r ChatRequest,
 }
 
-impl Attempt<Runner> for StepAttempt<'_> {
+impl<'t> Attempt<Turn<'t>> for StepAttempt<'_> {
     type Output = Outcome;
 
     fn once<'a>(
         &'a mut self,
-        runner: &'a mut Runner,
+        runner: &'a mut Turn<'t>,
         cancel: &'a CancellationToken,
     ) -> impl Future<Output = Result<Outcome, ProviderError>> + Send + 'a {
         runner.stream_once(self.idx, self.request, cancel)
     }
 
     /// A retry starts the message over.
-    fn before_retry(&mut self, runner: &mut Runner) {
+    fn before_retry(&mut self, runner: &mut Turn<'t>) {
         runner.log.restart_step(self.idx);
     }
 }
@@ -318,18 +318,18 @@ impl StepStream {
     }
 }
 
-impl Sink<Runner> for StepStream {
+impl<'t> Sink<Turn<'t>> for StepStream {
     fn due(&self) -> Option<tokio::time::Instant> {
         self.flush_at()
     }
 
-    fn flush(&mut self, runner: &mut Runner) {
+    fn flush(&mut self, runner: &mut Turn<'t>) {
         runner.flush_step(self.idx, self);
     }
 
     /// Adds one event to the message, within the bound on one step's output; writes the
     /// streamed parts when [`FLUSH_EVERY`] has passed.
-    fn take(&mut self, runner: &mut Runner, event: StreamEvent) -> Result<(), ProviderError> {
+    fn take(&mut self, runner: &mut Turn<'t>, event: StreamEvent) -> Result<(), ProviderError> {
         self.output_bytes += event_bytes(&event);
         if self.output_bytes > self.max_output {
             return Err(runner.answer_too_long(self.max_output));
@@ -355,7 +355,7 @@ fn event_bytes(event: &StreamEvent) -> u64 {
 
 /// Tool arguments as JSON; empty means `{}`; text that is not JSON is kept as a string so the
 /// tool runner can report it to the model.
-pub(super) fn parse_arguments(arguments: &str) -> serde_json::Value {
+pub(crate) fn parse_arguments(arguments: &str) -> serde_json::Value {
     if arguments.trim().is_empty() {
         return serde_json::json!({});
     }

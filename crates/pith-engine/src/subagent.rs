@@ -12,6 +12,7 @@ use super::agent::{AgentRole, ChildSetup};
 use super::emitter::Tag;
 use super::runner::Runner;
 use super::shared::{Prompt, Shared};
+use crate::turn_context::Turn;
 use pith_protocol::event::{SubagentTotals, TurnEnd};
 use pith_protocol::message::{ToolState, new_id, now_ms};
 use pith_protocol::tool::TaskMetadata;
@@ -24,18 +25,26 @@ pub(super) enum TaskError {
     /// The call's input is not a task.
     #[error(transparent)]
     Input(#[from] pith_tools::ToolError),
-    #[error("cannot read task {id}: {cause}")]
-    Read { id: String, cause: String },
+    #[error("cannot read task {id}: {source:#}")]
+    Read {
+        id: String,
+        #[source]
+        source: pith_store::StoreError,
+    },
     #[error("No task `{id}` was started in this session; omit task_id to start a new one.")]
     NotStarted { id: String },
     #[error("Task `{id}` ran agent `{name}`, which is no longer configured.")]
     AgentGone { id: String, name: String },
     #[error("Unknown agent `{0}`.")]
     UnknownAgent(String),
-    #[error("cannot store the task's session: {0}")]
-    Store(String),
-    #[error("cannot start task {id}: {cause}")]
-    Start { id: String, cause: String },
+    #[error("cannot store the task's session: {0:#}")]
+    Store(#[source] pith_store::StoreError),
+    #[error("cannot start task {id}: {}", .source.text())]
+    Start {
+        id: String,
+        #[source]
+        source: Box<crate::error::EngineError>,
+    },
 }
 
 /// The configured agent called `name`.
@@ -62,10 +71,10 @@ struct ChildRun {
     totals: SubagentTotals,
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Runs the `task` calls of one step at the same time (at most `task.max_parallel` at
     /// once); each gets its result state, in the order given.
-    pub(super) async fn run_tasks(
+    pub(crate) async fn run_tasks(
         &mut self,
         calls: Vec<TaskCall>,
         cancel: &CancellationToken,
@@ -88,7 +97,7 @@ impl Runner {
         let parallel = self.opts.config.task.max_parallel.max(1);
         let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(runs.into_iter().map(
             |(call, mut child, prompt)| async move {
-                let run = child.run_task(prompt).await;
+                let run = child.turn().run_task(prompt).await;
                 (call, run)
             },
         ))
@@ -123,7 +132,7 @@ impl Runner {
         if agent.tools.is_none()
             && let Some(manager) = self.tools.mcp().manager()
         {
-            child.attach_mcp(manager.clone());
+            child.turn().attach_mcp(manager.clone());
         }
         Ok((child, input.prompt))
     }
@@ -138,9 +147,9 @@ impl Runner {
             .log
             .store()
             .find_session(id)
-            .map_err(|e| TaskError::Read {
+            .map_err(|source| TaskError::Read {
                 id: id.to_string(),
-                cause: format!("{e:#}"),
+                source,
             })?
             .filter(|s| s.parent_id.as_deref() == Some(self.log.session().id.as_str()))
             .ok_or_else(|| TaskError::NotStarted { id: id.to_string() })?;
@@ -170,7 +179,7 @@ impl Runner {
                 self.log.session_id(),
                 &agent.name,
             )
-            .map_err(|e| TaskError::Store(format!("{e:#}")))?;
+            .map_err(TaskError::Store)?;
         session.title = pith_protocol::text::one_line(&input.description);
         Ok((session, agent))
     }
@@ -225,7 +234,7 @@ impl Runner {
         )
         .map_err(|e| TaskError::Start {
             id,
-            cause: crate::error::with_causes(&e),
+            source: Box::new(e),
         })
     }
 
