@@ -314,4 +314,53 @@ mod tests {
             }
         )));
     }
+
+    /// `/compact` on a long session, through a turn built from parts: the model writes the
+    /// summary (one request), the view restarts from the compaction and the summary followed by
+    /// the recent turns, both stored, and the turn ends compacted.
+    #[tokio::test]
+    async fn compact_replaces_the_history_with_the_summary_the_model_wrote() {
+        let summary: String = plan::SECTIONS
+            .iter()
+            .map(|s| format!("## {s}\nall well\n"))
+            .collect();
+        let provider = Scripted::new(vec![crate::test_parts::Answer::text(&summary)]);
+        let mut parts = Parts::new(provider.clone());
+        let mut turn = parts.turn();
+        for i in 0..8 {
+            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(700)), false);
+            let mut a = pith_protocol::message::Message::new(
+                turn.log.session_id(),
+                pith_protocol::message::Role::Assistant,
+            );
+            a.push(pith_protocol::message::PartKind::Text {
+                text: format!("answer {i}: {}", "more ".repeat(700)),
+                synthetic: false,
+            });
+            a.finish = Some(pith_protocol::llm::FinishReason::Stop);
+            turn.push_message(a);
+        }
+        let before = turn.log.view().len();
+        turn.manual_compact(None).await;
+
+        assert_eq!(provider.requests().len(), 1);
+        let view = parts.log.view();
+        assert!(view.len() < before, "{} messages of {before}", view.len());
+        assert!(view[1].text().contains("all well"), "{}", view[1].text());
+        assert!(view.last().unwrap().text().starts_with("answer 7"));
+        let stored = parts.store.load_all(parts.log.session_id()).unwrap();
+        assert_eq!(stored.len(), before + 2, "the history is kept in the store");
+        let events = parts.events();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::CompactionStarted { auto: false, .. }))
+        );
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::TurnFinished {
+                reason: TurnEnd::Compacted
+            }
+        )));
+    }
 }
