@@ -2,6 +2,8 @@
 //! does not happen (ARCHITECTURE.md §6.4). A leaf: the compactor (`compactor/`) and its hosts
 //! import it, it imports neither.
 
+use crate::causes::with_causes;
+use crate::factory::ModelError;
 use pith_provider::ProviderError;
 
 /// What started a compaction.
@@ -46,7 +48,7 @@ pub(super) struct CompactRequest {
 }
 
 /// Why a compaction did not happen or stopped the turn.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CompactionError {
     /// Nothing worth compacting (manual only): said to the user; nothing changed.
     #[error("{0}")]
@@ -56,8 +58,12 @@ pub enum CompactionError {
     Breaker(String),
     #[error("compaction interrupted")]
     Interrupted,
-    #[error("compaction model {model}: {reason}")]
-    Model { model: String, reason: String },
+    #[error("compaction model {model}: {}", with_causes(.source))]
+    Model {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
     #[error("compaction failed: {}", .0.message)]
     Provider(ProviderError),
     #[error("the compaction model returned an empty summary")]

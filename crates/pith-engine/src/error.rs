@@ -5,6 +5,7 @@ use pith_protocol::event::{ErrorKind, Event, SubmissionId};
 use pith_store::StoreError;
 use pith_store::lock::LockError;
 
+pub(crate) use crate::causes::with_causes;
 use crate::compaction::CompactionError;
 use crate::factory::ModelError;
 use crate::mcp_error::McpOpError;
@@ -21,9 +22,17 @@ pub enum EngineError {
     /// The store could not read the session (the store's error with its causes).
     #[error("{0:#}")]
     Store(#[source] StoreError),
-    /// Store writes failed this turn: what was lost, and what to do.
-    #[error("{0}")]
-    Unsaved(String),
+    /// Store writes failed this turn: the first failure, what was lost, and what to do.
+    #[error(
+        "could not save the session{db}: {source:#}. What the model wrote this turn was shown but is not all saved. Free disk space (or make the data directory writable), then continue with `pith --session {session_id}`"
+    )]
+    Unsaved {
+        /// ` to <database path>`, or nothing.
+        db: String,
+        session_id: String,
+        #[source]
+        source: Box<StoreError>,
+    },
     #[error("cannot switch to {model}: {}", with_causes(.source))]
     SwitchModel {
         model: String,
@@ -93,7 +102,7 @@ impl EngineError {
         match self {
             E::Lock(_) => ErrorKind::Session,
             E::Model(_) | E::SwitchModel { .. } => ErrorKind::Model,
-            E::Store(_) | E::Unsaved(_) => ErrorKind::Store,
+            E::Store(_) | E::Unsaved { .. } => ErrorKind::Store,
             E::CreateSession(_)
             | E::NoSession(_)
             | E::ReadSession { .. }
@@ -149,18 +158,6 @@ impl EngineError {
             failed_message: Some(message_id.to_string()),
         }
     }
-}
-
-/// An error and its causes, each after a colon: the text `{:#}` gives for an `anyhow` error.
-pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
 
 #[cfg(test)]

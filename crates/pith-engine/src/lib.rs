@@ -6,6 +6,7 @@
 mod accounting;
 mod admit;
 mod agent;
+mod causes;
 mod command_turn;
 mod compaction;
 mod compaction_host;

@@ -14,8 +14,8 @@ mod edits;
 
 use pith_protocol::event::Event;
 use pith_protocol::message::{Message, Part, Session, now_ms};
-use pith_store::Store;
 use pith_store::lock::SessionLock;
+use pith_store::{Store, StoreError};
 
 use super::emitter::Emitter;
 use crate::error::EngineError;
@@ -35,10 +35,10 @@ pub(super) struct SessionLog {
 
 /// The first store write that failed in the current turn.
 #[derive(Default)]
-struct StoreFailure(Mutex<Option<String>>);
+struct StoreFailure(Mutex<Option<StoreError>>);
 
 impl StoreFailure {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<StoreError>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -166,13 +166,13 @@ impl SessionLog {
     /// Persists a message header and every part.
     pub fn save_message(&self, m: &Message) {
         if let Err(e) = self.store.save_message(m) {
-            self.failed(&format!("save message {}", m.id), &e);
+            self.failed(&format!("save message {}", m.id), e);
         }
     }
 
     pub fn save_part(&self, part: &Part) {
         if let Err(e) = self.store.upsert_part(&self.session.id, part) {
-            self.failed(&format!("save part {}", part.id), &e);
+            self.failed(&format!("save part {}", part.id), e);
         }
     }
 
@@ -222,14 +222,14 @@ impl SessionLog {
     /// Deletes a message from the store (not from the view).
     pub fn delete_message(&self, id: &str) {
         if let Err(e) = self.store.delete_message(id) {
-            self.failed(&format!("delete message {id}"), &e);
+            self.failed(&format!("delete message {id}"), e);
         }
     }
 
     /// Deletes a part from the store (not from the view).
     pub fn delete_part(&self, id: &str) {
         if let Err(e) = self.store.delete_part(id) {
-            self.failed(&format!("delete part {id}"), &e);
+            self.failed(&format!("delete part {id}"), e);
         }
     }
 
@@ -238,17 +238,17 @@ impl SessionLog {
         self.session.time_updated = now_ms();
         self.session.tokens = tokens;
         if let Err(e) = self.store.update_session(&self.session) {
-            self.failed("update the session", &e);
+            self.failed("update the session", e);
         }
     }
 
     /// Records a failed write (`what`: "save part X"). Only the first of a turn is logged: a
     /// full disk fails every write after it, and the log is on the same disk.
-    pub fn failed(&self, what: &str, e: &impl std::fmt::Display) {
+    pub fn failed(&self, what: &str, e: StoreError) {
         let mut slot = self.failure.lock();
         if slot.is_none() {
             tracing::error!("store: cannot {what}: {e:#}");
-            *slot = Some(format!("{e:#}"));
+            *slot = Some(e);
         }
     }
 
@@ -259,16 +259,17 @@ impl SessionLog {
 
     /// The error to report for a failed write, once; clears it for the next turn.
     pub fn take_failure(&self) -> Option<EngineError> {
-        let cause = self.failure.lock().take()?;
+        let source = self.failure.lock().take()?;
         let db = self
             .store
             .path()
             .map(|p| format!(" to {}", p.display()))
             .unwrap_or_default();
-        Some(EngineError::Unsaved(format!(
-            "could not save the session{db}: {cause}. What the model wrote this turn was shown but is not all saved. Free disk space (or make the data directory writable), then continue with `pith --session {}`",
-            self.session.id
-        )))
+        Some(EngineError::Unsaved {
+            db,
+            session_id: self.session.id.clone(),
+            source: Box::new(source),
+        })
     }
 }
 
@@ -410,13 +411,15 @@ mod tests {
     fn only_the_first_failed_write_of_a_turn_is_kept_and_reported_once() {
         let (log, _rx, _dir) = log();
         assert!(!log.failing());
-        log.failed("save part p1", &"disk full");
-        log.failed("save part p2", &"still full");
+        log.failed("save part p1", StoreError::NoSession("disk full".into()));
+        log.failed("save part p2", StoreError::NoSession("still full".into()));
         assert!(log.failing());
         let e = log.take_failure().unwrap();
         assert_eq!(e.kind(), pith_protocol::event::ErrorKind::Store);
         let text = e.to_string();
-        assert!(text.contains(": disk full."), "{text}");
+        assert!(text.contains(": no session with id disk full."), "{text}");
+        let cause = std::error::Error::source(&e).map(|c| c.to_string());
+        assert_eq!(cause.as_deref(), Some("no session with id disk full"));
         assert!(!text.contains("still full"), "{text}");
         assert!(log.take_failure().is_none(), "reported once");
         assert!(!log.failing());

@@ -67,9 +67,9 @@ impl Planner<'_> {
         match &self.config.compaction.model {
             Some(name) if name != &self.model.name => match ModelSetup::build(self.config, name) {
                 Ok((s, _)) => Ok(Some(s)),
-                Err(e) => Err(CompactionError::Model {
+                Err(source) => Err(CompactionError::Model {
                     model: name.clone(),
-                    reason: crate::error::with_causes(&e),
+                    source,
                 }),
             },
             _ => Ok(None),
