@@ -430,4 +430,71 @@ mod tests {
         assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
         assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
     }
+
+    fn tool_call(log: &SessionLog, tool: &str, output: &str) -> Message {
+        let mut a = Message::new(log.session_id(), Role::Assistant);
+        a.push(PartKind::Tool {
+            call_id: "c1".into(),
+            tool: tool.into(),
+            input: serde_json::json!({}),
+            state: pith_protocol::message::ToolState::Completed {
+                output: output.into(),
+                title: String::new(),
+                metadata: serde_json::Value::Null,
+                time: pith_protocol::message::ToolTime {
+                    start: 1,
+                    end: 2,
+                    compacted: None,
+                },
+            },
+        });
+        a
+    }
+
+    /// The stored `compacted` time of every tool output of the session.
+    fn pruned(log: &SessionLog) -> Vec<bool> {
+        let all = log.store().load_all(log.session_id()).unwrap();
+        all.iter()
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| match &p.kind {
+                PartKind::Tool {
+                    state: pith_protocol::message::ToolState::Completed { time, .. },
+                    ..
+                } => Some(time.compacted.is_some()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prune_clears_old_tool_outputs_in_the_view_and_the_store_once() {
+        use pith_context::prune::PruneRules;
+        let (mut log, mut rx, _dir) = log();
+        // an old turn with a large output, then turns the prune never touches
+        log.push(user(&log, "read it"));
+        log.push(tool_call(&log, "read", &"line of output\n".repeat(400)));
+        for t in ["next", "and next"] {
+            log.push(user(&log, t));
+            log.push(tool_call(&log, "read", "short"));
+        }
+        let mut est = pith_context::tokens::Estimator::lazy("test-model");
+        let keep_reads = PruneRules {
+            protect: 0,
+            minimum: 0,
+            protected_tools: vec!["read".into()],
+        };
+        assert_eq!(log.prune(&mut est, &keep_reads), None);
+        drain(&mut rx);
+        let rules = PruneRules {
+            protected_tools: Vec::new(),
+            ..keep_reads
+        };
+        let (parts, tokens) = log.prune(&mut est, &rules).unwrap();
+        assert_eq!(parts, 1, "only the output before the protected turns");
+        assert!(tokens > 400, "{tokens}");
+        assert_eq!(pruned(&log), [true, false, false]);
+        assert!(matches!(&drain(&mut rx)[..], [Event::PartUpdated { .. }]));
+        // what is cleared stays cleared: nothing more to prune
+        assert_eq!(log.prune(&mut est, &rules), None);
+    }
 }
