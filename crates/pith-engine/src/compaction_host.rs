@@ -1,4 +1,4 @@
-//! The runner as the compaction's host: the glue that lends the compactor (`compactor/`) the
+//! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
 //! parts a compaction uses — the planner's borrows, the session log, the context figures, the
 //! hooks, the continue message (ARCHITECTURE.md §6.4).
 

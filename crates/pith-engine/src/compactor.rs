@@ -6,7 +6,8 @@
 //! pith carries, what the summary requests are given, the messages a written summary becomes),
 //! writing the summary (`summarise`), saving and announcing it, the continue message, and
 //! starting and swapping in the summary written ahead (`ahead`). The compactor knows no runner:
-//! the runner is a host that lends the parts a compaction uses.
+//! a turn (`turn_context.rs`) is the host that lends the parts a compaction uses, and a test
+//! builds one from parts alone.
 
 mod ahead;
 mod compact;

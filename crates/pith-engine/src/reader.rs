@@ -4,7 +4,7 @@
 //! stopping at an interruption), handing each event to a [`Sink`], and retrying retryable faults
 //! with backoff (ARCHITECTURE.md §5: provider faults are retried with backoff or reported
 //! plainly). Who hears the status, the retries and a `/context` asked meanwhile is a
-//! [`Listener`]: the runner, or [`Quiet`] for the summary written in the background.
+//! [`Listener`]: the turn, or [`Quiet`] for the summary written in the background.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,6 @@
-//! The runner owns one session: its view, the model, the tools, the context figures.
+//! The runner owns one session: its view, the model, the tools, the context figures. It builds
+//! them, runs the loop that takes ops and queued prompts, and ends; each turn or op borrows the
+//! parts as a [`Turn`] (`turn_context.rs`), whose code is the rest of the engine.
 
 use std::sync::Arc;
 

@@ -212,7 +212,7 @@ impl Turn<'_> {
     }
 }
 
-/// The runner hears what reading a step's or a foreground summary's stream brings.
+/// The turn hears what reading a step's or a foreground summary's stream brings.
 impl Listener for Turn<'_> {
     fn model(&self) -> &ModelSetup {
         self.model
@@ -259,15 +259,15 @@ impl<'t> Attempt<Turn<'t>> for StepAttempt<'_> {
 
     fn once<'a>(
         &'a mut self,
-        runner: &'a mut Turn<'t>,
+        turn: &'a mut Turn<'t>,
         cancel: &'a CancellationToken,
     ) -> impl Future<Output = Result<Outcome, ProviderError>> + Send + 'a {
-        runner.stream_once(self.idx, self.request, cancel)
+        turn.stream_once(self.idx, self.request, cancel)
     }
 
     /// A retry starts the message over.
-    fn before_retry(&mut self, runner: &mut Turn<'t>) {
-        runner.log.restart_step(self.idx);
+    fn before_retry(&mut self, turn: &mut Turn<'t>) {
+        turn.log.restart_step(self.idx);
     }
 }
 
@@ -323,21 +323,21 @@ impl<'t> Sink<Turn<'t>> for StepStream {
         self.flush_at()
     }
 
-    fn flush(&mut self, runner: &mut Turn<'t>) {
-        runner.flush_step(self.idx, self);
+    fn flush(&mut self, turn: &mut Turn<'t>) {
+        turn.flush_step(self.idx, self);
     }
 
     /// Adds one event to the message, within the bound on one step's output; writes the
     /// streamed parts when [`FLUSH_EVERY`] has passed.
-    fn take(&mut self, runner: &mut Turn<'t>, event: StreamEvent) -> Result<(), ProviderError> {
+    fn take(&mut self, turn: &mut Turn<'t>, event: StreamEvent) -> Result<(), ProviderError> {
         self.output_bytes += event_bytes(&event);
         if self.output_bytes > self.max_output {
-            return Err(runner.answer_too_long(self.max_output));
+            return Err(turn.answer_too_long(self.max_output));
         }
-        runner.apply_stream_event(self.idx, self, event);
+        turn.apply_stream_event(self.idx, self, event);
         self.dirty = true;
         if self.last_flush.elapsed() >= FLUSH_EVERY {
-            runner.flush_step(self.idx, self);
+            turn.flush_step(self.idx, self);
         }
         Ok(())
     }
