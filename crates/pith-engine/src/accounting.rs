@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_context::budget::Budget;
 use pith_context::overflow;
 use pith_protocol::event::{Breakdown, ContextUsage, Event};
@@ -13,20 +13,20 @@ use pith_protocol::message::{PartKind, Role, ToolState};
 /// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
 const EXACT_FROM: u64 = 16_000;
 
-impl Runner {
+impl Turn<'_> {
     /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
     /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
     /// uncorrected after a compaction, a prune or a resume).
-    pub(super) fn overhead(&mut self) -> u64 {
+    pub(crate) fn overhead(&mut self) -> u64 {
         let mode = self.opts.config.permission_mode;
-        let (system, tools) = request_frame(&self.system, self.tools.specs(), mode);
+        let (system, tools) = request_frame(self.system, self.tools.specs(), mode);
         self.meter.request_overhead(&system, &tools)
     }
 
     /// The system prompt and tools of a request (see [`request_frame`]).
-    pub(super) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
+    pub(crate) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
         request_frame(
-            &self.system,
+            self.system,
             self.tools.specs(),
             self.opts.config.permission_mode,
         )
@@ -35,7 +35,7 @@ impl Runner {
     /// On a resumed session the provider's last report is still the count of record: the
     /// figure is that report plus an estimate of what was added after it. A report from before
     /// the latest compaction no longer describes the context, so it is not used.
-    pub(super) fn resume_from_last_report(&mut self) {
+    pub(crate) fn resume_from_last_report(&mut self) {
         let after = match pith_context::view::compaction_point(self.log.view()) {
             Some(p) => self.log.view()[p.summary].id.clone(),
             None => String::new(),
@@ -74,7 +74,7 @@ impl Runner {
 
     /// The context figure of a freshly loaded view: the stored one when it still holds, else the
     /// provider's last report plus what was added since, else an estimate.
-    pub(super) fn load_figure(&mut self) {
+    pub(crate) fn load_figure(&mut self) {
         let stored = self.stored_figure();
         if stored.is_some_and(|t| t >= self.exact_from()) {
             // counted as the session counted when it was left, so no switch moves the figure
@@ -88,18 +88,18 @@ impl Runner {
     }
 
     /// Recomputes the context figure as an estimate of the next request.
-    pub(super) fn reset_estimate(&mut self) {
+    pub(crate) fn reset_estimate(&mut self) {
         let estimate = self.estimate_request();
         self.meter.on_reset(estimate);
     }
 
     /// An estimate of what the next request would occupy.
-    pub(super) fn estimate_request(&mut self) -> u64 {
+    pub(crate) fn estimate_request(&mut self) -> u64 {
         self.overhead() + self.estimate_content()
     }
 
     /// An estimate of the next request's messages (without system prompt and tools).
-    pub(super) fn estimate_content(&mut self) -> u64 {
+    pub(crate) fn estimate_content(&mut self) -> u64 {
         let mut total = 0;
         for m in self.log.view() {
             total += self.meter.message(m);
@@ -108,24 +108,24 @@ impl Runner {
     }
 
     /// The window-dependent figures of context management for the session's model.
-    pub(super) fn budget(&self) -> Budget {
+    pub(crate) fn budget(&self) -> Budget {
         Budget::new(&self.model.limits, &self.opts.config.compaction)
     }
 
     /// The limits of one tool output: as configured, and never more than about a quarter of
     /// the usable window (a 50 KB output would fill a 4k window four times over).
-    pub(super) fn tool_output(&self) -> pith_config::ToolOutputConfig {
+    pub(crate) fn tool_output(&self) -> pith_config::ToolOutputConfig {
         let mut out = self.opts.config.tool_output.clone();
         out.max_bytes = out.max_bytes.min(self.budget().tool_output_bytes);
         out
     }
 
-    pub(super) fn usable(&self) -> u64 {
+    pub(crate) fn usable(&self) -> u64 {
         overflow::usable(&self.model.limits, &self.opts.config.compaction)
     }
 
     /// The figure the front ends show; no auto-compact point when none fires.
-    pub(super) fn context_usage(&self) -> ContextUsage {
+    pub(crate) fn context_usage(&self) -> ContextUsage {
         let mut usage = self
             .meter
             .usage(&self.model.limits, &self.opts.config.compaction);
@@ -135,7 +135,7 @@ impl Runner {
         usage
     }
 
-    pub(super) fn emit_context(&mut self) {
+    pub(crate) fn emit_context(&mut self) {
         self.tune_estimator();
         let usage = self.context_usage();
         self.emit(Event::ContextUsage(usage));
@@ -144,7 +144,7 @@ impl Runner {
         self.answer_breakdown();
     }
 
-    pub(super) fn answer_breakdown(&mut self) {
+    pub(crate) fn answer_breakdown(&mut self) {
         let wanted = self
             .shared
             .breakdown_wanted
@@ -195,7 +195,7 @@ impl Runner {
 
     /// What the context is made of, for `/context`: counted exactly (the user asked; a lazy
     /// estimator switches to the tokenizer now, as it would near the threshold).
-    pub(super) fn breakdown(&mut self) -> Breakdown {
+    pub(crate) fn breakdown(&mut self) -> Breakdown {
         self.refresh_tools();
         if !self.meter.is_exact() {
             self.meter.want_exact();
@@ -282,7 +282,7 @@ fn request_frame<'a>(
 /// the window", in percent.
 const NEAR_WINDOW_PERCENT: u64 = 95;
 
-impl Runner {
+impl Turn<'_> {
     /// With `compaction.auto = false`, says once when the context passes where it would have
     /// been compacted, and once more near the window; again after it fell back below.
     fn warn_without_auto_compaction(&mut self, used: u64) {

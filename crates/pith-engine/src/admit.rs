@@ -4,15 +4,15 @@
 //! compaction ever pays for it. A prompt that fits alone but not with the history goes in, and
 //! the history is compacted as usual (ARCHITECTURE.md §6.3).
 
-use super::runner::Runner;
 use super::shared::Prompt;
+use crate::turn_context::Turn;
 use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role};
 
-impl Runner {
+impl Turn<'_> {
     /// The user messages for `prompts`, the refused ones left out (and announced).
     /// `mid_turn`: typed while the agent was working.
-    pub(super) async fn admit_prompts(
+    pub(crate) async fn admit_prompts(
         &mut self,
         prompts: &[Prompt],
         mid_turn: bool,
@@ -44,7 +44,7 @@ impl Runner {
 
     /// Delivers the prompts typed while the agent worked (§4.4): the admitted ones are stored
     /// and the last becomes `parent`. True when one was.
-    pub(super) async fn deliver_queued(&mut self, parent: &mut String) -> bool {
+    pub(crate) async fn deliver_queued(&mut self, parent: &mut String) -> bool {
         self.apply_settings();
         let queued = self.shared.take_queue();
         if queued.is_empty() {
@@ -62,7 +62,7 @@ impl Runner {
     }
 
     /// Stores an admitted prompt and adds it to the view; its index.
-    pub(super) fn push_prompt(&mut self, m: Message) -> usize {
+    pub(crate) fn push_prompt(&mut self, m: Message) -> usize {
         if self.log.session().title.is_empty()
             && let Some(text) = m.parts.iter().find_map(|p| match &p.kind {
                 PartKind::Text {
@@ -73,7 +73,7 @@ impl Runner {
             })
         {
             self.log
-                .title_if_untitled(|| super::session_ops::title_from(&text));
+                .title_if_untitled(|| super::session_log::title_from(&text));
         }
         self.push_message(m)
     }

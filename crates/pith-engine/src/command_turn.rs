@@ -1,13 +1,14 @@
 //! A custom slash command's turn: its expanded text is the user's message, run with the model
 //! and as the agent its front matter names — for this turn only, then back.
 
-use super::runner::{ModelSetup, Runner};
 use super::shared::Prompt;
 use crate::error::{EngineError, with_causes};
+use crate::model::ModelSetup;
+use crate::turn_context::Turn;
 use pith_protocol::event::{Event, TurnEnd};
 
-impl Runner {
-    pub(super) async fn command_turn(
+impl Turn<'_> {
+    pub(crate) async fn command_turn(
         &mut self,
         prompt: Prompt,
         model: Option<String>,
@@ -30,7 +31,7 @@ impl Runner {
             Some(m) => match ModelSetup::build(&self.opts.config, &m) {
                 Ok((setup, _)) => {
                     let estimator = self.meter.use_model(&setup.model_id);
-                    let model = std::mem::replace(&mut self.model, setup);
+                    let model = std::mem::replace(self.model, setup);
                     Some((model, estimator))
                 }
                 Err(e) => {
@@ -58,11 +59,11 @@ impl Runner {
         }
         self.user_turn(vec![prompt]).await;
         if let Some((model, estimator)) = saved_model {
-            self.model = model;
+            *self.model = model;
             self.meter.restore_estimator(estimator);
         }
         if let Some((role, registry)) = saved_role {
-            self.role = role;
+            *self.role = role;
             self.tools.set_registry(registry);
         }
         if changed {

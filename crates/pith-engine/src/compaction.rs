@@ -1,16 +1,9 @@
 //! What a compaction is asked for with (its trigger, what the turn does after it) and why one
-//! does not happen, and the runner as the compaction's host: the glue that lends the compactor
-//! (`compactor/`) the parts a compaction uses — the planner's borrows, the session log, the
-//! context figures, the hooks, the continue message (ARCHITECTURE.md §6.4).
+//! does not happen (ARCHITECTURE.md §6.4). A leaf: the compactor (`compactor/`) and its hosts
+//! import it, it imports neither.
 
-use tokio_util::sync::CancellationToken;
-
-use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
-use super::runner::Runner;
-use super::session_log::SessionLog;
-use super::turn::CONTINUE;
-use pith_context::budget::Budget;
-use pith_protocol::event::Event;
+use crate::causes::with_causes;
+use crate::factory::ModelError;
 use pith_provider::ProviderError;
 
 /// What started a compaction.
@@ -55,7 +48,7 @@ pub(super) struct CompactRequest {
 }
 
 /// Why a compaction did not happen or stopped the turn.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CompactionError {
     /// Nothing worth compacting (manual only): said to the user; nothing changed.
     #[error("{0}")]
@@ -65,90 +58,14 @@ pub enum CompactionError {
     Breaker(String),
     #[error("compaction interrupted")]
     Interrupted,
-    #[error("compaction model {model}: {reason}")]
-    Model { model: String, reason: String },
+    #[error("compaction model {model}: {}", with_causes(.source))]
+    Model {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
     #[error("compaction failed: {}", .0.message)]
     Provider(ProviderError),
     #[error("the compaction model returned an empty summary")]
     EmptySummary,
-}
-
-impl SummaryHost for Runner {
-    /// What the compactor reads of the session to plan (see [`Planner`]).
-    fn planner(&mut self) -> Planner<'_> {
-        Planner {
-            log: &self.log,
-            meter: &mut self.meter,
-            model: &self.model,
-            config: &self.opts.config,
-            todos: &self.tools.state().todos,
-        }
-    }
-
-    fn session_request(&self) -> pith_protocol::llm::ChatRequest {
-        self.build_request(false)
-    }
-
-    fn estimate_request(&mut self) -> u64 {
-        Runner::estimate_request(self)
-    }
-
-    fn learn_window(&mut self, err: &ProviderError) {
-        Runner::learn_window(self, err, None);
-    }
-}
-
-impl CompactionHost for Runner {
-    fn compactor(&mut self) -> &mut Compactor {
-        &mut self.compactor
-    }
-
-    fn log(&mut self) -> &mut SessionLog {
-        &mut self.log
-    }
-
-    fn budget(&self) -> Budget {
-        Runner::budget(self)
-    }
-
-    fn overhead(&mut self) -> u64 {
-        Runner::overhead(self)
-    }
-
-    fn reset_estimate(&mut self) {
-        Runner::reset_estimate(self);
-    }
-
-    fn overflowing(&self) -> bool {
-        Runner::overflowing(self)
-    }
-
-    fn emit(&self, event: Event) {
-        Runner::emit(self, event);
-    }
-
-    fn touch_session(&mut self) {
-        Runner::touch_session(self);
-    }
-
-    fn emit_context(&mut self) {
-        Runner::emit_context(self);
-    }
-
-    fn push_continue(&mut self) {
-        self.push_user_text(CONTINUE, true);
-    }
-
-    async fn pre_compact_hooks(
-        &mut self,
-        manual: bool,
-        focus: Option<&str>,
-        cancel: &CancellationToken,
-    ) {
-        Runner::pre_compact_hooks(self, manual, focus, cancel).await;
-    }
-
-    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
-        Runner::post_compact_hooks(self, manual, cancel).await;
-    }
 }

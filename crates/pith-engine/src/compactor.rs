@@ -6,7 +6,8 @@
 //! pith carries, what the summary requests are given, the messages a written summary becomes),
 //! writing the summary (`summarise`), saving and announcing it, the continue message, and
 //! starting and swapping in the summary written ahead (`ahead`). The compactor knows no runner:
-//! the runner is a host that lends the parts a compaction uses.
+//! a turn (`turn_context.rs`) is the host that lends the parts a compaction uses, and a test
+//! builds one from parts alone.
 
 mod ahead;
 mod compact;
@@ -30,8 +31,8 @@ use pith_protocol::event::{CompactionCost, Event};
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
-use super::runner::ModelSetup;
 use super::session_log::SessionLog;
+use crate::model::ModelSetup;
 
 /// What the runner keeps about compactions between them.
 #[derive(Default)]
@@ -220,4 +221,147 @@ pub(super) fn check_worth_compacting(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_parts::{Parts, Scripted};
+    use pith_protocol::event::TurnEnd;
+
+    #[test]
+    fn the_breaker_trips_past_the_second_automatic_compaction_of_a_turn() {
+        let mut c = Compactor::default();
+        c.count();
+        c.count();
+        assert!(matches!(
+            c.check_breaker(true),
+            Err(CompactionError::Breaker(m)) if m.contains("3 times in this turn")
+        ));
+        // the user's `/compact` is never refused by the count
+        assert!(c.check_breaker(false).is_ok());
+        c.start_turn();
+        assert!(c.check_breaker(true).is_ok());
+    }
+
+    #[test]
+    fn a_compaction_that_does_not_fit_or_shrink_trips_the_breaker() {
+        let c = Compactor::default();
+        assert!(c.check_fit(20_000, 4_000, 10_000).is_ok());
+        let too_big = c.check_fit(20_000, 12_000, 10_000);
+        assert!(matches!(too_big, Err(CompactionError::Breaker(m)) if m.contains("does not fit")));
+        let no_shrink = c.check_fit(9_000, 8_500, 10_000);
+        assert!(
+            matches!(no_shrink, Err(CompactionError::Breaker(m)) if m.contains("did not shrink"))
+        );
+    }
+
+    #[test]
+    fn nothing_to_summarise_is_said_for_compact_and_trips_the_breaker_when_automatic() {
+        let cut = plan::Cut {
+            previous_summary: None,
+            previous_carried: Default::default(),
+            summarise: 0..0,
+            tail: 0..2,
+            tail_start: None,
+        };
+        let info = pith_config::ModelConfig {
+            context: 32_000,
+            output: 4_000,
+            ..Default::default()
+        };
+        let limits = pith_context::overflow::Limits::from(&info);
+        let budget = Budget::new(&limits, &Default::default());
+        let small = budget.summary_cap / 4 - 1;
+        let manual = check_worth_compacting(&cut, false, 5_000, 0, &budget);
+        assert!(
+            matches!(manual, Err(CompactionError::NothingToCompact(m)) if m.starts_with("nothing to compact yet"))
+        );
+        let auto = check_worth_compacting(&cut, true, budget.usable, 0, &budget);
+        assert!(
+            matches!(auto, Err(CompactionError::Breaker(m)) if m.contains("nothing is left to compact"))
+        );
+        // history worth a summary passes; too little of it is refused for `/compact` only
+        let worth = plan::Cut {
+            summarise: 0..2,
+            ..cut
+        };
+        let enough = budget.summary_cap / 4;
+        assert!(check_worth_compacting(&worth, false, 5_000, enough, &budget).is_ok());
+        assert!(check_worth_compacting(&worth, false, 5_000, small, &budget).is_err());
+        assert!(check_worth_compacting(&worth, true, 5_000, small, &budget).is_ok());
+    }
+
+    /// `/compact` on a session of one short prompt, through a turn built from parts: the model
+    /// is not asked, nothing changes, and the turn ends saying so.
+    #[tokio::test]
+    async fn compact_with_too_little_history_asks_no_model_and_changes_nothing() {
+        let provider = Scripted::new(Vec::new());
+        let mut parts = Parts::new(provider.clone());
+        let mut turn = parts.turn();
+        turn.push_user_text("hello", false);
+        turn.manual_compact(None).await;
+        assert!(provider.requests().is_empty());
+        assert_eq!(parts.log.view().len(), 1);
+        let events = parts.events();
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Info { message, .. } if message.starts_with("nothing worth compacting")
+        )));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::TurnFinished {
+                reason: TurnEnd::NothingToCompact
+            }
+        )));
+    }
+
+    /// `/compact` on a long session, through a turn built from parts: the model writes the
+    /// summary (one request), the view restarts from the compaction and the summary followed by
+    /// the recent turns, both stored, and the turn ends compacted.
+    #[tokio::test]
+    async fn compact_replaces_the_history_with_the_summary_the_model_wrote() {
+        let summary: String = plan::SECTIONS
+            .iter()
+            .map(|s| format!("## {s}\nall well\n"))
+            .collect();
+        let provider = Scripted::new(vec![crate::test_parts::Answer::text(&summary)]);
+        let mut parts = Parts::new(provider.clone());
+        let mut turn = parts.turn();
+        for i in 0..8 {
+            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(700)), false);
+            let mut a = pith_protocol::message::Message::new(
+                turn.log.session_id(),
+                pith_protocol::message::Role::Assistant,
+            );
+            a.push(pith_protocol::message::PartKind::Text {
+                text: format!("answer {i}: {}", "more ".repeat(700)),
+                synthetic: false,
+            });
+            a.finish = Some(pith_protocol::llm::FinishReason::Stop);
+            turn.push_message(a);
+        }
+        let before = turn.log.view().len();
+        turn.manual_compact(None).await;
+
+        assert_eq!(provider.requests().len(), 1);
+        let view = parts.log.view();
+        assert!(view.len() < before, "{} messages of {before}", view.len());
+        assert!(view[1].text().contains("all well"), "{}", view[1].text());
+        assert!(view.last().unwrap().text().starts_with("answer 7"));
+        let stored = parts.store.load_all(parts.log.session_id()).unwrap();
+        assert_eq!(stored.len(), before + 2, "the history is kept in the store");
+        let events = parts.events();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::CompactionStarted { auto: false, .. }))
+        );
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::TurnFinished {
+                reason: TurnEnd::Compacted
+            }
+        )));
+    }
 }

@@ -2,11 +2,13 @@
 //! (an `Event::Error` of the error's kind, its text the message).
 
 use pith_protocol::event::{ErrorKind, Event, SubmissionId};
+use pith_store::StoreError;
 use pith_store::lock::LockError;
 
+pub(crate) use crate::causes::with_causes;
 use crate::compaction::CompactionError;
 use crate::factory::ModelError;
-use crate::mcp::McpOpError;
+use crate::mcp_error::McpOpError;
 
 /// What went wrong in the engine: starting it, or an op or a turn it reports.
 #[derive(Debug, thiserror::Error)]
@@ -18,30 +20,46 @@ pub enum EngineError {
     #[error(transparent)]
     Model(#[from] ModelError),
     /// The store could not read the session (the store's error with its causes).
-    #[error("{0}")]
-    Store(String),
-    /// Store writes failed this turn: what was lost, and what to do.
-    #[error("{0}")]
-    Unsaved(String),
-    #[error("cannot switch to {model}: {cause}")]
-    SwitchModel { model: String, cause: String },
-    #[error("cannot create a session: {0}")]
-    CreateSession(String),
+    #[error("{0:#}")]
+    Store(#[source] StoreError),
+    /// Store writes failed this turn: the first failure, what was lost, and what to do.
+    #[error(
+        "could not save the session{db}: {source:#}. What the model wrote this turn was shown but is not all saved. Free disk space (or make the data directory writable), then continue with `pith --session {session_id}`"
+    )]
+    Unsaved {
+        /// ` to <database path>`, or nothing.
+        db: String,
+        session_id: String,
+        #[source]
+        source: Box<StoreError>,
+    },
+    #[error("cannot switch to {model}: {}", with_causes(.source))]
+    SwitchModel {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
+    #[error("cannot create a session: {0:#}")]
+    CreateSession(#[source] StoreError),
     #[error("no session {0}")]
     NoSession(String),
-    #[error("cannot load session {id}: {cause}")]
-    ReadSession { id: String, cause: String },
+    #[error("cannot load session {id}: {source:#}")]
+    ReadSession {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
     /// The session switched to could not be loaded.
-    #[error("cannot load session: {0}")]
-    LoadSession(String),
-    #[error("cannot list sessions: {0}")]
-    ListSessions(String),
-    #[error("cannot list sub-agent sessions: {0}")]
-    ListSubagents(String),
-    #[error("cannot load older messages: {0}")]
-    OlderMessages(String),
-    #[error("cannot export: {0}")]
-    ReadExport(String),
+    #[error("cannot load session: {}", .0.text())]
+    LoadSession(#[source] Box<EngineError>),
+    #[error("cannot list sessions: {0:#}")]
+    ListSessions(#[source] StoreError),
+    #[error("cannot list sub-agent sessions: {0:#}")]
+    ListSubagents(#[source] StoreError),
+    #[error("cannot load older messages: {0:#}")]
+    OlderMessages(#[source] StoreError),
+    #[error("cannot export: {0:#}")]
+    ReadExport(#[source] StoreError),
     #[error("cannot create {dir}: {source}")]
     CreateExportDir { dir: String, source: std::io::Error },
     #[error("cannot write {path}: {source}")]
@@ -84,7 +102,7 @@ impl EngineError {
         match self {
             E::Lock(_) => ErrorKind::Session,
             E::Model(_) | E::SwitchModel { .. } => ErrorKind::Model,
-            E::Store(_) | E::Unsaved(_) => ErrorKind::Store,
+            E::Store(_) | E::Unsaved { .. } => ErrorKind::Store,
             E::CreateSession(_)
             | E::NoSession(_)
             | E::ReadSession { .. }
@@ -103,6 +121,16 @@ impl EngineError {
             E::Undo(_) => ErrorKind::Undo,
             E::Command(_) => ErrorKind::Command,
             E::Panicked => ErrorKind::Internal,
+        }
+    }
+
+    /// The error's text with its causes, each once: a lock's or a model's error (shown as the
+    /// library writes it) is followed by its causes; the engine's own errors carry theirs in
+    /// their text already.
+    pub fn text(&self) -> String {
+        match self {
+            EngineError::Lock(_) | EngineError::Model(_) => with_causes(self),
+            _ => self.to_string(),
         }
     }
 
@@ -132,14 +160,43 @@ impl EngineError {
     }
 }
 
-/// An error and its causes, each after a colon: the text `{:#}` gives for an `anyhow` error.
-pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_store_error_stays_the_cause_and_the_text_is_unchanged() {
+        let e = EngineError::CreateSession(StoreError::NoSession("S1".into()));
+        assert_eq!(
+            e.to_string(),
+            "cannot create a session: no session with id S1"
+        );
+        let cause = e.source().and_then(|c| c.downcast_ref::<StoreError>());
+        assert!(matches!(cause, Some(StoreError::NoSession(id)) if id == "S1"));
+        // a session that cannot be loaded after a switch says the store's words once
+        let load = EngineError::LoadSession(Box::new(EngineError::Store(StoreError::NoSession(
+            "S2".into(),
+        ))));
+        assert_eq!(
+            load.to_string(),
+            "cannot load session: no session with id S2"
+        );
+        let cause = load.source().map(|c| c.to_string());
+        assert_eq!(cause.as_deref(), Some("no session with id S2"));
     }
-    text
+
+    #[test]
+    fn a_model_that_cannot_be_used_keeps_its_error_as_the_cause() {
+        let e = EngineError::SwitchModel {
+            model: "gpt".into(),
+            source: ModelError::NotProviderModel { name: "gpt".into() },
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot switch to gpt: model \"gpt\" must be written provider/model, e.g. openai/gpt-4.1"
+        );
+        assert!(e.source().is_some_and(|c| c.is::<ModelError>()));
+        assert_eq!(e.kind(), ErrorKind::Model);
+    }
 }

@@ -2,14 +2,12 @@
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
 //! as `Event::Info`; a hook's output is never printed.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Runner;
 use super::shared::Prompt;
 use crate::hook_commands::{HookEvent, Outcome};
+use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event};
 use pith_protocol::message::{PartKind, ToolState};
 
@@ -17,7 +15,7 @@ use pith_protocol::message::{PartKind, ToolState};
 pub(super) const MAX_STOP_BLOCKS: u32 = 3;
 
 /// Text a hook added to the model's context, as the synthetic part that carries it.
-pub(super) fn context_part(event: HookEvent, text: &str) -> PartKind {
+pub(crate) fn context_part(event: HookEvent, text: &str) -> PartKind {
     PartKind::Text {
         text: format!(
             "<hook-context event=\"{}\">\n{}\n</hook-context>",
@@ -35,48 +33,6 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
-/// The user's hooks (`[[hooks.EVENT]]`) and what they gave the model.
-pub(super) struct HookState {
-    commands: Arc<crate::hook_commands::Hooks>,
-    /// What `session_start` and `post_compact` hooks gave the model, carried by the next
-    /// prompt.
-    context: Vec<PartKind>,
-}
-
-impl HookState {
-    pub fn new(commands: Arc<crate::hook_commands::Hooks>) -> HookState {
-        HookState {
-            commands,
-            context: Vec::new(),
-        }
-    }
-
-    /// The user has hooks on `event` (for `subject`, a tool's name).
-    pub fn has(&self, event: HookEvent, subject: Option<&str>) -> bool {
-        self.commands.has(event, subject)
-    }
-
-    /// The user's hooks, to run them.
-    pub fn commands(&self) -> &Arc<crate::hook_commands::Hooks> {
-        &self.commands
-    }
-
-    /// Hooks gave the model `parts`: they wait for the next prompt.
-    pub fn add_context(&mut self, parts: impl IntoIterator<Item = PartKind>) {
-        self.context.extend(parts);
-    }
-
-    /// What hooks gave the model that waits for the next prompt.
-    pub fn context(&self) -> &[PartKind] {
-        &self.context
-    }
-
-    /// The next prompt carried it, or the session it was for is left.
-    pub fn clear_context(&mut self) {
-        self.context.clear();
-    }
-}
-
 /// A hook that refused what it was asked about, and its reason.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum HookBlock {
@@ -88,9 +44,9 @@ pub(super) enum HookBlock {
     ToolCall(String),
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Runs the hooks of `event` for `subject`; their warnings go to the front end.
-    pub(super) async fn run_hooks(
+    pub(crate) async fn run_hooks(
         &self,
         event: HookEvent,
         subject: Option<&str>,
@@ -114,7 +70,7 @@ impl Runner {
 
     /// `session_start` (`source`: "startup", "resume" or "clear"): what the hooks print waits
     /// for the next prompt, which carries it to the model. The main agent only.
-    pub(super) async fn session_start_hooks(&mut self, source: &str) {
+    pub(crate) async fn session_start_hooks(&mut self, source: &str) {
         if self.role.depth > 0 {
             return;
         }
@@ -139,7 +95,7 @@ impl Runner {
 
     /// `user_prompt_submit` for one prompt: `Err` refuses it; `Ok` the context the hooks add to
     /// it. The main agent only.
-    pub(super) async fn prompt_hooks(
+    pub(crate) async fn prompt_hooks(
         &mut self,
         prompt: &Prompt,
     ) -> Result<Vec<PartKind>, HookBlock> {
@@ -167,7 +123,7 @@ impl Runner {
 
     /// `pre_tool_use`: `Err` when a hook blocks the call, `Ok(true)` when one approved it (no
     /// question; rules that deny and the sandbox still hold).
-    pub(super) async fn pre_tool_hooks(
+    pub(crate) async fn pre_tool_hooks(
         &self,
         call_id: &str,
         tool: &str,
@@ -190,7 +146,7 @@ impl Runner {
 
     /// `post_tool_use` after a call that completed: what a hook says (a block's reason, added
     /// context) is appended to the result the model reads.
-    pub(super) async fn post_tool_hooks(
+    pub(crate) async fn post_tool_hooks(
         &self,
         call_id: &str,
         tool: &str,
@@ -245,7 +201,7 @@ impl Runner {
 
     /// `stop`, when the model ended its turn: `Some(reason)` sends it back to work (at most
     /// [`MAX_STOP_BLOCKS`] times a turn). The main agent only.
-    pub(super) async fn stop_hooks(
+    pub(crate) async fn stop_hooks(
         &mut self,
         blocks: u32,
         cancel: &CancellationToken,
@@ -273,7 +229,7 @@ impl Runner {
     }
 
     /// `pre_compact` (`trigger` "manual" or "auto", the focus as `custom_instructions`).
-    pub(super) async fn pre_compact_hooks(
+    pub(crate) async fn pre_compact_hooks(
         &mut self,
         manual: bool,
         focus: Option<&str>,
@@ -294,7 +250,7 @@ impl Runner {
     /// `post_compact`: what the hooks print joins the summary just written (stored with it), so
     /// the model sees it in the next request — also from a later `pith run -c` after
     /// `pith run /compact`.
-    pub(super) async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
+    pub(crate) async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
         let trigger = if manual { "manual" } else { "auto" };
         let outcome = self
             .run_hooks(
@@ -316,7 +272,7 @@ impl Runner {
     }
 
     /// `notification`, in the background: a question waits for the user.
-    pub(super) fn notify_hooks(&self, message: String) {
+    pub(crate) fn notify_hooks(&self, message: String) {
         if !self.hooks.has(HookEvent::Notification, None) {
             return;
         }

@@ -5,20 +5,31 @@
 
 mod accounting;
 mod admit;
+mod agent;
+mod causes;
 mod command_turn;
 mod compaction;
+mod compaction_host;
 mod compactor;
 mod emitter;
 mod error;
 pub mod factory;
 pub mod hook_commands;
+mod hook_state;
 mod hooks;
+mod images;
 mod instructions;
 mod mcp;
+mod mcp_error;
+mod mcp_ops;
+mod mcp_session;
 mod mentions;
 mod meter;
+mod model;
+mod ops;
 pub mod prompt;
 mod reader;
+mod request;
 mod runner;
 mod session_log;
 mod session_ops;
@@ -31,11 +42,15 @@ pub mod stored_history;
 #[cfg(test)]
 mod stored_view_tests;
 mod subagent;
+#[cfg(test)]
+mod test_parts;
 mod tool_exec;
 mod tool_runtime;
 mod turn;
+mod turn_context;
 mod undo;
 mod window;
+mod window_probe;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,7 +64,8 @@ use pith_store::Store;
 
 pub use compaction::CompactionError;
 pub use error::EngineError;
-pub use mcp::{Attachment, McpOpError};
+pub use mcp_error::McpOpError;
+pub use mcp_ops::Attachment;
 pub use runner::Runner;
 
 /// A running engine as a front end sees it.
@@ -128,7 +144,7 @@ pub fn spawn(
     // What building the runner says waits until it has opened the session (`Runner::open`).
     let (held, said) = mpsc::unbounded_channel();
     let mut runner = Runner::new(opts, store, session, held, shared.clone())?;
-    runner.attach_mcp(mcp);
+    runner.turn().attach_mcp(mcp);
     let on_panic = ev_tx.clone();
     let done = tokio::spawn(async move {
         let run = tokio::spawn(async move {

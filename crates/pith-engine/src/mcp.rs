@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Runner;
-use crate::error::EngineError;
+use crate::mcp_error::McpOpError;
+use crate::turn_context::Turn;
 use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use pith_mcp::{McpManager, McpTool};
 use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
@@ -17,39 +17,7 @@ use pith_protocol::message::PartKind;
 use pith_tools::registry::spec;
 use pith_tools::{Registry, Tool};
 
-/// A resource read for the next user message.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attachment {
-    /// `server:uri`.
-    pub label: String,
-    pub mime: String,
-    pub text: String,
-}
-
-/// What the runner keeps about MCP.
-#[derive(Default)]
-pub(super) struct McpSession {
-    manager: Option<Arc<McpManager>>,
-    /// The manager's generation the tools were built from.
-    generation: Option<u64>,
-    /// Every MCP tool, offered or deferred.
-    tools: Vec<Arc<McpTool>>,
-    /// The built-in registry and specs, before any MCP tool.
-    builtin: Option<(Registry, Vec<ToolSpec>)>,
-    /// Last status sent to the front ends.
-    status: Vec<McpServerStatus>,
-    /// Resources read for the next user message.
-    attachments: Vec<Attachment>,
-}
-
-impl McpSession {
-    /// The servers, when the session has any.
-    pub fn manager(&self) -> Option<&Arc<McpManager>> {
-        self.manager.as_ref()
-    }
-}
-
-impl Runner {
+impl Turn<'_> {
     /// Starts using `manager`'s servers (already starting in the background).
     pub fn attach_mcp(&mut self, manager: Arc<McpManager>) {
         if manager.is_empty() {
@@ -63,7 +31,7 @@ impl Runner {
     }
 
     /// Forgets what the tools were built from (a new session has new permissions and history).
-    pub(super) fn reset_mcp(&mut self) {
+    pub(crate) fn reset_mcp(&mut self) {
         self.tools.mcp_mut().generation = None;
         self.refresh_tools();
     }
@@ -73,7 +41,7 @@ impl Runner {
     /// they would take more than `tool_search.threshold` of the window — `tool_search` with an
     /// index and the definitions the history loaded. The context figure follows the change of
     /// definitions; the front ends get the servers' status when it changed.
-    pub(super) fn refresh_tools(&mut self) {
+    pub(crate) fn refresh_tools(&mut self) {
         let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
@@ -178,7 +146,7 @@ impl Runner {
 
     /// Before a step: waits for servers still starting (each within its startup timeout) and
     /// for lists a server said changed, so the request has their tools.
-    pub(super) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
+    pub(crate) async fn settle_mcp(&mut self, cancel: &CancellationToken) {
         let Some(manager) = self.tools.mcp().manager.clone() else {
             return;
         };
@@ -196,7 +164,7 @@ impl Runner {
     }
 
     /// The user message an MCP prompt command becomes.
-    pub(super) async fn mcp_prompt_text(
+    pub(crate) async fn mcp_prompt_text(
         &mut self,
         server: &str,
         prompt: &str,
@@ -238,7 +206,7 @@ impl Runner {
     }
 
     /// Attachments read for the next message (waiting for reads still running).
-    pub(super) async fn collect_attachments(&mut self) {
+    pub(crate) async fn collect_attachments(&mut self) {
         let pending = self.shared.take_attachments();
         for read in pending {
             if let Ok(Some(a)) = read.await {
@@ -249,7 +217,7 @@ impl Runner {
 
     /// The parts the pending attachments add to a user message: a File part naming each and a
     /// synthetic text part holding its contents (cut like a tool output).
-    pub(super) fn attachment_parts(&mut self) -> Vec<PartKind> {
+    pub(crate) fn attachment_parts(&mut self) -> Vec<PartKind> {
         let limits = self.tool_output();
         let mut parts = Vec::new();
         for a in std::mem::take(&mut self.tools.mcp_mut().attachments) {
@@ -268,106 +236,5 @@ impl Runner {
             });
         }
         parts
-    }
-}
-
-/// Why an MCP prompt, resource or server op cannot be done.
-#[derive(Debug, thiserror::Error)]
-pub enum McpOpError {
-    /// An MCP prompt command with no MCP servers configured.
-    #[error("no MCP servers are configured")]
-    NoServers,
-    /// A resource or restart op with no MCP servers configured.
-    #[error("no MCP servers are configured ([mcp.NAME] in the config)")]
-    NotConfigured,
-    #[error("no MCP server named {0}")]
-    NoServer(String),
-    #[error("{server} has no prompt named {prompt}")]
-    NoPrompt { server: String, prompt: String },
-    /// The text after `/server:prompt` does not fit the prompt's arguments.
-    #[error("{command}: {cause}")]
-    Arguments {
-        command: String,
-        cause: pith_mcp::prompt::ArgumentsError,
-    },
-    /// The server's answer to the prompt request (its error).
-    #[error("{0}")]
-    Server(pith_mcp::manager::McpError),
-    #[error("{command} returned no text")]
-    NoText { command: String },
-    #[error("cannot read {label}: {cause}")]
-    Read {
-        label: String,
-        cause: pith_mcp::manager::McpError,
-    },
-}
-
-/// The MCP ops the pump answers at once, even while a turn runs: listing resources, reading one
-/// for the next message (the runner waits for the read before it stores that message), and
-/// restarting a server.
-pub(super) fn answer_op(
-    id: pith_protocol::event::SubmissionId,
-    op: pith_protocol::event::Op,
-    shared: &super::shared::Shared,
-    src: &super::shared::HistorySource,
-) {
-    use pith_protocol::event::Op;
-    let events = src.events.clone();
-    let Some(manager) = src.mcp.clone() else {
-        let _ = match op {
-            Op::ListMcpResources => events.send(Event::McpResources {
-                resources: Vec::new(),
-                submission: Some(id),
-            }),
-            _ => events.send(EngineError::from(McpOpError::NotConfigured).event_for(Some(id))),
-        };
-        return;
-    };
-    match op {
-        Op::ListMcpResources => {
-            tokio::spawn(async move {
-                let resources = manager.list_resources().await;
-                let _ = events.send(Event::McpResources {
-                    resources,
-                    submission: Some(id),
-                });
-            });
-        }
-        Op::AttachMcpResource { server, uri } => {
-            let read = tokio::spawn(async move {
-                let label = format!("{server}:{uri}");
-                match manager.read_resource(&server, &uri).await {
-                    Ok(r) => {
-                        let (text, mime) = pith_mcp::prompt::resource_text(&uri, &r);
-                        let info = Event::info(format!(
-                            "attached {label} ({}) to your next message",
-                            pith_tools::truncate::human_bytes(text.len())
-                        ));
-                        let _ = events.send(info.answering(&id));
-                        Some(Attachment { label, mime, text })
-                    }
-                    Err(e) => {
-                        let e = McpOpError::Read { label, cause: e };
-                        let _ = events.send(EngineError::from(e).event_for(Some(id)));
-                        None
-                    }
-                }
-            });
-            if let Ok(mut a) = shared.attachments.lock() {
-                a.push(read);
-            }
-        }
-        Op::RestartMcpServer { name } => {
-            tokio::spawn(async move {
-                if manager.server(&name).is_none() {
-                    let error = EngineError::from(McpOpError::NoServer(name));
-                    let _ = events.send(error.event_for(Some(id)));
-                    return;
-                }
-                // A failure shows as the server's state.
-                let _ = manager.restart(&name).await;
-            });
-        }
-        _ => {}
     }
 }

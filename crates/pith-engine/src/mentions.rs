@@ -12,11 +12,10 @@
 //! folder are pith's own and attach freely. What is attached is read through the read tool,
 //! which opens what its check resolved (`pith_tools::open`).
 
-use base64::Engine as _;
 use serde_json::json;
 
-use super::runner::Runner;
-use pith_protocol::llm::UserContent;
+use super::images::MAX_IMAGE_BYTES;
+use crate::turn_context::Turn;
 use pith_protocol::message::{Message, PartKind, Span, ToolState, new_id, now_ms};
 use pith_protocol::tool::{ReadExtent, ToolOutcome};
 use pith_tools::ToolContext;
@@ -24,8 +23,6 @@ use pith_tools::permission::Decision;
 
 /// At most this many files attached by one prompt.
 const MAX_MENTIONS: usize = 20;
-/// Images larger than this are not sent.
-const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The `@word`s of `text` that start a word, in order, without repeats; trailing punctuation
 /// that is not part of an existing path is the sentence's, not the path's.
@@ -126,10 +123,10 @@ pub fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     out
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Adds a part for every file `text` mentions to the user message `m`; `pasted` are the
     /// spans of `text` the user pasted.
-    pub(super) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
+    pub(crate) async fn attach_mentions(&mut self, m: &mut Message, text: &str, pasted: &[Span]) {
         let ws = self.opts.workspace.clone();
         let exists = |p: &str| pith_tools::path::resolve(&ws, p).path.exists();
         for path in missing(text, exists) {
@@ -278,7 +275,7 @@ impl Runner {
 
     /// Does the session's model take images? The config says (`images`), else what is known
     /// of the model.
-    pub(super) fn takes_images(&self) -> bool {
+    pub(crate) fn takes_images(&self) -> bool {
         self.model.info.images.unwrap_or_else(|| {
             let id = self.model.model_id.to_ascii_lowercase();
             self.model.provider.images_by_default()
@@ -308,34 +305,6 @@ pub fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) -> Opti
     }
     pith_tools::open::leads_into_hidden(ctx, c)
         .then(|| format!("a symlink into a hidden path ({target})"))
-}
-
-/// The content of an attached image for a request: the image itself for a model that takes
-/// images, else a note saying it was left out.
-pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent> {
-    let note = |why: &str| UserContent::Text {
-        text: format!("[image {path} not sent: {why}]"),
-    };
-    if !images {
-        return Some(note("this model does not take images"));
-    }
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() > MAX_IMAGE_BYTES => return Some(note("larger than 5 MB")),
-        Ok(_) => {}
-        Err(_) => return Some(note("the file is gone")),
-    }
-    // read again when the request is built: never through a symlink swapped in meanwhile
-    let read = pith_tools::open::read_exact(std::path::Path::new(path)).and_then(|mut f| {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
-    });
-    match read {
-        Ok(bytes) => Some(UserContent::Image {
-            mime: mime.to_string(),
-            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }),
-        Err(_) => Some(note("the file cannot be read")),
-    }
 }
 
 #[cfg(test)]

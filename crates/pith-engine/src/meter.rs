@@ -150,3 +150,55 @@ impl Meter {
         self.estimator.prefetch();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, output: u64) -> Usage {
+        Usage {
+            input,
+            output,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn a_report_replaces_the_estimate_and_what_follows_is_estimated_on_top() {
+        let mut m = Meter::new("test-model");
+        m.on_reset(900);
+        assert_eq!(m.used(), 900);
+        assert!(m.is_estimate());
+        m.on_step_report(&usage(1_200, 80), 700, 900);
+        assert_eq!(m.used(), 1_280, "the provider's count, output included");
+        assert!(!m.is_estimate());
+        m.add_tokens(20);
+        assert_eq!(m.used(), 1_300);
+        assert!(m.is_estimate());
+        // a report without a count changes nothing
+        m.on_report(&Usage::default(), 1_000);
+        assert_eq!(m.used(), 1_300);
+    }
+
+    #[test]
+    fn another_session_starts_with_no_figure_and_no_warning() {
+        let mut m = Meter::new("test-model");
+        m.on_restore(5_000);
+        m.window_warned = 2;
+        m.add_tokens(100);
+        assert_eq!(m.used(), 5_100);
+        m.forget_figure();
+        assert_eq!(m.used(), 0);
+        assert_eq!(m.window_warned, 0);
+    }
+
+    #[test]
+    fn the_figure_follows_the_fixed_part_of_the_request() {
+        let mut m = Meter::new("test-model");
+        m.on_reset(1_000);
+        m.on_overhead_change(300, 350);
+        assert_eq!(m.used(), 1_050);
+        m.on_overhead_change(350, 300);
+        assert_eq!(m.used(), 1_000);
+    }
+}

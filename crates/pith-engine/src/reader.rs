@@ -4,7 +4,7 @@
 //! stopping at an interruption), handing each event to a [`Sink`], and retrying retryable faults
 //! with backoff (ARCHITECTURE.md §5: provider faults are retried with backoff or reported
 //! plainly). Who hears the status, the retries and a `/context` asked meanwhile is a
-//! [`Listener`]: the runner, or [`Quiet`] for the summary written in the background.
+//! [`Listener`]: the turn, or [`Quiet`] for the summary written in the background.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +12,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::runner::{ModelSetup, Runner};
 use super::shared::Shared;
-use super::step::MIN_STEP_OUTPUT;
-use pith_protocol::event::{EngineState, Event};
+use crate::model::ModelSetup;
+use pith_protocol::event::EngineState;
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::Usage;
 use pith_provider::{EventStream, FaultKind, Provider, ProviderError};
@@ -24,6 +23,9 @@ use pith_provider::{EventStream, FaultKind, Provider, ProviderError};
 /// configured timeout brings it forward), and how often it says it again.
 const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(10);
 const WAIT_NOTICE_EVERY: Duration = Duration::from_secs(30);
+/// The least one stream may bring before it is stopped as endless: a step's bound (see
+/// `step.rs`) and a summary's.
+pub(super) const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
 
 /// Which stream is read: it decides what the status says while pith waits.
 #[derive(Clone, Copy)]
@@ -70,41 +72,6 @@ pub(super) trait Listener: Send + Sync {
     fn gave_up(&self, tries: u32, err: ProviderError) -> ProviderError {
         let message = self.model().retry.final_message(tries, &err);
         ProviderError { message, ..err }
-    }
-}
-
-impl Listener for Runner {
-    fn model(&self) -> &ModelSetup {
-        &self.model
-    }
-
-    fn status(&self, state: EngineState, detail: Option<String>) {
-        self.state(state, detail);
-    }
-
-    /// Announces a retry: logged, sent, and the status says "retrying".
-    fn retrying(&self, attempt: u32, delay: Duration, err: &ProviderError) {
-        tracing::warn!(
-            "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
-            err.kind,
-            self.model.retry.retries_for(err),
-            err.message
-        );
-        self.emit(Event::Retrying {
-            attempt,
-            max: self.model.retry.retries_for(err),
-            delay_ms: delay.as_millis() as u64,
-            message: err.message.clone(),
-        });
-        self.state(EngineState::Retrying, None);
-    }
-
-    fn breakdown_asked(&self) -> Option<Arc<Shared>> {
-        Some(self.shared.clone())
-    }
-
-    fn answer_breakdown(&mut self) {
-        Runner::answer_breakdown(self);
     }
 }
 
@@ -510,3 +477,6 @@ impl Waiting {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

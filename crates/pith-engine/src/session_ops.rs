@@ -1,18 +1,19 @@
 //! The runner's session operations: switching to another stored session (in its directory),
 //! and `/export`.
 
-use super::runner::{ModelSetup, Runner};
 use crate::error::{EngineError, with_causes};
+use crate::model::ModelSetup;
+use crate::turn_context::Turn;
 use pith_protocol::event::Event;
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
 use pith_store::lock::SessionLock;
 
-impl Runner {
+impl Turn<'_> {
     /// Loads the view from the store: only the messages from the session's compaction point on,
     /// reordered so that the compaction message and its summary come before the verbatim tail.
     /// What a crash left in them is repaired first (this engine holds the session's lock).
-    pub(super) fn load_view(&mut self) -> Result<(), EngineError> {
+    pub(crate) fn load_view(&mut self) -> Result<(), EngineError> {
         self.compactor.drop_background();
         let (loaded, repairs) = self
             .log
@@ -21,7 +22,7 @@ impl Runner {
                 self.log.session_id(),
                 self.log.session().compaction_point.as_deref(),
             )
-            .map_err(|e| EngineError::Store(format!("{e:#}")))?;
+            .map_err(EngineError::Store)?;
         if repairs.steps + repairs.tools > 0 {
             self.emit(Event::info("the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted"));
         }
@@ -30,7 +31,7 @@ impl Runner {
         Ok(())
     }
 
-    pub(super) fn switch_session(&mut self, session: Session) {
+    pub(crate) fn switch_session(&mut self, session: Session) {
         let lock = match SessionLock::acquire(&self.opts.data_dir, &session.id) {
             Ok(lock) => lock,
             Err(e) => return self.report(e.into()),
@@ -48,7 +49,7 @@ impl Runner {
             match ModelSetup::build(&self.opts.config, &self.log.session().model) {
                 Ok((setup, _)) => {
                     self.meter.use_model(&setup.model_id);
-                    self.model = setup;
+                    *self.model = setup;
                 }
                 Err(e) => {
                     self.emit(Event::info(format!(
@@ -64,14 +65,14 @@ impl Runner {
         self.meter.forget_figure();
         self.reset_mcp();
         if let Err(e) = self.load_view() {
-            self.report(EngineError::LoadSession(with_causes(&e)));
+            self.report(EngineError::LoadSession(Box::new(e)));
         }
         self.announce_session();
     }
 
     /// Tells the front end the session it is on: the session, the newest page of its stored
     /// history, and its context figure.
-    pub(super) fn announce_session(&mut self) {
+    pub(crate) fn announce_session(&mut self) {
         let page = self
             .log
             .store()
@@ -111,10 +112,10 @@ impl Runner {
         }
     }
 
-    pub(super) fn export(&self, path: Option<String>) {
+    pub(crate) fn export(&self, path: Option<String>) {
         let messages = match self.log.store().load_all(self.log.session_id()) {
             Ok(m) => m,
-            Err(e) => return self.report(EngineError::ReadExport(format!("{e:#}"))),
+            Err(e) => return self.report(EngineError::ReadExport(e)),
         };
         let path = export_path(
             path.as_deref(),
@@ -152,7 +153,7 @@ impl Runner {
 /// Where `/export [path]` writes: `~/…` is the home directory, a relative path is relative to the
 /// workspace, and with no path the export goes to `<data_dir>/exports/` (never into the
 /// repository unasked).
-pub(super) fn export_path(
+pub(crate) fn export_path(
     path: Option<&str>,
     workspace: &std::path::Path,
     data_dir: &std::path::Path,
@@ -164,20 +165,6 @@ pub(super) fn export_path(
             .join("exports")
             .join(format!("pith-session-{session_id}.md")),
     }
-}
-
-/// A session title from the first user message.
-pub(super) fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title.push('…');
-    }
-    title
 }
 
 #[cfg(test)]
@@ -206,11 +193,5 @@ mod tests {
                 "{got:?}"
             );
         }
-    }
-
-    #[test]
-    fn titles_are_cut() {
-        assert_eq!(title_from("\n  fix the bug  \nmore"), "fix the bug");
-        assert_eq!(title_from(&"x".repeat(80)).chars().count(), 61);
     }
 }

@@ -40,7 +40,7 @@ pub struct Shared {
     /// Wakes the runner when something was queued.
     pub notify: Notify,
     /// MCP resources being read for the next user message, in the order they were asked for.
-    pub attachments: Mutex<Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>>>,
+    pub attachments: super::mcp_ops::Attachments,
     /// `/context` was asked for while a turn runs: answered at the next step or tool boundary,
     /// or at once while an answer streams (`breakdown_asked` wakes the stream loop).
     /// The submissions waiting for it, each answered with its own event.
@@ -92,7 +92,9 @@ impl Shared {
         self.queue.lock().is_ok_and(|q| !q.is_empty())
     }
 
-    pub fn take_attachments(&self) -> Vec<tokio::task::JoinHandle<Option<super::mcp::Attachment>>> {
+    pub fn take_attachments(
+        &self,
+    ) -> Vec<tokio::task::JoinHandle<Option<super::mcp_ops::Attachment>>> {
         self.attachments
             .lock()
             .map(|mut a| std::mem::take(&mut *a))
@@ -180,7 +182,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
         Ok(page) => (page, None),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "cannot load older history");
-            let e = EngineError::OlderMessages(format!("{e:#}"));
+            let e = EngineError::OlderMessages(e);
             (Default::default(), Some(e.event()))
         }
     };
@@ -242,7 +244,13 @@ fn route(
             history.answer(id, move |store| history_page(store, &session_id, &before));
         }
         Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
-            super::mcp::answer_op(id, op, shared, history);
+            super::mcp_ops::answer_op(
+                id,
+                op,
+                &shared.attachments,
+                &history.events,
+                history.mcp.as_ref(),
+            );
         }
         // the store answers this; no need to wait for a running turn
         Op::ListSessions => history.answer(id.clone(), move |store| {
@@ -251,7 +259,7 @@ fn route(
                     sessions,
                     submission: None,
                 },
-                Err(e) => EngineError::ListSessions(format!("{e:#}")).event_for(Some(id)),
+                Err(e) => EngineError::ListSessions(e).event_for(Some(id)),
             }]
         }),
         Op::ListSubagents { session_id } => history.answer(id.clone(), move |store| {
@@ -260,7 +268,7 @@ fn route(
                     sessions,
                     submission: None,
                 },
-                Err(e) => EngineError::ListSubagents(format!("{e:#}")).event_for(Some(id)),
+                Err(e) => EngineError::ListSubagents(e).event_for(Some(id)),
             }]
         }),
         Op::ContextBreakdown => {

@@ -5,14 +5,14 @@
 
 use serde_json::json;
 
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
 
-impl Runner {
-    pub(super) async fn shell(&mut self, id: String, command: String) {
+impl Turn<'_> {
+    pub(crate) async fn shell(&mut self, id: String, command: String) {
         // a mode change sent before the command applies to it
         self.apply_settings();
         let cancel = self.shared.fresh_cancel();
@@ -82,7 +82,7 @@ impl Runner {
             state: ToolState::Running { start, title: None },
         });
         self.log
-            .title_if_untitled(|| super::session_ops::title_from(&format!("!{command}")));
+            .title_if_untitled(|| super::session_log::title_from(&format!("!{command}")));
         let idx = self.push_message(m);
         self.emit(Event::ToolStarted {
             call_id: call_id.to_string(),

@@ -2,12 +2,16 @@
 //! parts, announced as they arrive and written to the store as they stream (the stream itself is
 //! read, and retried, by `reader.rs`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::reader::{self, Attempt, Ended, Reading, Sink};
-use super::runner::Runner;
+use super::reader::{self, Attempt, Ended, Listener, MIN_STEP_OUTPUT, Reading, Sink};
+use super::shared::Shared;
+use crate::model::ModelSetup;
+use crate::turn_context::Turn;
+use pith_protocol::event::{EngineState, Event};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{PartKind, Usage};
 use pith_provider::{FaultKind, ProviderError};
@@ -17,7 +21,6 @@ const FLUSH_EVERY: Duration = Duration::from_millis(250);
 /// One step's output (text, reasoning and tool arguments) is bounded by the model's output limit
 /// at this many bytes per token (a token is about four), and by [`MIN_STEP_OUTPUT`] at least.
 const STEP_BYTES_PER_TOKEN: u64 = 16;
-pub(super) const MIN_STEP_OUTPUT: u64 = 1024 * 1024;
 
 pub(super) enum Outcome {
     Done {
@@ -29,10 +32,10 @@ pub(super) enum Outcome {
     Failed(ProviderError),
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Streams the step into `self.log.view()[idx]`, retrying retryable faults. A retry starts the
     /// message over (the partial parts are removed from the view and the store).
-    pub(super) async fn stream_step(
+    pub(crate) async fn stream_step(
         &mut self,
         idx: usize,
         request: &ChatRequest,
@@ -209,26 +212,62 @@ impl Runner {
     }
 }
 
+/// The turn hears what reading a step's or a foreground summary's stream brings.
+impl Listener for Turn<'_> {
+    fn model(&self) -> &ModelSetup {
+        self.model
+    }
+
+    fn status(&self, state: EngineState, detail: Option<String>) {
+        self.state(state, detail);
+    }
+
+    /// Announces a retry: logged, sent, and the status says "retrying".
+    fn retrying(&self, attempt: u32, delay: Duration, err: &ProviderError) {
+        tracing::warn!(
+            "provider error ({:?}), retry {attempt}/{} in {delay:?}: {}",
+            err.kind,
+            self.model.retry.retries_for(err),
+            err.message
+        );
+        self.emit(Event::Retrying {
+            attempt,
+            max: self.model.retry.retries_for(err),
+            delay_ms: delay.as_millis() as u64,
+            message: err.message.clone(),
+        });
+        self.state(EngineState::Retrying, None);
+    }
+
+    fn breakdown_asked(&self) -> Option<Arc<Shared>> {
+        Some(self.shared.clone())
+    }
+
+    fn answer_breakdown(&mut self) {
+        Turn::answer_breakdown(self);
+    }
+}
+
 /// One try at the step streamed into `view[idx]`.
 struct StepAttempt<'r> {
     idx: usize,
     request: &'r ChatRequest,
 }
 
-impl Attempt<Runner> for StepAttempt<'_> {
+impl<'t> Attempt<Turn<'t>> for StepAttempt<'_> {
     type Output = Outcome;
 
     fn once<'a>(
         &'a mut self,
-        runner: &'a mut Runner,
+        turn: &'a mut Turn<'t>,
         cancel: &'a CancellationToken,
     ) -> impl Future<Output = Result<Outcome, ProviderError>> + Send + 'a {
-        runner.stream_once(self.idx, self.request, cancel)
+        turn.stream_once(self.idx, self.request, cancel)
     }
 
     /// A retry starts the message over.
-    fn before_retry(&mut self, runner: &mut Runner) {
-        runner.log.restart_step(self.idx);
+    fn before_retry(&mut self, turn: &mut Turn<'t>) {
+        turn.log.restart_step(self.idx);
     }
 }
 
@@ -279,26 +318,26 @@ impl StepStream {
     }
 }
 
-impl Sink<Runner> for StepStream {
+impl<'t> Sink<Turn<'t>> for StepStream {
     fn due(&self) -> Option<tokio::time::Instant> {
         self.flush_at()
     }
 
-    fn flush(&mut self, runner: &mut Runner) {
-        runner.flush_step(self.idx, self);
+    fn flush(&mut self, turn: &mut Turn<'t>) {
+        turn.flush_step(self.idx, self);
     }
 
     /// Adds one event to the message, within the bound on one step's output; writes the
     /// streamed parts when [`FLUSH_EVERY`] has passed.
-    fn take(&mut self, runner: &mut Runner, event: StreamEvent) -> Result<(), ProviderError> {
+    fn take(&mut self, turn: &mut Turn<'t>, event: StreamEvent) -> Result<(), ProviderError> {
         self.output_bytes += event_bytes(&event);
         if self.output_bytes > self.max_output {
-            return Err(runner.answer_too_long(self.max_output));
+            return Err(turn.answer_too_long(self.max_output));
         }
-        runner.apply_stream_event(self.idx, self, event);
+        turn.apply_stream_event(self.idx, self, event);
         self.dirty = true;
         if self.last_flush.elapsed() >= FLUSH_EVERY {
-            runner.flush_step(self.idx, self);
+            turn.flush_step(self.idx, self);
         }
         Ok(())
     }
@@ -316,7 +355,7 @@ fn event_bytes(event: &StreamEvent) -> u64 {
 
 /// Tool arguments as JSON; empty means `{}`; text that is not JSON is kept as a string so the
 /// tool runner can report it to the model.
-pub(super) fn parse_arguments(arguments: &str) -> serde_json::Value {
+pub(crate) fn parse_arguments(arguments: &str) -> serde_json::Value {
     if arguments.trim().is_empty() {
         return serde_json::json!({});
     }

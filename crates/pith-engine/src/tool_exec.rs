@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event, PermissionReply, PermissionRequest};
 use pith_protocol::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
 use pith_tools::permission::{Decision, LoopStop};
@@ -25,7 +25,7 @@ fn failed(error: ToolError) -> ToolState {
 }
 
 /// The stored state of a call that ran from `start` to `end`.
-pub(super) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i64) -> ToolState {
+pub(crate) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i64) -> ToolState {
     match result {
         Ok(out) => ToolState::Completed {
             metadata: out.stored_metadata(),
@@ -45,10 +45,10 @@ pub(super) fn finished(result: Result<ToolOutput, ToolError>, start: i64, end: i
     }
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Runs every pending tool call of `self.log.view()[idx]`, in order. `Err` when the turn must stop
     /// (the model keeps sending calls that cannot run): every call still gets a result.
-    pub(super) async fn run_tools(
+    pub(crate) async fn run_tools(
         &mut self,
         idx: usize,
         cancel: &CancellationToken,
@@ -335,7 +335,7 @@ impl Runner {
     }
 
     /// What no tool may change without the user, or touch at all, in this workspace.
-    pub(super) fn policy(&self) -> Arc<pith_tools::policy::Policy> {
+    pub(crate) fn policy(&self) -> Arc<pith_tools::policy::Policy> {
         let config = &self.opts.config;
         Arc::new(
             pith_tools::policy::Policy::new(&self.opts.workspace, &self.opts.data_dir)
@@ -395,7 +395,7 @@ impl Runner {
     }
 
     /// Where a running tool's output goes: to the front end, as `ToolOutput` events.
-    pub(super) fn progress_for(&self, call_id: &str) -> pith_tools::Progress {
+    pub(crate) fn progress_for(&self, call_id: &str) -> pith_tools::Progress {
         let events = self.log.events().clone();
         let call_id = call_id.to_string();
         std::sync::Arc::new(move |output: &str| {
@@ -407,7 +407,7 @@ impl Runner {
     }
 
     /// Asks the user (or, headless, decides without one). `Err` carries what the model is told.
-    pub(super) async fn ask(
+    pub(crate) async fn ask(
         &mut self,
         request: PermissionRequest,
         repeated: bool,
@@ -494,7 +494,7 @@ impl pith_tools::OutputLookup for Recallable {
     }
 }
 
-impl Runner {
+impl Turn<'_> {
     /// `exit_plan_mode`: the model presents its plan. Out of plan mode there is nothing to do;
     /// headless no one can accept it, so the run stays in plan mode; in the TUI the user is
     /// asked (also under `--yes`: accepting a plan is the user's own call). "Always" accepts it

@@ -21,7 +21,7 @@ pub(super) struct ToolRuntime {
     /// The definitions the requests carry.
     specs: Vec<ToolSpec>,
     /// The MCP servers' tools, status and attachments (see `mcp.rs`).
-    mcp: super::mcp::McpSession,
+    mcp: super::mcp_session::McpSession,
 }
 
 impl ToolRuntime {
@@ -111,11 +111,11 @@ impl ToolRuntime {
     }
 
     /// The MCP servers' tools, status and attachments.
-    pub fn mcp(&self) -> &super::mcp::McpSession {
+    pub fn mcp(&self) -> &super::mcp_session::McpSession {
         &self.mcp
     }
 
-    pub fn mcp_mut(&mut self) -> &mut super::mcp::McpSession {
+    pub fn mcp_mut(&mut self) -> &mut super::mcp_session::McpSession {
         &mut self.mcp
     }
 }

@@ -4,11 +4,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use super::compactor;
-use super::runner::Runner;
 use super::shared::Prompt;
 use super::step::Outcome;
 use crate::error::EngineError;
-use pith_context::{compaction, overflow, prune};
+use crate::turn_context::Turn;
+use pith_context::{overflow, prune};
 use pith_protocol::event::{EngineState, Event, TurnEnd};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
@@ -33,9 +33,9 @@ struct Estimate {
     content: u64,
 }
 
-impl Runner {
+impl Turn<'_> {
     /// Runs a turn for the user messages in `prompts` (queued while idle).
-    pub(super) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
+    pub(crate) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
         self.compactor.start_turn();
         self.settle_mcp(&cancel).await;
@@ -344,7 +344,7 @@ impl Runner {
     }
 
     /// The overflow test on the running figure (last report + estimate of what was added).
-    pub(super) fn overflowing(&self) -> bool {
+    pub(crate) fn overflowing(&self) -> bool {
         overflow::is_overflow(
             self.meter.used(),
             &self.model.limits,
@@ -402,7 +402,7 @@ impl Runner {
     }
 
     /// Removes a message from the view and the store (a step that will be retried).
-    pub(super) fn drop_message(&mut self, idx: usize) {
+    pub(crate) fn drop_message(&mut self, idx: usize) {
         self.log.remove(idx);
         self.reset_estimate();
     }
@@ -456,25 +456,19 @@ impl Runner {
     }
 
     /// Clears old tool outputs (ARCHITECTURE.md §6.2) at a step boundary.
-    pub(super) fn prune(&mut self) {
+    pub(crate) fn prune(&mut self) {
         if !self.opts.config.compaction.prune {
             return;
         }
         let rules = prune::PruneRules::new(&self.budget(), &self.opts.config.compaction);
-        let plan = prune::plan(self.log.view(), self.meter.estimator_mut(), &rules);
-        if plan.targets.is_empty() {
+        let Some((parts, tokens)) = self.log.prune(self.meter.estimator_mut(), &rules) else {
             return;
-        }
-        let changed = self.log.mark_pruned(&plan);
-        tracing::info!("pruned {} tool outputs ({} tokens)", changed, plan.tokens);
+        };
         self.reset_estimate();
-        self.emit(Event::Pruned {
-            parts: changed,
-            tokens: plan.tokens,
-        });
+        self.emit(Event::Pruned { parts, tokens });
         self.emit_context();
     }
 }
 
-/// The continue message after an automatic compaction.
-pub(super) const CONTINUE: &str = compaction::CONTINUE_MESSAGE;
+#[cfg(test)]
+mod tests;

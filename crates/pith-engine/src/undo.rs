@@ -5,16 +5,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::Runner;
 use crate::error::EngineError;
 use crate::snapshot::Snapshots;
+use crate::turn_context::Turn;
 use pith_protocol::event::Event;
 use pith_protocol::message::{Message, PartKind, Role};
 use pith_protocol::tool::ToolInput;
 
 /// One turn: the user message that started it and the workspace before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Turn {
+struct RecordedTurn {
     message_id: String,
     before: Option<String>,
     after: Option<String>,
@@ -23,18 +23,18 @@ struct Turn {
 /// A turn taken back, with its messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Undone {
-    turn: Turn,
+    turn: RecordedTurn,
     messages: Vec<Message>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Record {
-    turns: Vec<Turn>,
+    turns: Vec<RecordedTurn>,
     /// Last undone last: `/redo` takes from the end.
     redo: Vec<Undone>,
 }
 
-impl Runner {
+impl Turn<'_> {
     fn snapshots(&self) -> Snapshots {
         Snapshots::new(&self.opts.data_dir, &self.opts.workspace)
     }
@@ -82,7 +82,7 @@ impl Runner {
     }
 
     /// The workspace before a turn. A new turn ends what `/redo` could put back.
-    pub(super) async fn snapshot_before_turn(&mut self) -> Option<String> {
+    pub(crate) async fn snapshot_before_turn(&mut self) -> Option<String> {
         let mut r = self.load_record();
         if !r.redo.is_empty() {
             r.redo.clear();
@@ -93,7 +93,7 @@ impl Runner {
 
     /// Records a finished turn started by user message `message_id`. A turn that ran no tool
     /// changed nothing: its snapshot after is the one before (no second walk of the workspace).
-    pub(super) async fn record_turn(&mut self, message_id: &str, before: Option<String>) {
+    pub(crate) async fn record_turn(&mut self, message_id: &str, before: Option<String>) {
         let ran_tools = self
             .log
             .view()
@@ -107,7 +107,7 @@ impl Runner {
             None => None,
         };
         let mut r = self.load_record();
-        r.turns.push(Turn {
+        r.turns.push(RecordedTurn {
             message_id: message_id.to_string(),
             before,
             after,
@@ -119,7 +119,7 @@ impl Runner {
         self.report(EngineError::Undo(message));
     }
 
-    pub(super) async fn undo(&mut self) {
+    pub(crate) async fn undo(&mut self) {
         let Some(target) = self.last_turn_start() else {
             return self.undo_error("nothing to undo".into());
         };
@@ -137,7 +137,7 @@ impl Runner {
     }
 
     /// Undoes every turn from the one started by `message_id` on, newest first.
-    pub(super) async fn rewind(&mut self, message_id: &str) {
+    pub(crate) async fn rewind(&mut self, message_id: &str) {
         let Some(first) = self.log.view().iter().position(|m| m.id == message_id) else {
             return self.undo_error(
                 "that message is no longer in the context (a compaction summarised it)".into(),
@@ -174,7 +174,7 @@ impl Runner {
         self.emit_context();
     }
 
-    pub(super) async fn redo(&mut self) {
+    pub(crate) async fn redo(&mut self) {
         let mut record = self.load_record();
         let Some(u) = record.redo.pop() else {
             return self.undo_error("nothing to redo".into());
@@ -237,8 +237,8 @@ fn prompt_of(m: &Message) -> String {
 
 /// Takes the recorded turns from the one started by `message_id` on off `record`, newest
 /// first.
-fn take_turns_from(record: &mut Record, message_id: &str) -> Vec<Turn> {
-    let mut turns: Vec<Turn> = Vec::new();
+fn take_turns_from(record: &mut Record, message_id: &str) -> Vec<RecordedTurn> {
+    let mut turns: Vec<RecordedTurn> = Vec::new();
     while let Some(t) = record.turns.last() {
         if t.message_id.as_str() < message_id {
             break;
@@ -250,7 +250,7 @@ fn take_turns_from(record: &mut Record, message_id: &str) -> Vec<Turn> {
 
 /// Puts each turn's files back to how they were before it, newest first; the files restored,
 /// sorted.
-fn restore_before(snaps: &Snapshots, turns: &[Turn]) -> std::io::Result<Vec<String>> {
+fn restore_before(snaps: &Snapshots, turns: &[RecordedTurn]) -> std::io::Result<Vec<String>> {
     let mut files: Vec<String> = Vec::new();
     for t in turns {
         if let (Some(before), Some(after)) = (&t.before, &t.after) {
@@ -266,7 +266,12 @@ fn restore_before(snaps: &Snapshots, turns: &[Turn]) -> std::io::Result<Vec<Stri
 
 /// Keeps the removed messages for `/redo`: one entry per turn, the oldest undone last (redone
 /// first); messages of turns pith has no record of (an older session) as one more.
-fn keep_for_redo(record: &mut Record, turns: &[Turn], removed: Vec<Message>, message_id: &str) {
+fn keep_for_redo(
+    record: &mut Record,
+    turns: &[RecordedTurn],
+    removed: Vec<Message>,
+    message_id: &str,
+) {
     let mut rest = removed;
     for t in turns {
         let at = rest
@@ -281,7 +286,7 @@ fn keep_for_redo(record: &mut Record, turns: &[Turn], removed: Vec<Message>, mes
     }
     if !rest.is_empty() {
         record.redo.push(Undone {
-            turn: Turn {
+            turn: RecordedTurn {
                 message_id: message_id.to_string(),
                 before: None,
                 after: None,

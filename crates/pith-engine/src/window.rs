@@ -2,10 +2,10 @@
 //! server at hand (a llama.cpp started with `-c 6000` behind a 32k entry); pith learns the real
 //! one from the first overflow error that states it, asks a local server at start when nothing
 //! is configured, remembers what it learned per model, and says so once. The system prompt and
-//! tool definitions are sized to the window ([`Runner::fit_prompt`]).
+//! tool definitions are sized to the window ([`Turn::fit_prompt`]).
 
 use super::prompt::{self, Fit};
-use super::runner::Runner;
+use crate::turn_context::Turn;
 use pith_protocol::event::{Event, WindowSource};
 use pith_provider::ProviderError;
 use pith_provider::limits::{self, OverflowLimits};
@@ -16,44 +16,10 @@ const MIN_WINDOW: u64 = 512;
 /// above it they are sent in short.
 const PROMPT_SHARE: u64 = 4;
 
-/// A local server asked for its window at start, and the warning to give if it cannot tell.
-#[derive(Default)]
-pub(super) struct WindowProbe {
-    /// The server's answer: the window and where it was read.
-    probe: Option<tokio::task::JoinHandle<Option<(u64, String)>>>,
-    /// Said when the local server asked for the window cannot tell it either.
-    warning: Option<String>,
-}
-
-impl WindowProbe {
-    /// Asks in `probe`; `warning` is said if the server cannot tell.
-    fn start(
-        &mut self,
-        probe: tokio::task::JoinHandle<Option<(u64, String)>>,
-        warning: Option<String>,
-    ) {
-        self.probe = Some(probe);
-        self.warning = warning;
-    }
-
-    fn forget_warning(&mut self) {
-        self.warning = None;
-    }
-
-    /// The question under way, to await its answer.
-    fn take_probe(&mut self) -> Option<tokio::task::JoinHandle<Option<(u64, String)>>> {
-        self.probe.take()
-    }
-
-    fn take_warning(&mut self) -> Option<String> {
-        self.warning.take()
-    }
-}
-
-impl Runner {
+impl Turn<'_> {
     /// At start: a window learned earlier for this model replaces a guessed or larger one; with
-    /// nothing known, a local server is asked in the background (see [`Runner::settle_window`]).
-    pub(super) fn start_window(&mut self, warning: Option<String>) {
+    /// nothing known, a local server is asked in the background (see [`Turn::settle_window`]).
+    pub(crate) fn start_window(&mut self, warning: Option<String>) {
         self.window.forget_warning();
         let learned = self
             .log
@@ -97,7 +63,7 @@ impl Runner {
     }
 
     /// Before the first request: takes the answer of a local server asked at start.
-    pub(super) async fn settle_window(&mut self) {
+    pub(crate) async fn settle_window(&mut self) {
         let Some(probe) = self.window.take_probe() else {
             return;
         };
@@ -119,7 +85,7 @@ impl Runner {
     /// in use replaces it; without one, the rejected request's size (what the server counted,
     /// else pith's estimate of it, `estimated`) is an upper bound of the real window and is used
     /// when it is below the usable window. Returns what the error said.
-    pub(super) fn learn_window(
+    pub(crate) fn learn_window(
         &mut self,
         err: &ProviderError,
         estimated: Option<u64>,
@@ -141,7 +107,7 @@ impl Runner {
     /// they would take more than a quarter of the usable window (a 4k local model: the full
     /// ones are ~2,500 tokens) — the short agent prompt, each tool's first paragraph with a bare
     /// schema, and instruction files cut to an eighth of the usable window.
-    pub(super) fn fit_prompt(&mut self) {
+    pub(crate) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
         let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
@@ -157,7 +123,7 @@ impl Runner {
                 })
                 .sum::<u64>();
         if full * PROMPT_SHARE <= usable {
-            self.system = system;
+            *self.system = system;
             self.tools.set_specs(tools);
             return;
         }
@@ -166,8 +132,8 @@ impl Runner {
             // ~4 bytes a token: an eighth of the usable window.
             instruction_bytes: usize::try_from(usable / 2).unwrap_or(usize::MAX),
         };
-        self.system = prompt::system_prompt(ws, extra, &today, fit, &fences);
-        self.role.shape_system(&mut self.system);
+        *self.system = prompt::system_prompt(ws, extra, &today, fit, &fences);
+        self.role.shape_system(self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);
         tracing::info!(

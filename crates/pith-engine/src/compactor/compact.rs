@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CompactionHost, Job, Written, ahead, check_worth_compacting, write_summary};
 use crate::compaction::{CompactRequest, CompactionError, Then, Trigger};
-use crate::runner::ModelSetup;
+use crate::model::ModelSetup;
 use pith_context::budget::Budget;
 use pith_protocol::event::{EngineState, Event};
 use pith_protocol::message::{Carried, Message};

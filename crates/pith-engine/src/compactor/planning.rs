@@ -13,7 +13,7 @@ use super::Planner;
 use super::Written;
 use super::ahead::{DEFAULT_START, MOST_AFTER_SWAP};
 use crate::compaction::{CompactionError, Trigger};
-use crate::runner::ModelSetup;
+use crate::model::ModelSetup;
 
 /// How the user's sentences the summary left out, carried after all, are introduced.
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
@@ -67,9 +67,9 @@ impl Planner<'_> {
         match &self.config.compaction.model {
             Some(name) if name != &self.model.name => match ModelSetup::build(self.config, name) {
                 Ok((s, _)) => Ok(Some(s)),
-                Err(e) => Err(CompactionError::Model {
+                Err(source) => Err(CompactionError::Model {
                     model: name.clone(),
-                    reason: crate::error::with_causes(&e),
+                    source,
                 }),
             },
             _ => Ok(None),

@@ -17,9 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Planner;
 use crate::compaction::CompactionError;
-use crate::reader::{self, Completion, Listener};
-use crate::runner::ModelSetup;
-use crate::step::MIN_STEP_OUTPUT;
+use crate::model::ModelSetup;
+use crate::reader::{self, Completion, Listener, MIN_STEP_OUTPUT};
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;

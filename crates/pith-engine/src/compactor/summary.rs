@@ -13,7 +13,7 @@ use pith_protocol::message::{Agent, Carried, CompactionPart, Message, PartKind, 
 use super::Ask;
 use super::Installed;
 use super::Planner;
-use crate::runner::ModelSetup;
+use crate::model::ModelSetup;
 
 /// The instruction of a cache-friendly summary request (placeholders `{{tail}}`, `{{request}}`).
 const INLINE_TEMPLATE: &str = include_str!("../../../../prompts/compaction-inline.md");
@@ -141,7 +141,7 @@ impl Planner<'_> {
             })
             .collect();
         let mut chat = flatten_tools(plan::prepare(
-            crate::runner::to_wire(&to_summarise),
+            crate::model::to_wire(&to_summarise),
             budget.tool_result_chars,
         ));
         let mut previous = cut.previous_summary.clone();

@@ -4,6 +4,7 @@
 //! always did.
 
 use pith_context::prune::{self, PrunePlan};
+use pith_context::tokens::Estimator;
 use pith_protocol::event::Event;
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, Part, PartKind, ToolState, Usage, now_ms};
@@ -196,9 +197,26 @@ impl SessionLog {
         self.write_message(&m);
     }
 
-    /// Marks the tool outputs of `plan` cleared (ARCHITECTURE.md §6.2), saves and announces
-    /// each part that changed; the parts the plan names.
-    pub fn mark_pruned(&mut self, plan: &PrunePlan) -> usize {
+    /// Clears the old tool outputs `rules` give up (ARCHITECTURE.md §6.2), counted with
+    /// `estimator`, each part saved and announced; how many parts and tokens, or `None` when
+    /// nothing is to be cleared.
+    pub fn prune(
+        &mut self,
+        estimator: &mut Estimator,
+        rules: &prune::PruneRules,
+    ) -> Option<(usize, u64)> {
+        let plan = prune::plan(&self.view, estimator, rules);
+        if plan.targets.is_empty() {
+            return None;
+        }
+        let changed = self.mark_pruned(&plan);
+        tracing::info!("pruned {} tool outputs ({} tokens)", changed, plan.tokens);
+        Some((changed, plan.tokens))
+    }
+
+    /// Marks the tool outputs of `plan` cleared, saves and announces each part that changed;
+    /// the parts the plan names.
+    fn mark_pruned(&mut self, plan: &PrunePlan) -> usize {
         prune::apply(&mut self.view, plan, now_ms());
         let mut changed = Vec::new();
         for (mid, pid) in &plan.targets {

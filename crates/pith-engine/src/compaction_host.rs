@@ -1,0 +1,93 @@
+//! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
+//! parts a compaction uses — the planner's borrows, the session log, the context figures, the
+//! hooks, the continue message (ARCHITECTURE.md §6.4).
+
+use tokio_util::sync::CancellationToken;
+
+use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
+use super::session_log::SessionLog;
+use crate::turn_context::Turn;
+use pith_context::budget::Budget;
+use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
+use pith_protocol::event::Event;
+use pith_provider::ProviderError;
+
+impl SummaryHost for Turn<'_> {
+    /// What the compactor reads of the session to plan (see [`Planner`]).
+    fn planner(&mut self) -> Planner<'_> {
+        Planner {
+            log: self.log,
+            meter: self.meter,
+            model: self.model,
+            config: &self.opts.config,
+            todos: &self.tools.state().todos,
+        }
+    }
+
+    fn session_request(&self) -> pith_protocol::llm::ChatRequest {
+        self.build_request(false)
+    }
+
+    fn estimate_request(&mut self) -> u64 {
+        Turn::estimate_request(self)
+    }
+
+    fn learn_window(&mut self, err: &ProviderError) {
+        Turn::learn_window(self, err, None);
+    }
+}
+
+impl CompactionHost for Turn<'_> {
+    fn compactor(&mut self) -> &mut Compactor {
+        self.compactor
+    }
+
+    fn log(&mut self) -> &mut SessionLog {
+        self.log
+    }
+
+    fn budget(&self) -> Budget {
+        Turn::budget(self)
+    }
+
+    fn overhead(&mut self) -> u64 {
+        Turn::overhead(self)
+    }
+
+    fn reset_estimate(&mut self) {
+        Turn::reset_estimate(self);
+    }
+
+    fn overflowing(&self) -> bool {
+        Turn::overflowing(self)
+    }
+
+    fn emit(&self, event: Event) {
+        Turn::emit(self, event);
+    }
+
+    fn touch_session(&mut self) {
+        Turn::touch_session(self);
+    }
+
+    fn emit_context(&mut self) {
+        Turn::emit_context(self);
+    }
+
+    fn push_continue(&mut self) {
+        self.push_user_text(CONTINUE, true);
+    }
+
+    async fn pre_compact_hooks(
+        &mut self,
+        manual: bool,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
+        Turn::pre_compact_hooks(self, manual, focus, cancel).await;
+    }
+
+    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
+        Turn::post_compact_hooks(self, manual, cancel).await;
+    }
+}

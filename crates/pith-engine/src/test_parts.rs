@@ -1,0 +1,254 @@
+//! For unit tests: the parts a [`Turn`] borrows, built without a runner over a store in memory
+//! and a temporary workspace, and a provider that answers from a script.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use crate::EngineOptions;
+use crate::agent::{AgentRole, RunRecord};
+use crate::compactor::Compactor;
+use crate::emitter::Emitter;
+use crate::hook_state::HookState;
+use crate::meter::Meter;
+use crate::model::ModelSetup;
+use crate::session_log::SessionLog;
+use crate::shared::Shared;
+use crate::tool_runtime::ToolRuntime;
+use crate::turn_context::Turn;
+use crate::window_probe::WindowProbe;
+use pith_config::{Config, ModelConfig};
+use pith_context::overflow::Limits;
+use pith_protocol::event::{Event, SubmissionId};
+use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
+use pith_protocol::message::Usage;
+use pith_provider::retry::RetryPolicy;
+use pith_provider::{EventStream, FaultKind, Provider, ProviderError};
+use pith_store::Store;
+use pith_store::lock::SessionLock;
+
+/// What the scripted provider does with one request.
+pub(crate) enum Answer {
+    /// Streams these events, then ends.
+    Events(Vec<StreamEvent>),
+    /// Fails before the stream opens.
+    Fail(ProviderError),
+    /// Streams these events, then stays silent until the turn is interrupted.
+    Hang(Vec<StreamEvent>),
+}
+
+impl Answer {
+    /// A text answer that stops.
+    pub fn text(text: &str) -> Answer {
+        Answer::Events(vec![
+            StreamEvent::TextDelta(text.into()),
+            StreamEvent::Usage(Usage {
+                input: 100,
+                output: 10,
+                ..Usage::default()
+            }),
+            StreamEvent::Finish(FinishReason::Stop),
+        ])
+    }
+
+    /// One tool call, asking for its result.
+    pub fn call(id: &str, name: &str, arguments: &str) -> Answer {
+        Answer::Events(vec![
+            StreamEvent::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+            StreamEvent::Finish(FinishReason::ToolCalls),
+        ])
+    }
+
+    /// A fault the retry policy retries.
+    pub fn unavailable() -> Answer {
+        Answer::Fail(ProviderError::new(FaultKind::Server, "503 overloaded"))
+    }
+}
+
+/// A provider that answers the requests it gets from a script, in order, and keeps them.
+#[derive(Default)]
+pub(crate) struct Scripted {
+    answers: Mutex<VecDeque<Answer>>,
+    pub requests: Mutex<Vec<ChatRequest>>,
+    /// Wakes a test waiting for a request to arrive.
+    pub asked: tokio::sync::Notify,
+}
+
+impl Scripted {
+    pub fn new(answers: Vec<Answer>) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            answers: Mutex::new(answers.into()),
+            ..Scripted::default()
+        })
+    }
+
+    /// Adds an answer to the script.
+    pub fn then(&self, answer: Answer) {
+        self.answers.lock().unwrap().push_back(answer);
+    }
+
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Scripted {
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.requests.lock().unwrap().push(request.clone());
+        self.asked.notify_one();
+        let answer = self.answers.lock().unwrap().pop_front();
+        let ok = |e: Vec<StreamEvent>| e.into_iter().map(Ok).collect::<Vec<_>>();
+        match answer {
+            Some(Answer::Events(events)) => Ok(Box::pin(futures_util::stream::iter(ok(events)))),
+            Some(Answer::Hang(events)) => {
+                let head = futures_util::stream::iter(ok(events));
+                Ok(Box::pin(futures_util::StreamExt::chain(
+                    head,
+                    futures_util::stream::pending(),
+                )))
+            }
+            Some(Answer::Fail(e)) => Err(e),
+            None => Err(ProviderError::new(
+                FaultKind::BadRequest,
+                "the script has no answer left",
+            )),
+        }
+    }
+}
+
+/// The model of the tests: a 32k window on the scripted provider, retried once at once.
+pub(crate) fn model(provider: Arc<Scripted>) -> ModelSetup {
+    let info = ModelConfig {
+        context: 32_000,
+        output: 4_000,
+        ..ModelConfig::default()
+    };
+    ModelSetup {
+        name: "mock/test-model".into(),
+        provider,
+        model_id: "test-model".into(),
+        limits: Limits::from(&info),
+        info,
+        retry: RetryPolicy {
+            max_retries: 1,
+            base: std::time::Duration::from_millis(1),
+            max_delay: std::time::Duration::from_millis(1),
+            max_wait: std::time::Duration::from_millis(1),
+        },
+        timeouts: Default::default(),
+        window_guessed: false,
+        local: false,
+    }
+}
+
+/// Everything a [`Turn`] borrows, owned by a test.
+pub(crate) struct Parts {
+    pub opts: EngineOptions,
+    pub log: SessionLog,
+    pub shared: Arc<Shared>,
+    pub role: AgentRole,
+    pub record: RunRecord,
+    pub model: ModelSetup,
+    pub meter: Meter,
+    pub tools: ToolRuntime,
+    pub system: Vec<String>,
+    pub compactor: Compactor,
+    pub window: WindowProbe,
+    pub hooks: HookState,
+    pub answering: Option<SubmissionId>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub store: Arc<Store>,
+    /// The workspace and the data directory (removed with the parts).
+    pub _dir: tempfile::TempDir,
+}
+
+impl Parts {
+    /// A new session over a store in memory, on the scripted `provider`, in a temporary
+    /// workspace where every `ask` is allowed (headless, `--yes`).
+    pub fn new(provider: Arc<Scripted>) -> Parts {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        let data_dir = dir.path().join("data");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&data_dir).unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        let mut config = Config {
+            model: Some("mock/test-model".into()),
+            ..Config::default()
+        };
+        config.webfetch.enabled = false;
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let session = store
+            .create_session(&workspace.to_string_lossy(), "mock/test-model")
+            .unwrap();
+        let lock = SessionLock::acquire(&data_dir, &session.id).unwrap();
+        let (tx, events) = mpsc::unbounded_channel();
+        let role = AgentRole::main();
+        let (registry, permissions) = crate::agent::tools_for(&config, &role, None);
+        let hooks = crate::hook_commands::Hooks::new(&config, &workspace, &data_dir);
+        let model = model(provider);
+        let mut parts = Parts {
+            meter: Meter::new(&model.model_id),
+            model,
+            log: SessionLog::new(store.clone(), session, lock, Emitter::direct(tx)),
+            shared: Arc::new(Shared::default()),
+            role,
+            record: RunRecord::default(),
+            tools: ToolRuntime::new(registry, permissions),
+            system: Vec::new(),
+            compactor: Compactor::default(),
+            window: WindowProbe::default(),
+            hooks: HookState::new(Arc::new(hooks)),
+            answering: None,
+            events,
+            store,
+            opts: EngineOptions {
+                config,
+                workspace,
+                data_dir,
+                headless: true,
+                auto_yes: true,
+                allow_unsandboxed: false,
+                editor: None,
+                remove_empty_sessions: false,
+            },
+            _dir: dir,
+        };
+        parts.turn().fit_prompt();
+        parts
+    }
+
+    /// The parts, lent to one turn.
+    pub fn turn(&mut self) -> Turn<'_> {
+        Turn {
+            opts: &mut self.opts,
+            log: &mut self.log,
+            shared: &self.shared,
+            role: &mut self.role,
+            record: &mut self.record,
+            model: &mut self.model,
+            meter: &mut self.meter,
+            tools: &mut self.tools,
+            system: &mut self.system,
+            compactor: &mut self.compactor,
+            window: &mut self.window,
+            hooks: &mut self.hooks,
+            answering: &mut self.answering,
+        }
+    }
+
+    /// The events sent so far.
+    pub fn events(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        while let Ok(e) = self.events.try_recv() {
+            out.push(e);
+        }
+        out
+    }
+}
