@@ -19,14 +19,13 @@ fn all() -> Vec<ErrorKind> {
         Loop,
         Internal,
         Undo,
-        Shell,
         Mcp,
         Command,
     ];
     for k in &kinds {
         match k {
             Provider | ContextOverflow | Compaction | Model | Session | Export | NoModel
-            | Store | Loop | Internal | Undo | Shell | Mcp | Command => {}
+            | Store | Loop | Internal | Undo | Mcp | Command => {}
         }
     }
     kinds
