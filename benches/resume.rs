@@ -22,7 +22,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use pith_protocol::event::ContextUsage;
-use pith_protocol::event::{Event, Op, Submission};
+use pith_protocol::event::{Event, Op, SessionEvent, Submission};
 use pith_protocol::message::{Message, Session};
 use pith_store::{PAGE_MESSAGES, Store};
 use pith_tui::app::Msg;
@@ -108,12 +108,11 @@ fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiv
     let page = store
         .load_page(&session_id, Some(&before), PAGE_MESSAGES)
         .expect("load_page");
-    app.update(Msg::Engine(Event::History {
+    app.update(Msg::Engine(Event::Session(SessionEvent::History {
         session_id,
         messages: page.messages,
         more: page.more,
-        submission: None,
-    }));
+    })));
     draw(&mut app);
     (app, ops)
 }

@@ -27,7 +27,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use pith_protocol::event::{ContextUsage, EngineState, Event};
+use pith_protocol::event::{ContextUsage, EngineState, Event, OutputEvent, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role, Session};
 use pith_tui::{App, Msg, TuiInit, view as tui_view};
 
@@ -172,9 +172,9 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
     group.bench_function("delta_then_draw", |b| {
         b.iter(|| {
             flip += 1;
-            a.update(Msg::Engine(Event::PartUpdated {
+            a.update(Msg::Engine(Event::Output(OutputEvent::PartUpdated {
                 part: variants[flip % 2].clone(),
-            }));
+            })));
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
             black_box(a.transcript().total_lines())
         })
@@ -264,12 +264,13 @@ fn stream(history: Vec<Message>, tokens: usize, rate: f64) -> StreamReport {
         .map(|i| STREAM_WORDS[i % STREAM_WORDS.len()])
         .collect();
 
-    tx.send(Event::State {
+    tx.send(Event::Turn(TurnEvent::State {
         state: EngineState::Thinking,
         detail: None,
-    })
+    }))
     .unwrap();
-    tx.send(Event::Message { message: answer }).unwrap();
+    tx.send(Event::Output(OutputEvent::Message { message: answer }))
+        .unwrap();
     let producer = spawn_producer(tx, Arc::clone(&sent), base, mid, pid.clone(), rate);
 
     let cpu0 = thread_cpu();
@@ -312,11 +313,11 @@ fn spawn_producer(
             slot.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
             let delta = STREAM_WORDS[i % STREAM_WORDS.len()].to_string();
             if tx
-                .send(Event::TextDelta {
+                .send(Event::Output(OutputEvent::TextDelta {
                     message_id: mid.clone(),
                     part_id: pid.clone(),
                     delta,
-                })
+                }))
                 .is_err()
             {
                 break;
@@ -340,7 +341,7 @@ struct Frames {
 
 impl Frames {
     fn apply(&mut self, app: &mut App, ev: Event) {
-        if matches!(ev, Event::TextDelta { .. }) {
+        if matches!(ev, Event::Output(OutputEvent::TextDelta { .. })) {
             self.applied += 1;
         }
         app.update(Msg::Engine(ev));

@@ -5,7 +5,7 @@ use tokio::sync::mpsc;
 use pith_config::catalog;
 use pith_engine as engine;
 use pith_launch::{FirstModel, FrontEnd, Setup};
-use pith_protocol::event::{ContextUsage, Event, Op};
+use pith_protocol::event::{ContextEvent, ContextUsage, Event, Op, SessionEvent};
 use pith_protocol::launch::LocalServer;
 use pith_protocol::message::{Message, Session};
 use pith_tui::login::KeyNotStored;
@@ -77,13 +77,13 @@ impl Opened {
     async fn read(events: &mut mpsc::UnboundedReceiver<Event>) -> anyhow::Result<Opened> {
         match (events.recv().await, events.recv().await) {
             (
-                Some(Event::SessionLoaded {
+                Some(Event::Session(SessionEvent::SessionLoaded {
                     session,
                     messages,
                     more_history,
                     ..
-                }),
-                Some(Event::ContextUsage(context)),
+                })),
+                Some(Event::Context(ContextEvent::ContextUsage(context))),
             ) => Ok(Opened {
                 session,
                 messages,

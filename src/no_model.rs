@@ -13,7 +13,10 @@ use pith_config::catalog;
 use pith_engine::{self as engine, EngineOptions};
 use pith_launch::first_run;
 use pith_launch::{FrontEnd, Setup};
-use pith_protocol::event::{ContextUsage, ErrorKind, Event, Op, Submission, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, ContextUsage, ErrorKind, Event, Op, OutputEvent, SettingsEvent, Submission,
+    TurnEnd, TurnEvent,
+};
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_tui::{self as tui, TuiInit};
 
@@ -95,12 +98,11 @@ async fn wait_for_a_model(
             Op::SetModel { model } => match start(&starter, &model) {
                 Ok(started) => break started,
                 Err(e) => {
-                    let _ = events.send(Event::Error {
+                    let _ = events.send(Event::Turn(TurnEvent::Error {
                         kind: ErrorKind::Model,
                         message: format!("cannot use {model}: {e:#}"),
-                        submission: None,
                         failed_message: None,
-                    });
+                    }));
                     continue;
                 }
             },
@@ -112,19 +114,18 @@ async fn wait_for_a_model(
                     text,
                     synthetic: false,
                 });
-                let _ = events.send(Event::Message { message: m });
+                let _ = events.send(Event::Output(OutputEvent::Message { message: m }));
             }
             _ => {}
         }
-        let _ = events.send(Event::Error {
+        let _ = events.send(Event::Turn(TurnEvent::Error {
             kind: ErrorKind::NoModel,
             message: "no model yet: /model picks one (it becomes the default), or see the first message for the config file".into(),
-            submission: None,
             failed_message: None,
-        });
-        let _ = events.send(Event::TurnFinished {
+        }));
+        let _ = events.send(Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Error,
-        });
+        }));
     };
     let (handle, said) = handle;
     let engine::EngineHandle {
@@ -138,7 +139,7 @@ async fn wait_for_a_model(
         // said after it
         let mut said = Some(said);
         while let Some(ev) = engine_events.recv().await {
-            let opened = matches!(ev, Event::ContextUsage(_));
+            let opened = matches!(ev, Event::Context(ContextEvent::ContextUsage(_)));
             if forward.send(ev).is_err() {
                 break;
             }
@@ -174,10 +175,9 @@ fn start(starter: &Starter, model: &str) -> anyhow::Result<(engine::EngineHandle
         ..starter.opts.clone()
     };
     let handle = engine::spawn(opts, starter.store.clone(), session)?;
-    let changed = Event::ModelChanged {
+    let changed = Event::Settings(SettingsEvent::ModelChanged {
         model: model.to_string(),
-        submission: None,
-    };
+    });
     let said = match &starter.config_file {
         Some(path) => match remember_model(path, model) {
             Ok(()) => format!(

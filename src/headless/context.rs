@@ -6,13 +6,13 @@ use std::io::Write;
 
 use crate::cli::Format;
 use pith_engine::EngineHandle;
-use pith_protocol::event::Event;
+use pith_protocol::event::{ContextEvent, Event, TurnEvent};
 
 /// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
     while let Some(event) = handle.events.recv().await {
         match &event {
-            Event::ContextBreakdown { breakdown, .. } => {
+            Event::Context(ContextEvent::ContextBreakdown { breakdown, .. }) => {
                 match format {
                     Format::Json => {
                         let mut out = crate::output::stdout();
@@ -25,7 +25,7 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
                 }
                 return 0;
             }
-            Event::Error { message, .. } => {
+            Event::Turn(TurnEvent::Error { message, .. }) => {
                 crate::output::error(message);
                 return 1;
             }

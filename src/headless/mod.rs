@@ -11,7 +11,7 @@ use pith_commands::commands::Command;
 use pith_commands::route::Route;
 use pith_engine as engine;
 use pith_launch::{FirstModel, FrontEnd, Setup};
-use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_protocol::event::{Event, Op, SessionEvent, TurnEnd, TurnEvent};
 
 /// Runs the turn and returns the process exit code.
 pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
@@ -120,9 +120,12 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
             Format::Text => printer.event(&event),
         }
         match &event {
-            Event::PromptRefused { usable, .. } if *usable > 0 => too_large = true,
-            Event::Error { .. } | Event::PromptRefused { .. } => code = 1,
-            Event::TurnFinished { reason } => {
+            Event::Session(SessionEvent::PromptRefused { usable, .. }) if *usable > 0 => {
+                too_large = true
+            }
+            Event::Turn(TurnEvent::Error { .. })
+            | Event::Session(SessionEvent::PromptRefused { .. }) => code = 1,
+            Event::Turn(TurnEvent::TurnFinished { reason }) => {
                 code = match reason {
                     _ if too_large => crate::cli::EXIT_USAGE,
                     TurnEnd::Error => 1,

@@ -4,19 +4,22 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use crate::output::Clean;
-use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
+use pith_protocol::event::{
+    ContextEvent, EngineState, Event, McpServerStatus, McpState, OutputEvent, SessionEvent,
+    SettingsEvent, SubagentEvent, TurnEvent,
+};
 use pith_protocol::tool::ToolInput;
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough (with how
     // many messages the engine's first page holds, and whether older ones remain).
     let line = match event {
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session,
             messages,
             more_history,
             ..
-        } => serde_json::json!({
+        }) => serde_json::json!({
             "type": "session_loaded",
             "session": session,
             "messages": messages.len(),
@@ -91,39 +94,39 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     pub(super) fn event(&mut self, event: &Event) {
         match event {
-            Event::TextDelta { delta, .. } => {
+            Event::Output(OutputEvent::TextDelta { delta, .. }) => {
                 self.close_retry();
                 let _ = write!(self.out, "{delta}");
                 let _ = self.out.flush();
                 self.at_line_start = delta.ends_with('\n');
             }
-            Event::StepFinished { .. } => self.end_line(),
-            Event::ToolStarted { tool, input, .. } => {
+            Event::Output(OutputEvent::StepFinished { .. }) => self.end_line(),
+            Event::Output(OutputEvent::ToolStarted { tool, input, .. }) => {
                 self.err_line(format_args!("· {tool} {}", short_input(tool, input)));
             }
             // a sub-agent's progress, indented under its `task` line
-            Event::Subagent { agent, event, .. } => {
-                if let Event::ToolStarted { tool, input, .. } = &**event {
+            Event::Subagent(SubagentEvent { agent, event, .. }) => {
+                if let Event::Output(OutputEvent::ToolStarted { tool, input, .. }) = &**event {
                     self.err_line(format_args!(
                         "  · {agent}: {tool} {}",
                         short_input(tool, input)
                     ));
                 }
             }
-            Event::ToolFinished {
+            Event::Output(OutputEvent::ToolFinished {
                 tool,
                 error: Some(e),
                 ..
-            } => {
+            }) => {
                 let first = e.lines().next().unwrap_or("");
                 self.err_line(format_args!("· {tool} failed: {first}"));
             }
-            Event::Retrying {
+            Event::Turn(TurnEvent::Retrying {
                 attempt,
                 max,
                 delay_ms,
                 ..
-            } => {
+            }) => {
                 // Text already printed for the failed attempt is discarded: the retry starts
                 // the answer over, on a line of its own.
                 let note = if self.at_line_start {
@@ -134,7 +137,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 };
                 self.retrying(*attempt, *max, *delay_ms, note);
             }
-            Event::CompactionFinished { before, after, .. } => {
+            Event::Context(ContextEvent::CompactionFinished { before, after, .. }) => {
                 let (before, after) = (
                     pith_protocol::text::count(*before),
                     pith_protocol::text::count(*after),
@@ -144,19 +147,21 @@ impl<O: Write, E: Write> Printer<O, E> {
                 ));
             }
             // one style for warnings, the engine's and the start-up ones: `pith: warning: …`
-            Event::Info { message, .. } => match message.strip_prefix("warning: ") {
+            Event::Turn(TurnEvent::Info { message, .. }) => match message.strip_prefix("warning: ")
+            {
                 Some(w) => self.err_line(format_args!("pith: warning: {w}")),
                 None => self.err_line(format_args!("{message}")),
             },
             // A long wait for the provider: say what pith waits for.
-            Event::State {
+            Event::Turn(TurnEvent::State {
                 state: EngineState::Thinking | EngineState::Compacting,
                 detail: Some(d),
-            } => self.err_line(format_args!("{d}")),
-            Event::Error { message, .. } | Event::PromptRefused { message, .. } => {
+            }) => self.err_line(format_args!("{d}")),
+            Event::Turn(TurnEvent::Error { message, .. })
+            | Event::Session(SessionEvent::PromptRefused { message, .. }) => {
                 self.err_line(format_args!("pith: error: {message}"))
             }
-            Event::McpStatus { servers } => self.report_mcp(servers),
+            Event::Settings(SettingsEvent::McpStatus { servers }) => self.report_mcp(servers),
             _ => {}
         }
     }

@@ -1,21 +1,21 @@
 use super::*;
+use pith_protocol::event::{OutputEvent, TurnEvent};
 
 fn retrying(attempt: u32, delay_ms: u64) -> Event {
-    Event::Retrying {
+    Event::Turn(TurnEvent::Retrying {
         attempt,
         max: 4,
         delay_ms,
         message: "cannot reach http://x: connection refused".into(),
-    }
+    })
 }
 
 fn error() -> Event {
-    Event::Error {
+    Event::Turn(TurnEvent::Error {
         kind: pith_protocol::event::ErrorKind::Provider,
         message: "cannot reach http://x: connection refused (still failing after 4 retries)".into(),
-        submission: None,
         failed_message: None,
-    }
+    })
 }
 
 /// (stdout, stderr) after `events`.
@@ -53,11 +53,11 @@ fn on_a_terminal_the_retry_line_is_rewritten_in_place() {
          pith: error: cannot reach http://x: connection refused (still failing after 4 retries)\n"
     );
     // a retry that helped: its line is taken away before the answer
-    let delta = Event::TextDelta {
+    let delta = Event::Output(OutputEvent::TextDelta {
         message_id: "m".into(),
         part_id: "p".into(),
         delta: "hi".into(),
-    };
+    });
     let (out, err) = printed(true, &[retrying(1, 500), delta]);
     assert_eq!(out, "hi\n");
     assert_eq!(err, "\r\u{1b}[2Kretrying 1/4 in 0.5 s\r\u{1b}[2K");
@@ -65,11 +65,11 @@ fn on_a_terminal_the_retry_line_is_rewritten_in_place() {
 
 #[test]
 fn hostile_text_is_cleaned_on_both_streams() {
-    let delta = Event::TextDelta {
+    let delta = Event::Output(OutputEvent::TextDelta {
         message_id: "m".into(),
         part_id: "p".into(),
         delta: "a\u{1b}]52;c;SGk=\u{7}b".into(),
-    };
+    });
     let info = Event::info("note\u{1b}[2J");
     let (out, err) = printed(true, &[delta, info]);
     assert_eq!(out, "ab\n");

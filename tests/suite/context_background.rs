@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pith_config::Config;
-use pith_protocol::event::{CompactionCost, Event, Op, TurnEnd};
+use pith_protocol::event::{CompactionCost, ContextEvent, Event, Op, TurnEnd, TurnEvent};
 use serde_json::Value;
 use support::engine::{Harness, harness_with};
 use support::{MockResponse, openai};
@@ -64,8 +64,8 @@ async fn turn(h: &mut Harness, n: usize) -> (TurnEnd, Vec<CompactionCost>) {
     let mut done = Vec::new();
     loop {
         match h.until("turn events", |_| true).await {
-            Event::CompactionFinished { cost, .. } => done.push(cost),
-            Event::TurnFinished { reason } => return (reason, done),
+            Event::Context(ContextEvent::CompactionFinished { cost, .. }) => done.push(cost),
+            Event::Turn(TurnEvent::TurnFinished { reason }) => return (reason, done),
             _ => {}
         }
     }
@@ -299,13 +299,13 @@ async fn until_compacted(h: &mut Harness) -> (CompactionCost, std::time::Duratio
             let event = h.until("turn events", |_| true).await;
             let at = std::time::Instant::now();
             match event {
-                Event::CompactionStarted { .. } => started = Some(last),
-                Event::CompactionFinished { cost, .. } => {
+                Event::Context(ContextEvent::CompactionStarted { .. }) => started = Some(last),
+                Event::Context(ContextEvent::CompactionFinished { cost, .. }) => {
                     let pause = started.map(|s| s.elapsed()).unwrap_or_default();
                     h.turn_finished().await;
                     return (cost, pause);
                 }
-                Event::TurnFinished { reason } => {
+                Event::Turn(TurnEvent::TurnFinished { reason }) => {
                     assert_eq!(reason, TurnEnd::Stop);
                     break;
                 }

@@ -7,7 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use pith_engine as engine;
-use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_protocol::event::{ContextEvent, Event, Op, OutputEvent, TurnEnd, TurnEvent};
 use pith_store::Store;
 use support::engine::{Harness, harness_with};
 use support::openai;
@@ -18,12 +18,18 @@ async fn turn_figure(h: &mut Harness) -> (TurnEnd, u64) {
     loop {
         match h
             .until("usage or end", |e| {
-                matches!(e, Event::ContextUsage(_) | Event::TurnFinished { .. })
+                matches!(
+                    e,
+                    Event::Context(ContextEvent::ContextUsage(_))
+                        | Event::Turn(TurnEvent::TurnFinished { .. })
+                )
             })
             .await
         {
-            Event::ContextUsage(u) => used = Some(u.used),
-            Event::TurnFinished { reason } => return (reason, used.expect("a figure")),
+            Event::Context(ContextEvent::ContextUsage(u)) => used = Some(u.used),
+            Event::Turn(TurnEvent::TurnFinished { reason }) => {
+                return (reason, used.expect("a figure"));
+            }
             _ => unreachable!(),
         }
     }
@@ -69,8 +75,10 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
         text: "and now the tests, in detail please".into(),
         pasted: Vec::new(),
     });
-    h.until("text", |e| matches!(e, Event::TextDelta { .. }))
-        .await;
+    h.until("text", |e| {
+        matches!(e, Event::Output(OutputEvent::TextDelta { .. }))
+    })
+    .await;
     h.send(Op::Interrupt);
     let (end, figure) = turn_figure(&mut h).await;
     assert_eq!(end, TurnEnd::Interrupted);
@@ -90,8 +98,10 @@ async fn status_bar_context_rows_session_list_and_resume_show_one_figure() {
 /// `/context`: the rows add up to `figure`, and with free and reserved to the window.
 async fn assert_context_rows_add_up_to(h: &mut Harness, figure: u64) {
     h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown { breakdown: b, .. } = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
+    let Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) = h
+        .until("breakdown", |e| {
+            matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
+        })
         .await
     else {
         unreachable!()
@@ -150,7 +160,7 @@ async fn resumed_figure(h: Harness) -> u64 {
     )
     .unwrap();
     loop {
-        if let Some(Event::ContextUsage(u)) = resumed.events.recv().await {
+        if let Some(Event::Context(ContextEvent::ContextUsage(u))) = resumed.events.recv().await {
             return u.used;
         }
     }
@@ -167,8 +177,10 @@ async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
         text: "a prompt long enough to count for something".into(),
         pasted: Vec::new(),
     });
-    h.until("thinking", |e| matches!(e, Event::State { .. }))
-        .await;
+    h.until("thinking", |e| {
+        matches!(e, Event::Turn(TurnEvent::State { .. }))
+    })
+    .await;
     h.send(Op::Interrupt);
     let (end, figure) = turn_figure(&mut h).await;
     assert_eq!(end, TurnEnd::Interrupted);
@@ -179,8 +191,10 @@ async fn an_interrupted_turn_leaves_the_figure_in_the_session_list() {
 /// `/context` asked once and answered.
 async fn breakdown(h: &mut Harness) -> pith_protocol::event::Breakdown {
     h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown { breakdown: b, .. } = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
+    let Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) = h
+        .until("breakdown", |e| {
+            matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
+        })
         .await
     else {
         unreachable!()

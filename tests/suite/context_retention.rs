@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_protocol::event::{Event, Op, OutputEvent, TurnEnd};
 use serde_json::Value;
 use support::MockServer;
 use support::engine::{Harness, harness_with};
@@ -383,11 +383,11 @@ async fn send_a_marked_paste(h: &mut Harness) -> String {
     });
     let user_id = match h
         .until("the stored prompt", |e| {
-            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("u1"))
+            matches!(e, Event::Output(OutputEvent::Message { message }) if message.submission_id.as_deref() == Some("u1"))
         })
         .await
     {
-        Event::Message { message } => message.id,
+        Event::Output(OutputEvent::Message { message }) => message.id,
         _ => unreachable!(),
     };
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);

@@ -5,7 +5,7 @@
 use crate::support;
 
 use pith_config::AgentConfig;
-use pith_protocol::event::{ErrorKind, Event, Op, TurnEnd};
+use pith_protocol::event::{ErrorKind, Event, Op, TurnEnd, TurnEvent};
 use pith_protocol::message::Role;
 use serde_json::{Value, json};
 use support::engine::{Harness, harness, harness_with};
@@ -121,20 +121,24 @@ async fn an_unknown_agent_or_model_sends_nothing_and_says_why() {
     let mut h = harness(vec![], false).await;
     h.send(run("/x", "Do x.", None, Some("ghost")));
     let ev = h
-        .until("the error", |e| matches!(e, Event::Error { .. }))
+        .until("the error", |e| {
+            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        })
         .await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Command, message, submission, .. }
+        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, submission, .. })
             if message.starts_with("/x: no agent named ghost") && submission.as_deref() == Some("C1")),
         "{ev:?}"
     );
     assert_eq!(finish(&mut h).await, TurnEnd::Error);
     h.send(run("/y", "Do y.", Some("nowhere/m"), None));
     let ev = h
-        .until("the error", |e| matches!(e, Event::Error { .. }))
+        .until("the error", |e| {
+            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        })
         .await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Command, message, submission, .. }
+        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, submission, .. })
             if message.starts_with("/y: cannot use model nowhere/m") && submission.as_deref() == Some("C1")),
         "{ev:?}"
     );

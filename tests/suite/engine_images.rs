@@ -6,7 +6,7 @@
 use crate::support;
 
 use pith_config::{Config, PermissionAction, PermissionSetting, ProviderKind};
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{Event, Op, TurnEvent};
 use serde_json::Value;
 use support::engine::{Harness, harness_with};
 use support::openai;
@@ -52,8 +52,8 @@ async fn ask_about_the_image(h: &mut Harness) -> Vec<String> {
     let mut infos = Vec::new();
     loop {
         match h.until("turn events", |_| true).await {
-            Event::Info { message, .. } => infos.push(message),
-            Event::TurnFinished { .. } => break,
+            Event::Turn(TurnEvent::Info { message, .. }) => infos.push(message),
+            Event::Turn(TurnEvent::TurnFinished { .. }) => break,
             _ => {}
         }
     }

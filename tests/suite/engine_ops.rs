@@ -4,7 +4,10 @@
 
 use crate::support;
 
-use pith_protocol::event::{ErrorKind, Event, Op, PermissionReply, Submission, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, ErrorKind, Event, Op, OutputEvent, PermissionReply, SessionEvent, SettingsEvent,
+    Submission, TurnEnd, TurnEvent,
+};
 use pith_protocol::message::{Message, Role};
 use pith_store::Store;
 use support::engine::{Harness, harness};
@@ -21,11 +24,11 @@ fn user_turn(id: &str, text: &str) -> Op {
 /// Waits for the user message the engine stored for the prompt with this id.
 async fn echoed(h: &mut Harness, id: &str) -> Message {
     let pred = |e: &Event| {
-        matches!(e, Event::Message { message }
+        matches!(e, Event::Output(OutputEvent::Message { message })
             if message.role == Role::User && message.submission_id.as_deref() == Some(id))
     };
     match h.until("the prompt's message", pred).await {
-        Event::Message { message } => message,
+        Event::Output(OutputEvent::Message { message }) => message,
         _ => unreachable!(),
     }
 }
@@ -105,7 +108,11 @@ async fn switch(h: &mut Harness, model: &str) -> Event {
         },
     );
     h.until("the answer to the switch", |e| {
-        matches!(e, Event::ModelChanged { .. } | Event::Error { .. })
+        matches!(
+            e,
+            Event::Settings(SettingsEvent::ModelChanged { .. })
+                | Event::Turn(TurnEvent::Error { .. })
+        )
     })
     .await
 }
@@ -115,14 +122,14 @@ async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind(
     let mut h = harness(vec![], false).await;
     assert_eq!(
         switch(&mut h, "mock/other-model").await,
-        Event::ModelChanged {
+        Event::Settings(SettingsEvent::ModelChanged {
             model: "mock/other-model".into(),
             submission: Some("switch-mock/other-model".into()),
-        }
+        })
     );
     let ev = switch(&mut h, "nowhere/model").await;
     assert!(
-        matches!(&ev, Event::Error { kind: ErrorKind::Model, message, .. } if message.contains("nowhere/model")),
+        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Model, message, .. }) if message.contains("nowhere/model")),
         "{ev:?}"
     );
     assert_eq!(
@@ -166,20 +173,27 @@ async fn every_answer_names_the_submission_it_answers() {
         let ev = h.until(id, |e| e.submission().is_some()).await;
         assert_eq!(ev.submission().map(String::as_str), Some(id), "{ev:?}");
         let answers = match id {
-            "sessions" => matches!(ev, Event::Sessions { .. }),
-            "context" => matches!(ev, Event::ContextBreakdown { .. }),
-            "effort" => matches!(ev, Event::EffortChanged { .. }),
-            "mode" => matches!(ev, Event::PermissionModeChanged { .. }),
-            "page" => matches!(ev, Event::History { .. }),
+            "sessions" => matches!(ev, Event::Session(SessionEvent::Sessions { .. })),
+            "context" => matches!(ev, Event::Context(ContextEvent::ContextBreakdown { .. })),
+            "effort" => matches!(ev, Event::Settings(SettingsEvent::EffortChanged { .. })),
+            "mode" => matches!(
+                ev,
+                Event::Settings(SettingsEvent::PermissionModeChanged { .. })
+            ),
+            "page" => matches!(ev, Event::Session(SessionEvent::History { .. })),
             // nothing to take back
             "undo" => matches!(
                 ev,
-                Event::Error {
+                Event::Turn(TurnEvent::Error {
                     kind: ErrorKind::Undo,
                     ..
-                }
+                })
             ),
-            _ => matches!(ev, Event::McpResources { .. } | Event::Error { .. }),
+            _ => matches!(
+                ev,
+                Event::Settings(SettingsEvent::McpResources { .. })
+                    | Event::Turn(TurnEvent::Error { .. })
+            ),
         };
         assert!(answers, "{id} answered with {ev:?}");
     }
@@ -197,15 +211,17 @@ async fn a_failed_request_is_a_provider_error_and_ends_the_turn_with_error() {
     ));
     h.send(user_turn("P1", "hi"));
     let ev = h
-        .until("the error", |e| matches!(e, Event::Error { .. }))
+        .until("the error", |e| {
+            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        })
         .await;
     assert!(
         matches!(
             &ev,
-            Event::Error {
+            Event::Turn(TurnEvent::Error {
                 kind: ErrorKind::Provider,
                 ..
-            }
+            })
         ),
         "{ev:?}"
     );
@@ -223,18 +239,21 @@ async fn context_breakdown_is_answered_while_an_answer_streams() {
     ))];
     h.server.push(MockResponse::sse(frames).hold_open());
     h.send(user_turn("P1", "explain everything"));
-    h.until("the first words", |e| matches!(e, Event::TextDelta { .. }))
-        .await;
+    h.until("the first words", |e| {
+        matches!(e, Event::Output(OutputEvent::TextDelta { .. }))
+    })
+    .await;
     h.send(Op::ContextBreakdown);
     let ev = h
         .until("the breakdown, or the turn's end", |e| {
             matches!(
                 e,
-                Event::ContextBreakdown { .. } | Event::TurnFinished { .. }
+                Event::Context(ContextEvent::ContextBreakdown { .. })
+                    | Event::Turn(TurnEvent::TurnFinished { .. })
             )
         })
         .await;
-    let Event::ContextBreakdown { breakdown: b, .. } = ev else {
+    let Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) = ev else {
         panic!("the turn ended before the breakdown: {ev:?}");
     };
     assert!(b.messages > 0, "the prompt is counted: {b:?}");
@@ -250,9 +269,11 @@ async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed()
         effort: Some(pith_protocol::llm::ReasoningEffort::High),
     });
     let info = h
-        .until("the warning", |e| matches!(e, Event::Info { .. }))
+        .until("the warning", |e| {
+            matches!(e, Event::Turn(TurnEvent::Info { .. }))
+        })
         .await;
-    let Event::Info { message, .. } = info else {
+    let Event::Turn(TurnEvent::Info { message, .. }) = info else {
         unreachable!()
     };
     assert!(
@@ -261,10 +282,15 @@ async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed()
         "{message}"
     );
     let changed = h
-        .until("the effort", |e| matches!(e, Event::EffortChanged { .. }))
+        .until("the effort", |e| {
+            matches!(e, Event::Settings(SettingsEvent::EffortChanged { .. }))
+        })
         .await;
     assert!(
-        matches!(changed, Event::EffortChanged { effort: None, .. }),
+        matches!(
+            changed,
+            Event::Settings(SettingsEvent::EffortChanged { effort: None, .. })
+        ),
         "{changed:?}"
     );
     h.server.push(openai::text("hello", Some((100, 2))));
@@ -282,16 +308,20 @@ async fn an_effort_the_provider_does_not_take_is_said_not_sent_and_not_claimed()
     });
     let ev = h
         .until("the effort", |e| {
-            matches!(e, Event::EffortChanged { .. } | Event::Info { .. })
+            matches!(
+                e,
+                Event::Settings(SettingsEvent::EffortChanged { .. })
+                    | Event::Turn(TurnEvent::Info { .. })
+            )
         })
         .await;
     assert!(
         matches!(
             ev,
-            Event::EffortChanged {
+            Event::Settings(SettingsEvent::EffortChanged {
                 effort: Some(_),
                 ..
-            }
+            })
         ),
         "{ev:?}"
     );
@@ -317,13 +347,15 @@ async fn without_auto_compaction_the_point_is_not_shown_and_crossing_it_is_said_
                 .until("the turn's end", |e| {
                     matches!(
                         e,
-                        Event::Info { .. } | Event::ContextUsage(_) | Event::TurnFinished { .. }
+                        Event::Turn(TurnEvent::Info { .. })
+                            | Event::Context(ContextEvent::ContextUsage(_))
+                            | Event::Turn(TurnEvent::TurnFinished { .. })
                     )
                 })
                 .await;
             match ev {
-                Event::ContextUsage(u) => assert_eq!(u.usable, 0, "{u:?}"),
-                Event::Info { message, .. } => infos.push(message),
+                Event::Context(ContextEvent::ContextUsage(u)) => assert_eq!(u.usable, 0, "{u:?}"),
+                Event::Turn(TurnEvent::Info { message, .. }) => infos.push(message),
                 _ => break,
             }
         }

@@ -5,7 +5,7 @@
 use crate::support;
 
 use pith_config::{PermissionAction, PermissionSetting};
-use pith_protocol::event::{Event, Op, PermissionReply, TurnEnd};
+use pith_protocol::event::{Event, Op, PermissionReply, SessionEvent, TurnEnd, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role};
 use pith_store::Store;
 use support::engine::harness;
@@ -75,13 +75,15 @@ async fn history_pages_are_answered_while_a_question_holds_the_turn() {
         session_id: h.session_id.clone(),
         before: ids[400].clone(),
     });
-    let Event::History {
+    let Event::Session(SessionEvent::History {
         session_id,
         messages,
         more,
         ..
-    } = h
-        .until("history", |e| matches!(e, Event::History { .. }))
+    }) = h
+        .until("history", |e| {
+            matches!(e, Event::Session(SessionEvent::History { .. }))
+        })
         .await
     else {
         unreachable!()
@@ -100,8 +102,10 @@ async fn history_pages_are_answered_while_a_question_holds_the_turn() {
         session_id: h.session_id.clone(),
         before: ids[200].clone(),
     });
-    let Event::History { messages, more, .. } = h
-        .until("history", |e| matches!(e, Event::History { .. }))
+    let Event::Session(SessionEvent::History { messages, more, .. }) = h
+        .until("history", |e| {
+            matches!(e, Event::Session(SessionEvent::History { .. }))
+        })
         .await
     else {
         unreachable!()
@@ -132,11 +136,15 @@ async fn ask_answered_always_covers_the_same_command_for_the_session() {
     // The second `touch` runs without asking.
     let ev = h
         .until("the turn's end or a second question", |e| {
-            matches!(e, Event::TurnFinished { .. } | Event::PermissionAsked(_))
+            matches!(
+                e,
+                Event::Turn(TurnEvent::TurnFinished { .. })
+                    | Event::Turn(TurnEvent::PermissionAsked(_))
+            )
         })
         .await;
     assert!(
-        matches!(ev, Event::TurnFinished { .. }),
+        matches!(ev, Event::Turn(TurnEvent::TurnFinished { .. })),
         "asked again: {ev:?}"
     );
     assert!(h.workspace.path().join("b.txt").exists());
@@ -189,10 +197,17 @@ async fn deny_rule_never_asks_and_allow_rule_never_asks() {
     h.send(Op::user_turn("go"));
     let ev = h
         .until("the turn's end or a question", |e| {
-            matches!(e, Event::TurnFinished { .. } | Event::PermissionAsked(_))
+            matches!(
+                e,
+                Event::Turn(TurnEvent::TurnFinished { .. })
+                    | Event::Turn(TurnEvent::PermissionAsked(_))
+            )
         })
         .await;
-    assert!(matches!(ev, Event::TurnFinished { .. }), "asked: {ev:?}");
+    assert!(
+        matches!(ev, Event::Turn(TurnEvent::TurnFinished { .. })),
+        "asked: {ev:?}"
+    );
     assert!(
         h.workspace.path().join("notes.txt").exists(),
         "a denied command ran"
@@ -263,11 +278,15 @@ async fn an_edit_that_cannot_succeed_is_not_put_to_the_user() {
     h.send(Op::user_turn("edit it"));
     let ev = h
         .until("the question or the end", |e| {
-            matches!(e, Event::PermissionAsked(_) | Event::TurnFinished { .. })
+            matches!(
+                e,
+                Event::Turn(TurnEvent::PermissionAsked(_))
+                    | Event::Turn(TurnEvent::TurnFinished { .. })
+            )
         })
         .await;
     assert!(
-        matches!(ev, Event::TurnFinished { .. }),
+        matches!(ev, Event::Turn(TurnEvent::TurnFinished { .. })),
         "asked to approve an edit that cannot succeed: {ev:?}"
     );
     let results = h.tool_results(1);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::support;
 
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{ContextEvent, Event, Op, SessionEvent, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role};
 use pith_store::Store;
 use support::MockServer;
@@ -80,12 +80,12 @@ async fn the_session_and_its_figure_come_first_then_what_the_repair_said() {
         .unwrap();
     let mut h = s.spawn(session.clone(), false);
 
-    let Some(Event::SessionLoaded {
+    let Some(Event::Session(SessionEvent::SessionLoaded {
         session: loaded,
         messages,
         more_history,
         ..
-    }) = h.events.recv().await
+    })) = h.events.recv().await
     else {
         panic!("the first event is not the session");
     };
@@ -94,13 +94,15 @@ async fn the_session_and_its_figure_come_first_then_what_the_repair_said() {
     assert!(!more_history);
     // the repaired step, as the store now holds it
     assert!(messages[1].error.is_some(), "{:?}", messages[1]);
-    let Some(Event::ContextUsage(usage)) = h.events.recv().await else {
+    let Some(Event::Context(ContextEvent::ContextUsage(usage))) = h.events.recv().await else {
         panic!("the second event is not the context figure");
     };
     assert_eq!(usage.window, 128_000);
     assert!(usage.used > 0);
     match h.events.recv().await {
-        Some(Event::Info { message, .. }) => assert!(message.contains("interrupted"), "{message}"),
+        Some(Event::Turn(TurnEvent::Info { message, .. })) => {
+            assert!(message.contains("interrupted"), "{message}")
+        }
         other => panic!("expected the repair's notice, got {other:?}"),
     }
     h.ops.send(Op::Shutdown.into()).unwrap();

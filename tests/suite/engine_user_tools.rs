@@ -4,7 +4,7 @@
 use crate::support;
 
 use pith_config::{PermissionAction, PermissionSetting};
-use pith_protocol::event::{Event, Op, PermissionReply};
+use pith_protocol::event::{Event, Op, OutputEvent, PermissionReply, SessionEvent, TurnEvent};
 use support::engine::harness;
 use support::openai;
 
@@ -166,11 +166,11 @@ async fn a_shell_command_joins_the_context_as_the_users() {
     });
     let msg = h
         .until("the shell message", |e| {
-            matches!(e, Event::Message { message } if message.submission_id.as_deref() == Some("sub1"))
+            matches!(e, Event::Output(OutputEvent::Message { message }) if message.submission_id.as_deref() == Some("sub1"))
         })
         .await;
-    assert!(matches!(msg, Event::Message { .. }));
-    h.until("its output", |e| matches!(e, Event::ToolOutput { output, .. } if output.contains("hello from the shell")))
+    assert!(matches!(msg, Event::Output(OutputEvent::Message { .. })));
+    h.until("its output", |e| matches!(e, Event::Output(OutputEvent::ToolOutput { output, .. }) if output.contains("hello from the shell")))
         .await;
     h.turn_finished().await;
     assert!(h.workspace.path().join("out.txt").exists());
@@ -237,14 +237,17 @@ async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");
 
     h.send(Op::Undo);
-    let Event::Undone {
+    let Event::Session(SessionEvent::Undone {
         files,
         prompt,
         redo,
         ..
-    } = h
+    }) = h
         .until("undone", |e| {
-            matches!(e, Event::Undone { .. } | Event::Error { .. })
+            matches!(
+                e,
+                Event::Session(SessionEvent::Undone { .. }) | Event::Turn(TurnEvent::Error { .. })
+            )
         })
         .await
     else {
@@ -269,16 +272,21 @@ async fn undo_restores_files_and_the_context_and_redo_puts_them_back() {
     h.send(Op::Redo);
     h.until(
         "nothing to redo",
-        |e| matches!(e, Event::Error { message, .. } if message.contains("nothing to redo")),
+        |e| matches!(e, Event::Turn(TurnEvent::Error { message, .. }) if message.contains("nothing to redo")),
     )
     .await;
     h.send(Op::Undo);
-    h.until("undone", |e| matches!(e, Event::Undone { .. }))
-        .await;
+    h.until("undone", |e| {
+        matches!(e, Event::Session(SessionEvent::Undone { .. }))
+    })
+    .await;
     h.send(Op::Redo);
-    let Event::Redone { messages, .. } = h
+    let Event::Session(SessionEvent::Redone { messages, .. }) = h
         .until("redone", |e| {
-            matches!(e, Event::Redone { .. } | Event::Error { .. })
+            matches!(
+                e,
+                Event::Session(SessionEvent::Redone { .. }) | Event::Turn(TurnEvent::Error { .. })
+            )
         })
         .await
     else {
@@ -302,7 +310,7 @@ async fn a_shell_command_in_plan_mode_finds_the_workspace_read_only() {
         id: "s".into(),
         command: "touch made.txt; test -w . && echo WRITABLE || echo READ-ONLY".into(),
     });
-    h.until("its output", |e| matches!(e, Event::ToolOutput { output, .. } if output.contains("READ-ONLY") || output.contains("WRITABLE")))
+    h.until("its output", |e| matches!(e, Event::Output(OutputEvent::ToolOutput { output, .. }) if output.contains("READ-ONLY") || output.contains("WRITABLE")))
         .await;
     h.turn_finished().await;
     assert!(!h.workspace.path().join("made.txt").exists());

@@ -7,7 +7,10 @@
 use crate::support;
 
 use pith_config::{Config, McpServerConfig, PermissionAction, PermissionSetting};
-use pith_protocol::event::{Event, McpServerStatus, McpState, Op, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, Event, McpServerStatus, McpState, Op, OutputEvent, SettingsEvent, TurnEnd,
+    TurnEvent,
+};
 use serde_json::{Value, json};
 use support::engine::{Harness, harness_with};
 use support::mcp::{self, HttpServer};
@@ -36,9 +39,11 @@ async fn with_server(python: &str, edit: impl FnOnce(&mut Config)) -> Harness {
 async fn settled(h: &mut Harness, name: &str) -> McpServerStatus {
     loop {
         let ev = h
-            .until("mcp status", |e| matches!(e, Event::McpStatus { .. }))
+            .until("mcp status", |e| {
+                matches!(e, Event::Settings(SettingsEvent::McpStatus { .. }))
+            })
             .await;
-        let Event::McpStatus { servers } = ev else {
+        let Event::Settings(SettingsEvent::McpStatus { servers }) = ev else {
             unreachable!()
         };
         let s = servers.into_iter().find(|s| s.name == name).unwrap();
@@ -180,10 +185,10 @@ async fn a_server_that_fails_to_start_is_reported_and_the_session_goes_on() {
     .await;
     let ev = h
         .until("status", |e| {
-            matches!(e, Event::McpStatus { servers } if servers.iter().all(|s| s.state != McpState::Starting))
+            matches!(e, Event::Settings(SettingsEvent::McpStatus { servers }) if servers.iter().all(|s| s.state != McpState::Starting))
         })
         .await;
-    let Event::McpStatus { servers } = ev else {
+    let Event::Settings(SettingsEvent::McpStatus { servers }) = ev else {
         unreachable!()
     };
     let reason = |name: &str| match &servers.iter().find(|s| s.name == name).unwrap().state {
@@ -222,10 +227,10 @@ async fn a_server_that_exits_mid_call_is_reported_and_restarted_on_the_next_call
     h.send(Op::user_turn("crash it"));
     let exited = h
         .until("exited", |e| {
-            matches!(e, Event::McpStatus { servers } if matches!(servers[0].state, McpState::Exited { .. }))
+            matches!(e, Event::Settings(SettingsEvent::McpStatus { servers }) if matches!(servers[0].state, McpState::Exited { .. }))
         })
         .await;
-    let Event::McpStatus { servers } = exited else {
+    let Event::Settings(SettingsEvent::McpStatus { servers }) = exited else {
         unreachable!()
     };
     let McpState::Exited { reason } = &servers[0].state else {
@@ -275,13 +280,17 @@ async fn a_hung_call_is_interrupted() {
     let mut h = with_server(&py, |_| {}).await;
     h.server.push(call("c1", "t_hang", json!({})));
     h.send(Op::user_turn("hang"));
-    h.until("tool started", |e| matches!(e, Event::ToolStarted { .. }))
-        .await;
+    h.until("tool started", |e| {
+        matches!(e, Event::Output(OutputEvent::ToolStarted { .. }))
+    })
+    .await;
     h.send(Op::Interrupt);
     let finished = h
-        .until("tool finished", |e| matches!(e, Event::ToolFinished { .. }))
+        .until("tool finished", |e| {
+            matches!(e, Event::Output(OutputEvent::ToolFinished { .. }))
+        })
         .await;
-    let Event::ToolFinished { error, .. } = finished else {
+    let Event::Output(OutputEvent::ToolFinished { error, .. }) = finished else {
         unreachable!()
     };
     assert_eq!(error.as_deref(), Some("Tool execution was interrupted"));
@@ -405,10 +414,12 @@ async fn the_context_figure_counts_the_definitions_the_request_carries() {
     let Some(py) = mcp::python() else { return };
     let mut plain = harness_with(vec![], true, |_| {}).await;
     plain.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown {
+    let Event::Context(ContextEvent::ContextBreakdown {
         breakdown: without, ..
-    } = plain
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
+    }) = plain
+        .until("breakdown", |e| {
+            matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
+        })
         .await
     else {
         unreachable!()
@@ -416,10 +427,12 @@ async fn the_context_figure_counts_the_definitions_the_request_carries() {
     let mut h = with_server(&py, |_| {}).await;
     let status = settled(&mut h, "t").await;
     h.send(Op::ContextBreakdown);
-    let Event::ContextBreakdown {
+    let Event::Context(ContextEvent::ContextBreakdown {
         breakdown: with, ..
-    } = h
-        .until("breakdown", |e| matches!(e, Event::ContextBreakdown { .. }))
+    }) = h
+        .until("breakdown", |e| {
+            matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
+        })
         .await
     else {
         unreachable!()
@@ -460,7 +473,7 @@ async fn prompts_become_user_messages_and_resources_attach_to_the_next_one() {
     });
     h.until(
         "attached",
-        |e| matches!(e, Event::Info { message, .. } if message.starts_with("attached t:mem://notes")),
+        |e| matches!(e, Event::Turn(TurnEvent::Info { message, .. }) if message.starts_with("attached t:mem://notes")),
     )
     .await;
     h.server.push(openai::text("ok", Some((1100, 2))));
@@ -476,8 +489,12 @@ async fn prompts_become_user_messages_and_resources_attach_to_the_next_one() {
         prompt: "review".into(),
         args: String::new(),
     });
-    let err = h.until("error", |e| matches!(e, Event::Error { .. })).await;
-    let Event::Error { message, .. } = err else {
+    let err = h
+        .until("error", |e| {
+            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        })
+        .await;
+    let Event::Turn(TurnEvent::Error { message, .. }) = err else {
         unreachable!()
     };
     assert!(message.contains("missing argument: pr"), "{message}");

@@ -5,7 +5,9 @@
 use crate::support;
 
 use pith_config::PermissionSetting;
-use pith_protocol::event::{Event, Op, PermissionMode, PermissionReply, TurnEnd};
+use pith_protocol::event::{
+    Event, Op, PermissionMode, PermissionReply, SettingsEvent, TurnEnd, TurnEvent,
+};
 use support::MockServer;
 use support::engine::harness_with;
 use support::openai;
@@ -171,10 +173,10 @@ async fn an_accepted_plan_ends_plan_mode() {
     h.until("mode change", |e| {
         matches!(
             e,
-            Event::PermissionModeChanged {
+            Event::Settings(SettingsEvent::PermissionModeChanged {
                 mode: PermissionMode::Default,
                 ..
-            }
+            })
         )
     })
     .await;
@@ -271,10 +273,10 @@ async fn each_answer_to_a_plan_chooses_what_comes_next() {
     h.until("accept-edits", |e| {
         matches!(
             e,
-            Event::PermissionModeChanged {
+            Event::Settings(SettingsEvent::PermissionModeChanged {
                 mode: PermissionMode::AcceptEdits,
                 ..
-            }
+            })
         )
     })
     .await;
@@ -363,11 +365,15 @@ async fn plan_mode_reaches_a_running_sub_agent() {
     loop {
         let ev = h
             .until("the end or a question", |e| {
-                matches!(e, Event::PermissionAsked(_) | Event::TurnFinished { .. })
+                matches!(
+                    e,
+                    Event::Turn(TurnEvent::PermissionAsked(_))
+                        | Event::Turn(TurnEvent::TurnFinished { .. })
+                )
             })
             .await;
         match ev {
-            Event::PermissionAsked(req) => {
+            Event::Turn(TurnEvent::PermissionAsked(req)) => {
                 asked_again = true;
                 h.send(Op::PermissionReply {
                     id: req.id,

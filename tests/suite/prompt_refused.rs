@@ -4,7 +4,7 @@
 use crate::support;
 
 use pith_config::Config;
-use pith_protocol::event::{Event, Op, TurnEnd};
+use pith_protocol::event::{Event, Op, OutputEvent, SessionEvent, TurnEnd, TurnEvent};
 use pith_store::Store;
 use support::engine::harness_with;
 use support::openai;
@@ -35,16 +35,16 @@ async fn an_oversized_prompt_is_refused_unstored_and_costs_the_next_turn_nothing
     });
     let refused = h
         .until("prompt_refused", |e| {
-            matches!(e, Event::PromptRefused { .. })
+            matches!(e, Event::Session(SessionEvent::PromptRefused { .. }))
         })
         .await;
-    let Event::PromptRefused {
+    let Event::Session(SessionEvent::PromptRefused {
         id,
         text,
         tokens,
         usable,
         message,
-    } = refused
+    }) = refused
     else {
         unreachable!()
     };
@@ -101,8 +101,10 @@ async fn an_oversized_prompt_typed_mid_turn_is_refused_and_costs_no_request() {
         text: "hello".into(),
         pasted: Vec::new(),
     });
-    h.until("the user message", |e| matches!(e, Event::Message { .. }))
-        .await;
+    h.until("the user message", |e| {
+        matches!(e, Event::Output(OutputEvent::Message { .. }))
+    })
+    .await;
     h.send(Op::UserTurn {
         id: "big".into(),
         text: huge_paste(),
@@ -112,15 +114,19 @@ async fn an_oversized_prompt_typed_mid_turn_is_refused_and_costs_no_request() {
     let end = loop {
         match h
             .until("events", |e| {
-                matches!(e, Event::PromptRefused { .. } | Event::TurnFinished { .. })
+                matches!(
+                    e,
+                    Event::Session(SessionEvent::PromptRefused { .. })
+                        | Event::Turn(TurnEvent::TurnFinished { .. })
+                )
             })
             .await
         {
-            Event::PromptRefused { id, .. } => {
+            Event::Session(SessionEvent::PromptRefused { id, .. }) => {
                 assert_eq!(id, "big");
                 refused = true;
             }
-            Event::TurnFinished { reason } => break reason,
+            Event::Turn(TurnEvent::TurnFinished { reason }) => break reason,
             _ => unreachable!(),
         }
     };

@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{Event, Op, SettingsEvent};
 use support::engine::{MODEL, harness_with};
 use support::openai;
 
@@ -27,8 +27,10 @@ async fn a_configured_instruction_file_swapped_for_a_link_to_a_key_is_not_sent()
     h.send(Op::SetModel {
         model: MODEL.into(),
     });
-    h.until("the switch", |e| matches!(e, Event::ModelChanged { .. }))
-        .await;
+    h.until("the switch", |e| {
+        matches!(e, Event::Settings(SettingsEvent::ModelChanged { .. }))
+    })
+    .await;
     h.server.push(openai::text("ok", Some((1000, 5))));
     h.send(Op::user_turn("hi"));
     h.turn_finished().await;

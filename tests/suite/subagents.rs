@@ -6,7 +6,9 @@ use crate::support;
 use std::sync::Arc;
 
 use pith_config::{AgentConfig, ModelConfig, PermissionAction, PermissionSetting};
-use pith_protocol::event::{Event, Op, PermissionReply, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, Event, Op, OutputEvent, PermissionReply, SubagentEvent, TurnEnd, TurnEvent,
+};
 use pith_protocol::message::{MessageError, PartKind, Role, ToolState};
 use pith_store::Store;
 use serde_json::{Value, json};
@@ -107,9 +109,9 @@ async fn a_child_uses_tools_and_only_its_answer_reaches_the_parent() {
     let events = turn_events(&mut h, "what is the flag?").await;
     assert_eq!(
         events.last(),
-        Some(&Event::TurnFinished {
+        Some(&Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Stop
-        })
+        }))
     );
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4, "parent, child, child, parent");
@@ -172,7 +174,7 @@ async fn turn_events(h: &mut Harness, text: &str) -> Vec<Event> {
     });
     loop {
         let ev = h.until("event", |_| true).await;
-        let end = matches!(ev, Event::TurnFinished { .. });
+        let end = matches!(ev, Event::Turn(TurnEvent::TurnFinished { .. }));
         events.push(ev);
         if end {
             break;
@@ -238,7 +240,7 @@ fn assert_child_history_stored(h: &Harness, s: &Store, kid: &str) {
 fn assert_child_events_tagged(h: &Harness, events: &[Event], kid: &str) {
     let tagged: Vec<Value> = events
         .iter()
-        .filter(|e| matches!(e, Event::Subagent { .. }))
+        .filter(|e| matches!(e, Event::Subagent(SubagentEvent { .. })))
         .map(|e| serde_json::to_value(e).unwrap())
         .collect();
     assert!(tagged.iter().all(|e| e["type"] == "subagent"
@@ -254,7 +256,7 @@ fn assert_child_events_tagged(h: &Harness, events: &[Event], kid: &str) {
     assert!(
         !events
             .iter()
-            .any(|e| matches!(e, Event::ContextUsage(u) if u.used >= 900 && u.used < 1000))
+            .any(|e| matches!(e, Event::Context(ContextEvent::ContextUsage(u)) if u.used >= 900 && u.used < 1000))
     );
 }
 
@@ -433,7 +435,7 @@ async fn interrupting_the_parent_interrupts_the_children() {
         pasted: Vec::new(),
     });
     h.until("the child streaming", |e| {
-        matches!(e, Event::Subagent { event, .. } if matches!(**event, Event::TextDelta { .. }))
+        matches!(e, Event::Subagent(SubagentEvent { event, .. }) if matches!(**event, Event::Output(OutputEvent::TextDelta { .. })))
     })
     .await;
     h.send(Op::Interrupt);

@@ -11,7 +11,7 @@ use agent_client_protocol_schema::v1::{
 
 use super::tools;
 use super::translate::{COMPACTION_TITLE, message_chunk, thought_chunk};
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, SessionEvent};
 use pith_protocol::message::{Message, PartKind, Role, ToolState};
 
 /// A session's whole history as the engine gives it, oldest message first: the newest page
@@ -30,24 +30,24 @@ impl Pages {
     /// false for any other event.
     pub fn absorb(&mut self, event: &Event) -> bool {
         match event {
-            Event::SessionLoaded {
+            Event::Session(SessionEvent::SessionLoaded {
                 session,
                 messages,
                 more_history,
                 ..
-            } if self.session.is_none() => {
+            }) if self.session.is_none() => {
                 self.session = Some(session.id.clone());
                 self.cost = session.cost;
                 self.messages = messages.clone();
                 self.more = *more_history;
                 true
             }
-            Event::History {
+            Event::Session(SessionEvent::History {
                 session_id,
                 messages,
                 more,
                 ..
-            } if self.session.as_deref() == Some(session_id) => {
+            }) if self.session.as_deref() == Some(session_id) => {
                 let newer = std::mem::replace(&mut self.messages, messages.clone());
                 self.messages.extend(newer);
                 self.more = *more;
@@ -196,33 +196,29 @@ mod tests {
     #[test]
     fn older_pages_go_before_the_opening_page_until_none_remain() {
         let mut pages = Pages::default();
-        assert!(!pages.absorb(&Event::History {
+        assert!(!pages.absorb(&Event::Session(SessionEvent::History {
             session_id: "s1".into(),
             messages: page(&["a"]),
             more: false,
-            submission: None,
-        }));
-        assert!(pages.absorb(&Event::SessionLoaded {
+        })));
+        assert!(pages.absorb(&Event::Session(SessionEvent::SessionLoaded {
             session: session("s1", 0.25),
             messages: page(&["c", "d"]),
             more_history: true,
-            submission: None,
-        }));
+        })));
         assert!(pages.opened() && pages.cost == 0.25);
         assert_eq!(pages.before(), Some("c"));
         // another session's page is not this history's
-        assert!(!pages.absorb(&Event::History {
+        assert!(!pages.absorb(&Event::Session(SessionEvent::History {
             session_id: "s2".into(),
             messages: page(&["x"]),
             more: false,
-            submission: None,
-        }));
-        assert!(pages.absorb(&Event::History {
+        })));
+        assert!(pages.absorb(&Event::Session(SessionEvent::History {
             session_id: "s1".into(),
             messages: page(&["a", "b"]),
             more: false,
-            submission: None,
-        }));
+        })));
         let ids: Vec<&str> = pages.messages().iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c", "d"]);
         assert_eq!(pages.before(), None);

@@ -21,8 +21,8 @@ use pith_config::mcp::McpServerConfig;
 use pith_engine as engine;
 use pith_launch::{FrontEnd, Setup};
 use pith_protocol::event::{
-    Event, McpServerStatus, Op, PermissionReply, PermissionRequest, Submission, SubmissionId,
-    TurnEnd,
+    ContextEvent, Event, McpServerStatus, Op, PermissionReply, PermissionRequest, SessionEvent,
+    SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
 };
 
 /// What ends the prompt being answered.
@@ -247,15 +247,17 @@ impl Session {
         };
         let Some(w) = slot.as_mut() else { return };
         let end = match (w.awaiting, event) {
-            (Awaiting::Turn, Event::Error { message, .. }) => {
+            (Awaiting::Turn, Event::Turn(TurnEvent::Error { message, .. })) => {
                 w.errors.push(message.clone());
                 None
             }
-            (Awaiting::Turn, Event::PromptRefused { message, .. }) => {
+            (Awaiting::Turn, Event::Session(SessionEvent::PromptRefused { message, .. })) => {
                 w.refused = Some(message.clone());
                 None
             }
-            (Awaiting::Turn, Event::TurnFinished { reason }) => Some(turn_end(w, reason)),
+            (Awaiting::Turn, Event::Turn(TurnEvent::TurnFinished { reason })) => {
+                Some(turn_end(w, reason))
+            }
             (Awaiting::Answer, event) if event.submission() == Some(&w.submission) => {
                 Some(Ok(StopReason::EndTurn))
             }
@@ -307,16 +309,20 @@ fn turn_end(w: &mut Waiter, reason: &TurnEnd) -> Result<StopReason, RpcError> {
 /// Text a front end shows for an answer that is not streamed (`/context`, `/undo`, …).
 fn answer_text(event: &Event) -> Option<String> {
     Some(match event {
-        Event::Info { message, .. } => message.clone(),
-        Event::Error { message, .. } => format!("Error: {message}"),
-        Event::ModelChanged { model, .. } => format!("Now using {model}."),
-        Event::Undone { prompt, files, .. } => format!(
+        Event::Turn(TurnEvent::Info { message, .. }) => message.clone(),
+        Event::Turn(TurnEvent::Error { message, .. }) => format!("Error: {message}"),
+        Event::Settings(SettingsEvent::ModelChanged { model, .. }) => format!("Now using {model}."),
+        Event::Session(SessionEvent::Undone { prompt, files, .. }) => format!(
             "Took back the turn \"{}\" ({} files restored).",
             pith_protocol::text::one_line(prompt),
             files.len()
         ),
-        Event::Redone { files, .. } => format!("Put the turn back ({} files).", files.len()),
-        Event::ContextBreakdown { breakdown: b, .. } => super::commands::breakdown_text(b),
+        Event::Session(SessionEvent::Redone { files, .. }) => {
+            format!("Put the turn back ({} files).", files.len())
+        }
+        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) => {
+            super::commands::breakdown_text(b)
+        }
         _ => return None,
     })
 }
@@ -340,10 +346,10 @@ async fn pump(
             },
         };
         match &event {
-            Event::PermissionAsked(req) => {
+            Event::Turn(TurnEvent::PermissionAsked(req)) => {
                 tokio::spawn(ask(session.clone(), req.clone()));
             }
-            Event::McpStatus { servers } => {
+            Event::Settings(SettingsEvent::McpStatus { servers }) => {
                 if let Ok(mut m) = session.mcp.lock() {
                     *m = servers.clone();
                 }
@@ -356,7 +362,7 @@ async fn pump(
         }
         // a turn's errors end it (the prompt's error); its notices are shown as they come
         let shown = match session.awaiting() {
-            Some(Awaiting::Turn) => matches!(event, Event::Info { .. }),
+            Some(Awaiting::Turn) => matches!(event, Event::Turn(TurnEvent::Info { .. })),
             _ => true,
         };
         if shown && let Some(text) = answer_text(&event) {

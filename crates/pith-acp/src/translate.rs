@@ -11,7 +11,9 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::tools;
-use pith_protocol::event::{ContextUsage, Event};
+use pith_protocol::event::{
+    ContextEvent, ContextUsage, Event, OutputEvent, SettingsEvent, TurnEvent,
+};
 use pith_protocol::message::{PartKind, ToolState};
 
 /// The title of the tool call that reports a compaction.
@@ -59,9 +61,13 @@ impl Translator {
     /// The updates `event` makes (none for most events).
     pub fn updates(&mut self, event: &Event) -> Vec<SessionUpdate> {
         match event {
-            Event::TextDelta { delta, .. } => vec![message_chunk(delta.clone())],
-            Event::ReasoningDelta { delta, .. } => vec![thought_chunk(delta.clone())],
-            Event::PartUpdated { part } => match &part.kind {
+            Event::Output(OutputEvent::TextDelta { delta, .. }) => {
+                vec![message_chunk(delta.clone())]
+            }
+            Event::Output(OutputEvent::ReasoningDelta { delta, .. }) => {
+                vec![thought_chunk(delta.clone())]
+            }
+            Event::Output(OutputEvent::PartUpdated { part }) => match &part.kind {
                 PartKind::Tool {
                     call_id,
                     tool,
@@ -70,7 +76,7 @@ impl Translator {
                 } => self.tool(call_id, tool, input, state),
                 _ => Vec::new(),
             },
-            Event::ToolOutput { call_id, output } => {
+            Event::Output(OutputEvent::ToolOutput { call_id, output }) => {
                 let so_far = self.outputs.entry(call_id.clone()).or_default();
                 so_far.push_str(output);
                 let fields = ToolCallUpdateFields::new().content(vec![tools::output_block(so_far)]);
@@ -79,30 +85,36 @@ impl Translator {
                     fields,
                 ))]
             }
-            Event::StepFinished { cost, .. } => {
+            Event::Output(OutputEvent::StepFinished { cost, .. }) => {
                 self.cost += cost;
                 Vec::new()
             }
-            Event::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
+            Event::Context(ContextEvent::ContextUsage(usage)) => {
+                self.usage(usage).into_iter().collect()
+            }
             // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
-            Event::PermissionModeChanged { mode, .. } => vec![SessionUpdate::CurrentModeUpdate(
-                CurrentModeUpdate::new(super::modes::mode_id(*mode, false)),
-            )],
-            Event::CompactionStarted { auto, focus, .. } => self.compaction_started(*auto, focus),
-            Event::CompactionFinished {
+            Event::Settings(SettingsEvent::PermissionModeChanged { mode, .. }) => {
+                vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    super::modes::mode_id(*mode, false),
+                ))]
+            }
+            Event::Context(ContextEvent::CompactionStarted { auto, focus, .. }) => {
+                self.compaction_started(*auto, focus)
+            }
+            Event::Context(ContextEvent::CompactionFinished {
                 before,
                 after,
                 cost,
                 ..
-            } => {
+            }) => {
                 self.cost += cost.cost;
                 let text = format!("Context compacted: {before} → {after} tokens.");
                 self.compaction_ended(ToolCallStatus::Completed, text)
             }
-            Event::Error { message, .. } if self.compacting.is_some() => {
+            Event::Turn(TurnEvent::Error { message, .. }) if self.compacting.is_some() => {
                 self.compaction_ended(ToolCallStatus::Failed, message.clone())
             }
-            Event::TurnFinished { .. } if self.compacting.is_some() => {
+            Event::Turn(TurnEvent::TurnFinished { .. }) if self.compacting.is_some() => {
                 self.compaction_ended(ToolCallStatus::Failed, "Compaction stopped.".into())
             }
             _ => Vec::new(),

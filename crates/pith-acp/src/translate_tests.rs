@@ -1,3 +1,4 @@
+use pith_protocol::event::{ContextEvent, OutputEvent, TurnEvent};
 use serde_json::json;
 
 use super::*;
@@ -12,7 +13,7 @@ fn kind_of(u: &SessionUpdate) -> String {
 }
 
 fn tool_part(state: ToolState, input: serde_json::Value) -> Event {
-    Event::PartUpdated {
+    Event::Output(OutputEvent::PartUpdated {
         part: Part {
             id: "p1".into(),
             message_id: "m1".into(),
@@ -23,7 +24,7 @@ fn tool_part(state: ToolState, input: serde_json::Value) -> Event {
                 state,
             },
         },
-    }
+    })
 }
 
 #[test]
@@ -62,33 +63,34 @@ fn usage_and_compaction() {
         window: 8000,
         ..ContextUsage::default()
     };
-    let u = t.updates(&Event::ContextUsage(usage));
+    let u = t.updates(&Event::Context(ContextEvent::ContextUsage(usage)));
     let v = serde_json::to_value(&u[0]).unwrap();
     assert_eq!(
         v,
         json!({"sessionUpdate": "usage_update", "used": 1200, "size": 8000, "cost": {"amount": 0.5, "currency": "USD"}})
     );
     assert!(
-        t.updates(&Event::ContextUsage(usage)).is_empty(),
+        t.updates(&Event::Context(ContextEvent::ContextUsage(usage)))
+            .is_empty(),
         "unchanged: not sent again"
     );
-    let started = t.updates(&Event::CompactionStarted {
+    let started = t.updates(&Event::Context(ContextEvent::CompactionStarted {
         auto: false,
         overflow: false,
         focus: Some("tests".into()),
-    });
+    }));
     let v = serde_json::to_value(&started[0]).unwrap();
     assert_eq!(
         (v["title"].as_str(), v["kind"].as_str()),
         (Some(COMPACTION_TITLE), Some("think"))
     );
-    let ended = t.updates(&Event::CompactionFinished {
+    let ended = t.updates(&Event::Context(ContextEvent::CompactionFinished {
         summary_message_id: "s".into(),
         before: 9000,
         after: 2000,
         model_calls: 1,
         cost: CompactionCost::default(),
-    });
+    }));
     let v = serde_json::to_value(&ended[0]).unwrap();
     assert_eq!(v["toolCallId"], "pith-compaction-1");
     assert_eq!(
@@ -96,9 +98,9 @@ fn usage_and_compaction() {
         "Context compacted: 9000 → 2000 tokens."
     );
     assert!(
-        t.updates(&Event::TurnFinished {
+        t.updates(&Event::Turn(TurnEvent::TurnFinished {
             reason: pith_protocol::event::TurnEnd::Compacted
-        })
+        }))
         .is_empty()
     );
 }

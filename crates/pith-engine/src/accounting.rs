@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use crate::turn_context::Turn;
 use pith_context::budget::Budget;
 use pith_context::overflow;
-use pith_protocol::event::{Breakdown, ContextUsage, Event};
+use pith_protocol::event::{Breakdown, ContextEvent, ContextUsage, TurnEvent};
 use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::{PartKind, Role, ToolState};
 
@@ -138,7 +138,7 @@ impl Turn<'_> {
     pub(crate) fn emit_context(&mut self) {
         self.tune_estimator();
         let usage = self.context_usage();
-        self.emit(Event::ContextUsage(usage));
+        self.emit(ContextEvent::ContextUsage(usage));
         self.warn_without_auto_compaction(usage.used);
         // a `/context` asked for during the turn is answered here, between steps and tools
         self.answer_breakdown();
@@ -156,7 +156,7 @@ impl Turn<'_> {
         }
         let breakdown = self.breakdown();
         for id in wanted {
-            self.emit(Event::ContextBreakdown {
+            self.emit(ContextEvent::ContextBreakdown {
                 breakdown,
                 submission: Some(id),
             });
@@ -314,10 +314,7 @@ impl Turn<'_> {
                 "context at ~{used} tokens: pith would compact here (at {usable}) but compaction.auto = false; /compact when you are ready (the window is {window})"
             )
         };
-        self.emit(Event::Info {
-            message,
-            submission: None,
-        });
+        self.emit(TurnEvent::Info { message });
     }
 }
 

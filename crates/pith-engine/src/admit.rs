@@ -1,12 +1,12 @@
 //! What the user sends becomes a stored user message — unless it could never fit: a prompt
 //! that on its own, with the system prompt and tools, reaches the usable window is refused
-//! before anything of it is stored or sent (`Event::PromptRefused`), so no later request and no
+//! before anything of it is stored or sent (`SessionEvent::PromptRefused`), so no later request and no
 //! compaction ever pays for it. A prompt that fits alone but not with the history goes in, and
 //! the history is compacted as usual (ARCHITECTURE.md §6.3).
 
 use super::shared::Prompt;
 use crate::turn_context::Turn;
-use pith_protocol::event::Event;
+use pith_protocol::event::SessionEvent;
 use pith_protocol::message::{Message, PartKind, Role};
 
 impl Turn<'_> {
@@ -121,7 +121,7 @@ impl Turn<'_> {
     /// reads the hook's reason (`tokens` and `usable` are 0: no size was at fault).
     fn refuse_by_hook(&mut self, p: &Prompt, reason: &str) {
         tracing::info!("prompt refused by a user_prompt_submit hook");
-        self.emit(Event::PromptRefused {
+        self.emit(SessionEvent::PromptRefused {
             id: p.id.clone(),
             text: p.text.clone(),
             tokens: 0,
@@ -146,7 +146,7 @@ impl Turn<'_> {
             usable,
             "prompt refused: larger than the usable window"
         );
-        self.emit(Event::PromptRefused {
+        self.emit(SessionEvent::PromptRefused {
             id: p.id.clone(),
             text: p.text.clone(),
             tokens,

@@ -5,7 +5,7 @@ use super::shared::Prompt;
 use crate::error::{EngineError, with_causes};
 use crate::model::ModelSetup;
 use crate::turn_context::Turn;
-use pith_protocol::event::{Event, TurnEnd};
+use pith_protocol::event::{TurnEnd, TurnEvent};
 
 impl Turn<'_> {
     pub(crate) async fn command_turn(
@@ -94,7 +94,7 @@ impl Turn<'_> {
     /// "turn" that never started.
     fn refuse(&mut self, message: String) {
         self.report(EngineError::Command(message));
-        self.emit(Event::TurnFinished {
+        self.emit(TurnEvent::TurnFinished {
             reason: TurnEnd::Error,
         });
     }

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
-use pith_protocol::event::{CompactionCost, Event};
+use pith_protocol::event::{CompactionCost, ContextEvent, Event, TurnEvent};
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
@@ -306,13 +306,13 @@ mod tests {
         let events = parts.events();
         assert!(events.iter().any(|e| matches!(
             e,
-            Event::Info { message, .. } if message.starts_with("nothing worth compacting")
+            Event::Turn(TurnEvent::Info { message, .. }) if message.starts_with("nothing worth compacting")
         )));
         assert!(events.iter().any(|e| matches!(
             e,
-            Event::TurnFinished {
+            Event::Turn(TurnEvent::TurnFinished {
                 reason: TurnEnd::NothingToCompact
-            }
+            })
         )));
     }
 
@@ -352,16 +352,15 @@ mod tests {
         let stored = parts.store.load_all(parts.log.session_id()).unwrap();
         assert_eq!(stored.len(), before + 2, "the history is kept in the store");
         let events = parts.events();
-        assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, Event::CompactionStarted { auto: false, .. }))
-        );
         assert!(events.iter().any(|e| matches!(
             e,
-            Event::TurnFinished {
+            Event::Context(ContextEvent::CompactionStarted { auto: false, .. })
+        )));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Turn(TurnEvent::TurnFinished {
                 reason: TurnEnd::Compacted
-            }
+            })
         )));
     }
 }

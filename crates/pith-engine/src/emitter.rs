@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, SubagentEvent, TurnEvent};
 
 /// Who a sub-agent's events come from.
 #[derive(Debug)]
@@ -44,17 +44,17 @@ impl Emitter {
         };
         let event = match event {
             // the same user answers, through the same pump: a plain question naming the agent
-            Event::PermissionAsked(mut request) => {
+            Event::Turn(TurnEvent::PermissionAsked(mut request)) => {
                 request.agent = Some(tag.agent.clone());
-                Event::PermissionAsked(request)
+                Event::Turn(TurnEvent::PermissionAsked(request))
             }
-            event => Event::Subagent {
+            event => Event::Subagent(SubagentEvent {
                 session_id: tag.session_id.clone(),
                 parent_session_id: tag.parent_session_id.clone(),
                 agent: tag.agent.clone(),
                 call_id: tag.call_id.clone(),
                 event: Box::new(event),
-            },
+            }),
         };
         self.tx.send(event).is_ok()
     }

@@ -1,7 +1,7 @@
 //! The engine's errors, and the one way an error reaches the front end: [`EngineError::event`]
-//! (an `Event::Error` of the error's kind, its text the message).
+//! (an `TurnEvent::Error` of the error's kind, its text the message).
 
-use pith_protocol::event::{ErrorKind, Event, SubmissionId};
+use pith_protocol::event::{ErrorKind, Event, SubmissionId, TurnEvent};
 use pith_store::StoreError;
 use pith_store::lock::LockError;
 
@@ -141,22 +141,21 @@ impl EngineError {
 
     /// The error as the front end gets it, naming the submission it answers.
     pub fn event_for(&self, submission: Option<SubmissionId>) -> Event {
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: self.kind(),
             message: self.to_string(),
             submission,
             failed_message: None,
-        }
+        })
     }
 
     /// The error that failed the step of the assistant message `message_id` (which records it).
     pub fn event_of_step(&self, message_id: &str) -> Event {
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: self.kind(),
             message: self.to_string(),
-            submission: None,
             failed_message: Some(message_id.to_string()),
-        }
+        })
     }
 }
 

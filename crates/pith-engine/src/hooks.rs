@@ -1,6 +1,6 @@
 //! Where the session's hooks run (`src/hooks/`, ARCHITECTURE.md §5.1): the engine builds each
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
-//! as `Event::Info`; a hook's output is never printed.
+//! as `TurnEvent::Info`; a hook's output is never printed.
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;

@@ -58,7 +58,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use pith_config::Config;
-use pith_protocol::event::{Event, Submission};
+use pith_protocol::event::{Event, Submission, TurnEvent};
 use pith_protocol::message::Session;
 use pith_store::Store;
 
@@ -161,9 +161,9 @@ pub fn spawn(
         {
             tracing::error!("the engine panicked: {e}");
             let _ = on_panic.send(EngineError::Panicked.event());
-            let _ = on_panic.send(Event::TurnFinished {
+            let _ = on_panic.send(Event::Turn(TurnEvent::TurnFinished {
                 reason: pith_protocol::event::TurnEnd::Error,
-            });
+            }));
         }
         // the runner is gone and its session's lock with it
         if let Some(sweep) = sweep {

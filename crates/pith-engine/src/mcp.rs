@@ -11,7 +11,7 @@ use crate::mcp_error::McpOpError;
 use crate::turn_context::Turn;
 use pith_mcp::search::{self, TOOL_SEARCH, ToolSearch};
 use pith_mcp::{McpManager, McpTool};
-use pith_protocol::event::{EngineState, Event, McpServerStatus, McpState};
+use pith_protocol::event::{EngineState, McpServerStatus, McpState, SettingsEvent};
 use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::PartKind;
 use pith_tools::registry::spec;
@@ -140,7 +140,7 @@ impl Turn<'_> {
         }
         if status != self.tools.mcp().status {
             self.tools.mcp_mut().status = status.clone();
-            self.emit(Event::McpStatus { servers: status });
+            self.emit(SettingsEvent::McpStatus { servers: status });
         }
     }
 

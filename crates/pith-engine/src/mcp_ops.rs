@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::error::EngineError;
 use crate::mcp_error::McpOpError;
 use pith_mcp::McpManager;
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, SettingsEvent};
 
 /// A resource read for the next user message.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,10 +37,10 @@ pub(crate) fn answer_op(
     let events = events.clone();
     let Some(manager) = mcp.cloned() else {
         let _ = match op {
-            Op::ListMcpResources => events.send(Event::McpResources {
+            Op::ListMcpResources => events.send(Event::Settings(SettingsEvent::McpResources {
                 resources: Vec::new(),
                 submission: Some(id),
-            }),
+            })),
             _ => events.send(EngineError::from(McpOpError::NotConfigured).event_for(Some(id))),
         };
         return;
@@ -49,10 +49,10 @@ pub(crate) fn answer_op(
         Op::ListMcpResources => {
             tokio::spawn(async move {
                 let resources = manager.list_resources().await;
-                let _ = events.send(Event::McpResources {
+                let _ = events.send(Event::Settings(SettingsEvent::McpResources {
                     resources,
                     submission: Some(id),
-                });
+                }));
             });
         }
         Op::AttachMcpResource { server, uri } => {

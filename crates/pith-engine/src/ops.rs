@@ -7,7 +7,7 @@ use crate::error::EngineError;
 use crate::model::ModelSetup;
 use crate::shared::Prompt;
 use crate::turn_context::Turn;
-use pith_protocol::event::{EngineState, Event, Op, TurnEnd};
+use pith_protocol::event::{EngineState, Event, Op, SettingsEvent, TurnEnd, TurnEvent};
 
 impl Turn<'_> {
     /// The session starts (the front end has it and its figure, see `Runner::open`): says the
@@ -17,17 +17,13 @@ impl Turn<'_> {
         // The front end has the session and its figure (`open`).
         self.warn_effort_not_sent();
         if let Some(effort) = self.effort() {
-            self.emit(Event::EffortChanged {
+            self.emit(SettingsEvent::EffortChanged {
                 effort: Some(effort),
-                submission: None,
             });
         }
         let mode = self.opts.config.permission_mode;
         if mode != pith_protocol::event::PermissionMode::Default {
-            self.emit(Event::PermissionModeChanged {
-                mode,
-                submission: None,
-            });
+            self.emit(SettingsEvent::PermissionModeChanged { mode });
         }
         let source = if self.log.view().is_empty() {
             "startup"
@@ -44,9 +40,8 @@ impl Turn<'_> {
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
                 self.warn_effort_not_sent();
-                self.emit(Event::EffortChanged {
+                self.emit(SettingsEvent::EffortChanged {
                     effort: self.effort(),
-                    submission: None,
                 });
             }
             Op::SetModel { model } => self.switch_model(model),
@@ -127,7 +122,7 @@ impl Turn<'_> {
             }
             None => reason,
         };
-        self.emit(Event::TurnFinished { reason });
+        self.emit(TurnEvent::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }
 
@@ -143,13 +138,9 @@ impl Turn<'_> {
                 self.touch_session();
                 self.reset_estimate();
                 self.refresh_tools();
-                self.emit(Event::ModelChanged {
-                    model,
-                    submission: None,
-                });
-                self.emit(Event::EffortChanged {
+                self.emit(SettingsEvent::ModelChanged { model });
+                self.emit(SettingsEvent::EffortChanged {
                     effort: self.effort(),
-                    submission: None,
                 });
                 self.emit_context();
             }

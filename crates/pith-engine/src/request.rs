@@ -4,7 +4,7 @@
 use crate::prompt;
 use crate::turn_context::Turn;
 use pith_context::overflow;
-use pith_protocol::event::Event;
+use pith_protocol::event::TurnEvent;
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest};
 use pith_protocol::message::Message;
 
@@ -59,10 +59,7 @@ impl Turn<'_> {
         let message = format!(
             "not sent: {provider} does not take a reasoning effort (set reasoning_effort = true in [provider.{provider}] if it does)"
         );
-        self.emit(Event::Info {
-            message,
-            submission: None,
-        });
+        self.emit(TurnEvent::Info { message });
     }
 
     /// The output cap of every request: the room the overflow test keeps for the reply, so the

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 mod edits;
 
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, OutputEvent};
 use pith_protocol::message::{Message, Part, Session, now_ms};
 use pith_store::lock::SessionLock;
 use pith_store::{Store, StoreError};
@@ -179,7 +179,7 @@ impl SessionLog {
     /// Saves a part and announces it.
     pub fn write_part(&self, part: &Part) {
         self.save_part(part);
-        self.emit(Event::PartUpdated { part: part.clone() });
+        self.emit(OutputEvent::PartUpdated { part: part.clone() });
     }
 
     /// Saves a message and announces it: the message, then every part.
@@ -190,16 +190,16 @@ impl SessionLog {
 
     /// Announces a message, then every part.
     pub fn emit_message(&self, m: &Message) {
-        self.emit(Event::Message { message: m.clone() });
+        self.emit(OutputEvent::Message { message: m.clone() });
         for p in &m.parts {
-            self.emit(Event::PartUpdated { part: p.clone() });
+            self.emit(OutputEvent::PartUpdated { part: p.clone() });
         }
     }
 
     /// Saves a message and announces its header only (its parts were announced as they came).
     pub fn write_header(&self, m: &Message) {
         self.save_message(m);
-        self.emit(Event::Message { message: m.clone() });
+        self.emit(OutputEvent::Message { message: m.clone() });
     }
 
     /// Appends a message to the view, persists it and announces it; its index in the view.
@@ -213,7 +213,7 @@ impl SessionLog {
     pub fn remove(&mut self, idx: usize) -> Message {
         let m = self.view.remove(idx);
         self.delete_message(&m.id);
-        self.emit(Event::MessageRemoved {
+        self.emit(OutputEvent::MessageRemoved {
             message_id: m.id.clone(),
         });
         m
@@ -334,8 +334,12 @@ mod tests {
         assert_eq!(idx, 0);
         assert_eq!(stored(&log), ["first"]);
         let events = drain(&mut rx);
-        assert!(matches!(&events[0], Event::Message { message } if message.id == m.id));
-        assert!(matches!(&events[1], Event::PartUpdated { part } if part.id == m.parts[0].id));
+        assert!(
+            matches!(&events[0], Event::Output(OutputEvent::Message { message }) if message.id == m.id)
+        );
+        assert!(
+            matches!(&events[1], Event::Output(OutputEvent::PartUpdated { part }) if part.id == m.parts[0].id)
+        );
         assert_eq!(events.len(), 2);
     }
 
@@ -351,7 +355,7 @@ mod tests {
         assert_eq!(stored(&log), ["b"]);
         let events = drain(&mut rx);
         assert!(
-            matches!(&events[..], [Event::MessageRemoved { message_id }] if *message_id == gone.id)
+            matches!(&events[..], [Event::Output(OutputEvent::MessageRemoved { message_id })] if *message_id == gone.id)
         );
     }
 
@@ -392,7 +396,9 @@ mod tests {
         assert_eq!(log.view()[idx].parts.len(), 1);
         assert_eq!(stored(&log), [""]);
         let events = drain(&mut rx);
-        assert!(matches!(&events[0], Event::PartsRemoved { part_ids, .. } if part_ids.len() == 1));
+        assert!(
+            matches!(&events[0], Event::Output(OutputEvent::PartsRemoved { part_ids, .. }) if part_ids.len() == 1)
+        );
     }
 
     #[test]
@@ -493,7 +499,10 @@ mod tests {
         assert_eq!(parts, 1, "only the output before the protected turns");
         assert!(tokens > 400, "{tokens}");
         assert_eq!(pruned(&log), [true, false, false]);
-        assert!(matches!(&drain(&mut rx)[..], [Event::PartUpdated { .. }]));
+        assert!(matches!(
+            &drain(&mut rx)[..],
+            [Event::Output(OutputEvent::PartUpdated { .. })]
+        ));
         // what is cleared stays cleared: nothing more to prune
         assert_eq!(log.prune(&mut est, &rules), None);
     }

@@ -4,7 +4,7 @@
 use crate::error::{EngineError, with_causes};
 use crate::model::ModelSetup;
 use crate::turn_context::Turn;
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, SessionEvent};
 use pith_protocol::message::Session;
 use pith_store::PAGE_MESSAGES;
 use pith_store::lock::SessionLock;
@@ -78,11 +78,10 @@ impl Turn<'_> {
             .store()
             .load_page(self.log.session_id(), None, PAGE_MESSAGES)
             .unwrap_or_default();
-        self.emit(Event::SessionLoaded {
+        self.emit(SessionEvent::SessionLoaded {
             session: self.log.session().clone(),
             messages: page.messages,
             more_history: page.more,
-            submission: None,
         });
         self.emit_context();
     }

@@ -7,7 +7,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::EngineError;
-use pith_protocol::event::{Event, Op, PermissionReply, Submission, SubmissionId};
+use pith_protocol::event::{Event, Op, PermissionReply, SessionEvent, Submission, SubmissionId};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -186,12 +186,11 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
             (Default::default(), Some(e.event()))
         }
     };
-    let history = Event::History {
+    let history = Event::Session(SessionEvent::History {
         session_id: session_id.to_string(),
         messages: page.messages,
         more: page.more,
-        submission: None,
-    };
+    });
     error.into_iter().chain([history]).collect()
 }
 
@@ -255,19 +254,13 @@ fn route(
         // the store answers this; no need to wait for a running turn
         Op::ListSessions => history.answer(id.clone(), move |store| {
             vec![match store.list_sessions() {
-                Ok(sessions) => Event::Sessions {
-                    sessions,
-                    submission: None,
-                },
+                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
                 Err(e) => EngineError::ListSessions(e).event_for(Some(id)),
             }]
         }),
         Op::ListSubagents { session_id } => history.answer(id.clone(), move |store| {
             vec![match store.children(&session_id) {
-                Ok(sessions) => Event::Sessions {
-                    sessions,
-                    submission: None,
-                },
+                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
                 Err(e) => EngineError::ListSubagents(e).event_for(Some(id)),
             }]
         }),

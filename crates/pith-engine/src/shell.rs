@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::turn_context::Turn;
-use pith_protocol::event::{EngineState, Event, TurnEnd};
+use pith_protocol::event::{EngineState, OutputEvent, TurnEnd, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role, ToolState, new_id, now_ms};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
@@ -59,7 +59,7 @@ impl Turn<'_> {
         } else {
             TurnEnd::Stop
         };
-        self.emit(Event::TurnFinished { reason });
+        self.emit(TurnEvent::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }
 
@@ -84,7 +84,7 @@ impl Turn<'_> {
         self.log
             .title_if_untitled(|| super::session_log::title_from(&format!("!{command}")));
         let idx = self.push_message(m);
-        self.emit(Event::ToolStarted {
+        self.emit(OutputEvent::ToolStarted {
             call_id: call_id.to_string(),
             tool: "bash".into(),
             input: input.clone(),
@@ -105,7 +105,7 @@ impl Turn<'_> {
                 *s = state;
             }
         });
-        self.emit(Event::ToolFinished {
+        self.emit(OutputEvent::ToolFinished {
             call_id,
             tool: "bash".into(),
             title: String::new(),

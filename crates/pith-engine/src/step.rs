@@ -11,7 +11,7 @@ use super::reader::{self, Attempt, Ended, Listener, MIN_STEP_OUTPUT, Reading, Si
 use super::shared::Shared;
 use crate::model::ModelSetup;
 use crate::turn_context::Turn;
-use pith_protocol::event::{EngineState, Event};
+use pith_protocol::event::{EngineState, TurnEvent};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::{PartKind, Usage};
 use pith_provider::{FaultKind, ProviderError};
@@ -230,7 +230,7 @@ impl Listener for Turn<'_> {
             self.model.retry.retries_for(err),
             err.message
         );
-        self.emit(Event::Retrying {
+        self.emit(TurnEvent::Retrying {
             attempt,
             max: self.model.retry.retries_for(err),
             delay_ms: delay.as_millis() as u64,

@@ -4,7 +4,7 @@
 //! (ACP's `session/load` while the workspace's trust is unanswered); a running engine sends the
 //! same events itself.
 
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, SessionEvent};
 use pith_protocol::message::Session;
 use pith_store::{PAGE_MESSAGES, Store};
 
@@ -13,12 +13,11 @@ pub fn opening(store: &Store, session: Session) -> Event {
     let page = store
         .load_page(&session.id, None, PAGE_MESSAGES)
         .unwrap_or_default();
-    Event::SessionLoaded {
+    Event::Session(SessionEvent::SessionLoaded {
         session,
         messages: page.messages,
         more_history: page.more,
-        submission: None,
-    }
+    })
 }
 
 /// The events that answer `Op::LoadHistory { session_id, before }`.
@@ -44,18 +43,20 @@ mod tests {
             })
             .collect();
         let id = session.id.clone();
-        let Event::SessionLoaded {
+        let Event::Session(SessionEvent::SessionLoaded {
             messages,
             more_history: true,
             ..
-        } = opening(&store, session)
+        }) = opening(&store, session)
         else {
             panic!("the opening page says older messages remain");
         };
         assert_eq!(messages.len(), PAGE_MESSAGES);
         assert_eq!(messages[0].id, ids[5]);
         let older_events = older(&store, &id, &messages[0].id);
-        let [Event::History { messages, more, .. }] = older_events.as_slice() else {
+        let [Event::Session(SessionEvent::History { messages, more, .. })] =
+            older_events.as_slice()
+        else {
             panic!("one page: {older_events:?}");
         };
         assert!(!more);

@@ -7,7 +7,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::turn_context::Turn;
-use pith_protocol::event::{EngineState, Event, PermissionReply, PermissionRequest};
+use pith_protocol::event::{
+    EngineState, Event, OutputEvent, PermissionReply, PermissionRequest, TurnEvent,
+};
 use pith_protocol::message::{PartKind, ToolState, ToolTime, new_id, now_ms};
 use pith_tools::permission::{Decision, LoopStop};
 use pith_tools::{ToolContext, ToolError, ToolOutput};
@@ -138,7 +140,7 @@ impl Turn<'_> {
             _ => (tool.clone(), None, 0),
         };
         self.set_tool_state(idx, pi, state);
-        self.emit(Event::ToolFinished {
+        self.emit(OutputEvent::ToolFinished {
             call_id,
             tool,
             title,
@@ -355,7 +357,7 @@ impl Turn<'_> {
     ) -> i64 {
         let start = now_ms();
         self.set_tool_state(idx, pi, ToolState::Running { start, title: None });
-        self.emit(Event::ToolStarted {
+        self.emit(OutputEvent::ToolStarted {
             call_id: call_id.to_string(),
             tool: tool.to_string(),
             input: input.clone(),
@@ -399,10 +401,10 @@ impl Turn<'_> {
         let events = self.log.events().clone();
         let call_id = call_id.to_string();
         std::sync::Arc::new(move |output: &str| {
-            let _ = events.send(Event::ToolOutput {
+            let _ = events.send(Event::Output(OutputEvent::ToolOutput {
                 call_id: call_id.clone(),
                 output: output.to_string(),
-            });
+            }));
         })
     }
 
@@ -449,7 +451,7 @@ impl Turn<'_> {
             "pith needs your permission to use {}",
             request.tool
         ));
-        self.emit(Event::PermissionAsked(request.clone()));
+        self.emit(TurnEvent::PermissionAsked(request.clone()));
         self.state(EngineState::Running, Some("waiting for permission".into()));
         let answer = cancel.run_until_cancelled(wait.answer()).await.flatten();
         drop(wait);
@@ -543,7 +545,7 @@ impl Turn<'_> {
         };
         let mut wait = self.shared.wait_permission(&request.id);
         self.notify_hooks("pith waits for you to accept or revise the plan".to_string());
-        self.emit(Event::PermissionAsked(request));
+        self.emit(TurnEvent::PermissionAsked(request));
         self.state(
             EngineState::Running,
             Some("waiting for the plan's approval".into()),

@@ -9,7 +9,7 @@ use super::step::Outcome;
 use crate::error::EngineError;
 use crate::turn_context::Turn;
 use pith_context::{overflow, prune};
-use pith_protocol::event::{EngineState, Event, TurnEnd};
+use pith_protocol::event::{ContextEvent, EngineState, Event, OutputEvent, TurnEnd, TurnEvent};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, Usage, now_ms};
 use pith_provider::ProviderError;
@@ -45,7 +45,7 @@ impl Turn<'_> {
         let admitted = self.admit_prompts(&prompts, false).await;
         if admitted.is_empty() {
             // every prompt was refused: nothing was stored, nothing is sent
-            self.emit(Event::TurnFinished {
+            self.emit(TurnEvent::TurnFinished {
                 reason: TurnEnd::Error,
             });
             self.state(EngineState::Idle, None);
@@ -82,7 +82,7 @@ impl Turn<'_> {
             self.report(e);
             reason = TurnEnd::Error;
         }
-        self.emit(Event::TurnFinished {
+        self.emit(TurnEvent::TurnFinished {
             reason: reason.clone(),
         });
         self.state(EngineState::Idle, None);
@@ -426,7 +426,7 @@ impl Turn<'_> {
             .set_last_answer(pith_context::compaction::written_text(&m));
         self.log.write_header(&m);
         if let Some(p) = m.parts.last() {
-            self.emit(Event::PartUpdated { part: p.clone() });
+            self.emit(OutputEvent::PartUpdated { part: p.clone() });
         }
         self.log.add_cost(cost);
         match usage {
@@ -440,7 +440,7 @@ impl Turn<'_> {
                 self.meter.add_message(&m);
             }
         }
-        self.emit(Event::StepFinished {
+        self.emit(OutputEvent::StepFinished {
             usage: usage.unwrap_or_default(),
             finish: finish.clone(),
             cost,
@@ -465,7 +465,7 @@ impl Turn<'_> {
             return;
         };
         self.reset_estimate();
-        self.emit(Event::Pruned { parts, tokens });
+        self.emit(ContextEvent::Pruned { parts, tokens });
         self.emit_context();
     }
 }

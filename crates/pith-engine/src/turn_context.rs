@@ -18,7 +18,9 @@ use crate::session_log::SessionLog;
 use crate::shared::Shared;
 use crate::tool_runtime::ToolRuntime;
 use crate::window_probe::WindowProbe;
-use pith_protocol::event::{EngineState, Event, Op, Submission, SubmissionId};
+use pith_protocol::event::{
+    EngineState, Event, Op, SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEvent,
+};
 use pith_protocol::message::{Message, PartKind, Role};
 
 /// The parts one turn or op borrows (see the module documentation).
@@ -50,7 +52,9 @@ pub(crate) struct Turn<'a> {
 impl Turn<'_> {
     /// Sends an event; one that answers an op names the submission being handled.
     pub(crate) fn emit(&self, event: Event) {
-        if let Event::Error { message, .. } | Event::PromptRefused { message, .. } = &event {
+        if let Event::Turn(TurnEvent::Error { message, .. })
+        | Event::Session(SessionEvent::PromptRefused { message, .. }) = &event
+        {
             self.record.note_error(message);
         }
         let event = match &self.answering {
@@ -66,7 +70,7 @@ impl Turn<'_> {
     }
 
     pub(crate) fn state(&self, state: EngineState, detail: Option<String>) {
-        self.emit(Event::State { state, detail });
+        self.emit(TurnEvent::State { state, detail });
     }
 
     /// Applies the `--yes` and permission-mode changes the pump set aside, in order.
@@ -94,10 +98,7 @@ impl Turn<'_> {
         }
         if mode != self.opts.config.permission_mode {
             self.opts.config.permission_mode = mode;
-            self.emit(Event::PermissionModeChanged {
-                mode,
-                submission: None,
-            });
+            self.emit(SettingsEvent::PermissionModeChanged { mode });
         }
     }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::EngineError;
 use crate::snapshot::Snapshots;
 use crate::turn_context::Turn;
-use pith_protocol::event::Event;
+use pith_protocol::event::SessionEvent;
 use pith_protocol::message::{Message, PartKind, Role};
 use pith_protocol::tool::ToolInput;
 
@@ -164,12 +164,11 @@ impl Turn<'_> {
         keep_for_redo(&mut record, &turns, removed, message_id);
         self.save_record(&record);
         self.reset_estimate();
-        self.emit(Event::Undone {
+        self.emit(SessionEvent::Undone {
             message_id: message_id.to_string(),
             prompt,
             files,
             redo: record.redo.len(),
-            submission: None,
         });
         self.emit_context();
     }
@@ -196,11 +195,10 @@ impl Turn<'_> {
         }
         self.save_record(&record);
         self.reset_estimate();
-        self.emit(Event::Redone {
+        self.emit(SessionEvent::Redone {
             messages: u.messages,
             files,
             redo: record.redo.len(),
-            submission: None,
         });
         self.emit_context();
     }

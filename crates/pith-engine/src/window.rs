@@ -6,7 +6,7 @@
 
 use super::prompt::{self, Fit};
 use crate::turn_context::Turn;
-use pith_protocol::event::{Event, WindowSource};
+use pith_protocol::event::{ContextEvent, Event, WindowSource};
 use pith_provider::ProviderError;
 use pith_provider::limits::{self, OverflowLimits};
 
@@ -162,7 +162,7 @@ impl Turn<'_> {
             self.model.name
         );
         let from = source.to_string();
-        self.emit(Event::ContextWindow {
+        self.emit(ContextEvent::ContextWindow {
             model: self.model.name.clone(),
             window,
             previous,

@@ -1,7 +1,7 @@
 //! Retry policy: exponential backoff with jitter, honouring `retry-after` up to a bound.
 //!
 //! The engine runs the loop: on a retryable error it asks [`RetryPolicy::delay`] for the wait
-//! before attempt `n`, emits `Event::Retrying` and sleeps; `None` means give up, and
+//! before attempt `n`, emits `TurnEvent::Retrying` and sleeps; `None` means give up, and
 //! [`RetryPolicy::final_message`] says why.
 
 use std::time::Duration;

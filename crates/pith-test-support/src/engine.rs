@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pith_config::{Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
 use pith_engine::{EngineHandle, EngineOptions};
-use pith_protocol::event::{Event, Op, PermissionRequest, TurnEnd};
+use pith_protocol::event::{Event, Op, PermissionRequest, TurnEnd, TurnEvent};
 use pith_store::Store;
 
 use super::MockServer;
@@ -124,10 +124,12 @@ impl Harness {
 
     pub async fn turn_finished(&mut self) -> TurnEnd {
         match self
-            .until("turn_finished", |e| matches!(e, Event::TurnFinished { .. }))
+            .until("turn_finished", |e| {
+                matches!(e, Event::Turn(TurnEvent::TurnFinished { .. }))
+            })
             .await
         {
-            Event::TurnFinished { reason } => reason,
+            Event::Turn(TurnEvent::TurnFinished { reason }) => reason,
             _ => unreachable!(),
         }
     }
@@ -135,11 +137,11 @@ impl Harness {
     pub async fn permission_asked(&mut self) -> PermissionRequest {
         match self
             .until("permission_asked", |e| {
-                matches!(e, Event::PermissionAsked(_))
+                matches!(e, Event::Turn(TurnEvent::PermissionAsked(_)))
             })
             .await
         {
-            Event::PermissionAsked(r) => r,
+            Event::Turn(TurnEvent::PermissionAsked(r)) => r,
             _ => unreachable!(),
         }
     }

@@ -1,7 +1,7 @@
 //! A compaction on screen: one summary fold (the summary and what pith carried after it), the
 //! user's carried messages readable when it is opened.
 
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, OutputEvent};
 use pith_protocol::message::PartKind;
 
 use super::tests::*;
@@ -27,7 +27,7 @@ fn with_carried() -> Vec<pith_protocol::message::Message> {
 fn a_compaction_draws_one_summary_fold() {
     let (mut app, _rx) = app_with(Vec::new());
     for m in with_carried() {
-        ev(&mut app, Event::Message { message: m });
+        ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
     }
     let folded = render(&mut app, 80, 24);
     assert_eq!(folded.matches("▸ summary").count(), 1, "{folded}");

@@ -2,7 +2,9 @@
 //! counts with thousands separators, what a compaction did in words.
 
 use crossterm::event::KeyCode;
-use pith_protocol::event::{Breakdown, CompactionCost, Event, SubagentTotals};
+use pith_protocol::event::{
+    Breakdown, CompactionCost, ContextEvent, Event, OutputEvent, SubagentTotals,
+};
 use pith_protocol::message::{CompactionPart, PartKind, Role};
 
 use super::tests::*;
@@ -43,10 +45,9 @@ fn context_lines_are_whole_at_100_columns() {
     key(&mut app, KeyCode::Enter);
     ev(
         &mut app,
-        Event::ContextBreakdown {
-            submission: None,
+        Event::Context(ContextEvent::ContextBreakdown {
             breakdown: breakdown(),
-        },
+        }),
     );
     let screen = render(&mut app, 100, 30);
     let flat = screen
@@ -72,11 +73,11 @@ fn the_compaction_divider_reads_without_jargon() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::CompactionStarted {
+        Event::Context(ContextEvent::CompactionStarted {
             auto: false,
             overflow: false,
             focus: None,
-        },
+        }),
     );
     let mut c = msg("M3", Role::User);
     c.parts.push(part(
@@ -84,10 +85,10 @@ fn the_compaction_divider_reads_without_jargon() {
         "M3-c",
         PartKind::Compaction(CompactionPart::default()),
     ));
-    ev(&mut app, Event::Message { message: c });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: c }));
     ev(
         &mut app,
-        Event::CompactionFinished {
+        Event::Context(ContextEvent::CompactionFinished {
             summary_message_id: "M4".into(),
             before: 41_200,
             after: 9_800,
@@ -99,7 +100,7 @@ fn the_compaction_divider_reads_without_jargon() {
                 cache_friendly: true,
                 background: false,
             },
-        },
+        }),
     );
     let screen = render(&mut app, 100, 30);
     assert!(

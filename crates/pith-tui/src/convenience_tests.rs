@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode};
 
-use pith_protocol::event::{Event, PermissionRequest, TurnEnd};
+use pith_protocol::event::{
+    Event, OutputEvent, PermissionRequest, SessionEvent, TurnEnd, TurnEvent,
+};
 use pith_protocol::message::Role;
 use pith_store::Store;
 
@@ -90,11 +92,11 @@ fn answered() -> App {
     ));
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: user("U1", "how?"),
-        },
+        }),
     );
-    ev(&mut app, Event::Message { message: a });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: a }));
     app
 }
 
@@ -165,17 +167,17 @@ fn the_editor_gets_the_composer_and_gives_it_back() {
 fn turn_finished(app: &mut App, ran: Duration) {
     ev(
         app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: pith_protocol::event::EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     app.status_mut().started_at(Instant::now() - ran);
     ev(
         app,
-        Event::TurnFinished {
+        Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Stop,
-        },
+        }),
     );
 }
 
@@ -213,14 +215,14 @@ fn a_question_waiting_unfocused_rings() {
     let ask = |app: &mut App, id: &str| {
         ev(
             app,
-            Event::PermissionAsked(PermissionRequest {
+            Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
                 id: id.into(),
                 tool: "bash".into(),
                 call_id: format!("c-{id}"),
                 title: "rm -rf build".into(),
                 patterns: vec![],
                 agent: None,
-            }),
+            })),
         )
     };
     ask(&mut app, "p1");
@@ -245,12 +247,11 @@ fn a_session_from_another_directory_brings_its_projects_history() {
     session.directory = other_dir.clone();
     ev(
         &mut app,
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session,
             messages: vec![user("U9", "resumed prompt")],
             more_history: false,
-            submission: None,
-        },
+        }),
     );
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer().text(), "resumed prompt");

@@ -4,7 +4,7 @@ use crossterm::event::KeyCode;
 
 use super::super::tests::{ev, fresh, key, ops, render, type_str};
 use pith_commands::custom_commands::{Commands, CustomCommand, Source};
-use pith_protocol::event::{ErrorKind, Event, Op};
+use pith_protocol::event::{ErrorKind, Event, Op, OutputEvent, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role};
 
 fn command(name: &str, description: &str, hint: &str, body: &str, source: Source) -> CustomCommand {
@@ -112,7 +112,7 @@ fn running_one_sends_its_expansion_and_shows_its_label() {
         text: text.clone(),
         synthetic: false,
     });
-    ev(&mut app, Event::Message { message: m });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
     let screen = render(&mut app, 80, 14);
     assert!(screen.contains("/review src/a.rs"), "{screen}");
     assert!(screen.contains("sent as 1 line"), "{screen}");
@@ -139,12 +139,12 @@ fn a_refused_command_leaves_no_pending_prompt() {
     let id = app.transcript().pending()[0].id.clone();
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: ErrorKind::Command,
             message: "/standup: no agent named ghost (known: none)".into(),
             submission: Some(id),
             failed_message: None,
-        },
+        }),
     );
     assert!(app.transcript().pending().is_empty());
 }

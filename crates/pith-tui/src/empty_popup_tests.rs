@@ -4,7 +4,7 @@
 
 use crossterm::event::KeyCode;
 
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{Event, Op, SessionEvent};
 
 use super::tests::*;
 
@@ -39,10 +39,9 @@ fn agents_with_none_says_so_and_the_next_agents_is_a_command() {
         );
         ev(
             &mut app,
-            Event::Sessions {
+            Event::Session(SessionEvent::Sessions {
                 sessions: Vec::new(),
-                submission: None,
-            },
+            }),
         );
         assert_eq!(app.popup(), None);
         let screen = render(&mut app, 100, 30);

@@ -4,7 +4,9 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
-use pith_protocol::event::{EngineState, ErrorKind, Event, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, EngineState, ErrorKind, Event, OutputEvent, SessionEvent, TurnEnd, TurnEvent,
+};
 use pith_protocol::message::{CompactionPart, PartKind, Role, ToolState, Usage};
 
 use super::app::App;
@@ -16,18 +18,21 @@ fn cost_and_context_update_at_once() {
     let (mut app, _rx) = app_with(conversation());
     ev(
         &mut app,
-        Event::StepFinished {
+        Event::Output(OutputEvent::StepFinished {
             usage: Usage::default(),
             finish: "stop".into(),
             cost: 0.5,
-        },
+        }),
     );
     assert!(
         status::status_line(&app.status_view(), 120)
             .to_string()
             .contains("$0.75")
     );
-    ev(&mut app, Event::ContextUsage(usage(41_200)));
+    ev(
+        &mut app,
+        Event::Context(ContextEvent::ContextUsage(usage(41_200))),
+    );
     assert!(render(&mut app, 120, 30).contains("41.2k / 200k (21%)"));
 }
 
@@ -36,11 +41,11 @@ fn compaction_running_then_done() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::CompactionStarted {
+        Event::Context(ContextEvent::CompactionStarted {
             auto: true,
             overflow: true,
             focus: None,
-        },
+        }),
     );
     let mut c = msg("M3", Role::User);
     c.parts.push(part(
@@ -54,27 +59,27 @@ fn compaction_running_then_done() {
             ..Default::default()
         }),
     ));
-    ev(&mut app, Event::Message { message: c });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: c }));
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("compacting context…"), "{screen}");
     assert!(screen.contains("compacting"), "status shows it: {screen}");
     ev(
         &mut app,
-        Event::CompactionFinished {
+        Event::Context(ContextEvent::CompactionFinished {
             summary_message_id: "M4".into(),
             before: 190_000,
             after: 21_000,
             model_calls: 2,
             cost: Default::default(),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::ContextUsage({
+        Event::Context(ContextEvent::ContextUsage({
             let mut u = usage(21_000);
             u.estimated = true;
             u
-        }),
+        })),
     );
     let screen = render(&mut app, 80, 24);
     assert!(
@@ -91,15 +96,14 @@ fn a_provider_error_is_shown_once() {
     let (mut app, _rx) = fresh();
     let mut a = msg("M1", Role::Assistant);
     a.error = Some("HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into());
-    ev(&mut app, Event::Message { message: a });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: a }));
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: pith_protocol::event::ErrorKind::Provider,
             message: "HTTP 401 unauthorized: bad key; check OPENAI_API_KEY".into(),
-            submission: None,
             failed_message: Some("M1".into()),
-        },
+        }),
     );
     let screen = render(&mut app, 100, 24);
     assert_eq!(
@@ -110,12 +114,11 @@ fn a_provider_error_is_shown_once() {
     // A different error still shows.
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: pith_protocol::event::ErrorKind::Store,
             message: "cannot save the session".into(),
-            submission: None,
             failed_message: None,
-        },
+        }),
     );
     let screen = render(&mut app, 100, 24);
     assert!(screen.contains("cannot save the session"), "{screen}");
@@ -140,25 +143,24 @@ fn tool_events_and_errors_render() {
         },
     ));
     a.error = Some("provider returned 500".into());
-    ev(&mut app, Event::Message { message: a });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: a }));
     ev(
         &mut app,
-        Event::ToolFinished {
+        Event::Output(OutputEvent::ToolFinished {
             call_id: "c1".into(),
             tool: "read".into(),
             title: String::new(),
             error: Some("no such file".into()),
             duration_ms: 40,
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: ErrorKind::Provider,
             message: "rate limited".into(),
-            submission: None,
             failed_message: None,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("✗ read src/missing.rs  40ms"), "{screen}");
@@ -188,12 +190,11 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
     let mut app = App::new(i, tx);
     ev(
         &mut app,
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session: super::tests::session(),
             messages: Vec::new(),
             more_history: false,
-            submission: None,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("No model is configured"), "{screen}");
@@ -203,12 +204,11 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session: super::tests::session(),
             messages: Vec::new(),
             more_history: false,
-            submission: None,
-        },
+        }),
     );
     assert!(render(&mut app, 80, 24).contains("/help for commands"));
 }
@@ -217,17 +217,20 @@ fn the_engine_announcing_the_start_session_keeps_the_screen() {
 fn an_interrupted_answer_is_marked_once() {
     let (mut app, _rx) = fresh();
     let mut a = super::tests::msg("M2", Role::Assistant);
-    ev(&mut app, Event::Message { message: a.clone() });
+    ev(
+        &mut app,
+        Event::Output(OutputEvent::Message { message: a.clone() }),
+    );
     stream(&mut app, "M2", "M2-t", &["Half an ans"]);
     a.parts
         .push(super::tests::text("M2", "M2-t", "Half an ans"));
     a.error = Some("interrupted".into());
-    ev(&mut app, Event::Message { message: a });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: a }));
     ev(
         &mut app,
-        Event::TurnFinished {
+        Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Interrupted,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(
@@ -243,10 +246,10 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     type_str(&mut app, "also mention cats");
     key(&mut app, KeyCode::Enter);
@@ -257,9 +260,9 @@ fn a_mid_turn_message_shows_what_the_user_typed() {
     echo.mid_turn = true;
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: echo.clone(),
-        },
+        }),
     );
     assert!(
         app.transcript().pending().is_empty(),
@@ -280,26 +283,26 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::Retrying {
+        Event::Turn(TurnEvent::Retrying {
             attempt: 1,
             max: 4,
             delay_ms: 8_000,
             message: "overloaded_error: Overloaded".into(),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Retrying,
             detail: None,
-        },
+        }),
     );
     let line = status::status_line(&app.status_view(), 160).to_string();
     assert!(line.contains("retry 1/4 in "), "{line}");
@@ -308,13 +311,13 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
     // At 80 columns the reason gives way, never the retry itself, and nothing runs off the edge.
     ev(
         &mut app,
-        Event::Retrying {
+        Event::Turn(TurnEvent::Retrying {
             attempt: 2,
             max: 4,
             delay_ms: 8_000,
             message: "cannot reach http://127.0.0.1:8080/v1/chat/completions: connection refused"
                 .into(),
-        },
+        }),
     );
     for w in [80usize, 60] {
         let line = status::status_line(&app.status_view(), w);
@@ -324,9 +327,9 @@ fn retry_status_gives_the_reason_and_clears_when_the_answer_streams() {
     }
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     stream(&mut app, "M1", "M1-t", &["Here"]);
     let line = status::status_line(&app.status_view(), 160).to_string();
@@ -340,17 +343,17 @@ fn an_interrupted_compaction_is_not_shown_as_done() {
     let (mut app, _rx) = app_with(conversation());
     ev(
         &mut app,
-        Event::CompactionStarted {
+        Event::Context(ContextEvent::CompactionStarted {
             auto: false,
             overflow: false,
             focus: None,
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::TurnFinished {
+        Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Interrupted,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 30);
     assert!(!screen.contains("context compacted"), "{screen}");
@@ -363,27 +366,27 @@ fn removed_parts_and_messages_leave_the_screen() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     stream(&mut app, "M1", "M1-t", &["a partial answer that broke off"]);
     assert!(render(&mut app, 80, 24).contains("partial answer"));
     ev(
         &mut app,
-        Event::PartsRemoved {
+        Event::Output(OutputEvent::PartsRemoved {
             message_id: "M1".into(),
             part_ids: vec!["M1-t".into()],
-        },
+        }),
     );
     assert!(!render(&mut app, 80, 24).contains("partial answer"));
     stream(&mut app, "M1", "M1-u", &["the retried answer"]);
     assert!(render(&mut app, 80, 24).contains("the retried answer"));
     ev(
         &mut app,
-        Event::MessageRemoved {
+        Event::Output(OutputEvent::MessageRemoved {
             message_id: "M1".into(),
-        },
+        }),
     );
     assert!(!render(&mut app, 80, 24).contains("retried answer"));
 }
@@ -405,7 +408,7 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
     assert_eq!(app.transcript().pending().len(), 1);
     ev(
         &mut app,
-        Event::PromptRefused {
+        Event::Session(SessionEvent::PromptRefused {
             id,
             text: text.clone(),
             tokens: 75_000,
@@ -413,13 +416,13 @@ fn a_refused_prompt_comes_back_to_the_composer_with_the_reason() {
             message: "not sent: this prompt (~75000 tokens with the system prompt and tools) \
                       does not fit the 10000 tokens this model can use"
                 .into(),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::TurnFinished {
+        Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Error,
-        },
+        }),
     );
     assert!(
         app.transcript().pending().is_empty(),
@@ -449,13 +452,13 @@ fn a_refused_prompt_leaves_a_busy_composer_alone() {
     type_str(&mut app, "next");
     ev(
         &mut app,
-        Event::PromptRefused {
+        Event::Session(SessionEvent::PromptRefused {
             id,
             text,
             tokens: 11_000,
             usable: 10_000,
             message: "not sent".into(),
-        },
+        }),
     );
     assert_eq!(app.composer().text(), "next");
     let screen = render(&mut app, 80, 24);

@@ -79,7 +79,7 @@ mod tests {
 #[cfg(test)]
 mod view_tests {
     use crate::tests::*;
-    use pith_protocol::event::Event;
+    use pith_protocol::event::{Event, OutputEvent};
     use pith_protocol::message::{PartKind, Role};
 
     /// A prompt, and what a `user_prompt_submit` hook added to it.
@@ -107,7 +107,7 @@ mod view_tests {
     fn what_a_hook_added_is_shown_folded_and_opens_with_ctrl_o() {
         let (mut app, _rx) = app_with(Vec::new());
         for m in prompt_with_hook_context(6) {
-            ev(&mut app, Event::Message { message: m });
+            ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
         }
         let folded = render(&mut app, 80, 24);
         assert!(!folded.contains("<hook-context"), "{folded}");
@@ -129,7 +129,7 @@ mod view_tests {
     fn a_short_hook_note_shows_whole() {
         let (mut app, _rx) = app_with(Vec::new());
         for m in prompt_with_hook_context(1) {
-            ev(&mut app, Event::Message { message: m });
+            ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
         }
         let screen = render(&mut app, 80, 24);
         assert!(

@@ -15,7 +15,7 @@ use super::tests::*;
 use super::theme::{self, theme};
 use super::view;
 use pith_config::ui::KeyList;
-use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest, TurnEvent};
 use pith_protocol::message::Role;
 
 fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) {
@@ -123,14 +123,14 @@ fn the_permission_note_edits_with_the_same_keys() {
     let (mut app, mut rx) = fresh();
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: "bash".into(),
             call_id: "c1".into(),
             title: "rm -rf /".into(),
             patterns: vec!["rm *".into()],
             agent: None,
-        }),
+        })),
     );
     read_question(&mut app);
     key(&mut app, KeyCode::Char('n'));
@@ -179,14 +179,14 @@ fn a_rebinding_changes_what_keys_do() {
     ]));
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: "bash".into(),
             call_id: "c1".into(),
             title: "ls".into(),
             patterns: vec!["ls *".into()],
             agent: None,
-        }),
+        })),
     );
     read_question(&mut app);
     key(&mut app, KeyCode::Char('y'));

@@ -1,7 +1,8 @@
 use crossterm::event::KeyCode;
 
 use pith_protocol::event::{
-    Breakdown, Event, McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, Op,
+    Breakdown, ContextEvent, Event, McpPrompt, McpPromptArg, McpResource, McpServerStatus,
+    McpState, Op, SettingsEvent,
 };
 
 use super::super::app::Popup;
@@ -36,7 +37,7 @@ fn server(name: &str, state: McpState) -> McpServerStatus {
 }
 
 fn status(servers: Vec<McpServerStatus>) -> Event {
-    Event::McpStatus { servers }
+    Event::Settings(SettingsEvent::McpStatus { servers })
 }
 
 #[test]
@@ -172,7 +173,7 @@ fn resources_are_chosen_and_attached() {
     assert_eq!(ops(&mut rx), vec![Op::ListMcpResources]);
     ev(
         &mut app,
-        Event::McpResources {
+        Event::Settings(SettingsEvent::McpResources {
             resources: vec![McpResource {
                 server: "gh".into(),
                 uri: "repo://pith/README.md".into(),
@@ -180,8 +181,7 @@ fn resources_are_chosen_and_attached() {
                 description: None,
                 mime: Some("text/markdown".into()),
             }],
-            submission: None,
-        },
+        }),
     );
     let screen = render(&mut app, 100, 20);
     assert!(
@@ -213,8 +213,7 @@ fn the_context_popup_shows_each_servers_definitions() {
     ev(&mut app, status(vec![server("gh", McpState::Ready)]));
     ev(
         &mut app,
-        Event::ContextBreakdown {
-            submission: None,
+        Event::Context(ContextEvent::ContextBreakdown {
             breakdown: Breakdown {
                 system: 3_000,
                 tools: 6_000,
@@ -222,7 +221,7 @@ fn the_context_popup_shows_each_servers_definitions() {
                 free: 80_000,
                 ..Breakdown::default()
             },
-        },
+        }),
     );
     let screen = render(&mut app, 100, 30);
     assert!(screen.contains("mcp gh"), "{screen}");

@@ -5,7 +5,7 @@
 use crossterm::event::KeyCode;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use pith_protocol::event::{Event, Op};
+use pith_protocol::event::{Event, Op, SessionEvent};
 use pith_protocol::message::{Message, Role};
 
 use super::app::App;
@@ -79,12 +79,11 @@ fn scrolling_to_the_top_asks_for_the_page_before_and_keeps_the_view() {
     let renders = app.transcript().renders();
     ev(
         &mut app,
-        Event::History {
+        Event::Session(SessionEvent::History {
             session_id: "S1".into(),
             messages: turns(0, 50),
             more: false,
-            submission: None,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert_eq!(transcript_rows(&screen), before, "the view did not move");
@@ -117,12 +116,11 @@ fn a_page_shorter_than_the_screen_fetches_more_at_once() {
     assert_eq!(ops(&mut rx), vec![load_op("M00098a")]);
     ev(
         &mut app,
-        Event::History {
+        Event::Session(SessionEvent::History {
             session_id: "S1".into(),
             messages: turns(96, 98),
             more: true,
-            submission: None,
-        },
+        }),
     );
     render(&mut app, 80, 24);
     assert_eq!(
@@ -146,12 +144,11 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
     let cells = app.transcript().len();
     ev(
         &mut app,
-        Event::History {
+        Event::Session(SessionEvent::History {
             session_id: "S2".into(),
             messages: turns(0, 5),
             more: false,
-            submission: None,
-        },
+        }),
     );
     assert_eq!(app.transcript().len(), cells, "a stale page is dropped");
     // switching sessions starts its paging afresh
@@ -159,12 +156,11 @@ fn a_page_for_another_session_or_a_session_without_more_is_left_alone() {
     other.id = "S2".into();
     ev(
         &mut app,
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session: other,
             messages: turns(10, 12),
             more_history: true,
-            submission: None,
-        },
+        }),
     );
     render(&mut app, 80, 24);
     assert_eq!(

@@ -3,7 +3,7 @@
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::event::{Event, Op, OutputEvent, PermissionReply, PermissionRequest, TurnEvent};
 use pith_protocol::message::{PartKind, ToolState};
 
 use super::tests::*;
@@ -48,14 +48,14 @@ fn keys_typed_over_a_new_question_go_to_the_composer() {
 
 /// A bash permission question.
 fn asked(id: &str, title: &str) -> Event {
-    Event::PermissionAsked(PermissionRequest {
+    Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
         id: id.into(),
         tool: "bash".into(),
         call_id: "c".into(),
         title: title.into(),
         patterns: vec!["make *".into()],
         agent: None,
-    })
+    }))
 }
 
 #[test]
@@ -105,29 +105,31 @@ fn permission_replies() {
 #[test]
 fn permission_answer_is_marked_on_the_tool_cell() {
     let (mut app, _rx) = fresh();
-    let tool = |state: ToolState| Event::PartUpdated {
-        part: super::tests::part(
-            "M2",
-            "M2-t",
-            PartKind::Tool {
-                call_id: "c1".into(),
-                tool: "bash".into(),
-                input: json!({"command": "ls -la"}),
-                state,
-            },
-        ),
+    let tool = |state: ToolState| {
+        Event::Output(OutputEvent::PartUpdated {
+            part: super::tests::part(
+                "M2",
+                "M2-t",
+                PartKind::Tool {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    input: json!({"command": "ls -la"}),
+                    state,
+                },
+            ),
+        })
     };
     ev(&mut app, tool(ToolState::Pending));
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: "bash".into(),
             call_id: "c1".into(),
             title: "ls -la".into(),
             patterns: vec!["ls *".into()],
             agent: None,
-        }),
+        })),
     );
     read_question(&mut app);
     key(&mut app, KeyCode::Char('y'));
@@ -251,18 +253,18 @@ fn a_turn_that_ends_takes_its_questions_with_it() {
     let (mut app, mut rx) = fresh();
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Running,
             detail: None,
-        },
+        }),
     );
     ev(&mut app, asked("P1", "make install"));
     ev(&mut app, asked("P2", "make clean"));
     ev(
         &mut app,
-        Event::TurnFinished {
+        Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Interrupted,
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(!question_shown(&screen), "{screen}");

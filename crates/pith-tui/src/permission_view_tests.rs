@@ -5,7 +5,7 @@
 use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
-use pith_protocol::event::{Event, Op, PermissionReply, PermissionRequest};
+use pith_protocol::event::{Event, Op, OutputEvent, PermissionReply, PermissionRequest, TurnEvent};
 use pith_protocol::message::{PartKind, ToolState};
 
 use super::app::App;
@@ -18,7 +18,7 @@ const SNEAKY: &str =
 fn ask(app: &mut App, tool: &str, input: Value, title: &str, patterns: &[&str]) {
     ev(
         app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: part(
                 "M9",
                 "M9-call",
@@ -29,18 +29,18 @@ fn ask(app: &mut App, tool: &str, input: Value, title: &str, patterns: &[&str]) 
                     state: ToolState::Pending,
                 },
             ),
-        },
+        }),
     );
     ev(
         app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: tool.into(),
             call_id: "c-ask".into(),
             title: title.into(),
             patterns: patterns.iter().map(|p| p.to_string()).collect(),
             agent: None,
-        }),
+        })),
     );
 }
 

@@ -2,7 +2,7 @@
 
 use crossterm::event::KeyCode;
 
-use pith_protocol::event::{ErrorKind, Event, Op};
+use pith_protocol::event::{ErrorKind, Event, Op, SessionEvent, SettingsEvent, TurnEvent};
 
 use super::app::Popup;
 use super::tests::*;
@@ -29,10 +29,9 @@ fn model_picker_switches_model() {
     assert_eq!(app.status().model(), "anthropic/claude-sonnet-4-5");
     ev(
         &mut app,
-        Event::ModelChanged {
+        Event::Settings(SettingsEvent::ModelChanged {
             model: "openai/gpt-4.1-mini".into(),
-            submission: None,
-        },
+        }),
     );
     assert_eq!(app.status().model(), "openai/gpt-4.1-mini");
     assert!(app.status().pending_model().is_none());
@@ -57,22 +56,20 @@ fn refused_model_switch_keeps_the_model() {
     // an error about something else leaves the switch pending
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: ErrorKind::Export,
             message: "cannot write x.md".into(),
-            submission: None,
             failed_message: None,
-        },
+        }),
     );
     assert_eq!(app.status().pending_model(), Some("openai/gpt-4.1"));
     ev(
         &mut app,
-        Event::Error {
+        Event::Turn(TurnEvent::Error {
             kind: ErrorKind::Model,
             message: "the key is missing".into(),
-            submission: None,
             failed_message: None,
-        },
+        }),
     );
     assert_eq!(app.status().model(), "anthropic/claude-sonnet-4-5");
     assert!(app.status().pending_model().is_none());
@@ -94,22 +91,20 @@ fn sessions_picker_resumes() {
     other.title = "refactor the store".into();
     ev(
         &mut app,
-        Event::Sessions {
+        Event::Session(SessionEvent::Sessions {
             sessions: vec![session(), other.clone()],
-            submission: None,
-        },
+        }),
     );
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Enter);
     assert_eq!(ops(&mut rx), vec![Op::ResumeSession { id: "S2".into() }]);
     ev(
         &mut app,
-        Event::SessionLoaded {
+        Event::Session(SessionEvent::SessionLoaded {
             session: other,
             messages: conversation(),
             more_history: false,
-            submission: None,
-        },
+        }),
     );
     assert_eq!(app.session().id, "S2");
     assert!((app.status().cost() - 0.25).abs() < 1e-9);
@@ -133,10 +128,9 @@ fn sessions_of_this_directory_first_and_others_say_where() {
     here.title = "refactor the store".into();
     ev(
         &mut app,
-        Event::Sessions {
+        Event::Session(SessionEvent::Sessions {
             sessions: vec![elsewhere, session(), here],
-            submission: None,
-        },
+        }),
     );
     let Some(Popup::Picker(p)) = app.popup() else {
         panic!("no picker")
@@ -202,10 +196,9 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
     assert!(app.status().effort().is_none());
     ev(
         &mut app,
-        Event::EffortChanged {
+        Event::Settings(SettingsEvent::EffortChanged {
             effort: Some(ReasoningEffort::High),
-            submission: None,
-        },
+        }),
     );
     assert_eq!(app.status().effort(), Some(ReasoningEffort::High));
     let line = status::status_line(&app.status_view(), 120).to_string();
@@ -218,10 +211,7 @@ fn effort_command_sets_the_level_and_the_status_bar_shows_it() {
     assert_eq!(ops(&mut rx), vec![Op::SetEffort { effort: None }]);
     ev(
         &mut app,
-        Event::EffortChanged {
-            effort: None,
-            submission: None,
-        },
+        Event::Settings(SettingsEvent::EffortChanged { effort: None }),
     );
     let line = status::status_line(&app.status_view(), 120).to_string();
     assert!(!line.contains("high"), "{line}");

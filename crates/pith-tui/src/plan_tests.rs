@@ -5,7 +5,9 @@
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use pith_protocol::event::{Event, Op, PermissionMode, PermissionReply, PermissionRequest};
+use pith_protocol::event::{
+    Event, Op, OutputEvent, PermissionMode, PermissionReply, PermissionRequest, TurnEvent,
+};
 use pith_protocol::message::{PartKind, ToolState};
 
 use super::tests::*;
@@ -21,7 +23,7 @@ fn asked() -> (
     let (mut app, rx) = app_with(conversation());
     ev(
         &mut app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: part(
                 "M2",
                 "M2-plan",
@@ -32,18 +34,18 @@ fn asked() -> (
                     state: ToolState::Pending,
                 },
             ),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: "exit_plan_mode".into(),
             call_id: "c-plan".into(),
             title: "Accept this plan and leave plan mode?".into(),
             patterns: Vec::new(),
             agent: None,
-        }),
+        })),
     );
     (app, rx)
 }

@@ -5,7 +5,7 @@
 use crossterm::event::KeyCode;
 
 use crate::view::status;
-use pith_protocol::event::{Breakdown, ContextUsage, Event};
+use pith_protocol::event::{Breakdown, ContextEvent, ContextUsage, Event, SettingsEvent};
 
 use super::tests::*;
 
@@ -33,17 +33,16 @@ fn without_auto_compaction_neither_context_nor_the_gauge_shows_a_compact_point()
         usable: 0,
         ..usage(181_300)
     };
-    ev(&mut app, Event::ContextUsage(off));
+    ev(&mut app, Event::Context(ContextEvent::ContextUsage(off)));
     let line = status::status_line(&app.status_view(), 120).to_string();
     assert!(!line.contains('┃'), "{line}");
     type_str(&mut app, "/context");
     key(&mut app, KeyCode::Enter);
     ev(
         &mut app,
-        Event::ContextBreakdown {
-            submission: None,
+        Event::Context(ContextEvent::ContextBreakdown {
             breakdown: breakdown(),
-        },
+        }),
     );
     let screen = render(&mut app, 100, 30);
     assert!(!screen.contains("auto-compacts at"), "{screen}");
@@ -66,10 +65,7 @@ fn an_effort_not_sent_is_said_and_not_claimed() {
     );
     ev(
         &mut app,
-        Event::EffortChanged {
-            effort: None,
-            submission: None,
-        },
+        Event::Settings(SettingsEvent::EffortChanged { effort: None }),
     );
     let line = status::status_line(&app.status_view(), 120).to_string();
     assert!(!line.contains("high"), "{line}");

@@ -14,7 +14,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use pith_protocol::event::{
-    ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, PermissionMode,
+    ContextEvent, ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, OutputEvent,
+    PermissionMode, SettingsEvent, TurnEvent,
 };
 use pith_protocol::llm::ReasoningEffort;
 use pith_protocol::message::{Message, Session};
@@ -210,17 +211,21 @@ impl StatusBar {
     /// after `App` has timed the turn.
     pub(crate) fn on_event(&mut self, ev: &Event) -> Option<String> {
         match ev {
-            Event::ModelChanged { .. }
-            | Event::EffortChanged { .. }
-            | Event::PermissionModeChanged { .. } => return self.on_setting(ev),
-            Event::ContextUsage(u) => self.context = *u,
-            Event::StepFinished { cost, .. } if cost.is_finite() && *cost > 0.0 => {
+            Event::Settings(SettingsEvent::ModelChanged { .. })
+            | Event::Settings(SettingsEvent::EffortChanged { .. })
+            | Event::Settings(SettingsEvent::PermissionModeChanged { .. }) => {
+                return self.on_setting(ev);
+            }
+            Event::Context(ContextEvent::ContextUsage(u)) => self.context = *u,
+            Event::Output(OutputEvent::StepFinished { cost, .. })
+                if cost.is_finite() && *cost > 0.0 =>
+            {
                 self.cost += cost;
             }
-            Event::Error {
+            Event::Turn(TurnEvent::Error {
                 kind: ErrorKind::Model,
                 ..
-            } => self.pending_model = None,
+            }) => self.pending_model = None,
             _ => self.on_activity(ev),
         }
         None
@@ -229,20 +234,26 @@ impl StatusBar {
     /// What the engine is doing: its state, a tool, a retry, streamed output, a compaction.
     fn on_activity(&mut self, ev: &Event) {
         match ev {
-            Event::TextDelta { .. } => self.streaming(true),
-            Event::ReasoningDelta { .. } => self.streaming(false),
-            Event::ToolStarted { tool, .. } => self.activity.tool_started(tool.clone()),
-            Event::ToolFinished { .. } => self.activity.tool_finished(),
-            Event::CompactionStarted { .. } => self.set_state(EngineState::Compacting, None),
-            Event::CompactionFinished { .. } if self.state == EngineState::Compacting => {
+            Event::Output(OutputEvent::TextDelta { .. }) => self.streaming(true),
+            Event::Output(OutputEvent::ReasoningDelta { .. }) => self.streaming(false),
+            Event::Output(OutputEvent::ToolStarted { tool, .. }) => {
+                self.activity.tool_started(tool.clone())
+            }
+            Event::Output(OutputEvent::ToolFinished { .. }) => self.activity.tool_finished(),
+            Event::Context(ContextEvent::CompactionStarted { .. }) => {
+                self.set_state(EngineState::Compacting, None)
+            }
+            Event::Context(ContextEvent::CompactionFinished { .. })
+                if self.state == EngineState::Compacting =>
+            {
                 self.set_state(EngineState::Thinking, None);
             }
-            Event::Retrying {
+            Event::Turn(TurnEvent::Retrying {
                 attempt,
                 max,
                 delay_ms,
                 message,
-            } => {
+            }) => {
                 self.activity.retrying(Retry {
                     attempt: *attempt,
                     max: *max,
@@ -251,7 +262,7 @@ impl StatusBar {
                 });
                 self.set_state(EngineState::Retrying, None);
             }
-            Event::State { state, detail } => {
+            Event::Turn(TurnEvent::State { state, detail }) => {
                 if *state != EngineState::Retrying {
                     self.activity.retry_over();
                 }
@@ -268,18 +279,18 @@ impl StatusBar {
     /// The model, the effort or the permission mode changed: what the transcript says of it.
     fn on_setting(&mut self, ev: &Event) -> Option<String> {
         match ev {
-            Event::ModelChanged { model, .. } => {
+            Event::Settings(SettingsEvent::ModelChanged { model, .. }) => {
                 self.pending_model = None;
                 self.model = model.clone();
                 Some(format!("model: {model}"))
             }
-            Event::EffortChanged { effort, .. } => {
+            Event::Settings(SettingsEvent::EffortChanged { effort, .. }) => {
                 let changed = *effort != self.effort;
                 self.effort = *effort;
                 let text = effort.map_or("the model's default", |e| e.as_str());
                 changed.then(|| format!("reasoning effort: {text}"))
             }
-            Event::PermissionModeChanged { mode, .. } => {
+            Event::Settings(SettingsEvent::PermissionModeChanged { mode, .. }) => {
                 let changed = *mode != self.permission_mode;
                 self.permission_mode = *mode;
                 changed.then(|| mode_changed(*mode))

@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use pith_protocol::event::{Event, PermissionRequest};
+use pith_protocol::event::{
+    Event, OutputEvent, PermissionRequest, SessionEvent, SubagentEvent, TurnEvent,
+};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{PartKind, Role, ToolState, Usage};
 
@@ -11,27 +13,27 @@ use super::app::Msg;
 use super::tests::*;
 
 fn sub(call_id: &str, event: Event) -> Event {
-    Event::Subagent {
+    Event::Subagent(SubagentEvent {
         session_id: format!("CHILD-{call_id}"),
         parent_session_id: "S1".into(),
         agent: "explore".into(),
         call_id: call_id.into(),
         event: Box::new(event),
-    }
+    })
 }
 
 /// A `task` call running for 7 s under an assistant message, as call `t1`.
 fn start_task(app: &mut super::app::App) {
     ev(
         app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     let start = pith_protocol::message::now_ms() - 7_000;
     ev(
         app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: part(
                 "M1",
                 "M1-task",
@@ -42,7 +44,7 @@ fn start_task(app: &mut super::app::App) {
                     state: ToolState::Running { start, title: None },
                 },
             ),
-        },
+        }),
     );
 }
 
@@ -54,18 +56,18 @@ fn sub_agent_step(app: &mut super::app::App, i: usize, tool: &str, input: serde_
         app,
         sub(
             "t1",
-            Event::ToolStarted {
+            Event::Output(OutputEvent::ToolStarted {
                 call_id: call_id.clone(),
                 tool: tool.into(),
                 input,
-            },
+            }),
         ),
     );
     ev(
         app,
         sub(
             "t1",
-            Event::StepFinished {
+            Event::Output(OutputEvent::StepFinished {
                 usage: Usage {
                     input: 4_000,
                     output: 100,
@@ -73,7 +75,7 @@ fn sub_agent_step(app: &mut super::app::App, i: usize, tool: &str, input: serde_
                 },
                 finish: FinishReason::ToolCalls,
                 cost: 0.01,
-            },
+            }),
         ),
     );
     if tool != "read" {
@@ -81,13 +83,13 @@ fn sub_agent_step(app: &mut super::app::App, i: usize, tool: &str, input: serde_
             app,
             sub(
                 "t1",
-                Event::ToolFinished {
+                Event::Output(OutputEvent::ToolFinished {
                     call_id,
                     tool: tool.into(),
                     title: format!("{tool} done"),
                     error: None,
                     duration_ms: 5,
-                },
+                }),
             ),
         );
     }
@@ -126,13 +128,13 @@ fn snapshot_a_running_sub_agent_cell() {
     // finished: the live view goes, the totals stay
     ev(
         &mut app,
-        Event::ToolFinished {
+        Event::Output(OutputEvent::ToolFinished {
             call_id: "t1".into(),
             tool: "task".into(),
             title: "explore: find flag parsing".into(),
             error: None,
             duration_ms: 9_000,
-        },
+        }),
     );
     assert!(app.subagents().live.is_empty());
     assert_eq!(app.subagents().tokens, 12_300);
@@ -143,14 +145,14 @@ fn a_sub_agents_question_names_the_agent() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "p1".into(),
             tool: "bash".into(),
             call_id: "c9".into(),
             title: "cargo test".into(),
             patterns: vec!["cargo test *".into()],
             agent: Some("general".into()),
-        }),
+        })),
     );
     read_question(&mut app);
     let screen = render(&mut app, 100, 30);
@@ -178,10 +180,9 @@ fn agents_lists_this_sessions_sub_agents_and_opens_one() {
     child.agent = Some("explore".into());
     ev(
         &mut app,
-        Event::Sessions {
+        Event::Session(SessionEvent::Sessions {
             sessions: vec![child],
-            submission: None,
-        },
+        }),
     );
     let screen = render(&mut app, 100, 30);
     assert!(screen.contains("find flag parsing"), "{screen}");

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, OutputEvent, SubagentEvent};
 use pith_protocol::tool::ToolInput;
 
 use super::format;
@@ -60,18 +60,18 @@ impl Subagents {
     /// Takes one sub-agent event; returns the call id whose cell should show new live text, when
     /// the sub-agent was started by `session_id` (the session on screen).
     pub fn on_event(&mut self, session_id: &str, ev: &Event) -> Option<(String, String)> {
-        let Event::Subagent {
+        let Event::Subagent(SubagentEvent {
             session_id: child,
             parent_session_id,
             agent,
             call_id,
             event,
-        } = ev
+        }) = ev
         else {
             return None;
         };
         let mut used = 0;
-        if let Event::StepFinished { usage, cost, .. } = &**event {
+        if let Event::Output(OutputEvent::StepFinished { usage, cost, .. }) = &**event {
             used = usage.input + usage.output + usage.cache_read + usage.cache_write;
             self.tokens += used;
             if cost.is_finite() && *cost > 0.0 {
@@ -88,22 +88,22 @@ impl Subagents {
         });
         live.tokens += used;
         match &**event {
-            Event::ToolStarted {
+            Event::Output(OutputEvent::ToolStarted {
                 call_id: tool_call,
                 tool,
                 input,
-            } => {
+            }) => {
                 live.tool = Some(tool.clone());
                 live.log.push(format!("… {tool} {}", brief(input)));
                 live.calls.push(tool_call.clone());
             }
-            Event::ToolFinished {
+            Event::Output(OutputEvent::ToolFinished {
                 call_id: tool_call,
                 tool,
                 title,
                 error,
                 ..
-            } => {
+            }) => {
                 live.tool = None;
                 let line = match error {
                     Some(e) => format!("✗ {tool}: {}", format::truncate(&format::sanitize(e), 60)),
@@ -120,7 +120,7 @@ impl Subagents {
                     }
                 }
             }
-            Event::StepFinished { .. } => {}
+            Event::Output(OutputEvent::StepFinished { .. }) => {}
             _ => return None,
         }
         if live.log.len() > LOG_LINES {
@@ -156,13 +156,13 @@ mod tests {
     use serde_json::json;
 
     fn wrap(parent: &str, event: Event) -> Event {
-        Event::Subagent {
+        Event::Subagent(SubagentEvent {
             session_id: "C1".into(),
             parent_session_id: parent.into(),
             agent: "explore".into(),
             call_id: "t1".into(),
             event: Box::new(event),
-        }
+        })
     }
 
     #[test]
@@ -170,18 +170,18 @@ mod tests {
         let mut s = Subagents::default();
         let started = wrap(
             "P",
-            Event::ToolStarted {
+            Event::Output(OutputEvent::ToolStarted {
                 call_id: "c1".into(),
                 tool: "grep".into(),
                 input: json!({"pattern": "fn main"}),
-            },
+            }),
         );
         let (call, text) = s.on_event("P", &started).unwrap();
         assert_eq!(call, "t1");
         assert_eq!(text, "… grep fn main\nexplore · running grep · 0 tokens");
         let step = wrap(
             "P",
-            Event::StepFinished {
+            Event::Output(OutputEvent::StepFinished {
                 usage: Usage {
                     input: 1000,
                     output: 200,
@@ -189,18 +189,18 @@ mod tests {
                 },
                 finish: FinishReason::ToolCalls,
                 cost: 0.5,
-            },
+            }),
         );
         s.on_event("P", &step);
         let done = wrap(
             "P",
-            Event::ToolFinished {
+            Event::Output(OutputEvent::ToolFinished {
                 call_id: "c1".into(),
                 tool: "grep".into(),
                 title: "fn main".into(),
                 error: None,
                 duration_ms: 3,
-            },
+            }),
         );
         let (_, text) = s.on_event("P", &done).unwrap();
         assert!(text.starts_with("✓ grep fn main\n"), "{text}");
@@ -217,20 +217,20 @@ mod tests {
     fn a_finished_call_replaces_its_own_line() {
         let mut s = Subagents::default();
         for (id, pattern) in [("c1", "one"), ("c2", "two")] {
-            let started = Event::ToolStarted {
+            let started = Event::Output(OutputEvent::ToolStarted {
                 call_id: id.into(),
                 tool: "grep".into(),
                 input: json!({ "pattern": pattern }),
-            };
+            });
             s.on_event("P", &wrap("P", started));
         }
-        let done = Event::ToolFinished {
+        let done = Event::Output(OutputEvent::ToolFinished {
             call_id: "c1".into(),
             tool: "grep".into(),
             title: "one".into(),
             error: None,
             duration_ms: 3,
-        };
+        });
         let (_, text) = s.on_event("P", &wrap("P", done)).unwrap();
         assert!(
             text.starts_with(

@@ -11,7 +11,8 @@ use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use pith_protocol::event::{
-    Breakdown, ContextUsage, EngineState, Event, Op, PermissionRequest, Submission,
+    Breakdown, ContextEvent, ContextUsage, EngineState, Event, Op, OutputEvent, PermissionRequest,
+    Submission, TurnEvent,
 };
 use pith_protocol::message::{
     CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime,
@@ -215,11 +216,11 @@ pub(super) fn stream(app: &mut App, mid: &str, pid: &str, chunks: &[&str]) {
     for c in chunks {
         ev(
             app,
-            Event::TextDelta {
+            Event::Output(OutputEvent::TextDelta {
                 message_id: mid.into(),
                 part_id: pid.into(),
                 delta: (*c).into(),
-            },
+            }),
         );
     }
 }
@@ -267,22 +268,22 @@ fn snapshot_streaming_markdown_with_code() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: user("M1", "Write hello world in Rust"),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M2", Role::Assistant),
-        },
+        }),
     );
     stream(
         &mut app,
@@ -322,14 +323,14 @@ fn snapshot_permission_modal() {
     let (mut app, _rx) = app_with(conversation());
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P1".into(),
             tool: "bash".into(),
             call_id: "c9".into(),
             title: "rm -rf target/debug/incremental".into(),
             patterns: vec!["rm *".into()],
             agent: None,
-        }),
+        })),
     );
     insta::assert_snapshot!(render(&mut app, 80, 24));
 }
@@ -339,7 +340,7 @@ fn snapshot_edit_permission_shows_the_change() {
     let (mut app, _rx) = app_with(conversation());
     ev(
         &mut app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: part(
                 "M2",
                 "M2-edit",
@@ -354,18 +355,18 @@ fn snapshot_edit_permission_shows_the_change() {
                     state: ToolState::Pending,
                 },
             ),
-        },
+        }),
     );
     ev(
         &mut app,
-        Event::PermissionAsked(PermissionRequest {
+        Event::Turn(TurnEvent::PermissionAsked(PermissionRequest {
             id: "P2".into(),
             tool: "edit".into(),
             call_id: "c-edit".into(),
             title: "src/lib.rs".into(),
             patterns: vec!["src/lib.rs".into()],
             agent: None,
-        }),
+        })),
     );
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("- fn b() -> u32 {"), "{screen}");
@@ -395,8 +396,7 @@ fn snapshot_context_breakdown() {
     assert_eq!(ops(&mut rx), vec![Op::ContextBreakdown]);
     ev(
         &mut app,
-        Event::ContextBreakdown {
-            submission: None,
+        Event::Context(ContextEvent::ContextBreakdown {
             breakdown: Breakdown {
                 system: 3_100,
                 tools: 8_200,
@@ -411,7 +411,7 @@ fn snapshot_context_breakdown() {
                 subagents: Default::default(),
                 exact: true,
             },
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(
@@ -451,17 +451,17 @@ pub(super) fn compacted_history() -> Vec<Message> {
 fn snapshot_compaction_divider() {
     let (mut app, _rx) = app_with(Vec::new());
     for m in compacted_history() {
-        ev(&mut app, Event::Message { message: m });
+        ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
     }
     ev(
         &mut app,
-        Event::CompactionFinished {
+        Event::Context(ContextEvent::CompactionFinished {
             summary_message_id: "M4".into(),
             before: 142_000,
             after: 12_300,
             model_calls: 1,
             cost: Default::default(),
-        },
+        }),
     );
     let folded = render(&mut app, 80, 24);
     assert!(
@@ -501,7 +501,10 @@ fn snapshot_status_bar_levels() {
         (170_000, theme().warn),
         (200_000, theme().err),
     ] {
-        ev(&mut app, Event::ContextUsage(usage(used)));
+        ev(
+            &mut app,
+            Event::Context(ContextEvent::ContextUsage(usage(used))),
+        );
         let (line, c) = status_of(&app, 100);
         assert_eq!(c, colour, "{line}");
         out.push_str(&line);
@@ -509,7 +512,7 @@ fn snapshot_status_bar_levels() {
     }
     let mut est = usage(84_000);
     est.estimated = true;
-    ev(&mut app, Event::ContextUsage(est));
+    ev(&mut app, Event::Context(ContextEvent::ContextUsage(est)));
     out.push_str(&status_of(&app, 100).0);
     out.push('\n');
     assert!(out.contains("~84k / 200k (42%)"));
@@ -519,13 +522,16 @@ fn snapshot_status_bar_levels() {
 #[test]
 fn snapshot_narrow_80x24_busy_conversation() {
     let (mut app, _rx) = app_with(conversation());
-    ev(&mut app, Event::ContextUsage(usage(170_000)));
     ev(
         &mut app,
-        Event::State {
+        Event::Context(ContextEvent::ContextUsage(usage(170_000))),
+    );
+    ev(
+        &mut app,
+        Event::Turn(TurnEvent::State {
             state: EngineState::Running,
             detail: Some("bash".into()),
-        },
+        }),
     );
     let mut m = msg("M5", Role::Assistant);
     m.parts.push(part(
@@ -541,7 +547,7 @@ fn snapshot_narrow_80x24_busy_conversation() {
             },
         },
     ));
-    ev(&mut app, Event::Message { message: m });
+    ev(&mut app, Event::Output(OutputEvent::Message { message: m }));
     type_str(&mut app, "also check clippy");
     key(&mut app, KeyCode::Enter);
     let screen = render(&mut app, 80, 24);
@@ -571,14 +577,14 @@ fn snapshot_running_command_streams_its_output() {
     let (mut app, _rx) = app_with(vec![user("U1", "build it")]);
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     let start = pith_protocol::message::now_ms() - 42_000;
     ev(
         &mut app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: part(
                 "M1",
                 "M1-tool",
@@ -589,15 +595,15 @@ fn snapshot_running_command_streams_its_output() {
                     state: ToolState::Running { start, title: None },
                 },
             ),
-        },
+        }),
     );
     for i in 1..=8 {
         ev(
             &mut app,
-            Event::ToolOutput {
+            Event::Output(OutputEvent::ToolOutput {
                 call_id: "c1".into(),
                 output: format!("   Compiling crate{i} v0.1.{i}\n"),
-            },
+            }),
         );
     }
     app.update(Msg::Tick);
@@ -609,7 +615,7 @@ fn snapshot_running_command_streams_its_output() {
     // finished: the stored output replaces the live one
     ev(
         &mut app,
-        Event::PartUpdated {
+        Event::Output(OutputEvent::PartUpdated {
             part: completed_tool(
                 "M1",
                 "M1-tool",
@@ -618,7 +624,7 @@ fn snapshot_running_command_streams_its_output() {
                 "Finished\n\nExit code: 0",
                 false,
             ),
-        },
+        }),
     );
     let screen = render(&mut app, 80, 24);
     assert!(

@@ -2,7 +2,9 @@
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
-use pith_protocol::event::{ContextUsage, EngineState, Event, Op};
+use pith_protocol::event::{
+    ContextEvent, ContextUsage, EngineState, Event, Op, OutputEvent, SettingsEvent, TurnEvent,
+};
 use pith_protocol::message::Role;
 
 use super::app::{Msg, Popup};
@@ -23,9 +25,9 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     // a message with the same text that is not the echo of this prompt leaves it pending
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: user("M0", "hello there"),
-        },
+        }),
     );
     assert_eq!(
         app.transcript().pending().len(),
@@ -35,7 +37,10 @@ fn enter_sends_user_turn_and_shows_it_pending() {
     // the engine echoes the message with the prompt's id: the pending copy goes
     let mut echo = user("M1", "hello there");
     echo.submission_id = Some(id.clone());
-    ev(&mut app, Event::Message { message: echo });
+    ev(
+        &mut app,
+        Event::Output(OutputEvent::Message { message: echo }),
+    );
     assert!(app.transcript().pending().is_empty());
     // empty prompt: nothing sent
     key(&mut app, KeyCode::Enter);
@@ -47,10 +52,10 @@ fn typing_while_busy_queues() {
     let (mut app, mut rx) = fresh();
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     type_str(&mut app, "and tests too");
     key(&mut app, KeyCode::Enter);
@@ -80,10 +85,10 @@ fn esc_interrupts_only_while_busy() {
     assert!(ops(&mut rx).is_empty());
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Running,
             detail: Some("bash".into()),
-        },
+        }),
     );
     key(&mut app, KeyCode::Esc);
     assert_eq!(ops(&mut rx), vec![Op::Interrupt]);
@@ -195,9 +200,9 @@ fn scrolling_holds_position_while_output_streams() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     let long: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
     stream(&mut app, "M1", "M1-t", &[&long]);
@@ -274,7 +279,10 @@ fn only_changed_cells_relayout() {
 #[test]
 fn odd_sizes_and_empty_state_do_not_panic() {
     let (mut app, _rx) = app_with(conversation());
-    ev(&mut app, Event::ContextUsage(ContextUsage::default()));
+    ev(
+        &mut app,
+        Event::Context(ContextEvent::ContextUsage(ContextUsage::default())),
+    );
     for (w, h) in [
         (0, 0),
         (1, 1),
@@ -330,9 +338,9 @@ fn click_folds_and_wheel_scrolls() {
     let (mut app, _rx) = fresh();
     ev(
         &mut app,
-        Event::Message {
+        Event::Output(OutputEvent::Message {
             message: msg("M1", Role::Assistant),
-        },
+        }),
     );
     let long: String = (0..60).map(|i| format!("para {i}\n\n")).collect();
     stream(&mut app, "M1", "M1-t", &[&long]);
@@ -388,10 +396,10 @@ fn commands_during_a_turn_say_when_they_run() {
     let (mut app, mut rx) = fresh();
     ev(
         &mut app,
-        Event::State {
+        Event::Turn(TurnEvent::State {
             state: EngineState::Thinking,
             detail: None,
-        },
+        }),
     );
     type_str(&mut app, "/new");
     key(&mut app, KeyCode::Enter);
@@ -410,10 +418,9 @@ fn commands_during_a_turn_say_when_they_run() {
     key(&mut app, KeyCode::Esc);
     ev(
         &mut app,
-        Event::ContextBreakdown {
+        Event::Context(ContextEvent::ContextBreakdown {
             breakdown: Default::default(),
-            submission: None,
-        },
+        }),
     );
     assert!(app.popup().is_none());
 }
@@ -453,10 +460,9 @@ fn shift_tab_cycles_the_permission_mode() {
     );
     ev(
         &mut app,
-        Event::PermissionModeChanged {
+        Event::Settings(SettingsEvent::PermissionModeChanged {
             mode: PermissionMode::AcceptEdits,
-            submission: None,
-        },
+        }),
     );
     assert!(render(&mut app, 100, 24).contains("⏵ accept-edits"));
     key(&mut app, KeyCode::BackTab);

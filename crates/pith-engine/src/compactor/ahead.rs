@@ -19,7 +19,7 @@ use crate::compaction::{CompactionError, Then};
 use crate::model::ModelSetup;
 use crate::reader::{self, Quiet};
 use pith_context::budget::Budget;
-use pith_protocol::event::{EngineState, Event};
+use pith_protocol::event::{ContextEvent, EngineState};
 use pith_protocol::llm::{ChatMessage, ChatRequest, UserContent};
 use pith_protocol::message::{Carried, Message, Usage};
 use pith_provider::{FaultKind, ProviderError};
@@ -305,7 +305,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     let before = host.planner().meter.used();
     let replaced = host.planner().tokens_of(0..n);
     host.compactor().count();
-    host.emit(Event::CompactionStarted {
+    host.emit(ContextEvent::CompactionStarted {
         auto: true,
         overflow: false,
         focus: None,

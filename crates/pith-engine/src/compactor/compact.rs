@@ -13,7 +13,7 @@ use super::{CompactionHost, Job, Written, ahead, check_worth_compacting, write_s
 use crate::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use crate::model::ModelSetup;
 use pith_context::budget::Budget;
-use pith_protocol::event::{EngineState, Event};
+use pith_protocol::event::{ContextEvent, EngineState, OutputEvent};
 use pith_protocol::message::{Carried, Message};
 
 /// A written summary to install, and what it covers.
@@ -128,7 +128,7 @@ async fn compact_now<H: CompactionHost>(
 fn announce<H: CompactionHost>(host: &mut H, trigger: &Trigger) -> Option<String> {
     host.compactor().count();
     let focus = trigger.focus().map(str::to_string);
-    host.emit(Event::CompactionStarted {
+    host.emit(ContextEvent::CompactionStarted {
         auto: trigger.is_auto(),
         overflow: matches!(trigger, Trigger::Overflow { .. }),
         focus: focus.clone(),
@@ -181,7 +181,7 @@ fn restart_view<H: CompactionHost>(
     let log = host.log();
     log.save_message(&c);
     log.save_message(&s);
-    log.emit(Event::Message { message: c.clone() });
+    log.emit(OutputEvent::Message { message: c.clone() });
     log.emit_message(&s);
     log.add_cost(s.cost);
     log.restart_view(vec![c, s], tail);
@@ -210,7 +210,7 @@ fn done<H: CompactionHost>(
         planner.log.view().len() - 2
     );
     let cost = host.compactor().finished(written, s.cost, i.background);
-    host.emit(Event::CompactionFinished {
+    host.emit(ContextEvent::CompactionFinished {
         summary_message_id: s.id.clone(),
         before,
         after,

@@ -5,7 +5,7 @@
 
 use pith_context::prune::{self, PrunePlan};
 use pith_context::tokens::Estimator;
-use pith_protocol::event::Event;
+use pith_protocol::event::{Event, OutputEvent};
 use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, Part, PartKind, ToolState, Usage, now_ms};
 
@@ -28,12 +28,12 @@ impl SessionLog {
             self.delete_part(id);
         }
         if !dropped.is_empty() {
-            self.emit(Event::PartsRemoved {
+            self.emit(OutputEvent::PartsRemoved {
                 message_id: m.id.clone(),
                 part_ids: dropped,
             });
         }
-        self.emit(Event::Message { message: m });
+        self.emit(OutputEvent::Message { message: m });
     }
 
     /// Adds a part to the message at `idx`, neither saved nor announced (a streamed part,
@@ -49,7 +49,7 @@ impl SessionLog {
     pub fn open_part(&mut self, idx: usize, kind: PartKind) -> usize {
         let pi = self.add_part(idx, kind);
         let part = self.view[idx].parts[pi].clone();
-        self.emit(Event::PartUpdated { part });
+        self.emit(OutputEvent::PartUpdated { part });
         pi
     }
 
@@ -60,11 +60,11 @@ impl SessionLog {
         if let PartKind::Text { text, .. } = &mut m.parts[pi].kind {
             text.push_str(&delta);
         }
-        let event = Event::TextDelta {
+        let event = Event::Output(OutputEvent::TextDelta {
             message_id: m.id.clone(),
             part_id: m.parts[pi].id.clone(),
             delta,
-        };
+        });
         self.emit(event);
     }
 
@@ -75,11 +75,11 @@ impl SessionLog {
         if let PartKind::Reasoning { text, .. } = &mut m.parts[pi].kind {
             text.push_str(&delta);
         }
-        let event = Event::ReasoningDelta {
+        let event = Event::Output(OutputEvent::ReasoningDelta {
             message_id: m.id.clone(),
             part_id: m.parts[pi].id.clone(),
             delta,
-        };
+        });
         self.emit(event);
     }
 
@@ -98,7 +98,7 @@ impl SessionLog {
             m.push(pending_tool(id, name));
             let part = m.parts.last().cloned();
             if let Some(part) = part {
-                self.emit(Event::PartUpdated { part });
+                self.emit(OutputEvent::PartUpdated { part });
             }
         }
     }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::test_parts::{Answer, Parts, Scripted};
+use pith_protocol::event::TurnEvent;
 use pith_protocol::llm::StreamEvent;
 
 fn prompt(text: &str) -> Prompt {
@@ -15,7 +16,7 @@ fn finished(events: &[Event]) -> Vec<TurnEnd> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::TurnFinished { reason } => Some(reason.clone()),
+            Event::Turn(TurnEvent::TurnFinished { reason }) => Some(reason.clone()),
             _ => None,
         })
         .collect()
@@ -107,6 +108,6 @@ async fn a_retried_fault_starts_the_step_over() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Retrying { attempt: 1, .. }))
+            .any(|e| matches!(e, Event::Turn(TurnEvent::Retrying { attempt: 1, .. })))
     );
 }

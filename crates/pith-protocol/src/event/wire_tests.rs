@@ -194,8 +194,10 @@ fn answering_names_only_the_answers() {
         named.answering(&id).submission().map(String::as_str),
         Some("other")
     );
-    assert!(!Event::from(TurnEvent::TurnFinished {
-        reason: TurnEnd::Stop
-    })
-    .answers_op());
+    assert!(
+        !Event::from(TurnEvent::TurnFinished {
+            reason: TurnEnd::Stop
+        })
+        .answers_op()
+    );
 }

@@ -3,7 +3,10 @@
 
 use std::time::Instant;
 
-use pith_protocol::event::{Event, TurnEnd};
+use pith_protocol::event::{
+    ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEnd,
+    TurnEvent,
+};
 use pith_protocol::message::{Message, Session};
 
 use crate::transcript::{CompactionStats, NoticeLevel};
@@ -18,80 +21,88 @@ impl App {
             self.transcript.notice(NoticeLevel::Info, note);
         }
         match ev {
-            Event::Message { .. }
-            | Event::PartUpdated { .. }
-            | Event::MessageRemoved { .. }
-            | Event::PartsRemoved { .. }
-            | Event::TextDelta { .. }
-            | Event::ReasoningDelta { .. }
-            | Event::ToolStarted { .. }
-            | Event::ToolOutput { .. }
-            | Event::ToolFinished { .. }
-            | Event::StepFinished { .. }
-            | Event::Subagent { .. } => self.on_output(ev),
-            Event::ContextUsage(_)
-            | Event::CompactionStarted { .. }
-            | Event::CompactionFinished { .. }
-            | Event::Pruned { .. }
-            | Event::ContextWindow { .. }
-            | Event::ContextBreakdown { .. } => self.on_context(ev),
-            Event::PermissionAsked(_)
-            | Event::Retrying { .. }
-            | Event::State { .. }
-            | Event::Info { .. }
-            | Event::Error { .. }
-            | Event::TurnFinished { .. } => self.on_turn_state(ev),
-            Event::SessionLoaded { .. }
-            | Event::History { .. }
-            | Event::Sessions { .. }
-            | Event::PromptRefused { .. }
-            | Event::Undone { .. }
-            | Event::Redone { .. } => self.on_history(ev),
-            Event::McpStatus { .. }
-            | Event::McpResources { .. }
-            | Event::ModelChanged { .. }
-            | Event::EffortChanged { .. }
-            | Event::PermissionModeChanged { .. } => self.on_settings(ev),
+            Event::Output(OutputEvent::Message { .. })
+            | Event::Output(OutputEvent::PartUpdated { .. })
+            | Event::Output(OutputEvent::MessageRemoved { .. })
+            | Event::Output(OutputEvent::PartsRemoved { .. })
+            | Event::Output(OutputEvent::TextDelta { .. })
+            | Event::Output(OutputEvent::ReasoningDelta { .. })
+            | Event::Output(OutputEvent::ToolStarted { .. })
+            | Event::Output(OutputEvent::ToolOutput { .. })
+            | Event::Output(OutputEvent::ToolFinished { .. })
+            | Event::Output(OutputEvent::StepFinished { .. })
+            | Event::Subagent(SubagentEvent { .. }) => self.on_output(ev),
+            Event::Context(ContextEvent::ContextUsage(_))
+            | Event::Context(ContextEvent::CompactionStarted { .. })
+            | Event::Context(ContextEvent::CompactionFinished { .. })
+            | Event::Context(ContextEvent::Pruned { .. })
+            | Event::Context(ContextEvent::ContextWindow { .. })
+            | Event::Context(ContextEvent::ContextBreakdown { .. }) => self.on_context(ev),
+            Event::Turn(TurnEvent::PermissionAsked(_))
+            | Event::Turn(TurnEvent::Retrying { .. })
+            | Event::Turn(TurnEvent::State { .. })
+            | Event::Turn(TurnEvent::Info { .. })
+            | Event::Turn(TurnEvent::Error { .. })
+            | Event::Turn(TurnEvent::TurnFinished { .. }) => self.on_turn_state(ev),
+            Event::Session(SessionEvent::SessionLoaded { .. })
+            | Event::Session(SessionEvent::History { .. })
+            | Event::Session(SessionEvent::Sessions { .. })
+            | Event::Session(SessionEvent::PromptRefused { .. })
+            | Event::Session(SessionEvent::Undone { .. })
+            | Event::Session(SessionEvent::Redone { .. }) => self.on_history(ev),
+            Event::Settings(SettingsEvent::McpStatus { .. })
+            | Event::Settings(SettingsEvent::McpResources { .. })
+            | Event::Settings(SettingsEvent::ModelChanged { .. })
+            | Event::Settings(SettingsEvent::EffortChanged { .. })
+            | Event::Settings(SettingsEvent::PermissionModeChanged { .. }) => self.on_settings(ev),
         }
     }
 
     /// What a step produces: messages and their parts, streamed text, tools and sub-agents.
     fn on_output(&mut self, ev: Event) {
         match ev {
-            Event::Message { message } => {
+            Event::Output(OutputEvent::Message { message }) => {
                 self.transcript.upsert_message(&message);
                 if let Some(id) = &message.submission_id {
                     self.transcript.drop_pending(id);
                 }
             }
-            Event::PartUpdated { part } => self.transcript.upsert_part(part),
-            Event::MessageRemoved { message_id } => self.transcript.remove_message(&message_id),
-            Event::PartsRemoved { part_ids, .. } => self.transcript.remove_parts(&part_ids),
-            Event::TextDelta {
+            Event::Output(OutputEvent::PartUpdated { part }) => self.transcript.upsert_part(part),
+            Event::Output(OutputEvent::MessageRemoved { message_id }) => {
+                self.transcript.remove_message(&message_id)
+            }
+            Event::Output(OutputEvent::PartsRemoved { part_ids, .. }) => {
+                self.transcript.remove_parts(&part_ids)
+            }
+            Event::Output(OutputEvent::TextDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
+            }) => self
                 .transcript
                 .append_delta(&message_id, &part_id, &delta, false),
-            Event::ReasoningDelta {
+            Event::Output(OutputEvent::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            } => self
+            }) => self
                 .transcript
                 .append_delta(&message_id, &part_id, &delta, true),
-            Event::ToolOutput { call_id, output } => self.transcript.tool_output(&call_id, &output),
-            Event::ToolStarted { call_id, .. } => self.transcript.tool_started(&call_id),
-            Event::ToolFinished {
+            Event::Output(OutputEvent::ToolOutput { call_id, output }) => {
+                self.transcript.tool_output(&call_id, &output)
+            }
+            Event::Output(OutputEvent::ToolStarted { call_id, .. }) => {
+                self.transcript.tool_started(&call_id)
+            }
+            Event::Output(OutputEvent::ToolFinished {
                 call_id,
                 duration_ms,
                 ..
-            } => {
+            }) => {
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
-            ev @ Event::Subagent { .. } => {
+            ev @ Event::Subagent(SubagentEvent { .. }) => {
                 if let Some((call_id, text)) = self.subagents.on_event(self.session.id(), &ev) {
                     self.transcript.tool_live(&call_id, text);
                 }
@@ -104,22 +115,22 @@ impl App {
     /// The context window: its use, compaction, pruning, the breakdown.
     fn on_context(&mut self, ev: Event) {
         match ev {
-            Event::CompactionStarted { .. } => self.transcript.compaction_started(),
-            Event::CompactionFinished {
+            Event::Context(ContextEvent::CompactionStarted { .. }) => self.transcript.compaction_started(),
+            Event::Context(ContextEvent::CompactionFinished {
                 before,
                 after,
                 model_calls,
                 cost,
                 ..
-            } => self.compaction_finished(CompactionStats {
+            }) => self.compaction_finished(CompactionStats {
                 before,
                 after,
                 model_calls,
                 cost,
             }),
             // The engine says it in an Info line; the status bar follows ContextUsage.
-            Event::ContextWindow { .. } => {}
-            Event::Pruned { parts, tokens } => self.transcript.notice(
+            Event::Context(ContextEvent::ContextWindow { .. }) => {}
+            Event::Context(ContextEvent::Pruned { parts, tokens }) => self.transcript.notice(
                 NoticeLevel::Info,
                 format!(
                     "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
@@ -128,7 +139,7 @@ impl App {
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            Event::ContextBreakdown { breakdown: b, .. } => {
+            Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) => {
                 if let Some(Popup::Context(popup)) = &mut self.popup {
                     popup.answered(b);
                 }
@@ -141,18 +152,20 @@ impl App {
     /// Where the turn stands: questions, retries, the engine's state, notices, its end.
     fn on_turn_state(&mut self, ev: Event) {
         match ev {
-            Event::PermissionAsked(req) => {
+            Event::Turn(TurnEvent::PermissionAsked(req)) => {
                 self.notify_waiting(&req.tool);
                 self.permissions.ask(req);
             }
-            Event::Info { message, .. } => self.transcript.notice(NoticeLevel::Info, message),
-            Event::Error {
+            Event::Turn(TurnEvent::Info { message, .. }) => {
+                self.transcript.notice(NoticeLevel::Info, message)
+            }
+            Event::Turn(TurnEvent::Error {
                 kind: _,
                 message,
                 submission,
                 failed_message,
-            } => self.engine_error(message, submission, failed_message),
-            Event::TurnFinished { reason } => self.turn_finished(reason),
+            }) => self.engine_error(message, submission, failed_message),
+            Event::Turn(TurnEvent::TurnFinished { reason }) => self.turn_finished(reason),
             // `on_engine` routes only the turn's state here
             _ => {}
         }
@@ -161,34 +174,36 @@ impl App {
     /// The session shown: loaded, paged, listed, a prompt refused, turns undone and redone.
     fn on_history(&mut self, ev: Event) {
         match ev {
-            Event::SessionLoaded {
+            Event::Session(SessionEvent::SessionLoaded {
                 session,
                 messages,
                 more_history,
                 ..
-            } => {
+            }) => {
                 self.subagents.clear();
                 self.load_session(session, messages, more_history)
             }
-            Event::History {
+            Event::Session(SessionEvent::History {
                 session_id,
                 messages,
                 more,
                 ..
-            } => self.older_history(&session_id, &messages, more),
-            Event::Sessions { sessions, .. } => self.sessions_listed(&sessions),
-            Event::PromptRefused {
+            }) => self.older_history(&session_id, &messages, more),
+            Event::Session(SessionEvent::Sessions { sessions, .. }) => {
+                self.sessions_listed(&sessions)
+            }
+            Event::Session(SessionEvent::PromptRefused {
                 id, text, message, ..
-            } => self.prompt_refused(&id, &text, message),
-            Event::Undone {
+            }) => self.prompt_refused(&id, &text, message),
+            Event::Session(SessionEvent::Undone {
                 message_id,
                 prompt,
                 files,
                 ..
-            } => self.undone(&message_id, prompt, &files),
-            Event::Redone {
+            }) => self.undone(&message_id, prompt, &files),
+            Event::Session(SessionEvent::Redone {
                 messages, files, ..
-            } => self.redone(&messages, &files),
+            }) => self.redone(&messages, &files),
             // `on_engine` routes only the session's history here
             _ => {}
         }
@@ -197,8 +212,10 @@ impl App {
     /// Settings the engine changed or reports: MCP servers, the model, effort, permission mode.
     fn on_settings(&mut self, ev: Event) {
         match ev {
-            Event::McpStatus { servers } => self.mcp_status(servers),
-            Event::McpResources { resources, .. } => self.mcp_resources(resources),
+            Event::Settings(SettingsEvent::McpStatus { servers }) => self.mcp_status(servers),
+            Event::Settings(SettingsEvent::McpResources { resources, .. }) => {
+                self.mcp_resources(resources)
+            }
             // the model, the effort and the permission mode are the status bar's
             // `on_engine` routes only settings here
             _ => {}
