@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use crate::turn_context::Turn;
 use pith_context::budget::Budget;
 use pith_context::overflow;
-use pith_protocol::event::{Breakdown, ContextEvent, ContextUsage, TurnEvent};
+use pith_protocol::event::{Breakdown, ContextEvent, ContextUsage, EventMsg, TurnEvent};
 use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::{PartKind, Role, ToolState};
 
@@ -156,10 +156,8 @@ impl Turn<'_> {
         }
         let breakdown = self.breakdown();
         for id in wanted {
-            self.emit(ContextEvent::ContextBreakdown {
-                breakdown,
-                submission: Some(id),
-            });
+            let answer = EventMsg::from(ContextEvent::ContextBreakdown { breakdown });
+            self.log.emit(answer.answering(&id));
         }
     }
 

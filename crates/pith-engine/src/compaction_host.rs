@@ -62,7 +62,7 @@ impl CompactionHost for Turn<'_> {
         Turn::overflowing(self)
     }
 
-    fn emit(&self, event: Event) {
+    fn emit(&self, event: impl Into<Event>) {
         Turn::emit(self, event);
     }
 

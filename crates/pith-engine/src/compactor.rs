@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
-use pith_protocol::event::{CompactionCost, ContextEvent, Event, TurnEvent};
+use pith_protocol::event::{CompactionCost, Event};
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
@@ -162,7 +162,7 @@ pub(crate) trait CompactionHost: SummaryHost {
     fn overflowing(&self) -> bool;
 
     /// Sends an event, naming the submission being handled.
-    fn emit(&self, event: Event);
+    fn emit(&self, event: impl Into<Event>);
 
     /// Stores the context figure with the session.
     fn touch_session(&mut self);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use pith_protocol::event::{Event, SubagentEvent, TurnEvent};
+use pith_protocol::event::{Event, EventMsg, SubagentEvent, TurnEvent};
 
 /// Who a sub-agent's events come from.
 #[derive(Debug)]
@@ -19,12 +19,12 @@ pub(super) struct Tag {
 
 #[derive(Clone)]
 pub(super) struct Emitter {
-    tx: mpsc::UnboundedSender<Event>,
+    tx: mpsc::UnboundedSender<EventMsg>,
     tag: Option<Arc<Tag>>,
 }
 
 impl Emitter {
-    pub fn direct(tx: mpsc::UnboundedSender<Event>) -> Emitter {
+    pub fn direct(tx: mpsc::UnboundedSender<EventMsg>) -> Emitter {
         Emitter { tx, tag: None }
     }
 
@@ -37,10 +37,12 @@ impl Emitter {
         }
     }
 
-    /// Sends an event; false when the front end is gone.
-    pub fn send(&self, event: Event) -> bool {
+    /// Sends an event; false when the front end is gone. A sub-agent's event is wrapped; the
+    /// op it answers stays on the envelope.
+    pub fn send(&self, msg: impl Into<EventMsg>) -> bool {
+        let EventMsg { submission, event } = msg.into();
         let Some(tag) = &self.tag else {
-            return self.tx.send(event).is_ok();
+            return self.tx.send(EventMsg { submission, event }).is_ok();
         };
         let event = match event {
             // the same user answers, through the same pump: a plain question naming the agent
@@ -56,6 +58,6 @@ impl Emitter {
                 event: Box::new(event),
             }),
         };
-        self.tx.send(event).is_ok()
+        self.tx.send(EventMsg { submission, event }).is_ok()
     }
 }

@@ -1,7 +1,7 @@
 //! The engine's errors, and the one way an error reaches the front end: [`EngineError::event`]
 //! (an `TurnEvent::Error` of the error's kind, its text the message).
 
-use pith_protocol::event::{ErrorKind, Event, SubmissionId, TurnEvent};
+use pith_protocol::event::{ErrorKind, Event, EventMsg, SubmissionId, TurnEvent};
 use pith_store::StoreError;
 use pith_store::lock::LockError;
 
@@ -136,17 +136,19 @@ impl EngineError {
 
     /// The error as the front end gets it, tied to no submission.
     pub fn event(&self) -> Event {
-        self.event_for(None)
-    }
-
-    /// The error as the front end gets it, naming the submission it answers.
-    pub fn event_for(&self, submission: Option<SubmissionId>) -> Event {
         Event::Turn(TurnEvent::Error {
             kind: self.kind(),
             message: self.to_string(),
-            submission,
             failed_message: None,
         })
+    }
+
+    /// The error as the front end gets it, naming the submission it answers.
+    pub fn event_for(&self, submission: Option<SubmissionId>) -> EventMsg {
+        EventMsg {
+            submission,
+            event: self.event(),
+        }
     }
 
     /// The error that failed the step of the assistant message `message_id` (which records it).

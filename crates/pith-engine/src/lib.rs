@@ -58,7 +58,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use pith_config::Config;
-use pith_protocol::event::{Event, Submission, TurnEvent};
+use pith_protocol::event::{EventMsg, Submission, TurnEvent};
 use pith_protocol::message::Session;
 use pith_store::Store;
 
@@ -72,7 +72,8 @@ pub use runner::Runner;
 pub struct EngineHandle {
     /// What the front end submits (`Submission::new(op)`, or `op.into()`).
     pub ops: mpsc::UnboundedSender<Submission>,
-    pub events: mpsc::UnboundedReceiver<Event>,
+    /// What the engine reports: each event, and the op it answers when it answers one.
+    pub events: mpsc::UnboundedReceiver<EventMsg>,
     /// Resolves when the engine has shut down: with the session it was on last (`None`: the
     /// engine failed).
     pub done: tokio::task::JoinHandle<Option<Ended>>,
@@ -160,10 +161,13 @@ pub fn spawn(
             && e.is_panic()
         {
             tracing::error!("the engine panicked: {e}");
-            let _ = on_panic.send(EngineError::Panicked.event());
-            let _ = on_panic.send(Event::Turn(TurnEvent::TurnFinished {
-                reason: pith_protocol::event::TurnEnd::Error,
-            }));
+            let _ = on_panic.send(EngineError::Panicked.event().into());
+            let _ = on_panic.send(
+                TurnEvent::TurnFinished {
+                    reason: pith_protocol::event::TurnEnd::Error,
+                }
+                .into(),
+            );
         }
         // the runner is gone and its session's lock with it
         if let Some(sweep) = sweep {

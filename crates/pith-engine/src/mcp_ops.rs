@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::error::EngineError;
 use crate::mcp_error::McpOpError;
 use pith_mcp::McpManager;
-use pith_protocol::event::{Event, SettingsEvent};
+use pith_protocol::event::{Event, EventMsg, SettingsEvent};
 
 /// A resource read for the next user message.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,17 +30,19 @@ pub(crate) fn answer_op(
     id: pith_protocol::event::SubmissionId,
     op: pith_protocol::event::Op,
     attachments: &Attachments,
-    events: &mpsc::UnboundedSender<Event>,
+    events: &mpsc::UnboundedSender<EventMsg>,
     mcp: Option<&Arc<McpManager>>,
 ) {
     use pith_protocol::event::Op;
     let events = events.clone();
     let Some(manager) = mcp.cloned() else {
         let _ = match op {
-            Op::ListMcpResources => events.send(Event::Settings(SettingsEvent::McpResources {
-                resources: Vec::new(),
-                submission: Some(id),
-            })),
+            Op::ListMcpResources => {
+                let none = SettingsEvent::McpResources {
+                    resources: Vec::new(),
+                };
+                events.send(EventMsg::from(none).answering(&id))
+            }
             _ => events.send(EngineError::from(McpOpError::NotConfigured).event_for(Some(id))),
         };
         return;
@@ -49,10 +51,8 @@ pub(crate) fn answer_op(
         Op::ListMcpResources => {
             tokio::spawn(async move {
                 let resources = manager.list_resources().await;
-                let _ = events.send(Event::Settings(SettingsEvent::McpResources {
-                    resources,
-                    submission: Some(id),
-                }));
+                let listed = SettingsEvent::McpResources { resources };
+                let _ = events.send(EventMsg::from(listed).answering(&id));
             });
         }
         Op::AttachMcpResource { server, uri } => {
@@ -65,7 +65,7 @@ pub(crate) fn answer_op(
                             "attached {label} ({}) to your next message",
                             pith_tools::truncate::human_bytes(text.len())
                         ));
-                        let _ = events.send(info.answering(&id));
+                        let _ = events.send(EventMsg::from(info).answering(&id));
                         Some(Attachment { label, mime, text })
                     }
                     Err(e) => {

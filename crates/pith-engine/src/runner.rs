@@ -11,7 +11,7 @@ use super::shared::{Control, Shared};
 use crate::error::EngineError;
 use crate::model::ModelSetup;
 use crate::turn_context::Turn;
-use pith_protocol::event::{Event, Op, Submission, SubmissionId};
+use pith_protocol::event::{EventMsg, Op, Submission, SubmissionId};
 use pith_protocol::message::Session;
 use pith_store::Store;
 use pith_store::lock::SessionLock;
@@ -46,7 +46,7 @@ impl Runner {
         opts: EngineOptions,
         store: Arc<Store>,
         session: Session,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<EventMsg>,
         shared: Arc<Shared>,
     ) -> Result<Self, EngineError> {
         let events = super::emitter::Emitter::direct(events);
@@ -61,8 +61,8 @@ impl Runner {
     /// the window learned).
     pub(crate) async fn open(
         &mut self,
-        events: mpsc::UnboundedSender<Event>,
-        mut said: mpsc::UnboundedReceiver<Event>,
+        events: mpsc::UnboundedSender<EventMsg>,
+        mut said: mpsc::UnboundedReceiver<EventMsg>,
     ) {
         let mut turn = self.turn();
         turn.settle_window().await;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 mod edits;
 
-use pith_protocol::event::{Event, OutputEvent};
+use pith_protocol::event::{EventMsg, OutputEvent};
 use pith_protocol::message::{Message, Part, Session, now_ms};
 use pith_store::lock::SessionLock;
 use pith_store::{Store, StoreError};
@@ -106,7 +106,7 @@ impl SessionLog {
     }
 
     /// Sends an event; false when the front end is gone.
-    pub fn emit(&self, event: Event) -> bool {
+    pub fn emit(&self, event: impl Into<EventMsg>) -> bool {
         self.events.send(event)
     }
 
@@ -290,13 +290,14 @@ pub(crate) fn title_from(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pith_protocol::event::Event;
     use pith_protocol::message::{PartKind, Role};
     use tokio::sync::mpsc;
 
     /// A session's log over a store in memory, and the events it sends.
     fn log() -> (
         SessionLog,
-        mpsc::UnboundedReceiver<Event>,
+        mpsc::UnboundedReceiver<EventMsg>,
         tempfile::TempDir,
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -322,8 +323,8 @@ mod tests {
         all.iter().map(|m| m.text()).collect()
     }
 
-    fn drain(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
-        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    fn drain(rx: &mut mpsc::UnboundedReceiver<EventMsg>) -> Vec<Event> {
+        std::iter::from_fn(|| rx.try_recv().ok().map(|m| m.event)).collect()
     }
 
     #[test]

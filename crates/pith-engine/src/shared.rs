@@ -7,7 +7,9 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::EngineError;
-use pith_protocol::event::{Event, Op, PermissionReply, SessionEvent, Submission, SubmissionId};
+use pith_protocol::event::{
+    Event, EventMsg, Op, PermissionReply, SessionEvent, Submission, SubmissionId,
+};
 use pith_store::{PAGE_MESSAGES, Store};
 
 /// A user message waiting for the runner.
@@ -198,7 +200,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
 /// turn runs.
 pub struct HistorySource {
     pub store: std::sync::Arc<Store>,
-    pub events: mpsc::UnboundedSender<Event>,
+    pub events: mpsc::UnboundedSender<EventMsg>,
     pub mcp: Option<std::sync::Arc<pith_mcp::McpManager>>,
 }
 
@@ -252,16 +254,16 @@ fn route(
             );
         }
         // the store answers this; no need to wait for a running turn
-        Op::ListSessions => history.answer(id.clone(), move |store| {
+        Op::ListSessions => history.answer(id, move |store| {
             vec![match store.list_sessions() {
                 Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
-                Err(e) => EngineError::ListSessions(e).event_for(Some(id)),
+                Err(e) => EngineError::ListSessions(e).event(),
             }]
         }),
-        Op::ListSubagents { session_id } => history.answer(id.clone(), move |store| {
+        Op::ListSubagents { session_id } => history.answer(id, move |store| {
             vec![match store.children(&session_id) {
                 Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
-                Err(e) => EngineError::ListSubagents(e).event_for(Some(id)),
+                Err(e) => EngineError::ListSubagents(e).event(),
             }]
         }),
         Op::ContextBreakdown => {
@@ -311,7 +313,7 @@ impl HistorySource {
         let events = self.events.clone();
         tokio::task::spawn_blocking(move || {
             for event in answer(&store) {
-                let _ = events.send(event.answering(&id));
+                let _ = events.send(EventMsg::from(event).answering(&id));
             }
         });
     }

@@ -20,7 +20,7 @@ use crate::turn_context::Turn;
 use crate::window_probe::WindowProbe;
 use pith_config::{Config, ModelConfig};
 use pith_context::overflow::Limits;
-use pith_protocol::event::{Event, SubmissionId};
+use pith_protocol::event::{Event, EventMsg, SubmissionId};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::Usage;
 use pith_provider::retry::RetryPolicy;
@@ -162,7 +162,7 @@ pub(crate) struct Parts {
     pub window: WindowProbe,
     pub hooks: HookState,
     pub answering: Option<SubmissionId>,
-    pub events: mpsc::UnboundedReceiver<Event>,
+    pub events: mpsc::UnboundedReceiver<EventMsg>,
     pub store: Arc<Store>,
     /// The workspace and the data directory (removed with the parts).
     pub _dir: tempfile::TempDir,
@@ -247,7 +247,7 @@ impl Parts {
     pub fn events(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         while let Ok(e) = self.events.try_recv() {
-            out.push(e);
+            out.push(e.event);
         }
         out
     }

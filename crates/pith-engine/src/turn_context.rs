@@ -19,7 +19,8 @@ use crate::shared::Shared;
 use crate::tool_runtime::ToolRuntime;
 use crate::window_probe::WindowProbe;
 use pith_protocol::event::{
-    EngineState, Event, Op, SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEvent,
+    EngineState, Event, EventMsg, Op, SessionEvent, SettingsEvent, Submission, SubmissionId,
+    TurnEvent,
 };
 use pith_protocol::message::{Message, PartKind, Role};
 
@@ -51,22 +52,23 @@ pub(crate) struct Turn<'a> {
 
 impl Turn<'_> {
     /// Sends an event; one that answers an op names the submission being handled.
-    pub(crate) fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: impl Into<Event>) {
+        let event = event.into();
         if let Event::Turn(TurnEvent::Error { message, .. })
         | Event::Session(SessionEvent::PromptRefused { message, .. }) = &event
         {
             self.record.note_error(message);
         }
-        let event = match &self.answering {
-            Some(id) => event.answering(id),
-            None => event,
-        };
-        self.log.emit(event);
+        let msg = EventMsg::from(event);
+        self.log.emit(match &self.answering {
+            Some(id) => msg.answering(id),
+            None => msg,
+        });
     }
 
     /// Reports an error to the front end, naming the submission being handled.
     pub(crate) fn report(&self, e: EngineError) {
-        self.emit(e.event_for(self.answering.clone()));
+        self.emit(e.event());
     }
 
     pub(crate) fn state(&self, state: EngineState, detail: Option<String>) {

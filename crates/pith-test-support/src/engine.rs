@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pith_config::{Config, ModelConfig, PermissionSetting, ProviderConfig, ProviderKind};
 use pith_engine::{EngineHandle, EngineOptions};
-use pith_protocol::event::{Event, Op, PermissionRequest, TurnEnd, TurnEvent};
+use pith_protocol::event::{Event, EventMsg, Op, PermissionRequest, TurnEnd, TurnEvent};
 use pith_store::Store;
 
 use super::MockServer;
@@ -110,14 +110,20 @@ pub fn mock_config(server: &MockServer) -> Config {
 impl Harness {
     /// Receives events until `pred` matches one (answering nothing), with a time limit.
     pub async fn until(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> Event {
+        self.until_msg(what, |m| pred(&m.event)).await.event
+    }
+
+    /// Receives events until `pred` matches one, envelope and all (the op it answers), with a
+    /// time limit.
+    pub async fn until_msg(&mut self, what: &str, pred: impl Fn(&EventMsg) -> bool) -> EventMsg {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
-            let ev = tokio::time::timeout_at(deadline, self.handle.events.recv())
+            let msg = tokio::time::timeout_at(deadline, self.handle.events.recv())
                 .await
                 .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
                 .expect("engine alive");
-            if pred(&ev) {
-                return ev;
+            if pred(&msg) {
+                return msg;
             }
         }
     }

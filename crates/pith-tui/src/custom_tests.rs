@@ -4,7 +4,7 @@ use crossterm::event::KeyCode;
 
 use super::super::tests::{ev, fresh, key, ops, render, type_str};
 use pith_commands::custom_commands::{Commands, CustomCommand, Source};
-use pith_protocol::event::{ErrorKind, Event, Op, OutputEvent, TurnEvent};
+use pith_protocol::event::{ErrorKind, Event, EventMsg, Op, OutputEvent, TurnEvent};
 use pith_protocol::message::{Message, PartKind, Role};
 
 fn command(name: &str, description: &str, hint: &str, body: &str, source: Source) -> CustomCommand {
@@ -137,15 +137,12 @@ fn a_refused_command_leaves_no_pending_prompt() {
     assert_eq!(ops(&mut rx).len(), 1);
     assert_eq!(app.transcript().pending().len(), 1);
     let id = app.transcript().pending()[0].id.clone();
-    ev(
-        &mut app,
-        Event::Turn(TurnEvent::Error {
-            kind: ErrorKind::Command,
-            message: "/standup: no agent named ghost (known: none)".into(),
-            submission: Some(id),
-            failed_message: None,
-        }),
-    );
+    let refused = EventMsg::from(TurnEvent::Error {
+        kind: ErrorKind::Command,
+        message: "/standup: no agent named ghost (known: none)".into(),
+        failed_message: None,
+    });
+    ev(&mut app, refused.answering(&id));
     assert!(app.transcript().pending().is_empty());
 }
 

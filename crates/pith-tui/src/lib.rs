@@ -90,7 +90,7 @@ use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use pith_protocol::event::{ContextUsage, Event};
+use pith_protocol::event::{ContextUsage, EventMsg};
 use pith_protocol::message::{Message, Session};
 
 pub use app::{App, Msg};
@@ -230,7 +230,7 @@ pub struct Process {
 pub async fn run(
     init: TuiInit,
     ops: UnboundedSender<pith_protocol::event::Submission>,
-    mut events: UnboundedReceiver<Event>,
+    mut events: UnboundedReceiver<EventMsg>,
     process: Process,
 ) -> io::Result<TuiExit> {
     // restores whatever part of the set-up was done, however this returns
@@ -367,7 +367,7 @@ fn draw_frame(
 
 /// An engine event, and those already waiting behind it: a burst (streamed deltas) is
 /// coalesced into one frame.
-fn engine_burst(app: &mut App, ev: Event, events: &mut UnboundedReceiver<Event>) {
+fn engine_burst(app: &mut App, ev: EventMsg, events: &mut UnboundedReceiver<EventMsg>) {
     app.update(Msg::Engine(ev));
     let mut n = 0;
     while n < 1024 {

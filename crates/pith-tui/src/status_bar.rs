@@ -211,49 +211,61 @@ impl StatusBar {
     /// after `App` has timed the turn.
     pub(crate) fn on_event(&mut self, ev: &Event) -> Option<String> {
         match ev {
-            Event::Settings(SettingsEvent::ModelChanged { .. })
-            | Event::Settings(SettingsEvent::EffortChanged { .. })
-            | Event::Settings(SettingsEvent::PermissionModeChanged { .. }) => {
-                return self.on_setting(ev);
-            }
-            Event::Context(ContextEvent::ContextUsage(u)) => self.context = *u,
-            Event::Output(OutputEvent::StepFinished { cost, .. })
-                if cost.is_finite() && *cost > 0.0 =>
-            {
-                self.cost += cost;
-            }
-            Event::Turn(TurnEvent::Error {
-                kind: ErrorKind::Model,
-                ..
-            }) => self.pending_model = None,
-            _ => self.on_activity(ev),
+            Event::Output(e) => self.on_output(e),
+            Event::Context(e) => self.on_context(e),
+            Event::Turn(e) => self.on_turn(e),
+            Event::Settings(e) => return self.on_setting(e),
+            // nothing the bar shows: a sub-agent's figures are its cell's
+            Event::Session(_) | Event::Subagent(_) => {}
         }
         None
     }
 
-    /// What the engine is doing: its state, a tool, a retry, streamed output, a compaction.
-    fn on_activity(&mut self, ev: &Event) {
+    /// Streamed output, tools starting and ending, a step's cost.
+    fn on_output(&mut self, ev: &OutputEvent) {
         match ev {
-            Event::Output(OutputEvent::TextDelta { .. }) => self.streaming(true),
-            Event::Output(OutputEvent::ReasoningDelta { .. }) => self.streaming(false),
-            Event::Output(OutputEvent::ToolStarted { tool, .. }) => {
-                self.activity.tool_started(tool.clone())
+            OutputEvent::TextDelta { .. } => self.streaming(true),
+            OutputEvent::ReasoningDelta { .. } => self.streaming(false),
+            OutputEvent::ToolStarted { tool, .. } => self.activity.tool_started(tool.clone()),
+            OutputEvent::ToolFinished { .. } => self.activity.tool_finished(),
+            OutputEvent::StepFinished { cost, .. } => {
+                if cost.is_finite() && *cost > 0.0 {
+                    self.cost += cost;
+                }
             }
-            Event::Output(OutputEvent::ToolFinished { .. }) => self.activity.tool_finished(),
-            Event::Context(ContextEvent::CompactionStarted { .. }) => {
-                self.set_state(EngineState::Compacting, None)
+            OutputEvent::Message { .. }
+            | OutputEvent::PartUpdated { .. }
+            | OutputEvent::MessageRemoved { .. }
+            | OutputEvent::PartsRemoved { .. }
+            | OutputEvent::ToolOutput { .. } => {}
+        }
+    }
+
+    /// The context's use, a compaction running.
+    fn on_context(&mut self, ev: &ContextEvent) {
+        match ev {
+            ContextEvent::ContextUsage(u) => self.context = *u,
+            ContextEvent::CompactionStarted { .. } => self.set_state(EngineState::Compacting, None),
+            ContextEvent::CompactionFinished { .. } => {
+                if self.state == EngineState::Compacting {
+                    self.set_state(EngineState::Thinking, None);
+                }
             }
-            Event::Context(ContextEvent::CompactionFinished { .. })
-                if self.state == EngineState::Compacting =>
-            {
-                self.set_state(EngineState::Thinking, None);
-            }
-            Event::Turn(TurnEvent::Retrying {
+            ContextEvent::Pruned { .. }
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::ContextBreakdown { .. } => {}
+        }
+    }
+
+    /// What the engine is doing: its state, a retry; a model that could not be used.
+    fn on_turn(&mut self, ev: &TurnEvent) {
+        match ev {
+            TurnEvent::Retrying {
                 attempt,
                 max,
                 delay_ms,
                 message,
-            }) => {
+            } => {
                 self.activity.retrying(Retry {
                     attempt: *attempt,
                     max: *max,
@@ -262,7 +274,7 @@ impl StatusBar {
                 });
                 self.set_state(EngineState::Retrying, None);
             }
-            Event::Turn(TurnEvent::State { state, detail }) => {
+            TurnEvent::State { state, detail } => {
                 if *state != EngineState::Retrying {
                     self.activity.retry_over();
                 }
@@ -272,30 +284,38 @@ impl StatusBar {
                 }
                 self.set_state(*state, detail.clone());
             }
-            _ => {}
+            TurnEvent::Error { kind, .. } => {
+                if *kind == ErrorKind::Model {
+                    self.pending_model = None;
+                }
+            }
+            // the turn's end comes through `turn_finished`
+            TurnEvent::PermissionAsked(_)
+            | TurnEvent::Info { .. }
+            | TurnEvent::TurnFinished { .. } => {}
         }
     }
 
     /// The model, the effort or the permission mode changed: what the transcript says of it.
-    fn on_setting(&mut self, ev: &Event) -> Option<String> {
+    fn on_setting(&mut self, ev: &SettingsEvent) -> Option<String> {
         match ev {
-            Event::Settings(SettingsEvent::ModelChanged { model, .. }) => {
+            SettingsEvent::ModelChanged { model } => {
                 self.pending_model = None;
                 self.model = model.clone();
                 Some(format!("model: {model}"))
             }
-            Event::Settings(SettingsEvent::EffortChanged { effort, .. }) => {
+            SettingsEvent::EffortChanged { effort } => {
                 let changed = *effort != self.effort;
                 self.effort = *effort;
                 let text = effort.map_or("the model's default", |e| e.as_str());
                 changed.then(|| format!("reasoning effort: {text}"))
             }
-            Event::Settings(SettingsEvent::PermissionModeChanged { mode, .. }) => {
+            SettingsEvent::PermissionModeChanged { mode } => {
                 let changed = *mode != self.permission_mode;
                 self.permission_mode = *mode;
                 changed.then(|| mode_changed(*mode))
             }
-            _ => None,
+            SettingsEvent::McpStatus { .. } | SettingsEvent::McpResources { .. } => None,
         }
     }
 

@@ -121,7 +121,13 @@ impl Subagents {
                 }
             }
             Event::Output(OutputEvent::StepFinished { .. }) => {}
-            _ => return None,
+            // the cell follows the child's tools only
+            Event::Output(_)
+            | Event::Context(_)
+            | Event::Turn(_)
+            | Event::Session(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => return None,
         }
         if live.log.len() > LOG_LINES {
             let over = live.log.len() - LOG_LINES;

@@ -11,8 +11,8 @@ use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use pith_protocol::event::{
-    Breakdown, ContextEvent, ContextUsage, EngineState, Event, Op, OutputEvent, PermissionRequest,
-    Submission, TurnEvent,
+    Breakdown, ContextEvent, ContextUsage, EngineState, Event, EventMsg, Op, OutputEvent,
+    PermissionRequest, Submission, TurnEvent,
 };
 use pith_protocol::message::{
     CompactionPart, Message, Part, PartKind, Role, Session, ToolState, ToolTime,
@@ -94,8 +94,9 @@ pub(super) fn render(app: &mut App, w: u16, h: u16) -> String {
     term.backend().to_string()
 }
 
-pub(super) fn ev(app: &mut App, e: Event) {
-    app.update(Msg::Engine(e));
+/// An engine event (or one in its envelope, answering an op) reaches the app.
+pub(super) fn ev(app: &mut App, e: impl Into<EventMsg>) {
+    app.update(Msg::Engine(e.into()));
 }
 
 pub(super) fn key(app: &mut App, code: KeyCode) {

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use pith_protocol::event::{
-    ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEnd,
-    TurnEvent,
+    ContextEvent, Event, EventMsg, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent,
+    SubmissionId, TurnEnd, TurnEvent,
 };
 use pith_protocol::message::{Message, Session};
 
@@ -15,122 +15,94 @@ use crate::app::{App, Permissions, Picker, PickerKind, Popup, home_short, plural
 
 impl App {
     /// An engine event, handed to the method for its group.
-    pub(crate) fn on_engine(&mut self, ev: Event) {
+    pub(crate) fn on_engine(&mut self, msg: impl Into<EventMsg>) {
+        let EventMsg { submission, event } = msg.into();
         // the status bar takes its figures first; a setting it saw change is said here
-        if let Some(note) = self.status.on_event(&ev) {
+        if let Some(note) = self.status.on_event(&event) {
             self.transcript.notice(NoticeLevel::Info, note);
         }
-        match ev {
-            Event::Output(OutputEvent::Message { .. })
-            | Event::Output(OutputEvent::PartUpdated { .. })
-            | Event::Output(OutputEvent::MessageRemoved { .. })
-            | Event::Output(OutputEvent::PartsRemoved { .. })
-            | Event::Output(OutputEvent::TextDelta { .. })
-            | Event::Output(OutputEvent::ReasoningDelta { .. })
-            | Event::Output(OutputEvent::ToolStarted { .. })
-            | Event::Output(OutputEvent::ToolOutput { .. })
-            | Event::Output(OutputEvent::ToolFinished { .. })
-            | Event::Output(OutputEvent::StepFinished { .. })
-            | Event::Subagent(SubagentEvent { .. }) => self.on_output(ev),
-            Event::Context(ContextEvent::ContextUsage(_))
-            | Event::Context(ContextEvent::CompactionStarted { .. })
-            | Event::Context(ContextEvent::CompactionFinished { .. })
-            | Event::Context(ContextEvent::Pruned { .. })
-            | Event::Context(ContextEvent::ContextWindow { .. })
-            | Event::Context(ContextEvent::ContextBreakdown { .. }) => self.on_context(ev),
-            Event::Turn(TurnEvent::PermissionAsked(_))
-            | Event::Turn(TurnEvent::Retrying { .. })
-            | Event::Turn(TurnEvent::State { .. })
-            | Event::Turn(TurnEvent::Info { .. })
-            | Event::Turn(TurnEvent::Error { .. })
-            | Event::Turn(TurnEvent::TurnFinished { .. }) => self.on_turn_state(ev),
-            Event::Session(SessionEvent::SessionLoaded { .. })
-            | Event::Session(SessionEvent::History { .. })
-            | Event::Session(SessionEvent::Sessions { .. })
-            | Event::Session(SessionEvent::PromptRefused { .. })
-            | Event::Session(SessionEvent::Undone { .. })
-            | Event::Session(SessionEvent::Redone { .. }) => self.on_history(ev),
-            Event::Settings(SettingsEvent::McpStatus { .. })
-            | Event::Settings(SettingsEvent::McpResources { .. })
-            | Event::Settings(SettingsEvent::ModelChanged { .. })
-            | Event::Settings(SettingsEvent::EffortChanged { .. })
-            | Event::Settings(SettingsEvent::PermissionModeChanged { .. }) => self.on_settings(ev),
+        match event {
+            Event::Output(e) => self.on_output(e),
+            Event::Subagent(e) => self.on_subagent(e),
+            Event::Context(e) => self.on_context(e),
+            Event::Turn(e) => self.on_turn_state(e, submission),
+            Event::Session(e) => self.on_history(e),
+            Event::Settings(e) => self.on_settings(e),
         }
     }
 
-    /// What a step produces: messages and their parts, streamed text, tools and sub-agents.
-    fn on_output(&mut self, ev: Event) {
+    /// What a step produces: messages and their parts, streamed text, tools.
+    fn on_output(&mut self, ev: OutputEvent) {
         match ev {
-            Event::Output(OutputEvent::Message { message }) => {
+            OutputEvent::Message { message } => {
                 self.transcript.upsert_message(&message);
                 if let Some(id) = &message.submission_id {
                     self.transcript.drop_pending(id);
                 }
             }
-            Event::Output(OutputEvent::PartUpdated { part }) => self.transcript.upsert_part(part),
-            Event::Output(OutputEvent::MessageRemoved { message_id }) => {
+            OutputEvent::PartUpdated { part } => self.transcript.upsert_part(part),
+            OutputEvent::MessageRemoved { message_id } => {
                 self.transcript.remove_message(&message_id)
             }
-            Event::Output(OutputEvent::PartsRemoved { part_ids, .. }) => {
-                self.transcript.remove_parts(&part_ids)
-            }
-            Event::Output(OutputEvent::TextDelta {
+            OutputEvent::PartsRemoved { part_ids, .. } => self.transcript.remove_parts(&part_ids),
+            OutputEvent::TextDelta {
                 message_id,
                 part_id,
                 delta,
-            }) => self
+            } => self
                 .transcript
                 .append_delta(&message_id, &part_id, &delta, false),
-            Event::Output(OutputEvent::ReasoningDelta {
+            OutputEvent::ReasoningDelta {
                 message_id,
                 part_id,
                 delta,
-            }) => self
+            } => self
                 .transcript
                 .append_delta(&message_id, &part_id, &delta, true),
-            Event::Output(OutputEvent::ToolOutput { call_id, output }) => {
+            OutputEvent::ToolOutput { call_id, output } => {
                 self.transcript.tool_output(&call_id, &output)
             }
-            Event::Output(OutputEvent::ToolStarted { call_id, .. }) => {
-                self.transcript.tool_started(&call_id)
-            }
-            Event::Output(OutputEvent::ToolFinished {
+            OutputEvent::ToolStarted { call_id, .. } => self.transcript.tool_started(&call_id),
+            OutputEvent::ToolFinished {
                 call_id,
                 duration_ms,
                 ..
-            }) => {
+            } => {
                 self.subagents.finished(&call_id);
                 self.transcript.tool_finished(&call_id, duration_ms);
             }
-            ev @ Event::Subagent(SubagentEvent { .. }) => {
-                if let Some((call_id, text)) = self.subagents.on_event(self.session.id(), &ev) {
-                    self.transcript.tool_live(&call_id, text);
-                }
-            }
-            // `on_engine` routes only a step's output here
-            _ => {}
+            // the status bar counts it
+            OutputEvent::StepFinished { .. } => {}
+        }
+    }
+
+    /// A sub-agent's event: its live cell under the parent's `task` call.
+    fn on_subagent(&mut self, ev: SubagentEvent) {
+        let ev = Event::Subagent(ev);
+        if let Some((call_id, text)) = self.subagents.on_event(self.session.id(), &ev) {
+            self.transcript.tool_live(&call_id, text);
         }
     }
 
     /// The context window: its use, compaction, pruning, the breakdown.
-    fn on_context(&mut self, ev: Event) {
+    fn on_context(&mut self, ev: ContextEvent) {
         match ev {
-            Event::Context(ContextEvent::CompactionStarted { .. }) => self.transcript.compaction_started(),
-            Event::Context(ContextEvent::CompactionFinished {
+            ContextEvent::CompactionStarted { .. } => self.transcript.compaction_started(),
+            ContextEvent::CompactionFinished {
                 before,
                 after,
                 model_calls,
                 cost,
                 ..
-            }) => self.compaction_finished(CompactionStats {
+            } => self.compaction_finished(CompactionStats {
                 before,
                 after,
                 model_calls,
                 cost,
             }),
             // The engine says it in an Info line; the status bar follows ContextUsage.
-            Event::Context(ContextEvent::ContextWindow { .. }) => {}
-            Event::Context(ContextEvent::Pruned { parts, tokens }) => self.transcript.notice(
+            ContextEvent::ContextWindow { .. } | ContextEvent::ContextUsage(_) => {}
+            ContextEvent::Pruned { parts, tokens } => self.transcript.notice(
                 NoticeLevel::Info,
                 format!(
                     "pruned {parts} old tool output{} (~{} tokens) from the context; still shown here, marked pruned",
@@ -139,86 +111,75 @@ impl App {
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) => {
+            ContextEvent::ContextBreakdown { breakdown: b } => {
                 if let Some(Popup::Context(popup)) = &mut self.popup {
                     popup.answered(b);
                 }
             }
-            // `on_engine` routes only the context's events here
-            _ => {}
         }
     }
 
-    /// Where the turn stands: questions, retries, the engine's state, notices, its end.
-    fn on_turn_state(&mut self, ev: Event) {
+    /// Where the turn stands: questions, retries, the engine's state, notices, its end; the
+    /// op an error answers.
+    fn on_turn_state(&mut self, ev: TurnEvent, submission: Option<SubmissionId>) {
         match ev {
-            Event::Turn(TurnEvent::PermissionAsked(req)) => {
+            TurnEvent::PermissionAsked(req) => {
                 self.notify_waiting(&req.tool);
                 self.permissions.ask(req);
             }
-            Event::Turn(TurnEvent::Info { message, .. }) => {
-                self.transcript.notice(NoticeLevel::Info, message)
-            }
-            Event::Turn(TurnEvent::Error {
+            TurnEvent::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
+            TurnEvent::Error {
                 kind: _,
                 message,
-                submission,
                 failed_message,
-            }) => self.engine_error(message, submission, failed_message),
-            Event::Turn(TurnEvent::TurnFinished { reason }) => self.turn_finished(reason),
-            // `on_engine` routes only the turn's state here
-            _ => {}
+            } => self.engine_error(message, submission, failed_message),
+            TurnEvent::TurnFinished { reason } => self.turn_finished(reason),
+            // the status bar shows them
+            TurnEvent::Retrying { .. } | TurnEvent::State { .. } => {}
         }
     }
 
     /// The session shown: loaded, paged, listed, a prompt refused, turns undone and redone.
-    fn on_history(&mut self, ev: Event) {
+    fn on_history(&mut self, ev: SessionEvent) {
         match ev {
-            Event::Session(SessionEvent::SessionLoaded {
+            SessionEvent::SessionLoaded {
                 session,
                 messages,
                 more_history,
-                ..
-            }) => {
+            } => {
                 self.subagents.clear();
                 self.load_session(session, messages, more_history)
             }
-            Event::Session(SessionEvent::History {
+            SessionEvent::History {
                 session_id,
                 messages,
                 more,
-                ..
-            }) => self.older_history(&session_id, &messages, more),
-            Event::Session(SessionEvent::Sessions { sessions, .. }) => {
-                self.sessions_listed(&sessions)
-            }
-            Event::Session(SessionEvent::PromptRefused {
+            } => self.older_history(&session_id, &messages, more),
+            SessionEvent::Sessions { sessions } => self.sessions_listed(&sessions),
+            SessionEvent::PromptRefused {
                 id, text, message, ..
-            }) => self.prompt_refused(&id, &text, message),
-            Event::Session(SessionEvent::Undone {
+            } => self.prompt_refused(&id, &text, message),
+            SessionEvent::Undone {
                 message_id,
                 prompt,
                 files,
                 ..
-            }) => self.undone(&message_id, prompt, &files),
-            Event::Session(SessionEvent::Redone {
+            } => self.undone(&message_id, prompt, &files),
+            SessionEvent::Redone {
                 messages, files, ..
-            }) => self.redone(&messages, &files),
-            // `on_engine` routes only the session's history here
-            _ => {}
+            } => self.redone(&messages, &files),
         }
     }
 
     /// Settings the engine changed or reports: MCP servers, the model, effort, permission mode.
-    fn on_settings(&mut self, ev: Event) {
+    fn on_settings(&mut self, ev: SettingsEvent) {
         match ev {
-            Event::Settings(SettingsEvent::McpStatus { servers }) => self.mcp_status(servers),
-            Event::Settings(SettingsEvent::McpResources { resources, .. }) => {
-                self.mcp_resources(resources)
-            }
+            SettingsEvent::McpStatus { servers } => self.mcp_status(servers),
+            SettingsEvent::McpResources { resources } => self.mcp_resources(resources),
             // the model, the effort and the permission mode are the status bar's
-            // `on_engine` routes only settings here
-            _ => {}
+            SettingsEvent::ModelChanged { .. }
+            | SettingsEvent::EffortChanged { .. }
+            | SettingsEvent::PermissionModeChanged { .. } => {}
         }
     }
 

@@ -14,7 +14,7 @@ use std::time::Instant;
 use crossterm::event::{Event as TermEvent, MouseEvent, MouseEventKind};
 use tokio::sync::mpsc::UnboundedSender;
 
-use pith_protocol::event::{Event, Op, Submission};
+use pith_protocol::event::{EventMsg, Op, Submission};
 use pith_protocol::message::{Message, PartKind, Role};
 
 use super::TuiInit;
@@ -48,7 +48,7 @@ mod theme;
 #[allow(clippy::large_enum_variant)] // one at a time, never stored
 pub enum Msg {
     Term(TermEvent),
-    Engine(Event),
+    Engine(EventMsg),
     /// Periodic: animates the spinner and expires the quit prompt.
     Tick,
 }
