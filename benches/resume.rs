@@ -108,11 +108,14 @@ fn older_page(store: &Store, (mut app, ops, op): Paged) -> (App, UnboundedReceiv
     let page = store
         .load_page(&session_id, Some(&before), PAGE_MESSAGES)
         .expect("load_page");
-    app.update(Msg::Engine(Event::Session(SessionEvent::History {
-        session_id,
-        messages: page.messages,
-        more: page.more,
-    })));
+    app.update(Msg::Engine(
+        Event::Session(SessionEvent::History {
+            session_id,
+            messages: page.messages,
+            more: page.more,
+        })
+        .into(),
+    ));
     draw(&mut app);
     (app, ops)
 }

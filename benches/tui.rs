@@ -172,9 +172,12 @@ fn streaming_frames(group: &mut BenchmarkGroup<'_, WallTime>, msgs: &[Message]) 
     group.bench_function("delta_then_draw", |b| {
         b.iter(|| {
             flip += 1;
-            a.update(Msg::Engine(Event::Output(OutputEvent::PartUpdated {
-                part: variants[flip % 2].clone(),
-            })));
+            a.update(Msg::Engine(
+                Event::Output(OutputEvent::PartUpdated {
+                    part: variants[flip % 2].clone(),
+                })
+                .into(),
+            ));
             term.draw(|f| tui_view::draw(f, &mut a)).unwrap();
             black_box(a.transcript().total_lines())
         })
@@ -344,7 +347,7 @@ impl Frames {
         if matches!(ev, Event::Output(OutputEvent::TextDelta { .. })) {
             self.applied += 1;
         }
-        app.update(Msg::Engine(ev));
+        app.update(Msg::Engine(ev.into()));
     }
 
     /// Applies `ev` and every event queued behind it (at most 1,024 more), as `pith_tui::run`

@@ -5,7 +5,7 @@ use tokio::sync::mpsc;
 use pith_config::catalog;
 use pith_engine as engine;
 use pith_launch::{FirstModel, FrontEnd, Setup};
-use pith_protocol::event::{ContextEvent, ContextUsage, Event, Op, SessionEvent};
+use pith_protocol::event::{ContextEvent, ContextUsage, Event, EventMsg, Op, SessionEvent};
 use pith_protocol::launch::LocalServer;
 use pith_protocol::message::{Message, Session};
 use pith_tui::login::KeyNotStored;
@@ -74,8 +74,9 @@ struct Opened {
 }
 
 impl Opened {
-    async fn read(events: &mut mpsc::UnboundedReceiver<Event>) -> anyhow::Result<Opened> {
-        match (events.recv().await, events.recv().await) {
+    async fn read(events: &mut mpsc::UnboundedReceiver<EventMsg>) -> anyhow::Result<Opened> {
+        let first = events.recv().await.map(|m| m.event);
+        match (first, events.recv().await.map(|m| m.event)) {
             (
                 Some(Event::Session(SessionEvent::SessionLoaded {
                     session,

@@ -14,8 +14,8 @@ use pith_engine::{self as engine, EngineOptions};
 use pith_launch::first_run;
 use pith_launch::{FrontEnd, Setup};
 use pith_protocol::event::{
-    ContextEvent, ContextUsage, ErrorKind, Event, Op, OutputEvent, SettingsEvent, Submission,
-    TurnEnd, TurnEvent,
+    ContextEvent, ContextUsage, ErrorKind, Event, EventMsg, Op, OutputEvent, SettingsEvent,
+    Submission, TurnEnd, TurnEvent,
 };
 use pith_protocol::message::{Message, PartKind, Role, Session, now_ms};
 use pith_tui::{self as tui, TuiInit};
@@ -89,7 +89,7 @@ pub async fn run(setup: &Setup) -> anyhow::Result<i32> {
 async fn wait_for_a_model(
     starter: Starter,
     mut ops: mpsc::UnboundedReceiver<Submission>,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::UnboundedSender<EventMsg>,
 ) -> Option<engine::Ended> {
     let handle = loop {
         let submission = ops.recv().await?;
@@ -98,11 +98,11 @@ async fn wait_for_a_model(
             Op::SetModel { model } => match start(&starter, &model) {
                 Ok(started) => break started,
                 Err(e) => {
-                    let _ = events.send(Event::Turn(TurnEvent::Error {
+                    let _ = events.send(EventMsg::from(Event::Turn(TurnEvent::Error {
                         kind: ErrorKind::Model,
                         message: format!("cannot use {model}: {e:#}"),
                         failed_message: None,
-                    }));
+                    })));
                     continue;
                 }
             },
@@ -114,18 +114,20 @@ async fn wait_for_a_model(
                     text,
                     synthetic: false,
                 });
-                let _ = events.send(Event::Output(OutputEvent::Message { message: m }));
+                let _ = events.send(EventMsg::from(Event::Output(OutputEvent::Message {
+                    message: m,
+                })));
             }
             _ => {}
         }
-        let _ = events.send(Event::Turn(TurnEvent::Error {
+        let _ = events.send(EventMsg::from(Event::Turn(TurnEvent::Error {
             kind: ErrorKind::NoModel,
             message: "no model yet: /model picks one (it becomes the default), or see the first message for the config file".into(),
             failed_message: None,
-        }));
-        let _ = events.send(Event::Turn(TurnEvent::TurnFinished {
+        })));
+        let _ = events.send(EventMsg::from(Event::Turn(TurnEvent::TurnFinished {
             reason: TurnEnd::Error,
-        }));
+        })));
     };
     let (handle, said) = handle;
     let engine::EngineHandle {
@@ -139,13 +141,13 @@ async fn wait_for_a_model(
         // said after it
         let mut said = Some(said);
         while let Some(ev) = engine_events.recv().await {
-            let opened = matches!(ev, Event::Context(ContextEvent::ContextUsage(_)));
+            let opened = matches!(ev.event, Event::Context(ContextEvent::ContextUsage(_)));
             if forward.send(ev).is_err() {
                 break;
             }
             if opened && let Some(said) = said.take() {
                 for ev in said {
-                    let _ = forward.send(ev);
+                    let _ = forward.send(ev.into());
                 }
             }
         }

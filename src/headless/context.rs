@@ -11,7 +11,7 @@ use pith_protocol::event::{ContextEvent, Event, TurnEvent};
 /// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
     while let Some(event) = handle.events.recv().await {
-        match &event {
+        match &event.event {
             Event::Context(ContextEvent::ContextBreakdown { breakdown, .. }) => {
                 match format {
                     Format::Json => {
@@ -29,6 +29,7 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
                 crate::output::error(message);
                 return 1;
             }
+            // what comes before the answer (the session, its figure) is not printed
             _ => {}
         }
     }

@@ -117,9 +117,9 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
         let Some(event) = event else { break };
         match format {
             Format::Json => print::print_json(&mut json_out, &event),
-            Format::Text => printer.event(&event),
+            Format::Text => printer.event(&event.event),
         }
-        match &event {
+        match &event.event {
             Event::Session(SessionEvent::PromptRefused { usable, .. }) if *usable > 0 => {
                 too_large = true
             }
@@ -134,6 +134,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
                 };
                 break;
             }
+            // the rest is only printed
             _ => {}
         }
     }

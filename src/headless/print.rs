@@ -5,15 +5,15 @@ use std::io::Write;
 
 use crate::output::Clean;
 use pith_protocol::event::{
-    ContextEvent, EngineState, Event, McpServerStatus, McpState, OutputEvent, SessionEvent,
-    SettingsEvent, SubagentEvent, TurnEvent,
+    ContextEvent, EngineState, Event, EventMsg, McpServerStatus, McpState, OutputEvent,
+    SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };
 use pith_protocol::tool::ToolInput;
 
-pub(super) fn print_json(out: &mut impl Write, event: &Event) {
+pub(super) fn print_json(out: &mut impl Write, msg: &EventMsg) {
     // The whole history is not repeated on every run: the session header is enough (with how
     // many messages the engine's first page holds, and whether older ones remain).
-    let line = match event {
+    let line = match &msg.event {
         Event::Session(SessionEvent::SessionLoaded {
             session,
             messages,
@@ -26,7 +26,7 @@ pub(super) fn print_json(out: &mut impl Write, event: &Event) {
             "more_history": more_history,
         })
         .to_string(),
-        other => serde_json::to_string(other).unwrap_or_default(),
+        _ => serde_json::to_string(msg).unwrap_or_default(),
     };
     // serde_json escapes C0 only: DEL and C1 too, so no terminal acts on them
     let _ = writeln!(out, "{}", pith_protocol::text::escape_json_controls(&line));
@@ -94,16 +94,7 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     pub(super) fn event(&mut self, event: &Event) {
         match event {
-            Event::Output(OutputEvent::TextDelta { delta, .. }) => {
-                self.close_retry();
-                let _ = write!(self.out, "{delta}");
-                let _ = self.out.flush();
-                self.at_line_start = delta.ends_with('\n');
-            }
-            Event::Output(OutputEvent::StepFinished { .. }) => self.end_line(),
-            Event::Output(OutputEvent::ToolStarted { tool, input, .. }) => {
-                self.err_line(format_args!("· {tool} {}", short_input(tool, input)));
-            }
+            Event::Output(e) => self.output(e),
             // a sub-agent's progress, indented under its `task` line
             Event::Subagent(SubagentEvent { agent, event, .. }) => {
                 if let Event::Output(OutputEvent::ToolStarted { tool, input, .. }) = &**event {
@@ -113,20 +104,74 @@ impl<O: Write, E: Write> Printer<O, E> {
                     ));
                 }
             }
-            Event::Output(OutputEvent::ToolFinished {
+            Event::Context(e) => self.context(e),
+            Event::Turn(e) => self.turn(e),
+            Event::Session(e) => self.session(e),
+            Event::Settings(e) => self.settings(e),
+        }
+    }
+
+    /// The answer on stdout, the tools on stderr.
+    fn output(&mut self, event: &OutputEvent) {
+        match event {
+            OutputEvent::TextDelta { delta, .. } => {
+                self.close_retry();
+                let _ = write!(self.out, "{delta}");
+                let _ = self.out.flush();
+                self.at_line_start = delta.ends_with('\n');
+            }
+            OutputEvent::StepFinished { .. } => self.end_line(),
+            OutputEvent::ToolStarted { tool, input, .. } => {
+                self.err_line(format_args!("· {tool} {}", short_input(tool, input)));
+            }
+            OutputEvent::ToolFinished {
                 tool,
                 error: Some(e),
                 ..
-            }) => {
+            } => {
                 let first = e.lines().next().unwrap_or("");
                 self.err_line(format_args!("· {tool} failed: {first}"));
             }
-            Event::Turn(TurnEvent::Retrying {
+            // the answer is what streams; reasoning and the stored parts are not printed
+            OutputEvent::ToolFinished { error: None, .. }
+            | OutputEvent::ToolOutput { .. }
+            | OutputEvent::ReasoningDelta { .. }
+            | OutputEvent::Message { .. }
+            | OutputEvent::PartUpdated { .. }
+            | OutputEvent::MessageRemoved { .. }
+            | OutputEvent::PartsRemoved { .. } => {}
+        }
+    }
+
+    /// A compaction that happened; the rest of the context is `/context`'s.
+    fn context(&mut self, event: &ContextEvent) {
+        match event {
+            ContextEvent::CompactionFinished { before, after, .. } => {
+                let (before, after) = (
+                    pith_protocol::text::count(*before),
+                    pith_protocol::text::count(*after),
+                );
+                self.err_line(format_args!(
+                    "compacted the context: {before} → {after} tokens"
+                ));
+            }
+            ContextEvent::ContextUsage(_)
+            | ContextEvent::CompactionStarted { .. }
+            | ContextEvent::Pruned { .. }
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::ContextBreakdown { .. } => {}
+        }
+    }
+
+    /// Retries, notices, a long wait, errors.
+    fn turn(&mut self, event: &TurnEvent) {
+        match event {
+            TurnEvent::Retrying {
                 attempt,
                 max,
                 delay_ms,
                 ..
-            }) => {
+            } => {
                 // Text already printed for the failed attempt is discarded: the retry starts
                 // the answer over, on a line of its own.
                 let note = if self.at_line_start {
@@ -137,32 +182,48 @@ impl<O: Write, E: Write> Printer<O, E> {
                 };
                 self.retrying(*attempt, *max, *delay_ms, note);
             }
-            Event::Context(ContextEvent::CompactionFinished { before, after, .. }) => {
-                let (before, after) = (
-                    pith_protocol::text::count(*before),
-                    pith_protocol::text::count(*after),
-                );
-                self.err_line(format_args!(
-                    "compacted the context: {before} → {after} tokens"
-                ));
-            }
             // one style for warnings, the engine's and the start-up ones: `pith: warning: …`
-            Event::Turn(TurnEvent::Info { message, .. }) => match message.strip_prefix("warning: ")
-            {
+            TurnEvent::Info { message } => match message.strip_prefix("warning: ") {
                 Some(w) => self.err_line(format_args!("pith: warning: {w}")),
                 None => self.err_line(format_args!("{message}")),
             },
             // A long wait for the provider: say what pith waits for.
-            Event::Turn(TurnEvent::State {
+            TurnEvent::State {
                 state: EngineState::Thinking | EngineState::Compacting,
                 detail: Some(d),
-            }) => self.err_line(format_args!("{d}")),
-            Event::Turn(TurnEvent::Error { message, .. })
-            | Event::Session(SessionEvent::PromptRefused { message, .. }) => {
+            } => self.err_line(format_args!("{d}")),
+            TurnEvent::Error { message, .. } => {
                 self.err_line(format_args!("pith: error: {message}"))
             }
-            Event::Settings(SettingsEvent::McpStatus { servers }) => self.report_mcp(servers),
-            _ => {}
+            // headless: no one is asked (the rules decide); the run loop ends on the turn's end
+            TurnEvent::State { .. }
+            | TurnEvent::PermissionAsked(_)
+            | TurnEvent::TurnFinished { .. } => {}
+        }
+    }
+
+    /// A prompt refused; the session's history is not printed.
+    fn session(&mut self, event: &SessionEvent) {
+        match event {
+            SessionEvent::PromptRefused { message, .. } => {
+                self.err_line(format_args!("pith: error: {message}"))
+            }
+            SessionEvent::SessionLoaded { .. }
+            | SessionEvent::History { .. }
+            | SessionEvent::Sessions { .. }
+            | SessionEvent::Undone { .. }
+            | SessionEvent::Redone { .. } => {}
+        }
+    }
+
+    /// MCP servers that failed; the other settings are not printed.
+    fn settings(&mut self, event: &SettingsEvent) {
+        match event {
+            SettingsEvent::McpStatus { servers } => self.report_mcp(servers),
+            SettingsEvent::McpResources { .. }
+            | SettingsEvent::ModelChanged { .. }
+            | SettingsEvent::EffortChanged { .. }
+            | SettingsEvent::PermissionModeChanged { .. } => {}
         }
     }
 

@@ -160,7 +160,9 @@ async fn resumed_figure(h: Harness) -> u64 {
     )
     .unwrap();
     loop {
-        if let Some(Event::Context(ContextEvent::ContextUsage(u))) = resumed.events.recv().await {
+        if let Some(Event::Context(ContextEvent::ContextUsage(u))) =
+            resumed.events.recv().await.map(|m| m.event)
+        {
             return u.used;
         }
     }

@@ -121,27 +121,29 @@ async fn an_unknown_agent_or_model_sends_nothing_and_says_why() {
     let mut h = harness(vec![], false).await;
     h.send(run("/x", "Do x.", None, Some("ghost")));
     let ev = h
-        .until("the error", |e| {
-            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        .until_msg("the error", |m| {
+            matches!(m.event, Event::Turn(TurnEvent::Error { .. }))
         })
         .await;
     assert!(
-        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, submission, .. })
-            if message.starts_with("/x: no agent named ghost") && submission.as_deref() == Some("C1")),
+        matches!(&ev.event, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, .. })
+            if message.starts_with("/x: no agent named ghost")),
         "{ev:?}"
     );
+    assert_eq!(ev.submission().map(String::as_str), Some("C1"));
     assert_eq!(finish(&mut h).await, TurnEnd::Error);
     h.send(run("/y", "Do y.", Some("nowhere/m"), None));
     let ev = h
-        .until("the error", |e| {
-            matches!(e, Event::Turn(TurnEvent::Error { .. }))
+        .until_msg("the error", |m| {
+            matches!(m.event, Event::Turn(TurnEvent::Error { .. }))
         })
         .await;
     assert!(
-        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, submission, .. })
-            if message.starts_with("/y: cannot use model nowhere/m") && submission.as_deref() == Some("C1")),
+        matches!(&ev.event, Event::Turn(TurnEvent::Error { kind: ErrorKind::Command, message, .. })
+            if message.starts_with("/y: cannot use model nowhere/m")),
         "{ev:?}"
     );
+    assert_eq!(ev.submission().map(String::as_str), Some("C1"));
     assert_eq!(finish(&mut h).await, TurnEnd::Error);
     assert!(h.server.requests().is_empty());
 }

@@ -5,8 +5,8 @@
 use crate::support;
 
 use pith_protocol::event::{
-    ContextEvent, ErrorKind, Event, Op, OutputEvent, PermissionReply, SessionEvent, SettingsEvent,
-    Submission, TurnEnd, TurnEvent,
+    ContextEvent, ErrorKind, Event, EventMsg, Op, OutputEvent, PermissionReply, SessionEvent,
+    SettingsEvent, Submission, TurnEnd, TurnEvent,
 };
 use pith_protocol::message::{Message, Role};
 use pith_store::Store;
@@ -99,7 +99,7 @@ async fn a_prompt_typed_mid_turn_is_delivered_at_the_next_step_with_its_id() {
 
 /// Asks for `model` (submission "switch-<model>") and returns the engine's answer: the switch
 /// or the error.
-async fn switch(h: &mut Harness, model: &str) -> Event {
+async fn switch(h: &mut Harness, model: &str) -> EventMsg {
     submit(
         h,
         &format!("switch-{model}"),
@@ -107,9 +107,9 @@ async fn switch(h: &mut Harness, model: &str) -> Event {
             model: model.into(),
         },
     );
-    h.until("the answer to the switch", |e| {
+    h.until_msg("the answer to the switch", |m| {
         matches!(
-            e,
+            m.event,
             Event::Settings(SettingsEvent::ModelChanged { .. })
                 | Event::Turn(TurnEvent::Error { .. })
         )
@@ -122,14 +122,16 @@ async fn a_model_switch_is_its_own_event_and_a_refused_one_an_error_of_its_kind(
     let mut h = harness(vec![], false).await;
     assert_eq!(
         switch(&mut h, "mock/other-model").await,
-        Event::Settings(SettingsEvent::ModelChanged {
-            model: "mock/other-model".into(),
+        EventMsg {
             submission: Some("switch-mock/other-model".into()),
-        })
+            event: Event::Settings(SettingsEvent::ModelChanged {
+                model: "mock/other-model".into(),
+            }),
+        }
     );
     let ev = switch(&mut h, "nowhere/model").await;
     assert!(
-        matches!(&ev, Event::Turn(TurnEvent::Error { kind: ErrorKind::Model, message, .. }) if message.contains("nowhere/model")),
+        matches!(&ev.event, Event::Turn(TurnEvent::Error { kind: ErrorKind::Model, message, .. }) if message.contains("nowhere/model")),
         "{ev:?}"
     );
     assert_eq!(
@@ -170,8 +172,9 @@ async fn every_answer_names_the_submission_it_answers() {
     ];
     for (id, op) in asks {
         submit(&h, id, op);
-        let ev = h.until(id, |e| e.submission().is_some()).await;
-        assert_eq!(ev.submission().map(String::as_str), Some(id), "{ev:?}");
+        let msg = h.until_msg(id, |m| m.submission().is_some()).await;
+        assert_eq!(msg.submission().map(String::as_str), Some(id), "{msg:?}");
+        let ev = msg.event;
         let answers = match id {
             "sessions" => matches!(ev, Event::Session(SessionEvent::Sessions { .. })),
             "context" => matches!(ev, Event::Context(ContextEvent::ContextBreakdown { .. })),

@@ -85,7 +85,7 @@ async fn the_session_and_its_figure_come_first_then_what_the_repair_said() {
         messages,
         more_history,
         ..
-    })) = h.events.recv().await
+    })) = h.events.recv().await.map(|m| m.event)
     else {
         panic!("the first event is not the session");
     };
@@ -94,12 +94,14 @@ async fn the_session_and_its_figure_come_first_then_what_the_repair_said() {
     assert!(!more_history);
     // the repaired step, as the store now holds it
     assert!(messages[1].error.is_some(), "{:?}", messages[1]);
-    let Some(Event::Context(ContextEvent::ContextUsage(usage))) = h.events.recv().await else {
+    let Some(Event::Context(ContextEvent::ContextUsage(usage))) =
+        h.events.recv().await.map(|m| m.event)
+    else {
         panic!("the second event is not the context figure");
     };
     assert_eq!(usage.window, 128_000);
     assert!(usage.used > 0);
-    match h.events.recv().await {
+    match h.events.recv().await.map(|m| m.event) {
         Some(Event::Turn(TurnEvent::Info { message, .. })) => {
             assert!(message.contains("interrupted"), "{message}")
         }

@@ -21,8 +21,8 @@ use pith_config::mcp::McpServerConfig;
 use pith_engine as engine;
 use pith_launch::{FrontEnd, Setup};
 use pith_protocol::event::{
-    ContextEvent, Event, McpServerStatus, Op, PermissionReply, PermissionRequest, SessionEvent,
-    SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
+    ContextEvent, Event, EventMsg, McpServerStatus, Op, PermissionReply, PermissionRequest,
+    SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
 };
 
 /// What ends the prompt being answered.
@@ -159,7 +159,7 @@ impl Session {
         &self,
         handle: &mut engine::EngineHandle,
         replay: bool,
-    ) -> Result<(Pages, Vec<Event>), RpcError> {
+    ) -> Result<(Pages, Vec<EventMsg>), RpcError> {
         let mut pages = Pages::default();
         let mut read = Vec::new();
         let mut asked: Option<String> = None;
@@ -180,7 +180,7 @@ impl Session {
                 let Some(event) = handle.events.recv().await else {
                     return Err(RpcError::internal("the session's engine stopped"));
                 };
-                let page = pages.absorb(&event);
+                let page = pages.absorb(&event.event);
                 read.push(event);
                 if page {
                     break;
@@ -240,13 +240,13 @@ impl Session {
         Some(BusyGuard(&self.busy))
     }
 
-    /// Ends the waiting prompt when `event` is what it waits for.
-    fn settle(&self, event: &Event) {
+    /// Ends the waiting prompt when `msg` is what it waits for.
+    fn settle(&self, msg: &EventMsg) {
         let Ok(mut slot) = self.waiter.lock() else {
             return;
         };
         let Some(w) = slot.as_mut() else { return };
-        let end = match (w.awaiting, event) {
+        let end = match (w.awaiting, &msg.event) {
             (Awaiting::Turn, Event::Turn(TurnEvent::Error { message, .. })) => {
                 w.errors.push(message.clone());
                 None
@@ -258,7 +258,7 @@ impl Session {
             (Awaiting::Turn, Event::Turn(TurnEvent::TurnFinished { reason })) => {
                 Some(turn_end(w, reason))
             }
-            (Awaiting::Answer, event) if event.submission() == Some(&w.submission) => {
+            (Awaiting::Answer, _) if msg.submission() == Some(&w.submission) => {
                 Some(Ok(StopReason::EndTurn))
             }
             _ => None,
@@ -309,9 +309,9 @@ fn turn_end(w: &mut Waiter, reason: &TurnEnd) -> Result<StopReason, RpcError> {
 /// Text a front end shows for an answer that is not streamed (`/context`, `/undo`, …).
 fn answer_text(event: &Event) -> Option<String> {
     Some(match event {
-        Event::Turn(TurnEvent::Info { message, .. }) => message.clone(),
+        Event::Turn(TurnEvent::Info { message }) => message.clone(),
         Event::Turn(TurnEvent::Error { message, .. }) => format!("Error: {message}"),
-        Event::Settings(SettingsEvent::ModelChanged { model, .. }) => format!("Now using {model}."),
+        Event::Settings(SettingsEvent::ModelChanged { model }) => format!("Now using {model}."),
         Event::Session(SessionEvent::Undone { prompt, files, .. }) => format!(
             "Took back the turn \"{}\" ({} files restored).",
             pith_protocol::text::one_line(prompt),
@@ -320,10 +320,37 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::Session(SessionEvent::Redone { files, .. }) => {
             format!("Put the turn back ({} files).", files.len())
         }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, .. }) => {
+        Event::Context(ContextEvent::ContextBreakdown { breakdown: b }) => {
             super::commands::breakdown_text(b)
         }
-        _ => return None,
+        // streamed, or no answer of an editor's command
+        Event::Turn(
+            TurnEvent::PermissionAsked(_)
+            | TurnEvent::Retrying { .. }
+            | TurnEvent::State { .. }
+            | TurnEvent::TurnFinished { .. },
+        )
+        | Event::Settings(
+            SettingsEvent::McpStatus { .. }
+            | SettingsEvent::McpResources { .. }
+            | SettingsEvent::EffortChanged { .. }
+            | SettingsEvent::PermissionModeChanged { .. },
+        )
+        | Event::Session(
+            SessionEvent::SessionLoaded { .. }
+            | SessionEvent::History { .. }
+            | SessionEvent::Sessions { .. }
+            | SessionEvent::PromptRefused { .. },
+        )
+        | Event::Context(
+            ContextEvent::ContextUsage(_)
+            | ContextEvent::CompactionStarted { .. }
+            | ContextEvent::CompactionFinished { .. }
+            | ContextEvent::Pruned { .. }
+            | ContextEvent::ContextWindow { .. },
+        )
+        | Event::Output(_)
+        | Event::Subagent(_) => return None,
     })
 }
 
@@ -332,20 +359,21 @@ fn answer_text(event: &Event) -> Option<String> {
 async fn pump(
     session: Arc<Session>,
     mut handle: engine::EngineHandle,
-    read: Vec<Event>,
+    read: Vec<EventMsg>,
     cost: f64,
 ) {
     let mut t = Translator::new(session.workspace.clone(), cost);
     let mut read = read.into_iter();
     loop {
-        let event = match read.next() {
-            Some(event) => event,
+        let msg = match read.next() {
+            Some(msg) => msg,
             None => match handle.events.recv().await {
-                Some(event) => event,
+                Some(msg) => msg,
                 None => break,
             },
         };
-        match &event {
+        let event = &msg.event;
+        match event {
             Event::Turn(TurnEvent::PermissionAsked(req)) => {
                 tokio::spawn(ask(session.clone(), req.clone()));
             }
@@ -355,9 +383,10 @@ async fn pump(
                 }
                 super::commands::announce(&session).await;
             }
+            // the rest only updates the client (below)
             _ => {}
         }
-        for update in t.updates(&event) {
+        for update in t.updates(event) {
             session.update(update);
         }
         // a turn's errors end it (the prompt's error); its notices are shown as they come
@@ -365,10 +394,10 @@ async fn pump(
             Some(Awaiting::Turn) => matches!(event, Event::Turn(TurnEvent::Info { .. })),
             _ => true,
         };
-        if shown && let Some(text) = answer_text(&event) {
+        if shown && let Some(text) = answer_text(event) {
             session.update(translate::message_chunk(format!("\n\n{text}\n")));
         }
-        session.settle(&event);
+        session.settle(&msg);
     }
     if let Ok(mut ops) = session.ops.lock() {
         *ops = None;

@@ -61,13 +61,34 @@ impl Translator {
     /// The updates `event` makes (none for most events).
     pub fn updates(&mut self, event: &Event) -> Vec<SessionUpdate> {
         match event {
-            Event::Output(OutputEvent::TextDelta { delta, .. }) => {
-                vec![message_chunk(delta.clone())]
+            Event::Output(e) => self.output(e),
+            Event::Context(e) => self.context(e),
+            Event::Turn(e) => self.turn(e),
+            // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
+            Event::Settings(SettingsEvent::PermissionModeChanged { mode }) => {
+                vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    super::modes::mode_id(*mode, false),
+                ))]
             }
-            Event::Output(OutputEvent::ReasoningDelta { delta, .. }) => {
-                vec![thought_chunk(delta.clone())]
-            }
-            Event::Output(OutputEvent::PartUpdated { part }) => match &part.kind {
+            // answers are shown by the session (`answer_text`), MCP servers by its commands;
+            // a sub-agent's events stay inside its `task` call
+            Event::Settings(
+                SettingsEvent::McpStatus { .. }
+                | SettingsEvent::McpResources { .. }
+                | SettingsEvent::ModelChanged { .. }
+                | SettingsEvent::EffortChanged { .. },
+            )
+            | Event::Session(_)
+            | Event::Subagent(_) => Vec::new(),
+        }
+    }
+
+    /// Streamed text and reasoning, tool calls, what a step cost.
+    fn output(&mut self, event: &OutputEvent) -> Vec<SessionUpdate> {
+        match event {
+            OutputEvent::TextDelta { delta, .. } => vec![message_chunk(delta.clone())],
+            OutputEvent::ReasoningDelta { delta, .. } => vec![thought_chunk(delta.clone())],
+            OutputEvent::PartUpdated { part } => match &part.kind {
                 PartKind::Tool {
                     call_id,
                     tool,
@@ -76,7 +97,7 @@ impl Translator {
                 } => self.tool(call_id, tool, input, state),
                 _ => Vec::new(),
             },
-            Event::Output(OutputEvent::ToolOutput { call_id, output }) => {
+            OutputEvent::ToolOutput { call_id, output } => {
                 let so_far = self.outputs.entry(call_id.clone()).or_default();
                 so_far.push_str(output);
                 let fields = ToolCallUpdateFields::new().content(vec![tools::output_block(so_far)]);
@@ -85,39 +106,58 @@ impl Translator {
                     fields,
                 ))]
             }
-            Event::Output(OutputEvent::StepFinished { cost, .. }) => {
+            OutputEvent::StepFinished { cost, .. } => {
                 self.cost += cost;
                 Vec::new()
             }
-            Event::Context(ContextEvent::ContextUsage(usage)) => {
-                self.usage(usage).into_iter().collect()
-            }
-            // The engine's mode (an accepted plan ends plan mode); `--yes` is the session's own.
-            Event::Settings(SettingsEvent::PermissionModeChanged { mode, .. }) => {
-                vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                    super::modes::mode_id(*mode, false),
-                ))]
-            }
-            Event::Context(ContextEvent::CompactionStarted { auto, focus, .. }) => {
+            // a tool's start and end come as its part's updates
+            OutputEvent::Message { .. }
+            | OutputEvent::MessageRemoved { .. }
+            | OutputEvent::PartsRemoved { .. }
+            | OutputEvent::ToolStarted { .. }
+            | OutputEvent::ToolFinished { .. } => Vec::new(),
+        }
+    }
+
+    /// The context figure; a compaction as a tool call of its own.
+    fn context(&mut self, event: &ContextEvent) -> Vec<SessionUpdate> {
+        match event {
+            ContextEvent::ContextUsage(usage) => self.usage(usage).into_iter().collect(),
+            ContextEvent::CompactionStarted { auto, focus, .. } => {
                 self.compaction_started(*auto, focus)
             }
-            Event::Context(ContextEvent::CompactionFinished {
+            ContextEvent::CompactionFinished {
                 before,
                 after,
                 cost,
                 ..
-            }) => {
+            } => {
                 self.cost += cost.cost;
                 let text = format!("Context compacted: {before} → {after} tokens.");
                 self.compaction_ended(ToolCallStatus::Completed, text)
             }
-            Event::Turn(TurnEvent::Error { message, .. }) if self.compacting.is_some() => {
+            ContextEvent::Pruned { .. }
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::ContextBreakdown { .. } => Vec::new(),
+        }
+    }
+
+    /// A compaction that failed or was stopped ends its tool call.
+    fn turn(&mut self, event: &TurnEvent) -> Vec<SessionUpdate> {
+        match event {
+            TurnEvent::Error { message, .. } if self.compacting.is_some() => {
                 self.compaction_ended(ToolCallStatus::Failed, message.clone())
             }
-            Event::Turn(TurnEvent::TurnFinished { .. }) if self.compacting.is_some() => {
+            TurnEvent::TurnFinished { .. } if self.compacting.is_some() => {
                 self.compaction_ended(ToolCallStatus::Failed, "Compaction stopped.".into())
             }
-            _ => Vec::new(),
+            // questions and notices are the session's; errors end the prompt
+            TurnEvent::Error { .. }
+            | TurnEvent::TurnFinished { .. }
+            | TurnEvent::PermissionAsked(_)
+            | TurnEvent::Retrying { .. }
+            | TurnEvent::State { .. }
+            | TurnEvent::Info { .. } => Vec::new(),
         }
     }
 
