@@ -183,9 +183,9 @@ fn answering_names_only_the_answers() {
         call_id: "c".into(),
         output: "x".into(),
     });
-    assert_eq!(delta.clone().answering(&id).submission(), None);
-    let refused = EventMsg::from(SessionEvent::Sessions { sessions: vec![] });
-    assert_eq!(refused.answering(&id).submission(), Some(&id));
+    assert_eq!(delta.answering(&id).submission(), None);
+    let listed = EventMsg::from(SessionEvent::Sessions { sessions: vec![] });
+    assert_eq!(listed.answering(&id).submission(), Some(&id));
     let named = EventMsg {
         submission: Some("other".into()),
         event: Event::info("x"),
