@@ -201,3 +201,333 @@ fn answering_names_only_the_answers() {
         .answers_op()
     );
 }
+
+fn text(s: &str) -> String {
+    s.to_string()
+}
+
+fn ends() -> TurnEvent {
+    TurnEvent::TurnFinished {
+        reason: TurnEnd::Stop,
+    }
+}
+
+/// One event of every kind there is, each with whether it answers an op: the twelve that
+/// carried a `submission` field before the envelope (and only they) still take one.
+fn every_event() -> Vec<(Event, bool)> {
+    [
+        output_events(),
+        stream_events(),
+        context_events(),
+        turn_events(),
+        session_events(),
+        settings_events(),
+    ]
+    .concat()
+}
+
+fn output_events() -> Vec<(Event, bool)> {
+    use crate::message::{Message, Role};
+    let message = Message::new("s", Role::User);
+    let mut with_part = message.clone();
+    let part = with_part
+        .push(crate::message::PartKind::Text {
+            text: "t".into(),
+            synthetic: false,
+        })
+        .clone();
+    vec![
+        (OutputEvent::Message { message }.into(), false),
+        (OutputEvent::PartUpdated { part }.into(), false),
+        (
+            OutputEvent::MessageRemoved {
+                message_id: text("m"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::PartsRemoved {
+                message_id: text("m"),
+                part_ids: vec![],
+            }
+            .into(),
+            false,
+        ),
+    ]
+}
+
+/// Streamed output and tools.
+fn stream_events() -> Vec<(Event, bool)> {
+    use crate::message::Usage;
+    vec![
+        (
+            OutputEvent::TextDelta {
+                message_id: text("m"),
+                part_id: text("p"),
+                delta: text("d"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::ReasoningDelta {
+                message_id: text("m"),
+                part_id: text("p"),
+                delta: text("d"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::ToolStarted {
+                call_id: text("c"),
+                tool: text("bash"),
+                input: serde_json::Value::Null,
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::ToolOutput {
+                call_id: text("c"),
+                output: text("o"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::ToolFinished {
+                call_id: text("c"),
+                tool: text("bash"),
+                title: text(""),
+                error: None,
+                duration_ms: 0,
+            }
+            .into(),
+            false,
+        ),
+        (
+            OutputEvent::StepFinished {
+                usage: Usage::default(),
+                finish: crate::message::FinishReason::Stop,
+                cost: 0.0,
+            }
+            .into(),
+            false,
+        ),
+    ]
+}
+
+fn context_events() -> Vec<(Event, bool)> {
+    vec![
+        (
+            ContextEvent::ContextUsage(ContextUsage::default()).into(),
+            false,
+        ),
+        (
+            ContextEvent::CompactionStarted {
+                auto: true,
+                overflow: false,
+                focus: None,
+            }
+            .into(),
+            false,
+        ),
+        (
+            ContextEvent::CompactionFinished {
+                summary_message_id: text("m"),
+                before: 2,
+                after: 1,
+                model_calls: 1,
+                cost: CompactionCost::default(),
+            }
+            .into(),
+            false,
+        ),
+        (
+            ContextEvent::Pruned {
+                parts: 1,
+                tokens: 1,
+            }
+            .into(),
+            false,
+        ),
+        (
+            ContextEvent::ContextWindow {
+                model: text("a/b"),
+                window: 1,
+                previous: 0,
+                source: WindowSource::ServerError,
+            }
+            .into(),
+            false,
+        ),
+        (
+            ContextEvent::ContextBreakdown {
+                breakdown: Breakdown::default(),
+            }
+            .into(),
+            true,
+        ),
+    ]
+}
+
+fn turn_events() -> Vec<(Event, bool)> {
+    vec![
+        (
+            TurnEvent::PermissionAsked(PermissionRequest {
+                id: text("q"),
+                tool: text("bash"),
+                call_id: text("c"),
+                title: text("ls"),
+                patterns: vec![],
+                agent: None,
+            })
+            .into(),
+            false,
+        ),
+        (
+            TurnEvent::Retrying {
+                attempt: 1,
+                max: 2,
+                delay_ms: 0,
+                message: text("x"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            TurnEvent::State {
+                state: EngineState::Idle,
+                detail: None,
+            }
+            .into(),
+            false,
+        ),
+        (Event::info("i"), true),
+        (
+            TurnEvent::Error {
+                kind: ErrorKind::Internal,
+                message: text("x"),
+                failed_message: None,
+            }
+            .into(),
+            true,
+        ),
+        (ends().into(), false),
+    ]
+}
+
+fn session_events() -> Vec<(Event, bool)> {
+    let session: crate::message::Session = serde_json::from_value(serde_json::json!({
+        "id": "s", "title": "", "directory": "/w", "model": "a/b",
+        "time_created": 0, "time_updated": 0,
+    }))
+    .unwrap();
+    vec![
+        (
+            SessionEvent::SessionLoaded {
+                session: session.clone(),
+                messages: vec![],
+                more_history: false,
+            }
+            .into(),
+            true,
+        ),
+        (
+            SessionEvent::History {
+                session_id: text("s"),
+                messages: vec![],
+                more: false,
+            }
+            .into(),
+            true,
+        ),
+        (
+            SessionEvent::Sessions {
+                sessions: vec![session],
+            }
+            .into(),
+            true,
+        ),
+        (
+            SessionEvent::PromptRefused {
+                id: text("P"),
+                text: text("t"),
+                tokens: 0,
+                usable: 0,
+                message: text("x"),
+            }
+            .into(),
+            false,
+        ),
+        (
+            SessionEvent::Undone {
+                message_id: text("m"),
+                prompt: text("p"),
+                files: vec![],
+                redo: 1,
+            }
+            .into(),
+            true,
+        ),
+        (
+            SessionEvent::Redone {
+                messages: vec![],
+                files: vec![],
+                redo: 0,
+            }
+            .into(),
+            true,
+        ),
+    ]
+}
+
+/// The settings' and a sub-agent's.
+fn settings_events() -> Vec<(Event, bool)> {
+    vec![
+        (SettingsEvent::McpStatus { servers: vec![] }.into(), false),
+        (
+            SettingsEvent::McpResources { resources: vec![] }.into(),
+            true,
+        ),
+        (
+            SettingsEvent::ModelChanged { model: text("a/b") }.into(),
+            true,
+        ),
+        (SettingsEvent::EffortChanged { effort: None }.into(), true),
+        (
+            SettingsEvent::PermissionModeChanged {
+                mode: PermissionMode::Default,
+            }
+            .into(),
+            true,
+        ),
+        (
+            SubagentEvent {
+                session_id: text("c"),
+                parent_session_id: text("s"),
+                agent: text("explore"),
+                call_id: text("t"),
+                event: Box::new(ends().into()),
+            }
+            .into(),
+            false,
+        ),
+    ]
+}
+
+#[test]
+fn the_answers_are_the_twelve_they_were_and_every_event_reads_back() {
+    let events = every_event();
+    assert_eq!(events.len(), 34, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 12);
+    for (event, answers) in events {
+        assert_eq!(event.answers_op(), answers, "{event:?}");
+        let msg = EventMsg::from(event).answering(&"A1".to_string());
+        let json = serde_json::to_value(&msg).unwrap();
+        assert_eq!(json.get("submission").is_some(), answers, "{json}");
+        assert_eq!(serde_json::from_value::<EventMsg>(json).unwrap(), msg);
+    }
+}
