@@ -61,3 +61,66 @@ impl Emitter {
         self.tx.send(EventMsg { submission, event }).is_ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pith_protocol::event::{PermissionRequest, TurnEnd};
+
+    fn child(tx: mpsc::UnboundedSender<EventMsg>) -> Emitter {
+        Emitter::direct(tx).child(Tag {
+            session_id: "C".into(),
+            parent_session_id: "P".into(),
+            agent: "explore".into(),
+            call_id: "t1".into(),
+        })
+    }
+
+    #[test]
+    fn a_sub_agents_events_are_wrapped_and_keep_their_envelope() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let ends = Event::from(TurnEvent::TurnFinished {
+            reason: TurnEnd::Stop,
+        });
+        let answer = EventMsg::from(Event::info("x")).answering(&"A1".to_string());
+        assert!(Emitter::direct(tx.clone()).send(answer.clone()));
+        assert_eq!(rx.try_recv().unwrap(), answer);
+        assert!(child(tx.clone()).send(answer));
+        let got = rx.try_recv().unwrap();
+        assert_eq!(got.submission().map(String::as_str), Some("A1"));
+        let Event::Subagent(SubagentEvent {
+            session_id, event, ..
+        }) = got.event
+        else {
+            panic!("not wrapped: {got:?}");
+        };
+        assert_eq!((session_id.as_str(), *event), ("C", Event::info("x")));
+        assert!(child(tx).send(ends.clone()));
+        assert!(matches!(rx.try_recv().unwrap().event, Event::Subagent(s) if *s.event == ends));
+    }
+
+    /// The user answers a sub-agent's question in the same prompt as the main agent's: it comes
+    /// unwrapped, naming the agent.
+    #[test]
+    fn a_sub_agents_question_comes_plain_naming_it() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let asked = TurnEvent::PermissionAsked(PermissionRequest {
+            id: "q".into(),
+            tool: "bash".into(),
+            call_id: "c".into(),
+            title: "ls".into(),
+            patterns: vec![],
+            agent: None,
+        });
+        assert!(child(tx).send(asked));
+        match rx.try_recv().unwrap().event {
+            Event::Turn(TurnEvent::PermissionAsked(r)) => {
+                assert_eq!(r.agent.as_deref(), Some("explore"))
+            }
+            other => panic!("{other:?}"),
+        }
+        // the front end is gone
+        let (gone, _) = mpsc::unbounded_channel();
+        assert!(!child(gone).send(Event::info("x")));
+    }
+}
