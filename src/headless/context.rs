@@ -30,7 +30,12 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
                 return 1;
             }
             // what comes before the answer (the session, its figure) is not printed
-            _ => {}
+            Event::Context(_)
+            | Event::Turn(_)
+            | Event::Output(_)
+            | Event::Session(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => {}
         }
     }
     crate::output::error("the engine stopped before it measured the context");

@@ -135,7 +135,12 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
                 break;
             }
             // the rest is only printed
-            _ => {}
+            Event::Turn(_)
+            | Event::Output(_)
+            | Event::Context(_)
+            | Event::Session(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => {}
         }
     }
     printer.finish();
