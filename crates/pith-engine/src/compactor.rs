@@ -227,7 +227,7 @@ pub(super) fn check_worth_compacting(
 mod tests {
     use super::*;
     use crate::test_parts::{Parts, Scripted};
-    use pith_protocol::event::TurnEnd;
+    use pith_protocol::event::{ContextEvent, TurnEnd, TurnEvent};
 
     #[test]
     fn the_breaker_trips_past_the_second_automatic_compaction_of_a_turn() {
