@@ -30,7 +30,7 @@ const READING_TOOLS: &[&str] = &[
 
 /// The tool with which the model presents its plan in plan mode (offered only then; the
 /// engine runs it: it asks the user and switches the mode).
-pub const EXIT_PLAN_TOOL: &str = "exit_plan_mode";
+pub const EXIT_PLAN_TOOL: &str = pith_protocol::tool::Builtin::ExitPlanMode.as_str();
 
 /// What the model is told while in plan mode (after the system prompt).
 pub const PLAN_PROMPT: &str = include_str!("../../../prompts/plan-mode.md");
