@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::PermissionReply;
 use crate::message::ToolState;
-use crate::tool::{ReadExtent, ToolInput, ToolOutcome};
+use crate::tool::{Builtin, ReadExtent, Todo, TodoStatus, ToolInput, ToolMetadata, ToolName};
 
 use super::cells::{dim, indent};
 use super::format::{self, sanitize, truncate};
@@ -29,7 +29,10 @@ const MAX_EXPANDED_LINES: usize = 5_000;
 
 /// What a tool cell shows.
 pub struct Call<'a> {
+    /// The tool's name as stored (the cell's label).
     pub tool: &'a str,
+    /// That name, parsed.
+    pub name: ToolName,
     pub input: &'a Value,
     pub state: &'a ToolState,
     /// Duration reported by `ToolFinished` (used when the part lacks times).
@@ -41,7 +44,7 @@ pub struct Call<'a> {
 }
 
 /// The one-line gist of a tool call's input.
-pub fn short_input(tool: &str, input: &Value) -> String {
+pub fn short_input(tool: &ToolName, input: &Value) -> String {
     let out = match ToolInput::of(tool, input) {
         ToolInput::Exec { command } => command.map(str::to_string),
         ToolInput::Read { path, .. }
@@ -90,8 +93,8 @@ fn duration(call: &Call) -> Option<u64> {
 }
 
 /// The exit code a finished command reported.
-fn exit_code(state: &ToolState) -> Option<i64> {
-    state.outcome().and_then(|o| o.exit_code)
+fn exit_code(call: &Call) -> Option<i64> {
+    call.state.outcome(&call.name).and_then(|o| o.exit_code())
 }
 
 /// The header's status: pending, running (with its title and time), the duration.
@@ -142,11 +145,11 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
     let status = header_status(call);
     // a command that failed says so in its header
-    let exit = exit_code(call.state)
+    let exit = exit_code(call)
         .filter(|c| *c != 0)
         .map(|c| format!("exit {c}"));
     let verdict = match call.decision {
-        Some(r) if call.tool == "exit_plan_mode" => Some(crate::view::plan_box::verdict(r)),
+        Some(r) if call.name.is(Builtin::ExitPlanMode) => Some(crate::view::plan_box::verdict(r)),
         Some(PermissionReply::Once) => Some(("allowed once", t.ok)),
         Some(PermissionReply::Always) => Some(("always allowed", t.ok)),
         Some(PermissionReply::AlwaysExact) => Some(("always allowed as written", t.ok)),
@@ -190,7 +193,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
 
 /// A tool call the model made.
 pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    let gist = short_input(call.tool, call.input);
+    let gist = short_input(&call.name, call.input);
     let mut out = vec![header(call, call.tool, &gist, width)];
     if expanded {
         let head_room = width.saturating_sub(4 + format::width(call.tool));
@@ -207,14 +210,14 @@ pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
 /// A tool part in a user message: a file the user attached with `@`, or a command the user ran
 /// with `!`.
 pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    match call.tool {
-        "read" => {
-            let path = short_input("read", call.input);
+    match call.name.builtin() {
+        Some(Builtin::Read) => {
+            let path = short_input(&call.name, call.input);
             let what = match call.state {
                 ToolState::Error { .. } => "not attached".to_string(),
                 state => state
-                    .outcome()
-                    .map(|o| attached_extent(o.read))
+                    .outcome(&call.name)
+                    .map(|o| attached_extent(o.read_extent()))
                     .unwrap_or_default(),
             };
             let t = theme();
@@ -241,8 +244,8 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
             }
             out
         }
-        "bash" => {
-            let command = short_input("bash", call.input);
+        Some(Builtin::Bash) => {
+            let command = short_input(&call.name, call.input);
             let mut out = vec![header(call, "$", &command, width)];
             out.extend(body(call, &command, width, expanded, USER_PREVIEW_LINES));
             out
@@ -322,17 +325,19 @@ fn body(
             time,
         } => {
             let pruned = time.compacted.is_some();
-            let outcome = ToolOutcome::of(metadata);
+            let outcome = ToolMetadata::read(&call.name, metadata);
             if !pruned {
-                if let Some(diff) = &outcome.diff
+                if let Some(diff) = outcome.as_ref().and_then(ToolMetadata::diff)
                     && !diff.trim().is_empty()
                 {
                     return diff_lines(diff, width, expanded);
                 }
-                if let ToolInput::Todos { todos: asked } = ToolInput::of(call.tool, call.input)
-                    && let Some(todos) = outcome.todos.as_deref().or(asked)
-                {
-                    return checklist(todos, width);
+                if let ToolInput::Todos { todos: asked } = ToolInput::of(&call.name, call.input) {
+                    let set = outcome.as_ref().and_then(ToolMetadata::todos);
+                    let asked = || asked.map(|a| a.iter().map(Todo::read).collect::<Vec<_>>());
+                    if let Some(todos) = set.map(<[Todo]>::to_vec).or_else(asked) {
+                        return checklist(&todos, width);
+                    }
                 }
             }
             let mut text = String::new();
@@ -340,15 +345,15 @@ fn body(
                 text.push_str(title);
                 text.push('\n');
             }
-            let shown = if call.tool == "bash" && !expanded {
+            let shown = if call.name.is(Builtin::Bash) && !expanded {
                 // the exit trailer is in the header when it matters
-                strip_exit_trailer(output, exit_code(call.state))
+                strip_exit_trailer(output, exit_code(call))
             } else {
                 output.trim_end()
             };
             text.push_str(shown);
-            if call.tool == "read" && !expanded && !pruned {
-                return read_summary(outcome.read, width);
+            if call.name.is(Builtin::Read) && !expanded && !pruned {
+                return read_summary(outcome.and_then(|o| o.read_extent()), width);
             }
             let style = if pruned {
                 dim()
@@ -546,25 +551,24 @@ fn diff_lines(diff: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
 }
 
 /// A todo list as a checklist.
-fn checklist(todos: &[Value], width: usize) -> Vec<Line<'static>> {
+fn checklist(todos: &[Todo], width: usize) -> Vec<Line<'static>> {
     let t = theme();
     let mut out = Vec::new();
     for (i, todo) in todos.iter().enumerate() {
-        let content = todo.get("content").and_then(Value::as_str).unwrap_or("");
-        let status = todo.get("status").and_then(Value::as_str).unwrap_or("");
-        let (mark, style) = match status {
-            "completed" => (
+        let content = &todo.content;
+        let (mark, style) = match todo.status {
+            TodoStatus::Completed => (
                 "☑ ",
                 Style::default()
                     .fg(t.dim)
                     .add_modifier(Modifier::CROSSED_OUT),
             ),
-            "in_progress" => (
+            TodoStatus::InProgress => (
                 "◐ ",
                 Style::default().fg(t.warn).add_modifier(Modifier::BOLD),
             ),
-            "cancelled" => ("☒ ", dim().add_modifier(Modifier::CROSSED_OUT)),
-            _ => ("☐ ", Style::default()),
+            TodoStatus::Cancelled => ("☒ ", dim().add_modifier(Modifier::CROSSED_OUT)),
+            TodoStatus::Pending => ("☐ ", Style::default()),
         };
         let gutter = if i == 0 { "  ⎿ " } else { "    " };
         out.push(Line::from(vec![

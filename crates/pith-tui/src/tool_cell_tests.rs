@@ -27,6 +27,7 @@ fn text(lines: &[Line]) -> Vec<String> {
 fn call<'a>(tool: &'a str, input: &'a Value, state: &'a ToolState) -> Call<'a> {
     Call {
         tool,
+        name: tool.into(),
         input,
         state,
         reported_ms: None,
