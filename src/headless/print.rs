@@ -5,7 +5,7 @@ use std::io::Write;
 
 use crate::event::{EngineState, Event, McpServerStatus, McpState};
 use crate::output::Clean;
-use crate::tool::ToolInput;
+use crate::tool::{ToolInput, ToolName};
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough (with how
@@ -202,7 +202,8 @@ impl<O: Write, E: Write> Printer<O, E> {
 
 /// One line of a tool's input for the progress lines on stderr.
 fn short_input(tool: &str, input: &serde_json::Value) -> String {
-    let known = match ToolInput::of(tool, input) {
+    let name = ToolName::parse(tool);
+    let known = match ToolInput::of(&name, input) {
         ToolInput::Exec { command } => command,
         ToolInput::Read { path, .. }
         | ToolInput::Edit { path, .. }
