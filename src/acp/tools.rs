@@ -64,7 +64,11 @@ pub fn title(tool: &str, input: &Value) -> String {
         ToolInput::List { path } => format!("List {}", given(path).unwrap_or(".")),
         ToolInput::Search { pattern, path, .. } => {
             let pattern = given(pattern).unwrap_or("");
-            let verb = if name.is(Builtin::Grep) { "Search" } else { "Find" };
+            let verb = if name.is(Builtin::Grep) {
+                "Search"
+            } else {
+                "Find"
+            };
             match given(path) {
                 Some(p) => format!("{verb} {pattern} in {p}"),
                 None => format!("{verb} {pattern}"),

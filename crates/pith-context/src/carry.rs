@@ -7,7 +7,6 @@
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
-
 use pith_protocol::message::{
     Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
 };

@@ -18,8 +18,8 @@ pub use metadata::{
 };
 pub use name::{Builtin, ToolName};
 pub use outcome::ReadExtent;
-pub use todo::{Todo, TodoPriority, TodoStatus};
 pub(crate) use todo::lenient_option as lenient_todos;
+pub use todo::{Todo, TodoPriority, TodoStatus};
 
 /// The line bash ends a command's output with for the model when the command exited (after a
 /// blank line).

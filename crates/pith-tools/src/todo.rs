@@ -136,7 +136,10 @@ mod tests {
         );
         assert_eq!(stored[1].status, TodoStatus::InProgress);
         assert_eq!(stored[2].id, "d");
-        assert_eq!(out.metadata["todos"], serde_json::to_value(&stored).unwrap());
+        assert_eq!(
+            out.metadata["todos"],
+            serde_json::to_value(&stored).unwrap()
+        );
 
         TodoWrite.run(json!({"todos": []}), &ws.ctx).await.unwrap();
         assert!(ws.ctx.state.todos.lock().unwrap().is_empty());

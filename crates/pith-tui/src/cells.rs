@@ -486,11 +486,17 @@ mod tests {
             "cargo test ⏎ --lib"
         );
         assert_eq!(
-            short_input(&"read".into(), &json!({"file_path": "src/a.rs", "offset": 3})),
+            short_input(
+                &"read".into(),
+                &json!({"file_path": "src/a.rs", "offset": 3})
+            ),
             "src/a.rs"
         );
         assert_eq!(
-            short_input(&"grep".into(), &json!({"pattern": "fn main", "path": "src"})),
+            short_input(
+                &"grep".into(),
+                &json!({"pattern": "fn main", "path": "src"})
+            ),
             "fn main  in src"
         );
         assert_eq!(short_input(&"custom".into(), &json!({"n": 1})), "{\"n\":1}");

@@ -124,7 +124,11 @@ fn pith_s_searches_and_listings_look_where_the_tool_does() {
     );
     // names pith does not have (other agents' `ls`, `shell`, `patch`): no guess
     for other in ["ls", "shell", "patch", "multiedit", "search", "fetch"] {
-        assert_eq!(ToolInput::of(n(other), &elsewhere), ToolInput::Other, "{other}");
+        assert_eq!(
+            ToolInput::of(n(other), &elsewhere),
+            ToolInput::Other,
+            "{other}"
+        );
     }
     let mcp = ToolInput::of(n("github_search"), &elsewhere);
     assert_eq!(mcp.path(), None, "an MCP tool's path is not a file tool's");

@@ -48,7 +48,10 @@ fn bash_is_stored_as_before() {
         text.ends_with(r#""sandboxed":true,"sandbox_denied":true}"#),
         "{text}"
     );
-    assert_eq!((outcome.exit_code(), outcome.sandbox_denied()), (None, true));
+    assert_eq!(
+        (outcome.exit_code(), outcome.sandbox_denied()),
+        (None, true)
+    );
 }
 
 #[test]
@@ -143,7 +146,10 @@ fn reads_are_stored_as_before() {
     };
     let (text, outcome) = stored("read", dir);
     assert_eq!(text, r#"{"path":"/w/src","directory":true,"entries":3}"#);
-    assert_eq!(outcome.read_extent(), Some(ReadExtent::Directory { entries: 3 }));
+    assert_eq!(
+        outcome.read_extent(),
+        Some(ReadExtent::Directory { entries: 3 })
+    );
 }
 
 #[test]
@@ -158,9 +164,15 @@ fn todos_are_stored_as_before() {
     assert_eq!(outcome.todos().map(<[Todo]>::len), Some(1));
     assert_eq!(outcome.todos().unwrap()[0].status, TodoStatus::Pending);
     // an item of another shape reads as its text, pending
-    let odd = read("todowrite", json!({"todos": [{"content": "y", "status": 3}]}));
+    let odd = read(
+        "todowrite",
+        json!({"todos": [{"content": "y", "status": 3}]}),
+    );
     let odd = odd.as_ref().and_then(|o| o.todos()).unwrap();
-    assert_eq!((odd[0].content.as_str(), odd[0].status), ("y", TodoStatus::Pending));
+    assert_eq!(
+        (odd[0].content.as_str(), odd[0].status),
+        ("y", TodoStatus::Pending)
+    );
 }
 
 #[test]

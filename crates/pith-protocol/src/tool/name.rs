@@ -190,7 +190,11 @@ mod tests {
         let mut names: Vec<_> = Builtin::ALL.iter().map(|b| b.as_str()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), Builtin::ALL.len(), "two built-ins share a name");
+        assert_eq!(
+            names.len(),
+            Builtin::ALL.len(),
+            "two built-ins share a name"
+        );
     }
 
     #[test]
@@ -206,14 +210,30 @@ mod tests {
         );
         assert_eq!(mcp("github_create_issue"), pair("github", "create_issue"));
         assert_eq!(mcp("srv__thing"), pair("srv", "_thing"));
-        for not_mcp in ["tool_search", "exit_plan_mode", "_x", "srv_", "a.b_c", "bash"] {
+        for not_mcp in [
+            "tool_search",
+            "exit_plan_mode",
+            "_x",
+            "srv_",
+            "a.b_c",
+            "bash",
+        ] {
             assert_eq!(mcp(not_mcp), None, "{not_mcp}");
         }
     }
 
     #[test]
     fn names_pith_does_not_have_are_other() {
-        for other in ["multiedit", "patch", "shell", "ls", "search", "fetch", "_x", "a.b_c"] {
+        for other in [
+            "multiedit",
+            "patch",
+            "shell",
+            "ls",
+            "search",
+            "fetch",
+            "_x",
+            "a.b_c",
+        ] {
             assert_eq!(ToolName::parse(other), ToolName::Other(other.into()));
         }
     }

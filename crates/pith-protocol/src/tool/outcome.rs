@@ -182,7 +182,10 @@ mod tests {
         let null = read("bash", json!({"exit_code": null})).unwrap();
         assert_eq!(null.exit_code(), None);
         // by name: another tool's exit code is no command's
-        assert_eq!(read("grep", json!({"exit_code": 2})).unwrap().exit_code(), None);
+        assert_eq!(
+            read("grep", json!({"exit_code": 2})).unwrap().exit_code(),
+            None
+        );
         assert_eq!(read("bash", Value::Null), None);
     }
 
