@@ -346,7 +346,7 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
             ));
         }
         // a command granted by prefix can be granted only as written instead
-        if crate::tool::ToolName::parse(&req.tool).is(crate::tool::Builtin::Bash)
+        if pith_protocol::tool::ToolName::parse(&req.tool).is(pith_protocol::tool::Builtin::Bash)
             && req.grants_a_prefix()
         {
             options.push(PermissionOption::new(

@@ -10,7 +10,7 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use crate::message::ToolState;
-use crate::tool::{Builtin, Todo, TodoPriority, TodoStatus, ToolInput, ToolName};
+use pith_protocol::tool::{Builtin, Todo, TodoPriority, TodoStatus, ToolInput, ToolName};
 
 /// The most output of one call shown in the editor (its tail when longer).
 const MAX_SHOWN: usize = 16 * 1024;

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use crate::event::{EngineState, Event, McpServerStatus, McpState};
 use crate::output::Clean;
-use crate::tool::{ToolInput, ToolName};
+use pith_protocol::tool::{ToolInput, ToolName};
 
 pub(super) fn print_json(out: &mut impl Write, event: &Event) {
     // The whole history is not repeated on every run: the session header is enough (with how

@@ -94,7 +94,7 @@ fn part_lines(
         } => {
             let call = tool_cell::Call {
                 tool,
-                name: crate::tool::ToolName::parse(tool),
+                name: pith_protocol::tool::ToolName::parse(tool),
                 input,
                 state,
                 reported_ms: cell.duration_ms,

@@ -9,23 +9,22 @@ use serde_json::Value;
 
 use crate::event::PermissionReply;
 use crate::message::ToolState;
-use crate::tool::{Builtin, ReadExtent, Todo, TodoStatus, ToolInput, ToolMetadata, ToolName};
+use pith_protocol::tool::{Builtin, Todo, ToolInput, ToolMetadata, ToolName};
 
-use super::cells::{dim, indent};
+use super::cells::dim;
 use super::format::{self, sanitize, truncate};
 use super::theme::theme;
+use super::tool_shapes::{
+    MAX_EXPANDED_LINES, Shows, attached_extent, checklist, diff_lines, read_summary,
+};
 use super::wrap::wrap_chars;
 
 /// Output lines shown while a cell is folded.
 const PREVIEW_LINES: usize = 3;
 /// A command the user ran with `!` is theirs to read: more of it shows before it folds.
 const USER_PREVIEW_LINES: usize = 12;
-/// Diff lines shown while an edit's cell is folded.
-const DIFF_LINES: usize = 8;
 /// Lines of a running command's output shown while it runs.
 const LIVE_LINES: usize = 5;
-/// Never render more than this many lines of one tool output.
-const MAX_EXPANDED_LINES: usize = 5_000;
 
 /// What a tool cell shows.
 pub struct Call<'a> {
@@ -254,24 +253,6 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
     }
 }
 
-/// How much of a file the user attached went in.
-fn attached_extent(read: Option<ReadExtent>) -> String {
-    match read {
-        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image { .. }) => "image".to_string(),
-        Some(ReadExtent::Lines { shown, total, .. }) => {
-            let n = shown.unwrap_or(0);
-            let total = total.unwrap_or(n);
-            if n < total {
-                format!("lines 1-{n} of {total}")
-            } else {
-                format!("{total} line{}", if total == 1 { "" } else { "s" })
-            }
-        }
-        None => "0 lines".to_string(),
-    }
-}
-
 /// The input as JSON, when the header could not show it all.
 fn input_lines(input: &Value, cut: bool, width: usize) -> Vec<Line<'static>> {
     let several = input.as_object().is_some_and(|o| o.len() > 1);
@@ -325,36 +306,22 @@ fn body(
             time,
         } => {
             let pruned = time.compacted.is_some();
-            let outcome = ToolMetadata::read(&call.name, metadata);
-            if !pruned {
-                if let Some(diff) = outcome.as_ref().and_then(ToolMetadata::diff)
-                    && !diff.trim().is_empty()
-                {
-                    return diff_lines(diff, width, expanded);
-                }
-                if let ToolInput::Todos { todos: asked } = ToolInput::of(&call.name, call.input) {
-                    let set = outcome.as_ref().and_then(ToolMetadata::todos);
-                    let asked = || asked.map(|a| a.iter().map(Todo::read).collect::<Vec<_>>());
-                    if let Some(todos) = set.map(<[Todo]>::to_vec).or_else(asked) {
-                        return checklist(&todos, width);
-                    }
-                }
+            let shows = Shows::of(&call.name);
+            if !pruned && let Some(lines) = shaped(call, shows, metadata, width, expanded) {
+                return lines;
             }
             let mut text = String::new();
             if expanded && !title.is_empty() && title != gist {
                 text.push_str(title);
                 text.push('\n');
             }
-            let shown = if call.name.is(Builtin::Bash) && !expanded {
+            let shown = if shows == Shows::Command && !expanded {
                 // the exit trailer is in the header when it matters
                 strip_exit_trailer(output, exit_code(call))
             } else {
                 output.trim_end()
             };
             text.push_str(shown);
-            if call.name.is(Builtin::Read) && !expanded && !pruned {
-                return read_summary(outcome.and_then(|o| o.read_extent()), width);
-            }
             let style = if pruned {
                 dim()
             } else {
@@ -375,6 +342,37 @@ fn body(
     }
 }
 
+/// What a finished call that was not pruned shows instead of its output: an edit's diff, the
+/// todo list as set (or as asked, when the metadata holds none), a folded read's extent.
+fn shaped(
+    call: &Call,
+    shows: Shows,
+    metadata: &Value,
+    width: usize,
+    expanded: bool,
+) -> Option<Vec<Line<'static>>> {
+    let outcome = ToolMetadata::read(&call.name, metadata);
+    match shows {
+        Shows::Diff => {
+            let diff = outcome.as_ref().and_then(ToolMetadata::diff)?;
+            (!diff.trim().is_empty()).then(|| diff_lines(diff, width, expanded))
+        }
+        Shows::Checklist => {
+            let set = outcome.as_ref().and_then(ToolMetadata::todos);
+            let asked = || match ToolInput::of(&call.name, call.input) {
+                ToolInput::Todos { todos } => Some(todos?.iter().map(Todo::read).collect()),
+                _ => None,
+            };
+            let todos: Vec<Todo> = set.map(<[Todo]>::to_vec).or_else(asked)?;
+            Some(checklist(&todos, width))
+        }
+        Shows::Extent if !expanded => {
+            Some(read_summary(outcome.and_then(|o| o.read_extent()), width))
+        }
+        Shows::Extent | Shows::Command | Shows::Output => None,
+    }
+}
+
 /// The output without the line bash ends it with for the model when the command exited with
 /// `exit_code` (`Exit code: 0`) and the blank line before it.
 fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
@@ -386,31 +384,6 @@ fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
         Some(rest) if rest.is_empty() || rest.ends_with('\n') => rest.trim_end(),
         _ => t,
     }
-}
-
-/// A folded read says how much it read rather than showing the file's first lines.
-fn read_summary(read: Option<ReadExtent>, width: usize) -> Vec<Line<'static>> {
-    let text = match read {
-        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image { .. }) => "an image".to_string(),
-        Some(ReadExtent::Lines {
-            shown,
-            total,
-            offset,
-        }) => match (shown, total) {
-            (Some(s), Some(t)) if s < t => {
-                let from = offset.unwrap_or(1);
-                format!("lines {from}-{} of {t}", from + s.saturating_sub(1))
-            }
-            (_, Some(t)) => format!("{t} line{}", if t == 1 { "" } else { "s" }),
-            _ => return Vec::new(),
-        },
-        None => return Vec::new(),
-    };
-    vec![Line::from(Span::styled(
-        truncate(&format!("  ⎿ {text}"), width),
-        dim(),
-    ))]
 }
 
 /// Lines of text under a gutter; folded: the first few, and a count of the rest (a single hidden
@@ -499,86 +472,6 @@ fn live_lines(live: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
             Span::styled(gutter, dim()),
             Span::styled(truncate(l, width.saturating_sub(4)), style),
         ]));
-    }
-    out
-}
-
-/// A unified diff, coloured; folded to its first lines (the `---`/`+++` header is left out).
-fn diff_lines(diff: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    let t = theme();
-    let diff = sanitize(diff);
-    let lines: Vec<&str> = diff
-        .lines()
-        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
-        .collect();
-    let limit = if expanded {
-        MAX_EXPANDED_LINES
-    } else {
-        DIFF_LINES
-    };
-    let shown = if lines.len() <= limit + 1 {
-        lines.len()
-    } else {
-        limit
-    };
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().take(shown).enumerate() {
-        let style = match l.chars().next() {
-            Some('+') => Style::default().fg(t.added),
-            Some('-') => Style::default().fg(t.removed),
-            Some('@') => dim(),
-            _ => Style::default().fg(t.muted),
-        };
-        let gutter = if i == 0 { "  ⎿ " } else { "    " };
-        out.extend(wrap_chars(
-            &[Span::styled(l.to_string(), style)],
-            width,
-            &[Span::styled(gutter, dim())],
-            &indent(4),
-        ));
-    }
-    if lines.len() > shown {
-        out.push(Line::from(Span::styled(
-            format!(
-                "    … +{} lines ({})",
-                lines.len() - shown,
-                super::keymap::expand_key()
-            ),
-            dim(),
-        )));
-    }
-    out
-}
-
-/// A todo list as a checklist.
-fn checklist(todos: &[Todo], width: usize) -> Vec<Line<'static>> {
-    let t = theme();
-    let mut out = Vec::new();
-    for (i, todo) in todos.iter().enumerate() {
-        let content = &todo.content;
-        let (mark, style) = match todo.status {
-            TodoStatus::Completed => (
-                "☑ ",
-                Style::default()
-                    .fg(t.dim)
-                    .add_modifier(Modifier::CROSSED_OUT),
-            ),
-            TodoStatus::InProgress => (
-                "◐ ",
-                Style::default().fg(t.warn).add_modifier(Modifier::BOLD),
-            ),
-            TodoStatus::Cancelled => ("☒ ", dim().add_modifier(Modifier::CROSSED_OUT)),
-            TodoStatus::Pending => ("☐ ", Style::default()),
-        };
-        let gutter = if i == 0 { "  ⎿ " } else { "    " };
-        out.push(Line::from(vec![
-            Span::styled(gutter, dim()),
-            Span::styled(mark, style),
-            Span::styled(truncate(&sanitize(content), width.saturating_sub(6)), style),
-        ]));
-    }
-    if out.is_empty() {
-        out.push(Line::from(Span::styled("  ⎿ (empty list)", dim())));
     }
     out
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::message::ToolTime;
+use crate::tool_shapes::DIFF_LINES;
 use serde_json::json;
 
 fn done(output: &str, metadata: Value) -> ToolState {

@@ -6,7 +6,7 @@ use crate::custom_commands::Expanded;
 use crate::event::Op;
 use crate::llm::ReasoningEffort;
 use crate::message::PartKind;
-use crate::tool::{ToolInput, ToolName};
+use pith_protocol::tool::{ToolInput, ToolName};
 
 use crate::app::{App, Help, PickItem, Picker, PickerKind, Popup};
 use crate::commands::Command;
