@@ -373,6 +373,25 @@ mod tests {
     }
 
     #[test]
+    fn a_read_or_the_todo_list_shows_no_output_when_done() {
+        let ws = Path::new("/ws");
+        let done: ToolState = serde_json::from_value(json!({
+            "status": "completed", "input": {}, "output": "text", "title": "",
+            "metadata": {}, "time": {"start": 0, "end": 1}
+        }))
+        .unwrap();
+        let content = |tool: &str| {
+            let fields = from_state(ws, tool, &json!({}), &done);
+            fields.content.map(|c| c.len())
+        };
+        assert_eq!(content("read"), Some(0));
+        assert_eq!(content("todowrite"), Some(0));
+        for shown in ["bash", "grep", "recall", "github_read", "multiedit"] {
+            assert_eq!(content(shown), Some(1), "{shown}");
+        }
+    }
+
+    #[test]
     fn todos_become_the_plan() {
         let p = plan(
             "todowrite",
