@@ -8,7 +8,7 @@ use pith_protocol::event::{
     ContextEvent, EngineState, Event, EventMsg, McpServerStatus, McpState, OutputEvent,
     SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{ToolInput, ToolName};
 
 pub(super) fn print_json(out: &mut impl Write, msg: &EventMsg) {
     // The whole history is not repeated on every run: the session header is enough (with how
@@ -268,7 +268,8 @@ impl<O: Write, E: Write> Printer<O, E> {
 
 /// One line of a tool's input for the progress lines on stderr.
 fn short_input(tool: &str, input: &serde_json::Value) -> String {
-    let known = match ToolInput::of(tool, input) {
+    let name = ToolName::parse(tool);
+    let known = match ToolInput::of(&name, input) {
         ToolInput::Exec { command } => command,
         ToolInput::Read { path, .. }
         | ToolInput::Edit { path, .. }

@@ -432,7 +432,9 @@ async fn ask(session: Arc<Session>, req: PermissionRequest) {
             ));
         }
         // a command granted by prefix can be granted only as written instead
-        if req.tool == "bash" && req.grants_a_prefix() {
+        if pith_protocol::tool::ToolName::parse(&req.tool).is(pith_protocol::tool::Builtin::Bash)
+            && req.grants_a_prefix()
+        {
             options.push(PermissionOption::new(
                 "allow_always_exact",
                 "Always allow this exact command",

@@ -10,20 +10,29 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use pith_protocol::message::ToolState;
-use pith_protocol::tool::{TodoItem, ToolInput};
+use pith_protocol::tool::{Builtin, Todo, TodoPriority, TodoStatus, ToolInput, ToolName};
 
 /// The most output of one call shown in the editor (its tail when longer).
 const MAX_SHOWN: usize = 16 * 1024;
 
+/// The kind of a call of `tool`: each built-in tool's; a tool of an MCP server (or a name pith
+/// does not have) is `Fetch` when its name says it fetches, else `Other`.
 pub fn kind(tool: &str) -> ToolKind {
-    match tool {
-        "read" | "list" | "recall" => ToolKind::Read,
-        "edit" | "write" => ToolKind::Edit,
-        "bash" => ToolKind::Execute,
-        "grep" | "glob" | "tool_search" => ToolKind::Search,
-        "todowrite" | "task" => ToolKind::Think,
-        t if t.contains("fetch") => ToolKind::Fetch,
-        _ => ToolKind::Other,
+    let b = match ToolName::parse(tool) {
+        ToolName::Builtin(b) => b,
+        ToolName::Mcp { tool, .. } | ToolName::Other(tool) if tool.contains("fetch") => {
+            return ToolKind::Fetch;
+        }
+        ToolName::Mcp { .. } | ToolName::Other(_) => return ToolKind::Other,
+    };
+    match b {
+        Builtin::Read | Builtin::List | Builtin::Recall => ToolKind::Read,
+        Builtin::Edit | Builtin::Write => ToolKind::Edit,
+        Builtin::Bash => ToolKind::Execute,
+        Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
+        Builtin::TodoWrite | Builtin::Task => ToolKind::Think,
+        Builtin::WebFetch => ToolKind::Fetch,
+        Builtin::ExitPlanMode => ToolKind::Other,
     }
 }
 
@@ -44,7 +53,8 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// What the editor shows as the call's title.
 pub fn title(tool: &str, input: &Value) -> String {
-    match ToolInput::of(tool, input) {
+    let name = ToolName::parse(tool);
+    match ToolInput::of(&name, input) {
         ToolInput::Exec { command } => {
             given(command).map_or_else(|| tool.to_string(), |c| one_line(c, 120))
         }
@@ -54,7 +64,11 @@ pub fn title(tool: &str, input: &Value) -> String {
         ToolInput::List { path } => format!("List {}", given(path).unwrap_or(".")),
         ToolInput::Search { pattern, path, .. } => {
             let pattern = given(pattern).unwrap_or("");
-            let verb = if tool == "grep" { "Search" } else { "Find" };
+            let verb = if name.is(Builtin::Grep) {
+                "Search"
+            } else {
+                "Find"
+            };
             match given(path) {
                 Some(p) => format!("{verb} {pattern} in {p}"),
                 None => format!("{verb} {pattern}"),
@@ -84,7 +98,8 @@ fn titled(verb: &str, path: Option<&str>, tool: &str) -> String {
 
 /// The files the call touches, absolute (with the line a read starts at).
 pub fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<ToolCallLocation> {
-    let asked = ToolInput::of(tool, input);
+    let name = ToolName::parse(tool);
+    let asked = ToolInput::of(&name, input);
     let path = match asked {
         ToolInput::Read { path, .. }
         | ToolInput::Edit { path, .. }
@@ -122,7 +137,8 @@ fn absolute(workspace: &Path, path: &str) -> PathBuf {
 
 /// The change an edit or write makes, as a diff (`None` for other tools).
 pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallContent> {
-    let diff = match ToolInput::of(tool, input) {
+    let name = ToolName::parse(tool);
+    let diff = match ToolInput::of(&name, input) {
         ToolInput::Edit { path, old, new } => {
             Diff::new(absolute(workspace, given(path)?), given(new).unwrap_or(""))
                 .old_text(given(old).map(str::to_string))
@@ -178,11 +194,11 @@ pub fn from_state(
         ToolState::Pending => fields.status(ToolCallStatus::Pending),
         ToolState::Running { .. } => fields.status(ToolCallStatus::InProgress),
         ToolState::Completed { output, .. } => {
-            let content = match (diff(workspace, tool, input), tool) {
-                (Some(d), _) => vec![d],
+            let content = match diff(workspace, tool, input) {
+                Some(d) => vec![d],
                 // the file is in the editor already; its text would only crowd the thread
-                (None, "read" | "todowrite") => Vec::new(),
-                (None, _) => vec![output_block(output)],
+                None if shows_no_output(&ToolName::parse(tool)) => Vec::new(),
+                None => vec![output_block(output)],
             };
             fields.status(ToolCallStatus::Completed).content(content)
         }
@@ -192,34 +208,55 @@ pub fn from_state(
     }
 }
 
+/// Whether a finished call of `tool` shows no output in the thread: a read (the file is in the
+/// editor already) and the todo list (the plan shows it).
+fn shows_no_output(tool: &ToolName) -> bool {
+    let Some(b) = tool.builtin() else {
+        return false;
+    };
+    match b {
+        Builtin::Read | Builtin::TodoWrite => true,
+        Builtin::Bash
+        | Builtin::Write
+        | Builtin::Edit
+        | Builtin::Glob
+        | Builtin::Grep
+        | Builtin::List
+        | Builtin::Recall
+        | Builtin::WebFetch
+        | Builtin::Task
+        | Builtin::ToolSearch
+        | Builtin::ExitPlanMode => false,
+    }
+}
+
 /// `todowrite`'s list as the editor's plan (`None` for other tools, or when the input holds no
 /// list).
 pub fn plan(tool: &str, input: &Value) -> Option<Plan> {
-    let ToolInput::Todos { todos: Some(todos) } = ToolInput::of(tool, input) else {
+    let name = ToolName::parse(tool);
+    let ToolInput::Todos { todos: Some(todos) } = ToolInput::of(&name, input) else {
         return None;
     };
     let entries = todos
         .iter()
-        .filter_map(|t| plan_entry(TodoItem::of(t)))
+        .filter_map(|t| plan_entry(Todo::read(t)))
         .collect();
     Some(Plan::new(entries))
 }
 
 /// One item of the list as a plan entry (`None` when it has no text).
-fn plan_entry(item: TodoItem) -> Option<PlanEntry> {
-    let content = given(item.content)?;
-    let (status, content) = match given(item.status).unwrap_or("pending") {
-        "in_progress" | "in-progress" | "inprogress" => {
-            (PlanEntryStatus::InProgress, content.to_string())
-        }
-        "completed" | "done" => (PlanEntryStatus::Completed, content.to_string()),
-        "cancelled" | "canceled" => (PlanEntryStatus::Completed, format!("(cancelled) {content}")),
-        _ => (PlanEntryStatus::Pending, content.to_string()),
+fn plan_entry(item: Todo) -> Option<PlanEntry> {
+    let content = given(Some(&item.content))?;
+    let (status, content) = match item.status {
+        TodoStatus::InProgress => (PlanEntryStatus::InProgress, content.to_string()),
+        TodoStatus::Completed => (PlanEntryStatus::Completed, content.to_string()),
+        TodoStatus::Cancelled => (PlanEntryStatus::Completed, format!("(cancelled) {content}")),
+        TodoStatus::Pending => (PlanEntryStatus::Pending, content.to_string()),
     };
-    let priority = match given(item.priority) {
-        Some("high") => PlanEntryPriority::High,
-        Some("low") => PlanEntryPriority::Low,
-        _ => PlanEntryPriority::Medium,
+    let priority = match item.priority {
+        TodoPriority::High => PlanEntryPriority::High,
+        TodoPriority::Low => PlanEntryPriority::Low,
+        TodoPriority::Medium => PlanEntryPriority::Medium,
     };
     Some(PlanEntry::new(content, priority, status))
 }
@@ -237,8 +274,13 @@ mod tests {
         assert_eq!(kind("grep"), ToolKind::Search);
         assert_eq!(kind("read"), ToolKind::Read);
         assert_eq!(kind("todowrite"), ToolKind::Think);
+        assert_eq!(kind("webfetch"), ToolKind::Fetch);
         assert_eq!(kind("web_fetch"), ToolKind::Fetch);
+        assert_eq!(kind("fetch"), ToolKind::Fetch);
         assert_eq!(kind("srv__thing"), ToolKind::Other);
+        assert_eq!(kind("exit_plan_mode"), ToolKind::Other);
+        assert_eq!(kind("tool_search"), ToolKind::Search);
+        assert_eq!(kind("recall"), ToolKind::Read);
         assert_eq!(
             title("bash", &json!({"command": "ls -la\necho x"})),
             "ls -la…"
@@ -328,6 +370,25 @@ mod tests {
             "{}",
             &t.text[..20]
         );
+    }
+
+    #[test]
+    fn a_read_or_the_todo_list_shows_no_output_when_done() {
+        let ws = Path::new("/ws");
+        let done: ToolState = serde_json::from_value(json!({
+            "status": "completed", "input": {}, "output": "text", "title": "",
+            "metadata": {}, "time": {"start": 0, "end": 1}
+        }))
+        .unwrap();
+        let content = |tool: &str| {
+            let fields = from_state(ws, tool, &json!({}), &done);
+            fields.content.map(|c| c.len())
+        };
+        assert_eq!(content("read"), Some(0));
+        assert_eq!(content("todowrite"), Some(0));
+        for shown in ["bash", "grep", "recall", "github_read", "multiedit"] {
+            assert_eq!(content(shown), Some(1), "{shown}");
+        }
     }
 
     #[test]

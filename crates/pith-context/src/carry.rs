@@ -7,12 +7,10 @@
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
-use serde_json::Value;
-
 use pith_protocol::message::{
     Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
 };
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{Todo, TodoStatus, ToolInput, ToolName};
 
 use super::tokens::Estimator;
 use super::view::{is_compaction_message, is_turn_start};
@@ -64,7 +62,8 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
                 continue;
             };
             let path = |p: Option<&str>| p.map(str::to_string);
-            match ToolInput::of(tool, input) {
+            let name = ToolName::parse(tool);
+            match ToolInput::of(&name, input) {
                 ToolInput::Read { path: p, .. } => push_recent(&mut l.read, path(p)),
                 ToolInput::Edit { path: p, .. } => push_recent(&mut l.edited, path(p)),
                 ToolInput::Write { path: p, .. } => push_recent(&mut l.written, path(p)),
@@ -135,21 +134,19 @@ pub fn bound_ledger(mut l: Ledger, budget: u64, est: &Estimator) -> Ledger {
     l
 }
 
-/// The todo list as a checklist (`todowrite`'s JSON array of `{content, status}`).
-pub fn render_todos(todos: &Value) -> Option<String> {
-    let items = todos.as_array()?;
-    let lines: Vec<String> = items
+/// The todo list as a checklist (items without text left out).
+pub fn render_todos(todos: &[Todo]) -> Option<String> {
+    let lines: Vec<String> = todos
         .iter()
-        .filter_map(|t| {
-            let content = t.get("content")?.as_str()?;
-            let status = t.get("status").and_then(Value::as_str).unwrap_or("pending");
-            let mark = match status {
-                "completed" => "[x]",
-                "in_progress" => "[~]",
-                "cancelled" => "[-]",
-                _ => "[ ]",
+        .filter(|t| !t.content.is_empty())
+        .map(|t| {
+            let mark = match t.status {
+                TodoStatus::Completed => "[x]",
+                TodoStatus::InProgress => "[~]",
+                TodoStatus::Cancelled => "[-]",
+                TodoStatus::Pending => "[ ]",
             };
-            Some(format!("- {mark} {content} ({status})"))
+            format!("- {mark} {} ({})", t.content, t.status.as_str())
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
@@ -209,7 +206,7 @@ pub fn render(c: &Carried) -> String {
         }
         out.push(s);
     }
-    if let Some(t) = c.todos.as_ref().and_then(render_todos) {
+    if let Some(t) = c.todos.as_deref().and_then(render_todos) {
         out.push(format!(
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));

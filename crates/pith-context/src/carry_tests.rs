@@ -1,4 +1,4 @@
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::testutil::*;
@@ -120,7 +120,7 @@ fn render_shows_each_section_and_nothing_when_empty() {
         user_messages: vec!["keep the API stable".into()],
         dropped_user_messages: 2,
         current_request: Some("now fix the parser".into()),
-        todos: Some(json!([
+        todos: Todo::read_list(&json!([
             {"id": "1", "content": "write tests", "status": "completed", "priority": "high"},
             {"id": "2", "content": "fix parser", "status": "in_progress", "priority": "high"}
         ])),
@@ -145,7 +145,9 @@ fn render_shows_each_section_and_nothing_when_empty() {
         assert!(r.contains(want), "{want} missing from\n{r}");
     }
     assert!(!r.contains("Read:"));
-    assert_eq!(render_todos(&json!("not a list")), None);
+    assert_eq!(render_todos(&[]), None);
+    let textless = Todo::read_list(&json!([{"status": "pending"}])).unwrap();
+    assert_eq!(render_todos(&textless), None);
 }
 
 #[test]

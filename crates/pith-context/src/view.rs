@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use pith_protocol::llm::{AssistantContent, ChatMessage, UserContent};
 use pith_protocol::message::{Message, PartKind, Role, ToolState};
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{ToolInput, ToolName};
 use serde_json::Value;
 
 use super::COMPACTION_QUESTION;
@@ -330,17 +330,18 @@ fn convert_user(
 /// A tool the user ran themselves (a file attached with `@`, a command run with `!`), as the
 /// text the model reads in the user's message.
 fn user_tool_text(call_id: &str, tool: &str, input: &Value, state: &ToolState) -> String {
-    let asked = ToolInput::of(tool, input);
+    let name = ToolName::parse(tool);
+    let asked = ToolInput::of(&name, input);
     let path = asked.path().unwrap_or_default();
     let (result, is_error) = tool_result(call_id, state);
-    match (tool, is_error) {
-        ("read", false) => {
+    match (asked, is_error) {
+        (ToolInput::Read { .. }, false) => {
             format!("[The user attached {path} (read with the read tool)]\n{result}")
         }
-        ("read", true) => format!("[The user tried to attach {path}: {result}]"),
-        ("bash", _) => format!(
+        (ToolInput::Read { .. }, true) => format!("[The user tried to attach {path}: {result}]"),
+        (ToolInput::Exec { command }, _) => format!(
             "[The user ran this command in the shell themselves]\n$ {}\n{result}",
-            asked.command().unwrap_or_default()
+            command.unwrap_or_default()
         ),
         _ => format!("[The user ran the {tool} tool: {input}]\n{result}"),
     }

@@ -134,7 +134,7 @@ pub(super) struct Planner<'a> {
     pub meter: &'a mut Meter,
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
-    pub todos: &'a Mutex<serde_json::Value>,
+    pub todos: &'a Mutex<Vec<pith_protocol::tool::Todo>>,
 }
 
 /// What a compaction asks of the session it compacts, besides what writing its summary asks

@@ -17,7 +17,7 @@ use serde_json::json;
 use super::images::MAX_IMAGE_BYTES;
 use crate::turn_context::Turn;
 use pith_protocol::message::{Message, PartKind, Span, ToolState, new_id, now_ms};
-use pith_protocol::tool::{ReadExtent, ToolOutcome};
+use pith_protocol::tool::{Builtin, ReadExtent, ToolMetadata, ToolName};
 use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
 
@@ -221,7 +221,8 @@ impl Turn<'_> {
             .await;
         if let Ok(out) = &result
             && let Some(ReadExtent::Image { mime: Some(mime) }) =
-                ToolOutcome::of(&out.metadata).read
+                ToolMetadata::read(&ToolName::Builtin(Builtin::Read), &out.metadata)
+                    .and_then(|o| o.read_extent())
         {
             let abs = checked.resolved.path;
             if let Some(why) = self.image_refused(&abs) {

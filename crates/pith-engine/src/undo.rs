@@ -10,7 +10,7 @@ use crate::snapshot::Snapshots;
 use crate::turn_context::Turn;
 use pith_protocol::event::SessionEvent;
 use pith_protocol::message::{Message, PartKind, Role};
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{ToolInput, ToolName};
 
 /// One turn: the user message that started it and the workspace before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -223,9 +223,11 @@ fn prompt_of(m: &Message) -> String {
                 text,
                 synthetic: false,
             } => return text.clone(),
-            PartKind::Tool { tool, input, .. } if tool == "bash" => {
-                let command = ToolInput::of(tool, input).command();
-                return format!("!{}", command.unwrap_or(""));
+            PartKind::Tool { tool, input, .. } => {
+                let name = ToolName::parse(tool);
+                if let ToolInput::Exec { command } = ToolInput::of(&name, input) {
+                    return format!("!{}", command.unwrap_or(""));
+                }
             }
             _ => {}
         }

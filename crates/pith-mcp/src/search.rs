@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use pith_config::{ToolSearchConfig, ToolSearchMode};
 use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::{Message, PartKind};
-use pith_protocol::tool::ToolSearchMetadata;
+use pith_protocol::tool::{Builtin, ToolName, ToolSearchMetadata};
 use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// The loader tool's name.
-pub const TOOL_SEARCH: &str = "tool_search";
+pub const TOOL_SEARCH: &str = pith_protocol::tool::Builtin::ToolSearch.as_str();
 /// One index line's description is cut to this many characters.
 const INDEX_DESCRIPTION: usize = 90;
 /// A keyword search loads at most this many tools.
@@ -46,8 +46,9 @@ pub fn loaded(view: &[Message], is_mcp: &dyn Fn(&str) -> bool) -> BTreeSet<Strin
                 continue;
             };
             if tool == TOOL_SEARCH {
-                if let Some(names) = state.outcome().and_then(|o| o.loaded) {
-                    out.extend(names);
+                let loader = ToolName::Builtin(Builtin::ToolSearch);
+                if let Some(found) = state.outcome(&loader) {
+                    out.extend(found.loaded().unwrap_or_default().iter().cloned());
                 }
             } else if is_mcp(tool) {
                 out.insert(tool.clone());

@@ -266,8 +266,12 @@ pub struct Carried {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_request: Option<String>,
     /// The todo list as `todowrite` last set it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub todos: Option<Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::tool::lenient_todos"
+    )]
+    pub todos: Option<Vec<crate::tool::Todo>>,
     #[serde(default, skip_serializing_if = "Ledger::is_empty")]
     pub ledger: Ledger,
     /// What this compaction took out of the model's view, and how to bring tool outputs back.

@@ -56,7 +56,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Bash {
     fn name(&self) -> &'static str {
-        "bash"
+        pith_protocol::tool::Builtin::Bash.as_str()
     }
 
     fn description(&self) -> &'static str {

@@ -26,7 +26,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Edit {
     fn name(&self) -> &'static str {
-        "edit"
+        pith_protocol::tool::Builtin::Edit.as_str()
     }
 
     fn description(&self) -> &'static str {

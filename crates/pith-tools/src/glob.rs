@@ -25,7 +25,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Glob {
     fn name(&self) -> &'static str {
-        "glob"
+        pith_protocol::tool::Builtin::Glob.as_str()
     }
 
     fn description(&self) -> &'static str {

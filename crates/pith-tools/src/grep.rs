@@ -35,7 +35,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Grep {
     fn name(&self) -> &'static str {
-        "grep"
+        pith_protocol::tool::Builtin::Grep.as_str()
     }
 
     fn description(&self) -> &'static str {

@@ -15,8 +15,8 @@ use pith_protocol::tool::SavedOutput;
 pub struct SessionToolState {
     /// Path → file modification time (ms) when the session last read it.
     pub read_files: std::sync::Mutex<std::collections::HashMap<PathBuf, i64>>,
-    /// The agent's task list (JSON array as `todowrite` received it).
-    pub todos: std::sync::Mutex<Value>,
+    /// The agent's task list as `todowrite` last set it (empty until it does).
+    pub todos: std::sync::Mutex<Vec<pith_protocol::tool::Todo>>,
     /// Call id → the path its permission check resolved, for the call to act on (`open`).
     pub checked: std::sync::Mutex<open::Kept>,
 }

@@ -45,7 +45,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for List {
     fn name(&self) -> &'static str {
-        "list"
+        pith_protocol::tool::Builtin::List.as_str()
     }
 
     fn description(&self) -> &'static str {

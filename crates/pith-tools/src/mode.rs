@@ -12,25 +12,29 @@ use super::bash_parse;
 use super::path;
 use super::permission::Decision;
 use pith_protocol::event::PermissionMode;
-use pith_protocol::tool::{FileArg, ToolInput};
+use pith_protocol::tool::{Builtin, FileArg, ToolInput, ToolName};
 
-/// Tools that only read (or only keep pith's own state): they run in plan mode. `task` runs a
-/// sub-agent, which inherits the mode.
-const READING_TOOLS: &[&str] = &[
-    "read",
-    "grep",
-    "glob",
-    "list",
-    "recall",
-    "todowrite",
-    "webfetch",
-    "task",
-    EXIT_PLAN_TOOL,
-];
+/// Whether a built-in tool only reads (or only keeps pith's own state): those run in plan mode.
+/// `task` runs a sub-agent, which inherits the mode. `None`: it depends on the call (`bash`).
+fn reads_by_itself(tool: Builtin) -> Option<bool> {
+    match tool {
+        Builtin::Read
+        | Builtin::Grep
+        | Builtin::Glob
+        | Builtin::List
+        | Builtin::Recall
+        | Builtin::TodoWrite
+        | Builtin::WebFetch
+        | Builtin::Task
+        | Builtin::ExitPlanMode => Some(true),
+        Builtin::Edit | Builtin::Write | Builtin::ToolSearch => Some(false),
+        Builtin::Bash => None,
+    }
+}
 
 /// The tool with which the model presents its plan in plan mode (offered only then; the
 /// engine runs it: it asks the user and switches the mode).
-pub const EXIT_PLAN_TOOL: &str = "exit_plan_mode";
+pub const EXIT_PLAN_TOOL: &str = pith_protocol::tool::Builtin::ExitPlanMode.as_str();
 
 /// What the model is told while in plan mode (after the system prompt).
 pub const PLAN_PROMPT: &str = include_str!("../../../prompts/plan-mode.md");
@@ -89,11 +93,12 @@ pub fn apply(
 /// Whether the call only reads: a reading tool, or a command line every command of which only
 /// reads, with no redirection that writes (other than to `/dev/null`).
 pub fn reads_only(tool: &str, input: &Value) -> bool {
-    if READING_TOOLS.contains(&tool) {
-        return true;
-    }
-    if tool != "bash" {
-        return false; // edit, write, MCP tools: they may change anything
+    // edit, write, MCP tools: they may change anything
+    let Some(tool) = ToolName::parse(tool).builtin() else {
+        return false;
+    };
+    if let Some(reads) = reads_by_itself(tool) {
+        return reads;
     }
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return false;

@@ -18,7 +18,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Recall {
     fn name(&self) -> &'static str {
-        "recall"
+        pith_protocol::tool::Builtin::Recall.as_str()
     }
 
     fn description(&self) -> &'static str {

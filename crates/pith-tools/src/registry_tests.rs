@@ -51,6 +51,31 @@ fn specs_are_stable_and_complete() {
     assert!(reg.get("nope").is_none());
 }
 
+/// Every tool pith offers by itself is one of the built-ins front ends match by name: a new one
+/// must be added to `Builtin` (and so to every front end's match) before it can be offered.
+#[test]
+fn every_offered_tool_is_a_builtin() {
+    use pith_protocol::tool::{Builtin, ToolName};
+    let mut offered: Vec<String> = Registry::builtin()
+        .names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    offered.push(crate::task::NAME.into());
+    offered.push(crate::mode::EXIT_PLAN_TOOL.into());
+    for name in &offered {
+        let parsed = ToolName::parse(name);
+        assert!(matches!(parsed, ToolName::Builtin(_)), "{name}");
+        assert_eq!(parsed.to_string(), *name);
+    }
+    // and every built-in but the MCP loader (pith-mcp's) is offered from here
+    let missing: Vec<_> = Builtin::ALL
+        .iter()
+        .filter(|b| !offered.iter().any(|n| n == b.as_str()))
+        .collect();
+    assert_eq!(missing, [&Builtin::ToolSearch]);
+}
+
 #[tokio::test]
 async fn unknown_tool_is_a_clear_error() {
     let ws = Ws::new();

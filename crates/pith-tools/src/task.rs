@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use pith_config::AgentConfig;
 
-pub const NAME: &str = "task";
+pub const NAME: &str = pith_protocol::tool::Builtin::Task.as_str();
 
 const DESCRIPTION: &str = include_str!("../../../prompts/tools/task.md");
 const EXPLORE_PROMPT: &str = include_str!("../../../prompts/agent-explore.md");

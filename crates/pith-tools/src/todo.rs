@@ -1,41 +1,12 @@
 //! `todowrite`: the agent's task list for the session.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
-use pith_protocol::tool::TodoMetadata;
+use pith_protocol::tool::{Builtin, Todo, TodoMetadata, TodoPriority, TodoStatus};
 
 pub struct TodoWrite;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    Pending,
-    #[serde(alias = "in-progress", alias = "inprogress")]
-    InProgress,
-    #[serde(alias = "done")]
-    Completed,
-    #[serde(alias = "canceled")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    High,
-    Medium,
-    Low,
-}
-
-/// One item as stored in `SessionToolState::todos` (a JSON array of these).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Todo {
-    pub id: String,
-    pub content: String,
-    pub status: TodoStatus,
-    pub priority: Priority,
-}
 
 #[derive(Deserialize)]
 struct InputTodo {
@@ -44,7 +15,7 @@ struct InputTodo {
     content: String,
     status: TodoStatus,
     #[serde(default)]
-    priority: Option<Priority>,
+    priority: Option<TodoPriority>,
 }
 
 #[derive(Deserialize)]
@@ -55,7 +26,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for TodoWrite {
     fn name(&self) -> &'static str {
-        "todowrite"
+        Builtin::TodoWrite.as_str()
     }
 
     fn description(&self) -> &'static str {
@@ -103,17 +74,13 @@ impl Tool for TodoWrite {
                 id,
                 content,
                 status: t.status,
-                priority: t.priority.unwrap_or(Priority::Medium),
+                priority: t.priority.unwrap_or_default(),
             });
         }
-        let stored = serde_json::to_value(&todos).map_err(|e| tool_err!("todowrite: {e}"))?;
         if let Ok(mut slot) = ctx.state.todos.lock() {
-            *slot = stored.clone();
+            *slot = todos.clone();
         }
-        let open = todos
-            .iter()
-            .filter(|t| matches!(t.status, TodoStatus::Pending | TodoStatus::InProgress))
-            .count();
+        let open = todos.iter().filter(|t| t.status.is_open()).count();
         let mut out = String::new();
         for t in &todos {
             let mark = match t.status {
@@ -123,9 +90,9 @@ impl Tool for TodoWrite {
                 TodoStatus::Cancelled => "[-]",
             };
             let prio = match t.priority {
-                Priority::High => " (high)",
-                Priority::Medium => "",
-                Priority::Low => " (low)",
+                TodoPriority::High => " (high)",
+                TodoPriority::Medium => "",
+                TodoPriority::Low => " (low)",
             };
             out.push_str(&format!("{mark} {}{prio}\n", t.content));
         }
@@ -136,7 +103,7 @@ impl Tool for TodoWrite {
         Ok(ToolOutput {
             title: format!("{open} open todos"),
             output: out,
-            metadata: TodoMetadata { todos: stored }.into(),
+            metadata: TodoMetadata { todos }.into(),
             meta: ToolMeta::default(),
         })
     }
@@ -164,14 +131,18 @@ mod tests {
         assert_eq!(out.title, "2 open todos");
         let stored = ws.ctx.state.todos.lock().unwrap().clone();
         assert_eq!(
-            stored[1],
+            out.metadata["todos"][1],
             json!({"id": "2", "content": "Test it", "status": "in_progress", "priority": "medium"})
         );
-        assert_eq!(stored[2]["id"], "d");
-        assert_eq!(out.metadata["todos"], stored);
+        assert_eq!(stored[1].status, TodoStatus::InProgress);
+        assert_eq!(stored[2].id, "d");
+        assert_eq!(
+            out.metadata["todos"],
+            serde_json::to_value(&stored).unwrap()
+        );
 
         TodoWrite.run(json!({"todos": []}), &ws.ctx).await.unwrap();
-        assert_eq!(*ws.ctx.state.todos.lock().unwrap(), json!([]));
+        assert!(ws.ctx.state.todos.lock().unwrap().is_empty());
     }
 
     #[tokio::test]
@@ -200,6 +171,6 @@ mod tests {
             .to_string();
         assert!(err.contains("empty content"), "{err}");
         // Nothing was stored by the failed calls.
-        assert_eq!(*ws.ctx.state.todos.lock().unwrap(), Value::Null);
+        assert!(ws.ctx.state.todos.lock().unwrap().is_empty());
     }
 }

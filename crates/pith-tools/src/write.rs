@@ -22,7 +22,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Write {
     fn name(&self) -> &'static str {
-        "write"
+        pith_protocol::tool::Builtin::Write.as_str()
     }
 
     fn description(&self) -> &'static str {

@@ -69,6 +69,7 @@ fn part_lines(
         } => {
             let call = tool_cell::Call {
                 tool,
+                name: pith_protocol::tool::ToolName::parse(tool),
                 input,
                 state,
                 reported_ms: cell.duration_ms,
@@ -456,18 +457,24 @@ mod tests {
     #[test]
     fn short_inputs() {
         assert_eq!(
-            short_input("bash", &json!({"command": "cargo test\n--lib"})),
+            short_input(&"bash".into(), &json!({"command": "cargo test\n--lib"})),
             "cargo test ⏎ --lib"
         );
         assert_eq!(
-            short_input("read", &json!({"file_path": "src/a.rs", "offset": 3})),
+            short_input(
+                &"read".into(),
+                &json!({"file_path": "src/a.rs", "offset": 3})
+            ),
             "src/a.rs"
         );
         assert_eq!(
-            short_input("grep", &json!({"pattern": "fn main", "path": "src"})),
+            short_input(
+                &"grep".into(),
+                &json!({"pattern": "fn main", "path": "src"})
+            ),
             "fn main  in src"
         );
-        assert_eq!(short_input("custom", &json!({"n": 1})), "{\"n\":1}");
-        assert_eq!(short_input("custom", &json!({})), "");
+        assert_eq!(short_input(&"custom".into(), &json!({"n": 1})), "{\"n\":1}");
+        assert_eq!(short_input(&"custom".into(), &json!({})), "");
     }
 }

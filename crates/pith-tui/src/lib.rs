@@ -36,6 +36,7 @@ mod status_bar;
 pub mod subagents;
 pub mod theme;
 pub mod tool_cell;
+mod tool_shapes;
 pub mod transcript;
 pub mod trust;
 pub mod view;

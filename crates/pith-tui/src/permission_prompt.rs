@@ -224,7 +224,8 @@ pub(crate) fn offers_always(req: &PermissionRequest) -> bool {
 
 /// Whether `req` offers "always allow this exact command": a command, granted by prefix.
 pub(crate) fn offers_exact(req: &PermissionRequest) -> bool {
-    req.tool == "bash" && req.grants_a_prefix()
+    pith_protocol::tool::ToolName::parse(&req.tool).is(pith_protocol::tool::Builtin::Bash)
+        && req.grants_a_prefix()
 }
 
 /// How long a new permission question, or one the user was typing over, ignores answer keys.

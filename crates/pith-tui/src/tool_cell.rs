@@ -9,27 +9,29 @@ use serde_json::Value;
 
 use pith_protocol::event::PermissionReply;
 use pith_protocol::message::ToolState;
-use pith_protocol::tool::{ReadExtent, ToolInput, ToolOutcome};
+use pith_protocol::tool::{Builtin, Todo, ToolInput, ToolMetadata, ToolName};
 
-use super::cell_text::{dim, indent};
+use super::cell_text::dim;
 use super::format::{self, sanitize, truncate};
 use super::theme::theme;
+use super::tool_shapes::{
+    MAX_EXPANDED_LINES, Shows, attached_extent, checklist, diff_lines, read_summary,
+};
 use super::wrap::wrap_chars;
 
 /// Output lines shown while a cell is folded.
 const PREVIEW_LINES: usize = 3;
 /// A command the user ran with `!` is theirs to read: more of it shows before it folds.
 const USER_PREVIEW_LINES: usize = 12;
-/// Diff lines shown while an edit's cell is folded.
-const DIFF_LINES: usize = 8;
 /// Lines of a running command's output shown while it runs.
 const LIVE_LINES: usize = 5;
-/// Never render more than this many lines of one tool output.
-const MAX_EXPANDED_LINES: usize = 5_000;
 
 /// What a tool cell shows.
 pub struct Call<'a> {
+    /// The tool's name as stored (the cell's label).
     pub tool: &'a str,
+    /// That name, parsed.
+    pub name: ToolName,
     pub input: &'a Value,
     pub state: &'a ToolState,
     /// Duration reported by `ToolFinished` (used when the part lacks times).
@@ -41,7 +43,7 @@ pub struct Call<'a> {
 }
 
 /// The one-line gist of a tool call's input.
-pub fn short_input(tool: &str, input: &Value) -> String {
+pub fn short_input(tool: &ToolName, input: &Value) -> String {
     let out = match ToolInput::of(tool, input) {
         ToolInput::Exec { command } => command.map(str::to_string),
         ToolInput::Read { path, .. }
@@ -90,8 +92,8 @@ fn duration(call: &Call) -> Option<u64> {
 }
 
 /// The exit code a finished command reported.
-fn exit_code(state: &ToolState) -> Option<i64> {
-    state.outcome().and_then(|o| o.exit_code)
+fn exit_code(call: &Call) -> Option<i64> {
+    call.state.outcome(&call.name).and_then(|o| o.exit_code())
 }
 
 /// The header's status: pending, running (with its title and time), the duration.
@@ -142,11 +144,11 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
         matches!(call.state, ToolState::Completed { time, .. } if time.compacted.is_some());
     let status = header_status(call);
     // a command that failed says so in its header
-    let exit = exit_code(call.state)
+    let exit = exit_code(call)
         .filter(|c| *c != 0)
         .map(|c| format!("exit {c}"));
     let verdict = match call.decision {
-        Some(r) if call.tool == "exit_plan_mode" => Some(crate::view::plan_box::verdict(r)),
+        Some(r) if call.name.is(Builtin::ExitPlanMode) => Some(crate::view::plan_box::verdict(r)),
         Some(PermissionReply::Once) => Some(("allowed once", t.ok)),
         Some(PermissionReply::Always) => Some(("always allowed", t.ok)),
         Some(PermissionReply::AlwaysExact) => Some(("always allowed as written", t.ok)),
@@ -190,7 +192,7 @@ fn header(call: &Call, label: &str, gist: &str, width: usize) -> Line<'static> {
 
 /// A tool call the model made.
 pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    let gist = short_input(call.tool, call.input);
+    let gist = short_input(&call.name, call.input);
     let mut out = vec![header(call, call.tool, &gist, width)];
     if expanded {
         let head_room = width.saturating_sub(4 + format::width(call.tool));
@@ -207,14 +209,14 @@ pub fn render(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
 /// A tool part in a user message: a file the user attached with `@`, or a command the user ran
 /// with `!`.
 pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    match call.tool {
-        "read" => {
-            let path = short_input("read", call.input);
+    match call.name.builtin() {
+        Some(Builtin::Read) => {
+            let path = short_input(&call.name, call.input);
             let what = match call.state {
                 ToolState::Error { .. } => "not attached".to_string(),
                 state => state
-                    .outcome()
-                    .map(|o| attached_extent(o.read))
+                    .outcome(&call.name)
+                    .map(|o| attached_extent(o.read_extent()))
                     .unwrap_or_default(),
             };
             let t = theme();
@@ -241,31 +243,13 @@ pub fn by_user(call: &Call, width: usize, expanded: bool) -> Vec<Line<'static>> 
             }
             out
         }
-        "bash" => {
-            let command = short_input("bash", call.input);
+        Some(Builtin::Bash) => {
+            let command = short_input(&call.name, call.input);
             let mut out = vec![header(call, "$", &command, width)];
             out.extend(body(call, &command, width, expanded, USER_PREVIEW_LINES));
             out
         }
         _ => render(call, width, expanded),
-    }
-}
-
-/// How much of a file the user attached went in.
-fn attached_extent(read: Option<ReadExtent>) -> String {
-    match read {
-        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image { .. }) => "image".to_string(),
-        Some(ReadExtent::Lines { shown, total, .. }) => {
-            let n = shown.unwrap_or(0);
-            let total = total.unwrap_or(n);
-            if n < total {
-                format!("lines 1-{n} of {total}")
-            } else {
-                format!("{total} line{}", if total == 1 { "" } else { "s" })
-            }
-        }
-        None => "0 lines".to_string(),
     }
 }
 
@@ -322,34 +306,22 @@ fn body(
             time,
         } => {
             let pruned = time.compacted.is_some();
-            let outcome = ToolOutcome::of(metadata);
-            if !pruned {
-                if let Some(diff) = &outcome.diff
-                    && !diff.trim().is_empty()
-                {
-                    return diff_lines(diff, width, expanded);
-                }
-                if let ToolInput::Todos { todos: asked } = ToolInput::of(call.tool, call.input)
-                    && let Some(todos) = outcome.todos.as_deref().or(asked)
-                {
-                    return checklist(todos, width);
-                }
+            let shows = Shows::of(&call.name);
+            if !pruned && let Some(lines) = shaped(call, shows, metadata, width, expanded) {
+                return lines;
             }
             let mut text = String::new();
             if expanded && !title.is_empty() && title != gist {
                 text.push_str(title);
                 text.push('\n');
             }
-            let shown = if call.tool == "bash" && !expanded {
+            let shown = if shows == Shows::Command && !expanded {
                 // the exit trailer is in the header when it matters
-                strip_exit_trailer(output, exit_code(call.state))
+                strip_exit_trailer(output, exit_code(call))
             } else {
                 output.trim_end()
             };
             text.push_str(shown);
-            if call.tool == "read" && !expanded && !pruned {
-                return read_summary(outcome.read, width);
-            }
             let style = if pruned {
                 dim()
             } else {
@@ -370,6 +342,37 @@ fn body(
     }
 }
 
+/// What a finished call that was not pruned shows instead of its output: an edit's diff, the
+/// todo list as set (or as asked, when the metadata holds none), a folded read's extent.
+fn shaped(
+    call: &Call,
+    shows: Shows,
+    metadata: &Value,
+    width: usize,
+    expanded: bool,
+) -> Option<Vec<Line<'static>>> {
+    let outcome = ToolMetadata::read(&call.name, metadata);
+    match shows {
+        Shows::Diff => {
+            let diff = outcome.as_ref().and_then(ToolMetadata::diff)?;
+            (!diff.trim().is_empty()).then(|| diff_lines(diff, width, expanded))
+        }
+        Shows::Checklist => {
+            let set = outcome.as_ref().and_then(ToolMetadata::todos);
+            let asked = || match ToolInput::of(&call.name, call.input) {
+                ToolInput::Todos { todos } => Some(todos?.iter().map(Todo::read).collect()),
+                _ => None,
+            };
+            let todos: Vec<Todo> = set.map(<[Todo]>::to_vec).or_else(asked)?;
+            Some(checklist(&todos, width))
+        }
+        Shows::Extent if !expanded => {
+            Some(read_summary(outcome.and_then(|o| o.read_extent()), width))
+        }
+        Shows::Extent | Shows::Command | Shows::Output => None,
+    }
+}
+
 /// The output without the line bash ends it with for the model when the command exited with
 /// `exit_code` (`Exit code: 0`) and the blank line before it.
 fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
@@ -381,31 +384,6 @@ fn strip_exit_trailer(output: &str, exit_code: Option<i64>) -> &str {
         Some(rest) if rest.is_empty() || rest.ends_with('\n') => rest.trim_end(),
         _ => t,
     }
-}
-
-/// A folded read says how much it read rather than showing the file's first lines.
-fn read_summary(read: Option<ReadExtent>, width: usize) -> Vec<Line<'static>> {
-    let text = match read {
-        Some(ReadExtent::Directory { entries }) => format!("{entries} entries"),
-        Some(ReadExtent::Image { .. }) => "an image".to_string(),
-        Some(ReadExtent::Lines {
-            shown,
-            total,
-            offset,
-        }) => match (shown, total) {
-            (Some(s), Some(t)) if s < t => {
-                let from = offset.unwrap_or(1);
-                format!("lines {from}-{} of {t}", from + s.saturating_sub(1))
-            }
-            (_, Some(t)) => format!("{t} line{}", if t == 1 { "" } else { "s" }),
-            _ => return Vec::new(),
-        },
-        None => return Vec::new(),
-    };
-    vec![Line::from(Span::styled(
-        truncate(&format!("  ⎿ {text}"), width),
-        dim(),
-    ))]
 }
 
 /// Lines of text under a gutter; folded: the first few, and a count of the rest (a single hidden
@@ -494,87 +472,6 @@ fn live_lines(live: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
             Span::styled(gutter, dim()),
             Span::styled(truncate(l, width.saturating_sub(4)), style),
         ]));
-    }
-    out
-}
-
-/// A unified diff, coloured; folded to its first lines (the `---`/`+++` header is left out).
-fn diff_lines(diff: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
-    let t = theme();
-    let diff = sanitize(diff);
-    let lines: Vec<&str> = diff
-        .lines()
-        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
-        .collect();
-    let limit = if expanded {
-        MAX_EXPANDED_LINES
-    } else {
-        DIFF_LINES
-    };
-    let shown = if lines.len() <= limit + 1 {
-        lines.len()
-    } else {
-        limit
-    };
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().take(shown).enumerate() {
-        let style = match l.chars().next() {
-            Some('+') => Style::default().fg(t.added),
-            Some('-') => Style::default().fg(t.removed),
-            Some('@') => dim(),
-            _ => Style::default().fg(t.muted),
-        };
-        let gutter = if i == 0 { "  ⎿ " } else { "    " };
-        out.extend(wrap_chars(
-            &[Span::styled(l.to_string(), style)],
-            width,
-            &[Span::styled(gutter, dim())],
-            &indent(4),
-        ));
-    }
-    if lines.len() > shown {
-        out.push(Line::from(Span::styled(
-            format!(
-                "    … +{} lines ({})",
-                lines.len() - shown,
-                super::keymap::expand_key()
-            ),
-            dim(),
-        )));
-    }
-    out
-}
-
-/// A todo list as a checklist.
-fn checklist(todos: &[Value], width: usize) -> Vec<Line<'static>> {
-    let t = theme();
-    let mut out = Vec::new();
-    for (i, todo) in todos.iter().enumerate() {
-        let content = todo.get("content").and_then(Value::as_str).unwrap_or("");
-        let status = todo.get("status").and_then(Value::as_str).unwrap_or("");
-        let (mark, style) = match status {
-            "completed" => (
-                "☑ ",
-                Style::default()
-                    .fg(t.dim)
-                    .add_modifier(Modifier::CROSSED_OUT),
-            ),
-            "in_progress" => (
-                "◐ ",
-                Style::default().fg(t.warn).add_modifier(Modifier::BOLD),
-            ),
-            "cancelled" => ("☒ ", dim().add_modifier(Modifier::CROSSED_OUT)),
-            _ => ("☐ ", Style::default()),
-        };
-        let gutter = if i == 0 { "  ⎿ " } else { "    " };
-        out.push(Line::from(vec![
-            Span::styled(gutter, dim()),
-            Span::styled(mark, style),
-            Span::styled(truncate(&sanitize(content), width.saturating_sub(6)), style),
-        ]));
-    }
-    if out.is_empty() {
-        out.push(Line::from(Span::styled("  ⎿ (empty list)", dim())));
     }
     out
 }

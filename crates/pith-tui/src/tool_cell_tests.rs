@@ -1,6 +1,7 @@
 //! Tool cells: headers, folded and open bodies, diffs, live output.
 
 use super::*;
+use crate::tool_shapes::DIFF_LINES;
 use pith_protocol::message::ToolTime;
 use serde_json::json;
 
@@ -27,6 +28,7 @@ fn text(lines: &[Line]) -> Vec<String> {
 fn call<'a>(tool: &'a str, input: &'a Value, state: &'a ToolState) -> Call<'a> {
     Call {
         tool,
+        name: tool.into(),
         input,
         state,
         reported_ms: None,
@@ -69,6 +71,27 @@ fn todos_are_a_checklist() {
         out[1..],
         ["  ⎿ ☑ read the code", "    ◐ fix the bug", "    ☐ test it"]
     );
+}
+
+/// The list as set comes from the metadata, read by the tool's name; without one, the list as
+/// asked (its statuses as models spell them). Another tool's metadata shows no checklist or diff.
+#[test]
+fn what_a_call_shows_is_read_by_its_tool() {
+    let input = json!({"todos": [{"content": "ship", "status": "done"}]});
+    let state = done("1 todo", json!({}));
+    let out = text(&render(&call("todowrite", &input, &state), 60, false));
+    assert_eq!(out[1..], ["  ⎿ ☑ ship"]);
+    let set = json!({"todos": [{"id": "1", "content": "later", "status": "cancelled"}]});
+    let state = done("1 todo", set);
+    let out = text(&render(&call("todowrite", &input, &state), 60, false));
+    assert_eq!(out[1..], ["  ⎿ ☒ later"]);
+    // an MCP tool's metadata with a `diff` key is not an edit's
+    let state = done(
+        "changed",
+        json!({"diff": "-a\n+b", "mcp_server": "s", "mcp_tool": "t"}),
+    );
+    let out = text(&render(&call("srv_edit", &json!({}), &state), 60, false));
+    assert_eq!(out[1..], ["  ⎿ changed"]);
 }
 
 #[test]

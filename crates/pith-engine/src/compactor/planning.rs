@@ -178,7 +178,7 @@ impl Planner<'_> {
             .lock()
             .ok()
             .map(|t| t.clone())
-            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            .filter(|t| !t.is_empty())
             .or_else(|| prev.todos.clone());
         let mut c = Carried {
             current_request,
@@ -284,7 +284,7 @@ impl Planner<'_> {
             carried.user_messages.insert(0, r);
         }
         if let Ok(t) = self.todos.lock()
-            && t.as_array().is_some_and(|a| !a.is_empty())
+            && !t.is_empty()
         {
             carried.todos = Some(t.clone());
         }

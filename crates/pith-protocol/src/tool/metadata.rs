@@ -1,9 +1,13 @@
 //! What each tool writes into a call's `metadata`, typed: the one definition of the stored keys
-//! (in the order they are stored). [`ToolOutcome::of`](super::ToolOutcome::of) reads them back;
-//! the tests beside it check that every form here reads back as what it says.
+//! (in the order they are stored). [`ToolMetadata::read`] reads them back by the tool's name;
+//! the tests beside it check that every form here is stored as before and reads back as itself.
+//! Reading is lenient where earlier builds stored less: a key an older form lacks reads as its
+//! default.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+use super::todo::{Todo, lenient_list};
 
 /// A key whose value is always `true` (`"image": true` marks an image read).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -15,12 +19,23 @@ impl Serialize for Marker {
     }
 }
 
+impl<'de> Deserialize<'de> for Marker {
+    /// Only `true` is a marker.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Marker, D::Error> {
+        match bool::deserialize(d)? {
+            true => Ok(Marker),
+            false => Err(serde::de::Error::custom("a marker is true")),
+        }
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
 
 /// `bash`: the command and how it ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct BashMetadata {
     pub command: String,
     pub description: Option<String>,
@@ -36,7 +51,8 @@ pub struct BashMetadata {
 }
 
 /// `edit`: the file, how many occurrences it replaced, and the change as a unified diff.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EditMetadata {
     pub path: String,
     pub replacements: usize,
@@ -45,7 +61,8 @@ pub struct EditMetadata {
 
 /// `write`: the file, whether it was new, its size, and the change as a unified diff (`None`,
 /// stored as `null`: a new file, or an old text that was not UTF-8).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WriteMetadata {
     pub path: String,
     pub created: bool,
@@ -90,6 +107,69 @@ pub enum ReadMetadata {
     },
 }
 
+/// Every key a read's metadata has been stored with, by any build.
+#[derive(Deserialize)]
+struct StoredRead {
+    #[serde(default)]
+    path: String,
+    offset: Option<usize>,
+    lines_shown: Option<usize>,
+    total_lines: Option<usize>,
+    total_exact: Option<bool>,
+    partial: Option<bool>,
+    invalid_utf8: Option<bool>,
+    mime: Option<String>,
+    size: Option<u64>,
+    image: Option<bool>,
+    directory: Option<bool>,
+    entries: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for ReadMetadata {
+    /// By its markers (`directory`, `image`), then by what a page of lines has (`offset` and
+    /// the flags); a form with only the line counts is an empty file's. Keys an earlier build
+    /// did not store read as their defaults.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReadMetadata, D::Error> {
+        let r = StoredRead::deserialize(d)?;
+        let path = r.path;
+        if r.directory == Some(true) {
+            return Ok(ReadMetadata::Directory {
+                path,
+                directory: Marker,
+                entries: r.entries.unwrap_or(0),
+            });
+        }
+        if r.image == Some(true) {
+            return Ok(ReadMetadata::Image {
+                path,
+                mime: r.mime.unwrap_or_default(),
+                size: r.size.unwrap_or(0),
+                image: Marker,
+            });
+        }
+        let page = [r.total_exact, r.partial, r.invalid_utf8];
+        if r.offset.is_some() || page.iter().any(Option::is_some) {
+            return Ok(ReadMetadata::Lines {
+                path,
+                offset: r.offset.unwrap_or(1),
+                lines_shown: r.lines_shown.unwrap_or(0),
+                total_lines: r.total_lines.unwrap_or(0),
+                total_exact: r.total_exact.unwrap_or(true),
+                partial: r.partial.unwrap_or(false),
+                invalid_utf8: r.invalid_utf8.unwrap_or(false),
+            });
+        }
+        match (r.lines_shown, r.total_lines) {
+            (None, None) => Err(serde::de::Error::custom("no read metadata")),
+            (shown, total) => Ok(ReadMetadata::Empty {
+                path,
+                total_lines: total.unwrap_or(0),
+                lines_shown: shown.unwrap_or(0),
+            }),
+        }
+    }
+}
+
 impl ReadMetadata {
     /// An empty file's.
     pub fn empty(path: String) -> ReadMetadata {
@@ -103,7 +183,8 @@ impl ReadMetadata {
 
 /// `grep`: how many lines matched, in how many files, whether the listing was cut, and how many
 /// protected (`.env`) files it skipped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GrepMetadata {
     pub matches: usize,
     pub files: usize,
@@ -112,7 +193,8 @@ pub struct GrepMetadata {
 }
 
 /// `glob`, `list`: how many entries, and whether the listing was cut.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CountMetadata {
     pub count: usize,
     pub capped: bool,
@@ -128,21 +210,24 @@ impl CountMetadata {
     }
 }
 
-/// `todowrite`: the list as stored (a JSON array of its items).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `todowrite`: the list as it set it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TodoMetadata {
-    pub todos: Value,
+    #[serde(deserialize_with = "lenient_list")]
+    pub todos: Vec<Todo>,
 }
 
 /// `webfetch`: the address fetched (after redirects) and the HTTP status.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FetchMetadata {
     pub url: String,
     pub status: u16,
 }
 
 /// `recall`: the id recalled and the tool whose output it was.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RecallMetadata {
     pub recalled: String,
     pub tool: String,
@@ -179,14 +264,28 @@ pub struct McpFile {
 }
 
 /// `tool_search`: the MCP tools it loaded, by the names they are offered under.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSearchMetadata {
+    /// (A name stored otherwise than as a string is skipped when read.)
+    #[serde(deserialize_with = "strings")]
     pub loaded: Vec<String>,
+}
+
+/// The strings of a stored array (other items skipped, as the loader always did).
+fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let items = Vec::<Value>::deserialize(d)?;
+    Ok(items
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        })
+        .collect())
 }
 
 /// What the registry adds to a tool's metadata when it cut the output to a preview: that it did,
 /// and where the whole output is saved.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedOutput {
     pub truncated: Marker,
     pub output_path: String,

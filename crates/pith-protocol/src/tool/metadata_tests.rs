@@ -1,15 +1,24 @@
 //! Each tool's typed metadata is stored as the JSON the tools wrote by hand before (same keys,
-//! same order), and reads back as the outcome it describes.
+//! same order), and reads back by the tool's name as itself: written typed → JSON → read typed
+//! → equal.
 
 use serde_json::json;
 
 use super::*;
 
-/// The stored text of `m`, and the outcome it reads back as.
-fn stored(m: impl Into<ToolMetadata>) -> (String, ToolOutcome) {
+/// The stored text of `m`, a call of `tool`'s, and what it reads back as (itself: checked).
+fn stored(tool: &str, m: impl Into<ToolMetadata>) -> (String, ToolMetadata) {
     let m = m.into();
     let text = serde_json::to_string(&m).unwrap();
-    (text, ToolOutcome::of(&m.to_value()))
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let back = ToolMetadata::read(&ToolName::parse(tool), &value);
+    assert_eq!(back.as_ref(), Some(&m), "{tool}: {text}");
+    (text, m)
+}
+
+/// What the stored `metadata` of a call of `tool` reads back as.
+fn read(tool: &str, metadata: Value) -> Option<ToolMetadata> {
+    ToolMetadata::read(&ToolName::parse(tool), &metadata)
 }
 
 fn bash(exit_code: Option<i32>, sandbox_denied: bool) -> BashMetadata {
@@ -27,19 +36,22 @@ fn bash(exit_code: Option<i32>, sandbox_denied: bool) -> BashMetadata {
 
 #[test]
 fn bash_is_stored_as_before() {
-    let (text, outcome) = stored(bash(Some(2), false));
+    let (text, outcome) = stored("bash", bash(Some(2), false));
     assert_eq!(
         text,
         r#"{"command":"ls","description":null,"exit_code":2,"signal":null,"timed_out":false,"interrupted":false,"sandboxed":true}"#
     );
-    assert_eq!(outcome.exit_code, Some(2));
-    assert!(!outcome.sandbox_denied);
-    let (text, outcome) = stored(bash(None, true));
+    assert_eq!(outcome.exit_code(), Some(2));
+    assert!(!outcome.sandbox_denied());
+    let (text, outcome) = stored("bash", bash(None, true));
     assert!(
         text.ends_with(r#""sandboxed":true,"sandbox_denied":true}"#),
         "{text}"
     );
-    assert_eq!((outcome.exit_code, outcome.sandbox_denied), (None, true));
+    assert_eq!(
+        (outcome.exit_code(), outcome.sandbox_denied()),
+        (None, true)
+    );
 }
 
 #[test]
@@ -49,36 +61,36 @@ fn edit_and_write_are_stored_as_before() {
         replacements: 3,
         diff: "-a\n+b".into(),
     };
-    let (text, outcome) = stored(edit);
+    let (text, outcome) = stored("edit", edit);
     assert_eq!(
         text,
         r#"{"path":"/w/a.rs","replacements":3,"diff":"-a\n+b"}"#
     );
-    assert_eq!(outcome.diff.as_deref(), Some("-a\n+b"));
+    assert_eq!(outcome.diff(), Some("-a\n+b"));
     let overwrite = WriteMetadata {
         path: "/w/o.txt".into(),
         created: false,
         bytes: 2,
         diff: Some("-ho\n+hi".into()),
     };
-    let (text, outcome) = stored(overwrite);
+    let (text, outcome) = stored("write", overwrite);
     assert_eq!(
         text,
         r#"{"path":"/w/o.txt","created":false,"bytes":2,"diff":"-ho\n+hi"}"#
     );
-    assert_eq!(outcome.diff.as_deref(), Some("-ho\n+hi"));
+    assert_eq!(outcome.diff(), Some("-ho\n+hi"));
     let create = WriteMetadata {
         path: "/w/n.txt".into(),
         created: true,
         bytes: 2,
         diff: None,
     };
-    let (text, outcome) = stored(create);
+    let (text, outcome) = stored("write", create);
     assert_eq!(
         text,
         r#"{"path":"/w/n.txt","created":true,"bytes":2,"diff":null}"#
     );
-    assert_eq!(outcome.diff, None);
+    assert_eq!(outcome.diff(), None);
 }
 
 #[test]
@@ -92,7 +104,7 @@ fn reads_are_stored_as_before() {
         partial: true,
         invalid_utf8: false,
     };
-    let (text, outcome) = stored(lines);
+    let (text, outcome) = stored("read", lines);
     assert_eq!(
         text,
         r#"{"path":"/w/a.rs","offset":5,"lines_shown":10,"total_lines":40,"total_exact":true,"partial":true,"invalid_utf8":false}"#
@@ -102,16 +114,16 @@ fn reads_are_stored_as_before() {
         total: Some(40),
         offset: Some(5),
     };
-    assert_eq!(outcome.read, Some(extent));
+    assert_eq!(outcome.read_extent(), Some(extent));
 
-    let (text, outcome) = stored(ReadMetadata::empty("/w/e".into()));
+    let (text, outcome) = stored("read", ReadMetadata::empty("/w/e".into()));
     assert_eq!(text, r#"{"path":"/w/e","total_lines":0,"lines_shown":0}"#);
     let extent = ReadExtent::Lines {
         shown: Some(0),
         total: Some(0),
         offset: None,
     };
-    assert_eq!(outcome.read, Some(extent));
+    assert_eq!(outcome.read_extent(), Some(extent));
 
     let image = ReadMetadata::Image {
         path: "/w/i.png".into(),
@@ -119,32 +131,48 @@ fn reads_are_stored_as_before() {
         size: 7,
         image: Marker,
     };
-    let (text, outcome) = stored(image);
+    let (text, outcome) = stored("read", image);
     assert_eq!(
         text,
         r#"{"path":"/w/i.png","mime":"image/png","size":7,"image":true}"#
     );
     let png = Some("image/png".to_string());
-    assert_eq!(outcome.read, Some(ReadExtent::Image { mime: png }));
+    assert_eq!(outcome.read_extent(), Some(ReadExtent::Image { mime: png }));
 
     let dir = ReadMetadata::Directory {
         path: "/w/src".into(),
         directory: Marker,
         entries: 3,
     };
-    let (text, outcome) = stored(dir);
+    let (text, outcome) = stored("read", dir);
     assert_eq!(text, r#"{"path":"/w/src","directory":true,"entries":3}"#);
-    assert_eq!(outcome.read, Some(ReadExtent::Directory { entries: 3 }));
+    assert_eq!(
+        outcome.read_extent(),
+        Some(ReadExtent::Directory { entries: 3 })
+    );
 }
 
 #[test]
 fn todos_are_stored_as_before() {
-    let list = json!([{"content": "x", "status": "pending", "priority": "medium"}]);
-    let (text, outcome) = stored(TodoMetadata {
-        todos: list.clone(),
-    });
-    assert_eq!(text, format!(r#"{{"todos":{list}}}"#));
-    assert_eq!(outcome.todos, list.as_array().cloned());
+    let list = json!([{"id": "1", "content": "x", "status": "pending", "priority": "medium"}]);
+    let todos = serde_json::from_value::<Vec<Todo>>(list).unwrap();
+    let (text, outcome) = stored("todowrite", TodoMetadata { todos });
+    assert_eq!(
+        text,
+        r#"{"todos":[{"id":"1","content":"x","status":"pending","priority":"medium"}]}"#
+    );
+    assert_eq!(outcome.todos().map(<[Todo]>::len), Some(1));
+    assert_eq!(outcome.todos().unwrap()[0].status, TodoStatus::Pending);
+    // an item of another shape reads as its text, pending
+    let odd = read(
+        "todowrite",
+        json!({"todos": [{"content": "y", "status": 3}]}),
+    );
+    let odd = odd.as_ref().and_then(|o| o.todos()).unwrap();
+    assert_eq!(
+        (odd[0].content.as_str(), odd[0].status),
+        ("y", TodoStatus::Pending)
+    );
 }
 
 #[test]
@@ -155,28 +183,28 @@ fn searches_fetches_and_recalls_are_stored_as_before() {
         capped: false,
         protected: 1,
     };
-    let (text, outcome) = stored(grep);
+    let (text, outcome) = stored("grep", grep);
     assert_eq!(
         text,
         r#"{"matches":3,"files":2,"capped":false,"protected":1}"#
     );
-    assert_eq!(outcome, ToolOutcome::default());
-    let (text, _) = stored(CountMetadata::of(130, 100));
+    assert_eq!((outcome.diff(), outcome.exit_code()), (None, None));
+    let (text, _) = stored("glob", CountMetadata::of(130, 100));
     assert_eq!(text, r#"{"count":130,"capped":true}"#);
-    let (text, _) = stored(CountMetadata::of(0, 100));
+    let (text, _) = stored("list", CountMetadata::of(0, 100));
     assert_eq!(text, r#"{"count":0,"capped":false}"#);
     let fetch = FetchMetadata {
         url: "https://x.org/".into(),
         status: 200,
     };
-    let (text, outcome) = stored(fetch);
+    let (text, outcome) = stored("webfetch", fetch);
     assert_eq!(text, r#"{"url":"https://x.org/","status":200}"#);
-    assert_eq!(outcome, ToolOutcome::default());
+    assert_eq!(outcome.read_extent(), None);
     let recall = RecallMetadata {
         recalled: "c1".into(),
         tool: "bash".into(),
     };
-    let (text, _) = stored(recall);
+    let (text, _) = stored("recall", recall);
     assert_eq!(text, r#"{"recalled":"c1","tool":"bash"}"#);
 }
 
@@ -209,16 +237,17 @@ fn tasks_are_stored_as_before() {
         tokens: 1200,
         cost: 0.25,
     };
-    let (text, outcome) = stored(task.clone());
+    let (text, outcome) = stored("task", task.clone());
     assert_eq!(
         text,
         r#"{"session_id":"ses_c","agent":"explore","tokens":1200,"cost":0.25}"#
     );
-    assert_eq!(outcome.task, Some(task));
-    assert_eq!(outcome.mcp, None);
+    assert_eq!(outcome.task(), Some(&task));
+    assert_eq!(outcome.mcp(), None);
     // a free run's cost is stored as 0.0, and an integer reads back too
     let stored = json!({"session_id": "s", "agent": "a", "tokens": 0, "cost": 0});
-    assert_eq!(ToolOutcome::of(&stored).task.map(|t| t.cost), Some(0.0));
+    let cost = read("task", stored).and_then(|o| o.task().map(|t| t.cost));
+    assert_eq!(cost, Some(0.0));
 }
 
 #[test]
@@ -228,9 +257,9 @@ fn mcp_calls_are_stored_as_before() {
         mcp_tool: "create_issue".into(),
         files: Vec::new(),
     };
-    let (text, outcome) = stored(plain.clone());
+    let (text, outcome) = stored("github_create_issue", plain.clone());
     assert_eq!(text, r#"{"mcp_server":"github","mcp_tool":"create_issue"}"#);
-    assert_eq!(outcome.mcp, Some(plain));
+    assert_eq!(outcome.mcp(), Some(&plain));
     let with_files = McpMetadata {
         mcp_server: "shot".into(),
         mcp_tool: "take".into(),
@@ -240,13 +269,13 @@ fn mcp_calls_are_stored_as_before() {
             bytes: 68,
         }],
     };
-    let (text, outcome) = stored(with_files.clone());
+    let (text, outcome) = stored("shot_take", with_files.clone());
     assert_eq!(
         text,
         r#"{"mcp_server":"shot","mcp_tool":"take","files":[{"path":"/d/tool-output/mcp_1.png","mime":"image/png","bytes":68}]}"#
     );
-    assert_eq!(outcome.mcp, Some(with_files));
-    assert_eq!(outcome.task, None);
+    assert_eq!(outcome.mcp(), Some(&with_files));
+    assert_eq!(outcome.task(), None);
 }
 
 #[test]
@@ -254,11 +283,15 @@ fn tool_searches_are_stored_as_before() {
     let search = ToolSearchMetadata {
         loaded: vec!["docs_search".into(), "github_create_issue".into()],
     };
-    let (text, outcome) = stored(search);
+    let (text, outcome) = stored("tool_search", search);
     assert_eq!(text, r#"{"loaded":["docs_search","github_create_issue"]}"#);
     let names = ["docs_search", "github_create_issue"].map(String::from);
-    assert_eq!(outcome.loaded, Some(names.to_vec()));
+    assert_eq!(outcome.loaded(), Some(&names[..]));
     // a name stored otherwise than as a string is skipped, as the loader always did
     let odd = json!({"loaded": ["a_b", 3]});
-    assert_eq!(ToolOutcome::of(&odd).loaded, Some(vec!["a_b".to_string()]));
+    let loaded = read("tool_search", odd);
+    assert_eq!(
+        loaded.as_ref().and_then(|o| o.loaded()),
+        Some(&["a_b".to_string()][..])
+    );
 }

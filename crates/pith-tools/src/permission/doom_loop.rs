@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::cut;
 use crate::ToolContext;
 use pith_protocol::event::PermissionRequest;
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{ToolInput, ToolName};
 
 /// Identical calls in a row that count as a doom loop.
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
@@ -18,7 +18,8 @@ pub fn doom_loop_request(
     count: usize,
     ctx: &ToolContext,
 ) -> PermissionRequest {
-    let view = ToolInput::of(tool, input);
+    let name = ToolName::parse(tool);
+    let view = ToolInput::of(&name, input);
     let what = match view.command().or_else(|| view.path()) {
         Some(s) => format!(" `{}`", cut(s, 120)),
         None => String::new(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::path::{Resolved, lexical_normalize, resolve};
 use crate::policy::OwnState;
-use pith_protocol::tool::{FileArg, ToolInput};
+use pith_protocol::tool::{FileArg, ToolInput, ToolName};
 
 /// One thing a call touches, checked against one table.
 #[derive(Clone)]
@@ -70,8 +70,9 @@ impl Permissions {
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<Vec<Subject>, Unjudged> {
-        match (tool, ToolInput::of(tool, input)) {
-            ("read" | "write" | "edit", _) => {
+        let name = ToolName::parse(tool);
+        match ToolInput::of(&name, input) {
+            ToolInput::Read { .. } | ToolInput::Write { .. } | ToolInput::Edit { .. } => {
                 let raw = match ToolInput::file_arg(input) {
                     FileArg::One(raw) => raw,
                     FileArg::Missing => return Err(Unjudged::Malformed),
@@ -89,17 +90,16 @@ impl Permissions {
                 }
                 Ok(subjects)
             }
-            ("glob" | "grep", ToolInput::Search { path, .. })
-            | ("list", ToolInput::List { path }) => {
+            ToolInput::Search { path, .. } | ToolInput::List { path } => {
                 let pattern = input.get("pattern").and_then(Value::as_str);
                 Ok(self.search_subjects(tool, path, pattern, ctx))
             }
             // `[permission.task]` patterns match the agent's name
-            ("task", ToolInput::Task { agent, .. }) => {
+            ToolInput::Task { agent, .. } => {
                 Ok(vec![Subject::named(tool, agent.unwrap_or_default())])
             }
             // `[permission.webfetch]` patterns match `host:port` (`webfetch.rs`)
-            ("webfetch", ToolInput::Fetch { url }) => {
+            ToolInput::Fetch { url } => {
                 // a URL the tool would not fetch is judged as `*` (it fails anyway)
                 Ok(vec![
                     match crate::webfetch::Target::parse(url.unwrap_or_default()) {
@@ -108,7 +108,10 @@ impl Permissions {
                     },
                 ])
             }
-            _ => Ok(vec![match self.mcp.get(tool) {
+            ToolInput::Exec { .. }
+            | ToolInput::Todos { .. }
+            | ToolInput::Mcp { .. }
+            | ToolInput::Other => Ok(vec![match self.mcp.get(tool) {
                 Some((server, name)) => Subject::named(server, name),
                 None => Subject::named(tool, "*"),
             }]),
@@ -275,7 +278,8 @@ fn external(r: &Resolved, is_dir: bool) -> Subject {
 }
 
 pub(super) fn title(tool: &str, input: &Value, subjects: &[Subject], ctx: &ToolContext) -> String {
-    if let ("webfetch", ToolInput::Fetch { url: Some(url) }) = (tool, ToolInput::of(tool, input)) {
+    let name = ToolName::parse(tool);
+    if let ToolInput::Fetch { url: Some(url) } = ToolInput::of(&name, input) {
         // the whole URL: its path and query carry data out
         return crate::webfetch::Target::parse(url)
             .map_or_else(|_| crate::webfetch::shown_url(url), |t| t.shown());

@@ -40,7 +40,7 @@ struct Input {
 #[async_trait::async_trait]
 impl Tool for Read {
     fn name(&self) -> &'static str {
-        "read"
+        pith_protocol::tool::Builtin::Read.as_str()
     }
 
     fn description(&self) -> &'static str {

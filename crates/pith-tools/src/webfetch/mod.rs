@@ -84,7 +84,7 @@ fn kind_of(content_type: Option<&str>) -> Kind {
 #[async_trait::async_trait]
 impl Tool for Webfetch {
     fn name(&self) -> &'static str {
-        "webfetch"
+        pith_protocol::tool::Builtin::WebFetch.as_str()
     }
 
     fn description(&self) -> &'static str {

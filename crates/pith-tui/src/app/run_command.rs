@@ -6,7 +6,7 @@ use pith_commands::custom_commands::Expanded;
 use pith_protocol::event::Op;
 use pith_protocol::llm::ReasoningEffort;
 use pith_protocol::message::PartKind;
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{ToolInput, ToolName};
 
 use crate::app::{App, Help, PickItem, Picker, PickerKind, Popup};
 use crate::mcp::SlashItem;
@@ -143,8 +143,12 @@ impl App {
                     text,
                     synthetic: false,
                 }) => text.lines().next().unwrap_or("").to_string(),
-                Some(PartKind::Tool { tool, input, .. }) if tool == "bash" => {
-                    format!("!{}", ToolInput::of(tool, input).command().unwrap_or(""))
+                Some(PartKind::Tool { tool, input, .. }) => {
+                    let name = ToolName::parse(tool);
+                    let ToolInput::Exec { command } = ToolInput::of(&name, input) else {
+                        continue;
+                    };
+                    format!("!{}", command.unwrap_or(""))
                 }
                 _ => continue,
             };

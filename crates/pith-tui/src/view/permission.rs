@@ -14,7 +14,7 @@ use crate::keymap::Keymap;
 use crate::permission_prompt::Permissions;
 use crate::transcript::Transcript;
 use pith_protocol::event::PermissionRequest;
-use pith_protocol::tool::ToolInput;
+use pith_protocol::tool::{Builtin, ToolInput, ToolName};
 
 use crate::format::{self, truncate};
 use crate::theme::theme;
@@ -24,9 +24,39 @@ use crate::wrap::wrap;
 const MAX_WIDTH: u16 = 160;
 /// The most lines of an edit's or a write's change shown (the path itself is always whole).
 const PREVIEW_ROWS: usize = 16;
-/// Tools whose title (the path or pattern) says all a rule matches: their arguments are not
-/// listed.
-const TITLED: [&str; 7] = ["bash", "edit", "write", "read", "list", "glob", "grep"];
+/// What a question shows of a call beyond its title, by tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Beyond {
+    /// The command, unless the title holds it.
+    Command,
+    /// The whole URL, when the title cut it.
+    Url,
+    /// Nothing: the title (the path or pattern) says all a rule matches.
+    Nothing,
+    /// The call's arguments.
+    Arguments,
+}
+
+fn beyond(tool: &ToolName) -> Beyond {
+    let Some(b) = tool.builtin() else {
+        return Beyond::Arguments;
+    };
+    match b {
+        Builtin::Bash => Beyond::Command,
+        Builtin::WebFetch => Beyond::Url,
+        Builtin::Edit
+        | Builtin::Write
+        | Builtin::Read
+        | Builtin::List
+        | Builtin::Glob
+        | Builtin::Grep => Beyond::Nothing,
+        Builtin::TodoWrite
+        | Builtin::Recall
+        | Builtin::Task
+        | Builtin::ToolSearch
+        | Builtin::ExitPlanMode => Beyond::Arguments,
+    }
+}
 
 /// What one draw of the question needs to know about its text.
 struct Body {
@@ -199,26 +229,32 @@ fn subject(
             Style::default().fg(theme().dim),
         )));
     };
-    if tool == "bash" {
-        let cmd = ToolInput::of(tool, input).command().unwrap_or("");
-        if !cmd.is_empty() && !req.title.contains(cmd) {
-            label(&mut out, "command:");
-            out.extend(text_lines(cmd, &needles, muted, width));
+    let name = ToolName::parse(tool);
+    match beyond(&name) {
+        Beyond::Command => {
+            let cmd = ToolInput::of(&name, input).command().unwrap_or("");
+            if !cmd.is_empty() && !req.title.contains(cmd) {
+                label(&mut out, "command:");
+                out.extend(text_lines(cmd, &needles, muted, width));
+            }
         }
-    } else if tool == "webfetch" {
-        // the title is the URL, cut in the middle when long: then the whole of it too
-        let url = input
-            .get("url")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
-        if !url.is_empty() && url != req.title {
-            label(&mut out, "whole URL:");
-            out.extend(text_lines(url, &needles, muted, width));
+        Beyond::Url => {
+            // the title is the URL, cut in the middle when long: then the whole of it too
+            let url = input
+                .get("url")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim();
+            if !url.is_empty() && url != req.title {
+                label(&mut out, "whole URL:");
+                out.extend(text_lines(url, &needles, muted, width));
+            }
         }
-    } else if !TITLED.contains(&tool) {
-        label(&mut out, "arguments:");
-        out.extend(arguments(input, &needles, width));
+        Beyond::Nothing => {}
+        Beyond::Arguments => {
+            label(&mut out, "arguments:");
+            out.extend(arguments(input, &needles, width));
+        }
     }
     out
 }
@@ -416,21 +452,21 @@ fn hint(p: &Permissions, keymap: &Keymap, scrolls: bool, width: usize) -> Line<'
 /// The change an `edit` or `write` call would make (`-`/`+` lines); at most `rows` lines of
 /// `width` columns.
 pub fn call_preview(tool: &str, input: &Value, width: usize, rows: usize) -> Vec<Line<'static>> {
-    let s = |k: &str| input.get(k).and_then(Value::as_str);
     let del = Style::default().fg(theme().removed);
     let add = Style::default().fg(theme().added);
     let mut diff: Vec<(&str, Style, String)> = Vec::new();
-    match tool {
-        "edit" => {
-            for l in s("old_string").unwrap_or("").lines() {
+    let name = ToolName::parse(tool);
+    match ToolInput::of(&name, input) {
+        ToolInput::Edit { old, new, .. } => {
+            for l in old.unwrap_or("").lines() {
                 diff.push(("- ", del, l.to_string()));
             }
-            for l in s("new_string").unwrap_or("").lines() {
+            for l in new.unwrap_or("").lines() {
                 diff.push(("+ ", add, l.to_string()));
             }
         }
-        "write" => {
-            for l in s("content").unwrap_or("").lines() {
+        ToolInput::Write { content, .. } => {
+            for l in content.unwrap_or("").lines() {
                 diff.push(("+ ", add, l.to_string()));
             }
         }

@@ -28,7 +28,7 @@ pub const CHOICES: [&str; 3] = [
 
 /// The tool whose question is a plan.
 pub fn is_plan(req: &PermissionRequest) -> bool {
-    req.tool == "exit_plan_mode"
+    pith_protocol::tool::ToolName::parse(&req.tool).is(pith_protocol::tool::Builtin::ExitPlanMode)
 }
 
 /// The reply the engine takes for the choice the question's keys made: the first choice
