@@ -1,4 +1,4 @@
-//! Where the session's hooks run (`src/hooks/`, ARCHITECTURE.md §5.1): the engine builds each
+//! Where the session's hooks run (`hook_commands/`, ARCHITECTURE.md §5.1): the engine builds each
 //! event's fields, runs the hooks and acts on what they decided. Warnings reach the front end
 //! as `TurnEvent::Info`; a hook's output is never printed.
 

@@ -153,7 +153,7 @@ impl Turn<'_> {
     }
 
     /// Runs `task` calls: each is checked and put to the user in turn, then the authorised ones
-    /// run at the same time (`engine/subagent.rs`). One state per call, in order.
+    /// run at the same time (`subagent.rs`). One state per call, in order.
     async fn run_task_calls(
         &mut self,
         idx: usize,

@@ -1,6 +1,6 @@
 //! The `task` tool: hands a piece of work to a sub-agent with a context of its own and gets back
 //! only its final answer. This file holds the agents and what the model is offered; the engine
-//! runs the child session (`engine/subagent.rs`), since a child is a whole runner.
+//! runs the child session (`pith-engine/subagent.rs`), since a child is a whole runner.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! Key bindings as the config knows them: the actions a key can trigger, their default keys,
 //! and the `[keys]` table that rebinds them, checked when the config loads. The TUI asks
-//! [`Keymap::action`] what a key means (its `tui/keymap.rs` turns terminal events into [`Key`]s)
+//! [`Keymap::action`] what a key means (its `pith-tui/keymap.rs` turns terminal events into [`Key`]s)
 //! and acts on that.
 //!
 //! Adding an action is one [`Action`] variant: its `context` and default `keys` sit in its
