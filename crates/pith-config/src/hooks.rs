@@ -1,6 +1,6 @@
 //! `[[hooks.EVENT]]`: commands pith runs at points of a session (before and after a tool call,
 //! when a prompt is sent, when the session starts, when the agent would stop, around a
-//! compaction, when a question waits). They are run by the engine (`pith-engine/hook_commands/`).
+//! compaction, when a question waits). The engine runs them (`pith-engine/hook_commands/`).
 //!
 //! Hooks of every file are kept, in load order (global, workspace, `--config`): a later file
 //! adds hooks, it does not replace the earlier file's. Each remembers the file that defined it.
