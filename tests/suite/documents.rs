@@ -263,7 +263,7 @@ fn every_cited_section_is_a_heading() {
 #[test]
 fn the_checks_catch_what_they_are_for() {
     let doc = "`crates/pith-engine/src/lib.rs`, `pith-engine/lib.rs`, `pith-engine/nowhere.rs`,\n\
-               `src/acp/`, `tests/suite/documents.rs::the_checks_catch`, `prompts/*.md`,\n\
+               `src/headless/`, `tests/suite/documents.rs::the_checks_catch`, `prompts/*.md`,\n\
                `tests/suite/documents.rs::no_such_item_here`, `context/carry.rs`, `pith.toml`,\n\
                `tools/open/`, `pith-tools/open/`,\n\
                `session/update`, `<data dir>/tool-output/`, `bash bench/vs_curl.sh`, `NOPE.md`";
