@@ -27,7 +27,7 @@ use pith_protocol::event::Op;
 use pith_protocol::event::PermissionMode;
 use pith_protocol::launch::TrustQuestion;
 
-pub struct Agent {
+pub(crate) struct Agent {
     conn: Arc<Connection>,
     config_file: Option<PathBuf>,
     trust: bool,
@@ -94,7 +94,7 @@ fn mcp_config(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, R
 }
 
 impl Agent {
-    pub fn new(conn: Arc<Connection>, config_file: Option<PathBuf>, trust: bool) -> Agent {
+    pub(crate) fn new(conn: Arc<Connection>, config_file: Option<PathBuf>, trust: bool) -> Agent {
         Agent {
             conn,
             config_file,
@@ -104,7 +104,7 @@ impl Agent {
         }
     }
 
-    pub async fn request(self: Arc<Self>, id: Value, method: String, params: Value) {
+    pub(crate) async fn request(self: Arc<Self>, id: Value, method: String, params: Value) {
         let mut announce = None;
         let result = match method.as_str() {
             "initialize" => self.initialize(params),
@@ -133,7 +133,7 @@ impl Agent {
         }
     }
 
-    pub fn notification(&self, method: &str, params: Value) {
+    pub(crate) fn notification(&self, method: &str, params: Value) {
         match method {
             "session/cancel" => match parse::<CancelNotification>(params) {
                 Ok(n) => match self.find(&n.session_id.0) {
@@ -146,7 +146,7 @@ impl Agent {
         }
     }
 
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let sessions: Vec<Arc<Session>> = self
             .sessions
             .lock()

@@ -43,7 +43,7 @@ fn mention(path: &str) -> String {
 }
 
 /// The prompt as text; `images` is where images are written.
-pub fn to_text(blocks: &[ContentBlock], images: &Path) -> Result<String, RpcError> {
+pub(crate) fn to_text(blocks: &[ContentBlock], images: &Path) -> Result<String, RpcError> {
     let mut parts: Vec<String> = Vec::new();
     for block in blocks {
         match block {

@@ -14,7 +14,7 @@ use agent_client_protocol_schema::v1::{
 use super::rpc::Connection;
 use pith_tools::editor::{EditorError, EditorFiles};
 
-pub struct ClientFiles {
+pub(crate) struct ClientFiles {
     conn: Arc<Connection>,
     session_id: String,
     read: bool,
@@ -23,7 +23,7 @@ pub struct ClientFiles {
 
 impl ClientFiles {
     /// The client's files for session `session_id`, or `None` when it offers neither.
-    pub fn offered(
+    pub(crate) fn offered(
         conn: Arc<Connection>,
         session_id: &str,
         fs: &FileSystemCapabilities,

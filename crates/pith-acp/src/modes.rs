@@ -6,7 +6,7 @@ use pith_protocol::event::PermissionMode;
 
 /// pith's permission modes as the editor offers them: ask (the default), plan, accept edits,
 /// and `--yes`. Deny rules and the sandbox hold in every one.
-pub fn modes(current: &str) -> SessionModeState {
+pub(crate) fn modes(current: &str) -> SessionModeState {
     SessionModeState::new(
         current.to_string(),
         vec![
@@ -28,7 +28,7 @@ pub fn modes(current: &str) -> SessionModeState {
 }
 
 /// The editor's mode id of pith's permission mode (with `--yes`).
-pub fn mode_id(mode: PermissionMode, auto_yes: bool) -> &'static str {
+pub(crate) fn mode_id(mode: PermissionMode, auto_yes: bool) -> &'static str {
     match mode {
         PermissionMode::Default | PermissionMode::Bypass if auto_yes => "yes",
         PermissionMode::Bypass => "yes",

@@ -17,7 +17,7 @@ use pith_protocol::message::{Message, PartKind, Role, ToolState};
 /// A session's whole history as the engine gives it, oldest message first: the newest page
 /// (`SessionLoaded`), then each older page asked for (`History`).
 #[derive(Debug, Default)]
-pub struct Pages {
+pub(crate) struct Pages {
     session: Option<String>,
     messages: Vec<Message>,
     more: bool,
@@ -28,7 +28,7 @@ pub struct Pages {
 impl Pages {
     /// Takes in `event` when it is the page this history opens with or an older page of it;
     /// false for any other event.
-    pub fn absorb(&mut self, event: &Event) -> bool {
+    pub(crate) fn absorb(&mut self, event: &Event) -> bool {
         match event {
             Event::Session(SessionEvent::SessionLoaded {
                 session,
@@ -58,26 +58,29 @@ impl Pages {
     }
 
     /// Whether the opening page came.
-    pub fn opened(&self) -> bool {
+    pub(crate) fn opened(&self) -> bool {
         self.session.is_some()
     }
 
     /// The message to ask for older ones before, while older ones remain.
-    pub fn before(&self) -> Option<&str> {
+    pub(crate) fn before(&self) -> Option<&str> {
         self.messages
             .first()
             .filter(|_| self.more)
             .map(|m| m.id.as_str())
     }
 
-    pub fn messages(&self) -> &[Message] {
+    pub(crate) fn messages(&self) -> &[Message] {
         &self.messages
     }
 }
 
 /// The history of `session` read as its engine would give it, for a session shown before its
 /// engine may start (the workspace's trust unanswered).
-pub fn stored_pages(store: &pith_store::Store, session: pith_protocol::message::Session) -> Pages {
+pub(crate) fn stored_pages(
+    store: &pith_store::Store,
+    session: pith_protocol::message::Session,
+) -> Pages {
     let id = session.id.clone();
     let mut pages = Pages::default();
     pages.absorb(&pith_engine::stored_history::opening(store, session));
@@ -101,7 +104,7 @@ fn user_chunk(text: String) -> SessionUpdate {
 }
 
 /// The updates that show `messages` (oldest first).
-pub fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpdate> {
+pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     for m in messages {
         for part in &m.parts {

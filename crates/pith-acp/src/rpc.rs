@@ -207,7 +207,7 @@ impl Drop for Forget<'_> {
 
 /// Reads the client's lines on a thread of its own (stdin blocks) until end of input. A line
 /// longer than [`MAX_LINE`] is dropped and answered with a parse error.
-pub fn spawn_reader(
+pub(crate) fn spawn_reader(
     mut input: impl BufRead + Send + 'static,
     conn: std::sync::Arc<Connection>,
 ) -> mpsc::UnboundedReceiver<String> {
@@ -243,7 +243,7 @@ pub fn spawn_reader(
 
 /// Writes each line to `out` on a thread of its own, one message a line, until every sender
 /// is gone; the thread ends then.
-pub fn spawn_writer(
+pub(crate) fn spawn_writer(
     mut rx: mpsc::UnboundedReceiver<String>,
     mut out: impl Write + Send + 'static,
 ) -> std::thread::JoinHandle<()> {

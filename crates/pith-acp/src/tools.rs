@@ -17,7 +17,7 @@ const MAX_SHOWN: usize = 16 * 1024;
 
 /// The kind of a call of `tool`: each built-in tool's; a tool of an MCP server (or a name pith
 /// does not have) is `Fetch` when its name says it fetches, else `Other`.
-pub fn kind(tool: &str) -> ToolKind {
+pub(crate) fn kind(tool: &str) -> ToolKind {
     let b = match ToolName::parse(tool) {
         ToolName::Builtin(b) => b,
         ToolName::Mcp { tool, .. } | ToolName::Other(tool) if tool.contains("fetch") => {
@@ -52,7 +52,7 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 /// What the editor shows as the call's title.
-pub fn title(tool: &str, input: &Value) -> String {
+pub(crate) fn title(tool: &str, input: &Value) -> String {
     let name = ToolName::parse(tool);
     match ToolInput::of(&name, input) {
         ToolInput::Exec { command } => {
@@ -97,7 +97,7 @@ fn titled(verb: &str, path: Option<&str>, tool: &str) -> String {
 }
 
 /// The files the call touches, absolute (with the line a read starts at).
-pub fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<ToolCallLocation> {
+pub(crate) fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<ToolCallLocation> {
     let name = ToolName::parse(tool);
     let asked = ToolInput::of(&name, input);
     let path = match asked {
@@ -136,7 +136,7 @@ fn absolute(workspace: &Path, path: &str) -> PathBuf {
 }
 
 /// The change an edit or write makes, as a diff (`None` for other tools).
-pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallContent> {
+pub(crate) fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallContent> {
     let name = ToolName::parse(tool);
     let diff = match ToolInput::of(&name, input) {
         ToolInput::Edit { path, old, new } => {
@@ -151,12 +151,12 @@ pub fn diff(workspace: &Path, tool: &str, input: &Value) -> Option<ToolCallConte
     Some(ToolCallContent::Diff(diff))
 }
 
-pub fn text(s: impl Into<String>) -> ToolCallContent {
+pub(crate) fn text(s: impl Into<String>) -> ToolCallContent {
     ToolCallContent::from(ContentBlock::Text(TextContent::new(s)))
 }
 
 /// A command's output as the editor shows it: its tail, in a code block.
-pub fn output_block(output: &str) -> ToolCallContent {
+pub(crate) fn output_block(output: &str) -> ToolCallContent {
     let mut start = output.len().saturating_sub(MAX_SHOWN);
     while !output.is_char_boundary(start) {
         start += 1;
@@ -167,7 +167,7 @@ pub fn output_block(output: &str) -> ToolCallContent {
 
 /// Everything known of a call from its input: title, kind, locations, input, and the diff of
 /// an edit.
-pub fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdateFields {
+pub(crate) fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdateFields {
     let mut fields = ToolCallUpdateFields::new()
         .title(title(tool, input))
         .kind(kind(tool));
@@ -183,7 +183,7 @@ pub fn from_input(workspace: &Path, tool: &str, input: &Value) -> ToolCallUpdate
 }
 
 /// What a state change tells the editor: the status, and when done, what came out.
-pub fn from_state(
+pub(crate) fn from_state(
     workspace: &Path,
     tool: &str,
     input: &Value,
@@ -232,7 +232,7 @@ fn shows_no_output(tool: &ToolName) -> bool {
 
 /// `todowrite`'s list as the editor's plan (`None` for other tools, or when the input holds no
 /// list).
-pub fn plan(tool: &str, input: &Value) -> Option<Plan> {
+pub(crate) fn plan(tool: &str, input: &Value) -> Option<Plan> {
     let name = ToolName::parse(tool);
     let ToolInput::Todos { todos: Some(todos) } = ToolInput::of(&name, input) else {
         return None;

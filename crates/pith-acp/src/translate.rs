@@ -17,9 +17,9 @@ use pith_protocol::event::{
 use pith_protocol::message::{PartKind, ToolState};
 
 /// The title of the tool call that reports a compaction.
-pub const COMPACTION_TITLE: &str = "Compacting context";
+pub(crate) const COMPACTION_TITLE: &str = "Compacting context";
 
-pub struct Translator {
+pub(crate) struct Translator {
     workspace: PathBuf,
     /// Tool calls announced, with their tool and latest input.
     calls: HashMap<String, (String, serde_json::Value)>,
@@ -33,20 +33,20 @@ pub struct Translator {
     last_usage: Option<(u64, u64, u64)>,
 }
 
-pub fn message_chunk(text: impl Into<String>) -> SessionUpdate {
+pub(crate) fn message_chunk(text: impl Into<String>) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
         text,
     ))))
 }
 
-pub fn thought_chunk(text: impl Into<String>) -> SessionUpdate {
+pub(crate) fn thought_chunk(text: impl Into<String>) -> SessionUpdate {
     SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
         text,
     ))))
 }
 
 impl Translator {
-    pub fn new(workspace: PathBuf, cost: f64) -> Translator {
+    pub(crate) fn new(workspace: PathBuf, cost: f64) -> Translator {
         Translator {
             workspace,
             calls: HashMap::new(),
@@ -59,7 +59,7 @@ impl Translator {
     }
 
     /// The updates `event` makes (none for most events).
-    pub fn updates(&mut self, event: &Event) -> Vec<SessionUpdate> {
+    pub(crate) fn updates(&mut self, event: &Event) -> Vec<SessionUpdate> {
         match event {
             Event::Output(e) => self.output(e),
             Event::Context(e) => self.context(e),

@@ -12,7 +12,7 @@ const FOLDED_LINES: usize = 3;
 
 /// The hook's event (as written in the config, `user_prompt_submit`) and the text it added,
 /// when `text` is a hook's context note.
-pub fn parse(text: &str) -> Option<(String, &str)> {
+pub(crate) fn parse(text: &str) -> Option<(String, &str)> {
     let rest = text.strip_prefix("<hook-context event=\"")?;
     let (event, rest) = rest.split_once("\">")?;
     let body = rest.trim_start_matches('\n');
@@ -33,7 +33,7 @@ fn config_name(event: &str) -> String {
 }
 
 /// The note's lines at `width`, folded to a few lines unless `expanded`.
-pub fn lines(event: &str, body: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
+pub(crate) fn lines(event: &str, body: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
     let style = dim().add_modifier(Modifier::ITALIC);
     let head = format!("hook {event} added: ");
     let text = if body.is_empty() { "(nothing)" } else { body };
@@ -56,7 +56,7 @@ pub fn lines(event: &str, body: &str, width: usize, expanded: bool) -> Vec<Line<
 }
 
 /// A note longer than what shows folded.
-pub fn is_long(text: &str) -> bool {
+pub(crate) fn is_long(text: &str) -> bool {
     parse(text).is_some_and(|(_, body)| body.lines().count() > 1 || body.len() > 120)
 }
 

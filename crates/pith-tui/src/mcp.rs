@@ -124,7 +124,7 @@ impl SlashItem {
 }
 
 /// `ready · 12 tools · 3.4k tokens`, `failed: why`, …
-pub fn describe(s: &McpServerStatus) -> String {
+pub(crate) fn describe(s: &McpServerStatus) -> String {
     match &s.state {
         McpState::Disabled => "disabled".into(),
         McpState::Starting => "starting…".into(),

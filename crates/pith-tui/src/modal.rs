@@ -147,7 +147,7 @@ pub(super) struct TwoChoices {
 }
 
 impl TwoChoices {
-    pub fn new() -> TwoChoices {
+    pub(crate) fn new() -> TwoChoices {
         TwoChoices {
             selected: 1,
             shown_at: Some(Instant::now()),
@@ -155,13 +155,13 @@ impl TwoChoices {
     }
 
     /// As if the question had been on screen for a while (tests).
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.shown_at = None;
     }
 
     /// Handles a key; `Some` once answered. Keys in the first moment after the question
     /// appeared were typed before it could be read: they answer nothing.
-    pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Choice> {
+    pub(crate) fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Option<Choice> {
         if modifiers.contains(KeyModifiers::CONTROL) && matches!(code, KeyCode::Char('c' | 'd')) {
             return Some(Choice::Quit);
         }
