@@ -172,7 +172,7 @@ pub struct Connection {
 
 /// The last lines a child wrote to stderr.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     fn push(&self, line: String) {
@@ -185,7 +185,7 @@ impl StderrTail {
     }
 
     /// `"; stderr: a | b"`, or nothing.
-    pub fn suffix(&self) -> String {
+    pub(crate) fn suffix(&self) -> String {
         let lines: Vec<String> = self
             .0
             .lock()
