@@ -16,13 +16,14 @@ pub mod lock;
 mod messages;
 mod outputs;
 mod prompts;
-pub mod recover;
+pub(crate) mod recover;
 mod schema;
 mod sessions;
 mod sweep;
 mod windows;
 
 pub use error::{Result, StoreError};
+pub use recover::Repairs;
 pub use windows::LearnedWindow;
 
 use std::path::{Path, PathBuf};

@@ -51,7 +51,7 @@ pub(crate) fn has_completed_compaction(messages: &[Message]) -> bool {
 }
 
 /// Indices of compaction messages that no completed summary answers.
-pub fn stray_compactions(messages: &[Message]) -> Vec<usize> {
+pub(crate) fn stray_compactions(messages: &[Message]) -> Vec<usize> {
     let mut stray = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         if !m.is_compaction_message() {
