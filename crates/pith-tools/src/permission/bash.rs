@@ -25,7 +25,7 @@ use crate::bash_parse::{self, SimpleCommand, Word};
 use pith_config::PermissionAction;
 
 /// The table consulted before a command runs outside the sandbox (default ask).
-pub const UNSANDBOXED: &str = "unsandboxed";
+pub(crate) const UNSANDBOXED: &str = "unsandboxed";
 
 /// How a rule's shape fits a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use pith_protocol::tool::ToolInput;
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
 
 /// The request the doom-loop check raises.
-pub fn doom_loop_request(
+pub(crate) fn doom_loop_request(
     tool: &str,
     input: &Value,
     count: usize,
@@ -37,7 +37,7 @@ pub fn doom_loop_request(
 
 /// Broken calls in a row (arguments that are not JSON, a tool that does not exist), whatever
 /// their arguments, that stop a turn.
-pub const BROKEN_CALLS_LIMIT: usize = 5;
+pub(crate) const BROKEN_CALLS_LIMIT: usize = 5;
 
 fn broken_why(input: &Value) -> &'static str {
     if input.is_string() {

@@ -108,7 +108,7 @@ pub(super) fn binary_extension(path: &Path) -> bool {
 
 /// A NUL byte, or many control characters, in the first block means binary. Bytes ≥ 0x80 do
 /// not count: text in a legacy encoding is still text.
-pub fn looks_binary(sample: &[u8]) -> bool {
+pub(crate) fn looks_binary(sample: &[u8]) -> bool {
     if sample.is_empty() {
         return false;
     }

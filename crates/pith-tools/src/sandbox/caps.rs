@@ -18,7 +18,7 @@ pub struct Limits {
 }
 
 /// The configured caps this system cannot enforce, in words.
-pub fn missing(mode: SandboxMode, limits: &Limits, s: &Support) -> Option<String> {
+pub(super) fn missing(mode: SandboxMode, limits: &Limits, s: &Support) -> Option<String> {
     if mode == SandboxMode::Off {
         return None;
     }
