@@ -179,12 +179,12 @@ pub(crate) mod testing {
     pub(crate) struct Buffers {
         pub reads: bool,
         pub writes: bool,
-        pub fail_writes: bool,
+        pub(crate) fail_writes: bool,
         pub hang: bool,
         pub buffers: Mutex<HashMap<PathBuf, String>>,
         pub written: Mutex<Vec<(PathBuf, String)>>,
         /// Run on the next read (a parallel sub-agent acting while the editor answers).
-        pub on_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+        pub(crate) on_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
         /// A write says it began (the first) and waits for the second before it lands.
         pub gate: Option<(Arc<Notify>, Arc<Notify>)>,
     }

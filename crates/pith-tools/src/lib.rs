@@ -79,7 +79,7 @@ pub struct ToolMeta {
     /// and the file is on disk anyway, so the registry does not cut it again.
     pub bounded: bool,
     /// Where the registry saved the full output when it cut it to a preview.
-    pub full_output: Option<PathBuf>,
+    pub(crate) full_output: Option<PathBuf>,
 }
 
 impl ToolMeta {

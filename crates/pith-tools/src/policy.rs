@@ -254,7 +254,7 @@ impl Policy {
     }
 
     /// Why writing `path` (absolute; resolved or not) always asks, or `None`.
-    pub fn protected(&self, path: &Path) -> Option<Protected> {
+    pub(crate) fn protected(&self, path: &Path) -> Option<Protected> {
         forms(path).iter().find_map(|p| self.protected_form(p))
     }
 

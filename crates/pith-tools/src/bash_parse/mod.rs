@@ -28,7 +28,7 @@ pub struct Word {
 }
 
 impl Word {
-    pub fn literal(text: impl Into<String>) -> Word {
+    pub(crate) fn literal(text: impl Into<String>) -> Word {
         Word {
             text: text.into(),
             literal: true,
@@ -40,13 +40,13 @@ impl Word {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes, as written.
-    pub assignments: Vec<String>,
+    pub(crate) assignments: Vec<String>,
     pub words: Vec<Word>,
     /// It runs code this analysis cannot see (`eval`, `bash -c "$x"`, `python -c`, a command
     /// name that is an expansion …): any deny rule could match it.
-    pub hidden_code: bool,
+    pub(crate) hidden_code: bool,
     /// More words the shell cannot know yet will be appended (`xargs CMD`, `find -exec CMD {}`).
-    pub open_args: bool,
+    pub(crate) open_args: bool,
     /// It only runs the command that follows it, unchanged in effect (`timeout 10 CMD`,
     /// `env X=1 CMD`); that command is in the analysis too, and allow rules judge it alone.
     pub wrapper: bool,

@@ -39,7 +39,7 @@ pub(crate) struct Opt<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Parsed<'a> {
     pub opts: Vec<Opt<'a>>,
-    pub operands: Vec<&'a str>,
+    pub(crate) operands: Vec<&'a str>,
 }
 
 impl Parsed<'_> {

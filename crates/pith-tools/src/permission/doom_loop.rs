@@ -130,9 +130,4 @@ impl DoomLoop {
     pub fn count(&self) -> usize {
         self.count
     }
-
-    /// Forget the streaks (a new user turn).
-    pub fn reset(&mut self) {
-        *self = DoomLoop::default();
-    }
 }

@@ -370,9 +370,9 @@ impl CommandPolicy {
 /// How one command was started.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Applied {
-    pub confined_writes: bool,
-    pub blocked_network: bool,
-    pub read_only: bool,
+    pub(crate) confined_writes: bool,
+    pub(crate) blocked_network: bool,
+    pub(crate) read_only: bool,
     pub writable: Vec<PathBuf>,
     /// Paths the command cannot see (pith's state, the user's secrets).
     pub hidden: Vec<Hidden>,
@@ -383,7 +383,7 @@ pub struct Applied {
     /// With a fresh `/proc` (only its own processes in it).
     pub proc: bool,
     /// Landlock scopes signals and abstract Unix sockets to the sandbox.
-    pub scoped: bool,
+    pub(crate) scoped: bool,
     /// The workspace (kept visible in a private `/tmp` that covers it).
     pub workspace: PathBuf,
     /// The command's temp dir.
@@ -395,7 +395,7 @@ pub struct Applied {
 }
 
 impl Applied {
-    pub fn sandboxed(&self) -> bool {
+    pub(crate) fn sandboxed(&self) -> bool {
         self.confined_writes || self.blocked_network
     }
 

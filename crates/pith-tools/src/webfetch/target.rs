@@ -35,7 +35,7 @@ pub enum Host {
 
 impl Host {
     /// How rules spell it: a name, an IPv4 address, an IPv6 one in brackets.
-    pub fn spelled(&self) -> String {
+    pub(crate) fn spelled(&self) -> String {
         match self {
             Host::Name(n) => n.clone(),
             Host::Ip(IpAddr::V4(a)) => a.to_string(),

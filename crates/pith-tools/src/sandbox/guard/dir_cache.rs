@@ -27,7 +27,7 @@ pub(super) struct Listing {
     /// It is a repository's folder (`HEAD` and `objects` or `commondir`).
     pub gitdir: bool,
     /// It holds a `.git` that is not a folder (a gitfile or a link).
-    pub gitlink: bool,
+    pub(crate) gitlink: bool,
 }
 
 pub(super) struct Kept {
