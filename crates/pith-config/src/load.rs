@@ -84,7 +84,7 @@ pub struct WorkspaceTrust {
     pub listed: bool,
     /// The workspace lies in a listed directory, but its file was created or changed since
     /// pith first saw the listing, so the listing does not trust it.
-    pub newer_than_listing: bool,
+    pub(crate) newer_than_listing: bool,
     /// Settings left out because the directory is not trusted (dotted keys).
     pub ignored: Vec<String>,
 }
@@ -95,7 +95,7 @@ pub struct Loaded {
     pub config: Config,
     /// Dotted key (`compaction.auto`, `models."openai/gpt-4.1".context`) → `"default"`, a file
     /// path, or `"env PITH_…"`.
-    pub origins: BTreeMap<String, String>,
+    pub(crate) origins: BTreeMap<String, String>,
     pub warnings: Vec<String>,
     /// The files that were read, in merge order.
     pub files: Vec<PathBuf>,

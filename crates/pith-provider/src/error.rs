@@ -64,7 +64,7 @@ impl ProviderError {
 
     /// Removes `secret` (the API key) and every other secret pith knows (secret header values)
     /// from the message, should a server echo them back.
-    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
+    pub(crate) fn scrubbed(mut self, secret: Option<&str>) -> Self {
         if let Some(key) = secret.map(str::trim).filter(|k| k.len() >= 4)
             && self.message.contains(key)
         {

@@ -23,7 +23,7 @@ pub struct RetryPolicy {
     /// Delay before the first retry (doubled for each further one).
     pub base: Duration,
     /// Upper bound of a computed delay.
-    pub max_delay: Duration,
+    pub(crate) max_delay: Duration,
     /// The longest wait before one retry: a `retry-after` beyond it is not waited for.
     pub max_wait: Duration,
 }

@@ -117,7 +117,7 @@ impl<W: std::io::Write> std::io::Write for ScrubbingWriter<W> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
     /// Variables pith reads a secret from (the providers' `api_key_env`).
-    pub secret_vars: Vec<String>,
+    pub(crate) secret_vars: Vec<String>,
     /// Variables passed although their name looks secret (config `env_allow`).
     pub allow: Vec<String>,
 }
