@@ -17,7 +17,7 @@ use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use crate::sandbox::{Applied, CommandPolicy, Guard};
 use pith_protocol::tool::BashMetadata;
 
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Output kept in memory; anything beyond is counted and dropped.
 const MAX_CAPTURE: usize = 16 * 1024 * 1024;

@@ -20,7 +20,7 @@ use tree_sitter::Parser;
 
 /// One word of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The word's value when `literal`; otherwise its source text.
     pub text: String,
     /// The value is known exactly (quotes removed, escapes decoded, nothing left to expand).

@@ -34,7 +34,7 @@ fn extension(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub fn image_mime(path: &Path) -> Option<&'static str> {
+pub(crate) fn image_mime(path: &Path) -> Option<&'static str> {
     Some(match extension(path).as_str() {
         "png" => "image/png",
         "jpg" | "jpeg" => "image/jpeg",

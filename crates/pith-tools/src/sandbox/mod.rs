@@ -489,7 +489,7 @@ pub use linux::Prepared;
 
 /// No sandbox to enter on this system.
 #[cfg(not(target_os = "linux"))]
-pub struct Prepared;
+pub(crate) struct Prepared;
 
 #[cfg(not(target_os = "linux"))]
 impl Prepared {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::target::{Host, Target};
 
 /// What kind of inward address `ip` is, or `None` for a public one.
-pub fn inward(ip: IpAddr) -> Option<&'static str> {
+pub(crate) fn inward(ip: IpAddr) -> Option<&'static str> {
     match canonical(ip) {
         IpAddr::V4(a) => inward_v4(a),
         IpAddr::V6(a) => inward_v6(a),
@@ -108,7 +108,7 @@ pub enum Refusal {
 /// The addresses `target` may be fetched at: its own address or what its name resolves to,
 /// without the inward ones unless `named` (a rule names this host and port). `lookup` is
 /// only asked about names.
-pub async fn addresses<F, Fut>(
+pub(crate) async fn addresses<F, Fut>(
     target: &Target,
     named: bool,
     lookup: F,
