@@ -122,7 +122,7 @@ pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, ProviderError>> + 
 /// previous, and the whole body must stay under [`MAX_RESPONSE_BYTES`]. A bound that is passed
 /// ends the stream with an error (a timeout is a `Network` fault and is retried; an oversized
 /// body is not).
-pub fn guarded<S, E>(
+pub(crate) fn guarded<S, E>(
     body: S,
     timeouts: Timeouts,
     started: Instant,
