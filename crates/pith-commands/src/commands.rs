@@ -146,7 +146,7 @@ impl Command {
     }
 
     /// Other names it answers to.
-    pub fn aliases(self) -> impl Iterator<Item = &'static str> {
+    pub(crate) fn aliases(self) -> impl Iterator<Item = &'static str> {
         let name = self.name();
         self.get_serializations()
             .iter()

@@ -61,7 +61,7 @@ impl Route {
 
 /// What a front end knows of the MCP servers' prompts: `None` when there is no server of that
 /// name, `Some(true)` when it offers the prompt (or cannot tell yet), `Some(false)` when not.
-pub type McpLookup<'a> = &'a dyn Fn(&str, &str) -> Option<bool>;
+pub(crate) type McpLookup<'a> = &'a dyn Fn(&str, &str) -> Option<bool>;
 
 /// Routes `text` (see the module's rules).
 pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {

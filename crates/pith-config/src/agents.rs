@@ -213,7 +213,7 @@ fn unquote(s: &str) -> &str {
 /// Adds the agents of the Markdown files to `agents`: the global directory's first, then the
 /// workspace's when `trusted` (a warning names what an untrusted one would have added). An agent
 /// already in the config files keeps its `[agent.NAME]` settings.
-pub fn merge_markdown(
+pub(crate) fn merge_markdown(
     agents: &mut BTreeMap<String, AgentConfig>,
     global_dir: Option<&Path>,
     workspace: &Path,

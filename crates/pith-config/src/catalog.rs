@@ -7,9 +7,9 @@ use std::sync::LazyLock;
 use super::{Config, ModelConfig};
 
 /// Context window assumed for a model nobody knows.
-pub const DEFAULT_CONTEXT: u64 = 32_000;
+pub(crate) const DEFAULT_CONTEXT: u64 = 32_000;
 /// Output limit assumed for a model nobody knows.
-pub const DEFAULT_OUTPUT: u64 = 4_096;
+pub(crate) const DEFAULT_OUTPUT: u64 = 4_096;
 
 const CATALOG_TOML: &str = include_str!("../../../assets/models.toml");
 

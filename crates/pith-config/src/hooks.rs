@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// Seconds a hook may run when its entry sets no `timeout`.
-pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 60;
 /// The most a hook's `timeout` may be set to, in seconds.
-pub const MAX_HOOK_TIMEOUT_SECS: u64 = 3600;
+pub(crate) const MAX_HOOK_TIMEOUT_SECS: u64 = 3600;
 
 /// The points of a session a hook can run at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
@@ -192,7 +192,10 @@ impl HooksConfig {
 }
 
 /// Checks one hook: `Err((key, message))` names the key at fault.
-pub fn check_hook(event: HookEvent, hook: &HookConfig) -> Result<(), (&'static str, String)> {
+pub(crate) fn check_hook(
+    event: HookEvent,
+    hook: &HookConfig,
+) -> Result<(), (&'static str, String)> {
     let at = event.key();
     if hook.command.trim().is_empty() {
         return Err(("command", format!("hooks.{at}: `command` is empty")));

@@ -1,4 +1,5 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
+#![warn(unreachable_pub)]
 
 pub mod agents;
 pub mod catalog;
@@ -172,7 +173,7 @@ pub enum SandboxMode {
 
 impl SandboxMode {
     /// How much it confines: off < workspace-write < read-only.
-    pub fn strictness(self) -> u8 {
+    pub(crate) fn strictness(self) -> u8 {
         match self {
             SandboxMode::Off => 0,
             SandboxMode::WorkspaceWrite => 1,

@@ -36,13 +36,13 @@ pub use render::render_effective;
 use workspace::{Listed, listed_for_workspace};
 
 /// Names the config file (same as `--config`).
-pub const ENV_CONFIG: &str = "PITH_CONFIG";
+pub(crate) const ENV_CONFIG: &str = "PITH_CONFIG";
 /// Overrides `model`.
-pub const ENV_MODEL: &str = "PITH_MODEL";
+pub(crate) const ENV_MODEL: &str = "PITH_MODEL";
 /// `1` sets `compaction.auto = false`.
-pub const ENV_DISABLE_AUTOCOMPACT: &str = "PITH_DISABLE_AUTOCOMPACT";
+pub(crate) const ENV_DISABLE_AUTOCOMPACT: &str = "PITH_DISABLE_AUTOCOMPACT";
 /// `1` sets `compaction.prune = false`.
-pub const ENV_DISABLE_PRUNE: &str = "PITH_DISABLE_PRUNE";
+pub(crate) const ENV_DISABLE_PRUNE: &str = "PITH_DISABLE_PRUNE";
 
 /// Where to look for configuration.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +84,7 @@ pub struct WorkspaceTrust {
     pub listed: bool,
     /// The workspace lies in a listed directory, but its file was created or changed since
     /// pith first saw the listing, so the listing does not trust it.
-    pub newer_than_listing: bool,
+    pub(crate) newer_than_listing: bool,
     /// Settings left out because the directory is not trusted (dotted keys).
     pub ignored: Vec<String>,
 }
@@ -95,7 +95,7 @@ pub struct Loaded {
     pub config: Config,
     /// Dotted key (`compaction.auto`, `models."openai/gpt-4.1".context`) → `"default"`, a file
     /// path, or `"env PITH_…"`.
-    pub origins: BTreeMap<String, String>,
+    pub(crate) origins: BTreeMap<String, String>,
     pub warnings: Vec<String>,
     /// The files that were read, in merge order.
     pub files: Vec<PathBuf>,
@@ -136,7 +136,7 @@ pub enum ConfigError {
 
 /// The providers that exist without any configuration. A user `[provider.NAME]` of the same name
 /// is merged over its built-in (so `[provider.ollama] base_url = "…"` alone is enough).
-pub fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
+pub(crate) fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
     super::known::KNOWN_PROVIDERS
         .iter()
         .map(|k| {

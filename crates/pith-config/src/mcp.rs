@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// Seconds a server may take to start and answer `initialize` and `tools/list`.
-pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 30;
+pub(crate) const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 30;
 /// Seconds one tool call may take.
-pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 300;
+pub(crate) const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 300;
 
 /// One MCP server: a command pith starts (stdio) or a URL it connects to (streamable HTTP).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,7 +180,7 @@ const RESERVED: &[&str] = &[
 type ServerProblem = (Vec<&'static str>, String);
 
 /// Checks one server entry. `Err((keys, message))`: the key path the message is about.
-pub fn check_server(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
+pub(crate) fn check_server(name: &str, server: &McpServerConfig) -> Result<(), ServerProblem> {
     check_name(name)?;
     check_transport(name, server)?;
     check_transport_keys(name, server)?;

@@ -50,12 +50,12 @@ impl TrustStore {
 /// What a `trusted_directories` entry trusts: the config files below it as they were when pith
 /// first saw the entry. A file created or changed since (its status-change time, which no
 /// command can set back, is later) is not covered and is asked about like any workspace's.
-pub struct Listings {
+pub(crate) struct Listings {
     path: PathBuf,
 }
 
 impl Listings {
-    pub fn new(data_dir: &Path) -> Listings {
+    pub(crate) fn new(data_dir: &Path) -> Listings {
         Listings {
             path: data_dir.join(LISTINGS),
         }
@@ -70,7 +70,7 @@ impl Listings {
 
     /// When `dir` (a listed directory) was first seen, in nanoseconds since the epoch; the
     /// first call records now. `None` when it cannot be recorded (then nothing is covered).
-    pub fn since(&self, dir: &Path) -> Option<u64> {
+    pub(crate) fn since(&self, dir: &Path) -> Option<u64> {
         let mut all = self.read();
         let k = key(dir);
         if let Some(t) = all.get(&k) {
@@ -85,7 +85,7 @@ impl Listings {
     /// Whether `file` (below the listed `dir`) is covered by the listing: it has not changed
     /// since pith first saw `dir` listed. A file that does not exist is covered (it holds
     /// nothing).
-    pub fn covers(&self, dir: &Path, file: &Path) -> bool {
+    pub(crate) fn covers(&self, dir: &Path, file: &Path) -> bool {
         // Recorded the first time, whatever the file: what is planted later is newer.
         let since = self.since(dir);
         // The link itself and what it leads to: either may have been planted.

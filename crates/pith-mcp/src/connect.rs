@@ -100,7 +100,7 @@ pub enum Changed {
 pub struct Handler {
     pub server: String,
     pub workspace: String,
-    pub on_change: Arc<dyn Fn(Changed) + Send + Sync>,
+    pub(crate) on_change: Arc<dyn Fn(Changed) + Send + Sync>,
 }
 
 impl ClientHandler for Handler {
@@ -156,23 +156,23 @@ impl ClientHandler for Handler {
 
 /// A live connection.
 pub struct Connection {
-    pub peer: Peer<RoleClient>,
+    pub(crate) peer: Peer<RoleClient>,
     /// The server's `instructions`, if any.
     pub instructions: Option<String>,
     /// `server_info.name version`, for the log.
-    pub server_info: String,
+    pub(crate) server_info: String,
     /// Cancel to close the connection (the child is then stopped). The SDK gets a child token
     /// (it cancels its own when the connection ends), so this one says whether pith stopped it.
     pub stop: CancellationToken,
     /// Resolves with why the connection ended (the child's exit status and last stderr lines).
     pub ended: tokio::sync::oneshot::Receiver<String>,
     /// The task that closes the connection and stops the child: done when both are gone.
-    pub watcher: tokio::task::JoinHandle<()>,
+    pub(crate) watcher: tokio::task::JoinHandle<()>,
 }
 
 /// The last lines a child wrote to stderr.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     fn push(&self, line: String) {
@@ -185,7 +185,7 @@ impl StderrTail {
     }
 
     /// `"; stderr: a | b"`, or nothing.
-    pub fn suffix(&self) -> String {
+    pub(crate) fn suffix(&self) -> String {
         let lines: Vec<String> = self
             .0
             .lock()

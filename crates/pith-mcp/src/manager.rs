@@ -104,7 +104,7 @@ impl Server {
 }
 
 /// Everything the manager reports to its owner.
-pub type OnChange = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type OnChange = Arc<dyn Fn() + Send + Sync>;
 /// How the environment is read (the process's, or a test's).
 pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
@@ -133,7 +133,7 @@ impl McpManager {
     }
 
     /// [`McpManager::new`] with the environment as a lookup (tests).
-    pub fn with_env(
+    pub(crate) fn with_env(
         config: &Config,
         workspace: &Path,
         on_change: OnChange,

@@ -4,7 +4,7 @@
 //! hash of the full name.
 
 /// The longest tool name providers accept.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 
 /// The name the model calls the server's tool `tool` of `server` by.
 pub fn tool_name(server: &str, tool: &str) -> String {

@@ -16,7 +16,7 @@ use pith_tools::registry::spec;
 
 /// The tokens a list of tool definitions takes in a request, as the caller counts them (pith's
 /// estimator for the model in use).
-pub type CountDefinitions<'a> = dyn FnMut(&[ToolSpec]) -> u64 + Send + 'a;
+pub(crate) type CountDefinitions<'a> = dyn FnMut(&[ToolSpec]) -> u64 + Send + 'a;
 
 /// One server's row: the server, its tools' definitions with their tokens, and their sum.
 type Row = (Arc<Server>, Vec<(ToolSpec, u64)>, u64);

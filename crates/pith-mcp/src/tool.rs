@@ -14,7 +14,7 @@ use pith_protocol::tool::{McpFile, McpMetadata};
 use pith_tools::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput};
 
 /// A description longer than this is cut (some servers ship manuals in them).
-pub const DESCRIPTION_MAX: usize = 4_000;
+pub(crate) const DESCRIPTION_MAX: usize = 4_000;
 
 pub struct McpTool {
     manager: Arc<McpManager>,

@@ -12,14 +12,16 @@ use std::collections::BTreeMap;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-pub use request::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, effort_budget, request_body};
+pub use request::request_body;
+#[cfg(test)]
+pub(crate) use request::{MIN_THINKING_BUDGET, effort_budget};
 pub use stream::{EventParser, events};
 
 use super::transport::{self, Timeouts};
 use super::{ChatRequest, EventStream, FaultKind, Provider, ProviderError};
 
 /// The API version this provider speaks.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Longest error message kept from a response body.
 const MAX_MESSAGE_CHARS: usize = 300;
 

@@ -64,7 +64,7 @@ impl ProviderError {
 
     /// Removes `secret` (the API key) and every other secret pith knows (secret header values)
     /// from the message, should a server echo them back.
-    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
+    pub(crate) fn scrubbed(mut self, secret: Option<&str>) -> Self {
         if let Some(key) = secret.map(str::trim).filter(|k| k.len() >= 4)
             && self.message.contains(key)
         {
@@ -168,7 +168,7 @@ fn label(kind: FaultKind) -> &'static str {
 
 /// The human part of an error body: `error.message` (OpenAI, Anthropic, llama.cpp), a string
 /// `error`, a top-level `message` / `detail`, else the body itself; one line, at most 300 chars.
-pub fn error_detail(body: &str) -> String {
+pub(crate) fn error_detail(body: &str) -> String {
     let trimmed = body.trim();
     let from_json = serde_json::from_str::<serde_json::Value>(trimmed)
         .ok()
@@ -230,7 +230,11 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// An error from an HTTP response that was not a success: classified, with a one-line message
 /// `HTTP 429 rate limited: <detail>`. The message holds only the status and the response body,
 /// never anything from the request.
-pub fn from_http(status: u16, headers: &reqwest::header::HeaderMap, body: &str) -> ProviderError {
+pub(crate) fn from_http(
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+    body: &str,
+) -> ProviderError {
     let kind = classify(Some(status), body);
     let detail = if super::transport::looks_like_html(body.as_bytes()) {
         // A proxy's or a web server's error page: its title says enough.
@@ -258,7 +262,7 @@ pub fn from_http(status: u16, headers: &reqwest::header::HeaderMap, body: &str) 
 
 /// An `{"error": …}` event inside a stream. A numeric `error.code` (OpenRouter sends the
 /// upstream HTTP status there) is used as the status for classification.
-pub fn from_stream_error(data: &str) -> ProviderError {
+pub(crate) fn from_stream_error(data: &str) -> ProviderError {
     let status = status_in_body(data);
     let kind = classify(status, data);
     let detail = error_detail(data);
@@ -273,7 +277,7 @@ pub fn from_stream_error(data: &str) -> ProviderError {
 
 /// A transport error from reqwest (connect, timeout, broken body). The message never holds the
 /// URL (it may carry credentials or query parameters).
-pub fn from_reqwest(err: reqwest::Error) -> ProviderError {
+pub(crate) fn from_reqwest(err: reqwest::Error) -> ProviderError {
     let status = err.status().map(|s| s.as_u16());
     let unreachable = err.is_connect();
     let what = if err.is_timeout() {

@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+#[cfg(test)]
+pub(crate) use body::add_effort;
 pub(crate) use body::arguments;
-pub use body::{add_effort, request_body};
-pub use stream::{
-    ChunkParser, ENDED_EARLY, Flow, SseParser, completion_events, drive_sse, parse_sse, parse_usage,
-};
+pub use body::request_body;
+pub use stream::{ChunkParser, Flow, SseParser, parse_sse};
+pub(crate) use stream::{ENDED_EARLY, completion_events, drive_sse};
 
 use super::error::{FaultKind, ProviderError, from_http};
 use super::responses;

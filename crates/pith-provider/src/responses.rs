@@ -10,13 +10,15 @@
 mod body;
 mod stream;
 
-pub use body::{
-    DEFAULT_MAX_OUTPUT, Dialect, ENCRYPTED_PREFIX, is_responses_reasoning, request_body,
-};
-pub use stream::{EventParser, parse_sse, parse_usage, response_events};
+#[cfg(test)]
+pub(crate) use body::ENCRYPTED_PREFIX;
+pub(crate) use body::is_responses_reasoning;
+pub use body::{Dialect, request_body};
+pub(crate) use stream::response_events;
+pub use stream::{EventParser, parse_sse};
 
 /// Whether `base_url` is OpenAI's own API.
-pub fn is_openai_host(base_url: &str) -> bool {
+pub(crate) fn is_openai_host(base_url: &str) -> bool {
     reqwest::Url::parse(base_url.trim())
         .ok()
         .and_then(|u| {

@@ -11,10 +11,10 @@ use pith_config::ProviderConfig;
 
 /// The longest wait before one retry, unless configured (`max_retry_wait_secs`): a server asking
 /// for longer (`retry-after`) gets its error reported at once rather than a silent wait.
-pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// The wait before the one retry of a connection that could not be made.
-pub const UNREACHABLE_WAIT: Duration = Duration::from_millis(500);
+pub(crate) const UNREACHABLE_WAIT: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {

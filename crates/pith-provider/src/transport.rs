@@ -14,18 +14,18 @@ use super::error::{FaultKind, ProviderError, from_reqwest};
 use pith_config::ProviderConfig;
 
 /// Connecting: a hosted API answers in well under a second, a local server at once or not at all.
-pub const DEFAULT_CONNECT: Duration = Duration::from_secs(20);
+pub(crate) const DEFAULT_CONNECT: Duration = Duration::from_secs(20);
 /// The first byte of an answer: a local server on a CPU may read a long prompt for minutes
 /// before it writes anything, and so may a reasoning model before its first token.
-pub const DEFAULT_FIRST_BYTE: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_FIRST_BYTE: Duration = Duration::from_secs(300);
 /// Silence in the middle of a streamed answer: once tokens flow, a pause this long means the
 /// connection or the server is stuck.
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_IDLE: Duration = Duration::from_secs(120);
 /// The most a configured timeout may be.
 pub use pith_config::MAX_TIMEOUT_SECS;
 /// One response's body, bytes on the wire. An answer of the largest output any model allows is a
 /// few MB of events; this bounds a server that never stops.
-pub const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How long a provider waits, at each stage of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +93,7 @@ fn secs(d: Duration) -> String {
 }
 
 /// No answer (headers or first byte) within the first-byte timeout.
-pub fn no_answer(endpoint: &str, waited: Duration) -> ProviderError {
+pub(crate) fn no_answer(endpoint: &str, waited: Duration) -> ProviderError {
     ProviderError::new(
         FaultKind::Network,
         format!(
@@ -122,7 +122,7 @@ pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, ProviderError>> + 
 /// previous, and the whole body must stay under [`MAX_RESPONSE_BYTES`]. A bound that is passed
 /// ends the stream with an error (a timeout is a `Network` fault and is retried; an oversized
 /// body is not).
-pub fn guarded<S, E>(
+pub(crate) fn guarded<S, E>(
     body: S,
     timeouts: Timeouts,
     started: Instant,
@@ -259,7 +259,7 @@ impl From<std::convert::Infallible> for ProviderError {
 }
 
 /// Whether the start of a body is an HTML (or XML) page rather than events or JSON.
-pub fn looks_like_html(start: &[u8]) -> bool {
+pub(crate) fn looks_like_html(start: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&start[..start.len().min(512)]);
     let t = text
         .trim_start_matches('\u{feff}')
@@ -273,7 +273,7 @@ pub fn looks_like_html(start: &[u8]) -> bool {
 }
 
 /// The `<title>` of an HTML page, else its first words, one line and short.
-pub fn html_summary(body: &str) -> String {
+pub(crate) fn html_summary(body: &str) -> String {
     let lower = body.to_ascii_lowercase();
     let title = lower.find("<title").and_then(|start| {
         let open_end = start + lower[start..].find('>')? + 1;
@@ -311,7 +311,7 @@ fn strip_tags(html: &str) -> String {
 
 /// A successful (2xx) response whose body is an HTML page: a proxy, a login portal or a wrong
 /// `base_url`, never the model's answer. Not retried.
-pub fn html_instead_of_stream(endpoint: &str, status: u16, body: &str) -> ProviderError {
+pub(crate) fn html_instead_of_stream(endpoint: &str, status: u16, body: &str) -> ProviderError {
     let summary = html_summary(body);
     let shown = if summary.is_empty() {
         String::new()
@@ -331,7 +331,7 @@ pub fn html_instead_of_stream(endpoint: &str, status: u16, body: &str) -> Provid
 /// The body of a successful response that is to be read as events: when the server did not
 /// announce `text/event-stream`, its start is checked first, and an HTML page is an error (see
 /// [`html_instead_of_stream`]) rather than a stream that "ended early".
-pub async fn event_body(
+pub(crate) async fn event_body(
     mut body: ByteStream,
     content_type: &str,
     status: u16,
@@ -370,7 +370,7 @@ pub async fn peek(stream: &mut ByteStream, limit: usize) -> Result<Vec<u8>, Prov
 }
 
 /// The most of an error body that is read.
-pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
+pub(crate) const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// Up to `limit` bytes of a body as text (whatever arrived before an error or a timeout).
 pub async fn read_text(body: &mut ByteStream, limit: usize) -> String {

@@ -4,6 +4,7 @@
 //! errors, the log file, the session store, exports and tool results (a command that prints one
 //! does not put it in the model's context). The environment variables that hold them, and any
 //! variable named like a secret, are kept from the commands pith runs (see [`EnvPolicy`]).
+#![warn(unreachable_pub)]
 
 use std::borrow::Cow;
 use std::sync::RwLock;
@@ -116,7 +117,7 @@ impl<W: std::io::Write> std::io::Write for ScrubbingWriter<W> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
     /// Variables pith reads a secret from (the providers' `api_key_env`).
-    pub secret_vars: Vec<String>,
+    pub(crate) secret_vars: Vec<String>,
     /// Variables passed although their name looks secret (config `env_allow`).
     pub allow: Vec<String>,
 }
@@ -138,7 +139,7 @@ impl EnvPolicy {
     }
 
     /// Whether the variable `name` is kept from commands, by its name alone.
-    pub fn withholds(&self, name: &str) -> bool {
+    pub(crate) fn withholds(&self, name: &str) -> bool {
         if self.allow.iter().any(|a| a == name) {
             return false;
         }
@@ -149,7 +150,7 @@ impl EnvPolicy {
     /// because its value is a URL that carries credentials (`postgres://u:pw@host/db`). Proxy
     /// variables (`HTTPS_PROXY`, …) are left to the name rule: pith's own HTTP client reads
     /// them, and a sandboxed command has no network to use them on unless it is allowed one.
-    pub fn withholds_var(&self, name: &str, value: &str) -> bool {
+    pub(crate) fn withholds_var(&self, name: &str, value: &str) -> bool {
         let proxy = name.to_ascii_uppercase().ends_with("_PROXY");
         self.withholds(name)
             || !proxy && !self.allow.iter().any(|a| a == name) && url_with_userinfo(value)
@@ -178,7 +179,7 @@ impl EnvPolicy {
 
 /// Names that hold secrets: `*_API_KEY`, `*_KEY`, `*_TOKEN`, `*_PAT`, `*_PWD`, anything with
 /// `SECRET` or `PASSWORD` in it, every `AWS_*` variable, and the like.
-pub fn looks_secret_var(name: &str) -> bool {
+pub(crate) fn looks_secret_var(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     const SUFFIXES: &[&str] = &[
         "_KEY",

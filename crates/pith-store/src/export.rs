@@ -12,9 +12,9 @@ use pith_protocol::message::{CompactionPart, Message, PartKind, Role, Session, T
 use pith_protocol::text::one_line;
 
 /// Format marker of the JSON export.
-pub const EXPORT_FORMAT: &str = "pith-session";
+pub(crate) const EXPORT_FORMAT: &str = "pith-session";
 /// Version of the JSON export layout.
-pub const EXPORT_VERSION: u32 = 1;
+pub(crate) const EXPORT_VERSION: u32 = 1;
 
 /// The whole history as JSON: `{format, version, session, messages: [{…header, parts: […]}]}`.
 pub fn export_json(session: &Session, messages: &[Message]) -> Value {

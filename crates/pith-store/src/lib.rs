@@ -7,6 +7,7 @@
 //! Ids are ULIDs ([`pith_protocol::message::new_id`], monotonic), so messages and parts sort by id in
 //! creation order and "the view from the compaction point on" is a range scan over
 //! `(session_id, id)`.
+#![warn(unreachable_pub)]
 
 mod error;
 pub mod export;
@@ -15,13 +16,14 @@ pub mod lock;
 mod messages;
 mod outputs;
 mod prompts;
-pub mod recover;
+pub(crate) mod recover;
 mod schema;
 mod sessions;
 mod sweep;
 mod windows;
 
 pub use error::{Result, StoreError};
+pub use recover::Repairs;
 pub use windows::LearnedWindow;
 
 use std::path::{Path, PathBuf};

@@ -35,7 +35,7 @@ pub enum LockError {
 }
 
 /// Where the lock files live.
-pub fn lock_dir(data_dir: &Path) -> PathBuf {
+pub(crate) fn lock_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("locks")
 }
 
@@ -90,7 +90,7 @@ impl SessionLock {
 
     /// Whether some process holds the session now (for readers that want to repair what a crash
     /// left only when no one writes).
-    pub fn is_held(data_dir: &Path, session_id: &str) -> bool {
+    pub(crate) fn is_held(data_dir: &Path, session_id: &str) -> bool {
         matches!(
             SessionLock::acquire(data_dir, session_id),
             Err(LockError::Busy { .. })

@@ -9,7 +9,7 @@ use super::Store;
 use pith_protocol::message::now_ms;
 
 /// Prompts kept per project.
-pub const PER_PROJECT: usize = 1_000;
+pub(crate) const PER_PROJECT: usize = 1_000;
 
 impl Store {
     /// Records `text` as the newest prompt of `directory`: an equal earlier entry goes, and the

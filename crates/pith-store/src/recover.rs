@@ -17,10 +17,11 @@ use pith_protocol::llm::FinishReason;
 use pith_protocol::message::{Message, MessageError, PartKind, Role, ToolState, now_ms};
 
 /// The error a tool call cut off by a crash is left with.
-pub const CRASH_INTERRUPTED_TOOL: &str =
+pub(crate) const CRASH_INTERRUPTED_TOOL: &str =
     "Tool execution was interrupted: pith stopped before it finished";
 /// The error of an assistant step cut off by a crash.
-pub const CRASH_INTERRUPTED_STEP: &str = "interrupted: pith stopped before this step finished";
+pub(crate) const CRASH_INTERRUPTED_STEP: &str =
+    "interrupted: pith stopped before this step finished";
 
 /// What a repair changed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -41,7 +42,7 @@ impl Repairs {
 
 /// Whether a completed compaction (a compaction message and a summary answering it) is among
 /// `messages`.
-pub fn has_completed_compaction(messages: &[Message]) -> bool {
+pub(crate) fn has_completed_compaction(messages: &[Message]) -> bool {
     let compactions = messages
         .iter()
         .filter(|m| m.is_compaction_message())
@@ -50,7 +51,7 @@ pub fn has_completed_compaction(messages: &[Message]) -> bool {
 }
 
 /// Indices of compaction messages that no completed summary answers.
-pub fn stray_compactions(messages: &[Message]) -> Vec<usize> {
+pub(crate) fn stray_compactions(messages: &[Message]) -> Vec<usize> {
     let mut stray = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         if !m.is_compaction_message() {

@@ -15,8 +15,6 @@ pub struct LearnedWindow {
     pub window: u64,
     /// Where it came from (stored as its text: "server error", the probe's "llama.cpp …/props").
     pub source: WindowSource,
-    /// When it was learned (ms since the epoch).
-    pub time: i64,
 }
 
 impl Store {
@@ -24,13 +22,12 @@ impl Store {
     pub fn learned_window(&self, model: &str) -> Result<Option<LearnedWindow>> {
         let conn = self.conn();
         let mut stmt =
-            conn.prepare_cached("SELECT window, source, time FROM model_windows WHERE model = ?1")?;
+            conn.prepare_cached("SELECT window, source FROM model_windows WHERE model = ?1")?;
         Ok(stmt
             .query_row([model], |r| {
                 Ok(LearnedWindow {
                     window: r.get::<_, i64>(0)?.max(0) as u64,
                     source: WindowSource::from(r.get::<_, String>(1)?),
-                    time: r.get(2)?,
                 })
             })
             .optional()?)

@@ -102,7 +102,7 @@ pub fn slow_words(n: usize, ms: u64) -> MockResponse {
 /// The name [`sleepers`] gives its sleeps (their argv[0]); also in its shell's command line.
 /// Commands may run in a PID namespace of their own, so their pids are found from outside by
 /// this name, not by what `$!` says inside.
-pub fn sleeper_marker(pids: &std::path::Path) -> String {
+pub(crate) fn sleeper_marker(pids: &std::path::Path) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(&pids, &mut h);
     format!("pith-sleeper-{:x}", std::hash::Hasher::finish(&h))

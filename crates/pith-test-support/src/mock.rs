@@ -183,7 +183,7 @@ impl MockResponse {
 }
 
 /// Answers a request from its body when no scripted answer is queued.
-pub type Responder = Box<dyn Fn(&Value) -> MockResponse + Send + Sync>;
+pub(crate) type Responder = Box<dyn Fn(&Value) -> MockResponse + Send + Sync>;
 
 #[derive(Default)]
 struct Shared {

@@ -134,7 +134,10 @@ pub fn text_and_tool_calls(
 }
 
 /// The frames of `tool_calls` after the role chunk (ends with `[DONE]`).
-pub fn tool_call_frames(calls: &[(&str, &str, &str)], usage: Option<(u64, u64)>) -> Vec<String> {
+pub(crate) fn tool_call_frames(
+    calls: &[(&str, &str, &str)],
+    usage: Option<(u64, u64)>,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (index, (id, name, args)) in calls.iter().enumerate() {
         out.push(delta_chunk(

@@ -129,11 +129,3 @@ pub fn failed(code: &str, message: &str) -> MockResponse {
         ),
     ])
 }
-
-/// A stream that ends in an `error` event.
-pub fn error_event(code: &str, message: &str) -> MockResponse {
-    MockResponse::sse(vec![
-        frame(&created()),
-        frame(&json!({ "type": "error", "code": code, "message": message, "param": null })),
-    ])
-}

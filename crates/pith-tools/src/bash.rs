@@ -17,8 +17,8 @@ use super::{Tool, ToolContext, ToolError, ToolMeta, ToolOutput, parse_input};
 use crate::sandbox::{Applied, CommandPolicy, Guard};
 use pith_protocol::tool::BashMetadata;
 
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Output kept in memory; anything beyond is counted and dropped.
 const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 /// How long to keep reading after the shell exits while a background process holds the pipe.

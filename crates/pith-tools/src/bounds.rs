@@ -3,18 +3,17 @@
 //! or the limit cuts short.
 
 use std::fs::{File, FileType, Metadata};
-use std::path::Path;
 use std::time::Duration;
 
 use super::ToolError;
 
 /// How long a file tool (everything but bash, which has its own timeout) may run.
-pub const TOOL_TIME_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const TOOL_TIME_LIMIT: Duration = Duration::from_secs(60);
 /// The largest file `edit` reads whole (and `write` reads to show what it replaced).
-pub const MAX_WHOLE_FILE: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_WHOLE_FILE: u64 = 8 * 1024 * 1024;
 
 /// What kind of special file this is, or `None` for a regular file, a directory or a symlink.
-pub fn special_kind(ft: &FileType) -> Option<&'static str> {
+pub(crate) fn special_kind(ft: &FileType) -> Option<&'static str> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -36,49 +35,22 @@ pub fn special_kind(ft: &FileType) -> Option<&'static str> {
 }
 
 /// The refusal for a special file, naming the tool's verb ("read", "edit").
-pub fn special_file_error(shown: &str, kind: &str, verb: &str) -> String {
+pub(crate) fn special_file_error(shown: &str, kind: &str, verb: &str) -> String {
     format!(
         "Cannot {verb} {shown}: it is {kind}, not a regular file; reading it could wait forever or never end. If you really need its data, use bash with a timeout (for example `timeout 5 head -c 4096 {shown}`)."
     )
 }
 
 /// Refuses a special file before anything opens it.
-pub fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), ToolError> {
+pub(crate) fn refuse_special(meta: &Metadata, shown: &str, verb: &str) -> Result<(), ToolError> {
     match special_kind(&meta.file_type()) {
         Some(kind) => Err(ToolError::Failed(special_file_error(shown, kind, verb))),
         None => Ok(()),
     }
 }
 
-/// Opens a regular file for reading without ever blocking on it: the open does not wait for a
-/// FIFO's writer, and what was opened is checked again (the path may have changed since it was
-/// looked at). Returns the file and its metadata.
-pub fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metadata), ToolError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = options
-        .open(path)
-        .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
-    refuse_special(&meta, shown, verb)?;
-    Ok((file, meta))
-}
-
-/// Reads a whole regular file of at most [`MAX_WHOLE_FILE`] bytes.
-pub fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolError> {
-    let (file, meta) = open_regular(path, shown, verb)?;
-    read_whole_from(file, &meta, shown, verb)
-}
-
 /// Reads the whole of an opened regular file of at most [`MAX_WHOLE_FILE`] bytes.
-pub fn read_whole_from(
+pub(crate) fn read_whole_from(
     file: File,
     meta: &Metadata,
     shown: &str,
@@ -114,7 +86,38 @@ fn too_large(shown: &str, size: u64, verb: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    // Over a path, as the tests need; the tools open through `open/` and check what they opened
+    // with `refuse_special` and `read_whole_from`.
+    /// Opens a regular file for reading without ever blocking on it: the open does not wait for a
+    /// FIFO's writer, and what was opened is checked again (the path may have changed since it was
+    /// looked at). Returns the file and its metadata.
+    fn open_regular(path: &Path, shown: &str, verb: &str) -> Result<(File, Metadata), ToolError> {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = options
+            .open(path)
+            .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| tool_err!("Cannot {verb} {shown}: {e}"))?;
+        refuse_special(&meta, shown, verb)?;
+        Ok((file, meta))
+    }
+
+    /// Reads a whole regular file of at most [`MAX_WHOLE_FILE`] bytes.
+    fn read_whole(path: &Path, shown: &str, verb: &str) -> Result<Vec<u8>, ToolError> {
+        let (file, meta) = open_regular(path, shown, verb)?;
+        read_whole_from(file, &meta, shown, verb)
+    }
 
     #[cfg(unix)]
     #[test]

@@ -255,7 +255,7 @@ fn edited(input: &Input, checked: &Checked, updated: &str) -> ToolOutput {
 }
 
 /// A unified diff with three lines of context and `a/`, `b/` headers.
-pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
+pub(crate) fn unified_diff(old: &str, new: &str, name: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)

@@ -19,7 +19,7 @@ use super::{ToolContext, ToolError};
 use crate::open::{Checked, Identity};
 
 /// How long one request to the editor may take.
-pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const EDITOR_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why the editor did not read or write a file. The `Display` text is one line for the log or
 /// the model.
@@ -176,21 +176,21 @@ pub(crate) mod testing {
     /// An editor holding buffers in memory; every write is recorded. A path without a buffer
     /// fails to read (`reads` may still be on); `fail_writes` makes every write fail.
     #[derive(Default)]
-    pub struct Buffers {
+    pub(crate) struct Buffers {
         pub reads: bool,
         pub writes: bool,
-        pub fail_writes: bool,
+        pub(crate) fail_writes: bool,
         pub hang: bool,
         pub buffers: Mutex<HashMap<PathBuf, String>>,
         pub written: Mutex<Vec<(PathBuf, String)>>,
         /// Run on the next read (a parallel sub-agent acting while the editor answers).
-        pub on_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+        pub(crate) on_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
         /// A write says it began (the first) and waits for the second before it lands.
         pub gate: Option<(Arc<Notify>, Arc<Notify>)>,
     }
 
     impl Buffers {
-        pub fn with(reads: bool, writes: bool) -> Buffers {
+        pub(crate) fn with(reads: bool, writes: bool) -> Buffers {
             Buffers {
                 reads,
                 writes,
@@ -198,14 +198,14 @@ pub(crate) mod testing {
             }
         }
 
-        pub fn open(&self, path: &Path, text: &str) {
+        pub(crate) fn open(&self, path: &Path, text: &str) {
             self.buffers
                 .lock()
                 .unwrap()
                 .insert(path.to_path_buf(), text.to_string());
         }
 
-        pub fn written(&self) -> Vec<(PathBuf, String)> {
+        pub(crate) fn written(&self) -> Vec<(PathBuf, String)> {
             self.written.lock().unwrap().clone()
         }
     }

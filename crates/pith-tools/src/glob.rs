@@ -13,7 +13,7 @@ use pith_protocol::tool::CountMetadata;
 /// Results returned at most.
 pub const LIMIT: usize = 100;
 
-pub struct Glob;
+pub(crate) struct Glob;
 
 #[derive(Deserialize)]
 struct Input {

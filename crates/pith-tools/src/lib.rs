@@ -1,5 +1,6 @@
 //! Tools the model can call. One file per tool; the registry, permissions, permission modes and
 //! output truncation sit beside them, and the OS sandbox every command runs in (`sandbox`).
+#![warn(unreachable_pub)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,7 +79,7 @@ pub struct ToolMeta {
     /// and the file is on disk anyway, so the registry does not cut it again.
     pub bounded: bool,
     /// Where the registry saved the full output when it cut it to a preview.
-    pub full_output: Option<PathBuf>,
+    pub(crate) full_output: Option<PathBuf>,
 }
 
 impl ToolMeta {

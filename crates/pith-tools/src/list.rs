@@ -16,7 +16,7 @@ pub const LIMIT: usize = 200;
 /// Entries collected before giving up on counting.
 const SCAN_LIMIT: usize = 50_000;
 /// Folders never descended into.
-pub const SKIP_DIRS: &[&str] = &[
+pub(crate) const SKIP_DIRS: &[&str] = &[
     ".git",
     "node_modules",
     "target",

@@ -92,7 +92,7 @@ pub fn apply(
 
 /// Whether the call only reads: a reading tool, or a command line every command of which only
 /// reads, with no redirection that writes (other than to `/dev/null`).
-pub fn reads_only(tool: &str, input: &Value) -> bool {
+pub(crate) fn reads_only(tool: &str, input: &Value) -> bool {
     // edit, write, MCP tools: they may change anything
     let Some(tool) = ToolName::parse(tool).builtin() else {
         return false;

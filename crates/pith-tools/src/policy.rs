@@ -20,10 +20,11 @@ use pith_config::path::lexical_normalize;
 
 /// Names that git or pith take commands or instructions from, at any depth of the workspace
 /// (the sandbox binds the ones in the workspace root read-only).
-pub const PROTECTED_NAMES: &[&str] = &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+pub(crate) const PROTECTED_NAMES: &[&str] =
+    &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
 
 /// Files and folders in `$HOME` that a shell (or git, anywhere) runs or reads commands from.
-pub const SHELL_STARTUP: &[&str] = &[
+pub(crate) const SHELL_STARTUP: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -92,7 +93,7 @@ impl std::fmt::Display for Protected {
 
 /// How a path stands to pith's own state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OwnState {
+pub(crate) enum OwnState {
     /// Not pith's.
     No,
     /// The tool-output folder: readable, not writable.
@@ -140,7 +141,7 @@ impl Policy {
 
     /// The policy with every place named (tests; [`new`](Self::new) finds them). A place that
     /// holds the workspace is not pith's state for it (a command must see its own workspace).
-    pub fn with_paths(
+    pub(crate) fn with_paths(
         workspace: &Path,
         home: Option<PathBuf>,
         own: &[PathBuf],
@@ -198,13 +199,13 @@ impl Policy {
     }
 
     /// Whether any hidden path lies below `root` (resolved): a walk of it must look.
-    pub fn hides_below(&self, root: &Path) -> bool {
+    pub(crate) fn hides_below(&self, root: &Path) -> bool {
         self.hidden.iter().any(|h| h.starts_with(root))
     }
 
     /// [`is_hidden`](Self::is_hidden) for a path already resolved (one a walk that follows no
     /// links reached below a resolved root). Cheap: no system call.
-    pub fn is_hidden_resolved(&self, path: &Path) -> bool {
+    pub(crate) fn is_hidden_resolved(&self, path: &Path) -> bool {
         use std::os::unix::ffi::OsStrExt;
         // (bytes, not components: a walk asks this of every entry; both sides are normal)
         let p = path.as_os_str().as_bytes();
@@ -228,7 +229,7 @@ impl Policy {
     /// Where `path` (absolute; resolved or not) stands to pith's own state. The tool-output
     /// folder counts only when the path as given AND as resolved are in it: a link planted
     /// there (the sandbox may write the folder) to a key is judged by where it leads.
-    pub fn own_state(&self, path: &Path) -> OwnState {
+    pub(crate) fn own_state(&self, path: &Path) -> OwnState {
         let mut all_output = true;
         for p in forms(path) {
             if self.tool_output.iter().any(|t| p.starts_with(t)) {
@@ -248,12 +249,12 @@ impl Policy {
 
     /// Whether a walk (which follows no links) that reaches `path` must not enter it: one of
     /// pith's own state folders or files, as given or resolved. Cheap: no system call.
-    pub fn is_own_root(&self, path: &Path) -> bool {
+    pub(crate) fn is_own_root(&self, path: &Path) -> bool {
         self.own.iter().any(|o| o == path)
     }
 
     /// Why writing `path` (absolute; resolved or not) always asks, or `None`.
-    pub fn protected(&self, path: &Path) -> Option<Protected> {
+    pub(crate) fn protected(&self, path: &Path) -> Option<Protected> {
         forms(path).iter().find_map(|p| self.protected_form(p))
     }
 
@@ -321,7 +322,8 @@ impl Policy {
     }
 
     /// The shell start-up files to keep read-only for commands: see [`startup_files`].
-    pub fn startup_files(&self) -> Vec<PathBuf> {
+    #[cfg(test)]
+    pub(crate) fn startup_files(&self) -> Vec<PathBuf> {
         startup_files(&self.workspace, self.home.as_deref())
     }
 }
@@ -344,7 +346,7 @@ pub fn workspace_warning(workspace: &Path, home: Option<&Path>) -> Option<String
 /// The shell start-up files in `home` that exist, when `workspace` (canonical) holds `home`
 /// (`$HOME` or `/` as the workspace); none otherwise: commands cannot write there anyway. A
 /// link is given as its target (what a bind protects).
-pub fn startup_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn startup_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let Some(home) = home else {
         return Vec::new();
     };

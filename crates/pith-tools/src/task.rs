@@ -16,7 +16,7 @@ const DESCRIPTION: &str = include_str!("../../../prompts/tools/task.md");
 const EXPLORE_PROMPT: &str = include_str!("../../../prompts/agent-explore.md");
 
 /// The tools of the built-in `explore` agent: it reads, it never changes anything.
-pub const READ_ONLY: &[&str] = &["read", "grep", "glob", "list", "recall"];
+pub(crate) const READ_ONLY: &[&str] = &["read", "grep", "glob", "list", "recall"];
 
 /// A sub-agent the `task` tool can start.
 #[derive(Debug, Clone, PartialEq)]

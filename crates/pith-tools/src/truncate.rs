@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use pith_config::ToolOutputConfig;
 
 /// How long saved outputs are kept.
-pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+pub(crate) const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// The folder full outputs are saved in.
 pub fn output_dir(data_dir: &Path) -> PathBuf {
@@ -129,7 +129,7 @@ fn save(output: &str, data_dir: &Path, id: &str) -> std::io::Result<PathBuf> {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
-pub fn prefix_at_char(s: &str, max: usize) -> &str {
+pub(crate) fn prefix_at_char(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

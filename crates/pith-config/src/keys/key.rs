@@ -46,7 +46,7 @@ impl KeyModifiers {
     pub fn contains(self, other: KeyModifiers) -> bool {
         self.0 & other.0 == other.0
     }
-    pub fn intersects(self, other: KeyModifiers) -> bool {
+    pub(crate) fn intersects(self, other: KeyModifiers) -> bool {
         self.0 & other.0 != 0
     }
     pub fn insert(&mut self, other: KeyModifiers) {

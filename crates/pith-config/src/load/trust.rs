@@ -25,7 +25,11 @@ const HARMLESS: &[&str] = &[
 
 /// Removes from `layer` (an untrusted workspace file) what it may not set, given `trusted` (the
 /// configuration merged so far). Returns the dotted names of what was removed.
-pub fn restrict(layer: &mut toml::Table, trusted: &toml::Table, workspace: &Path) -> Vec<String> {
+pub(super) fn restrict(
+    layer: &mut toml::Table,
+    trusted: &toml::Table,
+    workspace: &Path,
+) -> Vec<String> {
     let mut ignored = Vec::new();
     let keys: Vec<String> = layer.keys().cloned().collect();
     // Standing summary instructions are words put to the model: only from a trusted file.

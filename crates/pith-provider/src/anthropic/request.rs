@@ -6,9 +6,9 @@ use crate::{AssistantContent, ChatMessage, ChatRequest, ToolSpec, UserContent};
 use pith_protocol::llm::ReasoningEffort;
 
 /// `max_tokens` when the request does not say (the API requires one).
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The smallest thinking budget the API accepts.
-pub const MIN_THINKING_BUDGET: u32 = 1024;
+pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
 /// Room left for the answer when `max_tokens` has to be raised above the thinking budget.
 const ANSWER_ROOM: u32 = 8192;
 /// The API accepts at most four `cache_control` breakpoints per request.
@@ -148,7 +148,7 @@ fn insert_thinking_or_temperature(
 
 /// The thinking budget a reasoning effort stands for; it replaces a configured
 /// `thinking_budget`.
-pub fn effort_budget(effort: ReasoningEffort) -> u32 {
+pub(crate) fn effort_budget(effort: ReasoningEffort) -> u32 {
     match effort {
         ReasoningEffort::Minimal => MIN_THINKING_BUDGET,
         ReasoningEffort::Low => 4_000,

@@ -82,7 +82,7 @@ pub fn request_body(req: &ChatRequest, cap: OutputCap) -> Value {
 
 /// Adds `reasoning_effort` to a chat-completions body when the request sets one and the server
 /// takes it (`accepted`: api.openai.com, or `reasoning_effort = true` for the provider).
-pub fn add_effort(body: &mut Value, req: &ChatRequest, accepted: bool) {
+pub(crate) fn add_effort(body: &mut Value, req: &ChatRequest, accepted: bool) {
     if let (true, Some(e), Value::Object(map)) = (accepted, req.reasoning_effort, body) {
         map.insert("reasoning_effort".into(), json!(e.as_str()));
     }

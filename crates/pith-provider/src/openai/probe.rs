@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Ollama's context when neither the running model nor its parameters say (its documented
 /// default `num_ctx`; it truncates longer prompts silently, so assuming more would be unsafe).
-pub const OLLAMA_DEFAULT_CTX: u64 = 4_096;
+pub(super) const OLLAMA_DEFAULT_CTX: u64 = 4_096;
 
 /// The window and where it was read, for the server that `chat_url` (`…/v1/chat/completions`)
 /// belongs to; `None` for a remote host or a server that does not say.
-pub async fn window(
+pub(super) async fn window(
     client: &reqwest::Client,
     chat_url: &str,
     model: &str,
@@ -29,7 +29,7 @@ pub async fn window(
 }
 
 /// `http://host:port` of a local server (loopback or a private address), else `None`.
-pub fn server_root(chat_url: &str) -> Option<String> {
+pub(super) fn server_root(chat_url: &str) -> Option<String> {
     let url = reqwest::Url::parse(chat_url).ok()?;
     let host = url.host_str()?;
     let local = match host.trim_matches(['[', ']']).parse::<IpAddr>() {
@@ -77,7 +77,7 @@ async fn get_json(rb: reqwest::RequestBuilder) -> Option<Value> {
 }
 
 /// llama.cpp `/props`: the per-slot context (`default_generation_settings.n_ctx`).
-pub fn llama_cpp_ctx(props: &Value) -> Option<u64> {
+pub(super) fn llama_cpp_ctx(props: &Value) -> Option<u64> {
     props
         .pointer("/default_generation_settings/n_ctx")
         .or_else(|| props.get("n_ctx"))
@@ -86,7 +86,7 @@ pub fn llama_cpp_ctx(props: &Value) -> Option<u64> {
 }
 
 /// Ollama `/api/ps`: the context the loaded model runs with.
-pub fn ollama_running_ctx(ps: &Value, model: &str) -> Option<u64> {
+pub(super) fn ollama_running_ctx(ps: &Value, model: &str) -> Option<u64> {
     ps.get("models")?
         .as_array()?
         .iter()
@@ -106,7 +106,7 @@ pub fn ollama_running_ctx(ps: &Value, model: &str) -> Option<u64> {
 /// than the model's trained context). `None` for a reply without Ollama's fields (`parameters`,
 /// `model_info`): any server can answer 200 to an unknown path, and only Ollama's own answer
 /// says what Ollama would use.
-pub fn ollama_show_ctx(show: &Value) -> Option<(u64, &'static str)> {
+pub(super) fn ollama_show_ctx(show: &Value) -> Option<(u64, &'static str)> {
     let has_params = show.get("parameters").is_some_and(Value::is_string);
     let has_info = show.get("model_info").is_some_and(Value::is_object);
     if !has_params && !has_info {

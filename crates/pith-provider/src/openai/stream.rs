@@ -14,7 +14,7 @@ use pith_protocol::message::Usage;
 type Item = Result<StreamEvent, ProviderError>;
 
 /// The message of a stream that stopped before `[DONE]` and before any finish reason.
-pub const ENDED_EARLY: &str = "stream ended before the response finished";
+pub(crate) const ENDED_EARLY: &str = "stream ended before the response finished";
 
 #[derive(Debug, Default)]
 struct Call {
@@ -169,12 +169,12 @@ impl ChunkParser {
     }
 
     /// Whether a finish reason has been seen (the answer is complete even if `[DONE]` is not).
-    pub fn saw_finish(&self) -> bool {
+    pub(crate) fn saw_finish(&self) -> bool {
         self.finish.is_some()
     }
 
     /// Emits every tool call in order, the usage if reported, then the finish reason.
-    pub fn finish_into(&mut self, out: &mut VecDeque<Item>) {
+    pub(crate) fn finish_into(&mut self, out: &mut VecDeque<Item>) {
         let calls = std::mem::take(&mut self.calls);
         self.by_index.clear();
         let has_calls = !calls.is_empty();
@@ -246,7 +246,7 @@ fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
 }
 
 /// Maps an OpenAI finish reason.
-pub fn finish_reason(r: &str) -> FinishReason {
+pub(super) fn finish_reason(r: &str) -> FinishReason {
     match r {
         "stop" | "end_turn" | "eos" => FinishReason::Stop,
         "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
@@ -257,7 +257,7 @@ pub fn finish_reason(r: &str) -> FinishReason {
 }
 
 /// Usage from an OpenAI `usage` object: `input` excludes the cached prompt tokens.
-pub fn parse_usage(u: &Value) -> Usage {
+pub(crate) fn parse_usage(u: &Value) -> Usage {
     let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     let prompt = n(u.get("prompt_tokens"));
     let completion = n(u.get("completion_tokens"));
@@ -312,7 +312,7 @@ where
 
 /// Turns a byte stream of SSE into events with `parser` (one loop for every wire format that
 /// reads SSE through it). Dropping the returned stream drops `bytes`.
-pub fn drive_sse<S, B, P>(bytes: S, parser: P) -> EventStream
+pub(crate) fn drive_sse<S, B, P>(bytes: S, parser: P) -> EventStream
 where
     S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
@@ -360,7 +360,7 @@ where
 
 /// The events of a complete (non-streamed) `chat.completion` body, for servers that ignore
 /// `stream: true` and answer with plain JSON.
-pub fn completion_events(body: &str) -> Vec<Item> {
+pub(crate) fn completion_events(body: &str) -> Vec<Item> {
     let value: Value = match serde_json::from_str(body) {
         Ok(v) => v,
         Err(e) => return vec![Err(malformed(body, &e))],

@@ -5,12 +5,12 @@ use serde_json::{Map, Value, json};
 use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, UserContent};
 
 /// `max_output_tokens` when the request does not say (the field is always sent).
-pub const DEFAULT_MAX_OUTPUT: u32 = 8192;
+pub(crate) const DEFAULT_MAX_OUTPUT: u32 = 8192;
 
 /// Marks a reasoning item's `encrypted_content` as stored in a reasoning part (its `signature`,
 /// or `redacted` when the item had no summary), so that no other API is sent it as its own
 /// signature, and no other API's signature is sent to this one.
-pub const ENCRYPTED_PREFIX: &str = "openai-responses:";
+pub(crate) const ENCRYPTED_PREFIX: &str = "openai-responses:";
 
 /// What the server takes beyond the basic fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -194,7 +194,7 @@ fn reasoning_item(
 }
 
 /// Whether a stored reasoning signature came from this API (and so means nothing elsewhere).
-pub fn is_responses_reasoning(value: &str) -> bool {
+pub(crate) fn is_responses_reasoning(value: &str) -> bool {
     value.starts_with(ENCRYPTED_PREFIX)
 }
 

@@ -227,7 +227,7 @@ impl EventParser {
 
     /// The response ended (`response` is the final response object): every tool call in order,
     /// the usage, the finish reason.
-    pub fn finish_into(&mut self, response: &Value, out: &mut VecDeque<Item>) {
+    pub(crate) fn finish_into(&mut self, response: &Value, out: &mut VecDeque<Item>) {
         if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(parse_usage(u));
         }
@@ -311,7 +311,7 @@ fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
 }
 
 /// Usage from a Responses `usage` object: `input` excludes the cached tokens.
-pub fn parse_usage(u: &Value) -> Usage {
+pub(crate) fn parse_usage(u: &Value) -> Usage {
     let n = |p: &str| u.pointer(p).and_then(Value::as_u64).unwrap_or(0);
     let cached = n("/input_tokens_details/cached_tokens");
     Usage {
@@ -325,7 +325,7 @@ pub fn parse_usage(u: &Value) -> Usage {
 
 /// The events of a complete (non-streamed) response object, for a server that ignored
 /// `stream: true`.
-pub fn response_events(body: &str) -> Vec<Item> {
+pub(crate) fn response_events(body: &str) -> Vec<Item> {
     let value: Value = match serde_json::from_str(body) {
         Ok(v) => v,
         Err(e) => return vec![Err(malformed(body, &e))],

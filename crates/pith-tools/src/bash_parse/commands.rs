@@ -53,7 +53,7 @@ fn dangerous_var(name: &str) -> bool {
 const MAX_NESTED: usize = 16;
 
 /// Classifies every command of `a`, including the ones this adds (wrapped and nested commands).
-pub fn classify(a: &mut Analysis, nested: &mut usize) {
+pub(super) fn classify(a: &mut Analysis, nested: &mut usize) {
     let mut i = 0;
     while i < a.commands.len() {
         let cmd = a.commands[i].clone();

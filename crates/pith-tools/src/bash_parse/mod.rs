@@ -20,7 +20,7 @@ use tree_sitter::Parser;
 
 /// One word of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The word's value when `literal`; otherwise its source text.
     pub text: String,
     /// The value is known exactly (quotes removed, escapes decoded, nothing left to expand).
@@ -28,7 +28,7 @@ pub struct Word {
 }
 
 impl Word {
-    pub fn literal(text: impl Into<String>) -> Word {
+    pub(crate) fn literal(text: impl Into<String>) -> Word {
         Word {
             text: text.into(),
             literal: true,
@@ -38,15 +38,15 @@ impl Word {
 
 /// A simple command: assignments, then the command's words.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SimpleCommand {
+pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes, as written.
-    pub assignments: Vec<String>,
+    pub(crate) assignments: Vec<String>,
     pub words: Vec<Word>,
     /// It runs code this analysis cannot see (`eval`, `bash -c "$x"`, `python -c`, a command
     /// name that is an expansion …): any deny rule could match it.
-    pub hidden_code: bool,
+    pub(crate) hidden_code: bool,
     /// More words the shell cannot know yet will be appended (`xargs CMD`, `find -exec CMD {}`).
-    pub open_args: bool,
+    pub(crate) open_args: bool,
     /// It only runs the command that follows it, unchanged in effect (`timeout 10 CMD`,
     /// `env X=1 CMD`); that command is in the analysis too, and allow rules judge it alone.
     pub wrapper: bool,
@@ -55,7 +55,7 @@ pub struct SimpleCommand {
 impl SimpleCommand {
     /// The command as rules match it: assignments and words separated by single spaces, words
     /// unquoted where their value is known.
-    pub fn form(&self) -> String {
+    pub(crate) fn form(&self) -> String {
         let mut parts: Vec<&str> = self.assignments.iter().map(String::as_str).collect();
         parts.extend(self.words.iter().map(|w| w.text.as_str()));
         parts.join(" ")
@@ -63,7 +63,7 @@ impl SimpleCommand {
 
     /// The command name with quotes, backslashes and directories removed (`/bin/rm` → `rm`),
     /// when it is known.
-    pub fn name(&self) -> Option<&str> {
+    pub(crate) fn name(&self) -> Option<&str> {
         let w = self.words.first()?;
         if !w.literal {
             return None;
@@ -74,7 +74,7 @@ impl SimpleCommand {
 
 /// A redirection to or from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(crate) struct Redirect {
     pub target: Word,
     /// `>`, `>>`, `>|`, `&>`, `<>` …: the file is written (else it is read).
     pub write: bool,
@@ -82,7 +82,7 @@ pub struct Redirect {
 
 /// What a command line does, as far as its text tells.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// Every simple command, in source order (those inside substitutions and wrappers too).
     pub commands: Vec<SimpleCommand>,
     pub redirects: Vec<Redirect>,
@@ -96,7 +96,7 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    pub fn is_opaque(&self) -> bool {
+    pub(crate) fn is_opaque(&self) -> bool {
         !self.opaque.is_empty()
     }
 
@@ -122,7 +122,7 @@ thread_local! {
 }
 
 /// Parses `command` and analyses it.
-pub fn analyse(command: &str) -> Analysis {
+pub(crate) fn analyse(command: &str) -> Analysis {
     let mut analysis = Analysis::default();
     parse_into(command, &mut analysis);
     let mut nested = 0;
@@ -212,7 +212,7 @@ fn three_word(first: &str, second: &str) -> bool {
 /// The pattern an "always" grant for this command allows: its command prefix and `*`, e.g.
 /// `git status*` for `git status --short`, `ls*` for `ls -la`. `None` when the command name is
 /// not known (an expansion): nothing sensible can be granted.
-pub fn prefix_pattern(command: &SimpleCommand) -> Option<String> {
+pub(crate) fn prefix_pattern(command: &SimpleCommand) -> Option<String> {
     let first = command.words.first()?;
     if !first.literal {
         return None;

@@ -10,13 +10,13 @@ use super::{Analysis, Redirect, SimpleCommand, Word};
 /// Files that a redirection may write without it being a write to a file.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
-pub struct Walker<'a> {
+pub(super) struct Walker<'a> {
     pub(super) src: &'a str,
     pub(super) out: &'a mut Analysis,
 }
 
 impl<'a> Walker<'a> {
-    pub fn new(src: &'a str, out: &'a mut Analysis) -> Self {
+    pub(super) fn new(src: &'a str, out: &'a mut Analysis) -> Self {
         Walker { src, out }
     }
 
@@ -34,7 +34,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A statement or a node holding statements.
-    pub fn statements(&mut self, n: Node) {
+    pub(super) fn statements(&mut self, n: Node) {
         match n.kind() {
             "program" | "list" | "pipeline" | "subshell" | "negated_command" | "do_group"
             | "if_statement" | "elif_clause" | "else_clause" | "while_statement" => {

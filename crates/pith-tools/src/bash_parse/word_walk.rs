@@ -18,7 +18,7 @@ fn dynamic(text: &str) -> Word {
 
 impl Walker<'_> {
     /// The value of a word node, recording what its expansions run.
-    pub fn word(&mut self, n: Node) -> Word {
+    pub(super) fn word(&mut self, n: Node) -> Word {
         let raw = self.text(n);
         if raw.contains("$[") {
             self.out.mark_hidden("arithmetic `$[…]`");

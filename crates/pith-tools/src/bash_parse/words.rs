@@ -2,7 +2,7 @@
 //! backslash escapes, `$'…'` strings; and which `${…}` forms cannot run code.
 
 /// Removes backslash escapes from unquoted text: `\x` is `x`, `\<newline>` disappears.
-pub fn unescape_unquoted(raw: &str) -> String {
+pub(super) fn unescape_unquoted(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars();
     while let Some(c) = chars.next() {
@@ -20,7 +20,7 @@ pub fn unescape_unquoted(raw: &str) -> String {
 
 /// The inside of a double-quoted string: only `\$`, `` \` ``, `\"`, `\\` and `\<newline>` are
 /// escapes there.
-pub fn unescape_double_quoted(raw: &str) -> String {
+pub(super) fn unescape_double_quoted(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
@@ -41,7 +41,7 @@ pub fn unescape_double_quoted(raw: &str) -> String {
 
 /// The value of `$'…'` (given with its `$'` and `'`). `None` for an escape that cannot be
 /// decoded, so the caller treats the word as unknown.
-pub fn decode_ansi_c(raw: &str) -> Option<String> {
+pub(super) fn decode_ansi_c(raw: &str) -> Option<String> {
     let inner = raw.strip_prefix("$'")?.strip_suffix('\'')?;
     let mut out = String::new();
     let chars: Vec<char> = inner.chars().collect();
@@ -114,7 +114,7 @@ pub fn decode_ansi_c(raw: &str) -> Option<String> {
 
 /// Whether unquoted text holds glob or brace-expansion syntax, so that the shell may turn it into
 /// other words than it reads as.
-pub fn expands_unquoted(raw: &str) -> bool {
+pub(super) fn expands_unquoted(raw: &str) -> bool {
     let mut escaped = false;
     let mut brace_open = false;
     let mut brace_list = false;
@@ -141,7 +141,7 @@ pub fn expands_unquoted(raw: &str) -> bool {
 /// the default/alternative/pattern operators and the harmless `@` transformations. Indirection
 /// (`${!x}`), `@P`, non-numeric subscripts and substring offsets that are not plain numbers are
 /// arithmetic or prompt expansion of a variable's value, which can run commands.
-pub fn unsafe_expansion(text: &str) -> Option<&'static str> {
+pub(super) fn unsafe_expansion(text: &str) -> Option<&'static str> {
     let Some(body) = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')) else {
         return Some("an expansion pith cannot read");
     };

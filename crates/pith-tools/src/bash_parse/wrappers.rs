@@ -12,12 +12,12 @@ use crate::mode::getopt::{self, Arg, Parsed, Spec as Opts};
 /// What a wrapper command runs.
 #[derive(Default)]
 pub(super) struct Wrapped {
-    pub assignments: Vec<String>,
+    pub(crate) assignments: Vec<String>,
     pub words: Vec<Word>,
     /// The wrapper only changes how the command runs (`timeout`, `nice`, `env`): rules judge the
     /// wrapped command alone.
     pub transparent: bool,
-    pub open_args: bool,
+    pub(crate) open_args: bool,
     /// A command line given as one string (`watch CMD`, `flock -c CMD`, `env -S CMD`).
     pub script: Option<Word>,
     /// Further commands (a second `find -exec`).

@@ -7,7 +7,7 @@
 
 /// Whether an option takes an argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arg {
+pub(crate) enum Arg {
     No,
     /// Attached, or else the next word.
     Required,
@@ -16,7 +16,7 @@ pub enum Arg {
 }
 
 /// The options of one command.
-pub struct Spec {
+pub(crate) struct Spec {
     /// Short options that take an argument, with how.
     pub short: &'static [(char, Arg)],
     /// Long options (without `--`), with how they take an argument.
@@ -30,26 +30,29 @@ pub struct Spec {
 /// One option as the command would see it: its name (the short letter, or the whole long
 /// name however abbreviated) and its argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opt<'a> {
+pub(crate) struct Opt<'a> {
     pub name: String,
     pub arg: Option<&'a str>,
 }
 
 /// The options and operands of a command line.
 #[derive(Debug, Default)]
-pub struct Parsed<'a> {
+pub(crate) struct Parsed<'a> {
     pub opts: Vec<Opt<'a>>,
-    pub operands: Vec<&'a str>,
+    pub(crate) operands: Vec<&'a str>,
 }
 
 impl Parsed<'_> {
     /// Whether one of `names` was given (short letters as one-letter names).
-    pub fn has(&self, names: &[&str]) -> bool {
+    pub(crate) fn has(&self, names: &[&str]) -> bool {
         self.opts.iter().any(|o| names.contains(&o.name.as_str()))
     }
 
     /// The arguments given to the options `names`.
-    pub fn args_of<'s>(&'s self, names: &'s [&str]) -> impl Iterator<Item = Option<&'s str>> {
+    pub(crate) fn args_of<'s>(
+        &'s self,
+        names: &'s [&str],
+    ) -> impl Iterator<Item = Option<&'s str>> {
         self.opts
             .iter()
             .filter(move |o| names.contains(&o.name.as_str()))
@@ -60,17 +63,20 @@ impl Parsed<'_> {
 /// Why a line cannot be read: an ambiguous or (for a strict spec) unknown option, or a
 /// missing argument.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Unreadable;
+pub(crate) struct Unreadable;
 
 /// Reads `args` (the words after the command name) by `spec`.
-pub fn parse<'a>(spec: &Spec, args: &[&'a str]) -> Result<Parsed<'a>, Unreadable> {
+pub(crate) fn parse<'a>(spec: &Spec, args: &[&'a str]) -> Result<Parsed<'a>, Unreadable> {
     parse_with(spec, args, false).map(|(parsed, _)| parsed)
 }
 
 /// Reads the options before the first operand, the way commands that run another command
 /// read theirs (getopt's `+`: `env`, `sudo`, `timeout`, `xargs`): the options, and the index
 /// of the first operand (past a `--`).
-pub fn parse_leading<'a>(spec: &Spec, args: &[&'a str]) -> Result<(Parsed<'a>, usize), Unreadable> {
+pub(crate) fn parse_leading<'a>(
+    spec: &Spec,
+    args: &[&'a str],
+) -> Result<(Parsed<'a>, usize), Unreadable> {
     parse_with(spec, args, true)
 }
 

@@ -90,7 +90,7 @@ impl Checked {
 
 /// Whether `raw` reached its resolved path through a symlink (the path as written, with `..`
 /// applied, is not where it leads).
-pub fn through_link(workspace: &Path, c: &Checked) -> bool {
+pub(crate) fn through_link(workspace: &Path, c: &Checked) -> bool {
     let raw = c.raw.trim();
     let expanded = match (raw.strip_prefix('~'), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
@@ -268,7 +268,7 @@ pub fn write(workspace: &Path, c: &Checked, parents: bool) -> io::Result<File> {
 
 /// Makes the missing directories above the checked path, each below the one before and none
 /// through a symlink.
-pub fn make_parents(workspace: &Path, c: &Checked) -> io::Result<()> {
+pub(crate) fn make_parents(workspace: &Path, c: &Checked) -> io::Result<()> {
     let (root, rel) = place(workspace, c)?;
     let parts = sys::names(&rel)?;
     if let Some((_, dirs)) = parts.split_last() {
@@ -315,7 +315,7 @@ fn explain(e: io::Error) -> io::Error {
 
 /// A path the process can list the opened directory by (its `/proc/self/fd` entry), or `None`
 /// where `/proc` is not mounted.
-pub fn fd_path(file: &File) -> Option<PathBuf> {
+pub(crate) fn fd_path(file: &File) -> Option<PathBuf> {
     let p = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     std::fs::metadata(&p).ok().map(|_| p)
 }

@@ -25,7 +25,7 @@ use crate::bash_parse::{self, SimpleCommand, Word};
 use pith_config::PermissionAction;
 
 /// The table consulted before a command runs outside the sandbox (default ask).
-pub const UNSANDBOXED: &str = "unsandboxed";
+pub(crate) const UNSANDBOXED: &str = "unsandboxed";
 
 /// How a rule's shape fits a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub struct Note {
     /// The line is opaque: these are the reasons.
     pub opaque: Vec<String>,
     /// A deny rule could match what the line runs: `(rule, command)`.
-    pub could_deny: Option<(String, String)>,
+    pub(crate) could_deny: Option<(String, String)>,
     /// The call asks to run outside the sandbox.
     pub unsandboxed: bool,
     /// Why only the user may answer: it writes a protected path or a hard-linked file.

@@ -12,7 +12,7 @@ use pith_protocol::tool::{ToolInput, ToolName};
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
 
 /// The request the doom-loop check raises.
-pub fn doom_loop_request(
+pub(crate) fn doom_loop_request(
     tool: &str,
     input: &Value,
     count: usize,
@@ -38,7 +38,7 @@ pub fn doom_loop_request(
 
 /// Broken calls in a row (arguments that are not JSON, a tool that does not exist), whatever
 /// their arguments, that stop a turn.
-pub const BROKEN_CALLS_LIMIT: usize = 5;
+pub(crate) const BROKEN_CALLS_LIMIT: usize = 5;
 
 fn broken_why(input: &Value) -> &'static str {
     if input.is_string() {
@@ -130,10 +130,5 @@ impl DoomLoop {
     /// How many identical calls in a row were recorded last.
     pub fn count(&self) -> usize {
         self.count
-    }
-
-    /// Forget the streaks (a new user turn).
-    pub fn reset(&mut self) {
-        *self = DoomLoop::default();
     }
 }

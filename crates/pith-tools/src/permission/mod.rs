@@ -28,21 +28,23 @@ mod rules;
 mod subjects;
 mod webfetch;
 
-pub use bash::{Note, UNSANDBOXED};
-pub use doom_loop::{
-    BROKEN_CALLS_LIMIT, DOOM_LOOP_THRESHOLD, DoomLoop, LoopStop, doom_loop_request,
-};
+pub use bash::Note;
+#[cfg(test)]
+pub(crate) use doom_loop::BROKEN_CALLS_LIMIT;
+pub(crate) use doom_loop::doom_loop_request;
+pub use doom_loop::{DOOM_LOOP_THRESHOLD, DoomLoop, LoopStop};
 use rules::Rule;
-pub use rules::{defaults_text, is_env_file};
+pub use rules::defaults_text;
+pub(crate) use rules::is_env_file;
 use subjects::{Firm, Subject, Unjudged, title};
 
 /// The table for paths outside the workspace.
-pub const EXTERNAL_DIRECTORY: &str = "external_directory";
+pub(crate) const EXTERNAL_DIRECTORY: &str = "external_directory";
 /// The table consulted before `write` or `edit` changes a file with more than one name (a hard
 /// link): the other names may lie outside the workspace, so the change reaches them too.
-pub const HARD_LINK: &str = "hard_link";
+pub(crate) const HARD_LINK: &str = "hard_link";
 /// The table consulted when the doom-loop check fires (default ask).
-pub const DOOM_LOOP: &str = "doom_loop";
+pub(crate) const DOOM_LOOP: &str = "doom_loop";
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {

@@ -102,7 +102,7 @@ pub fn defaults_text() -> String {
 
 /// Whether `path` is named like the `.env` files the default `read` rules ask about (`*.env`,
 /// `*.env.*`, but not `*.env.example`): searches skip them.
-pub fn is_env_file(path: &std::path::Path) -> bool {
+pub(crate) fn is_env_file(path: &std::path::Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };

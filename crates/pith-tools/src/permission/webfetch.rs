@@ -36,21 +36,21 @@ impl Permissions {
 
     /// What the configured rules say about fetching `target` (session grants are not asked:
     /// the tool asks this for a redirect, which the user never saw).
-    pub fn fetch_action(&self, target: &Target) -> PermissionAction {
+    pub(crate) fn fetch_action(&self, target: &Target) -> PermissionAction {
         let forms = self.fetch_forms(&target.host, target.port, target.default_port());
         self.fetch_decide(&forms).0
     }
 
     /// What the configured rules say about connecting to `ip` for `target` (judged by the
     /// address a name resolved to: a deny rule for it holds).
-    pub fn fetch_address_action(&self, target: &Target, ip: IpAddr) -> PermissionAction {
+    pub(crate) fn fetch_address_action(&self, target: &Target, ip: IpAddr) -> PermissionAction {
         let forms = self.fetch_forms(&Host::Ip(ip), target.port, target.default_port());
         self.fetch_decide(&forms).0
     }
 
     /// Whether a configured allow or ask rule names `target`'s host and port exactly (as
     /// `"localhost:8080"`): only then is an inward address fetched.
-    pub fn fetch_named(&self, target: &Target) -> bool {
+    pub(crate) fn fetch_named(&self, target: &Target) -> bool {
         let want = target.host_port();
         self.rules.get(TABLE).is_some_and(|rules| {
             rules.iter().any(|r| {

@@ -34,7 +34,7 @@ fn extension(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub fn image_mime(path: &Path) -> Option<&'static str> {
+pub(crate) fn image_mime(path: &Path) -> Option<&'static str> {
     Some(match extension(path).as_str() {
         "png" => "image/png",
         "jpg" | "jpeg" => "image/jpeg",
@@ -108,7 +108,7 @@ pub(super) fn binary_extension(path: &Path) -> bool {
 
 /// A NUL byte, or many control characters, in the first block means binary. Bytes ≥ 0x80 do
 /// not count: text in a legacy encoding is still text.
-pub fn looks_binary(sample: &[u8]) -> bool {
+pub(crate) fn looks_binary(sample: &[u8]) -> bool {
     if sample.is_empty() {
         return false;
     }

@@ -16,14 +16,15 @@ mod dir;
 mod lines;
 mod not_found;
 
+pub(crate) use binary::image_mime;
+pub(crate) use binary::looks_binary;
 use binary::{binary_extension, image_output};
-pub use binary::{image_mime, looks_binary};
 use dir::read_dir;
 use lines::{page_output, read_page};
 use not_found::not_found;
 
-pub const DEFAULT_LIMIT: usize = 2000;
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const DEFAULT_LIMIT: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 
 pub struct Read;
 

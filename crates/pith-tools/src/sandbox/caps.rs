@@ -14,11 +14,11 @@ pub struct Limits {
     /// Bytes of memory for the whole tree (a memory cgroup).
     pub memory: Option<u64>,
     /// Bytes in the private `/tmp`.
-    pub tmp_size: Option<u64>,
+    pub(crate) tmp_size: Option<u64>,
 }
 
 /// The configured caps this system cannot enforce, in words.
-pub fn missing(mode: SandboxMode, limits: &Limits, s: &Support) -> Option<String> {
+pub(super) fn missing(mode: SandboxMode, limits: &Limits, s: &Support) -> Option<String> {
     if mode == SandboxMode::Off {
         return None;
     }

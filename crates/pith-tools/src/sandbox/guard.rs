@@ -121,7 +121,7 @@ impl Guard {
 
     /// Also looks for git repositories in these writable roots (the workspace is always
     /// walked; the shared temporary folders only [`nested_git::TEMP_DEPTH`] deep).
-    pub fn scanning(mut self, writable: &[PathBuf]) -> Guard {
+    pub(crate) fn scanning(mut self, writable: &[PathBuf]) -> Guard {
         let temps = [PathBuf::from("/tmp"), std::env::temp_dir()];
         for w in writable {
             if self.roots.iter().any(|r| &r.path == w) {

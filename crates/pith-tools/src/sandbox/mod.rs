@@ -75,7 +75,7 @@ impl Support {
     }
 
     /// Landlock can stop signals and abstract Unix sockets that leave the sandbox (ABI 6).
-    pub fn scoped(&self) -> bool {
+    pub(crate) fn scoped(&self) -> bool {
         self.landlock.is_some_and(|abi| abi >= 6)
     }
 }
@@ -158,7 +158,7 @@ impl CommandPolicy {
 
     /// This policy with the workspace read-only too (plan mode: nothing is written, whatever
     /// the command's arguments say). `off` stays off.
-    pub fn read_only(&self) -> CommandPolicy {
+    pub(crate) fn read_only(&self) -> CommandPolicy {
         let mut p = self.clone();
         if p.mode != SandboxMode::Off {
             p.mode = SandboxMode::ReadOnly;
@@ -167,23 +167,28 @@ impl CommandPolicy {
     }
 
     /// Whether the write sandbox is in force for commands (configured, and supported here).
-    pub fn confines_writes(&self) -> bool {
+    pub(crate) fn confines_writes(&self) -> bool {
         self.mode != SandboxMode::Off && support().landlock.is_some()
     }
 
     /// Whether the network is blocked for commands (configured, and supported here).
-    pub fn blocks_network(&self) -> bool {
+    pub(crate) fn blocks_network(&self) -> bool {
         self.mode != SandboxMode::Off && !self.network && support().seccomp
     }
 
     /// Whether commands run in any sandbox at all.
-    pub fn active(&self) -> bool {
+    pub(crate) fn active(&self) -> bool {
         self.confines_writes() || self.blocks_network()
     }
 
     /// The directories commands may write to for this workspace (workspace-write mode);
     /// `outputs` is pith's saved tool-output folder, `tmp` the temp dir the command gets.
-    pub fn writable_roots(&self, workspace: &Path, outputs: &Path, tmp: &Tmp) -> Vec<PathBuf> {
+    pub(crate) fn writable_roots(
+        &self,
+        workspace: &Path,
+        outputs: &Path,
+        tmp: &Tmp,
+    ) -> Vec<PathBuf> {
         if self.mode == SandboxMode::ReadOnly {
             // Nothing of the machine's; a private /tmp is the command's own and gone after it.
             return match tmp {
@@ -365,9 +370,9 @@ impl CommandPolicy {
 /// How one command was started.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Applied {
-    pub confined_writes: bool,
-    pub blocked_network: bool,
-    pub read_only: bool,
+    pub(crate) confined_writes: bool,
+    pub(crate) blocked_network: bool,
+    pub(crate) read_only: bool,
     pub writable: Vec<PathBuf>,
     /// Paths the command cannot see (pith's state, the user's secrets).
     pub hidden: Vec<Hidden>,
@@ -378,7 +383,7 @@ pub struct Applied {
     /// With a fresh `/proc` (only its own processes in it).
     pub proc: bool,
     /// Landlock scopes signals and abstract Unix sockets to the sandbox.
-    pub scoped: bool,
+    pub(crate) scoped: bool,
     /// The workspace (kept visible in a private `/tmp` that covers it).
     pub workspace: PathBuf,
     /// The command's temp dir.
@@ -390,12 +395,12 @@ pub struct Applied {
 }
 
 impl Applied {
-    pub fn sandboxed(&self) -> bool {
+    pub(crate) fn sandboxed(&self) -> bool {
         self.confined_writes || self.blocked_network
     }
 
     /// Whether a failed command's output looks like the sandbox stopped it.
-    pub fn likely_denied(&self, output: &str) -> bool {
+    pub(crate) fn likely_denied(&self, output: &str) -> bool {
         if !self.sandboxed() {
             return false;
         }
@@ -436,7 +441,7 @@ impl Applied {
     }
 
     /// What the model is told after a failure that looks like the sandbox's doing.
-    pub fn denial_note(&self) -> String {
+    pub(crate) fn denial_note(&self) -> String {
         let mut limits = Vec::new();
         if self.confined_writes {
             if self.read_only {
@@ -484,17 +489,17 @@ pub use linux::Prepared;
 
 /// No sandbox to enter on this system.
 #[cfg(not(target_os = "linux"))]
-pub struct Prepared;
+pub(crate) struct Prepared;
 
 #[cfg(not(target_os = "linux"))]
 impl Prepared {
-    pub fn pid_namespace(&self) -> bool {
+    pub(crate) fn pid_namespace(&self) -> bool {
         false
     }
-    pub fn enter_outer(&self) -> std::io::Result<()> {
+    pub(crate) fn enter_outer(&self) -> std::io::Result<()> {
         Ok(())
     }
-    pub fn enter_inner(&self) -> std::io::Result<()> {
+    pub(crate) fn enter_inner(&self) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 /// Secrets under the home directory that commands never need to read.
-pub const HOME_SECRETS: &[&str] = &[
+pub(crate) const HOME_SECRETS: &[&str] = &[
     ".ssh",
     ".gnupg",
     ".aws",
@@ -49,7 +49,7 @@ pub const HOME_SECRETS: &[&str] = &[
 
 /// Names in the workspace root that git or pith take commands or instructions from: the
 /// policy's (one definition for every door).
-pub use crate::policy::PROTECTED_NAMES;
+pub(crate) use crate::policy::PROTECTED_NAMES;
 
 /// A path commands may not see, with the paths below it that stay visible (and writable).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +133,7 @@ pub fn hidden(
 /// `extra` (existing, absolute: [`resolve_extra`]) and the other names of any protected file
 /// with hard links, found in `roots` ([`hard_links`]). `notes` gets a line for a layout that
 /// cannot be protected fully.
-pub fn read_only(
+pub(crate) fn read_only(
     workspace: &Path,
     extra: &[PathBuf],
     roots: &[PathBuf],
@@ -180,7 +180,7 @@ pub fn read_only(
 
 /// The configured extra protected files (`instructions`, the `--config` file) that exist, as
 /// absolute paths with links resolved: relative ones are in `workspace`.
-pub fn resolve_extra(paths: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn resolve_extra(paths: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
     paths
         .iter()
         .filter_map(|p| {
@@ -195,7 +195,7 @@ pub fn resolve_extra(paths: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
 }
 
 /// Entries a search for a protected file's other names looks at before it gives up.
-pub const MAX_LINK_WALK: usize = 100_000;
+pub(crate) const MAX_LINK_WALK: usize = 100_000;
 
 /// The other names of the regular files in `protected` that have hard links, inside `roots`
 /// (where a command could write through them; a name elsewhere is read-only anyway). Only
@@ -206,7 +206,7 @@ pub const MAX_LINK_WALK: usize = 100_000;
 /// the roots, and used again while every name it found still is that file: a new link changes
 /// the count, a moved one fails the check. (A name the user moves into the workspace from
 /// outside, keeping the count, is found at the next change.)
-pub fn hard_links(
+pub(crate) fn hard_links(
     protected: &[PathBuf],
     roots: &[PathBuf],
     notes: &mut Vec<String>,
@@ -308,7 +308,7 @@ fn search_links(protected: &[PathBuf], roots: &[PathBuf], notes: &mut Vec<String
 
 /// Why the gitdir a `.git` file names could not be found (said in the sandbox's note).
 #[derive(Debug, thiserror::Error)]
-pub enum GitfileError {
+pub(crate) enum GitfileError {
     /// The file could not be read.
     #[error("{0}")]
     Read(#[from] std::io::Error),
@@ -322,7 +322,7 @@ pub enum GitfileError {
 
 /// The gitdir a `.git` file names (`gitdir: PATH`, relative to the file's folder) and the
 /// common dir that gitdir names in its `commondir` file, when there is one.
-pub fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, GitfileError> {
+pub(crate) fn gitfile_targets(gitfile: &Path) -> Result<Vec<PathBuf>, GitfileError> {
     let text = read_small(gitfile)?;
     let line = text
         .lines()

@@ -29,7 +29,7 @@ pub enum Tmp {
 const DIR_PREFIX: &str = "pith-tmp-";
 
 /// What the command's temp dir is, given what the sandbox can do here.
-pub fn choose(
+pub(super) fn choose(
     namespaces: bool,
     confined_writes: bool,
     workspace: &Path,

@@ -50,7 +50,7 @@ pub const STOP_SIGNAL: i32 = libc::SIGUSR1;
 
 /// What runs in the forked child of a command: a new session, the sandbox (`prepared`), the
 /// reaper. For `pre_exec` of a std or tokio `Command`.
-pub fn child_setup(
+pub(super) fn child_setup(
     prepared: Option<Prepared>,
 ) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     let death_fd = death_pipe();

@@ -39,14 +39,14 @@ fn key() -> String {
 }
 
 /// The remembered probe, when it was made under the same conditions.
-pub fn load(data_dir: &Path) -> Option<Support> {
+pub(super) fn load(data_dir: &Path) -> Option<Support> {
     let bytes = std::fs::read(data_dir.join(FILE)).ok()?;
     let r: Record = serde_json::from_slice(&bytes).ok()?;
     (r.key == key()).then_some(r.support)
 }
 
 /// Remembers `support` (best effort: a data dir that cannot be written just probes again).
-pub fn save(data_dir: &Path, support: &Support) {
+pub(super) fn save(data_dir: &Path, support: &Support) {
     let record = Record {
         key: key(),
         support: support.clone(),

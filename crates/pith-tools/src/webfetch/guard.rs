@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::target::{Host, Target};
 
 /// What kind of inward address `ip` is, or `None` for a public one.
-pub fn inward(ip: IpAddr) -> Option<&'static str> {
+pub(crate) fn inward(ip: IpAddr) -> Option<&'static str> {
     match canonical(ip) {
         IpAddr::V4(a) => inward_v4(a),
         IpAddr::V6(a) => inward_v6(a),
@@ -84,7 +84,7 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// Whether `host` is this machine by any spelling: loopback, unspecified, `localhost`.
-pub fn is_this_machine(host: &Host) -> bool {
+pub(crate) fn is_this_machine(host: &Host) -> bool {
     match host {
         Host::Ip(ip) => {
             let ip = canonical(*ip);
@@ -108,7 +108,7 @@ pub enum Refusal {
 /// The addresses `target` may be fetched at: its own address or what its name resolves to,
 /// without the inward ones unless `named` (a rule names this host and port). `lookup` is
 /// only asked about names.
-pub async fn addresses<F, Fut>(
+pub(crate) async fn addresses<F, Fut>(
     target: &Target,
     named: bool,
     lookup: F,
@@ -143,7 +143,7 @@ where
 }
 
 /// The system resolver, within `timeout`.
-pub async fn system_lookup(
+pub(crate) async fn system_lookup(
     name: String,
     port: u16,
     timeout: Duration,
@@ -160,10 +160,10 @@ pub async fn system_lookup(
 /// The HTTP client's resolver: answers a name only with the addresses pinned for it (checked
 /// by the guard), and refuses every other name.
 #[derive(Default)]
-pub struct Pinned(Mutex<HashMap<String, Vec<SocketAddr>>>);
+pub(crate) struct Pinned(Mutex<HashMap<String, Vec<SocketAddr>>>);
 
 impl Pinned {
-    pub fn pin(&self, name: &str, addrs: Vec<SocketAddr>) {
+    pub(crate) fn pin(&self, name: &str, addrs: Vec<SocketAddr>) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         map.insert(name.to_ascii_lowercase(), addrs);
     }
@@ -184,7 +184,7 @@ impl reqwest::dns::Resolve for Pinned {
 }
 
 /// A shared [`Pinned`], as the client builder takes it.
-pub fn pinned() -> Arc<Pinned> {
+pub(crate) fn pinned() -> Arc<Pinned> {
     Arc::new(Pinned::default())
 }
 

@@ -24,7 +24,7 @@ mod target;
 
 pub use target::{Host, MAX_SHOWN, Target, UrlError, shown_url};
 
-pub struct Webfetch {
+pub(crate) struct Webfetch {
     config: WebfetchConfig,
     /// The configured rules (no session grants): asked again for every redirect, and whether
     /// they name a host and port.
@@ -32,7 +32,7 @@ pub struct Webfetch {
 }
 
 impl Webfetch {
-    pub fn new(config: WebfetchConfig, rules: Permissions) -> Webfetch {
+    pub(crate) fn new(config: WebfetchConfig, rules: Permissions) -> Webfetch {
         Webfetch { config, rules }
     }
 }

@@ -35,7 +35,7 @@ pub enum Host {
 
 impl Host {
     /// How rules spell it: a name, an IPv4 address, an IPv6 one in brackets.
-    pub fn spelled(&self) -> String {
+    pub(crate) fn spelled(&self) -> String {
         match self {
             Host::Name(n) => n.clone(),
             Host::Ip(IpAddr::V4(a)) => a.to_string(),
@@ -91,19 +91,19 @@ impl Target {
     }
 
     /// Whether the port is the scheme's own (80 for http, 443 for https).
-    pub fn default_port(&self) -> bool {
+    pub(crate) fn default_port(&self) -> bool {
         self.url.port().is_none()
     }
 
     /// `host:port`, as a rule naming both is written.
-    pub fn host_port(&self) -> String {
+    pub(crate) fn host_port(&self) -> String {
         format!("{}:{}", self.host.spelled(), self.port)
     }
 
     /// Whether a redirect from here to `next` stays where the user agreed to: the same scheme,
     /// host and port, or the same host moved from http to https, both on their default ports
     /// (what a rule naming the host alone covers).
-    pub fn same_place(&self, next: &Target) -> bool {
+    pub(crate) fn same_place(&self, next: &Target) -> bool {
         let same = self.url.scheme() == next.url.scheme() && self.port == next.port;
         let upgrade = self.url.scheme() == "http"
             && next.url.scheme() == "https"

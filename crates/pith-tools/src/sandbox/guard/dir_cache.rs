@@ -21,16 +21,16 @@ const MAX_KEPT: usize = 1_000_000;
 
 /// One folder's entries, as far as the walk needs them.
 #[derive(Clone, Default)]
-pub struct Listing {
+pub(super) struct Listing {
     /// Its sub-folders (not links).
     pub dirs: Vec<OsString>,
     /// It is a repository's folder (`HEAD` and `objects` or `commondir`).
     pub gitdir: bool,
     /// It holds a `.git` that is not a folder (a gitfile or a link).
-    pub gitlink: bool,
+    pub(crate) gitlink: bool,
 }
 
-pub struct Kept {
+pub(super) struct Kept {
     ino: u64,
     ctime: (i64, i64),
     listing: Listing,
@@ -39,7 +39,7 @@ pub struct Kept {
 static KEPT: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The kept folders; held for a whole walk (overlapping calls walk one after the other).
-pub fn lock() -> MutexGuard<'static, HashMap<PathBuf, Kept>> {
+pub(super) fn lock() -> MutexGuard<'static, HashMap<PathBuf, Kept>> {
     KEPT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -49,7 +49,7 @@ fn stamp(meta: &Metadata) -> (u64, (i64, i64)) {
 
 /// The listing of `dir` (whose metadata is `meta`): kept, or read (and kept when settled).
 /// The second value is how many entries were read (0 when kept).
-pub fn listing(
+pub(super) fn listing(
     kept: &mut HashMap<PathBuf, Kept>,
     dir: &Path,
     meta: &Metadata,

@@ -46,11 +46,11 @@ const PLAIN_KEYS: &[&str] = &[
 ];
 
 /// Configs above this size are not read: not plain.
-pub const MAX_CONFIG: u64 = 64 * 1024;
+pub(super) const MAX_CONFIG: u64 = 64 * 1024;
 
 /// Whether `text` (a git config file) holds only [`PLAIN_KEYS`], in the simple forms git
 /// itself writes (no continuation lines, no `[section.sub]`, no key after a header).
-pub fn plain(text: &str) -> bool {
+pub(super) fn plain(text: &str) -> bool {
     let mut section = String::new();
     for raw in text.lines() {
         let line = raw.trim();

@@ -27,18 +27,18 @@ use super::repair::{file_name, quarantine};
 use super::{dir_cache, git_config};
 
 /// Directory entries read per call at most (all roots together).
-pub const MAX_ENTRIES: usize = 2_000_000;
+pub(super) const MAX_ENTRIES: usize = 2_000_000;
 /// Time spent walking per call at most.
-pub const MAX_TIME: Duration = Duration::from_secs(3);
+pub(super) const MAX_TIME: Duration = Duration::from_secs(3);
 /// How deep the shared temporary folders are walked: `/tmp` itself and its folders as
 /// repositories (`git init /tmp`, `git init --bare /tmp/x`), not what other programs keep
 /// deeper there (the private `/tmp` covers commands' own files deeper).
-pub const TEMP_DEPTH: usize = 1;
+pub(super) const TEMP_DEPTH: usize = 1;
 /// Change times this long before the call began count as changed by it (clock granularity).
 const MARGIN: Duration = Duration::from_secs(2);
 
 /// A folder to walk and how deep (None: all of it).
-pub struct Root {
+pub(super) struct Root {
     pub path: PathBuf,
     pub depth: Option<usize>,
 }
@@ -52,7 +52,7 @@ static UNFINISHED: LazyLock<Mutex<HashMap<PathBuf, SystemTime>>> =
 /// Walks `roots` (leaving out `skip`: the workspace's own `.git`, guarded by its mount) for
 /// repositories changed since `since`, and moves away what git would run from them. One line
 /// per repository, for the model.
-pub fn neutralise(roots: &[Root], skip: &[PathBuf], since: SystemTime) -> Vec<String> {
+pub(super) fn neutralise(roots: &[Root], skip: &[PathBuf], since: SystemTime) -> Vec<String> {
     neutralise_within(roots, skip, since, MAX_ENTRIES)
 }
 
@@ -192,7 +192,7 @@ fn check_gitlink(path: &Path, since: SystemTime) -> Option<String> {
 
 /// A repository's folder (`.git` or bare): moves away what git would run that changed;
 /// `force` treats everything as changed.
-pub fn check_gitdir(dir: &Path, since: SystemTime, force: bool) -> Option<String> {
+pub(super) fn check_gitdir(dir: &Path, since: SystemTime, force: bool) -> Option<String> {
     let fresh = force || changed(dir, since);
     let mut moved = Vec::new();
     for name in ["config", "config.worktree"] {

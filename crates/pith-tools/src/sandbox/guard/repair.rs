@@ -13,20 +13,20 @@ const MAX_FILES: usize = 256;
 const QUARANTINE: &str = ".pith-quarantined";
 
 #[derive(PartialEq, Eq)]
-pub enum Saved {
+pub(super) enum Saved {
     File { bytes: Vec<u8>, mode: u32 },
     Link(PathBuf),
     TooBig,
 }
 
-pub fn file_name(p: &Path) -> String {
+pub(super) fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
 /// Renames `path` to `<name>.pith-quarantined-<seconds>` beside it.
-pub fn quarantine(path: &Path) -> std::io::Result<PathBuf> {
+pub(super) fn quarantine(path: &Path) -> std::io::Result<PathBuf> {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -110,7 +110,7 @@ fn read_saved(path: &Path) -> Option<Saved> {
     })
 }
 
-pub fn snapshot(path: &Path, name: &str) -> BTreeMap<PathBuf, Saved> {
+pub(super) fn snapshot(path: &Path, name: &str) -> BTreeMap<PathBuf, Saved> {
     sensitive(path, name)
         .into_iter()
         .filter_map(|rel| {
@@ -129,7 +129,12 @@ fn join(path: &Path, rel: &Path) -> PathBuf {
 }
 
 /// Puts back each sensitive file that changed or went, and moves away each new one.
-pub fn repair(path: &Path, name: &str, before: &BTreeMap<PathBuf, Saved>, notes: &mut Vec<String>) {
+pub(super) fn repair(
+    path: &Path,
+    name: &str,
+    before: &BTreeMap<PathBuf, Saved>,
+    notes: &mut Vec<String>,
+) {
     let now = snapshot(path, name);
     let mut touched = Vec::new();
     for (rel, saved) in before {
@@ -172,7 +177,7 @@ fn show(name: &str, rel: &Path) -> String {
     }
 }
 
-pub fn restore(target: &Path, saved: &Saved) -> std::io::Result<()> {
+pub(super) fn restore(target: &Path, saved: &Saved) -> std::io::Result<()> {
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent)?;
     }

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const PREFIX: &str = "pith-";
 
 /// A cgroup made for one command, ready for its child to join.
-pub struct Cgroup {
+pub(super) struct Cgroup {
     procs: Vec<OwnedFd>,
     dirs: Vec<PathBuf>,
 }
@@ -96,7 +96,7 @@ fn mount_of(line: &str, fstype: &str, controller: Option<&str>, path: &str) -> O
 }
 
 /// Whether a cgroup with `controller` can be made here; why not otherwise.
-pub fn check(controller: &str) -> Result<(), String> {
+pub(crate) fn check(controller: &str) -> Result<(), String> {
     let (dir, _) = own_dir(controller)?;
     let c =
         std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
@@ -110,7 +110,7 @@ pub fn check(controller: &str) -> Result<(), String> {
 impl Cgroup {
     /// A cgroup with at most `pids` tasks and `memory` bytes (each `None`: no cap of that
     /// kind); an error says which cap cannot be enforced and why.
-    pub fn new(pids: Option<u64>, memory: Option<u64>) -> io::Result<Cgroup> {
+    pub(super) fn new(pids: Option<u64>, memory: Option<u64>) -> io::Result<Cgroup> {
         sweep();
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("{PREFIX}{}-{n}", std::process::id());
@@ -147,7 +147,7 @@ impl Cgroup {
     }
 
     /// Moves the calling process into the cgroup. In the forked child: async-signal-safe.
-    pub fn join(&self) -> io::Result<()> {
+    pub(super) fn join(&self) -> io::Result<()> {
         for fd in &self.procs {
             // SAFETY: write(2) of a static buffer to an open descriptor.
             if unsafe { libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1) } != 1 {

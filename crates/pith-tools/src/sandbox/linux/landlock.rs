@@ -35,14 +35,14 @@ fn landlock_err(e: impl std::fmt::Display) -> io::Error {
 
 /// One grant: everything below `path` gets `access`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub(super) struct Grant {
     pub path: PathBuf,
     pub access: BitFlags<AccessFs>,
 }
 
 /// The grants for `writable` roots (full access) and reading everywhere, with `hidden` paths
 /// carved out of them by [`split`] (`hidden` is empty when mounts cover them).
-pub fn grants(writable: &[PathBuf], hidden: &[Hidden]) -> Vec<Grant> {
+pub(super) fn grants(writable: &[PathBuf], hidden: &[Hidden]) -> Vec<Grant> {
     let all = AccessFs::from_all(ABI_WANTED);
     let read = AccessFs::from_read(ABI_WANTED) | AccessFs::IoctlDev;
     let mut base = vec![Grant {
@@ -70,7 +70,7 @@ pub fn grants(writable: &[PathBuf], hidden: &[Hidden]) -> Vec<Grant> {
 /// Adds `grant` to `out`, or, when a `denied` path lies below its folder, grants on the
 /// folder's entries instead (recursing towards the denied path, skipping it). Symbolic links
 /// get no grant of their own: their targets are covered where they live.
-pub fn split(grant: Grant, denied: &[&Path], out: &mut Vec<Grant>) {
+pub(super) fn split(grant: Grant, denied: &[&Path], out: &mut Vec<Grant>) {
     if denied.iter().any(|d| grant.path.starts_with(d)) {
         return;
     }
@@ -103,7 +103,7 @@ pub fn split(grant: Grant, denied: &[&Path], out: &mut Vec<Grant>) {
 }
 
 /// Builds the ruleset: `grants`, the writable devices and, with `scoped`, the scopes.
-pub fn ruleset(grants: &[Grant], scoped: bool) -> io::Result<OwnedFd> {
+pub(super) fn ruleset(grants: &[Grant], scoped: bool) -> io::Result<OwnedFd> {
     let all = AccessFs::from_all(ABI_WANTED);
     let file_write = AccessFs::from_file(ABI_WANTED);
     let mut ruleset = Ruleset::default()
@@ -139,7 +139,7 @@ pub fn ruleset(grants: &[Grant], scoped: bool) -> io::Result<OwnedFd> {
 
 /// The access bits this kernel's Landlock handles out of what pith asks for: all of them, or
 /// (`files_only`) those that apply to files. For rules added in the child.
-pub fn kernel_access(files_only: bool) -> u64 {
+pub(super) fn kernel_access(files_only: bool) -> u64 {
     // SAFETY: with a null attribute, size 0 and the VERSION flag the call only returns the ABI.
     let abi = unsafe {
         libc::syscall(
@@ -168,7 +168,7 @@ struct PathBeneathAttr {
 /// Adds a rule for `path` (as this mount namespace shows it) to the ruleset `ruleset`: for a
 /// folder mounted in the child (its private `/tmp`), which the parent could not open.
 /// Async-signal-safe.
-pub unsafe fn add_rule(ruleset: i32, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
+pub(super) unsafe fn add_rule(ruleset: i32, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
     // SAFETY: open/landlock_add_rule/close on a NUL-terminated path and a live struct.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);

@@ -25,13 +25,13 @@ use cgroup::Cgroup;
 use namespaces::Namespaces;
 use private_mounts::PrivateMounts;
 
-pub use cgroup::check as cgroup_check;
+pub(super) use cgroup::check as cgroup_check;
 
 /// Processes a sandboxed command may have at once, beyond those its user already runs when
 /// there is no user namespace to count them apart: a fork bomb stops there.
 const MAX_PROCESSES: u64 = 4096;
 
-pub fn probe() -> Support {
+pub(super) fn probe() -> Support {
     // SAFETY: with a null attribute, size 0 and the VERSION flag the call only returns the ABI.
     let abi = unsafe {
         libc::syscall(
@@ -216,13 +216,13 @@ impl Prepared {
     }
 
     /// Whether the command runs as the first process of a PID namespace of its own.
-    pub fn pid_namespace(&self) -> bool {
+    pub(crate) fn pid_namespace(&self) -> bool {
         self.ns.is_some()
     }
 
     /// In the forked child, before the command's process is forked: the cgroup, namespaces
     /// and mounts, the Landlock rules for what was mounted.
-    pub fn enter_outer(&self) -> io::Result<()> {
+    pub(crate) fn enter_outer(&self) -> io::Result<()> {
         if let Some(cg) = &self.cgroup {
             cg.join()?;
         }
@@ -239,7 +239,7 @@ impl Prepared {
     }
 
     /// In the command's own process, before exec. Async-signal-safe: no allocation, no locks.
-    pub fn enter_inner(&self) -> io::Result<()> {
+    pub(crate) fn enter_inner(&self) -> io::Result<()> {
         // SAFETY: plain system calls on memory owned by `self`, which outlives them.
         unsafe {
             if let Some(ns) = &self.ns

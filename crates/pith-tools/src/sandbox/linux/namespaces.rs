@@ -36,7 +36,7 @@ struct Reveal {
 }
 
 /// The namespaces for one command, ready to enter.
-pub struct Namespaces {
+pub(super) struct Namespaces {
     flags: libc::c_int,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
@@ -86,7 +86,7 @@ impl Namespaces {
     /// `writable`, when writes are confined, the only folders left writable; `network` false
     /// gives the command a network namespace of its own; `proc` mounts a fresh `/proc`;
     /// `private` covers `/tmp` and `/dev`.
-    pub fn new(
+    pub(super) fn new(
         read_only: &[PathBuf],
         hidden: &[Hidden],
         writable: Option<&[PathBuf]>,
@@ -158,7 +158,7 @@ impl Namespaces {
     /// Enters the namespaces and makes the mounts. Runs in the forked child before the
     /// command's own process is forked (which is then the PID namespace's first process).
     /// Async-signal-safe: system calls on prepared data only.
-    pub fn enter(&self) -> io::Result<()> {
+    pub(super) fn enter(&self) -> io::Result<()> {
         // SAFETY: plain system calls on memory owned by `self`.
         unsafe {
             if libc::unshare(self.flags) != 0 {
@@ -209,7 +209,7 @@ impl Namespaces {
 
     /// Mounts a fresh `/proc` for the PID namespace (in its first process), so the command
     /// sees its own processes only.
-    pub fn mount_proc(&self) -> io::Result<()> {
+    pub(super) fn mount_proc(&self) -> io::Result<()> {
         if !self.proc {
             return Ok(());
         }

@@ -30,7 +30,7 @@ const DEV_LINKS: [(&CStr, &CStr); 4] = [
     (c"/dev/stderr", c"/proc/self/fd/2"),
 ];
 /// At most this many folders under `/tmp` are bound back into the private one.
-pub const MAX_KEPT: usize = 16;
+pub(super) const MAX_KEPT: usize = 16;
 
 /// A path under `/tmp` the command needs (the workspace, a writable or read-only folder),
 /// bound back into its private `/tmp`.
@@ -42,7 +42,7 @@ struct Kept {
 }
 
 /// The private mounts of one command.
-pub struct PrivateMounts {
+pub(super) struct PrivateMounts {
     /// tmpfs options for `/tmp` and `/dev/shm` (`None`: the machine's `/tmp` stays).
     tmp_opts: Option<CString>,
     keep: Vec<Kept>,
@@ -52,7 +52,7 @@ pub struct PrivateMounts {
 impl PrivateMounts {
     /// `tmp`: a private `/tmp` of `tmp_size` bytes at most, into which the paths of `needed`
     /// that lie under `/tmp` are bound back; `dev`: a minimal `/dev`.
-    pub fn new(
+    pub(super) fn new(
         tmp: bool,
         tmp_size: Option<u64>,
         needed: &[PathBuf],
@@ -97,7 +97,7 @@ impl PrivateMounts {
     }
 
     /// Mounts them. In the child, in its mount namespace, before the read-only remount.
-    pub fn enter(&self) -> io::Result<()> {
+    pub(super) fn enter(&self) -> io::Result<()> {
         // SAFETY: system calls on prepared NUL-terminated strings and stack buffers.
         unsafe {
             if let Some(opts) = &self.tmp_opts {
@@ -112,7 +112,7 @@ impl PrivateMounts {
 }
 
 /// The paths of `needed` strictly under `/tmp`, without those inside another one.
-pub fn kept_paths(needed: &[PathBuf]) -> Vec<PathBuf> {
+pub(super) fn kept_paths(needed: &[PathBuf]) -> Vec<PathBuf> {
     let mut under: Vec<PathBuf> = needed
         .iter()
         .filter(|p| p.starts_with("/tmp") && p.as_path() != Path::new("/tmp"))

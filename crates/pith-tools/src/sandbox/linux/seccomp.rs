@@ -20,7 +20,7 @@ fn err(e: impl std::fmt::Display) -> io::Error {
 }
 
 /// The filters to install, in order.
-pub fn network_filters() -> io::Result<Vec<BpfProgram>> {
+pub(super) fn network_filters() -> io::Result<Vec<BpfProgram>> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
     let not_unix = SeccompRule::new(vec![
         SeccompCondition::new(
