@@ -28,7 +28,7 @@ struct Starter {
     config_file: Option<PathBuf>,
 }
 
-pub async fn run(setup: &Setup) -> anyhow::Result<i32> {
+pub(crate) async fn run(setup: &Setup) -> anyhow::Result<i32> {
     let hint = Some(first_run::hint(pith_secrets::env_var));
     let (ops_tx, ops_rx) = mpsc::unbounded_channel::<Submission>();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
@@ -199,7 +199,7 @@ fn start(starter: &Starter, model: &str) -> anyhow::Result<(engine::EngineHandle
 /// Sets the top-level `model` of the TOML file at `path` (created when missing), keeping the
 /// rest of the file as it is, comments included: a `model = …` line before the first table
 /// is replaced, else the line is added at the top.
-pub fn remember_model(path: &Path, model: &str) -> std::io::Result<()> {
+pub(crate) fn remember_model(path: &Path, model: &str) -> std::io::Result<()> {
     let old = match std::fs::read_to_string(path) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -3,7 +3,7 @@
 //! with the shell's code for the signal: 130, 143 or 129.
 
 /// Listens for the stop signals from its creation on.
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     int: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -13,11 +13,11 @@ pub struct StopSignals {
 }
 
 /// Exit code after Ctrl-C.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 impl StopSignals {
     /// Needs a tokio runtime. Once created, these signals no longer end pith by themselves.
-    pub fn new() -> std::io::Result<StopSignals> {
+    pub(crate) fn new() -> std::io::Result<StopSignals> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -32,7 +32,7 @@ impl StopSignals {
     }
 
     /// The next stop signal, as the exit code it calls for (128 + its number).
-    pub async fn recv(&mut self) -> i32 {
+    pub(crate) async fn recv(&mut self) -> i32 {
         #[cfg(unix)]
         {
             tokio::select! {
@@ -49,7 +49,7 @@ impl StopSignals {
     }
 
     /// The signals as a stream of exit codes (for the TUI's loop).
-    pub fn into_stream(self) -> impl futures_util::Stream<Item = i32> + Send {
+    pub(crate) fn into_stream(self) -> impl futures_util::Stream<Item = i32> + Send {
         futures_util::stream::unfold(self, |mut signals| async move {
             let code = signals.recv().await;
             Some((code, signals))
