@@ -25,6 +25,26 @@ fn slow_text(n: usize, ms: u64) -> MockResponse {
     MockResponse::sse(frames).delay_ms(ms)
 }
 
+/// The command the stop tests interrupt in its `sleep 3`, run in `dir`. Its shell first takes a
+/// lock on `dir/lock` (opened for reading: nothing is written), which it and the `sleep` hold
+/// for as long as either lives; so once the lock is free, nothing of the command can run any
+/// more, and whether `after` exists is final.
+pub(super) fn stopped_command(dir: &std::path::Path) -> &'static str {
+    std::fs::write(dir.join("lock"), "").unwrap();
+    r#"{"command":"exec 9<lock; flock 9; touch started; sleep 3; touch after"}"#
+}
+
+/// Whether no process of [`stopped_command`] run in `dir` holds its lock any more (tried once;
+/// the lock is let go again at once).
+pub(super) fn command_gone(dir: &std::path::Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::File::open(dir.join("lock")) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this function owns for its whole call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
 fn assistant_texts(export: &Value) -> Vec<String> {
     export["messages"]
         .as_array()
@@ -162,7 +182,9 @@ async fn text_streamed_before_a_stall_is_stored_without_waiting_for_the_next_chu
 
 /// Issue 37 item 8: SIGINT, SIGTERM or SIGHUP to `pith run` during `sleep 3; touch after`
 /// ends the whole command at once: `after` is never created (the shell, handed a SIGTERM,
-/// used to go on to its next statement), pith still exits with the signal's code.
+/// used to go on to its next statement), pith still exits with the signal's code. Whether
+/// `after` exists is read once the command's lock is free (see [`stopped_command`]), not after
+/// a fixed wait longer than the `sleep`.
 #[tokio::test]
 async fn a_stop_signal_ends_the_command_before_its_next_statement() {
     for (sig, code) in [
@@ -173,11 +195,7 @@ async fn a_stop_signal_ends_the_command_before_its_next_statement() {
         let server = MockServer::start().await;
         let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
         server.push(openai::tool_calls(
-            &[(
-                "call_sleep",
-                "bash",
-                r#"{"command":"touch started; sleep 3; touch after"}"#,
-            )],
+            &[("call_sleep", "bash", stopped_command(env.path()))],
             Some((1000, 10)),
         ));
         let child = env.command(&["run", "--yes", "wait"]).spawn().unwrap();
@@ -194,7 +212,13 @@ async fn a_stop_signal_ends_the_command_before_its_next_statement() {
             .expect("pith exits after the signal")
             .unwrap();
         assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(&out));
-        tokio::time::sleep(Duration::from_secs(4).saturating_sub(signalled.elapsed())).await;
+        while !command_gone(env.path()) && signalled.elapsed() < Duration::from_secs(20) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            command_gone(env.path()),
+            "signal {sig}: the command still runs"
+        );
         assert!(
             !env.path().join("after").exists(),
             "signal {sig}: the statement after the interrupted one ran"

@@ -5,11 +5,13 @@ use crate::support;
 use std::process::Command;
 use std::time::Duration;
 
+use super::engine_interrupt::{command_gone, stopped_command};
 use super::tui_e2e::{open, quit, status_line, write_config};
 use support::{MockServer, openai};
 
 /// Issue 37 item 8: Esc while a command runs (`touch started; sleep 3; touch after`) stops the
-/// whole command at once: `after` is never created.
+/// whole command at once: `after` is never created (read once nothing of the command can run
+/// any more, see [`stopped_command`]).
 #[test]
 fn esc_during_a_command_stops_it_before_its_next_statement_in_tmux() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -18,13 +20,12 @@ fn esc_during_a_command_stops_it_before_its_next_statement_in_tmux() {
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let server = rt.block_on(MockServer::start());
-    let slow = r#"{"command":"touch started; sleep 3; touch after"}"#;
-    server.push(openai::tool_calls(
-        &[("call_slow", "bash", slow)],
-        Some((2_000, 20)),
-    ));
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
+    server.push(openai::tool_calls(
+        &[("call_slow", "bash", stopped_command(work.path()))],
+        Some((2_000, 20)),
+    ));
     let config = write_config(data.path(), &server.openai_base_url());
     let mut toml = std::fs::read_to_string(&config).expect("config");
     toml.push_str("\n[permission]\nbash = \"allow\"\n");
@@ -53,7 +54,10 @@ fn esc_during_a_command_stops_it_before_its_next_statement_in_tmux() {
     let stopped = std::time::Instant::now();
     session.keys(&["Escape"]);
     session.wait_for("the turn to stop", 10, |s| status_line(s).contains("idle"));
-    std::thread::sleep(Duration::from_secs(4).saturating_sub(stopped.elapsed()));
+    while !command_gone(work.path()) && stopped.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(command_gone(work.path()), "the command still runs");
     assert!(
         !work.path().join("after").exists(),
         "the statement after the interrupted one ran"

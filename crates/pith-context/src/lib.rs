@@ -1,6 +1,7 @@
 //! Context management logic (ARCHITECTURE.md §4, §6). Pure: no I/O, no async.
 //!
 //! - [`tokens`]: the token estimator (tiktoken + learned correction ratio + per-part cache);
+//! - [`exactness`]: when a lazy estimator must count with the BPE (its error bound near a threshold);
 //! - [`overflow`]: `usable`, the output cap and the overflow test;
 //! - [`budget`]: every figure that scales with the window (tail, summary cap, prune thresholds);
 //! - [`tracker`]: the running context figure between provider reports;
@@ -13,6 +14,7 @@ pub mod budget;
 pub mod carry;
 pub mod chunks;
 pub mod compaction;
+pub mod exactness;
 pub mod overflow;
 pub mod paste;
 pub mod prune;

@@ -5,13 +5,11 @@ use std::borrow::Cow;
 
 use crate::turn_context::Turn;
 use pith_context::budget::Budget;
+use pith_context::exactness::{Counting, Exactness};
 use pith_context::overflow;
 use pith_protocol::event::{Breakdown, ContextEvent, ContextUsage, EventMsg, TurnEvent};
 use pith_protocol::llm::ToolSpec;
 use pith_protocol::message::{PartKind, Role, ToolState};
-
-/// Counts are exact (tiktoken) once the context reaches this many tokens at the latest.
-const EXACT_FROM: u64 = 16_000;
 
 impl Turn<'_> {
     /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
@@ -76,7 +74,7 @@ impl Turn<'_> {
     /// provider's last report plus what was added since, else an estimate.
     pub(crate) fn load_figure(&mut self) {
         let stored = self.stored_figure();
-        if stored.is_some_and(|t| t >= self.exact_from()) {
+        if stored.is_some_and(|t| self.counting(t) == Counting::Exact) {
             // counted as the session counted when it was left, so no switch moves the figure
             self.meter.want_exact();
         }
@@ -161,29 +159,26 @@ impl Turn<'_> {
         }
     }
 
-    /// The context size from which counts are exact: far below every threshold a decision
-    /// depends on (the overflow point, the prune-protect window), and at most `EXACT_FROM`.
-    fn exact_from(&self) -> u64 {
-        let mut from = EXACT_FROM.min(self.budget().prune_protect / 2);
-        let usable = self.usable();
-        if usable > 0 {
-            from = from.min(usable / 4);
-        }
-        from
+    /// How a lazy estimator counts at the figure `used`: exactly where the heuristic's error
+    /// bound reaches a threshold a decision depends on (the overflow point, the prune-protect
+    /// window), and at the latest from `pith_context::exactness::EXACT_FROM` (see [`Exactness`]).
+    fn counting(&mut self, used: u64) -> Counting {
+        let overhead = self.overhead();
+        Exactness::new(&self.budget(), self.usable()).counting(used, overhead)
     }
 
-    /// A lazy estimator loads the BPE in the background at half of `exact_from`, and counts
-    /// exactly from `exact_from` on (the estimate is then recounted).
+    /// A lazy estimator loads the BPE in the background halfway to where it must count exactly,
+    /// and counts exactly from there on (the estimate is then recounted).
     fn tune_estimator(&mut self) {
         if self.meter.is_exact() {
             return;
         }
-        let used = self.meter.used();
-        let from = self.exact_from();
-        if used >= from / 2 {
-            self.meter.prefetch();
+        let counting = self.counting(self.meter.used());
+        if counting == Counting::Heuristic {
+            return;
         }
-        if used >= from {
+        self.meter.prefetch();
+        if counting == Counting::Exact {
             self.meter.want_exact();
             if self.meter.is_estimate() {
                 self.reset_estimate();

@@ -6,6 +6,7 @@
 
 use super::shared::Prompt;
 use crate::turn_context::Turn;
+use pith_context::exactness::Exactness;
 use pith_protocol::event::SessionEvent;
 use pith_protocol::message::{Message, PartKind, Role};
 
@@ -102,14 +103,15 @@ impl Turn<'_> {
     }
 
     /// `Some((tokens, usable))` when `m` with the system prompt and tools reaches the usable
-    /// window. Decided on exact counts: a heuristic count that says so is checked with the BPE.
+    /// window. Decided on exact counts: a heuristic count within its error bound of the window
+    /// is checked with the BPE.
     fn too_large(&mut self, m: &Message) -> Option<(u64, u64)> {
         let usable = self.usable();
         if usable == 0 {
             return None; // the window is unknown
         }
         let mut tokens = self.overhead() + self.meter.message(m);
-        if tokens >= usable && !self.meter.is_exact() {
+        if !self.meter.is_exact() && Exactness::could_reach(tokens, usable) {
             self.meter.want_exact();
             self.reset_estimate();
             tokens = self.overhead() + self.meter.message(m);

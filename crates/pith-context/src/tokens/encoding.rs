@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tiktoken_rs::CoreBPE;
+use crate::bpe::Bpe;
 
 /// Text is counted in pieces of at most this many bytes: BPE merging is quadratic in the length of
 /// one pre-tokenised piece, and minified code or base64 can make a piece megabytes long.
@@ -48,14 +48,14 @@ impl Encoding {
         Encoding::O200k
     }
 
-    fn cell(self) -> &'static OnceLock<Option<CoreBPE>> {
+    fn cell(self) -> &'static OnceLock<Option<Bpe>> {
         match self {
             Encoding::O200k => &O200K,
             Encoding::Cl100k => &CL100K,
         }
     }
 
-    fn bpe(self) -> Option<&'static CoreBPE> {
+    fn bpe(self) -> Option<&'static Bpe> {
         self.cell()
             .get_or_init(|| match self {
                 Encoding::O200k => crate::bpe::o200k_base(),
@@ -80,8 +80,8 @@ impl Encoding {
     }
 }
 
-static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+static O200K: OnceLock<Option<Bpe>> = OnceLock::new();
+static CL100K: OnceLock<Option<Bpe>> = OnceLock::new();
 
 /// How text is counted: with the BPE (exact), or with the script-aware heuristic while an
 /// estimator is still lazy (see [`Estimator::lazy`]).
@@ -114,7 +114,7 @@ pub fn raw_count(encoding: Encoding, s: &str) -> u64 {
     };
     let mut total = 0u64;
     for seg in segments(s, SEGMENT_BYTES) {
-        total += bpe.encode_ordinary(seg).len() as u64;
+        total += bpe.count(seg) as u64;
     }
     total
 }
