@@ -40,5 +40,7 @@ mod no_model;
 pub mod output;
 pub mod setup;
 pub(crate) mod signals;
+// `pith update` and how pith was installed (`pith --version`).
+pub mod update;
 // The terminal front end (ratatui, crossterm): its own crate, wired up by `interactive`.
 pub use pith_tui as tui;
