@@ -14,6 +14,7 @@
 #   dist/build.sh                      x86_64 Linux, for glibc 2.17 and later (cargo zigbuild)
 #   TARGET=aarch64-apple-darwin dist/build.sh    another platform, on a machine that builds it
 #   PITH_DIST_BIN=path dist/build.sh   pack an already built binary (no build)
+#   PITH_DIST_OUT=dir                  write there instead of dist/out (the tests)
 #
 # Needs: cargo, and for Linux targets zig and cargo-zigbuild (`pip install ziglang
 # cargo-zigbuild`); npm to pack the npm packages (skipped without it); objdump for the glibc
@@ -53,14 +54,17 @@ fi
 
 # 2. The glibc floor: no symbol newer than GLIBC_2.17.
 if [[ $TARGET == *-linux-gnu ]] && command -v objdump >/dev/null; then
-    floor=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -n 1)
+    floor=$( (objdump -T "$bin" 2>/dev/null || true) | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -n 1)
+    [[ -n $floor ]] || fail "$bin has no GLIBC symbol versions (objdump -T): not a dynamic glibc binary"
     newest=$(printf '%s\n%s\n' "$floor" "$GLIBC" | sort -V | tail -n 1)
     [[ $newest == "$GLIBC" ]] || fail "$bin needs glibc $floor, newer than $GLIBC"
     echo "== glibc floor: $floor (at most $GLIBC)"
 fi
 
 # 3. The archive and its checksum.
-out=dist/out
+out=${PITH_DIST_OUT:-dist/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 rel=$out/download/v$VERSION
 mkdir -p "$rel" "$out/latest/download"
 name=pith-$VERSION-$TARGET
@@ -114,8 +118,8 @@ JSON
   }
 }
 JSON
-    (cd "$stage/npm-plat" && npm pack --silent --pack-destination "$root/$rel" >/dev/null)
-    (cd "$stage/npm-main" && npm pack --silent --pack-destination "$root/$rel" >/dev/null)
+    (cd "$stage/npm-plat" && npm pack --silent --pack-destination "$rel" >/dev/null)
+    (cd "$stage/npm-main" && npm pack --silent --pack-destination "$rel" >/dev/null)
 else
     echo "== npm is missing: no npm packages"
 fi

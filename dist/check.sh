@@ -24,8 +24,10 @@ port_of() { for _ in $(seq 100); do [[ -s $1 ]] && break; sleep 0.1; done; cat "
 serve() {
     python3 -c '
 import functools, http.server, sys
-h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-h.log_message = lambda *a: None
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+h = functools.partial(Quiet, directory=sys.argv[1])
 s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
 open(sys.argv[2], "w").write(str(s.server_address[1]))
 s.serve_forever()' "$1" "$2" &
@@ -120,8 +122,10 @@ for _ in range(21):
     t0 = time.perf_counter()
     pid = os.posix_spawn(sys.argv[1], [sys.argv[1], "--version"], os.environ,
                          file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
-    _, status, ru = os.wait4(pid, 0)
-    runs.append(((time.perf_counter() - t0) * 1000, ru.ru_maxrss / 1024))
-print(f"pith --version: median {st.median(r[0] for r in runs):.2f} ms, {st.median(r[1] for r in runs):.1f} MiB peak (21 runs)")
+    os.wait4(pid, 0)
+    runs.append((time.perf_counter() - t0) * 1000)
+peak = subprocess.run(["/usr/bin/time", "-f", "%M", sys.argv[1], "--version"],
+                      capture_output=True, text=True).stderr.split()[-1]
+print(f"pith --version: median {st.median(runs):.2f} ms (21 runs), {int(peak) / 1024:.1f} MiB peak (/usr/bin/time)")
 PY
-PAIRS=${PAIRS:-11} bash "$root/bench/vs_curl.sh" "$bin" | head -n 5
+PAIRS=${PAIRS:-11} bash "$root/bench/vs_curl.sh" "$bin"

@@ -82,7 +82,7 @@ fn fails_with_one_line(out: &Output, what: &str, bin: &Path) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installs_the_latest_release_into_local_bin_and_says_how_to_reach_it() {
     let host = Host::start().await;
     host.latest("2.0.0");
@@ -101,7 +101,7 @@ async fn installs_the_latest_release_into_local_bin_and_says_how_to_reach_it() {
     assert!(requests.contains(&format!("/download/v2.0.0/pith-2.0.0-{}.tar.gz", target())));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pinned_version_goes_to_the_install_dir_given() {
     let host = Host::start().await;
     host.latest("2.0.0");
@@ -124,7 +124,7 @@ async fn a_pinned_version_goes_to_the_install_dir_given() {
     assert!(!host.requests().iter().any(|r| r.contains("VERSION")));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_missing_or_cut_short_download_leaves_the_old_pith() {
     let host = Host::start().await;
     let m = Machine::new();
@@ -162,7 +162,7 @@ async fn a_corrupt_missing_or_cut_short_download_leaves_the_old_pith() {
     fails_with_one_line(&out, "is the release host reachable?", &m.bin);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_platform_is_one_line_and_no_request() {
     let host = Host::start().await;
     host.latest("1.0.0");

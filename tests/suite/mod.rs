@@ -12,6 +12,7 @@ mod context_figure;
 mod context_retention;
 mod context_window;
 mod custom_commands;
+mod dist_build;
 mod documents;
 mod engine_anthropic;
 mod engine_images;

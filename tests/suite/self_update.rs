@@ -66,7 +66,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newer_release_replaces_the_binary_and_leaves_nothing_behind() {
     let host = Host::start().await;
     host.latest("99.0.0");
@@ -97,7 +97,7 @@ async fn a_newer_release_replaces_the_binary_and_leaves_nothing_behind() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_release_is_up_to_date_and_downloads_nothing() {
     let host = Host::start().await;
     host.latest(VERSION);
@@ -116,7 +116,7 @@ async fn the_same_release_is_up_to_date_and_downloads_nothing() {
     assert_eq!(pith.version(), format!("pith {VERSION}"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_or_lying_release_leaves_the_old_binary() {
     let host = Host::start().await;
     let pith = Installed::new();
@@ -146,7 +146,7 @@ async fn a_corrupt_or_lying_release_leaves_the_old_binary() {
 }
 
 /// A directory the user may not write: as root, the update runs as `nobody` (setpriv).
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_permission_to_write_is_one_error_and_no_change() {
     use std::os::unix::fs::PermissionsExt as _;
     let host = Host::start().await;
@@ -185,7 +185,7 @@ async fn no_permission_to_write_is_one_error_and_no_change() {
     assert_eq!(listing(pith.dir.path()), vec!["pith".to_string()]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_package_manager_install_is_told_how_to_update_and_version_says_how_it_came() {
     let host = Host::start().await;
     host.latest("99.0.0");
