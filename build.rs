@@ -6,13 +6,24 @@
 //! few kilobytes, and the start of `pith run` is measurably shorter and smaller (BENCHMARKS.md §10).
 //! A binary with DT_RELR refuses to start on an older glibc, so the flag is only given when the
 //! glibc of the machine that builds (which is the one `cargo install` runs it on) is new enough,
-//! and never when cross-compiling.
+//! and never when cross-compiling, nor for the portable release binary (`PITH_PORTABLE=1`, set by
+//! dist/build.sh: it is linked against glibc 2.17 and must start on any glibc from there on).
 
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=PITH_PORTABLE");
     let target = std::env::var("TARGET").unwrap_or_default();
+    // `pith --version` and `pith update` (src/update): the platform, and whether this is the
+    // release archive's binary (which may update itself) or a source build.
+    println!("cargo:rustc-env=PITH_TARGET={target}");
+    let portable = std::env::var_os("PITH_PORTABLE").is_some_and(|v| v == "1");
+    let kind = if portable { "release" } else { "source" };
+    println!("cargo:rustc-env=PITH_BUILD_KIND={kind}");
+    if portable {
+        return;
+    }
     let host = std::env::var("HOST").unwrap_or_default();
     if target != host || !target.ends_with("-linux-gnu") {
         return;

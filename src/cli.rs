@@ -71,6 +71,13 @@ pub enum Command {
         #[command(subcommand)]
         command: AuthCommand,
     },
+    /// Update a release-archive install to the latest release (an npm, pip or cargo install is
+    /// told how to update the way it was made).
+    Update {
+        /// Only say what would be installed.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -272,7 +279,7 @@ pub fn command() -> clap::Command {
         .filter(|a| SESSION_FLAGS.contains(&a.get_id().as_str()))
         .map(|a| a.clone().hide(true))
         .collect();
-    for name in ["sessions", "config", "mcp", "auth"] {
+    for name in ["sessions", "config", "mcp", "auth", "update"] {
         cmd = cmd.mut_subcommand(name, |sub| {
             hidden.iter().fold(sub, |sub, a| sub.arg(a.clone()))
         });
@@ -284,7 +291,15 @@ impl Cli {
     /// Parses the process's arguments through [`command`] (exits on a usage error or `--help`).
     pub fn parse_args() -> Cli {
         use clap::FromArgMatches as _;
-        Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+        let matches = command().try_get_matches().unwrap_or_else(|e| {
+            if e.kind() == clap::error::ErrorKind::DisplayVersion {
+                // `pith --version` also says how pith was installed (src/update).
+                crate::out!("{}", crate::update::version_text());
+                std::process::exit(0);
+            }
+            e.exit()
+        });
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
 }
 

@@ -13,3 +13,5 @@ pub mod interactive;
 mod no_model;
 pub mod output;
 pub(crate) mod signals;
+// `pith update` and how pith was installed (`pith --version`).
+pub mod update;

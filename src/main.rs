@@ -53,7 +53,11 @@ fn printing_command(cli: &Cli) -> anyhow::Result<()> {
     if matches!(
         cli.command,
         Some(
-            Command::Config | Command::Sessions { .. } | Command::Mcp { .. } | Command::Auth { .. }
+            Command::Config
+                | Command::Sessions { .. }
+                | Command::Mcp { .. }
+                | Command::Auth { .. }
+                | Command::Update { .. }
         )
     ) {
         default_sigpipe();
@@ -111,6 +115,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             drop(setup);
             block_on(pith_acp::run(cli.config, cli.trust))
         }
+        Some(Command::Update { check }) => pith::update::run(check),
         Some(Command::Run(mut args)) => {
             // Global flags, given before or after `run`.
             args.continue_last = cli.continue_last;

@@ -44,7 +44,8 @@ impl Identity {
         Identity {
             dev: meta.dev(),
             ino: meta.ino(),
-            kind: meta.mode() & libc::S_IFMT,
+            // (`S_IFMT` is a `u16` on macOS, a `u32` on Linux: the same bits.)
+            kind: meta.mode() & 0o170_000,
         }
     }
 

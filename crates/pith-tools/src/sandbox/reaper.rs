@@ -83,6 +83,7 @@ unsafe fn setup(prepared: Option<&Prepared>, death_fd: Option<i32>) -> io::Resul
         if pid == 0 {
             // The command's process: it dies with the reaper, and heads a process group of
             // its own, so that the reaper can kill all of it with one signal.
+            #[cfg(target_os = "linux")]
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::setpgid(0, 0);
             libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
