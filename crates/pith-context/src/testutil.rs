@@ -6,7 +6,7 @@ use pith_protocol::message::{
     Agent, CompactionPart, FinishReason, Message, Part, PartKind, Role, ToolState, ToolTime,
 };
 
-pub fn msg(id: &str, role: Role) -> Message {
+pub(crate) fn msg(id: &str, role: Role) -> Message {
     Message {
         id: id.to_string(),
         time_created: 0,
@@ -14,7 +14,7 @@ pub fn msg(id: &str, role: Role) -> Message {
     }
 }
 
-pub fn add(m: &mut Message, kind: PartKind) {
+pub(crate) fn add(m: &mut Message, kind: PartKind) {
     let id = format!("{}.{}", m.id, m.parts.len());
     m.parts.push(Part {
         id,
@@ -23,20 +23,20 @@ pub fn add(m: &mut Message, kind: PartKind) {
     });
 }
 
-pub fn text(t: &str) -> PartKind {
+pub(crate) fn text(t: &str) -> PartKind {
     PartKind::Text {
         text: t.to_string(),
         synthetic: false,
     }
 }
 
-pub fn user(id: &str, t: &str) -> Message {
+pub(crate) fn user(id: &str, t: &str) -> Message {
     let mut m = msg(id, Role::User);
     add(&mut m, text(t));
     m
 }
 
-pub fn synthetic_user(id: &str, t: &str) -> Message {
+pub(crate) fn synthetic_user(id: &str, t: &str) -> Message {
     let mut m = msg(id, Role::User);
     add(
         &mut m,
@@ -48,14 +48,14 @@ pub fn synthetic_user(id: &str, t: &str) -> Message {
     m
 }
 
-pub fn assistant(id: &str, parent: &str) -> Message {
+pub(crate) fn assistant(id: &str, parent: &str) -> Message {
     let mut m = msg(id, Role::Assistant);
     m.parent_id = Some(parent.to_string());
     m.finish = Some(FinishReason::Stop);
     m
 }
 
-pub fn completed(output: &str) -> ToolState {
+pub(crate) fn completed(output: &str) -> ToolState {
     ToolState::Completed {
         output: output.to_string(),
         title: "t".to_string(),
@@ -68,7 +68,7 @@ pub fn completed(output: &str) -> ToolState {
     }
 }
 
-pub fn pruned(output: &str) -> ToolState {
+pub(crate) fn pruned(output: &str) -> ToolState {
     ToolState::Completed {
         output: output.to_string(),
         title: "t".to_string(),
@@ -81,7 +81,7 @@ pub fn pruned(output: &str) -> ToolState {
     }
 }
 
-pub fn tool(name: &str, call: &str, state: ToolState) -> PartKind {
+pub(crate) fn tool(name: &str, call: &str, state: ToolState) -> PartKind {
     PartKind::Tool {
         call_id: call.to_string(),
         tool: name.to_string(),
@@ -91,14 +91,14 @@ pub fn tool(name: &str, call: &str, state: ToolState) -> PartKind {
 }
 
 /// An assistant message with one completed tool call.
-pub fn tool_msg(id: &str, parent: &str, name: &str, output: &str) -> Message {
+pub(crate) fn tool_msg(id: &str, parent: &str, name: &str, output: &str) -> Message {
     let mut m = assistant(id, parent);
     add(&mut m, PartKind::StepStart);
     add(&mut m, tool(name, &format!("call_{id}"), completed(output)));
     m
 }
 
-pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
+pub(crate) fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
     let mut m = msg(id, Role::User);
     add(
         &mut m,
@@ -113,7 +113,7 @@ pub fn compaction_msg(id: &str, tail_start: Option<&str>) -> Message {
     m
 }
 
-pub fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
+pub(crate) fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
     let mut m = assistant(id, parent);
     m.summary = true;
     m.agent = Some(Agent::Compaction);
@@ -121,11 +121,11 @@ pub fn summary_msg(id: &str, parent: &str, t: &str) -> Message {
     m
 }
 
-pub fn ids(v: &[&Message]) -> Vec<String> {
+pub(crate) fn ids(v: &[&Message]) -> Vec<String> {
     v.iter().map(|m| m.id.clone()).collect()
 }
 
 /// `n` words of distinct filler, about `n` tokens.
-pub fn words(n: usize) -> String {
+pub(crate) fn words(n: usize) -> String {
     (0..n).map(|i| format!("w{} ", i % 97)).collect()
 }
