@@ -1,5 +1,5 @@
-//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second `Runner`
-//! driven in process, with its own system prompt, history, compaction and pruning — and the
+//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second runner
+//! (built by the turn's `spawn`, as a [`ChildAgent`]) driven in process, with its own system prompt, history, compaction and pruning — and the
 //! parent gets only the child's final answer.
 
 use std::sync::Arc;
@@ -8,11 +8,10 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::{AgentRole, ChildSetup};
+use super::agent::{AgentRole, ChildSetup, ChildSpec};
 use super::emitter::Tag;
-use super::runner::Runner;
 use super::shared::{Prompt, Shared};
-use crate::turn_context::Turn;
+use crate::turn_context::{ChildAgent, Turn};
 use pith_protocol::event::{SubagentTotals, TurnEnd};
 use pith_protocol::message::{ToolState, new_id, now_ms};
 use pith_protocol::tool::TaskMetadata;
@@ -95,15 +94,14 @@ impl Turn<'_> {
             }
         }
         let parallel = self.opts.config.task.max_parallel.max(1);
-        let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(runs.into_iter().map(
-            |(call, mut child, prompt)| async move {
-                let run = child.turn().run_task(prompt).await;
-                (call, run)
-            },
-        ))
-        .buffered(parallel)
-        .collect()
-        .await;
+        let mut children = Vec::with_capacity(runs.len());
+        for (call, child, prompt) in runs {
+            children.push(run_child(call, child, prompt));
+        }
+        let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(children)
+            .buffered(parallel)
+            .collect()
+            .await;
         for (call, run) in done {
             self.record.add_subagent_run(&run.totals);
             let state = self.task_result(&call, run, cancel).await;
@@ -119,7 +117,7 @@ impl Turn<'_> {
         &self,
         call: &TaskCall,
         cancel: &CancellationToken,
-    ) -> Result<(Runner, String), TaskError> {
+    ) -> Result<(Box<dyn ChildAgent>, String), TaskError> {
         let input = task::parse(call.input.clone())?;
         let agents = task::agents(&self.opts.config.agent);
         let (session, agent) = match input.task_id.as_deref().map(str::trim) {
@@ -192,7 +190,7 @@ impl Turn<'_> {
         session: pith_protocol::message::Session,
         agent: &AgentDef,
         cancel: &CancellationToken,
-    ) -> Result<Runner, TaskError> {
+    ) -> Result<Box<dyn ChildAgent>, TaskError> {
         let role = AgentRole {
             name: agent.name.clone(),
             depth: self.role.depth + 1,
@@ -223,15 +221,15 @@ impl Turn<'_> {
             ..Shared::default()
         });
         let id = session.id.clone();
-        Runner::build(
-            self.opts.clone(),
-            self.log.store().clone(),
+        (self.spawn)(ChildSpec {
+            opts: self.opts.clone(),
+            store: self.log.store().clone(),
             session,
             events,
             shared,
             role,
-            Some(setup),
-        )
+            setup,
+        })
         .map_err(|e| TaskError::Start {
             id,
             source: Box::new(e),
@@ -321,6 +319,16 @@ impl Turn<'_> {
         let result = self.tools.registry().finish(task::NAME, result, &call.ctx);
         super::tool_exec::finished(result, call.start, end)
     }
+}
+
+/// One child's turn on `prompt`, with the call it answers.
+async fn run_child(
+    call: TaskCall,
+    mut child: Box<dyn ChildAgent>,
+    prompt: String,
+) -> (TaskCall, ChildRun) {
+    let run = child.turn().run_task(prompt).await;
+    (call, run)
 }
 
 fn task_title(input: &Value) -> String {

@@ -7,16 +7,17 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::EngineOptions;
-use crate::agent::{AgentRole, RunRecord};
+use crate::agent::{AgentRole, ChildSpec, RunRecord};
 use crate::compactor::Compactor;
 use crate::emitter::Emitter;
+use crate::error::EngineError;
 use crate::hook_state::HookState;
 use crate::meter::Meter;
 use crate::model::ModelSetup;
 use crate::session_log::SessionLog;
 use crate::shared::Shared;
 use crate::tool_runtime::ToolRuntime;
-use crate::turn_context::Turn;
+use crate::turn_context::{ChildAgent, Turn};
 use crate::window_probe::WindowProbe;
 use pith_config::{Config, ModelConfig};
 use pith_context::overflow::Limits;
@@ -240,6 +241,7 @@ impl Parts {
             window: &mut self.window,
             hooks: &mut self.hooks,
             answering: &mut self.answering,
+            spawn: no_children,
         }
     }
 
@@ -251,4 +253,9 @@ impl Parts {
         }
         out
     }
+}
+
+/// The tests' parts start no sub-agent: a `task` call fails as if its runner could not be built.
+fn no_children(spec: ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError> {
+    Err(EngineError::NoSession(spec.session.id))
 }
