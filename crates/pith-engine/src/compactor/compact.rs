@@ -9,9 +9,10 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::{CompactionHost, Job, Written, ahead, check_worth_compacting, write_summary};
+use super::{CompactionHost, Job, Planner, Written, ahead, check_worth_compacting, write_summary};
 use crate::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use crate::model::ModelSetup;
+use crate::session_log::SessionLog;
 use pith_context::budget::Budget;
 use pith_protocol::event::{ContextEvent, EngineState, OutputEvent};
 use pith_protocol::message::{Carried, Message};
@@ -145,40 +146,58 @@ pub(crate) fn install<H: CompactionHost>(
 ) -> Result<(), CompactionError> {
     let budget = host.budget();
     let overhead = host.overhead();
-    let mut planner = host.planner();
+    let (c, s, tail_start) = match summary_messages(&mut host.planner(), &i, &budget, overhead) {
+        Ok(messages) => messages,
+        Err(e) => {
+            host.status(EngineState::Idle, None);
+            return Err(e);
+        }
+    };
+    restart_view(host.log(), c, s.clone(), i.tail.clone(), tail_start);
+    host.touch_session();
+    host.reset_estimate();
+    done(host, &i, &s, &budget)
+}
+
+/// The compaction and summary messages a written summary becomes (the summary fitted to its
+/// cap, what pith carries after it), and the id of the first kept message; a manual
+/// compaction that would not shrink the context is refused. Reads only the planner's parts.
+pub(crate) fn summary_messages(
+    planner: &mut Planner<'_>,
+    i: &Installed<'_>,
+    budget: &Budget,
+    overhead: u64,
+) -> Result<(Message, Message, Option<String>), CompactionError> {
     let kept_tokens = planner.tokens_of(i.tail.clone());
     let tail_start = planner.log.view().get(i.tail.start).map(|m| m.id.clone());
-    let summary = planner.fit_summary(i.written.text.clone(), i.replaced, &budget);
+    let summary = planner.fit_summary(i.written.text.clone(), i.replaced, budget);
     let mut carried = i.carried.clone();
     let taken = overhead + planner.meter.text(&summary) + kept_tokens;
-    planner.carry_after_summary(&mut carried, &summary, taken, &budget);
-    let (c, s) = planner.summary_messages(&i, summary, &carried, tail_start.clone());
+    planner.carry_after_summary(&mut carried, &summary, taken, budget);
+    let (c, s) = planner.summary_messages(i, summary, &carried, tail_start.clone());
 
     // A manual compaction that would not shrink the context changes nothing.
     let before = i.before;
     let after = overhead + planner.meter.message(&c) + planner.meter.message(&s) + kept_tokens;
     if !i.auto && after >= before {
-        host.status(EngineState::Idle, None);
         return Err(CompactionError::NothingToCompact(format!(
             "compaction would not shrink the context ({} → ~{} tokens); it stays as it is",
             pith_protocol::text::count(before),
             pith_protocol::text::count(after)
         )));
     }
-    restart_view(host, c, s.clone(), i.tail.clone(), tail_start);
-    done(host, &i, &s, &budget)
+    Ok((c, s, tail_start))
 }
 
 /// Saves and announces the compaction and summary messages; the view restarts from them,
-/// followed by the kept `tail`.
-fn restart_view<H: CompactionHost>(
-    host: &mut H,
+/// followed by the kept `tail`, and the session's compaction point is the first kept message.
+pub(crate) fn restart_view(
+    log: &mut SessionLog,
     c: Message,
     s: Message,
     tail: std::ops::Range<usize>,
     tail_start: Option<String>,
 ) {
-    let log = host.log();
     log.save_message(&c);
     log.save_message(&s);
     log.emit(OutputEvent::Message { message: c.clone() });
@@ -187,8 +206,6 @@ fn restart_view<H: CompactionHost>(
     log.restart_view(vec![c, s], tail);
     let point = tail_start.unwrap_or_else(|| log.view()[0].id.clone());
     log.set_compaction_point(point);
-    host.touch_session();
-    host.reset_estimate();
 }
 
 /// After the view restarted: logs and reports what the compaction did and cost, adds the
@@ -226,4 +243,153 @@ fn done<H: CompactionHost>(
         host.compactor().check_fit(before, after, budget.usable)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::emitter::Emitter;
+    use crate::meter::Meter;
+    use crate::test_parts::{Scripted, model};
+    use pith_protocol::event::{Event, EventMsg};
+    use pith_protocol::message::Usage;
+    use pith_protocol::message::{PartKind, Role};
+    use pith_store::Store;
+    use pith_store::lock::SessionLock;
+
+    /// The session log of a new session over a store in memory, and its events.
+    fn log(dir: &std::path::Path) -> (SessionLog, mpsc::UnboundedReceiver<EventMsg>) {
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let session = store.create_session("/ws", "mock/test-model").unwrap();
+        let lock = SessionLock::acquire(dir, &session.id).unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            SessionLog::new(store, session, lock, Emitter::direct(tx)),
+            rx,
+        )
+    }
+
+    fn text(log: &SessionLog, role: Role, text: String) -> Message {
+        let mut m = Message::new(log.session_id(), role);
+        m.push(PartKind::Text {
+            text,
+            synthetic: false,
+        });
+        if role == Role::Assistant {
+            m.finish = Some(pith_protocol::llm::FinishReason::Stop);
+        }
+        m
+    }
+
+    /// A written summary installed with only the compactor's parts — the session log, the
+    /// meter, the model, the configuration and the todo list, no turn and no runner: the view
+    /// restarts from the compaction and summary messages followed by the kept tail, the store
+    /// keeps the whole history, the front end hears both messages, and the session's
+    /// compaction point is the first kept message.
+    #[test]
+    fn a_written_summary_is_installed_over_the_log_and_meter_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, mut events) = log(dir.path());
+        let mut meter = Meter::new("test-model");
+        // a compaction is planned on exact counts
+        meter.want_exact();
+        let model = model(Scripted::new(Vec::new()));
+        let config = pith_config::Config::default();
+        let todos = Mutex::new(Vec::new());
+        for i in 0..8 {
+            let q = text(
+                &log,
+                Role::User,
+                format!("question {i}: {}", "words ".repeat(700)),
+            );
+            let a = text(
+                &log,
+                Role::Assistant,
+                format!("answer {i}: {}", "more ".repeat(700)),
+            );
+            for m in [q, a] {
+                meter.add_message(&m);
+                log.save_message(&m);
+                log.push(m);
+            }
+        }
+        let budget = Budget::new(&model.limits, &config.compaction);
+        let mut planner = Planner {
+            log: &log,
+            meter: &mut meter,
+            model: &model,
+            config: &config,
+            todos: &todos,
+        };
+        let (cut, carried) = planner.plan_cut(&budget, 1_000, false);
+        assert!(
+            !cut.summarise.is_empty() && !cut.tail.is_empty(),
+            "{:?} {:?}",
+            cut.summarise,
+            cut.tail
+        );
+        let before = planner.tokens_of(0..16) + 1_000;
+        let installed = Installed {
+            written: Written {
+                text: "## Goal\nall well\n".into(),
+                usage: Usage::default(),
+                calls: 1,
+                inline: false,
+            },
+            setup: None,
+            auto: false,
+            overflow: false,
+            focus: None,
+            tail: cut.tail.clone(),
+            carried,
+            before,
+            replaced: planner.tokens_of(cut.summarise.clone()),
+            then: Then::Stop,
+            background: false,
+        };
+        let (c, s, tail_start) =
+            summary_messages(&mut planner, &installed, &budget, 1_000).unwrap();
+        assert!(tail_start.is_some());
+        let kept = cut.tail.len();
+        while events.try_recv().is_ok() {}
+        restart_view(&mut log, c.clone(), s.clone(), cut.tail, tail_start.clone());
+
+        let view = log.view();
+        assert_eq!(view.len(), 2 + kept);
+        assert_eq!(view[0].id, c.id);
+        assert!(view[1].summary && view[1].text().contains("all well"));
+        assert_eq!(Some(&view[2].id), tail_start.as_ref());
+        assert!(view.last().unwrap().text().starts_with("answer 7"));
+        assert_eq!(log.store().load_all(log.session_id()).unwrap().len(), 18);
+        let heard: Vec<String> = std::iter::from_fn(|| events.try_recv().ok())
+            .filter_map(|e| match e.event {
+                Event::Output(OutputEvent::Message { message }) => Some(message.id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(heard, [c.id, s.id]);
+
+        // a manual compaction that would not shrink the context is refused
+        let tail = 2..log.view().len();
+        let mut planner = Planner {
+            log: &log,
+            meter: &mut meter,
+            model: &model,
+            config: &config,
+            todos: &todos,
+        };
+        let no_gain = Installed {
+            before: 10,
+            tail,
+            ..installed
+        };
+        assert!(matches!(
+            summary_messages(&mut planner, &no_gain, &budget, 1_000),
+            Err(CompactionError::NothingToCompact(m)) if m.contains("would not shrink")
+        ));
+    }
 }
