@@ -1,11 +1,12 @@
 //! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
 //! parts a compaction uses — the planner's borrows, the session log, the context figures, the
-//! hooks, the continue message (ARCHITECTURE.md §6.4).
+//! continue message — and the hooks the turn runs around a compaction (ARCHITECTURE.md §6.4).
 
 use tokio_util::sync::CancellationToken;
 
 use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
 use super::session_log::SessionLog;
+use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
 use pith_context::budget::Budget;
 use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
@@ -77,17 +78,23 @@ impl CompactionHost for Turn<'_> {
     fn push_continue(&mut self) {
         self.push_user_text(CONTINUE, true);
     }
+}
 
-    async fn pre_compact_hooks(
+impl Turn<'_> {
+    /// Compacts the session (`compactor::compact`), with the `pre_compact` hooks before and
+    /// the `post_compact` hooks after a compaction that went through.
+    pub(crate) async fn compact(
         &mut self,
-        manual: bool,
-        focus: Option<&str>,
+        req: CompactRequest,
         cancel: &CancellationToken,
-    ) {
-        Turn::pre_compact_hooks(self, manual, focus, cancel).await;
-    }
-
-    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
-        Turn::post_compact_hooks(self, manual, cancel).await;
+    ) -> Result<(), CompactionError> {
+        let manual = !req.trigger.is_auto();
+        self.pre_compact_hooks(manual, req.trigger.focus(), cancel)
+            .await;
+        let result = crate::compactor::compact(self, req, cancel).await;
+        if result.is_ok() {
+            self.post_compact_hooks(manual, cancel).await;
+        }
+        result
     }
 }

@@ -1,13 +1,13 @@
 //! The compactor (ARCHITECTURE.md §6.4, §6.6): what the runner keeps about compactions between
 //! them — the breaker's count, the last compaction's cost, the summary being written in the
-//! background — and the compactions themselves, over a narrow [`CompactionHost`]: the hooks
-//! around one, planning it over narrow borrows of the session ([`Planner`]: the view, the
-//! meter, the model, the configuration, the todo list: where the verbatim tail starts, what
-//! pith carries, what the summary requests are given, the messages a written summary becomes),
-//! writing the summary (`summarise`), saving and announcing it, the continue message, and
-//! starting and swapping in the summary written ahead (`ahead`). The compactor knows no runner:
-//! a turn (`turn_context.rs`) is the host that lends the parts a compaction uses, and a test
-//! builds one from parts alone.
+//! background — and the compactions themselves, over a narrow [`CompactionHost`]: planning one
+//! over narrow borrows of the session ([`Planner`]: the view, the meter, the model, the
+//! configuration, the todo list: where the verbatim tail starts, what pith carries, what the
+//! summary requests are given, the messages a written summary becomes), writing the summary
+//! (`summarise`), saving and announcing it (over the session log alone), the continue message,
+//! and starting and swapping in the summary written ahead (`ahead`). The compactor knows no
+//! runner and runs no hooks: a turn (`turn_context.rs`) is the host that lends the parts a
+//! compaction uses and runs the hooks around it, and a test builds one from parts alone.
 
 mod ahead;
 mod compact;
@@ -22,8 +22,6 @@ pub(super) use summarise::{
 };
 
 use std::sync::Mutex;
-
-use tokio_util::sync::CancellationToken;
 
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
@@ -140,8 +138,8 @@ pub(super) struct Planner<'a> {
 /// What a compaction asks of the session it compacts, besides what writing its summary asks
 /// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
 /// about the window, and hearing what reading a stream brings): the compactor's own state, the
-/// session log to save and announce the compaction in, the context figures, the hooks around a
-/// compaction and the continue message.
+/// session log to save and announce the compaction in, the context figures and the continue
+/// message.
 pub(crate) trait CompactionHost: SummaryHost {
     /// What is kept about compactions between them.
     fn compactor(&mut self) -> &mut Compactor;
@@ -172,17 +170,6 @@ pub(crate) trait CompactionHost: SummaryHost {
 
     /// Adds the synthetic message that tells the model to go on after an automatic compaction.
     fn push_continue(&mut self);
-
-    /// Runs the `pre_compact` hooks (`manual`, or automatic; the `/compact` focus).
-    async fn pre_compact_hooks(
-        &mut self,
-        manual: bool,
-        focus: Option<&str>,
-        cancel: &CancellationToken,
-    );
-
-    /// Runs the `post_compact` hooks; what they print joins the summary just written.
-    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken);
 }
 
 /// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be

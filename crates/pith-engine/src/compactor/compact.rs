@@ -1,8 +1,8 @@
-//! A compaction, from start to end (ARCHITECTURE.md §6.4): the `pre_compact` hooks, the
-//! breaker, the summary written ahead swapped in when there is one, else the cut planned and the
+//! A compaction, from start to end (ARCHITECTURE.md §6.4): the breaker, the summary written ahead swapped in when there is one, else the cut planned and the
 //! summary written; then the compaction and summary messages saved and announced, the view
 //! restarted from them, what it cost reported, the continue message an automatic compaction
-//! mid-turn needs, and the `post_compact` hooks — all through the [`CompactionHost`].
+//! mid-turn needs — all through the [`CompactionHost`]. The `pre_compact` and `post_compact` hooks
+//! around it are the turn's (`compaction_host.rs`).
 //!
 //! Nothing is saved until the summary is accepted, so an interrupted, failed or killed
 //! compaction leaves the session as it was.
@@ -36,24 +36,8 @@ pub(crate) struct Installed<'a> {
     pub background: bool,
 }
 
-/// Compacts the session (see the module documentation), with the `pre_compact` hooks before
-/// and the `post_compact` hooks after a compaction that went through.
+/// Compacts the session (see the module documentation); the caller runs the hooks around it.
 pub(crate) async fn compact<H: CompactionHost>(
-    host: &mut H,
-    req: CompactRequest,
-    cancel: &CancellationToken,
-) -> Result<(), CompactionError> {
-    let manual = !req.trigger.is_auto();
-    host.pre_compact_hooks(manual, req.trigger.focus(), cancel)
-        .await;
-    let result = compact_now(host, req, cancel).await;
-    if result.is_ok() {
-        host.post_compact_hooks(manual, cancel).await;
-    }
-    result
-}
-
-async fn compact_now<H: CompactionHost>(
     host: &mut H,
     req: CompactRequest,
     cancel: &CancellationToken,
