@@ -8,7 +8,6 @@ use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
 use super::session_log::SessionLog;
 use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
-use pith_context::budget::Budget;
 use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
 use pith_protocol::event::Event;
 use pith_provider::ProviderError;
@@ -47,20 +46,12 @@ impl CompactionHost for Turn<'_> {
         self.log
     }
 
-    fn budget(&self) -> Budget {
-        Turn::budget(self)
-    }
-
     fn overhead(&mut self) -> u64 {
         Turn::overhead(self)
     }
 
     fn reset_estimate(&mut self) {
         Turn::reset_estimate(self);
-    }
-
-    fn overflowing(&self) -> bool {
-        Turn::overflowing(self)
     }
 
     fn emit(&self, event: impl Into<Event>) {

@@ -147,17 +147,11 @@ pub(crate) trait CompactionHost: SummaryHost {
     /// The session log: the compaction and summary messages are saved and announced there.
     fn log(&mut self) -> &mut SessionLog;
 
-    /// The window-dependent figures of context management for the session's model.
-    fn budget(&self) -> Budget;
-
     /// Estimated tokens of the system prompt and tool definitions.
     fn overhead(&mut self) -> u64;
 
     /// Recomputes the context figure as an estimate of the next request.
     fn reset_estimate(&mut self);
-
-    /// The running figure has reached the usable window.
-    fn overflowing(&self) -> bool;
 
     /// Sends an event, naming the submission being handled.
     fn emit(&self, event: impl Into<Event>);

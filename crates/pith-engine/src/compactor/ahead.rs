@@ -188,12 +188,12 @@ pub(crate) fn maybe_start_background<H: CompactionHost>(host: &mut H) {
         return;
     };
     drop_stale_background(host);
-    let budget = host.budget();
+    let budget = host.planner().budget();
     let used = host.planner().meter.used();
     if host.compactor().has_background() || (used as f64) < start * budget.usable as f64 {
         return;
     }
-    if host.overflowing() {
+    if host.planner().overflowing() {
         return;
     }
     if let Some(planned) = plan_background(host, &budget, used) {
@@ -292,7 +292,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     };
     let n = b.covered();
     let carried = host.planner().carried_at_swap(b.take_carried(), n);
-    let (budget, overhead) = (host.budget(), host.overhead());
+    let (budget, overhead) = (host.planner().budget(), host.overhead());
     if host
         .planner()
         .swap_leaves_too_much(&written, &carried, n, &budget, overhead)

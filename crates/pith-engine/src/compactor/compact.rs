@@ -53,7 +53,7 @@ pub(crate) async fn compact<H: CompactionHost>(
         host.planner().meter.want_exact();
         host.reset_estimate();
     }
-    let budget = host.budget();
+    let budget = host.planner().budget();
     let overhead = host.overhead();
     let before = host.planner().tokens_before(&req.trigger, &budget);
 
@@ -128,7 +128,7 @@ pub(crate) fn install<H: CompactionHost>(
     host: &mut H,
     i: Installed<'_>,
 ) -> Result<(), CompactionError> {
-    let budget = host.budget();
+    let budget = host.planner().budget();
     let overhead = host.overhead();
     let (c, s, tail_start) = match summary_messages(&mut host.planner(), &i, &budget, overhead) {
         Ok(messages) => messages,

@@ -19,6 +19,20 @@ use crate::model::ModelSetup;
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
 
 impl Planner<'_> {
+    /// The window-dependent figures of context management for the session's model.
+    pub fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.config.compaction)
+    }
+
+    /// The running figure has reached the usable window.
+    pub fn overflowing(&self) -> bool {
+        pith_context::overflow::is_overflow(
+            self.meter.used(),
+            &self.model.limits,
+            &self.config.compaction,
+        )
+    }
+
     /// The context before compacting: what the provider counted of a request it rejected (at
     /// least the window without a count), else the session's figure.
     pub fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
