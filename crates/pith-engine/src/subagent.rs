@@ -338,3 +338,93 @@ fn task_title(input: &Value) -> String {
         .unwrap_or("task");
     pith_protocol::text::one_line(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::error::EngineError;
+    use crate::test_parts::{Answer, Parts, Scripted};
+    use pith_protocol::message::PartKind;
+
+    /// What the test's spawner was asked to build: the agent, its depth, the child session's
+    /// parent and agent, the agent's tools, and whether the parent's tools came with it.
+    type Asked = (
+        String,
+        u32,
+        Option<String>,
+        Option<String>,
+        Option<Vec<String>>,
+        bool,
+    );
+
+    static ASKED: Mutex<Vec<Asked>> = Mutex::new(Vec::new());
+
+    /// Notes the spec, then fails as a runner that cannot be built.
+    fn refuse(spec: ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError> {
+        ASKED.lock().unwrap().push((
+            spec.role.name.clone(),
+            spec.role.depth,
+            spec.session.parent_id.clone(),
+            spec.session.agent.clone(),
+            spec.setup.tools.clone(),
+            spec.setup.parent_tools.iter().any(|t| t == "read"),
+        ));
+        Err(EngineError::NoSession(spec.session.id))
+    }
+
+    /// A `task` call builds its child through the turn's `spawn` (no runner in sight): a child
+    /// session of this one, the agent one level deeper with its tools and the parent's; a
+    /// child that cannot be built is the call's error, and the model goes on from it.
+    #[tokio::test]
+    async fn a_task_call_builds_its_child_through_the_turns_spawn() {
+        let input = r#"{"description":"look around","prompt":"find x","agent":"explore"}"#;
+        let provider = Scripted::new(vec![
+            Answer::call("c1", task::NAME, input),
+            Answer::text("could not look"),
+        ]);
+        let mut parts = Parts::new(provider.clone());
+        parts.spawn = refuse;
+        let parent = parts.log.session_id().to_string();
+        let prompt = Prompt {
+            id: "s1".into(),
+            text: "explore".into(),
+            label: None,
+            pasted: Vec::new(),
+        };
+
+        let end = parts.turn().user_turn(vec![prompt]).await;
+
+        assert_eq!(end, TurnEnd::Stop);
+        let asked = ASKED.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let (name, depth, parent_id, agent, tools, parents) = &asked[0];
+        assert_eq!((name.as_str(), *depth), ("explore", 1));
+        assert_eq!(parent_id.as_deref(), Some(parent.as_str()));
+        assert_eq!(agent.as_deref(), Some("explore"));
+        assert!(
+            tools
+                .as_ref()
+                .is_some_and(|t| t.iter().any(|t| t == "read"))
+        );
+        assert!(parents, "the parent's tools bound the child's");
+        let error = parts.log.view()[1]
+            .parts
+            .iter()
+            .find_map(|p| match &p.kind {
+                PartKind::Tool {
+                    state: ToolState::Error { message, .. },
+                    ..
+                } => Some(message.clone()),
+                _ => None,
+            });
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|m| m.starts_with("cannot start task")),
+            "{error:?}"
+        );
+        assert_eq!(provider.requests().len(), 2);
+    }
+}

@@ -17,7 +17,7 @@ use crate::model::ModelSetup;
 use crate::session_log::SessionLog;
 use crate::shared::Shared;
 use crate::tool_runtime::ToolRuntime;
-use crate::turn_context::{ChildAgent, Turn};
+use crate::turn_context::{ChildAgent, SpawnChild, Turn};
 use crate::window_probe::WindowProbe;
 use pith_config::{Config, ModelConfig};
 use pith_context::overflow::Limits;
@@ -163,6 +163,8 @@ pub(crate) struct Parts {
     pub window: WindowProbe,
     pub hooks: HookState,
     pub answering: Option<SubmissionId>,
+    /// Builds a sub-agent's runner: by default none can be built.
+    pub spawn: SpawnChild,
     pub events: mpsc::UnboundedReceiver<EventMsg>,
     pub store: Arc<Store>,
     /// The workspace and the data directory (removed with the parts).
@@ -207,6 +209,7 @@ impl Parts {
             window: WindowProbe::default(),
             hooks: HookState::new(Arc::new(hooks)),
             answering: None,
+            spawn: no_children,
             events,
             store,
             opts: EngineOptions {
@@ -241,7 +244,7 @@ impl Parts {
             window: &mut self.window,
             hooks: &mut self.hooks,
             answering: &mut self.answering,
-            spawn: no_children,
+            spawn: self.spawn,
         }
     }
 
