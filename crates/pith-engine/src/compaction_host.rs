@@ -8,7 +8,6 @@ use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
 use super::session_log::SessionLog;
 use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
-use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
 use pith_protocol::event::Event;
 use pith_provider::ProviderError;
 
@@ -58,16 +57,8 @@ impl CompactionHost for Turn<'_> {
         Turn::emit(self, event);
     }
 
-    fn touch_session(&mut self) {
-        Turn::touch_session(self);
-    }
-
     fn emit_context(&mut self) {
         Turn::emit_context(self);
-    }
-
-    fn push_continue(&mut self) {
-        self.push_user_text(CONTINUE, true);
     }
 }
 

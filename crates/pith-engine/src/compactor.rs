@@ -138,8 +138,9 @@ pub(super) struct Planner<'a> {
 /// What a compaction asks of the session it compacts, besides what writing its summary asks
 /// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
 /// about the window, and hearing what reading a stream brings): the compactor's own state, the
-/// session log to save and announce the compaction in, the context figures and the continue
-/// message.
+/// session log to save and announce the compaction in (and add the continue message to), the
+/// estimates that need the whole request (its system prompt and tools), and the events that
+/// answer the submission being handled.
 pub(crate) trait CompactionHost: SummaryHost {
     /// What is kept about compactions between them.
     fn compactor(&mut self) -> &mut Compactor;
@@ -156,14 +157,8 @@ pub(crate) trait CompactionHost: SummaryHost {
     /// Sends an event, naming the submission being handled.
     fn emit(&self, event: impl Into<Event>);
 
-    /// Stores the context figure with the session.
-    fn touch_session(&mut self);
-
     /// Sends the context figure (and answers a `/context` asked meanwhile).
     fn emit_context(&mut self);
-
-    /// Adds the synthetic message that tells the model to go on after an automatic compaction.
-    fn push_continue(&mut self);
 }
 
 /// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be

@@ -14,8 +14,9 @@ use crate::compaction::{CompactRequest, CompactionError, Then, Trigger};
 use crate::model::ModelSetup;
 use crate::session_log::SessionLog;
 use pith_context::budget::Budget;
+use pith_context::compaction::CONTINUE_MESSAGE;
 use pith_protocol::event::{ContextEvent, EngineState, OutputEvent};
-use pith_protocol::message::{Carried, Message};
+use pith_protocol::message::{Carried, Message, PartKind, Role};
 
 /// A written summary to install, and what it covers.
 pub(crate) struct Installed<'a> {
@@ -138,7 +139,9 @@ pub(crate) fn install<H: CompactionHost>(
         }
     };
     restart_view(host.log(), c, s.clone(), i.tail.clone(), tail_start);
-    host.touch_session();
+    // the one context figure, stored with the session
+    let used = host.planner().meter.used();
+    host.log().touch(used);
     host.reset_estimate();
     done(host, &i, &s, &budget)
 }
@@ -192,6 +195,17 @@ pub(crate) fn restart_view(
     log.set_compaction_point(point);
 }
 
+/// Adds the synthetic message that tells the model to go on after an automatic compaction.
+fn push_continue<H: CompactionHost>(host: &mut H) {
+    let mut m = Message::new(host.log().session_id(), Role::User);
+    m.push(PartKind::Text {
+        text: CONTINUE_MESSAGE.to_string(),
+        synthetic: true,
+    });
+    host.planner().meter.add_message(&m);
+    host.log().push(m);
+}
+
 /// After the view restarted: logs and reports what the compaction did and cost, adds the
 /// continue message an automatic compaction mid-turn needs, and trips the breaker when
 /// compacting did not make the conversation fit.
@@ -220,7 +234,7 @@ fn done<H: CompactionHost>(
     });
     host.emit_context();
     if i.then == Then::Continue && i.auto && !host.planner().ends_with_user_request() {
-        host.push_continue();
+        push_continue(host);
         host.emit_context();
     }
     if i.auto {
