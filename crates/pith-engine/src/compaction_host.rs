@@ -1,6 +1,8 @@
 //! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
-//! parts a compaction uses — the planner's borrows, the session log, the context figures, the
-//! continue message — and the hooks the turn runs around a compaction (ARCHITECTURE.md §6.4).
+//! parts a compaction uses — the planner's borrows, the session log, the compactor's state —
+//! and what needs the whole turn (the next request and its estimates, the window learned from
+//! an overflow, the context figure sent), and the hooks the turn runs around a compaction
+//! (ARCHITECTURE.md §6.4).
 
 use tokio_util::sync::CancellationToken;
 
@@ -8,7 +10,6 @@ use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
 use super::session_log::SessionLog;
 use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
-use pith_protocol::event::Event;
 use pith_provider::ProviderError;
 
 impl SummaryHost for Turn<'_> {
@@ -51,10 +52,6 @@ impl CompactionHost for Turn<'_> {
 
     fn reset_estimate(&mut self) {
         Turn::reset_estimate(self);
-    }
-
-    fn emit(&self, event: impl Into<Event>) {
-        Turn::emit(self, event);
     }
 
     fn emit_context(&mut self) {

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
-use pith_protocol::event::{CompactionCost, Event};
+use pith_protocol::event::CompactionCost;
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
@@ -139,13 +139,14 @@ pub(super) struct Planner<'a> {
 /// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
 /// about the window, and hearing what reading a stream brings): the compactor's own state, the
 /// session log to save and announce the compaction in (and add the continue message to), the
-/// estimates that need the whole request (its system prompt and tools), and the events that
-/// answer the submission being handled.
+/// estimates that need the whole request (its system prompt and tools), and the context
+/// figure sent.
 pub(crate) trait CompactionHost: SummaryHost {
     /// What is kept about compactions between them.
     fn compactor(&mut self) -> &mut Compactor;
 
-    /// The session log: the compaction and summary messages are saved and announced there.
+    /// The session log: the compaction and summary messages are saved and announced there, and
+    /// the compaction's events sent (they answer no op, so they go as they are).
     fn log(&mut self) -> &mut SessionLog;
 
     /// Estimated tokens of the system prompt and tool definitions.
@@ -153,9 +154,6 @@ pub(crate) trait CompactionHost: SummaryHost {
 
     /// Recomputes the context figure as an estimate of the next request.
     fn reset_estimate(&mut self);
-
-    /// Sends an event, naming the submission being handled.
-    fn emit(&self, event: impl Into<Event>);
 
     /// Sends the context figure (and answers a `/context` asked meanwhile).
     fn emit_context(&mut self);
@@ -203,7 +201,7 @@ pub(super) fn check_worth_compacting(
 mod tests {
     use super::*;
     use crate::test_parts::{Parts, Scripted};
-    use pith_protocol::event::{ContextEvent, TurnEnd, TurnEvent};
+    use pith_protocol::event::{ContextEvent, Event, TurnEnd, TurnEvent};
 
     #[test]
     fn the_breaker_trips_past_the_second_automatic_compaction_of_a_turn() {

@@ -305,7 +305,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     let before = host.planner().meter.used();
     let replaced = host.planner().tokens_of(0..n);
     host.compactor().count();
-    host.emit(ContextEvent::CompactionStarted {
+    host.log().emit(ContextEvent::CompactionStarted {
         auto: true,
         overflow: false,
         focus: None,

@@ -114,7 +114,7 @@ pub(crate) async fn compact<H: CompactionHost>(
 fn announce<H: CompactionHost>(host: &mut H, trigger: &Trigger) -> Option<String> {
     host.compactor().count();
     let focus = trigger.focus().map(str::to_string);
-    host.emit(ContextEvent::CompactionStarted {
+    host.log().emit(ContextEvent::CompactionStarted {
         auto: trigger.is_auto(),
         overflow: matches!(trigger, Trigger::Overflow { .. }),
         focus: focus.clone(),
@@ -225,7 +225,7 @@ fn done<H: CompactionHost>(
         planner.log.view().len() - 2
     );
     let cost = host.compactor().finished(written, s.cost, i.background);
-    host.emit(ContextEvent::CompactionFinished {
+    host.log().emit(ContextEvent::CompactionFinished {
         summary_message_id: s.id.clone(),
         before,
         after,
