@@ -259,79 +259,82 @@ mod tests {
     use pith_store::Store;
     use pith_store::lock::SessionLock;
 
-    /// The session log of a new session over a store in memory, and its events.
-    fn log(dir: &std::path::Path) -> (SessionLog, mpsc::UnboundedReceiver<EventMsg>) {
-        let store = Arc::new(Store::open_in_memory().unwrap());
-        let session = store.create_session("/ws", "mock/test-model").unwrap();
-        let lock = SessionLock::acquire(dir, &session.id).unwrap();
-        let (tx, rx) = mpsc::unbounded_channel();
-        (
-            SessionLog::new(store, session, lock, Emitter::direct(tx)),
-            rx,
-        )
+    /// The compactor's parts and nothing else: a session log over a store in memory (and its
+    /// events), a meter counting exactly (as a compaction plans), the model, the configuration
+    /// and the todo list.
+    struct Narrow {
+        log: SessionLog,
+        events: mpsc::UnboundedReceiver<EventMsg>,
+        meter: Meter,
+        model: ModelSetup,
+        config: pith_config::Config,
+        todos: Mutex<Vec<pith_protocol::tool::Todo>>,
+        _dir: tempfile::TempDir,
     }
 
-    fn text(log: &SessionLog, role: Role, text: String) -> Message {
-        let mut m = Message::new(log.session_id(), role);
-        m.push(PartKind::Text {
-            text,
-            synthetic: false,
-        });
-        if role == Role::Assistant {
-            m.finish = Some(pith_protocol::llm::FinishReason::Stop);
+    impl Narrow {
+        /// Eight questions and answers of about 700 words each, saved and counted.
+        fn long_session() -> Narrow {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Arc::new(Store::open_in_memory().unwrap());
+            let session = store.create_session("/ws", "mock/test-model").unwrap();
+            let lock = SessionLock::acquire(dir.path(), &session.id).unwrap();
+            let (tx, events) = mpsc::unbounded_channel();
+            let mut n = Narrow {
+                log: SessionLog::new(store, session, lock, Emitter::direct(tx)),
+                events,
+                meter: Meter::new("test-model"),
+                model: model(Scripted::new(Vec::new())),
+                config: pith_config::Config::default(),
+                todos: Mutex::new(Vec::new()),
+                _dir: dir,
+            };
+            n.meter.want_exact();
+            for i in 0..8 {
+                n.push(
+                    Role::User,
+                    format!("question {i}: {}", "words ".repeat(700)),
+                );
+                n.push(
+                    Role::Assistant,
+                    format!("answer {i}: {}", "more ".repeat(700)),
+                );
+            }
+            n
         }
-        m
-    }
 
-    /// A written summary installed with only the compactor's parts — the session log, the
-    /// meter, the model, the configuration and the todo list, no turn and no runner: the view
-    /// restarts from the compaction and summary messages followed by the kept tail, the store
-    /// keeps the whole history, the front end hears both messages, and the session's
-    /// compaction point is the first kept message.
-    #[test]
-    fn a_written_summary_is_installed_over_the_log_and_meter_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut log, mut events) = log(dir.path());
-        let mut meter = Meter::new("test-model");
-        // a compaction is planned on exact counts
-        meter.want_exact();
-        let model = model(Scripted::new(Vec::new()));
-        let config = pith_config::Config::default();
-        let todos = Mutex::new(Vec::new());
-        for i in 0..8 {
-            let q = text(
-                &log,
-                Role::User,
-                format!("question {i}: {}", "words ".repeat(700)),
-            );
-            let a = text(
-                &log,
-                Role::Assistant,
-                format!("answer {i}: {}", "more ".repeat(700)),
-            );
-            for m in [q, a] {
-                meter.add_message(&m);
-                log.save_message(&m);
-                log.push(m);
+        fn push(&mut self, role: Role, text: String) {
+            let mut m = Message::new(self.log.session_id(), role);
+            m.push(PartKind::Text {
+                text,
+                synthetic: false,
+            });
+            if role == Role::Assistant {
+                m.finish = Some(pith_protocol::llm::FinishReason::Stop);
+            }
+            self.meter.add_message(&m);
+            self.log.save_message(&m);
+            self.log.push(m);
+        }
+
+        fn planner(&mut self) -> Planner<'_> {
+            Planner {
+                log: &self.log,
+                meter: &mut self.meter,
+                model: &self.model,
+                config: &self.config,
+                todos: &self.todos,
             }
         }
-        let budget = Budget::new(&model.limits, &config.compaction);
-        let mut planner = Planner {
-            log: &log,
-            meter: &mut meter,
-            model: &model,
-            config: &config,
-            todos: &todos,
-        };
-        let (cut, carried) = planner.plan_cut(&budget, 1_000, false);
-        assert!(
-            !cut.summarise.is_empty() && !cut.tail.is_empty(),
-            "{:?} {:?}",
-            cut.summarise,
-            cut.tail
-        );
-        let before = planner.tokens_of(0..16) + 1_000;
-        let installed = Installed {
+    }
+
+    /// A manual compaction's summary of the history before `cut`'s tail, from `before` tokens.
+    fn written(
+        cut: &pith_context::compaction::Cut,
+        carried: Carried,
+        before: u64,
+    ) -> Installed<'static> {
+        Installed {
             written: Written {
                 text: "## Goal\nall well\n".into(),
                 usage: Usage::default(),
@@ -345,49 +348,67 @@ mod tests {
             tail: cut.tail.clone(),
             carried,
             before,
-            replaced: planner.tokens_of(cut.summarise.clone()),
+            replaced: before / 2,
             then: Then::Stop,
             background: false,
-        };
+        }
+    }
+
+    /// A written summary installed with only the compactor's parts — no turn and no runner:
+    /// the view restarts from the compaction and summary messages followed by the kept tail,
+    /// the store keeps the whole history, the front end hears both messages, and the
+    /// session's compaction point is the first kept message.
+    #[test]
+    fn a_written_summary_is_installed_over_the_log_and_meter_alone() {
+        let mut n = Narrow::long_session();
+        let mut planner = n.planner();
+        let budget = planner.budget();
+        let (cut, carried) = planner.plan_cut(&budget, 1_000, false);
+        assert!(!cut.summarise.is_empty() && !cut.tail.is_empty(), "{cut:?}");
+        let before = planner.tokens_of(0..16) + 1_000;
+        let installed = written(&cut, carried, before);
         let (c, s, tail_start) =
             summary_messages(&mut planner, &installed, &budget, 1_000).unwrap();
         assert!(tail_start.is_some());
-        let kept = cut.tail.len();
-        while events.try_recv().is_ok() {}
-        restart_view(&mut log, c.clone(), s.clone(), cut.tail, tail_start.clone());
+        while n.events.try_recv().is_ok() {}
+        restart_view(
+            &mut n.log,
+            c.clone(),
+            s.clone(),
+            cut.tail.clone(),
+            tail_start.clone(),
+        );
 
-        let view = log.view();
-        assert_eq!(view.len(), 2 + kept);
+        let view = n.log.view();
+        assert_eq!(view.len(), 2 + cut.tail.len());
         assert_eq!(view[0].id, c.id);
         assert!(view[1].summary && view[1].text().contains("all well"));
         assert_eq!(Some(&view[2].id), tail_start.as_ref());
         assert!(view.last().unwrap().text().starts_with("answer 7"));
-        assert_eq!(log.store().load_all(log.session_id()).unwrap().len(), 18);
-        let heard: Vec<String> = std::iter::from_fn(|| events.try_recv().ok())
+        let stored = n.log.store().load_all(n.log.session_id()).unwrap();
+        assert_eq!(stored.len(), 18);
+        let heard: Vec<String> = std::iter::from_fn(|| n.events.try_recv().ok())
             .filter_map(|e| match e.event {
                 Event::Output(OutputEvent::Message { message }) => Some(message.id),
                 _ => None,
             })
             .collect();
         assert_eq!(heard, [c.id, s.id]);
+    }
 
-        // a manual compaction that would not shrink the context is refused
-        let tail = 2..log.view().len();
-        let mut planner = Planner {
-            log: &log,
-            meter: &mut meter,
-            model: &model,
-            config: &config,
-            todos: &todos,
-        };
-        let no_gain = Installed {
-            before: 10,
-            tail,
-            ..installed
-        };
+    /// A manual compaction whose messages would not take fewer tokens than the context had is
+    /// refused before anything is saved.
+    #[test]
+    fn a_summary_that_would_not_shrink_the_context_is_refused() {
+        let mut n = Narrow::long_session();
+        let mut planner = n.planner();
+        let budget = planner.budget();
+        let (cut, carried) = planner.plan_cut(&budget, 1_000, false);
+        let no_gain = written(&cut, carried, 10);
         assert!(matches!(
             summary_messages(&mut planner, &no_gain, &budget, 1_000),
             Err(CompactionError::NothingToCompact(m)) if m.contains("would not shrink")
         ));
+        assert_eq!(n.log.view().len(), 16);
     }
 }
