@@ -1,8 +1,8 @@
 //! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
 //! parts a compaction uses — the planner's borrows, the session log, the compactor's state —
-//! and what needs the whole turn (the next request and its estimates, the window learned from
-//! an overflow, the context figure sent), and the hooks the turn runs around a compaction
-//! (ARCHITECTURE.md §6.4).
+//! and what needs the whole turn (the next request, the window learned from an overflow, the
+//! context figure sent), and the hooks the turn runs around a compaction (ARCHITECTURE.md
+//! §6.4).
 
 use tokio_util::sync::CancellationToken;
 
@@ -12,24 +12,29 @@ use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
 use pith_provider::ProviderError;
 
-impl SummaryHost for Turn<'_> {
-    /// What the compactor reads of the session to plan (see [`Planner`]).
-    fn planner(&mut self) -> Planner<'_> {
+impl Turn<'_> {
+    /// What the compactor reads of the session to plan, and what the request's estimates are
+    /// made of (see [`Planner`]).
+    pub(crate) fn planner(&mut self) -> Planner<'_> {
         Planner {
             log: self.log,
+            system: self.system,
+            specs: self.tools.specs(),
             meter: self.meter,
             model: self.model,
             config: &self.opts.config,
             todos: &self.tools.state().todos,
         }
     }
+}
+
+impl SummaryHost for Turn<'_> {
+    fn planner(&mut self) -> Planner<'_> {
+        Turn::planner(self)
+    }
 
     fn session_request(&self) -> pith_protocol::llm::ChatRequest {
         self.build_request(false)
-    }
-
-    fn estimate_request(&mut self) -> u64 {
-        Turn::estimate_request(self)
     }
 
     fn learn_window(&mut self, err: &ProviderError) {
@@ -44,14 +49,6 @@ impl CompactionHost for Turn<'_> {
 
     fn log(&mut self) -> &mut SessionLog {
         self.log
-    }
-
-    fn overhead(&mut self) -> u64 {
-        Turn::overhead(self)
-    }
-
-    fn reset_estimate(&mut self) {
-        Turn::reset_estimate(self);
     }
 
     fn emit_context(&mut self) {

@@ -125,10 +125,14 @@ impl Compactor {
     }
 }
 
-/// What the compactor reads of the session to plan a compaction: the view, the meter (whose
-/// estimator caches what it counted), the model, the configuration and the todo list.
+/// What the compactor reads of the session to plan a compaction: the view, the system prompt
+/// and tools, the meter (whose estimator caches what it counted), the model, the configuration
+/// and the todo list.
 pub(super) struct Planner<'a> {
     pub log: &'a SessionLog,
+    /// The system prompt and tools of the session's requests (their overhead is estimated).
+    pub system: &'a [String],
+    pub specs: &'a [pith_protocol::llm::ToolSpec],
     pub meter: &'a mut Meter,
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
@@ -138,9 +142,8 @@ pub(super) struct Planner<'a> {
 /// What a compaction asks of the session it compacts, besides what writing its summary asks
 /// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
 /// about the window, and hearing what reading a stream brings): the compactor's own state, the
-/// session log to save and announce the compaction in (and add the continue message to), the
-/// estimates that need the whole request (its system prompt and tools), and the context
-/// figure sent.
+/// session log to save and announce the compaction in (and add the continue message to), and
+/// the context figure sent (with a `/context` asked meanwhile answered).
 pub(crate) trait CompactionHost: SummaryHost {
     /// What is kept about compactions between them.
     fn compactor(&mut self) -> &mut Compactor;
@@ -148,12 +151,6 @@ pub(crate) trait CompactionHost: SummaryHost {
     /// The session log: the compaction and summary messages are saved and announced there, and
     /// the compaction's events sent (they answer no op, so they go as they are).
     fn log(&mut self) -> &mut SessionLog;
-
-    /// Estimated tokens of the system prompt and tool definitions.
-    fn overhead(&mut self) -> u64;
-
-    /// Recomputes the context figure as an estimate of the next request.
-    fn reset_estimate(&mut self);
 
     /// Sends the context figure (and answers a `/context` asked meanwhile).
     fn emit_context(&mut self);

@@ -219,7 +219,7 @@ fn drop_stale_background<H: CompactionHost>(host: &mut H) {
 /// threshold is reached, so the tail planned now leaves room for everything that comes until
 /// then. `None` when there is nothing to summarise or no room for the request.
 fn plan_background<H: CompactionHost>(host: &mut H, budget: &Budget, used: u64) -> Option<Planned> {
-    let overhead = host.overhead();
+    let overhead = host.planner().overhead();
     let room = budget.usable.saturating_sub(used);
     let target = budget
         .target_after
@@ -292,7 +292,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     };
     let n = b.covered();
     let carried = host.planner().carried_at_swap(b.take_carried(), n);
-    let (budget, overhead) = (host.planner().budget(), host.overhead());
+    let (budget, overhead) = (host.planner().budget(), host.planner().overhead());
     if host
         .planner()
         .swap_leaves_too_much(&written, &carried, n, &budget, overhead)

@@ -52,10 +52,10 @@ pub(crate) async fn compact<H: CompactionHost>(
     // Tail, chunks and the breaker's figures are decided on exact counts.
     if !host.planner().meter.is_exact() {
         host.planner().meter.want_exact();
-        host.reset_estimate();
+        host.planner().reset_estimate();
     }
     let budget = host.planner().budget();
-    let overhead = host.overhead();
+    let overhead = host.planner().overhead();
     let before = host.planner().tokens_before(&req.trigger, &budget);
 
     // What is summarised: everything after the previous summary, before the verbatim tail,
@@ -130,7 +130,7 @@ pub(crate) fn install<H: CompactionHost>(
     i: Installed<'_>,
 ) -> Result<(), CompactionError> {
     let budget = host.planner().budget();
-    let overhead = host.overhead();
+    let overhead = host.planner().overhead();
     let (c, s, tail_start) = match summary_messages(&mut host.planner(), &i, &budget, overhead) {
         Ok(messages) => messages,
         Err(e) => {
@@ -142,7 +142,7 @@ pub(crate) fn install<H: CompactionHost>(
     // the one context figure, stored with the session
     let used = host.planner().meter.used();
     host.log().touch(used);
-    host.reset_estimate();
+    host.planner().reset_estimate();
     done(host, &i, &s, &budget)
 }
 
@@ -320,6 +320,8 @@ mod tests {
         fn planner(&mut self) -> Planner<'_> {
             Planner {
                 log: &self.log,
+                system: &[],
+                specs: &[],
                 meter: &mut self.meter,
                 model: &self.model,
                 config: &self.config,
