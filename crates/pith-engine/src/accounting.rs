@@ -16,14 +16,12 @@ impl Turn<'_> {
     /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
     /// uncorrected after a compaction, a prune or a resume).
     pub(crate) fn overhead(&mut self) -> u64 {
-        let mode = self.opts.config.permission_mode;
-        let (system, tools) = request_frame(self.system, self.tools.specs(), mode);
-        self.meter.request_overhead(&system, &tools)
+        self.planner().overhead()
     }
 
     /// The system prompt and tools of a request (see [`request_frame`]).
     pub(crate) fn request_frame(&self) -> (Cow<'_, [String]>, Cow<'_, [ToolSpec]>) {
-        request_frame(
+        crate::request_frame::request_frame(
             self.system,
             self.tools.specs(),
             self.opts.config.permission_mode,
@@ -87,22 +85,12 @@ impl Turn<'_> {
 
     /// Recomputes the context figure as an estimate of the next request.
     pub(crate) fn reset_estimate(&mut self) {
-        let estimate = self.estimate_request();
-        self.meter.on_reset(estimate);
-    }
-
-    /// An estimate of what the next request would occupy.
-    pub(crate) fn estimate_request(&mut self) -> u64 {
-        self.overhead() + self.estimate_content()
+        self.planner().reset_estimate();
     }
 
     /// An estimate of the next request's messages (without system prompt and tools).
     pub(crate) fn estimate_content(&mut self) -> u64 {
-        let mut total = 0;
-        for m in self.log.view() {
-            total += self.meter.message(m);
-        }
-        total
+        self.planner().estimate_content()
     }
 
     /// The window-dependent figures of context management for the session's model.
@@ -250,25 +238,6 @@ impl Turn<'_> {
         b.exact = self.meter.is_exact();
         b
     }
-}
-
-/// The system prompt and tools of a request: in plan mode, with what the model is told about it
-/// and the tool that presents the plan; borrowed when there is nothing to add (the overhead is
-/// counted at every step).
-fn request_frame<'a>(
-    system: &'a [String],
-    tools: &'a [ToolSpec],
-    mode: pith_protocol::event::PermissionMode,
-) -> (Cow<'a, [String]>, Cow<'a, [ToolSpec]>) {
-    use pith_tools::mode;
-    if mode != pith_protocol::event::PermissionMode::Plan {
-        return (Cow::Borrowed(system), Cow::Borrowed(tools));
-    }
-    let mut system = system.to_vec();
-    system.push(mode::PLAN_PROMPT.trim().to_string());
-    let mut tools = tools.to_vec();
-    tools.push(mode::exit_plan_spec());
-    (Cow::Owned(system), Cow::Owned(tools))
 }
 
 /// Share of the window from which a context that is never compacted automatically is "near

@@ -127,6 +127,19 @@ pub(crate) struct ChildSetup {
     pub permissions: Permissions,
 }
 
+/// Everything a sub-agent's runner is built from: the parent's options and store, the child's
+/// session, where its events go (tagged with the call), what it shares with the parent, its
+/// role and what it inherits.
+pub(crate) struct ChildSpec {
+    pub opts: crate::EngineOptions,
+    pub store: Arc<pith_store::Store>,
+    pub session: pith_protocol::message::Session,
+    pub events: crate::emitter::Emitter,
+    pub shared: Arc<crate::shared::Shared>,
+    pub role: AgentRole,
+    pub setup: ChildSetup,
+}
+
 /// The tools and permission state of a runner: the configured tools plus `task` while the depth
 /// allows, narrowed for a sub-agent to its agent's tools and its parent's.
 pub(crate) fn tools_for(

@@ -1,35 +1,40 @@
 //! A turn as the compaction's host: the glue that lends the compactor (`compactor/`) the
-//! parts a compaction uses — the planner's borrows, the session log, the context figures, the
-//! hooks, the continue message (ARCHITECTURE.md §6.4).
+//! parts a compaction uses — the planner's borrows, the session log, the compactor's state —
+//! and what needs the whole turn (the next request, the window learned from an overflow, the
+//! context figure sent), and the hooks the turn runs around a compaction (ARCHITECTURE.md
+//! §6.4).
 
 use tokio_util::sync::CancellationToken;
 
 use super::compactor::{CompactionHost, Compactor, Planner, SummaryHost};
 use super::session_log::SessionLog;
+use crate::compaction::{CompactRequest, CompactionError};
 use crate::turn_context::Turn;
-use pith_context::budget::Budget;
-use pith_context::compaction::CONTINUE_MESSAGE as CONTINUE;
-use pith_protocol::event::Event;
 use pith_provider::ProviderError;
 
-impl SummaryHost for Turn<'_> {
-    /// What the compactor reads of the session to plan (see [`Planner`]).
-    fn planner(&mut self) -> Planner<'_> {
+impl Turn<'_> {
+    /// What the compactor reads of the session to plan, and what the request's estimates are
+    /// made of (see [`Planner`]).
+    pub(crate) fn planner(&mut self) -> Planner<'_> {
         Planner {
             log: self.log,
+            system: self.system,
+            specs: self.tools.specs(),
             meter: self.meter,
             model: self.model,
             config: &self.opts.config,
             todos: &self.tools.state().todos,
         }
     }
+}
+
+impl SummaryHost for Turn<'_> {
+    fn planner(&mut self) -> Planner<'_> {
+        Turn::planner(self)
+    }
 
     fn session_request(&self) -> pith_protocol::llm::ChatRequest {
         self.build_request(false)
-    }
-
-    fn estimate_request(&mut self) -> u64 {
-        Turn::estimate_request(self)
     }
 
     fn learn_window(&mut self, err: &ProviderError) {
@@ -46,48 +51,26 @@ impl CompactionHost for Turn<'_> {
         self.log
     }
 
-    fn budget(&self) -> Budget {
-        Turn::budget(self)
-    }
-
-    fn overhead(&mut self) -> u64 {
-        Turn::overhead(self)
-    }
-
-    fn reset_estimate(&mut self) {
-        Turn::reset_estimate(self);
-    }
-
-    fn overflowing(&self) -> bool {
-        Turn::overflowing(self)
-    }
-
-    fn emit(&self, event: impl Into<Event>) {
-        Turn::emit(self, event);
-    }
-
-    fn touch_session(&mut self) {
-        Turn::touch_session(self);
-    }
-
     fn emit_context(&mut self) {
         Turn::emit_context(self);
     }
+}
 
-    fn push_continue(&mut self) {
-        self.push_user_text(CONTINUE, true);
-    }
-
-    async fn pre_compact_hooks(
+impl Turn<'_> {
+    /// Compacts the session (`compactor::compact`), with the `pre_compact` hooks before and
+    /// the `post_compact` hooks after a compaction that went through.
+    pub(crate) async fn compact(
         &mut self,
-        manual: bool,
-        focus: Option<&str>,
+        req: CompactRequest,
         cancel: &CancellationToken,
-    ) {
-        Turn::pre_compact_hooks(self, manual, focus, cancel).await;
-    }
-
-    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken) {
-        Turn::post_compact_hooks(self, manual, cancel).await;
+    ) -> Result<(), CompactionError> {
+        let manual = !req.trigger.is_auto();
+        self.pre_compact_hooks(manual, req.trigger.focus(), cancel)
+            .await;
+        let result = crate::compactor::compact(self, req, cancel).await;
+        if result.is_ok() {
+            self.post_compact_hooks(manual, cancel).await;
+        }
+        result
     }
 }

@@ -1,13 +1,13 @@
 //! The compactor (ARCHITECTURE.md §6.4, §6.6): what the runner keeps about compactions between
 //! them — the breaker's count, the last compaction's cost, the summary being written in the
-//! background — and the compactions themselves, over a narrow [`CompactionHost`]: the hooks
-//! around one, planning it over narrow borrows of the session ([`Planner`]: the view, the
-//! meter, the model, the configuration, the todo list: where the verbatim tail starts, what
-//! pith carries, what the summary requests are given, the messages a written summary becomes),
-//! writing the summary (`summarise`), saving and announcing it, the continue message, and
-//! starting and swapping in the summary written ahead (`ahead`). The compactor knows no runner:
-//! a turn (`turn_context.rs`) is the host that lends the parts a compaction uses, and a test
-//! builds one from parts alone.
+//! background — and the compactions themselves, over a narrow [`CompactionHost`]: planning one
+//! over narrow borrows of the session ([`Planner`]: the view, the meter, the model, the
+//! configuration, the todo list: where the verbatim tail starts, what pith carries, what the
+//! summary requests are given, the messages a written summary becomes), writing the summary
+//! (`summarise`), saving and announcing it (over the session log alone), the continue message,
+//! and starting and swapping in the summary written ahead (`ahead`). The compactor knows no
+//! runner and runs no hooks: a turn (`turn_context.rs`) is the host that lends the parts a
+//! compaction uses and runs the hooks around it, and a test builds one from parts alone.
 
 mod ahead;
 mod compact;
@@ -23,11 +23,9 @@ pub(super) use summarise::{
 
 use std::sync::Mutex;
 
-use tokio_util::sync::CancellationToken;
-
 use pith_context::budget::Budget;
 use pith_context::compaction as plan;
-use pith_protocol::event::{CompactionCost, Event};
+use pith_protocol::event::CompactionCost;
 
 use super::compaction::CompactionError;
 use super::meter::Meter;
@@ -127,10 +125,14 @@ impl Compactor {
     }
 }
 
-/// What the compactor reads of the session to plan a compaction: the view, the meter (whose
-/// estimator caches what it counted), the model, the configuration and the todo list.
+/// What the compactor reads of the session to plan a compaction: the view, the system prompt
+/// and tools, the meter (whose estimator caches what it counted), the model, the configuration
+/// and the todo list.
 pub(super) struct Planner<'a> {
     pub log: &'a SessionLog,
+    /// The system prompt and tools of the session's requests (their overhead is estimated).
+    pub system: &'a [String],
+    pub specs: &'a [pith_protocol::llm::ToolSpec],
     pub meter: &'a mut Meter,
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
@@ -140,49 +142,18 @@ pub(super) struct Planner<'a> {
 /// What a compaction asks of the session it compacts, besides what writing its summary asks
 /// ([`SummaryHost`]: a [`Planner`] over the session, its next request, what an overflow says
 /// about the window, and hearing what reading a stream brings): the compactor's own state, the
-/// session log to save and announce the compaction in, the context figures, the hooks around a
-/// compaction and the continue message.
+/// session log to save and announce the compaction in (and add the continue message to), and
+/// the context figure sent (with a `/context` asked meanwhile answered).
 pub(crate) trait CompactionHost: SummaryHost {
     /// What is kept about compactions between them.
     fn compactor(&mut self) -> &mut Compactor;
 
-    /// The session log: the compaction and summary messages are saved and announced there.
+    /// The session log: the compaction and summary messages are saved and announced there, and
+    /// the compaction's events sent (they answer no op, so they go as they are).
     fn log(&mut self) -> &mut SessionLog;
-
-    /// The window-dependent figures of context management for the session's model.
-    fn budget(&self) -> Budget;
-
-    /// Estimated tokens of the system prompt and tool definitions.
-    fn overhead(&mut self) -> u64;
-
-    /// Recomputes the context figure as an estimate of the next request.
-    fn reset_estimate(&mut self);
-
-    /// The running figure has reached the usable window.
-    fn overflowing(&self) -> bool;
-
-    /// Sends an event, naming the submission being handled.
-    fn emit(&self, event: impl Into<Event>);
-
-    /// Stores the context figure with the session.
-    fn touch_session(&mut self);
 
     /// Sends the context figure (and answers a `/context` asked meanwhile).
     fn emit_context(&mut self);
-
-    /// Adds the synthetic message that tells the model to go on after an automatic compaction.
-    fn push_continue(&mut self);
-
-    /// Runs the `pre_compact` hooks (`manual`, or automatic; the `/compact` focus).
-    async fn pre_compact_hooks(
-        &mut self,
-        manual: bool,
-        focus: Option<&str>,
-        cancel: &CancellationToken,
-    );
-
-    /// Runs the `post_compact` hooks; what they print joins the summary just written.
-    async fn post_compact_hooks(&mut self, manual: bool, cancel: &CancellationToken);
 }
 
 /// Refuses a compaction that cannot help: nothing to summarise, or (manual) too little to be
@@ -227,7 +198,7 @@ pub(super) fn check_worth_compacting(
 mod tests {
     use super::*;
     use crate::test_parts::{Parts, Scripted};
-    use pith_protocol::event::{ContextEvent, TurnEnd, TurnEvent};
+    use pith_protocol::event::{ContextEvent, Event, TurnEnd, TurnEvent};
 
     #[test]
     fn the_breaker_trips_past_the_second_automatic_compaction_of_a_turn() {

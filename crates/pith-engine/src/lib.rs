@@ -30,6 +30,7 @@ mod ops;
 pub mod prompt;
 mod reader;
 mod request;
+mod request_frame;
 mod runner;
 mod session_log;
 mod session_ops;

@@ -101,7 +101,7 @@ impl Turn<'_> {
             trigger: Trigger::Manual { focus },
             then: Then::Stop,
         };
-        let result = crate::compactor::compact(self, req, &cancel).await;
+        let result = self.compact(req, &cancel).await;
         let reason = match result {
             Ok(_) => TurnEnd::Compacted,
             Err(CompactionError::NothingToCompact(message)) => {

@@ -8,9 +8,10 @@ use tokio::sync::mpsc;
 
 use super::EngineOptions;
 use super::shared::{Control, Shared};
+use crate::agent::ChildSpec;
 use crate::error::EngineError;
 use crate::model::ModelSetup;
-use crate::turn_context::Turn;
+use crate::turn_context::{ChildAgent, Turn};
 use pith_protocol::event::{EventMsg, Op, Submission, SubmissionId};
 use pith_protocol::message::Session;
 use pith_store::Store;
@@ -130,7 +131,22 @@ impl Runner {
             window: &mut self.window,
             hooks: &mut self.hooks,
             answering: &mut self.answering,
+            spawn: Runner::spawn_child,
         }
+    }
+
+    /// The runner of a sub-agent (see [`crate::turn_context::SpawnChild`]).
+    fn spawn_child(spec: ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError> {
+        let child = Runner::build(
+            spec.opts,
+            spec.store,
+            spec.session,
+            spec.events,
+            spec.shared,
+            spec.role,
+            Some(spec.setup),
+        )?;
+        Ok(Box::new(child))
     }
 
     /// The main loop: runs until shutdown.
@@ -187,5 +203,11 @@ impl Runner {
             session_id: id.to_string(),
             has_messages: count.is_ok_and(|n| n > 0),
         }
+    }
+}
+
+impl ChildAgent for Runner {
+    fn turn(&mut self) -> Turn<'_> {
+        Runner::turn(self)
     }
 }

@@ -1,5 +1,5 @@
-//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second `Runner`
-//! driven in process, with its own system prompt, history, compaction and pruning — and the
+//! Sub-agents (ARCHITECTURE.md §13): a `task` call runs a child session — a second runner
+//! (built by the turn's `spawn`, as a [`ChildAgent`]) driven in process, with its own system prompt, history, compaction and pruning — and the
 //! parent gets only the child's final answer.
 
 use std::sync::Arc;
@@ -8,11 +8,10 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::{AgentRole, ChildSetup};
+use super::agent::{AgentRole, ChildSetup, ChildSpec};
 use super::emitter::Tag;
-use super::runner::Runner;
 use super::shared::{Prompt, Shared};
-use crate::turn_context::Turn;
+use crate::turn_context::{ChildAgent, Turn};
 use pith_protocol::event::{SubagentTotals, TurnEnd};
 use pith_protocol::message::{ToolState, new_id, now_ms};
 use pith_protocol::tool::TaskMetadata;
@@ -95,15 +94,14 @@ impl Turn<'_> {
             }
         }
         let parallel = self.opts.config.task.max_parallel.max(1);
-        let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(runs.into_iter().map(
-            |(call, mut child, prompt)| async move {
-                let run = child.turn().run_task(prompt).await;
-                (call, run)
-            },
-        ))
-        .buffered(parallel)
-        .collect()
-        .await;
+        let mut children = Vec::with_capacity(runs.len());
+        for (call, child, prompt) in runs {
+            children.push(run_child(call, child, prompt));
+        }
+        let done: Vec<(TaskCall, ChildRun)> = futures_util::stream::iter(children)
+            .buffered(parallel)
+            .collect()
+            .await;
         for (call, run) in done {
             self.record.add_subagent_run(&run.totals);
             let state = self.task_result(&call, run, cancel).await;
@@ -119,7 +117,7 @@ impl Turn<'_> {
         &self,
         call: &TaskCall,
         cancel: &CancellationToken,
-    ) -> Result<(Runner, String), TaskError> {
+    ) -> Result<(Box<dyn ChildAgent>, String), TaskError> {
         let input = task::parse(call.input.clone())?;
         let agents = task::agents(&self.opts.config.agent);
         let (session, agent) = match input.task_id.as_deref().map(str::trim) {
@@ -192,7 +190,7 @@ impl Turn<'_> {
         session: pith_protocol::message::Session,
         agent: &AgentDef,
         cancel: &CancellationToken,
-    ) -> Result<Runner, TaskError> {
+    ) -> Result<Box<dyn ChildAgent>, TaskError> {
         let role = AgentRole {
             name: agent.name.clone(),
             depth: self.role.depth + 1,
@@ -223,15 +221,15 @@ impl Turn<'_> {
             ..Shared::default()
         });
         let id = session.id.clone();
-        Runner::build(
-            self.opts.clone(),
-            self.log.store().clone(),
+        (self.spawn)(ChildSpec {
+            opts: self.opts.clone(),
+            store: self.log.store().clone(),
             session,
             events,
             shared,
             role,
-            Some(setup),
-        )
+            setup,
+        })
         .map_err(|e| TaskError::Start {
             id,
             source: Box::new(e),
@@ -323,10 +321,110 @@ impl Turn<'_> {
     }
 }
 
+/// One child's turn on `prompt`, with the call it answers.
+async fn run_child(
+    call: TaskCall,
+    mut child: Box<dyn ChildAgent>,
+    prompt: String,
+) -> (TaskCall, ChildRun) {
+    let run = child.turn().run_task(prompt).await;
+    (call, run)
+}
+
 fn task_title(input: &Value) -> String {
     let d = input
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("task");
     pith_protocol::text::one_line(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::error::EngineError;
+    use crate::test_parts::{Answer, Parts, Scripted};
+    use pith_protocol::message::PartKind;
+
+    /// What the test's spawner was asked to build: the agent, its depth, the child session's
+    /// parent and agent, the agent's tools, and whether the parent's tools came with it.
+    type Asked = (
+        String,
+        u32,
+        Option<String>,
+        Option<String>,
+        Option<Vec<String>>,
+        bool,
+    );
+
+    static ASKED: Mutex<Vec<Asked>> = Mutex::new(Vec::new());
+
+    /// Notes the spec, then fails as a runner that cannot be built.
+    fn refuse(spec: ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError> {
+        ASKED.lock().unwrap().push((
+            spec.role.name.clone(),
+            spec.role.depth,
+            spec.session.parent_id.clone(),
+            spec.session.agent.clone(),
+            spec.setup.tools.clone(),
+            spec.setup.parent_tools.iter().any(|t| t == "read"),
+        ));
+        Err(EngineError::NoSession(spec.session.id))
+    }
+
+    /// A `task` call builds its child through the turn's `spawn` (no runner in sight): a child
+    /// session of this one, the agent one level deeper with its tools and the parent's; a
+    /// child that cannot be built is the call's error, and the model goes on from it.
+    #[tokio::test]
+    async fn a_task_call_builds_its_child_through_the_turns_spawn() {
+        let input = r#"{"description":"look around","prompt":"find x","agent":"explore"}"#;
+        let provider = Scripted::new(vec![
+            Answer::call("c1", task::NAME, input),
+            Answer::text("could not look"),
+        ]);
+        let mut parts = Parts::new(provider.clone());
+        parts.spawn = refuse;
+        let parent = parts.log.session_id().to_string();
+        let prompt = Prompt {
+            id: "s1".into(),
+            text: "explore".into(),
+            label: None,
+            pasted: Vec::new(),
+        };
+
+        let end = parts.turn().user_turn(vec![prompt]).await;
+
+        assert_eq!(end, TurnEnd::Stop);
+        let asked = ASKED.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let (name, depth, parent_id, agent, tools, parents) = &asked[0];
+        assert_eq!((name.as_str(), *depth), ("explore", 1));
+        assert_eq!(parent_id.as_deref(), Some(parent.as_str()));
+        assert_eq!(agent.as_deref(), Some("explore"));
+        assert!(
+            tools
+                .as_ref()
+                .is_some_and(|t| t.iter().any(|t| t == "read"))
+        );
+        assert!(parents, "the parent's tools bound the child's");
+        let error = parts.log.view()[1]
+            .parts
+            .iter()
+            .find_map(|p| match &p.kind {
+                PartKind::Tool {
+                    state: ToolState::Error { message, .. },
+                    ..
+                } => Some(message.clone()),
+                _ => None,
+            });
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|m| m.starts_with("cannot start task")),
+            "{error:?}"
+        );
+        assert_eq!(provider.requests().len(), 2);
+    }
 }

@@ -7,16 +7,17 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::EngineOptions;
-use crate::agent::{AgentRole, RunRecord};
+use crate::agent::{AgentRole, ChildSpec, RunRecord};
 use crate::compactor::Compactor;
 use crate::emitter::Emitter;
+use crate::error::EngineError;
 use crate::hook_state::HookState;
 use crate::meter::Meter;
 use crate::model::ModelSetup;
 use crate::session_log::SessionLog;
 use crate::shared::Shared;
 use crate::tool_runtime::ToolRuntime;
-use crate::turn_context::Turn;
+use crate::turn_context::{ChildAgent, SpawnChild, Turn};
 use crate::window_probe::WindowProbe;
 use pith_config::{Config, ModelConfig};
 use pith_context::overflow::Limits;
@@ -162,6 +163,8 @@ pub(crate) struct Parts {
     pub window: WindowProbe,
     pub hooks: HookState,
     pub answering: Option<SubmissionId>,
+    /// Builds a sub-agent's runner: by default none can be built.
+    pub spawn: SpawnChild,
     pub events: mpsc::UnboundedReceiver<EventMsg>,
     pub store: Arc<Store>,
     /// The workspace and the data directory (removed with the parts).
@@ -206,6 +209,7 @@ impl Parts {
             window: WindowProbe::default(),
             hooks: HookState::new(Arc::new(hooks)),
             answering: None,
+            spawn: no_children,
             events,
             store,
             opts: EngineOptions {
@@ -240,6 +244,7 @@ impl Parts {
             window: &mut self.window,
             hooks: &mut self.hooks,
             answering: &mut self.answering,
+            spawn: self.spawn,
         }
     }
 
@@ -251,4 +256,9 @@ impl Parts {
         }
         out
     }
+}
+
+/// The tests' parts start no sub-agent: a `task` call fails as if its runner could not be built.
+fn no_children(spec: ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError> {
+    Err(EngineError::NoSession(spec.session.id))
 }

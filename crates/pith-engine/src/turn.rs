@@ -192,7 +192,7 @@ impl Turn<'_> {
                     Then::Stop
                 },
             };
-            if let Err(e) = compactor::compact(self, req, cancel).await {
+            if let Err(e) = self.compact(req, cancel).await {
                 return Err(self.fail_compaction(e));
             }
         } else {
@@ -278,7 +278,7 @@ impl Turn<'_> {
                 trigger: Trigger::Auto,
                 then: Then::Continue,
             };
-            if let Err(e) = compactor::compact(self, req, cancel).await {
+            if let Err(e) = self.compact(req, cancel).await {
                 return Err(self.fail_compaction(e));
             }
             if cancel.is_cancelled() {
@@ -327,7 +327,7 @@ impl Turn<'_> {
             },
             then: Then::Continue,
         };
-        if let Err(e) = compactor::compact(self, req, cancel).await {
+        if let Err(e) = self.compact(req, cancel).await {
             return Err(self.fail_compaction(e));
         }
         Ok(())

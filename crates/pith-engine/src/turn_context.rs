@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::EngineOptions;
-use crate::agent::{AgentRole, RunRecord};
+use crate::agent::{AgentRole, ChildSpec, RunRecord};
 use crate::compactor::Compactor;
 use crate::error::EngineError;
 use crate::hook_state::HookState;
@@ -48,7 +48,18 @@ pub(crate) struct Turn<'a> {
     pub hooks: &'a mut HookState,
     /// The submission being handled: the errors reported meanwhile answer it.
     pub answering: &'a mut Option<SubmissionId>,
+    /// Builds the runner of a sub-agent (a `task` call, `subagent.rs`).
+    pub spawn: SpawnChild,
 }
+
+/// A sub-agent's runner as the `task` tool drives it: its parts, lent to one turn at a time.
+pub(crate) trait ChildAgent: Send {
+    fn turn(&mut self) -> Turn<'_>;
+}
+
+/// Builds a sub-agent's runner from its spec; the runner passes its own builder, so the code
+/// that runs sub-agents does not know the runner's type.
+pub(crate) type SpawnChild = fn(ChildSpec) -> Result<Box<dyn ChildAgent>, EngineError>;
 
 impl Turn<'_> {
     /// Sends an event; one that answers an op names the submission being handled.

@@ -188,12 +188,12 @@ pub(crate) fn maybe_start_background<H: CompactionHost>(host: &mut H) {
         return;
     };
     drop_stale_background(host);
-    let budget = host.budget();
+    let budget = host.planner().budget();
     let used = host.planner().meter.used();
     if host.compactor().has_background() || (used as f64) < start * budget.usable as f64 {
         return;
     }
-    if host.overflowing() {
+    if host.planner().overflowing() {
         return;
     }
     if let Some(planned) = plan_background(host, &budget, used) {
@@ -219,7 +219,7 @@ fn drop_stale_background<H: CompactionHost>(host: &mut H) {
 /// threshold is reached, so the tail planned now leaves room for everything that comes until
 /// then. `None` when there is nothing to summarise or no room for the request.
 fn plan_background<H: CompactionHost>(host: &mut H, budget: &Budget, used: u64) -> Option<Planned> {
-    let overhead = host.overhead();
+    let overhead = host.planner().overhead();
     let room = budget.usable.saturating_sub(used);
     let target = budget
         .target_after
@@ -292,7 +292,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     };
     let n = b.covered();
     let carried = host.planner().carried_at_swap(b.take_carried(), n);
-    let (budget, overhead) = (host.budget(), host.overhead());
+    let (budget, overhead) = (host.planner().budget(), host.planner().overhead());
     if host
         .planner()
         .swap_leaves_too_much(&written, &carried, n, &budget, overhead)
@@ -305,7 +305,7 @@ pub(crate) async fn swap_in_background<H: CompactionHost>(
     let before = host.planner().meter.used();
     let replaced = host.planner().tokens_of(0..n);
     host.compactor().count();
-    host.emit(ContextEvent::CompactionStarted {
+    host.log().emit(ContextEvent::CompactionStarted {
         auto: true,
         overflow: false,
         focus: None,

@@ -14,11 +14,55 @@ use super::Written;
 use super::ahead::{DEFAULT_START, MOST_AFTER_SWAP};
 use crate::compaction::{CompactionError, Trigger};
 use crate::model::ModelSetup;
+use crate::request_frame::request_frame;
 
 /// How the user's sentences the summary left out, carried after all, are introduced.
 const MISSED_HEADER: &str = "[From older messages of the user's that the summary does not cover:]";
 
 impl Planner<'_> {
+    /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
+    /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
+    /// uncorrected after a compaction, a prune or a resume).
+    pub fn overhead(&mut self) -> u64 {
+        let mode = self.config.permission_mode;
+        let (system, tools) = request_frame(self.system, self.specs, mode);
+        self.meter.request_overhead(&system, &tools)
+    }
+
+    /// An estimate of what the next request would occupy.
+    pub fn estimate_request(&mut self) -> u64 {
+        self.overhead() + self.estimate_content()
+    }
+
+    /// An estimate of the next request's messages (without system prompt and tools).
+    pub fn estimate_content(&mut self) -> u64 {
+        let mut total = 0;
+        for m in self.log.view() {
+            total += self.meter.message(m);
+        }
+        total
+    }
+
+    /// Recomputes the context figure as an estimate of the next request.
+    pub fn reset_estimate(&mut self) {
+        let estimate = self.estimate_request();
+        self.meter.on_reset(estimate);
+    }
+
+    /// The window-dependent figures of context management for the session's model.
+    pub fn budget(&self) -> Budget {
+        Budget::new(&self.model.limits, &self.config.compaction)
+    }
+
+    /// The running figure has reached the usable window.
+    pub fn overflowing(&self) -> bool {
+        pith_context::overflow::is_overflow(
+            self.meter.used(),
+            &self.model.limits,
+            &self.config.compaction,
+        )
+    }
+
     /// The context before compacting: what the provider counted of a request it rejected (at
     /// least the window without a count), else the session's figure.
     pub fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {

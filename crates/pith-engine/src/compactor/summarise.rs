@@ -49,17 +49,14 @@ pub(crate) struct Written {
 }
 
 /// What the summariser asks of the session it summarises, besides hearing what reading a
-/// stream brings ([`Listener`]): a [`Planner`] over it, its next request and the estimate of
-/// that, and what a provider's overflow error says about the window.
+/// stream brings ([`Listener`]): a [`Planner`] over it (which also estimates its next
+/// request), that request itself, and what a provider's overflow error says about the window.
 pub(crate) trait SummaryHost: Listener {
     /// What the compactor reads of the session.
     fn planner(&mut self) -> Planner<'_>;
 
     /// The session's next request, as the agent's next step would send it.
     fn session_request(&self) -> ChatRequest;
-
-    /// An estimate of what the next request would occupy.
-    fn estimate_request(&mut self) -> u64;
 
     /// Learns what a context overflow error says about the window.
     fn learn_window(&mut self, err: &ProviderError);
@@ -136,7 +133,7 @@ pub(crate) fn inline_budget_of<H: SummaryHost>(
     budget: &Budget,
     instruction: &str,
 ) -> Option<Budget> {
-    let estimated = host.estimate_request();
+    let estimated = host.planner().estimate_request();
     let planner = host.planner();
     let instruction = planner.meter.text(instruction);
     inline_budget(budget, estimated, planner.meter.used(), instruction)
