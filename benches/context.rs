@@ -12,7 +12,8 @@
 //! view starts at a pointer, each part is counted once, and the prune walk stops at the first
 //! output it already pruned. The whole session stays in memory (the engine keeps only the view),
 //! so any scan of the whole history would show.
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
 use std::hint::black_box;

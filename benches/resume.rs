@@ -6,7 +6,8 @@
 //! (`load_all`, what the transcript read before paging) for comparison, one scroll past the
 //! top (the older page read, put above the transcript and drawn), and the next screen up, into
 //! that page (its cells highlighted as they show).
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
 mod common;

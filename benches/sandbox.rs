@@ -2,7 +2,8 @@
 //! (only the reaper: a session of its own, a fork, the sweep) and in `workspace-write` (plus the
 //! plan, user/mount/PID/network namespaces with their mounts, Landlock, seccomp and the guard of
 //! the protected files). The workspace is a git repository, as it usually is.
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a bench may panic on what it did not expect
 
 use std::sync::Arc;

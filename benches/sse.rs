@@ -5,7 +5,8 @@
 //!
 //! Each stream is a realistic answer: 2,000 text deltas of one token each, then a tool call whose
 //! arguments stream in 200 pieces, the finish and the usage.
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
 use std::collections::VecDeque;

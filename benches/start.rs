@@ -11,7 +11,8 @@
 //!   the connection, the request body and the SSE parsing.
 //!
 //!     cargo bench --bench start
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a bench may panic on what it did not expect
 
 use std::hint::black_box;

@@ -9,7 +9,8 @@
 //! long each delta waited between being sent and the start of the frame that shows it: a delta
 //! that waited more than one frame interval (16 ms, plus 2 ms of timer slack) counts as late.
 //! At the end the streamed part must hold exactly the concatenated deltas (none lost).
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
 mod common;

@@ -2,6 +2,8 @@
 //! (bench/run.sh). The session is the one the resume bench uses (benches/common).
 //!
 //!   cargo run --release --example bench_session -- DATA_DIR WORKSPACE [PARTS]
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 
 #[path = "../benches/common/mod.rs"]
 mod common;

@@ -1,7 +1,6 @@
 //! pith: a terminal coding agent that manages its context window. The binary's own modules
 //! (the command line, `pith run`, the TUI's wiring, `pith auth`); everything else is a crate of
 //! the workspace, named by its own path (`pith_protocol::event`, `pith_engine::factory`, …).
-#![warn(unreachable_pub)]
 
 // `pith auth` (the command); the stored keys are `pith_auth`'s.
 pub mod auth {

@@ -3,7 +3,8 @@
 //! the modules of `suite/` (each file says what it proves); `support` is the mock provider and
 //! the helpers (the `pith-test-support` crate, and the runner of the built binary).
 //! Run one area with `cargo test --test all acp::`.
-
+// test and bench code is no API: `pub` there only shares helpers between its modules
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a test may panic on what it did not expect
 
 mod suite;

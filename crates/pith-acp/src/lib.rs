@@ -3,7 +3,6 @@
 //! speak JSON-RPC on its stdin and stdout; nothing else is written to stdout (logs go to the
 //! log file). The message types are the protocol's own (`agent-client-protocol-schema`); the
 //! engine sees only `Op`s and none of them.
-#![warn(unreachable_pub)]
 
 mod agent;
 pub mod commands;

@@ -5,7 +5,6 @@
 //! bound to the provider *and* the `base_url` it was stored for: a configuration that later
 //! points that provider somewhere else (a workspace's `pith.toml`, say) does not get it. A file
 //! other users can read is refused with a one-line error saying how to fix it.
-#![warn(unreachable_pub)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

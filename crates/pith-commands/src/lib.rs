@@ -1,7 +1,6 @@
 //! The slash commands every front end shares (the TUI, `pith run`, the editor): the built-in
 //! table and its parser (`commands`), custom commands from Markdown files (`custom_commands`),
 //! and what a typed line is (`route`). No terminal, no engine.
-#![warn(unreachable_pub)]
 
 pub mod commands;
 pub mod custom_commands;

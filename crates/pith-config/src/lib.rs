@@ -1,5 +1,4 @@
 //! Configuration: types here; loading and merging in `load.rs`, the model catalog in `catalog.rs`.
-#![warn(unreachable_pub)]
 
 pub mod agents;
 pub mod catalog;

@@ -8,7 +8,6 @@
 //! - [`view`]: stored history → the model's view → wire messages;
 //! - [`prune`]: the plan for clearing old tool outputs;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
-#![warn(unreachable_pub)]
 
 pub mod bpe;
 pub mod budget;

@@ -29,45 +29,45 @@ pub(crate) struct RunRecord {
 
 impl RunRecord {
     /// What this session's sub-agents used.
-    pub fn subagents(&self) -> SubagentTotals {
+    pub(crate) fn subagents(&self) -> SubagentTotals {
         self.subagents
     }
 
     /// A sub-agent finished: its run and the runs under it, with what they used.
-    pub fn add_subagent_run(&mut self, totals: &SubagentTotals) {
+    pub(crate) fn add_subagent_run(&mut self, totals: &SubagentTotals) {
         self.subagents.runs += 1 + totals.runs;
         self.subagents.tokens += totals.tokens;
         self.subagents.cost += totals.cost;
     }
 
     /// Tokens of every request this runner made.
-    pub fn spent_tokens(&self) -> u64 {
+    pub(crate) fn spent_tokens(&self) -> u64 {
         self.spent_tokens
     }
 
     /// A request of this runner used `tokens`.
-    pub fn spend(&mut self, tokens: u64) {
+    pub(crate) fn spend(&mut self, tokens: u64) {
         self.spent_tokens += tokens;
     }
 
-    pub fn set_last_answer(&mut self, text: String) {
+    pub(crate) fn set_last_answer(&mut self, text: String) {
         self.last_answer = text;
     }
 
     /// The text of the last reply, once.
-    pub fn take_last_answer(&mut self) -> String {
+    pub(crate) fn take_last_answer(&mut self) -> String {
         std::mem::take(&mut self.last_answer)
     }
 
     /// Keeps `message` as the last error reported.
-    pub fn note_error(&self, message: &str) {
+    pub(crate) fn note_error(&self, message: &str) {
         if let Ok(mut last) = self.last_error.lock() {
             *last = Some(message.to_string());
         }
     }
 
     /// The last error reported, once.
-    pub fn take_last_error(&self) -> Option<String> {
+    pub(crate) fn take_last_error(&self) -> Option<String> {
         self.last_error.lock().ok().and_then(|mut e| e.take())
     }
 }
@@ -84,7 +84,7 @@ pub(crate) struct AgentRole {
 }
 
 impl AgentRole {
-    pub fn main() -> AgentRole {
+    pub(crate) fn main() -> AgentRole {
         AgentRole {
             name: "build".into(),
             depth: 0,
@@ -93,7 +93,7 @@ impl AgentRole {
     }
 
     /// What the messages of this agent record as their agent.
-    pub fn agent(&self) -> Agent {
+    pub(crate) fn agent(&self) -> Agent {
         if self.depth == 0 {
             Agent::Build
         } else {
@@ -103,7 +103,7 @@ impl AgentRole {
 
     /// The agent prompt block of a sub-agent: its own prompt or pith's, then what a sub-agent
     /// must do (work alone, end with a report).
-    pub fn shape_system(&self, system: &mut [String]) {
+    pub(crate) fn shape_system(&self, system: &mut [String]) {
         let Some(first) = system.first_mut() else {
             return;
         };

@@ -19,11 +19,11 @@ pub(super) enum Trigger {
 }
 
 impl Trigger {
-    pub fn is_auto(&self) -> bool {
+    pub(crate) fn is_auto(&self) -> bool {
         !matches!(self, Trigger::Manual { .. })
     }
 
-    pub fn focus(&self) -> Option<&str> {
+    pub(crate) fn focus(&self) -> Option<&str> {
         match self {
             Trigger::Manual { focus } => focus.as_deref(),
             _ => None,

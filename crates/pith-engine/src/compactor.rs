@@ -45,18 +45,18 @@ pub(super) struct Compactor {
 
 impl Compactor {
     /// A user turn starts: the breaker counts from zero.
-    pub fn start_turn(&mut self) {
+    pub(crate) fn start_turn(&mut self) {
         self.this_turn = 0;
     }
 
     /// A compaction starts in this turn.
-    pub fn count(&mut self) {
+    pub(crate) fn count(&mut self) {
         self.this_turn += 1;
     }
 
     /// Before an automatic compaction: past the second of a user turn, compacting would loop
     /// and the breaker trips.
-    pub fn check_breaker(&self, auto: bool) -> Result<(), CompactionError> {
+    pub(crate) fn check_breaker(&self, auto: bool) -> Result<(), CompactionError> {
         if auto && self.this_turn >= 2 {
             return Err(CompactionError::Breaker(
                 plan::breaker(u64::MAX, 0, 0, self.this_turn + 1).unwrap_or_default(),
@@ -67,7 +67,12 @@ impl Compactor {
 
     /// After an automatic compaction from `before` to `after` tokens: the breaker trips when
     /// compacting did not make the conversation fit the `usable` window.
-    pub fn check_fit(&self, before: u64, after: u64, usable: u64) -> Result<(), CompactionError> {
+    pub(crate) fn check_fit(
+        &self,
+        before: u64,
+        after: u64,
+        usable: u64,
+    ) -> Result<(), CompactionError> {
         match plan::breaker(before, after, usable, self.this_turn) {
             Some(message) => Err(CompactionError::Breaker(message)),
             None => Ok(()),
@@ -75,18 +80,23 @@ impl Compactor {
     }
 
     /// Another session starts (`/new`, a resume): its `/context` has no compaction of its own yet.
-    pub fn forget_last_cost(&mut self) {
+    pub(crate) fn forget_last_cost(&mut self) {
         self.last_cost = None;
     }
 
     /// What the last compaction cost.
-    pub fn last_cost(&self) -> Option<CompactionCost> {
+    pub(crate) fn last_cost(&self) -> Option<CompactionCost> {
         self.last_cost
     }
 
     /// A compaction finished with the summary `written`, whose message cost `cost`: what it
     /// cost, kept for `/context`.
-    pub fn finished(&mut self, written: &Written, cost: f64, background: bool) -> CompactionCost {
+    pub(crate) fn finished(
+        &mut self,
+        written: &Written,
+        cost: f64,
+        background: bool,
+    ) -> CompactionCost {
         let usage = &written.usage;
         let cost = CompactionCost {
             input: usage.input + usage.cache_read + usage.cache_write,
@@ -100,27 +110,27 @@ impl Compactor {
     }
 
     /// A summary is being written ahead.
-    pub fn has_background(&self) -> bool {
+    pub(crate) fn has_background(&self) -> bool {
         self.background.is_some()
     }
 
     /// Starts writing the `planned` summary ahead with `model`.
-    pub fn start_background(&mut self, planned: Planned, model: ModelSetup) {
+    pub(crate) fn start_background(&mut self, planned: Planned, model: ModelSetup) {
         self.background = Some(Background::start(planned, model));
     }
 
     /// Takes the summary being written ahead, to install it.
-    pub fn take_background(&mut self) -> Option<Background> {
+    pub(crate) fn take_background(&mut self) -> Option<Background> {
         self.background.take()
     }
 
     /// Drops the summary being written ahead (stale, or the history changed under it).
-    pub fn drop_background(&mut self) {
+    pub(crate) fn drop_background(&mut self) {
         self.background = None;
     }
 
     /// Keeps the summary being written ahead, taken to be checked.
-    pub fn keep_background(&mut self, background: Background) {
+    pub(crate) fn keep_background(&mut self, background: Background) {
         self.background = Some(background);
     }
 }

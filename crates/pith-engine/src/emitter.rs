@@ -24,13 +24,13 @@ pub(super) struct Emitter {
 }
 
 impl Emitter {
-    pub fn direct(tx: mpsc::UnboundedSender<EventMsg>) -> Emitter {
+    pub(crate) fn direct(tx: mpsc::UnboundedSender<EventMsg>) -> Emitter {
         Emitter { tx, tag: None }
     }
 
     /// Events of a sub-agent, to the same front end as this emitter's (flat: a grandchild's
     /// events are tagged with its own session, not wrapped twice).
-    pub fn child(&self, tag: Tag) -> Emitter {
+    pub(crate) fn child(&self, tag: Tag) -> Emitter {
         Emitter {
             tx: self.tx.clone(),
             tag: Some(Arc::new(tag)),
@@ -39,7 +39,7 @@ impl Emitter {
 
     /// Sends an event; false when the front end is gone. A sub-agent's event is wrapped; the
     /// op it answers stays on the envelope.
-    pub fn send(&self, msg: impl Into<EventMsg>) -> bool {
+    pub(crate) fn send(&self, msg: impl Into<EventMsg>) -> bool {
         let EventMsg { submission, event } = msg.into();
         let Some(tag) = &self.tag else {
             return self.tx.send(EventMsg { submission, event }).is_ok();

@@ -14,7 +14,7 @@ pub(crate) struct HookState {
 }
 
 impl HookState {
-    pub fn new(commands: Arc<crate::hook_commands::Hooks>) -> HookState {
+    pub(crate) fn new(commands: Arc<crate::hook_commands::Hooks>) -> HookState {
         HookState {
             commands,
             context: Vec::new(),
@@ -22,27 +22,27 @@ impl HookState {
     }
 
     /// The user has hooks on `event` (for `subject`, a tool's name).
-    pub fn has(&self, event: HookEvent, subject: Option<&str>) -> bool {
+    pub(crate) fn has(&self, event: HookEvent, subject: Option<&str>) -> bool {
         self.commands.has(event, subject)
     }
 
     /// The user's hooks, to run them.
-    pub fn commands(&self) -> &Arc<crate::hook_commands::Hooks> {
+    pub(crate) fn commands(&self) -> &Arc<crate::hook_commands::Hooks> {
         &self.commands
     }
 
     /// Hooks gave the model `parts`: they wait for the next prompt.
-    pub fn add_context(&mut self, parts: impl IntoIterator<Item = PartKind>) {
+    pub(crate) fn add_context(&mut self, parts: impl IntoIterator<Item = PartKind>) {
         self.context.extend(parts);
     }
 
     /// What hooks gave the model that waits for the next prompt.
-    pub fn context(&self) -> &[PartKind] {
+    pub(crate) fn context(&self) -> &[PartKind] {
         &self.context
     }
 
     /// The next prompt carried it, or the session it was for is left.
-    pub fn clear_context(&mut self) {
+    pub(crate) fn clear_context(&mut self) {
         self.context.clear();
     }
 }

@@ -8,7 +8,7 @@ pub(crate) const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The content of an attached image for a request: the image itself for a model that takes
 /// images, else a note saying it was left out.
-pub fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent> {
+pub(crate) fn image_content(path: &str, mime: &str, images: bool) -> Option<UserContent> {
     let note = |why: &str| UserContent::Text {
         text: format!("[image {path} not sent: {why}]"),
     };

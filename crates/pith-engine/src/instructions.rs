@@ -163,7 +163,7 @@ fn judge(path: &Path, fence: &Path, fences: &Fences) -> Option<PathBuf> {
 }
 
 /// Reads at most `max` bytes of the instruction file, from the path it was judged by.
-pub fn read(file: &Instruction, max: usize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read(file: &Instruction, max: usize) -> std::io::Result<Vec<u8>> {
     let f = pith_tools::open::read_exact(&file.real)?;
     if !f.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));

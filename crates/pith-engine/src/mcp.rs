@@ -19,7 +19,7 @@ use pith_tools::{Registry, Tool};
 
 impl Turn<'_> {
     /// Starts using `manager`'s servers (already starting in the background).
-    pub fn attach_mcp(&mut self, manager: Arc<McpManager>) {
+    pub(crate) fn attach_mcp(&mut self, manager: Arc<McpManager>) {
         if manager.is_empty() {
             return;
         }

@@ -27,7 +27,7 @@ pub(crate) struct McpSession {
 
 impl McpSession {
     /// The servers, when the session has any.
-    pub fn manager(&self) -> Option<&Arc<McpManager>> {
+    pub(crate) fn manager(&self) -> Option<&Arc<McpManager>> {
         self.manager.as_ref()
     }
 }

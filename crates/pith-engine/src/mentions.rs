@@ -26,7 +26,7 @@ const MAX_MENTIONS: usize = 20;
 
 /// The `@word`s of `text` that start a word, in order, without repeats; trailing punctuation
 /// that is not part of an existing path is the sentence's, not the path's.
-pub fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
+pub(crate) fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
         let Some(raw) = word.strip_prefix('@') else {
@@ -52,7 +52,7 @@ pub fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
 /// The byte spans of `text` the user did not type: the ones `pasted`, and every embedded
 /// resource an editor sent (`<context uri=…>…</context>`, which the ACP front end writes and
 /// whose text cannot close it early).
-pub fn foreign_spans(text: &str, pasted: &[Span]) -> Vec<Span> {
+pub(crate) fn foreign_spans(text: &str, pasted: &[Span]) -> Vec<Span> {
     let mut spans: Vec<Span> = pasted.to_vec();
     let mut from = 0;
     while let Some(at) = text[from..].find("<context uri=") {
@@ -81,7 +81,7 @@ fn typed_only(text: &str, spans: &[Span]) -> String {
 
 /// The mentions of `text`, each with whether it was found only in text the user did not type
 /// (`pasted` spans, embedded resources): such a mention is not the user's consent.
-pub fn mentions_with_origin(
+pub(crate) fn mentions_with_origin(
     text: &str,
     pasted: &[Span],
     exists: impl Fn(&str) -> bool,
@@ -99,7 +99,7 @@ pub fn mentions_with_origin(
 /// The `@word`s of `text` that look like a path (a `/` in them, or a file name's extension) but
 /// name nothing: they are told "not attached" as a binary file is, not dropped in silence.
 /// `@team` or `@nowhere.` stay prose.
-pub fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
+pub(crate) fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
         let Some(raw) = word.strip_prefix('@') else {
@@ -292,7 +292,7 @@ impl Turn<'_> {
 /// Why the file the check resolved (`c`) is not attached without a question: it lies outside the workspace (named so, or
 /// through a symlink), or a symlink leads from the workspace into a hidden path. Said with the
 /// path it leads to.
-pub fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) -> Option<String> {
+pub(crate) fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) -> Option<String> {
     let target = c.resolved.path.display();
     let own = [
         pith_tools::truncate::output_dir(&ctx.data_dir),

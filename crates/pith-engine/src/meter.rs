@@ -19,7 +19,7 @@ pub(super) struct Meter {
 
 impl Meter {
     /// A meter for the model the provider knows as `model_id`, with no figure yet.
-    pub fn new(model_id: &str) -> Meter {
+    pub(crate) fn new(model_id: &str) -> Meter {
         Meter {
             estimator: Estimator::lazy(model_id),
             tracker: ContextTracker::default(),
@@ -28,72 +28,72 @@ impl Meter {
     }
 
     /// The estimator, lent to the planning that counts with it.
-    pub fn estimator(&self) -> &Estimator {
+    pub(crate) fn estimator(&self) -> &Estimator {
         &self.estimator
     }
 
     /// The estimator, lent to the planning that counts with it and caches what it counted.
-    pub fn estimator_mut(&mut self) -> &mut Estimator {
+    pub(crate) fn estimator_mut(&mut self) -> &mut Estimator {
         &mut self.estimator
     }
 
     /// Counts for the model `model_id` from now on, with a fresh correction ratio; returns the
     /// estimator it used, to go back to with [`Meter::restore_estimator`].
-    pub fn use_model(&mut self, model_id: &str) -> Estimator {
+    pub(crate) fn use_model(&mut self, model_id: &str) -> Estimator {
         std::mem::replace(&mut self.estimator, Estimator::lazy(model_id))
     }
 
     /// Counts with `estimator` again (see [`Meter::use_model`]).
-    pub fn restore_estimator(&mut self, estimator: Estimator) {
+    pub(crate) fn restore_estimator(&mut self, estimator: Estimator) {
         self.estimator = estimator;
     }
 
     /// Forgets the context figure: another session's history is to be counted.
-    pub fn forget_figure(&mut self) {
+    pub(crate) fn forget_figure(&mut self) {
         self.tracker = ContextTracker::default();
         self.window_warned = 0;
     }
 
     /// The context figure, as the status bar shows it.
-    pub fn used(&self) -> u64 {
+    pub(crate) fn used(&self) -> u64 {
         self.tracker.used()
     }
 
     /// The figure against the window, as the front ends show it.
-    pub fn usage(&self, limits: &Limits, cfg: &CompactionConfig) -> ContextUsage {
+    pub(crate) fn usage(&self, limits: &Limits, cfg: &CompactionConfig) -> ContextUsage {
         self.tracker.usage(limits, cfg)
     }
 
     /// The figure holds no provider count since the last reset.
-    pub fn is_estimate(&self) -> bool {
+    pub(crate) fn is_estimate(&self) -> bool {
         self.tracker.is_estimate()
     }
 
     /// Counts a message added to the context.
-    pub fn add_message(&mut self, m: &Message) {
+    pub(crate) fn add_message(&mut self, m: &Message) {
         let tokens = self.estimator.message(m);
         self.tracker.on_added(tokens);
     }
 
     /// Counts a part added to the context.
-    pub fn add_part(&mut self, p: &Part) {
+    pub(crate) fn add_part(&mut self, p: &Part) {
         let tokens = self.estimator.part(p);
         self.tracker.on_added(tokens);
     }
 
     /// Counts `tokens` added to the context.
-    pub fn add_tokens(&mut self, tokens: u64) {
+    pub(crate) fn add_tokens(&mut self, tokens: u64) {
         self.tracker.on_added(tokens);
     }
 
     /// The provider counted `usage` for a request estimated at `estimated_request`.
-    pub fn on_report(&mut self, usage: &Usage, estimated_request: u64) {
+    pub(crate) fn on_report(&mut self, usage: &Usage, estimated_request: u64) {
         self.tracker.on_report(usage, estimated_request);
     }
 
     /// A step's report: the estimator learns its ratio from the prompt side the provider
     /// counted for `content` estimated tokens, and the figure takes the count.
-    pub fn on_step_report(&mut self, usage: &Usage, content: u64, estimated_request: u64) {
+    pub(crate) fn on_step_report(&mut self, usage: &Usage, content: u64, estimated_request: u64) {
         let prompt_side = usage.input + usage.cache_read + usage.cache_write;
         self.estimator.learn(content, prompt_side);
         self.tracker.on_report(usage, estimated_request);
@@ -101,52 +101,52 @@ impl Meter {
 
     /// The fixed part of every request (system prompt, tool definitions) went from `before`
     /// to `after` tokens.
-    pub fn on_overhead_change(&mut self, before: u64, after: u64) {
+    pub(crate) fn on_overhead_change(&mut self, before: u64, after: u64) {
         self.tracker.on_overhead_change(before, after);
     }
 
     /// The figure is an estimate of `estimate` tokens (the history changed under it).
-    pub fn on_reset(&mut self, estimate: u64) {
+    pub(crate) fn on_reset(&mut self, estimate: u64) {
         self.tracker.on_reset(estimate);
     }
 
     /// The figure is `figure`, as the session left it.
-    pub fn on_restore(&mut self, figure: u64) {
+    pub(crate) fn on_restore(&mut self, figure: u64) {
         self.tracker.on_restore(figure);
     }
 
-    pub fn text(&self, s: &str) -> u64 {
+    pub(crate) fn text(&self, s: &str) -> u64 {
         self.estimator.text(s)
     }
 
-    pub fn message(&mut self, m: &Message) -> u64 {
+    pub(crate) fn message(&mut self, m: &Message) -> u64 {
         self.estimator.message(m)
     }
 
-    pub fn part(&mut self, p: &Part) -> u64 {
+    pub(crate) fn part(&mut self, p: &Part) -> u64 {
         self.estimator.part(p)
     }
 
-    pub fn tool_definitions(&mut self, tools: &[ToolSpec]) -> u64 {
+    pub(crate) fn tool_definitions(&mut self, tools: &[ToolSpec]) -> u64 {
         self.estimator.tool_definitions(tools)
     }
 
-    pub fn request_overhead(&mut self, system: &[String], tools: &[ToolSpec]) -> u64 {
+    pub(crate) fn request_overhead(&mut self, system: &[String], tools: &[ToolSpec]) -> u64 {
         self.estimator.request_overhead(system, tools)
     }
 
     /// The counts are exact (the model's tokenizer is loaded).
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         self.estimator.is_exact()
     }
 
     /// Counts exactly from now on (loads the tokenizer).
-    pub fn want_exact(&mut self) {
+    pub(crate) fn want_exact(&mut self) {
         self.estimator.want_exact();
     }
 
     /// Loads the tokenizer in the background.
-    pub fn prefetch(&self) {
+    pub(crate) fn prefetch(&self) {
         self.estimator.prefetch();
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct ModelSetup {
 }
 
 impl ModelSetup {
-    pub fn build(
+    pub(crate) fn build(
         config: &pith_config::Config,
         name: &str,
     ) -> Result<(Self, Option<String>), ModelError> {

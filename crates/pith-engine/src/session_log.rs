@@ -45,7 +45,12 @@ impl StoreFailure {
 
 impl SessionLog {
     /// The log of `session`, whose lock this engine holds; its view is empty until loaded.
-    pub fn new(store: Arc<Store>, session: Session, lock: SessionLock, events: Emitter) -> Self {
+    pub(crate) fn new(
+        store: Arc<Store>,
+        session: Session,
+        lock: SessionLock,
+        events: Emitter,
+    ) -> Self {
         SessionLog {
             store,
             session,
@@ -56,72 +61,72 @@ impl SessionLog {
         }
     }
 
-    pub fn store(&self) -> &Arc<Store> {
+    pub(crate) fn store(&self) -> &Arc<Store> {
         &self.store
     }
 
-    pub fn session(&self) -> &Session {
+    pub(crate) fn session(&self) -> &Session {
         &self.session
     }
 
     /// The session cost `cost` more.
-    pub fn add_cost(&mut self, cost: f64) {
+    pub(crate) fn add_cost(&mut self, cost: f64) {
         self.session.cost += cost;
     }
 
     /// Titles the session, unless it has a title already.
-    pub fn title_if_untitled(&mut self, title: impl FnOnce() -> String) {
+    pub(crate) fn title_if_untitled(&mut self, title: impl FnOnce() -> String) {
         if self.session.title.is_empty() {
             self.session.title = title();
         }
     }
 
     /// The session goes on with the model `name`.
-    pub fn set_model(&mut self, name: String) {
+    pub(crate) fn set_model(&mut self, name: String) {
         self.session.model = name;
     }
 
     /// The session goes on in `dir`.
-    pub fn set_directory(&mut self, dir: String) {
+    pub(crate) fn set_directory(&mut self, dir: String) {
         self.session.directory = dir;
     }
 
     /// The view is loaded from the message `id` on.
-    pub fn set_compaction_point(&mut self, id: String) {
+    pub(crate) fn set_compaction_point(&mut self, id: String) {
         self.session.compaction_point = Some(id);
     }
 
-    pub fn session_id(&self) -> &str {
+    pub(crate) fn session_id(&self) -> &str {
         &self.session.id
     }
 
     /// From now on the runner's events go to `events`.
-    pub fn send_to(&mut self, events: Emitter) {
+    pub(crate) fn send_to(&mut self, events: Emitter) {
         self.events = events;
     }
 
     /// Where the runner's events go.
-    pub fn events(&self) -> &Emitter {
+    pub(crate) fn events(&self) -> &Emitter {
         &self.events
     }
 
     /// Sends an event; false when the front end is gone.
-    pub fn emit(&self, event: impl Into<EventMsg>) -> bool {
+    pub(crate) fn emit(&self, event: impl Into<EventMsg>) -> bool {
         self.events.send(event)
     }
 
-    pub fn view(&self) -> &[Message] {
+    pub(crate) fn view(&self) -> &[Message] {
         &self.view
     }
 
     /// The view is `messages` (in model order), as loaded from the store.
-    pub fn set_view(&mut self, messages: Vec<Message>) {
+    pub(crate) fn set_view(&mut self, messages: Vec<Message>) {
         self.view = messages;
     }
 
     /// The view restarts from `head` (a compaction and its summary), followed by the messages
     /// at `tail` it keeps.
-    pub fn restart_view(&mut self, head: Vec<Message>, tail: std::ops::Range<usize>) {
+    pub(crate) fn restart_view(&mut self, head: Vec<Message>, tail: std::ops::Range<usize>) {
         let kept: Vec<Message> = self.view.drain(tail).collect();
         self.view = head;
         self.view.extend(kept);
@@ -129,7 +134,12 @@ impl SessionLog {
 
     /// Changes the part `pi` of the message at `idx` with `change`, saves it and announces it;
     /// the part as it is now.
-    pub fn update_part(&mut self, idx: usize, pi: usize, change: impl FnOnce(&mut Part)) -> Part {
+    pub(crate) fn update_part(
+        &mut self,
+        idx: usize,
+        pi: usize,
+        change: impl FnOnce(&mut Part),
+    ) -> Part {
         let part = &mut self.view[idx].parts[pi];
         change(part);
         let part = part.clone();
@@ -139,7 +149,7 @@ impl SessionLog {
 
     /// Takes the messages from `first` on out of the view and the store (`/undo` keeps them for
     /// `/redo`). A delete that fails is logged, not recorded: the turn is not the user's.
-    pub fn cut_from(&mut self, first: usize) -> Vec<Message> {
+    pub(crate) fn cut_from(&mut self, first: usize) -> Vec<Message> {
         let removed: Vec<Message> = self.view.drain(first..).collect();
         for m in &removed {
             if let Err(e) = self.store.delete_message(&m.id) {
@@ -150,7 +160,7 @@ impl SessionLog {
     }
 
     /// Puts back messages [`SessionLog::cut_from`] took (`/redo`), saved, not announced.
-    pub fn put_back(&mut self, messages: &[Message]) {
+    pub(crate) fn put_back(&mut self, messages: &[Message]) {
         for m in messages {
             self.save_message(m);
             self.view.push(m.clone());
@@ -158,38 +168,38 @@ impl SessionLog {
     }
 
     /// Goes on with another session, whose lock is `lock`; its view is to be loaded.
-    pub fn switch(&mut self, session: Session, lock: SessionLock) {
+    pub(crate) fn switch(&mut self, session: Session, lock: SessionLock) {
         self._lock = lock;
         self.session = session;
     }
 
     /// Persists a message header and every part.
-    pub fn save_message(&self, m: &Message) {
+    pub(crate) fn save_message(&self, m: &Message) {
         if let Err(e) = self.store.save_message(m) {
             self.failed(&format!("save message {}", m.id), e);
         }
     }
 
-    pub fn save_part(&self, part: &Part) {
+    pub(crate) fn save_part(&self, part: &Part) {
         if let Err(e) = self.store.upsert_part(&self.session.id, part) {
             self.failed(&format!("save part {}", part.id), e);
         }
     }
 
     /// Saves a part and announces it.
-    pub fn write_part(&self, part: &Part) {
+    pub(crate) fn write_part(&self, part: &Part) {
         self.save_part(part);
         self.emit(OutputEvent::PartUpdated { part: part.clone() });
     }
 
     /// Saves a message and announces it: the message, then every part.
-    pub fn write_message(&self, m: &Message) {
+    pub(crate) fn write_message(&self, m: &Message) {
         self.save_message(m);
         self.emit_message(m);
     }
 
     /// Announces a message, then every part.
-    pub fn emit_message(&self, m: &Message) {
+    pub(crate) fn emit_message(&self, m: &Message) {
         self.emit(OutputEvent::Message { message: m.clone() });
         for p in &m.parts {
             self.emit(OutputEvent::PartUpdated { part: p.clone() });
@@ -197,20 +207,20 @@ impl SessionLog {
     }
 
     /// Saves a message and announces its header only (its parts were announced as they came).
-    pub fn write_header(&self, m: &Message) {
+    pub(crate) fn write_header(&self, m: &Message) {
         self.save_message(m);
         self.emit(OutputEvent::Message { message: m.clone() });
     }
 
     /// Appends a message to the view, persists it and announces it; its index in the view.
-    pub fn push(&mut self, m: Message) -> usize {
+    pub(crate) fn push(&mut self, m: Message) -> usize {
         self.write_message(&m);
         self.view.push(m);
         self.view.len() - 1
     }
 
     /// Removes a message from the view and the store, and announces it.
-    pub fn remove(&mut self, idx: usize) -> Message {
+    pub(crate) fn remove(&mut self, idx: usize) -> Message {
         let m = self.view.remove(idx);
         self.delete_message(&m.id);
         self.emit(OutputEvent::MessageRemoved {
@@ -220,21 +230,21 @@ impl SessionLog {
     }
 
     /// Deletes a message from the store (not from the view).
-    pub fn delete_message(&self, id: &str) {
+    pub(crate) fn delete_message(&self, id: &str) {
         if let Err(e) = self.store.delete_message(id) {
             self.failed(&format!("delete message {id}"), e);
         }
     }
 
     /// Deletes a part from the store (not from the view).
-    pub fn delete_part(&self, id: &str) {
+    pub(crate) fn delete_part(&self, id: &str) {
         if let Err(e) = self.store.delete_part(id) {
             self.failed(&format!("delete part {id}"), e);
         }
     }
 
     /// Writes the session's row: updated now, with `tokens` as its context figure.
-    pub fn touch(&mut self, tokens: u64) {
+    pub(crate) fn touch(&mut self, tokens: u64) {
         self.session.time_updated = now_ms();
         self.session.tokens = tokens;
         if let Err(e) = self.store.update_session(&self.session) {
@@ -244,7 +254,7 @@ impl SessionLog {
 
     /// Records a failed write (`what`: "save part X"). Only the first of a turn is logged: a
     /// full disk fails every write after it, and the log is on the same disk.
-    pub fn failed(&self, what: &str, e: StoreError) {
+    pub(crate) fn failed(&self, what: &str, e: StoreError) {
         let mut slot = self.failure.lock();
         if slot.is_none() {
             tracing::error!("store: cannot {what}: {e:#}");
@@ -253,12 +263,12 @@ impl SessionLog {
     }
 
     /// A write failed in this turn.
-    pub fn failing(&self) -> bool {
+    pub(crate) fn failing(&self) -> bool {
         self.failure.lock().is_some()
     }
 
     /// The error to report for a failed write, once; clears it for the next turn.
-    pub fn take_failure(&self) -> Option<EngineError> {
+    pub(crate) fn take_failure(&self) -> Option<EngineError> {
         let source = self.failure.lock().take()?;
         let db = self
             .store

@@ -25,7 +25,7 @@ pub struct Prompt {
 }
 
 /// What a permission waiter receives.
-pub type PermissionAnswer = (PermissionReply, Option<String>);
+pub(crate) type PermissionAnswer = (PermissionReply, Option<String>);
 
 #[derive(Default)]
 pub struct Shared {
@@ -179,7 +179,7 @@ pub enum Control {
 /// The events that answer `Op::LoadHistory`: the page of history before `before`. A page that
 /// cannot be read is reported, and answered as empty with nothing more, so the front end stops
 /// asking.
-pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event> {
+pub(crate) fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event> {
     let (page, error) = match store.load_page(session_id, Some(before), PAGE_MESSAGES) {
         Ok(page) => (page, None),
         Err(e) => {
@@ -198,7 +198,7 @@ pub fn history_page(store: &Store, session_id: &str, before: &str) -> Vec<Event>
 
 /// What the pump needs to answer requests itself (history pages, MCP resources), even while a
 /// turn runs.
-pub struct HistorySource {
+pub(crate) struct HistorySource {
     pub store: std::sync::Arc<Store>,
     pub events: mpsc::UnboundedSender<EventMsg>,
     pub mcp: Option<std::sync::Arc<pith_mcp::McpManager>>,
@@ -206,7 +206,7 @@ pub struct HistorySource {
 
 /// Reads ops and routes them: interrupts, permission replies and history pages are answered at
 /// once, user messages are queued, everything else goes to the runner in order.
-pub async fn pump(
+pub(crate) async fn pump(
     mut ops: mpsc::UnboundedReceiver<Submission>,
     shared: std::sync::Arc<Shared>,
     ctl: mpsc::UnboundedSender<Control>,

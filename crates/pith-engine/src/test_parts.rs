@@ -41,7 +41,7 @@ pub(crate) enum Answer {
 
 impl Answer {
     /// A text answer that stops.
-    pub fn text(text: &str) -> Answer {
+    pub(crate) fn text(text: &str) -> Answer {
         Answer::Events(vec![
             StreamEvent::TextDelta(text.into()),
             StreamEvent::Usage(Usage {
@@ -54,7 +54,7 @@ impl Answer {
     }
 
     /// One tool call, asking for its result.
-    pub fn call(id: &str, name: &str, arguments: &str) -> Answer {
+    pub(crate) fn call(id: &str, name: &str, arguments: &str) -> Answer {
         Answer::Events(vec![
             StreamEvent::ToolCall {
                 id: id.into(),
@@ -66,7 +66,7 @@ impl Answer {
     }
 
     /// A fault the retry policy retries.
-    pub fn unavailable() -> Answer {
+    pub(crate) fn unavailable() -> Answer {
         Answer::Fail(ProviderError::new(FaultKind::Server, "503 overloaded"))
     }
 }
@@ -81,7 +81,7 @@ pub(crate) struct Scripted {
 }
 
 impl Scripted {
-    pub fn new(answers: Vec<Answer>) -> Arc<Scripted> {
+    pub(crate) fn new(answers: Vec<Answer>) -> Arc<Scripted> {
         Arc::new(Scripted {
             answers: Mutex::new(answers.into()),
             ..Scripted::default()
@@ -89,11 +89,11 @@ impl Scripted {
     }
 
     /// Adds an answer to the script.
-    pub fn then(&self, answer: Answer) {
+    pub(crate) fn then(&self, answer: Answer) {
         self.answers.lock().unwrap().push_back(answer);
     }
 
-    pub fn requests(&self) -> Vec<ChatRequest> {
+    pub(crate) fn requests(&self) -> Vec<ChatRequest> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -174,7 +174,7 @@ pub(crate) struct Parts {
 impl Parts {
     /// A new session over a store in memory, on the scripted `provider`, in a temporary
     /// workspace where every `ask` is allowed (headless, `--yes`).
-    pub fn new(provider: Arc<Scripted>) -> Parts {
+    pub(crate) fn new(provider: Arc<Scripted>) -> Parts {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().join("ws");
         let data_dir = dir.path().join("data");
@@ -229,7 +229,7 @@ impl Parts {
     }
 
     /// The parts, lent to one turn.
-    pub fn turn(&mut self) -> Turn<'_> {
+    pub(crate) fn turn(&mut self) -> Turn<'_> {
         Turn {
             opts: &mut self.opts,
             log: &mut self.log,
@@ -249,7 +249,7 @@ impl Parts {
     }
 
     /// The events sent so far.
-    pub fn events(&mut self) -> Vec<Event> {
+    pub(crate) fn events(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         while let Ok(e) = self.events.try_recv() {
             out.push(e.event);

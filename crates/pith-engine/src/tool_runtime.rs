@@ -25,7 +25,7 @@ pub(super) struct ToolRuntime {
 }
 
 impl ToolRuntime {
-    pub fn new(registry: Registry, permissions: Permissions) -> ToolRuntime {
+    pub(crate) fn new(registry: Registry, permissions: Permissions) -> ToolRuntime {
         ToolRuntime {
             registry,
             permissions,
@@ -37,85 +37,85 @@ impl ToolRuntime {
     }
 
     /// Another session starts: what this one allowed, repeated and kept goes.
-    pub fn start_session(&mut self, config: &pith_config::Config) {
+    pub(crate) fn start_session(&mut self, config: &pith_config::Config) {
         self.state = Arc::new(SessionToolState::default());
         self.permissions = Permissions::new(&config.permission);
         self.doom = DoomLoop::default();
     }
 
     /// The tools the model may call.
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         &self.registry
     }
 
-    pub fn set_registry(&mut self, registry: Registry) {
+    pub(crate) fn set_registry(&mut self, registry: Registry) {
         self.registry = registry;
     }
 
     /// Keeps only the tools `keep` keeps.
-    pub fn retain(&mut self, keep: impl Fn(&dyn Tool) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl Fn(&dyn Tool) -> bool) {
         self.registry.retain(keep);
     }
 
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+    pub(crate) fn register(&mut self, tool: Arc<dyn Tool>) {
         self.registry.register(tool);
     }
 
     /// The definitions the requests carry.
-    pub fn specs(&self) -> &[ToolSpec] {
+    pub(crate) fn specs(&self) -> &[ToolSpec] {
         &self.specs
     }
 
-    pub fn set_specs(&mut self, specs: Vec<ToolSpec>) {
+    pub(crate) fn set_specs(&mut self, specs: Vec<ToolSpec>) {
         self.specs = specs;
     }
 
     /// The tools' state in this session (the todo list, the files read).
-    pub fn state(&self) -> &Arc<SessionToolState> {
+    pub(crate) fn state(&self) -> &Arc<SessionToolState> {
         &self.state
     }
 
     /// The permission rules and what was allowed this session.
-    pub fn permissions(&self) -> &Permissions {
+    pub(crate) fn permissions(&self) -> &Permissions {
         &self.permissions
     }
 
     /// What the rules say of calling `tool` with `input`.
-    pub fn check(&mut self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
+    pub(crate) fn check(&mut self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
         self.permissions.check(tool, input, ctx)
     }
 
     /// The user answered `request`.
-    pub fn reply(&mut self, request: &PermissionRequest, reply: PermissionReply) {
+    pub(crate) fn reply(&mut self, request: &PermissionRequest, reply: PermissionReply) {
         self.permissions.reply(request, reply);
     }
 
     /// The MCP tools and the server and remote name of each, for the rules.
-    pub fn set_mcp_tools(&mut self, owners: HashMap<String, (String, String)>) {
+    pub(crate) fn set_mcp_tools(&mut self, owners: HashMap<String, (String, String)>) {
         self.permissions.set_mcp_tools(owners);
     }
 
     /// A call about to run, for the doom loop; true when it repeats the last ones.
-    pub fn record_call(&mut self, tool: &str, input: &Value) -> bool {
+    pub(crate) fn record_call(&mut self, tool: &str, input: &Value) -> bool {
         self.doom.record(tool, input)
     }
 
     /// A call that cannot run, for the doom loop; why to stop when it keeps coming.
-    pub fn record_broken_call(&mut self, tool: &str, input: &Value) -> Option<LoopStop> {
+    pub(crate) fn record_broken_call(&mut self, tool: &str, input: &Value) -> Option<LoopStop> {
         self.doom.record_broken(tool, input)
     }
 
     /// How many times in a row the same call came.
-    pub fn repeats(&self) -> usize {
+    pub(crate) fn repeats(&self) -> usize {
         self.doom.count()
     }
 
     /// The MCP servers' tools, status and attachments.
-    pub fn mcp(&self) -> &super::mcp_session::McpSession {
+    pub(crate) fn mcp(&self) -> &super::mcp_session::McpSession {
         &self.mcp
     }
 
-    pub fn mcp_mut(&mut self) -> &mut super::mcp_session::McpSession {
+    pub(crate) fn mcp_mut(&mut self) -> &mut super::mcp_session::McpSession {
         &mut self.mcp
     }
 }

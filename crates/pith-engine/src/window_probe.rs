@@ -12,7 +12,7 @@ pub(crate) struct WindowProbe {
 
 impl WindowProbe {
     /// Asks in `probe`; `warning` is said if the server cannot tell.
-    pub fn start(
+    pub(crate) fn start(
         &mut self,
         probe: tokio::task::JoinHandle<Option<(u64, String)>>,
         warning: Option<String>,
@@ -21,16 +21,16 @@ impl WindowProbe {
         self.warning = warning;
     }
 
-    pub fn forget_warning(&mut self) {
+    pub(crate) fn forget_warning(&mut self) {
         self.warning = None;
     }
 
     /// The question under way, to await its answer.
-    pub fn take_probe(&mut self) -> Option<tokio::task::JoinHandle<Option<(u64, String)>>> {
+    pub(crate) fn take_probe(&mut self) -> Option<tokio::task::JoinHandle<Option<(u64, String)>>> {
         self.probe.take()
     }
 
-    pub fn take_warning(&mut self) -> Option<String> {
+    pub(crate) fn take_warning(&mut self) -> Option<String> {
         self.warning.take()
     }
 }

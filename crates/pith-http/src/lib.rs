@@ -2,7 +2,6 @@
 //! are loaded only for an `https://` base, once per process: a plain `http://` server on this
 //! machine or network (Ollama, llama.cpp, vLLM) gets a client that never reads them, and a
 //! redirect from it to `https://` is refused rather than tried without a trust store.
-#![warn(unreachable_pub)]
 
 use std::collections::HashMap;
 use std::sync::Mutex;

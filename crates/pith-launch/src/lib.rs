@@ -4,7 +4,6 @@
 //! model, a missing key — decided once ([`questions`]; their types are
 //! `pith_protocol::launch`'s); and the one `EngineOptions` ([`options`]). No terminal: each
 //! front end renders the questions in its medium.
-#![warn(unreachable_pub)]
 
 pub mod first_run;
 pub mod options;

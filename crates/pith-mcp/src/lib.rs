@@ -7,7 +7,6 @@
 //! - `tool`: an MCP tool as a pith `Tool`, and its result as text.
 //! - `search`: deferred definitions behind `tool_search` when they would crowd the window.
 //! - `prompt`: prompts as slash commands, resources as attachments.
-#![warn(unreachable_pub)]
 
 pub mod connect;
 pub mod manager;

@@ -5,7 +5,6 @@
 //! (`tool`), and how a model name splits (`model_name`), and the questions asked before an
 //! engine starts (`launch`). Plain data with serde: no I/O,
 //! no async, no terminal.
-#![warn(unreachable_pub)]
 
 pub mod event;
 pub mod launch;

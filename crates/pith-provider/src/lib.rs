@@ -1,6 +1,5 @@
 //! Model providers: the `Provider` trait over the neutral types of [`pith_protocol::llm`], the wire
 //! formats (OpenAI-compatible, Anthropic), classified errors and retries.
-#![warn(unreachable_pub)]
 
 pub mod anthropic;
 /// The HTTP clients, from `pith-http` (also used by HTTP MCP servers).

@@ -4,7 +4,6 @@
 //! errors, the log file, the session store, exports and tool results (a command that prints one
 //! does not put it in the model's context). The environment variables that hold them, and any
 //! variable named like a secret, are kept from the commands pith runs (see [`EnvPolicy`]).
-#![warn(unreachable_pub)]
 
 use std::borrow::Cow;
 use std::sync::RwLock;

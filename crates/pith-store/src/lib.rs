@@ -7,7 +7,6 @@
 //! Ids are ULIDs ([`pith_protocol::message::new_id`], monotonic), so messages and parts sort by id in
 //! creation order and "the view from the compaction point on" is a range scan over
 //! `(session_id, id)`.
-#![warn(unreachable_pub)]
 
 mod error;
 pub mod export;

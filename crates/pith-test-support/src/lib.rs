@@ -5,7 +5,6 @@
 //!
 //! It depends on the workspace crates below the binary, never on `pith` itself: a dev-dependency
 //! cycle would build a second copy of the `pith` library whose types do not match the test's.
-#![warn(unreachable_pub)]
 #![allow(clippy::unwrap_used)] // a helper may panic on what it did not expect: the test fails
 
 pub mod anthropic;

@@ -1,6 +1,5 @@
 //! Tools the model can call. One file per tool; the registry, permissions, permission modes and
 //! output truncation sit beside them, and the OS sandbox every command runs in (`sandbox`).
-#![warn(unreachable_pub)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! The ratatui front end (Elm style): `app` holds state and `update`, `view` draws it, and `run`
 //! drives both from terminal events, engine events and a tick. It talks to the engine only through
 //! `Op`s and `Event`s.
-#![warn(unreachable_pub)]
 
 mod activity;
 pub mod app;

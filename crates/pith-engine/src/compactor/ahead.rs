@@ -56,7 +56,7 @@ impl Drop for Background {
 impl Background {
     /// Starts writing `planned` with `model` in a task of its own. Its own token: it outlives
     /// the turn, and an interrupt drops it (`user_turn`).
-    pub fn start(planned: Planned, model: ModelSetup) -> Background {
+    pub(crate) fn start(planned: Planned, model: ModelSetup) -> Background {
         let cancel = CancellationToken::new();
         let (name, window) = (model.name.clone(), model.limits.context);
         let task = tokio::spawn(write(model, planned.request, planned.cap, cancel.clone()));
@@ -71,22 +71,22 @@ impl Background {
     }
 
     /// How many of the view's first messages it covers.
-    pub fn covered(&self) -> usize {
+    pub(crate) fn covered(&self) -> usize {
         self.covered.len()
     }
 
     /// What pith carries across, as planned with it.
-    pub fn take_carried(&mut self) -> Carried {
+    pub(crate) fn take_carried(&mut self) -> Carried {
         std::mem::take(&mut self.carried)
     }
 
     /// It is still being written.
-    pub fn is_writing(&self) -> bool {
+    pub(crate) fn is_writing(&self) -> bool {
         !self.task.is_finished()
     }
 
     /// The summary, waited for when it is still being written; `None` when it failed.
-    pub async fn finished(
+    pub(crate) async fn finished(
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<Option<Written>, CompactionError> {
@@ -111,7 +111,7 @@ impl Background {
     }
 
     /// Whether `view` still starts with the messages this summary covers, for `model`.
-    pub fn covers(&self, view: &[Message], model: &ModelSetup) -> bool {
+    pub(crate) fn covers(&self, view: &[Message], model: &ModelSetup) -> bool {
         self.model == model.name
             && self.window == model.limits.context
             && view.len() > self.covered.len()

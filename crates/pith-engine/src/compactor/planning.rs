@@ -23,19 +23,19 @@ impl Planner<'_> {
     /// Estimated tokens of the system prompt and tool definitions, corrected by the learned
     /// ratio like every other estimate (a fixed figure would leave the bulk of a small request
     /// uncorrected after a compaction, a prune or a resume).
-    pub fn overhead(&mut self) -> u64 {
+    pub(crate) fn overhead(&mut self) -> u64 {
         let mode = self.config.permission_mode;
         let (system, tools) = request_frame(self.system, self.specs, mode);
         self.meter.request_overhead(&system, &tools)
     }
 
     /// An estimate of what the next request would occupy.
-    pub fn estimate_request(&mut self) -> u64 {
+    pub(crate) fn estimate_request(&mut self) -> u64 {
         self.overhead() + self.estimate_content()
     }
 
     /// An estimate of the next request's messages (without system prompt and tools).
-    pub fn estimate_content(&mut self) -> u64 {
+    pub(crate) fn estimate_content(&mut self) -> u64 {
         let mut total = 0;
         for m in self.log.view() {
             total += self.meter.message(m);
@@ -44,18 +44,18 @@ impl Planner<'_> {
     }
 
     /// Recomputes the context figure as an estimate of the next request.
-    pub fn reset_estimate(&mut self) {
+    pub(crate) fn reset_estimate(&mut self) {
         let estimate = self.estimate_request();
         self.meter.on_reset(estimate);
     }
 
     /// The window-dependent figures of context management for the session's model.
-    pub fn budget(&self) -> Budget {
+    pub(crate) fn budget(&self) -> Budget {
         Budget::new(&self.model.limits, &self.config.compaction)
     }
 
     /// The running figure has reached the usable window.
-    pub fn overflowing(&self) -> bool {
+    pub(crate) fn overflowing(&self) -> bool {
         pith_context::overflow::is_overflow(
             self.meter.used(),
             &self.model.limits,
@@ -65,7 +65,7 @@ impl Planner<'_> {
 
     /// The context before compacting: what the provider counted of a request it rejected (at
     /// least the window without a count), else the session's figure.
-    pub fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
+    pub(crate) fn tokens_before(&self, trigger: &Trigger, budget: &Budget) -> u64 {
         match trigger {
             // What the provider counted is the real figure; without it, at least the window.
             Trigger::Overflow { prompt_tokens } => {
@@ -76,7 +76,7 @@ impl Planner<'_> {
     }
 
     /// The estimated tokens of the view's messages in `range`.
-    pub fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
+    pub(crate) fn tokens_of(&mut self, range: std::ops::Range<usize>) -> u64 {
         let estimator = self.meter.estimator_mut();
         self.log.view()[range]
             .iter()
@@ -85,7 +85,7 @@ impl Planner<'_> {
     }
 
     /// The request being worked on travels whole: when it alone cannot fit, no summary helps.
-    pub fn check_request_fits(
+    pub(crate) fn check_request_fits(
         &self,
         carried: &Carried,
         overhead: u64,
@@ -107,7 +107,7 @@ impl Planner<'_> {
     }
 
     /// The separate `compaction.model`, when one is configured other than the session's.
-    pub fn compaction_setup(&self) -> Result<Option<ModelSetup>, CompactionError> {
+    pub(crate) fn compaction_setup(&self) -> Result<Option<ModelSetup>, CompactionError> {
         match &self.config.compaction.model {
             Some(name) if name != &self.model.name => match ModelSetup::build(self.config, name) {
                 Ok((s, _)) => Ok(Some(s)),
@@ -124,13 +124,18 @@ impl Planner<'_> {
     /// most `tail_max`) with which the compacted context — overhead, a summary at its cap, the
     /// carried record, the tail — fits half the usable window. Fewer turns in the tail means
     /// more user messages to carry, so the two are planned together.
-    pub fn plan_cut(&mut self, budget: &Budget, overhead: u64, auto: bool) -> (plan::Cut, Carried) {
+    pub(crate) fn plan_cut(
+        &mut self,
+        budget: &Budget,
+        overhead: u64,
+        auto: bool,
+    ) -> (plan::Cut, Carried) {
         self.plan_cut_to(budget, overhead, auto, budget.target_after)
     }
 
     /// [`Planner::plan_cut`] for a compacted context of at most `target` tokens. The user's
     /// words come before the tail: while they do not all fit, the tail gives way to them.
-    pub fn plan_cut_to(
+    pub(crate) fn plan_cut_to(
         &mut self,
         budget: &Budget,
         overhead: u64,
@@ -239,7 +244,7 @@ impl Planner<'_> {
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
-    pub fn carry_users(&self, c: &mut Carried, room: u64) {
+    pub(crate) fn carry_users(&self, c: &mut Carried, room: u64) {
         let r = retain::retain(&c.sources, c.previous_dropped, room, self.meter.estimator());
         c.user_messages = r.messages;
         c.dropped_user_messages = r.dropped;
@@ -250,7 +255,13 @@ impl Planner<'_> {
     /// summary left (its blocks get more lines when it is short), and each of the user's
     /// sentences that is neither carried nor covered by the summary is carried after all,
     /// within the room the summary left of its cap.
-    pub fn carry_after_summary(&self, c: &mut Carried, summary: &str, taken: u64, budget: &Budget) {
+    pub(crate) fn carry_after_summary(
+        &self,
+        c: &mut Carried,
+        summary: &str,
+        taken: u64,
+        budget: &Budget,
+    ) {
         if c.sources.is_empty() {
             return;
         }
@@ -279,7 +290,7 @@ impl Planner<'_> {
     }
 
     /// True when the view ends with a message the user typed (so the model will answer it).
-    pub fn ends_with_user_request(&self) -> bool {
+    pub(crate) fn ends_with_user_request(&self) -> bool {
         self.log.view().last().is_some_and(|m| {
             m.role == Role::User
                 && m.compaction().is_none()
@@ -296,7 +307,7 @@ impl Planner<'_> {
     }
 
     /// Where background compaction starts, as a share of the usable window; `None`: never.
-    pub fn background_start(&self) -> Option<f64> {
+    pub(crate) fn background_start(&self) -> Option<f64> {
         let c = &self.config.compaction;
         if !c.auto || self.model.limits.context == 0 {
             return None;
@@ -316,7 +327,7 @@ impl Planner<'_> {
     /// What pith carries across the swap, as planned with the summary and brought up to date:
     /// a request carried whole that is no longer the current one (the view's messages from
     /// `n` on start a turn) joins the user's messages; the todo list is the current one.
-    pub fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
+    pub(crate) fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
         if self.log.view()[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
         {
@@ -337,7 +348,7 @@ impl Planner<'_> {
 
     /// Whether swapping in `written`, covering the view's first `n` messages and carrying
     /// `carried`, would leave more than [`MOST_AFTER_SWAP`] of the usable window.
-    pub fn swap_leaves_too_much(
+    pub(crate) fn swap_leaves_too_much(
         &mut self,
         written: &Written,
         carried: &Carried,

@@ -25,7 +25,7 @@ const KEPT_REQUEST: &str =
 impl Planner<'_> {
     /// The summary as it is installed: a summary longer than its cap (a server that ignores the
     /// cap) or than what it replaces is never taken as it is.
-    pub fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
+    pub(crate) fn fit_summary(&self, summary: String, replaced: u64, budget: &Budget) -> String {
         let most = replaced.min(budget.summary_cap);
         if self.meter.text(&summary) > most {
             tracing::warn!("summary over {most} tokens (its cap, or what it replaces); cutting it");
@@ -36,7 +36,7 @@ impl Planner<'_> {
 
     /// The compaction message (user, with the Compaction part) and the summary message after it
     /// (the summary, then what pith carries).
-    pub fn summary_messages(
+    pub(crate) fn summary_messages(
         &self,
         i: &Installed<'_>,
         summary: String,
@@ -84,7 +84,7 @@ impl Planner<'_> {
     }
 
     /// The instruction appended to the session's request for a cache-friendly summary.
-    pub fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
+    pub(crate) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
         let tail = match self
             .log
             .view()
@@ -117,7 +117,7 @@ impl Planner<'_> {
     /// results cut, media dropped, tool blocks as text), the request being worked on in short
     /// when it travels whole anyway, and the previous summary — passed alongside, or as the
     /// first chunk when it is too large to travel in every request.
-    pub fn dedicated_input(
+    pub(crate) fn dedicated_input(
         &self,
         cut: &Cut,
         carried: &Carried,
@@ -173,7 +173,7 @@ impl Planner<'_> {
 
     /// The budget of the dedicated summary requests: chunks follow the compaction model's
     /// window; the summary must fit the session's (`main`).
-    pub fn summary_budget(&self, setup: &ModelSetup, main: &Budget) -> Budget {
+    pub(crate) fn summary_budget(&self, setup: &ModelSetup, main: &Budget) -> Budget {
         let own = Budget::new(&setup.limits, &self.config.compaction);
         Budget {
             summary_cap: main.summary_cap.min(own.max_output),
@@ -184,7 +184,12 @@ impl Planner<'_> {
     /// The tokens of history one summary request takes. It keeps a tenth of the window for
     /// estimate error: half of that takes the words note; a longer note makes the chunks
     /// smaller.
-    pub fn chunk_budget(&self, budget: &Budget, user: plan::SummaryAsk<'_>, ask: Ask<'_>) -> u64 {
+    pub(crate) fn chunk_budget(
+        &self,
+        budget: &Budget,
+        user: plan::SummaryAsk<'_>,
+        ask: Ask<'_>,
+    ) -> u64 {
         let words = ask.words.map_or(0, |w| self.meter.text(w));
         plan::chunk_budget(budget, user, self.meter.estimator())
             .saturating_sub(words.saturating_sub(budget.usable / 20))

@@ -18,7 +18,7 @@ const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// How a hook's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exit {
+pub(super) enum Exit {
     /// Its exit code.
     Code(i32),
     /// Killed by this signal (not by pith).
@@ -33,7 +33,7 @@ pub enum Exit {
 
 /// What one hook did.
 #[derive(Debug, Clone)]
-pub struct Ran {
+pub(super) struct Ran {
     pub exit: Exit,
     pub stdout: String,
     pub stderr: String,
@@ -41,7 +41,7 @@ pub struct Ran {
 
 /// Runs `command` with `input` on its stdin. `prepare` sets the environment and the process
 /// setup (a session of its own under the reaper, pith's keys withheld).
-pub async fn run(
+pub(super) async fn run(
     command: &str,
     cwd: &Path,
     input: &[u8],

@@ -14,7 +14,7 @@ use super::SessionLog;
 impl SessionLog {
     /// Drops every part of the message at `idx` after its StepStart (a failed attempt's partial
     /// output): deleted from the store, announced as removed, then the message as it is now.
-    pub fn restart_step(&mut self, idx: usize) {
+    pub(crate) fn restart_step(&mut self, idx: usize) {
         let m = &mut self.view[idx];
         let dropped: Vec<String> = m
             .parts
@@ -38,7 +38,7 @@ impl SessionLog {
 
     /// Adds a part to the message at `idx`, neither saved nor announced (a streamed part,
     /// saved with the next flush); its index.
-    pub fn add_part(&mut self, idx: usize, kind: PartKind) -> usize {
+    pub(crate) fn add_part(&mut self, idx: usize, kind: PartKind) -> usize {
         let m = &mut self.view[idx];
         m.push(kind);
         m.parts.len() - 1
@@ -46,7 +46,7 @@ impl SessionLog {
 
     /// Opens a streamed part of the message at `idx` and announces it (saved with the next
     /// flush); its index.
-    pub fn open_part(&mut self, idx: usize, kind: PartKind) -> usize {
+    pub(crate) fn open_part(&mut self, idx: usize, kind: PartKind) -> usize {
         let pi = self.add_part(idx, kind);
         let part = self.view[idx].parts[pi].clone();
         self.emit(OutputEvent::PartUpdated { part });
@@ -55,7 +55,7 @@ impl SessionLog {
 
     /// Appends streamed text to the text part `pi` of the message at `idx` and announces the
     /// delta.
-    pub fn stream_text(&mut self, idx: usize, pi: usize, delta: String) {
+    pub(crate) fn stream_text(&mut self, idx: usize, pi: usize, delta: String) {
         let m = &mut self.view[idx];
         if let PartKind::Text { text, .. } = &mut m.parts[pi].kind {
             text.push_str(&delta);
@@ -70,7 +70,7 @@ impl SessionLog {
 
     /// Appends streamed reasoning to the reasoning part `pi` of the message at `idx` and
     /// announces the delta.
-    pub fn stream_reasoning(&mut self, idx: usize, pi: usize, delta: String) {
+    pub(crate) fn stream_reasoning(&mut self, idx: usize, pi: usize, delta: String) {
         let m = &mut self.view[idx];
         if let PartKind::Reasoning { text, .. } = &mut m.parts[pi].kind {
             text.push_str(&delta);
@@ -84,7 +84,7 @@ impl SessionLog {
     }
 
     /// Signs the reasoning part `pi` of the message at `idx` (saved with the next flush).
-    pub fn sign_reasoning(&mut self, idx: usize, pi: usize, sig: String) {
+    pub(crate) fn sign_reasoning(&mut self, idx: usize, pi: usize, sig: String) {
         if let PartKind::Reasoning { signature, .. } = &mut self.view[idx].parts[pi].kind {
             *signature = Some(sig);
         }
@@ -92,7 +92,7 @@ impl SessionLog {
 
     /// A tool call begins: its part is added to the message at `idx` (pending, no input yet)
     /// and announced, once.
-    pub fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
+    pub(crate) fn start_tool_call(&mut self, idx: usize, id: String, name: String) {
         let m = &mut self.view[idx];
         if find_tool(&m.parts, &id).is_none() {
             m.push(pending_tool(id, name));
@@ -105,7 +105,7 @@ impl SessionLog {
 
     /// A tool call is complete: its part (added now if it did not begin) gets the input, is
     /// saved and announced.
-    pub fn finish_tool_call(
+    pub(crate) fn finish_tool_call(
         &mut self,
         idx: usize,
         id: String,
@@ -129,7 +129,7 @@ impl SessionLog {
 
     /// The message at `idx` failed with `error`: recorded, saved (its header); the message as
     /// it is now.
-    pub fn fail_message(&mut self, idx: usize, error: MessageError) -> Message {
+    pub(crate) fn fail_message(&mut self, idx: usize, error: MessageError) -> Message {
         let m = &mut self.view[idx];
         m.error = Some(error);
         m.time_completed = Some(now_ms());
@@ -140,7 +140,11 @@ impl SessionLog {
 
     /// Changes the parts of the message at `idx` that `change` says it changed, then saves and
     /// announces each of them; how many changed.
-    pub fn change_parts(&mut self, idx: usize, mut change: impl FnMut(&mut Part) -> bool) -> usize {
+    pub(crate) fn change_parts(
+        &mut self,
+        idx: usize,
+        mut change: impl FnMut(&mut Part) -> bool,
+    ) -> usize {
         let mut changed = Vec::new();
         for p in &mut self.view[idx].parts {
             if change(p) {
@@ -155,7 +159,7 @@ impl SessionLog {
 
     /// Records the end of the step streamed into the message at `idx`: its usage, cost and
     /// finish, completed now, with a StepFinish part (nothing saved); the message as it is now.
-    pub fn record_step_finish(
+    pub(crate) fn record_step_finish(
         &mut self,
         idx: usize,
         usage: Usage,
@@ -177,7 +181,7 @@ impl SessionLog {
 
     /// An interrupted step: what streamed is kept, its unfinished tools become errors saying
     /// `why`, and the message is marked interrupted, saved and announced.
-    pub fn mark_interrupted(&mut self, idx: usize, why: &str) {
+    pub(crate) fn mark_interrupted(&mut self, idx: usize, why: &str) {
         let m = &mut self.view[idx];
         for p in &mut m.parts {
             if let PartKind::Tool { state, .. } = &mut p.kind
@@ -200,7 +204,7 @@ impl SessionLog {
     /// Clears the old tool outputs `rules` give up (ARCHITECTURE.md §6.2), counted with
     /// `estimator`, each part saved and announced; how many parts and tokens, or `None` when
     /// nothing is to be cleared.
-    pub fn prune(
+    pub(crate) fn prune(
         &mut self,
         estimator: &mut Estimator,
         rules: &prune::PruneRules,
@@ -236,7 +240,7 @@ impl SessionLog {
     }
 
     /// Adds a part to the message at `idx` and saves it (not announced).
-    pub fn add_saved_part(&mut self, idx: usize, kind: PartKind) {
+    pub(crate) fn add_saved_part(&mut self, idx: usize, kind: PartKind) {
         let part = self.view[idx].push(kind).clone();
         self.save_part(&part);
     }
