@@ -291,57 +291,72 @@ async fn a_cancel_stops_the_command_before_its_next_statement() {
         "trap 'touch after' TERM; touch started; sleep 3; touch after",
         "(touch started; sleep 3; touch after)",
     ];
+    // the cases wait side by side: each waits out the whole `sleep 3` after its stop
+    let mut cases = tokio::task::JoinSet::new();
     for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Off] {
         for command in commands {
-            let ws = Ws::new();
-            let cancel = ws.ctx.cancel.clone();
-            let started = ws.path("started");
-            tokio::spawn(async move {
-                wait_for(|| started.exists()).await;
-                cancel.cancel();
-            });
-            let bash = Bash::new(CommandPolicy {
-                mode,
-                ..CommandPolicy::default()
-            });
-            let begun = Instant::now();
-            let err = bash
-                .run(json!({"command": command}), &ws.ctx)
-                .await
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains("interrupted"), "{err}");
-            assert!(
-                begun.elapsed() < Duration::from_secs(2),
-                "{mode:?} `{command}`: the stop took {:?}",
-                begun.elapsed()
-            );
-            tokio::time::sleep(Duration::from_secs(4) - begun.elapsed()).await;
-            assert!(
-                !ws.path("after").exists(),
-                "{mode:?} `{command}`: the statement after the interrupted one ran"
-            );
+            cases.spawn(cancel_stops_before_next_statement(mode, command));
         }
     }
+    while let Some(case) = cases.join_next().await {
+        case.unwrap();
+    }
+}
+
+async fn cancel_stops_before_next_statement(mode: SandboxMode, command: &'static str) {
+    let ws = Ws::new();
+    let cancel = ws.ctx.cancel.clone();
+    let started = ws.path("started");
+    tokio::spawn(async move {
+        wait_for(|| started.exists()).await;
+        cancel.cancel();
+    });
+    let bash = Bash::new(CommandPolicy {
+        mode,
+        ..CommandPolicy::default()
+    });
+    let begun = Instant::now();
+    let err = bash
+        .run(json!({"command": command}), &ws.ctx)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        begun.elapsed() < Duration::from_secs(2),
+        "{mode:?} `{command}`: the stop took {:?}",
+        begun.elapsed()
+    );
+    tokio::time::sleep(Duration::from_secs(4) - begun.elapsed()).await;
+    assert!(
+        !ws.path("after").exists(),
+        "{mode:?} `{command}`: the statement after the interrupted one ran"
+    );
 }
 
 /// The same for a timeout.
 #[tokio::test]
 async fn a_timeout_stops_the_command_before_its_next_statement() {
+    let mut cases = tokio::task::JoinSet::new();
     for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Off] {
-        let ws = Ws::new();
-        let bash = Bash::new(CommandPolicy {
-            mode,
-            ..CommandPolicy::default()
+        cases.spawn(async move {
+            let ws = Ws::new();
+            let bash = Bash::new(CommandPolicy {
+                mode,
+                ..CommandPolicy::default()
+            });
+            let command = "trap 'touch after' TERM; sleep 3; touch after";
+            let out = bash
+                .run(json!({"command": command, "timeout": 300}), &ws.ctx)
+                .await
+                .unwrap();
+            assert_eq!(out.metadata["timed_out"], true);
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            assert!(!ws.path("after").exists(), "{mode:?}: `after` was created");
         });
-        let command = "trap 'touch after' TERM; sleep 3; touch after";
-        let out = bash
-            .run(json!({"command": command, "timeout": 300}), &ws.ctx)
-            .await
-            .unwrap();
-        assert_eq!(out.metadata["timed_out"], true);
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        assert!(!ws.path("after").exists(), "{mode:?}: `after` was created");
+    }
+    while let Some(case) = cases.join_next().await {
+        case.unwrap();
     }
 }
 
