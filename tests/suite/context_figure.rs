@@ -125,9 +125,11 @@ async fn resumed_figure(h: Harness) -> u64 {
         server,
         ..
     } = h;
-    handle.done.await.unwrap();
-    let store = Arc::new(Store::open(data.path()).unwrap());
-    let session = store.get_session(&session_id).unwrap();
+    handle.done.await.expect("the first engine ends");
+    let store = Arc::new(Store::open(data.path()).expect("the store opens again"));
+    let session = store
+        .get_session(&session_id)
+        .expect("the session is stored");
     let mut config = pith_config::Config {
         model: Some(support::engine::MODEL.into()),
         ..Default::default()
@@ -158,7 +160,7 @@ async fn resumed_figure(h: Harness) -> u64 {
         store,
         session,
     )
-    .unwrap();
+    .expect("the left session can be resumed at once");
     loop {
         if let Some(Event::Context(ContextEvent::ContextUsage(u))) =
             resumed.events.recv().await.map(|m| m.event)

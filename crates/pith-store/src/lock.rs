@@ -100,10 +100,25 @@ impl SessionLock {
 
 impl Drop for SessionLock {
     fn drop(&mut self) {
-        // Closing the file releases the lock; clear the pid so a reader sees no owner.
+        // Clear the pid so a reader sees no owner, then release the lock explicitly: closing
+        // the file is not enough while a child forked by another thread of this process still
+        // holds a copy of the descriptor (until its exec closes it), and unlocking through any
+        // descriptor of the open file releases it for all of them.
         let _ = self.file.set_len(0);
+        unlock(&self.file);
     }
 }
+
+/// `flock(LOCK_UN)` on the open file (best effort: closing it releases the lock too).
+#[cfg(unix)]
+fn unlock(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor we own; no memory is passed.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+}
+
+#[cfg(not(unix))]
+fn unlock(_file: &File) {}
 
 /// `flock(LOCK_EX | LOCK_NB)`: true when taken, false when another open file holds it.
 #[cfg(unix)]
@@ -154,17 +169,36 @@ mod tests {
         // Other sessions are free.
         let _other = SessionLock::acquire(dir.path(), "ses_B").unwrap();
         drop(first);
-        // A child another test thread forks in this moment shares the open file until it execs
-        // (flock belongs to the open file): the lock is free once that child has exec'd.
-        let freed = (0..200).any(|_| {
-            let held = SessionLock::is_held(dir.path(), "ses_A");
-            if held {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            !held
-        });
-        assert!(freed, "the dropped lock stays held");
+        assert!(!SessionLock::is_held(dir.path(), "ses_A"));
         let _again = SessionLock::acquire(dir.path(), "ses_A").unwrap();
+    }
+
+    /// A child forked by another thread shares the lock's open file until it execs (flock
+    /// belongs to the open file): dropping the lock frees the session at once all the same.
+    #[cfg(unix)]
+    #[test]
+    fn a_dropped_lock_is_free_while_a_forked_child_has_not_exec_d_yet() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let lock = SessionLock::acquire(dir.path(), "ses_F").unwrap();
+        let child = std::thread::spawn(move || {
+            let mut cmd = std::process::Command::new("true");
+            // SAFETY: the closure only sleeps (async-signal-safe enough for a test child).
+            unsafe {
+                cmd.pre_exec(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(1500));
+                    Ok(())
+                });
+            }
+            let mut c = cmd.spawn().unwrap();
+            c.wait().unwrap();
+        });
+        // the child is forked (it holds a copy of every descriptor) and sleeps before its exec
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(lock);
+        let again = SessionLock::acquire(dir.path(), "ses_F");
+        assert!(again.is_ok(), "{:?}", again.err());
+        child.join().unwrap();
     }
 
     #[test]
