@@ -90,6 +90,8 @@ fn usage_and_compaction() {
         after: 2000,
         model_calls: 1,
         cost: CompactionCost::default(),
+        kept: Default::default(),
+        left: Default::default(),
     }));
     let v = serde_json::to_value(&ended[0]).unwrap();
     assert_eq!(v["toolCallId"], "pith-compaction-1");

@@ -20,6 +20,12 @@ pub const SUMMARY_CAP_MIN: u64 = 400;
 pub const CARRY_USER_MAX: u64 = 20_000;
 /// Largest budget for the ledger of files and commands pith appends to a summary.
 pub const LEDGER_MAX: u64 = 1_000;
+/// Largest budget for the anchor index (exact identifiers from what left the view).
+pub const ANCHORS_MAX: u64 = 1_500;
+/// Largest budget for the execution frontier.
+pub const FRONTIER_MAX: u64 = 800;
+/// Largest budget for the list of what left the view (recall ids).
+pub const LEFT_VIEW_MAX: u64 = 1_500;
 /// Largest verbatim tail by default.
 pub const TAIL_MAX: u64 = 8_000;
 /// Prune defaults on large windows.
@@ -56,6 +62,12 @@ pub struct Budget {
     pub carry_user_min: u64,
     /// Tokens of the ledger of files and commands.
     pub ledger: u64,
+    /// Tokens of the anchor index.
+    pub anchors: u64,
+    /// Tokens of the execution frontier.
+    pub frontier: u64,
+    /// Tokens of the list of what left the view.
+    pub left_view: u64,
     /// Largest verbatim tail.
     pub tail_max: u64,
     /// Tool outputs newer than this many tokens are never pruned.
@@ -90,6 +102,9 @@ impl Budget {
             carry_user: (usable / 4).min(CARRY_USER_MAX),
             carry_user_min: (usable / 8).min(CARRY_USER_MAX),
             ledger: (usable / 16).min(LEDGER_MAX),
+            anchors: (usable / 24).min(ANCHORS_MAX),
+            frontier: (usable / 32).min(FRONTIER_MAX),
+            left_view: (usable / 24).min(LEFT_VIEW_MAX),
             tail_max: cfg
                 .preserve_recent_tokens
                 .unwrap_or_else(|| (usable / 4).min(TAIL_MAX)),

@@ -211,11 +211,19 @@ pub fn render(c: &Carried) -> String {
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));
     }
+    let frontier = super::frontier::render(&c.frontier);
+    if !frontier.is_empty() {
+        out.push(frontier);
+    }
     if !c.ledger.is_empty() {
         out.push(format!(
             "\n## Files and commands so far (names only)\n{}",
             render_ledger(&c.ledger)
         ));
+    }
+    let anchors = super::anchors::render(&c.anchors);
+    if !anchors.is_empty() {
+        out.push(anchors);
     }
     if let Some(l) = &c.left_view {
         out.push(render_left_view(l));
@@ -247,6 +255,7 @@ pub fn left_view(summarised: &[Message]) -> Option<LeftView> {
         messages: summarised.len(),
         tool_outputs: calls.len(),
         recallable: calls.into_iter().skip(skip).collect(),
+        ..LeftView::default()
     })
 }
 

@@ -136,7 +136,7 @@ pub fn cut(view: &[Message], budget: u64, est: &mut Estimator) -> Cut {
     let previous_carried = if head {
         view[0]
             .compaction()
-            .map(|c| c.carried.clone())
+            .map(|c| (*c.carried).clone())
             .unwrap_or_default()
     } else {
         Carried::default()

@@ -7,14 +7,17 @@
 //! - [`tracker`]: the running context figure between provider reports;
 //! - [`view`]: stored history → the model's view → wire messages;
 //! - [`prune`]: the plan for clearing old tool outputs;
+//! - [`carry`], [`anchors`], [`frontier`]: what pith carries across a compaction itself;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
 
+pub mod anchors;
 pub mod bpe;
 pub mod budget;
 pub mod carry;
 pub mod chunks;
 pub mod compaction;
 pub mod exactness;
+pub mod frontier;
 pub mod overflow;
 pub mod paste;
 pub mod prune;

@@ -29,6 +29,7 @@ mod model;
 mod ops;
 pub mod prompt;
 mod reader;
+mod recall;
 mod request;
 mod request_frame;
 mod runner;

@@ -265,7 +265,9 @@ impl Turn<'_> {
             cancel: cancel.child_token(),
             state: self.tools.state().clone(),
             output: self.tool_output(),
-            outputs: Some(Arc::new(Recallable(self.log.store().clone()))),
+            outputs: Some(Arc::new(crate::recall::Recallable(
+                self.log.store().clone(),
+            ))),
             progress: Some(self.progress_for(call_id)),
             editor: self.opts.editor.clone(),
             policy: self.policy(),
@@ -468,31 +470,6 @@ impl Turn<'_> {
             })),
             Some(_) => Ok(()),
         }
-    }
-}
-
-/// The store as `recall` reads it: tool outputs by call id, and what the user pasted by the
-/// recall id a compaction's note names (`context::paste`).
-struct Recallable(Arc<pith_store::Store>);
-
-impl pith_tools::OutputLookup for Recallable {
-    fn tool_output(&self, session_id: &str, id: &str) -> Option<(String, String)> {
-        use pith_context::paste;
-        let Some((id_end, n)) = paste::parse_recall_id(id) else {
-            return self
-                .0
-                .find_tool_output(session_id, id)
-                .inspect_err(|e| tracing::error!("store: cannot look up output {id}: {e:#}"))
-                .ok()
-                .flatten();
-        };
-        self.0
-            .find_user_text(session_id, id_end)
-            .inspect_err(|e| tracing::error!("store: cannot look up {id}: {e:#}"))
-            .ok()
-            .flatten()
-            .and_then(|(text, pasted)| paste::block(&text, &pasted, n))
-            .map(|block| ("pasted".to_string(), block))
     }
 }
 

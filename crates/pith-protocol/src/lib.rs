@@ -6,6 +6,7 @@
 //! engine starts (`launch`). Plain data with serde: no I/O,
 //! no async, no terminal.
 
+pub mod carried;
 pub mod event;
 pub mod launch;
 pub mod llm;

@@ -247,8 +247,9 @@ pub struct CompactionPart {
     pub tail_start: Option<MessageId>,
     /// What pith carried across this compaction itself rather than leaving it to the
     /// summariser: the user's own words, the todo list, the ledger of files and commands.
+    /// (Boxed: a part is in many events and most parts are not compactions.)
     #[serde(default, skip_serializing_if = "Carried::is_empty")]
-    pub carried: Carried,
+    pub carried: Box<Carried>,
 }
 
 /// What pith carries across a compaction itself (appended to the summary it writes).
@@ -274,6 +275,12 @@ pub struct Carried {
     pub todos: Option<Vec<crate::tool::Todo>>,
     #[serde(default, skip_serializing_if = "Ledger::is_empty")]
     pub ledger: Ledger,
+    /// Exact identifiers taken from what left the view, newest first (`pith_context::anchors`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<crate::carried::Anchor>,
+    /// Where the work stood (`pith_context::frontier`).
+    #[serde(default, skip_serializing_if = "crate::carried::Frontier::is_empty")]
+    pub frontier: crate::carried::Frontier,
     /// What this compaction took out of the model's view, and how to bring tool outputs back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_view: Option<LeftView>,
@@ -302,6 +309,12 @@ pub struct LeftView {
     /// The newest summarised tool calls, oldest first: (call id, tool, title).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recallable: Vec<(String, String, String)>,
+    /// Every item that left, by kind (this compaction's and, merged, the earlier ones').
+    #[serde(default)]
+    pub counts: crate::carried::LeftCounts,
+    /// The items listed, newest first, within the note's budget (each brought back by `recall`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<crate::carried::LeftItem>,
 }
 
 /// A user message a compaction may carry: its text and, for a message of the history (not one
@@ -320,6 +333,8 @@ impl Carried {
             && self.current_request.is_none()
             && self.todos.is_none()
             && self.ledger.is_empty()
+            && self.anchors.is_empty()
+            && self.frontier.is_empty()
             && self.left_view.is_none()
     }
 }

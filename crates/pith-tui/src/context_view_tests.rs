@@ -32,6 +32,8 @@ fn breakdown() -> Breakdown {
             tokens: 1_234_567,
             cost: 12.34,
         },
+        pinned: 0,
+        left: Default::default(),
         exact: true,
     }
 }
@@ -100,6 +102,8 @@ fn the_compaction_divider_reads_without_jargon() {
                 cache_friendly: true,
                 background: false,
             },
+            kept: Default::default(),
+            left: Default::default(),
         }),
     );
     let screen = render(&mut app, 100, 30);

@@ -71,6 +71,8 @@ fn compaction_running_then_done() {
             after: 21_000,
             model_calls: 2,
             cost: Default::default(),
+            kept: Default::default(),
+            left: Default::default(),
         }),
     );
     ev(

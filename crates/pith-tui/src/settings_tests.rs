@@ -22,6 +22,8 @@ fn breakdown() -> Breakdown {
         window: 200_000,
         last_compaction: None,
         subagents: Default::default(),
+        pinned: 0,
+        left: Default::default(),
         exact: true,
     }
 }

@@ -410,6 +410,8 @@ fn snapshot_context_breakdown() {
                 window: 200_000,
                 last_compaction: Some(pith_compaction_cost()),
                 subagents: Default::default(),
+                pinned: 0,
+                left: Default::default(),
                 exact: true,
             },
         }),
@@ -462,6 +464,8 @@ fn snapshot_compaction_divider() {
             after: 12_300,
             model_calls: 1,
             cost: Default::default(),
+            kept: Default::default(),
+            left: Default::default(),
         }),
     );
     let folded = render(&mut app, 80, 24);

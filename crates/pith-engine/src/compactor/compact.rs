@@ -231,6 +231,8 @@ fn done<H: CompactionHost>(
         after,
         model_calls: written.calls,
         cost,
+        kept: pith_protocol::carried::Kept::default(),
+        left: pith_protocol::carried::LeftCounts::default(),
     });
     host.emit_context();
     if i.then == Then::Continue && i.auto && !host.planner().ends_with_user_request() {

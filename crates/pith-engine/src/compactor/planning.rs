@@ -229,10 +229,21 @@ impl Planner<'_> {
             .map(|t| t.clone())
             .filter(|t| !t.is_empty())
             .or_else(|| prev.todos.clone());
+        let est = self.meter.estimator();
+        let anchors = pith_context::anchors::index(summarised, &prev.anchors, budget.anchors, est);
+        let frontier = pith_context::frontier::build(
+            self.log.view(),
+            todos.as_deref(),
+            &prev.frontier,
+            budget.frontier,
+            est,
+        );
         let mut c = Carried {
             current_request,
             todos,
             ledger,
+            anchors,
+            frontier,
             left_view: carry::left_view(summarised),
             sources,
             previous_dropped: prev.dropped_user_messages,

@@ -49,7 +49,7 @@ impl Planner<'_> {
             overflow: i.overflow,
             focus: i.focus.clone(),
             tail_start,
-            carried: carried.clone(),
+            carried: Box::new(carried.clone()),
         }));
         let mut s = Message::new(self.log.session_id(), Role::Assistant);
         s.parent_id = Some(c.id.clone());

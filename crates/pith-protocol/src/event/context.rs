@@ -58,6 +58,12 @@ pub struct Breakdown {
     /// What this session's sub-agents used, apart from the context above.
     #[serde(default)]
     pub subagents: SubagentTotals,
+    /// Of the rows, tokens of what the user pinned (`/pin`), carried into every request.
+    #[serde(default)]
+    pub pinned: u64,
+    /// What the compactions of this session took out of the view, in counts.
+    #[serde(default)]
+    pub left: crate::carried::LeftCounts,
     /// The rows were counted with the model's tokenizer (always, for `/context`), not estimated.
     #[serde(default)]
     pub exact: bool,

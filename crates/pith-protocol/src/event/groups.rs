@@ -98,6 +98,12 @@ pub enum ContextEvent {
         /// What the summary requests cost.
         #[serde(default)]
         cost: CompactionCost,
+        /// What was kept for the model, in counts.
+        #[serde(default)]
+        kept: crate::carried::Kept,
+        /// What left the view, in counts (the items: the compaction message's `left_view`).
+        #[serde(default)]
+        left: crate::carried::LeftCounts,
     },
     /// Old tool outputs were cleared from the context.
     Pruned { parts: usize, tokens: u64 },

@@ -66,7 +66,9 @@ fn context_events_print_as_before() {
         concat!(
             r#"{"type":"context_breakdown","system":1,"tools":0,"summary":0,"messages":0,"#,
             r#""tool_outputs":0,"pruned":0,"free":0,"reserved":0,"window":9,"last_compaction":null,"#,
-            r#""subagents":{"runs":0,"tokens":0,"cost":0.0},"exact":false,"submission":"B1"}"#
+            r#""subagents":{"runs":0,"tokens":0,"cost":0.0},"pinned":0,"#,
+            r#""left":{"user_messages":0,"replies":0,"tool_outputs":0,"pastes":0},"#,
+            r#""exact":false,"submission":"B1"}"#
         ),
     );
 }
@@ -341,6 +343,8 @@ fn context_events() -> Vec<(Event, bool)> {
                 after: 1,
                 model_calls: 1,
                 cost: CompactionCost::default(),
+                kept: Default::default(),
+                left: Default::default(),
             }
             .into(),
             false,
