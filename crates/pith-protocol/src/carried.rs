@@ -132,3 +132,18 @@ pub struct LeftCounts {
     pub tool_outputs: usize,
     pub pastes: usize,
 }
+
+impl crate::message::Carried {
+    /// What this record keeps for the model, in counts, with `tail_messages` kept word for word
+    /// after it and `pinned` items the user pinned.
+    pub fn kept(&self, tail_messages: usize, pinned: usize) -> Kept {
+        Kept {
+            user_messages: self.user_messages.len() + usize::from(self.current_request.is_some()),
+            todos: self.todos.as_ref().map_or(0, Vec::len),
+            anchors: self.anchors.len(),
+            frontier: !self.frontier.is_empty(),
+            pinned,
+            tail_messages,
+        }
+    }
+}
