@@ -2,12 +2,27 @@
 //! last run of each test or build command and its result), what was in progress when the
 //! compaction hit, and the next step the model announced — built from the session's own
 //! messages and todo list, never from the summary.
+//!
+//! Merged with the previous compaction's frontier: a check run again replaces the older run
+//! (keyed by its normalised command, [`checks::recognise`]), older `done` entries are kept; what
+//! is in progress and the next step are the session's as it stands. Bounded to its budget as
+//! rendered, the oldest entries dropped first.
 
-use pith_protocol::carried::Frontier;
-use pith_protocol::message::Message;
-use pith_protocol::tool::Todo;
+pub mod checks;
+pub mod next_step;
+
+use pith_protocol::carried::{Check, Frontier};
+use pith_protocol::message::{Message, Part, PartKind, Role, ToolState};
+use pith_protocol::tool::{BashMetadata, Todo, TodoStatus, ToolInput, ToolMetadata, ToolName};
 
 use super::tokens::Estimator;
+use super::view::is_compaction_message;
+
+/// The section's heading.
+pub const HEADER: &str =
+    "## Where the work stands (recorded by pith from the session, not the summary)";
+/// The longest entry (a done item, an item in progress, a command), in characters.
+pub const ENTRY_MAX_CHARS: usize = 100;
 
 /// The frontier of the session whose view is `view` (model order, the messages a compaction is
 /// about to summarise among them), with `todos` as last written and the `previous`
@@ -19,12 +34,303 @@ pub fn build(
     budget: u64,
     est: &Estimator,
 ) -> Frontier {
-    let _ = (view, todos, budget, est);
-    previous.clone()
+    // The session's own messages: not the previous compaction's request nor its summary.
+    let own: Vec<&Message> = view
+        .iter()
+        .filter(|m| !m.summary && !is_compaction_message(m))
+        .collect();
+    let mut f = Frontier {
+        done: previous.done.clone(),
+        verified: previous.verified.clone(),
+        ..Frontier::default()
+    };
+    for t in todos.unwrap_or_default() {
+        if t.status == TodoStatus::Completed && !t.content.trim().is_empty() {
+            let item = short(&t.content);
+            if !f.done.contains(&item) {
+                f.done.push(item);
+            }
+        }
+    }
+    for m in &own {
+        for p in &m.parts {
+            record_change(&mut f.done, p);
+            if let Some(check) = check_of(p) {
+                record_check(&mut f.verified, check);
+            }
+        }
+    }
+    f.in_progress = todos
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| t.status == TodoStatus::InProgress && !t.content.trim().is_empty())
+        .map(|t| short(&t.content))
+        .collect();
+    f.in_progress.extend(step_in_hand(&own));
+    let last_text = own
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| m.text())
+        .find(|t| !t.trim().is_empty());
+    f.next = match last_text {
+        Some(t) => next_step::announced(&t),
+        None => previous.next.clone(),
+    };
+    bound(f, budget, est)
+}
+
+/// `s` on one line, cut to [`ENTRY_MAX_CHARS`].
+fn short(s: &str) -> String {
+    let one = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= ENTRY_MAX_CHARS {
+        return one;
+    }
+    let mut out: String = one.chars().take(ENTRY_MAX_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+/// A file a completed `edit` or `write` changed, as a done entry (newest last; the same file
+/// changed again moves to the end).
+fn record_change(done: &mut Vec<String>, p: &Part) {
+    let PartKind::Tool {
+        tool,
+        input,
+        state: ToolState::Completed { .. },
+        ..
+    } = &p.kind
+    else {
+        return;
+    };
+    let name = ToolName::parse(tool);
+    let entry = match ToolInput::of(&name, input) {
+        ToolInput::Edit { path: Some(p), .. } => short(&format!("edited {p}")),
+        ToolInput::Write { path: Some(p), .. } => short(&format!("wrote {p}")),
+        _ => return,
+    };
+    let path = entry.split_once(' ').map_or("", |(_, p)| p).to_string();
+    done.retain(|d| !((d.starts_with("edited ") || d.starts_with("wrote ")) && d.ends_with(&path)));
+    done.push(entry);
+}
+
+/// A `bash` call that ran a check, with its result; `None` for any other part or a call that
+/// has not ended.
+fn check_of(p: &Part) -> Option<Check> {
+    let PartKind::Tool {
+        call_id,
+        tool,
+        input,
+        state,
+    } = &p.kind
+    else {
+        return None;
+    };
+    let name = ToolName::parse(tool);
+    let ToolInput::Exec {
+        command: Some(command),
+    } = ToolInput::of(&name, input)
+    else {
+        return None;
+    };
+    let recognised = checks::recognise(command)?;
+    let (result, passed) = match state {
+        ToolState::Completed {
+            metadata, output, ..
+        } => match ToolMetadata::read(&name, metadata) {
+            Some(ToolMetadata::Bash(b)) => result_of(&b, recognised.piped, output),
+            _ => ("ended, result unknown".to_string(), None),
+        },
+        ToolState::Error { message, .. } => {
+            let first = message.lines().next().unwrap_or("").trim();
+            (short(&format!("tool error: {first}")), None)
+        }
+        ToolState::Pending | ToolState::Running { .. } => return None,
+    };
+    Some(Check {
+        command: short(&recognised.normalised),
+        result,
+        passed,
+        recall: Some(call_id.clone()),
+    })
+}
+
+/// How a check ended, in a few words, and whether it passed. Through a pipe the exit code is
+/// the filter's: a pass is not claimed, and a failure its output reports is.
+fn result_of(b: &BashMetadata, piped: bool, output: &str) -> (String, Option<bool>) {
+    let denied = if b.sandbox_denied {
+        ", sandbox denied"
+    } else {
+        ""
+    };
+    let (text, passed) = if b.interrupted {
+        ("interrupted".to_string(), None)
+    } else if b.timed_out {
+        ("timed out".to_string(), Some(false))
+    } else if piped {
+        let code = b
+            .exit_code
+            .map_or("no exit code".into(), |c| format!("exit {c}"));
+        if reports_failure(output) {
+            (
+                format!("failed per its output ({code} through a pipe)"),
+                Some(false),
+            )
+        } else {
+            (format!("{code} through a pipe"), None)
+        }
+    } else {
+        match (b.exit_code, b.signal) {
+            (Some(0), _) => ("passed".to_string(), Some(true)),
+            (Some(c), _) => (format!("failed (exit {c})"), Some(false)),
+            (None, Some(s)) => (format!("killed (signal {s})"), Some(false)),
+            (None, None) => ("ended without an exit code".to_string(), None),
+        }
+    };
+    (format!("{text}{denied}"), passed)
+}
+
+/// A check's output that says it failed (what a pipe's exit code would hide).
+fn reports_failure(output: &str) -> bool {
+    [
+        "test result: FAILED",
+        "FAILED",
+        "error[E",
+        "error: could not compile",
+        "npm ERR!",
+        " failed,",
+        "Tests:       ",
+    ]
+    .iter()
+    .any(|m| output.contains(m) && (*m != "Tests:       " || output.contains(" failed")))
+}
+
+/// Adds `check` as the last run of its command (an older run of the same command goes); a run
+/// already recorded (the same call, seen again in a kept tail) keeps its place.
+fn record_check(verified: &mut Vec<Check>, check: Check) {
+    if let Some(i) = verified.iter().position(|c| c.recall == check.recall) {
+        verified[i] = check;
+        return;
+    }
+    verified.retain(|c| c.command != check.command);
+    verified.push(check);
+}
+
+/// The calls of the step in hand, when the compaction hits in the middle of a turn: the last
+/// message is the assistant's, with tool calls and no text after them.
+fn step_in_hand(own: &[&Message]) -> Vec<String> {
+    let Some(last) = own.last().filter(|m| m.role == Role::Assistant) else {
+        return Vec::new();
+    };
+    let Some(last_call) = last
+        .parts
+        .iter()
+        .rposition(|p| matches!(p.kind, PartKind::Tool { .. }))
+    else {
+        return Vec::new();
+    };
+    let text_after = last.parts[last_call..].iter().any(
+        |p| matches!(&p.kind, PartKind::Text { text, synthetic: false } if !text.trim().is_empty()),
+    );
+    if text_after {
+        return Vec::new();
+    }
+    last.parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::Tool {
+                call_id,
+                tool,
+                state,
+                ..
+            } => {
+                let title = match state {
+                    ToolState::Completed { title, .. } => title.as_str(),
+                    ToolState::Running {
+                        title: Some(title), ..
+                    } => title.as_str(),
+                    _ => "",
+                };
+                let what = if title.trim().is_empty() || title == tool {
+                    tool.clone()
+                } else {
+                    format!("{tool} {title}")
+                };
+                Some(format!("{} [{call_id}]", short(&what)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Drops the oldest entries until the rendered frontier fits `budget` tokens: done items
+/// first, then older checks, then older calls of the step in hand and todo items, then the
+/// last check, what is in progress and the next step.
+fn bound(mut f: Frontier, budget: u64, est: &Estimator) -> Frontier {
+    while !f.is_empty() && est.text(&render(&f)) > budget {
+        if !f.done.is_empty() {
+            f.done.remove(0);
+        } else if f.verified.len() > 1 {
+            f.verified.remove(0);
+        } else if let Some(i) = least_in_progress(&f.in_progress) {
+            f.in_progress.remove(i);
+        } else if !f.verified.is_empty() {
+            f.verified.clear();
+        } else if !f.in_progress.is_empty() {
+            f.in_progress.clear();
+        } else {
+            f.next = None;
+        }
+    }
+    f
+}
+
+/// Which entry in progress goes first when it does not fit: the oldest call of the step in
+/// hand while more than one is left (they end in their recall id), then the last todo item;
+/// `None` when one entry is left.
+fn least_in_progress(in_progress: &[String]) -> Option<usize> {
+    if in_progress.len() < 2 {
+        return None;
+    }
+    let is_call = |e: &String| e.ends_with(']');
+    let calls: Vec<usize> = (0..in_progress.len())
+        .filter(|&i| is_call(&in_progress[i]))
+        .collect();
+    if calls.len() > 1 {
+        return Some(calls[0]);
+    }
+    (0..in_progress.len())
+        .rev()
+        .find(|&i| !is_call(&in_progress[i]))
 }
 
 /// The frontier as the section pith appends after a summary; empty when there is nothing.
 pub fn render(frontier: &Frontier) -> String {
-    let _ = frontier;
-    String::new()
+    if frontier.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{HEADER}");
+    if !frontier.done.is_empty() {
+        out.push_str(&format!("\n- Done: {}", frontier.done.join("; ")));
+    }
+    for c in &frontier.verified {
+        out.push_str(&format!("\n- Verified: `{}` → {}", c.command, c.result));
+        if let Some(id) = &c.recall {
+            out.push_str(&format!(" [{id}]"));
+        }
+    }
+    if !frontier.in_progress.is_empty() {
+        out.push_str(&format!(
+            "\n- In progress: {}",
+            frontier.in_progress.join("; ")
+        ));
+    }
+    if let Some(n) = &frontier.next {
+        out.push_str(&format!("\n- Next (as the model said): {n}"));
+    }
+    out
 }
+
+#[cfg(test)]
+#[path = "frontier_tests.rs"]
+mod tests;

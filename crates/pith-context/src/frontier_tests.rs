@@ -1,0 +1,370 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::budget::Budget;
+use crate::testutil::*;
+use pith_config::CompactionConfig;
+use pith_protocol::message::ToolTime;
+
+fn est() -> Estimator {
+    Estimator::for_model("gpt-4o")
+}
+
+/// A bash call of `command` that ended with `exit` (and `extra` metadata).
+fn bash(call: &str, command: &str, exit: Option<i32>, extra: Value) -> PartKind {
+    let mut metadata = json!({"command": command, "exit_code": exit});
+    if let (Some(m), Some(e)) = (metadata.as_object_mut(), extra.as_object()) {
+        m.extend(e.clone());
+    }
+    PartKind::Tool {
+        call_id: call.into(),
+        tool: "bash".into(),
+        input: json!({"command": command}),
+        state: ToolState::Completed {
+            output: "…".into(),
+            title: command.into(),
+            metadata,
+            time: ToolTime {
+                start: 1,
+                end: 2,
+                compacted: None,
+            },
+        },
+    }
+}
+
+fn edit(call: &str, path: &str) -> PartKind {
+    PartKind::Tool {
+        call_id: call.into(),
+        tool: "edit".into(),
+        input: json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+        state: completed("ok"),
+    }
+}
+
+/// An assistant step with `parts`, finished for tool calls unless it has text last.
+fn step(id: &str, parts: Vec<PartKind>) -> Message {
+    let mut m = assistant(id, "u1");
+    for p in parts {
+        add(&mut m, p);
+    }
+    m
+}
+
+fn todo(content: &str, status: TodoStatus) -> Todo {
+    Todo {
+        id: String::new(),
+        content: content.into(),
+        status,
+        priority: Default::default(),
+    }
+}
+
+#[test]
+fn the_last_run_of_each_check_is_verified_with_its_result_and_recall_id() {
+    let view = vec![
+        user("u1", "Fix the parser."),
+        step(
+            "a1",
+            vec![
+                bash("c1", "cargo test -p parser", Some(101), json!({})),
+                bash("c2", "cat test.txt", Some(0), json!({})),
+                bash("c3", "cargo clippy -p parser", Some(0), json!({})),
+            ],
+        ),
+        step("a2", vec![edit("c4", "src/parse.rs")]),
+        step(
+            "a3",
+            vec![bash(
+                "c5",
+                "cd crates/parser && timeout 300 cargo test -p parser 2>&1",
+                Some(0),
+                json!({}),
+            )],
+        ),
+        step(
+            "a4",
+            vec![bash("c6", "npm test", None, json!({"timed_out": true}))],
+        ),
+    ];
+    let f = build(&view, None, &Frontier::default(), 800, &est());
+    let got: Vec<(&str, &str, Option<bool>, Option<&str>)> = f
+        .verified
+        .iter()
+        .map(|c| {
+            (
+                c.command.as_str(),
+                c.result.as_str(),
+                c.passed,
+                c.recall.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "cargo test -p parser",
+                "failed (exit 101)",
+                Some(false),
+                Some("c1")
+            ),
+            ("cargo clippy -p parser", "passed", Some(true), Some("c3")),
+            (
+                "cd crates/parser && cargo test -p parser",
+                "passed",
+                Some(true),
+                Some("c5")
+            ),
+            ("npm test", "timed out", Some(false), Some("c6")),
+        ]
+    );
+    assert_eq!(f.done, ["edited src/parse.rs"]);
+    let text = render(&f);
+    assert!(
+        text.contains("- Verified: `cargo test -p parser` → failed (exit 101) [c1]"),
+        "{text}"
+    );
+    assert!(!text.contains("cat test.txt"), "{text}");
+}
+
+#[test]
+fn a_check_run_again_replaces_the_older_run() {
+    let view = vec![
+        user("u1", "go"),
+        step("a1", vec![bash("c1", "cargo test", Some(101), json!({}))]),
+        step("a2", vec![bash("c2", "cargo build", Some(0), json!({}))]),
+        step(
+            "a3",
+            vec![bash("c3", "RUST_LOG=debug cargo test", Some(0), json!({}))],
+        ),
+    ];
+    let f = build(&view, None, &Frontier::default(), 800, &est());
+    let runs: Vec<_> = f
+        .verified
+        .iter()
+        .map(|c| (c.command.as_str(), c.result.as_str()))
+        .collect();
+    assert_eq!(runs, [("cargo build", "passed"), ("cargo test", "passed")]);
+}
+
+#[test]
+fn a_piped_check_claims_no_pass_and_reports_a_failure_its_output_shows() {
+    let mut failing = bash("c1", "cargo test 2>&1 | tail -5", Some(0), json!({}));
+    if let PartKind::Tool {
+        state: ToolState::Completed { output, .. },
+        ..
+    } = &mut failing
+    {
+        *output = "test result: FAILED. 3 passed; 1 failed".into();
+    }
+    let view = vec![
+        user("u1", "go"),
+        step(
+            "a1",
+            vec![
+                failing,
+                bash("c2", "go test ./... | head", Some(0), json!({})),
+            ],
+        ),
+    ];
+    let f = build(&view, None, &Frontier::default(), 800, &est());
+    assert_eq!(f.verified[0].passed, Some(false));
+    assert_eq!(
+        f.verified[0].result,
+        "failed per its output (exit 0 through a pipe)"
+    );
+    assert_eq!(f.verified[1].passed, None);
+    assert_eq!(f.verified[1].result, "exit 0 through a pipe");
+}
+
+#[test]
+fn merged_with_the_previous_frontier() {
+    let previous = Frontier {
+        done: vec!["port the lexer".into(), "edited src/lex.rs".into()],
+        verified: vec![
+            Check {
+                command: "cargo test".into(),
+                result: "failed (exit 101)".into(),
+                passed: Some(false),
+                recall: Some("old1".into()),
+            },
+            Check {
+                command: "cargo clippy".into(),
+                result: "passed".into(),
+                passed: Some(true),
+                recall: Some("old2".into()),
+            },
+        ],
+        in_progress: vec!["stale item".into()],
+        next: Some("Let me port the lexer.".into()),
+    };
+    let view = vec![
+        compaction_msg("c", None),
+        summary_msg(
+            "s",
+            "c",
+            "## Next Steps\nLet me invent something the summary says.",
+        ),
+        user("u2", "go on"),
+        step("a1", vec![bash("c9", "cargo test", Some(0), json!({}))]),
+        step("a2", vec![edit("c10", "src/parse.rs")]),
+    ];
+    let todos = [
+        todo("port the lexer", TodoStatus::Completed),
+        todo("port the parser", TodoStatus::InProgress),
+    ];
+    let f = build(&view, Some(&todos), &previous, 800, &est());
+    assert_eq!(
+        f.done,
+        ["port the lexer", "edited src/lex.rs", "edited src/parse.rs"]
+    );
+    let runs: Vec<_> = f
+        .verified
+        .iter()
+        .map(|c| (c.command.as_str(), c.recall.as_deref()))
+        .collect();
+    assert_eq!(
+        runs,
+        [("cargo clippy", Some("old2")), ("cargo test", Some("c9"))]
+    );
+    // What is in progress is the session's now; the step in hand is the last one's call.
+    assert_eq!(
+        f.in_progress,
+        ["port the parser", "edit t [c10]"],
+        "the old in-progress item is gone"
+    );
+    // No assistant text since: the previous announcement stands; never the summary's.
+    assert_eq!(f.next.as_deref(), Some("Let me port the lexer."));
+}
+
+#[test]
+fn the_step_in_hand_and_the_announced_next_step() {
+    let mut mid = step(
+        "a2",
+        vec![text(
+            "The test fails at line 12. Next, I'll fix the bounds check in parse.rs.",
+        )],
+    );
+    add(
+        &mut mid,
+        bash("c2", "cargo test -p parser", Some(101), json!({})),
+    );
+    let view = vec![
+        user("u1", "Fix the parser."),
+        step("a1", vec![text("Let me read the code first.")]),
+        mid,
+    ];
+    let f = build(&view, None, &Frontier::default(), 800, &est());
+    assert_eq!(f.in_progress, ["bash cargo test -p parser [c2]"]);
+    assert_eq!(
+        f.next.as_deref(),
+        Some("Next, I'll fix the bounds check in parse.rs.")
+    );
+
+    // A turn that ended with an answer announcing nothing: nothing in hand, no next step.
+    let done = vec![
+        user("u1", "Fix the parser."),
+        step("a1", vec![bash("c1", "cargo test", Some(0), json!({}))]),
+        step("a2", vec![text("All tests pass; the parser is fixed.")]),
+    ];
+    let f = build(
+        &done,
+        None,
+        &Frontier {
+            next: Some("Let me run the tests.".into()),
+            ..Frontier::default()
+        },
+        800,
+        &est(),
+    );
+    assert!(f.in_progress.is_empty(), "{f:?}");
+    assert_eq!(f.next, None);
+}
+
+#[test]
+fn bounded_to_its_budget_as_rendered_dropping_the_oldest_first() {
+    let mut parts = Vec::new();
+    for i in 0..30 {
+        parts.push(edit(&format!("e{i}"), &format!("src/module_{i}/file.rs")));
+        parts.push(bash(
+            &format!("b{i}"),
+            &format!("cargo test -p crate{i}"),
+            Some(i % 2),
+            json!({}),
+        ));
+    }
+    parts.push(text("Now I will run the whole suite."));
+    let view = vec![user("u1", "go"), step("a1", parts)];
+    let est = est();
+    let all = build(&view, None, &Frontier::default(), 100_000, &est);
+    assert_eq!((all.done.len(), all.verified.len()), (30, 30));
+    let budget = 120;
+    let f = build(&view, None, &Frontier::default(), budget, &est);
+    assert!(est.text(&render(&f)) <= budget, "{}", render(&f));
+    // The newest survive: no done item left (they go first), the last check, the next step.
+    assert!(f.done.is_empty(), "{f:?}");
+    assert!(!f.verified.is_empty() && f.verified.len() < 30, "{f:?}");
+    assert_eq!(f.verified.last().unwrap().recall.as_deref(), Some("b29"));
+    assert_eq!(f.next.as_deref(), Some("Now I will run the whole suite."));
+    // Nothing fits in no room.
+    assert!(build(&view, None, &Frontier::default(), 0, &est).is_empty());
+}
+
+/// At a 4,096-token window the frontier's budget is what the rendered section takes at most,
+/// however much there is to record.
+#[test]
+fn at_a_4k_window_the_frontier_stays_within_its_budget() {
+    let limits = crate::Limits {
+        context: 4_096,
+        input: None,
+        output: 512,
+        max_tokens: None,
+    };
+    let budget = Budget::new(&limits, &CompactionConfig::default());
+    let mut parts = Vec::new();
+    for i in 0..12 {
+        parts.push(edit(&format!("e{i}"), &format!("src/module_{i}.rs")));
+        parts.push(bash(
+            &format!("call_{i}"),
+            &format!("cargo test -p crate{i} -- --nocapture"),
+            Some(101),
+            json!({}),
+        ));
+    }
+    parts.push(text(
+        "The failure is in the tokenizer. Next, I'll fix the off-by-one in src/lex.rs and rerun the tests.",
+    ));
+    parts.push(bash(
+        "call_last",
+        "cargo test -p lexer",
+        Some(101),
+        json!({}),
+    ));
+    let view = vec![user("u1", "go"), step("a1", parts)];
+    let todos = [todo("fix the tokenizer", TodoStatus::InProgress)];
+    let est = est();
+    let f = build(
+        &view,
+        Some(&todos),
+        &Frontier::default(),
+        budget.frontier,
+        &est,
+    );
+    let tokens = est.text(&render(&f));
+    println!(
+        "4k window: frontier budget {} tokens, rendered {tokens}:\n{}",
+        budget.frontier,
+        render(&f)
+    );
+    assert!(tokens <= budget.frontier, "{tokens} > {}", budget.frontier);
+    assert!(!f.verified.is_empty(), "the last check is kept: {f:?}");
+}
+
+#[test]
+fn nothing_to_record_renders_nothing() {
+    let view = vec![user("u1", "hi"), step("a1", vec![text("Hello!")])];
+    let f = build(&view, None, &Frontier::default(), 800, &est());
+    assert!(f.is_empty(), "{f:?}");
+    assert_eq!(render(&f), "");
+}
