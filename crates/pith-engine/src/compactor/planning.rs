@@ -337,7 +337,8 @@ impl Planner<'_> {
 
     /// What pith carries across the swap, as planned with the summary and brought up to date:
     /// a request carried whole that is no longer the current one (the view's messages from
-    /// `n` on start a turn) joins the user's messages; the todo list is the current one.
+    /// `n` on start a turn) joins the user's messages; the todo list is the current one, and
+    /// so is the execution frontier (the planned one merged with what ran since).
     pub(crate) fn carried_at_swap(&self, mut carried: Carried, n: usize) -> Carried {
         if self.log.view()[n..].iter().any(is_turn_start)
             && let Some(r) = carried.current_request.take()
@@ -354,6 +355,13 @@ impl Planner<'_> {
         {
             carried.todos = Some(t.clone());
         }
+        carried.frontier = pith_context::frontier::build(
+            self.log.view(),
+            carried.todos.as_deref(),
+            &carried.frontier,
+            self.budget().frontier,
+            self.meter.estimator(),
+        );
         carried
     }
 
@@ -384,3 +392,7 @@ impl Planner<'_> {
         false
     }
 }
+
+#[cfg(test)]
+#[path = "planning_tests.rs"]
+mod tests;
