@@ -28,14 +28,20 @@ const OPENINGS: [&str; 20] = [
     "after that",
 ];
 
-/// Sentences that start like an announcement but ask or offer instead.
-const NOT_A_STEP: [&str; 6] = [
+/// Sentences that start like an announcement but ask, offer or promise instead.
+const NOT_A_STEP: [&str; 12] = [
     "let me know",
     "i'll be happy",
     "i will be happy",
     "i'll wait",
     "i will wait",
     "let's discuss",
+    "i'll keep",
+    "i will keep",
+    "i'll remember",
+    "i will remember",
+    "i'll bear",
+    "i will bear",
 ];
 
 /// Words a sentence may open with before its announcement ("Great, now I'll …").
