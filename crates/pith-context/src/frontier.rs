@@ -21,6 +21,9 @@ use super::view::is_compaction_message;
 /// The section's heading.
 pub const HEADER: &str =
     "## Where the work stands (recorded by pith from the session, not the summary)";
+/// The most done entries, and the most checks, kept (the newest): a few screens at most, and
+/// bounding to the budget then measures only a few times.
+pub const MOST_KEPT: usize = 64;
 /// The longest entry (a done item, an item in progress, a command), in characters.
 pub const ENTRY_MAX_CHARS: usize = 100;
 
@@ -109,9 +112,16 @@ fn record_change(done: &mut Vec<String>, p: &Part) {
         ToolInput::Write { path: Some(p), .. } => short(&format!("wrote {p}")),
         _ => return,
     };
-    let path = entry.split_once(' ').map_or("", |(_, p)| p).to_string();
-    done.retain(|d| !((d.starts_with("edited ") || d.starts_with("wrote ")) && d.ends_with(&path)));
+    let path = changed_path(&entry).map(str::to_string);
+    done.retain(|d| changed_path(d) != path.as_deref());
     done.push(entry);
+}
+
+/// The file a done entry says was changed, when it is one.
+fn changed_path(entry: &str) -> Option<&str> {
+    entry
+        .strip_prefix("edited ")
+        .or_else(|| entry.strip_prefix("wrote "))
 }
 
 /// A `bash` call that ran a check, with its result; `None` for any other part or a call that
@@ -267,6 +277,11 @@ fn step_in_hand(own: &[&Message]) -> Vec<String> {
 /// first, then older checks, then older calls of the step in hand and todo items, then the
 /// last check, what is in progress and the next step.
 fn bound(mut f: Frontier, budget: u64, est: &Estimator) -> Frontier {
+    // More than fits any budget goes at once, so the loop below measures a few times only.
+    let over = f.done.len().saturating_sub(MOST_KEPT);
+    f.done.drain(..over);
+    let over = f.verified.len().saturating_sub(MOST_KEPT);
+    f.verified.drain(..over);
     while !f.is_empty() && est.text(&render(&f)) > budget {
         if !f.done.is_empty() {
             f.done.remove(0);

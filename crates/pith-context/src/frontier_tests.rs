@@ -120,6 +120,23 @@ fn the_last_run_of_each_check_is_verified_with_its_result_and_recall_id() {
         ]
     );
     assert_eq!(f.done, ["edited src/parse.rs"]);
+    // The same file changed again moves; another file of a like name stays.
+    let again = vec![
+        user("u1", "go"),
+        step(
+            "a1",
+            vec![
+                edit("e1", "lib/src/parse.rs"),
+                edit("e2", "src/parse.rs"),
+                edit("e3", "lib/src/parse.rs"),
+            ],
+        ),
+    ];
+    let changed = build(&again, None, &Frontier::default(), 800, &est());
+    assert_eq!(
+        changed.done,
+        ["edited src/parse.rs", "edited lib/src/parse.rs"]
+    );
     let text = render(&f);
     assert!(
         text.contains("- Verified: `cargo test -p parser` → failed (exit 101) [c1]"),
