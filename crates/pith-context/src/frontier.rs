@@ -148,7 +148,7 @@ fn check_of(p: &Part) -> Option<Check> {
         ToolState::Completed {
             metadata, output, ..
         } => match ToolMetadata::read(&name, metadata) {
-            Some(ToolMetadata::Bash(b)) => result_of(&b, recognised.piped, output),
+            Some(ToolMetadata::Bash(b)) => result_of(&b, &recognised, output),
             _ => ("ended, result unknown".to_string(), None),
         },
         ToolState::Error { message, .. } => {
@@ -166,8 +166,13 @@ fn check_of(p: &Part) -> Option<Check> {
 }
 
 /// How a check ended, in a few words, and whether it passed. Through a pipe the exit code is
-/// the filter's: a pass is not claimed, and a failure its output reports is.
-fn result_of(b: &BashMetadata, piped: bool, output: &str) -> (String, Option<bool>) {
+/// the filter's (after `;` another command's): a pass is not claimed, and a failure its output
+/// reports is.
+fn result_of(
+    b: &BashMetadata,
+    check: &checks::CheckCommand,
+    output: &str,
+) -> (String, Option<bool>) {
     let denied = if b.sandbox_denied {
         ", sandbox denied"
     } else {
@@ -177,17 +182,19 @@ fn result_of(b: &BashMetadata, piped: bool, output: &str) -> (String, Option<boo
         ("interrupted".to_string(), None)
     } else if b.timed_out {
         ("timed out".to_string(), Some(false))
-    } else if piped {
+    } else if check.piped || check.followed {
         let code = b
             .exit_code
             .map_or("no exit code".into(), |c| format!("exit {c}"));
-        if reports_failure(output) {
-            (
-                format!("failed per its output ({code} through a pipe)"),
-                Some(false),
-            )
+        let how = if check.piped {
+            "through a pipe"
         } else {
-            (format!("{code} through a pipe"), None)
+            "of the command after it"
+        };
+        if reports_failure(output) {
+            (format!("failed per its output ({code} {how})"), Some(false))
+        } else {
+            (format!("{code} {how}"), None)
         }
     } else {
         match (b.exit_code, b.signal) {

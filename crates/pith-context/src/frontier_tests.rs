@@ -182,6 +182,7 @@ fn a_piped_check_claims_no_pass_and_reports_a_failure_its_output_shows() {
             vec![
                 failing,
                 bash("c2", "go test ./... | head", Some(0), json!({})),
+                bash("c3", "cargo build; echo done", Some(0), json!({})),
             ],
         ),
     ];
@@ -193,6 +194,10 @@ fn a_piped_check_claims_no_pass_and_reports_a_failure_its_output_shows() {
     );
     assert_eq!(f.verified[1].passed, None);
     assert_eq!(f.verified[1].result, "exit 0 through a pipe");
+    assert_eq!(
+        (f.verified[2].result.as_str(), f.verified[2].passed),
+        ("exit 0 of the command after it", None)
+    );
 }
 
 #[test]

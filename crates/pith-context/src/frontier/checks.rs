@@ -11,6 +11,8 @@ pub struct CheckCommand {
     /// like `timeout`, redirections and the filters its output was piped into.
     pub normalised: String,
     pub piped: bool,
+    /// Another command runs after it (`cargo test; echo done`): the exit code may be that one's.
+    pub followed: bool,
 }
 
 /// The check `command` runs, when it runs one.
@@ -18,6 +20,7 @@ pub fn recognise(command: &str) -> Option<CheckCommand> {
     let mut kept: Vec<String> = Vec::new();
     let mut cds: Vec<String> = Vec::new();
     let mut piped = false;
+    let mut followed = false;
     let mut any = false;
     let mut after_check_pipe = false;
     for (sep, segment) in segments(command) {
@@ -38,14 +41,18 @@ pub fn recognise(command: &str) -> Option<CheckCommand> {
         }
         if is_check(&words) {
             any = true;
+            followed = false;
             kept.append(&mut cds);
             kept.push(words.join(" "));
             after_check_pipe = true;
+        } else {
+            followed = any;
         }
     }
     any.then(|| CheckCommand {
         normalised: kept.join(" && "),
         piped,
+        followed,
     })
 }
 
@@ -404,6 +411,13 @@ mod tests {
         let piped = recognise("cargo test 2>&1 | tail -n 30").unwrap();
         assert!(piped.piped);
         assert!(!recognise("cargo test").unwrap().piped);
+        let followed = recognise("cargo test; echo done").unwrap();
+        assert!(followed.followed && !followed.piped);
+        assert!(
+            !recognise("cd x && cargo build && cargo test")
+                .unwrap()
+                .followed
+        );
         // an unrelated step before the check is no part of it
         assert_eq!(
             normalised("source .venv/bin/activate; pytest -x"),
