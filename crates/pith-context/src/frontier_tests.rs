@@ -120,7 +120,17 @@ fn the_last_run_of_each_check_is_verified_with_its_result_and_recall_id() {
         ]
     );
     assert_eq!(f.done, ["edited src/parse.rs"]);
-    // The same file changed again moves; another file of a like name stays.
+    let text = render(&f);
+    assert!(
+        text.contains("- Verified: `cargo test -p parser` → failed (exit 101) [c1]"),
+        "{text}"
+    );
+    assert!(!text.contains("cat test.txt"), "{text}");
+}
+
+#[test]
+fn a_file_changed_again_moves_to_the_newest_done_entry() {
+    // Another file of a like name stays.
     let again = vec![
         user("u1", "go"),
         step(
@@ -137,12 +147,6 @@ fn the_last_run_of_each_check_is_verified_with_its_result_and_recall_id() {
         changed.done,
         ["edited src/parse.rs", "edited lib/src/parse.rs"]
     );
-    let text = render(&f);
-    assert!(
-        text.contains("- Verified: `cargo test -p parser` → failed (exit 101) [c1]"),
-        "{text}"
-    );
-    assert!(!text.contains("cat test.txt"), "{text}");
 }
 
 #[test]
