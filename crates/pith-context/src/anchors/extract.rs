@@ -1,0 +1,279 @@
+//! The patterns of the anchor index: which identifiers one text holds, by what kind of text it
+//! is (the user's own words, prose, a command line, a tool's output). Each pattern runs on what
+//! the ones before it left: a matched span is blanked, so a URL's host is not read again as a
+//! path, a path's line as a port or a number.
+
+use std::sync::LazyLock;
+
+use pith_protocol::carried::AnchorKind;
+use regex::Regex;
+
+/// What kind of text is scanned, and so which kinds of identifiers are taken from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// What the user typed: every kind, numbers too.
+    Words,
+    /// An assistant's text: every kind but bare numbers.
+    Prose,
+    /// A command line (its own anchor is the command): URLs, hashes, tickets, ports.
+    Command,
+    /// A tool's output or a pasted block: only error lines and codes, paths with a line, URLs
+    /// and hashes — never every number in a log.
+    Output,
+}
+
+impl Scope {
+    fn takes(self, kind: AnchorKind) -> bool {
+        use AnchorKind as K;
+        match self {
+            Scope::Words => true,
+            Scope::Prose => kind != K::Number,
+            Scope::Command => matches!(kind, K::Url | K::Hash | K::Ticket | K::Port),
+            Scope::Output => matches!(kind, K::Error | K::Path | K::Url | K::Hash),
+        }
+    }
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("anchor pattern")
+}
+
+static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"\b(?:https?|wss?|ftp)://[^\s<>"'`)\]]+"#));
+/// A line that starts an error report (or a failing test's).
+static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?m)^[ \t]*(?:(?i:error|fatal|panic)(?:\[[\w-]+\])?[ \t]*[:!].*|[\w.]*(?:Error|Exception)(?::.*)?|.*\bpanicked at\b.*|FAILED\b.*|.*\.\.\. FAILED|test result: FAILED.*|npm ERR!.*)[ \t]*$",
+    )
+});
+/// `host:port` with a host that is not a file name: localhost, an IPv4 address, a name under
+/// a top-level domain.
+static HOST_PORT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|internal|local|lan|cloud|ai|co|svc|cluster|localdomain)):(\d{2,5})\b",
+    )
+});
+/// `File "x.py", line 12` (Python's tracebacks).
+static PY_FRAME: LazyLock<Regex> = LazyLock::new(|| re(r#"File "([^"]+)", line (\d+)"#));
+/// A file path with an extension, then `:line` and `:column` when given.
+static PATH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:[A-Za-z]:)?(?:\.{1,2}[/\\]|[/\\~])?(?:[\w.@+-]+[/\\])*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}(:\d+(?::\d+)?)?",
+    )
+});
+static ERROR_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:E\d{4}|TS\d{4}|CS\d{4}|(?:ORA|PLS|TNS|SP2)-\d{4,5}|SQLSTATE[ \t]*\[?\w{5}\]?|E(?:NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|MFILE|NOSPC|PIPE|AGAIN|BUSY|CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|ADDRINUSE|ADDRNOTAVAIL|HOSTUNREACH|NETUNREACH|NOTEMPTY|ROFS|NOMEM|NOTFOUND|SRCH|BADF|LOOP|NAMETOOLONG)|[A-Z]\w*(?:Error|Exception))\b",
+    )
+});
+static HTTP_STATUS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|(?i:status)(?: (?i:code))?)[ \t:]+([1-5]\d\d)\b")
+});
+static UUID: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+});
+static HASH: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:[0-9a-f]{7,40}|[0-9a-f]{64})\b"));
+static TICKET: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:CVE-\d{4}-\d{4,}|[A-Z][A-Z0-9]{1,9}-\d{1,6})\b"));
+/// `#4521` at the start of a word (an issue or pull request).
+static ISSUE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[\s(\[])(#\d{2,6})\b"));
+static PORT_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?i:port)[ \t]*[=:]?[ \t]*(\d{2,5})\b"));
+static BARE_PORT: LazyLock<Regex> = LazyLock::new(|| re(r#"(?:^|[\s(=,'"])(:\d{2,5})\b"#));
+static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:v\d+(?:\.\d+){1,3}|\d+\.\d+\.\d+)(?:-[0-9A-Za-z.]+)?\b|\b(?i:version|python|node|rust|rustc|go|java|ruby|php|postgres|postgresql|mysql|redis)[ \t]+v?\d+\.\d+(?:\.\d+)?\b",
+    )
+});
+/// A number with what goes with it: a currency sign, a unit or a percent sign.
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:[$€£][ \t]?)?\b\d+(?:[,_]\d+)*(?:[.:/-]\d+)*(?:[ \t]?(?:%|(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|[KMGT]i?B|[kKMG]|x|px|rem|em|tokens?|lines?|rps|qps|files?|rows?|users?|workers?|threads?|cores?|retries|times|requests?)\b))?",
+    )
+});
+
+/// Prefixes of `ABC-123` that name a standard or an algorithm, not a ticket.
+const NOT_TICKETS: [&str; 12] = [
+    "UTF", "ISO", "SHA", "MD5", "AES", "RSA", "TLS", "SSL", "HTTP", "IPV4", "IPV6", "X509",
+];
+
+/// An identifier found in a text, at byte `at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub at: usize,
+    pub kind: AnchorKind,
+    pub text: String,
+}
+
+/// The identifiers of `text` that `scope` takes, in the order they appear.
+pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
+    let mut s = Scan {
+        buf: text.to_string(),
+        scope,
+        out: Vec::new(),
+    };
+    s.take(&URL, AnchorKind::Url, |m| {
+        Some(
+            m[0].trim_end_matches(['.', ',', ';', ':', '!', '?'])
+                .to_string(),
+        )
+    });
+    let error_lines: Vec<(usize, usize)> = if scope.takes(AnchorKind::Error) {
+        ERROR_LINE
+            .find_iter(&s.buf.clone())
+            .map(|m| {
+                s.push(m.start(), AnchorKind::Error, m.as_str().trim());
+                (m.start(), m.end())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let kinds_of_prose = scope != Scope::Output;
+    s.take(&HOST_PORT, AnchorKind::Port, |m| Some(m[0].to_string()));
+    s.take(&PY_FRAME, AnchorKind::Path, |m| {
+        Some(format!("{}:{}", &m[1], &m[2]))
+    });
+    s.take(&PATH, AnchorKind::Path, |m| {
+        let with_line = m.get(1).is_some();
+        let separated = m[0].contains(['/', '\\']);
+        (with_line || (separated && kinds_of_prose)).then(|| m[0].to_string())
+    });
+    let inside_error_line = |at: usize| error_lines.iter().any(|&(a, b)| a <= at && at < b);
+    let codes: Vec<(usize, usize, String)> = ERROR_CODE
+        .find_iter(&s.buf)
+        .map(|m| (m.start(), m.end(), m.as_str().to_string()))
+        .chain(
+            HTTP_STATUS
+                .captures_iter(&s.buf)
+                .map(|c| {
+                    (
+                        c.get(0).map_or(0, |m| m.start()),
+                        c[0].len(),
+                        c[1].to_string(),
+                    )
+                })
+                .map(|(a, len, code)| (a, a + len, format!("HTTP {code}"))),
+        )
+        .collect();
+    for (a, b, code) in codes {
+        if !inside_error_line(a) {
+            s.push(a, AnchorKind::Error, &code);
+        }
+        s.blank(a, b);
+    }
+    s.take(&UUID, AnchorKind::Hash, |m| Some(m[0].to_string()));
+    let buf = s.buf.clone();
+    s.take(&HASH, AnchorKind::Hash, |m| {
+        let h = m.get(0)?;
+        let before = buf[..h.start()].chars().next_back();
+        let word = h.as_str();
+        (word.bytes().any(|b| b.is_ascii_digit())
+            && word.bytes().any(|b| b.is_ascii_alphabetic())
+            && !before.is_some_and(|c| matches!(c, '-' | '_' | '.')))
+        .then(|| word.to_string())
+    });
+    s.take(&TICKET, AnchorKind::Ticket, |m| {
+        let t = &m[0];
+        let prefix = t.split('-').next().unwrap_or("");
+        (!NOT_TICKETS.contains(&prefix)).then(|| t.to_string())
+    });
+    if kinds_of_prose {
+        s.take(&ISSUE, AnchorKind::Ticket, |m| Some(m[1].to_string()));
+    }
+    s.take(&PORT_WORD, AnchorKind::Port, |m| {
+        port(&m[1]).map(|p| format!("port {p}"))
+    });
+    s.take(&BARE_PORT, AnchorKind::Port, |m| {
+        port(&m[1][1..]).map(|p| format!(":{p}"))
+    });
+    let buf = s.buf.clone();
+    s.take(&VERSION, AnchorKind::Version, |m| {
+        let v = m.get(0)?;
+        let mut after = buf[v.end()..].chars();
+        let before = buf[..v.start()].chars().next_back();
+        let more = after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
+        let ip_like = more || before.is_some_and(|c| c == '.' || c.is_ascii_digit());
+        (!ip_like).then(|| v.as_str().to_string())
+    });
+    if !scope.takes(AnchorKind::Number) {
+        s.out.sort_by_key(|f| f.at);
+        return s.out;
+    }
+    s.take(&NUMBER, AnchorKind::Number, |m| {
+        let n = m[0].trim();
+        let digits = n.bytes().filter(u8::is_ascii_digit).count();
+        let qualified = n
+            .chars()
+            .any(|c| !c.is_ascii_digit() && c != ',' && c != '_');
+        (digits >= 2 || qualified).then(|| n.to_string())
+    });
+    s.out.sort_by_key(|f| f.at);
+    s.out
+}
+
+/// The most characters of one anchor's text.
+pub(crate) const TEXT_MAX: usize = 160;
+
+/// `text` cut to [`TEXT_MAX`] characters (marked with `…`).
+pub(crate) fn cut(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= TEXT_MAX {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(TEXT_MAX - 1).collect();
+    out.push('…');
+    out
+}
+
+/// A port number: 1 to 65535.
+fn port(digits: &str) -> Option<u16> {
+    digits.parse::<u16>().ok().filter(|&p| p > 0)
+}
+
+/// A text being scanned: what is left of it (taken spans blanked) and what was found.
+struct Scan {
+    buf: String,
+    scope: Scope,
+    out: Vec<Found>,
+}
+
+impl Scan {
+    fn push(&mut self, at: usize, kind: AnchorKind, text: &str) {
+        if self.scope.takes(kind) && !text.is_empty() {
+            self.out.push(Found {
+                at,
+                kind,
+                text: cut(text),
+            });
+        }
+    }
+
+    /// Replaces the bytes `a..b` (on character boundaries) with spaces.
+    fn blank(&mut self, a: usize, b: usize) {
+        self.buf.replace_range(a..b, &" ".repeat(b - a));
+    }
+
+    /// Takes `re`'s matches as `kind` where `keep` says what a match is (`None`: not one).
+    /// Every match is blanked, taken or not (a path the scope does not take is still no hash).
+    fn take(
+        &mut self,
+        re: &Regex,
+        kind: AnchorKind,
+        keep: impl Fn(&regex::Captures<'_>) -> Option<String>,
+    ) {
+        let buf = std::mem::take(&mut self.buf);
+        let mut spans = Vec::new();
+        for c in re.captures_iter(&buf) {
+            if let Some(m) = c.get(0) {
+                spans.push((m.start(), m.end(), keep(&c)));
+            }
+        }
+        self.buf = buf;
+        for (a, b, text) in spans {
+            if let Some(text) = text {
+                self.push(a, kind, &text);
+            }
+            self.blank(a, b);
+        }
+    }
+}
