@@ -9,7 +9,7 @@ mod extract;
 use std::collections::{HashMap, HashSet};
 
 use pith_protocol::carried::{Anchor, AnchorKind};
-use pith_protocol::message::{Message, PartKind, Role, ToolState};
+use pith_protocol::message::{Carried, Message, PartKind, Role, ToolState};
 use pith_protocol::tool::{ToolInput, ToolMetadata, ToolName};
 
 use super::carry::{pasted_spans, user_text};
@@ -275,6 +275,23 @@ fn line(group: &[&Anchor]) -> String {
         Some(id) => format!("- [{id}] {}", items.join(" · ")),
         None => format!("- {}", items.join(" · ")),
     }
+}
+
+/// The anchors of `c` that its user's messages, carried word for word, do not already hold:
+/// the ones rendered and listed to the summariser. (All stay in the record: a later
+/// compaction that cuts those messages shows them again.)
+pub fn beyond_words(c: &Carried) -> Vec<Anchor> {
+    let words: Vec<&str> = c
+        .user_messages
+        .iter()
+        .chain(&c.current_request)
+        .map(String::as_str)
+        .collect();
+    c.anchors
+        .iter()
+        .filter(|a| !words.iter().any(|w| w.contains(a.text.as_str())))
+        .cloned()
+        .collect()
 }
 
 /// The anchors as the section pith appends after a summary; empty when there are none.

@@ -400,3 +400,21 @@ fn at_a_4k_window_the_index_stays_within_its_budget() {
     let kinds: std::collections::HashSet<K> = got.iter().map(|a| a.kind).collect();
     assert!(kinds.len() >= 4, "a mix of kinds: {kinds:?}");
 }
+
+#[test]
+fn what_the_carried_words_hold_is_not_shown_twice() {
+    let c = pith_protocol::message::Carried {
+        user_messages: vec!["the db is on localhost:5433".to_string()],
+        current_request: Some("fix PROJ-9".to_string()),
+        anchors: vec![
+            anchor(K::Port, "localhost:5433", "u1"),
+            anchor(K::Ticket, "PROJ-9", "u2"),
+            anchor(K::Hash, "3f2a9c1d", "a1"),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(super::beyond_words(&c), [anchor(K::Hash, "3f2a9c1d", "a1")]);
+    let r = crate::carry::render(&c);
+    assert!(r.contains("- [a1] hash: 3f2a9c1d"), "{r}");
+    assert!(!r.contains("port: localhost:5433"), "{r}");
+}

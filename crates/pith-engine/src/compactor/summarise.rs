@@ -93,15 +93,14 @@ pub(crate) async fn write_summary<H: SummaryHost>(
         focus,
         budget,
     } = job;
+    let anchors = pith_context::anchors::beyond_words(carried);
     let words = plan::words_note(
         &carried.uncarried,
         budget.summary_cap,
         host.planner().meter.estimator(),
     );
     if setup.is_none() && !overflowed {
-        let mut instruction = host
-            .planner()
-            .inline_instruction(cut, focus, &carried.anchors);
+        let mut instruction = host.planner().inline_instruction(cut, focus, &anchors);
         if let Some(w) = &words {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -126,7 +125,7 @@ pub(crate) async fn write_summary<H: SummaryHost>(
     let ask = Ask {
         focus,
         words: words.as_deref(),
-        anchors: &carried.anchors,
+        anchors: &anchors,
     };
     summarise(host, &setup, previous.as_deref(), chat, ask, budget, cancel).await
 }
