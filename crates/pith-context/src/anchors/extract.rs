@@ -117,17 +117,7 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
                 .to_string(),
         )
     });
-    let error_lines: Vec<(usize, usize)> = if scope.takes(AnchorKind::Error) {
-        ERROR_LINE
-            .find_iter(&s.buf.clone())
-            .map(|m| {
-                s.push(m.start(), AnchorKind::Error, m.as_str().trim());
-                (m.start(), m.end())
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let error_lines = s.error_lines();
     let kinds_of_prose = scope != Scope::Output;
     s.take(&HOST_PORT, AnchorKind::Port, |m| Some(m[0].to_string()));
     s.take(&PY_FRAME, AnchorKind::Path, |m| {
@@ -138,40 +128,8 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
         let separated = m[0].contains(['/', '\\']);
         (with_line || (separated && kinds_of_prose)).then(|| m[0].to_string())
     });
-    let inside_error_line = |at: usize| error_lines.iter().any(|&(a, b)| a <= at && at < b);
-    let codes: Vec<(usize, usize, String)> = ERROR_CODE
-        .find_iter(&s.buf)
-        .map(|m| (m.start(), m.end(), m.as_str().to_string()))
-        .chain(
-            HTTP_STATUS
-                .captures_iter(&s.buf)
-                .map(|c| {
-                    (
-                        c.get(0).map_or(0, |m| m.start()),
-                        c[0].len(),
-                        c[1].to_string(),
-                    )
-                })
-                .map(|(a, len, code)| (a, a + len, format!("HTTP {code}"))),
-        )
-        .collect();
-    for (a, b, code) in codes {
-        if !inside_error_line(a) {
-            s.push(a, AnchorKind::Error, &code);
-        }
-        s.blank(a, b);
-    }
-    s.take(&UUID, AnchorKind::Hash, |m| Some(m[0].to_string()));
-    let buf = s.buf.clone();
-    s.take(&HASH, AnchorKind::Hash, |m| {
-        let h = m.get(0)?;
-        let before = buf[..h.start()].chars().next_back();
-        let word = h.as_str();
-        (word.bytes().any(|b| b.is_ascii_digit())
-            && word.bytes().any(|b| b.is_ascii_alphabetic())
-            && !before.is_some_and(|c| matches!(c, '-' | '_' | '.')))
-        .then(|| word.to_string())
-    });
+    s.error_codes(&error_lines);
+    s.hashes();
     s.take(&TICKET, AnchorKind::Ticket, |m| {
         let t = &m[0];
         let prefix = t.split('-').next().unwrap_or("");
@@ -186,27 +144,7 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
     s.take(&BARE_PORT, AnchorKind::Port, |m| {
         port(&m[1][1..]).map(|p| format!(":{p}"))
     });
-    let buf = s.buf.clone();
-    s.take(&VERSION, AnchorKind::Version, |m| {
-        let v = m.get(0)?;
-        let mut after = buf[v.end()..].chars();
-        let before = buf[..v.start()].chars().next_back();
-        let more = after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
-        let ip_like = more || before.is_some_and(|c| c == '.' || c.is_ascii_digit());
-        (!ip_like).then(|| v.as_str().to_string())
-    });
-    if !scope.takes(AnchorKind::Number) {
-        s.out.sort_by_key(|f| f.at);
-        return s.out;
-    }
-    s.take(&NUMBER, AnchorKind::Number, |m| {
-        let n = m[0].trim();
-        let digits = n.bytes().filter(u8::is_ascii_digit).count();
-        let qualified = n
-            .chars()
-            .any(|c| !c.is_ascii_digit() && c != ',' && c != '_');
-        (digits >= 2 || qualified).then(|| n.to_string())
-    });
+    s.versions_and_numbers();
     s.out.sort_by_key(|f| f.at);
     s.out
 }
@@ -246,6 +184,82 @@ impl Scan {
                 text: cut(text),
             });
         }
+    }
+
+    /// The lines that start an error report, taken whole (when the scope takes errors); their
+    /// spans, so a code inside one is not taken again.
+    fn error_lines(&mut self) -> Vec<(usize, usize)> {
+        if !self.scope.takes(AnchorKind::Error) {
+            return Vec::new();
+        }
+        let buf = self.buf.clone();
+        ERROR_LINE
+            .find_iter(&buf)
+            .map(|m| {
+                self.push(m.start(), AnchorKind::Error, m.as_str().trim());
+                (m.start(), m.end())
+            })
+            .collect()
+    }
+
+    /// Error codes and HTTP statuses, except those inside one of `error_lines`.
+    fn error_codes(&mut self, error_lines: &[(usize, usize)]) {
+        let codes: Vec<(usize, usize, String)> = ERROR_CODE
+            .find_iter(&self.buf)
+            .map(|m| (m.start(), m.end(), m.as_str().to_string()))
+            .chain(HTTP_STATUS.captures_iter(&self.buf).filter_map(|c| {
+                let m = c.get(0)?;
+                Some((m.start(), m.end(), format!("HTTP {}", &c[1])))
+            }))
+            .collect();
+        for (a, b, code) in codes {
+            if !error_lines.iter().any(|&(s, e)| s <= a && a < e) {
+                self.push(a, AnchorKind::Error, &code);
+            }
+            self.blank(a, b);
+        }
+    }
+
+    /// UUIDs, then hex words of a hash's length with a digit and a letter (not the suffix of
+    /// a name: `pith-1a2b3c4d…`).
+    fn hashes(&mut self) {
+        self.take(&UUID, AnchorKind::Hash, |m| Some(m[0].to_string()));
+        let buf = self.buf.clone();
+        self.take(&HASH, AnchorKind::Hash, |m| {
+            let h = m.get(0)?;
+            let before = buf[..h.start()].chars().next_back();
+            let word = h.as_str();
+            (word.bytes().any(|b| b.is_ascii_digit())
+                && word.bytes().any(|b| b.is_ascii_alphabetic())
+                && !before.is_some_and(|c| matches!(c, '-' | '_' | '.')))
+            .then(|| word.to_string())
+        });
+    }
+
+    /// Versions (not an IP address), then — where the scope takes them — numbers of two digits
+    /// or more, or with a unit, a sign or a decimal point.
+    fn versions_and_numbers(&mut self) {
+        let buf = self.buf.clone();
+        self.take(&VERSION, AnchorKind::Version, |m| {
+            let v = m.get(0)?;
+            let mut after = buf[v.end()..].chars();
+            let before = buf[..v.start()].chars().next_back();
+            let more =
+                after.next() == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
+            let ip_like = more || before.is_some_and(|c| c == '.' || c.is_ascii_digit());
+            (!ip_like).then(|| v.as_str().to_string())
+        });
+        if !self.scope.takes(AnchorKind::Number) {
+            return;
+        }
+        self.take(&NUMBER, AnchorKind::Number, |m| {
+            let n = m[0].trim();
+            let digits = n.bytes().filter(u8::is_ascii_digit).count();
+            let qualified = n
+                .chars()
+                .any(|c| !c.is_ascii_digit() && c != ',' && c != '_');
+            (digits >= 2 || qualified).then(|| n.to_string())
+        });
     }
 
     /// Replaces the bytes `a..b` (on character boundaries) with spaces.
