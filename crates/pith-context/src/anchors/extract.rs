@@ -119,7 +119,9 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
     });
     let error_lines = s.error_lines();
     let kinds_of_prose = scope != Scope::Output;
-    s.take(&HOST_PORT, AnchorKind::Port, |m| Some(m[0].to_string()));
+    if kinds_of_prose {
+        s.take(&HOST_PORT, AnchorKind::Port, |m| Some(m[0].to_string()));
+    }
     s.take(&PY_FRAME, AnchorKind::Path, |m| {
         Some(format!("{}:{}", &m[1], &m[2]))
     });
@@ -130,14 +132,17 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
     });
     s.error_codes(&error_lines);
     s.hashes();
+    if !kinds_of_prose {
+        // Nothing after this is taken from an output (the bulk of what is scanned).
+        s.out.sort_by_key(|f| f.at);
+        return s.out;
+    }
     s.take(&TICKET, AnchorKind::Ticket, |m| {
         let t = &m[0];
         let prefix = t.split('-').next().unwrap_or("");
         (!NOT_TICKETS.contains(&prefix)).then(|| t.to_string())
     });
-    if kinds_of_prose {
-        s.take(&ISSUE, AnchorKind::Ticket, |m| Some(m[1].to_string()));
-    }
+    s.take(&ISSUE, AnchorKind::Ticket, |m| Some(m[1].to_string()));
     s.take(&PORT_WORD, AnchorKind::Port, |m| {
         port(&m[1]).map(|p| format!("port {p}"))
     });
@@ -202,7 +207,8 @@ impl Scan {
             .collect()
     }
 
-    /// Error codes and HTTP statuses, except those inside one of `error_lines`.
+    /// Error codes and HTTP statuses, except those inside one of `error_lines` or named by one
+    /// (`rustc --explain E0308` after `error[E0308]: …`).
     fn error_codes(&mut self, error_lines: &[(usize, usize)]) {
         let codes: Vec<(usize, usize, String)> = ERROR_CODE
             .find_iter(&self.buf)
@@ -212,12 +218,22 @@ impl Scan {
                 Some((m.start(), m.end(), format!("HTTP {}", &c[1])))
             }))
             .collect();
+        let mut blanks = Vec::with_capacity(codes.len());
         for (a, b, code) in codes {
-            if !error_lines.iter().any(|&(s, e)| s <= a && a < e) {
+            blanks.push((a, b));
+            let in_a_line = error_lines.iter().any(|&(s, e)| s <= a && a < e);
+            let named = self
+                .out
+                .iter()
+                .any(|f| f.kind == AnchorKind::Error && f.text.contains(code.as_str()));
+            if !in_a_line && !named {
                 self.push(a, AnchorKind::Error, &code);
             }
-            self.blank(a, b);
         }
+        // Codes and statuses may overlap (`HTTP 503 Error`…): blank in order, each once.
+        blanks.sort_unstable();
+        blanks.dedup_by(|next, prev| next.0 < prev.1);
+        self.blank_all(&blanks);
     }
 
     /// UUIDs, then hex words of a hash's length with a digit and a letter (not the suffix of
@@ -262,9 +278,21 @@ impl Scan {
         });
     }
 
-    /// Replaces the bytes `a..b` (on character boundaries) with spaces.
-    fn blank(&mut self, a: usize, b: usize) {
-        self.buf.replace_range(a..b, &" ".repeat(b - a));
+    /// Replaces the bytes of each of `spans` (in order, not overlapping, on character
+    /// boundaries) with spaces, in one pass.
+    fn blank_all(&mut self, spans: &[(usize, usize)]) {
+        if spans.is_empty() {
+            return;
+        }
+        let mut out = String::with_capacity(self.buf.len());
+        let mut at = 0;
+        for &(a, b) in spans {
+            out.push_str(&self.buf[at..a]);
+            out.extend(std::iter::repeat_n(' ', b - a));
+            at = b;
+        }
+        out.push_str(&self.buf[at..]);
+        self.buf = out;
     }
 
     /// Takes `re`'s matches as `kind` where `keep` says what a match is (`None`: not one).
@@ -277,17 +305,19 @@ impl Scan {
     ) {
         let buf = std::mem::take(&mut self.buf);
         let mut spans = Vec::new();
-        for c in re.captures_iter(&buf) {
-            if let Some(m) = c.get(0) {
-                spans.push((m.start(), m.end(), keep(&c)));
-            }
+        // Finding is fast; the groups are read only where something was found.
+        for m in re.find_iter(&buf) {
+            let text = re.captures_at(&buf, m.start()).and_then(|c| keep(&c));
+            spans.push((m.start(), m.end(), text));
         }
         self.buf = buf;
+        let mut blanks = Vec::with_capacity(spans.len());
         for (a, b, text) in spans {
             if let Some(text) = text {
                 self.push(a, kind, &text);
             }
-            self.blank(a, b);
+            blanks.push((a, b));
         }
+        self.blank_all(&blanks);
     }
 }

@@ -418,3 +418,12 @@ fn what_the_carried_words_hold_is_not_shown_twice() {
     assert!(r.contains("- [a1] hash: 3f2a9c1d"), "{r}");
     assert!(!r.contains("port: localhost:5433"), "{r}");
 }
+
+#[test]
+fn a_code_an_error_line_already_names_is_not_repeated() {
+    let out = "error[E0308]: mismatched types\n\nFor more information about this error, try `rustc --explain E0308`.";
+    assert_eq!(
+        found(out, Scope::Output),
+        [(K::Error, "error[E0308]: mismatched types".to_string())]
+    );
+}
