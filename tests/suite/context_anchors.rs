@@ -140,3 +140,78 @@ async fn anchors_survive_two_compactions_with_a_summariser_that_forgets_everythi
     let second = text_of(summaries[1]);
     assert!(second.contains(&format!("- port: {PORT}")), "{second}");
 }
+
+/// The anchor section of the last "Recorded by pith itself" appendix in `text`: its heading
+/// and its lines.
+fn anchor_section(text: &str) -> Option<String> {
+    let start = text.rfind("## Exact identifiers that left the view")?;
+    let mut lines = text[start..].lines();
+    let heading = lines.next()?;
+    let items = lines.take_while(|l| l.starts_with("- "));
+    Some(
+        std::iter::once(heading)
+            .chain(items)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// At a 4,096-token window (a mock that counts a request as a real server would) the
+/// identifiers of the first turn outlive its words through several compactions, and the
+/// section holding them stays within its budget (a 24th of the usable window).
+#[tokio::test]
+async fn at_a_4k_window_anchors_stay_within_their_budget() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 4_096, 512, "");
+    let script = "printf 'error[E0308]: mismatched types\\n --> src/parse.rs:88:14\\n'\nexit 3\n";
+    std::fs::write(env.path().join("build.sh"), script).unwrap();
+    let first = Arc::new(Mutex::new(true));
+    server.respond_with(move |body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        if is_summary_request(body) {
+            return openai::text(FORGETFUL, Some((prompt, 40)));
+        }
+        let mut first = first.lock().unwrap();
+        if std::mem::take(&mut *first) {
+            return openai::text_and_tool_calls(
+                "The test database listens on localhost:5433; HEAD is 3f9a2c7e1b.",
+                &[("b1", "bash", r#"{"command":"sh build.sh"}"#)],
+                Some((prompt, 60)),
+            );
+        }
+        let answer = "Here is a detailed answer about the parser and its tests. ".repeat(30);
+        openai::text(&answer, Some((prompt, 200)))
+    });
+    let mut compactions = 0;
+    for turn in 0..12 {
+        let prompt = format!("Step {turn}: tell me more about the parser.");
+        let mut args = vec!["--yes"];
+        if turn > 0 {
+            args.push("-c");
+        }
+        args.push(&prompt);
+        let (out, events) = env.run_json(&args).await;
+        assert!(out.status.success(), "turn {turn}: {}", stderr(&out));
+        compactions += of_type(&events, "compaction_finished").len();
+    }
+    assert!(compactions >= 2, "{compactions} compactions");
+    let reqs = server.requests();
+    let last = reqs
+        .iter()
+        .rev()
+        .find(|r| !is_summary_request(&r.body))
+        .unwrap();
+    let text = text_of(&last.body);
+    assert!(
+        !text.contains("HEAD is 3f9a2c7e1b"),
+        "the first turn is still in view"
+    );
+    let section = anchor_section(&text).unwrap_or_else(|| panic!("no anchors:\n{text}"));
+    for want in [ERROR_CODE, PORT, HASH, PATH_LINE, COMMAND_EXIT] {
+        assert!(section.contains(want), "{want} lost:\n{section}");
+    }
+    let tokens = pith_context::tokens::Estimator::for_model("test-model").text(&section);
+    let budget = (4_096 - 512) / 24;
+    println!("4k window: the anchor section takes {tokens} of its {budget} tokens:\n{section}");
+    assert!(tokens <= budget, "{tokens} > {budget}:\n{section}");
+}

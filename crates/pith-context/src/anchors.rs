@@ -219,29 +219,59 @@ fn bound(mut anchors: Vec<Anchor>, budget: u64, est: &Estimator) -> Vec<Anchor> 
         *n += 1;
         *n <= PER_KIND_MAX
     });
+    let fits = |kept: &[usize]| {
+        let shown: Vec<Anchor> = kept.iter().map(|&i| anchors[i].clone()).collect();
+        est.text(&render(&shown)) <= budget
+    };
     // Each line as if alone: a bound on what it adds (lines of one source share their id).
-    let mut costs: Vec<u64> = anchors.iter().map(|a| est.text(&line(&[a])) + 1).collect();
+    let costs: Vec<u64> = anchors.iter().map(|a| est.text(&line(&[a])) + 1).collect();
     let mut total = est.text(HEADER) + costs.iter().sum::<u64>();
+    let mut kept: Vec<usize> = (0..anchors.len()).collect();
+    let mut dropped = Vec::new();
     while total > budget
-        && let Some(i) = oldest_of_most_numerous(&anchors)
+        && let Some(k) = oldest_of_most_numerous(kept.iter().map(|&i| &anchors[i]))
     {
-        total -= costs.remove(i);
-        anchors.remove(i);
+        total -= costs[kept[k]];
+        dropped.push(kept.remove(k));
     }
-    while est.text(&render(&anchors)) > budget
-        && let Some(i) = oldest_of_most_numerous(&anchors)
+    while !fits(&kept)
+        && let Some(k) = oldest_of_most_numerous(kept.iter().map(|&i| &anchors[i]))
     {
-        anchors.remove(i);
+        dropped.push(kept.remove(k));
     }
+    // What the bound dropped for ids its lines share may come back: the rarest kinds first,
+    // newest first, while the section still fits.
+    let count = |kind| kept.iter().filter(|&&i| anchors[i].kind == kind).count();
+    let mut again: Vec<(usize, usize)> = dropped
+        .iter()
+        .map(|&i| (count(anchors[i].kind), i))
+        .collect();
+    again.sort_unstable();
+    for (_, i) in again.into_iter().take(ADD_BACK_MAX) {
+        let at = kept.partition_point(|&k| k < i);
+        kept.insert(at, i);
+        if !fits(&kept) {
+            kept.remove(at);
+        }
+    }
+    let mut kept = kept.into_iter().peekable();
     anchors
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| kept.next_if_eq(i).is_some())
+        .map(|(_, a)| a)
+        .collect()
 }
 
-/// The position of the oldest anchor of the kind with the most anchors (of two as numerous,
-/// the one whose oldest is older).
-fn oldest_of_most_numerous(anchors: &[Anchor]) -> Option<usize> {
+/// How many dropped anchors [`bound`] tries to bring back.
+const ADD_BACK_MAX: usize = 16;
+
+/// The position (among `anchors`) of the oldest anchor of the kind with the most anchors (of
+/// two as numerous, the one whose oldest is older).
+fn oldest_of_most_numerous<'a>(anchors: impl Iterator<Item = &'a Anchor>) -> Option<usize> {
     let mut count: HashMap<AnchorKind, usize> = HashMap::new();
     let mut last: HashMap<AnchorKind, usize> = HashMap::new();
-    for (i, a) in anchors.iter().enumerate() {
+    for (i, a) in anchors.enumerate() {
         *count.entry(a.kind).or_default() += 1;
         last.insert(a.kind, i);
     }
