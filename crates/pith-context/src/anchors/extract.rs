@@ -92,8 +92,8 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Prefixes of `ABC-123` that name a standard or an algorithm, not a ticket.
-const NOT_TICKETS: [&str; 12] = [
-    "UTF", "ISO", "SHA", "MD5", "AES", "RSA", "TLS", "SSL", "HTTP", "IPV4", "IPV6", "X509",
+const NOT_TICKETS: [&str; 13] = [
+    "UTF", "ISO", "SHA", "MD5", "AES", "RSA", "TLS", "SSL", "HTTP", "IPV4", "IPV6", "X509", "GPT",
 ];
 
 /// An identifier found in a text, at byte `at`.

@@ -133,7 +133,7 @@ fn urls_hashes_tickets() {
     let not = "cafe deadbeef a1b2c 12345678 target/debug/deps/pith-1a2b3c4d5e6f7a8b";
     assert!(of_kind(not, Scope::Words, K::Hash).is_empty());
     // Not tickets: standards.
-    assert!(of_kind("UTF-8, SHA-256, ISO-8601", Scope::Words, K::Ticket).is_empty());
+    assert!(of_kind("UTF-8, SHA-256, ISO-8601, GPT-4", Scope::Words, K::Ticket).is_empty());
 }
 
 #[test]
@@ -166,6 +166,10 @@ fn numbers_only_from_what_the_user_typed() {
     // A number that is part of an identifier is that identifier, not a number.
     let ids = "see src/a2024.rs:12 and PROJ-123";
     assert!(of_kind(ids, Scope::Words, K::Number).is_empty());
+    // A year inside a path is part of the path; a year typed on its own is a number.
+    let t = "the logs are in logs/2024/app.log since 2023";
+    assert_eq!(of_kind(t, Scope::Words, K::Path), ["logs/2024/app.log"]);
+    assert_eq!(of_kind(t, Scope::Words, K::Number), ["2023"]);
 }
 
 #[test]
