@@ -7,6 +7,7 @@ mod acp_load;
 mod anthropic_provider;
 mod auth_login;
 mod cli_output;
+mod context_anchors;
 mod context_background;
 mod context_compaction;
 mod context_figure;

@@ -221,7 +221,7 @@ pub fn render(c: &Carried) -> String {
             render_ledger(&c.ledger)
         ));
     }
-    let anchors = super::anchors::render(&c.anchors);
+    let anchors = super::anchors::render(&super::anchors::beyond_words(c));
     if !anchors.is_empty() {
         out.push(anchors);
     }

@@ -21,6 +21,7 @@
 
 use std::ops::Range;
 
+use pith_protocol::carried::Anchor;
 use pith_protocol::llm::{ChatMessage, UserContent};
 use pith_protocol::message::{Carried, CarrySource, Message, MessageId, PartKind};
 
@@ -37,12 +38,17 @@ pub const CONTINUE_MESSAGE: &str = "Continue if you have next steps, or stop and
 /// The compaction agent's system prompt.
 pub const SYSTEM_PROMPT: &str = include_str!("../../../prompts/compaction.md");
 
-/// The final user message of a summary request (placeholders `{{previous_summary}}`, `{{focus}}`).
+/// The final user message of a summary request (placeholders `{{previous_summary}}`,
+/// `{{anchors}}`, `{{focus}}`).
 pub const REQUEST_TEMPLATE: &str = include_str!("../../../prompts/compaction-request.md");
 
 /// The note of the one retry when a summary misses sections or was cut at its cap
 /// (placeholders `{{problem}}`, `{{cap}}`).
 pub const RETRY_TEMPLATE: &str = include_str!("../../../prompts/compaction-retry.md");
+
+/// What a summary request says of the anchor index pith carries itself (placeholder
+/// `{{anchors}}`): use them, do not restate them.
+pub const ANCHORS_TEMPLATE: &str = include_str!("../../../prompts/compaction-anchors.md");
 
 /// What a summary request says about the user's words pith could not carry itself
 /// (placeholder `{{words}}`).
@@ -264,18 +270,20 @@ pub fn retry_note(missing: &[&str], cut_at_cap: bool, cap: u64) -> String {
 }
 
 /// What the user asked of summaries: standing `instructions` (`compaction.instructions`, for
-/// every summary) and this compaction's `focus` (`/compact focus`).
+/// every summary) and this compaction's `focus` (`/compact focus`); and the `anchors` pith
+/// keeps word for word after the summary, which it is asked to use, not to restate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SummaryAsk<'a> {
     pub instructions: Option<&'a str>,
     pub focus: Option<&'a str>,
+    pub anchors: &'a [Anchor],
 }
 
 impl<'a> SummaryAsk<'a> {
     pub fn focus(focus: Option<&'a str>) -> Self {
         SummaryAsk {
-            instructions: None,
             focus,
+            ..SummaryAsk::default()
         }
     }
 }
@@ -305,9 +313,19 @@ pub fn request_text(previous_summary: Option<&str>, ask: SummaryAsk<'_>) -> Stri
              Give that topic extra detail, but still fill in every section above."
         ));
     }
+    let anchors = match ask.anchors {
+        [] => String::new(),
+        a => format!(
+            "\n\n{}",
+            ANCHORS_TEMPLATE
+                .trim_end()
+                .replace("{{anchors}}", &super::anchors::list(a))
+        ),
+    };
     REQUEST_TEMPLATE
         .trim_end()
         .replace("{{previous_summary}}", &previous)
+        .replace("{{anchors}}", &anchors)
         .replace("{{focus}}", &focus)
 }
 

@@ -135,20 +135,33 @@ fn request_text_has_every_section_and_no_placeholders() {
     assert!(!t.contains("previous-summary"));
     let t = request_text(Some("  "), SummaryAsk::focus(Some(" ")));
     assert!(!t.contains("previous-summary") && !t.contains("focus on"));
-    // Standing instructions come before this compaction's focus; both are kept.
+    assert!(!t.contains("kept-identifiers"));
+    // Standing instructions come before this compaction's focus; both are kept. The anchors
+    // pith keeps come before both, listed to be used, not restated.
+    let anchors = [pith_protocol::carried::Anchor {
+        kind: pith_protocol::carried::AnchorKind::Port,
+        text: "localhost:5433".to_string(),
+        recall: Some("msg_1".to_string()),
+    }];
     let t = request_text(
         None,
         SummaryAsk {
             instructions: Some("Keep every ticket number (ABC-123) verbatim."),
             focus: Some("the parser"),
+            anchors: &anchors,
         },
     );
+    let a = t
+        .find("<kept-identifiers>\n- port: localhost:5433\n</kept-identifiers>")
+        .expect("anchors");
     let i = t
         .find("Keep every ticket number (ABC-123) verbatim.")
         .expect("instructions");
     let f = t.find("focus on: the parser").expect("focus");
-    assert!(i < f, "{t}");
+    assert!(a < i && i < f, "{t}");
+    assert!(t.contains("do not copy them out"), "{t}");
     assert!(t.contains("standing instructions"), "{t}");
+    assert!(!t.contains("{{") && !t.contains("msg_1"), "{t}");
 }
 
 #[test]

@@ -229,7 +229,8 @@ fn plan_background<H: CompactionHost>(host: &mut H, budget: &Budget, used: u64) 
     if cut.summarise.is_empty() {
         return None;
     }
-    let mut instruction = host.planner().inline_instruction(&cut, None);
+    let anchors = pith_context::anchors::beyond_words(&carried);
+    let mut instruction = host.planner().inline_instruction(&cut, None, &anchors);
     if let Some(w) = pith_context::compaction::words_note(
         &carried.uncarried,
         budget.summary_cap,

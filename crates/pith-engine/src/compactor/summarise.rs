@@ -23,17 +23,19 @@ use pith_context::budget::Budget;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
 use pith_context::tokens::Estimator;
+use pith_protocol::carried::Anchor;
 use pith_protocol::llm::{ChatMessage, ChatRequest, FinishReason, UserContent};
 use pith_protocol::message::Carried;
 use pith_protocol::message::Usage;
 use pith_provider::{FaultKind, Provider, ProviderError};
 
-/// What a dedicated summary request asks for besides the summary: a `/compact` focus, and the
-/// user's words pith could not carry itself.
+/// What a dedicated summary request asks for besides the summary: a `/compact` focus, the
+/// user's words pith could not carry itself, and the anchors it keeps (to use, not restate).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Ask<'a> {
     pub focus: Option<&'a str>,
     pub words: Option<&'a str>,
+    pub anchors: &'a [Anchor],
 }
 
 /// How often a chunk that still overflowed is split further.
@@ -91,13 +93,14 @@ pub(crate) async fn write_summary<H: SummaryHost>(
         focus,
         budget,
     } = job;
+    let anchors = pith_context::anchors::beyond_words(carried);
     let words = plan::words_note(
         &carried.uncarried,
         budget.summary_cap,
         host.planner().meter.estimator(),
     );
     if setup.is_none() && !overflowed {
-        let mut instruction = host.planner().inline_instruction(cut, focus);
+        let mut instruction = host.planner().inline_instruction(cut, focus, &anchors);
         if let Some(w) = &words {
             instruction = format!("{instruction}\n\n{w}");
         }
@@ -122,6 +125,7 @@ pub(crate) async fn write_summary<H: SummaryHost>(
     let ask = Ask {
         focus,
         words: words.as_deref(),
+        anchors: &anchors,
     };
     summarise(host, &setup, previous.as_deref(), chat, ask, budget, cancel).await
 }
@@ -212,6 +216,7 @@ async fn summarise<H: SummaryHost>(
     let user = plan::SummaryAsk {
         instructions: instructions.as_deref(),
         focus: ask.focus,
+        anchors: ask.anchors,
     };
     let mut running: Option<String> = previous.map(str::to_string);
     if chat.is_empty() {

@@ -7,6 +7,7 @@ use pith_context::carry;
 use pith_context::compaction as plan;
 use pith_context::compaction::Cut;
 use pith_context::view::is_turn_start;
+use pith_protocol::carried::Anchor;
 use pith_protocol::llm::{ChatMessage, FinishReason, flatten_tools};
 use pith_protocol::message::{Agent, Carried, CompactionPart, Message, PartKind, Role, now_ms};
 
@@ -75,16 +76,28 @@ impl Planner<'_> {
         (c, s)
     }
 
-    /// What the user asks of this summary: the standing `compaction.instructions` and `focus`.
-    fn summary_ask<'a>(&'a self, focus: Option<&'a str>) -> plan::SummaryAsk<'a> {
+    /// What the user asks of this summary: the standing `compaction.instructions` and `focus`;
+    /// and the `anchors` pith keeps after it.
+    fn summary_ask<'a>(
+        &'a self,
+        focus: Option<&'a str>,
+        anchors: &'a [Anchor],
+    ) -> plan::SummaryAsk<'a> {
         plan::SummaryAsk {
             instructions: self.config.compaction.instructions.as_deref(),
             focus,
+            anchors,
         }
     }
 
-    /// The instruction appended to the session's request for a cache-friendly summary.
-    pub(crate) fn inline_instruction(&self, cut: &Cut, focus: Option<&str>) -> String {
+    /// The instruction appended to the session's request for a cache-friendly summary, naming
+    /// the `anchors` pith keeps word for word after it.
+    pub(crate) fn inline_instruction(
+        &self,
+        cut: &Cut,
+        focus: Option<&str>,
+        anchors: &[Anchor],
+    ) -> String {
         let tail = match self
             .log
             .view()
@@ -109,7 +122,7 @@ impl Planner<'_> {
             .replace("{{tail}}", &tail)
             .replace(
                 "{{request}}",
-                &plan::request_text(None, self.summary_ask(focus)),
+                &plan::request_text(None, self.summary_ask(focus, anchors)),
             )
     }
 
