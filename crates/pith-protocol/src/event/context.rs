@@ -79,3 +79,23 @@ pub struct SubagentTotals {
     pub tokens: u64,
     pub cost: f64,
 }
+
+/// What the user pinned (`/pin`): carried word for word into every request of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    pub text: String,
+    /// What it costs in every request.
+    pub tokens: u64,
+}
+
+/// A compaction is coming while it can still be steered (`/compact FOCUS`, `/pin`): what the
+/// status bar says until it happens or the notice is withdrawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionNotice {
+    /// The summary is being written in the background (ARCHITECTURE.md §6.6).
+    Writing,
+    /// No summary is written ahead, and the context passed `compaction.notice` of the usable
+    /// window: the compaction comes at the threshold.
+    Soon,
+}
