@@ -117,14 +117,7 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
         Route::Builtin {
             command: Command::Unpin,
             args,
-        } => match args.as_deref().map(str::trim) {
-            Some(a) if a.eq_ignore_ascii_case("all") => Op::Unpin { number: None },
-            Some(a) => match a.parse::<usize>() {
-                Ok(n) if n > 0 => Op::Unpin { number: Some(n) },
-                _ => return Err(Route::Invalid(UNPIN_USAGE.to_string())),
-            },
-            None => return Err(Route::Invalid(UNPIN_USAGE.to_string())),
-        },
+        } => unpin_op(args.as_deref()).map_err(Route::Invalid)?,
         Route::Builtin {
             command: Command::Init,
             args,
@@ -149,6 +142,18 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
 
 /// What `/unpin` says when it is not told which pin.
 const UNPIN_USAGE: &str = "/unpin N removes pin N, /unpin all every pin (/pin lists them)";
+
+/// The op of `/unpin ARGS`: `N` (from 1) or `all`; anything else is the one line saying how.
+pub fn unpin_op(args: Option<&str>) -> Result<Op, String> {
+    match args.map(str::trim) {
+        Some(a) if a.eq_ignore_ascii_case("all") => Ok(Op::Unpin { number: None }),
+        Some(a) => match a.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Op::Unpin { number: Some(n) }),
+            _ => Err(UNPIN_USAGE.to_string()),
+        },
+        None => Err(UNPIN_USAGE.to_string()),
+    }
+}
 
 /// The op that runs an expanded command (custom, or `/init`) as submission `id`.
 pub fn command_op(id: String, e: Expanded) -> Op {

@@ -124,6 +124,9 @@ pub enum ContextEvent {
     ContextBreakdown {
         #[serde(flatten)]
         breakdown: Breakdown,
+        /// What the user pinned, oldest first, each with its cost (its row: `pinned`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pins: Vec<super::Pin>,
     },
 }
 

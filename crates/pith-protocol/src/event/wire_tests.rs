@@ -60,6 +60,7 @@ fn context_events_print_as_before() {
                     window: 9,
                     ..Breakdown::default()
                 },
+                pins: Vec::new(),
             },
             "B1",
         ),
@@ -377,6 +378,7 @@ fn context_events() -> Vec<(Event, bool)> {
         (
             ContextEvent::ContextBreakdown {
                 breakdown: Breakdown::default(),
+                pins: Vec::new(),
             }
             .into(),
             true,
