@@ -29,7 +29,7 @@ pub enum Command {
     #[strum(message = "what the context window is made of")]
     Context,
     #[strum(
-        message = "carry a fact or instruction word for word into every request (alone: list)",
+        message = "carry TEXT word for word into every request (alone: list pins)",
         props(args = "[text]")
     )]
     Pin,

@@ -254,7 +254,7 @@ fn pinned_rows(b: &Breakdown, pins: &[Pin]) -> Vec<Line<'static>> {
     let mut lines = vec![context_row(
         "█",
         theme().ctx_system,
-        "pinned by you (/pin, in every request)",
+        "pinned by you (/pin)",
         b.pinned,
         pct,
     )];
