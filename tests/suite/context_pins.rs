@@ -413,3 +413,42 @@ async fn pins_are_refused_past_their_share_of_the_window() {
     let store = Store::open(h.data.path()).unwrap();
     assert_eq!(store.pins(&h.session_id).unwrap().len(), held);
 }
+
+#[tokio::test]
+async fn a_summary_written_by_a_compaction_model_of_its_own_is_told_the_pins() {
+    let mut h = harness_with(vec![], true, |c| {
+        window(c, None);
+        let mut own = c.models.values().next().unwrap().clone();
+        own.context = 20_000;
+        c.models.insert("mock/summariser".into(), own);
+        c.compaction.model = Some("mock/summariser".into());
+    })
+    .await;
+    serve(&h, |_, r| r);
+    pins_after(
+        &mut h,
+        Op::Pin {
+            text: Some(PIN.into()),
+        },
+    )
+    .await;
+    let mut n = 0;
+    while turn(&mut h, n).await.0 == 0 {
+        n += 1;
+        assert!(n < 40, "no compaction");
+    }
+    let sums: Vec<Value> = (0..h.server.requests().len())
+        .map(|i| h.server.request_body(i))
+        .filter(is_summary_request)
+        .collect();
+    assert!(!sums.is_empty());
+    for body in sums {
+        // the dedicated request: the compaction agent's own system prompt, no tools
+        assert!(body.get("tools").is_none(), "{body}");
+        let text = body.to_string();
+        assert!(
+            text.contains(&format!("1. {PIN}")) && text.contains("do not restate"),
+            "{text}"
+        );
+    }
+}

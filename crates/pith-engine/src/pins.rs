@@ -40,6 +40,16 @@ pub(crate) fn block(pins: &[String]) -> Option<String> {
     Some(out)
 }
 
+/// What a dedicated summary request (its own system prompt) is told of the pins, from the
+/// session's system prompt `system`: the summariser sees what the user pinned, as the
+/// session's own request shows it to a cache-friendly one.
+pub(crate) fn summary_note(system: &[String]) -> Option<String> {
+    let block = system.last().filter(|b| b.starts_with(PIN_HEADER))?;
+    Some(format!(
+        "{block}\n(pith carries these word for word after your summary: do not restate them, let them guide what you keep.)"
+    ))
+}
+
 /// Why `text` cannot be pinned next to `pins`, in one line (the budget aside).
 fn refusal(text: &str, pins: &[String]) -> Option<String> {
     let chars = text.chars().count();
@@ -190,6 +200,18 @@ mod tests {
             b.ends_with("\n1. port is 8443\n2. never edit vendor/"),
             "{b}"
         );
+    }
+
+    #[test]
+    fn a_dedicated_summary_request_is_told_the_pins() {
+        let pins = ["port is 8443".to_string()];
+        let system = vec!["agent".to_string(), block(&pins).unwrap()];
+        let note = summary_note(&system).unwrap();
+        assert!(
+            note.contains("1. port is 8443") && note.contains("do not restate"),
+            "{note}"
+        );
+        assert_eq!(summary_note(&system[..1]), None);
     }
 
     #[test]

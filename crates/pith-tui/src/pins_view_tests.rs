@@ -101,11 +101,11 @@ fn context_shows_the_pinned_row_and_each_pin() {
     let screen = render(&mut app, 100, 30);
     // the rows add up: 3,100 + 40 + 8,200 + 12,400
     assert!(screen.contains("23.7k / 200k tokens in use"), "{screen}");
+    assert!(screen.contains("pinned by you (/pin)"), "{screen}");
     assert!(
-        screen.contains("pinned by you (/pin)"),
+        screen.contains("1. PIN-7731: the staging API li…"),
         "{screen}"
     );
-    assert!(screen.contains("1. PIN-7731: the staging API li…"), "{screen}");
     insta::assert_snapshot!("context_with_pins_100x30", screen);
 }
 
