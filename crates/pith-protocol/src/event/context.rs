@@ -58,7 +58,8 @@ pub struct Breakdown {
     /// What this session's sub-agents used, apart from the context above.
     #[serde(default)]
     pub subagents: SubagentTotals,
-    /// Of the rows, tokens of what the user pinned (`/pin`), carried into every request.
+    /// A row of its own: tokens of what the user pinned (`/pin`), carried into every request
+    /// (in the system prompt, but not counted in `system`).
     #[serde(default)]
     pub pinned: u64,
     /// What the compactions of this session took out of the view, in counts.
