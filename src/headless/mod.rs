@@ -57,6 +57,14 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         }
     };
     let resuming = args.session.is_some() || args.continue_last;
+    // `/pin` and `/unpin` are answered with the pins, not a turn; they belong to a session
+    let pins_only = matches!(op, Op::Pin { .. } | Op::Unpin { .. });
+    if pins_only && !resuming {
+        crate::output::error(
+            "/pin and /unpin change a session's pins: pith run -c \"/pin …\" (the last session) or --session ID",
+        );
+        return Ok(crate::cli::EXIT_USAGE);
+    }
     // No probing for a local server: whatever listens there would get the prompt unasked.
     if let FirstModel::Implied { model, notice, .. } = setup
         .first_model(args.model.as_deref(), resuming, false)
@@ -75,8 +83,6 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         allow_unsandboxed: args.allow_unsandboxed,
     });
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
-    // `/pin` and `/unpin` are answered with the pins, not a turn
-    let pins_only = matches!(op, Op::Pin { .. } | Op::Unpin { .. });
     let submission = pith_protocol::event::Submission::new(op);
     let id = submission.id.clone();
     let _ = handle.ops.send(submission);

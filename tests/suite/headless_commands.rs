@@ -154,6 +154,10 @@ async fn run_pin_pins_in_the_last_session_and_context_shows_it() {
     assert!(text.starts_with("Pinned ("), "{text}");
     assert!(text.contains(&format!("1. {PIN} (")), "{text}");
     assert_eq!(server.requests().len(), 1, "no request for /pin");
+    // a pin belongs to a session: a new one is not made for it
+    let out = env.run(&["run", "/pin something"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("pith run -c"), "{}", stderr(&out));
 
     let out = env.run(&["run", "-c", "/pin two\nlines"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
