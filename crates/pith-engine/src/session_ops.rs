@@ -85,6 +85,8 @@ impl Turn<'_> {
             more_history: page.more,
         });
         if self.role.depth == 0 {
+            // the front end forgets the notice with the session it showed
+            self.compactor.set_notice(None);
             self.update_compaction_notice();
         }
         self.emit_context();
