@@ -1,27 +1,33 @@
 //! `pith run /context` (with `-c` or `--session`, the context of that session): the breakdown
-//! the editor front end answers with, as a Markdown table (`--format json`: the event), with no
-//! request to the model.
+//! the editor front end answers with, as a Markdown table with the pins after it (`--format
+//! json`: the event), with no request to the model; and `pith run /pin …`, `/unpin …`: the
+//! pins as the session now holds them.
 
 use std::io::Write;
 
 use crate::cli::Format;
 use pith_engine::EngineHandle;
-use pith_protocol::event::{ContextEvent, Event, TurnEvent};
+use pith_protocol::event::{ContextEvent, Event, SessionEvent, TurnEvent};
 
 /// Waits for the engine's answer to `Op::ContextBreakdown` and prints it; the exit code.
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
     while let Some(event) = handle.events.recv().await {
         match &event.event {
-            Event::Context(ContextEvent::ContextBreakdown { breakdown, .. }) => {
+            Event::Context(ContextEvent::ContextBreakdown { breakdown, pins }) => {
                 match format {
                     Format::Json => {
                         let mut out = crate::output::stdout();
                         super::print::print_json(&mut out, &event);
                         let _ = out.flush();
                     }
-                    Format::Text => {
+                    Format::Text if pins.is_empty() => {
                         crate::out!("{}", pith_acp::commands::breakdown_text(breakdown))
                     }
+                    Format::Text => crate::out!(
+                        "{}\n{}",
+                        pith_acp::commands::breakdown_text(breakdown),
+                        pith_acp::commands::pins_text(pins)
+                    ),
                 }
                 return 0;
             }
@@ -39,5 +45,35 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
         }
     }
     crate::output::error("the engine stopped before it measured the context");
+    1
+}
+
+/// Waits for the engine's answer to `/pin` or `/unpin` (submission `id`) and prints the pins
+/// (`--format json`: the event); a refused pin is an error line and exit code 1.
+pub(super) async fn pins(handle: &mut EngineHandle, id: &str, format: Format) -> i32 {
+    while let Some(event) = handle.events.recv().await {
+        if event.submission().map(String::as_str) != Some(id) {
+            continue;
+        }
+        match &event.event {
+            Event::Session(SessionEvent::PinsChanged { pins, .. }) => {
+                match format {
+                    Format::Json => {
+                        let mut out = crate::output::stdout();
+                        super::print::print_json(&mut out, &event);
+                        let _ = out.flush();
+                    }
+                    Format::Text => crate::out!("{}", pith_acp::commands::pins_text(pins)),
+                }
+                return 0;
+            }
+            Event::Turn(TurnEvent::Error { message, .. }) => {
+                crate::output::error(message);
+                return 1;
+            }
+            _ => {}
+        }
+    }
+    crate::output::error("the engine stopped before it answered");
     1
 }

@@ -57,6 +57,14 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         }
     };
     let resuming = args.session.is_some() || args.continue_last;
+    // `/pin` and `/unpin` are answered with the pins, not a turn; they belong to a session
+    let pins_only = matches!(op, Op::Pin { .. } | Op::Unpin { .. });
+    if pins_only && !resuming {
+        crate::output::error(
+            "/pin and /unpin change a session's pins: pith run -c \"/pin …\" (the last session) or --session ID",
+        );
+        return Ok(crate::cli::EXIT_USAGE);
+    }
     // No probing for a local server: whatever listens there would get the prompt unasked.
     if let FirstModel::Implied { model, notice, .. } = setup
         .first_model(args.model.as_deref(), resuming, false)
@@ -75,9 +83,13 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         allow_unsandboxed: args.allow_unsandboxed,
     });
     let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
-    let _ = handle.ops.send(op.into());
+    let submission = pith_protocol::event::Submission::new(op);
+    let id = submission.id.clone();
+    let _ = handle.ops.send(submission);
     let code = if context_only {
         context::answer(&mut handle, args.format).await
+    } else if pins_only {
+        context::pins(&mut handle, &id, args.format).await
     } else {
         stream(&mut handle, args.format).await?
     };
@@ -149,7 +161,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
 }
 
 /// What the routed prompt asks for (`pith_commands::route`, as the TUI routes it): a run takes the
-/// prompt, `/compact [focus]`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
+/// prompt, `/compact [focus]`, `/pin [text]`, `/unpin N|all`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
 /// configured server (`/hooks` is answered before); any other command is refused with one line.
 fn first_op(route: Route, prompt: &str, workspace: &Path) -> Result<Op, Refused> {
     pith_commands::route::shared_op(route, prompt, workspace).map_err(|route| match route {
@@ -188,7 +200,7 @@ enum Refused {
     #[error("/login works in the TUI; from the shell, run `pith auth login [provider]`")]
     Login,
     #[error(
-        "/{} works in the TUI only; pith run takes /compact, /init, /context, /hooks, custom commands and MCP prompts",
+        "/{} works in the TUI only; pith run takes /compact, /pin, /unpin, /init, /context, /hooks, custom commands and MCP prompts",
         .0.name()
     )]
     TuiOnly(Command),

@@ -157,6 +157,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             ContextEvent::ContextUsage(_)
             | ContextEvent::CompactionStarted { .. }
+            | ContextEvent::CompactionAhead { .. }
             | ContextEvent::Pruned { .. }
             | ContextEvent::ContextWindow { .. }
             | ContextEvent::ContextBreakdown { .. } => {}
@@ -211,6 +212,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             SessionEvent::SessionLoaded { .. }
             | SessionEvent::History { .. }
             | SessionEvent::Sessions { .. }
+            | SessionEvent::PinsChanged { .. }
             | SessionEvent::Undone { .. }
             | SessionEvent::Redone { .. } => {}
         }

@@ -106,7 +106,7 @@ async fn assert_context_rows_add_up_to(h: &mut Harness, figure: u64) {
     else {
         unreachable!()
     };
-    let rows = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
+    let rows = b.system + b.pinned + b.tools + b.summary + b.messages + b.tool_outputs;
     assert_eq!(rows, figure, "{b:?}");
     assert_eq!(rows + b.free + b.reserved, b.window, "{b:?}");
     // A 128k window this small a context serves with estimates; `/context` counts exactly.
@@ -221,7 +221,12 @@ async fn context_fixed_rows_hold_between_views() {
         (after.system, after.tools),
         "{before:?}\n{after:?}"
     );
-    let rows = after.system + after.tools + after.summary + after.messages + after.tool_outputs;
+    let rows = after.system
+        + after.pinned
+        + after.tools
+        + after.summary
+        + after.messages
+        + after.tool_outputs;
     assert_eq!(
         rows, 41_005,
         "the rows still add up to the figure: {after:?}"

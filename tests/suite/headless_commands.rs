@@ -136,3 +136,46 @@ async fn config_shows_the_built_in_permission_defaults() {
         assert!(text.contains(rule), "{rule}\n{text}");
     }
 }
+
+/// `pith run -c "/pin …"` pins a line in the last session with no request to the model, and
+/// prints the pins; `/context` shows their row and each pin; the next turn carries the pin
+/// word for word; a refused pin is an error line and exit 1.
+#[tokio::test]
+async fn run_pin_pins_in_the_last_session_and_context_shows_it() {
+    const PIN: &str = "the staging API listens on port 8443";
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    server.push(openai::text("hello there", Some((12_345, 5))));
+    let out = env.run(&["run", "say hello"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = env.run(&["run", "-c", &format!("/pin {PIN}")]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("Pinned ("), "{text}");
+    assert!(text.contains(&format!("1. {PIN} (")), "{text}");
+    assert_eq!(server.requests().len(), 1, "no request for /pin");
+    // a pin belongs to a session: a new one is not made for it
+    let out = env.run(&["run", "/pin something"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("pith run -c"), "{}", stderr(&out));
+
+    let out = env.run(&["run", "-c", "/pin two\nlines"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("pin refused: a pin is one line"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = env.run(&["run", "-c", "/context"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("| pinned by you (/pin) |"), "{text}");
+    assert!(text.contains(&format!("1. {PIN} (")), "{text}");
+
+    server.push(openai::text("ok", Some((12_400, 2))));
+    let out = env.run(&["run", "-c", "and now?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = server.request_body(server.requests().len() - 1).to_string();
+    assert!(body.contains(&format!("1. {PIN}")), "{body}");
+}

@@ -12,6 +12,7 @@ mod context_background;
 mod context_compaction;
 mod context_figure;
 mod context_frontier;
+mod context_pins;
 mod context_retention;
 mod context_window;
 mod custom_commands;

@@ -9,12 +9,14 @@ use agent_client_protocol_schema::v1::{
 use super::session::{Awaiting, Session};
 use pith_commands::commands::Command;
 use pith_commands::route::Route;
-use pith_protocol::event::{Breakdown, McpServerStatus, Op};
+use pith_protocol::event::{Breakdown, McpServerStatus, Op, Pin};
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 7] = [
+const BUILTINS: [Command; 9] = [
     Command::Compact,
     Command::Context,
+    Command::Pin,
+    Command::Unpin,
     Command::Init,
     Command::Undo,
     Command::Redo,
@@ -88,6 +90,8 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     };
     let route = pith_commands::route::route(text, &custom, &mcp);
     let route = match pith_commands::route::shared_op(route, text, &workspace) {
+        // `/pin` and `/unpin` are answered (`PinsChanged`), not a turn
+        Ok(op @ (Op::Pin { .. } | Op::Unpin { .. })) => return Ok((op, Awaiting::Answer)),
         Ok(op) => return Ok((op, Awaiting::Turn)),
         Err(route) => route,
     };
@@ -123,7 +127,7 @@ pub enum Refused {
 /// `/context` as text (the editor's answer, and `pith run /context`'s).
 pub fn breakdown_text(b: &Breakdown) -> String {
     use pith_protocol::text::count;
-    let used = b.system + b.tools + b.summary + b.messages + b.tool_outputs;
+    let used = b.system + b.pinned + b.tools + b.summary + b.messages + b.tool_outputs;
     let mut s = format!(
         "Context: {} of {} tokens in use.\n\n| part | tokens |\n|---|---:|\n",
         count(used),
@@ -131,6 +135,7 @@ pub fn breakdown_text(b: &Breakdown) -> String {
     );
     for (name, n) in [
         ("system prompt", b.system),
+        ("pinned by you (/pin)", b.pinned),
         ("tool definitions", b.tools),
         ("summary", b.summary),
         ("messages", b.messages),
@@ -138,12 +143,39 @@ pub fn breakdown_text(b: &Breakdown) -> String {
         ("free", b.free),
         ("reserved for the answer", b.reserved),
     ] {
+        if name.starts_with("pinned") && n == 0 {
+            continue;
+        }
         s.push_str(&format!("| {name} | {} |\n", count(n)));
     }
     if b.pruned > 0 {
         s.push_str(&format!(
             "\n{} tokens of old tool outputs were pruned.\n",
             count(b.pruned)
+        ));
+    }
+    s
+}
+
+/// The pins as `/pin` lists them and `/context` details its row: numbered (as `/unpin N`
+/// takes them), word for word, each with its cost in every request.
+pub fn pins_text(pins: &[Pin]) -> String {
+    use pith_protocol::text::count;
+    if pins.is_empty() {
+        return "Nothing is pinned. /pin TEXT carries TEXT word for word into every request."
+            .into();
+    }
+    let total: u64 = pins.iter().map(|p| p.tokens).sum();
+    let mut s = format!(
+        "Pinned ({} tokens in every request; /unpin N or /unpin all removes):\n",
+        count(total)
+    );
+    for (i, p) in pins.iter().enumerate() {
+        s.push_str(&format!(
+            "{}. {} ({} tokens)\n",
+            i + 1,
+            p.text,
+            count(p.tokens)
         ));
     }
     s
@@ -182,5 +214,33 @@ mod tests {
             "TUI-only commands are left out"
         );
         assert_eq!(names.last().map(String::as_str), Some("docs:review"));
+        assert!(names.contains(&"pin".to_string()) && names.contains(&"unpin".to_string()));
+    }
+
+    #[test]
+    fn pins_are_listed_numbered_word_for_word_with_their_cost() {
+        let pins = [
+            Pin {
+                text: "port is 8443".into(),
+                tokens: 6,
+            },
+            Pin {
+                text: "never edit vendor/".into(),
+                tokens: 7,
+            },
+        ];
+        let text = pins_text(&pins);
+        assert!(text.starts_with("Pinned (13 tokens"), "{text}");
+        assert!(text.contains("\n1. port is 8443 (6 tokens)\n2. never edit vendor/ (7 tokens)"));
+        assert!(pins_text(&[]).starts_with("Nothing is pinned"));
+        let b = Breakdown {
+            system: 10,
+            pinned: 13,
+            window: 100,
+            ..Breakdown::default()
+        };
+        let table = breakdown_text(&b);
+        assert!(table.contains("| pinned by you (/pin) | 13 |"), "{table}");
+        assert!(table.starts_with("Context: 23 of 100"), "{table}");
     }
 }

@@ -320,9 +320,17 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::Session(SessionEvent::Redone { files, .. }) => {
             format!("Put the turn back ({} files).", files.len())
         }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b }) => {
+        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins })
+            if pins.is_empty() =>
+        {
             super::commands::breakdown_text(b)
         }
+        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins }) => format!(
+            "{}\n{}",
+            super::commands::breakdown_text(b),
+            super::commands::pins_text(pins)
+        ),
+        Event::Session(SessionEvent::PinsChanged { pins, .. }) => super::commands::pins_text(pins),
         // streamed, or no answer of an editor's command
         Event::Turn(
             TurnEvent::PermissionAsked(_)
@@ -346,6 +354,7 @@ fn answer_text(event: &Event) -> Option<String> {
             ContextEvent::ContextUsage(_)
             | ContextEvent::CompactionStarted { .. }
             | ContextEvent::CompactionFinished { .. }
+            | ContextEvent::CompactionAhead { .. }
             | ContextEvent::Pruned { .. }
             | ContextEvent::ContextWindow { .. },
         )

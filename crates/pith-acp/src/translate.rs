@@ -137,6 +137,7 @@ impl Translator {
                 self.compaction_ended(ToolCallStatus::Completed, text)
             }
             ContextEvent::Pruned { .. }
+            | ContextEvent::CompactionAhead { .. }
             | ContextEvent::ContextWindow { .. }
             | ContextEvent::ContextBreakdown { .. } => Vec::new(),
         }

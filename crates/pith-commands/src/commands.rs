@@ -28,6 +28,13 @@ pub enum Command {
     Compact,
     #[strum(message = "what the context window is made of")]
     Context,
+    #[strum(
+        message = "carry TEXT word for word into every request (alone: list pins)",
+        props(args = "[text]")
+    )]
+    Pin,
+    #[strum(message = "remove a pin (/pin lists them)", props(args = "N | all"))]
+    Unpin,
     #[strum(message = "switch the model", props(args = "[provider/model]"))]
     Model,
     #[strum(
@@ -243,9 +250,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "model", "effort", "plan", "login", "sessions", "agents",
-                "new", "export", "mcp", "resource", "init", "undo", "redo", "rewind", "copy",
-                "editor", "help", "keys", "hooks", "theme", "quit"
+                "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
+                "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
+                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

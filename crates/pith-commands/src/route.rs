@@ -101,7 +101,7 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
 }
 
 /// The op of a line every front end sends alike: the prompt itself, `/compact [focus]`,
-/// `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
+/// `/pin [text]`, `/unpin N|all` (anything else after it is invalid), `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
 /// route comes back as it is: the front end runs it or refuses it.
 pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route> {
     Ok(match route {
@@ -110,6 +110,14 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
             command: Command::Compact,
             args,
         } => Op::Compact { focus: args },
+        Route::Builtin {
+            command: Command::Pin,
+            args,
+        } => Op::Pin { text: args },
+        Route::Builtin {
+            command: Command::Unpin,
+            args,
+        } => unpin_op(args.as_deref()).map_err(Route::Invalid)?,
         Route::Builtin {
             command: Command::Init,
             args,
@@ -130,6 +138,21 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
         },
         other => return Err(other),
     })
+}
+
+/// What `/unpin` says when it is not told which pin.
+const UNPIN_USAGE: &str = "/unpin N removes pin N, /unpin all every pin (/pin lists them)";
+
+/// The op of `/unpin ARGS`: `N` (from 1) or `all`; anything else is the one line saying how.
+pub fn unpin_op(args: Option<&str>) -> Result<Op, String> {
+    match args.map(str::trim) {
+        Some(a) if a.eq_ignore_ascii_case("all") => Ok(Op::Unpin { number: None }),
+        Some(a) => match a.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Op::Unpin { number: Some(n) }),
+            _ => Err(UNPIN_USAGE.to_string()),
+        },
+        None => Err(UNPIN_USAGE.to_string()),
+    }
 }
 
 /// The op that runs an expanded command (custom, or `/init`) as submission `id`.

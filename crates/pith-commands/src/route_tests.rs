@@ -135,3 +135,24 @@ fn edit_distances() {
     assert_eq!(edit_distance("kitten", "sitting"), 3);
     assert_eq!(edit_distance("compcat", "compact"), 2);
 }
+
+#[test]
+fn pin_and_unpin_are_ops_every_front_end_sends_alike() {
+    let op = |text: &str| shared_op(route(text, &custom(&[]), &mcp), text, Path::new("/w"));
+    assert_eq!(
+        op("/pin the API port is 8443, never 8080"),
+        Ok(Op::Pin {
+            text: Some("the API port is 8443, never 8080".into())
+        })
+    );
+    assert_eq!(op("/pin"), Ok(Op::Pin { text: None }));
+    assert_eq!(op("/unpin 2"), Ok(Op::Unpin { number: Some(2) }));
+    assert_eq!(op("/unpin ALL"), Ok(Op::Unpin { number: None }));
+    for bad in ["/unpin", "/unpin 0", "/unpin two"] {
+        let err = op(bad).unwrap_err();
+        assert!(
+            err.error().is_some_and(|e| e.contains("/unpin all")),
+            "{bad}: {err:?}"
+        );
+    }
+}

@@ -44,6 +44,10 @@ pub struct CompactionConfig {
     /// never). Unset: 0.65, or never for a server on this machine or network.
     #[serde(default)]
     pub background: Option<f64>,
+    /// With no summary written in the background, the status bar says a compaction is coming
+    /// from this share of the usable window on (0: never). Unset: 0.8.
+    #[serde(default)]
+    pub notice: Option<f64>,
     /// Tools whose outputs are never pruned (none by default).
     #[serde(default)]
     pub protected_tools: Vec<String>,
@@ -72,6 +76,7 @@ impl Default for CompactionConfig {
             preserve_recent_tokens: None,
             model: None,
             background: None,
+            notice: None,
             protected_tools: Vec::new(),
             prune_protect: None,
             prune_minimum: None,

@@ -141,8 +141,12 @@ impl Turn<'_> {
             return;
         }
         let breakdown = self.breakdown();
+        let pins = self.pin_costs();
         for id in wanted {
-            let answer = EventMsg::from(ContextEvent::ContextBreakdown { breakdown });
+            let answer = EventMsg::from(ContextEvent::ContextBreakdown {
+                breakdown,
+                pins: pins.clone(),
+            });
             self.log.emit(answer.answering(&id));
         }
     }
@@ -194,6 +198,12 @@ impl Turn<'_> {
             (s.into_owned(), t.into_owned())
         };
         b.system = system.iter().map(|s| self.meter.text(s)).sum();
+        // the pins travel in the system prompt; they are a row of their own
+        b.pinned = self
+            .pin_block()
+            .map_or(0, |p| self.meter.text(p))
+            .min(b.system);
+        b.system -= b.pinned;
         b.tools = self.meter.tool_definitions(&tools);
         for m in self.log.view() {
             for p in &m.parts {
@@ -220,7 +230,7 @@ impl Turn<'_> {
         // the rows that grow are scaled to what is left, so the rows add up to the figure.
         // Only a figure below the fixed rows' count scales them all.
         let used = self.context_usage().used;
-        let fixed = b.system + b.tools;
+        let fixed = b.system + b.pinned + b.tools;
         let mut grows = [b.summary, b.messages, b.tool_outputs];
         if used >= fixed && grows.iter().any(|&r| r > 0) {
             pith_context::tracker::apportion(&mut grows, used - fixed);
@@ -228,9 +238,23 @@ impl Turn<'_> {
         } else if used >= fixed {
             b.messages = used - fixed;
         } else {
-            let mut rows = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+            let mut rows = [
+                b.system,
+                b.pinned,
+                b.tools,
+                b.summary,
+                b.messages,
+                b.tool_outputs,
+            ];
             pith_context::tracker::apportion(&mut rows, used);
-            [b.system, b.tools, b.summary, b.messages, b.tool_outputs] = rows;
+            [
+                b.system,
+                b.pinned,
+                b.tools,
+                b.summary,
+                b.messages,
+                b.tool_outputs,
+            ] = rows;
         }
         let usable = self.usable();
         b.reserved = b.window.saturating_sub(usable);

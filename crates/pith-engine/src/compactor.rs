@@ -41,6 +41,8 @@ pub(super) struct Compactor {
     last_cost: Option<CompactionCost>,
     /// A summary being written ahead of the threshold.
     background: Option<Background>,
+    /// The compaction notice the front end was last sent (`compaction_notice.rs`).
+    notice: Option<pith_protocol::event::CompactionNotice>,
 }
 
 impl Compactor {
@@ -127,6 +129,14 @@ impl Compactor {
     /// Drops the summary being written ahead (stale, or the history changed under it).
     pub(crate) fn drop_background(&mut self) {
         self.background = None;
+    }
+
+    /// Records the compaction notice the front end is to show; whether it changed.
+    pub(crate) fn set_notice(
+        &mut self,
+        notice: Option<pith_protocol::event::CompactionNotice>,
+    ) -> bool {
+        std::mem::replace(&mut self.notice, notice) != notice
     }
 
     /// Keeps the summary being written ahead, taken to be checked.

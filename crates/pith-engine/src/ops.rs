@@ -37,6 +37,8 @@ impl Turn<'_> {
     pub(crate) async fn handle_op(&mut self, op: Op) {
         match op {
             Op::Compact { focus } => self.manual_compact(focus).await,
+            Op::Pin { text } => self.pin(text),
+            Op::Unpin { number } => self.unpin(number),
             Op::SetEffort { effort } => {
                 self.opts.config.effort = effort;
                 self.warn_effort_not_sent();
@@ -95,6 +97,8 @@ impl Turn<'_> {
     /// `/compact [focus]`: compacts now, and ends the turn it is with what came of it.
     pub(crate) async fn manual_compact(&mut self, focus: Option<String>) {
         self.compactor.start_turn();
+        // A summary written ahead knows nothing of the focus: this one is written with it.
+        self.compactor.drop_background();
         let cancel = self.shared.fresh_cancel();
         self.settle_window().await;
         let req = CompactRequest {
@@ -122,6 +126,7 @@ impl Turn<'_> {
             }
             None => reason,
         };
+        self.update_compaction_notice();
         self.emit(TurnEvent::TurnFinished { reason });
         self.state(EngineState::Idle, None);
     }

@@ -38,6 +38,7 @@ impl Turn<'_> {
         };
         self.touch_session();
         self.log.switch(session, lock);
+        self.apply_pins();
         self.enter_session_directory();
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's
@@ -83,6 +84,11 @@ impl Turn<'_> {
             messages: page.messages,
             more_history: page.more,
         });
+        if self.role.depth == 0 {
+            // the front end forgets the notice with the session it showed
+            self.compactor.set_notice(None);
+            self.update_compaction_notice();
+        }
         self.emit_context();
     }
 

@@ -70,6 +70,7 @@ impl Turn<'_> {
         if reason == TurnEnd::Interrupted {
             // Interrupting stops everything under way, the background summary too.
             self.compactor.drop_background();
+            self.update_compaction_notice();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -198,6 +199,7 @@ impl Turn<'_> {
         } else {
             compactor::maybe_start_background(self);
         }
+        self.update_compaction_notice();
         Ok(())
     }
 

@@ -125,6 +125,7 @@ impl Turn<'_> {
         if full * PROMPT_SHARE <= usable {
             *self.system = system;
             self.tools.set_specs(tools);
+            self.apply_pins();
             return;
         }
         let fit = Fit {
@@ -136,6 +137,7 @@ impl Turn<'_> {
         self.role.shape_system(self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);
+        self.apply_pins();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \
              {usable} usable tokens; sending them in short",

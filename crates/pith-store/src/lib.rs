@@ -14,6 +14,7 @@ mod legacy;
 pub mod lock;
 mod messages;
 mod outputs;
+mod pins;
 mod prompts;
 pub(crate) mod recover;
 mod schema;

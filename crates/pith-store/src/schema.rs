@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use super::{Result, StoreError};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -75,6 +75,17 @@ CREATE TABLE IF NOT EXISTS prompt_history (
 CREATE INDEX IF NOT EXISTS prompt_history_directory ON prompt_history (directory, id);
 ";
 
+/// Version 5: what the user pinned in each session (`/pin`), carried into every request.
+pub(super) const SCHEMA_V5: &str = "
+CREATE TABLE IF NOT EXISTS pins (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    time       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pins_session ON pins (session_id, id);
+";
+
 pub(super) fn migrate(conn: &Connection) -> Result<()> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
@@ -85,7 +96,7 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 1 {
         conn.execute_batch(&format!(
-            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} {SCHEMA_V5} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
         tracing::info!("store schema created (version {SCHEMA_VERSION})");
         return Ok(());
@@ -107,6 +118,12 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
             "BEGIN; {SCHEMA_V4} PRAGMA user_version = 4; COMMIT;"
         ))?;
         tracing::info!("store schema upgraded to version 4");
+    }
+    if version < 5 {
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA_V5} PRAGMA user_version = 5; COMMIT;"
+        ))?;
+        tracing::info!("store schema upgraded to version 5");
     }
     Ok(())
 }

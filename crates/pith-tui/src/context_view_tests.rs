@@ -49,6 +49,7 @@ fn context_lines_are_whole_at_100_columns() {
         &mut app,
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: breakdown(),
+            pins: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

@@ -15,17 +15,27 @@ use super::keymap::Keymap;
 pub struct ContextPopup {
     /// `None` until the engine's breakdown arrives (asked during a turn, it comes late).
     breakdown: Option<Breakdown>,
+    /// What the user pinned, each with its cost (`/pin`).
+    pins: Vec<pith_protocol::event::Pin>,
 }
 
 impl ContextPopup {
     /// The popup waiting for the engine's breakdown.
     pub(crate) fn waiting() -> Self {
-        ContextPopup { breakdown: None }
+        ContextPopup {
+            breakdown: None,
+            pins: Vec::new(),
+        }
     }
 
     /// The breakdown the engine answered with.
     pub(crate) fn answered(&mut self, breakdown: Breakdown) {
         self.breakdown = Some(breakdown);
+    }
+
+    /// The pins the engine answered with, beside the breakdown.
+    pub(crate) fn pinned(&mut self, pins: Vec<pith_protocol::event::Pin>) {
+        self.pins = pins;
     }
 
     #[cfg(test)]
@@ -44,7 +54,7 @@ impl Component for ContextPopup {
     }
 
     fn render(&mut self, frame: &mut Frame, area: Rect, (usage, mcp): Self::Context<'_>) {
-        super::view::popups::context(frame, area, self.breakdown.as_ref(), usage, mcp);
+        super::view::popups::context(frame, area, self.breakdown.as_ref(), usage, mcp, &self.pins);
     }
 }
 

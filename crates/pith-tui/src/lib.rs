@@ -66,6 +66,8 @@ mod permission_view_tests;
 #[cfg(test)]
 mod picker_tests;
 #[cfg(test)]
+mod pins_view_tests;
+#[cfg(test)]
 mod plan_tests;
 #[cfg(test)]
 mod settings_tests;

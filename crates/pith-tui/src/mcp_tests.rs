@@ -221,6 +221,7 @@ fn the_context_popup_shows_each_servers_definitions() {
                 free: 80_000,
                 ..Breakdown::default()
             },
+            pins: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

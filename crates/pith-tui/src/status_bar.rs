@@ -1,6 +1,6 @@
 //! The status bar's state: the model (and one asked for, not yet confirmed), the reasoning
 //! effort, the permission mode, the context window's use, the session's cost, the git branch,
-//! the engine's state and what it is doing. `App` routes the engine's events here
+//! the engine's state and what it is doing, and a compaction coming that can still be steered. `App` routes the engine's events here
 //! (`on_event`); the bar says what the transcript should note about a change.
 //!
 //! The bar takes no keys, so it does not implement `Component`: its API is `on_event`, the
@@ -14,8 +14,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use pith_protocol::event::{
-    ContextEvent, ContextUsage, EngineState, ErrorKind, Event, McpServerStatus, OutputEvent,
-    PermissionMode, SettingsEvent, TurnEvent,
+    CompactionNotice, ContextEvent, ContextUsage, EngineState, ErrorKind, Event, McpServerStatus,
+    OutputEvent, PermissionMode, SettingsEvent, TurnEvent,
 };
 use pith_protocol::llm::ReasoningEffort;
 use pith_protocol::message::{Message, Session};
@@ -48,6 +48,9 @@ pub(crate) struct StatusBar {
     engine_gone: bool,
     /// The clock as of the last tick: what running times are measured to.
     now: Instant,
+    /// A compaction is coming and can still be steered (`/compact FOCUS`, `/pin`): shown until
+    /// it finishes or the engine withdraws the notice.
+    notice: Option<CompactionNotice>,
 }
 
 /// What drawing the bar needs from the rest of the app.
@@ -89,6 +92,7 @@ impl StatusBar {
             spinner: 0,
             engine_gone: false,
             now: Instant::now(),
+            notice: None,
         }
     }
 
@@ -176,6 +180,7 @@ impl StatusBar {
     /// as stored (an estimate until the engine reports), its model.
     pub(crate) fn session_loaded(&mut self, session: &Session, messages: &[Message]) {
         self.cost = session_cost(session, messages);
+        self.notice = None;
         self.context.used = session.tokens;
         self.context.estimated = true;
         self.context.percent = if self.context.window > 0 {
@@ -247,10 +252,12 @@ impl StatusBar {
             ContextEvent::ContextUsage(u) => self.context = *u,
             ContextEvent::CompactionStarted { .. } => self.set_state(EngineState::Compacting, None),
             ContextEvent::CompactionFinished { .. } => {
+                self.notice = None;
                 if self.state == EngineState::Compacting {
                     self.set_state(EngineState::Thinking, None);
                 }
             }
+            ContextEvent::CompactionAhead { notice } => self.notice = *notice,
             ContextEvent::Pruned { .. }
             | ContextEvent::ContextWindow { .. }
             | ContextEvent::ContextBreakdown { .. } => {}
@@ -362,6 +369,7 @@ impl StatusBar {
             asking: cx.asking,
             spinner: self.spinner,
             now: self.now,
+            notice: self.notice,
         }
     }
 }

@@ -414,6 +414,7 @@ fn snapshot_context_breakdown() {
                 left: Default::default(),
                 exact: true,
             },
+            pins: Vec::new(),
         }),
     );
     let screen = render(&mut app, 80, 24);

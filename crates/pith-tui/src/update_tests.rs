@@ -420,6 +420,7 @@ fn commands_during_a_turn_say_when_they_run() {
         &mut app,
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: Default::default(),
+            pins: Vec::new(),
         }),
     );
     assert!(app.popup().is_none());

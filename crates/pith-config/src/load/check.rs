@@ -57,7 +57,7 @@ fn check_model(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
     Ok(())
 }
 
-/// `[compaction]`: its model, threshold and background share.
+/// `[compaction]`: its model, threshold, background share and notice point.
 fn check_compaction(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
     let span_of = |key: &str| span_at(root, &["compaction", key]);
     if let Some(model) = &config.compaction.model {
@@ -78,6 +78,14 @@ fn check_compaction(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> 
         return Err(Problem::new(
             span_of("background"),
             format!("compaction.background must be in [0, 1) (0: never), got {b}"),
+        ));
+    }
+    if let Some(n) = config.compaction.notice
+        && !(0.0..1.0).contains(&n)
+    {
+        return Err(Problem::new(
+            span_of("notice"),
+            format!("compaction.notice must be in [0, 1) (0: never), got {n}"),
         ));
     }
     Ok(())

@@ -234,8 +234,9 @@ async fn summarise<H: SummaryHost>(
     let mut calls = 0u32;
     let mut retried = false;
     let mut note: Option<String> = None;
+    let pinned = crate::pins::summary_note(host.planner().system);
     while let Some(chunk) = chunks.queue.pop_front() {
-        let notes = [ask.words, note.as_deref()];
+        let notes = [ask.words, note.as_deref(), pinned.as_deref()];
         let request = summary_request(setup, running.as_deref(), &chunk, user, notes, cap);
         match complete_text(host, setup.provider.as_ref(), &request, cancel).await {
             Ok((text, u, finish)) => {
@@ -315,7 +316,7 @@ fn summary_request(
     running: Option<&str>,
     chunk: &[ChatMessage],
     user: plan::SummaryAsk<'_>,
-    notes: [Option<&str>; 2],
+    notes: [Option<&str>; 3],
     cap: u64,
 ) -> ChatRequest {
     let mut messages = plan::summary_request_messages(running, chunk, user);

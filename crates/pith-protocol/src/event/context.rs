@@ -58,7 +58,8 @@ pub struct Breakdown {
     /// What this session's sub-agents used, apart from the context above.
     #[serde(default)]
     pub subagents: SubagentTotals,
-    /// Of the rows, tokens of what the user pinned (`/pin`), carried into every request.
+    /// A row of its own: tokens of what the user pinned (`/pin`), carried into every request
+    /// (in the system prompt, but not counted in `system`).
     #[serde(default)]
     pub pinned: u64,
     /// What the compactions of this session took out of the view, in counts.
@@ -78,4 +79,24 @@ pub struct SubagentTotals {
     /// Input and output tokens of all their requests.
     pub tokens: u64,
     pub cost: f64,
+}
+
+/// What the user pinned (`/pin`): carried word for word into every request of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    pub text: String,
+    /// What it costs in every request.
+    pub tokens: u64,
+}
+
+/// A compaction is coming while it can still be steered (`/compact FOCUS`, `/pin`): what the
+/// status bar says until it happens or the notice is withdrawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionNotice {
+    /// The summary is being written in the background (ARCHITECTURE.md §6.6).
+    Writing,
+    /// No summary is written ahead, and the context passed `compaction.notice` of the usable
+    /// window: the compaction comes at the threshold.
+    Soon,
 }

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Breakdown, CompactionCost, ContextUsage, EngineState, ErrorKind, McpResource, McpServerStatus,
-    PermissionMode, PermissionRequest, TurnEnd, WindowSource,
+    Breakdown, CompactionCost, CompactionNotice, ContextUsage, EngineState, ErrorKind, McpResource,
+    McpServerStatus, PermissionMode, PermissionRequest, TurnEnd, WindowSource,
 };
 use crate::message::{FinishReason, Message, MessageId, Part, Session, Usage};
 
@@ -105,6 +105,9 @@ pub enum ContextEvent {
         #[serde(default)]
         left: crate::carried::LeftCounts,
     },
+    /// A compaction is coming and can still be steered (`Some`), or no longer (`None`: it
+    /// happened, its summary was dropped, or the context shrank). Sent when it changes.
+    CompactionAhead { notice: Option<CompactionNotice> },
     /// Old tool outputs were cleared from the context.
     Pruned { parts: usize, tokens: u64 },
     /// The model's real context window differs from the one pith was using: a server error
@@ -121,6 +124,9 @@ pub enum ContextEvent {
     ContextBreakdown {
         #[serde(flatten)]
         breakdown: Breakdown,
+        /// What the user pinned, oldest first, each with its cost (its row: `pinned`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pins: Vec<super::Pin>,
     },
 }
 
@@ -177,6 +183,9 @@ pub enum SessionEvent {
         /// Older messages remain before these.
         more: bool,
     },
+    /// What the user pinned in this session, oldest first, each with its cost (`Op::Pin`,
+    /// `Op::Unpin`, a session loaded, `/context`). `budget`: tokens all pins may take.
+    PinsChanged { pins: Vec<super::Pin>, budget: u64 },
     /// The sessions of this workspace (`Op::ListSessions`).
     Sessions { sessions: Vec<Session> },
     /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
@@ -273,6 +282,7 @@ impl Event {
                 ContextEvent::ContextUsage(_)
                 | ContextEvent::CompactionStarted { .. }
                 | ContextEvent::CompactionFinished { .. }
+                | ContextEvent::CompactionAhead { .. }
                 | ContextEvent::Pruned { .. }
                 | ContextEvent::ContextWindow { .. } => false,
             },
@@ -287,6 +297,7 @@ impl Event {
                 SessionEvent::SessionLoaded { .. }
                 | SessionEvent::History { .. }
                 | SessionEvent::Sessions { .. }
+                | SessionEvent::PinsChanged { .. }
                 | SessionEvent::Undone { .. }
                 | SessionEvent::Redone { .. } => true,
                 SessionEvent::PromptRefused { .. } => false,

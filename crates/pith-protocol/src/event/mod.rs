@@ -15,7 +15,7 @@ mod window;
 #[cfg(test)]
 mod wire_tests;
 
-pub use context::{Breakdown, CompactionCost, ContextUsage, SubagentTotals};
+pub use context::{Breakdown, CompactionCost, CompactionNotice, ContextUsage, Pin, SubagentTotals};
 pub use envelope::EventMsg;
 pub use groups::{
     ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,

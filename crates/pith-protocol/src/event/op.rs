@@ -26,6 +26,19 @@ pub enum Op {
     Compact {
         focus: Option<String>,
     },
+    /// `/pin TEXT`: carry `text` word for word into every later request of the session until
+    /// `/unpin`; `None` (`/pin` alone): list the pins. Answered by `PinsChanged`, or an error
+    /// of kind `command` saying in one line why the pin was refused.
+    Pin {
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// `/unpin N` removes the `number`th pin (1: the oldest); `None` (`/unpin all`) every pin.
+    /// Answered by `PinsChanged`.
+    Unpin {
+        #[serde(default)]
+        number: Option<usize>,
+    },
     /// Stop the running stream and tools; history stays valid.
     Interrupt,
     PermissionReply {
@@ -166,6 +179,8 @@ impl Op {
             | Op::Shell { id, .. }
             | Op::RunCommand { id, .. } => Some(id),
             Op::Compact { .. }
+            | Op::Pin { .. }
+            | Op::Unpin { .. }
             | Op::Interrupt
             | Op::PermissionReply { .. }
             | Op::SetModel { .. }

@@ -60,6 +60,7 @@ fn context_events_print_as_before() {
                     window: 9,
                     ..Breakdown::default()
                 },
+                pins: Vec::new(),
             },
             "B1",
         ),
@@ -350,6 +351,13 @@ fn context_events() -> Vec<(Event, bool)> {
             false,
         ),
         (
+            ContextEvent::CompactionAhead {
+                notice: Some(crate::event::CompactionNotice::Writing),
+            }
+            .into(),
+            false,
+        ),
+        (
             ContextEvent::Pruned {
                 parts: 1,
                 tokens: 1,
@@ -370,6 +378,7 @@ fn context_events() -> Vec<(Event, bool)> {
         (
             ContextEvent::ContextBreakdown {
                 breakdown: Breakdown::default(),
+                pins: Vec::new(),
             }
             .into(),
             true,
@@ -456,6 +465,17 @@ fn session_events() -> Vec<(Event, bool)> {
             true,
         ),
         (
+            SessionEvent::PinsChanged {
+                pins: vec![crate::event::Pin {
+                    text: text("port 8443"),
+                    tokens: 3,
+                }],
+                budget: 100,
+            }
+            .into(),
+            true,
+        ),
+        (
             SessionEvent::PromptRefused {
                 id: text("P"),
                 text: text("t"),
@@ -523,10 +543,10 @@ fn settings_events() -> Vec<(Event, bool)> {
 }
 
 #[test]
-fn the_answers_are_the_twelve_they_were_and_every_event_reads_back() {
+fn the_answers_are_the_thirteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 34, "one of each kind");
-    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 12);
+    assert_eq!(events.len(), 36, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 13);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");
         let msg = EventMsg::from(event).answering(&"A1".to_string());

@@ -111,11 +111,14 @@ impl App {
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            ContextEvent::ContextBreakdown { breakdown: b } => {
+            ContextEvent::ContextBreakdown { breakdown: b, pins } => {
                 if let Some(Popup::Context(popup)) = &mut self.popup {
                     popup.answered(b);
+                    popup.pinned(pins);
                 }
             }
+            // the status bar shows it
+            ContextEvent::CompactionAhead { .. } => {}
         }
     }
 
@@ -156,6 +159,7 @@ impl App {
                 more,
             } => self.older_history(&session_id, &messages, more),
             SessionEvent::Sessions { sessions } => self.sessions_listed(&sessions),
+            SessionEvent::PinsChanged { pins, .. } => self.pins_listed(&pins),
             SessionEvent::PromptRefused {
                 id, text, message, ..
             } => self.prompt_refused(&id, &text, message),
@@ -181,6 +185,31 @@ impl App {
             | SettingsEvent::EffortChanged { .. }
             | SettingsEvent::PermissionModeChanged { .. } => {}
         }
+    }
+
+    /// The pins, as `/pin` or `/unpin` left them: numbered (as `/unpin N` takes them), word
+    /// for word, each with its cost in every request.
+    fn pins_listed(&mut self, pins: &[pith_protocol::event::Pin]) {
+        let text = pith_protocol::text::count;
+        let message = if pins.is_empty() {
+            "nothing pinned · /pin TEXT carries TEXT word for word into every request".to_string()
+        } else {
+            let total: u64 = pins.iter().map(|p| p.tokens).sum();
+            let mut m = format!(
+                "pinned ({} tokens in every request · /unpin N or /unpin all):",
+                text(total)
+            );
+            for (i, p) in pins.iter().enumerate() {
+                m.push_str(&format!(
+                    "\n  {}. {} ({} tokens)",
+                    i + 1,
+                    p.text,
+                    text(p.tokens)
+                ));
+            }
+            m
+        };
+        self.transcript.notice(NoticeLevel::Info, message);
     }
 
     /// Undone turns came back (`/redo`): their messages return, the files put back are said.

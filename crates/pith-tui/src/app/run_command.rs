@@ -31,6 +31,11 @@ impl App {
                 self.send(Op::Compact { focus: arg });
                 self.transcript.follow();
             }
+            Command::Pin => self.send(Op::Pin { text: arg }),
+            Command::Unpin => match pith_commands::route::unpin_op(arg.as_deref()) {
+                Ok(op) => self.send(op),
+                Err(usage) => self.transcript.notice(NoticeLevel::Error, usage),
+            },
             Command::Context => {
                 self.popup = Some(Popup::Context(crate::info_popup::ContextPopup::waiting()));
                 self.send(Op::ContextBreakdown);

@@ -10,7 +10,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use pith_protocol::event::{ContextUsage, EngineState, McpServerStatus, PermissionMode};
+use pith_protocol::event::{
+    CompactionNotice, ContextUsage, EngineState, McpServerStatus, PermissionMode,
+};
 use pith_protocol::llm::ReasoningEffort;
 
 use super::super::activity::Activity;
@@ -39,6 +41,8 @@ pub(crate) struct StatusView<'a> {
     pub(crate) asking: Option<&'a str>,
     pub(crate) spinner: usize,
     pub(crate) now: Instant,
+    /// A compaction coming that can still be steered.
+    pub(crate) notice: Option<CompactionNotice>,
 }
 
 impl StatusView<'_> {
@@ -315,7 +319,23 @@ fn status_left(
     }
     left.push(status_sep());
     left.push(Span::styled(p.state.clone(), p.state_style));
+    // last, so that a narrow bar cuts it first
+    if let Some(n) = app.notice {
+        left.push(status_sep());
+        left.push(Span::styled(
+            notice_text(n),
+            Style::default().fg(theme().summary),
+        ));
+    }
     left
+}
+
+/// What the bar says of a compaction coming, and how to steer it.
+pub(crate) fn notice_text(notice: CompactionNotice) -> &'static str {
+    match notice {
+        CompactionNotice::Writing => "summary being written · /compact FOCUS or /pin to steer",
+        CompactionNotice::Soon => "compaction soon · /compact FOCUS or /pin to steer",
+    }
 }
 
 /// The status line for `width` columns; drops the least important pieces when narrow.

@@ -9,6 +9,7 @@ const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
     "reserved",
     "threshold",
     "background",
+    "notice",
     "preserve_recent_tokens",
     "prune_protect",
     "prune_minimum",

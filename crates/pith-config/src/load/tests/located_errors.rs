@@ -143,6 +143,10 @@ fn semantic_errors_are_located() {
             "2:13: compaction.threshold must be in (0, 1], got 0",
         ),
         (
+            "[compaction]\nnotice = 1.2\n",
+            "2:10: compaction.notice must be in [0, 1) (0: never), got 1.2",
+        ),
+        (
             "[compaction]\nmodel = \"mini\"\n",
             "2:9: compaction.model must be \"provider/model\", got \"mini\"",
         ),

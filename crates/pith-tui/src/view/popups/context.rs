@@ -3,7 +3,7 @@
 use super::{block, centered};
 use crate::format;
 use crate::theme::theme;
-use pith_protocol::event::{Breakdown, ContextUsage, McpServerStatus};
+use pith_protocol::event::{Breakdown, ContextUsage, McpServerStatus, Pin};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -27,7 +27,14 @@ pub fn breakdown_bar(b: &Breakdown, width: usize) -> Vec<Span<'static>> {
     if b.window == 0 || width == 0 {
         return Vec::new();
     }
-    let parts = [b.system, b.tools, b.summary, b.messages, b.tool_outputs];
+    // the pins travel in the system prompt: one segment with it in the bar
+    let parts = [
+        b.system + b.pinned,
+        b.tools,
+        b.summary,
+        b.messages,
+        b.tool_outputs,
+    ];
     let mut spans = Vec::new();
     let mut acc = 0u64;
     let mut cells_done = 0usize;
@@ -70,6 +77,7 @@ pub fn context(
     b: Option<&Breakdown>,
     usage: &ContextUsage,
     mcp: &[McpServerStatus],
+    pins: &[Pin],
 ) {
     let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
     let Some(b) = b else {
@@ -82,6 +90,8 @@ pub fn context(
         return;
     };
     let mut body = context_rows(b, usage, &mcp);
+    // the pinned row and each pin under it, after the system prompt's row
+    body.splice(1..1, pinned_rows(b, pins));
     body.extend(context_notes(b));
     body.push(Line::default());
     body.push(Line::from(Span::styled(
@@ -111,7 +121,7 @@ pub fn context(
 
 /// The breakdown's first lines: the tokens in use, where auto-compaction starts, the bar.
 fn context_head(b: &Breakdown, usage: &ContextUsage, inner_w: usize) -> Vec<Line<'static>> {
-    let used = b.system + b.summary + b.messages + b.tool_outputs + b.tools;
+    let used = b.system + b.pinned + b.summary + b.messages + b.tool_outputs + b.tools;
     vec![
         Line::from(vec![
             Span::styled(
@@ -224,6 +234,37 @@ fn context_rows(
             theme().dim,
             "read from prompt cache",
             usage.cached,
+            String::new(),
+        ));
+    }
+    lines
+}
+
+/// What the user pinned (`/pin`): its row, then each pin as it is carried (cut to a line) with
+/// its number for `/unpin` and its cost. Nothing when nothing is pinned.
+fn pinned_rows(b: &Breakdown, pins: &[Pin]) -> Vec<Line<'static>> {
+    if b.pinned == 0 && pins.is_empty() {
+        return Vec::new();
+    }
+    let pct = if b.window > 0 {
+        format!("{:>5.1}%", b.pinned as f64 * 100.0 / b.window as f64)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![context_row(
+        "█",
+        theme().ctx_system,
+        "pinned by you (/pin)",
+        b.pinned,
+        pct,
+    )];
+    for (i, p) in pins.iter().enumerate() {
+        let text = format::truncate(&pith_protocol::text::one_line(&p.text), 29);
+        lines.push(context_row(
+            " ",
+            theme().dim,
+            &format!("  {}. {text}", i + 1),
+            p.tokens,
             String::new(),
         ));
     }
