@@ -109,6 +109,12 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
     for m in messages {
         for part in &m.parts {
             match (&part.kind, m.role) {
+                // the continue line after an automatic compaction is pith's, not the user's
+                (PartKind::Text { text, synthetic }, Role::User)
+                    if *synthetic && pith_protocol::compaction_note::is_continue(text) =>
+                {
+                    out.push(thought_chunk(pith_protocol::compaction_note::CONTINUE_NOTE));
+                }
                 (PartKind::Text { text, synthetic }, Role::User) if !synthetic => {
                     out.push(user_chunk(
                         m.command.clone().unwrap_or_else(|| text.clone()),
@@ -132,10 +138,20 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
                     Role::Assistant,
                 ) => out.push(tool_call(workspace, call_id, tool, input, state)),
                 (PartKind::Compaction(c), _) => {
-                    let text = match &c.focus {
+                    let mut text = match &c.focus {
                         Some(f) => format!("The conversation was summarised (focus: {f})."),
                         None => "The conversation was summarised.".to_string(),
                     };
+                    let left = c.carried.left_view.as_ref().map(|l| l.counts);
+                    let line = pith_protocol::compaction_note::one_line(
+                        0,
+                        0,
+                        &c.carried.kept(0, 0),
+                        &left.unwrap_or_default(),
+                    );
+                    if line != "compacted" {
+                        text.push_str(&format!(" {line}."));
+                    }
                     let call =
                         ToolCall::new(format!("pith-compaction-{}", part.id), COMPACTION_TITLE)
                             .kind(ToolKind::Think)
