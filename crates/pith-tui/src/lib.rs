@@ -58,6 +58,8 @@ mod engine_event_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
+mod left_view_tests;
+#[cfg(test)]
 mod login_tests;
 #[cfg(test)]
 mod paging_tests;
