@@ -83,7 +83,13 @@ fn part_lines(
                 tool_cell::render(&call, width, expanded)
             }
         }
-        PartKind::Compaction(c) => compaction_lines(&cell.compaction, c, width),
+        PartKind::Compaction(c) => {
+            let mut out = compaction_lines(&cell.compaction, c, width);
+            if expanded {
+                out.extend(super::left_view::unfolded(c, width));
+            }
+            out
+        }
         PartKind::StepStart => Vec::new(),
         PartKind::StepFinish { usage, cost, .. } => {
             if !expand_all {

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use pith_protocol::carried::{LeftItem, LeftKind};
-use pith_protocol::message::{LeftView, PartKind};
+use pith_protocol::message::{CompactionPart, LeftView, PartKind};
 
 use crate::component::{Component, Handled};
 use crate::keymap::{Action, Context, Keymap, key_of};
@@ -110,6 +110,45 @@ pub(crate) fn counts(left: &LeftView) -> pith_protocol::carried::LeftCounts {
             ..Default::default()
         }
     }
+}
+
+/// Items an unfolded divider lists before it says how many more there are.
+const UNFOLDED_ITEMS: usize = 12;
+
+/// The divider unfolded (click, `expand_all`): what left the view, grouped, newest first, each
+/// with its recall id, and the key that opens one.
+pub(crate) fn unfolded(c: &CompactionPart, width: usize) -> Vec<Line<'static>> {
+    let Some(left) = c.carried.left_view.as_ref() else {
+        return Vec::new();
+    };
+    let entries = entries(&listed(left));
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let dim = Style::default().fg(theme().dim);
+    let key = crate::keymap::left_key();
+    let head = if key.is_empty() {
+        "  left the view:".to_string()
+    } else {
+        format!("  left the view ({key} opens one):")
+    };
+    let mut out = vec![Line::from(Span::styled(
+        crate::format::truncate(&head, width),
+        dim,
+    ))];
+    for e in entries.iter().take(UNFOLDED_ITEMS) {
+        out.push(Line::from(Span::styled(
+            crate::format::truncate(&format!("  · {} — {}", e.label, e.id), width),
+            dim,
+        )));
+    }
+    if entries.len() > UNFOLDED_ITEMS {
+        out.push(Line::from(Span::styled(
+            format!("  … {} more", entries.len() - UNFOLDED_ITEMS),
+            dim,
+        )));
+    }
+    out
 }
 
 /// Where an item shown in full stands.

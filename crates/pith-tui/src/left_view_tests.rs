@@ -336,3 +336,28 @@ fn the_continue_line_is_pith_s_not_the_user_s() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_divider_unfolded_lists_what_left() {
+    let (mut app, _rx) = app_with(with_left());
+    let folded = render(&mut app, 100, 40);
+    assert!(
+        !folded.contains("left the view (ctrl+l opens one)"),
+        "{folded}"
+    );
+    let divider = app
+        .transcript()
+        .cells()
+        .iter()
+        .position(|c| c.key == "M3-c")
+        .expect("divider");
+    app.transcript_mut().toggle_cell(divider);
+    let open = render(&mut app, 100, 40);
+    assert!(open.contains("left the view (ctrl+l opens one):"), "{open}");
+    let first = open.find("· your message · Why does").expect(&open);
+    let last = open
+        .find("· paste · a log of 40 lines — paste:M1:0")
+        .expect(&open);
+    assert!(first < last, "{open}");
+    insta::assert_snapshot!("left_divider_unfolded_100x40", open);
+}
