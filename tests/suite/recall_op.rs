@@ -90,3 +90,59 @@ async fn recall_answers_a_tool_output_a_paste_and_says_when_nothing_is_there() {
     assert!(!found);
     assert!(kind.is_empty() && text.is_empty());
 }
+
+/// `/context`'s "left the view" figures come from the compaction in the view; `/new` has none.
+#[tokio::test]
+async fn the_breakdown_counts_what_the_compaction_took_out_of_the_view() {
+    let mut h = support::engine::harness_with(vec![], false, |c| {
+        let m = c.models.values_mut().next().unwrap();
+        m.context = 8_000;
+        m.output = 1_000;
+    })
+    .await;
+    let body: String = (1..=80)
+        .map(|i| format!("note {i}: the old design\n"))
+        .collect();
+    std::fs::write(h.workspace.path().join("notes.txt"), &body).unwrap();
+    h.server.push(openai::tool_calls(
+        &[("call_n1", "read", r#"{"file_path":"notes.txt"}"#)],
+        Some((1_500, 20)),
+    ));
+    h.server.push(openai::text("read it", Some((2_500, 20))));
+    h.send(Op::user_turn("Read notes.txt."));
+    h.turn_finished().await;
+    for n in 0..3 {
+        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(60));
+        h.server.push(openai::text(&answer, Some((2_500, 300))));
+        h.send(Op::user_turn(format!("Next step {n}, please.")));
+        h.turn_finished().await;
+    }
+    assert_eq!(breakdown(&mut h).await.left, Default::default());
+    h.server
+        .push(openai::text("the summary", Some((2_000, 60))));
+    h.server
+        .push(openai::text("the summary", Some((2_000, 60))));
+    h.send(Op::Compact { focus: None });
+    assert_eq!(
+        h.turn_finished().await,
+        pith_protocol::event::TurnEnd::Compacted
+    );
+    let left = breakdown(&mut h).await.left;
+    assert!(left.tool_outputs >= 1, "{left:?}");
+    h.send(Op::NewSession);
+    assert_eq!(breakdown(&mut h).await.left, Default::default());
+}
+
+async fn breakdown(h: &mut Harness) -> pith_protocol::event::Breakdown {
+    use pith_protocol::event::ContextEvent;
+    h.send(Op::ContextBreakdown);
+    match h
+        .until("breakdown", |e| {
+            matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
+        })
+        .await
+    {
+        Event::Context(ContextEvent::ContextBreakdown { breakdown }) => breakdown,
+        _ => unreachable!(),
+    }
+}

@@ -142,16 +142,7 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
                         Some(f) => format!("The conversation was summarised (focus: {f})."),
                         None => "The conversation was summarised.".to_string(),
                     };
-                    let left = c.carried.left_view.as_ref().map(|l| l.counts);
-                    let line = pith_protocol::compaction_note::one_line(
-                        0,
-                        0,
-                        &c.carried.kept(0, 0),
-                        &left.unwrap_or_default(),
-                    );
-                    if line != "compacted" {
-                        text.push_str(&format!(" {line}."));
-                    }
+                    text.push_str(&kept_and_left(c));
                     let call =
                         ToolCall::new(format!("pith-compaction-{}", part.id), COMPACTION_TITLE)
                             .kind(ToolKind::Think)
@@ -162,6 +153,22 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
                 _ => {}
             }
         }
+    }
+    out
+}
+
+/// ` Kept: your 2 messages, todo. Left the view: 4 tool outputs.` of a stored compaction.
+fn kept_and_left(c: &pith_protocol::message::CompactionPart) -> String {
+    use pith_protocol::compaction_note::{kept_items, left_counts, left_items};
+    let mut out = String::new();
+    let kept = kept_items(&c.carried.kept(0, 0));
+    if !kept.is_empty() {
+        out.push_str(&format!(" Kept: {}.", kept.join(", ")));
+    }
+    let left = c.carried.left_view.as_ref().map(left_counts);
+    let left = left_items(&left.unwrap_or_default());
+    if !left.is_empty() {
+        out.push_str(&format!(" Left the view: {}.", left.join(", ")));
     }
     out
 }

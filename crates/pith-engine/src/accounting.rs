@@ -203,7 +203,7 @@ impl Turn<'_> {
                 if let PartKind::Compaction(c) = &p.kind
                     && let Some(l) = &c.carried.left_view
                 {
-                    b.left = l.counts;
+                    b.left = pith_protocol::compaction_note::left_counts(l);
                 }
                 match &p.kind {
                     PartKind::Tool {

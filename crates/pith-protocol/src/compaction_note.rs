@@ -85,6 +85,19 @@ pub fn left_items(l: &LeftCounts) -> Vec<String> {
     out
 }
 
+/// What a compaction's record says left the view, by kind; a record written before the counts
+/// were kept says how many tool outputs.
+pub fn left_counts(left: &crate::message::LeftView) -> LeftCounts {
+    if anything_left(&left.counts) {
+        left.counts
+    } else {
+        LeftCounts {
+            tool_outputs: left.tool_outputs,
+            ..LeftCounts::default()
+        }
+    }
+}
+
 /// Whether anything left the view.
 pub fn anything_left(l: &LeftCounts) -> bool {
     l.user_messages + l.replies + l.tool_outputs + l.pastes > 0

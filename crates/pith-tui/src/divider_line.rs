@@ -69,7 +69,7 @@ fn figures(state: &CompactionState, c: &CompactionPart) -> (Kept, LeftCounts) {
         .carried
         .left_view
         .as_ref()
-        .map(crate::left_view::counts)
+        .map(pith_protocol::compaction_note::left_counts)
         .unwrap_or_default();
     let stored_kept = c.carried.kept(0, 0);
     match state {

@@ -99,19 +99,6 @@ pub(crate) fn listed(left: &LeftView) -> Vec<LeftItem> {
         .collect()
 }
 
-/// What a record says left, by kind; a record written before the counts were kept says how
-/// many tool outputs.
-pub(crate) fn counts(left: &LeftView) -> pith_protocol::carried::LeftCounts {
-    if pith_protocol::compaction_note::anything_left(&left.counts) {
-        left.counts
-    } else {
-        pith_protocol::carried::LeftCounts {
-            tool_outputs: left.tool_outputs,
-            ..Default::default()
-        }
-    }
-}
-
 /// Items an unfolded divider lists before it says how many more there are.
 const UNFOLDED_ITEMS: usize = 12;
 
