@@ -10,6 +10,11 @@ use pith_protocol::event::{
 };
 use pith_protocol::tool::{ToolInput, ToolName};
 
+fn is_continue(kind: &pith_protocol::message::PartKind) -> bool {
+    matches!(kind, pith_protocol::message::PartKind::Text { text, synthetic: true }
+        if pith_protocol::compaction_note::is_continue(text))
+}
+
 pub(super) fn print_json(out: &mut impl Write, msg: &EventMsg) {
     // The whole history is not repeated on every run: the session header is enough (with how
     // many messages the engine's first page holds, and whether older ones remain).
@@ -121,6 +126,14 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.at_line_start = delta.ends_with('\n');
             }
             OutputEvent::StepFinished { .. } => self.end_line(),
+            // the continue line after an automatic compaction is pith's note, not a prompt
+            OutputEvent::PartUpdated { part } if is_continue(&part.kind) => {
+                self.end_line();
+                self.err_line(format_args!(
+                    "{}",
+                    pith_protocol::compaction_note::CONTINUE_NOTE
+                ));
+            }
             OutputEvent::ToolStarted { tool, input, .. } => {
                 self.err_line(format_args!("· {tool} {}", short_input(tool, input)));
             }
@@ -146,14 +159,16 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// A compaction that happened; the rest of the context is `/context`'s.
     fn context(&mut self, event: &ContextEvent) {
         match event {
-            ContextEvent::CompactionFinished { before, after, .. } => {
-                let (before, after) = (
-                    pith_protocol::text::count(*before),
-                    pith_protocol::text::count(*after),
-                );
-                self.err_line(format_args!(
-                    "compacted the context: {before} → {after} tokens"
-                ));
+            // `compacted 41.2k → 9.8k · kept: … · left: …`, as the TUI's divider says it
+            ContextEvent::CompactionFinished {
+                before,
+                after,
+                kept,
+                left,
+                ..
+            } => {
+                let line = pith_protocol::compaction_note::one_line(*before, *after, kept, left);
+                self.err_line(format_args!("{line}"));
             }
             ContextEvent::ContextUsage(_)
             | ContextEvent::CompactionStarted { .. }
@@ -213,6 +228,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | SessionEvent::History { .. }
             | SessionEvent::Sessions { .. }
             | SessionEvent::PinsChanged { .. }
+            | SessionEvent::Recalled { .. }
             | SessionEvent::Undone { .. }
             | SessionEvent::Redone { .. } => {}
         }

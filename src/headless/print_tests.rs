@@ -92,3 +92,52 @@ fn a_calls_line_shows_its_command_file_or_search() {
     assert_eq!(short_input("task", &task), task.to_string());
     assert_eq!(short_input("bash", &json!({"command": 3})), "3");
 }
+
+#[test]
+fn a_compaction_prints_its_one_line_and_the_continue_note_as_pith_s() {
+    use pith_protocol::carried::{Kept, LeftCounts};
+    use pith_protocol::event::ContextEvent;
+    use pith_protocol::message::{Part, PartKind};
+    let finished = Event::Context(ContextEvent::CompactionFinished {
+        summary_message_id: "s".into(),
+        before: 41_200,
+        after: 9_800,
+        model_calls: 1,
+        cost: Default::default(),
+        kept: Kept {
+            user_messages: 14,
+            todos: 2,
+            anchors: 23,
+            ..Kept::default()
+        },
+        left: LeftCounts {
+            tool_outputs: 31,
+            pastes: 6,
+            replies: 12,
+            user_messages: 0,
+        },
+    });
+    let cont = Event::Output(OutputEvent::PartUpdated {
+        part: Part {
+            id: "p".into(),
+            message_id: "m".into(),
+            kind: PartKind::Text {
+                text: pith_protocol::compaction_note::CONTINUE_MESSAGE.into(),
+                synthetic: true,
+            },
+        },
+    });
+    let (out, err) = printed(false, &[finished.clone(), cont]);
+    assert_eq!(out, "", "nothing of it is the answer");
+    assert_eq!(
+        err,
+        "compacted 41.2k → 9.8k · kept: your 14 messages, todo, 23 anchors · left: 31 tool outputs, 6 pastes, 12 replies\npith: continuing after the compaction\n"
+    );
+    // the JSON carries the typed figures
+    let mut json = Vec::new();
+    print_json(&mut json, &EventMsg::from(finished));
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["type"], "compaction_finished");
+    assert_eq!(v["kept"]["anchors"], 23);
+    assert_eq!(v["left"]["tool_outputs"], 31);
+}

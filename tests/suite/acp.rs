@@ -359,9 +359,17 @@ async fn compact(c: &mut Client, server: &MockServer, sid: &str) {
     assert_eq!(ended["status"], "completed", "{ended}");
     let text = ended["content"][0]["content"]["text"].as_str().unwrap();
     assert!(
-        text.starts_with("Context compacted: ") && text.contains(" → "),
+        text.starts_with("Context compacted ") && text.contains(" → "),
         "{text}"
     );
+    // the editor's title is the one line, and the figures are typed
+    assert!(
+        ended["title"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Context compacted ")),
+        "{ended}"
+    );
+    assert!(ended["rawOutput"]["left"].is_object(), "{ended}");
 }
 
 /// Another editor window opens the stored session: replayed, then answered.

@@ -40,6 +40,7 @@ mod openai_provider;
 mod permission_modes;
 mod prompt_refused;
 mod provider_tls;
+mod recall_op;
 mod release_host;
 mod reliability_cli;
 mod reliability_crash;

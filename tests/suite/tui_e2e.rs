@@ -220,7 +220,7 @@ fn compact_with_focus(session: &Session, server: &MockServer) {
     session.type_text("/compact keep the greeting");
     session.keys(&["Enter"]);
     let screen = session.wait_for("the compaction divider", 30, |s| {
-        s.contains("context compacted") && status_line(s).contains("idle")
+        s.contains("⟳ compacted") && status_line(s).contains("idle")
     });
     assert!(screen.contains("focus: keep the greeting"), "{screen}");
     assert_eq!(
@@ -280,7 +280,7 @@ fn resumed_transcript(resumed: &Session) {
         s.contains("› say hello") && status_line(s).contains("idle")
     });
     assert!(screen.contains(ANSWER), "{screen}");
-    assert!(screen.contains("context compacted"), "{screen}");
+    assert!(screen.contains("⟳ compacted"), "{screen}");
     // Up recalls the last prompt of the resumed session
     resumed.keys(&["Up"]);
     resumed.wait_for("the recalled prompt", 5, |s| s.contains("│ say hello"));

@@ -154,6 +154,27 @@ pub fn breakdown_text(b: &Breakdown) -> String {
             count(b.pruned)
         ));
     }
+    s.push_str(&left_text(&b.left));
+    s
+}
+
+/// The "left the view" section: what the compactions took out of the request, by kind.
+fn left_text(left: &pith_protocol::carried::LeftCounts) -> String {
+    let rows = [
+        ("your messages", left.user_messages),
+        ("replies", left.replies),
+        ("tool outputs", left.tool_outputs),
+        ("pastes", left.pastes),
+    ];
+    if rows.iter().all(|(_, n)| *n == 0) {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nLeft the view (still in the session; `recall` brings any back by id):\n\n| kind | items |\n|---|---:|\n",
+    );
+    for (name, n) in rows.iter().filter(|(_, n)| *n > 0) {
+        s.push_str(&format!("| {name} | {n} |\n"));
+    }
     s
 }
 
@@ -242,5 +263,25 @@ mod tests {
         let table = breakdown_text(&b);
         assert!(table.contains("| pinned by you (/pin) | 13 |"), "{table}");
         assert!(table.starts_with("Context: 23 of 100"), "{table}");
+    }
+
+    #[test]
+    fn the_breakdown_has_a_left_the_view_section_when_something_left() {
+        let mut b = Breakdown {
+            window: 8_000,
+            ..Breakdown::default()
+        };
+        assert!(!breakdown_text(&b).contains("Left the view"));
+        b.left = pith_protocol::carried::LeftCounts {
+            user_messages: 0,
+            replies: 12,
+            tool_outputs: 31,
+            pastes: 6,
+        };
+        let text = breakdown_text(&b);
+        assert!(text.contains("Left the view"), "{text}");
+        assert!(text.contains("| tool outputs | 31 |"), "{text}");
+        assert!(text.contains("| replies | 12 |"), "{text}");
+        assert!(!text.contains("| your messages |"), "{text}");
     }
 }

@@ -109,6 +109,12 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
     for m in messages {
         for part in &m.parts {
             match (&part.kind, m.role) {
+                // the continue line after an automatic compaction is pith's, not the user's
+                (PartKind::Text { text, synthetic }, Role::User)
+                    if *synthetic && pith_protocol::compaction_note::is_continue(text) =>
+                {
+                    out.push(thought_chunk(pith_protocol::compaction_note::CONTINUE_NOTE));
+                }
                 (PartKind::Text { text, synthetic }, Role::User) if !synthetic => {
                     out.push(user_chunk(
                         m.command.clone().unwrap_or_else(|| text.clone()),
@@ -132,10 +138,11 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
                     Role::Assistant,
                 ) => out.push(tool_call(workspace, call_id, tool, input, state)),
                 (PartKind::Compaction(c), _) => {
-                    let text = match &c.focus {
+                    let mut text = match &c.focus {
                         Some(f) => format!("The conversation was summarised (focus: {f})."),
                         None => "The conversation was summarised.".to_string(),
                     };
+                    text.push_str(&kept_and_left(c));
                     let call =
                         ToolCall::new(format!("pith-compaction-{}", part.id), COMPACTION_TITLE)
                             .kind(ToolKind::Think)
@@ -146,6 +153,22 @@ pub(crate) fn updates(workspace: &Path, messages: &[Message]) -> Vec<SessionUpda
                 _ => {}
             }
         }
+    }
+    out
+}
+
+/// ` Kept: your 2 messages, todo. Left the view: 4 tool outputs.` of a stored compaction.
+fn kept_and_left(c: &pith_protocol::message::CompactionPart) -> String {
+    use pith_protocol::compaction_note::{kept_items, left_counts, left_items};
+    let mut out = String::new();
+    let kept = kept_items(&c.carried.kept(0, 0));
+    if !kept.is_empty() {
+        out.push_str(&format!(" Kept: {}.", kept.join(", ")));
+    }
+    let left = c.carried.left_view.as_ref().map(left_counts);
+    let left = left_items(&left.unwrap_or_default());
+    if !left.is_empty() {
+        out.push_str(&format!(" Left the view: {}.", left.join(", ")));
     }
     out
 }

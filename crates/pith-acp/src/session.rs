@@ -348,6 +348,7 @@ fn answer_text(event: &Event) -> Option<String> {
             SessionEvent::SessionLoaded { .. }
             | SessionEvent::History { .. }
             | SessionEvent::Sessions { .. }
+            | SessionEvent::Recalled { .. }
             | SessionEvent::PromptRefused { .. },
         )
         | Event::Context(

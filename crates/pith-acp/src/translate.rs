@@ -11,6 +11,8 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::tools;
+use pith_protocol::carried::{Kept, LeftCounts};
+use pith_protocol::compaction_note;
 use pith_protocol::event::{
     ContextEvent, ContextUsage, Event, OutputEvent, SettingsEvent, TurnEvent,
 };
@@ -95,6 +97,13 @@ impl Translator {
                     input,
                     state,
                 } => self.tool(call_id, tool, input, state),
+                // pith's own note, never the user's words
+                PartKind::Text {
+                    text,
+                    synthetic: true,
+                } if compaction_note::is_continue(text) => {
+                    vec![thought_chunk(compaction_note::CONTINUE_NOTE)]
+                }
                 _ => Vec::new(),
             },
             OutputEvent::ToolOutput { call_id, output } => {
@@ -130,11 +139,12 @@ impl Translator {
                 before,
                 after,
                 cost,
+                kept,
+                left,
                 ..
             } => {
                 self.cost += cost.cost;
-                let text = format!("Context compacted: {before} → {after} tokens.");
-                self.compaction_ended(ToolCallStatus::Completed, text)
+                self.compaction_done(*before, *after, kept, left)
             }
             ContextEvent::Pruned { .. }
             | ContextEvent::CompactionAhead { .. }
@@ -235,12 +245,44 @@ impl Translator {
     }
 
     fn compaction_ended(&mut self, status: ToolCallStatus, text: String) -> Vec<SessionUpdate> {
-        let Some(id) = self.compacting.take() else {
-            return Vec::new();
-        };
         let fields = ToolCallUpdateFields::new()
             .status(status)
             .content(vec![tools::text(text)]);
+        self.end_compaction(fields)
+    }
+
+    /// A compaction done: its tool call titled with the one line of what was kept and what
+    /// left the view (`compacted 41.2k → 9.8k · kept: … · left: …`), the figures typed in its
+    /// raw output for a client that shows them its own way.
+    fn compaction_done(
+        &mut self,
+        before: u64,
+        after: u64,
+        kept: &Kept,
+        left: &LeftCounts,
+    ) -> Vec<SessionUpdate> {
+        let line = compaction_note::one_line(before, after, kept, left);
+        let mut text = format!("Context {line}.");
+        if compaction_note::anything_left(left) {
+            text.push_str(" What left the view stays in the session: ask to recall it by id.");
+        }
+        let fields = ToolCallUpdateFields::new()
+            .status(ToolCallStatus::Completed)
+            .title(format!("Context {line}"))
+            .content(vec![tools::text(text)])
+            .raw_output(serde_json::json!({
+                "before": before,
+                "after": after,
+                "kept": kept,
+                "left": left,
+            }));
+        self.end_compaction(fields)
+    }
+
+    fn end_compaction(&mut self, fields: ToolCallUpdateFields) -> Vec<SessionUpdate> {
+        let Some(id) = self.compacting.take() else {
+            return Vec::new();
+        };
         vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
             id, fields,
         ))]

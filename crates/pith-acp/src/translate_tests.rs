@@ -90,19 +90,67 @@ fn usage_and_compaction() {
         after: 2000,
         model_calls: 1,
         cost: CompactionCost::default(),
-        kept: Default::default(),
-        left: Default::default(),
+        kept: pith_protocol::carried::Kept {
+            user_messages: 3,
+            anchors: 5,
+            ..Default::default()
+        },
+        left: pith_protocol::carried::LeftCounts {
+            tool_outputs: 4,
+            replies: 2,
+            ..Default::default()
+        },
     }));
     let v = serde_json::to_value(&ended[0]).unwrap();
     assert_eq!(v["toolCallId"], "pith-compaction-1");
     assert_eq!(
-        v["content"][0]["content"]["text"],
-        "Context compacted: 9000 → 2000 tokens."
+        v["title"],
+        "Context compacted 9k → 2k · kept: your 3 messages, 5 anchors · left: 4 tool outputs, 2 replies"
     );
+    let text = v["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Context compacted 9k → 2k · kept:"),
+        "{text}"
+    );
+    assert!(text.contains("recall"), "{text}");
+    assert_eq!(v["rawOutput"]["left"]["tool_outputs"], 4);
+    assert_eq!(v["rawOutput"]["kept"]["anchors"], 5);
     assert!(
         t.updates(&Event::Turn(TurnEvent::TurnFinished {
             reason: pith_protocol::event::TurnEnd::Compacted
         }))
         .is_empty()
     );
+}
+
+#[test]
+fn the_continue_message_is_pith_s_thought_not_the_user_s() {
+    let mut t = Translator::new("/ws".into(), 0.0);
+    let part = |text: &str, synthetic| {
+        Event::Output(OutputEvent::PartUpdated {
+            part: Part {
+                id: "p2".into(),
+                message_id: "m2".into(),
+                kind: PartKind::Text {
+                    text: text.into(),
+                    synthetic,
+                },
+            },
+        })
+    };
+    let u = t.updates(&part(
+        pith_protocol::compaction_note::CONTINUE_MESSAGE,
+        true,
+    ));
+    assert_eq!(
+        u.iter().map(kind_of).collect::<Vec<_>>(),
+        ["agent_thought_chunk"]
+    );
+    let v = serde_json::to_value(&u[0]).unwrap();
+    assert_eq!(
+        v["content"]["text"],
+        "pith: continuing after the compaction"
+    );
+    // another synthetic text (a hook's note, the carried record) is not announced
+    assert!(t.updates(&part("note", true)).is_empty());
 }

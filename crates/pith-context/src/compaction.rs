@@ -32,8 +32,9 @@ use super::view::{is_compaction_message, is_completed_summary, is_turn_start};
 pub use super::COMPACTION_QUESTION;
 pub use super::chunks::{chunks, cut_text, fit_text, plan_chunks, prepare};
 
-/// The synthetic user message after an automatic compaction (never after a manual one).
-pub const CONTINUE_MESSAGE: &str = "Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.";
+/// The synthetic user message after an automatic compaction (never after a manual one); the
+/// front ends show it as pith's note (`pith_protocol::compaction_note`).
+pub use pith_protocol::compaction_note::CONTINUE_MESSAGE;
 
 /// The compaction agent's system prompt.
 pub const SYSTEM_PROMPT: &str = include_str!("../../../prompts/compaction.md");

@@ -208,6 +208,13 @@ impl Turn<'_> {
         for m in self.log.view() {
             for p in &m.parts {
                 let t = self.meter.part(p);
+                // what left the view: the counts of the compaction in the view (merged over
+                // the earlier ones)
+                if let PartKind::Compaction(c) = &p.kind
+                    && let Some(l) = &c.carried.left_view
+                {
+                    b.left = pith_protocol::compaction_note::left_counts(l);
+                }
                 match &p.kind {
                     PartKind::Tool {
                         state: ToolState::Completed { time, output, .. },

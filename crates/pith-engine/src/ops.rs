@@ -81,6 +81,7 @@ impl Turn<'_> {
             // them: none reaches the runner
             Op::UserTurn { .. }
             | Op::LoadHistory { .. }
+            | Op::Recall { .. }
             | Op::ListSessions
             | Op::ListSubagents { .. }
             | Op::SetAutoYes { .. }

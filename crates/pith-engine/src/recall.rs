@@ -25,6 +25,18 @@ pub(crate) fn lookup(store: &Store, session_id: &str, id: &str) -> Option<(Strin
         .map(|block| ("pasted".to_string(), block))
 }
 
+/// The event that answers `Op::Recall { session_id, id }`: the item in full, or `found: false`.
+pub(crate) fn answer(store: &Store, session_id: &str, id: &str) -> pith_protocol::event::Event {
+    let found = lookup(store, session_id, id);
+    let (kind, text) = found.clone().unwrap_or_default();
+    pith_protocol::event::Event::Session(pith_protocol::event::SessionEvent::Recalled {
+        id: id.to_string(),
+        found: found.is_some(),
+        kind,
+        text,
+    })
+}
+
 /// The store as the `recall` tool reads it.
 pub(crate) struct Recallable(pub(crate) Arc<Store>);
 

@@ -244,6 +244,13 @@ fn route(
         Op::LoadHistory { session_id, before } => {
             history.answer(id, move |store| history_page(store, &session_id, &before));
         }
+        // the store holds what left the view; no need to wait for a running turn
+        Op::Recall {
+            session_id,
+            id: item,
+        } => history.answer(id, move |store| {
+            vec![crate::recall::answer(store, &session_id, &item)]
+        }),
         Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
             super::mcp_ops::answer_op(
                 id,

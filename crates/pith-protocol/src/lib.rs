@@ -7,6 +7,7 @@
 //! no async, no terminal.
 
 pub mod carried;
+pub mod compaction_note;
 pub mod event;
 pub mod launch;
 pub mod llm;

@@ -83,7 +83,13 @@ fn part_lines(
                 tool_cell::render(&call, width, expanded)
             }
         }
-        PartKind::Compaction(c) => compaction_lines(&cell.compaction, c, width),
+        PartKind::Compaction(c) => {
+            let mut out = compaction_lines(&cell.compaction, c, width);
+            if expanded {
+                out.extend(super::left_view::unfolded(c, width));
+            }
+            out
+        }
         PartKind::StepStart => Vec::new(),
         PartKind::StepFinish { usage, cost, .. } => {
             if !expand_all {
@@ -151,38 +157,7 @@ fn compaction_lines(
     c: &CompactionPart,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let mut label = String::from("⟳ ");
-    match state {
-        CompactionState::Running => label.push_str("compacting context…"),
-        CompactionState::Unknown => label.push_str("context compacted"),
-        CompactionState::Done(s) => {
-            label.push_str("context compacted");
-            if s.before > 0 {
-                label.push_str(&format!(
-                    " {} → {} tokens",
-                    format::tokens(s.before),
-                    format::tokens(s.after)
-                ));
-            }
-            if s.cost.input > 0 {
-                label.push_str(&format!(
-                    " · summary: read {}, {}% cached, {}",
-                    format::tokens(s.cost.input),
-                    (s.cost.cache_read * 100)
-                        .checked_div(s.cost.input)
-                        .unwrap_or(0),
-                    format::cost(s.cost.cost)
-                ));
-            }
-            if s.cost.background {
-                label.push_str(" · written in the background");
-            }
-        }
-    }
-    label.push_str(if c.auto { " · auto" } else { " · /compact" });
-    if c.overflow {
-        label.push_str(" · overflow");
-    }
+    let label = super::divider_line::label(state, c, width.saturating_sub(6));
     let mut out = vec![divider(&label, width)];
     if let Some(f) = &c.focus
         && !f.is_empty()
@@ -268,7 +243,12 @@ fn user_text(
         if let Some((event, body)) = super::hook_note::parse(text) {
             return super::hook_note::lines(&event, body, width, expanded);
         }
-        let first = text.lines().next().unwrap_or("");
+        // pith's own note after an automatic compaction, never shown as the user's words
+        let first = if pith_protocol::compaction_note::is_continue(text) {
+            pith_protocol::compaction_note::CONTINUE_NOTE
+        } else {
+            text.lines().next().unwrap_or("")
+        };
         return vec![Line::from(Span::styled(
             truncate(&format!("↻ {first}"), width),
             dim().add_modifier(Modifier::ITALIC),

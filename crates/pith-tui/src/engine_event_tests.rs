@@ -85,7 +85,7 @@ fn compaction_running_then_done() {
     );
     let screen = render(&mut app, 80, 24);
     assert!(
-        screen.contains("context compacted 190k → 21k tokens · auto · overflow"),
+        screen.contains("compacted 190k → 21k · auto · overflow"),
         "{screen}"
     );
     assert!(screen.contains("~21k / 200k (10%)"), "{screen}");

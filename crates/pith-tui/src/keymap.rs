@@ -46,11 +46,26 @@ pub fn key_of(ev: &KeyEvent) -> Key {
 /// keymap in use publishes it at start (`None`: the default, `Some("")`: unbound).
 static EXPAND_KEY: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
 
+/// The key of `left_list` as the compaction divider names it (`None`: the default).
+static LEFT_KEY: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
+
 /// Makes the fold hints name `map`'s keys (called once at start).
 pub fn publish(map: &Keymap) {
     if let Ok(mut k) = EXPAND_KEY.write() {
         *k = Some(map.hint(Action::ExpandAll, &["ctrl+o"]).unwrap_or_default());
     }
+    if let Ok(mut k) = LEFT_KEY.write() {
+        *k = Some(map.hint(Action::LeftList, &["ctrl+l"]).unwrap_or_default());
+    }
+}
+
+/// The key that lists what left the view (`ctrl+l`), empty when it has none.
+pub fn left_key() -> String {
+    LEFT_KEY
+        .read()
+        .ok()
+        .and_then(|k| k.clone())
+        .unwrap_or_else(|| "ctrl+l".into())
 }
 
 /// `ctrl+o`, or `click` when `expand_all` has no key.

@@ -12,6 +12,7 @@ mod completion;
 mod component;
 pub mod composer;
 mod custom;
+mod divider_line;
 pub mod editor;
 pub mod effects;
 pub mod format;
@@ -22,6 +23,7 @@ mod hook_note;
 mod info_popup;
 pub mod key_prompt;
 pub mod keymap;
+mod left_view;
 pub mod local_server;
 pub mod login;
 pub mod markdown;
@@ -55,6 +57,8 @@ mod empty_popup_tests;
 mod engine_event_tests;
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod left_view_tests;
 #[cfg(test)]
 mod login_tests;
 #[cfg(test)]

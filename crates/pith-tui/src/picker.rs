@@ -18,6 +18,8 @@ pub enum PickerKind {
     Rewind,
     /// The colour theme (`/theme`): moving the selection previews it.
     Theme,
+    /// What the last compaction took out of the view (`left_list`); the id is the recall id.
+    Left,
 }
 
 #[derive(Debug, Clone, PartialEq)]

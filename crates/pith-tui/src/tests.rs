@@ -471,7 +471,7 @@ fn snapshot_compaction_divider() {
     );
     let folded = render(&mut app, 80, 24);
     assert!(
-        folded.contains("context compacted 142k → 12.3k tokens · /compact"),
+        folded.contains("compacted 142k → 12.3k · /compact"),
         "{folded}"
     );
     assert!(folded.contains("▸ summary · 6 lines"), "{folded}");

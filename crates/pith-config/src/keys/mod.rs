@@ -160,6 +160,11 @@ pub enum Action {
         props(context = "chat", keys = "ctrl+o")
     )]
     ExpandAll,
+    #[strum(
+        message = "list what left the view at a compaction; enter shows one",
+        props(context = "chat", keys = "ctrl+l")
+    )]
+    LeftList,
     #[strum(message = "previous entry", props(context = "list", keys = "up"))]
     ListUp,
     #[strum(message = "next entry", props(context = "list", keys = "down"))]

@@ -188,6 +188,17 @@ pub enum SessionEvent {
     PinsChanged { pins: Vec<super::Pin>, budget: u64 },
     /// The sessions of this workspace (`Op::ListSessions`).
     Sessions { sessions: Vec<Session> },
+    /// What `Op::Recall` asked for, in full, as the store holds it: `kind` says what it is (a
+    /// tool's name, `pasted`, `user`, `assistant`). `found` is false when the session holds
+    /// nothing under `id` (then `kind` and `text` are empty).
+    Recalled {
+        id: String,
+        found: bool,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        kind: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        text: String,
+    },
     /// A prompt pith refused before storing it: on its own (with the system prompt and tools)
     /// it does not fit what the model can use, so no compaction could make room for it. Nothing
     /// of it is in the session, nor in any later request. `id` is the `Op::UserTurn` id, `text`
@@ -298,6 +309,7 @@ impl Event {
                 | SessionEvent::History { .. }
                 | SessionEvent::Sessions { .. }
                 | SessionEvent::PinsChanged { .. }
+                | SessionEvent::Recalled { .. }
                 | SessionEvent::Undone { .. }
                 | SessionEvent::Redone { .. } => true,
                 SessionEvent::PromptRefused { .. } => false,

@@ -81,6 +81,13 @@ pub enum Op {
     },
     /// Ask for the `/context` breakdown; answered by `ContextBreakdown`.
     ContextBreakdown,
+    /// Bring back in full an item a compaction or a prune took out of the view, by its recall
+    /// id (a tool call's id, `paste:…`, a message id); answered by `Recalled` at once, even
+    /// while a turn runs.
+    Recall {
+        session_id: String,
+        id: String,
+    },
     /// Write the whole session to a file (`/export [path]`); answered by `Info`.
     Export {
         path: Option<String>,
@@ -192,6 +199,7 @@ impl Op {
             | Op::ListSessions
             | Op::ListSubagents { .. }
             | Op::ContextBreakdown
+            | Op::Recall { .. }
             | Op::Export { .. }
             | Op::ListMcpResources
             | Op::AttachMcpResource { .. }

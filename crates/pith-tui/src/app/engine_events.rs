@@ -93,12 +93,16 @@ impl App {
                 after,
                 model_calls,
                 cost,
+                kept,
+                left,
                 ..
             } => self.compaction_finished(CompactionStats {
                 before,
                 after,
                 model_calls,
                 cost,
+                kept,
+                left,
             }),
             // The engine says it in an Info line; the status bar follows ContextUsage.
             ContextEvent::ContextWindow { .. } | ContextEvent::ContextUsage(_) => {}
@@ -160,6 +164,12 @@ impl App {
             } => self.older_history(&session_id, &messages, more),
             SessionEvent::Sessions { sessions } => self.sessions_listed(&sessions),
             SessionEvent::PinsChanged { pins, .. } => self.pins_listed(&pins),
+            SessionEvent::Recalled {
+                id,
+                found,
+                kind,
+                text,
+            } => self.recalled(&id, found, kind, &text),
             SessionEvent::PromptRefused {
                 id, text, message, ..
             } => self.prompt_refused(&id, &text, message),
@@ -227,16 +237,14 @@ impl App {
     }
 
     fn compaction_finished(&mut self, stats: CompactionStats) {
-        let (before, after) = (stats.before, stats.after);
+        let line = pith_protocol::compaction_note::one_line(
+            stats.before,
+            stats.after,
+            &stats.kept,
+            &stats.left,
+        );
         if !self.transcript.compaction_finished(stats) {
-            self.transcript.notice(
-                NoticeLevel::Info,
-                format!(
-                    "context compacted {} → {} tokens",
-                    crate::format::tokens(before),
-                    crate::format::tokens(after)
-                ),
-            );
+            self.transcript.notice(NoticeLevel::Info, line);
         }
     }
 

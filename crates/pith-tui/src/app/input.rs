@@ -174,6 +174,10 @@ impl App {
                 self.effects.push(crate::effects::Effect::Editor);
                 true
             }
+            Some(Action::LeftList) => {
+                self.open_left_list();
+                true
+            }
             Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
                 true

@@ -35,6 +35,7 @@ mod login;
 mod mcp;
 mod popup_keys;
 mod quit;
+mod recall;
 mod render;
 mod run_command;
 mod run_loop;
@@ -63,6 +64,8 @@ pub enum Popup {
     Mcp(super::info_popup::McpPopup),
     /// `/login`, or `/model` for a provider with no key: the key dialog.
     Key(super::login::KeyDialog),
+    /// One item that left the view, in full (from the `left_list` list).
+    Recall(super::left_view::RecallView),
 }
 
 pub struct App {

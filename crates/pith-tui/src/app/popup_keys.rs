@@ -33,12 +33,21 @@ impl App {
                 Handled::Done(key) => self.store_key(&key),
                 Handled::Consumed | Handled::Ignored => {}
             },
+            Popup::Recall(v) => {
+                if v.on_key(k, &self.keymap) == Handled::Closed {
+                    self.popup = v.take_back().map(Popup::Picker);
+                }
+            }
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
                 Handled::Consumed | Handled::Ignored => self.picker_moved(),
                 Handled::Closed => {
                     self.popup = None;
                     self.picker_closed();
                     self.picker_moved();
+                }
+                Handled::Done(Some(id)) if *p.kind() == PickerKind::Left => {
+                    let back = p.clone();
+                    self.recall_item(id, back);
                 }
                 Handled::Done(chosen) => {
                     let kind = p.kind().clone();
@@ -59,6 +68,10 @@ impl App {
             PickerKind::Resource => self.attach_resource(&id),
             PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
             PickerKind::Theme => self.choose_theme(&id),
+            PickerKind::Left => {
+                let back = left_view_list(self);
+                self.recall_item(id, back);
+            }
             PickerKind::Sessions => {
                 if self.busy() {
                     self.transcript.notice(
@@ -107,4 +120,10 @@ impl App {
         });
         self.transcript.permission(req, reply, note);
     }
+}
+
+/// The list of what left the view, to go back to from an item opened without it.
+fn left_view_list(app: &App) -> crate::picker::Picker {
+    crate::left_view::list(&app.transcript)
+        .unwrap_or_else(|_| crate::picker::Picker::new(PickerKind::Left, Vec::new(), 0))
 }

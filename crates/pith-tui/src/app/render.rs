@@ -60,6 +60,7 @@ fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Mcp(m)) => m.render(frame, above_status, app.mcp.list()),
         Some(Popup::Picker(p)) => p.render(frame, above_status, ()),
         Some(Popup::Key(dialog)) => dialog.render(frame, area, ()),
+        Some(Popup::Recall(v)) => v.render(frame, above_status, ()),
         None => {}
     }
     if !app.permissions.is_empty() {

@@ -47,6 +47,9 @@ pub struct CompactionStats {
     pub model_calls: u32,
     /// What the summary requests cost.
     pub cost: pith_protocol::event::CompactionCost,
+    /// What the compaction kept for the model and what left the view, in counts.
+    pub kept: pith_protocol::carried::Kept,
+    pub left: pith_protocol::carried::LeftCounts,
 }
 
 /// Where a compaction divider stands.

@@ -221,6 +221,11 @@ impl Transcript {
             if let Some(j) = target {
                 self.toggle_summary(j);
             }
+            // the divider itself unfolds with it: the list of what left the view
+            let open = target.map_or(!self.cells[i].expanded, |j| self.cells[j].expanded);
+            if self.cells[i].expanded != open {
+                self.toggle(i);
+            }
             return;
         }
         let meta = self.meta_of(cell);

@@ -93,6 +93,7 @@ pub fn context(
     // the pinned row and each pin under it, after the system prompt's row
     body.splice(1..1, pinned_rows(b, pins));
     body.extend(context_notes(b));
+    body.extend(left_section(b));
     body.push(Line::default());
     body.push(Line::from(Span::styled(
         " /compact [focus] summarises now · any key closes",
@@ -305,4 +306,30 @@ fn context_notes(b: &Breakdown) -> Vec<Line<'static>> {
         )));
     }
     lines
+}
+
+/// What the compactions took out of the view, in counts (`Breakdown.left`), and the key that
+/// lists them; nothing when nothing left.
+fn left_section(b: &Breakdown) -> Vec<Line<'static>> {
+    let items = pith_protocol::compaction_note::left_items(&b.left);
+    if items.is_empty() {
+        return Vec::new();
+    }
+    let key = crate::keymap::left_key();
+    let how = if key.is_empty() {
+        "recall brings any back".to_string()
+    } else {
+        format!("{key} lists them, recall brings any back")
+    };
+    vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                " left the view",
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(format!(" · {how}"), Style::default().fg(theme().dim)),
+        ]),
+        Line::from(Span::raw(format!("   {}", items.join(" · ")))),
+    ]
 }

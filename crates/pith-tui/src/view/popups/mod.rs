@@ -30,6 +30,11 @@ pub(super) fn block(title: &str) -> Block<'static> {
         ))
 }
 
+/// The popups' box titled `title` (a popup drawn outside this module).
+pub fn block_titled(title: &str) -> Block<'static> {
+    block(title)
+}
+
 /// A rectangle of at most `w`×`h` centred in `area`.
 pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);

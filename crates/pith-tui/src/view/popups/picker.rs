@@ -17,6 +17,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         PickerKind::Resource => "attach an MCP resource to your next message",
         PickerKind::Rewind => "go back to before this prompt (files and conversation)",
         PickerKind::Theme => "colour theme · moving previews · enter keeps · esc puts back",
+        PickerKind::Left => "what left the view, newest first · enter shows one in full",
     };
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
