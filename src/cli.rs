@@ -78,6 +78,33 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Measure pith itself (`pith eval compaction`).
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Score compaction: compact each scenario with pith, with a plain summary and not at all,
+    /// then check by exact anchors whether each probe's answer is still in the context and
+    /// whether the configured model, given only that context, answers it. `--session ID` checks
+    /// a stored session's current context instead.
+    Compaction(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of scenario files (*.json) to use instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub scenarios: Option<PathBuf>,
+    /// Output format: a table, or one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only check what is present in each context: no probe questions are sent.
+    #[arg(long)]
+    pub presence_only: bool,
 }
 
 #[derive(Debug, Subcommand)]

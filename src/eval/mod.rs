@@ -1,0 +1,153 @@
+//! `pith eval compaction`: a compaction-quality score anyone can reproduce. Each scenario
+//! (`assets/eval/compaction/`) is compacted three ways — by pith's own engine, by the plain
+//! summary of the original OpenCode design, and not at all — and its probe questions are
+//! graded by exact anchors against each context (presence) and against the configured model's
+//! answer given only that context (answer). `--session ID` runs the presence check on a stored
+//! session instead. Everything it prints goes through `crate::output`.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod ask;
+mod baseline;
+mod compact;
+mod grade;
+mod report;
+mod scenario;
+mod seed;
+mod session;
+mod transcript;
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use pith_launch::Setup;
+
+use crate::cli::Format;
+use ask::Model;
+use report::{Report, ScenarioScore, Strategy};
+use scenario::Scenario;
+
+/// What `pith eval compaction` was asked to do.
+#[derive(Debug)]
+pub struct Options {
+    /// `--scenarios DIR` (else the shipped ones).
+    pub scenarios: Option<PathBuf>,
+    pub format: Format,
+    /// Skip the answer requests.
+    pub presence_only: bool,
+    /// `--session ID`: the presence check on a stored session.
+    pub session: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+}
+
+/// Runs the eval and prints its report; the exit code.
+pub async fn run(setup: Setup, opts: Options) -> anyhow::Result<i32> {
+    if let Some(id) = &opts.session {
+        return session::run(&setup, id, opts.format);
+    }
+    let Some(name) = opts.model.clone().or_else(|| setup.config().model.clone()) else {
+        bail!(
+            "no model configured: set model = \"provider/model\" in pith.toml or the global config, or pass --model (a local server too: --model llamacpp/NAME or ollama/NAME)"
+        );
+    };
+    let model = Model::build(setup.config(), &name)?;
+    let scenarios = match &opts.scenarios {
+        Some(dir) => scenario::from_dir(dir)?,
+        None => scenario::shipped()?,
+    };
+    let mut report = Report {
+        model: name,
+        answered: !opts.presence_only,
+        ..Report::default()
+    };
+    let count = scenarios.len();
+    for (i, s) in scenarios.iter().enumerate() {
+        let progress = |what: &str| {
+            crate::errln!("eval {}/{count} {}: {what}", i + 1, s.name);
+        };
+        let score = score(
+            &setup,
+            &model,
+            s,
+            &opts,
+            &progress,
+            &mut report.answer_errors,
+        )
+        .await?;
+        report.scenarios.push(score);
+    }
+    match opts.format {
+        Format::Json => crate::outln!("{}", report.json()),
+        Format::Text => crate::out!("{}", report.table()),
+    }
+    Ok(0)
+}
+
+/// The three contexts of `s`, each graded.
+async fn score(
+    setup: &Setup,
+    model: &Model,
+    s: &Scenario,
+    opts: &Options,
+    progress: &dyn Fn(&str),
+    errors: &mut usize,
+) -> anyhow::Result<ScenarioScore> {
+    let history = {
+        let messages = seed::messages(s, "eval", &model.name);
+        transcript::of_view(&messages)
+    };
+    progress("pith's compaction");
+    let pith = compact::context(setup, model, s).await?;
+    progress("summary-only compaction");
+    let summary = baseline::summary(model, &history, s.window()).await?;
+    let mut out = ScenarioScore {
+        name: s.name.clone(),
+        description: s.description.clone(),
+        window: s.window(),
+        probes: s.probes.len(),
+        ..ScenarioScore::default()
+    };
+    let est = pith_context::tokens::Estimator::for_model(&model.name);
+    for (strategy, context) in [
+        (Strategy::Pith, pith),
+        (Strategy::SummaryOnly, summary),
+        (Strategy::Full, history),
+    ] {
+        out.tokens.insert(strategy, est.text(&context));
+        let present = grade::normalise(&context);
+        let presence = out.presence.entry(strategy).or_default();
+        for p in &s.probes {
+            let ok = grade::passes(p, &present);
+            presence.add(p.kind, ok);
+            if !ok && strategy == Strategy::Pith {
+                out.pith_missing.push(p.question.clone());
+            }
+        }
+        if opts.presence_only {
+            continue;
+        }
+        progress(&format!(
+            "asking {} probes ({})",
+            s.probes.len(),
+            strategy.name()
+        ));
+        let answers = out.answer.entry(strategy).or_default();
+        for p in &s.probes {
+            let ok = match baseline::answer(model, &context, &p.question).await {
+                Ok(a) => grade::passes(p, &grade::normalise(&a)),
+                // a server that is down is said at once; one request too large counts as wrong
+                Err(e) if e.unreachable || e.kind == pith_provider::FaultKind::Auth => {
+                    return Err(e.into());
+                }
+                Err(e) => {
+                    tracing::warn!("eval probe failed: {e}");
+                    *errors += 1;
+                    false
+                }
+            };
+            answers.add(p.kind, ok);
+        }
+    }
+    Ok(out)
+}

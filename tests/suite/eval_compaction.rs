@@ -1,0 +1,200 @@
+//! `pith eval compaction` end to end (issue 40, must 7 and 8): the real binary against the mock
+//! provider with a forgetful summariser — every summary, pith's and the plain baseline's, is the
+//! bare template headings — and a model that answers a probe by echoing the context it was
+//! given, so an answer is right exactly when its anchors are present. The figures printed here
+//! are the mock table of BENCHMARKS.md.
+
+use crate::support;
+
+use serde_json::Value;
+use support::MockServer;
+use support::openai;
+use support::pith::{PithEnv, stderr, stdout};
+
+/// A summary with every section and nothing in it: what a small model often writes.
+const FORGETFUL: &str = "## Goal\nNone\n## Constraints & Preferences\nNone\n## Progress\nNone\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone";
+
+fn texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(support::message_text)
+        .collect()
+}
+
+fn is_probe(body: &Value) -> bool {
+    texts(body)
+        .first()
+        .is_some_and(|s| s.starts_with("[pith eval probe]"))
+}
+
+/// The mock: summaries forget everything, probes are answered with the context they carry.
+fn forgetful(server: &MockServer) {
+    server.respond_with(|body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        if is_probe(body) {
+            let question = texts(body).pop().unwrap_or_default();
+            let context = question
+                .split("</context>")
+                .next()
+                .unwrap_or("")
+                .to_string();
+            return openai::text(&context, Some((prompt, 200)));
+        }
+        // pith's summary request and the baseline's alike
+        openai::text(FORGETFUL, Some((prompt, 60)))
+    });
+}
+
+fn share(report: &Value, strategy: &str, score: &str, kind: &str) -> f64 {
+    report["strategies"][strategy][score][kind]["share"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {strategy}/{score}/{kind} share in {report}"))
+}
+
+const KINDS: [&str; 4] = ["recall", "artifact", "continuation", "decision"];
+
+#[tokio::test]
+async fn scores_the_shipped_scenarios_against_a_forgetful_summariser() {
+    let server = MockServer::start().await;
+    forgetful(&server);
+    let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
+    let out = env.run(&["eval", "compaction", "--format", "json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    let err = stderr(&out);
+    assert!(
+        err.contains("eval 1/5 rate-limiter"),
+        "no progress line: {err}"
+    );
+    assert_eq!(report["model"], "mock/test-model");
+    assert_eq!(report["scenarios"].as_array().unwrap().len(), 5);
+    for strategy in ["pith", "summary-only", "full"] {
+        for kind in KINDS.iter().chain(&["overall"]) {
+            for score in ["presence", "answer"] {
+                share(&report, strategy, score, kind);
+            }
+        }
+    }
+    // the ceiling holds every answer, and the echoing model answers exactly what is present
+    assert_eq!(share(&report, "full", "presence", "overall"), 1.0);
+    for strategy in ["pith", "summary-only", "full"] {
+        for kind in KINDS {
+            assert_eq!(
+                share(&report, strategy, "presence", kind),
+                share(&report, strategy, "answer", kind),
+                "{strategy} {kind}"
+            );
+        }
+    }
+    let pith = share(&report, "pith", "presence", "overall");
+    let baseline = share(&report, "summary-only", "presence", "overall");
+    assert!(
+        pith >= baseline + 0.3,
+        "pith {pith:.2} is not far above the summary-only baseline {baseline:.2}"
+    );
+    // a forgotten summary keeps only what the history's last words said
+    assert!(baseline < 0.3, "baseline {baseline:.2}");
+    let probes: usize = report["probes"].as_u64().unwrap() as usize;
+    let asked = server
+        .requests()
+        .iter()
+        .filter(|r| is_probe(&r.body))
+        .count();
+    assert_eq!(asked, probes * 3, "one request per probe and strategy");
+    for kind in KINDS.iter().chain(&["overall"]) {
+        println!(
+            "{kind:<13} pith {:>5.1}%  summary-only {:>5.1}%  full {:>5.1}%",
+            100.0 * share(&report, "pith", "presence", kind),
+            100.0 * share(&report, "summary-only", "presence", kind),
+            100.0 * share(&report, "full", "presence", kind),
+        );
+    }
+    for s in report["scenarios"].as_array().unwrap() {
+        println!("{}: pith lacks {}", s["name"], s["pith_missing"]);
+    }
+}
+
+#[tokio::test]
+async fn presence_only_prints_the_table_and_asks_no_probe() {
+    let server = MockServer::start().await;
+    forgetful(&server);
+    let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
+    let out = env.run(&["eval", "compaction", "--presence-only"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    for row in ["pith ", "summary-only ", "full "] {
+        assert!(
+            table.lines().any(|l| l.trim_start().starts_with(row)),
+            "no {row}row: {table}"
+        );
+    }
+    assert!(
+        table.contains("continuation") && !table.contains("\nanswer:"),
+        "{table}"
+    );
+    assert!(!server.requests().iter().any(|r| is_probe(&r.body)));
+}
+
+#[tokio::test]
+async fn own_scenarios_replace_the_shipped_ones_and_a_bad_one_is_one_line() {
+    let server = MockServer::start().await;
+    forgetful(&server);
+    let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
+    let dir = env.path().join("scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let history: Vec<Value> = (0..8)
+        .flat_map(|i| {
+            [
+                serde_json::json!({"role": "user", "text": format!("step {i}: the database port is 6{i}32, keep it. {}", "More words about the task. ".repeat(30))}),
+                serde_json::json!({"role": "assistant", "text": format!("Noted port 6{i}32. {}", "I looked at the code and it is fine. ".repeat(30))}),
+            ]
+        })
+        .collect();
+    let scenario = serde_json::json!({
+        "name": "ports",
+        "window": 4096,
+        "messages": history,
+        "probes": [{"kind": "recall", "question": "Which port came first?", "all_of": ["6032"]}]
+    });
+    std::fs::write(dir.join("ports.json"), scenario.to_string()).unwrap();
+    let dir_arg = dir.to_string_lossy().to_string();
+    let args = [
+        "eval",
+        "compaction",
+        "--presence-only",
+        "--format",
+        "json",
+        "--scenarios",
+        &dir_arg,
+    ];
+    let out = env.run(&args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["scenarios"][0]["name"], "ports");
+    assert_eq!(report["probes"], 1);
+    assert!(report["strategies"]["pith"]["answer"].is_null());
+
+    std::fs::write(dir.join("broken.json"), "{\"name\": 1}").unwrap();
+    let out = env.run(&args).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("broken.json: not a scenario"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_is_one_line_as_pith_run_says_it() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let env = PithEnv::new(&format!("http://127.0.0.1:{port}"), 32_000, 4_000, "");
+    let out = env.run(&["eval", "compaction", "--presence-only"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let last = err.trim().lines().last().unwrap_or("");
+    assert!(last.contains("cannot reach"), "{err}");
+    assert!(stdout(&out).is_empty());
+}
