@@ -27,7 +27,15 @@ pub(super) fn run(setup: &Setup, id: &str, format: Format) -> anyhow::Result<i32
         return Ok(0);
     };
     let all = setup.store.load_all(id)?;
-    let before: Vec<Message> = all.iter().filter(|m| m.id < point).cloned().collect();
+    // the point is where the view starts (the kept tail, stored before the compaction message)
+    let Some(compaction) = all.iter().rev().find(|m| m.is_compaction_message()) else {
+        bail!("session {id} names a compaction it does not hold");
+    };
+    let before: Vec<Message> = all
+        .iter()
+        .filter(|m| m.id < compaction.id)
+        .cloned()
+        .collect();
     let view = setup.store.load_view(id, Some(&point))?;
     let context = super::transcript::of_view(&pith_context::view::model_order(view));
     let probes = probes(&before, &session.model);
@@ -152,8 +160,24 @@ mod tests {
             input: serde_json::json!({"command": "cargo test -p server"}),
             state: pith_protocol::message::ToolState::Pending,
         });
-        let ps = probes(&[u, a], "openai/gpt-4.1");
+        let mut ms = vec![u, a];
+        for f in [
+            "the ticket is ACME-4471",
+            "deploy with make release_v2",
+            "the owner is team-orion",
+        ] {
+            let mut u = Message::new("s", Role::User);
+            u.push(PartKind::Text {
+                text: format!("Remember: {f}."),
+                synthetic: false,
+            });
+            ms.push(u);
+        }
+        let ps = probes(&ms, "openai/gpt-4.1");
         let has = |k: Kind, s: &str| ps.iter().any(|p| p.kind == k && p.all_of[0] == s);
+        for f in ["ACME-4471", "release_v2", "team-orion"] {
+            assert!(has(Kind::Recall, f), "{f}: {ps:?}");
+        }
         assert!(has(Kind::Recall, "8443"), "{ps:?}");
         assert!(has(Kind::Recall, "api_v2"), "{ps:?}");
         assert!(has(Kind::Artifact, "src/server.rs"), "{ps:?}");

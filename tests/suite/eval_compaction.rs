@@ -198,3 +198,68 @@ async fn a_server_that_is_down_is_one_line_as_pith_run_says_it() {
     assert!(last.contains("cannot reach"), "{err}");
     assert!(stdout(&out).is_empty());
 }
+
+/// `--session ID` on a session compacted with a forgetful summariser: the names and numbers the
+/// user typed before the compaction are probes, and pith carries them all.
+#[tokio::test]
+async fn session_presence_on_a_stored_compacted_session() {
+    let server = MockServer::start().await;
+    server.respond_with(|body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        let t = texts(body).join("\n");
+        if t.contains("[pith: context compaction]") || t.contains("## Critical Context") {
+            return openai::text(FORGETFUL, Some((prompt, 60)));
+        }
+        let answer = format!(
+            "Noted. {}",
+            "I looked at the code and it is fine. ".repeat(120)
+        );
+        openai::text(&answer, Some((prompt, 600)))
+    });
+    let env = PithEnv::new(&server.url(), 16_000, 2_000, "");
+    let facts = [
+        "the staging port is 8443",
+        "the ticket is ACME-4471",
+        "deploy with make release_v2",
+        "the owner is team-orion",
+    ];
+    for (i, f) in facts.iter().enumerate() {
+        let prompt = format!("Remember: {f}.");
+        let mut args = vec!["run"];
+        if i > 0 {
+            args.push("-c");
+        }
+        args.push(&prompt);
+        let out = env.run(&args).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = env.run(&["run", "-c", "/compact"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = pith_store::Store::open(env.data.path())
+        .unwrap()
+        .latest_stored_session()
+        .unwrap()
+        .unwrap()
+        .id;
+    let out = env
+        .run(&["eval", "compaction", "--session", &id, "--format", "json"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let recall = &report["strategies"]["pith"]["presence"]["recall"];
+    assert!(recall["total"].as_u64().unwrap() >= 4, "{report}");
+    assert_eq!(recall["share"], 1.0, "{report}");
+    assert!(report["strategies"]["summary-only"]["presence"]["overall"]["total"] == 0);
+    // a session never compacted says so
+    let out = env.run(&["run", "a fresh session"]).await;
+    assert!(out.status.success());
+    let fresh = pith_store::Store::open(env.data.path())
+        .unwrap()
+        .latest_stored_session()
+        .unwrap()
+        .unwrap()
+        .id;
+    let out = env.run(&["eval", "compaction", "--session", &fresh]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("never compacted"), "{}", stdout(&out));
+}
