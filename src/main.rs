@@ -131,6 +131,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                     scenarios: args.scenarios,
                     format: args.format,
                     presence_only: args.presence_only,
+                    window: args.window,
                     session: cli.session,
                     model: cli.model,
                 },

@@ -1,18 +1,21 @@
 //! Grading by exact anchors (no model judge): a text passes a probe when it holds every
-//! `all_of` string and, when there are any, one of the `any_of` strings, case-insensitively and
-//! with runs of whitespace counted as one space.
+//! `all_of` string and, when there are any, one of the `any_of` strings, case-insensitively,
+//! with runs of whitespace counted as one space and Markdown's backticks left out.
 
 use std::collections::BTreeMap;
 
 use super::scenario::{Kind, Probe};
 
-/// `text` lowered and with whitespace runs made one space, for matching anchors.
+/// `text` lowered, whitespace runs made one space and backticks left out, for matching anchors.
 pub(super) fn normalise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut space = false;
     for c in text.chars() {
         if c.is_whitespace() {
             space = true;
+            continue;
+        }
+        if c == '`' {
             continue;
         }
         if space && !out.is_empty() {
@@ -80,7 +83,7 @@ mod tests {
 
     #[test]
     fn anchors_match_ignoring_case_and_spacing() {
-        let t = normalise("The  server\nlistens on PORT 8443.");
+        let t = normalise("The  server\nlistens on `PORT 8443`.");
         assert!(passes(&probe(&["port 8443"], &[]), &t));
         assert!(passes(&probe(&["8443"], &["nginx", "server"]), &t));
         assert!(!passes(&probe(&["8443", "9000"], &[]), &t));

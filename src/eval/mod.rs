@@ -35,6 +35,8 @@ pub struct Options {
     pub format: Format,
     /// Skip the answer requests.
     pub presence_only: bool,
+    /// `--window`: every scenario compacted at this window.
+    pub window: Option<u64>,
     /// `--session ID`: the presence check on a stored session.
     pub session: Option<String>,
     /// `--model`.
@@ -52,10 +54,13 @@ pub async fn run(setup: Setup, opts: Options) -> anyhow::Result<i32> {
         );
     };
     let model = Model::build(setup.config(), &name)?;
-    let scenarios = match &opts.scenarios {
+    let mut scenarios = match &opts.scenarios {
         Some(dir) => scenario::from_dir(dir)?,
         None => scenario::shipped()?,
     };
+    if let Some(w) = opts.window {
+        scenarios.iter_mut().for_each(|s| s.window = Some(w));
+    }
     let mut report = Report {
         model: name,
         answered: !opts.presence_only,

@@ -35,9 +35,9 @@ const SHIPPED: [(&str, &str); 5] = [
 /// The window a scenario is compacted at when it names none.
 pub(super) const DEFAULT_WINDOW: u64 = 4_096;
 
-/// One coding session with its ground truth.
+/// One coding session with its ground truth. Fields pith does not know (notes, a ground-truth
+/// summary for people) are ignored.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Scenario {
     pub(super) name: String,
     #[serde(default)]
@@ -56,6 +56,10 @@ pub(super) struct Scenario {
 pub(super) enum Turn {
     User {
         text: String,
+        /// A block the user pasted after the text (a log, a diff), recorded as pasted as the
+        /// TUI records a bracketed paste and `pith run` piped input.
+        #[serde(default)]
+        paste: Option<String>,
     },
     Assistant {
         #[serde(default)]
@@ -129,6 +133,14 @@ impl Scenario {
         self.window.unwrap_or(DEFAULT_WINDOW)
     }
 
+    /// Whether any user message carries a pasted block.
+    #[cfg(test)]
+    fn has_paste(&self) -> bool {
+        self.messages
+            .iter()
+            .any(|t| matches!(t, Turn::User { paste: Some(_), .. }))
+    }
+
     /// A scenario pith can run: messages starting with the user's, probes with anchors.
     fn check(&self, source: &str) -> anyhow::Result<()> {
         if !matches!(self.messages.first(), Some(Turn::User { .. })) {
@@ -195,6 +207,7 @@ mod tests {
     fn every_shipped_scenario_parses_and_asks_every_kind() {
         let all = shipped().unwrap();
         assert!(all.len() >= 4);
+        assert!(all.iter().any(Scenario::has_paste));
         for s in &all {
             for k in Kind::ALL {
                 assert!(

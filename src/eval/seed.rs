@@ -16,12 +16,8 @@ pub(super) fn messages(s: &Scenario, session_id: &str, model: &str) -> Vec<Messa
     for (i, turn) in s.messages.iter().enumerate() {
         let time = start + 60_000 * i as i64;
         let m = match turn {
-            Turn::User { text } => {
-                let mut m = Message::new(session_id, Role::User);
-                m.push(PartKind::Text {
-                    text: text.clone(),
-                    synthetic: false,
-                });
+            Turn::User { text, paste } => {
+                let m = user(session_id, text, paste.as_deref());
                 parent = m.id.clone();
                 m
             }
@@ -36,6 +32,29 @@ pub(super) fn messages(s: &Scenario, session_id: &str, model: &str) -> Vec<Messa
         });
     }
     out
+}
+
+/// A user message: `text`, then `paste` as a pasted block (as `pith run` appends piped input).
+fn user(session_id: &str, text: &str, paste: Option<&str>) -> Message {
+    let mut m = Message::new(session_id, Role::User);
+    let Some(paste) = paste else {
+        m.push(PartKind::Text {
+            text: text.to_string(),
+            synthetic: false,
+        });
+        return m;
+    };
+    let start = text.len() + 2;
+    let whole = format!("{text}\n\n{paste}");
+    let end = whole.len();
+    m.push(PartKind::Text {
+        text: whole,
+        synthetic: false,
+    });
+    m.push(PartKind::Pasted {
+        spans: vec![(start, end)],
+    });
+    m
 }
 
 fn assistant(
@@ -87,10 +106,15 @@ fn state(t: &ToolCall) -> ToolState {
             end: None,
         };
     }
+    // `todowrite` records the list it set, as the tool does
+    let metadata = match t.input.get("todos") {
+        Some(todos) if t.tool == "todowrite" => serde_json::json!({ "todos": todos }),
+        _ => serde_json::json!({}),
+    };
     ToolState::Completed {
         output: t.output.clone(),
         title: title(t),
-        metadata: serde_json::json!({}),
+        metadata,
         time: ToolTime {
             start: 1,
             end: 2,
@@ -117,7 +141,7 @@ mod tests {
         let s: Scenario = serde_json::from_value(serde_json::json!({
             "name": "x",
             "messages": [
-                {"role": "user", "text": "fix it"},
+                {"role": "user", "text": "fix it", "paste": "E0308 at a.rs:3"},
                 {"role": "assistant", "text": "reading", "tools": [
                     {"tool": "read", "input": {"file_path": "a.rs"}, "output": "fn a() {}"}]},
                 {"role": "assistant", "text": "done"}
@@ -127,6 +151,9 @@ mod tests {
         .unwrap();
         let ms = messages(&s, "ses", "p/m");
         assert_eq!(ms.len(), 3);
+        assert_eq!(ms[0].text(), "fix it\n\nE0308 at a.rs:3");
+        let spans = pith_context::carry::pasted_spans(&ms[0]);
+        assert_eq!(&ms[0].text()[spans[0].0..spans[0].1], "E0308 at a.rs:3");
         assert!(ms.windows(2).all(|w| w[0].id < w[1].id));
         assert_eq!(ms[1].parent_id.as_deref(), Some(ms[0].id.as_str()));
         assert_eq!(ms[2].parent_id.as_deref(), Some(ms[0].id.as_str()));

@@ -58,7 +58,7 @@ pub(super) fn run(setup: &Setup, id: &str, format: Format) -> anyhow::Result<i32
     let est = pith_context::tokens::Estimator::for_model(&session.model);
     score.tokens.insert(Strategy::Pith, est.text(&context));
     let report = Report {
-        model: session.model.clone(),
+        model: session.model,
         answered: false,
         scenarios: vec![score],
         answer_errors: 0,

@@ -121,9 +121,11 @@ async fn presence_only_prints_the_table_and_asks_no_probe() {
     let server = MockServer::start().await;
     forgetful(&server);
     let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
-    let out = env.run(&["eval", "compaction", "--presence-only"]).await;
+    let args = ["eval", "compaction", "--presence-only", "--window", "8192"];
+    let out = env.run(&args).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let table = stdout(&out);
+    assert!(table.contains("at a 8192 window"), "{table}");
     for row in ["pith ", "summary-only ", "full "] {
         assert!(
             table.lines().any(|l| l.trim_start().starts_with(row)),
