@@ -105,6 +105,9 @@ pub struct EvalArgs {
     /// Only check what is present in each context: no probe questions are sent.
     #[arg(long)]
     pub presence_only: bool,
+    /// Write each context graded to DIR/SCENARIO.STRATEGY.txt, to see what was kept.
+    #[arg(long, value_name = "DIR")]
+    pub save_contexts: Option<PathBuf>,
     /// Compact every scenario at this window (tokens) instead of its own.
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1024..))]
     pub window: Option<u64>,

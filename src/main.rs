@@ -132,6 +132,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                     format: args.format,
                     presence_only: args.presence_only,
                     window: args.window,
+                    save_contexts: args.save_contexts,
                     session: cli.session,
                     model: cli.model,
                 },

@@ -19,7 +19,7 @@ mod transcript;
 
 use std::path::PathBuf;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use pith_launch::Setup;
 
 use crate::cli::Format;
@@ -37,6 +37,8 @@ pub struct Options {
     pub presence_only: bool,
     /// `--window`: every scenario compacted at this window.
     pub window: Option<u64>,
+    /// `--save-contexts DIR`: where to write each context graded.
+    pub save_contexts: Option<PathBuf>,
     /// `--session ID`: the presence check on a stored session.
     pub session: Option<String>,
     /// `--model`.
@@ -120,6 +122,12 @@ async fn score(
         (Strategy::Full, history),
     ] {
         out.tokens.insert(strategy, est.text(&context));
+        if let Some(dir) = &opts.save_contexts {
+            let file = dir.join(format!("{}.{}.txt", s.name, strategy.name()));
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&file, &context))
+                .with_context(|| format!("cannot write {}", file.display()))?;
+        }
         let present = grade::normalise(&context);
         let presence = out.presence.entry(strategy).or_default();
         for p in &s.probes {

@@ -121,7 +121,17 @@ async fn presence_only_prints_the_table_and_asks_no_probe() {
     let server = MockServer::start().await;
     forgetful(&server);
     let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
-    let args = ["eval", "compaction", "--presence-only", "--window", "8192"];
+    let saved = env.path().join("contexts");
+    let saved_arg = saved.to_string_lossy().to_string();
+    let args = [
+        "eval",
+        "compaction",
+        "--presence-only",
+        "--window",
+        "8192",
+        "--save-contexts",
+        &saved_arg,
+    ];
     let out = env.run(&args).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let table = stdout(&out);
@@ -137,6 +147,16 @@ async fn presence_only_prints_the_table_and_asks_no_probe() {
         "{table}"
     );
     assert!(!server.requests().iter().any(|r| is_probe(&r.body)));
+    // what was graded is there to read: pith's context opens with the summary and holds the
+    // user's words
+    let pith = std::fs::read_to_string(saved.join("rate-limiter.pith.txt")).unwrap();
+    assert!(
+        pith.contains("## Key Decisions") && pith.contains("8443"),
+        "{pith}"
+    );
+    let full = std::fs::read_to_string(saved.join("rate-limiter.full.txt")).unwrap();
+    assert!(full.contains("[tool result]") && full.len() > pith.len());
+    assert!(saved.join("cache-eviction.summary-only.txt").exists());
 }
 
 #[tokio::test]
