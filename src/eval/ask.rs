@@ -17,9 +17,17 @@ pub(super) struct Model {
 }
 
 impl Model {
-    pub(super) fn build(config: &pith_config::Config, name: &str) -> anyhow::Result<Model> {
+    /// The model `name` of `config`; a window neither the config nor the catalog knows is asked
+    /// of a local server (llama.cpp, Ollama), so a probe's context can be fitted to it.
+    pub(super) async fn build(config: &pith_config::Config, name: &str) -> anyhow::Result<Model> {
         let (provider, model_id) = pith_engine::factory::build(config, name)?;
-        let info = pith_config::catalog::resolve(config, name).info;
+        let resolved = pith_config::catalog::resolve(config, name);
+        let mut info = resolved.info;
+        if (resolved.window_guessed || info.context == 0)
+            && let Some((window, _)) = provider.probe_window(&model_id).await
+        {
+            info.context = window;
+        }
         Ok(Model {
             name: name.to_string(),
             provider,

@@ -55,7 +55,7 @@ pub async fn run(setup: Setup, opts: Options) -> anyhow::Result<i32> {
             "no model configured: set model = \"provider/model\" in pith.toml or the global config, or pass --model (a local server too: --model llamacpp/NAME or ollama/NAME)"
         );
     };
-    let model = Model::build(setup.config(), &name)?;
+    let model = Model::build(setup.config(), &name).await?;
     let mut scenarios = match &opts.scenarios {
         Some(dir) => scenario::from_dir(dir)?,
         None => scenario::shipped()?,

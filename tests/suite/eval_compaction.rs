@@ -285,3 +285,22 @@ async fn session_presence_on_a_stored_compacted_session() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("never compacted"), "{}", stdout(&out));
 }
+
+#[tokio::test]
+async fn no_model_configured_is_one_line() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
+    let config = std::fs::read_to_string(&env.config).unwrap();
+    let without: String = config
+        .lines()
+        .filter(|l| !l.starts_with("model ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&env.config, without).unwrap();
+    let out = env.run(&["eval", "compaction", "--presence-only"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("no model configured"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(server.requests().is_empty());
+}
