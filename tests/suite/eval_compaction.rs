@@ -181,6 +181,14 @@ async fn own_scenarios_replace_the_shipped_ones_and_a_bad_one_is_one_line() {
         "probes": [{"kind": "recall", "question": "Which port came first?", "all_of": ["6032"]}]
     });
     std::fs::write(dir.join("ports.json"), scenario.to_string()).unwrap();
+    // too short to compact: the next request carries it whole
+    let tiny = serde_json::json!({
+        "name": "tiny",
+        "notes": "fields pith does not know are ignored",
+        "messages": [{"role": "user", "text": "The port is 7001."}],
+        "probes": [{"kind": "recall", "question": "Which port?", "all_of": ["7001"]}]
+    });
+    std::fs::write(dir.join("tiny.json"), tiny.to_string()).unwrap();
     let dir_arg = dir.to_string_lossy().to_string();
     let args = [
         "eval",
@@ -195,7 +203,13 @@ async fn own_scenarios_replace_the_shipped_ones_and_a_bad_one_is_one_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["scenarios"][0]["name"], "ports");
-    assert_eq!(report["probes"], 1);
+    assert_eq!(report["probes"], 2);
+    let tiny = &report["scenarios"][1];
+    assert_eq!(tiny["name"], "tiny");
+    assert_eq!(
+        tiny["strategies"]["pith"]["presence"]["overall"]["share"], 1.0,
+        "{tiny}"
+    );
     assert!(report["strategies"]["pith"]["answer"].is_null());
 
     std::fs::write(dir.join("broken.json"), "{\"name\": 1}").unwrap();
