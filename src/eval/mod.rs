@@ -145,22 +145,34 @@ async fn score(
             s.probes.len(),
             strategy.name()
         ));
-        let answers = out.answer.entry(strategy).or_default();
-        for p in &s.probes {
-            let ok = match baseline::answer(model, &context, &p.question).await {
-                Ok(a) => grade::passes(p, &grade::normalise(&a)),
-                // a server that is down is said at once; one request too large counts as wrong
-                Err(e) if e.unreachable || e.kind == pith_provider::FaultKind::Auth => {
-                    return Err(e.into());
-                }
-                Err(e) => {
-                    tracing::warn!("eval probe failed: {e}");
-                    *errors += 1;
-                    false
-                }
-            };
-            answers.add(p.kind, ok);
-        }
+        let answers = answers(model, &context, &s.probes, errors).await?;
+        out.answer.insert(strategy, answers);
     }
     Ok(out)
+}
+
+/// The model's answers to `probes` given only `context`, graded. A server that is down or a key
+/// refused ends the run; any other failed request counts as a wrong answer (and in `errors`).
+async fn answers(
+    model: &Model,
+    context: &str,
+    probes: &[scenario::Probe],
+    errors: &mut usize,
+) -> anyhow::Result<grade::Tally> {
+    let mut tally = grade::Tally::default();
+    for p in probes {
+        let ok = match baseline::answer(model, context, &p.question).await {
+            Ok(a) => grade::passes(p, &grade::normalise(&a)),
+            Err(e) if e.unreachable || e.kind == pith_provider::FaultKind::Auth => {
+                return Err(e.into());
+            }
+            Err(e) => {
+                tracing::warn!("eval probe failed: {e}");
+                *errors += 1;
+                false
+            }
+        };
+        tally.add(p.kind, ok);
+    }
+    Ok(tally)
 }
