@@ -81,6 +81,10 @@ pub(super) struct ToolCall {
     /// The call failed: `output` is its error message.
     #[serde(default)]
     pub(super) error: bool,
+    /// `bash`: the command's exit code (else read from a last line `exit status N` or
+    /// `Exit code: N` of `output`).
+    #[serde(default)]
+    pub(super) exit: Option<i32>,
 }
 
 /// What a probe asks about.

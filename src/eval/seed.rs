@@ -106,13 +106,17 @@ fn state(t: &ToolCall) -> ToolState {
             end: None,
         };
     }
-    // `todowrite` records the list it set, as the tool does
-    let metadata = match t.input.get("todos") {
-        Some(todos) if t.tool == "todowrite" => serde_json::json!({ "todos": todos }),
-        _ => serde_json::json!({}),
+    let (output, metadata) = match t.tool.as_str() {
+        "bash" => bash(t),
+        // `todowrite` records the list it set, as the tool does
+        "todowrite" => (
+            t.output.clone(),
+            serde_json::json!({ "todos": t.input.get("todos") }),
+        ),
+        _ => (t.output.clone(), serde_json::json!({})),
     };
     ToolState::Completed {
-        output: t.output.clone(),
+        output,
         title: title(t),
         metadata,
         time: ToolTime {
@@ -121,6 +125,39 @@ fn state(t: &ToolCall) -> ToolState {
             compacted: None,
         },
     }
+}
+
+/// A command's output and metadata as pith's `bash` tool stores them: the output ending in
+/// `Exit code: N`, the code in the metadata.
+fn bash(t: &ToolCall) -> (String, serde_json::Value) {
+    let text = t.output.trim_end();
+    let (last_start, last) = text
+        .rfind('\n')
+        .map_or((0, text), |i| (i + 1, &text[i + 1..]));
+    let said = ["exit status ", "Exit code: "]
+        .iter()
+        .find_map(|p| last.trim().strip_prefix(p)?.trim().parse::<i32>().ok());
+    let body = if said.is_some() {
+        text[..last_start].trim_end()
+    } else {
+        text
+    };
+    let code = t.exit.or(said);
+    let mut output = if body.is_empty() {
+        "(no output)".to_string()
+    } else {
+        body.to_string()
+    };
+    if let Some(code) = code {
+        output.push_str("\n\n");
+        output.push_str(&pith_protocol::tool::exit_line(code.into()));
+    }
+    let metadata = pith_protocol::tool::BashMetadata {
+        command: t.input["command"].as_str().unwrap_or_default().to_string(),
+        exit_code: code,
+        ..Default::default()
+    };
+    (output, serde_json::to_value(metadata).unwrap_or_default())
 }
 
 /// What the TUI would show as the call's title: its path or command.
@@ -143,7 +180,9 @@ mod tests {
             "messages": [
                 {"role": "user", "text": "fix it", "paste": "E0308 at a.rs:3"},
                 {"role": "assistant", "text": "reading", "tools": [
-                    {"tool": "read", "input": {"file_path": "a.rs"}, "output": "fn a() {}"}]},
+                    {"tool": "read", "input": {"file_path": "a.rs"}, "output": "fn a() {}"},
+                    {"tool": "bash", "input": {"command": "cargo test"},
+                     "output": "test result: FAILED\nexit status 101\n"}]},
                 {"role": "assistant", "text": "done"}
             ],
             "probes": [{"kind": "artifact", "question": "q", "all_of": ["a.rs"]}]
@@ -158,8 +197,20 @@ mod tests {
         assert_eq!(ms[1].parent_id.as_deref(), Some(ms[0].id.as_str()));
         assert_eq!(ms[2].parent_id.as_deref(), Some(ms[0].id.as_str()));
         assert_eq!(ms[1].finish, Some(FinishReason::ToolCalls));
+        let PartKind::Tool {
+            state: ToolState::Completed {
+                output, metadata, ..
+            },
+            ..
+        } = &ms[1].parts[3].kind
+        else {
+            panic!("{:?}", ms[1].parts);
+        };
+        assert_eq!(output, "test result: FAILED\n\nExit code: 101");
+        assert_eq!(metadata["exit_code"], 101);
+        assert_eq!(metadata["command"], "cargo test");
         let chat = pith_context::view::to_chat(&ms);
-        // user, assistant with the call, its result, the closing text
-        assert_eq!(chat.len(), 4, "{chat:?}");
+        // user, assistant with the calls, their results, the closing text
+        assert_eq!(chat.len(), 5, "{chat:?}");
     }
 }
