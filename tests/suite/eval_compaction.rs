@@ -112,7 +112,15 @@ async fn scores_the_shipped_scenarios_against_a_forgetful_summariser() {
         );
     }
     for s in report["scenarios"].as_array().unwrap() {
-        println!("{}: pith lacks {}", s["name"], s["pith_missing"]);
+        let tokens = |st: &str| s["strategies"][st]["tokens"].clone();
+        println!(
+            "{}: tokens pith {} summary-only {} full {}; pith lacks {}",
+            s["name"],
+            tokens("pith"),
+            tokens("summary-only"),
+            tokens("full"),
+            s["pith_missing"]
+        );
     }
 }
 
