@@ -400,6 +400,33 @@ mod tests {
     }
 
     #[test]
+    fn eval_compaction_takes_its_flags_and_the_global_session() {
+        let cli = parse(&[
+            "eval",
+            "compaction",
+            "--format",
+            "json",
+            "--presence-only",
+            "--window",
+            "8192",
+            "--session",
+            "S",
+        ]);
+        assert_eq!(cli.session.as_deref(), Some("S"));
+        let Some(Command::Eval {
+            command: EvalCommand::Compaction(args),
+        }) = cli.command
+        else {
+            panic!("eval compaction expected")
+        };
+        assert_eq!(args.format, Format::Json);
+        assert!(args.presence_only);
+        assert_eq!(args.window, Some(8_192));
+        // a window too small to hold a system prompt is refused
+        assert!(Cli::try_parse_from(["pith", "eval", "compaction", "--window", "100"]).is_err());
+    }
+
+    #[test]
     fn global_flags_work_before_or_after_run() {
         for args in [
             &["-c", "-m", "a/b", "run", "fix", "it"][..],
