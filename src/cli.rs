@@ -78,6 +78,39 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Measure pith itself (`pith eval compaction`).
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Score compaction: compact each scenario with pith, with a plain summary and not at all,
+    /// then check by exact anchors whether each probe's answer is still in the context and
+    /// whether the configured model, given only that context, answers it. `--session ID` checks
+    /// a stored session's current context instead.
+    Compaction(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of scenario files (*.json) to use instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub scenarios: Option<PathBuf>,
+    /// Output format: a table, or one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only check what is present in each context: no probe questions are sent.
+    #[arg(long)]
+    pub presence_only: bool,
+    /// Write each context graded to DIR/SCENARIO.STRATEGY.txt, to see what was kept.
+    #[arg(long, value_name = "DIR")]
+    pub save_contexts: Option<PathBuf>,
+    /// Compact every scenario at this window (tokens) instead of its own.
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1024..))]
+    pub window: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -364,6 +397,33 @@ mod tests {
 
     fn parse(args: &[&str]) -> Cli {
         Cli::try_parse_from(std::iter::once("pith").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn eval_compaction_takes_its_flags_and_the_global_session() {
+        let cli = parse(&[
+            "eval",
+            "compaction",
+            "--format",
+            "json",
+            "--presence-only",
+            "--window",
+            "8192",
+            "--session",
+            "S",
+        ]);
+        assert_eq!(cli.session.as_deref(), Some("S"));
+        let Some(Command::Eval {
+            command: EvalCommand::Compaction(args),
+        }) = cli.command
+        else {
+            panic!("eval compaction expected")
+        };
+        assert_eq!(args.format, Format::Json);
+        assert!(args.presence_only);
+        assert_eq!(args.window, Some(8_192));
+        // a window too small to hold a system prompt is refused
+        assert!(Cli::try_parse_from(["pith", "eval", "compaction", "--window", "100"]).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod auth {
     pub mod cli;
 }
 pub mod cli;
+pub mod eval;
 pub mod headless;
 pub mod interactive;
 mod no_model;

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use pith::cli::{AuthCommand, Cli, Command, ExportFormat, McpCommand, SessionsCommand};
+use pith::cli::{
+    AuthCommand, Cli, Command, EvalCommand, ExportFormat, McpCommand, SessionsCommand,
+};
 use pith_launch::setup::{self, Setup};
 
 fn main() {
@@ -116,6 +118,26 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             block_on(pith_acp::run(cli.config, cli.trust))
         }
         Some(Command::Update { check }) => pith::update::run(check),
+        Some(Command::Eval {
+            command: EvalCommand::Compaction(args),
+        }) => {
+            if cli.continue_last {
+                anyhow::bail!("-c/--continue does not apply to `pith eval`; --session ID does");
+            }
+            let setup = front_end_setup(cli.config, cli.trust, cli.effort, None)?;
+            block_on(pith::eval::run(
+                setup,
+                pith::eval::Options {
+                    scenarios: args.scenarios,
+                    format: args.format,
+                    presence_only: args.presence_only,
+                    window: args.window,
+                    save_contexts: args.save_contexts,
+                    session: cli.session,
+                    model: cli.model,
+                },
+            ))
+        }
         Some(Command::Run(mut args)) => {
             // Global flags, given before or after `run`.
             args.continue_last = cli.continue_last;

@@ -26,6 +26,7 @@ mod engine_ops;
 mod engine_permissions;
 mod engine_start;
 mod engine_user_tools;
+mod eval_compaction;
 mod fault_run;
 mod headless_commands;
 mod headless_faults;
