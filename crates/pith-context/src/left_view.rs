@@ -19,16 +19,13 @@ use super::view::is_compaction_message;
 /// The most items a note keeps (listed or not) across compactions: the oldest go first.
 pub const ITEMS_MAX: usize = 500;
 /// A label is cut to this many characters.
-const LABEL_CHARS: usize = 60;
+const LABEL_CHARS: usize = 48;
 /// The groups of the note, in order, with their headings.
 const GROUPS: [(LeftKind, &str); 4] = [
-    (
-        LeftKind::UserMessage,
-        "Your messages cut from the carried record",
-    ),
-    (LeftKind::Reply, "Replies"),
+    (LeftKind::UserMessage, "User messages cut from the record"),
+    (LeftKind::Reply, "Your replies"),
     (LeftKind::ToolOutput, "Tool outputs"),
-    (LeftKind::Paste, "Pastes"),
+    (LeftKind::Paste, "Pasted blocks"),
 ];
 
 /// The items of `summarised` (the history a summary now stands for, oldest first) that left the
@@ -286,12 +283,32 @@ pub fn render(l: &LeftView) -> String {
     render_listing(l, l.listed.min(l.items.len()))
 }
 
+/// The order in which items are listed: the newest of each kind first (so every kind that left
+/// has an id in even the smallest note), then the rest, newest first.
+pub fn listing_order(items: &[LeftItem]) -> Vec<usize> {
+    let mut first: Vec<usize> = GROUPS
+        .iter()
+        .filter_map(|(kind, _)| items.iter().position(|i| i.kind == *kind))
+        .collect();
+    first.sort_unstable();
+    let rest = (0..items.len()).filter(|i| !first.contains(i));
+    first.iter().copied().chain(rest).collect()
+}
+
+/// The items the note lists (see [`LeftView::listed`]), in the order of `items`.
+pub fn listed(l: &LeftView) -> Vec<&LeftItem> {
+    let mut shown = listing_order(&l.items);
+    shown.truncate(l.listed);
+    shown.sort_unstable();
+    shown.into_iter().map(|i| &l.items[i]).collect()
+}
+
 fn render_listing(l: &LeftView, listed: usize) -> String {
     let c = &l.counts;
     let mut what = Vec::new();
     for (n, one, many) in [
-        (c.user_messages, "message of yours", "messages of yours"),
-        (c.replies, "reply", "replies"),
+        (c.user_messages, "user message", "user messages"),
+        (c.replies, "reply of yours", "replies of yours"),
         (c.tool_outputs, "tool output", "tool outputs"),
         (c.pastes, "pasted block", "pasted blocks"),
     ] {
@@ -300,14 +317,16 @@ fn render_listing(l: &LeftView, listed: usize) -> String {
         }
     }
     let mut s = format!(
-        "\n## Left the view\nCovered by the summary above, not shown word for word: {}. `recall` \
-         with an id below brings any of them back exactly.",
+        "\n## Left the view\n{} the summary covers; `recall` with an id brings one back exactly.",
         what.join(", ")
     );
-    let shown = &l.items[..listed];
+    let mut order = listing_order(&l.items);
+    order.truncate(listed);
+    order.sort_unstable();
     for (kind, heading) in GROUPS {
-        let of_kind: Vec<String> = shown
+        let of_kind: Vec<String> = order
             .iter()
+            .map(|&k| &l.items[k])
             .filter(|i| i.kind == kind)
             .map(|i| format!("`{}` {}", i.id, i.label))
             .collect();

@@ -108,11 +108,11 @@ fn the_note_groups_by_kind_and_counts_what_it_does_not_list() {
     let note = crate::carry::render(&c);
     for want in [
         "## Left the view",
-        "1 message of yours, 2 replies, 1 tool output, 1 pasted block",
-        "- Your messages cut from the carried record: `u2` Thanks. Keep the port.",
-        "- Replies: `a2` Done: the port stays 8123.; `a1` The build fails",
+        "1 user message, 2 replies of yours, 1 tool output, 1 pasted block the summary covers",
+        "- User messages cut from the record: `u2` Thanks. Keep the port.",
+        "- Your replies: `a2` Done: the port stays 8123.; `a1` The build fails",
         "- Tool outputs: `call_a1` bash: t",
-        "- Pastes: `paste:u1:1` 4 lines: error[E0308]",
+        "- Pasted blocks: `paste:u1:1` 4 lines: error[E0308]",
     ] {
         assert!(note.contains(want), "{want} missing from\n{note}");
     }
@@ -189,4 +189,26 @@ fn an_older_stored_note_is_read_and_merged() {
         "{}",
         render(&l)
     );
+}
+
+#[test]
+fn a_small_note_lists_the_newest_of_each_kind_first() {
+    let mut a = assistant("a9", "u1");
+    for i in 0..40 {
+        add(&mut a, tool("read", &format!("call_{i}"), completed("x")));
+    }
+    add(&mut a, text("All forty files read."));
+    let mut history = history();
+    history.push(a);
+    let l = merge(items(&history, &est()), 6, None, 128, &est()).unwrap();
+    let note = render(&l);
+    assert!(est().text(&note) <= 128, "{note}");
+    // Every kind that left has an id in the note, though forty newer outputs left after them.
+    for id in ["`a9`", "`call_39`", "`paste:u1:1`"] {
+        assert!(note.contains(id), "{id} missing from\n{note}");
+    }
+    let shown: Vec<&str> = listed(&l).iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(shown.len(), l.listed);
+    assert_eq!(shown[0], "a9", "in the order of the items: {shown:?}");
+    assert_eq!(shown.last(), Some(&"paste:u1:1"), "{shown:?}");
 }

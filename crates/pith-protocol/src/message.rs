@@ -322,7 +322,8 @@ pub struct LeftView {
     /// up to `pith_context::left_view::ITEMS_MAX`; each brought back by `recall`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::carried::LeftItem>,
-    /// How many of `items` (the newest) the note lists within its budget.
+    /// How many of `items` the note lists within its budget, in the order of
+    /// `pith_context::left_view::listing_order` (the newest of each kind, then the newest).
     #[serde(default)]
     pub listed: usize,
 }

@@ -257,14 +257,14 @@ impl Planner<'_> {
         }
         let base = self.meter.text(&carry::render(&c));
         self.carry_users(&mut c, budget.carry_room(target, taken + base));
-        // The note gets what is left, within its budget (at least a quarter of it): it gives
-        // way before the tail does.
-        let used = taken + self.meter.text(&carry::render(&c));
-        let room = target
-            .saturating_sub(used)
-            .clamp(budget.left_view / 4, budget.left_view.max(1));
         let est = self.meter.estimator();
-        c.left_view = left_view::merge(left, summarised.len(), prev.left_view.as_ref(), room, est);
+        c.left_view = left_view::merge(
+            left,
+            summarised.len(),
+            prev.left_view.as_ref(),
+            budget.left_view,
+            est,
+        );
         c
     }
 
@@ -273,13 +273,7 @@ impl Planner<'_> {
     pub(crate) fn note_cut_messages(&self, c: &mut Carried, budget: &Budget) {
         let est = self.meter.estimator();
         let cut = left_view::cut_messages(&c.uncarried, est);
-        // Within the room the note was planned with.
-        let room = c
-            .left_view
-            .as_ref()
-            .map_or(0, |l| est.text(&left_view::render(l)))
-            .clamp(budget.left_view / 4, budget.left_view.max(1));
-        c.left_view = left_view::with_cut_messages(c.left_view.take(), cut, room, est);
+        c.left_view = left_view::with_cut_messages(c.left_view.take(), cut, budget.left_view, est);
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
