@@ -10,6 +10,7 @@ mod cli_output;
 mod context_background;
 mod context_compaction;
 mod context_figure;
+mod context_recall;
 mod context_retention;
 mod context_window;
 mod custom_commands;
