@@ -122,3 +122,215 @@ async fn the_step_in_hand_survives_a_compaction_mid_turn() {
         "recalled whole: {recalled}"
     );
 }
+
+/// What the user says in the first turn; the model's reply to it.
+const FIRST: &str = "Remember this: the vault code is VAULT-7731 and it must never change.";
+const REPLY: &str = "Noted: VAULT-7731 goes in config/vault.toml, line 12, and stays as it is.";
+/// The pasted log of the third turn, fenced.
+const PASTE: &str = "```\nerror: build failed at step 4\n  --> src/vault.rs:12:5\nPASTE-LINE-8080 checksum mismatch\nnote: run with RUST_BACKTRACE=1\n```";
+
+/// About 250 tokens of the user's prose for turn `n`: sentences worth keeping, so the carry
+/// budget of a 4k window must cut some.
+fn prose(n: usize) -> String {
+    (0..12)
+        .map(|i| {
+            format!(
+                "Note {n}.{i}: the service on port {} must use region eu-west-{i} and key K{n}{i}.",
+                8000 + n * 10 + i
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The items the left-the-view notes of `body` list: (heading, id).
+fn listed(body: &Value) -> Vec<(String, String)> {
+    let text = text_of(body);
+    let mut out = Vec::new();
+    for note in text.split("## Left the view\n").skip(1) {
+        for line in note.lines().skip(1) {
+            let Some(rest) = line.strip_prefix("- ") else {
+                break;
+            };
+            let Some((heading, items)) = rest.split_once(": ") else {
+                break;
+            };
+            for (k, piece) in items.split('`').enumerate() {
+                if k % 2 == 1 {
+                    out.push((heading.to_string(), piece.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The left-the-view note of `body`, as sent.
+fn note_of(body: &Value) -> String {
+    let text = text_of(body);
+    let Some(at) = text.find("\n## Left the view") else {
+        return String::new();
+    };
+    let note = &text[at + 1..];
+    let end = note
+        .match_indices("\n")
+        .map(|(i, _)| i)
+        .find(|&i| {
+            let next = &note[i + 1..];
+            !next.starts_with("- ") && !next.starts_with('(') && i > 17
+        })
+        .unwrap_or(note.len());
+    note[..end].to_string()
+}
+
+/// The mock model: summaries forget everything; the first turn gets [`REPLY`]; "Run the check"
+/// runs a command; "RECALL <id>" calls `recall` with the id; anything else is acknowledged.
+fn model(server: &MockServer) {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    server.respond_with(move |body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        if is_summary_request(body) {
+            return openai::text(FORGETFUL, Some((prompt, 60)));
+        }
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        let last = last.unwrap_or_default();
+        let said = support::message_text(&last);
+        if last["role"] == "tool" {
+            return openai::text("Done.", Some((prompt, 5)));
+        }
+        if said.contains(FIRST) {
+            return openai::text(REPLY, Some((prompt, 30)));
+        }
+        if said.contains("Run the check") {
+            let args = r#"{"command":"echo TOOL-OUTPUT-5150"}"#;
+            return openai::tool_calls(&[("call_check", "bash", args)], Some((prompt, 20)));
+        }
+        if let Some(id) = said.trim().strip_prefix("RECALL ") {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let args = serde_json::json!({ "id": id }).to_string();
+            return openai::tool_calls(
+                &[(&format!("rc_{n}"), "recall", &args)],
+                Some((prompt, 10)),
+            );
+        }
+        openai::text("Noted. I will keep that in mind.", Some((prompt, 10)))
+    });
+}
+
+/// Two compactions on a 4,096-token window with a summariser that forgets everything; then
+/// the model recalls, by the ids the left-the-view notes name, one item of each kind that left
+/// — a message of the user's the carry budget cut, a reply, a tool output, a pasted block — and
+/// gets each back exactly. The note stays within its budget.
+#[tokio::test]
+async fn recall_brings_back_every_kind_of_item_after_two_compactions() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 4_096, 512, "");
+    model(&server);
+    let mut sent = vec![
+        format!("{FIRST} {}", prose(0)),
+        format!("Run the check. {}", prose(1)),
+        format!("Here is the failing build:\n{PASTE}\n{}", prose(2)),
+    ];
+    let mut turn = 0;
+    let mut compactions = 0;
+    loop {
+        if turn >= sent.len() {
+            sent.push(prose(turn));
+        }
+        let mut args = vec!["--yes"];
+        if turn > 0 {
+            args.push("-c");
+        }
+        args.push(&sent[turn]);
+        let (out, events) = env.run_json(&args).await;
+        assert!(
+            out.status.success(),
+            "turn {turn}: {} {events:?}",
+            stderr(&out)
+        );
+        turn += 1;
+        compactions += of_type(&events, "compaction_finished").len();
+        if compactions >= 2 && turn >= 4 {
+            break;
+        }
+        assert!(turn < 30, "no second compaction in 30 turns");
+    }
+
+    // One more turn: its request carries the second compaction's note.
+    let (out, _) = env.run_json(&["-c", "Where are we?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    let last = &reqs.last().unwrap().body;
+    let note = note_of(last);
+    println!(
+        "{turn} turns; the note after the second compaction: {} chars (~{} tokens):\n{note}",
+        note.len(),
+        note.len() / 4
+    );
+    assert!(!note.is_empty(), "{}", text_of(last));
+    // Budget::left_view at this window is 3,584 / 24 = 149 tokens.
+    assert!(note.len() <= 149 * 4, "{} chars:\n{note}", note.len());
+    // The first compaction's items are merged: the tool output and the paste of the first
+    // turns are still counted.
+    assert!(
+        note.contains("1 tool output") && note.contains("1 pasted block"),
+        "{note}"
+    );
+
+    // The ids the notes named, newest first.
+    let mut named: Vec<(String, String)> = Vec::new();
+    for r in reqs.iter().rev() {
+        for item in listed(&r.body) {
+            if !named.contains(&item) {
+                named.push(item);
+            }
+        }
+    }
+    let id_of = |heading: &str, pick: &dyn Fn(&str) -> bool| {
+        named
+            .iter()
+            .find(|(h, id)| h == heading && pick(id))
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(|| panic!("no {heading} item in the notes: {named:?}"))
+    };
+    let tool = id_of("Tool outputs", &|id| id == "call_check");
+    let paste = id_of("Pasted blocks", &|_| true);
+    let reply = id_of("Your replies", &|_| true);
+    let user = id_of("User messages cut from the record", &|_| true);
+
+    let before = server.requests().len();
+    let mut recalled = Vec::new();
+    for id in [&user, &reply, &tool, &paste] {
+        let ask = format!("RECALL {id}");
+        let (out, events) = env.run_json(&["-c", &ask]).await;
+        assert!(out.status.success(), "{}: {} {events:?}", id, stderr(&out));
+        let reqs = server.requests();
+        let answered = reqs[before..]
+            .iter()
+            .rev()
+            .find(|r| text_of(&r.body).contains(&ask))
+            .unwrap();
+        recalled.push(
+            tool_results(&answered.body)
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+    assert!(
+        sent.contains(&recalled[0]),
+        "the user's message {user}, exactly: {}",
+        recalled[0]
+    );
+    assert!(
+        recalled[1] == REPLY || recalled[1] == "Noted. I will keep that in mind.",
+        "the reply {reply}, exactly: {}",
+        recalled[1]
+    );
+    assert!(
+        recalled[2].contains("TOOL-OUTPUT-5150"),
+        "the output: {}",
+        recalled[2]
+    );
+    assert_eq!(recalled[3], PASTE, "the pasted block, exactly");
+}

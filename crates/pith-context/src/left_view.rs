@@ -283,6 +283,28 @@ pub fn render(l: &LeftView) -> String {
     render_listing(l, l.listed.min(l.items.len()))
 }
 
+/// How many characters of each label a note listing `listed` items shows: a small note
+/// (a small window) spends its room on ids.
+fn label_width(listed: usize) -> usize {
+    match listed {
+        0..=4 => 0,
+        5..=8 => LABEL_CHARS / 2,
+        _ => LABEL_CHARS,
+    }
+}
+
+/// `label` cut to `width` characters.
+fn shorter(label: &str, width: usize) -> String {
+    if label.chars().count() <= width {
+        return label.to_string();
+    }
+    let mut s: String = label.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        s.push('…');
+    }
+    s
+}
+
 /// The order in which items are listed: the newest of each kind first (so every kind that left
 /// has an id in even the smallest note), then the rest, newest first.
 pub fn listing_order(items: &[LeftItem]) -> Vec<usize> {
@@ -317,9 +339,10 @@ fn render_listing(l: &LeftView, listed: usize) -> String {
         }
     }
     let mut s = format!(
-        "\n## Left the view\n{} the summary covers; `recall` with an id brings one back exactly.",
+        "\n## Left the view\n{} left; `recall` with an id brings one back exactly.",
         what.join(", ")
     );
+    let width = label_width(listed);
     let mut order = listing_order(&l.items);
     order.truncate(listed);
     order.sort_unstable();
@@ -328,7 +351,10 @@ fn render_listing(l: &LeftView, listed: usize) -> String {
             .iter()
             .map(|&k| &l.items[k])
             .filter(|i| i.kind == kind)
-            .map(|i| format!("`{}` {}", i.id, i.label))
+            .map(|i| match shorter(&i.label, width) {
+                l if l.is_empty() => format!("`{}`", i.id),
+                l => format!("`{}` {l}", i.id),
+            })
             .collect();
         if !of_kind.is_empty() {
             s.push_str(&format!("\n- {heading}: {}", of_kind.join("; ")));

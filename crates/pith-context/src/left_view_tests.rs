@@ -108,9 +108,9 @@ fn the_note_groups_by_kind_and_counts_what_it_does_not_list() {
     let note = crate::carry::render(&c);
     for want in [
         "## Left the view",
-        "1 user message, 2 replies of yours, 1 tool output, 1 pasted block the summary covers",
+        "1 user message, 2 replies of yours, 1 tool output, 1 pasted block left;",
         "- User messages cut from the record: `u2` Thanks. Keep the port.",
-        "- Your replies: `a2` Done: the port stays 8123.; `a1` The build fails",
+        "- Your replies: `a2` Done: the port stays 81…; `a1` The build fails",
         "- Tool outputs: `call_a1` bash: t",
         "- Pasted blocks: `paste:u1:1` 4 lines: error[E0308]",
     ] {
