@@ -153,7 +153,8 @@ impl Planner<'_> {
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
             let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.meter.text(&carry::render(&carried));
+            // The left-the-view note has a budget of its own beside the half (`left_view`).
+            let carried_tokens = self.meter.text(&carry::render(&without_note(&carried)));
             let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
@@ -421,8 +422,9 @@ fn step_room(budget: &Budget, target: u64, taken: u64) -> u64 {
         .clamp(budget.tail_max / 4, budget.tail_max.max(1))
 }
 
-/// `c` without its left-the-view note: the note has a budget of its own and takes no room from
-/// the user's words (the tail gives way to it when the whole does not fit).
+/// `c` without its left-the-view note: the note has a budget of its own (`Budget::left_view`,
+/// a twenty-fourth of the usable window) beside the half a compacted context is planned in, so
+/// it takes room from neither the user's words nor the tail.
 fn without_note(c: &Carried) -> Carried {
     Carried {
         left_view: None,
