@@ -83,6 +83,7 @@ async fn the_step_in_hand_survives_a_compaction_mid_turn() {
         1,
         "{events:?}"
     );
+    assert_kept_and_left(&events);
     let reqs = server.requests();
     assert_eq!(
         reqs.len(),
@@ -97,6 +98,35 @@ async fn the_step_in_hand_survives_a_compaction_mid_turn() {
         "{after}"
     );
     let section = &after[after.find("## The step in hand").unwrap()..];
+    assert_step_in_hand(section);
+    println!(
+        "the request after the compaction: ~{} tokens, the step in hand ~{} of them",
+        reqs[2].body.to_string().len() / 4,
+        section.len() / 4
+    );
+
+    let recalled = tool_results(&reqs[3].body).join("\n");
+    assert!(
+        recalled.contains(&seq(1, 900)),
+        "recalled whole: {recalled}"
+    );
+}
+
+/// The compaction's figures as the front ends hear them: the two outputs left, the request in
+/// hand was kept, no tail.
+fn assert_kept_and_left(events: &[Value]) {
+    let finished = of_type(events, "compaction_finished")[0];
+    assert_eq!(finished["left"]["tool_outputs"], 2, "{finished}");
+    assert_eq!(finished["left"]["replies"], 0, "{finished}");
+    assert_eq!(
+        finished["kept"]["user_messages"], 1,
+        "the request in hand: {finished}"
+    );
+    assert_eq!(finished["kept"]["tail_messages"], 0, "{finished}");
+}
+
+/// The step in hand: the small output word for word, the big one as its edges and its id.
+fn assert_step_in_hand(section: &str) {
     assert!(
         section.contains(&format!("recall=\"call_small\">\n{}\n", seq(1, 60))),
         "the small output word for word:\n{section}"
@@ -109,17 +139,6 @@ async fn the_step_in_hand_survives_a_compaction_mid_turn() {
     assert!(
         !section.contains("\n450\n"),
         "the middle of the big one is left out"
-    );
-    println!(
-        "the request after the compaction: ~{} tokens, the step in hand ~{} of them",
-        reqs[2].body.to_string().len() / 4,
-        section.len() / 4
-    );
-
-    let recalled = tool_results(&reqs[3].body).join("\n");
-    assert!(
-        recalled.contains(&seq(1, 900)),
-        "recalled whole: {recalled}"
     );
 }
 
@@ -226,35 +245,7 @@ async fn recall_brings_back_every_kind_of_item_after_two_compactions() {
     let server = MockServer::start().await;
     let env = PithEnv::new(&server.url(), 4_096, 512, "");
     model(&server);
-    let mut sent = vec![
-        format!("{FIRST} {}", prose(0)),
-        format!("Run the check. {}", prose(1)),
-        format!("Here is the failing build:\n{PASTE}\n{}", prose(2)),
-    ];
-    let mut turn = 0;
-    let mut compactions = 0;
-    loop {
-        if turn >= sent.len() {
-            sent.push(prose(turn));
-        }
-        let mut args = vec!["--yes"];
-        if turn > 0 {
-            args.push("-c");
-        }
-        args.push(&sent[turn]);
-        let (out, events) = env.run_json(&args).await;
-        assert!(
-            out.status.success(),
-            "turn {turn}: {} {events:?}",
-            stderr(&out)
-        );
-        turn += 1;
-        compactions += of_type(&events, "compaction_finished").len();
-        if compactions >= 2 && turn >= 4 {
-            break;
-        }
-        assert!(turn < 30, "no second compaction in 30 turns");
-    }
+    let (turns, sent) = turns_until_two_compactions(&env).await;
 
     // One more turn: its request carries the second compaction's note.
     let (out, _) = env.run_json(&["-c", "Where are we?"]).await;
@@ -263,7 +254,7 @@ async fn recall_brings_back_every_kind_of_item_after_two_compactions() {
     let last = &reqs.last().unwrap().body;
     let note = note_of(last);
     println!(
-        "{turn} turns; the note after the second compaction: {} chars (~{} tokens):\n{note}",
+        "{turns} turns; the note after the second compaction: {} chars (~{} tokens):\n{note}",
         note.len(),
         note.len() / 4
     );
@@ -277,46 +268,8 @@ async fn recall_brings_back_every_kind_of_item_after_two_compactions() {
         "{note}"
     );
 
-    // The ids the notes named, newest first.
-    let mut named: Vec<(String, String)> = Vec::new();
-    for r in reqs.iter().rev() {
-        for item in listed(&r.body) {
-            if !named.contains(&item) {
-                named.push(item);
-            }
-        }
-    }
-    let id_of = |heading: &str, pick: &dyn Fn(&str) -> bool| {
-        named
-            .iter()
-            .find(|(h, id)| h == heading && pick(id))
-            .map(|(_, id)| id.clone())
-            .unwrap_or_else(|| panic!("no {heading} item in the notes: {named:?}"))
-    };
-    let tool = id_of("Tool outputs", &|id| id == "call_check");
-    let paste = id_of("Pasted blocks", &|_| true);
-    let reply = id_of("Your replies", &|_| true);
-    let user = id_of("User messages cut from the record", &|_| true);
-
-    let before = server.requests().len();
-    let mut recalled = Vec::new();
-    for id in [&user, &reply, &tool, &paste] {
-        let ask = format!("RECALL {id}");
-        let (out, events) = env.run_json(&["-c", &ask]).await;
-        assert!(out.status.success(), "{}: {} {events:?}", id, stderr(&out));
-        let reqs = server.requests();
-        let answered = reqs[before..]
-            .iter()
-            .rev()
-            .find(|r| text_of(&r.body).contains(&ask))
-            .unwrap();
-        recalled.push(
-            tool_results(&answered.body)
-                .last()
-                .cloned()
-                .unwrap_or_default(),
-        );
-    }
+    let [user, reply, tool, paste] = ids_named(&reqs);
+    let recalled = recall_each(&server, &env, [&user, &reply, &tool, &paste]).await;
     assert!(
         sent.contains(&recalled[0]),
         "the user's message {user}, exactly: {}",
@@ -333,4 +286,91 @@ async fn recall_brings_back_every_kind_of_item_after_two_compactions() {
         recalled[2]
     );
     assert_eq!(recalled[3], PASTE, "the pasted block, exactly");
+
+    // Another session cannot recall this one's items.
+    let ask = format!("RECALL {user}");
+    let (out, _) = env.run_json(&[&ask]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    let other = tool_results(&reqs.last().unwrap().body).join("\n");
+    assert!(other.contains("Nothing to recall with id"), "{other}");
+    assert!(!sent.iter().any(|m| other.contains(m.as_str())), "{other}");
+}
+
+/// The first turns (a fact and its reply, a command, a pasted log), then prose until the second
+/// compaction: how many turns that took, and what the user sent.
+async fn turns_until_two_compactions(env: &PithEnv) -> (usize, Vec<String>) {
+    let mut sent = vec![
+        format!("{FIRST} {}", prose(0)),
+        format!("Run the check. {}", prose(1)),
+        format!("Here is the failing build:\n{PASTE}\n{}", prose(2)),
+    ];
+    let mut turn = 0;
+    let mut compactions = 0;
+    while compactions < 2 || turn < 4 {
+        assert!(turn < 30, "no second compaction in 30 turns");
+        if turn >= sent.len() {
+            sent.push(prose(turn));
+        }
+        let mut args = vec!["--yes"];
+        if turn > 0 {
+            args.push("-c");
+        }
+        args.push(&sent[turn]);
+        let (out, events) = env.run_json(&args).await;
+        assert!(
+            out.status.success(),
+            "turn {turn}: {} {events:?}",
+            stderr(&out)
+        );
+        turn += 1;
+        compactions += of_type(&events, "compaction_finished").len();
+    }
+    (turn, sent)
+}
+
+/// The ids the notes of `reqs` named, newest first, of a cut user message, a reply, the
+/// command's output and a pasted block.
+fn ids_named(reqs: &[support::mock::Recorded]) -> [String; 4] {
+    let mut named: Vec<(String, String)> = Vec::new();
+    for r in reqs.iter().rev() {
+        for item in listed(&r.body) {
+            if !named.contains(&item) {
+                named.push(item);
+            }
+        }
+    }
+    let id_of = |heading: &str, pick: &dyn Fn(&str) -> bool| {
+        named
+            .iter()
+            .find(|(h, id)| h == heading && pick(id))
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(|| panic!("no {heading} item in the notes: {named:?}"))
+    };
+    [
+        id_of("User messages cut from the record", &|_| true),
+        id_of("Your replies", &|_| true),
+        id_of("Tool outputs", &|id| id == "call_check"),
+        id_of("Pasted blocks", &|_| true),
+    ]
+}
+
+/// Has the model recall each of `ids` in a turn of its own; what each recall returned.
+async fn recall_each(server: &MockServer, env: &PithEnv, ids: [&String; 4]) -> Vec<String> {
+    let before = server.requests().len();
+    let mut recalled = Vec::new();
+    for id in ids {
+        let ask = format!("RECALL {id}");
+        let (out, events) = env.run_json(&["-c", &ask]).await;
+        assert!(out.status.success(), "{}: {} {events:?}", id, stderr(&out));
+        let reqs = server.requests();
+        let answered = reqs[before..]
+            .iter()
+            .rev()
+            .find(|r| text_of(&r.body).contains(&ask))
+            .unwrap();
+        let result = tool_results(&answered.body).last().cloned();
+        recalled.push(result.unwrap_or_default());
+    }
+    recalled
 }
