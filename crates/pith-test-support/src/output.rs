@@ -38,8 +38,8 @@ pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()
 }
 
-/// Every ULID (a stored message's id, as recall ids in the left-the-view note name them)
-/// replaced by `[ULID]`: 26 characters of Crockford base32 starting with `0`, standing alone.
+/// Every ULID in backticks (a stored message's id, as the left-the-view note names it for
+/// `recall`) replaced by `[ULID]`: 26 characters of Crockford base32 starting with `0`.
 pub fn without_ulids(text: &str) -> String {
     const LEN: usize = 26;
     let crockford = |b: u8| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b));
@@ -48,10 +48,8 @@ pub fn without_ulids(text: &str) -> String {
     let mut i = 0;
     let mut copied = 0;
     while i + LEN <= bytes.len() {
-        let alone_before = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
-        let alone_after = bytes
-            .get(i + LEN)
-            .is_none_or(|b| !b.is_ascii_alphanumeric());
+        let alone_before = i > 0 && bytes[i - 1] == b'`';
+        let alone_after = bytes.get(i + LEN) == Some(&b'`');
         if bytes[i] == b'0'
             && alone_before
             && alone_after
@@ -110,14 +108,15 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
 #[cfg(test)]
 mod ulid_tests {
     #[test]
-    fn ulids_standing_alone_are_replaced() {
+    fn ulids_in_backticks_are_replaced() {
         assert_eq!(
-            super::without_ulids("`01M8E89B5FG0K57C3N6YH6AKEC` and x01M8E89B5FG0K57C3N6YH6AKEC"),
-            "`[ULID]` and x01M8E89B5FG0K57C3N6YH6AKEC"
+            super::without_ulids("`01M8E89B5FG0K57C3N6YH6AKEC` and 01M8E89B5FG0K57C3N6YH6AKEC"),
+            "`[ULID]` and 01M8E89B5FG0K57C3N6YH6AKEC"
         );
         assert_eq!(
-            super::without_ulids("01M8E89B5FG0K57C3N6YH6AKE"),
-            "01M8E89B5FG0K57C3N6YH6AKE"
+            super::without_ulids("`01M8E89B5FG0K57C3N6YH6AKE`"),
+            "`01M8E89B5FG0K57C3N6YH6AKE`",
+            "25 characters are no ULID"
         );
     }
 }
