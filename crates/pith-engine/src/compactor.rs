@@ -310,13 +310,13 @@ mod tests {
         let mut parts = Parts::new(provider.clone());
         let mut turn = parts.turn();
         for i in 0..8 {
-            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(600)), false);
+            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(700)), false);
             let mut a = pith_protocol::message::Message::new(
                 turn.log.session_id(),
                 pith_protocol::message::Role::Assistant,
             );
             a.push(pith_protocol::message::PartKind::Text {
-                text: format!("answer {i}: {}", "more ".repeat(600)),
+                text: format!("answer {i}: {}", "more ".repeat(700)),
                 synthetic: false,
             });
             a.finish = Some(pith_protocol::llm::FinishReason::Stop);
