@@ -13,6 +13,7 @@ mod context_compaction;
 mod context_figure;
 mod context_frontier;
 mod context_pins;
+mod context_recall;
 mod context_retention;
 mod context_window;
 mod custom_commands;

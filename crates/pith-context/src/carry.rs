@@ -7,9 +7,7 @@
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
-use pith_protocol::message::{
-    Carried, CarrySource, Ledger, LeftView, Message, PartKind, Role, Span, ToolState,
-};
+use pith_protocol::message::{Carried, CarrySource, Ledger, Message, PartKind, Role, Span};
 use pith_protocol::tool::{Todo, TodoStatus, ToolInput, ToolName};
 
 use super::tokens::Estimator;
@@ -226,58 +224,12 @@ pub fn render(c: &Carried) -> String {
         out.push(anchors);
     }
     if let Some(l) = &c.left_view {
-        out.push(render_left_view(l));
+        out.push(super::left_view::render(l));
+    }
+    if let Some(step) = &c.step {
+        out.push(step.clone());
     }
     out.join("\n")
-}
-
-/// How many of the newest summarised tool calls the note names.
-pub const LEFT_VIEW_CALLS: usize = 8;
-
-/// What left the view in `summarised` (the messages a summary now stands for); `None` when no
-/// tool output did (then there is nothing to bring back, and the summary says the rest).
-pub fn left_view(summarised: &[Message]) -> Option<LeftView> {
-    let calls: Vec<(String, String, String)> = summarised
-        .iter()
-        .flat_map(|m| &m.parts)
-        .filter_map(|p| match &p.kind {
-            PartKind::Tool {
-                call_id,
-                tool,
-                state: ToolState::Completed { title, .. },
-                ..
-            } => Some((call_id.clone(), tool.clone(), title.clone())),
-            _ => None,
-        })
-        .collect();
-    let skip = calls.len().saturating_sub(LEFT_VIEW_CALLS);
-    (!calls.is_empty()).then(|| LeftView {
-        messages: summarised.len(),
-        tool_outputs: calls.len(),
-        recallable: calls.into_iter().skip(skip).collect(),
-        ..LeftView::default()
-    })
-}
-
-fn render_left_view(l: &LeftView) -> String {
-    let mut s = format!(
-        "\n## Left the view\n{} earlier message(s) with {} tool output(s) are now covered by the \
-         summary above, not shown word for word.",
-        l.messages, l.tool_outputs
-    );
-    if !l.recallable.is_empty() {
-        s.push_str(" Any of those outputs comes back whole with `recall` and its call id");
-        let more = l.tool_outputs.saturating_sub(l.recallable.len());
-        if more > 0 {
-            s.push_str(&format!(" ({more} older ones not listed)"));
-        }
-        s.push(':');
-        for (id, tool, title) in &l.recallable {
-            let title: String = title.chars().take(80).collect();
-            s.push_str(&format!("\n- `{id}` {tool}: {title}"));
-        }
-    }
-    s
 }
 
 /// The user's messages in `messages` (oldest first), with their ids, and the index of the last

@@ -169,32 +169,3 @@ fn errored_tool_calls_are_in_the_ledger_too() {
     );
     assert_eq!(ledger_of([&a]).commands, vec!["make"]);
 }
-
-#[test]
-fn the_left_view_note_names_the_newest_outputs_to_recall() {
-    let mut m = msg("a1", pith_protocol::message::Role::Assistant);
-    for i in 0..11 {
-        call(&mut m, "read", json!({"file_path": format!("f{i}.rs")}));
-    }
-    let plain = msg("u1", pith_protocol::message::Role::User);
-    assert_eq!(
-        left_view(std::slice::from_ref(&plain)),
-        None,
-        "no tool output: no note"
-    );
-    let l = left_view(&[plain, m]).unwrap();
-    assert_eq!((l.messages, l.tool_outputs), (2, 11));
-    assert_eq!(l.recallable.len(), LEFT_VIEW_CALLS);
-    assert_eq!(l.recallable.last().unwrap().0, "c10", "the newest last");
-    let c = Carried {
-        left_view: Some(l),
-        ..Carried::default()
-    };
-    let text = render(&c);
-    assert!(text.contains("## Left the view"), "{text}");
-    assert!(
-        text.contains("`recall`") && text.contains("`c10` read"),
-        "{text}"
-    );
-    assert!(text.contains("3 older ones not listed"), "{text}");
-}

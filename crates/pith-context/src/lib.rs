@@ -8,6 +8,7 @@
 //! - [`view`]: stored history → the model's view → wire messages;
 //! - [`prune`]: the plan for clearing old tool outputs;
 //! - [`carry`], [`anchors`], [`frontier`]: what pith carries across a compaction itself;
+//! - [`left_view`], [`step`]: what left the view (by recall id) and the step in hand;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
 
 pub mod anchors;
@@ -18,10 +19,12 @@ pub mod chunks;
 pub mod compaction;
 pub mod exactness;
 pub mod frontier;
+pub mod left_view;
 pub mod overflow;
 pub mod paste;
 pub mod prune;
 pub mod retain;
+pub mod step;
 pub mod tokens;
 pub mod tracker;
 pub mod view;

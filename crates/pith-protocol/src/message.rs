@@ -284,6 +284,11 @@ pub struct Carried {
     /// What this compaction took out of the model's view, and how to bring tool outputs back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_view: Option<LeftView>,
+    /// The step in hand when the compaction hit mid-turn (`pith_context::step`): the results of
+    /// the model's last tool calls, rendered (word for word within the tail budget, larger ones
+    /// as a preview with their recall id). Never carried into a later compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
     /// While a compaction is planned (never stored): the user messages `user_messages` was
     /// chosen from, whole, oldest first, so they can be carried again into the room the written
     /// summary leaves.
@@ -306,15 +311,21 @@ pub struct Carried {
 pub struct LeftView {
     pub messages: usize,
     pub tool_outputs: usize,
-    /// The newest summarised tool calls, oldest first: (call id, tool, title).
+    /// Written by older versions (read for their stored sessions, never written now): the newest
+    /// summarised tool calls, oldest first: (call id, tool, title). `items` replaces it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recallable: Vec<(String, String, String)>,
     /// Every item that left, by kind (this compaction's and, merged, the earlier ones').
     #[serde(default)]
     pub counts: crate::carried::LeftCounts,
-    /// The items listed, newest first, within the note's budget (each brought back by `recall`).
+    /// Every item that left (this compaction's and, merged, the earlier ones'), newest first,
+    /// up to `pith_context::left_view::ITEMS_MAX`; each brought back by `recall`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::carried::LeftItem>,
+    /// How many of `items` the note lists within its budget, in the order of
+    /// `pith_context::left_view::listing_order` (the newest of each kind, then the newest).
+    #[serde(default)]
+    pub listed: usize,
 }
 
 /// A user message a compaction may carry: its text and, for a message of the history (not one
@@ -336,6 +347,7 @@ impl Carried {
             && self.anchors.is_empty()
             && self.frontier.is_empty()
             && self.left_view.is_none()
+            && self.step.is_none()
     }
 }
 

@@ -23,6 +23,7 @@ mod sweep;
 mod windows;
 
 pub use error::{Result, StoreError};
+pub use outputs::MessageText;
 pub use recover::Repairs;
 pub use windows::LearnedWindow;
 

@@ -91,6 +91,71 @@ impl Store {
     }
 }
 
+/// A message brought back by `recall`: who wrote it and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageText {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// A user message: its text parts as typed (pasted text included). An assistant message:
+    /// its text, and each tool call it made named on a line of its own.
+    pub text: String,
+}
+
+impl Store {
+    /// The text of message `message_id` of `session_id` (see [`MessageText`]), for the `recall`
+    /// of a message that left the view; `None` when the session has no such message or it holds
+    /// no text. A message of another session is never found.
+    pub fn find_message_text(
+        &self,
+        session_id: &str,
+        message_id: &str,
+    ) -> super::Result<Option<MessageText>> {
+        if message_id.is_empty() {
+            return Ok(None);
+        }
+        let conn = self.conn();
+        let role: Option<String> = conn
+            .prepare_cached("SELECT role FROM messages WHERE id = ?1 AND session_id = ?2")?
+            .query_map([message_id, session_id], |r| r.get::<_, String>(0))?
+            .next()
+            .transpose()?;
+        let Some(role) = role else {
+            return Ok(None);
+        };
+        let mut stmt = conn.prepare_cached(
+            "SELECT data FROM parts WHERE session_id = ?1 AND message_id = ?2 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([session_id, message_id], |r| r.get::<_, String>(0))?;
+        let mut lines: Vec<String> = Vec::new();
+        for data in rows {
+            match serde_json::from_str::<PartKind>(&data?) {
+                Ok(PartKind::Text {
+                    text,
+                    synthetic: false,
+                }) if !text.trim().is_empty() => lines.push(text),
+                Ok(PartKind::Tool {
+                    call_id,
+                    tool,
+                    state,
+                    ..
+                }) => {
+                    let what = match state {
+                        ToolState::Completed { title, .. } => title,
+                        ToolState::Error { .. } => "failed".to_string(),
+                        ToolState::Pending | ToolState::Running { .. } => "not finished".into(),
+                    };
+                    lines.push(format!("[tool call {tool}: {what} — recall \"{call_id}\"]"));
+                }
+                _ => {}
+            }
+        }
+        Ok((!lines.is_empty()).then(|| MessageText {
+            role,
+            text: lines.join("\n"),
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +243,54 @@ mod tests {
         assert_eq!(s.find_user_text(&a.id, "NOSUCHID00").unwrap(), None);
         assert_eq!(s.find_user_text("other", end).unwrap(), None);
         assert_eq!(s.find_user_text(&a.id, "").unwrap(), None);
+    }
+
+    #[test]
+    fn finds_a_message_text_by_id_in_its_session_only() {
+        let s = Store::open_in_memory().unwrap();
+        let a = s.create_session("/w", "p/m").unwrap();
+        let b = s.create_session("/w", "p/m").unwrap();
+        let mut u = Message::new(&a.id, Role::User);
+        u.push(PartKind::Text {
+            text: "Use port 8123.".into(),
+            synthetic: false,
+        });
+        u.push(PartKind::Text {
+            text: "pith wrote this".into(),
+            synthetic: true,
+        });
+        s.save_message(&u).unwrap();
+        let mut r = Message::new(&a.id, Role::Assistant);
+        r.push(PartKind::StepStart);
+        r.push(PartKind::Text {
+            text: "Checking the port.".into(),
+            synthetic: false,
+        });
+        r.push(PartKind::Tool {
+            call_id: "call_3".into(),
+            tool: "bash".into(),
+            input: serde_json::json!({"command": "ss -lt"}),
+            state: ToolState::Error {
+                message: "exit 1".into(),
+                start: None,
+                end: None,
+            },
+        });
+        s.save_message(&r).unwrap();
+        assert_eq!(
+            s.find_message_text(&a.id, &u.id).unwrap(),
+            Some(MessageText {
+                role: "user".into(),
+                text: "Use port 8123.".into()
+            })
+        );
+        assert_eq!(
+            s.find_message_text(&a.id, &r.id).unwrap().unwrap().text,
+            "Checking the port.\n[tool call bash: failed — recall \"call_3\"]"
+        );
+        // Scoped to the session: the same id in another session is not found.
+        assert_eq!(s.find_message_text(&b.id, &u.id).unwrap(), None);
+        assert_eq!(s.find_message_text(&a.id, "01NOSUCH").unwrap(), None);
+        assert_eq!(s.find_message_text(&a.id, "").unwrap(), None);
     }
 }

@@ -38,6 +38,35 @@ pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()
 }
 
+/// Every ULID in backticks (a stored message's id, as the left-the-view note names it for
+/// `recall`) replaced by `[ULID]`: 26 characters of Crockford base32 starting with `0`.
+pub fn without_ulids(text: &str) -> String {
+    const LEN: usize = 26;
+    let crockford = |b: u8| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b));
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i + LEN <= bytes.len() {
+        let alone_before = i > 0 && bytes[i - 1] == b'`';
+        let alone_after = bytes.get(i + LEN) == Some(&b'`');
+        if bytes[i] == b'0'
+            && alone_before
+            && alone_after
+            && bytes[i..i + LEN].iter().all(|&b| crockford(b))
+        {
+            out.push_str(&text[copied..i]);
+            out.push_str("[ULID]");
+            i += LEN;
+            copied = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 /// A request body with the machine-specific parts of the system prompt replaced, for snapshots.
 pub fn normalized(body: &Value, workspace: &Path) -> Value {
     let ws = workspace
@@ -48,6 +77,7 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
     text = text.replace(&workspace.display().to_string(), "[WORKSPACE]");
     let today = chrono::Local::now().format("%Y-%m-%d").to_string();
     text = text.replace(&today, "[DATE]");
+    text = without_ulids(&text);
     let mut v: Value = serde_json::from_str(&text).expect("still JSON");
     // The agent prompt is long and stable; snapshots keep its first line only.
     if let Some(sys) = v["messages"][0]["content"].as_str() {
@@ -73,4 +103,20 @@ pub fn normalized(body: &Value, workspace: &Path) -> Value {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod ulid_tests {
+    #[test]
+    fn ulids_in_backticks_are_replaced() {
+        assert_eq!(
+            super::without_ulids("`01M8E89B5FG0K57C3N6YH6AKEC` and 01M8E89B5FG0K57C3N6YH6AKEC"),
+            "`[ULID]` and 01M8E89B5FG0K57C3N6YH6AKEC"
+        );
+        assert_eq!(
+            super::without_ulids("`01M8E89B5FG0K57C3N6YH6AKE`"),
+            "`01M8E89B5FG0K57C3N6YH6AKE`",
+            "25 characters are no ULID"
+        );
+    }
 }

@@ -1,5 +1,6 @@
-//! `recall`: brings back an earlier tool output that pruning cleared from the model's view (or
-//! a compaction summarised away). Nothing is ever deleted: the output is read from the store.
+//! `recall`: brings back an item that pruning cleared from the model's view or a compaction
+//! summarised away (a tool output, a message, a pasted block). Nothing is ever deleted: the
+//! item is read from the store.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,7 +30,7 @@ impl Tool for Recall {
         json!({
             "type": "object",
             "properties": {
-                "id": {"type": "string", "description": "The recall id named in the cleared output's placeholder"}
+                "id": {"type": "string", "description": "The recall id, exactly as the placeholder or the left-the-view note names it"}
             },
             "required": ["id"]
         })
@@ -44,7 +45,7 @@ impl Tool for Recall {
             .and_then(|o| o.tool_output(&ctx.session_id, id));
         let Some((tool, output)) = found else {
             return Err(tool_err!(
-                "No earlier tool output with id \"{id}\" in this session. Use the id exactly as the placeholder names it."
+                "Nothing to recall with id \"{id}\" in this session. Use the id exactly as the placeholder or the left-the-view note names it."
             ));
         };
         Ok(ToolOutput {
@@ -100,7 +101,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("No earlier tool output with id \"call_1\""),
+            err.contains("Nothing to recall with id \"call_1\""),
             "{err}"
         );
         ws.ctx.outputs = None;

@@ -161,6 +161,7 @@ pub(crate) fn summary_messages(
     let mut carried = i.carried.clone();
     let taken = overhead + planner.meter.text(&summary) + kept_tokens;
     planner.carry_after_summary(&mut carried, &summary, taken, budget);
+    planner.note_cut_messages(&mut carried, budget);
     let (c, s) = planner.summary_messages(i, summary, &carried, tail_start.clone());
 
     // A manual compaction that would not shrink the context changes nothing.
@@ -195,6 +196,28 @@ pub(crate) fn restart_view(
     log.set_compaction_point(point);
 }
 
+/// What the compaction just installed kept and what left the view, in counts, from the record
+/// stored on its compaction message (the view's first) and the messages kept after its summary.
+fn kept_and_left(
+    log: &SessionLog,
+) -> (
+    pith_protocol::carried::Kept,
+    pith_protocol::carried::LeftCounts,
+) {
+    let view = log.view();
+    let Some(part) = view.first().and_then(Message::compaction) else {
+        return Default::default();
+    };
+    let tail = view.len().saturating_sub(2);
+    let left = part
+        .carried
+        .left_view
+        .as_ref()
+        .map(|l| l.counts)
+        .unwrap_or_default();
+    (part.carried.kept(tail, 0), left)
+}
+
 /// Adds the synthetic message that tells the model to go on after an automatic compaction.
 fn push_continue<H: CompactionHost>(host: &mut H) {
     let mut m = Message::new(host.log().session_id(), Role::User);
@@ -225,14 +248,15 @@ fn done<H: CompactionHost>(
         planner.log.view().len() - 2
     );
     let cost = host.compactor().finished(written, s.cost, i.background);
+    let (kept, left) = kept_and_left(host.log());
     host.log().emit(ContextEvent::CompactionFinished {
         summary_message_id: s.id.clone(),
         before,
         after,
         model_calls: written.calls,
         cost,
-        kept: pith_protocol::carried::Kept::default(),
-        left: pith_protocol::carried::LeftCounts::default(),
+        kept,
+        left,
     });
     host.emit_context();
     if i.then == Then::Continue && i.auto && !host.planner().ends_with_user_request() {

@@ -5,7 +5,9 @@
 use pith_context::budget::Budget;
 use pith_context::carry;
 use pith_context::compaction as plan;
+use pith_context::left_view;
 use pith_context::retain;
+use pith_context::step;
 use pith_context::view::is_turn_start;
 use pith_protocol::message::{Carried, CarrySource, PartKind, Role};
 
@@ -151,7 +153,8 @@ impl Planner<'_> {
                 .sum();
             let taken = overhead + budget.summary_cap + tail_tokens;
             let carried = self.carried(&cut, budget, auto, (target, taken));
-            let carried_tokens = self.meter.text(&carry::render(&carried));
+            // The left-the-view note has a budget of its own beside the half (`left_view`).
+            let carried_tokens = self.meter.text(&carry::render(&without_note(&carried)));
             let planned = taken + carried_tokens;
             tracing::debug!(
                 tail_budget,
@@ -238,20 +241,40 @@ impl Planner<'_> {
             budget.frontier,
             est,
         );
+        let left = left_view::items(summarised, est);
         let mut c = Carried {
             current_request,
             todos,
             ledger,
             anchors,
             frontier,
-            left_view: carry::left_view(summarised),
             sources,
             previous_dropped: prev.dropped_user_messages,
             ..Carried::default()
         };
+        if cut.tail.is_empty() {
+            let base = self.meter.text(&carry::render(&c));
+            c.step = step::render(summarised, step_room(budget, target, taken + base), est);
+        }
         let base = self.meter.text(&carry::render(&c));
         self.carry_users(&mut c, budget.carry_room(target, taken + base));
+        let est = self.meter.estimator();
+        c.left_view = left_view::merge(
+            left,
+            summarised.len(),
+            prev.left_view.as_ref(),
+            budget.left_view,
+            est,
+        );
         c
+    }
+
+    /// Once the user's messages to carry are final: those the carry budget cut are listed in
+    /// the left-the-view note as its newest items.
+    pub(crate) fn note_cut_messages(&self, c: &mut Carried, budget: &Budget) {
+        let est = self.meter.estimator();
+        let cut = left_view::cut_messages(&c.uncarried, est);
+        c.left_view = left_view::with_cut_messages(c.left_view.take(), cut, budget.left_view, est);
     }
 
     /// Chooses the user messages `c` carries from its sources, in `room` tokens.
@@ -277,7 +300,7 @@ impl Planner<'_> {
             return;
         }
         let est = self.meter.estimator();
-        let mut base = c.clone();
+        let mut base = without_note(c);
         base.user_messages.clear();
         base.dropped_user_messages = 0;
         let room = budget.carry_room(budget.target_after, taken + est.text(&carry::render(&base)));
@@ -362,6 +385,10 @@ impl Planner<'_> {
             self.budget().frontier,
             self.meter.estimator(),
         );
+        // The step in hand was answered by what came since: those messages stay whole.
+        if n < self.log.view().len() {
+            carried.step = None;
+        }
         carried
     }
 
@@ -390,6 +417,26 @@ impl Planner<'_> {
             return true;
         }
         false
+    }
+}
+
+/// The room for the step in hand, when the verbatim tail kept none of the current turn: what
+/// the tail would have had — what `target` leaves after `taken` and the least the user's
+/// messages get, at most [`Budget::tail_max`] — and never less than a quarter of that, so each
+/// result at least shows its edges and its recall id.
+fn step_room(budget: &Budget, target: u64, taken: u64) -> u64 {
+    target
+        .saturating_sub(taken + budget.carry_user_min)
+        .clamp(budget.tail_max / 4, budget.tail_max.max(1))
+}
+
+/// `c` without its left-the-view note: the note has a budget of its own (`Budget::left_view`,
+/// a twenty-fourth of the usable window) beside the half a compacted context is planned in, so
+/// it takes room from neither the user's words nor the tail.
+fn without_note(c: &Carried) -> Carried {
+    Carried {
+        left_view: None,
+        ..c.clone()
     }
 }
 
