@@ -204,8 +204,43 @@ fn result_of(
             (None, None) => ("ended without an exit code".to_string(), None),
         }
     };
-    (format!("{text}{denied}"), passed)
+    let summary = summary_line(output)
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    (format!("{text}{denied}{summary}"), passed)
 }
+
+/// The line of a check's output that reports how it went (`test result: ok. 14 passed; …`,
+/// `=== 23 passed in 1.2s ===`, `Tests: 31 passed`, `ok  pkg  0.2s`, a benchmark's figures), the
+/// last such line, cut short: the figure a later step asks "what did the last run report?" for.
+fn summary_line(output: &str) -> Option<String> {
+    use std::sync::LazyLock;
+    static REPORT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(\btest result:|\b\d+ (passed|failed|errors?|tests?|examples?|specs?)\b|^(ok|FAIL|PASS)\s+\S|^Benchmark\S*\s+\d+\s+[\d.]+ \w+/op|\bBuild (succeeded|failed)\b|^Finished\b|\berror: could not compile\b)",
+        )
+        .expect("summary pattern")
+    });
+    // the last two such lines: a benchmark's figures come before the `ok` that ends the run
+    let lines: Vec<&str> = output
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '=' || c == '-' || c.is_whitespace()))
+        .filter(|l| !l.is_empty() && REPORT.is_match(l))
+        .collect();
+    let line = lines[lines.len().saturating_sub(2)..].join(" · ");
+    if line.is_empty() {
+        return None;
+    }
+    let cut: String = line.chars().take(SUMMARY_CHARS).collect();
+    Some(if line.chars().count() > SUMMARY_CHARS {
+        format!("{cut}…")
+    } else {
+        cut
+    })
+}
+
+/// The most of a check's summary line the frontier keeps.
+const SUMMARY_CHARS: usize = 140;
 
 /// A check's output that says it failed (what a pipe's exit code would hide).
 fn reports_failure(output: &str) -> bool {

@@ -194,7 +194,7 @@ fn a_piped_check_claims_no_pass_and_reports_a_failure_its_output_shows() {
     assert_eq!(f.verified[0].passed, Some(false));
     assert_eq!(
         f.verified[0].result,
-        "failed per its output (exit 0 through a pipe)"
+        "failed per its output (exit 0 through a pipe): test result: FAILED. 3 passed; 1 failed"
     );
     assert_eq!(f.verified[1].passed, None);
     assert_eq!(f.verified[1].result, "exit 0 through a pipe");
@@ -393,4 +393,23 @@ fn nothing_to_record_renders_nothing() {
     let f = build(&view, None, &Frontier::default(), 800, &est());
     assert!(f.is_empty(), "{f:?}");
     assert_eq!(render(&f), "");
+}
+
+/// A check's result names the line its output reported it with: "what did the last run
+/// report?" is answered by the figure, not only by "passed".
+#[test]
+fn a_check_keeps_the_line_its_output_reported_with() {
+    assert_eq!(
+        super::summary_line("running 14 tests\n...\ntest result: ok. 14 passed; 0 failed; 0 ignored\n\n   Doc-tests x\n\ntest result: ok. 0 passed; 0 failed\n").as_deref(),
+        Some("test result: ok. 14 passed; 0 failed; 0 ignored · test result: ok. 0 passed; 0 failed")
+    );
+    assert_eq!(
+        super::summary_line("collected 23 items\n\n==== 23 passed in 1.20s ====\n").as_deref(),
+        Some("23 passed in 1.20s")
+    );
+    assert_eq!(
+        super::summary_line("goos: linux\nBenchmarkGet-8   24062148   49.9 ns/op\nPASS\nok  \tthumbd/internal/cache\t3.1s\n").as_deref(),
+        Some("BenchmarkGet-8   24062148   49.9 ns/op · ok  \tthumbd/internal/cache\t3.1s")
+    );
+    assert_eq!(super::summary_line("hello\nworld\n"), None);
 }
