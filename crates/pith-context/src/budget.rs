@@ -22,6 +22,8 @@ pub const CARRY_USER_MAX: u64 = 20_000;
 pub const LEDGER_MAX: u64 = 1_000;
 /// Largest budget for the anchor index (exact identifiers from what left the view).
 pub const ANCHORS_MAX: u64 = 1_500;
+/// Largest budget for the model's decisions and findings.
+pub const DECISIONS_MAX: u64 = 2_000;
 /// Largest budget for the execution frontier.
 pub const FRONTIER_MAX: u64 = 800;
 /// Largest budget for the list of what left the view (recall ids).
@@ -64,6 +66,8 @@ pub struct Budget {
     pub ledger: u64,
     /// Tokens of the anchor index.
     pub anchors: u64,
+    /// Tokens of the model's decisions and findings.
+    pub decisions: u64,
     /// Tokens of the execution frontier.
     pub frontier: u64,
     /// Tokens of the list of what left the view.
@@ -103,7 +107,8 @@ impl Budget {
             carry_user_min: (usable / 8).min(CARRY_USER_MAX),
             ledger: (usable / 16).min(LEDGER_MAX),
             anchors: (usable / 24).min(ANCHORS_MAX),
-            frontier: (usable / 32).min(FRONTIER_MAX),
+            decisions: (usable / 16).min(DECISIONS_MAX),
+            frontier: (usable / 16).min(FRONTIER_MAX),
             left_view: (usable / 24).min(LEFT_VIEW_MAX),
             tail_max: cfg
                 .preserve_recent_tokens

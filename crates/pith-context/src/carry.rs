@@ -213,6 +213,10 @@ pub fn render(c: &Carried) -> String {
     if !frontier.is_empty() {
         out.push(frontier);
     }
+    let decisions = super::decisions::render(&c.decisions);
+    if !decisions.is_empty() {
+        out.push(decisions);
+    }
     if !c.ledger.is_empty() {
         out.push(format!(
             "\n## Files and commands so far (names only)\n{}",

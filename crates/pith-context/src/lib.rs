@@ -7,7 +7,7 @@
 //! - [`tracker`]: the running context figure between provider reports;
 //! - [`view`]: stored history → the model's view → wire messages;
 //! - [`prune`]: the plan for clearing old tool outputs;
-//! - [`carry`], [`anchors`], [`frontier`]: what pith carries across a compaction itself;
+//! - [`carry`], [`anchors`], [`decisions`], [`frontier`]: what pith carries across a compaction itself;
 //! - [`left_view`], [`step`]: what left the view (by recall id) and the step in hand;
 //! - [`compaction`]: the pure parts of the compaction task (tail cut, request, chunks, breaker).
 
@@ -17,6 +17,7 @@ pub mod budget;
 pub mod carry;
 pub mod chunks;
 pub mod compaction;
+pub mod decisions;
 pub mod exactness;
 pub mod frontier;
 pub mod left_view;

@@ -27,8 +27,19 @@ impl Turn<'_> {
             self.emit(Event::info("the last session ended before a step finished (pith was stopped); what was cut off is marked interrupted"));
         }
         self.log.set_view(pith_context::view::model_order(loaded));
+        self.restore_todos();
         self.load_figure();
         Ok(())
+    }
+
+    /// The todo list as the session left it: the last list `todowrite` set in the view, else
+    /// the one the latest compaction carried — so a resumed session's next compaction (and its
+    /// frontier) carries it too, not only the turn that wrote it.
+    fn restore_todos(&mut self) {
+        let todos = stored_todos(self.log.view());
+        if let Ok(mut t) = self.tools.state().todos.lock() {
+            *t = todos;
+        }
     }
 
     pub(crate) fn switch_session(&mut self, session: Session) {
@@ -198,5 +209,74 @@ mod tests {
                 "{got:?}"
             );
         }
+    }
+}
+
+/// The last todo list of `view` (model order): the newest completed `todowrite` call's, else
+/// what the compaction at its head carried; empty when there is none.
+fn stored_todos(view: &[pith_protocol::message::Message]) -> Vec<pith_protocol::tool::Todo> {
+    use pith_protocol::message::{PartKind, ToolState};
+    use pith_protocol::tool::{Builtin, Todo, ToolInput, ToolName};
+    for m in view.iter().rev() {
+        for p in m.parts.iter().rev() {
+            let PartKind::Tool {
+                tool, input, state, ..
+            } = &p.kind
+            else {
+                continue;
+            };
+            let name = ToolName::parse(tool);
+            if name != ToolName::Builtin(Builtin::TodoWrite)
+                || !matches!(state, ToolState::Completed { .. })
+            {
+                continue;
+            }
+            if let ToolInput::Todos { todos: Some(items) } = ToolInput::of(&name, input) {
+                return items.iter().map(Todo::read).collect();
+            }
+        }
+    }
+    view.first()
+        .and_then(|m| m.compaction())
+        .and_then(|c| c.carried.todos.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod todo_tests {
+    use super::stored_todos;
+    use pith_protocol::message::{Message, PartKind, Role, ToolState, ToolTime};
+    use pith_protocol::tool::TodoStatus;
+    use serde_json::json;
+
+    fn todowrite(status: &str) -> Message {
+        let mut m = Message::new("ses", Role::Assistant);
+        m.push(PartKind::Tool {
+            call_id: "c".into(),
+            tool: "todowrite".into(),
+            input: json!({"todos": [{"content": "ship it", "status": status}]}),
+            state: ToolState::Completed {
+                title: "1 todo".into(),
+                output: "1 todo".into(),
+                metadata: json!({}),
+                time: ToolTime {
+                    start: 1,
+                    end: 2,
+                    compacted: None,
+                },
+            },
+        });
+        m
+    }
+
+    /// A resumed session has the todo list its last `todowrite` set.
+    #[test]
+    fn the_last_todo_list_of_the_view_is_restored() {
+        let view = [todowrite("pending"), todowrite("completed")];
+        let todos = stored_todos(&view);
+        assert_eq!(todos.len(), 1);
+        assert_eq!(todos[0].content, "ship it");
+        assert_eq!(todos[0].status, TodoStatus::Completed);
+        assert!(stored_todos(&[]).is_empty());
     }
 }

@@ -37,6 +37,16 @@ pub enum AnchorKind {
     Number,
 }
 
+/// A sentence of the model's own replies that decides, concludes or gives a reason, carried
+/// word for word (`pith_context::decisions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub text: String,
+    /// The recall id of the reply it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<String>,
+}
+
 /// Where the work stood when a compaction hit, built from the session's own events (never
 /// from the summary): carried beside the todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -278,6 +278,10 @@ pub struct Carried {
     /// Exact identifiers taken from what left the view, newest first (`pith_context::anchors`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<crate::carried::Anchor>,
+    /// The model's decisions and findings in its own words, newest first
+    /// (`pith_context::decisions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<crate::carried::Decision>,
     /// Where the work stood (`pith_context::frontier`).
     #[serde(default, skip_serializing_if = "crate::carried::Frontier::is_empty")]
     pub frontier: crate::carried::Frontier,
@@ -345,6 +349,7 @@ impl Carried {
             && self.todos.is_none()
             && self.ledger.is_empty()
             && self.anchors.is_empty()
+            && self.decisions.is_empty()
             && self.frontier.is_empty()
             && self.left_view.is_none()
             && self.step.is_none()

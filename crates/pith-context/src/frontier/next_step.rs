@@ -2,7 +2,7 @@
 //! announces an action ("Next, I'll …", "Now I will …", "Let me …", "I'll …", "Then …").
 
 /// The longest announced step kept, in characters.
-pub const NEXT_MAX_CHARS: usize = 200;
+pub const NEXT_MAX_CHARS: usize = 320;
 
 /// How an announcing sentence starts (lower case, after an interjection like "Great, ").
 const OPENINGS: [&str; 20] = [

@@ -161,6 +161,11 @@ pub(crate) fn summary_messages(
     let mut carried = i.carried.clone();
     let taken = overhead + planner.meter.text(&summary) + kept_tokens;
     planner.carry_after_summary(&mut carried, &summary, taken, budget);
+    // what the written summary left of its cap goes to the records that grow with the history
+    let placed = taken + planner.meter.text(&pith_context::carry::render(&carried));
+    let (summarised, prev) = planner.summarised_before(i.tail.start);
+    let spare = budget.target_after.saturating_sub(placed);
+    planner.fill_spare(&mut carried, summarised, &prev, budget, spare);
     planner.note_cut_messages(&mut carried, budget);
     let (c, s) = planner.summary_messages(i, summary, &carried, tail_start.clone());
 

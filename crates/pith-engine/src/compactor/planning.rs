@@ -167,7 +167,7 @@ impl Planner<'_> {
                 "compaction: planning the tail"
             );
             if cut.tail.is_empty() {
-                return (cut, carried);
+                return self.with_spare(cut, carried, budget, target.saturating_sub(planned));
             }
             if planned > target {
                 tail_budget = tail_tokens.saturating_sub(planned - target + 1);
@@ -179,12 +179,81 @@ impl Planner<'_> {
                     .sum();
                 tail_budget = tail_tokens.saturating_sub(need.max(1));
             } else {
-                return (cut, carried);
+                return self.with_spare(cut, carried, budget, target.saturating_sub(planned));
             }
         }
         let cut = plan::cut(self.log.view(), 0, self.meter.estimator_mut());
         let carried = self.carried(&cut, budget, auto, (target, overhead + budget.summary_cap));
         (cut, carried)
+    }
+
+    /// The plan's `spare` tokens (what the compacted context may still take once everything is
+    /// placed) go to the records that grow with the history, in equal shares: the anchor index,
+    /// the model's decisions and the frontier are taken again with their budgets raised, so a
+    /// small window fills its half rather than leaving it empty.
+    fn with_spare(
+        &mut self,
+        cut: plan::Cut,
+        mut c: Carried,
+        budget: &Budget,
+        spare: u64,
+    ) -> (plan::Cut, Carried) {
+        let prev = cut.previous_carried.clone();
+        self.fill_spare(&mut c, cut.summarise.clone(), &prev, budget, spare);
+        (cut, c)
+    }
+
+    /// See [`Planner::with_spare`]: `summarise` is the range of the view the summary stands
+    /// for, `prev` what the compaction before it carried.
+    pub(crate) fn fill_spare(
+        &mut self,
+        c: &mut Carried,
+        summarise: std::ops::Range<usize>,
+        prev: &Carried,
+        budget: &Budget,
+        spare: u64,
+    ) {
+        const WORTH_IT: u64 = 48;
+        if spare < WORTH_IT {
+            return;
+        }
+        let share = spare / 3;
+        let summarised = &self.log.view()[summarise];
+        let est = self.meter.estimator();
+        c.anchors =
+            pith_context::anchors::index(summarised, &prev.anchors, budget.anchors + share, est);
+        c.decisions = pith_context::decisions::index(
+            summarised,
+            &prev.decisions,
+            budget.decisions + share,
+            est,
+        );
+        c.frontier = pith_context::frontier::build(
+            self.log.view(),
+            c.todos.as_deref(),
+            &prev.frontier,
+            budget.frontier + share,
+            est,
+        );
+    }
+
+    /// The range of the view a summary installed before `tail_start` stands for, and what the
+    /// compaction before it carried.
+    pub(crate) fn summarised_before(&self, tail_start: usize) -> (std::ops::Range<usize>, Carried) {
+        let view = self.log.view();
+        let head = view.len() >= 2
+            && pith_context::view::is_compaction_message(&view[0])
+            && pith_context::view::is_completed_summary(&view[1]);
+        let prev = if head {
+            view[0]
+                .compaction()
+                .map(|c| (*c.carried).clone())
+                .unwrap_or_default()
+        } else {
+            Carried::default()
+        };
+        let start = if head { 2 } else { 0 };
+        (start..tail_start.max(start).min(view.len()), prev)
     }
 
     /// What pith carries across this compaction itself: the previous compaction's record merged
@@ -234,6 +303,8 @@ impl Planner<'_> {
             .or_else(|| prev.todos.clone());
         let est = self.meter.estimator();
         let anchors = pith_context::anchors::index(summarised, &prev.anchors, budget.anchors, est);
+        let decisions =
+            pith_context::decisions::index(summarised, &prev.decisions, budget.decisions, est);
         let frontier = pith_context::frontier::build(
             self.log.view(),
             todos.as_deref(),
@@ -246,6 +317,7 @@ impl Planner<'_> {
             current_request,
             todos,
             ledger,
+            decisions,
             anchors,
             frontier,
             sources,
