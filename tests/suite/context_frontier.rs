@@ -97,7 +97,7 @@ async fn the_frontier_survives_a_compaction_mid_tool_loop_with_a_forgetful_summa
     let after = text_of(&reqs[4].body);
     for want in [
         "## Where the work stands (recorded by pith from the session, not the summary)",
-        "- Verified: `cargo test -p parser` → failed (exit 101) [call_test]",
+        "- Verified: `cargo test -p parser` → failed (exit 101): test result: FAILED. 6 passed; 1 failed [call_test]",
         "- In progress: fix the parser's bound; edit ",
         "[call_edit]",
         "- Next (as the model said): Next, I'll rerun `cargo test -p parser` once the edit is in.",
