@@ -32,16 +32,28 @@ pub fn index(
     budget: u64,
     est: &Estimator,
 ) -> Vec<Anchor> {
+    index_beyond(summarised, previous, budget, est, "")
+}
+
+/// [`index`] without the anchors `known` already holds word for word (what else pith carries
+/// for good: the ledger, the frontier), so the budget goes to identifiers found nowhere else.
+pub fn index_beyond(
+    summarised: &[Message],
+    previous: &[Anchor],
+    budget: u64,
+    est: &Estimator,
+    known: &str,
+) -> Vec<Anchor> {
     let mut found = Vec::new();
     for m in summarised {
         anchors_of(m, &mut found);
     }
     found.reverse();
-    bound(
-        dedupe(found.into_iter().chain(previous.iter().cloned())),
-        budget,
-        est,
-    )
+    let new = dedupe(found.into_iter().chain(previous.iter().cloned()))
+        .into_iter()
+        .filter(|a| known.is_empty() || !known.contains(a.text.as_str()))
+        .collect();
+    bound(new, budget, est)
 }
 
 /// The anchors of one message, in the order they appear (oldest first).

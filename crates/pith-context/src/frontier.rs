@@ -25,7 +25,7 @@ pub const HEADER: &str =
 /// bounding to the budget then measures only a few times.
 pub const MOST_KEPT: usize = 64;
 /// The longest entry (a done item, an item in progress, a command), in characters.
-pub const ENTRY_MAX_CHARS: usize = 100;
+pub const ENTRY_MAX_CHARS: usize = 140;
 
 /// The frontier of the session whose view is `view` (model order, the messages a compaction is
 /// about to summarise among them), with `todos` as last written and the `previous`
@@ -108,13 +108,49 @@ fn record_change(done: &mut Vec<String>, p: &Part) {
     };
     let name = ToolName::parse(tool);
     let entry = match ToolInput::of(&name, input) {
-        ToolInput::Edit { path: Some(p), .. } => short(&format!("edited {p}")),
+        ToolInput::Edit {
+            path: Some(p),
+            old,
+            new,
+        } => match added_lines(old.unwrap_or(""), new.unwrap_or("")) {
+            Some(added) => short(&format!("edited {p}{ADDED}{added}")),
+            None => short(&format!("edited {p}")),
+        },
         ToolInput::Write { path: Some(p), .. } => short(&format!("wrote {p}")),
         _ => return,
     };
     let path = changed_path(&entry).map(str::to_string);
+    // the same file changed again: one entry, at the newest place, with what each change added
+    let earlier: Vec<String> = done
+        .iter()
+        .filter(|d| changed_path(d) == path.as_deref())
+        .filter_map(|d| d.split_once(ADDED).map(|(_, added)| added.to_string()))
+        .collect();
     done.retain(|d| changed_path(d) != path.as_deref());
+    let entry = match earlier.last() {
+        Some(before) if entry.ends_with(before.as_str()) => entry,
+        Some(before) if entry.contains(ADDED) => short(&format!("{entry} {before}")),
+        Some(before) => short(&format!("{entry}{ADDED}{before}")),
+        None => entry,
+    };
     done.push(entry);
+}
+
+/// Between a done entry's file and the lines its edit added.
+const ADDED: &str = " +";
+
+/// The first lines an edit added (not in the text it replaced), trimmed and joined: "how" a
+/// file changed, in its own words; `None` when it only removed.
+fn added_lines(old: &str, new: &str) -> Option<String> {
+    let before: std::collections::HashSet<&str> = old.lines().map(str::trim).collect();
+    let added: Vec<String> = new
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !before.contains(l))
+        .take(2)
+        .map(|l| format!("`{}`", l.chars().take(48).collect::<String>()))
+        .collect();
+    (!added.is_empty()).then(|| added.join(" "))
 }
 
 /// The file a done entry says was changed, when it is one.
@@ -122,6 +158,7 @@ fn changed_path(entry: &str) -> Option<&str> {
     entry
         .strip_prefix("edited ")
         .or_else(|| entry.strip_prefix("wrote "))
+        .map(|rest| rest.split(ADDED).next().unwrap_or(rest))
 }
 
 /// A `bash` call that ran a check, with its result; `None` for any other part or a call that
@@ -221,13 +258,25 @@ fn summary_line(output: &str) -> Option<String> {
         )
         .expect("summary pattern")
     });
-    // the last two such lines: a benchmark's figures come before the `ok` that ends the run
-    let lines: Vec<&str> = output
+    // the last four such lines (a benchmark's figures come before the `ok` that ends the
+    // run), each on one line of single spaces
+    let lines: Vec<String> = output
         .lines()
         .map(|l| l.trim_matches(|c: char| c == '=' || c == '-' || c.is_whitespace()))
         .filter(|l| !l.is_empty() && REPORT.is_match(l))
+        .filter(|l| !l.starts_with("running ") && !l.starts_with("collected "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            // a benchmark's line: its name and time per op (the iteration count is noise)
+            match words.as_slice() {
+                [name, _, value, unit, ..] if name.starts_with("Benchmark") => {
+                    format!("{name} {value} {unit}")
+                }
+                _ => words.join(" "),
+            }
+        })
         .collect();
-    let line = lines[lines.len().saturating_sub(2)..].join(" · ");
+    let line = lines[lines.len().saturating_sub(4)..].join(" · ");
     if line.is_empty() {
         return None;
     }
@@ -240,7 +289,7 @@ fn summary_line(output: &str) -> Option<String> {
 }
 
 /// The most of a check's summary line the frontier keeps.
-const SUMMARY_CHARS: usize = 140;
+const SUMMARY_CHARS: usize = 240;
 
 /// A check's output that says it failed (what a pipe's exit code would hide).
 fn reports_failure(output: &str) -> bool {

@@ -119,7 +119,7 @@ fn the_last_run_of_each_check_is_verified_with_its_result_and_recall_id() {
             ("npm test", "timed out", Some(false), Some("c6")),
         ]
     );
-    assert_eq!(f.done, ["edited src/parse.rs"]);
+    assert_eq!(f.done, ["edited src/parse.rs +`b`"]);
     let text = render(&f);
     assert!(
         text.contains("- Verified: `cargo test -p parser` → failed (exit 101) [c1]"),
@@ -145,7 +145,8 @@ fn a_file_changed_again_moves_to_the_newest_done_entry() {
     let changed = build(&again, None, &Frontier::default(), 800, &est());
     assert_eq!(
         changed.done,
-        ["edited src/parse.rs", "edited lib/src/parse.rs"]
+        ["edited src/parse.rs +`b`", "edited lib/src/parse.rs +`b`"],
+        "each change names the lines it added"
     );
 }
 
@@ -243,7 +244,11 @@ fn merged_with_the_previous_frontier() {
     let f = build(&view, Some(&todos), &previous, 800, &est());
     assert_eq!(
         f.done,
-        ["port the lexer", "edited src/lex.rs", "edited src/parse.rs"]
+        [
+            "port the lexer",
+            "edited src/lex.rs",
+            "edited src/parse.rs +`b`"
+        ]
     );
     let runs: Vec<_> = f
         .verified
@@ -409,7 +414,7 @@ fn a_check_keeps_the_line_its_output_reported_with() {
     );
     assert_eq!(
         super::summary_line("goos: linux\nBenchmarkGet-8   24062148   49.9 ns/op\nPASS\nok  \tthumbd/internal/cache\t3.1s\n").as_deref(),
-        Some("BenchmarkGet-8   24062148   49.9 ns/op · ok  \tthumbd/internal/cache\t3.1s")
+        Some("BenchmarkGet-8 49.9 ns/op · ok thumbd/internal/cache 3.1s")
     );
     assert_eq!(super::summary_line("hello\nworld\n"), None);
 }

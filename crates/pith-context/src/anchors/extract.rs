@@ -42,7 +42,7 @@ static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"\b(?:https?|wss?|ftp)://[^\
 /// A line that starts an error report (or a failing test's).
 static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?m)^[ \t]*(?:[×✗✘✕→❯][ \t]*)*(?:--- FAIL:.*|FAIL[ \t].*|(?i:error|fatal|panic)(?:\[[\w-]+\])?[ \t]*[:!].*|[\w.]*(?:Error|Exception)(?::.*)?|.*\bpanicked at\b.*|FAILED\b.*|.*\.\.\. FAILED|test result: FAILED.*|npm ERR!.*)[ \t]*$",
+        r"(?m)^[ \t]*(?:[×✗✘✕→❯][ \t]*)*(?:--- FAIL:.*|(?i:error|fatal|panic)(?:\[[\w-]+\])?[ \t]*[:!].*|[\w.]*(?:Error|Exception)(?::.*)?|.*\bpanicked at\b.*|FAILED\b.*|.*\.\.\. FAILED|test result: FAILED.*|npm ERR!.*)[ \t]*$",
     )
 });
 /// `host:port` with a host that is not a file name: localhost, an IPv4 address, a name under

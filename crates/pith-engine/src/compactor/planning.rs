@@ -220,8 +220,6 @@ impl Planner<'_> {
         let share = spare / 3;
         let summarised = &self.log.view()[summarise];
         let est = self.meter.estimator();
-        c.anchors =
-            pith_context::anchors::index(summarised, &prev.anchors, budget.anchors + share, est);
         c.decisions = pith_context::decisions::index(
             summarised,
             &prev.decisions,
@@ -234,6 +232,19 @@ impl Planner<'_> {
             &prev.frontier,
             budget.frontier + share,
             est,
+        );
+        // anchors last: what the ledger and the frontier already say is not said twice
+        let known = carry::render(&Carried {
+            ledger: c.ledger.clone(),
+            frontier: c.frontier.clone(),
+            ..Carried::default()
+        });
+        c.anchors = pith_context::anchors::index_beyond(
+            summarised,
+            &prev.anchors,
+            budget.anchors + share,
+            est,
+            &known,
         );
     }
 
@@ -302,7 +313,6 @@ impl Planner<'_> {
             .filter(|t| !t.is_empty())
             .or_else(|| prev.todos.clone());
         let est = self.meter.estimator();
-        let anchors = pith_context::anchors::index(summarised, &prev.anchors, budget.anchors, est);
         let decisions =
             pith_context::decisions::index(summarised, &prev.decisions, budget.decisions, est);
         let frontier = pith_context::frontier::build(
@@ -311,6 +321,18 @@ impl Planner<'_> {
             &prev.frontier,
             budget.frontier,
             est,
+        );
+        let known = carry::render(&Carried {
+            ledger: ledger.clone(),
+            frontier: frontier.clone(),
+            ..Carried::default()
+        });
+        let anchors = pith_context::anchors::index_beyond(
+            summarised,
+            &prev.anchors,
+            budget.anchors,
+            est,
+            &known,
         );
         let left = left_view::items(summarised, est);
         let mut c = Carried {
