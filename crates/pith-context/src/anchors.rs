@@ -141,7 +141,13 @@ fn tool_anchors(
             command: Some(c), ..
         } if !c.trim().is_empty() => {
             let status = status(&name, state).map(|s| format!(" → {s}"));
-            let text = format!("{}{}", one_line(c), status.unwrap_or_default());
+            let said = last_said(state).map(|l| format!(": {l}"));
+            let text = format!(
+                "{}{}{}",
+                one_line(c),
+                status.unwrap_or_default(),
+                said.unwrap_or_default()
+            );
             found.push(anchor(AnchorKind::Command, &text));
             found.extend(
                 scan(c, Scope::Command)
@@ -188,6 +194,29 @@ fn status(name: &ToolName, state: &ToolState) -> Option<String> {
         ToolState::Error { .. } => Some("failed".to_string()),
         _ => None,
     }
+}
+
+/// The last line a command's output says something on (what it reported: `Plan: 1 to add…`,
+/// `rows out: 48213`), cut short; `None` for no output. pith's own `Exit code: N` is not it.
+fn last_said(state: &ToolState) -> Option<String> {
+    const SAID_CHARS: usize = 90;
+    let ToolState::Completed { output, .. } = state else {
+        return None;
+    };
+    let line = output.lines().map(str::trim).rev().find(|l| {
+        !l.is_empty()
+                && !l.starts_with("Exit code:")
+                // a diagnostic's location or source line, not what the command reported
+                && !l.starts_with(['-', '|', '^', '='])
+                && !l.starts_with("at ")
+                && l.chars().any(char::is_alphanumeric)
+    })?;
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut cut: String = line.chars().take(SAID_CHARS).collect();
+    if line.chars().count() > SAID_CHARS {
+        cut.push('…');
+    }
+    Some(cut)
 }
 
 /// A command's first line, marked `…` when it had more.

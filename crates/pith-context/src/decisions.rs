@@ -19,7 +19,7 @@ const SENTENCE_CHARS: usize = 160;
 /// Words that make a sentence a decision, a finding or a reason.
 static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(plan:|, so |adding .* to |the reason|fails? because|decid\w*|decision|chose|choos\w*|go(ing)? with|went with|instead of|rather than|because|since|so that|to avoid|caused by|the cause|root cause|turned out|the problem|the fix|keep it|not add\w*|won't|will not|no need|trade-?off|prefer\w*|approach|built (on|from)|based on|backed by|we'll use|i'll use|use an? |using an? |which means|therefore|must not|should not|never|always|pinn?(ed|ing)? )",
+        r"(?i)\b(plan:|(went|dropped|down|up|grew|shrank) from|from [\d.,]+ ?[a-z%]* to [\d.,]+|, so |adding .* to |the reason|fails? because|decid\w*|decision|chose|choos\w*|go(ing)? with|went with|instead of|rather than|because|since|so that|to avoid|caused by|the cause|root cause|turned out|the problem|the fix|keep it|not add\w*|won't|will not|no need|trade-?off|prefer\w*|approach|built (on|from)|based on|backed by|we'll use|i'll use|use an? |using an? |which means|therefore|must not|should not|never|always|pinn?(ed|ing)? )",
     )
     .expect("decision markers")
 });

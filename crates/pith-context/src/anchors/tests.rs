@@ -247,7 +247,11 @@ fn index_takes_each_kind_newest_first_with_its_recall_id() {
             anchor(K::Path, "src/lib.rs:30", "call_2"),
             anchor(K::Path, "src/lib.rs:42:9", "call_1"),
             anchor(K::Error, "error[E0308]: mismatched types", "call_1"),
-            anchor(K::Command, "cargo test → exit 101", "call_1"),
+            anchor(
+                K::Command,
+                "cargo test → exit 101: error[E0308]: mismatched types",
+                "call_1"
+            ),
             anchor(K::Number, "5 retries", "u1"),
             anchor(K::Port, "localhost:5433", "u1"),
         ]
@@ -354,7 +358,7 @@ fn renders_one_line_per_source_newest_first() {
              - [a1] version: v1.4.0 · hash: 3f2a9c1d\n\
              - [call_3] error: File src/db.rs has not been read yet · path: src/db.rs\n\
              - [call_2] path: src/lib.rs:30\n\
-             - [call_1] path: src/lib.rs:42:9 · error: error[E0308]: mismatched types · command: cargo test → exit 101\n\
+             - [call_1] path: src/lib.rs:42:9 · error: error[E0308]: mismatched types · command: cargo test → exit 101: error[E0308]: mismatched types\n\
              - [u1] number: 5 retries · port: localhost:5433"
         )
     );
