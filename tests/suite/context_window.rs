@@ -249,7 +249,7 @@ async fn todos_ledger_and_the_users_words_survive_a_useless_summary() {
         "- [~] port the parser (in_progress)",
         "- [ ] write the tests (pending)",
         "- Read: notes.md",
-        "- Commands run: `echo built`",
+        "- Commands run: `echo built → exit 0: built`",
     ] {
         assert!(
             after.contains(want),

@@ -179,7 +179,7 @@ fn tool_anchors(
 }
 
 /// How a command ended, in a few words (`None`: not known, or still running).
-fn status(name: &ToolName, state: &ToolState) -> Option<String> {
+pub(crate) fn status(name: &ToolName, state: &ToolState) -> Option<String> {
     match state {
         ToolState::Completed { metadata, .. } => match ToolMetadata::read(name, metadata)? {
             ToolMetadata::Bash(b) if b.timed_out => Some("timed out".to_string()),
@@ -198,7 +198,7 @@ fn status(name: &ToolName, state: &ToolState) -> Option<String> {
 
 /// The last line a command's output says something on (what it reported: `Plan: 1 to add…`,
 /// `rows out: 48213`), cut short; `None` for no output. pith's own `Exit code: N` is not it.
-fn last_said(state: &ToolState) -> Option<String> {
+pub(crate) fn last_said(state: &ToolState) -> Option<String> {
     const SAID_CHARS: usize = 90;
     let ToolState::Completed { output, .. } = state else {
         return None;

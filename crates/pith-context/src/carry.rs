@@ -56,7 +56,10 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
     let mut l = Ledger::default();
     for m in messages {
         for p in &m.parts {
-            let PartKind::Tool { tool, input, .. } = &p.kind else {
+            let PartKind::Tool {
+                tool, input, state, ..
+            } = &p.kind
+            else {
                 continue;
             };
             let path = |p: Option<&str>| p.map(str::to_string);
@@ -66,7 +69,17 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
                 ToolInput::Edit { path: p, .. } => push_recent(&mut l.edited, path(p)),
                 ToolInput::Write { path: p, .. } => push_recent(&mut l.written, path(p)),
                 ToolInput::Exec { command } => {
-                    push_recent(&mut l.commands, command.map(one_command))
+                    // with how it ended and the last line it reported: its newest run
+                    let ran = command.map(|c| {
+                        let status = super::anchors::status(&name, state)
+                            .map(|s| format!(" → {s}"))
+                            .unwrap_or_default();
+                        let said = super::anchors::last_said(state)
+                            .map(|s| format!(": {s}"))
+                            .unwrap_or_default();
+                        format!("{}{status}{said}", one_command(c))
+                    });
+                    push_command(&mut l.commands, ran)
                 }
                 ToolInput::List { .. }
                 | ToolInput::Search { .. }
@@ -100,6 +113,17 @@ fn push_recent(list: &mut Vec<String>, item: Option<String>) {
     list.push(item);
 }
 
+/// A command run, at the end: an earlier run of the same command (whatever its result) goes.
+fn push_command(list: &mut Vec<String>, item: Option<String>) {
+    let Some(item) = item.filter(|s| !s.trim().is_empty()) else {
+        return;
+    };
+    let command = |s: &str| s.split(" → ").next().unwrap_or(s).to_string();
+    let this = command(&item);
+    list.retain(|x| command(x) != this);
+    list.push(item);
+}
+
 /// `older` followed by `newer`, a name in both kept at its newer place.
 pub fn merge_ledgers(older: &Ledger, newer: &Ledger) -> Ledger {
     let join = |a: &[String], b: &[String]| {
@@ -113,7 +137,13 @@ pub fn merge_ledgers(older: &Ledger, newer: &Ledger) -> Ledger {
         read: join(&older.read, &newer.read),
         edited: join(&older.edited, &newer.edited),
         written: join(&older.written, &newer.written),
-        commands: join(&older.commands, &newer.commands),
+        commands: {
+            let mut out = older.commands.clone();
+            for c in &newer.commands {
+                push_command(&mut out, Some(c.clone()));
+            }
+            out
+        },
         dropped: older.dropped + newer.dropped,
     }
 }
@@ -219,7 +249,7 @@ pub fn render(c: &Carried) -> String {
     }
     if !c.ledger.is_empty() {
         out.push(format!(
-            "\n## Files and commands so far (names only)\n{}",
+            "\n## Files and commands so far (names; commands with how they ended)\n{}",
             render_ledger(&c.ledger)
         ));
     }

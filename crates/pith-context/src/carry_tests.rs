@@ -38,7 +38,7 @@ fn the_ledger_names_files_and_commands_most_recent_last() {
     assert_eq!(l.read, vec!["src/b.rs", "src/a.rs"]);
     assert_eq!(l.edited, vec!["src/a.rs"]);
     assert_eq!(l.written, vec!["NOTES.md"]);
-    assert_eq!(l.commands, vec!["cargo test …"]);
+    assert_eq!(l.commands, vec!["cargo test …: ok"]);
     // Names only: no file content reaches the ledger.
     assert!(!render_ledger(&l).contains("secret"));
     let long = "x".repeat(500);
@@ -167,5 +167,5 @@ fn errored_tool_calls_are_in_the_ledger_too() {
             },
         },
     );
-    assert_eq!(ledger_of([&a]).commands, vec!["make"]);
+    assert_eq!(ledger_of([&a]).commands, vec!["make → failed"]);
 }
