@@ -199,19 +199,37 @@ pub(crate) fn status(name: &ToolName, state: &ToolState) -> Option<String> {
 /// The last line a command's output says something on (what it reported: `Plan: 1 to add…`,
 /// `rows out: 48213`), cut short; `None` for no output. pith's own `Exit code: N` is not it.
 pub(crate) fn last_said(state: &ToolState) -> Option<String> {
-    const SAID_CHARS: usize = 90;
+    const SAID_CHARS: usize = 120;
     let ToolState::Completed { output, .. } = state else {
         return None;
     };
-    let line = output.lines().map(str::trim).rev().find(|l| {
-        !l.is_empty()
-                && !l.starts_with("Exit code:")
+    let said: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .rev()
+        .filter(|l| {
+            let lower = l.to_ascii_lowercase();
+            !l.is_empty()
+                // pith's own `Exit code: N`, a script's `exit status 0`
+                && !lower.starts_with("exit code")
+                && !lower.starts_with("exit status")
                 // a diagnostic's location or source line, not what the command reported
                 && !l.starts_with(['-', '|', '^', '='])
                 && !l.starts_with("at ")
                 && l.chars().any(char::is_alphanumeric)
-    })?;
-    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        })
+        .take(2)
+        .collect();
+    if said.is_empty() {
+        return None;
+    }
+    // the last two lines, in their order: a figure is often one line above a final "OK"
+    let line = said
+        .iter()
+        .rev()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join(" · ");
     let mut cut: String = line.chars().take(SAID_CHARS).collect();
     if line.chars().count() > SAID_CHARS {
         cut.push('…');
