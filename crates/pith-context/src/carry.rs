@@ -1,7 +1,8 @@
 //! What pith carries across a compaction itself, so that even a useless summary leaves the next
 //! agent knowing where it was: the user's own messages (their words word for word, what they
 //! pasted condensed: [`super::retain`]), the todo list, and a ledger of the files read, edited
-//! and written and the commands run (names, never contents).
+//! and written (names, never contents) and the commands run (each with how it ended and the last
+//! lines it printed).
 //!
 //! The summariser may paraphrase or drop anything; none of this goes through it. The
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
