@@ -1,21 +1,8 @@
 //! Small formatting helpers: token counts, money, durations, sanitising untrusted text, plurals,
 //! dates and home-relative paths.
 
-/// `950`, `4.2k`, `41.2k`, `200k`, `1.2M`.
-pub fn tokens(n: u64) -> String {
-    fn short(v: f64, unit: &str) -> String {
-        let s = format!("{v:.1}");
-        let s = s.strip_suffix(".0").unwrap_or(&s);
-        format!("{s}{unit}")
-    }
-    if n < 1_000 {
-        n.to_string()
-    } else if n < 999_950 {
-        short(n as f64 / 1_000.0, "k")
-    } else {
-        short(n as f64 / 1_000_000.0, "M")
-    }
-}
+/// `950`, `4.2k`, `41.2k`, `200k`, `1.2M` (the one token figure every front end shows).
+pub use pith_protocol::compaction_note::tokens;
 
 /// `$0.00`, `<$0.01`, `$1.23`.
 pub fn cost(c: f64) -> String {
