@@ -127,12 +127,26 @@ pub struct Cut {
     pub tail_start: Option<MessageId>,
 }
 
+/// Where the history after a view's previous compaction starts (2 when the view begins with a
+/// compaction message and its finished summary, else 0), and what that compaction carried.
+pub fn previous_compaction(view: &[Message]) -> (usize, Carried) {
+    let head = view.len() >= 2 && is_compaction_message(&view[0]) && is_completed_summary(&view[1]);
+    if !head {
+        return (0, Carried::default());
+    }
+    let carried = view[0]
+        .compaction()
+        .map(|c| (*c.carried).clone())
+        .unwrap_or_default();
+    (2, carried)
+}
+
 /// Splits a view (model order, as the engine keeps it: a previous compaction message and its
 /// summary first, if any) for a compaction. Trailing compaction messages (the one being
 /// processed) and unfinished summaries at the end are left out of both ranges.
 pub fn cut(view: &[Message], budget: u64, est: &mut Estimator) -> Cut {
-    let head = view.len() >= 2 && is_compaction_message(&view[0]) && is_completed_summary(&view[1]);
-    let body_start = if head { 2 } else { 0 };
+    let (body_start, previous_carried) = previous_compaction(view);
+    let head = body_start > 0;
     let mut end = view.len();
     while end > body_start && (is_compaction_message(&view[end - 1]) || view[end - 1].summary) {
         end -= 1;
@@ -140,14 +154,6 @@ pub fn cut(view: &[Message], budget: u64, est: &mut Estimator) -> Cut {
     let previous_summary = head
         .then(|| written_text(&view[1]))
         .filter(|s| !s.trim().is_empty());
-    let previous_carried = if head {
-        view[0]
-            .compaction()
-            .map(|c| (*c.carried).clone())
-            .unwrap_or_default()
-    } else {
-        Carried::default()
-    };
     let start = split_tail(&view[body_start..end], budget, est) + body_start;
     Cut {
         previous_summary,

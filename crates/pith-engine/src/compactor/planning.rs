@@ -252,18 +252,7 @@ impl Planner<'_> {
     /// compaction before it carried.
     pub(crate) fn summarised_before(&self, tail_start: usize) -> (std::ops::Range<usize>, Carried) {
         let view = self.log.view();
-        let head = view.len() >= 2
-            && pith_context::view::is_compaction_message(&view[0])
-            && pith_context::view::is_completed_summary(&view[1]);
-        let prev = if head {
-            view[0]
-                .compaction()
-                .map(|c| (*c.carried).clone())
-                .unwrap_or_default()
-        } else {
-            Carried::default()
-        };
-        let start = if head { 2 } else { 0 };
+        let (start, prev) = plan::previous_compaction(view);
         (start..tail_start.max(start).min(view.len()), prev)
     }
 
