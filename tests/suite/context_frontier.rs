@@ -98,10 +98,12 @@ async fn the_frontier_survives_a_compaction_mid_tool_loop_with_a_forgetful_summa
     for want in [
         "## Where the work stands (recorded by pith from the session, not the summary)",
         "- Verified: `cargo test -p parser` → failed (exit 101): test result: FAILED. 6 passed; 1 failed [call_test]",
-        "- In progress: fix the parser's bound; edit ",
-        "[call_edit]",
+        // the todo items are the todo list's; the frontier adds the call in hand
+        "- In progress: edit src/parse.rs [call_edit]",
+        "- [~] fix the parser's bound (in_progress)",
+        "- [x] read the issue (completed)",
         "- Next (as the model said): Next, I'll rerun `cargo test -p parser` once the edit is in.",
-        "- Done: read the issue; edited src/parse.rs",
+        "- Done: edited src/parse.rs",
     ] {
         assert!(
             after.contains(want),

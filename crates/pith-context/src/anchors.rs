@@ -51,9 +51,24 @@ pub fn index_beyond(
     found.reverse();
     let new = dedupe(found.into_iter().chain(previous.iter().cloned()))
         .into_iter()
-        .filter(|a| known.is_empty() || !known.contains(a.text.as_str()))
+        .filter(|a| known.is_empty() || !already_said(a, known))
         .collect();
     bound(new, budget, est)
+}
+
+/// Whether `known` holds `a` already: word for word, or for a command, its opening words (the
+/// ledger cuts a long command, and says how it ended in its own words).
+fn already_said(a: &Anchor, known: &str) -> bool {
+    const OPENING_CHARS: usize = 60;
+    if known.contains(a.text.as_str()) {
+        return true;
+    }
+    if a.kind != AnchorKind::Command {
+        return false;
+    }
+    let command = a.text.split(" → ").next().unwrap_or(&a.text);
+    let opening: String = command.chars().take(OPENING_CHARS).collect();
+    opening.chars().count() >= 12 && known.contains(&format!("`{opening}"))
 }
 
 /// The anchors of one message, in the order they appear (oldest first).
@@ -199,10 +214,15 @@ pub(crate) fn status(name: &ToolName, state: &ToolState) -> Option<String> {
 /// The last line a command's output says something on (what it reported: `Plan: 1 to add…`,
 /// `rows out: 48213`), cut short; `None` for no output. pith's own `Exit code: N` is not it.
 pub(crate) fn last_said(state: &ToolState) -> Option<String> {
-    const SAID_CHARS: usize = 120;
     let ToolState::Completed { output, .. } = state else {
         return None;
     };
+    last_said_of(output)
+}
+
+/// [`last_said`] of a command's output.
+pub(crate) fn last_said_of(output: &str) -> Option<String> {
+    const SAID_CHARS: usize = 120;
     let said: Vec<&str> = output
         .lines()
         .map(str::trim)

@@ -107,8 +107,8 @@ impl Budget {
             carry_user_min: (usable / 8).min(CARRY_USER_MAX),
             ledger: (usable / 16).min(LEDGER_MAX),
             anchors: (usable / 24).min(ANCHORS_MAX),
-            decisions: (usable / 16).min(DECISIONS_MAX),
-            frontier: (usable / 16).min(FRONTIER_MAX),
+            decisions: (usable / 12).min(DECISIONS_MAX),
+            frontier: (usable / 12).min(FRONTIER_MAX),
             left_view: (usable / 24).min(LEFT_VIEW_MAX),
             tail_max: cfg
                 .preserve_recent_tokens

@@ -8,6 +8,7 @@
 //! [`Carried`] record is stored on the compaction part (so the next compaction builds on it
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
+use pith_protocol::carried::Frontier;
 use pith_protocol::message::{Carried, CarrySource, Ledger, Message, PartKind, Role, Span};
 use pith_protocol::tool::{Todo, TodoStatus, ToolInput, ToolName};
 
@@ -182,6 +183,11 @@ pub fn render_todos(todos: &[Todo]) -> Option<String> {
 }
 
 fn render_ledger(l: &Ledger) -> String {
+    render_ledger_beside(l, &Frontier::default())
+}
+
+/// The ledger without the commands whose last run `frontier` lists as a check.
+fn render_ledger_beside(l: &Ledger, frontier: &Frontier) -> String {
     let mut out = Vec::new();
     let list = |v: &[String], code: bool| {
         v.iter()
@@ -198,8 +204,17 @@ fn render_ledger(l: &Ledger) -> String {
     if !l.written.is_empty() {
         out.push(format!("- Written: {}", list(&l.written, false)));
     }
-    if !l.commands.is_empty() {
-        out.push(format!("- Commands run: {}", list(&l.commands, true)));
+    let commands: Vec<String> = l
+        .commands
+        .iter()
+        .filter(|c| {
+            let command = c.split(" → ").next().unwrap_or(c);
+            !super::frontier::verifies(frontier, command)
+        })
+        .cloned()
+        .collect();
+    if !commands.is_empty() {
+        out.push(format!("- Commands run: {}", list(&commands, true)));
     }
     if l.dropped > 0 {
         out.push(format!("- ({} older entries not listed)", l.dropped));
@@ -240,7 +255,8 @@ pub fn render(c: &Carried) -> String {
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));
     }
-    let frontier = super::frontier::render(&c.frontier);
+    let frontier =
+        super::frontier::render_beside(&c.frontier, c.todos.as_deref().unwrap_or_default());
     if !frontier.is_empty() {
         out.push(frontier);
     }
@@ -248,10 +264,10 @@ pub fn render(c: &Carried) -> String {
     if !decisions.is_empty() {
         out.push(decisions);
     }
-    if !c.ledger.is_empty() {
+    let ledger = render_ledger_beside(&c.ledger, &c.frontier);
+    if !ledger.is_empty() {
         out.push(format!(
-            "\n## Files and commands so far (names; commands with how they ended)\n{}",
-            render_ledger(&c.ledger)
+            "\n## Files and commands so far (names; commands with how they ended)\n{ledger}"
         ));
     }
     let anchors = super::anchors::render(&super::anchors::beyond_words(c));

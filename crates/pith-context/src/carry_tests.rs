@@ -169,3 +169,44 @@ fn errored_tool_calls_are_in_the_ledger_too() {
     );
     assert_eq!(ledger_of([&a]).commands, vec!["make → failed"]);
 }
+
+/// A command the frontier lists as a verified check is not named again in the ledger (the
+/// frontier says how it ended, with its recall id); other commands stay.
+#[test]
+fn the_ledger_does_not_repeat_a_check_the_frontier_verified() {
+    use pith_protocol::carried::{Check, Frontier};
+    let carried = Carried {
+        ledger: Ledger {
+            commands: vec![
+                "cd web && npm run build → exit 0: built in 2s".into(),
+                "git rm -q old.jsx → exit 0: (no output)".into(),
+            ],
+            ..Ledger::default()
+        },
+        frontier: Frontier {
+            verified: vec![Check {
+                command: "cd web && npm run build".into(),
+                result: "passed: built in 2s".into(),
+                passed: Some(true),
+                recall: Some("c1".into()),
+                before: None,
+            }],
+            ..Frontier::default()
+        },
+        ..Carried::default()
+    };
+    let out = render(&carried);
+    assert_eq!(out.matches("npm run build").count(), 1, "{out}");
+    assert!(
+        out.contains("- Commands run: `git rm -q old.jsx → exit 0: (no output)`"),
+        "{out}"
+    );
+    // with only verified commands, the ledger's section is left out
+    let mut only = carried.clone();
+    only.ledger.commands.pop();
+    assert!(
+        !render(&only).contains("## Files and commands"),
+        "{}",
+        render(&only)
+    );
+}

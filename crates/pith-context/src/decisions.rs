@@ -24,6 +24,15 @@ static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("decision markers")
 });
 
+/// A measured figure: a size, a duration, a rate, a share or a count of rows (`1,284.51 kB`,
+/// `LCP 6.3 s`, `311 of 500 rows`, `37%`), what a finding reports and a summary rounds away.
+static FIGURES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b\d[\d,]*(\.\d+)?\s?(?:(?:[kmgt]i?b|bytes|ms|µs|ns|s|secs?|seconds|minutes|min|rows|req/s|rps|qps|ops/s|[kmg]b/s)\b|%|×)|\b(down|up|dropped|fell|rose|grew|shrank|went) to \d",
+    )
+    .expect("figure pattern")
+});
+
 /// The decisions of `summarised` (oldest first) merged with the `previous` compaction's (the
 /// newer first), bounded to `budget` tokens as [`render`]ed.
 pub fn index(
@@ -44,7 +53,9 @@ pub fn index(
             } = &p.kind
             {
                 // the next step announced is the frontier's
-                let decides = |s: &&str| MARKERS.is_match(s) && !s.starts_with("Next");
+                let decides = |s: &&str| {
+                    (MARKERS.is_match(s) || FIGURES.is_match(s)) && !s.starts_with("Next")
+                };
                 found.extend(sentences(text).filter(decides).map(|s| Decision {
                     text: cut(s),
                     recall: Some(m.id.clone()),
@@ -59,11 +70,33 @@ pub fn index(
             out.push(d);
         }
     }
+    // over the budget, the oldest sentence goes: one that only reports a figure first, one
+    // that states a decision outright last
+    let weight = |d: &Decision| {
+        if STRONG.is_match(&d.text) {
+            2
+        } else if MARKERS.is_match(&d.text) {
+            1
+        } else {
+            0
+        }
+    };
     while !out.is_empty() && est.text(&render(&out)) > budget {
-        out.pop();
+        let least = out.iter().map(weight).min().unwrap_or(0);
+        let weakest = out.iter().rposition(|d| weight(d) == least);
+        out.remove(weakest.unwrap_or(out.len() - 1));
     }
     out
 }
+
+/// A sentence that states a decision outright (`Decision: …`, `Plan: …`, `the root cause is…`,
+/// `we went with…`): kept longest when the budget is short.
+static STRONG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(decision|plan|root cause|the fix|fix|conclusion)\b|\b(decided|decision|chose|went with|going with|root cause)\b",
+    )
+    .expect("strong decision markers")
+});
 
 /// The sentences of a reply's text, outside code blocks.
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
@@ -155,10 +188,60 @@ mod tests {
         let again = index(&view[1..], &d, 1_000, &est);
         assert_eq!(again.len(), 2);
         assert_eq!(again[1].recall.as_deref(), Some("m1"));
-        // bounded: the oldest go first
-        let small = index(&view, &[], est.text(&render(&d[..1])), &est);
+        // bounded: a plan stated outright outlasts a newer reason
+        let small = index(&view, &[], est.text(&render(&d[1..])), &est);
         assert_eq!(small.len(), 1);
-        assert_eq!(small[0].recall.as_deref(), Some("m2"));
+        assert_eq!(small[0].recall.as_deref(), Some("m1"));
         assert!(index(&view, &[], 5, &est).is_empty());
+    }
+
+    #[test]
+    fn over_the_budget_figures_go_first_then_reasons_then_decisions_oldest_first() {
+        let est = Estimator::for_model("gpt-4o");
+        let view = [
+            reply("m1", "Decision: a classic LRU with a byte budget."),
+            reply("m2", "One mutex for now, so reads wait on writes."),
+            reply("m3", "The p95 went up by 37% under load."),
+            reply("m4", "Get is 49.9 ns/op against 48.2 before."),
+        ];
+        let all = index(&view, &[], 1_000, &est);
+        assert_eq!(all.len(), 4);
+        let ids = |budget| -> Vec<String> {
+            index(&view, &[], budget, &est)
+                .into_iter()
+                .filter_map(|d| d.recall)
+                .collect()
+        };
+        let without = |skip: &[&str]| -> u64 {
+            let kept: Vec<Decision> = all
+                .iter()
+                .filter(|d| !skip.contains(&d.recall.as_deref().unwrap_or("")))
+                .cloned()
+                .collect();
+            est.text(&render(&kept))
+        };
+        // the oldest figure goes first, then the other figure, then the reason
+        assert_eq!(ids(without(&["m3"])), ["m4", "m2", "m1"]);
+        assert_eq!(ids(without(&["m3", "m4"])), ["m2", "m1"]);
+        assert_eq!(ids(without(&["m2", "m3", "m4"])), ["m1"]);
+    }
+
+    #[test]
+    fn findings_that_report_a_figure_are_kept() {
+        let est = Estimator::for_model("gpt-4o");
+        let view = [reply(
+            "m1",
+            "One entry chunk of 1,284.51 kB (402.17 kB gzip) — everything ships on first paint. Let me see how routes are wired. Only 311 of 500 rows survive. Line 11 looks odd. The p95 is 37% higher.",
+        )];
+        let d = index(&view, &[], 1_000, &est);
+        let texts: Vec<&str> = d.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "The p95 is 37% higher.",
+                "Only 311 of 500 rows survive.",
+                "One entry chunk of 1,284.51 kB (402.17 kB gzip) — everything ships on first paint.",
+            ]
+        );
     }
 }

@@ -80,19 +80,36 @@ pub fn build(
         Some(t) => next_step::announced(&t),
         None => previous.next.clone(),
     };
-    bound(f, budget, est)
+    bound(f, budget, est, todos.unwrap_or_default())
+}
+
+/// Whether `frontier` lists the last run of the check `command` runs (then the ledger need not
+/// name that command again: the frontier says how it ended, with its recall id).
+pub fn verifies(frontier: &Frontier, command: &str) -> bool {
+    checks::recognise(command).is_some_and(|c| {
+        let key = short(&c.normalised);
+        frontier.verified.iter().any(|v| v.command == key)
+    })
 }
 
 /// `s` on one line, cut to [`ENTRY_MAX_CHARS`].
 fn short(s: &str) -> String {
+    cut(s, ENTRY_MAX_CHARS)
+}
+
+/// `s` on one line, cut to `max` characters.
+fn cut(s: &str, max: usize) -> String {
     let one = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= ENTRY_MAX_CHARS {
+    if one.chars().count() <= max {
         return one;
     }
-    let mut out: String = one.chars().take(ENTRY_MAX_CHARS - 1).collect();
+    let mut out: String = one.chars().take(max - 1).collect();
     out.push('…');
     out
 }
+
+/// The most of a check's first run the frontier keeps beside its last.
+const BEFORE_CHARS: usize = 110;
 
 /// A file a completed `edit` or `write` changed, as a done entry (newest last; the same file
 /// changed again moves to the end).
@@ -199,6 +216,7 @@ fn check_of(p: &Part) -> Option<Check> {
         result,
         passed,
         recall: Some(call_id.clone()),
+        before: None,
     })
 }
 
@@ -241,7 +259,9 @@ fn result_of(
             (None, None) => ("ended without an exit code".to_string(), None),
         }
     };
+    // no report line: what the command said last (a build's sizes, a plan's totals)
     let summary = summary_line(output)
+        .or_else(|| super::anchors::last_said_of(output))
         .map(|l| format!(": {l}"))
         .unwrap_or_default();
     (format!("{text}{denied}{summary}"), passed)
@@ -254,7 +274,7 @@ fn summary_line(output: &str) -> Option<String> {
     use std::sync::LazyLock;
     static REPORT: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(\btest result:|\b\d+ (passed|failed|errors?|tests?|examples?|specs?)\b|^(ok|FAIL|PASS)\s+\S|^Benchmark\S*\s+\d+\s+[\d.]+ \w+/op|\bBuild (succeeded|failed)\b|^Finished\b|\berror: could not compile\b)",
+            r"(?i)(\btest result:|\b\d+ (passed|failed|errors?|tests?|examples?|specs?)\b|^(ok|FAIL|FAILED|PASS)\s+\S|^Benchmark\S*\s+\d+\s+[\d.]+ \w+/op|\bBuild (succeeded|failed)\b|^Finished\b|\berror: could not compile\b)",
         )
         .expect("summary pattern")
     });
@@ -308,13 +328,37 @@ fn reports_failure(output: &str) -> bool {
 
 /// Adds `check` as the last run of its command (an older run of the same command goes); a run
 /// already recorded (the same call, seen again in a kept tail) keeps its place.
-fn record_check(verified: &mut Vec<Check>, check: Check) {
+/// The run it replaces is remembered as `before` when it reported otherwise (the first such
+/// run: the failure before the fix, the figures before the change).
+fn record_check(verified: &mut Vec<Check>, mut check: Check) {
     if let Some(i) = verified.iter().position(|c| c.recall == check.recall) {
+        check.before = verified[i].before.take();
         verified[i] = check;
         return;
     }
-    verified.retain(|c| c.command != check.command);
+    if let Some(i) = verified.iter().position(|c| c.command == check.command) {
+        let older = verified.remove(i);
+        check.before = older.before.or_else(|| {
+            (!same_report(&older.result, &check.result)).then(|| {
+                let result = cut(&older.result, BEFORE_CHARS);
+                match &older.recall {
+                    Some(id) => format!("{result} [{id}]"),
+                    None => result,
+                }
+            })
+        });
+    }
     verified.push(check);
+}
+
+/// Two results that differ only in how long the run took (`in 4.37s`, `0.21 secs`).
+fn same_report(a: &str, b: &str) -> bool {
+    use std::sync::LazyLock;
+    static DURATION: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"\b\d+(\.\d+)?\s?(s|ms|µs|us|ns|secs?|seconds?|m|min)\b")
+            .expect("duration pattern")
+    });
+    DURATION.replace_all(a, "") == DURATION.replace_all(b, "")
 }
 
 /// The calls of the step in hand, when the compaction hits in the middle of a turn: the last
@@ -367,14 +411,23 @@ fn step_in_hand(own: &[&Message]) -> Vec<String> {
 /// Drops the oldest entries until the rendered frontier fits `budget` tokens: done items
 /// first, then older checks, then older calls of the step in hand and todo items, then the
 /// last check, what is in progress and the next step.
-fn bound(mut f: Frontier, budget: u64, est: &Estimator) -> Frontier {
+fn bound(mut f: Frontier, budget: u64, est: &Estimator, todos: &[Todo]) -> Frontier {
     // More than fits any budget goes at once, so the loop below measures a few times only.
     let over = f.done.len().saturating_sub(MOST_KEPT);
     f.done.drain(..over);
     let over = f.verified.len().saturating_sub(MOST_KEPT);
     f.verified.drain(..over);
-    while !f.is_empty() && est.text(&render(&f)) > budget {
-        if !f.done.is_empty() {
+    let last_check_before =
+        |f: &Frontier| f.verified.iter().rev().skip(1).any(|c| c.before.is_some());
+    while !f.is_empty() && est.text(&render_beside(&f, todos)) > budget {
+        // the newest two changes outlast the first runs of older checks
+        if f.done.len() > 2 {
+            f.done.remove(0);
+        } else if last_check_before(&f) {
+            if let Some(c) = f.verified.iter_mut().find(|c| c.before.is_some()) {
+                c.before = None;
+            }
+        } else if !f.done.is_empty() {
             f.done.remove(0);
         } else if f.verified.len() > 1 {
             f.verified.remove(0);
@@ -412,24 +465,51 @@ fn least_in_progress(in_progress: &[String]) -> Option<usize> {
 
 /// The frontier as the section pith appends after a summary; empty when there is nothing.
 pub fn render(frontier: &Frontier) -> String {
-    if frontier.is_empty() {
+    render_beside(frontier, &[])
+}
+
+/// [`render`] beside the todo list carried with it: the items that list already shows (done,
+/// in progress) are not repeated.
+pub fn render_beside(frontier: &Frontier, todos: &[Todo]) -> String {
+    let listed = |status: TodoStatus, entry: &String| {
+        todos
+            .iter()
+            .any(|t| t.status == status && short(&t.content) == *entry)
+    };
+    let done: Vec<&str> = frontier
+        .done
+        .iter()
+        .filter(|e| !listed(TodoStatus::Completed, e))
+        .map(String::as_str)
+        .collect();
+    let in_progress: Vec<&str> = frontier
+        .in_progress
+        .iter()
+        .filter(|e| !listed(TodoStatus::InProgress, e))
+        .map(String::as_str)
+        .collect();
+    if done.is_empty()
+        && in_progress.is_empty()
+        && frontier.verified.is_empty()
+        && frontier.next.is_none()
+    {
         return String::new();
     }
     let mut out = format!("\n{HEADER}");
-    if !frontier.done.is_empty() {
-        out.push_str(&format!("\n- Done: {}", frontier.done.join("; ")));
+    if !done.is_empty() {
+        out.push_str(&format!("\n- Done: {}", done.join("; ")));
     }
     for c in &frontier.verified {
         out.push_str(&format!("\n- Verified: `{}` → {}", c.command, c.result));
         if let Some(id) = &c.recall {
             out.push_str(&format!(" [{id}]"));
         }
+        if let Some(before) = &c.before {
+            out.push_str(&format!("; first run: {before}"));
+        }
     }
-    if !frontier.in_progress.is_empty() {
-        out.push_str(&format!(
-            "\n- In progress: {}",
-            frontier.in_progress.join("; ")
-        ));
+    if !in_progress.is_empty() {
+        out.push_str(&format!("\n- In progress: {}", in_progress.join("; ")));
     }
     if let Some(n) = &frontier.next {
         out.push_str(&format!("\n- Next (as the model said): {n}"));

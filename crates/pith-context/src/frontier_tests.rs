@@ -215,12 +215,14 @@ fn merged_with_the_previous_frontier() {
                 result: "failed (exit 101)".into(),
                 passed: Some(false),
                 recall: Some("old1".into()),
+                before: None,
             },
             Check {
                 command: "cargo clippy".into(),
                 result: "passed".into(),
                 passed: Some(true),
                 recall: Some("old2".into()),
+                before: None,
             },
         ],
         in_progress: vec!["stale item".into()],
@@ -382,11 +384,12 @@ fn at_a_4k_window_the_frontier_stays_within_its_budget() {
         budget.frontier,
         &est,
     );
-    let tokens = est.text(&render(&f));
+    // as carried: beside the todo list, whose items it does not repeat
+    let rendered = render_beside(&f, &todos);
+    let tokens = est.text(&rendered);
     println!(
-        "4k window: frontier budget {} tokens, rendered {tokens}:\n{}",
+        "4k window: frontier budget {} tokens, rendered {tokens}:\n{rendered}",
         budget.frontier,
-        render(&f)
     );
     assert!(tokens <= budget.frontier, "{tokens} > {}", budget.frontier);
     assert!(!f.verified.is_empty(), "the last check is kept: {f:?}");
@@ -417,4 +420,143 @@ fn a_check_keeps_the_line_its_output_reported_with() {
         Some("BenchmarkGet-8 49.9 ns/op · ok thumbd/internal/cache 3.1s")
     );
     assert_eq!(super::summary_line("hello\nworld\n"), None);
+}
+
+/// A bash call of `command` that printed `output` and ended with `exit`.
+fn bash_said(call: &str, command: &str, exit: i32, output: &str) -> PartKind {
+    let mut p = bash(call, command, Some(exit), json!({}));
+    if let PartKind::Tool {
+        state: ToolState::Completed { output: o, .. },
+        ..
+    } = &mut p
+    {
+        *o = output.into();
+    }
+    p
+}
+
+/// "Which test failed before the fix?" and "how large was it before?": the first run of a check
+/// that reported otherwise is kept beside the last, with its recall id; a run that differs only
+/// in how long it took is no other report.
+#[test]
+fn a_check_keeps_its_first_run_when_a_later_run_reported_otherwise() {
+    let failing = "FAILED tests/test_transform.py::test_no_rows_dropped - assert 311 == 500\n1 failed, 22 passed in 4.12s\n";
+    let view = vec![
+        user("u1", "fix it"),
+        step(
+            "a1",
+            vec![
+                bash_said("c1", "pytest -q", 1, failing),
+                bash_said("c2", "pytest -q", 0, "24 passed in 4.37s\n"),
+                bash_said("c3", "pytest -q", 0, "24 passed in 4.01s\n"),
+                bash_said(
+                    "b1",
+                    "npm run build",
+                    0,
+                    "dist/index.js 1,284.51 kB\n✓ built in 11.92s\n",
+                ),
+                bash_said(
+                    "b2",
+                    "npm run build",
+                    0,
+                    "dist/index.js 409.62 kB\n✓ built in 12.30s\n",
+                ),
+                bash_said(
+                    "t1",
+                    "cargo test",
+                    0,
+                    "test result: ok. 3 passed; 0 failed; finished in 0.20s\n",
+                ),
+                bash_said(
+                    "t2",
+                    "cargo test",
+                    0,
+                    "test result: ok. 3 passed; 0 failed; finished in 0.31s\n",
+                ),
+            ],
+        ),
+    ];
+    let f = build(&view, None, &Frontier::default(), 2_000, &est());
+    let rendered = render(&f);
+    assert!(
+        rendered.contains("`pytest -q` → passed: 24 passed in 4.01s [c3]; first run: failed (exit 1): FAILED tests/test_transform.py::test_no_rows_dropped - assert 311 == 500"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("[c1]"), "{rendered}");
+    assert!(
+        rendered.contains(
+            "409.62 kB · ✓ built in 12.30s [b2]; first run: passed: dist/index.js 1,284.51 kB"
+        ),
+        "{rendered}"
+    );
+    let cargo = f
+        .verified
+        .iter()
+        .find(|c| c.command == "cargo test")
+        .unwrap();
+    assert_eq!(cargo.before, None, "only the time differed");
+    // across compactions: the previous frontier's run is the first run
+    let next = vec![
+        user("u2", "again"),
+        step(
+            "a2",
+            vec![bash_said("c4", "pytest -q", 0, "25 passed in 4.2s\n")],
+        ),
+    ];
+    let g = build(&next, None, &f, 2_000, &est());
+    let py = g
+        .verified
+        .iter()
+        .find(|c| c.command == "pytest -q")
+        .unwrap();
+    assert!(py.before.as_deref().unwrap().ends_with("[c1]"), "{py:?}");
+}
+
+/// Beside the carried todo list, the frontier does not repeat its done and in-progress items;
+/// what only the frontier knows (an edit, a check) stays.
+#[test]
+fn beside_the_todo_list_its_items_are_not_repeated() {
+    let view = vec![
+        user("u1", "go"),
+        step("a1", vec![edit("c1", "src/a.rs"), text("Done.")]),
+    ];
+    let todos = [
+        todo("port the lexer", TodoStatus::Completed),
+        todo("port the parser", TodoStatus::InProgress),
+    ];
+    let f = build(&view, Some(&todos), &Frontier::default(), 800, &est());
+    assert!(render(&f).contains("port the lexer"));
+    let beside = render_beside(&f, &todos);
+    assert!(!beside.contains("port the lexer"), "{beside}");
+    assert!(!beside.contains("port the parser"), "{beside}");
+    assert!(beside.contains("- Done: edited src/a.rs"), "{beside}");
+    // nothing of its own left: nothing rendered
+    let only_todos = build(
+        &[user("u1", "go")],
+        Some(&todos),
+        &Frontier::default(),
+        800,
+        &est(),
+    );
+    assert_eq!(render_beside(&only_todos, &todos), "");
+}
+
+#[test]
+fn the_ledger_leaves_a_check_to_the_frontier() {
+    let f = Frontier {
+        verified: vec![Check {
+            command: "cd web && npm run build".into(),
+            result: "passed".into(),
+            passed: Some(true),
+            recall: Some("c1".into()),
+            before: None,
+        }],
+        ..Frontier::default()
+    };
+    assert!(verifies(
+        &f,
+        "cd web && NODE_ENV=production npm run build 2>&1"
+    ));
+    assert!(!verifies(&f, "cd web && npm test"));
+    assert!(!verifies(&f, "git status"));
 }

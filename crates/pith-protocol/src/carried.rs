@@ -87,6 +87,10 @@ pub struct Check {
     /// The recall id of its output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<String>,
+    /// The first run's result and recall id, when a later run reported otherwise: the failure
+    /// a fix made pass, the figures a change moved (`failed (exit 1): 1 failed [call_2]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 /// One item that a compaction took out of the request: it stays in the store and `recall`

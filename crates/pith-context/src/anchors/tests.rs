@@ -435,3 +435,23 @@ fn a_code_an_error_line_already_names_is_not_repeated() {
         [(K::Error, "error[E0308]: mismatched types".to_string())]
     );
 }
+
+/// A long command the ledger names (cut short, with its own ending) is not listed again as an
+/// anchor: the opening words are enough to know it is the same command.
+#[test]
+fn a_command_the_ledger_names_cut_short_is_not_listed_again() {
+    let long = "git add infra/gke/node_pools.tf k8s/embedder/deployment.yaml && git commit -m \"INFRA-873: add gpu-l4-pool and schedule embedder on it\"";
+    let mut a = assistant("a1", "u1");
+    add(&mut a, bash("call_6", long, "[main 4e7a9c1] INFRA-873", 0));
+    let view = [a];
+    let all = index(&view, &[], 1_000, &est());
+    assert!(all.iter().any(|x| x.kind == K::Command), "{all:?}");
+    let cut: String = long.chars().take(90).collect();
+    let known = format!("- Commands run: `{cut} … → exit 0: [main 4e7a9c1]`");
+    let beyond = crate::anchors::index_beyond(&view, &[], 1_000, &est(), &known);
+    assert!(!beyond.iter().any(|x| x.kind == K::Command), "{beyond:?}");
+    // another command with the same first word is still listed
+    let other = "- Commands run: `git status → exit 0`";
+    let still = crate::anchors::index_beyond(&view, &[], 1_000, &est(), other);
+    assert!(still.iter().any(|x| x.kind == K::Command), "{still:?}");
+}

@@ -194,6 +194,11 @@ const VALUE_OPTIONS: [&str; 9] = [
 
 /// The words after the program that are not options, in order.
 fn args(words: &[String]) -> Vec<&str> {
+    args_with(words, &[])
+}
+
+/// [`args`] where the options `extra` take the next word as their value too.
+fn args_with<'a>(words: &'a [String], extra: &[&str]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut skip = false;
     for w in words.iter().skip(1) {
@@ -202,7 +207,7 @@ fn args(words: &[String]) -> Vec<&str> {
             continue;
         }
         if w.starts_with('-') || w.starts_with('+') {
-            skip = VALUE_OPTIONS.contains(&w.as_str());
+            skip = VALUE_OPTIONS.contains(&w.as_str()) || extra.contains(&w.as_str());
             continue;
         }
         out.push(w.as_str());
@@ -300,6 +305,20 @@ fn is_check(words: &[String]) -> bool {
         "node" => has("--test"),
         "rake" | "just" | "task" | "sbt" => checks_by_name(sub),
         "mvn" | "mvnw" | "gradle" | "gradlew" => args.iter().any(|a| checks_by_name(a)),
+        // infrastructure: what a plan or a dry run says before anything is applied
+        "terraform" | "tofu" | "terragrunt" => matches!(sub, "plan" | "validate" | "test"),
+        "kubectl" | "oc" => {
+            let args = args_with(words, &["-n", "--namespace", "--context", "--kubeconfig"]);
+            let sub = args.first().copied().unwrap_or("");
+            sub == "diff"
+                || (sub == "rollout" && args.get(1) == Some(&"status"))
+                || (sub == "apply" && words.iter().any(|w| w.starts_with("--dry-run")))
+        }
+        "helm" => matches!(sub, "lint" | "template" | "test"),
+        "ansible-playbook" => has("--check") || has("--syntax-check"),
+        "docker" | "podman" => {
+            sub == "build" || (sub == "compose" && args.get(1) == Some(&"build"))
+        }
         _ => false,
     }
 }
@@ -365,6 +384,12 @@ mod tests {
             "eslint src --ext .ts",
             "bundle exec rspec",
             "cmake --build build",
+            "cd infra/gke && terraform plan -out=tfplan",
+            "terraform validate",
+            "kubectl -n ml rollout status deploy/embedder --timeout=5m",
+            "kubectl diff -f k8s/",
+            "helm lint charts/api",
+            "docker build -t api .",
         ] {
             assert!(recognise(c).is_some(), "{c} is a check");
         }
@@ -388,6 +413,11 @@ mod tests {
             "mkdir -p build",
             "ruff format src",
             "prettier --write .",
+            "terraform apply tfplan",
+            "kubectl apply -f k8s/",
+            "kubectl -n ml get pods",
+            "helm install api charts/api",
+            "docker run --rm api",
             "",
         ] {
             assert_eq!(recognise(c), None, "{c} is no check");
