@@ -19,6 +19,8 @@ const WRAPPER_TOKENS: u64 = 8;
 pub struct Retained {
     /// Oldest first: each message's words in full, its blocks condensed (or left out).
     pub messages: Vec<String>,
+    /// The id of each of `messages`' source, by position.
+    pub ids: Vec<Option<String>>,
     /// Messages left out entirely (with the `previous_dropped` of earlier compactions).
     pub dropped: usize,
     /// The words that are not carried in full (of messages cut or left out), oldest first, with
@@ -77,9 +79,12 @@ pub fn retain(
     };
     let blocks = condense_blocks(&parsed, budget - total, est);
     for (p, b) in parsed.iter().zip(blocks) {
-        out.messages.push(render(p, b));
+        let text = render(p, b);
+        if !text.trim().is_empty() {
+            out.messages.push(text);
+            out.ids.push(p.id.clone());
+        }
     }
-    out.messages.retain(|m| !m.trim().is_empty());
     out
 }
 
@@ -122,6 +127,7 @@ fn shared_out(
             continue;
         }
         out.messages.push(m.text());
+        out.ids.push(p.id.clone());
     }
     out
 }

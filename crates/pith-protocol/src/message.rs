@@ -259,6 +259,11 @@ pub struct Carried {
     /// cut (with a marker) or left out to stay within the budget.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_messages: Vec<String>,
+    /// The stored message each of `user_messages` came from, by position (`None`: not known,
+    /// e.g. carried by a version before this field, or pith's own note). A later compaction
+    /// that cuts one lists it with this id for `recall`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_message_ids: Vec<Option<String>>,
     /// Older user messages left out for the budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_user_messages: usize,

@@ -278,12 +278,16 @@ impl Planner<'_> {
             Some(i) if auto && cut.tail.is_empty() => Some(new.remove(i).text),
             _ => None,
         };
+        // what an earlier compaction carried keeps the id of its message, when it knew it
+        let same_ids = prev.user_message_ids.len() == prev.user_messages.len();
         let mut sources: Vec<CarrySource> = prev
             .user_messages
             .iter()
-            .chain(&prev.current_request)
-            .map(|t| CarrySource {
-                id: None,
+            .enumerate()
+            .map(|(i, t)| (t, prev.user_message_ids.get(i).filter(|_| same_ids)))
+            .chain(prev.current_request.iter().map(|t| (t, None)))
+            .map(|(t, id)| CarrySource {
+                id: id.cloned().flatten(),
                 text: t.clone(),
                 pasted: Vec::new(),
             })
@@ -364,6 +368,7 @@ impl Planner<'_> {
     pub(crate) fn carry_users(&self, c: &mut Carried, room: u64) {
         let r = retain::retain(&c.sources, c.previous_dropped, room, self.meter.estimator());
         c.user_messages = r.messages;
+        c.user_message_ids = r.ids;
         c.dropped_user_messages = r.dropped;
         c.uncarried = r.uncarried;
     }
@@ -403,6 +408,7 @@ impl Planner<'_> {
             );
             c.user_messages
                 .insert(0, format!("{MISSED_HEADER}\n{}", keep.join("\n")));
+            c.user_message_ids.insert(0, None);
         }
     }
 
@@ -455,6 +461,9 @@ impl Planner<'_> {
                 pasted: Vec::new(),
             });
             carried.user_messages.insert(0, r);
+            if !carried.user_message_ids.is_empty() {
+                carried.user_message_ids.insert(0, None);
+            }
         }
         if let Ok(t) = self.todos.lock()
             && !t.is_empty()

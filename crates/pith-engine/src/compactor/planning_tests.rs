@@ -107,3 +107,57 @@ fn the_frontier_at_a_swap_is_the_sessions_then_not_the_planned_one() {
         "the step in hand at the swap"
     );
 }
+
+/// A user message one compaction carried whole and a later one cuts keeps the id of the stored
+/// message it came from, so the later note lists it for `recall`.
+#[test]
+fn a_message_carried_once_and_cut_later_keeps_its_id() {
+    use pith_protocol::message::{Carried, CompactionPart};
+    let mut p = Parts::new(Scripted::new(Vec::new()));
+    // the message itself left the view with the first compaction (not in this view)
+    let first_id = "01FIRSTMESSAGE".to_string();
+    let mut c = Message::new(p.log.session_id(), Role::User);
+    c.push(PartKind::Compaction(CompactionPart {
+        auto: true,
+        carried: Box::new(Carried {
+            user_messages: vec![format!(
+                "Keep port 5433 and region eu-west-3. {}",
+                "words ".repeat(400)
+            )],
+            user_message_ids: vec![Some(first_id.clone())],
+            ..Carried::default()
+        }),
+        ..Default::default()
+    }));
+    let mut summary = Message::new(p.log.session_id(), Role::Assistant);
+    summary.summary = true;
+    summary.parent_id = Some(c.id.clone());
+    summary.finish = Some(pith_protocol::llm::FinishReason::Stop);
+    summary.push(PartKind::Text {
+        text: "What did we do so far?".into(),
+        synthetic: false,
+    });
+    push(&mut p, c);
+    push(&mut p, summary);
+    for i in 0..3 {
+        let u = user(&p, &format!("Request {i}: {}", "more ".repeat(300)));
+        push(&mut p, u);
+        let s = step(&p, "Running it.", &format!("t{i}"), "cargo test", 0);
+        push(&mut p, s);
+    }
+    let mut turn = p.turn();
+    let mut planner = turn.planner();
+    let budget = planner.budget();
+    let (_, mut carried) = planner.plan_cut(&budget, 500, false);
+    planner.carry_users(&mut carried, 120);
+    assert!(
+        carried
+            .uncarried
+            .iter()
+            .any(|s| s.id.as_deref() == Some(first_id.as_str())),
+        "{:?}",
+        carried.uncarried
+    );
+    // what is carried says where each message came from, by position
+    assert_eq!(carried.user_message_ids.len(), carried.user_messages.len());
+}
