@@ -202,7 +202,7 @@ fn the_ledger_does_not_repeat_a_check_the_frontier_verified() {
         "{out}"
     );
     // with only verified commands, the ledger's section is left out
-    let mut only = carried.clone();
+    let mut only = carried;
     only.ledger.commands.pop();
     assert!(
         !render(&only).contains("## Files and commands"),
