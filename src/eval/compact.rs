@@ -58,7 +58,13 @@ pub(super) async fn context(setup: &Setup, model: &Model, s: &Scenario) -> anyho
         match msg.event {
             Event::Turn(TurnEvent::Error { message, .. }) => error = Some(message),
             Event::Turn(TurnEvent::TurnFinished { reason }) => break reason,
-            _ => {}
+            // what the compaction leaves is read from the store afterwards
+            Event::Turn(_)
+            | Event::Output(_)
+            | Event::Context(_)
+            | Event::Session(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => {}
         }
     };
     let _ = handle.ops.send(Op::Shutdown.into());

@@ -71,7 +71,13 @@ pub(super) async fn pins(handle: &mut EngineHandle, id: &str, format: Format) ->
                 crate::output::error(message);
                 return 1;
             }
-            _ => {}
+            // another answer to the same op is not printed
+            Event::Session(_)
+            | Event::Turn(_)
+            | Event::Output(_)
+            | Event::Context(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => {}
         }
     }
     crate::output::error("the engine stopped before it answered");

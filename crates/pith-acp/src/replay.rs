@@ -53,7 +53,13 @@ impl Pages {
                 self.more = *more;
                 true
             }
-            _ => false,
+            // a second opening page, another session's page, or no page at all
+            Event::Session(_)
+            | Event::Output(_)
+            | Event::Context(_)
+            | Event::Turn(_)
+            | Event::Settings(_)
+            | Event::Subagent(_) => false,
         }
     }
 

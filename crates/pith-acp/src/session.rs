@@ -21,8 +21,8 @@ use pith_config::mcp::McpServerConfig;
 use pith_engine as engine;
 use pith_launch::{FrontEnd, Setup};
 use pith_protocol::event::{
-    ContextEvent, Event, EventMsg, McpServerStatus, Op, PermissionReply, PermissionRequest,
-    SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
+    ContextEvent, Event, EventMsg, McpServerStatus, Op, OutputEvent, PermissionReply,
+    PermissionRequest, SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
 };
 
 /// What ends the prompt being answered.
@@ -364,6 +364,71 @@ fn answer_text(event: &Event) -> Option<String> {
     })
 }
 
+/// What the pump does with an event besides updating the client: a permission question goes to
+/// the user, the MCP servers' status renews the command list. Every event is named, so a new one
+/// is decided here (the translator, `translate.rs`, decides its updates).
+async fn react(session: &Arc<Session>, event: &Event) {
+    match event {
+        Event::Turn(TurnEvent::PermissionAsked(req)) => {
+            tokio::spawn(ask(session.clone(), req.clone()));
+        }
+        Event::Settings(SettingsEvent::McpStatus { servers }) => {
+            if let Ok(mut m) = session.mcp.lock() {
+                *m = servers.clone();
+            }
+            super::commands::announce(session).await;
+        }
+        // the rest only updates the client (the pump's translator) or ends a prompt (`settle`)
+        Event::Turn(
+            TurnEvent::Retrying { .. }
+            | TurnEvent::State { .. }
+            | TurnEvent::Info { .. }
+            | TurnEvent::Error { .. }
+            | TurnEvent::TurnFinished { .. },
+        )
+        | Event::Settings(
+            SettingsEvent::McpResources { .. }
+            | SettingsEvent::ModelChanged { .. }
+            | SettingsEvent::EffortChanged { .. }
+            | SettingsEvent::PermissionModeChanged { .. },
+        )
+        | Event::Output(
+            OutputEvent::Message { .. }
+            | OutputEvent::PartUpdated { .. }
+            | OutputEvent::MessageRemoved { .. }
+            | OutputEvent::PartsRemoved { .. }
+            | OutputEvent::TextDelta { .. }
+            | OutputEvent::ReasoningDelta { .. }
+            | OutputEvent::ToolStarted { .. }
+            | OutputEvent::ToolOutput { .. }
+            | OutputEvent::ToolFinished { .. }
+            | OutputEvent::StepFinished { .. },
+        )
+        | Event::Context(
+            ContextEvent::ContextUsage(_)
+            | ContextEvent::CompactionStarted { .. }
+            | ContextEvent::CompactionFinished { .. }
+            | ContextEvent::CompactionAhead { .. }
+            | ContextEvent::Pruned { .. }
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::ContextBreakdown { .. },
+        )
+        | Event::Session(
+            SessionEvent::SessionLoaded { .. }
+            | SessionEvent::History { .. }
+            | SessionEvent::PinsChanged { .. }
+            | SessionEvent::Sessions { .. }
+            | SessionEvent::Recalled { .. }
+            | SessionEvent::PromptRefused { .. }
+            | SessionEvent::Undone { .. }
+            | SessionEvent::Redone { .. },
+        )
+        // a sub-agent's question arrives unwrapped, as a `PermissionAsked` naming its agent
+        // (pith-engine's emitter.rs): what comes wrapped only updates the client
+        | Event::Subagent(_) => {}
+    }
+}
+
 /// Reads the engine's events until it stops: updates to the client, questions to the user,
 /// ends to the waiting prompt.
 async fn pump(
@@ -383,19 +448,7 @@ async fn pump(
             },
         };
         let event = &msg.event;
-        match event {
-            Event::Turn(TurnEvent::PermissionAsked(req)) => {
-                tokio::spawn(ask(session.clone(), req.clone()));
-            }
-            Event::Settings(SettingsEvent::McpStatus { servers }) => {
-                if let Ok(mut m) = session.mcp.lock() {
-                    *m = servers.clone();
-                }
-                super::commands::announce(&session).await;
-            }
-            // the rest only updates the client (below)
-            _ => {}
-        }
+        react(&session, event).await;
         for update in t.updates(event) {
             session.update(update);
         }

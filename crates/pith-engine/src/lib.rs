@@ -37,6 +37,7 @@ mod request_frame;
 mod runner;
 mod session_log;
 mod session_ops;
+mod session_parts;
 mod shared;
 mod shell;
 pub mod shown_warnings;

@@ -1,6 +1,7 @@
-//! The runner owns one session: its view, the model, the tools, the context figures. It builds
-//! them, runs the loop that takes ops and queued prompts, and ends; each turn or op borrows the
-//! parts as a [`Turn`] (`turn_context.rs`), whose code is the rest of the engine.
+//! The runner owns one session's parts (`session_parts.rs`: its view, the model, the tools, the
+//! context figures). It builds them, runs the loop that takes ops and queued prompts, and ends;
+//! each turn or op borrows the parts as a [`Turn`] (`turn_context.rs`), whose code is the rest
+//! of the engine.
 
 use std::sync::Arc;
 
@@ -11,35 +12,16 @@ use super::shared::{Control, Shared};
 use crate::agent::ChildSpec;
 use crate::error::EngineError;
 use crate::model::ModelSetup;
+use crate::session_parts::SessionParts;
 use crate::turn_context::{ChildAgent, Turn};
-use pith_protocol::event::{EventMsg, Op, Submission, SubmissionId};
+use pith_protocol::event::{EventMsg, Op, Submission};
 use pith_protocol::message::Session;
 use pith_store::Store;
 use pith_store::lock::SessionLock;
 
+/// One session's engine: its parts, the loop over ops and queued prompts, and its end.
 pub struct Runner {
-    pub(super) opts: EngineOptions,
-    /// The session, its store, its view and where its events go.
-    pub(super) log: super::session_log::SessionLog,
-    pub(super) shared: Arc<Shared>,
-    /// The main agent, or a sub-agent and how deep it is (ARCHITECTURE.md §13).
-    pub(super) role: super::agent::AgentRole,
-    /// What this runner did (a sub-agent's report) and what its sub-agents used.
-    pub(super) record: super::agent::RunRecord,
-    pub(super) model: ModelSetup,
-    /// The context figure and the estimator behind it.
-    pub(super) meter: super::meter::Meter,
-    /// The tools, their permissions and the MCP servers' tools.
-    pub(super) tools: super::tool_runtime::ToolRuntime,
-    pub(super) system: Vec<String>,
-    /// The breaker's count, the last compaction's cost, the summary written ahead.
-    pub(super) compactor: super::compactor::Compactor,
-    /// A local server being asked for the window (see `window.rs`).
-    pub(super) window: super::window_probe::WindowProbe,
-    /// The user's hooks and what they gave the model (see `hooks.rs`).
-    pub(super) hooks: super::hook_state::HookState,
-    /// The submission being handled: the errors reported meanwhile answer it.
-    pub(super) answering: Option<SubmissionId>,
+    parts: SessionParts,
 }
 
 impl Runner {
@@ -86,28 +68,10 @@ impl Runner {
     ) -> Result<Self, EngineError> {
         let lock = SessionLock::acquire(&opts.data_dir, &session.id)?;
         let (model, warning) = ModelSetup::build(&opts.config, &session.model)?;
-        let (registry, permissions) = super::agent::tools_for(&opts.config, &role, child);
-        let meter = super::meter::Meter::new(&model.model_id);
-        let hooks = Arc::new(crate::hook_commands::Hooks::new(
-            &opts.config,
-            &opts.workspace,
-            &opts.data_dir,
-        ));
-        let mut runner = Runner {
-            hooks: super::hook_state::HookState::new(hooks),
-            role,
-            record: Default::default(),
-            tools: super::tool_runtime::ToolRuntime::new(registry, permissions),
-            system: Vec::new(),
-            meter,
-            log: super::session_log::SessionLog::new(store, session, lock, events),
-            model,
-            opts,
-            shared,
-            compactor: Default::default(),
-            answering: None,
-            window: Default::default(),
-        };
+        let log = super::session_log::SessionLog::new(store, session, lock, events);
+        let spawn = Runner::spawn_child;
+        let parts = SessionParts::new(opts, log, shared, role, model, child, spawn);
+        let mut runner = Runner { parts };
         let mut turn = runner.turn();
         turn.start_window(warning);
         turn.fit_prompt();
@@ -117,22 +81,7 @@ impl Runner {
 
     /// The parts, lent to one turn or op.
     pub(crate) fn turn(&mut self) -> Turn<'_> {
-        Turn {
-            opts: &mut self.opts,
-            log: &mut self.log,
-            shared: &self.shared,
-            role: &mut self.role,
-            record: &mut self.record,
-            model: &mut self.model,
-            meter: &mut self.meter,
-            tools: &mut self.tools,
-            system: &mut self.system,
-            compactor: &mut self.compactor,
-            window: &mut self.window,
-            hooks: &mut self.hooks,
-            answering: &mut self.answering,
-            spawn: Runner::spawn_child,
-        }
+        self.parts.turn()
     }
 
     /// The runner of a sub-agent (see [`crate::turn_context::SpawnChild`]).
@@ -181,7 +130,7 @@ impl Runner {
             }
         }
         self.turn().touch_session();
-        if let Some(m) = self.tools.mcp().manager() {
+        if let Some(m) = self.parts.tools.mcp().manager() {
             m.shutdown().await;
         }
     }
@@ -191,11 +140,11 @@ impl Runner {
     /// holds its lock: a lock just let go can still look held for a moment, to a child process
     /// forked meanwhile that has not yet exec'd.
     pub(super) fn end(&self) -> super::Ended {
-        let id = self.log.session_id();
-        let count = self.log.store().message_count(id);
-        if self.opts.remove_empty_sessions
+        let id = self.parts.log.session_id();
+        let count = self.parts.log.store().message_count(id);
+        if self.parts.opts.remove_empty_sessions
             && count.as_ref().is_ok_and(|n| *n == 0)
-            && let Err(e) = self.log.store().delete_session(id)
+            && let Err(e) = self.parts.log.store().delete_session(id)
         {
             tracing::warn!("cannot remove the empty session {id}: {e}");
         }

@@ -1,5 +1,6 @@
-//! For unit tests: the parts a [`Turn`] borrows, built without a runner over a store in memory
-//! and a temporary workspace, and a provider that answers from a script.
+//! For unit tests: a session's parts ([`SessionParts`], what a `Turn` borrows), built without a
+//! runner over a store in memory and a temporary workspace, and a provider that answers from a
+//! script.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -7,21 +8,17 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::EngineOptions;
-use crate::agent::{AgentRole, ChildSpec, RunRecord};
-use crate::compactor::Compactor;
+use crate::agent::{AgentRole, ChildSpec};
 use crate::emitter::Emitter;
 use crate::error::EngineError;
-use crate::hook_state::HookState;
-use crate::meter::Meter;
 use crate::model::ModelSetup;
 use crate::session_log::SessionLog;
+use crate::session_parts::SessionParts;
 use crate::shared::Shared;
-use crate::tool_runtime::ToolRuntime;
-use crate::turn_context::{ChildAgent, SpawnChild, Turn};
-use crate::window_probe::WindowProbe;
+use crate::turn_context::ChildAgent;
 use pith_config::{Config, ModelConfig};
 use pith_context::overflow::Limits;
-use pith_protocol::event::{Event, EventMsg, SubmissionId};
+use pith_protocol::event::{Event, EventMsg};
 use pith_protocol::llm::{ChatRequest, FinishReason, StreamEvent};
 use pith_protocol::message::Usage;
 use pith_provider::retry::RetryPolicy;
@@ -148,32 +145,35 @@ pub(crate) fn model(provider: Arc<Scripted>) -> ModelSetup {
     }
 }
 
-/// Everything a [`Turn`] borrows, owned by a test.
+/// A session's parts, owned by a test (they deref to [`SessionParts`], so `parts.log` and
+/// `parts.turn()` read as on the runner), with what the test watches: the events sent and the
+/// store.
 pub(crate) struct Parts {
-    pub opts: EngineOptions,
-    pub log: SessionLog,
-    pub shared: Arc<Shared>,
-    pub role: AgentRole,
-    pub record: RunRecord,
-    pub model: ModelSetup,
-    pub meter: Meter,
-    pub tools: ToolRuntime,
-    pub system: Vec<String>,
-    pub compactor: Compactor,
-    pub window: WindowProbe,
-    pub hooks: HookState,
-    pub answering: Option<SubmissionId>,
-    /// Builds a sub-agent's runner: by default none can be built.
-    pub spawn: SpawnChild,
+    pub session: SessionParts,
     pub events: mpsc::UnboundedReceiver<EventMsg>,
     pub store: Arc<Store>,
     /// The workspace and the data directory (removed with the parts).
     pub _dir: tempfile::TempDir,
 }
 
+impl std::ops::Deref for Parts {
+    type Target = SessionParts;
+
+    fn deref(&self) -> &SessionParts {
+        &self.session
+    }
+}
+
+impl std::ops::DerefMut for Parts {
+    fn deref_mut(&mut self) -> &mut SessionParts {
+        &mut self.session
+    }
+}
+
 impl Parts {
     /// A new session over a store in memory, on the scripted `provider`, in a temporary
-    /// workspace where every `ask` is allowed (headless, `--yes`).
+    /// workspace where every `ask` is allowed (headless, `--yes`). It starts no sub-agent: set
+    /// `spawn` for a test that does.
     pub(crate) fn new(provider: Arc<Scripted>) -> Parts {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().join("ws");
@@ -192,60 +192,29 @@ impl Parts {
             .unwrap();
         let lock = SessionLock::acquire(&data_dir, &session.id).unwrap();
         let (tx, events) = mpsc::unbounded_channel();
+        let log = SessionLog::new(store.clone(), session, lock, Emitter::direct(tx));
+        let opts = EngineOptions {
+            config,
+            workspace,
+            data_dir,
+            headless: true,
+            auto_yes: true,
+            allow_unsandboxed: false,
+            editor: None,
+            remove_empty_sessions: false,
+        };
+        let shared = Arc::new(Shared::default());
         let role = AgentRole::main();
-        let (registry, permissions) = crate::agent::tools_for(&config, &role, None);
-        let hooks = crate::hook_commands::Hooks::new(&config, &workspace, &data_dir);
-        let model = model(provider);
+        let session =
+            SessionParts::new(opts, log, shared, role, model(provider), None, no_children);
         let mut parts = Parts {
-            meter: Meter::new(&model.model_id),
-            model,
-            log: SessionLog::new(store.clone(), session, lock, Emitter::direct(tx)),
-            shared: Arc::new(Shared::default()),
-            role,
-            record: RunRecord::default(),
-            tools: ToolRuntime::new(registry, permissions),
-            system: Vec::new(),
-            compactor: Compactor::default(),
-            window: WindowProbe::default(),
-            hooks: HookState::new(Arc::new(hooks)),
-            answering: None,
-            spawn: no_children,
+            session,
             events,
             store,
-            opts: EngineOptions {
-                config,
-                workspace,
-                data_dir,
-                headless: true,
-                auto_yes: true,
-                allow_unsandboxed: false,
-                editor: None,
-                remove_empty_sessions: false,
-            },
             _dir: dir,
         };
         parts.turn().fit_prompt();
         parts
-    }
-
-    /// The parts, lent to one turn.
-    pub(crate) fn turn(&mut self) -> Turn<'_> {
-        Turn {
-            opts: &mut self.opts,
-            log: &mut self.log,
-            shared: &self.shared,
-            role: &mut self.role,
-            record: &mut self.record,
-            model: &mut self.model,
-            meter: &mut self.meter,
-            tools: &mut self.tools,
-            system: &mut self.system,
-            compactor: &mut self.compactor,
-            window: &mut self.window,
-            hooks: &mut self.hooks,
-            answering: &mut self.answering,
-            spawn: self.spawn,
-        }
     }
 
     /// The events sent so far.

@@ -1,9 +1,9 @@
-//! What one turn (or one op) works with: the runner's parts, lent for its length — the session
-//! log, the meter, the model, the tools, the hooks, the compactor, the window probe, the
-//! options, the agent's role and record, the submission being answered. The turn's code
-//! (`turn.rs`, `step.rs`, `admit.rs`, the tools, the hooks, the compaction's host, the ops) is
-//! `impl Turn`; a `Turn` is built from the runner (`Runner::turn`) or, in a test, from parts
-//! alone.
+//! What one turn (or one op) works with: the session's parts (`session_parts.rs`), lent for its
+//! length — the session log, the meter, the model, the tools, the hooks, the compactor, the
+//! window probe, the options, the agent's role and record, the submission being answered. The
+//! turn's code (`turn.rs`, `step.rs`, `admit.rs`, the tools, the hooks, the compaction's host,
+//! the ops) is `impl Turn`; a `Turn` is lent by `SessionParts::turn`, which the runner holds
+//! and, in a test, the test's parts alone.
 
 use std::sync::Arc;
 
