@@ -371,6 +371,7 @@ fn label(kind: AnchorKind) -> &'static str {
         AnchorKind::Port => "port",
         AnchorKind::Version => "version",
         AnchorKind::Number => "number",
+        AnchorKind::Figure => "figure",
     }
 }
 

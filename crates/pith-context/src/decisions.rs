@@ -19,7 +19,7 @@ const SENTENCE_CHARS: usize = 160;
 /// Words that make a sentence a decision, a finding or a reason.
 static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(plan:|(went|dropped|down|up|grew|shrank) from|from [\d.,]+ ?[a-z%]* to [\d.,]+|, so |adding .* to |the reason|fails? because|decid\w*|decision|chose|choos\w*|go(ing)? with|went with|instead of|rather than|because|since|so that|to avoid|caused by|the cause|root cause|turned out|the problem|the fix|keep it|not add\w*|won't|will not|no need|trade-?off|prefer\w*|approach|built (on|from)|based on|backed by|we'll use|i'll use|use an? |using an? |which means|therefore|must not|should not|never|always|pinn?(ed|ing)? )",
+        r"(?i)\b(plan:|(went|dropped|down|up|grew|shrank) from\b|from [\d.,]+ ?[a-z%]* to [\d.,]+|, so |adding .* to |(the reason|fails? because|decid\w*|decision|chose|choos\w*|go(ing)? with|went with|instead of|rather than|because|since|so that|to avoid|caused by|the cause|root cause|turned out|the problem|the fix|keep it|not add\w*|won't|will not|no need|trade-?off|prefer\w*|approach\w*|built (on|from)|based on|backed by|we'll use|i'll use|which means|therefore|must not|should not|never|always|wouldn't help|doesn't need)\b|use an? |using an? |pinn?(ed|ing)? )",
     )
     .expect("decision markers")
 });
@@ -28,7 +28,7 @@ static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 /// `LCP 6.3 s`, `311 of 500 rows`, `37%`), what a finding reports and a summary rounds away.
 static FIGURES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b\d[\d,]*(\.\d+)?\s?(?:(?:[kmgt]i?b|bytes|ms|µs|ns|s|secs?|seconds|minutes|min|rows|req/s|rps|qps|ops/s|[kmg]b/s)\b|%|×)|\b(down|up|dropped|fell|rose|grew|shrank|went) to \d",
+        r"(?i)\b\d[\d,]*(\.\d+)?\s?(?:(?:[kmgt]i?b|bytes|ms|µs|ns|s|secs?|seconds|minutes|min|rows|req/s|rps|qps|ops/s|[kmg]b/s)\b|%|×)|\b(down|up|dropped|fell|rose|grew|shrank|went) to \d|(^|\s)\d+/\d+(\s|$|,)",
     )
     .expect("figure pattern")
 });
@@ -53,8 +53,11 @@ pub fn index(
             } = &p.kind
             {
                 // the next step announced is the frontier's
+                // a sentence that only introduces what follows (`…before the fix:`) says nothing
                 let decides = |s: &&str| {
-                    (MARKERS.is_match(s) || FIGURES.is_match(s)) && !s.starts_with("Next")
+                    (MARKERS.is_match(s) || FIGURES.is_match(s))
+                        && !s.starts_with("Next")
+                        && !s.ends_with(':')
                 };
                 found.extend(sentences(text).filter(decides).map(|s| Decision {
                     text: cut(s),

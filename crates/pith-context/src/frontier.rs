@@ -278,24 +278,22 @@ fn summary_line(output: &str) -> Option<String> {
         )
         .expect("summary pattern")
     });
-    // the last four such lines (a benchmark's figures come before the `ok` that ends the
-    // run), each on one line of single spaces
-    let lines: Vec<String> = output
+    let reported: Vec<String> = output
         .lines()
         .map(|l| l.trim_matches(|c: char| c == '=' || c == '-' || c.is_whitespace()))
         .filter(|l| !l.is_empty() && REPORT.is_match(l))
         .filter(|l| !l.starts_with("running ") && !l.starts_with("collected "))
-        .map(|l| {
-            let words: Vec<&str> = l.split_whitespace().collect();
-            // a benchmark's line: its name and time per op (the iteration count is noise)
-            match words.as_slice() {
-                [name, _, value, unit, ..] if name.starts_with("Benchmark") => {
-                    format!("{name} {value} {unit}")
-                }
-                _ => words.join(" "),
-            }
-        })
+        .map(report_words)
         .collect();
+    let benches = criterion_lines(output);
+    // `Finished …` says only that it built, when the run reported more
+    let more = !benches.is_empty() || reported.iter().any(|l| !l.starts_with("Finished"));
+    let mut lines: Vec<String> = reported
+        .into_iter()
+        .filter(|l| !(more && l.starts_with("Finished")))
+        .collect();
+    lines.extend(benches);
+    // the last four such lines (a benchmark's figures come before the `ok` that ends the run)
     let line = lines[lines.len().saturating_sub(4)..].join(" · ");
     if line.is_empty() {
         return None;
@@ -306,6 +304,64 @@ fn summary_line(output: &str) -> Option<String> {
     } else {
         cut
     })
+}
+
+/// A report line on one line of single spaces: a Go benchmark's as its name and time per op
+/// (the iteration count is noise), cargo's without its zero counts and its time.
+fn report_words(l: &str) -> String {
+    let words: Vec<&str> = l.split_whitespace().collect();
+    match words.as_slice() {
+        [name, _, value, unit, ..] if name.starts_with("Benchmark") => {
+            format!("{name} {value} {unit}")
+        }
+        _ => {
+            let mut out = words.join(" ");
+            for zero in ["; 0 ignored", "; 0 measured", "; 0 filtered out"] {
+                out = out.replace(zero, "");
+            }
+            match out.find("; finished in") {
+                Some(at) if out.starts_with("test result:") => out[..at].to_string(),
+                _ => out,
+            }
+        }
+    }
+}
+
+/// Criterion's figures: each benchmark's name with its estimate (`time: [low estimate high]`)
+/// and, when compared with a baseline, the estimated change.
+fn criterion_lines(output: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut name = "";
+    let middle = |rest: &str| {
+        let inside = rest.trim().trim_start_matches('[');
+        let inside = inside.split(']').next().unwrap_or("");
+        let w: Vec<&str> = inside.split_whitespace().collect();
+        // `[1.18 ms 1.21 ms 1.24 ms]` or `[-65.8% -65.2% -64.6%]`
+        match w.len() {
+            6 => Some(format!("{} {}", w[2], w[3])),
+            3 => Some(w[1].to_string()),
+            _ => None,
+        }
+    };
+    for l in output.lines() {
+        let t = l.trim();
+        if let Some(at) = t.find("time:") {
+            let named = t[..at].trim();
+            if !named.is_empty() {
+                name = named;
+            }
+            if let Some(m) = middle(&t[at + 5..]) {
+                out.push(format!("{name} {m}"));
+            }
+        } else if let Some(rest) = t.strip_prefix("change:") {
+            if let (Some(m), Some(last)) = (middle(rest), out.last_mut()) {
+                last.push_str(&format!(" (change {m})"));
+            }
+        } else if !t.is_empty() && !t.contains(' ') {
+            name = t;
+        }
+    }
+    out
 }
 
 /// The most of a check's summary line the frontier keeps.

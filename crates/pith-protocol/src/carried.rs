@@ -35,6 +35,8 @@ pub enum AnchorKind {
     Version,
     /// A number the user typed.
     Number,
+    /// A measurement a command printed, with its label (`Execution Time: 1843.771 ms`).
+    Figure,
 }
 
 /// A sentence of the model's own replies that decides, concludes or gives a reason, carried

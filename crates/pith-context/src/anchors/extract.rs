@@ -17,8 +17,8 @@ pub(crate) enum Scope {
     Prose,
     /// A command line (its own anchor is the command): URLs, hashes, tickets, ports.
     Command,
-    /// A tool's output or a pasted block: only error lines and codes, paths with a line, URLs
-    /// and hashes — never every number in a log.
+    /// A tool's output or a pasted block: only error lines and codes, paths with a line, URLs,
+    /// hashes and the last few labelled measurements — never every number in a log.
     Output,
 }
 
@@ -29,7 +29,7 @@ impl Scope {
             Scope::Words => true,
             Scope::Prose => kind != K::Number,
             Scope::Command => matches!(kind, K::Url | K::Hash | K::Ticket | K::Port),
-            Scope::Output => matches!(kind, K::Error | K::Path | K::Url | K::Hash),
+            Scope::Output => matches!(kind, K::Error | K::Path | K::Url | K::Hash | K::Figure),
         }
     }
 }
@@ -133,6 +133,7 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
     s.error_codes(&error_lines);
     s.hashes();
     if !kinds_of_prose {
+        s.figures();
         // Nothing after this is taken from an output (the bulk of what is scanned).
         s.out.sort_by_key(|f| f.at);
         return s.out;
@@ -153,6 +154,16 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
     s.out.sort_by_key(|f| f.at);
     s.out
 }
+
+/// A labelled measurement on a line of its own (`Execution Time: 1843.771 ms`,
+/// `p95: 24 ms`, `Total size: 1.2 MB`).
+static FIGURE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?m)^[ \t]*([A-Za-z][A-Za-z0-9 _/()%.-]{0,38}[A-Za-z0-9)%]):[ \t]+([\d][\d.,]*[ \t]?(?:ms|µs|us|ns|s|secs?|seconds|min|[kKMGT]i?B|bytes|%|rows|req/s|requests/sec))[ \t]*$")
+});
+
+/// The most labelled measurements taken from one output (its last ones: a run's totals come
+/// at its end).
+const FIGURES_PER_OUTPUT: usize = 3;
 
 /// The most characters of one anchor's text.
 pub(crate) const TEXT_MAX: usize = 160;
@@ -188,6 +199,21 @@ impl Scan {
                 kind,
                 text: cut(text),
             });
+        }
+    }
+
+    /// The last [`FIGURES_PER_OUTPUT`] labelled measurements of an output.
+    fn figures(&mut self) {
+        if !self.scope.takes(AnchorKind::Figure) {
+            return;
+        }
+        let found: Vec<(usize, String)> = FIGURE_LINE
+            .captures_iter(&self.buf)
+            .map(|c| (c.get(0).map_or(0, |m| m.start()), format!("{}: {}", &c[1], &c[2])))
+            .collect();
+        let skip = found.len().saturating_sub(FIGURES_PER_OUTPUT);
+        for (at, text) in found.into_iter().skip(skip) {
+            self.push(at, AnchorKind::Figure, &text);
         }
     }
 

@@ -455,3 +455,22 @@ fn a_command_the_ledger_names_cut_short_is_not_listed_again() {
     let still = crate::anchors::index_beyond(&view, &[], 1_000, &est(), other);
     assert!(still.iter().any(|x| x.kind == K::Command), "{still:?}");
 }
+
+/// A command's output gives its last few labelled measurements, never every number in it.
+#[test]
+fn an_output_gives_its_last_labelled_measurements() {
+    let explain = " Limit  (cost=0.56..1234.5 rows=50 width=72) (actual time=1843.1..1843.7 rows=50 loops=1)\n   Buffers: shared hit=12 read=88123\n Planning Time: 0.213 ms\n Execution Time: 1843.771 ms\n(9 rows)\n";
+    assert_eq!(
+        of_kind(explain, Scope::Output, K::Figure),
+        ["Planning Time: 0.213 ms", "Execution Time: 1843.771 ms"]
+    );
+    let many: String = (1..=6).map(|i| format!("step {i}: {i}.5 s\n")).collect();
+    assert_eq!(
+        of_kind(&many, Scope::Output, K::Figure),
+        ["step 4: 4.5 s", "step 5: 5.5 s", "step 6: 6.5 s"]
+    );
+    // not a measurement: no unit, a sentence, a time of day
+    assert!(of_kind("rows: 48213\nIt took: about 3 s to run\nat 12:30\n", Scope::Output, K::Figure).is_empty());
+    // what the user typed is read as words, not as an output's figures
+    assert!(of_kind("Execution Time: 5 ms", Scope::Words, K::Figure).is_empty());
+}
