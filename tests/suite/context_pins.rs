@@ -452,3 +452,37 @@ async fn a_summary_written_by_a_compaction_model_of_its_own_is_told_the_pins() {
         );
     }
 }
+
+/// A summary written ahead that ends while the engine is idle changes the notice to
+/// "written", without waiting for the next step.
+#[tokio::test]
+async fn the_notice_says_when_the_summary_written_ahead_is_ready_while_idle() {
+    let mut h = harness_with(vec![], true, |c| window(c, Some(0.65))).await;
+    // the summary takes a moment, so it ends after the turn that started it
+    serve(&h, |_, r| r.first_delay_ms(1_500));
+    let mut notices = Vec::new();
+    let mut n = 0;
+    while !notices.contains(&Some(CompactionNotice::Writing)) {
+        notices.extend(turn(&mut h, n).await.1);
+        n += 1;
+        assert!(n < 40, "no background summary: {notices:?}");
+    }
+    if notices.contains(&Some(CompactionNotice::Ready)) {
+        return; // written within the turn already: nothing to wait for
+    }
+    // no op is sent: the idle engine says so by itself
+    let ready = h
+        .until("the notice that the summary is written", |e| {
+            matches!(e, Event::Context(ContextEvent::CompactionAhead { .. }))
+        })
+        .await;
+    assert!(
+        matches!(
+            ready,
+            Event::Context(ContextEvent::CompactionAhead {
+                notice: Some(CompactionNotice::Ready)
+            })
+        ),
+        "{ready:?}"
+    );
+}

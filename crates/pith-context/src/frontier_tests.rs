@@ -417,14 +417,17 @@ fn a_check_keeps_the_line_its_output_reported_with() {
         Some("test result: ok. 41 passed; 0 failed; 2 ignored")
     );
     assert_eq!(
-        super::summary_line("   Finished `dev` profile [unoptimized] target(s) in 4.87s\n").as_deref(),
+        super::summary_line("   Finished `dev` profile [unoptimized] target(s) in 4.87s\n")
+            .as_deref(),
         Some("Finished `dev` profile [unoptimized] target(s) in 4.87s")
     );
     // criterion: each benchmark's estimate, and its change against a baseline
     let criterion = "    Finished `bench` profile [optimized] target(s) in 36.41s\nappend_batch_1k         time:   [809.87 µs 813.12 µs 816.70 µs]\n                        change: [-0.9512% -0.3407% +0.2766%] (p = 0.28 > 0.05)\n                        No change in performance detected.\nsnapshot_under_append_load\n                        time:   [1.1840 ms 1.2093 ms 1.2371 ms]\n                        change: [-65.792% -65.231% -64.618%] (p = 0.00 < 0.05)\n                        Performance has improved.\nFound 5 outliers among 100 measurements (5.00%)\n";
     assert_eq!(
         super::summary_line(criterion).as_deref(),
-        Some("append_batch_1k 813.12 µs (change -0.3407%) · snapshot_under_append_load 1.2093 ms (change -65.231%)")
+        Some(
+            "append_batch_1k 813.12 µs (change -0.3407%) · snapshot_under_append_load 1.2093 ms (change -65.231%)"
+        )
     );
     assert_eq!(
         super::summary_line("collected 23 items\n\n==== 23 passed in 1.20s ====\n").as_deref(),

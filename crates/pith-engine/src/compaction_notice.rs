@@ -10,16 +10,19 @@ use pith_protocol::event::{CompactionNotice, ContextEvent};
 /// The default notice point, as a share of the usable window.
 pub(crate) const DEFAULT_NOTICE: f64 = 0.8;
 
-/// The notice for a context at `used` of `usable` tokens: `writing` a summary ahead, else
-/// soon from `point` of the usable window on (`None`: never).
+/// The notice for a context at `used` of `usable` tokens: a summary ahead being written
+/// (`ahead` is `Some(false)`) or written (`Some(true)`), else soon from `point` of the usable
+/// window on (`None`: never).
 pub(crate) fn notice(
-    writing: bool,
+    ahead: Option<bool>,
     used: u64,
     usable: u64,
     point: Option<f64>,
 ) -> Option<CompactionNotice> {
-    if writing {
-        return Some(CompactionNotice::Writing);
+    match ahead {
+        Some(false) => return Some(CompactionNotice::Writing),
+        Some(true) => return Some(CompactionNotice::Ready),
+        None => {}
     }
     let point = point.filter(|p| *p > 0.0 && *p < 1.0)?;
     (usable > 0 && used < usable && used as f64 >= point * usable as f64)
@@ -35,8 +38,8 @@ impl Turn<'_> {
         } else {
             None
         };
-        let writing = self.compactor.has_background();
-        let now = notice(writing, self.meter.used(), self.usable(), point);
+        let ahead = self.compactor.background_written();
+        let now = notice(ahead, self.meter.used(), self.usable(), point);
         if self.compactor.set_notice(now) {
             self.emit(ContextEvent::CompactionAhead { notice: now });
         }
@@ -51,16 +54,20 @@ mod tests {
     fn writing_wins_and_soon_is_from_the_point_to_the_threshold() {
         let soon = Some(CompactionNotice::Soon);
         assert_eq!(
-            notice(true, 0, 1_000, None),
+            notice(Some(false), 0, 1_000, None),
             Some(CompactionNotice::Writing)
         );
-        assert_eq!(notice(false, 799, 1_000, Some(0.8)), None);
-        assert_eq!(notice(false, 800, 1_000, Some(0.8)), soon);
-        assert_eq!(notice(false, 999, 1_000, Some(0.8)), soon);
+        assert_eq!(
+            notice(Some(true), 0, 1_000, None),
+            Some(CompactionNotice::Ready)
+        );
+        assert_eq!(notice(None, 799, 1_000, Some(0.8)), None);
+        assert_eq!(notice(None, 800, 1_000, Some(0.8)), soon);
+        assert_eq!(notice(None, 999, 1_000, Some(0.8)), soon);
         // at the threshold the compaction is under way
-        assert_eq!(notice(false, 1_000, 1_000, Some(0.8)), None);
-        assert_eq!(notice(false, 900, 1_000, Some(0.0)), None);
-        assert_eq!(notice(false, 900, 1_000, None), None);
-        assert_eq!(notice(false, 900, 0, Some(0.8)), None);
+        assert_eq!(notice(None, 1_000, 1_000, Some(0.8)), None);
+        assert_eq!(notice(None, 900, 1_000, Some(0.0)), None);
+        assert_eq!(notice(None, 900, 1_000, None), None);
+        assert_eq!(notice(None, 900, 0, Some(0.8)), None);
     }
 }

@@ -116,6 +116,26 @@ impl Compactor {
         self.background.is_some()
     }
 
+    /// The summary being written ahead: `Some(true)` once it is written, `Some(false)` while
+    /// it is being written; `None` without one (or when it failed).
+    pub(crate) fn background_written(&self) -> Option<bool> {
+        let b = self.background.as_ref()?;
+        if b.written() {
+            Some(true)
+        } else {
+            b.is_writing().then_some(false)
+        }
+    }
+
+    /// A receiver that changes when the summary being written ahead ends; `None` without one
+    /// still being written.
+    pub(crate) fn background_ending(&self) -> Option<tokio::sync::watch::Receiver<Option<bool>>> {
+        self.background
+            .as_ref()
+            .filter(|b| b.is_writing())
+            .map(Background::ended)
+    }
+
     /// Starts writing the `planned` summary ahead with `model`.
     pub(crate) fn start_background(&mut self, planned: Planned, model: ModelSetup) {
         self.background = Some(Background::start(planned, model));

@@ -110,7 +110,18 @@ impl Runner {
                 turn.user_turn(queued).await;
                 continue;
             }
-            let Some(control) = ctl.recv().await else {
+            // Idle: a summary written ahead that ends meanwhile changes the notice.
+            let control = match turn.compactor.background_ending() {
+                Some(mut ending) => tokio::select! {
+                    c = ctl.recv() => c,
+                    _ = ending.wait_for(Option::is_some) => {
+                        turn.update_compaction_notice();
+                        continue;
+                    }
+                },
+                None => ctl.recv().await,
+            };
+            let Some(control) = control else {
                 break;
             };
             match control {

@@ -147,6 +147,17 @@ fn the_status_bar_says_a_compaction_is_coming_until_it_happened() {
     );
     ev(
         &mut app,
+        Event::Context(ContextEvent::CompactionAhead {
+            notice: Some(CompactionNotice::Ready),
+        }),
+    );
+    let screen = render(&mut app, 140, 12);
+    assert!(
+        screen.contains("summary written ahead · /compact FOCUS to write another"),
+        "{screen}"
+    );
+    ev(
+        &mut app,
         Event::Context(ContextEvent::CompactionFinished {
             summary_message_id: "S".into(),
             before: 18_000,

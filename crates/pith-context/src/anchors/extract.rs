@@ -158,7 +158,9 @@ pub(crate) fn scan(text: &str, scope: Scope) -> Vec<Found> {
 /// A labelled measurement on a line of its own (`Execution Time: 1843.771 ms`,
 /// `p95: 24 ms`, `Total size: 1.2 MB`).
 static FIGURE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?m)^[ \t]*([A-Za-z][A-Za-z0-9 _/()%.-]{0,38}[A-Za-z0-9)%]):[ \t]+([\d][\d.,]*[ \t]?(?:ms|µs|us|ns|s|secs?|seconds|min|[kKMGT]i?B|bytes|%|rows|req/s|requests/sec))[ \t]*$")
+    re(
+        r"(?m)^[ \t]*([A-Za-z][A-Za-z0-9 _/()%.-]{0,38}[A-Za-z0-9)%]):[ \t]+([\d][\d.,]*[ \t]?(?:ms|µs|us|ns|s|secs?|seconds|min|[kKMGT]i?B|bytes|%|rows|req/s|requests/sec))[ \t]*$",
+    )
 });
 
 /// The most labelled measurements taken from one output (its last ones: a run's totals come
@@ -209,7 +211,12 @@ impl Scan {
         }
         let found: Vec<(usize, String)> = FIGURE_LINE
             .captures_iter(&self.buf)
-            .map(|c| (c.get(0).map_or(0, |m| m.start()), format!("{}: {}", &c[1], &c[2])))
+            .map(|c| {
+                (
+                    c.get(0).map_or(0, |m| m.start()),
+                    format!("{}: {}", &c[1], &c[2]),
+                )
+            })
             .collect();
         let skip = found.len().saturating_sub(FIGURES_PER_OUTPUT);
         for (at, text) in found.into_iter().skip(skip) {

@@ -470,7 +470,14 @@ fn an_output_gives_its_last_labelled_measurements() {
         ["step 4: 4.5 s", "step 5: 5.5 s", "step 6: 6.5 s"]
     );
     // not a measurement: no unit, a sentence, a time of day
-    assert!(of_kind("rows: 48213\nIt took: about 3 s to run\nat 12:30\n", Scope::Output, K::Figure).is_empty());
+    assert!(
+        of_kind(
+            "rows: 48213\nIt took: about 3 s to run\nat 12:30\n",
+            Scope::Output,
+            K::Figure
+        )
+        .is_empty()
+    );
     // what the user typed is read as words, not as an output's figures
     assert!(of_kind("Execution Time: 5 ms", Scope::Words, K::Figure).is_empty());
 }

@@ -45,6 +45,9 @@ pub(crate) struct Background {
     window: u64,
     cancel: CancellationToken,
     task: JoinHandle<Result<Written, ProviderError>>,
+    /// How the task ended, once it has (`Some(true)`: written, `Some(false)`: failed), for an
+    /// idle engine to notice.
+    ended: tokio::sync::watch::Receiver<Option<bool>>,
 }
 
 impl Drop for Background {
@@ -59,7 +62,13 @@ impl Background {
     pub(crate) fn start(planned: Planned, model: ModelSetup) -> Background {
         let cancel = CancellationToken::new();
         let (name, window) = (model.name.clone(), model.limits.context);
-        let task = tokio::spawn(write(model, planned.request, planned.cap, cancel.clone()));
+        let (ended_tx, ended) = tokio::sync::watch::channel(None);
+        let writing = write(model, planned.request, planned.cap, cancel.clone());
+        let task = tokio::spawn(async move {
+            let written = writing.await;
+            let _ = ended_tx.send(Some(written.is_ok()));
+            written
+        });
         Background {
             covered: planned.covered,
             carried: planned.carried,
@@ -67,7 +76,18 @@ impl Background {
             window,
             cancel,
             task,
+            ended,
         }
+    }
+
+    /// A receiver of how the summary ended, once it has (see [`Background::written`]).
+    pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<Option<bool>> {
+        self.ended.clone()
+    }
+
+    /// The summary is written and waits to be installed.
+    pub(crate) fn written(&self) -> bool {
+        *self.ended.borrow() == Some(true)
     }
 
     /// How many of the view's first messages it covers.
@@ -82,7 +102,7 @@ impl Background {
 
     /// It is still being written.
     pub(crate) fn is_writing(&self) -> bool {
-        !self.task.is_finished()
+        self.ended.borrow().is_none() && !self.task.is_finished()
     }
 
     /// The summary, waited for when it is still being written; `None` when it failed.

@@ -99,4 +99,7 @@ pub enum CompactionNotice {
     /// No summary is written ahead, and the context passed `compaction.notice` of the usable
     /// window: the compaction comes at the threshold.
     Soon,
+    /// The summary written in the background is ready: it goes in at the next compaction
+    /// point (`/compact FOCUS` still writes another).
+    Ready,
 }

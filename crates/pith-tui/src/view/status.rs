@@ -334,6 +334,7 @@ fn status_left(
 pub(crate) fn notice_text(notice: CompactionNotice) -> &'static str {
     match notice {
         CompactionNotice::Writing => "summary being written · /compact FOCUS or /pin to steer",
+        CompactionNotice::Ready => "summary written ahead · /compact FOCUS to write another",
         CompactionNotice::Soon => "compaction soon · /compact FOCUS or /pin to steer",
     }
 }
