@@ -16,11 +16,17 @@ use super::scenario::Scenario;
 /// A directory removed when dropped.
 struct TempDir(PathBuf);
 
+/// The prefix of an eval's temporary directories: `pith-eval-PID-N`.
+const PREFIX: &str = "pith-eval-";
+
 impl TempDir {
     fn new() -> anyhow::Result<TempDir> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("pith-eval-{}-{n}", std::process::id()));
+        if n == 0 {
+            sweep_stale(&std::env::temp_dir());
+        }
+        let dir = std::env::temp_dir().join(format!("{PREFIX}{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -35,6 +41,32 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes the directories an eval killed before it could clean up left in `tmp` (a process
+/// that no longer runs). Only where a process can be looked up by its id (Linux's `/proc`).
+fn sweep_stale(tmp: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix(PREFIX)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        let Some(pid) = pid else {
+            continue;
+        };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && e.file_type().is_ok_and(|t| t.is_dir()) {
+            tracing::info!("removing {} left by an eval that ended", e.path().display());
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 

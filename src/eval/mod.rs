@@ -45,8 +45,19 @@ pub struct Options {
     pub model: Option<String>,
 }
 
-/// Runs the eval and prints its report; the exit code.
+/// Runs the eval and prints its report; the exit code. Ctrl-C stops it with 130, its
+/// temporary sessions removed.
 pub async fn run(setup: Setup, opts: Options) -> anyhow::Result<i32> {
+    tokio::select! {
+        r = run_all(setup, opts) => r,
+        _ = tokio::signal::ctrl_c() => {
+            crate::errln!("pith eval: interrupted");
+            Ok(130)
+        }
+    }
+}
+
+async fn run_all(setup: Setup, opts: Options) -> anyhow::Result<i32> {
     if let Some(id) = &opts.session {
         return session::run(&setup, id, opts.format);
     }

@@ -326,3 +326,58 @@ async fn no_model_configured_is_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(server.requests().is_empty());
 }
+
+/// Ctrl-C stops an eval with 130 and its temporary sessions gone; the directories of an eval
+/// that was killed outright (its process no longer runs) are removed by the next one.
+#[tokio::test]
+async fn an_interrupted_eval_leaves_no_temporary_directory() {
+    let server = MockServer::start().await;
+    // every request hangs: the eval is stopped in the middle of its first compaction
+    server.respond_with(|_| openai::text("never", None).hold_open());
+    let env = PithEnv::new(&server.url(), 32_000, 4_000, "");
+    let tmp = tempfile::tempdir().unwrap();
+    let stale = tmp.path().join("pith-eval-99999999-0");
+    std::fs::create_dir_all(stale.join("sessions")).unwrap();
+    let mut child = env
+        .command(&["eval", "compaction", "--presence-only"])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("pith starts");
+    let pid = child.id().expect("running");
+    let own = format!("pith-eval-{pid}-");
+    let entries = |dir: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    for _ in 0..500 {
+        if entries(tmp.path()).iter().any(|n| n.starts_with(&own)) && !server.requests().is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        entries(tmp.path()).iter().any(|n| n.starts_with(&own)),
+        "the eval made its directory: {:?}",
+        entries(tmp.path())
+    );
+    assert!(!stale.exists(), "the killed eval's directory is swept");
+    // SAFETY: a signal to our own child, by its id.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("the eval stops")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    let left: Vec<String> = entries(tmp.path())
+        .into_iter()
+        .filter(|n| n.starts_with("pith-eval-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
