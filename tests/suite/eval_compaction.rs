@@ -338,7 +338,7 @@ async fn an_interrupted_eval_leaves_no_temporary_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let stale = tmp.path().join("pith-eval-99999999-0");
     std::fs::create_dir_all(stale.join("sessions")).unwrap();
-    let mut child = env
+    let child = env
         .command(&["eval", "compaction", "--presence-only"])
         .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::piped())
