@@ -44,9 +44,40 @@ pub fn index_beyond(
     est: &Estimator,
     known: &str,
 ) -> Vec<Anchor> {
+    index_cached(
+        summarised,
+        previous,
+        budget,
+        est,
+        known,
+        &mut Cache::default(),
+    )
+}
+
+/// The anchors each message yields, by message id: one plan measures its records over the
+/// same messages many times (each tail it tries), and reads each message once.
+pub type Cache = HashMap<String, Vec<Anchor>>;
+
+/// [`index_beyond`] with what each message yields kept in `cache`.
+pub fn index_cached(
+    summarised: &[Message],
+    previous: &[Anchor],
+    budget: u64,
+    est: &Estimator,
+    known: &str,
+    cache: &mut Cache,
+) -> Vec<Anchor> {
     let mut found = Vec::new();
     for m in summarised {
-        anchors_of(m, &mut found);
+        match cache.get(&m.id) {
+            Some(of) => found.extend(of.iter().cloned()),
+            None => {
+                let mut of = Vec::new();
+                anchors_of(m, &mut of);
+                found.extend(of.iter().cloned());
+                cache.insert(m.id.clone(), of);
+            }
+        }
     }
     found.reverse();
     let new = dedupe(found.into_iter().chain(previous.iter().cloned()))

@@ -41,30 +41,27 @@ pub fn index(
     budget: u64,
     est: &Estimator,
 ) -> Vec<Decision> {
+    index_cached(summarised, previous, budget, est, &mut Cache::default())
+}
+
+/// The decisions each reply yields, by message id (see `anchors::Cache`).
+pub type Cache = std::collections::HashMap<String, Vec<Decision>>;
+
+/// [`index`] with what each reply yields kept in `cache`.
+pub fn index_cached(
+    summarised: &[Message],
+    previous: &[Decision],
+    budget: u64,
+    est: &Estimator,
+    cache: &mut Cache,
+) -> Vec<Decision> {
     let mut found = Vec::new();
     for m in summarised {
         if m.role != Role::Assistant || m.summary {
             continue;
         }
-        for p in &m.parts {
-            if let PartKind::Text {
-                text,
-                synthetic: false,
-            } = &p.kind
-            {
-                // the next step announced is the frontier's
-                // a sentence that only introduces what follows (`…before the fix:`) says nothing
-                let decides = |s: &&str| {
-                    (MARKERS.is_match(s) || FIGURES.is_match(s))
-                        && !s.starts_with("Next")
-                        && !s.ends_with(':')
-                };
-                found.extend(sentences(text).filter(decides).map(|s| Decision {
-                    text: cut(s),
-                    recall: Some(m.id.clone()),
-                }));
-            }
-        }
+        let of = cache.entry(m.id.clone()).or_insert_with(|| decisions_of(m));
+        found.extend(of.iter().cloned());
     }
     found.reverse();
     let mut out: Vec<Decision> = Vec::new();
@@ -90,6 +87,31 @@ pub fn index(
         out.remove(weakest.unwrap_or(out.len() - 1));
     }
     out
+}
+
+/// The decisions of one reply, oldest first.
+fn decisions_of(m: &Message) -> Vec<Decision> {
+    let mut found = Vec::new();
+    for p in &m.parts {
+        if let PartKind::Text {
+            text,
+            synthetic: false,
+        } = &p.kind
+        {
+            // the next step announced is the frontier's; a sentence that only introduces what
+            // follows (`…before the fix:`) says nothing
+            let decides = |s: &&str| {
+                (MARKERS.is_match(s) || FIGURES.is_match(s))
+                    && !s.starts_with("Next")
+                    && !s.ends_with(':')
+            };
+            found.extend(sentences(text).filter(decides).map(|s| Decision {
+                text: cut(s),
+                recall: Some(m.id.clone()),
+            }));
+        }
+    }
+    found
 }
 
 /// A sentence that states a decision outright (`Decision: …`, `Plan: …`, `the root cause is…`,

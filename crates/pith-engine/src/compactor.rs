@@ -177,6 +177,16 @@ pub(super) struct Planner<'a> {
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
     pub todos: &'a Mutex<Vec<pith_protocol::tool::Todo>>,
+    /// What each message yields for the records, read once per plan (each tail tried measures
+    /// the records again over mostly the same messages).
+    pub cache: RecordsCache,
+}
+
+/// See [`Planner::cache`].
+#[derive(Default)]
+pub(crate) struct RecordsCache {
+    pub anchors: pith_context::anchors::Cache,
+    pub decisions: pith_context::decisions::Cache,
 }
 
 /// What a compaction asks of the session it compacts, besides what writing its summary asks

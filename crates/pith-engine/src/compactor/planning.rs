@@ -220,11 +220,12 @@ impl Planner<'_> {
         let share = spare / 3;
         let summarised = &self.log.view()[summarise];
         let est = self.meter.estimator();
-        c.decisions = pith_context::decisions::index(
+        c.decisions = pith_context::decisions::index_cached(
             summarised,
             &prev.decisions,
             budget.decisions + share,
             est,
+            &mut self.cache.decisions,
         );
         c.frontier = pith_context::frontier::build(
             self.log.view(),
@@ -239,12 +240,13 @@ impl Planner<'_> {
             frontier: c.frontier.clone(),
             ..Carried::default()
         });
-        c.anchors = pith_context::anchors::index_beyond(
+        c.anchors = pith_context::anchors::index_cached(
             summarised,
             &prev.anchors,
             budget.anchors + share,
             est,
             &known,
+            &mut self.cache.anchors,
         );
     }
 
@@ -306,8 +308,13 @@ impl Planner<'_> {
             .filter(|t| !t.is_empty())
             .or_else(|| prev.todos.clone());
         let est = self.meter.estimator();
-        let decisions =
-            pith_context::decisions::index(summarised, &prev.decisions, budget.decisions, est);
+        let decisions = pith_context::decisions::index_cached(
+            summarised,
+            &prev.decisions,
+            budget.decisions,
+            est,
+            &mut self.cache.decisions,
+        );
         let frontier = pith_context::frontier::build(
             self.log.view(),
             todos.as_deref(),
@@ -320,12 +327,13 @@ impl Planner<'_> {
             frontier: frontier.clone(),
             ..Carried::default()
         });
-        let anchors = pith_context::anchors::index_beyond(
+        let anchors = pith_context::anchors::index_cached(
             summarised,
             &prev.anchors,
             budget.anchors,
             est,
             &known,
+            &mut self.cache.anchors,
         );
         let left = left_view::items(summarised, est);
         let mut c = Carried {

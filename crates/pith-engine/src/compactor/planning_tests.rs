@@ -76,7 +76,13 @@ fn the_frontier_at_a_swap_is_the_sessions_then_not_the_planned_one() {
     assert!(n > 0, "something is summarised");
     let f = &planned.frontier;
     assert_eq!(f.verified.len(), 1, "{f:?}");
-    assert_eq!(f.verified[0].result, "failed (exit 101)");
+    // with no report line, what the run printed last
+    assert!(
+        f.verified[0]
+            .result
+            .starts_with("failed (exit 101): output"),
+        "{f:?}"
+    );
     assert_eq!(f.next.as_deref(), Some("Let me run the tests."));
 
     // The session goes on while the summary is written.
@@ -94,9 +100,17 @@ fn the_frontier_at_a_swap_is_the_sessions_then_not_the_planned_one() {
     let runs: Vec<_> = f
         .verified
         .iter()
-        .map(|c| (c.command.as_str(), c.result.as_str(), c.recall.as_deref()))
+        .map(|c| (c.command.as_str(), c.passed, c.recall.as_deref()))
         .collect();
-    assert_eq!(runs, [("cargo test", "passed", Some("t9"))]);
+    assert_eq!(runs, [("cargo test", Some(true), Some("t9"))]);
+    // the failing run before it is the check's first run
+    assert!(
+        f.verified[0]
+            .before
+            .as_deref()
+            .is_some_and(|b| b.starts_with("failed (exit 101)")),
+        "{f:?}"
+    );
     assert_eq!(
         f.next.as_deref(),
         Some("Next, I'll run clippy on the parser.")
