@@ -322,5 +322,55 @@ fn cache_hit_rate(_c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, per_step, estimator_throughput, cache_hit_rate);
+/// The anchor index of a compaction over the history it summarises (the costliest of the
+/// records: every output is scanned), as a plan measures it again for each tail it tries: the
+/// first pass reads every message (`cold`), a later pass over the same messages reads the plan's
+/// cache (`warm`).
+fn records(c: &mut Criterion) {
+    let mut group = c.benchmark_group("records");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let est = Estimator::for_model("gpt-4o");
+    for parts in [1_000usize, 10_000] {
+        let history = session(parts);
+        group.bench_with_input(BenchmarkId::new("cold", parts), &parts, |b, _| {
+            b.iter(|| {
+                let mut cache = pith_context::anchors::Cache::default();
+                black_box(pith_context::anchors::index_cached(
+                    &history,
+                    &[],
+                    1_500,
+                    &est,
+                    "",
+                    &mut cache,
+                ))
+            })
+        });
+        let mut cache = pith_context::anchors::Cache::default();
+        pith_context::anchors::index_cached(&history, &[], 1_500, &est, "", &mut cache);
+        group.bench_with_input(BenchmarkId::new("warm", parts), &parts, |b, _| {
+            b.iter(|| {
+                black_box(pith_context::anchors::index_cached(
+                    &history,
+                    &[],
+                    1_500,
+                    &est,
+                    "",
+                    &mut cache,
+                ))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    per_step,
+    estimator_throughput,
+    cache_hit_rate,
+    records
+);
 criterion_main!(benches);
