@@ -429,6 +429,15 @@ fn turn_events() -> Vec<(Event, bool)> {
             true,
         ),
         (ends().into(), false),
+        (
+            TurnEvent::GoalChecked {
+                met: false,
+                by: GoalCheckBy::Command,
+                detail: text("exit 1"),
+            }
+            .into(),
+            false,
+        ),
     ]
 }
 
@@ -505,6 +514,13 @@ fn session_events() -> Vec<(Event, bool)> {
             .into(),
             true,
         ),
+        (
+            SessionEvent::GoalChanged {
+                goal: Some(a_goal()),
+            }
+            .into(),
+            true,
+        ),
     ]
 }
 
@@ -543,10 +559,10 @@ fn settings_events() -> Vec<(Event, bool)> {
 }
 
 #[test]
-fn the_answers_are_the_thirteen_they_are_and_every_event_reads_back() {
+fn the_answers_are_the_fourteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 36, "one of each kind");
-    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 13);
+    assert_eq!(events.len(), 38, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 14);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");
         let msg = EventMsg::from(event).answering(&"A1".to_string());
@@ -554,4 +570,78 @@ fn the_answers_are_the_thirteen_they_are_and_every_event_reads_back() {
         assert_eq!(json.get("submission").is_some(), answers, "{json}");
         assert_eq!(serde_json::from_value::<EventMsg>(json).unwrap(), msg);
     }
+}
+
+fn a_goal() -> Goal {
+    Goal {
+        text: text("make the tests pass"),
+        status: GoalStatus::Active,
+        budget: GoalBudget {
+            limit: 20,
+            unit: BudgetUnit::Turns,
+        },
+        turns: 3,
+        tokens: 1200,
+    }
+}
+
+#[test]
+fn goal_events_and_op_print_as_pinned() {
+    pinned(
+        answering(
+            SessionEvent::GoalChanged {
+                goal: Some(a_goal()),
+            },
+            "G1",
+        ),
+        concat!(
+            r#"{"type":"goal_changed","goal":{"text":"make the tests pass","status":"active","#,
+            r#""budget":{"limit":20,"unit":"turns"},"turns":3,"tokens":1200},"submission":"G1"}"#
+        ),
+    );
+    pinned(
+        SessionEvent::GoalChanged { goal: None }.into(),
+        r#"{"type":"goal_changed","goal":null}"#,
+    );
+    pinned(
+        TurnEvent::GoalChecked {
+            met: true,
+            by: GoalCheckBy::Model,
+            detail: text("all 12 tests pass"),
+        }
+        .into(),
+        r#"{"type":"goal_checked","met":true,"by":"model","detail":"all 12 tests pass"}"#,
+    );
+    for (status, name) in [
+        (GoalStatus::Paused, "paused"),
+        (GoalStatus::Met, "met"),
+        (GoalStatus::BudgetReached, "budget_reached"),
+    ] {
+        assert_eq!(serde_json::to_value(status).unwrap(), name);
+    }
+    let op = Op::Goal {
+        id: text("G2"),
+        action: GoalAction::Set {
+            text: text("ship it"),
+            budget: Some(GoalBudget {
+                limit: 5000,
+                unit: BudgetUnit::Tokens,
+            }),
+        },
+    };
+    let json = serde_json::to_string(&op).unwrap();
+    assert_eq!(
+        json,
+        r#"{"op":"goal","id":"G2","action":"set","text":"ship it","budget":{"limit":5000,"unit":"tokens"}}"#
+    );
+    assert_eq!(serde_json::from_str::<Op>(&json).unwrap(), op);
+    let pause: Op = serde_json::from_str(r#"{"op":"goal","id":"G3","action":"pause"}"#).unwrap();
+    assert_eq!(
+        pause,
+        Op::Goal {
+            id: text("G3"),
+            action: GoalAction::Pause
+        }
+    );
+    assert_eq!(Submission::new(pause).id, "G3");
 }
