@@ -14,6 +14,7 @@ mod compaction_notice;
 mod compactor;
 mod emitter;
 mod error;
+mod goal;
 pub mod factory;
 pub mod hook_commands;
 mod hook_state;

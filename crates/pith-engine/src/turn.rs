@@ -71,6 +71,8 @@ impl Turn<'_> {
             // Interrupting stops everything under way, the background summary too.
             self.compactor.drop_background();
             self.update_compaction_notice();
+            // and the goal's turns: it stays, paused
+            self.pause_goal_on_interrupt();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -134,6 +136,21 @@ impl Turn<'_> {
                     return TurnEnd::Interrupted;
                 }
                 parent = self.back_to_work(&reason);
+                continue;
+            }
+            // An active goal not yet met sends the model back to work, as a stop hook does,
+            // with a turn's allowance of steps and compactions (ARCHITECTURE.md §5.2).
+            if !continuing
+                && finish == FinishReason::Stop
+                && let Some(note) = self.goal_continue(cancel).await
+            {
+                if cancel.is_cancelled() {
+                    return TurnEnd::Interrupted;
+                }
+                parent = self.goal_back_to_work(&note);
+                step = 0;
+                stop_blocks = 0;
+                self.compactor.start_turn();
                 continue;
             }
             if !continuing {
@@ -211,6 +228,15 @@ impl Turn<'_> {
             reason.trim()
         );
         let i = self.push_user_text(&note, true);
+        let parent = self.log.view()[i].id.clone();
+        self.emit_context();
+        parent
+    }
+
+    /// The goal's continuation `note` as a synthetic user message; its id, the next step's
+    /// parent.
+    fn goal_back_to_work(&mut self, note: &str) -> String {
+        let i = self.push_user_text(note, true);
         let parent = self.log.view()[i].id.clone();
         self.emit_context();
         parent
@@ -431,6 +457,7 @@ impl Turn<'_> {
             self.emit(OutputEvent::PartUpdated { part: p.clone() });
         }
         self.log.add_cost(cost);
+        self.goal_spend(usage.as_ref());
         match usage {
             Some(u) if u.context_tokens() > 0 => {
                 self.record.spend(u.context_tokens());
