@@ -154,6 +154,8 @@ impl Command {
                 | Command::Copy
                 | Command::Editor
                 | Command::Plan
+                // `/goal` alone is answered at once; pause and clear stop the turn
+                | Command::Goal
         )
     }
 
