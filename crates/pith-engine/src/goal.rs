@@ -18,7 +18,9 @@ use pith_protocol::llm::Usage;
 
 mod check;
 
-pub(crate) use check::{Verdict, parse_verdict};
+pub(crate) use check::Verdict;
+#[cfg(test)]
+pub(crate) use check::parse_verdict;
 
 /// The first line of the system block the goal travels in (`prompts/goal-system.md`).
 pub(crate) const GOAL_HEADER: &str = "## The user's goal (/goal)";
@@ -52,10 +54,7 @@ pub(crate) fn block(goal: &Goal, check: Option<&str>) -> Option<String> {
 /// check found (bounded).
 pub(crate) fn continuation(goal: &Goal, check: &str) -> String {
     let (turn, limit) = match goal.budget.unit {
-        BudgetUnit::Turns => (
-            (goal.turns + 1).to_string(),
-            goal.budget.limit.to_string(),
-        ),
+        BudgetUnit::Turns => ((goal.turns + 1).to_string(), goal.budget.limit.to_string()),
         BudgetUnit::Tokens => (
             (goal.turns + 1).to_string(),
             format!(
@@ -175,6 +174,14 @@ impl Turn<'_> {
         }
     }
 
+    /// A `/goal TEXT` or `/goal resume` that starts no turn ends as a refused one does, so a
+    /// front end waiting for the turn's end is answered.
+    fn no_goal_turn(&self) {
+        self.emit(TurnEvent::TurnFinished {
+            reason: pith_protocol::event::TurnEnd::Error,
+        });
+    }
+
     fn no_goal(&self, verb: &str) {
         self.report(EngineError::Command(format!(
             "no goal to {verb}: /goal TEXT sets one"
@@ -196,7 +203,7 @@ impl Turn<'_> {
             tokens: 0,
         };
         if !self.save_goal(&goal) {
-            return;
+            return self.no_goal_turn();
         }
         self.goal_changed(Some(goal.clone()));
         let prompt = Prompt {
@@ -212,13 +219,15 @@ impl Turn<'_> {
     /// again. Either way a turn toward it starts.
     async fn resume_goal(&mut self, id: String) {
         let Some(mut goal) = self.goal() else {
-            return self.no_goal("resume");
+            self.no_goal("resume");
+            return self.no_goal_turn();
         };
         match goal.status {
             GoalStatus::Met => {
-                return self.report(EngineError::Command(
+                self.report(EngineError::Command(
                     "the goal is met: /goal TEXT sets a new one".into(),
                 ));
+                return self.no_goal_turn();
             }
             GoalStatus::BudgetReached => {
                 goal.turns = 0;
@@ -228,7 +237,7 @@ impl Turn<'_> {
         }
         goal.status = GoalStatus::Active;
         if !self.save_goal(&goal) {
-            return;
+            return self.no_goal_turn();
         }
         self.goal_changed(Some(goal.clone()));
         let prompt = Prompt {

@@ -175,11 +175,7 @@ impl Turn<'_> {
 
     /// The model, asked in a side request: the session's next request with the question
     /// appended; its tokens count against the goal's budget.
-    async fn check_by_model(
-        &mut self,
-        goal: &Goal,
-        cancel: &CancellationToken,
-    ) -> Option<Verdict> {
+    async fn check_by_model(&mut self, goal: &Goal, cancel: &CancellationToken) -> Option<Verdict> {
         let mut request = self.build_request(false);
         request.messages.push(ChatMessage::User {
             content: vec![UserContent::Text {

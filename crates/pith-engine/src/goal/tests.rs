@@ -54,7 +54,11 @@ fn verdicts_are_read_leniently() {
         ("met — the build is green", true, "the build is green"),
         ("**MET**: done", true, "done"),
         ("CONTINUE: fix b.rs next", false, "fix b.rs next"),
-        ("Continue. The lint step fails.", false, "The lint step fails."),
+        (
+            "Continue. The lint step fails.",
+            false,
+            "The lint step fails.",
+        ),
         ("\n\n`CONTINUE`", false, ""),
         (
             "The tests still fail, so the goal is NOT MET.",
@@ -66,7 +70,11 @@ fn verdicts_are_read_leniently() {
             true,
             "Looking at the output, the goal is MET.",
         ),
-        ("Methodically, I CONTINUE", false, "Methodically, I CONTINUE"),
+        (
+            "Methodically, I CONTINUE",
+            false,
+            "Methodically, I CONTINUE",
+        ),
     ];
     for (text, met, reason) in cases {
         assert_eq!(parse_verdict(text), (met, reason.to_string()), "{text}");
