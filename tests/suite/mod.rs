@@ -29,6 +29,7 @@ mod engine_start;
 mod engine_user_tools;
 mod eval_compaction;
 mod fault_run;
+mod goal_loop;
 mod headless_commands;
 mod headless_faults;
 mod headless_output;
