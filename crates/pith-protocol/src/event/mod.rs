@@ -8,6 +8,8 @@ use crate::message::FinishReason;
 mod context;
 mod envelope;
 mod goal;
+#[cfg(test)]
+mod goal_wire_tests;
 mod groups;
 mod mcp;
 mod op;
