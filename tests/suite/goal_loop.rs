@@ -441,7 +441,7 @@ async fn twenty_five_goal_turns_through_compactions_stay_bounded() {
     // each continuation is bounded, whatever came before it
     let notes: Vec<String> = (0..h.server.requests().len())
         .map(|i| last_user_text(&h.server.request_body(i)))
-        .filter(|t| t.contains("<goal-context>"))
+        .filter(|t| t.starts_with("Goal not met yet"))
         .collect();
     assert!(notes.len() >= 20, "{}", notes.len());
     assert!(notes.iter().all(|n| n.len() < 3_000));
@@ -493,4 +493,66 @@ async fn pith_run_goal_prints_the_goal_events_and_exits_1_when_not_met() {
     assert!(out.status.success(), "{}", stderr(&out));
     let changes = of_type(&events, "goal_changed");
     assert_eq!(changes.last().unwrap()["goal"]["status"], "met");
+}
+
+/// A text answer streamed slowly (`n` chunks, `ms` apart).
+fn slow_text(n: usize, ms: u64) -> support::MockResponse {
+    let mut frames: Vec<String> = (0..n)
+        .map(|i| {
+            openai::frame(&openai::delta_chunk(
+                serde_json::json!({"content": format!("word{i} ")}),
+                None,
+            ))
+        })
+        .collect();
+    frames.push(openai::frame(&openai::delta_chunk(
+        serde_json::json!({}),
+        Some("stop"),
+    )));
+    frames.push(openai::done());
+    support::MockResponse::sse(frames).delay_ms(ms)
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_the_loop_and_pauses_the_goal() {
+    let mut h = harness_with(vec![], true, |_| {}).await;
+    h.server.push_all([
+        openai::text("first turn", Some((500, 2))),
+        openai::text("CONTINUE: more", Some((500, 2))),
+        slow_text(200, 20),
+    ]);
+    h.send(set(GOAL, Some((10, BudgetUnit::Turns))));
+    // the second turn is streaming: interrupt it
+    h.until("the second turn streams", |e| {
+        matches!(e, Event::Output(pith_protocol::event::OutputEvent::TextDelta { delta, .. }) if delta.starts_with("word"))
+    })
+    .await;
+    h.send(Op::Interrupt);
+    let r = run(&mut h).await;
+    assert_eq!(r.end, Some(TurnEnd::Interrupted));
+    let goal = r.last();
+    assert_eq!((goal.status, goal.turns), (GoalStatus::Paused, 1));
+    assert_eq!(h.server.requests().len(), 3, "no check after the interrupt");
+}
+
+#[tokio::test]
+async fn headless_a_check_command_no_rule_allows_is_refused_and_never_met() {
+    // no rule for bash: headless, an "ask" is a refusal; the budget still stops the goal
+    let mut h = harness_with(vec![], true, |c: &mut Config| {
+        c.goal.check = Some("cargo test --quiet".into());
+    })
+    .await;
+    h.server
+        .respond_with(|_| openai::text("working", Some((500, 2))));
+    h.send(set(GOAL, Some((2, BudgetUnit::Turns))));
+    let r = run(&mut h).await;
+    assert_eq!(r.checks.len(), 2);
+    for (met, by, detail) in &r.checks {
+        assert!(!met && *by == GoalCheckBy::Command);
+        assert!(
+            detail.contains("`cargo test --quiet` did not run"),
+            "{detail}"
+        );
+    }
+    assert_eq!(r.last().status, GoalStatus::BudgetReached);
 }

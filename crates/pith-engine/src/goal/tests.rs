@@ -34,7 +34,7 @@ fn the_continuation_names_the_goal_its_budget_and_the_check_bounded() {
     let g = goal(GoalStatus::Active, BudgetUnit::Turns);
     let note = continuation(&g, "FAILED tests/a.rs");
     assert!(note.contains("goal turn 3 of 20"), "{note}");
-    assert!(note.contains("Goal: all tests pass"), "{note}");
+    assert!(note.contains("<goal>\nall tests pass\n</goal>"), "{note}");
     assert!(note.contains("FAILED tests/a.rs"), "{note}");
     let g = goal(GoalStatus::Active, BudgetUnit::Tokens);
     let note = continuation(&g, "x");
