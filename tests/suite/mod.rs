@@ -63,6 +63,7 @@ mod stop_at_question;
 mod subagents;
 mod tools_api;
 mod tui_e2e;
+mod tui_goal;
 mod tui_interrupt;
 mod tui_local_server;
 mod tui_no_model;
