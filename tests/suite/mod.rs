@@ -3,6 +3,7 @@
 //! snapshots after them (`snapshots/all__suite__<area>__<name>.snap`).
 
 mod acp;
+mod acp_goal;
 mod acp_load;
 mod anthropic_provider;
 mod auth_login;
