@@ -438,6 +438,16 @@ async fn twenty_five_goal_turns_through_compactions_stay_bounded() {
         sizes.push(body.to_string().len() / 4);
     }
     assert!(sizes.iter().all(|s| *s < 20_000), "{sizes:?}");
+    // after the last compaction (a summary that forgot the goal), the request still carries
+    // the goal's block word for word
+    let summarised = (0..h.server.requests().len())
+        .map(|i| h.server.request_body(i))
+        .filter(|b| b.get("tools").is_some() && !is_check(b))
+        .rfind(|b| b.to_string().contains("Unknown."))
+        .expect("a request after a compaction");
+    let system = system_text(&summarised);
+    let block = &system[system.find("## The user's goal (/goal)").unwrap()..];
+    insta::assert_snapshot!("goal_block_after_compaction", block);
     // each continuation is bounded, whatever came before it
     let notes: Vec<String> = (0..h.server.requests().len())
         .map(|i| last_user_text(&h.server.request_body(i)))
