@@ -566,3 +566,26 @@ async fn headless_a_check_command_no_rule_allows_is_refused_and_never_met() {
     }
     assert_eq!(r.last().status, GoalStatus::BudgetReached);
 }
+
+#[tokio::test]
+async fn an_interrupt_during_the_check_command_ends_the_turn_and_pauses_the_goal() {
+    let mut h = harness_with(allow_bash_and_write(), true, |c: &mut Config| {
+        c.goal.check = Some("sleep 20; exit 1".into());
+    })
+    .await;
+    h.server.push(openai::text("working", Some((500, 2))));
+    h.send(set(GOAL, None));
+    h.until(
+        "the check runs",
+        |e| matches!(e, Event::Turn(TurnEvent::State { detail: Some(d), .. }) if d == "goal check"),
+    )
+    .await;
+    let asked = std::time::Instant::now();
+    h.send(Op::Interrupt);
+    let r = run(&mut h).await;
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(r.end, Some(TurnEnd::Interrupted));
+    assert!(r.checks.is_empty(), "{r:?}");
+    let goal = r.last();
+    assert_eq!((goal.status, goal.turns), (GoalStatus::Paused, 1));
+}

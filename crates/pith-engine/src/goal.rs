@@ -22,6 +22,16 @@ pub(crate) use check::Verdict;
 #[cfg(test)]
 pub(crate) use check::parse_verdict;
 
+/// What comes after a turn toward the goal.
+pub(crate) enum GoalNext {
+    /// No active goal, met (said), its budget spent (said), or the check could not run (said).
+    Stop,
+    /// Not met: this note sends the model back to work.
+    Continue(String),
+    /// Interrupted while it was checked.
+    Interrupted,
+}
+
 /// The first line of the system block the goal travels in (`prompts/goal-system.md`).
 pub(crate) const GOAL_HEADER: &str = "## The user's goal (/goal)";
 
@@ -280,28 +290,29 @@ impl Turn<'_> {
     }
 
     /// After a turn the model ended by stopping: with an active goal, the turn is counted and
-    /// checked. `Some(note)`: not met and the budget allows another turn — the note sends the
-    /// model back to work. `None`: no goal, met (said), the budget spent (said), interrupted,
-    /// or the check could not run (said; the goal stays active).
-    pub(crate) async fn goal_continue(&mut self, cancel: &CancellationToken) -> Option<String> {
+    /// checked. Not met and within its budget, a note sends the model back to work; a check
+    /// that could not run leaves the goal active and the turn ends.
+    pub(crate) async fn goal_continue(&mut self, cancel: &CancellationToken) -> GoalNext {
         if self.role.depth > 0 {
-            return None;
+            return GoalNext::Stop;
         }
-        let mut goal = self.goal().filter(|g| g.status == GoalStatus::Active)?;
+        let Some(mut goal) = self.goal().filter(|g| g.status == GoalStatus::Active) else {
+            return GoalNext::Stop;
+        };
         let verdict = self.check_goal(&goal, cancel).await;
         // the check's own request counted its tokens in the store
         if let Some(stored) = self.goal() {
             goal.tokens = stored.tokens;
         }
         goal.turns += 1;
-        let Some(Verdict { met, by, detail }) = verdict else {
-            self.save_goal(&goal);
-            return None;
-        };
         if cancel.is_cancelled() {
             self.save_goal(&goal);
-            return None;
+            return GoalNext::Interrupted;
         }
+        let Some(Verdict { met, by, detail }) = verdict else {
+            self.save_goal(&goal);
+            return GoalNext::Stop;
+        };
         self.emit(TurnEvent::GoalChecked {
             met,
             by,
@@ -313,12 +324,15 @@ impl Turn<'_> {
             goal.status = GoalStatus::BudgetReached;
         }
         if !self.save_goal(&goal) {
-            return None;
+            return GoalNext::Stop;
         }
-        let note = (goal.status == GoalStatus::Active).then(|| continuation(&goal, &detail));
+        let next = match goal.status {
+            GoalStatus::Active => GoalNext::Continue(continuation(&goal, &detail)),
+            _ => GoalNext::Stop,
+        };
         self.say_where_the_goal_stands(&goal);
         self.goal_changed(Some(goal));
-        note
+        next
     }
 
     /// The one line a met or spent goal ends on.

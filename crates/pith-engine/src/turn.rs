@@ -7,6 +7,7 @@ use super::compactor;
 use super::shared::Prompt;
 use super::step::Outcome;
 use crate::error::EngineError;
+use crate::goal::GoalNext;
 use crate::turn_context::Turn;
 use pith_context::{overflow, prune};
 use pith_protocol::event::{ContextEvent, EngineState, Event, OutputEvent, TurnEnd, TurnEvent};
@@ -140,18 +141,19 @@ impl Turn<'_> {
             }
             // An active goal not yet met sends the model back to work, as a stop hook does,
             // with a turn's allowance of steps and compactions (ARCHITECTURE.md §5.2).
-            if !continuing
-                && finish == FinishReason::Stop
-                && let Some(note) = self.goal_continue(cancel).await
-            {
-                if cancel.is_cancelled() {
-                    return TurnEnd::Interrupted;
+            if !continuing && finish == FinishReason::Stop {
+                match self.goal_continue(cancel).await {
+                    GoalNext::Stop => {}
+                    // an interrupt during the check (its command, its question)
+                    GoalNext::Interrupted => return TurnEnd::Interrupted,
+                    GoalNext::Continue(note) => {
+                        parent = self.goal_back_to_work(&note);
+                        step = 0;
+                        stop_blocks = 0;
+                        self.compactor.start_turn();
+                        continue;
+                    }
                 }
-                parent = self.goal_back_to_work(&note);
-                step = 0;
-                stop_blocks = 0;
-                self.compactor.start_turn();
-                continue;
             }
             if !continuing {
                 return if last_step && has_calls {

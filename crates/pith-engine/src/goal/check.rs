@@ -15,6 +15,9 @@ use pith_tools::permission::Decision;
 
 const CHECK_PROMPT: &str = include_str!("../../../../prompts/goal-check.md");
 
+/// How long the check command gets to stop after an interrupt.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The output cap of the side request: one line, with room for a model that reasons first.
 const CHECK_CAP: u32 = 1_024;
 
@@ -134,9 +137,16 @@ impl Turn<'_> {
             }
         }
         self.state(EngineState::Running, Some("goal check".into()));
+        let run = self.tools.registry().execute("bash", input, &ctx);
+        tokio::pin!(run);
         let result = tokio::select! {
-            r = self.tools.registry().execute("bash", input, &ctx) => r,
-            _ = cancel.cancelled() => return None,
+            r = &mut run => r,
+            // the command's tree is ended with the call (its token is the turn's child); it
+            // gets a moment to go, as an interrupted tool call does
+            _ = cancel.cancelled() => {
+                let _ = tokio::time::timeout(STOP_GRACE, &mut run).await;
+                return None;
+            }
         };
         match result {
             Ok(out) => {
