@@ -206,6 +206,11 @@ impl Turn<'_> {
         match answer {
             Ok((text, usage, _)) => {
                 self.goal_spend(usage.as_ref());
+                // what the check cost is the session's, as a summary's is
+                if let Some(u) = &usage {
+                    self.log
+                        .add_cost(pith_provider::cost::cost(u, &self.model.info));
+                }
                 let (met, detail) = parse_verdict(&text);
                 Some(Verdict {
                     met,
