@@ -195,11 +195,12 @@ impl Turn<'_> {
         request.max_tokens = Some(CHECK_CAP);
         let provider = self.model.provider.clone();
         self.state(EngineState::Thinking, Some("goal check".into()));
-        let answer = crate::reader::complete_text(
+        let answer = crate::reader::complete_text_as(
             self,
             provider.as_ref(),
             &request,
             "the goal check's answer did not end",
+            crate::reader::Reading::GoalCheck,
             cancel,
         )
         .await;
