@@ -413,7 +413,9 @@ async fn pump(
                 event,
                 Event::Turn(TurnEvent::Info { .. } | TurnEvent::GoalChecked { .. })
             ),
-            _ => true,
+            // the goal a session starts with is no answer to anything
+            None => !matches!(event, Event::Session(SessionEvent::GoalChanged { .. })),
+            Some(Awaiting::Answer) => true,
         };
         if shown && let Some(text) = answer_text(event) {
             session.update(translate::message_chunk(format!("\n\n{text}\n")));

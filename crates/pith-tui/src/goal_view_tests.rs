@@ -124,3 +124,23 @@ fn the_status_bar_shows_the_goal_and_the_transcript_its_checks() {
     assert!(!screen.contains("◎ goal"), "{screen}");
     assert!(screen.contains("goal cleared"), "{screen}");
 }
+
+#[test]
+fn a_new_goal_says_which_one_it_replaces() {
+    let (mut app, mut rx) = fresh();
+    changed(&mut app, Some(goal(GoalStatus::Paused, 2)));
+    type_str(&mut app, "/goal ship the release notes");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(ops(&mut rx).len(), 1);
+    let screen = render(&mut app, 140, 12);
+    assert!(
+        screen.contains("replacing the goal: GOAL-4471: every test"),
+        "{screen}"
+    );
+    // a met goal is done: nothing is replaced
+    changed(&mut app, Some(goal(GoalStatus::Met, 2)));
+    type_str(&mut app, "/goal another");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 140, 30);
+    assert_eq!(screen.matches("replacing the goal").count(), 1, "{screen}");
+}

@@ -60,11 +60,22 @@ impl App {
                     self.send(Op::Interrupt);
                 }
             }
-            GoalAction::Set { text, .. } => self.transcript.add_pending(PendingPrompt {
-                id: id.clone(),
-                text: format!("/goal {text}"),
-                queued: self.busy(),
-            }),
+            GoalAction::Set { text, .. } => {
+                // one goal a session: a new one takes the place of one not met
+                if let Some(old) = self
+                    .status
+                    .goal()
+                    .filter(|g| !matches!(g.status, GoalStatus::Met))
+                {
+                    let line = format!("replacing the goal: {}", old.text);
+                    self.transcript.notice(NoticeLevel::Info, line);
+                }
+                self.transcript.add_pending(PendingPrompt {
+                    id: id.clone(),
+                    text: format!("/goal {text}"),
+                    queued: self.busy(),
+                })
+            }
             GoalAction::Resume => self.transcript.add_pending(PendingPrompt {
                 id: id.clone(),
                 text: "/goal resume".into(),
