@@ -159,6 +159,14 @@ pub struct RunArgs {
     /// it such a request is refused, whatever --yes says.
     #[arg(long, requires = "yes")]
     pub allow_unsandboxed: bool,
+    /// Work toward TEXT as `/goal TEXT` does: after each turn a check (`goal.check`, or the
+    /// model) decides whether the model goes back to work, until the goal is met or its budget
+    /// is spent. Takes the place of the prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub goal: Option<String>,
+    /// The goal's budget: `N turns` or `N tokens` (`200k tokens`); unset: `goal.max_turns`.
+    #[arg(long, value_name = "BUDGET", requires = "goal")]
+    pub goal_budget: Option<String>,
     /// The prompt (`/compact [focus]` compacts the session instead). `-`, or none with a
     /// piped stdin, reads it from stdin; with a prompt, piped stdin is appended to it as a
     /// pasted block (`git diff | pith run "review this"`).
@@ -213,6 +221,8 @@ pub enum UsageError {
         MAX_STDIN_PROMPT / (1024 * 1024)
     )]
     StdinTooLarge,
+    #[error("--goal takes the place of the prompt: give one or the other")]
+    GoalAndPrompt,
 }
 
 /// The longest prompt read from stdin.
@@ -227,6 +237,19 @@ impl RunArgs {
         stdin: impl std::io::Read,
         is_terminal: bool,
     ) -> anyhow::Result<()> {
+        if let Some(goal) = &self.goal {
+            // `--goal TEXT [--goal-budget B]` is `/goal TEXT --budget B`, routed as typed
+            if !self.prompt.is_empty() {
+                return Err(UsageError::GoalAndPrompt.into());
+            }
+            let budget = self
+                .goal_budget
+                .as_deref()
+                .map(|b| format!(" --budget {b}"))
+                .unwrap_or_default();
+            self.prompt = vec![format!("/goal {}{budget}", goal.trim())];
+            return Ok(());
+        }
         let dash = self.prompt.len() == 1 && self.prompt[0] == "-";
         if !self.prompt.is_empty() && !dash {
             if self.prompt.iter().all(|w| w.trim().is_empty()) {
@@ -481,6 +504,20 @@ mod tests {
             panic!()
         };
         run
+    }
+
+    #[test]
+    fn goal_takes_the_place_of_the_prompt() {
+        let mut a = run_args(&["--goal", "tests pass", "--goal-budget", "5 turns"]);
+        a.read_prompt_from(&b"ignored"[..], false).unwrap();
+        assert_eq!(a.prompt, ["/goal tests pass --budget 5 turns"]);
+        assert_eq!(a.piped, None);
+        let mut a = run_args(&["--goal", "lint clean"]);
+        a.read_prompt_from(&b""[..], true).unwrap();
+        assert_eq!(a.prompt, ["/goal lint clean"]);
+        let mut a = run_args(&["--goal", "x", "and a prompt"]);
+        let e = a.read_prompt_from(&b""[..], true).unwrap_err();
+        assert!(e.to_string().contains("--goal takes the place"), "{e}");
     }
 
     #[test]

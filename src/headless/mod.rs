@@ -65,6 +65,15 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         );
         return Ok(crate::cli::EXIT_USAGE);
     }
+    // `/goal` alone, `pause`, `clear` are answered with the goal; `resume` runs its turns; all
+    // four are about a session's goal
+    let goal = goal::Run::of(&op);
+    if goal.needs_session(&op) && !resuming {
+        crate::output::error(
+            "/goal without a goal to set is about a session's goal: pith run -c \"/goal …\" (the last session) or --session ID",
+        );
+        return Ok(crate::cli::EXIT_USAGE);
+    }
     // No probing for a local server: whatever listens there would get the prompt unasked.
     if let FirstModel::Implied { model, notice, .. } = setup
         .first_model(args.model.as_deref(), resuming, false)
@@ -90,8 +99,10 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         context::answer(&mut handle, args.format).await
     } else if pins_only {
         context::pins(&mut handle, &id, args.format).await
+    } else if goal == goal::Run::Answer {
+        goal::answer(&mut handle, &id, args.format).await
     } else {
-        stream(&mut handle, args.format).await?
+        stream(&mut handle, args.format, goal).await?
     };
     let _ = handle.ops.send(Op::Shutdown.into());
     let _ = handle.done.await;
@@ -99,7 +110,11 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
 }
 
 /// Prints the events until the turn ends; the exit code.
-async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Result<i32> {
+async fn stream(
+    handle: &mut engine::EngineHandle,
+    format: Format,
+    goal: goal::Run,
+) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     let mut code = 0;
     // a prompt too large for the window is refused like a bad command line (exit code 2)
@@ -111,6 +126,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
     let stderr = std::io::stderr();
     let err_tty = stderr.is_terminal();
     let mut printer = print::Printer::new(std::io::stdout().lock(), stderr.lock(), err_tty);
+    let mut goal_state = goal::Outcome::default();
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
@@ -131,6 +147,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
             Format::Json => print::print_json(&mut json_out, &event),
             Format::Text => printer.event(&event.event),
         }
+        goal_state.see(&event.event);
         match &event.event {
             Event::Session(SessionEvent::PromptRefused { usable, .. }) if *usable > 0 => {
                 too_large = true
@@ -142,6 +159,8 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
                     _ if too_large => crate::cli::EXIT_USAGE,
                     TurnEnd::Error => 1,
                     TurnEnd::Interrupted => interrupted.unwrap_or(crate::signals::EXIT_INTERRUPTED),
+                    // a goal's run ends 1 when the goal is not met (its budget spent)
+                    _ if goal == goal::Run::Turns && !goal_state.met() => 1,
                     _ => code,
                 };
                 break;
@@ -161,7 +180,7 @@ async fn stream(handle: &mut engine::EngineHandle, format: Format) -> anyhow::Re
 }
 
 /// What the routed prompt asks for (`pith_commands::route`, as the TUI routes it): a run takes the
-/// prompt, `/compact [focus]`, `/pin [text]`, `/unpin N|all`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
+/// prompt, `/compact [focus]`, `/pin [text]`, `/unpin N|all`, `/goal …`, `/init [focus]`, a custom command and `/SERVER:PROMPT args` of a
 /// configured server (`/hooks` is answered before); any other command is refused with one line.
 fn first_op(route: Route, prompt: &str, workspace: &Path) -> Result<Op, Refused> {
     pith_commands::route::shared_op(route, prompt, workspace).map_err(|route| match route {
@@ -200,7 +219,7 @@ enum Refused {
     #[error("/login works in the TUI; from the shell, run `pith auth login [provider]`")]
     Login,
     #[error(
-        "/{} works in the TUI only; pith run takes /compact, /pin, /unpin, /init, /context, /hooks, custom commands and MCP prompts",
+        "/{} works in the TUI only; pith run takes /compact, /pin, /unpin, /goal, /init, /context, /hooks, custom commands and MCP prompts",
         .0.name()
     )]
     TuiOnly(Command),
@@ -214,6 +233,7 @@ enum Refused {
 }
 
 mod context;
+mod goal;
 mod print;
 
 use pith_engine::shown_warnings as warnings;

@@ -212,6 +212,15 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.err_line(format_args!("pith: error: {message}"))
             }
             // headless: no one is asked (the rules decide); the run loop ends on the turn's end
+            TurnEvent::GoalChecked { met, by, detail } => {
+                self.end_line();
+                let by = match by {
+                    pith_protocol::event::GoalCheckBy::Command => "check command",
+                    pith_protocol::event::GoalCheckBy::Model => "model",
+                };
+                let verdict = if *met { "met" } else { "not met yet" };
+                self.err_line(format_args!("goal check ({by}): {verdict} · {detail}"))
+            }
             TurnEvent::State { .. }
             | TurnEvent::PermissionAsked(_)
             | TurnEvent::TurnFinished { .. } => {}
@@ -230,7 +239,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             | SessionEvent::PinsChanged { .. }
             | SessionEvent::Recalled { .. }
             | SessionEvent::Undone { .. }
-            | SessionEvent::Redone { .. } => {}
+            | SessionEvent::Redone { .. }
+            | SessionEvent::GoalChanged { .. } => {}
         }
     }
 

@@ -3,6 +3,7 @@
 //! snapshots after them (`snapshots/all__suite__<area>__<name>.snap`).
 
 mod acp;
+mod acp_goal;
 mod acp_load;
 mod anthropic_provider;
 mod auth_login;
@@ -29,6 +30,7 @@ mod engine_start;
 mod engine_user_tools;
 mod eval_compaction;
 mod fault_run;
+mod goal_loop;
 mod headless_commands;
 mod headless_faults;
 mod headless_output;
@@ -62,6 +64,7 @@ mod stop_at_question;
 mod subagents;
 mod tools_api;
 mod tui_e2e;
+mod tui_goal;
 mod tui_interrupt;
 mod tui_local_server;
 mod tui_no_model;

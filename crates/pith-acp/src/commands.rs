@@ -9,10 +9,10 @@ use agent_client_protocol_schema::v1::{
 use super::session::{Awaiting, Session};
 use pith_commands::commands::Command;
 use pith_commands::route::Route;
-use pith_protocol::event::{Breakdown, McpServerStatus, Op, Pin};
+use pith_protocol::event::{Breakdown, GoalAction, McpServerStatus, Op, Pin};
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 9] = [
+const BUILTINS: [Command; 10] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -22,6 +22,7 @@ const BUILTINS: [Command; 9] = [
     Command::Redo,
     Command::Export,
     Command::Model,
+    Command::Goal,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -92,6 +93,15 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     let route = match pith_commands::route::shared_op(route, text, &workspace) {
         // `/pin` and `/unpin` are answered (`PinsChanged`), not a turn
         Ok(op @ (Op::Pin { .. } | Op::Unpin { .. })) => return Ok((op, Awaiting::Answer)),
+        // `/goal TEXT` and `/goal resume` run the goal's turns; the rest is answered
+        // (`GoalChanged`)
+        Ok(
+            op @ Op::Goal {
+                action: GoalAction::Set { .. } | GoalAction::Resume,
+                ..
+            },
+        ) => return Ok((op, Awaiting::Turn)),
+        Ok(op @ Op::Goal { .. }) => return Ok((op, Awaiting::Answer)),
         Ok(op) => return Ok((op, Awaiting::Turn)),
         Err(route) => route,
     };
@@ -122,6 +132,26 @@ pub enum Refused {
     /// An unknown command, or an MCP prompt its server does not offer.
     #[error("{}", .0.error().unwrap_or_default())]
     NotRoutable(Route),
+}
+
+/// The goal as text (the editor's answer to `/goal`, and `pith run`'s): where it stands, its
+/// budget used, its text.
+pub fn goal_text(goal: Option<&pith_protocol::event::Goal>) -> String {
+    use pith_protocol::event::{BudgetUnit, GoalStatus};
+    let Some(g) = goal else {
+        return "No goal. /goal TEXT [--budget N turns|N tokens] sets one.".into();
+    };
+    let status = match g.status {
+        GoalStatus::Active => "active",
+        GoalStatus::Paused => "paused",
+        GoalStatus::Met => "met",
+        GoalStatus::BudgetReached => "budget spent",
+    };
+    let used = match g.budget.unit {
+        BudgetUnit::Turns => format!("{} of {} turns", g.turns, g.budget.limit),
+        BudgetUnit::Tokens => format!("{} of {} tokens", g.tokens, g.budget.limit),
+    };
+    format!("Goal ({status}, {used}): {}", g.text)
 }
 
 /// `/context` as text (the editor's answer, and `pith run /context`'s).
@@ -236,6 +266,7 @@ mod tests {
         );
         assert_eq!(names.last().map(String::as_str), Some("docs:review"));
         assert!(names.contains(&"pin".to_string()) && names.contains(&"unpin".to_string()));
+        assert!(names.contains(&"goal".to_string()));
     }
 
     #[test]

@@ -331,6 +331,13 @@ fn answer_text(event: &Event) -> Option<String> {
             super::commands::pins_text(pins)
         ),
         Event::Session(SessionEvent::PinsChanged { pins, .. }) => super::commands::pins_text(pins),
+        Event::Session(SessionEvent::GoalChanged { goal }) => {
+            super::commands::goal_text(goal.as_ref())
+        }
+        Event::Turn(TurnEvent::GoalChecked { met, detail, .. }) => format!(
+            "Goal check: {} ({detail})",
+            if *met { "met" } else { "not met yet" }
+        ),
         // streamed, or no answer of an editor's command
         Event::Turn(
             TurnEvent::PermissionAsked(_)
@@ -454,8 +461,14 @@ async fn pump(
         }
         // a turn's errors end it (the prompt's error); its notices are shown as they come
         let shown = match session.awaiting() {
-            Some(Awaiting::Turn) => matches!(event, Event::Turn(TurnEvent::Info { .. })),
-            _ => true,
+            // and a goal's checks, as its turns go on
+            Some(Awaiting::Turn) => matches!(
+                event,
+                Event::Turn(TurnEvent::Info { .. } | TurnEvent::GoalChecked { .. })
+            ),
+            // the goal a session starts with is no answer to anything
+            None => !matches!(event, Event::Session(SessionEvent::GoalChanged { .. })),
+            Some(Awaiting::Answer) => true,
         };
         if shown && let Some(text) = answer_text(event) {
             session.update(translate::message_chunk(format!("\n\n{text}\n")));

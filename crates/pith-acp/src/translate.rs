@@ -168,7 +168,8 @@ impl Translator {
             | TurnEvent::PermissionAsked(_)
             | TurnEvent::Retrying { .. }
             | TurnEvent::State { .. }
-            | TurnEvent::Info { .. } => Vec::new(),
+            | TurnEvent::Info { .. }
+            | TurnEvent::GoalChecked { .. } => Vec::new(),
         }
     }
 

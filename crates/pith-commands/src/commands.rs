@@ -111,6 +111,11 @@ pub enum Command {
         message = "exit pith"
     )]
     Quit,
+    #[strum(
+        message = "work toward an objective until a check says it is met (alone: show it)",
+        props(args = "[text [--budget N turns|N tokens] | pause | resume | clear]")
+    )]
+    Goal,
 }
 
 impl Command {
@@ -149,6 +154,8 @@ impl Command {
                 | Command::Copy
                 | Command::Editor
                 | Command::Plan
+                // `/goal` alone is answered at once; pause and clear stop the turn
+                | Command::Goal
         )
     }
 
@@ -252,7 +259,7 @@ mod tests {
             [
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
-                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit"
+                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

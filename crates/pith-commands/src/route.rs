@@ -101,7 +101,7 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
 }
 
 /// The op of a line every front end sends alike: the prompt itself, `/compact [focus]`,
-/// `/pin [text]`, `/unpin N|all` (anything else after it is invalid), `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
+/// `/pin [text]`, `/unpin N|all` (anything else after it is invalid), `/goal …`, `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
 /// route comes back as it is: the front end runs it or refuses it.
 pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route> {
     Ok(match route {
@@ -126,6 +126,13 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
             crate::custom_commands::init(workspace, args.as_deref().unwrap_or("")),
         ),
         Route::Custom(e) => command_op(crate::message::new_id(), e),
+        Route::Builtin {
+            command: Command::Goal,
+            args,
+        } => Op::Goal {
+            id: crate::message::new_id(),
+            action: crate::goal_args::goal_action(args.as_deref()).map_err(Route::Invalid)?,
+        },
         Route::McpPrompt {
             server,
             prompt,

@@ -156,3 +156,33 @@ fn pin_and_unpin_are_ops_every_front_end_sends_alike() {
         );
     }
 }
+
+#[test]
+fn goal_is_an_op_every_front_end_sends_alike() {
+    use crate::event::{BudgetUnit, GoalAction, GoalBudget};
+    let op = |text: &str| shared_op(route(text, &custom(&[]), &mcp), text, Path::new("/w"));
+    let action = |text: &str| match op(text) {
+        Ok(Op::Goal { action, id }) => {
+            assert!(!id.is_empty());
+            action
+        }
+        other => panic!("{text}: {other:?}"),
+    };
+    assert_eq!(action("/goal"), GoalAction::Show);
+    assert_eq!(action("/goal clear"), GoalAction::Clear);
+    assert_eq!(
+        action("/goal all tests pass --budget 5 turns"),
+        GoalAction::Set {
+            text: "all tests pass".into(),
+            budget: Some(GoalBudget {
+                limit: 5,
+                unit: BudgetUnit::Turns
+            })
+        }
+    );
+    let err = op("/goal x --budget lots").unwrap_err();
+    assert!(
+        err.error().is_some_and(|e| e.contains("--budget")),
+        "{err:?}"
+    );
+}

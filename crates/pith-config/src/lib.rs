@@ -291,6 +291,45 @@ pub struct Config {
     /// in load order; an untrusted workspace file sets none.
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
     pub hooks: HooksConfig,
+    /// `[goal]`: how `/goal` decides a goal is met and when it stops (ARCHITECTURE.md §5.2).
+    #[serde(default)]
+    pub goal: GoalConfig,
+}
+
+/// `[goal]`: the check after each turn toward a goal, and the budget of one set without any.
+/// An untrusted workspace file sets none of it (a check is a command).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalConfig {
+    /// A command whose exit code 0 says the goal is met (`cargo test`), run after each turn
+    /// toward a goal through the bash tool's permission rules and sandbox. Unset: the model is
+    /// asked in a small side request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// Seconds the check command may run (at most 600).
+    #[serde(default = "default_goal_check_timeout")]
+    pub check_timeout_secs: u64,
+    /// Turns a goal may take when `/goal` names no `--budget`.
+    #[serde(default = "default_goal_turns")]
+    pub max_turns: u64,
+}
+
+impl Default for GoalConfig {
+    fn default() -> Self {
+        GoalConfig {
+            check: None,
+            check_timeout_secs: default_goal_check_timeout(),
+            max_turns: default_goal_turns(),
+        }
+    }
+}
+
+fn default_goal_check_timeout() -> u64 {
+    300
+}
+
+fn default_goal_turns() -> u64 {
+    30
 }
 
 /// `[notify]`: telling the user the agent is done or waiting.
@@ -408,6 +447,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             notify: NotifyConfig::default(),
             hooks: HooksConfig::default(),
+            goal: GoalConfig::default(),
         }
     }
 }

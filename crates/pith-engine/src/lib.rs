@@ -15,6 +15,7 @@ mod compactor;
 mod emitter;
 mod error;
 pub mod factory;
+mod goal;
 pub mod hook_commands;
 mod hook_state;
 mod hooks;

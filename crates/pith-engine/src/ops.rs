@@ -31,6 +31,7 @@ impl Turn<'_> {
             "resume"
         };
         self.session_start_hooks(source).await;
+        self.announce_goal();
         self.state(EngineState::Idle, None);
     }
 
@@ -77,6 +78,7 @@ impl Turn<'_> {
             Op::Undo => self.undo().await,
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,
+            Op::Goal { id, action } => self.goal_op(id, action).await,
             // the pump answers these itself, or sets them aside for `apply_settings`, or queues
             // them: none reaches the runner
             Op::UserTurn { .. }

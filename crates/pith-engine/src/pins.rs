@@ -95,6 +95,8 @@ impl Turn<'_> {
         if let Some(b) = block(&self.pins()) {
             self.system.push(b);
         }
+        // the goal's block goes before the pins' (ARCHITECTURE.md §5.2)
+        self.apply_goal();
     }
 
     /// The pins' block as the system prompt carries it, if any (`/context`'s pinned row).

@@ -34,6 +34,8 @@ pub(super) enum Reading {
     Step,
     /// A summary of a compaction.
     Summary,
+    /// The side request that asks whether the session's goal is met (`goal/check.rs`).
+    GoalCheck,
 }
 
 impl Reading {
@@ -42,6 +44,7 @@ impl Reading {
         match self {
             Reading::Step => EngineState::Thinking,
             Reading::Summary => EngineState::Compacting,
+            Reading::GoalCheck => EngineState::Thinking,
         }
     }
 
@@ -304,6 +307,7 @@ fn say_waiting<L: Listener>(listener: &L, wait: &mut Waiting, reading: Reading) 
     let detail = match reading {
         Reading::Step => wait.notice(&listener.model().name),
         Reading::Summary => wait.notice("the summary"),
+        Reading::GoalCheck => wait.notice("the goal check"),
     };
     listener.status(reading.state(), Some(detail));
 }
@@ -321,12 +325,33 @@ pub(super) async fn complete_text<L: Listener>(
     overlong: &str,
     cancel: &CancellationToken,
 ) -> Result<Completion, ProviderError> {
+    complete_text_as(
+        listener,
+        provider,
+        request,
+        overlong,
+        Reading::Summary,
+        cancel,
+    )
+    .await
+}
+
+/// [`complete_text`] for a stream read as `reading` (what the status says while it waits).
+pub(super) async fn complete_text_as<L: Listener>(
+    listener: &mut L,
+    provider: &dyn Provider,
+    request: &ChatRequest,
+    overlong: &str,
+    reading: Reading,
+    cancel: &CancellationToken,
+) -> Result<Completion, ProviderError> {
     let mut attempt = TextAttempt {
         provider,
         request,
         overlong,
+        reading,
     };
-    with_retries(listener, Reading::Summary, &mut attempt, cancel).await
+    with_retries(listener, reading, &mut attempt, cancel).await
 }
 
 /// One try at a tool-less request.
@@ -334,6 +359,7 @@ struct TextAttempt<'r> {
     provider: &'r dyn Provider,
     request: &'r ChatRequest,
     overlong: &'r str,
+    reading: Reading,
 }
 
 impl<L: Listener> Attempt<L> for TextAttempt<'_> {
@@ -344,7 +370,14 @@ impl<L: Listener> Attempt<L> for TextAttempt<'_> {
         listener: &'a mut L,
         cancel: &'a CancellationToken,
     ) -> impl Future<Output = Result<Completion, ProviderError>> + Send + 'a {
-        text_once(listener, self.provider, self.request, self.overlong, cancel)
+        text_once(
+            listener,
+            self.provider,
+            self.request,
+            self.overlong,
+            self.reading,
+            cancel,
+        )
     }
 }
 
@@ -354,10 +387,10 @@ async fn text_once<L: Listener>(
     provider: &dyn Provider,
     request: &ChatRequest,
     overlong: &str,
+    reading: Reading,
     cancel: &CancellationToken,
 ) -> Result<Completion, ProviderError> {
-    let Some(mut reader) = open(listener, provider, request, Reading::Summary, cancel).await?
-    else {
+    let Some(mut reader) = open(listener, provider, request, reading, cancel).await? else {
         return Err(interrupted());
     };
     let mut collected = Collected {

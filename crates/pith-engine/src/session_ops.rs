@@ -50,6 +50,7 @@ impl Turn<'_> {
         self.touch_session();
         self.log.switch(session, lock);
         self.apply_pins();
+        self.announce_goal();
         self.enter_session_directory();
         self.tools.start_session(&self.opts.config);
         // what hooks said for the session left behind is not the new one's

@@ -7,6 +7,7 @@ use super::compactor;
 use super::shared::Prompt;
 use super::step::Outcome;
 use crate::error::EngineError;
+use crate::goal::GoalNext;
 use crate::turn_context::Turn;
 use pith_context::{overflow, prune};
 use pith_protocol::event::{ContextEvent, EngineState, Event, OutputEvent, TurnEnd, TurnEvent};
@@ -71,6 +72,8 @@ impl Turn<'_> {
             // Interrupting stops everything under way, the background summary too.
             self.compactor.drop_background();
             self.update_compaction_notice();
+            // and the goal's turns: it stays, paused
+            self.pause_goal_on_interrupt();
         }
         if let Some(first) = first
             && self.role.depth == 0
@@ -135,6 +138,22 @@ impl Turn<'_> {
                 }
                 parent = self.back_to_work(&reason);
                 continue;
+            }
+            // An active goal not yet met sends the model back to work, as a stop hook does,
+            // with a turn's allowance of steps and compactions (ARCHITECTURE.md §5.2).
+            if !continuing && finish == FinishReason::Stop {
+                match self.goal_continue(cancel).await {
+                    GoalNext::Stop => {}
+                    // an interrupt during the check (its command, its question)
+                    GoalNext::Interrupted => return TurnEnd::Interrupted,
+                    GoalNext::Continue(note) => {
+                        parent = self.goal_back_to_work(&note);
+                        step = 0;
+                        stop_blocks = 0;
+                        self.compactor.start_turn();
+                        continue;
+                    }
+                }
             }
             if !continuing {
                 return if last_step && has_calls {
@@ -211,6 +230,15 @@ impl Turn<'_> {
             reason.trim()
         );
         let i = self.push_user_text(&note, true);
+        let parent = self.log.view()[i].id.clone();
+        self.emit_context();
+        parent
+    }
+
+    /// The goal's continuation `note` as a synthetic user message; its id, the next step's
+    /// parent.
+    fn goal_back_to_work(&mut self, note: &str) -> String {
+        let i = self.push_user_text(note, true);
         let parent = self.log.view()[i].id.clone();
         self.emit_context();
         parent
@@ -431,6 +459,7 @@ impl Turn<'_> {
             self.emit(OutputEvent::PartUpdated { part: p.clone() });
         }
         self.log.add_cost(cost);
+        self.goal_spend(usage.as_ref());
         match usage {
             Some(u) if u.context_tokens() > 0 => {
                 self.record.spend(u.context_tokens());

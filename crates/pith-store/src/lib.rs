@@ -10,6 +10,7 @@
 
 mod error;
 pub mod export;
+mod goals;
 mod legacy;
 pub mod lock;
 mod messages;

@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use super::{Result, StoreError};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 5;
+pub(super) const SCHEMA_VERSION: i64 = 6;
 
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -86,6 +86,15 @@ CREATE TABLE IF NOT EXISTS pins (
 CREATE INDEX IF NOT EXISTS pins_session ON pins (session_id, id);
 ";
 
+/// Version 6: each session's goal (`/goal`): the protocol's `Goal` as JSON, one row a session.
+pub(super) const SCHEMA_V6: &str = "
+CREATE TABLE IF NOT EXISTS goals (
+    session_id TEXT PRIMARY KEY,
+    data       TEXT NOT NULL,
+    time       INTEGER NOT NULL
+);
+";
+
 pub(super) fn migrate(conn: &Connection) -> Result<()> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
@@ -96,7 +105,7 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 1 {
         conn.execute_batch(&format!(
-            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} {SCHEMA_V5} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN; {SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} {SCHEMA_V5} {SCHEMA_V6} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
         tracing::info!("store schema created (version {SCHEMA_VERSION})");
         return Ok(());
@@ -124,6 +133,12 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
             "BEGIN; {SCHEMA_V5} PRAGMA user_version = 5; COMMIT;"
         ))?;
         tracing::info!("store schema upgraded to version 5");
+    }
+    if version < 6 {
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA_V6} PRAGMA user_version = 6; COMMIT;"
+        ))?;
+        tracing::info!("store schema upgraded to version 6");
     }
     Ok(())
 }

@@ -183,6 +183,7 @@ impl Store {
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM parts WHERE session_id = ?1", [id])?;
         tx.execute("DELETE FROM pins WHERE session_id = ?1", [id])?;
+        tx.execute("DELETE FROM goals WHERE session_id = ?1", [id])?;
         tx.execute("DELETE FROM messages WHERE session_id = ?1", [id])?;
         let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
         tx.commit()?;

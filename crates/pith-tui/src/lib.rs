@@ -56,6 +56,8 @@ mod empty_popup_tests;
 #[cfg(test)]
 mod engine_event_tests;
 #[cfg(test)]
+mod goal_view_tests;
+#[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
 mod left_view_tests;

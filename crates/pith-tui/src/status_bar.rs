@@ -14,8 +14,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use pith_protocol::event::{
-    CompactionNotice, ContextEvent, ContextUsage, EngineState, ErrorKind, Event, McpServerStatus,
-    OutputEvent, PermissionMode, SettingsEvent, TurnEvent,
+    CompactionNotice, ContextEvent, ContextUsage, EngineState, ErrorKind, Event, Goal,
+    McpServerStatus, OutputEvent, PermissionMode, SessionEvent, SettingsEvent, TurnEvent,
 };
 use pith_protocol::llm::ReasoningEffort;
 use pith_protocol::message::{Message, Session};
@@ -51,6 +51,8 @@ pub(crate) struct StatusBar {
     /// A compaction is coming and can still be steered (`/compact FOCUS`, `/pin`): shown until
     /// it finishes or the engine withdraws the notice.
     notice: Option<CompactionNotice>,
+    /// The session's goal (`/goal`), as the engine last reported it.
+    goal: Option<Goal>,
 }
 
 /// What drawing the bar needs from the rest of the app.
@@ -93,6 +95,7 @@ impl StatusBar {
             engine_gone: false,
             now: Instant::now(),
             notice: None,
+            goal: None,
         }
     }
 
@@ -118,6 +121,11 @@ impl StatusBar {
     #[cfg(test)]
     pub(crate) fn pending_model(&self) -> Option<&str> {
         self.pending_model.as_deref()
+    }
+
+    /// The session's goal, as the engine last reported it.
+    pub(crate) fn goal(&self) -> Option<&Goal> {
+        self.goal.as_ref()
     }
 
     pub(crate) fn effort(&self) -> Option<ReasoningEffort> {
@@ -181,6 +189,8 @@ impl StatusBar {
     pub(crate) fn session_loaded(&mut self, session: &Session, messages: &[Message]) {
         self.cost = session_cost(session, messages);
         self.notice = None;
+        // the engine says the new session's goal, if it has one
+        self.goal = None;
         self.context.used = session.tokens;
         self.context.estimated = true;
         self.context.percent = if self.context.window > 0 {
@@ -220,6 +230,7 @@ impl StatusBar {
             Event::Context(e) => self.on_context(e),
             Event::Turn(e) => self.on_turn(e),
             Event::Settings(e) => return self.on_setting(e),
+            Event::Session(SessionEvent::GoalChanged { goal }) => self.goal = goal.clone(),
             // nothing the bar shows: a sub-agent's figures are its cell's
             Event::Session(_) | Event::Subagent(_) => {}
         }
@@ -299,7 +310,8 @@ impl StatusBar {
             // the turn's end comes through `turn_finished`
             TurnEvent::PermissionAsked(_)
             | TurnEvent::Info { .. }
-            | TurnEvent::TurnFinished { .. } => {}
+            | TurnEvent::TurnFinished { .. }
+            | TurnEvent::GoalChecked { .. } => {}
         }
     }
 
@@ -370,6 +382,7 @@ impl StatusBar {
             spinner: self.spinner,
             now: self.now,
             notice: self.notice,
+            goal: self.goal.as_ref(),
         }
     }
 }

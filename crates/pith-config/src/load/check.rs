@@ -34,6 +34,7 @@ impl Problem {
 pub(super) fn check_config(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
     check_model(config, root)?;
     check_compaction(config, root)?;
+    check_goal(config, root)?;
     check_tool_output(config, root)?;
     check_models(config, root)?;
     check_permission(config, root)?;
@@ -426,4 +427,33 @@ fn span_at(table: &DeTable<'_>, keys: &[&str]) -> Range<usize> {
         current = value.get_ref().as_table();
     }
     span
+}
+
+/// `[goal]`: a check that is a command, a timeout the bash tool allows, a budget of a turn at
+/// least.
+fn check_goal(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
+    let span_of = |key: &str| span_at(root, &["goal", key]);
+    let goal = &config.goal;
+    if goal.check.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(Problem::new(
+            span_of("check"),
+            "goal.check is empty; leave it out to have the model judge the goal".to_string(),
+        ));
+    }
+    if !(1..=600).contains(&goal.check_timeout_secs) {
+        return Err(Problem::new(
+            span_of("check_timeout_secs"),
+            format!(
+                "goal.check_timeout_secs must be 1 to 600, got {}",
+                goal.check_timeout_secs
+            ),
+        ));
+    }
+    if goal.max_turns == 0 {
+        return Err(Problem::new(
+            span_of("max_turns"),
+            "goal.max_turns must be at least 1".to_string(),
+        ));
+    }
+    Ok(())
 }

@@ -161,6 +161,14 @@ pub enum TurnEvent {
     },
     /// The turn (or a `/compact`) ended.
     TurnFinished { reason: TurnEnd },
+    /// A turn toward the session's goal ended and was checked (ARCHITECTURE.md §5.2): `met`,
+    /// by what, and what the check said (its output's last lines, or the model's reason; one
+    /// line each, bounded). `GoalChanged` follows with the goal's new figures.
+    GoalChecked {
+        met: bool,
+        by: super::GoalCheckBy,
+        detail: String,
+    },
 }
 
 /// The session: switched to, its history, the list of sessions, prompts refused, turns taken
@@ -229,6 +237,9 @@ pub enum SessionEvent {
         files: Vec<String>,
         redo: usize,
     },
+    /// The session's goal as it now stands (`Op::Goal`, a session loaded, a turn toward it
+    /// checked, met, its budget spent, paused by an interrupt); `None`: no goal.
+    GoalChanged { goal: Option<super::Goal> },
 }
 
 /// The session's settings and servers: MCP, the model, the effort, the permission mode.
@@ -302,7 +313,8 @@ impl Event {
                 TurnEvent::PermissionAsked(_)
                 | TurnEvent::Retrying { .. }
                 | TurnEvent::State { .. }
-                | TurnEvent::TurnFinished { .. } => false,
+                | TurnEvent::TurnFinished { .. }
+                | TurnEvent::GoalChecked { .. } => false,
             },
             Event::Session(e) => match e {
                 SessionEvent::SessionLoaded { .. }
@@ -311,7 +323,8 @@ impl Event {
                 | SessionEvent::PinsChanged { .. }
                 | SessionEvent::Recalled { .. }
                 | SessionEvent::Undone { .. }
-                | SessionEvent::Redone { .. } => true,
+                | SessionEvent::Redone { .. }
+                | SessionEvent::GoalChanged { .. } => true,
                 SessionEvent::PromptRefused { .. } => false,
             },
             Event::Settings(e) => match e {

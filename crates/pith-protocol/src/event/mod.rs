@@ -7,6 +7,9 @@ use crate::message::FinishReason;
 
 mod context;
 mod envelope;
+mod goal;
+#[cfg(test)]
+mod goal_wire_tests;
 mod groups;
 mod mcp;
 mod op;
@@ -17,6 +20,7 @@ mod wire_tests;
 
 pub use context::{Breakdown, CompactionCost, CompactionNotice, ContextUsage, Pin, SubagentTotals};
 pub use envelope::EventMsg;
+pub use goal::{BudgetUnit, Goal, GoalAction, GoalBudget, GoalCheckBy, GoalStatus, MAX_GOAL_CHARS};
 pub use groups::{
     ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };

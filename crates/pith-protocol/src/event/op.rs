@@ -150,6 +150,14 @@ pub enum Op {
         on: bool,
     },
     Shutdown,
+    /// `/goal …` (ARCHITECTURE.md §5.2): show, set, pause, resume or clear the session's goal.
+    /// Answered by `GoalChanged`; setting or resuming one then runs its turns as submission
+    /// `id` (paired like `UserTurn`), until a check says it is met or its budget is spent.
+    Goal {
+        id: String,
+        #[serde(flatten)]
+        action: super::GoalAction,
+    },
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -184,7 +192,8 @@ impl Op {
             Op::UserTurn { id, .. }
             | Op::McpPrompt { id, .. }
             | Op::Shell { id, .. }
-            | Op::RunCommand { id, .. } => Some(id),
+            | Op::RunCommand { id, .. }
+            | Op::Goal { id, .. } => Some(id),
             Op::Compact { .. }
             | Op::Pin { .. }
             | Op::Unpin { .. }

@@ -429,6 +429,15 @@ fn turn_events() -> Vec<(Event, bool)> {
             true,
         ),
         (ends().into(), false),
+        (
+            TurnEvent::GoalChecked {
+                met: false,
+                by: GoalCheckBy::Command,
+                detail: text("exit 1"),
+            }
+            .into(),
+            false,
+        ),
     ]
 }
 
@@ -505,6 +514,13 @@ fn session_events() -> Vec<(Event, bool)> {
             .into(),
             true,
         ),
+        (
+            SessionEvent::GoalChanged {
+                goal: Some(super::goal_wire_tests::a_goal()),
+            }
+            .into(),
+            true,
+        ),
     ]
 }
 
@@ -543,10 +559,10 @@ fn settings_events() -> Vec<(Event, bool)> {
 }
 
 #[test]
-fn the_answers_are_the_thirteen_they_are_and_every_event_reads_back() {
+fn the_answers_are_the_fourteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 36, "one of each kind");
-    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 13);
+    assert_eq!(events.len(), 38, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 14);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");
         let msg = EventMsg::from(event).answering(&"A1".to_string());

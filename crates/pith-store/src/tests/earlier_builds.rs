@@ -2,7 +2,7 @@
 //! wrapped, a version-2 database without sub-agent links.
 
 use super::*;
-use crate::schema::{SCHEMA_V1, SCHEMA_V2, SCHEMA_VERSION};
+use crate::schema::{SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_VERSION};
 
 /// Message headers as earlier builds wrote them: finish, error and agent as plain strings.
 fn earlier_build_headers() -> [(&'static str, String); 4] {
@@ -176,4 +176,40 @@ fn a_version_2_database_gains_sub_agent_links() {
     assert_eq!(store.children("old").unwrap(), vec![got]);
     store.delete_session("old").unwrap();
     assert!(store.find_session(&child.id).unwrap().is_none());
+}
+
+/// A version-5 database (pins, no goals) gains the goals table and keeps what it held.
+#[test]
+fn a_version_5_database_gains_goals() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let conn = Connection::open(dir.path().join("pith.db")).unwrap();
+        conn.execute_batch(&format!(
+            "{SCHEMA_V1} {SCHEMA_V2} {SCHEMA_V3} {SCHEMA_V4} {SCHEMA_V5} PRAGMA user_version = 5;
+             INSERT INTO sessions (id, title, directory, model, time_created, time_updated)
+             VALUES ('old', 't', '/w', 'm/m', 1, 1);
+             INSERT INTO pins (session_id, text, time) VALUES ('old', 'port 8443', 1);"
+        ))
+        .unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let version: i64 = store
+        .conn()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(store.pins("old").unwrap(), ["port 8443"]);
+    assert_eq!(store.goal("old").unwrap(), None);
+    let goal = pith_protocol::event::Goal {
+        text: "tests pass".into(),
+        status: pith_protocol::event::GoalStatus::Active,
+        budget: pith_protocol::event::GoalBudget {
+            limit: 3,
+            unit: pith_protocol::event::BudgetUnit::Turns,
+        },
+        turns: 1,
+        tokens: 10,
+    };
+    store.set_goal("old", &goal).unwrap();
+    assert_eq!(store.goal("old").unwrap(), Some(goal));
 }

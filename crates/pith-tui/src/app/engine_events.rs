@@ -141,6 +141,7 @@ impl App {
                 failed_message,
             } => self.engine_error(message, submission, failed_message),
             TurnEvent::TurnFinished { reason } => self.turn_finished(reason),
+            TurnEvent::GoalChecked { met, by, detail } => self.goal_checked(met, by, &detail),
             // the status bar shows them
             TurnEvent::Retrying { .. } | TurnEvent::State { .. } => {}
         }
@@ -182,6 +183,7 @@ impl App {
             SessionEvent::Redone {
                 messages, files, ..
             } => self.redone(&messages, &files),
+            SessionEvent::GoalChanged { goal } => self.goal_changed(goal),
         }
     }
 

@@ -30,6 +30,7 @@ use super::transcript::{NoticeLevel, Transcript};
 
 mod effects;
 mod engine_events;
+mod goal;
 mod input;
 mod login;
 mod mcp;
@@ -105,6 +106,8 @@ pub struct App {
     notifier: super::notify::Notifier,
     /// The hooks in force, for `/hooks`.
     hooks: pith_config::HooksConfig,
+    /// What the transcript last said of the session's goal (`/goal`).
+    goal: goal::GoalNotes,
 }
 
 impl App {
@@ -148,6 +151,7 @@ impl App {
             effects: Vec::new(),
             notifier: super::notify::Notifier::new(init.notify),
             hooks: init.hooks,
+            goal: Default::default(),
         }
     }
 

@@ -90,6 +90,7 @@ impl App {
             }
             Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
+            Command::Goal => self.goal_command(arg),
         }
     }
 

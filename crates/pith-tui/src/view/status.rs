@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use pith_protocol::event::{
-    CompactionNotice, ContextUsage, EngineState, McpServerStatus, PermissionMode,
+    BudgetUnit, CompactionNotice, ContextUsage, EngineState, Goal, GoalStatus, McpServerStatus,
+    PermissionMode,
 };
 use pith_protocol::llm::ReasoningEffort;
 
@@ -43,6 +44,8 @@ pub(crate) struct StatusView<'a> {
     pub(crate) now: Instant,
     /// A compaction coming that can still be steered.
     pub(crate) notice: Option<CompactionNotice>,
+    /// The session's goal (`/goal`).
+    pub(crate) goal: Option<&'a Goal>,
 }
 
 impl StatusView<'_> {
@@ -319,6 +322,10 @@ fn status_left(
     }
     left.push(status_sep());
     left.push(Span::styled(p.state.clone(), p.state_style));
+    if let Some(g) = app.goal {
+        left.push(status_sep());
+        left.push(goal_span(g));
+    }
     // last, so that a narrow bar cuts it first
     if let Some(n) = app.notice {
         left.push(status_sep());
@@ -328,6 +335,38 @@ fn status_left(
         ));
     }
     left
+}
+
+/// Characters of the goal's text the bar shows (a narrow bar cuts more).
+const GOAL_CHARS: usize = 28;
+
+/// `◎ goal 3/20 · make the tests pass…`: where the goal stands, its budget used, its text.
+pub(crate) fn goal_text(g: &Goal) -> String {
+    let text = format::truncate(&pith_protocol::text::one_line(&g.text), GOAL_CHARS);
+    let used = match g.budget.unit {
+        BudgetUnit::Turns => format!("{}/{}", g.turns, g.budget.limit),
+        BudgetUnit::Tokens => format!(
+            "{}/{} tok",
+            format::tokens(g.tokens),
+            format::tokens(g.budget.limit)
+        ),
+    };
+    match g.status {
+        GoalStatus::Active => format!("◎ goal {used} · {text}"),
+        GoalStatus::Paused => format!("⏸ goal paused {used} · {text}"),
+        GoalStatus::Met => format!("✓ goal met · {text}"),
+        GoalStatus::BudgetReached => format!("◎ goal budget spent {used} · {text}"),
+    }
+}
+
+fn goal_span(g: &Goal) -> Span<'static> {
+    let color = match g.status {
+        GoalStatus::Active => theme().summary,
+        GoalStatus::Paused => theme().muted,
+        GoalStatus::Met => theme().ok,
+        GoalStatus::BudgetReached => theme().warn,
+    };
+    Span::styled(goal_text(g), Style::default().fg(color))
 }
 
 /// What the bar says of a compaction coming, and how to steer it.

@@ -10,6 +10,7 @@ const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
     "threshold",
     "background",
     "notice",
+    "check",
     "preserve_recent_tokens",
     "prune_protect",
     "prune_minimum",
