@@ -391,7 +391,8 @@ async fn react(session: &Arc<Session>, event: &Event) {
             | TurnEvent::State { .. }
             | TurnEvent::Info { .. }
             | TurnEvent::Error { .. }
-            | TurnEvent::TurnFinished { .. },
+            | TurnEvent::TurnFinished { .. }
+            | TurnEvent::GoalChecked { .. },
         )
         | Event::Settings(
             SettingsEvent::McpResources { .. }
@@ -424,6 +425,7 @@ async fn react(session: &Arc<Session>, event: &Event) {
             SessionEvent::SessionLoaded { .. }
             | SessionEvent::History { .. }
             | SessionEvent::PinsChanged { .. }
+            | SessionEvent::GoalChanged { .. }
             | SessionEvent::Sessions { .. }
             | SessionEvent::Recalled { .. }
             | SessionEvent::PromptRefused { .. }
