@@ -170,6 +170,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let line = pith_protocol::compaction_note::one_line(*before, *after, kept, left);
                 self.err_line(format_args!("{line}"));
             }
+            ContextEvent::InstructionsLoaded { file } => self.err_line(format_args!(
+                "↳ loaded {} ({} tokens)",
+                file.path,
+                pith_protocol::text::count(file.tokens)
+            )),
             ContextEvent::ContextUsage(_)
             | ContextEvent::CompactionStarted { .. }
             | ContextEvent::CompactionAhead { .. }
@@ -230,7 +235,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             | SessionEvent::PinsChanged { .. }
             | SessionEvent::Recalled { .. }
             | SessionEvent::Undone { .. }
-            | SessionEvent::Redone { .. } => {}
+            | SessionEvent::Redone { .. }
+            | SessionEvent::MemoryFiles { .. } => {}
         }
     }
 

@@ -320,16 +320,12 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::Session(SessionEvent::Redone { files, .. }) => {
             format!("Put the turn back ({} files).", files.len())
         }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins })
-            if pins.is_empty() =>
-        {
-            super::commands::breakdown_text(b)
-        }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins }) => format!(
-            "{}\n{}",
-            super::commands::breakdown_text(b),
-            super::commands::pins_text(pins)
-        ),
+        Event::Context(ContextEvent::ContextBreakdown {
+            breakdown: b,
+            pins,
+            instructions,
+        }) => super::commands::context_text(b, pins, instructions),
+        Event::Session(SessionEvent::MemoryFiles { files }) => super::commands::memory_text(files),
         Event::Session(SessionEvent::PinsChanged { pins, .. }) => super::commands::pins_text(pins),
         // streamed, or no answer of an editor's command
         Event::Turn(
@@ -357,7 +353,8 @@ fn answer_text(event: &Event) -> Option<String> {
             | ContextEvent::CompactionFinished { .. }
             | ContextEvent::CompactionAhead { .. }
             | ContextEvent::Pruned { .. }
-            | ContextEvent::ContextWindow { .. },
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::InstructionsLoaded { .. },
         )
         | Event::Output(_)
         | Event::Subagent(_) => return None,

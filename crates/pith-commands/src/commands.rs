@@ -111,6 +111,13 @@ pub enum Command {
         message = "exit pith"
     )]
     Quit,
+    #[strum(message = "the memory files (user, project): list, open one in $VISUAL / $EDITOR")]
+    Memory,
+    #[strum(
+        message = "add a line to a memory file (asks which; also #TEXT)",
+        props(args = "[--user | --project] text")
+    )]
+    Remember,
 }
 
 impl Command {
@@ -252,7 +259,8 @@ mod tests {
             [
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
-                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit"
+                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "memory",
+                "remember"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

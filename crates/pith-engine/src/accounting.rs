@@ -142,10 +142,12 @@ impl Turn<'_> {
         }
         let breakdown = self.breakdown();
         let pins = self.pin_costs();
+        let instructions = self.instruction_costs();
         for id in wanted {
             let answer = EventMsg::from(ContextEvent::ContextBreakdown {
                 breakdown,
                 pins: pins.clone(),
+                instructions: instructions.clone(),
             });
             self.log.emit(answer.answering(&id));
         }

@@ -107,7 +107,11 @@ impl Turn<'_> {
                 self.post_tool_hooks(&call_id, &tool, &input, state, cancel)
                     .await
             };
-            self.record_result(idx, pi, call_id, tool, state);
+            let ran = matches!(state, ToolState::Completed { .. });
+            self.record_result(idx, pi, call_id, tool.clone(), state);
+            if ran {
+                self.load_nested_instructions(&tool, &input);
+            }
         }
         stop.map_or(Ok(()), Err)
     }
@@ -207,6 +211,9 @@ impl Turn<'_> {
         let error = failed;
         if tool == pith_tools::mode::EXIT_PLAN_TOOL {
             return (self.exit_plan(call_id, &input, cancel).await, None);
+        }
+        if tool == pith_tools::remember::NAME && input.is_object() {
+            return (self.remember_tool(call_id, &input, cancel).await, None);
         }
         // Calls that cannot run count for the doom loop too: a model repeating one would
         // otherwise go on until max_steps.

@@ -346,6 +346,15 @@ fn apply_effects(
                 terminal.clear()?;
                 app.editor_done(result);
             }
+            effects::Effect::EditFile(path) => {
+                let command = editor::editor_command(|k| std::env::var(k).ok());
+                drop(std::mem::replace(input, EventStream::new()));
+                restore_terminal();
+                let result = command.and_then(|cmd| editor::edit_file(&cmd, &path));
+                resume_terminal()?;
+                terminal.clear()?;
+                app.file_edited(&path, result);
+            }
         }
     }
     Ok(())

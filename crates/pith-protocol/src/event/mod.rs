@@ -9,6 +9,7 @@ mod context;
 mod envelope;
 mod groups;
 mod mcp;
+mod memory;
 mod op;
 mod permission;
 mod window;
@@ -21,6 +22,7 @@ pub use groups::{
     ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };
 pub use mcp::{McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, McpTransport};
+pub use memory::{InstructionFile, InstructionOrigin, MemoryFile, MemoryScope};
 pub use op::{Op, Submission, SubmissionId};
 pub use permission::{PermissionMode, PermissionReply, PermissionRequest};
 pub use window::WindowSource;

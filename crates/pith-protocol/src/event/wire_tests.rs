@@ -61,6 +61,7 @@ fn context_events_print_as_before() {
                     ..Breakdown::default()
                 },
                 pins: Vec::new(),
+                instructions: Vec::new(),
             },
             "B1",
         ),
@@ -379,9 +380,21 @@ fn context_events() -> Vec<(Event, bool)> {
             ContextEvent::ContextBreakdown {
                 breakdown: Breakdown::default(),
                 pins: Vec::new(),
+                instructions: Vec::new(),
             }
             .into(),
             true,
+        ),
+        (
+            ContextEvent::InstructionsLoaded {
+                file: crate::event::InstructionFile {
+                    path: text("sub/AGENTS.md"),
+                    origin: crate::event::InstructionOrigin::Nested,
+                    tokens: 3,
+                },
+            }
+            .into(),
+            false,
         ),
     ]
 }
@@ -505,6 +518,19 @@ fn session_events() -> Vec<(Event, bool)> {
             .into(),
             true,
         ),
+        (
+            SessionEvent::MemoryFiles {
+                files: vec![crate::event::MemoryFile {
+                    scope: crate::event::MemoryScope::User,
+                    path: text("/h/AGENTS.md"),
+                    exists: false,
+                    bytes: 0,
+                    tokens: 0,
+                }],
+            }
+            .into(),
+            true,
+        ),
     ]
 }
 
@@ -545,8 +571,8 @@ fn settings_events() -> Vec<(Event, bool)> {
 #[test]
 fn the_answers_are_the_thirteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 36, "one of each kind");
-    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 13);
+    assert_eq!(events.len(), 38, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 14);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");
         let msg = EventMsg::from(event).answering(&"A1".to_string());

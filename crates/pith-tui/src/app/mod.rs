@@ -33,6 +33,7 @@ mod engine_events;
 mod input;
 mod login;
 mod mcp;
+mod memory;
 mod popup_keys;
 mod quit;
 mod recall;
