@@ -111,11 +111,11 @@ pub enum Command {
         message = "exit pith"
     )]
     Quit,
-    #[strum(message = "the memory files (user, project): list, open one in $VISUAL / $EDITOR")]
+    #[strum(message = "the memory files: list them, open one in $VISUAL / $EDITOR")]
     Memory,
     #[strum(
-        message = "add a line to a memory file (asks which; also #TEXT)",
-        props(args = "[--user | --project] text")
+        message = "add a line to a memory file (asks which, or --user / --project)",
+        props(args = "text")
     )]
     Remember,
 }

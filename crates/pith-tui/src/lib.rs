@@ -62,6 +62,8 @@ mod left_view_tests;
 #[cfg(test)]
 mod login_tests;
 #[cfg(test)]
+mod memory_view_tests;
+#[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
 mod permission_tests;
