@@ -36,6 +36,7 @@ mod headless_stdin;
 mod hooks;
 mod import_circles;
 mod install_script;
+mod instructions_memory;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;
