@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use pith_engine::prompt::UserDirs;
 use pith_protocol::event::{
-    ContextEvent, Event, InstructionOrigin, Op, PermissionMode, PermissionReply, TurnEnd,
-    TurnEvent,
+    ContextEvent, Event, InstructionOrigin, Op, PermissionMode, PermissionReply, TurnEnd, TurnEvent,
 };
 use pith_store::Store;
 use serde_json::Value;
@@ -63,7 +62,13 @@ async fn turn(h: &mut Harness, prompt: &str) -> Vec<Event> {
 
 #[tokio::test]
 async fn a_nested_file_is_loaded_on_first_touch_announced_counted_and_kept_through_a_compaction() {
-    let mut h = engine(false, |_| {}).await;
+    // a small window, so that a compaction has something to summarise
+    let mut h = engine(false, |o| {
+        let m = o.config.models.values_mut().next().unwrap();
+        m.context = 8_000;
+        m.output = 1_000;
+    })
+    .await;
     let ws = h.workspace.path().canonicalize().unwrap();
     std::fs::create_dir_all(ws.join("sub")).unwrap();
     std::fs::write(ws.join("sub/AGENTS.md"), SUB_RULE).unwrap();
@@ -93,8 +98,14 @@ async fn a_nested_file_is_loaded_on_first_touch_announced_counted_and_kept_throu
     assert!(loaded[0].tokens > 5, "{:?}", loaded[0]);
     let bodies: Vec<Value> = (0..3).map(|i| h.server.request_body(i)).collect();
     assert!(!system_text(&bodies[0]).contains("SUB-RULE-4417"));
-    assert!(!system_text(&bodies[1]).contains("SUB-RULE-4417"), "not before the touch");
-    assert!(system_text(&bodies[2]).contains(SUB_RULE), "in the next request");
+    assert!(
+        !system_text(&bodies[1]).contains("SUB-RULE-4417"),
+        "not before the touch"
+    );
+    assert!(
+        system_text(&bodies[2]).contains(SUB_RULE),
+        "in the next request"
+    );
     insta::assert_json_snapshot!(
         "request_after_a_nested_file_loaded",
         normalized(&bodies[2], &ws)
@@ -133,16 +144,32 @@ async fn a_nested_file_is_loaded_on_first_touch_announced_counted_and_kept_throu
     assert_eq!(row.origin, InstructionOrigin::Nested);
     assert!(row.tokens > 5 && row.tokens < breakdown.system, "{row:?}");
     // a compaction summarises the conversation; the file stays in every request
-    for n in 0..3 {
-        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(40));
-        h.server.push(openai::text(&answer, Some((2_000, 200))));
+    for n in 0..6 {
+        let answer = format!("Answer {n}: {}", "details of the plan. ".repeat(120));
+        h.server.push(openai::text(&answer, Some((5_000, 200))));
         turn(&mut h, &format!("Next step {n}.")).await;
     }
     let summary = "## Goal\nWork.\n## Constraints & Preferences\nNone\n## Progress\nSome.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone";
     h.server.push(openai::text(summary, Some((2_000, 60))));
     h.server.push(openai::text(summary, Some((2_000, 60))));
     h.send(Op::Compact { focus: None });
-    assert_eq!(h.turn_finished().await, TurnEnd::Compacted);
+    let info = h
+        .until("compacted", |e| {
+            matches!(
+                e,
+                Event::Turn(TurnEvent::Info { .. } | TurnEvent::TurnFinished { .. })
+            )
+        })
+        .await;
+    assert!(
+        matches!(
+            info,
+            Event::Turn(TurnEvent::TurnFinished {
+                reason: TurnEnd::Compacted
+            })
+        ),
+        "{info:?}"
+    );
     h.server.push(openai::text("still here", Some((800, 10))));
     turn(&mut h, "Go on.").await;
     let last = h.server.request_body(h.server.requests().len() - 1);
@@ -151,7 +178,10 @@ async fn a_nested_file_is_loaded_on_first_touch_announced_counted_and_kept_throu
             .contains("Go on."),
         "{last}"
     );
-    assert!(system_text(&last).contains(SUB_RULE), "after the compaction");
+    assert!(
+        system_text(&last).contains(SUB_RULE),
+        "after the compaction"
+    );
 }
 
 /// A planted `sub/AGENTS.md` that links to a secret outside the workspace is never read.
@@ -225,8 +255,16 @@ async fn the_remember_tool_always_asks_and_writes_only_on_a_yes() {
     h.send(Op::user_turn("Remember that we use pnpm."));
     let asked = h.permission_asked().await;
     assert_eq!(asked.tool, "remember");
-    assert!(asked.title.contains("this repo uses pnpm"), "{}", asked.title);
-    assert!(asked.title.contains(".config/pith/AGENTS.md"), "{}", asked.title);
+    assert!(
+        asked.title.contains("this repo uses pnpm"),
+        "{}",
+        asked.title
+    );
+    assert!(
+        asked.title.contains(".config/pith/AGENTS.md"),
+        "{}",
+        asked.title
+    );
     h.send(Op::PermissionReply {
         id: asked.id,
         reply: PermissionReply::Deny,
@@ -234,7 +272,11 @@ async fn the_remember_tool_always_asks_and_writes_only_on_a_yes() {
     });
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     assert!(!memory.exists(), "declined: nothing written");
-    assert!(h.tool_results(1)[0].contains("declined"), "{:?}", h.tool_results(1));
+    assert!(
+        h.tool_results(1)[0].contains("declined"),
+        "{:?}",
+        h.tool_results(1)
+    );
     h.server.push(openai::tool_calls(
         &[("m2", "remember", call)],
         Some((1_200, 10)),
@@ -253,7 +295,10 @@ async fn the_remember_tool_always_asks_and_writes_only_on_a_yes() {
         "## Memory\n\n- this repo uses pnpm\n"
     );
     let after = h.server.request_body(3);
-    assert!(system_text(&after).contains("- this repo uses pnpm"), "{after}");
+    assert!(
+        system_text(&after).contains("- this repo uses pnpm"),
+        "{after}"
+    );
 }
 
 /// With no one to ask, the proposal is declined with a note, and nothing is written.
@@ -279,7 +324,9 @@ async fn remember_and_memory_headless() {
     let env = PithEnv::new(&server.url(), 128_000, 8_000, "");
     let ws = env.workspace.path();
     std::fs::write(ws.join("AGENTS.md"), "# Project\nUse make.").unwrap();
-    let out = env.run(&["run", "/remember run tests with make check"]).await;
+    let out = env
+        .run(&["run", "/remember run tests with make check"])
+        .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("remembered in"), "{}", stdout(&out));
     assert_eq!(
@@ -296,7 +343,10 @@ async fn remember_and_memory_headless() {
     let out = env.run(&["run", "/memory"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = stdout(&out);
-    assert!(listed.contains(&format!("user: {}", user.display())), "{listed}");
+    assert!(
+        listed.contains(&format!("user: {}", user.display())),
+        "{listed}"
+    );
     assert!(listed.contains("project: "), "{listed}");
     server.push(openai::text("ok", Some((900, 5))));
     let out = env.run(&["run", "hello"]).await;
