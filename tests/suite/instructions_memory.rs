@@ -243,6 +243,7 @@ async fn the_remember_tool_always_asks_and_writes_only_on_a_yes() {
     let mut h = engine(false, |o| {
         o.auto_yes = true;
         o.config.permission_mode = PermissionMode::Bypass;
+        o.config.memory.tool = true;
         o.user_dirs = user;
     })
     .await;
@@ -304,7 +305,11 @@ async fn the_remember_tool_always_asks_and_writes_only_on_a_yes() {
 /// With no one to ask, the proposal is declined with a note, and nothing is written.
 #[tokio::test]
 async fn the_remember_tool_is_declined_headless() {
-    let mut h = engine(true, |o| o.auto_yes = true).await;
+    let mut h = engine(true, |o| {
+        o.auto_yes = true;
+        o.config.memory.tool = true;
+    })
+    .await;
     h.server.push(openai::tool_calls(
         &[("m1", "remember", r#"{"text":"uses pnpm"}"#)],
         Some((1_000, 10)),
@@ -363,4 +368,25 @@ async fn remember_and_memory_headless() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "KEEP");
+}
+
+/// `[memory] tool = false` takes the tool away: not offered, and a call of it is an unknown
+/// tool that writes nothing.
+#[tokio::test]
+async fn the_remember_tool_can_be_turned_off() {
+    let mut h = engine(false, |o| o.config.memory.tool = false).await;
+    h.server.push(openai::tool_calls(
+        &[("m1", "remember", r#"{"text":"uses pnpm"}"#)],
+        Some((1_000, 10)),
+    ));
+    h.server.push(openai::text("ok", Some((1_100, 10))));
+    turn(&mut h, "Remember pnpm.").await;
+    let tools = h.server.request_body(0)["tools"].to_string();
+    assert!(!tools.contains("\"remember\""), "{tools}");
+    assert!(
+        h.tool_results(1)[0].contains("remember"),
+        "{:?}",
+        h.tool_results(1)
+    );
+    assert!(!h.workspace.path().join("AGENTS.md").exists());
 }

@@ -291,6 +291,25 @@ pub struct Config {
     /// in load order; an untrusted workspace file sets none.
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
     pub hooks: HooksConfig,
+    /// `[memory]`: the `remember` tool (README "Instructions and memory").
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+/// `[memory]`: whether the model may propose memory lines (`remember`; the user is always
+/// asked). `/remember`, `#TEXT` and `/memory` are the user's and always there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// `false` takes the `remember` tool away.
+    #[serde(default = "yes")]
+    pub tool: bool,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig { tool: true }
+    }
 }
 
 /// `[notify]`: telling the user the agent is done or waiting.
@@ -408,6 +427,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             notify: NotifyConfig::default(),
             hooks: HooksConfig::default(),
+            memory: MemoryConfig::default(),
         }
     }
 }

@@ -25,6 +25,7 @@ impl Turn<'_> {
             self.system,
             self.tools.specs(),
             self.opts.config.permission_mode,
+            self.opts.config.memory.tool,
         )
     }
 

@@ -212,7 +212,7 @@ impl Turn<'_> {
         if tool == pith_tools::mode::EXIT_PLAN_TOOL {
             return (self.exit_plan(call_id, &input, cancel).await, None);
         }
-        if tool == pith_tools::remember::NAME && input.is_object() {
+        if tool == pith_tools::remember::NAME && input.is_object() && self.opts.config.memory.tool {
             return (self.remember_tool(call_id, &input, cancel).await, None);
         }
         // Calls that cannot run count for the doom loop too: a model repeating one would
