@@ -350,6 +350,10 @@ fn apply_effects(
             }
             effects::Effect::EditFile(path) => {
                 let command = editor::editor_command(|k| std::env::var(k).ok());
+                // a missing memory file's folder (`~/.config/pith`) is made for the editor
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
                 drop(std::mem::replace(input, EventStream::new()));
                 restore_terminal();
                 let result = command.and_then(|cmd| editor::edit_file(&cmd, &path));
