@@ -65,4 +65,5 @@ mod tools_api;
 mod tui_e2e;
 mod tui_interrupt;
 mod tui_local_server;
+mod tui_memory;
 mod tui_no_model;
