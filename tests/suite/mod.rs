@@ -4,6 +4,7 @@
 
 mod acp;
 mod acp_load;
+mod acp_memory;
 mod anthropic_provider;
 mod auth_login;
 mod cli_output;
