@@ -390,3 +390,49 @@ async fn the_remember_tool_can_be_turned_off() {
     );
     assert!(!h.workspace.path().join("AGENTS.md").exists());
 }
+
+/// An untrusted repository (its `pith.toml` wants what only trust gives): its subfolder's
+/// `AGENTS.md` is read as its root one is — the repository's own text, confined to it — and one
+/// that links out of it is not.
+#[tokio::test]
+async fn an_untrusted_workspace_s_nested_files_follow_the_workspace_rule() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 8_000, "");
+    let ws = env.workspace.path().canonicalize().unwrap();
+    std::fs::write(ws.join("pith.toml"), "sandbox = \"off\"\n").unwrap();
+    std::fs::write(ws.join("AGENTS.md"), "ROOT-RULE-1").unwrap();
+    for (dir, text) in [("sub", "SUB-RULE-2"), ("other", "")] {
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+        std::fs::write(ws.join(dir).join("x.rs"), "fn x() {}\n").unwrap();
+        if !text.is_empty() {
+            std::fs::write(ws.join(dir).join("AGENTS.md"), text).unwrap();
+        }
+    }
+    std::fs::write(env.home.path().join("secret"), "SECRET-3").unwrap();
+    std::os::unix::fs::symlink(env.home.path().join("secret"), ws.join("other/AGENTS.md")).unwrap();
+    server.push(openai::tool_calls(
+        &[
+            ("c1", "read", r#"{"file_path":"sub/x.rs"}"#),
+            ("c2", "read", r#"{"file_path":"other/x.rs"}"#),
+        ],
+        Some((1_000, 10)),
+    ));
+    server.push(openai::text("done", Some((1_100, 10))));
+    let out = env.run(&["run", "Read sub/x.rs and other/x.rs."]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not trusted"),
+        "the workspace is untrusted: {err}"
+    );
+    assert!(err.contains("↳ loaded sub/AGENTS.md ("), "{err}");
+    assert!(!err.contains("other/AGENTS.md"), "{err}");
+    let system = system_text(&server.request_body(1));
+    assert!(
+        system.contains("ROOT-RULE-1") && system.contains("SUB-RULE-2"),
+        "{system}"
+    );
+    for r in server.requests() {
+        assert!(!r.body.to_string().contains("SECRET-3"));
+    }
+}
