@@ -43,6 +43,21 @@ pub struct Instruction {
     pub origin: InstructionOrigin,
 }
 
+impl Instruction {
+    /// Whether `real` is this file: the same resolved path, or the same file under another name
+    /// (a hard link).
+    pub(crate) fn is(&self, real: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if self.real == real {
+            return true;
+        }
+        match (std::fs::metadata(&self.real), std::fs::metadata(real)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+}
+
 /// Where instruction files come from besides the workspace and the folders above it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sources<'a> {
@@ -67,7 +82,7 @@ pub fn all_instruction_files(
         .into_iter()
         .chain(sources.nested.iter().cloned());
     for f in rest {
-        if !all.iter().any(|a| a.real == f.real) {
+        if !all.iter().any(|a| a.is(&f.real)) {
             all.push(f);
         }
     }
@@ -162,7 +177,7 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
             ws.join(p)
         };
         if let Some(real) = judge(&p, &ws, fences)
-            && !found.iter().any(|f| f.real == real)
+            && !found.iter().any(|f| f.is(&real))
         {
             found.push(Instruction {
                 path: p,

@@ -47,7 +47,7 @@ pub(crate) fn nested_for(
             let Some(real) = judge(&path, &ws, fences) else {
                 continue;
             };
-            let seen = |i: &Instruction| i.real == real;
+            let seen = |i: &Instruction| i.is(&real);
             if !known.iter().any(seen) && !found.iter().any(seen) {
                 found.push(Instruction {
                     path,

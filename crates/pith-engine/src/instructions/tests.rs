@@ -184,6 +184,15 @@ fn global_files_come_first_each_once() {
     .unwrap();
     let rest = prompt_from(&ws, &sources);
     assert_eq!(rest.matches("pith memory rule").count(), 1, "{rest}");
+    // or a hard link to it: the same file by identity
+    std::fs::remove_file(home.join(".claude/CLAUDE.md")).unwrap();
+    std::fs::hard_link(
+        home.join(".config/pith/AGENTS.md"),
+        home.join(".claude/CLAUDE.md"),
+    )
+    .unwrap();
+    let rest = prompt_from(&ws, &sources);
+    assert_eq!(rest.matches("pith memory rule").count(), 1, "{rest}");
     // without user folders (tests, the eval) none is read
     assert!(!prompt(&ws, &[], &Fences::default()).contains("memory rule"));
 }

@@ -66,7 +66,7 @@ impl UserDirs {
             let Some(dir) = path.parent() else { continue };
             let fence = fences.home.as_deref().unwrap_or(dir);
             if let Some(real) = judge(&path, fence, fences)
-                && !found.iter().any(|f| f.real == real)
+                && !found.iter().any(|f| f.is(&real))
             {
                 found.push(Instruction {
                     path,
