@@ -186,6 +186,8 @@ impl Parts {
             ..Config::default()
         };
         config.webfetch.enabled = false;
+        // as the harness: the figures the tests hold were made without it
+        config.memory.tool = false;
         let store = Arc::new(Store::open_in_memory().unwrap());
         let session = store
             .create_session(&workspace.to_string_lossy(), "mock/test-model")
