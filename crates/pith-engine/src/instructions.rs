@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use pith_protocol::event::InstructionOrigin;
 use pith_tools::path::lexical_normalize;
 
+mod imports;
 mod nested;
 mod user;
 
@@ -41,6 +42,9 @@ pub struct Instruction {
     pub path: PathBuf,
     pub real: PathBuf,
     pub origin: InstructionOrigin,
+    /// What the file may lead to: a link it is reached through, and the files it imports
+    /// (`@path`), must resolve inside this folder.
+    pub fence: PathBuf,
 }
 
 impl Instruction {
@@ -86,7 +90,7 @@ pub fn all_instruction_files(
             all.push(f);
         }
     }
-    all
+    imports::expand(all, fences)
 }
 
 /// Where instruction files may not come from.
@@ -165,6 +169,7 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
                     path: dir.join(name),
                     real,
                     origin: InstructionOrigin::Workspace,
+                    fence: fence.to_path_buf(),
                 });
             }
         }
@@ -183,6 +188,7 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
                 path: p,
                 real,
                 origin: InstructionOrigin::Workspace,
+                fence: ws.clone(),
             });
         }
     }

@@ -53,6 +53,7 @@ pub(crate) fn nested_for(
                     path,
                     real,
                     origin: InstructionOrigin::Nested,
+                    fence: ws.clone(),
                 });
             }
         }

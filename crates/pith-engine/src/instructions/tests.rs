@@ -265,3 +265,63 @@ fn a_nested_file_linking_out_is_skipped() {
     symlink(root.join("other"), ws.join("out")).unwrap();
     assert!(nested_for(&ws, &ws.join("out/y.rs"), &[], &Fences::default()).is_empty());
 }
+
+/// `@path` imports (Claude Code's): read after the importing file when inside its fence; never
+/// a file outside the repository, in a hidden path, or the same file twice.
+#[test]
+fn imports_are_read_inside_the_fence_only() {
+    let (_dir, root) = tempdir();
+    let home = root.join("home");
+    let ws = home.join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+    std::fs::write(home.join("outside.md"), "OUTSIDE").unwrap();
+    std::fs::write(ws.join("docs/rules.md"), "imported rule @deeper.md").unwrap();
+    std::fs::write(ws.join("docs/deeper.md"), "deeper rule").unwrap();
+    std::fs::write(
+        ws.join("AGENTS.md"),
+        "Rules: @docs/rules.md @../outside.md @~/.ssh/id_rsa @/etc/hostname `@docs/deeper.md`",
+    )
+    .unwrap();
+    // the common CLAUDE.md that only imports AGENTS.md: one copy of it
+    std::fs::write(ws.join("CLAUDE.md"), "@AGENTS.md").unwrap();
+    let fences = Fences {
+        home: Some(home.clone()),
+        hidden: vec![home.join(".ssh")],
+        ..Fences::default()
+    };
+    let files = all_instruction_files(&ws, &Sources::default(), &fences);
+    assert_eq!(
+        paths(&files),
+        [
+            ws.join("CLAUDE.md"),
+            ws.join("AGENTS.md"),
+            ws.join("docs/rules.md"),
+            ws.join("docs/deeper.md"),
+        ]
+    );
+    let rest = crate::prompt::system_prompt_from(&ws, &Sources::default(), "d", Fit::FULL, &fences)
+        .remove(1);
+    assert_eq!(rest.matches("imported rule").count(), 1, "{rest}");
+    assert!(
+        !rest.contains("PRIVATE KEY") && !rest.contains("OUTSIDE"),
+        "{rest}"
+    );
+    // the user's file may import from $HOME (its fence), not from a hidden path
+    let user = UserDirs::in_home(&home);
+    std::fs::create_dir_all(home.join(".config/pith")).unwrap();
+    std::fs::write(
+        home.join(".config/pith/AGENTS.md"),
+        "@~/outside.md @~/.ssh/id_rsa",
+    )
+    .unwrap();
+    let sources = Sources {
+        user: Some(&user),
+        ..Sources::default()
+    };
+    let files = all_instruction_files(&ws, &sources, &fences);
+    assert!(files.iter().any(|f| f.path == home.join("outside.md")));
+    assert!(!files.iter().any(|f| f.path.starts_with(home.join(".ssh"))));
+}

@@ -64,14 +64,15 @@ impl UserDirs {
         let mut found: Vec<Instruction> = Vec::new();
         for path in candidates.into_iter().flatten() {
             let Some(dir) = path.parent() else { continue };
-            let fence = fences.home.as_deref().unwrap_or(dir);
-            if let Some(real) = judge(&path, fence, fences)
+            let fence = fences.home.as_deref().unwrap_or(dir).to_path_buf();
+            if let Some(real) = judge(&path, &fence, fences)
                 && !found.iter().any(|f| f.is(&real))
             {
                 found.push(Instruction {
                     path,
                     real,
                     origin: InstructionOrigin::User,
+                    fence,
                 });
             }
         }
