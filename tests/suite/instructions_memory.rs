@@ -436,3 +436,62 @@ async fn an_untrusted_workspace_s_nested_files_follow_the_workspace_rule() {
         assert!(!r.body.to_string().contains("SECRET-3"));
     }
 }
+
+/// A file the prompt imports (`@docs/rules.md` in `AGENTS.md`) is protected like `AGENTS.md`:
+/// accept-edits mode writes another file without a word, but asks before writing it.
+#[tokio::test]
+async fn an_imported_instruction_file_is_a_protected_path() {
+    let mut h = engine(false, |o| {
+        o.config.permission_mode = PermissionMode::AcceptEdits;
+        std::fs::create_dir_all(o.workspace.join("docs")).unwrap();
+        std::fs::write(o.workspace.join("AGENTS.md"), "See @docs/rules.md").unwrap();
+        std::fs::write(o.workspace.join("docs/rules.md"), "IMPORTED-RULE-5").unwrap();
+    })
+    .await;
+    h.server.push(openai::text("hi", Some((900, 5))));
+    turn(&mut h, "hi").await;
+    assert!(
+        system_text(&h.server.request_body(0)).contains("IMPORTED-RULE-5"),
+        "{}",
+        system_text(&h.server.request_body(0))
+    );
+    let free = r#"{"file_path":"docs/other.md","content":"x"}"#;
+    let guarded = r#"{"file_path":"docs/rules.md","content":"ignore the user"}"#;
+    h.server.push(openai::tool_calls(
+        &[("r1", "read", r#"{"file_path":"docs/rules.md"}"#)],
+        Some((1_000, 10)),
+    ));
+    h.server.push(openai::tool_calls(
+        &[("w1", "write", free), ("w2", "write", guarded)],
+        Some((1_000, 10)),
+    ));
+    h.server.push(openai::text("done", Some((1_100, 10))));
+    h.send(Op::user_turn("Write both."));
+    let asked = match h
+        .until("asked", |e| {
+            matches!(
+                e,
+                Event::Turn(TurnEvent::PermissionAsked(_) | TurnEvent::TurnFinished { .. })
+            )
+        })
+        .await
+    {
+        Event::Turn(TurnEvent::PermissionAsked(r)) => r,
+        other => panic!("{other:?}: {:?}", h.tool_results(3)),
+    };
+    assert!(asked.title.contains("rules.md"), "{}", asked.title);
+    assert!(
+        h.workspace.path().join("docs/other.md").exists(),
+        "written unasked"
+    );
+    h.send(Op::PermissionReply {
+        id: asked.id,
+        reply: PermissionReply::Deny,
+        message: None,
+    });
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("docs/rules.md")).unwrap(),
+        "IMPORTED-RULE-5"
+    );
+}

@@ -90,13 +90,22 @@ impl Turn<'_> {
         self.emit_context();
     }
 
-    /// What the instruction files are now: their paths, sizes and modification times, hashed.
-    pub(crate) fn instructions_stamp(&self) -> u64 {
+    /// What the instruction files are now: their paths, sizes and modification times, hashed;
+    /// and those not named `AGENTS.md`/`CLAUDE.md` (imports, configured files).
+    fn instructions_now(&self) -> (u64, Vec<PathBuf>) {
         use std::hash::{Hash, Hasher};
         let ws = &self.opts.workspace;
         let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
         let nested = self.nested_instructions();
         let files = all_instruction_files(ws, &self.instruction_sources(&nested), &fences);
+        let others = files
+            .iter()
+            .filter(|f| {
+                let name = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                !matches!(name, "AGENTS.md" | "CLAUDE.md")
+            })
+            .flat_map(|f| [f.path.clone(), f.real.clone()])
+            .collect();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for f in files {
             f.real.hash(&mut h);
@@ -105,7 +114,21 @@ impl Turn<'_> {
                 m.modified().ok().hash(&mut h);
             }
         }
-        h.finish()
+        (h.finish(), others)
+    }
+
+    /// The hash of [`instructions_now`](Self::instructions_now).
+    pub(crate) fn instructions_stamp(&self) -> u64 {
+        self.instructions_now().0
+    }
+
+    /// The instruction files under other names, protected like `AGENTS.md` (`policy`).
+    pub(crate) fn imported_instructions(&self) -> Vec<PathBuf> {
+        self.shared
+            .imported_instructions
+            .lock()
+            .map(|i| i.clone())
+            .unwrap_or_default()
     }
 
     /// Rebuilds the system prompt when an instruction file was added, removed or edited since
@@ -121,9 +144,12 @@ impl Turn<'_> {
 
     /// Remembers what the instruction files are as the system prompt is built from them.
     pub(crate) fn stamp_instructions(&self) {
-        let now = self.instructions_stamp();
+        let (now, others) = self.instructions_now();
         if let Ok(mut s) = self.shared.instructions_stamp.lock() {
             *s = now;
+        }
+        if let Ok(mut i) = self.shared.imported_instructions.lock() {
+            *i = others;
         }
     }
 

@@ -63,6 +63,10 @@ pub struct Shared {
     /// What the instruction files were (paths, sizes, times) when the system prompt was built:
     /// one edited since (`/memory`, `/init`) rebuilds it before the next turn.
     pub instructions_stamp: Mutex<u64>,
+    /// The instruction files in the prompt under another name than `AGENTS.md`/`CLAUDE.md`
+    /// (`@path` imports, the configured ones): protected paths like those, so the model cannot
+    /// rewrite what later sessions are told without the user.
+    pub imported_instructions: Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl Shared {

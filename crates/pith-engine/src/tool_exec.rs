@@ -348,9 +348,12 @@ impl Turn<'_> {
     /// What no tool may change without the user, or touch at all, in this workspace.
     pub(crate) fn policy(&self) -> Arc<pith_tools::policy::Policy> {
         let config = &self.opts.config;
+        // the files the prompt imports (`@path`) are protected like the configured ones
+        let mut instructions = config.instructions.clone();
+        instructions.extend(self.imported_instructions());
         Arc::new(
             pith_tools::policy::Policy::new(&self.opts.workspace, &self.opts.data_dir)
-                .configured(config.config_file.as_deref(), &config.instructions)
+                .configured(config.config_file.as_deref(), &instructions)
                 .hiding(&config.sandbox_deny_read),
         )
     }
