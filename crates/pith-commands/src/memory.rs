@@ -4,10 +4,15 @@
 
 use pith_protocol::event::MemoryScope;
 
-/// The text of a `#TEXT` prompt (a line that starts with `#`), `None` for any other prompt.
-/// `#` alone, or `#` with only blanks after it, is no memory line.
+/// The text of a `#TEXT` prompt (one line that starts with `#`), `None` for any other prompt.
+/// `#` alone, `#` with only blanks after it, a shebang (`#!…`) and a prompt of several lines (a
+/// pasted Markdown document that starts with a heading) are no memory line.
 pub fn quick_add(text: &str) -> Option<&str> {
-    let rest = text.trim_start().strip_prefix('#')?.trim();
+    let text = text.trim();
+    if text.contains('\n') || text.starts_with("#!") {
+        return None;
+    }
+    let rest = text.strip_prefix('#')?.trim();
     (!rest.is_empty()).then_some(rest)
 }
 
@@ -40,6 +45,8 @@ mod tests {
         assert_eq!(quick_add("#uses pnpm "), Some("uses pnpm"));
         assert_eq!(quick_add("#  "), None);
         assert_eq!(quick_add("uses # pnpm"), None);
+        assert_eq!(quick_add("# Plan\n\nDo this, then that."), None);
+        assert_eq!(quick_add("#!/bin/sh"), None);
     }
 
     #[test]
