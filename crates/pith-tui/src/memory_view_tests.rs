@@ -154,3 +154,27 @@ fn a_loaded_subfolder_file_is_announced_and_shown_in_context() {
     assert!(screen.contains("↳ sub/AGENTS.md (loaded)"), "{screen}");
     assert!(screen.contains("(yours)"), "{screen}");
 }
+
+#[test]
+fn the_remember_tool_s_question_shows_the_line_and_the_file() {
+    let (mut app, _rx) = app_with(conversation());
+    ev(
+        &mut app,
+        Event::Turn(pith_protocol::event::TurnEvent::PermissionAsked(
+            pith_protocol::event::PermissionRequest {
+                id: "q1".into(),
+                tool: "remember".into(),
+                call_id: "m1".into(),
+                title: "Remember in /home/u/.config/pith/AGENTS.md: - this repo uses pnpm".into(),
+                patterns: Vec::new(),
+                agent: None,
+            },
+        )),
+    );
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("Remember in /home/u/.config/pith/AGENTS.md: - this repo uses pnpm"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("remember_question_100x30", screen);
+}
