@@ -132,6 +132,8 @@ fn options(
     opts.config.model = Some(model.name.clone());
     opts.config.mcp.clear();
     opts.config.hooks = Default::default();
+    // the measurement is the same on every machine: no global instruction files
+    opts.user_dirs = Default::default();
     let mut info = model.info.clone();
     info.context = window;
     info.input = None;

@@ -13,20 +13,20 @@ use pith_protocol::event::{ContextEvent, Event, SessionEvent, TurnEvent};
 pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
     while let Some(event) = handle.events.recv().await {
         match &event.event {
-            Event::Context(ContextEvent::ContextBreakdown { breakdown, pins }) => {
+            Event::Context(ContextEvent::ContextBreakdown {
+                breakdown,
+                pins,
+                instructions,
+            }) => {
                 match format {
                     Format::Json => {
                         let mut out = crate::output::stdout();
                         super::print::print_json(&mut out, &event);
                         let _ = out.flush();
                     }
-                    Format::Text if pins.is_empty() => {
-                        crate::out!("{}", pith_acp::commands::breakdown_text(breakdown))
-                    }
                     Format::Text => crate::out!(
-                        "{}\n{}",
-                        pith_acp::commands::breakdown_text(breakdown),
-                        pith_acp::commands::pins_text(pins)
+                        "{}",
+                        pith_acp::commands::context_text(breakdown, pins, instructions)
                     ),
                 }
                 return 0;
@@ -48,8 +48,9 @@ pub(super) async fn answer(handle: &mut EngineHandle, format: Format) -> i32 {
     1
 }
 
-/// Waits for the engine's answer to `/pin` or `/unpin` (submission `id`) and prints the pins
-/// (`--format json`: the event); a refused pin is an error line and exit code 1.
+/// Waits for the engine's answer to `/pin`, `/unpin`, `/memory` or `/remember` (submission
+/// `id`) and prints it: the pins, the memory files, the file written (`--format json`: the
+/// event); a refusal is an error line and exit code 1.
 pub(super) async fn pins(handle: &mut EngineHandle, id: &str, format: Format) -> i32 {
     while let Some(event) = handle.events.recv().await {
         if event.submission().map(String::as_str) != Some(id) {
@@ -64,6 +65,28 @@ pub(super) async fn pins(handle: &mut EngineHandle, id: &str, format: Format) ->
                         let _ = out.flush();
                     }
                     Format::Text => crate::out!("{}", pith_acp::commands::pins_text(pins)),
+                }
+                return 0;
+            }
+            Event::Session(SessionEvent::MemoryFiles { files }) => {
+                match format {
+                    Format::Json => {
+                        let mut out = crate::output::stdout();
+                        super::print::print_json(&mut out, &event);
+                        let _ = out.flush();
+                    }
+                    Format::Text => crate::out!("{}", pith_acp::commands::memory_text(files)),
+                }
+                return 0;
+            }
+            Event::Turn(TurnEvent::Info { message }) => {
+                match format {
+                    Format::Json => {
+                        let mut out = crate::output::stdout();
+                        super::print::print_json(&mut out, &event);
+                        let _ = out.flush();
+                    }
+                    Format::Text => crate::out!("{message}"),
                 }
                 return 0;
             }

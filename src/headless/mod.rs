@@ -59,6 +59,8 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     let resuming = args.session.is_some() || args.continue_last;
     // `/pin` and `/unpin` are answered with the pins, not a turn; they belong to a session
     let pins_only = matches!(op, Op::Pin { .. } | Op::Unpin { .. });
+    // `/memory` and `/remember` are answered too (the list, the file written)
+    let memory_only = matches!(op, Op::Remember { .. } | Op::ListMemory);
     if pins_only && !resuming {
         crate::output::error(
             "/pin and /unpin change a session's pins: pith run -c \"/pin …\" (the last session) or --session ID",
@@ -97,7 +99,7 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     let _ = handle.ops.send(submission);
     let code = if context_only {
         context::answer(&mut handle, args.format).await
-    } else if pins_only {
+    } else if pins_only || memory_only {
         context::pins(&mut handle, &id, args.format).await
     } else if goal == goal::Run::Answer {
         goal::answer(&mut handle, &id, args.format).await

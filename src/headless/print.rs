@@ -170,6 +170,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let line = pith_protocol::compaction_note::one_line(*before, *after, kept, left);
                 self.err_line(format_args!("{line}"));
             }
+            ContextEvent::InstructionsLoaded { file } => self.err_line(format_args!(
+                "↳ loaded {} ({} tokens)",
+                file.path,
+                pith_protocol::text::count(file.tokens)
+            )),
             ContextEvent::ContextUsage(_)
             | ContextEvent::CompactionStarted { .. }
             | ContextEvent::CompactionAhead { .. }
@@ -241,6 +246,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | SessionEvent::Undone { .. }
             | SessionEvent::Redone { .. }
             | SessionEvent::GoalChanged { .. } => {}
+            SessionEvent::MemoryFiles { .. } => {}
         }
     }
 

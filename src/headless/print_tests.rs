@@ -141,3 +141,18 @@ fn a_compaction_prints_its_one_line_and_the_continue_note_as_pith_s() {
     assert_eq!(v["kept"]["anchors"], 23);
     assert_eq!(v["left"]["tool_outputs"], 31);
 }
+
+#[test]
+fn a_loaded_subfolder_instruction_file_is_said_on_stderr() {
+    use pith_protocol::event::{ContextEvent, InstructionFile, InstructionOrigin};
+    let loaded = Event::Context(ContextEvent::InstructionsLoaded {
+        file: InstructionFile {
+            path: "sub/AGENTS.md".into(),
+            origin: InstructionOrigin::Nested,
+            tokens: 1_312,
+        },
+    });
+    let (out, err) = printed(false, &[loaded]);
+    assert_eq!(out, "");
+    assert_eq!(err, "↳ loaded sub/AGENTS.md (1,312 tokens)\n");
+}

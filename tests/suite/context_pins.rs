@@ -271,7 +271,9 @@ async fn context_shows_the_pins_as_a_row_that_adds_up() {
     .await;
     turn(&mut h, 0).await;
     h.send(Op::ContextBreakdown);
-    let Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins }) = h
+    let Event::Context(ContextEvent::ContextBreakdown {
+        breakdown: b, pins, ..
+    }) = h
         .until("breakdown", |e| {
             matches!(e, Event::Context(ContextEvent::ContextBreakdown { .. }))
         })

@@ -47,12 +47,18 @@ impl PithEnv {
         } else {
             "max_retries = 3\n"
         };
-        // The request snapshots and token budgets were made without `webfetch`: it is off unless
-        // a test turns it on with its own `[webfetch]` table.
+        // The request snapshots and token budgets were made without `webfetch` and `remember`:
+        // they are off unless a test turns them on with its own `[webfetch]`, `[memory]` table.
         let webfetch = if extra.contains("[webfetch]") {
             ""
         } else {
             "[webfetch]\nenabled = false\n"
+        };
+        // nor with the `remember` tool
+        let webfetch = if extra.contains("[memory]") {
+            webfetch.to_string()
+        } else {
+            format!("{webfetch}\n[memory]\ntool = false\n")
         };
         let text = format!(
             r#"model = "{MODEL}"

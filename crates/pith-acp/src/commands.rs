@@ -9,10 +9,12 @@ use agent_client_protocol_schema::v1::{
 use super::session::{Awaiting, Session};
 use pith_commands::commands::Command;
 use pith_commands::route::Route;
-use pith_protocol::event::{Breakdown, GoalAction, McpServerStatus, Op, Pin};
+use pith_protocol::event::{
+    Breakdown, GoalAction, InstructionFile, McpServerStatus, MemoryFile, Op, Pin,
+};
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 10] = [
+const BUILTINS: [Command; 12] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -23,6 +25,8 @@ const BUILTINS: [Command; 10] = [
     Command::Export,
     Command::Model,
     Command::Goal,
+    Command::Memory,
+    Command::Remember,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -91,8 +95,11 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     };
     let route = pith_commands::route::route(text, &custom, &mcp);
     let route = match pith_commands::route::shared_op(route, text, &workspace) {
-        // `/pin` and `/unpin` are answered (`PinsChanged`), not a turn
-        Ok(op @ (Op::Pin { .. } | Op::Unpin { .. })) => return Ok((op, Awaiting::Answer)),
+        // `/pin` and `/unpin` are answered (`PinsChanged`), not a turn; so are `/memory`
+        // (`MemoryFiles`) and `/remember` (an `Info` naming the file)
+        Ok(op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::Remember { .. } | Op::ListMemory)) => {
+            return Ok((op, Awaiting::Answer));
+        }
         // `/goal TEXT` and `/goal resume` run the goal's turns; the rest is answered
         // (`GoalChanged`)
         Ok(
@@ -154,6 +161,41 @@ pub fn goal_text(goal: Option<&pith_protocol::event::Goal>) -> String {
     format!("Goal ({status}, {used}): {}", g.text)
 }
 
+/// `/memory` as text (the editor's answer, and `pith run /memory`'s).
+pub fn memory_text(files: &[MemoryFile]) -> String {
+    let mut s = String::from("Memory files (/remember [--user | --project] TEXT adds a line):\n");
+    for f in files {
+        let state = if f.exists {
+            format!(
+                "{} tokens in every request",
+                pith_protocol::text::count(f.tokens)
+            )
+        } else {
+            "missing (/remember creates it)".to_string()
+        };
+        s.push_str(&format!("- {}: {} — {state}\n", f.scope.as_str(), f.path));
+    }
+    s
+}
+
+/// The instruction files of `/context`, each with its cost (counted in the system prompt).
+pub fn instructions_text(files: &[InstructionFile]) -> String {
+    let mut s = String::from("Instruction files (in the system prompt):\n");
+    for f in files {
+        let from = match f.origin {
+            pith_protocol::event::InstructionOrigin::User => "yours",
+            pith_protocol::event::InstructionOrigin::Workspace => "workspace",
+            pith_protocol::event::InstructionOrigin::Nested => "loaded on first touch",
+        };
+        s.push_str(&format!(
+            "- {} ({from}): {} tokens\n",
+            f.path,
+            pith_protocol::text::count(f.tokens)
+        ));
+    }
+    s
+}
+
 /// `/context` as text (the editor's answer, and `pith run /context`'s).
 pub fn breakdown_text(b: &Breakdown) -> String {
     use pith_protocol::text::count;
@@ -204,6 +246,18 @@ fn left_text(left: &pith_protocol::carried::LeftCounts) -> String {
     );
     for (name, n) in rows.iter().filter(|(_, n)| *n > 0) {
         s.push_str(&format!("| {name} | {n} |\n"));
+    }
+    s
+}
+
+/// `/context` as text: the breakdown, then the pins and the instruction files when there are.
+pub fn context_text(b: &Breakdown, pins: &[Pin], instructions: &[InstructionFile]) -> String {
+    let mut s = breakdown_text(b);
+    if !pins.is_empty() {
+        s = format!("{s}\n{}", pins_text(pins));
+    }
+    if !instructions.is_empty() {
+        s = format!("{s}\n{}", instructions_text(instructions));
     }
     s
 }

@@ -320,16 +320,12 @@ fn answer_text(event: &Event) -> Option<String> {
         Event::Session(SessionEvent::Redone { files, .. }) => {
             format!("Put the turn back ({} files).", files.len())
         }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins })
-            if pins.is_empty() =>
-        {
-            super::commands::breakdown_text(b)
-        }
-        Event::Context(ContextEvent::ContextBreakdown { breakdown: b, pins }) => format!(
-            "{}\n{}",
-            super::commands::breakdown_text(b),
-            super::commands::pins_text(pins)
-        ),
+        Event::Context(ContextEvent::ContextBreakdown {
+            breakdown: b,
+            pins,
+            instructions,
+        }) => super::commands::context_text(b, pins, instructions),
+        Event::Session(SessionEvent::MemoryFiles { files }) => super::commands::memory_text(files),
         Event::Session(SessionEvent::PinsChanged { pins, .. }) => super::commands::pins_text(pins),
         Event::Session(SessionEvent::GoalChanged { goal }) => {
             super::commands::goal_text(goal.as_ref())
@@ -364,7 +360,8 @@ fn answer_text(event: &Event) -> Option<String> {
             | ContextEvent::CompactionFinished { .. }
             | ContextEvent::CompactionAhead { .. }
             | ContextEvent::Pruned { .. }
-            | ContextEvent::ContextWindow { .. },
+            | ContextEvent::ContextWindow { .. }
+            | ContextEvent::InstructionsLoaded { .. },
         )
         | Event::Output(_)
         | Event::Subagent(_) => return None,
@@ -419,13 +416,15 @@ async fn react(session: &Arc<Session>, event: &Event) {
             | ContextEvent::CompactionAhead { .. }
             | ContextEvent::Pruned { .. }
             | ContextEvent::ContextWindow { .. }
-            | ContextEvent::ContextBreakdown { .. },
+            | ContextEvent::ContextBreakdown { .. }
+            | ContextEvent::InstructionsLoaded { .. },
         )
         | Event::Session(
             SessionEvent::SessionLoaded { .. }
             | SessionEvent::History { .. }
             | SessionEvent::PinsChanged { .. }
             | SessionEvent::GoalChanged { .. }
+            | SessionEvent::MemoryFiles { .. }
             | SessionEvent::Sessions { .. }
             | SessionEvent::Recalled { .. }
             | SessionEvent::PromptRefused { .. }

@@ -32,7 +32,7 @@ pub(crate) fn kind(tool: &str) -> ToolKind {
         Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
         Builtin::TodoWrite | Builtin::Task => ToolKind::Think,
         Builtin::WebFetch => ToolKind::Fetch,
-        Builtin::ExitPlanMode => ToolKind::Other,
+        Builtin::ExitPlanMode | Builtin::Remember => ToolKind::Other,
     }
 }
 
@@ -226,7 +226,8 @@ fn shows_no_output(tool: &ToolName) -> bool {
         | Builtin::WebFetch
         | Builtin::Task
         | Builtin::ToolSearch
-        | Builtin::ExitPlanMode => false,
+        | Builtin::ExitPlanMode
+        | Builtin::Remember => false,
     }
 }
 

@@ -146,6 +146,12 @@ impl Translator {
                 self.cost += cost.cost;
                 self.compaction_done(*before, *after, kept, left)
             }
+            // a subfolder's instructions joined the prompt: said as a thought, as the TUI says it
+            ContextEvent::InstructionsLoaded { file } => vec![thought_chunk(format!(
+                "↳ loaded {} ({} tokens)\n",
+                file.path,
+                pith_protocol::text::count(file.tokens)
+            ))],
             ContextEvent::Pruned { .. }
             | ContextEvent::CompactionAhead { .. }
             | ContextEvent::ContextWindow { .. }

@@ -116,6 +116,13 @@ pub enum Command {
         props(args = "[text [--budget N turns|N tokens] | pause | resume | clear]")
     )]
     Goal,
+    #[strum(message = "the memory files: list them, open one in $VISUAL / $EDITOR")]
+    Memory,
+    #[strum(
+        message = "add a line to a memory file (asks which, or --user / --project)",
+        props(args = "text")
+    )]
+    Remember,
 }
 
 impl Command {
@@ -259,7 +266,8 @@ mod tests {
             [
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
-                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal"
+                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal",
+                "memory", "remember"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod custom_commands;
 pub mod goal_args;
+pub mod memory;
 pub mod route;
 
 // The paths these modules were written with, when they lived in the binary.

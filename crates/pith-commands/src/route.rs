@@ -101,7 +101,10 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
 }
 
 /// The op of a line every front end sends alike: the prompt itself, `/compact [focus]`,
-/// `/pin [text]`, `/unpin N|all` (anything else after it is invalid), `/goal …`, `/init [focus]` (for the project in `workspace`), a custom command, an MCP prompt. Any other
+/// `/pin [text]`, `/unpin N|all` (anything else after it is invalid), `/goal …`, `/init [focus]`
+/// (for the project in `workspace`), a custom command, an MCP prompt, `/memory` (the list) and
+/// `/remember [--user | --project] TEXT` (the project's file unless told: only the TUI asks
+/// which). Any other
 /// route comes back as it is: the front end runs it or refuses it.
 pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route> {
     Ok(match route {
@@ -125,6 +128,14 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
             crate::message::new_id(),
             crate::custom_commands::init(workspace, args.as_deref().unwrap_or("")),
         ),
+        Route::Builtin {
+            command: Command::Memory,
+            ..
+        } => Op::ListMemory,
+        Route::Builtin {
+            command: Command::Remember,
+            args,
+        } => remember_op(args.as_deref().unwrap_or("")).map_err(Route::Invalid)?,
         Route::Custom(e) => command_op(crate::message::new_id(), e),
         Route::Builtin {
             command: Command::Goal,
@@ -144,6 +155,19 @@ pub fn shared_op(route: Route, text: &str, workspace: &Path) -> Result<Op, Route
             args,
         },
         other => return Err(other),
+    })
+}
+
+/// The op of `/remember ARGS` where no one is asked which file: the project's unless
+/// `--user` (or `user:`) says otherwise.
+pub fn remember_op(args: &str) -> Result<Op, String> {
+    let (scope, text) = crate::memory::remember_args(args);
+    if text.is_empty() {
+        return Err("/remember [--user | --project] TEXT adds a line to a memory file".into());
+    }
+    Ok(Op::Remember {
+        text: text.to_string(),
+        scope: scope.unwrap_or(crate::event::MemoryScope::Project),
     })
 }
 

@@ -294,6 +294,9 @@ pub struct Config {
     /// `[goal]`: how `/goal` decides a goal is met and when it stops (ARCHITECTURE.md §5.2).
     #[serde(default)]
     pub goal: GoalConfig,
+    /// `[memory]`: the `remember` tool (README "Instructions and memory").
+    #[serde(default)]
+    pub memory: MemoryConfig,
 }
 
 /// `[goal]`: the check after each turn toward a goal, and the budget of one set without any.
@@ -330,6 +333,22 @@ fn default_goal_check_timeout() -> u64 {
 
 fn default_goal_turns() -> u64 {
     30
+}
+
+/// `[memory]`: whether the model may propose memory lines (`remember`; the user is always
+/// asked). `/remember`, `#TEXT` and `/memory` are the user's and always there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// `false` takes the `remember` tool away.
+    #[serde(default = "yes")]
+    pub tool: bool,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig { tool: true }
+    }
 }
 
 /// `[notify]`: telling the user the agent is done or waiting.
@@ -448,6 +467,7 @@ impl Default for Config {
             notify: NotifyConfig::default(),
             hooks: HooksConfig::default(),
             goal: GoalConfig::default(),
+            memory: MemoryConfig::default(),
         }
     }
 }

@@ -25,6 +25,7 @@ impl Turn<'_> {
             self.system,
             self.tools.specs(),
             self.opts.config.permission_mode,
+            self.opts.config.memory.tool,
         )
     }
 
@@ -142,10 +143,12 @@ impl Turn<'_> {
         }
         let breakdown = self.breakdown();
         let pins = self.pin_costs();
+        let instructions = self.instruction_costs();
         for id in wanted {
             let answer = EventMsg::from(ContextEvent::ContextBreakdown {
                 breakdown,
                 pins: pins.clone(),
+                instructions: instructions.clone(),
             });
             self.log.emit(answer.answering(&id));
         }

@@ -14,11 +14,23 @@
 //! - what was judged is what is read: the file's resolved path is opened with no symlink
 //!   anywhere on the way (`pith_tools::open::read_exact`), so a link swapped in afterwards
 //!   makes the read fail instead of reaching elsewhere.
+//!
+//! Before them come the user's own files (`user.rs`: `~/.claude/CLAUDE.md`,
+//! `~/.codex/AGENTS.md`, `~/.config/pith/AGENTS.md`), and after them the nested files of the
+//! subfolders a tool touched (`nested.rs`). A file is sent once, whichever way it was reached.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use pith_protocol::event::InstructionOrigin;
 use pith_tools::path::lexical_normalize;
+
+mod imports;
+mod nested;
+mod user;
+
+pub(crate) use nested::nested_for;
+pub use user::UserDirs;
 
 /// Instruction files looked for in the workspace and every directory above it.
 const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
@@ -29,6 +41,56 @@ const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 pub struct Instruction {
     pub path: PathBuf,
     pub real: PathBuf,
+    pub origin: InstructionOrigin,
+    /// What the file may lead to: a link it is reached through, and the files it imports
+    /// (`@path`), must resolve inside this folder.
+    pub fence: PathBuf,
+}
+
+impl Instruction {
+    /// Whether `real` is this file: the same resolved path, or the same file under another name
+    /// (a hard link).
+    pub(crate) fn is(&self, real: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if self.real == real {
+            return true;
+        }
+        match (std::fs::metadata(&self.real), std::fs::metadata(real)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+}
+
+/// Where instruction files come from besides the workspace and the folders above it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    /// The configured `instructions`.
+    pub extra: &'a [PathBuf],
+    /// The user's own folders (global files).
+    pub user: Option<&'a UserDirs>,
+    /// The subfolders' files loaded so far, in the order they were.
+    pub nested: &'a [Instruction],
+}
+
+/// Every instruction file of the system prompt, most general first: the user's, then the
+/// workspace's (root down, then the configured ones), then the nested ones as they were loaded.
+/// Each file once (by where it resolves to).
+pub fn all_instruction_files(
+    workspace: &Path,
+    sources: &Sources<'_>,
+    fences: &Fences,
+) -> Vec<Instruction> {
+    let mut all = sources.user.map(|u| u.files(fences)).unwrap_or_default();
+    let rest = instruction_files(workspace, sources.extra, fences)
+        .into_iter()
+        .chain(sources.nested.iter().cloned());
+    for f in rest {
+        if !all.iter().any(|a| a.is(&f.real)) {
+            all.push(f);
+        }
+    }
+    imports::expand(all, fences)
 }
 
 /// Where instruction files may not come from.
@@ -106,6 +168,8 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
                 found.push(Instruction {
                     path: dir.join(name),
                     real,
+                    origin: InstructionOrigin::Workspace,
+                    fence: fence.to_path_buf(),
                 });
             }
         }
@@ -118,9 +182,14 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
             ws.join(p)
         };
         if let Some(real) = judge(&p, &ws, fences)
-            && !found.iter().any(|f| f.real == real)
+            && !found.iter().any(|f| f.is(&real))
         {
-            found.push(Instruction { path: p, real });
+            found.push(Instruction {
+                path: p,
+                real,
+                origin: InstructionOrigin::Workspace,
+                fence: ws.clone(),
+            });
         }
     }
     found
@@ -128,7 +197,7 @@ pub fn instruction_files(workspace: &Path, extra: &[PathBuf], fences: &Fences) -
 
 /// Where the instruction file at `path` is read from, or `None` when it is missing, not a
 /// regular file, or reached through a symlink that leads out of `fence` or into a hidden path.
-fn judge(path: &Path, fence: &Path, fences: &Fences) -> Option<PathBuf> {
+pub(crate) fn judge(path: &Path, fence: &Path, fences: &Fences) -> Option<PathBuf> {
     std::fs::symlink_metadata(path).ok()?;
     let real = match path.canonicalize() {
         Ok(real) => real,

@@ -25,9 +25,12 @@ mod mcp;
 mod mcp_error;
 mod mcp_ops;
 mod mcp_session;
+mod memory;
+mod memory_ops;
 mod mentions;
 mod meter;
 mod model;
+mod nested_load;
 mod ops;
 mod pins;
 pub mod prompt;
@@ -114,6 +117,9 @@ pub struct EngineOptions {
     /// removed: the TUI's `/new` and a start left at once leave no empty sessions behind. An
     /// editor (ACP) keeps them: it may load one by id later.
     pub remove_empty_sessions: bool,
+    /// The user's folders global instruction files and the user's memory live in
+    /// (`UserDirs::from_env()`; none in tests unless given).
+    pub user_dirs: prompt::UserDirs,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).

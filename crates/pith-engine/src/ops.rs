@@ -79,6 +79,8 @@ impl Turn<'_> {
             Op::Redo => self.redo().await,
             Op::Rewind { message_id } => self.rewind(&message_id).await,
             Op::Goal { id, action } => self.goal_op(id, action).await,
+            Op::Remember { text, scope } => self.remember(&text, scope),
+            Op::ListMemory => self.list_memory(),
             // the pump answers these itself, or sets them aside for `apply_settings`, or queues
             // them: none reaches the runner
             Op::UserTurn { .. }

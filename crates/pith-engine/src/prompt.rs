@@ -31,7 +31,9 @@ pub fn env_block(workspace: &Path, today: &str) -> String {
     )
 }
 
-pub use super::instructions::{Fences, Instruction, instruction_files};
+pub use super::instructions::{
+    Fences, Instruction, Sources, UserDirs, all_instruction_files, instruction_files,
+};
 
 /// How much room the system prompt may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,9 +61,24 @@ pub fn system_prompt(
     fit: Fit,
     fences: &Fences,
 ) -> Vec<String> {
-    let mut rest = env_block(workspace, today);
+    let sources = Sources {
+        extra,
+        ..Sources::default()
+    };
+    system_prompt_from(workspace, &sources, today, fit, fences)
+}
+
+/// The instruction files of the system prompt, each with the text it adds (its heading
+/// included), within `fit`'s bytes in all: what `/context` counts file by file.
+pub fn instruction_sections(
+    workspace: &Path,
+    sources: &Sources<'_>,
+    fit: Fit,
+    fences: &Fences,
+) -> Vec<(Instruction, String)> {
     let mut left = fit.instruction_bytes.min(MAX_INSTRUCTION_BYTES);
-    for file in instruction_files(workspace, extra, fences) {
+    let mut out = Vec::new();
+    for file in all_instruction_files(workspace, sources, fences) {
         let path = &file.path;
         match super::instructions::read(&file, MAX_INSTRUCTION_BYTES) {
             Ok(bytes) => {
@@ -75,14 +92,31 @@ pub fn system_prompt(
                     text.push_str("\n[… instructions truncated]");
                 }
                 left = left.saturating_sub(text.len());
-                rest.push_str(&format!(
+                let section = format!(
                     "\n\nInstructions from {}:\n{}",
                     path.display(),
                     text.trim_end()
-                ));
+                );
+                out.push((file, section));
             }
             Err(e) => tracing::warn!("cannot read instruction file {}: {e}", path.display()),
         }
+    }
+    out
+}
+
+/// [`system_prompt`] with every source of instruction files: the user's, the workspace's, the
+/// configured ones and the nested ones loaded so far.
+pub fn system_prompt_from(
+    workspace: &Path,
+    sources: &Sources<'_>,
+    today: &str,
+    fit: Fit,
+    fences: &Fences,
+) -> Vec<String> {
+    let mut rest = env_block(workspace, today);
+    for (_, section) in instruction_sections(workspace, sources, fit, fences) {
+        rest.push_str(&section);
     }
     let agent = if fit.compact {
         COMPACT_AGENT_PROMPT

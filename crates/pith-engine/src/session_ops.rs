@@ -49,6 +49,11 @@ impl Turn<'_> {
         };
         self.touch_session();
         self.log.switch(session, lock);
+        // a subfolder's instructions were the session left behind's
+        if !self.nested_instructions().is_empty() {
+            self.forget_nested_instructions();
+            self.fit_prompt();
+        }
         self.apply_pins();
         self.announce_goal();
         self.enter_session_directory();

@@ -56,6 +56,17 @@ pub struct Shared {
     /// the whole tree): a child applies it before each of its calls, so a mode change reaches
     /// children already running (the parent waits inside the `task` call meanwhile).
     pub mode: std::sync::Arc<Mutex<Option<pith_protocol::event::PermissionMode>>>,
+    /// The subfolders' instruction files loaded so far, in order (ARCHITECTURE.md §4.3): in
+    /// the system prompt from then on, whatever is compacted; a new or resumed session starts
+    /// without them.
+    pub nested_instructions: Mutex<Vec<crate::instructions::Instruction>>,
+    /// What the instruction files were (paths, sizes, times) when the system prompt was built:
+    /// one edited since (`/memory`, `/init`) rebuilds it before the next turn.
+    pub instructions_stamp: Mutex<u64>,
+    /// The instruction files in the prompt under another name than `AGENTS.md`/`CLAUDE.md`
+    /// (`@path` imports, the configured ones): protected paths like those, so the model cannot
+    /// rewrite what later sessions are told without the user.
+    pub imported_instructions: Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl Shared {

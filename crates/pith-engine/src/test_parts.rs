@@ -202,6 +202,7 @@ impl Parts {
             allow_unsandboxed: false,
             editor: None,
             remove_empty_sessions: false,
+            user_dirs: Default::default(),
         };
         let shared = Arc::new(Shared::default());
         let role = AgentRole::main();

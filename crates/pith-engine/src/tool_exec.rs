@@ -107,7 +107,11 @@ impl Turn<'_> {
                 self.post_tool_hooks(&call_id, &tool, &input, state, cancel)
                     .await
             };
-            self.record_result(idx, pi, call_id, tool, state);
+            let ran = matches!(state, ToolState::Completed { .. });
+            self.record_result(idx, pi, call_id, tool.clone(), state);
+            if ran {
+                self.load_nested_instructions(&tool, &input);
+            }
         }
         stop.map_or(Ok(()), Err)
     }
@@ -207,6 +211,9 @@ impl Turn<'_> {
         let error = failed;
         if tool == pith_tools::mode::EXIT_PLAN_TOOL {
             return (self.exit_plan(call_id, &input, cancel).await, None);
+        }
+        if tool == pith_tools::remember::NAME && input.is_object() && self.opts.config.memory.tool {
+            return (self.remember_tool(call_id, &input, cancel).await, None);
         }
         // Calls that cannot run count for the doom loop too: a model repeating one would
         // otherwise go on until max_steps.
@@ -341,9 +348,12 @@ impl Turn<'_> {
     /// What no tool may change without the user, or touch at all, in this workspace.
     pub(crate) fn policy(&self) -> Arc<pith_tools::policy::Policy> {
         let config = &self.opts.config;
+        // the files the prompt imports (`@path`) are protected like the configured ones
+        let mut instructions = config.instructions.clone();
+        instructions.extend(self.imported_instructions());
         Arc::new(
             pith_tools::policy::Policy::new(&self.opts.workspace, &self.opts.data_dir)
-                .configured(config.config_file.as_deref(), &config.instructions)
+                .configured(config.config_file.as_deref(), &instructions)
                 .hiding(&config.sandbox_deny_read),
         )
     }

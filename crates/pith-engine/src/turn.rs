@@ -43,6 +43,8 @@ impl Turn<'_> {
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
         self.settle_window().await;
+        // a memory or instruction file edited since the last turn is in this one's prompt
+        self.refresh_instructions();
         let admitted = self.admit_prompts(&prompts, false).await;
         if admitted.is_empty() {
             // every prompt was refused: nothing was stored, nothing is sent

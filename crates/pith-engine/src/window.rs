@@ -109,9 +109,12 @@ impl Turn<'_> {
     /// schema, and instruction files cut to an eighth of the usable window.
     pub(crate) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
+        self.stamp_instructions();
+        let ws = &self.opts.workspace.clone();
         let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
-        let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL, &fences);
+        let nested = self.nested_instructions();
+        let sources = self.instruction_sources(&nested);
+        let mut system = prompt::system_prompt_from(ws, &sources, &today, Fit::FULL, &fences);
         self.role.shape_system(&mut system);
         let tools = self.tools.registry().specs();
         let usable = self.budget().usable;
@@ -133,7 +136,7 @@ impl Turn<'_> {
             // ~4 bytes a token: an eighth of the usable window.
             instruction_bytes: usize::try_from(usable / 2).unwrap_or(usize::MAX),
         };
-        *self.system = prompt::system_prompt(ws, extra, &today, fit, &fences);
+        *self.system = prompt::system_prompt_from(ws, &sources, &today, fit, &fences);
         self.role.shape_system(self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);

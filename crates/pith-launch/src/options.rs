@@ -49,6 +49,7 @@ fn options(config: &Config, workspace: &Path, data_dir: &Path, front: FrontEnd) 
         allow_unsandboxed: false,
         editor: None,
         remove_empty_sessions: false,
+        user_dirs: pith_engine::prompt::UserDirs::from_env(),
     };
     match front {
         FrontEnd::Tui => opts.remove_empty_sessions = true,

@@ -73,6 +73,7 @@ pub fn options(
         allow_unsandboxed: false,
         editor: None,
         remove_empty_sessions: false,
+        user_dirs: Default::default(),
     }
 }
 
@@ -83,8 +84,9 @@ pub fn mock_config(server: &MockServer) -> Config {
         model: Some(MODEL.into()),
         ..Config::default()
     };
-    // the request snapshots were made without it
+    // the request snapshots were made without them
     config.webfetch.enabled = false;
+    config.memory.tool = false;
     config.provider.insert(
         "mock".into(),
         ProviderConfig {

@@ -190,6 +190,7 @@ pub mod policy;
 pub mod read;
 pub mod recall;
 pub mod registry;
+pub mod remember;
 pub mod sandbox;
 pub mod task;
 pub mod todo;

@@ -26,7 +26,9 @@ fn reads_by_itself(tool: Builtin) -> Option<bool> {
         | Builtin::TodoWrite
         | Builtin::WebFetch
         | Builtin::Task
-        | Builtin::ExitPlanMode => Some(true),
+        | Builtin::ExitPlanMode
+        // it always asks the user, whatever the mode
+        | Builtin::Remember => Some(true),
         Builtin::Edit | Builtin::Write | Builtin::ToolSearch => Some(false),
         Builtin::Bash => None,
     }

@@ -63,6 +63,7 @@ fn every_offered_tool_is_a_builtin() {
         .collect();
     offered.push(crate::task::NAME.into());
     offered.push(crate::mode::EXIT_PLAN_TOOL.into());
+    offered.push(crate::remember::NAME.into());
     for name in &offered {
         let parsed = ToolName::parse(name);
         assert!(matches!(parsed, ToolName::Builtin(_)), "{name}");

@@ -50,6 +50,7 @@ fn context_lines_are_whole_at_100_columns() {
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: breakdown(),
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

@@ -84,6 +84,25 @@ pub fn edit_in(dir: &Path, command: &[String], text: &str) -> Result<String, Ext
     result
 }
 
+/// Runs `command` on the file at `path` (a memory file the user chose; the editor makes it
+/// when it is missing).
+pub fn edit_file(command: &[String], path: &Path) -> Result<(), ExternalEditorError> {
+    let (program, args) = command
+        .split_first()
+        .ok_or(ExternalEditorError::NoCommand)?;
+    match Command::new(program).args(args).arg(path).status() {
+        Err(error) => Err(ExternalEditorError::Run {
+            program: program.clone(),
+            error,
+        }),
+        Ok(status) if !status.success() => Err(ExternalEditorError::Failed {
+            program: program.clone(),
+            status,
+        }),
+        Ok(_) => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

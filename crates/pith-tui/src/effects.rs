@@ -9,4 +9,6 @@ pub enum Effect {
     Write(Vec<u8>),
     /// Open the composer's text in `$VISUAL` / `$EDITOR`.
     Editor,
+    /// Open this file (a memory file, `/memory`) in `$VISUAL` / `$EDITOR`.
+    EditFile(std::path::PathBuf),
 }

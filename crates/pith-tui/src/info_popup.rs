@@ -17,6 +17,8 @@ pub struct ContextPopup {
     breakdown: Option<Breakdown>,
     /// What the user pinned, each with its cost (`/pin`).
     pins: Vec<pith_protocol::event::Pin>,
+    /// The instruction files in the system prompt, each with its cost.
+    instructions: Vec<pith_protocol::event::InstructionFile>,
 }
 
 impl ContextPopup {
@@ -25,6 +27,7 @@ impl ContextPopup {
         ContextPopup {
             breakdown: None,
             pins: Vec::new(),
+            instructions: Vec::new(),
         }
     }
 
@@ -36,6 +39,11 @@ impl ContextPopup {
     /// The pins the engine answered with, beside the breakdown.
     pub(crate) fn pinned(&mut self, pins: Vec<pith_protocol::event::Pin>) {
         self.pins = pins;
+    }
+
+    /// The instruction files the engine answered with.
+    pub(crate) fn instructions(&mut self, files: Vec<pith_protocol::event::InstructionFile>) {
+        self.instructions = files;
     }
 
     #[cfg(test)]
@@ -54,7 +62,15 @@ impl Component for ContextPopup {
     }
 
     fn render(&mut self, frame: &mut Frame, area: Rect, (usage, mcp): Self::Context<'_>) {
-        super::view::popups::context(frame, area, self.breakdown.as_ref(), usage, mcp, &self.pins);
+        super::view::popups::context(
+            frame,
+            area,
+            self.breakdown.as_ref(),
+            usage,
+            mcp,
+            &self.pins,
+            &self.instructions,
+        );
     }
 }
 

@@ -280,6 +280,7 @@ fn context_has_a_left_the_view_section() {
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: b,
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 32);

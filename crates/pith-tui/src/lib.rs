@@ -64,6 +64,8 @@ mod left_view_tests;
 #[cfg(test)]
 mod login_tests;
 #[cfg(test)]
+mod memory_view_tests;
+#[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
 mod permission_tests;
@@ -347,6 +349,19 @@ fn apply_effects(
                 resume_terminal()?;
                 terminal.clear()?;
                 app.editor_done(result);
+            }
+            effects::Effect::EditFile(path) => {
+                let command = editor::editor_command(|k| std::env::var(k).ok());
+                // a missing memory file's folder (`~/.config/pith`) is made for the editor
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                drop(std::mem::replace(input, EventStream::new()));
+                restore_terminal();
+                let result = command.and_then(|cmd| editor::edit_file(&cmd, &path));
+                resume_terminal()?;
+                terminal.clear()?;
+                app.file_edited(&path, result);
             }
         }
     }

@@ -222,6 +222,7 @@ fn the_context_popup_shows_each_servers_definitions() {
                 ..Breakdown::default()
             },
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

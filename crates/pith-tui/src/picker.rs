@@ -20,6 +20,10 @@ pub enum PickerKind {
     Theme,
     /// What the last compaction took out of the view (`left_list`); the id is the recall id.
     Left,
+    /// The memory files (`/memory`); the id is the file's path, opened in the editor.
+    Memory,
+    /// Which memory file the line (`/remember TEXT`, `#TEXT`) goes to; the id is the scope.
+    Remember(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -96,6 +96,7 @@ fn context_shows_the_pinned_row_and_each_pin() {
                 ..Breakdown::default()
             },
             pins: pins(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

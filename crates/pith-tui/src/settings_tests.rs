@@ -45,6 +45,7 @@ fn without_auto_compaction_neither_context_nor_the_gauge_shows_a_compact_point()
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: breakdown(),
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 100, 30);

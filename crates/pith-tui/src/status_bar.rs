@@ -271,7 +271,8 @@ impl StatusBar {
             ContextEvent::CompactionAhead { notice } => self.notice = *notice,
             ContextEvent::Pruned { .. }
             | ContextEvent::ContextWindow { .. }
-            | ContextEvent::ContextBreakdown { .. } => {}
+            | ContextEvent::ContextBreakdown { .. }
+            | ContextEvent::InstructionsLoaded { .. } => {}
         }
     }
 

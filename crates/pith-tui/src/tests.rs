@@ -415,6 +415,7 @@ fn snapshot_context_breakdown() {
                 exact: true,
             },
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     let screen = render(&mut app, 80, 24);

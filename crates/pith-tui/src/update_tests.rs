@@ -421,6 +421,7 @@ fn commands_during_a_turn_say_when_they_run() {
         Event::Context(ContextEvent::ContextBreakdown {
             breakdown: Default::default(),
             pins: Vec::new(),
+            instructions: Vec::new(),
         }),
     );
     assert!(app.popup().is_none());

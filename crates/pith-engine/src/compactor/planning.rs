@@ -27,7 +27,7 @@ impl Planner<'_> {
     /// uncorrected after a compaction, a prune or a resume).
     pub(crate) fn overhead(&mut self) -> u64 {
         let mode = self.config.permission_mode;
-        let (system, tools) = request_frame(self.system, self.specs, mode);
+        let (system, tools) = request_frame(self.system, self.specs, mode, self.config.memory.tool);
         self.meter.request_overhead(&system, &tools)
     }
 

@@ -127,7 +127,14 @@ pub enum ContextEvent {
         /// What the user pinned, oldest first, each with its cost (its row: `pinned`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pins: Vec<super::Pin>,
+        /// The instruction files in the system prompt, in order, each with its cost (counted in
+        /// `system`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        instructions: Vec<super::InstructionFile>,
     },
+    /// A subfolder's instruction file was loaded because a tool touched a path under it: from
+    /// the next request on it is in the system prompt (ARCHITECTURE.md §4.3).
+    InstructionsLoaded { file: super::InstructionFile },
 }
 
 /// How the turn goes: questions, retries, the engine's state, notices, errors, its end.
@@ -240,6 +247,8 @@ pub enum SessionEvent {
     /// The session's goal as it now stands (`Op::Goal`, a session loaded, a turn toward it
     /// checked, met, its budget spent, paused by an interrupt); `None`: no goal.
     GoalChanged { goal: Option<super::Goal> },
+    /// The memory files (`Op::ListMemory`): the user's and the project's, existing or not.
+    MemoryFiles { files: Vec<super::MemoryFile> },
 }
 
 /// The session's settings and servers: MCP, the model, the effort, the permission mode.
@@ -306,7 +315,8 @@ impl Event {
                 | ContextEvent::CompactionFinished { .. }
                 | ContextEvent::CompactionAhead { .. }
                 | ContextEvent::Pruned { .. }
-                | ContextEvent::ContextWindow { .. } => false,
+                | ContextEvent::ContextWindow { .. }
+                | ContextEvent::InstructionsLoaded { .. } => false,
             },
             Event::Turn(e) => match e {
                 TurnEvent::Info { .. } | TurnEvent::Error { .. } => true,
@@ -325,6 +335,7 @@ impl Event {
                 | SessionEvent::Undone { .. }
                 | SessionEvent::Redone { .. }
                 | SessionEvent::GoalChanged { .. } => true,
+                SessionEvent::MemoryFiles { .. } => true,
                 SessionEvent::PromptRefused { .. } => false,
             },
             Event::Settings(e) => match e {

@@ -12,6 +12,7 @@ mod goal;
 mod goal_wire_tests;
 mod groups;
 mod mcp;
+mod memory;
 mod op;
 mod permission;
 mod window;
@@ -25,6 +26,7 @@ pub use groups::{
     ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };
 pub use mcp::{McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, McpTransport};
+pub use memory::{InstructionFile, InstructionOrigin, MemoryFile, MemoryScope};
 pub use op::{Op, Submission, SubmissionId};
 pub use permission::{PermissionMode, PermissionReply, PermissionRequest};
 pub use window::WindowSource;

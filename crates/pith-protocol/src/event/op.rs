@@ -158,6 +158,15 @@ pub enum Op {
         #[serde(flatten)]
         action: super::GoalAction,
     },
+    /// Append `- text` to the memory file of `scope` (`/remember`, `#TEXT`): the user's own
+    /// act, after the front end asked which file. Answered by `Info` naming the file (or an
+    /// error of kind `command`); the next request's system prompt carries it.
+    Remember {
+        text: String,
+        scope: super::MemoryScope,
+    },
+    /// Ask for the memory files (`/memory`); answered by `MemoryFiles`.
+    ListMemory,
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -217,7 +226,9 @@ impl Op {
             | Op::Redo
             | Op::Rewind { .. }
             | Op::SetAutoYes { .. }
-            | Op::Shutdown => None,
+            | Op::Shutdown
+            | Op::Remember { .. }
+            | Op::ListMemory => None,
         }
     }
 

@@ -61,6 +61,7 @@ fn context_events_print_as_before() {
                     ..Breakdown::default()
                 },
                 pins: Vec::new(),
+                instructions: Vec::new(),
             },
             "B1",
         ),
@@ -379,9 +380,21 @@ fn context_events() -> Vec<(Event, bool)> {
             ContextEvent::ContextBreakdown {
                 breakdown: Breakdown::default(),
                 pins: Vec::new(),
+                instructions: Vec::new(),
             }
             .into(),
             true,
+        ),
+        (
+            ContextEvent::InstructionsLoaded {
+                file: crate::event::InstructionFile {
+                    path: text("sub/AGENTS.md"),
+                    origin: crate::event::InstructionOrigin::Nested,
+                    tokens: 3,
+                },
+            }
+            .into(),
+            false,
         ),
     ]
 }
@@ -517,6 +530,19 @@ fn session_events() -> Vec<(Event, bool)> {
         (
             SessionEvent::GoalChanged {
                 goal: Some(super::goal_wire_tests::a_goal()),
+            }
+            .into(),
+            true,
+        ),
+        (
+            SessionEvent::MemoryFiles {
+                files: vec![crate::event::MemoryFile {
+                    scope: crate::event::MemoryScope::User,
+                    path: text("/h/AGENTS.md"),
+                    exists: false,
+                    bytes: 0,
+                    tokens: 0,
+                }],
             }
             .into(),
             true,

@@ -115,12 +115,25 @@ impl App {
                 ),
             ),
             // a breakdown answered late (asked during a turn) fills the popup if it is still open
-            ContextEvent::ContextBreakdown { breakdown: b, pins } => {
+            ContextEvent::ContextBreakdown {
+                breakdown: b,
+                pins,
+                instructions,
+            } => {
                 if let Some(Popup::Context(popup)) = &mut self.popup {
                     popup.answered(b);
                     popup.pinned(pins);
+                    popup.instructions(instructions);
                 }
             }
+            ContextEvent::InstructionsLoaded { file } => self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "↳ loaded {} ({} tokens)",
+                    file.path,
+                    pith_protocol::text::count(file.tokens)
+                ),
+            ),
             // the status bar shows it
             ContextEvent::CompactionAhead { .. } => {}
         }
@@ -184,6 +197,7 @@ impl App {
                 messages, files, ..
             } => self.redone(&messages, &files),
             SessionEvent::GoalChanged { goal } => self.goal_changed(goal),
+            SessionEvent::MemoryFiles { files } => self.memory_listed(files),
         }
     }
 

@@ -333,6 +333,12 @@ impl App {
         if text.starts_with('/') {
             self.custom_commands.reload_if_changed();
         }
+        // `#TEXT`: a line for a memory file, after asking which
+        if let Some(line) = pith_commands::memory::quick_add(&text) {
+            let line = line.to_string();
+            self.composer.take();
+            return self.ask_memory_file(line);
+        }
         // the same routing as `pith run` (`pith_commands::route`)
         let routed =
             pith_commands::route::route(&text, &self.custom_commands, &|server, prompt| {

@@ -34,6 +34,7 @@ mod goal;
 mod input;
 mod login;
 mod mcp;
+mod memory;
 mod popup_keys;
 mod quit;
 mod recall;

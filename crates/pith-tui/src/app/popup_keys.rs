@@ -81,6 +81,8 @@ impl App {
                 }
                 self.send(Op::ResumeSession { id })
             }
+            PickerKind::Memory => self.edit_memory(id),
+            PickerKind::Remember(text) => self.remember_in(&text, &id),
         }
     }
 

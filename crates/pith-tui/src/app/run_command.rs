@@ -91,6 +91,8 @@ impl App {
             Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
             Command::Goal => self.goal_command(arg),
+            Command::Memory => self.memory_command(),
+            Command::Remember => self.remember_command(arg.as_deref().unwrap_or("")),
         }
     }
 

@@ -3,7 +3,9 @@
 use super::{block, centered};
 use crate::format;
 use crate::theme::theme;
-use pith_protocol::event::{Breakdown, ContextUsage, McpServerStatus, Pin};
+use pith_protocol::event::{
+    Breakdown, ContextUsage, InstructionFile, InstructionOrigin, McpServerStatus, Pin,
+};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -78,6 +80,7 @@ pub fn context(
     usage: &ContextUsage,
     mcp: &[McpServerStatus],
     pins: &[Pin],
+    instructions: &[InstructionFile],
 ) {
     let mcp: Vec<&McpServerStatus> = mcp.iter().filter(|s| s.tools > 0).collect();
     let Some(b) = b else {
@@ -92,6 +95,8 @@ pub fn context(
     let mut body = context_rows(b, usage, &mcp);
     // the pinned row and each pin under it, after the system prompt's row
     body.splice(1..1, pinned_rows(b, pins));
+    // the instruction files, each under the system prompt's row (they are part of it)
+    body.splice(1..1, instruction_rows(instructions));
     body.extend(context_notes(b));
     body.extend(left_section(b));
     body.push(Line::default());
@@ -270,6 +275,28 @@ fn pinned_rows(b: &Breakdown, pins: &[Pin]) -> Vec<Line<'static>> {
         ));
     }
     lines
+}
+
+/// One line per instruction file in the system prompt: where it comes from and its cost.
+fn instruction_rows(files: &[InstructionFile]) -> Vec<Line<'static>> {
+    files
+        .iter()
+        .map(|f| {
+            let from = match f.origin {
+                InstructionOrigin::User => "yours",
+                InstructionOrigin::Workspace => "workspace",
+                InstructionOrigin::Nested => "loaded",
+            };
+            let path = format::truncate(&pith_protocol::text::one_line(&f.path), 18);
+            context_row(
+                " ",
+                theme().dim,
+                &format!("  ↳ {path} ({from})"),
+                f.tokens,
+                String::new(),
+            )
+        })
+        .collect()
 }
 
 /// The breakdown's notes: sub-agents run, the last compaction's cost.

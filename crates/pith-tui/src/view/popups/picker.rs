@@ -18,7 +18,22 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         PickerKind::Rewind => "go back to before this prompt (files and conversation)",
         PickerKind::Theme => "colour theme · moving previews · enter keeps · esc puts back",
         PickerKind::Left => "what left the view, newest first · enter shows one in full",
+        PickerKind::Memory => "memory files · enter opens one in $VISUAL / $EDITOR",
+        PickerKind::Remember(text) => {
+            let text = truncate(&pith_protocol::text::one_line(text), 60);
+            return picker_titled(
+                frame,
+                area,
+                p,
+                &format!("remember \"{text}\" in which file?"),
+            );
+        }
     };
+    picker_titled(frame, area, p, title)
+}
+
+/// The picker under `title`.
+fn picker_titled(frame: &mut Frame, area: Rect, p: &Picker, title: &str) {
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
     let h = (items.len().clamp(1, rows) + 4) as u16;
