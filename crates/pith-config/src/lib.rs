@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod path;
 mod permission;
 mod provider;
+pub mod skills;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
