@@ -6,7 +6,7 @@
 
 /// A value of the top-level mapping.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
+pub(super) enum Value {
     Text(String),
     List(Vec<String>),
     /// A nested mapping (`metadata:`), not read.
@@ -15,14 +15,17 @@ pub enum Value {
 
 /// What is wrong, and on which line of the file (from 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
+pub(super) struct Error {
     pub line: usize,
     pub problem: String,
 }
 
+/// A key, its value, and its line.
+pub(super) type Pair = (String, Value, usize);
+
 /// The front matter of `text` and the line (from 0) its body starts on; `None` when `text` has
 /// no front matter (it does not start with a `---` line).
-pub fn split(text: &str) -> Result<Option<(Vec<(String, Value, usize)>, usize)>, Error> {
+pub(super) fn split(text: &str) -> Result<Option<(Vec<Pair>, usize)>, Error> {
     let lines: Vec<&str> = text.lines().collect();
     if lines.first().is_none_or(|l| l.trim_end() != "---") {
         return Ok(None);
@@ -39,7 +42,7 @@ pub fn split(text: &str) -> Result<Option<(Vec<(String, Value, usize)>, usize)>,
 
 /// The top-level `key: value` pairs of `lines` (the first is line `first` of the file), each
 /// with its line number.
-fn parse(lines: &[&str], first: usize) -> Result<Vec<(String, Value, usize)>, Error> {
+fn parse(lines: &[&str], first: usize) -> Result<Vec<Pair>, Error> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
