@@ -152,7 +152,9 @@ impl<'a> ToolInput<'a> {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice),
             },
-            Builtin::Recall | Builtin::ToolSearch | Builtin::ExitPlanMode => ToolInput::Other,
+            Builtin::Recall | Builtin::ToolSearch | Builtin::ExitPlanMode | Builtin::Skill => {
+                ToolInput::Other
+            }
         }
     }
 

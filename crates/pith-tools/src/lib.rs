@@ -191,6 +191,7 @@ pub mod read;
 pub mod recall;
 pub mod registry;
 pub mod sandbox;
+pub mod skill;
 pub mod task;
 pub mod todo;
 pub mod truncate;

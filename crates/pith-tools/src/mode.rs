@@ -26,7 +26,8 @@ fn reads_by_itself(tool: Builtin) -> Option<bool> {
         | Builtin::TodoWrite
         | Builtin::WebFetch
         | Builtin::Task
-        | Builtin::ExitPlanMode => Some(true),
+        | Builtin::ExitPlanMode
+        | Builtin::Skill => Some(true),
         Builtin::Edit | Builtin::Write | Builtin::ToolSearch => Some(false),
         Builtin::Bash => None,
     }

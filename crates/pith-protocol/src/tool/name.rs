@@ -26,11 +26,12 @@ pub enum Builtin {
     Task,
     ToolSearch,
     ExitPlanMode,
+    Skill,
 }
 
 impl Builtin {
     /// Every built-in tool.
-    pub const ALL: [Builtin; 13] = [
+    pub const ALL: [Builtin; 14] = [
         Builtin::Bash,
         Builtin::Read,
         Builtin::Write,
@@ -44,6 +45,7 @@ impl Builtin {
         Builtin::Task,
         Builtin::ToolSearch,
         Builtin::ExitPlanMode,
+        Builtin::Skill,
     ];
 
     /// The name the model calls it by (and the store keeps).
@@ -62,6 +64,7 @@ impl Builtin {
             Builtin::Task => "task",
             Builtin::ToolSearch => "tool_search",
             Builtin::ExitPlanMode => "exit_plan_mode",
+            Builtin::Skill => "skill",
         }
     }
 
