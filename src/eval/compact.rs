@@ -94,6 +94,7 @@ fn options(
     opts.config.model = Some(model.name.clone());
     opts.config.mcp.clear();
     opts.config.hooks = Default::default();
+    opts.skills = Default::default();
     let mut info = model.info.clone();
     info.context = window;
     info.input = None;

@@ -111,6 +111,8 @@ pub enum Command {
         message = "exit pith"
     )]
     Quit,
+    #[strum(message = "the skills found: name, where from, what each costs")]
+    Skills,
 }
 
 impl Command {
@@ -149,6 +151,7 @@ impl Command {
                 | Command::Copy
                 | Command::Editor
                 | Command::Plan
+                | Command::Skills
         )
     }
 
@@ -252,7 +255,7 @@ mod tests {
             [
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
-                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit"
+                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "skills"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod custom_commands;
 pub mod route;
+pub mod skill_list;
 
 // The paths these modules were written with, when they lived in the binary.
 use pith_config as config;

@@ -240,6 +240,10 @@ pub fn render(c: &Carried) -> String {
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));
     }
+    let skills = super::skills::render(&c.skills);
+    if !skills.is_empty() {
+        out.push(skills);
+    }
     let frontier = super::frontier::render(&c.frontier);
     if !frontier.is_empty() {
         out.push(frontier);

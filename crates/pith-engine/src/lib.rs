@@ -39,6 +39,7 @@ mod session_log;
 mod session_ops;
 mod shared;
 mod shell;
+mod skills;
 pub mod shown_warnings;
 pub mod snapshot;
 mod step;
@@ -112,6 +113,8 @@ pub struct EngineOptions {
     /// removed: the TUI's `/new` and a start left at once leave no empty sessions behind. An
     /// editor (ACP) keeps them: it may load one by id later.
     pub remove_empty_sessions: bool,
+    /// The skills found for this workspace (ARCHITECTURE.md §4.6); empty: no `skill` tool.
+    pub skills: Arc<pith_config::skills::Skills>,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).

@@ -221,6 +221,7 @@ impl Parts {
                 allow_unsandboxed: false,
                 editor: None,
                 remove_empty_sessions: false,
+                skills: Default::default(),
             },
             _dir: dir,
         };

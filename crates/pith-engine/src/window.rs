@@ -109,8 +109,9 @@ impl Turn<'_> {
     /// schema, and instruction files cut to an eighth of the usable window.
     pub(crate) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let fences = prompt::Fences::from_env(&self.opts.workspace, &self.opts.data_dir);
+        self.offer_skills();
         let (ws, extra) = (&self.opts.workspace, &self.opts.config.instructions);
-        let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
         let mut system = prompt::system_prompt(ws, extra, &today, Fit::FULL, &fences);
         self.role.shape_system(&mut system);
         let tools = self.tools.registry().specs();
@@ -125,6 +126,7 @@ impl Turn<'_> {
         if full * PROMPT_SHARE <= usable {
             *self.system = system;
             self.tools.set_specs(tools);
+            self.apply_skills();
             self.apply_pins();
             return;
         }
@@ -137,6 +139,7 @@ impl Turn<'_> {
         self.role.shape_system(self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);
+        self.apply_skills();
         self.apply_pins();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \

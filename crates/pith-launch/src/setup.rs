@@ -218,6 +218,19 @@ impl Setup {
         commands
     }
 
+    /// The skills: the user's, and the project's when the workspace is trusted
+    /// (ARCHITECTURE.md §4.6). What was skipped is in its warnings (shown with the custom
+    /// commands', which load the same skills).
+    pub fn skills(&self) -> pith_config::skills::Skills {
+        let global =
+            config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
+        pith_config::skills::Skills::discover(
+            &self.workspace,
+            self.loaded.workspace_files_trusted,
+            global.as_deref(),
+        )
+    }
+
     pub fn config(&self) -> &Config {
         &self.loaded.config
     }

@@ -73,6 +73,7 @@ pub fn options(
         allow_unsandboxed: false,
         editor: None,
         remove_empty_sessions: false,
+        skills: Default::default(),
     }
 }
 

@@ -51,7 +51,8 @@ impl Shows {
             | Builtin::WebFetch
             | Builtin::Task
             | Builtin::ToolSearch
-            | Builtin::ExitPlanMode => Shows::Output,
+            | Builtin::ExitPlanMode
+            | Builtin::Skill => Shows::Output,
         }
     }
 }

@@ -148,6 +148,9 @@ pub struct Commands {
     pub warnings: Vec<String>,
     /// Where they were loaded from, to see when that changes (`watch.rs`).
     pub origin: Option<watch::Origin>,
+    /// The skills, each a `/NAME` command after the built-in and custom ones
+    /// (ARCHITECTURE.md §4.6).
+    pub skills: std::sync::Arc<crate::config::skills::Skills>,
 }
 
 impl Commands {
@@ -190,6 +193,24 @@ impl Commands {
             out.list.push(c);
         }
         out.list.sort_by(|a, b| a.name.cmp(&b.name));
+        let skills = crate::config::skills::Skills::discover(workspace, trusted, global_dir);
+        out.warnings.extend(skills.warnings.iter().cloned());
+        for s in &skills.list {
+            let shadowed = builtin_named(&s.name)
+                .map(|b| format!("the built-in command /{b}"))
+                .or_else(|| {
+                    out.get(&s.name)
+                        .map(|c| format!("the custom command in {}", c.path.display()))
+                });
+            if let Some(by) = shadowed {
+                out.warnings.push(format!(
+                    "{}: /{} is {by}, which wins; the skill is still loaded by the skill tool",
+                    s.path.display(),
+                    s.name
+                ));
+            }
+        }
+        out.skills = std::sync::Arc::new(skills);
         out
     }
 

@@ -324,7 +324,11 @@ impl Planner<'_> {
             &known,
         );
         let left = left_view::items(summarised, est);
+        // loaded skills: word for word within an eighth of `usable`, by name beyond (§4.6)
+        let skills =
+            pith_context::skills::carried(summarised, &prev.skills, budget.usable / 8, est);
         let mut c = Carried {
+            skills,
             current_request,
             todos,
             ledger,

@@ -54,7 +54,8 @@ fn beyond(tool: &ToolName) -> Beyond {
         | Builtin::Recall
         | Builtin::Task
         | Builtin::ToolSearch
-        | Builtin::ExitPlanMode => Beyond::Arguments,
+        | Builtin::ExitPlanMode
+        | Builtin::Skill => Beyond::Arguments,
     }
 }
 
