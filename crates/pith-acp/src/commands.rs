@@ -12,7 +12,7 @@ use pith_commands::route::Route;
 use pith_protocol::event::{Breakdown, McpServerStatus, Op, Pin};
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 9] = [
+const BUILTINS: [Command; 10] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -22,6 +22,7 @@ const BUILTINS: [Command; 9] = [
     Command::Redo,
     Command::Export,
     Command::Model,
+    Command::Skills,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -46,6 +47,12 @@ pub fn available(
         .collect();
     for c in &custom.list {
         out.push(command(&c.name, &c.description, &c.argument_hint));
+    }
+    // skills after them: a built-in or custom command of the same name wins (§4.6)
+    for s in &custom.skills.list {
+        if !out.iter().any(|c| c.name == s.name) {
+            out.push(command(&s.name, &s.description, "arguments"));
+        }
     }
     for server in mcp {
         for p in &server.prompts {
@@ -99,6 +106,9 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     match route {
         Route::Builtin { command, args } => match command {
             Command::Context => answer(Op::ContextBreakdown),
+            Command::Skills => Err(Refused::Answered(
+                pith_commands::skill_list::lines(&custom.skills).join("\n"),
+            )),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
             Command::Export => answer(Op::Export { path: args }),
@@ -119,6 +129,9 @@ pub enum Refused {
     ModelWithoutName,
     #[error("/{} works in pith's terminal UI, not in an editor", .0.name())]
     TuiOnly(Command),
+    /// Answered here, without the engine (`/skills`): the text is the answer.
+    #[error("{0}")]
+    Answered(String),
     /// An unknown command, or an MCP prompt its server does not offer.
     #[error("{}", .0.error().unwrap_or_default())]
     NotRoutable(Route),

@@ -20,6 +20,8 @@ pub enum PickerKind {
     Theme,
     /// What the last compaction took out of the view (`left_list`); the id is the recall id.
     Left,
+    /// The skills found (`/skills`); the id is the skill's name.
+    Skills,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -90,6 +90,7 @@ impl App {
             }
             Command::Theme => self.theme_command(arg),
             Command::Quit => self.quit(),
+            Command::Skills => self.skills_command(),
         }
     }
 
@@ -220,8 +221,14 @@ impl App {
         self.status.model_asked(model);
     }
 
-    /// The custom commands matching what is typed after `/`.
+    /// The custom commands matching what is typed after `/`, then the skills (§4.6).
     pub(crate) fn custom_items(&self, typed: &str) -> Vec<SlashItem> {
+        let mut items = self.command_items(typed);
+        items.extend(self.skill_items(typed));
+        items
+    }
+
+    fn command_items(&self, typed: &str) -> Vec<SlashItem> {
         self.custom_commands
             .filter(typed)
             .into_iter()
@@ -239,6 +246,9 @@ impl App {
     pub(crate) fn run_custom_named(&mut self, name: &str, args: &str) {
         if let Some(cmd) = self.custom_commands.get(name) {
             let expanded = cmd.expand(args);
+            self.run_expanded(expanded);
+        } else if let Some(s) = self.custom_commands.skills.get(name) {
+            let expanded = pith_commands::route::skill_command(s, args);
             self.run_expanded(expanded);
         }
     }

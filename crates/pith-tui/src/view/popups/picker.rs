@@ -18,6 +18,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
         PickerKind::Rewind => "go back to before this prompt (files and conversation)",
         PickerKind::Theme => "colour theme · moving previews · enter keeps · esc puts back",
         PickerKind::Left => "what left the view, newest first · enter shows one in full",
+        PickerKind::Skills => "skills · enter puts /NAME in the composer",
     };
     let items = p.visible();
     let rows = (area.height.saturating_sub(6) as usize).clamp(1, 14);
