@@ -1,0 +1,256 @@
+//! Skills through the real engine against the mock (ARCHITECTURE.md §4.6): the listing in the
+//! system prompt and the `skill` tool, `/NAME` as the user's message, `allowed-tools` narrowing
+//! what the model may call (and never allowing what asks), a loaded skill carried across two
+//! compactions at a 4k window by a summariser that forgets everything.
+
+use crate::support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pith_config::Config;
+use pith_config::skills::{Fence, Root, Scope, Skills};
+use pith_protocol::event::{ContextEvent, Event, Op, TurnEnd, TurnEvent};
+use serde_json::Value;
+use support::engine::{Harness, harness_with_options};
+use support::openai;
+
+const PDF: &str = "---
+name: pdf-tools
+description: Extract text and tables from PDF files. Use when the user mentions a PDF.
+license: Apache-2.0
+allowed-tools: Read, Bash(pdftotext:*)
+metadata:
+  version: \"1.2\"
+---
+# PDF tools
+
+To get the text of a PDF run `pdftotext FILE -`. For tables read `reference/tables.md` first.
+";
+
+const CHANGELOG: &str = "---
+name: changelog
+description: Write the changelog entry for a release from the merged changes.
+---
+CHANGELOG-RULE-42: one line per change, newest first, under a `## VERSION` heading; never
+mention internal ticket numbers. Version: $ARGUMENTS
+";
+
+/// The skills of a workspace's `.claude/skills` holding the fixtures.
+fn skills(ws: &Path) -> Skills {
+    for (name, text) in [("pdf-tools", PDF), ("changelog", CHANGELOG)] {
+        let dir = ws.join(".claude/skills").join(name);
+        std::fs::create_dir_all(dir.join("reference")).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+        std::fs::write(dir.join("reference/tables.md"), "use -layout").unwrap();
+    }
+    let roots = [Root {
+        dir: ws.join(".claude/skills"),
+        scope: Scope::Project,
+        label: ".claude/skills".into(),
+    }];
+    let fence = Fence {
+        workspace: ws.to_path_buf(),
+        ..Fence::default()
+    };
+    let s = Skills::load(&roots, &fence);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    s
+}
+
+async fn with_skills(headless: bool, edit: impl FnOnce(&mut Config)) -> Harness {
+    harness_with_options(headless, edit, |o, ws| o.skills = Arc::new(skills(ws))).await
+}
+
+fn call(id: &str, tool: &str, args: &str) -> support::MockResponse {
+    openai::tool_calls(&[(id, tool, args)], Some((100, 5)))
+}
+
+fn system_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(support::message_text)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_listing_is_in_the_system_prompt_and_the_tool_loads_a_skill_with_its_folder() {
+    let mut h = with_skills(true, |_| {}).await;
+    h.server.push(call("c1", "skill", r#"{"name":"pdf"}"#));
+    h.server
+        .push(call("c2", "skill", r#"{"name":"pdf-tools"}"#));
+    h.server.push(openai::text("done", Some((100, 2))));
+    h.send(Op::user_turn("get the text out of report.pdf"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let first = h.server.request_body(0);
+    let system = system_text(&first);
+    assert!(
+        system.contains("- pdf-tools: Extract text and tables from PDF files.")
+            && system.contains("- changelog: Write the changelog entry"),
+        "{system}"
+    );
+    // the body is not in the prompt until loaded
+    assert!(!system.contains("pdftotext FILE"), "{system}");
+    assert!(first.to_string().contains("\"name\":\"skill\""));
+    let results = h.tool_results(2);
+    assert!(
+        results[0].contains("No skill named \"pdf\". Did you mean: pdf-tools?"),
+        "{}",
+        results[0]
+    );
+    let dir = h
+        .workspace
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join(".claude/skills/pdf-tools");
+    assert!(
+        results[1].contains(&format!("Base directory for this skill: {}", dir.display()))
+            && results[1].contains("To get the text of a PDF run `pdftotext FILE -`."),
+        "{}",
+        results[1]
+    );
+}
+
+#[tokio::test]
+async fn allowed_tools_narrow_the_calls_until_the_next_message_and_never_allow_what_asks() {
+    let mut h = with_skills(true, |_| {}).await;
+    h.server
+        .push(call("c1", "skill", r#"{"name":"pdf-tools"}"#));
+    h.server.push(openai::tool_calls(
+        &[
+            ("c2", "glob", r#"{"pattern":"*.pdf"}"#),
+            ("c3", "bash", r#"{"command":"pdftotext report.pdf -"}"#),
+        ],
+        Some((100, 5)),
+    ));
+    h.server.push(openai::text("could not", Some((100, 2))));
+    h.send(Op::user_turn("get the text out of report.pdf"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let results = h.tool_results(2);
+    // glob is allowed by the rules, but not by the skill
+    assert!(
+        results[1].contains("the active skill pdf-tools allows only these tools")
+            && results[1].contains("read, bash(pdftotext …)"),
+        "{}",
+        results[1]
+    );
+    // bash(pdftotext …) is in the skill's list, but bash still asks: headless, that is a denial
+    assert!(
+        results[2].contains("Permission needed") && !results[2].contains("active skill"),
+        "{}",
+        results[2]
+    );
+    // the user's next message ends the skill: glob runs again
+    h.server.push(call("c4", "glob", r#"{"pattern":"*.pdf"}"#));
+    h.server.push(openai::text("none", Some((100, 2))));
+    h.send(Op::user_turn("then list the PDFs"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let after = h.tool_results(4);
+    assert!(!after.last().unwrap().contains("active skill"), "{after:?}");
+}
+
+#[tokio::test]
+async fn slash_name_sends_the_skill_as_the_users_message_and_it_is_active_for_that_turn() {
+    let mut h = with_skills(true, |_| {}).await;
+    let mut custom = pith_commands::custom_commands::Commands::default();
+    custom.skills = Arc::new(skills(&h.workspace.path().canonicalize().unwrap()));
+    let route = pith_commands::route::route("/pdf-tools report.pdf", &custom, &|_, _| None);
+    let op = pith_commands::route::shared_op(route, "/pdf-tools report.pdf", h.workspace.path())
+        .unwrap();
+    h.server.push(call(
+        "c1",
+        "write",
+        r#"{"file_path":"out.txt","content":"x"}"#,
+    ));
+    h.server.push(openai::text("ok", Some((100, 2))));
+    h.send(op);
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let body = h.server.request_body(0);
+    let messages = body["messages"].as_array().unwrap();
+    let user = support::message_text(messages.last().unwrap());
+    assert!(
+        user.starts_with("<skill name=\"pdf-tools\"")
+            && user.contains("pdftotext FILE -")
+            && user.contains("ARGUMENTS: report.pdf"),
+        "{user}"
+    );
+    // write is not in pdf-tools' list: refused before any question
+    let results = h.tool_results(1);
+    assert!(
+        results[0].contains("active skill pdf-tools"),
+        "{}",
+        results[0]
+    );
+}
+
+const SUMMARY: &str = "## Goal\nKeep going.\n## Constraints & Preferences\nNone\n## Progress\nSome.\n## Key Decisions\nNone\n## Next Steps\nNone\n## Critical Context\nNone\n## Relevant Files\nNone";
+
+fn is_summary_request(body: &Value) -> bool {
+    let last = support::message_text(body["messages"].as_array().unwrap().last().unwrap());
+    last.starts_with("[pith: context compaction]")
+        || body.get("tools").is_none() && body.to_string().contains("## Critical Context")
+}
+
+#[tokio::test]
+async fn a_loaded_skill_is_carried_across_two_compactions_at_a_4k_window() {
+    let mut h = with_skills(true, |c| {
+        let m = c.models.values_mut().next().unwrap();
+        m.context = 4_096;
+        m.output = 512;
+        c.compaction.background = Some(0.0);
+    })
+    .await;
+    // the first step loads the skill; every other step answers at length; every summary forgets
+    let steps = Arc::new(AtomicUsize::new(0));
+    h.server.respond_with(move |body| {
+        let prompt = (body.to_string().len() / 4) as u64;
+        if is_summary_request(body) {
+            return openai::text(SUMMARY, Some((prompt, 60)));
+        }
+        if steps.fetch_add(1, Ordering::SeqCst) == 0 {
+            return openai::tool_calls(
+                &[("c1", "skill", r#"{"name":"changelog"}"#)],
+                Some((prompt, 5)),
+            );
+        }
+        let answer = "An answer about the release notes, with details. ".repeat(12);
+        openai::text(&answer, Some((prompt, (answer.len() / 4) as u64)))
+    });
+    let mut compactions = 0;
+    let mut n = 0;
+    while compactions < 2 {
+        h.send(Op::user_turn(format!(
+            "Step {n}: the next part of the changelog. {}",
+            "More. ".repeat(20)
+        )));
+        loop {
+            match h.until("turn events", |_| true).await {
+                Event::Context(ContextEvent::CompactionFinished { .. }) => compactions += 1,
+                Event::Turn(TurnEvent::TurnFinished { reason }) => {
+                    assert_eq!(reason, TurnEnd::Stop);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        n += 1;
+        assert!(n < 40, "only {compactions} compactions");
+    }
+    let from = h.server.requests().len();
+    h.send(Op::user_turn("write the entry now"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let next = (from..h.server.requests().len())
+        .map(|i| h.server.request_body(i))
+        .find(|b| !is_summary_request(b))
+        .unwrap()
+        .to_string();
+    assert!(
+        next.contains("Skills you loaded") && next.contains("CHANGELOG-RULE-42"),
+        "{next}"
+    );
+}
