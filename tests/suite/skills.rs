@@ -157,8 +157,10 @@ async fn allowed_tools_narrow_the_calls_until_the_next_message_and_never_allow_w
 #[tokio::test]
 async fn slash_name_sends_the_skill_as_the_users_message_and_it_is_active_for_that_turn() {
     let mut h = with_skills(true, |_| {}).await;
-    let mut custom = pith_commands::custom_commands::Commands::default();
-    custom.skills = Arc::new(skills(&h.workspace.path().canonicalize().unwrap()));
+    let custom = pith_commands::custom_commands::Commands {
+        skills: Arc::new(skills(&h.workspace.path().canonicalize().unwrap())),
+        ..Default::default()
+    };
     let route = pith_commands::route::route("/pdf-tools report.pdf", &custom, &|_, _| None);
     let op = pith_commands::route::shared_op(route, "/pdf-tools report.pdf", h.workspace.path())
         .unwrap();
