@@ -460,30 +460,7 @@ pub fn parse(path: &Path, folder: &str, text: &str) -> Result<(Skill, Vec<String
         .join("\n")
         .trim()
         .to_string();
-    let name = match name {
-        Some((n, line)) if !usable_name(&n) => {
-            warnings.push(format!(
-                "{}:{line}: `{n}` cannot be a skill's name (lowercase letters, digits, hyphens); the folder's name {folder} is used",
-                path.display()
-            ));
-            folder.to_string()
-        }
-        Some((n, line)) => {
-            if !valid_name(&n) {
-                warnings.push(format!(
-                    "{}:{line}: a skill's name should be lowercase letters, digits and hyphens: {n}",
-                    path.display()
-                ));
-            } else if n != folder {
-                warnings.push(format!(
-                    "{}:{line}: the skill's name {n} does not match its folder {folder}",
-                    path.display()
-                ));
-            }
-            n
-        }
-        None => folder.to_string(),
-    };
+    let name = resolve_name(path, folder, name, &mut warnings);
     if !usable_name(&name) {
         return Err(at(1, format!("no usable name (folder {folder})")));
     }
@@ -515,6 +492,40 @@ pub fn parse(path: &Path, folder: &str, text: &str) -> Result<(Skill, Vec<String
         },
         warnings,
     ))
+}
+
+/// The skill's name: the front matter's (warned about when it breaks the rule or does not
+/// match its folder), else the folder's.
+fn resolve_name(
+    path: &Path,
+    folder: &str,
+    name: Option<(String, usize)>,
+    warnings: &mut Vec<String>,
+) -> String {
+    match name {
+        Some((n, line)) if !usable_name(&n) => {
+            warnings.push(format!(
+                "{}:{line}: `{n}` cannot be a skill's name (lowercase letters, digits, hyphens); the folder's name {folder} is used",
+                path.display()
+            ));
+            folder.to_string()
+        }
+        Some((n, line)) => {
+            if !valid_name(&n) {
+                warnings.push(format!(
+                    "{}:{line}: a skill's name should be lowercase letters, digits and hyphens: {n}",
+                    path.display()
+                ));
+            } else if n != folder {
+                warnings.push(format!(
+                    "{}:{line}: the skill's name {n} does not match its folder {folder}",
+                    path.display()
+                ));
+            }
+            n
+        }
+        None => folder.to_string(),
+    }
 }
 
 /// `Read, Grep, Bash(git status:*)` or `Read Grep Bash(git status:*)`: one entry each, a
