@@ -256,3 +256,59 @@ async fn a_loaded_skill_is_carried_across_two_compactions_at_a_4k_window() {
         "{next}"
     );
 }
+
+/// `pith run` with the peers' folders: an untrusted workspace gives only the user's skills (and
+/// says why), a trusted one the project's too; a malformed SKILL.md is one warning with its file
+/// and line, and the run goes on; `/NAME args` sends the skill.
+#[tokio::test]
+async fn pith_run_finds_skills_by_trust_and_a_malformed_one_is_a_warning() {
+    use support::pith::{PithEnv, stderr, stdout};
+    let server = support::MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 128_000, 16_000, "");
+    let put = |root: &Path, name: &str, text: &str| {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+        std::fs::write(root.join(name).join("SKILL.md"), text).unwrap();
+    };
+    let ws = env.workspace.path();
+    put(
+        &env.home.path().join(".claude/skills"),
+        "changelog",
+        CHANGELOG,
+    );
+    put(&ws.join(".claude/skills"), "pdf-tools", PDF);
+    put(
+        &ws.join(".agents/skills"),
+        "broken",
+        "---\nname: broken\ndescription: fine\nno colon here\n---\nbody\n",
+    );
+    let out = env.run(&["run", "/skills"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed.contains("/changelog · user ~/.claude/skills") && !listed.contains("/pdf-tools"),
+        "{listed}"
+    );
+    assert!(stderr(&out).contains("project skills not used: this directory is not trusted"));
+    let out = env.run(&["run", "--trust", "/skills"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed.contains("/pdf-tools · project .claude/skills") && listed.contains("/changelog"),
+        "{listed}"
+    );
+    let warned = stderr(&out);
+    assert!(
+        warned.contains(".agents/skills/broken/SKILL.md:4: expected `key: value`; skill skipped"),
+        "{warned}"
+    );
+    assert!(server.requests().is_empty(), "/skills sends nothing");
+    server.push(openai::text("entry written", Some((100, 3))));
+    let out = env.run(&["run", "--trust", "/changelog v2.1"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = server.request_body(0);
+    let last = support::message_text(body["messages"].as_array().unwrap().last().unwrap());
+    assert!(
+        last.starts_with("<skill name=\"changelog\"") && last.contains("Version: v2.1"),
+        "{last}"
+    );
+}
