@@ -251,6 +251,35 @@ mod tests {
         assert!(names.contains(&"pin".to_string()) && names.contains(&"unpin".to_string()));
     }
 
+    /// Skills are offered like custom commands, after them; a name a built-in or custom command
+    /// holds is not offered twice (§4.6).
+    #[test]
+    fn the_editor_gets_the_skills_after_the_commands() {
+        let mut skills = pith_config::skills::Skills::default();
+        for n in ["changelog", "compact"] {
+            let (s, _) = pith_config::skills::parse(
+                std::path::Path::new(&format!("/h/.claude/skills/{n}/SKILL.md")),
+                n,
+                &format!("---\nname: {n}\ndescription: the {n} skill\n---\nDo {n}."),
+            )
+            .unwrap();
+            skills.list.push(s);
+        }
+        let custom = pith_commands::custom_commands::Commands {
+            skills: std::sync::Arc::new(skills),
+            ..Default::default()
+        };
+        let offered = available(&custom, &[]);
+        let skill: Vec<&AvailableCommand> = offered
+            .iter()
+            .filter(|c| c.description.ends_with(" skill"))
+            .collect();
+        assert_eq!(skill.len(), 1);
+        assert_eq!(skill[0].name, "changelog");
+        assert_eq!(offered.iter().filter(|c| c.name == "compact").count(), 1);
+        assert!(offered.iter().any(|c| c.name == "skills"));
+    }
+
     #[test]
     fn pins_are_listed_numbered_word_for_word_with_their_cost() {
         let pins = [
