@@ -49,9 +49,10 @@ pub fn available(
         out.push(command(&c.name, &c.description, &c.argument_hint));
     }
     // skills after them: a built-in or custom command of the same name wins (§4.6)
-    for s in &custom.skills.list {
+    for s in custom.skills.list.iter().filter(|s| s.user_invocable) {
         if !out.iter().any(|c| c.name == s.name) {
-            out.push(command(&s.name, &s.description, "arguments"));
+            let hint = s.argument_hint.trim_matches(['[', ']']);
+            out.push(command(&s.name, &s.description, hint));
         }
     }
     for server in mcp {

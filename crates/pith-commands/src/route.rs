@@ -96,7 +96,7 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
             args: (!args.is_empty()).then(|| args.to_string()),
         };
     }
-    if let Some(s) = custom.skills.get(name) {
+    if let Some(s) = custom.skills.get(name).filter(|s| s.user_invocable) {
         return Route::Custom(skill_command(s, args));
     }
     Route::Unknown {

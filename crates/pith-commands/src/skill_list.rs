@@ -18,6 +18,8 @@ pub struct Row {
     pub description: String,
     /// `allowed-tools` as written, joined; empty: not given.
     pub allowed: String,
+    /// Who may run it, when not both: `only you (/NAME)`, `only the model`.
+    pub who: String,
 }
 
 fn about_tokens(s: &str) -> u64 {
@@ -43,6 +45,12 @@ pub fn rows(skills: &Skills) -> Vec<Row> {
             body_tokens: about_tokens(&s.render("")),
             description: s.description.clone(),
             allowed: s.allowed_tools.as_deref().unwrap_or_default().join(", "),
+            who: match (s.user_invocable, s.model_invocable) {
+                (true, false) => "only you (/NAME)".into(),
+                (false, true) => "only the model".into(),
+                (false, false) => "no one (both turned off)".into(),
+                (true, true) => String::new(),
+            },
         })
         .collect()
 }
@@ -73,6 +81,9 @@ pub fn lines(skills: &Skills) -> Vec<String> {
         );
         if !r.allowed.is_empty() {
             line.push_str(&format!(" · tools: {}", r.allowed));
+        }
+        if !r.who.is_empty() {
+            line.push_str(&format!(" · {}", r.who));
         }
         out.push(line);
     }

@@ -50,8 +50,14 @@ impl Tool for SkillTool {
         let input: Input = parse_input("skill", input)?;
         let name = input.name.as_deref().map(str::trim).unwrap_or("");
         if name.is_empty() {
-            let mut out = format!("{} skills:\n", self.skills.list.len());
-            for s in &self.skills.list {
+            let listed: Vec<_> = self
+                .skills
+                .list
+                .iter()
+                .filter(|s| s.model_invocable)
+                .collect();
+            let mut out = format!("{} skills:\n", listed.len());
+            for s in listed {
                 out.push_str(&format!("- {}: {}\n", s.name, s.description));
             }
             return Ok(ToolOutput {
@@ -60,6 +66,13 @@ impl Tool for SkillTool {
                 metadata: Value::Null,
                 meta: Default::default(),
             });
+        }
+        if let Some(s) = self.skills.get(name).filter(|s| !s.model_invocable) {
+            return Err(tool_err!(
+                "The skill \"{}\" is run only by the user (/{}); do not load it.",
+                s.name,
+                s.name
+            ));
         }
         let Some(skill) = self.skills.get(name) else {
             let close = self.skills.close_names(name);

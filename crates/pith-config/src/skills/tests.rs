@@ -308,6 +308,9 @@ fn two_hundred_skills_stay_within_the_budget_at_every_window() {
                 "Helps with task number {i}: reads the project's files, runs the checks and writes a short report. Use when the user asks about area {i}."
             ),
             allowed_tools: None,
+            argument_hint: String::new(),
+            model_invocable: true,
+            user_invocable: true,
             body: String::new(),
             path: PathBuf::from(format!("/s/skill-{i:03}/SKILL.md")),
             dir: PathBuf::new(),
@@ -347,4 +350,33 @@ fn two_hundred_skills_stay_within_the_budget_at_every_window() {
         l.text
             .contains(&format!("- skill-019: {}", twenty.list[19].description))
     );
+}
+
+/// Claude Code's `disable-model-invocation` and `user-invocable`: a skill only the user runs is
+/// not listed to the model; a bad value is an error naming its line.
+#[test]
+fn who_may_run_a_skill_is_read_as_claude_code_writes_it() {
+    let p = Path::new("/s/deploy/SKILL.md");
+    let (s, _) = parse(p, "deploy", "---\nname: deploy\ndescription: Deploy to production\ndisable-model-invocation: true\nargument-hint: [environment]\n---\nDeploy $ARGUMENTS.").unwrap();
+    assert!(!s.model_invocable && s.user_invocable);
+    assert_eq!(s.argument_hint, "[environment]");
+    let (t, _) = parse(Path::new("/s/ctx/SKILL.md"), "ctx", "---\nname: ctx\ndescription: Background on the legacy system\nuser-invocable: false\n---\nb").unwrap();
+    assert!(t.model_invocable && !t.user_invocable);
+    let skills = Skills {
+        list: vec![s, t],
+        warnings: Vec::new(),
+    };
+    let l = listing(&skills, 4_000, &|t: &str| (t.len() as u64).div_ceil(4)).unwrap();
+    assert!(
+        l.text.contains("- ctx:") && !l.text.contains("deploy"),
+        "{}",
+        l.text
+    );
+    let e = parse(
+        p,
+        "deploy",
+        "---\nname: deploy\ndescription: d\ndisable-model-invocation: maybe\n---\nb",
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 4);
 }

@@ -247,7 +247,12 @@ impl App {
         if let Some(cmd) = self.custom_commands.get(name) {
             let expanded = cmd.expand(args);
             self.run_expanded(expanded);
-        } else if let Some(s) = self.custom_commands.skills.get(name) {
+        } else if let Some(s) = self
+            .custom_commands
+            .skills
+            .get(name)
+            .filter(|s| s.user_invocable)
+        {
             let expanded = pith_commands::route::skill_command(s, args);
             self.run_expanded(expanded);
         }

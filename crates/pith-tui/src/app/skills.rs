@@ -50,16 +50,16 @@ impl App {
         });
         prefixed
             .chain(inside)
-            .filter(|s| !shadowed(&s.name))
+            .filter(|s| s.user_invocable && !shadowed(&s.name))
             .map(|s| SlashItem::Custom {
                 name: s.name.clone(),
-                hint: String::new(),
+                hint: s.argument_hint.clone(),
                 about: format!(
                     "{} (skill, {})",
                     pith_protocol::text::one_line(&s.description),
                     s.root
                 ),
-                wants_args: false,
+                wants_args: !s.argument_hint.is_empty() || s.body.contains("$ARGUMENTS"),
             })
             .collect()
     }
