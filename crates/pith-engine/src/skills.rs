@@ -54,11 +54,10 @@ impl Turn<'_> {
 }
 
 /// The skills loaded since the last message the user typed (that message itself, when it is a
-/// `/NAME` command, included), in the order they were loaded.
+/// `/NAME` command, included), in the order they were loaded. With no such message in the view
+/// (a compaction in the middle of the turn summarised it), the whole view: the turn goes on.
 pub(crate) fn active_skills(view: &[Message]) -> Vec<String> {
-    let Some(start) = view.iter().rposition(typed_by_user) else {
-        return Vec::new();
-    };
+    let start = view.iter().rposition(typed_by_user).unwrap_or(0);
     let mut out: Vec<String> = Vec::new();
     for m in &view[start..] {
         for p in &m.parts {
@@ -93,4 +92,58 @@ fn typed_by_user(m: &Message) -> bool {
             matches!(&p.kind, PartKind::Text { text, synthetic: false } if !text.trim().is_empty())
         })
         && !pith_context::view::is_compaction_message(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pith_protocol::message::{ToolTime, new_id};
+    use serde_json::json;
+
+    fn user(text: &str, synthetic: bool) -> Message {
+        let mut m = Message::new("s", Role::User);
+        m.push(PartKind::Text {
+            text: text.into(),
+            synthetic,
+        });
+        m
+    }
+
+    fn skill_call(name: &str) -> Message {
+        let mut m = Message::new("s", Role::Assistant);
+        m.push(PartKind::Tool {
+            call_id: new_id(),
+            tool: "skill".into(),
+            input: json!({ "name": name }),
+            state: ToolState::Completed {
+                output: String::new(),
+                title: String::new(),
+                metadata: serde_json::Value::Null,
+                time: ToolTime {
+                    start: 0,
+                    end: 0,
+                    compacted: None,
+                },
+            },
+        });
+        m
+    }
+
+    #[test]
+    fn skills_are_active_from_their_loading_until_the_users_next_message() {
+        let mut view = vec![user("do it", false), skill_call("pdf-tools")];
+        assert_eq!(active_skills(&view), ["pdf-tools"]);
+        // pith's own continue note does not end it
+        view.push(user("Continue if you have next steps", true));
+        view.push(skill_call("changelog"));
+        assert_eq!(active_skills(&view), ["pdf-tools", "changelog"]);
+        view.push(user("next", false));
+        assert!(active_skills(&view).is_empty());
+        // `/NAME` is the user's message holding the rendered skill
+        view.push(user(
+            "<skill name=\"fmt\" path=\"/s/fmt/SKILL.md\">\nbody\n</skill>",
+            false,
+        ));
+        assert_eq!(active_skills(&view), ["fmt"]);
+    }
 }
