@@ -127,7 +127,7 @@ mod tests {
             ),
             skill_call("a3", serde_json::json!({}), "2 skills: …"),
         ];
-        let all = carried(&msgs, &[old.clone()], 10_000, &est);
+        let all = carried(&msgs, std::slice::from_ref(&old), 10_000, &est);
         let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["fmt", "pdf", "old"]);
         assert!(all.iter().all(|s| !s.text.is_empty()));
