@@ -32,63 +32,88 @@ pub fn listing(skills: &Skills, budget: u64, count: &dyn Fn(&str) -> u64) -> Opt
         return None;
     }
     let skills = &list;
-    let header = HEADER.trim();
-    // descriptions whole, then cut shorter, then names alone
-    for cap in [usize::MAX, 200, 100, 50, 0] {
-        let text = render(skills, header, cap, skills.len());
-        if count(&text) <= budget {
-            return Some(Listing {
-                text,
-                shown: skills.len(),
-                more: 0,
-            });
+    let n = skills.len();
+    let fits = |described: usize, cap: usize, shown: usize| {
+        let text = render(skills, described, cap, shown);
+        (count(&text) <= budget).then_some(text)
+    };
+    let done = |text: String, shown: usize| {
+        Some(Listing {
+            text,
+            shown,
+            more: n - shown,
+        })
+    };
+    // descriptions whole, then cut shorter
+    for cap in [usize::MAX, 200, 100, 50] {
+        if let Some(text) = fits(n, cap, n) {
+            return done(text, n);
         }
     }
+    // every name, with short descriptions for as many as fit (the first ones)
+    if fits(0, 0, n).is_some() {
+        for cap in [100, 50] {
+            let k = most(n, |k| fits(k, cap, n).is_some());
+            if k > 0 {
+                return done(fits(k, cap, n).unwrap_or_default(), n);
+            }
+        }
+        return done(fits(0, 0, n).unwrap_or_default(), n);
+    }
     // names alone, fewer of them: the most that fit with the "more" line
-    let (mut lo, mut hi) = (0, skills.len());
+    let shown = most(n, |k| fits(0, 0, k).is_some());
+    match fits(0, 0, shown) {
+        Some(text) if shown > 0 => done(text, shown),
+        // not even the header fits: one line says where they are
+        _ => done(
+            format!(
+                "{n} skills: call the skill tool without a name to list them, with a name to load one."
+            ),
+            0,
+        ),
+    }
+}
+
+/// The largest `k` in `0..=n` for which `ok(k)` holds (`ok` holds up to some `k`, then not).
+fn most(n: usize, ok: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if count(&render(skills, header, 0, mid)) <= budget {
+        if ok(mid) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    let mut text = render(skills, header, 0, lo);
-    if lo == 0 && count(&text) > budget {
-        // not even the header fits: one line says where they are
-        text = format!(
-            "{} skills: call the skill tool without a name to list them, with a name to load one.",
-            skills.len()
-        );
-    }
-    Some(Listing {
-        text,
-        shown: lo,
-        more: skills.len() - lo,
-    })
+    lo
 }
 
-/// The header and the first `n` skills, each description cut at `cap` characters (0: names
-/// only), and how many are left out.
-fn render(skills: &[&Skill], header: &str, cap: usize, n: usize) -> String {
-    let header = if cap == 0 {
+/// The header and the first `shown` skills: the first `described` of them with their
+/// description cut at `cap` characters, the others by name; then how many are left out.
+fn render(skills: &[&Skill], described: usize, cap: usize, shown: usize) -> String {
+    let described = described.min(shown);
+    let header = if described == 0 {
         SHORT_HEADER.trim()
     } else {
-        header
+        HEADER.trim()
     };
     let mut out = format!("{header}\n\n");
-    if cap == 0 {
-        let names: Vec<&str> = skills[..n].iter().map(|s| s.name.as_str()).collect();
+    for s in &skills[..described] {
+        let d = pith_protocol::text::one_line_max(&s.description, cap);
+        out.push_str(&format!("- {}: {d}\n", s.name));
+    }
+    if shown > described {
+        let names: Vec<&str> = skills[described..shown]
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        if described > 0 {
+            out.push_str("Also: ");
+        }
         out.push_str(&names.join(", "));
         out.push('\n');
-    } else {
-        for s in &skills[..n] {
-            let d = pith_protocol::text::one_line_max(&s.description, cap);
-            out.push_str(&format!("- {}: {d}\n", s.name));
-        }
     }
-    let more = skills.len() - n;
+    let more = skills.len() - shown;
     if more > 0 {
         out.push_str(&format!(
             "{more} more: call the skill tool without a name to list them.\n"

@@ -341,6 +341,12 @@ fn two_hundred_skills_stay_within_the_budget_at_every_window() {
     // at 128k every name is there; twenty skills keep their descriptions whole
     let big = listing(&skills, listing::budget(98_304), &count).unwrap();
     assert!(big.text.contains("skill-199"));
+    // the room left by names alone goes to the first skills' descriptions
+    assert!(
+        big.text.contains("- skill-000: Helps with task number 0") && big.text.contains("\nAlso: "),
+        "{}",
+        big.text
+    );
     let twenty = Skills {
         list: skills.list[..20].to_vec(),
         warnings: Vec::new(),
