@@ -241,7 +241,9 @@ impl Skills {
         if !trusted {
             for rel in [".pith/skills", ".agents/skills", ".claude/skills"] {
                 let dir = workspace.join(rel);
-                if dir.is_dir() {
+                // pith started in `$HOME`: `~/.claude/skills` is the user's, read as such
+                let users = roots.iter().any(|r| r.scope == Scope::User && r.dir == dir);
+                if dir.is_dir() && !users {
                     out.warnings.push(format!(
                         "{}: project skills not used: this directory is not trusted; run `pith --trust` here to use them",
                         dir.display()
