@@ -292,6 +292,24 @@ pub struct Config {
     /// in load order; an untrusted workspace file sets none.
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
     pub hooks: HooksConfig,
+    /// `[skills]` (ARCHITECTURE.md §4.6).
+    #[serde(default)]
+    pub skills: SkillsConfig,
+}
+
+/// `[skills]`: Agent Skills found in the skills folders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// `false`: no skills are read, listed or offered (no `skill` tool, no `/NAME`).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        SkillsConfig { enabled: true }
+    }
 }
 
 /// `[notify]`: telling the user the agent is done or waiting.
@@ -409,6 +427,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             notify: NotifyConfig::default(),
             hooks: HooksConfig::default(),
+            skills: SkillsConfig::default(),
         }
     }
 }

@@ -157,8 +157,18 @@ impl Commands {
     /// Reads the user's commands from `global_dir/commands` and, when `trusted`, the project's
     /// from `workspace/.pith/commands`.
     pub fn load(global_dir: Option<&Path>, workspace: &Path, trusted: bool) -> Commands {
+        Commands::load_with(global_dir, workspace, trusted, true)
+    }
+
+    /// [`Commands::load`], the skills too only when `skills` (`[skills] enabled`).
+    pub fn load_with(
+        global_dir: Option<&Path>,
+        workspace: &Path,
+        trusted: bool,
+        skills: bool,
+    ) -> Commands {
         let mut out = Commands {
-            origin: Some(watch::Origin::new(global_dir, workspace, trusted)),
+            origin: Some(watch::Origin::new(global_dir, workspace, trusted, skills)),
             ..Commands::default()
         };
         let mut found: Vec<CustomCommand> = Vec::new();
@@ -193,6 +203,9 @@ impl Commands {
             out.list.push(c);
         }
         out.list.sort_by(|a, b| a.name.cmp(&b.name));
+        if !skills {
+            return out;
+        }
         let skills = crate::config::skills::Skills::discover(workspace, trusted, global_dir);
         out.warnings.extend(skills.warnings.iter().cloned());
         for s in &skills.list {

@@ -326,3 +326,18 @@ fn skills_load_with_the_commands_and_a_shadowed_name_is_warned_about() {
     let untrusted = d.load(false);
     assert!(untrusted.skills.get("notes").is_none() && untrusted.skills.get("mine").is_some());
 }
+
+/// `[skills] enabled = false`: the commands load, no skill is read.
+#[test]
+fn skills_turned_off_are_not_read() {
+    let d = Dirs::new();
+    write(
+        &d.ws.path().join(".claude/skills"),
+        "notes/SKILL.md",
+        "---\nname: notes\ndescription: d\n---\nb",
+    );
+    let on = Commands::load_with(Some(d.global.path()), d.ws.path(), true, true);
+    assert!(on.skills.get("notes").is_some());
+    let off = Commands::load_with(Some(d.global.path()), d.ws.path(), true, false);
+    assert!(off.skills.is_empty() && off.warnings.is_empty());
+}
