@@ -312,3 +312,70 @@ async fn pith_run_finds_skills_by_trust_and_a_malformed_one_is_a_warning() {
         "{last}"
     );
 }
+
+/// The real binary in tmux with a user's skill: `/skills` shows it with its source, and the
+/// model loads it with the tool (the listing in the system prompt, the body in the result).
+#[test]
+fn the_tui_lists_a_users_skill_and_the_model_loads_it_in_tmux() {
+    use super::tui_e2e::{open, quit, status_line, write_config};
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt.block_on(support::MockServer::start());
+    server.push(call("c1", "skill", r#"{"name":"pdf-tools"}"#));
+    server.push(openai::text("Extracted the text.", Some((2_000, 20))));
+    let data = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let dir = home.path().join(".claude/skills/pdf-tools");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("SKILL.md"), PDF).expect("write");
+    let config = write_config(data.path(), &server.openai_base_url());
+    let cmd = format!(
+        "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; sleep 30",
+        data.path().display(),
+        config.display(),
+        home.path().display(),
+        env!("CARGO_BIN_EXE_pith")
+    );
+    let session = open(
+        &format!("pith-e2e-skills-{}", std::process::id()),
+        work.path(),
+        &cmd,
+    );
+    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.type_text("/skills");
+    session.keys(&["Enter"]);
+    session.wait_for("the skills picker", 10, |s| {
+        s.contains("/pdf-tools") && s.contains("user ~/.claude/skills")
+    });
+    session.keys(&["Escape"]);
+    session.type_text("get the text of report.pdf");
+    session.keys(&["Enter"]);
+    session.wait_for("the answer", 20, |s| s.contains("Extracted the text."));
+    let first = server.request_body(0);
+    assert!(
+        system_text(&first).contains("- pdf-tools: Extract text and tables from PDF files."),
+        "{}",
+        system_text(&first)
+    );
+    let results: Vec<String> = server.request_body(1)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(support::message_text)
+        .collect();
+    assert!(
+        results[0].contains("Base directory for this skill:")
+            && results[0].contains("pdftotext FILE -"),
+        "{results:?}"
+    );
+    quit(&session);
+}
