@@ -139,6 +139,7 @@ impl Scope {
             .iter()
             .flat_map(|(_, rules)| rules)
             .map(|r| match &r.prefix {
+                Some(p) if r.exact => format!("{}({p})", r.tool),
                 Some(p) => format!("{}({p} …)", r.tool),
                 None => r.tool.clone(),
             })
@@ -175,11 +176,14 @@ fn bash_allowed(rules: &[&ToolRule], input: &Value) -> bool {
             .collect::<Vec<_>>()
             .join(" ");
         c.words.iter().all(|w| w.literal)
-            && rules.iter().filter_map(|r| r.prefix.as_deref()).any(|p| {
-                form == p
-                    || form
-                        .strip_prefix(p)
-                        .is_some_and(|rest| rest.starts_with(' '))
+            && rules.iter().any(|r| {
+                r.prefix.as_deref().is_some_and(|p| {
+                    form == p
+                        || !r.exact
+                            && form
+                                .strip_prefix(p)
+                                .is_some_and(|rest| rest.starts_with(' '))
+                })
             })
     })
 }
@@ -211,6 +215,10 @@ mod tests {
         assert!(s.check("bash", &bash("git status; rm -rf /")).is_err());
         assert!(s.check("bash", &bash("git status $(rm -rf /)")).is_err());
         assert!(s.check("bash", &bash("eval \"$x\"")).is_err());
+        // without `*` the command is exactly that
+        let t = scope(&["Bash(npm run test)"]);
+        assert!(t.check("bash", &bash("npm run test")).is_ok());
+        assert!(t.check("bash", &bash("npm run test -- --update")).is_err());
         let e = s.check("write", &json!({"file_path": "a"})).unwrap_err();
         assert!(
             e.contains("git-helper") && e.contains("read, bash(git status …)"),

@@ -9,6 +9,8 @@ pub struct ToolRule {
     pub tool: String,
     /// `bash` only: the command must start with this (whole words); `None`: any command.
     pub prefix: Option<String>,
+    /// `bash` only: the command must be `prefix` exactly (`Bash(npm run test)`, no `*`).
+    pub exact: bool,
 }
 
 /// The rules of `entries`, and the entries pith has no tool for (told once, never fatal).
@@ -24,12 +26,16 @@ pub fn parse_allowed(entries: &[String]) -> (Vec<ToolRule>, Vec<String>) {
             unknown.push(e.clone());
             continue;
         };
-        let prefix = if tool == "bash" {
-            pattern.and_then(bash_prefix)
-        } else {
-            None // a path pattern on a file tool is not narrowed further
+        let (prefix, exact) = match pattern {
+            Some(p) if tool == "bash" => (bash_prefix(p), !p.ends_with('*')),
+            // a path pattern on a file tool is not narrowed further
+            _ => (None, false),
         };
-        rules.push(ToolRule { tool, prefix });
+        rules.push(ToolRule {
+            exact: exact && prefix.is_some(),
+            tool,
+            prefix,
+        });
     }
     (rules, unknown)
 }
@@ -80,6 +86,7 @@ mod tests {
     fn rule(tool: &str, prefix: Option<&str>) -> ToolRule {
         ToolRule {
             tool: tool.into(),
+            exact: false,
             prefix: prefix.map(str::to_string),
         }
     }
@@ -105,7 +112,10 @@ mod tests {
                 rule("read", None),
                 rule("grep", None),
                 rule("bash", Some("git status")),
-                rule("bash", Some("npm run test")),
+                ToolRule {
+                    exact: true,
+                    ..rule("bash", Some("npm run test"))
+                },
                 rule("bash", None),
                 rule("edit", None),
                 rule("github_search_issues", None),
