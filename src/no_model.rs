@@ -68,7 +68,7 @@ pub(crate) async fn run(setup: &Setup) -> anyhow::Result<i32> {
         first_run_hint: hint,
         keymap: keymap(setup),
         appearance: appearance(setup),
-        custom_commands: Default::default(),
+        custom_commands: setup.custom_commands(),
         prompt_log: None,
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),

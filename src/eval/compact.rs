@@ -134,6 +134,7 @@ fn options(
     opts.config.hooks = Default::default();
     // the measurement is the same on every machine: no global instruction files
     opts.user_dirs = Default::default();
+    opts.skills = Default::default();
     let mut info = model.info.clone();
     info.context = window;
     info.input = None;

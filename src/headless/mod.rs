@@ -37,6 +37,17 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
+    // `/skills` is answered from the files found: no session, no model
+    if let Route::Builtin {
+        command: Command::Skills,
+        ..
+    } = route
+    {
+        for line in pith_commands::skill_list::lines(&custom.skills) {
+            crate::outln!("{line}");
+        }
+        return Ok(0);
+    }
     // `/context` is answered by the session's engine, with no request (as the editor's is)
     let context_only = matches!(
         route,

@@ -62,6 +62,7 @@ mod security_secrets;
 mod security_trust;
 mod security_webfetch;
 mod self_update;
+mod skills;
 mod stop_at_question;
 mod subagents;
 mod tools_api;

@@ -14,7 +14,7 @@ use pith_protocol::event::{
 };
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 12] = [
+const BUILTINS: [Command; 13] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -27,6 +27,7 @@ const BUILTINS: [Command; 12] = [
     Command::Goal,
     Command::Memory,
     Command::Remember,
+    Command::Skills,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -51,6 +52,13 @@ pub fn available(
         .collect();
     for c in &custom.list {
         out.push(command(&c.name, &c.description, &c.argument_hint));
+    }
+    // skills after them: a built-in or custom command of the same name wins (§4.7)
+    for s in custom.skills.list.iter().filter(|s| s.user_invocable) {
+        if !out.iter().any(|c| c.name == s.name) {
+            let hint = s.argument_hint.trim_matches(['[', ']']);
+            out.push(command(&s.name, &s.description, hint));
+        }
     }
     for server in mcp {
         for p in &server.prompts {
@@ -116,6 +124,9 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     match route {
         Route::Builtin { command, args } => match command {
             Command::Context => answer(Op::ContextBreakdown),
+            Command::Skills => Err(Refused::Answered(
+                pith_commands::skill_list::lines(&custom.skills).join("\n"),
+            )),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
             Command::Export => answer(Op::Export { path: args }),
@@ -136,6 +147,9 @@ pub enum Refused {
     ModelWithoutName,
     #[error("/{} works in pith's terminal UI, not in an editor", .0.name())]
     TuiOnly(Command),
+    /// Answered here, without the engine (`/skills`): the text is the answer.
+    #[error("{0}")]
+    Answered(String),
     /// An unknown command, or an MCP prompt its server does not offer.
     #[error("{}", .0.error().unwrap_or_default())]
     NotRoutable(Route),
@@ -321,6 +335,35 @@ mod tests {
         assert_eq!(names.last().map(String::as_str), Some("docs:review"));
         assert!(names.contains(&"pin".to_string()) && names.contains(&"unpin".to_string()));
         assert!(names.contains(&"goal".to_string()));
+    }
+
+    /// Skills are offered like custom commands, after them; a name a built-in or custom command
+    /// holds is not offered twice (§4.7).
+    #[test]
+    fn the_editor_gets_the_skills_after_the_commands() {
+        let mut skills = pith_config::skills::Skills::default();
+        for n in ["changelog", "compact"] {
+            let (s, _) = pith_config::skills::parse(
+                std::path::Path::new(&format!("/h/.claude/skills/{n}/SKILL.md")),
+                n,
+                &format!("---\nname: {n}\ndescription: the {n} skill\n---\nDo {n}."),
+            )
+            .unwrap();
+            skills.list.push(s);
+        }
+        let custom = pith_commands::custom_commands::Commands {
+            skills: std::sync::Arc::new(skills),
+            ..Default::default()
+        };
+        let offered = available(&custom, &[]);
+        let skill: Vec<&AvailableCommand> = offered
+            .iter()
+            .filter(|c| c.description.ends_with(" skill"))
+            .collect();
+        assert_eq!(skill.len(), 1);
+        assert_eq!(skill[0].name, "changelog");
+        assert_eq!(offered.iter().filter(|c| c.name == "compact").count(), 1);
+        assert!(offered.iter().any(|c| c.name == "skills"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(crate) fn kind(tool: &str) -> ToolKind {
         ToolName::Mcp { .. } | ToolName::Other(_) => return ToolKind::Other,
     };
     match b {
-        Builtin::Read | Builtin::List | Builtin::Recall => ToolKind::Read,
+        Builtin::Read | Builtin::List | Builtin::Recall | Builtin::Skill => ToolKind::Read,
         Builtin::Edit | Builtin::Write => ToolKind::Edit,
         Builtin::Bash => ToolKind::Execute,
         Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
@@ -215,7 +215,7 @@ fn shows_no_output(tool: &ToolName) -> bool {
         return false;
     };
     match b {
-        Builtin::Read | Builtin::TodoWrite => true,
+        Builtin::Read | Builtin::TodoWrite | Builtin::Skill => true,
         Builtin::Bash
         | Builtin::Write
         | Builtin::Edit

@@ -123,6 +123,8 @@ pub enum Command {
         props(args = "text")
     )]
     Remember,
+    #[strum(message = "the skills found: name, where from, what each costs")]
+    Skills,
 }
 
 impl Command {
@@ -163,6 +165,7 @@ impl Command {
                 | Command::Plan
                 // `/goal` alone is answered at once; pause and clear stop the turn
                 | Command::Goal
+                | Command::Skills
         )
     }
 
@@ -267,7 +270,7 @@ mod tests {
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
                 "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal",
-                "memory", "remember"
+                "memory", "remember", "skills"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

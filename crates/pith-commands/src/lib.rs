@@ -7,6 +7,7 @@ pub mod custom_commands;
 pub mod goal_args;
 pub mod memory;
 pub mod route;
+pub mod skill_list;
 
 // The paths these modules were written with, when they lived in the binary.
 use pith_config as config;

@@ -9,7 +9,9 @@
 //!    when the server is known not to offer it).
 //! 3. A custom command of that name (they cannot shadow built-ins: `custom_commands` skips them).
 //! 4. A built-in command or one of its aliases.
-//! 5. Anything else is an unknown command: an error, never sent to the model.
+//! 5. A skill of that name (ARCHITECTURE.md §4.7): its instructions are sent as the user's
+//!    message with the arguments, as Claude Code sends them — a custom command (`Route::Custom`).
+//! 6. Anything else is an unknown command: an error, never sent to the model.
 
 use std::path::Path;
 use std::str::FromStr;
@@ -94,9 +96,27 @@ pub fn route(text: &str, custom: &Commands, mcp: McpLookup<'_>) -> Route {
             args: (!args.is_empty()).then(|| args.to_string()),
         };
     }
+    if let Some(s) = custom.skills.get(name).filter(|s| s.user_invocable) {
+        return Route::Custom(skill_command(s, args));
+    }
     Route::Unknown {
         name: name.to_string(),
         suggestion: closest(name, custom),
+    }
+}
+
+/// `/NAME args` of a skill: its instructions with the arguments, as the user's message.
+pub fn skill_command(s: &crate::config::skills::Skill, args: &str) -> Expanded {
+    let args = args.trim();
+    Expanded {
+        label: if args.is_empty() {
+            format!("/{}", s.name)
+        } else {
+            format!("/{} {args}", s.name)
+        },
+        text: s.render(args),
+        model: None,
+        agent: None,
     }
 }
 
@@ -207,6 +227,7 @@ fn closest(name: &str, custom: &Commands) -> Option<String> {
         .map(str::to_string)
         .collect();
     known.extend(custom.list.iter().map(|c| c.name.clone()));
+    known.extend(custom.skills.list.iter().map(|s| s.name.clone()));
     let mut prefixed = known.iter().filter(|k| k.starts_with(&typed));
     if let (Some(only), None) = (prefixed.next(), prefixed.next()) {
         return Some(only.clone());

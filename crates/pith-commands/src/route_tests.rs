@@ -18,6 +18,7 @@ fn custom(names: &[&str]) -> Commands {
             .collect(),
         warnings: Vec::new(),
         origin: None,
+        skills: Default::default(),
     }
 }
 
@@ -184,5 +185,46 @@ fn goal_is_an_op_every_front_end_sends_alike() {
     assert!(
         err.error().is_some_and(|e| e.contains("--budget")),
         "{err:?}"
+    );
+}
+
+/// `/NAME args` of a skill sends its instructions with the arguments; a built-in or custom
+/// command of the same name wins.
+#[test]
+fn a_skill_is_a_command_after_builtins_and_custom_ones() {
+    let mut c = custom(&["standup"]);
+    let mut skills = crate::config::skills::Skills::default();
+    for n in ["changelog", "standup", "compact"] {
+        let (s, _) = crate::config::skills::parse(
+            std::path::Path::new(&format!("/home/u/.claude/skills/{n}/SKILL.md")),
+            n,
+            &format!("---\nname: {n}\ndescription: d\n---\nWrite the {n} for $ARGUMENTS."),
+        )
+        .unwrap();
+        skills.list.push(s);
+    }
+    c.skills = std::sync::Arc::new(skills);
+    let Route::Custom(e) = route("/changelog v2.1", &c, &mcp) else {
+        panic!("not a skill command");
+    };
+    assert_eq!(e.label, "/changelog v2.1");
+    assert!(
+        e.text.starts_with("<skill name=\"changelog\""),
+        "{}",
+        e.text
+    );
+    assert!(e.text.contains("Write the changelog for v2.1."));
+    assert!(
+        e.text
+            .contains("Base directory for this skill: /home/u/.claude/skills/changelog")
+    );
+    let Route::Custom(e) = route("/standup", &c, &mcp) else {
+        panic!()
+    };
+    assert_eq!(e.text, "Do standup: ");
+    assert!(matches!(route("/compact", &c, &mcp), Route::Builtin { .. }));
+    assert_eq!(
+        route("/chnagelog", &c, &mcp).error().unwrap(),
+        "unknown command /chnagelog (did you mean /changelog?)"
     );
 }

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod path;
 mod permission;
 mod provider;
+pub mod skills;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
@@ -297,6 +298,9 @@ pub struct Config {
     /// `[memory]`: the `remember` tool (README "Instructions and memory").
     #[serde(default)]
     pub memory: MemoryConfig,
+    /// `[skills]` (ARCHITECTURE.md §4.7).
+    #[serde(default)]
+    pub skills: SkillsConfig,
 }
 
 /// `[goal]`: the check after each turn toward a goal, and the budget of one set without any.
@@ -348,6 +352,21 @@ pub struct MemoryConfig {
 impl Default for MemoryConfig {
     fn default() -> Self {
         MemoryConfig { tool: true }
+    }
+}
+
+/// `[skills]`: Agent Skills found in the skills folders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// `false`: no skills are read, listed or offered (no `skill` tool, no `/NAME`).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        SkillsConfig { enabled: true }
     }
 }
 
@@ -468,6 +487,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             goal: GoalConfig::default(),
             memory: MemoryConfig::default(),
+            skills: SkillsConfig::default(),
         }
     }
 }

@@ -255,6 +255,10 @@ pub fn render(c: &Carried) -> String {
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));
     }
+    let skills = super::skills::render(&c.skills);
+    if !skills.is_empty() {
+        out.push(skills);
+    }
     let frontier =
         super::frontier::render_beside(&c.frontier, c.todos.as_deref().unwrap_or_default());
     if !frontier.is_empty() {

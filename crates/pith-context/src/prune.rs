@@ -89,7 +89,9 @@ pub fn plan(messages: &[Message], est: &mut Estimator, rules: &PruneRules) -> Pr
             else {
                 continue;
             };
-            if rules.protected_tools.iter().any(|t| t == tool) {
+            // a loaded skill is the model's instructions for the task (§4.7): never cleared
+            if tool == super::skills::SKILL_TOOL || rules.protected_tools.iter().any(|t| t == tool)
+            {
                 continue;
             }
             if time.compacted.is_some() {

@@ -91,12 +91,12 @@ fn protected_tools_are_never_pruned_nor_counted() {
     let x = output_tokens(&out);
     let mut e = Estimator::for_model("gpt-4o");
     let mut s = session(&out);
-    s[2] = tool_msg("a2", "u1", "skill", &out);
+    s[2] = tool_msg("a2", "u1", "lookup", &out);
     let mut rules = cfg(x / 2, 0);
     assert!(plan(&s, &mut e, &rules).targets.contains(&target("a2")));
-    rules.protected_tools = vec!["skill".into()];
+    rules.protected_tools = vec!["lookup".into()];
     let p = plan(&s, &mut e, &rules);
-    // a3 passes the protect window; a2 (skill) is skipped; a1 is a candidate.
+    // a3 passes the protect window; a2 (lookup) is skipped; a1 is a candidate.
     assert_eq!(p.targets, vec![target("a3"), target("a1")]);
 }
 
@@ -230,4 +230,16 @@ fn cost_is_proportional_to_what_is_new() {
         "looked at {} outputs",
         (h1 - h0) + (m1 - m0)
     );
+}
+
+/// A loaded skill is the model's instructions for the task: never pruned, configured or not.
+#[test]
+fn a_skill_output_is_never_pruned() {
+    let out = words(1_000);
+    let x = output_tokens(&out);
+    let mut e = Estimator::for_model("gpt-4o");
+    let mut s = session(&out);
+    s[2] = tool_msg("a2", "u1", "skill", &out);
+    let p = plan(&s, &mut e, &cfg(x / 2, 0));
+    assert_eq!(p.targets, vec![target("a3"), target("a1")]);
 }

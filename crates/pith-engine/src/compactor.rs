@@ -350,7 +350,8 @@ mod tests {
         let mut parts = Parts::new(provider.clone());
         let mut turn = parts.turn();
         for i in 0..8 {
-            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(700)), false);
+            // the user's words all fit the carry room, so the last turn stays as the tail
+            turn.push_user_text(&format!("question {i}: {}", "words ".repeat(300)), false);
             let mut a = pith_protocol::message::Message::new(
                 turn.log.session_id(),
                 pith_protocol::message::Role::Assistant,

@@ -45,6 +45,7 @@ mod session_parts;
 mod shared;
 mod shell;
 pub mod shown_warnings;
+mod skills;
 pub mod snapshot;
 mod step;
 pub mod stored_history;
@@ -120,6 +121,8 @@ pub struct EngineOptions {
     /// The user's folders global instruction files and the user's memory live in
     /// (`UserDirs::from_env()`; none in tests unless given).
     pub user_dirs: prompt::UserDirs,
+    /// The skills found for this workspace (ARCHITECTURE.md §4.7); empty: no `skill` tool.
+    pub skills: Arc<pith_config::skills::Skills>,
 }
 
 /// Starts an engine on `session` (already created or loaded from `store`).

@@ -203,6 +203,7 @@ impl Parts {
             editor: None,
             remove_empty_sessions: false,
             user_dirs: Default::default(),
+            skills: Default::default(),
         };
         let shared = Arc::new(Shared::default());
         let role = AgentRole::main();

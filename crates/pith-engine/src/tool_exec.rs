@@ -290,6 +290,10 @@ impl Turn<'_> {
         // skips the question, never a deny rule, the mode's refusal or the sandbox.
         // (Recorded first: a call blocked again and again counts for the doom loop.)
         let repeated = self.tools.record_call(tool, input);
+        // an active skill's `allowed-tools` narrow what may run; they never allow anything
+        if let Err(why) = self.skill_scope().check(tool, input) {
+            return Err(failed(ToolError::Refused(why)));
+        }
         let approved = match self.pre_tool_hooks(call_id, tool, input, cancel).await {
             Ok(approved) => approved,
             Err(block) => return Err(failed(ToolError::Refused(block.to_string()))),

@@ -110,6 +110,7 @@ impl Turn<'_> {
     pub(crate) fn fit_prompt(&mut self) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         self.stamp_instructions();
+        self.offer_skills();
         let ws = &self.opts.workspace.clone();
         let fences = prompt::Fences::from_env(ws, &self.opts.data_dir);
         let nested = self.nested_instructions();
@@ -128,6 +129,7 @@ impl Turn<'_> {
         if full * PROMPT_SHARE <= usable {
             *self.system = system;
             self.tools.set_specs(tools);
+            self.apply_skills();
             self.apply_pins();
             return;
         }
@@ -140,6 +142,7 @@ impl Turn<'_> {
         self.role.shape_system(self.system);
         let specs = self.tools.registry().compact_specs();
         self.tools.set_specs(specs);
+        self.apply_skills();
         self.apply_pins();
         tracing::info!(
             "{}: the full system prompt and tools (~{full} tokens) are over a quarter of the \

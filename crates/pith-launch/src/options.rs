@@ -35,7 +35,9 @@ pub enum FrontEnd {
 impl Setup {
     /// The engine's options for `front` over this workspace and configuration.
     pub fn engine_options(&self, front: FrontEnd) -> EngineOptions {
-        options(self.config(), &self.workspace, &self.data_dir, front)
+        let mut opts = options(self.config(), &self.workspace, &self.data_dir, front);
+        opts.skills = std::sync::Arc::new(self.skills());
+        opts
     }
 }
 
@@ -50,6 +52,7 @@ fn options(config: &Config, workspace: &Path, data_dir: &Path, front: FrontEnd) 
         editor: None,
         remove_empty_sessions: false,
         user_dirs: pith_engine::prompt::UserDirs::from_env(),
+        skills: Default::default(),
     };
     match front {
         FrontEnd::Tui => opts.remove_empty_sessions = true,

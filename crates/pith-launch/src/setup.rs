@@ -207,15 +207,33 @@ impl Setup {
     pub fn custom_commands(&self) -> pith_commands::custom_commands::Commands {
         let global =
             config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
-        let commands = pith_commands::custom_commands::Commands::load(
+        let commands = pith_commands::custom_commands::Commands::load_with(
             global.as_deref(),
             &self.workspace,
             self.loaded.workspace_files_trusted,
+            self.config().skills.enabled,
         );
         for w in &commands.warnings {
             tracing::warn!("{w}");
         }
         commands
+    }
+
+    /// The skills: the user's, and the project's when the workspace is trusted (none with
+    /// `[skills] enabled = false`)
+    /// (ARCHITECTURE.md §4.7). What was skipped is in its warnings (shown with the custom
+    /// commands', which load the same skills).
+    pub fn skills(&self) -> pith_config::skills::Skills {
+        if !self.config().skills.enabled {
+            return pith_config::skills::Skills::default();
+        }
+        let global =
+            config::load::default_global_file().and_then(|f| f.parent().map(Path::to_path_buf));
+        pith_config::skills::Skills::discover(
+            &self.workspace,
+            self.loaded.workspace_files_trusted,
+            global.as_deref(),
+        )
     }
 
     pub fn config(&self) -> &Config {

@@ -298,6 +298,11 @@ pub struct Carried {
     /// as a preview with their recall id). Never carried into a later compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// The skills the `skill` tool loaded in the compacted history, newest first
+    /// (`pith_context::skills`): their instructions word for word, or only their name when
+    /// they did not fit (the model loads it again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<CarriedSkill>,
     /// While a compaction is planned (never stored): the user messages `user_messages` was
     /// chosen from, whole, oldest first, so they can be carried again into the room the written
     /// summary leaves.
@@ -358,7 +363,17 @@ impl Carried {
             && self.frontier.is_empty()
             && self.left_view.is_none()
             && self.step.is_none()
+            && self.skills.is_empty()
     }
+}
+
+/// A skill carried across a compaction: its name and what the `skill` tool returned (empty
+/// when it did not fit: only the name is carried).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CarriedSkill {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
 }
 
 /// Names (never contents) of the files the agent touched and the commands it ran, oldest first.

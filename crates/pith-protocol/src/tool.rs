@@ -152,9 +152,11 @@ impl<'a> ToolInput<'a> {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice),
             },
-            Builtin::Recall | Builtin::ToolSearch | Builtin::ExitPlanMode | Builtin::Remember => {
-                ToolInput::Other
-            }
+            Builtin::Recall
+            | Builtin::ToolSearch
+            | Builtin::ExitPlanMode
+            | Builtin::Remember
+            | Builtin::Skill => ToolInput::Other,
         }
     }
 

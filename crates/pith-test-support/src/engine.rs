@@ -56,6 +56,33 @@ pub async fn harness_with(
     }
 }
 
+/// [`harness_with`] with the engine's options changed by `opts` too (skills, …).
+pub async fn harness_with_options(
+    headless: bool,
+    edit: impl FnOnce(&mut Config),
+    opts: impl FnOnce(&mut EngineOptions, &std::path::Path),
+) -> Harness {
+    let server = MockServer::start().await;
+    let workspace = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut config = mock_config(&server);
+    edit(&mut config);
+    let store = Arc::new(Store::open(data.path()).unwrap());
+    let ws = workspace.path().canonicalize().unwrap();
+    let session = store.create_session(&ws.to_string_lossy(), MODEL).unwrap();
+    let session_id = session.id.clone();
+    let mut o = options(config, &ws, data.path(), headless);
+    opts(&mut o, &ws);
+    let handle = pith_engine::spawn(o, store, session).unwrap();
+    Harness {
+        server,
+        handle,
+        workspace,
+        data,
+        session_id,
+    }
+}
+
 /// The options the harness starts its engine with: no `--yes`, the disk's files, empty
 /// sessions kept.
 pub fn options(
@@ -74,6 +101,7 @@ pub fn options(
         editor: None,
         remove_empty_sessions: false,
         user_dirs: Default::default(),
+        skills: Default::default(),
     }
 }
 

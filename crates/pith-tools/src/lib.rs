@@ -192,6 +192,7 @@ pub mod recall;
 pub mod registry;
 pub mod remember;
 pub mod sandbox;
+pub mod skill;
 pub mod task;
 pub mod todo;
 pub mod truncate;

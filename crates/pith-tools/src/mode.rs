@@ -28,7 +28,8 @@ fn reads_by_itself(tool: Builtin) -> Option<bool> {
         | Builtin::Task
         | Builtin::ExitPlanMode
         // it always asks the user, whatever the mode
-        | Builtin::Remember => Some(true),
+        | Builtin::Remember
+        | Builtin::Skill => Some(true),
         Builtin::Edit | Builtin::Write | Builtin::ToolSearch => Some(false),
         Builtin::Bash => None,
     }

@@ -4,7 +4,8 @@
 //! - **Protected** paths are the ones git, pith or your shell take commands or instructions
 //!   from: `.git` at any depth (its config, hooks, everything in it; a `.git` file too), `.pith/`
 //!   and `pith.toml` at any depth, the instruction files (`AGENTS.md`, `CLAUDE.md` at any depth,
-//!   the configured `instructions`), the `--config` file, git's and the shell's start-up files
+//!   the configured `instructions`), the skills folders `.claude/skills` and `.agents/skills`,
+//!   the `--config` file, git's and the shell's start-up files
 //!   in `$HOME`. Writing one always asks the user: no mode, rule, `--yes`, session grant or hook
 //!   approves it (`permission`). Commands get them read-only (`sandbox::paths`).
 //! - pith's **own state** — the data dir (trust store, stored keys, sandbox-support cache,
@@ -76,6 +77,9 @@ pub enum Protected {
     ConfigFile,
     /// A shell or git start-up file in `$HOME`.
     Startup,
+    /// Inside a project's `.claude/skills` or `.agents/skills`: its skills' instructions go to
+    /// the model (ARCHITECTURE.md §4.7).
+    Skills,
 }
 
 impl std::fmt::Display for Protected {
@@ -87,6 +91,7 @@ impl std::fmt::Display for Protected {
             Protected::Instructions => "it is an instruction file pith puts in the system prompt",
             Protected::ConfigFile => "it is the --config file (pith runs the hooks it names)",
             Protected::Startup => "it is a start-up file your shell or git runs commands from",
+            Protected::Skills => "it is in a skills folder (pith gives its skills to the model)",
         })
     }
 }
@@ -293,6 +298,12 @@ impl Policy {
         }
         if names.iter().any(|n| is(n, ".pith")) {
             return Some(Protected::PithDir);
+        }
+        if names
+            .windows(2)
+            .any(|w| (is(w[0], ".claude") || is(w[0], ".agents")) && is(w[1], "skills"))
+        {
+            return Some(Protected::Skills);
         }
         match names.last() {
             Some(n) if is(n, "pith.toml") => Some(Protected::PithToml),

@@ -69,7 +69,13 @@ fn every_offered_tool_is_a_builtin() {
         assert!(matches!(parsed, ToolName::Builtin(_)), "{name}");
         assert_eq!(parsed.to_string(), *name);
     }
-    // and every built-in but the MCP loader (pith-mcp's) is offered from here
+    offered.push(
+        crate::skill::SkillTool::new(Default::default())
+            .name()
+            .into(),
+    );
+    // and every built-in but the MCP loader (pith-mcp's) is offered from here (`skill` by the
+    // engine, when there are skills)
     let missing: Vec<_> = Builtin::ALL
         .iter()
         .filter(|b| !offered.iter().any(|n| n == b.as_str()))

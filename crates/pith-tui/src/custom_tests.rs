@@ -53,6 +53,7 @@ fn with_commands() -> (
         ],
         warnings: Vec::new(),
         origin: None,
+        skills: Default::default(),
     });
     (app, rx)
 }

@@ -80,6 +80,8 @@ mod plan_tests;
 #[cfg(test)]
 mod settings_tests;
 #[cfg(test)]
+mod skills_tests;
+#[cfg(test)]
 mod subagent_tests;
 #[cfg(test)]
 mod tests;

@@ -24,6 +24,8 @@ pub enum PickerKind {
     Memory,
     /// Which memory file the line (`/remember TEXT`, `#TEXT`) goes to; the id is the scope.
     Remember(String),
+    /// The skills found (`/skills`); the id is the skill's name.
+    Skills,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -52,7 +52,8 @@ impl Shows {
             | Builtin::Task
             | Builtin::ToolSearch
             | Builtin::ExitPlanMode
-            | Builtin::Remember => Shows::Output,
+            | Builtin::Remember
+            | Builtin::Skill => Shows::Output,
         }
     }
 }

@@ -148,14 +148,27 @@ pub struct Commands {
     pub warnings: Vec<String>,
     /// Where they were loaded from, to see when that changes (`watch.rs`).
     pub origin: Option<watch::Origin>,
+    /// The skills, each a `/NAME` command after the built-in and custom ones
+    /// (ARCHITECTURE.md §4.7).
+    pub skills: std::sync::Arc<crate::config::skills::Skills>,
 }
 
 impl Commands {
     /// Reads the user's commands from `global_dir/commands` and, when `trusted`, the project's
     /// from `workspace/.pith/commands`.
     pub fn load(global_dir: Option<&Path>, workspace: &Path, trusted: bool) -> Commands {
+        Commands::load_with(global_dir, workspace, trusted, true)
+    }
+
+    /// [`Commands::load`], the skills too only when `skills` (`[skills] enabled`).
+    pub fn load_with(
+        global_dir: Option<&Path>,
+        workspace: &Path,
+        trusted: bool,
+        skills: bool,
+    ) -> Commands {
         let mut out = Commands {
-            origin: Some(watch::Origin::new(global_dir, workspace, trusted)),
+            origin: Some(watch::Origin::new(global_dir, workspace, trusted, skills)),
             ..Commands::default()
         };
         let mut found: Vec<CustomCommand> = Vec::new();
@@ -190,6 +203,27 @@ impl Commands {
             out.list.push(c);
         }
         out.list.sort_by(|a, b| a.name.cmp(&b.name));
+        if !skills {
+            return out;
+        }
+        let skills = crate::config::skills::Skills::discover(workspace, trusted, global_dir);
+        out.warnings.extend(skills.warnings.iter().cloned());
+        for s in &skills.list {
+            let shadowed = builtin_named(&s.name)
+                .map(|b| format!("the built-in command /{b}"))
+                .or_else(|| {
+                    out.get(&s.name)
+                        .map(|c| format!("the custom command in {}", c.path.display()))
+                });
+            if let Some(by) = shadowed {
+                out.warnings.push(format!(
+                    "{}: /{} is {by}, which wins; the skill is still loaded by the skill tool",
+                    s.path.display(),
+                    s.name
+                ));
+            }
+        }
+        out.skills = std::sync::Arc::new(skills);
         out
     }
 

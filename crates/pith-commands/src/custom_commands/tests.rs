@@ -282,3 +282,62 @@ fn init_improves_an_existing_agents_md() {
     assert!(again.text.ends_with("The user adds: the test commands"));
     assert_eq!(again.label, "/init the test commands");
 }
+
+/// Skills load with the commands (the user's from beside the global config, the project's when
+/// trusted); one a built-in or custom command shadows as `/NAME` is named in a warning.
+#[test]
+fn skills_load_with_the_commands_and_a_shadowed_name_is_warned_about() {
+    let d = Dirs::new();
+    d.project("deploy.md", "Deploy it.");
+    for name in ["deploy", "compact", "notes"] {
+        write(
+            &d.ws.path().join(".claude/skills"),
+            &format!("{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo {name}."),
+        );
+    }
+    write(
+        &d.global.path().join("skills"),
+        "mine/SKILL.md",
+        "---\nname: mine\ndescription: mine\n---\nb",
+    );
+    let c = d.load(true);
+    let skills: Vec<&str> = c.skills.list.iter().map(|s| s.name.as_str()).collect();
+    assert!(
+        skills.contains(&"notes") && skills.contains(&"mine"),
+        "{skills:?}"
+    );
+    let shadowed: Vec<&String> = c
+        .warnings
+        .iter()
+        .filter(|w| w.contains("which wins"))
+        .collect();
+    assert_eq!(shadowed.len(), 2, "{:?}", c.warnings);
+    assert!(
+        shadowed
+            .iter()
+            .any(|w| w.contains("/compact is the built-in command /compact"))
+    );
+    assert!(
+        shadowed
+            .iter()
+            .any(|w| w.contains("/deploy is the custom command in"))
+    );
+    let untrusted = d.load(false);
+    assert!(untrusted.skills.get("notes").is_none() && untrusted.skills.get("mine").is_some());
+}
+
+/// `[skills] enabled = false`: the commands load, no skill is read.
+#[test]
+fn skills_turned_off_are_not_read() {
+    let d = Dirs::new();
+    write(
+        &d.ws.path().join(".claude/skills"),
+        "notes/SKILL.md",
+        "---\nname: notes\ndescription: d\n---\nb",
+    );
+    let on = Commands::load_with(Some(d.global.path()), d.ws.path(), true, true);
+    assert!(on.skills.get("notes").is_some());
+    let off = Commands::load_with(Some(d.global.path()), d.ws.path(), true, false);
+    assert!(off.skills.is_empty() && off.warnings.is_empty());
+}

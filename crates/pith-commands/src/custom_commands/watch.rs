@@ -13,15 +13,18 @@ pub struct Origin {
     pub global: Option<PathBuf>,
     pub workspace: PathBuf,
     pub trusted: bool,
+    /// Skills were read too (`[skills] enabled`).
+    pub skills: bool,
     stamp: Vec<(PathBuf, u64, Option<SystemTime>)>,
 }
 
 impl Origin {
-    pub fn new(global: Option<&Path>, workspace: &Path, trusted: bool) -> Origin {
+    pub fn new(global: Option<&Path>, workspace: &Path, trusted: bool, skills: bool) -> Origin {
         let mut o = Origin {
             global: global.map(Path::to_path_buf),
             workspace: workspace.to_path_buf(),
             trusted,
+            skills,
             stamp: Vec::new(),
         };
         o.stamp = o.current();
@@ -72,12 +75,13 @@ impl Commands {
         if origin.current() == origin.stamp {
             return false;
         }
-        let (global, workspace, trusted) = (
+        let (global, workspace, trusted, skills) = (
             origin.global.clone(),
             origin.workspace.clone(),
             origin.trusted,
+            origin.skills,
         );
-        *self = Commands::load(global.as_deref(), &workspace, trusted);
+        *self = Commands::load_with(global.as_deref(), &workspace, trusted, skills);
         for w in &self.warnings {
             tracing::warn!("{w}");
         }

@@ -336,7 +336,11 @@ impl Planner<'_> {
             &mut self.cache.anchors,
         );
         let left = left_view::items(summarised, est);
+        // loaded skills: word for word within an eighth of `usable`, by name beyond (§4.7)
+        let skills =
+            pith_context::skills::carried(summarised, &prev.skills, budget.usable / 8, est);
         let mut c = Carried {
+            skills,
             current_request,
             todos,
             ledger,

@@ -585,10 +585,10 @@ fn settings_events() -> Vec<(Event, bool)> {
 }
 
 #[test]
-fn the_answers_are_the_fourteen_they_are_and_every_event_reads_back() {
+fn the_answers_are_the_fifteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 38, "one of each kind");
-    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 14);
+    assert_eq!(events.len(), 40, "one of each kind");
+    assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 15);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");
         let msg = EventMsg::from(event).answering(&"A1".to_string());

@@ -27,11 +27,12 @@ pub enum Builtin {
     ToolSearch,
     ExitPlanMode,
     Remember,
+    Skill,
 }
 
 impl Builtin {
     /// Every built-in tool.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 15] = [
         Builtin::Bash,
         Builtin::Read,
         Builtin::Write,
@@ -46,6 +47,7 @@ impl Builtin {
         Builtin::ToolSearch,
         Builtin::ExitPlanMode,
         Builtin::Remember,
+        Builtin::Skill,
     ];
 
     /// The name the model calls it by (and the store keeps).
@@ -65,6 +67,7 @@ impl Builtin {
             Builtin::ToolSearch => "tool_search",
             Builtin::ExitPlanMode => "exit_plan_mode",
             Builtin::Remember => "remember",
+            Builtin::Skill => "skill",
         }
     }
 

@@ -65,6 +65,7 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
         "recall",
         "tool_search",
         "task",
+        "skill",
     ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }

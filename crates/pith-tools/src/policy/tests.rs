@@ -57,6 +57,9 @@ fn git_pith_and_instruction_files_are_protected_at_any_depth() {
         ("a/.pith/agents/y.md", Protected::PithDir),
         ("AGENTS.md", Protected::Instructions),
         ("docs/deep/CLAUDE.md", Protected::Instructions),
+        (".claude/skills/deploy/SKILL.md", Protected::Skills),
+        (".agents/skills/x/scripts/run.sh", Protected::Skills),
+        (".pith/skills/y/SKILL.md", Protected::PithDir),
     ] {
         assert_eq!(pol.protected(&p.ws.join(rel)), Some(why), "{rel}");
     }
@@ -66,6 +69,8 @@ fn git_pith_and_instruction_files_are_protected_at_any_depth() {
         "pith.toml.bak",
         "docs/AGENTS.md.txt",
         ".gitignore",
+        ".claude/settings.json",
+        "docs/skills/intro.md",
     ] {
         assert_eq!(pol.protected(&p.ws.join(rel)), None, "{rel}");
     }

@@ -42,6 +42,7 @@ mod render;
 mod run_command;
 mod run_loop;
 mod session_view;
+mod skills;
 #[cfg(test)]
 mod test_access;
 mod theme;

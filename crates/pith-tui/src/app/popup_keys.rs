@@ -68,6 +68,7 @@ impl App {
             PickerKind::Resource => self.attach_resource(&id),
             PickerKind::Rewind => self.send(Op::Rewind { message_id: id }),
             PickerKind::Theme => self.choose_theme(&id),
+            PickerKind::Skills => self.skill_picked(&id),
             PickerKind::Left => {
                 let back = left_view_list(self);
                 self.recall_item(id, back);

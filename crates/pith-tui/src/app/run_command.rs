@@ -93,6 +93,7 @@ impl App {
             Command::Goal => self.goal_command(arg),
             Command::Memory => self.memory_command(),
             Command::Remember => self.remember_command(arg.as_deref().unwrap_or("")),
+            Command::Skills => self.skills_command(),
         }
     }
 
@@ -223,8 +224,14 @@ impl App {
         self.status.model_asked(model);
     }
 
-    /// The custom commands matching what is typed after `/`.
+    /// The custom commands matching what is typed after `/`, then the skills (§4.7).
     pub(crate) fn custom_items(&self, typed: &str) -> Vec<SlashItem> {
+        let mut items = self.command_items(typed);
+        items.extend(self.skill_items(typed));
+        items
+    }
+
+    fn command_items(&self, typed: &str) -> Vec<SlashItem> {
         self.custom_commands
             .filter(typed)
             .into_iter()
@@ -242,6 +249,14 @@ impl App {
     pub(crate) fn run_custom_named(&mut self, name: &str, args: &str) {
         if let Some(cmd) = self.custom_commands.get(name) {
             let expanded = cmd.expand(args);
+            self.run_expanded(expanded);
+        } else if let Some(s) = self
+            .custom_commands
+            .skills
+            .get(name)
+            .filter(|s| s.user_invocable)
+        {
+            let expanded = pith_commands::route::skill_command(s, args);
             self.run_expanded(expanded);
         }
     }

@@ -55,7 +55,8 @@ fn beyond(tool: &ToolName) -> Beyond {
         | Builtin::Task
         | Builtin::ToolSearch
         | Builtin::ExitPlanMode
-        | Builtin::Remember => Beyond::Arguments,
+        | Builtin::Remember
+        | Builtin::Skill => Beyond::Arguments,
     }
 }
 

@@ -28,6 +28,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
                 &format!("remember \"{text}\" in which file?"),
             );
         }
+        PickerKind::Skills => "skills · enter puts /NAME in the composer",
     };
     picker_titled(frame, area, p, title)
 }
