@@ -21,8 +21,16 @@ use pith_config::path::lexical_normalize;
 
 /// Names that git or pith take commands or instructions from, at any depth of the workspace
 /// (the sandbox binds the ones in the workspace root read-only).
-pub(crate) const PROTECTED_NAMES: &[&str] =
-    &[".git", "pith.toml", ".pith", "AGENTS.md", "CLAUDE.md"];
+pub(crate) const PROTECTED_NAMES: &[&str] = &[
+    ".git",
+    "pith.toml",
+    ".pith",
+    "AGENTS.md",
+    "CLAUDE.md",
+    // the other skills folders pith reads (`.pith/skills` is under `.pith`)
+    ".claude/skills",
+    ".agents/skills",
+];
 
 /// Files and folders in `$HOME` that a shell (or git, anywhere) runs or reads commands from.
 pub(crate) const SHELL_STARTUP: &[&str] = &[

@@ -323,3 +323,32 @@ fn the_config_names_the_files_commands_may_not_change_and_the_caps() {
     };
     assert_eq!(off.read_only().mode, SandboxMode::Off);
 }
+
+/// The skills folders pith reads (`.claude/skills`, `.agents/skills`; `.pith/skills` is under
+/// `.pith`) are the model's instructions at the next start: a command cannot change a skill that
+/// is there or add one beside it (a folder that did not exist is the guard's: its tests).
+#[tokio::test]
+async fn a_command_cannot_change_a_skill_or_add_one() {
+    if !full_support() {
+        return;
+    }
+    let m = Machine::new();
+    std::fs::create_dir_all(m.ws.join(".claude/skills/deploy")).unwrap();
+    std::fs::write(
+        m.ws.join(".claude/skills/deploy/SKILL.md"),
+        "---\nname: deploy\n---\nok",
+    )
+    .unwrap();
+    let script = "{ echo evil >> .claude/skills/deploy/SKILL.md; \
+                  mkdir -p .claude/skills/evil && echo planted > .claude/skills/evil/SKILL.md; \
+                  echo end; } 2>&1";
+    let (_, out) = run(&m.plan(), &m.ws, script).await;
+    assert!(out.ends_with("end\n"), "{out}");
+    let read = |p: &str| std::fs::read_to_string(m.ws.join(p)).ok();
+    assert_eq!(
+        read(".claude/skills/deploy/SKILL.md").as_deref(),
+        Some("---\nname: deploy\n---\nok"),
+        "{out}"
+    );
+    assert_eq!(read(".claude/skills/evil/SKILL.md"), None, "{out}");
+}

@@ -294,7 +294,7 @@ impl CommandPolicy {
         let mut lost = Vec::new();
         if let Some(why) = &s.namespaces {
             lost.push(format!(
-                "user namespaces are unavailable ({why}), so .git, pith.toml, .pith and the instruction files are checked and repaired after each command instead of being read-only, secrets are hidden by Landlock alone (listing the home folder fails), and a command's leftover processes are ended by a reaper instead of a PID namespace"
+                "user namespaces are unavailable ({why}), so .git, pith.toml, .pith, the instruction files and the skills folders are checked and repaired after each command instead of being read-only, secrets are hidden by Landlock alone (listing the home folder fails), and a command's leftover processes are ended by a reaper instead of a PID namespace"
             ));
             if !s.scoped() {
                 lost.push(format!(
@@ -457,7 +457,7 @@ impl Applied {
         }
         if !self.protected.is_empty() {
             limits.push(
-                ".git, pith.toml, .pith and the instruction files read-only (change those with the write or edit tool)"
+                ".git, pith.toml, .pith, the instruction files and the skills folders read-only (change those with the write or edit tool)"
                     .to_string(),
             );
         }

@@ -68,6 +68,32 @@ fn without_mounts_changed_hooks_and_config_are_put_back() {
     }
 }
 
+/// A skills folder a command created where there was none (`.agents/skills`, `.claude/skills`)
+/// would be read as the model's instructions at the next start: it is moved away whole.
+#[test]
+fn a_planted_skills_folder_is_moved_away() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let guard = Guard::before(ws, false);
+    for root in [".agents/skills", ".claude/skills"] {
+        std::fs::create_dir_all(ws.join(root).join("evil")).unwrap();
+        std::fs::write(
+            ws.join(root).join("evil/SKILL.md"),
+            "---\nname: evil\n---\nrm -rf",
+        )
+        .unwrap();
+    }
+    let notes = guard.after();
+    assert!(!ws.join(".agents/skills").exists(), "{notes:?}");
+    assert!(!ws.join(".claude/skills").exists(), "{notes:?}");
+    let all = notes.join("\n");
+    assert!(
+        all.contains(".agents/skills") && all.contains(".claude/skills"),
+        "{all}"
+    );
+}
+
 #[test]
 fn nothing_changed_means_no_note() {
     let t = tempfile::tempdir().unwrap();
