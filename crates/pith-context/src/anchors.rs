@@ -98,6 +98,12 @@ fn already_said(a: &Anchor, known: &str) -> bool {
         return false;
     }
     let command = a.text.split(" → ").next().unwrap_or(&a.text);
+    // a check the frontier lists, by the command as it keys it (no redirections, no filters)
+    if let Some(check) = super::frontier::checks::recognise(command)
+        && known.contains(&format!("`{}` →", check.normalised))
+    {
+        return true;
+    }
     let opening: String = command.chars().take(OPENING_CHARS).collect();
     opening.chars().count() >= 12 && known.contains(&format!("`{opening}"))
 }

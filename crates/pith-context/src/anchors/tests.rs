@@ -450,6 +450,15 @@ fn a_command_the_ledger_names_cut_short_is_not_listed_again() {
     let known = format!("- Commands run: `{cut} … → exit 0: [main 4e7a9c1]`");
     let beyond = crate::anchors::index_beyond(&view, &[], 1_000, &est(), &known);
     assert!(!beyond.iter().any(|x| x.kind == K::Command), "{beyond:?}");
+    // a check the frontier lists is known by the command as the frontier keys it
+    let mut b = assistant("a2", "u1");
+    let ctest = "cmake --build build -j8 >/dev/null && ctest --test-dir build | tail -n 3";
+    add(&mut b, bash("call_7", ctest, "100% tests passed", 0));
+    let checks = [b];
+    let frontier =
+        "- Verified: `cmake --build build -j8 && ctest --test-dir build` → exit 0 through a pipe";
+    let beyond = crate::anchors::index_beyond(&checks, &[], 1_000, &est(), frontier);
+    assert!(!beyond.iter().any(|x| x.kind == K::Command), "{beyond:?}");
     // another command with the same first word is still listed
     let other = "- Commands run: `git status → exit 0`";
     let still = crate::anchors::index_beyond(&view, &[], 1_000, &est(), other);
