@@ -14,6 +14,9 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=PITH_PORTABLE");
+    // The release host the binary updates from, set by whoever publishes it (the release
+    // workflow: its repository's releases); unset, src/update/release.rs has its default.
+    println!("cargo:rerun-if-env-changed=PITH_RELEASE_BASE");
     let target = std::env::var("TARGET").unwrap_or_default();
     // `pith --version` and `pith update` (src/update): the platform, and whether this is the
     // release archive's binary (which may update itself) or a source build.

@@ -15,6 +15,8 @@
 #   TARGET=aarch64-apple-darwin dist/build.sh    another platform, on a machine that builds it
 #   PITH_DIST_BIN=path dist/build.sh   pack an already built binary (no build)
 #   PITH_DIST_OUT=dir                  write there instead of dist/out (the tests)
+#   PITH_RELEASE_BASE=url              the release host the binary and install.sh download from
+#                                      (the release workflow: its repository's releases)
 #
 # Needs: cargo, and for Linux targets zig and cargo-zigbuild (`pip install ziglang
 # cargo-zigbuild`); npm to pack the npm packages (skipped without it); objdump for the glibc
@@ -77,8 +79,16 @@ tar --owner=0 --group=0 --numeric-owner --sort=name --mtime=@0 \
     -czf "$rel/$name.tar.gz" -C "$stage" "$name"
 (cd "$rel" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
 echo "$VERSION" >"$out/latest/download/VERSION"
-cp install.sh "$out/latest/download/install.sh"
-cp install.sh "$rel/install.sh"
+# the install script downloads from where it is published (PITH_RELEASE_BASE, as the binary)
+if [ -n "${PITH_RELEASE_BASE:-}" ]; then
+    repo=${PITH_RELEASE_BASE%/}
+    sed -e "s|https://github.com/pith-dev/pith/releases|$repo|g" \
+        -e "s|https://github.com/pith-dev/pith|${repo%/releases}|g" install.sh >"$stage/install.sh"
+else
+    cp install.sh "$stage/install.sh"
+fi
+cp "$stage/install.sh" "$out/latest/download/install.sh"
+cp "$stage/install.sh" "$rel/install.sh"
 
 # 4. npm: the platform package (the binary) and the launcher package that names every platform
 #    package as an optional dependency.

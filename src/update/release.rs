@@ -11,9 +11,14 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-/// Where releases are downloaded from unless `PITH_DOWNLOAD_BASE` says otherwise (install.sh
-/// has the same default).
-pub const DEFAULT_BASE: &str = "https://github.com/pith-dev/pith/releases";
+/// Where releases are downloaded from unless `PITH_DOWNLOAD_BASE` says otherwise: the host the
+/// binary was published on (`PITH_RELEASE_BASE` when it was built: the release workflow sets
+/// its repository's releases, and dist/build.sh writes the same into install.sh), else the
+/// project's.
+pub const DEFAULT_BASE: &str = match option_env!("PITH_RELEASE_BASE") {
+    Some(base) => base,
+    None => "https://github.com/pith-dev/pith/releases",
+};
 
 /// The platform this binary was built for (the archive `pith update` fetches).
 pub const TARGET: &str = env!("PITH_TARGET");

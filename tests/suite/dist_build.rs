@@ -12,6 +12,11 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// dist/build.sh packing `bin` into `out`, with an `objdump -T` that lists `glibc`.
 fn build(dir: &Path, glibc: &str) -> Output {
+    build_for(dir, glibc, None)
+}
+
+/// [`build`] with the release host the artefacts download from (`PITH_RELEASE_BASE`).
+fn build_for(dir: &Path, glibc: &str, release_base: Option<&str>) -> Output {
     let shims = dir.join("shims");
     std::fs::create_dir_all(&shims).unwrap();
     write_script(
@@ -23,14 +28,42 @@ fn build(dir: &Path, glibc: &str) -> Output {
     let bin = dir.join("fake-pith");
     write_script(&bin, &format!("echo 'pith {VERSION}'"));
     let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap());
-    Command::new("bash")
-        .arg(format!("{ROOT}/dist/build.sh"))
+    let mut cmd = Command::new("bash");
+    cmd.arg(format!("{ROOT}/dist/build.sh"))
         .env("PITH_DIST_BIN", &bin)
         .env("PITH_DIST_OUT", dir.join("out"))
         .env_remove("TARGET")
-        .env("PATH", path)
-        .output()
-        .unwrap()
+        .env_remove("PITH_RELEASE_BASE")
+        .env("PATH", path);
+    if let Some(base) = release_base {
+        cmd.env("PITH_RELEASE_BASE", base);
+    }
+    cmd.output().unwrap()
+}
+
+/// Published from another repository, the install script downloads from that repository's
+/// releases and names it for a source build: nothing points at the project's default host.
+#[test]
+fn the_install_script_downloads_from_the_host_it_is_published_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "https://github.com/acme/pith-fork/releases";
+    let out = build_for(dir.path(), "GLIBC_2.17", Some(base));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script =
+        std::fs::read_to_string(dir.path().join("out/latest/download/install.sh")).unwrap();
+    assert!(
+        script.contains(&format!("PITH_DOWNLOAD_BASE:-{base}}}")),
+        "{script}"
+    );
+    assert!(
+        script.contains("--git https://github.com/acme/pith-fork"),
+        "{script}"
+    );
+    assert!(!script.contains("pith-dev/pith"), "{script}");
 }
 
 #[test]
