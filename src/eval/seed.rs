@@ -191,7 +191,7 @@ mod tests {
         let ms = messages(&s, "ses", "p/m");
         assert_eq!(ms.len(), 3);
         assert_eq!(ms[0].text(), "fix it\n\nE0308 at a.rs:3");
-        let spans = pith_context::carry::pasted_spans(&ms[0]);
+        let spans = pith_context::paste::pasted_spans(&ms[0]);
         assert_eq!(&ms[0].text()[spans[0].0..spans[0].1], "E0308 at a.rs:3");
         assert!(ms.windows(2).all(|w| w[0].id < w[1].id));
         assert_eq!(ms[1].parent_id.as_deref(), Some(ms[0].id.as_str()));

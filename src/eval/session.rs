@@ -81,8 +81,8 @@ fn probes(history: &[Message], model: &str) -> Vec<Probe> {
     };
     let mut facts = Vec::new();
     for m in history {
-        if let Some(text) = carry::user_text(m) {
-            let words = paste::words_of(&text, &carry::pasted_spans(m));
+        if let Some(text) = paste::user_text(m) {
+            let words = paste::words_of(&text, &paste::pasted_spans(m));
             facts.extend(paste::names(&words));
         }
     }

@@ -9,48 +9,16 @@
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
 use pith_protocol::carried::Frontier;
-use pith_protocol::message::{Carried, CarrySource, Ledger, Message, PartKind, Role, Span};
+use pith_protocol::message::{Carried, CarrySource, Ledger, Message, PartKind};
 use pith_protocol::tool::{Todo, TodoStatus, ToolInput, ToolName};
 
 use super::tokens::Estimator;
-use super::view::{is_compaction_message, is_turn_start};
+use super::view::is_turn_start;
 
 /// A command longer than this is cut in the ledger (it records what ran, not the script).
 pub const COMMAND_MAX_CHARS: usize = 120;
 /// The first line of what pith appends to a summary.
 pub const HEADER: &str = "---\nRecorded by pith itself, not by the summariser:";
-
-/// The text the user typed in a message: its non-synthetic text parts (compaction requests and
-/// pith's own messages have none).
-pub fn user_text(m: &Message) -> Option<String> {
-    if m.role != Role::User || is_compaction_message(m) {
-        return None;
-    }
-    let texts: Vec<&str> = m
-        .parts
-        .iter()
-        .filter_map(|p| match &p.kind {
-            PartKind::Text {
-                text,
-                synthetic: false,
-            } if !text.trim().is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n"))
-}
-
-/// The spans of a user message's text that the user pasted (`PartKind::Pasted`): offsets into
-/// [`user_text`], whose first part is the typed text they were recorded against.
-pub fn pasted_spans(m: &Message) -> Vec<Span> {
-    m.parts
-        .iter()
-        .find_map(|p| match &p.kind {
-            PartKind::Pasted { spans } => Some(spans.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
 
 /// The ledger of `messages` (oldest first): for each tool call, the file it read, edited or
 /// wrote, or the command it ran. A name seen again moves to the end (most recent last).
@@ -73,10 +41,10 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
                 ToolInput::Exec { command } => {
                     // with how it ended and the last line it reported: its newest run
                     let ran = command.map(|c| {
-                        let status = super::anchors::status(&name, state)
+                        let status = super::said::status(&name, state)
                             .map(|s| format!(" → {s}"))
                             .unwrap_or_default();
-                        let said = super::anchors::last_said(state)
+                        let said = super::said::last_said(state)
                             .map(|s| format!(": {s}"))
                             .unwrap_or_default();
                         format!("{}{status}{said}", one_command(c))
@@ -293,14 +261,14 @@ pub fn user_messages(messages: &[Message]) -> (Vec<CarrySource>, Option<usize>) 
     let mut out = Vec::new();
     let mut current = None;
     for m in messages {
-        if let Some(text) = user_text(m) {
+        if let Some(text) = super::paste::user_text(m) {
             if is_turn_start(m) {
                 current = Some(out.len());
             }
             out.push(CarrySource {
                 id: Some(m.id.clone()),
                 text,
-                pasted: pasted_spans(m),
+                pasted: super::paste::pasted_spans(m),
             });
         }
     }

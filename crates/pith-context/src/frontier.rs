@@ -261,7 +261,7 @@ fn result_of(
     };
     // no report line: what the command said last (a build's sizes, a plan's totals)
     let summary = summary_line(output)
-        .or_else(|| super::anchors::last_said_of(output))
+        .or_else(|| super::said::last_said_of(output))
         .map(|l| format!(": {l}"))
         .unwrap_or_default();
     (format!("{text}{denied}{summary}"), passed)

@@ -11,8 +11,7 @@
 use pith_protocol::carried::{LeftCounts, LeftItem, LeftKind};
 use pith_protocol::message::{CarrySource, LeftView, Message, PartKind, Role, ToolState};
 
-use super::carry::{pasted_spans, user_text};
-use super::paste::{self, Piece};
+use super::paste::{self, Piece, pasted_spans, user_text};
 use super::tokens::Estimator;
 use super::view::is_compaction_message;
 

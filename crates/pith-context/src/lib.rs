@@ -25,6 +25,7 @@ pub mod overflow;
 pub mod paste;
 pub mod prune;
 pub mod retain;
+pub mod said;
 pub mod skills;
 pub mod step;
 pub mod tokens;

@@ -17,8 +17,9 @@
 mod classify;
 
 use super::tokens::Estimator;
+use super::view::is_compaction_message;
 use classify::{Line, classify, classify_all, prose_shaped};
-use pith_protocol::message::Span;
+use pith_protocol::message::{Message, PartKind, Role, Span};
 
 /// A run needs this many machine-shaped lines to be a pasted block.
 pub const MIN_BLOCK_LINES: usize = 3;
@@ -524,6 +525,38 @@ pub fn condense(
     out.push(note(block, shown, recall));
     out.push("```".to_string());
     Some(out.join("\n"))
+}
+
+/// The text the user typed in a message: its non-synthetic text parts (compaction requests and
+/// pith's own messages have none).
+pub fn user_text(m: &Message) -> Option<String> {
+    if m.role != Role::User || is_compaction_message(m) {
+        return None;
+    }
+    let texts: Vec<&str> = m
+        .parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::Text {
+                text,
+                synthetic: false,
+            } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The spans of a user message's text that the user pasted (`PartKind::Pasted`): offsets into
+/// [`user_text`], whose first part is the typed text they were recorded against.
+pub fn pasted_spans(m: &Message) -> Vec<Span> {
+    m.parts
+        .iter()
+        .find_map(|p| match &p.kind {
+            PartKind::Pasted { spans } => Some(spans.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ impl Planner<'_> {
             .filter(|_| !cut.tail.is_empty())
         {
             Some(first) => {
-                let words: String = carry::user_text(first)
+                let words: String = pith_context::paste::user_text(first)
                     .unwrap_or_default()
                     .chars()
                     .take(80)
