@@ -173,6 +173,7 @@ fn prompt_answer_compact_and_status_bar_in_tmux() {
 
     prompt_and_answer(&session);
     compact_with_focus(&session, &server);
+    what_left_the_view(&session, &server);
     quit_gives_the_terminal_back(&session);
 
     // `pith -c` opens the same conversation: the prompt, the answer, the divider (started
@@ -242,6 +243,47 @@ fn compact_with_focus(session: &Session, server: &MockServer) {
         status.contains("/ 32k ("),
         "status bar after /compact: {status}"
     );
+}
+
+/// Ctrl+L lists what the compaction took out of the view; Enter shows one item in full (the
+/// file the model read, brought back from the store without a request); Esc closes both.
+fn what_left_the_view(session: &Session, server: &MockServer) {
+    let before = server.requests().len();
+    session.keys(&["C-l"]);
+    let screen = session.wait_for("the list of what left", 10, |s| {
+        s.contains("what left the view, newest first") && s.contains("tool output")
+    });
+    assert!(
+        screen.contains("reply"),
+        "the answer is listed too: {screen}"
+    );
+    // the read of notes.txt is the only tool output: select it and open it
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("tool output") || l.contains("reply"))
+        .collect();
+    let at = rows
+        .iter()
+        .position(|l| l.contains("tool output"))
+        .unwrap_or(0);
+    for _ in 0..at {
+        session.keys(&["Down"]);
+    }
+    session.keys(&["Enter"]);
+    let screen = session.wait_for("the item in full", 10, |s| {
+        s.contains("note 1: the greeting must stay friendly and short")
+    });
+    assert!(screen.contains("note 2:"), "{screen}");
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "recalled from the store, no request"
+    );
+    session.keys(&["Escape"]);
+    session.keys(&["Escape"]);
+    session.wait_for("the list closed", 10, |s| {
+        !s.contains("what left the view, newest first")
+    });
 }
 
 /// Ctrl+C twice quits (exit 130) and the terminal is given back, with a word on how to resume.
