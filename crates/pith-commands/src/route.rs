@@ -235,28 +235,15 @@ fn closest(name: &str, custom: &Commands) -> Option<String> {
     let limit = (typed.chars().count() / 3).clamp(1, 3);
     known
         .into_iter()
-        .map(|k| (edit_distance(&typed, &k.to_lowercase()), k))
+        .map(|k| {
+            (
+                crate::config::skills::edit_distance(&typed, &k.to_lowercase()),
+                k,
+            )
+        })
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

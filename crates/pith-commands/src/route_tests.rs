@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::skills::edit_distance;
 use crate::custom_commands::{CustomCommand, Source};
 
 fn custom(names: &[&str]) -> Commands {

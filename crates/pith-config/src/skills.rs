@@ -282,7 +282,9 @@ impl Skills {
             .map(|s| s.name.as_str())
             .filter(|k| {
                 let k = k.to_lowercase();
-                k.contains(&n) || (!k.is_empty() && n.contains(&k)) || distance(&k, &n) <= limit
+                k.contains(&n)
+                    || (!k.is_empty() && n.contains(&k))
+                    || edit_distance(&k, &n) <= limit
             })
             .take(5)
             .collect()
@@ -293,8 +295,8 @@ impl Skills {
     }
 }
 
-/// Levenshtein distance, by characters.
-fn distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance, by characters (close names of a skill, a command).
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
