@@ -80,19 +80,7 @@ fn printing_command(cli: &Cli) -> anyhow::Result<()> {
 fn real_main(cli: Cli) -> anyhow::Result<i32> {
     printing_command(&cli)?;
     match cli.command {
-        Some(Command::Config) => {
-            let loaded = if cli.trust {
-                Setup::with_trust(cli.config, true)?.loaded
-            } else {
-                setup::load_config(cli.config)?.1
-            };
-            pith::out!(
-                "{}\n{}",
-                pith_config::load::render_effective(&loaded, &pith_launch::setup::env_is_set),
-                pith_tools::permission::defaults_text()
-            );
-            Ok(0)
-        }
+        Some(Command::Config) => show_config(cli.config, cli.trust),
         Some(Command::Mcp {
             command: McpCommand::List { tools },
         }) => mcp_list(cli.config, cli.trust, cli.model, tools),
@@ -110,12 +98,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
                     "-c/--continue, --session and --model apply to the TUI and `pith run`; the editor picks the session"
                 );
             }
-            // the key variables are sealed by the configuration of the directory pith starts in
-            let setup = Setup::with_trust(cli.config.clone(), cli.trust)?;
-            // SAFETY: no other thread exists before the runtime starts.
-            unsafe { setup.seal_secrets() };
-            drop(setup);
-            block_on(pith_acp::run(cli.config, cli.trust))
+            acp(cli.config, cli.trust)
         }
         Some(Command::Update { check }) => pith::update::run(check),
         Some(Command::Eval {
@@ -162,6 +145,31 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
             ))
         }
     }
+}
+
+/// `pith config`: the effective configuration and the default permission rules.
+fn show_config(config: Option<PathBuf>, trust: bool) -> anyhow::Result<i32> {
+    let loaded = if trust {
+        Setup::with_trust(config, true)?.loaded
+    } else {
+        setup::load_config(config)?.1
+    };
+    pith::out!(
+        "{}\n{}",
+        pith_config::load::render_effective(&loaded, &pith_launch::setup::env_is_set),
+        pith_tools::permission::defaults_text()
+    );
+    Ok(0)
+}
+
+/// `pith acp`: seals the key variables, then serves the editor.
+fn acp(config: Option<PathBuf>, trust: bool) -> anyhow::Result<i32> {
+    // the key variables are sealed by the configuration of the directory pith starts in
+    let setup = Setup::with_trust(config.clone(), trust)?;
+    // SAFETY: no other thread exists before the runtime starts.
+    unsafe { setup.seal_secrets() };
+    drop(setup);
+    block_on(pith_acp::run(config, trust))
 }
 
 /// `pith mcp list`: the configured servers, connected to, with their tools if asked.

@@ -26,26 +26,7 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     // the servers are not started yet: a configured one is asked for any prompt
     let mcp = |server: &str, _: &str| setup.loaded.config.mcp.contains_key(server).then_some(true);
     let route = pith_commands::route::route(&prompt, &custom, &mcp);
-    // `/hooks` is answered from the config: no session, no model
-    if let Route::Builtin {
-        command: Command::Hooks,
-        ..
-    } = route
-    {
-        for line in pith_engine::hook_commands::listing(&setup.loaded.config.hooks) {
-            crate::outln!("{line}");
-        }
-        return Ok(0);
-    }
-    // `/skills` is answered from the files found: no session, no model
-    if let Route::Builtin {
-        command: Command::Skills,
-        ..
-    } = route
-    {
-        for line in pith_commands::skill_list::lines(&custom.skills) {
-            crate::outln!("{line}");
-        }
+    if answered_from_setup(&route, &setup, &custom) {
         return Ok(0);
     }
     // `/context` is answered by the session's engine, with no request (as the editor's is)
@@ -72,21 +53,88 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
     let pins_only = matches!(op, Op::Pin { .. } | Op::Unpin { .. });
     // `/memory` and `/remember` are answered too (the list, the file written)
     let memory_only = matches!(op, Op::Remember { .. } | Op::ListMemory);
-    if pins_only && !resuming {
-        crate::output::error(
-            "/pin and /unpin change a session's pins: pith run -c \"/pin …\" (the last session) or --session ID",
-        );
-        return Ok(crate::cli::EXIT_USAGE);
-    }
     // `/goal` alone, `pause`, `clear` are answered with the goal; `resume` runs its turns; all
     // four are about a session's goal
     let goal = goal::Run::of(&op);
-    if goal.needs_session(&op) && !resuming {
-        crate::output::error(
-            "/goal without a goal to set is about a session's goal: pith run -c \"/goal …\" (the last session) or --session ID",
-        );
+    if let Some(line) = session_needed(pins_only, goal.needs_session(&op), resuming) {
+        crate::output::error(line);
         return Ok(crate::cli::EXIT_USAGE);
     }
+    let mut handle = spawn_engine(&setup, &mut args, resuming).await?;
+    let submission = pith_protocol::event::Submission::new(op);
+    let id = submission.id.clone();
+    let _ = handle.ops.send(submission);
+    let code = if context_only {
+        context::answer(&mut handle, args.format).await
+    } else if pins_only || memory_only {
+        context::pins(&mut handle, &id, args.format).await
+    } else if goal == goal::Run::Answer {
+        goal::answer(&mut handle, &id, args.format).await
+    } else {
+        stream(&mut handle, args.format, goal).await?
+    };
+    let _ = handle.ops.send(Op::Shutdown.into());
+    let _ = handle.done.await;
+    Ok(code)
+}
+
+/// Answers `/hooks` (from the config) and `/skills` (from the files found) with no session and
+/// no model; whether the route was one of them.
+fn answered_from_setup(
+    route: &Route,
+    setup: &Setup,
+    custom: &pith_commands::custom_commands::Commands,
+) -> bool {
+    // `/hooks` is answered from the config: no session, no model
+    if let Route::Builtin {
+        command: Command::Hooks,
+        ..
+    } = route
+    {
+        for line in pith_engine::hook_commands::listing(&setup.loaded.config.hooks) {
+            crate::outln!("{line}");
+        }
+        return true;
+    }
+    // `/skills` is answered from the files found: no session, no model
+    if let Route::Builtin {
+        command: Command::Skills,
+        ..
+    } = route
+    {
+        for line in pith_commands::skill_list::lines(&custom.skills) {
+            crate::outln!("{line}");
+        }
+        return true;
+    }
+    false
+}
+
+/// The refusal of a command about a session's pins or goal when no session is resumed.
+fn session_needed(
+    pins_only: bool,
+    goal_needs_session: bool,
+    resuming: bool,
+) -> Option<&'static str> {
+    if pins_only && !resuming {
+        return Some(
+            "/pin and /unpin change a session's pins: pith run -c \"/pin …\" (the last session) or --session ID",
+        );
+    }
+    if goal_needs_session && !resuming {
+        return Some(
+            "/goal without a goal to set is about a session's goal: pith run -c \"/goal …\" (the last session) or --session ID",
+        );
+    }
+    None
+}
+
+/// Picks the model (an implied one with its notice), opens the session and starts its engine.
+async fn spawn_engine(
+    setup: &Setup,
+    args: &mut RunArgs,
+    resuming: bool,
+) -> anyhow::Result<engine::EngineHandle> {
     // No probing for a local server: whatever listens there would get the prompt unasked.
     if let FirstModel::Implied { model, notice, .. } = setup
         .first_model(args.model.as_deref(), resuming, false)
@@ -104,22 +152,7 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         auto_yes: args.yes,
         allow_unsandboxed: args.allow_unsandboxed,
     });
-    let mut handle = engine::spawn(opts, setup.store.clone(), session)?;
-    let submission = pith_protocol::event::Submission::new(op);
-    let id = submission.id.clone();
-    let _ = handle.ops.send(submission);
-    let code = if context_only {
-        context::answer(&mut handle, args.format).await
-    } else if pins_only || memory_only {
-        context::pins(&mut handle, &id, args.format).await
-    } else if goal == goal::Run::Answer {
-        goal::answer(&mut handle, &id, args.format).await
-    } else {
-        stream(&mut handle, args.format, goal).await?
-    };
-    let _ = handle.ops.send(Op::Shutdown.into());
-    let _ = handle.done.await;
-    Ok(code)
+    Ok(engine::spawn(opts, setup.store.clone(), session)?)
 }
 
 /// Prints the events until the turn ends; the exit code.

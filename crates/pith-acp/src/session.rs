@@ -2,14 +2,14 @@
 //! settled), the pump that turns the engine's events into `session/update`s, and the prompt
 //! waiting for its turn to end.
 
+mod permission;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    FileSystemCapabilities, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
-    StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    FileSystemCapabilities, SessionNotification, SessionUpdate, StopReason,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -21,8 +21,8 @@ use pith_config::mcp::McpServerConfig;
 use pith_engine as engine;
 use pith_launch::{FrontEnd, Setup};
 use pith_protocol::event::{
-    ContextEvent, Event, EventMsg, McpServerStatus, Op, OutputEvent, PermissionReply,
-    PermissionRequest, SessionEvent, SettingsEvent, Submission, SubmissionId, TurnEnd, TurnEvent,
+    ContextEvent, Event, EventMsg, McpServerStatus, Op, OutputEvent, SessionEvent, SettingsEvent,
+    Submission, SubmissionId, TurnEnd, TurnEvent,
 };
 
 /// What ends the prompt being answered.
@@ -374,7 +374,7 @@ fn answer_text(event: &Event) -> Option<String> {
 async fn react(session: &Arc<Session>, event: &Event) {
     match event {
         Event::Turn(TurnEvent::PermissionAsked(req)) => {
-            tokio::spawn(ask(session.clone(), req.clone()));
+            tokio::spawn(permission::ask(session.clone(), req.clone()));
         }
         Event::Settings(SettingsEvent::McpStatus { servers }) => {
             if let Ok(mut m) = session.mcp.lock() {
@@ -485,111 +485,4 @@ async fn pump(
         let _ =
             w.tx.send(Err(RpcError::internal("the session's engine stopped")));
     }
-}
-
-/// A permission question as `session/request_permission`; the answer goes back to the engine,
-/// which applies it as the TUI's would be. No answer (an error) denies; a `cancelled` outcome
-/// denies and ends the turn, as Esc at the TUI's question does.
-async fn ask(session: Arc<Session>, req: PermissionRequest) {
-    let always = format!("Always allow {}", req.patterns.join(", "));
-    let options = if req.tool == pith_tools::mode::EXIT_PLAN_TOOL {
-        plan_options()
-    } else {
-        let mut options = vec![PermissionOption::new(
-            "allow_once",
-            "Allow once",
-            PermissionOptionKind::AllowOnce,
-        )];
-        // "always" only where there is something to grant (not a protected path, a loop)
-        if !req.patterns.is_empty() {
-            options.push(PermissionOption::new(
-                "allow_always",
-                always,
-                PermissionOptionKind::AllowAlways,
-            ));
-        }
-        // a command granted by prefix can be granted only as written instead
-        if pith_protocol::tool::ToolName::parse(&req.tool).is(pith_protocol::tool::Builtin::Bash)
-            && req.grants_a_prefix()
-        {
-            options.push(PermissionOption::new(
-                "allow_always_exact",
-                "Always allow this exact command",
-                PermissionOptionKind::AllowAlways,
-            ));
-        }
-        options.push(PermissionOption::new(
-            "reject",
-            "Reject",
-            PermissionOptionKind::RejectOnce,
-        ));
-        options
-    };
-    let mut title = req.title.clone();
-    if let Some(agent) = &req.agent {
-        title = format!("{agent}: {title}");
-    }
-    let fields = ToolCallUpdateFields::new()
-        .title(title)
-        .kind(super::tools::kind(&req.tool));
-    let params = RequestPermissionRequest::new(
-        session.id.clone(),
-        ToolCallUpdate::new(req.call_id.clone(), fields),
-        options,
-    );
-    let answer = session
-        .conn
-        .request("session/request_permission", params)
-        .await;
-    let reply = match answer.map(serde_json::from_value::<RequestPermissionResponse>) {
-        Ok(Ok(r)) => match r.outcome {
-            RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
-                "allow_once" => PermissionReply::Once,
-                "allow_always" => PermissionReply::Always,
-                "allow_always_exact" => PermissionReply::AlwaysExact,
-                _ => PermissionReply::Deny,
-            },
-            RequestPermissionOutcome::Cancelled => {
-                session.cancel();
-                return;
-            }
-            #[allow(unreachable_patterns)]
-            _ => PermissionReply::Deny,
-        },
-        Ok(Err(e)) => {
-            tracing::warn!("acp: a permission answer pith cannot read: {e}");
-            PermissionReply::Deny
-        }
-        Err(e) => {
-            tracing::warn!("acp: the permission request failed: {}", e.message);
-            PermissionReply::Deny
-        }
-    };
-    let _ = session.send(Op::PermissionReply {
-        id: req.id,
-        reply,
-        message: None,
-    });
-}
-
-/// The choices for a plan (`exit_plan_mode`), as the TUI offers them: "always" accepts it and
-/// switches to accept-edits, "once" accepts it and asks before edits, "reject" keeps planning.
-fn plan_options() -> Vec<PermissionOption> {
-    vec![
-        PermissionOption::new(
-            "allow_always",
-            "Yes, and auto-accept edits",
-            PermissionOptionKind::AllowAlways,
-        ),
-        PermissionOption::new(
-            "allow_once",
-            "Yes, and ask for edits",
-            PermissionOptionKind::AllowOnce,
-        ),
-        PermissionOption::new(
-            "reject",
-            "No, keep planning",
-            PermissionOptionKind::RejectOnce,
-        ),
-    ]
 }

@@ -208,6 +208,23 @@ impl Turn<'_> {
             .min(b.system);
         b.system -= b.pinned;
         b.tools = self.meter.tool_definitions(&tools);
+        self.count_view(&mut b);
+        // The figure is the one the status bar shows. The fixed rows (system prompt, tool
+        // definitions) are counted and kept, so that two views in one sitting show the same;
+        // the rows that grow are scaled to what is left, so the rows add up to the figure.
+        // Only a figure below the fixed rows' count scales them all.
+        let used = self.context_usage().used;
+        scale_rows(&mut b, used);
+        let usable = self.usable();
+        b.reserved = b.window.saturating_sub(usable);
+        b.free = usable.saturating_sub(used);
+        b.exact = self.meter.is_exact();
+        b
+    }
+
+    /// Adds the view's messages to the rows of `b` (summary, messages, tool outputs, what
+    /// pruning took) and takes what left the view from its compaction.
+    fn count_view(&mut self, b: &mut Breakdown) {
         for m in self.log.view() {
             for p in &m.parts {
                 let t = self.meter.part(p);
@@ -235,42 +252,37 @@ impl Turn<'_> {
                 }
             }
         }
-        // The figure is the one the status bar shows. The fixed rows (system prompt, tool
-        // definitions) are counted and kept, so that two views in one sitting show the same;
-        // the rows that grow are scaled to what is left, so the rows add up to the figure.
-        // Only a figure below the fixed rows' count scales them all.
-        let used = self.context_usage().used;
-        let fixed = b.system + b.pinned + b.tools;
-        let mut grows = [b.summary, b.messages, b.tool_outputs];
-        if used >= fixed && grows.iter().any(|&r| r > 0) {
-            pith_context::tracker::apportion(&mut grows, used - fixed);
-            [b.summary, b.messages, b.tool_outputs] = grows;
-        } else if used >= fixed {
-            b.messages = used - fixed;
-        } else {
-            let mut rows = [
-                b.system,
-                b.pinned,
-                b.tools,
-                b.summary,
-                b.messages,
-                b.tool_outputs,
-            ];
-            pith_context::tracker::apportion(&mut rows, used);
-            [
-                b.system,
-                b.pinned,
-                b.tools,
-                b.summary,
-                b.messages,
-                b.tool_outputs,
-            ] = rows;
-        }
-        let usable = self.usable();
-        b.reserved = b.window.saturating_sub(usable);
-        b.free = usable.saturating_sub(used);
-        b.exact = self.meter.is_exact();
-        b
+    }
+}
+
+/// Scales the rows of `b` so that they add up to `used`: the rows that grow share what the
+/// fixed ones leave; a figure below the fixed rows' count scales them all.
+fn scale_rows(b: &mut Breakdown, used: u64) {
+    let fixed = b.system + b.pinned + b.tools;
+    let mut grows = [b.summary, b.messages, b.tool_outputs];
+    if used >= fixed && grows.iter().any(|&r| r > 0) {
+        pith_context::tracker::apportion(&mut grows, used - fixed);
+        [b.summary, b.messages, b.tool_outputs] = grows;
+    } else if used >= fixed {
+        b.messages = used - fixed;
+    } else {
+        let mut rows = [
+            b.system,
+            b.pinned,
+            b.tools,
+            b.summary,
+            b.messages,
+            b.tool_outputs,
+        ];
+        pith_context::tracker::apportion(&mut rows, used);
+        [
+            b.system,
+            b.pinned,
+            b.tools,
+            b.summary,
+            b.messages,
+            b.tool_outputs,
+        ] = rows;
     }
 }
 

@@ -285,22 +285,11 @@ fn route(
             }]
         }),
         Op::ContextBreakdown => {
-            if let Ok(mut wanted) = shared.breakdown_wanted.lock() {
-                wanted.push(id.clone());
-            }
-            shared.breakdown_asked.notify_one();
+            shared.want_breakdown(id.clone());
             to_runner(Op::ContextBreakdown);
         }
         op @ (Op::SetAutoYes { .. } | Op::SetPermissionMode { .. }) => {
-            if let Op::SetPermissionMode { mode } = &op
-                && let Ok(mut m) = shared.mode.lock()
-            {
-                *m = Some(*mode);
-            }
-            if let Ok(mut s) = shared.settings.lock() {
-                s.push(Submission { id, op });
-            }
-            let _ = ctl.send(Control::Wake);
+            queue_setting(Submission { id, op }, shared, ctl);
         }
         Op::UserTurn { id, text, pasted } => {
             shared.enqueue(Prompt {
@@ -321,6 +310,30 @@ fn route(
         }
     }
     true
+}
+
+/// Queues a change of `--yes` or of the permission mode for the runner (a mode is known at
+/// once: a question asked meanwhile uses it) and wakes it.
+fn queue_setting(submission: Submission, shared: &Shared, ctl: &mpsc::UnboundedSender<Control>) {
+    if let Op::SetPermissionMode { mode } = &submission.op
+        && let Ok(mut m) = shared.mode.lock()
+    {
+        *m = Some(*mode);
+    }
+    if let Ok(mut s) = shared.settings.lock() {
+        s.push(submission);
+    }
+    let _ = ctl.send(Control::Wake);
+}
+
+impl Shared {
+    /// Notes that `id` asked for the `/context` breakdown and tells the runner's waiter.
+    fn want_breakdown(&self, id: SubmissionId) {
+        if let Ok(mut wanted) = self.breakdown_wanted.lock() {
+            wanted.push(id);
+        }
+        self.breakdown_asked.notify_one();
+    }
 }
 
 impl HistorySource {

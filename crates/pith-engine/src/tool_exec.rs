@@ -264,22 +264,7 @@ impl Turn<'_> {
         input: &Value,
         cancel: &CancellationToken,
     ) -> Result<ToolContext, ToolState> {
-        let mut ctx = ToolContext {
-            workspace: self.opts.workspace.clone(),
-            data_dir: self.opts.data_dir.clone(),
-            session_id: self.log.session().id.clone(),
-            call_id: call_id.to_string(),
-            cancel: cancel.child_token(),
-            state: self.tools.state().clone(),
-            output: self.tool_output(),
-            outputs: Some(Arc::new(crate::recall::Recallable(
-                self.log.store().clone(),
-            ))),
-            progress: Some(self.progress_for(call_id)),
-            editor: self.opts.editor.clone(),
-            policy: self.policy(),
-            read_only_commands: false,
-        };
+        let mut ctx = self.tool_context(call_id, cancel);
         // a call that would fail whatever the user answers is not put to the user
         if let Some(t) = self.tools.registry().get(tool)
             && let Err(e) = t.precheck(input, &ctx)
@@ -323,6 +308,42 @@ impl Turn<'_> {
                 agent: None,
             });
         }
+        self.settle(decision, approved, repeated, call_id, tool, cancel)
+            .await?;
+        Ok(ctx)
+    }
+
+    /// The context a call runs in (a child of the turn's cancellation).
+    fn tool_context(&self, call_id: &str, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
+            workspace: self.opts.workspace.clone(),
+            data_dir: self.opts.data_dir.clone(),
+            session_id: self.log.session().id.clone(),
+            call_id: call_id.to_string(),
+            cancel: cancel.child_token(),
+            state: self.tools.state().clone(),
+            output: self.tool_output(),
+            outputs: Some(Arc::new(crate::recall::Recallable(
+                self.log.store().clone(),
+            ))),
+            progress: Some(self.progress_for(call_id)),
+            editor: self.opts.editor.clone(),
+            policy: self.policy(),
+            read_only_commands: false,
+        }
+    }
+
+    /// Acts on the permission decision of a call: allowed, refused, approved by a
+    /// `pre_tool_use` hook, or put to the user. `Err`: the state the call ends in.
+    async fn settle(
+        &mut self,
+        decision: Decision,
+        approved: bool,
+        repeated: bool,
+        call_id: &str,
+        tool: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), ToolState> {
         match decision {
             Decision::Allow => {}
             Decision::Deny { message } => return Err(failed(ToolError::Refused(message))),
@@ -346,7 +367,7 @@ impl Turn<'_> {
                 }
             }
         }
-        Ok(ctx)
+        Ok(())
     }
 
     /// What no tool may change without the user, or touch at all, in this workspace.

@@ -9,7 +9,7 @@ use pith_context::left_view;
 use pith_context::retain;
 use pith_context::step;
 use pith_context::view::is_turn_start;
-use pith_protocol::message::{Carried, CarrySource, PartKind, Role};
+use pith_protocol::message::{Carried, CarrySource, Message, PartKind, Role};
 
 use super::Planner;
 use super::Written;
@@ -271,7 +271,8 @@ impl Planner<'_> {
         room: (u64, u64),
     ) -> Carried {
         let (target, taken) = room;
-        let summarised = &self.log.view()[cut.summarise.clone()];
+        let log = self.log;
+        let summarised = &log.view()[cut.summarise.clone()];
         let prev = &cut.previous_carried;
         let (mut new, current) = carry::user_messages(summarised);
         // With no verbatim tail, the request being worked on is among the summarised messages:
@@ -280,21 +281,40 @@ impl Planner<'_> {
             Some(i) if auto && cut.tail.is_empty() => Some(new.remove(i).text),
             _ => None,
         };
-        // what an earlier compaction carried keeps the id of its message, when it knew it
-        let same_ids = prev.user_message_ids.len() == prev.user_messages.len();
-        let mut sources: Vec<CarrySource> = prev
-            .user_messages
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t, prev.user_message_ids.get(i).filter(|_| same_ids)))
-            .chain(prev.current_request.iter().map(|t| (t, None)))
-            .map(|(t, id)| CarrySource {
-                id: id.cloned().flatten(),
-                text: t.clone(),
-                pasted: Vec::new(),
-            })
-            .collect();
-        sources.extend(new);
+        let sources = carry_sources(prev, new);
+        let records = self.records(summarised, prev, budget);
+        let est = self.meter.estimator();
+        let left = left_view::items(summarised, est);
+        // loaded skills: word for word within an eighth of `usable`, by name beyond (§4.7)
+        let skills =
+            pith_context::skills::carried(summarised, &prev.skills, budget.usable / 8, est);
+        let mut c = Carried {
+            skills,
+            current_request,
+            sources,
+            previous_dropped: prev.dropped_user_messages,
+            ..records
+        };
+        if cut.tail.is_empty() {
+            let base = self.meter.text(&carry::render(&c));
+            c.step = step::render(summarised, step_room(budget, target, taken + base), est);
+        }
+        let base = self.meter.text(&carry::render(&c));
+        self.carry_users(&mut c, budget.carry_room(target, taken + base));
+        let est = self.meter.estimator();
+        c.left_view = left_view::merge(
+            left,
+            summarised.len(),
+            prev.left_view.as_ref(),
+            budget.left_view,
+            est,
+        );
+        c
+    }
+
+    /// The records carried across a compaction of `summarised`: the file ledger, the todos, the
+    /// decisions, the frontier and the anchors (merged with what the previous one carried).
+    fn records(&mut self, summarised: &[Message], prev: &Carried, budget: &Budget) -> Carried {
         let ledger = carry::bound_ledger(
             carry::merge_ledgers(&prev.ledger, &carry::ledger_of(summarised)),
             budget.ledger,
@@ -335,37 +355,14 @@ impl Planner<'_> {
             &known,
             &mut self.cache.anchors,
         );
-        let left = left_view::items(summarised, est);
-        // loaded skills: word for word within an eighth of `usable`, by name beyond (§4.7)
-        let skills =
-            pith_context::skills::carried(summarised, &prev.skills, budget.usable / 8, est);
-        let mut c = Carried {
-            skills,
-            current_request,
+        Carried {
             todos,
             ledger,
             decisions,
             anchors,
             frontier,
-            sources,
-            previous_dropped: prev.dropped_user_messages,
             ..Carried::default()
-        };
-        if cut.tail.is_empty() {
-            let base = self.meter.text(&carry::render(&c));
-            c.step = step::render(summarised, step_room(budget, target, taken + base), est);
         }
-        let base = self.meter.text(&carry::render(&c));
-        self.carry_users(&mut c, budget.carry_room(target, taken + base));
-        let est = self.meter.estimator();
-        c.left_view = left_view::merge(
-            left,
-            summarised.len(),
-            prev.left_view.as_ref(),
-            budget.left_view,
-            est,
-        );
-        c
     }
 
     /// Once the user's messages to carry are final: those the carry budget cut are listed in
@@ -542,6 +539,27 @@ fn without_note(c: &Carried) -> Carried {
         left_view: None,
         ..c.clone()
     }
+}
+
+/// The user's messages to carry: what an earlier compaction carried (keeping the id of its
+/// message, when it knew it, and its current request) followed by the newly summarised ones.
+fn carry_sources(prev: &Carried, new: Vec<CarrySource>) -> Vec<CarrySource> {
+    // what an earlier compaction carried keeps the id of its message, when it knew it
+    let same_ids = prev.user_message_ids.len() == prev.user_messages.len();
+    let mut sources: Vec<CarrySource> = prev
+        .user_messages
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t, prev.user_message_ids.get(i).filter(|_| same_ids)))
+        .chain(prev.current_request.iter().map(|t| (t, None)))
+        .map(|(t, id)| CarrySource {
+            id: id.cloned().flatten(),
+            text: t.clone(),
+            pasted: Vec::new(),
+        })
+        .collect();
+    sources.extend(new);
+    sources
 }
 
 #[cfg(test)]

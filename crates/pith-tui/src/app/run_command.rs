@@ -15,17 +15,7 @@ use pith_commands::commands::Command;
 
 impl App {
     pub fn run_command(&mut self, cmd: Command, arg: Option<String>) {
-        // Commands that change the session wait for the turn: say so rather than act later
-        // without a word. The read-only ones run at once.
-        if self.busy() && cmd.waits_for_turn() {
-            self.transcript.notice(
-                NoticeLevel::Info,
-                format!(
-                    "/{} runs when the agent finishes this turn (esc interrupts it)",
-                    cmd.name()
-                ),
-            );
-        }
+        self.say_if_waiting(&cmd);
         match cmd {
             Command::Compact => {
                 self.send(Op::Compact { focus: arg });
@@ -94,6 +84,20 @@ impl App {
             Command::Memory => self.memory_command(),
             Command::Remember => self.remember_command(arg.as_deref().unwrap_or("")),
             Command::Skills => self.skills_command(),
+        }
+    }
+
+    /// Commands that change the session wait for the turn: says so rather than act later
+    /// without a word. The read-only ones run at once.
+    fn say_if_waiting(&mut self, cmd: &Command) {
+        if self.busy() && cmd.waits_for_turn() {
+            self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "/{} runs when the agent finishes this turn (esc interrupts it)",
+                    cmd.name()
+                ),
+            );
         }
     }
 
