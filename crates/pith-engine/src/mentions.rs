@@ -146,20 +146,7 @@ impl Turn<'_> {
         for (path, foreign) in paths {
             let input = json!({ "file_path": path });
             let call_id = format!("mention_{}", new_id());
-            let ctx = ToolContext {
-                workspace: self.opts.workspace.clone(),
-                data_dir: self.opts.data_dir.clone(),
-                session_id: self.log.session().id.clone(),
-                call_id: call_id.clone(),
-                cancel: tokio_util::sync::CancellationToken::new(),
-                state: self.tools.state().clone(),
-                output: self.tool_output(),
-                outputs: None,
-                progress: None,
-                editor: self.opts.editor.clone(),
-                policy: self.policy(),
-                read_only_commands: false,
-            };
+            let ctx = self.bare_context(&call_id, &tokio_util::sync::CancellationToken::new());
             let state = self.attach_one(m, &path, &input, &ctx, foreign).await;
             m.push(PartKind::Tool {
                 call_id,

@@ -316,6 +316,18 @@ impl Turn<'_> {
     /// The context a call runs in (a child of the turn's cancellation).
     fn tool_context(&self, call_id: &str, cancel: &CancellationToken) -> ToolContext {
         ToolContext {
+            outputs: Some(Arc::new(crate::recall::Recallable(
+                self.log.store().clone(),
+            ))),
+            progress: Some(self.progress_for(call_id)),
+            ..self.bare_context(call_id, cancel)
+        }
+    }
+
+    /// The context of a call pith makes itself (a mention's read, a goal's check command): the
+    /// session's workspace, state and policy, no recall and no progress events.
+    pub(crate) fn bare_context(&self, call_id: &str, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
             workspace: self.opts.workspace.clone(),
             data_dir: self.opts.data_dir.clone(),
             session_id: self.log.session().id.clone(),
@@ -323,10 +335,8 @@ impl Turn<'_> {
             cancel: cancel.child_token(),
             state: self.tools.state().clone(),
             output: self.tool_output(),
-            outputs: Some(Arc::new(crate::recall::Recallable(
-                self.log.store().clone(),
-            ))),
-            progress: Some(self.progress_for(call_id)),
+            outputs: None,
+            progress: None,
             editor: self.opts.editor.clone(),
             policy: self.policy(),
             read_only_commands: false,

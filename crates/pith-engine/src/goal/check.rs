@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use crate::turn_context::Turn;
 use pith_protocol::event::{EngineState, Event, Goal, GoalCheckBy};
 use pith_protocol::llm::{ChatMessage, UserContent};
-use pith_tools::ToolContext;
 use pith_tools::permission::Decision;
 
 const CHECK_PROMPT: &str = include_str!("../../../../prompts/goal-check.md");
@@ -112,7 +111,7 @@ impl Turn<'_> {
         let timeout = self.opts.config.goal.check_timeout_secs.clamp(1, 600) * 1_000;
         let input = json!({ "command": command, "timeout": timeout, "description": "goal check" });
         let call_id = format!("goal-check-{}", pith_protocol::message::new_id());
-        let mut ctx = self.check_context(&call_id, cancel);
+        let mut ctx = self.bare_context(&call_id, cancel);
         let checked = self.tools.check("bash", &input, &ctx);
         let firm = self.tools.permissions().is_firm(&checked);
         ctx.read_only_commands =
@@ -162,24 +161,6 @@ impl Turn<'_> {
                 None
             }
             Err(e) => Some(refused(e.to_string())),
-        }
-    }
-
-    /// What the check command runs with: the bash tool's context for a call of its own.
-    fn check_context(&self, call_id: &str, cancel: &CancellationToken) -> ToolContext {
-        ToolContext {
-            workspace: self.opts.workspace.clone(),
-            data_dir: self.opts.data_dir.clone(),
-            session_id: self.log.session().id.clone(),
-            call_id: call_id.to_string(),
-            cancel: cancel.child_token(),
-            state: self.tools.state().clone(),
-            output: self.tool_output(),
-            outputs: None,
-            progress: None,
-            editor: self.opts.editor.clone(),
-            policy: self.policy(),
-            read_only_commands: false,
         }
     }
 
