@@ -349,16 +349,16 @@ fn the_tui_lists_a_users_skill_and_the_model_loads_it_in_tmux() {
         work.path(),
         &cmd,
     );
-    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.wait_for("the status bar", 40, |s| status_line(s).contains("idle"));
     session.type_text("/skills");
     session.keys(&["Enter"]);
-    session.wait_for("the skills picker", 10, |s| {
+    session.wait_for("the skills picker", 30, |s| {
         s.contains("/pdf-tools") && s.contains("user ~/.claude/skills")
     });
     session.keys(&["Escape"]);
     session.type_text("get the text of report.pdf");
     session.keys(&["Enter"]);
-    session.wait_for("the answer", 20, |s| s.contains("Extracted the text."));
+    session.wait_for("the answer", 40, |s| s.contains("Extracted the text."));
     let first = server.request_body(0);
     assert!(
         system_text(&first).contains("- pdf-tools: Extract text and tables from PDF files."),

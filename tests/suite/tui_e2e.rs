@@ -250,7 +250,7 @@ fn compact_with_focus(session: &Session, server: &MockServer) {
 fn what_left_the_view(session: &Session, server: &MockServer) {
     let before = server.requests().len();
     session.keys(&["C-l"]);
-    let screen = session.wait_for("the list of what left", 10, |s| {
+    let screen = session.wait_for("the list of what left", 30, |s| {
         s.contains("what left the view, newest first") && s.contains("tool output")
     });
     assert!(
@@ -270,7 +270,7 @@ fn what_left_the_view(session: &Session, server: &MockServer) {
         session.keys(&["Down"]);
     }
     session.keys(&["Enter"]);
-    let screen = session.wait_for("the item in full", 10, |s| {
+    let screen = session.wait_for("the item in full", 30, |s| {
         s.contains("note 1: the greeting must stay friendly and short")
     });
     assert!(screen.contains("note 2:"), "{screen}");
@@ -281,7 +281,7 @@ fn what_left_the_view(session: &Session, server: &MockServer) {
     );
     session.keys(&["Escape"]);
     session.keys(&["Escape"]);
-    session.wait_for("the list closed", 10, |s| {
+    session.wait_for("the list closed", 30, |s| {
         !s.contains("what left the view, newest first")
     });
 }

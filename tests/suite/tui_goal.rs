@@ -49,7 +49,7 @@ fn a_long_goal_runs_until_the_model_says_met_in_tmux() {
         work.path(),
         &cmd,
     );
-    session.wait_for("the status bar", 20, |s| status_line(s).contains("idle"));
+    session.wait_for("the status bar", 40, |s| status_line(s).contains("idle"));
     session.type_text("/goal write all parts --budget 30 turns");
     session.keys(&["Enter"]);
     let screen = session.wait_for("the goal met", 60, |s| {
@@ -59,7 +59,7 @@ fn a_long_goal_runs_until_the_model_says_met_in_tmux() {
     assert!(screen.contains("goal check (model): met"), "{screen}");
     session.type_text("/goal");
     session.keys(&["Enter"]);
-    session.wait_for("/goal's answer", 10, |s| {
+    session.wait_for("/goal's answer", 30, |s| {
         s.contains("goal (met, turn 22 of 30)")
     });
     quit(&session);

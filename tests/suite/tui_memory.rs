@@ -45,24 +45,24 @@ fn hash_text_and_memory_in_tmux() {
         work.path(),
         &cmd,
     );
-    session.wait_for("the composer", 20, |s| s.contains("Ask pith anything"));
+    session.wait_for("the composer", 40, |s| s.contains("Ask pith anything"));
     session.type_text("#this repo uses pnpm");
     session.keys(&["Enter"]);
-    session.wait_for("the choice box", 10, |s| s.contains("in which file?"));
+    session.wait_for("the choice box", 30, |s| s.contains("in which file?"));
     session.keys(&["Down"]);
     session.keys(&["Enter"]);
     let user = home.path().join(".config/pith/AGENTS.md");
-    session.wait_for("the line written", 10, |s| s.contains("remembered in"));
+    session.wait_for("the line written", 30, |s| s.contains("remembered in"));
     assert_eq!(
         std::fs::read_to_string(&user).unwrap(),
         "## Memory\n\n- this repo uses pnpm\n"
     );
     session.type_text("/memory");
     session.keys(&["Enter"]);
-    session.wait_for("the memory files", 10, |s| s.contains("memory files"));
+    session.wait_for("the memory files", 30, |s| s.contains("memory files"));
     // the user's file is listed first
     session.keys(&["Enter"]);
-    session.wait_for("the editor's end", 10, |s| {
+    session.wait_for("the editor's end", 30, |s| {
         s.contains("the next request carries it")
     });
     assert!(
@@ -72,7 +72,7 @@ fn hash_text_and_memory_in_tmux() {
     );
     session.type_text("hello");
     session.keys(&["Enter"]);
-    session.wait_for("the answer", 20, |s| s.contains("Noted."));
+    session.wait_for("the answer", 40, |s| s.contains("Noted."));
     let system = support::message_text(&server.request_body(0)["messages"][0]);
     assert!(system.contains("- this repo uses pnpm"), "{system}");
     assert!(system.contains("- EDITED-IN-EDITOR"), "{system}");
