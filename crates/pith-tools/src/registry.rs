@@ -25,7 +25,7 @@ impl Registry {
     pub fn configured(config: &pith_config::Config) -> Registry {
         let policy = crate::sandbox::CommandPolicy::from_config(config);
         let tools: Vec<Arc<dyn Tool>> = vec![
-            Arc::new(super::bash::Bash::new(policy)),
+            Arc::new(super::bash::Bash::new(policy).with_background(config.jobs.max > 0)),
             Arc::new(super::read::Read),
             Arc::new(super::write::Write),
             Arc::new(super::edit::Edit),
@@ -36,6 +36,10 @@ impl Registry {
             Arc::new(super::recall::Recall),
         ];
         let mut registry = Registry { tools };
+        if config.jobs.max > 0 {
+            registry.register(Arc::new(super::jobs::tools::JobOutput));
+            registry.register(Arc::new(super::jobs::tools::JobKill));
+        }
         if config.webfetch.enabled {
             registry.register(Arc::new(super::webfetch::Webfetch::new(
                 config.webfetch.clone(),
