@@ -36,15 +36,15 @@ impl Registry {
             Arc::new(super::recall::Recall),
         ];
         let mut registry = Registry { tools };
-        if config.jobs.max > 0 {
-            registry.register(Arc::new(super::jobs::tools::JobOutput));
-            registry.register(Arc::new(super::jobs::tools::JobKill));
-        }
         if config.webfetch.enabled {
             registry.register(Arc::new(super::webfetch::Webfetch::new(
                 config.webfetch.clone(),
                 super::permission::Permissions::new(&config.permission),
             )));
+        }
+        if config.jobs.max > 0 {
+            registry.register(Arc::new(super::jobs::tools::JobOutput));
+            registry.register(Arc::new(super::jobs::tools::JobKill));
         }
         registry
     }
