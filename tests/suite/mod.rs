@@ -8,6 +8,7 @@ mod acp_load;
 mod acp_memory;
 mod anthropic_provider;
 mod auth_login;
+mod background_jobs;
 mod cli_output;
 mod context_anchors;
 mod context_background;
