@@ -194,6 +194,14 @@ pub fn memory_text(files: &[MemoryFile]) -> String {
     s
 }
 
+/// The jobs list that came unasked (one started or ended): only `/ps`'s answer is shown.
+pub fn unasked_jobs(msg: &pith_protocol::event::EventMsg) -> bool {
+    matches!(
+        msg.event,
+        pith_protocol::event::Event::Session(pith_protocol::event::SessionEvent::Jobs { .. })
+    ) && msg.submission.is_none()
+}
+
 /// `/ps`: the session's background jobs, newest first.
 pub fn jobs_text(jobs: &[pith_protocol::event::Job]) -> String {
     if jobs.is_empty() {

@@ -473,11 +473,8 @@ async fn pump(
             None => !matches!(event, Event::Session(SessionEvent::GoalChanged { .. })),
             Some(Awaiting::Answer) => true,
         };
-        // the jobs list comes unasked whenever one starts or ends: shown only as `/ps`'s answer
-        let unasked_jobs =
-            matches!(event, Event::Session(SessionEvent::Jobs { .. })) && msg.submission.is_none();
         if shown
-            && !unasked_jobs
+            && !super::commands::unasked_jobs(&msg)
             && let Some(text) = answer_text(event)
         {
             session.update(translate::message_chunk(format!("\n\n{text}\n")));

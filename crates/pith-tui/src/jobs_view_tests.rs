@@ -60,7 +60,7 @@ fn ps_lists_the_jobs_and_stops_the_selected_one() {
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Delete);
     assert_eq!(ops(&mut rx), [Op::KillJob { id: 1 }]);
-    let mut after = running.clone();
+    let mut after = running;
     after[0].state = JobState::Killed;
     ev(&mut app, jobs_event(after));
     let screen = render(&mut app, 120, 14);

@@ -281,3 +281,38 @@ async fn background_is_refused_when_jobs_are_off() {
     assert!(bash(SandboxMode::Off).parameters()["properties"]["background"].is_object());
     assert!(bash(SandboxMode::Off).describe().contains("job_output"));
 }
+
+/// A job is watched by the sandbox guard for its whole run, not only at its end: a protected
+/// name it plants while it runs is moved away at the next read of its output, and the model is
+/// told; one planted after that is caught when the job ends.
+#[tokio::test]
+async fn what_a_running_job_plants_is_moved_away_while_it_runs() {
+    let ws = ws_with(8);
+    let b = bash(SandboxMode::WorkspaceWrite);
+    let cmd = "sleep 0.3; echo '[mcp.x]' > pith.toml; echo planted; while [ ! -e go ]; do sleep 0.1; done; mkdir .pith; echo again; sleep 100";
+    start(&b, &ws, cmd).await.unwrap();
+    let entry = ws.ctx.state.jobs.get(1).unwrap();
+    assert!(wait_for(|| entry.info().last_line == "planted").await);
+    let out = job_output(&ws, json!({"id": 1})).await.unwrap();
+    assert!(
+        out.output
+            .contains("[sandbox] The command created pith.toml"),
+        "{}",
+        out.output
+    );
+    assert!(
+        !ws.path("pith.toml").exists(),
+        "moved away while the job runs"
+    );
+    // the record was taken again: what comes next is caught too, at the job's end at the latest
+    std::fs::write(ws.path("go"), "").unwrap();
+    assert!(wait_for(|| entry.info().last_line == "again").await);
+    assert!(ws.ctx.state.jobs.kill(1).await.unwrap());
+    let out = job_output(&ws, json!({"id": 1})).await.unwrap();
+    assert!(
+        out.output.contains("[sandbox] The command created .pith"),
+        "{}",
+        out.output
+    );
+    assert!(!ws.path(".pith").exists());
+}

@@ -17,6 +17,9 @@ use pith_protocol::event::JobState;
 /// After the job's shell ended, how long to keep reading while something still holds the pipe.
 const DRAIN_IDLE: Duration = Duration::from_millis(200);
 const DRAIN_MAX: Duration = Duration::from_secs(2);
+/// How often the sandbox guard checks a running job (besides each `job_output`, `job_kill`,
+/// the end of every foreground command, and the job's end).
+const GUARD_EVERY: Duration = Duration::from_secs(30);
 
 /// Starts the watcher of `entry`, whose command `started` is; `hold` is let go once the tree
 /// is gone.
@@ -32,6 +35,8 @@ pub(super) fn spawn(entry: Arc<Entry>, started: Started, hold: BackgroundHold, j
         let mut buf = vec![0u8; 16 * 1024];
         let mut eof = rx.is_none();
         let mut status = None;
+        let mut guard_tick = tokio::time::interval(GUARD_EVERY);
+        guard_tick.tick().await;
         let stopped = loop {
             if status.is_some() {
                 break false;
@@ -44,6 +49,11 @@ pub(super) fn spawn(entry: Arc<Entry>, started: Started, hold: BackgroundHold, j
                     n => entry.push(&buf[..n]),
                 },
                 st = child.wait() => status = Some(st.ok()),
+                _ = guard_tick.tick() => {
+                    let e = entry.clone();
+                    // (off the async workers, and without holding up the reading)
+                    drop(tokio::task::spawn_blocking(move || e.check_guard()));
+                }
             }
         };
         let end = if stopped { End::Cancelled } else { End::Exited };
