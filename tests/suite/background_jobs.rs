@@ -114,6 +114,10 @@ async fn a_dev_server_started_in_the_background_answers_curl_and_is_stopped() {
         "{}",
         result_in(&server, 5)
     );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the server outlived job_kill"
+    );
     assert!(marked(&m).is_empty(), "{:?} outlived job_kill", marked(&m));
     // the list as the front ends saw it: running, then killed
     let lists: Vec<&Value> = of_type(&events, "jobs");

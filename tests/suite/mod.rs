@@ -70,6 +70,7 @@ mod tools_api;
 mod tui_e2e;
 mod tui_goal;
 mod tui_interrupt;
+mod tui_jobs;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;

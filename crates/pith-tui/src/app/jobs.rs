@@ -16,7 +16,8 @@ fn item(job: &Job, now_ms: i64) -> PickItem {
     );
     if !job.last_line.is_empty() {
         detail.push_str(" · ");
-        detail.push_str(&pith_protocol::text::one_line(&job.last_line));
+        // (bounded: the command is what tells the jobs apart)
+        detail.push_str(&pith_protocol::text::one_line_max(&job.last_line, 40));
     }
     PickItem {
         id: job.id.to_string(),
