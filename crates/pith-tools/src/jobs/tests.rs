@@ -316,3 +316,39 @@ async fn what_a_running_job_plants_is_moved_away_while_it_runs() {
     );
     assert!(!ws.path(".pith").exists());
 }
+
+/// An editor (ACP) acts by path; a running job could flip a folder to a link under it, so
+/// while a job runs the file tools write to the disk (race-free opens) instead, and through
+/// the editor again once the job is gone.
+#[tokio::test]
+async fn while_a_job_runs_editor_writes_go_to_the_disk() {
+    use crate::editor::testing::Buffers;
+    let mut ws = ws_with(8);
+    let editor = Arc::new(Buffers::with(true, true));
+    ws.ctx.editor = Some(editor.clone());
+    start(&bash(SandboxMode::Off), &ws, "sleep 100")
+        .await
+        .unwrap();
+    let write = |text: &str| json!({"file_path": "a.txt", "content": text});
+    crate::write::Write
+        .run(write("during\n"), &ws.ctx)
+        .await
+        .unwrap();
+    assert!(
+        editor.written().is_empty(),
+        "not through the editor while a job runs"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path("a.txt")).unwrap(),
+        "during\n"
+    );
+    assert!(ws.ctx.state.jobs.kill(1).await.unwrap());
+    crate::write::Write
+        .run(write("after\n"), &ws.ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        editor.written(),
+        [(ws.path("a.txt"), "after\n".to_string())]
+    );
+}
