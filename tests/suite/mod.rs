@@ -4,6 +4,7 @@
 
 mod acp;
 mod acp_goal;
+mod acp_jobs;
 mod acp_load;
 mod acp_memory;
 mod anthropic_provider;
