@@ -74,7 +74,12 @@ pub async fn run(setup: Setup, mut args: RunArgs) -> anyhow::Result<i32> {
         stream(&mut handle, args.format, goal).await?
     };
     let _ = handle.ops.send(Op::Shutdown.into());
-    let _ = handle.done.await;
+    // nothing started in the background outlives the run: the engine ended it, and says so
+    if let Ok(Some(ended)) = handle.done.await
+        && let Some(line) = pith_tools::jobs::ended_line(&ended.jobs_ended)
+    {
+        crate::errln!("{line}");
+    }
     Ok(code)
 }
 

@@ -247,6 +247,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             | SessionEvent::Redone { .. }
             | SessionEvent::GoalChanged { .. } => {}
             SessionEvent::MemoryFiles { .. } => {}
+            // the jobs still running are named once, at exit (`headless::run`)
+            SessionEvent::Jobs { .. } => {}
         }
     }
 

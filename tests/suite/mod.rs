@@ -4,10 +4,12 @@
 
 mod acp;
 mod acp_goal;
+mod acp_jobs;
 mod acp_load;
 mod acp_memory;
 mod anthropic_provider;
 mod auth_login;
+mod background_jobs;
 mod cli_output;
 mod context_anchors;
 mod context_background;
@@ -69,6 +71,7 @@ mod tools_api;
 mod tui_e2e;
 mod tui_goal;
 mod tui_interrupt;
+mod tui_jobs;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;

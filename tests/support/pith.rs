@@ -60,6 +60,12 @@ impl PithEnv {
         } else {
             format!("{webfetch}\n[memory]\ntool = false\n")
         };
+        // nor with background jobs (`job_output`, `job_kill`, bash's `background`)
+        let webfetch = if extra.contains("[jobs]") {
+            webfetch
+        } else {
+            format!("{webfetch}\n[jobs]\nmax = 0\n")
+        };
         let text = format!(
             r#"model = "{MODEL}"
 

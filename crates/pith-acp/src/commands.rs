@@ -14,7 +14,7 @@ use pith_protocol::event::{
 };
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 13] = [
+const BUILTINS: [Command; 14] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -28,6 +28,7 @@ const BUILTINS: [Command; 13] = [
     Command::Memory,
     Command::Remember,
     Command::Skills,
+    Command::Ps,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -124,6 +125,7 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
     match route {
         Route::Builtin { command, args } => match command {
             Command::Context => answer(Op::ContextBreakdown),
+            Command::Ps => answer(Op::ListJobs),
             Command::Skills => Err(Refused::Answered(
                 pith_commands::skill_list::lines(&custom.skills).join("\n"),
             )),
@@ -188,6 +190,37 @@ pub fn memory_text(files: &[MemoryFile]) -> String {
             "missing (/remember creates it)".to_string()
         };
         s.push_str(&format!("- {}: {} — {state}\n", f.scope.as_str(), f.path));
+    }
+    s
+}
+
+/// The jobs list that came unasked (one started or ended): only `/ps`'s answer is shown.
+pub fn unasked_jobs(msg: &pith_protocol::event::EventMsg) -> bool {
+    matches!(
+        msg.event,
+        pith_protocol::event::Event::Session(pith_protocol::event::SessionEvent::Jobs { .. })
+    ) && msg.submission.is_none()
+}
+
+/// `/ps`: the session's background jobs, newest first.
+pub fn jobs_text(jobs: &[pith_protocol::event::Job]) -> String {
+    if jobs.is_empty() {
+        return "No background jobs (the agent starts one with bash `background: true`).".into();
+    }
+    let now = pith_protocol::message::now_ms();
+    let mut s = String::from("Background jobs (they end with the session):\n");
+    for j in jobs.iter().rev() {
+        s.push_str(&format!(
+            "- {}: `{}` — {}, {}",
+            j.id,
+            pith_protocol::text::one_line_max(&j.command, 80),
+            j.state.describe(),
+            pith_protocol::event::age(now - j.started)
+        ));
+        if !j.last_line.is_empty() {
+            s.push_str(&format!(" — {}", j.last_line));
+        }
+        s.push('\n');
     }
     s
 }

@@ -326,6 +326,7 @@ fn answer_text(event: &Event) -> Option<String> {
             instructions,
         }) => super::commands::context_text(b, pins, instructions),
         Event::Session(SessionEvent::MemoryFiles { files }) => super::commands::memory_text(files),
+        Event::Session(SessionEvent::Jobs { jobs }) => super::commands::jobs_text(jobs),
         Event::Session(SessionEvent::PinsChanged { pins, .. }) => super::commands::pins_text(pins),
         Event::Session(SessionEvent::GoalChanged { goal }) => {
             super::commands::goal_text(goal.as_ref())
@@ -425,6 +426,7 @@ async fn react(session: &Arc<Session>, event: &Event) {
             | SessionEvent::PinsChanged { .. }
             | SessionEvent::GoalChanged { .. }
             | SessionEvent::MemoryFiles { .. }
+            | SessionEvent::Jobs { .. }
             | SessionEvent::Sessions { .. }
             | SessionEvent::Recalled { .. }
             | SessionEvent::PromptRefused { .. }
@@ -471,7 +473,10 @@ async fn pump(
             None => !matches!(event, Event::Session(SessionEvent::GoalChanged { .. })),
             Some(Awaiting::Answer) => true,
         };
-        if shown && let Some(text) = answer_text(event) {
+        if shown
+            && !super::commands::unasked_jobs(&msg)
+            && let Some(text) = answer_text(event)
+        {
             session.update(translate::message_chunk(format!("\n\n{text}\n")));
         }
         session.settle(&msg);

@@ -26,9 +26,11 @@ pub(crate) fn kind(tool: &str) -> ToolKind {
         ToolName::Mcp { .. } | ToolName::Other(_) => return ToolKind::Other,
     };
     match b {
-        Builtin::Read | Builtin::List | Builtin::Recall | Builtin::Skill => ToolKind::Read,
+        Builtin::Read | Builtin::List | Builtin::Recall | Builtin::Skill | Builtin::JobOutput => {
+            ToolKind::Read
+        }
         Builtin::Edit | Builtin::Write => ToolKind::Edit,
-        Builtin::Bash => ToolKind::Execute,
+        Builtin::Bash | Builtin::JobKill => ToolKind::Execute,
         Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
         Builtin::TodoWrite | Builtin::Task => ToolKind::Think,
         Builtin::WebFetch => ToolKind::Fetch,
@@ -227,7 +229,9 @@ fn shows_no_output(tool: &ToolName) -> bool {
         | Builtin::Task
         | Builtin::ToolSearch
         | Builtin::ExitPlanMode
-        | Builtin::Remember => false,
+        | Builtin::Remember
+        | Builtin::JobOutput
+        | Builtin::JobKill => false,
     }
 }
 

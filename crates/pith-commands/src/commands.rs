@@ -125,6 +125,8 @@ pub enum Command {
     Remember,
     #[strum(message = "the skills found: name, where from, what each costs")]
     Skills,
+    #[strum(message = "background jobs: command, age, state, last line; stop one")]
+    Ps,
 }
 
 impl Command {
@@ -166,6 +168,7 @@ impl Command {
                 // `/goal` alone is answered at once; pause and clear stop the turn
                 | Command::Goal
                 | Command::Skills
+                | Command::Ps
         )
     }
 
@@ -270,7 +273,7 @@ mod tests {
                 "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
                 "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
                 "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal",
-                "memory", "remember", "skills"
+                "memory", "remember", "skills", "ps"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

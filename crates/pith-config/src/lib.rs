@@ -301,6 +301,31 @@ pub struct Config {
     /// `[skills]` (ARCHITECTURE.md §4.7).
     #[serde(default)]
     pub skills: SkillsConfig,
+    /// `[jobs]`: background jobs (`bash` with `background: true`; ARCHITECTURE.md §5.3).
+    #[serde(default)]
+    pub jobs: JobsConfig,
+}
+
+/// `[jobs]`: commands the model starts in the background (dev servers, watchers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobsConfig {
+    /// Background jobs a session may have running at once; `0`: none (`bash` offers no
+    /// `background` parameter).
+    #[serde(default = "default_jobs_max")]
+    pub max: usize,
+}
+
+fn default_jobs_max() -> usize {
+    8
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig {
+            max: default_jobs_max(),
+        }
+    }
 }
 
 /// `[goal]`: the check after each turn toward a goal, and the budget of one set without any.
@@ -488,6 +513,7 @@ impl Default for Config {
             goal: GoalConfig::default(),
             memory: MemoryConfig::default(),
             skills: SkillsConfig::default(),
+            jobs: JobsConfig::default(),
         }
     }
 }

@@ -156,7 +156,7 @@ fn yes() -> bool {
 }
 
 /// Names a server may not have: the permission tables of the built-in tools (a server's rules
-/// live in `[permission.NAME]`), and `tool` (its tool `search` would be `tool_search`).
+/// live in `[permission.NAME]`), `tool` (its tool `search` would be `tool_search`) and `job` (its `output` would be `job_output`).
 const RESERVED: &[&str] = &[
     "tool",
     "bash",
@@ -174,6 +174,9 @@ const RESERVED: &[&str] = &[
     "hard_link",
     "webfetch",
     "doom_loop",
+    "job",
+    "job_output",
+    "job_kill",
 ];
 
 /// A problem with a server entry: the key path under `[mcp.NAME]` it is about, and the message.

@@ -68,7 +68,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use pith_config::Config;
-use pith_protocol::event::{EventMsg, Submission, TurnEvent};
+use pith_protocol::event::{Event, EventMsg, SessionEvent, Submission, TurnEvent};
 use pith_protocol::message::Session;
 use pith_store::Store;
 
@@ -95,6 +95,8 @@ pub struct Ended {
     pub session_id: String,
     /// It holds messages (it is kept, and can be resumed).
     pub has_messages: bool,
+    /// The commands of the background jobs the end stopped (ARCHITECTURE.md §5.3).
+    pub jobs_ended: Vec<String>,
 }
 
 /// How the engine is set up.
@@ -136,7 +138,15 @@ pub fn spawn(
     tokio::task::spawn_blocking(move || pith_tools::truncate::cleanup(&data_dir));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(shared::Shared::default());
+    let shared = Arc::new(shared::Shared {
+        jobs: Arc::new(pith_tools::jobs::Jobs::new(opts.config.jobs.max)),
+        ..shared::Shared::default()
+    });
+    let jobs_changed = ev_tx.clone();
+    shared.jobs.on_change(Arc::new(move |jobs| {
+        let _ = jobs_changed.send(Event::Session(SessionEvent::Jobs { jobs }).into());
+    }));
+    let jobs = shared.jobs.clone();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
     let notify = ctl_tx.clone();
     let mcp = pith_mcp::McpManager::new(
@@ -168,7 +178,12 @@ pub fn spawn(
             // ops wait until the front end has the session: its first events are the opening
             tokio::spawn(shared::pump(op_rx, shared, ctl_tx, history));
             runner.run(ctl_rx).await;
-            runner.end()
+            // every job ends with the engine (and, if pith dies first, with pith: the reaper)
+            let jobs_ended = jobs.end_all().await;
+            Ended {
+                jobs_ended,
+                ..runner.end()
+            }
         });
         let ended = run.await;
         // A bug that panics the runner must not leave the front end waiting for the turn's end.

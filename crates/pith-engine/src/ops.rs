@@ -95,7 +95,9 @@ impl Turn<'_> {
             | Op::Shutdown
             | Op::ListMcpResources
             | Op::AttachMcpResource { .. }
-            | Op::RestartMcpServer { .. } => {}
+            | Op::RestartMcpServer { .. }
+            | Op::ListJobs
+            | Op::KillJob { .. } => {}
         }
     }
 

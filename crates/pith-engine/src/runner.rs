@@ -162,6 +162,7 @@ impl Runner {
         super::Ended {
             session_id: id.to_string(),
             has_messages: count.is_ok_and(|n| n > 0),
+            jobs_ended: Vec::new(),
         }
     }
 }

@@ -65,7 +65,7 @@ impl SessionParts {
         SessionParts {
             meter: Meter::new(&model.model_id),
             hooks: HookState::new(Arc::new(hooks)),
-            tools: ToolRuntime::new(registry, permissions),
+            tools: ToolRuntime::new(registry, permissions, shared.jobs.clone()),
             role,
             record: RunRecord::default(),
             system: Vec::new(),

@@ -67,6 +67,9 @@ pub struct Shared {
     /// (`@path` imports, the configured ones): protected paths like those, so the model cannot
     /// rewrite what later sessions are told without the user.
     pub imported_instructions: Mutex<Vec<std::path::PathBuf>>,
+    /// The background jobs (ARCHITECTURE.md §5.3): one table for the engine, shared with its
+    /// sub-agents, answered by the pump while a turn runs; it ends them when the session does.
+    pub jobs: std::sync::Arc<pith_tools::jobs::Jobs>,
 }
 
 impl Shared {
@@ -300,6 +303,13 @@ fn route(
             });
             let _ = ctl.send(Control::Wake);
         }
+        Op::ListJobs => {
+            let jobs = shared.jobs.list();
+            let _ = history
+                .events
+                .send(EventMsg::from(Event::Session(SessionEvent::Jobs { jobs })).answering(&id));
+        }
+        Op::KillJob { id: job } => kill_job(id, job, shared.jobs.clone(), history.events.clone()),
         Op::Shutdown => {
             shared.cancel_turn();
             to_runner(Op::Shutdown);
@@ -334,6 +344,23 @@ impl Shared {
         }
         self.breakdown_asked.notify_one();
     }
+}
+
+/// `/ps`'s stop: ends job `job` and answers with the list (or a line when there is no such
+/// job), without waiting for a running turn.
+fn kill_job(
+    id: SubmissionId,
+    job: u32,
+    jobs: std::sync::Arc<pith_tools::jobs::Jobs>,
+    events: mpsc::UnboundedSender<EventMsg>,
+) {
+    tokio::spawn(async move {
+        let event = match jobs.kill(job).await {
+            Ok(_) => Event::Session(SessionEvent::Jobs { jobs: jobs.list() }),
+            Err(why) => Event::info(why),
+        };
+        let _ = events.send(EventMsg::from(event).answering(&id));
+    });
 }
 
 impl HistorySource {

@@ -218,6 +218,8 @@ impl Turn<'_> {
             parent_cancel: Some(cancel.clone()),
             // mode changes reach the child mid-run (red-team finding 8b)
             mode: self.shared.mode.clone(),
+            // a sub-agent's jobs are the session's: listed with them, ended with it
+            jobs: self.shared.jobs.clone(),
             ..Shared::default()
         });
         let id = session.id.clone();

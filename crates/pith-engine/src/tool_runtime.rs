@@ -25,20 +25,31 @@ pub(super) struct ToolRuntime {
 }
 
 impl ToolRuntime {
-    pub(crate) fn new(registry: Registry, permissions: Permissions) -> ToolRuntime {
+    /// The tools' state is over `jobs`, the engine's table of background jobs.
+    pub(crate) fn new(
+        registry: Registry,
+        permissions: Permissions,
+        jobs: Arc<pith_tools::jobs::Jobs>,
+    ) -> ToolRuntime {
         ToolRuntime {
             registry,
             permissions,
             doom: DoomLoop::default(),
-            state: Arc::new(SessionToolState::default()),
+            state: Arc::new(SessionToolState::with_jobs(jobs)),
             specs: Vec::new(),
             mcp: Default::default(),
         }
     }
 
-    /// Another session starts: what this one allowed, repeated and kept goes.
+    /// Another session starts: what this one allowed, repeated and kept goes, and its
+    /// background jobs end.
     pub(crate) fn start_session(&mut self, config: &pith_config::Config) {
-        self.state = Arc::new(SessionToolState::default());
+        let jobs = self.state.jobs.clone();
+        let ended = jobs.stop_all();
+        if !ended.is_empty() {
+            tracing::debug!(?ended, "the session changed: its background jobs end");
+        }
+        self.state = Arc::new(SessionToolState::with_jobs(jobs));
         self.permissions = Permissions::new(&config.permission);
         self.doom = DoomLoop::default();
     }

@@ -156,7 +156,9 @@ impl<'a> ToolInput<'a> {
             | Builtin::ToolSearch
             | Builtin::ExitPlanMode
             | Builtin::Remember
-            | Builtin::Skill => ToolInput::Other,
+            | Builtin::Skill
+            | Builtin::JobOutput
+            | Builtin::JobKill => ToolInput::Other,
         }
     }
 

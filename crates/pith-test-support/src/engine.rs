@@ -115,6 +115,8 @@ pub fn mock_config(server: &MockServer) -> Config {
     // the request snapshots were made without them
     config.webfetch.enabled = false;
     config.memory.tool = false;
+    // nor with background jobs (`job_output`, `job_kill`, bash's `background`)
+    config.jobs.max = 0;
     config.provider.insert(
         "mock".into(),
         ProviderConfig {

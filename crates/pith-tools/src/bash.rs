@@ -31,13 +31,22 @@ const REAPER_GRACE: Duration = Duration::from_secs(5);
 #[derive(Default)]
 pub struct Bash {
     policy: Arc<CommandPolicy>,
+    /// It offers `background` (`[jobs] max` is not 0).
+    background: bool,
 }
 
 impl Bash {
     pub fn new(policy: CommandPolicy) -> Bash {
         Bash {
             policy: Arc::new(policy),
+            background: false,
         }
+    }
+
+    /// Offers `background: true` (ARCHITECTURE.md §5.3).
+    pub fn with_background(mut self, on: bool) -> Bash {
+        self.background = on;
+        self
     }
 }
 
@@ -51,6 +60,9 @@ struct Input {
     /// Run outside the sandbox (the permission check asks the user first).
     #[serde(default)]
     unsandboxed: Option<bool>,
+    /// Keep it running as a background job (`crate::jobs`).
+    #[serde(default)]
+    background: Option<bool>,
 }
 
 #[async_trait::async_trait]
@@ -70,12 +82,16 @@ impl Tool for Bash {
 
     fn describe(&self) -> String {
         let sandbox = self.policy.describe();
-        let base = self.description().trim();
-        if sandbox.is_empty() {
-            base.to_string()
-        } else {
-            format!("{base}\n{sandbox}")
+        let mut text = self.description().trim().to_string();
+        if self.background {
+            text.push('\n');
+            text.push_str(include_str!("../../../prompts/tools/bash-background.md").trim_end());
         }
+        if !sandbox.is_empty() {
+            text.push('\n');
+            text.push_str(&sandbox);
+        }
+        text
     }
 
     fn parameters(&self) -> Value {
@@ -89,6 +105,12 @@ impl Tool for Bash {
             "required": ["command"],
             "additionalProperties": false
         });
+        if self.background {
+            schema["properties"]["background"] = json!({
+                "type": "boolean",
+                "description": "Keep it running as a background job (a dev server, a watcher, a long test run): returns at once with a job id and the first output"
+            });
+        }
         if self.policy.active() {
             schema["properties"]["unsandboxed"] = json!({
                 "type": "boolean",
@@ -119,6 +141,19 @@ impl Tool for Bash {
         } else {
             (&*self.policy, input.unsandboxed == Some(true))
         };
+        if input.background == Some(true) {
+            if !self.background {
+                return Err(tool_err!(
+                    "bash: background jobs are off (`[jobs] max = 0`); run the command in the foreground"
+                ));
+            }
+            let asked = crate::jobs::start::Asked {
+                command: input.command,
+                description: input.description,
+                title,
+            };
+            return crate::jobs::start::background(asked, ctx, (policy, unsandboxed)).await;
+        }
         let run = run_command(
             &input.command,
             ctx,
@@ -169,6 +204,7 @@ fn report(
         interrupted: run.end == End::Cancelled,
         sandboxed: run.sandbox.sandboxed(),
         sandbox_denied: false,
+        job: None,
     };
     if run.end == End::Cancelled {
         let partial = if text.trim().is_empty() {
@@ -230,7 +266,7 @@ fn command_title(command: &str) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     Exited,
     TimedOut,
     Cancelled,
@@ -250,7 +286,7 @@ struct RunResult {
 /// The user's shell when it is bash or a POSIX sh (the permission check reads commands with a
 /// bash grammar; zsh or fish would run some of them differently, e.g. zsh glob qualifiers run
 /// code), else bash, else /bin/sh.
-fn shell() -> PathBuf {
+pub(crate) fn shell() -> PathBuf {
     if let Some(s) = std::env::var_os("SHELL") {
         let p = PathBuf::from(s);
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -267,12 +303,12 @@ fn shell() -> PathBuf {
 
 /// The command's reaper and its session's process group (the same number): tells the reaper
 /// to end the whole tree when dropped (a dropped tool future must not leave processes behind).
-struct GroupGuard(Option<i32>);
+pub(crate) struct GroupGuard(pub(crate) Option<i32>);
 
 impl GroupGuard {
     /// Signals every process of the reaper's group (the last resort: the command's processes
     /// are in a group of their own).
-    fn signal_group(&self, sig: i32) {
+    pub(crate) fn signal_group(&self, sig: i32) {
         if let Some(pgid) = self.0 {
             // SAFETY: killpg has no memory-safety preconditions.
             unsafe {
@@ -282,7 +318,7 @@ impl GroupGuard {
     }
 
     /// Tells the reaper to kill the whole tree (PID namespace or orphans included) and exit.
-    fn stop_tree(&self) {
+    pub(crate) fn stop_tree(&self) {
         if let Some(pid) = self.0 {
             // SAFETY: kill has no memory-safety preconditions.
             unsafe {
@@ -348,15 +384,15 @@ impl Capture {
 }
 
 /// A command started in its session under its reaper.
-struct Started {
-    child: tokio::process::Child,
+pub(crate) struct Started {
+    pub(crate) child: tokio::process::Child,
     /// Ends the tree when dropped.
-    guard: GroupGuard,
+    pub(crate) guard: GroupGuard,
     /// The read end of the pipe the command writes stdout and stderr to.
-    reader: io::PipeReader,
-    sandbox: Applied,
+    pub(crate) reader: io::PipeReader,
+    pub(crate) sandbox: Applied,
     /// What the sandbox guard checks after the command.
-    guard_files: Option<Guard>,
+    pub(crate) guard_files: Option<Guard>,
 }
 
 async fn run_command(
@@ -431,7 +467,7 @@ async fn run_command(
 
 /// Starts `command` through the shell in its own session (no terminal) under a reaper that ends
 /// the whole tree with the call and with pith; in the sandbox unless `unsandboxed`.
-fn start(
+pub(crate) fn start(
     command: &str,
     ctx: &ToolContext,
     policy: &CommandPolicy,
@@ -483,7 +519,7 @@ fn start(
 /// reaper SIGKILLs it: no SIGTERM, which a shell can outlive and go on to its next statement;
 /// then SIGKILL to the reaper's group if the reaper hangs). Returns the shell's status when it
 /// is known.
-async fn settle(
+pub(crate) async fn settle(
     mut guard: GroupGuard,
     child: &mut tokio::process::Child,
     end: End,

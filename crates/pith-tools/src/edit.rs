@@ -90,7 +90,7 @@ impl Tool for Edit {
                 .content
                 .replacen(checked.old.as_str(), &checked.new, 1)
         };
-        if super::editor::writes(ctx) {
+        if super::editor::writes(ctx, &section) {
             // (checked again right before: the path still leads where it did)
             super::editor::write(ctx, &section, &target, &updated).await?;
         } else {

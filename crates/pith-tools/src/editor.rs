@@ -48,13 +48,50 @@ pub trait EditorFiles: Send + Sync {
 
 /// The workspace's editor section: every command of the workspace holds it shared for its
 /// whole run (`bash`), an editor file call holds it alone. The editor acts by path, so while
-/// it answers nothing may flip a directory to a link; since every process of a command ends
-/// with its call, no command runs then.
+/// it answers nothing may flip a directory to a link; since every process of a foreground
+/// command ends with its call, no command runs then. A background job (`crate::jobs`) holds
+/// the section only while it starts; while one runs, file calls use the disk (whose race-free
+/// opens hold against a path flipped under them) instead of the editor.
 fn section_lock(workspace: &Path) -> Arc<RwLock<()>> {
     static SECTIONS: LazyLock<Mutex<HashMap<PathBuf, Arc<RwLock<()>>>>> =
         LazyLock::new(Default::default);
     let mut all = SECTIONS.lock().unwrap_or_else(|e| e.into_inner());
     all.entry(workspace.to_path_buf()).or_default().clone()
+}
+
+/// Background jobs running per workspace (their trees not yet gone).
+static BACKGROUND: LazyLock<Mutex<HashMap<PathBuf, usize>>> = LazyLock::new(Default::default);
+
+fn background_running(workspace: &Path) -> bool {
+    let all = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+    all.get(workspace).is_some_and(|n| *n > 0)
+}
+
+/// A background job's mark on its workspace, from before it starts (taken while its command
+/// holds the section) until its whole tree is gone (dropped): meanwhile editor file calls of
+/// the workspace use the disk.
+pub(crate) struct BackgroundHold(PathBuf);
+
+impl BackgroundHold {
+    /// Taken while `_turn` (the starting command's share of the section) is held, so no
+    /// editor file call is in flight.
+    pub(crate) fn take(workspace: &Path, _turn: &OwnedRwLockReadGuard<()>) -> BackgroundHold {
+        let mut all = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+        *all.entry(workspace.to_path_buf()).or_default() += 1;
+        BackgroundHold(workspace.to_path_buf())
+    }
+}
+
+impl Drop for BackgroundHold {
+    fn drop(&mut self) {
+        let mut all = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = all.get_mut(&self.0) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                all.remove(&self.0);
+            }
+        }
+    }
 }
 
 /// A command's share of the editor section, held for its whole run: it waits while an
@@ -67,20 +104,25 @@ pub(crate) async fn command_turn(ctx: &ToolContext) -> Result<OwnedRwLockReadGua
     }
 }
 
-/// An editor file call's hold on the editor section (nothing when no editor serves the call).
-pub(crate) struct Section(#[allow(dead_code)] Option<OwnedRwLockWriteGuard<()>>);
+/// An editor file call's hold on the editor section (nothing when no editor serves the call),
+/// and whether the editor may serve it (no background job of the workspace runs).
+pub(crate) struct Section(#[allow(dead_code)] Option<OwnedRwLockWriteGuard<()>>, bool);
 
 /// Enters the editor section when an editor serves this call: waits until no command of the
 /// workspace runs (or the call is interrupted), and keeps any from starting until dropped.
+/// With a background job running the call is the disk's (see [`section_lock`]).
 pub(crate) async fn enter(ctx: &ToolContext) -> Result<Section, ToolError> {
     if ctx.editor.is_none() {
-        return Ok(Section(None));
+        return Ok(Section(None, false));
     }
     let lock = section_lock(&ctx.workspace);
-    tokio::select! {
-        g = lock.write_owned() => Ok(Section(Some(g))),
-        _ = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
-    }
+    let held = tokio::select! {
+        g = lock.write_owned() => g,
+        _ = ctx.cancel.cancelled() => return Err(ToolError::Interrupted),
+    };
+    // (A job starts only under a shared hold, so none starts while this one is held.)
+    let editor = !background_running(&ctx.workspace);
+    Ok(Section(Some(held), editor))
 }
 
 /// Whether `c` still names what the permission check saw, with no link on the way (no parent
@@ -99,8 +141,8 @@ fn unchanged(c: &Checked) -> bool {
 /// The editor's text of the checked path, when an editor reads for this call; `None` when
 /// there is none, it failed (logged) or the path changed since the check: the caller reads the
 /// disk (which refuses a changed path).
-pub(crate) async fn read(ctx: &ToolContext, _section: &Section, c: &Checked) -> Option<String> {
-    let editor = ctx.editor.as_ref().filter(|e| e.reads())?;
+pub(crate) async fn read(ctx: &ToolContext, section: &Section, c: &Checked) -> Option<String> {
+    let editor = ctx.editor.as_ref().filter(|e| section.1 && e.reads())?;
     if !unchanged(c) {
         return None;
     }
@@ -123,8 +165,8 @@ pub(crate) async fn read(ctx: &ToolContext, _section: &Section, c: &Checked) -> 
 }
 
 /// Whether writes of this call go to the editor.
-pub(crate) fn writes(ctx: &ToolContext) -> bool {
-    ctx.editor.as_ref().is_some_and(|e| e.writes())
+pub(crate) fn writes(ctx: &ToolContext, section: &Section) -> bool {
+    section.1 && ctx.editor.as_ref().is_some_and(|e| e.writes())
 }
 
 /// Writes `content` through the editor (the caller checked [`writes`]). A failure is the

@@ -19,6 +19,19 @@ pub struct SessionToolState {
     pub todos: std::sync::Mutex<Vec<pith_protocol::tool::Todo>>,
     /// Call id → the path its permission check resolved, for the call to act on (`open`).
     pub checked: std::sync::Mutex<open::Kept>,
+    /// The session's background jobs (`jobs`): the engine's table, kept across the tools'
+    /// state of one session and the next (it ends the jobs when the session changes).
+    pub jobs: Arc<jobs::Jobs>,
+}
+
+impl SessionToolState {
+    /// A fresh state over the engine's job table.
+    pub fn with_jobs(jobs: Arc<jobs::Jobs>) -> SessionToolState {
+        SessionToolState {
+            jobs,
+            ..SessionToolState::default()
+        }
+    }
 }
 
 /// The session's stored tool outputs, for `recall`: pruning and compaction take outputs out of
@@ -179,6 +192,7 @@ pub mod edit;
 pub mod editor;
 pub mod glob;
 pub mod grep;
+pub mod jobs;
 pub mod list;
 pub mod mode;
 pub mod open;

@@ -29,7 +29,10 @@ fn reads_by_itself(tool: Builtin) -> Option<bool> {
         | Builtin::ExitPlanMode
         // it always asks the user, whatever the mode
         | Builtin::Remember
-        | Builtin::Skill => Some(true),
+        | Builtin::Skill
+        // the session's own jobs: reading one, stopping one
+        | Builtin::JobOutput
+        | Builtin::JobKill => Some(true),
         Builtin::Edit | Builtin::Write | Builtin::ToolSearch => Some(false),
         Builtin::Bash => None,
     }

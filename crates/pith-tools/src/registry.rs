@@ -25,7 +25,7 @@ impl Registry {
     pub fn configured(config: &pith_config::Config) -> Registry {
         let policy = crate::sandbox::CommandPolicy::from_config(config);
         let tools: Vec<Arc<dyn Tool>> = vec![
-            Arc::new(super::bash::Bash::new(policy)),
+            Arc::new(super::bash::Bash::new(policy).with_background(config.jobs.max > 0)),
             Arc::new(super::read::Read),
             Arc::new(super::write::Write),
             Arc::new(super::edit::Edit),
@@ -41,6 +41,10 @@ impl Registry {
                 config.webfetch.clone(),
                 super::permission::Permissions::new(&config.permission),
             )));
+        }
+        if config.jobs.max > 0 {
+            registry.register(Arc::new(super::jobs::tools::JobOutput));
+            registry.register(Arc::new(super::jobs::tools::JobKill));
         }
         registry
     }

@@ -21,7 +21,9 @@ fn specs_are_stable_and_complete() {
             "list",
             "todowrite",
             "recall",
-            "webfetch"
+            "webfetch",
+            "job_output",
+            "job_kill"
         ]
     );
     for s in &specs {
@@ -96,7 +98,7 @@ async fn unknown_tool_is_a_clear_error() {
     );
     let err = err.to_string();
     assert!(
-        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall, webfetch."),
+        err.starts_with("Unknown tool `nope`. Available tools: bash, read, write, edit, glob, grep, list, todowrite, recall, webfetch, job_output, job_kill."),
         "{err}"
     );
 }

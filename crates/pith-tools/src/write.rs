@@ -65,7 +65,7 @@ impl Tool for Write {
             target.old = Some(text.into_bytes());
         }
         let content = input.content;
-        if super::editor::writes(ctx) {
+        if super::editor::writes(ctx, &section) {
             super::editor::write(ctx, &section, &target.checked, &content).await?;
             record_write(ctx, &target.path);
             Ok(written(target, &content))

@@ -58,6 +58,8 @@ mod engine_event_tests;
 #[cfg(test)]
 mod goal_view_tests;
 #[cfg(test)]
+mod jobs_view_tests;
+#[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
 mod left_view_tests;

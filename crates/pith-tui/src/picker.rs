@@ -26,6 +26,8 @@ pub enum PickerKind {
     Remember(String),
     /// The skills found (`/skills`); the id is the skill's name.
     Skills,
+    /// The background jobs (`/ps`); the id is the job's number, enter or delete stops it.
+    Jobs,
 }
 
 #[derive(Debug, Clone, PartialEq)]

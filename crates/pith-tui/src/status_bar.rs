@@ -53,6 +53,8 @@ pub(crate) struct StatusBar {
     notice: Option<CompactionNotice>,
     /// The session's goal (`/goal`), as the engine last reported it.
     goal: Option<Goal>,
+    /// Background jobs running (`/ps`), as the engine last listed them.
+    jobs: usize,
 }
 
 /// What drawing the bar needs from the rest of the app.
@@ -96,6 +98,7 @@ impl StatusBar {
             now: Instant::now(),
             notice: None,
             goal: None,
+            jobs: 0,
         }
     }
 
@@ -231,6 +234,9 @@ impl StatusBar {
             Event::Turn(e) => self.on_turn(e),
             Event::Settings(e) => return self.on_setting(e),
             Event::Session(SessionEvent::GoalChanged { goal }) => self.goal = goal.clone(),
+            Event::Session(SessionEvent::Jobs { jobs }) => {
+                self.jobs = jobs.iter().filter(|j| j.state.running()).count()
+            }
             // nothing the bar shows: a sub-agent's figures are its cell's
             Event::Session(_) | Event::Subagent(_) => {}
         }
@@ -384,6 +390,7 @@ impl StatusBar {
             now: self.now,
             notice: self.notice,
             goal: self.goal.as_ref(),
+            jobs: self.jobs,
         }
     }
 }

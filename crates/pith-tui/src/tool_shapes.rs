@@ -53,7 +53,9 @@ impl Shows {
             | Builtin::ToolSearch
             | Builtin::ExitPlanMode
             | Builtin::Remember
-            | Builtin::Skill => Shows::Output,
+            | Builtin::Skill
+            | Builtin::JobOutput
+            | Builtin::JobKill => Shows::Output,
         }
     }
 }

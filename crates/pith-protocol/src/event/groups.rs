@@ -249,6 +249,9 @@ pub enum SessionEvent {
     GoalChanged { goal: Option<super::Goal> },
     /// The memory files (`Op::ListMemory`): the user's and the project's, existing or not.
     MemoryFiles { files: Vec<super::MemoryFile> },
+    /// The session's background jobs, oldest first (`Op::ListJobs`, `Op::KillJob`, and
+    /// whenever one starts, ends or is stopped).
+    Jobs { jobs: Vec<super::Job> },
 }
 
 /// The session's settings and servers: MCP, the model, the effort, the permission mode.
@@ -336,6 +339,7 @@ impl Event {
                 | SessionEvent::Redone { .. }
                 | SessionEvent::GoalChanged { .. } => true,
                 SessionEvent::MemoryFiles { .. } => true,
+                SessionEvent::Jobs { .. } => true,
                 SessionEvent::PromptRefused { .. } => false,
             },
             Event::Settings(e) => match e {

@@ -11,6 +11,7 @@ mod goal;
 #[cfg(test)]
 mod goal_wire_tests;
 mod groups;
+mod jobs;
 mod mcp;
 mod memory;
 mod op;
@@ -25,6 +26,7 @@ pub use goal::{BudgetUnit, Goal, GoalAction, GoalBudget, GoalCheckBy, GoalStatus
 pub use groups::{
     ContextEvent, Event, OutputEvent, SessionEvent, SettingsEvent, SubagentEvent, TurnEvent,
 };
+pub use jobs::{Job, JobState, age};
 pub use mcp::{McpPrompt, McpPromptArg, McpResource, McpServerStatus, McpState, McpTransport};
 pub use memory::{InstructionFile, InstructionOrigin, MemoryFile, MemoryScope};
 pub use op::{Op, Submission, SubmissionId};

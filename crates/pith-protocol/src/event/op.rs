@@ -167,6 +167,13 @@ pub enum Op {
     },
     /// Ask for the memory files (`/memory`); answered by `MemoryFiles`.
     ListMemory,
+    /// Ask for the background jobs (`/ps`); answered by `Jobs`.
+    ListJobs,
+    /// Stop background job `id` and its whole process tree (`/ps`); answered by `Jobs`, or an
+    /// `Info` when there is no such running job.
+    KillJob {
+        id: u32,
+    },
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -228,7 +235,9 @@ impl Op {
             | Op::SetAutoYes { .. }
             | Op::Shutdown
             | Op::Remember { .. }
-            | Op::ListMemory => None,
+            | Op::ListMemory
+            | Op::ListJobs
+            | Op::KillJob { .. } => None,
         }
     }
 

@@ -48,6 +48,10 @@ pub struct BashMetadata {
     /// Stored only when true.
     #[serde(skip_serializing_if = "is_false")]
     pub sandbox_denied: bool,
+    /// The background job the call started (`background: true`), still running when the call
+    /// returned; stored only when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<u32>,
 }
 
 /// `edit`: the file, how many occurrences it replaced, and the change as a unified diff.

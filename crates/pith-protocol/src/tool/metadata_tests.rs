@@ -31,6 +31,7 @@ fn bash(exit_code: Option<i32>, sandbox_denied: bool) -> BashMetadata {
         interrupted: false,
         sandboxed: true,
         sandbox_denied,
+        job: None,
     }
 }
 

@@ -28,11 +28,15 @@ pub enum Builtin {
     ExitPlanMode,
     Remember,
     Skill,
+    /// New output of a background job (`bash` with `background: true`).
+    JobOutput,
+    /// Stops a background job.
+    JobKill,
 }
 
 impl Builtin {
     /// Every built-in tool.
-    pub const ALL: [Builtin; 15] = [
+    pub const ALL: [Builtin; 17] = [
         Builtin::Bash,
         Builtin::Read,
         Builtin::Write,
@@ -48,6 +52,8 @@ impl Builtin {
         Builtin::ExitPlanMode,
         Builtin::Remember,
         Builtin::Skill,
+        Builtin::JobOutput,
+        Builtin::JobKill,
     ];
 
     /// The name the model calls it by (and the store keeps).
@@ -68,6 +74,8 @@ impl Builtin {
             Builtin::ExitPlanMode => "exit_plan_mode",
             Builtin::Remember => "remember",
             Builtin::Skill => "skill",
+            Builtin::JobOutput => "job_output",
+            Builtin::JobKill => "job_kill",
         }
     }
 

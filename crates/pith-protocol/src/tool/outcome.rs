@@ -56,7 +56,11 @@ impl ToolMetadata {
             Builtin::WebFetch => form::<FetchMetadata>(metadata, ToolMetadata::Fetch),
             Builtin::Task => form::<TaskMetadata>(metadata, ToolMetadata::Task),
             Builtin::ToolSearch => form::<ToolSearchMetadata>(metadata, ToolMetadata::ToolSearch),
-            Builtin::ExitPlanMode | Builtin::Remember | Builtin::Skill => None,
+            Builtin::ExitPlanMode
+            | Builtin::Remember
+            | Builtin::Skill
+            | Builtin::JobOutput
+            | Builtin::JobKill => None,
         }
     }
 

@@ -90,6 +90,14 @@ impl DoomLoop {
     /// Records a call; true when it is the third (or later) identical call in a row.
     pub fn record(&mut self, tool: &str, input: &Value) -> bool {
         self.broken = 0;
+        // waiting on a background job again (`wait_secs`) takes real time: progress, not a
+        // loop (reading it again and again without waiting still counts)
+        let waits = input.get("wait_secs").and_then(Value::as_u64).unwrap_or(0) > 0;
+        if waits && tool == pith_protocol::tool::Builtin::JobOutput.as_str() {
+            self.last = None;
+            self.count = 0;
+            return false;
+        }
         self.count_identical(tool, input)
     }
 

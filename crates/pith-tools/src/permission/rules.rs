@@ -66,6 +66,9 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
         "tool_search",
         "task",
         "skill",
+        // the session's own background jobs (starting one is a bash call, asked as any)
+        "job_output",
+        "job_kill",
     ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }

@@ -198,6 +198,7 @@ impl App {
             } => self.redone(&messages, &files),
             SessionEvent::GoalChanged { goal } => self.goal_changed(goal),
             SessionEvent::MemoryFiles { files } => self.memory_listed(files),
+            SessionEvent::Jobs { jobs } => self.jobs_listed(jobs),
         }
     }
 

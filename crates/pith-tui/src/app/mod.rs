@@ -32,6 +32,7 @@ mod effects;
 mod engine_events;
 mod goal;
 mod input;
+mod jobs;
 mod login;
 mod mcp;
 mod memory;

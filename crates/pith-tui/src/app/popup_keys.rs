@@ -38,6 +38,14 @@ impl App {
                     self.popup = v.take_back().map(Popup::Picker);
                 }
             }
+            // delete stops the selected job, as enter does
+            Popup::Picker(p)
+                if *p.kind() == PickerKind::Jobs && k.code == crossterm::event::KeyCode::Delete =>
+            {
+                if let Some(id) = p.selected_item().map(|i| i.id.clone()) {
+                    self.picked(PickerKind::Jobs, id);
+                }
+            }
             Popup::Picker(p) => match p.on_key(k, &self.keymap) {
                 Handled::Consumed | Handled::Ignored => self.picker_moved(),
                 Handled::Closed => {
@@ -84,6 +92,7 @@ impl App {
             }
             PickerKind::Memory => self.edit_memory(id),
             PickerKind::Remember(text) => self.remember_in(&text, &id),
+            PickerKind::Jobs => self.stop_job(&id),
         }
     }
 

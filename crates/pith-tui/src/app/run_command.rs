@@ -84,6 +84,7 @@ impl App {
             Command::Memory => self.memory_command(),
             Command::Remember => self.remember_command(arg.as_deref().unwrap_or("")),
             Command::Skills => self.skills_command(),
+            Command::Ps => self.ps_command(),
         }
     }
 

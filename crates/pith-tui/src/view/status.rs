@@ -46,6 +46,8 @@ pub(crate) struct StatusView<'a> {
     pub(crate) notice: Option<CompactionNotice>,
     /// The session's goal (`/goal`).
     pub(crate) goal: Option<&'a Goal>,
+    /// Background jobs running (`/ps` lists them).
+    pub(crate) jobs: usize,
 }
 
 impl StatusView<'_> {
@@ -322,6 +324,17 @@ fn status_left(
     }
     left.push(status_sep());
     left.push(Span::styled(p.state.clone(), p.state_style));
+    if app.jobs > 0 {
+        left.push(status_sep());
+        left.push(Span::styled(
+            format!(
+                "⚙ {} job{} /ps",
+                app.jobs,
+                super::super::format::plural(app.jobs)
+            ),
+            Style::default().fg(theme().accent),
+        ));
+    }
     if let Some(g) = app.goal {
         left.push(status_sep());
         left.push(goal_span(g));

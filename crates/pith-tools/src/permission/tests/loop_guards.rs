@@ -29,6 +29,25 @@ fn doom_loop_record() {
 }
 
 #[test]
+fn waiting_on_a_job_again_is_no_loop_but_reading_it_again_and_again_is() {
+    let mut d = DoomLoop::default();
+    let wait = json!({"id": 1, "wait_secs": 60});
+    for _ in 0..5 {
+        assert!(!d.record("job_output", &wait));
+    }
+    let read = json!({"id": 1});
+    assert!(!d.record("job_output", &read));
+    assert!(!d.record("job_output", &read));
+    assert!(d.record("job_output", &read));
+    // (only job_output's wait is exempt)
+    let mut d = DoomLoop::default();
+    let other = json!({"command": "x", "wait_secs": 5});
+    assert!(!d.record("bash", &other));
+    assert!(!d.record("bash", &other));
+    assert!(d.record("bash", &other));
+}
+
+#[test]
 fn doom_loop_counts_broken_calls() {
     // The same unparsable arguments three times: stop.
     let mut d = DoomLoop::default();

@@ -29,6 +29,7 @@ pub fn picker(frame: &mut Frame, area: Rect, p: &Picker) {
             );
         }
         PickerKind::Skills => "skills · enter puts /NAME in the composer",
+        PickerKind::Jobs => "background jobs · enter or delete stops the selected one · esc closes",
     };
     picker_titled(frame, area, p, title)
 }
