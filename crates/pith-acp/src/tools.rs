@@ -31,7 +31,7 @@ pub(crate) fn kind(tool: &str) -> ToolKind {
         Builtin::Bash => ToolKind::Execute,
         Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
         Builtin::TodoWrite | Builtin::Task => ToolKind::Think,
-        Builtin::WebFetch => ToolKind::Fetch,
+        Builtin::WebFetch | Builtin::WebSearch => ToolKind::Fetch,
         Builtin::ExitPlanMode | Builtin::Remember => ToolKind::Other,
     }
 }
@@ -87,6 +87,10 @@ pub(crate) fn title(tool: &str, input: &Value) -> String {
                 format!("Fetch {shown}")
             },
         ),
+        ToolInput::WebSearch { query } => given(query).map_or_else(
+            || tool.to_string(),
+            |q| format!("Search the web: {}", one_line(q, 120)),
+        ),
         ToolInput::Mcp { .. } | ToolInput::Other => tool.to_string(),
     }
 }
@@ -109,6 +113,7 @@ pub(crate) fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<Tool
         | ToolInput::Mcp { path, .. } => path,
         ToolInput::Exec { .. }
         | ToolInput::Fetch { .. }
+        | ToolInput::WebSearch { .. }
         | ToolInput::Task { .. }
         | ToolInput::Todos { .. }
         | ToolInput::Other => None,
@@ -193,9 +198,12 @@ pub(crate) fn from_state(
     match state {
         ToolState::Pending => fields.status(ToolCallStatus::Pending),
         ToolState::Running { .. } => fields.status(ToolCallStatus::InProgress),
-        ToolState::Completed { output, .. } => {
+        ToolState::Completed {
+            output, metadata, ..
+        } => {
             let content = match diff(workspace, tool, input) {
                 Some(d) => vec![d],
+                None if let Some(links) = search_links(tool, metadata) => vec![links],
                 // the file is in the editor already; its text would only crowd the thread
                 None if shows_no_output(&ToolName::parse(tool)) => Vec::new(),
                 None => vec![output_block(output)],
@@ -206,6 +214,27 @@ pub(crate) fn from_state(
             .status(ToolCallStatus::Failed)
             .content(vec![text(message.clone())]),
     }
+}
+
+/// A web search's hits as a list of Markdown links (`None` for other tools, or no hits).
+fn search_links(tool: &str, metadata: &Value) -> Option<ToolCallContent> {
+    let outcome = pith_protocol::tool::ToolMetadata::read(&ToolName::parse(tool), metadata)?;
+    let hits = &outcome.search()?.hits;
+    if hits.is_empty() {
+        return None;
+    }
+    let escape = |s: &str| one_line(s, 200).replace(['[', ']'], "");
+    let list: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            format!(
+                "- [{}](<{}>)",
+                escape(&h.title),
+                h.url.replace(['<', '>'], "")
+            )
+        })
+        .collect();
+    Some(text(list.join("\n")))
 }
 
 /// Whether a finished call of `tool` shows no output in the thread: a read (the file is in the
@@ -227,7 +256,8 @@ fn shows_no_output(tool: &ToolName) -> bool {
         | Builtin::Task
         | Builtin::ToolSearch
         | Builtin::ExitPlanMode
-        | Builtin::Remember => false,
+        | Builtin::Remember
+        | Builtin::WebSearch => false,
     }
 }
 

@@ -11,11 +11,13 @@ pub mod path;
 mod permission;
 mod provider;
 pub mod skills;
+pub mod websearch;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
 pub use permission::{PermissionAction, PermissionSetting, permission_glob};
 pub use provider::{ModelConfig, OutputCap, ProviderConfig, ProviderKind};
+pub use websearch::{SearchBackend, WebsearchConfig};
 pub mod trusted;
 pub mod ui;
 
@@ -301,6 +303,10 @@ pub struct Config {
     /// `[skills]` (ARCHITECTURE.md §4.7).
     #[serde(default)]
     pub skills: SkillsConfig,
+    /// `[websearch]`: the `websearch` tool's backend, off until configured (README "Web
+    /// search").
+    #[serde(default)]
+    pub websearch: WebsearchConfig,
 }
 
 /// `[goal]`: the check after each turn toward a goal, and the budget of one set without any.
@@ -488,6 +494,7 @@ impl Default for Config {
             goal: GoalConfig::default(),
             memory: MemoryConfig::default(),
             skills: SkillsConfig::default(),
+            websearch: WebsearchConfig::default(),
         }
     }
 }

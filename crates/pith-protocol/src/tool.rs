@@ -13,8 +13,8 @@ mod todo;
 
 pub use metadata::{
     BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, McpFile,
-    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, TaskMetadata, TodoMetadata,
-    ToolMetadata, ToolSearchMetadata, WriteMetadata,
+    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, SearchHit, SearchMetadata,
+    TaskMetadata, TodoMetadata, ToolMetadata, ToolSearchMetadata, WriteMetadata,
 };
 pub use name::{Builtin, ToolName};
 pub use outcome::ReadExtent;
@@ -60,6 +60,8 @@ pub enum ToolInput<'a> {
     },
     /// `webfetch`: the address.
     Fetch { url: Option<&'a str> },
+    /// `websearch`: what it searches the web for.
+    WebSearch { query: Option<&'a str> },
     /// `task`: the sub-agent's job and which agent runs it.
     Task {
         description: Option<&'a str>,
@@ -142,6 +144,7 @@ impl<'a> ToolInput<'a> {
                 path: dir,
             },
             Builtin::WebFetch => ToolInput::Fetch { url: s("url") },
+            Builtin::WebSearch => ToolInput::WebSearch { query: s("query") },
             Builtin::Task => ToolInput::Task {
                 description: s("description"),
                 agent: s("agent"),
@@ -200,6 +203,7 @@ impl<'a> ToolInput<'a> {
             ToolInput::Exec { .. }
             | ToolInput::Search { .. }
             | ToolInput::Fetch { .. }
+            | ToolInput::WebSearch { .. }
             | ToolInput::Task { .. }
             | ToolInput::Todos { .. }
             | ToolInput::Mcp { .. }

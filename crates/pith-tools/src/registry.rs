@@ -42,6 +42,11 @@ impl Registry {
                 super::permission::Permissions::new(&config.permission),
             )));
         }
+        // off until the user names a backend (`[websearch]`)
+        let key: super::websearch::KeyLookup = std::sync::Arc::new(pith_secrets::env_var);
+        if let Some(search) = super::websearch::Websearch::new(config.websearch.clone(), key) {
+            registry.register(Arc::new(search));
+        }
         registry
     }
 

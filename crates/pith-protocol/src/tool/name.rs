@@ -28,11 +28,12 @@ pub enum Builtin {
     ExitPlanMode,
     Remember,
     Skill,
+    WebSearch,
 }
 
 impl Builtin {
     /// Every built-in tool.
-    pub const ALL: [Builtin; 15] = [
+    pub const ALL: [Builtin; 16] = [
         Builtin::Bash,
         Builtin::Read,
         Builtin::Write,
@@ -48,6 +49,7 @@ impl Builtin {
         Builtin::ExitPlanMode,
         Builtin::Remember,
         Builtin::Skill,
+        Builtin::WebSearch,
     ];
 
     /// The name the model calls it by (and the store keeps).
@@ -68,6 +70,7 @@ impl Builtin {
             Builtin::ExitPlanMode => "exit_plan_mode",
             Builtin::Remember => "remember",
             Builtin::Skill => "skill",
+            Builtin::WebSearch => "websearch",
         }
     }
 

@@ -66,6 +66,8 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
         "tool_search",
         "task",
         "skill",
+        // offered only when the user's config names a backend: that is the consent
+        "websearch",
     ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }

@@ -56,7 +56,9 @@ fn beyond(tool: &ToolName) -> Beyond {
         | Builtin::ToolSearch
         | Builtin::ExitPlanMode
         | Builtin::Remember
-        | Builtin::Skill => Beyond::Arguments,
+        | Builtin::Skill
+        // the whole query: it is what leaves the machine
+        | Builtin::WebSearch => Beyond::Arguments,
     }
 }
 
