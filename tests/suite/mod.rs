@@ -72,3 +72,4 @@ mod tui_interrupt;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;
+mod websearch;
