@@ -21,6 +21,17 @@ pub use outcome::ReadExtent;
 pub(crate) use todo::lenient_option as lenient_todos;
 pub use todo::{Todo, TodoPriority, TodoStatus};
 
+/// The `backend` of the `websearch` metadata of a search the provider ran itself (its hosted
+/// search): such a part shows the search, and is neither run nor sent back to the model.
+pub const HOSTED_SEARCH: &str = "hosted";
+
+/// Whether a tool part records a search the provider ran itself ([`HOSTED_SEARCH`]).
+pub fn is_hosted_search(tool: &str, state: &crate::message::ToolState) -> bool {
+    tool == Builtin::WebSearch.as_str()
+        && matches!(state, crate::message::ToolState::Completed { metadata, .. }
+            if metadata.get("backend").and_then(Value::as_str) == Some(HOSTED_SEARCH))
+}
+
 /// The line bash ends a command's output with for the model when the command exited (after a
 /// blank line).
 pub fn exit_line(code: i64) -> String {
