@@ -51,8 +51,9 @@ pub(super) struct Printer<O: Write, E: Write> {
     /// A retry line is on the terminal without its newline.
     retry_open: bool,
     mcp_seen: HashMap<String, McpState>,
-    /// Web searches whose hits were printed (a part is updated more than once).
-    searches_shown: std::collections::HashSet<String>,
+    /// Web searches by call id → how many of their hits were printed (a part is updated more
+    /// than once; a hosted search gains the pages the answer cites).
+    searches_shown: HashMap<String, usize>,
 }
 
 /// Clears the current terminal line: back to its start, erase it.
@@ -67,7 +68,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             at_line_start: true,
             retry_open: false,
             mcp_seen: HashMap::new(),
-            searches_shown: std::collections::HashSet::new(),
+            searches_shown: HashMap::new(),
         }
     }
 
@@ -160,8 +161,8 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// The hits of a finished web search, one line each (title, then address), the first
-    /// time its part is seen completed.
+    /// The hits of a finished web search, one line each (title, then address), each once; a
+    /// search the provider ran itself (no tool line of its own) is named first.
     fn search_hits(&mut self, kind: &pith_protocol::message::PartKind) {
         let pith_protocol::message::PartKind::Tool {
             call_id,
@@ -179,12 +180,21 @@ impl<O: Write, E: Write> Printer<O, E> {
         let Some(search) = outcome.search() else {
             return;
         };
-        if !self.searches_shown.insert(call_id.clone()) {
-            return;
+        let shown = self.searches_shown.get(call_id).copied();
+        if shown.is_none() && search.backend == pith_protocol::tool::HOSTED_SEARCH {
+            let query: String = search.query.chars().take(100).collect();
+            self.err_line(format_args!("· websearch {query} (the provider's)"));
         }
-        for hit in &search.hits {
+        let shown = shown.unwrap_or(0);
+        self.searches_shown
+            .insert(call_id.clone(), search.hits.len().max(shown));
+        for hit in search.hits.iter().skip(shown) {
             let title: String = hit.title.chars().take(100).collect();
-            self.err_line(format_args!("  ↳ {title}  {}", hit.url));
+            if title.trim().is_empty() {
+                self.err_line(format_args!("  ↳ {}", hit.url));
+            } else {
+                self.err_line(format_args!("  ↳ {title}  {}", hit.url));
+            }
         }
     }
 

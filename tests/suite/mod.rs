@@ -73,3 +73,4 @@ mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;
 mod websearch;
+mod websearch_hosted;

@@ -75,9 +75,17 @@ pub(crate) fn search_hits(hits: &[SearchHit], width: usize, expanded: bool) -> V
     let mut out = Vec::new();
     for (i, hit) in hits.iter().take(shown).enumerate() {
         let gutter = if i == 0 { "  ⎿ " } else { "    " };
-        let title = sanitize(&hit.title);
         let url = sanitize(&hit.url);
         let room = width.saturating_sub(4);
+        // a page the provider names by its address only
+        if hit.title.trim().is_empty() {
+            out.push(Line::from(vec![
+                Span::styled(gutter, dim()),
+                Span::styled(truncate(&url, room), Style::default().fg(t.muted)),
+            ]));
+            continue;
+        }
+        let title = sanitize(&hit.title);
         if expanded {
             out.push(Line::from(vec![
                 Span::styled(gutter, dim()),

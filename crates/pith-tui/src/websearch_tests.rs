@@ -79,3 +79,49 @@ fn a_search_without_hits_shows_what_the_model_was_told() {
     let screen = render(&mut app, 90, 16);
     assert!(screen.contains("Results for"), "{screen}");
 }
+
+/// The provider's own search (stored by the engine with backend `hosted`) shows the same way;
+/// a page named by its address only shows the address once.
+#[test]
+fn a_hosted_search_shows_its_query_and_pages() {
+    let mut a = msg("M2", Role::Assistant);
+    a.parts.push(part(
+        "M2",
+        "M2-ws",
+        PartKind::Tool {
+            call_id: "ws_1".into(),
+            tool: "websearch".into(),
+            input: json!({"query": "rust 2024 edition"}),
+            state: ToolState::Completed {
+                output: "The provider searched the web for \"rust 2024 edition\": 2 pages.".into(),
+                title: "2 pages".into(),
+                metadata: json!({"query": "rust 2024 edition", "backend": "hosted", "hits": [
+                    {"title": "", "url": "https://blog.rust-lang.org/"},
+                    {"title": "Edition Guide", "url": "https://doc.rust-lang.org/edition-guide/"}
+                ]}),
+                time: ToolTime {
+                    start: 1_000,
+                    end: 1_000,
+                    compacted: None,
+                },
+            },
+        },
+    ));
+    a.parts.push(text(
+        "M2",
+        "M2-t",
+        "The 2024 edition shipped with Rust 1.85.",
+    ));
+    let (mut app, _rx) = app_with(vec![user("M1", "when did the 2024 edition ship?"), a]);
+    let screen = render(&mut app, 90, 16);
+    assert!(screen.contains("✓ websearch rust 2024 edition"), "{screen}");
+    assert!(
+        screen.contains("  ⎿ https://blog.rust-lang.org/ "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("    Edition Guide  https://doc.rust-lang.org/edition-guide/"),
+        "{screen}"
+    );
+    assert!(screen.contains("shipped with Rust 1.85"), "{screen}");
+}
