@@ -330,6 +330,39 @@ mod tests {
         assert!(locations(ws, "bash", &json!({"command": "ls"})).is_empty());
     }
 
+    /// A web search (pith's or the provider's) is a fetch titled with its query; done, its hits
+    /// are Markdown links, their brackets taken out of titles so no link is broken.
+    #[test]
+    fn a_web_search_shows_its_query_and_links() {
+        let input = json!({"query": "tokio spawn_blocking"});
+        assert_eq!(kind("websearch"), ToolKind::Fetch);
+        assert_eq!(
+            title("websearch", &input),
+            "Search the web: tokio spawn_blocking"
+        );
+        let state = ToolState::Completed {
+            output: "1. …".into(),
+            title: "2 results".into(),
+            metadata: json!({"query": "tokio spawn_blocking", "backend": "hosted", "hits": [
+                {"title": "[Docs] spawn_blocking", "url": "https://docs.rs/tokio/"},
+                {"title": "Bridging", "url": "https://tokio.rs/bridging"}
+            ]}),
+            time: pith_protocol::message::ToolTime {
+                start: 0,
+                end: 1,
+                compacted: None,
+            },
+        };
+        let fields = from_state(Path::new("/ws"), "websearch", &input, &state);
+        let shown = serde_json::to_string(&fields.content).unwrap();
+        assert!(
+            shown.contains(
+                "- [Docs spawn_blocking](<https://docs.rs/tokio/>)\\n- [Bridging](<https://tokio.rs/bridging>)"
+            ),
+            "{shown}"
+        );
+    }
+
     #[test]
     fn titles_and_locations_of_searches_and_other_tools() {
         let ws = Path::new("/ws");
