@@ -109,7 +109,7 @@ fn hosted_searches_are_never_pruned_nor_counted() {
     let mut s = session(&out);
     let mut a2 = assistant("a2", "u1");
     let hosted = ToolState::Completed {
-        output: out.clone(),
+        output: out,
         title: "3 pages".into(),
         metadata: serde_json::json!({"query": "q", "backend": "hosted", "hits": []}),
         time: pith_protocol::message::ToolTime {
