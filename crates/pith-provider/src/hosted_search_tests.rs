@@ -92,6 +92,13 @@ fn anthropic_offers_its_server_tool_with_the_tools_only() {
     let before = bare.clone();
     crate::anthropic::add_web_search(&mut bare);
     assert_eq!(bare, before);
+    // an MCP tool offered as `web_search` (server `web`, tool `search`) keeps its name
+    let mut req = request(true);
+    req.tools[0].name = "web_search".into();
+    let mut taken = crate::anthropic::request_body(&req);
+    let before = taken.clone();
+    crate::anthropic::add_web_search(&mut taken);
+    assert_eq!(taken, before);
 }
 
 #[test]

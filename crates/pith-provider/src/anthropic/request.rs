@@ -59,8 +59,12 @@ const WEB_SEARCH_MAX_USES: u32 = 5;
 
 /// Adds Anthropic's web search server tool (`web_search_20250305`) to a request `body` that
 /// offers tools (not to one that offers none: the compaction agent's, a last step).
+/// Not when a tool of the request already has its name (an MCP server `web` with a tool
+/// `search`): names must be unique.
 pub fn add_web_search(body: &mut Value) {
-    if let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut) {
+    if let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut)
+        && !tools.iter().any(|t| t["name"] == "web_search")
+    {
         tools.push(json!({
             "type": "web_search_20250305",
             "name": "web_search",
