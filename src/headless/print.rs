@@ -51,6 +51,9 @@ pub(super) struct Printer<O: Write, E: Write> {
     /// A retry line is on the terminal without its newline.
     retry_open: bool,
     mcp_seen: HashMap<String, McpState>,
+    /// Web searches by call id → how many of their hits were printed (a part is updated more
+    /// than once; a hosted search gains the pages the answer cites).
+    searches_shown: HashMap<String, usize>,
 }
 
 /// Clears the current terminal line: back to its start, erase it.
@@ -65,6 +68,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             at_line_start: true,
             retry_open: false,
             mcp_seen: HashMap::new(),
+            searches_shown: HashMap::new(),
         }
     }
 
@@ -145,14 +149,52 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let first = e.lines().next().unwrap_or("");
                 self.err_line(format_args!("· {tool} failed: {first}"));
             }
+            // a web search's hits, once: what the model was shown to choose from
+            OutputEvent::PartUpdated { part } => self.search_hits(&part.kind),
             // the answer is what streams; reasoning and the stored parts are not printed
             OutputEvent::ToolFinished { error: None, .. }
             | OutputEvent::ToolOutput { .. }
             | OutputEvent::ReasoningDelta { .. }
             | OutputEvent::Message { .. }
-            | OutputEvent::PartUpdated { .. }
             | OutputEvent::MessageRemoved { .. }
             | OutputEvent::PartsRemoved { .. } => {}
+        }
+    }
+
+    /// The hits of a finished web search, one line each (title, then address), each once; a
+    /// search the provider ran itself (no tool line of its own) is named first.
+    fn search_hits(&mut self, kind: &pith_protocol::message::PartKind) {
+        let pith_protocol::message::PartKind::Tool {
+            call_id,
+            tool,
+            state,
+            ..
+        } = kind
+        else {
+            return;
+        };
+        let name = ToolName::parse(tool);
+        let Some(outcome) = state.outcome(&name) else {
+            return;
+        };
+        let Some(search) = outcome.search() else {
+            return;
+        };
+        let shown = self.searches_shown.get(call_id).copied();
+        if shown.is_none() && search.backend == pith_protocol::tool::HOSTED_SEARCH {
+            let query: String = search.query.chars().take(100).collect();
+            self.err_line(format_args!("· websearch {query} (the provider's)"));
+        }
+        let shown = shown.unwrap_or(0);
+        self.searches_shown
+            .insert(call_id.clone(), search.hits.len().max(shown));
+        for hit in search.hits.iter().skip(shown) {
+            let title: String = hit.title.chars().take(100).collect();
+            if title.trim().is_empty() {
+                self.err_line(format_args!("  ↳ {}", hit.url));
+            } else {
+                self.err_line(format_args!("  ↳ {title}  {}", hit.url));
+            }
         }
     }
 
@@ -312,6 +354,7 @@ fn short_input(tool: &str, input: &serde_json::Value) -> String {
         | ToolInput::Write { path, .. }
         | ToolInput::List { path } => path,
         ToolInput::Search { pattern, path, .. } => path.or(pattern),
+        ToolInput::WebSearch { query } => query,
         ToolInput::Fetch { .. }
         | ToolInput::Task { .. }
         | ToolInput::Todos { .. }

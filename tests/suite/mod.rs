@@ -75,3 +75,5 @@ mod tui_jobs;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;
+mod websearch;
+mod websearch_hosted;

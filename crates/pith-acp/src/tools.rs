@@ -33,7 +33,7 @@ pub(crate) fn kind(tool: &str) -> ToolKind {
         Builtin::Bash | Builtin::JobKill => ToolKind::Execute,
         Builtin::Grep | Builtin::Glob | Builtin::ToolSearch => ToolKind::Search,
         Builtin::TodoWrite | Builtin::Task => ToolKind::Think,
-        Builtin::WebFetch => ToolKind::Fetch,
+        Builtin::WebFetch | Builtin::WebSearch => ToolKind::Fetch,
         Builtin::ExitPlanMode | Builtin::Remember => ToolKind::Other,
     }
 }
@@ -89,6 +89,10 @@ pub(crate) fn title(tool: &str, input: &Value) -> String {
                 format!("Fetch {shown}")
             },
         ),
+        ToolInput::WebSearch { query } => given(query).map_or_else(
+            || tool.to_string(),
+            |q| format!("Search the web: {}", one_line(q, 120)),
+        ),
         ToolInput::Mcp { .. } | ToolInput::Other => tool.to_string(),
     }
 }
@@ -111,6 +115,7 @@ pub(crate) fn locations(workspace: &Path, tool: &str, input: &Value) -> Vec<Tool
         | ToolInput::Mcp { path, .. } => path,
         ToolInput::Exec { .. }
         | ToolInput::Fetch { .. }
+        | ToolInput::WebSearch { .. }
         | ToolInput::Task { .. }
         | ToolInput::Todos { .. }
         | ToolInput::Other => None,
@@ -195,9 +200,12 @@ pub(crate) fn from_state(
     match state {
         ToolState::Pending => fields.status(ToolCallStatus::Pending),
         ToolState::Running { .. } => fields.status(ToolCallStatus::InProgress),
-        ToolState::Completed { output, .. } => {
+        ToolState::Completed {
+            output, metadata, ..
+        } => {
             let content = match diff(workspace, tool, input) {
                 Some(d) => vec![d],
+                None if let Some(links) = search_links(tool, metadata) => vec![links],
                 // the file is in the editor already; its text would only crowd the thread
                 None if shows_no_output(&ToolName::parse(tool)) => Vec::new(),
                 None => vec![output_block(output)],
@@ -208,6 +216,27 @@ pub(crate) fn from_state(
             .status(ToolCallStatus::Failed)
             .content(vec![text(message.clone())]),
     }
+}
+
+/// A web search's hits as a list of Markdown links (`None` for other tools, or no hits).
+fn search_links(tool: &str, metadata: &Value) -> Option<ToolCallContent> {
+    let outcome = pith_protocol::tool::ToolMetadata::read(&ToolName::parse(tool), metadata)?;
+    let hits = &outcome.search()?.hits;
+    if hits.is_empty() {
+        return None;
+    }
+    let escape = |s: &str| one_line(s, 200).replace(['[', ']'], "");
+    let list: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            format!(
+                "- [{}](<{}>)",
+                escape(&h.title),
+                h.url.replace(['<', '>'], "")
+            )
+        })
+        .collect();
+    Some(text(list.join("\n")))
 }
 
 /// Whether a finished call of `tool` shows no output in the thread: a read (the file is in the
@@ -231,7 +260,8 @@ fn shows_no_output(tool: &ToolName) -> bool {
         | Builtin::ExitPlanMode
         | Builtin::Remember
         | Builtin::JobOutput
-        | Builtin::JobKill => false,
+        | Builtin::JobKill
+        | Builtin::WebSearch => false,
     }
 }
 
@@ -302,6 +332,39 @@ mod tests {
         assert_eq!(loc[0].path, Path::new("/ws/src/a.rs"));
         assert_eq!(loc[0].line, Some(10));
         assert!(locations(ws, "bash", &json!({"command": "ls"})).is_empty());
+    }
+
+    /// A web search (pith's or the provider's) is a fetch titled with its query; done, its hits
+    /// are Markdown links, their brackets taken out of titles so no link is broken.
+    #[test]
+    fn a_web_search_shows_its_query_and_links() {
+        let input = json!({"query": "tokio spawn_blocking"});
+        assert_eq!(kind("websearch"), ToolKind::Fetch);
+        assert_eq!(
+            title("websearch", &input),
+            "Search the web: tokio spawn_blocking"
+        );
+        let state = ToolState::Completed {
+            output: "1. …".into(),
+            title: "2 results".into(),
+            metadata: json!({"query": "tokio spawn_blocking", "backend": "hosted", "hits": [
+                {"title": "[Docs] spawn_blocking", "url": "https://docs.rs/tokio/"},
+                {"title": "Bridging", "url": "https://tokio.rs/bridging"}
+            ]}),
+            time: pith_protocol::message::ToolTime {
+                start: 0,
+                end: 1,
+                compacted: None,
+            },
+        };
+        let fields = from_state(Path::new("/ws"), "websearch", &input, &state);
+        let shown = serde_json::to_string(&fields.content).unwrap();
+        assert!(
+            shown.contains(
+                "- [Docs spawn_blocking](<https://docs.rs/tokio/>)\\n- [Bridging](<https://tokio.rs/bridging>)"
+            ),
+            "{shown}"
+        );
     }
 
     #[test]

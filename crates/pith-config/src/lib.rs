@@ -11,11 +11,13 @@ pub mod path;
 mod permission;
 mod provider;
 pub mod skills;
+pub mod websearch;
 
 pub use hooks::{HookConfig, HookEvent, HooksConfig};
 pub use mcp::{McpServerConfig, ToolSearchConfig, ToolSearchMode};
 pub use permission::{PermissionAction, PermissionSetting, permission_glob};
 pub use provider::{ModelConfig, OutputCap, ProviderConfig, ProviderKind};
+pub use websearch::{SearchBackend, WebsearchConfig};
 pub mod trusted;
 pub mod ui;
 
@@ -304,6 +306,10 @@ pub struct Config {
     /// `[jobs]`: background jobs (`bash` with `background: true`; ARCHITECTURE.md §5.3).
     #[serde(default)]
     pub jobs: JobsConfig,
+    /// `[websearch]`: the `websearch` tool's backend, off until configured (README "Web
+    /// search").
+    #[serde(default)]
+    pub websearch: WebsearchConfig,
 }
 
 /// `[jobs]`: commands the model starts in the background (dev servers, watchers).
@@ -514,6 +520,7 @@ impl Default for Config {
             memory: MemoryConfig::default(),
             skills: SkillsConfig::default(),
             jobs: JobsConfig::default(),
+            websearch: WebsearchConfig::default(),
         }
     }
 }

@@ -54,6 +54,7 @@ pub fn ledger_of<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Ledger 
                 ToolInput::List { .. }
                 | ToolInput::Search { .. }
                 | ToolInput::Fetch { .. }
+                | ToolInput::WebSearch { .. }
                 | ToolInput::Task { .. }
                 | ToolInput::Todos { .. }
                 | ToolInput::Mcp { .. }

@@ -81,14 +81,16 @@ pub fn plan(messages: &[Message], est: &mut Estimator, rules: &PruneRules) -> Pr
             continue;
         }
         for part in m.parts.iter().rev() {
-            let PartKind::Tool {
-                tool,
-                state: ToolState::Completed { time, .. },
-                ..
-            } = &part.kind
-            else {
+            let PartKind::Tool { tool, state, .. } = &part.kind else {
                 continue;
             };
+            let ToolState::Completed { time, .. } = state else {
+                continue;
+            };
+            // the provider's own search is not in the request: clearing it frees nothing
+            if pith_protocol::tool::is_hosted_search(tool, state) {
+                continue;
+            }
             // a loaded skill is the model's instructions for the task (§4.7): never cleared
             if tool == super::skills::SKILL_TOOL || rules.protected_tools.iter().any(|t| t == tool)
             {

@@ -100,6 +100,31 @@ fn protected_tools_are_never_pruned_nor_counted() {
     assert_eq!(p.targets, vec![target("a3"), target("a1")]);
 }
 
+/// A search the provider ran itself is not in the request: never a candidate, never counted.
+#[test]
+fn hosted_searches_are_never_pruned_nor_counted() {
+    let out = words(1_000);
+    let x = output_tokens(&out);
+    let mut e = Estimator::for_model("gpt-4o");
+    let mut s = session(&out);
+    let mut a2 = assistant("a2", "u1");
+    let hosted = ToolState::Completed {
+        output: out,
+        title: "3 pages".into(),
+        metadata: serde_json::json!({"query": "q", "backend": "hosted", "hits": []}),
+        time: pith_protocol::message::ToolTime {
+            start: 1,
+            end: 2,
+            compacted: None,
+        },
+    };
+    add(&mut a2, tool("websearch", "ws", hosted));
+    s[2] = a2;
+    let p = plan(&s, &mut e, &cfg(x / 2, 0));
+    // a3 passes the protect window; a2 (hosted) is skipped; a1 is a candidate.
+    assert_eq!(p.targets, vec![target("a3"), target("a1")]);
+}
+
 #[test]
 fn only_completed_outputs_are_candidates() {
     let out = words(1_000);

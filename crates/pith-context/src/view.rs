@@ -378,6 +378,10 @@ fn convert_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
                     redacted: redacted.clone(),
                 })
             }
+            // the provider's own search: it ran there, and the answer that follows says what
+            // it found; there is no call to send back
+            PartKind::Tool { tool, state, .. }
+                if pith_protocol::tool::is_hosted_search(tool, state) => {}
             PartKind::Tool {
                 call_id,
                 tool,

@@ -105,6 +105,33 @@ fn tool_calls_are_followed_by_one_result_each_in_order() {
     assert!(expected.is_empty());
 }
 
+/// A search the provider ran itself is shown, not sent: the request holds the answer's text
+/// and the other calls, with no call or result for it.
+#[test]
+fn a_hosted_search_is_not_sent_back() {
+    let mut a = assistant("a1", "u1");
+    let hosted = ToolState::Completed {
+        output: "searched".into(),
+        title: "2 results".into(),
+        metadata: serde_json::json!({"query": "q", "backend": "hosted", "hits": []}),
+        time: pith_protocol::message::ToolTime {
+            start: 1,
+            end: 2,
+            compacted: None,
+        },
+    };
+    add(&mut a, tool("websearch", "ws_1", hosted));
+    add(&mut a, text("found it"));
+    add(&mut a, tool("websearch", "call_2", completed("local hits")));
+    let chat = to_chat(&[user("u1", "look it up"), a]);
+    let json = serde_json::to_string(&chat).unwrap();
+    assert!(
+        !json.contains("ws_1") && !json.contains("searched"),
+        "{json}"
+    );
+    assert!(json.contains("found it") && json.contains("call_2") && json.contains("local hits"));
+}
+
 #[test]
 fn tool_result_rules() {
     assert_eq!(

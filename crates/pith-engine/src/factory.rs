@@ -84,7 +84,8 @@ pub fn build(config: &Config, name: &str) -> Result<(Arc<dyn Provider>, String),
             let p = build(&pc.base_url, api_key, pc.headers.clone(), timeouts)
                 .map_err(client_error)?
                 .with_effort(pc.reasoning_effort)
-                .with_encrypted_reasoning(pc.encrypted_reasoning);
+                .with_encrypted_reasoning(pc.encrypted_reasoning)
+                .with_web_search(config.websearch.hosted);
             let url = p.url().to_string();
             let p = match pc.output_cap {
                 Some(field) => p.with_output_cap(field),
@@ -94,7 +95,8 @@ pub fn build(config: &Config, name: &str) -> Result<(Arc<dyn Provider>, String),
         }
         ProviderKind::Anthropic => {
             let p = AnthropicProvider::new(&pc.base_url, api_key, pc.headers.clone(), timeouts)
-                .map_err(client_error)?;
+                .map_err(client_error)?
+                .with_web_search(config.websearch.hosted);
             let url = p.url().to_string();
             (Arc::new(p), url)
         }
@@ -166,6 +168,10 @@ impl Provider for Described {
 
     fn takes_effort(&self) -> bool {
         self.inner.takes_effort()
+    }
+
+    fn hosted_search(&self) -> bool {
+        self.inner.hosted_search()
     }
 }
 

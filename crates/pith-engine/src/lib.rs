@@ -19,6 +19,7 @@ mod goal;
 pub mod hook_commands;
 mod hook_state;
 mod hooks;
+mod hosted_search;
 mod images;
 mod instructions;
 mod mcp;

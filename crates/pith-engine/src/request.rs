@@ -23,7 +23,12 @@ impl Turn<'_> {
                 }],
             });
         }
-        let (system, tools) = self.request_frame();
+        let (system, mut tools) = self.request_frame();
+        // the provider's own search replaces pith's where it offers one
+        if self.model.provider.hosted_search() {
+            let search = pith_protocol::tool::Builtin::WebSearch.as_str();
+            tools.to_mut().retain(|t| t.name != search);
+        }
         ChatRequest {
             model: self.model.model_id.clone(),
             system: system.into_owned(),

@@ -109,10 +109,11 @@ impl Turn<'_> {
     /// Why the step ended: a step with tool calls asks for their results, whatever the
     /// provider said; no reason at all is a stop.
     fn step_finish(&self, idx: usize, finish: Option<FinishReason>) -> FinishReason {
-        let has_tools = self.log.view()[idx]
-            .parts
-            .iter()
-            .any(|p| matches!(p.kind, PartKind::Tool { .. }));
+        // a search the provider ran itself asks nothing of pith
+        let has_tools = self.log.view()[idx].parts.iter().any(|p| {
+            matches!(&p.kind, PartKind::Tool { tool, state, .. }
+                if !pith_protocol::tool::is_hosted_search(tool, state))
+        });
         match finish {
             Some(FinishReason::Stop) if has_tools => FinishReason::ToolCalls,
             Some(f) => f,
@@ -159,7 +160,44 @@ impl Turn<'_> {
             }
             StreamEvent::Usage(u) => step.usage = Some(u),
             StreamEvent::Finish(f) => step.finish = Some(f),
+            StreamEvent::WebSearch {
+                id,
+                query,
+                results,
+                error,
+            } => {
+                step.close_text();
+                self.record_hosted_search(idx, id, query, &results, error);
+            }
         }
+    }
+
+    /// A search the provider ran itself, as its `websearch` part (saved and announced); the
+    /// same id again adds the pages the answer cites.
+    fn record_hosted_search(
+        &mut self,
+        idx: usize,
+        id: String,
+        query: String,
+        results: &[pith_protocol::llm::WebResult],
+        error: Option<String>,
+    ) {
+        let found = self.log.view()[idx]
+            .parts
+            .iter()
+            .position(|p| matches!(&p.kind, PartKind::Tool { call_id, .. } if *call_id == id));
+        let pi = match found {
+            Some(pi) => {
+                self.log.update_part(idx, pi, |p| {
+                    crate::hosted_search::add_results(&mut p.kind, results)
+                });
+                return;
+            }
+            None => self
+                .log
+                .add_part(idx, crate::hosted_search::part(id, query, results, error)),
+        };
+        self.log.update_part(idx, pi, |_| {});
     }
 
     /// The part of `self.log.view()[idx]` that `open` points at; when none, a new `kind` part,

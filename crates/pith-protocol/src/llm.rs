@@ -223,6 +223,23 @@ pub enum StreamEvent {
     /// Usage so far (providers may report it more than once; the last one wins).
     Usage(Usage),
     Finish(FinishReason),
+    /// A web search the provider ran itself (OpenAI Responses `web_search_call`, Anthropic's
+    /// `web_search_tool_result`): nothing for pith to run or send back. The same `id` again
+    /// adds its `results` to the search's (the pages the answer cites).
+    WebSearch {
+        id: String,
+        query: String,
+        results: Vec<WebResult>,
+        /// The provider's error code when the search failed.
+        error: Option<String>,
+    },
+}
+
+/// A page a provider's hosted web search found or the answer cites.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebResult {
+    pub title: String,
+    pub url: String,
 }
 
 /// Whether any message holds a tool call or a tool result.

@@ -13,13 +13,24 @@ mod todo;
 
 pub use metadata::{
     BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, Marker, McpFile,
-    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, TaskMetadata, TodoMetadata,
-    ToolMetadata, ToolSearchMetadata, WriteMetadata,
+    McpMetadata, ReadMetadata, RecallMetadata, SavedOutput, SearchHit, SearchMetadata,
+    TaskMetadata, TodoMetadata, ToolMetadata, ToolSearchMetadata, WriteMetadata,
 };
 pub use name::{Builtin, ToolName};
 pub use outcome::ReadExtent;
 pub(crate) use todo::lenient_option as lenient_todos;
 pub use todo::{Todo, TodoPriority, TodoStatus};
+
+/// The `backend` of the `websearch` metadata of a search the provider ran itself (its hosted
+/// search): such a part shows the search, and is neither run nor sent back to the model.
+pub const HOSTED_SEARCH: &str = "hosted";
+
+/// Whether a tool part records a search the provider ran itself ([`HOSTED_SEARCH`]).
+pub fn is_hosted_search(tool: &str, state: &crate::message::ToolState) -> bool {
+    tool == Builtin::WebSearch.as_str()
+        && matches!(state, crate::message::ToolState::Completed { metadata, .. }
+            if metadata.get("backend").and_then(Value::as_str) == Some(HOSTED_SEARCH))
+}
 
 /// The line bash ends a command's output with for the model when the command exited (after a
 /// blank line).
@@ -60,6 +71,8 @@ pub enum ToolInput<'a> {
     },
     /// `webfetch`: the address.
     Fetch { url: Option<&'a str> },
+    /// `websearch`: what it searches the web for.
+    WebSearch { query: Option<&'a str> },
     /// `task`: the sub-agent's job and which agent runs it.
     Task {
         description: Option<&'a str>,
@@ -142,6 +155,7 @@ impl<'a> ToolInput<'a> {
                 path: dir,
             },
             Builtin::WebFetch => ToolInput::Fetch { url: s("url") },
+            Builtin::WebSearch => ToolInput::WebSearch { query: s("query") },
             Builtin::Task => ToolInput::Task {
                 description: s("description"),
                 agent: s("agent"),
@@ -202,6 +216,7 @@ impl<'a> ToolInput<'a> {
             ToolInput::Exec { .. }
             | ToolInput::Search { .. }
             | ToolInput::Fetch { .. }
+            | ToolInput::WebSearch { .. }
             | ToolInput::Task { .. }
             | ToolInput::Todos { .. }
             | ToolInput::Mcp { .. }

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-pub use request::request_body;
 #[cfg(test)]
 pub(crate) use request::{MIN_THINKING_BUDGET, effort_budget};
+pub use request::{add_web_search, request_body};
 pub use stream::{EventParser, events};
 
 use super::transport::{self, Timeouts};
@@ -36,6 +36,8 @@ pub struct AnthropicProvider {
     timeouts: Timeouts,
     /// `url` as shown in messages.
     endpoint: String,
+    /// The web search server tool is offered with the tools (`[websearch] hosted`).
+    web_search: bool,
 }
 
 impl AnthropicProvider {
@@ -103,7 +105,14 @@ impl AnthropicProvider {
             headers: map,
             api_key: api_key.filter(|k| !k.is_empty()),
             timeouts,
+            web_search: false,
         })
+    }
+
+    /// Offers the web search server tool with the tools.
+    pub fn with_web_search(mut self, on: bool) -> Self {
+        self.web_search = on;
+        self
     }
 
     /// The endpoint requests go to.
@@ -123,8 +132,15 @@ impl Provider for AnthropicProvider {
         true
     }
 
+    fn hosted_search(&self) -> bool {
+        self.web_search
+    }
+
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let body = request_body(request);
+        let mut body = request_body(request);
+        if self.web_search {
+            add_web_search(&mut body);
+        }
         tracing::debug!(
             model = %request.model,
             messages = request.messages.len(),

@@ -46,9 +46,17 @@ pub trait Provider: Send + Sync {
     fn takes_effort(&self) -> bool {
         true
     }
+
+    /// Whether the provider offers its own web search with the tools (`[websearch] hosted` on
+    /// a wire that has one): pith's `websearch` tool is then not offered beside it.
+    fn hosted_search(&self) -> bool {
+        false
+    }
 }
 
 pub use openai::init_tls;
 
 #[cfg(test)]
 mod effort_tests;
+#[cfg(test)]
+mod hosted_search_tests;

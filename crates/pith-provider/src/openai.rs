@@ -57,6 +57,8 @@ pub struct OpenAiProvider {
     effort: bool,
     /// The Responses API's encrypted reasoning and `store: false` (api.openai.com by default).
     encrypted_reasoning: bool,
+    /// The Responses API's hosted web search is offered with the tools (`[websearch] hosted`).
+    web_search: bool,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -140,6 +142,7 @@ impl OpenAiProvider {
             api,
             effort: openai_host,
             encrypted_reasoning: openai_host,
+            web_search: false,
             client,
             endpoint: transport::endpoint(&url),
             url,
@@ -174,6 +177,13 @@ impl OpenAiProvider {
         self
     }
 
+    /// Offers OpenAI's hosted web search with the tools (the Responses API only; chat
+    /// completions has none).
+    pub fn with_web_search(mut self, on: bool) -> Self {
+        self.web_search = on && self.api == Api::Responses;
+        self
+    }
+
     /// The endpoint requests go to.
     pub fn url(&self) -> &str {
         &self.url
@@ -191,6 +201,10 @@ impl Provider for OpenAiProvider {
         self.effort
     }
 
+    fn hosted_search(&self) -> bool {
+        self.web_search
+    }
+
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
         let body = match self.api {
             Api::ChatCompletions => {
@@ -198,13 +212,19 @@ impl Provider for OpenAiProvider {
                 body::add_effort(&mut body, request, self.effort);
                 body
             }
-            Api::Responses => responses::request_body(
-                request,
-                responses::Dialect {
-                    openai: self.encrypted_reasoning,
-                    effort: self.effort,
-                },
-            ),
+            Api::Responses => {
+                let mut body = responses::request_body(
+                    request,
+                    responses::Dialect {
+                        openai: self.encrypted_reasoning,
+                        effort: self.effort,
+                    },
+                );
+                if self.web_search {
+                    responses::add_web_search(&mut body);
+                }
+                body
+            }
         };
         tracing::debug!(
             url = %self.url,

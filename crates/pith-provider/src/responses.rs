@@ -13,7 +13,7 @@ mod stream;
 #[cfg(test)]
 pub(crate) use body::ENCRYPTED_PREFIX;
 pub(crate) use body::is_responses_reasoning;
-pub use body::{Dialect, request_body};
+pub use body::{Dialect, add_web_search, request_body};
 pub(crate) use stream::response_events;
 pub use stream::{EventParser, parse_sse};
 

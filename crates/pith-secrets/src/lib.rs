@@ -57,6 +57,10 @@ pub fn register_config(config: &Config, env: &dyn Fn(&str) -> Option<String>) {
             }
         }
     }
+    // the web search service's key
+    if let Some(value) = config.websearch.key_env.as_deref().and_then(env) {
+        register(&value);
+    }
 }
 
 /// `text` with every known secret replaced by `[REDACTED]`.
@@ -127,6 +131,7 @@ impl EnvPolicy {
             .provider
             .values()
             .filter_map(|p| p.api_key_env.clone())
+            .chain(config.websearch.key_env.clone())
             .filter(|v| !v.is_empty())
             .collect();
         secret_vars.sort();
@@ -242,6 +247,18 @@ mod tests {
         let mut w = ScrubbingWriter(Vec::new());
         std::io::Write::write_all(&mut w, b"log unit-test-bearer-1234\n").unwrap();
         assert_eq!(w.0, b"log [REDACTED]\n");
+    }
+
+    #[test]
+    fn the_search_key_is_a_secret_and_its_variable_withheld() {
+        let mut config = Config::default();
+        config.websearch.key_env = Some("SEARCH_SVC_VAR".into());
+        let policy = EnvPolicy::from_config(&config);
+        assert!(policy.withholds("SEARCH_SVC_VAR"));
+        register_config(&config, &|v| {
+            (v == "SEARCH_SVC_VAR").then(|| "srch-unit-test-value-42".to_string())
+        });
+        assert_eq!(scrub("q srch-unit-test-value-42").as_ref(), "q [REDACTED]");
     }
 
     #[test]

@@ -12,6 +12,10 @@ pub fn responses(body: &Value) -> Vec<String> {
     };
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     for t in body["tools"].as_array().into_iter().flatten() {
+        // OpenAI's hosted web search (`[websearch] hosted`) is a tool with a type and no name
+        if t["type"] == "web_search" {
+            continue;
+        }
         if t["type"] != "function" || t["name"].as_str().is_none_or(str::is_empty) {
             out.push(format!("a tool that is not a named function tool: {t}"));
         }

@@ -211,6 +211,7 @@ pub mod task;
 pub mod todo;
 pub mod truncate;
 pub mod webfetch;
+pub mod websearch;
 pub mod write;
 
 pub use permission::{Decision, DoomLoop, Permissions};

@@ -25,6 +25,7 @@ fn reads_by_itself(tool: Builtin) -> Option<bool> {
         | Builtin::Recall
         | Builtin::TodoWrite
         | Builtin::WebFetch
+        | Builtin::WebSearch
         | Builtin::Task
         | Builtin::ExitPlanMode
         // it always asks the user, whatever the mode

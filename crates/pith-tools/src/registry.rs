@@ -46,6 +46,11 @@ impl Registry {
             registry.register(Arc::new(super::jobs::tools::JobOutput));
             registry.register(Arc::new(super::jobs::tools::JobKill));
         }
+        // off until the user names a backend (`[websearch]`)
+        let key: super::websearch::KeyLookup = std::sync::Arc::new(pith_secrets::env_var);
+        if let Some(search) = super::websearch::Websearch::new(config.websearch.clone(), key) {
+            registry.register(Arc::new(search));
+        }
         registry
     }
 

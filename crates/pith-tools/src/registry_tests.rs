@@ -58,11 +58,17 @@ fn specs_are_stable_and_complete() {
 #[test]
 fn every_offered_tool_is_a_builtin() {
     use pith_protocol::tool::{Builtin, ToolName};
-    let mut offered: Vec<String> = Registry::builtin()
+    // off by default: only a config naming a search backend offers `websearch`
+    assert!(!Registry::builtin().names().contains(&"websearch"));
+    let mut config = pith_config::Config::default();
+    config.websearch.backend = Some(pith_config::SearchBackend::Searxng);
+    config.websearch.url = Some("http://127.0.0.1:8888".into());
+    let mut offered: Vec<String> = Registry::configured(&config)
         .names()
         .into_iter()
         .map(String::from)
         .collect();
+    assert!(offered.iter().any(|n| n == "websearch"), "{offered:?}");
     offered.push(crate::task::NAME.into());
     offered.push(crate::mode::EXIT_PLAN_TOOL.into());
     offered.push(crate::remember::NAME.into());

@@ -90,6 +90,8 @@ mod tests;
 #[cfg(test)]
 mod update_tests;
 #[cfg(test)]
+mod websearch_tests;
+#[cfg(test)]
 mod workflow_tests;
 
 use std::io::{self, Write};

@@ -15,7 +15,7 @@ use super::cell_text::dim;
 use super::format::{self, sanitize, truncate};
 use super::theme::theme;
 use super::tool_shapes::{
-    MAX_EXPANDED_LINES, Shows, attached_extent, checklist, diff_lines, read_summary,
+    MAX_EXPANDED_LINES, Shows, attached_extent, checklist, diff_lines, read_summary, search_hits,
 };
 use super::wrap::wrap_chars;
 
@@ -57,6 +57,7 @@ pub fn short_input(tool: &ToolName, input: &Value) -> String {
             None => p.to_string(),
         }),
         ToolInput::Fetch { url } => url.map(str::to_string),
+        ToolInput::WebSearch { query } => query.map(str::to_string),
         ToolInput::Task { description, agent } => description.map(|d| match agent {
             Some(agent) => format!("{agent}: {d}"),
             None => d.to_string(),
@@ -368,6 +369,10 @@ fn shaped(
         }
         Shows::Extent if !expanded => {
             Some(read_summary(outcome.and_then(|o| o.read_extent()), width))
+        }
+        Shows::Hits => {
+            let hits = &outcome.as_ref().and_then(ToolMetadata::search)?.hits;
+            (!hits.is_empty()).then(|| search_hits(hits, width, expanded))
         }
         Shows::Extent | Shows::Command | Shows::Output => None,
     }

@@ -4,12 +4,14 @@
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use pith_protocol::tool::{Builtin, ReadExtent, Todo, TodoStatus, ToolName};
+use pith_protocol::tool::{Builtin, ReadExtent, SearchHit, Todo, TodoStatus, ToolName};
 
 use super::format::{sanitize, truncate};
 use super::theme::theme;
 use super::wrap::wrap_chars;
 
+/// Search hits shown while a web search's cell is folded.
+pub(crate) const HIT_LINES: usize = 5;
 /// Diff lines shown while an edit's cell is folded.
 pub(crate) const DIFF_LINES: usize = 8;
 /// Never render more than this many lines of one tool output.
@@ -30,6 +32,8 @@ pub(crate) enum Shows {
     Command,
     /// How much it read, while folded.
     Extent,
+    /// The hits of a web search: titles and addresses.
+    Hits,
     /// Its output's first lines.
     Output,
 }
@@ -44,6 +48,7 @@ impl Shows {
             Builtin::TodoWrite => Shows::Checklist,
             Builtin::Bash => Shows::Command,
             Builtin::Read => Shows::Extent,
+            Builtin::WebSearch => Shows::Hits,
             Builtin::Glob
             | Builtin::Grep
             | Builtin::List
@@ -58,6 +63,65 @@ impl Shows {
             | Builtin::JobKill => Shows::Output,
         }
     }
+}
+
+/// A web search's hits: folded, a title and its address on one line each, the first few;
+/// unfolded, every hit with its address on a line of its own.
+pub(crate) fn search_hits(hits: &[SearchHit], width: usize, expanded: bool) -> Vec<Line<'static>> {
+    let t = theme();
+    let shown = if expanded || hits.len() <= HIT_LINES + 1 {
+        hits.len()
+    } else {
+        HIT_LINES
+    };
+    let mut out = Vec::new();
+    for (i, hit) in hits.iter().take(shown).enumerate() {
+        let gutter = if i == 0 { "  ⎿ " } else { "    " };
+        let url = sanitize(&hit.url);
+        let room = width.saturating_sub(4);
+        // a page the provider names by its address only
+        if hit.title.trim().is_empty() {
+            out.push(Line::from(vec![
+                Span::styled(gutter, dim()),
+                Span::styled(truncate(&url, room), Style::default().fg(t.muted)),
+            ]));
+            continue;
+        }
+        let title = sanitize(&hit.title);
+        if expanded {
+            out.push(Line::from(vec![
+                Span::styled(gutter, dim()),
+                Span::styled(truncate(&title, room), Style::default().fg(t.muted)),
+            ]));
+            out.push(Line::from(vec![
+                Span::styled("      ", dim()),
+                Span::styled(truncate(&url, room.saturating_sub(2)), dim()),
+            ]));
+            continue;
+        }
+        let title_room = room.saturating_sub(2 + super::format::width(&url).min(room / 2));
+        let title = truncate(&title, title_room);
+        let url_room = room.saturating_sub(super::format::width(&title) + 2);
+        out.push(Line::from(vec![
+            Span::styled(gutter, dim()),
+            Span::styled(title, Style::default().fg(t.muted)),
+            Span::styled(format!("  {}", truncate(&url, url_room)), dim()),
+        ]));
+    }
+    if hits.len() > shown {
+        out.push(Line::from(Span::styled(
+            truncate(
+                &format!(
+                    "    … +{} results ({})",
+                    hits.len() - shown,
+                    super::keymap::expand_key()
+                ),
+                width,
+            ),
+            dim(),
+        )));
+    }
+    out
 }
 
 /// How much of a file the user attached went in.

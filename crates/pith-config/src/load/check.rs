@@ -46,7 +46,16 @@ pub(super) fn check_config(config: &Config, root: &DeTable<'_>) -> Result<(), Pr
     check_mcp(config, root)?;
     check_hooks(config, root)?;
     check_ui(config, root)?;
-    check_tool_search(config, root)
+    check_tool_search(config, root)?;
+    check_websearch(config, root)
+}
+
+/// `[websearch]`: a backend with what it needs.
+fn check_websearch(config: &Config, root: &DeTable<'_>) -> Result<(), Problem> {
+    config
+        .websearch
+        .check()
+        .map_err(|(key, message)| Problem::new(span_at(root, &["websearch", key]), message))
 }
 
 /// `model`.

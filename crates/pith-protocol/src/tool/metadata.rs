@@ -229,6 +229,25 @@ pub struct FetchMetadata {
     pub status: u16,
 }
 
+/// `websearch`: what was searched, where (`backend`: `searxng`, `brave`, `tavily`, or the
+/// provider's hosted search as `hosted`), and the hits as titles and addresses (their snippets
+/// are in the output).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchMetadata {
+    pub query: String,
+    pub backend: String,
+    pub hits: Vec<SearchHit>,
+}
+
+/// One hit of a web search.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchHit {
+    pub title: String,
+    pub url: String,
+}
+
 /// `recall`: the id recalled and the tool whose output it was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -331,6 +350,7 @@ pub enum ToolMetadata {
     Task(TaskMetadata),
     Mcp(McpMetadata),
     ToolSearch(ToolSearchMetadata),
+    Search(SearchMetadata),
 }
 
 impl ToolMetadata {
@@ -369,4 +389,5 @@ into_metadata! {
     TaskMetadata => Task,
     McpMetadata => Mcp,
     ToolSearchMetadata => ToolSearch,
+    SearchMetadata => Search,
 }

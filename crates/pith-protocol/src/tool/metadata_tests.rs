@@ -201,6 +201,20 @@ fn searches_fetches_and_recalls_are_stored_as_before() {
     let (text, outcome) = stored("webfetch", fetch);
     assert_eq!(text, r#"{"url":"https://x.org/","status":200}"#);
     assert_eq!(outcome.read_extent(), None);
+    let search = SearchMetadata {
+        query: "rust 2024".into(),
+        backend: "searxng".into(),
+        hits: vec![SearchHit {
+            title: "Rust".into(),
+            url: "https://rust-lang.org/".into(),
+        }],
+    };
+    let (text, outcome) = stored("websearch", search.clone());
+    assert_eq!(
+        text,
+        r#"{"query":"rust 2024","backend":"searxng","hits":[{"title":"Rust","url":"https://rust-lang.org/"}]}"#
+    );
+    assert_eq!(outcome.search(), Some(&search));
     let recall = RecallMetadata {
         recalled: "c1".into(),
         tool: "bash".into(),

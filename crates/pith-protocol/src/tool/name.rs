@@ -32,11 +32,12 @@ pub enum Builtin {
     JobOutput,
     /// Stops a background job.
     JobKill,
+    WebSearch,
 }
 
 impl Builtin {
     /// Every built-in tool.
-    pub const ALL: [Builtin; 17] = [
+    pub const ALL: [Builtin; 18] = [
         Builtin::Bash,
         Builtin::Read,
         Builtin::Write,
@@ -54,6 +55,7 @@ impl Builtin {
         Builtin::Skill,
         Builtin::JobOutput,
         Builtin::JobKill,
+        Builtin::WebSearch,
     ];
 
     /// The name the model calls it by (and the store keeps).
@@ -76,6 +78,7 @@ impl Builtin {
             Builtin::Skill => "skill",
             Builtin::JobOutput => "job_output",
             Builtin::JobKill => "job_kill",
+            Builtin::WebSearch => "websearch",
         }
     }
 

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::metadata::{
     BashMetadata, CountMetadata, EditMetadata, FetchMetadata, GrepMetadata, McpMetadata,
-    ReadMetadata, RecallMetadata, TaskMetadata, TodoMetadata, ToolMetadata, ToolSearchMetadata,
-    WriteMetadata,
+    ReadMetadata, RecallMetadata, SearchMetadata, TaskMetadata, TodoMetadata, ToolMetadata,
+    ToolSearchMetadata, WriteMetadata,
 };
 use super::name::{Builtin, ToolName};
 use super::todo::Todo;
@@ -61,6 +61,7 @@ impl ToolMetadata {
             | Builtin::Skill
             | Builtin::JobOutput
             | Builtin::JobKill => None,
+            Builtin::WebSearch => form::<SearchMetadata>(metadata, ToolMetadata::Search),
         }
     }
 
@@ -149,6 +150,14 @@ impl ToolMetadata {
     pub fn loaded(&self) -> Option<&[String]> {
         match self {
             ToolMetadata::ToolSearch(s) => Some(&s.loaded),
+            _ => None,
+        }
+    }
+
+    /// websearch: what was searched and the hits.
+    pub fn search(&self) -> Option<&SearchMetadata> {
+        match self {
+            ToolMetadata::Search(s) => Some(s),
             _ => None,
         }
     }

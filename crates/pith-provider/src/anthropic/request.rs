@@ -54,6 +54,25 @@ pub fn request_body(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// Searches the model may make in one answer with Anthropic's web search server tool.
+const WEB_SEARCH_MAX_USES: u32 = 5;
+
+/// Adds Anthropic's web search server tool (`web_search_20250305`) to a request `body` that
+/// offers tools (not to one that offers none: the compaction agent's, a last step).
+/// Not when a tool of the request already has its name (an MCP server `web` with a tool
+/// `search`): names must be unique.
+pub fn add_web_search(body: &mut Value) {
+    if let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut)
+        && !tools.iter().any(|t| t["name"] == "web_search")
+    {
+        tools.push(json!({
+            "type": "web_search_20250305",
+            "name": "web_search",
+            "max_uses": WEB_SEARCH_MAX_USES,
+        }));
+    }
+}
+
 /// The thinking budget: the reasoning effort's, else the configured one, at least the API's
 /// minimum; `None` without thinking.
 fn thinking_budget(req: &ChatRequest) -> Option<u32> {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::classify;
 use crate::{EventStream, FaultKind, FinishReason, ProviderError, StreamEvent};
+use pith_protocol::llm::WebResult;
 use pith_protocol::message::Usage;
 
 /// A content block being streamed.
@@ -23,6 +24,12 @@ enum Block {
         /// `input` of `content_block_start`, used when no delta arrives.
         initial: Option<Value>,
     },
+    /// The web search server tool's call (`server_tool_use` named `web_search`): its input.
+    Search {
+        id: String,
+        json: String,
+        initial: Option<Value>,
+    },
     Other,
 }
 
@@ -33,6 +40,10 @@ pub struct EventParser {
     usage: Usage,
     finish: Option<FinishReason>,
     done: bool,
+    /// Web searches called, by id → what they search (their results come in a later block).
+    searches: HashMap<String, String>,
+    /// The last web search whose results came: the answer's citations are added to it.
+    last_search: Option<String>,
 }
 
 impl EventParser {
@@ -145,6 +156,25 @@ impl EventParser {
                 );
                 self.blocks.insert(index, Block::Other);
             }
+            "server_tool_use" if str_at(block, "name") == "web_search" => {
+                let initial = block
+                    .get("input")
+                    .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                    .cloned();
+                let id = str_at(block, "id").to_string();
+                self.blocks.insert(
+                    index,
+                    Block::Search {
+                        id,
+                        json: String::new(),
+                        initial,
+                    },
+                );
+            }
+            "web_search_tool_result" => {
+                out.push(self.search_result(block));
+                self.blocks.insert(index, Block::Other);
+            }
             "redacted_thinking" => {
                 out.push(StreamEvent::RedactedReasoning(
                     str_at(block, "data").to_string(),
@@ -174,8 +204,11 @@ impl EventParser {
                 str_at(delta, "signature"),
                 StreamEvent::ReasoningSignature,
             ),
+            "citations_delta" => self.citation(&delta["citation"], out),
             "input_json_delta" => match self.blocks.get_mut(&index) {
-                Some(Block::Tool { json, .. }) => json.push_str(str_at(delta, "partial_json")),
+                Some(Block::Tool { json, .. } | Block::Search { json, .. }) => {
+                    json.push_str(str_at(delta, "partial_json"))
+                }
                 _ => {
                     return Err(ProviderError::new(
                         FaultKind::Malformed,
@@ -193,6 +226,16 @@ impl EventParser {
     /// `content_block_stop`: a tool call's input is complete (checked to be JSON).
     fn block_stop(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let index = index_of(v)?;
+        if let Some(Block::Search { id, json, initial }) = self.blocks.get(&index) {
+            let input = serde_json::from_str::<Value>(json)
+                .ok()
+                .or_else(|| initial.clone())
+                .unwrap_or(Value::Null);
+            let query = str_at(&input, "query").to_string();
+            self.searches.insert(id.clone(), query);
+            self.blocks.remove(&index);
+            return Ok(());
+        }
         let Some(Block::Tool {
             id,
             name,
@@ -221,6 +264,51 @@ impl EventParser {
             arguments,
         });
         Ok(())
+    }
+
+    /// A `web_search_tool_result` block: the pages the search found, or its error code.
+    fn search_result(&mut self, block: &Value) -> StreamEvent {
+        let id = str_at(block, "tool_use_id").to_string();
+        let query = self.searches.remove(&id).unwrap_or_default();
+        let content = block.get("content").unwrap_or(&Value::Null);
+        let error = (str_at(content, "type") == "web_search_tool_result_error")
+            .then(|| str_at(content, "error_code").to_string());
+        let results = content
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| str_at(r, "type") == "web_search_result")
+            .map(|r| WebResult {
+                title: str_at(r, "title").to_string(),
+                url: str_at(r, "url").to_string(),
+            })
+            .collect();
+        self.last_search = Some(id.clone());
+        StreamEvent::WebSearch {
+            id,
+            query,
+            results,
+            error,
+        }
+    }
+
+    /// A citation of the answer's text: a search result it relies on, added to the last search.
+    fn citation(&mut self, citation: &Value, out: &mut Vec<StreamEvent>) {
+        let Some(id) = self.last_search.clone() else {
+            return;
+        };
+        if str_at(citation, "type") != "web_search_result_location" {
+            return;
+        }
+        out.push(StreamEvent::WebSearch {
+            id,
+            query: String::new(),
+            results: vec![WebResult {
+                title: str_at(citation, "title").to_string(),
+                url: str_at(citation, "url").to_string(),
+            }],
+            error: None,
+        });
     }
 
     /// Takes every count present (later reports are cumulative and win).

@@ -84,6 +84,19 @@ pub fn request_body(req: &ChatRequest, dialect: Dialect) -> Value {
     Value::Object(body)
 }
 
+/// Adds OpenAI's hosted web search to a request `body` that offers tools (not to one that
+/// offers none: the compaction agent's, a last step), asking for the pages it found
+/// (`web_search_call.action.sources`) where the body asks for other extras already.
+pub fn add_web_search(body: &mut Value) {
+    let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut) else {
+        return;
+    };
+    tools.push(json!({ "type": "web_search" }));
+    if let Some(include) = body.get_mut("include").and_then(Value::as_array_mut) {
+        include.push(json!("web_search_call.action.sources"));
+    }
+}
+
 /// An f32 as the decimal the user wrote (0.2, not 0.20000000298023224).
 fn decimal(t: f32) -> Value {
     t.to_string()

@@ -9,6 +9,7 @@ use super::body::ENCRYPTED_PREFIX;
 use crate::error::{FaultKind, ProviderError, from_stream_error};
 use crate::openai::{ENDED_EARLY, Flow, SseParser, drive_sse};
 use crate::{EventStream, FinishReason, StreamEvent};
+use pith_protocol::llm::WebResult;
 use pith_protocol::message::Usage;
 
 type Item = Result<StreamEvent, ProviderError>;
@@ -32,6 +33,9 @@ pub struct EventParser {
     /// The reasoning item being streamed and the summary part last seen in it.
     reasoning: Option<(String, u64)>,
     usage: Option<Usage>,
+    /// The id of the last hosted web search (`web_search_call`): the answer's citations are
+    /// added to it.
+    last_search: Option<String>,
 }
 
 impl EventParser {
@@ -68,6 +72,9 @@ impl EventParser {
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 self.on_reasoning_delta(&value, out);
+            }
+            "response.output_text.annotation.added" => {
+                self.on_citations(std::slice::from_ref(&value["annotation"]), out);
             }
             "response.output_item.added" => self.on_item(&value["item"], false, out),
             "response.output_item.done" => self.on_item(&value["item"], true, out),
@@ -144,15 +151,20 @@ impl EventParser {
         let s = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
         match s("type") {
             "function_call" => self.on_call_item(item, done, out),
-            "message" if done && !self.streamed.iter().any(|id| id == s("id")) => {
-                // Text not streamed as deltas (a server that sends only whole items).
+            "message" if done => {
+                let streamed = self.streamed.iter().any(|id| id == s("id"));
                 for part in item["content"].as_array().into_iter().flatten() {
+                    // Text not streamed as deltas (a server that sends only whole items).
                     let t = part.get("text").and_then(Value::as_str).unwrap_or("");
-                    if !t.is_empty() {
+                    if !streamed && !t.is_empty() {
                         out.push_back(Ok(StreamEvent::TextDelta(t.to_string())));
+                    }
+                    if let Some(notes) = part.get("annotations").and_then(Value::as_array) {
+                        self.on_citations(notes, out);
                     }
                 }
             }
+            "web_search_call" if done => self.on_web_search(item, out),
             "reasoning" if done => self.on_reasoning_done(item, out),
             _ => {}
         }
@@ -187,6 +199,79 @@ impl EventParser {
             out.push_back(Ok(StreamEvent::ToolCallStart {
                 id: call.call_id.clone(),
                 name: call.name.clone(),
+            }));
+        }
+    }
+
+    /// A hosted web search done: what it searched (or opened), the pages it found when the
+    /// request asked for its sources.
+    fn on_web_search(&mut self, item: &Value, out: &mut VecDeque<Item>) {
+        let s = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        let id = s(item, "id");
+        let action = &item["action"];
+        let query = match s(action, "type").as_str() {
+            "open_page" => format!("open {}", s(action, "url")),
+            "find" => format!("find \"{}\" in {}", s(action, "pattern"), s(action, "url")),
+            _ => {
+                let q = s(action, "query");
+                if q.is_empty() {
+                    let qs: Vec<String> = action["queries"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|q| q.as_str().map(str::to_string))
+                        .collect();
+                    qs.join("; ")
+                } else {
+                    q
+                }
+            }
+        };
+        let results = action["sources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|src| WebResult {
+                title: s(src, "title"),
+                url: s(src, "url"),
+            })
+            .filter(|r| !r.url.is_empty())
+            .collect();
+        let error = (s(item, "status") == "failed").then(|| "failed".to_string());
+        self.last_search = Some(id.clone());
+        out.push_back(Ok(StreamEvent::WebSearch {
+            id,
+            query,
+            results,
+            error,
+        }));
+    }
+
+    /// `url_citation` annotations of the answer: the pages it cites, added to the last search.
+    fn on_citations(&mut self, notes: &[Value], out: &mut VecDeque<Item>) {
+        let Some(id) = self.last_search.clone() else {
+            return;
+        };
+        let results: Vec<WebResult> = notes
+            .iter()
+            .filter(|n| n.get("type").and_then(Value::as_str) == Some("url_citation"))
+            .filter_map(|n| {
+                Some(WebResult {
+                    url: n.get("url").and_then(Value::as_str)?.to_string(),
+                    title: n
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                })
+            })
+            .collect();
+        if !results.is_empty() {
+            out.push_back(Ok(StreamEvent::WebSearch {
+                id,
+                query: String::new(),
+                results,
+                error: None,
             }));
         }
     }

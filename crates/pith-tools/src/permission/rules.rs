@@ -69,6 +69,8 @@ fn defaults() -> BTreeMap<String, Vec<(&'static str, PermissionAction)>> {
         // the session's own background jobs (starting one is a bash call, asked as any)
         "job_output",
         "job_kill",
+        // offered only when the user's config names a backend: that is the consent
+        "websearch",
     ] {
         d.insert(t.into(), vec![("*", Allow)]);
     }

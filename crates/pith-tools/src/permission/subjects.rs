@@ -108,6 +108,13 @@ impl Permissions {
                     },
                 ])
             }
+            // `[permission.websearch]` patterns match the query; "always" grants every search
+            // (the service is the one the user configured)
+            ToolInput::WebSearch { query } => {
+                let mut s = Subject::named(tool, query.unwrap_or_default());
+                s.grant = "*".into();
+                Ok(vec![s])
+            }
             ToolInput::Exec { .. }
             | ToolInput::Todos { .. }
             | ToolInput::Mcp { .. }

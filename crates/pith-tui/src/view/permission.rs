@@ -58,7 +58,9 @@ fn beyond(tool: &ToolName) -> Beyond {
         | Builtin::Remember
         | Builtin::Skill
         | Builtin::JobOutput
-        | Builtin::JobKill => Beyond::Arguments,
+        | Builtin::JobKill
+        // the whole query: it is what leaves the machine
+        | Builtin::WebSearch => Beyond::Arguments,
     }
 }
 

@@ -45,6 +45,9 @@ const EXAMPLE_ALSO_DOCUMENTS: &[&str] = &[
     "timeout",
     "sandbox_memory_max",
     "sandbox_tmp_size",
+    "backend",
+    "url",
+    "key_env",
 ];
 
 /// Loads `config.example.toml` as the `--config` file of an undecided workspace.

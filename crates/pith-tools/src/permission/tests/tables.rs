@@ -155,6 +155,7 @@ fn the_example_config_permissions_are_the_defaults() {
         ("bash", serde_json::json!({"command": "rm -rf build"})),
         ("grep", serde_json::json!({"pattern": "x"})),
         ("todowrite", serde_json::json!({"todos": []})),
+        ("websearch", serde_json::json!({"query": "tokio"})),
     ] {
         assert_eq!(
             verdict(example.check(tool, &input, &ws.ctx)),
@@ -162,6 +163,29 @@ fn the_example_config_permissions_are_the_defaults() {
             "{tool} {input}: the example's permission block differs from the default"
         );
     }
+}
+
+/// A search is allowed by default (the service is the one the user configured); rules match the
+/// query, and "always" after an ask covers every search of the session.
+#[test]
+fn websearch_rules_match_the_query() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let q = |q: &str| json!({ "query": q });
+    assert!(is_allow(&defaults_only().check(
+        "websearch",
+        &q("tokio"),
+        ctx
+    )));
+    let mut p = Permissions::new(&rules(
+        "[permission.websearch]\n\"*\" = \"ask\"\n\"*password*\" = \"deny\"\n",
+    ));
+    deny(p.check("websearch", &q("admin password reset"), ctx));
+    let req = ask(p.check("websearch", &q("tokio spawn"), ctx));
+    assert_eq!(req.title, "tokio spawn");
+    assert_eq!(req.patterns, ["*"]);
+    p.reply(&req, pith_protocol::event::PermissionReply::Always);
+    assert!(is_allow(&p.check("websearch", &q("serde derive"), ctx)));
 }
 
 #[test]
