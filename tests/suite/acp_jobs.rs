@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::acp::{Client, prompt};
-use crate::support::faults::running;
+use crate::support::faults::started_as;
 use crate::support::pith::PithEnv;
 use crate::support::{MockServer, openai};
 
@@ -16,19 +16,6 @@ fn text_of(updates: &[Value], kind: &str) -> String {
         .iter()
         .filter(|u| u["sessionUpdate"] == kind)
         .filter_map(|u| u["content"]["text"].as_str())
-        .collect()
-}
-
-fn marked(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cmd.starts_with(marker.as_bytes()) && running(*pid)
-        })
         .collect()
 }
 
@@ -71,7 +58,7 @@ async fn an_editor_shows_the_job_calls_and_ps_lists_the_jobs() {
     assert_eq!(calls[1]["kind"], "read", "{:?}", calls[1]);
     let said = text_of(&updates, "agent_message_chunk");
     assert!(!said.contains("Background jobs"), "said unasked: {said}");
-    assert_eq!(marked(&m).len(), 1, "the job runs");
+    assert_eq!(started_as(&m).len(), 1, "the job runs");
 
     let r = c.call("session/prompt", prompt(&sid, "/ps")).await;
     assert_eq!(r["stopReason"], "end_turn", "{r}");
@@ -85,8 +72,8 @@ async fn an_editor_shows_the_job_calls_and_ps_lists_the_jobs() {
 
     drop(c);
     let start = std::time::Instant::now();
-    while !marked(&m).is_empty() && start.elapsed() < Duration::from_secs(10) {
+    while !started_as(&m).is_empty() && start.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(marked(&m).is_empty(), "the job ended with pith acp");
+    assert!(started_as(&m).is_empty(), "the job ended with pith acp");
 }

@@ -8,27 +8,13 @@ use crate::support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::faults::{running, signal};
+use support::faults::{running, signal, started_as};
 use support::openai as oa;
 use support::pith::{PithEnv, of_type, stderr};
 use support::{MockResponse, MockServer};
 
 /// Background jobs on, and a network commands may use (a server must listen, `curl` reach it).
 const JOBS: &str = "sandbox_network = true\n\n[jobs]\nmax = 4\n";
-
-/// The processes whose argv[0] is `marker` (seen from outside any PID namespace).
-fn marked(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cmd.starts_with(marker.as_bytes()) && running(*pid)
-        })
-        .collect()
-}
 
 async fn until(what: &str, secs: u64, f: impl Fn() -> bool) {
     let start = std::time::Instant::now();
@@ -118,7 +104,11 @@ async fn a_dev_server_started_in_the_background_answers_curl_and_is_stopped() {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "the server outlived job_kill"
     );
-    assert!(marked(&m).is_empty(), "{:?} outlived job_kill", marked(&m));
+    assert!(
+        started_as(&m).is_empty(),
+        "{:?} outlived job_kill",
+        started_as(&m)
+    );
     // the list as the front ends saw it: running, then killed
     let lists: Vec<&Value> = of_type(&events, "jobs");
     let states: Vec<&str> = lists
@@ -165,7 +155,7 @@ async fn pith_run_ends_its_jobs_at_exit_and_says_so() {
         "{err}"
     );
     until("the job's processes end with the run", 10, || {
-        marked(&m).is_empty()
+        started_as(&m).is_empty()
     })
     .await;
 }
@@ -186,9 +176,9 @@ async fn a_job_dies_with_pith_even_when_pith_is_killed() {
     // the next answer never ends: pith is mid-turn, the job running, when it is killed
     server.push(MockResponse::sse(Vec::new()).hold_open());
     let child = env.spawn(&["run", "--yes", "start it and wait"]);
-    until("the job runs", 30, || marked(&m).len() >= 2).await;
+    until("the job runs", 30, || started_as(&m).len() >= 2).await;
     until("pith asks again", 30, || server.requests().len() >= 2).await;
-    let pids = marked(&m);
+    let pids = started_as(&m);
     signal(&child, libc::SIGKILL);
     let _ = child.wait_with_output().await;
     until("the job's processes die with pith", 10, || {
@@ -214,7 +204,7 @@ async fn an_ask_rule_covers_a_background_command() {
     assert!(out.status.success(), "{}", stderr(&out));
     let refused = result_in(&server, 1);
     assert!(!refused.contains("Background job"), "{refused}");
-    assert!(marked(&m).is_empty(), "nothing started");
+    assert!(started_as(&m).is_empty(), "nothing started");
     // and a deny rule holds under --yes
     let env = PithEnv::new(
         &server.url(),
@@ -230,7 +220,7 @@ async fn an_ask_rule_covers_a_background_command() {
     server.push(oa::text("could not", Some((100, 5))));
     let out = env.run(&["run", "--yes", "start it"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(marked(&m).is_empty(), "nothing started");
+    assert!(started_as(&m).is_empty(), "nothing started");
     let last = server.requests().len() - 1;
     assert!(!result_in(&server, last).contains("Background job"));
 }

@@ -8,24 +8,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::faults::running;
+use support::faults::started_as;
 use support::{MockServer, openai};
 
 use super::tui_e2e::{open, quit};
-
-/// The processes whose argv[0] is `marker`.
-fn marked(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cmd.starts_with(marker.as_bytes()) && running(*pid)
-        })
-        .collect()
-}
 
 fn until(what: &str, secs: u64, f: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -137,7 +123,7 @@ output = 4000
     session.keys(&["DC"]);
     session.wait_for("the job stopped", 15, |s| s.contains("killed ·"));
     until("the server ends", 10, || {
-        !listening(port) && marked(&m1).is_empty()
+        !listening(port) && started_as(&m1).is_empty()
     });
     session.keys(&["Escape"]);
     session.wait_for("no job counted", 10, |s| !s.contains("⚙ 1 job"));
@@ -146,10 +132,10 @@ output = 4000
     session.type_text("start a watcher");
     session.keys(&["Enter"]);
     session.wait_for("the second answer", 40, |s| s.contains("The watcher runs."));
-    until("the watcher runs", 10, || !marked(&m2).is_empty());
+    until("the watcher runs", 10, || !started_as(&m2).is_empty());
     quit(&session);
     session.wait_for("pith to exit", 20, |s| s.contains("EXIT="));
     until("nothing pith started outlives it", 10, || {
-        !listening(port) && marked(&m2).is_empty()
+        !listening(port) && started_as(&m2).is_empty()
     });
 }

@@ -118,8 +118,14 @@ pub fn sleepers(pids: &std::path::Path) -> String {
     )
 }
 
-/// The processes whose command line holds `marker`.
-fn marked(marker: &str) -> Vec<i32> {
+/// The processes whose argv[0] is `marker` (seen from outside any PID namespace): a command a
+/// test started under a name of its own (`exec -a MARKER …`).
+pub fn started_as(marker: &str) -> Vec<i32> {
+    processes(|cmd| cmd.starts_with(marker.as_bytes()))
+}
+
+/// The running processes whose command line (`/proc/PID/cmdline`) passes `keep`.
+fn processes(keep: impl Fn(&[u8]) -> bool) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -127,9 +133,14 @@ fn marked(marker: &str) -> Vec<i32> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cmd.windows(marker.len()).any(|w| w == marker.as_bytes()) && running(*pid)
+            keep(&cmd) && running(*pid)
         })
         .collect()
+}
+
+/// The processes whose command line holds `marker`.
+fn marked(marker: &str) -> Vec<i32> {
+    processes(|cmd| cmd.windows(marker.len()).any(|w| w == marker.as_bytes()))
 }
 
 /// The pids of [`sleepers`]' shell and its two sleeps, once all three run (panics after 20 s).
