@@ -295,7 +295,7 @@ async fn a_tokens_budget_stops_it() {
     assert!(
         r.infos
             .iter()
-            .any(|i| i.contains("budget of 3000 tokens is spent")),
+            .any(|i| i.contains("budget of 3,000 tokens is spent (2 turns, 4,040 tokens)")),
         "{r:?}"
     );
 }

@@ -345,12 +345,12 @@ impl Turn<'_> {
             GoalStatus::Met => format!("goal met after {turns}"),
             GoalStatus::BudgetReached => format!(
                 "goal not met: its budget of {} {} is spent ({turns}, {} tokens); /goal resume gives it another",
-                goal.budget.limit,
+                pith_protocol::text::count(goal.budget.limit),
                 match goal.budget.unit {
                     BudgetUnit::Turns => "turns",
                     BudgetUnit::Tokens => "tokens",
                 },
-                goal.tokens
+                pith_protocol::text::count(goal.tokens)
             ),
             GoalStatus::Active | GoalStatus::Paused => return,
         };
