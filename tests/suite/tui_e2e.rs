@@ -53,10 +53,17 @@ impl Session {
         String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &self.0]).stdout).to_string()
     }
 
+    /// Sends `keys`; an Escape is sent on its own and given a moment, so that what follows it
+    /// is not read together with it as an Alt-modified key (a terminal's ESC prefix).
     pub(super) fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", &self.0];
-        args.extend_from_slice(keys);
-        assert!(tmux(&args).status.success(), "send-keys {keys:?}");
+        for group in keys.split_inclusive(|k| *k == "Escape") {
+            let mut args = vec!["send-keys", "-t", &self.0];
+            args.extend_from_slice(group);
+            assert!(tmux(&args).status.success(), "send-keys {keys:?}");
+            if group.last() == Some(&"Escape") {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
     }
 
     pub(super) fn type_text(&self, text: &str) {
@@ -280,6 +287,9 @@ fn what_left_the_view(session: &Session, server: &MockServer) {
         "recalled from the store, no request"
     );
     session.keys(&["Escape"]);
+    session.wait_for("the list again", 30, |s| {
+        s.contains("what left the view, newest first") && !s.contains("note 2:")
+    });
     session.keys(&["Escape"]);
     session.wait_for("the list closed", 30, |s| {
         !s.contains("what left the view, newest first")
