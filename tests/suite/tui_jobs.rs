@@ -117,7 +117,10 @@ output = 4000
 
     session.type_text("/ps");
     session.keys(&["Enter"]);
-    let screen = session.wait_for("the jobs", 10, |s| s.contains("background jobs"));
+    // the picker's rows, not the slash popup's "/ps background jobs…" line typed a moment ago
+    let screen = session.wait_for("the jobs", 30, |s| {
+        s.contains("exec -a pith-tui-srv") && s.contains("running ·")
+    });
     assert!(screen.contains("exec -a pith-tui-srv"), "{screen}");
     assert!(screen.contains("running ·"), "{screen}");
     session.keys(&["DC"]);
