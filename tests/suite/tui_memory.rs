@@ -59,7 +59,10 @@ fn hash_text_and_memory_in_tmux() {
     );
     session.type_text("/memory");
     session.keys(&["Enter"]);
-    session.wait_for("the memory files", 30, |s| s.contains("memory files"));
+    // the picker's title, not the slash popup's "/memory the memory files…" line
+    session.wait_for("the memory files", 30, |s| {
+        s.contains("memory files · enter opens one")
+    });
     // the user's file is listed first
     session.keys(&["Enter"]);
     session.wait_for("the editor's end", 30, |s| {
