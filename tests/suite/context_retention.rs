@@ -166,6 +166,15 @@ fn stable(body: &Value, env: &PithEnv) -> Value {
 /// there and the test checks what it holds ([`code_words_survive_pasted_build_logs`]).
 fn anchors_as_one_line(json: &str) -> String {
     const HEADING: &str = "\\n## Exact identifiers that left the view (newest first; `recall` [id] brings back the source)";
+    const KEPT: &str = "<kept-identifiers>";
+    const KEPT_END: &str = "\\n</kept-identifiers>";
+    // the summary request lists the same anchors
+    if let Some(i) = json.find(KEPT)
+        && let Some(j) = json[i..].find(KEPT_END)
+    {
+        let (start, end) = (i + KEPT.len(), i + j);
+        return format!("{}\\n- [anchors]{}", &json[..start], &json[end..]);
+    }
     let Some(i) = json.find(HEADING) else {
         return json.to_string();
     };
