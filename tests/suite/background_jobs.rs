@@ -224,3 +224,45 @@ async fn an_ask_rule_covers_a_background_command() {
     let last = server.requests().len() - 1;
     assert!(!result_in(&server, last).contains("Background job"));
 }
+
+/// A job still running when the context is compacted is carried across it: the request after
+/// the compaction names it (id, command, last line) so the model can still read or stop it.
+#[tokio::test]
+async fn a_running_job_is_carried_across_a_compaction() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(&server.url(), 20_000, 4_000, JOBS);
+    let m = marker();
+    let ticker =
+        format!("bash -c 'exec -a {m} sleep 600' & while true; do echo tick-{m}; sleep 0.2; done");
+    // the step that starts it fills the window: pith compacts before the next step
+    server.push(oa::tool_calls(
+        &[(
+            "c1",
+            "bash",
+            &json!({"command": ticker, "background": true}).to_string(),
+        )],
+        Some((15_000, 1_500)),
+    ));
+    server.push(oa::text(
+        "The user asked for a watcher; it was started.",
+        Some((9_000, 300)),
+    ));
+    server.push(oa::text("watching", Some((2_000, 5))));
+    server.push(oa::text("still watching", Some((2_000, 5))));
+    let out = env.run(&["run", "--yes", "start a watcher"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // the step after the compaction starts from the summary and pith's own record
+    let n = server.requests().len();
+    let after = server.request_body(n - 1).to_string();
+    assert!(
+        !after.contains("\"c1\""),
+        "the step that started it was compacted"
+    );
+    assert!(after.contains("Background jobs still running"), "{after}");
+    assert!(after.contains("job 1: `bash -c 'exec -a"), "{after}");
+    assert!(after.contains("last printed: tick-pith-job-e2e"), "{after}");
+    until("the job's processes end with the run", 10, || {
+        started_as(&m).is_empty()
+    })
+    .await;
+}

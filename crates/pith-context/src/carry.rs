@@ -9,6 +9,7 @@
 //! rather than on a summary of it) and rendered by [`render`] after the summary text.
 
 use pith_protocol::carried::Frontier;
+use pith_protocol::event::{Job, JobState};
 use pith_protocol::message::{Carried, CarrySource, Ledger, Message, PartKind};
 use pith_protocol::tool::{Todo, TodoStatus, ToolInput, ToolName};
 
@@ -151,6 +152,34 @@ pub fn render_todos(todos: &[Todo]) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
+/// At most this many running jobs are listed (the table's cap is configurable).
+pub const JOBS_MAX: usize = 16;
+
+/// The running background jobs, one line each: its id, command and last line.
+fn render_jobs(jobs: &[Job]) -> Option<String> {
+    let lines: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.state == JobState::Running)
+        .take(JOBS_MAX)
+        .map(|j| {
+            let last = j.last_line.trim();
+            let last: String = last.chars().take(COMMAND_MAX_CHARS).collect();
+            let said = if last.is_empty() {
+                String::new()
+            } else {
+                format!(" — last printed: {last}")
+            };
+            format!("- job {}: `{}`{said}", j.id, one_command(&j.command))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| {
+        format!(
+            "\n## Background jobs still running when this was written (read with job_output, stop with job_kill)\n{}",
+            lines.join("\n")
+        )
+    })
+}
+
 fn render_ledger(l: &Ledger) -> String {
     render_ledger_beside(l, &Frontier::default())
 }
@@ -223,6 +252,9 @@ pub fn render(c: &Carried) -> String {
         out.push(format!(
             "\n## Todo list (as last written with todowrite)\n{t}"
         ));
+    }
+    if let Some(j) = render_jobs(&c.jobs) {
+        out.push(j);
     }
     let skills = super::skills::render(&c.skills);
     if !skills.is_empty() {

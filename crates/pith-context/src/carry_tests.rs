@@ -210,3 +210,40 @@ fn the_ledger_does_not_repeat_a_check_the_frontier_verified() {
         render(&only)
     );
 }
+
+#[test]
+fn running_jobs_are_rendered_with_their_id_command_and_last_line_and_ended_ones_are_not() {
+    let job = |id, state, last: &str| Job {
+        id,
+        command: format!("npm run dev --port 30{id}\nsecond line"),
+        started: 0,
+        state,
+        last_line: last.into(),
+    };
+    let c = Carried {
+        jobs: vec![
+            job(1, JobState::Running, "Listening on :3001"),
+            job(2, JobState::Killed, "bye"),
+            job(3, JobState::Running, ""),
+        ],
+        ..Carried::default()
+    };
+    assert!(!c.is_empty(), "jobs alone are worth carrying");
+    let r = render(&c);
+    assert!(r.contains("## Background jobs still running"), "{r}");
+    assert!(
+        r.contains("- job 1: `npm run dev --port 301 …` — last printed: Listening on :3001"),
+        "{r}"
+    );
+    assert!(
+        r.contains("- job 3: `npm run dev --port 303 …`\n")
+            || r.ends_with("- job 3: `npm run dev --port 303 …`"),
+        "{r}"
+    );
+    assert!(!r.contains("job 2"), "{r}");
+    let many = Carried {
+        jobs: (0..40).map(|i| job(i, JobState::Running, "x")).collect(),
+        ..Carried::default()
+    };
+    assert_eq!(render(&many).matches("- job ").count(), JOBS_MAX);
+}

@@ -24,6 +24,7 @@ impl Turn<'_> {
             model: self.model,
             config: &self.opts.config,
             todos: &self.tools.state().todos,
+            jobs: self.tools.state().jobs.list(),
             cache: Default::default(),
         }
     }

@@ -177,6 +177,8 @@ pub(super) struct Planner<'a> {
     pub model: &'a ModelSetup,
     pub config: &'a pith_config::Config,
     pub todos: &'a Mutex<Vec<pith_protocol::tool::Todo>>,
+    /// The background jobs running as the plan is made (carried so the next agent knows them).
+    pub jobs: Vec<pith_protocol::event::Job>,
     /// What each message yields for the records, read once per plan (each tail tried measures
     /// the records again over mostly the same messages).
     pub cache: RecordsCache,

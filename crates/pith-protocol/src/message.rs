@@ -303,6 +303,11 @@ pub struct Carried {
     /// they did not fit (the model loads it again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<CarriedSkill>,
+    /// The background jobs still running when the compaction was written (`bash` with
+    /// `background: true`), so the next agent knows what it started and can read or stop it.
+    /// Taken fresh at each compaction (a job that ended is not carried).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<crate::event::Job>,
     /// While a compaction is planned (never stored): the user messages `user_messages` was
     /// chosen from, whole, oldest first, so they can be carried again into the room the written
     /// summary leaves.
@@ -364,6 +369,7 @@ impl Carried {
             && self.left_view.is_none()
             && self.step.is_none()
             && self.skills.is_empty()
+            && self.jobs.is_empty()
     }
 }
 

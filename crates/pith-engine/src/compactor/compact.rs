@@ -357,6 +357,7 @@ mod tests {
                 model: &self.model,
                 config: &self.config,
                 todos: &self.todos,
+                jobs: Vec::new(),
                 cache: Default::default(),
             }
         }

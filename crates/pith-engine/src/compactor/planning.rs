@@ -361,8 +361,19 @@ impl Planner<'_> {
             decisions,
             anchors,
             frontier,
+            jobs: self.running_jobs(),
             ..Carried::default()
         }
+    }
+
+    /// The background jobs still running, as the record carries them.
+    fn running_jobs(&self) -> Vec<pith_protocol::event::Job> {
+        self.jobs
+            .iter()
+            .filter(|j| j.state == pith_protocol::event::JobState::Running)
+            .take(pith_context::carry::JOBS_MAX)
+            .cloned()
+            .collect()
     }
 
     /// Once the user's messages to carry are final: those the carry budget cut are listed in
@@ -479,6 +490,7 @@ impl Planner<'_> {
         {
             carried.todos = Some(t.clone());
         }
+        carried.jobs = self.running_jobs();
         carried.frontier = pith_context::frontier::build(
             self.log.view(),
             carried.todos.as_deref(),
