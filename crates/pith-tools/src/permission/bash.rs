@@ -48,6 +48,8 @@ pub struct Note {
     pub(crate) could_deny: Option<(String, String)>,
     /// The call asks to run outside the sandbox.
     pub unsandboxed: bool,
+    /// The call starts a background job (`background: true`): it keeps running after the call.
+    pub background: bool,
     /// Why only the user may answer: it writes a protected path or a hard-linked file.
     pub firm: Option<String>,
     /// The session grants not offered because their command is destructive (`rm*`): those
@@ -125,6 +127,7 @@ impl Permissions {
         let unsandboxed = input.get(UNSANDBOXED).and_then(Value::as_bool) == Some(true);
         let analysis = bash_parse::analyse(command);
         let mut note = self.bash_note(command, &analysis, unsandboxed);
+        note.background = input.get("background").and_then(Value::as_bool) == Some(true);
         let mut shape_asks = false;
         let mut subjects: Vec<Subject> = Vec::new();
         for cmd in &analysis.commands {
@@ -155,6 +158,7 @@ impl Permissions {
             opaque: analysis.opaque.clone(),
             could_deny: None,
             unsandboxed,
+            background: false,
             firm: None,
             withheld: Vec::new(),
         };
@@ -283,6 +287,11 @@ impl Permissions {
         let mut title = note.command.clone();
         if note.unsandboxed {
             title = format!("{title}\n(outside the sandbox)");
+        }
+        if note.background {
+            title = format!(
+                "{title}\n(in the background: it keeps running after this call, until stopped or the session ends)"
+            );
         }
         if !note.opaque.is_empty() {
             title = format!("{title}\n(asks because it uses {})", note.opaque.join(", "));

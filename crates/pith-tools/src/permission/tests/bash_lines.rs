@@ -307,3 +307,18 @@ fn no_spelling_of_a_denied_command_gets_through_even_with_yes() {
         assert_eq!(p.yes_refusal(&r, false), None, "{line}");
     }
 }
+
+/// A command asked about with `background: true` says it keeps running after the call; the
+/// same command in the foreground does not.
+#[test]
+fn the_question_says_a_command_runs_in_the_background() {
+    let ws = Ws::new();
+    let ctx = &ws.ctx;
+    let mut p = defaults_only();
+    let input = json!({ "command": "npm run dev", "background": true });
+    let r = ask(p.check("bash", &input, ctx));
+    assert!(r.title.starts_with("npm run dev\n"), "{}", r.title);
+    assert!(r.title.contains("in the background"), "{}", r.title);
+    let r = ask(bash(&mut p, "npm run dev", ctx));
+    assert!(!r.title.contains("background"), "{}", r.title);
+}
