@@ -8,8 +8,9 @@
 //! or through a symlink into a hidden path is attached only after a question naming where it
 //! leads (the prompt may be piped text no one reviewed): headless, with no one to ask, it is
 //! not attached (`--yes` answers yes, as it does for the model's reads), and the user is told.
-//! Images the editor front end saved for a prompt (`<data>/acp/images`) and the tool-output
-//! folder are pith's own and attach freely. What is attached is read through the read tool,
+//! Images the editor front end saved for a prompt (`<data>/acp/images`), images pasted from
+//! the clipboard (`<data>/images`, `pith_config::images`) and the tool-output folder are
+//! pith's own and attach freely. What is attached is read through the read tool,
 //! which opens what its check resolved (`pith_tools::open`).
 
 use serde_json::json;
@@ -264,15 +265,11 @@ impl Turn<'_> {
     /// Does the session's model take images? The config says (`images`), else what is known
     /// of the model.
     pub(crate) fn takes_images(&self) -> bool {
-        self.model.info.images.unwrap_or_else(|| {
-            let id = self.model.model_id.to_ascii_lowercase();
-            self.model.provider.images_by_default()
-                || [
-                    "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "claude", "gemini",
-                ]
-                .iter()
-                .any(|k| id.contains(k))
-        })
+        pith_config::catalog::takes_images(
+            self.model.info.images,
+            self.model.provider.images_by_default(),
+            &self.model.model_id,
+        )
     }
 }
 
@@ -284,6 +281,7 @@ pub(crate) fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) 
     let own = [
         pith_tools::truncate::output_dir(&ctx.data_dir),
         ctx.data_dir.join("acp").join("images"),
+        pith_config::images::dir(&ctx.data_dir),
     ];
     let ours = own
         .iter()
@@ -365,5 +363,18 @@ mod tests {
         std::fs::create_dir_all(image.parent().unwrap()).unwrap();
         std::fs::write(&image, "png").unwrap();
         assert_eq!(refused_mention(&ws.ctx, &c(&image.to_string_lossy())), None);
+        // an image pasted from the clipboard in the TUI
+        let pasted = pith_config::images::dir(&ws.ctx.data_dir).join("01j.png");
+        std::fs::create_dir_all(pasted.parent().unwrap()).unwrap();
+        std::fs::write(&pasted, "png").unwrap();
+        assert_eq!(
+            refused_mention(&ws.ctx, &c(&pasted.to_string_lossy())),
+            None
+        );
+        // but not a folder beside it that only starts with its name
+        let beside = ws.ctx.data_dir.join("images-other/x.png");
+        std::fs::create_dir_all(beside.parent().unwrap()).unwrap();
+        std::fs::write(&beside, "png").unwrap();
+        assert!(refused_mention(&ws.ctx, &c(&beside.to_string_lossy())).is_some());
     }
 }

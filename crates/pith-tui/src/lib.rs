@@ -8,6 +8,7 @@ pub mod appearance;
 mod cell_text;
 pub mod cells;
 pub mod clipboard;
+pub mod clipboard_image;
 mod completion;
 mod component;
 pub mod composer;
