@@ -72,6 +72,8 @@ pub(crate) async fn run(setup: &Setup) -> anyhow::Result<i32> {
         prompt_log: None,
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
+        // no model: ctrl+v pastes text, and an image is refused
+        images: Default::default(),
     };
     let result = tui::run(init, ops_tx, ev_rx, tui_process()).await;
     // the TUI dropped its sender: the room shuts the engine it started down

@@ -71,6 +71,8 @@ mod memory_view_tests;
 #[cfg(test)]
 mod paging_tests;
 #[cfg(test)]
+mod paste_image_tests;
+#[cfg(test)]
 mod permission_tests;
 #[cfg(test)]
 mod permission_view_tests;
@@ -144,6 +146,8 @@ pub struct TuiInit {
     pub notify: pith_config::NotifyConfig,
     /// The hooks in force (`/hooks` lists them).
     pub hooks: pith_config::HooksConfig,
+    /// Where images pasted from the clipboard go, and which models take them.
+    pub images: clipboard_image::ImageInput,
 }
 
 /// At most ~60 frames a second.

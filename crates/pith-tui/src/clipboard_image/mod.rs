@@ -7,15 +7,57 @@
 
 mod run;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use pith_config::images::{ImageKind, SaveError};
 
 pub use tools::ClipEnv;
 use tools::{Backend, Pick};
+
+/// What the TUI needs to paste images, handed in by the binary.
+#[derive(Clone)]
+pub struct ImageInput {
+    /// Where pasted images are saved (`<data>/images`); `None`: images are not taken.
+    pub dir: Option<PathBuf>,
+    /// Does this "provider/model" take images (`pith_config::catalog::model_takes_images`)?
+    pub takes_images: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    /// The environment the clipboard is read in, asked at each paste.
+    pub env: Arc<dyn Fn() -> ClipEnv + Send + Sync>,
+}
+
+impl ImageInput {
+    /// Images saved under `data_dir`, read in this process's environment.
+    pub fn new(data_dir: &Path, takes_images: Arc<dyn Fn(&str) -> bool + Send + Sync>) -> Self {
+        ImageInput {
+            dir: Some(pith_config::images::dir(data_dir)),
+            takes_images,
+            env: Arc::new(ClipEnv::from_process),
+        }
+    }
+}
+
+impl Default for ImageInput {
+    /// No images (no data directory); ctrl+v still pastes text.
+    fn default() -> Self {
+        ImageInput {
+            dir: None,
+            takes_images: Arc::new(|_| false),
+            env: Arc::new(ClipEnv::from_process),
+        }
+    }
+}
+
+impl std::fmt::Debug for ImageInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageInput")
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
 
 /// Text taken from the clipboard by ctrl+v at most (a larger one is refused, not cut).
 const MAX_TEXT: usize = 1024 * 1024;
@@ -88,10 +130,12 @@ pub fn read(env: &ClipEnv, want_text: bool, limit: u64) -> Result<Clip, String> 
     }
 }
 
-/// Reads the clipboard and saves its image in `dir`; what to attach or say.
-pub fn paste(env: &ClipEnv, dir: &Path, want_text: bool) -> Pasted {
+/// Reads the clipboard and saves its image in `dir`; what to attach or say. `refuse_images`:
+/// the line that refuses an image found (the model takes none), before anything is saved.
+pub fn paste(env: &ClipEnv, dir: &Path, want_text: bool, refuse_images: Option<&str>) -> Pasted {
     let limit = pith_config::images::MAX_BYTES;
     match read(env, want_text, limit) {
+        Ok(Clip::Image(_)) if let Some(why) = refuse_images => Pasted::Refused(why.to_string()),
         Err(line) => Pasted::Refused(line),
         Ok(Clip::Text(text)) => Pasted::Text(text),
         Ok(Clip::NoImage { text: true }) => {

