@@ -75,5 +75,6 @@ mod tui_jobs;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;
+mod tui_paste_image;
 mod websearch;
 mod websearch_hosted;
