@@ -25,11 +25,37 @@ use pith_tools::permission::Decision;
 /// At most this many files attached by one prompt.
 const MAX_MENTIONS: usize = 20;
 
+/// The words of `text`, split at whitespace; a quoted mention (`@"a path/with spaces.png"`,
+/// on one line) is one word, its quotes dropped. The TUI writes an image saved under a data
+/// dir with a space in it (`~/Library/Application Support`) that way.
+fn words(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return out;
+        }
+        if let Some(q) = rest.strip_prefix("@\"")
+            && let Some(end) = q.find(['"', '\n'])
+            && q[end..].starts_with('"')
+            && end > 0
+        {
+            out.push(format!("@{}", &q[..end]).into());
+            rest = &q[end + 1..];
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push(rest[..end].into());
+        rest = &rest[end..];
+    }
+}
+
 /// The `@word`s of `text` that start a word, in order, without repeats; trailing punctuation
 /// that is not part of an existing path is the sentence's, not the path's.
 pub(crate) fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let Some(raw) = word.strip_prefix('@') else {
             continue;
         };
@@ -102,7 +128,7 @@ pub(crate) fn mentions_with_origin(
 /// `@team` or `@nowhere.` stay prose.
 pub(crate) fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let Some(raw) = word.strip_prefix('@') else {
             continue;
         };
@@ -308,6 +334,16 @@ mod tests {
             ["src/a.rs", "docs", "notes.txt"]
         );
         assert!(mentioned("@", exists).is_empty());
+        let spaced = |p: &str| matches!(p, "/data/Application Support/images/a.png" | "b.rs");
+        assert_eq!(
+            mentioned(
+                "what is @\"/data/Application Support/images/a.png\"? and @b.rs, \
+                 @\"b.rs @\"\" @\"/data/Application\nSupport/images/a.png\"",
+                spaced
+            ),
+            ["/data/Application Support/images/a.png", "b.rs"],
+            "a quoted mention is one word; an unclosed, empty or two-line one is not"
+        );
         assert_eq!(
             missing(
                 "see @src/a.rs, @src/b.rs @ghost.txt. @team @nowhere. @.env me@x.org @a/",

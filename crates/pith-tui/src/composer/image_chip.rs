@@ -25,7 +25,7 @@ impl Composer {
         self.textarea.insert_str(format!("{label} "));
         self.chips.push(Chip {
             label,
-            text: format!("@{path}"),
+            text: mention(path),
             pasted: false,
             image: true,
         });
@@ -50,6 +50,16 @@ impl Composer {
             self.textarea.delete_char();
         }
         true
+    }
+}
+
+/// `@path`, or `@"path"` when it holds a space (a data dir under `Application Support`): the
+/// engine reads a quoted mention as one word.
+fn mention(path: &str) -> String {
+    if path.contains(char::is_whitespace) {
+        format!("@\"{path}\"")
+    } else {
+        format!("@{path}")
     }
 }
 
@@ -98,5 +108,19 @@ mod tests {
         // recalled from the history, the chip still stands for its image
         assert!(c.history_prev());
         assert_eq!(c.expanded(), sent);
+    }
+
+    #[test]
+    fn a_path_with_a_space_is_quoted() {
+        let mut c = Composer::default();
+        c.attach_image(
+            "/Users/a/Library/Application Support/pith/images/01a.png",
+            "png",
+            "1 KB",
+        );
+        assert_eq!(
+            c.expanded(),
+            "@\"/Users/a/Library/Application Support/pith/images/01a.png\" "
+        );
     }
 }
