@@ -1,4 +1,4 @@
-//! A screenshot pasted with Ctrl+V in the real binary in tmux (README "Images"): a stub
+//! A screenshot pasted with Ctrl+V in the real binary in tmux (README "Use": Ctrl+V): a stub
 //! `wl-paste` first on `PATH` serves a PNG, the composer shows its chip, and the model's request
 //! carries the image, saved private under the data dir. `/paste-image` with only text on the
 //! clipboard says so, and nothing is sent.
