@@ -39,7 +39,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn mention(path: &str) -> String {
-    format!("@{path}")
+    pith_config::path::mention(path)
 }
 
 /// The prompt as text; `images` is where images are written.
@@ -141,7 +141,7 @@ mod tests {
             lines[..5],
             [
                 "look at",
-                "@/ws/a b.rs",
+                "@\"/ws/a b.rs\"",
                 "<context uri=\"file:///ws/c.rs\">",
                 "fn c() {}",
                 "</context>"

@@ -25,7 +25,7 @@ impl Composer {
         self.textarea.insert_str(format!("{label} "));
         self.chips.push(Chip {
             label,
-            text: mention(path),
+            text: pith_config::path::mention(path),
             pasted: false,
             image: true,
         });
@@ -50,16 +50,6 @@ impl Composer {
             self.textarea.delete_char();
         }
         true
-    }
-}
-
-/// `@path`, or `@"path"` when it holds a space (a data dir under `Application Support`): the
-/// engine reads a quoted mention as one word.
-fn mention(path: &str) -> String {
-    if path.contains(char::is_whitespace) {
-        format!("@\"{path}\"")
-    } else {
-        format!("@{path}")
     }
 }
 
