@@ -223,7 +223,7 @@ fn tui_init(setup: &Setup, opened: Opened, notice: Option<String>) -> TuiInit {
 
 /// Pasted images go under the data dir; whether the model on screen takes them is the
 /// config's answer, the one the engine gives (`catalog::takes_images`).
-fn image_input(setup: &Setup) -> tui::clipboard_image::ImageInput {
+pub(crate) fn image_input(setup: &Setup) -> tui::clipboard_image::ImageInput {
     let config = setup.config().clone();
     tui::clipboard_image::ImageInput::new(
         &setup.data_dir,

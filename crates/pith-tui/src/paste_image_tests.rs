@@ -134,3 +134,30 @@ fn a_model_without_images_is_refused_before_anything_is_read_or_saved() {
     assert_eq!(app.composer().text(), "");
     assert!(saved(data.path()).is_empty());
 }
+
+#[test]
+fn with_no_model_yet_an_image_is_refused_by_name() {
+    let s = Stubs::new();
+    s.wl_paste("image/png\\n");
+    let data = tempfile::tempdir().unwrap();
+    let mut init = init(Vec::new());
+    init.model = "(no model)".into();
+    init.images = ImageInput {
+        dir: Some(pith_config::images::dir(data.path())),
+        takes_images: Arc::new(|_| false),
+        env: Arc::new({
+            let env = s.wayland();
+            move || env.clone()
+        }),
+    };
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(init, tx);
+    ctrl(&mut app, 'v');
+    app.finish_clipboard_read();
+    let screen = render(&mut app, 100, 12);
+    assert!(
+        screen.contains("no model is set up: an image cannot be attached"),
+        "{screen}"
+    );
+    assert!(saved(data.path()).is_empty());
+}

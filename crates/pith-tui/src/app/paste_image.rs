@@ -36,6 +36,9 @@ impl App {
         }
         let model = self.status.model().to_string();
         let refusal = (!(self.images.input.takes_images)(&model)).then(|| {
+            if model.is_empty() || model.starts_with('(') {
+                return "no model is set up: an image cannot be attached".to_string();
+            }
             format!(
                 "{model} does not take images: not attached (set images = true under \
                  [models.\"{model}\"] if it does)"
