@@ -4,6 +4,7 @@
 
 mod acp;
 mod acp_goal;
+mod acp_images;
 mod acp_jobs;
 mod acp_load;
 mod acp_memory;
