@@ -55,6 +55,7 @@ fn init(session: Session, messages: Vec<Message>, more_history: bool) -> TuiInit
         prompt_log: None,
         notify: Default::default(),
         hooks: Default::default(),
+        images: Default::default(),
         session,
         messages,
         more_history,

@@ -82,6 +82,7 @@ fn app(messages: Vec<Message>) -> App {
             prompt_log: None,
             notify: Default::default(),
             hooks: Default::default(),
+            images: Default::default(),
         },
         tx,
     )

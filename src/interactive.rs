@@ -213,11 +213,22 @@ fn tui_init(setup: &Setup, opened: Opened, notice: Option<String>) -> TuiInit {
         )),
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
+        images: image_input(setup),
         session: opened.session,
         messages: opened.messages,
         more_history: opened.more_history,
         custom_commands,
     }
+}
+
+/// Pasted images go under the data dir; whether the model on screen takes them is the
+/// config's answer, the one the engine gives (`catalog::takes_images`).
+pub(crate) fn image_input(setup: &Setup) -> tui::clipboard_image::ImageInput {
+    let config = setup.config().clone();
+    tui::clipboard_image::ImageInput::new(
+        &setup.data_dir,
+        std::sync::Arc::new(move |model: &str| catalog::model_takes_images(&config, model)),
+    )
 }
 
 fn store_key(setup: &Setup, provider: &str, key: &str) -> Result<(), KeyNotStored> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use crate::interactive::{appearance, key_access, keymap, tui_process};
+use crate::interactive::{appearance, image_input, key_access, keymap, tui_process};
 use pith_config::catalog;
 use pith_engine::{self as engine, EngineOptions};
 use pith_launch::first_run;
@@ -72,6 +72,8 @@ pub(crate) async fn run(setup: &Setup) -> anyhow::Result<i32> {
         prompt_log: None,
         notify: setup.config().notify.clone(),
         hooks: setup.config().hooks.clone(),
+        // until `/model` starts one, an image is refused (ctrl+v still pastes text)
+        images: image_input(setup),
     };
     let result = tui::run(init, ops_tx, ev_rx, tui_process()).await;
     // the TUI dropped its sender: the room shuts the engine it started down

@@ -4,6 +4,7 @@
 
 mod acp;
 mod acp_goal;
+mod acp_images;
 mod acp_jobs;
 mod acp_load;
 mod acp_memory;
@@ -75,5 +76,6 @@ mod tui_jobs;
 mod tui_local_server;
 mod tui_memory;
 mod tui_no_model;
+mod tui_paste_image;
 mod websearch;
 mod websearch_hosted;

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use super::rpc::RpcError;
 
 /// The largest image taken (decoded).
-const MAX_IMAGE: usize = 20 * 1024 * 1024;
+const MAX_IMAGE: u64 = 20 * 1024 * 1024;
 
 /// `file:///a/b` → `/a/b` (other URIs stay as they are).
 fn file_path(uri: &str) -> Option<String> {
@@ -39,7 +39,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn mention(path: &str) -> String {
-    format!("@{path}")
+    pith_config::path::mention(path)
 }
 
 /// The prompt as text; `images` is where images are written.
@@ -88,30 +88,22 @@ pub(crate) fn to_text(blocks: &[ContentBlock], images: &Path) -> Result<String, 
     Ok(text)
 }
 
+/// Saves an image block (base64) through the one image store (`pith_config::images`): its
+/// bytes must be an image of a kind the providers take, whatever the client says it is.
 fn save_image(data: &str, mime: &str, dir: &Path) -> Result<String, RpcError> {
-    let ext = match mime {
-        "image/png" => "png",
-        "image/jpeg" | "image/jpg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        other => {
-            return Err(RpcError::invalid_params(format!(
-                "unsupported image type {other}"
-            )));
-        }
-    };
+    if pith_config::images::ImageKind::from_mime(mime).is_none() {
+        return Err(RpcError::invalid_params(format!(
+            "unsupported image type {mime}"
+        )));
+    }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
         .map_err(|e| RpcError::invalid_params(format!("the image is not base64: {e}")))?;
-    if bytes.len() > MAX_IMAGE {
-        return Err(RpcError::invalid_params("the image is larger than 20 MB"));
+    match pith_config::images::save(dir, &bytes, MAX_IMAGE) {
+        Ok((path, _)) => Ok(path.to_string_lossy().into_owned()),
+        Err(e @ pith_config::images::SaveError::Io(_)) => Err(RpcError::internal(e.to_string())),
+        Err(e) => Err(RpcError::invalid_params(e.to_string())),
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
-    let path = dir.join(format!("{}.{ext}", pith_protocol::message::new_id()));
-    std::fs::write(&path, bytes)
-        .map_err(|e| RpcError::internal(format!("cannot save the image: {e}")))?;
-    Ok(path.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]
@@ -149,7 +141,7 @@ mod tests {
             lines[..5],
             [
                 "look at",
-                "@/ws/a b.rs",
+                "@\"/ws/a b.rs\"",
                 "<context uri=\"file:///ws/c.rs\">",
                 "fn c() {}",
                 "</context>"
@@ -163,5 +155,11 @@ mod tests {
             to_text(&bad, dir.path()).unwrap_err().code,
             RpcError::INVALID_PARAMS
         );
+        // a script sent as an image is not saved
+        let script =
+            blocks(json!([{"type": "image", "mimeType": "image/png", "data": "IyEvYmluL3NoCg=="}]));
+        let err = to_text(&script, dir.path()).unwrap_err();
+        assert_eq!(err.code, RpcError::INVALID_PARAMS);
+        assert!(err.message.contains("not a PNG"), "{}", err.message);
     }
 }

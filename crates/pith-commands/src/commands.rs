@@ -127,6 +127,11 @@ pub enum Command {
     Skills,
     #[strum(message = "background jobs: command, age, state, last line; stop one")]
     Ps,
+    #[strum(
+        to_string = "paste-image",
+        message = "attach the image on the clipboard (also ctrl+v)"
+    )]
+    PasteImage,
 }
 
 impl Command {
@@ -169,6 +174,7 @@ impl Command {
                 | Command::Goal
                 | Command::Skills
                 | Command::Ps
+                | Command::PasteImage
         )
     }
 
@@ -270,10 +276,37 @@ mod tests {
         assert_eq!(
             names,
             [
-                "compact", "context", "pin", "unpin", "model", "effort", "plan", "login",
-                "sessions", "agents", "new", "export", "mcp", "resource", "init", "undo", "redo",
-                "rewind", "copy", "editor", "help", "keys", "hooks", "theme", "quit", "goal",
-                "memory", "remember", "skills", "ps"
+                "compact",
+                "context",
+                "pin",
+                "unpin",
+                "model",
+                "effort",
+                "plan",
+                "login",
+                "sessions",
+                "agents",
+                "new",
+                "export",
+                "mcp",
+                "resource",
+                "init",
+                "undo",
+                "redo",
+                "rewind",
+                "copy",
+                "editor",
+                "help",
+                "keys",
+                "hooks",
+                "theme",
+                "quit",
+                "goal",
+                "memory",
+                "remember",
+                "skills",
+                "ps",
+                "paste-image"
             ]
         );
         assert_eq!(Command::Compact.args(), "[focus]");

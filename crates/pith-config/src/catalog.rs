@@ -165,6 +165,34 @@ pub fn known_models(config: &Config) -> Vec<String> {
     out
 }
 
+/// Does a model take images? `configured` is what the config (or the catalog) says
+/// (`images`); without it, a provider whose models all do (`provider_default`: Anthropic's
+/// wire), else the model id's family. The engine and the TUI ask the same question here.
+pub fn takes_images(configured: Option<bool>, provider_default: bool, model_id: &str) -> bool {
+    configured.unwrap_or_else(|| {
+        let id = model_id.to_ascii_lowercase();
+        provider_default
+            || [
+                "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "claude", "gemini",
+            ]
+            .iter()
+            .any(|k| id.contains(k))
+    })
+}
+
+/// [`takes_images`] for a "provider/model" name of `config` (what a front end without an
+/// engine's model can ask).
+pub fn model_takes_images(config: &Config, name: &str) -> bool {
+    let Some((provider, model_id)) = pith_protocol::model_name::split(name) else {
+        return false;
+    };
+    let anthropic = config
+        .provider
+        .get(provider)
+        .is_some_and(|p| p.kind == super::ProviderKind::Anthropic);
+    takes_images(resolve(config, name).info.images, anthropic, model_id)
+}
+
 /// Lower case, `:tag` and `-latest` dropped, dates dropped, `.` spelled `-`.
 fn normalize(id: &str) -> String {
     let mut s = id.to_ascii_lowercase();
@@ -240,6 +268,37 @@ mod tests {
             }
         }
         assert_eq!(entries().count(), want.len());
+    }
+
+    #[test]
+    fn which_models_take_images() {
+        let mut config = Config::default();
+        assert!(model_takes_images(&config, "openai/gpt-4.1"));
+        assert!(!model_takes_images(&config, "ollama/qwen3-coder"));
+        assert!(!model_takes_images(&config, "no-slash"));
+        config.models.insert(
+            "ollama/llava".into(),
+            ModelConfig {
+                images: Some(true),
+                ..ModelConfig::default()
+            },
+        );
+        config.models.insert(
+            "openai/gpt-4o".into(),
+            ModelConfig {
+                images: Some(false),
+                ..ModelConfig::default()
+            },
+        );
+        assert!(
+            model_takes_images(&config, "ollama/llava"),
+            "the config says"
+        );
+        assert!(
+            !model_takes_images(&config, "openai/gpt-4o"),
+            "the config wins"
+        );
+        assert!(takes_images(None, true, "some-model"), "Anthropic's wire");
     }
 
     #[test]

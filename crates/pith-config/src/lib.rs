@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod catalog;
 pub mod hooks;
+pub mod images;
 pub mod keys;
 pub mod known;
 pub mod load;

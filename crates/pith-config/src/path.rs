@@ -142,6 +142,16 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// The `@` mention of `path` as a front end writes it into a prompt: `@path`, or `@"path"` when
+/// it holds a space (the engine reads a quoted mention, on one line, as one word).
+pub fn mention(path: &str) -> String {
+    if path.contains(char::is_whitespace) {
+        format!("@\"{path}\"")
+    } else {
+        format!("@{path}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use base64::Engine;
 use pith_protocol::llm::UserContent;
 
 /// Images larger than this are not sent.
-pub(crate) const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = pith_config::images::MAX_BYTES;
 
 /// The content of an attached image for a request: the image itself for a model that takes
 /// images, else a note saying it was left out.

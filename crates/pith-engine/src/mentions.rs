@@ -8,8 +8,9 @@
 //! or through a symlink into a hidden path is attached only after a question naming where it
 //! leads (the prompt may be piped text no one reviewed): headless, with no one to ask, it is
 //! not attached (`--yes` answers yes, as it does for the model's reads), and the user is told.
-//! Images the editor front end saved for a prompt (`<data>/acp/images`) and the tool-output
-//! folder are pith's own and attach freely. What is attached is read through the read tool,
+//! Images the editor front end saved for a prompt (`<data>/acp/images`), images pasted from
+//! the clipboard (`<data>/images`, `pith_config::images`) and the tool-output folder are
+//! pith's own and attach freely. What is attached is read through the read tool,
 //! which opens what its check resolved (`pith_tools::open`).
 
 use serde_json::json;
@@ -24,11 +25,37 @@ use pith_tools::permission::Decision;
 /// At most this many files attached by one prompt.
 const MAX_MENTIONS: usize = 20;
 
+/// The words of `text`, split at whitespace; a quoted mention (`@"a path/with spaces.png"`,
+/// on one line) is one word, its quotes dropped. The TUI writes an image saved under a data
+/// dir with a space in it (`~/Library/Application Support`) that way.
+fn words(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return out;
+        }
+        if let Some(q) = rest.strip_prefix("@\"")
+            && let Some(end) = q.find(['"', '\n'])
+            && q[end..].starts_with('"')
+            && end > 0
+        {
+            out.push(format!("@{}", &q[..end]).into());
+            rest = &q[end + 1..];
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push(rest[..end].into());
+        rest = &rest[end..];
+    }
+}
+
 /// The `@word`s of `text` that start a word, in order, without repeats; trailing punctuation
 /// that is not part of an existing path is the sentence's, not the path's.
 pub(crate) fn mentioned(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let Some(raw) = word.strip_prefix('@') else {
             continue;
         };
@@ -101,7 +128,7 @@ pub(crate) fn mentions_with_origin(
 /// `@team` or `@nowhere.` stay prose.
 pub(crate) fn missing(text: &str, exists: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let Some(raw) = word.strip_prefix('@') else {
             continue;
         };
@@ -264,15 +291,11 @@ impl Turn<'_> {
     /// Does the session's model take images? The config says (`images`), else what is known
     /// of the model.
     pub(crate) fn takes_images(&self) -> bool {
-        self.model.info.images.unwrap_or_else(|| {
-            let id = self.model.model_id.to_ascii_lowercase();
-            self.model.provider.images_by_default()
-                || [
-                    "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "claude", "gemini",
-                ]
-                .iter()
-                .any(|k| id.contains(k))
-        })
+        pith_config::catalog::takes_images(
+            self.model.info.images,
+            self.model.provider.images_by_default(),
+            &self.model.model_id,
+        )
     }
 }
 
@@ -284,6 +307,7 @@ pub(crate) fn refused_mention(ctx: &ToolContext, c: &pith_tools::open::Checked) 
     let own = [
         pith_tools::truncate::output_dir(&ctx.data_dir),
         ctx.data_dir.join("acp").join("images"),
+        pith_config::images::dir(&ctx.data_dir),
     ];
     let ours = own
         .iter()
@@ -310,6 +334,16 @@ mod tests {
             ["src/a.rs", "docs", "notes.txt"]
         );
         assert!(mentioned("@", exists).is_empty());
+        let spaced = |p: &str| matches!(p, "/data/Application Support/images/a.png" | "b.rs");
+        assert_eq!(
+            mentioned(
+                "what is @\"/data/Application Support/images/a.png\"? and @b.rs, \
+                 @\"b.rs @\"\" @\"/data/Application\nSupport/images/a.png\"",
+                spaced
+            ),
+            ["/data/Application Support/images/a.png", "b.rs"],
+            "a quoted mention is one word; an unclosed, empty or two-line one is not"
+        );
         assert_eq!(
             missing(
                 "see @src/a.rs, @src/b.rs @ghost.txt. @team @nowhere. @.env me@x.org @a/",
@@ -365,5 +399,18 @@ mod tests {
         std::fs::create_dir_all(image.parent().unwrap()).unwrap();
         std::fs::write(&image, "png").unwrap();
         assert_eq!(refused_mention(&ws.ctx, &c(&image.to_string_lossy())), None);
+        // an image pasted from the clipboard in the TUI
+        let pasted = pith_config::images::dir(&ws.ctx.data_dir).join("01j.png");
+        std::fs::create_dir_all(pasted.parent().unwrap()).unwrap();
+        std::fs::write(&pasted, "png").unwrap();
+        assert_eq!(
+            refused_mention(&ws.ctx, &c(&pasted.to_string_lossy())),
+            None
+        );
+        // but not a folder beside it that only starts with its name
+        let beside = ws.ctx.data_dir.join("images-other/x.png");
+        std::fs::create_dir_all(beside.parent().unwrap()).unwrap();
+        std::fs::write(&beside, "png").unwrap();
+        assert!(refused_mention(&ws.ctx, &c(&beside.to_string_lossy())).is_some());
     }
 }

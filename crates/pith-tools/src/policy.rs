@@ -109,7 +109,7 @@ impl std::fmt::Display for Protected {
 pub(crate) enum OwnState {
     /// Not pith's.
     No,
-    /// The tool-output folder: readable, not writable.
+    /// The tool-output folder (and the saved prompt images): readable, not writable.
     ToolOutput,
     /// pith's own state: neither readable nor writable.
     Yes,
@@ -144,12 +144,21 @@ impl Policy {
         let mut own = vec![data_dir.to_path_buf()];
         own.extend(config_dir);
         own.extend(pith_config::load::default_global_file());
-        Policy::with_paths(
+        let mut policy = Policy::with_paths(
             workspace,
             home,
             &own,
             &crate::truncate::output_dir(data_dir),
-        )
+        );
+        // the images a front end saved for a prompt (pasted from the clipboard, an editor's
+        // image block): read as their `@path` mentions, like saved tool output, never written
+        for dir in [
+            pith_config::images::dir(data_dir),
+            data_dir.join("acp").join("images"),
+        ] {
+            policy.tool_output.extend(forms(&dir));
+        }
+        policy
     }
 
     /// The policy with every place named (tests; [`new`](Self::new) finds them). A place that

@@ -8,6 +8,7 @@ pub mod appearance;
 mod cell_text;
 pub mod cells;
 pub mod clipboard;
+pub mod clipboard_image;
 mod completion;
 mod component;
 pub mod composer;
@@ -69,6 +70,8 @@ mod login_tests;
 mod memory_view_tests;
 #[cfg(test)]
 mod paging_tests;
+#[cfg(test)]
+mod paste_image_tests;
 #[cfg(test)]
 mod permission_tests;
 #[cfg(test)]
@@ -143,6 +146,8 @@ pub struct TuiInit {
     pub notify: pith_config::NotifyConfig,
     /// The hooks in force (`/hooks` lists them).
     pub hooks: pith_config::HooksConfig,
+    /// Where images pasted from the clipboard go, and which models take them.
+    pub images: clipboard_image::ImageInput,
 }
 
 /// At most ~60 frames a second.

@@ -73,6 +73,7 @@ pub(super) fn init(messages: Vec<Message>) -> TuiInit {
         prompt_log: None,
         notify: Default::default(),
         hooks: Default::default(),
+        images: Default::default(),
     }
 }
 

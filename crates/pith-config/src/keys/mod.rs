@@ -165,6 +165,11 @@ pub enum Action {
         props(context = "chat", keys = "ctrl+l")
     )]
     LeftList,
+    #[strum(
+        message = "paste an image from the clipboard (text pastes as text)",
+        props(context = "chat", keys = "ctrl+v alt+v")
+    )]
+    PasteImage,
     #[strum(message = "previous entry", props(context = "list", keys = "up"))]
     ListUp,
     #[strum(message = "next entry", props(context = "list", keys = "down"))]

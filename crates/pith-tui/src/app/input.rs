@@ -178,6 +178,10 @@ impl App {
                 self.open_left_list();
                 true
             }
+            Some(Action::PasteImage) => {
+                self.paste_image(false);
+                true
+            }
             Some(Action::Quit) if self.composer.is_empty() => {
                 self.quit();
                 true

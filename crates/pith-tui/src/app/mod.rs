@@ -36,6 +36,7 @@ mod jobs;
 mod login;
 mod mcp;
 mod memory;
+mod paste_image;
 mod popup_keys;
 mod quit;
 mod recall;
@@ -111,6 +112,8 @@ pub struct App {
     hooks: pith_config::HooksConfig,
     /// What the transcript last said of the session's goal (`/goal`).
     goal: goal::GoalNotes,
+    /// Images from the clipboard: where they go, and the read under way.
+    images: paste_image::ImagePaste,
 }
 
 impl App {
@@ -155,6 +158,7 @@ impl App {
             notifier: super::notify::Notifier::new(init.notify),
             hooks: init.hooks,
             goal: Default::default(),
+            images: paste_image::ImagePaste::new(init.images),
         }
     }
 
@@ -200,6 +204,7 @@ impl App {
                 if self.quit.expire(self.status.now()) {
                     self.dirty = true;
                 }
+                self.poll_clipboard();
             }
         }
     }

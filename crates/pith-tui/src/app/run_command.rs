@@ -85,6 +85,7 @@ impl App {
             Command::Remember => self.remember_command(arg.as_deref().unwrap_or("")),
             Command::Skills => self.skills_command(),
             Command::Ps => self.ps_command(),
+            Command::PasteImage => self.paste_image(true),
         }
     }
 

@@ -11,6 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use super::format;
 use pith_protocol::message::Span;
 
+mod image_chip;
 mod screen;
 
 pub(crate) use screen::{ComposerChrome, ComposerKey};
@@ -36,6 +37,9 @@ struct Chip {
     /// history or given back by the engine: the engine is told, so compaction carries it as a
     /// pasted block.
     pasted: bool,
+    /// An image attached from the clipboard: the label stands for its `@path`, and backspace
+    /// takes the label whole.
+    image: bool,
 }
 
 impl Entry {
@@ -49,6 +53,7 @@ impl Entry {
                     label,
                     text: text.to_string(),
                     pasted: false,
+                    image: false,
                 }],
             }
         } else {
@@ -225,6 +230,7 @@ impl Composer {
                 label,
                 text,
                 pasted: true,
+                image: false,
             });
         } else {
             self.textarea.insert_str(&text);

@@ -128,6 +128,9 @@ impl Component for Composer {
                 crate::keymap::edit(&mut self.textarea, a);
                 return Handled::Done(ComposerKey::Edited);
             }
+            _ if is_backspace(&k) && self.delete_image_chip() => {
+                return Handled::Done(ComposerKey::Edited);
+            }
             _ => {
                 if crate::keymap::to_textarea(&k) {
                     self.textarea.input(k);
@@ -143,6 +146,11 @@ impl Component for Composer {
         self.textarea.set_block(block);
         frame.render_widget(&self.textarea, area);
     }
+}
+
+/// A plain Backspace.
+fn is_backspace(k: &KeyEvent) -> bool {
+    k.code == crossterm::event::KeyCode::Backspace && k.modifiers.is_empty()
 }
 
 /// Below this many columns the hint is the short one.

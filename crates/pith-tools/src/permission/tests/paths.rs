@@ -240,6 +240,31 @@ fn a_link_in_the_tool_output_folder_to_a_key_asks_like_the_key() {
     deny(p.check("read", &json!({"file_path": db}), &ws.ctx));
 }
 
+/// An image a front end saved for a prompt (`<data>/images`, `<data>/acp/images`) is read as
+/// its mention; it is not written, and the rest of the data dir stays pith's own.
+#[test]
+fn saved_prompt_images_are_readable_not_writable() {
+    let ws = Ws::new();
+    let mut p = defaults_only();
+    for dir in [
+        pith_config::images::dir(&ws.ctx.data_dir),
+        ws.ctx.data_dir.join("acp/images"),
+    ] {
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("01j.png");
+        std::fs::write(&f, "png").unwrap();
+        let f = f.display().to_string();
+        assert!(is_allow(&p.check(
+            "read",
+            &json!({"file_path": f}),
+            &ws.ctx
+        )));
+        deny(p.check("write", &json!({"file_path": f, "content": "x"}), &ws.ctx));
+    }
+    let beside = ws.ctx.data_dir.join("images-old.png").display().to_string();
+    deny(p.check("read", &json!({"file_path": beside}), &ws.ctx));
+}
+
 /// A workspace that is `$HOME` (pith started there), with `~/.ssh/id_rsa` and a deny-read file.
 fn home_workspace() -> Ws {
     let mut ws = Ws::new();
