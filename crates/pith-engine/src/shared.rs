@@ -70,6 +70,12 @@ pub struct Shared {
     /// The background jobs (ARCHITECTURE.md §5.3): one table for the engine, shared with its
     /// sub-agents, answered by the pump while a turn runs; it ends them when the session does.
     pub jobs: std::sync::Arc<pith_tools::jobs::Jobs>,
+    /// The MCP servers' forms waiting for the user (ARCHITECTURE.md §12).
+    pub forms: std::sync::Arc<crate::server_questions::PendingForms>,
+    /// The model of the latest step: what an MCP server's sampling request is answered with.
+    pub(crate) sampling_model: Mutex<Option<crate::sampling::SamplingModel>>,
+    /// The tokens MCP sampling took in this engine.
+    pub sampling_usage: Mutex<pith_protocol::llm::Usage>,
 }
 
 impl Shared {
@@ -310,6 +316,15 @@ fn route(
                 .send(EventMsg::from(Event::Session(SessionEvent::Jobs { jobs })).answering(&id));
         }
         Op::KillJob { id: job } => kill_job(id, job, shared.jobs.clone(), history.events.clone()),
+        Op::ElicitationReply {
+            id: form,
+            action,
+            content,
+        } => {
+            if !shared.forms.answer(&form, (action, content)) {
+                tracing::debug!(%form, "an answer to a form no longer pending: dropped");
+            }
+        }
         Op::Shutdown => {
             shared.cancel_turn();
             to_runner(Op::Shutdown);

@@ -41,6 +41,7 @@ impl Turn<'_> {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Outcome {
+        self.publish_sampling_model();
         let mut attempt = StepAttempt { idx, request };
         let streamed = reader::with_retries(self, Reading::Step, &mut attempt, cancel).await;
         match streamed {

@@ -118,6 +118,8 @@ pub struct McpManager {
     env: Env,
     /// Lists being fetched again after a server said they changed.
     refreshing: std::sync::atomic::AtomicUsize,
+    /// Who answers the servers' questions (set before the servers start).
+    questions: std::sync::OnceLock<Arc<dyn crate::questions::ServerQuestions>>,
 }
 
 impl McpManager {
@@ -172,7 +174,14 @@ impl McpManager {
             on_change,
             env,
             refreshing: Default::default(),
+            questions: Default::default(),
         })
+    }
+
+    /// Who answers the servers' questions (elicitation, sampling): connections made from now
+    /// on offer them. Set once, before [`McpManager::start_all`].
+    pub fn set_questions(&self, questions: Arc<dyn crate::questions::ServerQuestions>) {
+        let _ = self.questions.set(questions);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -339,6 +348,8 @@ impl McpManager {
         Handler {
             server: server.name.clone(),
             workspace: self.workspace.to_string_lossy().into_owned(),
+            questions: self.questions.get().cloned(),
+            pace: Default::default(),
             on_change: Arc::new(move |what| {
                 if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
                     use std::sync::atomic::Ordering::SeqCst;

@@ -1,0 +1,276 @@
+//! MCP sampling (`sampling/createMessage`): a server asks the session's model to answer its
+//! messages. Behind a permission like a tool's (`[permission] mcp_sampling`, by server name,
+//! `ask` by default; "always" holds for the server for the session; headless it is denied
+//! unless `--yes`). Allowed, it is one request with the current model, no tools, the server's
+//! messages and system prompt, bounded by the server's `maxTokens`, [`MAX_SAMPLING_TOKENS`] and
+//! [`SAMPLING_WAIT`]; its tokens are added to the session's sampling figure and said in a note.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::server_questions::EngineQuestions;
+use pith_config::{PermissionAction, PermissionSetting};
+use pith_mcp::questions::{SampleReply, SampleRequest};
+use pith_protocol::event::{EventMsg, PermissionReply, PermissionRequest, TurnEvent};
+use pith_protocol::llm::{AssistantContent, ChatMessage, ChatRequest, StreamEvent, UserContent};
+
+/// pith's own cap on a sampled answer's tokens, whatever the server asks.
+pub(crate) const MAX_SAMPLING_TOKENS: u32 = 4_096;
+/// How long one sampled answer may take.
+pub(crate) const SAMPLING_WAIT: Duration = Duration::from_secs(120);
+/// The permission rule's name.
+pub(crate) const SAMPLING_RULE: &str = "mcp_sampling";
+
+/// The model sampling uses: the one of the session's latest step.
+#[derive(Clone)]
+pub(crate) struct SamplingModel {
+    pub name: String,
+    pub provider: Arc<dyn pith_provider::Provider>,
+    pub model_id: String,
+    pub images: bool,
+}
+
+/// The sampling state of one engine.
+#[derive(Default)]
+pub(crate) struct Sampling {
+    /// `[permission] mcp_sampling`.
+    pub(crate) rule: Option<PermissionSetting>,
+    /// Servers the user allowed for the session ("always").
+    pub(crate) allowed: Mutex<HashSet<String>>,
+}
+
+impl Sampling {
+    fn rule_for(&self, server: &str) -> PermissionAction {
+        match &self.rule {
+            None => PermissionAction::Ask,
+            Some(PermissionSetting::Action(a)) => *a,
+            Some(PermissionSetting::Patterns(p)) => p
+                .iter()
+                .filter(|(pat, _)| {
+                    pith_config::permission_glob(pat).is_ok_and(|g| g.is_match(server))
+                })
+                .max_by_key(|(pat, _)| pat.len())
+                .map_or(PermissionAction::Ask, |(_, a)| *a),
+        }
+    }
+
+    /// Whether `server` may sample now: the rules, the session's grant, the user's answer.
+    async fn permit(
+        &self,
+        q: &EngineQuestions,
+        server: &str,
+        request: &SampleRequest,
+        stop: &CancellationToken,
+    ) -> Result<(), String> {
+        match self.rule_for(server) {
+            PermissionAction::Deny => return Err("the user's rules deny sampling".into()),
+            PermissionAction::Allow => return Ok(()),
+            PermissionAction::Ask => {}
+        }
+        if self.allowed.lock().is_ok_and(|a| a.contains(server)) {
+            return Ok(());
+        }
+        let title = format!(
+            "MCP server {server} wants the model to answer: {}",
+            first_lines(request)
+        );
+        if q.headless {
+            if q.auto_yes {
+                q.note(format!("{title} (allowed: --yes)"));
+                return Ok(());
+            }
+            q.note(format!(
+                "{title}; denied: this run cannot ask (--yes, or [permission] {SAMPLING_RULE} = \"allow\", allows it)"
+            ));
+            return Err("the user could not be asked, so sampling was denied".into());
+        }
+        let ask = PermissionRequest {
+            id: pith_protocol::message::new_id(),
+            tool: SAMPLING_RULE.to_string(),
+            call_id: String::new(),
+            title,
+            patterns: vec![server.to_string()],
+            agent: None,
+        };
+        let mut wait = q.shared.wait_permission(&ask.id);
+        if q
+            .events
+            .send(EventMsg::from(TurnEvent::PermissionAsked(ask)))
+            .is_err()
+        {
+            return Err("no one can answer".into());
+        }
+        let turn = q.shared.current_cancel();
+        let answer = tokio::select! {
+            a = wait.answer() => a,
+            _ = turn.cancelled() => None,
+            _ = stop.cancelled() => None,
+            _ = tokio::time::sleep(crate::server_questions::ANSWER_WAIT) => None,
+        };
+        match answer {
+            None => Err("the question was withdrawn".into()),
+            Some((PermissionReply::Deny, _)) => Err("the user denied sampling".into()),
+            Some((PermissionReply::Always | PermissionReply::AlwaysExact, _)) => {
+                if let Ok(mut a) = self.allowed.lock() {
+                    a.insert(server.to_string());
+                }
+                Ok(())
+            }
+            Some((PermissionReply::Once, _)) => Ok(()),
+        }
+    }
+
+    pub(crate) async fn sample(
+        &self,
+        q: &EngineQuestions,
+        server: &str,
+        request: SampleRequest,
+        stop: CancellationToken,
+    ) -> Result<SampleReply, String> {
+        self.permit(q, server, &request, &stop).await?;
+        let model = q
+            .shared
+            .sampling_model
+            .lock()
+            .ok()
+            .and_then(|m| m.clone())
+            .ok_or("no model has answered in this session yet")?;
+        let chat = chat_request(&request, &model);
+        let turn = q.shared.current_cancel();
+        let read = tokio::select! {
+            r = tokio::time::timeout(SAMPLING_WAIT, read_answer(&model, &chat)) => {
+                r.unwrap_or_else(|_| Err("the model did not answer in time".into()))
+            }
+            _ = turn.cancelled() => Err("interrupted".into()),
+            _ = stop.cancelled() => Err("the server gave up".into()),
+        };
+        let (text, usage, cut) = read?;
+        if let Ok(mut u) = q.shared.sampling_usage.lock() {
+            u.input += usage.input;
+            u.output += usage.output;
+        }
+        q.note(format!(
+            "MCP server {server} sampled {}: {} tokens in, {} out",
+            model.name,
+            pith_protocol::text::count(usage.input),
+            pith_protocol::text::count(usage.output)
+        ));
+        Ok(SampleReply {
+            text,
+            model: model.name,
+            cut,
+        })
+    }
+}
+
+/// The first lines of the request's last user message, for the question (one line, bounded).
+fn first_lines(request: &SampleRequest) -> String {
+    let text = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| !m.assistant)
+        .map_or("", |m| m.text.as_str());
+    let head: Vec<&str> = text.lines().take(3).collect();
+    pith_protocol::text::one_line_max(&pith_protocol::text::strip_controls(&head.join(" ")), 160)
+}
+
+/// The provider request: the server's messages, no tools; images only for a model that takes
+/// them.
+pub(crate) fn chat_request(request: &SampleRequest, model: &SamplingModel) -> ChatRequest {
+    let messages = request
+        .messages
+        .iter()
+        .map(|m| {
+            if m.assistant {
+                ChatMessage::Assistant {
+                    content: vec![AssistantContent::Text {
+                        text: m.text.clone(),
+                    }],
+                }
+            } else {
+                let mut content = vec![UserContent::Text {
+                    text: m.text.clone(),
+                }];
+                for (mime, data) in &m.images {
+                    content.push(if model.images {
+                        UserContent::Image {
+                            mime: mime.clone(),
+                            data_base64: data.clone(),
+                        }
+                    } else {
+                        UserContent::Text {
+                            text: "[an image was left out: this model does not take images]"
+                                .into(),
+                        }
+                    });
+                }
+                ChatMessage::User { content }
+            }
+        })
+        .collect();
+    ChatRequest {
+        model: model.model_id.clone(),
+        system: request.system.iter().cloned().collect(),
+        messages,
+        tools: Vec::new(),
+        max_tokens: Some(request.max_tokens.clamp(1, MAX_SAMPLING_TOKENS)),
+        temperature: request.temperature,
+        thinking_budget: None,
+        reasoning_effort: None,
+    }
+}
+
+/// Reads the answer's text, its usage and whether it was cut at the cap.
+async fn read_answer(
+    model: &SamplingModel,
+    chat: &ChatRequest,
+) -> Result<(String, pith_protocol::llm::Usage, bool), String> {
+    let mut stream = model
+        .provider
+        .stream(chat)
+        .await
+        .map_err(|e| pith_protocol::text::one_line_max(&e.to_string(), 300))?;
+    let mut text = String::new();
+    let mut usage = pith_protocol::llm::Usage::default();
+    let mut cut = false;
+    // a provider that ignores max_tokens still cannot grow this without bound
+    let limit = MAX_SAMPLING_TOKENS as usize * 16;
+    while let Some(event) = stream.next().await {
+        match event.map_err(|e| pith_protocol::text::one_line_max(&e.to_string(), 300))? {
+            StreamEvent::TextDelta(d) => {
+                text.push_str(&d);
+                if text.len() > limit {
+                    text.truncate(text.floor_char_boundary(limit));
+                    cut = true;
+                    break;
+                }
+            }
+            StreamEvent::Usage(u) => usage = u,
+            StreamEvent::Finish(f) => {
+                cut |= f == pith_protocol::llm::FinishReason::Length;
+            }
+            _ => {}
+        }
+    }
+    Ok((text, usage, cut))
+}
+
+impl crate::turn_context::Turn<'_> {
+    /// Tells sampling which model the session uses now (before each step).
+    pub(crate) fn publish_sampling_model(&self) {
+        let model = SamplingModel {
+            name: self.model.name.clone(),
+            provider: self.model.provider.clone(),
+            model_id: self.model.model_id.clone(),
+            images: self.takes_images(),
+        };
+        if let Ok(mut m) = self.shared.sampling_model.lock() {
+            *m = Some(model);
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! A server asking something of pith's user: a form (MCP elicitation) or a model answer (MCP
+//! sampling). The connection's handler reads and bounds the request here and hands it to the
+//! [`ServerQuestions`] its owner gave (the engine, which asks the front end); without one,
+//! neither capability is offered. The server is hostile: its form is refused whole when its
+//! shape is not MCP's flat one, it may ask one question at a time and few in a row, and what
+//! goes back is only what the user accepted, checked against the form again.
+
+#![allow(deprecated)] // sampling is deprecated by a newer protocol revision, yet servers use it
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use pith_protocol::elicitation::{Answers, ElicitationAction, Form};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Role,
+    SamplingMessage, SamplingMessageContentBlock,
+};
+use tokio_util::sync::CancellationToken;
+
+/// Questions one connection may ask within [`BURST_WINDOW`]; more are declined at once.
+pub const MAX_QUESTIONS_IN_A_ROW: usize = 5;
+const BURST_WINDOW: Duration = Duration::from_secs(60);
+/// Most messages in one sampling request, and most characters of their text together.
+pub const MAX_SAMPLING_MESSAGES: usize = 100;
+pub const MAX_SAMPLING_CHARS: usize = 200_000;
+/// Largest image in a sampling message (base64 characters).
+const MAX_SAMPLING_IMAGE: usize = 8 * 1024 * 1024;
+
+/// A sampling request as pith reads it: provider-neutral, bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRequest {
+    pub system: Option<String>,
+    pub messages: Vec<SampleMessage>,
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    pub stop: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleMessage {
+    /// The model's own earlier turn (else the user's).
+    pub assistant: bool,
+    pub text: String,
+    /// Images as (media type, base64 data).
+    pub images: Vec<(String, String)>,
+}
+
+/// The model's answer to a sampling request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleReply {
+    pub text: String,
+    pub model: String,
+    /// It stopped at the token cap.
+    pub cut: bool,
+}
+
+/// What answers a server's questions: the engine, through its front end.
+#[async_trait::async_trait]
+pub trait ServerQuestions: Send + Sync {
+    /// Asks the user `message` with `form`; resolves with what they did (a withdrawn or
+    /// unanswerable question is `Cancel`). `stop` ends the wait (the server gave up).
+    async fn elicit(
+        &self,
+        server: &str,
+        message: String,
+        form: Form,
+        stop: CancellationToken,
+    ) -> (ElicitationAction, Option<Answers>);
+
+    /// A form that was not shown, and why (one line for the user).
+    fn refused(&self, server: &str, why: &str);
+
+    /// Whether sampling is offered at all.
+    fn samples(&self) -> bool;
+
+    /// Asks permission, then the model; `Err`: why not (the server is told).
+    async fn sample(
+        &self,
+        server: &str,
+        request: SampleRequest,
+        stop: CancellationToken,
+    ) -> Result<SampleReply, String>;
+}
+
+/// One connection's pace of questions.
+#[derive(Default)]
+pub(crate) struct Pace {
+    open: bool,
+    recent: Vec<Instant>,
+}
+
+impl Pace {
+    /// Takes a slot for a new question, or says why there is none.
+    fn take(&mut self, now: Instant) -> Result<(), String> {
+        if self.open {
+            return Err("it asked a second question while one was open".into());
+        }
+        self.recent.retain(|t| now.duration_since(*t) < BURST_WINDOW);
+        if self.recent.len() >= MAX_QUESTIONS_IN_A_ROW {
+            return Err(format!(
+                "it asked more than {MAX_QUESTIONS_IN_A_ROW} questions within a minute"
+            ));
+        }
+        self.recent.push(now);
+        self.open = true;
+        Ok(())
+    }
+}
+
+/// Closes the slot when the question ends, however it ends.
+struct Slot(Arc<Mutex<Pace>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.lock() {
+            p.open = false;
+        }
+    }
+}
+
+fn decline() -> ElicitResult {
+    ElicitResult::new(rmcp::model::ElicitationAction::Decline)
+}
+
+/// The handler's `elicitation/create`.
+pub(crate) async fn elicit(
+    server: &str,
+    questions: Option<&Arc<dyn ServerQuestions>>,
+    pace: &Arc<Mutex<Pace>>,
+    params: ElicitRequestParams,
+    stop: CancellationToken,
+) -> ElicitResult {
+    let Some(questions) = questions else {
+        return decline();
+    };
+    let ElicitRequestParams::FormElicitationParams {
+        message,
+        requested_schema,
+        ..
+    } = params
+    else {
+        questions.refused(server, "it asked to open a URL (pith answers forms only)");
+        return decline();
+    };
+    let order = requested_schema.property_order.clone().unwrap_or_default();
+    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    let (message, form) = match pith_protocol::elicitation::parse_form(&message, &schema, &order) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            questions.refused(server, &why.0);
+            return decline();
+        }
+    };
+    let taken = match pace.lock() {
+        Ok(mut p) => p.take(Instant::now()),
+        Err(_) => Err("its question slot is broken".into()),
+    };
+    if let Err(why) = taken {
+        questions.refused(server, &why);
+        return decline();
+    }
+    let _slot = Slot(pace.clone());
+    let (action, content) = questions
+        .elicit(server, message, form.clone(), stop)
+        .await;
+    use rmcp::model::ElicitationAction as Wire;
+    match action {
+        ElicitationAction::Accept => match form.check(&content.unwrap_or_default()) {
+            Ok(answers) => ElicitResult::new(Wire::Accept)
+                .with_content(serde_json::Value::Object(answers)),
+            // never send what the form does not allow
+            Err(_) => ElicitResult::new(Wire::Cancel),
+        },
+        ElicitationAction::Decline => decline(),
+        ElicitationAction::Cancel => ElicitResult::new(Wire::Cancel),
+    }
+}
+
+/// Reads a sampling request: text and images of the user's and the model's turns; tool use is
+/// refused (not offered).
+pub fn read_sampling(params: &CreateMessageRequestParams) -> Result<SampleRequest, String> {
+    if params.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return Err("pith does not offer tools to a server's sampling request".into());
+    }
+    if params.messages.is_empty() || params.messages.len() > MAX_SAMPLING_MESSAGES {
+        return Err(format!(
+            "a sampling request takes 1 to {MAX_SAMPLING_MESSAGES} messages"
+        ));
+    }
+    let mut total = params.system_prompt.as_deref().map_or(0, str::len);
+    let mut messages = Vec::with_capacity(params.messages.len());
+    for m in &params.messages {
+        let mut text = String::new();
+        let mut images = Vec::new();
+        for block in m.content.iter() {
+            match block {
+                SamplingMessageContentBlock::Text(t) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t.text);
+                }
+                SamplingMessageContentBlock::Image(i) => {
+                    if i.data.len() > MAX_SAMPLING_IMAGE {
+                        return Err("an image of the sampling request is too large".into());
+                    }
+                    images.push((i.mime_type.clone(), i.data.clone()));
+                }
+                _ => return Err("pith samples only text and images".into()),
+            }
+        }
+        total += text.len();
+        messages.push(SampleMessage {
+            assistant: m.role == Role::Assistant,
+            text,
+            images,
+        });
+    }
+    if total > MAX_SAMPLING_CHARS {
+        return Err(format!(
+            "the sampling request is longer than {MAX_SAMPLING_CHARS} characters"
+        ));
+    }
+    Ok(SampleRequest {
+        system: params.system_prompt.clone(),
+        messages,
+        max_tokens: params.max_tokens,
+        temperature: params.temperature,
+        stop: params.stop_sequences.clone().unwrap_or_default(),
+    })
+}
+
+/// The reply as the protocol sends it.
+pub(crate) fn sampling_result(reply: SampleReply) -> CreateMessageResult {
+    let stop = if reply.cut {
+        CreateMessageResult::STOP_REASON_END_MAX_TOKEN
+    } else {
+        CreateMessageResult::STOP_REASON_END_TURN
+    };
+    CreateMessageResult::new(SamplingMessage::assistant_text(reply.text), reply.model)
+        .with_stop_reason(stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_question_at_a_time_and_few_in_a_row() {
+        let mut pace = Pace::default();
+        let t0 = Instant::now();
+        pace.take(t0).unwrap();
+        assert!(pace.take(t0).unwrap_err().contains("while one was open"));
+        for _ in 1..MAX_QUESTIONS_IN_A_ROW {
+            pace.open = false;
+            pace.take(t0).unwrap();
+        }
+        pace.open = false;
+        assert!(pace.take(t0).unwrap_err().contains("within a minute"));
+        // a minute later it may ask again
+        assert!(pace.take(t0 + BURST_WINDOW).is_ok());
+    }
+
+    #[test]
+    fn a_sampling_request_with_tools_or_no_messages_is_refused() {
+        let empty = CreateMessageRequestParams::new(vec![], 10);
+        assert!(read_sampling(&empty).is_err());
+        let ok = CreateMessageRequestParams::new(
+            vec![SamplingMessage::user_text("hi"), SamplingMessage::assistant_text("yo")],
+            10,
+        );
+        let read = read_sampling(&ok).unwrap();
+        assert_eq!(read.messages.len(), 2);
+        assert!(read.messages[1].assistant && read.messages[0].text == "hi");
+        let long = CreateMessageRequestParams::new(
+            vec![SamplingMessage::user_text("x".repeat(MAX_SAMPLING_CHARS + 1))],
+            10,
+        );
+        assert!(read_sampling(&long).is_err());
+    }
+}
