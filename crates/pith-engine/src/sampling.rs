@@ -97,8 +97,7 @@ impl Sampling {
             agent: None,
         };
         let mut wait = q.shared.wait_permission(&ask.id);
-        if q
-            .events
+        if q.events
             .send(EventMsg::from(TurnEvent::PermissionAsked(ask)))
             .is_err()
         {
@@ -204,8 +203,7 @@ pub(crate) fn chat_request(request: &SampleRequest, model: &SamplingModel) -> Ch
                         }
                     } else {
                         UserContent::Text {
-                            text: "[an image was left out: this model does not take images]"
-                                .into(),
+                            text: "[an image was left out: this model does not take images]".into(),
                         }
                     });
                 }

@@ -85,7 +85,8 @@ impl EngineQuestions {
     fn decide_alone(&self, server: &str, message: &str, form: &Form) -> ElicitAnswer {
         match form.defaults().filter(|_| self.auto_yes) {
             Some(defaults) => {
-                let values: Vec<String> = defaults.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let values: Vec<String> =
+                    defaults.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let values = if values.is_empty() {
                     "no fields".to_string()
                 } else {

@@ -182,9 +182,8 @@ impl ClientHandler for Handler {
         capabilities.roots = Some(RootsCapabilities::default());
         if let Some(questions) = &self.questions {
             capabilities.elicitation = Some(
-                ElicitationCapability::new().with_form(
-                    FormElicitationCapability::new().with_schema_validation(true),
-                ),
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::new().with_schema_validation(true)),
             );
             if questions.samples() {
                 capabilities.sampling = Some(SamplingCapability::default());

@@ -95,7 +95,8 @@ impl Pace {
         if self.open {
             return Err("it asked a second question while one was open".into());
         }
-        self.recent.retain(|t| now.duration_since(*t) < BURST_WINDOW);
+        self.recent
+            .retain(|t| now.duration_since(*t) < BURST_WINDOW);
         if self.recent.len() >= MAX_QUESTIONS_IN_A_ROW {
             return Err(format!(
                 "it asked more than {MAX_QUESTIONS_IN_A_ROW} questions within a minute"
@@ -160,14 +161,13 @@ pub(crate) async fn elicit(
         return decline();
     }
     let _slot = Slot(pace.clone());
-    let (action, content) = questions
-        .elicit(server, message, form.clone(), stop)
-        .await;
+    let (action, content) = questions.elicit(server, message, form.clone(), stop).await;
     use rmcp::model::ElicitationAction as Wire;
     match action {
         ElicitationAction::Accept => match form.check(&content.unwrap_or_default()) {
-            Ok(answers) => ElicitResult::new(Wire::Accept)
-                .with_content(serde_json::Value::Object(answers)),
+            Ok(answers) => {
+                ElicitResult::new(Wire::Accept).with_content(serde_json::Value::Object(answers))
+            }
             // never send what the form does not allow
             Err(_) => ElicitResult::new(Wire::Cancel),
         },
@@ -266,14 +266,19 @@ mod tests {
         let empty = CreateMessageRequestParams::new(vec![], 10);
         assert!(read_sampling(&empty).is_err());
         let ok = CreateMessageRequestParams::new(
-            vec![SamplingMessage::user_text("hi"), SamplingMessage::assistant_text("yo")],
+            vec![
+                SamplingMessage::user_text("hi"),
+                SamplingMessage::assistant_text("yo"),
+            ],
             10,
         );
         let read = read_sampling(&ok).unwrap();
         assert_eq!(read.messages.len(), 2);
         assert!(read.messages[1].assistant && read.messages[0].text == "hi");
         let long = CreateMessageRequestParams::new(
-            vec![SamplingMessage::user_text("x".repeat(MAX_SAMPLING_CHARS + 1))],
+            vec![SamplingMessage::user_text(
+                "x".repeat(MAX_SAMPLING_CHARS + 1),
+            )],
             10,
         );
         assert!(read_sampling(&long).is_err());

@@ -130,7 +130,9 @@ impl Field {
                 if max_items.is_some_and(|hi| n > hi) {
                     return Err(format!("pick at most {}", max_items.unwrap_or(0)));
                 }
-                Ok(Value::Array(picked.into_iter().map(Value::String).collect()))
+                Ok(Value::Array(
+                    picked.into_iter().map(Value::String).collect(),
+                ))
             }
         }
     }

@@ -165,9 +165,8 @@ impl Field {
             } => default.map(|n| number_value(n, *integer)),
             FieldKind::Boolean { default } => default.map(Value::Bool),
             FieldKind::Choice { default, .. } => default.clone().map(Value::String),
-            FieldKind::Choices { default, .. } => (!default.is_empty()).then(|| {
-                Value::Array(default.iter().cloned().map(Value::String).collect())
-            }),
+            FieldKind::Choices { default, .. } => (!default.is_empty())
+                .then(|| Value::Array(default.iter().cloned().map(Value::String).collect())),
         }
     }
 

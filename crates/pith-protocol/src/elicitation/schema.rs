@@ -269,7 +269,11 @@ fn multi_choice(p: &Map<String, Value>) -> Result<FieldKind, FormRefused> {
     let Some(items) = p.get("items").and_then(Value::as_object) else {
         return refuse("an array without `items`");
     };
-    if items.get("type").and_then(Value::as_str).is_some_and(|t| t != "string") {
+    if items
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "string")
+    {
         return refuse("only arrays of string choices are supported");
     }
     let options = choices(items)?;
@@ -281,7 +285,11 @@ fn multi_choice(p: &Map<String, Value>) -> Result<FieldKind, FormRefused> {
         return refuse("`minItems` is above `maxItems`");
     }
     let default = match p.get("default") {
-        Some(Value::Array(d)) => d.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(d)) => d
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     };
     Ok(keep_valid_default(FieldKind::Choices {

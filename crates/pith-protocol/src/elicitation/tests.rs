@@ -3,7 +3,9 @@ use serde_json::{Value, json};
 use super::*;
 
 fn order() -> Vec<String> {
-    ["name", "count", "ok", "color", "tags", "mail"].map(String::from).to_vec()
+    ["name", "count", "ok", "color", "tags", "mail"]
+        .map(String::from)
+        .to_vec()
 }
 
 fn form(schema: Value) -> Form {
@@ -40,19 +42,31 @@ fn a_flat_schema_becomes_typed_fields_in_the_servers_order() {
         f.fields[3].kind,
         FieldKind::Choice {
             options: vec![
-                Choice { value: "r".into(), title: "Red".into() },
-                Choice { value: "g".into(), title: "Green".into() }
+                Choice {
+                    value: "r".into(),
+                    title: "Red".into()
+                },
+                Choice {
+                    value: "g".into(),
+                    title: "Green".into()
+                }
             ],
             default: Some("g".into())
         }
     );
-    let FieldKind::Choices { options, max_items, .. } = &f.fields[4].kind else {
+    let FieldKind::Choices {
+        options, max_items, ..
+    } = &f.fields[4].kind
+    else {
         panic!("{:?}", f.fields[4]);
     };
     assert_eq!((options[1].title.as_str(), *max_items), ("b", Some(1)));
     assert_eq!(
         f.defaults().unwrap(),
-        json!({"name": "Ada", "count": 3, "ok": true, "color": "g"}).as_object().unwrap().clone()
+        json!({"name": "Ada", "count": 3, "ok": true, "color": "g"})
+            .as_object()
+            .unwrap()
+            .clone()
     );
 }
 
@@ -60,8 +74,12 @@ fn a_flat_schema_becomes_typed_fields_in_the_servers_order() {
 fn answers_are_checked_against_every_constraint() {
     let f = sample();
     let check = |v: Value| f.check(v.as_object().unwrap());
-    let ok = check(json!({"name": "Bob", "count": 4, "extra": "dropped", "tags": ["a", "a"]})).unwrap();
-    assert_eq!(Value::Object(ok), json!({"name": "Bob", "count": 4, "tags": ["a"]}));
+    let ok =
+        check(json!({"name": "Bob", "count": 4, "extra": "dropped", "tags": ["a", "a"]})).unwrap();
+    assert_eq!(
+        Value::Object(ok),
+        json!({"name": "Bob", "count": 4, "tags": ["a"]})
+    );
     let errors = check(json!({"name": "B", "count": 11, "ok": "yes", "color": "x", "tags": ["a", "b"], "mail": "no"}))
         .unwrap_err();
     let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
@@ -69,15 +87,30 @@ fn answers_are_checked_against_every_constraint() {
     let missing = check(json!({})).unwrap_err();
     assert_eq!(missing.len(), 2);
     assert_eq!(missing[0].message, "required");
-    assert!(check(json!({"name": "Bob", "count": 2.5})).is_err(), "an integer field took 2.5");
+    assert!(
+        check(json!({"name": "Bob", "count": 2.5})).is_err(),
+        "an integer field took 2.5"
+    );
 }
 
 #[test]
 fn formats_are_checked() {
     use TextFormat::*;
-    assert!(check_formats(Email, "a@b.co") && !check_formats(Email, "a b@c.d") && !check_formats(Email, "a@b"));
-    assert!(check_formats(Uri, "https://x.y/z") && !check_formats(Uri, "not a uri") && !check_formats(Uri, "1x:y"));
-    assert!(check_formats(Date, "2024-02-29") && !check_formats(Date, "2023-02-29") && !check_formats(Date, "2024-13-01"));
+    assert!(
+        check_formats(Email, "a@b.co")
+            && !check_formats(Email, "a b@c.d")
+            && !check_formats(Email, "a@b")
+    );
+    assert!(
+        check_formats(Uri, "https://x.y/z")
+            && !check_formats(Uri, "not a uri")
+            && !check_formats(Uri, "1x:y")
+    );
+    assert!(
+        check_formats(Date, "2024-02-29")
+            && !check_formats(Date, "2023-02-29")
+            && !check_formats(Date, "2024-13-01")
+    );
     assert!(check_formats(DateTime, "2024-01-02T03:04:05Z"));
     assert!(check_formats(DateTime, "2024-01-02T03:04:05.123+02:00"));
     assert!(!check_formats(DateTime, "2024-01-02 03:04:05"));
@@ -97,16 +130,30 @@ fn typed_input_is_parsed_by_the_fields_type() {
 
 #[test]
 fn hostile_shapes_are_refused_whole() {
-    let nested = json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}});
+    let nested =
+        json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}});
     assert!(refused(nested).contains("`object` is not supported"));
     let many: serde_json::Map<String, Value> = (0..=MAX_FIELDS)
         .map(|i| (format!("f{i}"), json!({"type": "string"})))
         .collect();
     assert!(refused(json!({"type": "object", "properties": many})).contains("more than"));
     let choices: Vec<String> = (0..=MAX_CHOICES).map(|i| i.to_string()).collect();
-    assert!(refused(json!({"type": "object", "properties": {"c": {"type": "string", "enum": choices}}})).contains("choices"));
-    assert!(refused(json!({"type": "object", "properties": {}, "required": ["ghost"]})).contains("ghost"));
-    assert!(refused(json!({"type": "object", "properties": {"d": {"type": "string", "format": "regex"}}})).contains("format"));
+    assert!(
+        refused(
+            json!({"type": "object", "properties": {"c": {"type": "string", "enum": choices}}})
+        )
+        .contains("choices")
+    );
+    assert!(
+        refused(json!({"type": "object", "properties": {}, "required": ["ghost"]}))
+            .contains("ghost")
+    );
+    assert!(
+        refused(
+            json!({"type": "object", "properties": {"d": {"type": "string", "format": "regex"}}})
+        )
+        .contains("format")
+    );
     assert!(refused(json!({"type": "array"})).contains("not of type object"));
     let long = "x".repeat(MAX_MESSAGE_CHARS + 1);
     assert!(parse_form(&long, &json!({"type": "object"}), &[]).is_err());
@@ -120,11 +167,25 @@ fn text_a_server_writes_loses_its_terminal_controls() {
         &[],
     )
     .unwrap();
-    assert!(!message.chars().any(|c| c.is_control() && c != '\n'), "{message:?}");
+    assert!(
+        !message.chars().any(|c| c.is_control() && c != '\n'),
+        "{message:?}"
+    );
     assert!(message.contains("Pick") && message.contains("please"));
     let field = &f.fields[0];
-    assert!(!field.title.chars().any(char::is_control), "{:?}", field.title);
-    assert!(!field.description.as_deref().unwrap().chars().any(char::is_control));
+    assert!(
+        !field.title.chars().any(char::is_control),
+        "{:?}",
+        field.title
+    );
+    assert!(
+        !field
+            .description
+            .as_deref()
+            .unwrap()
+            .chars()
+            .any(char::is_control)
+    );
 }
 
 #[test]
@@ -135,6 +196,10 @@ fn a_default_its_own_constraints_reject_is_dropped() {
         "m": {"type": "string", "format": "email", "default": "nope"}
     }, "required": ["n"]}));
     assert!(f.fields.iter().all(|f| f.default_value().is_none()));
-    assert_eq!(f.defaults(), None, "a required field without a default has no defaults");
+    assert_eq!(
+        f.defaults(),
+        None,
+        "a required field without a default has no defaults"
+    );
     assert_eq!(f.missing_defaults(), ["n"]);
 }

@@ -147,6 +147,7 @@ impl App {
                 self.notify_waiting(&req.tool);
                 self.permissions.ask(req);
             }
+            TurnEvent::ElicitationAsked(request) => self.form_asked(request),
             TurnEvent::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             TurnEvent::Error {
                 kind: _,
