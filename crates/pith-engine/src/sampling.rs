@@ -88,10 +88,11 @@ impl Sampling {
             ));
             return Err("the user could not be asked, so sampling was denied".into());
         }
+        let id = pith_protocol::message::new_id();
         let ask = PermissionRequest {
-            id: pith_protocol::message::new_id(),
+            call_id: format!("{SAMPLING_RULE}-{id}"),
+            id,
             tool: SAMPLING_RULE.to_string(),
-            call_id: String::new(),
             title,
             patterns: vec![server.to_string()],
             agent: None,

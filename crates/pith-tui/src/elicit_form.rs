@@ -243,6 +243,7 @@ impl Forms {
         self.queue.push_back(FormState::new(request));
     }
 
+    #[cfg(test)]
     pub(crate) fn front(&self) -> Option<&FormState> {
         self.queue.front()
     }
