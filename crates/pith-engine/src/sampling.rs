@@ -258,18 +258,3 @@ async fn read_answer(
     }
     Ok((text, usage, cut))
 }
-
-impl crate::turn_context::Turn<'_> {
-    /// Tells sampling which model the session uses now (before each step).
-    pub(crate) fn publish_sampling_model(&self) {
-        let model = SamplingModel {
-            name: self.model.name.clone(),
-            provider: self.model.provider.clone(),
-            model_id: self.model.model_id.clone(),
-            images: self.takes_images(),
-        };
-        if let Ok(mut m) = self.shared.sampling_model.lock() {
-            *m = Some(model);
-        }
-    }
-}

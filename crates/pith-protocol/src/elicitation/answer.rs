@@ -64,7 +64,7 @@ impl Field {
                     return Err(format!("at most {hi} characters"));
                 }
                 if let Some(f) = format
-                    && !(s.is_empty() && !self.required)
+                    && (!s.is_empty() || self.required)
                     && !check_formats(*f, s)
                 {
                     return Err(format!("not a valid {}", f.name()));
