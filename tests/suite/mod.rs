@@ -43,6 +43,7 @@ mod import_circles;
 mod install_script;
 mod instructions_memory;
 mod mcp_elicitation;
+mod mcp_elicitation_cli;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;
