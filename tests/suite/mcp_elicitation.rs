@@ -279,14 +279,41 @@ async fn a_flood_of_questions_is_cut_after_a_few() {
 #[tokio::test]
 async fn sampling_allowed_runs_one_request_without_tools() {
     let Some(py) = mcp::python() else { return };
-    let mut h = with_server(&py, false, |c| allow(c, "mcp_sampling")).await;
+    let mut h = with_server(&py, false, |c| {
+        allow(c, "mcp_sampling");
+        // $1 per million tokens in, $1,000 per million out: the sampled answer's 5 tokens cost
+        // half a cent
+        let m = c.models.values_mut().next().unwrap();
+        m.cost_input = 1.0;
+        m.cost_output = 1000.0;
+    })
+    .await;
     h.server
         .push(call("c1", "e_summarize", json!({"text": "a long story"})));
     h.server
         .push(openai::text("a story, briefly told", Some((40, 5))));
     h.server.push(openai::text("done", Some((1100, 2))));
     h.send(Op::user_turn("summarize"));
+    let note = match h
+        .until("sampling note", |e| {
+            matches!(e, Event::Turn(TurnEvent::Info { message }) if message.contains("sampled"))
+        })
+        .await
+    {
+        Event::Turn(TurnEvent::Info { message }) => message,
+        _ => unreachable!(),
+    };
+    assert!(note.contains("40 tokens in, 5 out ($0.0050)"), "{note}");
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    // the session's cost counts the sampled answer: its steps (1000+10, 1100+2 tokens) and it
+    let store = pith_store::Store::open(h.data.path()).unwrap();
+    let cost = store.get_session(&h.session_id).unwrap().cost;
+    let steps = (1000.0 + 1100.0) * 1.0 / 1e6 + (10.0 + 2.0) * 1000.0 / 1e6;
+    let sampled = 40.0 * 1.0 / 1e6 + 5.0 * 1000.0 / 1e6;
+    assert!(
+        (cost - (steps + sampled)).abs() < 1e-9,
+        "cost {cost}, steps {steps}"
+    );
     let sampling = h.server.request_body(1);
     assert!(
         sampling["tools"].as_array().is_none_or(|t| t.is_empty()),

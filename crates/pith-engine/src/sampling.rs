@@ -3,7 +3,8 @@
 //! `ask` by default; "always" holds for the server for the session; headless it is denied
 //! unless `--yes`). Allowed, it is one request with the current model, no tools, the server's
 //! messages and system prompt, bounded by the server's `maxTokens`, [`MAX_SAMPLING_TOKENS`] and
-//! [`SAMPLING_WAIT`]; its tokens are added to the session's sampling figure and said in a note.
+//! [`SAMPLING_WAIT`]; its cost joins the session's (when the call that caused it ends:
+//! `Turn::fold_sampling`) and a note says its tokens and cost.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,8 @@ pub(crate) struct SamplingModel {
     pub provider: Arc<dyn pith_provider::Provider>,
     pub model_id: String,
     pub images: bool,
+    /// Its prices, for what a sampled answer cost.
+    pub info: pith_config::ModelConfig,
 }
 
 /// The sampling state of one engine.
@@ -149,14 +152,18 @@ impl Sampling {
             _ = stop.cancelled() => Err("the server gave up".into()),
         };
         let (text, usage, cut) = read?;
-        if let Ok(mut u) = q.shared.sampling_usage.lock() {
-            u.input += usage.input;
-            u.output += usage.output;
+        let cost = pith_provider::cost::cost(&usage, &model.info);
+        if let Ok(mut spent) = q.shared.sampling_spent.lock() {
+            spent.0.input += usage.input;
+            spent.0.output += usage.output;
+            spent.0.cache_read += usage.cache_read;
+            spent.0.cache_write += usage.cache_write;
+            spent.1 += cost;
         }
         q.note(format!(
-            "MCP server {server} sampled {}: {} tokens in, {} out",
+            "MCP server {server} sampled {}: {} tokens in, {} out (${cost:.4})",
             model.name,
-            pith_protocol::text::count(usage.input),
+            pith_protocol::text::count(usage.input + usage.cache_read + usage.cache_write),
             pith_protocol::text::count(usage.output)
         ));
         Ok(SampleReply {

@@ -74,8 +74,8 @@ pub struct Shared {
     pub forms: std::sync::Arc<crate::server_questions::PendingForms>,
     /// The model of the latest step: what an MCP server's sampling request is answered with.
     pub(crate) sampling_model: Mutex<Option<crate::sampling::SamplingModel>>,
-    /// The tokens MCP sampling took in this engine.
-    pub sampling_usage: Mutex<pith_protocol::llm::Usage>,
+    /// What MCP sampling took since the runner last added it to the session: tokens and cost.
+    pub sampling_spent: Mutex<(pith_protocol::llm::Usage, f64)>,
 }
 
 impl Shared {

@@ -427,9 +427,29 @@ impl Turn<'_> {
             provider: self.model.provider.clone(),
             model_id: self.model.model_id.clone(),
             images: self.takes_images(),
+            info: self.model.info.clone(),
         };
         if let Ok(mut m) = self.shared.sampling_model.lock() {
             *m = Some(model);
+        }
+    }
+}
+
+impl Turn<'_> {
+    /// Adds what MCP sampling cost since the last time to the session's cost and the goal's
+    /// spending (sampling runs beside the turn, in the servers' tasks).
+    pub(crate) fn fold_sampling(&mut self) {
+        let (usage, cost) = self
+            .shared
+            .sampling_spent
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        if cost > 0.0 {
+            self.log.add_cost(cost);
+        }
+        if usage.input + usage.output > 0 {
+            self.goal_spend(Some(&usage));
         }
     }
 }
