@@ -401,24 +401,6 @@ pub(crate) fn parse_arguments(arguments: &str) -> serde_json::Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::Value::String(arguments.into()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_parse_or_stay_raw() {
-        assert_eq!(parse_arguments(""), serde_json::json!({}));
-        assert_eq!(
-            parse_arguments(r#"{"command":"ls"}"#),
-            serde_json::json!({"command": "ls"})
-        );
-        assert_eq!(
-            parse_arguments("{\"command\": "),
-            serde_json::Value::String("{\"command\": ".into())
-        );
-    }
-}
-
 impl Turn<'_> {
     /// Tells sampling which model the session uses now (before each step).
     pub(crate) fn publish_sampling_model(&self) {
@@ -451,5 +433,23 @@ impl Turn<'_> {
         if usage.input + usage.output > 0 {
             self.goal_spend(Some(&usage));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse_or_stay_raw() {
+        assert_eq!(parse_arguments(""), serde_json::json!({}));
+        assert_eq!(
+            parse_arguments(r#"{"command":"ls"}"#),
+            serde_json::json!({"command": "ls"})
+        );
+        assert_eq!(
+            parse_arguments("{\"command\": "),
+            serde_json::Value::String("{\"command\": ".into())
+        );
     }
 }
