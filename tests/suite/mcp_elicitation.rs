@@ -373,3 +373,31 @@ async fn headless_sampling_is_denied_without_yes() {
     let result = h.tool_results(1).join("\n");
     assert!(result.starts_with("sampling failed"), "{result}");
 }
+
+#[tokio::test]
+async fn headless_yes_allows_sampling_and_says_so() {
+    let Some(py) = mcp::python() else { return };
+    let server = mcp::elicit_stdio(&py);
+    let mut h = harness_with_options(
+        true,
+        move |c| {
+            c.mcp.insert("e".into(), server);
+            allow(c, "e");
+        },
+        |o, _| o.auto_yes = true,
+    )
+    .await;
+    h.server
+        .push(call("c1", "e_summarize", json!({"text": "x"})));
+    h.server.push(openai::text("short", Some((10, 1))));
+    h.server.push(openai::text("done", Some((1100, 2))));
+    h.send(Op::user_turn("summarize"));
+    h.until("the allowed note", |e| {
+        matches!(e, Event::Turn(TurnEvent::Info { message })
+            if message.contains("MCP server e wants the model to answer: Summarize: x (allowed: --yes)"))
+    })
+    .await;
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let result = h.tool_results(2).join("\n");
+    assert!(result.ends_with("short"), "{result}");
+}

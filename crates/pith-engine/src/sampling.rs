@@ -1,7 +1,7 @@
 //! MCP sampling (`sampling/createMessage`): a server asks the session's model to answer its
 //! messages. Behind a permission like a tool's (`[permission] mcp_sampling`, by server name,
-//! `ask` by default; "always" holds for the server for the session; headless it is denied
-//! unless `--yes`). Allowed, it is one request with the current model, no tools, the server's
+//! `ask` by default; "always" holds for the server for the session; `--yes` and the bypass
+//! mode allow it, as they allow a tool; headless it is denied unless `--yes`). Allowed, it is one request with the current model, no tools, the server's
 //! messages and system prompt, bounded by the server's `maxTokens`, [`MAX_SAMPLING_TOKENS`] and
 //! [`SAMPLING_WAIT`]; its cost joins the session's (when the call that caused it ends:
 //! `Turn::fold_sampling`) and a note says its tokens and cost.
@@ -81,11 +81,16 @@ impl Sampling {
             "MCP server {server} wants the model to answer: {}",
             first_lines(request)
         );
+        let bypass = q
+            .shared
+            .mode
+            .lock()
+            .is_ok_and(|m| *m == Some(pith_protocol::event::PermissionMode::Bypass));
+        if q.auto_yes || bypass {
+            q.note(format!("{title} (allowed: --yes)"));
+            return Ok(());
+        }
         if q.headless {
-            if q.auto_yes {
-                q.note(format!("{title} (allowed: --yes)"));
-                return Ok(());
-            }
             q.note(format!(
                 "{title}; denied: this run cannot ask (--yes, or [permission] {SAMPLING_RULE} = \"allow\", allows it)"
             ));
