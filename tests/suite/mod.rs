@@ -71,6 +71,7 @@ mod stop_at_question;
 mod subagents;
 mod tools_api;
 mod tui_e2e;
+mod tui_elicitation;
 mod tui_goal;
 mod tui_interrupt;
 mod tui_jobs;
