@@ -401,3 +401,55 @@ async fn headless_yes_allows_sampling_and_says_so() {
     let result = h.tool_results(2).join("\n");
     assert!(result.ends_with("short"), "{result}");
 }
+
+#[tokio::test]
+async fn a_form_too_large_to_show_is_declined_with_a_note() {
+    let Some(py) = mcp::python() else { return };
+    let mut h = with_server(&py, false, |_| {}).await;
+    h.server.push(call("c1", "e_wide", json!({})));
+    h.server.push(openai::text("ok", Some((1100, 2))));
+    h.send(Op::user_turn("go"));
+    let mut notes = Vec::new();
+    loop {
+        match h.until("turn end", |_| true).await {
+            Event::Turn(TurnEvent::ElicitationAsked(r)) => panic!("shown: {r:?}"),
+            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
+            Event::Turn(TurnEvent::TurnFinished { .. }) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(h.tool_results(1).join(""), "decline");
+    assert!(
+        notes.iter().any(
+            |n| n.contains("MCP server e asked a question pith does not show")
+                && n.contains("more than 20 fields")
+        ),
+        "{notes:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_shown_form_carries_no_terminal_controls() {
+    let Some(py) = mcp::python() else { return };
+    let mut h = with_server(&py, false, |_| {}).await;
+    h.server.push(call("c1", "e_escapes", json!({})));
+    h.server.push(openai::text("ok", Some((1100, 2))));
+    h.send(Op::user_turn("go"));
+    let req = asked(&mut h).await;
+    let texts = [req.message.as_str(), req.form.fields[0].title.as_str()];
+    for t in texts {
+        assert!(
+            !t.chars().any(|c| c.is_control() && c != '\n'),
+            "a control reached the front end: {t:?}"
+        );
+    }
+    assert!(req.message.starts_with("Proceed?"), "{:?}", req.message);
+    reply(
+        &h,
+        &req.id,
+        ElicitationAction::Accept,
+        Some(json!({"ok": true})),
+    );
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    assert_eq!(h.tool_results(1).join(""), r#"accept: {"ok": true}"#);
+}
