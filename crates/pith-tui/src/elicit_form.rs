@@ -267,6 +267,11 @@ impl Forms {
         true
     }
 
+    /// Every form goes (the turn that asked them ended).
+    pub(crate) fn close_all(&mut self) {
+        self.queue.clear();
+    }
+
     /// The form on screen was answered: it goes, the next appears.
     pub(crate) fn take_front(&mut self) -> Option<FormState> {
         self.queue.pop_front()

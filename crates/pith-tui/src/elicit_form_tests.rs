@@ -257,3 +257,21 @@ fn a_form_taller_than_the_screen_keeps_the_focused_field_in_view() {
         "the keys stay on screen: {bottom}"
     );
 }
+
+#[test]
+fn the_turns_end_closes_its_forms() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, sample());
+    ev(
+        &mut app,
+        Event::Turn(TurnEvent::TurnFinished {
+            reason: pith_protocol::event::TurnEnd::Interrupted,
+        }),
+    );
+    assert!(app.forms().front().is_none());
+    assert!(!render(&mut app, 100, 34).contains("MCP server deploy asks"));
+    // keys go to the composer again, and nothing was answered
+    type_str(&mut app, "hi");
+    assert!(ops(&mut rx).is_empty());
+    assert_eq!(app.composer().text(), "hi");
+}

@@ -314,6 +314,8 @@ impl App {
         self.transcript.settle();
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
+        // and its servers' forms (the engine withdrew them: an answer would find nothing)
+        self.forms.close_all();
         // prompts still waiting become the next turn: they are no longer "queued"
         self.transcript.pending_start_next_turn();
         self.notify_turn_end(Instant::now());
