@@ -261,6 +261,124 @@ mod tests {
         assert!(pace.take(t0 + BURST_WINDOW).is_ok());
     }
 
+    /// pith reads the schema as rmcp re-writes it: every MCP shape must come through whole.
+    #[test]
+    fn every_mcp_shape_survives_the_sdks_round_trip() {
+        use pith_protocol::elicitation::{FieldKind, TextFormat};
+        // a text, as it comes off the wire (a `json!` map would sort the properties)
+        let wire = r#"{
+            "mode": "form",
+            "message": "Fill in",
+            "requestedSchema": {"type": "object", "properties": {
+                "mail": {"type": "string", "format": "email", "minLength": 3, "maxLength": 50, "default": "a@b.co"},
+                "day": {"type": "string", "format": "date"},
+                "n": {"type": "number", "minimum": 0.5, "maximum": 2.5, "default": 1.5},
+                "i": {"type": "integer", "minimum": 1, "maximum": 9},
+                "b": {"type": "boolean", "default": false},
+                "legacy": {"type": "string", "enum": ["x", "y"], "enumNames": ["Ex", "Why"], "default": "y"},
+                "titled": {"type": "string", "oneOf": [{"const": "p", "title": "Pee"}, {"const": "q", "title": "Queue"}]},
+                "many": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}, "minItems": 1, "maxItems": 2, "default": ["a"]},
+                "plain_many": {"type": "array", "items": {"type": "string", "enum": ["u", "v"]}}
+            }, "required": ["mail", "i"]}
+        }"#;
+        let params: ElicitRequestParams = serde_json::from_str(wire).expect("rmcp reads it");
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = params
+        else {
+            panic!("not a form");
+        };
+        let order = requested_schema.property_order.clone().unwrap_or_default();
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        let (_, form) =
+            pith_protocol::elicitation::parse_form(&message, &schema, &order).expect("shown");
+        let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mail",
+                "day",
+                "n",
+                "i",
+                "b",
+                "legacy",
+                "titled",
+                "many",
+                "plain_many"
+            ]
+        );
+        let kind = |name: &str| {
+            form.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .kind
+                .clone()
+        };
+        assert_eq!(
+            kind("mail"),
+            FieldKind::Text {
+                format: Some(TextFormat::Email),
+                min_length: Some(3),
+                max_length: Some(50),
+                default: Some("a@b.co".into())
+            }
+        );
+        assert!(
+            matches!(kind("n"), FieldKind::Number { integer: false, default: Some(d), .. } if d == 1.5)
+        );
+        assert!(matches!(
+            kind("i"),
+            FieldKind::Number {
+                integer: true,
+                minimum: Some(_),
+                ..
+            }
+        ));
+        assert_eq!(
+            kind("b"),
+            FieldKind::Boolean {
+                default: Some(false)
+            }
+        );
+        let FieldKind::Choice { options, default } = kind("legacy") else {
+            panic!("{:?}", kind("legacy"));
+        };
+        assert_eq!(
+            (options[1].title.as_str(), default.as_deref()),
+            ("Why", Some("y"))
+        );
+        let FieldKind::Choice { options, .. } = kind("titled") else {
+            panic!("{:?}", kind("titled"));
+        };
+        assert_eq!(options[0].title, "Pee");
+        let FieldKind::Choices {
+            options,
+            min_items,
+            max_items,
+            default,
+        } = kind("many")
+        else {
+            panic!("{:?}", kind("many"));
+        };
+        assert_eq!(
+            (options.len(), min_items, max_items, default),
+            (2, Some(1), Some(2), vec!["a".to_string()])
+        );
+        assert!(
+            matches!(kind("plain_many"), FieldKind::Choices { options, .. } if options.len() == 2)
+        );
+        assert!(
+            form.fields
+                .iter()
+                .find(|f| f.name == "mail")
+                .unwrap()
+                .required
+        );
+    }
+
     #[test]
     fn a_sampling_request_with_tools_or_no_messages_is_refused() {
         let empty = CreateMessageRequestParams::new(vec![], 10);
