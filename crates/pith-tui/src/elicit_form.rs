@@ -18,11 +18,89 @@ use pith_protocol::elicitation::{
 use super::component::{Component, Handled};
 use super::keymap::Keymap;
 
+/// A one-line text being typed, with its cursor (in characters).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct TextInput {
+    pub(crate) text: String,
+    pub(crate) cursor: usize,
+}
+
+impl TextInput {
+    fn new(text: String) -> TextInput {
+        let cursor = text.chars().count();
+        TextInput { text, cursor }
+    }
+
+    fn byte(&self, chars: usize) -> usize {
+        self.text
+            .char_indices()
+            .nth(chars)
+            .map_or(self.text.len(), |(i, _)| i)
+    }
+
+    /// Text before and after the cursor.
+    pub(crate) fn split(&self) -> (&str, &str) {
+        self.text.split_at(self.byte(self.cursor))
+    }
+
+    fn insert(&mut self, s: &str) {
+        let room =
+            pith_protocol::elicitation::MAX_TEXT_CHARS.saturating_sub(self.text.chars().count());
+        let s: String = s.chars().take(room).collect();
+        let at = self.byte(self.cursor);
+        self.text.insert_str(at, &s);
+        self.cursor += s.chars().count();
+    }
+
+    /// A key that edits or moves; true when the text changed.
+    fn key(&mut self, code: KeyCode, ctrl: bool) -> bool {
+        let len = self.text.chars().count();
+        match code {
+            KeyCode::Backspace if self.cursor > 0 => {
+                self.cursor -= 1;
+                let at = self.byte(self.cursor);
+                self.text.remove(at);
+                true
+            }
+            KeyCode::Delete if self.cursor < len => {
+                let at = self.byte(self.cursor);
+                self.text.remove(at);
+                true
+            }
+            KeyCode::Left => {
+                self.cursor = self.cursor.saturating_sub(1);
+                false
+            }
+            KeyCode::Right => {
+                self.cursor = (self.cursor + 1).min(len);
+                false
+            }
+            KeyCode::Home => {
+                self.cursor = 0;
+                false
+            }
+            KeyCode::End => {
+                self.cursor = len;
+                false
+            }
+            KeyCode::Char('u') if ctrl => {
+                *self = TextInput::default();
+                true
+            }
+            KeyCode::Char(c) if !ctrl && !c.is_control() => {
+                self.insert(c.encode_utf8(&mut [0; 4]));
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// What the user typed or picked in one field.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Input {
     /// A text or number field: what is typed.
-    Text(String),
+    Text(TextInput),
     /// Yes, no, or not set.
     Toggle(Option<bool>),
     /// The option picked, if any.
@@ -34,10 +112,12 @@ pub(crate) enum Input {
 impl Input {
     fn for_field(field: &Field) -> Input {
         match &field.kind {
-            FieldKind::Text { default, .. } => Input::Text(default.clone().unwrap_or_default()),
-            FieldKind::Number { default, .. } => {
-                Input::Text(default.map(|n| n.to_string()).unwrap_or_default())
+            FieldKind::Text { default, .. } => {
+                Input::Text(TextInput::new(default.clone().unwrap_or_default()))
             }
+            FieldKind::Number { default, .. } => Input::Text(TextInput::new(
+                default.map(|n| n.to_string()).unwrap_or_default(),
+            )),
             FieldKind::Boolean { default } => Input::Toggle(*default),
             FieldKind::Choice { options, default } => Input::Choice(
                 default
@@ -56,7 +136,7 @@ impl Input {
     /// The value it sends, or why it cannot (`Ok(None)`: left empty).
     fn value(&self, field: &Field) -> Result<Option<Value>, String> {
         let value = match (self, &field.kind) {
-            (Input::Text(t), _) => return field.parse_input(t),
+            (Input::Text(t), _) => return field.parse_input(&t.text),
             (Input::Toggle(b), _) => b.map(Value::Bool),
             (Input::Choice(i), FieldKind::Choice { options, .. }) => i
                 .and_then(|i| options.get(i))
@@ -179,17 +259,7 @@ impl FormState {
         };
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         match (input, k.code) {
-            (Input::Text(t), KeyCode::Backspace) => t.pop().is_some(),
-            (Input::Text(t), KeyCode::Char('u')) if ctrl => {
-                t.clear();
-                true
-            }
-            (Input::Text(t), KeyCode::Char(c)) if !ctrl && !c.is_control() => {
-                if t.chars().count() < pith_protocol::elicitation::MAX_TEXT_CHARS {
-                    t.push(c);
-                }
-                true
-            }
+            (Input::Text(t), code) => t.key(code, ctrl),
             (Input::Toggle(b), KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right) => {
                 *b = Some(!b.unwrap_or(false));
                 true
@@ -205,6 +275,24 @@ impl FormState {
             (Input::Choice(i), KeyCode::Right | KeyCode::Char(' ')) if n_options > 0 => {
                 *i = Some(i.map_or(0, |i| (i + 1) % n_options));
                 true
+            }
+            (Input::Choice(i), KeyCode::Char(c)) if c != ' ' && !ctrl => {
+                let FieldKind::Choice { options, .. } = &self.request.form.fields[self.focus].kind
+                else {
+                    return false;
+                };
+                let start = i.map_or(0, |i| i + 1);
+                let hit = (0..n_options).map(|k| (start + k) % n_options).find(|&k| {
+                    options[k]
+                        .title
+                        .chars()
+                        .next()
+                        .is_some_and(|f| f.to_lowercase().eq(c.to_lowercase()))
+                });
+                if hit.is_some() {
+                    *i = hit;
+                }
+                hit.is_some()
             }
             (Input::Choice(i), KeyCode::Left) if n_options > 0 => {
                 *i = Some(i.map_or(n_options - 1, |i| (i + n_options - 1) % n_options));
@@ -259,9 +347,9 @@ impl Forms {
             return false;
         };
         if let Some(Input::Text(t)) = form.inputs.get_mut(form.focus) {
-            let clean = pith_protocol::text::one_line(&pith_protocol::text::strip_controls(text));
-            let room = pith_protocol::elicitation::MAX_TEXT_CHARS.saturating_sub(t.chars().count());
-            t.extend(clean.chars().take(room));
+            t.insert(&pith_protocol::text::one_line(
+                &pith_protocol::text::strip_controls(text),
+            ));
             form.recheck();
         }
         true

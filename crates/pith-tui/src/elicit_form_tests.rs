@@ -275,3 +275,31 @@ fn the_turns_end_closes_its_forms() {
     assert!(ops(&mut rx).is_empty());
     assert_eq!(app.composer().text(), "hi");
 }
+
+#[test]
+fn text_is_edited_at_the_cursor_and_a_letter_jumps_to_a_choice() {
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        asked(
+            json!({"type": "object", "properties": {
+                "t": {"type": "string", "default": "helo"},
+                "c": {"type": "string", "enum": ["a", "b", "c"], "enumNames": ["Apple", "Banana", "Cherry"]}
+            }}),
+            &["t", "c"],
+        ),
+    );
+    key(&mut app, KeyCode::Left);
+    type_str(&mut app, "l");
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Delete);
+    type_str(&mut app, "H");
+    key(&mut app, KeyCode::End);
+    type_str(&mut app, "!");
+    assert!(render(&mut app, 80, 20).contains("[ Hello!▏ ]"));
+    key(&mut app, KeyCode::Tab);
+    type_str(&mut app, "c");
+    assert!(render(&mut app, 80, 20).contains("◀ Cherry ▶"));
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(reply(&mut rx).1.unwrap(), json!({"t": "Hello!", "c": "c"}));
+}

@@ -29,10 +29,12 @@ fn input_spans(field: &Field, input: &Input, focused: bool) -> Vec<Span<'static>
         .add_modifier(Modifier::BOLD);
     match (input, &field.kind) {
         (Input::Text(t), _) => {
-            let mut spans = vec![Span::raw("[ "), Span::raw(t.clone())];
+            let (before, after) = t.split();
+            let mut spans = vec![Span::raw("[ "), Span::raw(before.to_string())];
             if focused {
                 spans.push(Span::styled("▏", hi));
             }
+            spans.push(Span::raw(after.to_string()));
             spans.push(Span::raw(" ]"));
             spans
         }
