@@ -24,8 +24,9 @@ const FORM_HELP: &[(&str, &str)] = &[
     ("tab / ↓, shift+tab / ↑", "next / previous field"),
     (
         "space, ← →",
-        "toggle yes/no, pick a choice, tick a multi-select option",
+        "toggle yes/no, pick a choice, tick a multi-select option; move in text",
     ),
+    ("a letter", "in a choice: the next option starting with it"),
     ("enter", "send the answers (once every field checks)"),
     ("esc", "decline the server's question"),
     ("ctrl+c", "cancel it"),
