@@ -18,14 +18,6 @@ fn a_servers_form_is_filled_in_and_submitted_in_the_tui() {
         return;
     }
     let Some(py) = mcp::python() else { return };
-    // an absolute path: the test's HOME hides pyenv's shims
-    let out = Command::new(&py)
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .unwrap();
-    let py = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/pith-test-support/mcp/elicit_server.py");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let server = rt.block_on(MockServer::start());
     server.push(openai::tool_calls(
@@ -33,34 +25,9 @@ fn a_servers_form_is_filled_in_and_submitted_in_the_tui() {
         Some((2_000, 10)),
     ));
     server.push(openai::text("Deployed as asked.", Some((2_000, 10))));
-
     let data = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
-    let config = data.path().join("pith.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"model = "mock/mock-model"
-
-[mcp.e]
-command = {py:?}
-args = [{script:?}]
-
-[permission]
-e = "allow"
-
-[provider.mock]
-kind = "openai"
-base_url = "{}"
-
-[models."mock/mock-model"]
-context = 32000
-output = 4000
-"#,
-            server.openai_base_url()
-        ),
-    )
-    .unwrap();
+    let config = write_config(&py, &server, data.path());
     let cmd = format!(
         "env PITH_DATA_DIR='{}' PITH_CONFIG='{}' HOME='{}' TERM=xterm-256color '{}'; echo \"EXIT=$?\"; sleep 60",
         data.path().display(),
@@ -114,4 +81,42 @@ output = 4000
     );
     quit(&session);
     session.wait_for("pith to exit", 20, |s| s.contains("EXIT="));
+}
+
+/// The config: the mock model, the eliciting server as `e` with its tools allowed.
+fn write_config(py: &str, server: &MockServer, dir: &std::path::Path) -> std::path::PathBuf {
+    // an absolute path: the test's HOME hides pyenv's shims
+    let out = Command::new(py)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let py = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/pith-test-support/mcp/elicit_server.py");
+    let config = dir.join("pith.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"model = "mock/mock-model"
+
+[mcp.e]
+command = {py:?}
+args = [{script:?}]
+
+[permission]
+e = "allow"
+
+[provider.mock]
+kind = "openai"
+base_url = "{}"
+
+[models."mock/mock-model"]
+context = 32000
+output = 4000
+"#,
+            server.openai_base_url()
+        ),
+    )
+    .unwrap();
+    config
 }

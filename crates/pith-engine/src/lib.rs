@@ -160,16 +160,7 @@ pub fn spawn(
         }),
     );
     // the servers' questions (elicitation, sampling) go to this engine's front end
-    mcp.set_questions(Arc::new(server_questions::EngineQuestions {
-        events: ev_tx.clone(),
-        shared: shared.clone(),
-        headless: opts.headless,
-        auto_yes: opts.auto_yes,
-        sampling: sampling::Sampling {
-            rule: opts.config.permission.get(sampling::SAMPLING_RULE).cloned(),
-            ..Default::default()
-        },
-    }));
+    mcp.set_questions(server_questions::for_engine(&opts, &ev_tx, &shared));
     mcp.start_all();
     let history = shared::HistorySource {
         store: store.clone(),

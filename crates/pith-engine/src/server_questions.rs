@@ -31,6 +31,19 @@ impl PendingForms {
         waiter.is_some_and(|tx| tx.send(answer).is_ok())
     }
 
+    /// `Op::ElicitationReply`, from the pump; dropped when its form is no longer pending.
+    pub(crate) fn reply(&self, op: pith_protocol::event::Op) {
+        if let pith_protocol::event::Op::ElicitationReply {
+            id,
+            action,
+            content,
+        } = op
+            && !self.answer(&id, (action, content))
+        {
+            tracing::debug!(%id, "an answer to a form no longer pending: dropped");
+        }
+    }
+
     fn wait(self: &Arc<Self>, id: &str) -> FormWait {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut m) = self.0.lock() {
@@ -66,6 +79,28 @@ pub(crate) struct EngineQuestions {
     pub(crate) headless: bool,
     pub(crate) auto_yes: bool,
     pub(crate) sampling: crate::sampling::Sampling,
+}
+
+/// What answers the servers of an engine started with `opts`.
+pub(crate) fn for_engine(
+    opts: &crate::EngineOptions,
+    events: &mpsc::UnboundedSender<EventMsg>,
+    shared: &Arc<Shared>,
+) -> Arc<EngineQuestions> {
+    Arc::new(EngineQuestions {
+        events: events.clone(),
+        shared: shared.clone(),
+        headless: opts.headless,
+        auto_yes: opts.auto_yes,
+        sampling: crate::sampling::Sampling {
+            rule: opts
+                .config
+                .permission
+                .get(crate::sampling::SAMPLING_RULE)
+                .cloned(),
+            ..Default::default()
+        },
+    })
 }
 
 /// `server asked: "message"` for a note, the message on one line and bounded.

@@ -316,15 +316,7 @@ fn route(
                 .send(EventMsg::from(Event::Session(SessionEvent::Jobs { jobs })).answering(&id));
         }
         Op::KillJob { id: job } => kill_job(id, job, shared.jobs.clone(), history.events.clone()),
-        Op::ElicitationReply {
-            id: form,
-            action,
-            content,
-        } => {
-            if !shared.forms.answer(&form, (action, content)) {
-                tracing::debug!(%form, "an answer to a form no longer pending: dropped");
-            }
-        }
+        op @ Op::ElicitationReply { .. } => shared.forms.reply(op),
         Op::Shutdown => {
             shared.cancel_turn();
             to_runner(Op::Shutdown);

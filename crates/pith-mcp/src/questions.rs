@@ -123,6 +123,22 @@ fn decline() -> ElicitResult {
     ElicitResult::new(rmcp::model::ElicitationAction::Decline)
 }
 
+/// The question and its form, as pith shows them; `Err`: why it is not shown.
+fn form_of(params: ElicitRequestParams) -> Result<(String, Form), String> {
+    let ElicitRequestParams::FormElicitationParams {
+        message,
+        requested_schema,
+        ..
+    } = params
+    else {
+        return Err("it asked to open a URL (pith answers forms only)".into());
+    };
+    // the names in the server's order: a JSON map may not keep it
+    let order = requested_schema.property_order.clone().unwrap_or_default();
+    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    pith_protocol::elicitation::parse_form(&message, &schema, &order).map_err(|why| why.0)
+}
+
 /// The handler's `elicitation/create`.
 pub(crate) async fn elicit(
     server: &str,
@@ -134,21 +150,10 @@ pub(crate) async fn elicit(
     let Some(questions) = questions else {
         return decline();
     };
-    let ElicitRequestParams::FormElicitationParams {
-        message,
-        requested_schema,
-        ..
-    } = params
-    else {
-        questions.refused(server, "it asked to open a URL (pith answers forms only)");
-        return decline();
-    };
-    let order = requested_schema.property_order.clone().unwrap_or_default();
-    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-    let (message, form) = match pith_protocol::elicitation::parse_form(&message, &schema, &order) {
+    let (message, form) = match form_of(params) {
         Ok(parsed) => parsed,
         Err(why) => {
-            questions.refused(server, &why.0);
+            questions.refused(server, &why);
             return decline();
         }
     };
@@ -261,12 +266,9 @@ mod tests {
         assert!(pace.take(t0 + BURST_WINDOW).is_ok());
     }
 
-    /// pith reads the schema as rmcp re-writes it: every MCP shape must come through whole.
-    #[test]
-    fn every_mcp_shape_survives_the_sdks_round_trip() {
-        use pith_protocol::elicitation::{FieldKind, TextFormat};
-        // a text, as it comes off the wire (a `json!` map would sort the properties)
-        let wire = r#"{
+    /// A form of every MCP shape, as text off the wire (a `json!` map would sort the
+    /// properties).
+    const EVERY_SHAPE: &str = r#"{
             "mode": "form",
             "message": "Fill in",
             "requestedSchema": {"type": "object", "properties": {
@@ -281,19 +283,13 @@ mod tests {
                 "plain_many": {"type": "array", "items": {"type": "string", "enum": ["u", "v"]}}
             }, "required": ["mail", "i"]}
         }"#;
-        let params: ElicitRequestParams = serde_json::from_str(wire).expect("rmcp reads it");
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = params
-        else {
-            panic!("not a form");
-        };
-        let order = requested_schema.property_order.clone().unwrap_or_default();
-        let schema = serde_json::to_value(&requested_schema).unwrap();
-        let (_, form) =
-            pith_protocol::elicitation::parse_form(&message, &schema, &order).expect("shown");
+
+    /// pith reads the schema as rmcp re-writes it: every MCP shape must come through whole.
+    #[test]
+    fn every_mcp_shape_survives_the_sdks_round_trip() {
+        use pith_protocol::elicitation::{FieldKind, TextFormat};
+        let params: ElicitRequestParams = serde_json::from_str(EVERY_SHAPE).expect("rmcp reads it");
+        let (_, form) = form_of(params).expect("shown");
         let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(
             names,

@@ -51,50 +51,13 @@ impl Field {
                 min_length,
                 max_length,
                 ..
-            } => {
-                let Some(s) = value.as_str() else {
-                    return Err("must be text".into());
-                };
-                let n = s.chars().count() as u64;
-                if min_length.is_some_and(|lo| n < lo) {
-                    return Err(format!("at least {} characters", min_length.unwrap_or(0)));
-                }
-                if max_length.is_some_and(|hi| n > hi) || n > MAX_TEXT_CHARS as u64 {
-                    let hi = max_length.unwrap_or(MAX_TEXT_CHARS as u64);
-                    return Err(format!("at most {hi} characters"));
-                }
-                if let Some(f) = format
-                    && (!s.is_empty() || self.required)
-                    && !check_formats(*f, s)
-                {
-                    return Err(format!("not a valid {}", f.name()));
-                }
-                Ok(Value::String(s.to_string()))
-            }
+            } => self.check_text(value, *format, *min_length, *max_length),
             FieldKind::Number {
                 integer,
                 minimum,
                 maximum,
                 ..
-            } => {
-                let Some(n) = value.as_f64().filter(|n| n.is_finite()) else {
-                    return Err("must be a number".into());
-                };
-                if *integer && n.fract() != 0.0 {
-                    return Err("must be a whole number".into());
-                }
-                if let Some(lo) = minimum
-                    && n < *lo
-                {
-                    return Err(format!("at least {lo}"));
-                }
-                if let Some(hi) = maximum
-                    && n > *hi
-                {
-                    return Err(format!("at most {hi}"));
-                }
-                Ok(number_value(n, *integer))
-            }
+            } => check_number(value, *integer, *minimum, *maximum),
             FieldKind::Boolean { .. } => value
                 .as_bool()
                 .map(Value::Bool)
@@ -108,33 +71,40 @@ impl Field {
                 min_items,
                 max_items,
                 ..
-            } => {
-                let Some(items) = value.as_array() else {
-                    return Err("must be a list of choices".into());
-                };
-                let mut picked: Vec<String> = Vec::new();
-                for item in items {
-                    match item.as_str() {
-                        Some(s) if options.iter().any(|o| o.value == s) => {
-                            if !picked.iter().any(|p| p == s) {
-                                picked.push(s.to_string());
-                            }
-                        }
-                        _ => return Err("not one of the choices".into()),
-                    }
-                }
-                let n = picked.len() as u64;
-                if min_items.is_some_and(|lo| n < lo) {
-                    return Err(format!("pick at least {}", min_items.unwrap_or(0)));
-                }
-                if max_items.is_some_and(|hi| n > hi) {
-                    return Err(format!("pick at most {}", max_items.unwrap_or(0)));
-                }
-                Ok(Value::Array(
-                    picked.into_iter().map(Value::String).collect(),
-                ))
-            }
+            } => check_choices(value, options, *min_items, *max_items),
         }
+    }
+
+    fn check_text(
+        &self,
+        value: &Value,
+        format: Option<TextFormat>,
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+    ) -> Result<Value, String> {
+        let Some(s) = value.as_str() else {
+            return Err("must be text".into());
+        };
+        let n = s.chars().count() as u64;
+        if let Some(lo) = min_length
+            && n < lo
+        {
+            return Err(format!("at least {lo} characters"));
+        }
+        let hi = max_length.unwrap_or(MAX_TEXT_CHARS as u64);
+        if n > hi || n > MAX_TEXT_CHARS as u64 {
+            return Err(format!(
+                "at most {} characters",
+                hi.min(MAX_TEXT_CHARS as u64)
+            ));
+        }
+        if let Some(f) = format
+            && (!s.is_empty() || self.required)
+            && !check_formats(f, s)
+        {
+            return Err(format!("not a valid {}", f.name()));
+        }
+        Ok(Value::String(s.to_string()))
     }
 
     /// What the user typed into a text or number field, as the value it would send (`None`:
@@ -247,4 +217,65 @@ fn is_date_time(s: &str) -> bool {
         matches!(o.split_once(':'), Some((h, m)) if digits(h, 2).is_some_and(|h| h < 24) && digits(m, 2).is_some_and(|m| m < 60))
     });
     ok_clock && ok_offset
+}
+
+fn check_number(
+    value: &Value,
+    integer: bool,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+) -> Result<Value, String> {
+    let Some(n) = value.as_f64().filter(|n| n.is_finite()) else {
+        return Err("must be a number".into());
+    };
+    if integer && n.fract() != 0.0 {
+        return Err("must be a whole number".into());
+    }
+    if let Some(lo) = minimum
+        && n < lo
+    {
+        return Err(format!("at least {lo}"));
+    }
+    if let Some(hi) = maximum
+        && n > hi
+    {
+        return Err(format!("at most {hi}"));
+    }
+    Ok(number_value(n, integer))
+}
+
+fn check_choices(
+    value: &Value,
+    options: &[super::Choice],
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+) -> Result<Value, String> {
+    let Some(items) = value.as_array() else {
+        return Err("must be a list of choices".into());
+    };
+    let mut picked: Vec<String> = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(s) if options.iter().any(|o| o.value == s) => {
+                if !picked.iter().any(|p| p == s) {
+                    picked.push(s.to_string());
+                }
+            }
+            _ => return Err("not one of the choices".into()),
+        }
+    }
+    let n = picked.len() as u64;
+    if let Some(lo) = min_items
+        && n < lo
+    {
+        return Err(format!("pick at least {lo}"));
+    }
+    if let Some(hi) = max_items
+        && n > hi
+    {
+        return Err(format!("pick at most {hi}"));
+    }
+    Ok(Value::Array(
+        picked.into_iter().map(Value::String).collect(),
+    ))
 }

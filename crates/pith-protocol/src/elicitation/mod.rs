@@ -25,7 +25,7 @@ pub const MAX_LABEL_CHARS: usize = 300;
 pub const MAX_TEXT_CHARS: usize = 10_000;
 
 /// A question a server asks the user, waiting for `Op::ElicitationReply`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ElicitationRequest {
     pub id: String,
     /// The MCP server asking (its configured name).

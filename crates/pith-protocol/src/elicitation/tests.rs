@@ -203,3 +203,27 @@ fn a_default_its_own_constraints_reject_is_dropped() {
     );
     assert_eq!(f.missing_defaults(), ["n"]);
 }
+
+/// A form's answer is written as the editor and `pith run --format json` read it.
+#[test]
+fn an_elicitation_reply_reads_back_and_names_its_action() {
+    let op = crate::event::Op::ElicitationReply {
+        id: "f".into(),
+        action: ElicitationAction::Accept,
+        content: serde_json::json!({"env": "dev"}).as_object().cloned(),
+    };
+    let json = serde_json::to_value(&op).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"op": "elicitation_reply", "id": "f", "action": "accept", "content": {"env": "dev"}})
+    );
+    assert_eq!(
+        serde_json::from_value::<crate::event::Op>(json).unwrap(),
+        op
+    );
+    let declined = serde_json::json!({"op": "elicitation_reply", "id": "f", "action": "decline"});
+    assert!(matches!(
+        serde_json::from_value::<crate::event::Op>(declined).unwrap(),
+        crate::event::Op::ElicitationReply { content: None, .. }
+    ));
+}
