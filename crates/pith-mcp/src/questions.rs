@@ -284,12 +284,16 @@ mod tests {
             }, "required": ["mail", "i"]}
         }"#;
 
+    fn every_shape() -> Form {
+        let params: ElicitRequestParams = serde_json::from_str(EVERY_SHAPE).expect("rmcp reads it");
+        form_of(params).expect("shown").1
+    }
+
     /// pith reads the schema as rmcp re-writes it: every MCP shape must come through whole.
     #[test]
     fn every_mcp_shape_survives_the_sdks_round_trip() {
         use pith_protocol::elicitation::{FieldKind, TextFormat};
-        let params: ElicitRequestParams = serde_json::from_str(EVERY_SHAPE).expect("rmcp reads it");
-        let (_, form) = form_of(params).expect("shown");
+        let form = every_shape();
         let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(
             names,
@@ -339,6 +343,21 @@ mod tests {
                 default: Some(false)
             }
         );
+    }
+
+    /// The choices of every shape, single and many, keep their values, labels and defaults.
+    #[test]
+    fn every_choice_shape_survives_the_sdks_round_trip() {
+        use pith_protocol::elicitation::FieldKind;
+        let form = every_shape();
+        let kind = |name: &str| {
+            form.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .kind
+                .clone()
+        };
         let FieldKind::Choice { options, default } = kind("legacy") else {
             panic!("{:?}", kind("legacy"));
         };
