@@ -63,6 +63,8 @@ pub struct Server {
     connecting: tokio::sync::Mutex<()>,
     /// A re-listing is queued (a burst of `list_changed` makes one, not one each).
     relist_queued: std::sync::atomic::AtomicBool,
+    /// Its questions to the user: their pace, and how long they kept a call waiting.
+    pub(crate) pace: Arc<Mutex<crate::questions::Pace>>,
 }
 
 impl Server {
@@ -164,6 +166,7 @@ impl McpManager {
                     }),
                     connecting: tokio::sync::Mutex::new(()),
                     relist_queued: Default::default(),
+                    pace: Default::default(),
                 })
             })
             .collect();
@@ -349,7 +352,7 @@ impl McpManager {
             server: server.name.clone(),
             workspace: self.workspace.to_string_lossy().into_owned(),
             questions: self.questions.get().cloned(),
-            pace: Default::default(),
+            pace: server.pace.clone(),
             on_change: Arc::new(move |what| {
                 if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
                     use std::sync::atomic::Ordering::SeqCst;

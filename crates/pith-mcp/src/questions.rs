@@ -8,7 +8,9 @@
 #![allow(deprecated)] // sampling is deprecated by a newer protocol revision, yet servers use it
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use pith_protocol::elicitation::{Answers, ElicitationAction, Form};
 use rmcp::model::{
@@ -82,14 +84,28 @@ pub trait ServerQuestions: Send + Sync {
     ) -> Result<SampleReply, String>;
 }
 
-/// One connection's pace of questions.
+/// One server's pace of questions, and how long the user has been asked in all (a call's
+/// timeout does not run while its server waits for the user).
 #[derive(Default)]
-pub(crate) struct Pace {
+pub struct Pace {
     open: bool,
     recent: Vec<Instant>,
+    since: Option<Instant>,
+    total: Duration,
 }
 
 impl Pace {
+    /// How long questions have been open in all, until `now`.
+    fn asked(&self, now: Instant) -> Duration {
+        self.total + self.since.map_or(Duration::ZERO, |s| now.duration_since(s))
+    }
+
+    fn close(&mut self, now: Instant) {
+        self.total = self.asked(now);
+        self.since = None;
+        self.open = false;
+    }
+
     /// Takes a slot for a new question, or says why there is none.
     fn take(&mut self, now: Instant) -> Result<(), String> {
         if self.open {
@@ -104,6 +120,7 @@ impl Pace {
         }
         self.recent.push(now);
         self.open = true;
+        self.since = Some(now);
         Ok(())
     }
 }
@@ -114,7 +131,41 @@ struct Slot(Arc<Mutex<Pace>>);
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Ok(mut p) = self.0.lock() {
-            p.open = false;
+            p.close(Instant::now());
+        }
+    }
+}
+
+/// `fut` within `timeout`, the clock stopped while `pace`'s server waits for the user; `None`
+/// when the time ran out.
+pub(crate) async fn bounded<F: std::future::Future>(
+    fut: F,
+    timeout: Duration,
+    pace: &Mutex<Pace>,
+) -> Option<F::Output> {
+    let start = Instant::now();
+    let state = |now| {
+        pace.lock()
+            .map(|p| (p.asked(now), p.open))
+            .unwrap_or_default()
+    };
+    let (asked_before, _) = state(start);
+    let mut deadline = start + timeout;
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            r = &mut fut => return Some(r),
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        let now = Instant::now();
+        let (asked, open) = state(now);
+        let due = start + timeout + asked.saturating_sub(asked_before);
+        if open {
+            deadline = due.max(now + Duration::from_secs(1));
+        } else if due > now {
+            deadline = due;
+        } else {
+            return None;
         }
     }
 }
@@ -249,6 +300,43 @@ pub(crate) fn sampling_result(reply: SampleReply) -> CreateMessageResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call waiting while its server asks the user does not time out meanwhile; the clock
+    /// runs again once the question is answered.
+    #[tokio::test(start_paused = true)]
+    async fn a_calls_clock_stops_while_the_user_is_asked() {
+        let pace = Arc::new(Mutex::new(Pace::default()));
+        let p = pace.clone();
+        let asker = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            p.lock().unwrap().take(Instant::now()).unwrap();
+            let slot = Slot(p.clone());
+            // the user takes 100 s
+            tokio::time::sleep(Duration::from_secs(100)).await;
+            drop(slot);
+        });
+        let start = Instant::now();
+        let never = std::future::pending::<()>();
+        assert_eq!(bounded(never, Duration::from_secs(10), &pace).await, None);
+        // 10 s of its own plus the 100 s the user was asked
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_secs(110) && took < Duration::from_secs(112),
+            "{took:?}"
+        );
+        asker.await.unwrap();
+        // without a question, the plain timeout
+        let start = Instant::now();
+        assert_eq!(
+            bounded(std::future::pending::<()>(), Duration::from_secs(10), &pace).await,
+            None
+        );
+        assert!(start.elapsed() < Duration::from_secs(11));
+        assert_eq!(
+            bounded(async { 7 }, Duration::from_secs(10), &pace).await,
+            Some(7)
+        );
+    }
 
     #[test]
     fn one_question_at_a_time_and_few_in_a_row() {
