@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-/// Questions one connection may ask within [`BURST_WINDOW`]; more are declined at once.
+/// Questions one server may ask within [`BURST_WINDOW`]; more are declined at once.
 pub const MAX_QUESTIONS_IN_A_ROW: usize = 5;
 const BURST_WINDOW: Duration = Duration::from_secs(60);
 /// Most messages in one sampling request, and most characters of their text together.
