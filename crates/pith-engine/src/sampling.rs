@@ -229,11 +229,23 @@ pub(crate) fn chat_request(request: &SampleRequest, model: &SamplingModel) -> Ch
         system: request.system.iter().cloned().collect(),
         messages,
         tools: Vec::new(),
-        max_tokens: Some(request.max_tokens.clamp(1, MAX_SAMPLING_TOKENS)),
+        max_tokens: Some(sampling_cap(request.max_tokens, &model.info)),
         temperature: request.temperature,
         thinking_budget: None,
         reasoning_effort: None,
     }
+}
+
+/// The output cap of a sampled answer: the server's, within pith's and the model's own.
+fn sampling_cap(asked: u32, model: &pith_config::ModelConfig) -> u32 {
+    let mut cap = MAX_SAMPLING_TOKENS;
+    if model.output > 0 {
+        cap = cap.min(u32::try_from(model.output).unwrap_or(u32::MAX));
+    }
+    if let Some(m) = model.max_tokens {
+        cap = cap.min(m);
+    }
+    asked.clamp(1, cap.max(1))
 }
 
 /// Reads the answer's text, its usage and whether it was cut at the cap.
@@ -269,4 +281,35 @@ async fn read_answer(
         }
     }
     Ok((text, usage, cut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sampled_answer_is_capped_by_the_server_pith_and_the_model() {
+        let mut model = pith_config::ModelConfig::default();
+        assert_eq!(sampling_cap(50, &model), 50);
+        assert_eq!(sampling_cap(1_000_000, &model), MAX_SAMPLING_TOKENS);
+        assert_eq!(sampling_cap(0, &model), 1);
+        model.output = 1_000;
+        assert_eq!(sampling_cap(2_000, &model), 1_000);
+        model.max_tokens = Some(300);
+        assert_eq!(sampling_cap(2_000, &model), 300);
+    }
+
+    #[test]
+    fn a_rule_by_server_name_wins_by_its_length() {
+        let mut patterns = std::collections::BTreeMap::new();
+        patterns.insert("*".to_string(), PermissionAction::Deny);
+        patterns.insert("docs".to_string(), PermissionAction::Allow);
+        let s = Sampling {
+            rule: Some(PermissionSetting::Patterns(patterns)),
+            ..Default::default()
+        };
+        assert_eq!(s.rule_for("docs"), PermissionAction::Allow);
+        assert_eq!(s.rule_for("other"), PermissionAction::Deny);
+        assert_eq!(Sampling::default().rule_for("x"), PermissionAction::Ask);
+    }
 }
