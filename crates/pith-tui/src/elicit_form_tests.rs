@@ -303,3 +303,14 @@ fn text_is_edited_at_the_cursor_and_a_letter_jumps_to_a_choice() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(reply(&mut rx).1.unwrap(), json!({"t": "Hello!", "c": "c"}));
 }
+
+#[test]
+fn a_tiny_terminal_still_draws_the_form_without_panicking() {
+    let (mut app, _rx) = fresh();
+    ev(&mut app, sample());
+    for (w, h) in [(12, 4), (20, 6), (30, 8), (200, 60)] {
+        let _ = render(&mut app, w, h);
+    }
+    tab(&mut app, 5);
+    let _ = render(&mut app, 20, 6);
+}
