@@ -299,6 +299,56 @@ mod tests {
         assert_eq!(sampling_cap(2_000, &model), 300);
     }
 
+    fn model(images: bool) -> SamplingModel {
+        struct Never;
+        #[async_trait::async_trait]
+        impl pith_provider::Provider for Never {
+            async fn stream(
+                &self,
+                _: &ChatRequest,
+            ) -> Result<pith_provider::EventStream, pith_provider::error::ProviderError>
+            {
+                unreachable!()
+            }
+        }
+        SamplingModel {
+            name: "p/m".into(),
+            provider: Arc::new(Never),
+            model_id: "m".into(),
+            images,
+            info: Default::default(),
+        }
+    }
+
+    #[test]
+    fn images_go_only_to_a_model_that_takes_them_and_no_tools_ever() {
+        let request = SampleRequest {
+            system: Some("be brief".into()),
+            messages: vec![pith_mcp::questions::SampleMessage {
+                assistant: false,
+                text: "what is this?".into(),
+                images: vec![("image/png".into(), "AAAA".into())],
+            }],
+            max_tokens: 10,
+            temperature: None,
+            stop: vec![],
+        };
+        let with = chat_request(&request, &model(true));
+        let without = chat_request(&request, &model(false));
+        assert!(with.tools.is_empty() && without.tools.is_empty());
+        assert_eq!(with.system, ["be brief"]);
+        let content = |r: &ChatRequest| match &r.messages[0] {
+            ChatMessage::User { content } => content.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            matches!(&content(&with)[1], UserContent::Image { mime, .. } if mime == "image/png")
+        );
+        assert!(
+            matches!(&content(&without)[1], UserContent::Text { text } if text.contains("does not take images"))
+        );
+    }
+
     #[test]
     fn a_rule_by_server_name_wins_by_its_length() {
         let mut patterns = std::collections::BTreeMap::new();
