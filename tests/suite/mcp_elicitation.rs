@@ -453,3 +453,35 @@ async fn a_shown_form_carries_no_terminal_controls() {
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     assert_eq!(h.tool_results(1).join(""), r#"accept: {"ok": true}"#);
 }
+
+/// A server's question waits for the user like a permission question: the `notification`
+/// hooks run.
+#[tokio::test]
+async fn a_form_runs_the_notification_hooks() {
+    let Some(py) = mcp::python() else { return };
+    let mut h = with_server(&py, false, |c| {
+        c.hooks.notification.push(pith_config::HookConfig {
+            matcher: None,
+            command: "jq -r .message > notified.txt".into(),
+            timeout: None,
+            source: None,
+        });
+    })
+    .await;
+    h.server.push(call("c1", "e_configure", json!({})));
+    h.server.push(openai::text("ok", Some((1100, 2))));
+    h.send(Op::user_turn("deploy"));
+    let req = asked(&mut h).await;
+    let notified = h.workspace.path().join("notified.txt");
+    let mut said = String::new();
+    for _ in 0..200 {
+        said = std::fs::read_to_string(&notified).unwrap_or_default();
+        if said.ends_with('\n') {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(said.trim(), "MCP server e asks you a question");
+    reply(&h, &req.id, ElicitationAction::Decline, None);
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+}

@@ -112,6 +112,9 @@ impl Sampling {
         {
             return Err("no one can answer".into());
         }
+        q.shared.notify_user(format!(
+            "pith needs your permission: MCP server {server} wants the model to answer"
+        ));
         let turn = q.shared.current_cancel();
         let answer = tokio::select! {
             a = wait.answer() => a,

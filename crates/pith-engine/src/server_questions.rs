@@ -179,6 +179,8 @@ impl pith_mcp::questions::ServerQuestions for EngineQuestions {
         {
             return (ElicitationAction::Cancel, None);
         }
+        self.shared
+            .notify_user(format!("MCP server {server} asks you a question"));
         let turn = self.shared.current_cancel();
         let Some(rx) = wait.rx.take() else {
             return (ElicitationAction::Cancel, None);

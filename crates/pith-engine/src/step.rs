@@ -414,6 +414,9 @@ impl Turn<'_> {
         if let Ok(mut m) = self.shared.sampling_model.lock() {
             *m = Some(model);
         }
+        if let Ok(mut n) = self.shared.notify_user.lock() {
+            *n = self.notifier();
+        }
     }
 }
 
