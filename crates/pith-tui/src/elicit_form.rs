@@ -264,6 +264,9 @@ impl FormState {
                 *b = Some(!b.unwrap_or(false));
                 true
             }
+            // back to "not set": an optional choice or toggle left unanswered
+            (Input::Toggle(b), KeyCode::Backspace | KeyCode::Delete) => b.take().is_some(),
+            (Input::Choice(i), KeyCode::Backspace | KeyCode::Delete) => i.take().is_some(),
             (Input::Toggle(b), KeyCode::Char('y')) => {
                 *b = Some(true);
                 true

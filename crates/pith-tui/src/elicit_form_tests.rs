@@ -314,3 +314,25 @@ fn a_tiny_terminal_still_draws_the_form_without_panicking() {
     tab(&mut app, 5);
     let _ = render(&mut app, 20, 6);
 }
+
+#[test]
+fn an_optional_choice_can_be_left_unanswered_again() {
+    let (mut app, mut rx) = fresh();
+    ev(
+        &mut app,
+        asked(
+            json!({"type": "object", "properties": {
+                "c": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                "b": {"type": "boolean", "default": true}
+            }}),
+            &["c", "b"],
+        ),
+    );
+    key(&mut app, KeyCode::Backspace);
+    assert!(render(&mut app, 80, 20).contains("(none)"));
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Delete);
+    assert!(render(&mut app, 80, 20).contains("[?] not set"));
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(reply(&mut rx).1.unwrap(), json!({}));
+}

@@ -27,6 +27,7 @@ const FORM_HELP: &[(&str, &str)] = &[
         "toggle yes/no, pick a choice, tick a multi-select option; move in text",
     ),
     ("a letter", "in a choice: the next option starting with it"),
+    ("backspace", "an optional choice or yes/no back to not set"),
     ("enter", "send the answers (once every field checks)"),
     ("esc", "decline the server's question"),
     ("ctrl+c", "cancel it"),
