@@ -270,6 +270,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             TurnEvent::State { .. }
             | TurnEvent::PermissionAsked(_)
+            | TurnEvent::ElicitationAsked(_)
             | TurnEvent::TurnFinished { .. } => {}
         }
     }

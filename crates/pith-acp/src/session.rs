@@ -2,6 +2,7 @@
 //! settled), the pump that turns the engine's events into `session/update`s, and the prompt
 //! waiting for its turn to end.
 
+mod elicitation;
 mod permission;
 
 use std::path::PathBuf;
@@ -338,6 +339,7 @@ fn answer_text(event: &Event) -> Option<String> {
         // streamed, or no answer of an editor's command
         Event::Turn(
             TurnEvent::PermissionAsked(_)
+            | TurnEvent::ElicitationAsked(_)
             | TurnEvent::Retrying { .. }
             | TurnEvent::State { .. }
             | TurnEvent::TurnFinished { .. },
@@ -376,6 +378,9 @@ async fn react(session: &Arc<Session>, event: &Event) {
     match event {
         Event::Turn(TurnEvent::PermissionAsked(req)) => {
             tokio::spawn(permission::ask(session.clone(), req.clone()));
+        }
+        Event::Turn(TurnEvent::ElicitationAsked(req)) => {
+            tokio::spawn(elicitation::ask(session.clone(), req.clone()));
         }
         Event::Settings(SettingsEvent::McpStatus { servers }) => {
             if let Ok(mut m) = session.mcp.lock() {

@@ -172,6 +172,7 @@ impl Translator {
             TurnEvent::Error { .. }
             | TurnEvent::TurnFinished { .. }
             | TurnEvent::PermissionAsked(_)
+            | TurnEvent::ElicitationAsked(_)
             | TurnEvent::Retrying { .. }
             | TurnEvent::State { .. }
             | TurnEvent::Info { .. }

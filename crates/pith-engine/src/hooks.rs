@@ -273,26 +273,37 @@ impl Turn<'_> {
 
     /// `notification`, in the background: a question waits for the user.
     pub(crate) fn notify_hooks(&self, message: String) {
+        if let Some(notify) = self.notifier() {
+            notify(message);
+        }
+    }
+
+    /// What runs the `notification` hooks with a message, in the background (`None`: there are
+    /// none); an MCP server's questions, asked beside the turn, use it too (`Shared`).
+    pub(crate) fn notifier(&self) -> Option<crate::shared::NotifyUser> {
         if !self.hooks.has(HookEvent::Notification, None) {
-            return;
+            return None;
         }
         let hooks = self.hooks.commands().clone();
         let session_id = self.log.session().id.clone();
         let events = self.log.events().clone();
-        tokio::spawn(async move {
-            let outcome = hooks
-                .run(
-                    HookEvent::Notification,
-                    None,
-                    &session_id,
-                    fields(json!({ "message": message })),
-                    &CancellationToken::new(),
-                )
-                .await;
-            for w in outcome.warnings {
-                let _ = events.send(Event::info(format!("warning: {w}")));
-            }
-        });
+        Some(std::sync::Arc::new(move |message: String| {
+            let (hooks, session_id, events) = (hooks.clone(), session_id.clone(), events.clone());
+            tokio::spawn(async move {
+                let outcome = hooks
+                    .run(
+                        HookEvent::Notification,
+                        None,
+                        &session_id,
+                        fields(json!({ "message": message })),
+                        &CancellationToken::new(),
+                    )
+                    .await;
+                for w in outcome.warnings {
+                    let _ = events.send(Event::info(format!("warning: {w}")));
+                }
+            });
+        }))
     }
 
     /// An event a hook cannot block: a block's reason is shown to the user.

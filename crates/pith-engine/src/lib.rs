@@ -40,6 +40,8 @@ mod recall;
 mod request;
 mod request_frame;
 mod runner;
+mod sampling;
+mod server_questions;
 mod session_log;
 mod session_ops;
 mod session_parts;
@@ -157,6 +159,8 @@ pub fn spawn(
             let _ = notify.send(shared::Control::McpChanged);
         }),
     );
+    // the servers' questions (elicitation, sampling) go to this engine's front end
+    mcp.set_questions(server_questions::for_engine(&opts, &ev_tx, &shared));
     mcp.start_all();
     let history = shared::HistorySource {
         store: store.clone(),

@@ -24,6 +24,9 @@ pub struct Prompt {
     pub pasted: Vec<pith_protocol::message::Span>,
 }
 
+/// Runs the `notification` hooks with a message.
+pub(crate) type NotifyUser = std::sync::Arc<dyn Fn(String) + Send + Sync>;
+
 /// What a permission waiter receives.
 pub(crate) type PermissionAnswer = (PermissionReply, Option<String>);
 
@@ -70,9 +73,25 @@ pub struct Shared {
     /// The background jobs (ARCHITECTURE.md §5.3): one table for the engine, shared with its
     /// sub-agents, answered by the pump while a turn runs; it ends them when the session does.
     pub jobs: std::sync::Arc<pith_tools::jobs::Jobs>,
+    /// The MCP servers' forms waiting for the user (ARCHITECTURE.md §12).
+    pub forms: std::sync::Arc<crate::server_questions::PendingForms>,
+    /// The model of the latest step: what an MCP server's sampling request is answered with.
+    pub(crate) sampling_model: Mutex<Option<crate::sampling::SamplingModel>>,
+    /// The `notification` hooks as of the latest step: an MCP server's question runs them too.
+    pub(crate) notify_user: Mutex<Option<NotifyUser>>,
+    /// What MCP sampling took since the runner last added it to the session: tokens and cost.
+    pub sampling_spent: Mutex<(pith_protocol::llm::Usage, f64)>,
 }
 
 impl Shared {
+    /// Runs the `notification` hooks with `message`, if there are any.
+    pub(crate) fn notify_user(&self, message: String) {
+        let notify = self.notify_user.lock().ok().and_then(|n| n.clone());
+        if let Some(notify) = notify {
+            notify(message);
+        }
+    }
+
     /// Interrupts whatever the current turn runs.
     pub fn cancel_turn(&self) {
         if let Ok(c) = self.cancel.lock() {
@@ -310,6 +329,7 @@ fn route(
                 .send(EventMsg::from(Event::Session(SessionEvent::Jobs { jobs })).answering(&id));
         }
         Op::KillJob { id: job } => kill_job(id, job, shared.jobs.clone(), history.events.clone()),
+        op @ Op::ElicitationReply { .. } => shared.forms.reply(op),
         Op::Shutdown => {
             shared.cancel_turn();
             to_runner(Op::Shutdown);

@@ -41,6 +41,7 @@ impl Turn<'_> {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Outcome {
+        self.publish_sampling_model();
         let mut attempt = StepAttempt { idx, request };
         let streamed = reader::with_retries(self, Reading::Step, &mut attempt, cancel).await;
         match streamed {
@@ -398,6 +399,44 @@ pub(crate) fn parse_arguments(arguments: &str) -> serde_json::Value {
         return serde_json::json!({});
     }
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::Value::String(arguments.into()))
+}
+
+impl Turn<'_> {
+    /// Tells sampling which model the session uses now (before each step).
+    pub(crate) fn publish_sampling_model(&self) {
+        let model = crate::sampling::SamplingModel {
+            name: self.model.name.clone(),
+            provider: self.model.provider.clone(),
+            model_id: self.model.model_id.clone(),
+            images: self.takes_images(),
+            info: self.model.info.clone(),
+        };
+        if let Ok(mut m) = self.shared.sampling_model.lock() {
+            *m = Some(model);
+        }
+        if let Ok(mut n) = self.shared.notify_user.lock() {
+            *n = self.notifier();
+        }
+    }
+}
+
+impl Turn<'_> {
+    /// Adds what MCP sampling cost since the last time to the session's cost and the goal's
+    /// spending (sampling runs beside the turn, in the servers' tasks).
+    pub(crate) fn fold_sampling(&mut self) {
+        let (usage, cost) = self
+            .shared
+            .sampling_spent
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        if cost > 0.0 {
+            self.log.add_cost(cost);
+        }
+        if usage.input + usage.output > 0 {
+            self.goal_spend(Some(&usage));
+        }
+    }
 }
 
 #[cfg(test)]

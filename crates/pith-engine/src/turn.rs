@@ -185,6 +185,7 @@ impl Turn<'_> {
         });
         if has_calls {
             let stopped = self.run_tools(idx, cancel).await;
+            self.fold_sampling();
             if let Err(stop) = stopped {
                 return Err(self.fail(EngineError::Loop(stop.to_string())));
             }

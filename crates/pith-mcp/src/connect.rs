@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParam, ProtocolVersion, RootsCapabilities,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    Implementation, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
+    ProtocolVersion, RootsCapabilities, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ErrorData, Peer, ServiceExt};
@@ -95,12 +97,15 @@ pub enum Changed {
 }
 
 /// pith's side of the protocol: answers roots with the workspace, logs the server's log
-/// messages, and reports list changes.
+/// messages, reports list changes, and hands a server's questions (elicitation, sampling) to
+/// `questions` (none: neither is offered).
 #[derive(Clone)]
 pub struct Handler {
     pub server: String,
     pub workspace: String,
     pub(crate) on_change: Arc<dyn Fn(Changed) + Send + Sync>,
+    pub(crate) questions: Option<Arc<dyn crate::questions::ServerQuestions>>,
+    pub(crate) pace: Arc<Mutex<crate::questions::Pace>>,
 }
 
 impl ClientHandler for Handler {
@@ -140,9 +145,50 @@ impl ClientHandler for Handler {
         (self.on_change)(Changed::Resources);
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(crate::questions::elicit(
+            &self.server,
+            self.questions.as_ref(),
+            &self.pace,
+            request,
+            context.ct.clone(),
+        )
+        .await)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(questions) = self.questions.as_ref().filter(|q| q.samples()) else {
+            return Err(ErrorData::invalid_request("pith does not sample", None));
+        };
+        let request = crate::questions::read_sampling(&params)
+            .map_err(|why| ErrorData::invalid_params(why, None))?;
+        questions
+            .sample(&self.server, request, context.ct.clone())
+            .await
+            .map(crate::questions::sampling_result)
+            .map_err(|why| ErrorData::invalid_request(why, None))
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
+        if let Some(questions) = &self.questions {
+            capabilities.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::new().with_schema_validation(true)),
+            );
+            if questions.samples() {
+                capabilities.sampling = Some(SamplingCapability::default());
+            }
+        }
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("pith", env!("CARGO_PKG_VERSION")),

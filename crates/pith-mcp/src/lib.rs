@@ -7,11 +7,13 @@
 //! - `tool`: an MCP tool as a pith `Tool`, and its result as text.
 //! - `search`: deferred definitions behind `tool_search` when they would crowd the window.
 //! - `prompt`: prompts as slash commands, resources as attachments.
+//! - `questions`: a server's questions to the user (elicitation) and to the model (sampling).
 
 pub mod connect;
 pub mod manager;
 pub mod names;
 pub mod prompt;
+pub mod questions;
 pub mod report;
 mod requests;
 pub mod search;

@@ -63,6 +63,8 @@ pub struct Server {
     connecting: tokio::sync::Mutex<()>,
     /// A re-listing is queued (a burst of `list_changed` makes one, not one each).
     relist_queued: std::sync::atomic::AtomicBool,
+    /// Its questions to the user: their pace, and how long they kept a call waiting.
+    pub(crate) pace: Arc<Mutex<crate::questions::Pace>>,
 }
 
 impl Server {
@@ -118,6 +120,8 @@ pub struct McpManager {
     env: Env,
     /// Lists being fetched again after a server said they changed.
     refreshing: std::sync::atomic::AtomicUsize,
+    /// Who answers the servers' questions (set before the servers start).
+    questions: std::sync::OnceLock<Arc<dyn crate::questions::ServerQuestions>>,
 }
 
 impl McpManager {
@@ -162,6 +166,7 @@ impl McpManager {
                     }),
                     connecting: tokio::sync::Mutex::new(()),
                     relist_queued: Default::default(),
+                    pace: Default::default(),
                 })
             })
             .collect();
@@ -172,7 +177,14 @@ impl McpManager {
             on_change,
             env,
             refreshing: Default::default(),
+            questions: Default::default(),
         })
+    }
+
+    /// Who answers the servers' questions (elicitation, sampling): connections made from now
+    /// on offer them. Set once, before [`McpManager::start_all`].
+    pub fn set_questions(&self, questions: Arc<dyn crate::questions::ServerQuestions>) {
+        let _ = self.questions.set(questions);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -339,6 +351,8 @@ impl McpManager {
         Handler {
             server: server.name.clone(),
             workspace: self.workspace.to_string_lossy().into_owned(),
+            questions: self.questions.get().cloned(),
+            pace: server.pace.clone(),
             on_change: Arc::new(move |what| {
                 if let (Some(me), Some(server)) = (weak.upgrade(), server_weak.upgrade()) {
                     use std::sync::atomic::Ordering::SeqCst;

@@ -57,14 +57,15 @@ impl McpManager {
             params = params.with_arguments(a);
         }
         let timeout = server.config.tool_timeout();
-        let call = tokio::time::timeout(timeout, peer.call_tool(params));
+        // the clock stops while the server waits for the user's answer to its question
+        let call = super::questions::bounded(peer.call_tool(params), timeout, &server.pace);
         let result = tokio::select! {
             r = call => r,
             _ = cancel.cancelled() => return Err(CallError::Cancelled),
         };
-        match result {
+        match result.ok_or(()) {
             Ok(Ok(r)) => Ok(r),
-            Err(_) => Err(CallError::Failed(format!(
+            Err(()) => Err(CallError::Failed(format!(
                 "The MCP server {} did not answer {tool} within {} s; the call was cancelled. The server may be stuck: try again, or work without it.",
                 server.name,
                 timeout.as_secs()

@@ -8,6 +8,7 @@
 
 pub mod carried;
 pub mod compaction_note;
+pub mod elicitation;
 pub mod event;
 pub mod launch;
 pub mod llm;

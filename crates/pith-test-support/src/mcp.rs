@@ -53,6 +53,15 @@ pub fn stdio(python: &str) -> McpServerConfig {
     }
 }
 
+/// The eliciting and sampling test server (`mcp/elicit_server.py`) over stdio.
+pub fn elicit_stdio(python: &str) -> McpServerConfig {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/elicit_server.py");
+    McpServerConfig {
+        args: vec![script.to_string_lossy().into_owned()],
+        ..stdio(python)
+    }
+}
+
 /// The test server over streamable HTTP, running until dropped.
 pub struct HttpServer {
     child: std::process::Child,

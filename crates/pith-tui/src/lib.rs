@@ -16,6 +16,7 @@ mod custom;
 mod divider_line;
 pub mod editor;
 pub mod effects;
+pub mod elicit_form;
 pub mod format;
 pub mod git;
 pub mod help;
@@ -52,6 +53,8 @@ mod compaction_view_tests;
 mod context_view_tests;
 #[cfg(test)]
 mod convenience_tests;
+#[cfg(test)]
+mod elicit_form_tests;
 #[cfg(test)]
 mod empty_popup_tests;
 #[cfg(test)]

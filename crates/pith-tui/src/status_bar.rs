@@ -316,6 +316,7 @@ impl StatusBar {
             }
             // the turn's end comes through `turn_finished`
             TurnEvent::PermissionAsked(_)
+            | TurnEvent::ElicitationAsked(_)
             | TurnEvent::Info { .. }
             | TurnEvent::TurnFinished { .. }
             | TurnEvent::GoalChecked { .. } => {}

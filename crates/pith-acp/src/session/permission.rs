@@ -47,7 +47,14 @@ pub(super) async fn ask(session: Arc<Session>, req: PermissionRequest) {
 /// The choices offered for `req`: a plan's, or once / always (where there is something to
 /// grant) / this exact command (for a command granted by prefix) / reject.
 fn options(req: &PermissionRequest) -> Vec<PermissionOption> {
-    let always = format!("Always allow {}", req.patterns.join(", "));
+    let always = if req.tool == "mcp_sampling" {
+        format!(
+            "Always allow MCP server {} to ask the model (this session)",
+            req.patterns.join(", ")
+        )
+    } else {
+        format!("Always allow {}", req.patterns.join(", "))
+    };
     if req.tool == pith_tools::mode::EXIT_PLAN_TOOL {
         plan_options()
     } else {

@@ -176,6 +176,9 @@ pub enum TurnEvent {
         by: super::GoalCheckBy,
         detail: String,
     },
+    /// An MCP server asks the user to fill in a form (MCP elicitation) while one of its calls
+    /// runs; answered with `Op::ElicitationReply` (ARCHITECTURE.md §12).
+    ElicitationAsked(crate::elicitation::ElicitationRequest),
 }
 
 /// The session: switched to, its history, the list of sessions, prompts refused, turns taken
@@ -327,7 +330,8 @@ impl Event {
                 | TurnEvent::Retrying { .. }
                 | TurnEvent::State { .. }
                 | TurnEvent::TurnFinished { .. }
-                | TurnEvent::GoalChecked { .. } => false,
+                | TurnEvent::GoalChecked { .. }
+                | TurnEvent::ElicitationAsked(_) => false,
             },
             Event::Session(e) => match e {
                 SessionEvent::SessionLoaded { .. }

@@ -174,6 +174,14 @@ pub enum Op {
     KillJob {
         id: u32,
     },
+    /// The user's answer to `ElicitationAsked` `id`: `content` only with `accept` (checked
+    /// against the form again before it reaches the server).
+    ElicitationReply {
+        id: String,
+        action: crate::elicitation::ElicitationAction,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<crate::elicitation::Answers>,
+    },
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -237,7 +245,8 @@ impl Op {
             | Op::Remember { .. }
             | Op::ListMemory
             | Op::ListJobs
-            | Op::KillJob { .. } => None,
+            | Op::KillJob { .. }
+            | Op::ElicitationReply { .. } => None,
         }
     }
 

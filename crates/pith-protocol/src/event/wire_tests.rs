@@ -451,6 +451,7 @@ fn turn_events() -> Vec<(Event, bool)> {
             .into(),
             false,
         ),
+        (TurnEvent::ElicitationAsked(<_>::default()).into(), false),
     ]
 }
 
@@ -587,7 +588,7 @@ fn settings_events() -> Vec<(Event, bool)> {
 #[test]
 fn the_answers_are_the_fifteen_they_are_and_every_event_reads_back() {
     let events = every_event();
-    assert_eq!(events.len(), 40, "one of each kind");
+    assert_eq!(events.len(), 41, "one of each kind");
     assert_eq!(events.iter().filter(|(_, answers)| *answers).count(), 15);
     for (event, answers) in events {
         assert_eq!(event.answers_op(), answers, "{event:?}");

@@ -147,6 +147,7 @@ impl App {
                 self.notify_waiting(&req.tool);
                 self.permissions.ask(req);
             }
+            TurnEvent::ElicitationAsked(request) => self.form_asked(request),
             TurnEvent::Info { message } => self.transcript.notice(NoticeLevel::Info, message),
             TurnEvent::Error {
                 kind: _,
@@ -313,6 +314,8 @@ impl App {
         self.transcript.settle();
         // the turn's questions ended with it: a late answer must not apply
         self.permissions.close_all();
+        // and its servers' forms (the engine withdrew them: an answer would find nothing)
+        self.forms.close_all();
         // prompts still waiting become the next turn: they are no longer "queued"
         self.transcript.pending_start_next_turn();
         self.notify_turn_end(Instant::now());

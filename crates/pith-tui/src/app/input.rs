@@ -40,7 +40,7 @@ impl App {
 
     /// Pasted text goes to what has the keys: the deny note, the key dialog, else the prompt.
     fn on_paste(&mut self, text: &str) {
-        if self.permissions.paste_into_note(text) {
+        if self.permissions.paste_into_note(text) || self.forms.paste(text) {
             return;
         }
         match &mut self.popup {
@@ -99,6 +99,7 @@ impl App {
         if self.completion.mention_dismissed()
             || self.popup.is_some()
             || !self.permissions.is_empty()
+            || !self.forms.is_empty()
         {
             return None;
         }
@@ -126,7 +127,7 @@ impl App {
 
     /// The slash popup's entries when it is open.
     pub fn slash_popup(&self) -> Option<Vec<SlashItem>> {
-        if self.popup.is_some() || !self.permissions.is_empty() {
+        if self.popup.is_some() || !self.permissions.is_empty() || !self.forms.is_empty() {
             return None;
         }
         self.slash_items()
@@ -148,6 +149,10 @@ impl App {
         );
         if !self.permissions.is_empty() && (safe || self.permissions.armed(now)) {
             self.permission_key(k);
+            return;
+        }
+        if self.permissions.is_empty() && !self.forms.is_empty() {
+            self.form_key(k);
             return;
         }
         // Anything else is typing: a question that appears now waits for a pause.
@@ -298,6 +303,11 @@ impl App {
         // at a question it stops: the call is denied and the turn ends
         if !self.permissions.is_empty() {
             self.stop_at_question();
+            return;
+        }
+        // at a server's form it cancels the form (the call goes on without an answer)
+        if !self.forms.is_empty() {
+            self.answer_form(pith_protocol::elicitation::ElicitationAction::Cancel, None);
             return;
         }
         if self.popup.take().is_some() {

@@ -30,6 +30,7 @@ use super::transcript::{NoticeLevel, Transcript};
 
 mod effects;
 mod engine_events;
+mod forms;
 mod goal;
 mod input;
 mod jobs;
@@ -88,6 +89,8 @@ pub struct App {
     subagents: super::subagents::Subagents,
     popup: Option<Popup>,
     permissions: Permissions,
+    /// MCP servers' forms waiting for the user (the first on screen).
+    forms: super::elicit_form::Forms,
     /// The custom slash commands.
     custom_commands: pith_commands::custom_commands::Commands,
     /// The `/` and `@` completion popup over the composer.
@@ -147,6 +150,7 @@ impl App {
             subagents: Default::default(),
             popup: None,
             permissions: Permissions::default(),
+            forms: Default::default(),
             completion: Default::default(),
             quit: Default::default(),
             listing_agents: false,

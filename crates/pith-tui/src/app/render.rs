@@ -63,6 +63,9 @@ fn draw(frame: &mut Frame, app: &mut App) {
         Some(Popup::Recall(v)) => v.render(frame, above_status, ()),
         None => {}
     }
+    if !app.forms.is_empty() && app.permissions.is_empty() {
+        app.forms.render(frame, above_status, ());
+    }
     if !app.permissions.is_empty() {
         app.permissions
             .render(frame, above_status, (&app.transcript, &app.keymap));
@@ -100,7 +103,7 @@ fn busy_title(app: &App) -> String {
     let spin = app.status.spinner_frame();
     if app.status.interrupting() {
         format!(" {spin} interrupting ")
-    } else if !app.permissions.is_empty() {
+    } else if !app.permissions.is_empty() || !app.forms.is_empty() {
         " ? the agent waits for your answer above ".to_string()
     } else {
         format!(" {spin} working {secs}s · esc to interrupt · enter queues ")

@@ -45,6 +45,10 @@ impl App {
         &mut self.status
     }
 
+    pub(crate) fn forms(&self) -> &crate::elicit_form::Forms {
+        &self.forms
+    }
+
     pub(crate) fn permissions(&self) -> &Permissions {
         &self.permissions
     }

@@ -1,5 +1,6 @@
 //! Drawing: transcript above, composer, status bar at the bottom; overlays on top.
 
+pub mod elicit_form;
 pub mod permission;
 pub mod plan_box;
 pub mod popups;

@@ -19,6 +19,20 @@ const MOUSE_HELP: &[(&str, &str)] = &[
     ("shift+drag", "select text with the mouse"),
 ];
 
+/// The keys of an MCP server's form (MCP elicitation: `elicit_form.rs`), fixed.
+const FORM_HELP: &[(&str, &str)] = &[
+    ("tab / ↓, shift+tab / ↑", "next / previous field"),
+    (
+        "space, ← →",
+        "toggle yes/no, pick a choice, tick a multi-select option; move in text",
+    ),
+    ("a letter", "in a choice: the next option starting with it"),
+    ("backspace", "an optional choice or yes/no back to not set"),
+    ("enter", "send the answers (once every field checks)"),
+    ("esc", "decline the server's question"),
+    ("ctrl+c", "cancel it"),
+];
+
 /// Draws the help; returns the scroll position actually used (clamped to the content).
 pub fn help(
     frame: &mut Frame,
@@ -43,8 +57,12 @@ pub fn help(
     let r = centered(
         area,
         width,
-        (Command::all().count() + custom_rows + Action::all().count() + MOUSE_HELP.len() + 13)
-            as u16,
+        (Command::all().count()
+            + custom_rows
+            + Action::all().count()
+            + MOUSE_HELP.len()
+            + FORM_HELP.len()
+            + 15) as u16,
     );
     let lines = help_lines(keymap, custom, r.width.saturating_sub(4) as usize);
     let visible = r.height.saturating_sub(2) as usize;
@@ -124,6 +142,14 @@ fn help_lines(
             Style::default().fg(theme().warn),
         )];
         lines.extend(crate::wrap::wrap(&warning, inner_w, &[], &[]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "An MCP server's form",
+        Style::default().fg(theme().dim),
+    )));
+    for (k, v) in FORM_HELP {
+        lines.extend(row(k.to_string(), v));
     }
     lines
 }

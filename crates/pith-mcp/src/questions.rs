@@ -1,0 +1,507 @@
+//! A server asking something of pith's user: a form (MCP elicitation) or a model answer (MCP
+//! sampling). The connection's handler reads and bounds the request here and hands it to the
+//! [`ServerQuestions`] its owner gave (the engine, which asks the front end); without one,
+//! neither capability is offered. The server is hostile: its form is refused whole when its
+//! shape is not MCP's flat one, it may ask one question at a time and few in a row, and what
+//! goes back is only what the user accepted, checked against the form again.
+
+#![allow(deprecated)] // sampling is deprecated by a newer protocol revision, yet servers use it
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use pith_protocol::elicitation::{Answers, ElicitationAction, Form};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Role,
+    SamplingMessage, SamplingMessageContentBlock,
+};
+use tokio_util::sync::CancellationToken;
+
+/// Questions one server may ask within [`BURST_WINDOW`]; more are declined at once.
+pub const MAX_QUESTIONS_IN_A_ROW: usize = 5;
+const BURST_WINDOW: Duration = Duration::from_secs(60);
+/// Most messages in one sampling request, and most characters of their text together.
+pub const MAX_SAMPLING_MESSAGES: usize = 100;
+pub const MAX_SAMPLING_CHARS: usize = 200_000;
+/// Largest image in a sampling message (base64 characters).
+const MAX_SAMPLING_IMAGE: usize = 8 * 1024 * 1024;
+
+/// A sampling request as pith reads it: provider-neutral, bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRequest {
+    pub system: Option<String>,
+    pub messages: Vec<SampleMessage>,
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    pub stop: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleMessage {
+    /// The model's own earlier turn (else the user's).
+    pub assistant: bool,
+    pub text: String,
+    /// Images as (media type, base64 data).
+    pub images: Vec<(String, String)>,
+}
+
+/// The model's answer to a sampling request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleReply {
+    pub text: String,
+    pub model: String,
+    /// It stopped at the token cap.
+    pub cut: bool,
+}
+
+/// What answers a server's questions: the engine, through its front end.
+#[async_trait::async_trait]
+pub trait ServerQuestions: Send + Sync {
+    /// Asks the user `message` with `form`; resolves with what they did (a withdrawn or
+    /// unanswerable question is `Cancel`). `stop` ends the wait (the server gave up).
+    async fn elicit(
+        &self,
+        server: &str,
+        message: String,
+        form: Form,
+        stop: CancellationToken,
+    ) -> (ElicitationAction, Option<Answers>);
+
+    /// A form that was not shown, and why (one line for the user).
+    fn refused(&self, server: &str, why: &str);
+
+    /// Whether sampling is offered at all.
+    fn samples(&self) -> bool;
+
+    /// Asks permission, then the model; `Err`: why not (the server is told).
+    async fn sample(
+        &self,
+        server: &str,
+        request: SampleRequest,
+        stop: CancellationToken,
+    ) -> Result<SampleReply, String>;
+}
+
+/// One server's pace of questions, and how long the user has been asked in all (a call's
+/// timeout does not run while its server waits for the user).
+#[derive(Default)]
+pub struct Pace {
+    open: bool,
+    recent: Vec<Instant>,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl Pace {
+    /// How long questions have been open in all, until `now`.
+    fn asked(&self, now: Instant) -> Duration {
+        self.total + self.since.map_or(Duration::ZERO, |s| now.duration_since(s))
+    }
+
+    fn close(&mut self, now: Instant) {
+        self.total = self.asked(now);
+        self.since = None;
+        self.open = false;
+    }
+
+    /// Takes a slot for a new question, or says why there is none.
+    fn take(&mut self, now: Instant) -> Result<(), String> {
+        if self.open {
+            return Err("it asked a second question while one was open".into());
+        }
+        self.recent
+            .retain(|t| now.duration_since(*t) < BURST_WINDOW);
+        if self.recent.len() >= MAX_QUESTIONS_IN_A_ROW {
+            return Err(format!(
+                "it asked more than {MAX_QUESTIONS_IN_A_ROW} questions within a minute"
+            ));
+        }
+        self.recent.push(now);
+        self.open = true;
+        self.since = Some(now);
+        Ok(())
+    }
+}
+
+/// Closes the slot when the question ends, however it ends.
+struct Slot(Arc<Mutex<Pace>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.lock() {
+            p.close(Instant::now());
+        }
+    }
+}
+
+/// `fut` within `timeout`, the clock stopped while `pace`'s server waits for the user; `None`
+/// when the time ran out.
+pub(crate) async fn bounded<F: std::future::Future>(
+    fut: F,
+    timeout: Duration,
+    pace: &Mutex<Pace>,
+) -> Option<F::Output> {
+    let start = Instant::now();
+    let state = |now| {
+        pace.lock()
+            .map(|p| (p.asked(now), p.open))
+            .unwrap_or_default()
+    };
+    let (asked_before, _) = state(start);
+    let mut deadline = start + timeout;
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            r = &mut fut => return Some(r),
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        let now = Instant::now();
+        let (asked, open) = state(now);
+        let due = start + timeout + asked.saturating_sub(asked_before);
+        if open {
+            deadline = due.max(now + Duration::from_secs(1));
+        } else if due > now {
+            deadline = due;
+        } else {
+            return None;
+        }
+    }
+}
+
+fn decline() -> ElicitResult {
+    ElicitResult::new(rmcp::model::ElicitationAction::Decline)
+}
+
+/// The question and its form, as pith shows them; `Err`: why it is not shown.
+fn form_of(params: ElicitRequestParams) -> Result<(String, Form), String> {
+    let ElicitRequestParams::FormElicitationParams {
+        message,
+        requested_schema,
+        ..
+    } = params
+    else {
+        return Err("it asked to open a URL (pith answers forms only)".into());
+    };
+    // the names in the server's order: a JSON map may not keep it
+    let order = requested_schema.property_order.clone().unwrap_or_default();
+    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    pith_protocol::elicitation::parse_form(&message, &schema, &order).map_err(|why| why.0)
+}
+
+/// The handler's `elicitation/create`.
+pub(crate) async fn elicit(
+    server: &str,
+    questions: Option<&Arc<dyn ServerQuestions>>,
+    pace: &Arc<Mutex<Pace>>,
+    params: ElicitRequestParams,
+    stop: CancellationToken,
+) -> ElicitResult {
+    let Some(questions) = questions else {
+        return decline();
+    };
+    let (message, form) = match form_of(params) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            questions.refused(server, &why);
+            return decline();
+        }
+    };
+    let taken = match pace.lock() {
+        Ok(mut p) => p.take(Instant::now()),
+        Err(_) => Err("its question slot is broken".into()),
+    };
+    if let Err(why) = taken {
+        questions.refused(server, &why);
+        return decline();
+    }
+    let _slot = Slot(pace.clone());
+    let (action, content) = questions.elicit(server, message, form.clone(), stop).await;
+    use rmcp::model::ElicitationAction as Wire;
+    match action {
+        ElicitationAction::Accept => match form.check(&content.unwrap_or_default()) {
+            Ok(answers) => {
+                ElicitResult::new(Wire::Accept).with_content(serde_json::Value::Object(answers))
+            }
+            // never send what the form does not allow
+            Err(_) => ElicitResult::new(Wire::Cancel),
+        },
+        ElicitationAction::Decline => decline(),
+        ElicitationAction::Cancel => ElicitResult::new(Wire::Cancel),
+    }
+}
+
+/// Reads a sampling request: text and images of the user's and the model's turns; tool use is
+/// refused (not offered).
+pub fn read_sampling(params: &CreateMessageRequestParams) -> Result<SampleRequest, String> {
+    if params.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return Err("pith does not offer tools to a server's sampling request".into());
+    }
+    if params.messages.is_empty() || params.messages.len() > MAX_SAMPLING_MESSAGES {
+        return Err(format!(
+            "a sampling request takes 1 to {MAX_SAMPLING_MESSAGES} messages"
+        ));
+    }
+    let mut total = params.system_prompt.as_deref().map_or(0, str::len);
+    let mut messages = Vec::with_capacity(params.messages.len());
+    for m in &params.messages {
+        let mut text = String::new();
+        let mut images = Vec::new();
+        for block in m.content.iter() {
+            match block {
+                SamplingMessageContentBlock::Text(t) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t.text);
+                }
+                SamplingMessageContentBlock::Image(i) => {
+                    if i.data.len() > MAX_SAMPLING_IMAGE {
+                        return Err("an image of the sampling request is too large".into());
+                    }
+                    images.push((i.mime_type.clone(), i.data.clone()));
+                }
+                _ => return Err("pith samples only text and images".into()),
+            }
+        }
+        total += text.len();
+        messages.push(SampleMessage {
+            assistant: m.role == Role::Assistant,
+            text,
+            images,
+        });
+    }
+    if total > MAX_SAMPLING_CHARS {
+        return Err(format!(
+            "the sampling request is longer than {MAX_SAMPLING_CHARS} characters"
+        ));
+    }
+    Ok(SampleRequest {
+        system: params.system_prompt.clone(),
+        messages,
+        max_tokens: params.max_tokens,
+        temperature: params.temperature,
+        stop: params.stop_sequences.clone().unwrap_or_default(),
+    })
+}
+
+/// The reply as the protocol sends it.
+pub(crate) fn sampling_result(reply: SampleReply) -> CreateMessageResult {
+    let stop = if reply.cut {
+        CreateMessageResult::STOP_REASON_END_MAX_TOKEN
+    } else {
+        CreateMessageResult::STOP_REASON_END_TURN
+    };
+    CreateMessageResult::new(SamplingMessage::assistant_text(reply.text), reply.model)
+        .with_stop_reason(stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call waiting while its server asks the user does not time out meanwhile; the clock
+    /// runs again once the question is answered.
+    #[tokio::test(start_paused = true)]
+    async fn a_calls_clock_stops_while_the_user_is_asked() {
+        let pace = Arc::new(Mutex::new(Pace::default()));
+        let p = pace.clone();
+        let asker = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            p.lock().unwrap().take(Instant::now()).unwrap();
+            let slot = Slot(p.clone());
+            // the user takes 100 s
+            tokio::time::sleep(Duration::from_secs(100)).await;
+            drop(slot);
+        });
+        let start = Instant::now();
+        let never = std::future::pending::<()>();
+        assert_eq!(bounded(never, Duration::from_secs(10), &pace).await, None);
+        // 10 s of its own plus the 100 s the user was asked
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_secs(110) && took < Duration::from_secs(112),
+            "{took:?}"
+        );
+        asker.await.unwrap();
+        // without a question, the plain timeout
+        let start = Instant::now();
+        assert_eq!(
+            bounded(std::future::pending::<()>(), Duration::from_secs(10), &pace).await,
+            None
+        );
+        assert!(start.elapsed() < Duration::from_secs(11));
+        assert_eq!(
+            bounded(async { 7 }, Duration::from_secs(10), &pace).await,
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn one_question_at_a_time_and_few_in_a_row() {
+        let mut pace = Pace::default();
+        let t0 = Instant::now();
+        pace.take(t0).unwrap();
+        assert!(pace.take(t0).unwrap_err().contains("while one was open"));
+        for _ in 1..MAX_QUESTIONS_IN_A_ROW {
+            pace.open = false;
+            pace.take(t0).unwrap();
+        }
+        pace.open = false;
+        assert!(pace.take(t0).unwrap_err().contains("within a minute"));
+        // a minute later it may ask again
+        assert!(pace.take(t0 + BURST_WINDOW).is_ok());
+    }
+
+    /// A form of every MCP shape, as text off the wire (a `json!` map would sort the
+    /// properties).
+    const EVERY_SHAPE: &str = r#"{
+            "mode": "form",
+            "message": "Fill in",
+            "requestedSchema": {"type": "object", "properties": {
+                "mail": {"type": "string", "format": "email", "minLength": 3, "maxLength": 50, "default": "a@b.co"},
+                "day": {"type": "string", "format": "date"},
+                "n": {"type": "number", "minimum": 0.5, "maximum": 2.5, "default": 1.5},
+                "i": {"type": "integer", "minimum": 1, "maximum": 9},
+                "b": {"type": "boolean", "default": false},
+                "legacy": {"type": "string", "enum": ["x", "y"], "enumNames": ["Ex", "Why"], "default": "y"},
+                "titled": {"type": "string", "oneOf": [{"const": "p", "title": "Pee"}, {"const": "q", "title": "Queue"}]},
+                "many": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}, "minItems": 1, "maxItems": 2, "default": ["a"]},
+                "plain_many": {"type": "array", "items": {"type": "string", "enum": ["u", "v"]}}
+            }, "required": ["mail", "i"]}
+        }"#;
+
+    fn every_shape() -> Form {
+        let params: ElicitRequestParams = serde_json::from_str(EVERY_SHAPE).expect("rmcp reads it");
+        form_of(params).expect("shown").1
+    }
+
+    /// pith reads the schema as rmcp re-writes it: every MCP shape must come through whole.
+    #[test]
+    fn every_mcp_shape_survives_the_sdks_round_trip() {
+        use pith_protocol::elicitation::{FieldKind, TextFormat};
+        let form = every_shape();
+        let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mail",
+                "day",
+                "n",
+                "i",
+                "b",
+                "legacy",
+                "titled",
+                "many",
+                "plain_many"
+            ]
+        );
+        let kind = |name: &str| {
+            form.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .kind
+                .clone()
+        };
+        assert_eq!(
+            kind("mail"),
+            FieldKind::Text {
+                format: Some(TextFormat::Email),
+                min_length: Some(3),
+                max_length: Some(50),
+                default: Some("a@b.co".into())
+            }
+        );
+        assert!(
+            matches!(kind("n"), FieldKind::Number { integer: false, default: Some(d), .. } if d == 1.5)
+        );
+        assert!(matches!(
+            kind("i"),
+            FieldKind::Number {
+                integer: true,
+                minimum: Some(_),
+                ..
+            }
+        ));
+        assert_eq!(
+            kind("b"),
+            FieldKind::Boolean {
+                default: Some(false)
+            }
+        );
+    }
+
+    /// The choices of every shape, single and many, keep their values, labels and defaults.
+    #[test]
+    fn every_choice_shape_survives_the_sdks_round_trip() {
+        use pith_protocol::elicitation::FieldKind;
+        let form = every_shape();
+        let kind = |name: &str| {
+            form.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .kind
+                .clone()
+        };
+        let FieldKind::Choice { options, default } = kind("legacy") else {
+            panic!("{:?}", kind("legacy"));
+        };
+        assert_eq!(
+            (options[1].title.as_str(), default.as_deref()),
+            ("Why", Some("y"))
+        );
+        let FieldKind::Choice { options, .. } = kind("titled") else {
+            panic!("{:?}", kind("titled"));
+        };
+        assert_eq!(options[0].title, "Pee");
+        let FieldKind::Choices {
+            options,
+            min_items,
+            max_items,
+            default,
+        } = kind("many")
+        else {
+            panic!("{:?}", kind("many"));
+        };
+        assert_eq!(
+            (options.len(), min_items, max_items, default),
+            (2, Some(1), Some(2), vec!["a".to_string()])
+        );
+        assert!(
+            matches!(kind("plain_many"), FieldKind::Choices { options, .. } if options.len() == 2)
+        );
+        assert!(
+            form.fields
+                .iter()
+                .find(|f| f.name == "mail")
+                .unwrap()
+                .required
+        );
+    }
+
+    #[test]
+    fn a_sampling_request_with_tools_or_no_messages_is_refused() {
+        let empty = CreateMessageRequestParams::new(vec![], 10);
+        assert!(read_sampling(&empty).is_err());
+        let ok = CreateMessageRequestParams::new(
+            vec![
+                SamplingMessage::user_text("hi"),
+                SamplingMessage::assistant_text("yo"),
+            ],
+            10,
+        );
+        let read = read_sampling(&ok).unwrap();
+        assert_eq!(read.messages.len(), 2);
+        assert!(read.messages[1].assistant && read.messages[0].text == "hi");
+        let long = CreateMessageRequestParams::new(
+            vec![SamplingMessage::user_text(
+                "x".repeat(MAX_SAMPLING_CHARS + 1),
+            )],
+            10,
+        );
+        assert!(read_sampling(&long).is_err());
+    }
+}
