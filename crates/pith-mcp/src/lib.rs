@@ -11,6 +11,7 @@
 pub mod connect;
 pub mod manager;
 pub mod names;
+pub mod oauth;
 pub mod prompt;
 pub mod report;
 mod requests;

@@ -118,6 +118,8 @@ pub struct McpManager {
     env: Env,
     /// Lists being fetched again after a server said they changed.
     refreshing: std::sync::atomic::AtomicUsize,
+    /// The data dir holding OAuth sign-ins (`mcp-tokens.json`); unset: none are used.
+    tokens: std::sync::OnceLock<PathBuf>,
 }
 
 impl McpManager {
@@ -172,7 +174,19 @@ impl McpManager {
             on_change,
             env,
             refreshing: Default::default(),
+            tokens: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Servers signed in with `pith mcp login` send the tokens stored in `data_dir` (set before
+    /// [`McpManager::start_all`]).
+    pub fn use_sign_ins(&self, data_dir: &Path) {
+        let _ = self.tokens.set(data_dir.to_path_buf());
+    }
+
+    /// The data dir of the stored sign-ins, if they are used.
+    pub fn sign_ins(&self) -> Option<&Path> {
+        self.tokens.get().map(PathBuf::as_path)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -280,6 +294,7 @@ impl McpManager {
             &self.workspace,
             self.handler(server),
             &|v| env(v),
+            self.sign_ins(),
         )
         .await?;
         let Connection {

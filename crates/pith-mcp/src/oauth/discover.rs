@@ -1,0 +1,134 @@
+//! Discovery, as the MCP authorization spec orders it (the SDK does the fetching): the server's
+//! 401 challenge → its protected-resource metadata (RFC 9728, or the well-known fallbacks) →
+//! the authorization server's metadata (RFC 8414, then OpenID Connect discovery), the issuer
+//! checked. pith adds its own rules for a hostile server: every endpoint it will send a code,
+//! a secret or a token to is `https` (plain `http` only on this machine), and a server that
+//! publishes no metadata is not guessed at.
+
+use std::path::Path;
+
+use rmcp::transport::auth::{
+    AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+};
+
+use super::LoginError;
+use super::http::{Probe, probe};
+use super::store::FileStore;
+
+/// `url` is `https`, or plain `http` to this machine.
+pub(crate) fn check_endpoint(url: &str) -> Result<(), LoginError> {
+    let parsed = url::Url::parse(url.trim()).map_err(|_| LoginError::NotHttps {
+        url: url.to_string(),
+    })?;
+    let ok = match parsed.scheme() {
+        "https" => true,
+        "http" => is_loopback(&parsed),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(LoginError::NotHttps {
+            url: url.to_string(),
+        })
+    }
+}
+
+/// The URL's host is this machine.
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// A manager for `name` at `url` with its metadata resolved, tokens kept in the token file.
+pub(crate) async fn manager(
+    data_dir: &Path,
+    name: &str,
+    url: &str,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), LoginError> {
+    check_endpoint(url)?;
+    let http = super::http::client().map_err(|e| LoginError::Http(e.to_string()))?;
+    let challenge = match probe(&http, url)
+        .await
+        .map_err(|e| LoginError::Http(e.to_string()))?
+    {
+        Probe::Unauthorized(header) => header,
+        Probe::Open => {
+            return Err(LoginError::NoSignInNeeded {
+                name: name.to_string(),
+            });
+        }
+        Probe::Other(_) => None,
+    };
+    pith_http::init_tls();
+    let mut manager = AuthorizationManager::new(url.trim())
+        .await
+        .map_err(|e| LoginError::Discovery(one_line(&e)))?;
+    manager.set_credential_store(FileStore::new(data_dir, name, url));
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(|e| LoginError::Discovery(one_line(&e)))?;
+    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(LoginError::NoMetadata {
+            name: name.to_string(),
+        });
+    }
+    let m = &resolution.metadata;
+    check_endpoint(&m.authorization_endpoint)?;
+    check_endpoint(&m.token_endpoint)?;
+    for extra in [m.registration_endpoint.as_deref(), device_endpoint(m)]
+        .into_iter()
+        .flatten()
+    {
+        check_endpoint(extra)?;
+    }
+    let metadata = resolution.metadata.clone();
+    manager.set_metadata(resolution.metadata);
+    Ok((manager, metadata))
+}
+
+/// The authorization server's RFC 8628 endpoint, if it offers the device flow.
+pub(crate) fn device_endpoint(m: &AuthorizationMetadata) -> Option<&str> {
+    m.additional_fields
+        .get("device_authorization_endpoint")
+        .and_then(|v| v.as_str())
+}
+
+/// An SDK error as one bounded line (secrets scrubbed, should one ever be in it).
+pub(crate) fn one_line(e: &dyn std::fmt::Display) -> String {
+    let text = pith_protocol::text::one_line(&e.to_string());
+    let text: String = text.chars().take(400).collect();
+    pith_secrets::scrub(&text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_must_be_https_but_on_this_machine() {
+        for ok in [
+            "https://auth.example.com/token",
+            "http://127.0.0.1:8080/token",
+            "http://localhost/authorize",
+            "http://[::1]:9/x",
+        ] {
+            assert!(check_endpoint(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://auth.example.com/token",
+            "http://10.0.0.1/token",
+            "http://localhost.evil.com/token",
+            "ftp://127.0.0.1/x",
+            "javascript:alert(1)",
+            "not a url",
+        ] {
+            assert!(check_endpoint(bad).is_err(), "{bad}");
+        }
+    }
+}
