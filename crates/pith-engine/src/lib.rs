@@ -157,6 +157,7 @@ pub fn spawn(
             let _ = notify.send(shared::Control::McpChanged);
         }),
     );
+    mcp.use_sign_ins(&opts.data_dir);
     mcp.start_all();
     let history = shared::HistorySource {
         store: store.clone(),

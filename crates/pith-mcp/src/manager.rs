@@ -184,6 +184,13 @@ impl McpManager {
         let _ = self.tokens.set(data_dir.to_path_buf());
     }
 
+    /// `server`'s OAuth sign-in as `/mcp` shows it (`signed in, token expires in 50 min`);
+    /// `None` when it has none or sign-ins are not used.
+    pub fn sign_in(&self, server: &Server) -> Option<String> {
+        let (dir, url) = (self.sign_ins()?, server.config.url.as_deref()?);
+        crate::oauth::describe(&server.name, &crate::oauth::sign_in(dir, &server.name, url))
+    }
+
     /// The data dir of the stored sign-ins, if they are used.
     pub fn sign_ins(&self) -> Option<&Path> {
         self.tokens.get().map(PathBuf::as_path)

@@ -33,6 +33,7 @@ fn server(name: &str, state: McpState) -> McpServerStatus {
             ],
         }],
         resources: true,
+        sign_in: None,
     }
 }
 
