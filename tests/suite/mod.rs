@@ -42,6 +42,7 @@ mod hooks;
 mod import_circles;
 mod install_script;
 mod instructions_memory;
+mod mcp_oauth;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;

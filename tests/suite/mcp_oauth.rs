@@ -1,0 +1,381 @@
+//! MCP OAuth end to end (ARCHITECTURE.md §12.1), against servers pith did not write: the Python
+//! SDK's authorization + resource server (`pith-test-support/mcp/oauth_server.py`) and a
+//! device-flow stub (`pith-test-support/mcp/device_stub.py`). `pith mcp login` runs as a real
+//! process; the test is the browser (it follows the authorization URL to pith's loopback
+//! listener) or the user approving a device code. Then a session uses the server's tools, the
+//! token is refreshed after it expires, a revoked token leaves "sign-in expired", `logout`
+//! removes it, and no token is written anywhere but the token file.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::support;
+
+use pith_config::{PermissionAction, PermissionSetting};
+use pith_mcp::oauth::TokenFile;
+use pith_protocol::event::{Event, McpServerStatus, McpState, Op, SettingsEvent, TurnEnd};
+use serde_json::{Value, json};
+use support::mcp::{self, HttpServer};
+use support::openai;
+
+/// The directories of one pith: data, workspace, home, and the config naming the server.
+struct Pith {
+    data: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+    home: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Pith {
+    fn new(name: &str, url: &str) -> Pith {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join("pith-config.toml");
+        std::fs::write(&config, format!("[mcp.{name}]\nurl = \"{url}\"\n")).unwrap();
+        Pith {
+            data: tempfile::tempdir().unwrap(),
+            workspace: tempfile::tempdir().unwrap(),
+            home,
+            config,
+        }
+    }
+
+    /// `pith ARGS` with this pith's directories, no display and no browser.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pith"));
+        cmd.args(args)
+            .current_dir(self.workspace.path())
+            .env("PITH_DATA_DIR", self.data.path())
+            .env("PITH_CONFIG", &self.config)
+            .env("HOME", self.home.path())
+            .env("PITH_NO_BROWSER", "1")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.command(args).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "pith {args:?}: {text}");
+        text
+    }
+
+    fn tokens(&self) -> TokenFile {
+        TokenFile::read(self.data.path()).unwrap()
+    }
+}
+
+/// Runs `pith ARGS`, hands each stdout line to `act` until it returns true, then waits for the
+/// exit. Returns the whole output.
+async fn interact(
+    pith: &Pith,
+    args: &[&str],
+    act: impl AsyncFnMut(&str) -> bool,
+) -> (bool, String) {
+    let mut child = pith
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut act = act;
+    let mut out = String::new();
+    let mut acted = false;
+    while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(60), rx.recv()).await {
+        out.push_str(&line);
+        out.push('\n');
+        if !acted {
+            acted = act(&line).await;
+        }
+    }
+    let status = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    out.push_str(&String::from_utf8_lossy(&status.stderr));
+    (status.status.success(), out)
+}
+
+fn http() -> reqwest::Client {
+    pith_provider::init_tls();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+async fn get_json(url: &str) -> Value {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// The server's base (`http://127.0.0.1:PORT`).
+fn base(server: &HttpServer) -> String {
+    server.url.trim_end_matches("/mcp").to_string()
+}
+
+/// Signs in as a browser would: follows the printed authorization URL through the
+/// authorization server's redirect to pith's loopback listener.
+async fn login_with_browser(pith: &Pith, name: &str) -> String {
+    let (ok, out) = interact(pith, &["mcp", "login", name], async |line: &str| {
+        let Some(url) = line.trim().strip_prefix("http").map(|u| format!("http{u}")) else {
+            return false;
+        };
+        assert!(url.contains("/authorize?"), "{url}");
+        for part in [
+            "code_challenge_method=S256",
+            "response_type=code",
+            "resource=",
+            "state=",
+        ] {
+            assert!(url.contains(part), "{part} missing from {url}");
+        }
+        let page = http().get(&url).send().await.unwrap();
+        assert!(page.url().as_str().starts_with("http://127.0.0.1:"));
+        assert_eq!(page.url().path(), "/callback");
+        let text = page.text().await.unwrap();
+        assert!(text.contains("Signed in"), "{text}");
+        true
+    })
+    .await;
+    assert!(ok, "{out}");
+    out
+}
+
+/// Waits for a status in which `name` is no longer starting.
+async fn settled(h: &mut support::engine::Harness, name: &str) -> McpServerStatus {
+    loop {
+        let ev = h
+            .until("mcp status", |e| {
+                matches!(e, Event::Settings(SettingsEvent::McpStatus { .. }))
+            })
+            .await;
+        let Event::Settings(SettingsEvent::McpStatus { servers }) = ev else {
+            unreachable!()
+        };
+        let s = servers.into_iter().find(|s| s.name == name).unwrap();
+        if s.state != McpState::Starting {
+            return s;
+        }
+    }
+}
+
+/// The access and refresh token stored for `name`.
+fn stored_tokens(pith: &Pith, name: &str) -> Vec<String> {
+    let file = std::fs::read_to_string(pith_mcp::oauth::store::path(pith.data.path())).unwrap();
+    let v: Value = serde_json::from_str(&file).unwrap();
+    let t = &v["servers"][name]["credentials"]["token_response"];
+    ["access_token", "refresh_token"]
+        .iter()
+        .filter_map(|k| t[k].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every file under `dir` but the token file holds none of `secrets`.
+fn assert_nowhere(dir: &Path, secrets: &[String]) {
+    for entry in walk(dir) {
+        if entry.file_name().is_some_and(|n| n == "mcp-tokens.json") {
+            continue;
+        }
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        for s in secrets {
+            assert!(
+                !text.contains(s.as_str()),
+                "{} holds a token",
+                entry.display()
+            );
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn call(id: &str, tool: &str, args: Value) -> support::MockResponse {
+    let args = args.to_string();
+    openai::tool_calls(&[(id, tool, args.as_str())], Some((1000, 10)))
+}
+
+/// One turn in which the model calls `tool`; the result it got.
+async fn use_tool(h: &mut support::engine::Harness, n: usize, tool: &str, args: Value) -> String {
+    h.server.push(call(&format!("c{n}"), tool, args));
+    h.server.push(openai::text("done", Some((1100, 2))));
+    h.send(Op::user_turn("use the tool"));
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    h.tool_results(2 * n + 1).pop().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
+    let Some(py) = mcp::python() else { return };
+    // Access tokens live 3 s: the session's second call needs a refresh.
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &["3"]).await;
+    let pith = Pith::new("secure", &server.url);
+
+    // Before signing in: connecting says so, and opens no browser.
+    let list = pith.run(&["mcp", "list"]);
+    assert!(
+        list.contains("needs sign-in: `pith mcp login secure`"),
+        "{list}"
+    );
+
+    let out = login_with_browser(&pith, "secure").await;
+    assert!(out.contains("Signed in to secure"), "{out}");
+    let stats = get_json(&format!("{}/test/stats", base(&server))).await;
+    assert_eq!(stats["by_code"], 1, "{stats}");
+    // RFC 8707: the token was asked for this server.
+    assert_eq!(stats["resources"], json!([server.url]), "{stats}");
+    let mode = std::fs::metadata(pith_mcp::oauth::store::path(pith.data.path()))
+        .unwrap()
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    let mut secrets = stored_tokens(&pith, "secure");
+    assert_eq!(secrets.len(), 2);
+
+    // A session uses the server with the stored token.
+    let data = pith.data.path().to_path_buf();
+    let config = pith_config::McpServerConfig {
+        url: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let mut h = support::engine::harness_with_options(
+        true,
+        move |c| {
+            c.mcp.insert("secure".into(), config);
+            c.permission.insert(
+                "secure".into(),
+                PermissionSetting::Action(PermissionAction::Allow),
+            );
+        },
+        move |o, _| o.data_dir = data,
+    )
+    .await;
+    let status = settled(&mut h, "secure").await;
+    assert_eq!(status.state, McpState::Ready, "{status:?}");
+    let sign_in = status.sign_in.clone().unwrap_or_default();
+    assert!(sign_in.starts_with("signed in"), "{status:?}");
+    let who = use_tool(&mut h, 0, "secure_whoami", json!({})).await;
+    assert!(who.starts_with("signed in as client "), "{who}");
+
+    // After the access token expired: refreshed, saved, and the call goes through.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let sum = use_tool(&mut h, 1, "secure_add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(sum, "3");
+    let stats = get_json(&format!("{}/test/stats", base(&server))).await;
+    assert!(stats["by_refresh"].as_u64().unwrap() >= 1, "{stats}");
+    let refreshed = stored_tokens(&pith, "secure");
+    assert_ne!(refreshed, secrets, "the refreshed tokens were saved");
+    secrets.extend(refreshed);
+
+    // Revoked at the server: the next call fails, nothing hangs, and the sign-in is expired.
+    http()
+        .post(format!("{}/test/revoke-all", base(&server)))
+        .send()
+        .await
+        .unwrap();
+    let failed = tokio::time::timeout(
+        Duration::from_secs(60),
+        use_tool(&mut h, 2, "secure_add", json!({"a": 1, "b": 2})),
+    )
+    .await
+    .expect("a revoked token does not hang the call");
+    assert_ne!(failed, "3");
+    let tokens = pith.tokens();
+    let entry = tokens.servers.get("secure").unwrap();
+    assert!(
+        entry.credentials.is_none(),
+        "the refused tokens were removed"
+    );
+    let list = pith.run(&["mcp", "list"]);
+    assert!(
+        list.contains("sign-in expired — `pith mcp login secure`"),
+        "{list}"
+    );
+
+    // No token in the session store, the log or anything else pith wrote.
+    h.send(Op::Shutdown);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_nowhere(h.data.path(), &secrets);
+    assert_nowhere(pith.data.path(), &secrets);
+
+    let out = pith.run(&["mcp", "logout", "secure"]);
+    assert!(out.contains("Signed out of secure."), "{out}");
+    assert!(pith.tokens().servers.is_empty());
+}
+
+#[tokio::test]
+async fn device_flow_polls_through_pending_and_slow_down() {
+    let Some(py) = mcp::python() else { return };
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("device_stub.py"), &[], &[]).await;
+    let pith = Pith::new("dev", &server.url);
+    let approve = format!("{}/test/approve?user_code=", base(&server));
+    let (ok, out) = interact(
+        &pith,
+        &["mcp", "login", "dev", "--device"],
+        async |line: &str| {
+            let Some((_, code)) = line.split_once("enter the code ") else {
+                return false;
+            };
+            assert!(line.contains("/activate"), "{line}");
+            http()
+                .get(format!("{approve}{}", code.trim()))
+                .send()
+                .await
+                .unwrap();
+            true
+        },
+    )
+    .await;
+    assert!(ok, "{out}");
+    assert!(out.contains("Signed in to dev"), "{out}");
+    let stats = get_json(&format!("{}/test/stats", base(&server))).await;
+    assert_eq!(stats["slowed"], true, "{stats}");
+    assert_eq!(stats["issued"], 1, "{stats}");
+    // The interval the server gave (1 s), then 5 s more after its `slow_down`.
+    let at: Vec<f64> = stats["poll_times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    assert_eq!(at.len(), 3, "{stats}");
+    assert!(at[1] - at[0] >= 0.9, "{stats}");
+    assert!(at[2] - at[1] >= 5.9, "{stats}");
+    // Every request named the server as the resource (RFC 8707).
+    for r in stats["resources"].as_array().unwrap() {
+        assert_eq!(r, &json!(server.url));
+    }
+    assert_eq!(stored_tokens(&pith, "dev").len(), 2);
+}
