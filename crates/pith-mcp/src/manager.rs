@@ -191,6 +191,15 @@ impl McpManager {
         crate::oauth::describe(&server.name, &crate::oauth::sign_in(dir, &server.name, url))
     }
 
+    /// `sign-in expired — …` when the stored sign-in of `server` was refused.
+    pub(crate) fn expired_sign_in(&self, server: &Server) -> Option<String> {
+        let (dir, url) = (self.sign_ins()?, server.config.url.as_deref()?);
+        let state = crate::oauth::sign_in(dir, &server.name, url);
+        (state == crate::oauth::SignIn::Expired)
+            .then(|| crate::oauth::describe(&server.name, &state))
+            .flatten()
+    }
+
     /// The data dir of the stored sign-ins, if they are used.
     pub fn sign_ins(&self) -> Option<&Path> {
         self.tokens.get().map(PathBuf::as_path)
@@ -401,8 +410,12 @@ impl McpManager {
                 if current {
                     live.peer = None;
                     live.stop = None;
-                    live.state = McpState::Exited {
-                        reason: why.clone(),
+                    live.state = match me.expired_sign_in(&srv) {
+                        // The server refused the token and its refresh: say what to do.
+                        Some(reason) => McpState::Failed { reason },
+                        None => McpState::Exited {
+                            reason: why.clone(),
+                        },
                     };
                 }
                 current
