@@ -344,6 +344,34 @@ mod tests {
     }
 
     #[test]
+    fn oauth_keys_are_for_http_servers_and_name_variables() {
+        let on_stdio = McpServerConfig {
+            oauth_client_id: Some("c".into()),
+            ..stdio()
+        };
+        assert!(check_server("s", &on_stdio).unwrap_err().1.contains("oauth_"));
+        let http = |f: fn(&mut McpServerConfig)| {
+            let mut c = McpServerConfig {
+                url: Some("https://mcp.example.com/mcp".into()),
+                ..McpServerConfig::default()
+            };
+            f(&mut c);
+            check_server("s", &c)
+        };
+        assert!(http(|c| c.oauth_client_id = Some("client".into())).is_ok());
+        let secret_alone = http(|c| c.oauth_client_secret_env = Some("SECRET".into()));
+        assert!(secret_alone.unwrap_err().1.contains("needs oauth_client_id"));
+        // A secret's value where its variable's name belongs is refused, and not echoed.
+        let value = http(|c| {
+            c.oauth_client_id = Some("client".into());
+            c.oauth_client_secret_env = Some("s3cr3t-value-with-dashes".into());
+        })
+        .unwrap_err()
+        .1;
+        assert!(!value.contains("s3cr3t"), "{value}");
+    }
+
+    #[test]
     fn names_and_transports_are_checked() {
         assert!(check_server("github", &stdio()).is_ok());
         assert!(check_server("chrome-devtools", &stdio()).is_ok());
