@@ -232,14 +232,8 @@ async fn use_tool(h: &mut support::engine::Harness, n: usize, tool: &str, args: 
     h.tool_results(2 * n + 1).pop().unwrap_or_default()
 }
 
-#[tokio::test]
-async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
-    let Some(py) = mcp::python() else { return };
-    // Access tokens live 3 s: the session's second call needs a refresh.
-    let server =
-        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &["3"]).await;
-    let pith = Pith::new("secure", &server.url);
-
+/// `pith mcp list` says a sign-in is needed, `pith mcp login` signs in; the stored tokens.
+async fn first_sign_in(server: &HttpServer, pith: &Pith) -> Vec<String> {
     // Before signing in: connecting says so, and opens no browser.
     let list = pith.run(&["mcp", "list"]);
     assert!(
@@ -247,9 +241,9 @@ async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
         "{list}"
     );
 
-    let out = login_with_browser(&pith, "secure").await;
+    let out = login_with_browser(pith, "secure").await;
     assert!(out.contains("Signed in to secure"), "{out}");
-    let stats = get_json(&format!("{}/test/stats", base(&server))).await;
+    let stats = get_json(&format!("{}/test/stats", base(server))).await;
     assert_eq!(stats["by_code"], 1, "{stats}");
     // RFC 8707: the token was asked for this server.
     assert_eq!(stats["resources"], json!([server.url]), "{stats}");
@@ -260,9 +254,14 @@ async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
         std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
         0o600
     );
-    let mut secrets = stored_tokens(&pith, "secure");
+    let secrets = stored_tokens(pith, "secure");
     assert_eq!(secrets.len(), 2);
 
+    secrets
+}
+
+/// An engine whose config names the server, with the sign-ins of `pith`'s data dir; ready.
+async fn session(server: &HttpServer, pith: &Pith) -> support::engine::Harness {
     // A session uses the server with the stored token.
     let data = pith.data.path().to_path_buf();
     let config = pith_config::McpServerConfig {
@@ -285,6 +284,19 @@ async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
     assert_eq!(status.state, McpState::Ready, "{status:?}");
     let sign_in = status.sign_in.clone().unwrap_or_default();
     assert!(sign_in.starts_with("signed in"), "{status:?}");
+    h
+}
+
+#[tokio::test]
+async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
+    let Some(py) = mcp::python() else { return };
+    // Access tokens live 3 s: the session's second call needs a refresh.
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &["3"]).await;
+    let pith = Pith::new("secure", &server.url);
+
+    let mut secrets = first_sign_in(&server, &pith).await;
+    let mut h = session(&server, &pith).await;
     let who = use_tool(&mut h, 0, "secure_whoami", json!({})).await;
     assert!(who.starts_with("signed in as client "), "{who}");
 

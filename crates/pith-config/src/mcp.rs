@@ -349,7 +349,12 @@ mod tests {
             oauth_client_id: Some("c".into()),
             ..stdio()
         };
-        assert!(check_server("s", &on_stdio).unwrap_err().1.contains("oauth_"));
+        assert!(
+            check_server("s", &on_stdio)
+                .unwrap_err()
+                .1
+                .contains("oauth_")
+        );
         let http = |f: fn(&mut McpServerConfig)| {
             let mut c = McpServerConfig {
                 url: Some("https://mcp.example.com/mcp".into()),
@@ -360,7 +365,12 @@ mod tests {
         };
         assert!(http(|c| c.oauth_client_id = Some("client".into())).is_ok());
         let secret_alone = http(|c| c.oauth_client_secret_env = Some("SECRET".into()));
-        assert!(secret_alone.unwrap_err().1.contains("needs oauth_client_id"));
+        assert!(
+            secret_alone
+                .unwrap_err()
+                .1
+                .contains("needs oauth_client_id")
+        );
         // A secret's value where its variable's name belongs is refused, and not echoed.
         let value = http(|c| {
             c.oauth_client_id = Some("client".into());

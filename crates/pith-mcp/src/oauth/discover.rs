@@ -64,6 +64,7 @@ pub(crate) async fn manager(
         }
         Probe::Other(_) => None,
     };
+    check_challenge(url, challenge.as_deref())?;
     pith_http::init_tls();
     let mut manager = AuthorizationManager::new(url.trim())
         .await
@@ -90,6 +91,18 @@ pub(crate) async fn manager(
     let metadata = resolution.metadata.clone();
     manager.set_metadata(resolution.metadata);
     Ok((manager, metadata))
+}
+
+/// The challenge's `resource_metadata` URL, if any, is `https` (or on this machine): metadata
+/// read over plain http from elsewhere could name any authorization server.
+pub(crate) fn check_challenge(url: &str, challenge: Option<&str>) -> Result<(), LoginError> {
+    let (Some(header), Ok(base)) = (challenge, url::Url::parse(url.trim())) else {
+        return Ok(());
+    };
+    match rmcp::transport::WWWAuthenticateParams::parse(header, &base).resource_metadata_url {
+        Some(metadata) => check_endpoint(metadata.as_str()),
+        None => Ok(()),
+    }
 }
 
 /// The authorization server's RFC 8628 endpoint, if it offers the device flow.
@@ -130,5 +143,33 @@ mod tests {
         ] {
             assert!(check_endpoint(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_challenge_may_not_send_discovery_to_plain_http_elsewhere() {
+        let url = "https://mcp.example.com/mcp";
+        let ok = r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+        assert!(check_challenge(url, Some(ok)).is_ok());
+        let relative = r#"Bearer resource_metadata="/.well-known/oauth-protected-resource""#;
+        assert!(check_challenge(url, Some(relative)).is_ok());
+        // Plain-http metadata elsewhere is never followed: the SDK drops it (discovery falls
+        // back to the server's own origin) or pith refuses it.
+        let plain = r#"Bearer error="invalid_token", resource_metadata="http://evil.example/prm""#;
+        for base in [url, "http://127.0.0.1:8080/mcp"] {
+            let parsed = rmcp::transport::WWWAuthenticateParams::parse(
+                plain,
+                &url::Url::parse(base).unwrap(),
+            );
+            assert!(
+                parsed.resource_metadata_url.is_none()
+                    || matches!(
+                        check_challenge(base, Some(plain)),
+                        Err(LoginError::NotHttps { .. })
+                    ),
+                "{base}"
+            );
+        }
+        assert!(check_challenge(url, Some("Bearer")).is_ok());
+        assert!(check_challenge(url, None).is_ok());
     }
 }

@@ -249,7 +249,12 @@ fn an_untrusted_workspace_cannot_re_point_a_server_or_set_its_oauth_client() {
     assert_eq!(server.oauth_client_id, None);
     assert_eq!(server.oauth_client_secret_env, None);
     assert!(server.oauth_scopes.is_empty());
-    for key in ["url", "oauth_client_id", "oauth_client_secret_env", "oauth_scopes"] {
+    for key in [
+        "url",
+        "oauth_client_id",
+        "oauth_client_secret_env",
+        "oauth_scopes",
+    ] {
         assert!(
             l.workspace_trust
                 .ignored
