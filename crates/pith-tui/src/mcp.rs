@@ -138,10 +138,6 @@ pub(crate) fn describe(s: &McpServerStatus) -> String {
             if s.deferred {
                 d.push_str(" (deferred: loaded on demand)");
             }
-            if let Some(sign_in) = &s.sign_in {
-                d.push_str(" · ");
-                d.push_str(sign_in);
-            }
             d
         }
         McpState::Failed { reason } => format!("failed: {reason}"),

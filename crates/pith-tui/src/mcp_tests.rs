@@ -230,3 +230,31 @@ fn the_context_popup_shows_each_servers_definitions() {
     assert!(screen.contains("mcp gh"), "{screen}");
     assert!(screen.contains("1.2k"), "{screen}");
 }
+
+/// `/mcp` says who is signed in and until when, and what to run when a sign-in is needed.
+#[test]
+fn the_mcp_popup_shows_oauth_sign_ins() {
+    let (mut app, _rx) = fresh();
+    let mut linear = server("linear", McpState::Ready);
+    linear.transport = pith_protocol::event::McpTransport::Http;
+    linear.sign_in = Some("signed in at auth.linear.app, token expires in 50 min".into());
+    let mut notion = server(
+        "notion",
+        McpState::Failed {
+            reason: "needs sign-in: `pith mcp login notion`".into(),
+        },
+    );
+    notion.transport = pith_protocol::event::McpTransport::Http;
+    ev(&mut app, status(vec![linear, notion]));
+    type_str(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 140, 24);
+    assert!(
+        screen.contains("oauth: signed in at auth.linear.app, token expires in 50 min"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("failed: needs sign-in: `pith mcp login notion`"),
+        "{screen}"
+    );
+}

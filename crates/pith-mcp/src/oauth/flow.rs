@@ -161,6 +161,8 @@ async fn code_flow(
     let callback = listener::wait(tcp, &state, opts.timeout)
         .await
         .map_err(|e| LoginError::Callback(e.to_string()))?;
+    // Single use and bound to this process by PKCE, yet kept out of the log all the same.
+    pith_secrets::register(&callback.code);
     session
         .handle_callback_with_issuer(&callback.code, &callback.state, callback.issuer.as_deref())
         .await

@@ -98,12 +98,19 @@ pub fn describe(name: &str, state: &SignIn) -> Option<String> {
         SignIn::SignedIn {
             expires_in,
             refreshable,
-        } => Some(match expires_in {
-            Some(0) if !refreshable => format!("token expired — `pith mcp login {name}`"),
-            Some(0) => "signed in (token refreshed on next use)".to_string(),
-            Some(s) => format!("signed in, token expires in {}", duration(*s)),
-            None => "signed in".to_string(),
-        }),
+            issuer,
+        } => {
+            let at = issuer
+                .as_deref()
+                .map(|h| format!(" at {h}"))
+                .unwrap_or_default();
+            Some(match expires_in {
+                Some(0) if !refreshable => format!("token expired — `pith mcp login {name}`"),
+                Some(0) => format!("signed in{at} (token refreshed on next use)"),
+                Some(s) => format!("signed in{at}, token expires in {}", duration(*s)),
+                None => format!("signed in{at}"),
+            })
+        }
     }
 }
 

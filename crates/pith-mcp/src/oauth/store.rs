@@ -5,12 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 
 const FILE: &str = "mcp-tokens.json";
+/// The lock that serializes refreshes between pith processes.
+const LOCK: &str = ".mcp-tokens.lock";
 /// A token file larger than this is refused (a few servers' tokens take a few kB).
 const MAX_FILE: u64 = 1 << 20;
 
@@ -174,6 +178,37 @@ pub(crate) fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
+/// How long a refresh waits for another pith's.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// The lock file beside the token file (0600, created if missing, never followed if a link).
+fn lock_file(data_dir: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::create_dir_all(data_dir)?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    opts.open(data_dir.join(LOCK))
+}
+
+/// Takes the exclusive lock without waiting; released when the file is closed.
+fn try_lock(file: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: flock only reads the descriptor, which `file` keeps open.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        true
+    }
+}
+
 /// Where one server's sign-in stands, for `/mcp` and `pith mcp list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignIn {
@@ -183,6 +218,8 @@ pub enum SignIn {
     SignedIn {
         expires_in: Option<u64>,
         refreshable: bool,
+        /// The host of the authorization server that issued the token.
+        issuer: Option<String>,
     },
     /// The refresh token was refused (revoked or expired): sign in again.
     Expired,
@@ -191,14 +228,18 @@ pub enum SignIn {
 impl Entry {
     pub fn sign_in(&self, now: u64) -> SignIn {
         use oauth2::TokenResponse as _;
-        let Some(t) = self
-            .credentials
-            .as_ref()
-            .and_then(|c| c.token_response.as_ref().map(|t| (t, c.token_received_at)))
-        else {
+        let Some(creds) = self.credentials.as_ref() else {
             return SignIn::Expired;
         };
-        let (token, received) = t;
+        let Some(token) = creds.token_response.as_ref() else {
+            return SignIn::Expired;
+        };
+        let received = creds.token_received_at;
+        let issuer = creds
+            .issuer
+            .as_deref()
+            .and_then(|i| url::Url::parse(i).ok())
+            .and_then(|u| u.host_str().map(pith_protocol::text::one_line));
         let expires_in = match (token.expires_in(), received) {
             (Some(d), Some(at)) => Some((at + d.as_secs()).saturating_sub(now)),
             _ => None,
@@ -206,6 +247,7 @@ impl Entry {
         SignIn::SignedIn {
             expires_in,
             refreshable: token.refresh_token().is_some(),
+            issuer,
         }
     }
 }
@@ -271,6 +313,27 @@ impl CredentialStore for FileStore {
                 file.servers.remove(&self.name);
             }
         })
+    }
+
+    /// Refreshes of every server are serialized across pith processes by a lock file beside the
+    /// token file: with rotating refresh tokens, a second pith refreshing at once would present
+    /// a spent token (and be told to sign in again). Held by the SDK through load, exchange and
+    /// save; waited for at most [`LOCK_WAIT`].
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let lock = lock_file(&self.data_dir)
+            .map_err(|e| AuthError::CredentialStoreError(format!("cannot lock: {e}")))?;
+        let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+        loop {
+            if try_lock(&lock) {
+                return Ok(Some(CredentialRefreshGuard::new(lock)));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(AuthError::CredentialStoreError(
+                    "another pith is refreshing MCP tokens; try again".into(),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// A refused refresh token (revoked, expired): the tokens are dropped and the entry kept

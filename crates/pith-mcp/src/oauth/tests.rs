@@ -144,7 +144,7 @@ async fn status_lines_and_logout() {
         .await
         .unwrap();
     FileStore::new(data, "b", url)
-        .save(creds(30))
+        .save(creds(30).with_issuer(Some("https://auth.example.com/".into())))
         .await
         .unwrap();
     let a = sign_in(data, "a", url);
@@ -156,7 +156,7 @@ async fn status_lines_and_logout() {
     );
     assert_eq!(
         describe("b", &sign_in(data, "b", url)).unwrap(),
-        "signed in, token expires in 30 s"
+        "signed in at auth.example.com, token expires in 30 s"
     );
     assert_eq!(needs_sign_in("a"), "needs sign-in: `pith mcp login a`");
 
@@ -185,4 +185,27 @@ fn a_remote_shell_is_an_ssh_session_or_no_display() {
         assert!(!remote_shell(&env(&[("DISPLAY", ":0")])));
         assert!(!remote_shell(&env(&[("WAYLAND_DISPLAY", "wayland-0")])));
     }
+}
+
+#[tokio::test]
+async fn refreshes_are_serialized_by_a_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let store = FileStore::new(data, "a", "https://a.example/mcp");
+    let first = store.acquire_refresh_guard().await.unwrap();
+    assert!(first.is_some());
+    // A second refresher (another pith) waits while the first holds it...
+    let other = FileStore::new(data, "b", "https://b.example/mcp");
+    let waiting =
+        tokio::spawn(async move { other.acquire_refresh_guard().await.map(|g| g.is_some()) });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished());
+    // ... and goes on once it is released.
+    drop(first);
+    assert!(waiting.await.unwrap().unwrap());
+    let lock = data.join(".mcp-tokens.lock");
+    assert_eq!(
+        std::fs::metadata(lock).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 }
