@@ -210,7 +210,7 @@ fn mcp(
         McpCommand::Login { name, device } => Some((name, device)),
         McpCommand::Logout { name } => {
             let setup = Setup::with_trust(config, trust)?;
-            return pith::mcp_login::logout(&setup, name.as_deref());
+            return block_on(async move { pith::mcp_login::logout(&setup, name.as_deref()).await });
         }
     };
     let Some((name, device)) = login else {

@@ -38,13 +38,23 @@ pub async fn login(setup: &Setup, name: &str, device: bool) -> anyhow::Result<i3
     }
 }
 
-/// Removes the stored sign-in of `name`, or of every server.
-pub fn logout(setup: &Setup, name: Option<&str>) -> anyhow::Result<i32> {
-    let removed = pith_mcp::oauth::logout(&setup.data_dir, name)?;
-    match (removed.is_empty(), name) {
-        (true, Some(n)) => crate::outln!("No sign-in is stored for {n}."),
-        (true, None) => crate::outln!("No MCP sign-in is stored."),
-        (false, _) => crate::outln!("Signed out of {}.", removed.join(", ")),
+/// Removes the stored sign-in of `name`, or of every server, revoking the tokens at the
+/// server where it offers that.
+pub async fn logout(setup: &Setup, name: Option<&str>) -> anyhow::Result<i32> {
+    let removed = pith_mcp::oauth::logout(&setup.data_dir, name).await?;
+    if removed.is_empty() {
+        match name {
+            Some(n) => crate::outln!("No sign-in is stored for {n}."),
+            None => crate::outln!("No MCP sign-in is stored."),
+        }
+    }
+    for out in removed {
+        let how = match out.revoked {
+            Some(true) => " (its tokens were revoked at the server)",
+            Some(false) => " (the server could not be told to revoke its tokens)",
+            None => "",
+        };
+        crate::outln!("Signed out of {}{how}.", out.name);
     }
     Ok(0)
 }

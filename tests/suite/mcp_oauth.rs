@@ -344,9 +344,22 @@ async fn sign_in_use_refresh_revoke_and_logout_against_the_sdk_server() {
     assert_nowhere(h.data.path(), &secrets);
     assert_nowhere(pith.data.path(), &secrets);
 
+    // Signed in again, then out: the tokens are revoked at the server (RFC 7009) and forgotten.
+    let out = login_with_browser(&pith, "secure").await;
+    assert!(out.contains("Signed in to secure"), "{out}");
     let out = pith.run(&["mcp", "logout", "secure"]);
-    assert!(out.contains("Signed out of secure."), "{out}");
+    assert!(
+        out.contains("Signed out of secure (its tokens were revoked at the server)."),
+        "{out}"
+    );
+    let stats = get_json(&format!("{}/test/stats", base(&server))).await;
+    assert_eq!(stats["revoked"], 2, "refresh and access token: {stats}");
     assert!(pith.tokens().servers.is_empty());
+    let list = pith.run(&["mcp", "list"]);
+    assert!(
+        list.contains("needs sign-in: `pith mcp login secure`"),
+        "{list}"
+    );
 }
 
 #[tokio::test]

@@ -8,8 +8,8 @@ resource).
 
 The authorization endpoint approves at once (a test's "browser" follows its redirect). Test
 controls, outside OAuth: POST /test/revoke-all revokes every token (access and refresh);
-GET /test/stats says how many tokens were issued by code and by refresh, and the resources
-the client named.
+GET /test/stats says how many tokens were issued by code and by refresh, how many were revoked
+(RFC 7009), and the resources the client named.
 """
 
 import secrets
@@ -38,7 +38,7 @@ TTL = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
 BASE = f"http://127.0.0.1:{PORT}"
 RESOURCE = f"{BASE}/mcp"
 
-STATS = {"by_code": 0, "by_refresh": 0, "resources": [], "refresh_rejected": 0}
+STATS = {"by_code": 0, "by_refresh": 0, "resources": [], "refresh_rejected": 0, "revoked": 0}
 
 
 class Provider:
@@ -117,6 +117,7 @@ class Provider:
         return found
 
     async def revoke_token(self, token):
+        STATS["revoked"] += 1
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)
 

@@ -84,6 +84,15 @@ pub async fn login(
     } else {
         code_flow(manager, &metadata, &client, opts).await?;
     }
+    let revocation = metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(|v| v.as_str())
+        .filter(|e| discover::check_endpoint(e).is_ok())
+        .map(str::to_string);
+    FileStore::new(data_dir, name, url)
+        .set_revocation_endpoint(revocation)
+        .map_err(|e| LoginError::Token(one_line(&e)))?;
     let state = super::sign_in(data_dir, name, url);
     Ok(match super::describe(name, &state) {
         Some(d) if matches!(state, SignIn::SignedIn { .. }) => format!("Signed in to {name}: {d}."),

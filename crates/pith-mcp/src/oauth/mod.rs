@@ -61,22 +61,37 @@ pub enum LoginError {
     Http(String),
 }
 
-/// Removes the stored sign-in of `name` (every server's with `None`); the names removed.
-pub fn logout(data_dir: &Path, name: Option<&str>) -> Result<Vec<String>, TokenFileError> {
+/// One server signed out of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedOut {
+    pub name: String,
+    /// Whether the authorization server accepted the revocation of its tokens (RFC 7009);
+    /// `None` when it offers none or there were no tokens left.
+    pub revoked: Option<bool>,
+}
+
+/// Removes the stored sign-in of `name` (every server's with `None`), revoking its tokens at
+/// the authorization server when it offers revocation (best effort, bounded).
+pub async fn logout(data_dir: &Path, name: Option<&str>) -> Result<Vec<SignedOut>, TokenFileError> {
     let mut file = TokenFile::read(data_dir)?;
-    let removed: Vec<String> = match name {
+    let removed: Vec<(String, store::Entry)> = match name {
         Some(n) => file
             .servers
             .remove(n)
-            .map(|_| n.to_string())
+            .map(|e| (n.to_string(), e))
             .into_iter()
             .collect(),
-        None => std::mem::take(&mut file.servers).into_keys().collect(),
+        None => std::mem::take(&mut file.servers).into_iter().collect(),
     };
     if !removed.is_empty() {
         file.write(data_dir)?;
     }
-    Ok(removed)
+    let mut out = Vec::new();
+    for (name, entry) in removed {
+        let revoked = http::revoke(&entry).await;
+        out.push(SignedOut { name, revoked });
+    }
+    Ok(out)
 }
 
 /// Where `name` at `url` stands: what the token file holds for it.

@@ -48,6 +48,9 @@ pub struct Entry {
     /// The client and tokens; `None` once the sign-in expired (the refresh token was refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<StoredCredentials>,
+    /// The authorization server's RFC 7009 revocation endpoint, told at `pith mcp logout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -270,6 +273,20 @@ impl FileStore {
         }
     }
 
+    /// Records where the tokens can be revoked (after a sign-in).
+    pub(crate) fn set_revocation_endpoint(
+        &self,
+        endpoint: Option<String>,
+    ) -> Result<(), AuthError> {
+        self.update(|file| {
+            if let Some(entry) = file.servers.get_mut(&self.name)
+                && same_url(&entry.url, &self.url)
+            {
+                entry.revocation_endpoint = endpoint;
+            }
+        })
+    }
+
     fn io_error(e: TokenFileError) -> AuthError {
         AuthError::CredentialStoreError(e.to_string())
     }
@@ -297,11 +314,15 @@ impl CredentialStore for FileStore {
             register_token(t);
         }
         self.update(|file| {
+            let revocation_endpoint = file
+                .entry_for(&self.name, &self.url)
+                .and_then(|e| e.revocation_endpoint.clone());
             file.servers.insert(
                 self.name.clone(),
                 Entry {
                     url: self.url.clone(),
                     credentials: Some(credentials),
+                    revocation_endpoint,
                 },
             );
         })

@@ -160,10 +160,14 @@ async fn status_lines_and_logout() {
     );
     assert_eq!(needs_sign_in("a"), "needs sign-in: `pith mcp login a`");
 
-    assert_eq!(logout(data, Some("a")).unwrap(), vec!["a".to_string()]);
+    let out = |name: &str| SignedOut {
+        name: name.into(),
+        revoked: None,
+    };
+    assert_eq!(logout(data, Some("a")).await.unwrap(), vec![out("a")]);
     assert_eq!(sign_in(data, "a", url), SignIn::None);
-    assert!(logout(data, Some("a")).unwrap().is_empty());
-    assert_eq!(logout(data, None).unwrap(), vec!["b".to_string()]);
+    assert!(logout(data, Some("a")).await.unwrap().is_empty());
+    assert_eq!(logout(data, None).await.unwrap(), vec![out("b")]);
     assert!(TokenFile::read(data).unwrap().servers.is_empty());
 }
 
