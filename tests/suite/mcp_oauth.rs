@@ -407,3 +407,25 @@ async fn device_flow_polls_through_pending_and_slow_down() {
     }
     assert_eq!(stored_tokens(&pith, "dev").len(), 2);
 }
+
+#[tokio::test]
+async fn a_server_without_oauth_is_not_signed_in_to() {
+    let Some(py) = mcp::python() else { return };
+    let server = HttpServer::start(&py).await;
+    let pith = Pith::new("open", &server.url);
+    let out = pith.command(&["mcp", "login", "open"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        text.contains("open answered without asking for a sign-in: nothing to do"),
+        "{text}"
+    );
+    assert!(pith.tokens().servers.is_empty());
+    // And a name that is not configured says so.
+    let out = pith.command(&["mcp", "login", "nope"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("no MCP server named nope is configured"),
+        "{text}"
+    );
+}

@@ -52,17 +52,15 @@ pub(crate) async fn manager(
 ) -> Result<(AuthorizationManager, AuthorizationMetadata), LoginError> {
     check_endpoint(url)?;
     let http = super::http::client().map_err(|e| LoginError::Http(e.to_string()))?;
-    let challenge = match probe(&http, url)
+    let probed = probe(&http, url)
         .await
-        .map_err(|e| LoginError::Http(e.to_string()))?
-    {
+        .map_err(|e| LoginError::Http(e.to_string()))?;
+    // A server that lets `initialize` through may still guard its tools: its published
+    // metadata decides.
+    let open = probed == Probe::Open;
+    let challenge = match probed {
         Probe::Unauthorized(header) => header,
-        Probe::Open => {
-            return Err(LoginError::NoSignInNeeded {
-                name: name.to_string(),
-            });
-        }
-        Probe::Other(_) => None,
+        Probe::Open | Probe::Other(_) => None,
     };
     check_challenge(url, challenge.as_deref())?;
     pith_http::init_tls();
@@ -75,8 +73,11 @@ pub(crate) async fn manager(
         .await
         .map_err(|e| LoginError::Discovery(one_line(&e)))?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
-        return Err(LoginError::NoMetadata {
-            name: name.to_string(),
+        let name = name.to_string();
+        return Err(if open {
+            LoginError::NoSignInNeeded { name }
+        } else {
+            LoginError::NoMetadata { name }
         });
     }
     let m = &resolution.metadata;
