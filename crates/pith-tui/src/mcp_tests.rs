@@ -258,3 +258,19 @@ fn the_mcp_popup_shows_oauth_sign_ins() {
         "{screen}"
     );
 }
+
+/// `/mcp login NAME` says how to sign in (a shell: the browser flow must not draw over the TUI).
+#[test]
+fn mcp_login_says_to_sign_in_from_a_shell() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, status(vec![server("linear", McpState::Ready)]));
+    type_str(&mut app, "/mcp login linear");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 140, 24);
+    assert!(
+        screen.contains("sign in from a shell: `pith mcp login linear`"),
+        "{screen}"
+    );
+    assert!(screen.contains("then `/mcp restart linear`"), "{screen}");
+    assert!(ops(&mut rx).is_empty());
+}

@@ -64,9 +64,16 @@ impl App {
                         .notice(NoticeLevel::Error, format!("no MCP server named {name}"));
                 }
             }
+            // Signing in opens a browser and waits for it: done from a shell, not over the TUI.
+            (Some("login"), Some(name)) => self.transcript.notice(
+                NoticeLevel::Info,
+                format!(
+                    "sign in from a shell: `pith mcp login {name}` (add --device without a browser), then `/mcp restart {name}`"
+                ),
+            ),
             _ => self.transcript.notice(
                 NoticeLevel::Error,
-                "usage: /mcp, or /mcp restart NAME".to_string(),
+                "usage: /mcp, /mcp restart NAME, or /mcp login NAME".to_string(),
             ),
         }
     }
