@@ -429,3 +429,59 @@ async fn a_server_without_oauth_is_not_signed_in_to() {
         "{text}"
     );
 }
+
+/// `/mcp login NAME` in a session (`Op::McpLogin`): the URL arrives as an `Info`, the browser
+/// comes back, and the server is restarted signed in — no shell needed.
+#[tokio::test]
+async fn sign_in_from_the_session() {
+    let Some(py) = mcp::python() else { return };
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
+    let pith = Pith::new("secure", &server.url);
+    let data = pith.data.path().to_path_buf();
+    let config = pith_config::McpServerConfig {
+        url: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let mut h = support::engine::harness_with_options(
+        true,
+        move |c| {
+            c.mcp.insert("secure".into(), config);
+        },
+        move |o, _| o.data_dir = data,
+    )
+    .await;
+    let status = settled(&mut h, "secure").await;
+    assert_eq!(
+        status.state,
+        McpState::Failed {
+            reason: "needs sign-in: `pith mcp login secure`".into()
+        }
+    );
+    h.send(Op::McpLogin {
+        name: "secure".into(),
+    });
+    let info = h
+        .until("the sign-in URL", |e| {
+            matches!(e, Event::Turn(pith_protocol::event::TurnEvent::Info { message }) if message.contains("/authorize?"))
+        })
+        .await;
+    let Event::Turn(pith_protocol::event::TurnEvent::Info { message }) = info else {
+        unreachable!()
+    };
+    let url = message.split_whitespace().last().unwrap().to_string();
+    let page = http().get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("Signed in"), "{page}");
+    h.until("signed in", |e| {
+        matches!(e, Event::Turn(pith_protocol::event::TurnEvent::Info { message }) if message.starts_with("Signed in to secure"))
+    })
+    .await;
+    let status = settled(&mut h, "secure").await;
+    assert_eq!(status.state, McpState::Ready, "{status:?}");
+    assert!(
+        status
+            .sign_in
+            .unwrap_or_default()
+            .starts_with("signed in at 127.0.0.1")
+    );
+}

@@ -24,6 +24,7 @@ mod images;
 mod instructions;
 mod mcp;
 mod mcp_error;
+mod mcp_login;
 mod mcp_ops;
 mod mcp_session;
 mod memory;

@@ -97,7 +97,8 @@ impl Turn<'_> {
             | Op::AttachMcpResource { .. }
             | Op::RestartMcpServer { .. }
             | Op::ListJobs
-            | Op::KillJob { .. } => {}
+            | Op::KillJob { .. }
+            | Op::McpLogin { .. } => {}
         }
     }
 

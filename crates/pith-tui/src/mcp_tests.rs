@@ -259,18 +259,34 @@ fn the_mcp_popup_shows_oauth_sign_ins() {
     );
 }
 
-/// `/mcp login NAME` says how to sign in (a shell: the browser flow must not draw over the TUI).
+/// `/mcp login NAME` asks the engine to sign in; the URL to open comes back as a notice in the
+/// transcript, wrapped whole (it must be copyable), never drawn over the screen.
 #[test]
-fn mcp_login_says_to_sign_in_from_a_shell() {
+fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
     let (mut app, mut rx) = fresh();
     ev(&mut app, status(vec![server("linear", McpState::Ready)]));
     type_str(&mut app, "/mcp login linear");
     key(&mut app, KeyCode::Enter);
-    let screen = render(&mut app, 140, 24);
-    assert!(
-        screen.contains("sign in from a shell: `pith mcp login linear`"),
-        "{screen}"
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::McpLogin {
+            name: "linear".into()
+        }]
     );
-    assert!(screen.contains("then `/mcp restart linear`"), "{screen}");
+    let url = "https://mcp.linear.app/authorize?response_type=code&client_id=abc&state=xyz&code_challenge=0123456789abcdef&redirect_uri=http%3A%2F%2F127.0.0.1%3A40000%2Fcallback";
+    ev(
+        &mut app,
+        Event::info(format!(
+            "To sign in to linear, open this URL in a browser (waiting up to 5 min):\n  {url}"
+        )),
+    );
+    let screen = render(&mut app, 100, 30);
+    let joined: String = screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '"' || c == ' ' || c == '│'))
+        .collect();
+    assert!(joined.contains(url), "{screen}");
+    type_str(&mut app, "/mcp login nope");
+    key(&mut app, KeyCode::Enter);
     assert!(ops(&mut rx).is_empty());
 }

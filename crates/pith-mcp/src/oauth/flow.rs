@@ -44,6 +44,16 @@ pub async fn login(
     let server = config.mcp.get(name).ok_or_else(|| LoginError::Unknown {
         name: name.to_string(),
     })?;
+    login_server(data_dir, name, server, opts).await
+}
+
+/// Signs in to the server `name` configured as `server`; the line to print when done.
+pub async fn login_server(
+    data_dir: &Path,
+    name: &str,
+    server: &McpServerConfig,
+    opts: &LoginOptions<'_>,
+) -> Result<String, LoginError> {
     let url = server.url.as_deref().ok_or_else(|| LoginError::NotHttp {
         name: name.to_string(),
     })?;

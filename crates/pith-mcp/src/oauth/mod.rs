@@ -16,7 +16,7 @@ pub mod store;
 use std::path::Path;
 use std::time::Duration;
 
-pub use flow::{LoginOptions, login};
+pub use flow::{LoginOptions, login, login_server};
 pub use store::{SignIn, TokenFile, TokenFileError};
 
 /// How long the browser has to come back to the loopback listener.

@@ -174,6 +174,12 @@ pub enum Op {
     KillJob {
         id: u32,
     },
+    /// Sign in to the HTTP MCP server `name` with OAuth (`/mcp login NAME`, ARCHITECTURE.md
+    /// §12.1): the URL to open (or the device code) arrives as `Info`, then `Info` when signed
+    /// in (the server is restarted with the token) or an `Error` of kind `mcp`.
+    McpLogin {
+        name: String,
+    },
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -237,7 +243,8 @@ impl Op {
             | Op::Remember { .. }
             | Op::ListMemory
             | Op::ListJobs
-            | Op::KillJob { .. } => None,
+            | Op::KillJob { .. }
+            | Op::McpLogin { .. } => None,
         }
     }
 
