@@ -50,6 +50,8 @@ impl Pith {
             .env("PITH_CONFIG", &self.config)
             .env("HOME", self.home.path())
             .env("PITH_NO_BROWSER", "1")
+            // Everything the SDK and pith log, so a token logged anywhere is caught.
+            .env("PITH_LOG", "debug")
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .stdin(Stdio::null());
