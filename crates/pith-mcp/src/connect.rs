@@ -318,6 +318,12 @@ async fn serve_http(
             ConnectError::SignIn {
                 line: session::sign_in_line(tokens, name, url),
             }
+        } else if session::is_insufficient_scope(&e) {
+            ConnectError::SignIn {
+                line: format!(
+                    "the sign-in lacks a scope the server needs: `pith mcp login {name}` (or set oauth_scopes)"
+                ),
+            }
         } else {
             ConnectError::Http {
                 url: url.to_string(),

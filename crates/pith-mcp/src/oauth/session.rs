@@ -91,6 +91,20 @@ pub(crate) fn is_auth_required(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// Whether a failed handshake was the server refusing the token's scopes (a 403
+/// `insufficient_scope`).
+pub(crate) fn is_insufficient_scope(e: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::InsufficientScopeError;
+    let mut current = Some(e);
+    while let Some(err) = current {
+        if err.is::<InsufficientScopeError>() || err.to_string().contains("Insufficient scope") {
+            return true;
+        }
+        current = err.source();
+    }
+    false
+}
+
 /// The line of a server that asked for a token: expired when the stored one was refused.
 pub(crate) fn sign_in_line(data_dir: Option<&Path>, name: &str, url: &str) -> String {
     match data_dir.map(|d| super::sign_in(d, name, url)) {

@@ -213,3 +213,22 @@ async fn refreshes_are_serialized_by_a_lock_file() {
         0o600
     );
 }
+
+#[test]
+fn a_401_and_a_403_are_told_apart_from_other_failures() {
+    use rmcp::transport::streamable_http_client::{
+        AuthRequiredError, InsufficientScopeError, StreamableHttpError,
+    };
+    use session::{is_auth_required, is_insufficient_scope};
+    let unauthorized: StreamableHttpError<std::io::Error> =
+        StreamableHttpError::AuthRequired(AuthRequiredError::new("Bearer".into()));
+    let forbidden: StreamableHttpError<std::io::Error> = StreamableHttpError::InsufficientScope(
+        InsufficientScopeError::new("Bearer error=\"insufficient_scope\"".into(), None),
+    );
+    let other: StreamableHttpError<std::io::Error> = StreamableHttpError::SessionExpired;
+    assert!(is_auth_required(&unauthorized));
+    assert!(!is_insufficient_scope(&unauthorized));
+    assert!(is_insufficient_scope(&forbidden));
+    assert!(!is_auth_required(&forbidden));
+    assert!(!is_auth_required(&other) && !is_insufficient_scope(&other));
+}
