@@ -487,3 +487,62 @@ async fn sign_in_from_the_session() {
             .starts_with("signed in at 127.0.0.1")
     );
 }
+
+/// A client registered beforehand (`oauth_client_id`, with its fixed redirect port): no dynamic
+/// registration, the redirect where the client was registered for. `--device` where the server
+/// offers no device flow says so.
+#[tokio::test]
+async fn a_pre_registered_client_signs_in_without_registering() {
+    let Some(py) = mcp::python() else { return };
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let registered: Value = http()
+        .post(format!("{}/register", base(&server)))
+        .json(&json!({
+            "redirect_uris": [format!("http://127.0.0.1:{port}/callback")],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "client_name": "registered by hand"
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client_id = registered["client_id"].as_str().unwrap().to_string();
+    let pith = Pith::new("corp", &server.url);
+    std::fs::write(
+        &pith.config,
+        format!(
+            "[mcp.corp]\nurl = \"{}\"\noauth_client_id = \"{client_id}\"\noauth_callback_port = {port}\noauth_scopes = [\"mcp\"]\n",
+            server.url
+        ),
+    )
+    .unwrap();
+
+    let out = pith
+        .command(&["mcp", "login", "corp", "--device"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(text.contains("offers no device flow"), "{text}");
+
+    let out = login_with_browser(&pith, "corp").await;
+    assert!(out.contains(&format!("client_id={client_id}")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback"
+        )),
+        "{out}"
+    );
+    let tokens = pith.tokens();
+    let stored = tokens.servers["corp"].credentials.as_ref().unwrap();
+    assert_eq!(stored.client_id, client_id);
+}
