@@ -430,6 +430,18 @@ async fn a_server_without_oauth_is_not_signed_in_to() {
         text.contains("no MCP server named nope is configured"),
         "{text}"
     );
+    // A server given its own token gets no sign-in (it would never be sent).
+    std::fs::write(
+        &pith.config,
+        format!(
+            "[mcp.open]\nurl = \"{}\"\nbearer_token_env = \"OPEN_TOKEN\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let out = pith.command(&["mcp", "login", "open"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("sends its own Authorization"), "{text}");
 }
 
 /// `/mcp login NAME` in a session (`Op::McpLogin`): the URL arrives as an `Info`, the browser

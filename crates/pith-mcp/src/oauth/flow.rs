@@ -62,6 +62,11 @@ pub async fn login_server(
             name: name.to_string(),
         });
     }
+    if super::session::own_authorization(server) {
+        return Err(LoginError::OwnAuthorization {
+            name: name.to_string(),
+        });
+    }
     let (manager, metadata) = discover::manager(data_dir, name, url).await?;
     let secret = server
         .oauth_client_secret_env

@@ -31,6 +31,10 @@ pub enum LoginError {
     NotHttp { name: String },
     #[error("{name} is disabled in the config")]
     Disabled { name: String },
+    #[error(
+        "[mcp.{name}] sends its own Authorization (bearer_token_env or a header): remove it to sign in with OAuth"
+    )]
+    OwnAuthorization { name: String },
     #[error("{url}: OAuth endpoints must use https (plain http only on this machine)")]
     NotHttps { url: String },
     #[error("{name} answered without asking for a sign-in: nothing to do")]

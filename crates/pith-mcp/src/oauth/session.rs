@@ -20,13 +20,7 @@ pub(crate) async fn stored_manager(
     config: &McpServerConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<Option<AuthorizationManager>, String> {
-    let own_auth = config.bearer_token_env.is_some()
-        || config
-            .headers
-            .keys()
-            .chain(config.env_headers.keys())
-            .any(|h| h.eq_ignore_ascii_case("authorization"));
-    if own_auth {
+    if own_authorization(config) {
         return Ok(None);
     }
     let file = TokenFile::read(data_dir).map_err(|e| e.to_string())?;
@@ -65,6 +59,17 @@ pub(crate) async fn stored_manager(
         manager.configure_client(client).map_err(|e| one_line(&e))?;
     }
     Ok(Some(manager))
+}
+
+/// The config sends its own `Authorization` (`bearer_token_env`, or the header): a stored
+/// sign-in is neither used nor made for it.
+pub(crate) fn own_authorization(config: &McpServerConfig) -> bool {
+    config.bearer_token_env.is_some()
+        || config
+            .headers
+            .keys()
+            .chain(config.env_headers.keys())
+            .any(|h| h.eq_ignore_ascii_case("authorization"))
 }
 
 /// Whether a failed handshake was the server asking for a token (a 401), or the SDK finding
