@@ -135,6 +135,15 @@ pub enum McpCommand {
         #[arg(long)]
         tools: bool,
     },
+    /// Sign in to an HTTP server with OAuth (a browser, or a code with --device).
+    Login {
+        name: String,
+        /// Use the device flow: a code to enter on another machine's browser.
+        #[arg(long)]
+        device: bool,
+    },
+    /// Remove the stored sign-in of a server (every server's without NAME).
+    Logout { name: Option<String> },
 }
 
 #[derive(Debug, Args)]

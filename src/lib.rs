@@ -10,6 +10,8 @@ pub mod cli;
 pub mod eval;
 pub mod headless;
 pub mod interactive;
+// `pith mcp login|logout`: OAuth sign-ins of HTTP MCP servers.
+pub mod mcp_login;
 mod no_model;
 pub mod output;
 pub(crate) mod signals;

@@ -81,9 +81,7 @@ fn real_main(cli: Cli) -> anyhow::Result<i32> {
     printing_command(&cli)?;
     match cli.command {
         Some(Command::Config) => show_config(cli.config, cli.trust),
-        Some(Command::Mcp {
-            command: McpCommand::List { tools },
-        }) => mcp_list(cli.config, cli.trust, cli.model, tools),
+        Some(Command::Mcp { command }) => mcp(cli.config, cli.trust, cli.model, command),
         Some(Command::Auth { command }) => {
             let setup = Setup::with_trust(cli.config, cli.trust)?;
             auth(&setup, command)
@@ -191,12 +189,37 @@ fn mcp_list(
             &setup.workspace,
             model.as_deref(),
             tools,
+            Some(&setup.data_dir),
             &mut |specs| estimator.tool_definitions(specs),
         )
         .await;
         pith::out!("{report}");
         Ok(0)
     })
+}
+
+/// `pith mcp list`, `pith mcp login NAME`, `pith mcp logout [NAME]`.
+fn mcp(
+    config: Option<PathBuf>,
+    trust: bool,
+    model: Option<String>,
+    command: McpCommand,
+) -> anyhow::Result<i32> {
+    let login = match command {
+        McpCommand::List { tools } => return mcp_list(config, trust, model, tools),
+        McpCommand::Login { name, device } => Some((name, device)),
+        McpCommand::Logout { name } => {
+            let setup = Setup::with_trust(config, trust)?;
+            return block_on(async move { pith::mcp_login::logout(&setup, name.as_deref()).await });
+        }
+    };
+    let Some((name, device)) = login else {
+        return Ok(0);
+    };
+    let setup = Setup::with_trust(config, trust)?;
+    // SAFETY: no other thread exists before the runtime starts.
+    unsafe { setup.seal_secrets() };
+    block_on(async move { pith::mcp_login::login(&setup, &name, device).await })
 }
 
 /// The set-up of the TUI and `pith run`: the configuration with the command line's effort and

@@ -45,6 +45,7 @@ mod install_script;
 mod instructions_memory;
 mod mcp_elicitation;
 mod mcp_elicitation_cli;
+mod mcp_oauth;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;

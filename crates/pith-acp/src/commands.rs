@@ -354,6 +354,7 @@ mod tests {
                 arguments: vec![],
             }],
             resources: false,
+            sign_in: None,
         };
         let names: Vec<String> = available(&custom, &[server])
             .into_iter()

@@ -66,7 +66,7 @@ pub enum Command {
     #[strum(message = "write the whole session to a file", props(args = "[path]"))]
     Export,
     #[strum(
-        message = "MCP servers: state, tools and their cost",
+        message = "MCP servers: state, tools and their cost (also: login NAME)",
         props(args = "[restart NAME]")
     )]
     Mcp,

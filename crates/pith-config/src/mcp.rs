@@ -56,6 +56,20 @@ pub struct McpServerConfig {
     /// These tools (by the server's names) are never offered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled_tools: Vec<String>,
+    /// OAuth (`pith mcp login`): a client id registered with the server's authorization
+    /// server, for one that offers no dynamic client registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_client_id: Option<String>,
+    /// OAuth: the variable holding that client's secret, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_client_secret_env: Option<String>,
+    /// OAuth: the scopes asked for (default: those the server names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oauth_scopes: Vec<String>,
+    /// OAuth: the loopback port of the redirect (default: a free one), for a client
+    /// registered with a fixed redirect URI `http://127.0.0.1:PORT/callback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_callback_port: Option<u16>,
 }
 
 impl Default for McpServerConfig {
@@ -75,6 +89,10 @@ impl Default for McpServerConfig {
             tool_timeout_secs: None,
             enabled_tools: None,
             disabled_tools: Vec::new(),
+            oauth_client_id: None,
+            oauth_client_secret_env: None,
+            oauth_scopes: Vec::new(),
+            oauth_callback_port: None,
         }
     }
 }
@@ -261,6 +279,23 @@ fn check_transport_keys(name: &str, server: &McpServerConfig) -> Result<(), Serv
             format!("mcp.{name}: headers, env_headers and bearer_token_env are for http servers"),
         ));
     }
+    if server.url.is_none()
+        && (server.oauth_client_id.is_some()
+            || server.oauth_client_secret_env.is_some()
+            || !server.oauth_scopes.is_empty()
+            || server.oauth_callback_port.is_some())
+    {
+        return Err((
+            vec!["command"],
+            format!("mcp.{name}: the oauth_ settings are for http servers"),
+        ));
+    }
+    if server.oauth_client_secret_env.is_some() && server.oauth_client_id.is_none() {
+        return Err((
+            vec!["oauth_client_secret_env"],
+            format!("mcp.{name}.oauth_client_secret_env needs oauth_client_id"),
+        ));
+    }
     if server.url.is_some()
         && (!server.args.is_empty()
             || !server.env.is_empty()
@@ -281,14 +316,15 @@ fn check_variable_names(name: &str, server: &McpServerConfig) -> Result<(), Serv
         .env_vars
         .iter()
         .chain(server.env_headers.values())
-        .chain(server.bearer_token_env.iter());
+        .chain(server.bearer_token_env.iter())
+        .chain(server.oauth_client_secret_env.iter());
     for var in vars {
         if !super::load::is_env_name(var) {
             // Never echo the value: it is probably the secret itself.
             return Err((
                 vec![],
                 format!(
-                    "mcp.{name}: env_vars, env_headers and bearer_token_env name environment variables (like GITHUB_TOKEN), not hold their values"
+                    "mcp.{name}: env_vars, env_headers, bearer_token_env and oauth_client_secret_env name environment variables (like GITHUB_TOKEN), not hold their values"
                 ),
             ));
         }
@@ -305,6 +341,44 @@ mod tests {
             command: Some("npx".into()),
             ..McpServerConfig::default()
         }
+    }
+
+    #[test]
+    fn oauth_keys_are_for_http_servers_and_name_variables() {
+        let on_stdio = McpServerConfig {
+            oauth_client_id: Some("c".into()),
+            ..stdio()
+        };
+        assert!(
+            check_server("s", &on_stdio)
+                .unwrap_err()
+                .1
+                .contains("oauth_")
+        );
+        let http = |f: fn(&mut McpServerConfig)| {
+            let mut c = McpServerConfig {
+                url: Some("https://mcp.example.com/mcp".into()),
+                ..McpServerConfig::default()
+            };
+            f(&mut c);
+            check_server("s", &c)
+        };
+        assert!(http(|c| c.oauth_client_id = Some("client".into())).is_ok());
+        let secret_alone = http(|c| c.oauth_client_secret_env = Some("SECRET".into()));
+        assert!(
+            secret_alone
+                .unwrap_err()
+                .1
+                .contains("needs oauth_client_id")
+        );
+        // A secret's value where its variable's name belongs is refused, and not echoed.
+        let value = http(|c| {
+            c.oauth_client_id = Some("client".into());
+            c.oauth_client_secret_env = Some("s3cr3t-value-with-dashes".into());
+        })
+        .unwrap_err()
+        .1;
+        assert!(!value.contains("s3cr3t"), "{value}");
     }
 
     #[test]

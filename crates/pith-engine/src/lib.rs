@@ -24,6 +24,7 @@ mod images;
 mod instructions;
 mod mcp;
 mod mcp_error;
+mod mcp_login;
 mod mcp_ops;
 mod mcp_session;
 mod memory;
@@ -161,6 +162,7 @@ pub fn spawn(
     );
     // the servers' questions (elicitation, sampling) go to this engine's front end
     mcp.set_questions(server_questions::for_engine(&opts, &ev_tx, &shared));
+    mcp.use_sign_ins(&opts.data_dir);
     mcp.start_all();
     let history = shared::HistorySource {
         store: store.clone(),

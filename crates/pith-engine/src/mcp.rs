@@ -136,6 +136,7 @@ impl Turn<'_> {
                 deferred: deferred && !specs.is_empty(),
                 prompts: server.prompts(),
                 resources: server.has_resources(),
+                sign_in: manager.sign_in(server),
             });
         }
         if status != self.tools.mcp().status {

@@ -29,4 +29,10 @@ pub enum McpOpError {
         label: String,
         cause: pith_mcp::manager::McpError,
     },
+    /// `/mcp login NAME` failed (the sign-in's own line).
+    #[error("cannot sign in to {name}: {cause}")]
+    Login {
+        name: String,
+        cause: pith_mcp::oauth::LoginError,
+    },
 }

@@ -79,6 +79,9 @@ pub(crate) fn answer_op(
                 a.push(read);
             }
         }
+        Op::McpLogin { name } => {
+            tokio::spawn(super::mcp_login::run(id, name, manager, events));
+        }
         Op::RestartMcpServer { name } => {
             tokio::spawn(async move {
                 if manager.server(&name).is_none() {

@@ -98,7 +98,8 @@ impl Turn<'_> {
             | Op::RestartMcpServer { .. }
             | Op::ListJobs
             | Op::KillJob { .. }
-            | Op::ElicitationReply { .. } => {}
+            | Op::ElicitationReply { .. }
+            | Op::McpLogin { .. } => {}
         }
     }
 

@@ -284,7 +284,10 @@ fn route(
         } => history.answer(id, move |store| {
             vec![crate::recall::answer(store, &session_id, &item)]
         }),
-        Op::ListMcpResources | Op::AttachMcpResource { .. } | Op::RestartMcpServer { .. } => {
+        Op::ListMcpResources
+        | Op::AttachMcpResource { .. }
+        | Op::RestartMcpServer { .. }
+        | Op::McpLogin { .. } => {
             super::mcp_ops::answer_op(
                 id,
                 op,

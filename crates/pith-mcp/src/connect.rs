@@ -74,6 +74,9 @@ pub enum ConnectError {
     Http { url: String, why: String },
     #[error("{url} did not complete the MCP handshake within {secs} s")]
     HttpTimeout { url: String, secs: u64 },
+    /// The server asked for a token pith does not have (or the stored one was refused).
+    #[error("{line}")]
+    SignIn { line: String },
     /// The child could not be started (its error is part of the text).
     #[error("cannot start `{program}`: {io}")]
     Spawn { program: String, io: std::io::Error },
@@ -245,26 +248,24 @@ impl StderrTail {
     }
 }
 
-/// Connects to `config`, within its startup timeout. `Err` is one line for the user.
+/// Connects to `config`, within its startup timeout. `Err` is one line for the user. `tokens`:
+/// the data dir whose `mcp-tokens.json` holds OAuth sign-ins (`None`: none are used).
 pub async fn connect(
     name: &str,
     config: &McpServerConfig,
     workspace: &Path,
     handler: Handler,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
+    tokens: Option<&Path>,
 ) -> Result<Connection, ConnectError> {
     let timeout = config.startup_timeout();
     let stop = CancellationToken::new();
     let started = match &config.url {
         Some(url) => {
-            let transport = http_transport(url, config, env)?;
-            let serving = handler.serve_with_ct(transport, stop.child_token());
+            let serving = serve_http(name, url, config, handler, env, tokens, &stop);
             match tokio::time::timeout(timeout, serving).await {
                 Ok(Ok(running)) => Ok((running, None)),
-                Ok(Err(e)) => Err(ConnectError::Http {
-                    url: url.clone(),
-                    why: init_error(&e),
-                }),
+                Ok(Err(e)) => Err(e),
                 Err(_) => Err(ConnectError::HttpTimeout {
                     url: url.clone(),
                     secs: timeout.as_secs(),
@@ -316,6 +317,65 @@ pub async fn connect(
         stop,
         ended,
         watcher,
+    })
+}
+
+/// The handshake with an HTTP server: through the SDK's `AuthClient` when an OAuth sign-in is
+/// stored for this name and URL (ARCHITECTURE.md §12.2), else with the configured headers.
+async fn serve_http(
+    name: &str,
+    url: &str,
+    config: &McpServerConfig,
+    handler: Handler,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    tokens: Option<&Path>,
+    stop: &CancellationToken,
+) -> Result<RunningService<RoleClient, Handler>, ConnectError> {
+    use crate::oauth::session;
+    let (client, transport_config) = http_transport(url, config, env)?;
+    let manager = match tokens {
+        Some(dir) => session::stored_manager(dir, name, url, config, env)
+            .await
+            .map_err(|why| ConnectError::Http {
+                url: url.to_string(),
+                why,
+            })?,
+        None => None,
+    };
+    let served = match manager {
+        Some(manager) => {
+            let client = rmcp::transport::AuthClient::new(client, manager);
+            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                client,
+                transport_config,
+            );
+            handler.serve_with_ct(transport, stop.child_token()).await
+        }
+        None => {
+            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                client,
+                transport_config,
+            );
+            handler.serve_with_ct(transport, stop.child_token()).await
+        }
+    };
+    served.map_err(|e| {
+        if session::is_auth_required(&e) {
+            ConnectError::SignIn {
+                line: session::sign_in_line(tokens, name, url),
+            }
+        } else if session::is_insufficient_scope(&e) {
+            ConnectError::SignIn {
+                line: format!(
+                    "the sign-in lacks a scope the server needs: `pith mcp login {name}` (or set oauth_scopes)"
+                ),
+            }
+        } else {
+            ConnectError::Http {
+                url: url.to_string(),
+                why: init_error(&e),
+            }
+        }
     })
 }
 
@@ -477,11 +537,17 @@ fn kill_group(child: &tokio::process::Child, signal: i32) {
     let _ = (child, signal);
 }
 
+/// The HTTP client of a server and its transport's settings (headers, bearer token).
+type HttpParts = (
+    reqwest::Client,
+    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+);
+
 fn http_transport(
     url: &str,
     config: &McpServerConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+) -> Result<HttpParts, ConnectError> {
     use reqwest::header::{HeaderName, HeaderValue};
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -522,8 +588,5 @@ fn http_transport(
     transport_config = transport_config.custom_headers(headers);
     let client = pith_http::for_base(url, Duration::from_secs(10))
         .map_err(|reqwest| ConnectError::HttpClient { reqwest })?;
-    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
-        client,
-        transport_config,
-    ))
+    Ok((client, transport_config))
 }

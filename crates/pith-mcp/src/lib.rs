@@ -12,6 +12,7 @@
 pub mod connect;
 pub mod manager;
 pub mod names;
+pub mod oauth;
 pub mod prompt;
 pub mod questions;
 pub mod report;

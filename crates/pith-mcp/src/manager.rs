@@ -122,6 +122,8 @@ pub struct McpManager {
     refreshing: std::sync::atomic::AtomicUsize,
     /// Who answers the servers' questions (set before the servers start).
     questions: std::sync::OnceLock<Arc<dyn crate::questions::ServerQuestions>>,
+    /// The data dir holding OAuth sign-ins (`mcp-tokens.json`); unset: none are used.
+    tokens: std::sync::OnceLock<PathBuf>,
 }
 
 impl McpManager {
@@ -178,6 +180,7 @@ impl McpManager {
             env,
             refreshing: Default::default(),
             questions: Default::default(),
+            tokens: std::sync::OnceLock::new(),
         })
     }
 
@@ -185,6 +188,33 @@ impl McpManager {
     /// on offer them. Set once, before [`McpManager::start_all`].
     pub fn set_questions(&self, questions: Arc<dyn crate::questions::ServerQuestions>) {
         let _ = self.questions.set(questions);
+    }
+
+    /// Servers signed in with `pith mcp login` send the tokens stored in `data_dir` (set before
+    /// [`McpManager::start_all`]).
+    pub fn use_sign_ins(&self, data_dir: &Path) {
+        let _ = self.tokens.set(data_dir.to_path_buf());
+    }
+
+    /// `server`'s OAuth sign-in as `/mcp` shows it (`signed in, token expires in 50 min`);
+    /// `None` when it has none or sign-ins are not used.
+    pub fn sign_in(&self, server: &Server) -> Option<String> {
+        let (dir, url) = (self.sign_ins()?, server.config.url.as_deref()?);
+        crate::oauth::describe(&server.name, &crate::oauth::sign_in(dir, &server.name, url))
+    }
+
+    /// `sign-in expired — …` when the stored sign-in of `server` was refused.
+    pub(crate) fn expired_sign_in(&self, server: &Server) -> Option<String> {
+        let (dir, url) = (self.sign_ins()?, server.config.url.as_deref()?);
+        let state = crate::oauth::sign_in(dir, &server.name, url);
+        (state == crate::oauth::SignIn::Expired)
+            .then(|| crate::oauth::describe(&server.name, &state))
+            .flatten()
+    }
+
+    /// The data dir of the stored sign-ins, if they are used.
+    pub fn sign_ins(&self) -> Option<&Path> {
+        self.tokens.get().map(PathBuf::as_path)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -292,6 +322,7 @@ impl McpManager {
             &self.workspace,
             self.handler(server),
             &|v| env(v),
+            self.sign_ins(),
         )
         .await?;
         let Connection {
@@ -393,8 +424,12 @@ impl McpManager {
                 if current {
                     live.peer = None;
                     live.stop = None;
-                    live.state = McpState::Exited {
-                        reason: why.clone(),
+                    live.state = match me.expired_sign_in(&srv) {
+                        // The server refused the token and its refresh: say what to do.
+                        Some(reason) => McpState::Failed { reason },
+                        None => McpState::Exited {
+                            reason: why.clone(),
+                        },
                     };
                 }
                 current

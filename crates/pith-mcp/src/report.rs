@@ -27,6 +27,7 @@ pub async fn list(
     workspace: &Path,
     model: Option<&str>,
     tools: bool,
+    sign_ins: Option<&Path>,
     count: &mut CountDefinitions<'_>,
 ) -> String {
     let mut out = String::new();
@@ -37,10 +38,13 @@ pub async fn list(
         return out;
     }
     let manager = McpManager::new(config, workspace, Arc::new(|| {}));
+    if let Some(dir) = sign_ins {
+        manager.use_sign_ins(dir);
+    }
     manager.start_all();
     manager.settle(&CancellationToken::new()).await;
     let rows = rows(&manager, count);
-    write_table(&mut out, &rows, tools);
+    write_table(&mut out, &manager, &rows, tools);
     let total_tokens = rows.iter().map(|(.., tokens)| tokens).sum();
     let total_tools = rows.iter().map(|(_, specs, _)| specs.len()).sum();
     write_totals(&mut out, config, model, total_tools, total_tokens);
@@ -68,7 +72,7 @@ fn rows(manager: &Arc<McpManager>, count: &mut CountDefinitions<'_>) -> Vec<Row>
 }
 
 /// The table: a line per server (and with `tools`, a line per tool under it).
-fn write_table(out: &mut String, rows: &[Row], tools: bool) {
+fn write_table(out: &mut String, manager: &McpManager, rows: &[Row], tools: bool) {
     let name_w = rows
         .iter()
         .map(|(s, ..)| s.name.len())
@@ -81,7 +85,14 @@ fn write_table(out: &mut String, rows: &[Row], tools: bool) {
         "SERVER", "TRANSPORT", "STATE", "TOOLS", "TOKENS"
     );
     for (server, specs, tokens) in rows {
-        let (state, detail) = state_and_detail(server);
+        let (state, mut detail) = state_and_detail(server);
+        if let (McpState::Ready, Some(sign_in)) = (server.state(), manager.sign_in(server)) {
+            detail = [detail, sign_in]
+                .into_iter()
+                .filter(|d| !d.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
         let _ = writeln!(
             out,
             "{:<name_w$}  {:<9}  {:<8}  {:>5}  {:>7}  {}",

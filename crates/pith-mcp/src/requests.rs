@@ -73,8 +73,11 @@ impl McpManager {
             Ok(Err(e)) if is_gone(&e, &peer) => {
                 // Let the connection's watcher record why it ended.
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let why = match server.state() {
-                    McpState::Exited { reason } => format!(" ({reason})"),
+                let why = match (self.expired_sign_in(server), server.state()) {
+                    (Some(reason), _) => format!(" ({reason})"),
+                    (None, McpState::Exited { reason } | McpState::Failed { reason }) => {
+                        format!(" ({reason})")
+                    }
                     _ => String::new(),
                 };
                 Err(CallError::Failed(format!(

@@ -61,6 +61,12 @@ pub fn register_config(config: &Config, env: &dyn Fn(&str) -> Option<String>) {
     if let Some(value) = config.websearch.key_env.as_deref().and_then(env) {
         register(&value);
     }
+    // MCP OAuth client secrets
+    for server in config.mcp.values() {
+        if let Some(value) = server.oauth_client_secret_env.as_deref().and_then(env) {
+            register(&value);
+        }
+    }
 }
 
 /// `text` with every known secret replaced by `[REDACTED]`.
@@ -132,6 +138,13 @@ impl EnvPolicy {
             .values()
             .filter_map(|p| p.api_key_env.clone())
             .chain(config.websearch.key_env.clone())
+            // MCP OAuth client secrets (`pith mcp login`)
+            .chain(
+                config
+                    .mcp
+                    .values()
+                    .filter_map(|m| m.oauth_client_secret_env.clone()),
+            )
             .filter(|v| !v.is_empty())
             .collect();
         secret_vars.sort();

@@ -36,7 +36,14 @@ pub fn python() -> Option<String> {
 }
 
 pub fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/server.py")
+    named_script("server.py")
+}
+
+/// A script of this crate's `mcp/` folder (`oauth_server.py`, `device_stub.py`).
+pub fn named_script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("mcp")
+        .join(name)
 }
 
 /// The test server over stdio.
@@ -77,13 +84,26 @@ impl Drop for HttpServer {
 
 impl HttpServer {
     pub async fn start(python: &str) -> HttpServer {
+        Self::start_script(python, &script(), &["http"], &[]).await
+    }
+
+    /// A server of this crate's `mcp/` folder run as `python SCRIPT [first…] PORT [rest…]`,
+    /// serving `/mcp` on `127.0.0.1:PORT` (the OAuth test servers).
+    pub async fn start_script(
+        python: &str,
+        script: &std::path::Path,
+        first: &[&str],
+        rest: &[&str],
+    ) -> HttpServer {
         let port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
         let child = std::process::Command::new(python)
-            .arg(script())
-            .args(["http", &port.to_string()])
+            .arg(script)
+            .args(first)
+            .arg(port.to_string())
+            .args(rest)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

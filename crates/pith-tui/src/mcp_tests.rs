@@ -33,6 +33,7 @@ fn server(name: &str, state: McpState) -> McpServerStatus {
             ],
         }],
         resources: true,
+        sign_in: None,
     }
 }
 
@@ -228,4 +229,64 @@ fn the_context_popup_shows_each_servers_definitions() {
     let screen = render(&mut app, 100, 30);
     assert!(screen.contains("mcp gh"), "{screen}");
     assert!(screen.contains("1.2k"), "{screen}");
+}
+
+/// `/mcp` says who is signed in and until when, and what to run when a sign-in is needed.
+#[test]
+fn the_mcp_popup_shows_oauth_sign_ins() {
+    let (mut app, _rx) = fresh();
+    let mut linear = server("linear", McpState::Ready);
+    linear.transport = pith_protocol::event::McpTransport::Http;
+    linear.sign_in = Some("signed in at auth.linear.app, token expires in 50 min".into());
+    let mut notion = server(
+        "notion",
+        McpState::Failed {
+            reason: "needs sign-in: `pith mcp login notion`".into(),
+        },
+    );
+    notion.transport = pith_protocol::event::McpTransport::Http;
+    ev(&mut app, status(vec![linear, notion]));
+    type_str(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    let screen = render(&mut app, 140, 24);
+    assert!(
+        screen.contains("oauth: signed in at auth.linear.app, token expires in 50 min"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("failed: needs sign-in: `pith mcp login notion`"),
+        "{screen}"
+    );
+}
+
+/// `/mcp login NAME` asks the engine to sign in; the URL to open comes back as a notice in the
+/// transcript, wrapped whole (it must be copyable), never drawn over the screen.
+#[test]
+fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
+    let (mut app, mut rx) = fresh();
+    ev(&mut app, status(vec![server("linear", McpState::Ready)]));
+    type_str(&mut app, "/mcp login linear");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        ops(&mut rx),
+        vec![Op::McpLogin {
+            name: "linear".into()
+        }]
+    );
+    let url = "https://mcp.linear.app/authorize?response_type=code&client_id=abc&state=xyz&code_challenge=0123456789abcdef&redirect_uri=http%3A%2F%2F127.0.0.1%3A40000%2Fcallback";
+    ev(
+        &mut app,
+        Event::info(format!(
+            "To sign in to linear, open this URL in a browser (waiting up to 5 min):\n  {url}"
+        )),
+    );
+    let screen = render(&mut app, 100, 30);
+    let joined: String = screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '"' || c == ' ' || c == '│'))
+        .collect();
+    assert!(joined.contains(url), "{screen}");
+    type_str(&mut app, "/mcp login nope");
+    key(&mut app, KeyCode::Enter);
+    assert!(ops(&mut rx).is_empty());
 }

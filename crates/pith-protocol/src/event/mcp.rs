@@ -86,6 +86,10 @@ pub struct McpServerStatus {
     /// It offers resources (`/resource`).
     #[serde(default)]
     pub resources: bool,
+    /// Its OAuth sign-in (`pith mcp login`), as shown: `signed in, token expires in 50 min`,
+    /// `sign-in expired — …`; `None` when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<String>,
 }
 
 /// A resource an MCP server offers (`/resource`).

@@ -182,6 +182,12 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<crate::elicitation::Answers>,
     },
+    /// Sign in to the HTTP MCP server `name` with OAuth (`/mcp login NAME`, ARCHITECTURE.md
+    /// §12.2): the URL to open (or the device code) arrives as `Info`, then `Info` when signed
+    /// in (the server is restarted with the token) or an `Error` of kind `mcp`.
+    McpLogin {
+        name: String,
+    },
 }
 
 /// An op as a front end submits it: `id` names it, and what answers it (an `Event::Error`, a
@@ -246,7 +252,8 @@ impl Op {
             | Op::ListMemory
             | Op::ListJobs
             | Op::KillJob { .. }
-            | Op::ElicitationReply { .. } => None,
+            | Op::ElicitationReply { .. }
+            | Op::McpLogin { .. } => None,
         }
     }
 

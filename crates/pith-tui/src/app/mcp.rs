@@ -64,9 +64,24 @@ impl App {
                         .notice(NoticeLevel::Error, format!("no MCP server named {name}"));
                 }
             }
+            // The URL to open arrives as notices in the transcript (never drawn over the TUI).
+            (Some("login"), Some(name)) => {
+                if self.mcp.has(name) {
+                    self.send(Op::McpLogin { name: name.into() });
+                    self.transcript.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "signing in to {name}… (without a browser here: `pith mcp login {name} --device` in a shell)"
+                        ),
+                    );
+                } else {
+                    self.transcript
+                        .notice(NoticeLevel::Error, format!("no MCP server named {name}"));
+                }
+            }
             _ => self.transcript.notice(
                 NoticeLevel::Error,
-                "usage: /mcp, or /mcp restart NAME".to_string(),
+                "usage: /mcp, /mcp restart NAME, or /mcp login NAME".to_string(),
             ),
         }
     }

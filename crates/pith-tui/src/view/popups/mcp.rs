@@ -60,6 +60,12 @@ pub fn mcp(frame: &mut Frame, area: Rect, servers: &[McpServerStatus]) {
                 Style::default().fg(theme().dim),
             )));
         }
+        if let Some(sign_in) = &s.sign_in {
+            lines.push(Line::from(Span::styled(
+                truncate(&format!("     oauth: {sign_in}"), inner_w),
+                Style::default().fg(theme().dim),
+            )));
+        }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
