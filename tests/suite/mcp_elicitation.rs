@@ -237,15 +237,26 @@ async fn a_hostile_form_is_never_shown() {
     h.server.push(call("c1", "e_hostile", json!({})));
     h.server.push(openai::text("ok", Some((1100, 2))));
     h.send(Op::user_turn("go"));
+    let mut notes = Vec::new();
     loop {
         match h.until("turn end", |_| true).await {
             Event::Turn(TurnEvent::ElicitationAsked(r)) => panic!("shown: {r:?}"),
             Event::Turn(TurnEvent::TurnFinished { .. }) => break,
+            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
             _ => {}
         }
     }
+    // declined with a note, as any form pith does not show — not a protocol error
     let result = h.tool_results(1).join("\n");
-    assert!(!result.contains("accept"), "{result}");
+    assert!(result.contains("decline"), "{result}");
+    assert!(!result.contains("error"), "{result}");
+    assert!(
+        notes.iter().any(
+            |n| n.contains("MCP server e asked a question pith does not show")
+                && !n.contains('\u{1b}')
+        ),
+        "{notes:?}"
+    );
 }
 
 #[tokio::test]
@@ -353,11 +364,16 @@ async fn sampling_asks_and_a_denial_reaches_the_server() {
     h.send(Op::PermissionReply {
         id: req.id,
         reply: PermissionReply::Deny,
-        message: None,
+        message: Some("use the cached summary instead".into()),
     });
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     let result = h.tool_results(1).join("\n");
     assert!(result.starts_with("sampling failed"), "{result}");
+    // the user's note goes to the server that asked
+    assert!(
+        result.contains("denied sampling: use the cached summary instead"),
+        "{result}"
+    );
     assert_eq!(h.server.requests().len(), 2, "no sampling request was made");
 }
 

@@ -124,6 +124,11 @@ impl Sampling {
         };
         match answer {
             None => Err("the question was withdrawn".into()),
+            // the user's note (what to do instead) goes to the server that asked
+            Some((PermissionReply::Deny, Some(note))) if !note.trim().is_empty() => Err(format!(
+                "the user denied sampling: {}",
+                pith_protocol::text::one_line_max(&note, 500)
+            )),
             Some((PermissionReply::Deny, _)) => Err("the user denied sampling".into()),
             Some((PermissionReply::Always | PermissionReply::AlwaysExact, _)) => {
                 if let Ok(mut a) = self.allowed.lock() {

@@ -139,7 +139,7 @@ impl EngineQuestions {
                     "this run cannot ask (with --yes, a form whose required fields all have defaults is accepted with them)".to_string()
                 } else {
                     format!(
-                        "this run cannot ask, and {} has no default",
+                        "this run cannot ask, and {} has no default (or one its own form refuses)",
                         form.missing_defaults().join(", ")
                     )
                 };

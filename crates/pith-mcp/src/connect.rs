@@ -163,6 +163,34 @@ impl ClientHandler for Handler {
         .await)
     }
 
+    /// A request the SDK could not read into its types. An `elicitation/create` whose form is
+    /// not one MCP allows lands here: it is declined with a note, as pith's own reading of a
+    /// form declines it, rather than answered "method not found".
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if request.method != "elicitation/create" {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let parsed = crate::questions::form_of_raw(request.params.as_ref());
+        let result = crate::questions::elicit_form(
+            &self.server,
+            self.questions.as_ref(),
+            &self.pace,
+            parsed,
+            context.ct.clone(),
+        )
+        .await;
+        let value = serde_json::to_value(result).unwrap_or_default();
+        Ok(rmcp::model::CustomResult::new(value))
+    }
+
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -173,6 +201,7 @@ impl ClientHandler for Handler {
         };
         let request = crate::questions::read_sampling(&params)
             .map_err(|why| ErrorData::invalid_params(why, None))?;
+        let _hold = crate::questions::SampleHold::new(&self.pace);
         questions
             .sample(&self.server, request, context.ct.clone())
             .await

@@ -90,8 +90,11 @@ pub trait ServerQuestions: Send + Sync {
 pub struct Pace {
     open: bool,
     recent: Vec<Instant>,
+    /// Since when the server has been waiting on the user (a question or a sampling request).
     since: Option<Instant>,
     total: Duration,
+    /// The question and sampling requests in progress.
+    waiting: usize,
 }
 
 impl Pace {
@@ -101,9 +104,23 @@ impl Pace {
     }
 
     fn close(&mut self, now: Instant) {
-        self.total = self.asked(now);
-        self.since = None;
         self.open = false;
+        self.end_wait(now);
+    }
+
+    fn start_wait(&mut self, now: Instant) {
+        if self.waiting == 0 {
+            self.since = Some(now);
+        }
+        self.waiting += 1;
+    }
+
+    fn end_wait(&mut self, now: Instant) {
+        self.waiting = self.waiting.saturating_sub(1);
+        if self.waiting == 0 {
+            self.total = self.asked(now);
+            self.since = None;
+        }
     }
 
     /// Takes a slot for a new question, or says why there is none.
@@ -120,7 +137,7 @@ impl Pace {
         }
         self.recent.push(now);
         self.open = true;
-        self.since = Some(now);
+        self.start_wait(now);
         Ok(())
     }
 }
@@ -136,6 +153,27 @@ impl Drop for Slot {
     }
 }
 
+/// A sampling request in progress: its server waits on the user's answer and the model, so a
+/// call's clock stops meanwhile (as for a question; it takes no question slot).
+pub(crate) struct SampleHold(Arc<Mutex<Pace>>);
+
+impl SampleHold {
+    pub(crate) fn new(pace: &Arc<Mutex<Pace>>) -> SampleHold {
+        if let Ok(mut p) = pace.lock() {
+            p.start_wait(Instant::now());
+        }
+        SampleHold(pace.clone())
+    }
+}
+
+impl Drop for SampleHold {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.lock() {
+            p.end_wait(Instant::now());
+        }
+    }
+}
+
 /// `fut` within `timeout`, the clock stopped while `pace`'s server waits for the user; `None`
 /// when the time ran out.
 pub(crate) async fn bounded<F: std::future::Future>(
@@ -146,7 +184,7 @@ pub(crate) async fn bounded<F: std::future::Future>(
     let start = Instant::now();
     let state = |now| {
         pace.lock()
-            .map(|p| (p.asked(now), p.open))
+            .map(|p| (p.asked(now), p.waiting > 0))
             .unwrap_or_default()
     };
     let (asked_before, _) = state(start);
@@ -190,6 +228,33 @@ fn form_of(params: ElicitRequestParams) -> Result<(String, Form), String> {
     pith_protocol::elicitation::parse_form(&message, &schema, &order).map_err(|why| why.0)
 }
 
+/// The question and its form from a request the SDK could not read into its own types (a
+/// nested field, an unknown format, a default of the wrong type): pith's reading says why it
+/// is not shown — or shows it, when pith can.
+pub(crate) fn form_of_raw(params: Option<&serde_json::Value>) -> Result<(String, Form), String> {
+    let params = params.ok_or("its question had no parameters")?;
+    if params.get("mode").and_then(serde_json::Value::as_str) == Some("url") {
+        return Err("it asked to open a URL (pith answers forms only)".into());
+    }
+    let message = params
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let schema = params
+        .get("requestedSchema")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    let order: Vec<String> = schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    pith_protocol::elicitation::parse_form(message, &schema, &order)
+        .map_err(|why| why.0)
+        // what the SDK cannot read, pith does not send an answer to either
+        .and_then(|_| Err("its form is not one MCP allows".to_string()))
+}
+
 /// The handler's `elicitation/create`.
 pub(crate) async fn elicit(
     server: &str,
@@ -198,10 +263,21 @@ pub(crate) async fn elicit(
     params: ElicitRequestParams,
     stop: CancellationToken,
 ) -> ElicitResult {
+    elicit_form(server, questions, pace, form_of(params), stop).await
+}
+
+/// Asks `parsed` (or says why it is not asked) and answers the server.
+pub(crate) async fn elicit_form(
+    server: &str,
+    questions: Option<&Arc<dyn ServerQuestions>>,
+    pace: &Arc<Mutex<Pace>>,
+    parsed: Result<(String, Form), String>,
+    stop: CancellationToken,
+) -> ElicitResult {
     let Some(questions) = questions else {
         return decline();
     };
-    let (message, form) = match form_of(params) {
+    let (message, form) = match parsed {
         Ok(parsed) => parsed,
         Err(why) => {
             questions.refused(server, &why);
@@ -336,6 +412,31 @@ mod tests {
             bounded(async { 7 }, Duration::from_secs(10), &pace).await,
             Some(7)
         );
+    }
+
+    /// A sampling request stops the clock too (its permission question may wait long), and
+    /// takes no question slot: a question may still be asked meanwhile.
+    #[tokio::test(start_paused = true)]
+    async fn a_calls_clock_stops_while_a_sampling_request_runs() {
+        let pace = Arc::new(Mutex::new(Pace::default()));
+        let p = pace.clone();
+        let sampler = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let hold = SampleHold::new(&p);
+            p.lock().unwrap().take(Instant::now()).unwrap();
+            drop(Slot(p.clone()));
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            drop(hold);
+        });
+        let start = Instant::now();
+        let never = std::future::pending::<()>();
+        assert_eq!(bounded(never, Duration::from_secs(10), &pace).await, None);
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_secs(70) && took < Duration::from_secs(72),
+            "{took:?}"
+        );
+        sampler.await.unwrap();
     }
 
     #[test]
