@@ -326,3 +326,34 @@ async fn a_late_reply_to_an_interrupted_question_does_nothing() {
     assert_eq!(h.turn_finished().await, TurnEnd::Stop);
     assert!(!h.workspace.path().join("late.txt").exists());
 }
+
+/// The same call asked for in three prompts is the user's wish, not a loop: the doom-loop
+/// check counts within a turn, so the third prompt's call runs without a question.
+#[tokio::test]
+async fn the_same_call_in_three_prompts_is_no_doom_loop() {
+    let allow = PermissionSetting::Action(PermissionAction::Allow);
+    let mut h = harness(vec![("bash", allow)], false).await;
+    for i in 0..3 {
+        h.server.push(bash(&format!("c{i}"), "echo ran-again"));
+        h.server.push(openai::text("ran it", Some((1200, 2))));
+        h.send(Op::user_turn("run it again"));
+        loop {
+            match h.until("the turn's end", |_| true).await {
+                Event::Turn(TurnEvent::PermissionAsked(r)) => panic!("asked: {}", r.title),
+                Event::Turn(TurnEvent::TurnFinished { reason }) => {
+                    assert_eq!(reason, TurnEnd::Stop);
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    // each prompt's call ran: its result went back to the model
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 6);
+    for i in [1, 3, 5] {
+        let body = requests[i].body.to_string();
+        assert!(body.contains("ran-again"), "{body}");
+        assert!(!body.contains("Repeating the same call"), "{body}");
+    }
+}

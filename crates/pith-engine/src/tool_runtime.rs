@@ -106,6 +106,12 @@ impl ToolRuntime {
         self.permissions.set_mcp_tools(owners);
     }
 
+    /// A new prompt from the user: the calls before it are no loop of this turn's (the same
+    /// call asked for in three prompts is the user's wish, not the model repeating itself).
+    pub(crate) fn start_user_turn(&mut self) {
+        self.doom = DoomLoop::default();
+    }
+
     /// A call about to run, for the doom loop; true when it repeats the last ones.
     pub(crate) fn record_call(&mut self, tool: &str, input: &Value) -> bool {
         self.doom.record(tool, input)

@@ -39,6 +39,7 @@ impl Turn<'_> {
     pub(crate) async fn user_turn(&mut self, prompts: Vec<Prompt>) -> TurnEnd {
         let cancel = self.shared.fresh_cancel();
         self.compactor.start_turn();
+        self.tools.start_user_turn();
         self.settle_mcp(&cancel).await;
         self.collect_attachments().await;
         // The window decides what is admitted: a local server's answer comes first.
