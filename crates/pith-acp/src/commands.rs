@@ -10,11 +10,11 @@ use super::session::{Awaiting, Session};
 use pith_commands::commands::Command;
 use pith_commands::route::Route;
 use pith_protocol::event::{
-    Breakdown, GoalAction, InstructionFile, McpServerStatus, MemoryFile, Op, Pin,
+    Breakdown, GoalAction, InstructionFile, McpServerStatus, McpState, MemoryFile, Op, Pin,
 };
 
 /// The built-in commands that make sense in an editor (the others belong to the TUI).
-const BUILTINS: [Command; 14] = [
+const BUILTINS: [Command; 15] = [
     Command::Compact,
     Command::Context,
     Command::Pin,
@@ -29,6 +29,7 @@ const BUILTINS: [Command; 14] = [
     Command::Remember,
     Command::Skills,
     Command::Ps,
+    Command::Mcp,
 ];
 
 fn command(name: &str, about: &str, hint: &str) -> AvailableCommand {
@@ -76,6 +77,45 @@ pub fn available(
         }
     }
     out
+}
+
+/// `/mcp` for the editor: each server's state, tools and sign-in (signing in happens in a
+/// terminal: `pith mcp login NAME`, or `/mcp login NAME` in the TUI).
+fn mcp_lines(servers: &[McpServerStatus], args: Option<&str>) -> String {
+    if let Some(name) = args.and_then(|a| a.trim().strip_prefix("login")) {
+        let name = name.trim();
+        let name = if name.is_empty() { "NAME" } else { name };
+        return format!(
+            "Sign in from a terminal: `pith mcp login {name}` (the editor's session then reconnects on its next call)."
+        );
+    }
+    if servers.is_empty() {
+        return "No MCP servers are configured.".to_string();
+    }
+    let mut out = vec!["MCP servers:".to_string()];
+    for s in servers {
+        let state = match &s.state {
+            McpState::Disabled => "disabled".to_string(),
+            McpState::Starting => "starting".to_string(),
+            McpState::Ready => format!("ready, {} tools", s.tools),
+            McpState::Failed { reason } | McpState::Exited { reason } => {
+                format!(
+                    "not running: {}",
+                    pith_protocol::text::one_line_max(reason, 200)
+                )
+            }
+        };
+        let sign_in = s
+            .sign_in
+            .as_deref()
+            .map(|v| format!(" · {v}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "- `{}` ({}): {state}{sign_in}",
+            s.name, s.transport
+        ));
+    }
+    out.join("\n")
 }
 
 /// Sends the session's commands to the client.
@@ -129,6 +169,7 @@ pub async fn route(session: &Session, text: &str) -> Result<(Op, Awaiting), Refu
             Command::Skills => Err(Refused::Answered(
                 pith_commands::skill_list::lines(&custom.skills).join("\n"),
             )),
+            Command::Mcp => Err(Refused::Answered(mcp_lines(&mcp_status, args.as_deref()))),
             Command::Undo => answer(Op::Undo),
             Command::Redo => answer(Op::Redo),
             Command::Export => answer(Op::Export { path: args }),
@@ -336,7 +377,7 @@ pub fn pins_text(pins: &[Pin]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pith_protocol::event::{McpPrompt, McpState};
+    use pith_protocol::event::McpPrompt;
 
     #[test]
     fn the_editor_gets_compact_and_mcp_prompts() {
@@ -445,5 +486,58 @@ mod tests {
         assert!(text.contains("| tool outputs | 31 |"), "{text}");
         assert!(text.contains("| replies | 12 |"), "{text}");
         assert!(!text.contains("| your messages |"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod mcp_tests {
+    use super::*;
+    use pith_protocol::event::McpTransport;
+
+    fn server(name: &str, state: McpState, sign_in: Option<&str>) -> McpServerStatus {
+        McpServerStatus {
+            name: name.into(),
+            transport: McpTransport::Http,
+            state,
+            tools: 3,
+            tokens: 0,
+            deferred: false,
+            prompts: vec![],
+            resources: false,
+            sign_in: sign_in.map(str::to_string),
+        }
+    }
+
+    /// The editor's `/mcp` says each server's state and who is signed in; signing in is for a
+    /// terminal.
+    #[test]
+    fn mcp_lists_the_servers_and_their_sign_ins() {
+        let text = mcp_lines(
+            &[
+                server(
+                    "linear",
+                    McpState::Ready,
+                    Some("signed in at mcp.linear.app, token expires in 50 min"),
+                ),
+                server(
+                    "sentry",
+                    McpState::Failed {
+                        reason: "needs sign-in: `pith mcp login sentry`".into(),
+                    },
+                    None,
+                ),
+            ],
+            None,
+        );
+        assert!(
+            text.contains("- `linear` (http): ready, 3 tools · signed in at mcp.linear.app, token expires in 50 min"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- `sentry` (http): not running: needs sign-in: `pith mcp login sentry`"),
+            "{text}"
+        );
+        assert!(mcp_lines(&[], Some("login sentry")).contains("`pith mcp login sentry`"));
+        assert_eq!(mcp_lines(&[], None), "No MCP servers are configured.");
     }
 }
