@@ -20,9 +20,12 @@ pub(super) struct FileLayer {
     pub(super) alias_models: Vec<String>,
 }
 
+/// `below`: what the files before this one set, merged: a `[mcp.NAME]` table over a server
+/// they configure is checked as the server it makes (`enabled = false` alone turns it off).
 pub(super) fn parse_file(
     path: &Path,
     text: &str,
+    below: &toml::Table,
     warnings: &mut Vec<String>,
 ) -> Result<FileLayer, ConfigError> {
     let at = |span: Range<usize>, message: String| located(path, text, span.start, &message);
@@ -38,7 +41,9 @@ pub(super) fn parse_file(
     // required keys are filled in for the check only.
     let mut check = root.clone();
     fill_builtin_providers(check.get_mut());
-    let config = Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
+    let mut config =
+        Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
+    complete_mcp_overrides(&mut config, &plain, below);
 
     check_config(&config, root.get_ref()).map_err(|p| at(p.span, p.message))?;
     warn_unqualified_models(&config, root.get_ref(), path, text, warnings);
@@ -46,6 +51,27 @@ pub(super) fn parse_file(
         table: plain,
         alias_models,
     })
+}
+
+/// Each `[mcp.NAME]` of this file that overrides a server of the files below becomes, for the
+/// check, the server the merge makes (the file's keys over the earlier ones).
+fn complete_mcp_overrides(config: &mut Config, plain: &toml::Table, below: &toml::Table) {
+    let (Some(toml::Value::Table(ours)), Some(toml::Value::Table(theirs))) =
+        (plain.get("mcp"), below.get("mcp"))
+    else {
+        return;
+    };
+    for (name, over) in ours {
+        let (Some(toml::Value::Table(base)), toml::Value::Table(over)) = (theirs.get(name), over)
+        else {
+            continue;
+        };
+        let mut merged = base.clone();
+        super::layers::deep_merge(&mut merged, over.clone());
+        if let Ok(server) = toml::Value::Table(merged).try_into::<crate::McpServerConfig>() {
+            config.mcp.insert(name.clone(), server);
+        }
+    }
 }
 
 /// Moves a `[model."provider/model"]` table (an alias of `[models."provider/model"]`) into

@@ -70,7 +70,7 @@ impl Merged {
                         None => continue,
                     }
                 } else {
-                    parse_file(&path, &text, &mut merged.warnings)?
+                    parse_file(&path, &text, &merged.table, &mut merged.warnings)?
                 };
             merged.add(path, layer)?;
         }
@@ -253,7 +253,7 @@ fn record_origins(
 }
 
 /// Merges `over` into `base`: tables key by key, anything else replaced.
-fn deep_merge(base: &mut toml::Table, over: toml::Table) {
+pub(super) fn deep_merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),

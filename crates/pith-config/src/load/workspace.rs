@@ -22,7 +22,7 @@ pub(super) fn layer(
     let listing = listed_for(opts, merged, path);
     let trusted = opts.trust == Trust::Trusted || listing == Listed::Covered;
     if trusted {
-        let mut layer = parse_file(path, text, warnings)?;
+        let mut layer = parse_file(path, text, merged, warnings)?;
         let trust = restrict(opts, listing, &mut layer.table, merged);
         return Ok((Some(layer), trust));
     }
@@ -43,14 +43,14 @@ pub(super) fn layer(
     super::usable::drop_unusable(&mut plain, merged, opts.has_key, &mut trust.ignored);
     let filtered = toml::to_string(&plain).unwrap_or_default();
     let mut quiet = Vec::new();
-    match parse_file(path, &filtered, &mut quiet) {
+    match parse_file(path, &filtered, merged, &mut quiet) {
         Ok(layer) => {
             warnings.extend(quiet);
             Ok((Some(layer), trust))
         }
         Err(e) => {
             // Named where the user can find it: the first error of the file as written.
-            let shown = parse_file(path, text, &mut Vec::new()).err().unwrap_or(e);
+            let shown = parse_file(path, text, merged, &mut Vec::new()).err().unwrap_or(e);
             ignored(shown, warnings);
             Ok((None, trust))
         }
