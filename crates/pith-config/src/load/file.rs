@@ -20,12 +20,12 @@ pub(super) struct FileLayer {
     pub(super) alias_models: Vec<String>,
 }
 
-/// `below`: what the files before this one set, merged: a `[mcp.NAME]` table over a server
-/// they configure is checked as the server it makes (`enabled = false` alone turns it off).
+/// `context`: the other files' servers (`layers::check_context`): a `[mcp.NAME]` table over
+/// one of them is checked as the server the merge makes (`enabled = false` alone turns it off).
 pub(super) fn parse_file(
     path: &Path,
     text: &str,
-    below: &toml::Table,
+    context: &toml::Table,
     warnings: &mut Vec<String>,
 ) -> Result<FileLayer, ConfigError> {
     let at = |span: Range<usize>, message: String| located(path, text, span.start, &message);
@@ -41,9 +41,8 @@ pub(super) fn parse_file(
     // required keys are filled in for the check only.
     let mut check = root.clone();
     fill_builtin_providers(check.get_mut());
-    let mut config =
-        Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
-    complete_mcp_overrides(&mut config, &plain, below);
+    let mut config = Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
+    complete_mcp_overrides(&mut config, &plain, context);
 
     check_config(&config, root.get_ref()).map_err(|p| at(p.span, p.message))?;
     warn_unqualified_models(&config, root.get_ref(), path, text, warnings);
@@ -53,11 +52,11 @@ pub(super) fn parse_file(
     })
 }
 
-/// Each `[mcp.NAME]` of this file that overrides a server of the files below becomes, for the
-/// check, the server the merge makes (the file's keys over the earlier ones).
-fn complete_mcp_overrides(config: &mut Config, plain: &toml::Table, below: &toml::Table) {
+/// Each `[mcp.NAME]` of this file that overrides a server of the other files becomes, for the
+/// check, the server the merge makes (the file's keys over theirs).
+fn complete_mcp_overrides(config: &mut Config, plain: &toml::Table, context: &toml::Table) {
     let (Some(toml::Value::Table(ours)), Some(toml::Value::Table(theirs))) =
-        (plain.get("mcp"), below.get("mcp"))
+        (plain.get("mcp"), context.get("mcp"))
     else {
         return;
     };

@@ -297,12 +297,36 @@ fn a_partial_mcp_table_over_a_global_server_merges() {
         .explicit("[mcp.who]\nenabled = false\n");
     assert!(!f.load().unwrap().config.mcp["who"].enabled);
 
+    // A workspace table over a server of the --config file, which is read after it.
+    let f = Fixture::new()
+        .workspace("[mcp.who]\nenabled = false\n")
+        .explicit("[mcp.who]\nurl = \"https://mcp.example.com/mcp\"\n");
+    let l = f.load().unwrap();
+    assert!(!l.config.mcp["who"].enabled);
+    assert!(l.config.mcp["who"].url.is_some());
+
     // A partial table with nothing beneath it is still an error, and what the merge makes is
     // checked: a url over a stdio server is both transports.
     let f = Fixture::new().workspace("[mcp.who]\nenabled = false\n");
-    assert!(err_of(&f).contains("mcp.who: set command"), "{}", err_of(&f));
+    assert!(
+        err_of(&f).contains("mcp.who: set command"),
+        "{}",
+        err_of(&f)
+    );
     let f = Fixture::new()
         .global(global)
         .workspace("[mcp.local]\nurl = \"https://x.example/mcp\"\n");
     assert!(err_of(&f).contains("not both"), "{}", err_of(&f));
+
+    // The rest of the server in a workspace file that is left out (untrusted) does not make
+    // the --config file's partial table a server.
+    let mut f = Fixture::new()
+        .workspace("[mcp.who]\ncommand = \"srv\"\n")
+        .explicit("[mcp.who]\nenabled = false\n");
+    f.trust = Trust::Untrusted;
+    assert!(
+        err_of(&f).contains("mcp.who: set command"),
+        "{}",
+        err_of(&f)
+    );
 }
