@@ -44,7 +44,7 @@ impl App {
         }
     }
 
-    /// `/copy [N]`: queues the OSC 52 sequence and says what was copied.
+    /// `/copy [N|url]`: queues the OSC 52 sequence and says what was copied.
     pub(crate) fn copy_command(&mut self, arg: Option<&str>) {
         let text = match copy_target(&self.transcript, arg) {
             Ok(t) => t,
@@ -61,6 +61,7 @@ impl App {
             );
         }
         let what = match arg.map(str::trim).filter(|a| !a.is_empty()) {
+            Some("url") => "the URL".to_string(),
             Some(n) => format!("code block {n}"),
             None => "the last answer".to_string(),
         };
