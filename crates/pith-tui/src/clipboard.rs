@@ -102,15 +102,7 @@ pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String,
 /// The newest web address pith showed on a line of its own in a notice (the URL `/mcp login`
 /// asks to open), whole.
 pub fn last_url(transcript: &Transcript) -> Option<String> {
-    transcript.cells().iter().rev().find_map(|cell| {
-        let CellBody::Notice(_, text) = &cell.body else {
-            return None;
-        };
-        text.lines()
-            .rev()
-            .find(|l| super::cell_text::is_bare_url(l))
-            .map(|l| l.trim_end().to_string())
-    })
+    transcript.notice_urls(1).pop()
 }
 
 /// Why `/copy` copies nothing.

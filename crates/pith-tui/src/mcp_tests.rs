@@ -310,6 +310,46 @@ fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
     assert!(ops(&mut rx).is_empty());
 }
 
+/// On a real terminal the URL's rows become one OSC 8 hyperlink to the whole URL; with a popup
+/// over them they stay plain (the popup is drawn, not skipped).
+#[test]
+fn the_url_on_screen_becomes_a_hyperlink_unless_covered() {
+    let (mut app, _rx) = fresh();
+    ev(&mut app, status(vec![server("linear", McpState::Ready)]));
+    let url = "https://mcp.linear.app/authorize?response_type=code&client_id=abc&state=xyz&code_challenge=0123456789abcdef";
+    ev(
+        &mut app,
+        Event::info(format!("To sign in to linear, open this URL:\n{url}")),
+    );
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
+    let frame = term.draw(|f| crate::view::draw(f, &mut app)).unwrap();
+    let mut buf = frame.buffer.clone();
+    app.transcript().link_urls(&mut buf);
+    let linked: Vec<String> = (0..buf.area.height)
+        .map(|y| buf[(0, y)].symbol().to_string())
+        .filter(|s| s.starts_with("\x1b]8;;"))
+        .collect();
+    assert_eq!(linked.len(), 2, "{linked:?}");
+    let open = format!("\x1b]8;;{url}\x1b\\");
+    assert!(linked.iter().all(|s| s.starts_with(&open)), "{linked:?}");
+    let text: String = linked
+        .iter()
+        .map(|s| {
+            s.trim_start_matches(&open)
+                .trim_end_matches("\x1b]8;;\x1b\\")
+        })
+        .collect();
+    assert_eq!(text, url);
+
+    type_str(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    let frame = term.draw(|f| crate::view::draw(f, &mut app)).unwrap();
+    let mut buf = frame.buffer.clone();
+    app.transcript().link_urls(&mut buf);
+    let any = (0..buf.area.height).any(|y| buf[(0, y)].symbol().starts_with('\x1b'));
+    assert!(!any, "a covered URL is not linked");
+}
+
 /// `/copy url` with no URL shown says what it copies.
 #[test]
 fn copy_url_without_a_url_says_so() {
