@@ -305,6 +305,11 @@ fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
             url, tmux
         ))]
     );
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("copied the URL to mcp.linear.app (162 chars) to the clipboard"),
+        "{screen}"
+    );
     type_str(&mut app, "/mcp login nope");
     key(&mut app, KeyCode::Enter);
     assert!(ops(&mut rx).is_empty());
