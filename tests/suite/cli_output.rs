@@ -64,3 +64,42 @@ async fn a_retried_answer_starts_on_its_own_line() {
         stderr(&out)
     );
 }
+
+/// A trusted workspace's `[mcp.NAME]` with only `enabled = false`, over a server of the user's
+/// config, turns it off (`pith mcp list` says so) instead of stopping pith; a partial table
+/// over nothing is one error line, printed once.
+#[tokio::test]
+async fn a_partial_mcp_table_in_a_trusted_workspace_turns_a_server_off() {
+    let server = MockServer::start().await;
+    let env = PithEnv::new(
+        &server.url(),
+        128_000,
+        16_000,
+        "[mcp.who]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+    );
+    std::fs::write(
+        env.workspace.path().join("pith.toml"),
+        "[mcp.who]\nenabled = false\n",
+    )
+    .unwrap();
+    let out = env.run(&["--trust", "mcp", "list"]).await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("who") && l.contains("disabled")),
+        "{listed}"
+    );
+
+    std::fs::write(
+        env.workspace.path().join("pith.toml"),
+        "[mcp.nobody]\nenabled = false\n",
+    )
+    .unwrap();
+    let out = env.run(&["--trust", "mcp", "list"]).await;
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.matches("mcp.nobody: set command").count(), 1, "{err}");
+    assert!(err.ends_with('\n'), "{err:?}");
+}

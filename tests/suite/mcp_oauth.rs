@@ -445,12 +445,18 @@ async fn a_server_without_oauth_is_not_signed_in_to() {
 }
 
 /// `/mcp login NAME` in a session (`Op::McpLogin`): the URL arrives as an `Info`, the browser
-/// comes back, and the server is restarted signed in — no shell needed.
+/// comes back, and the server is restarted signed in — no shell needed. The server is an OpenID
+/// provider: its `id_token` names who signed in, and the status says so.
 #[tokio::test]
 async fn sign_in_from_the_session() {
     let Some(py) = mcp::python() else { return };
-    let server =
-        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
+    let server = HttpServer::start_script(
+        &py,
+        &mcp::named_script("oauth_server.py"),
+        &[],
+        &["3600", "--account", "alice@example.com"],
+    )
+    .await;
     let pith = Pith::new("secure", &server.url);
     let data = pith.data.path().to_path_buf();
     let config = pith_config::McpServerConfig {
@@ -486,18 +492,34 @@ async fn sign_in_from_the_session() {
     let url = message.split_whitespace().last().unwrap().to_string();
     let page = http().get(&url).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("Signed in"), "{page}");
-    h.until("signed in", |e| {
-        matches!(e, Event::Turn(pith_protocol::event::TurnEvent::Info { message }) if message.starts_with("Signed in to secure"))
-    })
-    .await;
+    let done = h
+        .until("signed in", |e| {
+            matches!(e, Event::Turn(pith_protocol::event::TurnEvent::Info { message }) if message.starts_with("Signed in to secure"))
+        })
+        .await;
+    let Event::Turn(pith_protocol::event::TurnEvent::Info { message }) = done else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with(
+            "Signed in to secure as alice@example.com at 127.0.0.1, token expires in "
+        ),
+        "{message}"
+    );
     let status = settled(&mut h, "secure").await;
     assert_eq!(status.state, McpState::Ready, "{status:?}");
+    let sign_in = status.sign_in.unwrap_or_default();
     assert!(
-        status
-            .sign_in
-            .unwrap_or_default()
-            .starts_with("signed in at 127.0.0.1")
+        sign_in.starts_with("signed in as alice@example.com at 127.0.0.1, token expires in "),
+        "{sign_in}"
     );
+    let tokens = pith.tokens();
+    assert_eq!(
+        tokens.servers["secure"].account.as_deref(),
+        Some("alice@example.com")
+    );
+    let out = pith.run(&["mcp", "list"]);
+    assert!(out.contains("signed in as alice@example.com"), "{out}");
 }
 
 /// A client registered beforehand (`oauth_client_id`, with its fixed redirect port): no dynamic

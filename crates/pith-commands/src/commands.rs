@@ -87,8 +87,8 @@ pub enum Command {
     #[strum(message = "go back to an earlier prompt (files and conversation)")]
     Rewind,
     #[strum(
-        message = "copy the last answer (or its Nth code block) to the clipboard",
-        props(args = "[N]")
+        message = "copy the last answer, its Nth code block, or the last URL shown",
+        props(args = "[N|url]")
     )]
     Copy,
     #[strum(message = "write the prompt in $VISUAL / $EDITOR (also Ctrl+G)")]

@@ -4,7 +4,9 @@ client registration, authorize, token with refresh, revocation) and the resource
 (streamable HTTP at /mcp, protected-resource metadata, tokens checked for their RFC 8707
 resource).
 
-    python3 oauth_server.py PORT [TTL]   # access tokens live TTL seconds (default 3600)
+    python3 oauth_server.py PORT [TTL] [--account EMAIL]
+    # access tokens live TTL seconds (default 3600); with --account, the token response to a
+    # code carries an OpenID id_token (unsigned) naming EMAIL, as an OIDC provider's does
 
 The authorization endpoint approves at once (a test's "browser" follows its redirect). Test
 controls, outside OAuth: POST /test/revoke-all revokes every token (access and refresh);
@@ -12,6 +14,8 @@ GET /test/stats says how many tokens were issued by code and by refresh, how man
 (RFC 7009), and the resources the client named.
 """
 
+import base64
+import json
 import secrets
 import sys
 import time
@@ -33,12 +37,31 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-PORT = int(sys.argv[1])
-TTL = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
+ARGS = sys.argv[1:]
+ACCOUNT = None
+if "--account" in ARGS:
+    i = ARGS.index("--account")
+    ACCOUNT = ARGS[i + 1]
+    del ARGS[i : i + 2]
+PORT = int(ARGS[0])
+TTL = int(ARGS[1]) if len(ARGS) > 1 else 3600
 BASE = f"http://127.0.0.1:{PORT}"
 RESOURCE = f"{BASE}/mcp"
 
 STATS = {"by_code": 0, "by_refresh": 0, "resources": [], "refresh_rejected": 0, "revoked": 0}
+
+
+class TokenWithIdentity(OAuthToken):
+    """A token response with an OpenID `id_token` beside the OAuth fields."""
+
+    id_token: str | None = None
+
+
+def id_token(client_id):
+    """An unsigned JWT naming ACCOUNT (pith reads it for display only)."""
+    b64 = lambda v: base64.urlsafe_b64encode(json.dumps(v).encode()).rstrip(b"=").decode()
+    claims = {"iss": BASE, "aud": client_id, "sub": "user-1", "email": ACCOUNT, "exp": int(time.time()) + 3600}
+    return f"{b64({'alg': 'none', 'typ': 'JWT'})}.{b64(claims)}.sig"
 
 
 class Provider:
@@ -95,7 +118,10 @@ class Provider:
     async def exchange_authorization_code(self, client, authorization_code):
         self.codes.pop(authorization_code.code, None)
         STATS["by_code"] += 1
-        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+        token = self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+        if ACCOUNT is None:
+            return token
+        return TokenWithIdentity(**token.model_dump(), id_token=id_token(client.client_id))
 
     async def load_refresh_token(self, client, refresh_token):
         found = self.refresh.get(refresh_token)

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use pith_protocol::event::{PermissionReply, PermissionRequest};
 use pith_protocol::message::{CompactionPart, MessageError, PartKind, Role};
 
-use super::cell_text::{dim, indent, plain_lines};
+use super::cell_text::{dim, indent, is_bare_url, plain_lines, url_lines};
 use super::format::{self, truncate};
 use super::markdown;
 use super::tool_cell;
@@ -42,12 +42,47 @@ pub fn render(cell: &Cell, meta: &MsgMeta, width: usize, expand_all: bool) -> Ve
                 NoticeLevel::Warn => ("! ", Style::default().fg(theme().warn)),
                 NoticeLevel::Error => ("✗ ", Style::default().fg(theme().err)),
             };
-            plain_lines(text, width, style, &[Span::styled(mark, style)], &indent(2))
+            notice_lines(text, width, style, mark)
         }
         CellBody::Permission { req, reply, note } => {
             permission_lines(req, reply, note.as_deref(), width)
         }
     }
+}
+
+/// A notice: its mark, then its text wrapped under an indent; a line that is a bare web address
+/// (a sign-in URL) goes on rows of its own, unindented (`cell_text::url_lines`).
+fn notice_lines(text: &str, width: usize, style: Style, mark: &'static str) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let mut prose: Vec<&str> = Vec::new();
+    let flush = |prose: &mut Vec<&str>, out: &mut Vec<Line<'static>>| {
+        if prose.is_empty() {
+            return;
+        }
+        let first = if out.is_empty() {
+            vec![Span::styled(mark, style)]
+        } else {
+            indent(2)
+        };
+        out.extend(plain_lines(
+            &prose.join("\n"),
+            width,
+            style,
+            &first,
+            &indent(2),
+        ));
+        prose.clear();
+    };
+    for line in text.split('\n') {
+        if is_bare_url(line) {
+            flush(&mut prose, &mut out);
+            out.extend(url_lines(line, width, style));
+        } else {
+            prose.push(line);
+        }
+    }
+    flush(&mut prose, &mut out);
+    out
 }
 
 /// The lines of a cell showing a message part.

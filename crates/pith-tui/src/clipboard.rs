@@ -78,8 +78,12 @@ pub fn code_blocks(md: &str) -> Vec<String> {
     out
 }
 
-/// What `/copy [N]` copies, or why nothing: the last answer, or its Nth code block (from 1).
+/// What `/copy [N|url]` copies, or why nothing: the last answer, its Nth code block (from 1), or
+/// the newest URL shown on a line of its own.
 pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String, CopyError> {
+    if arg.map(str::trim) == Some("url") {
+        return last_url(transcript).ok_or(CopyError::NoUrl);
+    }
     let answer = last_answer(transcript).ok_or(CopyError::NoAnswer)?;
     let Some(arg) = arg.map(str::trim).filter(|a| !a.is_empty()) else {
         return Ok(answer);
@@ -95,11 +99,21 @@ pub fn copy_target(transcript: &Transcript, arg: Option<&str>) -> Result<String,
     }
 }
 
+/// The newest web address pith showed on a line of its own in a notice (the URL `/mcp login`
+/// asks to open), whole.
+pub fn last_url(transcript: &Transcript) -> Option<String> {
+    transcript.notice_urls(1).pop()
+}
+
 /// Why `/copy` copies nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CopyError {
     #[error("no answer to copy yet")]
     NoAnswer,
+    #[error(
+        "no web address to copy yet (`/copy url` copies the newest one pith showed, such as a sign-in URL)"
+    )]
+    NoUrl,
     #[error("/copy takes a code block number, not {0:?}")]
     NotANumber(String),
     #[error("the last answer has no code blocks")]

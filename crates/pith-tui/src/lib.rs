@@ -22,6 +22,7 @@ pub mod git;
 pub mod help;
 pub mod highlight;
 mod hook_note;
+mod hyperlink;
 mod info_popup;
 pub mod key_prompt;
 pub mod keymap;
@@ -165,6 +166,7 @@ static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 fn setup_terminal() -> io::Result<DefaultTerminal> {
     let terminal = ratatui::try_init()?;
     enter_modes()?;
+    hyperlink::enable_for(std::env::var("TERM").ok().as_deref());
     Ok(terminal)
 }
 

@@ -260,7 +260,9 @@ fn the_mcp_popup_shows_oauth_sign_ins() {
 }
 
 /// `/mcp login NAME` asks the engine to sign in; the URL to open comes back as a notice in the
-/// transcript, wrapped whole (it must be copyable), never drawn over the screen.
+/// transcript, on rows of its own: unindented, unmarked, cut only at the screen's edge, so a
+/// selection of its rows is the URL (and `/copy url` copies it whole). No `--device` hint of its
+/// own: the engine's line has one only when the server offers a device flow.
 #[test]
 fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
     let (mut app, mut rx) = fresh();
@@ -277,16 +279,89 @@ fn mcp_login_asks_the_engine_and_shows_the_url_in_the_transcript() {
     ev(
         &mut app,
         Event::info(format!(
-            "To sign in to linear, open this URL in a browser (waiting up to 5 min):\n  {url}"
+            "To sign in to linear, open this URL in a browser (waiting up to 5 min):\n{url}"
         )),
     );
     let screen = render(&mut app, 100, 30);
-    let joined: String = screen
+    assert!(!screen.contains("--device"), "{screen}");
+    // The URL's rows: each starts at the transcript's left edge, and together they are the URL.
+    let rows: Vec<&str> = screen
         .lines()
-        .map(|l| l.trim_matches(|c| c == '"' || c == ' ' || c == '│'))
+        .map(|l| l.trim_matches('"'))
+        .skip_while(|l| !l.starts_with("https://"))
+        .take_while(|l| !l.trim().is_empty())
         .collect();
-    assert!(joined.contains(url), "{screen}");
+    assert!(rows.len() >= 2, "{screen}");
+    assert_eq!(rows.concat().trim_end(), url, "{screen}");
+    insta::assert_snapshot!("mcp_login_url", screen);
+
+    app.take_effects();
+    type_str(&mut app, "/copy url");
+    key(&mut app, KeyCode::Enter);
+    let tmux = crate::clipboard::in_tmux();
+    assert_eq!(
+        app.effects(),
+        [crate::effects::Effect::Write(crate::clipboard::osc52(
+            url, tmux
+        ))]
+    );
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("copied the URL to mcp.linear.app (162 chars) to the clipboard"),
+        "{screen}"
+    );
     type_str(&mut app, "/mcp login nope");
     key(&mut app, KeyCode::Enter);
     assert!(ops(&mut rx).is_empty());
+}
+
+/// On a real terminal the URL's rows become one OSC 8 hyperlink to the whole URL; with a popup
+/// over them they stay plain (the popup is drawn, not skipped).
+#[test]
+fn the_url_on_screen_becomes_a_hyperlink_unless_covered() {
+    let (mut app, _rx) = fresh();
+    ev(&mut app, status(vec![server("linear", McpState::Ready)]));
+    let url = "https://mcp.linear.app/authorize?response_type=code&client_id=abc&state=xyz&code_challenge=0123456789abcdef";
+    ev(
+        &mut app,
+        Event::info(format!("To sign in to linear, open this URL:\n{url}")),
+    );
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
+    let frame = term.draw(|f| crate::view::draw(f, &mut app)).unwrap();
+    let mut buf = frame.buffer.clone();
+    app.transcript().link_urls(&mut buf);
+    let linked: Vec<String> = (0..buf.area.height)
+        .map(|y| buf[(0, y)].symbol().to_string())
+        .filter(|s| s.starts_with("\x1b]8;;"))
+        .collect();
+    assert_eq!(linked.len(), 2, "{linked:?}");
+    let open = format!("\x1b]8;;{url}\x1b\\");
+    assert!(linked.iter().all(|s| s.starts_with(&open)), "{linked:?}");
+    let text: String = linked
+        .iter()
+        .map(|s| {
+            s.trim_start_matches(&open)
+                .trim_end_matches("\x1b]8;;\x1b\\")
+        })
+        .collect();
+    assert_eq!(text, url);
+
+    type_str(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    let frame = term.draw(|f| crate::view::draw(f, &mut app)).unwrap();
+    let mut buf = frame.buffer.clone();
+    app.transcript().link_urls(&mut buf);
+    let any = (0..buf.area.height).any(|y| buf[(0, y)].symbol().starts_with('\x1b'));
+    assert!(!any, "a covered URL is not linked");
+}
+
+/// `/copy url` with no URL shown says what it copies.
+#[test]
+fn copy_url_without_a_url_says_so() {
+    let (mut app, _rx) = fresh();
+    type_str(&mut app, "/copy url");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.effects().is_empty());
+    let screen = render(&mut app, 120, 20);
+    assert!(screen.contains("no web address to copy yet"), "{screen}");
 }

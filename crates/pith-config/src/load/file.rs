@@ -20,9 +20,12 @@ pub(super) struct FileLayer {
     pub(super) alias_models: Vec<String>,
 }
 
+/// `context`: the other files' servers (`layers::check_context`): a `[mcp.NAME]` table over
+/// one of them is checked as the server the merge makes (`enabled = false` alone turns it off).
 pub(super) fn parse_file(
     path: &Path,
     text: &str,
+    context: &toml::Table,
     warnings: &mut Vec<String>,
 ) -> Result<FileLayer, ConfigError> {
     let at = |span: Range<usize>, message: String| located(path, text, span.start, &message);
@@ -38,7 +41,8 @@ pub(super) fn parse_file(
     // required keys are filled in for the check only.
     let mut check = root.clone();
     fill_builtin_providers(check.get_mut());
-    let config = Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
+    let mut config = Config::deserialize(toml::de::Deserializer::from(check)).map_err(toml_err)?;
+    complete_mcp_overrides(&mut config, &plain, context);
 
     check_config(&config, root.get_ref()).map_err(|p| at(p.span, p.message))?;
     warn_unqualified_models(&config, root.get_ref(), path, text, warnings);
@@ -46,6 +50,27 @@ pub(super) fn parse_file(
         table: plain,
         alias_models,
     })
+}
+
+/// Each `[mcp.NAME]` of this file that overrides a server of the other files becomes, for the
+/// check, the server the merge makes (the file's keys over theirs).
+fn complete_mcp_overrides(config: &mut Config, plain: &toml::Table, context: &toml::Table) {
+    let (Some(toml::Value::Table(ours)), Some(toml::Value::Table(theirs))) =
+        (plain.get("mcp"), context.get("mcp"))
+    else {
+        return;
+    };
+    for (name, over) in ours {
+        let (Some(toml::Value::Table(base)), toml::Value::Table(over)) = (theirs.get(name), over)
+        else {
+            continue;
+        };
+        let mut merged = base.clone();
+        super::layers::deep_merge(&mut merged, over.clone());
+        if let Ok(server) = toml::Value::Table(merged).try_into::<crate::McpServerConfig>() {
+            config.mcp.insert(name.clone(), server);
+        }
+    }
 }
 
 /// Moves a `[model."provider/model"]` table (an alias of `[models."provider/model"]`) into

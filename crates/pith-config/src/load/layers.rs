@@ -53,24 +53,29 @@ impl Merged {
         ];
         let mut merged = Merged::builtins()?;
         let mut seen = HashSet::new();
+        let mut texts = Vec::new();
         for (path, required) in sources {
             let Some(path) = path else { continue };
             let Some(text) = read_source(&path, required)? else {
                 continue;
             };
-            if !seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
-                continue;
+            if seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
+                texts.push((path, text));
             }
+        }
+        for (i, (path, text)) in texts.iter().enumerate() {
+            let (path, text) = (path.clone(), text.as_str());
+            let context = check_context(&merged.table, &texts[i + 1..]);
             // A `--config` file kept where commands write (the workspace, `sandbox_writable`)
             // is judged like the workspace's own file: a command could have written it.
             let layer =
                 if path == workspace_file || writable_by_commands(opts, &merged.table, &path) {
-                    match merged.workspace_layer(opts, &path, &text)? {
+                    match merged.workspace_layer(opts, &path, text, &context)? {
                         Some(layer) => layer,
                         None => continue,
                     }
                 } else {
-                    parse_file(&path, &text, &mut merged.warnings)?
+                    parse_file(&path, text, &context, &mut merged.warnings)?
                 };
             merged.add(path, layer)?;
         }
@@ -102,8 +107,10 @@ impl Merged {
         opts: &LoadOptions,
         path: &Path,
         text: &str,
+        context: &toml::Table,
     ) -> Result<Option<FileLayer>, ConfigError> {
-        let (layer, trust) = workspace::layer(opts, path, text, &self.table, &mut self.warnings)?;
+        let (layer, trust) =
+            workspace::layer(opts, path, text, &self.table, context, &mut self.warnings)?;
         if let Some(w) = workspace::untrusted_warning(path, &trust) {
             self.warnings.push(w);
         }
@@ -194,6 +201,12 @@ impl Merged {
                 .map_err(|e: toml::de::Error| ConfigError::Invalid {
                     message: one_line(e.message()),
                 })?;
+        // Each file was checked with the others' servers beneath its own; what the merge made
+        // is checked too (a file left out may have held the rest of a server).
+        for (name, server) in &config.mcp {
+            crate::mcp::check_server(name, server)
+                .map_err(|(_, message)| ConfigError::Invalid { message })?;
+        }
         config.hooks = std::mem::take(&mut self.hooks);
         Ok(config)
     }
@@ -252,8 +265,30 @@ fn record_origins(
     }
 }
 
+/// What a file's `[mcp.NAME]` tables are checked over: the servers of the files merged before
+/// it, and of the files after it (a partial table may complete a server defined later, as in
+/// the `--config` file read after the workspace's).
+fn check_context(below: &toml::Table, later: &[(PathBuf, String)]) -> toml::Table {
+    let mut context = toml::Table::new();
+    if let Some(mcp) = below.get("mcp") {
+        context.insert("mcp".into(), mcp.clone());
+    }
+    for (_, text) in later {
+        let Ok(mut file) = toml::from_str::<toml::Table>(text) else {
+            continue;
+        };
+        if let Some(toml::Value::Table(mcp)) = file.remove("mcp") {
+            deep_merge(
+                &mut context,
+                toml::Table::from_iter([("mcp".into(), mcp.into())]),
+            );
+        }
+    }
+    context
+}
+
 /// Merges `over` into `base`: tables key by key, anything else replaced.
-fn deep_merge(base: &mut toml::Table, over: toml::Table) {
+pub(super) fn deep_merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),

@@ -11,18 +11,19 @@ use std::path::{Path, PathBuf};
 use super::{ConfigError, FileLayer, LoadOptions, Trust, WorkspaceTrust, located, parse_file};
 
 /// The workspace file's layer and its trust (`None`: an untrusted file that is ignored, with a
-/// warning saying why).
+/// warning saying why). `context`: the other files' servers its `[mcp.NAME]` tables complete.
 pub(super) fn layer(
     opts: &LoadOptions,
     path: &Path,
     text: &str,
     merged: &toml::Table,
+    context: &toml::Table,
     warnings: &mut Vec<String>,
 ) -> Result<(Option<FileLayer>, WorkspaceTrust), ConfigError> {
     let listing = listed_for(opts, merged, path);
     let trusted = opts.trust == Trust::Trusted || listing == Listed::Covered;
     if trusted {
-        let mut layer = parse_file(path, text, warnings)?;
+        let mut layer = parse_file(path, text, context, warnings)?;
         let trust = restrict(opts, listing, &mut layer.table, merged);
         return Ok((Some(layer), trust));
     }
@@ -43,14 +44,16 @@ pub(super) fn layer(
     super::usable::drop_unusable(&mut plain, merged, opts.has_key, &mut trust.ignored);
     let filtered = toml::to_string(&plain).unwrap_or_default();
     let mut quiet = Vec::new();
-    match parse_file(path, &filtered, &mut quiet) {
+    match parse_file(path, &filtered, context, &mut quiet) {
         Ok(layer) => {
             warnings.extend(quiet);
             Ok((Some(layer), trust))
         }
         Err(e) => {
             // Named where the user can find it: the first error of the file as written.
-            let shown = parse_file(path, text, &mut Vec::new()).err().unwrap_or(e);
+            let shown = parse_file(path, text, context, &mut Vec::new())
+                .err()
+                .unwrap_or(e);
             ignored(shown, warnings);
             Ok((None, trust))
         }

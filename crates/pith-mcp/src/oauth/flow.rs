@@ -12,10 +12,10 @@ use rmcp::transport::auth::{
 
 use pith_config::{Config, McpServerConfig};
 
+use super::LoginError;
 use super::discover::{self, device_endpoint, one_line};
 use super::listener::{self, CALLBACK_PATH};
 use super::store::{FileStore, now_secs};
-use super::{LoginError, SignIn};
 
 /// The client name sent when registering.
 const CLIENT_NAME: &str = "pith";
@@ -97,7 +97,7 @@ pub async fn login_server(
     if device {
         device_flow(data_dir, manager, &metadata, &client, opts).await?;
     } else {
-        code_flow(manager, &metadata, &client, opts).await?;
+        code_flow(manager, &metadata, &client, has_device, opts).await?;
     }
     let revocation = metadata
         .additional_fields
@@ -109,10 +109,10 @@ pub async fn login_server(
         .set_revocation_endpoint(revocation)
         .map_err(|e| LoginError::Token(one_line(&e)))?;
     let state = super::sign_in(data_dir, name, url);
-    Ok(match super::describe(name, &state) {
-        Some(d) if matches!(state, SignIn::SignedIn { .. }) => format!("Signed in to {name}: {d}."),
-        _ => format!("Signed in to {name}."),
-    })
+    Ok(format!(
+        "Signed in to {name}{}.",
+        super::signed_in_details(&state)
+    ))
 }
 
 /// The server being signed in to, and its client settings.
@@ -140,6 +140,7 @@ async fn code_flow(
     manager: AuthorizationManager,
     metadata: &AuthorizationMetadata,
     client: &Client<'_>,
+    has_device: bool,
     opts: &LoginOptions<'_>,
 ) -> Result<(), LoginError> {
     client.check_registration(metadata)?;
@@ -174,10 +175,11 @@ async fn code_flow(
                 .map(|(_, v)| v.into_owned())
         })
         .ok_or_else(|| LoginError::Callback("the authorization URL has no state".into()))?;
-    (opts.say)(&format!(
-        "To sign in to {}, open this URL in a browser (waiting up to {} min):\n  {auth_url}",
+    (opts.say)(&url_notice(
         client.name,
-        opts.timeout.as_secs().div_ceil(60)
+        &auth_url,
+        opts.timeout.as_secs().div_ceil(60),
+        has_device,
     ));
     if opts.open_browser {
         open_browser(&auth_url);
@@ -192,6 +194,21 @@ async fn code_flow(
         .await
         .map_err(|e| LoginError::Token(one_line(&e)))?;
     Ok(())
+}
+
+/// What the user must do for the code flow: the URL on a line of its own, unindented and last
+/// (so it is copied whole); the device flow suggested only where the server offers it.
+pub(crate) fn url_notice(name: &str, url: &str, minutes: u64, has_device: bool) -> String {
+    let device = if has_device {
+        format!(
+            " — no browser on this machine? `pith mcp login {name} --device` signs in with a code"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "To sign in to {name}, open this URL in a browser (waiting up to {minutes} min){device}:\n{url}"
+    )
 }
 
 /// The device flow: a code the user enters at an address, then polling.

@@ -5,6 +5,7 @@
 //! expire and once after a 401. Connecting never starts a sign-in: a server that needs one says
 //! so in `/mcp` and `pith mcp list`.
 
+mod account;
 mod device;
 pub(crate) mod discover;
 mod flow;
@@ -117,20 +118,40 @@ pub fn describe(name: &str, state: &SignIn) -> Option<String> {
         SignIn::SignedIn {
             expires_in,
             refreshable,
-            issuer,
-        } => {
-            let at = issuer
-                .as_deref()
-                .map(|h| format!(" at {h}"))
-                .unwrap_or_default();
-            Some(match expires_in {
-                Some(0) if !refreshable => format!("token expired — `pith mcp login {name}`"),
-                Some(0) => format!("signed in{at} (token refreshed on next use)"),
-                Some(s) => format!("signed in{at}, token expires in {}", duration(*s)),
-                None => format!("signed in{at}"),
-            })
-        }
+            ..
+        } => Some(match expires_in {
+            Some(0) if !refreshable => format!("token expired — `pith mcp login {name}`"),
+            _ => format!("signed in{}", signed_in_details(state)),
+        }),
     }
+}
+
+/// What follows "signed in" for a sign-in: ` as alice@example.com at auth.example.com, token
+/// expires in 50 min` (the account and the host when known).
+pub(crate) fn signed_in_details(state: &SignIn) -> String {
+    let SignIn::SignedIn {
+        expires_in,
+        issuer,
+        account,
+        ..
+    } = state
+    else {
+        return String::new();
+    };
+    let who = account
+        .as_deref()
+        .map(|a| format!(" as {a}"))
+        .unwrap_or_default();
+    let at = issuer
+        .as_deref()
+        .map(|h| format!(" at {h}"))
+        .unwrap_or_default();
+    let until = match expires_in {
+        Some(0) => " (token refreshed on next use)".to_string(),
+        Some(s) => format!(", token expires in {}", duration(*s)),
+        None => String::new(),
+    };
+    format!("{who}{at}{until}")
 }
 
 /// The line of a server that asked for a token pith does not have.

@@ -51,6 +51,9 @@ pub struct Entry {
     /// The authorization server's RFC 7009 revocation endpoint, told at `pith mcp logout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revocation_endpoint: Option<String>,
+    /// Who is signed in, as the token response named them (`account.rs`; display only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -58,6 +61,7 @@ impl std::fmt::Debug for Entry {
         f.debug_struct("Entry")
             .field("url", &self.url)
             .field("credentials", &self.credentials)
+            .field("account", &self.account)
             .finish()
     }
 }
@@ -166,6 +170,9 @@ pub(crate) fn register_token(t: &rmcp::transport::auth::OAuthTokenResponse) {
     if let Some(r) = t.refresh_token() {
         pith_secrets::register(r.secret());
     }
+    if let Some(id) = t.extra_fields().0.get("id_token").and_then(|v| v.as_str()) {
+        pith_secrets::register(id);
+    }
 }
 
 /// Two server URLs name the same endpoint (a trailing slash and surrounding space aside).
@@ -223,6 +230,8 @@ pub enum SignIn {
         refreshable: bool,
         /// The host of the authorization server that issued the token.
         issuer: Option<String>,
+        /// Who is signed in, when the server said (`account.rs`).
+        account: Option<String>,
     },
     /// The refresh token was refused (revoked or expired): sign in again.
     Expired,
@@ -251,6 +260,7 @@ impl Entry {
             expires_in,
             refreshable: token.refresh_token().is_some(),
             issuer,
+            account: self.account.clone(),
         }
     }
 }
@@ -313,16 +323,22 @@ impl CredentialStore for FileStore {
         if let Some(t) = credentials.token_response.as_ref() {
             register_token(t);
         }
+        // A refresh rarely names the account again: the one named at sign-in stays.
+        let named = credentials
+            .token_response
+            .as_ref()
+            .and_then(super::account::of_response);
         self.update(|file| {
-            let revocation_endpoint = file
-                .entry_for(&self.name, &self.url)
-                .and_then(|e| e.revocation_endpoint.clone());
+            let before = file.entry_for(&self.name, &self.url);
+            let revocation_endpoint = before.and_then(|e| e.revocation_endpoint.clone());
+            let account = named.or_else(|| before.and_then(|e| e.account.clone()));
             file.servers.insert(
                 self.name.clone(),
                 Entry {
                     url: self.url.clone(),
                     credentials: Some(credentials),
                     revocation_endpoint,
+                    account,
                 },
             );
         })

@@ -232,3 +232,72 @@ fn a_401_and_a_403_are_told_apart_from_other_failures() {
     assert!(!is_auth_required(&forbidden));
     assert!(!is_auth_required(&other) && !is_insufficient_scope(&other));
 }
+
+/// The account the sign-in's `id_token` named is stored with the entry and shown; a refresh
+/// that names no one keeps it; the `id_token` is a secret like the tokens.
+#[tokio::test]
+async fn the_account_named_at_sign_in_is_shown_and_survives_a_refresh() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let url = "https://a.example/mcp";
+    let b64 = |v: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    let id_token = format!(
+        "{}.{}.sig-0000",
+        b64(r#"{"alg":"none"}"#),
+        b64(r#"{"sub":"u-1","email":"alice@example.com"}"#)
+    );
+    let first: OAuthTokenResponse = serde_json::from_value(serde_json::json!({
+        "access_token": ACCESS,
+        "token_type": "Bearer",
+        "expires_in": 3600,
+        "refresh_token": REFRESH,
+        "id_token": id_token,
+    }))
+    .unwrap();
+    let store = FileStore::new(data, "a", url);
+    let signed = StoredCredentials::new("c".into(), Some(first), vec![], Some(now_secs()))
+        .with_issuer(Some("https://auth.example.com".into()));
+    store.save(signed).await.unwrap();
+    assert_eq!(
+        TokenFile::read(data).unwrap().servers["a"]
+            .account
+            .as_deref(),
+        Some("alice@example.com")
+    );
+    assert!(!pith_secrets::scrub(&format!("got {id_token}")).contains(&id_token));
+    let shown = describe("a", &sign_in(data, "a", url)).unwrap();
+    assert!(
+        shown.starts_with("signed in as alice@example.com at auth.example.com, token expires in "),
+        "{shown}"
+    );
+
+    // A refresh (opaque tokens, no id_token) keeps the account.
+    store
+        .save(creds(60).with_issuer(Some("https://auth.example.com".into())))
+        .await
+        .unwrap();
+    assert_eq!(
+        describe("a", &sign_in(data, "a", url)).unwrap(),
+        "signed in as alice@example.com at auth.example.com, token expires in 1 min"
+    );
+    // Signed in elsewhere under the same name: the old account is not carried over.
+    FileStore::new(data, "a", "https://b.example/mcp")
+        .save(creds(60))
+        .await
+        .unwrap();
+    assert_eq!(TokenFile::read(data).unwrap().servers["a"].account, None);
+}
+
+/// The code flow's line: the URL last, on a line of its own without indent (copied whole); the
+/// device flow suggested only where the server offers one.
+#[test]
+fn the_sign_in_url_is_alone_on_its_line_and_device_is_offered_only_when_it_exists() {
+    let url = "https://auth.example.com/authorize?state=abc";
+    let without = super::flow::url_notice("who", url, 5, false);
+    assert_eq!(without.lines().last(), Some(url));
+    assert!(!without.contains("--device"), "{without}");
+    let with = super::flow::url_notice("who", url, 5, true);
+    assert_eq!(with.lines().last(), Some(url));
+    assert!(with.contains("`pith mcp login who --device`"), "{with}");
+}

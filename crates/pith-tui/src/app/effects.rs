@@ -44,7 +44,7 @@ impl App {
         }
     }
 
-    /// `/copy [N]`: queues the OSC 52 sequence and says what was copied.
+    /// `/copy [N|url]`: queues the OSC 52 sequence and says what was copied.
     pub(crate) fn copy_command(&mut self, arg: Option<&str>) {
         let text = match copy_target(&self.transcript, arg) {
             Ok(t) => t,
@@ -61,6 +61,8 @@ impl App {
             );
         }
         let what = match arg.map(str::trim).filter(|a| !a.is_empty()) {
+            // Which site it leads to, so a URL some other notice slipped in is seen.
+            Some("url") => format!("the URL to {}", crate::format::sanitize(url_host(&text))),
             Some(n) => format!("code block {n}"),
             None => "the last answer".to_string(),
         };
@@ -70,5 +72,30 @@ impl App {
             NoticeLevel::Info,
             format!("copied {what} ({chars} chars) to the clipboard"),
         );
+    }
+}
+
+/// The host (and port) of a URL: what follows `://` up to the path, query or fragment.
+fn url_host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The host named is where the URL leads, not a user part that looks like a host.
+    #[test]
+    fn url_host_is_the_authority_without_user_info() {
+        assert_eq!(
+            super::url_host("https://a.example:8443/x?y#z"),
+            "a.example:8443"
+        );
+        assert_eq!(
+            super::url_host("https://mcp.linear.app@evil.example/authorize"),
+            "evil.example"
+        );
+        assert_eq!(super::url_host("http://127.0.0.1:5?q=/"), "127.0.0.1:5");
     }
 }

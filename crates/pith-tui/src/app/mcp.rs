@@ -68,11 +68,10 @@ impl App {
             (Some("login"), Some(name)) => {
                 if self.mcp.has(name) {
                     self.send(Op::McpLogin { name: name.into() });
+                    // Whether a device code is offered the server says (the engine's lines).
                     self.transcript.notice(
                         NoticeLevel::Info,
-                        format!(
-                            "signing in to {name}… (without a browser here: `pith mcp login {name} --device` in a shell)"
-                        ),
+                        format!("signing in to {name}… (`/copy url` copies the URL to open)"),
                     );
                 } else {
                     self.transcript

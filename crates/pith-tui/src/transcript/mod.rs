@@ -393,6 +393,26 @@ impl Transcript {
             })
     }
 
+    /// The web addresses notices showed on lines of their own (a sign-in URL), newest first,
+    /// at most `max`.
+    pub fn notice_urls(&self, max: usize) -> Vec<String> {
+        self.cells
+            .iter()
+            .rev()
+            .filter_map(|cell| match &cell.body {
+                CellBody::Notice(_, text) => Some(text),
+                _ => None,
+            })
+            .flat_map(|text| {
+                text.lines()
+                    .rev()
+                    .filter(|l| crate::cell_text::is_bare_url(l))
+                    .map(|l| l.trim_end().to_string())
+            })
+            .take(max)
+            .collect()
+    }
+
     pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
         self.notice_seq += 1;
         let key = format!("notice:{}", self.notice_seq);

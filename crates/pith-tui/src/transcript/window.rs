@@ -65,6 +65,13 @@ pub(crate) struct Banner<'a> {
 }
 
 impl Transcript {
+    /// Once the whole screen is drawn (overlays too, so a row something covers no longer
+    /// spells its URL): the notices' URLs on screen become hyperlinks (`hyperlink.rs`).
+    pub(crate) fn link_urls(&self, buf: &mut ratatui::buffer::Buffer) {
+        let area = self.viewport.area().intersection(buf.area);
+        crate::hyperlink::link_urls(buf, area, || self.notice_urls(20));
+    }
+
     /// A session's transcript, shown from its end; `more`: older messages remain in the store.
     pub(crate) fn resumed(messages: &[Message], more: bool) -> Self {
         let mut t = Transcript::new(messages);

@@ -13,4 +13,7 @@ use super::app::App;
 /// Draws the whole screen. Takes `&mut App` to refresh layout caches and scroll bounds.
 pub fn draw(frame: &mut Frame, app: &mut App) {
     app.render(frame);
+    if crate::hyperlink::enabled() {
+        app.transcript().link_urls(frame.buffer_mut());
+    }
 }

@@ -272,3 +272,61 @@ fn render_shows_origins_and_redacts_secrets() {
     assert_eq!(again.config.provider["box"].base_url, "http://box/v1");
     assert_eq!(again.config.compaction, l.config.compaction);
 }
+
+/// A trusted workspace's partial `[mcp.NAME]` over a server of the global config merges into
+/// it (`enabled = false` alone turns it off; one key changes one setting) instead of failing
+/// as a server with neither `command` nor `url`.
+#[test]
+fn a_partial_mcp_table_over_a_global_server_merges() {
+    let global = "[mcp.who]\nurl = \"https://mcp.example.com/mcp\"\noauth_scopes = [\"read\"]\n\
+                  [mcp.local]\ncommand = \"srv\"\n";
+    let f = Fixture::new()
+        .global(global)
+        .workspace("[mcp.who]\nenabled = false\n[mcp.local]\nargs = [\"--quiet\"]\n");
+    let l = f.load().unwrap();
+    let who = &l.config.mcp["who"];
+    assert!(!who.enabled);
+    assert_eq!(who.url.as_deref(), Some("https://mcp.example.com/mcp"));
+    assert_eq!(who.oauth_scopes, vec!["read".to_string()]);
+    assert_eq!(l.config.mcp["local"].command.as_deref(), Some("srv"));
+    assert_eq!(l.config.mcp["local"].args, vec!["--quiet".to_string()]);
+
+    // The same through an explicit --config file.
+    let f = Fixture::new()
+        .global(global)
+        .explicit("[mcp.who]\nenabled = false\n");
+    assert!(!f.load().unwrap().config.mcp["who"].enabled);
+
+    // A workspace table over a server of the --config file, which is read after it.
+    let f = Fixture::new()
+        .workspace("[mcp.who]\nenabled = false\n")
+        .explicit("[mcp.who]\nurl = \"https://mcp.example.com/mcp\"\n");
+    let l = f.load().unwrap();
+    assert!(!l.config.mcp["who"].enabled);
+    assert!(l.config.mcp["who"].url.is_some());
+
+    // A partial table with nothing beneath it is still an error, and what the merge makes is
+    // checked: a url over a stdio server is both transports.
+    let f = Fixture::new().workspace("[mcp.who]\nenabled = false\n");
+    assert!(
+        err_of(&f).contains("mcp.who: set command"),
+        "{}",
+        err_of(&f)
+    );
+    let f = Fixture::new()
+        .global(global)
+        .workspace("[mcp.local]\nurl = \"https://x.example/mcp\"\n");
+    assert!(err_of(&f).contains("not both"), "{}", err_of(&f));
+
+    // The rest of the server in a workspace file that is left out (untrusted) does not make
+    // the --config file's partial table a server.
+    let mut f = Fixture::new()
+        .workspace("[mcp.who]\ncommand = \"srv\"\n")
+        .explicit("[mcp.who]\nenabled = false\n");
+    f.trust = Trust::Untrusted;
+    assert!(
+        err_of(&f).contains("mcp.who: set command"),
+        "{}",
+        err_of(&f)
+    );
+}
