@@ -54,7 +54,7 @@ pub(crate) async fn manager(
     let http = super::http::client().map_err(|e| LoginError::Http(e.to_string()))?;
     let probed = probe(&http, url)
         .await
-        .map_err(|e| LoginError::Http(e.to_string()))?;
+        .map_err(|e| LoginError::Server(e.to_string()))?;
     // A server that lets `initialize` through may still guard its tools: its published
     // metadata decides.
     let open = probed == Probe::Open;

@@ -164,10 +164,21 @@ async fn status_lines_and_logout() {
         name: name.into(),
         revoked: None,
     };
-    assert_eq!(logout(data, Some("a")).await.unwrap(), vec![out("a")]);
+    assert_eq!(
+        logout(data, Some("a"), &|_, _| None).await.unwrap(),
+        vec![out("a")]
+    );
     assert_eq!(sign_in(data, "a", url), SignIn::None);
-    assert!(logout(data, Some("a")).await.unwrap().is_empty());
-    assert_eq!(logout(data, None).await.unwrap(), vec![out("b")]);
+    assert!(
+        logout(data, Some("a"), &|_, _| None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        logout(data, None, &|_, _| None).await.unwrap(),
+        vec![out("b")]
+    );
     assert!(TokenFile::read(data).unwrap().servers.is_empty());
 }
 
