@@ -81,8 +81,12 @@ async fn interact(
     args: &[&str],
     act: impl AsyncFnMut(&str) -> bool,
 ) -> (bool, String) {
-    let mut child = pith
-        .command(args)
+    interact_cmd(pith.command(args), act).await
+}
+
+/// [`interact`] with a command of one's own.
+async fn interact_cmd(mut cmd: Command, act: impl AsyncFnMut(&str) -> bool) -> (bool, String) {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -557,4 +561,64 @@ async fn a_pre_registered_client_signs_in_without_registering() {
     let tokens = pith.tokens();
     let stored = tokens.servers["corp"].credentials.as_ref().unwrap();
     assert_eq!(stored.client_id, client_id);
+}
+
+/// A confidential client (`oauth_client_secret_env`, registered for `client_secret_basic`)
+/// with a wrong secret: the token exchange fails, and the browser's page says the sign-in
+/// failed (it is answered after the exchange, not when the redirect arrives).
+#[tokio::test]
+async fn a_failed_token_exchange_is_told_to_the_browser() {
+    let Some(py) = mcp::python() else { return };
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let registered: Value = http()
+        .post(format!("{}/register", base(&server)))
+        .json(&json!({
+            "redirect_uris": [format!("http://127.0.0.1:{port}/callback")],
+            "token_endpoint_auth_method": "client_secret_basic",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "client_name": "confidential"
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client_id = registered["client_id"].as_str().unwrap().to_string();
+    let secret = registered["client_secret"].as_str().unwrap().to_string();
+    let pith = Pith::new("corp", &server.url);
+    std::fs::write(
+        &pith.config,
+        format!(
+            "[mcp.corp]\nurl = \"{}\"\noauth_client_id = \"{client_id}\"\noauth_client_secret_env = \"CORP_SECRET\"\noauth_callback_port = {port}\noauth_scopes = [\"mcp\"]\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let wrong = format!("{secret}-wrong");
+    let mut cmd = pith.command(&["mcp", "login", "corp"]);
+    cmd.env("CORP_SECRET", &wrong);
+    let page = std::sync::Mutex::new(String::new());
+    let (ok, out) = interact_cmd(cmd, async |line: &str| {
+        let Some(url) = line.trim().strip_prefix("http").map(|u| format!("http{u}")) else {
+            return false;
+        };
+        let answer = http().get(&url).send().await.unwrap();
+        *page.lock().unwrap() = answer.text().await.unwrap();
+        true
+    })
+    .await;
+    let page = page.into_inner().unwrap();
+    assert!(!ok, "{out}");
+    assert!(page.contains("Sign-in failed"), "{page}");
+    assert!(!page.contains("Signed in"), "{page}");
+    assert!(out.contains("the token request failed"), "{out}");
+    assert!(!out.contains(&wrong), "{out}");
+    assert!(pith.tokens().servers.is_empty());
 }

@@ -182,16 +182,28 @@ async fn code_flow(
     if opts.open_browser {
         open_browser(&auth_url);
     }
-    let callback = listener::wait(tcp, &state, opts.timeout)
+    let (callback, page) = listener::wait(tcp, &state, opts.timeout)
         .await
         .map_err(|e| LoginError::Callback(e.to_string()))?;
     // Single use and bound to this process by PKCE, yet kept out of the log all the same.
     pith_secrets::register(&callback.code);
-    session
-        .handle_callback_with_issuer(&callback.code, &callback.state, callback.issuer.as_deref())
-        .await
-        .map_err(|e| LoginError::Token(one_line(&e)))?;
-    Ok(())
+    let exchange = session.handle_callback_with_issuer(
+        &callback.code,
+        &callback.state,
+        callback.issuer.as_deref(),
+    );
+    let limit = super::http::TIMEOUT;
+    let exchanged = match tokio::time::timeout(limit, exchange).await {
+        Err(_) => Err(LoginError::Token(format!(
+            "the token endpoint {} did not answer within {} s",
+            metadata.token_endpoint,
+            limit.as_secs()
+        ))),
+        Ok(done) => done.map_err(|e| LoginError::Token(one_line(&e))),
+    };
+    // The browser's page says how it ended, not just that the redirect arrived.
+    page.answer(exchanged.is_ok()).await;
+    exchanged.map(|_| ())
 }
 
 /// The device flow: a code the user enters at an address, then polling.
