@@ -243,3 +243,46 @@ fn a_401_and_a_403_are_told_apart_from_other_failures() {
     assert!(!is_auth_required(&forbidden));
     assert!(!is_auth_required(&other) && !is_insufficient_scope(&other));
 }
+
+/// A confidential client's sign-in whose secret variable is unset: the connection says which
+/// variable, instead of the token endpoint's `invalid_client` at the next refresh.
+#[tokio::test]
+async fn an_unset_client_secret_variable_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "http://127.0.0.1:9/mcp";
+    let stored = StoredCredentials::new("corp-cli".into(), Some(token(0)), vec![], Some(1));
+    FileStore::new(dir.path(), "conf", url)
+        .save(stored)
+        .await
+        .unwrap();
+    let config = pith_config::McpServerConfig {
+        url: Some(url.into()),
+        oauth_client_id: Some("corp-cli".into()),
+        oauth_client_secret_env: Some("CONF_SECRET".into()),
+        ..Default::default()
+    };
+    let unset = |_: &str| None;
+    let err = session::stored_manager(dir.path(), "conf", url, &config, &unset)
+        .await
+        .map(|m| m.is_some())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "environment variable CONF_SECRET (the OAuth client secret of [mcp.conf]) is not set"
+    );
+    // Set (or for another client id than the configured one), the sign-in goes on to the
+    // server's metadata (nothing listens here).
+    let not_the_secret = |got: Result<Option<_>, crate::connect::ConnectError>| match got {
+        Err(crate::connect::ConnectError::Http { why, .. }) => why.contains("discovery"),
+        _ => false,
+    };
+    let set = |v: &str| (v == "CONF_SECRET").then(|| "s3cret".to_string());
+    let got = session::stored_manager(dir.path(), "conf", url, &config, &set).await;
+    assert!(not_the_secret(got));
+    let other = pith_config::McpServerConfig {
+        oauth_client_id: Some("someone-else".into()),
+        ..config.clone()
+    };
+    let got = session::stored_manager(dir.path(), "conf", url, &other, &unset).await;
+    assert!(not_the_secret(got));
+}
