@@ -622,3 +622,54 @@ async fn a_failed_token_exchange_is_told_to_the_browser() {
     assert!(!out.contains(&wrong), "{out}");
     assert!(pith.tokens().servers.is_empty());
 }
+
+/// A server that guards only its tools (`initialize` and `tools/list` pass, `tools/call` is
+/// answered 401 with a challenge): the call's result says to sign in, not that the server
+/// stopped, and the server's state says so too.
+#[tokio::test]
+async fn a_401_on_a_tool_call_asks_for_a_sign_in() {
+    let Some(py) = mcp::python() else { return };
+    let server =
+        HttpServer::start_script(&py, &mcp::named_script("guard_server.py"), &[], &[]).await;
+    let config = pith_config::McpServerConfig {
+        url: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().to_path_buf();
+    let mut h = support::engine::harness_with_options(
+        true,
+        move |c| {
+            c.mcp.insert("guard".into(), config);
+            c.permission.insert(
+                "guard".into(),
+                PermissionSetting::Action(PermissionAction::Allow),
+            );
+        },
+        move |o, _| o.data_dir = dir,
+    )
+    .await;
+    let status = settled(&mut h, "guard").await;
+    assert_eq!(status.state, McpState::Ready, "{status:?}");
+    h.server.push(call("c0", "guard_echo", json!({})));
+    h.server.push(openai::text("done", Some((1100, 2))));
+    h.send(Op::user_turn("use the tool"));
+    // `/mcp` says so (the state changes during the call, before the turn ends).
+    let want = McpState::Failed {
+        reason: "needs sign-in: `pith mcp login guard`".into(),
+    };
+    h.until("guard needs sign-in", |e| match e {
+        Event::Settings(SettingsEvent::McpStatus { servers }) => {
+            servers.iter().any(|s| s.name == "guard" && s.state == want)
+        }
+        _ => false,
+    })
+    .await;
+    assert_eq!(h.turn_finished().await, TurnEnd::Stop);
+    let result = h.tool_results(1).pop().unwrap_or_default();
+    assert!(
+        result.contains("needs sign-in: `pith mcp login guard`"),
+        "{result}"
+    );
+    assert!(!result.contains("stopped during the call"), "{result}");
+}

@@ -441,6 +441,20 @@ impl McpManager {
         });
     }
 
+    /// The server refused a request for want of a sign-in (a 401 mid-session): its connection
+    /// is closed and its state says what to do; the next call connects again.
+    pub(crate) fn refused_sign_in(&self, server: &Server, line: String) {
+        {
+            let mut live = server.lock();
+            live.peer = None;
+            if let Some(stop) = live.stop.take() {
+                stop.cancel();
+            }
+            live.state = McpState::Failed { reason: line };
+        }
+        self.changed();
+    }
+
     fn set_state(&self, server: &Server, state: McpState) {
         let changed = {
             let mut live = server.lock();
