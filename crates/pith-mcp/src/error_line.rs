@@ -34,14 +34,34 @@ pub(crate) fn init_error(e: &ClientInitializeError) -> String {
 /// A transport's error: a network failure said by what happened, else the innermost message
 /// that names something.
 pub(crate) fn transport_error(e: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
     let mut current = Some(e);
     while let Some(err) = current {
         if let Some(r) = err.downcast_ref::<reqwest::Error>() {
             return reqwest_line(r);
         }
+        match err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(r)) => return reqwest_line(r),
+            Some(StreamableHttpError::UnexpectedServerResponse(text)) => {
+                return unexpected(text);
+            }
+            _ => {}
+        }
         current = err.source();
     }
     e.to_string()
+}
+
+/// The SDK's "unexpected server response", without the reply's body it carries
+/// (`HTTP 401 Unauthorized: {body}`).
+fn unexpected(text: &str) -> String {
+    match text.strip_prefix("HTTP ") {
+        Some(rest) => {
+            let status = rest.split(':').next().unwrap_or_default().trim();
+            format!("the server answered HTTP {status}, not an MCP reply")
+        }
+        None => format!("unexpected server response: {text}"),
+    }
 }
 
 /// A reqwest failure by its kind.
@@ -135,6 +155,18 @@ mod tests {
         assert_eq!(transport_error(&e), "Connection refused (os error 111)");
     }
 
+    #[test]
+    fn an_unexpected_answer_loses_its_body() {
+        use rmcp::transport::streamable_http_client::StreamableHttpError;
+        let e: StreamableHttpError<reqwest::Error> = StreamableHttpError::UnexpectedServerResponse(
+            "HTTP 401 Unauthorized: {\"error\": \"invalid_client\", \"secret\": 1}".into(),
+        );
+        assert_eq!(
+            transport_error(&e),
+            "the server answered HTTP 401 Unauthorized, not an MCP reply"
+        );
+    }
+
     #[tokio::test]
     async fn a_refused_connection_is_plain() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -142,6 +174,13 @@ mod tests {
         drop(l);
         pith_http::init_tls();
         let e = reqwest::Client::new().get(&url).send().await.unwrap_err();
+        assert_eq!(
+            transport_error(&e),
+            "the connection was refused or could not be made"
+        );
+        // As the SDK wraps it, without a source to follow.
+        use rmcp::transport::streamable_http_client::StreamableHttpError;
+        let e: StreamableHttpError<reqwest::Error> = StreamableHttpError::Client(e);
         assert_eq!(
             transport_error(&e),
             "the connection was refused or could not be made"
