@@ -441,17 +441,15 @@ impl McpManager {
         });
     }
 
-    /// The server refused a request for want of a sign-in (a 401 mid-session): its connection
-    /// is closed and its state says what to do; the next call connects again.
+    /// A 401 mid-session: the connection is closed, the state says what to do (`line`).
     pub(crate) fn refused_sign_in(&self, server: &Server, line: String) {
-        {
-            let mut live = server.lock();
-            live.peer = None;
-            if let Some(stop) = live.stop.take() {
-                stop.cancel();
-            }
-            live.state = McpState::Failed { reason: line };
+        let mut live = server.lock();
+        live.peer = None;
+        if let Some(stop) = live.stop.take() {
+            stop.cancel();
         }
+        live.state = McpState::Failed { reason: line };
+        drop(live);
         self.changed();
     }
 
