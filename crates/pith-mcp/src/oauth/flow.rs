@@ -193,12 +193,17 @@ async fn code_flow(
         callback.issuer.as_deref(),
     );
     let limit = super::http::TIMEOUT;
-    let exchanged = match tokio::time::timeout(limit, exchange).await {
-        Err(_) => Err(LoginError::Token(format!(
+    let started = tokio::time::Instant::now();
+    let stalled = || {
+        LoginError::Token(format!(
             "the token endpoint {} did not answer within {} s",
             metadata.token_endpoint,
             limit.as_secs()
-        ))),
+        ))
+    };
+    let exchanged = match tokio::time::timeout(limit, exchange).await {
+        Err(_) => Err(stalled()),
+        Ok(Err(_)) if super::http::timed_out(started) => Err(stalled()),
         Ok(done) => done.map_err(|e| LoginError::Token(one_line(&e))),
     };
     // The browser's page says how it ended, not just that the redirect arrived.

@@ -84,6 +84,12 @@ pub(crate) async fn within<T>(
         .unwrap_or_else(|_| Err(stalled(url, limit)))
 }
 
+/// A request of the SDK's that failed once [`TIMEOUT`] (nearly) passed: its own time limit,
+/// which its error does not name.
+pub(crate) fn timed_out(started: tokio::time::Instant) -> bool {
+    started.elapsed() + Duration::from_secs(1) >= TIMEOUT
+}
+
 fn stalled(url: &str, limit: Duration) -> FormError {
     FormError::Stalled {
         url: url.to_string(),
