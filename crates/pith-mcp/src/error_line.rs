@@ -31,6 +31,11 @@ pub(crate) fn init_error(e: &ClientInitializeError) -> String {
     }
 }
 
+/// A request that could not be sent, as one plain line (no transport type name).
+pub(crate) fn send_error(e: &rmcp::transport::DynamicTransportError) -> String {
+    plain(&transport_error(e.error.as_ref()))
+}
+
 /// A transport's error: a network failure said by what happened, else the innermost message
 /// that names something.
 pub(crate) fn transport_error(e: &(dyn std::error::Error + 'static)) -> String {
@@ -153,6 +158,22 @@ mod tests {
     fn a_transport_error_is_named_by_what_happened() {
         let e = std::io::Error::other("Connection refused (os error 111)");
         assert_eq!(transport_error(&e), "Connection refused (os error 111)");
+    }
+
+    #[test]
+    fn a_failed_send_names_no_transport_type() {
+        let inner: Box<dyn std::error::Error + Send + Sync> = "Transport channel closed".into();
+        let e = rmcp::transport::DynamicTransportError::from_parts(
+            "rmcp::transport::worker::WorkerTransport<X<Y>>",
+            std::any::TypeId::of::<u8>(),
+            inner,
+        );
+        let whole = rmcp::ServiceError::TransportSend(e);
+        assert!(whole.to_string().contains("rmcp::transport"), "{whole}");
+        assert_eq!(
+            crate::manager::service_error(&whole),
+            "Transport channel closed"
+        );
     }
 
     #[test]
