@@ -41,7 +41,11 @@ pub async fn login(setup: &Setup, name: &str, device: bool) -> anyhow::Result<i3
 /// Removes the stored sign-in of `name`, or of every server, revoking the tokens at the
 /// server where it offers that.
 pub async fn logout(setup: &Setup, name: Option<&str>) -> anyhow::Result<i32> {
-    let removed = pith_mcp::oauth::logout(&setup.data_dir, name).await?;
+    let env = |v: &str| pith_secrets::env_var(v);
+    let secret = |server: &str, client_id: &str| {
+        pith_mcp::oauth::client_secret(&setup.loaded.config, server, client_id, &env)
+    };
+    let removed = pith_mcp::oauth::logout(&setup.data_dir, name, &secret).await?;
     if removed.is_empty() {
         match name {
             Some(n) => crate::outln!("No sign-in is stored for {n}."),

@@ -21,15 +21,15 @@ use support::mcp::{self, HttpServer};
 use support::openai;
 
 /// The directories of one pith: data, workspace, home, and the config naming the server.
-struct Pith {
-    data: tempfile::TempDir,
+pub(super) struct Pith {
+    pub(super) data: tempfile::TempDir,
     workspace: tempfile::TempDir,
     home: tempfile::TempDir,
-    config: PathBuf,
+    pub(super) config: PathBuf,
 }
 
 impl Pith {
-    fn new(name: &str, url: &str) -> Pith {
+    pub(super) fn new(name: &str, url: &str) -> Pith {
         let home = tempfile::tempdir().unwrap();
         let config = home.path().join("pith-config.toml");
         std::fs::write(&config, format!("[mcp.{name}]\nurl = \"{url}\"\n")).unwrap();
@@ -42,7 +42,7 @@ impl Pith {
     }
 
     /// `pith ARGS` with this pith's directories, no display and no browser.
-    fn command(&self, args: &[&str]) -> Command {
+    pub(super) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pith"));
         cmd.args(args)
             .current_dir(self.workspace.path())
@@ -69,7 +69,7 @@ impl Pith {
         text
     }
 
-    fn tokens(&self) -> TokenFile {
+    pub(super) fn tokens(&self) -> TokenFile {
         TokenFile::read(self.data.path()).unwrap()
     }
 }
@@ -81,8 +81,15 @@ async fn interact(
     args: &[&str],
     act: impl AsyncFnMut(&str) -> bool,
 ) -> (bool, String) {
-    let mut child = pith
-        .command(args)
+    interact_cmd(pith.command(args), act).await
+}
+
+/// [`interact`] with a command of one's own.
+pub(super) async fn interact_cmd(
+    mut cmd: Command,
+    act: impl AsyncFnMut(&str) -> bool,
+) -> (bool, String) {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -115,7 +122,7 @@ async fn interact(
     (status.status.success(), out)
 }
 
-fn http() -> reqwest::Client {
+pub(super) fn http() -> reqwest::Client {
     pith_provider::init_tls();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
@@ -128,7 +135,7 @@ async fn get_json(url: &str) -> Value {
 }
 
 /// The server's base (`http://127.0.0.1:PORT`).
-fn base(server: &HttpServer) -> String {
+pub(super) fn base(server: &HttpServer) -> String {
     server.url.trim_end_matches("/mcp").to_string()
 }
 
@@ -161,7 +168,7 @@ async fn login_with_browser(pith: &Pith, name: &str) -> String {
 }
 
 /// Waits for a status in which `name` is no longer starting.
-async fn settled(h: &mut support::engine::Harness, name: &str) -> McpServerStatus {
+pub(super) async fn settled(h: &mut support::engine::Harness, name: &str) -> McpServerStatus {
     loop {
         let ev = h
             .until("mcp status", |e| {
@@ -220,7 +227,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn call(id: &str, tool: &str, args: Value) -> support::MockResponse {
+pub(super) fn call(id: &str, tool: &str, args: Value) -> support::MockResponse {
     let args = args.to_string();
     openai::tool_calls(&[(id, tool, args.as_str())], Some((1000, 10)))
 }

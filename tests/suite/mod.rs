@@ -46,6 +46,7 @@ mod instructions_memory;
 mod mcp_elicitation;
 mod mcp_elicitation_cli;
 mod mcp_oauth;
+mod mcp_oauth_errors;
 mod mcp_servers;
 mod mock_wire;
 mod openai_provider;

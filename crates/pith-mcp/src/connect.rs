@@ -69,6 +69,9 @@ pub enum ConnectError {
     /// The HTTP client could not be built (its error is part of the text).
     #[error("cannot build the HTTP client: {reqwest}")]
     HttpClient { reqwest: reqwest::Error },
+    /// The client secret's variable of a confidential client's sign-in is not set.
+    #[error("environment variable {var} (the OAuth client secret of [mcp.{name}]) is not set")]
+    SecretVarUnset { var: String, name: String },
     /// The HTTP server refused or broke the handshake (`why`: the SDK's error, one line).
     #[error("cannot connect to {url}: {why}")]
     Http { url: String, why: String },
@@ -313,7 +316,7 @@ pub async fn connect(
                     // Give the stderr reader a moment to take the last lines.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     let why = match other {
-                        Ok(Err(e)) => init_error(&e),
+                        Ok(Err(e)) => crate::error_line::init_error(&e),
                         _ => format!(
                             "no answer to the MCP handshake within {} s",
                             timeout.as_secs()
@@ -363,12 +366,7 @@ async fn serve_http(
     use crate::oauth::session;
     let (client, transport_config) = http_transport(url, config, env)?;
     let manager = match tokens {
-        Some(dir) => session::stored_manager(dir, name, url, config, env)
-            .await
-            .map_err(|why| ConnectError::Http {
-                url: url.to_string(),
-                why,
-            })?,
+        Some(dir) => session::stored_manager(dir, name, url, config, env).await?,
         None => None,
     };
     let served = match manager {
@@ -402,7 +400,7 @@ async fn serve_http(
         } else {
             ConnectError::Http {
                 url: url.to_string(),
-                why: init_error(&e),
+                why: crate::error_line::init_error(&e),
             }
         }
     })
@@ -443,16 +441,6 @@ fn exit_note(status: Option<std::process::ExitStatus>) -> String {
             None => " (killed by a signal)".to_string(),
         },
         None => String::new(),
-    }
-}
-
-/// The SDK's error as one line (no nested debug dumps).
-fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
-    let text = pith_protocol::text::one_line(&e.to_string());
-    if text.contains("connection closed") || text.contains("ConnectionClosed") {
-        "the server closed the connection during the MCP handshake".to_string()
-    } else {
-        text
     }
 }
 

@@ -10,6 +10,7 @@
 //! - `questions`: a server's questions to the user (elicitation) and to the model (sampling).
 
 pub mod connect;
+mod error_line;
 pub mod manager;
 pub mod names;
 pub mod oauth;

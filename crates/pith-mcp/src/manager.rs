@@ -441,6 +441,17 @@ impl McpManager {
         });
     }
 
+    /// A 401 mid-session: the connection is closed, the state says what to do (`line`).
+    pub(crate) fn refused_sign_in(&self, server: &Server, line: String) {
+        let mut live = server.lock();
+        if let Some(stop) = live.stop.take() {
+            stop.cancel();
+        }
+        (live.peer, live.state) = (None, McpState::Failed { reason: line });
+        drop(live);
+        self.changed();
+    }
+
     fn set_state(&self, server: &Server, state: McpState) {
         let changed = {
             let mut live = server.lock();
@@ -583,6 +594,7 @@ fn prompt_info(p: rmcp::model::Prompt) -> McpPrompt {
 pub(crate) fn service_error(e: &ServiceError) -> String {
     match e {
         ServiceError::McpError(data) => pith_protocol::text::one_line(&data.message),
-        other => pith_protocol::text::one_line(&other.to_string()),
+        ServiceError::TransportSend(t) => crate::error_line::send_error(t),
+        other => crate::error_line::plain(&other.to_string()),
     }
 }

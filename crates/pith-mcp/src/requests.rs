@@ -70,6 +70,17 @@ impl McpManager {
                 server.name,
                 timeout.as_secs()
             ))),
+            Ok(Err(e)) if crate::oauth::session::is_auth_required(&e) => {
+                // A server that guards only its tools answers the call 401: no sign-in, or
+                // the stored one was refused after the SDK's refresh.
+                let url = server.config.url.as_deref().unwrap_or_default();
+                let line = crate::oauth::session::sign_in_line(self.sign_ins(), &server.name, url);
+                self.refused_sign_in(server, line.clone());
+                Err(CallError::Failed(format!(
+                    "The MCP server {} refused {tool}: {line}. The user must sign in before its tools work; do not retry until they have.",
+                    server.name
+                )))
+            }
             Ok(Err(e)) if is_gone(&e, &peer) => {
                 // Let the connection's watcher record why it ended.
                 tokio::time::sleep(Duration::from_millis(100)).await;

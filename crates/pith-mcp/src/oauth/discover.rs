@@ -54,7 +54,7 @@ pub(crate) async fn manager(
     let http = super::http::client().map_err(|e| LoginError::Http(e.to_string()))?;
     let probed = probe(&http, url)
         .await
-        .map_err(|e| LoginError::Http(e.to_string()))?;
+        .map_err(|e| LoginError::Server(e.to_string()))?;
     // A server that lets `initialize` through may still guard its tools: its published
     // metadata decides.
     let open = probed == Probe::Open;
@@ -68,10 +68,21 @@ pub(crate) async fn manager(
         .await
         .map_err(|e| LoginError::Discovery(one_line(&e)))?;
     manager.set_credential_store(FileStore::new(data_dir, name, url));
+    let started = tokio::time::Instant::now();
     let resolution = manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
-        .map_err(|e| LoginError::Discovery(one_line(&e)))?;
+        .map_err(|e| {
+            let why = one_line(&e);
+            LoginError::Discovery(if super::http::timed_out(started) {
+                format!(
+                    "a metadata request did not answer within {} s ({why})",
+                    super::http::TIMEOUT.as_secs()
+                )
+            } else {
+                why
+            })
+        })?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
         let name = name.to_string();
         return Err(if open {

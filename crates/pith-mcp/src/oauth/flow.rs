@@ -184,16 +184,33 @@ async fn code_flow(
     if opts.open_browser {
         open_browser(&auth_url);
     }
-    let callback = listener::wait(tcp, &state, opts.timeout)
+    let (callback, page) = listener::wait(tcp, &state, opts.timeout)
         .await
         .map_err(|e| LoginError::Callback(e.to_string()))?;
     // Single use and bound to this process by PKCE, yet kept out of the log all the same.
     pith_secrets::register(&callback.code);
-    session
-        .handle_callback_with_issuer(&callback.code, &callback.state, callback.issuer.as_deref())
-        .await
-        .map_err(|e| LoginError::Token(one_line(&e)))?;
-    Ok(())
+    let exchange = session.handle_callback_with_issuer(
+        &callback.code,
+        &callback.state,
+        callback.issuer.as_deref(),
+    );
+    let limit = super::http::TIMEOUT;
+    let started = tokio::time::Instant::now();
+    let stalled = || {
+        LoginError::Token(format!(
+            "the token endpoint {} did not answer within {} s",
+            metadata.token_endpoint,
+            limit.as_secs()
+        ))
+    };
+    let exchanged = match tokio::time::timeout(limit, exchange).await {
+        Err(_) => Err(stalled()),
+        Ok(Err(_)) if super::http::timed_out(started) => Err(stalled()),
+        Ok(done) => done.map_err(|e| LoginError::Token(one_line(&e))),
+    };
+    // The browser's page says how it ended, not just that the redirect arrived.
+    page.answer(exchanged.is_ok()).await;
+    exchanged.map(|_| ())
 }
 
 /// What the user must do for the code flow: the URL on a line of its own, unindented and last

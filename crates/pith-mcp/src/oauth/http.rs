@@ -16,6 +16,8 @@ const MAX_BODY: usize = 256 * 1024;
 pub(crate) enum FormError {
     #[error("cannot reach {url}: {why}")]
     Unreachable { url: String, why: String },
+    #[error("{url} did not answer within {secs} s")]
+    Stalled { url: String, secs: u64 },
     #[error("the answer of {url} is larger than {MAX_BODY} bytes")]
     TooLarge { url: String },
 }
@@ -37,26 +39,91 @@ pub(crate) async fn post_form(
     url: &str,
     params: &[(&str, &str)],
 ) -> Result<(reqwest::StatusCode, Vec<u8>), FormError> {
+    post_form_as(http, url, params, None).await
+}
+
+/// [`post_form`], the client authenticated with HTTP Basic (`client_secret_basic`, RFC 6749
+/// §2.3.1: the id and secret form-encoded first) when `basic` holds its id and secret.
+pub(crate) async fn post_form_as(
+    http: &reqwest::Client,
+    url: &str,
+    params: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
+) -> Result<(reqwest::StatusCode, Vec<u8>), FormError> {
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(params)
         .finish();
-    let request = http
+    let mut request = http
         .post(url)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .header("Accept", "application/json")
         .body(body);
+    if let Some((id, secret)) = basic {
+        let enc = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        request = request.basic_auth(enc(id), Some(enc(secret)));
+    }
     send(request, url).await
 }
 
-/// Sends `request` and reads a bounded answer.
+/// Sends `request` and reads a bounded answer, all within [`TIMEOUT`].
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     url: &str,
 ) -> Result<(reqwest::StatusCode, Vec<u8>), FormError> {
-    let unreachable = |e: reqwest::Error| FormError::Unreachable {
+    within(TIMEOUT, url, send_unbounded(request, url)).await
+}
+
+/// `work`, or [`FormError::Stalled`] once `limit` has passed.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    url: &str,
+    work: impl Future<Output = Result<T, FormError>>,
+) -> Result<T, FormError> {
+    tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or_else(|_| Err(stalled(url, limit)))
+}
+
+/// A request of the SDK's that failed once [`TIMEOUT`] (nearly) passed: its own time limit,
+/// which its error does not name.
+pub(crate) fn timed_out(started: tokio::time::Instant) -> bool {
+    started.elapsed() + Duration::from_secs(1) >= TIMEOUT
+}
+
+fn stalled(url: &str, limit: Duration) -> FormError {
+    FormError::Stalled {
         url: url.to_string(),
-        why: pith_protocol::text::one_line(&e.without_url().to_string()),
+        secs: limit.as_secs().max(1),
+    }
+}
+
+/// A transport error as one plain line: a stall says so, else why the server was not reached.
+fn unreachable(url: &str, e: reqwest::Error) -> FormError {
+    if e.is_timeout() {
+        return stalled(url, TIMEOUT);
+    }
+    let why = if e.is_connect() {
+        "the connection was refused or could not be made".to_string()
+    } else {
+        // The innermost cause names the problem; reqwest's own text ("error sending request")
+        // does not.
+        let mut cause: &dyn std::error::Error = &e;
+        while let Some(next) = cause.source() {
+            cause = next;
+        }
+        pith_protocol::text::one_line(&cause.to_string())
     };
+    FormError::Unreachable {
+        url: url.to_string(),
+        why,
+    }
+}
+
+async fn send_unbounded(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<(reqwest::StatusCode, Vec<u8>), FormError> {
+    let unreachable = |e: reqwest::Error| unreachable(url, e);
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
     let mut body = Vec::new();
@@ -84,8 +151,12 @@ pub(crate) enum Probe {
     Other(u16),
 }
 
-/// Sends an unauthenticated `initialize` to `url` and reads the challenge.
+/// Sends an unauthenticated `initialize` to `url` and reads the challenge, within [`TIMEOUT`].
 pub(crate) async fn probe(http: &reqwest::Client, url: &str) -> Result<Probe, FormError> {
+    within(TIMEOUT, url, probe_unbounded(http, url)).await
+}
+
+async fn probe_unbounded(http: &reqwest::Client, url: &str) -> Result<Probe, FormError> {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": 0,
@@ -101,10 +172,7 @@ pub(crate) async fn probe(http: &reqwest::Client, url: &str) -> Result<Probe, Fo
         .header("Accept", "application/json, text/event-stream")
         .header("Content-Type", "application/json")
         .body(body.to_string());
-    let unreachable = |e: reqwest::Error| FormError::Unreachable {
-        url: url.to_string(),
-        why: pith_protocol::text::one_line(&e.without_url().to_string()),
-    };
+    let unreachable = |e: reqwest::Error| unreachable(url, e);
     // Only the head is read: a server that streams its answer is not waited for.
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
@@ -126,7 +194,9 @@ pub(crate) async fn probe(http: &reqwest::Client, url: &str) -> Result<Probe, Fo
 
 /// Revokes the entry's refresh and access tokens at its revocation endpoint (RFC 7009):
 /// `Some(true)` when the server accepted, `None` when there is nothing to revoke or nowhere.
-pub(crate) async fn revoke(entry: &super::store::Entry) -> Option<bool> {
+/// A client with a secret authenticates as at the token endpoint (RFC 7009 §2.1): HTTP Basic,
+/// then the secret in the form (`client_secret_post`) if Basic is refused.
+pub(crate) async fn revoke(entry: &super::store::Entry, secret: Option<&str>) -> Option<bool> {
     use oauth2::TokenResponse as _;
     let endpoint = entry.revocation_endpoint.as_deref()?;
     super::discover::check_endpoint(endpoint).ok()?;
@@ -138,23 +208,54 @@ pub(crate) async fn revoke(entry: &super::store::Entry) -> Option<bool> {
         .refresh_token()
         .map(|r| (r.secret().clone(), "refresh_token"));
     let access = Some((token.access_token().secret().clone(), "access_token"));
-    for (secret, hint) in refresh.into_iter().chain(access) {
+    let id = creds.client_id.as_str();
+    for (token, hint) in refresh.into_iter().chain(access) {
         let params = [
-            ("token", secret.as_str()),
+            ("token", token.as_str()),
             ("token_type_hint", hint),
-            ("client_id", creds.client_id.as_str()),
+            ("client_id", id),
         ];
-        let mut status = revoke_one(&http, endpoint, &params).await;
-        // The Python SDK (2.3.0) answers a public client's request 400 unless an (empty)
-        // `client_secret` is present: asked once more with it.
-        if status == Some(400) {
-            let mut with_secret = params.to_vec();
-            with_secret.push(("client_secret", ""));
-            status = revoke_one(&http, endpoint, &with_secret).await;
-        }
+        let status = match secret {
+            Some(secret) => revoke_confidential(&http, endpoint, &params, id, secret).await,
+            None => revoke_public(&http, endpoint, &params).await,
+        };
         all &= status.is_some_and(|s| (200..300).contains(&s));
     }
     Some(all)
+}
+
+/// A public client's revocation.
+async fn revoke_public(
+    http: &reqwest::Client,
+    endpoint: &str,
+    params: &[(&str, &str)],
+) -> Option<u16> {
+    let status = revoke_one(http, endpoint, params, None).await;
+    // The Python SDK (2.3.0) answers a public client's request 400 unless an (empty)
+    // `client_secret` is present: asked once more with it.
+    if status != Some(400) {
+        return status;
+    }
+    let mut with_secret = params.to_vec();
+    with_secret.push(("client_secret", ""));
+    revoke_one(http, endpoint, &with_secret, None).await
+}
+
+/// A confidential client's revocation: Basic, then `client_secret_post`.
+async fn revoke_confidential(
+    http: &reqwest::Client,
+    endpoint: &str,
+    params: &[(&str, &str)],
+    id: &str,
+    secret: &str,
+) -> Option<u16> {
+    let status = revoke_one(http, endpoint, params, Some((id, secret))).await;
+    if !matches!(status, Some(400 | 401)) {
+        return status;
+    }
+    let mut posted = params.to_vec();
+    posted.push(("client_secret", secret));
+    revoke_one(http, endpoint, &posted, None).await
 }
 
 /// One revocation request's status, within 10 s.
@@ -162,10 +263,18 @@ async fn revoke_one(
     http: &reqwest::Client,
     endpoint: &str,
     params: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
 ) -> Option<u16> {
-    let sent = tokio::time::timeout(Duration::from_secs(10), post_form(http, endpoint, params));
+    let sent = tokio::time::timeout(
+        Duration::from_secs(10),
+        post_form_as(http, endpoint, params, basic),
+    );
     match sent.await {
         Ok(Ok((status, _))) => Some(status.as_u16()),
         _ => None,
     }
 }
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

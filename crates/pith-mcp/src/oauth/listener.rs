@@ -36,12 +36,33 @@ pub(crate) enum CallbackError {
     Io(String),
 }
 
-/// Waits for the browser's redirect to `listener`, until `timeout`.
+/// The browser's connection that brought the callback, not answered yet: its page says how
+/// the sign-in ended, so it is answered once the code is exchanged for tokens.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    stream: TcpStream,
+}
+
+impl Pending {
+    /// Answers the browser: signed in, or failed (why is said in the terminal, not here).
+    /// Bounded: a browser that does not read is not waited for.
+    pub(crate) async fn answer(mut self, signed_in: bool) {
+        let (status, text) = if signed_in {
+            (200, "Signed in. You can close this tab and return to pith.")
+        } else {
+            (400, "Sign-in failed; pith says why in the terminal.")
+        };
+        let _ = tokio::time::timeout(READ_TIMEOUT, respond(&mut self.stream, status, text)).await;
+    }
+}
+
+/// Waits for the browser's redirect to `listener`, until `timeout`. The callback's connection
+/// is handed back unanswered ([`Pending::answer`]).
 pub(crate) async fn wait(
     listener: TcpListener,
     state: &str,
     timeout: Duration,
-) -> Result<Callback, CallbackError> {
+) -> Result<(Callback, Pending), CallbackError> {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let accepted = tokio::time::timeout_at(deadline, listener.accept()).await;
@@ -56,8 +77,12 @@ pub(crate) async fn wait(
     }
 }
 
-/// Reads one request and answers it; `None` when it was not the callback (keep waiting).
-async fn serve_one(mut stream: TcpStream, state: &str) -> Option<Result<Callback, CallbackError>> {
+/// Reads one request and answers it, but for the callback; `None` when it was not the callback
+/// (keep waiting).
+async fn serve_one(
+    mut stream: TcpStream,
+    state: &str,
+) -> Option<Result<(Callback, Pending), CallbackError>> {
     let target = match tokio::time::timeout(READ_TIMEOUT, request_target(&mut stream)).await {
         Ok(Some(t)) => t,
         _ => {
@@ -65,13 +90,15 @@ async fn serve_one(mut stream: TcpStream, state: &str) -> Option<Result<Callback
             return None;
         }
     };
-    let outcome = parse_target(&target, state);
-    let (status, text) = match &outcome {
-        Some(Ok(_)) => (200, "Signed in. You can close this tab and return to pith."),
-        Some(Err(_)) => (400, "Sign-in failed; pith says why in the terminal."),
-        None => (400, "Not a sign-in callback of this pith."),
+    let (outcome, text) = match parse_target(&target, state) {
+        Some(Ok(callback)) => return Some(Ok((callback, Pending { stream }))),
+        Some(Err(e)) => (
+            Some(Err(e)),
+            "Sign-in failed; pith says why in the terminal.",
+        ),
+        None => (None, "Not a sign-in callback of this pith."),
     };
-    let _ = respond(&mut stream, status, text).await;
+    let _ = tokio::time::timeout(READ_TIMEOUT, respond(&mut stream, 400, text)).await;
     outcome
 }
 
@@ -196,25 +223,55 @@ mod tests {
         let mut answer = String::new();
         s.read_to_string(&mut answer).await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-        assert_eq!(task.await.unwrap(), Err(CallbackError::Timeout(0)));
+        let got = task.await.unwrap();
+        assert!(matches!(got, Err(CallbackError::Timeout(0))), "{got:?}");
     }
 
-    #[tokio::test]
-    async fn the_callback_is_taken_once_and_answered_with_a_page() {
+    /// Sends the callback; the task's answer and the browser's connection.
+    async fn callback(
+        timeout: Duration,
+    ) -> (
+        tokio::task::JoinHandle<Result<(Callback, Pending), CallbackError>>,
+        TcpStream,
+        std::net::SocketAddr,
+    ) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move { wait(listener, "S", Duration::from_secs(5)).await });
+        let task = tokio::spawn(async move { wait(listener, "S", timeout).await });
         let mut s = TcpStream::connect(addr).await.unwrap();
         s.write_all(b"GET /callback?code=C&state=S HTTP/1.1\r\nHost: x\r\n\r\n")
             .await
             .unwrap();
+        (task, s, addr)
+    }
+
+    #[tokio::test]
+    async fn the_callback_is_taken_once_and_answered_after_the_exchange() {
+        let (task, mut s, addr) = callback(Duration::from_secs(5)).await;
+        let (got, pending) = task.await.unwrap().unwrap();
+        assert_eq!(got.code, "C");
+        // Nothing is said to the browser before the tokens are in.
+        let mut byte = [0u8; 1];
+        let early = tokio::time::timeout(Duration::from_millis(200), s.read(&mut byte)).await;
+        assert!(early.is_err(), "answered before the exchange: {early:?}");
+        pending.answer(true).await;
         let mut answer = String::new();
         s.read_to_string(&mut answer).await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         assert!(answer.contains("Signed in"));
-        let got = task.await.unwrap().unwrap();
-        assert_eq!(got.code, "C");
         // Single use: the listener is gone with the wait.
         assert!(TcpStream::connect(addr).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_failed_exchange_tells_the_browser_it_failed() {
+        let (task, mut s, _) = callback(Duration::from_secs(5)).await;
+        let (_, pending) = task.await.unwrap().unwrap();
+        pending.answer(false).await;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains("Sign-in failed"), "{answer}");
+        assert!(!answer.contains("Signed in"), "{answer}");
     }
 }

@@ -64,6 +64,9 @@ pub enum LoginError {
     Store(#[from] TokenFileError),
     #[error("cannot make the HTTP client: {0}")]
     Http(String),
+    /// The server did not answer (in time), or could not be reached.
+    #[error("{0}")]
+    Server(String),
 }
 
 /// One server signed out of.
@@ -75,9 +78,36 @@ pub struct SignedOut {
     pub revoked: Option<bool>,
 }
 
+/// The client secret of a server's sign-in: `(server name, client id)` → the secret, when the
+/// config names a variable for that client and it is set.
+pub type SecretOf<'a> = &'a (dyn Fn(&str, &str) -> Option<String> + Sync);
+
+/// The client secret `config` gives `name` signed in as `client_id` (`oauth_client_secret_env`
+/// of the same `oauth_client_id`), read through `env`; registered with the scrubber.
+pub fn client_secret(
+    config: &pith_config::Config,
+    name: &str,
+    client_id: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let server = config.mcp.get(name)?;
+    (server.oauth_client_id.as_deref() == Some(client_id)).then_some(())?;
+    let secret = env(server.oauth_client_secret_env.as_deref()?)?;
+    let secret = secret.trim().to_string();
+    (!secret.is_empty()).then(|| {
+        pith_secrets::register(&secret);
+        secret
+    })
+}
+
 /// Removes the stored sign-in of `name` (every server's with `None`), revoking its tokens at
-/// the authorization server when it offers revocation (best effort, bounded).
-pub async fn logout(data_dir: &Path, name: Option<&str>) -> Result<Vec<SignedOut>, TokenFileError> {
+/// the authorization server when it offers revocation (best effort, bounded); `secret` gives
+/// a confidential client's secret, to authenticate the revocation.
+pub async fn logout(
+    data_dir: &Path,
+    name: Option<&str>,
+    secret: SecretOf<'_>,
+) -> Result<Vec<SignedOut>, TokenFileError> {
     let mut file = TokenFile::read(data_dir)?;
     let removed: Vec<(String, store::Entry)> = match name {
         Some(n) => file
@@ -93,7 +123,9 @@ pub async fn logout(data_dir: &Path, name: Option<&str>) -> Result<Vec<SignedOut
     }
     let mut out = Vec::new();
     for (name, entry) in removed {
-        let revoked = http::revoke(&entry).await;
+        let id = entry.credentials.as_ref().map(|c| c.client_id.clone());
+        let secret = id.and_then(|id| secret(&name, &id));
+        let revoked = http::revoke(&entry, secret.as_deref()).await;
         out.push(SignedOut { name, revoked });
     }
     Ok(out)

@@ -8,22 +8,29 @@ use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
 
 use pith_config::McpServerConfig;
 
+use crate::connect::ConnectError;
+
 use super::discover::one_line;
 use super::store::{FileStore, TokenFile};
 
 /// The manager for `name` at `url` when a sign-in is stored for that URL, and the server gets
-/// no other credential from the config; `Ok(None)` otherwise.
+/// no other credential from the config; `Ok(None)` otherwise. A confidential client whose
+/// secret variable is unset is refused here, by name, rather than by the token endpoint.
 pub(crate) async fn stored_manager(
     data_dir: &Path,
     name: &str,
     url: &str,
     config: &McpServerConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Option<AuthorizationManager>, String> {
+) -> Result<Option<AuthorizationManager>, ConnectError> {
+    let http = |why: String| ConnectError::Http {
+        url: url.to_string(),
+        why,
+    };
     if own_authorization(config) {
         return Ok(None);
     }
-    let file = TokenFile::read(data_dir).map_err(|e| e.to_string())?;
+    let file = TokenFile::read(data_dir).map_err(|e| http(e.to_string()))?;
     let Some(entry) = file.entry_for(name, url) else {
         return Ok(None);
     };
@@ -33,30 +40,39 @@ pub(crate) async fn stored_manager(
     if super::discover::check_endpoint(url).is_err() {
         return Ok(None);
     }
-    pith_http::init_tls();
-    let mut manager = AuthorizationManager::new(url.trim())
-        .await
-        .map_err(|e| one_line(&e))?;
-    manager.set_credential_store(FileStore::new(data_dir, name, url));
-    if !manager
-        .initialize_from_store()
-        .await
-        .map_err(|e| one_line(&e))?
-    {
-        return Ok(None);
-    }
     let secret = config
         .oauth_client_secret_env
         .as_deref()
         .and_then(env)
         .filter(|s| !s.trim().is_empty());
+    let confidential = config.oauth_client_id.as_deref() == Some(client_id.as_str());
+    if let (Some(var), None, true) = (&config.oauth_client_secret_env, &secret, confidential) {
+        return Err(ConnectError::SecretVarUnset {
+            var: var.clone(),
+            name: name.to_string(),
+        });
+    }
+    pith_http::init_tls();
+    let mut manager = AuthorizationManager::new(url.trim())
+        .await
+        .map_err(|e| http(one_line(&e)))?;
+    manager.set_credential_store(FileStore::new(data_dir, name, url));
+    if !manager
+        .initialize_from_store()
+        .await
+        .map_err(|e| http(one_line(&e)))?
+    {
+        return Ok(None);
+    }
     if let (Some(secret), Some(id)) = (secret, config.oauth_client_id.as_deref())
-        && id == client_id
+        && confidential
     {
         pith_secrets::register(&secret);
         let client = OAuthClientConfig::new(id, "http://127.0.0.1/callback")
             .with_client_secret(secret.trim());
-        manager.configure_client(client).map_err(|e| one_line(&e))?;
+        manager
+            .configure_client(client)
+            .map_err(|e| http(one_line(&e)))?;
     }
     Ok(Some(manager))
 }

@@ -164,10 +164,21 @@ async fn status_lines_and_logout() {
         name: name.into(),
         revoked: None,
     };
-    assert_eq!(logout(data, Some("a")).await.unwrap(), vec![out("a")]);
+    assert_eq!(
+        logout(data, Some("a"), &|_, _| None).await.unwrap(),
+        vec![out("a")]
+    );
     assert_eq!(sign_in(data, "a", url), SignIn::None);
-    assert!(logout(data, Some("a")).await.unwrap().is_empty());
-    assert_eq!(logout(data, None).await.unwrap(), vec![out("b")]);
+    assert!(
+        logout(data, Some("a"), &|_, _| None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        logout(data, None, &|_, _| None).await.unwrap(),
+        vec![out("b")]
+    );
     assert!(TokenFile::read(data).unwrap().servers.is_empty());
 }
 
@@ -300,4 +311,47 @@ fn the_sign_in_url_is_alone_on_its_line_and_device_is_offered_only_when_it_exist
     let with = super::flow::url_notice("who", url, 5, true);
     assert_eq!(with.lines().last(), Some(url));
     assert!(with.contains("`pith mcp login who --device`"), "{with}");
+}
+
+/// A confidential client's sign-in whose secret variable is unset: the connection says which
+/// variable, instead of the token endpoint's `invalid_client` at the next refresh.
+#[tokio::test]
+async fn an_unset_client_secret_variable_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "http://127.0.0.1:9/mcp";
+    let stored = StoredCredentials::new("corp-cli".into(), Some(token(0)), vec![], Some(1));
+    FileStore::new(dir.path(), "conf", url)
+        .save(stored)
+        .await
+        .unwrap();
+    let config = pith_config::McpServerConfig {
+        url: Some(url.into()),
+        oauth_client_id: Some("corp-cli".into()),
+        oauth_client_secret_env: Some("CONF_SECRET".into()),
+        ..Default::default()
+    };
+    let unset = |_: &str| None;
+    let err = session::stored_manager(dir.path(), "conf", url, &config, &unset)
+        .await
+        .map(|m| m.is_some())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "environment variable CONF_SECRET (the OAuth client secret of [mcp.conf]) is not set"
+    );
+    // Set (or for another client id than the configured one), the sign-in goes on to the
+    // server's metadata (nothing listens here).
+    let not_the_secret = |got: Result<Option<_>, crate::connect::ConnectError>| match got {
+        Err(crate::connect::ConnectError::Http { why, .. }) => why.contains("discovery"),
+        _ => false,
+    };
+    let set = |v: &str| (v == "CONF_SECRET").then(|| "s3cret".to_string());
+    let got = session::stored_manager(dir.path(), "conf", url, &config, &set).await;
+    assert!(not_the_secret(got));
+    let other = pith_config::McpServerConfig {
+        oauth_client_id: Some("someone-else".into()),
+        ..config.clone()
+    };
+    let got = session::stored_manager(dir.path(), "conf", url, &other, &unset).await;
+    assert!(not_the_secret(got));
 }
