@@ -103,6 +103,7 @@ fn entry(endpoint: &str) -> super::super::store::Entry {
             None,
         )),
         revocation_endpoint: Some(endpoint.to_string()),
+        account: None,
     }
 }
 
