@@ -152,18 +152,7 @@ pub fn spawn(
     }));
     let jobs = shared.jobs.clone();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
-    let notify = ctl_tx.clone();
-    let mcp = pith_mcp::McpManager::new(
-        &opts.config,
-        &opts.workspace,
-        Arc::new(move || {
-            let _ = notify.send(shared::Control::McpChanged);
-        }),
-    );
-    // the servers' questions (elicitation, sampling) go to this engine's front end
-    mcp.set_questions(server_questions::for_engine(&opts, &ev_tx, &shared));
-    mcp.use_sign_ins(&opts.data_dir);
-    mcp.start_all();
+    let mcp = start_mcp(&opts, &ev_tx, &shared, ctl_tx.clone());
     let history = shared::HistorySource {
         store: store.clone(),
         events: ev_tx.clone(),
@@ -193,18 +182,8 @@ pub fn spawn(
             }
         });
         let ended = run.await;
-        // A bug that panics the runner must not leave the front end waiting for the turn's end.
-        if let Err(e) = &ended
-            && e.is_panic()
-        {
-            tracing::error!("the engine panicked: {e}");
-            let _ = on_panic.send(EngineError::Panicked.event().into());
-            let _ = on_panic.send(
-                TurnEvent::TurnFinished {
-                    reason: pith_protocol::event::TurnEnd::Error,
-                }
-                .into(),
-            );
+        if let Err(e) = &ended {
+            report_panic(e, &on_panic);
         }
         // the runner is gone and its session's lock with it
         if let Some(sweep) = sweep {
@@ -217,6 +196,42 @@ pub fn spawn(
         events: ev_rx,
         done,
     })
+}
+
+/// The engine's MCP servers, started: a change of theirs wakes the runner, their questions
+/// (elicitation, sampling) go to this engine's front end, and stored sign-ins are used.
+fn start_mcp(
+    opts: &EngineOptions,
+    events: &mpsc::UnboundedSender<EventMsg>,
+    shared: &Arc<shared::Shared>,
+    notify: mpsc::UnboundedSender<shared::Control>,
+) -> Arc<pith_mcp::McpManager> {
+    let mcp = pith_mcp::McpManager::new(
+        &opts.config,
+        &opts.workspace,
+        Arc::new(move || {
+            let _ = notify.send(shared::Control::McpChanged);
+        }),
+    );
+    mcp.set_questions(server_questions::for_engine(opts, events, shared));
+    mcp.use_sign_ins(&opts.data_dir);
+    mcp.start_all();
+    mcp
+}
+
+/// A bug that panics the runner must not leave the front end waiting for the turn's end.
+fn report_panic(e: &tokio::task::JoinError, events: &mpsc::UnboundedSender<EventMsg>) {
+    if !e.is_panic() {
+        return;
+    }
+    tracing::error!("the engine panicked: {e}");
+    let _ = events.send(EngineError::Panicked.event().into());
+    let _ = events.send(
+        TurnEvent::TurnFinished {
+            reason: pith_protocol::event::TurnEnd::Error,
+        }
+        .into(),
+    );
 }
 
 /// The sessions an engine removes at shutdown when they have no message.

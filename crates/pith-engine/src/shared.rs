@@ -267,6 +267,9 @@ fn route(
     let to_runner = |op| {
         let _ = ctl.send(Control::Op(Submission { id: id.clone(), op }));
     };
+    let Some(op) = answered_by_store(&id, op, history) else {
+        return true;
+    };
     match op {
         Op::Interrupt => shared.cancel_turn(),
         Op::PermissionReply { id, reply, message } => {
@@ -274,16 +277,6 @@ fn route(
                 tracing::debug!(%id, "a reply to a question no longer pending: dropped");
             }
         }
-        Op::LoadHistory { session_id, before } => {
-            history.answer(id, move |store| history_page(store, &session_id, &before));
-        }
-        // the store holds what left the view; no need to wait for a running turn
-        Op::Recall {
-            session_id,
-            id: item,
-        } => history.answer(id, move |store| {
-            vec![crate::recall::answer(store, &session_id, &item)]
-        }),
         Op::ListMcpResources
         | Op::AttachMcpResource { .. }
         | Op::RestartMcpServer { .. }
@@ -296,19 +289,6 @@ fn route(
                 history.mcp.as_ref(),
             );
         }
-        // the store answers this; no need to wait for a running turn
-        Op::ListSessions => history.answer(id, move |store| {
-            vec![match store.list_sessions() {
-                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
-                Err(e) => EngineError::ListSessions(e).event(),
-            }]
-        }),
-        Op::ListSubagents { session_id } => history.answer(id, move |store| {
-            vec![match store.children(&session_id) {
-                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
-                Err(e) => EngineError::ListSubagents(e).event(),
-            }]
-        }),
         Op::ContextBreakdown => {
             shared.want_breakdown(id.clone());
             to_runner(Op::ContextBreakdown);
@@ -343,6 +323,38 @@ fn route(
         }
     }
     true
+}
+
+/// The ops the store answers, with no need to wait for a running turn (history pages, a
+/// recalled item, the session lists); any other op is handed back.
+fn answered_by_store(id: &SubmissionId, op: Op, history: &HistorySource) -> Option<Op> {
+    let id = id.clone();
+    match op {
+        Op::LoadHistory { session_id, before } => {
+            history.answer(id, move |store| history_page(store, &session_id, &before));
+        }
+        // the store holds what left the view
+        Op::Recall {
+            session_id,
+            id: item,
+        } => history.answer(id, move |store| {
+            vec![crate::recall::answer(store, &session_id, &item)]
+        }),
+        Op::ListSessions => history.answer(id, move |store| {
+            vec![match store.list_sessions() {
+                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
+                Err(e) => EngineError::ListSessions(e).event(),
+            }]
+        }),
+        Op::ListSubagents { session_id } => history.answer(id, move |store| {
+            vec![match store.children(&session_id) {
+                Ok(sessions) => Event::Session(SessionEvent::Sessions { sessions }),
+                Err(e) => EngineError::ListSubagents(e).event(),
+            }]
+        }),
+        other => return Some(other),
+    }
+    None
 }
 
 /// Queues a change of `--yes` or of the permission mode for the runner (a mode is known at

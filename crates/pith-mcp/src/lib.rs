@@ -2,6 +2,7 @@
 //! official SDK (`rmcp`).
 //!
 //! - `connect`: one connection (stdio child in its own process group, or streamable HTTP).
+//! - `handler`: pith's side of the protocol (roots, logs, list changes, questions).
 //! - `manager`: every configured server — started in the background, restarted on the next use
 //!   after it fails or exits, its offer kept current (`list_changed`).
 //! - `tool`: an MCP tool as a pith `Tool`, and its result as text.
@@ -11,6 +12,7 @@
 
 pub mod connect;
 mod error_line;
+mod handler;
 pub mod manager;
 pub mod names;
 pub mod oauth;
