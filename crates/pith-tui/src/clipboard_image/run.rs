@@ -62,7 +62,7 @@ pub(crate) fn run(
         .stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let mut child = spawn(&mut cmd).map_err(RunError::Spawn)?;
     let deadline = Instant::now() + env.timeout;
     let (out_tx, out_rx) = mpsc::channel();
     if let Some(stdout) = child.stdout.take() {
@@ -130,3 +130,21 @@ fn end_group(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Starts `cmd`, again a few times while its program is busy being written (ETXTBSY: a tool
+/// just installed or upgraded, or a file another thread's fork still holds open for writing).
+fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20 * tries));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `ETXTBSY` ("Text file busy"), 26 on Linux and macOS alike.
+const ETXTBSY: i32 = 26;
