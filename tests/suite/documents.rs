@@ -37,7 +37,13 @@ const OLD_MODULES: [&str; 13] = [
 ];
 
 /// Bare file names that are the user's files, not the repository's.
-const USER_FILES: [&str; 4] = ["pith.toml", "AGENTS.md", "CLAUDE.md", "config.toml"];
+const USER_FILES: [&str; 5] = [
+    "pith.toml",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "config.toml",
+];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,7 +1,8 @@
 //! Which instruction files reach the system prompt, and reading them without following a link
 //! out (ARCHITECTURE.md §4.3, §11).
 //!
-//! `AGENTS.md` and `CLAUDE.md` are looked for in the workspace and the directories above it,
+//! `AGENTS.md`, `CLAUDE.md` and `CLAUDE.local.md` are looked for in the workspace and the
+//! directories above it,
 //! and the configured `instructions` files are added. Each is sent to the provider, so:
 //!
 //! - a file reached through a symlink is read only when the link leads inside its fence (the
@@ -32,8 +33,11 @@ mod user;
 pub(crate) use nested::nested_for;
 pub use user::UserDirs;
 
-/// Instruction files looked for in the workspace and every directory above it.
-const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+/// Instruction files looked for in the workspace and every directory above it, in reverse of
+/// the order they reach the prompt within a directory (the list is reversed whole, nearest
+/// directory last): `CLAUDE.md`, `AGENTS.md`, then `CLAUDE.local.md` (Claude Code's personal,
+/// usually git-ignored, project file), which so has the final word.
+const INSTRUCTION_FILES: &[&str] = &["CLAUDE.local.md", "AGENTS.md", "CLAUDE.md"];
 
 /// One instruction file: the path it was found at (shown in the prompt) and the path it is
 /// read from (resolved, no symlink in it).

@@ -102,7 +102,7 @@ impl Turn<'_> {
             .iter()
             .filter(|f| {
                 let name = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !matches!(name, "AGENTS.md" | "CLAUDE.md")
+                !matches!(name, "AGENTS.md" | "CLAUDE.md" | "CLAUDE.local.md")
             })
             .flat_map(|f| [f.path.clone(), f.real.clone()])
             .collect();

@@ -3,7 +3,7 @@
 //!
 //! - **Protected** paths are the ones git, pith or your shell take commands or instructions
 //!   from: `.git` at any depth (its config, hooks, everything in it; a `.git` file too), `.pith/`
-//!   and `pith.toml` at any depth, the instruction files (`AGENTS.md`, `CLAUDE.md` at any depth,
+//!   and `pith.toml` at any depth, the instruction files (`AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` at any depth,
 //!   the configured `instructions`), the skills folders `.claude/skills` and `.agents/skills`,
 //!   the `--config` file, git's and the shell's start-up files
 //!   in `$HOME`. Writing one always asks the user: no mode, rule, `--yes`, session grant or hook
@@ -27,6 +27,7 @@ pub(crate) const PROTECTED_NAMES: &[&str] = &[
     ".pith",
     "AGENTS.md",
     "CLAUDE.md",
+    "CLAUDE.local.md",
     // the other skills folders pith reads (`.pith/skills` is under `.pith`)
     ".claude/skills",
     ".agents/skills",
@@ -324,7 +325,9 @@ impl Policy {
         }
         match names.last() {
             Some(n) if is(n, "pith.toml") => Some(Protected::PithToml),
-            Some(n) if is(n, "AGENTS.md") || is(n, "CLAUDE.md") => Some(Protected::Instructions),
+            Some(n) if is(n, "AGENTS.md") || is(n, "CLAUDE.md") || is(n, "CLAUDE.local.md") => {
+                Some(Protected::Instructions)
+            }
             _ => None,
         }
     }

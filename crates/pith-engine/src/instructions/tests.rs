@@ -325,3 +325,32 @@ fn imports_are_read_inside_the_fence_only() {
     assert!(files.iter().any(|f| f.path == home.join("outside.md")));
     assert!(!files.iter().any(|f| f.path.starts_with(home.join(".ssh"))));
 }
+
+/// Claude Code's personal project file, `CLAUDE.local.md`, is read beside `CLAUDE.md` and
+/// `AGENTS.md`, last of a directory's (it has the final word), under the same fences.
+#[test]
+fn claude_local_md_is_read_last_of_its_directory() {
+    let (_dir, root) = tempdir();
+    let ws = root.join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(root.join("CLAUDE.local.md"), "above the repo").unwrap();
+    std::fs::write(ws.join("CLAUDE.local.md"), "my own rule").unwrap();
+    std::fs::write(ws.join("AGENTS.md"), "team rule").unwrap();
+    std::fs::write(ws.join("CLAUDE.md"), "claude rule").unwrap();
+    let files = instruction_files(&ws, &[], &Fences::default());
+    assert_eq!(
+        paths(&files),
+        [
+            root.join("CLAUDE.local.md"),
+            ws.join("CLAUDE.md"),
+            ws.join("AGENTS.md"),
+            ws.join("CLAUDE.local.md"),
+        ]
+    );
+    // one linking out of the repository is skipped, as any instruction file
+    std::fs::write(root.join("secret"), "aws_secret=xyz").unwrap();
+    std::fs::remove_file(ws.join("CLAUDE.local.md")).unwrap();
+    symlink(root.join("secret"), ws.join("CLAUDE.local.md")).unwrap();
+    let rest = prompt(&ws, &[], &Fences::default());
+    assert!(!rest.contains("aws_secret") && rest.contains("team rule"));
+}

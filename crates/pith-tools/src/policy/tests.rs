@@ -57,6 +57,8 @@ fn git_pith_and_instruction_files_are_protected_at_any_depth() {
         ("a/.pith/agents/y.md", Protected::PithDir),
         ("AGENTS.md", Protected::Instructions),
         ("docs/deep/CLAUDE.md", Protected::Instructions),
+        ("CLAUDE.local.md", Protected::Instructions),
+        ("sub/CLAUDE.local.md", Protected::Instructions),
         (".claude/skills/deploy/SKILL.md", Protected::Skills),
         (".agents/skills/x/scripts/run.sh", Protected::Skills),
         (".pith/skills/y/SKILL.md", Protected::PithDir),
