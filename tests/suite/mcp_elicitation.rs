@@ -39,6 +39,23 @@ async fn with_server(py: &str, headless: bool, edit: impl FnOnce(&mut Config)) -
     .await
 }
 
+/// The notes of a turn that must ask nothing (a form declined unshown, a headless run), to
+/// its end, which must be a plain stop.
+async fn notes_of_an_unasked_turn(h: &mut Harness) -> Vec<String> {
+    let mut notes = Vec::new();
+    loop {
+        match h.until("turn end", |_| true).await {
+            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
+            Event::Turn(TurnEvent::ElicitationAsked(r)) => panic!("asked: {r:?}"),
+            Event::Turn(TurnEvent::TurnFinished { reason }) => {
+                assert_eq!(reason, TurnEnd::Stop);
+                return notes;
+            }
+            _ => {}
+        }
+    }
+}
+
 async fn asked(h: &mut Harness) -> ElicitationRequest {
     match h
         .until("elicitation asked", |e| {
@@ -170,18 +187,7 @@ async fn headless(tool: &str, auto_yes: bool) -> Option<(String, Vec<String>)> {
     h.server.push(call("c1", tool, json!({})));
     h.server.push(openai::text("ok", Some((1100, 2))));
     h.send(Op::user_turn("go"));
-    let mut notes = Vec::new();
-    loop {
-        match h.until("turn end", |_| true).await {
-            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
-            Event::Turn(TurnEvent::ElicitationAsked(_)) => panic!("a headless run asked"),
-            Event::Turn(TurnEvent::TurnFinished { reason }) => {
-                assert_eq!(reason, TurnEnd::Stop);
-                break;
-            }
-            _ => {}
-        }
-    }
+    let notes = notes_of_an_unasked_turn(&mut h).await;
     Some((h.tool_results(1).join("\n"), notes))
 }
 
@@ -237,15 +243,7 @@ async fn a_hostile_form_is_never_shown() {
     h.server.push(call("c1", "e_hostile", json!({})));
     h.server.push(openai::text("ok", Some((1100, 2))));
     h.send(Op::user_turn("go"));
-    let mut notes = Vec::new();
-    loop {
-        match h.until("turn end", |_| true).await {
-            Event::Turn(TurnEvent::ElicitationAsked(r)) => panic!("shown: {r:?}"),
-            Event::Turn(TurnEvent::TurnFinished { .. }) => break,
-            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
-            _ => {}
-        }
-    }
+    let notes = notes_of_an_unasked_turn(&mut h).await;
     // declined with a note, as any form pith does not show — not a protocol error
     let result = h.tool_results(1).join("\n");
     assert!(result.contains("decline"), "{result}");
@@ -425,15 +423,7 @@ async fn a_form_too_large_to_show_is_declined_with_a_note() {
     h.server.push(call("c1", "e_wide", json!({})));
     h.server.push(openai::text("ok", Some((1100, 2))));
     h.send(Op::user_turn("go"));
-    let mut notes = Vec::new();
-    loop {
-        match h.until("turn end", |_| true).await {
-            Event::Turn(TurnEvent::ElicitationAsked(r)) => panic!("shown: {r:?}"),
-            Event::Turn(TurnEvent::Info { message }) => notes.push(message),
-            Event::Turn(TurnEvent::TurnFinished { .. }) => break,
-            _ => {}
-        }
-    }
+    let notes = notes_of_an_unasked_turn(&mut h).await;
     assert_eq!(h.tool_results(1).join(""), "decline");
     assert!(
         notes.iter().any(

@@ -537,25 +537,7 @@ async fn a_pre_registered_client_signs_in_without_registering() {
     let Some(py) = mcp::python() else { return };
     let server =
         HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let registered: Value = http()
-        .post(format!("{}/register", base(&server)))
-        .json(&json!({
-            "redirect_uris": [format!("http://127.0.0.1:{port}/callback")],
-            "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "client_name": "registered by hand"
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (port, registered) = register_client(&server, "none", "registered by hand").await;
     let client_id = registered["client_id"].as_str().unwrap().to_string();
     let pith = Pith::new("corp", &server.url);
     std::fs::write(
@@ -586,4 +568,33 @@ async fn a_pre_registered_client_signs_in_without_registering() {
     let tokens = pith.tokens();
     let stored = tokens.servers["corp"].credentials.as_ref().unwrap();
     assert_eq!(stored.client_id, client_id);
+}
+
+/// A client registered by hand at `server` (RFC 7591) for a free loopback port's redirect, as an
+/// administrator would before configuring `oauth_client_id`: the port and the registration.
+pub(super) async fn register_client(
+    server: &HttpServer,
+    auth_method: &str,
+    name: &str,
+) -> (u16, Value) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let registered: Value = http()
+        .post(format!("{}/register", base(server)))
+        .json(&json!({
+            "redirect_uris": [format!("http://127.0.0.1:{port}/callback")],
+            "token_endpoint_auth_method": auth_method,
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "client_name": name
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    (port, registered)
 }

@@ -3,9 +3,9 @@
 
 use pith_config::{PermissionAction, PermissionSetting};
 use pith_protocol::event::{Event, McpState, Op, SettingsEvent, TurnEnd};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::mcp_oauth::{Pith, base, call, http, interact_cmd, settled};
+use super::mcp_oauth::{Pith, call, http, interact_cmd, register_client, settled};
 use crate::support;
 use support::mcp::{self, HttpServer};
 use support::openai;
@@ -18,25 +18,7 @@ async fn a_failed_token_exchange_is_told_to_the_browser() {
     let Some(py) = mcp::python() else { return };
     let server =
         HttpServer::start_script(&py, &mcp::named_script("oauth_server.py"), &[], &[]).await;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let registered: Value = http()
-        .post(format!("{}/register", base(&server)))
-        .json(&json!({
-            "redirect_uris": [format!("http://127.0.0.1:{port}/callback")],
-            "token_endpoint_auth_method": "client_secret_basic",
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "client_name": "confidential"
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (port, registered) = register_client(&server, "client_secret_basic", "confidential").await;
     let client_id = registered["client_id"].as_str().unwrap().to_string();
     let secret = registered["client_secret"].as_str().unwrap().to_string();
     let pith = Pith::new("corp", &server.url);
