@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
-use crate::testutil::Ws;
+use crate::testutil::{Ws, running, wait_for};
 use pith_config::SandboxMode;
 
 async fn run(ws: &Ws, input: Value) -> Result<ToolOutput, ToolError> {
@@ -20,38 +20,6 @@ fn marker() -> String {
 /// A shell word that starts a long sleep named `marker`.
 fn sleeper(marker: &str) -> String {
     format!("bash -c 'exec -a {marker} sleep 1000'")
-}
-
-/// The live (not zombie) processes named `marker`.
-fn running(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| {
-                    s.rsplit(')')
-                        .next()
-                        .is_some_and(|r| r.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(true);
-            cmd.starts_with(marker.as_bytes()) && !zombie
-        })
-        .collect()
-}
-
-async fn wait_for(what: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if what() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 async fn all_gone(marker: &str) -> bool {

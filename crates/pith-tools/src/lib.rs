@@ -240,6 +240,40 @@ pub fn parse_input<T: serde::de::DeserializeOwned>(
 pub mod testutil {
     use super::*;
 
+    /// The live (not zombie) processes whose argv[0] starts with `marker` (seen from outside
+    /// any PID namespace).
+    pub fn running(marker: &str) -> Vec<i32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map(|s| {
+                        s.rsplit(')')
+                            .next()
+                            .is_some_and(|r| r.trim_start().starts_with('Z'))
+                    })
+                    .unwrap_or(true);
+                cmd.starts_with(marker.as_bytes()) && !zombie
+            })
+            .collect()
+    }
+
+    /// Whether `what` holds within 10 s (checked every 50 ms).
+    pub async fn wait_for(what: impl Fn() -> bool) -> bool {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(10) {
+            if what() {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    }
+
     /// Sets a file's modification time `secs_ago` seconds into the past.
     pub fn touch(p: &std::path::Path, secs_ago: u64) {
         let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);

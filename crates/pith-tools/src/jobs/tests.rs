@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::bash::Bash;
 use crate::sandbox::CommandPolicy;
-use crate::testutil::Ws;
+use crate::testutil::{Ws, running, wait_for};
 use crate::{Tool, ToolError, ToolOutput};
 use pith_config::SandboxMode;
 use pith_protocol::event::JobState;
@@ -32,39 +32,6 @@ fn ws_with(max: usize) -> Ws {
 
 fn marker() -> String {
     format!("pith-job-{}", pith_protocol::message::new_id())
-}
-
-/// The live (not zombie) processes whose argv[0] is `marker` (seen from outside any PID
-/// namespace).
-fn running(marker: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| {
-                    s.rsplit(')')
-                        .next()
-                        .is_some_and(|r| r.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(true);
-            cmd.starts_with(marker.as_bytes()) && !zombie
-        })
-        .collect()
-}
-
-async fn wait_for(what: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if what() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 /// A job that prints `ready`, then a numbered line every 100 ms, under a process named `m`
